@@ -1,0 +1,1 @@
+//! Node binding for flakeid (napi-rs) — placeholder, filled in by its issue.

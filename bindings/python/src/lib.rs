@@ -1,0 +1,1 @@
+//! Python binding for flakeid (pyo3) — placeholder, filled in by its issue.

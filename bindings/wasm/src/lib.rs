@@ -1,0 +1,1 @@
+//! WebAssembly binding for flakeid (wasm-bindgen) — placeholder, filled in by its issue.

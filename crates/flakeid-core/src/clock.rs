@@ -1,0 +1,238 @@
+//! Where time comes from.
+//!
+//! Reading the system clock costs 20–70 ns on the machines we run on — more than
+//! everything else in `next_id()` together. [`SystemClock`] therefore serves the hot
+//! path from a cache that a small background thread refreshes at every millisecond
+//! boundary, and the generator treats that cache as a *hint*: whenever the cached
+//! time would make it wait, borrow past the window, or report a rollback, it asks
+//! for a precise reading first ([`Clock::now_ms_precise`]). So the cache can only
+//! make an ID's timestamp lag the true time by the cache's staleness (normally well
+//! under a millisecond); it can never cause a duplicate, a wait, or an error.
+//!
+//! The ticker thread starts on first use, stops after a second without readers,
+//! and is forgotten in a forked child (which starts its own on demand).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A source of Unix time in milliseconds. Implement it to drive a generator from
+/// your own time source; [`ManualClock`] is the one for tests.
+pub trait Clock: Send + Sync + fmt::Debug {
+    /// Unix time in ms. May be a cached value that lags by up to about a tick.
+    fn now_ms(&self) -> u64;
+
+    /// A fresh reading, asked for before the generator waits or reports that the
+    /// clock went backwards. Defaults to [`Clock::now_ms`].
+    fn now_ms_precise(&self) -> u64 {
+        self.now_ms()
+    }
+
+    /// Called on every turn of a wait loop (the generator waits by spinning on the
+    /// clock, never by sleeping a whole tick). Defaults to a spin hint and a yield.
+    fn pause(&self) {
+        std::hint::spin_loop();
+        std::thread::yield_now();
+    }
+}
+
+/// The real clock (`SystemTime`), with the millisecond cache described above.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        cached_now_ms()
+    }
+
+    fn now_ms_precise(&self) -> u64 {
+        precise_now_ms()
+    }
+}
+
+/// Unix milliseconds straight from the OS (0 if the clock reads before 1970).
+pub fn precise_now_ms() -> u64 {
+    let ms = precise_now_ns() / 1_000_000;
+    // Help a running ticker: its cache may lag a fresh tick by its wake-up latency.
+    // (Never turn a stopped cache — 0 — into a frozen one.)
+    let _ = CACHE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+        (c != 0 && ms > c).then_some(ms)
+    });
+    ms
+}
+
+fn precise_now_ns() -> u64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+        Err(_) => 0,
+    }
+}
+
+/// Cached Unix ms; 0 means "no ticker is running, read the OS".
+static CACHE: AtomicU64 = AtomicU64::new(0);
+/// Set by readers, cleared by the ticker: lets an idle ticker stop.
+static TOUCHED: AtomicBool = AtomicBool::new(false);
+const TICKER_IDLE: u8 = 0;
+const TICKER_RUNNING: u8 = 1;
+const TICKER_UNAVAILABLE: u8 = 2;
+static TICKER: AtomicU8 = AtomicU8::new(TICKER_IDLE);
+/// Ticks without a reader before the ticker stops (about one second).
+const IDLE_TICKS_BEFORE_STOP: u32 = 1000;
+
+#[inline]
+fn cached_now_ms() -> u64 {
+    let cached = CACHE.load(Ordering::Relaxed);
+    if cached != 0 {
+        if !TOUCHED.load(Ordering::Relaxed) {
+            TOUCHED.store(true, Ordering::Relaxed);
+        }
+        return cached;
+    }
+    start_ticker_and_read()
+}
+
+#[cold]
+fn start_ticker_and_read() -> u64 {
+    crate::fork::register();
+    let now = precise_now_ns() / 1_000_000;
+    if TICKER
+        .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+    {
+        TOUCHED.store(true, Ordering::Relaxed);
+        let spawned = std::thread::Builder::new()
+            .name("flakeid-clock".into())
+            .stack_size(64 * 1024)
+            .spawn(ticker_loop);
+        if spawned.is_err() {
+            // No threads (or none to spare): every read goes to the OS.
+            TICKER.store(TICKER_UNAVAILABLE, Ordering::Release);
+        }
+    }
+    now
+}
+
+fn ticker_loop() {
+    let mut idle = 0u32;
+    loop {
+        let ns = precise_now_ns();
+        // `store`, not `fetch_max`: a real rollback must reach the readers so that
+        // the generator looks closer (it confirms with a precise read).
+        CACHE.store((ns / 1_000_000).max(1), Ordering::Relaxed);
+        if TOUCHED.swap(false, Ordering::Relaxed) {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle >= IDLE_TICKS_BEFORE_STOP {
+                CACHE.store(0, Ordering::Relaxed);
+                TICKER.store(TICKER_IDLE, Ordering::Release);
+                return;
+            }
+        }
+        // Wake just after the next millisecond boundary.
+        let into_ms = ns % 1_000_000;
+        std::thread::sleep(Duration::from_nanos(1_000_000 - into_ms + 20_000));
+    }
+}
+
+/// Called in a forked child: the parent's ticker thread does not exist here.
+pub(crate) fn forget_ticker_after_fork() {
+    CACHE.store(0, Ordering::Relaxed);
+    TICKER.store(TICKER_IDLE, Ordering::Relaxed);
+}
+
+/// A clock that moves only when told to — for deterministic tests.
+///
+/// Clones share one time, so a test keeps a handle while the generator holds
+/// another. With [`ManualClock::with_auto_advance`], every turn of a generator's wait
+/// loop advances the clock by that step, so scripted timelines that wait for the
+/// next tick (or for a rolled-back clock to catch up) finish deterministically.
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    inner: Arc<ManualInner>,
+}
+
+#[derive(Debug)]
+struct ManualInner {
+    now: AtomicU64,
+    step: AtomicU64,
+}
+
+impl ManualClock {
+    pub fn new(unix_ms: u64) -> ManualClock {
+        ManualClock {
+            inner: Arc::new(ManualInner {
+                now: AtomicU64::new(unix_ms),
+                step: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Advance by `step_ms` on every turn of a wait loop (0 = just yield).
+    pub fn with_auto_advance(self, step_ms: u64) -> ManualClock {
+        self.inner.step.store(step_ms, Ordering::Relaxed);
+        self
+    }
+
+    pub fn set(&self, unix_ms: u64) {
+        self.inner.now.store(unix_ms, Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.inner.now.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    pub fn get(&self) -> u64 {
+        self.inner.now.load(Ordering::SeqCst)
+    }
+
+    pub fn auto_advance_ms(&self) -> u64 {
+        self.inner.step.load(Ordering::Relaxed)
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.get()
+    }
+
+    fn pause(&self) {
+        let step = self.inner.step.load(Ordering::Relaxed);
+        if step > 0 {
+            self.advance(step);
+        } else {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_clock_tracks_the_os_clock() {
+        let a = SystemClock.now_ms();
+        let p = precise_now_ms();
+        assert!(p + 5 >= a && a + 50 >= p, "cached {a} vs precise {p}");
+        std::thread::sleep(Duration::from_millis(5));
+        let b = SystemClock.now_ms();
+        assert!(b > a, "the cache must move: {a} then {b}");
+    }
+
+    #[test]
+    fn manual_clock_clones_share_time() {
+        let c = ManualClock::new(10);
+        let d = c.clone();
+        c.advance(5);
+        assert_eq!(d.now_ms(), 15);
+        d.set(3);
+        assert_eq!(c.get(), 3);
+        let e = c.clone().with_auto_advance(2);
+        e.pause();
+        assert_eq!(c.get(), 5);
+    }
+}

@@ -1,0 +1,276 @@
+//! Text and byte forms of an ID. The text forms are fixed-width and their alphabets
+//! are in ASCII order, so sorting the text sorts the IDs.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// An ID's outward form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// Base 10, no padding (for JSON, where a JS `number` would lose precision).
+    Decimal,
+    /// 16 lowercase hex digits.
+    Hex,
+    /// 13 Crockford base32 characters (`0-9A-Z` less `I L O U`); decoding ignores case
+    /// and reads `I`/`L` as 1 and `O` as 0.
+    Base32,
+    /// 11 characters of `0-9A-Za-z`.
+    Base62,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
+
+    pub fn parse(name: &str) -> Result<Encoding> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "decimal" | "int" | "dec" => Ok(Encoding::Decimal),
+            "hex" => Ok(Encoding::Hex),
+            "base32" => Ok(Encoding::Base32),
+            "base62" => Ok(Encoding::Base62),
+            _ => Err(Error::config(
+                "encoding",
+                format!("encoding must be one of decimal, hex, base32, base62, got {name:?}"),
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Decimal => "decimal",
+            Encoding::Hex => "hex",
+            Encoding::Base32 => "base32",
+            Encoding::Base62 => "base62",
+        }
+    }
+
+    /// Characters in the encoded form (`None` for decimal, which is not padded).
+    pub fn width(self) -> Option<usize> {
+        match self {
+            Encoding::Decimal => None,
+            Encoding::Hex => Some(16),
+            Encoding::Base32 => Some(13),
+            Encoding::Base62 => Some(11),
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The longest encoded form (decimal `u64::MAX` has 20 digits).
+pub const MAX_ENCODED_LEN: usize = 20;
+
+/// Encodes into a stack buffer; returns the used prefix length. No allocation.
+pub fn encode_into(id: u64, encoding: Encoding, out: &mut [u8; MAX_ENCODED_LEN]) -> usize {
+    match encoding {
+        Encoding::Decimal => {
+            let mut tmp = [0u8; MAX_ENCODED_LEN];
+            let mut n = id;
+            let mut i = MAX_ENCODED_LEN;
+            loop {
+                i -= 1;
+                tmp[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            let len = MAX_ENCODED_LEN - i;
+            out[..len].copy_from_slice(&tmp[i..]);
+            len
+        }
+        Encoding::Hex => fixed(id, 16, 4, |d| HEX[d as usize], out),
+        Encoding::Base32 => fixed(id, 13, 5, |d| CROCKFORD[d as usize], out),
+        Encoding::Base62 => {
+            let mut n = id;
+            for slot in out[..11].iter_mut().rev() {
+                *slot = BASE62[(n % 62) as usize];
+                n /= 62;
+            }
+            11
+        }
+    }
+}
+
+fn fixed(id: u64, width: usize, bits: u32, digit: impl Fn(u64) -> u8, out: &mut [u8; MAX_ENCODED_LEN]) -> usize {
+    let m = (1u64 << bits) - 1;
+    for (i, slot) in out[..width].iter_mut().enumerate() {
+        let shift = bits * (width - 1 - i) as u32;
+        *slot = digit(if shift >= 64 { 0 } else { (id >> shift) & m });
+    }
+    width
+}
+
+/// Encodes an ID as text.
+///
+/// ```
+/// use flakeid_core::{encode, decode, Encoding};
+/// assert_eq!(encode(910499571847892992, Encoding::Base62), "15G63YLn9Ae");
+/// assert_eq!(decode("15G63YLn9Ae", Encoding::Base62).unwrap(), 910499571847892992);
+/// ```
+pub fn encode(id: u64, encoding: Encoding) -> String {
+    let mut buf = [0u8; MAX_ENCODED_LEN];
+    let len = encode_into(id, encoding, &mut buf);
+    buf[..len].iter().map(|&b| b as char).collect()
+}
+
+/// Parses text back into an ID; errors name the position and the character.
+pub fn decode(text: &str, encoding: Encoding) -> Result<u64> {
+    let bytes = text.as_bytes();
+    if let Some(width) = encoding.width()
+        && bytes.len() != width
+    {
+        return Err(Error::parse(
+            bytes.len().min(width),
+            format!(
+                "{encoding} IDs are exactly {width} characters, got {} ({text:?})",
+                text.chars().count()
+            ),
+        ));
+    }
+    match encoding {
+        Encoding::Decimal => decode_radix(text, 10, |c| c.is_ascii_digit().then(|| u64::from(c - b'0')), "0-9"),
+        Encoding::Hex => decode_radix(text, 16, |c| (c as char).to_digit(16).map(u64::from), "0-9a-f"),
+        Encoding::Base32 => decode_radix(text, 32, crockford_value, "Crockford base32 (0-9, A-Z less U)"),
+        Encoding::Base62 => decode_radix(
+            text,
+            62,
+            |c| BASE62.iter().position(|&b| b == c).map(|p| p as u64),
+            "0-9A-Za-z",
+        ),
+    }
+}
+
+fn crockford_value(c: u8) -> Option<u64> {
+    let c = c.to_ascii_uppercase();
+    let c = match c {
+        b'I' | b'L' => b'1',
+        b'O' => b'0',
+        other => other,
+    };
+    CROCKFORD.iter().position(|&b| b == c).map(|p| p as u64)
+}
+
+fn decode_radix(text: &str, radix: u64, value: impl Fn(u8) -> Option<u64>, alphabet: &str) -> Result<u64> {
+    if text.is_empty() {
+        return Err(Error::parse(0, "empty text is not an ID"));
+    }
+    let mut acc: u64 = 0;
+    for (pos, ch) in text.char_indices() {
+        let digit = u8::try_from(ch).ok().and_then(&value).ok_or_else(|| {
+            Error::parse(
+                pos,
+                format!("invalid character {ch:?} at position {pos} in {text:?} (expected {alphabet})"),
+            )
+        })?;
+        acc = acc
+            .checked_mul(radix)
+            .and_then(|a| a.checked_add(digit))
+            .ok_or_else(|| {
+                Error::parse(
+                    pos,
+                    format!("{text:?} is larger than the largest 64-bit ID (18446744073709551615), overflowing at position {pos}"),
+                )
+            })?;
+    }
+    Ok(acc)
+}
+
+/// The 8-byte big-endian form (flake-idgen's `Buffer`).
+pub fn to_bytes(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+/// Parses the 8-byte big-endian form.
+pub fn from_bytes(bytes: &[u8]) -> Result<u64> {
+    let arr: [u8; 8] = bytes.try_into().map_err(|_| {
+        Error::parse(
+            bytes.len().min(8),
+            format!("an ID is exactly 8 bytes, got {}", bytes.len()),
+        )
+    })?;
+    Ok(u64::from_be_bytes(arr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_order_on_edges_and_a_sweep() {
+        let mut ids: Vec<u64> = vec![0, 1, 9, 10, 61, 62, 63, u64::MAX - 1, u64::MAX, 1 << 63, (1 << 63) - 1];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ids.push(x >> (x % 64));
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for enc in Encoding::ALL {
+            let texts: Vec<String> = ids.iter().map(|&id| encode(id, enc)).collect();
+            for (id, t) in ids.iter().zip(&texts) {
+                assert_eq!(decode(t, enc).unwrap(), *id, "{enc} {t}");
+                if let Some(w) = enc.width() {
+                    assert_eq!(t.len(), w);
+                }
+            }
+            if enc != Encoding::Decimal {
+                assert!(
+                    texts.windows(2).all(|w| w[0] < w[1]),
+                    "{enc} text must sort like the integer"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn edges_have_known_forms() {
+        assert_eq!(encode(u64::MAX, Encoding::Hex), "ffffffffffffffff");
+        assert_eq!(encode(u64::MAX, Encoding::Base32), "FZZZZZZZZZZZZ");
+        assert_eq!(encode(u64::MAX, Encoding::Base62), "LygHa16AHYF");
+        assert_eq!(encode(0, Encoding::Base62), "00000000000");
+        assert_eq!(encode(u64::MAX, Encoding::Decimal), "18446744073709551615");
+        assert_eq!(decode("fzzzzzzzzzzzz", Encoding::Base32).unwrap(), u64::MAX);
+        assert_eq!(
+            decode("0000000000OIL", Encoding::Base32).unwrap(),
+            decode("0000000000011", Encoding::Base32).unwrap()
+        );
+    }
+
+    #[test]
+    fn bad_text_names_position_and_character() {
+        let cases = [
+            ("00000000000000g0", Encoding::Hex, 14),
+            ("0000000000000U", Encoding::Base32, 13),
+            ("000000000000U", Encoding::Base32, 12),
+            ("0000000000_", Encoding::Base62, 10),
+            ("LygHa16AHYG", Encoding::Base62, 10),
+            ("G000000000000", Encoding::Base32, 12),
+            ("18446744073709551616", Encoding::Decimal, 19),
+            ("12a", Encoding::Decimal, 2),
+            ("", Encoding::Decimal, 0),
+            ("abc", Encoding::Hex, 3),
+        ];
+        for (text, enc, pos) in cases {
+            match decode(text, enc) {
+                Err(Error::Parse { position, message }) => assert_eq!(position, pos, "{text}: {message}"),
+                other => panic!("{text:?} as {enc}: expected a parse error, got {other:?}"),
+            }
+        }
+        let Err(Error::Parse { message, .. }) = decode("0000000000_", Encoding::Base62) else {
+            unreachable!()
+        };
+        assert!(message.contains("'_'") && message.contains("position 10"), "{message}");
+        assert_eq!(from_bytes(&to_bytes(42)).unwrap(), 42);
+        assert!(from_bytes(&[1, 2, 3]).is_err());
+    }
+}

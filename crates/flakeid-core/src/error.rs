@@ -1,0 +1,138 @@
+//! The one error table. Every binding maps [`ErrorKind`] exhaustively: Python
+//! exception classes, JS `Error.code`, C status numbers.
+
+use std::fmt;
+
+/// What went wrong, without the details. The discriminants are stable: the C
+/// binding exposes them as `flakeid_status` numbers and they never change
+/// (retired numbers stay reserved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A layout, node id or option is out of range.
+    Config = 1,
+    /// The clock is earlier than the last tick an ID was issued at.
+    ClockMovedBackwards = 2,
+    /// The clock is before the layout's epoch, or past the last tick it can hold.
+    TimeExhausted = 3,
+    /// Text or bytes that do not decode to an ID.
+    Parse = 4,
+    /// The generator was created in a parent process and used after `fork()`.
+    Fork = 5,
+    /// A node-id lease could not be acquired, or was lost.
+    Lease = 6,
+}
+
+impl ErrorKind {
+    /// Every kind, in discriminant order (bindings iterate this to stay exhaustive).
+    pub const ALL: [ErrorKind; 6] = [
+        ErrorKind::Config,
+        ErrorKind::ClockMovedBackwards,
+        ErrorKind::TimeExhausted,
+        ErrorKind::Parse,
+        ErrorKind::Fork,
+        ErrorKind::Lease,
+    ];
+
+    /// The stable code JS errors carry in `err.code` (`FLAKEID_CONFIG`, ...).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "FLAKEID_CONFIG",
+            ErrorKind::ClockMovedBackwards => "FLAKEID_CLOCK_BACKWARDS",
+            ErrorKind::TimeExhausted => "FLAKEID_TIME_EXHAUSTED",
+            ErrorKind::Parse => "FLAKEID_PARSE",
+            ErrorKind::Fork => "FLAKEID_FORK",
+            ErrorKind::Lease => "FLAKEID_LEASE",
+        }
+    }
+
+    /// The name used in test vectors and for Python exception classes' stems.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "config",
+            ErrorKind::ClockMovedBackwards => "clock_backwards",
+            ErrorKind::TimeExhausted => "time_exhausted",
+            ErrorKind::Parse => "parse",
+            ErrorKind::Fork => "fork",
+            ErrorKind::Lease => "lease",
+        }
+    }
+}
+
+/// Every failure flakeid reports. Messages name the field, its allowed range and
+/// the offending value, so that a user can fix the call without reading code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration value is out of range. `field` is the option's name.
+    Config { field: &'static str, message: String },
+    /// The clock went backwards by `by_ms` milliseconds; no ID was issued.
+    ClockMovedBackwards { by_ms: u64 },
+    /// The time cannot be represented by the layout (before its epoch or past its end).
+    TimeExhausted { message: String },
+    /// Text or bytes did not decode. `position` is the 0-based index of the bad
+    /// character (or the length, when the text is too short or too long).
+    Parse { position: usize, message: String },
+    /// Used in a child process after `fork()`.
+    Fork,
+    /// A node-id lease failed or was lost.
+    Lease { message: String },
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Config { .. } => ErrorKind::Config,
+            Error::ClockMovedBackwards { .. } => ErrorKind::ClockMovedBackwards,
+            Error::TimeExhausted { .. } => ErrorKind::TimeExhausted,
+            Error::Parse { .. } => ErrorKind::Parse,
+            Error::Fork => ErrorKind::Fork,
+            Error::Lease { .. } => ErrorKind::Lease,
+        }
+    }
+
+    pub(crate) fn config(field: &'static str, message: impl Into<String>) -> Error {
+        Error::Config {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// "`field` must be in lo..=hi, got v" — the shape of most range errors.
+    pub(crate) fn out_of_range(field: &'static str, lo: u64, hi: u64, got: impl fmt::Display) -> Error {
+        Error::config(field, format!("{field} must be in {lo}..={hi}, got {got}"))
+    }
+
+    pub(crate) fn parse(position: usize, message: impl Into<String>) -> Error {
+        Error::Parse {
+            position,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config { message, .. } => write!(f, "invalid configuration: {message}"),
+            Error::ClockMovedBackwards { by_ms } => write!(
+                f,
+                "clock moved backwards by {by_ms} ms; refusing to issue an ID until it catches up \
+                 (choose clock_backwards=\"wait\" or \"monotonic\" to ride it out)"
+            ),
+            Error::TimeExhausted { message } => write!(f, "time exhausted: {message}"),
+            Error::Parse { message, .. } => write!(f, "parse error: {message}"),
+            Error::Fork => f.write_str(
+                "this generator was created before fork() and is being used in the child process; \
+                 issuing IDs here would duplicate the parent's: create the generator after the fork \
+                 (e.g. in a post-fork hook), or give each process its own node id via a lease",
+            ),
+            Error::Lease { message } => write!(f, "lease error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,664 @@
+//! The generator: a lock-free (time, sequence) counter plus a node id.
+//!
+//! State is one `AtomicU64` holding the *next free slot* `ticks << sequence_bits |
+//! sequence`. Issuing reserves slots with a single compare-and-swap, so one
+//! generator shared by many threads never repeats a slot and each thread sees its
+//! own slots increase (CAS results are totally ordered). A slot past the current
+//! tick's last sequence number *is* the next tick's first, which makes "borrowing
+//! future time" the same counter allowed to run up to `max_borrow_ms` ahead of the
+//! clock, and strict mode the same counter allowed 0 ticks ahead.
+//!
+//! The clock is read through [`Clock::now_ms`] (cheap, possibly a little stale) on
+//! the fast path. Anything that would wait, or report the clock going backwards, is
+//! decided only on a fresh [`Clock::now_ms_precise`] reading.
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::fork;
+use crate::layout::{Layout, Order, mask};
+use crate::node_id::NodeSource;
+use std::cell::Cell;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Slots a borrowing thread reserves at once after it lost a race for the counter.
+const CHUNK: u64 = 128;
+/// Identifies generators in the per-thread chunk table; never reused.
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Per-thread runs of reserved slots `(generator uid, next, end)`, used only by
+    /// borrowing generators under contention (see `next_id_borrow`).
+    static CHUNKS: [Cell<(u64, u64, u64)>; 4] = const {
+        [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))]
+    };
+}
+
+/// What to do when a tick's sequence numbers are used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Overflow {
+    /// Spin on the clock until the next tick (never `sleep(1 ms)`).
+    #[default]
+    Wait,
+    /// Move to the next tick at once, at most `max_borrow_ms` ahead of the clock.
+    Borrow,
+}
+
+impl Overflow {
+    pub fn parse(s: &str) -> Result<Overflow> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "wait" => Ok(Overflow::Wait),
+            "borrow" => Ok(Overflow::Borrow),
+            _ => Err(Error::config(
+                "overflow",
+                format!("overflow must be \"wait\" or \"borrow\", got {s:?}"),
+            )),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Overflow::Wait => "wait",
+            Overflow::Borrow => "borrow",
+        }
+    }
+}
+
+/// What to do when the clock reads earlier than IDs already issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClockBackwards {
+    /// Refuse with [`Error::ClockMovedBackwards`]; the sequence is left as it was.
+    #[default]
+    Error,
+    /// Wait for the clock to catch up if that takes at most `max_wait_ms`, else refuse.
+    Wait,
+    /// Keep issuing from the last tick (never going back); once its sequence is
+    /// used up, wait as for `Wait`.
+    Monotonic,
+}
+
+impl ClockBackwards {
+    pub fn parse(s: &str) -> Result<ClockBackwards> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "error" => Ok(ClockBackwards::Error),
+            "wait" => Ok(ClockBackwards::Wait),
+            "monotonic" => Ok(ClockBackwards::Monotonic),
+            _ => Err(Error::config(
+                "clock_backwards",
+                format!("clock_backwards must be \"error\", \"wait\" or \"monotonic\", got {s:?}"),
+            )),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockBackwards::Error => "error",
+            ClockBackwards::Wait => "wait",
+            ClockBackwards::Monotonic => "monotonic",
+        }
+    }
+}
+
+/// How far a borrowing generator may run ahead of the clock by default. A process
+/// that restarts with the same node id sooner than this after a burst could reissue
+/// borrowed IDs; leases record the last time issued and close that hole.
+pub const DEFAULT_MAX_BORROW_MS: u64 = 2_000;
+/// How long `ClockBackwards::Wait` (and `Monotonic`, once its tick is used up) waits.
+pub const DEFAULT_MAX_WAIT_MS: u64 = 1_000;
+/// Upper bound for `max_borrow_ms` and `max_wait_ms` (one day).
+pub const MAX_POLICY_MS: u64 = 86_400_000;
+
+#[derive(Debug, Clone)]
+enum NodeChoice {
+    Unset,
+    Node(u64),
+    Parts {
+        datacenter: Option<u64>,
+        worker: Option<u64>,
+    },
+    Source(NodeSource),
+    Conflict(&'static str),
+}
+
+/// Configures a [`Generator`]; see [`Generator::builder`].
+#[derive(Debug, Clone)]
+pub struct GeneratorBuilder {
+    layout: Layout,
+    node: NodeChoice,
+    clock: Option<Arc<dyn Clock>>,
+    overflow: Overflow,
+    max_borrow_ms: u64,
+    clock_backwards: ClockBackwards,
+    max_wait_ms: u64,
+    resume_after_ms: Option<u64>,
+}
+
+impl GeneratorBuilder {
+    /// The whole node id (`datacenter << worker_bits | worker`).
+    pub fn node(mut self, node: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset | NodeChoice::Node(_) => NodeChoice::Node(node),
+            _ => NodeChoice::Conflict("node"),
+        };
+        self
+    }
+    pub fn datacenter(mut self, datacenter: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Parts {
+                datacenter: Some(datacenter),
+                worker: None,
+            },
+            NodeChoice::Parts { worker, .. } => NodeChoice::Parts {
+                datacenter: Some(datacenter),
+                worker,
+            },
+            _ => NodeChoice::Conflict("datacenter"),
+        };
+        self
+    }
+    pub fn worker(mut self, worker: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Parts {
+                datacenter: None,
+                worker: Some(worker),
+            },
+            NodeChoice::Parts { datacenter, .. } => NodeChoice::Parts {
+                datacenter,
+                worker: Some(worker),
+            },
+            _ => NodeChoice::Conflict("worker"),
+        };
+        self
+    }
+    /// Take the node id from an environment variable, the host name, the MAC or IP.
+    pub fn node_source(mut self, source: NodeSource) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Source(source),
+            _ => NodeChoice::Conflict("node"),
+        };
+        self
+    }
+    /// Time source; the system clock when not set.
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+    pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
+    }
+    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
+        self.max_borrow_ms = ms;
+        self
+    }
+    pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
+        self.clock_backwards = policy;
+        self
+    }
+    pub fn max_wait_ms(mut self, ms: u64) -> Self {
+        self.max_wait_ms = ms;
+        self
+    }
+    /// IDs up to and including this Unix-ms time were already issued under this
+    /// node id (by an earlier holder): start after it. A clock behind it is then
+    /// handled by the `clock_backwards` policy like any rollback.
+    pub fn resume_after_ms(mut self, unix_ms: u64) -> Self {
+        self.resume_after_ms = Some(unix_ms);
+        self
+    }
+
+    pub fn build(self) -> Result<Generator> {
+        let layout = self.layout;
+        let node = match &self.node {
+            NodeChoice::Unset => 0,
+            NodeChoice::Node(n) => {
+                layout.check_node(*n)?;
+                *n
+            }
+            NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
+            NodeChoice::Source(src) => src.resolve(&layout)?,
+            NodeChoice::Conflict(field) => {
+                return Err(Error::config(
+                    field,
+                    "give either node or datacenter + worker, not both",
+                ));
+            }
+        };
+        if self.max_borrow_ms > MAX_POLICY_MS {
+            return Err(Error::out_of_range(
+                "max_borrow_ms",
+                0,
+                MAX_POLICY_MS,
+                self.max_borrow_ms,
+            ));
+        }
+        if self.max_wait_ms > MAX_POLICY_MS {
+            return Err(Error::out_of_range("max_wait_ms", 0, MAX_POLICY_MS, self.max_wait_ms));
+        }
+        let sb = layout.sequence_bits();
+        let initial = match self.resume_after_ms {
+            None => 0,
+            Some(ms) if ms < layout.epoch_ms() => 0,
+            Some(ms) => {
+                let ticks = layout.ticks_at(ms)?;
+                (ticks + 1) << sb
+            }
+        };
+        let (node_shift, seq_shift) = match layout.order() {
+            Order::TimeNodeSeq => (sb, 0),
+            Order::TimeSeqNode => (0, layout.node_bits()),
+        };
+        fork::register();
+        Ok(Generator {
+            state: Padded(AtomicU64::new(initial)),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            clock: match self.clock {
+                None => ClockRef::System,
+                Some(c) => ClockRef::Custom(c),
+            },
+            fork_generation: fork::generation(),
+            sb,
+            seq_mask: mask(sb),
+            time_shift: layout.node_bits() + sb,
+            seq_shift,
+            node_part: node << node_shift,
+            epoch_ms: layout.epoch_ms(),
+            tick_ms: layout.tick_ms(),
+            max_ticks: layout.max_ticks(),
+            ahead: match self.overflow {
+                Overflow::Wait => 0,
+                Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
+            },
+            layout,
+            node,
+            overflow: self.overflow,
+            max_borrow_ms: self.max_borrow_ms,
+            clock_backwards: self.clock_backwards,
+            max_wait_ms: self.max_wait_ms,
+        })
+    }
+}
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+enum ClockRef {
+    System,
+    Custom(Arc<dyn Clock>),
+}
+
+impl ClockRef {
+    #[inline(always)]
+    fn now_ms(&self) -> u64 {
+        match self {
+            ClockRef::System => SystemClock.now_ms(),
+            ClockRef::Custom(c) => c.now_ms(),
+        }
+    }
+    fn now_ms_precise(&self) -> u64 {
+        match self {
+            ClockRef::System => SystemClock.now_ms_precise(),
+            ClockRef::Custom(c) => c.now_ms_precise(),
+        }
+    }
+    fn pause(&self) {
+        match self {
+            ClockRef::System => SystemClock.pause(),
+            ClockRef::Custom(c) => c.pause(),
+        }
+    }
+}
+
+/// Issues IDs. `Send + Sync`: share one per node id (e.g. in an `Arc`).
+///
+/// ```
+/// use flakeid_core::{Generator, Layout};
+/// let g = Generator::builder(Layout::SNOWFLAKE).datacenter(1).worker(2).build()?;
+/// let a = g.next_id()?;
+/// let b = g.next_id()?;
+/// assert!(b > a);
+/// let p = Layout::SNOWFLAKE.decompose(b);
+/// assert_eq!((p.datacenter, p.worker), (1, 2));
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
+pub struct Generator {
+    /// Next free slot: `ticks << sb | sequence`.
+    state: Padded,
+    uid: u64,
+    clock: ClockRef,
+    fork_generation: u64,
+    sb: u32,
+    seq_mask: u64,
+    time_shift: u32,
+    seq_shift: u32,
+    node_part: u64,
+    epoch_ms: u64,
+    tick_ms: u64,
+    max_ticks: u64,
+    /// Ticks the counter may run ahead of the clock (0 unless borrowing).
+    ahead: u64,
+    layout: Layout,
+    node: u64,
+    overflow: Overflow,
+    max_borrow_ms: u64,
+    clock_backwards: ClockBackwards,
+    max_wait_ms: u64,
+}
+
+impl Generator {
+    pub fn builder(layout: Layout) -> GeneratorBuilder {
+        GeneratorBuilder {
+            layout,
+            node: NodeChoice::Unset,
+            clock: None,
+            overflow: Overflow::Wait,
+            max_borrow_ms: DEFAULT_MAX_BORROW_MS,
+            clock_backwards: ClockBackwards::Error,
+            max_wait_ms: DEFAULT_MAX_WAIT_MS,
+            resume_after_ms: None,
+        }
+    }
+
+    /// The next ID.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        if self.ahead > 0 {
+            return self.next_id_borrow();
+        }
+        let (start, _) = self.reserve(1)?;
+        Ok(self.id_of(start))
+    }
+
+    /// Borrowing `next_id`. Alone, a thread takes slots straight from the counter.
+    /// A thread that loses a race for it reserves a run of [`CHUNK`] slots and serves
+    /// its next calls from that run, so threads sharing one generator stop fighting
+    /// over one cache line. A run's slot is used only while the clock allows it
+    /// (not older than the current tick, not past the borrow window), and any
+    /// counter reservation by this thread first drops its run, so each thread's IDs
+    /// still increase and no slot is issued twice.
+    #[inline]
+    fn next_id_borrow(&self) -> Result<u64> {
+        if fork::generation() != self.fork_generation {
+            return Err(Error::Fork);
+        }
+        let t = self.ticks(self.clock.now_ms())?;
+        let floor = t << self.sb;
+        let limit = self.limit(t);
+        let from_chunk = CHUNKS.with(|chunks| {
+            for c in chunks {
+                let (uid, next, end) = c.get();
+                if uid == self.uid {
+                    let slot = next.max(floor);
+                    if slot < end && slot < limit {
+                        c.set((uid, slot + 1, end));
+                        return Some(slot);
+                    }
+                    c.set((0, 0, 0));
+                    return None;
+                }
+            }
+            None
+        });
+        if let Some(slot) = from_chunk {
+            return Ok(self.id_of(slot));
+        }
+        let cur = self.state.0.load(Ordering::Relaxed);
+        let start = cur.max(floor);
+        if start < limit {
+            if self
+                .state
+                .0
+                .compare_exchange_weak(cur, start + 1, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(self.id_of(start));
+            }
+            // Contended: take a run for this thread.
+            let (first, count) = self.reserve(CHUNK)?;
+            if count > 1 {
+                self.keep_chunk(first + 1, first + count);
+            }
+            return Ok(self.id_of(first));
+        }
+        let (first, _) = self.reserve_slow(1)?;
+        Ok(self.id_of(first))
+    }
+
+    fn keep_chunk(&self, next: u64, end: u64) {
+        CHUNKS.with(|chunks| {
+            let free = chunks.iter().position(|c| c.get().0 == 0);
+            let i = free.unwrap_or((self.uid % chunks.len() as u64) as usize);
+            chunks[i].set((self.uid, next, end));
+        });
+    }
+
+    /// Forget this thread's run (before reserving from the counter directly).
+    fn drop_chunk(&self) {
+        if self.ahead == 0 {
+            return;
+        }
+        CHUNKS.with(|chunks| {
+            for c in chunks {
+                if c.get().0 == self.uid {
+                    c.set((0, 0, 0));
+                }
+            }
+        });
+    }
+
+    /// Fills `out` with fresh IDs, increasing. Runs of slots are reserved with one
+    /// atomic step each (a whole tick's worth at a time, or more when borrowing).
+    /// On error the slots written so far hold valid, unique IDs.
+    pub fn fill(&self, out: &mut [u64]) -> Result<()> {
+        self.drop_chunk();
+        let mut done = 0usize;
+        while done < out.len() {
+            let want = (out.len() - done) as u64;
+            let (start, count) = self.reserve(want)?;
+            for (i, slot) in out[done..done + count as usize].iter_mut().enumerate() {
+                *slot = self.id_of(start + i as u64);
+            }
+            done += count as usize;
+        }
+        Ok(())
+    }
+
+    /// `n` fresh IDs, increasing.
+    pub fn next_ids(&self, n: usize) -> Result<Vec<u64>> {
+        let mut v = vec![0u64; n];
+        self.fill(&mut v)?;
+        Ok(v)
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn node(&self) -> u64 {
+        self.node
+    }
+    pub fn datacenter(&self) -> u64 {
+        self.node >> self.layout.worker_bits()
+    }
+    pub fn worker(&self) -> u64 {
+        self.node & self.layout.max_worker()
+    }
+    pub fn overflow(&self) -> Overflow {
+        self.overflow
+    }
+    pub fn max_borrow_ms(&self) -> u64 {
+        self.max_borrow_ms
+    }
+    pub fn clock_backwards(&self) -> ClockBackwards {
+        self.clock_backwards
+    }
+    pub fn max_wait_ms(&self) -> u64 {
+        self.max_wait_ms
+    }
+
+    /// The Unix-ms start of the tick of the last ID issued (`None` before the first).
+    /// A lease stores this so the next holder of the node id starts after it.
+    pub fn last_issued_ms(&self) -> Option<u64> {
+        let next = self.state.0.load(Ordering::Acquire);
+        (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.sb))
+    }
+
+    #[inline(always)]
+    fn id_of(&self, slot: u64) -> u64 {
+        ((slot >> self.sb) << self.time_shift) | self.node_part | ((slot & self.seq_mask) << self.seq_shift)
+    }
+
+    #[inline(always)]
+    fn ticks(&self, now_ms: u64) -> Result<u64> {
+        if now_ms < self.epoch_ms {
+            return Err(self.time_error(now_ms));
+        }
+        let t = if self.tick_ms == 1 {
+            now_ms - self.epoch_ms
+        } else {
+            (now_ms - self.epoch_ms) / self.tick_ms
+        };
+        if t > self.max_ticks {
+            return Err(self.time_error(now_ms));
+        }
+        Ok(t)
+    }
+
+    #[cold]
+    fn time_error(&self, now_ms: u64) -> Error {
+        match self.layout.ticks_at(now_ms) {
+            Err(e) => e,
+            Ok(_) => Error::TimeExhausted {
+                message: format!("clock reads {now_ms} ms"),
+            },
+        }
+    }
+
+    /// Exclusive end of the slots that may be issued while the clock reads tick `t`.
+    #[inline(always)]
+    fn limit(&self, t: u64) -> u64 {
+        (t.saturating_add(self.ahead).min(self.max_ticks) + 1) << self.sb
+    }
+
+    /// Reserves up to `n` consecutive slots: `(first, count)` with `count >= 1`.
+    #[inline(always)]
+    fn reserve(&self, n: u64) -> Result<(u64, u64)> {
+        if fork::generation() != self.fork_generation {
+            return Err(Error::Fork);
+        }
+        let t = self.ticks(self.clock.now_ms())?;
+        let cur = self.state.0.load(Ordering::Relaxed);
+        let start = cur.max(t << self.sb);
+        let limit = self.limit(t);
+        if start < limit {
+            let count = n.min(limit - start);
+            if self
+                .state
+                .0
+                .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok((start, count));
+            }
+        }
+        self.reserve_slow(n)
+    }
+
+    /// Contention, a used-up tick, a stale cached clock, or a rollback: decide on
+    /// precise readings.
+    #[cold]
+    #[inline(never)]
+    fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
+        loop {
+            if fork::generation() != self.fork_generation {
+                return Err(Error::Fork);
+            }
+            let now = self.clock.now_ms_precise();
+            let t = self.ticks(now)?;
+            let cur = self.state.0.load(Ordering::Relaxed);
+            let start = cur.max(t << self.sb);
+            let limit = self.limit(t);
+            if start < limit {
+                let count = n.min(limit - start);
+                if self
+                    .state
+                    .0
+                    .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Ok((start, count));
+                }
+                continue;
+            }
+            // Blocked: every slot the clock allows is taken. `cur >= limit > 0`.
+            let last_tick = (cur - 1) >> self.sb;
+            let cur_tick = cur >> self.sb;
+            let window_end = t.saturating_add(self.ahead).min(self.max_ticks);
+            if last_tick <= window_end {
+                // The window's last tick is used up: wait for the next one.
+                if cur_tick > self.max_ticks {
+                    return Err(Error::TimeExhausted {
+                        message: format!(
+                            "every ID of the layout's last tick (ending {} ms) has been issued",
+                            self.layout.last_timestamp_ms()
+                        ),
+                    });
+                }
+                self.clock.pause();
+                continue;
+            }
+            // The clock is behind IDs already issued.
+            let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
+            match self.clock_backwards {
+                ClockBackwards::Error => return Err(Error::ClockMovedBackwards { by_ms }),
+                ClockBackwards::Wait => {
+                    let need = self.ms_until_allowed(last_tick, now);
+                    if need > self.max_wait_ms {
+                        return Err(Error::ClockMovedBackwards { by_ms });
+                    }
+                }
+                ClockBackwards::Monotonic => {
+                    if cur_tick == last_tick {
+                        // Room left in the last tick: keep using it.
+                        let count = n.min(((last_tick + 1) << self.sb) - cur);
+                        if self
+                            .state
+                            .0
+                            .compare_exchange_weak(cur, cur + count, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            return Ok((cur, count));
+                        }
+                        continue;
+                    }
+                    if self.ms_until_allowed(cur_tick, now) > self.max_wait_ms {
+                        return Err(Error::ClockMovedBackwards { by_ms });
+                    }
+                }
+            }
+            self.clock.pause();
+        }
+    }
+
+    /// Milliseconds until the clock allows issuing at `tick`.
+    fn ms_until_allowed(&self, tick: u64, now: u64) -> u64 {
+        self.layout
+            .timestamp_of_ticks(tick.saturating_sub(self.ahead))
+            .saturating_sub(now)
+    }
+}
+
+impl fmt::Debug for Generator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Generator")
+            .field("layout", &self.layout)
+            .field("node", &self.node)
+            .field("overflow", &self.overflow)
+            .field("max_borrow_ms", &self.max_borrow_ms)
+            .field("clock_backwards", &self.clock_backwards)
+            .field("max_wait_ms", &self.max_wait_ms)
+            .finish_non_exhaustive()
+    }
+}

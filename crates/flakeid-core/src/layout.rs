@@ -1,0 +1,723 @@
+//! How the 64 bits are split. A [`Layout`] is a plain value passed around — never a
+//! mutable global — and every preset is a `const`.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Where the sequence sits relative to the node id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// `time | node | seq` — Twitter, FlakeID, Discord, Baidu, Instagram.
+    TimeNodeSeq,
+    /// `time | seq | node` — Sonyflake.
+    TimeSeqNode,
+}
+
+impl Order {
+    pub fn parse(s: &str) -> Result<Order> {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace([',', ' ', '-', '_'], "|")
+            .as_str()
+        {
+            "time|node|seq" | "time|node|sequence" => Ok(Order::TimeNodeSeq),
+            "time|seq|node" | "time|sequence|node" => Ok(Order::TimeSeqNode),
+            _ => Err(Error::config(
+                "order",
+                format!("order must be \"time|node|seq\" or \"time|seq|node\", got {s:?}"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::TimeNodeSeq => "time|node|seq",
+            Order::TimeSeqNode => "time|seq|node",
+        }
+    }
+}
+
+/// A bit layout. Build one with [`Layout::builder`] or take a preset
+/// ([`Layout::SNOWFLAKE`], [`Layout::preset`]).
+///
+/// ```
+/// use flakeid_core::Layout;
+/// // Seed 001's worked vector.
+/// let id = Layout::SNOWFLAKE.compose_parts(1505914988849, 17, 25, 0).unwrap();
+/// assert_eq!(id, 910499571847892992);
+/// let p = Layout::SNOWFLAKE.decompose(id);
+/// assert_eq!((p.timestamp_ms, p.datacenter, p.worker, p.sequence), (1505914988849, 17, 25, 0));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    name: Option<&'static str>,
+    time_bits: u8,
+    datacenter_bits: u8,
+    worker_bits: u8,
+    sequence_bits: u8,
+    tick_ms: u64,
+    epoch_ms: u64,
+    order: Order,
+}
+
+/// An ID taken apart. `timestamp_ms` is Unix milliseconds (the start of the ID's
+/// tick); `node = datacenter << worker_bits | worker`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Parts {
+    pub timestamp_ms: u64,
+    /// The raw time field: ticks since the layout's epoch.
+    pub ticks: u64,
+    pub node: u64,
+    pub datacenter: u64,
+    pub worker: u64,
+    pub sequence: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn preset(
+    name: &'static str,
+    time_bits: u8,
+    datacenter_bits: u8,
+    worker_bits: u8,
+    sequence_bits: u8,
+    tick_ms: u64,
+    epoch_ms: u64,
+    order: Order,
+) -> Layout {
+    Layout {
+        name: Some(name),
+        time_bits,
+        datacenter_bits,
+        worker_bits,
+        sequence_bits,
+        tick_ms,
+        epoch_ms,
+        order,
+    }
+}
+
+impl Layout {
+    /// Twitter Snowflake: 41 time, 5 datacenter + 5 worker, 12 sequence, epoch 2010-11-04.
+    pub const SNOWFLAKE: Layout = preset("snowflake", 41, 5, 5, 12, 1, 1288834974657, Order::TimeNodeSeq);
+    /// FlakeID / flake-idgen: 42 time from the Unix epoch, 10 node (5 + 5), 12 sequence.
+    pub const FLAKE: Layout = preset("flake", 42, 5, 5, 12, 1, 0, Order::TimeNodeSeq);
+    /// Discord: 42 time, 5 + 5 node, 12 sequence, epoch 2015-01-01.
+    pub const DISCORD: Layout = preset("discord", 42, 5, 5, 12, 1, 1420070400000, Order::TimeNodeSeq);
+    /// Sonyflake: 39 time in 10 ms ticks, 8 sequence, 16 machine id, `time|seq|node`.
+    pub const SONYFLAKE: Layout = preset("sonyflake", 39, 0, 16, 8, 10, 1409529600000, Order::TimeSeqNode);
+    /// Baidu UidGenerator: 28 bits of seconds, 22 worker, 13 sequence, epoch 2016-05-20.
+    pub const BAIDU: Layout = preset("baidu", 28, 0, 22, 13, 1000, 1463702400000, Order::TimeNodeSeq);
+    /// Instagram: 41 time, 13 shard, 10 sequence, epoch 2011-08-29.
+    pub const INSTAGRAM: Layout = preset("instagram", 41, 0, 13, 10, 1, 1314220021721, Order::TimeNodeSeq);
+
+    /// Every preset, default first.
+    pub const PRESETS: [Layout; 6] = [
+        Layout::SNOWFLAKE,
+        Layout::FLAKE,
+        Layout::DISCORD,
+        Layout::SONYFLAKE,
+        Layout::BAIDU,
+        Layout::INSTAGRAM,
+    ];
+
+    /// A preset by name (`snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram`).
+    pub fn preset(name: &str) -> Result<Layout> {
+        let wanted = name.trim().to_ascii_lowercase();
+        Layout::PRESETS
+            .iter()
+            .find(|l| l.name == Some(wanted.as_str()))
+            .copied()
+            .ok_or_else(|| {
+                let names: Vec<&str> = Layout::PRESETS.iter().filter_map(|l| l.name).collect();
+                Error::config(
+                    "layout",
+                    format!("layout must be one of {}, got {name:?}", names.join(", ")),
+                )
+            })
+    }
+
+    pub fn builder() -> LayoutBuilder {
+        LayoutBuilder::default()
+    }
+
+    /// The preset's name, or `None` for a custom layout.
+    pub fn name(&self) -> Option<&'static str> {
+        self.name
+    }
+    pub fn time_bits(&self) -> u32 {
+        self.time_bits.into()
+    }
+    pub fn datacenter_bits(&self) -> u32 {
+        self.datacenter_bits.into()
+    }
+    pub fn worker_bits(&self) -> u32 {
+        self.worker_bits.into()
+    }
+    /// `datacenter_bits + worker_bits`.
+    pub fn node_bits(&self) -> u32 {
+        u32::from(self.datacenter_bits) + u32::from(self.worker_bits)
+    }
+    pub fn sequence_bits(&self) -> u32 {
+        self.sequence_bits.into()
+    }
+    pub fn tick_ms(&self) -> u64 {
+        self.tick_ms
+    }
+    pub fn epoch_ms(&self) -> u64 {
+        self.epoch_ms
+    }
+    pub fn order(&self) -> Order {
+        self.order
+    }
+    /// Bits used in all; IDs of this layout are below `2^total_bits`.
+    pub fn total_bits(&self) -> u32 {
+        self.time_bits() + self.node_bits() + self.sequence_bits()
+    }
+    /// Whether a layout has a single node field (`datacenter` is always 0).
+    pub fn single_node_field(&self) -> bool {
+        self.datacenter_bits == 0
+    }
+
+    pub fn max_node(&self) -> u64 {
+        mask(self.node_bits())
+    }
+    pub fn max_datacenter(&self) -> u64 {
+        mask(self.datacenter_bits())
+    }
+    pub fn max_worker(&self) -> u64 {
+        mask(self.worker_bits())
+    }
+    pub fn max_sequence(&self) -> u64 {
+        mask(self.sequence_bits())
+    }
+    /// The largest tick count the time field holds.
+    pub fn max_ticks(&self) -> u64 {
+        mask(self.time_bits())
+    }
+    /// IDs a generator may issue per tick (`2^sequence_bits`).
+    pub fn ids_per_tick(&self) -> u64 {
+        1u64 << self.sequence_bits
+    }
+    /// The largest ID this layout can produce.
+    pub fn max_id(&self) -> u64 {
+        mask(self.total_bits())
+    }
+
+    /// The last Unix millisecond this layout can represent.
+    pub fn last_timestamp_ms(&self) -> u64 {
+        let end = u128::from(self.epoch_ms) + (u128::from(self.max_ticks()) + 1) * u128::from(self.tick_ms) - 1;
+        u64::try_from(end).unwrap_or(u64::MAX)
+    }
+
+    /// The last Unix millisecond whose IDs leave bit 63 clear (fit a signed BIGINT).
+    pub fn signed_until_ms(&self) -> u64 {
+        if self.total_bits() <= 63 {
+            self.last_timestamp_ms()
+        } else {
+            self.timestamp_of_ticks(1u64 << (self.time_bits - 1)).saturating_sub(1)
+        }
+    }
+
+    /// Ticks since the epoch for a Unix-ms time, or `TimeExhausted` when the layout
+    /// cannot hold it.
+    pub fn ticks_at(&self, timestamp_ms: u64) -> Result<u64> {
+        if timestamp_ms < self.epoch_ms {
+            return Err(Error::TimeExhausted {
+                message: format!(
+                    "timestamp {timestamp_ms} ms is before the {} layout's epoch {} ms",
+                    self.display_name(),
+                    self.epoch_ms
+                ),
+            });
+        }
+        let ticks = (timestamp_ms - self.epoch_ms) / self.tick_ms;
+        if ticks > self.max_ticks() {
+            return Err(Error::TimeExhausted {
+                message: format!(
+                    "timestamp {timestamp_ms} ms is past the last time the {} layout can hold \
+                     ({} ms, {} time bits of {} ms from epoch {} ms)",
+                    self.display_name(),
+                    self.last_timestamp_ms(),
+                    self.time_bits,
+                    self.tick_ms,
+                    self.epoch_ms
+                ),
+            });
+        }
+        Ok(ticks)
+    }
+
+    /// The Unix-ms start of a tick.
+    pub fn timestamp_of_ticks(&self, ticks: u64) -> u64 {
+        let ms = u128::from(self.epoch_ms) + u128::from(ticks) * u128::from(self.tick_ms);
+        u64::try_from(ms).unwrap_or(u64::MAX)
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.name.unwrap_or("custom")
+    }
+
+    fn time_shift(&self) -> u32 {
+        self.node_bits() + self.sequence_bits()
+    }
+    fn node_shift(&self) -> u32 {
+        match self.order {
+            Order::TimeNodeSeq => self.sequence_bits(),
+            Order::TimeSeqNode => 0,
+        }
+    }
+    fn sequence_shift(&self) -> u32 {
+        match self.order {
+            Order::TimeNodeSeq => 0,
+            Order::TimeSeqNode => self.node_bits(),
+        }
+    }
+
+    /// Takes an ID apart. Bits above [`Layout::total_bits`] (which this layout never
+    /// sets) land in `ticks`; use [`Layout::try_decompose`] to reject them.
+    pub fn decompose(&self, id: u64) -> Parts {
+        let ticks = shr(id, self.time_shift());
+        let node = (id >> self.node_shift()) & self.max_node();
+        let sequence = (id >> self.sequence_shift()) & self.max_sequence();
+        Parts {
+            timestamp_ms: self.timestamp_of_ticks(ticks),
+            ticks,
+            node,
+            datacenter: node >> self.worker_bits,
+            worker: node & self.max_worker(),
+            sequence,
+        }
+    }
+
+    /// [`Layout::decompose`], refusing IDs this layout cannot have produced (bits set
+    /// above its width).
+    pub fn try_decompose(&self, id: u64) -> Result<Parts> {
+        if id > self.max_id() {
+            return Err(Error::parse(
+                0,
+                format!(
+                    "id {id} does not fit the {} layout: it uses {} bits, so IDs are at most {}",
+                    self.display_name(),
+                    self.total_bits(),
+                    self.max_id()
+                ),
+            ));
+        }
+        Ok(self.decompose(id))
+    }
+
+    /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
+    pub fn compose(&self, timestamp_ms: u64, node: u64, sequence: u64) -> Result<u64> {
+        let ticks = self.ticks_at(timestamp_ms)?;
+        self.check_node(node)?;
+        if sequence > self.max_sequence() {
+            return Err(Error::out_of_range("sequence", 0, self.max_sequence(), sequence));
+        }
+        Ok(self.assemble(ticks, node, sequence))
+    }
+
+    /// [`Layout::compose`] with the node given as datacenter and worker.
+    pub fn compose_parts(&self, timestamp_ms: u64, datacenter: u64, worker: u64, sequence: u64) -> Result<u64> {
+        let node = self.node_of(datacenter, worker)?;
+        self.compose(timestamp_ms, node, sequence)
+    }
+
+    /// `datacenter << worker_bits | worker`, each checked against its range.
+    pub fn node_of(&self, datacenter: u64, worker: u64) -> Result<u64> {
+        if datacenter > self.max_datacenter() {
+            return Err(if self.single_node_field() {
+                Error::config(
+                    "datacenter",
+                    format!(
+                        "datacenter must be 0: the {} layout has a single {}-bit node field (use node or worker), got {datacenter}",
+                        self.display_name(),
+                        self.node_bits()
+                    ),
+                )
+            } else {
+                Error::out_of_range("datacenter", 0, self.max_datacenter(), datacenter)
+            });
+        }
+        if worker > self.max_worker() {
+            return Err(Error::out_of_range("worker", 0, self.max_worker(), worker));
+        }
+        Ok(datacenter << self.worker_bits | worker)
+    }
+
+    pub(crate) fn check_node(&self, node: u64) -> Result<()> {
+        if node > self.max_node() {
+            return Err(Error::out_of_range("node", 0, self.max_node(), node));
+        }
+        Ok(())
+    }
+
+    /// Assembles fields already known to be in range.
+    pub(crate) fn assemble(&self, ticks: u64, node: u64, sequence: u64) -> u64 {
+        shl(ticks, self.time_shift()) | node << self.node_shift() | sequence << self.sequence_shift()
+    }
+
+    /// The smallest ID whose time is `timestamp_ms`'s tick (for `id >= first` queries).
+    pub fn first_id_at(&self, timestamp_ms: u64) -> Result<u64> {
+        Ok(shl(self.ticks_at(timestamp_ms)?, self.time_shift()))
+    }
+
+    /// The largest ID whose time is `timestamp_ms`'s tick.
+    pub fn last_id_at(&self, timestamp_ms: u64) -> Result<u64> {
+        Ok(self.first_id_at(timestamp_ms)? | mask(self.time_shift()))
+    }
+
+    /// `(first, last)`: every ID made from `start_ms` to `end_ms` (inclusive) lies in
+    /// `first..=last`.
+    pub fn id_range(&self, start_ms: u64, end_ms: u64) -> Result<(u64, u64)> {
+        if end_ms < start_ms {
+            return Err(Error::config(
+                "end_ms",
+                format!("end_ms must be at least start_ms ({start_ms}), got {end_ms}"),
+            ));
+        }
+        Ok((self.first_id_at(start_ms)?, self.last_id_at(end_ms)?))
+    }
+}
+
+impl fmt::Debug for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Layout")
+            .field("name", &self.name)
+            .field("time_bits", &self.time_bits)
+            .field("datacenter_bits", &self.datacenter_bits)
+            .field("worker_bits", &self.worker_bits)
+            .field("sequence_bits", &self.sequence_bits)
+            .field("tick_ms", &self.tick_ms)
+            .field("epoch_ms", &self.epoch_ms)
+            .field("order", &self.order.as_str())
+            .finish()
+    }
+}
+
+impl fmt::Display for Layout {
+    /// `snowflake (41 time | 5 datacenter + 5 worker | 12 seq, 1 ms ticks, epoch 1288834974657)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let node = if self.single_node_field() {
+            format!("{} node", self.worker_bits)
+        } else {
+            format!("{} datacenter + {} worker", self.datacenter_bits, self.worker_bits)
+        };
+        let (mid, last) = match self.order {
+            Order::TimeNodeSeq => (node, format!("{} seq", self.sequence_bits)),
+            Order::TimeSeqNode => (format!("{} seq", self.sequence_bits), node),
+        };
+        write!(
+            f,
+            "{} ({} time | {} | {}, {} ms ticks, epoch {})",
+            self.display_name(),
+            self.time_bits,
+            mid,
+            last,
+            self.tick_ms,
+            self.epoch_ms
+        )
+    }
+}
+
+/// Builds and validates a custom [`Layout`]. Starts from Snowflake's numbers.
+///
+/// ```
+/// use flakeid_core::{Layout, Order};
+/// let l = Layout::builder().time_bits(39).node_bits(16).sequence_bits(8)
+///     .tick_ms(10).epoch_ms(1409529600000).order(Order::TimeSeqNode).build().unwrap();
+/// assert_eq!(l.decompose(l.compose(1409529600000 + 25, 7, 3).unwrap()).node, 7);
+/// let err = Layout::builder().time_bits(50).build().unwrap_err();
+/// assert!(err.to_string().contains("at most 64"));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct LayoutBuilder {
+    time_bits: u32,
+    datacenter_bits: u32,
+    worker_bits: u32,
+    sequence_bits: u32,
+    tick_ms: u64,
+    epoch_ms: u64,
+    order: Order,
+}
+
+impl Default for LayoutBuilder {
+    fn default() -> Self {
+        let s = Layout::SNOWFLAKE;
+        LayoutBuilder {
+            time_bits: s.time_bits(),
+            datacenter_bits: s.datacenter_bits(),
+            worker_bits: s.worker_bits(),
+            sequence_bits: s.sequence_bits(),
+            tick_ms: s.tick_ms,
+            epoch_ms: s.epoch_ms,
+            order: s.order,
+        }
+    }
+}
+
+impl LayoutBuilder {
+    pub fn time_bits(mut self, bits: u32) -> Self {
+        self.time_bits = bits;
+        self
+    }
+    /// A single node field of `bits` (no datacenter part).
+    pub fn node_bits(mut self, bits: u32) -> Self {
+        self.datacenter_bits = 0;
+        self.worker_bits = bits;
+        self
+    }
+    pub fn datacenter_bits(mut self, bits: u32) -> Self {
+        self.datacenter_bits = bits;
+        self
+    }
+    pub fn worker_bits(mut self, bits: u32) -> Self {
+        self.worker_bits = bits;
+        self
+    }
+    pub fn sequence_bits(mut self, bits: u32) -> Self {
+        self.sequence_bits = bits;
+        self
+    }
+    pub fn tick_ms(mut self, ms: u64) -> Self {
+        self.tick_ms = ms;
+        self
+    }
+    pub fn epoch_ms(mut self, ms: u64) -> Self {
+        self.epoch_ms = ms;
+        self
+    }
+    pub fn order(mut self, order: Order) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// Validates against the system clock (an epoch must not be in the future).
+    pub fn build(self) -> Result<Layout> {
+        self.build_at(crate::clock::precise_now_ms())
+    }
+
+    /// Validates with `now_ms` as the present (for tests and vectors).
+    pub fn build_at(self, now_ms: u64) -> Result<Layout> {
+        let b = self;
+        if !(1..=63).contains(&b.time_bits) {
+            return Err(Error::out_of_range("time_bits", 1, 63, b.time_bits));
+        }
+        if !(1..=62).contains(&b.sequence_bits) {
+            return Err(Error::out_of_range("sequence_bits", 1, 62, b.sequence_bits));
+        }
+        if b.datacenter_bits > 62 {
+            return Err(Error::out_of_range("datacenter_bits", 0, 62, b.datacenter_bits));
+        }
+        if b.worker_bits > 62 {
+            return Err(Error::out_of_range("worker_bits", 0, 62, b.worker_bits));
+        }
+        let total = b.time_bits + b.datacenter_bits + b.worker_bits + b.sequence_bits;
+        if total > 64 {
+            return Err(Error::config(
+                "time_bits",
+                format!(
+                    "time_bits + datacenter_bits + worker_bits + sequence_bits must be at most 64, \
+                     got {} + {} + {} + {} = {total}",
+                    b.time_bits, b.datacenter_bits, b.worker_bits, b.sequence_bits
+                ),
+            ));
+        }
+        if b.time_bits + b.sequence_bits > 63 {
+            // The generator's (time, sequence) counter is one u64 with a spare bit.
+            return Err(Error::config(
+                "sequence_bits",
+                format!(
+                    "time_bits + sequence_bits must be at most 63, got {} + {} = {}",
+                    b.time_bits,
+                    b.sequence_bits,
+                    b.time_bits + b.sequence_bits
+                ),
+            ));
+        }
+        const MAX_TICK_MS: u64 = 86_400_000;
+        if !(1..=MAX_TICK_MS).contains(&b.tick_ms) {
+            return Err(Error::out_of_range("tick_ms", 1, MAX_TICK_MS, b.tick_ms));
+        }
+        if b.epoch_ms > now_ms {
+            return Err(Error::out_of_range(
+                "epoch_ms",
+                0,
+                now_ms,
+                format_args!("{} (in the future)", b.epoch_ms),
+            ));
+        }
+        let layout = Layout {
+            name: None,
+            time_bits: b.time_bits as u8,
+            datacenter_bits: b.datacenter_bits as u8,
+            worker_bits: b.worker_bits as u8,
+            sequence_bits: b.sequence_bits as u8,
+            tick_ms: b.tick_ms,
+            epoch_ms: b.epoch_ms,
+            order: b.order,
+        };
+        if layout.last_timestamp_ms() < now_ms {
+            return Err(Error::config(
+                "time_bits",
+                format!(
+                    "the layout ends at {} ms, which has already passed: raise time_bits ({}) or tick_ms ({}), or move epoch_ms ({}) later",
+                    layout.last_timestamp_ms(),
+                    b.time_bits,
+                    b.tick_ms,
+                    b.epoch_ms
+                ),
+            ));
+        }
+        // A custom layout equal to a preset is that preset.
+        Ok(Layout::PRESETS
+            .iter()
+            .find(|p| Layout { name: None, ..**p } == layout)
+            .copied()
+            .unwrap_or(layout))
+    }
+}
+
+#[inline]
+pub(crate) const fn mask(bits: u32) -> u64 {
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+}
+
+#[inline]
+const fn shl(v: u64, by: u32) -> u64 {
+    if by >= 64 { 0 } else { v << by }
+}
+
+#[inline]
+const fn shr(v: u64, by: u32) -> u64 {
+    if by >= 64 { 0 } else { v >> by }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_001_vector() {
+        let id = Layout::SNOWFLAKE.compose_parts(1505914988849, 17, 25, 0).unwrap();
+        assert_eq!(id, 910499571847892992);
+        let p = Layout::SNOWFLAKE.decompose(id);
+        assert_eq!(p.timestamp_ms, 1505914988849);
+        assert_eq!((p.datacenter, p.worker, p.node, p.sequence), (17, 25, 17 << 5 | 25, 0));
+    }
+
+    #[test]
+    fn presets_have_the_contract_numbers() {
+        let rows: Vec<_> = Layout::PRESETS
+            .iter()
+            .map(|l| {
+                (
+                    l.name().unwrap(),
+                    l.time_bits(),
+                    l.node_bits(),
+                    l.sequence_bits(),
+                    l.tick_ms(),
+                    l.epoch_ms(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("snowflake", 41, 10, 12, 1, 1288834974657),
+                ("flake", 42, 10, 12, 1, 0),
+                ("discord", 42, 10, 12, 1, 1420070400000),
+                ("sonyflake", 39, 16, 8, 10, 1409529600000),
+                ("baidu", 28, 22, 13, 1000, 1463702400000),
+                ("instagram", 41, 13, 10, 1, 1314220021721),
+            ]
+        );
+        for l in Layout::PRESETS {
+            assert_eq!(Layout::preset(l.name().unwrap()).unwrap(), l);
+            // snowflake, sonyflake and baidu never set the sign bit; discord and
+            // instagram use 64 bits by their published numbers, so theirs stays 0 only
+            // until 2084 and 2046; flake (Unix epoch) until 2039.
+            let signed_until_year = 1970 + l.signed_until_ms() / 31_556_952_000;
+            let want = match l.name().unwrap() {
+                "flake" => 2039,
+                "discord" => 2084,
+                "instagram" => 2046,
+                _ => 1970 + l.last_timestamp_ms() / 31_556_952_000,
+            };
+            assert_eq!(signed_until_year, want, "{l}");
+        }
+        assert_eq!(Layout::SONYFLAKE.order(), Order::TimeSeqNode);
+    }
+
+    #[test]
+    fn builder_errors_name_the_field_and_range() {
+        let cases: Vec<(LayoutBuilder, &str, &str)> = vec![
+            (Layout::builder().time_bits(0), "time_bits", "1..=63"),
+            (Layout::builder().sequence_bits(0), "sequence_bits", "1..=62"),
+            (Layout::builder().tick_ms(0), "tick_ms", "1..=86400000"),
+            (Layout::builder().time_bits(43), "time_bits", "at most 64"),
+            (Layout::builder().epoch_ms(u64::MAX / 2), "epoch_ms", "in the future"),
+            (Layout::builder().time_bits(20), "time_bits", "already passed"),
+        ];
+        for (b, field, text) in cases {
+            match b.build() {
+                Err(Error::Config { field: f, message }) => {
+                    assert_eq!(f, field, "{message}");
+                    assert!(message.contains(text), "{message:?} should contain {text:?}");
+                }
+                other => panic!("expected a config error for {field}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn compose_rejects_every_out_of_range_part() {
+        let l = Layout::SNOWFLAKE;
+        let t = 1_600_000_000_000;
+        assert!(matches!(
+            l.compose(t, 1024, 0),
+            Err(Error::Config { field: "node", .. })
+        ));
+        assert!(matches!(
+            l.compose(t, 0, 4096),
+            Err(Error::Config { field: "sequence", .. })
+        ));
+        assert!(matches!(
+            l.compose_parts(t, 32, 0, 0),
+            Err(Error::Config {
+                field: "datacenter",
+                ..
+            })
+        ));
+        assert!(matches!(
+            l.compose_parts(t, 0, 32, 0),
+            Err(Error::Config { field: "worker", .. })
+        ));
+        assert!(matches!(
+            l.compose(l.epoch_ms() - 1, 0, 0),
+            Err(Error::TimeExhausted { .. })
+        ));
+        assert!(matches!(
+            l.compose(l.last_timestamp_ms() + 1, 0, 0),
+            Err(Error::TimeExhausted { .. })
+        ));
+        assert_eq!(l.compose(l.last_timestamp_ms(), 1023, 4095).unwrap(), (1 << 63) - 1);
+        assert!(Layout::SONYFLAKE.compose_parts(t, 1, 0, 0).is_err());
+    }
+
+    #[test]
+    fn id_range_brackets_every_id_of_the_interval() {
+        let l = Layout::SONYFLAKE;
+        let (lo, hi) = l.id_range(1_700_000_000_000, 1_700_000_000_999).unwrap();
+        for (t, n, s) in [
+            (1_700_000_000_000, 0, 0),
+            (1_700_000_000_999, 65535, 255),
+            (1_700_000_000_500, 3, 7),
+        ] {
+            let id = l.compose(t, n, s).unwrap();
+            assert!(lo <= id && id <= hi);
+        }
+        assert!(l.compose(1_700_000_001_000, 0, 0).unwrap() > hi);
+        assert!(l.compose(1_699_999_999_999, 65535, 255).unwrap() < lo);
+    }
+}

@@ -1,0 +1,35 @@
+//! # flakeid-core
+//!
+//! The engine behind flakeid: k-ordered, collision-free, decodable 64-bit IDs of
+//! the Snowflake family. Every rule lives here; the Python, Node, WebAssembly and
+//! C bindings only convert types and errors.
+//!
+//! ```
+//! use flakeid_core::{Generator, Layout, Overflow, encode, Encoding};
+//! let generator = Generator::builder(Layout::SNOWFLAKE).node(7).overflow(Overflow::Borrow).build()?;
+//! let id = generator.next_id()?;
+//! let parts = Layout::SNOWFLAKE.decompose(id);
+//! assert_eq!(parts.node, 7);
+//! assert_eq!(encode(id, Encoding::Base62).len(), 11);
+//! # Ok::<(), flakeid_core::Error>(())
+//! ```
+
+mod clock;
+mod encoding;
+mod error;
+mod fork;
+mod generator;
+mod layout;
+mod node_id;
+
+pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
+pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, encode, encode_into, from_bytes, to_bytes};
+pub use error::{Error, ErrorKind, Result};
+pub use generator::{
+    ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_POLICY_MS, Overflow,
+};
+pub use layout::{Layout, LayoutBuilder, Order, Parts};
+pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
+
+/// The crate version, for bindings to report.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
