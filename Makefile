@@ -31,7 +31,7 @@ test-rust:
 
 # Regenerate tests/vectors/*.json from the program in crates/flakeid-core/tests/vectors.rs.
 vectors:
-	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-core --test vectors
+	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-core --test vectors vectors_are_fresh
 
 bench-rust:
 	$(CARGO) bench -p flakeid-core

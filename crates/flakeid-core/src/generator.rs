@@ -130,6 +130,7 @@ pub struct GeneratorBuilder {
     clock_backwards: ClockBackwards,
     max_wait_ms: u64,
     resume_after_ms: Option<u64>,
+    max_sequence: Option<u64>,
 }
 
 impl GeneratorBuilder {
@@ -209,6 +210,13 @@ impl GeneratorBuilder {
         self.resume_after_ms = Some(unix_ms);
         self
     }
+    /// Issue at most `max_sequence + 1` IDs per tick (sequence `0..=max_sequence`),
+    /// like flake-idgen's `seqMask`: `max_sequence + 1` must be a power of two no
+    /// larger than the layout's sequence field allows. The ID layout is unchanged.
+    pub fn max_sequence(mut self, max_sequence: u64) -> Self {
+        self.max_sequence = Some(max_sequence);
+        self
+    }
 
     pub fn build(self) -> Result<Generator> {
         let layout = self.layout;
@@ -238,7 +246,20 @@ impl GeneratorBuilder {
         if self.max_wait_ms > MAX_POLICY_MS {
             return Err(Error::out_of_range("max_wait_ms", 0, MAX_POLICY_MS, self.max_wait_ms));
         }
-        let sb = layout.sequence_bits();
+        // `sb` is the sequence width of the counter; the ID keeps the layout's field.
+        let sb = match self.max_sequence {
+            None => layout.sequence_bits(),
+            Some(n) if n <= layout.max_sequence() && (n + 1).is_power_of_two() => (n + 1).trailing_zeros(),
+            Some(n) => {
+                return Err(Error::config(
+                    "max_sequence",
+                    format!(
+                        "max_sequence must be 2^k - 1 in 0..={} (a mask of the sequence field), got {n}",
+                        layout.max_sequence()
+                    ),
+                ));
+            }
+        };
         let initial = match self.resume_after_ms {
             None => 0,
             Some(ms) if ms < layout.epoch_ms() => 0,
@@ -248,7 +269,7 @@ impl GeneratorBuilder {
             }
         };
         let (node_shift, seq_shift) = match layout.order() {
-            Order::TimeNodeSeq => (sb, 0),
+            Order::TimeNodeSeq => (layout.sequence_bits(), 0),
             Order::TimeSeqNode => (0, layout.node_bits()),
         };
         fork::register();
@@ -262,7 +283,7 @@ impl GeneratorBuilder {
             fork_generation: fork::generation(),
             sb,
             seq_mask: mask(sb),
-            time_shift: layout.node_bits() + sb,
+            time_shift: layout.node_bits() + layout.sequence_bits(),
             seq_shift,
             node_part: node << node_shift,
             epoch_ms: layout.epoch_ms(),
@@ -359,6 +380,7 @@ impl Generator {
             clock_backwards: ClockBackwards::Error,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             resume_after_ms: None,
+            max_sequence: None,
         }
     }
 
@@ -466,6 +488,18 @@ impl Generator {
         Ok(())
     }
 
+    /// [`Generator::next_id`] that never waits: `Ok(None)` where `next_id` would wait
+    /// (the tick's sequence is used up, or a rollback policy would wait for the
+    /// clock). flake-idgen's synchronous `next()` throws there; callers retry later.
+    pub fn try_next_id(&self) -> Result<Option<u64>> {
+        self.drop_chunk();
+        let run = match self.reserve_cached(1)? {
+            Some(run) => Some(run),
+            None => self.reserve_now(1)?,
+        };
+        Ok(run.map(|(start, _)| self.id_of(start)))
+    }
+
     /// `n` fresh IDs, increasing.
     pub fn next_ids(&self, n: usize) -> Result<Vec<u64>> {
         let mut v = vec![0u64; n];
@@ -545,6 +579,16 @@ impl Generator {
     /// Reserves up to `n` consecutive slots: `(first, count)` with `count >= 1`.
     #[inline(always)]
     fn reserve(&self, n: u64) -> Result<(u64, u64)> {
+        match self.reserve_cached(n)? {
+            Some(run) => Ok(run),
+            None => self.reserve_slow(n),
+        }
+    }
+
+    /// The fast path of [`Generator::reserve`] on the cached clock: `None` means
+    /// "decide on a precise reading".
+    #[inline(always)]
+    fn reserve_cached(&self, n: u64) -> Result<Option<(u64, u64)>> {
         if fork::generation() != self.fork_generation {
             return Err(Error::Fork);
         }
@@ -560,17 +604,29 @@ impl Generator {
                 .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
-                return Ok((start, count));
+                return Ok(Some((start, count)));
             }
         }
-        self.reserve_slow(n)
+        Ok(None)
     }
 
     /// Contention, a used-up tick, a stale cached clock, or a rollback: decide on
-    /// precise readings.
+    /// precise readings, pausing on the clock while the policy says wait.
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
+        loop {
+            if let Some(run) = self.reserve_now(n)? {
+                return Ok(run);
+            }
+            self.clock.pause();
+        }
+    }
+
+    /// One decision on a precise reading: `Ok(None)` when the caller must wait.
+    #[cold]
+    #[inline(never)]
+    fn reserve_now(&self, n: u64) -> Result<Option<(u64, u64)>> {
         loop {
             if fork::generation() != self.fork_generation {
                 return Err(Error::Fork);
@@ -588,7 +644,7 @@ impl Generator {
                     .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
                 {
-                    return Ok((start, count));
+                    return Ok(Some((start, count)));
                 }
                 continue;
             }
@@ -606,8 +662,7 @@ impl Generator {
                         ),
                     });
                 }
-                self.clock.pause();
-                continue;
+                return Ok(None);
             }
             // The clock is behind IDs already issued.
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
@@ -629,7 +684,7 @@ impl Generator {
                             .compare_exchange_weak(cur, cur + count, Ordering::Relaxed, Ordering::Relaxed)
                             .is_ok()
                         {
-                            return Ok((cur, count));
+                            return Ok(Some((cur, count)));
                         }
                         continue;
                     }
@@ -638,7 +693,7 @@ impl Generator {
                     }
                 }
             }
-            self.clock.pause();
+            return Ok(None);
         }
     }
 
@@ -660,5 +715,67 @@ impl fmt::Debug for Generator {
             .field("clock_backwards", &self.clock_backwards)
             .field("max_wait_ms", &self.max_wait_ms)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    #[test]
+    fn max_sequence_caps_ids_per_tick_but_keeps_the_layout() {
+        let clock = ManualClock::new(1_000).with_auto_advance(1);
+        let g = Generator::builder(Layout::FLAKE)
+            .node(3)
+            .max_sequence(3)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let ids = g.next_ids(9).unwrap();
+        let parts: Vec<(u64, u64, u64)> = ids
+            .iter()
+            .map(|&id| {
+                let p = Layout::FLAKE.decompose(id);
+                (p.timestamp_ms, p.node, p.sequence)
+            })
+            .collect();
+        let want: Vec<(u64, u64, u64)> = (0..9).map(|i| (1_000 + i / 4, 3, i % 4)).collect();
+        assert_eq!(parts, want);
+        for bad in [4, 6, 4096] {
+            let err = Generator::builder(Layout::FLAKE).max_sequence(bad).build().unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::Config {
+                        field: "max_sequence",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+        assert!(Generator::builder(Layout::FLAKE).max_sequence(4095).build().is_ok());
+    }
+
+    #[test]
+    fn try_next_id_returns_none_instead_of_waiting() {
+        let clock = ManualClock::new(5_000);
+        let g = Generator::builder(Layout::FLAKE)
+            .max_sequence(1)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let a = g.try_next_id().unwrap().unwrap();
+        let b = g.try_next_id().unwrap().unwrap();
+        assert!(b > a);
+        assert_eq!(g.try_next_id().unwrap(), None);
+        clock.advance(1);
+        assert_eq!(
+            Layout::FLAKE.decompose(g.try_next_id().unwrap().unwrap()).timestamp_ms,
+            5_001
+        );
+        clock.set(4_990);
+        assert!(matches!(g.try_next_id(), Err(Error::ClockMovedBackwards { by_ms: 11 })));
     }
 }

@@ -1,0 +1,97 @@
+//! The `flakeid` binary as a user runs it.
+
+use std::process::{Command, Output};
+
+fn flakeid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .output()
+        .expect("run flakeid")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn generate_prints_unique_increasing_ids() {
+    let o = flakeid(&["generate", "-n", "20000", "--datacenter", "3", "--worker", "7"]);
+    assert!(o.status.success(), "{o:?}");
+    let ids: Vec<u64> = stdout(&o).lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 20000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(ids.iter().all(|id| (id >> 12) & 0x3ff == (3 << 5 | 7)));
+}
+
+#[test]
+fn generate_formats() {
+    let o = flakeid(&[
+        "generate", "-n", "3", "--format", "base62", "--layout", "discord", "--node", "9",
+    ]);
+    assert!(o.status.success());
+    assert!(stdout(&o).lines().all(|l| l.len() == 11));
+    let o = flakeid(&["generate", "-n", "2", "--format", "json"]);
+    let text = stdout(&o);
+    assert!(text.starts_with("[\"") && text.trim_end().ends_with("\"]"), "{text}");
+    let o = flakeid(&["generate", "-n", "4", "--format", "bytes", "--overflow", "borrow"]);
+    assert_eq!(o.stdout.len(), 32);
+    let o = flakeid(&["generate", "-n", "2", "-f", "base32"]);
+    assert!(stdout(&o).lines().all(|l| l.len() == 13));
+}
+
+#[test]
+fn decode_prints_time_and_every_field() {
+    for text in ["910499571847892992", "0ca2be895c239000", "0S8NYH5E27400", "15G63YLn9Ae"] {
+        let o = flakeid(&["decode", text]);
+        assert!(o.status.success(), "{o:?}");
+        let out = stdout(&o);
+        for want in [
+            "2017-09-20T13:43:08.849Z",
+            "datacenter  17",
+            "worker      25",
+            "sequence    0",
+        ] {
+            assert!(out.contains(want), "{text}: {out}");
+        }
+    }
+    let o = flakeid(&["decode", "--json", "910499571847892992"]);
+    assert!(stdout(&o).contains("\"id\":\"910499571847892992\""));
+}
+
+#[test]
+fn layouts_lists_every_preset() {
+    let out = stdout(&flakeid(&["layouts"]));
+    for name in ["snowflake", "flake", "discord", "sonyflake", "baidu", "instagram"] {
+        assert!(out.contains(name), "{out}");
+    }
+    assert!(out.contains("2080-07-10"), "snowflake's last date: {out}");
+    assert!(stdout(&flakeid(&["layouts", "--json"])).contains("\"tick_ms\":10"));
+}
+
+#[test]
+fn errors_go_to_stderr_with_nonzero_exit() {
+    for (args, code, text) in [
+        (
+            vec!["generate", "--worker", "32"],
+            1,
+            "worker must be in 0..=31, got 32",
+        ),
+        (vec!["generate", "--layout", "nope"], 1, "layout must be one of"),
+        (vec!["decode", "12a45"], 1, "not an ID"),
+        (vec!["decode", "--from", "hex", "00000000000000g0"], 1, "position 14"),
+        (
+            vec!["decode", "18446744073709551615"],
+            1,
+            "does not fit the snowflake layout",
+        ),
+        (vec!["frobnicate"], 2, "unknown command"),
+        (vec!["generate", "--bogus"], 2, "unknown option"),
+        (vec!["generate", "-n"], 2, "needs a value"),
+    ] {
+        let o = flakeid(&args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(text), "{args:?}: {err}");
+    }
+}

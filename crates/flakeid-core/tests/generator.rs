@@ -1,0 +1,256 @@
+//! Generator behaviour: threads, batches, policies, fork, the cached clock.
+
+use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, precise_now_ms};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+fn check_threads(g: Arc<Generator>, threads: usize, per_thread: usize, batch: bool) {
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let g = Arc::clone(&g);
+            std::thread::spawn(move || {
+                let mut ids = Vec::with_capacity(per_thread);
+                // Mix single calls and batches on some threads: order must hold across both.
+                while ids.len() < per_thread {
+                    if batch && i % 2 == 1 && ids.len() % 3 == 0 {
+                        let n = 1000.min(per_thread - ids.len());
+                        ids.extend(g.next_ids(n).unwrap());
+                    } else {
+                        ids.push(g.next_id().unwrap());
+                    }
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::with_capacity(threads * per_thread);
+    for h in handles {
+        let ids = h.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread saw its IDs go backwards");
+        for id in ids {
+            assert!(all.insert(id), "duplicate id {id}");
+        }
+    }
+    assert_eq!(all.len(), threads * per_thread);
+}
+
+#[test]
+fn eight_threads_one_generator_strict() {
+    let g = Generator::builder(Layout::SNOWFLAKE).node(3).build().unwrap();
+    check_threads(Arc::new(g), 8, 1_000_000, false);
+}
+
+#[test]
+fn eight_threads_one_generator_borrow_with_batches() {
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .node(3)
+        .overflow(Overflow::Borrow)
+        .max_borrow_ms(3_600_000)
+        .build()
+        .unwrap();
+    check_threads(Arc::new(g), 8, 1_000_000, true);
+}
+
+#[test]
+fn ids_decode_to_the_generator_settings_and_now() {
+    for layout in Layout::PRESETS {
+        let b = Generator::builder(layout);
+        let b = if layout.single_node_field() {
+            b.node(layout.max_node())
+        } else {
+            b.datacenter(layout.max_datacenter()).worker(1)
+        };
+        let g = b.build().unwrap();
+        let before = precise_now_ms();
+        if layout.last_timestamp_ms() < before {
+            // baidu's 28 bits of seconds from 2016-05-20 ran out on 2024-11-20.
+            assert!(matches!(g.next_id(), Err(Error::TimeExhausted { .. })), "{layout}");
+            continue;
+        }
+        let id = g.next_id().unwrap();
+        let after = precise_now_ms();
+        let p = layout.try_decompose(id).unwrap();
+        assert_eq!(p.node, g.node(), "{layout}");
+        assert_eq!((p.datacenter, p.worker), (g.datacenter(), g.worker()), "{layout}");
+        assert!(
+            p.timestamp_ms + layout.tick_ms() + 2 >= before && p.timestamp_ms <= after,
+            "{layout}: {p:?}"
+        );
+    }
+}
+
+#[test]
+fn sparse_calls_get_fresh_timestamps() {
+    // The cached clock must never let an idle generator stamp old times.
+    let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+    for _ in 0..5 {
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        let before = precise_now_ms();
+        let p = Layout::SNOWFLAKE.decompose(g.next_id().unwrap());
+        assert!(
+            p.timestamp_ms + 3 >= before,
+            "stamped {} but the clock read {before}",
+            p.timestamp_ms
+        );
+    }
+}
+
+#[test]
+fn borrow_runs_ahead_but_within_its_window() {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .overflow(Overflow::Borrow)
+        .max_borrow_ms(10)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let ids = g.next_ids(4096 * 11).unwrap();
+    let last = Layout::SNOWFLAKE.decompose(*ids.last().unwrap());
+    assert_eq!(last.timestamp_ms, 1_700_000_000_010);
+    assert_eq!(last.sequence, 4095);
+    // The window is full: the next ID needs the clock to move.
+    let waiter = std::thread::spawn(move || g.next_id().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert!(!waiter.is_finished(), "must wait, not borrow past max_borrow_ms");
+    clock.advance(1);
+    let id = waiter.join().unwrap();
+    assert_eq!(Layout::SNOWFLAKE.decompose(id).timestamp_ms, 1_700_000_000_011);
+}
+
+#[test]
+fn strict_wait_spins_until_a_real_clock_moves() {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let g = Arc::new(
+        Generator::builder(Layout::SNOWFLAKE)
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    g.next_ids(4096).unwrap();
+    let g2 = Arc::clone(&g);
+    let waiter = std::thread::spawn(move || g2.next_id().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert!(!waiter.is_finished());
+    clock.advance(1);
+    let p = Layout::SNOWFLAKE.decompose(waiter.join().unwrap());
+    assert_eq!((p.timestamp_ms, p.sequence), (1_700_000_000_001, 0));
+}
+
+#[test]
+fn clock_wait_policy_catches_up_with_a_real_thread() {
+    let clock = ManualClock::new(1_700_000_000_100);
+    let g = Arc::new(
+        Generator::builder(Layout::SNOWFLAKE)
+            .clock(clock.clone())
+            .clock_backwards(ClockBackwards::Wait)
+            .max_wait_ms(50)
+            .build()
+            .unwrap(),
+    );
+    let first = g.next_id().unwrap();
+    clock.set(1_700_000_000_080);
+    let g2 = Arc::clone(&g);
+    let waiter = std::thread::spawn(move || g2.next_id());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(!waiter.is_finished());
+    clock.set(1_700_000_000_100);
+    let second = waiter.join().unwrap().unwrap();
+    assert_eq!(second, first + 1);
+}
+
+#[test]
+fn resume_after_starts_past_a_previous_holder() {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .clock(clock.clone())
+        .resume_after_ms(1_700_000_000_005)
+        .build()
+        .unwrap();
+    assert_eq!(g.next_id(), Err(Error::ClockMovedBackwards { by_ms: 5 }));
+    clock.set(1_700_000_000_006);
+    assert_eq!(
+        Layout::SNOWFLAKE.decompose(g.next_id().unwrap()).timestamp_ms,
+        1_700_000_000_006
+    );
+    assert_eq!(g.last_issued_ms(), Some(1_700_000_000_006));
+}
+
+#[test]
+fn node_choices_are_checked() {
+    let e = Generator::builder(Layout::SNOWFLAKE)
+        .node(1)
+        .worker(1)
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::Config { .. }), "{e}");
+    let g = Generator::builder(Layout::FLAKE).node(17 << 5 | 25).build().unwrap();
+    assert_eq!((g.datacenter(), g.worker()), (17, 25));
+    // SAFETY (edition 2024 env API): only this test reads this variable.
+    unsafe { std::env::set_var("FLAKEID_TEST_NODE_G", "77") };
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .node_source(NodeSource::parse("env:FLAKEID_TEST_NODE_G").unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(g.node(), 77);
+    let e = Generator::builder(Layout::SNOWFLAKE).worker(32).build().unwrap_err();
+    assert_eq!(e.to_string(), "invalid configuration: worker must be in 0..=31, got 32");
+}
+
+#[test]
+fn property_compose_decompose_roundtrip() {
+    let mut x = 0x853C_49E6_748F_EA9Bu64;
+    let mut rnd = |bound: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if bound == u64::MAX { x } else { x % (bound + 1) }
+    };
+    for layout in Layout::PRESETS {
+        for _ in 0..20_000 {
+            let ticks = rnd(layout.max_ticks());
+            let ts = layout.timestamp_of_ticks(ticks);
+            let (node, seq) = (rnd(layout.max_node()), rnd(layout.max_sequence()));
+            let id = layout.compose(ts, node, seq).unwrap();
+            let p = layout.try_decompose(id).unwrap();
+            assert_eq!((p.timestamp_ms, p.node, p.sequence), (ts, node, seq));
+            let (lo, hi) = layout.id_range(ts, ts).unwrap();
+            assert!(lo <= id && id <= hi);
+            // Any ID of this layout decomposes and composes back to itself.
+            let any = rnd(layout.max_id());
+            let q = layout.decompose(any);
+            assert_eq!(layout.compose(q.timestamp_ms, q.node, q.sequence).unwrap(), any);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_forked_child_refuses_to_issue() {
+    let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+    g.next_id().unwrap();
+    // SAFETY: the child only calls into the generator (atomics) and _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let code = match g.next_id() {
+            Err(Error::Fork) => 0,
+            Ok(_) => 1,
+            Err(_) => 2,
+        };
+        let fresh_ok = Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .build()
+            .is_ok_and(|f| f.next_id().is_ok());
+        unsafe { libc::_exit(if fresh_ok { code } else { 3 }) };
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status));
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "child: 1 = issued an ID, 2 = wrong error, 3 = new generator failed"
+    );
+    assert!(g.next_id().is_ok(), "the parent is unaffected");
+    assert!(Error::Fork.to_string().contains("after the fork"));
+}

@@ -1,0 +1,797 @@
+//! The shared vectors: generated here, checked here, and run by every binding.
+//!
+//! `make vectors` (`FLAKEID_REGENERATE_VECTORS=1 cargo test -p flakeid-core --test
+//! vectors`) rewrites `tests/vectors/*.json`. Expected IDs and encodings are computed
+//! below by plain arithmetic from the preset table in this file — not by the
+//! engine's `compose`/`encode` — so the engine is checked against an independent
+//! statement of the contract. Timelines are scripts with the (tick, sequence) each
+//! step must produce, written out by hand from API.md §2.
+
+use flakeid_core::{
+    ClockBackwards, Encoding, Error, Generator, Layout, ManualClock, Order, Overflow, decode, encode, from_bytes,
+    to_bytes,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+// ---------------------------------------------------------------- the contract table
+
+#[derive(Clone, Copy)]
+struct Spec {
+    name: Option<&'static str>,
+    time: u32,
+    dc: u32,
+    worker: u32,
+    seq: u32,
+    tick: u64,
+    epoch: u64,
+    time_seq_node: bool,
+}
+
+/// API.md §1, typed in again on purpose.
+const PRESETS: [Spec; 6] = [
+    spec(Some("snowflake"), 41, 5, 5, 12, 1, 1288834974657, false),
+    spec(Some("flake"), 42, 5, 5, 12, 1, 0, false),
+    spec(Some("discord"), 42, 5, 5, 12, 1, 1420070400000, false),
+    spec(Some("sonyflake"), 39, 0, 16, 8, 10, 1409529600000, true),
+    spec(Some("baidu"), 28, 0, 22, 13, 1000, 1463702400000, false),
+    spec(Some("instagram"), 41, 0, 13, 10, 1, 1314220021721, false),
+];
+
+/// A tiny custom layout (4 IDs per tick) that makes exhaustion easy to script.
+const SMALL: Spec = spec(None, 41, 5, 5, 2, 1, 1288834974657, false);
+
+#[allow(clippy::too_many_arguments)]
+const fn spec(
+    name: Option<&'static str>,
+    time: u32,
+    dc: u32,
+    worker: u32,
+    seq: u32,
+    tick: u64,
+    epoch: u64,
+    time_seq_node: bool,
+) -> Spec {
+    Spec {
+        name,
+        time,
+        dc,
+        worker,
+        seq,
+        tick,
+        epoch,
+        time_seq_node,
+    }
+}
+
+fn m(bits: u32) -> u64 {
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+}
+
+impl Spec {
+    fn node_bits(&self) -> u32 {
+        self.dc + self.worker
+    }
+    fn shift(&self) -> u32 {
+        self.node_bits() + self.seq
+    }
+    fn max_ticks(&self) -> u64 {
+        m(self.time)
+    }
+    fn last_ms(&self) -> u64 {
+        self.epoch + (self.max_ticks() + 1) * self.tick - 1
+    }
+    fn ms_of(&self, ticks: u64) -> u64 {
+        self.epoch + ticks * self.tick
+    }
+    fn id(&self, ticks: u64, node: u64, seq: u64) -> u64 {
+        let t = if self.shift() >= 64 { 0 } else { ticks << self.shift() };
+        if self.time_seq_node {
+            t | seq << self.node_bits() | node
+        } else {
+            t | node << self.seq | seq
+        }
+    }
+    fn id_at(&self, ms: u64, node: u64, seq: u64) -> u64 {
+        self.id((ms - self.epoch) / self.tick, node, seq)
+    }
+    fn json(&self) -> Value {
+        match self.name {
+            Some(n) => json!(n),
+            None => json!({
+                "time_bits": self.time, "datacenter_bits": self.dc, "worker_bits": self.worker,
+                "sequence_bits": self.seq, "tick_ms": self.tick, "epoch_ms": self.epoch,
+                "order": if self.time_seq_node { "time|seq|node" } else { "time|node|seq" },
+            }),
+        }
+    }
+}
+
+fn s(id: u64) -> Value {
+    json!(id.to_string())
+}
+
+// ---------------------------------------------------------------- generation
+
+fn layouts_json() -> Value {
+    let presets: Vec<Value> = PRESETS
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name, "time_bits": p.time, "datacenter_bits": p.dc, "worker_bits": p.worker,
+                "node_bits": p.node_bits(), "sequence_bits": p.seq, "tick_ms": p.tick, "epoch_ms": p.epoch,
+                "order": if p.time_seq_node { "time|seq|node" } else { "time|node|seq" },
+                "last_timestamp_ms": p.last_ms(), "max_id": s(m(p.time + p.node_bits() + p.seq)),
+            })
+        })
+        .collect();
+    let base = |f: &dyn Fn(&mut Spec)| {
+        let mut sp = SMALL;
+        sp.seq = 12;
+        f(&mut sp);
+        sp.json()
+    };
+    let invalid_layouts = vec![
+        json!({"layout": base(&|s| s.time = 0), "error": "config", "field": "time_bits"}),
+        json!({"layout": base(&|s| s.seq = 0), "error": "config", "field": "sequence_bits"}),
+        json!({"layout": base(&|s| s.tick = 0), "error": "config", "field": "tick_ms"}),
+        json!({"layout": base(&|s| s.time = 43), "error": "config", "field": "time_bits"}),
+        json!({"layout": base(&|s| { s.time = 45; s.dc = 0; s.worker = 0; s.seq = 19 }), "error": "config", "field": "sequence_bits"}),
+        json!({"layout": base(&|s| s.epoch = 4_000_000_000_000), "error": "config", "field": "epoch_ms"}),
+        json!({"layout": base(&|s| s.time = 30), "error": "config", "field": "time_bits"}),
+        json!({"layout": base(&|s| s.worker = 63), "error": "config", "field": "worker_bits"}),
+    ];
+    let invalid_generators = vec![
+        json!({"layout": "snowflake", "options": {"worker": 32}, "error": "config", "field": "worker"}),
+        json!({"layout": "snowflake", "options": {"datacenter": 32}, "error": "config", "field": "datacenter"}),
+        json!({"layout": "snowflake", "options": {"node": 1024}, "error": "config", "field": "node"}),
+        json!({"layout": "flake", "options": {"node": 1024}, "error": "config", "field": "node"}),
+        json!({"layout": "sonyflake", "options": {"datacenter": 1}, "error": "config", "field": "datacenter"}),
+        json!({"layout": "sonyflake", "options": {"node": 65536}, "error": "config", "field": "node"}),
+        json!({"layout": "baidu", "options": {"worker": 4194304}, "error": "config", "field": "worker"}),
+        json!({"layout": "instagram", "options": {"node": 8192}, "error": "config", "field": "node"}),
+        json!({"layout": "snowflake", "options": {"overflow": "sometimes"}, "error": "config", "field": "overflow"}),
+        json!({"layout": "snowflake", "options": {"clock_backwards": "ignore"}, "error": "config", "field": "clock_backwards"}),
+        json!({"layout": "snowflake", "options": {"max_wait_ms": 86_400_001u64}, "error": "config", "field": "max_wait_ms"}),
+        json!({"layout": "snowflake", "options": {"max_borrow_ms": 86_400_001u64}, "error": "config", "field": "max_borrow_ms"}),
+    ];
+    json!({
+        "_comment": "Presets with their numbers, and configurations that must be refused with a config error naming the field. Generated by crates/flakeid-core/tests/vectors.rs; regenerate with `make vectors`.",
+        "presets": presets,
+        "invalid_layouts": invalid_layouts,
+        "invalid_generators": invalid_generators,
+    })
+}
+
+fn compose_json() -> Value {
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    let mut decompose_errors = Vec::new();
+    let mut ranges = Vec::new();
+    let mut case = |p: &Spec, ticks: u64, dc: u64, worker: u64, seq: u64| {
+        let node = dc << p.worker | worker;
+        cases.push(json!({
+            "layout": p.json(), "timestamp_ms": p.ms_of(ticks), "ticks": ticks, "datacenter": dc,
+            "worker": worker, "node": node, "sequence": seq, "id": s(p.id(ticks, node, seq)),
+        }));
+    };
+    for p in PRESETS.iter().chain([&SMALL]) {
+        let mid = (1_700_000_000_000 - p.epoch) / p.tick;
+        case(p, 0, 0, 0, 0);
+        case(p, 1, 0, 1, 1);
+        case(p, mid, m(p.dc).min(1), m(p.worker).min(2), m(p.seq).min(7));
+        case(p, p.max_ticks(), m(p.dc), m(p.worker), m(p.seq));
+        case(p, p.max_ticks(), 0, 0, 0);
+        if p.dc == 5 {
+            case(p, (1_505_914_988_849 - p.epoch) / p.tick, 17, 25, 0);
+        }
+        let t = p.ms_of(mid);
+        errors.push(json!({"layout": p.json(), "timestamp_ms": t, "node": m(p.node_bits()) + 1, "sequence": 0, "error": "config", "field": "node"}));
+        errors.push(json!({"layout": p.json(), "timestamp_ms": t, "node": 0, "sequence": m(p.seq) + 1, "error": "config", "field": "sequence"}));
+        errors.push(json!({"layout": p.json(), "timestamp_ms": p.last_ms() + 1, "node": 0, "sequence": 0, "error": "time_exhausted"}));
+        if p.epoch > 0 {
+            errors.push(json!({"layout": p.json(), "timestamp_ms": p.epoch - 1, "node": 0, "sequence": 0, "error": "time_exhausted"}));
+        }
+        let total = p.time + p.node_bits() + p.seq;
+        if total < 64 {
+            decompose_errors.push(json!({"layout": p.json(), "id": s(1u64 << total), "error": "parse"}));
+            decompose_errors.push(json!({"layout": p.json(), "id": s(u64::MAX), "error": "parse"}));
+        }
+        let (a, b) = (1_700_000_000_000u64, 1_700_000_000_999u64);
+        let first = ((a - p.epoch) / p.tick) << p.shift();
+        let last = ((b - p.epoch) / p.tick) << p.shift() | m(p.shift());
+        ranges.push(json!({"layout": p.json(), "start_ms": a, "end_ms": b, "first": s(first), "last": s(last)}));
+    }
+    json!({
+        "_comment": "compose(timestamp_ms, node, sequence) == id and decompose(id) == the fields, for every preset and a 2-sequence-bit custom layout: zero, small, typical, maximum fields at the last representable tick, and seed 001's vector (snowflake: 1505914988849, dc 17, worker 25 -> 910499571847892992). Generated by crates/flakeid-core/tests/vectors.rs; regenerate with `make vectors`.",
+        "cases": cases,
+        "compose_errors": errors,
+        "decompose_errors": decompose_errors,
+        "ranges": ranges,
+    })
+}
+
+fn radix(mut id: u64, alphabet: &[u8], width: usize) -> String {
+    let base = alphabet.len() as u64;
+    let mut out = vec![b'0'; width];
+    for slot in out.iter_mut().rev() {
+        *slot = alphabet[(id % base) as usize];
+        id /= base;
+    }
+    String::from_utf8(out).unwrap()
+}
+
+fn encodings_json() -> Value {
+    const B32: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut ids = vec![
+        0u64,
+        1,
+        31,
+        32,
+        61,
+        62,
+        (1 << 53) - 1,
+        1 << 53,
+        (1 << 53) + 1,
+        910_499_571_847_892_992,
+        (1 << 63) - 1,
+        1 << 63,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..12 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ids.push(x);
+    }
+    let cases: Vec<Value> = ids
+        .iter()
+        .map(|&id| {
+            json!({
+                "id": s(id), "decimal": id.to_string(), "hex": format!("{id:016x}"),
+                "base32": radix(id, B32, 13), "base62": radix(id, B62, 11),
+                "bytes": format!("{id:016x}"),
+            })
+        })
+        .collect();
+    let seed = 910_499_571_847_892_992u64;
+    let aliases = vec![
+        json!({"encoding": "base32", "text": radix(seed, B32, 13).to_lowercase(), "id": s(seed)}),
+        json!({"encoding": "base32", "text": "0000000000OIL", "id": s(33)}),
+        json!({"encoding": "base32", "text": "0000000000oil", "id": s(33)}),
+        json!({"encoding": "hex", "text": format!("{seed:016X}"), "id": s(seed)}),
+    ];
+    let bad = vec![
+        json!({"encoding": "hex", "text": "00000000000000g0", "error": "parse", "position": 14}),
+        json!({"encoding": "hex", "text": "abc", "error": "parse", "position": 3}),
+        json!({"encoding": "hex", "text": "00000000000000000", "error": "parse", "position": 16}),
+        json!({"encoding": "base32", "text": "000000000000U", "error": "parse", "position": 12}),
+        json!({"encoding": "base32", "text": "G000000000000", "error": "parse", "position": 12}),
+        json!({"encoding": "base32", "text": "0000000000000U", "error": "parse", "position": 13}),
+        json!({"encoding": "base62", "text": "0000000000_", "error": "parse", "position": 10}),
+        json!({"encoding": "base62", "text": "LygHa16AHYG", "error": "parse", "position": 10}),
+        json!({"encoding": "base62", "text": "zzzzzzzzzzz", "error": "parse", "position": 10}),
+        json!({"encoding": "base62", "text": "", "error": "parse", "position": 0}),
+        json!({"encoding": "decimal", "text": "18446744073709551616", "error": "parse", "position": 19}),
+        json!({"encoding": "decimal", "text": "12a", "error": "parse", "position": 2}),
+        json!({"encoding": "decimal", "text": "-1", "error": "parse", "position": 0}),
+        json!({"encoding": "decimal", "text": "", "error": "parse", "position": 0}),
+        json!({"encoding": "decimal", "text": " 1", "error": "parse", "position": 0}),
+    ];
+    json!({
+        "_comment": "Every encoding of edge and sample IDs: decimal, hex (16 lowercase), Crockford base32 (13), base62 (11, 0-9A-Za-z), 8 bytes big-endian (given as hex). Fixed-width forms sort like the integer. bad[] must fail with a parse error at `position` (0-based). Generated by crates/flakeid-core/tests/vectors.rs; regenerate with `make vectors`.",
+        "cases": cases,
+        "decode_aliases": aliases,
+        "bad": bad,
+    })
+}
+
+/// Builds one timeline's steps.
+struct Script {
+    sp: Spec,
+    node: u64,
+    steps: Vec<Value>,
+}
+
+impl Script {
+    fn new(sp: Spec, node: u64) -> Script {
+        Script {
+            sp,
+            node,
+            steps: vec![],
+        }
+    }
+    fn id(&self, ms: u64, seq: u64) -> Value {
+        s(self.sp.id_at(ms, self.node, seq))
+    }
+    /// `next_id()` must return the ID of tick `ms` with `seq`; the clock then reads `clock`.
+    fn next(&mut self, ms: u64, seq: u64, clock: u64) -> &mut Self {
+        let id = self.id(ms, seq);
+        self.steps.push(json!({"op": "next", "id": id, "clock_ms": clock}));
+        self
+    }
+    fn backwards(&mut self, by_ms: u64) -> &mut Self {
+        self.steps
+            .push(json!({"op": "next", "error": "clock_backwards", "by_ms": by_ms}));
+        self
+    }
+    fn exhausted(&mut self) -> &mut Self {
+        self.steps.push(json!({"op": "next", "error": "time_exhausted"}));
+        self
+    }
+    fn set(&mut self, ms: u64) -> &mut Self {
+        self.steps.push(json!({"op": "set", "ms": ms}));
+        self
+    }
+    fn batch(&mut self, ids: &[(u64, u64)], clock: u64) -> &mut Self {
+        let ids: Vec<Value> = ids.iter().map(|&(ms, seq)| self.id(ms, seq)).collect();
+        self.steps
+            .push(json!({"op": "next_ids", "n": ids.len(), "ids": ids, "clock_ms": clock}));
+        self
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn timeline(
+    name: &str,
+    sc: &Script,
+    overflow: &str,
+    backwards: &str,
+    max_borrow_ms: u64,
+    max_wait_ms: u64,
+    start_ms: u64,
+    auto: u64,
+) -> Value {
+    json!({
+        "name": name, "layout": sc.sp.json(), "node": sc.node, "overflow": overflow,
+        "clock_backwards": backwards, "max_borrow_ms": max_borrow_ms, "max_wait_ms": max_wait_ms,
+        "start_ms": start_ms, "auto_advance_ms": auto, "steps": sc.steps,
+    })
+}
+
+fn timelines_json() -> Value {
+    const T0: u64 = 1_700_000_000_000;
+    let mut out = Vec::new();
+
+    let mut a = Script::new(SMALL, 5);
+    a.next(T0, 0, T0).next(T0, 1, T0).next(T0, 2, T0).next(T0, 3, T0);
+    a.next(T0 + 1, 0, T0 + 1); // used up: spin to the next tick
+    a.set(T0).backwards(1); // refused, nothing issued...
+    a.set(T0 + 1).next(T0 + 1, 1, T0 + 1); // ...and the sequence goes on (Twitter #6)
+    a.batch(
+        &[(T0 + 1, 2), (T0 + 1, 3), (T0 + 2, 0), (T0 + 2, 1), (T0 + 2, 2)],
+        T0 + 2,
+    );
+    a.set(T0 + 10).next(T0 + 10, 0, T0 + 10);
+    out.push(timeline(
+        "overflow=wait, clock_backwards=error",
+        &a,
+        "wait",
+        "error",
+        0,
+        5,
+        T0,
+        1,
+    ));
+
+    let mut b = Script::new(SMALL, 5);
+    b.next(T0 + 10, 0, T0 + 10);
+    b.set(T0 + 7).next(T0 + 10, 1, T0 + 10); // 3 ms behind <= 5: wait it out
+    b.set(T0).backwards(10); // 10 ms behind > 5: refuse at once
+    b.set(T0 + 4).backwards(6);
+    b.set(T0 + 5).next(T0 + 10, 2, T0 + 10);
+    out.push(timeline(
+        "overflow=wait, clock_backwards=wait",
+        &b,
+        "wait",
+        "wait",
+        0,
+        5,
+        T0 + 10,
+        1,
+    ));
+
+    let mut c = Script::new(SMALL, 5);
+    c.next(T0 + 10, 0, T0 + 10);
+    c.set(T0).next(T0 + 10, 1, T0).next(T0 + 10, 2, T0).next(T0 + 10, 3, T0); // keep the last tick
+    c.backwards(10); // its sequence is used up and the next tick is 11 ms away (> 5)
+    c.set(T0 + 7).next(T0 + 11, 0, T0 + 11); // 4 ms away: wait for it
+    out.push(timeline(
+        "overflow=wait, clock_backwards=monotonic",
+        &c,
+        "wait",
+        "monotonic",
+        0,
+        5,
+        T0 + 10,
+        1,
+    ));
+
+    let mut d = Script::new(SMALL, 5);
+    let window: Vec<(u64, u64)> = (0..3).flat_map(|t| (0..4).map(move |q| (T0 + t, q))).collect();
+    d.batch(&window, T0); // 2 ms of borrowed time, no wait
+    d.next(T0 + 3, 0, T0 + 1); // window used up: wait until the clock lets T0+3 in
+    d.next(T0 + 3, 1, T0 + 1);
+    d.set(T0 - 1).backwards(4);
+    d.set(T0).backwards(3);
+    d.set(T0 + 1).next(T0 + 3, 2, T0 + 1);
+    out.push(timeline(
+        "overflow=borrow, clock_backwards=error",
+        &d,
+        "borrow",
+        "error",
+        2,
+        5,
+        T0,
+        1,
+    ));
+
+    let mut e = Script::new(SMALL, 5);
+    e.next(T0 + 10, 0, T0 + 10);
+    e.set(T0 + 9).next(T0 + 10, 1, T0 + 9); // within the borrow window: no rollback at all
+    e.set(T0 + 3).next(T0 + 10, 2, T0 + 8); // 5 ms until the window reaches T0+10: wait
+    e.set(T0).backwards(10);
+    out.push(timeline(
+        "overflow=borrow, clock_backwards=wait",
+        &e,
+        "borrow",
+        "wait",
+        2,
+        5,
+        T0 + 10,
+        1,
+    ));
+
+    let mut f = Script::new(SMALL, 5);
+    f.next(T0 + 10, 0, T0 + 10);
+    f.set(T0).next(T0 + 10, 1, T0).next(T0 + 10, 2, T0).next(T0 + 10, 3, T0);
+    f.backwards(10);
+    f.set(T0 + 5).next(T0 + 11, 0, T0 + 9);
+    out.push(timeline(
+        "overflow=borrow, clock_backwards=monotonic",
+        &f,
+        "borrow",
+        "monotonic",
+        2,
+        5,
+        T0 + 10,
+        1,
+    ));
+
+    let sf = PRESETS[0];
+    let mut g = Script::new(sf, 0);
+    g.next(sf.epoch + 1, 0, sf.epoch + 1)
+        .next(sf.epoch + 1, 1, sf.epoch + 1);
+    g.set(sf.epoch).backwards(1);
+    g.set(sf.epoch + 1).next(sf.epoch + 1, 2, sf.epoch + 1);
+    out.push(timeline(
+        "Twitter snowflake issue #6: a refused rollback keeps the sequence",
+        &g,
+        "wait",
+        "error",
+        0,
+        5,
+        sf.epoch + 1,
+        1,
+    ));
+
+    let mut h = Script::new(SMALL, 31);
+    let last = SMALL.last_ms();
+    h.exhausted(); // before the epoch
+    h.set(last);
+    for q in 0..4 {
+        h.next(last, q, last);
+    }
+    h.exhausted(); // the last tick is used up and there is no next one
+    h.set(last + 1).exhausted();
+    out.push(timeline(
+        "before the epoch and past the last tick",
+        &h,
+        "wait",
+        "error",
+        0,
+        5,
+        SMALL.epoch - 1,
+        1,
+    ));
+
+    let sony = PRESETS[3];
+    let mut i = Script::new(sony, 0x1234);
+    i.next(T0 + 3, 0, T0 + 3).next(T0 + 3, 1, T0 + 3);
+    i.set(T0 + 9).next(T0 + 9, 2, T0 + 9); // same 10 ms tick
+    i.set(T0 + 10).next(T0 + 10, 0, T0 + 10);
+    i.set(T0 + 5).backwards(5);
+    out.push(timeline(
+        "sonyflake: 10 ms ticks, time|seq|node",
+        &i,
+        "wait",
+        "error",
+        0,
+        5,
+        T0 + 3,
+        1,
+    ));
+
+    let baidu = PRESETS[4];
+    let mut j = Script::new(baidu, 4_000_000);
+    j.next(T0, 0, T0).next(T0, 1, T0);
+    j.set(T0 + 999).next(T0 + 999, 2, T0 + 999);
+    j.set(T0 + 1000).next(T0 + 1000, 0, T0 + 1000);
+    out.push(timeline("baidu: one-second ticks", &j, "wait", "error", 0, 5, T0, 1));
+
+    json!({
+        "_comment": "Scripted manual-clock timelines, one per overflow x clock_backwards policy plus edge cases: each step's exact ID or error. The clock advances by auto_advance_ms on every turn of a wait loop, so waits end deterministically; clock_ms is its reading after the step. Generated by crates/flakeid-core/tests/vectors.rs; regenerate with `make vectors`.",
+        "timelines": out,
+    })
+}
+
+fn all_vectors() -> Vec<(&'static str, Value)> {
+    vec![
+        ("layouts.json", layouts_json()),
+        ("compose.json", compose_json()),
+        ("encodings.json", encodings_json()),
+        ("timelines.json", timelines_json()),
+    ]
+}
+
+fn vectors_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors")
+}
+
+fn load(name: &str) -> Value {
+    let path = vectors_dir().join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; regenerate with `make vectors`", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn vectors_are_fresh() {
+    let regenerate = std::env::var_os("FLAKEID_REGENERATE_VECTORS").is_some();
+    for (name, value) in all_vectors() {
+        let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+        let path = vectors_dir().join(name);
+        if regenerate {
+            std::fs::write(&path, &text).unwrap();
+            continue;
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == text,
+            "tests/vectors/{name} is stale: regenerate with `make vectors` (FLAKEID_REGENERATE_VECTORS=1 cargo test -p flakeid-core --test vectors)"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- running them
+
+fn layout_of(v: &Value) -> Result<Layout, Error> {
+    if let Some(name) = v.as_str() {
+        return Layout::preset(name);
+    }
+    let n = |k: &str| v[k].as_u64().unwrap();
+    Layout::builder()
+        .time_bits(n("time_bits") as u32)
+        .datacenter_bits(n("datacenter_bits") as u32)
+        .worker_bits(n("worker_bits") as u32)
+        .sequence_bits(n("sequence_bits") as u32)
+        .tick_ms(n("tick_ms"))
+        .epoch_ms(n("epoch_ms"))
+        .order(Order::parse(v["order"].as_str().unwrap())?)
+        .build()
+}
+
+fn id_of(v: &Value) -> u64 {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+fn assert_error(result: Result<impl std::fmt::Debug, Error>, want: &Value, what: &str) {
+    let err = match result {
+        Ok(v) => panic!("{what}: expected {want}, got Ok({v:?})"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind().name(), want["error"].as_str().unwrap(), "{what}: {err}");
+    if let Some(field) = want.get("field") {
+        match &err {
+            Error::Config { field: f, .. } => assert_eq!(f, &field.as_str().unwrap(), "{what}: {err}"),
+            other => panic!("{what}: {other:?} has no field"),
+        }
+    }
+    if let Some(by) = want.get("by_ms") {
+        assert_eq!(
+            err,
+            Error::ClockMovedBackwards {
+                by_ms: by.as_u64().unwrap()
+            },
+            "{what}"
+        );
+    }
+    if let Some(pos) = want.get("position") {
+        match &err {
+            Error::Parse { position, .. } => assert_eq!(*position as u64, pos.as_u64().unwrap(), "{what}: {err}"),
+            other => panic!("{what}: {other:?} has no position"),
+        }
+    }
+}
+
+#[test]
+fn layout_vectors() {
+    let v = load("layouts.json");
+    for p in v["presets"].as_array().unwrap() {
+        let l = Layout::preset(p["name"].as_str().unwrap()).unwrap();
+        assert_eq!(u64::from(l.time_bits()), p["time_bits"].as_u64().unwrap());
+        assert_eq!(u64::from(l.datacenter_bits()), p["datacenter_bits"].as_u64().unwrap());
+        assert_eq!(u64::from(l.worker_bits()), p["worker_bits"].as_u64().unwrap());
+        assert_eq!(u64::from(l.sequence_bits()), p["sequence_bits"].as_u64().unwrap());
+        assert_eq!(l.tick_ms(), p["tick_ms"].as_u64().unwrap());
+        assert_eq!(l.epoch_ms(), p["epoch_ms"].as_u64().unwrap());
+        assert_eq!(l.order().as_str(), p["order"].as_str().unwrap());
+        assert_eq!(l.last_timestamp_ms(), p["last_timestamp_ms"].as_u64().unwrap());
+        assert_eq!(l.max_id(), id_of(&p["max_id"]));
+    }
+    for case in v["invalid_layouts"].as_array().unwrap() {
+        assert_error(layout_of(&case["layout"]), case, &case.to_string());
+    }
+    for case in v["invalid_generators"].as_array().unwrap() {
+        let r = (|| {
+            let mut b = Generator::builder(layout_of(&case["layout"])?);
+            let o = &case["options"];
+            if let Some(n) = o.get("node") {
+                b = b.node(n.as_u64().unwrap());
+            }
+            if let Some(n) = o.get("datacenter") {
+                b = b.datacenter(n.as_u64().unwrap());
+            }
+            if let Some(n) = o.get("worker") {
+                b = b.worker(n.as_u64().unwrap());
+            }
+            if let Some(x) = o.get("overflow") {
+                b = b.overflow(Overflow::parse(x.as_str().unwrap())?);
+            }
+            if let Some(x) = o.get("clock_backwards") {
+                b = b.clock_backwards(ClockBackwards::parse(x.as_str().unwrap())?);
+            }
+            if let Some(n) = o.get("max_borrow_ms") {
+                b = b.max_borrow_ms(n.as_u64().unwrap());
+            }
+            if let Some(n) = o.get("max_wait_ms") {
+                b = b.max_wait_ms(n.as_u64().unwrap());
+            }
+            b.build()
+        })();
+        assert_error(r, case, &case.to_string());
+    }
+}
+
+#[test]
+fn compose_vectors() {
+    let v = load("compose.json");
+    let cases = v["cases"].as_array().unwrap();
+    assert!(
+        cases
+            .iter()
+            .any(|c| c["id"] == "910499571847892992" && c["layout"] == "snowflake")
+    );
+    for c in cases {
+        let l = layout_of(&c["layout"]).unwrap();
+        let id = id_of(&c["id"]);
+        let n = |k: &str| c[k].as_u64().unwrap();
+        assert_eq!(
+            l.compose(n("timestamp_ms"), n("node"), n("sequence")).unwrap(),
+            id,
+            "{c}"
+        );
+        assert_eq!(
+            l.compose_parts(n("timestamp_ms"), n("datacenter"), n("worker"), n("sequence"))
+                .unwrap(),
+            id,
+            "{c}"
+        );
+        let p = l.try_decompose(id).unwrap();
+        assert_eq!(
+            (p.timestamp_ms, p.ticks, p.node, p.datacenter, p.worker, p.sequence),
+            (
+                n("timestamp_ms"),
+                n("ticks"),
+                n("node"),
+                n("datacenter"),
+                n("worker"),
+                n("sequence")
+            ),
+            "{c}"
+        );
+    }
+    for c in v["compose_errors"].as_array().unwrap() {
+        let l = layout_of(&c["layout"]).unwrap();
+        let n = |k: &str| c[k].as_u64().unwrap();
+        assert_error(
+            l.compose(n("timestamp_ms"), n("node"), n("sequence")),
+            c,
+            &c.to_string(),
+        );
+    }
+    for c in v["decompose_errors"].as_array().unwrap() {
+        let l = layout_of(&c["layout"]).unwrap();
+        assert_error(l.try_decompose(id_of(&c["id"])), c, &c.to_string());
+    }
+    for c in v["ranges"].as_array().unwrap() {
+        let l = layout_of(&c["layout"]).unwrap();
+        let (first, last) = l
+            .id_range(c["start_ms"].as_u64().unwrap(), c["end_ms"].as_u64().unwrap())
+            .unwrap();
+        assert_eq!((first, last), (id_of(&c["first"]), id_of(&c["last"])), "{c}");
+    }
+}
+
+#[test]
+fn encoding_vectors() {
+    let v = load("encodings.json");
+    for c in v["cases"].as_array().unwrap() {
+        let id = id_of(&c["id"]);
+        for enc in Encoding::ALL {
+            let text = c[enc.name()].as_str().unwrap();
+            assert_eq!(encode(id, enc), text, "{enc} of {id}");
+            assert_eq!(decode(text, enc).unwrap(), id, "{enc} {text}");
+        }
+        let hex = c["bytes"].as_str().unwrap();
+        let bytes: Vec<u8> = (0..8)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(to_bytes(id).to_vec(), bytes);
+        assert_eq!(from_bytes(&bytes).unwrap(), id);
+    }
+    for c in v["decode_aliases"].as_array().unwrap() {
+        let enc = Encoding::parse(c["encoding"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            decode(c["text"].as_str().unwrap(), enc).unwrap(),
+            id_of(&c["id"]),
+            "{c}"
+        );
+    }
+    for c in v["bad"].as_array().unwrap() {
+        let enc = Encoding::parse(c["encoding"].as_str().unwrap()).unwrap();
+        assert_error(decode(c["text"].as_str().unwrap(), enc), c, &c.to_string());
+    }
+}
+
+#[test]
+fn timeline_vectors() {
+    let v = load("timelines.json");
+    for tl in v["timelines"].as_array().unwrap() {
+        let name = tl["name"].as_str().unwrap();
+        let n = |k: &str| tl[k].as_u64().unwrap();
+        let clock = ManualClock::new(n("start_ms")).with_auto_advance(n("auto_advance_ms"));
+        let g = Generator::builder(layout_of(&tl["layout"]).unwrap())
+            .node(n("node"))
+            .overflow(Overflow::parse(tl["overflow"].as_str().unwrap()).unwrap())
+            .clock_backwards(ClockBackwards::parse(tl["clock_backwards"].as_str().unwrap()).unwrap())
+            .max_borrow_ms(n("max_borrow_ms"))
+            .max_wait_ms(n("max_wait_ms"))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        for (i, step) in tl["steps"].as_array().unwrap().iter().enumerate() {
+            let what = format!("{name}, step {i}: {step}");
+            match step["op"].as_str().unwrap() {
+                "set" => clock.set(step["ms"].as_u64().unwrap()),
+                "next" if step.get("error").is_some() => assert_error(g.next_id(), step, &what),
+                "next" => assert_eq!(g.next_id().unwrap(), id_of(&step["id"]), "{what}"),
+                "next_ids" => {
+                    let want: Vec<u64> = step["ids"].as_array().unwrap().iter().map(id_of).collect();
+                    assert_eq!(
+                        g.next_ids(step["n"].as_u64().unwrap() as usize).unwrap(),
+                        want,
+                        "{what}"
+                    );
+                }
+                op => panic!("unknown op {op}"),
+            }
+            if let Some(ms) = step.get("clock_ms") {
+                assert_eq!(clock.get(), ms.as_u64().unwrap(), "clock after {what}");
+            }
+        }
+    }
+}
