@@ -1,5 +1,7 @@
 //! The `flakeid` binary as a user runs it.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Output};
 
 fn flakeid(args: &[&str]) -> Output {

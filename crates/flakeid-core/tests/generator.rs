@@ -1,5 +1,7 @@
 //! Generator behaviour: threads, batches, policies, fork, the cached clock.
 
+#![allow(clippy::unwrap_used)]
+
 use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, precise_now_ms};
 use std::collections::HashSet;
 use std::sync::Arc;

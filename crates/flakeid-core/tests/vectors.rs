@@ -7,6 +7,8 @@
 //! statement of the contract. Timelines are scripts with the (tick, sequence) each
 //! step must produce, written out by hand from API.md §2.
 
+#![allow(clippy::unwrap_used)]
+
 use flakeid_core::{
     ClockBackwards, Encoding, Error, Generator, Layout, ManualClock, Order, Overflow, decode, encode, from_bytes,
     to_bytes,
