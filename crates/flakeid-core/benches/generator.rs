@@ -5,6 +5,7 @@
 //!   throughput.
 //! * `strict/next_id_below_cap`: the same code path on a layout whose sequence never
 //!   runs out (22 sequence bits), i.e. what one call costs when the cap is not hit.
+//! * `strict/peer_snowflaked_sync_generate`: the best Rust peer, for comparison.
 //! * `borrow/*`: the throughput mode, one and two threads on one generator, and
 //!   `fill` of 1M IDs.
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -40,6 +41,11 @@ fn strict(c: &mut Criterion) {
     let gen_wide = Generator::builder(wide).build().expect("generator");
     g.bench_function("next_id_below_cap", |b| {
         b.iter(|| black_box(gen_wide.next_id().expect("id")))
+    });
+    // The peer: snowflaked's thread-safe generator (same 41/10/12 split, system clock).
+    let peer = snowflaked::sync::Generator::new(1);
+    g.bench_function("peer_snowflaked_sync_generate", |b| {
+        b.iter(|| black_box(peer.generate::<u64>()))
     });
     g.finish();
 }

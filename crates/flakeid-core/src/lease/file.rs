@@ -1,0 +1,174 @@
+//! `file:///dir?namespace=NAME` — one advisory lock (`flock`) per node id, for
+//! processes on one host. The OS drops a dead process's locks at once, so there is
+//! no expiry: the heartbeat only rewrites the fence timestamp in the lock file
+//! (which is why the TTL is capped at [`FILE_TTL_CAP_MS`]: a killed holder's
+//! successor waits at most that long for its clock to pass the fence).
+//!
+//! Lock files are `DIR/NAMESPACE.NODE.lease`, holding `LAST_MS HOLDER`. Never delete
+//! them while holders run: a lock on a deleted file protects nothing (a holder that
+//! notices its file was replaced reports the lease lost).
+
+use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Longest TTL of a file lease: how often (a third of it) the fence is written.
+pub const FILE_TTL_CAP_MS: u64 = 600;
+
+/// Advisory-lock leases in a directory.
+#[derive(Debug)]
+pub struct FileStore {
+    dir: PathBuf,
+    namespace: String,
+    held: Option<(u64, File)>,
+}
+
+impl FileStore {
+    pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
+        u.check_params(&["namespace"])?;
+        namespace_of(u)?;
+        if !(u.host.is_empty() || u.host == "localhost") || !u.path.starts_with('/') {
+            return Err(Error::config(
+                "lease",
+                format!(
+                    "file lease URL {} must name an absolute directory: file:///path/to/dir",
+                    u.redacted()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn from_url(u: &LeaseUrl) -> Result<FileStore> {
+        Self::check_url(u)?;
+        FileStore::new(&u.path, &namespace_of(u)?)
+    }
+
+    /// Leases in `dir` (created if missing), in `namespace`.
+    pub fn new(dir: impl AsRef<Path>, namespace: &str) -> Result<FileStore> {
+        super::url::check_namespace(namespace)?;
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| lease_error(format!("cannot create the lease directory {}: {e}", dir.display())))?;
+        Ok(FileStore {
+            dir,
+            namespace: namespace.to_string(),
+            held: None,
+        })
+    }
+
+    fn path_of(&self, node: u64) -> PathBuf {
+        self.dir.join(format!("{}.{node}.lease", self.namespace))
+    }
+
+    fn held(&mut self, node: u64) -> Result<&mut File> {
+        match &mut self.held {
+            Some((n, f)) if *n == node => Ok(f),
+            _ => Err(lease_error(format!("file lease on node id {node} is not held here"))),
+        }
+    }
+
+    /// Whether the locked file is still the one at its path (not deleted or replaced).
+    fn still_linked(&self, node: u64, file: &File) -> bool {
+        match (file.metadata(), std::fs::metadata(self.path_of(node))) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        }
+    }
+}
+
+fn write_record(file: &mut File, last_ms: u64, holder: &str) -> std::io::Result<()> {
+    let text = format!("{last_ms} {holder}\n");
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(text.as_bytes())?;
+    file.set_len(text.len() as u64)
+}
+
+fn read_last(file: &mut File) -> u64 {
+    let mut text = String::new();
+    if file.seek(SeekFrom::Start(0)).is_err() || file.read_to_string(&mut text).is_err() {
+        return 0;
+    }
+    text.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+impl LeaseStore for FileStore {
+    fn describe(&self) -> String {
+        format!("file://{} namespace {:?}", self.dir.display(), self.namespace)
+    }
+
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn effective_ttl_ms(&self, requested: u64) -> u64 {
+        requested.min(FILE_TTL_CAP_MS)
+    }
+
+    fn acquire(&mut self, max_node: u64, _holder: &str, _ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
+        for node in 0..=max_node {
+            if node % 1024 == 1023 && Instant::now() >= until {
+                return Err(lease_error(format!(
+                    "timed out scanning {} for a free node id",
+                    self.describe()
+                )));
+            }
+            let path = self.path_of(node);
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o644)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(&path)
+                .map_err(|e| lease_error(format!("cannot open the lease file {}: {e}", path.display())))?;
+            // SAFETY: a valid open descriptor; flock has no memory effects.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    continue;
+                }
+                return Err(lease_error(format!("cannot lock {}: {err}", path.display())));
+            }
+            if !self.still_linked(node, &file) {
+                // Deleted between open and lock: try this id again next time round.
+                continue;
+            }
+            let last_ms = read_last(&mut file);
+            self.held = Some((node, file));
+            return Ok(Some(Acquired { node, last_ms }));
+        }
+        Ok(None)
+    }
+
+    fn renew(&mut self, node: u64, holder: &str, _ttl_ms: u64, fence_ms: u64, _until: Instant) -> Result<bool> {
+        let ok = {
+            let file = self.held(node)?;
+            let stored = read_last(file);
+            write_record(file, stored.max(fence_ms), holder)
+                .map_err(|e| lease_error(format!("cannot write the lease file for node id {node}: {e}")))?;
+            true
+        };
+        let linked = match &self.held {
+            Some((_, f)) => self.still_linked(node, f),
+            None => false,
+        };
+        Ok(ok && linked)
+    }
+
+    fn release(&mut self, node: u64, holder: &str, last_ms: u64, _until: Instant) -> Result<()> {
+        let result = self
+            .held(node)
+            .and_then(|f| write_record(f, last_ms, holder).map_err(|e| lease_error(e.to_string())));
+        // Closing the descriptor drops the lock (after the record is written).
+        self.held = None;
+        result
+    }
+}

@@ -1,0 +1,708 @@
+//! Node-id leases: no two live generators share a node id.
+//!
+//! A [`LeaseStore`] hands out node ids (file locks, Redis keys, PostgreSQL rows). A
+//! generator built with [`GeneratorBuilder::lease_url`](crate::GeneratorBuilder::lease_url)
+//! acquires the lowest free id of its layout's node range, renews it from a
+//! heartbeat thread, releases it when dropped, and refuses IDs
+//! ([`Error::Lease`]) as soon as its lease *may* have expired.
+//!
+//! Two independent guards (see `docs/leases.md` for the timing argument):
+//!
+//! * **Deadline.** Every renewal starts a validity window `ttl − margin` measured
+//!   from the moment the request was *sent*, on a local monotonic clock. The store
+//!   starts its own `ttl` when it *receives* the request, so the holder's window
+//!   ends `margin` before the store can give the id to anyone else. The hot path
+//!   compares the clock reading it already made with the published wall-clock end
+//!   of the window, and a coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`, a
+//!   memory read in the vDSO) with the monotonic end: no system call, no lock.
+//! * **Fence.** Each renewal also stores, with the lease, the latest timestamp the
+//!   holder may issue until its window ends (wall end of the window + borrow
+//!   allowance). A new holder starts its IDs after the stored value, so even a
+//!   holder that was paused between its check and its ID cannot collide with its
+//!   successor. A clean release stores the exact last timestamp instead.
+
+mod url;
+
+#[cfg(all(feature = "lease-file", unix))]
+mod file;
+#[cfg(feature = "lease-postgres")]
+mod pgwire;
+#[cfg(feature = "lease-postgres")]
+mod postgres;
+#[cfg(feature = "lease-redis")]
+mod redis;
+#[cfg(feature = "lease-postgres")]
+mod scram;
+
+use crate::clock::{Clock, precise_now_ms};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+#[cfg(all(feature = "lease-file", unix))]
+pub use file::FileStore;
+#[cfg(feature = "lease-postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "lease-redis")]
+pub use redis::RedisStore;
+
+pub(crate) use url::LeaseUrl;
+
+/// Default lease time-to-live.
+pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;
+/// Shortest TTL accepted: the renew interval is a third of it.
+pub const MIN_LEASE_TTL_MS: u64 = 100;
+/// Longest TTL accepted (one hour).
+pub const MAX_LEASE_TTL_MS: u64 = 3_600_000;
+/// Namespace used when the URL gives none.
+pub const DEFAULT_NAMESPACE: &str = "flakeid";
+/// Longest time spent connecting to a store and acquiring an id.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest time spent releasing a lease on drop.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The timing of one lease, derived from its TTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseTiming {
+    /// How long the store keeps the lease after a renewal reaches it.
+    pub ttl_ms: u64,
+    /// How often the holder renews (`ttl / 3`): two renewals may fail in a row
+    /// before the holder stops.
+    pub renew_ms: u64,
+    /// How much earlier than the store the holder gives up (`max(ttl / 5, 20)`):
+    /// covers clock-rate drift between holder and store, the coarse clock's tick
+    /// and the heartbeat's wake-up latency.
+    pub margin_ms: u64,
+}
+
+impl LeaseTiming {
+    pub fn for_ttl(ttl_ms: u64) -> Result<LeaseTiming> {
+        if !(MIN_LEASE_TTL_MS..=MAX_LEASE_TTL_MS).contains(&ttl_ms) {
+            return Err(Error::out_of_range(
+                "lease_ttl_ms",
+                MIN_LEASE_TTL_MS,
+                MAX_LEASE_TTL_MS,
+                ttl_ms,
+            ));
+        }
+        Ok(LeaseTiming {
+            ttl_ms,
+            renew_ms: ttl_ms / 3,
+            margin_ms: (ttl_ms / 5).max(20),
+        })
+    }
+
+    /// How long the holder may issue IDs after sending a renewal that succeeded.
+    pub fn valid_ms(&self) -> u64 {
+        self.ttl_ms - self.margin_ms
+    }
+}
+
+/// What [`LeaseStore::acquire`] obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acquired {
+    pub node: u64,
+    /// The last timestamp (Unix ms) recorded under this node id by earlier holders
+    /// (0 if none): IDs up to it may exist.
+    pub last_ms: u64,
+}
+
+/// A place that hands out node ids. Implementations must make `acquire`, `renew`
+/// and `release` atomic on the store, and give up on I/O at `until`.
+pub trait LeaseStore: Send + fmt::Debug {
+    /// The store and namespace, for messages (never a password).
+    fn describe(&self) -> String;
+
+    /// The namespace this store hands ids out in.
+    fn namespace(&self) -> &str;
+
+    /// The TTL to use when the caller asked for `requested`. File locks never expire
+    /// (the OS releases them), so the file store shortens the TTL: there it only
+    /// sets how often the fence timestamp is written.
+    fn effective_ttl_ms(&self, requested: u64) -> u64 {
+        requested
+    }
+
+    /// Takes a free id in `0..=max_node` for `holder`, for `ttl_ms`. `Ok(None)`:
+    /// every id is held by someone else.
+    fn acquire(&mut self, max_node: u64, holder: &str, ttl_ms: u64, until: Instant) -> Result<Option<Acquired>>;
+
+    /// Extends `holder`'s lease on `node` by `ttl_ms` and records `fence_ms` (kept
+    /// if larger than the stored value). `Ok(false)`: the lease belongs to someone
+    /// else now. A lease that expired but was not taken by anyone is renewed.
+    fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool>;
+
+    /// Gives `node` up, recording `last_ms` as the last timestamp issued under it.
+    /// Does nothing if `holder` no longer holds it.
+    fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()>;
+}
+
+type StoreFactory = Arc<dyn Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync>;
+
+/// Where leases come from: a parsed URL or a custom store.
+///
+/// URLs: `file:///dir`, `redis://[:password@]host:port/db`,
+/// `postgres://user:password@host:port/dbname`, each with an optional
+/// `?namespace=NAME` (default `flakeid`) that separates independent ID spaces on
+/// one store. PostgreSQL also takes `table=NAME` (default `flakeid_worker_node`).
+#[derive(Clone)]
+pub struct LeaseSpec {
+    kind: SpecKind,
+}
+
+#[derive(Clone)]
+enum SpecKind {
+    Url(LeaseUrl),
+    Custom(StoreFactory),
+}
+
+impl fmt::Debug for LeaseSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            SpecKind::Url(u) => write!(f, "LeaseSpec({})", u.redacted()),
+            SpecKind::Custom(_) => f.write_str("LeaseSpec(custom)"),
+        }
+    }
+}
+
+fn not_compiled(scheme: &str, feature: &str) -> Error {
+    Error::config(
+        "lease",
+        format!("{scheme}:// leases are not compiled in: build flakeid-core with the cargo feature \"{feature}\""),
+    )
+}
+
+impl LeaseSpec {
+    /// Parses and checks a lease URL (without connecting).
+    pub fn parse(url: &str) -> Result<LeaseSpec> {
+        let u = LeaseUrl::parse(url)?;
+        match u.scheme.as_str() {
+            "file" => {
+                #[cfg(all(feature = "lease-file", unix))]
+                file::FileStore::check_url(&u)?;
+                #[cfg(not(all(feature = "lease-file", unix)))]
+                return Err(not_compiled("file", "lease-file"));
+            }
+            "redis" => {
+                #[cfg(feature = "lease-redis")]
+                redis::RedisStore::check_url(&u)?;
+                #[cfg(not(feature = "lease-redis"))]
+                return Err(not_compiled("redis", "lease-redis"));
+            }
+            "postgres" | "postgresql" => {
+                #[cfg(feature = "lease-postgres")]
+                postgres::PostgresStore::check_url(&u)?;
+                #[cfg(not(feature = "lease-postgres"))]
+                return Err(not_compiled("postgres", "lease-postgres"));
+            }
+            other => {
+                return Err(Error::config(
+                    "lease",
+                    format!("lease URL scheme {other:?} is not one of file, redis, postgres"),
+                ));
+            }
+        }
+        #[allow(unreachable_code)]
+        Ok(LeaseSpec { kind: SpecKind::Url(u) })
+    }
+
+    /// A store of your own, created once per generator.
+    pub fn custom(factory: impl Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync + 'static) -> LeaseSpec {
+        LeaseSpec {
+            kind: SpecKind::Custom(Arc::new(factory)),
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn open(&self) -> Result<Box<dyn LeaseStore>> {
+        match &self.kind {
+            SpecKind::Custom(f) => f(),
+            SpecKind::Url(u) => match u.scheme.as_str() {
+                #[cfg(all(feature = "lease-file", unix))]
+                "file" => Ok(Box::new(file::FileStore::from_url(u)?)),
+                #[cfg(feature = "lease-redis")]
+                "redis" => Ok(Box::new(redis::RedisStore::from_url(u)?)),
+                #[cfg(feature = "lease-postgres")]
+                "postgres" | "postgresql" => Ok(Box::new(postgres::PostgresStore::from_url(u)?)),
+                other => Err(Error::config("lease", format!("unsupported lease URL scheme {other:?}"))),
+            },
+        }
+    }
+}
+
+pub(crate) fn namespace_of(u: &LeaseUrl) -> Result<String> {
+    let ns = u.param("namespace").unwrap_or(DEFAULT_NAMESPACE);
+    url::check_namespace(ns)?;
+    Ok(ns.to_string())
+}
+
+pub(crate) fn lease_error(message: impl Into<String>) -> Error {
+    Error::Lease {
+        message: message.into(),
+    }
+}
+
+/// Milliseconds on a monotonic clock that costs a memory read: the kernel's
+/// coarse clock (advanced every timer tick, 1–4 ms) where there is one. It keeps
+/// moving while the process is stopped, unlike any cache a thread maintains.
+#[inline]
+pub(crate) fn coarse_mono_ms() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC_COARSE always exists on Linux.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+        (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        let start = *START.get_or_init(Instant::now);
+        // +1 so that 0 stays "closed".
+        start.elapsed().as_millis() as u64 + 1
+    }
+}
+
+/// What the hot path reads: the ends of the validity window, published by the
+/// heartbeat. Both 0 = closed (lost, released, or not yet acquired).
+#[derive(Debug)]
+pub(crate) struct Gate {
+    wall_end_ms: AtomicU64,
+    mono_end_ms: AtomicU64,
+}
+
+impl Gate {
+    fn closed() -> Gate {
+        Gate {
+            wall_end_ms: AtomicU64::new(0),
+            mono_end_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether an ID stamped `now_ms` (the generator's own clock reading) may be issued.
+    #[inline(always)]
+    pub(crate) fn allows(&self, now_ms: u64) -> bool {
+        now_ms < self.wall_end_ms.load(Ordering::Acquire) && coarse_mono_ms() < self.mono_end_ms.load(Ordering::Acquire)
+    }
+
+    fn open_until(&self, wall_end_ms: u64, mono_end_ms: u64) {
+        self.wall_end_ms.store(wall_end_ms, Ordering::Release);
+        self.mono_end_ms.store(mono_end_ms, Ordering::Release);
+    }
+
+    fn close(&self) {
+        self.mono_end_ms.store(0, Ordering::Release);
+        self.wall_end_ms.store(0, Ordering::Release);
+    }
+}
+
+/// Where a lease stands (see [`Generator::lease_state`](crate::Generator::lease_state)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseState {
+    /// Renewed in time.
+    Held,
+    /// The last renewal failed; the holder keeps trying and stops issuing IDs when
+    /// its validity window ends.
+    Unreachable { error: String },
+    /// The store gave the node id to another holder: this generator never issues
+    /// again.
+    Lost,
+    /// Released (dropped or [`release_lease`](crate::Generator::release_lease)).
+    Released,
+}
+
+impl fmt::Display for LeaseState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseState::Held => f.write_str("held"),
+            LeaseState::Unreachable { error } => write!(f, "store unreachable ({error})"),
+            LeaseState::Lost => f.write_str("taken over by another holder"),
+            LeaseState::Released => f.write_str("released"),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Control {
+    /// `Some(last_ms)`: release, recording `last_ms`.
+    stop: Option<u64>,
+    state: LeaseState,
+}
+
+#[derive(Debug)]
+struct Shared {
+    gate: Arc<Gate>,
+    control: Mutex<Control>,
+    wake: Condvar,
+    node: u64,
+    describe: String,
+    timing: LeaseTiming,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Control> {
+        self.control.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The heartbeat of one acquired lease. Owned by its generator.
+#[derive(Debug)]
+pub(crate) struct LeaseGuard {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    fork_generation: u64,
+}
+
+impl LeaseGuard {
+    pub(crate) fn gate(&self) -> Arc<Gate> {
+        self.shared.gate.clone()
+    }
+
+    pub(crate) fn state(&self) -> LeaseState {
+        self.shared.lock().state.clone()
+    }
+
+    /// The error a generator returns once its gate is closed or its window ended.
+    #[cold]
+    pub(crate) fn refusal(&self) -> Error {
+        let s = &self.shared;
+        let state = self.state();
+        let why = match &state {
+            LeaseState::Held => "its validity window ended before the renewal was confirmed".to_string(),
+            LeaseState::Unreachable { error } => format!(
+                "it could not be renewed within {} ms ({error}); IDs resume once the store answers",
+                s.timing.valid_ms()
+            ),
+            LeaseState::Lost => "it was taken over by another holder; this generator will not issue IDs again".into(),
+            LeaseState::Released => "it was released".into(),
+        };
+        lease_error(format!(
+            "refusing to issue an ID: the lease on node id {} ({}) may have expired: {why}",
+            s.node, s.describe
+        ))
+    }
+
+    /// Closes the gate, releases the lease recording `last_ms`, and waits for the
+    /// heartbeat to finish. Idempotent.
+    pub(crate) fn release(&self, last_ms: u64) {
+        if crate::fork::generation() != self.fork_generation {
+            // A forked child: the heartbeat thread lives in the parent only.
+            return;
+        }
+        {
+            let mut c = self.shared.lock();
+            self.shared.gate.close();
+            if c.stop.is_none() {
+                c.stop = Some(last_ms);
+            }
+            self.shared.wake.notify_all();
+        }
+        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        // The generator normally releases with its exact last timestamp first; this
+        // is the fallback (e.g. a panic while building).
+        self.release(0);
+    }
+}
+
+/// Everything a generator needs from a freshly acquired lease.
+pub(crate) struct Acquisition {
+    pub node: u64,
+    /// Start IDs after this Unix-ms time (recorded by earlier holders).
+    pub resume_after_ms: Option<u64>,
+    pub guard: LeaseGuard,
+}
+
+/// Unique per process and per lease: host, pid, time and a counter.
+fn holder_token() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let host = crate::node_id::hostname().unwrap_or_else(|_| "unknown-host".into());
+    let host: String = host
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        .take(64)
+        .collect();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{host}/{}/{nanos:x}/{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn wall_now(clock: &Option<Arc<dyn Clock>>) -> u64 {
+    match clock {
+        Some(c) => c.now_ms_precise(),
+        None => precise_now_ms(),
+    }
+}
+
+/// How a generator asks for a lease.
+pub(crate) struct AcquireOptions<'a> {
+    pub spec: &'a LeaseSpec,
+    pub ttl_ms: u64,
+    pub layout: &'a Layout,
+    pub clock: Option<Arc<dyn Clock>>,
+    /// How far ahead of its clock the generator may issue (borrowing), in ms.
+    pub ahead_ms: u64,
+    /// How long to wait for the clock to pass the last recorded timestamp.
+    pub max_wait_ms: u64,
+}
+
+/// Acquires a node id, waits (bounded) until the clock is past the last timestamp
+/// issued under it, records the first fence, and starts the heartbeat.
+pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
+    let mut store = opts.spec.open()?;
+    let timing = LeaseTiming::for_ttl(store.effective_ttl_ms(opts.ttl_ms).min(opts.ttl_ms))?;
+    let layout = opts.layout;
+    let holder = holder_token();
+    let describe = store.describe();
+    let max_node = layout.max_node();
+    let until = Instant::now() + ACQUIRE_TIMEOUT;
+    let got = store.acquire(max_node, &holder, timing.ttl_ms, until)?.ok_or_else(|| {
+        lease_error(format!(
+            "no free node id: all {} node ids (0..={max_node}) of namespace {:?} are leased ({describe})",
+            u128::from(max_node) + 1,
+            store.namespace(),
+        ))
+    })?;
+    let node = got.node;
+    let give_up = |store: &mut Box<dyn LeaseStore>, e: Error| -> Error {
+        let _ = store.release(node, &holder, got.last_ms, Instant::now() + RELEASE_TIMEOUT);
+        e
+    };
+
+    // The restart-after-rollback hole: never issue at or before what earlier holders did.
+    let resume_after_ms = (got.last_ms >= layout.epoch_ms() && got.last_ms > 0).then_some(got.last_ms);
+    if let Some(last) = resume_after_ms {
+        let first_allowed = match layout.ticks_at(last) {
+            Ok(t) => layout.timestamp_of_ticks(t + 1),
+            Err(e) => return Err(give_up(&mut store, e)),
+        };
+        let bound = opts.max_wait_ms.saturating_add(opts.ahead_ms);
+        let started = Instant::now();
+        loop {
+            let now = wall_now(&opts.clock);
+            if now >= first_allowed {
+                break;
+            }
+            if started.elapsed() >= Duration::from_millis(bound) {
+                let e = lease_error(format!(
+                    "acquired node id {node} ({describe}), but IDs up to {last} ms were already issued under it \
+                     and the clock reads {now} ms, {} ms behind; waited {bound} ms (max_wait_ms + borrow allowance). \
+                     Fix the clock, or raise max_wait_ms",
+                    first_allowed - now
+                ));
+                return Err(give_up(&mut store, e));
+            }
+            match &opts.clock {
+                Some(c) => c.pause(),
+                None => std::thread::sleep(Duration::from_millis((first_allowed - now).clamp(1, 10))),
+            }
+        }
+    }
+
+    let gate = Arc::new(Gate::closed());
+    let sent = Instant::now();
+    let mono = coarse_mono_ms();
+    let wall_end = wall_now(&opts.clock) + timing.valid_ms();
+    match store.renew(node, &holder, timing.ttl_ms, wall_end + opts.ahead_ms, until) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(lease_error(format!(
+                "node id {node} ({describe}) was taken by another holder while it was being acquired"
+            )));
+        }
+        Err(e) => return Err(give_up(&mut store, e)),
+    }
+    gate.open_until(wall_end, mono + timing.valid_ms());
+
+    let shared = Arc::new(Shared {
+        gate,
+        control: Mutex::new(Control {
+            stop: None,
+            state: LeaseState::Held,
+        }),
+        wake: Condvar::new(),
+        node,
+        describe,
+        timing,
+    });
+    let beat = Heartbeat {
+        shared: shared.clone(),
+        store,
+        holder,
+        clock: opts.clock,
+        ahead_ms: opts.ahead_ms,
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("flakeid-lease-{node}"))
+        .stack_size(256 * 1024)
+        .spawn(move || beat.run(sent));
+    let handle = match spawned {
+        Ok(h) => h,
+        Err(e) => {
+            // `beat` (and the store) moved into the failed spawn and were dropped;
+            // the lease expires by itself after its TTL.
+            return Err(lease_error(format!(
+                "cannot start the lease heartbeat thread: {e}; node id {node} will expire after {} ms",
+                timing.ttl_ms
+            )));
+        }
+    };
+    Ok(Acquisition {
+        node,
+        resume_after_ms,
+        guard: LeaseGuard {
+            shared,
+            thread: Mutex::new(Some(handle)),
+            fork_generation: crate::fork::generation(),
+        },
+    })
+}
+
+struct Heartbeat {
+    shared: Arc<Shared>,
+    store: Box<dyn LeaseStore>,
+    holder: String,
+    clock: Option<Arc<dyn Clock>>,
+    ahead_ms: u64,
+}
+
+impl Heartbeat {
+    fn run(mut self, first_sent: Instant) {
+        let timing = self.shared.timing;
+        let renew = Duration::from_millis(timing.renew_ms);
+        // After a failure, retry four times per renew interval.
+        let retry = Duration::from_millis((timing.renew_ms / 4).max(5));
+        let mut next = first_sent + renew;
+        loop {
+            {
+                let mut c = self.shared.lock();
+                loop {
+                    if c.stop.is_some() {
+                        break;
+                    }
+                    let now = Instant::now();
+                    if now >= next {
+                        break;
+                    }
+                    c = self
+                        .shared
+                        .wake
+                        .wait_timeout(c, next - now)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|p| p.into_inner().0);
+                }
+                if let Some(last_ms) = c.stop {
+                    drop(c);
+                    let _ = self.store.release(
+                        self.shared.node,
+                        &self.holder,
+                        last_ms,
+                        Instant::now() + RELEASE_TIMEOUT,
+                    );
+                    self.shared.lock().state = LeaseState::Released;
+                    return;
+                }
+            }
+            let sent = Instant::now();
+            let mono = coarse_mono_ms();
+            let wall_end = wall_now(&self.clock) + timing.valid_ms();
+            // Give up on this attempt in time to retry before the window ends.
+            let until = sent + renew;
+            let outcome = self.store.renew(
+                self.shared.node,
+                &self.holder,
+                timing.ttl_ms,
+                wall_end + self.ahead_ms,
+                until,
+            );
+            let mut c = self.shared.lock();
+            match outcome {
+                Ok(true) => {
+                    if c.stop.is_none() {
+                        self.shared.gate.open_until(wall_end, mono + timing.valid_ms());
+                        c.state = LeaseState::Held;
+                    }
+                    next = sent + renew;
+                }
+                Ok(false) => {
+                    self.shared.gate.close();
+                    c.state = LeaseState::Lost;
+                    return;
+                }
+                Err(e) => {
+                    c.state = LeaseState::Unreachable { error: e.to_string() };
+                    next = Instant::now() + retry;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_keeps_the_holder_inside_the_store_ttl() {
+        for ttl in [MIN_LEASE_TTL_MS, 1000, DEFAULT_LEASE_TTL_MS, MAX_LEASE_TTL_MS] {
+            let t = LeaseTiming::for_ttl(ttl).unwrap();
+            assert!(t.valid_ms() < t.ttl_ms);
+            // Two renewals fit in the validity window: one lost packet does not stop IDs.
+            assert!(2 * t.renew_ms < t.valid_ms(), "{t:?}");
+        }
+        assert!(LeaseTiming::for_ttl(99).is_err());
+        assert!(LeaseTiming::for_ttl(MAX_LEASE_TTL_MS + 1).is_err());
+    }
+
+    #[test]
+    fn gate_checks_both_clocks() {
+        let g = Gate::closed();
+        assert!(!g.allows(0));
+        let mono = coarse_mono_ms();
+        g.open_until(1_000, mono + 60_000);
+        assert!(g.allows(999));
+        assert!(!g.allows(1_000));
+        g.open_until(1_000, mono.saturating_sub(1));
+        assert!(!g.allows(5), "the monotonic end binds even when the wall clock is early");
+        g.close();
+        assert!(!g.allows(0));
+    }
+
+    #[test]
+    fn coarse_clock_moves() {
+        let a = coarse_mono_ms();
+        std::thread::sleep(Duration::from_millis(20));
+        let b = coarse_mono_ms();
+        assert!(b >= a + 10 && b < a + 1000, "{a} -> {b}");
+    }
+
+    #[test]
+    fn spec_errors_are_config_errors() {
+        let e = LeaseSpec::parse("zk://h/x").unwrap_err();
+        assert!(matches!(e, Error::Config { field: "lease", .. }), "{e}");
+        assert!(LeaseSpec::parse("not a url").is_err());
+    }
+
+    #[test]
+    fn holder_tokens_are_unique() {
+        assert_ne!(holder_token(), holder_token());
+    }
+}
