@@ -1,1 +1,53 @@
-//! C ABI for flakeid: libflakeid.so / libflakeid.a — placeholder, filled in by its issue.
+//! The C ABI of flakeid: `libflakeid.so` / `libflakeid.a` with `include/flakeid.h`
+//! (generated from this crate by cbindgen; `tests/header.rs` keeps it fresh).
+//!
+//! Conversion only: every rule lives in `flakeid-core`. Conventions (see
+//! `bindings/c/README.md`): every call returns a `flakeid_status`, runs behind a
+//! panic boundary, checks pointers for NULL, and writes out-parameters only on
+//! success; handles are opaque, made by `_new` and released by `_free`.
+
+// The exported names are C's (`flakeid_generator`, `FLAKEID_OK`).
+#![allow(non_camel_case_types)]
+// Every export has the same safety contract, stated once in the header's preamble
+// and the README: each pointer is NULL (refused with FLAKEID_ERR_NULL where one is
+// required) or valid for the access and length its documentation describes.
+#![allow(clippy::missing_safety_doc)]
+
+mod error;
+mod generator;
+mod layout;
+
+pub use error::*;
+pub use generator::*;
+pub use layout::*;
+
+use error::Fail;
+use std::ffi::c_char;
+use std::ptr::NonNull;
+
+/// An input pointer as a reference, or `FLAKEID_ERR_NULL` naming the argument.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `T` for the duration of the call.
+unsafe fn arg<'a, T>(p: *const T, name: &'static str) -> Result<&'a T, Fail> {
+    unsafe { p.as_ref() }.ok_or(Fail::Null(name))
+}
+
+/// An out-parameter, checked for NULL before any work is done.
+fn out<T>(p: *mut T, name: &'static str) -> Result<NonNull<T>, Fail> {
+    NonNull::new(p).ok_or(Fail::Null(name))
+}
+
+/// Writes an out-parameter (the caller promises it is valid for writes).
+#[inline(always)]
+fn write<T>(dst: NonNull<T>, value: T) {
+    // SAFETY: C callers pass out-parameters valid for writes of `T` (documented ABI).
+    unsafe { dst.as_ptr().write(value) }
+}
+
+/// The library's version (`"0.1.0"`), a static string.
+#[unsafe(no_mangle)]
+pub extern "C" fn flakeid_version() -> *const c_char {
+    const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    VERSION.as_ptr().cast()
+}

@@ -1,1 +1,179 @@
-//! Node binding for flakeid (napi-rs) — placeholder, filled in by its issue.
+//! `@flakeid/node`: the napi-rs binding. Conversion only — every rule (ranges,
+//! policies, encodings) lives in `flakeid-core`. IDs cross as `bigint` (`u64`),
+//! never as a JS `number`; incoming IDs are range-checked here.
+
+mod fast;
+mod generator;
+mod layout;
+
+use flakeid_core as fc;
+use napi::bindgen_prelude::{BigInt, Buffer, ClassInstance, Either, JsObjectValue, Object, Uint8Array};
+use napi::{Env, Status};
+use napi_derive::napi;
+
+pub use generator::{Generator, ManualClock};
+pub use layout::{Layout, Parts};
+
+/// A core error thrown as a JS `Error` whose `code` is the core's
+/// (`FLAKEID_CONFIG`, ...) and which carries `field`, `byMs` or `position` where the
+/// core names them. The exception is left pending; napi sees `PendingException`.
+pub(crate) fn throw(env: &Env, e: fc::Error) -> napi::Error {
+    let build = || -> napi::Result<()> {
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.to_string()))?;
+        obj.set_named_property("code", e.kind().code())?;
+        match &e {
+            fc::Error::Config { field, .. } => obj.set_named_property("field", *field)?,
+            fc::Error::ClockMovedBackwards { by_ms } => obj.set_named_property("byMs", *by_ms as f64)?,
+            fc::Error::Parse { position, .. } => obj.set_named_property("position", *position as u32)?,
+            _ => {}
+        }
+        env.throw(obj)
+    };
+    match build() {
+        Ok(()) => napi::Error::from_status(Status::PendingException),
+        Err(err) => err,
+    }
+}
+
+/// `Result` of a core call, thrown as a flakeid error.
+pub(crate) trait OrThrow<T> {
+    fn or_throw(self, env: &Env) -> napi::Result<T>;
+}
+
+impl<T> OrThrow<T> for fc::Result<T> {
+    #[inline]
+    fn or_throw(self, env: &Env) -> napi::Result<T> {
+        self.map_err(|e| throw(env, e))
+    }
+}
+
+pub(crate) fn config(field: &'static str, message: String) -> fc::Error {
+    fc::Error::Config { field, message }
+}
+
+/// Largest integer a JS `number` holds exactly.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// A JS number that must be a whole number in `0..=2^53-1`.
+pub(crate) fn uint(field: &'static str, v: f64) -> fc::Result<u64> {
+    if v.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&v) {
+        Ok(v as u64)
+    } else {
+        Err(config(
+            field,
+            format!("{field} must be a whole number in 0..={MAX_SAFE}, got {v}"),
+        ))
+    }
+}
+
+/// A `u64` that is not an ID (timestamp, node, sequence) as a JS number, exactly.
+pub(crate) fn num(field: &'static str, v: u64) -> fc::Result<f64> {
+    if v as f64 <= MAX_SAFE {
+        Ok(v as f64)
+    } else {
+        Err(config(
+            field,
+            format!("{field} {v} is larger than a JS number holds exactly (2^53 - 1)"),
+        ))
+    }
+}
+
+/// An incoming ID: a `bigint` in `0..2^64`, or its decimal string.
+pub(crate) fn id_in(id: Either<BigInt, String>) -> fc::Result<u64> {
+    match id {
+        Either::A(b) => match b.get_u64() {
+            (false, v, true) => Ok(v),
+            (sign, ..) => Err(config(
+                "id",
+                format!(
+                    "id must be a bigint in 0n..=18446744073709551615n, got a {} one",
+                    if sign { "negative" } else { "2^64 or larger" }
+                ),
+            )),
+        },
+        Either::B(s) => fc::decode(&s, fc::Encoding::Decimal),
+    }
+}
+
+/// `layout` arguments: a [`Layout`] or a preset name; `snowflake` when absent.
+pub(crate) type LayoutArg<'a> = Option<Either<String, ClassInstance<'a, Layout>>>;
+
+pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
+    match layout {
+        None => Ok(fc::Layout::SNOWFLAKE),
+        Some(Either::A(name)) => fc::Layout::preset(&name),
+        Some(Either::B(l)) => Ok(l.inner),
+    }
+}
+
+/// Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
+/// above the layout's width.
+#[napi(ts_args_type = "id: bigint | string, layout?: Layout | string")]
+pub fn decompose<'e>(env: &'e Env, id: Either<BigInt, String>, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
+    let layout = layout_in(layout).or_throw(env)?;
+    layout::parts(env, &layout, id_in(id).or_throw(env)?)
+}
+
+/// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
+#[napi(ts_args_type = "timestampMs: number, node: number, sequence: number, layout?: Layout | string")]
+pub fn compose(env: &Env, timestamp_ms: f64, node: f64, sequence: f64, layout: LayoutArg<'_>) -> napi::Result<u64> {
+    layout::compose_with(&layout_in(layout).or_throw(env)?, timestamp_ms, node, sequence).or_throw(env)
+}
+
+/// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies in
+/// `first..=last` — for `WHERE id BETWEEN first AND last`.
+#[napi(
+    ts_args_type = "startMs: number, endMs: number, layout?: Layout | string",
+    ts_return_type = "[bigint, bigint]"
+)]
+pub fn id_range(env: &Env, start_ms: f64, end_ms: f64, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
+    let l = layout_in(layout).or_throw(env)?;
+    layout::range(&l, start_ms, end_ms).or_throw(env)
+}
+
+/// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
+#[napi(ts_args_type = "id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
+pub fn encode(env: &Env, id: Either<BigInt, String>, encoding: Option<String>) -> napi::Result<String> {
+    let enc = encoding_in(encoding).or_throw(env)?;
+    Ok(fc::encode(id_in(id).or_throw(env)?, enc))
+}
+
+/// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.
+#[napi(ts_args_type = "text: string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
+pub fn decode(env: &Env, text: String, encoding: Option<String>) -> napi::Result<u64> {
+    let enc = encoding_in(encoding).or_throw(env)?;
+    fc::decode(&text, enc).or_throw(env)
+}
+
+/// `decimal` when absent.
+fn encoding_in(name: Option<String>) -> fc::Result<fc::Encoding> {
+    name.map_or(Ok(fc::Encoding::Decimal), |n| fc::Encoding::parse(&n))
+}
+
+/// The 8-byte big-endian form (flake-idgen's `Buffer`).
+#[napi(ts_args_type = "id: bigint | string")]
+pub fn to_bytes(env: &Env, id: Either<BigInt, String>) -> napi::Result<Buffer> {
+    Ok(fc::to_bytes(id_in(id).or_throw(env)?).to_vec().into())
+}
+
+/// An ID from its 8 big-endian bytes (a `Buffer` or `Uint8Array`).
+#[napi]
+pub fn from_bytes(env: &Env, bytes: Uint8Array) -> napi::Result<u64> {
+    fc::from_bytes(&bytes).or_throw(env)
+}
+
+/// Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`.
+#[napi(ts_return_type = "Record<string, string>")]
+pub fn error_codes(env: &Env) -> napi::Result<Object<'_>> {
+    let mut codes = Object::new(env)?;
+    for kind in fc::ErrorKind::ALL {
+        codes.set_named_property(&kind.name().to_ascii_uppercase(), kind.code())?;
+    }
+    Ok(codes)
+}
+
+/// The engine's version.
+#[napi]
+pub fn version() -> &'static str {
+    fc::VERSION
+}

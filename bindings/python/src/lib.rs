@@ -1,1 +1,116 @@
-//! Python binding for flakeid (pyo3) — placeholder, filled in by its issue.
+//! The native module `flakeid._flakeid`, re-exported by `flakeid/__init__.py`.
+//! Conversion only: every rule (ranges, encodings, waiting, fork detection) lives
+//! in `flakeid-core`, and every core error becomes the matching exception.
+
+mod errors;
+mod generator;
+mod layout;
+
+use errors::to_py;
+use flakeid_core::{Encoding, ErrorKind, NodeSource};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyBytes;
+
+/// Takes an ID apart under a layout (a `Layout` or a preset name).
+#[pyfunction]
+#[pyo3(signature = (id, layout=None), text_signature = "(id, layout='snowflake')")]
+fn decompose(id: u64, layout: Option<&Bound<'_, PyAny>>) -> PyResult<layout::PyParts> {
+    layout::decompose(&layout::layout_arg(layout)?, id)
+}
+
+/// Fixed-width, sort-preserving text: "hex", "base32", "base62" (or "decimal").
+#[pyfunction]
+#[pyo3(signature = (id, encoding="base62"))]
+fn encode(id: u64, encoding: &str) -> PyResult<String> {
+    Ok(flakeid_core::encode(id, Encoding::parse(encoding).map_err(to_py)?))
+}
+
+/// Parses text made by `encode`; `ParseError` names the bad position.
+#[pyfunction]
+#[pyo3(signature = (text, encoding="base62"))]
+fn decode(text: PyBackedStr, encoding: &str) -> PyResult<u64> {
+    flakeid_core::decode(&text, Encoding::parse(encoding).map_err(to_py)?).map_err(to_py)
+}
+
+/// The 8 big-endian bytes of an ID (flake-idgen's format).
+#[pyfunction]
+fn to_bytes<'py>(py: Python<'py>, id: u64) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &flakeid_core::to_bytes(id))
+}
+
+/// The ID in 8 big-endian bytes.
+#[pyfunction]
+fn from_bytes(data: &[u8]) -> PyResult<u64> {
+    flakeid_core::from_bytes(data).map_err(to_py)
+}
+
+/// Resolves a node-id source ("42", "env:VAR", "hostname", "mac", "ipv4") for a layout.
+#[pyfunction]
+#[pyo3(signature = (source, layout=None), text_signature = "(source, layout='snowflake')")]
+fn resolve_node(source: &str, layout: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let layout = layout::layout_arg(layout)?;
+    NodeSource::parse(source)
+        .and_then(|s| s.resolve(&layout))
+        .map_err(to_py)
+}
+
+/// The number after the last `-` of a host name (`web-3` -> 3); this host's when omitted.
+#[pyfunction]
+#[pyo3(signature = (host=None))]
+fn host_ordinal(host: Option<&str>) -> PyResult<u64> {
+    match host {
+        Some(h) => flakeid_core::host_ordinal(h),
+        None => flakeid_core::hostname().and_then(|h| flakeid_core::host_ordinal(&h)),
+    }
+    .map_err(to_py)
+}
+
+/// This machine's host name.
+#[pyfunction]
+fn hostname() -> PyResult<String> {
+    flakeid_core::hostname().map_err(to_py)
+}
+
+/// The first non-loopback MAC address, as a 48-bit int.
+#[pyfunction]
+fn first_mac() -> PyResult<u64> {
+    flakeid_core::first_mac().map_err(to_py)
+}
+
+/// The first private IPv4 address, dotted.
+#[pyfunction]
+fn first_private_ipv4() -> PyResult<String> {
+    flakeid_core::first_private_ipv4()
+        .map(|ip| ip.to_string())
+        .map_err(to_py)
+}
+
+#[pymodule]
+fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", flakeid_core::VERSION)?;
+    m.add_class::<layout::PyLayout>()?;
+    m.add_class::<layout::PyParts>()?;
+    m.add_class::<generator::PyGenerator>()?;
+    m.add_class::<generator::PyManualClock>()?;
+    m.add_function(wrap_pyfunction!(decompose, m)?)?;
+    m.add_function(wrap_pyfunction!(encode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_node, m)?)?;
+    m.add_function(wrap_pyfunction!(host_ordinal, m)?)?;
+    m.add_function(wrap_pyfunction!(hostname, m)?)?;
+    m.add_function(wrap_pyfunction!(first_mac, m)?)?;
+    m.add_function(wrap_pyfunction!(first_private_ipv4, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
+    let classes = errors::classes(py)?;
+    m.add("FlakeIdError", classes.base.clone_ref(py))?;
+    for (kind, name, cls) in &classes.kinds {
+        debug_assert!(ErrorKind::ALL.contains(kind));
+        m.add(*name, cls.clone_ref(py))?;
+    }
+    Ok(())
+}

@@ -1,1 +1,114 @@
-//! WebAssembly binding for flakeid (wasm-bindgen) — placeholder, filled in by its issue.
+//! WebAssembly binding for flakeid (`@flakeid/wasm`), built with wasm-bindgen.
+//!
+//! The same JS API as `@flakeid/node`: `Generator`, `Layout`, `ManualClock`,
+//! `decompose`, `encode`, `decode`. IDs cross as `bigint`, range-checked on the way
+//! in (wasm-bindgen would wrap silently); errors are `Error`s with a `code`. Every
+//! rule lives in `flakeid-core`: this crate only converts.
+
+mod convert;
+mod generator;
+mod layout;
+
+pub use generator::{Generator, ManualClock};
+pub use layout::Layout;
+
+use convert::js_error;
+use flakeid_core::Encoding;
+use js_sys::{Array, Object, Uint8Array};
+use layout::{layout_from_js, parts_to_js};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ENCODING: &str = r#"
+export type Encoding = "decimal" | "hex" | "base32" | "base62";
+"#;
+
+/// Takes an ID apart under `layout` (default snowflake).
+#[wasm_bindgen(unchecked_return_type = "Parts")]
+pub fn decompose(
+    #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
+) -> Result<Object, JsValue> {
+    let id = convert::id(&id, "id")?;
+    let layout = layout_from_js(&layout.unwrap_or_default())?;
+    layout.try_decompose(id).map(parts_to_js).map_err(js_error)
+}
+
+/// An ID as text: `decimal` (default), `hex`, `base32` or `base62`.
+#[wasm_bindgen]
+pub fn encode(
+    #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Encoding")] encoding: Option<JsValue>,
+) -> Result<String, JsValue> {
+    let id = convert::id(&id, "id")?;
+    Ok(flakeid_core::encode(id, encoding_of(encoding)?))
+}
+
+/// Parses text made by `encode`; `FLAKEID_PARSE` (with `position`) when it is not an ID.
+#[wasm_bindgen]
+pub fn decode(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Encoding")] encoding: Option<JsValue>,
+) -> Result<u64, JsValue> {
+    let text = convert::string(&text, "text")?;
+    flakeid_core::decode(&text, encoding_of(encoding)?).map_err(js_error)
+}
+
+/// The 8 big-endian bytes of an ID (a `Buffer` in Node, else a `Uint8Array`).
+#[wasm_bindgen(js_name = toBytes)]
+pub fn to_bytes(#[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue) -> Result<Uint8Array, JsValue> {
+    let id = convert::id(&id, "id")?;
+    Ok(convert::bytes_out(&flakeid_core::to_bytes(id)))
+}
+
+/// An ID from its 8 big-endian bytes.
+#[wasm_bindgen(js_name = fromBytes)]
+pub fn from_bytes(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue) -> Result<u64, JsValue> {
+    flakeid_core::from_bytes(&convert::bytes_in(&bytes, "bytes")?).map_err(js_error)
+}
+
+/// Builds an ID from a Unix-ms time, a node id and a sequence under `layout`.
+#[wasm_bindgen]
+pub fn compose(
+    #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] node: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
+) -> Result<u64, JsValue> {
+    Layout {
+        inner: layout_from_js(&layout.unwrap_or_default())?,
+    }
+    .compose(timestamp_ms, node, sequence)
+}
+
+/// `[first, last]` IDs made from `startMs` to `endMs` (inclusive) under `layout`.
+#[wasm_bindgen(js_name = idRange, unchecked_return_type = "[bigint, bigint]")]
+pub fn id_range(
+    #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
+    #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
+) -> Result<Array, JsValue> {
+    Layout {
+        inner: layout_from_js(&layout.unwrap_or_default())?,
+    }
+    .id_range(start_ms, end_ms)
+}
+
+/// Every error `code`, by kind: `{ CONFIG: "FLAKEID_CONFIG", ... }`.
+#[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "Record<string, string>")]
+pub fn error_codes() -> Object {
+    convert::error_codes()
+}
+
+/// The engine's version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    flakeid_core::VERSION.to_owned()
+}
+
+fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
+    match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
+        None => Ok(Encoding::Decimal),
+        Some(n) => Encoding::parse(&n).map_err(js_error),
+    }
+}

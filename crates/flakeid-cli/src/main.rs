@@ -18,6 +18,7 @@ USAGE:
     flakeid generate [-n N] [--layout L] [--node N | --datacenter D --worker W]
                      [--format int|hex|base32|base62|bytes|json]
                      [--overflow wait|borrow] [--clock-backwards error|wait|monotonic]
+                     [--lease URL [--lease-ttl-ms M]]
     flakeid decode ID... [--layout L] [--from int|hex|base32|base62] [--json]
     flakeid layouts [--json]
     flakeid --help | --version
@@ -34,6 +35,9 @@ GENERATE
         --max-borrow-ms M  how far borrowing may run ahead (default 2000)
         --clock-backwards P  error (default), wait or monotonic
         --max-wait-ms M    how long the wait policy waits (default 1000)
+        --lease URL        lease the node id: file:///dir, redis://host:port/db,
+                           postgres://user:pass@host:port/db (?namespace=NAME)
+        --lease-ttl-ms M   the lease's time-to-live (default 10000)
 
 DECODE
     ID is decimal, hex (16 digits or 0x...), base32 (13 chars) or base62 (11 chars);
@@ -133,6 +137,12 @@ fn generate(mut args: Args) -> Result<(), Failure> {
     }
     if let Some(ms) = args.parsed(&["--max-wait-ms"])? {
         b = b.max_wait_ms(ms);
+    }
+    if let Some(url) = args.value(&["--lease"])? {
+        b = b.lease_url(&url);
+    }
+    if let Some(ms) = args.parsed(&["--lease-ttl-ms"])? {
+        b = b.lease_ttl_ms(ms);
     }
     args.finish()?;
     let encoding = match format.as_str() {

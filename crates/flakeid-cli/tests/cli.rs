@@ -97,3 +97,19 @@ fn errors_go_to_stderr_with_nonzero_exit() {
         assert!(err.contains(text), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn generate_with_a_file_lease() {
+    let dir = std::env::temp_dir().join(format!("flakeid-cli-lease-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("file://{}", dir.display());
+    let o = flakeid(&["generate", "-n", "3", "--lease", &url, "--layout", "sonyflake"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(stdout(&o).lines().count(), 3);
+    let o = flakeid(&["generate", "--lease", &url, "--node", "3"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lease"));
+    let o = flakeid(&["generate", "--lease", "ftp://x"]);
+    assert_eq!(o.status.code(), Some(1));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::layout::{Layout, Order, mask};
+use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
 use std::cell::Cell;
 use std::fmt;
@@ -116,6 +117,9 @@ enum NodeChoice {
         worker: Option<u64>,
     },
     Source(NodeSource),
+    /// A lease URL, parsed at build time (so the builder stays infallible).
+    LeaseUrl(String),
+    Lease(LeaseSpec),
     Conflict(&'static str),
 }
 
@@ -131,6 +135,7 @@ pub struct GeneratorBuilder {
     max_wait_ms: u64,
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
+    lease_ttl_ms: u64,
 }
 
 impl GeneratorBuilder {
@@ -178,6 +183,34 @@ impl GeneratorBuilder {
         };
         self
     }
+    /// Lease the node id from a store: `file:///dir`, `redis://host:port/db`,
+    /// `postgres://user:password@host:port/dbname`, each with an optional
+    /// `?namespace=NAME`. The generator takes the lowest free id of the layout's
+    /// node range, renews it in the background, releases it when dropped, and
+    /// refuses IDs ([`Error::Lease`]) once the lease may have expired. See
+    /// [`LeaseSpec`] and `docs/leases.md`.
+    pub fn lease_url(mut self, url: &str) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::LeaseUrl(url.to_string()),
+            _ => NodeChoice::Conflict("lease"),
+        };
+        self
+    }
+    /// Lease the node id as [`lease_url`](Self::lease_url) does, from a parsed
+    /// [`LeaseSpec`] (or a custom store, [`LeaseSpec::custom`]).
+    pub fn lease(mut self, spec: LeaseSpec) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Lease(spec),
+            _ => NodeChoice::Conflict("lease"),
+        };
+        self
+    }
+    /// The lease's time-to-live ([`DEFAULT_LEASE_TTL_MS`] when not set): it is
+    /// renewed every third of it, and IDs stop a fifth of it before it can expire.
+    pub fn lease_ttl_ms(mut self, ms: u64) -> Self {
+        self.lease_ttl_ms = ms;
+        self
+    }
     /// Time source; the system clock when not set.
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
         self.clock = Some(Arc::new(clock));
@@ -220,6 +253,11 @@ impl GeneratorBuilder {
 
     pub fn build(self) -> Result<Generator> {
         let layout = self.layout;
+        let lease_spec = match &self.node {
+            NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
+            NodeChoice::Lease(spec) => Some(spec.clone()),
+            _ => None,
+        };
         let node = match &self.node {
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
@@ -228,6 +266,13 @@ impl GeneratorBuilder {
             }
             NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
             NodeChoice::Source(src) => src.resolve(&layout)?,
+            NodeChoice::LeaseUrl(_) | NodeChoice::Lease(_) => 0,
+            NodeChoice::Conflict("lease") => {
+                return Err(Error::config(
+                    "lease",
+                    "give either a lease or a node id (node, datacenter + worker, node source), not both",
+                ));
+            }
             NodeChoice::Conflict(field) => {
                 return Err(Error::config(
                     field,
@@ -260,7 +305,30 @@ impl GeneratorBuilder {
                 ));
             }
         };
-        let initial = match self.resume_after_ms {
+        let ahead = match self.overflow {
+            Overflow::Wait => 0,
+            Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
+        };
+        // Leasing comes last: every other option is valid by now, so a lease is
+        // never taken only to be dropped for a configuration error.
+        let mut node = node;
+        let mut resume_after_ms = self.resume_after_ms;
+        let mut lease_guard = None;
+        if let Some(spec) = &lease_spec {
+            lease::LeaseTiming::for_ttl(self.lease_ttl_ms)?;
+            let got = lease::acquire(lease::AcquireOptions {
+                spec,
+                ttl_ms: self.lease_ttl_ms,
+                layout: &layout,
+                clock: self.clock.clone(),
+                ahead_ms: ahead * layout.tick_ms(),
+                max_wait_ms: self.max_wait_ms,
+            })?;
+            node = got.node;
+            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
+            lease_guard = Some(got.guard);
+        }
+        let initial = match resume_after_ms {
             None => 0,
             Some(ms) if ms < layout.epoch_ms() => 0,
             Some(ms) => {
@@ -275,6 +343,8 @@ impl GeneratorBuilder {
         fork::register();
         Ok(Generator {
             state: Padded(AtomicU64::new(initial)),
+            lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
+            lease: lease_guard,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             clock: match self.clock {
                 None => ClockRef::System,
@@ -289,10 +359,7 @@ impl GeneratorBuilder {
             epoch_ms: layout.epoch_ms(),
             tick_ms: layout.tick_ms(),
             max_ticks: layout.max_ticks(),
-            ahead: match self.overflow {
-                Overflow::Wait => 0,
-                Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
-            },
+            ahead,
             layout,
             node,
             overflow: self.overflow,
@@ -349,6 +416,8 @@ pub struct Generator {
     /// Next free slot: `ticks << sb | sequence`.
     state: Padded,
     uid: u64,
+    /// Set for leased generators: the validity window the heartbeat publishes.
+    lease_gate: Option<Arc<Gate>>,
     clock: ClockRef,
     fork_generation: u64,
     sb: u32,
@@ -367,6 +436,7 @@ pub struct Generator {
     max_borrow_ms: u64,
     clock_backwards: ClockBackwards,
     max_wait_ms: u64,
+    lease: Option<LeaseGuard>,
 }
 
 impl Generator {
@@ -380,6 +450,7 @@ impl Generator {
             clock_backwards: ClockBackwards::Error,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             resume_after_ms: None,
+            lease_ttl_ms: DEFAULT_LEASE_TTL_MS,
             max_sequence: None,
         }
     }
@@ -406,7 +477,9 @@ impl Generator {
         if fork::generation() != self.fork_generation {
             return Err(Error::Fork);
         }
-        let t = self.ticks(self.clock.now_ms())?;
+        let now = self.clock.now_ms();
+        self.check_lease(now)?;
+        let t = self.ticks(now)?;
         let floor = t << self.sb;
         let limit = self.limit(t);
         let from_chunk = CHUNKS.with(|chunks| {
@@ -539,6 +612,51 @@ impl Generator {
         (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.sb))
     }
 
+    /// Whether the node id is still ours (always, without a lease). One predictable
+    /// branch for unleased generators; two loads and a vDSO clock read for leased ones.
+    #[inline(always)]
+    fn check_lease(&self, now_ms: u64) -> Result<()> {
+        match &self.lease_gate {
+            Some(gate) if !gate.allows(now_ms) => Err(self.lease_refusal()),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lease_refusal(&self) -> Error {
+        match &self.lease {
+            Some(l) => l.refusal(),
+            None => Error::Lease {
+                message: "no lease".into(),
+            },
+        }
+    }
+
+    /// Where this generator's node-id lease stands (`None` without a lease).
+    pub fn lease_state(&self) -> Option<LeaseState> {
+        self.lease.as_ref().map(LeaseGuard::state)
+    }
+
+    /// Whether this generator's node id comes from a lease.
+    pub fn is_leased(&self) -> bool {
+        self.lease.is_some()
+    }
+
+    /// Stops issuing IDs and gives the node id back now (dropping the generator does
+    /// the same). Records a timestamp no ID of this generator can exceed, so the next
+    /// holder starts after it. Idempotent; a no-op without a lease.
+    pub fn release_lease(&self) {
+        if let Some(lease) = &self.lease {
+            lease.close_gate();
+            // Another thread may be between its lease check and its slot: bound what
+            // it can still issue by the clock now (plus the borrow window), not only
+            // by the counter.
+            let by_clock = self.clock.now_ms_precise() + self.ahead * self.tick_ms;
+            lease.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
+        }
+    }
+
     #[inline(always)]
     fn id_of(&self, slot: u64) -> u64 {
         ((slot >> self.sb) << self.time_shift) | self.node_part | ((slot & self.seq_mask) << self.seq_shift)
@@ -592,7 +710,9 @@ impl Generator {
         if fork::generation() != self.fork_generation {
             return Err(Error::Fork);
         }
-        let t = self.ticks(self.clock.now_ms())?;
+        let now = self.clock.now_ms();
+        self.check_lease(now)?;
+        let t = self.ticks(now)?;
         let cur = self.state.0.load(Ordering::Relaxed);
         let start = cur.max(t << self.sb);
         let limit = self.limit(t);
@@ -632,6 +752,7 @@ impl Generator {
                 return Err(Error::Fork);
             }
             let now = self.clock.now_ms_precise();
+            self.check_lease(now)?;
             let t = self.ticks(now)?;
             let cur = self.state.0.load(Ordering::Relaxed);
             let start = cur.max(t << self.sb);
@@ -705,6 +826,15 @@ impl Generator {
     }
 }
 
+impl Drop for Generator {
+    fn drop(&mut self) {
+        if let Some(lease) = &self.lease {
+            // No other thread can hold `self` now: the counter is exact.
+            lease.release(self.last_issued_ms().unwrap_or(0));
+        }
+    }
+}
+
 impl fmt::Debug for Generator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Generator")
@@ -714,6 +844,7 @@ impl fmt::Debug for Generator {
             .field("max_borrow_ms", &self.max_borrow_ms)
             .field("clock_backwards", &self.clock_backwards)
             .field("max_wait_ms", &self.max_wait_ms)
+            .field("lease", &self.lease_state())
             .finish_non_exhaustive()
     }
 }

@@ -557,18 +557,8 @@ impl LayoutBuilder {
             epoch_ms: b.epoch_ms,
             order: b.order,
         };
-        if layout.last_timestamp_ms() < now_ms {
-            return Err(Error::config(
-                "time_bits",
-                format!(
-                    "the layout ends at {} ms, which has already passed: raise time_bits ({}) or tick_ms ({}), or move epoch_ms ({}) later",
-                    layout.last_timestamp_ms(),
-                    b.time_bits,
-                    b.tick_ms,
-                    b.epoch_ms
-                ),
-            ));
-        }
+        // A layout whose time has run out is still valid: it decodes its old IDs,
+        // and a generator on it reports TimeExhausted.
         // A custom layout equal to a preset is that preset.
         Ok(Layout::PRESETS
             .iter()
@@ -657,7 +647,6 @@ mod tests {
             (Layout::builder().tick_ms(0), "tick_ms", "1..=86400000"),
             (Layout::builder().time_bits(43), "time_bits", "at most 64"),
             (Layout::builder().epoch_ms(u64::MAX / 2), "epoch_ms", "in the future"),
-            (Layout::builder().time_bits(20), "time_bits", "already passed"),
         ];
         for (b, field, text) in cases {
             match b.build() {

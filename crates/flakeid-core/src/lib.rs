@@ -20,6 +20,7 @@ mod error;
 mod fork;
 mod generator;
 mod layout;
+pub mod lease;
 mod node_id;
 
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
@@ -29,6 +30,9 @@ pub use generator::{
     ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_POLICY_MS, Overflow,
 };
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
+pub use lease::{
+    DEFAULT_LEASE_TTL_MS, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
+};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 
 /// The crate version, for bindings to report.

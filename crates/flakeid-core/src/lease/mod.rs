@@ -169,6 +169,7 @@ impl fmt::Debug for LeaseSpec {
     }
 }
 
+#[allow(dead_code)] // unused when every backend is compiled in
 fn not_compiled(scheme: &str, feature: &str) -> Error {
     Error::config(
         "lease",
@@ -180,6 +181,7 @@ impl LeaseSpec {
     /// Parses and checks a lease URL (without connecting).
     pub fn parse(url: &str) -> Result<LeaseSpec> {
         let u = LeaseUrl::parse(url)?;
+        namespace_of(&u)?;
         match u.scheme.as_str() {
             "file" => {
                 #[cfg(all(feature = "lease-file", unix))]
@@ -228,7 +230,10 @@ impl LeaseSpec {
                 "redis" => Ok(Box::new(redis::RedisStore::from_url(u)?)),
                 #[cfg(feature = "lease-postgres")]
                 "postgres" | "postgresql" => Ok(Box::new(postgres::PostgresStore::from_url(u)?)),
-                other => Err(Error::config("lease", format!("unsupported lease URL scheme {other:?}"))),
+                other => Err(Error::config(
+                    "lease",
+                    format!("unsupported lease URL scheme {other:?}"),
+                )),
             },
         }
     }
@@ -356,6 +361,9 @@ pub(crate) struct LeaseGuard {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
     fork_generation: u64,
+    /// What the store recorded before we took the id: released as-is if no
+    /// generator was ever built on this lease.
+    acquired_last_ms: u64,
 }
 
 impl LeaseGuard {
@@ -387,6 +395,12 @@ impl LeaseGuard {
         ))
     }
 
+    /// Stops IDs at once (the release itself follows).
+    pub(crate) fn close_gate(&self) {
+        let _c = self.shared.lock();
+        self.shared.gate.close();
+    }
+
     /// Closes the gate, releases the lease recording `last_ms`, and waits for the
     /// heartbeat to finish. Idempotent.
     pub(crate) fn release(&self, last_ms: u64) {
@@ -412,8 +426,9 @@ impl LeaseGuard {
 impl Drop for LeaseGuard {
     fn drop(&mut self) {
         // The generator normally releases with its exact last timestamp first; this
-        // is the fallback (e.g. a panic while building).
-        self.release(0);
+        // is the fallback when building failed after the lease was taken (no ID
+        // was issued): put back what earlier holders recorded.
+        self.release(self.acquired_last_ms);
     }
 }
 
@@ -572,6 +587,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
             shared,
             thread: Mutex::new(Some(handle)),
             fork_generation: crate::fork::generation(),
+            acquired_last_ms: got.last_ms,
         },
     })
 }
@@ -681,7 +697,10 @@ mod tests {
         assert!(g.allows(999));
         assert!(!g.allows(1_000));
         g.open_until(1_000, mono.saturating_sub(1));
-        assert!(!g.allows(5), "the monotonic end binds even when the wall clock is early");
+        assert!(
+            !g.allows(5),
+            "the monotonic end binds even when the wall clock is early"
+        );
         g.close();
         assert!(!g.allows(0));
     }

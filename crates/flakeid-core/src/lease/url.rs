@@ -104,6 +104,10 @@ impl LeaseUrl {
         self.query.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
+    #[cfg_attr(
+        not(any(feature = "lease-file", feature = "lease-redis", feature = "lease-postgres")),
+        allow(dead_code)
+    )]
     /// Fails on query keys outside `known`, so that a typo is not silently ignored.
     pub fn check_params(&self, known: &[&str]) -> Result<()> {
         for (k, _) in &self.query {
@@ -173,7 +177,9 @@ pub(crate) fn check_namespace(ns: &str) -> Result<()> {
     } else {
         Err(Error::config(
             "lease",
-            format!("lease namespace must be 1..=64 characters of A-Z a-z 0-9 _ - . (not starting with '.'), got {ns:?}"),
+            format!(
+                "lease namespace must be 1..=64 characters of A-Z a-z 0-9 _ - . (not starting with '.'), got {ns:?}"
+            ),
         ))
     }
 }
@@ -208,10 +214,17 @@ mod tests {
             let e = LeaseUrl::parse(bad_url).unwrap_err();
             assert!(matches!(e, Error::Config { field: "lease", .. }), "{e}");
         }
-        let e = LeaseUrl::parse("postgres://u:secret@h:70000/db").unwrap_err().to_string();
+        let e = LeaseUrl::parse("postgres://u:secret@h:70000/db")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("secret"), "{e}");
         let u = LeaseUrl::parse("redis://h/0?nmespace=x").unwrap();
-        assert!(u.check_params(&["namespace"]).unwrap_err().to_string().contains("nmespace"));
+        assert!(
+            u.check_params(&["namespace"])
+                .unwrap_err()
+                .to_string()
+                .contains("nmespace")
+        );
     }
 
     #[test]

@@ -1,0 +1,306 @@
+//! Generators and the manual clock: opaque handles with `_new` / `_free`.
+
+use crate::error::{Fail, flakeid_status, guard};
+use crate::layout::{flakeid_layout, layout_in, layout_out};
+use crate::{arg, out, write};
+use flakeid_core::{
+    ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, Layout, ManualClock, NodeSource,
+    Overflow,
+};
+use std::ffi::{CStr, c_char};
+
+/// "Not given" for `flakeid_options.node`, `.datacenter` and `.worker`.
+pub const FLAKEID_UNSET: u64 = u64::MAX;
+
+/// Values of `flakeid_options.overflow`: what to do when a tick's sequence is used up.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy)]
+pub enum flakeid_overflow {
+    /// Spin on the clock until the next tick (the default).
+    FLAKEID_OVERFLOW_WAIT = 0,
+    /// Move to the next tick at once, at most `max_borrow_ms` ahead of the clock.
+    FLAKEID_OVERFLOW_BORROW = 1,
+}
+
+/// Values of `flakeid_options.clock_backwards`: what to do when the clock reads
+/// earlier than IDs already issued.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy)]
+pub enum flakeid_clock_backwards {
+    /// Fail with `FLAKEID_ERR_CLOCK_BACKWARDS` (the default).
+    FLAKEID_CLOCK_BACKWARDS_ERROR = 0,
+    /// Wait up to `max_wait_ms` for the clock to catch up, then fail.
+    FLAKEID_CLOCK_BACKWARDS_WAIT = 1,
+    /// Keep issuing from the last tick; once it is used up, wait as for WAIT.
+    FLAKEID_CLOCK_BACKWARDS_MONOTONIC = 2,
+}
+
+/// How to build a generator. Start from `flakeid_options_default()` and change
+/// fields; the struct is only read during `flakeid_generator_new()`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct flakeid_options {
+    /// Default: the snowflake preset.
+    pub layout: flakeid_layout,
+    /// The whole node id, or `FLAKEID_UNSET`. Give either `node` or
+    /// `datacenter`/`worker` (an unset part is 0), or `node_source`, or
+    /// `lease_url`; all unset means node 0.
+    pub node: u64,
+    pub datacenter: u64,
+    pub worker: u64,
+    /// Where to read the node id, or NULL: `"env:VAR"`, `"hostname"` (trailing
+    /// ordinal, `web-3` is 3), `"mac"`, `"ipv4"`, or a decimal number.
+    pub node_source: *const c_char,
+    /// Lease the node id from a store, or NULL: `"file:///dir"`,
+    /// `"redis://host:port/db"`, `"postgres://user:password@host:port/dbname"`
+    /// (each with an optional `?namespace=NAME`). The generator takes the lowest
+    /// free node id, renews the lease in the background, releases it when freed,
+    /// and fails with `FLAKEID_ERR_LEASE` once the lease may have expired.
+    pub lease_url: *const c_char,
+    /// A `flakeid_overflow` value.
+    pub overflow: u32,
+    /// A `flakeid_clock_backwards` value.
+    pub clock_backwards: u32,
+    /// How far a borrowing generator may run ahead of the clock (default 2000).
+    pub max_borrow_ms: u64,
+    /// How long the WAIT and MONOTONIC policies wait for the clock (default 1000).
+    pub max_wait_ms: u64,
+    /// A manual clock, or NULL for the system clock. The generator shares the
+    /// clock's time; the handle may be freed before the generator.
+    pub clock: *const flakeid_manual_clock,
+}
+
+/// A clock that moves only when told to, for deterministic tests. Thread-safe.
+#[derive(Debug)]
+pub struct flakeid_manual_clock {
+    clock: ManualClock,
+}
+
+/// Issues IDs. Thread-safe: share one per node id between any number of threads;
+/// no ID repeats and each thread sees its own IDs strictly increase.
+#[derive(Debug)]
+pub struct flakeid_generator {
+    inner: Generator,
+}
+
+/// The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,
+/// `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock.
+#[unsafe(no_mangle)]
+pub extern "C" fn flakeid_options_default() -> flakeid_options {
+    flakeid_options {
+        layout: layout_out(&Layout::SNOWFLAKE),
+        node: FLAKEID_UNSET,
+        datacenter: FLAKEID_UNSET,
+        worker: FLAKEID_UNSET,
+        node_source: std::ptr::null(),
+        lease_url: std::ptr::null(),
+        overflow: flakeid_overflow::FLAKEID_OVERFLOW_WAIT as u32,
+        clock_backwards: flakeid_clock_backwards::FLAKEID_CLOCK_BACKWARDS_ERROR as u32,
+        max_borrow_ms: DEFAULT_MAX_BORROW_MS,
+        max_wait_ms: DEFAULT_MAX_WAIT_MS,
+        clock: std::ptr::null(),
+    }
+}
+
+fn config(field: &'static str, message: String) -> Error {
+    Error::Config { field, message }
+}
+
+/// # Safety
+/// `o.node_source` and `o.lease_url` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
+/// clock handle.
+unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
+    let mut b = Generator::builder(layout_in(&o.layout)?);
+    if o.node != FLAKEID_UNSET {
+        b = b.node(o.node);
+    }
+    if o.datacenter != FLAKEID_UNSET {
+        b = b.datacenter(o.datacenter);
+    }
+    if o.worker != FLAKEID_UNSET {
+        b = b.worker(o.worker);
+    }
+    if !o.node_source.is_null() {
+        let spec = unsafe { CStr::from_ptr(o.node_source) }.to_string_lossy();
+        b = b.node_source(NodeSource::parse(&spec)?);
+    }
+    if !o.lease_url.is_null() {
+        b = b.lease_url(&unsafe { CStr::from_ptr(o.lease_url) }.to_string_lossy());
+    }
+    b = b.overflow(match o.overflow {
+        0 => Overflow::Wait,
+        1 => Overflow::Borrow,
+        n => {
+            return Err(config(
+                "overflow",
+                format!("overflow must be FLAKEID_OVERFLOW_WAIT (0) or FLAKEID_OVERFLOW_BORROW (1), got {n}"),
+            )
+            .into());
+        }
+    });
+    b =
+        b.clock_backwards(match o.clock_backwards {
+            0 => ClockBackwards::Error,
+            1 => ClockBackwards::Wait,
+            2 => ClockBackwards::Monotonic,
+            n => return Err(config(
+                "clock_backwards",
+                format!(
+                    "clock_backwards must be FLAKEID_CLOCK_BACKWARDS_ERROR (0), _WAIT (1) or _MONOTONIC (2), got {n}"
+                ),
+            )
+            .into()),
+        });
+    b = b.max_borrow_ms(o.max_borrow_ms).max_wait_ms(o.max_wait_ms);
+    if let Some(c) = unsafe { o.clock.as_ref() } {
+        b = b.clock(c.clock.clone());
+    }
+    Ok(b.build()?)
+}
+
+/// Creates a generator; on success `*out_generator` owns it (free it with
+/// `flakeid_generator_free()`). Out-of-range options are `FLAKEID_ERR_CONFIG`
+/// naming the field.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_new(
+    options: *const flakeid_options,
+    out_generator: *mut *mut flakeid_generator,
+) -> flakeid_status {
+    guard(|| {
+        let o = unsafe { arg(options, "options") }?;
+        let dst = out(out_generator, "out_generator")?;
+        let inner = unsafe { build(o) }?;
+        write(dst, Box::into_raw(Box::new(flakeid_generator { inner })));
+        Ok(())
+    })
+}
+
+/// Frees a generator. NULL is a no-op. No other thread may still be using it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_free(generator: *mut flakeid_generator) {
+    let _ = guard(|| {
+        if !generator.is_null() {
+            drop(unsafe { Box::from_raw(generator) });
+        }
+        Ok(())
+    });
+}
+
+/// The next ID. Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
+/// `FLAKEID_ERR_TIME_EXHAUSTED` or, in a child process after `fork()`,
+/// `FLAKEID_ERR_FORK`; `*out_id` is written only on success.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_next_id(generator: *const flakeid_generator, out_id: *mut u64) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        let dst = out(out_id, "out_id")?;
+        write(dst, g.inner.next_id()?);
+        Ok(())
+    })
+}
+
+/// Fills `ids[0..n]` with fresh IDs, increasing (runs of IDs are reserved at once).
+/// `ids` may be NULL when `n` is 0. On failure the array is zeroed: it holds no ID.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_next_ids(
+    generator: *const flakeid_generator,
+    ids: *mut u64,
+    n: usize,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        if n == 0 {
+            return Ok(());
+        }
+        let dst = out(ids, "ids")?;
+        // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
+        let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
+        g.inner.fill(slice).inspect_err(|_| slice.fill(0))?;
+        Ok(())
+    })
+}
+
+/// The generator's node id (`datacenter << worker_bits | worker`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_node(
+    generator: *const flakeid_generator,
+    out_node: *mut u64,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        write(out(out_node, "out_node")?, g.inner.node());
+        Ok(())
+    })
+}
+
+/// The generator's layout.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_layout(
+    generator: *const flakeid_generator,
+    out_layout: *mut flakeid_layout,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        write(out(out_layout, "out_layout")?, layout_out(g.inner.layout()));
+        Ok(())
+    })
+}
+
+/// Creates a manual clock reading `start_ms` (Unix ms). With `auto_advance_ms > 0`
+/// it advances by that much on every turn of a generator's wait loop, so waits end
+/// deterministically. Free it with `flakeid_manual_clock_free()`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_manual_clock_new(
+    start_ms: u64,
+    auto_advance_ms: u64,
+    out_clock: *mut *mut flakeid_manual_clock,
+) -> flakeid_status {
+    guard(|| {
+        let dst = out(out_clock, "out_clock")?;
+        let clock = ManualClock::new(start_ms).with_auto_advance(auto_advance_ms);
+        write(dst, Box::into_raw(Box::new(flakeid_manual_clock { clock })));
+        Ok(())
+    })
+}
+
+/// Sets the clock (it may move backwards, to test rollback policies).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_manual_clock_set(clock: *const flakeid_manual_clock, unix_ms: u64) -> flakeid_status {
+    guard(|| {
+        unsafe { arg(clock, "clock") }?.clock.set(unix_ms);
+        Ok(())
+    })
+}
+
+/// Moves the clock forward by `ms`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_manual_clock_advance(clock: *const flakeid_manual_clock, ms: u64) -> flakeid_status {
+    guard(|| {
+        unsafe { arg(clock, "clock") }?.clock.advance(ms);
+        Ok(())
+    })
+}
+
+/// Reads the clock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_manual_clock_get(
+    clock: *const flakeid_manual_clock,
+    out_ms: *mut u64,
+) -> flakeid_status {
+    guard(|| {
+        let c = unsafe { arg(clock, "clock") }?;
+        write(out(out_ms, "out_ms")?, c.clock.get());
+        Ok(())
+    })
+}
+
+/// Frees the handle. NULL is a no-op. Generators built with it keep its time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_manual_clock_free(clock: *mut flakeid_manual_clock) {
+    let _ = guard(|| {
+        if !clock.is_null() {
+            drop(unsafe { Box::from_raw(clock) });
+        }
+        Ok(())
+    });
+}

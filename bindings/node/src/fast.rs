@@ -1,0 +1,211 @@
+//! Per-instance `nextId` / `nextIds` / `nextBuffer` / `tryNextId`: the hot paths as raw Node-API
+//! functions bound to their generator.
+//!
+//! napi-derive's method glue (borrow tracking through a global map, type-tag and
+//! unwrap lookups on `this`) costs several times the engine's own work per ID.
+//! The constructor therefore gives each `Generator` these own methods created with
+//! `napi_create_function`, whose callback data is an `Arc` of the engine
+//! generator (released by a finalizer when the function is collected): a call is
+//! one `napi_get_cb_info`, the engine call, and the `bigint`. They ignore `this`
+//! like bound methods (`const next = gen.nextId` works). The `#[napi]` methods on
+//! the prototype stay the typed definitions and behave the same.
+
+use crate::throw;
+use flakeid_core as fc;
+use napi::{Env, sys};
+use std::ffi::{CStr, c_void};
+use std::ptr;
+use std::sync::Arc;
+
+/// The generator a bound function was created for.
+///
+/// # Safety
+/// `env`/`info` must be those Node passed to a callback created by [`bind`].
+unsafe fn bound<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> Option<&'a fc::Generator> {
+    // SAFETY: forwarded contract.
+    unsafe { bound_with_arg(env, info) }.map(|(g, _)| g)
+}
+
+/// [`bound`] and the first argument (`undefined` when absent).
+///
+/// # Safety
+/// As for [`bound`].
+unsafe fn bound_with_arg<'a>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Option<(&'a fc::Generator, sys::napi_value)> {
+    let mut argc = 1usize;
+    let mut arg = ptr::null_mut();
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid env/info; out-pointers are live locals (room for one argument).
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, &mut arg, ptr::null_mut(), &mut data) };
+    if argc == 0 || arg.is_null() {
+        // SAFETY: valid env, live out-pointer.
+        unsafe { sys::napi_get_undefined(env, &mut arg) };
+    }
+    // SAFETY: `bind` set `data` to an `Arc<fc::Generator>` that lives until the
+    // function's finalizer, which cannot run while the function is being called.
+    (status == sys::Status::napi_ok && !data.is_null()).then(|| (unsafe { &*data.cast::<fc::Generator>() }, arg))
+}
+
+/// Throws a core error; a failed callback returns NULL.
+fn fail(env: sys::napi_env, e: fc::Error) -> sys::napi_value {
+    drop(throw(&Env::from_raw(env), e));
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: Node calls this with its env/info, for a function made by `bind`.
+    let Some(g) = (unsafe { bound(env, info) }) else {
+        return ptr::null_mut();
+    };
+    match g.next_id() {
+        Ok(id) => bigint(env, id),
+        Err(e) => fail(env, e),
+    }
+}
+
+unsafe extern "C" fn next_buffer(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `next_id`.
+    let Some(g) = (unsafe { bound(env, info) }) else {
+        return ptr::null_mut();
+    };
+    match g.next_id() {
+        Ok(id) => buffer(env, id),
+        Err(e) => fail(env, e),
+    }
+}
+
+unsafe extern "C" fn try_next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `next_id`.
+    let Some(g) = (unsafe { bound(env, info) }) else {
+        return ptr::null_mut();
+    };
+    match g.try_next_id() {
+        Ok(Some(id)) => bigint(env, id),
+        Ok(None) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: valid env, live out-pointer.
+            unsafe { sys::napi_get_null(env, &mut out) };
+            out
+        }
+        Err(e) => fail(env, e),
+    }
+}
+
+fn bigint(env: sys::napi_env, id: u64) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: valid env, live out-pointer; on failure an exception is pending.
+    unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+    out
+}
+
+/// A new 8-byte big-endian `Buffer` holding `id`.
+fn buffer(env: sys::napi_env, id: u64) -> sys::napi_value {
+    let bytes = fc::to_bytes(id);
+    let (mut out, mut data) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: Node copies the 8 bytes into a new Buffer; on failure an exception is pending.
+    unsafe { sys::napi_create_buffer_copy(env, 8, bytes.as_ptr().cast(), &mut data, &mut out) };
+    out
+}
+
+unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `next_id`.
+    let Some((g, arg)) = (unsafe { bound_with_arg(env, info) }) else {
+        return ptr::null_mut();
+    };
+    let mut n = f64::NAN;
+    // SAFETY: valid env and value; a non-number leaves `n` NaN, which `uint` refuses.
+    unsafe { sys::napi_get_value_double(env, arg, &mut n) };
+    match ids_array(env, g, n) {
+        Ok(array) => array,
+        Err(e) => {
+            if e.status != napi::Status::PendingException {
+                // SAFETY: valid env; throws a JS error built from `e`.
+                unsafe { napi::JsError::from(e).throw_into(env) };
+            }
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Largest `nextIds` batch (2^27 IDs: a 1 GiB `BigUint64Array`).
+const MAX_BATCH: u64 = 1 << 27;
+
+/// `n` fresh IDs in a new `BigUint64Array` whose memory V8 allocates, so that its
+/// garbage collector sees it (an external buffer per batch let a loop of
+/// `nextIds(1e6)` grow the process by gigabytes before a collection).
+pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: f64) -> napi::Result<sys::napi_value> {
+    let fail = |e| throw(&Env::from_raw(env), e);
+    let n = crate::uint("n", n).map_err(fail)?;
+    if n > MAX_BATCH {
+        return Err(fail(crate::config(
+            "n",
+            format!("n must be in 0..={MAX_BATCH}, got {n}"),
+        )));
+    }
+    let n = n as usize;
+    let (mut buffer, mut data, mut array) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: valid env; live out-pointers.
+    napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) })?;
+    if n > 0 {
+        if data.is_null() || data.align_offset(std::mem::align_of::<u64>()) != 0 {
+            return Err(napi::Error::from_reason("ArrayBuffer memory is not 8-byte aligned"));
+        }
+        // SAFETY: V8 just allocated `n * 8` zeroed, 8-aligned bytes that nothing else
+        // references until the typed array below is returned.
+        let ids = unsafe { std::slice::from_raw_parts_mut(data.cast::<u64>(), n) };
+        g.fill(ids).map_err(fail)?;
+    }
+    // SAFETY: valid env; `buffer` holds exactly `n` u64s.
+    napi::check_status!(unsafe {
+        sys::napi_create_typedarray(env, sys::TypedarrayType::biguint64_array, n, buffer, 0, &mut array)
+    })?;
+    Ok(array)
+}
+
+unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` that `bind` attached to this function.
+    drop(unsafe { Arc::from_raw(data.cast::<fc::Generator>()) });
+}
+
+/// Defines non-enumerable own `nextId`, `nextIds`, `nextBuffer` and `tryNextId` on `this`, bound to `generator`.
+pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generator>) -> napi::Result<()> {
+    let env = env.raw();
+    let methods: [(&CStr, sys::napi_callback); 4] = [
+        (c"nextId", Some(next_id)),
+        (c"nextIds", Some(next_ids)),
+        (c"nextBuffer", Some(next_buffer)),
+        (c"tryNextId", Some(try_next_id)),
+    ];
+    for (name, cb) in methods {
+        let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
+        let mut func = ptr::null_mut();
+        // SAFETY: valid env; `name` is NUL-terminated; `data` stays valid until
+        // `release` runs (or is reclaimed here if the function was not created).
+        unsafe {
+            let len = name.to_bytes().len() as isize;
+            let created = sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut func);
+            if created != sys::Status::napi_ok
+                || sys::napi_add_finalizer(env, func, data, Some(release), ptr::null_mut(), ptr::null_mut())
+                    != sys::Status::napi_ok
+            {
+                release(env, data, ptr::null_mut());
+                napi::check_status!(created)?;
+                return Err(napi::Error::from_reason("napi_add_finalizer failed"));
+            }
+            let prop = sys::napi_property_descriptor {
+                utf8name: name.as_ptr(),
+                name: ptr::null_mut(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: func,
+                attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+                data: ptr::null_mut(),
+            };
+            napi::check_status!(sys::napi_define_properties(env, this, 1, &prop))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! `Layout` and the parts of an ID.
+
+use crate::{OrThrow, config, fc, id_in, num, uint};
+use napi::bindgen_prelude::{BigInt, Either};
+use napi::{Env, JsDate};
+use napi_derive::napi;
+
+/// How the 64 bits are split: `Layout.preset('flake')` or
+/// `new Layout({ timeBits, nodeBits | datacenterBits + workerBits, sequenceBits, tickMs, epochMs, order })`.
+#[napi]
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub(crate) inner: fc::Layout,
+}
+
+/// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
+#[napi(object)]
+#[derive(Debug)]
+pub struct LayoutOptions {
+    pub time_bits: Option<f64>,
+    /// A single node field of this width (instead of `datacenterBits` + `workerBits`).
+    pub node_bits: Option<f64>,
+    pub datacenter_bits: Option<f64>,
+    pub worker_bits: Option<f64>,
+    pub sequence_bits: Option<f64>,
+    pub tick_ms: Option<f64>,
+    pub epoch_ms: Option<f64>,
+    /// `'time|node|seq'` (default) or `'time|seq|node'` (Sonyflake).
+    pub order: Option<String>,
+}
+
+/// An ID taken apart. `timestampMs` is Unix ms (the start of the ID's tick).
+#[napi(object, object_from_js = false)]
+#[allow(missing_debug_implementations)] // holds a JS Date
+pub struct Parts<'e> {
+    pub timestamp_ms: f64,
+    pub date: JsDate<'e>,
+    /// The raw time field: ticks since the layout's epoch.
+    pub ticks: f64,
+    pub datacenter: f64,
+    pub worker: f64,
+    pub node: f64,
+    pub sequence: f64,
+}
+
+pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Result<Parts<'e>> {
+    let p = layout.try_decompose(id).or_throw(env)?;
+    let n = |field, v| num(field, v).or_throw(env);
+    let timestamp_ms = n("timestamp_ms", p.timestamp_ms)?;
+    Ok(Parts {
+        timestamp_ms,
+        date: env.create_date(timestamp_ms)?,
+        ticks: n("ticks", p.ticks)?,
+        datacenter: n("datacenter", p.datacenter)?,
+        worker: n("worker", p.worker)?,
+        node: n("node", p.node)?,
+        sequence: n("sequence", p.sequence)?,
+    })
+}
+
+pub(crate) fn compose_with(layout: &fc::Layout, timestamp_ms: f64, node: f64, sequence: f64) -> fc::Result<u64> {
+    layout.compose(
+        uint("timestamp_ms", timestamp_ms)?,
+        uint("node", node)?,
+        uint("sequence", sequence)?,
+    )
+}
+
+pub(crate) fn range(layout: &fc::Layout, start_ms: f64, end_ms: f64) -> fc::Result<Vec<u64>> {
+    let (first, last) = layout.id_range(uint("start_ms", start_ms)?, uint("end_ms", end_ms)?)?;
+    Ok(vec![first, last])
+}
+
+#[napi]
+impl Layout {
+    #[napi(constructor)]
+    pub fn new(env: &Env, options: Option<LayoutOptions>) -> napi::Result<Self> {
+        Self::build(options.unwrap_or(LayoutOptions {
+            time_bits: None,
+            node_bits: None,
+            datacenter_bits: None,
+            worker_bits: None,
+            sequence_bits: None,
+            tick_ms: None,
+            epoch_ms: None,
+            order: None,
+        }))
+        .map(|inner| Layout { inner })
+        .or_throw(env)
+    }
+
+    fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
+        let bits = |field, v: Option<f64>| {
+            v.map(|v| uint(field, v).map(|b| b.min(u64::from(u32::MAX)) as u32))
+                .transpose()
+        };
+        let mut b = fc::Layout::builder();
+        if let Some(v) = bits("time_bits", o.time_bits)? {
+            b = b.time_bits(v);
+        }
+        if let Some(v) = bits("node_bits", o.node_bits)? {
+            if o.datacenter_bits.is_some() || o.worker_bits.is_some() {
+                return Err(config(
+                    "node_bits",
+                    "give either nodeBits or datacenterBits + workerBits, not both".into(),
+                ));
+            }
+            b = b.node_bits(v);
+        }
+        if let Some(v) = bits("datacenter_bits", o.datacenter_bits)? {
+            b = b.datacenter_bits(v);
+        }
+        if let Some(v) = bits("worker_bits", o.worker_bits)? {
+            b = b.worker_bits(v);
+        }
+        if let Some(v) = bits("sequence_bits", o.sequence_bits)? {
+            b = b.sequence_bits(v);
+        }
+        if let Some(v) = o.tick_ms {
+            b = b.tick_ms(uint("tick_ms", v)?);
+        }
+        if let Some(v) = o.epoch_ms {
+            b = b.epoch_ms(uint("epoch_ms", v)?);
+        }
+        if let Some(v) = o.order {
+            b = b.order(fc::Order::parse(&v)?);
+        }
+        b.build()
+    }
+
+    /// `snowflake`, `flake`, `discord`, `sonyflake`, `baidu` or `instagram`.
+    #[napi(factory)]
+    pub fn preset(env: &Env, name: String) -> napi::Result<Layout> {
+        fc::Layout::preset(&name).map(|inner| Layout { inner }).or_throw(env)
+    }
+
+    /// Every preset, `snowflake` first.
+    #[napi]
+    pub fn presets() -> Vec<Layout> {
+        fc::Layout::PRESETS.iter().map(|&inner| Layout { inner }).collect()
+    }
+    /// The preset names, `snowflake` first.
+    #[napi]
+    pub fn preset_names() -> Vec<&'static str> {
+        fc::Layout::PRESETS.iter().filter_map(|l| l.name()).collect()
+    }
+
+    /// The preset's name, or `null` for a custom layout.
+    #[napi(getter)]
+    pub fn name(&self) -> Option<&'static str> {
+        self.inner.name()
+    }
+    #[napi(getter)]
+    pub fn time_bits(&self) -> u32 {
+        self.inner.time_bits()
+    }
+    #[napi(getter)]
+    pub fn datacenter_bits(&self) -> u32 {
+        self.inner.datacenter_bits()
+    }
+    #[napi(getter)]
+    pub fn worker_bits(&self) -> u32 {
+        self.inner.worker_bits()
+    }
+    #[napi(getter)]
+    pub fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+    #[napi(getter)]
+    pub fn sequence_bits(&self) -> u32 {
+        self.inner.sequence_bits()
+    }
+    #[napi(getter)]
+    pub fn tick_ms(&self) -> f64 {
+        self.inner.tick_ms() as f64
+    }
+    #[napi(getter)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.inner.epoch_ms() as f64
+    }
+    #[napi(getter, ts_return_type = "'time|node|seq' | 'time|seq|node'")]
+    pub fn order(&self) -> &'static str {
+        self.inner.order().as_str()
+    }
+    /// Node ids, datacenters, workers and sequences run from 0 to these.
+    #[napi(getter)]
+    pub fn max_node(&self, env: &Env) -> napi::Result<f64> {
+        num("max_node", self.inner.max_node()).or_throw(env)
+    }
+    #[napi(getter)]
+    pub fn max_datacenter(&self, env: &Env) -> napi::Result<f64> {
+        num("max_datacenter", self.inner.max_datacenter()).or_throw(env)
+    }
+    #[napi(getter)]
+    pub fn max_worker(&self, env: &Env) -> napi::Result<f64> {
+        num("max_worker", self.inner.max_worker()).or_throw(env)
+    }
+    #[napi(getter)]
+    pub fn max_sequence(&self, env: &Env) -> napi::Result<f64> {
+        num("max_sequence", self.inner.max_sequence()).or_throw(env)
+    }
+    /// The largest ID this layout can produce.
+    #[napi(getter)]
+    pub fn max_id(&self) -> u64 {
+        self.inner.max_id()
+    }
+    /// The last Unix ms the time field can hold.
+    #[napi(getter)]
+    pub fn last_timestamp_ms(&self, env: &Env) -> napi::Result<f64> {
+        num("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
+    }
+    /// IDs stay below 2^63 (a signed BIGINT) until this Unix ms.
+    #[napi(getter)]
+    pub fn signed_until_ms(&self, env: &Env) -> napi::Result<f64> {
+        num("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
+    }
+
+    #[napi(ts_args_type = "id: bigint | string")]
+    pub fn decompose<'e>(&self, env: &'e Env, id: Either<BigInt, String>) -> napi::Result<Parts<'e>> {
+        parts(env, &self.inner, id_in(id).or_throw(env)?)
+    }
+    /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
+    #[napi]
+    pub fn compose(&self, env: &Env, timestamp_ms: f64, node: f64, sequence: f64) -> napi::Result<u64> {
+        compose_with(&self.inner, timestamp_ms, node, sequence).or_throw(env)
+    }
+    /// `compose` with the node id given as datacenter and worker.
+    #[napi]
+    pub fn compose_parts(
+        &self,
+        env: &Env,
+        timestamp_ms: f64,
+        datacenter: f64,
+        worker: f64,
+        sequence: f64,
+    ) -> napi::Result<u64> {
+        let n = |field, v| uint(field, v).or_throw(env);
+        let (ts, dc, w, seq) = (
+            n("timestamp_ms", timestamp_ms)?,
+            n("datacenter", datacenter)?,
+            n("worker", worker)?,
+            n("sequence", sequence)?,
+        );
+        self.inner.compose_parts(ts, dc, w, seq).or_throw(env)
+    }
+    /// The smallest ID of `timestampMs`'s tick.
+    #[napi]
+    pub fn first_id_at(&self, env: &Env, timestamp_ms: f64) -> napi::Result<u64> {
+        let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
+        self.inner.first_id_at(ts).or_throw(env)
+    }
+    /// The largest ID of `timestampMs`'s tick.
+    #[napi]
+    pub fn last_id_at(&self, env: &Env, timestamp_ms: f64) -> napi::Result<u64> {
+        let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
+        self.inner.last_id_at(ts).or_throw(env)
+    }
+    /// `[first, last]` IDs made from `startMs` to `endMs` (inclusive).
+    #[napi(ts_return_type = "[bigint, bigint]")]
+    pub fn id_range(&self, env: &Env, start_ms: f64, end_ms: f64) -> napi::Result<Vec<u64>> {
+        range(&self.inner, start_ms, end_ms).or_throw(env)
+    }
+    #[napi]
+    pub fn equals(&self, other: &Layout) -> bool {
+        self.inner == other.inner
+    }
+    /// `snowflake (41 time | 5 datacenter + 5 worker | 12 seq, ...)`.
+    #[napi(js_name = "toString")]
+    pub fn describe(&self) -> String {
+        self.inner.to_string()
+    }
+}

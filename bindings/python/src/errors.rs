@@ -1,0 +1,150 @@
+//! The core's error table as Python exceptions. The classes are made once with
+//! `type(...)` because some have two bases (`ConfigError(FlakeIdError, ValueError)`),
+//! which `create_exception!` cannot express. Details (`field`, `by_ms`, `position`)
+//! are instance attributes, so they survive pickling (multiprocessing).
+
+use flakeid_core::{Error, ErrorKind};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+
+pub(crate) struct Classes {
+    pub base: Py<PyType>,
+    /// One class per kind, in the core's `ErrorKind::ALL` order.
+    pub kinds: Vec<(ErrorKind, &'static str, Py<PyType>)>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+/// The Python class name and extra builtin base for each kind.
+fn shape(kind: ErrorKind) -> (&'static str, Option<&'static str>, &'static str) {
+    match kind {
+        ErrorKind::Config => (
+            "ConfigError",
+            Some("ValueError"),
+            "A layout, node id or option is out of range (`.field` names it).",
+        ),
+        ErrorKind::ClockMovedBackwards => (
+            "ClockMovedBackwardsError",
+            None,
+            "The clock went backwards by `.by_ms` milliseconds; no ID was issued.",
+        ),
+        ErrorKind::TimeExhausted => (
+            "TimeExhaustedError",
+            None,
+            "The time is before the layout's epoch or past the last one it can hold.",
+        ),
+        ErrorKind::Parse => (
+            "ParseError",
+            Some("ValueError"),
+            "Text, bytes or an int that is not an ID (`.position` is the bad index).",
+        ),
+        ErrorKind::Fork => (
+            "ForkError",
+            None,
+            "A generator made before fork() was used in the child process.",
+        ),
+        ErrorKind::Lease => (
+            "LeaseError",
+            None,
+            "A node-id lease could not be acquired, or was lost.",
+        ),
+        _ => ("FlakeIdError", None, "An error of a kind this build does not know."),
+    }
+}
+
+fn make_class<'py>(py: Python<'py>, name: &str, bases: Bound<'py, PyTuple>, doc: &str) -> PyResult<Py<PyType>> {
+    let ns = PyDict::new(py);
+    ns.set_item("__module__", "flakeid")?;
+    ns.set_item("__doc__", doc)?;
+    let ty = py.get_type::<PyType>().call1((name, bases, ns))?;
+    Ok(ty.cast_into::<PyType>()?.unbind())
+}
+
+pub(crate) fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get_or_try_init(py, || {
+        let base = make_class(
+            py,
+            "FlakeIdError",
+            PyTuple::new(py, [py.get_type::<PyException>()])?,
+            "Base class of every flakeid error.",
+        )?;
+        let mut kinds = Vec::with_capacity(ErrorKind::ALL.len());
+        for kind in ErrorKind::ALL {
+            let (name, extra, doc) = shape(kind);
+            let bases = match extra {
+                Some(_) => PyTuple::new(py, [base.bind(py).clone(), py.get_type::<PyValueError>()])?,
+                None => PyTuple::new(py, [base.bind(py).clone()])?,
+            };
+            kinds.push((kind, name, make_class(py, name, bases, doc)?));
+        }
+        Ok(Classes { base, kinds })
+    })
+}
+
+/// Converts a core error into the matching exception, message unchanged.
+pub(crate) fn to_py(err: Error) -> PyErr {
+    Python::attach(|py| match build(py, &err) {
+        Ok(e) => e,
+        Err(e) => e,
+    })
+}
+
+fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
+    let classes = classes(py)?;
+    let kind = err.kind();
+    let cls = classes
+        .kinds
+        .iter()
+        .find(|(k, _, _)| *k == kind)
+        .map_or(&classes.base, |(_, _, c)| c);
+    let exc = cls.bind(py).call1((err.to_string(),))?;
+    exc.setattr("code", kind.code())?;
+    match err {
+        Error::Config { field, .. } => exc.setattr("field", *field)?,
+        Error::ClockMovedBackwards { by_ms } => exc.setattr("by_ms", *by_ms)?,
+        Error::Parse { position, .. } => exc.setattr("position", *position)?,
+        _ => {}
+    }
+    Ok(PyErr::from_value(exc))
+}
+
+/// For the test suite: raises a core error of the named kind, converted as real ones are.
+#[pyfunction]
+pub(crate) fn _raise_error(name: &str) -> PyResult<()> {
+    let err = match name {
+        "config" => Error::Config {
+            field: "node",
+            message: "node must be in 0..=1023, got 5000".into(),
+        },
+        "clock_backwards" => Error::ClockMovedBackwards { by_ms: 7 },
+        "time_exhausted" => Error::TimeExhausted {
+            message: "timestamp 0 ms is before the epoch".into(),
+        },
+        "parse" => Error::Parse {
+            position: 3,
+            message: "bad character at 3".into(),
+        },
+        "fork" => Error::Fork,
+        "lease" => Error::Lease {
+            message: "lease lost".into(),
+        },
+        _ => return Err(PyRuntimeError::new_err(format!("no error kind {name:?}"))),
+    };
+    Err(to_py(err))
+}
+
+/// `(number, name, code, class)` of one error kind.
+type KindRow = (u32, &'static str, &'static str, Py<PyType>);
+
+/// Every kind the core defines, with the class it maps to.
+#[pyfunction]
+pub(crate) fn _error_kinds(py: Python<'_>) -> PyResult<Vec<KindRow>> {
+    let classes = classes(py)?;
+    Ok(classes
+        .kinds
+        .iter()
+        .map(|(k, _, c)| (*k as u32, k.name(), k.code(), c.clone_ref(py)))
+        .collect())
+}

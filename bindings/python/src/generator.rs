@@ -1,0 +1,248 @@
+//! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
+
+use crate::errors::to_py;
+use crate::layout::{PyLayout, layout_arg};
+use flakeid_core::lease::LeaseState;
+use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyInt, PyList};
+
+/// Batches at least this large release the GIL while the core fills them.
+const DETACH_AT: usize = 256;
+
+/// A clock that moves only when told to, for deterministic tests. Pass it as
+/// `Generator(clock=...)`; with `auto_advance_ms`, every turn of a generator's wait
+/// loop advances it by that much, so waits finish without real time passing.
+#[pyclass(name = "ManualClock", module = "flakeid", frozen)]
+pub(crate) struct PyManualClock(ManualClock);
+
+#[pymethods]
+impl PyManualClock {
+    #[new]
+    #[pyo3(signature = (start_ms, auto_advance_ms=0))]
+    fn new(start_ms: u64, auto_advance_ms: u64) -> Self {
+        PyManualClock(ManualClock::new(start_ms).with_auto_advance(auto_advance_ms))
+    }
+    /// Sets the time (Unix ms); it may go backwards.
+    fn set(&self, ms: u64) {
+        self.0.set(ms);
+    }
+    fn advance(&self, ms: u64) {
+        self.0.advance(ms);
+    }
+    /// The current reading (Unix ms).
+    fn now_ms(&self) -> u64 {
+        self.0.get()
+    }
+    #[getter]
+    fn auto_advance_ms(&self) -> u64 {
+        self.0.auto_advance_ms()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "ManualClock({}, auto_advance_ms={})",
+            self.0.get(),
+            self.0.auto_advance_ms()
+        )
+    }
+}
+
+/// Issues unique, k-ordered 64-bit IDs. Thread-safe: share one per node id.
+#[pyclass(name = "Generator", module = "flakeid", frozen)]
+pub(crate) struct PyGenerator {
+    inner: Generator,
+    layout: Py<PyLayout>,
+}
+
+/// `node=` accepts an int or a source: "env:VAR", "hostname", "mac", "ipv4".
+fn node_source(obj: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(NodeSource::Explicit(obj.extract::<u64>()?));
+    }
+    if let Ok(spec) = obj.extract::<PyBackedStr>() {
+        return NodeSource::parse(&spec).map_err(to_py);
+    }
+    Err(PyTypeError::new_err(format!(
+        "node must be an int or a str like \"env:FLAKEID_NODE\", got {}",
+        obj.get_type().name()?
+    )))
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(
+        signature = (datacenter=None, worker=None, *, node=None, layout=None, overflow=None,
+            clock_backwards=None, max_borrow_ms=None, max_wait_ms=None, clock=None, lease=None,
+            lease_ttl_ms=None),
+        text_signature = "(datacenter=None, worker=None, *, node=None, layout='snowflake', overflow='wait', \
+            clock_backwards='error', max_borrow_ms=2000, max_wait_ms=1000, clock=None, lease=None, \
+            lease_ttl_ms=10000)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        datacenter: Option<u64>,
+        worker: Option<u64>,
+        node: Option<&Bound<'_, PyAny>>,
+        layout: Option<&Bound<'_, PyAny>>,
+        overflow: Option<PyBackedStr>,
+        clock_backwards: Option<PyBackedStr>,
+        max_borrow_ms: Option<u64>,
+        max_wait_ms: Option<u64>,
+        clock: Option<&Bound<'_, PyManualClock>>,
+        lease: Option<PyBackedStr>,
+        lease_ttl_ms: Option<u64>,
+    ) -> PyResult<Self> {
+        let layout = layout_arg(layout)?;
+        let mut b = Generator::builder(layout);
+        if let Some(d) = datacenter {
+            b = b.datacenter(d);
+        }
+        if let Some(w) = worker {
+            b = b.worker(w);
+        }
+        match node.filter(|n| !n.is_none()).map(node_source).transpose()? {
+            Some(NodeSource::Explicit(n)) => b = b.node(n),
+            Some(src) => b = b.node_source(src),
+            None => {}
+        }
+        if let Some(o) = overflow {
+            b = b.overflow(Overflow::parse(&o).map_err(to_py)?);
+        }
+        if let Some(c) = clock_backwards {
+            b = b.clock_backwards(ClockBackwards::parse(&c).map_err(to_py)?);
+        }
+        if let Some(ms) = max_borrow_ms {
+            b = b.max_borrow_ms(ms);
+        }
+        if let Some(ms) = max_wait_ms {
+            b = b.max_wait_ms(ms);
+        }
+        if let Some(c) = clock {
+            b = b.clock(c.get().0.clone());
+        }
+        if let Some(url) = lease {
+            b = b.lease_url(&url);
+        }
+        if let Some(ms) = lease_ttl_ms {
+            b = b.lease_ttl_ms(ms);
+        }
+        // Acquiring a lease talks to its store: let other threads run meanwhile.
+        let inner = py.detach(|| b.build()).map_err(to_py)?;
+        Ok(PyGenerator {
+            inner,
+            layout: Py::new(py, PyLayout(layout))?,
+        })
+    }
+
+    /// The next ID. Waiting for the clock (a used-up tick, a rollback policy)
+    /// happens with the GIL released.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        match self.inner.try_next_id() {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => py.detach(|| self.inner.next_id()).map_err(to_py),
+            Err(e) => Err(to_py(e)),
+        }
+    }
+
+    /// `n` fresh IDs, increasing (the GIL is released while large batches are made).
+    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let ids = if n >= DETACH_AT {
+            py.detach(|| self.inner.next_ids(n))
+        } else {
+            self.inner.next_ids(n)
+        }
+        .map_err(to_py)?;
+        PyList::new(py, ids)
+    }
+
+    /// The next ID as 8 big-endian bytes (flake-idgen's format).
+    fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let id = self.next_id(py)?;
+        Ok(PyBytes::new(py, &to_bytes(id)))
+    }
+
+    #[getter]
+    fn layout(&self, py: Python<'_>) -> Py<PyLayout> {
+        self.layout.clone_ref(py)
+    }
+    #[getter]
+    fn node(&self) -> u64 {
+        self.inner.node()
+    }
+    #[getter]
+    fn datacenter(&self) -> u64 {
+        self.inner.datacenter()
+    }
+    #[getter]
+    fn worker(&self) -> u64 {
+        self.inner.worker()
+    }
+    #[getter]
+    fn overflow(&self) -> &'static str {
+        self.inner.overflow().as_str()
+    }
+    #[getter]
+    fn clock_backwards(&self) -> &'static str {
+        self.inner.clock_backwards().as_str()
+    }
+    #[getter]
+    fn max_borrow_ms(&self) -> u64 {
+        self.inner.max_borrow_ms()
+    }
+    #[getter]
+    fn max_wait_ms(&self) -> u64 {
+        self.inner.max_wait_ms()
+    }
+    /// Unix-ms start of the tick of the last ID issued, or None before the first.
+    #[getter]
+    fn last_issued_ms(&self) -> Option<u64> {
+        self.inner.last_issued_ms()
+    }
+
+    /// Whether the node id comes from a lease (`lease=` URL).
+    #[getter]
+    fn leased(&self) -> bool {
+        self.inner.is_leased()
+    }
+    /// "held", "unreachable", "lost" or "released"; None without a lease.
+    #[getter]
+    fn lease_state(&self) -> Option<&'static str> {
+        self.inner.lease_state().map(|s| match s {
+            LeaseState::Held => "held",
+            LeaseState::Unreachable { .. } => "unreachable",
+            LeaseState::Lost => "lost",
+            _ => "released",
+        })
+    }
+    /// Stops issuing IDs and gives the leased node id back now (also done when the
+    /// generator is garbage-collected). A no-op without a lease.
+    fn release_lease(&self, py: Python<'_>) {
+        py.detach(|| self.inner.release_lease());
+    }
+
+    /// Refused: an unpickled (or copied) generator would issue the same IDs.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "a flakeid.Generator cannot be pickled or copied: the copy would issue the same IDs \
+             as the original; create one generator per process (after fork, with its own node id)",
+        ))
+    }
+
+    fn __repr__(&self) -> String {
+        let g = &self.inner;
+        let layout = g.layout();
+        let name = layout.name().map_or_else(|| "custom".to_string(), |n| format!("{n:?}"));
+        format!(
+            "Generator(datacenter={}, worker={}, node={}, layout={name}, overflow={:?}, clock_backwards={:?})",
+            g.datacenter(),
+            g.worker(),
+            g.node(),
+            g.overflow().as_str(),
+            g.clock_backwards().as_str()
+        )
+    }
+}

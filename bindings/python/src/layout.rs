@@ -1,0 +1,290 @@
+//! `flakeid.Layout` and `flakeid.Parts`: the core's `Layout` and `Parts`, converted.
+
+use crate::errors::to_py;
+use flakeid_core::{Layout, LayoutBuilder, Order, Parts};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+/// How an ID's 64 bits are split. `Layout.preset("flake")` or a custom split;
+/// unspecified fields take Snowflake's values.
+#[pyclass(name = "Layout", module = "flakeid", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct PyLayout(pub Layout);
+
+/// `layout=` accepts a `Layout` or a preset name; `None` means `"snowflake"`.
+pub(crate) fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(Layout::SNOWFLAKE);
+    };
+    if let Ok(l) = obj.cast::<PyLayout>() {
+        return Ok(l.get().0);
+    }
+    match obj.extract::<PyBackedStr>() {
+        Ok(name) => Layout::preset(&name).map_err(to_py),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "layout must be a flakeid.Layout or a preset name (str), got {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyLayout {
+    #[new]
+    #[pyo3(signature = (*, time_bits=None, node_bits=None, datacenter_bits=None, worker_bits=None,
+        sequence_bits=None, tick_ms=None, epoch_ms=None, order=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        time_bits: Option<u32>,
+        node_bits: Option<u32>,
+        datacenter_bits: Option<u32>,
+        worker_bits: Option<u32>,
+        sequence_bits: Option<u32>,
+        tick_ms: Option<u64>,
+        epoch_ms: Option<u64>,
+        order: Option<PyBackedStr>,
+    ) -> PyResult<Self> {
+        let mut b: LayoutBuilder = Layout::builder();
+        if let Some(v) = node_bits {
+            if datacenter_bits.is_some() || worker_bits.is_some() {
+                return Err(to_py(flakeid_core::Error::Config {
+                    field: "node_bits",
+                    message: "give either node_bits or datacenter_bits + worker_bits, not both".into(),
+                }));
+            }
+            b = b.node_bits(v);
+        }
+        let set = |b: LayoutBuilder, v: Option<u32>, f: fn(LayoutBuilder, u32) -> LayoutBuilder| match v {
+            Some(v) => f(b, v),
+            None => b,
+        };
+        b = set(b, time_bits, LayoutBuilder::time_bits);
+        b = set(b, datacenter_bits, LayoutBuilder::datacenter_bits);
+        b = set(b, worker_bits, LayoutBuilder::worker_bits);
+        b = set(b, sequence_bits, LayoutBuilder::sequence_bits);
+        if let Some(v) = tick_ms {
+            b = b.tick_ms(v);
+        }
+        if let Some(v) = epoch_ms {
+            b = b.epoch_ms(v);
+        }
+        if let Some(o) = order {
+            b = b.order(Order::parse(&o).map_err(to_py)?);
+        }
+        b.build().map(PyLayout).map_err(to_py)
+    }
+
+    /// A preset by name: snowflake, flake, discord, sonyflake, baidu, instagram.
+    #[staticmethod]
+    fn preset(name: PyBackedStr) -> PyResult<Self> {
+        Layout::preset(&name).map(PyLayout).map_err(to_py)
+    }
+
+    /// Every preset, default (snowflake) first.
+    #[staticmethod]
+    fn presets() -> Vec<Self> {
+        Layout::PRESETS.into_iter().map(PyLayout).collect()
+    }
+
+    #[getter]
+    fn name(&self) -> Option<&'static str> {
+        self.0.name()
+    }
+    #[getter]
+    fn time_bits(&self) -> u32 {
+        self.0.time_bits()
+    }
+    #[getter]
+    fn datacenter_bits(&self) -> u32 {
+        self.0.datacenter_bits()
+    }
+    #[getter]
+    fn worker_bits(&self) -> u32 {
+        self.0.worker_bits()
+    }
+    #[getter]
+    fn node_bits(&self) -> u32 {
+        self.0.node_bits()
+    }
+    #[getter]
+    fn sequence_bits(&self) -> u32 {
+        self.0.sequence_bits()
+    }
+    #[getter]
+    fn tick_ms(&self) -> u64 {
+        self.0.tick_ms()
+    }
+    #[getter]
+    fn epoch_ms(&self) -> u64 {
+        self.0.epoch_ms()
+    }
+    #[getter]
+    fn order(&self) -> &'static str {
+        self.0.order().as_str()
+    }
+    #[getter]
+    fn total_bits(&self) -> u32 {
+        self.0.total_bits()
+    }
+    #[getter]
+    fn max_node(&self) -> u64 {
+        self.0.max_node()
+    }
+    #[getter]
+    fn max_datacenter(&self) -> u64 {
+        self.0.max_datacenter()
+    }
+    #[getter]
+    fn max_worker(&self) -> u64 {
+        self.0.max_worker()
+    }
+    #[getter]
+    fn max_sequence(&self) -> u64 {
+        self.0.max_sequence()
+    }
+    #[getter]
+    fn ids_per_tick(&self) -> u64 {
+        self.0.ids_per_tick()
+    }
+    #[getter]
+    fn max_id(&self) -> u64 {
+        self.0.max_id()
+    }
+    #[getter]
+    fn last_timestamp_ms(&self) -> u64 {
+        self.0.last_timestamp_ms()
+    }
+    #[getter]
+    fn signed_until_ms(&self) -> u64 {
+        self.0.signed_until_ms()
+    }
+
+    /// The ID for a Unix-ms time (floored to its tick), a node id and a sequence.
+    #[pyo3(signature = (timestamp_ms, node, sequence=0))]
+    fn compose(&self, timestamp_ms: u64, node: u64, sequence: u64) -> PyResult<u64> {
+        self.0.compose(timestamp_ms, node, sequence).map_err(to_py)
+    }
+
+    /// `compose` with the node id given as datacenter and worker.
+    #[pyo3(signature = (timestamp_ms, datacenter, worker, sequence=0))]
+    fn compose_parts(&self, timestamp_ms: u64, datacenter: u64, worker: u64, sequence: u64) -> PyResult<u64> {
+        self.0
+            .compose_parts(timestamp_ms, datacenter, worker, sequence)
+            .map_err(to_py)
+    }
+
+    /// `datacenter << worker_bits | worker`, each checked against its range.
+    fn node_of(&self, datacenter: u64, worker: u64) -> PyResult<u64> {
+        self.0.node_of(datacenter, worker).map_err(to_py)
+    }
+
+    /// Takes an ID apart; `ParseError` if it has bits this layout never sets.
+    fn decompose(&self, id: u64) -> PyResult<PyParts> {
+        decompose(&self.0, id)
+    }
+
+    /// The smallest ID of `timestamp_ms`'s tick (for `id >= first` queries).
+    fn first_id_at(&self, timestamp_ms: u64) -> PyResult<u64> {
+        self.0.first_id_at(timestamp_ms).map_err(to_py)
+    }
+
+    /// The largest ID of `timestamp_ms`'s tick.
+    fn last_id_at(&self, timestamp_ms: u64) -> PyResult<u64> {
+        self.0.last_id_at(timestamp_ms).map_err(to_py)
+    }
+
+    /// `(first, last)`: every ID made from `start_ms` to `end_ms` lies in `first..=last`.
+    fn id_range(&self, start_ms: u64, end_ms: u64) -> PyResult<(u64, u64)> {
+        self.0.id_range(start_ms, end_ms).map_err(to_py)
+    }
+
+    fn __repr__(&self) -> String {
+        let l = &self.0;
+        match l.name() {
+            Some(name) => format!("Layout.preset({name:?})"),
+            None => format!(
+                "Layout(time_bits={}, datacenter_bits={}, worker_bits={}, sequence_bits={}, tick_ms={}, epoch_ms={}, order={:?})",
+                l.time_bits(),
+                l.datacenter_bits(),
+                l.worker_bits(),
+                l.sequence_bits(),
+                l.tick_ms(),
+                l.epoch_ms(),
+                l.order().as_str()
+            ),
+        }
+    }
+
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+pub(crate) fn decompose(layout: &Layout, id: u64) -> PyResult<PyParts> {
+    layout.try_decompose(id).map(PyParts).map_err(to_py)
+}
+
+/// An ID taken apart. `timestamp_ms` is Unix ms (the start of the ID's tick).
+#[pyclass(name = "Parts", module = "flakeid", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct PyParts(Parts);
+
+static UNIX_EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+#[pymethods]
+impl PyParts {
+    #[getter]
+    fn timestamp_ms(&self) -> u64 {
+        self.0.timestamp_ms
+    }
+    /// The raw time field: ticks since the layout's epoch.
+    #[getter]
+    fn ticks(&self) -> u64 {
+        self.0.ticks
+    }
+    #[getter]
+    fn datacenter(&self) -> u64 {
+        self.0.datacenter
+    }
+    #[getter]
+    fn worker(&self) -> u64 {
+        self.0.worker
+    }
+    #[getter]
+    fn node(&self) -> u64 {
+        self.0.node
+    }
+    #[getter]
+    fn sequence(&self) -> u64 {
+        self.0.sequence
+    }
+
+    /// `timestamp_ms` as an aware UTC `datetime` (exact: integer arithmetic).
+    #[getter]
+    fn datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let epoch = UNIX_EPOCH.get_or_try_init(py, || -> PyResult<_> {
+            let dt = py.import("datetime")?;
+            let utc = dt.getattr("timezone")?.getattr("utc")?;
+            Ok(dt
+                .getattr("datetime")?
+                .call_method1("fromtimestamp", (0, utc))?
+                .unbind())
+        })?;
+        let delta = TIMEDELTA.import(py, "datetime", "timedelta")?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("milliseconds", self.0.timestamp_ms)?;
+        epoch.bind(py).add(delta.call((), Some(&kwargs))?)
+    }
+
+    fn __repr__(&self) -> String {
+        let p = &self.0;
+        format!(
+            "Parts(timestamp_ms={}, datacenter={}, worker={}, node={}, sequence={})",
+            p.timestamp_ms, p.datacenter, p.worker, p.node, p.sequence
+        )
+    }
+}

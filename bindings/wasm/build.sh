@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the @flakeid/wasm package into bindings/wasm/pkg/ (not committed):
+#   pkg/node/  wasm-bindgen --target nodejs (CommonJS, synchronous load)
+#   pkg/web/   wasm-bindgen --target web (ES module; `await init()` first) for
+#              browsers, Deno, Bun and edge workers
+#   pkg/package.json naming @flakeid/wasm, with conditional exports and types.
+# The .wasm is optimized with wasm-opt from the npm package binaryen.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+
+bash scripts/setup-wasm.sh toolchain
+[ -x "$here/node_modules/.bin/wasm-opt" ] || (cd "$here" && npm install --no-audit --no-fund)
+
+# A target dir of its own, so the wasm build neither waits on nor invalidates host builds.
+export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$root/target/wasm-build}"
+cargo build --release --target wasm32-unknown-unknown -p flakeid-wasm
+wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/flakeid_wasm.wasm"
+
+pkg="$here/pkg"
+rm -rf "$pkg"
+wasm-bindgen "$wasm" --target nodejs --out-dir "$pkg/node" --out-name index
+wasm-bindgen "$wasm" --target web --out-dir "$pkg/web" --out-name flakeid
+
+# The features rustc enables by default for wasm32 (multivalue: Result returns).
+opt_features=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+for f in "$pkg/node/index_bg.wasm" "$pkg/web/flakeid_bg.wasm"; do
+  "$here/node_modules/.bin/wasm-opt" -O3 "${opt_features[@]}" --strip-debug --strip-producers "$f" -o "$f.opt"
+  mv "$f.opt" "$f"
+done
+echo '{ "type": "module" }' > "$pkg/web/package.json"
+cp "$here/README.md" "$pkg/README.md"
+
+version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+cat > "$pkg/package.json" <<JSON
+{
+  "name": "@flakeid/wasm",
+  "version": "$version",
+  "description": "k-ordered, collision-free, decodable 64-bit Snowflake-family IDs: the flakeid engine as WebAssembly (browsers, edge runtimes, Node)",
+  "license": "MIT OR Apache-2.0",
+  "main": "./node/index.js",
+  "types": "./node/index.d.ts",
+  "exports": {
+    ".": {
+      "node": { "types": "./node/index.d.ts", "default": "./node/index.js" },
+      "default": { "types": "./web/flakeid.d.ts", "default": "./web/flakeid.js" }
+    },
+    "./node": { "types": "./node/index.d.ts", "default": "./node/index.js" },
+    "./web": { "types": "./web/flakeid.d.ts", "default": "./web/flakeid.js" },
+    "./web/flakeid_bg.wasm": "./web/flakeid_bg.wasm"
+  },
+  "files": ["node", "web", "README.md"],
+  "sideEffects": false
+}
+JSON
+
+raw=$(stat -c %s "$pkg/web/flakeid_bg.wasm")
+gz=$(gzip -9 -c "$pkg/web/flakeid_bg.wasm" | wc -c)
+echo "@flakeid/wasm $version built in $pkg: optimized .wasm $raw bytes raw, $gz bytes gzip -9"
+# The 100 KB budget is checked by test/package.test.mjs.

@@ -1,0 +1,230 @@
+//! `Generator` and `ManualClock` as JS classes. The clock is the host's
+//! `Date.now()`; a wasm module has no threads, no fork and no leases.
+
+use crate::convert::{self, Shared, js_error};
+use crate::layout::{Layout, layout_from_js};
+use flakeid_core::{Clock, ClockBackwards, NodeSource, Overflow};
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_GENERATOR: &str = r#"
+export interface GeneratorOptions {
+  /** A preset name (default "snowflake"), a Layout, or a custom split. */
+  layout?: LayoutLike;
+  datacenter?: number | bigint;
+  worker?: number | bigint;
+  /** The whole node id, or "env:VAR" (where the runtime has an environment). */
+  node?: number | bigint | string;
+  /** "wait" (default) or "borrow". */
+  overflow?: "wait" | "borrow";
+  /** "error" (default), "wait" or "monotonic". */
+  clockBackwards?: "error" | "wait" | "monotonic";
+  maxBorrowMs?: number;
+  maxWaitMs?: number;
+  /** Issue at most `maxSequence + 1` IDs per tick; `2^k - 1` (flake-idgen's `seqMask`). */
+  maxSequence?: number;
+  /** A ManualClock for deterministic tests; Date.now() when absent. */
+  clock?: ManualClock;
+}
+"#;
+
+/// `Date.now()` as a [`Clock`], with the per-task cache of `js/clock.js` as the hint.
+#[derive(Debug, Clone, Copy)]
+struct HostClock;
+
+impl Clock for HostClock {
+    fn now_ms(&self) -> u64 {
+        convert::now_ms()
+    }
+    fn now_ms_precise(&self) -> u64 {
+        convert::now_ms_precise()
+    }
+}
+
+/// The most IDs one `nextIds` call returns (1 GiB), as in `@flakeid/node`.
+const MAX_BATCH: u64 = 1 << 27;
+
+/// Issues IDs: `new Generator({ datacenter: 1, worker: 2 }).nextId()`.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Generator {
+    inner: flakeid_core::Generator,
+}
+
+#[wasm_bindgen]
+impl Generator {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
+    ) -> Result<Generator, JsValue> {
+        let options = options.unwrap_or_default();
+        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or(JsValue::UNDEFINED))?;
+        let mut b = flakeid_core::Generator::builder(layout);
+        match convert::get(&options, "node")? {
+            Some(v) if v.is_string() => {
+                let spec = v.as_string().unwrap_or_default();
+                b = b.node_source(NodeSource::parse(&spec).map_err(js_error)?);
+            }
+            Some(v) => b = b.node(convert::uint(&v, "node", u64::MAX)?),
+            None => {}
+        }
+        if let Some(v) = convert::opt_uint(&options, "datacenter", "datacenter", u64::MAX)? {
+            b = b.datacenter(v);
+        }
+        if let Some(v) = convert::opt_uint(&options, "worker", "worker", u64::MAX)? {
+            b = b.worker(v);
+        }
+        if let Some(s) = convert::opt_string(&options, "overflow", "overflow")? {
+            b = b.overflow(Overflow::parse(&s).map_err(js_error)?);
+        }
+        if let Some(s) = convert::opt_string(&options, "clockBackwards", "clock_backwards")? {
+            b = b.clock_backwards(ClockBackwards::parse(&s).map_err(js_error)?);
+        }
+        if let Some(v) = convert::opt_uint(&options, "maxBorrowMs", "max_borrow_ms", u64::MAX)? {
+            b = b.max_borrow_ms(v);
+        }
+        if let Some(v) = convert::opt_uint(&options, "maxWaitMs", "max_wait_ms", u64::MAX)? {
+            b = b.max_wait_ms(v);
+        }
+        if let Some(v) = convert::opt_uint(&options, "maxSequence", "max_sequence", u64::MAX)? {
+            b = b.max_sequence(v);
+        }
+        b = match convert::get(&options, "clock")? {
+            None => b.clock(HostClock),
+            Some(c) => match convert::shared(&c) {
+                Some(Shared::Clock(clock)) => b.clock(clock),
+                _ => {
+                    return Err(convert::config(
+                        "clock",
+                        format!("clock must be a ManualClock, got {}", convert::describe(&c)),
+                    ));
+                }
+            },
+        };
+        b.build().map(|inner| Generator { inner }).map_err(js_error)
+    }
+
+    /// The next ID.
+    #[wasm_bindgen(js_name = nextId)]
+    pub fn next_id(&self) -> Result<u64, JsValue> {
+        self.inner.next_id().map_err(js_error)
+    }
+
+    /// `nextId` that never waits: `null` where `nextId` would wait for the clock
+    /// (the tick's sequence is used up, or a rollback policy would wait).
+    #[wasm_bindgen(js_name = tryNextId, unchecked_return_type = "bigint | null")]
+    pub fn try_next_id(&self) -> Result<JsValue, JsValue> {
+        Ok(match self.inner.try_next_id().map_err(js_error)? {
+            Some(id) => id.into(),
+            None => JsValue::NULL,
+        })
+    }
+
+    /// `n` fresh IDs, increasing.
+    #[wasm_bindgen(js_name = nextIds)]
+    pub fn next_ids(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<u64>, JsValue> {
+        let n = convert::uint(&n, "n", MAX_BATCH)? as usize;
+        let mut ids = Vec::new();
+        ids.try_reserve_exact(n)
+            .map_err(|_| convert::config("n", format!("cannot allocate {n} IDs in wasm memory")))?;
+        ids.resize(n, 0);
+        self.inner.fill(&mut ids).map_err(js_error)?;
+        Ok(ids)
+    }
+
+    /// The next ID as 8 big-endian bytes: a `Buffer` where there is one (Node), else a `Uint8Array`.
+    #[wasm_bindgen(js_name = nextBuffer, unchecked_return_type = "Uint8Array")]
+    pub fn next_buffer(&self) -> Result<Uint8Array, JsValue> {
+        let id = self.inner.next_id().map_err(js_error)?;
+        Ok(convert::bytes_out(&flakeid_core::to_bytes(id)))
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: *self.inner.layout(),
+        }
+    }
+    #[wasm_bindgen(getter)]
+    pub fn node(&self) -> f64 {
+        self.inner.node() as f64
+    }
+    #[wasm_bindgen(getter)]
+    pub fn datacenter(&self) -> f64 {
+        self.inner.datacenter() as f64
+    }
+    #[wasm_bindgen(getter)]
+    pub fn worker(&self) -> f64 {
+        self.inner.worker() as f64
+    }
+    #[wasm_bindgen(getter)]
+    pub fn overflow(&self) -> String {
+        self.inner.overflow().as_str().to_owned()
+    }
+    #[wasm_bindgen(getter, js_name = clockBackwards)]
+    pub fn clock_backwards(&self) -> String {
+        self.inner.clock_backwards().as_str().to_owned()
+    }
+    #[wasm_bindgen(getter, js_name = maxBorrowMs)]
+    pub fn max_borrow_ms(&self) -> f64 {
+        self.inner.max_borrow_ms() as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxWaitMs)]
+    pub fn max_wait_ms(&self) -> f64 {
+        self.inner.max_wait_ms() as f64
+    }
+}
+
+/// A clock that moves only when told to, for deterministic tests:
+/// `new Generator({ clock: new ManualClock(startMs, autoAdvanceMs) })`. With
+/// `autoAdvanceMs`, each turn of a generator's wait loop advances it by that much.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct ManualClock {
+    inner: flakeid_core::ManualClock,
+}
+
+#[wasm_bindgen]
+impl ManualClock {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
+        #[wasm_bindgen(js_name = autoAdvanceMs, unchecked_optional_param_type = "number")] auto_advance_ms: Option<
+            JsValue,
+        >,
+    ) -> Result<ManualClock, JsValue> {
+        let start = convert::uint(&start_ms, "start_ms", u64::MAX)?;
+        let step = match auto_advance_ms {
+            None => 0,
+            Some(v) => convert::uint(&v, "auto_advance_ms", u64::MAX)?,
+        };
+        Ok(ManualClock {
+            inner: flakeid_core::ManualClock::new(start).with_auto_advance(step),
+        })
+    }
+
+    /// The clock's reading, Unix ms.
+    #[wasm_bindgen(js_name = nowMs)]
+    pub fn now_ms(&self) -> f64 {
+        self.inner.get() as f64
+    }
+    pub fn set(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<(), JsValue> {
+        self.inner.set(convert::uint(&ms, "ms", u64::MAX)?);
+        Ok(())
+    }
+    pub fn advance(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<(), JsValue> {
+        self.inner.advance(convert::uint(&ms, "ms", u64::MAX)?);
+        Ok(())
+    }
+    #[wasm_bindgen(getter, js_name = autoAdvanceMs)]
+    pub fn auto_advance_ms(&self) -> f64 {
+        self.inner.auto_advance_ms() as f64
+    }
+
+    /// Lets a `Generator` share this clock (clones share one time).
+    #[wasm_bindgen(js_name = __flakeid_share, skip_typescript)]
+    pub fn share(&self) {
+        convert::share(Shared::Clock(self.inner.clone()));
+    }
+}

@@ -1,0 +1,312 @@
+//! `Layout`: a preset or a validated custom bit split, as a JS class.
+
+use crate::convert::{self, Shared, js_error, number};
+use flakeid_core::{Order, Parts};
+use js_sys::{Array, Object};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_LAYOUT: &str = r#"
+/** A custom bit split; missing fields take Snowflake's values. */
+export interface LayoutOptions {
+  timeBits?: number;
+  datacenterBits?: number;
+  workerBits?: number;
+  /** A single node field (instead of datacenterBits + workerBits). */
+  nodeBits?: number;
+  sequenceBits?: number;
+  tickMs?: number;
+  epochMs?: number;
+  order?: "time|node|seq" | "time|seq|node";
+}
+/** A preset name, a Layout, or a custom split. */
+export type LayoutLike = string | Layout | LayoutOptions;
+/** An ID taken apart. `timestampMs` is Unix ms (the start of the ID's tick). */
+export interface Parts {
+  timestampMs: number;
+  date: Date;
+  /** The raw time field: ticks since the layout's epoch. */
+  ticks: number;
+  datacenter: number;
+  worker: number;
+  node: number;
+  sequence: number;
+}
+"#;
+
+/// How the 64 bits are split (`Layout.preset("flake")`, `new Layout({...})`).
+#[wasm_bindgen]
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub(crate) inner: flakeid_core::Layout,
+}
+
+#[wasm_bindgen]
+impl Layout {
+    /// A custom layout, validated (`FLAKEID_CONFIG` names the bad field).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "LayoutOptions")] options: Option<JsValue>,
+    ) -> Result<Layout, JsValue> {
+        Ok(Layout {
+            inner: layout_from_js(&options.unwrap_or_default())?,
+        })
+    }
+
+    /// A preset: `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram`.
+    pub fn preset(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<Layout, JsValue> {
+        flakeid_core::Layout::preset(&convert::string(&name, "layout")?)
+            .map(|inner| Layout { inner })
+            .map_err(js_error)
+    }
+
+    /// Every preset, default first.
+    pub fn presets() -> Vec<Layout> {
+        flakeid_core::Layout::PRESETS
+            .iter()
+            .map(|&inner| Layout { inner })
+            .collect()
+    }
+
+    /// The preset names, default first.
+    #[wasm_bindgen(js_name = presetNames, unchecked_return_type = "string[]")]
+    pub fn preset_names() -> Array {
+        flakeid_core::Layout::PRESETS
+            .iter()
+            .filter_map(|l| l.name())
+            .map(JsValue::from)
+            .collect()
+    }
+
+    /// The preset's name, or `null` for a custom layout.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> Option<String> {
+        self.inner.name().map(str::to_owned)
+    }
+    #[wasm_bindgen(getter, js_name = timeBits)]
+    pub fn time_bits(&self) -> u32 {
+        self.inner.time_bits()
+    }
+    #[wasm_bindgen(getter, js_name = datacenterBits)]
+    pub fn datacenter_bits(&self) -> u32 {
+        self.inner.datacenter_bits()
+    }
+    #[wasm_bindgen(getter, js_name = workerBits)]
+    pub fn worker_bits(&self) -> u32 {
+        self.inner.worker_bits()
+    }
+    #[wasm_bindgen(getter, js_name = nodeBits)]
+    pub fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+    #[wasm_bindgen(getter, js_name = sequenceBits)]
+    pub fn sequence_bits(&self) -> u32 {
+        self.inner.sequence_bits()
+    }
+    #[wasm_bindgen(getter, js_name = tickMs)]
+    pub fn tick_ms(&self) -> f64 {
+        self.inner.tick_ms() as f64
+    }
+    #[wasm_bindgen(getter, js_name = epochMs)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.inner.epoch_ms() as f64
+    }
+    /// `"time|node|seq"` or `"time|seq|node"`.
+    #[wasm_bindgen(getter)]
+    pub fn order(&self) -> String {
+        self.inner.order().as_str().to_owned()
+    }
+    #[wasm_bindgen(getter, js_name = maxNode)]
+    pub fn max_node(&self) -> f64 {
+        self.inner.max_node() as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxDatacenter)]
+    pub fn max_datacenter(&self) -> f64 {
+        self.inner.max_datacenter() as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxWorker)]
+    pub fn max_worker(&self) -> f64 {
+        self.inner.max_worker() as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxSequence)]
+    pub fn max_sequence(&self) -> f64 {
+        self.inner.max_sequence() as f64
+    }
+    /// The largest ID this layout can produce.
+    #[wasm_bindgen(getter, js_name = maxId)]
+    pub fn max_id(&self) -> u64 {
+        self.inner.max_id()
+    }
+    /// The last Unix ms this layout can represent.
+    #[wasm_bindgen(getter, js_name = lastTimestampMs)]
+    pub fn last_timestamp_ms(&self) -> f64 {
+        self.inner.last_timestamp_ms() as f64
+    }
+    /// The last Unix ms whose IDs fit a signed 64-bit integer.
+    #[wasm_bindgen(getter, js_name = signedUntilMs)]
+    pub fn signed_until_ms(&self) -> f64 {
+        self.inner.signed_until_ms() as f64
+    }
+
+    /// Takes an ID apart; `FLAKEID_PARSE` when it has bits above the layout's width.
+    #[wasm_bindgen(unchecked_return_type = "Parts")]
+    pub fn decompose(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    ) -> Result<Object, JsValue> {
+        let id = convert::id(&id, "id")?;
+        self.inner.try_decompose(id).map(parts_to_js).map_err(js_error)
+    }
+
+    /// Builds an ID from a Unix-ms time, a node id and a sequence.
+    pub fn compose(
+        &self,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number | bigint")] node: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
+    ) -> Result<u64, JsValue> {
+        let (ts, node, seq) = (ms(&timestamp_ms)?, int(&node, "node")?, int(&sequence, "sequence")?);
+        self.inner.compose(ts, node, seq).map_err(js_error)
+    }
+
+    /// `compose` with the node given as datacenter and worker.
+    #[wasm_bindgen(js_name = composeParts)]
+    pub fn compose_parts(
+        &self,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] datacenter: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] worker: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
+    ) -> Result<u64, JsValue> {
+        let ts = ms(&timestamp_ms)?;
+        let (dc, w) = (int(&datacenter, "datacenter")?, int(&worker, "worker")?);
+        let seq = int(&sequence, "sequence")?;
+        self.inner.compose_parts(ts, dc, w, seq).map_err(js_error)
+    }
+
+    /// The smallest ID of `timestampMs`'s tick (for `id >= first` queries).
+    #[wasm_bindgen(js_name = firstIdAt)]
+    pub fn first_id_at(
+        &self,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
+    ) -> Result<u64, JsValue> {
+        self.inner.first_id_at(ms(&timestamp_ms)?).map_err(js_error)
+    }
+
+    /// The largest ID of `timestampMs`'s tick.
+    #[wasm_bindgen(js_name = lastIdAt)]
+    pub fn last_id_at(
+        &self,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
+    ) -> Result<u64, JsValue> {
+        self.inner.last_id_at(ms(&timestamp_ms)?).map_err(js_error)
+    }
+
+    /// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies between.
+    #[wasm_bindgen(js_name = idRange, unchecked_return_type = "[bigint, bigint]")]
+    pub fn id_range(
+        &self,
+        #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
+        #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
+    ) -> Result<Array, JsValue> {
+        let (first, last) = self.inner.id_range(ms(&start_ms)?, ms(&end_ms)?).map_err(js_error)?;
+        Ok(Array::of2(&first.into(), &last.into()))
+    }
+
+    /// Whether both split the bits alike (and have the same name).
+    pub fn equals(&self, other: &Layout) -> bool {
+        self.inner == other.inner
+    }
+
+    /// `snowflake (41 time | 5 datacenter + 5 worker | 12 seq, 1 ms ticks, epoch 1288834974657)`.
+    #[wasm_bindgen(js_name = toString)]
+    pub fn to_string_js(&self) -> String {
+        self.inner.to_string()
+    }
+
+    /// Lets a `Generator` or function read this layout from an options object.
+    #[wasm_bindgen(js_name = __flakeid_share, skip_typescript)]
+    pub fn share(&self) {
+        convert::share(Shared::Layout(self.inner));
+    }
+}
+
+fn ms(v: &JsValue) -> Result<u64, JsValue> {
+    convert::uint(v, "timestamp_ms", u64::MAX)
+}
+
+fn int(v: &JsValue, field: &'static str) -> Result<u64, JsValue> {
+    convert::uint(v, field, u64::MAX)
+}
+
+/// `Parts` as a plain object (numbers: every field is below 2^53 for real layouts).
+pub(crate) fn parts_to_js(p: Parts) -> Object {
+    let o = Object::new();
+    convert::set(&o, "timestampMs", &number(p.timestamp_ms));
+    convert::set(&o, "date", &js_sys::Date::new(&number(p.timestamp_ms)));
+    convert::set(&o, "ticks", &number(p.ticks));
+    convert::set(&o, "datacenter", &number(p.datacenter));
+    convert::set(&o, "worker", &number(p.worker));
+    convert::set(&o, "node", &number(p.node));
+    convert::set(&o, "sequence", &number(p.sequence));
+    o
+}
+
+/// A `LayoutLike`: absent → snowflake; a preset name; a `Layout`; or an options object.
+pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(flakeid_core::Layout::SNOWFLAKE);
+    }
+    if let Some(name) = value.as_string() {
+        return flakeid_core::Layout::preset(&name).map_err(js_error);
+    }
+    if !value.is_object() {
+        return Err(convert::config(
+            "layout",
+            format!(
+                "layout must be a preset name, a Layout or an object, got {}",
+                convert::describe(value)
+            ),
+        ));
+    }
+    if let Some(Shared::Layout(layout)) = convert::shared(value) {
+        return Ok(layout);
+    }
+    let mut b = flakeid_core::Layout::builder();
+    let bits = |key: &str, field: &'static str| convert::opt_uint(value, key, field, u64::from(u32::MAX));
+    if let Some(v) = bits("timeBits", "time_bits")? {
+        b = b.time_bits(v as u32);
+    }
+    let (dc, worker) = (
+        bits("datacenterBits", "datacenter_bits")?,
+        bits("workerBits", "worker_bits")?,
+    );
+    if let Some(v) = bits("nodeBits", "node_bits")? {
+        if dc.is_some() || worker.is_some() {
+            return Err(convert::config(
+                "node_bits",
+                "give either nodeBits or datacenterBits + workerBits, not both".to_owned(),
+            ));
+        }
+        b = b.node_bits(v as u32);
+    }
+    if let Some(v) = dc {
+        b = b.datacenter_bits(v as u32);
+    }
+    if let Some(v) = worker {
+        b = b.worker_bits(v as u32);
+    }
+    if let Some(v) = bits("sequenceBits", "sequence_bits")? {
+        b = b.sequence_bits(v as u32);
+    }
+    if let Some(v) = convert::opt_uint(value, "tickMs", "tick_ms", u64::MAX)? {
+        b = b.tick_ms(v);
+    }
+    if let Some(v) = convert::opt_uint(value, "epochMs", "epoch_ms", u64::MAX)? {
+        b = b.epoch_ms(v);
+    }
+    if let Some(v) = convert::opt_string(value, "order", "order")? {
+        b = b.order(Order::parse(&v).map_err(js_error)?);
+    }
+    b.build_at(convert::now_ms_precise()).map_err(js_error)
+}

@@ -1,0 +1,83 @@
+# C ABI (issue 3): libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
+#   make test-c                 Rust-side tests + header freshness, then the C suite
+#                               (-Wall -Wextra -Werror, ASan + UBSan) linked against the
+#                               .so and against the .a, and the pkg-config example.
+#   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
+#   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
+#   make install PREFIX=/usr/local [DESTDIR=...]   library, header and flakeid.pc.
+C_OUT        := target/flakeid-c
+C_LIB_DIR    := target/release
+C_SO         := $(C_LIB_DIR)/libflakeid.so
+C_A          := $(C_LIB_DIR)/libflakeid.a
+C_CC         ?= $(CC)
+C_STD        := -std=c11 -D_POSIX_C_SOURCE=200809L
+C_WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+C_SAN        := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+# What a static Rust library needs beside it (`cargo rustc -- --print native-static-libs`).
+C_LIBS_PRIVATE := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+C_TEST_SRC   := $(wildcard tests/c/main.c tests/c/test_*.c tests/c/json.c)
+C_VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+PREFIX       ?= /usr/local
+C_STAGE      := $(abspath $(C_OUT))/prefix
+
+TEST_TARGETS  += test-c
+BENCH_TARGETS += bench-c
+
+.PHONY: setup-c lib-c header-c test-c test-c-rust test-c-suite test-c-example bench-c install
+
+setup-c:
+	bash scripts/setup-c.sh
+
+lib-c:
+	$(CARGO) build -p flakeid-c --release
+
+header-c:
+	FLAKEID_REGENERATE_HEADER=1 $(CARGO) test -p flakeid-c --test header
+
+# The Rust side: panic boundary, status table, and tests/header.rs, which fails when
+# include/flakeid.h is stale ("regenerate with `make header-c`").
+test-c-rust:
+	$(CARGO) test -p flakeid-c
+
+test-c-suite: lib-c
+	mkdir -p $(C_OUT)
+	$(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
+	  -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(abspath $(C_LIB_DIR)) -lpthread -o $(C_OUT)/flakeid_test_shared
+	$(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
+	  $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/flakeid_test_static
+	@# Prove which library each binary uses.
+	ldd $(C_OUT)/flakeid_test_shared | grep 'libflakeid\.so' > /dev/null
+	! ldd $(C_OUT)/flakeid_test_static | grep 'libflakeid\.so'
+	@echo "== C tests, shared library (libflakeid.so), ASan + UBSan"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 $(C_OUT)/flakeid_test_shared tests/vectors
+	@echo "== C tests, static library (libflakeid.a), ASan + UBSan"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 $(C_OUT)/flakeid_test_static tests/vectors
+
+# Install into a staging prefix and build the example the way users do.
+test-c-example: lib-c
+	rm -rf $(C_STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(C_STAGE)
+	PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig $(C_CC) $(C_STD) $(C_WARN) examples/c/example.c \
+	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags --libs flakeid) -o $(C_OUT)/example
+	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_OUT)/example
+	$(C_CC) $(C_STD) $(C_WARN) examples/c/example.c \
+	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags flakeid) $(C_STAGE)/lib/libflakeid.a \
+	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --libs-only-l --static flakeid | sed 's/-lflakeid//') \
+	  -o $(C_OUT)/example_static
+	$(C_OUT)/example_static > /dev/null
+
+test-c: setup-c test-c-rust test-c-suite test-c-example
+	@echo "test-c: ok"
+
+bench-c: setup-c lib-c
+	mkdir -p $(C_OUT)
+	$(C_CC) $(C_STD) $(C_WARN) -O2 -Iinclude tests/c/bench.c $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/bench
+	$(C_OUT)/bench
+
+install: lib-c
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(C_SO) $(DESTDIR)$(PREFIX)/lib/libflakeid.so
+	install -m 0644 $(C_A) $(DESTDIR)$(PREFIX)/lib/libflakeid.a
+	install -m 0644 include/flakeid.h $(DESTDIR)$(PREFIX)/include/flakeid.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(C_VERSION)|' -e 's|@LIBS_PRIVATE@|$(C_LIBS_PRIVATE)|' \
+	  bindings/c/flakeid.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/flakeid.pc

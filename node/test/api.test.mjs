@@ -1,0 +1,242 @@
+// The public API, on the backend chosen by FLAKEID_BACKEND (native or wasm).
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import {
+  Generator, Layout, ManualClock, decode, decompose, encode, errorCodes, expectError, fromBytes, isNative,
+  toBytes, version,
+} from './backend.mjs'
+
+const U64_MAX = 2n ** 64n - 1n
+
+describe('errors', () => {
+  test('errorCodes() is the core table', () => {
+    assert.deepEqual(errorCodes(), {
+      CONFIG: 'FLAKEID_CONFIG',
+      CLOCK_BACKWARDS: 'FLAKEID_CLOCK_BACKWARDS',
+      TIME_EXHAUSTED: 'FLAKEID_TIME_EXHAUSTED',
+      PARSE: 'FLAKEID_PARSE',
+      FORK: 'FLAKEID_FORK',
+      LEASE: 'FLAKEID_LEASE',
+    })
+  })
+
+  test('config errors are Errors with code, field and a message naming the range', () => {
+    const e = expectError(() => new Generator({ datacenter: 32 }), 'config', { field: 'datacenter' })
+    assert.match(e.message, /datacenter must be in 0\.\.=31, got 32/)
+    expectError(() => new Generator({ node: 3, datacenter: 1 }), 'config')
+    expectError(() => new Generator({ layout: 'twitter' }), 'config', { field: 'layout' })
+    expectError(() => Layout.preset('nope'), 'config', { field: 'layout' })
+    expectError(() => new Layout({ timeBits: 50 }), 'config', { field: 'time_bits' })
+    expectError(() => new Layout({ epochMs: Date.now() + 86_400_000 }), 'config', { field: 'epoch_ms' })
+    expectError(() => new Layout({ order: 'seq|time|node' }), 'config', { field: 'order' })
+    expectError(() => encode(1n, 'base64'), 'config', { field: 'encoding' })
+    expectError(() => decode('1', 'base64'), 'config', { field: 'encoding' })
+  })
+
+  test('numbers that are not whole and non-negative are config errors', () => {
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expectError(() => new Generator({ worker: bad }), 'config', { field: 'worker' })
+      expectError(() => new ManualClock(bad), 'config')
+    }
+    const g = new Generator()
+    expectError(() => g.nextIds(-1), 'config')
+    expectError(() => g.nextIds(2.5), 'config')
+  })
+
+  test('a rollback is FLAKEID_CLOCK_BACKWARDS with byMs, and issues nothing', () => {
+    const clock = new ManualClock(1_700_000_000_000)
+    const g = new Generator({ clock })
+    const a = g.nextId()
+    clock.set(1_699_999_999_993)
+    const e = expectError(() => g.nextId(), 'clock_backwards', { byMs: 7 })
+    assert.match(e.message, /7 ms/)
+    clock.set(1_700_000_000_000)
+    assert.equal(g.nextId(), a + 1n)
+  })
+
+  test('time before the epoch is FLAKEID_TIME_EXHAUSTED', () => {
+    const clock = new ManualClock(Layout.preset('snowflake').epochMs - 1)
+    expectError(() => new Generator({ clock }).nextId(), 'time_exhausted')
+  })
+
+  test('bad text is FLAKEID_PARSE with the position', () => {
+    expectError(() => decode('15G63YLn9A_', 'base62'), 'parse', { position: 10 })
+    expectError(() => fromBytes(new Uint8Array(3)), 'parse')
+  })
+})
+
+describe('64-bit safety', () => {
+  test('IDs come back as bigint, never number', () => {
+    const g = new Generator({ overflow: 'borrow' })
+    assert.equal(typeof g.nextId(), 'bigint')
+    assert.equal(typeof decode('ffffffffffffffff', 'hex'), 'bigint')
+    assert.equal(decode('ffffffffffffffff', 'hex'), U64_MAX)
+    assert.equal(typeof Layout.preset('flake').maxId, 'bigint')
+  })
+
+  test('incoming bigints outside 0..2^64-1 are refused, not wrapped', () => {
+    for (const bad of [-1n, 2n ** 64n, 2n ** 64n + 5n, -(2n ** 64n)]) {
+      expectError(() => decompose(bad, 'instagram'), 'config', { field: 'id' })
+      expectError(() => encode(bad, 'hex'), 'config', { field: 'id' })
+      expectError(() => toBytes(bad), 'config', { field: 'id' })
+      expectError(() => Layout.preset('flake').decompose(bad), 'config', { field: 'id' })
+    }
+    assert.equal(encode(U64_MAX, 'hex'), 'ffffffffffffffff')
+    assert.equal(Buffer.from(toBytes(U64_MAX)).toString('hex'), 'ffffffffffffffff')
+    assert.equal(decompose(U64_MAX, 'instagram').sequence, 1023)
+  })
+
+  test('decimal strings are IDs too, range-checked', () => {
+    assert.equal(decompose('910499571847892992').worker, 25)
+    assert.equal(encode('18446744073709551615', 'base62'), 'LygHa16AHYF')
+    expectError(() => decompose('18446744073709551616', 'instagram'), 'parse', { position: 19 })
+    expectError(() => decompose('-1'), 'parse', { position: 0 })
+    expectError(() => decompose('12x'), 'parse', { position: 2 })
+  })
+
+  test('an ID that already lost precision as a number is refused', () => {
+    assert.throws(() => decompose(2 ** 60))
+    assert.throws(() => encode(910499571847892992, 'hex'))
+  })
+
+  test('an ID with bits above the layout is a parse error', () => {
+    expectError(() => decompose(2n ** 63n), 'parse')
+    assert.equal(decompose(2n ** 63n - 1n).sequence, 4095)
+  })
+})
+
+describe('Generator', () => {
+  test('options and their defaults', () => {
+    const g = new Generator()
+    assert.deepEqual(
+      [g.node, g.datacenter, g.worker, g.layout.name, g.overflow, g.clockBackwards],
+      [0, 0, 0, 'snowflake', 'wait', 'error'],
+    )
+    assert.equal(g.maxBorrowMs, 2000)
+    assert.equal(g.maxWaitMs, 1000)
+    const h = new Generator({
+      datacenter: 3, worker: 9, layout: 'discord', overflow: 'borrow', clockBackwards: 'monotonic', maxBorrowMs: 50,
+      maxWaitMs: 7,
+    })
+    assert.deepEqual(
+      [h.node, h.datacenter, h.worker, h.layout.name, h.overflow, h.clockBackwards, h.maxBorrowMs, h.maxWaitMs],
+      [3 * 32 + 9, 3, 9, 'discord', 'borrow', 'monotonic', 50, 7],
+    )
+    const s = new Generator({ node: 4660, layout: Layout.preset('sonyflake') })
+    assert.deepEqual([s.node, s.datacenter, s.worker, s.layout.order], [4660, 0, 4660, 'time|seq|node'])
+  })
+
+  test('a fresh ID decodes to now, its node and a sequence', () => {
+    const g = new Generator({ datacenter: 17, worker: 25 })
+    const before = Date.now()
+    const id = g.nextId()
+    const after = Date.now()
+    const p = decompose(id)
+    assert.deepEqual([p.datacenter, p.worker, p.node], [17, 25, 17 * 32 + 25])
+    // The engine's clock cache may lag a starved machine's clock by a few ms, never lead it.
+    assert.ok(p.timestampMs >= before - 100 && p.timestampMs <= after, `${before} <= ${p.timestampMs} <= ${after}`)
+    assert.ok(p.date instanceof Date)
+    assert.equal(typeof p.sequence, 'number')
+  })
+
+  for (const overflow of ['wait', 'borrow']) {
+    test(`1M nextId() (${overflow}) are strictly increasing, so unique`, () => {
+      const g = new Generator({ worker: 1, overflow })
+      let last = -1n
+      let bad = 0
+      for (let i = 0; i < 1_000_000; i++) {
+        const id = g.nextId()
+        if (id <= last) bad++
+        last = id
+      }
+      assert.equal(bad, 0)
+    })
+  }
+
+  for (const overflow of ['wait', 'borrow']) {
+    test(`nextIds (${overflow}) are strictly increasing, also across calls and with nextId`, () => {
+      const g = new Generator({ worker: 2, overflow })
+      const a = g.nextIds(1_000_000)
+      assert.ok(a instanceof BigUint64Array)
+      assert.equal(a.length, 1_000_000)
+      for (let i = 1; i < a.length; i++) assert.ok(a[i] > a[i - 1], `index ${i}`)
+      const b = g.nextId()
+      const c = g.nextIds(10_000)
+      assert.ok(b > a[a.length - 1] && c[0] > b)
+      for (let i = 1; i < c.length; i++) assert.ok(c[i] > c[i - 1])
+      assert.equal(g.nextIds(0).length, 0)
+      // 1M strict IDs span at least 244 ms of 4096 each; borrowing may run ahead.
+      const span = decompose(a[a.length - 1]).timestampMs - decompose(a[0]).timestampMs
+      assert.ok(span >= 243, `span ${span}`)
+    })
+  }
+
+  test('strict mode issues at most 4096 IDs per ms, each ms from sequence 0', () => {
+    const g = new Generator({ overflow: 'wait' })
+    const perMs = new Map()
+    for (const id of g.nextIds(20_000)) {
+      const p = decompose(id)
+      const seqs = perMs.get(p.timestampMs) ?? []
+      seqs.push(p.sequence)
+      perMs.set(p.timestampMs, seqs)
+    }
+    for (const [ms, seqs] of perMs) {
+      assert.ok(seqs.length <= 4096, `${ms}: ${seqs.length}`)
+      assert.deepEqual(seqs, seqs.map((_, i) => i), `${ms} counts from 0`)
+    }
+  })
+
+  test('the node may come from an environment variable', { skip: isNative ? false : 'wasm has no process environment' }, () => {
+    process.env.FLAKEID_TEST_NODE_ID = '77'
+    assert.equal(new Generator({ node: 'env:FLAKEID_TEST_NODE_ID' }).node, 77)
+    process.env.FLAKEID_TEST_NODE_ID = '5000'
+    expectError(() => new Generator({ node: 'env:FLAKEID_TEST_NODE_ID' }), 'config', { field: 'node' })
+    expectError(() => new Generator({ node: 'env:FLAKEID_TEST_UNSET_VARIABLE' }), 'config', { field: 'node' })
+    expectError(() => new Generator({ node: 'somewhere' }), 'config', { field: 'node' })
+  })
+})
+
+describe('ManualClock', () => {
+  test('set, advance, nowMs, autoAdvanceMs', () => {
+    const c = new ManualClock(1_000)
+    assert.equal(c.nowMs(), 1_000)
+    c.advance(5)
+    assert.equal(c.nowMs(), 1_005)
+    c.set(2_000)
+    assert.equal(c.nowMs(), 2_000)
+    assert.equal(c.autoAdvanceMs, 0)
+    assert.equal(new ManualClock(0, 3).autoAdvanceMs, 3)
+  })
+
+  test('drives a generator deterministically, and waits advance it', () => {
+    const clock = new ManualClock(1_700_000_000_000, 1)
+    const g = new Generator({ layout: new Layout({ sequenceBits: 2, workerBits: 5, datacenterBits: 5 }), clock })
+    const ids = g.nextIds(9)
+    assert.deepEqual([...ids].map((id) => g.layout.decompose(id).sequence), [0, 1, 2, 3, 0, 1, 2, 3, 0])
+    assert.equal(clock.nowMs(), 1_700_000_000_002)
+    assert.equal(g.layout.decompose(ids[8]).timestampMs, 1_700_000_000_002)
+  })
+})
+
+describe('Layout', () => {
+  test('custom layouts: nodeBits or datacenterBits + workerBits', () => {
+    const l = new Layout({ timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 1_600_000_000_000 })
+    assert.deepEqual([l.datacenterBits, l.workerBits, l.nodeBits, l.maxNode, l.maxSequence], [0, 10, 10, 1023, 4095])
+    assert.ok(l.name == null, "a custom layout has no preset name")
+    assert.equal(l.tickMs, 1)
+    const id = l.compose(1_700_000_000_123, 1000, 7)
+    assert.deepEqual(
+      (({ timestampMs, node, worker, datacenter, sequence }) => ({ timestampMs, node, worker, datacenter, sequence }))(
+        l.decompose(id),
+      ),
+      { timestampMs: 1_700_000_000_123, node: 1000, worker: 1000, datacenter: 0, sequence: 7 },
+    )
+    assert.equal(decompose(id, l).node, 1000)
+    expectError(() => new Layout({ nodeBits: 10, workerBits: 5 }), 'config')
+    assert.match(String(Layout.preset('snowflake')), /snowflake/)
+  })
+
+  test('version() is the engine version', () => {
+    assert.match(version(), /^\d+\.\d+\.\d+/)
+  })
+})

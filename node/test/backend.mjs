@@ -1,0 +1,90 @@
+// The one door through which every test reaches flakeid, so that the same suite
+// runs against both builds of the engine:
+//   FLAKEID_BACKEND=native (default)  ../index.js, the napi-rs addon
+//   FLAKEID_BACKEND=wasm              ../../bindings/wasm/pkg/node/index.js, the
+//                                     wasm-bindgen Node build (bindings/wasm/build.sh)
+// A wasm run without that build fails here, loudly: it never skips.
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+
+const require = createRequire(import.meta.url)
+
+export const BACKEND = process.env.FLAKEID_BACKEND || 'native'
+const paths = {
+  native: fileURLToPath(new URL('../index.js', import.meta.url)),
+  wasm: fileURLToPath(new URL('../../bindings/wasm/pkg/node/index.js', import.meta.url)),
+}
+const path = paths[BACKEND]
+if (!path) throw new Error(`FLAKEID_BACKEND must be "native" or "wasm", got ${JSON.stringify(BACKEND)}`)
+if (!existsSync(path)) {
+  throw new Error(
+    `FLAKEID_BACKEND=${BACKEND}: ${path} does not exist; build it first ` +
+      (BACKEND === 'wasm' ? '(bash bindings/wasm/build.sh)' : '(npm install in node/)'),
+  )
+}
+
+export const api = require(path)
+export const {
+  Generator,
+  Layout,
+  ManualClock,
+  decompose,
+  compose,
+  idRange,
+  encode,
+  decode,
+  toBytes,
+  fromBytes,
+  errorCodes,
+  version,
+} = api
+
+export const isNative = BACKEND === 'native'
+/** `skip` option for tests of what only the native addon has (Buffer, threads, the flake-idgen drop-in). */
+export const nativeOnly = isNative ? false : `native-only (FLAKEID_BACKEND=${BACKEND})`
+
+/** A vector layout spec (preset name or snake_case object) as a `Layout`. */
+export function layoutOf(spec) {
+  if (typeof spec === 'string') return Layout.preset(spec)
+  return new Layout({
+    timeBits: spec.time_bits,
+    datacenterBits: spec.datacenter_bits,
+    workerBits: spec.worker_bits,
+    sequenceBits: spec.sequence_bits,
+    tickMs: spec.tick_ms,
+    epochMs: spec.epoch_ms,
+    order: spec.order,
+  })
+}
+
+/** Vector options (snake_case) as `new Generator` options (camelCase). */
+export function optionsOf(options) {
+  const out = {}
+  for (const [k, v] of Object.entries(options)) out[k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = v
+  return out
+}
+
+/** The `err.code` for a vector's error kind (`clock_backwards` -> `FLAKEID_CLOCK_BACKWARDS`). */
+export const codeOf = (kind) => `FLAKEID_${kind.toUpperCase()}`
+
+/** Runs `fn`, which must throw a flakeid error of `kind`; returns the error. */
+export function expectError(fn, kind, extra = {}) {
+  let err
+  try {
+    fn()
+  } catch (e) {
+    err = e
+  }
+  if (!err) throw new Error(`expected a ${codeOf(kind)} error, but nothing was thrown`)
+  if (!(err instanceof Error)) throw new Error(`expected an Error, got ${typeof err}: ${err}`)
+  if (err.code !== codeOf(kind)) throw new Error(`expected code ${codeOf(kind)}, got ${err.code}: ${err.message}`)
+  for (const [k, v] of Object.entries(extra)) {
+    if (err[k] !== v) throw new Error(`expected err.${k} === ${JSON.stringify(v)}, got ${JSON.stringify(err[k])}: ${err.message}`)
+  }
+  return err
+}
+
+export function loadVectors(name) {
+  return require(fileURLToPath(new URL(`../../tests/vectors/${name}.json`, import.meta.url)))
+}

@@ -1,0 +1,60 @@
+"""flakeid: k-ordered, collision-free, decodable 64-bit IDs of the Snowflake family.
+
+    >>> import flakeid
+    >>> gen = flakeid.Generator(datacenter=1, worker=2)
+    >>> parts = flakeid.decompose(gen.next_id())
+    >>> (parts.datacenter, parts.worker)
+    (1, 2)
+
+The engine is Rust (``flakeid-core``); this package is a thin, typed binding.
+"""
+
+from flakeid._flakeid import (
+    ClockMovedBackwardsError,
+    ConfigError,
+    FlakeIdError,
+    ForkError,
+    Generator,
+    Layout,
+    LeaseError,
+    ManualClock,
+    ParseError,
+    Parts,
+    TimeExhaustedError,
+    __version__,
+    decode,
+    decompose,
+    encode,
+    first_mac,
+    first_private_ipv4,
+    from_bytes,
+    host_ordinal,
+    hostname,
+    resolve_node,
+    to_bytes,
+)
+
+__all__ = [
+    "ClockMovedBackwardsError",
+    "ConfigError",
+    "FlakeIdError",
+    "ForkError",
+    "Generator",
+    "Layout",
+    "LeaseError",
+    "ManualClock",
+    "ParseError",
+    "Parts",
+    "TimeExhaustedError",
+    "__version__",
+    "decode",
+    "decompose",
+    "encode",
+    "first_mac",
+    "first_private_ipv4",
+    "from_bytes",
+    "host_ordinal",
+    "hostname",
+    "resolve_node",
+    "to_bytes",
+]

@@ -1,0 +1,108 @@
+"""Every core error kind maps to its own exception class, with its details."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import flakeid
+from conftest import ERRORS
+
+T0 = 1_700_000_000_000
+
+
+def test_every_core_kind_has_its_class() -> None:
+    kinds = flakeid._flakeid._error_kinds()
+    # The core's stable numbers 1..=N, each with its own class exported by flakeid.
+    assert [k[0] for k in kinds] == list(range(1, len(kinds) + 1))
+    assert {name: cls for _, name, _, cls in kinds} == ERRORS
+    assert len({cls for *_, cls in kinds}) == len(kinds)
+    for number, name, code, cls in kinds:
+        assert code == "FLAKEID_" + {"clock_backwards": "CLOCK_BACKWARDS"}.get(name, name.upper())
+        assert getattr(flakeid, cls.__name__) is cls
+        assert cls.__name__ in flakeid.__all__
+        assert cls.__module__ == "flakeid"
+        assert issubclass(cls, flakeid.FlakeIdError), number
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_conversion(name: str) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        flakeid._flakeid._raise_error(name)
+    exc = excinfo.value
+    assert type(exc) is ERRORS[name]
+    assert exc.code == dict((k[1], k[2]) for k in flakeid._flakeid._error_kinds())[name]
+    assert str(exc)
+    again = pickle.loads(pickle.dumps(exc))
+    assert type(again) is type(exc) and str(again) == str(exc) and again.__dict__ == exc.__dict__
+
+
+def test_hierarchy() -> None:
+    assert issubclass(flakeid.FlakeIdError, Exception)
+    assert issubclass(flakeid.ConfigError, ValueError)
+    assert issubclass(flakeid.ParseError, ValueError)
+    for cls in (flakeid.ClockMovedBackwardsError, flakeid.TimeExhaustedError, flakeid.ForkError, flakeid.LeaseError):
+        assert not issubclass(cls, ValueError)
+
+
+def test_config_error_names_field_and_range() -> None:
+    with pytest.raises(flakeid.ConfigError, match=r"worker must be in 0\.\.=31, got 32") as excinfo:
+        flakeid.Generator(1, 32)
+    assert excinfo.value.field == "worker"
+    with pytest.raises(ValueError):  # catchable as a plain ValueError
+        flakeid.Layout(time_bits=60)
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.Generator(node=3, datacenter=1)
+    assert excinfo.value.field in ("node", "datacenter")
+    with pytest.raises(flakeid.ConfigError, match="one of snowflake"):
+        flakeid.Generator(layout="nope")
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.Layout(node_bits=10, worker_bits=5)
+    assert excinfo.value.field == "node_bits"
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.encode(1, "base64")
+    assert excinfo.value.field == "encoding"
+
+
+def test_clock_moved_backwards_has_by_ms() -> None:
+    clock = flakeid.ManualClock(T0)
+    gen = flakeid.Generator(clock=clock)
+    gen.next_id()
+    clock.set(T0 - 25)
+    with pytest.raises(flakeid.ClockMovedBackwardsError, match="by 25 ms") as excinfo:
+        gen.next_id()
+    assert excinfo.value.by_ms == 25
+    clock.set(T0)
+    gen.next_id()
+
+
+def test_time_exhausted() -> None:
+    gen = flakeid.Generator(clock=flakeid.ManualClock(1_000))  # before the 2010 epoch
+    with pytest.raises(flakeid.TimeExhaustedError, match="epoch"):
+        gen.next_id()
+    with pytest.raises(flakeid.TimeExhaustedError):
+        flakeid.Layout.preset("snowflake").compose(2**62, 0, 0)
+
+
+def test_parse_error_has_position() -> None:
+    with pytest.raises(flakeid.ParseError) as excinfo:
+        flakeid.decode("00000000000000g0", "hex")
+    assert excinfo.value.position == 14
+    with pytest.raises(flakeid.ParseError):
+        flakeid.from_bytes(b"\x00" * 7)
+    with pytest.raises(flakeid.ParseError):
+        flakeid.decompose(2**63)
+
+
+def test_wrong_python_types() -> None:
+    with pytest.raises(TypeError, match="layout must be"):
+        flakeid.Generator(layout=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="node must be"):
+        flakeid.Generator(node=1.5)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
+        flakeid.Generator(node=-1)
+    with pytest.raises(OverflowError):
+        flakeid.decompose(2**64)
+    with pytest.raises(OverflowError):
+        flakeid.encode(-1)

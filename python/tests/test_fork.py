@@ -1,0 +1,88 @@
+"""A generator made before fork() refuses to issue IDs in the child (gunicorn
+--preload, multiprocessing "fork"), and keeps working in the parent."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+
+import pytest
+
+import flakeid
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+
+GEN = flakeid.Generator(4, 4)
+
+
+def _use_inherited() -> str:
+    try:
+        GEN.next_id()
+    except flakeid.ForkError as e:
+        return f"ForkError: {e}"
+    return "issued an ID"
+
+
+def test_os_fork_child_gets_fork_error() -> None:
+    parent_id = GEN.next_id()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report through the pipe, never run pytest machinery
+        try:
+            msg = _use_inherited()
+            try:
+                GEN.next_ids(10)
+                msg += " | batch issued"
+            except flakeid.ForkError:
+                msg += " | batch refused"
+            os.write(w, msg.encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode()
+    os.waitpid(pid, 0)
+    assert msg.startswith("ForkError: "), msg
+    assert "after the fork" in msg and "lease" in msg, msg
+    assert msg.endswith("| batch refused"), msg
+    assert GEN.next_id() > parent_id  # the parent is unaffected
+
+
+def test_multiprocessing_fork_pool() -> None:
+    GEN.next_id()
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(2) as pool:
+        results = pool.starmap(_use_inherited, [()] * 4)
+    assert all(r.startswith("ForkError: ") for r in results), results
+    GEN.next_id()
+
+
+def _raise_in_child() -> int:
+    return GEN.next_id()
+
+
+def test_fork_error_crosses_multiprocessing() -> None:
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        with pytest.raises(flakeid.ForkError):
+            pool.apply(_raise_in_child)
+
+
+if sys.platform == "linux":
+
+    def test_fork_detected_for_borrowing_generator() -> None:
+        gen = flakeid.Generator(1, 1, overflow="borrow")
+        gen.next_id()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                gen.next_id()
+                code = 1
+            except flakeid.ForkError:
+                code = 0
+            except BaseException:
+                code = 2
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0

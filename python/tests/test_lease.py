@@ -1,0 +1,49 @@
+"""Node-id leases through the binding, on the local file store (flock); the Redis and
+PostgreSQL stores are exercised against real servers by the core's lease tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import flakeid
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="file leases need flock")
+
+
+def test_generators_on_one_store_get_distinct_nodes(tmp_path: Path) -> None:
+    url = f"file://{tmp_path}?namespace=py"
+    a = flakeid.Generator(lease=url, lease_ttl_ms=300)
+    b = flakeid.Generator(lease=url, lease_ttl_ms=300)
+    assert a.leased and b.leased and not flakeid.Generator(1, 1).leased
+    assert a.lease_state == "held" and flakeid.Generator(1, 1).lease_state is None
+    assert a.node != b.node
+    assert flakeid.decompose(a.next_id()).node == a.node
+    a.release_lease()
+    assert a.lease_state == "released"
+    with pytest.raises(flakeid.LeaseError):
+        a.next_id()
+    c = flakeid.Generator(lease=url, lease_ttl_ms=300)
+    assert c.node == a.node  # the released id is free again
+    assert c.next_id() > 0
+
+
+def test_lease_configuration_errors(tmp_path: Path) -> None:
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.Generator(node=3, lease=f"file://{tmp_path}")
+    assert excinfo.value.field == "lease"
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.Generator(lease="nonsense")
+    assert excinfo.value.field == "lease"
+    with pytest.raises(flakeid.ConfigError, match="ftp"):
+        flakeid.Generator(lease="ftp://host/x")
+    with pytest.raises(flakeid.ConfigError):
+        flakeid.Generator(lease=f"file://{tmp_path}", lease_ttl_ms=1)
+
+
+def test_password_never_appears_in_errors() -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        flakeid.Generator(lease="postgres://app:s3cret@127.0.0.1:1/db", lease_ttl_ms=1000)
+    assert "s3cret" not in str(excinfo.value)

@@ -1,0 +1,169 @@
+"""Every case of every file in tests/vectors: the proof that Python issues and
+reads exactly the IDs every other language does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import flakeid
+from conftest import ERRORS, cases, layout_of, load
+
+
+def test_every_vector_file_is_consumed() -> None:
+    files = {p.stem for p in __import__("conftest").VECTORS.glob("*.json")}
+    assert files == {"layouts", "compose", "encodings", "timelines"}
+    consumed = {
+        "layouts": {"presets", "invalid_layouts", "invalid_generators"},
+        "compose": {"cases", "compose_errors", "decompose_errors", "ranges"},
+        "encodings": {"cases", "decode_aliases", "bad"},
+        "timelines": {"timelines"},
+    }
+    for name, keys in consumed.items():
+        assert set(load(name)) - {"_comment"} == keys, f"{name}.json has sections this suite does not run"
+
+
+def check_error(excinfo: pytest.ExceptionInfo[flakeid.FlakeIdError], case: dict[str, Any]) -> None:
+    exc = excinfo.value
+    assert type(exc) is ERRORS[case["error"]], (type(exc), case)
+    if "field" in case:
+        assert getattr(exc, "field") == case["field"], str(exc)
+    if "position" in case:
+        assert getattr(exc, "position") == case["position"], str(exc)
+    if "by_ms" in case:
+        assert getattr(exc, "by_ms") == case["by_ms"], str(exc)
+
+
+# --- layouts.json -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", cases("layouts", "presets"), ids=lambda c: c["name"])
+def test_preset(case: dict[str, Any]) -> None:
+    layout = flakeid.Layout.preset(case["name"])
+    assert layout == flakeid.Layout.preset(case["name"].upper())
+    assert layout.name == case["name"]
+    for field in ("time_bits", "datacenter_bits", "worker_bits", "node_bits", "sequence_bits", "tick_ms", "epoch_ms"):
+        assert getattr(layout, field) == case[field], field
+    assert layout.order == case["order"]
+    assert layout.last_timestamp_ms == case["last_timestamp_ms"]
+    assert layout.max_id == int(case["max_id"])
+    assert layout in flakeid.Layout.presets()
+
+
+@pytest.mark.parametrize("case", cases("layouts", "invalid_layouts"), ids=lambda c: c["field"])
+def test_invalid_layout(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        layout_of(case["layout"])
+    check_error(excinfo, case)
+
+
+@pytest.mark.parametrize("case", cases("layouts", "invalid_generators"), ids=lambda c: f"{c['layout']}-{c['field']}")
+def test_invalid_generator(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        flakeid.Generator(layout=layout_of(case["layout"]), **case["options"])
+    check_error(excinfo, case)
+
+
+# --- compose.json -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", cases("compose", "cases"), ids=lambda c: f"{c['layout']}-{c['id']}")
+def test_compose_and_decompose(case: dict[str, Any]) -> None:
+    layout = layout_of(case["layout"])
+    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    want = int(case["id"])
+    assert obj.compose(case["timestamp_ms"], case["node"], case["sequence"]) == want
+    assert obj.compose_parts(case["timestamp_ms"], case["datacenter"], case["worker"], case["sequence"]) == want
+    for parts in (flakeid.decompose(want, layout), obj.decompose(want)):
+        assert (parts.timestamp_ms, parts.ticks) == (case["timestamp_ms"], case["ticks"])
+        assert (parts.datacenter, parts.worker, parts.node) == (case["datacenter"], case["worker"], case["node"])
+        assert parts.sequence == case["sequence"]
+
+
+@pytest.mark.parametrize("case", cases("compose", "compose_errors"), ids=lambda c: f"{c['layout']}-{c['error']}")
+def test_compose_error(case: dict[str, Any]) -> None:
+    layout = layout_of(case["layout"])
+    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        obj.compose(case["timestamp_ms"], case["node"], case["sequence"])
+    check_error(excinfo, case)
+
+
+@pytest.mark.parametrize("case", cases("compose", "decompose_errors"), ids=lambda c: f"{c['layout']}-{c['id']}")
+def test_decompose_error(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        flakeid.decompose(int(case["id"]), layout_of(case["layout"]))
+    check_error(excinfo, case)
+
+
+@pytest.mark.parametrize("case", cases("compose", "ranges"), ids=lambda c: f"{c['layout']}-{c['start_ms']}")
+def test_id_range(case: dict[str, Any]) -> None:
+    layout = layout_of(case["layout"])
+    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    first, last = int(case["first"]), int(case["last"])
+    assert obj.id_range(case["start_ms"], case["end_ms"]) == (first, last)
+    assert obj.first_id_at(case["start_ms"]) == first
+    assert obj.last_id_at(case["end_ms"]) == last
+
+
+# --- encodings.json -----------------------------------------------------------
+
+ENCODINGS = ("decimal", "hex", "base32", "base62")
+
+
+@pytest.mark.parametrize("case", cases("encodings", "cases"), ids=lambda c: c["id"])
+def test_encoding(case: dict[str, Any]) -> None:
+    id_ = int(case["id"])
+    for enc in ENCODINGS:
+        assert flakeid.encode(id_, enc) == case[enc], enc
+        assert flakeid.decode(case[enc], enc) == id_, enc
+    assert flakeid.to_bytes(id_) == bytes.fromhex(case["bytes"])
+    assert flakeid.from_bytes(bytes.fromhex(case["bytes"])) == id_
+
+
+@pytest.mark.parametrize("case", cases("encodings", "decode_aliases"), ids=lambda c: c["text"])
+def test_decode_alias(case: dict[str, Any]) -> None:
+    assert flakeid.decode(case["text"], case["encoding"]) == int(case["id"])
+
+
+@pytest.mark.parametrize("case", cases("encodings", "bad"), ids=lambda c: f"{c['encoding']}-{c['text']!r}")
+def test_bad_text(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        flakeid.decode(case["text"], case["encoding"])
+    check_error(excinfo, case)
+    assert isinstance(excinfo.value, ValueError)
+
+
+# --- timelines.json -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("timeline", cases("timelines", "timelines"), ids=lambda t: t["name"])
+def test_timeline(timeline: dict[str, Any]) -> None:
+    clock = flakeid.ManualClock(timeline["start_ms"], timeline["auto_advance_ms"])
+    gen = flakeid.Generator(
+        node=timeline["node"],
+        layout=layout_of(timeline["layout"]),
+        overflow=timeline["overflow"],
+        clock_backwards=timeline["clock_backwards"],
+        max_borrow_ms=timeline["max_borrow_ms"],
+        max_wait_ms=timeline["max_wait_ms"],
+        clock=clock,
+    )
+    for i, step in enumerate(timeline["steps"]):
+        where = f"step {i}: {step}"
+        op = step["op"]
+        if op == "set":
+            clock.set(step["ms"])
+        elif op == "next" and "error" in step:
+            with pytest.raises(flakeid.FlakeIdError) as excinfo:
+                gen.next_id()
+            check_error(excinfo, step)
+        elif op == "next":
+            assert gen.next_id() == int(step["id"]), where
+            assert clock.now_ms() == step["clock_ms"], where
+        elif op == "next_ids":
+            assert gen.next_ids(step["n"]) == [int(x) for x in step["ids"]], where
+            assert clock.now_ms() == step["clock_ms"], where
+        else:
+            pytest.fail(f"unknown op in {where}")

@@ -1,0 +1,103 @@
+/* `make bench-c`: the cost of an ID through the C ABI, to hold against the core's
+ * Rust benches (`cargo bench -p flakeid-core`, same cases and names):
+ *   strict/next_id            default policy, snowflake: capped at 4,096,000 IDs/s
+ *   strict/next_id_below_cap  the same path on a 22-sequence-bit layout (no cap)
+ *   borrow/next_id            overflow=borrow, one thread
+ *   borrow/fill_1m            flakeid_next_ids of 1,000,000 IDs
+ * Each case runs 7 times; the median is printed. */
+#define _POSIX_C_SOURCE 200809L
+#include <flakeid.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define RUNS 7
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "bench: %s: %s\n", what, flakeid_last_error_message());
+  exit(1);
+}
+
+static flakeid_generator *make(flakeid_layout layout, uint32_t overflow) {
+  flakeid_options o = flakeid_options_default();
+  o.layout = layout;
+  o.node = layout.datacenter_bits + layout.worker_bits > 0 ? 1 : 0;
+  o.overflow = overflow;
+  o.max_borrow_ms = 24 * 3600 * 1000; /* a bench runs far ahead of the clock */
+  o.max_wait_ms = 0;
+  flakeid_generator *g = NULL;
+  if (flakeid_generator_new(&o, &g) != FLAKEID_OK) die("generator");
+  return g;
+}
+
+static volatile uint64_t sink;
+
+/* ns per ID of `n` single calls, median of RUNS. */
+static double per_call(const flakeid_generator *g, size_t n) {
+  double t[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    uint64_t id = 0, acc = 0;
+    double start = now_s();
+    for (size_t i = 0; i < n; i++) {
+      if (flakeid_next_id(g, &id) != FLAKEID_OK) die("next_id");
+      acc ^= id;
+    }
+    t[r] = (now_s() - start) * 1e9 / (double)n;
+    sink = acc;
+  }
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  return t[RUNS / 2];
+}
+
+static double per_batch(const flakeid_generator *g, size_t n, size_t rounds) {
+  uint64_t *buf = malloc(n * sizeof *buf);
+  if (buf == NULL) die("malloc");
+  double t[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    double start = now_s();
+    for (size_t k = 0; k < rounds; k++)
+      if (flakeid_next_ids(g, buf, n) != FLAKEID_OK) die("next_ids");
+    t[r] = (now_s() - start) * 1e9 / (double)(n * rounds);
+    sink = buf[n - 1];
+  }
+  free(buf);
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  return t[RUNS / 2];
+}
+
+static void report(const char *name, double ns) {
+  printf("%-26s %14.0f IDs/s %9.2f ns/ID\n", name, 1e9 / ns, ns);
+}
+
+int main(void) {
+  flakeid_layout snowflake, wide;
+  if (flakeid_layout_preset("snowflake", &snowflake) != FLAKEID_OK) die("preset");
+  if (flakeid_layout_custom(41, 0, 0, 22, 1, snowflake.epoch_ms, FLAKEID_ORDER_TIME_NODE_SEQ, &wide) != FLAKEID_OK)
+    die("layout");
+  printf("flakeid %s C bench (median of %d runs)\n", flakeid_version(), RUNS);
+  flakeid_generator *strict = make(snowflake, FLAKEID_OVERFLOW_WAIT);
+  flakeid_generator *below = make(wide, FLAKEID_OVERFLOW_WAIT);
+  flakeid_generator *borrow = make(snowflake, FLAKEID_OVERFLOW_BORROW);
+  flakeid_generator *filler = make(snowflake, FLAKEID_OVERFLOW_BORROW);
+  report("strict/next_id", per_call(strict, 1000000));
+  report("strict/next_id_below_cap", per_call(below, 5000000));
+  report("borrow/next_id", per_call(borrow, 10000000));
+  report("borrow/fill_1m", per_batch(filler, 1000000, 5));
+  flakeid_generator_free(strict);
+  flakeid_generator_free(below);
+  flakeid_generator_free(borrow);
+  flakeid_generator_free(filler);
+  return 0;
+}

@@ -1,0 +1,110 @@
+/* One generator shared by 4 pthreads (no duplicate, each thread increasing), and
+ * a forked child refusing with FLAKEID_ERR_FORK. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define THREADS 4
+
+typedef struct {
+  const flakeid_generator *g;
+  uint64_t *ids;
+  size_t n;
+  size_t batch; /* 0: flakeid_next_id; else flakeid_next_ids in runs of `batch` */
+  int failed;
+} worker;
+
+static void *run(void *arg) {
+  worker *w = arg;
+  for (size_t done = 0; done < w->n;) {
+    size_t take = w->batch == 0 ? 1 : (w->n - done < w->batch ? w->n - done : w->batch);
+    flakeid_status st = w->batch == 0 ? flakeid_next_id(w->g, &w->ids[done]) : flakeid_next_ids(w->g, &w->ids[done], take);
+    if (st != FLAKEID_OK) { w->failed = 1; return NULL; }
+    done += take;
+  }
+  return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void shared_generator(uint32_t overflow, size_t per_thread) {
+  flakeid_options o = flakeid_options_default();
+  o.overflow = overflow;
+  o.datacenter = 3;
+  o.worker = 7;
+  flakeid_generator *g = NULL;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  if (g == NULL) return;
+  uint64_t *all = malloc(THREADS * per_thread * sizeof *all);
+  worker w[THREADS];
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    /* Two threads call next_id, two take batches of odd sizes. */
+    w[i] = (worker){g, all + (size_t)i * per_thread, per_thread, i < 2 ? 0 : (size_t)(37 + 500 * (i - 2)), 0};
+    CHECK(pthread_create(&t[i], NULL, run, &w[i]) == 0, "pthread_create");
+  }
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < THREADS; i++) {
+    CHECK(!w[i].failed, "thread %d failed: %s", i, flakeid_last_error_message());
+    size_t bad = 0;
+    for (size_t k = 1; k < per_thread; k++) bad += w[i].ids[k] <= w[i].ids[k - 1];
+    CHECK(bad == 0, "thread %d: %zu IDs not above the previous one", i, bad);
+  }
+  qsort(all, THREADS * per_thread, sizeof *all, cmp_u64);
+  size_t dups = 0, wrong_node = 0;
+  for (size_t k = 0; k < THREADS * per_thread; k++) {
+    if (k > 0) dups += all[k] == all[k - 1];
+    flakeid_parts p;
+    if (flakeid_decompose(&o.layout, all[k], &p) != FLAKEID_OK || p.datacenter != 3 || p.worker != 7) wrong_node++;
+  }
+  CHECK(dups == 0, "%s: %zu duplicate IDs among %zu", overflow ? "borrow" : "strict", dups, THREADS * per_thread);
+  CHECK(wrong_node == 0, "%zu IDs with another node", wrong_node);
+  free(all);
+  flakeid_generator_free(g);
+}
+
+void test_threads(void) {
+  shared_generator(FLAKEID_OVERFLOW_WAIT, 20000);
+  shared_generator(FLAKEID_OVERFLOW_BORROW, 200000);
+}
+
+void test_fork(void) {
+  flakeid_options o = flakeid_options_default();
+  o.node = 5;
+  flakeid_generator *g = NULL;
+  uint64_t id = 0;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  CHECK_OK(flakeid_next_id(g, &id));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int bad = 0;
+    uint64_t child_id = 1, ids[4] = {0};
+    bad |= flakeid_next_id(g, &child_id) != FLAKEID_ERR_FORK || child_id != 1;
+    bad |= strstr(flakeid_last_error_message(), "fork") == NULL;
+    bad |= flakeid_next_ids(g, ids, 4) != FLAKEID_ERR_FORK;
+    /* A generator made in the child works. */
+    flakeid_generator *mine = NULL;
+    bad |= flakeid_generator_new(&o, &mine) != FLAKEID_OK || flakeid_next_id(mine, &child_id) != FLAKEID_OK;
+    flakeid_generator_free(mine);
+    if (bad) fprintf(stderr, "FAIL child: %s\n", flakeid_last_error_message());
+    _exit(bad ? 1 : 0);
+  }
+  CHECK(pid > 0, "fork");
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child got FLAKEID_ERR_FORK from the parent's generator");
+  uint64_t after = 0;
+  CHECK_OK(flakeid_next_id(g, &after));
+  CHECK(after > id, "the parent's generator goes on");
+  flakeid_generator_free(g);
+}

@@ -1,0 +1,409 @@
+/* Runs every case of every file in tests/vectors/ through the C API. Unknown
+ * files, sections or options fail the test: the vectors are the cross-language
+ * contract, so nothing in them may be skipped silently. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "json.h"
+
+static const char *current = "";  /* "file.json section[i]", for messages */
+static char where[512];
+
+/* Names the case being run, for every message (truncated if need be). */
+static void set_where(const char *fmt, ...) {
+  char tmp[sizeof where];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  memcpy(where, tmp, sizeof where);
+}
+
+static void fatal(const char *what) {
+  fprintf(stderr, "FATAL %s: %s\n", where, what);
+  exit(2);
+}
+
+static const json_value *need(const json_value *obj, const char *key, json_type type) {
+  const json_value *v = json_get(obj, key);
+  if (v == NULL || v->type != type) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "member \"%s\" missing or of the wrong type", key);
+    fatal(msg);
+  }
+  return v;
+}
+
+static uint64_t num(const json_value *obj, const char *key) {
+  const json_value *v = need(obj, key, JSON_INT);
+  if (v->negative) fatal("negative number");
+  return v->integer;
+}
+
+static const char *str(const json_value *obj, const char *key) { return need(obj, key, JSON_STRING)->string; }
+
+/* IDs are decimal strings (the schema keeps them out of JSON numbers). Parsed here
+ * independently of flakeid_decode. */
+static uint64_t id_of(const char *text) {
+  uint64_t acc = 0;
+  if (*text == '\0') fatal("empty id");
+  for (const char *c = text; *c; c++) {
+    if (*c < '0' || *c > '9') fatal("id is not a decimal string");
+    uint64_t d = (uint64_t)(*c - '0');
+    if (acc > (UINT64_MAX - d) / 10) fatal("id does not fit 64 bits");
+    acc = acc * 10 + d;
+  }
+  return acc;
+}
+
+static uint64_t id_at(const json_value *obj, const char *key) { return id_of(str(obj, key)); }
+
+static uint32_t order_of(const char *s) {
+  if (strcmp(s, "time|node|seq") == 0) return FLAKEID_ORDER_TIME_NODE_SEQ;
+  if (strcmp(s, "time|seq|node") == 0) return FLAKEID_ORDER_TIME_SEQ_NODE;
+  fatal("unknown order");
+  return 0;
+}
+
+/* A layout spec: a preset name or an object with every field. */
+static flakeid_status layout_of(const json_value *spec, flakeid_layout *out) {
+  if (spec->type == JSON_STRING) return flakeid_layout_preset(spec->string, out);
+  if (spec->type != JSON_OBJECT) fatal("layout spec is neither a name nor an object");
+  uint32_t dc = 0, worker;
+  if (json_get(spec, "node_bits") != NULL) {
+    worker = (uint32_t)num(spec, "node_bits");
+  } else {
+    dc = (uint32_t)num(spec, "datacenter_bits");
+    worker = (uint32_t)num(spec, "worker_bits");
+  }
+  return flakeid_layout_custom((uint32_t)num(spec, "time_bits"), dc, worker, (uint32_t)num(spec, "sequence_bits"),
+                               num(spec, "tick_ms"), num(spec, "epoch_ms"), order_of(str(spec, "order")), out);
+}
+
+static flakeid_layout layout_ok(const json_value *c) {
+  const json_value *spec = json_get(c, "layout");
+  if (spec == NULL) fatal("case without a layout");
+  flakeid_layout l;
+  memset(&l, 0, sizeof l);
+  CHECK_OK(layout_of(spec, &l));
+  return l;
+}
+
+/* The call failed as the case says: kind, and field / by_ms / position when pinned. */
+static void expect_error(flakeid_status st, const json_value *c) {
+  const char *kind = str(c, "error");
+  CHECK(strcmp(flakeid_status_name(st), kind) == 0, "%s: got %s (%s), want %s", where, flakeid_status_name(st),
+        flakeid_last_error_message(), kind);
+  CHECK(st == FLAKEID_OK || flakeid_last_error_message()[0] != '\0', "%s: an error needs a message", where);
+  if (json_get(c, "field") != NULL) {
+    const char *field = flakeid_last_error_field();
+    CHECK(field != NULL && strcmp(field, str(c, "field")) == 0, "%s: field %s, want %s (%s)", where,
+          field ? field : "NULL", str(c, "field"), flakeid_last_error_message());
+  }
+  if (json_get(c, "by_ms") != NULL)
+    CHECK(flakeid_last_error_by_ms() == num(c, "by_ms"), "%s: by_ms %" PRIu64 ", want %" PRIu64, where,
+          flakeid_last_error_by_ms(), num(c, "by_ms"));
+  if (json_get(c, "position") != NULL)
+    CHECK(flakeid_last_error_position() == num(c, "position"), "%s: position %zu, want %" PRIu64, where,
+          flakeid_last_error_position(), num(c, "position"));
+}
+
+typedef void (*case_fn)(const json_value *c);
+
+static long run_section(const json_value *root, const char *section, case_fn fn) {
+  const json_value *cases = need(root, section, JSON_ARRAY);
+  if (cases->count == 0) fatal("empty section");
+  for (size_t i = 0; i < cases->count; i++) {
+    set_where("%s %s[%zu]", current, section, i);
+    if (cases->items[i].type != JSON_OBJECT) fatal("case is not an object");
+    fn(&cases->items[i]);
+  }
+  return (long)cases->count;
+}
+
+/* ---- layouts.json ---- */
+
+static void preset_case(const json_value *c) {
+  flakeid_layout l;
+  flakeid_layout_limits lim;
+  CHECK_OK(flakeid_layout_preset(str(c, "name"), &l));
+  CHECK_OK(flakeid_layout_get_limits(&l, &lim));
+  CHECK(l.time_bits == num(c, "time_bits") && l.datacenter_bits == num(c, "datacenter_bits") &&
+            l.worker_bits == num(c, "worker_bits") && l.sequence_bits == num(c, "sequence_bits") &&
+            l.tick_ms == num(c, "tick_ms") && l.epoch_ms == num(c, "epoch_ms") &&
+            l.order == order_of(str(c, "order")),
+        "%s: preset fields differ", where);
+  CHECK(lim.node_bits == num(c, "node_bits") && lim.last_timestamp_ms == num(c, "last_timestamp_ms") &&
+            lim.max_id == id_at(c, "max_id"),
+        "%s: limits differ (max_id %" PRIu64 ")", where, lim.max_id);
+}
+
+static void invalid_layout_case(const json_value *c) {
+  flakeid_layout l, before;
+  memset(&l, 0xA5, sizeof l);
+  before = l;
+  expect_error(layout_of(need(c, "layout", JSON_OBJECT), &l), c);
+  CHECK(memcmp(&l, &before, sizeof l) == 0, "%s: out_layout written on failure", where);
+}
+
+static uint32_t overflow_of(const char *s) {
+  if (strcmp(s, "wait") == 0) return FLAKEID_OVERFLOW_WAIT;
+  if (strcmp(s, "borrow") == 0) return FLAKEID_OVERFLOW_BORROW;
+  return 0xFFFFFFFFu; /* a value outside the enum: the library must refuse it */
+}
+
+static uint32_t clock_backwards_of(const char *s) {
+  if (strcmp(s, "error") == 0) return FLAKEID_CLOCK_BACKWARDS_ERROR;
+  if (strcmp(s, "wait") == 0) return FLAKEID_CLOCK_BACKWARDS_WAIT;
+  if (strcmp(s, "monotonic") == 0) return FLAKEID_CLOCK_BACKWARDS_MONOTONIC;
+  return 0xFFFFFFFFu;
+}
+
+static void invalid_generator_case(const json_value *c) {
+  flakeid_options o = flakeid_options_default();
+  o.layout = layout_ok(c);
+  const json_value *opts = need(c, "options", JSON_OBJECT);
+  for (size_t i = 0; i < opts->count; i++) {
+    const char *k = opts->keys[i];
+    if (strcmp(k, "node") == 0) o.node = num(opts, k);
+    else if (strcmp(k, "datacenter") == 0) o.datacenter = num(opts, k);
+    else if (strcmp(k, "worker") == 0) o.worker = num(opts, k);
+    else if (strcmp(k, "overflow") == 0) o.overflow = overflow_of(str(opts, k));
+    else if (strcmp(k, "clock_backwards") == 0) o.clock_backwards = clock_backwards_of(str(opts, k));
+    else if (strcmp(k, "max_borrow_ms") == 0) o.max_borrow_ms = num(opts, k);
+    else if (strcmp(k, "max_wait_ms") == 0) o.max_wait_ms = num(opts, k);
+    else fatal("unknown option in the vector");
+  }
+  flakeid_generator *g = (flakeid_generator *)&o; /* a sentinel: must stay untouched */
+  expect_error(flakeid_generator_new(&o, &g), c);
+  CHECK(g == (flakeid_generator *)&o, "%s: out_generator written on failure", where);
+}
+
+/* ---- compose.json ---- */
+
+static void compose_case(const json_value *c) {
+  flakeid_layout l = layout_ok(c);
+  uint64_t want = id_at(c, "id"), id = 0, id2 = 0;
+  CHECK_OK(flakeid_compose(&l, num(c, "timestamp_ms"), num(c, "node"), num(c, "sequence"), &id));
+  CHECK(id == want, "%s: compose gave %" PRIu64 ", want %" PRIu64, where, id, want);
+  CHECK_OK(flakeid_compose_parts(&l, num(c, "timestamp_ms"), num(c, "datacenter"), num(c, "worker"),
+                                 num(c, "sequence"), &id2));
+  CHECK(id2 == want, "%s: compose_parts gave %" PRIu64, where, id2);
+  flakeid_parts p;
+  memset(&p, 0, sizeof p);
+  CHECK_OK(flakeid_decompose(&l, want, &p));
+  CHECK(p.timestamp_ms == num(c, "timestamp_ms") && p.ticks == num(c, "ticks") && p.node == num(c, "node") &&
+            p.datacenter == num(c, "datacenter") && p.worker == num(c, "worker") &&
+            p.sequence == num(c, "sequence"),
+        "%s: decompose differs (ts %" PRIu64 " node %" PRIu64 " seq %" PRIu64 ")", where, p.timestamp_ms, p.node,
+        p.sequence);
+}
+
+static void compose_error_case(const json_value *c) {
+  flakeid_layout l = layout_ok(c);
+  uint64_t id = 12345;
+  expect_error(flakeid_compose(&l, num(c, "timestamp_ms"), num(c, "node"), num(c, "sequence"), &id), c);
+  CHECK(id == 12345, "%s: out_id written on failure", where);
+}
+
+static void decompose_error_case(const json_value *c) {
+  flakeid_layout l = layout_ok(c);
+  flakeid_parts p, before;
+  memset(&p, 0x5A, sizeof p);
+  before = p;
+  expect_error(flakeid_decompose(&l, id_at(c, "id"), &p), c);
+  CHECK(memcmp(&p, &before, sizeof p) == 0, "%s: out_parts written on failure", where);
+}
+
+static void range_case(const json_value *c) {
+  flakeid_layout l = layout_ok(c);
+  uint64_t first = 0, last = 0;
+  CHECK_OK(flakeid_id_range(&l, num(c, "start_ms"), num(c, "end_ms"), &first, &last));
+  CHECK(first == id_at(c, "first") && last == id_at(c, "last"), "%s: range [%" PRIu64 ", %" PRIu64 "]", where,
+        first, last);
+}
+
+/* ---- encodings.json ---- */
+
+static const struct {
+  const char *name;
+  uint32_t value;
+} ENCODINGS[] = {{"decimal", FLAKEID_ENCODING_DECIMAL},
+                 {"hex", FLAKEID_ENCODING_HEX},
+                 {"base32", FLAKEID_ENCODING_BASE32},
+                 {"base62", FLAKEID_ENCODING_BASE62}};
+
+static uint32_t encoding_of(const char *name) {
+  for (size_t i = 0; i < sizeof ENCODINGS / sizeof ENCODINGS[0]; i++)
+    if (strcmp(ENCODINGS[i].name, name) == 0) return ENCODINGS[i].value;
+  fatal("unknown encoding");
+  return 0;
+}
+
+static void encoding_case(const json_value *c) {
+  uint64_t id = id_at(c, "id");
+  for (size_t i = 0; i < sizeof ENCODINGS / sizeof ENCODINGS[0]; i++) {
+    const char *want = str(c, ENCODINGS[i].name);
+    char buf[FLAKEID_MAX_ENCODED_LEN + 1];
+    size_t len = 0;
+    uint64_t back = 0;
+    CHECK_OK(flakeid_encode(id, ENCODINGS[i].value, buf, sizeof buf, &len));
+    CHECK(strcmp(buf, want) == 0 && len == strlen(want), "%s: %s gave %s, want %s", where, ENCODINGS[i].name, buf,
+          want);
+    CHECK_OK(flakeid_decode(want, strlen(want), ENCODINGS[i].value, &back));
+    CHECK(back == id, "%s: %s decodes to %" PRIu64, where, want, back);
+  }
+  /* bytes: the 8 big-endian bytes, as 16 hex digits */
+  char hex[17];
+  for (int i = 0; i < 8; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned)(id >> (56 - 8 * i) & 0xFF));
+  CHECK(strcmp(hex, str(c, "bytes")) == 0, "%s: bytes %s, want %s", where, hex, str(c, "bytes"));
+}
+
+static void alias_case(const json_value *c) {
+  const char *text = str(c, "text");
+  uint64_t id = 0;
+  CHECK_OK(flakeid_decode(text, strlen(text), encoding_of(str(c, "encoding")), &id));
+  CHECK(id == id_at(c, "id"), "%s: %s decodes to %" PRIu64, where, text, id);
+}
+
+static void bad_text_case(const json_value *c) {
+  const json_value *text = need(c, "text", JSON_STRING);
+  uint64_t id = 777;
+  expect_error(flakeid_decode(text->string, text->len, encoding_of(str(c, "encoding")), &id), c);
+  CHECK(id == 777, "%s: out_id written on failure", where);
+}
+
+/* ---- timelines.json ---- */
+
+static void timeline_case(const json_value *t) {
+  flakeid_manual_clock *clock = NULL;
+  flakeid_generator *g = NULL;
+  CHECK_OK(flakeid_manual_clock_new(num(t, "start_ms"), num(t, "auto_advance_ms"), &clock));
+  flakeid_options o = flakeid_options_default();
+  o.layout = layout_ok(t);
+  o.node = num(t, "node");
+  o.overflow = overflow_of(str(t, "overflow"));
+  o.clock_backwards = clock_backwards_of(str(t, "clock_backwards"));
+  o.max_borrow_ms = num(t, "max_borrow_ms");
+  o.max_wait_ms = num(t, "max_wait_ms");
+  o.clock = clock;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  if (g == NULL) { flakeid_manual_clock_free(clock); return; }
+  const json_value *steps = need(t, "steps", JSON_ARRAY);
+  char base[sizeof where];
+  memcpy(base, where, sizeof base);
+  set_where("%s (%s)", base, str(t, "name"));
+  memcpy(base, where, sizeof base);
+  for (size_t i = 0; i < steps->count; i++) {
+    const json_value *s = &steps->items[i];
+    const char *op = str(s, "op");
+    set_where("%s step %zu (%s)", base, i, op);
+    if (strcmp(op, "set") == 0) {
+      CHECK_OK(flakeid_manual_clock_set(clock, num(s, "ms")));
+      continue;
+    }
+    uint64_t now = 0;
+    if (strcmp(op, "next") == 0) {
+      uint64_t id = 42;
+      flakeid_status st = flakeid_next_id(g, &id);
+      if (json_get(s, "error") != NULL) {
+        expect_error(st, s);
+        CHECK(id == 42, "%s: out_id written on failure", where);
+      } else {
+        CHECK(st == FLAKEID_OK, "%s: %s", where, flakeid_last_error_message());
+        CHECK(id == id_at(s, "id"), "%s: id %" PRIu64 ", want %s", where, id, str(s, "id"));
+      }
+    } else if (strcmp(op, "next_ids") == 0) {
+      size_t n = (size_t)num(s, "n");
+      uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
+      if (ids == NULL) fatal("out of memory");
+      flakeid_status st = flakeid_next_ids(g, ids, n);
+      if (json_get(s, "error") != NULL) {
+        expect_error(st, s);
+      } else {
+        const json_value *want = need(s, "ids", JSON_ARRAY);
+        CHECK(st == FLAKEID_OK && want->count == n, "%s: %s", where, flakeid_last_error_message());
+        for (size_t k = 0; k < n && k < want->count; k++)
+          CHECK(ids[k] == id_of(want->items[k].string), "%s: ids[%zu] %" PRIu64 ", want %s", where, k, ids[k],
+                want->items[k].string);
+      }
+      free(ids);
+    } else {
+      fatal("unknown op");
+    }
+    if (json_get(s, "clock_ms") != NULL) {
+      CHECK_OK(flakeid_manual_clock_get(clock, &now));
+      CHECK(now == num(s, "clock_ms"), "%s: clock %" PRIu64 ", want %" PRIu64, where, now, num(s, "clock_ms"));
+    }
+  }
+  flakeid_generator_free(g);
+  flakeid_manual_clock_free(clock);
+}
+
+/* ---- driver ---- */
+
+typedef struct {
+  const char *section;
+  case_fn fn;
+} section;
+
+typedef struct {
+  const char *file;
+  section sections[5];
+} vector_file;
+
+static const vector_file FILES[] = {
+    {"layouts.json",
+     {{"presets", preset_case}, {"invalid_layouts", invalid_layout_case}, {"invalid_generators", invalid_generator_case}}},
+    {"compose.json",
+     {{"cases", compose_case},
+      {"compose_errors", compose_error_case},
+      {"decompose_errors", decompose_error_case},
+      {"ranges", range_case}}},
+    {"encodings.json", {{"cases", encoding_case}, {"decode_aliases", alias_case}, {"bad", bad_text_case}}},
+    {"timelines.json", {{"timelines", timeline_case}}},
+};
+#define NFILES (sizeof FILES / sizeof FILES[0])
+
+void test_vectors(const char *dir) {
+  long total = 0;
+  for (size_t f = 0; f < NFILES; f++) {
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/%s", dir, FILES[f].file);
+    set_where("%s", path);
+    json_value *root = json_parse_file(path, err, sizeof err);
+    if (root == NULL) fatal(err);
+    if (root->type != JSON_OBJECT) fatal("root is not an object");
+    /* Every top-level member is a known section (or the _comment). */
+    for (size_t k = 0; k < root->count; k++) {
+      int known = strcmp(root->keys[k], "_comment") == 0;
+      for (const section *s = FILES[f].sections; s->section != NULL; s++) known |= strcmp(s->section, root->keys[k]) == 0;
+      set_where("%s: section %s", path, root->keys[k]);
+      if (!known) fatal("unknown section: teach tests/c/test_vectors.c to run it");
+    }
+    current = FILES[f].file;
+    long n = 0;
+    for (const section *s = FILES[f].sections; s->section != NULL; s++) n += run_section(root, s->section, s->fn);
+    printf("  vectors: %-15s %4ld cases\n", FILES[f].file, n);
+    total += n;
+    json_free(root);
+  }
+  /* Every vector file is one this program runs. */
+  DIR *d = opendir(dir);
+  if (d == NULL) { set_where("%s", dir); fatal(strerror(errno)); }
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
+    int known = 0;
+    for (size_t f = 0; f < NFILES; f++) known |= strcmp(FILES[f].file, e->d_name) == 0;
+    CHECK(known, "tests/vectors/%s is not run by the C tests", e->d_name);
+  }
+  closedir(d);
+  printf("  vectors: %ld cases in all\n", total);
+}

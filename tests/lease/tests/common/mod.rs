@@ -1,0 +1,383 @@
+//! Shared scenarios: each starts real holder processes against a real store.
+#![allow(dead_code)] // each test binary uses its own subset
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{Error, Generator, Layout};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub const HOLDER: &str = env!("CARGO_BIN_EXE_flakeid-lease-holder");
+
+/// Scenarios that freeze a store must not overlap others on the same store.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The store URL the test script exported, or `None` (with a message) when the
+/// script could not install the server. With `FLAKEID_LEASE_REQUIRE=1` a missing
+/// server is a failure.
+pub fn store_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            let msg = format!(
+                "SKIPPED: {var} is not set — run `make test-lease` (tests/lease/run.sh), which installs and \
+                 starts the server on 127.0.0.1"
+            );
+            if std::env::var("FLAKEID_LEASE_REQUIRE").as_deref() == Ok("1") {
+                panic!("{msg}");
+            }
+            eprintln!("{msg}");
+            None
+        }
+    }
+}
+
+pub fn mono_ms() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+/// A namespace no earlier run has used.
+pub fn fresh_ns(tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("t{}-{tag}-{:x}", std::process::id(), nanos & 0xffff_ffff_ffff)
+}
+
+pub fn with_ns(base: &str, ns: &str) -> String {
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}namespace={ns}")
+}
+
+pub fn layout(node_bits: u32) -> Layout {
+    Layout::builder()
+        .time_bits(41)
+        .node_bits(node_bits)
+        .sequence_bits(12)
+        .epoch_ms(Layout::SNOWFLAKE.epoch_ms())
+        .build()
+        .unwrap()
+}
+
+/// One `flakeid-lease-holder` process.
+pub struct Holder {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl Holder {
+    pub fn spawn(url: &str, ttl_ms: u64, node_bits: u32, interval_ms: u64) -> Holder {
+        let mut child = Command::new(HOLDER)
+            .args(["--url", url])
+            .args(["--ttl-ms", &ttl_ms.to_string()])
+            .args(["--node-bits", &node_bits.to_string()])
+            .args(["--interval-ms", &interval_ms.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start flakeid-lease-holder");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Holder {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The next line, waiting at most `timeout`.
+    pub fn next_line(&mut self, timeout: Duration) -> Option<String> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(l) => {
+                self.seen.push(l.clone());
+                Some(l)
+            }
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// `Ok(node)` for `ACQUIRED`, `Err(line)` for `ERROR ...`.
+    pub fn acquired(&mut self) -> Result<u64, String> {
+        let line = self
+            .next_line(Duration::from_secs(30))
+            .expect("holder printed nothing within 30 s");
+        match line.strip_prefix("ACQUIRED ") {
+            Some(rest) => Ok(rest.split(' ').next().unwrap().parse().unwrap()),
+            None => Err(line),
+        }
+    }
+
+    /// Every line until the monotonic time `until_mono`.
+    pub fn lines_until(&mut self, until_mono: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            let now = mono_ms();
+            if now >= until_mono {
+                return out;
+            }
+            if let Some(l) = self.next_line(Duration::from_millis(until_mono - now)) {
+                out.push(l);
+            }
+        }
+    }
+
+    /// Waits for the first line matching `pred`, at most `timeout`.
+    pub fn wait_for(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> Option<String> {
+        let end = Instant::now() + timeout;
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            match self.next_line(left) {
+                Some(l) if pred(&l) => return Some(l),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
+    }
+
+    /// Closes stdin (the holder releases its lease and exits) and waits.
+    pub fn release(mut self) -> Vec<String> {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        while let Some(_l) = self.next_line(Duration::from_millis(200)) {}
+        assert!(status.success(), "holder exited with {status}: {:?}", self.seen.last());
+        assert!(self.seen.iter().any(|l| l.starts_with("RELEASED")), "no RELEASED line");
+        std::mem::take(&mut self.seen)
+    }
+
+    pub fn kill9(&mut self) {
+        signal(self.pid(), libc::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        // Never leave a holder behind (a stopped one would never read EOF).
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: plain kill(2) on a process this test started.
+    let rc = unsafe { libc::kill(pid, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig}) failed: {}", std::io::Error::last_os_error());
+}
+
+/// `(id, mono_ms)` of an `OK` line.
+pub fn ok_line(l: &str) -> Option<(u64, u64)> {
+    let mut it = l.strip_prefix("OK ")?.split(' ');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// `mono_ms` of a `REFUSED` line.
+pub fn refused_line(l: &str) -> Option<u64> {
+    l.strip_prefix("REFUSED ")?.split(' ').next()?.parse().ok()
+}
+
+/// An in-process generator on the same store, for probing which id is free.
+pub fn probe(url: &str, ttl_ms: u64, node_bits: u32) -> Result<Generator, Error> {
+    Generator::builder(layout(node_bits))
+        .lease_url(url)
+        .lease_ttl_ms(ttl_ms)
+        .build()
+}
+
+// ---------------------------------------------------------------- scenarios
+
+/// `n` holders started together get `n` distinct ids and issue IDs under them.
+pub fn concurrent_distinct(base: &str, n: usize, ttl_ms: u64) {
+    let url = with_ns(base, &fresh_ns("many"));
+    let mut holders: Vec<Holder> = (0..n).map(|_| Holder::spawn(&url, ttl_ms, 10, 20)).collect();
+    let mut nodes: Vec<u64> = holders
+        .iter_mut()
+        .map(|h| h.acquired().expect("every holder gets an id"))
+        .collect();
+    for (h, node) in holders.iter_mut().zip(&nodes) {
+        let line = h
+            .wait_for(Duration::from_secs(10), |l| l.starts_with("OK "))
+            .expect("an ID");
+        let (id, _) = ok_line(&line).unwrap();
+        assert_eq!(layout(10).decompose(id).node, *node, "ID issued under the leased id");
+    }
+    nodes.sort_unstable();
+    let before = nodes.len();
+    nodes.dedup();
+    assert_eq!(nodes.len(), before, "two holders got the same node id: {nodes:?}");
+    assert_eq!(nodes, (0..n as u64).collect::<Vec<_>>(), "lowest free ids first");
+    for h in holders {
+        h.release();
+    }
+}
+
+/// A layout with 16 node ids: 16 of 32 holders succeed, the others get a lease
+/// error naming the namespace and the range.
+pub fn exhaustion(base: &str, ttl_ms: u64) {
+    let ns = fresh_ns("full");
+    let url = with_ns(base, &ns);
+    let mut holders: Vec<Holder> = (0..32).map(|_| Holder::spawn(&url, ttl_ms, 4, 50)).collect();
+    let results: Vec<Result<u64, String>> = holders.iter_mut().map(Holder::acquired).collect();
+    let mut got: Vec<u64> = results.iter().filter_map(|r| r.as_ref().ok().copied()).collect();
+    got.sort_unstable();
+    assert_eq!(got, (0..16).collect::<Vec<_>>(), "{results:?}");
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert!(r.starts_with("ERROR lease "), "{r}");
+        assert!(
+            r.contains(&ns) && r.contains("0..=15"),
+            "message names namespace and range: {r}"
+        );
+    }
+    for (h, r) in holders.into_iter().zip(&results) {
+        if r.is_ok() {
+            h.release();
+        }
+    }
+}
+
+/// `kill -9` a holder: its id is not handed out before the TTL can have run out
+/// (or, with `instant_reuse`, is free at once), and is handed out after; the new
+/// holder's IDs come after the dead one's.
+pub fn killed_holder(base: &str, ttl_ms: u64, instant_reuse: bool) {
+    let url = with_ns(base, &fresh_ns("kill"));
+    let renew_ms = ttl_ms / 3;
+    let mut a = Holder::spawn(&url, ttl_ms, 10, 10);
+    let node = a.acquired().unwrap();
+    let mut last_id = 0;
+    for _ in 0..5 {
+        let l = a.wait_for(Duration::from_secs(5), |l| l.starts_with("OK ")).unwrap();
+        last_id = ok_line(&l).unwrap().0;
+    }
+    a.kill9();
+    let killed = mono_ms();
+    if instant_reuse {
+        let g = probe(&url, ttl_ms, 10).unwrap();
+        assert_eq!(g.node(), node, "a killed holder's file lock is free at once");
+        assert!(g.next_id().unwrap() > last_id);
+        return;
+    }
+    // The store's expiry is at least (last renewal + ttl) >= killed - renew + ttl.
+    let safe_until = killed + ttl_ms - renew_ms - 50;
+    let mut probes = 0;
+    while mono_ms() < safe_until {
+        let g = probe(&url, ttl_ms, 10).unwrap();
+        assert_ne!(
+            g.node(),
+            node,
+            "id {node} handed out {} ms after kill -9",
+            mono_ms() - killed
+        );
+        probes += 1;
+        drop(g);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(probes >= 3, "too few probes ({probes}) to mean anything");
+    std::thread::sleep(Duration::from_millis((killed + ttl_ms + 200).saturating_sub(mono_ms())));
+    let g = probe(&url, ttl_ms, 10).unwrap();
+    assert_eq!(g.node(), node, "id {node} is free once the TTL has passed");
+    let first = g.next_id().unwrap();
+    assert!(
+        first > last_id,
+        "the new holder starts after the dead one: {first} <= {last_id}"
+    );
+}
+
+/// Freeze the store: the holder stops issuing before the TTL passes, and resumes
+/// once the store answers again. Its IDs increase throughout.
+pub fn frozen_store(base: &str, ttl_ms: u64, freeze: &dyn Fn(bool)) {
+    let url = with_ns(base, &fresh_ns("freeze"));
+    let mut h = Holder::spawn(&url, ttl_ms, 10, 5);
+    h.acquired().unwrap();
+    h.wait_for(Duration::from_secs(5), |l| l.starts_with("OK ")).unwrap();
+    let t0 = mono_ms();
+    freeze(true);
+    let during = h.lines_until(t0 + ttl_ms + 300);
+    freeze(false);
+    let thawed = mono_ms();
+    let last_ok = during.iter().filter_map(|l| ok_line(l)).map(|(_, t)| t).max();
+    let first_refusal = during.iter().filter_map(|l| refused_line(l)).min();
+    assert!(
+        last_ok.is_none_or(|t| t < t0 + ttl_ms),
+        "an ID was issued at {} ms after the store froze (ttl {ttl_ms})",
+        last_ok.unwrap_or(0) - t0
+    );
+    let refused_at = first_refusal.expect("the holder refused IDs while the store was frozen");
+    assert!(
+        refused_at < t0 + ttl_ms,
+        "refused only {} ms after the freeze",
+        refused_at - t0
+    );
+    let resumed = h
+        .wait_for(Duration::from_millis(4 * ttl_ms), |l| l.starts_with("OK "))
+        .expect("IDs resume once the store answers");
+    let resumed_at = ok_line(&resumed).unwrap().1;
+    eprintln!(
+        "frozen store: last ID {} ms after freeze, first refusal {} ms, resumed {} ms after thaw",
+        last_ok.map_or(-1, |t| t as i64 - t0 as i64),
+        refused_at - t0,
+        resumed_at.saturating_sub(thawed)
+    );
+    let seen = h.release();
+    let ids: Vec<u64> = seen.iter().filter_map(|l| ok_line(l)).map(|(id, _)| id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "IDs increase");
+}
+
+/// Pause a holder past its TTL so another process takes its id: once resumed it
+/// never issues another ID, and says why.
+pub fn taken_over(base: &str, ttl_ms: u64) {
+    let url = with_ns(base, &fresh_ns("takeover"));
+    // 1 ms between IDs: on SIGCONT the issuing thread is ready at once, racing the
+    // heartbeat's renewal (which would learn of the takeover one round trip later).
+    let mut a = Holder::spawn(&url, ttl_ms, 10, 1);
+    let node = a.acquired().unwrap();
+    a.wait_for(Duration::from_secs(5), |l| l.starts_with("OK ")).unwrap();
+    signal(a.pid(), libc::SIGSTOP);
+    let stopped = mono_ms();
+    std::thread::sleep(Duration::from_millis(ttl_ms + 300));
+    let b = probe(&url, ttl_ms, 10).unwrap();
+    assert_eq!(b.node(), node, "the paused holder's id was taken over");
+    let b_first = b.next_id().unwrap();
+    signal(a.pid(), libc::SIGCONT);
+    let after = a.lines_until(mono_ms() + 2 * ttl_ms);
+    let late: Vec<&String> = after
+        .iter()
+        .filter(|l| ok_line(l).is_some_and(|(_, t)| t > stopped))
+        .collect();
+    assert!(late.is_empty(), "the taken-over holder issued IDs: {late:?}");
+    assert!(
+        after
+            .iter()
+            .any(|l| l.starts_with("REFUSED") && l.contains("taken over")),
+        "the holder reports the takeover: {:?}",
+        after.last()
+    );
+    assert!(b.next_id().unwrap() > b_first);
+    drop(b);
+    a.release();
+}

@@ -1,0 +1,147 @@
+//! File leases: advisory locks in a directory, for processes on one host.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+mod common;
+use common::*;
+use flakeid_core::ErrorKind;
+
+fn dir_url(tag: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("flakeid-lease-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    format!("file://{}", dir.display())
+}
+
+#[test]
+fn file_16_processes_get_distinct_ids() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    concurrent_distinct(&dir_url("many"), 16, 1000);
+}
+
+#[test]
+fn file_16_ids_for_32_processes_is_a_lease_error() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    exhaustion(&dir_url("full"), 1000);
+}
+
+#[test]
+fn file_killed_holder_id_is_free_at_once() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    killed_holder(&dir_url("kill"), 1000, true);
+}
+
+#[test]
+fn file_release_records_the_last_timestamp_for_the_next_holder() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    let url = with_ns(&dir_url("resume"), "r");
+    let a = probe(&url, 1000, 10).unwrap();
+    let ids = a.next_ids(5000).unwrap();
+    let last = *ids.last().unwrap();
+    let node = a.node();
+    drop(a);
+    let b = probe(&url, 1000, 10).unwrap();
+    assert_eq!(b.node(), node);
+    assert!(b.next_id().unwrap() > last);
+    // In-process: a second generator cannot share the id while `b` lives.
+    let c = probe(&url, 1000, 10).unwrap();
+    assert_ne!(c.node(), b.node());
+    // An explicit release stops IDs at once.
+    b.release_lease();
+    let e = b.next_id().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease);
+    assert!(e.to_string().contains("released"), "{e}");
+}
+
+#[test]
+fn lease_and_node_conflict_and_ttl_range() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    let url = dir_url("conf");
+    let e = flakeid_core::Generator::builder(layout(10))
+        .node(3)
+        .lease_url(&url)
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, flakeid_core::Error::Config { field: "lease", .. }), "{e}");
+    let e = probe(&url, 50, 10).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            flakeid_core::Error::Config {
+                field: "lease_ttl_ms",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_clock_behind_the_recorded_timestamp_waits_bounded_or_refuses() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    use flakeid_core::{Generator, ManualClock, precise_now_ms};
+    let url = with_ns(&dir_url("clock"), "c");
+    let ahead = precise_now_ms() + 100_000;
+    let a = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead))
+        .build()
+        .unwrap();
+    let last = a.next_id().unwrap();
+    drop(a);
+    // 100 s behind, a clock that never moves: refused after max_wait_ms, naming the gap.
+    let started = std::time::Instant::now();
+    let e = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead - 100_000))
+        .max_wait_ms(200)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease, "{e}");
+    assert!(e.to_string().contains("behind"), "{e}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    // The refused holder released the id: a clock that catches up (auto-advance) gets it.
+    let b = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead - 5_000).with_auto_advance(1))
+        .max_wait_ms(10_000)
+        .build()
+        .unwrap();
+    assert_eq!(b.node(), 0);
+    assert!(b.next_id().unwrap() > last);
+}
+
+#[test]
+fn a_build_that_fails_after_leasing_keeps_the_recorded_timestamp() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    use flakeid_core::{Generator, ManualClock, precise_now_ms};
+    let url = with_ns(&dir_url("fail"), "f");
+    let ahead = precise_now_ms() + 50_000;
+    let a = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead))
+        .build()
+        .unwrap();
+    let last = a.next_id().unwrap();
+    drop(a);
+    // The lease is taken, then resume_after_ms past the layout's end fails the build.
+    let e = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead + 1_000))
+        .resume_after_ms(u64::MAX / 2)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimeExhausted, "{e}");
+    // The next holder still starts after `a`'s IDs (its clock at the same time as a's).
+    let c = Generator::builder(layout(10))
+        .lease_url(&url)
+        .clock(ManualClock::new(ahead).with_auto_advance(1))
+        .build()
+        .unwrap();
+    assert_eq!(c.node(), 0);
+    assert!(c.next_id().unwrap() > last);
+}

@@ -1,0 +1,90 @@
+//! PostgreSQL leases against a private PostgreSQL 15 cluster on 127.0.0.1, started
+//! by tests/lease/run.sh (FLAKEID_TEST_POSTGRES_URL uses SCRAM-SHA-256;
+//! FLAKEID_TEST_POSTGRES_TRUST_URL a trust login; FLAKEID_TEST_PG_PID is the postmaster).
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+mod common;
+use common::*;
+
+const TTL_MS: u64 = 1500;
+
+fn url() -> Option<String> {
+    store_url("FLAKEID_TEST_POSTGRES_URL")
+}
+
+/// Stops or continues the postmaster and every backend it forked.
+fn freeze(on: bool) {
+    let pm: i32 = std::env::var("FLAKEID_TEST_PG_PID")
+        .expect("FLAKEID_TEST_PG_PID")
+        .parse()
+        .unwrap();
+    let mut pids = vec![pm];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let after_comm = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let ppid = after_comm.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
+        if ppid == Some(pm) {
+            pids.push(pid);
+        }
+    }
+    for pid in pids {
+        signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+    }
+}
+
+#[test]
+fn postgres_32_concurrent_holders_get_distinct_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    concurrent_distinct(&u, 32, TTL_MS);
+}
+
+#[test]
+fn postgres_16_ids_for_32_holders_is_a_lease_error() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    exhaustion(&u, TTL_MS);
+}
+
+#[test]
+fn postgres_killed_holder_id_waits_for_the_ttl() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    killed_holder(&u, TTL_MS, false);
+}
+
+#[test]
+fn postgres_frozen_store_stops_then_resumes_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    frozen_store(&u, TTL_MS, &freeze);
+}
+
+#[test]
+fn postgres_taken_over_holder_never_issues_again() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    taken_over(&u, TTL_MS);
+}
+
+#[test]
+fn postgres_logins_trust_scram_and_wrong_password() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    // SCRAM (the main URL) works: the other tests use it. A wrong password is a lease error.
+    let bad = u.replacen(":secret@", ":wrong@", 1);
+    assert_ne!(bad, u, "the test URL carries the password 'secret'");
+    let e = probe(&with_ns(&bad, &fresh_ns("pw")), TTL_MS, 10).unwrap_err();
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
+    assert!(e.to_string().contains("28P01"), "SQLSTATE invalid_password: {e}");
+    assert!(!e.to_string().contains("wrong"), "no password in messages: {e}");
+    let trust = std::env::var("FLAKEID_TEST_POSTGRES_TRUST_URL").expect("trust URL");
+    let g = probe(&with_ns(&trust, &fresh_ns("trust")), TTL_MS, 10).unwrap();
+    assert_eq!(g.node(), 0);
+    g.next_id().unwrap();
+}

@@ -1,0 +1,67 @@
+//! Redis leases against a real `redis-server` on 127.0.0.1, started by
+//! tests/lease/run.sh (which exports FLAKEID_TEST_REDIS_URL and _PID).
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+mod common;
+use common::*;
+
+const TTL_MS: u64 = 1500;
+
+fn url() -> Option<String> {
+    store_url("FLAKEID_TEST_REDIS_URL")
+}
+
+fn freeze(on: bool) {
+    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID")
+        .expect("FLAKEID_TEST_REDIS_PID")
+        .parse()
+        .unwrap();
+    signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+}
+
+#[test]
+fn redis_32_concurrent_holders_get_distinct_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    concurrent_distinct(&u, 32, TTL_MS);
+}
+
+#[test]
+fn redis_16_ids_for_32_holders_is_a_lease_error() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    exhaustion(&u, TTL_MS);
+}
+
+#[test]
+fn redis_killed_holder_id_waits_for_the_ttl() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    killed_holder(&u, TTL_MS, false);
+}
+
+#[test]
+fn redis_frozen_store_stops_then_resumes_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    frozen_store(&u, TTL_MS, &freeze);
+}
+
+#[test]
+fn redis_taken_over_holder_never_issues_again() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    taken_over(&u, TTL_MS);
+}
+
+#[test]
+fn redis_namespaces_are_independent_and_bad_urls_are_config_errors() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    let a = probe(&with_ns(&u, &fresh_ns("a")), TTL_MS, 10).unwrap();
+    let b = probe(&with_ns(&u, &fresh_ns("b")), TTL_MS, 10).unwrap();
+    assert_eq!((a.node(), b.node()), (0, 0));
+    let e = probe("redis://127.0.0.1:1/0", TTL_MS, 10).unwrap_err();
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
+    let e = probe(&format!("{u}?namespace=no/slash"), TTL_MS, 10).unwrap_err();
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Config, "{e}");
+}
