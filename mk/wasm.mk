@@ -13,7 +13,10 @@ WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'funct
 TEST_TARGETS  += test-wasm
 BENCH_TARGETS += bench-wasm
 
-.PHONY: setup-wasm wasm-build test-wasm bench-wasm
+.PHONY: setup-wasm wasm wasm-build test-wasm bench-wasm
+
+# `make wasm`: the README's name for the build.
+wasm: wasm-build
 
 setup-wasm:
 	bash scripts/setup-wasm.sh

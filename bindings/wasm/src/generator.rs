@@ -59,15 +59,13 @@ impl Generator {
         #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
-        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or(JsValue::UNDEFINED))?;
+        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
         let mut b = flakeid_core::Generator::builder(layout);
-        match convert::get(&options, "node")? {
-            Some(v) if v.is_string() => {
-                let spec = v.as_string().unwrap_or_default();
-                b = b.node_source(NodeSource::parse(&spec).map_err(js_error)?);
-            }
-            Some(v) => b = b.node(convert::uint(&v, "node", u64::MAX)?),
-            None => {}
+        if let Some(v) = convert::get(&options, "node")? {
+            b = match v.as_string() {
+                Some(spec) => b.node_source(NodeSource::parse(&spec).map_err(js_error)?),
+                None => b.node(convert::uint(&v, "node", u64::MAX)?),
+            };
         }
         if let Some(v) = convert::opt_uint(&options, "datacenter", "datacenter", u64::MAX)? {
             b = b.datacenter(v);

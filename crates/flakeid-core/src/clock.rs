@@ -15,7 +15,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A source of Unix time in milliseconds. Implement it to drive a generator from
 /// your own time source; [`ManualClock`] is the one for tests.
@@ -73,14 +73,30 @@ fn precise_now_ns() -> u64 {
 /// Cached Unix ms; 0 means "no ticker is running, read the OS".
 static CACHE: AtomicU64 = AtomicU64::new(0);
 /// Set by readers, cleared by the ticker: lets an idle ticker stop.
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 static TOUCHED: AtomicBool = AtomicBool::new(false);
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 const TICKER_IDLE: u8 = 0;
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 const TICKER_RUNNING: u8 = 1;
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 const TICKER_UNAVAILABLE: u8 = 2;
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 static TICKER: AtomicU8 = AtomicU8::new(TICKER_IDLE);
 /// Ticks without a reader before the ticker stops (about one second).
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 const IDLE_TICKS_BEFORE_STOP: u32 = 1000;
 
+/// wasm32-unknown-unknown has no threads and no std clock: there, bindings pass
+/// their own [`Clock`] (the wasm binding reads `Date.now()`), and the ticker is not
+/// compiled in at all.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+#[inline]
+fn cached_now_ms() -> u64 {
+    precise_now_ms()
+}
+
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 #[inline]
 fn cached_now_ms() -> u64 {
     let cached = CACHE.load(Ordering::Relaxed);
@@ -93,6 +109,7 @@ fn cached_now_ms() -> u64 {
     start_ticker_and_read()
 }
 
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 #[cold]
 fn start_ticker_and_read() -> u64 {
     crate::fork::register();
@@ -114,6 +131,7 @@ fn start_ticker_and_read() -> u64 {
     now
 }
 
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 fn ticker_loop() {
     let mut idle = 0u32;
     loop {
@@ -133,7 +151,7 @@ fn ticker_loop() {
         }
         // Wake just after the next millisecond boundary.
         let into_ms = ns % 1_000_000;
-        std::thread::sleep(Duration::from_nanos(1_000_000 - into_ms + 20_000));
+        std::thread::sleep(std::time::Duration::from_nanos(1_000_000 - into_ms + 20_000));
     }
 }
 
@@ -213,6 +231,7 @@ impl Clock for ManualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn cached_clock_tracks_the_os_clock() {

@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::layout::{Layout, Order, mask};
+#[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
 use std::cell::Cell;
@@ -118,7 +119,9 @@ enum NodeChoice {
     },
     Source(NodeSource),
     /// A lease URL, parsed at build time (so the builder stays infallible).
+    #[cfg_attr(not(feature = "lease"), allow(dead_code))]
     LeaseUrl(String),
+    #[cfg(feature = "lease")]
     Lease(LeaseSpec),
     Conflict(&'static str),
 }
@@ -135,7 +138,7 @@ pub struct GeneratorBuilder {
     max_wait_ms: u64,
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
-    lease_ttl_ms: u64,
+    lease_ttl_ms: Option<u64>,
 }
 
 impl GeneratorBuilder {
@@ -198,6 +201,7 @@ impl GeneratorBuilder {
     }
     /// Lease the node id as [`lease_url`](Self::lease_url) does, from a parsed
     /// [`LeaseSpec`] (or a custom store, [`LeaseSpec::custom`]).
+    #[cfg(feature = "lease")]
     pub fn lease(mut self, spec: LeaseSpec) -> Self {
         self.node = match self.node {
             NodeChoice::Unset => NodeChoice::Lease(spec),
@@ -208,7 +212,7 @@ impl GeneratorBuilder {
     /// The lease's time-to-live ([`DEFAULT_LEASE_TTL_MS`] when not set): it is
     /// renewed every third of it, and IDs stop a fifth of it before it can expire.
     pub fn lease_ttl_ms(mut self, ms: u64) -> Self {
-        self.lease_ttl_ms = ms;
+        self.lease_ttl_ms = Some(ms);
         self
     }
     /// Time source; the system clock when not set.
@@ -253,11 +257,19 @@ impl GeneratorBuilder {
 
     pub fn build(self) -> Result<Generator> {
         let layout = self.layout;
+        #[cfg(feature = "lease")]
         let lease_spec = match &self.node {
             NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
             NodeChoice::Lease(spec) => Some(spec.clone()),
             _ => None,
         };
+        #[cfg(not(feature = "lease"))]
+        if let NodeChoice::LeaseUrl(_) = &self.node {
+            return Err(Error::config(
+                "lease",
+                "leases are not compiled into this build of flakeid (cargo feature \"lease\" of flakeid-core)",
+            ));
+        }
         let node = match &self.node {
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
@@ -266,7 +278,9 @@ impl GeneratorBuilder {
             }
             NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
             NodeChoice::Source(src) => src.resolve(&layout)?,
-            NodeChoice::LeaseUrl(_) | NodeChoice::Lease(_) => 0,
+            NodeChoice::LeaseUrl(_) => 0,
+            #[cfg(feature = "lease")]
+            NodeChoice::Lease(_) => 0,
             NodeChoice::Conflict("lease") => {
                 return Err(Error::config(
                     "lease",
@@ -311,14 +325,19 @@ impl GeneratorBuilder {
         };
         // Leasing comes last: every other option is valid by now, so a lease is
         // never taken only to be dropped for a configuration error.
+        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
         let mut node = node;
+        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
         let mut resume_after_ms = self.resume_after_ms;
+        #[cfg(feature = "lease")]
         let mut lease_guard = None;
+        #[cfg(feature = "lease")]
         if let Some(spec) = &lease_spec {
-            lease::LeaseTiming::for_ttl(self.lease_ttl_ms)?;
+            let ttl_ms = self.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
+            lease::LeaseTiming::for_ttl(ttl_ms)?;
             let got = lease::acquire(lease::AcquireOptions {
                 spec,
-                ttl_ms: self.lease_ttl_ms,
+                ttl_ms,
                 layout: &layout,
                 clock: self.clock.clone(),
                 ahead_ms: ahead * layout.tick_ms(),
@@ -343,7 +362,9 @@ impl GeneratorBuilder {
         fork::register();
         Ok(Generator {
             state: Padded(AtomicU64::new(initial)),
+            #[cfg(feature = "lease")]
             lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
+            #[cfg(feature = "lease")]
             lease: lease_guard,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             clock: match self.clock {
@@ -417,6 +438,7 @@ pub struct Generator {
     state: Padded,
     uid: u64,
     /// Set for leased generators: the validity window the heartbeat publishes.
+    #[cfg(feature = "lease")]
     lease_gate: Option<Arc<Gate>>,
     clock: ClockRef,
     fork_generation: u64,
@@ -436,6 +458,7 @@ pub struct Generator {
     max_borrow_ms: u64,
     clock_backwards: ClockBackwards,
     max_wait_ms: u64,
+    #[cfg(feature = "lease")]
     lease: Option<LeaseGuard>,
 }
 
@@ -450,7 +473,7 @@ impl Generator {
             clock_backwards: ClockBackwards::Error,
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             resume_after_ms: None,
-            lease_ttl_ms: DEFAULT_LEASE_TTL_MS,
+            lease_ttl_ms: None,
             max_sequence: None,
         }
     }
@@ -614,6 +637,7 @@ impl Generator {
 
     /// Whether the node id is still ours (always, without a lease). One predictable
     /// branch for unleased generators; two loads and a vDSO clock read for leased ones.
+    #[cfg(feature = "lease")]
     #[inline(always)]
     fn check_lease(&self, now_ms: u64) -> Result<()> {
         match &self.lease_gate {
@@ -622,6 +646,13 @@ impl Generator {
         }
     }
 
+    #[cfg(not(feature = "lease"))]
+    #[inline(always)]
+    fn check_lease(&self, _now_ms: u64) -> Result<()> {
+        Ok(())
+    }
+
+    #[cfg(feature = "lease")]
     #[cold]
     #[inline(never)]
     fn lease_refusal(&self) -> Error {
@@ -634,19 +665,24 @@ impl Generator {
     }
 
     /// Where this generator's node-id lease stands (`None` without a lease).
+    #[cfg(feature = "lease")]
     pub fn lease_state(&self) -> Option<LeaseState> {
         self.lease.as_ref().map(LeaseGuard::state)
     }
 
     /// Whether this generator's node id comes from a lease.
     pub fn is_leased(&self) -> bool {
-        self.lease.is_some()
+        #[cfg(feature = "lease")]
+        return self.lease.is_some();
+        #[cfg(not(feature = "lease"))]
+        false
     }
 
     /// Stops issuing IDs and gives the node id back now (dropping the generator does
     /// the same). Records a timestamp no ID of this generator can exceed, so the next
     /// holder starts after it. Idempotent; a no-op without a lease.
     pub fn release_lease(&self) {
+        #[cfg(feature = "lease")]
         if let Some(lease) = &self.lease {
             lease.close_gate();
             // Another thread may be between its lease check and its slot: bound what
@@ -826,6 +862,7 @@ impl Generator {
     }
 }
 
+#[cfg(feature = "lease")]
 impl Drop for Generator {
     fn drop(&mut self) {
         if let Some(lease) = &self.lease {
@@ -844,7 +881,7 @@ impl fmt::Debug for Generator {
             .field("max_borrow_ms", &self.max_borrow_ms)
             .field("clock_backwards", &self.clock_backwards)
             .field("max_wait_ms", &self.max_wait_ms)
-            .field("lease", &self.lease_state())
+            .field("leased", &self.is_leased())
             .finish_non_exhaustive()
     }
 }

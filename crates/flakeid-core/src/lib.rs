@@ -20,6 +20,7 @@ mod error;
 mod fork;
 mod generator;
 mod layout;
+#[cfg(feature = "lease")]
 pub mod lease;
 mod node_id;
 
@@ -30,6 +31,7 @@ pub use generator::{
     ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_POLICY_MS, Overflow,
 };
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
+#[cfg(feature = "lease")]
 pub use lease::{
     DEFAULT_LEASE_TTL_MS, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
 };
