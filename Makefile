@@ -17,15 +17,21 @@ all: test
 test: lint $(TEST_TARGETS)
 	@echo "make test: every suite passed ($(TEST_TARGETS))"
 
+# Clippy for the crates built by plain cargo; the Node, wasm and lease targets lint
+# their own crates (napi / wasm32 / lease features).
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-c -p flakeid-python --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
 
 # Rust: unit, integration, property and doc tests, and the vector staleness check.
+# The core runs twice: alone (no cargo features: what wasm builds) and beside the CLI
+# (which turns on the lease backends).
 test-rust:
+	$(CARGO) test -p flakeid-core --all-targets
+	$(CARGO) clippy -p flakeid-core --all-targets -- -D warnings
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
 
