@@ -394,6 +394,16 @@ impl GeneratorBuilder {
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
+/// What one compare-and-swap attempt on the counter got.
+enum Claim {
+    /// `(first slot, count)` are ours.
+    Won(u64, u64),
+    /// Another thread moved the counter first: try again.
+    Raced,
+    /// Every slot the clock allows is taken; the counter reads this.
+    Blocked(u64),
+}
+
 enum ClockRef {
     System,
     Custom(Arc<dyn Clock>),
@@ -503,8 +513,7 @@ impl Generator {
         let now = self.clock.now_ms();
         self.check_lease(now)?;
         let t = self.ticks(now)?;
-        let floor = t << self.sb;
-        let limit = self.limit(t);
+        let (floor, limit) = (t << self.sb, self.limit(t));
         let from_chunk = CHUNKS.with(|chunks| {
             for c in chunks {
                 let (uid, next, end) = c.get();
@@ -523,26 +532,21 @@ impl Generator {
         if let Some(slot) = from_chunk {
             return Ok(self.id_of(slot));
         }
-        let cur = self.state.0.load(Ordering::Relaxed);
-        let start = cur.max(floor);
-        if start < limit {
-            if self
-                .state
-                .0
-                .compare_exchange_weak(cur, start + 1, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
-                return Ok(self.id_of(start));
+        match self.claim(t, 1) {
+            Claim::Won(start, _) => Ok(self.id_of(start)),
+            Claim::Raced => {
+                // Contended: take a run for this thread.
+                let (first, count) = self.reserve(CHUNK)?;
+                if count > 1 {
+                    self.keep_chunk(first + 1, first + count);
+                }
+                Ok(self.id_of(first))
             }
-            // Contended: take a run for this thread.
-            let (first, count) = self.reserve(CHUNK)?;
-            if count > 1 {
-                self.keep_chunk(first + 1, first + count);
+            Claim::Blocked(_) => {
+                let (first, _) = self.reserve_slow(1)?;
+                Ok(self.id_of(first))
             }
-            return Ok(self.id_of(first));
         }
-        let (first, _) = self.reserve_slow(1)?;
-        Ok(self.id_of(first))
     }
 
     fn keep_chunk(&self, next: u64, end: u64) {
@@ -749,21 +753,36 @@ impl Generator {
         let now = self.clock.now_ms();
         self.check_lease(now)?;
         let t = self.ticks(now)?;
+        match self.claim(t, n) {
+            Claim::Won(start, count) => Ok(Some((start, count))),
+            Claim::Raced | Claim::Blocked(_) => Ok(None),
+        }
+    }
+
+    /// One attempt to take up to `n` slots while the clock reads tick `t`.
+    #[inline(always)]
+    fn claim(&self, t: u64, n: u64) -> Claim {
         let cur = self.state.0.load(Ordering::Relaxed);
         let start = cur.max(t << self.sb);
         let limit = self.limit(t);
-        if start < limit {
-            let count = n.min(limit - start);
-            if self
-                .state
-                .0
-                .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
-                return Ok(Some((start, count)));
-            }
+        if start >= limit {
+            return Claim::Blocked(cur);
         }
-        Ok(None)
+        let count = n.min(limit - start);
+        if self.swap(cur, start + count) {
+            Claim::Won(start, count)
+        } else {
+            Claim::Raced
+        }
+    }
+
+    /// Moves the counter from `cur` to `new` if no other thread moved it first.
+    #[inline(always)]
+    fn swap(&self, cur: u64, new: u64) -> bool {
+        self.state
+            .0
+            .compare_exchange_weak(cur, new, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Contention, a used-up tick, a stale cached clock, or a rollback: decide on
@@ -790,21 +809,11 @@ impl Generator {
             let now = self.clock.now_ms_precise();
             self.check_lease(now)?;
             let t = self.ticks(now)?;
-            let cur = self.state.0.load(Ordering::Relaxed);
-            let start = cur.max(t << self.sb);
-            let limit = self.limit(t);
-            if start < limit {
-                let count = n.min(limit - start);
-                if self
-                    .state
-                    .0
-                    .compare_exchange_weak(cur, start + count, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return Ok(Some((start, count)));
-                }
-                continue;
-            }
+            let cur = match self.claim(t, n) {
+                Claim::Won(start, count) => return Ok(Some((start, count))),
+                Claim::Raced => continue,
+                Claim::Blocked(cur) => cur,
+            };
             // Blocked: every slot the clock allows is taken. `cur >= limit > 0`.
             let last_tick = (cur - 1) >> self.sb;
             let cur_tick = cur >> self.sb;
@@ -835,12 +844,7 @@ impl Generator {
                     if cur_tick == last_tick {
                         // Room left in the last tick: keep using it.
                         let count = n.min(((last_tick + 1) << self.sb) - cur);
-                        if self
-                            .state
-                            .0
-                            .compare_exchange_weak(cur, cur + count, Ordering::Relaxed, Ordering::Relaxed)
-                            .is_ok()
-                        {
+                        if self.swap(cur, cur + count) {
                             return Ok(Some((cur, count)));
                         }
                         continue;
