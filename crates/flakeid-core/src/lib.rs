@@ -37,5 +37,10 @@ pub use lease::{
 };
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 
+/// The README's Rust example, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The crate version, for bindings to report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
