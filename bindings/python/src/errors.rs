@@ -148,3 +148,25 @@ pub(crate) fn _error_kinds(py: Python<'_>) -> PyResult<Vec<KindRow>> {
         .map(|(k, _, c)| (*k as u32, k.name(), k.code(), c.clone_ref(py)))
         .collect())
 }
+
+/// A Python int as `u64`. One that no `u64` can hold (negative, or ≥ 2**64) is a
+/// `ConfigError` naming `field` and its range `0..=max`, as the core words it —
+/// pyo3 alone would raise a bare `OverflowError` naming neither. Values that fit
+/// are range-checked by the core itself.
+pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &'static str, max: u64) -> PyResult<u64> {
+    if let Ok(v) = obj.extract::<u64>() {
+        return Ok(v);
+    }
+    if obj.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(to_py(Error::out_of_range(field, 0, max, obj.str()?)));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{field} must be an int, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// [`uint`] for an optional argument (`None` stays `None`).
+pub(crate) fn opt_uint(obj: Option<&Bound<'_, PyAny>>, field: &'static str, max: u64) -> PyResult<Option<u64>> {
+    obj.filter(|o| !o.is_none()).map(|o| uint(o, field, max)).transpose()
+}

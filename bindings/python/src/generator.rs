@@ -1,6 +1,6 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
-use crate::errors::to_py;
+use crate::errors::{opt_uint, to_py, uint};
 use crate::layout::{PyLayout, layout_arg};
 use flakeid_core::lease::LeaseState;
 use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
@@ -57,9 +57,9 @@ pub(crate) struct PyGenerator {
 }
 
 /// `node=` accepts an int or a source: "env:VAR", "hostname", "mac", "ipv4".
-fn node_source(obj: &Bound<'_, PyAny>) -> PyResult<NodeSource> {
+fn node_source(obj: &Bound<'_, PyAny>, layout: &flakeid_core::Layout) -> PyResult<NodeSource> {
     if obj.is_instance_of::<PyInt>() {
-        return Ok(NodeSource::Explicit(obj.extract::<u64>()?));
+        return Ok(NodeSource::Explicit(uint(obj, "node", layout.max_node())?));
     }
     if let Ok(spec) = obj.extract::<PyBackedStr>() {
         return NodeSource::parse(&spec).map_err(to_py);
@@ -84,27 +84,31 @@ impl PyGenerator {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        datacenter: Option<u64>,
-        worker: Option<u64>,
+        datacenter: Option<&Bound<'_, PyAny>>,
+        worker: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
         layout: Option<&Bound<'_, PyAny>>,
         overflow: Option<PyBackedStr>,
         clock_backwards: Option<PyBackedStr>,
-        max_borrow_ms: Option<u64>,
-        max_wait_ms: Option<u64>,
+        max_borrow_ms: Option<&Bound<'_, PyAny>>,
+        max_wait_ms: Option<&Bound<'_, PyAny>>,
         clock: Option<&Bound<'_, PyManualClock>>,
         lease: Option<PyBackedStr>,
-        lease_ttl_ms: Option<u64>,
+        lease_ttl_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let layout = layout_arg(layout)?;
         let mut b = Generator::builder(layout);
-        if let Some(d) = datacenter {
+        if let Some(d) = opt_uint(datacenter, "datacenter", layout.max_datacenter())? {
             b = b.datacenter(d);
         }
-        if let Some(w) = worker {
+        if let Some(w) = opt_uint(worker, "worker", layout.max_worker())? {
             b = b.worker(w);
         }
-        match node.filter(|n| !n.is_none()).map(node_source).transpose()? {
+        match node
+            .filter(|n| !n.is_none())
+            .map(|n| node_source(n, &layout))
+            .transpose()?
+        {
             Some(NodeSource::Explicit(n)) => b = b.node(n),
             Some(src) => b = b.node_source(src),
             None => {}
@@ -115,10 +119,10 @@ impl PyGenerator {
         if let Some(c) = clock_backwards {
             b = b.clock_backwards(ClockBackwards::parse(&c).map_err(to_py)?);
         }
-        if let Some(ms) = max_borrow_ms {
+        if let Some(ms) = opt_uint(max_borrow_ms, "max_borrow_ms", flakeid_core::MAX_POLICY_MS)? {
             b = b.max_borrow_ms(ms);
         }
-        if let Some(ms) = max_wait_ms {
+        if let Some(ms) = opt_uint(max_wait_ms, "max_wait_ms", flakeid_core::MAX_POLICY_MS)? {
             b = b.max_wait_ms(ms);
         }
         if let Some(c) = clock {
@@ -127,7 +131,7 @@ impl PyGenerator {
         if let Some(url) = lease {
             b = b.lease_url(&url);
         }
-        if let Some(ms) = lease_ttl_ms {
+        if let Some(ms) = opt_uint(lease_ttl_ms, "lease_ttl_ms", flakeid_core::MAX_LEASE_TTL_MS)? {
             b = b.lease_ttl_ms(ms);
         }
         // Acquiring a lease talks to its store: let other threads run meanwhile.

@@ -1,6 +1,6 @@
 //! `flakeid.Layout` and `flakeid.Parts`: the core's `Layout` and `Parts`, converted.
 
-use crate::errors::to_py;
+use crate::errors::{opt_uint, to_py, uint};
 use flakeid_core::{Layout, LayoutBuilder, Order, Parts};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -163,27 +163,57 @@ impl PyLayout {
     }
 
     /// The ID for a Unix-ms time (floored to its tick), a node id and a sequence.
-    #[pyo3(signature = (timestamp_ms, node, sequence=0))]
-    fn compose(&self, timestamp_ms: u64, node: u64, sequence: u64) -> PyResult<u64> {
-        self.0.compose(timestamp_ms, node, sequence).map_err(to_py)
+    #[pyo3(signature = (timestamp_ms, node, sequence=None), text_signature = "(self, timestamp_ms, node, sequence=0)")]
+    fn compose(
+        &self,
+        timestamp_ms: &Bound<'_, PyAny>,
+        node: &Bound<'_, PyAny>,
+        sequence: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let l = &self.0;
+        l.compose(
+            uint(timestamp_ms, "timestamp_ms", l.last_timestamp_ms())?,
+            uint(node, "node", l.max_node())?,
+            opt_uint(sequence, "sequence", l.max_sequence())?.unwrap_or(0),
+        )
+        .map_err(to_py)
     }
 
     /// `compose` with the node id given as datacenter and worker.
-    #[pyo3(signature = (timestamp_ms, datacenter, worker, sequence=0))]
-    fn compose_parts(&self, timestamp_ms: u64, datacenter: u64, worker: u64, sequence: u64) -> PyResult<u64> {
-        self.0
-            .compose_parts(timestamp_ms, datacenter, worker, sequence)
-            .map_err(to_py)
+    #[pyo3(
+        signature = (timestamp_ms, datacenter, worker, sequence=None),
+        text_signature = "(self, timestamp_ms, datacenter, worker, sequence=0)"
+    )]
+    fn compose_parts(
+        &self,
+        timestamp_ms: &Bound<'_, PyAny>,
+        datacenter: &Bound<'_, PyAny>,
+        worker: &Bound<'_, PyAny>,
+        sequence: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let l = &self.0;
+        l.compose_parts(
+            uint(timestamp_ms, "timestamp_ms", l.last_timestamp_ms())?,
+            uint(datacenter, "datacenter", l.max_datacenter())?,
+            uint(worker, "worker", l.max_worker())?,
+            opt_uint(sequence, "sequence", l.max_sequence())?.unwrap_or(0),
+        )
+        .map_err(to_py)
     }
 
     /// `datacenter << worker_bits | worker`, each checked against its range.
-    fn node_of(&self, datacenter: u64, worker: u64) -> PyResult<u64> {
-        self.0.node_of(datacenter, worker).map_err(to_py)
+    fn node_of(&self, datacenter: &Bound<'_, PyAny>, worker: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let l = &self.0;
+        l.node_of(
+            uint(datacenter, "datacenter", l.max_datacenter())?,
+            uint(worker, "worker", l.max_worker())?,
+        )
+        .map_err(to_py)
     }
 
     /// Takes an ID apart; `ParseError` if it has bits this layout never sets.
-    fn decompose(&self, id: u64) -> PyResult<PyParts> {
-        decompose(&self.0, id)
+    fn decompose(&self, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
+        decompose(&self.0, uint(id, "id", u64::MAX)?)
     }
 
     /// The smallest ID of `timestamp_ms`'s tick (for `id >= first` queries).

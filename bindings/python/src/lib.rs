@@ -6,7 +6,7 @@ mod errors;
 mod generator;
 mod layout;
 
-use errors::to_py;
+use errors::{to_py, uint};
 use flakeid_core::{Encoding, ErrorKind, NodeSource};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -15,14 +15,15 @@ use pyo3::types::PyBytes;
 /// Takes an ID apart under a layout (a `Layout` or a preset name).
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='snowflake')")]
-fn decompose(id: u64, layout: Option<&Bound<'_, PyAny>>) -> PyResult<layout::PyParts> {
-    layout::decompose(&layout::layout_arg(layout)?, id)
+fn decompose(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<layout::PyParts> {
+    layout::decompose(&layout::layout_arg(layout)?, uint(id, "id", u64::MAX)?)
 }
 
 /// Fixed-width, sort-preserving text: "hex", "base32", "base62" (or "decimal").
 #[pyfunction]
 #[pyo3(signature = (id, encoding="base62"))]
-fn encode(id: u64, encoding: &str) -> PyResult<String> {
+fn encode(id: &Bound<'_, PyAny>, encoding: &str) -> PyResult<String> {
+    let id = uint(id, "id", u64::MAX)?;
     Ok(flakeid_core::encode(id, Encoding::parse(encoding).map_err(to_py)?))
 }
 
@@ -35,8 +36,8 @@ fn decode(text: PyBackedStr, encoding: &str) -> PyResult<u64> {
 
 /// The 8 big-endian bytes of an ID (flake-idgen's format).
 #[pyfunction]
-fn to_bytes<'py>(py: Python<'py>, id: u64) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, &flakeid_core::to_bytes(id))
+fn to_bytes<'py>(py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &flakeid_core::to_bytes(uint(id, "id", u64::MAX)?)))
 }
 
 /// The ID in 8 big-endian bytes.

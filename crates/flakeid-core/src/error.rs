@@ -99,8 +99,9 @@ impl Error {
         }
     }
 
-    /// "`field` must be in lo..=hi, got v" — the shape of most range errors.
-    pub(crate) fn out_of_range(field: &'static str, lo: u64, hi: u64, got: impl fmt::Display) -> Error {
+    /// "`field` must be in lo..=hi, got v" — the shape of most range errors (public
+    /// so that bindings report values their language cannot even pass as `u64`).
+    pub fn out_of_range(field: &'static str, lo: u64, hi: u64, got: impl fmt::Display) -> Error {
         Error::config(field, format!("{field} must be in {lo}..={hi}, got {got}"))
     }
 
