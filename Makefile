@@ -22,6 +22,8 @@ test: lint $(TEST_TARGETS)
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-c -p flakeid-python --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features leases
 
 fmt:
 	$(CARGO) fmt --all

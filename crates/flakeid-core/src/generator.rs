@@ -191,7 +191,8 @@ impl GeneratorBuilder {
     /// `?namespace=NAME`. The generator takes the lowest free id of the layout's
     /// node range, renews it in the background, releases it when dropped, and
     /// refuses IDs ([`Error::Lease`]) once the lease may have expired. See
-    /// [`LeaseSpec`] and `docs/leases.md`.
+    /// `LeaseSpec` and `docs/leases.md`. Needs the cargo feature `lease` (and a
+    /// backend feature); without it, `build()` refuses with a config error.
     pub fn lease_url(mut self, url: &str) -> Self {
         self.node = match self.node {
             NodeChoice::Unset => NodeChoice::LeaseUrl(url.to_string()),
@@ -209,7 +210,7 @@ impl GeneratorBuilder {
         };
         self
     }
-    /// The lease's time-to-live ([`DEFAULT_LEASE_TTL_MS`] when not set): it is
+    /// The lease's time-to-live (`DEFAULT_LEASE_TTL_MS`, 10 s, when not set): it is
     /// renewed every third of it, and IDs stop a fifth of it before it can expire.
     pub fn lease_ttl_ms(mut self, ms: u64) -> Self {
         self.lease_ttl_ms = Some(ms);
