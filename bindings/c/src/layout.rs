@@ -95,8 +95,8 @@ fn config(field: &'static str, message: String) -> Error {
 }
 
 /// Validates a C layout into the engine's. A preset's numbers are that preset,
-/// as they are in Rust (so a preset whose time range has ended, such as Baidu's,
-/// still decodes its IDs).
+/// as they are in Rust; matching them first skips re-validation (which reads the
+/// clock) on every call that takes a layout.
 pub(crate) fn layout_in(l: &flakeid_layout) -> Result<Layout, Error> {
     if let Some(preset) = Layout::PRESETS.iter().find(|p| layout_out(p) == *l) {
         return Ok(*preset);
