@@ -59,12 +59,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows.append(row("flakeid next_id() borrow", per_call(borrow.next_id, n, runs)))
 
     batch_gen = flakeid.Generator(1, 3, overflow="borrow", max_borrow_ms=60_000)
-    batch = []
+    batch, arrays = [], []
     for _ in range(runs):
         t0 = time.perf_counter_ns()
         ids = batch_gen.next_ids(1_000_000)
         batch.append((time.perf_counter_ns() - t0) / len(ids) / 1e9)
+        del ids  # freeing the last batch's ints is not part of making this one
+        t0 = time.perf_counter_ns()
+        arr = batch_gen.next_ids_array(1_000_000)
+        arrays.append((time.perf_counter_ns() - t0) / len(arr) / 1e9)
+        del arr
     rows.append(row("flakeid next_ids(1_000_000) borrow", statistics.median(batch), "per ID, list[int] included"))
+    rows.append(row("flakeid next_ids_array(1_000_000) borrow", statistics.median(arrays), "per ID, array('Q'): no int per ID"))
 
     try:
         from snowflake import SnowflakeGenerator  # snowflake-id

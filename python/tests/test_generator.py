@@ -172,3 +172,18 @@ def test_waiting_for_the_clock_releases_the_gil() -> None:
     finally:
         faulthandler.cancel_dump_traceback_later()
     assert got and flakeid.decompose(got[0], gen.layout).timestamp_ms == T0 + 1
+
+
+def test_next_ids_array_is_the_same_run_without_ints() -> None:
+    import array
+
+    clock = flakeid.ManualClock(1_700_000_000_000)
+    gen = flakeid.Generator(1, 2, overflow="borrow", max_borrow_ms=60_000, clock=clock)
+    first = gen.next_ids(3)
+    arr = gen.next_ids_array(5000)
+    assert isinstance(arr, array.array) and arr.typecode == "Q" and len(arr) == 5000
+    ids = arr.tolist()
+    assert ids == sorted(set(ids)) and ids[0] > first[-1]
+    assert all(flakeid.decompose(i).node == gen.node for i in ids[:: 997])
+    assert gen.next_id() > ids[-1]
+    assert len(gen.next_ids_array(0)) == 0

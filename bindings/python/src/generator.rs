@@ -163,6 +163,25 @@ impl PyGenerator {
         PyList::new(py, ids)
     }
 
+    /// `n` fresh IDs, increasing, as an `array.array('Q')`: the bulk path. No
+    /// Python `int` is made per ID (that allocation is what bounds `next_ids`), and
+    /// the array shares its buffer with numpy: `np.frombuffer(a, dtype=np.uint64)`.
+    fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
+        let ids = if n >= DETACH_AT {
+            py.detach(|| self.inner.next_ids(n))
+        } else {
+            self.inner.next_ids(n)
+        }
+        .map_err(to_py)?;
+        let raw = PyBytes::new_with(py, ids.len() * 8, |buf| {
+            for (chunk, id) in buf.chunks_exact_mut(8).zip(&ids) {
+                chunk.copy_from_slice(&id.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        py.import("array")?.getattr("array")?.call1(("Q", raw))
+    }
+
     /// The next ID as 8 big-endian bytes (flake-idgen's format).
     fn next_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let id = self.next_id(py)?;
