@@ -94,13 +94,8 @@ fn config(field: &'static str, message: String) -> Error {
     Error::Config { field, message }
 }
 
-/// Validates a C layout into the engine's. A preset's numbers are that preset,
-/// as they are in Rust; matching them first skips re-validation (which reads the
-/// clock) on every call that takes a layout.
+/// Validates a C layout into the engine's (a preset's numbers are that preset).
 pub(crate) fn layout_in(l: &flakeid_layout) -> Result<Layout, Error> {
-    if let Some(preset) = Layout::PRESETS.iter().find(|p| layout_out(p) == *l) {
-        return Ok(*preset);
-    }
     let order = match l.order {
         0 => Order::TimeNodeSeq,
         1 => Order::TimeSeqNode,

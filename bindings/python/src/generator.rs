@@ -154,25 +154,14 @@ impl PyGenerator {
 
     /// `n` fresh IDs, increasing (the GIL is released while large batches are made).
     fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        let ids = if n >= DETACH_AT {
-            py.detach(|| self.inner.next_ids(n))
-        } else {
-            self.inner.next_ids(n)
-        }
-        .map_err(to_py)?;
-        PyList::new(py, ids)
+        PyList::new(py, self.batch(py, n)?)
     }
 
     /// `n` fresh IDs, increasing, as an `array.array('Q')`: the bulk path. No
     /// Python `int` is made per ID (that allocation is what bounds `next_ids`), and
     /// the array shares its buffer with numpy: `np.frombuffer(a, dtype=np.uint64)`.
     fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let ids = if n >= DETACH_AT {
-            py.detach(|| self.inner.next_ids(n))
-        } else {
-            self.inner.next_ids(n)
-        }
-        .map_err(to_py)?;
+        let ids = self.batch(py, n)?;
         let raw = PyBytes::new_with(py, ids.len() * 8, |buf| {
             for (chunk, id) in buf.chunks_exact_mut(8).zip(&ids) {
                 chunk.copy_from_slice(&id.to_ne_bytes());
@@ -267,5 +256,17 @@ impl PyGenerator {
             g.overflow().as_str(),
             g.clock_backwards().as_str()
         )
+    }
+}
+
+impl PyGenerator {
+    /// `n` fresh IDs; large batches are made with the GIL released.
+    fn batch(&self, py: Python<'_>, n: usize) -> PyResult<Vec<u64>> {
+        if n >= DETACH_AT {
+            py.detach(|| self.inner.next_ids(n))
+        } else {
+            self.inner.next_ids(n)
+        }
+        .map_err(to_py)
     }
 }

@@ -493,8 +493,38 @@ impl LayoutBuilder {
     }
 
     /// Validates against the system clock (an epoch must not be in the future).
+    ///
+    /// A preset's numbers are that preset, returned without reading the clock (so
+    /// callers that rebuild layouts from plain fields, as the C ABI does on every
+    /// call, pay nothing for presets).
     pub fn build(self) -> Result<Layout> {
+        if let Some(preset) = self.preset() {
+            return Ok(preset);
+        }
         self.build_at(crate::clock::precise_now_ms())
+    }
+
+    /// The preset with exactly these numbers, if any.
+    fn preset(&self) -> Option<Layout> {
+        Layout::PRESETS.iter().copied().find(|p| {
+            (
+                p.time_bits(),
+                p.datacenter_bits(),
+                p.worker_bits(),
+                p.sequence_bits(),
+                p.tick_ms,
+                p.epoch_ms,
+                p.order,
+            ) == (
+                self.time_bits,
+                self.datacenter_bits,
+                self.worker_bits,
+                self.sequence_bits,
+                self.tick_ms,
+                self.epoch_ms,
+                self.order,
+            )
+        })
     }
 
     /// Validates with `now_ms` as the present (for tests and vectors).
@@ -560,11 +590,7 @@ impl LayoutBuilder {
         // A layout whose time has run out is still valid: it decodes its old IDs,
         // and a generator on it reports TimeExhausted.
         // A custom layout equal to a preset is that preset.
-        Ok(Layout::PRESETS
-            .iter()
-            .find(|p| Layout { name: None, ..**p } == layout)
-            .copied()
-            .unwrap_or(layout))
+        Ok(b.preset().unwrap_or(layout))
     }
 }
 
@@ -624,6 +650,18 @@ mod tests {
         );
         for l in Layout::PRESETS {
             assert_eq!(Layout::preset(l.name().unwrap()).unwrap(), l);
+            // A preset's numbers, given field by field, are that preset (baidu's too,
+            // whose time has run out), whether validated now or at its own epoch.
+            let b = Layout::builder()
+                .time_bits(l.time_bits())
+                .datacenter_bits(l.datacenter_bits())
+                .worker_bits(l.worker_bits())
+                .sequence_bits(l.sequence_bits())
+                .tick_ms(l.tick_ms())
+                .epoch_ms(l.epoch_ms())
+                .order(l.order());
+            assert_eq!(b.build().unwrap().name(), l.name());
+            assert_eq!(b.build_at(l.epoch_ms()).unwrap().name(), l.name());
             // snowflake, sonyflake and baidu never set the sign bit; discord and
             // instagram use 64 bits by their published numbers, so theirs stays 0 only
             // until 2084 and 2046; flake (Unix epoch) until 2039.
