@@ -75,6 +75,10 @@ enum flakeid_status
    */
   FLAKEID_ERR_LEASE = 6,
   /**
+   * A wait for the clock was ended by a wait hook; no ID was issued.
+   */
+  FLAKEID_ERR_INTERRUPTED = 7,
+  /**
    * A required pointer argument was NULL.
    */
   FLAKEID_ERR_NULL = 100,
@@ -391,7 +395,7 @@ size_t flakeid_last_error_position(void);
 
 /**
  * A status's stable lowercase name: `"ok"`, `"config"`, `"clock_backwards"`,
- * `"time_exhausted"`, `"parse"`, `"fork"`, `"lease"` (the names the shared test
+ * `"time_exhausted"`, `"parse"`, `"fork"`, `"lease"`, `"interrupted"` (the names the shared test
  * vectors use), `"null"`, `"panic"`, `"buffer_too_small"`; `"unknown"` for any other
  * number. A static string.
  */

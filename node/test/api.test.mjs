@@ -17,6 +17,7 @@ describe('errors', () => {
       PARSE: 'FLAKEID_PARSE',
       FORK: 'FLAKEID_FORK',
       LEASE: 'FLAKEID_LEASE',
+      INTERRUPTED: 'FLAKEID_INTERRUPTED',
     })
   })
 

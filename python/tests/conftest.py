@@ -19,6 +19,7 @@ ERRORS: dict[str, type[flakeid.FlakeIdError]] = {
     "parse": flakeid.ParseError,
     "fork": flakeid.ForkError,
     "lease": flakeid.LeaseError,
+    "interrupted": flakeid.WaitInterruptedError,
 }
 
 

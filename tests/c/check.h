@@ -43,5 +43,6 @@ void test_vectors(const char *vectors_dir);
 void test_api(void);
 void test_threads(void);
 void test_fork(void);
+void test_stress(void);
 
 #endif

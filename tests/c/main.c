@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
   test_api();
   printf("  api, errors, NULLs: ok so far (%d failures)\n", check_failures);
   test_threads();
+  test_stress();
   printf("  4 threads on one generator: done (%d failures)\n", check_failures);
   test_fork();
   printf("  fork: done (%d failures)\n", check_failures);

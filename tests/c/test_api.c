@@ -378,17 +378,18 @@ static void last_error(void) {
                {FLAKEID_ERR_PARSE, "parse"},
                {FLAKEID_ERR_FORK, "fork"},
                {FLAKEID_ERR_LEASE, "lease"},
+               {FLAKEID_ERR_INTERRUPTED, "interrupted"},
                {FLAKEID_ERR_NULL, "null"},
                {FLAKEID_ERR_PANIC, "panic"},
                {FLAKEID_ERR_BUFFER_TOO_SMALL, "buffer_too_small"},
-               {7, "unknown"}};
+               {8, "unknown"}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     CHECK(strcmp(flakeid_status_name(names[i].s), names[i].name) == 0, "status %u is %s", (unsigned)names[i].s,
           names[i].name);
   /* The stable numbers themselves. */
   CHECK(FLAKEID_OK == 0 && FLAKEID_ERR_CONFIG == 1 && FLAKEID_ERR_CLOCK_BACKWARDS == 2 &&
             FLAKEID_ERR_TIME_EXHAUSTED == 3 && FLAKEID_ERR_PARSE == 4 && FLAKEID_ERR_FORK == 5 &&
-            FLAKEID_ERR_LEASE == 6 && FLAKEID_ERR_NULL == 100 && FLAKEID_ERR_PANIC == 101 &&
+            FLAKEID_ERR_LEASE == 6 && FLAKEID_ERR_INTERRUPTED == 7 && FLAKEID_ERR_NULL == 100 && FLAKEID_ERR_PANIC == 101 &&
             FLAKEID_ERR_BUFFER_TOO_SMALL == 102,
         "status numbers are ABI");
   CHECK(strcmp(flakeid_version(), "0.1.0") == 0 || flakeid_version()[0] != '\0', "version");

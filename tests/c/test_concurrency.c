@@ -1,11 +1,14 @@
-/* One generator shared by 4 pthreads (no duplicate, each thread increasing), and
- * a forked child refusing with FLAKEID_ERR_FORK. */
+/* One generator shared by 4 pthreads (no duplicate, each thread increasing); seconds
+ * of 3-thread contention on the real clock with no error at all (issue #10: a race
+ * gave false "clock moved backwards" errors); and a forked child refusing with
+ * FLAKEID_ERR_FORK. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -75,6 +78,96 @@ static void shared_generator(uint32_t overflow, size_t per_thread) {
 void test_threads(void) {
   shared_generator(FLAKEID_OVERFLOW_WAIT, 20000);
   shared_generator(FLAKEID_OVERFLOW_BORROW, 200000);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define STRESS_THREADS 3
+#define STRESS_ROUND 2000000
+
+typedef struct {
+  const flakeid_generator *g;
+  uint64_t *ids;
+  size_t n;
+  double deadline;
+  size_t errors;
+  flakeid_status first_error;
+} stresser;
+
+static void *stress_run(void *arg) {
+  stresser *s = arg;
+  s->n = 0;
+  while (s->n < STRESS_ROUND) {
+    /* Every third call a batch of 100; otherwise one ID. */
+    size_t take = s->n % 3 == 0 && STRESS_ROUND - s->n >= 100 ? 100 : 1;
+    flakeid_status st = take == 1 ? flakeid_next_id(s->g, &s->ids[s->n]) : flakeid_next_ids(s->g, &s->ids[s->n], take);
+    if (st != FLAKEID_OK) {
+      if (s->errors++ == 0) s->first_error = st;
+      continue;
+    }
+    s->n += take;
+    if ((s->n & 0xffff) < take && now_s() > s->deadline) break;
+  }
+  return NULL;
+}
+
+/* Rounds of 3 threads on one generator until the time is up; fresh threads each
+ * round, so a round's IDs are all above the previous round's. */
+static void stress(uint32_t overflow, double secs) {
+  flakeid_options o = flakeid_options_default();
+  o.overflow = overflow;
+  o.node = 11;
+  flakeid_generator *g = NULL;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  if (g == NULL) return;
+  uint64_t *all = malloc((size_t)STRESS_THREADS * STRESS_ROUND * sizeof *all);
+  double start = now_s();
+  uint64_t prev_max = 0, total = 0, errors = 0, dups = 0, backwards = 0, rounds = 0;
+  do {
+    stresser s[STRESS_THREADS];
+    pthread_t t[STRESS_THREADS];
+    for (int i = 0; i < STRESS_THREADS; i++) {
+      s[i] = (stresser){g, all + (size_t)i * STRESS_ROUND, 0, start + secs, 0, FLAKEID_OK};
+      CHECK(pthread_create(&t[i], NULL, stress_run, &s[i]) == 0, "pthread_create");
+    }
+    size_t n = 0;
+    for (int i = 0; i < STRESS_THREADS; i++) {
+      pthread_join(t[i], NULL);
+      errors += s[i].errors;
+      CHECK(s[i].errors == 0, "%s: %zu errors under contention, the first %s", overflow ? "borrow" : "strict",
+            s[i].errors, flakeid_status_name(s[i].first_error));
+      for (size_t k = 1; k < s[i].n; k++) backwards += s[i].ids[k] <= s[i].ids[k - 1];
+      /* Pack this thread's IDs after the previous threads'. */
+      memmove(all + n, s[i].ids, s[i].n * sizeof *all);
+      n += s[i].n;
+    }
+    qsort(all, n, sizeof *all, cmp_u64);
+    for (size_t k = 1; k < n; k++) dups += all[k] == all[k - 1];
+    if (n > 0) {
+      backwards += all[0] <= prev_max && rounds > 0;
+      prev_max = all[n - 1];
+    }
+    total += n;
+    rounds++;
+  } while (now_s() - start < secs);
+  CHECK(errors == 0 && dups == 0 && backwards == 0, "%s stress: %" PRIu64 " errors, %" PRIu64 " duplicates, %" PRIu64
+        " out of order", overflow ? "borrow" : "strict", errors, dups, backwards);
+  fprintf(stderr, "  stress %s: %" PRIu64 " IDs in %" PRIu64 " rounds over %.1f s, 3 threads, no error\n",
+          overflow ? "borrow" : "strict", total, rounds, now_s() - start);
+  free(all);
+  flakeid_generator_free(g);
+}
+
+void test_stress(void) {
+  const char *env = getenv("FLAKEID_STRESS_SECS");
+  double secs = env != NULL ? atof(env) : 3.0;
+  if (secs <= 0) secs = 3.0;
+  stress(FLAKEID_OVERFLOW_WAIT, secs);
+  stress(FLAKEID_OVERFLOW_BORROW, secs);
 }
 
 void test_fork(void) {

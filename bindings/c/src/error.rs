@@ -30,6 +30,8 @@ pub enum flakeid_status {
     FLAKEID_ERR_FORK = 5,
     /// A node-id lease could not be acquired, or was lost.
     FLAKEID_ERR_LEASE = 6,
+    /// A wait for the clock was ended by a wait hook; no ID was issued.
+    FLAKEID_ERR_INTERRUPTED = 7,
     /// A required pointer argument was NULL.
     FLAKEID_ERR_NULL = 100,
     /// A bug inside flakeid (a Rust panic, caught at the boundary), or an error kind
@@ -50,6 +52,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> flakeid_status {
         ErrorKind::Parse => FLAKEID_ERR_PARSE,
         ErrorKind::Fork => FLAKEID_ERR_FORK,
         ErrorKind::Lease => FLAKEID_ERR_LEASE,
+        ErrorKind::Interrupted => FLAKEID_ERR_INTERRUPTED,
         // A kind added to the engine after this table: the test
         // `every_error_kind_has_its_own_status` fails until it is mapped here.
         _ => FLAKEID_ERR_PANIC,
@@ -94,6 +97,7 @@ fn record(fail: Fail) -> flakeid_status {
             let (field, by_ms, position) = match &e {
                 Error::Config { field, .. } => (Some(c_string((*field).to_string())), 0, 0),
                 Error::ClockMovedBackwards { by_ms } => (None, *by_ms, 0),
+                Error::ClockStalled { waited_ms } => (None, *waited_ms, 0),
                 Error::Parse { position, .. } => (None, 0, *position),
                 _ => (None, 0, 0),
             };
@@ -199,7 +203,7 @@ pub extern "C" fn flakeid_last_error_position() -> usize {
 }
 
 /// A status's stable lowercase name: `"ok"`, `"config"`, `"clock_backwards"`,
-/// `"time_exhausted"`, `"parse"`, `"fork"`, `"lease"` (the names the shared test
+/// `"time_exhausted"`, `"parse"`, `"fork"`, `"lease"`, `"interrupted"` (the names the shared test
 /// vectors use), `"null"`, `"panic"`, `"buffer_too_small"`; `"unknown"` for any other
 /// number. A static string.
 #[unsafe(no_mangle)]
@@ -212,6 +216,7 @@ pub extern "C" fn flakeid_status_name(status: u32) -> *const c_char {
         4 => c"parse",
         5 => c"fork",
         6 => c"lease",
+        7 => c"interrupted",
         100 => c"null",
         101 => c"panic",
         102 => c"buffer_too_small",

@@ -24,6 +24,7 @@ pub(crate) fn throw(env: &Env, e: fc::Error) -> napi::Error {
         match &e {
             fc::Error::Config { field, .. } => obj.set_named_property("field", *field)?,
             fc::Error::ClockMovedBackwards { by_ms } => obj.set_named_property("byMs", *by_ms as f64)?,
+            fc::Error::ClockStalled { waited_ms } => obj.set_named_property("byMs", *waited_ms as f64)?,
             fc::Error::Parse { position, .. } => obj.set_named_property("position", *position as u32)?,
             _ => {}
         }

@@ -50,6 +50,11 @@ fn shape(kind: ErrorKind) -> (&'static str, Option<&'static str>, &'static str) 
             None,
             "A node-id lease could not be acquired, or was lost.",
         ),
+        ErrorKind::Interrupted => (
+            "WaitInterruptedError",
+            None,
+            "A wait for the clock was ended early (a signal handler raised); no ID was issued.",
+        ),
         _ => ("FlakeIdError", None, "An error of a kind this build does not know."),
     }
 }
@@ -104,6 +109,7 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
     match err {
         Error::Config { field, .. } => exc.setattr("field", *field)?,
         Error::ClockMovedBackwards { by_ms } => exc.setattr("by_ms", *by_ms)?,
+        Error::ClockStalled { waited_ms } => exc.setattr("by_ms", *waited_ms)?,
         Error::Parse { position, .. } => exc.setattr("position", *position)?,
         _ => {}
     }
@@ -130,6 +136,7 @@ pub(crate) fn _raise_error(name: &str) -> PyResult<()> {
         "lease" => Error::Lease {
             message: "lease lost".into(),
         },
+        "interrupted" => Error::Interrupted,
         _ => return Err(PyRuntimeError::new_err(format!("no error kind {name:?}"))),
     };
     Err(to_py(err))

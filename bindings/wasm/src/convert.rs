@@ -48,6 +48,7 @@ pub(crate) fn js_error(err: Error) -> JsValue {
     match err {
         Error::Config { field, .. } => set(&e, "field", &field.into()),
         Error::ClockMovedBackwards { by_ms } => set(&e, "byMs", &number(by_ms)),
+        Error::ClockStalled { waited_ms } => set(&e, "byMs", &number(waited_ms)),
         Error::Parse { position, .. } => set(&e, "position", &number(position as u64)),
         _ => {}
     }

@@ -35,6 +35,18 @@ pub trait Clock: Send + Sync + fmt::Debug {
         std::hint::spin_loop();
         std::thread::yield_now();
     }
+
+    /// Real elapsed time in ms from any fixed point, on a clock that neither jumps
+    /// nor stops: it bounds every wait (`max_wait_ms`) however this clock behaves,
+    /// so a frozen or rolled-back clock gives an error instead of a hang. `None`
+    /// where the platform has none (wasm32-unknown-unknown: bindings there supply
+    /// `performance.now()`); waits are then bounded by this clock's own readings.
+    fn monotonic_ms(&self) -> Option<u64> {
+        #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+        return Some(crate::sync::monotonic_ms());
+        #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+        None
+    }
 }
 
 /// The real clock (`SystemTime`), with the millisecond cache described above.
@@ -199,8 +211,12 @@ impl ManualClock {
         self.inner.now.store(unix_ms, Ordering::SeqCst);
     }
 
+    /// Moves the clock forward by `ms`, saturating at `u64::MAX` (never wrapping to 0).
     pub fn advance(&self, ms: u64) {
-        self.inner.now.fetch_add(ms, Ordering::SeqCst);
+        let _ = self
+            .inner
+            .now
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(ms)));
     }
 
     pub fn get(&self) -> u64 {

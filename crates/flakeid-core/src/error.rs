@@ -22,17 +22,20 @@ pub enum ErrorKind {
     Fork = 5,
     /// A node-id lease could not be acquired, or was lost.
     Lease = 6,
+    /// A wait for the clock was ended by the caller's wait hook (e.g. a signal).
+    Interrupted = 7,
 }
 
 impl ErrorKind {
     /// Every kind, in discriminant order (bindings iterate this to stay exhaustive).
-    pub const ALL: [ErrorKind; 6] = [
+    pub const ALL: [ErrorKind; 7] = [
         ErrorKind::Config,
         ErrorKind::ClockMovedBackwards,
         ErrorKind::TimeExhausted,
         ErrorKind::Parse,
         ErrorKind::Fork,
         ErrorKind::Lease,
+        ErrorKind::Interrupted,
     ];
 
     /// The stable code JS errors carry in `err.code` (`FLAKEID_CONFIG`, ...).
@@ -44,6 +47,7 @@ impl ErrorKind {
             ErrorKind::Parse => "FLAKEID_PARSE",
             ErrorKind::Fork => "FLAKEID_FORK",
             ErrorKind::Lease => "FLAKEID_LEASE",
+            ErrorKind::Interrupted => "FLAKEID_INTERRUPTED",
         }
     }
 
@@ -56,6 +60,7 @@ impl ErrorKind {
             ErrorKind::Parse => "parse",
             ErrorKind::Fork => "fork",
             ErrorKind::Lease => "lease",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 }
@@ -78,6 +83,12 @@ pub enum Error {
     Fork,
     /// A node-id lease failed or was lost.
     Lease { message: String },
+    /// The clock did not reach the next tick within `tick_ms + max_wait_ms` of
+    /// real time (it is frozen, or keeps being set back). Kind
+    /// [`ErrorKind::ClockMovedBackwards`]: it has fallen behind real time.
+    ClockStalled { waited_ms: u64 },
+    /// The wait hook ended a wait for the clock; no ID was issued.
+    Interrupted,
 }
 
 impl Error {
@@ -89,6 +100,8 @@ impl Error {
             Error::Parse { .. } => ErrorKind::Parse,
             Error::Fork => ErrorKind::Fork,
             Error::Lease { .. } => ErrorKind::Lease,
+            Error::ClockStalled { .. } => ErrorKind::ClockMovedBackwards,
+            Error::Interrupted => ErrorKind::Interrupted,
         }
     }
 
@@ -130,6 +143,12 @@ impl fmt::Display for Error {
                  (e.g. in a post-fork hook), or give each process its own node id via a lease",
             ),
             Error::Lease { message } => write!(f, "lease error: {message}"),
+            Error::ClockStalled { waited_ms } => write!(
+                f,
+                "the clock did not reach the next tick in {waited_ms} ms of real time (is it frozen or \
+                 being set back?); refusing to wait longer than tick_ms + max_wait_ms"
+            ),
+            Error::Interrupted => f.write_str("interrupted while waiting for the clock; no ID was issued"),
         }
     }
 }

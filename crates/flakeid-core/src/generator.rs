@@ -19,22 +19,43 @@ use crate::layout::{Layout, Order, mask};
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
+use crate::sync::AtomicU64;
 use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
 
 /// Slots a borrowing thread reserves at once after it lost a race for the counter.
 const CHUNK: u64 = 128;
 /// Identifies generators in the per-thread chunk table; never reused.
-static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
+/// How often (ms of real time) a waiting call runs the builder's wait hook.
+const WAIT_HOOK_EVERY_MS: u64 = 10;
 
+#[cfg(not(loom))]
 thread_local! {
     /// Per-thread runs of reserved slots `(generator uid, next, end)`, used only by
     /// borrowing generators under contention (see `next_id_borrow`).
     static CHUNKS: [Cell<(u64, u64, u64)>; 4] = const {
         [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))]
     };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static CHUNKS: [Cell<(u64, u64, u64)>; 4] =
+        [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))];
+}
+
+/// Called while a call waits for the clock (see [`GeneratorBuilder::wait_hook`]).
+pub type WaitHook = Arc<dyn Fn() -> Result<()> + Send + Sync>;
+
+#[derive(Clone)]
+struct Hook(WaitHook);
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WaitHook")
+    }
 }
 
 /// What to do when a tick's sequence numbers are used up.
@@ -139,6 +160,8 @@ pub struct GeneratorBuilder {
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
+    wait_hook: Option<Hook>,
+    shared_counter: Option<&'static AtomicU64>,
 }
 
 impl GeneratorBuilder {
@@ -256,6 +279,27 @@ impl GeneratorBuilder {
         self
     }
 
+    /// Runs `hook` about every 10 ms of real time while a call waits for the clock
+    /// (a used-up tick, a full borrow window, a clock being waited out). An `Err`
+    /// ends the wait and is what the call returns; no ID is issued. Bindings use it
+    /// to let signal handlers run (Python's Ctrl-C) during long waits.
+    pub fn wait_hook(mut self, hook: WaitHook) -> Self {
+        self.wait_hook = Some(Hook(hook));
+        self
+    }
+
+    /// Keep the generator's whole state — the next free `(tick, sequence)` slot —
+    /// in `counter` instead of inside the generator: every generator built over
+    /// the same word (threads, or processes mapping one shared-memory segment, as
+    /// the PostgreSQL extension does) draws from one sequence, so together they
+    /// never repeat an ID and stay increasing. They must all use the same layout,
+    /// node id and `max_sequence`; the word must start at 0 (or a value one of them
+    /// left). The protocol is lock-free, so it is safe across processes.
+    pub fn shared_counter(mut self, counter: &'static AtomicU64) -> Self {
+        self.shared_counter = Some(counter);
+        self
+    }
+
     pub fn build(self) -> Result<Generator> {
         let layout = self.layout;
         #[cfg(feature = "lease")]
@@ -361,8 +405,17 @@ impl GeneratorBuilder {
             Order::TimeSeqNode => (0, layout.node_bits()),
         };
         fork::register();
+        let state = match self.shared_counter {
+            None => Counter::Own(Padded(AtomicU64::new(initial))),
+            Some(shared) => {
+                // Others may be issuing from it already: only ever move it forward.
+                shared.fetch_max(initial, Ordering::AcqRel);
+                Counter::Shared(shared)
+            }
+        };
         Ok(Generator {
-            state: Padded(AtomicU64::new(initial)),
+            state,
+            wait_hook: self.wait_hook.map(|h| h.0),
             #[cfg(feature = "lease")]
             lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
             #[cfg(feature = "lease")]
@@ -394,6 +447,32 @@ impl GeneratorBuilder {
 
 #[repr(align(128))]
 struct Padded(AtomicU64);
+
+/// Where the next free slot lives: in the generator (on its own cache line), or in
+/// memory the caller shares between generators ([`GeneratorBuilder::shared_counter`]).
+enum Counter {
+    Own(Padded),
+    Shared(&'static AtomicU64),
+}
+
+impl Counter {
+    #[inline(always)]
+    fn get(&self) -> &AtomicU64 {
+        match self {
+            Counter::Own(p) => &p.0,
+            Counter::Shared(a) => a,
+        }
+    }
+}
+
+/// Why a call cannot have a slot yet (what [`Generator::reserve_now`] decided).
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    /// The clock must reach the next tick (a used-up tick or borrow window).
+    NextTick,
+    /// The clock reads `by_ms` earlier than IDs already issued; the policy waits.
+    Behind { by_ms: u64 },
+}
 
 /// What one compare-and-swap attempt on the counter got.
 enum Claim {
@@ -430,6 +509,15 @@ impl ClockRef {
             ClockRef::Custom(c) => c.pause(),
         }
     }
+    /// Real elapsed ms for bounding waits: the monotonic clock, or (where the
+    /// platform has none) the generator's own clock.
+    fn monotonic_ms(&self) -> u64 {
+        let mono = match self {
+            ClockRef::System => SystemClock.monotonic_ms(),
+            ClockRef::Custom(c) => c.monotonic_ms(),
+        };
+        mono.unwrap_or_else(|| self.now_ms_precise())
+    }
 }
 
 /// Issues IDs. `Send + Sync`: share one per node id (e.g. in an `Arc`).
@@ -446,8 +534,9 @@ impl ClockRef {
 /// ```
 pub struct Generator {
     /// Next free slot: `ticks << sb | sequence`.
-    state: Padded,
+    state: Counter,
     uid: u64,
+    wait_hook: Option<WaitHook>,
     /// Set for leased generators: the validity window the heartbeat publishes.
     #[cfg(feature = "lease")]
     lease_gate: Option<Arc<Gate>>,
@@ -486,6 +575,8 @@ impl Generator {
             resume_after_ms: None,
             lease_ttl_ms: None,
             max_sequence: None,
+            wait_hook: None,
+            shared_counter: None,
         }
     }
 
@@ -596,7 +687,7 @@ impl Generator {
         self.drop_chunk();
         let run = match self.reserve_cached(1)? {
             Some(run) => Some(run),
-            None => self.reserve_now(1)?,
+            None => self.reserve_now(1)?.ok(),
         };
         Ok(run.map(|(start, _)| self.id_of(start)))
     }
@@ -636,7 +727,7 @@ impl Generator {
     /// The Unix-ms start of the tick of the last ID issued (`None` before the first).
     /// A lease stores this so the next holder of the node id starts after it.
     pub fn last_issued_ms(&self) -> Option<u64> {
-        let next = self.state.0.load(Ordering::Acquire);
+        let next = self.state.get().load(Ordering::Acquire);
         (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.sb))
     }
 
@@ -692,8 +783,10 @@ impl Generator {
             lease.close_gate();
             // Another thread may be between its lease check and its slot: bound what
             // it can still issue by the clock now (plus the borrow window), not only
-            // by the counter.
-            let by_clock = self.clock.now_ms_precise() + self.ahead * self.tick_ms;
+            // by the counter. Its clock reading preceded its look at the (open) gate,
+            // which preceded our closing it and so our reading; one tick more covers
+            // a reading that straddles a tick boundary as the two were made.
+            let by_clock = self.clock.now_ms_precise() + (self.ahead + 1) * self.tick_ms;
             lease.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
         }
     }
@@ -763,7 +856,12 @@ impl Generator {
     /// One attempt to take up to `n` slots while the clock reads tick `t`.
     #[inline(always)]
     fn claim(&self, t: u64, n: u64) -> Claim {
-        let cur = self.state.0.load(Ordering::Relaxed);
+        self.claim_from(self.state.get().load(Ordering::Acquire), t, n)
+    }
+
+    /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
+    #[inline(always)]
+    fn claim_from(&self, cur: u64, t: u64, n: u64) -> Claim {
         let start = cur.max(t << self.sb);
         let limit = self.limit(t);
         if start >= limit {
@@ -778,40 +876,79 @@ impl Generator {
     }
 
     /// Moves the counter from `cur` to `new` if no other thread moved it first.
+    /// Release: a thread that later loads `new` (Acquire) and then reads the clock
+    /// gets a reading no earlier than the one `new` was computed from — the fact
+    /// the rollback verdict in [`reserve_now`](Self::reserve_now) rests on. (On
+    /// x86 every locked instruction is a full barrier: this costs nothing there.)
     #[inline(always)]
     fn swap(&self, cur: u64, new: u64) -> bool {
         self.state
-            .0
-            .compare_exchange_weak(cur, new, Ordering::Relaxed, Ordering::Relaxed)
+            .get()
+            .compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
 
     /// Contention, a used-up tick, a stale cached clock, or a rollback: decide on
-    /// precise readings, pausing on the clock while the policy says wait.
+    /// precise readings, pausing on the clock while the policy says wait. Every
+    /// wait is bounded in real (monotonic) time by `tick_ms + max_wait_ms`, so a
+    /// clock that stops or falls back gives an error, never a hang; the wait hook
+    /// runs every [`WAIT_HOOK_EVERY_MS`] ms.
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
+        let mut waiting_since: Option<u64> = None;
+        let mut hook_at = WAIT_HOOK_EVERY_MS;
         loop {
-            if let Some(run) = self.reserve_now(n)? {
-                return Ok(run);
+            // Real time is read *before* the verdict's clock reading: a thread
+            // preempted between the two must not count the preemption as a wait.
+            let mono = self.clock.monotonic_ms();
+            let pending = match self.reserve_now(n)? {
+                Ok(run) => return Ok(run),
+                Err(pending) => pending,
+            };
+            let since = *waiting_since.get_or_insert(mono);
+            let waited = mono.saturating_sub(since);
+            // A healthy clock reaches the next tick within `tick_ms` of real time and
+            // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
+            // clocks in whole milliseconds.
+            if waited > self.tick_ms.saturating_add(self.max_wait_ms).saturating_add(2) {
+                return Err(match pending {
+                    Pending::Behind { by_ms } => Error::ClockMovedBackwards { by_ms },
+                    Pending::NextTick => Error::ClockStalled { waited_ms: waited },
+                });
+            }
+            if let Some(hook) = &self.wait_hook {
+                if waited >= hook_at {
+                    hook()?;
+                    hook_at = waited + WAIT_HOOK_EVERY_MS;
+                }
             }
             self.clock.pause();
         }
     }
 
-    /// One decision on a precise reading: `Ok(None)` when the caller must wait.
+    /// One decision on a precise reading: `Ok(Err(why))` when the caller must wait.
+    ///
+    /// Ordering is what makes the verdicts sound: the counter is loaded *before*
+    /// the clock is read. Every counter value was stored (Release) by a thread that
+    /// had read the clock before computing it, so our later reading is no earlier
+    /// than that one, and "the counter is past what the clock allows" can only
+    /// mean the clock really went back — never that another thread read a newer
+    /// clock between our reading and our look at the counter (the race this order
+    /// closes; see docs/design.md).
     #[cold]
     #[inline(never)]
-    fn reserve_now(&self, n: u64) -> Result<Option<(u64, u64)>> {
+    fn reserve_now(&self, n: u64) -> Result<Result<(u64, u64), Pending>> {
         loop {
             if fork::generation() != self.fork_generation {
                 return Err(Error::Fork);
             }
+            let cur = self.state.get().load(Ordering::Acquire);
             let now = self.clock.now_ms_precise();
             self.check_lease(now)?;
             let t = self.ticks(now)?;
-            let cur = match self.claim(t, n) {
-                Claim::Won(start, count) => return Ok(Some((start, count))),
+            let cur = match self.claim_from(cur, t, n) {
+                Claim::Won(start, count) => return Ok(Ok((start, count))),
                 Claim::Raced => continue,
                 Claim::Blocked(cur) => cur,
             };
@@ -829,7 +966,7 @@ impl Generator {
                         ),
                     });
                 }
-                return Ok(None);
+                return Ok(Err(Pending::NextTick));
             }
             // The clock is behind IDs already issued.
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
@@ -846,7 +983,7 @@ impl Generator {
                         // Room left in the last tick: keep using it.
                         let count = n.min(((last_tick + 1) << self.sb) - cur);
                         if self.swap(cur, cur + count) {
-                            return Ok(Some((cur, count)));
+                            return Ok(Ok((cur, count)));
                         }
                         continue;
                     }
@@ -855,7 +992,7 @@ impl Generator {
                     }
                 }
             }
-            return Ok(None);
+            return Ok(Err(Pending::Behind { by_ms }));
         }
     }
 

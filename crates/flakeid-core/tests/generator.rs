@@ -259,3 +259,128 @@ fn a_forked_child_refuses_to_issue() {
     assert!(g.next_id().is_ok(), "the parent is unaffected");
     assert!(Error::Fork.to_string().contains("after the fork"));
 }
+
+/// Every wait is bounded in real time (issue #12, item 3): a clock that never moves
+/// gives an error after about `tick_ms + max_wait_ms`, never a hang, whatever the
+/// policy that waits.
+#[test]
+fn waits_on_a_frozen_clock_end_in_real_time() {
+    let cases: [(&str, Overflow, u64, ClockBackwards, bool); 4] = [
+        ("overflow wait", Overflow::Wait, 0, ClockBackwards::Error, false),
+        (
+            "borrow, max_borrow_ms=0",
+            Overflow::Borrow,
+            0,
+            ClockBackwards::Error,
+            false,
+        ),
+        ("clock_backwards=wait", Overflow::Wait, 0, ClockBackwards::Wait, true),
+        (
+            "clock_backwards=monotonic",
+            Overflow::Wait,
+            0,
+            ClockBackwards::Monotonic,
+            true,
+        ),
+    ];
+    for (name, overflow, borrow, policy, rollback) in cases {
+        let clock = ManualClock::new(1_700_000_000_100);
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .clock(clock.clone())
+            .overflow(overflow)
+            .max_borrow_ms(borrow)
+            .clock_backwards(policy)
+            .max_wait_ms(200)
+            .build()
+            .unwrap();
+        g.next_ids(4096).unwrap(); // the tick is used up
+        if rollback {
+            clock.set(1_700_000_000_050); // 50 ms back: within max_wait_ms, so the policy waits
+        }
+        let started = std::time::Instant::now();
+        let err = g.next_id().unwrap_err();
+        let took = started.elapsed();
+        assert!(
+            took >= std::time::Duration::from_millis(200) && took < std::time::Duration::from_millis(2_000),
+            "{name}: gave up after {took:?}"
+        );
+        assert_eq!(
+            err.kind(),
+            flakeid_core::ErrorKind::ClockMovedBackwards,
+            "{name}: {err}"
+        );
+        match (rollback, &err) {
+            (true, Error::ClockMovedBackwards { by_ms }) => assert_eq!(*by_ms, 50, "{name}"),
+            (false, Error::ClockStalled { waited_ms }) => assert!(*waited_ms > 200, "{name}: {err}"),
+            _ => panic!("{name}: {err:?}"),
+        }
+        // Nothing was issued meanwhile: once the clock moves, IDs resume.
+        clock.set(1_700_000_000_101);
+        assert!(g.next_id().is_ok(), "{name}");
+    }
+}
+
+/// The wait hook runs during long waits and can end them (bindings: Ctrl-C).
+#[test]
+fn the_wait_hook_interrupts_a_wait() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&calls);
+    let clock = ManualClock::new(1_700_000_000_000);
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .clock(clock.clone())
+        .max_wait_ms(60_000)
+        .wait_hook(Arc::new(move || {
+            if seen.fetch_add(1, Ordering::SeqCst) >= 3 {
+                Err(Error::Interrupted)
+            } else {
+                Ok(())
+            }
+        }))
+        .build()
+        .unwrap();
+    g.next_ids(4096).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(g.next_id(), Err(Error::Interrupted));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    // A healthy wait (the clock moves within 10 ms) never runs the hook.
+    let calls_before = calls.load(Ordering::SeqCst);
+    clock.advance(1);
+    g.next_ids(4096).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), calls_before);
+}
+
+/// Generators over one shared counter (threads here; processes mapping shared memory
+/// in the PostgreSQL extension) draw from one sequence: no duplicates.
+#[test]
+fn generators_sharing_a_counter_never_repeat() {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            std::thread::spawn(|| {
+                let g = Generator::builder(Layout::SNOWFLAKE)
+                    .node(4)
+                    .shared_counter(&COUNTER)
+                    .build()
+                    .unwrap();
+                let mut ids = g.next_ids(20_000).unwrap();
+                ids.extend((0..20_000).map(|_| g.next_id().unwrap()));
+                assert!(ids.windows(2).all(|w| w[0] < w[1]));
+                ids
+            })
+        })
+        .collect();
+    let mut all: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 120_000);
+    // A generator built later, resuming after a time, moves the shared word forward only.
+    let before = COUNTER.load(std::sync::atomic::Ordering::SeqCst);
+    let _g = Generator::builder(Layout::SNOWFLAKE)
+        .shared_counter(&COUNTER)
+        .resume_after_ms(0)
+        .build()
+        .unwrap();
+    assert_eq!(COUNTER.load(std::sync::atomic::Ordering::SeqCst), before);
+}

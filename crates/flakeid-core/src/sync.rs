@@ -1,0 +1,20 @@
+//! The atomics and thread-locals of the counter protocol: loom's under `cfg(loom)`,
+//! so that the model checker (`tests/loom.rs`, `make test-loom`) sees every access
+//! the protocol makes, and std's otherwise (no cost, no dependency).
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::AtomicU64;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::AtomicU64;
+
+/// Real elapsed time in ms on a monotonic clock, for bounding waits whatever the
+/// generator's own [`Clock`](crate::Clock) says (a frozen or stepped test clock
+/// must not turn a bounded wait into a hang).
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pub(crate) fn monotonic_ms() -> u64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static START: OnceLock<Instant> = OnceLock::new();
+    let start = *START.get_or_init(Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,235 @@
+//! Model check of the generator's counter protocol with loom: every interleaving
+//! (up to loom's preemption bound) of 2–3 threads issuing from one generator while
+//! the clock moves, in strict, borrow and monotonic modes. The generator is the
+//! real one: built with `--cfg loom`, its counter and thread-local runs are loom's.
+//!
+//! Run: `make test-loom` (RUSTFLAGS="--cfg loom" cargo test --release --test loom).
+//!
+//! Asserted in every interleaving: no ID issued twice, each thread's IDs strictly
+//! increasing, and — while the clock never goes back — no `ClockMovedBackwards`.
+//! `ClockStalled` is allowed: the model's real-time clock advances on every look,
+//! so a schedule that starves the thread moving the clock is a stalled clock.
+#![cfg(loom)]
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{Clock, ClockBackwards, Error, Generator, Layout, Overflow};
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicU64, Ordering};
+use loom::thread;
+
+/// The wall clock as loom sees it: `now` is what a precise reading returns; `cached`
+/// lags it (the ticker's cache) and catches up on precise readings. `mono` is real
+/// time for wait bounds: one ms per look, so every wait ends in the model.
+#[derive(Debug)]
+struct ModelClock {
+    now: AtomicU64,
+    cached: AtomicU64,
+    mono: std::sync::atomic::AtomicU64,
+}
+
+impl ModelClock {
+    fn new(ms: u64) -> ModelClock {
+        ModelClock {
+            now: AtomicU64::new(ms),
+            cached: AtomicU64::new(ms),
+            mono: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+    fn set(&self, ms: u64) {
+        self.now.store(ms, Ordering::Release);
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Handle(Arc<ModelClock>);
+
+impl Clock for Handle {
+    fn now_ms(&self) -> u64 {
+        self.0.cached.load(Ordering::Acquire)
+    }
+    fn now_ms_precise(&self) -> u64 {
+        let now = self.0.now.load(Ordering::Acquire);
+        self.0.cached.fetch_max(now, Ordering::AcqRel);
+        now
+    }
+    fn pause(&self) {
+        thread::yield_now();
+    }
+    fn monotonic_ms(&self) -> Option<u64> {
+        Some(self.0.mono.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+/// A layout with a 1-bit sequence: two IDs per tick, so ticks fill within a model.
+fn layout() -> Layout {
+    Layout::builder()
+        .time_bits(41)
+        .node_bits(10)
+        .sequence_bits(1)
+        .epoch_ms(1_288_834_974_657)
+        .build()
+        .unwrap()
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    overflow: Overflow,
+    max_borrow_ms: u64,
+    policy: ClockBackwards,
+    /// Clock values the mover thread sets, in order.
+    moves: &'static [u64],
+    /// IDs each issuing thread asks for (a batch when > 1).
+    per_thread: [usize; 2],
+    /// Whether the clock goes back (then ClockMovedBackwards is allowed).
+    rollback: bool,
+}
+
+fn check(case: Case) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(move || {
+        let clock = Arc::new(ModelClock::new(T0));
+        let g = Arc::new(
+            Generator::builder(layout())
+                .node(1)
+                .overflow(case.overflow)
+                .max_borrow_ms(case.max_borrow_ms)
+                .clock_backwards(case.policy)
+                .max_wait_ms(4)
+                .clock(Handle(clock.clone()))
+                .build()
+                .unwrap(),
+        );
+        let issuers: Vec<_> = case
+            .per_thread
+            .iter()
+            .map(|&n| {
+                let g = g.clone();
+                thread::spawn(move || {
+                    let mut out = Vec::new();
+                    if n > 1 {
+                        match g.next_ids(n) {
+                            Ok(ids) => out.extend(ids),
+                            Err(e) => return (out, Some(e)),
+                        }
+                        match g.next_id() {
+                            Ok(id) => out.push(id),
+                            Err(e) => return (out, Some(e)),
+                        }
+                    } else {
+                        for _ in 0..2 {
+                            match g.next_id() {
+                                Ok(id) => out.push(id),
+                                Err(e) => return (out, Some(e)),
+                            }
+                        }
+                    }
+                    (out, None)
+                })
+            })
+            .collect();
+        let mover = {
+            let clock = clock.clone();
+            thread::spawn(move || {
+                for &ms in case.moves {
+                    clock.set(ms);
+                }
+            })
+        };
+        mover.join().unwrap();
+        let mut all = Vec::new();
+        for h in issuers {
+            let (ids, err) = h.join().unwrap();
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "a thread's IDs went backwards: {ids:?}"
+            );
+            match err {
+                None | Some(Error::ClockStalled { .. }) => {}
+                Some(Error::ClockMovedBackwards { .. }) if case.rollback => {}
+                Some(e) => panic!("false verdict under contention: {e:?} ({case:?})"),
+            }
+            all.extend(ids);
+        }
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "duplicate IDs ({case:?})");
+    });
+}
+
+#[test]
+fn strict_two_threads_clock_moving() {
+    check(Case {
+        overflow: Overflow::Wait,
+        max_borrow_ms: 0,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 2],
+        per_thread: [1, 1],
+        rollback: false,
+    });
+}
+
+#[test]
+fn strict_with_a_batch() {
+    check(Case {
+        overflow: Overflow::Wait,
+        max_borrow_ms: 0,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 3],
+        per_thread: [3, 1],
+        rollback: false,
+    });
+}
+
+#[test]
+fn borrow_two_threads_clock_jumping_past_the_window() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 3],
+        per_thread: [3, 2],
+        rollback: false,
+    });
+}
+
+#[test]
+fn borrow_with_a_batch() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 4],
+        per_thread: [3, 1],
+        rollback: false,
+    });
+}
+
+#[test]
+fn monotonic_through_a_rollback() {
+    check(Case {
+        overflow: Overflow::Wait,
+        max_borrow_ms: 0,
+        policy: ClockBackwards::Monotonic,
+        moves: &[T0 + 2, T0 - 3, T0 + 3],
+        per_thread: [1, 1],
+        rollback: true,
+    });
+}
+
+#[test]
+fn wait_policy_through_a_rollback() {
+    check(Case {
+        overflow: Overflow::Wait,
+        max_borrow_ms: 0,
+        policy: ClockBackwards::Wait,
+        moves: &[T0 + 2, T0 + 1, T0 + 3],
+        per_thread: [1, 1],
+        rollback: true,
+    });
+}

@@ -1,0 +1,200 @@
+//! The race of issue #10: a verdict "the clock moved backwards" (or "wait for the
+//! window") reached by comparing a clock reading with counter state published
+//! *after* the reading was taken. Contention alone must never produce an error.
+//!
+//! `forced_*` tests force the interleaving with a clock that parks a thread between
+//! its reading and its look at the counter; `stress_*` tests run seconds of real
+//! contention on the system clock (`FLAKEID_STRESS_SECS`, default 3; `make stress`
+//! runs longer). The model check is `tests/loom.rs`.
+
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{Clock, ClockBackwards, Generator, Layout, Overflow};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A manual clock whose next precise reading can be made to park: the reading is
+/// taken, then the reading thread stops (as if descheduled) until released.
+#[derive(Debug)]
+struct ParkingClock {
+    now: AtomicU64,
+    park_next: AtomicBool,
+    parked: Mutex<Option<Sender<()>>>,
+    release: Mutex<Option<Receiver<()>>>,
+}
+
+impl ParkingClock {
+    fn new(now: u64) -> (Arc<ParkingClock>, Receiver<()>, Sender<()>) {
+        let (parked_tx, parked_rx) = channel();
+        let (release_tx, release_rx) = channel();
+        let clock = Arc::new(ParkingClock {
+            now: AtomicU64::new(now),
+            park_next: AtomicBool::new(false),
+            parked: Mutex::new(Some(parked_tx)),
+            release: Mutex::new(Some(release_rx)),
+        });
+        (clock, parked_rx, release_tx)
+    }
+}
+
+impl Clock for ParkingClock {
+    fn now_ms(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn now_ms_precise(&self) -> u64 {
+        let reading = self.now.load(Ordering::SeqCst);
+        if self.park_next.swap(false, Ordering::SeqCst) {
+            self.parked.lock().unwrap().take().unwrap().send(()).unwrap();
+            let release = self.release.lock().unwrap().take().unwrap();
+            release.recv().unwrap();
+        }
+        reading
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Shared(Arc<ParkingClock>);
+
+impl Clock for Shared {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+    fn now_ms_precise(&self) -> u64 {
+        self.0.now_ms_precise()
+    }
+}
+
+/// Thread A finds its tick (or window) used up and takes a precise reading (tick
+/// `t`); before it looks at the counter, the clock moves `jump` ms and thread B
+/// issues there. A must not report a rollback; it must issue after B's ID.
+fn forced(overflow: Overflow, max_borrow_ms: u64, jump: u64) {
+    const T0: u64 = 1_700_000_000_000;
+    let (clock, parked, release) = ParkingClock::new(T0);
+    let g = Arc::new(
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(5)
+            .overflow(overflow)
+            .max_borrow_ms(max_borrow_ms)
+            .clock_backwards(ClockBackwards::Error)
+            .clock(Shared(clock.clone()))
+            .build()
+            .unwrap(),
+    );
+    // Use up every slot the clock allows at T0 (the tick, or the borrow window).
+    let window = 4096 * (max_borrow_ms + 1) as usize;
+    let filled = g.next_ids(window).unwrap();
+    assert_eq!(
+        Layout::SNOWFLAKE.decompose(*filled.last().unwrap()).timestamp_ms,
+        T0 + max_borrow_ms
+    );
+
+    clock.park_next.store(true, Ordering::SeqCst);
+    let ga = Arc::clone(&g);
+    let a = std::thread::spawn(move || ga.next_id());
+    parked
+        .recv_timeout(Duration::from_secs(10))
+        .expect("A reached its precise reading");
+    // A holds a reading of T0. The clock moves on and B issues in the later tick.
+    clock.now.store(T0 + jump, Ordering::SeqCst);
+    let b = g.next_id().unwrap();
+    assert_eq!(Layout::SNOWFLAKE.decompose(b).timestamp_ms, T0 + jump);
+    release.send(()).unwrap();
+    let a = a
+        .join()
+        .unwrap()
+        .expect("contention alone must not be reported as a rollback");
+    assert!(a > b, "A's ID {a} must follow B's {b}");
+}
+
+#[test]
+fn forced_interleaving_strict_no_false_rollback() {
+    forced(Overflow::Wait, 0, 1);
+}
+
+#[test]
+fn forced_interleaving_borrow_no_false_rollback() {
+    // B's reading is past A's whole window (T0..=T0+2): old code said "by 3 ms".
+    forced(Overflow::Borrow, 2, 3);
+}
+
+/// `threads` threads share one generator on the real clock for `secs` seconds, in
+/// rounds (fresh threads each round, so every ID of a round is above every ID of
+/// the round before). Every call must succeed; IDs are unique and each thread's
+/// increase.
+fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) -> (u64, u64) {
+    let secs: f64 = std::env::var("FLAKEID_STRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    let g = Arc::new(
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(9)
+            .overflow(overflow)
+            .build()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let (mut total, mut rounds, mut prev_max) = (0u64, 0u64, 0u64);
+    while start.elapsed().as_secs_f64() < secs || rounds == 0 {
+        let deadline = start + Duration::from_secs_f64(secs);
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let g = Arc::clone(&g);
+                std::thread::spawn(move || {
+                    let mut ids = Vec::with_capacity(per_round);
+                    let mut errors = Vec::new();
+                    while ids.len() < per_round {
+                        // Odd threads mix in batches: order must hold across both.
+                        let r = if batch > 0 && i % 2 == 1 && ids.len() % 3 == 0 {
+                            g.next_ids(batch.min(per_round - ids.len())).map(|v| ids.extend(v))
+                        } else {
+                            g.next_id().map(|id| ids.push(id))
+                        };
+                        if let Err(e) = r {
+                            errors.push(e);
+                        }
+                        if ids.len() % 65_536 == 0 && Instant::now() > deadline {
+                            break;
+                        }
+                    }
+                    (ids, errors)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            let (ids, errors) = h.join().unwrap();
+            assert!(
+                errors.is_empty(),
+                "{} errors under contention, first: {}",
+                errors.len(),
+                errors[0]
+            );
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread saw its IDs go backwards");
+            all.extend(ids);
+        }
+        all.sort_unstable();
+        assert!(all.windows(2).all(|w| w[0] != w[1]), "duplicate IDs");
+        if let (Some(&lo), Some(&hi)) = (all.first(), all.last()) {
+            assert!(lo > prev_max, "round {rounds} reissued an ID of an earlier round");
+            prev_max = hi;
+        }
+        total += all.len() as u64;
+        rounds += 1;
+    }
+    (total, rounds)
+}
+
+#[test]
+fn stress_three_threads_strict_real_clock() {
+    let (n, rounds) = stress(Overflow::Wait, 3, 4_000_000, 1000);
+    eprintln!("strict: {n} IDs in {rounds} rounds, no error, no duplicate");
+}
+
+#[test]
+fn stress_three_threads_borrow_real_clock() {
+    let (n, rounds) = stress(Overflow::Borrow, 3, 8_000_000, 1000);
+    eprintln!("borrow: {n} IDs in {rounds} rounds, no error, no duplicate");
+}
