@@ -19,7 +19,7 @@ use crate::layout::{Layout, Order, mask};
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
-use crate::sync::AtomicU64;
+use crate::sync::{AtomicBool, AtomicU64};
 use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
@@ -161,7 +161,6 @@ pub struct GeneratorBuilder {
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
     wait_hook: Option<Hook>,
-    shared_counter: Option<&'static AtomicU64>,
 }
 
 impl GeneratorBuilder {
@@ -288,19 +287,27 @@ impl GeneratorBuilder {
         self
     }
 
-    /// Keep the generator's whole state — the next free `(tick, sequence)` slot —
-    /// in `counter` instead of inside the generator: every generator built over
-    /// the same word (threads, or processes mapping one shared-memory segment, as
-    /// the PostgreSQL extension does) draws from one sequence, so together they
-    /// never repeat an ID and stay increasing. They must all use the same layout,
-    /// node id and `max_sequence`; the word must start at 0 (or a value one of them
-    /// left). The protocol is lock-free, so it is safe across processes.
-    pub fn shared_counter(mut self, counter: &'static AtomicU64) -> Self {
-        self.shared_counter = Some(counter);
-        self
+    pub fn build(self) -> Result<Generator> {
+        self.build_with(|initial| OwnCounter(Padded(AtomicU64::new(initial))))
     }
 
-    pub fn build(self) -> Result<Generator> {
+    /// Builds a generator whose whole state — the next free `(tick, sequence)`
+    /// slot — is `counter` instead of a word inside the generator: every generator
+    /// built over the same word (threads, or processes mapping one shared-memory
+    /// segment, as the PostgreSQL extension does) draws from one sequence, so
+    /// together they never repeat an ID and each stays increasing. They must all use
+    /// the same layout, node id and `max_sequence`; the word starts at 0 (or at a
+    /// value one of them left). The protocol is lock-free, so it works across
+    /// processes. A separate type, so the default generator pays nothing for it.
+    pub fn build_shared(self, counter: &'static AtomicU64) -> Result<Generator<SharedCounter>> {
+        self.build_with(|initial| {
+            // Others may be issuing from it already: only ever move it forward.
+            counter.fetch_max(initial, Ordering::AcqRel);
+            SharedCounter(counter)
+        })
+    }
+
+    fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         #[cfg(feature = "lease")]
         let lease_spec = match &self.node {
@@ -405,16 +412,9 @@ impl GeneratorBuilder {
             Order::TimeSeqNode => (0, layout.node_bits()),
         };
         fork::register();
-        let state = match self.shared_counter {
-            None => Counter::Own(Padded(AtomicU64::new(initial))),
-            Some(shared) => {
-                // Others may be issuing from it already: only ever move it forward.
-                shared.fetch_max(initial, Ordering::AcqRel);
-                Counter::Shared(shared)
-            }
-        };
         Ok(Generator {
-            state,
+            state: storage(initial),
+            chunked: AtomicBool::new(false),
             wait_hook: self.wait_hook.map(|h| h.0),
             #[cfg(feature = "lease")]
             lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
@@ -448,30 +448,64 @@ impl GeneratorBuilder {
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
-/// Where the next free slot lives: in the generator (on its own cache line), or in
-/// memory the caller shares between generators ([`GeneratorBuilder::shared_counter`]).
-enum Counter {
-    Own(Padded),
-    Shared(&'static AtomicU64),
+mod sealed {
+    pub trait Sealed {}
 }
 
-impl Counter {
+/// Where a [`Generator`] keeps its next free slot: [`OwnCounter`] (the default) or
+/// [`SharedCounter`] ([`GeneratorBuilder::build_shared`]). Sealed.
+pub trait CounterStorage: Send + Sync + sealed::Sealed {
+    #[doc(hidden)]
+    fn get(&self) -> &AtomicU64;
+}
+
+/// The counter inside the generator, on its own cache line.
+pub struct OwnCounter(Padded);
+
+/// A counter word the caller owns and shares ([`GeneratorBuilder::build_shared`]).
+#[derive(Debug)]
+pub struct SharedCounter(&'static AtomicU64);
+
+impl sealed::Sealed for OwnCounter {}
+impl sealed::Sealed for SharedCounter {}
+
+impl CounterStorage for OwnCounter {
     #[inline(always)]
     fn get(&self) -> &AtomicU64 {
-        match self {
-            Counter::Own(p) => &p.0,
-            Counter::Shared(a) => a,
-        }
+        &self.0.0
+    }
+}
+
+impl CounterStorage for SharedCounter {
+    #[inline(always)]
+    fn get(&self) -> &AtomicU64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for OwnCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OwnCounter")
     }
 }
 
 /// Why a call cannot have a slot yet (what [`Generator::reserve_now`] decided).
 #[derive(Debug, Clone, Copy)]
 enum Pending {
-    /// The clock must reach the next tick (a used-up tick or borrow window).
-    NextTick,
-    /// The clock reads `by_ms` earlier than IDs already issued; the policy waits.
-    Behind { by_ms: u64 },
+    /// The clock (reading tick `t`) must reach the next tick (a used-up tick or
+    /// borrow window).
+    NextTick { t: u64 },
+    /// The clock (reading tick `t`) is `by_ms` behind IDs already issued; the
+    /// policy waits for it.
+    Behind { t: u64, by_ms: u64 },
+}
+
+impl Pending {
+    fn tick(self) -> u64 {
+        match self {
+            Pending::NextTick { t } | Pending::Behind { t, .. } => t,
+        }
+    }
 }
 
 /// What one compare-and-swap attempt on the counter got.
@@ -532,10 +566,13 @@ impl ClockRef {
 /// assert_eq!((p.datacenter, p.worker), (1, 2));
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
-pub struct Generator {
+pub struct Generator<C: CounterStorage = OwnCounter> {
     /// Next free slot: `ticks << sb | sequence`.
-    state: Counter,
+    state: C,
     uid: u64,
+    /// Whether any thread ever kept a run of slots (see `next_id_borrow`); until
+    /// then no thread-local lookup is needed. Written once, then only read.
+    chunked: AtomicBool,
     wait_hook: Option<WaitHook>,
     /// Set for leased generators: the validity window the heartbeat publishes.
     #[cfg(feature = "lease")]
@@ -576,10 +613,11 @@ impl Generator {
             lease_ttl_ms: None,
             max_sequence: None,
             wait_hook: None,
-            shared_counter: None,
         }
     }
+}
 
+impl<C: CounterStorage> Generator<C> {
     /// The next ID.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
@@ -606,21 +644,12 @@ impl Generator {
         self.check_lease(now)?;
         let t = self.ticks(now)?;
         let (floor, limit) = (t << self.sb, self.limit(t));
-        let from_chunk = CHUNKS.with(|chunks| {
-            for c in chunks {
-                let (uid, next, end) = c.get();
-                if uid == self.uid {
-                    let slot = next.max(floor);
-                    if slot < end && slot < limit {
-                        c.set((uid, slot + 1, end));
-                        return Some(slot);
-                    }
-                    c.set((0, 0, 0));
-                    return None;
-                }
-            }
+        // No thread has ever kept a run (the uncontended case): skip the lookup.
+        let from_chunk = if !self.chunked.load(Ordering::Relaxed) {
             None
-        });
+        } else {
+            self.take_from_chunk(floor, limit)
+        };
         if let Some(slot) = from_chunk {
             return Ok(self.id_of(slot));
         }
@@ -641,7 +670,31 @@ impl Generator {
         }
     }
 
+    /// The next slot of this thread's run, if it has one the clock allows.
+    #[inline]
+    fn take_from_chunk(&self, floor: u64, limit: u64) -> Option<u64> {
+        CHUNKS.with(|chunks| {
+            for c in chunks {
+                let (uid, next, end) = c.get();
+                if uid == self.uid {
+                    let slot = next.max(floor);
+                    if slot < end && slot < limit {
+                        c.set((uid, slot + 1, end));
+                        return Some(slot);
+                    }
+                    c.set((0, 0, 0));
+                    return None;
+                }
+            }
+            None
+        })
+    }
+
     fn keep_chunk(&self, next: u64, end: u64) {
+        // Set before the run is stored: this thread then always looks for its run.
+        if !self.chunked.load(Ordering::Relaxed) {
+            self.chunked.store(true, Ordering::Relaxed);
+        }
         CHUNKS.with(|chunks| {
             let free = chunks.iter().position(|c| c.get().0 == 0);
             let i = free.unwrap_or((self.uid % chunks.len() as u64) as usize);
@@ -651,7 +704,7 @@ impl Generator {
 
     /// Forget this thread's run (before reserving from the counter directly).
     fn drop_chunk(&self) {
-        if self.ahead == 0 {
+        if self.ahead == 0 || !self.chunked.load(Ordering::Relaxed) {
             return;
         }
         CHUNKS.with(|chunks| {
@@ -853,10 +906,11 @@ impl Generator {
         }
     }
 
-    /// One attempt to take up to `n` slots while the clock reads tick `t`.
+    /// One attempt to take up to `n` slots while the clock reads tick `t`. The
+    /// fast path's load is Relaxed: it never reaches a verdict (see `reserve_now`).
     #[inline(always)]
     fn claim(&self, t: u64, n: u64) -> Claim {
-        self.claim_from(self.state.get().load(Ordering::Acquire), t, n)
+        self.claim_from(self.state.get().load(Ordering::Relaxed), t, n)
     }
 
     /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
@@ -876,15 +930,15 @@ impl Generator {
     }
 
     /// Moves the counter from `cur` to `new` if no other thread moved it first.
-    /// Release: a thread that later loads `new` (Acquire) and then reads the clock
-    /// gets a reading no earlier than the one `new` was computed from — the fact
-    /// the rollback verdict in [`reserve_now`](Self::reserve_now) rests on. (On
-    /// x86 every locked instruction is a full barrier: this costs nothing there.)
+    /// Release: a thread that later loads `new` with Acquire (`reserve_now`) and
+    /// then reads the clock gets a reading no earlier than the one `new` was
+    /// computed from — the fact the verdicts rest on. Nothing more is needed, so
+    /// the compiler may still hoist the loads `id_of` makes above the CAS.
     #[inline(always)]
     fn swap(&self, cur: u64, new: u64) -> bool {
         self.state
             .get()
-            .compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange_weak(cur, new, Ordering::Release, Ordering::Relaxed)
             .is_ok()
     }
 
@@ -896,7 +950,11 @@ impl Generator {
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
-        let mut waiting_since: Option<u64> = None;
+        let started = self.clock.monotonic_ms();
+        // The tick the clock last read and when (real time) it was first read: the
+        // bound is on the clock not *moving*, so a thread that keeps losing the
+        // races for new ticks to other threads is not a stalled clock.
+        let mut seen: Option<(u64, u64)> = None;
         let mut hook_at = WAIT_HOOK_EVERY_MS;
         loop {
             // Real time is read *before* the verdict's clock reading: a thread
@@ -906,18 +964,25 @@ impl Generator {
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
-            let since = *waiting_since.get_or_insert(mono);
-            let waited = mono.saturating_sub(since);
+            let since = match seen {
+                Some((tick, since)) if tick >= pending.tick() => since,
+                _ => {
+                    seen = Some((pending.tick(), mono));
+                    mono
+                }
+            };
+            let stalled = mono.saturating_sub(since);
             // A healthy clock reaches the next tick within `tick_ms` of real time and
             // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
             // clocks in whole milliseconds.
-            if waited > self.tick_ms.saturating_add(self.max_wait_ms).saturating_add(2) {
+            if stalled > self.tick_ms.saturating_add(self.max_wait_ms).saturating_add(2) {
                 return Err(match pending {
-                    Pending::Behind { by_ms } => Error::ClockMovedBackwards { by_ms },
-                    Pending::NextTick => Error::ClockStalled { waited_ms: waited },
+                    Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
+                    Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
                 });
             }
             if let Some(hook) = &self.wait_hook {
+                let waited = mono.saturating_sub(started);
                 if waited >= hook_at {
                     hook()?;
                     hook_at = waited + WAIT_HOOK_EVERY_MS;
@@ -966,7 +1031,7 @@ impl Generator {
                         ),
                     });
                 }
-                return Ok(Err(Pending::NextTick));
+                return Ok(Err(Pending::NextTick { t }));
             }
             // The clock is behind IDs already issued.
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
@@ -992,7 +1057,7 @@ impl Generator {
                     }
                 }
             }
-            return Ok(Err(Pending::Behind { by_ms }));
+            return Ok(Err(Pending::Behind { t, by_ms }));
         }
     }
 
@@ -1005,7 +1070,7 @@ impl Generator {
 }
 
 #[cfg(feature = "lease")]
-impl Drop for Generator {
+impl<C: CounterStorage> Drop for Generator<C> {
     fn drop(&mut self) {
         if let Some(lease) = &self.lease {
             // No other thread can hold `self` now: the counter is exact.
@@ -1014,7 +1079,7 @@ impl Drop for Generator {
     }
 }
 
-impl fmt::Debug for Generator {
+impl<C: CounterStorage> fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Generator")
             .field("layout", &self.layout)

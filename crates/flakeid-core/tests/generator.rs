@@ -361,8 +361,7 @@ fn generators_sharing_a_counter_never_repeat() {
             std::thread::spawn(|| {
                 let g = Generator::builder(Layout::SNOWFLAKE)
                     .node(4)
-                    .shared_counter(&COUNTER)
-                    .build()
+                    .build_shared(&COUNTER)
                     .unwrap();
                 let mut ids = g.next_ids(20_000).unwrap();
                 ids.extend((0..20_000).map(|_| g.next_id().unwrap()));
@@ -375,12 +374,20 @@ fn generators_sharing_a_counter_never_repeat() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), 120_000);
-    // A generator built later, resuming after a time, moves the shared word forward only.
-    let before = COUNTER.load(std::sync::atomic::Ordering::SeqCst);
+    // A generator built later moves the shared word forward only: resuming after a
+    // time ahead of it moves it there; resuming after an older time leaves it.
+    let load = || COUNTER.load(std::sync::atomic::Ordering::SeqCst);
+    let before = load();
+    let ahead = precise_now_ms() + 60_000;
     let _g = Generator::builder(Layout::SNOWFLAKE)
-        .shared_counter(&COUNTER)
-        .resume_after_ms(0)
-        .build()
+        .resume_after_ms(ahead)
+        .build_shared(&COUNTER)
         .unwrap();
-    assert_eq!(COUNTER.load(std::sync::atomic::Ordering::SeqCst), before);
+    let moved = load();
+    assert!(moved > before);
+    let _h = Generator::builder(Layout::SNOWFLAKE)
+        .resume_after_ms(0)
+        .build_shared(&COUNTER)
+        .unwrap();
+    assert_eq!(load(), moved);
 }
