@@ -15,8 +15,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="file leases nee
 
 def test_generators_on_one_store_get_distinct_nodes(tmp_path: Path) -> None:
     url = f"file://{tmp_path}?namespace=py"
-    a = flakeid.Generator(lease=url, lease_ttl_ms=300)
-    b = flakeid.Generator(lease=url, lease_ttl_ms=300)
+    a = flakeid.Generator(lease=url, lease_ttl_ms=1000)
+    b = flakeid.Generator(lease=url, lease_ttl_ms=1000)
     assert a.leased and b.leased and not flakeid.Generator(1, 1).leased
     assert a.lease_state == "held" and flakeid.Generator(1, 1).lease_state is None
     assert a.node != b.node
@@ -25,7 +25,7 @@ def test_generators_on_one_store_get_distinct_nodes(tmp_path: Path) -> None:
     assert a.lease_state == "released"
     with pytest.raises(flakeid.LeaseError):
         a.next_id()
-    c = flakeid.Generator(lease=url, lease_ttl_ms=300)
+    c = flakeid.Generator(lease=url, lease_ttl_ms=1000)
     assert c.node == a.node  # the released id is free again
     assert c.next_id() > 0
 

@@ -819,6 +819,15 @@ impl<C: CounterStorage> Generator<C> {
         self.lease.as_ref().map(LeaseGuard::state)
     }
 
+    /// How long building waited, before the first ID, out the lease's lock delay:
+    /// the store had no trustworthy record of the node id's earlier holders (the
+    /// namespace's first use, or the store lost its data), so a holder it forgot
+    /// might still have been issuing. `Some(0)`: no wait; `None`: no lease.
+    #[cfg(feature = "lease")]
+    pub fn lease_lock_delay_ms(&self) -> Option<u64> {
+        self.lease.as_ref().map(|l| l.lock_delay_ms)
+    }
+
     /// Whether this generator's node id comes from a lease.
     pub fn is_leased(&self) -> bool {
         #[cfg(feature = "lease")]

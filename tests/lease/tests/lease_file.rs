@@ -145,3 +145,16 @@ fn a_build_that_fails_after_leasing_keeps_the_recorded_timestamp() {
     assert_eq!(c.node(), 0);
     assert!(c.next_id().unwrap() > last);
 }
+
+#[test]
+fn file_directory_wiped_never_gives_two_holders_one_id() {
+    let u = dir_url("wipe");
+    let dir = u.trim_start_matches("file://").to_string();
+    // File leases cap the TTL at 600 ms (locks never expire; it paces the fence).
+    drop(probe(&u, 1000, 10).unwrap());
+    let delay = data_loss(&u, 1000, "file directory removed and recreated", &|| {
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+    });
+    assert!(delay >= 600, "{delay}");
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 mod common;
 use common::*;
+use std::process::Command;
 
 const TTL_MS: u64 = 1500;
 
@@ -87,4 +88,48 @@ fn postgres_logins_trust_scram_and_wrong_password() {
     let g = probe(&with_ns(&trust, &fresh_ns("trust")), TTL_MS, 10).unwrap();
     assert_eq!(g.node(), 0);
     g.next_id().unwrap();
+}
+
+fn psql(url: &str, sql: &str) {
+    run(Command::new("psql").args([url, "-qXc", sql]));
+}
+
+fn private_table(tag: &str) -> (String, String) {
+    let table = format!("lossy_{tag}_{}", std::process::id());
+    let u = url().unwrap();
+    let sep = if u.contains('?') { '&' } else { '?' };
+    (
+        table.clone(),
+        with_ns(&format!("{u}{sep}table={table}"), &fresh_ns(tag)),
+    )
+}
+
+#[test]
+fn postgres_truncated_table_never_gives_two_holders_one_id() {
+    if url().is_none() {
+        return;
+    }
+    let _s = serial(); // the frozen-store test stops the whole cluster
+    let (table, u) = private_table("trunc");
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    let base = url().unwrap();
+    let delay = data_loss(&u, TTL_MS, "postgres TRUNCATE", &|| {
+        psql(&base, &format!("TRUNCATE {table}"))
+    });
+    assert!(delay >= TTL_MS);
+}
+
+#[test]
+fn postgres_dropped_table_never_gives_two_holders_one_id() {
+    if url().is_none() {
+        return;
+    }
+    let _s = serial();
+    let (table, u) = private_table("drop");
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    let base = url().unwrap();
+    let delay = data_loss(&u, TTL_MS, "postgres DROP TABLE", &|| {
+        psql(&base, &format!("DROP TABLE {table}"))
+    });
+    assert!(delay >= TTL_MS);
 }

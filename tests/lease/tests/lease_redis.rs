@@ -65,3 +65,49 @@ fn redis_namespaces_are_independent_and_bad_urls_are_config_errors() {
     let e = probe(&format!("{u}?namespace=no/slash"), TTL_MS, 10).unwrap_err();
     assert_eq!(e.kind(), flakeid_core::ErrorKind::Config, "{e}");
 }
+
+#[test]
+fn redis_restarted_empty_never_gives_two_holders_one_id() {
+    if url().is_none() {
+        return;
+    }
+    let redis = PrivateRedis::start();
+    let u = with_ns(&redis.url(), &fresh_ns("restart"));
+    // Age the namespace past the lock delay first, as a store in use would be.
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    let delay = data_loss(&u, TTL_MS, "redis kill -9 + restart empty", &|| redis.restart_empty());
+    assert!(
+        delay >= TTL_MS,
+        "the first holder after the loss waits out the TTL ({delay} ms)"
+    );
+}
+
+#[test]
+fn redis_flushall_never_gives_two_holders_one_id() {
+    if url().is_none() {
+        return;
+    }
+    let redis = PrivateRedis::start();
+    let u = with_ns(&redis.url(), &fresh_ns("flush"));
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    let delay = data_loss(&u, TTL_MS, "redis FLUSHALL", &|| redis.cli(&["FLUSHALL"]));
+    assert!(delay >= TTL_MS);
+}
+
+#[test]
+fn redis_namespace_in_use_pays_no_lock_delay() {
+    let Some(u) = url() else { return };
+    let u = with_ns(&u, &fresh_ns("warm"));
+    let first = probe(&u, TTL_MS, 10).unwrap();
+    assert!(
+        first.lease_lock_delay_ms().unwrap() >= TTL_MS,
+        "a new namespace waits once"
+    );
+    let second = probe(&u, TTL_MS, 10).unwrap();
+    assert_eq!(
+        second.lease_lock_delay_ms(),
+        Some(0),
+        "a store that kept its data is trusted"
+    );
+    assert_ne!(first.node(), second.node());
+}

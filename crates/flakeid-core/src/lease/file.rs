@@ -4,9 +4,12 @@
 //! (which is why the TTL is capped at [`FILE_TTL_CAP_MS`]: a killed holder's
 //! successor waits at most that long for its clock to pass the fence).
 //!
-//! Lock files are `DIR/NAMESPACE.NODE.lease`, holding `LAST_MS HOLDER`. Never delete
-//! them while holders run: a lock on a deleted file protects nothing (a holder that
-//! notices its file was replaced reports the lease lost).
+//! Lock files are `DIR/NAMESPACE.NODE.lease`, holding `LAST_MS HOLDER`. Deleting
+//! them while holders run (a wiped directory) is survived safely: a lock on a
+//! deleted file protects nothing, so a holder whose file was removed or replaced
+//! reports the lease lost at its next renewal, and `DIR/NAMESPACE.incarnation` (the
+//! marker: the Unix ms the namespace was first used here, re-checked after the lock
+//! is taken) goes with the lock files, so a newcomer waits out the lock delay.
 
 use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
 use crate::error::{Error, Result};
@@ -66,6 +69,31 @@ impl FileStore {
         self.dir.join(format!("{}.{node}.lease", self.namespace))
     }
 
+    fn marker_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.incarnation", self.namespace))
+    }
+
+    /// The marker's creation time and inode, creating it when missing. An empty or
+    /// unreadable marker (another process is writing it) reads as created now.
+    fn marker(&self) -> Result<(u64, u64)> {
+        let path = self.marker_path();
+        let now = crate::clock::precise_now_ms();
+        match OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path) {
+            Ok(mut f) => {
+                f.write_all(format!("{now}\n").as_bytes())
+                    .map_err(|e| lease_error(format!("cannot write {}: {e}", path.display())))?;
+                let ino = f.metadata().map(|m| m.ino()).unwrap_or(0);
+                Ok((now, ino))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let ino = std::fs::metadata(&path).map(|m| m.ino()).unwrap_or(0);
+                Ok((text.trim().parse().unwrap_or(now), ino))
+            }
+            Err(e) => Err(lease_error(format!("cannot create {}: {e}", path.display()))),
+        }
+    }
+
     fn held(&mut self, node: u64) -> Result<&mut File> {
         match &mut self.held {
             Some((n, f)) if *n == node => Ok(f),
@@ -111,6 +139,7 @@ impl LeaseStore for FileStore {
     }
 
     fn acquire(&mut self, max_node: u64, _holder: &str, _ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
+        let (created, marker_ino) = self.marker()?;
         for node in 0..=max_node {
             if node % 1024 == 1023 && Instant::now() >= until {
                 return Err(lease_error(format!(
@@ -142,8 +171,20 @@ impl LeaseStore for FileStore {
                 continue;
             }
             let last_ms = read_last(&mut file);
+            // The marker must still be the one read before the lock: if the
+            // directory was wiped meanwhile, our file may be new: count it as brand new.
+            let same = std::fs::metadata(self.marker_path()).is_ok_and(|m| m.ino() == marker_ino);
+            let incarnation_age_ms = if same {
+                crate::clock::precise_now_ms().saturating_sub(created)
+            } else {
+                0
+            };
             self.held = Some((node, file));
-            return Ok(Some(Acquired { node, last_ms }));
+            return Ok(Some(Acquired {
+                node,
+                last_ms,
+                incarnation_age_ms,
+            }));
         }
         Ok(None)
     }

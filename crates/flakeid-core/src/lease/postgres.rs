@@ -14,6 +14,13 @@
 //! acquirers racing for one id serialise on the row; the loser's statement
 //! returns no row and it tries again. Expiry is judged by the server's clock.
 //!
+//! The namespace's incarnation marker is the row `node_id = -1` (its
+//! `acquired_at` is when the namespace was first used, or first used after the
+//! table was truncated or dropped), upserted and read by the same statement: a
+//! `TRUNCATE` or `DROP` takes an exclusive lock, so it falls wholly before or
+//! after. PostgreSQL is durable, so the lock delay is paid only on first use —
+//! unless someone empties the table, which it then survives safely.
+//!
 //! Why not the `postgres` crate: it brings tokio and ~50 crates to run four
 //! statements; the wire protocol subset needed is in `pgwire.rs` (~300 lines,
 //! SCRAM checked against RFC vectors and a real server).
@@ -199,7 +206,15 @@ impl LeaseStore for PostgresStore {
             let rows = self.with_conn(until, |c, t| {
                 c.query(
                     &format!(
-                        "WITH cand AS (
+                        "WITH mk AS (
+                           INSERT INTO {t} (namespace, node_id, acquired_at, last_timestamp_ms)
+                           VALUES ($1, -1, clock_timestamp(), 0)
+                           ON CONFLICT (namespace, node_id) DO NOTHING
+                           RETURNING acquired_at),
+                         marker AS (
+                           SELECT coalesce((SELECT acquired_at FROM mk),
+                                           (SELECT acquired_at FROM {t} WHERE namespace = $1 AND node_id = -1)) AS at),
+                         cand AS (
                            SELECT g.n FROM generate_series(0::bigint, $2::bigint) AS g(n)
                            WHERE NOT EXISTS (SELECT 1 FROM {t} x WHERE x.namespace = $1 AND x.node_id = g.n
                                              AND x.holder IS NOT NULL AND x.expires_at > clock_timestamp())
@@ -214,7 +229,9 @@ impl LeaseStore for PostgresStore {
                                  expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at
                              WHERE w.holder IS NULL OR w.expires_at IS NULL OR w.expires_at <= clock_timestamp()
                            RETURNING w.node_id, w.last_timestamp_ms)
-                         SELECT (SELECT count(*) FROM cand), ins.node_id, ins.last_timestamp_ms
+                         SELECT (SELECT count(*) FROM cand), ins.node_id, ins.last_timestamp_ms,
+                                (SELECT coalesce(greatest(0, floor(extract(epoch FROM clock_timestamp() - at) * 1000)), 0)::bigint
+                                 FROM marker)
                          FROM (SELECT 1) AS one LEFT JOIN ins ON true"
                     ),
                     &[&ns, &max, holder, &ttl, &info],
@@ -229,7 +246,14 @@ impl LeaseStore for PostgresStore {
                 return Ok(None);
             }
             if let (Some(node), Some(last_ms)) = (num(1), num(2)) {
-                return Ok(Some(Acquired { node, last_ms }));
+                // No marker age (a concurrent first creator's row is not yet
+                // visible to this statement): count it as brand new.
+                let incarnation_age_ms = num(3).unwrap_or(0);
+                return Ok(Some(Acquired {
+                    node,
+                    last_ms,
+                    incarnation_age_ms,
+                }));
             }
             // Lost a race for the candidate id: look again.
             if Instant::now() >= until {
@@ -259,8 +283,14 @@ impl LeaseStore for PostgresStore {
                 &[&ns, &node_s, holder, &ttl, &fence],
                 until,
             )
-        })?;
-        Ok(!rows.is_empty())
+        });
+        match rows {
+            Ok(rows) => Ok(!rows.is_empty()),
+            // The table was dropped (SQLSTATE 42P01, undefined_table): the store
+            // forgot every lease, ours included. Stop now, as for a lost lease.
+            Err(e) if e.to_string().contains("postgres error 42P01") => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()> {

@@ -3,12 +3,22 @@
 //! * `flakeid:{NS}:node:{ID}` holds the holder's token, with a `PX` expiry: acquiring
 //!   is `SET key token NX PX ttl` (inside a Lua script that walks the id range, so
 //!   the scan is one atomic step per batch).
-//! * `flakeid:{NS}:meta:{ID}` is a hash that never expires: `holder` (the last
-//!   acquirer's token) and `last` (the fence / last timestamp issued).
+//! * `flakeid:{NS}:meta` is one hash per namespace that never expires: `created`
+//!   (the incarnation marker: the server's `TIME`, in ms, when the namespace was
+//!   first used or first used again after the data was lost), and per id
+//!   `holder:{ID}` (the last acquirer's token) and `last:{ID}` (the fence / last
+//!   timestamp issued). One key, so eviction or loss takes all of it or none: the
+//!   fences can never be gone while the marker says the store remembers.
 //!
 //! Renewal is a compare-and-renew script: it extends the key only if it still holds
-//! our token — or if it expired and nobody acquired it since (`meta.holder` is
-//! still ours), which lets a holder resume after the store was unreachable.
+//! our token — or if it expired and nobody acquired it since (`holder:{ID}` is
+//! still ours), which lets a holder resume after the store was unreachable. A store
+//! that lost its data has neither, so the holder's next renewal stops it.
+//!
+//! Redis keeps data in memory and replicates asynchronously: a restart without
+//! persistence, a failover to a replica that missed writes, `FLUSHALL` or eviction
+//! can all lose leases. That is safe only because of the lock delay (see
+//! `lease/mod.rs`): Redis is a best-effort store made safe by waiting.
 //!
 //! The client is a few dozen lines of RESP2 over `std::net::TcpStream`: four
 //! commands (`AUTH`, `SELECT`, `EVAL`, `PING`) do not justify a dependency tree.
@@ -22,34 +32,46 @@ use std::time::{Duration, Instant};
 /// Ids tried per acquire script call (keeps each call short on big ranges).
 const BATCH: u64 = 512;
 
+// Returns {id, last, marker age ms}; {-1, '0', age} when every id is taken. The
+// marker is read (or written) in the same atomic step as the id is taken.
 const ACQUIRE: &str = r"
 local prefix, token, ttl = ARGV[1], ARGV[2], ARGV[3]
+local meta = prefix .. 'meta'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local created = tonumber(redis.call('HGET', meta, 'created') or '-1')
+if created < 0 then
+  redis.call('HSET', meta, 'created', string.format('%d', now))
+  created = now
+end
+local age = string.format('%d', math.max(now - created, 0))
 for i = tonumber(ARGV[4]), tonumber(ARGV[5]) do
   if redis.call('SET', prefix .. 'node:' .. i, token, 'NX', 'PX', ttl) then
-    local meta = prefix .. 'meta:' .. i
-    local last = redis.call('HGET', meta, 'last') or '0'
-    redis.call('HSET', meta, 'holder', token)
-    return {i, last}
+    local last = redis.call('HGET', meta, 'last:' .. i) or '0'
+    redis.call('HSET', meta, 'holder:' .. i, token)
+    return {i, last, age}
   end
 end
-return {-1, '0'}
+return {-1, '0', age}
 ";
 
+// KEYS: node key, meta hash. ARGV: token, ttl, fence, id.
 const RENEW: &str = r"
 local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] or ((not cur) and redis.call('HGET', KEYS[2], 'holder') == ARGV[1]) then
+if cur == ARGV[1] or ((not cur) and redis.call('HGET', KEYS[2], 'holder:' .. ARGV[4]) == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  local last = tonumber(redis.call('HGET', KEYS[2], 'last') or '0')
-  if tonumber(ARGV[3]) > last then redis.call('HSET', KEYS[2], 'last', ARGV[3]) end
+  local last = tonumber(redis.call('HGET', KEYS[2], 'last:' .. ARGV[4]) or '0')
+  if tonumber(ARGV[3]) > last then redis.call('HSET', KEYS[2], 'last:' .. ARGV[4], ARGV[3]) end
   return 1
 end
 return 0
 ";
 
+// KEYS: node key, meta hash. ARGV: token, last, id.
 const RELEASE: &str = r"
 local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] or ((not cur) and redis.call('HGET', KEYS[2], 'holder') == ARGV[1]) then
-  redis.call('HSET', KEYS[2], 'last', ARGV[2])
+if cur == ARGV[1] or ((not cur) and redis.call('HGET', KEYS[2], 'holder:' .. ARGV[3]) == ARGV[1]) then
+  redis.call('HSET', KEYS[2], 'last:' .. ARGV[3], ARGV[2])
   redis.call('DEL', KEYS[1])
   return 1
 end
@@ -134,7 +156,7 @@ impl RedisStore {
 
     fn keys(&self, node: u64) -> (String, String) {
         let p = self.prefix();
-        (format!("{p}node:{node}"), format!("{p}meta:{node}"))
+        (format!("{p}node:{node}"), format!("{p}meta"))
     }
 }
 
@@ -191,15 +213,17 @@ impl LeaseStore for RedisStore {
                 until,
             )?;
             let items = match reply {
-                Reply::Array(Some(items)) if items.len() == 2 => items,
+                Reply::Array(Some(items)) if items.len() == 3 => items,
                 other => return Err(lease_error(format!("redis: unexpected reply to acquire: {other:?}"))),
             };
             let node = items[0].as_int()?;
             if node >= 0 {
                 let last_ms = items[1].as_text()?.parse::<u64>().unwrap_or(0);
+                let incarnation_age_ms = items[2].as_text()?.parse::<u64>().unwrap_or(0);
                 return Ok(Some(Acquired {
                     node: node as u64,
                     last_ms,
+                    incarnation_age_ms,
                 }));
             }
             if to >= max_node {
@@ -211,7 +235,7 @@ impl LeaseStore for RedisStore {
 
     fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
         let (k, m) = self.keys(node);
-        let (ttl, fence) = (ttl_ms.to_string(), fence_ms.to_string());
+        let (ttl, fence, id) = (ttl_ms.to_string(), fence_ms.to_string(), node.to_string());
         let r = self.call(
             &[
                 b"EVAL",
@@ -222,6 +246,7 @@ impl LeaseStore for RedisStore {
                 holder.as_bytes(),
                 ttl.as_bytes(),
                 fence.as_bytes(),
+                id.as_bytes(),
             ],
             until,
         )?;
@@ -230,7 +255,7 @@ impl LeaseStore for RedisStore {
 
     fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()> {
         let (k, m) = self.keys(node);
-        let last = last_ms.to_string();
+        let (last, id) = (last_ms.to_string(), node.to_string());
         self.call(
             &[
                 b"EVAL",
@@ -240,6 +265,7 @@ impl LeaseStore for RedisStore {
                 m.as_bytes(),
                 holder.as_bytes(),
                 last.as_bytes(),
+                id.as_bytes(),
             ],
             until,
         )?

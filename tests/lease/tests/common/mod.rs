@@ -381,3 +381,171 @@ pub fn taken_over(base: &str, ttl_ms: u64) {
     drop(b);
     a.release();
 }
+
+/// Runs `cmd` to completion and fails the test if it does not succeed.
+pub fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A private `redis-server` without persistence (a cache node), which a test may
+/// kill -9 and restart empty on the same port.
+pub struct PrivateRedis {
+    pub port: u16,
+    child: Mutex<Option<Child>>,
+}
+
+impl PrivateRedis {
+    pub fn start() -> PrivateRedis {
+        let r = PrivateRedis {
+            port: free_port(),
+            child: Mutex::new(None),
+        };
+        r.spawn();
+        r
+    }
+
+    fn spawn(&self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--dir", "/tmp"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        *self.child.lock().unwrap() = Some(child);
+        let end = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < end, "redis-server did not start on {}", self.port);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// `kill -9`, then start again empty on the same port.
+    pub fn restart_empty(&self) {
+        if let Some(mut c) = self.child.lock().unwrap().take() {
+            signal(c.id() as i32, libc::SIGKILL);
+            let _ = c.wait();
+        }
+        self.spawn();
+    }
+
+    pub fn cli(&self, args: &[&str]) {
+        run(Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args));
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.lock().unwrap().take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Issues with `next_ids(500)` until `stop` is set or the generator refuses (a lost
+/// lease): every ID, and whether it stopped on a refusal.
+fn issue_until(g: &Generator, stop: &std::sync::atomic::AtomicBool) -> (Vec<u64>, Option<Error>) {
+    let mut ids = Vec::new();
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        match g.next_ids(500) {
+            Ok(batch) => ids.extend(batch),
+            Err(e) => return (ids, Some(e)),
+        }
+    }
+    (ids, None)
+}
+
+/// The store forgets everything while A holds a lease and issues (`lose`); B then
+/// leases from the forgotten store. Both keep calling `next_ids` for seconds: the
+/// IDs of A and B must not intersect, and B must get an id. Returns B's lock delay.
+pub fn data_loss(url: &str, ttl_ms: u64, what: &str, lose: &dyn Fn()) -> u64 {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let layout = layout(10);
+    let build = || {
+        Generator::builder(layout)
+            .lease_url(url)
+            .lease_ttl_ms(ttl_ms)
+            .build()
+            .unwrap()
+    };
+    let a = Arc::new(build());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ga, sa) = (Arc::clone(&a), Arc::clone(&stop));
+    let a_thread = std::thread::spawn(move || issue_until(&ga, &sa));
+    std::thread::sleep(Duration::from_millis(300));
+    lose();
+    let lost_at = Instant::now();
+    let b = Arc::new(build());
+    let delay = b.lease_lock_delay_ms().unwrap();
+    let (gb, sb) = (Arc::clone(&b), Arc::clone(&stop));
+    let b_thread = std::thread::spawn(move || {
+        let first = gb.next_id();
+        let first_at = Instant::now();
+        let (mut ids, err) = issue_until(&gb, &sb);
+        ids.extend(first.ok());
+        (ids, err, first_at)
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, Ordering::SeqCst);
+    let (mut ids_a, err_a) = a_thread.join().unwrap();
+    let (mut ids_b, err_b, b_first_at) = b_thread.join().unwrap();
+    assert_eq!(
+        a.node(),
+        b.node(),
+        "{what}: B must get the forgotten id (the scenario tests reuse)"
+    );
+    assert!(err_b.is_none(), "{what}: B stopped: {err_b:?}");
+    assert!(!ids_b.is_empty(), "{what}: B issued nothing");
+    ids_a.sort_unstable();
+    ids_b.sort_unstable();
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < ids_a.len() && j < ids_b.len() {
+        match ids_a[i].cmp(&ids_b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{what}: A issued {} IDs ({}), B {} IDs; B's lock delay {delay} ms, first ID {} ms after the loss; {common} in common",
+        ids_a.len(),
+        err_a
+            .as_ref()
+            .map_or("until stopped".to_string(), |e| format!("then stopped: {e}")),
+        ids_b.len(),
+        b_first_at.duration_since(lost_at).as_millis()
+    );
+    assert_eq!(common, 0, "{what}: A and B issued {common} identical IDs");
+    // A renews within a third of its TTL: it must have found the store forgot it.
+    assert!(
+        matches!(err_a, Some(Error::Lease { .. })),
+        "{what}: A must stop once the store forgot its lease, got {err_a:?}"
+    );
+    delay
+}
