@@ -489,8 +489,10 @@ flakeid_status flakeid_layout_preset(const char *name,
 
 /**
  * Validates a custom layout and fills `out`. `order` is a `flakeid_order`. Bits
- * add up to at most 64, the epoch is not in the future, and the layout must not
- * have ended already; the error names the field and its allowed range.
+ * add up to at most 64, the epoch is not in the future, and the last timestamp is
+ * at most 9999-12-31; the error names the field and its allowed range. A layout
+ * whose time has already run out is valid (it decodes its IDs); a generator on it
+ * returns `FLAKEID_ERR_TIME_EXHAUSTED`.
  */
 flakeid_status flakeid_layout_custom(uint32_t time_bits,
                                      uint32_t datacenter_bits,

@@ -173,6 +173,37 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &'static str, max: u64) -> PyR
     )))
 }
 
+/// A Python int in `lo..=hi`, or a `ConfigError` naming `field` and that range
+/// (for limits a `u64` cannot express, such as `lease_ttl_ms`'s minimum).
+pub(crate) fn uint_in(obj: &Bound<'_, PyAny>, field: &'static str, lo: u64, hi: u64) -> PyResult<u64> {
+    match uint(obj, field, hi) {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        Ok(v) => Err(to_py(Error::out_of_range(field, lo, hi, v))),
+        Err(e) if obj.is_instance_of::<pyo3::types::PyInt>() => {
+            let _ = e;
+            Err(to_py(Error::out_of_range(field, lo, hi, obj.str()?)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A batch size: any Python int, checked by the core's one rule (`n` in
+/// `0..=MAX_BATCH`), so `next_ids(10**12)` or `next_ids(-1)` is a `ConfigError`,
+/// not an aborted interpreter or a bare `OverflowError`.
+pub(crate) fn batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let n: i128 = match obj.extract::<i128>() {
+        Ok(n) => n,
+        Err(_) if obj.is_instance_of::<pyo3::types::PyInt>() => i128::MAX,
+        Err(_) => {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "n must be an int, got {}",
+                obj.get_type().name()?
+            )));
+        }
+    };
+    flakeid_core::check_batch(n).map_err(to_py)
+}
+
 /// [`uint`] for an optional argument (`None` stays `None`).
 pub(crate) fn opt_uint(obj: Option<&Bound<'_, PyAny>>, field: &'static str, max: u64) -> PyResult<Option<u64>> {
     obj.filter(|o| !o.is_none()).map(|o| uint(o, field, max)).transpose()

@@ -1,6 +1,6 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
-use crate::errors::{opt_uint, to_py, uint};
+use crate::errors::{batch_size, opt_uint, to_py, uint, uint_in};
 use crate::layout::{PyLayout, layout_arg};
 use flakeid_core::lease::LeaseState;
 use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
@@ -21,16 +21,21 @@ pub(crate) struct PyManualClock(ManualClock);
 #[pymethods]
 impl PyManualClock {
     #[new]
-    #[pyo3(signature = (start_ms, auto_advance_ms=0))]
-    fn new(start_ms: u64, auto_advance_ms: u64) -> Self {
-        PyManualClock(ManualClock::new(start_ms).with_auto_advance(auto_advance_ms))
+    #[pyo3(signature = (start_ms, auto_advance_ms=None))]
+    fn new(start_ms: &Bound<'_, PyAny>, auto_advance_ms: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let start = uint(start_ms, "start_ms", u64::MAX)?;
+        let step = opt_uint(auto_advance_ms, "auto_advance_ms", u64::MAX)?.unwrap_or(0);
+        Ok(PyManualClock(ManualClock::new(start).with_auto_advance(step)))
     }
     /// Sets the time (Unix ms); it may go backwards.
-    fn set(&self, ms: u64) {
-        self.0.set(ms);
+    fn set(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.set(uint(ms, "ms", u64::MAX)?);
+        Ok(())
     }
-    fn advance(&self, ms: u64) {
-        self.0.advance(ms);
+    /// Moves the time forward by `ms` (saturating, never wrapping).
+    fn advance(&self, ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.advance(uint(ms, "ms", u64::MAX)?);
+        Ok(())
     }
     /// The current reading (Unix ms).
     fn now_ms(&self) -> u64 {
@@ -131,9 +136,13 @@ impl PyGenerator {
         if let Some(url) = lease {
             b = b.lease_url(&url);
         }
-        if let Some(ms) = opt_uint(lease_ttl_ms, "lease_ttl_ms", flakeid_core::MAX_LEASE_TTL_MS)? {
-            b = b.lease_ttl_ms(ms);
+        if let Some(ms) = lease_ttl_ms.filter(|o| !o.is_none()) {
+            let (lo, hi) = (flakeid_core::MIN_LEASE_TTL_MS, flakeid_core::MAX_LEASE_TTL_MS);
+            b = b.lease_ttl_ms(uint_in(ms, "lease_ttl_ms", lo, hi)?);
         }
+        // Long waits (a clock waited out, a frozen clock) let Python's signal
+        // handlers run every 10 ms: Ctrl-C interrupts them with KeyboardInterrupt.
+        b = b.wait_hook(std::sync::Arc::new(check_signals));
         // Acquiring a lease talks to its store: let other threads run meanwhile.
         let inner = py.detach(|| b.build()).map_err(to_py)?;
         Ok(PyGenerator {
@@ -147,21 +156,21 @@ impl PyGenerator {
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         match self.inner.try_next_id() {
             Ok(Some(id)) => Ok(id),
-            Ok(None) => py.detach(|| self.inner.next_id()).map_err(to_py),
+            Ok(None) => py.detach(|| self.inner.next_id()).map_err(raise),
             Err(e) => Err(to_py(e)),
         }
     }
 
     /// `n` fresh IDs, increasing (the GIL is released while large batches are made).
-    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.batch(py, n)?)
+    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.batch(py, batch_size(n)?)?)
     }
 
     /// `n` fresh IDs, increasing, as an `array.array('Q')`: the bulk path. No
     /// Python `int` is made per ID (that allocation is what bounds `next_ids`), and
     /// the array shares its buffer with numpy: `np.frombuffer(a, dtype=np.uint64)`.
-    fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let ids = self.batch(py, n)?;
+    fn next_ids_array<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let ids = self.batch(py, batch_size(n)?)?;
         let raw = PyBytes::new_with(py, ids.len() * 8, |buf| {
             for (chunk, id) in buf.chunks_exact_mut(8).zip(&ids) {
                 chunk.copy_from_slice(&id.to_ne_bytes());
@@ -259,6 +268,34 @@ impl PyGenerator {
     }
 }
 
+thread_local! {
+    /// The exception a signal handler raised during a wait, re-raised by the call.
+    static PENDING_SIGNAL: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The wait hook: runs Python's signal handlers (taking the GIL, which a waiting
+/// call has released) and ends the wait if one raised.
+fn check_signals() -> flakeid_core::Result<()> {
+    Python::attach(|py| match py.check_signals() {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            PENDING_SIGNAL.with(|p| *p.borrow_mut() = Some(e));
+            Err(flakeid_core::Error::Interrupted)
+        }
+    })
+}
+
+/// A core error as a Python exception — the signal handler's own exception when
+/// a wait was interrupted (KeyboardInterrupt for Ctrl-C).
+fn raise(e: flakeid_core::Error) -> PyErr {
+    if let flakeid_core::Error::Interrupted = e
+        && let Some(err) = PENDING_SIGNAL.with(|p| p.borrow_mut().take())
+    {
+        return err;
+    }
+    to_py(e)
+}
+
 impl PyGenerator {
     /// `n` fresh IDs; large batches are made with the GIL released.
     fn batch(&self, py: Python<'_>, n: usize) -> PyResult<Vec<u64>> {
@@ -267,6 +304,6 @@ impl PyGenerator {
         } else {
             self.inner.next_ids(n)
         }
-        .map_err(to_py)
+        .map_err(raise)
     }
 }

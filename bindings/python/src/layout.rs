@@ -38,37 +38,42 @@ impl PyLayout {
         sequence_bits=None, tick_ms=None, epoch_ms=None, order=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        time_bits: Option<u32>,
-        node_bits: Option<u32>,
-        datacenter_bits: Option<u32>,
-        worker_bits: Option<u32>,
-        sequence_bits: Option<u32>,
-        tick_ms: Option<u64>,
-        epoch_ms: Option<u64>,
+        time_bits: Option<&Bound<'_, PyAny>>,
+        node_bits: Option<&Bound<'_, PyAny>>,
+        datacenter_bits: Option<&Bound<'_, PyAny>>,
+        worker_bits: Option<&Bound<'_, PyAny>>,
+        sequence_bits: Option<&Bound<'_, PyAny>>,
+        tick_ms: Option<&Bound<'_, PyAny>>,
+        epoch_ms: Option<&Bound<'_, PyAny>>,
         order: Option<PyBackedStr>,
     ) -> PyResult<Self> {
+        // Ints no u32 can hold are the core's range errors too (e.g. time_bits=-1).
+        let bits = |o: Option<&Bound<'_, PyAny>>, field: &'static str| -> PyResult<Option<u32>> {
+            opt_uint(o, field, 64)?
+                .map(|v| u32::try_from(v).map_err(|_| to_py(flakeid_core::Error::out_of_range(field, 0, 64, v))))
+                .transpose()
+        };
         let mut b: LayoutBuilder = Layout::builder();
-        if let Some(v) = node_bits {
-            if datacenter_bits.is_some() || worker_bits.is_some() {
-                return Err(to_py(flakeid_core::Error::Config {
-                    field: "node_bits",
-                    message: "give either node_bits or datacenter_bits + worker_bits, not both".into(),
-                }));
-            }
+        // The core decides the rules (node_bits or datacenter_bits + worker_bits).
+        if let Some(v) = bits(node_bits, "node_bits")? {
             b = b.node_bits(v);
         }
-        let set = |b: LayoutBuilder, v: Option<u32>, f: fn(LayoutBuilder, u32) -> LayoutBuilder| match v {
-            Some(v) => f(b, v),
-            None => b,
-        };
-        b = set(b, time_bits, LayoutBuilder::time_bits);
-        b = set(b, datacenter_bits, LayoutBuilder::datacenter_bits);
-        b = set(b, worker_bits, LayoutBuilder::worker_bits);
-        b = set(b, sequence_bits, LayoutBuilder::sequence_bits);
-        if let Some(v) = tick_ms {
+        if let Some(v) = bits(time_bits, "time_bits")? {
+            b = b.time_bits(v);
+        }
+        if let Some(v) = bits(datacenter_bits, "datacenter_bits")? {
+            b = b.datacenter_bits(v);
+        }
+        if let Some(v) = bits(worker_bits, "worker_bits")? {
+            b = b.worker_bits(v);
+        }
+        if let Some(v) = bits(sequence_bits, "sequence_bits")? {
+            b = b.sequence_bits(v);
+        }
+        if let Some(v) = opt_uint(tick_ms, "tick_ms", 86_400_000)? {
             b = b.tick_ms(v);
         }
-        if let Some(v) = epoch_ms {
+        if let Some(v) = opt_uint(epoch_ms, "epoch_ms", u64::MAX)? {
             b = b.epoch_ms(v);
         }
         if let Some(o) = order {
@@ -217,18 +222,21 @@ impl PyLayout {
     }
 
     /// The smallest ID of `timestamp_ms`'s tick (for `id >= first` queries).
-    fn first_id_at(&self, timestamp_ms: u64) -> PyResult<u64> {
-        self.0.first_id_at(timestamp_ms).map_err(to_py)
+    fn first_id_at(&self, timestamp_ms: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let ms = uint(timestamp_ms, "timestamp_ms", u64::MAX)?;
+        self.0.first_id_at(ms).map_err(to_py)
     }
 
     /// The largest ID of `timestamp_ms`'s tick.
-    fn last_id_at(&self, timestamp_ms: u64) -> PyResult<u64> {
-        self.0.last_id_at(timestamp_ms).map_err(to_py)
+    fn last_id_at(&self, timestamp_ms: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let ms = uint(timestamp_ms, "timestamp_ms", u64::MAX)?;
+        self.0.last_id_at(ms).map_err(to_py)
     }
 
     /// `(first, last)`: every ID made from `start_ms` to `end_ms` lies in `first..=last`.
-    fn id_range(&self, start_ms: u64, end_ms: u64) -> PyResult<(u64, u64)> {
-        self.0.id_range(start_ms, end_ms).map_err(to_py)
+    fn id_range(&self, start_ms: &Bound<'_, PyAny>, end_ms: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+        let (a, b) = (uint(start_ms, "start_ms", u64::MAX)?, uint(end_ms, "end_ms", u64::MAX)?);
+        self.0.id_range(a, b).map_err(to_py)
     }
 
     fn __repr__(&self) -> String {

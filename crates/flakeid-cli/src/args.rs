@@ -55,12 +55,19 @@ impl Args {
     pub fn parsed<T: FromStr>(&mut self, names: &[&str]) -> Result<Option<T>, Failure> {
         match self.value(names)? {
             None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| {
-                Failure::Usage(format!(
-                    "{} expects a non-negative integer, got {v:?}",
-                    names[names.len() - 1]
-                ))
-            }),
+            // Plain digits only: Rust's integer parsing also takes "+5".
+            Some(v) => v
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| v.parse().ok())
+                .flatten()
+                .map(Some)
+                .ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "{} expects a non-negative integer, got {v:?}",
+                        names[names.len() - 1]
+                    ))
+                }),
         }
     }
 

@@ -1,7 +1,8 @@
 //! `flakeid` — generate, decode and describe Snowflake-family IDs from a shell.
 
 use flakeid_core::{
-    ClockBackwards, Encoding, Error, Generator, Layout, NodeSource, Overflow, Parts, decode, encode, to_bytes,
+    ClockBackwards, Encoding, Error, Generator, Layout, NodeSource, Overflow, Parts, decode, decode_auto, encode,
+    to_bytes,
 };
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -41,7 +42,10 @@ GENERATE
 
 DECODE
     ID is decimal, hex (16 digits or 0x...), base32 (13 chars) or base62 (11 chars);
-    '-' reads IDs from standard input, one per line. --json prints one object per ID.
+    text that reads as more than one of them (e.g. 16 hex digits that are all
+    0-9) is refused as ambiguous: say --from. '-' reads IDs from standard input,
+    one per line (flakeid generate -f hex | flakeid decode --from hex -).
+    --json prints one object per ID.
 
 Errors go to standard error with a non-zero exit status (2 for usage errors).
 ";
@@ -51,19 +55,25 @@ fn main() -> ExitCode {
     match run(argv) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            eprintln!("flakeid: {msg}\nTry 'flakeid --help'.");
+            complain(&format!("{msg}\nTry 'flakeid --help'."));
             ExitCode::from(2)
         }
         Err(Failure::Flake(e)) => {
-            eprintln!("flakeid: {e}");
+            complain(&e.to_string());
             ExitCode::from(1)
         }
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(Failure::Io(e)) => {
-            eprintln!("flakeid: {e}");
+            complain(&e.to_string());
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes an error to standard error. A closed or broken stderr is ignored (the
+/// exit status still tells): `eprintln!` would panic there and exit 101.
+fn complain(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "flakeid: {msg}");
 }
 
 #[derive(Debug)]
@@ -138,11 +148,19 @@ fn generate(mut args: Args) -> Result<(), Failure> {
     if let Some(ms) = args.parsed(&["--max-wait-ms"])? {
         b = b.max_wait_ms(ms);
     }
-    if let Some(url) = args.value(&["--lease"])? {
-        b = b.lease_url(&url);
-    }
-    if let Some(ms) = args.parsed(&["--lease-ttl-ms"])? {
-        b = b.lease_ttl_ms(ms);
+    let lease = args.value(&["--lease"])?;
+    let lease_ttl: Option<u64> = args.parsed(&["--lease-ttl-ms"])?;
+    match (lease, lease_ttl) {
+        (None, Some(_)) => {
+            return Err(Failure::Usage("--lease-ttl-ms needs --lease URL".into()));
+        }
+        (Some(url), ttl) => {
+            b = b.lease_url(&url);
+            if let Some(ms) = ttl {
+                b = b.lease_ttl_ms(ms);
+            }
+        }
+        (None, None) => {}
     }
     args.finish()?;
     let encoding = match format.as_str() {
@@ -189,33 +207,12 @@ fn generate(mut args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads an ID in any of its text forms.
+/// Reads an ID in any of its text forms: the core decides, and asks rather than
+/// guesses when the text reads as more than one form (`--from` says which).
 fn parse_any(text: &str, from: Option<Encoding>) -> Result<u64, Error> {
-    let t = text.trim();
-    if let Some(enc) = from {
-        return decode(t, enc);
-    }
-    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).map_err(|_| {
-            decode(hex, Encoding::Hex).err().unwrap_or(Error::Parse {
-                position: 0,
-                message: format!("{t:?} is not a hex ID"),
-            })
-        });
-    }
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return decode(t, Encoding::Decimal);
-    }
-    match t.len() {
-        16 => decode(t, Encoding::Hex),
-        13 => decode(t, Encoding::Base32),
-        11 => decode(t, Encoding::Base62),
-        _ => Err(Error::Parse {
-            position: 0,
-            message: format!(
-                "{t:?} is not an ID: expected decimal digits, 16 hex digits, 13 base32 or 11 base62 characters"
-            ),
-        }),
+    match from {
+        Some(enc) => decode(text.trim(), enc),
+        None => decode_auto(text).map(|(id, _)| id),
     }
 }
 
@@ -374,5 +371,11 @@ mod tests {
         }
         assert!(parse_any("hello", None).is_err());
         assert!(parse_any("0xzz", None).is_err());
+        // All-digit hex is not read as decimal: it is asked about, or read with --from.
+        assert!(parse_any("1234567890123456", None).is_err());
+        assert_eq!(
+            parse_any("1234567890123456", Some(Encoding::Hex)).unwrap(),
+            0x1234567890123456
+        );
     }
 }

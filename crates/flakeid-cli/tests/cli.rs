@@ -113,3 +113,91 @@ fn generate_with_a_file_lease() {
     assert_eq!(o.status.code(), Some(1));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+fn decode_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Issue #12 item 2: `generate -f hex | decode -` printed other IDs (exit 0) when a
+/// hex ID was all digits. Now each is read back exactly, or refused as ambiguous.
+#[test]
+fn hex_ids_made_of_digits_are_never_read_as_decimal() {
+    let ints = flakeid(&[
+        "generate",
+        "-n",
+        "3000",
+        "--layout",
+        "instagram",
+        "--overflow",
+        "borrow",
+    ]);
+    let ids: Vec<u64> = stdout(&ints).lines().map(|l| l.parse().unwrap()).collect();
+    let hex: Vec<String> = ids.iter().map(|id| format!("{id:016x}")).collect();
+    // With --from hex the pipeline is exact.
+    let o = decode_stdin(
+        &["decode", "--layout", "instagram", "--from", "hex", "--json", "-"],
+        &hex.join("\n"),
+    );
+    assert!(o.status.success(), "{o:?}");
+    let decoded: Vec<u64> = stdout(&o)
+        .lines()
+        .map(|l| {
+            l.split("\"id\":\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(decoded, ids);
+    // Auto-detection: one by one, the same ID or an error that asks — never another ID.
+    // IDs whose hex form is all digits (the case that was misread): refused with a
+    // pointer to --from, and read exactly with it.
+    for id in [0x3800_0000_0000_0000u64, 0x0000_0060_0000_0000, 0x1234_5678_9012_3456] {
+        let h = format!("{id:016x}");
+        let o = flakeid(&["decode", "--layout", "instagram", &h]);
+        if h.starts_with('0') {
+            // Zero-padded: not canonical decimal, so it can only be hex.
+            assert!(o.status.success(), "{h}: {o:?}");
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{h}: {o:?}");
+            assert!(String::from_utf8_lossy(&o.stderr).contains("--from"), "{o:?}");
+        }
+        let o = flakeid(&["decode", "--layout", "instagram", "--from", "hex", "--json", &h]);
+        assert!(stdout(&o).contains(&format!("\"id\":\"{id}\"")), "{o:?}");
+    }
+}
+
+/// Issue #12 item 8.
+#[test]
+fn closed_stderr_bad_numbers_and_orphan_options() {
+    // An error printed to a closed stderr: exit 1 as usual, not a panic (101).
+    let o = Command::new("sh")
+        .args(["-c", &format!("'{}' decode zz 2>&-", env!("CARGO_BIN_EXE_flakeid"))])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let o = flakeid(&["generate", "--lease-ttl-ms", "5000"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--lease-ttl-ms needs --lease"));
+    for args in [
+        ["generate", "--node", "+5"],
+        ["generate", "--datacenter", "+1"],
+        ["generate", "-n", "+3"],
+    ] {
+        let o = flakeid(&args);
+        assert!(!o.status.success(), "{args:?} was accepted: {}", stdout(&o));
+    }
+}

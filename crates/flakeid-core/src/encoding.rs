@@ -121,17 +121,33 @@ pub fn encode(id: u64, encoding: Encoding) -> String {
     buf[..len].iter().map(|&b| b as char).collect()
 }
 
-/// Parses text back into an ID; errors name the position and the character.
+/// At most this many characters of offending input appear in an error message
+/// (a 3 MB line must not become a 3 MB error).
+const SHOWN_CHARS: usize = 40;
+
+/// `text` for an error message: quoted, and cut to [`SHOWN_CHARS`] characters.
+pub(crate) fn shown(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= SHOWN_CHARS {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(SHOWN_CHARS).collect();
+        format!("{head:?}… ({n} characters)")
+    }
+}
+
+/// Parses text back into an ID; errors name the position (a character index) and
+/// the character.
 pub fn decode(text: &str, encoding: Encoding) -> Result<u64> {
-    let bytes = text.as_bytes();
+    let chars = text.chars().count();
     if let Some(width) = encoding.width()
-        && bytes.len() != width
+        && chars != width
     {
         return Err(Error::parse(
-            bytes.len().min(width),
+            chars.min(width),
             format!(
-                "{encoding} IDs are exactly {width} characters, got {} ({text:?})",
-                text.chars().count()
+                "{encoding} IDs are exactly {width} characters, got {chars} ({})",
+                shown(text)
             ),
         ));
     }
@@ -163,11 +179,14 @@ fn decode_radix(text: &str, radix: u64, value: impl Fn(u8) -> Option<u64>, alpha
         return Err(Error::parse(0, "empty text is not an ID"));
     }
     let mut acc: u64 = 0;
-    for (pos, ch) in text.char_indices() {
+    for (pos, ch) in text.chars().enumerate() {
         let digit = u8::try_from(ch).ok().and_then(&value).ok_or_else(|| {
             Error::parse(
                 pos,
-                format!("invalid character {ch:?} at position {pos} in {text:?} (expected {alphabet})"),
+                format!(
+                    "invalid character {ch:?} at position {pos} in {} (expected {alphabet})",
+                    shown(text)
+                ),
             )
         })?;
         acc = acc
@@ -176,11 +195,83 @@ fn decode_radix(text: &str, radix: u64, value: impl Fn(u8) -> Option<u64>, alpha
             .ok_or_else(|| {
                 Error::parse(
                     pos,
-                    format!("{text:?} is larger than the largest 64-bit ID (18446744073709551615), overflowing at position {pos}"),
+                    format!(
+                        "{} is larger than the largest 64-bit ID (18446744073709551615), overflowing at position {pos}",
+                        shown(text)
+                    ),
                 )
             })?;
     }
     Ok(acc)
+}
+
+/// Reads an ID in whichever text form it is in, and says which — or refuses when
+/// the text does not say. The forms: `0x` + 1 to 16 hex digits; the fixed-width
+/// `hex` (16), `base32` (13) and `base62` (11 characters); canonical decimal (no
+/// leading zero). They overlap — 40% of `instagram` hex IDs are all digits, IDs
+/// near an epoch are 11-, 13- or 16-digit decimals, a base62 ID may begin `0x` —
+/// so the text is accepted only when exactly one form reads it; otherwise it is an
+/// [`Error::Parse`] asking which was meant ([`decode`] with the encoding; the CLI's
+/// `--from`). Never a guess, so never a different ID.
+pub fn decode_auto(text: &str) -> Result<(u64, Encoding)> {
+    let t = text.trim();
+    let n = t.chars().count();
+    let mut found: Vec<(u64, Encoding, &str)> = Vec::with_capacity(3);
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))
+        && (1..=16).contains(&hex.len())
+        && let Ok(id) = decode(&format!("{hex:0>16}"), Encoding::Hex)
+    {
+        found.push((id, Encoding::Hex, "0x hex"));
+    }
+    let fixed = match n {
+        16 => Some(Encoding::Hex),
+        13 => Some(Encoding::Base32),
+        11 => Some(Encoding::Base62),
+        _ => None,
+    };
+    if let Some(enc) = fixed
+        && let Ok(id) = decode(t, enc)
+    {
+        found.push((id, enc, enc.name()));
+    }
+    let canonical_decimal = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
+    if canonical_decimal && let Ok(id) = decode(t, Encoding::Decimal) {
+        found.push((id, Encoding::Decimal, "int"));
+    }
+    match found.as_slice() {
+        [(id, enc, _)] => Ok((*id, *enc)),
+        [] => Err(match fixed {
+            // The likeliest meaning's own error names the bad character.
+            Some(enc) => decode(t, enc).err().unwrap_or_else(|| Error::parse(0, "not an ID")),
+            None if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() => decode(t, Encoding::Decimal)
+                .err()
+                .unwrap_or_else(|| Error::parse(0, "not an ID")),
+            None => Error::parse(
+                0,
+                format!(
+                    "{} is not an ID: expected decimal digits, 0x and hex, 16 hex digits, 13 base32 or 11 base62 \
+                     characters",
+                    shown(t)
+                ),
+            ),
+        }),
+        several => {
+            let names: Vec<&str> = several.iter().map(|f| f.2).collect();
+            Err(Error::parse(
+                0,
+                format!(
+                    "{} is ambiguous: it reads as {}; say which (decode with that Encoding; flakeid decode --from {})",
+                    shown(t),
+                    names.join(" or "),
+                    names
+                        .iter()
+                        .map(|n| n.trim_start_matches("0x "))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                ),
+            ))
+        }
+    }
 }
 
 /// The 8-byte big-endian form (flake-idgen's `Buffer`).

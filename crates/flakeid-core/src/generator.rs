@@ -129,6 +129,10 @@ pub const DEFAULT_MAX_BORROW_MS: u64 = 2_000;
 pub const DEFAULT_MAX_WAIT_MS: u64 = 1_000;
 /// Upper bound for `max_borrow_ms` and `max_wait_ms` (one day).
 pub const MAX_POLICY_MS: u64 = 86_400_000;
+/// Most IDs one `next_ids(n)` call makes (2^27: a 1 GiB `Vec<u64>`). Beyond it a
+/// call is a configuration error, not an allocation that aborts the process.
+/// `fill` has no limit: the caller already holds the memory.
+pub const MAX_BATCH: usize = 1 << 27;
 
 #[derive(Debug, Clone)]
 enum NodeChoice {
@@ -745,8 +749,9 @@ impl<C: CounterStorage> Generator<C> {
         Ok(run.map(|(start, _)| self.id_of(start)))
     }
 
-    /// `n` fresh IDs, increasing.
+    /// `n` fresh IDs, increasing; `n` at most [`MAX_BATCH`].
     pub fn next_ids(&self, n: usize) -> Result<Vec<u64>> {
+        check_batch(n as i128)?;
         let mut v = vec![0u64; n];
         self.fill(&mut v)?;
         Ok(v)
@@ -1075,6 +1080,15 @@ impl<C: CounterStorage> Generator<C> {
         self.layout
             .timestamp_of_ticks(tick.saturating_sub(self.ahead))
             .saturating_sub(now)
+    }
+}
+
+/// The one rule for batch sizes, for every binding: `n` in `0..=MAX_BATCH`, given as
+/// whatever integer the binding received (a negative or huge one included).
+pub fn check_batch(n: i128) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n <= MAX_BATCH => Ok(n),
+        _ => Err(Error::out_of_range("n", 0, MAX_BATCH as u64, n)),
     }
 }
 

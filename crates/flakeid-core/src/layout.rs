@@ -439,6 +439,10 @@ pub struct LayoutBuilder {
     tick_ms: u64,
     epoch_ms: u64,
     order: Order,
+    /// `node_bits` was given (a single node field), and whether `datacenter_bits` or
+    /// `worker_bits` were too: giving both is an error, decided here for every binding.
+    node_field: Option<u32>,
+    split_given: bool,
 }
 
 impl Default for LayoutBuilder {
@@ -452,27 +456,38 @@ impl Default for LayoutBuilder {
             tick_ms: s.tick_ms,
             epoch_ms: s.epoch_ms,
             order: s.order,
+            node_field: None,
+            split_given: false,
         }
     }
 }
+
+/// The latest timestamp a layout may reach: 9999-12-31T23:59:59.999Z, the end of
+/// Python's `datetime` and well inside JavaScript's `Date` and exact `number`s, so
+/// every binding can show every timestamp of every layout.
+pub const MAX_TIMESTAMP_MS: u64 = 253_402_300_799_999;
 
 impl LayoutBuilder {
     pub fn time_bits(mut self, bits: u32) -> Self {
         self.time_bits = bits;
         self
     }
-    /// A single node field of `bits` (no datacenter part).
+    /// A single node field of `bits` (no datacenter part). Not together with
+    /// `datacenter_bits`/`worker_bits`.
     pub fn node_bits(mut self, bits: u32) -> Self {
         self.datacenter_bits = 0;
         self.worker_bits = bits;
+        self.node_field = Some(bits);
         self
     }
     pub fn datacenter_bits(mut self, bits: u32) -> Self {
         self.datacenter_bits = bits;
+        self.split_given = true;
         self
     }
     pub fn worker_bits(mut self, bits: u32) -> Self {
         self.worker_bits = bits;
+        self.split_given = true;
         self
     }
     pub fn sequence_bits(mut self, bits: u32) -> Self {
@@ -530,6 +545,17 @@ impl LayoutBuilder {
     /// Validates with `now_ms` as the present (for tests and vectors).
     pub fn build_at(self, now_ms: u64) -> Result<Layout> {
         let b = self;
+        if let Some(bits) = b.node_field {
+            if b.split_given {
+                return Err(Error::config(
+                    "node_bits",
+                    "give either node_bits or datacenter_bits + worker_bits, not both",
+                ));
+            }
+            if bits > 62 {
+                return Err(Error::out_of_range("node_bits", 0, 62, bits));
+            }
+        }
         if !(1..=63).contains(&b.time_bits) {
             return Err(Error::out_of_range("time_bits", 1, 63, b.time_bits));
         }
@@ -575,6 +601,19 @@ impl LayoutBuilder {
                 0,
                 now_ms,
                 format_args!("{} (in the future)", b.epoch_ms),
+            ));
+        }
+        // The last tick's end must be a time every binding can represent.
+        let end = u128::from(b.epoch_ms) + u128::from(b.tick_ms) * (1u128 << b.time_bits) - 1;
+        if end > u128::from(MAX_TIMESTAMP_MS) {
+            return Err(Error::config(
+                "time_bits",
+                format!(
+                    "time_bits = {} ticks of tick_ms = {} from epoch_ms = {} run past 9999-12-31 \
+                     (timestamps must stay at most {MAX_TIMESTAMP_MS} ms so that every language can represent them): \
+                     use fewer time_bits or a shorter tick_ms",
+                    b.time_bits, b.tick_ms, b.epoch_ms
+                ),
             ));
         }
         let layout = Layout {

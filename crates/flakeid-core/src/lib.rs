@@ -26,11 +26,11 @@ mod node_id;
 mod sync;
 
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
-pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, encode, encode_into, from_bytes, to_bytes};
+pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, to_bytes};
 pub use error::{Error, ErrorKind, Result};
 pub use generator::{
-    ClockBackwards, CounterStorage, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder,
-    MAX_POLICY_MS, Overflow, OwnCounter, SharedCounter, WaitHook,
+    ClockBackwards, CounterStorage, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_BATCH,
+    MAX_POLICY_MS, Overflow, OwnCounter, SharedCounter, WaitHook, check_batch,
 };
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
 #[cfg(feature = "lease")]

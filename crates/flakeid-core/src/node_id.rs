@@ -27,11 +27,21 @@ pub enum NodeSource {
 }
 
 impl NodeSource {
-    /// Parses `"42"`, `"env:VAR"`, `"hostname"`, `"mac"` or `"ipv4"`.
+    /// Parses `"42"`, `"env:VAR"`, `"hostname"`, `"mac"` or `"ipv4"`. Numbers are
+    /// plain digits (`"+5"` and `"-0"` are refused, not read as 5 and 0).
     pub fn parse(spec: &str) -> Result<NodeSource> {
         let s = spec.trim();
-        if let Ok(n) = s.parse::<u64>() {
+        if let Some(n) = plain_u64(s) {
             return Ok(NodeSource::Explicit(n));
+        }
+        if !s.is_empty() && s.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::config(
+                "node",
+                format!(
+                    "node must be a plain non-negative number (no sign), got {}",
+                    crate::encoding::shown(s)
+                ),
+            ));
         }
         if let Some(var) = s.strip_prefix("env:") {
             if var.is_empty() {
@@ -48,7 +58,10 @@ impl NodeSource {
             "ip" | "ipv4" => Ok(NodeSource::PrivateIpv4),
             _ => Err(Error::config(
                 "node",
-                format!("node must be a number, \"env:VAR\", \"hostname\", \"mac\" or \"ipv4\", got {spec:?}"),
+                format!(
+                    "node must be a number, \"env:VAR\", \"hostname\", \"mac\" or \"ipv4\", got {}",
+                    crate::encoding::shown(spec)
+                ),
             )),
         }
     }
@@ -68,10 +81,16 @@ impl NodeSource {
                         format!("environment variable {var} is not set (it should hold the node id, 0..={max})"),
                     )
                 })?;
-                let n: u64 = raw.trim().parse().map_err(|_| {
+                // The value is never echoed: the variable may hold anything (a
+                // misconfigured deployment could point it at a secret).
+                let n: u64 = plain_u64(raw.trim()).ok_or_else(|| {
                     Error::config(
                         "node",
-                        format!("environment variable {var}={raw:?} is not a node id (a number in 0..={max})"),
+                        format!(
+                            "environment variable {var} does not hold a node id (a number in 0..={max}); \
+                             its value ({} characters) is not shown",
+                            raw.chars().count()
+                        ),
                     )
                 })?;
                 fits(n, max, || format!("environment variable {var}={n}"))
@@ -220,6 +239,13 @@ fn interface_ipv4s() -> Vec<std::net::Ipv4Addr> {
 #[cfg(not(unix))]
 fn interface_ipv4s() -> Vec<std::net::Ipv4Addr> {
     Vec::new()
+}
+
+/// Digits only (no sign, no spaces) that fit a `u64`.
+fn plain_u64(s: &str) -> Option<u64> {
+    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
 }
 
 #[cfg(test)]
