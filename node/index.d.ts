@@ -11,7 +11,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** Issues IDs as `bigint`. One generator per node id; safe to share between calls. */
 export declare class Generator {
-  constructor(options?: GeneratorOptions | undefined | null)
+  constructor(options?: GeneratorOptions)
   /** The next ID. */
   nextId(): bigint
   /**

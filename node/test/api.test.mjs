@@ -8,6 +8,32 @@ import {
 
 const U64_MAX = 2n ** 64n - 1n
 
+describe('options (issue #12)', () => {
+  test('a misspelled option is an error naming it, not a silent node 0', () => {
+    const e = expectError(() => new Generator({ workerId: 3 }), 'config', { field: 'options' })
+    assert.match(e.message, /unknown option "workerId" \(did you mean "worker"\?\)/)
+    expectError(() => new Generator({ lease_ttl_ms: 5000 }), 'config', { field: 'options' })
+  })
+
+  test('options must be an object', () => {
+    for (const bad of ['x', 5, true, 1n, [], () => 1]) {
+      const e = expectError(() => new Generator(bad), 'config', { field: 'options' })
+      assert.match(e.message, /options must be an object/)
+    }
+    // Absent, undefined and null all mean "the defaults".
+    assert.ok(new Generator(undefined).nextId() > 0n)
+    assert.ok(new Generator(null).nextId() > 0n)
+    assert.ok(new Generator({}).nextId() > 0n)
+  })
+
+  test('batch sizes are the core rule, with its message', () => {
+    const g = new Generator()
+    for (const n of [2 ** 27 + 1, 1e12]) {
+      expectError(() => g.nextIds(n), 'config')
+    }
+  })
+})
+
 describe('errors', () => {
   test('errorCodes() is the core table', () => {
     assert.deepEqual(errorCodes(), {

@@ -3,7 +3,9 @@
 use crate::layout::Layout;
 use crate::{OrThrow, fc, layout_in, uint};
 use napi::Env;
-use napi::bindgen_prelude::{Buffer, ClassInstance, Either, JsValue, Object, This};
+use napi::bindgen_prelude::{
+    Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown, ValueType,
+};
 use napi_derive::napi;
 use std::sync::Arc;
 
@@ -78,6 +80,44 @@ pub struct GeneratorOptions<'a> {
     pub clock: Option<ClassInstance<'a, ManualClock>>,
 }
 
+/// The options argument: absent/`undefined`/`null` (the defaults), or an object whose keys are all
+/// options (`fc::JS_GENERATOR_OPTIONS`): a `FLAKEID_CONFIG` error otherwise.
+fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<GeneratorOptions<'a>>> {
+    let Some(value) = value else { return Ok(None) };
+    let bad = |e: fc::Error| Err(crate::throw(env, e));
+    match value.get_type()? {
+        ValueType::Undefined => return Ok(None),
+        ValueType::Object if !value.is_array()? => {}
+        other => {
+            let got = match other {
+                ValueType::Null => "null",
+                ValueType::Boolean => "a boolean",
+                ValueType::Number => "a number",
+                ValueType::String => "a string",
+                ValueType::BigInt => "a bigint",
+                ValueType::Function => "a function",
+                ValueType::Object => "an array",
+                _ => "another kind of value",
+            };
+            return bad(crate::config(
+                "options",
+                format!("options must be an object, got {got}"),
+            ));
+        }
+    }
+    // SAFETY: checked above to be a non-array object.
+    let obj: Object<'_> = unsafe { value.cast()? };
+    let names = obj.get_property_names()?;
+    for i in 0..names.get_array_length()? {
+        let key: String = names.get_element(i)?;
+        if !fc::JS_GENERATOR_OPTIONS.contains(&key.as_str()) {
+            return bad(fc::unknown_option(&key, &fc::JS_GENERATOR_OPTIONS));
+        }
+    }
+    // SAFETY: a live value of this call's env.
+    unsafe { GeneratorOptions::from_napi_value(env.raw(), value.raw()) }.map(Some)
+}
+
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.
 #[napi]
 #[derive(Debug)]
@@ -87,8 +127,9 @@ pub struct Generator {
 
 #[napi]
 impl Generator {
-    #[napi(constructor)]
-    pub fn new(env: &Env, this: This<Object>, options: Option<GeneratorOptions<'_>>) -> napi::Result<Self> {
+    #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
+    pub fn new(env: &Env, this: This<Object>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
+        let options = options_in(env, options)?;
         let inner = match options {
             None => fc::Generator::builder(fc::Layout::SNOWFLAKE).build(),
             Some(o) => Self::build(o),

@@ -53,11 +53,16 @@ async function launch() {
       '--disable-gpu',
       '--no-first-run',
       '--disable-background-networking',
+      '--disable-breakpad',
+      '--disable-crash-reporter',
       `--user-data-dir=${profile}`,
       '--remote-debugging-port=0',
       'about:blank',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // Its own process group: Chromium's helper processes (renderer, utilities) live
+    // on after the main one exits and keep writing to the profile, so cleanup ends
+    // and waits for the whole group before removing it.
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   )
   let stderr = ''
   browser.stderr.on('data', (d) => (stderr += d))
@@ -137,13 +142,32 @@ before(async () => {
   }
 })
 
+/** Whether any process of the group is left (signal 0 only checks). */
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 after(async () => {
-  if (browser && browser.exitCode === null) {
-    const exited = new Promise((r) => browser.once('exit', r))
-    browser.kill('SIGTERM')
-    const timer = setTimeout(() => browser.kill('SIGKILL'), 5000)
-    await exited
-    clearTimeout(timer)
+  if (browser?.pid) {
+    const pgid = browser.pid
+    try {
+      process.kill(-pgid, 'SIGTERM')
+    } catch {}
+    const start = Date.now()
+    while (groupAlive(pgid)) {
+      if (Date.now() - start > 5000) {
+        try {
+          process.kill(-pgid, 'SIGKILL')
+        } catch {}
+      }
+      if (Date.now() - start > 15000) throw new Error(`chromium's processes (group ${pgid}) did not exit`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
   }
   if (server) server.close()
   if (profile) rmSync(profile, { recursive: true, force: true })

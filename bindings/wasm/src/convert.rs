@@ -161,7 +161,13 @@ pub(crate) fn opt_string(options: &JsValue, key: &str, field: &'static str) -> R
 
 pub(crate) fn describe(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
-        return format!("{s:?}");
+        // Briefly: a message never carries a whole (possibly huge) input.
+        let short: String = s.chars().take(40).collect();
+        return if short.len() < s.len() {
+            format!("{short:?}…")
+        } else {
+            format!("{s:?}")
+        };
     }
     let text = js_string(value).unwrap_or_else(|_| "a value".to_owned());
     if value.is_bigint() { format!("{text}n") } else { text }

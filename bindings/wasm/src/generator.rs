@@ -45,6 +45,37 @@ impl Clock for HostClock {
 /// The most IDs one `nextIds` call returns (1 GiB), as in `@flakeid/node`.
 const MAX_BATCH: u64 = 1 << 27;
 
+/// The options argument as `@flakeid/node` takes it: absent, or an object whose
+/// keys are all options. Leases need a store and threads: not in this build.
+fn check_options(options: &JsValue) -> Result<(), JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(());
+    }
+    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
+        return Err(convert::config(
+            "options",
+            format!("options must be an object, got {}", convert::describe(options)),
+        ));
+    }
+    let object: &js_sys::Object = options.unchecked_ref();
+    for key in js_sys::Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !flakeid_core::JS_GENERATOR_OPTIONS.contains(&key.as_str()) {
+            return Err(js_error(flakeid_core::unknown_option(
+                &key,
+                &flakeid_core::JS_GENERATOR_OPTIONS,
+            )));
+        }
+        if key == "lease" || key == "leaseTtlMs" {
+            return Err(convert::config(
+                "lease",
+                format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Issues IDs: `new Generator({ datacenter: 1, worker: 2 }).nextId()`.
 #[wasm_bindgen]
 #[derive(Debug)]
@@ -59,6 +90,7 @@ impl Generator {
         #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
+        check_options(&options)?;
         let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
         let mut b = flakeid_core::Generator::builder(layout);
         if let Some(v) = convert::get(&options, "node")? {

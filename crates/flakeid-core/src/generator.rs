@@ -751,7 +751,9 @@ impl<C: CounterStorage> Generator<C> {
 
     /// `n` fresh IDs, increasing; `n` at most [`MAX_BATCH`].
     pub fn next_ids(&self, n: usize) -> Result<Vec<u64>> {
-        check_batch(n as i128)?;
+        if n > MAX_BATCH {
+            return Err(batch_error(n));
+        }
         let mut v = vec![0u64; n];
         self.fill(&mut v)?;
         Ok(v)
@@ -1088,8 +1090,19 @@ impl<C: CounterStorage> Generator<C> {
 pub fn check_batch(n: i128) -> Result<usize> {
     match usize::try_from(n) {
         Ok(n) if n <= MAX_BATCH => Ok(n),
-        _ => Err(Error::out_of_range("n", 0, MAX_BATCH as u64, n)),
+        // 64-bit formatting only: i128's would add kilobytes to the wasm build.
+        _ => Err(match (i64::try_from(n), u64::try_from(n)) {
+            (Ok(v), _) => batch_error(v),
+            (_, Ok(v)) => batch_error(v),
+            _ if n < 0 => batch_error("a number below -2^63"),
+            _ => batch_error("a number of 2^64 or more"),
+        }),
     }
+}
+
+#[cold]
+fn batch_error(got: impl fmt::Display) -> Error {
+    Error::out_of_range("n", 0, MAX_BATCH as u64, got)
 }
 
 #[cfg(feature = "lease")]
