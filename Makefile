@@ -21,6 +21,7 @@ test: lint $(TEST_TARGETS)
 # their own crates (napi / wasm32 / lease features).
 lint:
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-c -p flakeid-python --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features leases

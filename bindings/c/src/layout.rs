@@ -354,9 +354,13 @@ pub unsafe extern "C" fn flakeid_decode(
         let dst = out(out_id, "out_id")?;
         // SAFETY: the caller promises `text` holds `text_len` readable bytes.
         let bytes = unsafe { std::slice::from_raw_parts((src as *const c_char).cast::<u8>(), text_len) };
-        let text = std::str::from_utf8(bytes).map_err(|e| Error::Parse {
-            position: e.valid_up_to(),
-            message: format!("text is not UTF-8 (bad byte at position {})", e.valid_up_to()),
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            // Positions are character indexes, as for every other parse error.
+            let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).map_or(0, |t| t.chars().count());
+            Error::Parse {
+                position: valid,
+                message: format!("text is not UTF-8 (bad byte after character {valid})"),
+            }
         })?;
         write(dst, decode(text, encoding)?);
         Ok(())

@@ -212,6 +212,10 @@ fn not_compiled(scheme: &str, feature: &str) -> Error {
 impl LeaseSpec {
     /// Parses and checks a lease URL (without connecting).
     pub fn parse(url: &str) -> Result<LeaseSpec> {
+        Self::parse_unchecked(url).map_err(url::tidy)
+    }
+
+    fn parse_unchecked(url: &str) -> Result<LeaseSpec> {
         let u = LeaseUrl::parse(url)?;
         namespace_of(&u)?;
         match u.scheme.as_str() {

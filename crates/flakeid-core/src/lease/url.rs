@@ -23,21 +23,49 @@ impl std::fmt::Debug for LeaseUrl {
 }
 
 fn bad(url: &str, why: impl std::fmt::Display) -> Error {
-    Error::config("lease", format!("lease URL {:?} is invalid: {why}", redact_raw(url)))
+    // The reason may quote pieces of the URL too: the whole message is tidied.
+    tidy(Error::config("lease", format!("lease URL {url:?} is invalid: {why}")))
 }
 
-/// The raw text with any `:password@` replaced, for error messages.
-fn redact_raw(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            let userinfo = &rest[..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            let hidden = if userinfo.contains(':') { ":***" } else { "" };
-            return format!("{scheme}://{user}{hidden}@{}", &rest[at + 1..]);
+/// A lease URL error as users see it: every password redacted, then at most 400
+/// characters (redacting first, so a cut cannot expose part of a password).
+pub(crate) fn tidy(e: Error) -> Error {
+    match e {
+        Error::Config { field, message } => {
+            let message = redact_raw(&message);
+            let message = match message.char_indices().nth(400) {
+                Some((cut, _)) => format!("{}…", &message[..cut]),
+                None => message,
+            };
+            Error::Config { field, message }
         }
+        other => other,
     }
-    url.to_string()
+}
+
+/// `text` with every `user:password@` password replaced by `***` — not only the
+/// first authority's: a malformed URL may repeat one (the fuzzer found
+/// `postgres://u:pw@h://u:pw@h:5432…` leaking the second).
+fn redact_raw(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        let before = &rest[..at];
+        let start = before.rfind(['/', '@']).map_or(0, |i| i + 1);
+        match before[start..].find(':') {
+            Some(colon) => {
+                out.push_str(&before[..start + colon + 1]);
+                out.push_str("***@");
+            }
+            None => {
+                out.push_str(before);
+                out.push('@');
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl LeaseUrl {
@@ -218,6 +246,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("secret"), "{e}");
+        // Found by the lease_url fuzz target: a repeated authority leaked its password,
+        // and a cut-short message could leave a password with its '@' cut off.
+        for leaky in [
+            "postgres://u:hunter22@h://u:hunter22@h:5432er22@hlble=t",
+            &format!("xoses://{}u:hunter20{}@h:99999", "\0".repeat(190), " ".repeat(30)),
+            "redis://u:pa:ss99w0rd@h:99999/0",
+        ] {
+            let e = LeaseUrl::parse(leaky).unwrap_err().to_string();
+            for pw in ["hunter22", "hunter20", "ss99w0rd", "pa:ss"] {
+                assert!(!e.contains(pw), "{e}");
+            }
+            assert!(e.chars().count() <= 430, "{} characters", e.chars().count()); // 400 + the Display prefix
+        }
         let u = LeaseUrl::parse("redis://h/0?nmespace=x").unwrap();
         assert!(
             u.check_params(&["namespace"])
