@@ -21,7 +21,7 @@ test: lint $(TEST_TARGETS)
 # their own crates (napi / wasm32 / lease features).
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-c -p flakeid-python --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features leases
 

@@ -55,6 +55,10 @@ impl Args {
     pub fn parsed<T: FromStr>(&mut self, names: &[&str]) -> Result<Option<T>, Failure> {
         match self.value(names)? {
             None => Ok(None),
+            Some(v) if v.starts_with('+') => Err(Failure::Usage(format!(
+                "{} expects a non-negative integer, got {v:?}",
+                names[names.len() - 1]
+            ))),
             Some(v) => v.parse().map(Some).map_err(|_| {
                 Failure::Usage(format!(
                     "{} expects a non-negative integer, got {v:?}",
@@ -81,6 +85,21 @@ impl Args {
         match rest.first() {
             None => Ok(()),
             Some(extra) => Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        }
+    }
+}
+
+impl Args {
+    /// Uses environment variable `var` for option `name` when the command line does
+    /// not give it (e.g. `FLAKEID_NODE` for `--node`).
+    pub fn env_fallback(&mut self, name: &str, var: &str) {
+        let given = self
+            .items
+            .iter()
+            .any(|a| a == name || a.split_once('=').is_some_and(|(k, _)| k == name));
+        if !given && let Ok(value) = std::env::var(var) {
+            self.items.push(name.to_string());
+            self.items.push(value);
         }
     }
 }

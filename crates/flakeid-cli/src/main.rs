@@ -7,6 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 mod args;
+mod serve;
 mod time;
 
 use args::Args;
@@ -21,6 +22,8 @@ USAGE:
                      [--lease URL [--lease-ttl-ms M]]
     flakeid decode ID... [--layout L] [--from int|hex|base32|base62] [--json]
     flakeid layouts [--json]
+    flakeid serve [--listen ADDR:PORT] [--max-batch N] [generate's node-id and
+                  generator options, without -n and --format]
     flakeid --help | --version
 
 GENERATE
@@ -39,6 +42,13 @@ GENERATE
                            postgres://user:pass@host:port/db (?namespace=NAME)
         --lease-ttl-ms M   the lease's time-to-live (default 10000)
 
+SERVE
+        --listen ADDR:PORT where to listen (default 127.0.0.1:7676; env FLAKEID_LISTEN)
+        --max-batch N      the largest n of GET /v1/ids?n=N (default 100000)
+    HTTP/1.1 and h2c: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/layout, /healthz,
+    /readyz, /metrics. SIGTERM/SIGINT drains, releases the lease and exits 0.
+    Env fallbacks: FLAKEID_NODE for --node, FLAKEID_LEASE for --lease.
+
 DECODE
     ID is decimal, hex (16 digits or 0x...), base32 (13 chars) or base62 (11 chars);
     '-' reads IDs from standard input, one per line. --json prints one object per ID.
@@ -46,21 +56,27 @@ DECODE
 Errors go to standard error with a non-zero exit status (2 for usage errors).
 ";
 
+/// Writes an error to standard error; a closed or full stderr is ignored (the exit
+/// status still tells), where `eprintln!` would panic and exit 101.
+fn report(text: std::fmt::Arguments) {
+    let _ = writeln!(io::stderr().lock(), "{text}");
+}
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     match run(argv) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            eprintln!("flakeid: {msg}\nTry 'flakeid --help'.");
+            report(format_args!("flakeid: {msg}\nTry 'flakeid --help'."));
             ExitCode::from(2)
         }
         Err(Failure::Flake(e)) => {
-            eprintln!("flakeid: {e}");
+            report(format_args!("flakeid: {e}"));
             ExitCode::from(1)
         }
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(Failure::Io(e)) => {
-            eprintln!("flakeid: {e}");
+            report(format_args!("flakeid: {e}"));
             ExitCode::from(1)
         }
     }
@@ -101,6 +117,7 @@ fn run(argv: Vec<String>) -> Result<(), Failure> {
         "generate" | "gen" => generate(args),
         "decode" => decode_cmd(args),
         "layouts" => layouts(args),
+        "serve" => serve::serve(args),
         other => Err(Failure::Usage(format!("unknown command {other:?}"))),
     }
 }
@@ -112,12 +129,15 @@ fn layout_arg(args: &mut Args) -> Result<Layout, Failure> {
     }
 }
 
-fn generate(mut args: Args) -> Result<(), Failure> {
-    let count: u64 = args.parsed(&["-n", "--count"])?.unwrap_or(1);
-    let layout = layout_arg(&mut args)?;
-    let format = args.value(&["-f", "--format"])?.unwrap_or_else(|| "int".into());
+/// The node-id and generator options shared by `generate` and `serve`.
+fn generator_options(args: &mut Args, layout: Layout) -> Result<flakeid_core::GeneratorBuilder, Failure> {
     let mut b = Generator::builder(layout);
     if let Some(node) = args.value(&["--node"])? {
+        if node.starts_with('+') {
+            return Err(Failure::Usage(format!(
+                "--node expects a node id, env:VAR, hostname, mac or ipv4, got {node:?}"
+            )));
+        }
         b = b.node_source(NodeSource::parse(&node)?);
     }
     if let Some(d) = args.parsed(&["--datacenter"])? {
@@ -138,12 +158,24 @@ fn generate(mut args: Args) -> Result<(), Failure> {
     if let Some(ms) = args.parsed(&["--max-wait-ms"])? {
         b = b.max_wait_ms(ms);
     }
-    if let Some(url) = args.value(&["--lease"])? {
-        b = b.lease_url(&url);
+    let lease = args.value(&["--lease"])?;
+    let ttl: Option<u64> = args.parsed(&["--lease-ttl-ms"])?;
+    if let Some(url) = &lease {
+        b = b.lease_url(url);
     }
-    if let Some(ms) = args.parsed(&["--lease-ttl-ms"])? {
-        b = b.lease_ttl_ms(ms);
+    match (lease.is_some(), ttl) {
+        (true, Some(ms)) => b = b.lease_ttl_ms(ms),
+        (false, Some(_)) => return Err(Failure::Usage("--lease-ttl-ms needs --lease URL".into())),
+        _ => {}
     }
+    Ok(b)
+}
+
+fn generate(mut args: Args) -> Result<(), Failure> {
+    let count: u64 = args.parsed(&["-n", "--count"])?.unwrap_or(1);
+    let layout = layout_arg(&mut args)?;
+    let format = args.value(&["-f", "--format"])?.unwrap_or_else(|| "int".into());
+    let b = generator_options(&mut args, layout)?;
     args.finish()?;
     let encoding = match format.as_str() {
         "int" | "decimal" | "json" | "bytes" => Encoding::Decimal,

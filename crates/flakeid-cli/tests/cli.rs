@@ -113,3 +113,64 @@ fn generate_with_a_file_lease() {
     assert_eq!(o.status.code(), Some(1));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs flakeid with a standard error whose reader has gone (a socket whose peer is
+/// closed: writes fail with EPIPE, as when a log pipe dies): the error must still end
+/// in its normal exit status, not a panic (101).
+fn flakeid_with_dead_stderr(args: &[&str]) -> Output {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(ours);
+    let stderr: std::os::fd::OwnedFd = theirs.into();
+    Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .stderr(std::process::Stdio::from(stderr))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dead_stderr_is_not_a_panic() {
+    assert_eq!(
+        flakeid_with_dead_stderr(&["generate", "--layout", "nope"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(flakeid_with_dead_stderr(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn lease_ttl_without_lease_is_a_usage_error() {
+    let o = flakeid(&["generate", "--lease-ttl-ms", "5000"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--lease-ttl-ms needs --lease"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn plus_signed_numbers_are_rejected() {
+    for args in [
+        &["generate", "--node", "+5"][..],
+        &["generate", "--worker", "+5"],
+        &["generate", "-n", "+2"],
+    ] {
+        let o = flakeid(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn serve_rejects_bad_options() {
+    for (args, code) in [
+        (&["serve", "--listen", "nowhere"][..], 2),
+        (&["serve", "--max-batch", "0"], 1),
+        (&["serve", "--lease-ttl-ms", "500"], 2),
+        (&["serve", "--count", "5"], 2),
+    ] {
+        let o = flakeid(args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {o:?}");
+    }
+}
