@@ -23,6 +23,13 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+pub mod grpc;
+
+/// How long a shutdown waits for in-flight requests and streams before it closes
+/// the remaining connections anyway.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default and the hard ceiling of `n` for one `/v1/ids` request. The ceiling
 /// bounds the memory one request can make the server allocate (8 bytes per ID plus
@@ -73,12 +80,19 @@ struct KindLabels {
     kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RpcLabels {
+    rpc: &'static str,
+    code: u16,
+}
+
 #[derive(Debug)]
 struct Metrics {
     registry: Registry,
     issued: Counter,
     requests: Family<RouteLabels, Counter>,
     errors: Family<KindLabels, Counter>,
+    grpc: Family<RpcLabels, Counter>,
     lease_held: Gauge,
     ahead_ms: Gauge,
 }
@@ -89,11 +103,13 @@ impl Metrics {
         let issued = Counter::default();
         let requests = Family::<RouteLabels, Counter>::default();
         let errors = Family::<KindLabels, Counter>::default();
+        let grpc = Family::<RpcLabels, Counter>::default();
         let lease_held = Gauge::default();
         let ahead_ms = Gauge::default();
         registry.register("ids_issued", "IDs issued", issued.clone());
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("errors", "Error responses by kind", errors.clone());
+        registry.register("grpc_calls", "gRPC calls by method and status code", grpc.clone());
         registry.register(
             "lease_held",
             "1 while the node id is held (always 1 without a lease)",
@@ -109,6 +125,7 @@ impl Metrics {
             issued,
             requests,
             errors,
+            grpc,
             lease_held,
             ahead_ms,
         }
@@ -135,6 +152,11 @@ impl Service {
             metrics: Metrics::new(),
             draining: AtomicBool::new(false),
         }))
+    }
+
+    /// How many IDs this service has issued (HTTP and gRPC).
+    pub fn issued(&self) -> u64 {
+        self.metrics.issued.get()
     }
 
     pub fn generator(&self) -> &Generator {
@@ -174,9 +196,10 @@ impl Service {
     }
 }
 
-/// The HTTP routes of a service.
+/// The HTTP routes and the gRPC service (`/flakeid.v1.Flakeid/*`) of a service.
 pub fn router(service: Arc<Service>) -> Router {
     Router::new()
+        .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode/{id}", get(decode_id))
@@ -197,13 +220,24 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let app = router(service.clone());
     let draining = service.clone();
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: draining in-flight requests");
-            draining.start_draining();
-        })
-        .await;
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopped = stop.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        tracing::info!("shutting down: draining in-flight requests");
+        draining.start_draining();
+        stop.notify_one();
+    });
+    let result = tokio::select! {
+        r = server => r,
+        () = async {
+            stopped.notified().await;
+            tokio::time::sleep(DRAIN_TIMEOUT).await;
+        } => {
+            tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
+            Ok(())
+        }
+    };
     service.shutdown();
     tracing::info!("lease released; stopped");
     result
