@@ -9,3 +9,4 @@ bench-serve:
 	CARGO=$(CARGO) bash tests/serve/bench.sh
 
 TEST_TARGETS += test-serve
+BENCH_TARGETS += bench-serve
