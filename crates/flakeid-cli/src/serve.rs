@@ -1,26 +1,22 @@
 //! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM/SIGINT.
 
 use crate::Failure;
-use crate::args::Args;
-use flakeid_server::{Config, DEFAULT_MAX_BATCH, Service};
+use crate::args::ServeArgs;
+use flakeid_server::{Config, Service};
 use std::net::SocketAddr;
 
-pub fn serve(mut args: Args) -> Result<(), Failure> {
-    args.env_fallback("--node", "FLAKEID_NODE");
-    args.env_fallback("--lease", "FLAKEID_LEASE");
-    args.env_fallback("--listen", "FLAKEID_LISTEN");
-    let listen = args.value(&["--listen"])?.unwrap_or_else(|| "127.0.0.1:7676".into());
+pub fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let listen = &args.listen;
     let addr: SocketAddr = listen.parse().map_err(|_| {
         Failure::Usage(format!(
             "--listen expects ADDR:PORT (e.g. 127.0.0.1:7676), got {listen:?}"
         ))
     })?;
-    let max_batch: usize = args.parsed(&["--max-batch"])?.unwrap_or(DEFAULT_MAX_BATCH);
-    let layout = crate::layout_arg(&mut args)?;
-    let builder = crate::generator_options(&mut args, layout)?;
-    args.finish()?;
-    let config = Config { max_batch };
+    let config = Config {
+        max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
+    };
     config.validate()?;
+    let builder = crate::generator_options(&args.generator)?;
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

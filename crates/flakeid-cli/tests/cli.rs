@@ -143,10 +143,7 @@ fn dead_stderr_is_not_a_panic() {
 fn lease_ttl_without_lease_is_a_usage_error() {
     let o = flakeid(&["generate", "--lease-ttl-ms", "5000"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--lease-ttl-ms needs --lease"),
-        "{o:?}"
-    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--lease <URL>"), "{o:?}");
 }
 
 #[test]
@@ -160,6 +157,52 @@ fn plus_signed_numbers_are_rejected() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn help_version_and_completions() {
+    for sub in ["generate", "decode", "layouts", "serve", "completions"] {
+        let o = flakeid(&[sub, "--help"]);
+        assert!(o.status.success(), "{sub}: {o:?}");
+        assert!(stdout(&o).contains("Usage: flakeid"), "{sub}");
+    }
+    assert!(stdout(&flakeid(&["serve", "--help"])).contains("FLAKEID_LISTEN"));
+    let o = flakeid(&["--version"]);
+    assert_eq!(stdout(&o).trim(), format!("flakeid {}", env!("CARGO_PKG_VERSION")));
+    let o = flakeid(&["completions", "bash"]);
+    assert!(o.status.success() && stdout(&o).contains("_flakeid()"), "{o:?}");
+    let o = flakeid(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn env_fallbacks() {
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate", "-n", "3"])
+        .env("FLAKEID_NODE", "77")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stdout(&o)
+            .lines()
+            .all(|l| (l.parse::<u64>().unwrap() >> 12) & 0x3ff == 77)
+    );
+    // The command line wins over the environment.
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate", "--node", "5"])
+        .env("FLAKEID_NODE", "77")
+        .output()
+        .unwrap();
+    assert_eq!((stdout(&o).trim().parse::<u64>().unwrap() >> 12) & 0x3ff, 5);
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve"])
+        .env("FLAKEID_LISTEN", "not-an-address")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not-an-address"), "{o:?}");
 }
 
 #[test]
