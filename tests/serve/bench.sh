@@ -40,6 +40,11 @@ summary "flakeid serve GET /v1/id" "$work/f1.txt"
 summary "pysnowflake 0.1.3 GET /" "$work/p1.txt"
 awk 'FNR==1{f++} /Requests\/sec/ {r[f]=$2} END {printf "ratio: flakeid / pysnowflake = %.1fx\n", r[1]/r[2]}' "$work/f1.txt" "$work/p1.txt"
 
+# Latency at about half of flakeid's peak: paced connections (1 request per ms each).
+half=$(awk '/Requests\/sec/ {printf "%d", $2 / 2 / 1000 + 1}' "$work/f1.txt")
+wrk -t"$cores" -c"$half" -d"${dur}s" --latency -s tests/serve/paced.lua "http://127.0.0.1:$fport/v1/id" >"$work/fh.txt"
+summary "flakeid /v1/id paced ($half conns x 1/ms)" "$work/fh.txt"
+
 wrk -t"$cores" -c"$conns" -d"${dur}s" -H 'Accept: application/octet-stream' \
   "http://127.0.0.1:$fport/v1/ids?n=100000" >"$work/fb.txt"
 awk '/Requests\/sec/ {printf "flakeid GET /v1/ids?n=100000 octet-stream: %.0f req/s = %.2f M IDs/s\n", $2, $2*100000/1e6}' "$work/fb.txt"
