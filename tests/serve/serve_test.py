@@ -273,7 +273,7 @@ def scale_out(test, url):
 def frozen_store(test, url, pid):
     """SIGSTOP the store: the server turns not-ready and refuses IDs (503) before its
     lease could expire in the store."""
-    ttl = 1500
+    ttl = 3000
     s = Server("--lease", url, "--lease-ttl-ms", str(ttl))
     try:
         test.assertEqual(s.get("/readyz")[0], 200)

@@ -92,16 +92,20 @@ async fn stream_flow_control_and_cancellation() {
     assert_eq!(first.ids.len(), 4096 * 8);
     // Not reading: the HTTP/2 windows and the two-chunk channel fill, then the
     // generating thread blocks. Unthrottled it would issue millions per second.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let stalled = svc.issued();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        svc.issued(),
-        stalled,
-        "generation continued while the client was not reading"
-    );
+    let mut stalled = svc.issued();
+    let mut steady = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = svc.issued();
+        steady = if now == stalled { steady + 1 } else { 0 };
+        stalled = now;
+        if steady == 3 {
+            break;
+        }
+    }
+    assert_eq!(steady, 3, "generation never stopped for a client that does not read");
     assert!(
-        stalled < 1_000_000,
+        stalled < 4_000_000,
         "{stalled} IDs buffered for a client that does not read"
     );
     // Cancelling (dropping the stream) ends the generating thread.
