@@ -270,15 +270,32 @@ def scale_out(test, url):
             test.assertEqual(s.stop(), 0, s.logs())
 
 
+def family(pid):
+    """`pid` and its children (the PostgreSQL postmaster and its backends)."""
+    pids = [pid]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                pids.append(int(entry))
+    return pids
+
+
 def frozen_store(test, url, pid):
-    """SIGSTOP the store: the server turns not-ready and refuses IDs (503) before its
-    lease could expire in the store."""
+    """SIGSTOP the store (and its children): the server turns not-ready and refuses
+    IDs (503) before its lease could expire in the store."""
     ttl = 3000
     s = Server("--lease", url, "--lease-ttl-ms", str(ttl))
     try:
         test.assertEqual(s.get("/readyz")[0], 200)
         test.assertEqual(s.get("/v1/id")[0], 200)
-        os.kill(pid, signal.SIGSTOP)
+        frozen = family(pid)
+        for p in frozen:
+            os.kill(p, signal.SIGSTOP)
         stopped = time.monotonic()
         try:
             not_ready = None
@@ -299,7 +316,8 @@ def frozen_store(test, url, pid):
             test.assertEqual(s.get("/healthz")[0], 200)
             test.assertEqual(s.json("/v1/layout")[1]["lease"], "unreachable")
         finally:
-            os.kill(pid, signal.SIGCONT)
+            for p in frozen:
+                os.kill(p, signal.SIGCONT)
         # Once the store answers again the lease is renewed and IDs resume.
         deadline = time.monotonic() + 10
         while s.get("/readyz")[0] != 200 and time.monotonic() < deadline:
@@ -332,6 +350,9 @@ class Postgres(unittest.TestCase):
 
     def test_scale_out(self):
         scale_out(self, self.url + "?namespace=serve_scale")
+
+    def test_frozen_store(self):
+        frozen_store(self, self.url + "?namespace=serve_frozen", int(os.environ["FLAKEID_TEST_PG_PID"]))
 
 
 if __name__ == "__main__":

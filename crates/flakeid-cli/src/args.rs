@@ -47,6 +47,9 @@ pub enum Command {
     },
     /// Run the ID service (HTTP/1.1, h2c and gRPC on one port)
     Serve(ServeArgs),
+    /// Print the version (as --version; kept from the old command line)
+    #[command(hide = true)]
+    Version,
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions { shell: clap_complete::Shell },
 }

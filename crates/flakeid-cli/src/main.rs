@@ -100,6 +100,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Decode(a) => decode_cmd(a),
         Command::Layouts { json } => layouts(json),
         Command::Serve(a) => serve::serve(a),
+        Command::Version => {
+            writeln!(io::stdout().lock(), "flakeid {}", flakeid_core::VERSION)?;
+            Ok(())
+        }
         Command::Completions { shell } => {
             let mut out = io::stdout().lock();
             clap_complete::generate(shell, &mut Cli::command(), "flakeid", &mut out);
