@@ -158,7 +158,9 @@ class Routes(unittest.TestCase):
         self.assertEqual(json.loads(body)["error"], "not_found")
         c = self.s.conn()
         c.request("POST", "/v1/id")
-        self.assertEqual(c.getresponse().status, 405)
+        r = c.getresponse()
+        self.assertEqual((r.status, r.getheader("Content-Type")), (405, "application/json"))
+        self.assertEqual(json.loads(r.read())["parameter"], "method")
         c.close()
 
     def test_decode_every_text_form(self):

@@ -208,6 +208,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
         .with_state(service)
 }
 
@@ -617,4 +618,16 @@ async fn not_found(State(svc): State<Shared>) -> Response {
             .into(),
     };
     finish(&svc, "other", Err(e))
+}
+
+async fn not_allowed(State(svc): State<Shared>) -> Response {
+    let e = ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        kind: "method_not_allowed",
+        parameter: Some("method"),
+        message: "only GET is served here".into(),
+    };
+    let mut r = finish(&svc, "other", Err(e));
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
 }
