@@ -628,6 +628,7 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
         message: "only GET is served here".into(),
     };
     let mut r = finish(&svc, "other", Err(e));
-    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
     r
 }
