@@ -22,7 +22,7 @@ test: lint $(TEST_TARGETS)
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
-	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-c -p flakeid-python --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features leases
 

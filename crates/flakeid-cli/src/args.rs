@@ -1,93 +1,143 @@
-//! A small, strict argument reader: options may come in any order, `--opt value` or
-//! `--opt=value`; anything unknown is a usage error.
+//! The command line, declared with clap: every subcommand has its own `--help`;
+//! `--version`, shell completions (`flakeid completions bash`) and environment
+//! fallbacks (`FLAKEID_NODE`, `FLAKEID_LEASE`, `FLAKEID_LISTEN`) come with it.
 
-use crate::Failure;
-use std::str::FromStr;
+use clap::{Args, Parser, Subcommand};
 
-pub struct Args {
-    items: Vec<String>,
+/// A non-negative integer in decimal digits only (`+5`, `-1`, `0x10` are refused).
+fn uint(text: &str) -> Result<u64, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("expects a non-negative integer (decimal digits only)".into());
+    }
+    text.parse::<u64>().map_err(|_| format!("must be at most {}", u64::MAX))
 }
 
-impl Args {
-    pub fn new(items: Vec<String>) -> Args {
-        Args { items }
+fn node_arg(text: &str) -> Result<String, String> {
+    if text.starts_with('+') || text.starts_with('-') {
+        return Err("expects a node id, env:VAR, hostname, mac or ipv4".into());
     }
+    Ok(text.to_string())
+}
 
-    /// The first argument that is not an option (the command).
-    pub fn next_positional(&mut self) -> Option<String> {
-        if self.items.is_empty() {
-            return None;
-        }
-        Some(self.items.remove(0))
-    }
+#[derive(Debug, Parser)]
+#[command(
+    name = "flakeid",
+    version = flakeid_core::VERSION,
+    about = "flakeid — k-ordered, collision-free, decodable 64-bit IDs (Snowflake family)",
+    after_help = "Errors go to standard error with a non-zero exit status (2 for usage errors).",
+    disable_help_subcommand = false
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
 
-    pub fn flag(&mut self, names: &[&str]) -> bool {
-        let before = self.items.len();
-        self.items.retain(|a| !names.contains(&a.as_str()));
-        self.items.len() != before
-    }
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print new IDs, one per line
+    #[command(visible_alias = "gen")]
+    Generate(GenerateArgs),
+    /// Print the parts of IDs (time in ISO-8601 UTC and every field)
+    Decode(DecodeArgs),
+    /// List the preset layouts
+    Layouts {
+        /// One JSON array of objects
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the ID service (HTTP/1.1, h2c and gRPC on one port)
+    Serve(ServeArgs),
+    /// Print the version (as --version; kept from the old command line)
+    #[command(hide = true)]
+    Version,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions { shell: clap_complete::Shell },
+}
 
-    pub fn value(&mut self, names: &[&str]) -> Result<Option<String>, Failure> {
-        let mut found = None;
-        let mut i = 0;
-        while i < self.items.len() {
-            let a = &self.items[i];
-            if let Some((k, v)) = a.split_once('=')
-                && names.contains(&k)
-            {
-                found = Some(v.to_string());
-                self.items.remove(i);
-                continue;
-            }
-            if names.contains(&a.as_str()) {
-                if i + 1 >= self.items.len() {
-                    return Err(Failure::Usage(format!("{a} needs a value")));
-                }
-                found = Some(self.items.remove(i + 1));
-                self.items.remove(i);
-                continue;
-            }
-            i += 1;
-        }
-        Ok(found)
-    }
+/// The layout and the node-id and generator options of `generate` and `serve`.
+#[derive(Debug, Args)]
+pub struct GeneratorArgs {
+    /// snowflake (default), flake, discord, sonyflake, baidu, instagram
+    #[arg(short, long, value_name = "L")]
+    pub layout: Option<String>,
+    /// The whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4
+    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg)]
+    pub node: Option<String>,
+    /// Datacenter id (layouts with a datacenter field)
+    #[arg(long, value_name = "D", value_parser = uint)]
+    pub datacenter: Option<u64>,
+    /// Worker id
+    #[arg(long, value_name = "W", value_parser = uint)]
+    pub worker: Option<u64>,
+    /// wait (default) or borrow (run ahead of the clock, bounded)
+    #[arg(long, value_name = "P")]
+    pub overflow: Option<String>,
+    /// How far borrowing may run ahead (default 2000)
+    #[arg(long, value_name = "M", value_parser = uint)]
+    pub max_borrow_ms: Option<u64>,
+    /// error (default), wait or monotonic
+    #[arg(long, value_name = "P")]
+    pub clock_backwards: Option<String>,
+    /// How long the wait policy waits (default 1000)
+    #[arg(long, value_name = "M", value_parser = uint)]
+    pub max_wait_ms: Option<u64>,
+    /// Lease the node id: file:///dir, redis://host:port/db, postgres://user:pass@host:port/db (?namespace=NAME)
+    #[arg(long, value_name = "URL", env = "FLAKEID_LEASE")]
+    pub lease: Option<String>,
+    /// The lease's time-to-live (default 10000)
+    #[arg(long, value_name = "M", value_parser = uint, requires = "lease")]
+    pub lease_ttl_ms: Option<u64>,
+}
 
-    pub fn parsed<T: FromStr>(&mut self, names: &[&str]) -> Result<Option<T>, Failure> {
-        match self.value(names)? {
-            None => Ok(None),
-            // Plain digits only: Rust's integer parsing also takes "+5".
-            Some(v) => v
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| v.parse().ok())
-                .flatten()
-                .map(Some)
-                .ok_or_else(|| {
-                    Failure::Usage(format!(
-                        "{} expects a non-negative integer, got {v:?}",
-                        names[names.len() - 1]
-                    ))
-                }),
-        }
-    }
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// How many IDs
+    #[arg(short = 'n', long = "count", value_name = "N", default_value = "1", value_parser = uint)]
+    pub count: u64,
+    /// int (default), hex, base32, base62, bytes (8 raw bytes each, big-endian), json (an array of decimal strings)
+    #[arg(short, long, value_name = "F", default_value = "int")]
+    pub format: String,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
+}
 
-    /// Remaining positional arguments; an unknown option is an error.
-    pub fn rest(self) -> Result<Vec<String>, Failure> {
-        if let Some(opt) = self
-            .items
-            .iter()
-            .find(|a| a.starts_with("--") || (a.starts_with('-') && a.len() == 2 && *a != "-"))
-        {
-            return Err(Failure::Usage(format!("unknown option {opt:?}")));
-        }
-        Ok(self.items)
-    }
+#[derive(Debug, Args)]
+#[command(
+    after_help = "ID is decimal, hex (16 digits or 0x...), base32 (13 chars) or base62 (11 chars); \
+'-' reads IDs from standard input, one per line."
+)]
+pub struct DecodeArgs {
+    /// The IDs to decode ('-': standard input)
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// The layout the IDs were made with
+    #[arg(short, long, value_name = "L")]
+    pub layout: Option<String>,
+    /// Read IDs in this encoding only: int, hex, base32, base62
+    #[arg(long, value_name = "E")]
+    pub from: Option<String>,
+    /// One JSON object per ID
+    #[arg(long)]
+    pub json: bool,
+}
 
-    pub fn finish(self) -> Result<(), Failure> {
-        let rest = self.rest()?;
-        match rest.first() {
-            None => Ok(()),
-            Some(extra) => Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
-        }
-    }
+#[derive(Debug, Args)]
+#[command(
+    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/layout, /healthz, /readyz, /metrics; \
+gRPC flakeid.v1.Flakeid Next, Batch, Stream. SIGTERM/SIGINT drains, releases the lease and exits 0."
+)]
+pub struct ServeArgs {
+    /// Where to listen
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        env = "FLAKEID_LISTEN",
+        default_value = "127.0.0.1:7676"
+    )]
+    pub listen: String,
+    /// The largest n of one request (GET /v1/ids?n=N, gRPC Batch and Stream chunks)
+    #[arg(long, value_name = "N", default_value = "100000", value_parser = uint)]
+    pub max_batch: u64,
+    #[command(flatten)]
+    pub generator: GeneratorArgs,
 }

@@ -8,72 +8,39 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 mod args;
+mod serve;
 mod time;
 
-use args::Args;
+use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
+use clap::{CommandFactory, Parser};
 
-const HELP: &str = "\
-flakeid — k-ordered, collision-free, decodable 64-bit IDs (Snowflake family)
-
-USAGE:
-    flakeid generate [-n N] [--layout L] [--node N | --datacenter D --worker W]
-                     [--format int|hex|base32|base62|bytes|json]
-                     [--overflow wait|borrow] [--clock-backwards error|wait|monotonic]
-                     [--lease URL [--lease-ttl-ms M]]
-    flakeid decode ID... [--layout L] [--from int|hex|base32|base62] [--json]
-    flakeid layouts [--json]
-    flakeid --help | --version
-
-GENERATE
-    -n, --count N          how many IDs (default 1)
-    -l, --layout L         snowflake (default), flake, discord, sonyflake, baidu, instagram
-        --node N           the whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4
-        --datacenter D     datacenter id (layouts with a datacenter field)
-        --worker W         worker id
-    -f, --format F         int (default), hex, base32, base62, bytes (8 raw bytes each,
-                           big-endian), json (an array of decimal strings)
-        --overflow P       wait (default) or borrow (run ahead of the clock, bounded)
-        --max-borrow-ms M  how far borrowing may run ahead (default 2000)
-        --clock-backwards P  error (default), wait or monotonic
-        --max-wait-ms M    how long the wait policy waits (default 1000)
-        --lease URL        lease the node id: file:///dir, redis://host:port/db,
-                           postgres://user:pass@host:port/db (?namespace=NAME)
-        --lease-ttl-ms M   the lease's time-to-live (default 10000)
-
-DECODE
-    ID is decimal, hex (16 digits or 0x...), base32 (13 chars) or base62 (11 chars);
-    text that reads as more than one of them (e.g. 16 hex digits that are all
-    0-9) is refused as ambiguous: say --from. '-' reads IDs from standard input,
-    one per line (flakeid generate -f hex | flakeid decode --from hex -).
-    --json prints one object per ID.
-
-Errors go to standard error with a non-zero exit status (2 for usage errors).
-";
+/// Writes an error to standard error; a closed or full stderr is ignored (the exit
+/// status still tells), where `eprintln!` would panic and exit 101.
+fn report(text: std::fmt::Arguments) {
+    let _ = writeln!(io::stderr().lock(), "{text}");
+}
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    match run(argv) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_failure(e),
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            complain(&format!("{msg}\nTry 'flakeid --help'."));
+            report(format_args!("flakeid: {msg}\nTry 'flakeid --help'."));
             ExitCode::from(2)
         }
         Err(Failure::Flake(e)) => {
-            complain(&e.to_string());
+            report(format_args!("flakeid: {e}"));
             ExitCode::from(1)
         }
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(Failure::Io(e)) => {
-            complain(&e.to_string());
+            report(format_args!("flakeid: {e}"));
             ExitCode::from(1)
         }
     }
-}
-
-/// Writes an error to standard error. A closed or broken stderr is ignored (the
-/// exit status still tells): `eprintln!` would panic there and exit 101.
-fn complain(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "flakeid: {msg}");
 }
 
 #[derive(Debug)]
@@ -94,75 +61,103 @@ impl From<io::Error> for Failure {
     }
 }
 
-fn run(argv: Vec<String>) -> Result<(), Failure> {
-    let mut args = Args::new(argv);
-    let Some(cmd) = args.next_positional() else {
-        return Err(Failure::Usage("missing command (generate, decode or layouts)".into()));
-    };
-    match cmd.as_str() {
-        "-h" | "--help" | "help" => {
-            print!("{HELP}");
-            Ok(())
+/// `--help`, `--version` and usage errors from clap: help and version to standard
+/// output (exit 0), errors to standard error (exit 2), never a panic on a dead pipe.
+fn clap_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as K;
+    match e.kind() {
+        K::DisplayHelp | K::DisplayVersion => {
+            let _ = write!(io::stdout().lock(), "{}", e.render());
+            ExitCode::SUCCESS
         }
-        "-V" | "--version" | "version" => {
-            println!("flakeid {}", flakeid_core::VERSION);
-            Ok(())
+        K::DisplayHelpOnMissingArgumentOrSubcommand => {
+            report(format_args!(
+                "flakeid: missing command (generate, decode, layouts, serve or completions)\n\n{}",
+                e.render().to_string().trim_end()
+            ));
+            ExitCode::from(2)
         }
-        "generate" | "gen" => generate(args),
-        "decode" => decode_cmd(args),
-        "layouts" => layouts(args),
-        other => Err(Failure::Usage(format!("unknown command {other:?}"))),
+        kind => {
+            let summary = match kind {
+                K::InvalidSubcommand => "unknown command: ",
+                K::UnknownArgument => "unknown option: ",
+                K::InvalidValue | K::NoEquals if e.to_string().contains("a value is required") => {
+                    "option needs a value: "
+                }
+                K::MissingRequiredArgument => "missing argument: ",
+                _ => "",
+            };
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            report(format_args!("flakeid: {summary}{}", text.trim_end()));
+            ExitCode::from(2)
+        }
     }
 }
 
-fn layout_arg(args: &mut Args) -> Result<Layout, Failure> {
-    match args.value(&["-l", "--layout"])? {
-        Some(name) => Ok(Layout::preset(&name)?),
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Generate(a) => generate(a),
+        Command::Decode(a) => decode_cmd(a),
+        Command::Layouts { json } => layouts(json),
+        Command::Serve(a) => serve::serve(a),
+        Command::Version => {
+            writeln!(io::stdout().lock(), "flakeid {}", flakeid_core::VERSION)?;
+            Ok(())
+        }
+        Command::Completions { shell } => {
+            let mut out = io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "flakeid", &mut out);
+            out.flush()?;
+            Ok(())
+        }
+    }
+}
+
+fn layout_arg(name: Option<&str>) -> Result<Layout, Failure> {
+    match name {
+        Some(name) => Ok(Layout::preset(name)?),
         None => Ok(Layout::SNOWFLAKE),
     }
 }
 
-fn generate(mut args: Args) -> Result<(), Failure> {
-    let count: u64 = args.parsed(&["-n", "--count"])?.unwrap_or(1);
-    let layout = layout_arg(&mut args)?;
-    let format = args.value(&["-f", "--format"])?.unwrap_or_else(|| "int".into());
-    let mut b = Generator::builder(layout);
-    if let Some(node) = args.value(&["--node"])? {
-        b = b.node_source(NodeSource::parse(&node)?);
+/// The node-id and generator options shared by `generate` and `serve`.
+fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder, Failure> {
+    let mut b = Generator::builder(layout_arg(o.layout.as_deref())?);
+    if let Some(node) = &o.node {
+        b = b.node_source(NodeSource::parse(node)?);
     }
-    if let Some(d) = args.parsed(&["--datacenter"])? {
+    if let Some(d) = o.datacenter {
         b = b.datacenter(d);
     }
-    if let Some(w) = args.parsed(&["--worker"])? {
+    if let Some(w) = o.worker {
         b = b.worker(w);
     }
-    if let Some(p) = args.value(&["--overflow"])? {
-        b = b.overflow(Overflow::parse(&p)?);
+    if let Some(p) = &o.overflow {
+        b = b.overflow(Overflow::parse(p)?);
     }
-    if let Some(ms) = args.parsed(&["--max-borrow-ms"])? {
+    if let Some(ms) = o.max_borrow_ms {
         b = b.max_borrow_ms(ms);
     }
-    if let Some(p) = args.value(&["--clock-backwards"])? {
-        b = b.clock_backwards(ClockBackwards::parse(&p)?);
+    if let Some(p) = &o.clock_backwards {
+        b = b.clock_backwards(ClockBackwards::parse(p)?);
     }
-    if let Some(ms) = args.parsed(&["--max-wait-ms"])? {
+    if let Some(ms) = o.max_wait_ms {
         b = b.max_wait_ms(ms);
     }
-    let lease = args.value(&["--lease"])?;
-    let lease_ttl: Option<u64> = args.parsed(&["--lease-ttl-ms"])?;
-    match (lease, lease_ttl) {
-        (None, Some(_)) => {
-            return Err(Failure::Usage("--lease-ttl-ms needs --lease URL".into()));
-        }
-        (Some(url), ttl) => {
-            b = b.lease_url(&url);
-            if let Some(ms) = ttl {
-                b = b.lease_ttl_ms(ms);
-            }
-        }
-        (None, None) => {}
+    if let Some(url) = &o.lease {
+        b = b.lease_url(url);
     }
-    args.finish()?;
+    if let Some(ms) = o.lease_ttl_ms {
+        b = b.lease_ttl_ms(ms);
+    }
+    Ok(b)
+}
+
+fn generate(args: GenerateArgs) -> Result<(), Failure> {
+    let count = args.count;
+    let format = args.format;
+    let b = generator_options(&args.generator)?;
     let encoding = match format.as_str() {
         "int" | "decimal" | "json" | "bytes" => Encoding::Decimal,
         other => Encoding::parse(other).map_err(|_| {
@@ -216,15 +211,15 @@ fn parse_any(text: &str, from: Option<Encoding>) -> Result<u64, Error> {
     }
 }
 
-fn decode_cmd(mut args: Args) -> Result<(), Failure> {
-    let layout = layout_arg(&mut args)?;
-    let json = args.flag(&["--json"]);
-    let from = match args.value(&["--from"])? {
-        Some(f) if f == "int" => Some(Encoding::Decimal),
-        Some(f) => Some(Encoding::parse(&f)?),
+fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
+    let layout = layout_arg(args.layout.as_deref())?;
+    let json = args.json;
+    let from = match args.from.as_deref() {
+        Some("int") => Some(Encoding::Decimal),
+        Some(f) => Some(Encoding::parse(f)?),
         None => None,
     };
-    let mut texts = args.rest()?;
+    let mut texts = args.ids;
     if texts.is_empty() {
         return Err(Failure::Usage(
             "decode needs at least one ID (or - to read standard input)".into(),
@@ -288,9 +283,7 @@ fn json_parts(layout: &Layout, id: u64, p: &Parts) -> String {
     )
 }
 
-fn layouts(mut args: Args) -> Result<(), Failure> {
-    let json = args.flag(&["--json"]);
-    args.finish()?;
+fn layouts(json: bool) -> Result<(), Failure> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if json {

@@ -180,24 +180,107 @@ fn hex_ids_made_of_digits_are_never_read_as_decimal() {
     }
 }
 
-/// Issue #12 item 8.
-#[test]
-fn closed_stderr_bad_numbers_and_orphan_options() {
-    // An error printed to a closed stderr: exit 1 as usual, not a panic (101).
-    let o = Command::new("sh")
-        .args(["-c", &format!("'{}' decode zz 2>&-", env!("CARGO_BIN_EXE_flakeid"))])
+/// Runs flakeid with a standard error whose reader has gone (a socket whose peer is
+/// closed: writes fail with EPIPE, as when a log pipe dies): the error must still end
+/// in its normal exit status, not a panic (101).
+fn flakeid_with_dead_stderr(args: &[&str]) -> Output {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(ours);
+    let stderr: std::os::fd::OwnedFd = theirs.into();
+    Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .stderr(std::process::Stdio::from(stderr))
         .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
+        .unwrap()
+}
+
+#[test]
+fn dead_stderr_is_not_a_panic() {
+    assert_eq!(
+        flakeid_with_dead_stderr(&["generate", "--layout", "nope"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(flakeid_with_dead_stderr(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn lease_ttl_without_lease_is_a_usage_error() {
     let o = flakeid(&["generate", "--lease-ttl-ms", "5000"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--lease-ttl-ms needs --lease"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--lease <URL>"), "{o:?}");
+}
+
+#[test]
+fn plus_signed_numbers_are_rejected() {
     for args in [
-        ["generate", "--node", "+5"],
-        ["generate", "--datacenter", "+1"],
-        ["generate", "-n", "+3"],
+        &["generate", "--node", "+5"][..],
+        &["generate", "--worker", "+5"],
+        &["generate", "-n", "+2"],
     ] {
-        let o = flakeid(&args);
-        assert!(!o.status.success(), "{args:?} was accepted: {}", stdout(&o));
+        let o = flakeid(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_version_and_completions() {
+    for sub in ["generate", "decode", "layouts", "serve", "completions"] {
+        let o = flakeid(&[sub, "--help"]);
+        assert!(o.status.success(), "{sub}: {o:?}");
+        assert!(stdout(&o).contains("Usage: flakeid"), "{sub}");
+    }
+    assert!(stdout(&flakeid(&["serve", "--help"])).contains("FLAKEID_LISTEN"));
+    let o = flakeid(&["--version"]);
+    assert_eq!(stdout(&o).trim(), format!("flakeid {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(stdout(&flakeid(&["version"])), stdout(&o));
+    let o = flakeid(&["completions", "bash"]);
+    assert!(o.status.success() && stdout(&o).contains("_flakeid()"), "{o:?}");
+    let o = flakeid(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn env_fallbacks() {
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate", "-n", "3"])
+        .env("FLAKEID_NODE", "77")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stdout(&o)
+            .lines()
+            .all(|l| (l.parse::<u64>().unwrap() >> 12) & 0x3ff == 77)
+    );
+    // The command line wins over the environment.
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate", "--node", "5"])
+        .env("FLAKEID_NODE", "77")
+        .output()
+        .unwrap();
+    assert_eq!((stdout(&o).trim().parse::<u64>().unwrap() >> 12) & 0x3ff, 5);
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve"])
+        .env("FLAKEID_LISTEN", "not-an-address")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not-an-address"), "{o:?}");
+}
+
+#[test]
+fn serve_rejects_bad_options() {
+    for (args, code) in [
+        (&["serve", "--listen", "nowhere"][..], 2),
+        (&["serve", "--max-batch", "0"], 1),
+        (&["serve", "--lease-ttl-ms", "500"], 2),
+        (&["serve", "--count", "5"], 2),
+    ] {
+        let o = flakeid(args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {o:?}");
     }
 }

@@ -1,0 +1,62 @@
+//! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM/SIGINT.
+
+use crate::Failure;
+use crate::args::ServeArgs;
+use flakeid_server::{Config, Service};
+use std::net::SocketAddr;
+
+pub fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let listen = &args.listen;
+    let addr: SocketAddr = listen.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "--listen expects ADDR:PORT (e.g. 127.0.0.1:7676), got {listen:?}"
+        ))
+    })?;
+    let config = Config {
+        max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
+    };
+    config.validate()?;
+    let builder = crate::generator_options(&args.generator)?;
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLAKEID_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        // Acquire the node id (a lease may take a network round trip) only once the
+        // port is ours, so a busy port never holds a lease.
+        let generator = tokio::task::spawn_blocking(move || builder.build())
+            .await
+            .map_err(|e| Failure::Io(std::io::Error::other(e)))??;
+        let service = Service::new(generator, config)?;
+        let local = listener.local_addr()?;
+        tracing::info!(
+            listen = %local,
+            node = service.generator().node(),
+            leased = service.generator().is_leased(),
+            "flakeid serve: listening"
+        );
+        flakeid_server::serve(listener, service, shutdown_signal()).await?;
+        Ok(())
+    })
+}
+
+/// Completes on SIGTERM or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

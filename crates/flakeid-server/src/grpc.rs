@@ -1,0 +1,170 @@
+//! The gRPC API (`proto/flakeid.proto`), served on the HTTP port over HTTP/2.
+//!
+//! `Stream` generates each chunk on a blocking thread and hands it over a channel
+//! with room for two chunks: a client that stops reading (HTTP/2 flow control) stops
+//! generation within two chunks, and a client that cancels closes the channel, which
+//! ends the generating thread at its next send.
+
+use crate::{ApiError, Service};
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+/// The generated protobuf types and the client and server stubs.
+#[allow(missing_debug_implementations, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("flakeid.v1");
+}
+
+use proto::flakeid_server::{Flakeid, FlakeidServer};
+use proto::{BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest};
+
+/// Chunk size of `Stream` when the request says 0.
+pub const DEFAULT_CHUNK: usize = 4096;
+/// How many `Stream` calls may run at once (each holds a blocking thread).
+pub const MAX_STREAMS: usize = 64;
+
+impl From<ApiError> for Status {
+    fn from(e: ApiError) -> Status {
+        let text = match e.parameter {
+            Some(p) => format!("{p}: {}", e.message),
+            None => e.message,
+        };
+        match e.status.as_u16() {
+            400 => Status::invalid_argument(text),
+            503 => Status::unavailable(text),
+            _ => Status::internal(text),
+        }
+    }
+}
+
+/// The tonic service over a shared [`Service`].
+#[derive(Debug, Clone)]
+pub struct Grpc {
+    svc: Arc<Service>,
+    streams: Arc<Semaphore>,
+}
+
+impl Grpc {
+    pub fn server(svc: Arc<Service>) -> FlakeidServer<Grpc> {
+        FlakeidServer::new(Grpc {
+            svc,
+            streams: Arc::new(Semaphore::new(MAX_STREAMS)),
+        })
+    }
+
+    fn count(&self, rpc: &'static str, result: &Result<impl Sized, Status>) {
+        let code = match result {
+            Ok(_) => 0,
+            Err(s) => s.code() as u16,
+        };
+        self.svc
+            .metrics
+            .grpc
+            .get_or_create(&crate::RpcLabels { rpc, code })
+            .inc();
+    }
+}
+
+type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Flakeid for Grpc {
+    async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
+        let mut id = [0u64; 1];
+        let result = self
+            .svc
+            .issue(&mut id)
+            .map(|()| Response::new(NextResponse { id: id[0] }))
+            .map_err(Status::from);
+        self.count("Next", &result);
+        result
+    }
+
+    async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
+        let n = request.into_inner().n as usize;
+        let max = self.svc.config.max_batch;
+        let result = if !(1..=max).contains(&n) {
+            Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")))
+        } else {
+            let svc = self.svc.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut ids = vec![0u64; n];
+                svc.issue(&mut ids).map(|()| ids)
+            })
+            .await
+            .map_err(|e| Status::internal(format!("batch task failed: {e}")))
+            .and_then(|r| r.map_err(Status::from))
+            .map(|ids| Response::new(BatchResponse { ids }))
+        };
+        self.count("Batch", &result);
+        result
+    }
+
+    type StreamStream = ChunkStream;
+
+    async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
+        let result = self.start_stream(request.into_inner());
+        self.count("Stream", &result);
+        result
+    }
+}
+
+impl Grpc {
+    fn start_stream(&self, req: StreamRequest) -> Result<Response<ChunkStream>, Status> {
+        let max = self.svc.config.max_batch;
+        let chunk = match req.chunk as usize {
+            0 => DEFAULT_CHUNK.min(max),
+            c if c <= max => c,
+            c => {
+                return Err(Status::invalid_argument(format!(
+                    "chunk: must be in 0..={max}, got {c}"
+                )));
+            }
+        };
+        if let Some(why) = self.svc.not_ready() {
+            return Err(Status::unavailable(why));
+        }
+        let permit = self
+            .streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Status::resource_exhausted(format!("at most {MAX_STREAMS} streams at once")))?;
+        let (tx, rx) = mpsc::channel::<Result<Chunk, Status>>(2);
+        let svc = self.svc.clone();
+        let total = req.n;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut ids = vec![0u64; chunk];
+            let mut left = total;
+            while total == 0 || left > 0 {
+                let len = if total == 0 {
+                    chunk
+                } else {
+                    left.min(chunk as u64) as usize
+                };
+                let out = &mut ids[..len];
+                let item = match svc.issue(out) {
+                    Ok(()) => {
+                        let mut bytes = Vec::with_capacity(len * 8);
+                        for id in out.iter() {
+                            bytes.extend_from_slice(&id.to_be_bytes());
+                        }
+                        Ok(Chunk { ids: bytes })
+                    }
+                    Err(e) => Err(Status::from(e)),
+                };
+                let failed = item.is_err();
+                // Blocks while the client has no room; fails once it has cancelled.
+                if tx.blocking_send(item).is_err() || failed {
+                    return;
+                }
+                left = left.saturating_sub(len as u64);
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}

@@ -1,0 +1,135 @@
+//! The gRPC API through the generated tonic client, against a service listening on
+//! a free 127.0.0.1 port (HTTP/2 over real TCP).
+
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{Generator, Layout};
+use flakeid_server::grpc::proto::flakeid_client::FlakeidClient;
+use flakeid_server::grpc::proto::{BatchRequest, NextRequest, StreamRequest};
+use flakeid_server::{Config, Service};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic::transport::Channel;
+
+async fn start(max_batch: usize) -> (Arc<Service>, FlakeidClient<Channel>, tokio::sync::oneshot::Sender<()>) {
+    let generator = Generator::builder(Layout::SNOWFLAKE).node(9).build().unwrap();
+    let svc = Service::new(generator, Config { max_batch }).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(flakeid_server::serve(listener, svc.clone(), async move {
+        let _ = stopped.await;
+    }));
+    let client = FlakeidClient::connect(format!("http://{addr}")).await.unwrap();
+    (svc, client, stop)
+}
+
+fn unpack(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_batch_stream() {
+    let (svc, mut c, _stop) = start(50_000).await;
+    let mut seen = HashSet::new();
+    let id = c.next(NextRequest {}).await.unwrap().into_inner().id;
+    assert_eq!((id >> 12) & 0x3ff, 9);
+    seen.insert(id);
+    let ids = c.batch(BatchRequest { n: 50_000 }).await.unwrap().into_inner().ids;
+    assert_eq!(ids.len(), 50_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    seen.extend(ids);
+    let mut stream = c
+        .stream(StreamRequest {
+            n: 100_001,
+            chunk: 10_000,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut chunks = 0;
+    while let Some(chunk) = stream.next().await {
+        let ids = unpack(&chunk.unwrap().ids);
+        assert!(ids.len() == 10_000 || ids.len() == 1, "{}", ids.len());
+        seen.extend(ids);
+        chunks += 1;
+    }
+    assert_eq!(chunks, 11);
+    assert_eq!(seen.len(), 150_002);
+    assert_eq!(svc.issued(), 150_002);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_invalid_argument() {
+    let (_svc, mut c, _stop) = start(1000).await;
+    for n in [0, 1001, u32::MAX] {
+        let e = c.batch(BatchRequest { n }).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{n}");
+        assert!(e.message().starts_with("n:"), "{}", e.message());
+    }
+    let e = c.stream(StreamRequest { n: 5, chunk: 1001 }).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("chunk:"), "{}", e.message());
+}
+
+/// An endless stream whose client stops reading generates at most a bounded number
+/// of IDs (flow control); once the client cancels, generation stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_flow_control_and_cancellation() {
+    let (svc, mut c, _stop) = start(100_000).await;
+    let mut stream = c
+        .stream(StreamRequest { n: 0, chunk: 4096 })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.ids.len(), 4096 * 8);
+    // Not reading: the HTTP/2 windows and the two-chunk channel fill, then the
+    // generating thread blocks. Unthrottled it would issue millions per second.
+    let mut stalled = svc.issued();
+    let mut steady = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = svc.issued();
+        steady = if now == stalled { steady + 1 } else { 0 };
+        stalled = now;
+        if steady == 3 {
+            break;
+        }
+    }
+    assert_eq!(steady, 3, "generation never stopped for a client that does not read");
+    assert!(
+        stalled < 4_000_000,
+        "{stalled} IDs buffered for a client that does not read"
+    );
+    // Cancelling (dropping the stream) ends the generating thread.
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = svc.issued();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(svc.issued(), after);
+    // The service still answers.
+    assert!(c.next(NextRequest {}).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_ready_is_unavailable() {
+    let (svc, mut c, _stop) = start(1000).await;
+    svc.start_draining();
+    assert_eq!(c.next(NextRequest {}).await.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(
+        c.batch(BatchRequest { n: 5 }).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(
+        c.stream(StreamRequest { n: 5, chunk: 0 }).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(svc.issued(), 0);
+}

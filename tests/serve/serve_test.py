@@ -1,0 +1,368 @@
+"""`flakeid serve` as its clients see it: real server processes on 127.0.0.1 (free
+ports), real HTTP/1.1 keep-alive clients (http.client) and an h2c client (curl),
+real lease stores (started by tests/serve/run.sh and passed in FLAKEID_TEST_*).
+
+usage: python3 tests/serve/serve_test.py FLAKEID_BINARY
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+BIN = None
+WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
+
+
+class Server:
+    """One `flakeid serve` process; its port is read from its startup log line."""
+
+    def __init__(self, *args, env=None):
+        self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
+        self.log = open(self.log_path, "w")
+        full_env = dict(os.environ, **(env or {}))
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+            env=full_env,
+        )
+        self.port = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with open(self.log_path) as f:
+                m = re.search(r"listen=127\.0\.0\.1:(\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if self.port is None:
+            self.stop(signal.SIGKILL)
+            raise AssertionError(f"server did not start: {self.logs()}")
+
+    def logs(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def conn(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+
+    def get(self, path, headers=None, conn=None):
+        c = conn or self.conn()
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        if conn is None:
+            c.close()
+        return r.status, r.getheader("Content-Type"), body
+
+    def json(self, path):
+        status, _, body = self.get(path)
+        return status, json.loads(body)
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.log.close()
+
+
+def ids_of(body):
+    return [struct.unpack(">Q", body[i : i + 8])[0] for i in range(0, len(body), 8)]
+
+
+class Routes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server("--node", "7", "--max-batch", "1000")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def node_of(self, id_):
+        return (id_ >> 12) & 0x3FF
+
+    def test_one_id_text_and_json(self):
+        st, ct, body = self.s.get("/v1/id")
+        self.assertEqual((st, ct), (200, "text/plain; charset=utf-8"))
+        self.assertEqual(self.node_of(int(body)), 7)
+        st, ct, body = self.s.get("/v1/id", {"Accept": "application/json"})
+        self.assertEqual((st, ct), (200, "application/json"))
+        self.assertIsInstance(json.loads(body)["id"], str)
+        st, _, body = self.s.get("/v1/id?format=json")
+        self.assertIn("id", json.loads(body))
+        st, _, body = self.s.get("/v1/id?format=xml")
+        self.assertEqual(st, 400)
+        self.assertEqual(json.loads(body)["parameter"], "format")
+
+    def test_batches_in_every_format(self):
+        c = self.s.conn()  # one keep-alive connection for every request
+        st, ct, body = self.s.get("/v1/ids?n=1000", conn=c)
+        self.assertEqual((st, ct), (200, "application/json"))
+        ids = [int(x) for x in json.loads(body)]
+        st, ct, body = self.s.get("/v1/ids?n=500&format=ndjson", conn=c)
+        self.assertEqual((st, ct), (200, "application/x-ndjson"))
+        ids += [int(json.loads(line)) for line in body.splitlines()]
+        st, ct, body = self.s.get("/v1/ids?n=300", {"Accept": "application/x-ndjson"}, conn=c)
+        self.assertEqual(ct, "application/x-ndjson")
+        ids += [int(json.loads(line)) for line in body.splitlines()]
+        st, ct, body = self.s.get("/v1/ids?n=1000&format=octet-stream", conn=c)
+        self.assertEqual((st, ct, len(body)), (200, "application/octet-stream", 8000))
+        ids += ids_of(body)
+        st, ct, body = self.s.get("/v1/ids?n=2", {"Accept": "application/octet-stream"}, conn=c)
+        self.assertEqual(len(body), 16)
+        ids += ids_of(body)
+        st, _, body = self.s.get("/v1/ids", conn=c)
+        self.assertEqual(len(json.loads(body)), 1)
+        self.assertEqual(len(ids), len(set(ids)))
+        self.assertEqual(ids, sorted(ids))
+        self.assertTrue(all(self.node_of(i) == 7 for i in ids))
+        c.close()
+
+    def test_bad_batches_name_the_parameter(self):
+        for path, param in [
+            ("/v1/ids?n=0", "n"),
+            ("/v1/ids?n=1001", "n"),
+            ("/v1/ids?n=-1", "n"),
+            ("/v1/ids?n=+5", "n"),
+            ("/v1/ids?n=99999999999999999999999", "n"),
+            ("/v1/ids?n=abc", "n"),
+            ("/v1/ids?n=3&format=xml", "format"),
+            ("/v1/ids?count=3", "query"),
+            ("/v1/ids?%ZZ=1", "query"),
+            ("/v1/decode/hello", "id"),
+            ("/v1/decode/0xzz", "id"),
+            ("/v1/decode/99999999999999999999999", "id"),
+        ]:
+            st, ct, body = self.s.get(path)
+            self.assertEqual((st, ct), (400, "application/json"), path)
+            err = json.loads(body)
+            self.assertEqual(err["parameter"], param, path)
+            self.assertTrue(err["message"], path)
+        st, _, body = self.s.get("/nope")
+        self.assertEqual(st, 404)
+        self.assertEqual(json.loads(body)["error"], "not_found")
+        c = self.s.conn()
+        c.request("POST", "/v1/id")
+        r = c.getresponse()
+        self.assertEqual((r.status, r.getheader("Content-Type")), (405, "application/json"))
+        self.assertEqual(json.loads(r.read())["parameter"], "method")
+        c.close()
+
+    def test_decode_every_text_form(self):
+        _, _, body = self.s.get("/v1/id")
+        id_ = int(body)
+        st, parts = self.s.json(f"/v1/decode/{id_}")
+        self.assertEqual(st, 200)
+        self.assertEqual(parts["node"], 7)
+        self.assertEqual(parts["id"], str(id_))
+        for form in [f"0x{id_:x}", parts["hex"], parts["base32"], parts["base62"]]:
+            st, again = self.s.json(f"/v1/decode/{form}")
+            self.assertEqual((st, again["id"]), (200, str(id_)), form)
+
+    def test_layout_health_ready_metrics(self):
+        st, l = self.s.json("/v1/layout")
+        self.assertEqual(st, 200)
+        self.assertEqual((l["layout"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
+        self.assertEqual(self.s.get("/healthz")[0], 200)
+        self.assertEqual(self.s.get("/readyz")[0], 200)
+        self.s.get("/v1/ids?n=5")
+        st, ct, body = self.s.get("/metrics")
+        self.assertEqual(st, 200)
+        self.assertTrue(ct.startswith("application/openmetrics-text"), ct)
+        text = body.decode()
+        issued = int(re.search(r"^flakeid_ids_issued_total (\d+)$", text, re.M).group(1))
+        self.assertGreaterEqual(issued, 5)
+        self.assertIn('flakeid_http_requests_total{route="/v1/ids",status="200"}', text)
+        self.assertIn("flakeid_lease_held 1", text)
+
+    @unittest.skipUnless(shutil.which("curl"), "curl not installed")
+    def test_h2c(self):
+        out = subprocess.run(
+            ["curl", "-sS", "--http2-prior-knowledge", "-w", "\n%{http_version}",
+             f"http://127.0.0.1:{self.s.port}/v1/id"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split("\n")
+        self.assertEqual(out[-1], "2")
+        self.assertEqual(self.node_of(int(out[0])), 7)
+
+
+class Shutdown(unittest.TestCase):
+    def test_sigterm_and_sigint_drain_and_exit_0(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            # sonyflake issues 256 IDs per 10 ms tick: 25 600 IDs take about a second,
+            # so the batch is surely in flight when the signal arrives 0.3 s in.
+            s = Server("--node", "3", "--layout", "sonyflake")
+            result = {}
+
+            def fetch():
+                result["r"] = s.get("/v1/ids?n=25600&format=octet-stream")
+
+            t = threading.Thread(target=fetch)
+            t.start()
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            self.assertEqual(s.stop(sig), 0, s.logs())
+            t.join()
+            st, _, body = result["r"]
+            self.assertEqual((st, len(body)), (200, 25600 * 8))
+            self.assertEqual(len(set(ids_of(body))), 25600)
+            self.assertIn("lease released; stopped", s.logs())
+            # A new connection after shutdown is refused.
+            with self.assertRaises(OSError):
+                s.get("/healthz")
+
+    def test_file_lease_released_on_sigterm(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        a = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        na, nb = a.json("/v1/layout")[1], b.json("/v1/layout")[1]
+        self.assertEqual({na["lease"], nb["lease"]}, {"held"})
+        self.assertNotEqual(na["node"], nb["node"])
+        self.assertEqual(a.stop(), 0)
+        c = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(c.json("/v1/layout")[1]["node"], na["node"])
+        self.assertEqual(b.stop(), 0)
+        self.assertEqual(c.stop(), 0)
+
+
+def scale_out(test, url):
+    """Three servers on one store: distinct node ids, 100 000 unique IDs; SIGTERM on
+    one hands its node id to a fourth at once. (The namespace is new, so the first
+    server waits out the lease's lock delay, TTL + margin, before it is ready.)"""
+    ttl = 5000
+    servers = [Server("--lease", url, "--lease-ttl-ms", str(ttl)) for _ in range(3)]
+    try:
+        nodes = [s.json("/v1/layout")[1]["node"] for s in servers]
+        test.assertEqual(len(set(nodes)), 3, nodes)
+        ids = []
+        conns = [s.conn() for s in servers]
+        while len(ids) < 100_000:
+            for s, c in zip(servers, conns):
+                st, _, body = s.get("/v1/ids?n=5000&format=octet-stream", conn=c)
+                test.assertEqual(st, 200)
+                ids += ids_of(body)
+        test.assertEqual(len(ids), len(set(ids)))
+        for c in conns:
+            c.close()
+        # Well within the TTL: the fourth server only gets the id because SIGTERM
+        # released it (an expiry would take the whole TTL).
+        t0 = time.monotonic()
+        test.assertEqual(servers[1].stop(), 0)
+        fourth = Server("--lease", url, "--lease-ttl-ms", str(ttl))
+        servers.append(fourth)
+        test.assertEqual(fourth.json("/v1/layout")[1]["node"], nodes[1])
+        test.assertLess(time.monotonic() - t0, ttl / 1000 / 2)
+        st, _, body = fourth.get("/v1/ids?n=5000&format=octet-stream")
+        test.assertEqual(st, 200)
+        test.assertFalse(set(ids_of(body)) & set(ids))
+    finally:
+        for s in servers:
+            test.assertEqual(s.stop(), 0, s.logs())
+
+
+def family(pid):
+    """`pid` and its children (the PostgreSQL postmaster and its backends)."""
+    pids = [pid]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                pids.append(int(entry))
+    return pids
+
+
+def frozen_store(test, url, pid):
+    """SIGSTOP the store (and its children): the server turns not-ready and refuses
+    IDs (503) before its lease could expire in the store."""
+    ttl = 3000
+    s = Server("--lease", url, "--lease-ttl-ms", str(ttl))
+    try:
+        test.assertEqual(s.get("/readyz")[0], 200)
+        test.assertEqual(s.get("/v1/id")[0], 200)
+        frozen = family(pid)
+        for p in frozen:
+            os.kill(p, signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            not_ready = None
+            while time.monotonic() - stopped < 3 * ttl / 1000:
+                st, _, _ = s.get("/readyz")
+                if st == 503:
+                    not_ready = time.monotonic() - stopped
+                    break
+                time.sleep(0.01)
+            test.assertIsNotNone(not_ready, "never turned not-ready")
+            # The store would keep the lease for ttl after the last renewal it saw,
+            # which was before SIGSTOP: the server must already have stopped.
+            test.assertLess(not_ready * 1000, ttl)
+            st, _, body = s.get("/v1/id")
+            test.assertEqual(st, 503, body)
+            test.assertEqual(json.loads(body)["error"], "not_ready")
+            test.assertEqual(s.get("/v1/ids?n=10")[0], 503)
+            test.assertEqual(s.get("/healthz")[0], 200)
+            test.assertEqual(s.json("/v1/layout")[1]["lease"], "unreachable")
+        finally:
+            for p in frozen:
+                os.kill(p, signal.SIGCONT)
+        # Once the store answers again the lease is renewed and IDs resume.
+        deadline = time.monotonic() + 10
+        while s.get("/readyz")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        test.assertEqual(s.get("/v1/id")[0], 200)
+    finally:
+        test.assertEqual(s.stop(), 0, s.logs())
+
+
+class Redis(unittest.TestCase):
+    url = os.environ.get("FLAKEID_TEST_REDIS_URL")
+
+    def setUp(self):
+        if not self.url:
+            self.skipTest("no redis-server (FLAKEID_TEST_REDIS_URL unset)")
+
+    def test_scale_out(self):
+        scale_out(self, self.url.replace("/0", "/1") + "?namespace=serve-scale")
+
+    def test_frozen_store(self):
+        frozen_store(self, self.url + "?namespace=serve-frozen", int(os.environ["FLAKEID_TEST_REDIS_PID"]))
+
+
+class Postgres(unittest.TestCase):
+    url = os.environ.get("FLAKEID_TEST_POSTGRES_URL")
+
+    def setUp(self):
+        if not self.url:
+            self.skipTest("no PostgreSQL (FLAKEID_TEST_POSTGRES_URL unset)")
+
+    def test_scale_out(self):
+        scale_out(self, self.url + "?namespace=serve_scale")
+
+    def test_frozen_store(self):
+        frozen_store(self, self.url + "?namespace=serve_frozen", int(os.environ["FLAKEID_TEST_PG_PID"]))
+
+
+if __name__ == "__main__":
+    BIN = sys.argv.pop(1)
+    try:
+        unittest.main(verbosity=2)
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
