@@ -26,6 +26,18 @@ describe('options (issue #12)', () => {
     assert.ok(new Generator({}).nextId() > 0n)
   })
 
+  test('wrongly typed arguments are FLAKEID_CONFIG naming the field, as in both backends', () => {
+    for (const bad of [true, 1n, null, 'x']) {
+      expectError(() => new Generator({ worker: bad }), 'config', { field: 'worker' })
+    }
+    const e = expectError(() => new Generator().nextIds('10'), 'config', { field: 'n' })
+    assert.match(e.message, /n must be a number/)
+    expectError(() => decompose(5), 'config', { field: 'id' })
+    expectError(() => encode(5, 'hex'), 'config', { field: 'id' })
+    const l = expectError(() => new Layout({ timeBits: 2 ** 32 }), 'config', { field: 'time_bits' })
+    assert.match(l.message, /4294967296/)
+  })
+
   test('batch sizes are the core rule, with its message', () => {
     const g = new Generator()
     for (const n of [2 ** 27 + 1, 1e12]) {

@@ -118,6 +118,9 @@ def test_encoding(case: dict[str, Any]) -> None:
     for enc in ENCODINGS:
         assert flakeid.encode(id_, enc) == case[enc], enc
         assert flakeid.decode(case[enc], enc) == id_, enc
+    # One default in every binding (the core's): base62.
+    assert flakeid.encode(id_) == case["base62"]
+    assert flakeid.decode(case["base62"]) == id_
     assert flakeid.to_bytes(id_) == bytes.fromhex(case["bytes"])
     assert flakeid.from_bytes(bytes.fromhex(case["bytes"])) == id_
 

@@ -94,10 +94,28 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
     let Some((g, arg)) = (unsafe { bound_with_arg(env, info) }) else {
         return ptr::null_mut();
     };
+    let mut kind = sys::ValueType::napi_undefined;
+    // SAFETY: valid env and value.
+    unsafe { sys::napi_typeof(env, arg, &mut kind) };
     let mut n = f64::NAN;
-    // SAFETY: valid env and value; a non-number leaves `n` NaN, which `uint` refuses.
+    // SAFETY: valid env and value; a non-number leaves `n` NaN.
     unsafe { sys::napi_get_value_double(env, arg, &mut n) };
-    match ids_array(env, g, n) {
+    let checked = if kind == sys::ValueType::napi_number {
+        Ok(n)
+    } else {
+        // `nextIds('10')` used to say "got NaN".
+        Err(throw(
+            &Env::from_raw(env),
+            crate::config(
+                "n",
+                format!(
+                    "n must be a number, got {}",
+                    crate::type_name(napi::ValueType::from(kind))
+                ),
+            ),
+        ))
+    };
+    match checked.and_then(|n| ids_array(env, g, n)) {
         Ok(array) => array,
         Err(e) => {
             if e.status != napi::Status::PendingException {
@@ -109,22 +127,14 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
     }
 }
 
-/// Largest `nextIds` batch (2^27 IDs: a 1 GiB `BigUint64Array`).
-const MAX_BATCH: u64 = 1 << 27;
-
 /// `n` fresh IDs in a new `BigUint64Array` whose memory V8 allocates, so that its
 /// garbage collector sees it (an external buffer per batch let a loop of
 /// `nextIds(1e6)` grow the process by gigabytes before a collection).
 pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: f64) -> napi::Result<sys::napi_value> {
     let fail = |e| throw(&Env::from_raw(env), e);
     let n = crate::uint("n", n).map_err(fail)?;
-    if n > MAX_BATCH {
-        return Err(fail(crate::config(
-            "n",
-            format!("n must be in 0..={MAX_BATCH}, got {n}"),
-        )));
-    }
-    let n = n as usize;
+    // The core's one rule for batch sizes (as in every binding).
+    let n = fc::check_batch(i128::from(n)).map_err(fail)?;
     let (mut buffer, mut data, mut array) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
     // SAFETY: valid env; live out-pointers.
     napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) })?;

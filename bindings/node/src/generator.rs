@@ -80,6 +80,33 @@ pub struct GeneratorOptions<'a> {
     pub clock: Option<ClassInstance<'a, ManualClock>>,
 }
 
+/// Each option: its name, the field errors name, the JS types it takes, in words.
+#[allow(clippy::type_complexity)]
+const OPTION_TYPES: [(&str, &str, &[ValueType], &str); 12] = [
+    ("datacenter", "datacenter", &[ValueType::Number], "a number"),
+    ("worker", "worker", &[ValueType::Number], "a number"),
+    (
+        "node",
+        "node",
+        &[ValueType::Number, ValueType::String],
+        "a number or a string",
+    ),
+    (
+        "layout",
+        "layout",
+        &[ValueType::String, ValueType::Object],
+        "a Layout or a preset name",
+    ),
+    ("overflow", "overflow", &[ValueType::String], "a string"),
+    ("clockBackwards", "clock_backwards", &[ValueType::String], "a string"),
+    ("maxBorrowMs", "max_borrow_ms", &[ValueType::Number], "a number"),
+    ("maxWaitMs", "max_wait_ms", &[ValueType::Number], "a number"),
+    ("lease", "lease", &[ValueType::String], "a lease URL string"),
+    ("leaseTtlMs", "lease_ttl_ms", &[ValueType::Number], "a number"),
+    ("maxSequence", "max_sequence", &[ValueType::Number], "a number"),
+    ("clock", "clock", &[ValueType::Object], "a ManualClock"),
+];
+
 /// The options argument: absent/`undefined`/`null` (the defaults), or an object whose keys are all
 /// options (`fc::JS_GENERATOR_OPTIONS`): a `FLAKEID_CONFIG` error otherwise.
 fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<GeneratorOptions<'a>>> {
@@ -112,6 +139,16 @@ fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<
         let key: String = names.get_element(i)?;
         if !fc::JS_GENERATOR_OPTIONS.contains(&key.as_str()) {
             return bad(fc::unknown_option(&key, &fc::JS_GENERATOR_OPTIONS));
+        }
+        // Each value's JS type, checked here so a wrong one is FLAKEID_CONFIG naming
+        // the option (napi's own conversion error has no code).
+        let Some(&(_, field, takes, wants)) = OPTION_TYPES.iter().find(|t| t.0 == key) else {
+            continue;
+        };
+        let got = obj.get_named_property::<Unknown>(&key)?.get_type()?;
+        if got != ValueType::Undefined && !takes.contains(&got) {
+            let got = crate::type_name(got);
+            return bad(crate::config(field, format!("{key} must be {wants}, got {got}")));
         }
     }
     // SAFETY: a live value of this call's env.

@@ -1,7 +1,6 @@
 //! `Layout` and the parts of an ID.
 
 use crate::{OrThrow, config, fc, id_in, num, uint};
-use napi::bindgen_prelude::{BigInt, Either};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -91,8 +90,11 @@ impl Layout {
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
         let bits = |field, v: Option<f64>| {
-            v.map(|v| uint(field, v).map(|b| b.min(u64::from(u32::MAX)) as u32))
-                .transpose()
+            // Past u32, say the real number (it used to read "got 4294967295").
+            v.map(|v| {
+                uint(field, v).and_then(|b| u32::try_from(b).map_err(|_| fc::Error::out_of_range(field, 0, 64, b)))
+            })
+            .transpose()
         };
         let mut b = fc::Layout::builder();
         if let Some(v) = bits("time_bits", o.time_bits)? {
@@ -216,7 +218,7 @@ impl Layout {
     }
 
     #[napi(ts_args_type = "id: bigint | string")]
-    pub fn decompose<'e>(&self, env: &'e Env, id: Either<BigInt, String>) -> napi::Result<Parts<'e>> {
+    pub fn decompose<'e>(&self, env: &'e Env, id: crate::IdArg) -> napi::Result<Parts<'e>> {
         parts(env, &self.inner, id_in(id).or_throw(env)?)
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.

@@ -7,7 +7,8 @@ mod generator;
 mod layout;
 
 use flakeid_core as fc;
-use napi::bindgen_prelude::{BigInt, Buffer, ClassInstance, Either, JsObjectValue, Object, Uint8Array};
+use napi::ValueType;
+use napi::bindgen_prelude::{BigInt, Buffer, ClassInstance, Either, JsObjectValue, Object, Uint8Array, Unknown};
 use napi::{Env, Status};
 use napi_derive::napi;
 
@@ -79,20 +80,56 @@ pub(crate) fn num(field: &'static str, v: u64) -> fc::Result<f64> {
     }
 }
 
-/// An incoming ID: a `bigint` in `0..2^64`, or its decimal string.
-pub(crate) fn id_in(id: Either<BigInt, String>) -> fc::Result<u64> {
-    match id {
-        Either::A(b) => match b.get_u64() {
-            (false, v, true) => Ok(v),
-            (sign, ..) => Err(config(
-                "id",
-                format!(
-                    "id must be a bigint in 0n..=18446744073709551615n, got a {} one",
-                    if sign { "negative" } else { "2^64 or larger" }
-                ),
-            )),
-        },
-        Either::B(s) => fc::decode(&s, fc::Encoding::Decimal),
+/// A JS value's type, for messages.
+pub(crate) fn type_name(t: ValueType) -> &'static str {
+    use ValueType as T;
+    match t {
+        T::Undefined => "undefined",
+        T::Null => "null",
+        T::Boolean => "a boolean",
+        T::Number => "a number",
+        T::String => "a string",
+        T::Symbol => "a symbol",
+        T::Object => "an object",
+        T::Function => "a function",
+        T::BigInt => "a bigint",
+        _ => "another kind of value",
+    }
+}
+
+/// An incoming ID, as any JS value: checked here, so that every wrong type is a
+/// FLAKEID_CONFIG error naming `id` (napi's own conversion error has no code).
+pub(crate) type IdArg<'a> = Unknown<'a>;
+
+/// An incoming ID: a `bigint` in `0..2^64`, or its decimal string. A `number` is
+/// refused (it cannot hold every 64-bit ID), as is anything else.
+pub(crate) fn id_in(id: IdArg<'_>) -> fc::Result<u64> {
+    let napi_err = |e: napi::Error| config("id", format!("id could not be read: {e}"));
+    match id.get_type().map_err(napi_err)? {
+        ValueType::BigInt => {
+            // SAFETY: checked to be a bigint.
+            let b: BigInt = unsafe { id.cast() }.map_err(napi_err)?;
+            match b.get_u64() {
+                (false, v, true) => Ok(v),
+                (sign, ..) => Err(config(
+                    "id",
+                    format!(
+                        "id must be a bigint in 0n..=18446744073709551615n, got a {} one",
+                        if sign { "negative" } else { "2^64 or larger" }
+                    ),
+                )),
+            }
+        }
+        ValueType::String => {
+            // SAFETY: checked to be a string.
+            let s: String = unsafe { id.cast() }.map_err(napi_err)?;
+            fc::decode(&s, fc::Encoding::Decimal)
+        }
+        ValueType::Number => Err(fc::js_number_id_error("id")),
+        other => Err(config(
+            "id",
+            format!("id must be a bigint or a decimal string, got {}", type_name(other)),
+        )),
     }
 }
 
@@ -110,7 +147,7 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 /// Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
 /// above the layout's width.
 #[napi(ts_args_type = "id: bigint | string, layout?: Layout | string")]
-pub fn decompose<'e>(env: &'e Env, id: Either<BigInt, String>, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
+pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
     let layout = layout_in(layout).or_throw(env)?;
     layout::parts(env, &layout, id_in(id).or_throw(env)?)
 }
@@ -134,26 +171,47 @@ pub fn id_range(env: &Env, start_ms: f64, end_ms: f64, layout: LayoutArg<'_>) ->
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
 #[napi(ts_args_type = "id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
-pub fn encode(env: &Env, id: Either<BigInt, String>, encoding: Option<String>) -> napi::Result<String> {
+pub fn encode(env: &Env, id: IdArg, encoding: Option<Unknown<'_>>) -> napi::Result<String> {
     let enc = encoding_in(encoding).or_throw(env)?;
     Ok(fc::encode(id_in(id).or_throw(env)?, enc))
 }
 
 /// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.
 #[napi(ts_args_type = "text: string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
-pub fn decode(env: &Env, text: String, encoding: Option<String>) -> napi::Result<u64> {
+pub fn decode(env: &Env, text: Unknown<'_>, encoding: Option<Unknown<'_>>) -> napi::Result<u64> {
     let enc = encoding_in(encoding).or_throw(env)?;
+    let text = string_in(text, "text").or_throw(env)?;
     fc::decode(&text, enc).or_throw(env)
 }
 
-/// `decimal` when absent.
-fn encoding_in(name: Option<String>) -> fc::Result<fc::Encoding> {
-    name.map_or(Ok(fc::Encoding::Decimal), |n| fc::Encoding::parse(&n))
+/// The core's default (`base62`) when absent (or `undefined`/`null`), as in every
+/// binding; a name otherwise.
+fn encoding_in(name: Option<Unknown<'_>>) -> fc::Result<fc::Encoding> {
+    match name {
+        None => Ok(fc::Encoding::default()),
+        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => Ok(fc::Encoding::default()),
+        Some(v) => fc::Encoding::parse(&string_in(v, "encoding")?),
+    }
+}
+
+/// A string argument, or a FLAKEID_CONFIG error naming `field`.
+pub(crate) fn string_in(value: Unknown<'_>, field: &'static str) -> fc::Result<String> {
+    match value.get_type() {
+        // SAFETY: checked to be a string.
+        Ok(ValueType::String) => {
+            unsafe { value.cast::<String>() }.map_err(|e| config(field, format!("{field} could not be read: {e}")))
+        }
+        Ok(other) => Err(config(
+            field,
+            format!("{field} must be a string, got {}", type_name(other)),
+        )),
+        Err(e) => Err(config(field, format!("{field} could not be read: {e}"))),
+    }
 }
 
 /// The 8-byte big-endian form (flake-idgen's `Buffer`).
 #[napi(ts_args_type = "id: bigint | string")]
-pub fn to_bytes(env: &Env, id: Either<BigInt, String>) -> napi::Result<Buffer> {
+pub fn to_bytes(env: &Env, id: IdArg) -> napi::Result<Buffer> {
     Ok(fc::to_bytes(id_in(id).or_throw(env)?).to_vec().into())
 }
 

@@ -21,17 +21,22 @@ fn decompose(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResu
 
 /// Fixed-width, sort-preserving text: "hex", "base32", "base62" (or "decimal").
 #[pyfunction]
-#[pyo3(signature = (id, encoding="base62"))]
-fn encode(id: &Bound<'_, PyAny>, encoding: &str) -> PyResult<String> {
+#[pyo3(signature = (id, encoding=None))]
+fn encode(id: &Bound<'_, PyAny>, encoding: Option<&str>) -> PyResult<String> {
     let id = uint(id, "id", u64::MAX)?;
-    Ok(flakeid_core::encode(id, Encoding::parse(encoding).map_err(to_py)?))
+    Ok(flakeid_core::encode(id, encoding_arg(encoding)?))
+}
+
+/// The named encoding, or the core's default (base62) — the same in every binding.
+fn encoding_arg(name: Option<&str>) -> PyResult<Encoding> {
+    name.map_or(Ok(Encoding::default()), |n| Encoding::parse(n).map_err(to_py))
 }
 
 /// Parses text made by `encode`; `ParseError` names the bad position.
 #[pyfunction]
-#[pyo3(signature = (text, encoding="base62"))]
-fn decode(text: PyBackedStr, encoding: &str) -> PyResult<u64> {
-    flakeid_core::decode(&text, Encoding::parse(encoding).map_err(to_py)?).map_err(to_py)
+#[pyo3(signature = (text, encoding=None))]
+fn decode(text: PyBackedStr, encoding: Option<&str>) -> PyResult<u64> {
+    flakeid_core::decode(&text, encoding_arg(encoding)?).map_err(to_py)
 }
 
 /// The 8 big-endian bytes of an ID (flake-idgen's format).

@@ -87,29 +87,44 @@ pub(crate) fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsVal
     Ok((!v.is_undefined() && !v.is_null()).then_some(v))
 }
 
-/// An ID: a `bigint` in `0..2^64` (or a safe-integer `number`, or a decimal string).
+/// An ID: a `bigint` in `0..2^64`, or its decimal string (a `number` is refused, as
+/// in `@flakeid/node`).
 /// wasm-bindgen would wrap an out-of-range `bigint` silently, so IDs arrive as
 /// `JsValue` and are checked here.
 pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
     if let Some(s) = value.as_string() {
         return flakeid_core::decode(&s, flakeid_core::Encoding::Decimal).map_err(js_error);
     }
-    uint(value, field, u64::MAX)
+    if value.is_bigint() {
+        return u64::try_from(value.clone()).map_err(|_| {
+            config(
+                field,
+                format!(
+                    "{field} must be a bigint in 0n..=18446744073709551615n, got {}",
+                    describe(value)
+                ),
+            )
+        });
+    }
+    if value.as_f64().is_some() {
+        // As in @flakeid/node: a number cannot hold every ID.
+        return Err(js_error(flakeid_core::js_number_id_error(field)));
+    }
+    Err(config(
+        field,
+        format!("{field} must be a bigint or a decimal string, got {}", describe(value)),
+    ))
 }
 
 /// A non-negative integer `number` or `bigint` up to `max` (and 2^53 - 1 for numbers).
 pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64, JsValue> {
-    let got = if value.is_bigint() {
-        u64::try_from(value.clone()).ok()
-    } else if let Some(f) = value.as_f64() {
+    // Numbers only, as in @flakeid/node (a bigint here used to pass in wasm alone).
+    let got = if let Some(f) = value.as_f64() {
         (f >= 0.0 && f <= MAX_SAFE as f64 && f.fract() == 0.0).then_some(f as u64)
     } else {
         return Err(config(
             field,
-            format!(
-                "{field} must be a non-negative integer (number or bigint), got {}",
-                describe(value)
-            ),
+            format!("{field} must be a number, got {}", describe(value)),
         ));
     };
     match got {
@@ -123,6 +138,10 @@ pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64
 
 /// An optional integer option.
 pub(crate) fn opt_uint(options: &JsValue, key: &str, field: &'static str, max: u64) -> Result<Option<u64>, JsValue> {
+    // `null` is not a number (as in @flakeid/node); only an absent key is "not given".
+    if options.is_object() && Reflect::get(options, &key.into())?.is_null() {
+        return Err(config(field, format!("{field} must be a number, got null")));
+    }
     get(options, key)?.map(|v| uint(&v, field, max)).transpose()
 }
 

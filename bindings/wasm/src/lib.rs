@@ -34,7 +34,7 @@ pub fn decompose(
     layout.try_decompose(id).map(parts_to_js).map_err(js_error)
 }
 
-/// An ID as text: `decimal` (default), `hex`, `base32` or `base62`.
+/// An ID as text: `base62` (the default of every binding), `hex`, `base32` or `decimal`.
 #[wasm_bindgen]
 pub fn encode(
     #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
@@ -108,7 +108,7 @@ pub fn version() -> String {
 
 fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
     match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
-        None => Ok(Encoding::Decimal),
+        None => Ok(Encoding::default()),
         Some(n) => Encoding::parse(&n).map_err(js_error),
     }
 }

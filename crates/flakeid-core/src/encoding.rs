@@ -4,8 +4,10 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
-/// An ID's outward form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// An ID's outward form. The default — what every binding's `encode`/`decode` use
+/// when not told — is `Base62`: compact, fixed-width and sorting like the ID (the
+/// reasons to encode at all); decimal, the JSON form, is asked for by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Encoding {
     /// Base 10, no padding (for JSON, where a JS `number` would lose precision).
     Decimal,
@@ -15,6 +17,7 @@ pub enum Encoding {
     /// and reads `I`/`L` as 1 and `O` as 0.
     Base32,
     /// 11 characters of `0-9A-Za-z`.
+    #[default]
     Base62,
 }
 
