@@ -36,6 +36,13 @@ describe('options (issue #12)', () => {
     expectError(() => encode(5, 'hex'), 'config', { field: 'id' })
     const l = expectError(() => new Layout({ timeBits: 2 ** 32 }), 'config', { field: 'time_bits' })
     assert.match(l.message, /4294967296/)
+    // Booleans, bigints and strings where numbers go: FLAKEID_CONFIG naming the field.
+    for (const bad of [true, 5n, '5']) {
+      expectError(() => new Layout({ timeBits: bad }), 'config', { field: 'time_bits' })
+      expectError(() => new ManualClock(bad), 'config')
+      expectError(() => Layout.preset('snowflake').compose(bad, 1, 1), 'config')
+      expectError(() => Layout.preset('snowflake').firstIdAt(bad), 'config')
+    }
   })
 
   test('batch sizes are the core rule, with its message', () => {

@@ -115,7 +115,7 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
             ),
         ))
     };
-    match checked.and_then(|n| ids_array(env, g, n)) {
+    match checked.and_then(|n| ids_array(env, g, n.into())) {
         Ok(array) => array,
         Err(e) => {
             if e.status != napi::Status::PendingException {
@@ -130,7 +130,7 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
 /// `n` fresh IDs in a new `BigUint64Array` whose memory V8 allocates, so that its
 /// garbage collector sees it (an external buffer per batch let a loop of
 /// `nextIds(1e6)` grow the process by gigabytes before a collection).
-pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: f64) -> napi::Result<sys::napi_value> {
+pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Num) -> napi::Result<sys::napi_value> {
     let fail = |e| throw(&Env::from_raw(env), e);
     let n = crate::uint("n", n).map_err(fail)?;
     // The core's one rule for batch sizes (as in every binding).

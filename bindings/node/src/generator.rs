@@ -21,20 +21,24 @@ pub struct ManualClock {
 #[napi]
 impl ManualClock {
     #[napi(constructor)]
-    pub fn new(env: &Env, start_ms: f64, auto_advance_ms: Option<f64>) -> napi::Result<Self> {
+    pub fn new(
+        env: &Env,
+        #[napi(ts_arg_type = "number")] start_ms: crate::Num,
+        #[napi(ts_arg_type = "number | undefined | null")] auto_advance_ms: Option<crate::Num>,
+    ) -> napi::Result<Self> {
         let start = uint("start_ms", start_ms).or_throw(env)?;
-        let step = uint("auto_advance_ms", auto_advance_ms.unwrap_or(0.0)).or_throw(env)?;
+        let step = uint("auto_advance_ms", auto_advance_ms.unwrap_or(crate::Num::Number(0.0))).or_throw(env)?;
         Ok(ManualClock {
             inner: fc::ManualClock::new(start).with_auto_advance(step),
         })
     }
     #[napi]
-    pub fn set(&self, env: &Env, ms: f64) -> napi::Result<()> {
+    pub fn set(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Num) -> napi::Result<()> {
         self.inner.set(uint("ms", ms).or_throw(env)?);
         Ok(())
     }
     #[napi]
-    pub fn advance(&self, env: &Env, ms: f64) -> napi::Result<()> {
+    pub fn advance(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Num) -> napi::Result<()> {
         self.inner.advance(uint("ms", ms).or_throw(env)?);
         Ok(())
     }
@@ -231,7 +235,11 @@ impl Generator {
 
     /// `n` fresh IDs, increasing, reserved in runs (one atomic step per tick).
     #[napi(ts_return_type = "BigUint64Array")]
-    pub fn next_ids(&self, env: &Env, n: f64) -> napi::Result<napi::sys::napi_value> {
+    pub fn next_ids(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "number")] n: crate::Num,
+    ) -> napi::Result<napi::sys::napi_value> {
         crate::fast::ids_array(env.raw(), &self.inner, n)
     }
 

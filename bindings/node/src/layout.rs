@@ -13,17 +13,24 @@ pub struct Layout {
 }
 
 /// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
-#[napi(object)]
+#[napi(object, object_to_js = false)]
 #[derive(Debug)]
 pub struct LayoutOptions {
-    pub time_bits: Option<f64>,
+    #[napi(ts_type = "number")]
+    pub time_bits: Option<crate::Num>,
     /// A single node field of this width (instead of `datacenterBits` + `workerBits`).
-    pub node_bits: Option<f64>,
-    pub datacenter_bits: Option<f64>,
-    pub worker_bits: Option<f64>,
-    pub sequence_bits: Option<f64>,
-    pub tick_ms: Option<f64>,
-    pub epoch_ms: Option<f64>,
+    #[napi(ts_type = "number")]
+    pub node_bits: Option<crate::Num>,
+    #[napi(ts_type = "number")]
+    pub datacenter_bits: Option<crate::Num>,
+    #[napi(ts_type = "number")]
+    pub worker_bits: Option<crate::Num>,
+    #[napi(ts_type = "number")]
+    pub sequence_bits: Option<crate::Num>,
+    #[napi(ts_type = "number")]
+    pub tick_ms: Option<crate::Num>,
+    #[napi(ts_type = "number")]
+    pub epoch_ms: Option<crate::Num>,
     /// `'time|node|seq'` (default) or `'time|seq|node'` (Sonyflake).
     pub order: Option<String>,
 }
@@ -57,7 +64,12 @@ pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Res
     })
 }
 
-pub(crate) fn compose_with(layout: &fc::Layout, timestamp_ms: f64, node: f64, sequence: f64) -> fc::Result<u64> {
+pub(crate) fn compose_with(
+    layout: &fc::Layout,
+    timestamp_ms: crate::Num,
+    node: crate::Num,
+    sequence: crate::Num,
+) -> fc::Result<u64> {
     layout.compose(
         uint("timestamp_ms", timestamp_ms)?,
         uint("node", node)?,
@@ -65,7 +77,7 @@ pub(crate) fn compose_with(layout: &fc::Layout, timestamp_ms: f64, node: f64, se
     )
 }
 
-pub(crate) fn range(layout: &fc::Layout, start_ms: f64, end_ms: f64) -> fc::Result<Vec<u64>> {
+pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Num, end_ms: crate::Num) -> fc::Result<Vec<u64>> {
     let (first, last) = layout.id_range(uint("start_ms", start_ms)?, uint("end_ms", end_ms)?)?;
     Ok(vec![first, last])
 }
@@ -89,7 +101,7 @@ impl Layout {
     }
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
-        let bits = |field, v: Option<f64>| {
+        let bits = |field, v: Option<crate::Num>| {
             // Past u32, say the real number (it used to read "got 4294967295").
             v.map(|v| {
                 uint(field, v).and_then(|b| u32::try_from(b).map_err(|_| fc::Error::out_of_range(field, 0, 64, b)))
@@ -223,7 +235,13 @@ impl Layout {
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
     #[napi]
-    pub fn compose(&self, env: &Env, timestamp_ms: f64, node: f64, sequence: f64) -> napi::Result<u64> {
+    pub fn compose(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
+        #[napi(ts_arg_type = "number")] node: crate::Num,
+        #[napi(ts_arg_type = "number")] sequence: crate::Num,
+    ) -> napi::Result<u64> {
         compose_with(&self.inner, timestamp_ms, node, sequence).or_throw(env)
     }
     /// `compose` with the node id given as datacenter and worker.
@@ -231,10 +249,10 @@ impl Layout {
     pub fn compose_parts(
         &self,
         env: &Env,
-        timestamp_ms: f64,
-        datacenter: f64,
-        worker: f64,
-        sequence: f64,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
+        #[napi(ts_arg_type = "number")] datacenter: crate::Num,
+        #[napi(ts_arg_type = "number")] worker: crate::Num,
+        #[napi(ts_arg_type = "number")] sequence: crate::Num,
     ) -> napi::Result<u64> {
         let n = |field, v| uint(field, v).or_throw(env);
         let (ts, dc, w, seq) = (
@@ -247,19 +265,28 @@ impl Layout {
     }
     /// The smallest ID of `timestampMs`'s tick.
     #[napi]
-    pub fn first_id_at(&self, env: &Env, timestamp_ms: f64) -> napi::Result<u64> {
+    pub fn first_id_at(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
+    ) -> napi::Result<u64> {
         let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
         self.inner.first_id_at(ts).or_throw(env)
     }
     /// The largest ID of `timestampMs`'s tick.
     #[napi]
-    pub fn last_id_at(&self, env: &Env, timestamp_ms: f64) -> napi::Result<u64> {
+    pub fn last_id_at(&self, env: &Env, #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num) -> napi::Result<u64> {
         let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
         self.inner.last_id_at(ts).or_throw(env)
     }
     /// `[first, last]` IDs made from `startMs` to `endMs` (inclusive).
     #[napi(ts_return_type = "[bigint, bigint]")]
-    pub fn id_range(&self, env: &Env, start_ms: f64, end_ms: f64) -> napi::Result<Vec<u64>> {
+    pub fn id_range(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "number")] start_ms: crate::Num,
+        #[napi(ts_arg_type = "number")] end_ms: crate::Num,
+    ) -> napi::Result<Vec<u64>> {
         range(&self.inner, start_ms, end_ms).or_throw(env)
     }
     #[napi]

@@ -8,7 +8,10 @@ mod layout;
 
 use flakeid_core as fc;
 use napi::ValueType;
-use napi::bindgen_prelude::{BigInt, Buffer, ClassInstance, Either, JsObjectValue, Object, Uint8Array, Unknown};
+use napi::bindgen_prelude::{
+    BigInt, Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, Object, TypeName, Uint8Array, Unknown,
+    ValidateNapiValue,
+};
 use napi::{Env, Status};
 use napi_derive::napi;
 
@@ -56,15 +59,57 @@ pub(crate) fn config(field: &'static str, message: String) -> fc::Error {
 /// Largest integer a JS `number` holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
+/// A numeric argument as JS passed it: a number, or the type it was instead. Its
+/// conversion never fails, so that a wrong type becomes FLAKEID_CONFIG naming the
+/// field in [`uint`] (napi's own `f64` conversion throws an error with no code).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    Number(f64),
+    Not(ValueType),
+}
+
+impl From<f64> for Num {
+    fn from(v: f64) -> Num {
+        Num::Number(v)
+    }
+}
+
+impl TypeName for Num {
+    fn type_name() -> &'static str {
+        "number"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Number
+    }
+}
+
+impl ValidateNapiValue for Num {}
+
+impl FromNapiValue for Num {
+    unsafe fn from_napi_value(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<Self> {
+        let mut kind = 0;
+        // SAFETY: napi hands a live env and value.
+        napi::check_status!(unsafe { napi::sys::napi_typeof(env, value, &mut kind) })?;
+        let kind = ValueType::from(kind);
+        if kind != ValueType::Number {
+            return Ok(Num::Not(kind));
+        }
+        let mut v = 0.0;
+        // SAFETY: as above; checked to be a number.
+        napi::check_status!(unsafe { napi::sys::napi_get_value_double(env, value, &mut v) })?;
+        Ok(Num::Number(v))
+    }
+}
+
 /// A JS number that must be a whole number in `0..=2^53-1`.
-pub(crate) fn uint(field: &'static str, v: f64) -> fc::Result<u64> {
-    if v.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&v) {
-        Ok(v as u64)
-    } else {
-        Err(config(
+pub(crate) fn uint(field: &'static str, v: impl Into<Num>) -> fc::Result<u64> {
+    match v.into() {
+        Num::Number(v) if v.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&v) => Ok(v as u64),
+        Num::Number(v) => Err(config(
             field,
             format!("{field} must be a whole number in 0..={MAX_SAFE}, got {v}"),
-        ))
+        )),
+        Num::Not(t) => Err(config(field, format!("{field} must be a number, got {}", type_name(t)))),
     }
 }
 
@@ -154,7 +199,13 @@ pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Re
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
 #[napi(ts_args_type = "timestampMs: number, node: number, sequence: number, layout?: Layout | string")]
-pub fn compose(env: &Env, timestamp_ms: f64, node: f64, sequence: f64, layout: LayoutArg<'_>) -> napi::Result<u64> {
+pub fn compose(
+    env: &Env,
+    timestamp_ms: crate::Num,
+    node: crate::Num,
+    sequence: crate::Num,
+    layout: LayoutArg<'_>,
+) -> napi::Result<u64> {
     layout::compose_with(&layout_in(layout).or_throw(env)?, timestamp_ms, node, sequence).or_throw(env)
 }
 
@@ -164,7 +215,7 @@ pub fn compose(env: &Env, timestamp_ms: f64, node: f64, sequence: f64, layout: L
     ts_args_type = "startMs: number, endMs: number, layout?: Layout | string",
     ts_return_type = "[bigint, bigint]"
 )]
-pub fn id_range(env: &Env, start_ms: f64, end_ms: f64, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
+pub fn id_range(env: &Env, start_ms: crate::Num, end_ms: crate::Num, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
     let l = layout_in(layout).or_throw(env)?;
     layout::range(&l, start_ms, end_ms).or_throw(env)
 }
