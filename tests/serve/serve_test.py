@@ -189,6 +189,7 @@ class Routes(unittest.TestCase):
         self.assertGreaterEqual(issued, 5)
         self.assertIn('flakeid_http_requests_total{route="/v1/ids",status="200"}', text)
         self.assertIn("flakeid_lease_held 1", text)
+        self.assertIn("flakeid_lease_renew_latency_us 0", text)  # no lease
 
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
@@ -298,6 +299,11 @@ def frozen_store(test, url, pid):
     try:
         test.assertEqual(s.get("/readyz")[0], 200)
         test.assertEqual(s.get("/v1/id")[0], 200)
+        # The store's round trip, from the last confirmed renewal: a real, positive time.
+        text = s.get("/metrics")[2].decode()
+        renew_us = int(re.search(r"^flakeid_lease_renew_latency_us (\d+)$", text, re.M).group(1))
+        test.assertGreater(renew_us, 0, text)
+        test.assertLess(renew_us, ttl * 1000)
         frozen = family(pid)
         for p in frozen:
             os.kill(p, signal.SIGSTOP)

@@ -839,6 +839,14 @@ impl<C: CounterStorage> Generator<C> {
         self.lease.as_ref().map(|l| l.lock_delay_ms)
     }
 
+    /// How long the lease's last confirmed renewal took, store round trip included,
+    /// in µs (for monitoring: a store slowing towards the TTL shows here first).
+    /// `None` without a lease.
+    #[cfg(feature = "lease")]
+    pub fn lease_renew_latency_us(&self) -> Option<u64> {
+        self.lease.as_ref().map(|l| l.renew_latency_us())
+    }
+
     /// Whether this generator's node id comes from a lease.
     pub fn is_leased(&self) -> bool {
         #[cfg(feature = "lease")]

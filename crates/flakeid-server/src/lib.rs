@@ -94,6 +94,7 @@ struct Metrics {
     errors: Family<KindLabels, Counter>,
     grpc: Family<RpcLabels, Counter>,
     lease_held: Gauge,
+    lease_renew_us: Gauge,
     ahead_ms: Gauge,
 }
 
@@ -105,6 +106,7 @@ impl Metrics {
         let errors = Family::<KindLabels, Counter>::default();
         let grpc = Family::<RpcLabels, Counter>::default();
         let lease_held = Gauge::default();
+        let lease_renew_us = Gauge::default();
         let ahead_ms = Gauge::default();
         registry.register("ids_issued", "IDs issued", issued.clone());
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
@@ -114,6 +116,11 @@ impl Metrics {
             "lease_held",
             "1 while the node id is held (always 1 without a lease)",
             lease_held.clone(),
+        );
+        registry.register(
+            "lease_renew_latency_us",
+            "Round trip of the lease's last confirmed renewal, in microseconds (0 without a lease)",
+            lease_renew_us.clone(),
         );
         registry.register(
             "ahead_ms",
@@ -127,6 +134,7 @@ impl Metrics {
             errors,
             grpc,
             lease_held,
+            lease_renew_us,
             ahead_ms,
         }
     }
@@ -583,6 +591,10 @@ async fn metrics(State(svc): State<Shared>) -> Response {
     svc.metrics
         .lease_held
         .set(i64::from(matches!(g.lease_state(), None | Some(LeaseState::Held))));
+    let renew_us = g.lease_renew_latency_us().unwrap_or(0);
+    svc.metrics
+        .lease_renew_us
+        .set(i64::try_from(renew_us).unwrap_or(i64::MAX));
     let now = flakeid_core::precise_now_ms();
     let ahead = g.last_issued_ms().map_or(0, |t| t.saturating_sub(now));
     svc.metrics.ahead_ms.set(i64::try_from(ahead).unwrap_or(i64::MAX));

@@ -378,6 +378,8 @@ struct Control {
 #[derive(Debug)]
 struct Shared {
     gate: Arc<Gate>,
+    /// The round trip of the last confirmed renewal, in µs (0 before the first).
+    renew_us: AtomicU64,
     control: Mutex<Control>,
     wake: Condvar,
     node: u64,
@@ -412,6 +414,11 @@ impl LeaseGuard {
 
     pub(crate) fn state(&self) -> LeaseState {
         self.shared.lock().state.clone()
+    }
+
+    /// The round trip of the last confirmed renewal, in µs.
+    pub(crate) fn renew_latency_us(&self) -> u64 {
+        self.shared.renew_us.load(Ordering::Relaxed)
     }
 
     /// The error a generator returns once its gate is closed or its window ended.
@@ -486,6 +493,10 @@ pub(crate) struct Acquisition {
 /// margin covers clock-rate differences and the store's clock versus ours.
 pub fn lock_delay_ms(timing: &LeaseTiming, ahead_ms: u64) -> u64 {
     timing.ttl_ms + timing.margin_ms + ahead_ms
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Unique per process and per lease: host, pid, time and a counter.
@@ -617,6 +628,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
 
     let shared = Arc::new(Shared {
         gate,
+        renew_us: AtomicU64::new(micros(confirmed.elapsed())),
         control: Mutex::new(Control {
             stop: None,
             state: LeaseState::Held,
@@ -761,6 +773,7 @@ impl Heartbeat {
             let mut c = self.shared.lock();
             match outcome {
                 Ok(true) => {
+                    self.shared.renew_us.store(micros(sent.elapsed()), Ordering::Relaxed);
                     if c.stop.is_none() {
                         self.shared.gate.open_until(wall_end, mono + timing.valid_ms());
                         c.state = LeaseState::Held;
