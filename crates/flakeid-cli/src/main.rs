@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 mod args;
 mod serve;
-mod time;
+
+use flakeid_server::{layout_name, time};
 
 use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
 use clap::{CommandFactory, Parser};
@@ -235,7 +236,7 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
         let id = parse_any(text, from)?;
         let p = layout.try_decompose(id)?;
         if json {
-            writeln!(out, "{}", json_parts(&layout, id, &p))?;
+            writeln!(out, "{}", flakeid_server::parts_json(&layout, id, &p))?;
         } else {
             if i > 0 {
                 writeln!(out)?;
@@ -245,10 +246,6 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
     }
     out.flush()?;
     Ok(())
-}
-
-fn layout_name(layout: &Layout) -> String {
-    layout.name().map_or_else(|| "custom".into(), String::from)
 }
 
 fn write_parts(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
@@ -265,22 +262,6 @@ fn write_parts(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io:
     writeln!(out, "hex         {}", encode(id, Encoding::Hex))?;
     writeln!(out, "base32      {}", encode(id, Encoding::Base32))?;
     writeln!(out, "base62      {}", encode(id, Encoding::Base62))
-}
-
-fn json_parts(layout: &Layout, id: u64, p: &Parts) -> String {
-    format!(
-        "{{\"id\":\"{id}\",\"layout\":\"{}\",\"time\":\"{}\",\"timestamp_ms\":{},\"datacenter\":{},\"worker\":{},\"node\":{},\"sequence\":{},\"hex\":\"{}\",\"base32\":\"{}\",\"base62\":\"{}\"}}",
-        layout_name(layout),
-        time::iso8601(p.timestamp_ms),
-        p.timestamp_ms,
-        p.datacenter,
-        p.worker,
-        p.node,
-        p.sequence,
-        encode(id, Encoding::Hex),
-        encode(id, Encoding::Base32),
-        encode(id, Encoding::Base62),
-    )
 }
 
 fn layouts(json: bool) -> Result<(), Failure> {

@@ -6,13 +6,15 @@
 //! a renewal fails it turns not-ready and answers 503 instead of issuing, so it stops
 //! well before the store could give its node id to another holder.
 
+pub mod time;
+
 use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, encode};
+use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -512,7 +514,26 @@ pub fn parse_any(text: &str) -> Result<u64, Error> {
     flakeid_core::decode_auto(text).map(|(id, _)| id)
 }
 
-fn layout_name(layout: &Layout) -> &'static str {
+/// An ID taken apart, as one JSON object: what `GET /v1/decode/{id}` answers and
+/// `flakeid decode --json` prints (the id as a string: JS numbers lose IDs).
+pub fn parts_json(layout: &Layout, id: u64, p: &Parts) -> String {
+    format!(
+        "{{\"id\":\"{id}\",\"layout\":\"{}\",\"time\":\"{}\",\"timestamp_ms\":{},\"datacenter\":{},\"worker\":{},\"node\":{},\"sequence\":{},\"hex\":\"{}\",\"base32\":\"{}\",\"base62\":\"{}\"}}",
+        layout_name(layout),
+        time::iso8601(p.timestamp_ms),
+        p.timestamp_ms,
+        p.datacenter,
+        p.worker,
+        p.node,
+        p.sequence,
+        encode(id, Encoding::Hex),
+        encode(id, Encoding::Base32),
+        encode(id, Encoding::Base62),
+    )
+}
+
+/// A layout's preset name, or `custom`.
+pub fn layout_name(layout: &Layout) -> &'static str {
     layout.name().unwrap_or("custom")
 }
 
@@ -523,21 +544,7 @@ async fn decode_id(State(svc): State<Shared>, Path(text): Path<String>) -> Respo
         let p = layout
             .try_decompose(id)
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
-        Ok(typed(
-            "application/json",
-            format!(
-                "{{\"id\":\"{id}\",\"layout\":\"{}\",\"timestamp_ms\":{},\"datacenter\":{},\"worker\":{},\"node\":{},\"sequence\":{},\"hex\":\"{}\",\"base32\":\"{}\",\"base62\":\"{}\"}}\n",
-                layout_name(layout),
-                p.timestamp_ms,
-                p.datacenter,
-                p.worker,
-                p.node,
-                p.sequence,
-                encode(id, Encoding::Hex),
-                encode(id, Encoding::Base32),
-                encode(id, Encoding::Base62),
-            ),
-        ))
+        Ok(typed("application/json", format!("{}\n", parts_json(layout, id, &p))))
     })();
     finish(&svc, "/v1/decode", result)
 }
