@@ -141,8 +141,9 @@ export interface GeneratorOptions {
   maxBorrowMs?: number
   maxWaitMs?: number
   /**
-   * Lease the node id from a store instead: `file:///dir`, `redis://host:port/db`
-   * or `postgres://user:password@host:port/db` (each with `?namespace=NAME`). The
+   * Lease the node id from a store instead: `file:///dir`, `redis[s]://host:port/db`,
+   * `postgres://user:password@host:port/db` or `etcd[s]://host:2379/` (each with
+   * `?namespace=NAME`; TLS settings in docs/leases.md). The
    * constructor blocks until the lease is acquired (at most 10 s).
    */
   lease?: string

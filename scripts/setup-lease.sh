@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Servers for the node-id lease tests (issue 7): Debian's redis-server, and
-# PostgreSQL 15 (on the image; installed from Debian if missing). Idempotent,
-# non-interactive; installs only, starts nothing (tests/lease/run.sh does).
+# Servers for the node-id lease tests (issues 7, 13): Debian's redis-server, etcd
+# (etcd-server, etcdctl), openssl for the test certificates, and PostgreSQL 15 (on
+# the image; installed from Debian if missing). Idempotent, non-interactive;
+# installs only, starts nothing (tests/lease/run.sh does).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "setup-lease: cannot install ${need[*]} (not root or no apt-get); their lease tests will be skipped" >&2

@@ -6,6 +6,9 @@
 set -euo pipefail
 need=()
 command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
+# etcd-client (the etcd lease store, in every binding) compiles etcd's protos, which
+# import the well-known types.
+[ -f /usr/include/google/protobuf/descriptor.proto ] || need+=(libprotobuf-dev)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ "${1:-}" = --bench ]; then
   command -v wrk >/dev/null 2>&1 || need+=(wrk)

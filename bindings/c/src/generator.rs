@@ -52,8 +52,9 @@ pub struct flakeid_options {
     /// ordinal, `web-3` is 3), `"mac"`, `"ipv4"`, or a decimal number.
     pub node_source: *const c_char,
     /// Lease the node id from a store, or NULL: `"file:///dir"`,
-    /// `"redis://host:port/db"`, `"postgres://user:password@host:port/dbname"`
-    /// (each with an optional `?namespace=NAME`). The generator takes the lowest
+    /// `"redis[s]://host:port/db"`, `"postgres://user:password@host:port/dbname"`,
+    /// `"etcd[s]://host:2379/"` (each with an optional `?namespace=NAME`; TLS
+    /// settings in docs/leases.md). The generator takes the lowest
     /// free node id, renews the lease in the background, releases it when freed,
     /// and fails with `FLAKEID_ERR_LEASE` once the lease may have expired.
     pub lease_url: *const c_char,

@@ -72,8 +72,9 @@ pub struct GeneratorOptions<'a> {
     pub clock_backwards: Option<String>,
     pub max_borrow_ms: Option<f64>,
     pub max_wait_ms: Option<f64>,
-    /// Lease the node id from a store instead: `file:///dir`, `redis://host:port/db`
-    /// or `postgres://user:password@host:port/db` (each with `?namespace=NAME`). The
+    /// Lease the node id from a store instead: `file:///dir`, `redis[s]://host:port/db`,
+    /// `postgres://user:password@host:port/db` or `etcd[s]://host:2379/` (each with
+    /// `?namespace=NAME`; TLS settings in docs/leases.md). The
     /// constructor blocks until the lease is acquired (at most 10 s).
     pub lease: Option<String>,
     /// The lease's time-to-live (default 10 000 ms).

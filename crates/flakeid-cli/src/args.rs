@@ -81,7 +81,7 @@ pub struct GeneratorArgs {
     /// How long the wait policy waits (default 1000)
     #[arg(long, value_name = "M", value_parser = uint)]
     pub max_wait_ms: Option<u64>,
-    /// Lease the node id: file:///dir, redis://host:port/db, postgres://user:pass@host:port/db (?namespace=NAME)
+    /// Lease the node id: file:///dir, redis[s]://host:port/db, postgres://user:pass@host:port/db, etcd[s]://host:2379[,host2:2379]/ (?namespace=NAME; TLS: ca=, cert=, key=; PostgreSQL: sslmode=…) — docs/leases.md
     #[arg(long, value_name = "URL", env = "FLAKEID_LEASE")]
     pub lease: Option<String>,
     /// The lease's time-to-live (default 10000)

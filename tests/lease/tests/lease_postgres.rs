@@ -78,12 +78,13 @@ fn postgres_logins_trust_scram_and_wrong_password() {
     let Some(u) = url() else { return };
     let _s = serial();
     // SCRAM (the main URL) works: the other tests use it. A wrong password is a lease error.
-    let bad = u.replacen(":secret@", ":wrong@", 1);
+    let bad = u.replacen(":secret@", ":b4d-pw@", 1);
     assert_ne!(bad, u, "the test URL carries the password 'secret'");
     let e = probe(&with_ns(&bad, &fresh_ns("pw")), TTL_MS, 10).unwrap_err();
     assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
     assert!(e.to_string().contains("28P01"), "SQLSTATE invalid_password: {e}");
-    assert!(!e.to_string().contains("wrong"), "no password in messages: {e}");
+    assert!(e.to_string().contains("wrong user or password"), "{e}");
+    assert!(!e.to_string().contains("b4d-pw"), "no password in messages: {e}");
     let trust = std::env::var("FLAKEID_TEST_POSTGRES_TRUST_URL").expect("trust URL");
     let g = probe(&with_ns(&trust, &fresh_ns("trust")), TTL_MS, 10).unwrap();
     assert_eq!(g.node(), 0);

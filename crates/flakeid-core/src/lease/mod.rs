@@ -32,16 +32,18 @@
 
 mod url;
 
+#[cfg(any(feature = "lease-postgres", feature = "lease-etcd"))]
+mod block;
+#[cfg(feature = "lease-etcd")]
+mod etcd;
 #[cfg(all(feature = "lease-file", unix))]
 mod file;
-#[cfg(feature = "lease-postgres")]
-mod pgwire;
 #[cfg(feature = "lease-postgres")]
 mod postgres;
 #[cfg(feature = "lease-redis")]
 mod redis;
-#[cfg(feature = "lease-postgres")]
-mod scram;
+#[cfg(feature = "lease-tls")]
+mod tls;
 
 use crate::clock::{Clock, precise_now_ms};
 use crate::error::{Error, Result};
@@ -52,6 +54,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "lease-etcd")]
+pub use etcd::EtcdStore;
 #[cfg(all(feature = "lease-file", unix))]
 pub use file::FileStore;
 #[cfg(feature = "lease-postgres")]
@@ -177,10 +181,17 @@ type StoreFactory = Arc<dyn Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync>;
 
 /// Where leases come from: a parsed URL or a custom store.
 ///
-/// URLs: `file:///dir`, `redis://[:password@]host:port/db`,
-/// `postgres://user:password@host:port/dbname`, each with an optional
-/// `?namespace=NAME` (default `flakeid`) that separates independent ID spaces on
-/// one store. PostgreSQL also takes `table=NAME` (default `flakeid_worker_node`).
+/// URLs (each with an optional `?namespace=NAME`, default `flakeid`, that
+/// separates independent ID spaces on one store; `docs/leases.md` has them all):
+///
+/// * `file:///dir`
+/// * `redis://[user:password@]host:port/db`, TLS as
+///   `rediss://…?ca=PATH[&cert=PATH&key=PATH]`
+/// * `postgres://user:password@host:port/dbname[?table=NAME]` with libpq's
+///   `sslmode=disable|prefer|require|verify-ca|verify-full`, `sslrootcert`,
+///   `sslcert`, `sslkey`
+/// * `etcd://[user:password@]host:2379[,host2:2379]/`, TLS as
+///   `etcds://…?ca=PATH[&cert=PATH&key=PATH]`
 #[derive(Clone)]
 pub struct LeaseSpec {
     kind: SpecKind,
@@ -225,11 +236,17 @@ impl LeaseSpec {
                 #[cfg(not(all(feature = "lease-file", unix)))]
                 return Err(not_compiled("file", "lease-file"));
             }
-            "redis" => {
+            "redis" | "rediss" => {
                 #[cfg(feature = "lease-redis")]
                 redis::RedisStore::check_url(&u)?;
                 #[cfg(not(feature = "lease-redis"))]
                 return Err(not_compiled("redis", "lease-redis"));
+            }
+            "etcd" | "etcds" => {
+                #[cfg(feature = "lease-etcd")]
+                etcd::EtcdStore::check_url(&u)?;
+                #[cfg(not(feature = "lease-etcd"))]
+                return Err(not_compiled("etcd", "lease-etcd"));
             }
             "postgres" | "postgresql" => {
                 #[cfg(feature = "lease-postgres")]
@@ -240,7 +257,7 @@ impl LeaseSpec {
             other => {
                 return Err(Error::config(
                     "lease",
-                    format!("lease URL scheme {other:?} is not one of file, redis, postgres"),
+                    format!("lease URL scheme {other:?} is not one of file, redis, rediss, postgres, etcd, etcds"),
                 ));
             }
         }
@@ -263,7 +280,9 @@ impl LeaseSpec {
                 #[cfg(all(feature = "lease-file", unix))]
                 "file" => Ok(Box::new(file::FileStore::from_url(u)?)),
                 #[cfg(feature = "lease-redis")]
-                "redis" => Ok(Box::new(redis::RedisStore::from_url(u)?)),
+                "redis" | "rediss" => Ok(Box::new(redis::RedisStore::from_url(u)?)),
+                #[cfg(feature = "lease-etcd")]
+                "etcd" | "etcds" => Ok(Box::new(etcd::EtcdStore::from_url(u)?)),
                 #[cfg(feature = "lease-postgres")]
                 "postgres" | "postgresql" => Ok(Box::new(postgres::PostgresStore::from_url(u)?)),
                 other => Err(Error::config(
@@ -647,7 +666,9 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
     };
     let spawned = std::thread::Builder::new()
         .name(format!("flakeid-lease-{node}"))
-        .stack_size(256 * 1024)
+        // The async store clients (tonic, tokio-postgres) poll deep futures: an
+        // unoptimised build overflowed 256 KiB. Stack pages are committed on use.
+        .stack_size(4 << 20)
         .spawn(move || beat.run(sent));
     let handle = match spawned {
         Ok(h) => h,

@@ -21,28 +21,67 @@
 //! after. PostgreSQL is durable, so the lock delay is paid only on first use —
 //! unless someone empties the table, which it then survives safely.
 //!
-//! Why not the `postgres` crate: it brings tokio and ~50 crates to run four
-//! statements; the wire protocol subset needed is in `pgwire.rs` (~300 lines,
-//! SCRAM checked against RFC vectors and a real server).
+//! The client is tokio-postgres (every login it supports: trust, password, md5,
+//! SCRAM-SHA-256, SCRAM-SHA-256-PLUS channel binding over TLS) with rustls, driven
+//! by a runtime of the store's own. TLS follows libpq's `sslmode`:
+//! `disable`, `prefer` (the default: TLS if the server offers it, unverified, as
+//! libpq), `require` (TLS, unverified unless `sslrootcert` is given, then as
+//! `verify-ca`), `verify-ca` (the chain), `verify-full` (the chain and the host
+//! name). `sslrootcert` (default: the system's roots), `sslcert` + `sslkey` (a
+//! client certificate).
 
-use super::pgwire::{PgConn, PgParams};
+use super::block::Blocking;
+use super::tls::{self, TlsFiles, Verify};
 use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
 use crate::error::{Error, Result};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tokio_postgres::config::SslMode;
 
 /// Table used when the URL names none.
 pub const DEFAULT_TABLE: &str = "flakeid_worker_node";
 
 /// PostgreSQL-backed leases.
-#[derive(Debug)]
 pub struct PostgresStore {
     url: LeaseUrl,
-    params: PgParams,
+    config: tokio_postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     namespace: String,
     table: String,
-    conn: Option<PgConn>,
+    rt: Blocking,
+    conn: Option<(tokio_postgres::Client, tokio::task::JoinHandle<()>)>,
     table_ready: bool,
     holder_info: String,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PostgresStore({})", self.describe())
+    }
+}
+
+const TLS_PARAMS: [&str; 3] = ["sslrootcert", "sslcert", "sslkey"];
+const SSLMODES: &str = "disable, prefer, require, verify-ca, verify-full";
+
+/// libpq's `sslmode`, as this store applies it.
+fn sslmode(u: &LeaseUrl) -> Result<(SslMode, Option<Verify>)> {
+    let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+    Ok(match u.param("sslmode").unwrap_or("prefer") {
+        "disable" => (SslMode::Disable, None),
+        "prefer" => (SslMode::Prefer, Some(Verify::None)),
+        "require" if files.ca.is_some() => (SslMode::Require, Some(Verify::ChainOnly)),
+        "require" => (SslMode::Require, Some(Verify::None)),
+        "verify-ca" => (SslMode::Require, Some(Verify::ChainOnly)),
+        "verify-full" => (SslMode::Require, Some(Verify::Full)),
+        other => {
+            return Err(Error::config(
+                "lease",
+                format!(
+                    "postgres lease URL {}: sslmode={other:?} is not one of {SSLMODES}",
+                    u.redacted()
+                ),
+            ));
+        }
+    })
 }
 
 fn check_table(name: &str) -> Result<()> {
@@ -62,20 +101,41 @@ fn check_table(name: &str) -> Result<()> {
     }
 }
 
+/// libpq's `channel_binding`: SCRAM-SHA-256-PLUS over TLS (`prefer`, the default,
+/// uses it when the server offers it; `require` refuses a login without it).
+fn channel_binding(u: &LeaseUrl) -> Result<tokio_postgres::config::ChannelBinding> {
+    use tokio_postgres::config::ChannelBinding;
+    match u.param("channel_binding").unwrap_or("prefer") {
+        "disable" => Ok(ChannelBinding::Disable),
+        "prefer" => Ok(ChannelBinding::Prefer),
+        "require" => Ok(ChannelBinding::Require),
+        other => Err(Error::config(
+            "lease",
+            format!(
+                "postgres lease URL {}: channel_binding={other:?} is not one of disable, prefer, require",
+                u.redacted()
+            ),
+        )),
+    }
+}
+
 impl PostgresStore {
     pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
-        u.check_params(&["namespace", "table", "sslmode", "user", "password"])?;
+        u.check_params(&[
+            "namespace",
+            "table",
+            "sslmode",
+            "sslrootcert",
+            "sslcert",
+            "sslkey",
+            "channel_binding",
+            "user",
+            "password",
+        ])?;
         namespace_of(u)?;
         check_table(u.param("table").unwrap_or(DEFAULT_TABLE))?;
-        match u.param("sslmode") {
-            None | Some("disable") | Some("allow") | Some("prefer") => {}
-            Some(other) => {
-                return Err(Error::config(
-                    "lease",
-                    format!("postgres lease URLs support no TLS (sslmode={other}): use sslmode=disable"),
-                ));
-            }
-        }
+        sslmode(u)?;
+        channel_binding(u)?;
         if u.host.is_empty() {
             return Err(Error::config(
                 "lease",
@@ -96,21 +156,35 @@ impl PostgresStore {
             "" => user.clone(),
             db => db.to_string(),
         };
-        let host = if u.host.contains(':') {
-            format!("[{}]", u.host)
-        } else {
-            u.host.clone()
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host(&u.host)
+            .port(u.port.unwrap_or(5432))
+            .user(&user)
+            .dbname(&database)
+            .application_name("flakeid-lease")
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30));
+        if let Some(pw) = u.param("password").map(str::to_string).or_else(|| u.password.clone()) {
+            config.password(pw);
+        }
+        let (mode, verify) = sslmode(u)?;
+        config.ssl_mode(mode).channel_binding(channel_binding(u)?);
+        let tls = match verify {
+            Some(v) => {
+                let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+                let cfg = tls::client_config(&files, v, TLS_PARAMS)?;
+                Some(tokio_postgres_rustls::MakeRustlsConnect::new(cfg))
+            }
+            None => None,
         };
         Ok(PostgresStore {
             url: u.clone(),
-            params: PgParams {
-                addr: format!("{host}:{}", u.port.unwrap_or(5432)),
-                user,
-                password: u.param("password").map(str::to_string).or_else(|| u.password.clone()),
-                database,
-            },
+            config,
+            tls,
             namespace: namespace_of(u)?,
             table: u.param("table").unwrap_or(DEFAULT_TABLE).to_string(),
+            rt: Blocking::new()?,
             conn: None,
             table_ready: false,
             holder_info: format!(
@@ -126,30 +200,110 @@ impl PostgresStore {
         Self::from_url(&LeaseUrl::parse(url)?)
     }
 
-    fn with_conn<T>(&mut self, until: Instant, f: impl FnOnce(&mut PgConn, &str) -> Result<T>) -> Result<T> {
-        if self.conn.is_none() {
-            let conn = PgConn::connect(&self.params, until).map_err(|e| self.context(e))?;
-            self.conn = Some(conn);
+    fn drop_conn(&mut self) {
+        if let Some((_, task)) = self.conn.take() {
+            task.abort();
         }
-        let table = self.table.clone();
-        let result = match self.conn.as_mut() {
-            Some(c) => f(c, &table),
-            None => Err(lease_error("postgres: no connection")),
-        };
-        if let Err(e) = &result {
-            // A timeout or I/O error leaves the connection mid-reply: start afresh.
-            if !e.to_string().contains("postgres error") {
-                self.conn = None;
-            }
-        }
-        result.map_err(|e| self.context(e))
     }
 
-    fn context(&self, e: Error) -> Error {
-        match e {
-            Error::Lease { message } => lease_error(format!("{} ({})", message, self.url.redacted())),
-            other => other,
+    fn connect(&mut self, until: Instant) -> Result<()> {
+        if self.conn.is_some() {
+            return Ok(());
         }
+        let mut config = self.config.clone();
+        config.connect_timeout(
+            until
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1)),
+        );
+        let connected = match self.tls.clone() {
+            Some(tls) => self.rt.within(until, async move {
+                config.connect(tls).await.map(|(client, conn)| {
+                    let conn: std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>> = Box::pin(conn);
+                    (client, conn)
+                })
+            }),
+            None => self.rt.within(until, async move {
+                config.connect(tokio_postgres::NoTls).await.map(|(client, conn)| {
+                    let conn: std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>> = Box::pin(conn);
+                    (client, conn)
+                })
+            }),
+        };
+        match connected {
+            None => Err(self.timed_out("connect")),
+            Some(Err(e)) => Err(self.fail("connect", &e)),
+            Some(Ok((client, conn))) => {
+                let task = self.rt.spawn(async move {
+                    let _ = conn.await;
+                });
+                self.conn = Some((client, task));
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs one statement (simple protocol when `params` is empty) within `until`.
+    fn query(
+        &mut self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        until: Instant,
+    ) -> Result<Vec<tokio_postgres::Row>> {
+        self.connect(until)?;
+        let Some((client, _)) = self.conn.as_ref() else {
+            return Err(lease_error("postgres: no connection"));
+        };
+        let out = if params.is_empty() {
+            self.rt
+                .within(until, async { client.batch_execute(sql).await.map(|()| Vec::new()) })
+        } else {
+            self.rt.within(until, client.query(sql, params))
+        };
+        match out {
+            Some(Ok(rows)) => Ok(rows),
+            Some(Err(e)) => {
+                // An SQL error leaves the connection usable; anything else does not.
+                if e.as_db_error().is_none() {
+                    self.drop_conn();
+                }
+                Err(self.fail(what, &e))
+            }
+            None => {
+                self.drop_conn();
+                Err(self.timed_out(what))
+            }
+        }
+    }
+
+    fn timed_out(&self, what: &str) -> Error {
+        lease_error(format!("postgres {} ({what}): timed out", self.url.redacted()))
+    }
+
+    fn fail(&self, what: &str, e: &tokio_postgres::Error) -> Error {
+        let why = if let Some(db) = e.as_db_error() {
+            let code = db.code().code();
+            match code {
+                "28P01" | "28000" => format!(
+                    "authentication failed: wrong user or password (SQLSTATE {code}: {})",
+                    db.message()
+                ),
+                _ => format!("postgres error {code}: {}", db.message()),
+            }
+        } else if let Some(cause) = tls::tls_cause(e) {
+            cause
+        } else {
+            let mut text = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(s) = src {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                src = s.source();
+            }
+            text
+        };
+        lease_error(format!("postgres {} ({what}): {why}", self.url.redacted()))
     }
 
     fn ensure_table(&mut self, until: Instant) -> Result<()> {
@@ -157,24 +311,26 @@ impl PostgresStore {
             return Ok(());
         }
         // The advisory lock serialises concurrent first-time creators (CREATE TABLE
-        // IF NOT EXISTS alone can still fail on the catalog's unique index).
-        self.with_conn(until, |c, t| {
-            c.simple(
-                &format!(
-                    "SELECT pg_advisory_xact_lock(7036823469151);
-                     CREATE TABLE IF NOT EXISTS {t} (
-                       namespace text NOT NULL,
-                       node_id bigint NOT NULL,
-                       holder text,
-                       holder_info text,
-                       expires_at timestamptz,
-                       last_timestamp_ms bigint NOT NULL DEFAULT 0,
-                       acquired_at timestamptz,
-                       PRIMARY KEY (namespace, node_id))"
-                ),
-                until,
-            )
-        })?;
+        // IF NOT EXISTS alone can still fail on the catalog's unique index); the
+        // simple protocol runs both statements in one implicit transaction.
+        let t = self.table.clone();
+        self.query(
+            "create table",
+            &format!(
+                "SELECT pg_advisory_xact_lock(7036823469151);
+                 CREATE TABLE IF NOT EXISTS {t} (
+                   namespace text NOT NULL,
+                   node_id bigint NOT NULL,
+                   holder text,
+                   holder_info text,
+                   expires_at timestamptz,
+                   last_timestamp_ms bigint NOT NULL DEFAULT 0,
+                   acquired_at timestamptz,
+                   PRIMARY KEY (namespace, node_id))"
+            ),
+            &[],
+            until,
+        )?;
         self.table_ready = true;
         Ok(())
     }
@@ -196,52 +352,52 @@ impl LeaseStore for PostgresStore {
 
     fn acquire(&mut self, max_node: u64, holder: &str, ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
         self.ensure_table(until)?;
-        let (ns, max, ttl, info) = (
-            self.namespace.clone(),
-            max_node.to_string(),
-            ttl_ms.to_string(),
-            self.holder_info.clone(),
+        let t = self.table.clone();
+        let (ns, info) = (self.namespace.clone(), self.holder_info.clone());
+        let (max, ttl) = (
+            i64::try_from(max_node).unwrap_or(i64::MAX),
+            i64::try_from(ttl_ms).unwrap_or(i64::MAX),
+        );
+        let sql = format!(
+            "WITH mk AS (
+               INSERT INTO {t} (namespace, node_id, acquired_at, last_timestamp_ms)
+               VALUES ($1, -1, clock_timestamp(), 0)
+               ON CONFLICT (namespace, node_id) DO NOTHING
+               RETURNING acquired_at),
+             marker AS (
+               SELECT coalesce((SELECT acquired_at FROM mk),
+                               (SELECT acquired_at FROM {t} WHERE namespace = $1 AND node_id = -1)) AS at),
+             cand AS (
+               SELECT g.n FROM generate_series(0::bigint, $2::bigint) AS g(n)
+               WHERE NOT EXISTS (SELECT 1 FROM {t} x WHERE x.namespace = $1 AND x.node_id = g.n
+                                 AND x.holder IS NOT NULL AND x.expires_at > clock_timestamp())
+               LIMIT 1),
+             ins AS (
+               INSERT INTO {t} AS w (namespace, node_id, holder, holder_info, expires_at,
+                                     last_timestamp_ms, acquired_at)
+               SELECT $1, cand.n, $3, $5, clock_timestamp() + $4::bigint * interval '1 millisecond',
+                      0, clock_timestamp() FROM cand
+               ON CONFLICT (namespace, node_id) DO UPDATE
+                 SET holder = EXCLUDED.holder, holder_info = EXCLUDED.holder_info,
+                     expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at
+                 WHERE w.holder IS NULL OR w.expires_at IS NULL OR w.expires_at <= clock_timestamp()
+               RETURNING w.node_id, w.last_timestamp_ms)
+             SELECT (SELECT count(*) FROM cand), ins.node_id, ins.last_timestamp_ms,
+                    (SELECT coalesce(greatest(0, floor(extract(epoch FROM clock_timestamp() - at) * 1000)), 0)::bigint
+                     FROM marker)
+             FROM (SELECT 1) AS one LEFT JOIN ins ON true"
         );
         loop {
-            let rows = self.with_conn(until, |c, t| {
-                c.query(
-                    &format!(
-                        "WITH mk AS (
-                           INSERT INTO {t} (namespace, node_id, acquired_at, last_timestamp_ms)
-                           VALUES ($1, -1, clock_timestamp(), 0)
-                           ON CONFLICT (namespace, node_id) DO NOTHING
-                           RETURNING acquired_at),
-                         marker AS (
-                           SELECT coalesce((SELECT acquired_at FROM mk),
-                                           (SELECT acquired_at FROM {t} WHERE namespace = $1 AND node_id = -1)) AS at),
-                         cand AS (
-                           SELECT g.n FROM generate_series(0::bigint, $2::bigint) AS g(n)
-                           WHERE NOT EXISTS (SELECT 1 FROM {t} x WHERE x.namespace = $1 AND x.node_id = g.n
-                                             AND x.holder IS NOT NULL AND x.expires_at > clock_timestamp())
-                           LIMIT 1),
-                         ins AS (
-                           INSERT INTO {t} AS w (namespace, node_id, holder, holder_info, expires_at,
-                                                 last_timestamp_ms, acquired_at)
-                           SELECT $1, cand.n, $3, $5, clock_timestamp() + $4::bigint * interval '1 millisecond',
-                                  0, clock_timestamp() FROM cand
-                           ON CONFLICT (namespace, node_id) DO UPDATE
-                             SET holder = EXCLUDED.holder, holder_info = EXCLUDED.holder_info,
-                                 expires_at = EXCLUDED.expires_at, acquired_at = EXCLUDED.acquired_at
-                             WHERE w.holder IS NULL OR w.expires_at IS NULL OR w.expires_at <= clock_timestamp()
-                           RETURNING w.node_id, w.last_timestamp_ms)
-                         SELECT (SELECT count(*) FROM cand), ins.node_id, ins.last_timestamp_ms,
-                                (SELECT coalesce(greatest(0, floor(extract(epoch FROM clock_timestamp() - at) * 1000)), 0)::bigint
-                                 FROM marker)
-                         FROM (SELECT 1) AS one LEFT JOIN ins ON true"
-                    ),
-                    &[&ns, &max, holder, &ttl, &info],
-                    until,
-                )
-            })?;
+            let rows = self.query("acquire", &sql, &[&ns, &max, &holder, &ttl, &info], until)?;
             let row = rows
                 .first()
                 .ok_or_else(|| lease_error("postgres: acquire returned no row"))?;
-            let num = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<u64>().ok());
+            let num = |i: usize| -> Option<u64> {
+                row.try_get::<_, Option<i64>>(i)
+                    .ok()
+                    .flatten()
+                    .and_then(|v| u64::try_from(v).ok())
+            };
             if num(0) == Some(0) {
                 return Ok(None);
             }
@@ -266,24 +422,20 @@ impl LeaseStore for PostgresStore {
     }
 
     fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
-        let (ns, node_s, ttl, fence) = (
-            self.namespace.clone(),
-            node.to_string(),
-            ttl_ms.to_string(),
-            fence_ms.to_string(),
+        let t = self.table.clone();
+        let ns = self.namespace.clone();
+        let (node, ttl, fence) = (node as i64, ttl_ms as i64, i64::try_from(fence_ms).unwrap_or(i64::MAX));
+        let rows = self.query(
+            "renew",
+            &format!(
+                "UPDATE {t} SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond',
+                   last_timestamp_ms = GREATEST(last_timestamp_ms, $5::bigint)
+                 WHERE namespace = $1 AND node_id = $2::bigint AND holder = $3
+                 RETURNING node_id"
+            ),
+            &[&ns, &node, &holder, &ttl, &fence],
+            until,
         );
-        let rows = self.with_conn(until, |c, t| {
-            c.query(
-                &format!(
-                    "UPDATE {t} SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond',
-                       last_timestamp_ms = GREATEST(last_timestamp_ms, $5::bigint)
-                     WHERE namespace = $1 AND node_id = $2::bigint AND holder = $3
-                     RETURNING node_id"
-                ),
-                &[&ns, &node_s, holder, &ttl, &fence],
-                until,
-            )
-        });
         match rows {
             Ok(rows) => Ok(!rows.is_empty()),
             // The table was dropped (SQLSTATE 42P01, undefined_table): the store
@@ -294,17 +446,24 @@ impl LeaseStore for PostgresStore {
     }
 
     fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()> {
-        let (ns, node_s, last) = (self.namespace.clone(), node.to_string(), last_ms.to_string());
-        self.with_conn(until, |c, t| {
-            c.query(
-                &format!(
-                    "UPDATE {t} SET holder = NULL, expires_at = NULL, last_timestamp_ms = $4::bigint
-                     WHERE namespace = $1 AND node_id = $2::bigint AND holder = $3"
-                ),
-                &[&ns, &node_s, holder, &last],
-                until,
-            )
-        })?;
+        let t = self.table.clone();
+        let ns = self.namespace.clone();
+        let (node, last) = (node as i64, i64::try_from(last_ms).unwrap_or(i64::MAX));
+        self.query(
+            "release",
+            &format!(
+                "UPDATE {t} SET holder = NULL, expires_at = NULL, last_timestamp_ms = $4::bigint
+                 WHERE namespace = $1 AND node_id = $2::bigint AND holder = $3"
+            ),
+            &[&ns, &node, &holder, &last],
+            until,
+        )?;
         Ok(())
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        self.drop_conn();
     }
 }

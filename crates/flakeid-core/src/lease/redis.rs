@@ -20,13 +20,14 @@
 //! can all lose leases. That is safe only because of the lock delay (see
 //! `lease/mod.rs`): Redis is a best-effort store made safe by waiting.
 //!
-//! The client is a few dozen lines of RESP2 over `std::net::TcpStream`: four
-//! commands (`AUTH`, `SELECT`, `EVAL`, `PING`) do not justify a dependency tree.
+//! The client is redis-rs (sync, rustls). `rediss://` is TLS: `?ca=PATH` (default:
+//! the system's roots), `&cert=PATH&key=PATH` for a client certificate; the
+//! certificate and the host name are always checked. ACL users log in with
+//! `user:password@`.
 
+use super::tls::{self, TlsFiles};
 use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
 use crate::error::{Error, Result};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 /// Ids tried per acquire script call (keeps each call short on big ranges).
@@ -79,23 +80,42 @@ return 0
 ";
 
 /// Redis-backed leases.
-#[derive(Debug)]
 pub struct RedisStore {
     url: LeaseUrl,
-    addr: String,
-    db: u32,
+    client: redis::Client,
     namespace: String,
-    conn: Option<Conn>,
+    conn: Option<redis::Connection>,
+    acquire: redis::Script,
+    renew: redis::Script,
+    release: redis::Script,
 }
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RedisStore({})", self.describe())
+    }
+}
+
+const TLS_PARAMS: [&str; 3] = ["ca", "cert", "key"];
 
 impl RedisStore {
     pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
-        u.check_params(&["namespace"])?;
+        u.check_params(&["namespace", "ca", "cert", "key"])?;
         namespace_of(u)?;
         if u.host.is_empty() {
             return Err(Error::config(
                 "lease",
                 format!("redis lease URL {} needs a host", u.redacted()),
+            ));
+        }
+        let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+        if u.scheme == "redis" && files.any() {
+            return Err(Error::config(
+                "lease",
+                format!(
+                    "lease URL {}: ca=, cert= and key= are TLS settings: use rediss://",
+                    u.redacted()
+                ),
             ));
         }
         parse_db(u)?;
@@ -104,21 +124,53 @@ impl RedisStore {
 
     pub(crate) fn from_url(u: &LeaseUrl) -> Result<RedisStore> {
         Self::check_url(u)?;
+        let tls = u.scheme == "rediss";
+        // redis-rs reads its own URL: rebuild one with only what it understands.
+        let mut target = ::url::Url::parse(&format!("{}://localhost/{}", u.scheme, parse_db(u)?))
+            .map_err(|e| lease_error(format!("redis URL: {e}")))?;
         let host = if u.host.contains(':') {
             format!("[{}]", u.host)
         } else {
             u.host.clone()
         };
+        let bad = |what: &str| lease_error(format!("redis lease URL {}: invalid {what}", u.redacted()));
+        target.set_host(Some(&host)).map_err(|_| bad("host"))?;
+        target
+            .set_port(Some(u.port.unwrap_or(6379)))
+            .map_err(|()| bad("port"))?;
+        if let Some(user) = u.user.as_deref().filter(|s| !s.is_empty()) {
+            target.set_username(user).map_err(|()| bad("user"))?;
+        }
+        if let Some(pw) = u.password.as_deref() {
+            target.set_password(Some(pw)).map_err(|()| bad("password"))?;
+        }
+        let client = if tls {
+            let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+            let client_tls = match (&files.cert, &files.key) {
+                (Some(c), Some(k)) => Some(redis::ClientTlsConfig {
+                    client_cert: tls::read_pem(c, "cert")?,
+                    client_key: tls::read_pem(k, "key")?,
+                }),
+                _ => None,
+            };
+            let root_cert = files.ca.as_deref().map(|c| tls::read_pem(c, "ca")).transpose()?;
+            redis::Client::build_with_tls(target.as_str(), redis::TlsCertificates { client_tls, root_cert })
+        } else {
+            redis::Client::open(target.as_str())
+        }
+        .map_err(|e| lease_error(format!("redis lease URL {}: {e}", u.redacted())))?;
         Ok(RedisStore {
             url: u.clone(),
-            addr: format!("{host}:{}", u.port.unwrap_or(6379)),
-            db: parse_db(u)?,
+            client,
             namespace: namespace_of(u)?,
             conn: None,
+            acquire: redis::Script::new(ACQUIRE),
+            renew: redis::Script::new(RENEW),
+            release: redis::Script::new(RELEASE),
         })
     }
 
-    /// A store for `url` (`redis://host:port/db?namespace=NAME`).
+    /// A store for `url` (`redis[s]://[user:password@]host:port/db?namespace=NAME`).
     pub fn connect_url(url: &str) -> Result<RedisStore> {
         Self::from_url(&LeaseUrl::parse(url)?)
     }
@@ -127,31 +179,60 @@ impl RedisStore {
         format!("flakeid:{}:", self.namespace)
     }
 
-    /// Runs a command, (re)connecting first when needed; drops the connection on
-    /// any I/O or protocol failure so the next call starts clean.
-    fn call(&mut self, args: &[&[u8]], until: Instant) -> Result<Reply> {
+    /// Runs a script, (re)connecting first when needed, within `until`; drops the
+    /// connection on any failure so the next call starts clean.
+    fn invoke<T: redis::FromRedisValue>(
+        &mut self,
+        which: Which,
+        keys: &[&str],
+        args: &[&str],
+        until: Instant,
+    ) -> Result<T> {
+        let left = remaining(until)?;
         if self.conn.is_none() {
-            let mut c = Conn::open(&self.addr, until)?;
-            let user = self.url.user.clone().filter(|u| !u.is_empty());
-            if let Some(pw) = self.url.password.clone() {
-                let reply = match &user {
-                    Some(u) => c.call(&[b"AUTH", u.as_bytes(), pw.as_bytes()], until)?,
-                    None => c.call(&[b"AUTH", pw.as_bytes()], until)?,
-                };
-                reply.ok_or_err("AUTH")?;
-            }
-            if self.db != 0 {
-                c.call(&[b"SELECT", self.db.to_string().as_bytes()], until)?
-                    .ok_or_err("SELECT")?;
-            }
+            let c = self
+                .client
+                .get_connection_with_timeout(left)
+                .map_err(|e| self.fail("connect", &e))?;
             self.conn = Some(c);
         }
-        let conn = self.conn.as_mut().ok_or_else(|| lease_error("redis: no connection"))?;
-        let result = conn.call(args, until);
-        if result.is_err() {
-            self.conn = None;
+        let left = remaining(until)?;
+        let script = match which {
+            Which::Acquire => &self.acquire,
+            Which::Renew => &self.renew,
+            Which::Release => &self.release,
+        };
+        let mut call = script.prepare_invoke();
+        for k in keys {
+            call.key(*k);
         }
-        result.map_err(|e| lease_error(format!("redis {}: {}", self.url.redacted(), strip(&e))))
+        for a in args {
+            call.arg(*a);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(lease_error("redis: no connection"));
+        };
+        let result = conn
+            .set_read_timeout(Some(left))
+            .and_then(|()| conn.set_write_timeout(Some(left)))
+            .and_then(|()| call.invoke::<T>(conn));
+        result.map_err(|e| {
+            self.conn = None;
+            self.fail(which.name(), &e)
+        })
+    }
+
+    fn fail(&self, what: &str, e: &redis::RedisError) -> Error {
+        let why = if let Some(cause) = tls::tls_cause(e) {
+            cause
+        } else if e.kind() == redis::ErrorKind::AuthenticationFailed || e.to_string().contains("WRONGPASS") {
+            format!("authentication failed: wrong user or password ({e})")
+        } else if e.is_timeout() {
+            "timed out".to_string()
+        } else {
+            e.to_string()
+        };
+        lease_error(format!("redis {} ({what}): {why}", self.url.redacted()))
     }
 
     fn keys(&self, node: u64) -> (String, String) {
@@ -160,10 +241,29 @@ impl RedisStore {
     }
 }
 
-fn strip(e: &Error) -> String {
-    match e {
-        Error::Lease { message } => message.clone(),
-        other => other.to_string(),
+#[derive(Clone, Copy)]
+enum Which {
+    Acquire,
+    Renew,
+    Release,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::Acquire => "acquire",
+            Which::Renew => "renew",
+            Which::Release => "release",
+        }
+    }
+}
+
+fn remaining(until: Instant) -> Result<Duration> {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        Err(lease_error("redis: timed out"))
+    } else {
+        Ok(left)
     }
 }
 
@@ -199,31 +299,13 @@ impl LeaseStore for RedisStore {
         loop {
             let to = from.saturating_add(BATCH - 1).min(max_node);
             let (f, t) = (from.to_string(), to.to_string());
-            let reply = self.call(
-                &[
-                    b"EVAL",
-                    ACQUIRE.as_bytes(),
-                    b"0",
-                    prefix.as_bytes(),
-                    holder.as_bytes(),
-                    ttl.as_bytes(),
-                    f.as_bytes(),
-                    t.as_bytes(),
-                ],
-                until,
-            )?;
-            let items = match reply {
-                Reply::Array(Some(items)) if items.len() == 3 => items,
-                other => return Err(lease_error(format!("redis: unexpected reply to acquire: {other:?}"))),
-            };
-            let node = items[0].as_int()?;
+            let (node, last, age): (i64, String, String) =
+                self.invoke(Which::Acquire, &[], &[&prefix, holder, &ttl, &f, &t], until)?;
             if node >= 0 {
-                let last_ms = items[1].as_text()?.parse::<u64>().unwrap_or(0);
-                let incarnation_age_ms = items[2].as_text()?.parse::<u64>().unwrap_or(0);
                 return Ok(Some(Acquired {
                     node: node as u64,
-                    last_ms,
-                    incarnation_age_ms,
+                    last_ms: last.parse::<u64>().unwrap_or(0),
+                    incarnation_age_ms: age.parse::<u64>().unwrap_or(0),
                 }));
             }
             if to >= max_node {
@@ -236,188 +318,14 @@ impl LeaseStore for RedisStore {
     fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
         let (k, m) = self.keys(node);
         let (ttl, fence, id) = (ttl_ms.to_string(), fence_ms.to_string(), node.to_string());
-        let r = self.call(
-            &[
-                b"EVAL",
-                RENEW.as_bytes(),
-                b"2",
-                k.as_bytes(),
-                m.as_bytes(),
-                holder.as_bytes(),
-                ttl.as_bytes(),
-                fence.as_bytes(),
-                id.as_bytes(),
-            ],
-            until,
-        )?;
-        Ok(r.as_int()? == 1)
+        let r: i64 = self.invoke(Which::Renew, &[&k, &m], &[holder, &ttl, &fence, &id], until)?;
+        Ok(r == 1)
     }
 
     fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()> {
         let (k, m) = self.keys(node);
         let (last, id) = (last_ms.to_string(), node.to_string());
-        self.call(
-            &[
-                b"EVAL",
-                RELEASE.as_bytes(),
-                b"2",
-                k.as_bytes(),
-                m.as_bytes(),
-                holder.as_bytes(),
-                last.as_bytes(),
-                id.as_bytes(),
-            ],
-            until,
-        )?
-        .as_int()?;
+        let _: i64 = self.invoke(Which::Release, &[&k, &m], &[holder, &last, &id], until)?;
         Ok(())
-    }
-}
-
-/// A RESP2 reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Reply {
-    Status(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Option<Vec<Reply>>),
-}
-
-impl Reply {
-    fn ok_or_err(self, what: &str) -> Result<()> {
-        match self {
-            Reply::Error(e) => Err(lease_error(format!("redis {what} failed: {e}"))),
-            _ => Ok(()),
-        }
-    }
-    fn as_int(&self) -> Result<i64> {
-        match self {
-            Reply::Int(i) => Ok(*i),
-            Reply::Error(e) => Err(lease_error(format!("redis error: {e}"))),
-            other => Err(lease_error(format!("redis: expected an integer, got {other:?}"))),
-        }
-    }
-    fn as_text(&self) -> Result<String> {
-        match self {
-            Reply::Bulk(Some(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
-            Reply::Status(s) => Ok(s.clone()),
-            Reply::Int(i) => Ok(i.to_string()),
-            other => Err(lease_error(format!("redis: expected text, got {other:?}"))),
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Conn {
-    reader: BufReader<TcpStream>,
-}
-
-fn remaining(until: Instant) -> Result<Duration> {
-    let left = until.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err(lease_error("timed out"))
-    } else {
-        Ok(left)
-    }
-}
-
-fn io_err(e: std::io::Error) -> Error {
-    lease_error(e.to_string())
-}
-
-impl Conn {
-    fn open(addr: &str, until: Instant) -> Result<Conn> {
-        let mut last = lease_error(format!("redis: {addr} resolves to no address"));
-        let addrs = addr
-            .to_socket_addrs()
-            .map_err(|e| lease_error(format!("redis: cannot resolve {addr}: {e}")))?;
-        for a in addrs {
-            match TcpStream::connect_timeout(&a, remaining(until)?) {
-                Ok(s) => {
-                    let _ = s.set_nodelay(true);
-                    return Ok(Conn {
-                        reader: BufReader::new(s),
-                    });
-                }
-                Err(e) => last = lease_error(format!("redis: cannot connect to {a}: {e}")),
-            }
-        }
-        Err(last)
-    }
-
-    fn call(&mut self, args: &[&[u8]], until: Instant) -> Result<Reply> {
-        let mut out = Vec::with_capacity(64);
-        out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        let s = self.reader.get_mut();
-        s.set_write_timeout(Some(remaining(until)?)).map_err(io_err)?;
-        s.write_all(&out).map_err(io_err)?;
-        self.read_reply(until, 0)
-    }
-
-    fn read_line(&mut self, until: Instant) -> Result<String> {
-        self.reader
-            .get_ref()
-            .set_read_timeout(Some(remaining(until)?))
-            .map_err(io_err)?;
-        let mut line = Vec::new();
-        self.reader.read_until(b'\n', &mut line).map_err(io_err)?;
-        if !line.ends_with(b"\r\n") {
-            return Err(lease_error("connection closed mid-reply"));
-        }
-        line.truncate(line.len() - 2);
-        String::from_utf8(line).map_err(|_| lease_error("non-UTF-8 reply header"))
-    }
-
-    fn read_reply(&mut self, until: Instant, depth: u32) -> Result<Reply> {
-        if depth > 8 {
-            return Err(lease_error("reply nested too deeply"));
-        }
-        let line = self.read_line(until)?;
-        let (kind, rest) = line.split_at(line.len().min(1));
-        let num = || {
-            rest.parse::<i64>()
-                .map_err(|_| lease_error(format!("bad reply header {line:?}")))
-        };
-        match kind {
-            "+" => Ok(Reply::Status(rest.to_string())),
-            "-" => Ok(Reply::Error(rest.to_string())),
-            ":" => Ok(Reply::Int(num()?)),
-            "$" => {
-                let n = num()?;
-                if n < 0 {
-                    return Ok(Reply::Bulk(None));
-                }
-                let n = usize::try_from(n).map_err(|_| lease_error("bulk too long"))?;
-                if n > 64 << 20 {
-                    return Err(lease_error("bulk reply too long"));
-                }
-                let mut buf = vec![0u8; n + 2];
-                self.reader
-                    .get_ref()
-                    .set_read_timeout(Some(remaining(until)?))
-                    .map_err(io_err)?;
-                self.reader.read_exact(&mut buf).map_err(io_err)?;
-                buf.truncate(n);
-                Ok(Reply::Bulk(Some(buf)))
-            }
-            "*" => {
-                let n = num()?;
-                if n < 0 {
-                    return Ok(Reply::Array(None));
-                }
-                let mut items = Vec::new();
-                for _ in 0..n.min(1 << 20) {
-                    items.push(self.read_reply(until, depth + 1)?);
-                }
-                Ok(Reply::Array(Some(items)))
-            }
-            _ => Err(lease_error(format!("unknown reply type in {line:?}"))),
-        }
     }
 }

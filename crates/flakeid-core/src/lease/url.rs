@@ -1,5 +1,5 @@
-//! The small URL grammar leases need: `scheme://[user[:password]@]host[:port][/path][?k=v&...]`,
-//! with percent-decoding of the user, password, path and query values.
+//! Lease URLs, parsed by the `url` crate: `scheme://[user[:password]@]host[:port][/path][?k=v&...]`,
+//! percent-decoded. etcd URLs may list several endpoints: `etcd://h1:2379,h2:2379/`.
 
 use crate::error::{Error, Result};
 
@@ -8,8 +8,11 @@ pub(crate) struct LeaseUrl {
     pub scheme: String,
     pub user: Option<String>,
     pub password: Option<String>,
+    /// The first host (without IPv6 brackets; empty for `file:///dir`).
     pub host: String,
     pub port: Option<u16>,
+    /// Further `host[:port]` endpoints, in order (etcd only).
+    pub more_hosts: Vec<(String, Option<u16>)>,
     /// Decoded path, with its leading `/` (empty when there is none).
     pub path: String,
     pub query: Vec<(String, String)>,
@@ -68,63 +71,107 @@ fn redact_raw(text: &str) -> String {
     out
 }
 
+/// Decodes a user, password or path the url crate left percent-encoded.
+fn percent_decode(url: &str, s: &str) -> Result<String> {
+    ::percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| bad(url, "percent-escapes do not decode to UTF-8"))
+}
+
+/// Splits `h1:1,h2:2` out of the authority of an etcd URL: the url crate parses
+/// one host per URL, so each further endpoint is parsed as a URL of its own.
+fn split_hosts(text: &str) -> (String, Vec<String>) {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return (text.to_string(), Vec::new());
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (userinfo, hosts) = match authority.rfind('@') {
+        Some(i) => authority.split_at(i + 1),
+        None => ("", authority),
+    };
+    let mut parts = hosts.split(',');
+    let first = parts.next().unwrap_or("");
+    let more = parts.map(str::to_string).collect();
+    (format!("{scheme}://{userinfo}{first}{tail}"), more)
+}
+
+fn host_port(url: &str, u: &::url::Url) -> Result<(String, Option<u16>)> {
+    let host = match u.host() {
+        None => String::new(),
+        Some(::url::Host::Ipv6(ip)) => ip.to_string(),
+        Some(h) => h.to_string(),
+    };
+    if host.is_empty() && u.port().is_some() {
+        return Err(bad(url, "a port needs a host"));
+    }
+    Ok((host, u.port()))
+}
+
 impl LeaseUrl {
     pub fn parse(url: &str) -> Result<LeaseUrl> {
         let text = url.trim();
-        let (scheme, rest) = text
-            .split_once("://")
-            .ok_or_else(|| bad(url, "expected scheme://..., e.g. redis://127.0.0.1:6379/0"))?;
-        let scheme = scheme.to_ascii_lowercase();
-        let (before_query, query_text) = match rest.split_once('?') {
-            Some((a, q)) => (a, Some(q)),
-            None => (rest, None),
-        };
-        let (authority, path) = match before_query.find('/') {
-            Some(i) => (&before_query[..i], &before_query[i..]),
-            None => (before_query, ""),
-        };
-        let (userinfo, hostport) = match authority.rfind('@') {
-            Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
-            None => (None, authority),
-        };
-        let (user, password) = match userinfo {
-            None => (None, None),
-            Some(ui) => match ui.split_once(':') {
-                Some((u, p)) => (Some(decode(url, u)?), Some(decode(url, p)?)),
-                None => (Some(decode(url, ui)?), None),
-            },
-        };
-        let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
-            // [::1]:port
-            let (h, after) = h.split_once(']').ok_or_else(|| bad(url, "unclosed '[' in the host"))?;
-            let port = match after.strip_prefix(':') {
-                Some(p) => Some(parse_port(url, p)?),
-                None if after.is_empty() => None,
-                None => return Err(bad(url, "junk after the IPv6 host")),
-            };
-            (h.to_string(), port)
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((h, p)) => (h.to_string(), Some(parse_port(url, p)?)),
-                None => (hostport.to_string(), None),
-            }
-        };
-        let mut query = Vec::new();
-        if let Some(q) = query_text {
-            for pair in q.split('&').filter(|p| !p.is_empty()) {
-                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                query.push((decode(url, k)?, decode(url, v)?));
-            }
+        if !text.contains("://") {
+            return Err(bad(url, "expected scheme://..., e.g. redis://127.0.0.1:6379/0"));
         }
+        let scheme = text
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default();
+        let (main, more) = if matches!(scheme.as_str(), "etcd" | "etcds") {
+            split_hosts(text)
+        } else {
+            (text.to_string(), Vec::new())
+        };
+        let u = ::url::Url::parse(&main).map_err(|e| bad(url, e))?;
+        if u.fragment().is_some() {
+            return Err(bad(url, "a lease URL has no #fragment"));
+        }
+        let (host, port) = host_port(url, &u)?;
+        let mut more_hosts = Vec::new();
+        for h in &more {
+            let hu = ::url::Url::parse(&format!("{scheme}://{h}"))
+                .map_err(|e| bad(url, format_args!("endpoint {h:?}: {e}")))?;
+            if !hu.username().is_empty() || (hu.path() != "" && hu.path() != "/") {
+                return Err(bad(url, format_args!("endpoint {h:?} must be host[:port]")));
+            }
+            let (h2, p2) = host_port(url, &hu)?;
+            if h2.is_empty() {
+                return Err(bad(url, "an empty endpoint in the host list"));
+            }
+            more_hosts.push((h2, p2));
+        }
+        let user = match u.username() {
+            "" => None,
+            name => Some(percent_decode(url, name)?),
+        };
+        let password = u.password().map(|p| percent_decode(url, p)).transpose()?;
+        let path = if u.cannot_be_a_base() {
+            return Err(bad(url, "expected scheme://host..., e.g. redis://127.0.0.1:6379/0"));
+        } else {
+            percent_decode(url, u.path())?
+        };
+        let query = u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         Ok(LeaseUrl {
             scheme,
             user,
             password,
             host,
             port,
-            path: decode(url, path)?,
+            more_hosts,
+            path,
             query,
         })
+    }
+
+    /// Every endpoint, `host` first, with `default_port` where none was given.
+    #[cfg_attr(not(feature = "lease-etcd"), allow(dead_code))]
+    pub fn endpoints(&self, default_port: u16) -> Vec<(String, u16)> {
+        std::iter::once((self.host.clone(), self.port))
+            .chain(self.more_hosts.iter().cloned())
+            .map(|(h, p)| (h, p.unwrap_or(default_port)))
+            .collect()
     }
 
     /// The last value given for `key`.
@@ -153,42 +200,19 @@ impl LeaseUrl {
         Ok(())
     }
 
-    /// `scheme://[user@]host[:port]path`, without the password or the query.
+    /// `scheme://[user@]host[:port][,host2…]path`, without the password or the query.
     pub fn redacted(&self) -> String {
         let user = self.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        let port = self.port.map(|p| format!(":{p}")).unwrap_or_default();
-        format!("{}://{user}{host}{port}{}", self.scheme, self.path)
+        let hosts: Vec<String> = std::iter::once((self.host.clone(), self.port))
+            .chain(self.more_hosts.iter().cloned())
+            .map(|(h, p)| {
+                let h = if h.contains(':') { format!("[{h}]") } else { h };
+                format!("{h}{}", p.map(|p| format!(":{p}")).unwrap_or_default())
+            })
+            .collect();
+        // A path can hold text that looks like `user:password@` too.
+        format!("{}://{user}{}{}", self.scheme, hosts.join(","), redact_raw(&self.path))
     }
-}
-
-fn parse_port(url: &str, p: &str) -> Result<u16> {
-    p.parse::<u16>()
-        .map_err(|_| bad(url, format_args!("port {p:?} is not a number in 0..=65535")))
-}
-
-fn decode(url: &str, s: &str) -> Result<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| bad(url, format_args!("bad percent-escape at byte {i}")))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| bad(url, "percent-escapes do not decode to UTF-8"))
 }
 
 /// A namespace names an independent ID space on one store. It becomes part of file
@@ -238,7 +262,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_urls_without_leaking_passwords() {
-        for bad_url in ["redis//x", "redis://h:99999", "redis://h:1/%zz"] {
+        for bad_url in [
+            "redis//x",
+            "redis://h:99999",
+            "redis://h:1/%ff",
+            "redis://h:1/0#frag",
+            "etcd://a:1,,b:2/",
+        ] {
             let e = LeaseUrl::parse(bad_url).unwrap_err();
             assert!(matches!(e, Error::Config { field: "lease", .. }), "{e}");
         }
@@ -253,7 +283,12 @@ mod tests {
             &format!("xoses://{}u:hunter20{}@h:99999", "\0".repeat(190), " ".repeat(30)),
             "redis://u:pa:ss99w0rd@h:99999/0",
         ] {
-            let e = LeaseUrl::parse(leaky).unwrap_err().to_string();
+            // The url crate reads some of these as a path: then the redacted form
+            // (used in every later message) must not show the password either.
+            let e = match LeaseUrl::parse(leaky) {
+                Err(e) => e.to_string(),
+                Ok(u) => format!("{} {u:?}", u.redacted()),
+            };
             for pw in ["hunter22", "hunter20", "ss99w0rd", "pa:ss"] {
                 assert!(!e.contains(pw), "{e}");
             }

@@ -299,7 +299,15 @@ pub fn killed_holder(base: &str, ttl_ms: u64, instant_reuse: bool) {
     }
     assert!(probes >= 3, "too few probes ({probes}) to mean anything");
     std::thread::sleep(Duration::from_millis((killed + ttl_ms + 200).saturating_sub(mono_ms())));
-    let g = probe(&url, ttl_ms, 10).unwrap();
+    // Stores expire leases on a timer of their own (etcd checks every 500 ms).
+    let g = loop {
+        let g = probe(&url, ttl_ms, 10).unwrap();
+        if g.node() == node || mono_ms() > killed + ttl_ms + 1500 {
+            break g;
+        }
+        drop(g);
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(g.node(), node, "id {node} is free once the TTL has passed");
     let first = g.next_id().unwrap();
     assert!(
@@ -360,7 +368,15 @@ pub fn taken_over(base: &str, ttl_ms: u64) {
     signal(a.pid(), libc::SIGSTOP);
     let stopped = mono_ms();
     std::thread::sleep(Duration::from_millis(ttl_ms + 300));
-    let b = probe(&url, ttl_ms, 10).unwrap();
+    // Stores expire leases on a timer of their own (etcd checks every 500 ms).
+    let b = loop {
+        let b = probe(&url, ttl_ms, 10).unwrap();
+        if b.node() == node || mono_ms() > stopped + ttl_ms + 1500 {
+            break b;
+        }
+        drop(b);
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(b.node(), node, "the paused holder's id was taken over");
     let b_first = b.next_id().unwrap();
     signal(a.pid(), libc::SIGCONT);
@@ -380,6 +396,50 @@ pub fn taken_over(base: &str, ttl_ms: u64) {
     assert!(b.next_id().unwrap() > b_first);
     drop(b);
     a.release();
+}
+
+/// The store goes down (`stop`) while a holder issues, then comes back (`start`)
+/// with its data: the holder refuses IDs before the TTL has passed since the
+/// stop, and afterwards a new generator leases again and issues IDs, none of them
+/// equal to the first holder's.
+pub fn store_restart(base: &str, ttl_ms: u64, stop: &dyn Fn(), start: &dyn Fn()) {
+    let url = with_ns(base, &fresh_ns("restart"));
+    let mut h = Holder::spawn(&url, ttl_ms, 10, 5);
+    h.acquired().unwrap();
+    h.wait_for(Duration::from_secs(5), |l| l.starts_with("OK ")).unwrap();
+    let t0 = mono_ms();
+    stop();
+    let during = h.lines_until(t0 + ttl_ms + 300);
+    let last_ok = during.iter().filter_map(|l| ok_line(l)).map(|(_, t)| t).max();
+    assert!(
+        last_ok.is_none_or(|t| t < t0 + ttl_ms),
+        "an ID was issued {} ms after the store went down (ttl {ttl_ms})",
+        last_ok.unwrap_or(0) - t0
+    );
+    assert!(
+        during.iter().any(|l| refused_line(l).is_some()),
+        "the holder refused IDs while the store was down"
+    );
+    start();
+    let g = probe(&url, ttl_ms, 10).unwrap();
+    let mine: Vec<u64> = g.next_ids(1000).unwrap();
+    let seen = h.release();
+    let theirs: std::collections::HashSet<u64> = seen.iter().filter_map(|l| ok_line(l)).map(|(id, _)| id).collect();
+    assert!(
+        mine.iter().all(|id| !theirs.contains(id)),
+        "the new generator repeated an ID of the old holder"
+    );
+}
+
+/// The message of a lease error from building a generator on `url`.
+pub fn lease_error_of(url: &str, ttl_ms: u64) -> String {
+    match probe(url, ttl_ms, 10) {
+        Ok(g) => panic!("{url}: expected a lease error, got node {}", g.node()),
+        Err(e) => {
+            assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
+            e.to_string()
+        }
+    }
 }
 
 /// Runs `cmd` to completion and fails the test if it does not succeed.
@@ -407,6 +467,8 @@ pub fn free_port() -> u16 {
 pub struct PrivateRedis {
     pub port: u16,
     child: Mutex<Option<Child>>,
+    /// Append-only file with fsync on every write (`start_persistent`).
+    persist: Option<std::path::PathBuf>,
 }
 
 impl PrivateRedis {
@@ -414,18 +476,47 @@ impl PrivateRedis {
         let r = PrivateRedis {
             port: free_port(),
             child: Mutex::new(None),
+            persist: None,
         };
         r.spawn();
         r
     }
 
+    /// A redis-server that keeps its data across `kill -9` (AOF, fsync always).
+    pub fn start_persistent() -> PrivateRedis {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("flakeid-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = PrivateRedis {
+            port,
+            child: Mutex::new(None),
+            persist: Some(dir),
+        };
+        r.spawn();
+        r
+    }
+
+    pub fn kill9(&self) {
+        if let Some(mut c) = self.child.lock().unwrap().take() {
+            signal(c.id() as i32, libc::SIGKILL);
+            let _ = c.wait();
+        }
+    }
+
+    pub fn start_again(&self) {
+        self.spawn();
+    }
+
     fn spawn(&self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--dir", "/tmp"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""]);
+        match &self.persist {
+            Some(dir) => cmd
+                .args(["--appendonly", "yes", "--appendfsync", "always", "--dir"])
+                .arg(dir),
+            None => cmd.args(["--appendonly", "no", "--dir", "/tmp"]),
+        };
+        let child = cmd.stdout(Stdio::null()).spawn().expect("start redis-server");
         *self.child.lock().unwrap() = Some(child);
         let end = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
@@ -459,6 +550,9 @@ impl Drop for PrivateRedis {
         if let Some(mut c) = self.child.lock().unwrap().take() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        if let Some(dir) = &self.persist {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

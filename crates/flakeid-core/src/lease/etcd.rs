@@ -1,0 +1,516 @@
+//! `etcd://[user:password@]host:2379[,host2:2379…]/?namespace=NAME` — leases as etcd
+//! keys attached to etcd's own leases (`etcds://…?ca=PATH[&cert=PATH&key=PATH]`
+//! for TLS; no `ca`: the system's roots). Several endpoints: the store talks to one
+//! at a time and moves on to the next when a call to it fails or times out.
+//!
+//! Keys, under `flakeid/{NS}/`:
+//!
+//! * `node/{ID}` — the holder's token, attached to the holder's etcd lease (granted
+//!   with the TTL rounded up to whole seconds; etcd deletes the key when it
+//!   expires). Acquiring is a transaction that creates it only if absent.
+//! * `holder/{ID}` — the last acquirer's token (no lease): a holder whose lease
+//!   expired while nobody took the id may take it back, as on the other stores.
+//! * `last/{ID}` — the fence: the last timestamp the holder could issue, as a
+//!   zero-padded 20-digit number so that etcd's byte-wise comparison is numeric;
+//!   raised only (`value < new` in the same transaction).
+//! * `meta/created` — the incarnation marker, read (or created) in the acquiring
+//!   transaction, and `meta/young`, created with it and attached to a long lease of
+//!   its own. etcd has no clock to read, so the marker's age is measured by that
+//!   lease: `granted − remaining` seconds, by the store's own timer (a second is
+//!   added for the truncated remainder). Once `meta/young` is gone the namespace is
+//!   older than its lease.
+
+use super::block::Blocking;
+use super::tls::{self, TlsFiles};
+use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
+use crate::error::{Error, Result};
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+use std::time::{Duration, Instant};
+
+/// Lifetime of `meta/young`: longer than any lock delay (TTL ≤ 1 h plus the margin
+/// and the borrow window); an older namespace counts as this old.
+const YOUNG_TTL_S: i64 = 2 * 24 * 3600;
+
+const TLS_PARAMS: [&str; 3] = ["ca", "cert", "key"];
+
+/// etcd-backed leases.
+pub struct EtcdStore {
+    url: LeaseUrl,
+    endpoints: Vec<String>,
+    options: ConnectOptions,
+    namespace: String,
+    rt: Blocking,
+    client: Option<Client>,
+    /// The endpoint to connect to next: a failure moves on to the following one.
+    next_endpoint: usize,
+    /// The etcd lease our `node/{ID}` key is attached to.
+    lease: Option<i64>,
+}
+
+impl std::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EtcdStore({})", self.describe())
+    }
+}
+
+fn pad(ms: u64) -> String {
+    format!("{ms:020}")
+}
+
+impl EtcdStore {
+    pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
+        u.check_params(&["namespace", "ca", "cert", "key"])?;
+        namespace_of(u)?;
+        if u.host.is_empty() {
+            return Err(Error::config(
+                "lease",
+                format!("etcd lease URL {} needs a host", u.redacted()),
+            ));
+        }
+        if !matches!(u.path.as_str(), "" | "/") {
+            return Err(Error::config(
+                "lease",
+                format!(
+                    "etcd lease URL {} has a path; name the key space with ?namespace=",
+                    u.redacted()
+                ),
+            ));
+        }
+        let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+        if u.scheme == "etcd" && files.any() {
+            return Err(Error::config(
+                "lease",
+                format!(
+                    "lease URL {}: ca=, cert= and key= are TLS settings: use etcds://",
+                    u.redacted()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn from_url(u: &LeaseUrl) -> Result<EtcdStore> {
+        Self::check_url(u)?;
+        let tls = u.scheme == "etcds";
+        let scheme = if tls { "https" } else { "http" };
+        let endpoints = u
+            .endpoints(2379)
+            .into_iter()
+            .map(|(h, p)| {
+                let h = if h.contains(':') { format!("[{h}]") } else { h };
+                format!("{scheme}://{h}:{p}")
+            })
+            .collect();
+        let mut options = ConnectOptions::new().with_keep_alive(Duration::from_secs(5), Duration::from_secs(3));
+        if let Some(user) = u.user.as_deref().filter(|s| !s.is_empty()) {
+            options = options.with_user(user, u.password.clone().unwrap_or_default());
+        }
+        if tls {
+            let files = TlsFiles::from_url(u, TLS_PARAMS)?;
+            let mut t = etcd_client::TlsOptions::new();
+            t = match &files.ca {
+                Some(ca) => t.ca_certificate(etcd_client::Certificate::from_pem(tls::read_pem(ca, "ca")?)),
+                None => t.with_native_roots(),
+            };
+            if let (Some(c), Some(k)) = (&files.cert, &files.key) {
+                t = t.identity(etcd_client::Identity::from_pem(
+                    tls::read_pem(c, "cert")?,
+                    tls::read_pem(k, "key")?,
+                ));
+            }
+            options = options.with_tls(t);
+        }
+        Ok(EtcdStore {
+            url: u.clone(),
+            endpoints,
+            options,
+            namespace: namespace_of(u)?,
+            rt: Blocking::new()?,
+            client: None,
+            next_endpoint: 0,
+            lease: None,
+        })
+    }
+
+    /// A store for `url`.
+    pub fn connect_url(url: &str) -> Result<EtcdStore> {
+        Self::from_url(&LeaseUrl::parse(url)?)
+    }
+
+    fn key(&self, kind: &str, node: u64) -> String {
+        format!("flakeid/{}/{kind}/{node}", self.namespace)
+    }
+
+    fn meta(&self, what: &str) -> String {
+        format!("flakeid/{}/meta/{what}", self.namespace)
+    }
+
+    /// Runs `op` on the client (connecting first), within `until`. Any failure
+    /// drops the client, so the next call connects afresh.
+    fn call<T, F, Fut>(&mut self, what: &str, until: Instant, op: F) -> Result<T>
+    where
+        F: FnOnce(Client) -> Fut + Send,
+        Fut: std::future::Future<Output = std::result::Result<T, etcd_client::Error>> + Send,
+        T: Send,
+    {
+        if self.client.is_none() {
+            self.connect(until)?;
+        }
+        let client = self.client.clone().ok_or_else(|| lease_error("etcd: no client"))?;
+        match self.rt.within(until, op(client)) {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => {
+                self.drop_client();
+                Err(self.fail(what, &e))
+            }
+            None => {
+                self.drop_client();
+                Err(self.timed_out(what))
+            }
+        }
+    }
+
+    /// Forgets the connection; the next call tries the next endpoint first.
+    fn drop_client(&mut self) {
+        self.client = None;
+        self.next_endpoint = (self.next_endpoint + 1) % self.endpoints.len().max(1);
+    }
+
+    /// Connects to one endpoint at a time, from `next_endpoint` on, until one
+    /// answers (a status request; the login first when there is a user): a dead
+    /// or frozen member is skipped, each getting a fair share of the time left.
+    fn connect(&mut self, until: Instant) -> Result<()> {
+        let n = self.endpoints.len();
+        let mut last = None;
+        for k in 0..n {
+            let i = (self.next_endpoint + k) % n;
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let share = (left / (n - k) as u32).max(Duration::from_millis(1));
+            let attempt_until = Instant::now() + share;
+            let options = self.options.clone().with_connect_timeout(share).with_timeout(share);
+            let endpoint = self.endpoints[i].clone();
+            let outcome = self.rt.within(attempt_until, async move {
+                let mut c = Client::connect([endpoint], Some(options)).await?;
+                c.status().await?;
+                Ok::<_, etcd_client::Error>(c)
+            });
+            match outcome {
+                Some(Ok(c)) => {
+                    self.client = Some(c);
+                    self.next_endpoint = i;
+                    return Ok(());
+                }
+                Some(Err(e)) => last = Some(self.fail("connect", &e)),
+                None => last = Some(self.timed_out("connect")),
+            }
+        }
+        self.next_endpoint = (self.next_endpoint + 1) % n.max(1);
+        Err(last.unwrap_or_else(|| self.timed_out("connect")))
+    }
+
+    fn timed_out(&self, what: &str) -> Error {
+        lease_error(format!("etcd {} ({what}): timed out", self.url.redacted()))
+    }
+
+    fn fail(&self, what: &str, e: &etcd_client::Error) -> Error {
+        let text = e.to_string();
+        let why = if let Some(cause) = tls::tls_cause(e) {
+            cause
+        } else if text.contains("authentication failed") || text.contains("invalid user ID or password") {
+            format!("authentication failed: wrong user or password ({text})")
+        } else {
+            text
+        };
+        lease_error(format!("etcd {} ({what}): {why}", self.url.redacted()))
+    }
+
+    /// The marker's age in ms from `meta/young`'s lease (see the module docs).
+    fn young_age_ms(&mut self, young_lease: Option<i64>, until: Instant) -> Result<u64> {
+        let Some(id) = young_lease else {
+            return Ok(YOUNG_TTL_S as u64 * 1000);
+        };
+        let ttl = self.call("marker age", until, |mut c| async move {
+            c.lease_time_to_live(id, None).await
+        })?;
+        if ttl.ttl() <= 0 {
+            return Ok(ttl.granted_ttl().max(0) as u64 * 1000);
+        }
+        Ok((ttl.granted_ttl() - ttl.ttl() - 1).max(0) as u64 * 1000)
+    }
+
+    /// Raises the fence to `fence_ms` if we still hold `node`: `Ok(false)` if not.
+    fn write_fence(&mut self, node: u64, holder: &str, fence_ms: u64, until: Instant) -> Result<bool> {
+        let (k, last) = (self.key("node", node), self.key("last", node));
+        let (h, f) = (holder.to_string(), pad(fence_ms));
+        let resp = self.call("renew", until, |mut c| async move {
+            c.txn(
+                Txn::new()
+                    .when([
+                        Compare::value(k.clone(), CompareOp::Equal, h.clone()),
+                        Compare::value(last.clone(), CompareOp::Less, f.clone()),
+                    ])
+                    .and_then([TxnOp::put(last.clone(), f.clone(), None)])
+                    .or_else([TxnOp::get(k.clone(), None), TxnOp::get(last.clone(), None)]),
+            )
+            .await
+        })?;
+        if resp.succeeded() {
+            return Ok(true);
+        }
+        let (node_kv, last_kv) = two_gets(&resp);
+        if node_kv.as_deref() != Some(holder.as_bytes()) {
+            return Ok(false);
+        }
+        if last_kv.is_some() {
+            return Ok(true); // the stored fence is already higher
+        }
+        // No fence stored (the key was deleted): write ours if we still hold the id.
+        let (k, last) = (self.key("node", node), self.key("last", node));
+        let (h, f) = (holder.to_string(), pad(fence_ms));
+        let resp = self.call("renew", until, |mut c| async move {
+            c.txn(
+                Txn::new()
+                    .when([
+                        Compare::value(k, CompareOp::Equal, h),
+                        Compare::create_revision(last.clone(), CompareOp::Equal, 0),
+                    ])
+                    .and_then([TxnOp::put(last, f, None)]),
+            )
+            .await
+        })?;
+        Ok(resp.succeeded())
+    }
+
+    fn revoke(&mut self, id: i64, until: Instant) {
+        let _ = self.call("revoke", until, |mut c| async move { c.lease_revoke(id).await });
+    }
+}
+
+/// etcd's answer for a lease it does not know (expired and revoked, or lost).
+fn lease_not_found(e: &etcd_client::Error) -> bool {
+    match e {
+        etcd_client::Error::LeaseKeepAliveError(m) => m.contains("not found"),
+        etcd_client::Error::GRpcStatus(s) => s.message().contains("requested lease not found"),
+        _ => false,
+    }
+}
+
+/// The values of the two `get`s of a failed fence transaction.
+fn two_gets(resp: &etcd_client::TxnResponse) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let mut vals = resp.op_responses().into_iter().map(|r| match r {
+        TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
+        _ => None,
+    });
+    (vals.next().flatten(), vals.next().flatten())
+}
+
+impl LeaseStore for EtcdStore {
+    fn describe(&self) -> String {
+        format!("{} namespace {:?}", self.url.redacted(), self.namespace)
+    }
+
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn acquire(&mut self, max_node: u64, holder: &str, ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
+        let ttl_s = ttl_ms.div_ceil(1000) as i64;
+        let prefix = format!("flakeid/{}/node/", self.namespace);
+        let (created, young) = (self.meta("created"), self.meta("young"));
+        loop {
+            let (p, m) = (prefix.clone(), created.clone());
+            let (taken, marker) = self.call("acquire", until, |mut c| async move {
+                let taken = c.get(p, Some(GetOptions::new().with_prefix().with_keys_only())).await?;
+                let marker = c.get(m, None).await?;
+                Ok((taken, marker))
+            })?;
+            let taken: std::collections::HashSet<u64> = taken
+                .kvs()
+                .iter()
+                .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&prefix)?.parse().ok())
+                .collect();
+            let Some(node) = (0..=max_node).find(|n| !taken.contains(n)) else {
+                if let Some(lease) = self.lease.take() {
+                    self.revoke(lease, until);
+                }
+                return Ok(None);
+            };
+            // Granted (again) just before the attempt: a slow, contended acquire
+            // must not outlive its own lease.
+            let lease = match self.lease {
+                Some(l) => l,
+                None => {
+                    let l = self
+                        .call("grant", until, |mut c| async move { c.lease_grant(ttl_s, None).await })?
+                        .id();
+                    self.lease = Some(l);
+                    l
+                }
+            };
+            let marker_rev = marker.kvs().first().map(|kv| kv.mod_revision());
+            // A missing marker is created with `meta/young` on a lease of its own.
+            let young_lease = match marker_rev {
+                Some(_) => None,
+                None => Some(
+                    self.call(
+                        "grant",
+                        until,
+                        |mut c| async move { c.lease_grant(YOUNG_TTL_S, None).await },
+                    )?
+                    .id(),
+                ),
+            };
+            let (k, hk, lk) = (self.key("node", node), self.key("holder", node), self.key("last", node));
+            let mut when = vec![Compare::create_revision(k.clone(), CompareOp::Equal, 0)];
+            let mut ops = vec![
+                TxnOp::put(k, holder, Some(PutOptions::new().with_lease(lease))),
+                TxnOp::put(hk, holder, None),
+            ];
+            match (marker_rev, young_lease) {
+                (Some(rev), _) => when.push(Compare::mod_revision(created.clone(), CompareOp::Equal, rev)),
+                (None, Some(yl)) => {
+                    when.push(Compare::create_revision(created.clone(), CompareOp::Equal, 0));
+                    ops.push(TxnOp::put(created.clone(), "1", None));
+                    ops.push(TxnOp::put(young.clone(), "1", Some(PutOptions::new().with_lease(yl))));
+                }
+                (None, None) => unreachable!("a missing marker always gets a young lease"),
+            }
+            ops.push(TxnOp::get(lk, None));
+            ops.push(TxnOp::get(young.clone(), None));
+            let resp = self.call("acquire", until, |mut c| async move {
+                match c.txn(Txn::new().when(when).and_then(ops)).await {
+                    Ok(r) => Ok(Some(r)),
+                    Err(e) if lease_not_found(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })?;
+            let expired = resp.is_none();
+            let Some(resp) = resp.filter(|r| r.succeeded()) else {
+                if expired {
+                    // Our lease expired during a slow attempt: grant a new one.
+                    self.lease = None;
+                }
+                // Another acquirer took the id or made the marker first: look again.
+                if let Some(yl) = young_lease {
+                    self.revoke(yl, until);
+                }
+                if Instant::now() >= until {
+                    return Err(self.timed_out("acquire"));
+                }
+                continue;
+            };
+            let gets: Vec<Option<etcd_client::KeyValue>> = resp
+                .op_responses()
+                .into_iter()
+                .filter_map(|r| match r {
+                    TxnOpResponse::Get(g) => Some(g.kvs().first().cloned()),
+                    _ => None,
+                })
+                .collect();
+            let last_ms = gets
+                .first()
+                .cloned()
+                .flatten()
+                .and_then(|kv| kv.value_str().ok()?.parse::<u64>().ok())
+                .unwrap_or(0);
+            let young_of = gets.get(1).cloned().flatten().map(|kv| kv.lease()).filter(|l| *l != 0);
+            let incarnation_age_ms = if young_lease.is_some() {
+                0
+            } else {
+                self.young_age_ms(young_of, until)?
+            };
+            return Ok(Some(Acquired {
+                node,
+                last_ms,
+                incarnation_age_ms,
+            }));
+        }
+    }
+
+    fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
+        let alive = match self.lease {
+            Some(id) => {
+                let ttl = self.call("renew", until, |mut c| async move {
+                    let once = async {
+                        let (mut keeper, mut stream) = c.lease_keep_alive(id).await?;
+                        keeper.keep_alive().await?;
+                        stream.message().await
+                    };
+                    match once.await {
+                        Ok(resp) => Ok(resp.map_or(0, |r| r.ttl())),
+                        // Expired and revoked: the store no longer knows it.
+                        Err(e) if lease_not_found(&e) => Ok(0),
+                        Err(e) => Err(e),
+                    }
+                })?;
+                ttl > 0
+            }
+            None => false,
+        };
+        if !alive {
+            // Our etcd lease expired (the store was unreachable for a TTL) or is
+            // unknown to the store: take the id back only if nobody did since.
+            let ttl_s = ttl_ms.div_ceil(1000) as i64;
+            let lease = self
+                .call("grant", until, |mut c| async move { c.lease_grant(ttl_s, None).await })?
+                .id();
+            let (k, hk, h) = (self.key("node", node), self.key("holder", node), holder.to_string());
+            let resp = self.call("renew", until, |mut c| async move {
+                c.txn(
+                    Txn::new()
+                        .when([
+                            Compare::create_revision(k.clone(), CompareOp::Equal, 0),
+                            Compare::value(hk, CompareOp::Equal, h.clone()),
+                        ])
+                        .and_then([TxnOp::put(k, h, Some(PutOptions::new().with_lease(lease)))]),
+                )
+                .await
+            })?;
+            if !resp.succeeded() {
+                self.revoke(lease, until);
+                return Ok(false);
+            }
+            self.lease = Some(lease);
+        }
+        self.write_fence(node, holder, fence_ms, until)
+    }
+
+    fn release(&mut self, node: u64, holder: &str, last_ms: u64, until: Instant) -> Result<()> {
+        let (k, hk, lk, h, l) = (
+            self.key("node", node),
+            self.key("holder", node),
+            self.key("last", node),
+            holder.to_string(),
+            pad(last_ms),
+        );
+        self.call("release", until, |mut c| async move {
+            let held = c
+                .txn(
+                    Txn::new()
+                        .when([Compare::value(k.clone(), CompareOp::Equal, h.clone())])
+                        .and_then([TxnOp::put(lk.clone(), l.clone(), None), TxnOp::delete(k.clone(), None)]),
+                )
+                .await?;
+            if !held.succeeded() {
+                // Expired while nobody took it: still ours to record.
+                c.txn(
+                    Txn::new()
+                        .when([
+                            Compare::create_revision(k, CompareOp::Equal, 0),
+                            Compare::value(hk, CompareOp::Equal, h),
+                        ])
+                        .and_then([TxnOp::put(lk, l, None)]),
+                )
+                .await?;
+            }
+            Ok(())
+        })?;
+        if let Some(id) = self.lease.take() {
+            self.revoke(id, until);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The new lease URLs through every binding and the CLI (issue 13): each builds a
+# generator on etcd://, etcds://, rediss:// and postgres://…sslmode=verify-full URLs
+# of the servers tests/lease/run.sh started, checks the ID carries the leased node
+# id, and that a wrong CA comes back as that binding's lease error naming the cause.
+# Called by `tests/lease/run.sh --bindings` (make test-lease-bindings), after the
+# Python package, the Node addon and libflakeid were built.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+: "${PY:=python/.venv/bin/python}"
+CARGO=${CARGO:-cargo}
+fails=0
+check() { # binding url expect(OK|unknown CA) output
+  local who=$1 url=$2 want=$3 out=$4
+  local redacted=${url%%\?*}
+  if [ "$want" = OK ]; then
+    if [[ "$out" =~ ^OK\ ([0-9]+)\ ([0-9]+) ]]; then
+      local node=${BASH_REMATCH[1]} id=${BASH_REMATCH[2]}
+      # Snowflake: the node id sits in bits 12..21.
+      if [ $(( (id >> 12) & 1023 )) -ne "$node" ]; then
+        echo "FAIL $who $redacted: ID $id does not carry node $node"; fails=$((fails + 1)); return
+      fi
+      echo "ok   $who $redacted: node $node"
+    else
+      echo "FAIL $who $redacted: $out"; fails=$((fails + 1))
+    fi
+  else
+    if [[ "$out" == *"$want"* ]]; then
+      echo "ok   $who $redacted: refused ($want)"
+    else
+      echo "FAIL $who $redacted: expected an error naming '$want', got: $out"; fails=$((fails + 1))
+    fi
+  fi
+}
+
+cli=(target/debug/flakeid)
+$CARGO build -q -p flakeid-cli
+cc -std=c11 -Iinclude tests/lease/lease_url.c target/release/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
+
+py_prog='
+import sys, flakeid
+try:
+    g = flakeid.Generator(lease=sys.argv[1], lease_ttl_ms=2000)
+    print("OK", g.node, g.next_id())
+    g.release_lease()
+except flakeid.FlakeIdError as e:
+    print("ERROR", type(e).__name__, e)
+'
+node_prog='
+const { Generator } = require(process.cwd() + "/node");
+try {
+  const g = new Generator({ lease: process.argv[1], leaseTtlMs: 2000 });
+  console.log("OK", g.node, String(g.nextId()));
+  g.releaseLease();
+} catch (e) { console.log("ERROR", e.code, e.message); }
+'
+urls=()
+for v in FLAKEID_TEST_ETCD_URL FLAKEID_TEST_ETCDS_URL FLAKEID_TEST_REDISS_URL FLAKEID_TEST_POSTGRES_TLS_URL; do
+  [ -n "${!v:-}" ] && urls+=("${!v}")
+done
+[ ${#urls[@]} -gt 0 ] || { echo "bindings: no lease servers"; exit 1; }
+n=0
+for base in "${urls[@]}"; do
+  n=$((n + 1))
+  sep='?'; [[ "$base" == *\?* ]] && sep='&'
+  good="${base}${sep}namespace=bindings-$$-$n"
+  out=$("${cli[@]}" generate -n 1 --lease "$good" --lease-ttl-ms 2000 2>&1 || true)
+  [[ "$out" =~ ^[0-9]+$ ]] && out="OK $(( (out >> 12) & 1023 )) $out"
+  check cli "$good" OK "$out"
+  check python "$good" OK "$("$PY" -c "$py_prog" "$good" 2>&1)"
+  check node "$good" OK "$(node -e "$node_prog" "$good" 2>&1)"
+  check c "$good" OK "$(target/lease_url_c "$good" 2>&1)"
+  if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then
+    bad="${good//\/ca.pem//other-ca.pem}"
+    check cli "$bad" "unknown CA" "$("${cli[@]}" generate -n 1 --lease "$bad" 2>&1 || true)"
+    check python "$bad" "unknown CA" "$("$PY" -c "$py_prog" "$bad" 2>&1)"
+    check node "$bad" "unknown CA" "$(node -e "$node_prog" "$bad" 2>&1)"
+    check c "$bad" "unknown CA" "$(target/lease_url_c "$bad" 2>&1)"
+  fi
+done
+[ "$fails" = 0 ] || { echo "bindings: $fails failures"; exit 1; }
+echo "bindings: every binding and the CLI leased through every new URL"

@@ -1,0 +1,180 @@
+//! etcd leases against real etcd servers on 127.0.0.1, started by
+//! tests/lease/run.sh: FLAKEID_TEST_ETCD_URL (plain, authentication on) and
+//! FLAKEID_TEST_ETCDS_URL (TLS with a client certificate; FLAKEID_TEST_ETCDS_PID
+//! and _DIR let a test restart it on its data).
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+/// etcd grants whole seconds.
+const TTL_MS: u64 = 2000;
+
+fn url() -> Option<String> {
+    store_url("FLAKEID_TEST_ETCD_URL")
+}
+
+fn tls_url() -> Option<String> {
+    store_url("FLAKEID_TEST_ETCDS_URL")
+}
+
+fn pid(var: &str) -> i32 {
+    std::env::var(var).unwrap_or_else(|_| panic!("{var}")).parse().unwrap()
+}
+
+#[test]
+fn etcd_32_concurrent_holders_get_distinct_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    concurrent_distinct(&u, 32, TTL_MS);
+}
+
+#[test]
+fn etcd_16_ids_for_32_holders_is_a_lease_error() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    exhaustion(&u, TTL_MS);
+}
+
+#[test]
+fn etcd_killed_holder_id_waits_for_the_ttl() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    killed_holder(&u, TTL_MS, false);
+}
+
+#[test]
+fn etcd_frozen_store_stops_then_resumes_ids() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    let p = pid("FLAKEID_TEST_ETCD_PID");
+    frozen_store(&u, TTL_MS, &|on| {
+        signal(p, if on { libc::SIGSTOP } else { libc::SIGCONT })
+    });
+}
+
+#[test]
+fn etcd_taken_over_holder_never_issues_again() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    taken_over(&u, TTL_MS);
+}
+
+#[test]
+fn etcds_32_concurrent_holders_get_distinct_ids() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    concurrent_distinct(&u, 32, TTL_MS);
+}
+
+#[test]
+fn etcds_16_ids_for_32_holders_is_a_lease_error() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    exhaustion(&u, TTL_MS);
+}
+
+#[test]
+fn etcds_killed_holder_id_waits_for_the_ttl() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    killed_holder(&u, TTL_MS, false);
+}
+
+#[test]
+fn etcds_taken_over_holder_never_issues_again() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    taken_over(&u, TTL_MS);
+}
+
+/// kill -9 the TLS etcd and start it again on its data directory (same ports).
+#[test]
+fn etcds_restarted_store_stops_ids_then_leases_again() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    let dir = std::env::var("FLAKEID_TEST_ETCDS_DIR").unwrap();
+    let cmdline: Vec<String> = std::fs::read(format!("/proc/{}/cmdline", pid("FLAKEID_TEST_ETCDS_PID")))
+        .unwrap()
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let child = std::sync::Mutex::new(None::<std::process::Child>);
+    let stop = || signal(pid("FLAKEID_TEST_ETCDS_PID"), libc::SIGKILL);
+    let start = || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let c = Command::new(&cmdline[0])
+            .args(&cmdline[1..])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(format!("{dir}/log.restarted")).unwrap())
+            .spawn()
+            .unwrap();
+        *child.lock().unwrap() = Some(c);
+        let port: u16 = u.split(':').nth(2).unwrap().split('/').next().unwrap().parse().unwrap();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < end, "etcd did not restart");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    store_restart(&u, TTL_MS, &stop, &start);
+    // The restarted server stays up for the tests after this one: hand its pid on.
+    let c = child.lock().unwrap().take().unwrap();
+    // SAFETY: setenv in a test process; tests that read it take `serial()` first.
+    unsafe { std::env::set_var("FLAKEID_TEST_ETCDS_PID", c.id().to_string()) };
+    std::mem::forget(c);
+}
+
+#[test]
+fn etcd_namespaces_endpoints_and_bad_urls() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    let a = probe(&with_ns(&u, &fresh_ns("a")), TTL_MS, 10).unwrap();
+    let b = probe(&with_ns(&u, &fresh_ns("b")), TTL_MS, 10).unwrap();
+    assert_eq!((a.node(), b.node()), (0, 0));
+    // A dead endpoint listed first: the client uses the live one.
+    let dead = free_port();
+    let live = u.split('@').nth(1).unwrap().trim_end_matches('/');
+    let failover = format!("etcd://root:etcd-pw@127.0.0.1:{dead},{live}/");
+    let g = probe(&with_ns(&failover, &fresh_ns("failover")), TTL_MS, 10).unwrap();
+    assert!(g.next_id().is_ok());
+    let e = lease_error_of(&format!("etcd://root:etcd-pw@127.0.0.1:{dead}/"), TTL_MS);
+    assert!(e.contains("etcd") && !e.contains("etcd-pw"), "{e}");
+    let e = probe(&format!("{u}?namespace=no/slash"), TTL_MS, 10).unwrap_err();
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Config, "{e}");
+    let e = probe(&format!("{u}?ca=/x.pem"), TTL_MS, 10).unwrap_err();
+    assert!(e.to_string().contains("etcds://"), "{e}");
+}
+
+#[test]
+fn etcd_wrong_password_wrong_ca_wrong_host_each_say_so() {
+    let (Some(u), Some(t)) = (url(), tls_url()) else { return };
+    let e = lease_error_of(&u.replace("etcd-pw", "not-the-pw"), TTL_MS);
+    assert!(e.contains("wrong user or password") && !e.contains("not-the-pw"), "{e}");
+    let e = lease_error_of(&t.replace("/ca.pem", "/other-ca.pem"), TTL_MS);
+    assert!(e.contains("unknown CA"), "{e}");
+    let e = lease_error_of(&t.replace("127.0.0.1", "localhost"), TTL_MS);
+    assert!(e.contains("hostname mismatch"), "{e}");
+}
+
+#[test]
+fn etcd_namespace_in_use_pays_no_lock_delay() {
+    let Some(u) = url() else { return };
+    let u = with_ns(&u, &fresh_ns("warm"));
+    let first = probe(&u, TTL_MS, 10).unwrap();
+    assert!(
+        first.lease_lock_delay_ms().unwrap() >= TTL_MS,
+        "a new namespace waits once"
+    );
+    // etcd's lease timer counts whole seconds: the marker's age is known to a
+    // second, so a namespace is trusted a second or two after its lock delay.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let second = probe(&u, TTL_MS, 10).unwrap();
+    assert_eq!(
+        second.lease_lock_delay_ms(),
+        Some(0),
+        "a store that kept its data is trusted"
+    );
+    assert_ne!(first.node(), second.node());
+}
