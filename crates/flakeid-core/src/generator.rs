@@ -214,7 +214,7 @@ impl GeneratorBuilder {
     }
     /// Lease the node id from a store: `file:///dir`, `redis[s]://host:port/db`,
     /// `postgres://user:password@host:port/dbname`, `etcd[s]://host:2379[,host2:2379]/`,
-    /// each with an optional `?namespace=NAME` (TLS parameters: [`LeaseSpec`]). The generator takes the lowest free id of the layout's
+    /// each with an optional `?namespace=NAME` (TLS parameters: docs/leases.md). The generator takes the lowest free id of the layout's
     /// node range, renews it in the background, releases it when dropped, and
     /// refuses IDs ([`Error::Lease`]) once the lease may have expired. See
     /// `LeaseSpec` and `docs/leases.md`. Needs the cargo feature `lease` (and a

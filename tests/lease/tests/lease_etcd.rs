@@ -178,3 +178,15 @@ fn etcd_namespace_in_use_pays_no_lock_delay() {
     );
     assert_ne!(first.node(), second.node());
 }
+
+#[test]
+fn etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    frozen_at_build(&u, TTL_MS, &|on| {
+        signal(
+            pid("FLAKEID_TEST_ETCD_PID"),
+            if on { libc::SIGSTOP } else { libc::SIGCONT },
+        )
+    });
+}

@@ -134,3 +134,10 @@ fn postgres_dropped_table_never_gives_two_holders_one_id() {
     });
     assert!(delay >= TTL_MS);
 }
+
+#[test]
+fn postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
+    let Some(u) = url() else { return };
+    let _s = serial();
+    frozen_at_build(&u, TTL_MS, &freeze);
+}

@@ -184,3 +184,13 @@ fn postgres_restarted_store_stops_ids_then_leases_again() {
     // SAFETY: setenv in a test process; tests that read it take `serial()` first.
     unsafe { std::env::set_var("FLAKEID_TEST_PG_PID", pm.lines().next().unwrap()) };
 }
+
+#[test]
+fn rediss_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
+    let Some(u) = rediss() else { return };
+    let _s = serial();
+    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID").unwrap().parse().unwrap();
+    frozen_at_build(&u, TTL_MS, &|on| {
+        signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT })
+    });
+}

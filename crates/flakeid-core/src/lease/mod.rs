@@ -32,7 +32,10 @@
 
 mod url;
 
+// Each store uses part of `block` and `tls`: in a build with only some stores,
+// the rest is unused, not dead.
 #[cfg(any(feature = "lease-postgres", feature = "lease-etcd"))]
+#[cfg_attr(not(all(feature = "lease-postgres", feature = "lease-etcd")), allow(dead_code))]
 mod block;
 #[cfg(feature = "lease-etcd")]
 mod etcd;
@@ -43,6 +46,10 @@ mod postgres;
 #[cfg(feature = "lease-redis")]
 mod redis;
 #[cfg(feature = "lease-tls")]
+#[cfg_attr(
+    not(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-etcd")),
+    allow(dead_code)
+)]
 mod tls;
 
 use crate::clock::{Clock, precise_now_ms};

@@ -144,6 +144,13 @@ impl RedisStore {
         if let Some(pw) = u.password.as_deref() {
             target.set_password(Some(pw)).map_err(|()| bad("password"))?;
         }
+        // No `CLIENT SETINFO` after connecting: redis-rs waits its whole timeout on
+        // each of those replies, so a frozen server took twice the connect bound
+        // (the frozen-store-at-build test found 20 s for 10).
+        let info = redis::IntoConnectionInfo::into_connection_info(target.as_str())
+            .map_err(|e| lease_error(format!("redis lease URL {}: {e}", u.redacted())))?;
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let info = info.set_redis_settings(settings);
         let client = if tls {
             let files = TlsFiles::from_url(u, TLS_PARAMS)?;
             let client_tls = match (&files.cert, &files.key) {
@@ -154,9 +161,9 @@ impl RedisStore {
                 _ => None,
             };
             let root_cert = files.ca.as_deref().map(|c| tls::read_pem(c, "ca")).transpose()?;
-            redis::Client::build_with_tls(target.as_str(), redis::TlsCertificates { client_tls, root_cert })
+            redis::Client::build_with_tls(info, redis::TlsCertificates { client_tls, root_cert })
         } else {
-            redis::Client::open(target.as_str())
+            redis::Client::open(info)
         }
         .map_err(|e| lease_error(format!("redis lease URL {}: {e}", u.redacted())))?;
         Ok(RedisStore {
@@ -190,9 +197,11 @@ impl RedisStore {
     ) -> Result<T> {
         let left = remaining(until)?;
         if self.conn.is_none() {
+            // redis-rs applies its timeout to each read of the login (AUTH, SELECT):
+            // give the connection half the time left, the command the rest.
             let c = self
                 .client
-                .get_connection_with_timeout(left)
+                .get_connection_with_timeout((left / 2).max(Duration::from_millis(1)))
                 .map_err(|e| self.fail("connect", &e))?;
             self.conn = Some(c);
         }

@@ -431,6 +431,25 @@ pub fn store_restart(base: &str, ttl_ms: u64, stop: &dyn Fn(), start: &dyn Fn())
     );
 }
 
+/// A store frozen (SIGSTOP) before a generator is built: `build()` returns a lease
+/// error within the documented 10 s acquire bound (plus scheduling slack), never
+/// hangs.
+pub fn frozen_at_build(base: &str, ttl_ms: u64, freeze: &dyn Fn(bool)) {
+    let url = with_ns(base, &fresh_ns("frozenbuild"));
+    freeze(true);
+    let started = Instant::now();
+    let outcome = probe(&url, ttl_ms, 10);
+    let took = started.elapsed();
+    freeze(false);
+    let e = outcome.err().expect("a frozen store gives no lease");
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
+    assert!(
+        took < Duration::from_secs(12),
+        "build() took {took:?} against a frozen store: {e}"
+    );
+    eprintln!("frozen store at build: lease error after {took:?}: {e}");
+}
+
 /// The message of a lease error from building a generator on `url`.
 pub fn lease_error_of(url: &str, ttl_ms: u64) -> String {
     match probe(url, ttl_ms, 10) {
