@@ -82,6 +82,19 @@ fn etcds_killed_holder_id_waits_for_the_ttl() {
 }
 
 #[test]
+fn etcds_frozen_store_stops_then_resumes_ids() {
+    let Some(u) = tls_url() else { return };
+    let _s = serial();
+    // Read at the time of each signal: the restart test hands on a new pid.
+    frozen_store(&u, TTL_MS, &|on| {
+        signal(
+            pid("FLAKEID_TEST_ETCDS_PID"),
+            if on { libc::SIGSTOP } else { libc::SIGCONT },
+        )
+    });
+}
+
+#[test]
 fn etcds_taken_over_holder_never_issues_again() {
     let Some(u) = tls_url() else { return };
     let _s = serial();

@@ -12,30 +12,8 @@ fn url() -> Option<String> {
     store_url("FLAKEID_TEST_POSTGRES_URL")
 }
 
-/// Stops or continues the postmaster and every backend it forked.
 fn freeze(on: bool) {
-    let pm: i32 = std::env::var("FLAKEID_TEST_PG_PID")
-        .expect("FLAKEID_TEST_PG_PID")
-        .parse()
-        .unwrap();
-    let mut pids = vec![pm];
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...
-        let after_comm = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        let ppid = after_comm.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
-        if ppid == Some(pm) {
-            pids.push(pid);
-        }
-    }
-    for pid in pids {
-        signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
-    }
+    freeze_postgres(on);
 }
 
 #[test]

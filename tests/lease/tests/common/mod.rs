@@ -450,6 +450,37 @@ pub fn frozen_at_build(base: &str, ttl_ms: u64, freeze: &dyn Fn(bool)) {
     eprintln!("frozen store at build: lease error after {took:?}: {e}");
 }
 
+/// Stops or continues the private PostgreSQL cluster's postmaster and every
+/// backend it forked (the pid read from `postmaster.pid`, which a restart changes).
+pub fn freeze_postgres(on: bool) {
+    let data = std::env::var("FLAKEID_TEST_PG_DATA").expect("FLAKEID_TEST_PG_DATA");
+    let pm: i32 = std::fs::read_to_string(format!("{data}/postmaster.pid"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut pids = vec![pm];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let after_comm = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let ppid = after_comm.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
+        if ppid == Some(pm) {
+            pids.push(pid);
+        }
+    }
+    for pid in pids {
+        signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+    }
+}
+
 /// The message of a lease error from building a generator on `url`.
 pub fn lease_error_of(url: &str, ttl_ms: u64) -> String {
     match probe(url, ttl_ms, 10) {
