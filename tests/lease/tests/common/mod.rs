@@ -476,8 +476,13 @@ pub fn freeze_postgres(on: bool) {
             pids.push(pid);
         }
     }
-    for pid in pids {
-        signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+    let sig = if on { libc::SIGSTOP } else { libc::SIGCONT };
+    signal(pm, sig);
+    for pid in &pids[1..] {
+        // A backend listed may have exited since (a zombie the postmaster reaps as
+        // soon as it runs): only the postmaster must exist.
+        // SAFETY: plain kill(2).
+        unsafe { libc::kill(*pid, sig) };
     }
 }
 
