@@ -273,8 +273,9 @@ typedef struct flakeid_options {
   const char *node_source;
   /**
    * Lease the node id from a store, or NULL: `"file:///dir"`,
-   * `"redis://host:port/db"`, `"postgres://user:password@host:port/dbname"`
-   * (each with an optional `?namespace=NAME`). The generator takes the lowest
+   * `"redis[s]://host:port/db"`, `"postgres://user:password@host:port/dbname"`,
+   * `"etcd[s]://host:2379/"` (each with an optional `?namespace=NAME`; TLS
+   * settings in docs/leases.md). The generator takes the lowest
    * free node id, renews the lease in the background, releases it when freed,
    * and fails with `FLAKEID_ERR_LEASE` once the lease may have expired.
    */
