@@ -1,0 +1,285 @@
+//! The SQL functions. Each pure function has two forms: without a layout name (the
+//! server's `flakeid.layout`) and with one. They are IMMUTABLE: the server's layout
+//! is fixed while it runs (and must not change under stored IDs), so the planner
+//! may fold `flakeid_range(...)` into constants and prune partitions by ID.
+
+use crate::error::{self, Source, from_bigint, to_bigint};
+use crate::server::{generator, server_layout};
+use flakeid_core::{Encoding, Error, Layout, check_batch, decode, decode_auto, encode};
+use pgrx::datum::{Range, RangeBound, TimestampWithTimeZone};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+/// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
+const PG_EPOCH_US: i128 = 946_684_800_000_000;
+
+fn layout(name: &str) -> Layout {
+    Layout::preset(name).unwrap_or_else(|err| error::raise(err, Source::Argument, "layout"))
+}
+
+fn ok<T>(result: Result<T, Error>, what: &str) -> T {
+    result.unwrap_or_else(|err| error::raise(err, Source::Argument, what))
+}
+
+/// `timestamptz` as Unix µs (`None` for ±infinity).
+fn unix_us(ts: TimestampWithTimeZone) -> Option<i128> {
+    ts.is_finite()
+        .then(|| i128::from(pg_sys::TimestampTz::from(ts)) + PG_EPOCH_US)
+}
+
+fn timestamptz(unix_ms: u64) -> TimestampWithTimeZone {
+    let pg_us = i128::from(unix_ms) * 1000 - PG_EPOCH_US;
+    i64::try_from(pg_us)
+        .ok()
+        .and_then(|us| TimestampWithTimeZone::try_from(us).ok())
+        .unwrap_or_else(|| {
+            error::raise(
+                Error::TimeExhausted {
+                    message: format!("{unix_ms} ms since 1970 is past timestamptz's range"),
+                },
+                Source::Argument,
+                "id",
+            )
+        })
+}
+
+/// A time as Unix ms (floored), or TimeExhausted when no layout can hold it.
+fn unix_ms(ts: TimestampWithTimeZone) -> u64 {
+    unix_us(ts)
+        .and_then(|us| u64::try_from(us.div_euclid(1000)).ok())
+        .unwrap_or_else(|| {
+            error::raise(
+                Error::TimeExhausted {
+                    message: match (ts.is_infinity(), ts.is_neg_infinity()) {
+                        (true, _) => "infinity is not a time an ID can hold".into(),
+                        (_, true) => "-infinity is not a time an ID can hold".into(),
+                        _ => "a time before 1970 is before every layout's epoch".into(),
+                    },
+                },
+                Source::Argument,
+                "ts",
+            )
+        })
+}
+
+// ---- the server's generator ----
+
+/// The next ID from the server's generator (one per server, in shared memory).
+#[pg_extern(volatile, parallel_safe)]
+fn flakeid_next() -> i64 {
+    match generator().next_id() {
+        Ok(id) => to_bigint(id),
+        Err(err) => error::raise(err, Source::Setting, ""),
+    }
+}
+
+/// `n` IDs at once, increasing.
+#[pg_extern(volatile, parallel_safe)]
+fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
+    let n = ok(check_batch(i128::from(n)), "n");
+    let ids = ok(generator().next_ids(n), "n");
+    SetOfIterator::new(ids.into_iter().map(to_bigint))
+}
+
+// ---- decoding ----
+
+type PartsRow = (TimestampWithTimeZone, i32, i32, i32, i32);
+
+fn decompose(id: i64, layout: Layout) -> TableIterator<'static, PartsRow> {
+    let parts = ok(layout.try_decompose(from_bigint(id, "id")), "id");
+    // Preset fields are at most 22 bits: they fit an int.
+    let row = (
+        timestamptz(parts.timestamp_ms),
+        parts.datacenter as i32,
+        parts.worker as i32,
+        parts.node as i32,
+        parts.sequence as i32,
+    );
+    TableIterator::once(row)
+}
+
+/// The fields of an ID: its time (the start of its tick), node id and sequence.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_decompose")]
+fn flakeid_decompose_server(
+    id: i64,
+) -> TableIterator<
+    'static,
+    (
+        name!(ts, TimestampWithTimeZone),
+        name!(datacenter, i32),
+        name!(worker, i32),
+        name!(node, i32),
+        name!(sequence, i32),
+    ),
+> {
+    decompose(id, server_layout())
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_decompose(
+    id: i64,
+    layout: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(ts, TimestampWithTimeZone),
+        name!(datacenter, i32),
+        name!(worker, i32),
+        name!(node, i32),
+        name!(sequence, i32),
+    ),
+> {
+    decompose(id, self::layout(layout))
+}
+
+fn timestamp(id: i64, layout: Layout) -> TimestampWithTimeZone {
+    timestamptz(ok(layout.try_decompose(from_bigint(id, "id")), "id").timestamp_ms)
+}
+
+/// When an ID was made (the start of its tick).
+#[pg_extern(immutable, parallel_safe, name = "flakeid_timestamp")]
+fn flakeid_timestamp_server(id: i64) -> TimestampWithTimeZone {
+    timestamp(id, server_layout())
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_timestamp(id: i64, layout: &str) -> TimestampWithTimeZone {
+    timestamp(id, self::layout(layout))
+}
+
+fn compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: Layout) -> i64 {
+    let node = u64::try_from(node).unwrap_or(u64::MAX);
+    let sequence = u64::try_from(sequence).unwrap_or(u64::MAX);
+    to_bigint(ok(layout.compose(unix_ms(ts), node, sequence), "ts"))
+}
+
+/// The ID of a time, node id and sequence (the inverse of flakeid_decompose).
+#[pg_extern(immutable, parallel_safe, name = "flakeid_compose")]
+fn flakeid_compose_server(ts: TimestampWithTimeZone, node: i64, sequence: i64) -> i64 {
+    compose(ts, node, sequence, server_layout())
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: &str) -> i64 {
+    compose(ts, node, sequence, self::layout(layout))
+}
+
+// ---- time ranges ----
+
+/// The smallest ID of `ts`'s tick: `id >= flakeid_first_at(ts)`.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_first_at")]
+fn flakeid_first_at_server(ts: TimestampWithTimeZone) -> i64 {
+    to_bigint(ok(server_layout().first_id_at(unix_ms(ts)), "ts"))
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_first_at(ts: TimestampWithTimeZone, layout: &str) -> i64 {
+    to_bigint(ok(self::layout(layout).first_id_at(unix_ms(ts)), "ts"))
+}
+
+/// The largest ID of `ts`'s tick: `id <= flakeid_last_at(ts)`.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_last_at")]
+fn flakeid_last_at_server(ts: TimestampWithTimeZone) -> i64 {
+    to_bigint(ok(server_layout().last_id_at(unix_ms(ts)), "ts"))
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_last_at(ts: TimestampWithTimeZone, layout: &str) -> i64 {
+    to_bigint(ok(self::layout(layout).last_id_at(unix_ms(ts)), "ts"))
+}
+
+/// The IDs whose time (`flakeid_timestamp(id)`) lies in `range`, as an int8range:
+/// `flakeid_timestamp(id) <@ r` exactly when `id <@ flakeid_range(r)`.
+fn id_range(range: Range<TimestampWithTimeZone>, layout: Layout) -> Range<i64> {
+    let Some((lo, hi)) = range.into_inner() else {
+        return Range::empty();
+    };
+    let epoch_us = i128::from(layout.epoch_ms()) * 1000;
+    let tick_us = i128::from(layout.tick_ms()) * 1000;
+    let max_ticks = i128::from(layout.max_ticks());
+    // The first tick whose start is in the range (0 when the range starts before the epoch).
+    let first = match lo {
+        RangeBound::Infinite => 0,
+        RangeBound::Inclusive(t) | RangeBound::Exclusive(t) if !t.is_finite() => {
+            if t.is_infinity() {
+                return Range::empty();
+            } else {
+                0
+            }
+        }
+        RangeBound::Inclusive(t) => ceil_div((unix_us(t).unwrap_or(0) - epoch_us).max(0), tick_us),
+        RangeBound::Exclusive(t) => (unix_us(t).unwrap_or(0) - epoch_us).max(-1).div_euclid(tick_us) + 1,
+    };
+    // The last tick whose start is in the range (negative: none).
+    let last = match hi {
+        RangeBound::Infinite => max_ticks,
+        RangeBound::Inclusive(t) | RangeBound::Exclusive(t) if !t.is_finite() => {
+            if t.is_neg_infinity() {
+                return Range::empty();
+            } else {
+                max_ticks
+            }
+        }
+        RangeBound::Inclusive(t) => (unix_us(t).unwrap_or(0) - epoch_us).div_euclid(tick_us),
+        RangeBound::Exclusive(t) => ceil_div(unix_us(t).unwrap_or(0) - epoch_us, tick_us) - 1,
+    }
+    .min(max_ticks);
+    if first > last || first > max_ticks {
+        return Range::empty();
+    }
+    let id_at = |ticks: i128, last: bool| {
+        let ms = layout.timestamp_of_ticks(ticks as u64);
+        ok(
+            if last {
+                layout.last_id_at(ms)
+            } else {
+                layout.first_id_at(ms)
+            },
+            "range",
+        )
+    };
+    let (first_id, last_id) = (id_at(first, false), id_at(last, true));
+    match (i64::try_from(first_id), i64::try_from(last_id)) {
+        (Ok(a), Ok(b)) if b < i64::MAX => Range::new(a, RangeBound::Exclusive(b + 1)),
+        // int8range cannot end after i64::MAX: leave it open.
+        (Ok(a), _) => Range::new(a, None),
+        _ => Range::empty(),
+    }
+}
+
+fn ceil_div(a: i128, b: i128) -> i128 {
+    -(-a).div_euclid(b)
+}
+
+/// For `WHERE id <@ flakeid_range(tstzrange(...))` and ID-partitioned tables.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_range")]
+fn flakeid_range_server(range: Range<TimestampWithTimeZone>) -> Range<i64> {
+    id_range(range, server_layout())
+}
+
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_range(range: Range<TimestampWithTimeZone>, layout: &str) -> Range<i64> {
+    id_range(range, self::layout(layout))
+}
+
+// ---- text encodings ----
+
+/// An ID as fixed-width, sort-preserving text: base62 (11), base32 (13), hex (16), or decimal.
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_encode(id: i64, encoding: &str) -> String {
+    let encoding = ok(Encoding::parse(encoding), "encoding");
+    encode(from_bigint(id, "id"), encoding)
+}
+
+/// Reads text in the given encoding.
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_decode(text: &str, encoding: &str) -> i64 {
+    let encoding = ok(Encoding::parse(encoding), "encoding");
+    to_bigint(ok(decode(text, encoding), "text"))
+}
+
+/// Reads text in whichever encoding it is in; an ambiguous text is an error.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_decode")]
+fn flakeid_decode_auto(text: &str) -> i64 {
+    to_bigint(ok(decode_auto(text), "text").0)
+}
