@@ -34,26 +34,37 @@ const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in pos
 
 #[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
 pub fn init() {
-    define_gucs();
     // SAFETY: reading a flag PostgreSQL sets while it loads preload libraries.
-    if unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
+    // PostgreSQL refuses (FATAL) PGC_POSTMASTER settings defined after startup: a
+    // backend loading the library itself (no generator; the pure functions only
+    // read flakeid.layout) defines them as reload-time settings instead.
+    define_gucs(preloading);
+    if preloading {
         pg_shmem_init!(COUNTER);
         PRELOADED.store(true, Ordering::Relaxed);
         // Refuse to start with settings no backend could use.
-        if let Err(err) = builder() {
+        if let Err(err) = builder().and_then(|b| b.build()) {
             error::raise(err, Source::Setting, "");
         }
     }
 }
 
-fn define_gucs() {
+fn define_gucs(preloading: bool) {
+    let ctx = || {
+        if preloading {
+            GucContext::Postmaster
+        } else {
+            GucContext::Sighup
+        }
+    };
     let flags = GucFlags::default();
     GucRegistry::define_string_guc(
         c"flakeid.layout",
         c"flakeid layout preset of the server's IDs.",
         c"snowflake, flake, discord, sonyflake, baidu or instagram.",
         &LAYOUT,
-        GucContext::Postmaster,
+        ctx(),
         flags,
     );
     let ids = [
@@ -73,7 +84,7 @@ fn define_gucs() {
             setting,
             -1,
             i32::MAX,
-            GucContext::Postmaster,
+            ctx(),
             flags,
         );
     }
@@ -82,7 +93,7 @@ fn define_gucs() {
         c"When a tick's sequence is used up: wait or borrow.",
         c"",
         &OVERFLOW,
-        GucContext::Postmaster,
+        ctx(),
         flags,
     );
     GucRegistry::define_string_guc(
@@ -90,7 +101,7 @@ fn define_gucs() {
         c"When the clock moves backwards: error, wait or monotonic.",
         c"",
         &CLOCK_BACKWARDS,
-        GucContext::Postmaster,
+        ctx(),
         flags,
     );
     let ms = [
@@ -106,16 +117,7 @@ fn define_gucs() {
         ),
     ];
     for (name, short, setting) in ms {
-        GucRegistry::define_int_guc(
-            name,
-            short,
-            c"",
-            setting,
-            0,
-            i32::MAX,
-            GucContext::Postmaster,
-            flags | GucFlags::UNIT_MS,
-        );
+        GucRegistry::define_int_guc(name, short, c"", setting, 0, i32::MAX, ctx(), flags | GucFlags::UNIT_MS);
     }
 }
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Integration tests of the PostgreSQL extension (issue 16), on the flakeid library
+# that `make install-postgres` put into Debian's PostgreSQL 15. Starts private
+# clusters on 127.0.0.1 (free ports, temporary directories, stopped on exit), as
+# tests/lease/run.sh does:
+#   1. preloaded, flakeid.datacenter = 11, flakeid.worker = 21: 8 concurrent pgbench
+#      clients insert rows with `id bigint DEFAULT flakeid_next()` for a few seconds;
+#      zero duplicates, every ID decodes to the configured node; the shared vectors
+#      (tests/vectors) through SQL; IDs made in SQL decode the same in the Rust CLI,
+#      Python and Node (those two when their packages are built).
+#   2. not preloaded: flakeid_next() is an ERROR saying how to enable it; the pure
+#      functions still work.
+#   3. a bad flakeid.node: the server refuses to start and says which setting.
+#   usage: tests/postgres/run.sh        (PGBENCH_SECS, default 4)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CARGO=${CARGO:-cargo}
+PGBIN=/usr/lib/postgresql/15/bin
+SECS=${PGBENCH_SECS:-4}
+[ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "flakeid.so is not installed: run make install-postgres" >&2; exit 1; }
+$CARGO build -q -p flakeid-cli
+cli=$PWD/target/debug/flakeid
+
+work=$(mktemp -d /tmp/flakeid-postgres.XXXXXX)
+chmod 755 "$work"
+clusters=()
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+  for d in "${clusters[@]}"; do
+    [ -f "$d/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1 || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# new_cluster NAME 'postgresql.conf lines' → initdb'd data directory in $work/NAME/data
+new_cluster() {
+  local dir=$work/$1
+  mkdir -p "$dir"
+  [ "$(id -u)" = 0 ] && chown postgres "$dir"
+  as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres -E UTF8 --no-sync --auth=trust >"$dir/initdb.log"
+  printf '%s\n' "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$dir'" "fsync = off" \
+    "max_connections = 50" "$2" >> "$dir/data/postgresql.conf"
+  clusters+=("$dir/data")
+}
+start() { # start NAME PORT
+  as_pg "$PGBIN/pg_ctl" -D "$work/$1/data" -l "$work/$1/log" -w -o "-p $2" start >/dev/null
+}
+
+echo "== 1. preloaded cluster: pgbench, vectors, cross-language decode"
+new_cluster main "shared_preload_libraries = 'flakeid'
+flakeid.datacenter = 11
+flakeid.worker = 21"
+port=$(free_port)
+start main "$port"
+PSQL=(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1)
+"${PSQL[@]}" -c "CREATE EXTENSION flakeid" \
+  -c "CREATE TABLE items (id bigint NOT NULL DEFAULT flakeid_next(), client int NOT NULL)"
+echo 'INSERT INTO items (client) VALUES (:client_id);' > "$work/insert.sql"
+pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 8 -j 2 -T "$SECS" -f "$work/insert.sql" postgres >"$work/pgbench.log" 2>&1 \
+  || { cat "$work/pgbench.log"; exit 1; }
+grep -E '^(number of (transactions actually processed|failed)|tps)' "$work/pgbench.log" | sed 's/^/  pgbench: /'
+read -r rows distinct clients wrong_node <<<"$("${PSQL[@]}" -At -F ' ' -c "
+  SELECT count(*), count(DISTINCT id), count(DISTINCT client),
+         count(*) FILTER (WHERE (d.datacenter, d.worker, d.node) <> (11, 21, 11 << 5 | 21))
+    FROM items, LATERAL flakeid_decompose(id) d")"
+echo "  $rows rows from $clients clients, $distinct distinct IDs, $wrong_node with another node id"
+[ "$rows" -gt 1000 ] && [ "$rows" = "$distinct" ] && [ "$clients" = 8 ] && [ "$wrong_node" = 0 ] \
+  || { echo "FAIL: duplicates, too few rows, or a wrong node id" >&2; exit 1; }
+# Unique and increasing across backends too: one ID per statement, in commit order.
+"${PSQL[@]}" -c "CREATE TABLE ordered (n bigserial, id bigint DEFAULT flakeid_next())"
+echo 'INSERT INTO ordered DEFAULT VALUES;' > "$work/ordered.sql"
+pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 8 -j 2 -t 300 -f "$work/ordered.sql" postgres >/dev/null 2>&1
+dups=$("${PSQL[@]}" -At -c "SELECT count(*) - count(DISTINCT id) FROM ordered")
+[ "$dups" = 0 ] || { echo "FAIL: $dups duplicate IDs across 8 backends" >&2; exit 1; }
+
+python3 tests/postgres/crosscheck.py vectors "${PSQL[@]}"
+"${PSQL[@]}" -At -c "SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
+    flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
+  FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i, LATERAL flakeid_decompose(id) d" > "$work/ids.txt"
+python3 tests/postgres/crosscheck.py decode "$work/ids.txt" "$cli"
+
+echo "== 2. not preloaded: a clear error, pure functions still work"
+new_cluster plain ""
+port2=$(free_port)
+start plain "$port2"
+PSQL2=(psql -h 127.0.0.1 -p "$port2" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1)
+"${PSQL2[@]}" -c "CREATE EXTENSION flakeid"
+msg=$("${PSQL2[@]}" -v VERBOSITY=verbose -c "SELECT flakeid_next()" 2>&1 || true)
+echo "$msg" | sed 's/^/  /'
+echo "$msg" | grep -q "55000" && echo "$msg" | grep -q "shared_preload_libraries = 'flakeid'" \
+  || { echo "FAIL: no clear error without preloading" >&2; exit 1; }
+[ "$("${PSQL2[@]}" -At -c "SELECT flakeid_encode(910499571847892992, 'base62')")" = "$("$cli" decode 910499571847892992 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["base62"])')" ]
+
+echo "== 3. a bad setting: the server refuses to start, naming it"
+new_cluster bad "shared_preload_libraries = 'flakeid'
+flakeid.node = 5000"
+if start bad "$(free_port)" 2>/dev/null; then echo "FAIL: started with flakeid.node = 5000" >&2; exit 1; fi
+grep -h 'flakeid.node' "$work/bad/log" | sed 's/^/  /'
+grep -q 'invalid value for parameter "flakeid.node": node must be in 0..=1023, got 5000' "$work/bad/log" \
+  || { echo "FAIL: the log does not name flakeid.node" >&2; exit 1; }
+echo "postgres integration tests passed"
