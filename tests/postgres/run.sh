@@ -78,6 +78,19 @@ dups=$("${PSQL[@]}" -At -c "SELECT count(*) - count(DISTINCT id) FROM ordered")
 [ "$dups" = 0 ] || { echo "FAIL: $dups duplicate IDs across 8 backends" >&2; exit 1; }
 
 python3 tests/postgres/crosscheck.py vectors "${PSQL[@]}"
+
+# Time ranges prune partitions and use indexes (flakeid_in_range; PostgreSQL 15 plans
+# `id <@ int8range` as a filter only).
+plans=$("${PSQL[@]}" -At \
+  -c "CREATE TABLE ev (id bigint NOT NULL DEFAULT flakeid_next()) PARTITION BY RANGE (id)" \
+  -c "CREATE TABLE ev_10 PARTITION OF ev FOR VALUES FROM (flakeid_first_at('2026-10-01')) TO (flakeid_first_at('2026-11-01'))" \
+  -c "CREATE TABLE ev_11 PARTITION OF ev FOR VALUES FROM (flakeid_first_at('2026-11-01')) TO (flakeid_first_at('2026-12-01'))" \
+  -c "EXPLAIN (COSTS OFF) SELECT * FROM ev WHERE flakeid_in_range(id, '[2026-11-22, 2026-11-23)')" \
+  -c "CREATE INDEX ON items (id)" -c "SET enable_seqscan = off" \
+  -c "EXPLAIN (COSTS OFF) SELECT count(*) FROM items WHERE flakeid_in_range(id, tstzrange(now() - interval '1 s', now()))")
+echo "$plans" | grep -q 'on ev_11' && ! echo "$plans" | grep -q 'on ev_10' && echo "$plans" | grep -q 'Index Cond: ((id >=' \
+  || { echo "$plans"; echo "FAIL: flakeid_in_range neither pruned partitions nor used the index" >&2; exit 1; }
+echo "  flakeid_in_range: partitions pruned at plan time, B-tree index used"
 "${PSQL[@]}" -At -c "SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
     flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
   FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i, LATERAL flakeid_decompose(id) d" > "$work/ids.txt"

@@ -78,6 +78,13 @@ mod tests {
              SELECT count(*) FROM ids, ranges
               WHERE (flakeid_timestamp(id, l) <@ r) <> (id <@ flakeid_range(r, l))");
         assert_eq!(mismatches, 0);
+        let inlined: i64 = one(
+        "SELECT count(*) FROM generate_series(2124291769758646272 - 5000000, 2124291769758646272 + 5000000, 4099) id,
+                (VALUES (tstzrange('2026-11-22', '2026-11-22 00:00:00.0011', '(]')), ('(,)'), ('empty'),
+                        (tstzrange('2026-11-21 23:59:59.999', '2026-11-22 00:00:00.001'))) r(r)
+          WHERE (id <@ flakeid_range(r)) <> flakeid_in_range(id, r)",
+    );
+        assert_eq!(inlined, 0);
         let open: bool = one("SELECT flakeid_range(tstzrange(NULL, NULL)) = int8range(0, NULL)
                 AND isempty(flakeid_range(tstzrange('1960-01-01', '1961-01-01')))
                 AND isempty(flakeid_range('empty'::tstzrange))");
