@@ -25,7 +25,7 @@ test-postgres: setup-postgres
 	cd $(PG_CRATE) && cargo clippy --features pg_test --tests -- -D warnings
 	mkdir -p $(PGRX_TEST_DATA) && chown postgres $(PGRX_TEST_DATA)
 	cd $(PG_CRATE) && cargo pgrx test pg15 --runas postgres --pgdata $(PGRX_TEST_DATA)/data
-	# cargo pgrx test installed its test build: put the release build back.
+	# run.sh tests the release build, installed into Debian's PostgreSQL 15.
 	$(MAKE) --no-print-directory install-postgres
 	CARGO=$(CARGO) bash tests/postgres/run.sh
 

@@ -83,52 +83,43 @@ fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
 
 // ---- decoding ----
 
-type PartsRow = (TimestampWithTimeZone, i32, i32, i32, i32);
+// The fields of an ID as one composite value: `(flakeid_decompose(id)).node`,
+// `SELECT * FROM flakeid_decompose(id)`, `FROM t, flakeid_decompose(t.id) d`.
+pgrx::extension_sql!(
+    "CREATE TYPE flakeid_parts AS (ts timestamptz, datacenter int, worker int, node int, sequence int);",
+    name = "flakeid_parts",
+    bootstrap
+);
+const PARTS: &str = "flakeid_parts";
 
-fn decompose(id: i64, layout: Layout) -> TableIterator<'static, PartsRow> {
+fn decompose(id: i64, layout: Layout) -> pgrx::composite_type!('static, PARTS) {
     let parts = ok(layout.try_decompose(from_bigint(id, "id")), "id");
+    let mut row = PgHeapTuple::new_composite_type(PARTS).unwrap_or_else(|e| panic!("type {PARTS}: {e}"));
+    let ts = row.set_by_name("ts", timestamptz(parts.timestamp_ms));
     // Preset fields are at most 22 bits: they fit an int.
-    let row = (
-        timestamptz(parts.timestamp_ms),
-        parts.datacenter as i32,
-        parts.worker as i32,
-        parts.node as i32,
-        parts.sequence as i32,
-    );
-    TableIterator::once(row)
+    let fields = [
+        ("datacenter", parts.datacenter),
+        ("worker", parts.worker),
+        ("node", parts.node),
+        ("sequence", parts.sequence),
+    ];
+    let ints = fields
+        .into_iter()
+        .try_for_each(|(name, v)| row.set_by_name(name, v as i32));
+    if let Err(e) = ts.and(ints) {
+        panic!("type {PARTS}: {e}");
+    }
+    row
 }
 
 /// The fields of an ID: its time (the start of its tick), node id and sequence.
-#[pg_extern(immutable, parallel_safe, name = "flakeid_decompose")]
-fn flakeid_decompose_server(
-    id: i64,
-) -> TableIterator<
-    'static,
-    (
-        name!(ts, TimestampWithTimeZone),
-        name!(datacenter, i32),
-        name!(worker, i32),
-        name!(node, i32),
-        name!(sequence, i32),
-    ),
-> {
+#[pg_extern(immutable, parallel_safe, name = "flakeid_decompose", requires = ["flakeid_parts"])]
+fn flakeid_decompose_server(id: i64) -> pgrx::composite_type!('static, PARTS) {
     decompose(id, server_layout())
 }
 
-#[pg_extern(immutable, parallel_safe)]
-fn flakeid_decompose(
-    id: i64,
-    layout: &str,
-) -> TableIterator<
-    'static,
-    (
-        name!(ts, TimestampWithTimeZone),
-        name!(datacenter, i32),
-        name!(worker, i32),
-        name!(node, i32),
-        name!(sequence, i32),
-    ),
-> {
+#[pg_extern(immutable, parallel_safe, requires = ["flakeid_parts"])]
+fn flakeid_decompose(id: i64, layout: &str) -> pgrx::composite_type!('static, PARTS) {
     decompose(id, self::layout(layout))
 }
 

@@ -50,6 +50,10 @@ mod tests {
         let parts: String = one("SELECT format('%s/%s/%s/%s', datacenter, worker, node, sequence)
                FROM flakeid_decompose(910499571847892992, 'snowflake')");
         assert_eq!(parts, "17/25/569/0");
+        let record: String = one(
+            "SELECT format('%s %s', pg_typeof(flakeid_decompose(910499571847892992)), (flakeid_decompose(910499571847892992)).worker)",
+        );
+        assert_eq!(record, "flakeid_parts 25");
         let same: bool = one("SELECT flakeid_timestamp(910499571847892992) = to_timestamp(1505914988.849)");
         assert!(same);
     }
