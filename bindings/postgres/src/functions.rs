@@ -73,12 +73,21 @@ fn flakeid_next() -> i64 {
     }
 }
 
-/// `n` IDs at once, increasing.
+/// IDs a `flakeid_next_many` call reserves at once (a tick's worth for snowflake).
+const MANY_CHUNK: usize = 4096;
+
+/// `n` IDs, increasing. Made in runs of [`MANY_CHUNK`] as rows are consumed, so a
+/// large `n` never holds gigabytes outside PostgreSQL's memory accounting.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
     let n = ok(check_batch(i128::from(n)), "n");
-    let ids = ok(generator().next_ids(n), "n");
-    SetOfIterator::new(ids.into_iter().map(to_bigint))
+    let generator = generator();
+    let runs = (0..n).step_by(MANY_CHUNK).map(move |start| {
+        let mut run = vec![0u64; MANY_CHUNK.min(n - start)];
+        ok(generator.fill(&mut run), "n");
+        run.into_iter().map(to_bigint)
+    });
+    SetOfIterator::new(runs.flatten())
 }
 
 // ---- decoding ----
@@ -139,8 +148,15 @@ fn flakeid_timestamp(id: i64, layout: &str) -> TimestampWithTimeZone {
 }
 
 fn compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: Layout) -> i64 {
-    let node = u64::try_from(node).unwrap_or(u64::MAX);
-    let sequence = u64::try_from(sequence).unwrap_or(u64::MAX);
+    // Negative values: the core's range message, with the value as given.
+    let node = ok(
+        u64::try_from(node).map_err(|_| Error::out_of_range("node", 0, layout.max_node(), node)),
+        "node",
+    );
+    let sequence = ok(
+        u64::try_from(sequence).map_err(|_| Error::out_of_range("sequence", 0, layout.max_sequence(), sequence)),
+        "sequence",
+    );
     to_bigint(ok(layout.compose(unix_ms(ts), node, sequence), "ts"))
 }
 
