@@ -9,6 +9,7 @@ use flakeid_core::{Encoding, Error, Layout, check_batch, decode, decode_auto, en
 use pgrx::datum::{Range, RangeBound, TimestampWithTimeZone};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use std::ops::Bound;
 
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
 const PG_EPOCH_US: i128 = 946_684_800_000_000;
@@ -201,61 +202,34 @@ fn id_range(range: Range<TimestampWithTimeZone>, layout: Layout) -> Range<i64> {
     let Some((lo, hi)) = range.into_inner() else {
         return Range::empty();
     };
-    let epoch_us = i128::from(layout.epoch_ms()) * 1000;
-    let tick_us = i128::from(layout.tick_ms()) * 1000;
-    let max_ticks = i128::from(layout.max_ticks());
-    // The first tick whose start is in the range (0 when the range starts before the epoch).
-    let first = match lo {
-        RangeBound::Infinite => 0,
+    // ±infinity as a bound value: unbounded, or nothing at all.
+    let bound = |b: RangeBound<TimestampWithTimeZone>, empty_at: fn(&TimestampWithTimeZone) -> bool| match b {
         RangeBound::Inclusive(t) | RangeBound::Exclusive(t) if !t.is_finite() => {
-            if t.is_infinity() {
-                return Range::empty();
+            if empty_at(&t) {
+                None
             } else {
-                0
+                Some(Bound::Unbounded)
             }
         }
-        RangeBound::Inclusive(t) => ceil_div((unix_us(t).unwrap_or(0) - epoch_us).max(0), tick_us),
-        RangeBound::Exclusive(t) => (unix_us(t).unwrap_or(0) - epoch_us).max(-1).div_euclid(tick_us) + 1,
+        RangeBound::Inclusive(t) => unix_us(t).map(Bound::Included),
+        RangeBound::Exclusive(t) => unix_us(t).map(Bound::Excluded),
+        RangeBound::Infinite => Some(Bound::Unbounded),
     };
-    // The last tick whose start is in the range (negative: none).
-    let last = match hi {
-        RangeBound::Infinite => max_ticks,
-        RangeBound::Inclusive(t) | RangeBound::Exclusive(t) if !t.is_finite() => {
-            if t.is_neg_infinity() {
-                return Range::empty();
-            } else {
-                max_ticks
-            }
-        }
-        RangeBound::Inclusive(t) => (unix_us(t).unwrap_or(0) - epoch_us).div_euclid(tick_us),
-        RangeBound::Exclusive(t) => ceil_div(unix_us(t).unwrap_or(0) - epoch_us, tick_us) - 1,
-    }
-    .min(max_ticks);
-    if first > last || first > max_ticks {
+    let (Some(lo), Some(hi)) = (
+        bound(lo, TimestampWithTimeZone::is_infinity),
+        bound(hi, TimestampWithTimeZone::is_neg_infinity),
+    ) else {
         return Range::empty();
-    }
-    let id_at = |ticks: i128, last: bool| {
-        let ms = layout.timestamp_of_ticks(ticks as u64);
-        ok(
-            if last {
-                layout.last_id_at(ms)
-            } else {
-                layout.first_id_at(ms)
-            },
-            "range",
-        )
     };
-    let (first_id, last_id) = (id_at(first, false), id_at(last, true));
-    match (i64::try_from(first_id), i64::try_from(last_id)) {
-        (Ok(a), Ok(b)) if b < i64::MAX => Range::new(a, RangeBound::Exclusive(b + 1)),
+    match layout
+        .ids_with_time_in(lo, hi)
+        .map(|(a, b)| (i64::try_from(a), i64::try_from(b)))
+    {
+        Some((Ok(a), Ok(b))) if b < i64::MAX => Range::new(a, RangeBound::Exclusive(b + 1)),
         // int8range cannot end after i64::MAX: leave it open.
-        (Ok(a), _) => Range::new(a, None),
+        Some((Ok(a), _)) => Range::new(a, None),
         _ => Range::empty(),
     }
-}
-
-fn ceil_div(a: i128, b: i128) -> i128 {
-    -(-a).div_euclid(b)
 }
 
 /// For `WHERE id <@ flakeid_range(tstzrange(...))` and ID-partitioned tables.
