@@ -15,8 +15,8 @@ PGBIN=/usr/lib/postgresql/15/bin
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-5}
 CLIENTS=${CLIENTS:-8}
-SECS=${SECS:-5}
-IROUNDS=${IROUNDS:-3}
+SECS=${SECS:-4}
+IROUNDS=${IROUNDS:-5}
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
@@ -95,19 +95,28 @@ per_call() { # per_call LABEL
 
 inserts() { # inserts LABEL
   printf '  [single-row INSERT, %s clients, %s s x %s rounds, %s]\n' "$CLIENTS" "$SECS" "$IROUNDS" "$1"
+  local tables=(flakeid bigserial uuid instagram) order t r
   declare -A tps=()
-  for t in flakeid bigserial uuid instagram; do echo "INSERT INTO k_$t (v) VALUES (1);" > "$work/ins_$t.sql"; done
-  for _ in $(seq "$IROUNDS"); do
-    for t in flakeid bigserial uuid instagram; do
+  for t in "${tables[@]}"; do echo "INSERT INTO k_$t (v) VALUES (1);" > "$work/ins_$t.sql"; done
+  ratios=""
+  for round in $(seq "$IROUNDS"); do
+    # Every other round in reverse order, so a drifting machine favours no key.
+    if [ $((round % 2)) = 1 ]; then order=("${tables[@]}"); else order=(instagram uuid bigserial flakeid); fi
+    declare -A this=()
+    for t in "${order[@]}"; do
       "${PSQL[@]}" -c "TRUNCATE k_$t" -c "CHECKPOINT"
       r=$(pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c "$CLIENTS" -j 2 -T "$SECS" -f "$work/ins_$t.sql" postgres 2>&1 \
         | awk '/^tps/ {print $3}')
       tps[$t]+="$r "
+      this[$t]=$r
     done
+    ratios+="$(awk -v a="${this[flakeid]}" -v b="${this[bigserial]}" 'BEGIN {printf "%.3f", a / b}') "
   done
-  for t in flakeid bigserial uuid instagram; do
+  for t in "${tables[@]}"; do
     printf '  %-34s %10s tps   (rounds: %s)\n' "k_$t" "$(tr ' ' '\n' <<<"${tps[$t]}" | grep . | median)" "${tps[$t]% }"
   done
+  printf '  %-34s %10s       (rounds: %s)\n' "flakeid / bigserial, same round" \
+    "$(tr ' ' '\n' <<<"$ratios" | grep . | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m}')" "${ratios% }"
 }
 
 echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, median of $ROUNDS"
