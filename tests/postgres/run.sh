@@ -43,7 +43,7 @@ new_cluster() {
   [ "$(id -u)" = 0 ] && chown postgres "$dir"
   as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres -E UTF8 --no-sync --auth=trust >"$dir/initdb.log"
   printf '%s\n' "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$dir'" "fsync = off" \
-    "max_connections = 50" "$2" >> "$dir/data/postgresql.conf"
+    "max_connections = 120" "$2" >> "$dir/data/postgresql.conf"
   clusters+=("$dir/data")
 }
 start() { # start NAME PORT
@@ -70,14 +70,14 @@ read -r rows distinct clients wrong_node <<<"$("${PSQL[@]}" -At -F ' ' -c "
 echo "  $rows rows from $clients clients, $distinct distinct IDs, $wrong_node with another node id"
 [ "$rows" -gt 1000 ] && [ "$rows" = "$distinct" ] && [ "$clients" = 8 ] && [ "$wrong_node" = 0 ] \
   || { echo "FAIL: duplicates, too few rows, or a wrong node id" >&2; exit 1; }
-# Many connections, one generator: 40 sessions each take 210 IDs, in batches and singly.
+# Many connections, one generator: 100 sessions each take 105 IDs, in batches and singly.
 echo 'INSERT INTO many SELECT flakeid_next_many(20) UNION ALL SELECT flakeid_next();' > "$work/many.sql"
 "${PSQL[@]}" -c "CREATE TABLE many (id bigint)"
-pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 40 -j 2 -t 10 -f "$work/many.sql" postgres >"$work/many.log" 2>&1 \
+pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 100 -j 2 -t 5 -f "$work/many.sql" postgres >"$work/many.log" 2>&1 \
   || { cat "$work/many.log"; exit 1; }
 read -r n dups <<<"$("${PSQL[@]}" -At -F ' ' -c "SELECT count(*), count(*) - count(DISTINCT id) FROM many")"
-[ "$n" = 8400 ] && [ "$dups" = 0 ] || { echo "FAIL: $n IDs from 40 sessions, $dups duplicates" >&2; exit 1; }
-echo "  40 sessions: $n IDs, no duplicates"
+[ "$n" = 10500 ] && [ "$dups" = 0 ] || { echo "FAIL: $n IDs from 100 sessions, $dups duplicates" >&2; exit 1; }
+echo "  100 sessions: $n IDs, no duplicates"
 
 python3 tests/postgres/crosscheck.py vectors "${PSQL[@]}"
 
