@@ -7,10 +7,12 @@
 #      clients insert rows with `id bigint DEFAULT flakeid_next()` for a few seconds;
 #      zero duplicates, every ID decodes to the configured node; the shared vectors
 #      (tests/vectors) through SQL; IDs made in SQL decode the same in the Rust CLI,
-#      Python and Node (those two when their packages are built).
+#      Python and Node (those two when their packages are built); 100 sessions, and
+#      4 sessions taking 800,000 IDs at once (past the 4,096 per ms cap).
 #   2. not preloaded: flakeid_next() is an ERROR saying how to enable it; the pure
 #      functions still work.
-#   3. a bad flakeid.node: the server refuses to start and says which setting.
+#   3. flakeid.layout = discord, flakeid.overflow = borrow: a burst far past the cap.
+#   4. a bad flakeid.node: the server refuses to start and says which setting.
 #   usage: tests/postgres/run.sh        (PGBENCH_SECS, default 4)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,6 +52,20 @@ start() { # start NAME PORT
   as_pg "$PGBIN/pg_ctl" -D "$work/$1/data" -l "$work/$1/log" -w -o "-p $2" start >/dev/null
 }
 
+# burst PORT NODE LAYOUT: 4 sessions at once take 200,000 IDs each, far past the
+# layout's 4,096 per ms: all unique, every one with the server's node id.
+burst() {
+  local psql=(psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1) pids=() p
+  "${psql[@]}" -c "CREATE TABLE burst (id bigint)"
+  for _ in 1 2 3; do "${psql[@]}" -c "INSERT INTO burst SELECT flakeid_next_many(200000)" & pids+=($!); done
+  "${psql[@]}" -c "INSERT INTO burst SELECT flakeid_next() FROM generate_series(1, 200000)" & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p"; done
+  read -r n dups other <<<"$("${psql[@]}" -At -F ' ' -c "SELECT count(*), count(*) - count(DISTINCT id),
+      count(*) FILTER (WHERE (flakeid_decompose(id, '$3')).node <> $2) FROM burst")"
+  echo "  burst, 4 sessions: $n IDs, $dups duplicates, $other with another node id"
+  [ "$n" = 800000 ] && [ "$dups" = 0 ] && [ "$other" = 0 ] || { echo "FAIL: burst" >&2; exit 1; }
+}
+
 echo "== 1. preloaded cluster: pgbench, vectors, cross-language decode"
 new_cluster main "shared_preload_libraries = 'flakeid'
 flakeid.datacenter = 11
@@ -78,6 +94,7 @@ pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 100 -j 2 -t 5 -f "$work/many.s
 read -r n dups <<<"$("${PSQL[@]}" -At -F ' ' -c "SELECT count(*), count(*) - count(DISTINCT id) FROM many")"
 [ "$n" = 10500 ] && [ "$dups" = 0 ] || { echo "FAIL: $n IDs from 100 sessions, $dups duplicates" >&2; exit 1; }
 echo "  100 sessions: $n IDs, no duplicates"
+burst "$port" $((11 << 5 | 21)) snowflake
 
 python3 tests/postgres/crosscheck.py vectors "${PSQL[@]}"
 
@@ -110,7 +127,21 @@ echo "$msg" | grep -q "55000" && echo "$msg" | grep -q "shared_preload_libraries
   || { echo "FAIL: no clear error without preloading" >&2; exit 1; }
 [ "$("${PSQL2[@]}" -At -c "SELECT flakeid_encode(910499571847892992, 'base62')")" = "$("$cli" decode 910499571847892992 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["base62"])')" ]
 
-echo "== 3. a bad setting: the server refuses to start, naming it"
+echo "== 3. another layout and overflow = borrow"
+new_cluster borrow "shared_preload_libraries = 'flakeid'
+flakeid.layout = 'discord'
+flakeid.node = 7
+flakeid.overflow = 'borrow'"
+port3=$(free_port)
+start borrow "$port3"
+psql -h 127.0.0.1 -p "$port3" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION flakeid"
+burst "$port3" 7 discord
+# Functions without a layout name read the server's flakeid.layout.
+[ "$(psql -h 127.0.0.1 -p "$port3" -U postgres -d postgres -X -At -c \
+  "SELECT abs(extract(epoch FROM flakeid_timestamp(flakeid_next()) - now())) < 10 AND flakeid_first_at(now()) = flakeid_first_at(now(), 'discord')")" = t ] \
+  || { echo "FAIL: the server's layout is not discord" >&2; exit 1; }
+
+echo "== 4. a bad setting: the server refuses to start, naming it"
 new_cluster bad "shared_preload_libraries = 'flakeid'
 flakeid.node = 5000"
 if start bad "$(free_port)" 2>/dev/null; then echo "FAIL: started with flakeid.node = 5000" >&2; exit 1; fi
