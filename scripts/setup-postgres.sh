@@ -13,7 +13,8 @@ need=()
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
 command -v pgbench >/dev/null 2>&1 || need+=(postgresql-client-15)
 [ -x "$PG_CONFIG" ] && [ -f "$("$PG_CONFIG" --includedir-server 2>/dev/null)/postgres.h" ] || need+=(postgresql-server-dev-15)
-compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || need+=(libclang-dev)
+# bindgen needs libclang and clang's own headers: the -dev package, not just libclang1.
+dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q 'install ok installed' || need+=(libclang-dev)
 command -v sudo >/dev/null 2>&1 || need+=(sudo)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
