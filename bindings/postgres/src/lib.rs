@@ -6,9 +6,13 @@
 //! of the `flakeid.*` settings. The engine decides everything; this crate converts
 //! SQL types and maps errors to SQLSTATEs.
 
+mod convert;
 mod error;
-mod functions;
+mod generate;
+mod parts;
 mod server;
+mod text;
+mod time_range;
 
 ::pgrx::pg_module_magic!(name, version);
 
