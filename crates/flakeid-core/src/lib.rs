@@ -25,6 +25,7 @@ pub mod lease;
 mod node_id;
 mod options;
 mod sync;
+mod time_range;
 
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, to_bytes};

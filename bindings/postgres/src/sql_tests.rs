@@ -1,0 +1,179 @@
+//! `cargo pgrx test`: SQL-level tests inside a PostgreSQL 15 that preloads the
+//! library with `flakeid.datacenter = 3`, `flakeid.worker = 7` (see `pg_test`).
+//! The cross-language vectors and the concurrency test run in tests/postgres/run.sh.
+
+#[pgrx::pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    fn one<T: IntoDatum + FromDatum>(sql: &str) -> T {
+        Spi::get_one::<T>(sql).expect("query failed").expect("NULL result")
+    }
+
+    #[pg_test]
+    fn next_is_increasing_and_carries_the_configured_node() {
+        let ids: Vec<i64> = (0..2000).map(|_| one("SELECT flakeid_next()")).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "not increasing");
+        let dc: i32 = one(&format!("SELECT datacenter FROM flakeid_decompose({})", ids[0]));
+        let worker: i32 = one(&format!("SELECT worker FROM flakeid_decompose({})", ids[0]));
+        let node: i32 = one(&format!("SELECT node FROM flakeid_decompose({})", ids[0]));
+        assert_eq!((dc, worker, node), (3, 7, 3 << 5 | 7));
+    }
+
+    #[pg_test]
+    fn next_many_is_increasing_and_unique() {
+        let n: i64 = one("SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY o) AS prev
+               FROM flakeid_next_many(50000) WITH ORDINALITY AS t(id, o)) s
+              WHERE prev IS NULL OR id > prev");
+        assert_eq!(n, 50000);
+        let distinct: i64 = one("SELECT count(DISTINCT id) FROM flakeid_next_many(10000) AS id");
+        assert_eq!(distinct, 10000);
+        let zero: i64 = one("SELECT count(*) FROM flakeid_next_many(0)");
+        assert_eq!(zero, 0);
+    }
+
+    #[pg_test]
+    fn a_default_column_fills_itself() {
+        Spi::run("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT flakeid_next(), v int)").unwrap();
+        Spi::run("INSERT INTO t (v) SELECT g FROM generate_series(1, 5000) g").unwrap();
+        let ordered: i64 = one("SELECT count(*) FROM (SELECT id > lag(id) OVER (ORDER BY v) AS up FROM t) s WHERE up");
+        assert_eq!(ordered, 4999);
+    }
+
+    #[pg_test]
+    fn seed_vector_composes_and_decomposes() {
+        // Seed 001: 1505914988849 ms, datacenter 17, worker 25, sequence 0 under snowflake.
+        let id: i64 = one("SELECT flakeid_compose(to_timestamp(1505914988.849), 17 << 5 | 25, 0, 'snowflake')");
+        assert_eq!(id, 910499571847892992);
+        let ms: i64 = one("SELECT (extract(epoch FROM ts) * 1000)::bigint FROM flakeid_decompose(910499571847892992)");
+        assert_eq!(ms, 1505914988849);
+        let parts: String = one("SELECT format('%s/%s/%s/%s', datacenter, worker, node, sequence)
+               FROM flakeid_decompose(910499571847892992, 'snowflake')");
+        assert_eq!(parts, "17/25/569/0");
+        let record: String = one(
+            "SELECT format('%s %s', pg_typeof(flakeid_decompose(910499571847892992)), (flakeid_decompose(910499571847892992)).worker)",
+        );
+        assert_eq!(record, "flakeid_parts 25");
+        let same: bool = one("SELECT flakeid_timestamp(910499571847892992) = to_timestamp(1505914988.849)");
+        assert!(same);
+    }
+
+    #[pg_test]
+    fn first_last_and_range_bound_a_tick() {
+        let ok: bool = one(
+            "SELECT flakeid_first_at(t) = flakeid_compose(t, 0, 0)
+                AND flakeid_last_at(t) = flakeid_compose(t, 1023, 4095)
+                AND flakeid_range(tstzrange(t, t + interval '1 ms')) = int8range(flakeid_first_at(t), flakeid_last_at(t), '[]')
+               FROM (VALUES (to_timestamp(1700000000.123))) v(t)",
+        );
+        assert!(ok);
+    }
+
+    #[pg_test]
+    fn range_holds_exactly_the_ids_whose_time_is_in_it() {
+        // Every bound kind, bounds on and between tick starts, with a 10 ms-tick layout too.
+        let mismatches: i64 = one("WITH layouts(l) AS (VALUES ('snowflake'), ('sonyflake'), ('baidu')),
+                  ids AS (SELECT l, flakeid_compose(to_timestamp(1700000000) + g * interval '250 us', 0, 0, l) AS id
+                            FROM layouts, generate_series(-40000, 40000, 7) g),
+                  ranges AS (SELECT tstzrange(to_timestamp(1700000000) + a * interval '1 ms',
+                                              to_timestamp(1700000000) + b * interval '1 ms', k) AS r
+                               FROM (VALUES (-3.5, 2.0), (0, 10), (0.25, 1000), (-1000, -0.5), (5, 5)) x(a, b),
+                                    (VALUES ('[]'), ('[)'), ('(]'), ('()')) y(k))
+             SELECT count(*) FROM ids, ranges
+              WHERE (flakeid_timestamp(id, l) <@ r) <> (id <@ flakeid_range(r, l))");
+        assert_eq!(mismatches, 0);
+        let inlined: i64 = one(
+        "SELECT count(*) FROM generate_series(2124291769758646272 - 5000000, 2124291769758646272 + 5000000, 4099) id,
+                (VALUES (tstzrange('2026-11-22', '2026-11-22 00:00:00.0011', '(]')), ('(,)'), ('empty'),
+                        (tstzrange('2026-11-21 23:59:59.999', '2026-11-22 00:00:00.001'))) r(r)
+          WHERE (id <@ flakeid_range(r)) <> flakeid_in_range(id, r)",
+    );
+        assert_eq!(inlined, 0);
+        let open: bool = one("SELECT flakeid_range(tstzrange(NULL, NULL)) = int8range(0, NULL)
+                AND isempty(flakeid_range(tstzrange('1960-01-01', '1961-01-01')))
+                AND isempty(flakeid_range('empty'::tstzrange))");
+        assert!(open);
+    }
+
+    #[pg_test]
+    fn encodings_round_trip() {
+        let ok: bool = one(
+            "SELECT bool_and(flakeid_decode(flakeid_encode(id, e), e) = id AND flakeid_decode(flakeid_encode(id, e)) = id)
+               FROM (VALUES (0::bigint), (910499571847892992), (9223372036854775807)) v(id),
+                    (VALUES ('base62'), ('base32'), ('hex')) w(e)",
+        );
+        assert!(ok);
+        let text: String = one("SELECT flakeid_encode(910499571847892992, 'hex')");
+        assert_eq!(text, "0ca2be895c239000");
+    }
+
+    #[pg_test(
+        error = "invalid value for argument \"layout\": layout must be one of snowflake, flake, discord, sonyflake, baidu, instagram, got \"nope\""
+    )]
+    fn unknown_layout_is_an_error() {
+        one::<i64>("SELECT flakeid_first_at(now(), 'nope')");
+    }
+
+    #[pg_test(error = "invalid value for argument \"node\": node must be in 0..=1023, got 5000")]
+    fn out_of_range_node_is_an_error() {
+        one::<i64>("SELECT flakeid_compose(now(), 5000, 0, 'snowflake')");
+    }
+
+    #[pg_test(error = "invalid value for argument \"id\": a flakeid is never negative, got -1")]
+    fn negative_id_is_an_error() {
+        one::<String>("SELECT flakeid_encode(-1, 'hex')");
+    }
+
+    /// SQLSTATE and message of a statement (PL/pgSQL catches the ERROR in a subtransaction).
+    fn failure(sql: &str) -> String {
+        Spi::run(
+            "CREATE OR REPLACE FUNCTION pg_temp.failure(q text) RETURNS text LANGUAGE plpgsql AS $$
+             BEGIN EXECUTE q; RETURN 'no error';
+             EXCEPTION WHEN others THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$",
+        )
+        .unwrap();
+        Spi::get_one_with_args::<String>("SELECT pg_temp.failure($1)", &[sql.into()])
+            .unwrap()
+            .unwrap()
+    }
+
+    #[pg_test]
+    fn bad_input_has_a_sqlstate_and_names_the_argument() {
+        let cases = [
+            (
+                "SELECT flakeid_decode('abc!', 'base62')",
+                "22P02: invalid input for argument \"text\"",
+            ),
+            (
+                "SELECT flakeid_decode('zzzzzzzzzzzzzzzz', 'hex')",
+                "22P02: invalid input for argument \"text\"",
+            ),
+            (
+                "SELECT flakeid_encode(1, 'base64')",
+                "22023: invalid value for argument \"encoding\"",
+            ),
+            (
+                "SELECT flakeid_timestamp(1, 'snowflak')",
+                "22023: invalid value for argument \"layout\"",
+            ),
+            (
+                "SELECT flakeid_compose(now(), 0, 4096, 'snowflake')",
+                "22023: invalid value for argument \"sequence\"",
+            ),
+            (
+                "SELECT flakeid_decompose(-5)",
+                "22003: invalid value for argument \"id\"",
+            ),
+            ("SELECT flakeid_first_at('1960-01-01'::timestamptz)", "22008: "),
+            ("SELECT flakeid_first_at('infinity'::timestamptz)", "22008: "),
+            (
+                "SELECT flakeid_next_many(-1)",
+                "22023: invalid value for argument \"n\"",
+            ),
+        ];
+        for (sql, want) in cases {
+            let got = failure(sql);
+            assert!(got.starts_with(want), "{sql}: got {got:?}, want {want:?}...");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Tools for the PostgreSQL extension (issue 16): Debian's PostgreSQL 15 server and
+# headers, libclang (pgrx's bindgen), sudo (`cargo pgrx test --runas postgres`), the
+# Rust 1.96.0 toolchain pgrx 0.19 needs, cargo-pgrx 0.19.3, and `cargo pgrx init`
+# for Debian's pg_config. Idempotent and non-interactive: each step is skipped when
+# already done. Installs only, starts nothing.
+set -euo pipefail
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+TOOLCHAIN=1.96.0
+PGRX_VERSION=0.19.3
+
+need=()
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+command -v pgbench >/dev/null 2>&1 || need+=(postgresql-client-15)
+[ -x "$PG_CONFIG" ] && [ -f "$("$PG_CONFIG" --includedir-server 2>/dev/null)/postgres.h" ] || need+=(postgresql-server-dev-15)
+# bindgen needs libclang and clang's own headers: the -dev package, not just libclang1.
+dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q 'install ok installed' || need+=(libclang-dev)
+command -v sudo >/dev/null 2>&1 || need+=(sudo)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup-postgres: cannot install ${need[*]} (not root or no apt-get)" >&2
+    exit 1
+  fi
+  echo "setup-postgres: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! rustup run "$TOOLCHAIN" rustc --version >/dev/null 2>&1; then
+  echo "setup-postgres: installing Rust $TOOLCHAIN"
+  rustup toolchain install "$TOOLCHAIN" --profile minimal
+fi
+rustup component add rustfmt clippy --toolchain "$TOOLCHAIN" >/dev/null 2>&1
+
+if [ "$(cargo pgrx --version 2>/dev/null | awk '{print $2}')" != "$PGRX_VERSION" ]; then
+  echo "setup-postgres: installing cargo-pgrx $PGRX_VERSION (about 5 minutes)"
+  cargo "+$TOOLCHAIN" install cargo-pgrx --version "$PGRX_VERSION" --locked
+fi
+
+pgrx_home=${PGRX_HOME:-$HOME/.pgrx}
+if ! grep -q "^pg15 *= *\"$PG_CONFIG\"" "$pgrx_home/config.toml" 2>/dev/null; then
+  echo "setup-postgres: cargo pgrx init --pg15 $PG_CONFIG"
+  cargo "+$TOOLCHAIN" pgrx init --pg15 "$PG_CONFIG"
+fi

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# make bench-postgres (issue 16): ID functions side by side in one private
+# PostgreSQL 15 cluster (127.0.0.1, fsync = off, synchronous_commit = off: the CPU
+# cost of the key, not the disk), with the installed flakeid library preloaded.
+#   1. per-row cost: SELECT count(f()) FROM generate_series(1, N), minus the same
+#      query with a constant; median of ROUNDS runs, ns per call
+#   2. single-row INSERTs with pgbench (CLIENTS clients, SECS seconds, IROUNDS rounds
+#      interleaved): tps with a flakeid_next(), bigserial, gen_random_uuid() and
+#      Instagram-style key, each the table's primary key
+# Both under flakeid.overflow = wait (the default: at most 4096 IDs per ms) and
+# borrow (the throughput mode).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGBIN=/usr/lib/postgresql/15/bin
+N=${N:-1000000}
+ROUNDS=${ROUNDS:-5}
+CLIENTS=${CLIENTS:-8}
+SECS=${SECS:-4}
+IROUNDS=${IROUNDS:-5}
+[ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
+chmod 755 "$work"
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+  [ -f "$work/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] && chown postgres "$work"
+as_pg "$PGBIN/initdb" -D "$work/data" -U postgres -E UTF8 --no-sync --auth=trust >/dev/null
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >> "$work/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$work'
+port = $port
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = 256MB
+max_wal_size = 4GB
+shared_preload_libraries = 'flakeid'
+flakeid.node = 1
+CONF
+PSQL=(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1)
+
+start() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/log" -w start >/dev/null; }
+stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m fast -w stop >/dev/null; }
+start
+"${PSQL[@]}" <<'SQL'
+CREATE EXTENSION flakeid;
+CREATE SEQUENCE bench_seq;
+-- Instagram's function (2012 engineering blog): 41 bits of ms, 13 of shard, 10 of sequence.
+CREATE SEQUENCE insta_seq;
+CREATE FUNCTION insta_next_id(OUT result bigint) LANGUAGE plpgsql AS $$
+DECLARE
+    our_epoch bigint := 1314220021721;
+    seq_id bigint;
+    now_millis bigint;
+    shard_id int := 5;
+BEGIN
+    SELECT nextval('insta_seq') % 1024 INTO seq_id;
+    SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
+    result := (now_millis - our_epoch) << 23;
+    result := result | (shard_id << 10);
+    result := result | (seq_id);
+END;
+$$;
+-- ns per row of count(expr) over generate_series(1, n)
+CREATE FUNCTION bench_ns(expr text, n int) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz;
+BEGIN
+    t0 := clock_timestamp();
+    EXECUTE format('SELECT count(%s) FROM generate_series(1, %s)', expr, n);
+    RETURN extract(epoch FROM clock_timestamp() - t0) * 1e9 / n;
+END $$;
+CREATE TABLE k_flakeid (id bigint PRIMARY KEY DEFAULT flakeid_next(), v int);
+CREATE TABLE k_bigserial (id bigserial PRIMARY KEY, v int);
+CREATE TABLE k_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
+CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
+SQL
+
+median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m}'; }
+
+per_call() { # per_call LABEL
+  local base
+  base=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns('1', $N)"; done | median)
+  printf '  %-34s %8s ns/row (baseline: count(1) = %s ns/row)\n' "[per call, $1]" "" "$base"
+  for expr in "flakeid_next()" "nextval('bench_seq')" "gen_random_uuid()" "insta_next_id()"; do
+    local ns
+    ns=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns(\$\$$expr\$\$, $N) - $base"; done | median)
+    printf '  %-34s %8s ns/call\n' "$expr" "$ns"
+  done
+}
+
+inserts() { # inserts LABEL
+  printf '  [single-row INSERT, %s clients, %s s x %s rounds, %s]\n' "$CLIENTS" "$SECS" "$IROUNDS" "$1"
+  local tables=(flakeid bigserial uuid instagram) order t r
+  declare -A tps=()
+  for t in "${tables[@]}"; do echo "INSERT INTO k_$t (v) VALUES (1);" > "$work/ins_$t.sql"; done
+  ratios=""
+  for round in $(seq "$IROUNDS"); do
+    # Every other round in reverse order, so a drifting machine favours no key.
+    if [ $((round % 2)) = 1 ]; then order=("${tables[@]}"); else order=(instagram uuid bigserial flakeid); fi
+    declare -A this=()
+    for t in "${order[@]}"; do
+      "${PSQL[@]}" -c "TRUNCATE k_$t" -c "CHECKPOINT"
+      r=$(pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c "$CLIENTS" -j 2 -T "$SECS" -f "$work/ins_$t.sql" postgres 2>&1 \
+        | awk '/^tps/ {print $3}')
+      tps[$t]+="$r "
+      this[$t]=$r
+    done
+    ratios+="$(awk -v a="${this[flakeid]}" -v b="${this[bigserial]}" 'BEGIN {printf "%.3f", a / b}') "
+  done
+  for t in "${tables[@]}"; do
+    printf '  %-34s %10s tps   (rounds: %s)\n' "k_$t" "$(tr ' ' '\n' <<<"${tps[$t]}" | grep . | median)" "${tps[$t]% }"
+  done
+  printf '  %-34s %10s       (rounds: %s)\n' "flakeid / bigserial, same round" \
+    "$(tr ' ' '\n' <<<"$ratios" | grep . | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m}')" "${ratios% }"
+}
+
+echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, median of $ROUNDS"
+echo "== flakeid.overflow = wait (default)"
+per_call "overflow = wait"
+inserts "overflow = wait"
+stop
+echo "flakeid.overflow = borrow" >> "$work/data/postgresql.conf"
+start
+echo "== flakeid.overflow = borrow"
+per_call "overflow = borrow"
+inserts "overflow = borrow"

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The PostgreSQL extension against the shared vectors and the other languages.
+
+  crosscheck.py vectors PSQL...     run tests/vectors/{compose,encodings}.json through SQL
+  crosscheck.py decode FILE CLI     IDs made in SQL (FILE: one row per ID, as written by
+                                    run.sh) decode the same in the Rust CLI, and in Python
+                                    and Node when their packages are built
+
+PSQL is the psql command line (connection options included). Standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+I64_MAX = (1 << 63) - 1
+# The SQLSTATE each expected error kind maps to (bindings/postgres/src/error.rs).
+SQLSTATE = {"config": "22023", "time_exhausted": "22008", "parse": "22P02", "bigint": "22003"}
+
+
+def load(name):
+    with open(os.path.join(ROOT, "tests", "vectors", name)) as f:
+        return json.load(f)
+
+
+def q(text):
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def ts(ms):
+    return f"('epoch'::timestamptz + {int(ms)} * interval '1 ms')"
+
+
+def vectors(psql):
+    """Each check is one SQL expression giving text; the expected text is beside it."""
+    checks = []  # (label, sql expression, expected)
+    skipped = 0
+    compose = load("compose.json")
+    for c in compose["cases"]:
+        if not isinstance(c["layout"], str):
+            skipped += 1  # custom layouts: SQL takes preset names
+            continue
+        lay, idv = q(c["layout"]), int(c["id"])
+        label = f"compose {c['layout']} {c['id']}"
+        if idv > I64_MAX:
+            checks.append((label, f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})$x$)", SQLSTATE["bigint"]))
+            continue
+        checks.append((label, f"flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})::text", c["id"]))
+        want = f"{c['timestamp_ms']}/{c['datacenter']}/{c['worker']}/{c['node']}/{c['sequence']}"
+        checks.append(("decompose " + label,
+                       f"(SELECT format('%s/%s/%s/%s/%s', (extract(epoch FROM ts) * 1000)::bigint, datacenter, worker, node, sequence) FROM flakeid_decompose({idv}, {lay}))",
+                       want))
+    for c in compose["compose_errors"]:
+        if not isinstance(c["layout"], str):
+            skipped += 1
+            continue
+        checks.append((f"compose error {c}",
+                       f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {q(c['layout'])})$x$)",
+                       SQLSTATE[c["error"]]))
+    for r in compose["ranges"]:
+        if not isinstance(r["layout"], str):
+            skipped += 1
+            continue
+        lay = q(r["layout"])
+        first, last = int(r["first"]), int(r["last"])
+        label = f"range {r['layout']} {r['start_ms']}..{r['end_ms']}"
+        if last > I64_MAX:
+            skipped += 1
+            continue
+        checks.append((label, f"format('%s..%s', flakeid_first_at({ts(r['start_ms'])}, {lay}), flakeid_last_at({ts(r['end_ms'])}, {lay}))", f"{first}..{last}"))
+    enc = load("encodings.json")
+    for c in enc["cases"]:
+        idv = int(c["id"])
+        if idv > I64_MAX:
+            checks.append((f"encode {c['id']}", f"failure($x$SELECT flakeid_decode({q(c['hex'])}, 'hex')$x$)", SQLSTATE["bigint"]))
+            continue
+        for e in ("hex", "base32", "base62", "decimal"):
+            checks.append((f"encode {e} {c['id']}", f"flakeid_encode({idv}, {q(e)})", c[e]))
+            checks.append((f"decode {e} {c['id']}", f"flakeid_decode({q(c[e])}, {q(e)})::text", c["id"]))
+    for a in enc["decode_aliases"]:
+        if int(a["id"]) <= I64_MAX:
+            checks.append((f"alias {a}", f"flakeid_decode({q(a['text'])}, {q(a['encoding'])})::text", a["id"]))
+    for b in enc["bad"]:
+        checks.append((f"bad {b}", f"failure($x$SELECT flakeid_decode({q(b['text'])}, {q(b['encoding'])})$x$)", SQLSTATE["parse"]))
+
+    sql = ["\\pset tuples_only on", "\\pset format unaligned",
+           "CREATE OR REPLACE FUNCTION pg_temp.failure(q text) RETURNS text LANGUAGE plpgsql AS $f$ "
+           "BEGIN EXECUTE q; RETURN 'no error'; EXCEPTION WHEN others THEN RETURN SQLSTATE; END $f$;"]
+    sql += [f"SELECT {expr.replace('failure(', 'pg_temp.failure(')};" for _, expr, _ in checks]
+    out = subprocess.run(psql + ["-X", "-q", "-v", "ON_ERROR_STOP=1"], input="\n".join(sql),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    got = [line for line in out if line.strip() != ""]
+    if len(got) != len(checks):
+        sys.exit(f"vectors: {len(got)} results for {len(checks)} checks")
+    bad = [(label, want, g) for (label, _, want), g in zip(checks, got) if g != want]
+    for label, want, g in bad[:20]:
+        print(f"FAIL {label}: SQL gave {g!r}, the vector says {want!r}")
+    if bad:
+        sys.exit(f"vectors: {len(bad)} of {len(checks)} checks failed")
+    print(f"vectors: {len(checks)} SQL checks agree with tests/vectors (compose, decompose, "
+          f"ranges, encodings; {skipped} custom-layout or >int8 cases not expressible in SQL)")
+
+
+def decode(rows_file, cli):
+    rows = []
+    with open(rows_file) as f:
+        for line in f:
+            if line.strip():
+                i, ms, dc, w, node, seq, b62, b32, hx = line.strip().split("|")
+                rows.append({"id": i, "timestamp_ms": int(ms), "datacenter": int(dc), "worker": int(w),
+                             "node": int(node), "sequence": int(seq), "base62": b62, "base32": b32, "hex": hx})
+    fields = ("timestamp_ms", "datacenter", "worker", "node", "sequence")
+
+    def compare(lang, results):
+        if len(results) != len(rows):
+            sys.exit(f"{lang}: {len(results)} results for {len(rows)} IDs")
+        for want, got in zip(rows, results):
+            for k in got:
+                if str(got[k]) != str(want[k]):
+                    sys.exit(f"{lang}: ID {want['id']} field {k}: {got[k]!r}, SQL says {want[k]!r}")
+        print(f"decode: {len(rows)} IDs made by flakeid_next() decode identically in SQL and {lang}")
+
+    out = subprocess.run([cli, "decode", "--json", "--layout", "snowflake", "-"],
+                         input="\n".join(r["id"] for r in rows), capture_output=True, text=True, check=True)
+    cli_rows = [json.loads(line) for line in out.stdout.splitlines()]
+    compare("Rust (flakeid decode)", [{k: d[k] for k in fields + ("id", "base62", "base32", "hex")} for d in cli_rows])
+
+    py = os.path.join(ROOT, "python", ".venv", "bin", "python")
+    probe = subprocess.run([py, "-c", "import flakeid"], capture_output=True) if os.path.exists(py) else None
+    if probe is not None and probe.returncode == 0:
+        prog = ("import flakeid, json, sys\n"
+                "for line in sys.stdin.read().split():\n"
+                "    i = int(line); p = flakeid.decompose(i, layout='snowflake')\n"
+                "    print(json.dumps({'id': str(i), 'timestamp_ms': p.timestamp_ms, 'datacenter': p.datacenter,"
+                " 'worker': p.worker, 'node': p.node, 'sequence': p.sequence,"
+                " 'base62': flakeid.encode(i, 'base62'), 'base32': flakeid.encode(i, 'base32'),"
+                " 'hex': flakeid.encode(i, 'hex')}))\n")
+        out = subprocess.run([py, "-c", prog], input="\n".join(r["id"] for r in rows),
+                             capture_output=True, text=True, check=True, cwd="/")
+        compare("Python", [json.loads(line) for line in out.stdout.splitlines()])
+    else:
+        print("SKIP: Python: python/.venv has no flakeid package (make test-python builds it)")
+
+    node_dir = os.path.join(ROOT, "node")
+    probe = subprocess.run(["node", "-e", "require(process.argv[1])", node_dir], capture_output=True)
+    if probe.returncode == 0:
+        prog = ("const f = require(process.argv[1]);\n"
+                "const ids = require('fs').readFileSync(0, 'utf8').split(/\\s+/).filter(Boolean);\n"
+                "for (const s of ids) { const i = BigInt(s); const p = f.decompose(i, 'snowflake');\n"
+                "  console.log(JSON.stringify({id: s, timestamp_ms: Number(p.timestampMs ?? p.timestamp_ms),"
+                " datacenter: p.datacenter, worker: p.worker, node: p.node, sequence: p.sequence,"
+                " base62: f.encode(i, 'base62'), base32: f.encode(i, 'base32'), hex: f.encode(i, 'hex')})); }\n")
+        out = subprocess.run(["node", "-e", prog, node_dir], input="\n".join(r["id"] for r in rows),
+                             capture_output=True, text=True, check=True)
+        compare("Node", [json.loads(line) for line in out.stdout.splitlines()])
+    else:
+        print("SKIP: Node: the @flakeid/node addon is not built (make test-node builds it)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "vectors":
+        vectors(sys.argv[2:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "decode":
+        decode(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
