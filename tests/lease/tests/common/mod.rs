@@ -441,7 +441,9 @@ pub fn frozen_at_build(base: &str, ttl_ms: u64, freeze: &dyn Fn(bool)) {
     let outcome = probe(&url, ttl_ms, 10);
     let took = started.elapsed();
     freeze(false);
-    let e = outcome.err().expect("a frozen store gives no lease");
+    let Err(e) = outcome else {
+        panic!("a frozen store gave a lease");
+    };
     assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
     assert!(
         took < Duration::from_secs(12),
