@@ -30,6 +30,7 @@ setup-c:
 
 lib-c:
 	$(CARGO) build -p flakeid-c --release
+	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
 header-c:
 	FLAKEID_REGENERATE_HEADER=1 $(CARGO) test -p flakeid-c --test header
@@ -77,6 +78,7 @@ bench-c: setup-c lib-c
 install: lib-c
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(C_SO) $(DESTDIR)$(PREFIX)/lib/libflakeid.so
+	ln -sf libflakeid.so $(DESTDIR)$(PREFIX)/lib/libflakeid.so.0
 	install -m 0644 $(C_A) $(DESTDIR)$(PREFIX)/lib/libflakeid.a
 	install -m 0644 include/flakeid.h $(DESTDIR)$(PREFIX)/include/flakeid.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(C_VERSION)|' -e 's|@LIBS_PRIVATE@|$(C_LIBS_PRIVATE)|' \

@@ -9,7 +9,7 @@
 // - next(cb) passes a clock-rollback error to cb (flake-idgen 1.4 crashes there
 //   with a ReferenceError); sync next() throws it with code FLAKEID_CLOCK_BACKWARDS.
 // - Extension: `clock` (a ManualClock) for deterministic tests.
-const { Generator, Layout } = require('./index.js')
+const { Generator, Layout } = require('./loader.js')
 
 const OVERFLOW = 'Sequence exceeded its maximum value. Provide callback function to handle sequence overflow'
 

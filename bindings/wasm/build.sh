@@ -32,6 +32,7 @@ for f in "$pkg/node/index_bg.wasm" "$pkg/web/flakeid_bg.wasm"; do
 done
 echo '{ "type": "module" }' > "$pkg/web/package.json"
 cp "$here/README.md" "$pkg/README.md"
+cp "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$pkg/"
 
 version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 cat > "$pkg/package.json" <<JSON
@@ -51,7 +52,7 @@ cat > "$pkg/package.json" <<JSON
     "./web": { "types": "./web/flakeid.d.ts", "default": "./web/flakeid.js" },
     "./web/flakeid_bg.wasm": "./web/flakeid_bg.wasm"
   },
-  "files": ["node", "web", "README.md"],
+  "files": ["node", "web", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
   "sideEffects": false
 }
 JSON

@@ -3,28 +3,56 @@
 //   FLAKEID_BACKEND=native (default)  ../index.js, the napi-rs addon
 //   FLAKEID_BACKEND=wasm              ../../bindings/wasm/pkg/node/index.js, the
 //                                     wasm-bindgen Node build (bindings/wasm/build.sh)
-// A wasm run without that build fails here, loudly: it never skips.
+// and against the packages as users install them (make test-dist):
+//   FLAKEID_FROM=package              require('@flakeid/node') from this folder's
+//                                     node_modules; FLAKEID_BACKEND says which engine
+//                                     its loader must have picked (wasm: the fallback
+//                                     when no native package is installed).
+// A run without the build it asks for fails here, loudly: it never skips.
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
 
 export const BACKEND = process.env.FLAKEID_BACKEND || 'native'
-const paths = {
-  native: fileURLToPath(new URL('../index.js', import.meta.url)),
-  wasm: fileURLToPath(new URL('../../bindings/wasm/pkg/node/index.js', import.meta.url)),
-}
-const path = paths[BACKEND]
-if (!path) throw new Error(`FLAKEID_BACKEND must be "native" or "wasm", got ${JSON.stringify(BACKEND)}`)
-if (!existsSync(path)) {
-  throw new Error(
-    `FLAKEID_BACKEND=${BACKEND}: ${path} does not exist; build it first ` +
-      (BACKEND === 'wasm' ? '(bash bindings/wasm/build.sh)' : '(npm install in node/)'),
-  )
+/** True when the suite runs against the installed npm packages (make test-dist). */
+export const FROM_PACKAGE = process.env.FLAKEID_FROM === 'package'
+if (!['native', 'wasm'].includes(BACKEND)) {
+  throw new Error(`FLAKEID_BACKEND must be "native" or "wasm", got ${JSON.stringify(BACKEND)}`)
 }
 
-export const api = require(path)
+function load() {
+  if (FROM_PACKAGE) {
+    const api = require('@flakeid/node')
+    const wasm = require('@flakeid/wasm')
+    const picked = api === wasm ? 'wasm' : 'native'
+    if (picked !== BACKEND) {
+      throw new Error(`the installed @flakeid/node loaded the ${picked} engine, but FLAKEID_BACKEND=${BACKEND}`)
+    }
+    return api
+  }
+  const paths = {
+    native: fileURLToPath(new URL('../index.js', import.meta.url)),
+    wasm: fileURLToPath(new URL('../../bindings/wasm/pkg/node/index.js', import.meta.url)),
+  }
+  const path = paths[BACKEND]
+  if (!existsSync(path)) {
+    throw new Error(
+      `FLAKEID_BACKEND=${BACKEND}: ${path} does not exist; build it first ` +
+        (BACKEND === 'wasm' ? '(bash bindings/wasm/build.sh)' : '(npm install in node/)'),
+    )
+  }
+  return require(path)
+}
+
+/** The @flakeid/node package folder under test: node/ or the installed one. */
+export const pkgDir = FROM_PACKAGE
+  ? dirname(require.resolve('@flakeid/node/package.json'))
+  : fileURLToPath(new URL('..', import.meta.url))
+
+export const api = load()
 export const {
   Generator,
   Layout,
@@ -85,6 +113,9 @@ export function expectError(fn, kind, extra = {}) {
   return err
 }
 
+/** The shared vectors: tests/vectors, or FLAKEID_VECTORS (make test-dist copies the suite). */
+const VECTORS = process.env.FLAKEID_VECTORS || fileURLToPath(new URL('../../tests/vectors', import.meta.url))
+
 export function loadVectors(name) {
-  return require(fileURLToPath(new URL(`../../tests/vectors/${name}.json`, import.meta.url)))
+  return require(`${VECTORS}/${name}.json`)
 }

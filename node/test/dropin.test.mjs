@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { describe, test } from 'node:test'
-import { Layout, ManualClock, decompose, fromBytes, nativeOnly } from './backend.mjs'
+import { Layout, ManualClock, decompose, fromBytes, nativeOnly, pkgDir } from './backend.mjs'
 
 const require = createRequire(import.meta.url)
-const FlakeId = nativeOnly ? null : require('../flake-idgen.js')
+const FlakeId = nativeOnly ? null : require(`${pkgDir}/flake-idgen.js`)
 const Original = require('flake-idgen')
 const OVERFLOW = 'Sequence exceeded its maximum value. Provide callback function to handle sequence overflow'
 

@@ -6,11 +6,8 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { Generator, ManualClock, decompose, fromBytes, nativeOnly, toBytes } from './backend.mjs'
-
-const pkgDir = fileURLToPath(new URL('..', import.meta.url))
+import { FROM_PACKAGE, Generator, ManualClock, decompose, fromBytes, nativeOnly, pkgDir, toBytes } from './backend.mjs'
 
 describe('native addon', { skip: nativeOnly }, () => {
   test('nextBuffer() is an 8-byte big-endian Buffer of the next ID', () => {
@@ -123,7 +120,19 @@ describe('package', { skip: nativeOnly }, () => {
     }
     const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
     assert.equal(pkg.name, '@flakeid/node')
-    assert.match(pkg.scripts.install, /^npx --yes -p @napi-rs\/cli@\d+\.\d+\.\d+ napi build /)
+    if (FROM_PACKAGE) {
+      // The published package: prebuilt addons, nothing compiled or run at install.
+      for (const hook of ['preinstall', 'install', 'postinstall']) assert.equal(pkg.scripts?.[hook], undefined, hook)
+      assert.deepEqual(Object.keys(pkg.optionalDependencies).sort(), [
+        '@flakeid/node-linux-arm64-gnu',
+        '@flakeid/node-linux-x64-gnu',
+        '@flakeid/node-linux-x64-musl',
+      ])
+      for (const v of Object.values(pkg.optionalDependencies)) assert.equal(v, pkg.version)
+      assert.equal(pkg.dependencies['@flakeid/wasm'], pkg.version)
+    } else {
+      assert.match(pkg.scripts.install, /^npx --yes -p @napi-rs\/cli@\d+\.\d+\.\d+ napi build /)
+    }
     const dts = readFileSync(join(pkgDir, 'index.d.ts'), 'utf8')
     for (const s of ['nextId(): bigint', 'nextIds(n: number): BigUint64Array', 'nextBuffer(): Buffer', 'export interface Parts']) {
       assert.ok(dts.includes(s), `index.d.ts declares ${s}`)

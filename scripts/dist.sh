@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# `make dist`: every release artifact, built on this machine with no toolchain but
+# rustup's and PyPI's (issue 14), directly in dist/:
+#   flakeid-<v>-cp39-abi3-manylinux_2_17_{x86_64,aarch64}.manylinux2014_*.whl,
+#   flakeid-<v>-cp39-abi3-musllinux_1_2_x86_64.whl, flakeid-<v>.tar.gz    (maturin)
+#   flakeid-node-<v>.tgz, flakeid-node-linux-{x64-gnu,arm64-gnu,x64-musl}-<v>.tgz,
+#   flakeid-wasm-<v>.tgz                                                   (npm pack)
+#   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)
+#   flakeid-<v>-{x86_64,aarch64}-unknown-linux-musl                        (CLI, static)
+#   SHA256SUMS
+# Cross builds link with zig (cargo-zigbuild; maturin --zig): glibc 2.17 for the gnu
+# targets (manylinux2014), musl for the rest. The version is the workspace's
+# (Cargo.toml [workspace.package]) and is stamped into every artifact.
+# Usage: scripts/dist.sh [python|node|wasm|c|cli ...]   (default: all, then SHA256SUMS)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+bash scripts/setup-dist.sh
+tools="$root/${FLAKEID_DIST_TOOLS:-target/dist-tools}"
+export PATH="$tools/bin:$PATH"
+out="$root/dist"
+stage="$root/target/dist-stage"
+version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+[ -n "$version" ] || { echo "dist: no version in Cargo.toml [workspace.package]" >&2; exit 1; }
+# Release settings with thin LTO and parallel codegen (Cargo.toml [profile.dist]).
+profile=dist
+# Zig caches its compiled C runtimes here, inside target/ (so `cargo clean` resets it).
+export ZIG_GLOBAL_CACHE_DIR="$root/target/zig-cache"
+
+log() { printf '== dist [%4d s]: %s\n' "$SECONDS" "$*"; }
+
+# zig links musl shared objects against a libc stub without a soname, so they need
+# "libc.so"; musl systems name their libc libc.musl-<arch>.so.1 (musl's loader maps
+# every libc.* name to itself, so both load, but auditwheel's musllinux policy, like
+# Alpine's own toolchain, expects the latter). Rename it, as auditwheel repair would.
+musl_libc_name() { # file arch
+  patchelf --replace-needed libc.so "libc.musl-$2.so.1" "$1"
+  readelf -d "$1" | grep -q "NEEDED.*\[libc.musl-$2.so.1\]" || { echo "dist: patchelf failed on $1" >&2; exit 1; }
+}
+
+# Cargo's output folder for a target (strip a zigbuild glibc suffix such as .2.17).
+artifact_dir() { echo "$root/target/${1%.2.17}/$profile"; }
+
+python_dist() {
+  local t compat
+  for t in x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014 \
+           x86_64-unknown-linux-musl:musllinux_1_2; do
+    compat=${t#*:}
+    t=${t%%:*}
+    log "wheel $t ($compat)"
+    (cd python && maturin build --quiet --profile "$profile" --target "$t" \
+      --zig --compatibility "$compat" --out "$out")
+    if [ "$compat" = musllinux_1_2 ]; then
+      local whl unpacked
+      whl=$(ls "$out"/flakeid-"$version"-*-musllinux_1_2_x86_64.whl)
+      unpacked="$stage/wheel-musl"
+      rm -rf "$unpacked"
+      python -m wheel unpack --dest "$unpacked" "$whl" >/dev/null
+      musl_libc_name "$unpacked/flakeid-$version/flakeid/_flakeid.abi3.so" x86_64
+      rm "$whl"
+      python -m wheel pack --dest-dir "$out" "$unpacked/flakeid-$version" >/dev/null
+      [ -f "$whl" ] || { echo "dist: repacking renamed $whl" >&2; exit 1; }
+    fi
+  done
+  log "sdist"
+  (cd python && maturin sdist --out "$out")
+}
+
+# One npm package per platform (napi-rs convention: the loader in index.js requires
+# @flakeid/node-<platform>), then @flakeid/node with them as optionalDependencies.
+node_dist() {
+  local spec t plat os cpu libc dir so
+  rm -rf "$stage/node"
+  mkdir -p "$stage/node"
+  for spec in x86_64-unknown-linux-gnu.2.17:linux-x64-gnu:x64:glibc \
+              aarch64-unknown-linux-gnu.2.17:linux-arm64-gnu:arm64:glibc \
+              x86_64-unknown-linux-musl:linux-x64-musl:x64:musl; do
+    IFS=: read -r t plat cpu libc <<<"$spec"
+    log "node addon $t"
+    # A musl addon is loaded by node with dlopen, so it links libc dynamically; the
+    # same flag maturin sets for the musllinux wheel (so the two share their deps).
+    local rustflags=${RUSTFLAGS:-}
+    [[ $t == *musl ]] && rustflags="$rustflags -C target-feature=-crt-static"
+    RUSTFLAGS=$rustflags cargo zigbuild --quiet --profile "$profile" -p flakeid-node --target "$t"
+    so="$(artifact_dir "$t")/libflakeid_node.so"
+    dir="$stage/node/$plat"
+    mkdir -p "$dir"
+    cp "$so" "$dir/flakeid.$plat.node"
+    [[ $t == *musl ]] && musl_libc_name "$dir/flakeid.$plat.node" x86_64
+    os=linux
+    cat > "$dir/package.json" <<JSON
+{
+  "name": "@flakeid/node-$plat",
+  "version": "$version",
+  "description": "The prebuilt flakeid addon for $os $cpu ($libc); installed by @flakeid/node",
+  "license": "MIT OR Apache-2.0",
+  "main": "flakeid.$plat.node",
+  "files": ["flakeid.$plat.node", "LICENSE-MIT", "LICENSE-APACHE"],
+  "os": ["$os"],
+  "cpu": ["$cpu"],
+  "libc": ["$libc"],
+  "engines": { "node": ">=18" }
+}
+JSON
+    cp LICENSE-MIT LICENSE-APACHE "$dir/"
+    npm pack --silent "$dir" --pack-destination "$out" >/dev/null
+  done
+
+  log "@flakeid/node"
+  dir="$stage/node/main"
+  mkdir -p "$dir"
+  cp node/loader.js node/index.d.ts node/flake-idgen.js node/flake-idgen.d.ts node/README.md \
+    LICENSE-MIT LICENSE-APACHE "$dir/"
+  # napi's loader checks the platform package's version against its own.
+  sed "s/bindingPackageVersion !== '[^']*'/bindingPackageVersion !== '$version'/g" node/index.js > "$dir/index.js"
+  # node/package.json without the build-from-source hooks and dev tooling.
+  node - "$dir/package.json" "$version" <<'JS'
+const fs = require('node:fs')
+const [out, version] = process.argv.slice(2)
+const pkg = JSON.parse(fs.readFileSync('node/package.json', 'utf8'))
+pkg.version = version
+delete pkg.scripts
+delete pkg.devDependencies
+delete pkg.napi
+pkg.files = pkg.files.filter((f) => f !== '*.node').concat(['LICENSE-MIT', 'LICENSE-APACHE'])
+pkg.dependencies = { '@flakeid/wasm': version }
+pkg.optionalDependencies = Object.fromEntries(
+  ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl'].map((p) => [`@flakeid/node-${p}`, version]),
+)
+fs.writeFileSync(out, JSON.stringify(pkg, null, 2) + '\n')
+JS
+  npm pack --silent "$dir" --pack-destination "$out" >/dev/null
+}
+
+wasm_dist() {
+  log "@flakeid/wasm"
+  FLAKEID_WASM_TARGET_DIR="$root/target/wasm-build" bash bindings/wasm/build.sh
+  npm pack --silent bindings/wasm/pkg --pack-destination "$out" >/dev/null
+}
+
+# The C SDK: flakeid-<v>-<target>/{include,lib/{libflakeid.so,.so.0,.a,pkgconfig,cmake/flakeid}}.
+c_dist() {
+  local t name sdk libdir
+  for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu; do
+    log "C SDK $t"
+    cargo zigbuild --quiet --profile "$profile" -p flakeid-c --lib --target "$t.2.17"
+    name="flakeid-$version-$t"
+    sdk="$stage/c/$name"
+    rm -rf "$sdk"
+    libdir="$sdk/lib"
+    mkdir -p "$sdk/include" "$libdir/pkgconfig" "$libdir/cmake/flakeid"
+    cp include/flakeid.h "$sdk/include/"
+    cp "$(artifact_dir "$t")/libflakeid.so" "$(artifact_dir "$t")/libflakeid.a" "$libdir/"
+    ln -s libflakeid.so "$libdir/libflakeid.so.0"
+    sed -e 's|^prefix=@PREFIX@|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
+      -e 's|@LIBS_PRIVATE@|-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc|' \
+      bindings/c/flakeid.pc.in > "$libdir/pkgconfig/flakeid.pc"
+    cp bindings/c/cmake/flakeidConfig.cmake "$libdir/cmake/flakeid/"
+    sed "s/@VERSION@/$version/" bindings/c/cmake/flakeidConfigVersion.cmake.in \
+      > "$libdir/cmake/flakeid/flakeidConfigVersion.cmake"
+    cp LICENSE-MIT LICENSE-APACHE "$sdk/"
+    cp examples/c/example.c examples/c/CMakeLists.txt "$sdk/"
+    tar -C "$stage/c" --owner=0 --group=0 --sort=name -czf "$out/$name.tar.gz" "$name"
+  done
+}
+
+cli_dist() {
+  local t
+  for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+    log "CLI $t"
+    cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t"
+    cp "$(artifact_dir "$t")/flakeid" "$out/flakeid-$version-$t"
+  done
+}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || { parts=(python node wasm c cli); rm -rf "$out"; }
+mkdir -p "$out"
+started=$SECONDS
+for p in "${parts[@]}"; do
+  case $p in
+    python | node | wasm | c | cli) "${p}_dist" ;;
+    *) echo "dist: unknown part '$p' (python, node, wasm, c, cli)" >&2; exit 2 ;;
+  esac
+done
+(cd "$out" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | sort | xargs sha256sum > SHA256SUMS)
+log "flakeid $version in dist/ after $((SECONDS - started)) s:"
+(cd "$out" && ls -l --time-style=+ | awk 'NR > 1 { printf "   %10d  %s\n", $5, $NF }')
