@@ -4,7 +4,8 @@
 #                               .so and against the .a, and the pkg-config example.
 #   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
 #   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
-#   make install PREFIX=/usr/local [DESTDIR=...]   library, header and flakeid.pc.
+#   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
+#                               CMake package (find_package(flakeid CONFIG)).
 C_OUT        := target/flakeid-c
 C_LIB_DIR    := target/release
 C_SO         := $(C_LIB_DIR)/libflakeid.so
@@ -28,7 +29,7 @@ BENCH_TARGETS += bench-c
 setup-c:
 	bash scripts/setup-c.sh
 
-lib-c:
+lib-c: setup-protoc
 	$(CARGO) build -p flakeid-c --release
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
@@ -66,6 +67,11 @@ test-c-example: lib-c
 	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --libs-only-l --static flakeid | sed 's/-lflakeid//') \
 	  -o $(C_OUT)/example_static
 	$(C_OUT)/example_static > /dev/null
+	rm -rf $(C_OUT)/cmake-example
+	cmake -S examples/c -B $(C_OUT)/cmake-example -DCMAKE_PREFIX_PATH=$(C_STAGE) > /dev/null
+	cmake --build $(C_OUT)/cmake-example > /dev/null
+	ldd $(C_OUT)/cmake-example/example | grep 'libflakeid\.so\.0 => $(C_STAGE)/lib/' >/dev/null
+	$(C_OUT)/cmake-example/example > /dev/null
 
 test-c: setup-c test-c-rust test-c-suite test-c-example
 	@echo "test-c: ok"
@@ -83,3 +89,7 @@ install: lib-c
 	install -m 0644 include/flakeid.h $(DESTDIR)$(PREFIX)/include/flakeid.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(C_VERSION)|' -e 's|@LIBS_PRIVATE@|$(C_LIBS_PRIVATE)|' \
 	  bindings/c/flakeid.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/flakeid.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/cmake/flakeid
+	install -m 0644 bindings/c/cmake/flakeidConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/flakeid/
+	sed 's|@VERSION@|$(C_VERSION)|' bindings/c/cmake/flakeidConfigVersion.cmake.in \
+	  > $(DESTDIR)$(PREFIX)/lib/cmake/flakeid/flakeidConfigVersion.cmake

@@ -36,11 +36,7 @@ test-postgres: setup-postgres
 bench-postgres: install-postgres
 	bash tests/postgres/bench.sh
 
-# In `make test`, run after the Python and Node suites: run.sh then also decodes
-# SQL-made IDs with the packages they built.
-ifneq ($(filter test,$(MAKECMDGOALS)),)
-test-postgres: | test-node test-python
-endif
-
-TEST_TARGETS += test-postgres
+# In `make test`, run after the Python and Node suites (TEST_TARGETS_LAST): run.sh
+# then also decodes SQL-made IDs with the packages they built.
+TEST_TARGETS_LAST += test-postgres
 BENCH_TARGETS += bench-postgres

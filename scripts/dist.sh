@@ -8,7 +8,7 @@
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-musl                        (CLI, static)
 #   SHA256SUMS
-# Cross builds link with zig (cargo-zigbuild; maturin --zig): glibc 2.17 for the gnu
+# Cross builds link with zig (cargo-zigbuild, also for maturin): glibc 2.17 for the gnu
 # targets (manylinux2014), musl for the rest. The version is the workspace's
 # (Cargo.toml [workspace.package]) and is stamped into every artifact.
 # Usage: scripts/dist.sh [python|node|wasm|c|cli ...]   (default: all, then SHA256SUMS)
@@ -36,21 +36,42 @@ log() { printf '== dist [%4d s]: %s\n' "$SECONDS" "$*"; }
 # Alpine's own toolchain, expects the latter). Rename it, as auditwheel repair would.
 musl_libc_name() { # file arch
   patchelf --replace-needed libc.so "libc.musl-$2.so.1" "$1"
-  readelf -d "$1" | grep -q "NEEDED.*\[libc.musl-$2.so.1\]" || { echo "dist: patchelf failed on $1" >&2; exit 1; }
+  readelf -d "$1" | grep "NEEDED.*\[libc.musl-$2.so.1\]" >/dev/null || { echo "dist: patchelf failed on $1" >&2; exit 1; }
 }
 
 # Cargo's output folder for a target (strip a zigbuild glibc suffix such as .2.17).
 artifact_dir() { echo "$root/target/${1%.2.17}/$profile"; }
 
+# The environment cargo-zigbuild gives cargo for target $1: the zig wrappers as
+# CC_<target>, AR_<target> and the linker, one line per variable. maturin runs with
+# it instead of its own --zig, whose wrappers live at another path: with two paths for
+# CC, ring's build script reruns and ring, rustls, tonic, etcd-client and everything
+# above them were compiled again for every wheel, addon and C library (the three
+# addons and two C libraries took 434 s instead of 214 s). cargo-zigbuild only sets
+# variables and runs $CARGO, so a stand-in that records its environment reads them.
+zig_env() {
+  local dir
+  dir=$(mktemp -d)
+  printf '#!/bin/sh\nenv > "%s/env"\n' "$dir" > "$dir/cargo"
+  chmod +x "$dir/cargo"
+  CARGO="$dir/cargo" cargo-zigbuild zigbuild --target "$1" >/dev/null
+  grep -E '^(CC|CXX|AR|RANLIB|CMAKE_TOOLCHAIN_FILE|CARGO_ZIGBUILD_TARGET)_|^CARGO_TARGET_[A-Z0-9_]+_LINKER=|^(CARGO_TARGET_APPLIES_TO_HOST|CARGO_UNSTABLE_TARGET_APPLIES_TO_HOST|CARGO_ZIGBUILD_TARGET|CARGO_ZIGBUILD_RUSTC_VERSION|__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS)=' "$dir/env"
+  rm -rf "$dir"
+}
+
 python_dist() {
-  local t compat
+  local t compat zt zenv
   for t in x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014 \
            x86_64-unknown-linux-musl:musllinux_1_2; do
     compat=${t#*:}
     t=${t%%:*}
     log "wheel $t ($compat)"
-    (cd python && maturin build --quiet --profile "$profile" --target "$t" \
-      --zig --compatibility "$compat" --out "$out")
+    # glibc 2.17 for manylinux2014, as the addon and the C library (see zig_env).
+    zt=$t
+    [[ $t == *gnu ]] && zt=$t.2.17
+    mapfile -t zenv < <(zig_env "$zt")
+    (cd python && env "${zenv[@]}" maturin build --quiet --profile "$profile" --target "$t" \
+      --compatibility "$compat" --out "$out")
     if [ "$compat" = musllinux_1_2 ]; then
       local whl unpacked
       whl=$(ls "$out"/flakeid-"$version"-*-musllinux_1_2_x86_64.whl)
@@ -141,17 +162,27 @@ wasm_dist() {
 
 # The C SDK: flakeid-<v>-<target>/{include,lib/{libflakeid.so,.so.0,.a,pkgconfig,cmake/flakeid}}.
 c_dist() {
-  local t name sdk libdir
+  local t name sdk libdir objcopy
+  objcopy="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-objcopy"
   for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu; do
     log "C SDK $t"
-    cargo zigbuild --quiet --profile "$profile" -p flakeid-c --lib --target "$t.2.17"
+    # Only the C crate types: flakeid-c is also an rlib (for its Rust tests), which
+    # would make cargo build every dependency again with machine code beside the
+    # bitcode that LTO needs, instead of reusing the wheel's and the addon's.
+    cargo-zigbuild rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib \
+      --target "$t.2.17"
     name="flakeid-$version-$t"
     sdk="$stage/c/$name"
     rm -rf "$sdk"
     libdir="$sdk/lib"
     mkdir -p "$sdk/include" "$libdir/pkgconfig" "$libdir/cmake/flakeid"
     cp include/flakeid.h "$sdk/include/"
-    cp "$(artifact_dir "$t")/libflakeid.so" "$(artifact_dir "$t")/libflakeid.a" "$libdir/"
+    cp "$(artifact_dir "$t")/libflakeid.so" "$libdir/"
+    # Without the LLVM bitcode that Rust's own objects carry for LTO (.llvmbc,
+    # .llvmcmd; C linkers ignore it) and without debug info, like the stripped .so:
+    # 31 MB -> 22 MB.
+    "$objcopy" --strip-debug --remove-section=.llvmbc --remove-section=.llvmcmd \
+      "$(artifact_dir "$t")/libflakeid.a" "$libdir/libflakeid.a"
     ln -s libflakeid.so "$libdir/libflakeid.so.0"
     sed -e 's|^prefix=@PREFIX@|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
       -e 's|@LIBS_PRIVATE@|-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc|' \

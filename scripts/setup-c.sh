@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # What `make test-c` needs beyond Rust: a C compiler with AddressSanitizer, make,
-# pkg-config. A no-op when present. (cbindgen is a pinned dev-dependency of
-# bindings/c, fetched by cargo; no CLI to install.)
+# pkg-config, cmake (the installed CMake package is checked too). A no-op when
+# present. (cbindgen is a pinned dev-dependency of bindings/c, fetched by cargo; no
+# CLI to install.)
 set -euo pipefail
+# What it serves builds the lease stores: etcd-client's build script needs protoc.
+bash "$(dirname "$0")/setup-protoc.sh"
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
 if [ ${#need[@]} -eq 0 ]; then
   # The compiler is there: can it build and run an ASan program?
   tmp=$(mktemp -d)
@@ -16,9 +20,4 @@ if [ ${#need[@]} -eq 0 ]; then
     need+=(gcc libc6-dev)
   fi
 fi
-if [ ${#need[@]} -gt 0 ]; then
-  echo "setup-c: installing ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y --no-install-recommends "${need[@]}"
-fi
+bash "$(dirname "$0")/apt-install.sh" setup-c "${need[@]}"

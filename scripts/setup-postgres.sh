@@ -5,6 +5,8 @@
 # for Debian's pg_config. Idempotent and non-interactive: each step is skipped when
 # already done. Installs only, starts nothing.
 set -euo pipefail
+# tests/postgres/run.sh builds the CLI, which has the lease stores (protoc).
+bash "$(dirname "$0")/setup-protoc.sh"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 TOOLCHAIN=1.96.0
 PGRX_VERSION=0.19.3
@@ -16,16 +18,7 @@ command -v pgbench >/dev/null 2>&1 || need+=(postgresql-client-15)
 # bindgen needs libclang and clang's own headers: the -dev package, not just libclang1.
 dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q 'install ok installed' || need+=(libclang-dev)
 command -v sudo >/dev/null 2>&1 || need+=(sudo)
-if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup-postgres: cannot install ${need[*]} (not root or no apt-get)" >&2
-    exit 1
-  fi
-  echo "setup-postgres: installing ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+bash "$(dirname "$0")/apt-install.sh" setup-postgres "${need[@]}"
 
 if ! rustup run "$TOOLCHAIN" rustc --version >/dev/null 2>&1; then
   echo "setup-postgres: installing Rust $TOOLCHAIN"

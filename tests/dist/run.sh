@@ -210,19 +210,19 @@ for f in include/flakeid.h lib/libflakeid.so lib/libflakeid.a lib/pkgconfig/flak
   [ -f "$sdk/$f" ] || fail "C SDK: $f missing"
 done
 [ "$(readlink "$sdk/lib/libflakeid.so.0")" = libflakeid.so ] || fail "C SDK: lib/libflakeid.so.0 is not a link to libflakeid.so"
-readelf -d "$sdk/lib/libflakeid.so" | grep -q 'SONAME.*\[libflakeid.so.0\]' || fail "libflakeid.so has no soname libflakeid.so.0"
+readelf -d "$sdk/lib/libflakeid.so" | grep 'SONAME.*\[libflakeid.so.0\]' >/dev/null || fail "libflakeid.so has no soname libflakeid.so.0"
 run_example() { # name binary
   local got
   got=$("$2") || fail "$1: the example exited with $?"
   has "$got" "datacenter 1, worker 2" "$1"
-  ldd "$2" | grep -q 'libflakeid.so' && echo "   $1: ok (links $(ldd "$2" | awk '/libflakeid/ {print $1}'))" || echo "   $1: ok (static)"
+  ldd "$2" | grep 'libflakeid.so' >/dev/null && echo "   $1: ok (links $(ldd "$2" | awk '/libflakeid/ {print $1}'))" || echo "   $1: ok (static)"
 }
 for mode in OFF ON; do
   as_user cmake -S examples/c -B "$work/cmake-$mode" -DCMAKE_PREFIX_PATH="$sdk" -DFLAKEID_STATIC=$mode >/dev/null
   as_user cmake --build "$work/cmake-$mode" >/dev/null
 done
-ldd "$work/cmake-OFF/example" | grep -q "libflakeid.so.0 => $sdk/lib/libflakeid.so.0" || fail "the CMake shared build does not load the SDK's libflakeid.so.0"
-ldd "$work/cmake-ON/example" | grep -q libflakeid && fail "the CMake static build loads libflakeid.so"
+ldd "$work/cmake-OFF/example" | grep "libflakeid.so.0 => $sdk/lib/libflakeid.so.0" >/dev/null || fail "the CMake shared build does not load the SDK's libflakeid.so.0"
+ldd "$work/cmake-ON/example" | grep libflakeid >/dev/null && fail "the CMake static build loads libflakeid.so"
 run_example "cmake find_package, shared" "$work/cmake-OFF/example"
 run_example "cmake find_package, static" "$work/cmake-ON/example"
 export PKG_CONFIG_PATH="$sdk/lib/pkgconfig"
@@ -231,15 +231,20 @@ as_user cc -std=c11 -Wall -Wextra -Werror examples/c/example.c $(pkg-config --cf
   -Wl,-rpath,"$(pkg-config --variable=libdir flakeid)" -o "$work/pc-shared"
 as_user cc -std=c11 -Wall -Wextra -Werror examples/c/example.c \
   $(pkg-config --cflags --libs --static flakeid | sed 's/-lflakeid\b/-l:libflakeid.a/') -o "$work/pc-static"
-ldd "$work/pc-static" | grep -q libflakeid && fail "the pkg-config static build loads libflakeid.so"
+ldd "$work/pc-static" | grep libflakeid >/dev/null && fail "the pkg-config static build loads libflakeid.so"
 run_example "pkg-config, shared" "$work/pc-shared"
 run_example "pkg-config, static" "$work/pc-static"
 unset PKG_CONFIG_PATH
 tar -xzf "$dist/flakeid-$version-aarch64-unknown-linux-gnu.tar.gz" -C "$work"
 arm="$work/flakeid-$version-aarch64-unknown-linux-gnu/lib"
 has "$(file -b "$arm/libflakeid.so")" "ELF 64-bit LSB shared object, ARM aarch64" "aarch64 libflakeid.so"
-readelf -d "$arm/libflakeid.so" | grep -q 'SONAME.*\[libflakeid.so.0\]' || fail "aarch64 libflakeid.so has no soname"
+readelf -d "$arm/libflakeid.so" | grep 'SONAME.*\[libflakeid.so.0\]' >/dev/null || fail "aarch64 libflakeid.so has no soname"
 has "$(readelf -h "$arm/libflakeid.a" 2>/dev/null | grep -m1 Machine)" "AArch64" "aarch64 libflakeid.a"
+# The static libraries ship without LLVM bitcode (dist.sh trims it; 91 MB before).
+for a in "$sdk/lib/libflakeid.a" "$arm/libflakeid.a"; do
+  sections=$(readelf -S -W "$a") || fail "readelf cannot read $a"
+  ! grep -F '.llvmbc' <<<"$sections" >/dev/null || fail "$a still carries LLVM bitcode (.llvmbc)"
+done
 
 # ------------------------------------------------------------------ CLI
 step "CLI: static musl binaries; aarch64 under qemu-aarch64-static"

@@ -1,0 +1,2 @@
+//! Empty on purpose: see this crate's `Cargo.toml`.
+#![no_std]
