@@ -203,3 +203,83 @@ fn etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
         )
     });
 }
+
+/// A two-member cluster that loses a member has no quorum: the other member
+/// still answers (a status request) but knows no leader, so every request fails
+/// or stalls (as in a network partition). `build()` then fails at the 10 s
+/// acquire bound saying so (before: "timed out", or a request error, with no
+/// cause), and waits for a leader that comes back within the bound.
+#[test]
+fn etcd_member_without_leader_says_so_and_build_waits_for_one() {
+    if url().is_none() {
+        return;
+    }
+    let (ca, pa, cb, pb) = (free_port(), free_port(), free_port(), free_port());
+    let cluster = format!("a=http://127.0.0.1:{pa},b=http://127.0.0.1:{pb}");
+    let root = std::env::temp_dir().join(format!("flakeid-etcd-noleader-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    // A member on its data directory (kept across restarts); its client port open.
+    let member = |name: &str, cport: u16, pport: u16| {
+        let c = Command::new("etcd")
+            .args(["--name", name, "--data-dir"])
+            .arg(root.join(name))
+            .args([
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{cport}"),
+                "--advertise-client-urls",
+                &format!("http://127.0.0.1:{cport}"),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{pport}"),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{pport}"),
+                "--initial-cluster",
+                &cluster,
+                "--initial-cluster-state",
+                "new",
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(root.join(format!("{name}.log"))).unwrap())
+            .spawn()
+            .unwrap();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", cport)).is_err() {
+            assert!(std::time::Instant::now() < end, "etcd member {name} did not start");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        c
+    };
+    let stop = |c: &mut std::process::Child| {
+        let _ = c.kill();
+        let _ = c.wait();
+    };
+    let mut a = member("a", ca, pa);
+    let mut b = member("b", cb, pb);
+    let u = format!("etcd://127.0.0.1:{ca}/?namespace={}", fresh_ns("noleader"));
+    // The cluster works (this waits for its first election).
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    stop(&mut b);
+    // etcd's election timeout is 1 s: by then `a` has stepped down or failed to win.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let started = std::time::Instant::now();
+    let lost = probe(&u, TTL_MS, 10);
+    let took_lost = started.elapsed();
+    let started = std::time::Instant::now();
+    let building = std::thread::spawn(move || probe(&u, TTL_MS, 10).map(|g| g.next_id()));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let waited = !building.is_finished();
+    b = member("b", cb, pb);
+    let outcome = building.join().unwrap();
+    let took = started.elapsed();
+    stop(&mut a);
+    stop(&mut b);
+    let _ = std::fs::remove_dir_all(&root);
+    let Err(e) = lost else {
+        panic!("a generator from a member without quorum");
+    };
+    assert!(e.to_string().contains("knows no leader"), "{e}");
+    assert!(took_lost < std::time::Duration::from_secs(12), "{took_lost:?}: {e}");
+    assert!(waited, "build() returned while the cluster had no leader: {outcome:?}");
+    let id = outcome.unwrap_or_else(|e| panic!("build() once a leader was elected: {e}"));
+    assert!(id.is_ok(), "{id:?}");
+    eprintln!("etcd without a leader: lease error after {took_lost:?} ({e}); build() waited {took:?} for a new leader");
+}

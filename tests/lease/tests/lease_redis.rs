@@ -118,3 +118,34 @@ fn redis_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
     let _s = serial();
     frozen_at_build(&u, TTL_MS, &freeze);
 }
+
+/// A server that restarts with a large dataset answers `LOADING` to everything
+/// until it has read it (seconds, in production). `build()` in that window waits
+/// for it, within the 10 s acquire bound, instead of failing: before, the first
+/// `build()` after a restart failed with "BusyLoading" (a flaky CI run found it).
+#[test]
+fn redis_loading_its_dataset_build_waits_for_it() {
+    if url().is_none() {
+        return;
+    }
+    let r = PrivateRedis::start_persistent();
+    let u = with_ns(&r.url(), &fresh_ns("loading"));
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    // 2,000 keys, 1 ms each: about 2 s of LOADING.
+    r.restart_loading_slowly(2000, 1000);
+    let started = std::time::Instant::now();
+    let ping = std::process::Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &r.port.to_string(), "PING"])
+        .output()
+        .unwrap();
+    let ping = String::from_utf8_lossy(&ping.stdout).to_string();
+    assert!(ping.starts_with("LOADING"), "the server is loading: {ping}");
+    let g = probe(&u, TTL_MS, 10).unwrap();
+    let took = started.elapsed();
+    assert!(g.next_id().is_ok());
+    assert!(
+        took > std::time::Duration::from_millis(500),
+        "build() returned after {took:?}, before the load ended"
+    );
+    eprintln!("build() during LOADING returned after {took:?}");
+}

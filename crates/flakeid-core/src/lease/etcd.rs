@@ -22,7 +22,7 @@
 
 use super::block::Blocking;
 use super::tls::{self, TlsFiles};
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
+use super::{Acquired, LeaseStore, LeaseUrl, STARTING_RETRY, lease_error, namespace_of};
 use crate::error::{Error, Result};
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
 use std::time::{Duration, Instant};
@@ -177,8 +177,11 @@ impl EtcdStore {
     }
 
     /// Connects to one endpoint at a time, from `next_endpoint` on, until one
-    /// answers (a status request; the login first when there is a user): a dead
-    /// or frozen member is skipped, each getting a fair share of the time left.
+    /// answers (a status request; the login first when there is a user) and knows
+    /// its cluster's leader: a dead or frozen member is skipped, each getting a
+    /// fair share of the time left. A member without a leader (just restarted, or
+    /// its cluster is electing one) fails or stalls every request, so its status
+    /// is asked again every [`STARTING_RETRY`] within its share.
     fn connect(&mut self, until: Instant) -> Result<()> {
         let n = self.endpoints.len();
         let mut last = None;
@@ -194,14 +197,28 @@ impl EtcdStore {
             let endpoint = self.endpoints[i].clone();
             let outcome = self.rt.within(attempt_until, async move {
                 let mut c = Client::connect([endpoint], Some(options)).await?;
-                c.status().await?;
-                Ok::<_, etcd_client::Error>(c)
+                loop {
+                    if c.status().await?.leader() != 0 {
+                        return Ok::<_, etcd_client::Error>(Some(c));
+                    }
+                    if Instant::now() + STARTING_RETRY >= attempt_until {
+                        return Ok(None);
+                    }
+                    tokio::time::sleep(STARTING_RETRY).await;
+                }
             });
             match outcome {
-                Some(Ok(c)) => {
+                Some(Ok(Some(c))) => {
                     self.client = Some(c);
                     self.next_endpoint = i;
                     return Ok(());
+                }
+                Some(Ok(None)) => {
+                    last = Some(lease_error(format!(
+                        "etcd {} (connect): the member knows no leader (starting, or its cluster is electing one \
+                         or has lost its quorum)",
+                        self.url.redacted()
+                    )));
                 }
                 Some(Err(e)) => last = Some(self.fail("connect", &e)),
                 None => last = Some(self.timed_out("connect")),

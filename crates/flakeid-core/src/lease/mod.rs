@@ -89,6 +89,23 @@ pub const DEFAULT_NAMESPACE: &str = "flakeid";
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest time spent releasing a lease on drop.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait before asking again a store that answered that it is not
+/// ready yet (Redis `LOADING` while it reads its data after a restart, PostgreSQL
+/// `57P03` while it starts up). Such answers are retried until the call's deadline
+/// instead of failing `build()` in the seconds after a store restarts.
+#[cfg(feature = "lease-tls")]
+pub(crate) const STARTING_RETRY: Duration = Duration::from_millis(50);
+
+/// Sleeps [`STARTING_RETRY`] if another try still fits before `until`; false when
+/// it does not (the caller then reports the store's answer).
+#[cfg(any(feature = "lease-redis", feature = "lease-postgres"))]
+pub(crate) fn pause_before_retry(until: Instant) -> bool {
+    if Instant::now() + STARTING_RETRY >= until {
+        return false;
+    }
+    std::thread::sleep(STARTING_RETRY);
+    true
+}
 
 /// The timing of one lease, derived from its TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

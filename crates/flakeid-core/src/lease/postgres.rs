@@ -32,7 +32,7 @@
 
 use super::block::Blocking;
 use super::tls::{self, TlsFiles, Verify};
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
+use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of, pause_before_retry};
 use crate::error::{Error, Result};
 use std::time::{Duration, Instant};
 use tokio_postgres::config::SslMode;
@@ -206,7 +206,23 @@ impl PostgresStore {
         }
     }
 
+    /// Connects within `until`. A server that is starting up, shutting down or
+    /// recovering (SQLSTATE 57P03, `cannot_connect_now`: the seconds after a
+    /// restart) is asked again every [`super::STARTING_RETRY`] until `until`.
     fn connect(&mut self, until: Instant) -> Result<()> {
+        loop {
+            match self.connect_once(until) {
+                Err(Some(e))
+                    if e.as_db_error().is_some_and(|db| db.code().code() == "57P03") && pause_before_retry(until) => {}
+                Err(Some(e)) => return Err(self.fail("connect", &e)),
+                Err(None) => return Err(self.timed_out("connect")),
+                Ok(()) => return Ok(()),
+            }
+        }
+    }
+
+    /// One try of [`connect`](Self::connect); `Err(None)`: timed out.
+    fn connect_once(&mut self, until: Instant) -> std::result::Result<(), Option<tokio_postgres::Error>> {
         if self.conn.is_some() {
             return Ok(());
         }
@@ -231,8 +247,8 @@ impl PostgresStore {
             }),
         };
         match connected {
-            None => Err(self.timed_out("connect")),
-            Some(Err(e)) => Err(self.fail("connect", &e)),
+            None => Err(None),
+            Some(Err(e)) => Err(Some(e)),
             Some(Ok((client, conn))) => {
                 let task = self.rt.spawn(async move {
                     let _ = conn.await;

@@ -26,7 +26,7 @@
 //! `user:password@`.
 
 use super::tls::{self, TlsFiles};
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
+use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of, pause_before_retry};
 use crate::error::{Error, Result};
 use std::time::{Duration, Instant};
 
@@ -187,7 +187,10 @@ impl RedisStore {
     }
 
     /// Runs a script, (re)connecting first when needed, within `until`; drops the
-    /// connection on any failure so the next call starts clean.
+    /// connection on any failure so the next call starts clean. A server that says
+    /// it is not ready yet (`LOADING` while it reads its dataset after a restart,
+    /// `MASTERDOWN`, `TRYAGAIN`: what redis-rs classes as wait-and-retry) is asked
+    /// again every [`super::STARTING_RETRY`] until `until`.
     fn invoke<T: redis::FromRedisValue>(
         &mut self,
         which: Which,
@@ -195,15 +198,39 @@ impl RedisStore {
         args: &[&str],
         until: Instant,
     ) -> Result<T> {
+        loop {
+            match self.invoke_once(which, keys, args, until)? {
+                Ok(v) => return Ok(v),
+                Err((what, e)) => {
+                    if matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry) && pause_before_retry(until) {
+                        continue;
+                    }
+                    return Err(self.fail(what, &e));
+                }
+            }
+        }
+    }
+
+    /// One try of [`invoke`](Self::invoke): the outer error is our own deadline,
+    /// the inner one the client's, with the step it failed in.
+    fn invoke_once<T: redis::FromRedisValue>(
+        &mut self,
+        which: Which,
+        keys: &[&str],
+        args: &[&str],
+        until: Instant,
+    ) -> Result<std::result::Result<T, (&'static str, redis::RedisError)>> {
         let left = remaining(until)?;
         if self.conn.is_none() {
             // redis-rs applies its timeout to each read of the login (AUTH, SELECT):
             // give the connection half the time left, the command the rest.
-            let c = self
+            match self
                 .client
                 .get_connection_with_timeout((left / 2).max(Duration::from_millis(1)))
-                .map_err(|e| self.fail("connect", &e))?;
-            self.conn = Some(c);
+            {
+                Ok(c) => self.conn = Some(c),
+                Err(e) => return Ok(Err(("connect", e))),
+            }
         }
         let left = remaining(until)?;
         let script = match which {
@@ -225,10 +252,10 @@ impl RedisStore {
             .set_read_timeout(Some(left))
             .and_then(|()| conn.set_write_timeout(Some(left)))
             .and_then(|()| call.invoke::<T>(conn));
-        result.map_err(|e| {
+        Ok(result.map_err(|e| {
             self.conn = None;
-            self.fail(which.name(), &e)
-        })
+            (which.name(), e)
+        }))
     }
 
     fn fail(&self, what: &str, e: &redis::RedisError) -> Error {

@@ -526,6 +526,8 @@ pub struct PrivateRedis {
     child: Mutex<Option<Child>>,
     /// Append-only file with fsync on every write (`start_persistent`).
     persist: Option<std::path::PathBuf>,
+    /// More `redis-server` arguments for the next start.
+    extra: Mutex<Vec<String>>,
 }
 
 impl PrivateRedis {
@@ -534,6 +536,7 @@ impl PrivateRedis {
             port: free_port(),
             child: Mutex::new(None),
             persist: None,
+            extra: Mutex::new(Vec::new()),
         };
         r.spawn();
         r
@@ -548,6 +551,7 @@ impl PrivateRedis {
             port,
             child: Mutex::new(None),
             persist: Some(dir),
+            extra: Mutex::new(Vec::new()),
         };
         r.spawn();
         r
@@ -564,6 +568,33 @@ impl PrivateRedis {
         self.spawn();
     }
 
+    /// Fills the (persistent) server with `keys` keys of 200 bytes and saves them
+    /// to an RDB snapshot, then kills it and starts it again loading that snapshot
+    /// with a delay of `delay_us` per key (Redis 7 delays RDB loads only, not AOF
+    /// ones): for about `keys * delay_us` it answers every command with `LOADING`,
+    /// as a server with a large dataset does after a restart.
+    pub fn restart_loading_slowly(&self, keys: u32, delay_us: u32) {
+        assert!(self.persist.is_some(), "start_persistent() first");
+        self.cli(&[
+            "EVAL",
+            "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, string.rep('x', 200)) end",
+            "0",
+            &keys.to_string(),
+        ]);
+        self.cli(&["SAVE"]);
+        self.kill9();
+        *self.extra.lock().unwrap() = vec![
+            "--appendonly".into(),
+            "no".into(),
+            "--key-load-delay".into(),
+            delay_us.to_string(),
+            // Answer clients between keys (the default waits for each 2 MB read).
+            "--loading-process-events-interval-bytes".into(),
+            "1024".into(),
+        ];
+        self.spawn();
+    }
+
     fn spawn(&self) {
         let mut cmd = Command::new("redis-server");
         cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""]);
@@ -573,6 +604,7 @@ impl PrivateRedis {
                 .arg(dir),
             None => cmd.args(["--appendonly", "no", "--dir", "/tmp"]),
         };
+        cmd.args(self.extra.lock().unwrap().iter());
         let child = cmd.stdout(Stdio::null()).spawn().expect("start redis-server");
         *self.child.lock().unwrap() = Some(child);
         let end = Instant::now() + Duration::from_secs(10);
