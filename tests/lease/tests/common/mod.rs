@@ -510,13 +510,29 @@ pub fn run(cmd: &mut Command) {
     );
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released).
+/// A free TCP port on 127.0.0.1 for a server a test starts: free when checked,
+/// and below the kernel's ephemeral range (`ip_local_port_range`), so that no
+/// outgoing connection (its source port) or `bind(0)` elsewhere takes it before
+/// the server binds it, and a connect to it cannot connect to itself. Each call
+/// in a process returns another port.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (first, span) = (10_000u32, low.saturating_sub(10_000).max(1000));
+    // Processes (test binaries, run one after another) start at different places.
+    let start = std::process::id().wrapping_mul(7919);
+    for _ in 0..span {
+        let port = first + start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % span;
+        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port as u16)) {
+            drop(l);
+            return port as u16;
+        }
+    }
+    panic!("no free port in {first}..{}", first + span);
 }
 
 /// A private `redis-server` without persistence (a cache node), which a test may
@@ -605,13 +621,41 @@ impl PrivateRedis {
             None => cmd.args(["--appendonly", "no", "--dir", "/tmp"]),
         };
         cmd.args(self.extra.lock().unwrap().iter());
-        let child = cmd.stdout(Stdio::null()).spawn().expect("start redis-server");
-        *self.child.lock().unwrap() = Some(child);
+        let log = std::env::temp_dir().join(format!("flakeid-redis-{}-{}.log", std::process::id(), self.port));
+        let mut child = cmd
+            .stdout(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start redis-server");
+        let pid = child.id();
         let end = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < end, "redis-server did not start on {}", self.port);
+        // Up when the server on the port says it is this child (`INFO server`
+        // works while it loads), not merely when something accepts there.
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "redis-server on {} exited ({status}): {}",
+                    self.port,
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            let info = Command::new("redis-cli")
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "INFO", "server"])
+                .output();
+            if info.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&format!("process_id:{pid}\r"))) {
+                break;
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                panic!(
+                    "redis-server did not start on {}: {}",
+                    self.port,
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
+        let _ = std::fs::remove_file(&log);
+        *self.child.lock().unwrap() = Some(child);
     }
 
     pub fn url(&self) -> String {
