@@ -9,8 +9,6 @@ cd "$(dirname "$0")/.."
 # later fails with ENOSPC.
 df -h . /tmp 2>/dev/null | sed 's/^/bootstrap: /' || true
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
-# First: later setups (setup-node builds the addon) compile the lease stores.
-bash scripts/setup-protoc.sh
 for s in scripts/setup-*.sh; do
   [ -e "$s" ] || continue
   echo "bootstrap: $s"

@@ -3,8 +3,8 @@
 # libprotobuf-dev). Every build with the lease stores needs them: etcd-client (the
 # etcd store, in the core's `leases` feature, hence in every binding, the CLI and the
 # server) compiles etcd's protos in its build script, and flakeid-server compiles
-# proto/flakeid.proto. So each setup script that builds those calls this one first;
-# bootstrap.sh runs it before the others. Idempotent, non-interactive.
+# proto/flakeid.proto. So each setup script that builds those calls this one first
+# (bootstrap.sh needs no order of its own). Idempotent, non-interactive.
 set -euo pipefail
 need=()
 command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)

@@ -125,11 +125,7 @@ fn etcds_restarted_store_stops_ids_then_leases_again() {
             .unwrap();
         *child.lock().unwrap() = Some(c);
         let port: u16 = u.split(':').nth(2).unwrap().split('/').next().unwrap().parse().unwrap();
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < end, "etcd did not restart");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_for_port(port, "the restarted etcd");
     };
     store_restart(&u, TTL_MS, &stop, &start);
     // The restarted server stays up for the tests after this one: hand its pid on.
@@ -216,13 +212,17 @@ fn etcd_member_without_leader_says_so_and_build_waits_for_one() {
     }
     let (ca, pa, cb, pb) = (free_port(), free_port(), free_port(), free_port());
     let cluster = format!("a=http://127.0.0.1:{pa},b=http://127.0.0.1:{pb}");
-    let root = std::env::temp_dir().join(format!("flakeid-etcd-noleader-{}", std::process::id()));
-    std::fs::create_dir_all(&root).unwrap();
-    // A member on its data directory (kept across restarts); its client port open.
+    let members = Members {
+        root: std::env::temp_dir().join(format!("flakeid-etcd-noleader-{}", std::process::id())),
+        running: std::sync::Mutex::new(Vec::new()),
+    };
+    std::fs::create_dir_all(&members.root).unwrap();
+    // Starts a member on its data directory (kept across restarts) and waits for
+    // its client port; returns its index in `members.running`.
     let member = |name: &str, cport: u16, pport: u16| {
         let c = Command::new("etcd")
             .args(["--name", name, "--data-dir"])
-            .arg(root.join(name))
+            .arg(members.root.join(name))
             .args([
                 "--listen-client-urls",
                 &format!("http://127.0.0.1:{cport}"),
@@ -238,48 +238,55 @@ fn etcd_member_without_leader_says_so_and_build_waits_for_one() {
                 "new",
             ])
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(root.join(format!("{name}.log"))).unwrap())
+            .stderr(std::fs::File::create(members.root.join(format!("{name}.log"))).unwrap())
             .spawn()
             .unwrap();
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", cport)).is_err() {
-            assert!(std::time::Instant::now() < end, "etcd member {name} did not start");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        c
+        let mut running = members.running.lock().unwrap();
+        running.push(c);
+        drop(running);
+        wait_for_port(cport, &format!("etcd member {name}"));
     };
-    let stop = |c: &mut std::process::Child| {
-        let _ = c.kill();
-        let _ = c.wait();
-    };
-    let mut a = member("a", ca, pa);
-    let mut b = member("b", cb, pb);
+    member("a", ca, pa);
+    member("b", cb, pb);
     let u = format!("etcd://127.0.0.1:{ca}/?namespace={}", fresh_ns("noleader"));
     // The cluster works (this waits for its first election).
     drop(probe(&u, TTL_MS, 10).unwrap());
-    stop(&mut b);
+    members.kill(1);
     // etcd's election timeout is 1 s: by then `a` has stepped down or failed to win.
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let started = std::time::Instant::now();
     let lost = probe(&u, TTL_MS, 10);
     let took_lost = started.elapsed();
-    let started = std::time::Instant::now();
-    let building = std::thread::spawn(move || probe(&u, TTL_MS, 10).map(|g| g.next_id()));
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let waited = !building.is_finished();
-    b = member("b", cb, pb);
-    let outcome = building.join().unwrap();
-    let took = started.elapsed();
-    stop(&mut a);
-    stop(&mut b);
-    let _ = std::fs::remove_dir_all(&root);
     let Err(e) = lost else {
         panic!("a generator from a member without quorum");
     };
     assert!(e.to_string().contains("knows no leader"), "{e}");
     assert!(took_lost < std::time::Duration::from_secs(12), "{took_lost:?}: {e}");
-    assert!(waited, "build() returned while the cluster had no leader: {outcome:?}");
-    let id = outcome.unwrap_or_else(|e| panic!("build() once a leader was elected: {e}"));
-    assert!(id.is_ok(), "{id:?}");
+    let took = build_waits_until_ready(&u, TTL_MS, &|| member("b", cb, pb));
     eprintln!("etcd without a leader: lease error after {took_lost:?} ({e}); build() waited {took:?} for a new leader");
+}
+
+/// The etcd processes a test started, and their directory: gone when the test
+/// ends, passing or failing.
+struct Members {
+    root: std::path::PathBuf,
+    running: std::sync::Mutex<Vec<std::process::Child>>,
+}
+
+impl Members {
+    fn kill(&self, i: usize) {
+        let mut running = self.running.lock().unwrap();
+        let _ = running[i].kill();
+        let _ = running[i].wait();
+    }
+}
+
+impl Drop for Members {
+    fn drop(&mut self) {
+        for c in self.running.get_mut().unwrap().iter_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
 }

@@ -134,11 +134,7 @@ fn redis_loading_its_dataset_build_waits_for_it() {
     // 2,000 keys, 1 ms each: about 2 s of LOADING.
     r.restart_loading_slowly(2000, 1000);
     let started = std::time::Instant::now();
-    let ping = std::process::Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &r.port.to_string(), "PING"])
-        .output()
-        .unwrap();
-    let ping = String::from_utf8_lossy(&ping.stdout).to_string();
+    let ping = r.cli_output(&["PING"]);
     assert!(ping.starts_with("LOADING"), "the server is loading: {ping}");
     let g = probe(&u, TTL_MS, 10).unwrap();
     let took = started.elapsed();

@@ -150,12 +150,29 @@ fn redis_restarted_store_stops_ids_then_leases_again() {
     store_restart(&u, TTL_MS, &|| r.kill9(), &|| r.start_again());
 }
 
-/// The private TLS cluster's data directory and a `pg_ctl -D DATA -w ARGS…` runner
-/// (as the postgres user).
-fn pg_ctl_runner() -> (String, impl Fn(&[&str])) {
-    let data = std::env::var("FLAKEID_TEST_PG_DATA").unwrap();
-    let d = data.clone();
-    let pg_ctl = move |args: &[&str]| {
+/// The private TLS cluster, driven with `pg_ctl -D DATA -w` as the postgres user.
+struct PgCtl {
+    data: String,
+    /// The options the running postmaster was started with (postmaster.opts: the
+    /// binary, then each argument quoted), without `-D DATA`, as one `-o` string.
+    opts: String,
+}
+
+impl PgCtl {
+    fn new() -> PgCtl {
+        let data = std::env::var("FLAKEID_TEST_PG_DATA").unwrap();
+        let opts = std::fs::read_to_string(format!("{data}/postmaster.opts")).unwrap();
+        let opts = opts
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|a| *a != "-D" && *a != data)
+            .collect::<Vec<_>>()
+            .join(" ");
+        PgCtl { data, opts }
+    }
+
+    fn run(&self, args: &[&str]) {
         run(std::process::Command::new("runuser")
             .args([
                 "-u",
@@ -163,38 +180,28 @@ fn pg_ctl_runner() -> (String, impl Fn(&[&str])) {
                 "--",
                 "/usr/lib/postgresql/15/bin/pg_ctl",
                 "-D",
-                &d,
+                &self.data,
                 "-w",
             ])
             .args(args));
-    };
-    (data, pg_ctl)
-}
+    }
 
-/// The options the running postmaster was started with (postmaster.opts: the
-/// binary, then each argument quoted), without `-D DATA`, as one `-o` string.
-fn postmaster_options(data: &str) -> String {
-    let opts = std::fs::read_to_string(format!("{data}/postmaster.opts")).unwrap();
-    let args: Vec<String> = opts
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .filter(|a| a != "-D" && *a != data)
-        .collect();
-    args.join(" ")
+    /// Starts the cluster with its original options plus `extra`.
+    fn start(&self, extra: &str, log: &str) {
+        let o = format!("{} {extra}", self.opts);
+        self.run(&["-o", &o, "-l", &format!("{}/../{log}", self.data), "start"]);
+    }
 }
 
 #[test]
 fn postgres_restarted_store_stops_ids_then_leases_again() {
     let Some(u) = pg_tls() else { return };
     let _s = serial();
-    let (data, pg_ctl) = pg_ctl_runner();
-    let o = postmaster_options(&data);
-    store_restart(&u, TTL_MS, &|| pg_ctl(&["-m", "immediate", "stop"]), &|| {
-        pg_ctl(&["-o", &o, "-l", &format!("{data}/../log.restarted"), "start"])
+    let pg = PgCtl::new();
+    store_restart(&u, TTL_MS, &|| pg.run(&["-m", "immediate", "stop"]), &|| {
+        pg.start("", "log.restarted")
     });
-    let pm = std::fs::read_to_string(format!("{data}/postmaster.pid")).unwrap();
+    let pm = std::fs::read_to_string(format!("{}/postmaster.pid", pg.data)).unwrap();
     assert!(!pm.is_empty());
 }
 
@@ -207,32 +214,20 @@ fn postgres_restarted_store_stops_ids_then_leases_again() {
 fn postgres_starting_up_build_waits_for_it() {
     let Some(u) = pg_tls() else { return };
     let _s = serial();
-    let (data, pg_ctl) = pg_ctl_runner();
-    let o = postmaster_options(&data);
-    pg_ctl(&["-m", "fast", "stop"]);
+    let pg = PgCtl::new();
+    pg.run(&["-m", "fast", "stop"]);
     run(std::process::Command::new("runuser").args([
         "-u",
         "postgres",
         "--",
         "touch",
-        &format!("{data}/standby.signal"),
+        &format!("{}/standby.signal", pg.data),
     ]));
-    let log = format!("{data}/../log.standby");
-    pg_ctl(&["-o", &format!("{o} -c hot_standby=off"), "-l", &log, "start"]);
-    let url = with_ns(&u, &fresh_ns("starting"));
-    let started = std::time::Instant::now();
-    let building = std::thread::spawn(move || probe(&url, TTL_MS, 10).map(|g| g.next_id()));
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let waited = !building.is_finished();
-    pg_ctl(&["promote"]);
-    let outcome = building.join().unwrap();
-    let took = started.elapsed();
+    pg.start("-c hot_standby=off", "log.standby");
+    let took = build_waits_until_ready(&with_ns(&u, &fresh_ns("starting")), TTL_MS, &|| pg.run(&["promote"]));
     // Back to the options the other tests expect (a primary, as before).
-    pg_ctl(&["-m", "fast", "stop"]);
-    pg_ctl(&["-o", &o, "-l", &format!("{data}/../log.restarted"), "start"]);
-    assert!(waited, "build() returned while the server refused logins: {outcome:?}");
-    let id = outcome.unwrap_or_else(|e| panic!("build() once the server accepted logins: {e}"));
-    assert!(id.is_ok(), "{id:?}");
+    pg.run(&["-m", "fast", "stop"]);
+    pg.start("", "log.restarted");
     eprintln!("build() against a server starting up returned after {took:?}");
 }
 

@@ -510,6 +510,34 @@ pub fn run(cmd: &mut Command) {
     );
 }
 
+/// Waits (up to 10 s) until something accepts connections on 127.0.0.1:`port`.
+pub fn wait_for_port(port: u16, what: &str) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < end, "{what} did not start on port {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The store at `url` is up but not ready (it refuses or stalls every request):
+/// a `build()` started now must still be waiting 1.5 s later, when `ready` makes
+/// the store ready, and then succeed (within the 10 s acquire bound) with an ID.
+/// Returns how long `build()` took.
+pub fn build_waits_until_ready(url: &str, ttl_ms: u64, ready: &dyn Fn()) -> Duration {
+    let url = url.to_string();
+    let started = Instant::now();
+    let building = std::thread::spawn(move || probe(&url, ttl_ms, 10).map(|g| g.next_id()));
+    std::thread::sleep(Duration::from_millis(1500));
+    let waited = !building.is_finished();
+    ready();
+    let outcome = building.join().unwrap();
+    let took = started.elapsed();
+    assert!(waited, "build() returned while the store was not ready: {outcome:?}");
+    let id = outcome.unwrap_or_else(|e| panic!("build() once the store was ready: {e}"));
+    assert!(id.is_ok(), "{id:?}");
+    took
+}
+
 /// A free TCP port on 127.0.0.1 for a server a test starts: free when checked,
 /// and below the kernel's ephemeral range (`ip_local_port_range`), so that no
 /// outgoing connection (its source port) or `bind(0)` elsewhere takes it before
@@ -638,10 +666,10 @@ impl PrivateRedis {
                     std::fs::read_to_string(&log).unwrap_or_default()
                 );
             }
-            let info = Command::new("redis-cli")
-                .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "INFO", "server"])
-                .output();
-            if info.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&format!("process_id:{pid}\r"))) {
+            if self
+                .cli_output(&["INFO", "server"])
+                .contains(&format!("process_id:{pid}\r"))
+            {
                 break;
             }
             if Instant::now() > end {
@@ -671,10 +699,24 @@ impl PrivateRedis {
         self.spawn();
     }
 
+    fn cli_command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("redis-cli");
+        c.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]).args(args);
+        c
+    }
+
+    /// Runs a command, which must succeed.
     pub fn cli(&self, args: &[&str]) {
-        run(Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args));
+        run(&mut self.cli_command(args));
+    }
+
+    /// Runs a command and returns what it printed (empty if redis-cli could not
+    /// run); an error reply is output too, e.g. `LOADING …`.
+    pub fn cli_output(&self, args: &[&str]) -> String {
+        self.cli_command(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
     }
 }
 
