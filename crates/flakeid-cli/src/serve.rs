@@ -16,7 +16,9 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
     };
     config.validate()?;
-    let builder = crate::generator_options(&args.generator)?;
+    // A service is run as replicas: node 0 by default would give every replica the
+    // same IDs, so a node source is required (the core refuses to build without).
+    let builder = crate::generator_options(&args.generator)?.require_node();
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

@@ -276,11 +276,40 @@ fn env_fallbacks() {
 fn serve_rejects_bad_options() {
     for (args, code) in [
         (&["serve", "--listen", "nowhere"][..], 2),
-        (&["serve", "--max-batch", "0"], 1),
+        (&["serve", "--max-batch", "0", "--node", "1"], 1),
         (&["serve", "--lease-ttl-ms", "500"], 2),
         (&["serve", "--count", "5"], 2),
     ] {
         let o = flakeid(args);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {o:?}");
     }
+}
+
+/// Two replicas started without a node source would both be node 0 and issue the
+/// same IDs: `serve` refuses to start, and says why.
+#[test]
+fn serve_requires_a_node_source() {
+    for args in [
+        &["serve", "--listen", "127.0.0.1:0"][..],
+        &["serve", "--listen", "127.0.0.1:0", "--datacenter", "1"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+            .args(args)
+            .env_remove("FLAKEID_NODE")
+            .env_remove("FLAKEID_LEASE")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("no node id given") && err.contains("node 0"), "{err}");
+    }
+    // An empty FLAKEID_NODE / FLAKEID_LEASE is no node source either.
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("FLAKEID_NODE", "")
+        .env("FLAKEID_LEASE", "")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no node id given"), "{o:?}");
 }

@@ -165,6 +165,7 @@ pub struct GeneratorBuilder {
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
     wait_hook: Option<Hook>,
+    require_node: bool,
 }
 
 impl GeneratorBuilder {
@@ -234,6 +235,14 @@ impl GeneratorBuilder {
             NodeChoice::Unset => NodeChoice::Lease(spec),
             _ => NodeChoice::Conflict("lease"),
         };
+        self
+    }
+    /// Refuse to build without a node source (`node`, `worker`, `node_source` or a
+    /// lease) instead of running as node 0. A library generator defaults to node 0;
+    /// a process that may run as one replica of several (the ID service, a database
+    /// server) must not: two replicas on node 0 issue the same IDs.
+    pub fn require_node(mut self) -> Self {
+        self.require_node = true;
         self
     }
     /// The lease's time-to-live (`DEFAULT_LEASE_TTL_MS`, 10 s, when not set): it is
@@ -327,6 +336,14 @@ impl GeneratorBuilder {
             ));
         }
         let node = match &self.node {
+            NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
+                return Err(Error::config(
+                    "node",
+                    "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
+                     datacenter and worker, or lease; without one every replica would run as node 0 \
+                     and issue the same IDs",
+                ));
+            }
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
                 layout.check_node(*n)?;
@@ -621,6 +638,7 @@ impl Generator {
             lease_ttl_ms: None,
             max_sequence: None,
             wait_hook: None,
+            require_node: false,
         }
     }
 }

@@ -391,3 +391,27 @@ fn generators_sharing_a_counter_never_repeat() {
         .unwrap();
     assert_eq!(load(), moved);
 }
+
+/// `require_node()`: the service and the PostgreSQL extension refuse node 0 by default.
+#[test]
+fn require_node_refuses_an_unset_node() {
+    for b in [
+        Generator::builder(Layout::SNOWFLAKE).require_node(),
+        Generator::builder(Layout::SNOWFLAKE).datacenter(1).require_node(),
+    ] {
+        match b.build() {
+            Err(Error::Config { field: "node", message }) => assert!(message.contains("node 0"), "{message}"),
+            other => panic!("expected a node config error, got {other:?}"),
+        }
+    }
+    for b in [
+        Generator::builder(Layout::SNOWFLAKE).node(0),
+        Generator::builder(Layout::SNOWFLAKE).worker(3),
+        Generator::builder(Layout::SNOWFLAKE).datacenter(1).worker(0),
+        Generator::builder(Layout::SNOWFLAKE).node_source(NodeSource::Explicit(9)),
+    ] {
+        assert!(b.require_node().build().is_ok());
+    }
+    // A library generator keeps its default of node 0.
+    assert_eq!(Generator::builder(Layout::SNOWFLAKE).build().unwrap().node(), 0);
+}
