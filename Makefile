@@ -11,12 +11,8 @@ TEST_TARGETS := test-rust
 TEST_TARGETS_LAST :=
 BENCH_TARGETS := bench-rust
 
-.PHONY: all test bench lint fmt test-rust bench-rust vectors cli setup-protoc
+.PHONY: all test bench lint fmt test-rust bench-rust vectors cli grpc-stubs
 all: test
-
-# protoc: etcd-client (the etcd lease store) and flakeid-server compile protos.
-setup-protoc:
-	bash scripts/setup-protoc.sh
 
 -include mk/*.mk
 
@@ -24,23 +20,33 @@ setup-protoc:
 test:
 	@MAKE="$(MAKE)" bash scripts/run-suites.sh lint $(TEST_TARGETS) $(TEST_TARGETS_LAST)
 
-# Clippy for the crates built by plain cargo; the Node, wasm and lease targets lint
-# their own crates (napi / wasm32 / lease features).
-lint: setup-protoc
+# Clippy for the crates built by plain cargo, also in their lean builds (no network
+# leases); the Node, wasm and lease targets lint their own crates (napi / wasm32 /
+# lease tests). Then: the committed gRPC stubs are what their .proto files compile
+# to (no protoc: protox).
+lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
-	$(CARGO) clippy -p flakeid-core -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python -p flakeid-grpc-stubs --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features leases
-	bash scripts/check-shared-deps.sh
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
+	$(CARGO) test -q -p flakeid-grpc-stubs
+
+# Rewrite the committed gRPC stubs from their .proto files (crates/flakeid-server/proto,
+# crates/flakeid-lease-net/proto/etcd): tests/grpc-stubs, with protox (no protoc).
+grpc-stubs:
+	FLAKEID_REGENERATE_STUBS=1 $(CARGO) test -q -p flakeid-grpc-stubs
 
 fmt:
 	$(CARGO) fmt --all
 
 # Rust: unit, integration, property and doc tests, and the vector staleness check.
 # The core runs twice: alone (no cargo features: what wasm builds) and beside the CLI
-# (which turns on the lease backends).
-test-rust: setup-protoc
+# (which turns on the lease machinery); flakeid-lease-net's unit tests run here too
+# (its stores against real servers: make test-lease).
+test-rust:
 	$(CARGO) test -p flakeid-core --all-targets
 	$(CARGO) clippy -p flakeid-core --all-targets -- -D warnings
 	$(CARGO) test --all-targets

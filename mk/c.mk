@@ -29,7 +29,7 @@ BENCH_TARGETS += bench-c
 setup-c:
 	bash scripts/setup-c.sh
 
-lib-c: setup-protoc
+lib-c:
 	$(CARGO) build -p flakeid-c --release
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 

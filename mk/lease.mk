@@ -3,7 +3,7 @@
 # on 127.0.0.1. Bench: what the lease check adds to next_id().
 .PHONY: test-lease test-lease-bindings bench-lease
 test-lease:
-	$(CARGO) clippy -p flakeid-core -p flakeid-lease-tests --all-targets --features flakeid-core/leases -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-lease-net -p flakeid-lease-tests --all-targets --features flakeid-core/lease -- -D warnings
 	CARGO=$(CARGO) bash tests/lease/run.sh
 
 # The lease URLs through the CLI, Python, Node and C (issue 13), against the same

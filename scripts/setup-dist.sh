@@ -9,8 +9,6 @@
 #   * Debian's qemu-user-static (runs aarch64 binaries), cmake and pkg-config (the
 #     C SDK checks), python3-venv.
 set -euo pipefail
-# What it serves builds the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 cd "$(dirname "$0")/.."
 tools=${FLAKEID_DIST_TOOLS:-target/dist-tools}
 

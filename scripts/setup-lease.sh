@@ -4,8 +4,6 @@
 # the image; installed from Debian if missing). Idempotent, non-interactive;
 # installs only, starts nothing (tests/lease/run.sh does).
 set -euo pipefail
-# What it serves builds the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)

@@ -18,6 +18,4 @@ fi
 # `npm install`, not `npm ci`: the lockfile cannot list other platforms' optional
 # packages that this registry lacks (../shared/TOOLCHAIN.md). It runs the package's
 # `install` script, i.e. builds the addon (cargo is incremental: a no-op when fresh).
-# The addon has the lease stores: etcd-client's build script needs protoc.
-bash scripts/setup-protoc.sh
 (cd node && npm install --no-audit --no-fund)

@@ -3,8 +3,6 @@
 # and mypy come from PyPI into python/.venv; cargo is the workspace's toolchain).
 # Idempotent and non-interactive; a no-op when all is present.
 set -euo pipefail
-# The extension has the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 PYTHON="${PYTHON:-python3}"
 ok() {
   command -v "$PYTHON" >/dev/null 2>&1 &&

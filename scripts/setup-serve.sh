@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Tools for `flakeid serve` (issue 15): protoc (scripts/setup-protoc.sh) to build
-# the gRPC service from proto/flakeid.proto, curl for the h2c test; with --bench also
+# Tools for `flakeid serve` (issue 15): curl for the h2c test; with --bench also
 # wrk and a virtualenv with pysnowflake 0.1.3 (make bench-serve). Idempotent,
 # non-interactive; installs only, starts nothing.
 set -euo pipefail
-bash "$(dirname "$0")/setup-protoc.sh"
 need=()
 command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ "${1:-}" = --bench ]; then

@@ -1,11 +1,14 @@
 //! Lease URL parsing (no connection is made): a spec or a `Config` error, never a
-//! panic; the message is short and never contains the URL's password.
+//! panic; the message is short and never contains the URL's password. Every
+//! scheme: `file://` (the core's own parser) and the network schemes
+//! (flakeid-lease-net's, installed once).
 #![no_main]
 use flakeid_core::{Error, LeaseSpec};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
+    flakeid_lease_net::install();
     match LeaseSpec::parse(text) {
         Ok(spec) => {
             let shown = format!("{spec:?}");

@@ -172,4 +172,5 @@ if [ "$mode" = bindings ]; then
   exit 0
 fi
 $CARGO test -p flakeid-lease-tests "$@"
-$CARGO test -p flakeid-core --features leases --lib lease
+$CARGO test -p flakeid-core --features lease --lib lease
+$CARGO test -p flakeid-lease-net

@@ -111,6 +111,10 @@ fn config(field: &'static str, message: String) -> Error {
 /// `o.node_source` and `o.lease_url` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
 /// clock handle.
 unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
+    // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on in the C
+    // SDK). The C API has no init call: registering is idempotent and cheap.
+    #[cfg(feature = "net-leases")]
+    flakeid_lease_net::install();
     let mut b = Generator::builder(layout_in(&o.layout)?);
     if o.node != FLAKEID_UNSET {
         b = b.node(o.node);

@@ -18,6 +18,14 @@ use napi_derive::napi;
 pub use generator::{Generator, ManualClock};
 pub use layout::{Layout, Parts};
 
+/// On load: redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on
+/// in every package).
+#[cfg(feature = "net-leases")]
+#[napi_derive::module_init]
+fn init() {
+    flakeid_lease_net::install();
+}
+
 /// A core error thrown as a JS `Error` whose `code` is the core's
 /// (`FLAKEID_CONFIG`, ...) and which carries `field`, `byMs` or `position` where the
 /// core names them. The exception is left pending; napi sees `PendingException`.

@@ -95,6 +95,9 @@ fn first_private_ipv4() -> PyResult<String> {
 #[pymodule]
 fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on in every wheel).
+    #[cfg(feature = "net-leases")]
+    flakeid_lease_net::install();
     m.add("__version__", flakeid_core::VERSION)?;
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<layout::PyParts>()?;

@@ -22,6 +22,9 @@ fn report(text: std::fmt::Arguments) {
 }
 
 fn main() -> ExitCode {
+    // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on by default).
+    #[cfg(feature = "net-leases")]
+    flakeid_lease_net::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),

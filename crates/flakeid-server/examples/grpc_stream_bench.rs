@@ -12,7 +12,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = args.next().ok_or("usage: grpc_stream_bench URL [total] [chunk]")?;
     let total: u64 = args.next().map_or(Ok(50_000_000), |s| s.parse())?;
     let chunk: u32 = args.next().map_or(Ok(65_536), |s| s.parse())?;
-    let mut client = FlakeidClient::connect(url).await?.max_decoding_message_size(64 << 20);
+    let channel = tonic::transport::Channel::from_shared(url)?.connect().await?;
+    let mut client = FlakeidClient::new(channel).max_decoding_message_size(64 << 20);
     let t = Instant::now();
     let mut stream = client.stream(StreamRequest { n: total, chunk }).await?.into_inner();
     let mut got = 0u64;

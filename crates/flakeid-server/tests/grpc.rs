@@ -23,7 +23,12 @@ async fn start(max_batch: usize) -> (Arc<Service>, FlakeidClient<Channel>, tokio
     tokio::spawn(flakeid_server::serve(listener, svc.clone(), async move {
         let _ = stopped.await;
     }));
-    let client = FlakeidClient::connect(format!("http://{addr}")).await.unwrap();
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let client = FlakeidClient::new(channel);
     (svc, client, stop)
 }
 

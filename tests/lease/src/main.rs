@@ -26,6 +26,7 @@ fn out(line: &str) {
 }
 
 fn main() {
+    flakeid_lease_net::install();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opt = |name: &str| {
         args.iter()

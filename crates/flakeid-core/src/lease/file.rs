@@ -11,8 +11,8 @@
 //! marker: the Unix ms the namespace was first used here, re-checked after the lock
 //! is taken) goes with the lock files, so a newcomer waits out the lock delay.
 
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of};
-use crate::error::{Error, Result};
+use super::{Acquired, LeaseStore, lease_error};
+use crate::error::Result;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -32,29 +32,9 @@ pub struct FileStore {
 }
 
 impl FileStore {
-    pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
-        u.check_params(&["namespace"])?;
-        namespace_of(u)?;
-        if !(u.host.is_empty() || u.host == "localhost") || !u.path.starts_with('/') {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "file lease URL {} must name an absolute directory: file:///path/to/dir",
-                    u.redacted()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    pub(crate) fn from_url(u: &LeaseUrl) -> Result<FileStore> {
-        Self::check_url(u)?;
-        FileStore::new(&u.path, &namespace_of(u)?)
-    }
-
     /// Leases in `dir` (created if missing), in `namespace`.
     pub fn new(dir: impl AsRef<Path>, namespace: &str) -> Result<FileStore> {
-        super::url::check_namespace(namespace)?;
+        super::check_namespace(namespace)?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir)
             .map_err(|e| lease_error(format!("cannot create the lease directory {}: {e}", dir.display())))?;

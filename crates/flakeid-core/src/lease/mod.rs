@@ -30,27 +30,10 @@
 //!   holder from before the loss has stopped: its renewals fail on the forgotten
 //!   store, and its window ends `ttl − margin` after its last successful renewal.
 
-mod url;
-
-// Each store uses part of `block` and `tls`: in a build with only some stores,
-// the rest is unused, not dead.
-#[cfg(any(feature = "lease-postgres", feature = "lease-etcd"))]
-#[cfg_attr(not(all(feature = "lease-postgres", feature = "lease-etcd")), allow(dead_code))]
-mod block;
-#[cfg(feature = "lease-etcd")]
-mod etcd;
-#[cfg(all(feature = "lease-file", unix))]
+#[cfg(unix)]
 mod file;
-#[cfg(feature = "lease-postgres")]
-mod postgres;
-#[cfg(feature = "lease-redis")]
-mod redis;
-#[cfg(feature = "lease-tls")]
-#[cfg_attr(
-    not(all(feature = "lease-redis", feature = "lease-postgres", feature = "lease-etcd")),
-    allow(dead_code)
-)]
-mod tls;
+mod scheme;
+mod url;
 
 use crate::clock::{Clock, precise_now_ms};
 use crate::error::{Error, Result};
@@ -61,16 +44,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "lease-etcd")]
-pub use etcd::EtcdStore;
-#[cfg(all(feature = "lease-file", unix))]
+#[cfg(unix)]
 pub use file::FileStore;
-#[cfg(feature = "lease-postgres")]
-pub use postgres::PostgresStore;
-#[cfg(feature = "lease-redis")]
-pub use redis::RedisStore;
-
-pub(crate) use url::LeaseUrl;
+pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
+pub use url::{check_namespace, redact_error, redact_passwords};
 
 /// Default lease time-to-live.
 pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;
@@ -89,23 +66,6 @@ pub const DEFAULT_NAMESPACE: &str = "flakeid";
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest time spent releasing a lease on drop.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long to wait before asking again a store that answered that it is not
-/// ready yet (Redis `LOADING` while it reads its data after a restart, PostgreSQL
-/// `57P03` while it starts up). Such answers are retried until the call's deadline
-/// instead of failing `build()` in the seconds after a store restarts.
-#[cfg(feature = "lease-tls")]
-pub(crate) const STARTING_RETRY: Duration = Duration::from_millis(50);
-
-/// Sleeps [`STARTING_RETRY`] if another try still fits before `until`; false when
-/// it does not (the caller then reports the store's answer).
-#[cfg(any(feature = "lease-redis", feature = "lease-postgres"))]
-pub(crate) fn pause_before_retry(until: Instant) -> bool {
-    if Instant::now() + STARTING_RETRY >= until {
-        return false;
-    }
-    std::thread::sleep(STARTING_RETRY);
-    true
-}
 
 /// The timing of one lease, derived from its TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,7 +168,7 @@ type StoreFactory = Arc<dyn Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync>;
 /// URLs (each with an optional `?namespace=NAME`, default `flakeid`, that
 /// separates independent ID spaces on one store; `docs/leases.md` has them all):
 ///
-/// * `file:///dir`
+/// * `file:///dir` — parsed by this crate;
 /// * `redis://[user:password@]host:port/db`, TLS as
 ///   `rediss://…?ca=PATH[&cert=PATH&key=PATH]`
 /// * `postgres://user:password@host:port/dbname[?table=NAME]` with libpq's
@@ -216,6 +176,10 @@ type StoreFactory = Arc<dyn Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync>;
 ///   `sslcert`, `sslkey`
 /// * `etcd://[user:password@]host:2379[,host2:2379]/`, TLS as
 ///   `etcds://…?ca=PATH[&cert=PATH&key=PATH]`
+///
+/// The network schemes come from the crate `flakeid-lease-net`, which registers
+/// them in this process ([`register_lease_schemes`]) when its `install()` runs;
+/// without it they are a `Config` error that says so.
 #[derive(Clone)]
 pub struct LeaseSpec {
     kind: SpecKind,
@@ -223,105 +187,75 @@ pub struct LeaseSpec {
 
 #[derive(Clone)]
 enum SpecKind {
-    Url(LeaseUrl),
-    Custom(StoreFactory),
+    #[cfg(unix)]
+    File(url::FileUrl),
+    Custom {
+        factory: StoreFactory,
+        /// What `Debug` shows (a URL without its password), if given.
+        name: Option<String>,
+    },
 }
 
 impl fmt::Debug for LeaseSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            SpecKind::Url(u) => write!(f, "LeaseSpec({})", u.redacted()),
-            SpecKind::Custom(_) => f.write_str("LeaseSpec(custom)"),
+            #[cfg(unix)]
+            SpecKind::File(u) => write!(f, "LeaseSpec({})", u.redacted()),
+            SpecKind::Custom { name: Some(n), .. } => write!(f, "LeaseSpec({n})"),
+            SpecKind::Custom { name: None, .. } => f.write_str("LeaseSpec(custom)"),
         }
     }
-}
-
-#[allow(dead_code)] // unused when every backend is compiled in
-fn not_compiled(scheme: &str, feature: &str) -> Error {
-    Error::config(
-        "lease",
-        format!("{scheme}:// leases are not compiled in: build flakeid-core with the cargo feature \"{feature}\""),
-    )
 }
 
 impl LeaseSpec {
-    /// Parses and checks a lease URL (without connecting).
+    /// Parses and checks a lease URL (without connecting): `file://` here, any
+    /// other scheme by the parser registered for it.
     pub fn parse(url: &str) -> Result<LeaseSpec> {
-        Self::parse_unchecked(url).map_err(url::tidy)
+        Self::parse_unchecked(url).map_err(redact_error)
     }
 
     fn parse_unchecked(url: &str) -> Result<LeaseSpec> {
-        let u = LeaseUrl::parse(url)?;
-        namespace_of(&u)?;
-        match u.scheme.as_str() {
-            "file" => {
-                #[cfg(all(feature = "lease-file", unix))]
-                file::FileStore::check_url(&u)?;
-                #[cfg(not(all(feature = "lease-file", unix)))]
-                return Err(not_compiled("file", "lease-file"));
-            }
-            "redis" | "rediss" => {
-                #[cfg(feature = "lease-redis")]
-                redis::RedisStore::check_url(&u)?;
-                #[cfg(not(feature = "lease-redis"))]
-                return Err(not_compiled("redis", "lease-redis"));
-            }
-            "etcd" | "etcds" => {
-                #[cfg(feature = "lease-etcd")]
-                etcd::EtcdStore::check_url(&u)?;
-                #[cfg(not(feature = "lease-etcd"))]
-                return Err(not_compiled("etcd", "lease-etcd"));
-            }
-            "postgres" | "postgresql" => {
-                #[cfg(feature = "lease-postgres")]
-                postgres::PostgresStore::check_url(&u)?;
-                #[cfg(not(feature = "lease-postgres"))]
-                return Err(not_compiled("postgres", "lease-postgres"));
-            }
-            other => {
-                return Err(Error::config(
-                    "lease",
-                    format!("lease URL scheme {other:?} is not one of file, redis, rediss, postgres, etcd, etcds"),
-                ));
-            }
+        let scheme = url::scheme_of(url)?;
+        if scheme == "file" {
+            #[cfg(unix)]
+            return Ok(LeaseSpec {
+                kind: SpecKind::File(url::FileUrl::parse(url)?),
+            });
+            #[cfg(not(unix))]
+            return Err(Error::config("lease", "file:// leases need a unix system (flock)"));
         }
-        #[allow(unreachable_code)]
-        Ok(LeaseSpec { kind: SpecKind::Url(u) })
+        match scheme::parser(&scheme) {
+            Some(parse) => parse(url),
+            None => Err(scheme::unavailable(&scheme)),
+        }
     }
 
     /// A store of your own, created once per generator.
     pub fn custom(factory: impl Fn() -> Result<Box<dyn LeaseStore>> + Send + Sync + 'static) -> LeaseSpec {
         LeaseSpec {
-            kind: SpecKind::Custom(Arc::new(factory)),
-        }
-    }
-
-    #[allow(unused_variables)]
-    fn open(&self) -> Result<Box<dyn LeaseStore>> {
-        match &self.kind {
-            SpecKind::Custom(f) => f(),
-            SpecKind::Url(u) => match u.scheme.as_str() {
-                #[cfg(all(feature = "lease-file", unix))]
-                "file" => Ok(Box::new(file::FileStore::from_url(u)?)),
-                #[cfg(feature = "lease-redis")]
-                "redis" | "rediss" => Ok(Box::new(redis::RedisStore::from_url(u)?)),
-                #[cfg(feature = "lease-etcd")]
-                "etcd" | "etcds" => Ok(Box::new(etcd::EtcdStore::from_url(u)?)),
-                #[cfg(feature = "lease-postgres")]
-                "postgres" | "postgresql" => Ok(Box::new(postgres::PostgresStore::from_url(u)?)),
-                other => Err(Error::config(
-                    "lease",
-                    format!("unsupported lease URL scheme {other:?}"),
-                )),
+            kind: SpecKind::Custom {
+                factory: Arc::new(factory),
+                name: None,
             },
         }
     }
-}
 
-pub(crate) fn namespace_of(u: &LeaseUrl) -> Result<String> {
-    let ns = u.param("namespace").unwrap_or(DEFAULT_NAMESPACE);
-    url::check_namespace(ns)?;
-    Ok(ns.to_string())
+    /// What `{:?}` shows for this spec, e.g. the store's URL without its password
+    /// (a custom spec shows `custom` otherwise).
+    pub fn named(mut self, name: impl Into<String>) -> LeaseSpec {
+        if let SpecKind::Custom { name: n, .. } = &mut self.kind {
+            *n = Some(name.into());
+        }
+        self
+    }
+
+    fn open(&self) -> Result<Box<dyn LeaseStore>> {
+        match &self.kind {
+            #[cfg(unix)]
+            SpecKind::File(u) => Ok(Box::new(FileStore::new(&u.dir, &u.namespace)?)),
+            SpecKind::Custom { factory, .. } => factory(),
+        }
+    }
 }
 
 pub(crate) fn lease_error(message: impl Into<String>) -> Error {

@@ -1,41 +1,18 @@
-//! Lease URLs, parsed by the `url` crate: `scheme://[user[:password]@]host[:port][/path][?k=v&...]`,
-//! percent-decoded. etcd URLs may list several endpoints: `etcd://h1:2379,h2:2379/`.
+//! What every lease URL shares, whoever parses it: the namespace rule, password
+//! redaction for messages, and the `file://` URL, read here without the `url`
+//! crate (a path and `?namespace=` need no URL library; the network schemes'
+//! parser lives in `flakeid-lease-net`).
 
 use crate::error::{Error, Result};
 
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct LeaseUrl {
-    pub scheme: String,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    /// The first host (without IPv6 brackets; empty for `file:///dir`).
-    pub host: String,
-    pub port: Option<u16>,
-    /// Further `host[:port]` endpoints, in order (etcd only).
-    pub more_hosts: Vec<(String, Option<u16>)>,
-    /// Decoded path, with its leading `/` (empty when there is none).
-    pub path: String,
-    pub query: Vec<(String, String)>,
-}
-
-// Never print the password.
-impl std::fmt::Debug for LeaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-fn bad(url: &str, why: impl std::fmt::Display) -> Error {
-    // The reason may quote pieces of the URL too: the whole message is tidied.
-    tidy(Error::config("lease", format!("lease URL {url:?} is invalid: {why}")))
-}
-
 /// A lease URL error as users see it: every password redacted, then at most 400
 /// characters (redacting first, so a cut cannot expose part of a password).
-pub(crate) fn tidy(e: Error) -> Error {
+/// [`LeaseSpec::parse`](super::LeaseSpec::parse) applies it to every scheme's
+/// errors; a scheme's own parser may use it for errors it returns directly.
+pub fn redact_error(e: Error) -> Error {
     match e {
         Error::Config { field, message } => {
-            let message = redact_raw(&message);
+            let message = redact_passwords(&message);
             let message = match message.char_indices().nth(400) {
                 Some((cut, _)) => format!("{}…", &message[..cut]),
                 None => message,
@@ -49,7 +26,7 @@ pub(crate) fn tidy(e: Error) -> Error {
 /// `text` with every `user:password@` password replaced by `***` — not only the
 /// first authority's: a malformed URL may repeat one (the fuzzer found
 /// `postgres://u:pw@h://u:pw@h:5432…` leaking the second).
-fn redact_raw(text: &str) -> String {
+pub fn redact_passwords(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('@') {
@@ -71,153 +48,9 @@ fn redact_raw(text: &str) -> String {
     out
 }
 
-/// Decodes a user, password or path the url crate left percent-encoded.
-fn percent_decode(url: &str, s: &str) -> Result<String> {
-    ::percent_encoding::percent_decode_str(s)
-        .decode_utf8()
-        .map(|c| c.into_owned())
-        .map_err(|_| bad(url, "percent-escapes do not decode to UTF-8"))
-}
-
-/// Splits `h1:1,h2:2` out of the authority of an etcd URL: the url crate parses
-/// one host per URL, so each further endpoint is parsed as a URL of its own.
-fn split_hosts(text: &str) -> (String, Vec<String>) {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return (text.to_string(), Vec::new());
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let (userinfo, hosts) = match authority.rfind('@') {
-        Some(i) => authority.split_at(i + 1),
-        None => ("", authority),
-    };
-    let mut parts = hosts.split(',');
-    let first = parts.next().unwrap_or("");
-    let more = parts.map(str::to_string).collect();
-    (format!("{scheme}://{userinfo}{first}{tail}"), more)
-}
-
-fn host_port(url: &str, u: &::url::Url) -> Result<(String, Option<u16>)> {
-    let host = match u.host() {
-        None => String::new(),
-        Some(::url::Host::Ipv6(ip)) => ip.to_string(),
-        Some(h) => h.to_string(),
-    };
-    if host.is_empty() && u.port().is_some() {
-        return Err(bad(url, "a port needs a host"));
-    }
-    Ok((host, u.port()))
-}
-
-impl LeaseUrl {
-    pub fn parse(url: &str) -> Result<LeaseUrl> {
-        let text = url.trim();
-        if !text.contains("://") {
-            return Err(bad(url, "expected scheme://..., e.g. redis://127.0.0.1:6379/0"));
-        }
-        let scheme = text
-            .split_once("://")
-            .map(|(s, _)| s.to_ascii_lowercase())
-            .unwrap_or_default();
-        let (main, more) = if matches!(scheme.as_str(), "etcd" | "etcds") {
-            split_hosts(text)
-        } else {
-            (text.to_string(), Vec::new())
-        };
-        let u = ::url::Url::parse(&main).map_err(|e| bad(url, e))?;
-        if u.fragment().is_some() {
-            return Err(bad(url, "a lease URL has no #fragment"));
-        }
-        let (host, port) = host_port(url, &u)?;
-        let mut more_hosts = Vec::new();
-        for h in &more {
-            let hu = ::url::Url::parse(&format!("{scheme}://{h}"))
-                .map_err(|e| bad(url, format_args!("endpoint {h:?}: {e}")))?;
-            if !hu.username().is_empty() || (hu.path() != "" && hu.path() != "/") {
-                return Err(bad(url, format_args!("endpoint {h:?} must be host[:port]")));
-            }
-            let (h2, p2) = host_port(url, &hu)?;
-            if h2.is_empty() {
-                return Err(bad(url, "an empty endpoint in the host list"));
-            }
-            more_hosts.push((h2, p2));
-        }
-        let user = match u.username() {
-            "" => None,
-            name => Some(percent_decode(url, name)?),
-        };
-        let password = u.password().map(|p| percent_decode(url, p)).transpose()?;
-        let path = if u.cannot_be_a_base() {
-            return Err(bad(url, "expected scheme://host..., e.g. redis://127.0.0.1:6379/0"));
-        } else {
-            percent_decode(url, u.path())?
-        };
-        let query = u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
-        Ok(LeaseUrl {
-            scheme,
-            user,
-            password,
-            host,
-            port,
-            more_hosts,
-            path,
-            query,
-        })
-    }
-
-    /// Every endpoint, `host` first, with `default_port` where none was given.
-    #[cfg_attr(not(feature = "lease-etcd"), allow(dead_code))]
-    pub fn endpoints(&self, default_port: u16) -> Vec<(String, u16)> {
-        std::iter::once((self.host.clone(), self.port))
-            .chain(self.more_hosts.iter().cloned())
-            .map(|(h, p)| (h, p.unwrap_or(default_port)))
-            .collect()
-    }
-
-    /// The last value given for `key`.
-    pub fn param(&self, key: &str) -> Option<&str> {
-        self.query.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-
-    #[cfg_attr(
-        not(any(feature = "lease-file", feature = "lease-redis", feature = "lease-postgres")),
-        allow(dead_code)
-    )]
-    /// Fails on query keys outside `known`, so that a typo is not silently ignored.
-    pub fn check_params(&self, known: &[&str]) -> Result<()> {
-        for (k, _) in &self.query {
-            if !known.contains(&k.as_str()) {
-                return Err(Error::config(
-                    "lease",
-                    format!(
-                        "lease URL {} has an unknown parameter {k:?} (known: {})",
-                        self.redacted(),
-                        known.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// `scheme://[user@]host[:port][,host2…]path`, without the password or the query.
-    pub fn redacted(&self) -> String {
-        let user = self.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
-        let hosts: Vec<String> = std::iter::once((self.host.clone(), self.port))
-            .chain(self.more_hosts.iter().cloned())
-            .map(|(h, p)| {
-                let h = if h.contains(':') { format!("[{h}]") } else { h };
-                format!("{h}{}", p.map(|p| format!(":{p}")).unwrap_or_default())
-            })
-            .collect();
-        // A path can hold text that looks like `user:password@` too.
-        format!("{}://{user}{}{}", self.scheme, hosts.join(","), redact_raw(&self.path))
-    }
-}
-
 /// A namespace names an independent ID space on one store. It becomes part of file
 /// names and Redis keys, so it is kept to a safe alphabet.
-pub(crate) fn check_namespace(ns: &str) -> Result<()> {
+pub fn check_namespace(ns: &str) -> Result<()> {
     let ok = !ns.is_empty()
         && ns.len() <= 64
         && ns
@@ -236,46 +69,145 @@ pub(crate) fn check_namespace(ns: &str) -> Result<()> {
     }
 }
 
+fn bad(url: &str, why: impl std::fmt::Display) -> Error {
+    // The reason may quote pieces of the URL too: the whole message is redacted.
+    redact_error(Error::config("lease", format!("lease URL {url:?} is invalid: {why}")))
+}
+
+/// The scheme of a lease URL, lower-cased: the text before `://`.
+pub(crate) fn scheme_of(url: &str) -> Result<String> {
+    match url.trim().split_once("://") {
+        Some((scheme, _))
+            if !scheme.is_empty()
+                && scheme
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')) =>
+        {
+            Ok(scheme.to_ascii_lowercase())
+        }
+        _ => Err(bad(url, "expected scheme://..., e.g. file:///var/lib/flakeid")),
+    }
+}
+
+/// Decodes `%XX` escapes (and `+` as a space when `plus` is set, as in a query).
+fn percent_decode(text: &str, plus: bool) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let hex = |j: usize| bytes.get(j).and_then(|c| (*c as char).to_digit(16));
+        match b {
+            b'%' => match (hex(i + 1), hex(i + 2)) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                // Not an escape: kept as it is (as the URL standard does).
+                _ => out.push(b'%'),
+            },
+            b'+' if plus => out.push(b' '),
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `file://[localhost]/abs/dir[?namespace=NAME]`, percent-decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileUrl {
+    /// The directory (absolute).
+    pub dir: String,
+    pub namespace: String,
+}
+
+impl FileUrl {
+    pub fn parse(url: &str) -> Result<FileUrl> {
+        let text = url.trim();
+        let rest = match text.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => rest,
+            _ => return Err(bad(url, "expected file:///path/to/dir")),
+        };
+        if rest.contains('#') {
+            return Err(bad(url, "a lease URL has no #fragment"));
+        }
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if !(authority.is_empty() || authority.eq_ignore_ascii_case("localhost")) || path.is_empty() {
+            return Err(redact_error(Error::config(
+                "lease",
+                format!("file lease URL {url:?} must name an absolute directory: file:///path/to/dir"),
+            )));
+        }
+        let dir = percent_decode(path, false).ok_or_else(|| bad(url, "percent-escapes do not decode to UTF-8"))?;
+        let mut namespace = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let k = percent_decode(k, true).unwrap_or_default();
+            if k != "namespace" {
+                return Err(redact_error(Error::config(
+                    "lease",
+                    format!("lease URL file://{dir} has an unknown parameter {k:?} (known: namespace)"),
+                )));
+            }
+            // The last value given wins, as for every other scheme.
+            namespace =
+                Some(percent_decode(v, true).ok_or_else(|| bad(url, "percent-escapes do not decode to UTF-8"))?);
+        }
+        let namespace = namespace.unwrap_or_else(|| super::DEFAULT_NAMESPACE.to_string());
+        check_namespace(&namespace)?;
+        Ok(FileUrl { dir, namespace })
+    }
+
+    /// `file://DIR`, for messages (a path can hold text that looks like `user:password@`).
+    pub fn redacted(&self) -> String {
+        format!("file://{}", redact_passwords(&self.dir))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn parses_every_part() {
-        let u = LeaseUrl::parse("postgres://fl%40ke:p%3Ass@127.0.0.1:5432/ids?namespace=a&table=t").unwrap();
-        assert_eq!(u.scheme, "postgres");
-        assert_eq!(u.user.as_deref(), Some("fl@ke"));
-        assert_eq!(u.password.as_deref(), Some("p:ss"));
-        assert_eq!((u.host.as_str(), u.port), ("127.0.0.1", Some(5432)));
-        assert_eq!(u.path, "/ids");
-        assert_eq!(u.param("namespace"), Some("a"));
-        assert_eq!(u.param("table"), Some("t"));
-        assert!(!u.redacted().contains("p:ss"));
-        assert!(!format!("{u:?}").contains("p:ss"));
-
-        let f = LeaseUrl::parse("file:///var/lib/flakeid").unwrap();
-        assert_eq!((f.host.as_str(), f.path.as_str()), ("", "/var/lib/flakeid"));
-        let r = LeaseUrl::parse("redis://[::1]:6380/2").unwrap();
-        assert_eq!((r.host.as_str(), r.port, r.path.as_str()), ("::1", Some(6380), "/2"));
-        assert_eq!(r.redacted(), "redis://[::1]:6380/2");
+    fn file_urls() {
+        let f = FileUrl::parse("file:///var/lib/flakeid").unwrap();
+        assert_eq!((f.dir.as_str(), f.namespace.as_str()), ("/var/lib/flakeid", "flakeid"));
+        let f = FileUrl::parse(" FILE://localhost/tmp/a%20b+c?namespace=x&namespace=orders ").unwrap();
+        assert_eq!((f.dir.as_str(), f.namespace.as_str()), ("/tmp/a b+c", "orders"));
+        for bad_url in [
+            "file://host/dir",
+            "file://",
+            "file:dir",
+            "file:///d?nmespace=x",
+            "file:///d?namespace=a/b",
+            "file:///d#x",
+            "file:///%ff",
+            "redis://h/0",
+        ] {
+            let e = FileUrl::parse(bad_url).unwrap_err();
+            assert!(matches!(e, Error::Config { field: "lease", .. }), "{bad_url}: {e}");
+        }
+        let e = FileUrl::parse("file://u:hunter22@/x").unwrap_err().to_string();
+        assert!(!e.contains("hunter22"), "{e}");
+        assert_eq!(
+            FileUrl::parse("file:///a/u:pw12345@b").unwrap().redacted(),
+            "file:///a/u:***@b"
+        );
     }
 
     #[test]
-    fn rejects_bad_urls_without_leaking_passwords() {
-        for bad_url in [
-            "redis//x",
-            "redis://h:99999",
-            "redis://h:1/%ff",
-            "redis://h:1/0#frag",
-            "etcd://a:1,,b:2/",
-        ] {
-            let e = LeaseUrl::parse(bad_url).unwrap_err();
-            assert!(matches!(e, Error::Config { field: "lease", .. }), "{e}");
+    fn schemes() {
+        assert_eq!(scheme_of(" Redis://h/0").unwrap(), "redis");
+        for bad_url in ["redis//x", "://x", "not a url", "a b://c"] {
+            assert!(scheme_of(bad_url).is_err(), "{bad_url}");
         }
-        let e = LeaseUrl::parse("postgres://u:secret@h:70000/db")
-            .unwrap_err()
-            .to_string();
-        assert!(!e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn redaction_and_length() {
         // Found by the lease_url fuzz target: a repeated authority leaked its password,
         // and a cut-short message could leave a password with its '@' cut off.
         for leaky in [
@@ -283,24 +215,12 @@ mod tests {
             &format!("xoses://{}u:hunter20{}@h:99999", "\0".repeat(190), " ".repeat(30)),
             "redis://u:pa:ss99w0rd@h:99999/0",
         ] {
-            // The url crate reads some of these as a path: then the redacted form
-            // (used in every later message) must not show the password either.
-            let e = match LeaseUrl::parse(leaky) {
-                Err(e) => e.to_string(),
-                Ok(u) => format!("{} {u:?}", u.redacted()),
-            };
+            let e = redact_error(Error::config("lease", format!("lease URL {leaky:?} is invalid"))).to_string();
             for pw in ["hunter22", "hunter20", "ss99w0rd", "pa:ss"] {
                 assert!(!e.contains(pw), "{e}");
             }
             assert!(e.chars().count() <= 430, "{} characters", e.chars().count()); // 400 + the Display prefix
         }
-        let u = LeaseUrl::parse("redis://h/0?nmespace=x").unwrap();
-        assert!(
-            u.check_params(&["namespace"])
-                .unwrap_err()
-                .to_string()
-                .contains("nmespace")
-        );
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub fn serial() -> MutexGuard<'static, ()> {
 /// script could not install the server. With `FLAKEID_LEASE_REQUIRE=1` a missing
 /// server is a failure.
 pub fn store_url(var: &str) -> Option<String> {
+    // The network schemes come from flakeid-lease-net, as in the bindings and the CLI.
+    flakeid_lease_net::install();
     match std::env::var(var) {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {

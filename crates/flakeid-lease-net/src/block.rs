@@ -2,8 +2,8 @@
 //! machinery's plain threads: each store owns a single-threaded tokio runtime and
 //! every call is bounded by its deadline.
 
-use super::lease_error;
-use crate::error::Result;
+use crate::lease_error;
+use flakeid_core::Result;
 use std::future::Future;
 use std::time::Instant;
 

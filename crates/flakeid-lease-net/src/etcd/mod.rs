@@ -20,11 +20,16 @@
 //!   added for the truncated remainder). Once `meta/young` is gone the namespace is
 //!   older than its lease.
 
-use super::block::Blocking;
-use super::tls::{self, TlsFiles};
-use super::{Acquired, LeaseStore, LeaseUrl, STARTING_RETRY, lease_error, namespace_of};
-use crate::error::{Error, Result};
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+mod client;
+
+use crate::block::Blocking;
+use crate::tls::{self, TlsFiles};
+use crate::url::{LeaseUrl, config};
+use crate::{STARTING_RETRY, lease_error};
+use client::txn::{self, Cmp};
+use client::{Client, EtcdError, Options, TxnRequest};
+use flakeid_core::lease::{Acquired, LeaseStore};
+use flakeid_core::{Error, Result};
 use std::time::{Duration, Instant};
 
 /// Lifetime of `meta/young`: longer than any lock delay (TTL ≤ 1 h plus the margin
@@ -36,8 +41,8 @@ const TLS_PARAMS: [&str; 3] = ["ca", "cert", "key"];
 /// etcd-backed leases.
 pub struct EtcdStore {
     url: LeaseUrl,
-    endpoints: Vec<String>,
-    options: ConnectOptions,
+    endpoints: Vec<client::Endpoint>,
+    options: Options,
     namespace: String,
     rt: Blocking,
     client: Option<Client>,
@@ -60,71 +65,48 @@ fn pad(ms: u64) -> String {
 impl EtcdStore {
     pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
         u.check_params(&["namespace", "ca", "cert", "key"])?;
-        namespace_of(u)?;
+        u.namespace()?;
         if u.host.is_empty() {
-            return Err(Error::config(
-                "lease",
-                format!("etcd lease URL {} needs a host", u.redacted()),
-            ));
+            return Err(config(format!("etcd lease URL {} needs a host", u.redacted())));
         }
         if !matches!(u.path.as_str(), "" | "/") {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "etcd lease URL {} has a path; name the key space with ?namespace=",
-                    u.redacted()
-                ),
-            ));
+            return Err(config(format!(
+                "etcd lease URL {} has a path; name the key space with ?namespace=",
+                u.redacted()
+            )));
         }
         let files = TlsFiles::from_url(u, TLS_PARAMS)?;
         if u.scheme == "etcd" && files.any() {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "lease URL {}: ca=, cert= and key= are TLS settings: use etcds://",
-                    u.redacted()
-                ),
-            ));
+            return Err(config(format!(
+                "lease URL {}: ca=, cert= and key= are TLS settings: use etcds://",
+                u.redacted()
+            )));
         }
         Ok(())
     }
 
     pub(crate) fn from_url(u: &LeaseUrl) -> Result<EtcdStore> {
         Self::check_url(u)?;
-        let tls = u.scheme == "etcds";
-        let scheme = if tls { "https" } else { "http" };
         let endpoints = u
             .endpoints(2379)
             .into_iter()
-            .map(|(h, p)| {
-                let h = if h.contains(':') { format!("[{h}]") } else { h };
-                format!("{scheme}://{h}:{p}")
-            })
+            .map(|(host, port)| client::Endpoint { host, port })
             .collect();
-        let mut options = ConnectOptions::new().with_keep_alive(Duration::from_secs(5), Duration::from_secs(3));
-        if let Some(user) = u.user.as_deref().filter(|s| !s.is_empty()) {
-            options = options.with_user(user, u.password.clone().unwrap_or_default());
-        }
-        if tls {
-            let files = TlsFiles::from_url(u, TLS_PARAMS)?;
-            let mut t = etcd_client::TlsOptions::new();
-            t = match &files.ca {
-                Some(ca) => t.ca_certificate(etcd_client::Certificate::from_pem(tls::read_pem(ca, "ca")?)),
-                None => t.with_native_roots(),
-            };
-            if let (Some(c), Some(k)) = (&files.cert, &files.key) {
-                t = t.identity(etcd_client::Identity::from_pem(
-                    tls::read_pem(c, "cert")?,
-                    tls::read_pem(k, "key")?,
-                ));
-            }
-            options = options.with_tls(t);
-        }
+        let login = u
+            .user
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(|user| (user.to_string(), u.password.clone().unwrap_or_default()));
+        let files = match u.scheme.as_str() {
+            "etcds" => Some(TlsFiles::from_url(u, TLS_PARAMS)?),
+            _ => None,
+        };
+        let options = Options::new(files.as_ref(), TLS_PARAMS, login)?;
         Ok(EtcdStore {
             url: u.clone(),
             endpoints,
             options,
-            namespace: namespace_of(u)?,
+            namespace: u.namespace()?,
             rt: Blocking::new()?,
             client: None,
             next_endpoint: 0,
@@ -150,7 +132,7 @@ impl EtcdStore {
     fn call<T, F, Fut>(&mut self, what: &str, until: Instant, op: F) -> Result<T>
     where
         F: FnOnce(Client) -> Fut + Send,
-        Fut: std::future::Future<Output = std::result::Result<T, etcd_client::Error>> + Send,
+        Fut: std::future::Future<Output = std::result::Result<T, EtcdError>> + Send,
         T: Send,
     {
         if self.client.is_none() {
@@ -193,13 +175,13 @@ impl EtcdStore {
             }
             let share = (left / (n - k) as u32).max(Duration::from_millis(1));
             let attempt_until = Instant::now() + share;
-            let options = self.options.clone().with_connect_timeout(share).with_timeout(share);
+            let options = self.options.clone();
             let endpoint = self.endpoints[i].clone();
             let outcome = self.rt.within(attempt_until, async move {
-                let mut c = Client::connect([endpoint], Some(options)).await?;
+                let c = Client::connect(&endpoint, &options).await?;
                 loop {
-                    if c.status().await?.leader() != 0 {
-                        return Ok::<_, etcd_client::Error>(Some(c));
+                    if c.leader().await? != 0 {
+                        return Ok::<_, EtcdError>(Some(c));
                     }
                     if Instant::now() + STARTING_RETRY >= attempt_until {
                         return Ok(None);
@@ -232,7 +214,7 @@ impl EtcdStore {
         lease_error(format!("etcd {} ({what}): timed out", self.url.redacted()))
     }
 
-    fn fail(&self, what: &str, e: &etcd_client::Error) -> Error {
+    fn fail(&self, what: &str, e: &EtcdError) -> Error {
         let text = e.to_string();
         let why = if let Some(cause) = tls::tls_cause(e) {
             cause
@@ -249,35 +231,33 @@ impl EtcdStore {
         let Some(id) = young_lease else {
             return Ok(YOUNG_TTL_S as u64 * 1000);
         };
-        let ttl = self.call("marker age", until, |mut c| async move {
-            c.lease_time_to_live(id, None).await
-        })?;
-        if ttl.ttl() <= 0 {
-            return Ok(ttl.granted_ttl().max(0) as u64 * 1000);
+        let (ttl, granted) = self.call("marker age", until, |c| async move { c.lease_time_to_live(id).await })?;
+        if ttl <= 0 {
+            return Ok(granted.max(0) as u64 * 1000);
         }
-        Ok((ttl.granted_ttl() - ttl.ttl() - 1).max(0) as u64 * 1000)
+        Ok((granted - ttl - 1).max(0) as u64 * 1000)
     }
 
     /// Raises the fence to `fence_ms` if we still hold `node`: `Ok(false)` if not.
     fn write_fence(&mut self, node: u64, holder: &str, fence_ms: u64, until: Instant) -> Result<bool> {
         let (k, last) = (self.key("node", node), self.key("last", node));
         let (h, f) = (holder.to_string(), pad(fence_ms));
-        let resp = self.call("renew", until, |mut c| async move {
-            c.txn(
-                Txn::new()
-                    .when([
-                        Compare::value(k.clone(), CompareOp::Equal, h.clone()),
-                        Compare::value(last.clone(), CompareOp::Less, f.clone()),
-                    ])
-                    .and_then([TxnOp::put(last.clone(), f.clone(), None)])
-                    .or_else([TxnOp::get(k.clone(), None), TxnOp::get(last.clone(), None)]),
-            )
+        let resp = self.call("renew", until, |c| async move {
+            c.txn(TxnRequest {
+                compare: vec![
+                    txn::value(k.clone(), Cmp::Equal, h),
+                    txn::value(last.clone(), Cmp::Less, f.clone()),
+                ],
+                success: vec![txn::put(last.clone(), f, 0)],
+                failure: vec![txn::get(k), txn::get(last)],
+            })
             .await
         })?;
-        if resp.succeeded() {
+        if resp.succeeded {
             return Ok(true);
         }
-        let (node_kv, last_kv) = two_gets(&resp);
+        let mut gets = client::gets(&resp).into_iter().map(|kv| kv.map(|kv| kv.value));
+        let (node_kv, last_kv) = (gets.next().flatten(), gets.next().flatten());
         if node_kv.as_deref() != Some(holder.as_bytes()) {
             return Ok(false);
         }
@@ -287,41 +267,23 @@ impl EtcdStore {
         // No fence stored (the key was deleted): write ours if we still hold the id.
         let (k, last) = (self.key("node", node), self.key("last", node));
         let (h, f) = (holder.to_string(), pad(fence_ms));
-        let resp = self.call("renew", until, |mut c| async move {
-            c.txn(
-                Txn::new()
-                    .when([
-                        Compare::value(k, CompareOp::Equal, h),
-                        Compare::create_revision(last.clone(), CompareOp::Equal, 0),
-                    ])
-                    .and_then([TxnOp::put(last, f, None)]),
-            )
+        let resp = self.call("renew", until, |c| async move {
+            c.txn(TxnRequest {
+                compare: vec![
+                    txn::value(k, Cmp::Equal, h),
+                    txn::create_revision(last.clone(), Cmp::Equal, 0),
+                ],
+                success: vec![txn::put(last, f, 0)],
+                failure: vec![],
+            })
             .await
         })?;
-        Ok(resp.succeeded())
+        Ok(resp.succeeded)
     }
 
     fn revoke(&mut self, id: i64, until: Instant) {
-        let _ = self.call("revoke", until, |mut c| async move { c.lease_revoke(id).await });
+        let _ = self.call("revoke", until, |c| async move { c.lease_revoke(id).await });
     }
-}
-
-/// etcd's answer for a lease it does not know (expired and revoked, or lost).
-fn lease_not_found(e: &etcd_client::Error) -> bool {
-    match e {
-        etcd_client::Error::LeaseKeepAliveError(m) => m.contains("not found"),
-        etcd_client::Error::GRpcStatus(s) => s.message().contains("requested lease not found"),
-        _ => false,
-    }
-}
-
-/// The values of the two `get`s of a failed fence transaction.
-fn two_gets(resp: &etcd_client::TxnResponse) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    let mut vals = resp.op_responses().into_iter().map(|r| match r {
-        TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
-        _ => None,
-    });
-    (vals.next().flatten(), vals.next().flatten())
 }
 
 impl LeaseStore for EtcdStore {
@@ -339,15 +301,19 @@ impl LeaseStore for EtcdStore {
         let (created, young) = (self.meta("created"), self.meta("young"));
         loop {
             let (p, m) = (prefix.clone(), created.clone());
-            let (taken, marker) = self.call("acquire", until, |mut c| async move {
-                let taken = c.get(p, Some(GetOptions::new().with_prefix().with_keys_only())).await?;
-                let marker = c.get(m, None).await?;
+            let (taken, marker) = self.call("acquire", until, |c| async move {
+                let taken = c.range(client::prefix_range(&p)).await?;
+                let marker = c
+                    .range(client::RangeRequest {
+                        key: m.into_bytes(),
+                        ..client::RangeRequest::default()
+                    })
+                    .await?;
                 Ok((taken, marker))
             })?;
             let taken: std::collections::HashSet<u64> = taken
-                .kvs()
                 .iter()
-                .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&prefix)?.parse().ok())
+                .filter_map(|kv| std::str::from_utf8(&kv.key).ok()?.strip_prefix(&prefix)?.parse().ok())
                 .collect();
             let Some(node) = (0..=max_node).find(|n| !taken.contains(n)) else {
                 if let Some(lease) = self.lease.take() {
@@ -360,52 +326,45 @@ impl LeaseStore for EtcdStore {
             let lease = match self.lease {
                 Some(l) => l,
                 None => {
-                    let l = self
-                        .call("grant", until, |mut c| async move { c.lease_grant(ttl_s, None).await })?
-                        .id();
+                    let l = self.call("grant", until, |c| async move { c.lease_grant(ttl_s).await })?;
                     self.lease = Some(l);
                     l
                 }
             };
-            let marker_rev = marker.kvs().first().map(|kv| kv.mod_revision());
+            let marker_rev = marker.first().map(|kv| kv.mod_revision);
             // A missing marker is created with `meta/young` on a lease of its own.
             let young_lease = match marker_rev {
                 Some(_) => None,
-                None => Some(
-                    self.call(
-                        "grant",
-                        until,
-                        |mut c| async move { c.lease_grant(YOUNG_TTL_S, None).await },
-                    )?
-                    .id(),
-                ),
+                None => Some(self.call("grant", until, |c| async move { c.lease_grant(YOUNG_TTL_S).await })?),
             };
             let (k, hk, lk) = (self.key("node", node), self.key("holder", node), self.key("last", node));
-            let mut when = vec![Compare::create_revision(k.clone(), CompareOp::Equal, 0)];
-            let mut ops = vec![
-                TxnOp::put(k, holder, Some(PutOptions::new().with_lease(lease))),
-                TxnOp::put(hk, holder, None),
-            ];
+            let mut when = vec![txn::create_revision(k.clone(), Cmp::Equal, 0)];
+            let mut ops = vec![txn::put(k, holder, lease), txn::put(hk, holder, 0)];
             match (marker_rev, young_lease) {
-                (Some(rev), _) => when.push(Compare::mod_revision(created.clone(), CompareOp::Equal, rev)),
+                (Some(rev), _) => when.push(txn::mod_revision(created.clone(), Cmp::Equal, rev)),
                 (None, Some(yl)) => {
-                    when.push(Compare::create_revision(created.clone(), CompareOp::Equal, 0));
-                    ops.push(TxnOp::put(created.clone(), "1", None));
-                    ops.push(TxnOp::put(young.clone(), "1", Some(PutOptions::new().with_lease(yl))));
+                    when.push(txn::create_revision(created.clone(), Cmp::Equal, 0));
+                    ops.push(txn::put(created.clone(), "1", 0));
+                    ops.push(txn::put(young.clone(), "1", yl));
                 }
                 (None, None) => unreachable!("a missing marker always gets a young lease"),
             }
-            ops.push(TxnOp::get(lk, None));
-            ops.push(TxnOp::get(young.clone(), None));
-            let resp = self.call("acquire", until, |mut c| async move {
-                match c.txn(Txn::new().when(when).and_then(ops)).await {
+            ops.push(txn::get(lk));
+            ops.push(txn::get(young.clone()));
+            let resp = self.call("acquire", until, |c| async move {
+                let req = TxnRequest {
+                    compare: when,
+                    success: ops,
+                    failure: vec![],
+                };
+                match c.txn(req).await {
                     Ok(r) => Ok(Some(r)),
-                    Err(e) if lease_not_found(&e) => Ok(None),
+                    Err(e) if e.lease_not_found() => Ok(None),
                     Err(e) => Err(e),
                 }
             })?;
             let expired = resp.is_none();
-            let Some(resp) = resp.filter(|r| r.succeeded()) else {
+            let Some(resp) = resp.filter(|r| r.succeeded) else {
                 if expired {
                     // Our lease expired during a slow attempt: grant a new one.
                     self.lease = None;
@@ -419,21 +378,14 @@ impl LeaseStore for EtcdStore {
                 }
                 continue;
             };
-            let gets: Vec<Option<etcd_client::KeyValue>> = resp
-                .op_responses()
-                .into_iter()
-                .filter_map(|r| match r {
-                    TxnOpResponse::Get(g) => Some(g.kvs().first().cloned()),
-                    _ => None,
-                })
-                .collect();
+            let gets = client::gets(&resp);
             let last_ms = gets
                 .first()
                 .cloned()
                 .flatten()
-                .and_then(|kv| kv.value_str().ok()?.parse::<u64>().ok())
+                .and_then(|kv| String::from_utf8(kv.value).ok()?.parse::<u64>().ok())
                 .unwrap_or(0);
-            let young_of = gets.get(1).cloned().flatten().map(|kv| kv.lease()).filter(|l| *l != 0);
+            let young_of = gets.get(1).cloned().flatten().map(|kv| kv.lease).filter(|l| *l != 0);
             let incarnation_age_ms = if young_lease.is_some() {
                 0
             } else {
@@ -450,16 +402,11 @@ impl LeaseStore for EtcdStore {
     fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
         let alive = match self.lease {
             Some(id) => {
-                let ttl = self.call("renew", until, |mut c| async move {
-                    let once = async {
-                        let (mut keeper, mut stream) = c.lease_keep_alive(id).await?;
-                        keeper.keep_alive().await?;
-                        stream.message().await
-                    };
-                    match once.await {
-                        Ok(resp) => Ok(resp.map_or(0, |r| r.ttl())),
+                let ttl = self.call("renew", until, |c| async move {
+                    match c.lease_keep_alive(id).await {
+                        Ok(ttl) => Ok(ttl),
                         // Expired and revoked: the store no longer knows it.
-                        Err(e) if lease_not_found(&e) => Ok(0),
+                        Err(e) if e.lease_not_found() => Ok(0),
                         Err(e) => Err(e),
                     }
                 })?;
@@ -471,22 +418,20 @@ impl LeaseStore for EtcdStore {
             // Our etcd lease expired (the store was unreachable for a TTL) or is
             // unknown to the store: take the id back only if nobody did since.
             let ttl_s = ttl_ms.div_ceil(1000) as i64;
-            let lease = self
-                .call("grant", until, |mut c| async move { c.lease_grant(ttl_s, None).await })?
-                .id();
+            let lease = self.call("grant", until, |c| async move { c.lease_grant(ttl_s).await })?;
             let (k, hk, h) = (self.key("node", node), self.key("holder", node), holder.to_string());
-            let resp = self.call("renew", until, |mut c| async move {
-                c.txn(
-                    Txn::new()
-                        .when([
-                            Compare::create_revision(k.clone(), CompareOp::Equal, 0),
-                            Compare::value(hk, CompareOp::Equal, h.clone()),
-                        ])
-                        .and_then([TxnOp::put(k, h, Some(PutOptions::new().with_lease(lease)))]),
-                )
+            let resp = self.call("renew", until, |c| async move {
+                c.txn(TxnRequest {
+                    compare: vec![
+                        txn::create_revision(k.clone(), Cmp::Equal, 0),
+                        txn::value(hk, Cmp::Equal, h.clone()),
+                    ],
+                    success: vec![txn::put(k, h, lease)],
+                    failure: vec![],
+                })
                 .await
             })?;
-            if !resp.succeeded() {
+            if !resp.succeeded {
                 self.revoke(lease, until);
                 return Ok(false);
             }
@@ -503,24 +448,21 @@ impl LeaseStore for EtcdStore {
             holder.to_string(),
             pad(last_ms),
         );
-        self.call("release", until, |mut c| async move {
+        self.call("release", until, |c| async move {
             let held = c
-                .txn(
-                    Txn::new()
-                        .when([Compare::value(k.clone(), CompareOp::Equal, h.clone())])
-                        .and_then([TxnOp::put(lk.clone(), l.clone(), None), TxnOp::delete(k.clone(), None)]),
-                )
+                .txn(TxnRequest {
+                    compare: vec![txn::value(k.clone(), Cmp::Equal, h.clone())],
+                    success: vec![txn::put(lk.clone(), l.clone(), 0), txn::delete(k.clone())],
+                    failure: vec![],
+                })
                 .await?;
-            if !held.succeeded() {
+            if !held.succeeded {
                 // Expired while nobody took it: still ours to record.
-                c.txn(
-                    Txn::new()
-                        .when([
-                            Compare::create_revision(k, CompareOp::Equal, 0),
-                            Compare::value(hk, CompareOp::Equal, h),
-                        ])
-                        .and_then([TxnOp::put(lk, l, None)]),
-                )
+                c.txn(TxnRequest {
+                    compare: vec![txn::create_revision(k, Cmp::Equal, 0), txn::value(hk, Cmp::Equal, h)],
+                    success: vec![txn::put(lk, l, 0)],
+                    failure: vec![],
+                })
                 .await?;
             }
             Ok(())

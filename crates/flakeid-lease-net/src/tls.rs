@@ -3,8 +3,9 @@
 //! spells them `sslrootcert`, `sslcert`, `sslkey`), the system's roots when no CA is
 //! given, and errors that name the cause (unknown CA, name mismatch, expired).
 
-use super::lease_error;
-use crate::error::{Error, Result};
+use crate::lease_error;
+use crate::url::{LeaseUrl, config};
+use flakeid_core::Result;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use std::sync::Arc;
@@ -22,7 +23,7 @@ pub(crate) struct TlsFiles {
 impl TlsFiles {
     /// Reads `ca`, `cert` and `key` (or the names given) from `u`; `cert` and `key`
     /// come together.
-    pub fn from_url(u: &super::LeaseUrl, names: [&str; 3]) -> Result<TlsFiles> {
+    pub fn from_url(u: &LeaseUrl, names: [&str; 3]) -> Result<TlsFiles> {
         let get = |k: &str| u.param(k).filter(|v| !v.is_empty()).map(str::to_string);
         let files = TlsFiles {
             ca: get(names[0]),
@@ -30,15 +31,12 @@ impl TlsFiles {
             key: get(names[2]),
         };
         if files.cert.is_some() != files.key.is_some() {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "lease URL {}: {} and {} (the client certificate and its key) come together",
-                    u.redacted(),
-                    names[1],
-                    names[2]
-                ),
-            ));
+            return Err(config(format!(
+                "lease URL {}: {} and {} (the client certificate and its key) come together",
+                u.redacted(),
+                names[1],
+                names[2]
+            )));
         }
         Ok(files)
     }
@@ -233,10 +231,10 @@ pub(crate) fn tls_cause(err: &(dyn std::error::Error + 'static)) -> Option<Strin
         if let Some(r) = e.downcast_ref::<rustls::Error>() {
             return Some(describe(r));
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                return Some(describe(r));
-            }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>())
+        {
+            return Some(describe(r));
         }
         text.push_str(&e.to_string());
         text.push('\n');
@@ -313,10 +311,10 @@ mod tests {
 
     #[test]
     fn cert_and_key_come_together() {
-        let u = super::super::LeaseUrl::parse("rediss://h/0?cert=/c.pem").unwrap();
+        let u = LeaseUrl::parse("rediss://h/0?cert=/c.pem").unwrap();
         let e = TlsFiles::from_url(&u, ["ca", "cert", "key"]).unwrap_err().to_string();
         assert!(e.contains("cert and key"), "{e}");
-        let u = super::super::LeaseUrl::parse("rediss://h/0?ca=/nonexistent/ca.pem").unwrap();
+        let u = LeaseUrl::parse("rediss://h/0?ca=/nonexistent/ca.pem").unwrap();
         let files = TlsFiles::from_url(&u, ["ca", "cert", "key"]).unwrap();
         let e = client_config(&files, Verify::Full, ["ca", "cert", "key"])
             .unwrap_err()

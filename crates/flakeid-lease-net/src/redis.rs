@@ -25,9 +25,11 @@
 //! certificate and the host name are always checked. ACL users log in with
 //! `user:password@`.
 
-use super::tls::{self, TlsFiles};
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of, pause_before_retry};
-use crate::error::{Error, Result};
+use crate::tls::{self, TlsFiles};
+use crate::url::{LeaseUrl, config};
+use crate::{lease_error, pause_before_retry};
+use flakeid_core::lease::{Acquired, LeaseStore};
+use flakeid_core::{Error, Result};
 use std::time::{Duration, Instant};
 
 /// Ids tried per acquire script call (keeps each call short on big ranges).
@@ -101,22 +103,16 @@ const TLS_PARAMS: [&str; 3] = ["ca", "cert", "key"];
 impl RedisStore {
     pub(crate) fn check_url(u: &LeaseUrl) -> Result<()> {
         u.check_params(&["namespace", "ca", "cert", "key"])?;
-        namespace_of(u)?;
+        u.namespace()?;
         if u.host.is_empty() {
-            return Err(Error::config(
-                "lease",
-                format!("redis lease URL {} needs a host", u.redacted()),
-            ));
+            return Err(config(format!("redis lease URL {} needs a host", u.redacted())));
         }
         let files = TlsFiles::from_url(u, TLS_PARAMS)?;
         if u.scheme == "redis" && files.any() {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "lease URL {}: ca=, cert= and key= are TLS settings: use rediss://",
-                    u.redacted()
-                ),
-            ));
+            return Err(config(format!(
+                "lease URL {}: ca=, cert= and key= are TLS settings: use rediss://",
+                u.redacted()
+            )));
         }
         parse_db(u)?;
         Ok(())
@@ -169,7 +165,7 @@ impl RedisStore {
         Ok(RedisStore {
             url: u.clone(),
             client,
-            namespace: namespace_of(u)?,
+            namespace: u.namespace()?,
             conn: None,
             acquire: redis::Script::new(ACQUIRE),
             renew: redis::Script::new(RENEW),
@@ -190,7 +186,7 @@ impl RedisStore {
     /// connection on any failure so the next call starts clean. A server that says
     /// it is not ready yet (`LOADING` while it reads its dataset after a restart,
     /// `MASTERDOWN`, `TRYAGAIN`: what redis-rs classes as wait-and-retry) is asked
-    /// again every [`super::STARTING_RETRY`] until `until`.
+    /// again every [`crate::STARTING_RETRY`] until `until`.
     fn invoke<T: redis::FromRedisValue>(
         &mut self,
         which: Which,
@@ -309,13 +305,10 @@ fn parse_db(u: &LeaseUrl) -> Result<u32> {
         return Ok(0);
     }
     db.parse::<u32>().map_err(|_| {
-        Error::config(
-            "lease",
-            format!(
-                "redis lease URL {} must end in a database number, e.g. /0",
-                u.redacted()
-            ),
-        )
+        config(format!(
+            "redis lease URL {} must end in a database number, e.g. /0",
+            u.redacted()
+        ))
     })
 }
 

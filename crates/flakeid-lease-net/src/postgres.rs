@@ -30,10 +30,12 @@
 //! name). `sslrootcert` (default: the system's roots), `sslcert` + `sslkey` (a
 //! client certificate).
 
-use super::block::Blocking;
-use super::tls::{self, TlsFiles, Verify};
-use super::{Acquired, LeaseStore, LeaseUrl, lease_error, namespace_of, pause_before_retry};
-use crate::error::{Error, Result};
+use crate::block::Blocking;
+use crate::tls::{self, TlsFiles, Verify};
+use crate::url::{LeaseUrl, config};
+use crate::{lease_error, pause_before_retry};
+use flakeid_core::lease::{Acquired, LeaseStore};
+use flakeid_core::{Error, Result};
 use std::time::{Duration, Instant};
 use tokio_postgres::config::SslMode;
 
@@ -73,13 +75,10 @@ fn sslmode(u: &LeaseUrl) -> Result<(SslMode, Option<Verify>)> {
         "verify-ca" => (SslMode::Require, Some(Verify::ChainOnly)),
         "verify-full" => (SslMode::Require, Some(Verify::Full)),
         other => {
-            return Err(Error::config(
-                "lease",
-                format!(
-                    "postgres lease URL {}: sslmode={other:?} is not one of {SSLMODES}",
-                    u.redacted()
-                ),
-            ));
+            return Err(config(format!(
+                "postgres lease URL {}: sslmode={other:?} is not one of {SSLMODES}",
+                u.redacted()
+            )));
         }
     })
 }
@@ -94,10 +93,9 @@ fn check_table(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::config(
-            "lease",
-            format!("postgres lease table must be a lower-case identifier (a-z 0-9 _), got {name:?}"),
-        ))
+        Err(config(format!(
+            "postgres lease table must be a lower-case identifier (a-z 0-9 _), got {name:?}"
+        )))
     }
 }
 
@@ -109,13 +107,10 @@ fn channel_binding(u: &LeaseUrl) -> Result<tokio_postgres::config::ChannelBindin
         "disable" => Ok(ChannelBinding::Disable),
         "prefer" => Ok(ChannelBinding::Prefer),
         "require" => Ok(ChannelBinding::Require),
-        other => Err(Error::config(
-            "lease",
-            format!(
-                "postgres lease URL {}: channel_binding={other:?} is not one of disable, prefer, require",
-                u.redacted()
-            ),
-        )),
+        other => Err(config(format!(
+            "postgres lease URL {}: channel_binding={other:?} is not one of disable, prefer, require",
+            u.redacted()
+        ))),
     }
 }
 
@@ -132,15 +127,15 @@ impl PostgresStore {
             "user",
             "password",
         ])?;
-        namespace_of(u)?;
+        u.namespace()?;
         check_table(u.param("table").unwrap_or(DEFAULT_TABLE))?;
         sslmode(u)?;
         channel_binding(u)?;
         if u.host.is_empty() {
-            return Err(Error::config(
-                "lease",
-                format!("postgres lease URL {} needs a host (TCP only)", u.redacted()),
-            ));
+            return Err(config(format!(
+                "postgres lease URL {} needs a host (TCP only)",
+                u.redacted()
+            )));
         }
         Ok(())
     }
@@ -182,14 +177,14 @@ impl PostgresStore {
             url: u.clone(),
             config,
             tls,
-            namespace: namespace_of(u)?,
+            namespace: u.namespace()?,
             table: u.param("table").unwrap_or(DEFAULT_TABLE).to_string(),
             rt: Blocking::new()?,
             conn: None,
             table_ready: false,
             holder_info: format!(
                 "{} pid {}",
-                crate::node_id::hostname().unwrap_or_default(),
+                flakeid_core::hostname().unwrap_or_default(),
                 std::process::id()
             ),
         })

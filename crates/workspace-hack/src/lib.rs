@@ -1,2 +1,0 @@
-//! Empty on purpose: see this crate's `Cargo.toml`.
-#![no_std]

@@ -1,0 +1,2 @@
+//! No code: the test in `tests/fresh.rs` regenerates the gRPC stubs that
+//! `flakeid-server` and `flakeid-lease-net` commit, and compares.
