@@ -118,6 +118,12 @@ impl LeaseStore for FileStore {
         requested.min(FILE_TTL_CAP_MS)
     }
 
+    /// A `flock` is the OS's until this process exits: no one else can be given the
+    /// id meanwhile, however long the process is stopped.
+    fn held_while_alive(&self) -> bool {
+        true
+    }
+
     fn acquire(&mut self, max_node: u64, _holder: &str, _ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
         let (created, marker_ino) = self.marker()?;
         for node in 0..=max_node {

@@ -32,6 +32,7 @@
 
 #[cfg(unix)]
 mod file;
+mod mono;
 mod scheme;
 mod url;
 
@@ -142,6 +143,16 @@ pub trait LeaseStore: Send + fmt::Debug {
     /// sets how often the fence timestamp is written.
     fn effective_ttl_ms(&self, requested: u64) -> u64 {
         requested
+    }
+
+    /// Whether nobody else can be given the id while this process lives, however
+    /// long its renewals take (file locks: the OS releases them at exit only). Then
+    /// the hot path checks only the wall-clock end of the window, which is what the
+    /// fence needs; a store whose leases expire (the default) also has every ID
+    /// check the kernel's monotonic clock, so that a process resumed after a stop
+    /// longer than its window issues nothing before its heartbeat has renewed.
+    fn held_while_alive(&self) -> bool {
+        false
     }
 
     /// Takes a free id in `0..=max_node` for `holder`, for `ttl_ms`, and in the
@@ -264,56 +275,45 @@ pub(crate) fn lease_error(message: impl Into<String>) -> Error {
     }
 }
 
-/// Milliseconds on a monotonic clock that costs a memory read: the kernel's
-/// coarse clock (advanced every timer tick, 1–4 ms) where there is one. It keeps
-/// moving while the process is stopped, unlike any cache a thread maintains.
-#[inline]
-pub(crate) fn coarse_mono_ms() -> u64 {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC_COARSE always exists on Linux.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-        (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-        let start = *START.get_or_init(Instant::now);
-        // +1 so that 0 stays "closed".
-        start.elapsed().as_millis() as u64 + 1
-    }
-}
-
 /// What the hot path reads: the ends of the validity window, published by the
-/// heartbeat. Both 0 = closed (lost, released, or not yet acquired).
+/// heartbeat. Both 0 = closed (lost, released, or not yet acquired). One cache
+/// line, with the clock reader it calls.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(crate) struct Gate {
     wall_end_ms: AtomicU64,
-    mono_end_ms: AtomicU64,
+    /// Packed as [`mono::read`] packs its readings.
+    mono_end: AtomicU64,
+    /// Whether the monotonic end binds: false for stores that keep the lease for
+    /// as long as this process lives ([`LeaseStore::held_while_alive`]).
+    check_mono: bool,
+    mono: mono::Reader,
 }
 
 impl Gate {
-    fn closed() -> Gate {
+    fn closed(check_mono: bool) -> Gate {
         Gate {
             wall_end_ms: AtomicU64::new(0),
-            mono_end_ms: AtomicU64::new(0),
+            mono_end: AtomicU64::new(0),
+            check_mono,
+            mono: mono::reader(),
         }
     }
 
     /// Whether an ID stamped `now_ms` (the generator's own clock reading) may be issued.
     #[inline(always)]
     pub(crate) fn allows(&self, now_ms: u64) -> bool {
-        now_ms < self.wall_end_ms.load(Ordering::Acquire) && coarse_mono_ms() < self.mono_end_ms.load(Ordering::Acquire)
+        now_ms < self.wall_end_ms.load(Ordering::Acquire)
+            && (!self.check_mono || mono::read(self.mono) < self.mono_end.load(Ordering::Acquire))
     }
 
     fn open_until(&self, wall_end_ms: u64, mono_end_ms: u64) {
         self.wall_end_ms.store(wall_end_ms, Ordering::Release);
-        self.mono_end_ms.store(mono_end_ms, Ordering::Release);
+        self.mono_end.store(mono::packed_ms(mono_end_ms), Ordering::Release);
     }
 
     fn close(&self) {
-        self.mono_end_ms.store(0, Ordering::Release);
+        self.mono_end.store(0, Ordering::Release);
         self.wall_end_ms.store(0, Ordering::Release);
     }
 }
@@ -595,7 +595,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         }
     }
 
-    let gate = Arc::new(Gate::closed());
+    let gate = Arc::new(Gate::closed(!store.held_while_alive()));
     let (wall_end, mono) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
         Ok(readings) => readings,
         Err(e) => return Err(give_up(&mut store, e)),
@@ -672,7 +672,7 @@ fn renew_within_window(
     let valid = Duration::from_millis(timing.valid_ms());
     loop {
         let sent = Instant::now();
-        let mono = coarse_mono_ms();
+        let mono = mono::now_ms();
         let wall_end = wall_now(&opts.clock) + timing.valid_ms();
         match store.renew(node, holder, timing.ttl_ms, wall_end + opts.ahead_ms, sent + renew) {
             Ok(true) => {
@@ -738,7 +738,7 @@ impl Heartbeat {
                 }
             }
             let sent = Instant::now();
-            let mono = coarse_mono_ms();
+            let mono = mono::now_ms();
             let wall_end = wall_now(&self.clock) + timing.valid_ms();
             // Give up on this attempt in time to retry before the window ends.
             let until = sent + renew;
@@ -791,9 +791,9 @@ mod tests {
 
     #[test]
     fn gate_checks_both_clocks() {
-        let g = Gate::closed();
+        let g = Gate::closed(true);
         assert!(!g.allows(0));
-        let mono = coarse_mono_ms();
+        let mono = mono::now_ms();
         g.open_until(1_000, mono + 60_000);
         assert!(g.allows(999));
         assert!(!g.allows(1_000));
@@ -804,14 +804,12 @@ mod tests {
         );
         g.close();
         assert!(!g.allows(0));
-    }
-
-    #[test]
-    fn coarse_clock_moves() {
-        let a = coarse_mono_ms();
-        std::thread::sleep(Duration::from_millis(20));
-        let b = coarse_mono_ms();
-        assert!(b >= a + 10 && b < a + 1000, "{a} -> {b}");
+        // A store that holds the id while the process lives: the wall end alone.
+        let g = Gate::closed(false);
+        g.open_until(1_000, mono.saturating_sub(1));
+        assert!(g.allows(999) && !g.allows(1_000));
+        g.close();
+        assert!(!g.allows(0));
     }
 
     #[test]
