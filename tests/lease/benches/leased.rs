@@ -1,11 +1,44 @@
 //! `cargo bench -p flakeid-lease-tests` — what a lease adds to `next_id()`.
 //!
-//! Both generators use a layout whose sequence never runs out (22 bits), so the
-//! numbers are the cost of one call, not the per-tick cap. The leased one holds a
-//! file lease (no server needed): its hot path adds the validity-window check.
+//! All generators use a layout whose sequence never runs out (22 bits), so the
+//! numbers are the cost of one call, not the per-tick cap. Two leased ones, no
+//! server needed:
+//! * `file`: a file lease — the gate checks the window's wall-clock end (a flock
+//!   cannot be given to anyone else while this process lives);
+//! * `expiring`: a store whose leases expire, as Redis, PostgreSQL and etcd do (an
+//!   in-memory stand-in) — the gate also reads the kernel's coarse monotonic clock.
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use flakeid_core::{Generator, Layout};
+use flakeid_core::lease::{Acquired, LeaseSpec, LeaseStore};
+use flakeid_core::{Generator, Layout, Result};
 use std::hint::black_box;
+use std::time::Instant;
+
+/// Grants node 0 and every renewal: what the hot path sees of a healthy network store.
+#[derive(Debug)]
+struct Expiring;
+
+impl LeaseStore for Expiring {
+    fn describe(&self) -> String {
+        "in-memory expiring store".into()
+    }
+    fn namespace(&self) -> &str {
+        "bench"
+    }
+    fn acquire(&mut self, _: u64, _: &str, _: u64, _: Instant) -> Result<Option<Acquired>> {
+        // An old namespace: no lock delay.
+        Ok(Some(Acquired {
+            node: 0,
+            last_ms: 0,
+            incarnation_age_ms: u64::MAX / 2,
+        }))
+    }
+    fn renew(&mut self, _: u64, _: &str, _: u64, _: u64, _: Instant) -> Result<bool> {
+        Ok(true)
+    }
+    fn release(&mut self, _: u64, _: &str, _: u64, _: Instant) -> Result<()> {
+        Ok(())
+    }
+}
 
 fn lease(c: &mut Criterion) {
     let wide = Layout::builder()
@@ -25,8 +58,15 @@ fn lease(c: &mut Criterion) {
         .lease_url(&format!("file://{}", dir.display()))
         .build()
         .expect("leased generator");
-    g.bench_function("leased/next_id", |b| {
+    g.bench_function("leased/file/next_id", |b| {
         b.iter(|| black_box(leased.next_id().expect("id")))
+    });
+    let expiring = Generator::builder(wide)
+        .lease(LeaseSpec::custom(|| Ok(Box::new(Expiring))))
+        .build()
+        .expect("leased generator");
+    g.bench_function("leased/expiring/next_id", |b| {
+        b.iter(|| black_box(expiring.next_id().expect("id")))
     });
     g.finish();
     drop(leased);
