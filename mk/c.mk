@@ -7,7 +7,10 @@
 #   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
 #                               CMake package (find_package(flakeid CONFIG)).
 C_OUT        := target/flakeid-c
-C_LIB_DIR    := target/release
+# The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
+# and `make install` alike.
+C_PROFILE    ?= dist
+C_LIB_DIR    := target/$(C_PROFILE)
 C_SO         := $(C_LIB_DIR)/libflakeid.so
 C_A          := $(C_LIB_DIR)/libflakeid.a
 C_CC         ?= $(CC)
@@ -30,7 +33,7 @@ setup-c:
 	bash scripts/setup-c.sh
 
 lib-c:
-	$(CARGO) build -p flakeid-c --release
+	$(CARGO) build -p flakeid-c --profile $(C_PROFILE)
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
 header-c:

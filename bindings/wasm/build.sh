@@ -15,7 +15,10 @@ bash scripts/setup-wasm.sh toolchain
 
 # A target dir of its own, so the wasm build neither waits on nor invalidates host builds.
 export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$root/target/wasm-build}"
-cargo build --release --target wasm32-unknown-unknown -p flakeid-wasm
+# Release with fat LTO and one codegen unit (the shipped settings; Cargo.toml's
+# [profile.release] is left at Cargo's defaults for quick first builds of the CLI).
+CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+  cargo build --release --target wasm32-unknown-unknown -p flakeid-wasm
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/flakeid_wasm.wasm"
 
 pkg="$here/pkg"

@@ -35,7 +35,7 @@ check() { # binding url expect(OK|unknown CA) output
 
 cli=(target/debug/flakeid)
 $CARGO build -q -p flakeid-cli
-cc -std=c11 -Iinclude tests/lease/lease_url.c target/release/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
+cc -std=c11 -Iinclude tests/lease/lease_url.c target/dist/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
 
 py_prog='
 import sys, flakeid

@@ -8,9 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
 bash scripts/setup-serve.sh --bench
-# Two steps: with --example, cargo builds only the example, not the flakeid binary.
-$CARGO build -q --release -p flakeid-cli
-$CARGO build -q --release -p flakeid-server --example grpc_stream_bench
+# The shipped settings (--profile dist). Two steps: with --example, cargo builds only
+# the example, not the flakeid binary.
+$CARGO build -q --profile dist -p flakeid-cli
+$CARGO build -q --profile dist -p flakeid-server --example grpc_stream_bench
 venv=${FLAKEID_BENCH_VENV:-target/bench-serve-venv}
 cores=$(nproc)
 conns=$((2 * cores))
@@ -23,7 +24,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_http() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return 0; sleep 0.05; done; echo "no answer from $1" >&2; exit 1; }
 
 fport=$(free_port)
-FLAKEID_LOG=warn target/release/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
+FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
 pids+=($!)
 pport=$(free_port)
 "$venv/bin/snowflake_start_server" --address=127.0.0.1 --port=$pport --worker=1 >"$work/psf.log" 2>&1 &
@@ -50,18 +51,18 @@ summary "flakeid /v1/id paced ($half conns x 1/ms)" "$work/fh.txt"
 wrk -t"$cores" -c"$conns" -d"${dur}s" -H 'Accept: application/octet-stream' \
   "http://127.0.0.1:$fport/v1/ids?n=100000" >"$work/fb.txt"
 awk '/Requests\/sec/ {printf "flakeid GET /v1/ids?n=100000 octet-stream: %.0f req/s = %.2f M IDs/s\n", $2, $2*100000/1e6}' "$work/fb.txt"
-target/release/examples/grpc_stream_bench "http://127.0.0.1:$fport" $((dur * 4000000)) 65536
+target/dist/examples/grpc_stream_bench "http://127.0.0.1:$fport" $((dur * 4000000)) 65536
 echo "(strict mode: one snowflake node issues at most 4096 IDs per ms = 4.1 M IDs/s; the sequence field bounds it)"
 
 # Bulk with borrowing (issue 15's >= 50 M IDs/s goal): a one-day window (the most
 # max_borrow_ms allows: 354 G IDs; a 10-minute one ran out within the first run) lets the
 # counter run ahead of the clock, so the network path, not the engine, is the limit.
 bport=$(free_port)
-FLAKEID_LOG=warn target/release/flakeid serve --listen 127.0.0.1:$bport --node 2 --overflow borrow \
+FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$bport --node 2 --overflow borrow \
   --max-borrow-ms 86400000 --max-batch 1000000 2>"$work/borrow.log" &
 pids+=($!)
 wait_http "http://127.0.0.1:$bport/readyz"
 wrk -t"$cores" -c"$conns" -d"${dur}s" -H 'Accept: application/octet-stream' \
   "http://127.0.0.1:$bport/v1/ids?n=1000000" >"$work/bb.txt"
 awk '/Requests\/sec/ {printf "flakeid --overflow borrow GET /v1/ids?n=1000000 octet-stream: %.1f req/s = %.1f M IDs/s\n", $2, $2*1000000/1e6}' "$work/bb.txt"
-target/release/examples/grpc_stream_bench "http://127.0.0.1:$bport" $((dur * 100000000)) 65536
+target/dist/examples/grpc_stream_bench "http://127.0.0.1:$bport" $((dur * 100000000)) 65536
