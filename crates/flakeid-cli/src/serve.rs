@@ -19,13 +19,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     // A service is run as replicas: node 0 by default would give every replica the
     // same IDs, so a node source is required (the core refuses to build without).
     let builder = crate::generator_options(&args.generator)?.require_node();
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLAKEID_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .try_init();
+    init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -61,4 +55,23 @@ async fn shutdown_signal() {
             let _ = tokio::signal::ctrl_c().await;
         }
     }
+}
+
+/// Logs to standard error, filtered by `FLAKEID_LOG` (`info` when unset or
+/// invalid): a level, or `target=level` directives separated by commas
+/// (`warn,flakeid_server=debug`). `Targets` reads them without the regex engine
+/// that `EnvFilter`'s span and field filters need.
+fn init_logging() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = std::env::var("FLAKEID_LOG")
+        .ok()
+        .and_then(|v| v.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .finish()
+        .with(filter)
+        .try_init();
 }
