@@ -11,7 +11,7 @@ TEST_TARGETS := test-rust
 TEST_TARGETS_LAST :=
 BENCH_TARGETS := bench-rust
 
-.PHONY: all test bench lint fmt test-rust bench-rust vectors cli grpc-stubs
+.PHONY: all test bench lint fmt test-rust bench-rust vectors cli grpc-stubs setup-msrv
 all: test
 
 -include mk/*.mk
@@ -23,8 +23,9 @@ test:
 # Clippy for the crates built by plain cargo, also in their lean builds (no network
 # leases); the Node, wasm and lease targets lint their own crates (napi / wasm32 /
 # lease tests). Then: the committed gRPC stubs are what their .proto files compile
-# to (no protoc: protox).
-lint:
+# to (no protoc: protox), and each published crate builds with the Rust its
+# rust-version names (scripts/msrv.sh).
+lint: setup-msrv
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	$(CARGO) clippy -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python -p flakeid-grpc-stubs --all-targets -- -D warnings
@@ -33,6 +34,11 @@ lint:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
 	$(CARGO) test -q -p flakeid-grpc-stubs
+	bash scripts/msrv.sh check
+
+# The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).
+setup-msrv:
+	bash scripts/setup-msrv.sh
 
 # Rewrite the committed gRPC stubs from their .proto files (crates/flakeid-server/proto,
 # crates/flakeid-lease-net/proto/etcd): tests/grpc-stubs, with protox (no protoc).
