@@ -23,8 +23,9 @@ test:
 # Clippy for the crates built by plain cargo, also in their lean builds (no network
 # leases); the Node, wasm and lease targets lint their own crates (napi / wasm32 /
 # lease tests). Then: the committed gRPC stubs are what their .proto files compile
-# to (no protoc: protox), and each published crate builds with the Rust its
-# rust-version names (scripts/msrv.sh).
+# to (no protoc: protox), each published crate builds with the Rust its
+# rust-version names (scripts/msrv.sh), and the dependency budgets hold
+# (scripts/check-deps.sh: lean builds, duplicate versions).
 lint: setup-msrv
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
@@ -35,6 +36,7 @@ lint: setup-msrv
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
 	$(CARGO) test -q -p flakeid-grpc-stubs
 	bash scripts/msrv.sh check
+	CARGO=$(CARGO) bash scripts/check-deps.sh
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).
 setup-msrv:
