@@ -128,7 +128,8 @@ fn layout_arg(name: Option<&str>) -> Result<Layout, Failure> {
 /// The node-id and generator options shared by `generate` and `serve`.
 fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder, Failure> {
     let mut b = Generator::builder(layout_arg(o.layout.as_deref())?);
-    if let Some(node) = &o.node {
+    // An empty value (FLAKEID_NODE= in a unit file) is no node source, as if unset.
+    if let Some(node) = o.node.as_deref().filter(|n| !n.is_empty()) {
         b = b.node_source(NodeSource::parse(node)?);
     }
     if let Some(d) = o.datacenter {
@@ -149,7 +150,7 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
     if let Some(ms) = o.max_wait_ms {
         b = b.max_wait_ms(ms);
     }
-    if let Some(url) = &o.lease {
+    if let Some(url) = o.lease.as_deref().filter(|u| !u.is_empty()) {
         b = b.lease_url(url);
     }
     if let Some(ms) = o.lease_ttl_ms {
