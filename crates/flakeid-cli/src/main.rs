@@ -21,7 +21,18 @@ fn report(text: std::fmt::Arguments) {
     let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
+/// The environment variables that stand in for options (`FLAKEID_NODE`, ...).
+const OPTION_ENV: [&str; 3] = ["FLAKEID_NODE", "FLAKEID_LEASE", "FLAKEID_LISTEN"];
+
 fn main() -> ExitCode {
+    // An empty variable (`FLAKEID_LEASE=` in a unit file or a manifest) is unset, as
+    // most tools read it, not an empty value: clap would pass it on as "".
+    for var in OPTION_ENV {
+        if std::env::var_os(var).is_some_and(|v| v.to_string_lossy().trim().is_empty()) {
+            // SAFETY: nothing else runs yet: main has started no thread.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),
