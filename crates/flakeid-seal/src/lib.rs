@@ -36,3 +36,7 @@ mod sealer;
 
 pub use sealer::{KEY_LENGTHS, MIN_BITS, Sealer};
 
+/// docs/sealing.md's Rust example, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sealing.md")]
+pub struct SealingDocDoctests;
