@@ -21,8 +21,11 @@ PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut
 setup-postgres:
 	bash scripts/setup-postgres.sh
 
+# cargo pgrx installs the current version's script and the update scripts
+# (sql/flakeid--A--B.sql); then 0.1.0's install script, the upgrade test's base.
 install-postgres: setup-postgres
 	cd $(PG_CRATE) && cargo pgrx install $(PG_PROFILE) --pg-config $(PG_CONFIG)
+	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
 
 test-postgres: setup-postgres
 	cd $(PG_CRATE) && cargo fmt -- --check

@@ -1,204 +1,422 @@
-//! The server's generator: `flakeid.*` settings (fixed at server start, so every
-//! backend agrees), the shared-memory counter, and each backend's generator over it.
+//! The server's generator: its shared memory, each backend's generator over it, and
+//! the gates before an ID leaves the server.
+//!
+//! - Not during recovery and not in a read-only transaction (SQLSTATE 25006, as
+//!   `nextval()`): a standby has its primary's node id but not its latest IDs.
+//! - Not before the start-up check ([`crate::worker`]) cleared this server: after a
+//!   promotion the node id is refused until it is changed or confirmed.
+//! - Never past the WAL-logged high-water mark ([`crate::mark`]): an ID whose tick
+//!   is beyond the mark first moves the mark ahead (once per [`RESERVE_AHEAD_MS`]),
+//!   flushed before the ID is returned. So the per-call cost is one relaxed load and
+//!   a compare; after a crash, a promotion or a restore the generator resumes above
+//!   the mark, and a clock behind it falls under `flakeid.clock_backwards`.
 
-use crate::error::{self, Source};
-use flakeid_core::{
-    Clock, ClockBackwards, Error, Generator, GeneratorBuilder, Layout, Overflow, SharedCounter, precise_now_ms,
-};
-use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, PgSqlErrorCode, pg_shmem_init, pg_sys};
-use std::ffi::CString;
+use crate::convert::show_ms;
+use crate::error::{Report, SqlFn};
+use crate::{mark, settings};
+use flakeid_core::{Clock, Error, ErrorKind, Generator, Layout, SharedCounter, precise_now_ms};
+use pgrx::{PGRXSharedMemory, PgAtomic, PgLwLock, PgSqlErrorCode, pg_shmem_init, pg_sys};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"snowflake"));
-static NODE: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static DATACENTER: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static WORKER: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"wait"));
-static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"error"));
-static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_BORROW_MS as i32);
-static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
+/// How far the high-water mark is reserved ahead of the newest ID (and of the clock).
+/// Small, because a server restarted within this time of its last reservation finds
+/// its clock behind the mark (see docs/postgres.md); a reservation is one WAL record
+/// and one flush.
+pub const RESERVE_AHEAD_MS: u64 = 100;
+/// How long a call waits for the start-up check before it gives up.
+const VERDICT_WAIT: Duration = Duration::from_secs(10);
 
 /// The generator's whole state: the next free `(tick, sequence)` slot.
 static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
+/// Ticks below this are covered by the durable high-water mark (0: none yet).
+static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
+/// The start-up check's verdict; its lock also serialises mark reservations.
+pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
 /// Set in the postmaster when loaded by `shared_preload_libraries`; backends
 /// inherit it through fork(). False in a backend that loaded the library itself.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 /// This backend's generator, built on first use.
-static GENERATOR: OnceLock<Generator<SharedCounter>> = OnceLock::new();
-/// The layout of `flakeid.layout`, for functions called without a layout name.
-static SERVER_LAYOUT: OnceLock<Layout> = OnceLock::new();
+static BACKEND: OnceLock<Backend> = OnceLock::new();
+
+/// What the start-up check decided about this server issuing IDs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Verdict {
+    /// The check has not reported yet (or the server is a standby).
+    #[default]
+    Checking,
+    Ready,
+    /// Promoted (or restored) with its former primary's node id: refused.
+    Promoted,
+    /// On a timeline after the first with no record of its node id's owner: refused.
+    Unrecorded,
+    /// The settings give no usable node id: backends report why themselves.
+    Settings,
+    /// The check could not be made (`failure` says why).
+    Failed,
+}
+
+/// The start-up check's findings, in shared memory.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct Startup {
+    pub verdict: Verdict,
+    /// The durable high-water mark (Unix ms) when the check was made.
+    pub start_mark_ms: u64,
+    pub node: u64,
+    pub timeline: u32,
+    /// The recorded owner of the node id (`owner_timeline` 0: none).
+    pub owner_node: u64,
+    pub owner_timeline: u32,
+    pub failure_len: u16,
+    pub failure: [u8; 256],
+}
+
+impl Default for Startup {
+    fn default() -> Self {
+        Startup {
+            verdict: Verdict::Checking,
+            start_mark_ms: 0,
+            node: 0,
+            timeline: 0,
+            owner_node: 0,
+            owner_timeline: 0,
+            failure_len: 0,
+            failure: [0; 256],
+        }
+    }
+}
+
+impl Startup {
+    pub fn failed(message: &str) -> Startup {
+        let mut s = Startup {
+            verdict: Verdict::Failed,
+            ..Startup::default()
+        };
+        let mut n = message.len().min(s.failure.len());
+        while !message.is_char_boundary(n) {
+            n -= 1;
+        }
+        s.failure[..n].copy_from_slice(&message.as_bytes()[..n]);
+        s.failure_len = n as u16;
+        s
+    }
+    pub fn failure(&self) -> &str {
+        std::str::from_utf8(&self.failure[..usize::from(self.failure_len)]).unwrap_or("")
+    }
+}
+
+// SAFETY: plain old data, no pointers.
+unsafe impl PGRXSharedMemory for Startup {}
+
+#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
+pub fn init_shared_memory() {
+    pg_shmem_init!(COUNTER);
+    pg_shmem_init!(COVERED);
+    pg_shmem_init!(STARTUP);
+    PRELOADED.store(true, Ordering::Relaxed);
+}
+
+pub fn preloaded() -> bool {
+    PRELOADED.load(Ordering::Relaxed)
+}
 
 const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in postgresql.conf \
      (shared_preload_libraries = 'flakeid') and restart the server";
 
-#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
-pub fn init() {
-    // SAFETY: reading a flag PostgreSQL sets while it loads preload libraries.
-    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
-    // PostgreSQL refuses (FATAL) PGC_POSTMASTER settings defined after startup: a
-    // backend loading the library itself (no generator; the pure functions only
-    // read flakeid.layout) defines them as reload-time settings instead.
-    define_gucs(preloading);
-    if preloading {
-        pg_shmem_init!(COUNTER);
-        PRELOADED.store(true, Ordering::Relaxed);
-        // Refuse to start with settings no backend could use.
-        if let Err(err) = builder().and_then(|b| b.build()) {
-            error::raise(err, Source::Setting, "");
-        }
+/// This backend's generator, after the per-call gate (a read-only transaction).
+#[inline(always)]
+pub fn backend(f: SqlFn) -> &'static Backend {
+    // SAFETY: a backend-local flag, true in every transaction of a standby too.
+    if unsafe { pg_sys::XactReadOnly } {
+        refuse_read_only(f);
+    }
+    match BACKEND.get() {
+        Some(b) => b,
+        None => build(f),
     }
 }
 
-fn define_gucs(preloading: bool) {
-    let ctx = || {
-        if preloading {
-            GucContext::Postmaster
-        } else {
-            GucContext::Sighup
-        }
-    };
-    let flags = GucFlags::default();
-    GucRegistry::define_string_guc(
-        c"flakeid.layout",
-        c"flakeid layout preset of the server's IDs.",
-        c"snowflake, flake, discord, sonyflake, baidu or instagram.",
-        &LAYOUT,
-        ctx(),
-        flags,
-    );
-    let ids = [
-        (c"flakeid.node", c"This server's whole node id (-1: not set).", &NODE),
-        (
-            c"flakeid.datacenter",
-            c"This server's datacenter id (-1: not set).",
-            &DATACENTER,
-        ),
-        (c"flakeid.worker", c"This server's worker id (-1: not set).", &WORKER),
-    ];
-    for (name, short, setting) in ids {
-        GucRegistry::define_int_guc(
-            name,
-            short,
-            c"Every server issuing IDs (primary, replicas, shards) needs its own node id.",
-            setting,
-            -1,
-            i32::MAX,
-            ctx(),
-            flags,
-        );
+/// Refuses what would issue IDs or move the mark: during recovery, in a read-only
+/// transaction (both 25006, as `nextval()`).
+#[track_caller]
+pub fn refuse_unless_writable(f: SqlFn) {
+    // SAFETY: PostgreSQL functions without arguments, and a backend-local flag.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        refuse_recovery(f);
     }
-    GucRegistry::define_string_guc(
-        c"flakeid.overflow",
-        c"When a tick's sequence is used up: wait or borrow.",
-        c"",
-        &OVERFLOW,
-        ctx(),
-        flags,
-    );
-    GucRegistry::define_string_guc(
-        c"flakeid.clock_backwards",
-        c"When the clock moves backwards: error, wait or monotonic.",
-        c"",
-        &CLOCK_BACKWARDS,
-        ctx(),
-        flags,
-    );
-    let ms = [
-        (
-            c"flakeid.max_borrow_ms",
-            c"How far overflow = borrow may run ahead of the clock.",
-            &MAX_BORROW_MS,
-        ),
-        (
-            c"flakeid.max_wait_ms",
-            c"Longest wait for a clock that moved backwards.",
-            &MAX_WAIT_MS,
-        ),
-    ];
-    for (name, short, setting) in ms {
-        GucRegistry::define_int_guc(name, short, c"", setting, 0, i32::MAX, ctx(), flags | GucFlags::UNIT_MS);
-    }
-}
-
-fn text(setting: &GucSetting<Option<CString>>) -> String {
-    setting
-        .get()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A generator builder from the settings; the core checks every value.
-fn builder() -> Result<GeneratorBuilder, Error> {
-    let layout = Layout::preset(&text(&LAYOUT))?;
-    let mut b = Generator::builder(layout)
-        .clock(BackendClock)
-        .overflow(Overflow::parse(&text(&OVERFLOW))?)
-        .clock_backwards(ClockBackwards::parse(&text(&CLOCK_BACKWARDS))?)
-        .max_borrow_ms(MAX_BORROW_MS.get() as u64)
-        .max_wait_ms(MAX_WAIT_MS.get() as u64);
-    let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
-    if node >= 0 {
-        b = b.node(node as u64);
-    }
-    if dc >= 0 {
-        b = b.datacenter(dc as u64);
-    }
-    if worker >= 0 {
-        b = b.worker(worker as u64);
-    }
-    if node < 0 && dc < 0 && worker < 0 {
-        b = b.node(0);
-    }
-    // A cancel request ends a wait for the clock (the core polls this every ~10 ms).
-    Ok(b.wait_hook(Arc::new(|| {
-        // SAFETY: a sig_atomic_t flag that PostgreSQL's signal handlers set.
-        if unsafe { std::ptr::read_volatile(&raw const pg_sys::InterruptPending) } != 0 {
-            Err(Error::Interrupted)
-        } else {
-            Ok(())
-        }
-    })))
-}
-
-/// This backend's generator over the server's shared counter.
-#[inline]
-pub fn generator() -> &'static Generator<SharedCounter> {
-    match GENERATOR.get() {
-        Some(g) => g,
-        None => build_generator(),
+    if unsafe { pg_sys::XactReadOnly } {
+        refuse_read_only(f);
     }
 }
 
 #[cold]
-fn build_generator() -> &'static Generator<SharedCounter> {
-    if !PRELOADED.load(Ordering::Relaxed) {
-        error::raise_code(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "flakeid_next() needs the flakeid library preloaded: its generator lives in shared memory, \
-             one per server"
-                .into(),
-            Some(NOT_PRELOADED_HINT),
-        );
+#[inline(never)]
+#[track_caller]
+fn refuse_read_only(f: SqlFn) -> ! {
+    // SAFETY: as above.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        refuse_recovery(f);
     }
-    let built = builder().and_then(|b| b.build_shared(COUNTER.get()));
-    match built {
-        Ok(g) => GENERATOR.get_or_init(|| g),
-        Err(err) => error::raise(err, Source::Setting, ""),
+    Report::new(
+        PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {f} in a read-only transaction"),
+    )
+    .detail("Issuing an ID advances the server's generator and its WAL-logged high-water mark, as nextval() advances a sequence.")
+    .raise(f)
+}
+
+#[cold]
+#[track_caller]
+fn refuse_recovery(f: SqlFn) -> ! {
+    Report::new(
+        PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {f} during recovery"),
+    )
+    .detail(
+        "This server is a standby: it has its primary's node id but not the primary's latest IDs, \
+         so IDs issued here would repeat the primary's.",
+    )
+    .hint("Take IDs from the primary. A promoted standby issues IDs once its node id is its own (see the failover runbook in docs/postgres.md).")
+    .raise(f)
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn build(f: SqlFn) -> &'static Backend {
+    if !preloaded() {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("{f} needs the flakeid library preloaded: its generator lives in shared memory, one per server"),
+        )
+        .hint(NOT_PRELOADED_HINT)
+        .raise(f);
+    }
+    refuse_unless_writable(f);
+    let builder = match settings::builder() {
+        Ok(b) => b,
+        Err(report) => report.raise(f),
+    };
+    let start_mark_ms = wait_for_verdict(f);
+    let built = builder.resume_after_ms(start_mark_ms).build_shared(COUNTER.get());
+    let generator = match built {
+        Ok(g) => g,
+        Err(err) => settings::setting_report(err).raise(f),
+    };
+    let layout = *generator.layout();
+    BACKEND.get_or_init(|| Backend {
+        generator,
+        covered: COVERED.get(),
+        time_shift: layout.node_bits() + layout.sequence_bits(),
+        layout,
+    })
+}
+
+/// Waits (bounded, interruptible) for the start-up check; the durable mark it read.
+#[track_caller]
+fn wait_for_verdict(f: SqlFn) -> u64 {
+    let started = Instant::now();
+    loop {
+        let s = *STARTUP.share();
+        match s.verdict {
+            Verdict::Ready => return s.start_mark_ms,
+            Verdict::Checking if started.elapsed() < VERDICT_WAIT => sleep_ms(10),
+            Verdict::Checking => Report::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "{f}: flakeid's start-up check has not reported in {} s",
+                    VERDICT_WAIT.as_secs()
+                ),
+            )
+            .detail("Its background worker (\"flakeid start-up check\") reads the high-water mark and checks this server's node id after every start and promotion.")
+            .hint("see the server log; the worker needs a free slot of max_worker_processes")
+            .raise(f),
+            Verdict::Promoted | Verdict::Unrecorded => refusal(&s, f).raise(f),
+            Verdict::Settings => match settings::builder().and_then(|b| b.build().map_err(settings::setting_report)) {
+                Err(report) => report.raise(f),
+                // The worker saw settings this backend can use: not expected (both
+                // have the postmaster's); say so rather than guess.
+                Ok(_) => Report::new(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("{f}: flakeid's start-up check found no usable node id in the flakeid.* settings"),
+                )
+                .hint("see the server log")
+                .raise(f),
+            },
+            Verdict::Failed => Report::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("{f}: flakeid's start-up check failed: {}", s.failure()),
+            )
+            .hint("fix the cause and restart the server")
+            .raise(f),
+        }
     }
 }
 
-/// The layout of `flakeid.layout`.
-pub fn server_layout() -> Layout {
-    *SERVER_LAYOUT
-        .get_or_init(|| Layout::preset(&text(&LAYOUT)).unwrap_or_else(|err| error::raise(err, Source::Setting, "")))
+/// Why a promoted (or restored) server refuses, and the two ways out.
+pub fn refusal(s: &Startup, f: SqlFn) -> Report {
+    let message = match s.verdict {
+        Verdict::Promoted => format!(
+            "{f}: this server was promoted (timeline {} to {}) and still has the node id {} its former primary issued under",
+            s.owner_timeline, s.timeline, s.node
+        ),
+        _ => format!(
+            "{f}: this server is on timeline {} (a promoted standby or a restored backup) and has no record of the node id {} being its own",
+            s.timeline, s.node
+        ),
+    };
+    Report::new(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message)
+        .detail(format!(
+            "Another server may still be issuing IDs under node id {} (split brain): IDs issued here could repeat its IDs.",
+            s.node
+        ))
+        .hint(format!(
+            "Give this server its own node id (ALTER SYSTEM SET flakeid.node = <an unused id>, then restart), \
+             or, once no other server can ever issue under node id {0}, have a superuser run \
+             SELECT flakeid_confirm_node({0}). See the failover runbook in docs/postgres.md.",
+            s.node
+        ))
+}
+
+fn sleep_ms(ms: i64) {
+    // SAFETY: waiting on this process's own latch, as PostgreSQL's own waits do.
+    unsafe {
+        pg_sys::WaitLatch(
+            pg_sys::MyLatch,
+            (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+            ms as _,
+            pg_sys::PG_WAIT_EXTENSION,
+        );
+        pg_sys::ResetLatch(pg_sys::MyLatch);
+    }
+    pgrx::check_for_interrupts!();
+}
+
+/// Marks this server cleared to issue under `node` on the current timeline (a
+/// superuser's confirmation after a promotion). Returns the verdict before.
+pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
+    // Let the worker report first, so its later report cannot undo this one.
+    let started = Instant::now();
+    while STARTUP.share().verdict == Verdict::Checking && started.elapsed() < VERDICT_WAIT {
+        sleep_ms(10);
+    }
+    // SAFETY: not in recovery (checked by the caller).
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    let mut s = STARTUP.exclusive();
+    let before = *s;
+    if let Err(report) = mark::record_owner(mark::Owner { timeline, node }) {
+        report.raise(f);
+    }
+    let durable = match mark::read() {
+        Ok(d) => d,
+        Err(report) => report.raise(f),
+    };
+    s.verdict = Verdict::Ready;
+    s.node = node;
+    s.timeline = timeline;
+    s.owner_node = node;
+    s.owner_timeline = timeline;
+    s.start_mark_ms = s.start_mark_ms.max(durable.mark_ms);
+    (before, *s)
+}
+
+/// A backend's generator over the server's counter, and the mark's bound.
+pub struct Backend {
+    generator: Generator<SharedCounter>,
+    covered: &'static AtomicU64,
+    time_shift: u32,
+    layout: Layout,
+}
+
+impl Backend {
+    #[inline]
+    pub fn next_id(&self, f: SqlFn) -> u64 {
+        let id = match self.generator.next_id() {
+            Ok(id) => id,
+            Err(err) => self.error(err, f),
+        };
+        self.cover(id, f);
+        id
+    }
+
+    /// Fills `out` with increasing IDs, all under the mark before they are returned.
+    pub fn fill(&self, out: &mut [u64], f: SqlFn) {
+        if let Err(err) = self.generator.fill(out) {
+            self.error(err, f);
+        }
+        if let Some(&last) = out.last() {
+            self.cover(last, f);
+        }
+    }
+
+    #[inline(always)]
+    fn cover(&self, id: u64, f: SqlFn) {
+        if id >> self.time_shift >= self.covered.load(Ordering::Relaxed) {
+            self.reserve(id, f);
+        }
+    }
+
+    /// Moves the durable mark past `id`'s tick (and the clock) by [`RESERVE_AHEAD_MS`].
+    #[cold]
+    #[inline(never)]
+    fn reserve(&self, id: u64, f: SqlFn) {
+        let tick = id >> self.time_shift;
+        let _serial = STARTUP.exclusive();
+        if tick < self.covered.load(Ordering::Acquire) {
+            return; // another backend reserved past it meanwhile
+        }
+        let mark_ms = self
+            .layout
+            .timestamp_of_ticks(tick)
+            .max(precise_now_ms())
+            .saturating_add(RESERVE_AHEAD_MS)
+            .min(self.layout.last_timestamp_ms());
+        if let Err(report) = mark::advance(mark_ms) {
+            report.raise(f);
+        }
+        let end = self.layout.ticks_at(mark_ms).map_or(u64::MAX, |t| t + 1);
+        self.covered.fetch_max(end, Ordering::Release);
+    }
+
+    /// An engine error while issuing, as an ERROR of `f`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn error(&self, err: Error, f: SqlFn) -> ! {
+        match err {
+            Error::Interrupted => {
+                pgrx::check_for_interrupts!();
+                Report::new(PgSqlErrorCode::ERRCODE_QUERY_CANCELED, format!("{f}: {err}")).raise(f)
+            }
+            Error::ClockMovedBackwards { by_ms } => Report::new(
+                crate::error::sqlstate(ErrorKind::ClockMovedBackwards),
+                format!("{f}: the clock is {by_ms} ms behind IDs this server already issued"),
+            )
+            .detail(format!(
+                "IDs already issued are never issued again: this server's newest ID is from {}, and after a restart, \
+                 a promotion or a restore it resumes after its WAL-logged high-water mark (here {}). The clock reads {}: \
+                 a restart within {RESERVE_AHEAD_MS} ms of the last ID, a failover to a host whose clock is behind, \
+                 or a clock set back.",
+                show_ms(self.generator.last_issued_ms().unwrap_or(0)),
+                show_ms(STARTUP.share().start_mark_ms),
+                show_ms(precise_now_ms()),
+            ))
+            .hint("flakeid.clock_backwards = 'wait' waits up to flakeid.max_wait_ms for the clock")
+            .raise(f),
+            Error::Config { .. } => settings::setting_report(err).raise(f),
+            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).raise(f),
+        }
+    }
 }
 
 /// The OS clock, read on every call. The core's default clock serves a cache from a
 /// background thread; PostgreSQL backends are single-threaded processes (and there
 /// may be hundreds), so each reads the vDSO clock instead.
 #[derive(Debug)]
-struct BackendClock;
+pub struct BackendClock;
 
 impl Clock for BackendClock {
     #[inline]
