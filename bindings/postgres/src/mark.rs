@@ -92,25 +92,33 @@ pub fn read() -> Result<Durable, Report> {
     })
 }
 
-/// Raises the durable mark to `mark_ms` (never lowers it), flushed to WAL on return.
-pub fn advance(mark_ms: u64) -> Result<(), Report> {
-    set(MARK_ORIGIN, mark_ms, false)
+/// Raises the durable mark to the value `next()` returns, if any: `next` runs while
+/// this backend alone may set the mark (so it can see whether another backend moved
+/// it meanwhile). The new mark is flushed to WAL on return. Never lowers the mark.
+pub fn advance(next: impl FnOnce() -> Option<u64>) -> Result<Option<u64>, Report> {
+    set(MARK_ORIGIN, false, next)
 }
 
 /// Records `owner`, flushed to WAL on return.
 pub fn record_owner(owner: Owner) -> Result<(), Report> {
-    set(OWNER_ORIGIN, owner.encode(), true)
+    set(OWNER_ORIGIN, true, || Some(owner.encode())).map(drop)
 }
 
-/// Sets an origin's progress (`force`: also backwards), WAL-logged and flushed.
-fn set(name: &CStr, value: u64, force: bool) -> Result<(), Report> {
+/// Sets an origin's progress to what `value()` returns (`force`: also backwards),
+/// WAL-logged and flushed; `None` leaves it.
+///
+/// Only heavyweight locks, taken and released here: waits for them are interruptible
+/// and seen by the deadlock detector, and none is held across the caller's
+/// transaction, which may run long.
+fn set(name: &CStr, force: bool, value: impl FnOnce() -> Option<u64>) -> Result<Option<u64>, Report> {
     let rel = pg_sys::ReplicationOriginRelationId;
     let row_exclusive = pg_sys::RowExclusiveLock as pg_sys::LOCKMODE;
-    let share = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+    // Self-conflicting, so setters take turns; conflicts with a drop's lock too.
+    let serial = pg_sys::ShareUpdateExclusiveLock as pg_sys::LOCKMODE;
     // SAFETY: the locking protocol of pg_replication_origin_advance(): the catalog
     // lock keeps the origin from being dropped (and its id reused) while it is set;
-    // the per-origin lock does so on releases that lock origins one by one. Both are
-    // released right after: the caller's transaction may run long.
+    // the per-origin lock does so on releases that lock origins one by one, and
+    // serialises setters.
     unsafe {
         pg_sys::LockRelationOid(rel, row_exclusive);
         let id = pg_sys::replorigin_by_name(name.as_ptr(), true);
@@ -118,18 +126,24 @@ fn set(name: &CStr, value: u64, force: bool) -> Result<(), Report> {
             pg_sys::UnlockRelationOid(rel, row_exclusive);
             return Err(missing(name));
         }
-        pg_sys::LockSharedObject(rel, pg_sys::Oid::from(u32::from(id)), 0, share);
-        if pg_sys::replorigin_by_name(name.as_ptr(), true) != id {
-            pg_sys::UnlockSharedObject(rel, pg_sys::Oid::from(u32::from(id)), 0, share);
+        let object = pg_sys::Oid::from(u32::from(id));
+        pg_sys::LockSharedObject(rel, object, 0, serial);
+        let unlock = || {
+            pg_sys::UnlockSharedObject(rel, object, 0, serial);
             pg_sys::UnlockRelationOid(rel, row_exclusive);
+        };
+        if pg_sys::replorigin_by_name(name.as_ptr(), true) != id {
+            unlock();
             return Err(missing(name));
         }
-        pg_sys::replorigin_advance(id, value, 0, force, true);
-        // Durable before any ID under the new mark leaves the server (sequences
-        // leave this to the caller's commit; an ID may be used without one).
-        pg_sys::XLogFlush(pg_sys::XactLastRecEnd);
-        pg_sys::UnlockSharedObject(rel, pg_sys::Oid::from(u32::from(id)), 0, share);
-        pg_sys::UnlockRelationOid(rel, row_exclusive);
+        let set_to = value();
+        if let Some(v) = set_to {
+            pg_sys::replorigin_advance(id, v, 0, force, true);
+            // Durable before any ID under the new mark leaves the server (sequences
+            // leave this to the caller's commit; an ID may be used without one).
+            pg_sys::XLogFlush(pg_sys::XactLastRecEnd);
+        }
+        unlock();
+        Ok(set_to)
     }
-    Ok(())
 }

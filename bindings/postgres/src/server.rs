@@ -32,7 +32,7 @@ const VERDICT_WAIT: Duration = Duration::from_secs(10);
 static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
 /// Ticks below this are covered by the durable high-water mark (0: none yet).
 static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
-/// The start-up check's verdict; its lock also serialises mark reservations.
+/// The start-up check's verdict (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
 /// Set in the postmaster when loaded by `shared_preload_libraries`; backends
 /// inherit it through fork(). False in a backend that loaded the library itself.
@@ -305,8 +305,7 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
     }
     // SAFETY: not in recovery (checked by the caller).
     let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
-    let mut s = STARTUP.exclusive();
-    let before = *s;
+    // The durable record first (heavyweight locks, WAL): no LWLock held meanwhile.
     if let Err(report) = mark::record_owner(mark::Owner { timeline, node }) {
         report.raise(f);
     }
@@ -314,6 +313,8 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
         Ok(d) => d,
         Err(report) => report.raise(f),
     };
+    let mut s = STARTUP.exclusive();
+    let before = *s;
     s.verdict = Verdict::Ready;
     s.node = node;
     s.timeline = timeline;
@@ -364,21 +365,24 @@ impl Backend {
     #[inline(never)]
     fn reserve(&self, id: u64, f: SqlFn) {
         let tick = id >> self.time_shift;
-        let _serial = STARTUP.exclusive();
-        if tick < self.covered.load(Ordering::Acquire) {
-            return; // another backend reserved past it meanwhile
+        let moved = mark::advance(|| {
+            // Another backend may have moved it past this tick while we waited.
+            (tick >= self.covered.load(Ordering::Acquire)).then(|| {
+                self.layout
+                    .timestamp_of_ticks(tick)
+                    .max(precise_now_ms())
+                    .saturating_add(RESERVE_AHEAD_MS)
+                    .min(self.layout.last_timestamp_ms())
+            })
+        });
+        match moved {
+            Ok(Some(mark_ms)) => {
+                let end = self.layout.ticks_at(mark_ms).map_or(u64::MAX, |t| t + 1);
+                self.covered.fetch_max(end, Ordering::Release);
+            }
+            Ok(None) => {}
+            Err(report) => report.raise(f),
         }
-        let mark_ms = self
-            .layout
-            .timestamp_of_ticks(tick)
-            .max(precise_now_ms())
-            .saturating_add(RESERVE_AHEAD_MS)
-            .min(self.layout.last_timestamp_ms());
-        if let Err(report) = mark::advance(mark_ms) {
-            report.raise(f);
-        }
-        let end = self.layout.ticks_at(mark_ms).map_or(u64::MAX, |t| t + 1);
-        self.covered.fetch_max(end, Ordering::Release);
     }
 
     /// An engine error while issuing, as an ERROR of `f`.
