@@ -4,7 +4,9 @@
 #   make install-postgres  release build installed into the PostgreSQL of $(PG_CONFIG)
 #   make test-postgres     fmt + clippy, `cargo pgrx test` (SQL tests in a cluster pgrx
 #                          starts), then the debug build installed and
-#                          tests/postgres/run.sh (pgbench, vectors, cross-language decode)
+#                          tests/postgres/run.sh (pgbench, vectors, cross-language decode;
+#                          settings, schema, upgrade; standby, promotion, crash restart
+#                          and a failover to a slow clock)
 #   make bench-postgres    tests/postgres/bench.sh: flakeid_next() beside nextval(),
 #                          gen_random_uuid() and an Instagram-style PL/pgSQL function
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config

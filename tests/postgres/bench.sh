@@ -11,7 +11,7 @@
 # borrow (the throughput mode).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PGBIN=/usr/lib/postgresql/15/bin
+. tests/postgres/lib.sh
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-5}
 CLIENTS=${CLIENTS:-8}
@@ -21,7 +21,6 @@ IROUNDS=${IROUNDS:-5}
 
 work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
 chmod 755 "$work"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
   [ -f "$work/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -29,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] && chown postgres "$work"
 as_pg "$PGBIN/initdb" -D "$work/data" -U postgres -E UTF8 --no-sync --auth=trust >/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port port
 cat >> "$work/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$work'
