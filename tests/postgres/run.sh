@@ -245,7 +245,7 @@ flakeid.node = 5"
   echo "flakeid.worker = 3" >> "$data/postgresql.conf"
   q "$port" "SELECT pg_reload_conf()" >/dev/null
   local i
-  for i in $(seq 100); do grep -q 'invalid value for parameter "flakeid.worker"' "$work/conf/log" && break; sleep 0.05; done
+  for i in $(seq 600); do grep -q 'invalid value for parameter "flakeid.worker"' "$work/conf/log" && break; sleep 0.05; done
   grep -m1 'invalid value for parameter "flakeid.worker"' "$work/conf/log" | sed 's/^.*LOG: */  reload: /'
   grep -q 'flakeid.worker = 3 cannot be set while flakeid.node = 60000' "$work/conf/log" || fail "the reload did not report flakeid.worker"
   sed -i '$d' "$data/postgresql.conf"

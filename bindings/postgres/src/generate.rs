@@ -3,7 +3,8 @@
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::server::{self, STARTUP, Verdict};
+use crate::server;
+use crate::verdict::{self, STARTUP, Verdict};
 use crate::{mark, settings};
 use flakeid_core::check_batch;
 use pgrx::PgSqlErrorCode;
@@ -75,7 +76,7 @@ fn flakeid_confirm_node(node: i64) -> String {
         ))
         .raise(f);
     }
-    let (before, after) = server::confirm(configured, f);
+    let (before, after) = verdict::confirm(configured, f);
     let was = match before.verdict {
         Verdict::Ready => "it was already cleared",
         Verdict::Promoted => "it was refusing since its promotion",

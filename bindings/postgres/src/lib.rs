@@ -17,6 +17,7 @@ mod server;
 mod settings;
 mod text;
 mod time_range;
+mod verdict;
 mod worker;
 
 ::pgrx::pg_module_magic!(name, version);

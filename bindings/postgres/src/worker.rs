@@ -18,8 +18,8 @@
 //! until one reports.
 
 use crate::mark::{self, Owner};
-use crate::server::{STARTUP, Startup, Verdict};
 use crate::settings;
+use crate::verdict::{STARTUP, Startup, Verdict};
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
 use pgrx::{log, pg_guard, pg_sys, warning};
 use std::time::Duration;
@@ -171,7 +171,7 @@ fn report(s: &Startup) {
             crate::convert::show_ms(s.start_mark_ms)
         ),
         Verdict::Promoted | Verdict::Unrecorded => {
-            warning!("{}", crate::server::refusal(s, crate::error::SqlFn::NEXT).message)
+            warning!("{}", crate::verdict::refusal(s, crate::error::SqlFn::NEXT).message)
         }
         Verdict::Settings => {
             warning!("flakeid: the flakeid.* settings give no usable node id; flakeid_next() says why")
