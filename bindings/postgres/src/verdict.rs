@@ -13,6 +13,7 @@ const VERDICT_WAIT: Duration = Duration::from_secs(10);
 
 /// The start-up check's verdict (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
+
 /// What the start-up check decided about this server issuing IDs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(u8)]
@@ -100,7 +101,7 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
                     VERDICT_WAIT.as_secs()
                 ),
             )
-            .detail("Its background worker (\"flakeid start-up check\") reads the high-water mark and checks this server's node id after every start and promotion.")
+            .detail("Its background workers (\"flakeid start-up check launcher\" and \"flakeid start-up check\") read the high-water mark and check this server's node id after every start and promotion.")
             .hint("see the server log; the worker needs a free slot of max_worker_processes")
             .raise(f),
             Verdict::Promoted | Verdict::Unrecorded => refusal(&s, f).raise(f),
