@@ -85,7 +85,7 @@ CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
 SQL
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m}'; }
-stat() { if [ "$STAT" = min ]; then sort -n | head -1 | awk '{printf "%.1f", $1}'; else median; fi; }
+stat() { if [ "$STAT" = min ]; then sort -n | awk 'NR == 1 {printf "%.1f", $1}'; else median; fi; }
 
 per_call() { # per_call LABEL
   local base

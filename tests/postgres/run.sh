@@ -86,12 +86,14 @@ expect_error() {
   if out=$(sql "$1" -v VERBOSITY=verbose -c "$2" 2>&1); then
     echo "$out"; fail "no error from: $2"
   fi
-  echo "$out" | grep -q "ERROR:  $3:" || { echo "$out"; fail "not SQLSTATE $3: $2"; }
-  echo "$out" | grep -Eq -- "$4" || { echo "$out"; fail "message does not match /$4/: $2"; }
-  if echo "$out" | grep -Eiq 'backtrace|rust_begin_unwind|std::panicking|error\.rs:'; then
+  # (Here-strings, not pipes: grep -q stops reading at the first match, and a writer
+  # still writing then dies of SIGPIPE, which pipefail would report as a failure.)
+  grep -q "ERROR:  $3:" <<<"$out" || { echo "$out"; fail "not SQLSTATE $3: $2"; }
+  grep -Eq -- "$4" <<<"$out" || { echo "$out"; fail "message does not match /$4/: $2"; }
+  if grep -Eiq 'backtrace|rust_begin_unwind|std::panicking|error\.rs:' <<<"$out"; then
     echo "$out"; fail "a Rust backtrace or error.rs location reached the client: $2"
   fi
-  echo "$out" | grep -m1 'ERROR:' | sed 's/^/  refused: /'
+  grep -m1 'ERROR:' <<<"$out" | sed 's/^/  refused: /'
 }
 # wait_replay PRIMARY_PORT STANDBY_PORT: the standby has replayed all the primary wrote
 wait_replay() {
@@ -180,8 +182,8 @@ flakeid.worker = 21"
     -c "EXPLAIN (COSTS OFF) SELECT * FROM ev WHERE flakeid_in_range(id, '[2026-10-22, 2026-10-23)', 'snowflake')" \
     -c "CREATE INDEX ON items (id)" -c "SET enable_seqscan = off" \
     -c "EXPLAIN (COSTS OFF) SELECT count(*) FROM items WHERE flakeid_in_range(id, tstzrange(now() - interval '1 s', now()))")
-  [ "$(echo "$plans" | grep -c 'on ev_1[01]')" = 2 ] && echo "$plans" | grep -q 'on ev_11' && echo "$plans" | grep -q 'on ev_10' \
-    && echo "$plans" | grep -q 'Index Cond: ((id >=' \
+  [ "$(grep -c 'on ev_1[01]' <<<"$plans")" = 2 ] && grep -q 'on ev_11' <<<"$plans" && grep -q 'on ev_10' <<<"$plans" \
+    && grep -q 'Index Cond: ((id >=' <<<"$plans" \
     || { echo "$plans"; fail "flakeid_in_range neither pruned partitions nor used the index"; }
   echo "  flakeid_in_range: partitions pruned (one scanned per query), B-tree index used"
   sql "$port" -At -c "SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
