@@ -252,10 +252,16 @@ mod tests {
             failure("SELECT flakeid_confirm_node(5)"),
             "22023: flakeid_confirm_node(): this server's node id is 103, not 5"
         );
+        // On a server already issuing, confirming changes nothing a backend resumes
+        // after: its durable mark is reserved ahead of the clock, and a backend built
+        // after the confirmation must not start there (its clock would be "behind").
+        one::<i64>("SELECT count(*) FROM flakeid_next_many(10000)");
+        let resumes_after = crate::verdict::STARTUP.share().start_mark_ms;
         let confirmed: String = one("SELECT flakeid_confirm_node(103)");
         assert!(
             confirmed.starts_with("node id 103 may issue IDs on timeline 1"),
             "{confirmed}"
         );
+        assert_eq!(crate::verdict::STARTUP.share().start_mark_ms, resumes_after);
     }
 }

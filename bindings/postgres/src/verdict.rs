@@ -190,6 +190,11 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
     s.timeline = timeline;
     s.owner_node = node;
     s.owner_timeline = timeline;
-    s.start_mark_ms = s.start_mark_ms.max(durable.mark_ms);
+    // Backends resume after the mark as it was before this server's first ID. On a
+    // server already issuing, the durable mark is ahead of the clock (reserved
+    // ahead): resuming after it would make every new backend's clock "behind".
+    if before.verdict != Verdict::Ready {
+        s.start_mark_ms = s.start_mark_ms.max(durable.mark_ms);
+    }
     (before, *s)
 }
