@@ -58,7 +58,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
                 tokio::select! {
                     () = shutdown_signal() => {}
                     () = lease_lost(&service) => {
-                        tracing::error!("node-id lease taken over by another holder: draining and exiting");
+                        tracing::error!("node-id lease lost (taken over, or forgotten by the store): draining and exiting");
                         lost.store(true, Ordering::Release);
                     }
                 }
@@ -67,8 +67,8 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         flakeid_server::serve(listener, service, shutdown).await?;
         if lost.load(Ordering::Acquire) {
             return Err(Failure::Flake(Error::Lease {
-                message: "the node-id lease was taken over by another holder; exiting so that a new replica \
-                          leases a free node id"
+                message: "the node-id lease was lost (taken over by another holder, or forgotten by a store \
+                          that lost its data); exiting so that a new replica leases a free node id"
                     .into(),
             }));
         }

@@ -30,12 +30,21 @@ extern "C" fn on_term(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// CLOCK_MONOTONIC in ns: the suite's one timeline (libfaketime is told not to fake
-/// it; the harness and the other drivers read the same clock).
+/// CLOCK_MONOTONIC in ns: the suite's one timeline, which the harness and the other
+/// drivers read too. Read with a system call, not through libc: the clock faults
+/// are LD_PRELOAD libraries that change what libc's clock_gettime returns to the
+/// generator (libfaketime its wall clock, the suspend shim its monotonic clock),
+/// and the record of when things happened must not move with them.
 fn mono_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: valid out-pointer; clock_gettime(2) with a clock id that always exists.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clock_gettime,
+            libc::CLOCK_MONOTONIC,
+            &mut ts as *mut libc::timespec,
+        )
+    };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -129,7 +138,9 @@ fn parse_args() -> Result<Opts, String> {
             .cloned()
     };
     let num = |name: &str, default: u64| -> Result<u64, String> {
-        opt(name).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{name}: not a number: {v}")))
+        opt(name).map_or(Ok(default), |v| {
+            v.parse().map_err(|_| format!("{name}: not a number: {v}"))
+        })
     };
     let need = |name: &str| opt(name).ok_or(format!("{name} is required"));
     Ok(Opts {
@@ -182,14 +193,21 @@ fn main() {
             Ok(g) => g,
             Err(e) => {
                 let kind = e.kind().code();
-                ev.log("build_failed", &format!("\"inc\":{inc},\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())));
+                ev.log(
+                    "build_failed",
+                    &format!("\"inc\":{inc},\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                );
                 std::thread::sleep(Duration::from_millis(250));
                 continue;
             }
         };
         ev.log(
             "acquired",
-            &format!("\"inc\":{inc},\"node\":{},\"lock_delay_ms\":{}", g.node(), g.lease_lock_delay_ms().unwrap_or(0)),
+            &format!(
+                "\"inc\":{inc},\"node\":{},\"lock_delay_ms\":{}",
+                g.node(),
+                g.lease_lock_delay_ms().unwrap_or(0)
+            ),
         );
         let file = match File::create(format!("{}/{}-{inc}.ids", o.dir, o.tag)) {
             Ok(f) => f,
@@ -233,7 +251,11 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &mut Events)
             continue;
         }
         let singles = rng.below(10) < 3;
-        let n = if singles { 1 + rng.below(32) } else { rng.batch(o.max_batch) } as usize;
+        let n = if singles {
+            1 + rng.below(32)
+        } else {
+            rng.batch(o.max_batch)
+        } as usize;
         let t0 = mono_ns();
         // How many IDs the call gave before an error (a run of singles may fail
         // part-way: the IDs before the error were issued and are recorded).
@@ -275,7 +297,10 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &mut Events)
                 match &mut failing {
                     Some((k, count)) if *k == kind => *count += 1,
                     _ => {
-                        ev.log("refused", &format!("\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())));
+                        ev.log(
+                            "refused",
+                            &format!("\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                        );
                         failing = Some((kind, 1));
                     }
                 }
