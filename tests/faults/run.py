@@ -38,8 +38,8 @@ LAYOUT = {"name": "snowflake", "time_bits": 41, "node_bits": 10, "sequence_bits"
 KINDS = ["serve", "python", "node", "rust"]
 MODES = {
     # warm-up (first lease: the lock delay of a new namespace), faults, quiet end
-    "short": {"warm": 4.0, "faults": 20.0, "quiet": 9.0},
-    "long": {"warm": 4.0, "faults": 300.0, "quiet": 12.0},
+    "short": {"warm": 4.0, "faults": 20.0, "quiet": 12.0},
+    "long": {"warm": 4.0, "faults": 300.0, "quiet": 15.0},
 }
 TTL_MS = 2000
 RATE = 12000
@@ -92,6 +92,17 @@ class Scenario:
         self.procs.append((name, p))
         return p
 
+    def wait_for_line(self, name, text, timeout=10):
+        """Waits until a helper has written `text` to its log (it is ready)."""
+        path = os.path.join(self.dir, f"{name}.log")
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with open(path, errors="replace") as f:
+                if text in f.read():
+                    return
+            time.sleep(0.02)
+        raise RuntimeError(f"the harness's {name} did not start: see {path}")
+
     def write_proxy_conf(self):
         tmp = self.proxy_conf + ".tmp"
         with open(tmp, "w") as f:
@@ -128,6 +139,8 @@ class Scenario:
                     self.store_should_run = False
                     s.kill9()
                     self.log("store", what="kill9")
+                    if s.loses_data_on_restart:
+                        self.log("store", what="lost-data")
                 else:
                     self.store_should_run = True
                     self.store_restart_at = 0.0
@@ -137,6 +150,7 @@ class Scenario:
                     if s.kind == "etcd":
                         self.store_should_run = False
                     s.lose_data()
+                    self.log("store", what="lost-data")
                 else:
                     self.store_should_run = True
                     self.store_restart_at = 0.0
@@ -172,7 +186,10 @@ class Scenario:
     def execute(self):
         m = self.timing
         t0 = time.monotonic()
-        if self.opts.suspend:
+        if self.opts.schedule:
+            with open(self.opts.schedule) as f:
+                faults = json.load(f)
+        elif self.opts.suspend:
             shimmed = [i for i, k in enumerate(self.kinds, 1) if k in ("rust", "serve")]
             faults = nemesis.suspend_schedule(self.seed, shimmed, m["warm"], m["warm"] + m["faults"], TTL_MS / 1000)
         else:
@@ -188,9 +205,12 @@ class Scenario:
                               "--listen", f"{netns.STORE_IP}:{self.store.gen_port}",
                               "--upstream", f"{netns.STORE_IP}:{self.store.upstream_port}",
                               "--control", self.proxy_conf])
+        self.wait_for_line("proxy", "listening")
         self.helper("poller", ["python3", os.path.join(HERE, "harness", "poller.py"), *self.store.poller_args(),
                                "--namespace", self.store.namespace, "--out", os.path.join(self.dir, "polls.jsonl")])
         url = self.store.gen_url()
+        if self.opts.no_proxy:
+            url = url.replace(f":{self.store.gen_port}/", f":{self.store.upstream_port}/")
         self.slots = [Slot(i, kind, self.topo.gens[i - 1], os.path.join(self.dir, "slots", f"g{i}"), url, TTL_MS,
                            self.opts.rate, self.seed * 10 + i, self.log, self.opts.shim)
                       for i, kind in enumerate(self.kinds, 1)]
@@ -315,6 +335,8 @@ def main():
                    help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and takeovers only")
     p.add_argument("--rate", type=int, default=RATE, help="IDs/s each generator is asked for")
     p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default target/debug)")
+    p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
+    p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
     a = p.parse_args()
     if os.geteuid() != 0:
         print("faults: needs root (network namespaces, nftables)", file=sys.stderr)
@@ -373,7 +395,12 @@ def main():
         print(f"faults: interrupted ({e}); cleaning up", file=sys.stderr)
         return 130
     finally:
+        # A second signal must not cut the clean-up short.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         topo.destroy()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
     wall = time.monotonic() - started
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()

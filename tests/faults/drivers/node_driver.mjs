@@ -68,7 +68,8 @@ class Ids {
     head.writeBigUInt64LE(t1, 8);
     head.writeUInt32LE(ids.length, 16);
     head.writeUInt32LE(op, 20);
-    this.parts.push(head, Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength));
+    // A copy: the singles' array is reused by the next call, before this is flushed.
+    this.parts.push(head, Buffer.from(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength)));
     this.size += 24 + ids.byteLength;
     if (this.size > 1 << 16 || t1 - this.flushed > 50_000_000n) this.flush(t1);
   }

@@ -122,7 +122,7 @@ def issue(g, a, rng, ids, ev):
         else:
             ev.log("refused", kind=kind, msg=str(error))
             failing = (kind, 1)
-        if g.lease_state() == "lost":
+        if g.lease_state == "lost":
             return True
         sleep(0.002)
     return False

@@ -115,6 +115,7 @@ async def main():
     loop = asyncio.get_running_loop()
     for s in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(s, stop.set)
+    print(f"proxy: listening on {a.listen}", flush=True)  # the harness waits for this line
     async with server:
         while not stop.is_set():
             reload(a.control)
