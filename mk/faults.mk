@@ -17,10 +17,17 @@ setup-faults:
 	bash scripts/setup-faults.sh
 
 # The generators under test: the CLI (flakeid serve), the Rust driver, the Python
-# package (into the suite's venv) and the Node addon (setup-node, mk/node.mk).
-faults-build: setup-faults setup-node
+# package (into the suite's venv; pip rebuilds a folder every time, so only when a
+# source it is built from changed) and the Node addon (setup-node, mk/node.mk).
+FAULTS_PY_STAMP := target/faults/venv/.flakeid-installed
+FAULTS_PY_SRC := $(shell git ls-files python bindings/python crates/flakeid-core crates/workspace-hack 2>/dev/null) Cargo.lock
+
+faults-build: setup-faults setup-node $(FAULTS_PY_STAMP)
 	$(CARGO) build -p flakeid-cli -p flakeid-faults-driver
+
+$(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
 	$(FAULTS_PY) -m pip install --quiet ./python
+	touch $@
 
 test-faults: faults-build
 	python3 tests/faults/run.py short $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
