@@ -6,6 +6,8 @@ and an independent checker.
     run.py short [--seed N] [--stores a,b] [--keep] [--no-doc]   make test-faults  (~4 min)
     run.py long  [--seed N] ...                                  make faults-long  (>= 30 min)
     run.py cleanup        remove what aborted runs left (namespaces, processes, files)
+    run.py recheck DIR    check a run's scenarios again (those whose raw IDs were kept)
+                          and rewrite its results (and, unless --no-doc, the table)
 
 Needs root (namespaces, nftables), the servers and tools scripts/setup-faults.sh
 installs, and the generators built (mk/faults.mk does both). Results: the run's
@@ -320,9 +322,38 @@ def write_doc(md, mode):
         f.write(f"{head}{begin}\n{md}\n{end}{tail}")
 
 
+def write_results(out, meta, results, doc):
+    md = markdown(results, meta)
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({**meta, "scenarios": results}, f, indent=1)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(md + "\n")
+    if doc:
+        write_doc(md, meta["mode"])
+    return md
+
+
+def recheck(a):
+    with open(os.path.join(a.dir, "results.json")) as f:
+        saved = json.load(f)
+    meta = {k: v for k, v in saved.items() if k != "scenarios"}
+    results = []
+    for old in saved["scenarios"]:
+        sdir = os.path.join(a.dir, old["scenario"])
+        has_ids = any(f.endswith(".ids") for _root, _dirs, files in os.walk(sdir) for f in files)
+        r = check(sdir) if has_ids else old
+        r["wall_s"] = old.get("wall_s")
+        results.append(r)
+    print(write_results(a.dir, meta, results, not a.no_doc))
+    ok = all(r.get("pass") for r in results)
+    print(f"{sum(1 for r in results if r.get('pass'))} passed, {sum(1 for r in results if not r.get('pass'))} failed")
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=["short", "long", "cleanup"])
+    p.add_argument("mode", choices=["short", "long", "cleanup", "recheck"])
+    p.add_argument("dir", nargs="?", help="recheck: the run's directory")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--stores", default=",".join(STORES))
     p.add_argument("--kinds", default=",".join(KINDS), help="generator per slot (development)")
@@ -338,6 +369,8 @@ def main():
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
     a = p.parse_args()
+    if a.mode == "recheck":
+        return recheck(a)
     if os.geteuid() != 0:
         print("faults: needs root (network namespaces, nftables)", file=sys.stderr)
         return 2
@@ -406,14 +439,7 @@ def main():
                             text=True).stdout.strip()
     meta = {"run": run, "mode": a.mode, "seed": seed, "replay": replay, "wall_s": wall, "commit": commit,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    md = markdown(results, meta)
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({**meta, "scenarios": results}, f, indent=1)
-    with open(os.path.join(out, "results.md"), "w") as f:
-        f.write(md + "\n")
-    if not a.no_doc:
-        write_doc(md, a.mode)
-    print(md)
+    print(write_results(out, meta, results, not a.no_doc))
     ok = all(r.get("pass") for r in results) and len(results) == len(stores)
     print(f"faults: {'PASS' if ok else 'FAIL'} in {wall:.0f} s (seed {seed}; {out})")
     print(f"{sum(1 for r in results if r.get('pass'))} passed, {sum(1 for r in results if not r.get('pass'))} failed")

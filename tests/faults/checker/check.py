@@ -113,7 +113,7 @@ def main(sdir):
         if e.get("ev") == "proc" and e["what"] in ("kill9", "exit", "term"):
             key = (e["slot"], e["tag"])
             proc_end[key] = min(proc_end.get(key, e["t"]), e["t"])
-    dropped = {}  # (slot, tag) -> [t of each dropped generator]
+    released = {}  # (slot, tag) -> times its generator may have given its lease back
     for slot in sc["slots"]:
         sd = os.path.join(sdir, "slots", slot["name"])
         for path in glob.glob(os.path.join(sd, "*.events.jsonl")):
@@ -122,8 +122,13 @@ def main(sdir):
                 tag = e.get("tag", base)
                 if e["ev"] == "acquired":
                     incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"]}
-                elif e["ev"] in ("dropped", "lost"):
-                    dropped.setdefault((slot["name"], tag), []).append(e["t"])
+                elif e["ev"] in ("dropped", "lost", "build_failed"):
+                    # A dropped generator releases its lease; so does a build that
+                    # failed after taking an id (and that release may reach the
+                    # store late, when a frozen store resumes).
+                    released.setdefault((slot["name"], tag), []).append(e["t"])
+    for times in released.values():
+        times.sort()
 
     # --- generator processes that died on their own: a panic, a crash, a driver's
     # exception. `flakeid serve` exits 1 by design when its lease is lost or cannot
@@ -234,7 +239,7 @@ def main(sdir):
             end = a + int(rem) * 1_000_000
             # Truncate where the record may stop being true without the store's TTL
             # running out: a data loss, the holder's process ending, or its
-            # generator being dropped (which releases the lease).
+            # generator giving the lease back.
             # A record read while a loss was under way may be from before it: such a
             # record is cut at the loss's start (and so says nothing past it).
             nxt = [l0 for l0, l1 in losses if l1 >= a]
@@ -243,7 +248,7 @@ def main(sdir):
             pe = proc_end.get(host)
             if pe is not None and pe >= a:
                 end = min(end, pe)
-            for t in dropped.get(host, []):
+            for t in released.get(host, []):
                 if t >= a:
                     end = min(end, t)
                     break
