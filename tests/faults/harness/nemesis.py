@@ -69,9 +69,13 @@ def schedule(seed, n_slots, start_s, end_s, ttl_s, store_loses_on_restart, unsaf
         if t + d > end_s:
             break
         faults.append({"at": round(t, 3), "heal": round(t + d, 3), "fault": kind, "target": "store", **args})
-        if kind == "store-loss" or (kind == "store-kill" and store_loses_on_restart):
+        loses = kind == "store-loss" or (kind == "store-kill" and store_loses_on_restart)
+        if loses:
             loss_windows.append((t, t + d))
-        t += d + rng.uniform(1.0, 2.0) * ttl_s
+        # After a data loss every generator waits out the lock delay (TTL + margin
+        # + borrow allowance: up to 2.2 TTL here) before its first ID: leave room
+        # to see it recover before the store fails again.
+        t += d + (rng.uniform(2.5, 4.0) if loses else rng.uniform(1.0, 2.0)) * ttl_s
 
     for i in range(1, n_slots + 1):
         t = start_s + rng.uniform(0, 2)
