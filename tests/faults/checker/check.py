@@ -108,32 +108,57 @@ def main(sdir):
 
     # --- incarnations: (slot, tag, k) with the node each reported at acquire
     incs = {}  # key -> dict
-    proc_end = {}  # (slot, tag) -> t of kill9/exit/term
+    # A holder can give its lease back at any moment after it decides to, and the
+    # logs say so only afterwards: what the store shows of a holder is believed
+    # only up to the *start* of anything that may release — the harness stopping
+    # or killing the process, a driver about to release or drop its generator —
+    # and never for a build attempt that failed (the core releases what that
+    # attempt took, at a moment no log marks).
+    may_release = {}  # (slot, tag) -> sorted times from which a release may happen
+    attempts = {}  # (slot, tag) -> [(t_build, acquired?)] in order
+    current = {}  # slot -> tag of its live process, while replaying the harness's log
     for e in events:
-        if e.get("ev") == "proc" and e["what"] in ("kill9", "exit", "term"):
+        if e.get("ev") == "proc":
             key = (e["slot"], e["tag"])
-            proc_end[key] = min(proc_end.get(key, e["t"]), e["t"])
-    released = {}  # (slot, tag) -> times its generator may have given its lease back
+            if e["what"] == "start":
+                current[e["slot"]] = e["tag"]
+                attempts.setdefault(key, [])
+            elif e["what"] in ("kill9", "exit", "term", "stopping"):
+                may_release.setdefault(key, []).append(e["t"])
+        elif e.get("ev") == "fault" and e.get("phase") == "start" and e["fault"] in ("term", "kill"):
+            # Logged before the harness signals the process.
+            if e["target"] in current:
+                may_release.setdefault((e["target"], current[e["target"]]), []).append(e["t"])
+        elif e.get("ev") == "scenario" and e.get("what") == "end":
+            for slot_name, tag in current.items():
+                may_release.setdefault((slot_name, tag), []).append(e["t"])
+    kinds = {s["name"]: s["kind"] for s in sc["slots"]}
     for slot in sc["slots"]:
         sd = os.path.join(sdir, "slots", slot["name"])
         for path in glob.glob(os.path.join(sd, "*.events.jsonl")):
             base = os.path.basename(path)[: -len(".events.jsonl")]
-            for e in jsonl(path):
+            for e in sorted(jsonl(path), key=lambda e: e["t"]):
                 tag = e.get("tag", base)
+                key = (slot["name"], tag)
                 if e["ev"] == "acquired":
                     incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"]}
-                elif e["ev"] in ("dropped", "lost", "build_failed"):
-                    # A dropped generator releases its lease; so does a build that
-                    # failed after taking an id (and that release may reach the
-                    # store late, when a frozen store resumes).
-                    released.setdefault((slot["name"], tag), []).append(e["t"])
-    for times in released.values():
+                    if slot["kind"] == "serve":
+                        attempts[key] = [(0, True)]  # one build per process
+                    elif attempts.get(key):
+                        attempts[key][-1] = (attempts[key][-1][0], True)
+                elif e["ev"] == "build":
+                    attempts.setdefault(key, []).append((e["t"], False))
+                elif e["ev"] in ("releasing", "dropped", "lost"):
+                    may_release.setdefault(key, []).append(e["t"])
+    for (slot_name, tag), lst in attempts.items():
+        if kinds.get(slot_name) == "serve" and not lst:
+            lst.append((0, False))  # a serve process whose client never saw it acquire
+    for times in may_release.values():
         times.sort()
 
     # --- generator processes that died on their own: a panic, a crash, a driver's
     # exception. `flakeid serve` exits 1 by design when its lease is lost or cannot
     # be acquired (a supervisor starts it again); nothing else may exit non-zero.
-    kinds = {s["name"]: s["kind"] for s in sc["slots"]}
     crashes = []
     for e in events:
         if e.get("ev") == "proc" and e["what"] == "exit":
@@ -217,6 +242,8 @@ def main(sdir):
     losses, begun = [], None
     for e in events:
         if e.get("ev") == "store" and e.get("what") == "lose-data":
+            if begun is not None:  # a log from before `lost-data` was written
+                losses.append((begun, begun))
             begun = e["t"]
         elif e.get("ev") == "store" and e.get("what") == "lost-data" and begun is not None:
             losses.append((begun, e["t"]))
@@ -225,7 +252,21 @@ def main(sdir):
         losses.append((begun, t_end))
     host_re = re.compile(r"^(g\d+)-(p\d+)/")
     raw = {}  # node -> list of (start, end, host)
-    unparsed = 0
+    unparsed = failed_attempt_records = 0
+    first_seen = {}
+    for p in polls:
+        for _node, token, _rem in p.get("recs", []):
+            first_seen.setdefault(token, p["a"])
+
+    def from_failed_attempt(host, token):
+        """Whether the store's token belongs to a build attempt that failed: the
+        process's last attempt that began before the token was first seen."""
+        lst = attempts.get(host)
+        if not lst:
+            return False
+        began = [ok for t, ok in lst if t <= first_seen[token]]
+        return not (began[-1] if began else lst[0][1])
+
     for p in polls:
         if "recs" not in p:
             continue
@@ -236,19 +277,18 @@ def main(sdir):
                 unparsed += 1
                 continue
             host = (m.group(1), m.group(2))
+            if from_failed_attempt(host, token):
+                failed_attempt_records += 1
+                continue
             end = a + int(rem) * 1_000_000
-            # Truncate where the record may stop being true without the store's TTL
-            # running out: a data loss, the holder's process ending, or its
-            # generator giving the lease back.
-            # A record read while a loss was under way may be from before it: such a
-            # record is cut at the loss's start (and so says nothing past it).
+            # Cut where the record may stop being true without the store's TTL
+            # running out: a data loss (a record read while one was under way may be
+            # from before it, so it is cut at the loss's start), or the moment its
+            # holder may have begun to give it back.
             nxt = [l0 for l0, l1 in losses if l1 >= a]
             if nxt:
                 end = min(end, nxt[0])
-            pe = proc_end.get(host)
-            if pe is not None and pe >= a:
-                end = min(end, pe)
-            for t in released.get(host, []):
+            for t in may_release.get(host, []):
                 if t >= a:
                     end = min(end, t)
                     break
@@ -408,6 +448,7 @@ def main(sdir):
         "attested_fraction": round(covered_ids / total_ids, 4) if total_ids else None,
         "store_self_conflicts": store_conflicts[:5],
         "unparsed_store_tokens": unparsed,
+        "store_records_of_failed_builds": failed_attempt_records,
         "polls": len(polls), "polls_failed": sum(1 for p in polls if "err" in p),
         "unavailability_ms": {"count": len(outages_all), "p50": pct(outages_all, 50), "max": max(outages_all, default=None)},
         "recovery_ms": {"count": len(recover_all), "p50": pct(recover_all, 50), "max": max(recover_all, default=None),

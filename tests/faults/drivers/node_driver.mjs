@@ -165,6 +165,7 @@ while (!stop) {
   const lost = await issue(g, ids);
   ids.close();
   if (lost) log('lost', { inc });
+  log('releasing', { inc }); // before: the store may forget the lease from now on
   g.releaseLease();
   log('dropped', { inc });
   inc += 1;

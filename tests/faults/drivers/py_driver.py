@@ -158,6 +158,7 @@ def main():
         ids.close()
         if lost:
             ev.log("lost", inc=inc)
+        ev.log("releasing", inc=inc)  # before: the store may forget the lease from now on
         g.release_lease()
         del g
         ev.log("dropped", inc=inc)

@@ -153,6 +153,8 @@ class Slot:
     def terminate(self, down_s):
         """A clean stop (the lease released), then a start after `down_s`."""
         if self.alive():
+            # Logged first: the process may release its lease from now on.
+            self.log("proc", slot=self.name, what="stopping", tag=self.tag, pid=self.proc.pid)
             self.signal(signal.SIGCONT)
             self.signal(signal.SIGTERM)
             try:
@@ -198,6 +200,8 @@ class Slot:
 
     def stop(self):
         self.stopping = True
+        if self.alive():
+            self.log("proc", slot=self.name, what="stopping", tag=self.tag, pid=self.proc.pid)
         for p in (self.proc, self.client):
             if p is not None and p.poll() is None:
                 try:

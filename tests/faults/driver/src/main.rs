@@ -11,8 +11,9 @@
 //!   `t0`/`t1` are CLOCK_MONOTONIC ns read before and after the call (op 1 = a run
 //!   of singles, 2 = a batch).
 //! * `DIR/TAG.events.jsonl`: `build`, `acquired` (node, lock delay), `build_failed`,
-//!   `refused` (the first error of a run of errors), `resumed`, `lost`, `dropped`,
-//!   `exit`, each with `t` (CLOCK_MONOTONIC ns).
+//!   `refused` (the first error of a run of errors), `resumed`, `lost`, `releasing`
+//!   (logged before the lease is given back), `dropped`, `exit`, each with `t`
+//!   (CLOCK_MONOTONIC ns).
 //!
 //! A generator whose lease was taken over (`LeaseState::Lost`) never issues again:
 //! the driver drops it and builds a new one (the next incarnation). SIGTERM: release
@@ -225,6 +226,8 @@ fn main() {
         if lost {
             ev.log("lost", &format!("\"inc\":{inc}"));
         }
+        // Before: the store may forget the lease from now on.
+        ev.log("releasing", &format!("\"inc\":{inc}"));
         g.release_lease();
         drop(g);
         ev.log("dropped", &format!("\"inc\":{inc}"));
