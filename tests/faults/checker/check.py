@@ -117,11 +117,13 @@ def main(sdir):
     may_release = {}  # (slot, tag) -> sorted times from which a release may happen
     attempts = {}  # (slot, tag) -> [(t_build, acquired?)] in order
     current = {}  # slot -> tag of its live process, while replaying the harness's log
+    started = {}  # (slot, tag) -> when the harness started the process
     for e in events:
         if e.get("ev") == "proc":
             key = (e["slot"], e["tag"])
             if e["what"] == "start":
                 current[e["slot"]] = e["tag"]
+                started[key] = e["t"]
                 attempts.setdefault(key, [])
             elif e["what"] in ("kill9", "exit", "term", "stopping"):
                 may_release.setdefault(key, []).append(e["t"])
@@ -141,7 +143,12 @@ def main(sdir):
                 tag = e.get("tag", base)
                 key = (slot["name"], tag)
                 if e["ev"] == "acquired":
-                    incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"]}
+                    # When the store may have granted it: from the attempt's start (a
+                    # serve process's start) on; the log says so only at the end.
+                    began = started.get(key, 0) if slot["kind"] == "serve" else (
+                        attempts[key][-1][0] if attempts.get(key) else 0)
+                    incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"],
+                                                                       "t_began": began}
                     if slot["kind"] == "serve":
                         attempts[key] = [(0, True)]  # one build per process
                     elif attempts.get(key):
@@ -325,7 +332,7 @@ def main(sdir):
     valid_ns = (sc["ttl_ms"] - max(sc["ttl_ms"] // 5, 20)) * 1_000_000
     acquired_at = {}
     for (slot_name, tag, k), info in incs.items():
-        acquired_at[(slot_name, tag, k)] = info["t_acq"]
+        acquired_at[(slot_name, tag, k)] = info["t_began"]
     forgotten_ids = 0
     foreign_recs = foreign_ids = 0
     foreign_examples = []
@@ -346,9 +353,9 @@ def main(sdir):
             same = np.array([hosts[j] == host if j >= 0 else False for j in i])
             covered_ids += int(r["n"][inside & same].sum())
             bad = inside & ~same
-            t_acq = acquired_at.get(key, 0)
+            t_began = acquired_at.get(key, 0)
             for l0, l1 in losses:
-                if t_acq < l1:
+                if t_began < l1:
                     forgiven = bad & (r["t0"] >= l0) & (r["t1"] <= l1 + valid_ns)
                     forgotten_ids += int(r["n"][forgiven].sum())
                     bad &= ~forgiven
