@@ -27,7 +27,10 @@ func NewManualClock(start time.Time, autoAdvance time.Duration) (*ManualClock, e
 }
 
 // Set sets the clock (it may move backwards, to test rollback policies).
-func (c *ManualClock) Set(t time.Time) error { defer c.keepAlive(); return cClockSet(c.handle(), msOf(t)) }
+func (c *ManualClock) Set(t time.Time) error {
+	defer c.keepAlive()
+	return cClockSet(c.handle(), msOf(t))
+}
 
 // Advance moves the clock forward.
 func (c *ManualClock) Advance(d time.Duration) error {

@@ -27,11 +27,11 @@ type LayoutSpec struct {
 
 // LayoutLimits are a layout's derived numbers.
 type LayoutLimits struct {
-	NodeBits, TotalBits                                  uint32
-	MaxNode, MaxDatacenter, MaxWorker, MaxSequence       uint64
-	MaxID                                                ID
-	LastMs                                               uint64 // the last Unix ms the layout can hold
-	SignedUntilMs                                        uint64 // the last Unix ms whose IDs leave bit 63 clear
+	NodeBits, TotalBits                            uint32
+	MaxNode, MaxDatacenter, MaxWorker, MaxSequence uint64
+	MaxID                                          ID
+	LastMs                                         uint64 // the last Unix ms the layout can hold
+	SignedUntilMs                                  uint64 // the last Unix ms whose IDs leave bit 63 clear
 }
 
 // The presets (docs: API.md §1). Values, so no caller can change another's.
