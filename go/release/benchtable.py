@@ -15,4 +15,4 @@ print(f"| case | ns per ID (median of {max(map(len, runs.values()), default=0)})
 print("|---|---:|---:|")
 for name, v in runs.items():
     med = statistics.median(v)
-    print(f"| {name} | {med:.1f} | {1e9 / med:,.0f} |")
+    print(f"| {name} | {med:.2f} | {1e9 / med:,.0f} |" if med < 10 else f"| {name} | {med:.1f} | {1e9 / med:,.0f} |")
