@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Issues IDs. Thread-safe: share one per node id between any number of threads; no ID
@@ -102,11 +103,14 @@ public final class Generator implements AutoCloseable {
   private record Release(Arena arena) implements Runnable {
     @Override
     public void run() {
-      while (arena.scope().isAlive()) {
+      for (int tries = 0; arena.scope().isAlive(); tries++) {
         try {
           arena.close();
-        } catch (IllegalStateException busy) { // a call in progress keeps it open
-          Thread.onSpinWait();
+        } catch (IllegalStateException busy) {
+          // A call in progress keeps it open: most end within a tick, a wait for a
+          // clock that went back within maxWait.
+          if (tries < 1000) Thread.onSpinWait();
+          else LockSupport.parkNanos(100_000);
         }
       }
     }
