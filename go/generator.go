@@ -69,7 +69,8 @@ func New(o Options) (*Generator, error) {
 	return g, nil
 }
 
-// Next issues one ID: one call into the library (see README, "What a call costs").
+// Next issues one ID: one call into the library (go/README.md, "Goroutines, and
+// what a call costs").
 func (g *Generator) Next() (ID, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()

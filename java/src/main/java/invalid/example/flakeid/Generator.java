@@ -120,7 +120,7 @@ public final class Generator implements AutoCloseable {
     return new Builder();
   }
 
-  /** The next ID: one call into the library (see the README, "What a call costs"). */
+  /** The next ID: one call into the library (java/README.md, "Threads, and what a call costs"). */
   public long nextId() {
     if (closed) throw closedError();
     MemorySegment out = Native.scratch();
