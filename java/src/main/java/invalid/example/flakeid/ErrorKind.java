@@ -27,9 +27,12 @@ public enum ErrorKind {
     return status;
   }
 
-  /** The stable lowercase name ("config", "clock_backwards", ...): the shared vectors' names. */
+  /**
+   * The stable lowercase name ("config", "clock_backwards", ...): the shared vectors'
+   * and the C library's names ({@link #INTERNAL}: "panic").
+   */
   public String label() {
-    return this == INTERNAL ? "internal" : Native.statusName(status);
+    return Native.statusName(status);
   }
 
   static ErrorKind of(int status) {
