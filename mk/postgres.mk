@@ -4,7 +4,9 @@
 #   make install-postgres  release build installed into the PostgreSQL of $(PG_CONFIG)
 #   make test-postgres     fmt + clippy, `cargo pgrx test` (SQL tests in a cluster pgrx
 #                          starts), then the debug build installed and
-#                          tests/postgres/run.sh (pgbench, vectors, cross-language decode)
+#                          tests/postgres/run.sh (pgbench, vectors, cross-language decode;
+#                          settings, schema, upgrade; standby, promotion, crash restart
+#                          and a failover to a slow clock)
 #   make bench-postgres    tests/postgres/bench.sh: flakeid_next() beside nextval(),
 #                          gen_random_uuid() and an Instagram-style PL/pgSQL function
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
@@ -21,8 +23,11 @@ PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut
 setup-postgres:
 	bash scripts/setup-postgres.sh
 
+# cargo pgrx installs the current version's script and the update scripts
+# (sql/flakeid--A--B.sql); then 0.1.0's install script, the upgrade test's base.
 install-postgres: setup-postgres
 	cd $(PG_CRATE) && cargo pgrx install $(PG_PROFILE) --pg-config $(PG_CONFIG)
+	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
 
 test-postgres: setup-postgres
 	cd $(PG_CRATE) && cargo fmt -- --check

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Tools for the PostgreSQL extension (issue 16): Debian's PostgreSQL 15 server and
-# headers, libclang (pgrx's bindgen), sudo (`cargo pgrx test --runas postgres`), the
-# Rust 1.96.0 toolchain pgrx 0.19 needs, cargo-pgrx 0.19.3, and `cargo pgrx init`
-# for Debian's pg_config. Idempotent and non-interactive: each step is skipped when
+# headers, libclang (pgrx's bindgen), sudo (`cargo pgrx test --runas postgres`),
+# faketime (the failover test's slow clock), the Rust 1.96.0 toolchain pgrx 0.19
+# needs, cargo-pgrx 0.19.3, and `cargo pgrx init` for Debian's pg_config. Idempotent and non-interactive: each step is skipped when
 # already done. Installs only, starts nothing.
 set -euo pipefail
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -16,6 +16,8 @@ command -v pgbench >/dev/null 2>&1 || need+=(postgresql-client-15)
 # bindgen needs libclang and clang's own headers: the -dev package, not just libclang1.
 dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q 'install ok installed' || need+=(libclang-dev)
 command -v sudo >/dev/null 2>&1 || need+=(sudo)
+# tests/postgres/run.sh runs a promoted standby with its clock set back (libfaketime).
+[ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(faketime)
 bash "$(dirname "$0")/apt-install.sh" setup-postgres "${need[@]}"
 
 if ! rustup run "$TOOLCHAIN" rustc --version >/dev/null 2>&1; then

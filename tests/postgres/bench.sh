@@ -3,25 +3,29 @@
 # PostgreSQL 15 cluster (127.0.0.1, fsync = off, synchronous_commit = off: the CPU
 # cost of the key, not the disk), with the installed flakeid library preloaded.
 #   1. per-row cost: SELECT count(f()) FROM generate_series(1, N), minus the same
-#      query with a constant; median of ROUNDS runs, ns per call
+#      query with a constant; median of ROUNDS runs, ns per call (STAT=min: the
+#      fastest run of each, steadier on a machine shared with other work)
 #   2. single-row INSERTs with pgbench (CLIENTS clients, SECS seconds, IROUNDS rounds
 #      interleaved): tps with a flakeid_next(), bigserial, gen_random_uuid() and
 #      Instagram-style key, each the table's primary key
 # Both under flakeid.overflow = wait (the default: at most 4096 IDs per ms) and
-# borrow (the throughput mode).
+# borrow (the throughput mode). INSERTS=0 runs the per-call part only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PGBIN=/usr/lib/postgresql/15/bin
+. tests/postgres/lib.sh
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-5}
 CLIENTS=${CLIENTS:-8}
 SECS=${SECS:-4}
 IROUNDS=${IROUNDS:-5}
+INSERTS=${INSERTS:-1}
+STAT=${STAT:-median}
+# EXPRS='a;b': the per-call expressions (default: all four)
+IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();nextval('bench_seq');gen_random_uuid();insta_next_id()}"
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
 chmod 755 "$work"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
   [ -f "$work/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -29,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] && chown postgres "$work"
 as_pg "$PGBIN/initdb" -D "$work/data" -U postgres -E UTF8 --no-sync --auth=trust >/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port port
 cat >> "$work/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$work'
@@ -81,14 +85,15 @@ CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
 SQL
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m}'; }
+stat() { if [ "$STAT" = min ]; then sort -n | awk 'NR == 1 {printf "%.1f", $1}'; else median; fi; }
 
 per_call() { # per_call LABEL
   local base
-  base=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns('1', $N)"; done | median)
+  base=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns('1', $N)"; done | stat)
   printf '  %-34s %8s ns/row (baseline: count(1) = %s ns/row)\n' "[per call, $1]" "" "$base"
-  for expr in "flakeid_next()" "nextval('bench_seq')" "gen_random_uuid()" "insta_next_id()"; do
+  for expr in "${EXPRS[@]}"; do
     local ns
-    ns=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns(\$\$$expr\$\$, $N) - $base"; done | median)
+    ns=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns(\$\$$expr\$\$, $N) - $base"; done | stat)
     printf '  %-34s %8s ns/call\n' "$expr" "$ns"
   done
 }
@@ -119,13 +124,13 @@ inserts() { # inserts LABEL
     "$(tr ' ' '\n' <<<"$ratios" | grep . | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m}')" "${ratios% }"
 }
 
-echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, median of $ROUNDS"
+echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, $STAT of $ROUNDS"
 echo "== flakeid.overflow = wait (default)"
 per_call "overflow = wait"
-inserts "overflow = wait"
+[ "$INSERTS" = 0 ] || inserts "overflow = wait"
 stop
 echo "flakeid.overflow = borrow" >> "$work/data/postgresql.conf"
 start
 echo "== flakeid.overflow = borrow"
 per_call "overflow = borrow"
-inserts "overflow = borrow"
+[ "$INSERTS" = 0 ] || inserts "overflow = borrow"

@@ -2,18 +2,31 @@
 //! message that names the setting or argument at fault. `ereport(ERROR)` unwinds
 //! through pgrx's guard to PostgreSQL's error handling: the statement fails, the
 //! backend lives on.
+//!
+//! Every raising function is `#[track_caller]`, so an error's LOCATION is the line in
+//! the SQL function's own file that raised it, and its function name is the SQL
+//! function's where the caller knows it (`flakeid_next_many`), not this file's.
 
 use flakeid_core::{Error, ErrorKind};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-/// Where a configuration error came from: a `flakeid.*` setting or an SQL argument.
-#[derive(Debug, Clone, Copy)]
-pub enum Source {
-    /// postgresql.conf: a `Config` error for field `node` names `flakeid.node`.
-    Setting,
-    /// A function argument: the core's field names are the SQL argument names.
-    Argument,
+/// The SQL function being called, as its messages and LOCATION name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqlFn(pub &'static str);
+
+impl SqlFn {
+    pub const NEXT: SqlFn = SqlFn("flakeid_next");
+    pub const NEXT_MANY: SqlFn = SqlFn("flakeid_next_many");
+    pub const CONFIRM: SqlFn = SqlFn("flakeid_confirm_node");
+    /// The functions that read or take an ID apart (no generator involved).
+    pub const PURE: SqlFn = SqlFn("flakeid");
+}
+
+impl std::fmt::Display for SqlFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}()", self.0)
+    }
 }
 
 /// The SQLSTATE for each kind of engine error (exhaustive over `ErrorKind::ALL`).
@@ -28,59 +41,87 @@ pub fn sqlstate(kind: ErrorKind) -> PgSqlErrorCode {
     }
 }
 
-/// Raises `err` as an ERROR. `what` names the argument for parse errors (`text`).
-pub fn raise(err: Error, source: Source, what: &str) -> ! {
+/// An ERROR to raise: SQLSTATE, message, and the optional detail and hint.
+#[derive(Debug)]
+pub struct Report {
+    pub code: PgSqlErrorCode,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl Report {
+    pub fn new(code: PgSqlErrorCode, message: impl Into<String>) -> Report {
+        Report {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
+    }
+    pub fn detail(mut self, detail: impl Into<String>) -> Report {
+        self.detail = Some(detail.into());
+        self
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Report {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Raises this report as an ERROR of `func`.
+    #[track_caller]
+    pub fn raise(self, func: SqlFn) -> ! {
+        let mut report = ErrorReport::new(self.code, self.message, func.0);
+        if let Some(detail) = self.detail {
+            report = report.set_detail(detail);
+        }
+        if let Some(hint) = self.hint {
+            report = report.set_hint(hint);
+        }
+        report.report(PgLogLevel::ERROR);
+        unreachable!("ereport(ERROR) returned")
+    }
+}
+
+/// Raises an engine error about an SQL argument. `what` names the argument for parse
+/// errors (`text`); a `Config` error names its own field, which is the argument's name.
+#[track_caller]
+pub fn raise_argument(err: Error, what: &str) -> ! {
     if err.kind() == ErrorKind::Interrupted {
         // A cancel or terminate request ended a wait for the clock: let PostgreSQL
         // act on it (it raises its own ERROR or FATAL); report it if it did not.
         pgrx::check_for_interrupts!();
     }
-    let message = match (&err, source) {
-        (Error::Config { field, message }, Source::Setting) => {
-            format!("invalid value for parameter \"flakeid.{field}\": {message}")
-        }
-        (Error::Config { field, message }, Source::Argument) => {
-            format!("invalid value for argument \"{field}\": {message}")
-        }
-        (Error::Parse { .. }, _) => format!("invalid input for argument \"{what}\": {err}"),
+    let message = match &err {
+        Error::Config { field, message } => format!("invalid value for argument \"{field}\": {message}"),
+        Error::Parse { .. } => format!("invalid input for argument \"{what}\": {err}"),
         _ => err.to_string(),
     };
-    let mut report = ErrorReport::new(sqlstate(err.kind()), message, "flakeid");
-    if matches!(source, Source::Setting) && err.kind() == ErrorKind::Config {
-        report = report.set_hint("fix the flakeid.* settings in postgresql.conf and restart the server");
-    }
-    report.report(PgLogLevel::ERROR);
-    unreachable!("ereport(ERROR) returned")
-}
-
-/// An ERROR with an explicit SQLSTATE (values SQL can hold but flakeid cannot).
-pub fn raise_code(code: PgSqlErrorCode, message: String, hint: Option<&str>) -> ! {
-    let mut report = ErrorReport::new(code, message, "flakeid");
-    if let Some(hint) = hint {
-        report = report.set_hint(hint);
-    }
-    report.report(PgLogLevel::ERROR);
-    unreachable!("ereport(ERROR) returned")
+    Report::new(sqlstate(err.kind()), message).raise(SqlFn::PURE)
 }
 
 /// An ID as a BIGINT, or 22003 when it needs the sign bit (the 64-bit `flake` layout).
+#[track_caller]
 pub fn to_bigint(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or_else(|_| {
-        raise_code(
+    match i64::try_from(id) {
+        Ok(v) => v,
+        Err(_) => Report::new(
             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             format!("flakeid {id} does not fit a bigint (it sets bit 63)"),
-            None,
         )
-    })
+        .raise(SqlFn::PURE),
+    }
 }
 
 /// A BIGINT argument as an ID, or 22003 naming the argument when it is negative.
+#[track_caller]
 pub fn from_bigint(value: i64, what: &str) -> u64 {
-    u64::try_from(value).unwrap_or_else(|_| {
-        raise_code(
+    match u64::try_from(value) {
+        Ok(v) => v,
+        Err(_) => Report::new(
             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             format!("invalid value for argument \"{what}\": a flakeid is never negative, got {value}"),
-            None,
         )
-    })
+        .raise(SqlFn::PURE),
+    }
 }

@@ -1,18 +1,20 @@
-//! The server's generator in SQL: `flakeid_next()`, `flakeid_next_many(n)`.
+//! The server's generator in SQL: `flakeid_next()`, `flakeid_next_many(n)`, and for
+//! failovers `flakeid_confirm_node(node)` and `flakeid_status()`.
 
-use crate::convert::ok;
-use crate::error::{self, Source, to_bigint};
-use crate::server::generator;
+use crate::convert::timestamptz;
+use crate::error::{Report, SqlFn, raise_argument, to_bigint};
+use crate::server;
+use crate::verdict::{self, STARTUP, Verdict};
+use crate::{mark, settings};
 use flakeid_core::check_batch;
+use pgrx::PgSqlErrorCode;
+use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
 
 /// The next ID from the server's generator (one per server, in shared memory).
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_next() -> i64 {
-    match generator().next_id() {
-        Ok(id) => to_bigint(id),
-        Err(err) => error::raise(err, Source::Setting, ""),
-    }
+    to_bigint(server::backend(SqlFn::NEXT).next_id(SqlFn::NEXT))
 }
 
 /// IDs a `flakeid_next_many` call reserves at once (a tick's worth for snowflake).
@@ -22,12 +24,134 @@ const MANY_CHUNK: usize = 4096;
 /// large `n` never holds gigabytes outside PostgreSQL's memory accounting.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
-    let n = ok(check_batch(i128::from(n)), "n");
-    let generator = generator();
+    let f = SqlFn::NEXT_MANY;
+    let n = match check_batch(i128::from(n)) {
+        Ok(n) => n,
+        Err(err) => raise_argument(err, "n"),
+    };
+    let backend = server::backend(f);
     let runs = (0..n).step_by(MANY_CHUNK).map(move |start| {
         let mut run = vec![0u64; MANY_CHUNK.min(n - start)];
-        ok(generator.fill(&mut run), "n");
+        backend.fill(&mut run, f);
         run.into_iter().map(to_bigint)
     });
     SetOfIterator::new(runs.flatten())
+}
+
+/// A superuser's confirmation, after a promotion or a restore, that this server may
+/// issue IDs under its node id: no other server can issue under it any more (the
+/// former primary is gone for good). `node` must be this server's node id.
+#[pg_extern(volatile, parallel_unsafe)]
+fn flakeid_confirm_node(node: i64) -> String {
+    let f = SqlFn::CONFIRM;
+    // SAFETY: a check of the current user.
+    if !unsafe { pg_sys::superuser() } {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            format!("permission denied for function {}", f.0),
+        )
+        .detail("Only a superuser may confirm which server issues IDs under a node id.")
+        .raise(f);
+    }
+    if !server::preloaded() {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("{f} needs the flakeid library preloaded"),
+        )
+        .raise(f);
+    }
+    server::refuse_unless_writable(f);
+    let configured = match settings::node_id() {
+        Ok(n) => n,
+        Err(report) => report.raise(f),
+    };
+    if u64::try_from(node).ok() != Some(configured) {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("{f}: this server's node id is {configured}, not {node}"),
+        )
+        .hint(format!(
+            "confirm the node id this server issues under: SELECT {}({configured})",
+            f.0
+        ))
+        .raise(f);
+    }
+    let (before, after) = verdict::confirm(configured, f);
+    let was = match before.verdict {
+        Verdict::Ready => "it was already cleared",
+        Verdict::Promoted => "it was refusing since its promotion",
+        Verdict::Unrecorded => "it was refusing for want of an owner record",
+        _ => "the start-up check had not cleared it",
+    };
+    format!(
+        "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}",
+        after.node,
+        after.timeline,
+        crate::convert::show_ms(after.start_mark_ms)
+    )
+}
+
+// Only superusers: who may issue under a node id is the operator's call (the
+// function checks too, for a grant made by mistake).
+pgrx::extension_sql!(
+    "REVOKE ALL ON FUNCTION flakeid_confirm_node(bigint) FROM PUBLIC;",
+    name = "flakeid_confirm_node_revoke",
+    requires = [flakeid_confirm_node],
+);
+
+/// Whether this server issues IDs, and the durable state it decides by.
+#[allow(clippy::type_complexity)]
+#[pg_extern(volatile, parallel_safe)]
+fn flakeid_status() -> TableIterator<
+    'static,
+    (
+        name!(state, String),
+        name!(node, Option<i64>),
+        name!(timeline, Option<i64>),
+        name!(owner_node, Option<i64>),
+        name!(owner_timeline, Option<i64>),
+        name!(high_water_mark, Option<TimestampWithTimeZone>),
+    ),
+> {
+    // SAFETY: PostgreSQL functions without arguments.
+    let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
+    let s = if server::preloaded() {
+        *STARTUP.share()
+    } else {
+        Default::default()
+    };
+    let state = if !server::preloaded() {
+        "not preloaded".to_string()
+    } else if in_recovery {
+        "standby: refusing".to_string()
+    } else {
+        match s.verdict {
+            Verdict::Checking => "checking".to_string(),
+            Verdict::Ready => "ready".to_string(),
+            Verdict::Promoted => "promoted: refusing until the node id is changed or confirmed".to_string(),
+            Verdict::Unrecorded => "no owner record: refusing until the node id is confirmed".to_string(),
+            Verdict::Settings => "settings: refusing (flakeid_next() says why)".to_string(),
+            Verdict::Failed => format!("failed: {}", s.failure()),
+        }
+    };
+    let timeline = if in_recovery {
+        let mut tli: pg_sys::TimeLineID = 0;
+        // SAFETY: reads the replay position and its timeline.
+        unsafe { pg_sys::GetXLogReplayRecPtr(&mut tli) };
+        tli
+    } else {
+        // SAFETY: not in recovery.
+        unsafe { pg_sys::GetWALInsertionTimeLine() }
+    };
+    let durable = mark::read().ok();
+    let owner = durable.and_then(|d| d.owner);
+    let mark_ts = durable.filter(|d| d.mark_ms > 0).map(|d| timestamptz(d.mark_ms));
+    TableIterator::once((
+        state,
+        settings::node_id().ok().map(|n| n as i64),
+        Some(i64::from(timeline)),
+        owner.map(|o| o.node as i64),
+        owner.map(|o| i64::from(o.timeline)),
+        mark_ts,
+    ))
 }

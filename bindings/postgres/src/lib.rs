@@ -3,22 +3,39 @@
 //! One generator per server: its whole state is one `AtomicU64` in shared memory
 //! (so the library must be in `shared_preload_libraries`), and every backend builds
 //! its own [`flakeid_core::Generator`] over that word with the layout and node id
-//! of the `flakeid.*` settings. The engine decides everything; this crate converts
-//! SQL types and maps errors to SQLSTATEs.
+//! of the `flakeid.*` settings. The engine decides everything about IDs; this crate
+//! converts SQL types, maps errors to SQLSTATEs, and keeps the server's promise
+//! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
+//! read-only transactions refused, a promotion detected ([`worker`]).
 
 mod convert;
 mod error;
 mod generate;
+mod mark;
 mod parts;
 mod server;
+mod settings;
 mod text;
 mod time_range;
+mod verdict;
+mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    server::init();
+    // pgrx puts a captured Rust backtrace into an error's DETAIL, which goes to the
+    // client: never capture one (std reads this once, before any capture).
+    // SAFETY: _PG_init runs single-threaded, before any of our code reads the
+    // environment.
+    unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
+    // SAFETY: reading a flag PostgreSQL sets while it loads preload libraries.
+    let preloading = unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress };
+    settings::define(preloading);
+    if preloading {
+        server::init_shared_memory();
+        worker::register();
+    }
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -1,12 +1,15 @@
 //! Taking IDs apart and putting them together: `flakeid_decompose`,
-//! `flakeid_timestamp`, `flakeid_compose`. Each pure function has two forms: without
-//! a layout name (the server's `flakeid.layout`) and with one. They are IMMUTABLE:
-//! the server's layout is fixed while it runs (and must not change under stored IDs).
+//! `flakeid_timestamp`, `flakeid_compose`. Each has two forms: with a layout name,
+//! IMMUTABLE (the result depends on the arguments alone), and without one, STABLE: it
+//! reads `flakeid.layout`, which is fixed while the server runs but may differ after
+//! a restart or in another cluster (a restore must not keep results computed under
+//! another layout in indexes or generated columns).
 
 use crate::convert::{layout as layout_named, ok, timestamptz, unix_ms};
-use crate::error::{from_bigint, to_bigint};
-use crate::server::server_layout;
+use crate::error::{Report, SqlFn, from_bigint, to_bigint};
+use crate::settings::server_layout;
 use flakeid_core::{Error, Layout};
+use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
 
@@ -19,9 +22,23 @@ pgrx::extension_sql!(
 );
 const PARTS: &str = "flakeid_parts";
 
-fn decompose(id: i64, layout: Layout) -> pgrx::composite_type!('static, PARTS) {
+/// The row of the function's own result type: found through the function (by OID,
+/// as the extension script resolved it in `@extschema@`), never by name through the
+/// caller's `search_path`, where it may be missing or another type may sit first.
+#[track_caller]
+fn decompose(fcinfo: pg_sys::FunctionCallInfo, id: i64, layout: Layout) -> pgrx::composite_type!('static, PARTS) {
     let parts = ok(layout.try_decompose(from_bigint(id, "id")), "id");
-    let mut row = PgHeapTuple::new_composite_type(PARTS).unwrap_or_else(|e| panic!("type {PARTS}: {e}"));
+    let mut typoid = pg_sys::InvalidOid;
+    // SAFETY: fcinfo is this call's; PostgreSQL resolves its declared result type.
+    let class = unsafe { pg_sys::get_call_result_type(fcinfo, &mut typoid, std::ptr::null_mut()) };
+    let row = (class == pg_sys::TypeFuncClass::TYPEFUNC_COMPOSITE)
+        .then(|| PgHeapTuple::new_composite_type_by_oid(typoid).ok())
+        .flatten();
+    let Some(mut row) = row else {
+        internal(format!(
+            "the result type of flakeid_decompose (OID {typoid:?}) is not {PARTS}"
+        ))
+    };
     let ts = row.set_by_name("ts", timestamptz(parts.timestamp_ms));
     // Preset fields are at most 22 bits: they fit an int.
     let fields = [
@@ -34,28 +51,35 @@ fn decompose(id: i64, layout: Layout) -> pgrx::composite_type!('static, PARTS) {
         .into_iter()
         .try_for_each(|(name, v)| row.set_by_name(name, v as i32));
     if let Err(e) = ts.and(ints) {
-        panic!("type {PARTS}: {e}");
+        internal(format!("{PARTS}: {e}"));
     }
     row
 }
 
+#[cold]
+#[track_caller]
+fn internal(message: String) -> ! {
+    Report::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, message).raise(SqlFn::PURE)
+}
+
 /// The fields of an ID: its time (the start of its tick), node id and sequence.
-#[pg_extern(immutable, parallel_safe, name = "flakeid_decompose", requires = ["flakeid_parts"])]
-fn flakeid_decompose_server(id: i64) -> pgrx::composite_type!('static, PARTS) {
-    decompose(id, server_layout())
+#[pg_extern(stable, parallel_safe, name = "flakeid_decompose", requires = ["flakeid_parts"])]
+fn flakeid_decompose_server(id: i64, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, PARTS) {
+    decompose(fcinfo, id, server_layout())
 }
 
 #[pg_extern(immutable, parallel_safe, requires = ["flakeid_parts"])]
-fn flakeid_decompose(id: i64, layout: &str) -> pgrx::composite_type!('static, PARTS) {
-    decompose(id, layout_named(layout))
+fn flakeid_decompose(id: i64, layout: &str, fcinfo: pg_sys::FunctionCallInfo) -> pgrx::composite_type!('static, PARTS) {
+    decompose(fcinfo, id, layout_named(layout))
 }
 
+#[track_caller]
 fn timestamp(id: i64, layout: Layout) -> TimestampWithTimeZone {
     timestamptz(ok(layout.try_decompose(from_bigint(id, "id")), "id").timestamp_ms)
 }
 
 /// When an ID was made (the start of its tick).
-#[pg_extern(immutable, parallel_safe, name = "flakeid_timestamp")]
+#[pg_extern(stable, parallel_safe, name = "flakeid_timestamp")]
 fn flakeid_timestamp_server(id: i64) -> TimestampWithTimeZone {
     timestamp(id, server_layout())
 }
@@ -65,6 +89,7 @@ fn flakeid_timestamp(id: i64, layout: &str) -> TimestampWithTimeZone {
     timestamp(id, layout_named(layout))
 }
 
+#[track_caller]
 fn compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: Layout) -> i64 {
     // Negative values: the core's range message, with the value as given.
     let node = ok(
@@ -79,7 +104,7 @@ fn compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: Layout) 
 }
 
 /// The ID of a time, node id and sequence (the inverse of flakeid_decompose).
-#[pg_extern(immutable, parallel_safe, name = "flakeid_compose")]
+#[pg_extern(stable, parallel_safe, name = "flakeid_compose")]
 fn flakeid_compose_server(ts: TimestampWithTimeZone, node: i64, sequence: i64) -> i64 {
     compose(ts, node, sequence, server_layout())
 }

@@ -1,204 +1,242 @@
-//! The server's generator: `flakeid.*` settings (fixed at server start, so every
-//! backend agrees), the shared-memory counter, and each backend's generator over it.
+//! The server's generator: its shared memory, each backend's generator over it, and
+//! the gates before an ID leaves the server.
+//!
+//! - Not during recovery and not in a read-only transaction (SQLSTATE 25006, as
+//!   `nextval()`): a standby has its primary's node id but not its latest IDs.
+//! - Not before the start-up check ([`crate::worker`]) cleared this server: after a
+//!   promotion the node id is refused until it is changed or confirmed.
+//! - Never past the WAL-logged high-water mark ([`crate::mark`]): an ID whose tick
+//!   is beyond the mark first moves the mark ahead (once per [`RESERVE_AHEAD_MS`]),
+//!   flushed before the ID is returned. So the per-call cost is one relaxed load and
+//!   a compare; after a crash, a promotion or a restore the generator resumes above
+//!   the mark, and a clock behind it falls under `flakeid.clock_backwards`.
 
-use crate::error::{self, Source};
-use flakeid_core::{
-    Clock, ClockBackwards, Error, Generator, GeneratorBuilder, Layout, Overflow, SharedCounter, precise_now_ms,
-};
-use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, PgSqlErrorCode, pg_shmem_init, pg_sys};
-use std::ffi::CString;
+use crate::convert::show_ms;
+use crate::error::{Report, SqlFn};
+use crate::verdict::{STARTUP, wait_for_verdict};
+use crate::{mark, settings};
+use flakeid_core::{Clock, Error, ErrorKind, Generator, Layout, SharedCounter, precise_now_ms};
+use pgrx::{PgAtomic, PgSqlErrorCode, pg_shmem_init, pg_sys};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
-static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"snowflake"));
-static NODE: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static DATACENTER: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static WORKER: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"wait"));
-static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"error"));
-static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_BORROW_MS as i32);
-static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
+/// How far the high-water mark is reserved ahead of the newest ID (and of the clock).
+/// Small, because a server restarted within this time of its last reservation finds
+/// its clock behind the mark (see docs/postgres.md); a reservation is one WAL record
+/// and one flush.
+pub const RESERVE_AHEAD_MS: u64 = 100;
 
 /// The generator's whole state: the next free `(tick, sequence)` slot.
 static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
+/// Ticks below this are covered by the durable high-water mark (0: none yet).
+static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
 /// Set in the postmaster when loaded by `shared_preload_libraries`; backends
 /// inherit it through fork(). False in a backend that loaded the library itself.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 /// This backend's generator, built on first use.
-static GENERATOR: OnceLock<Generator<SharedCounter>> = OnceLock::new();
-/// The layout of `flakeid.layout`, for functions called without a layout name.
-static SERVER_LAYOUT: OnceLock<Layout> = OnceLock::new();
+static BACKEND: OnceLock<Backend> = OnceLock::new();
+
+#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
+pub fn init_shared_memory() {
+    pg_shmem_init!(COUNTER);
+    pg_shmem_init!(COVERED);
+    pg_shmem_init!(STARTUP);
+    PRELOADED.store(true, Ordering::Relaxed);
+}
+
+pub fn preloaded() -> bool {
+    PRELOADED.load(Ordering::Relaxed)
+}
 
 const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in postgresql.conf \
      (shared_preload_libraries = 'flakeid') and restart the server";
 
-#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
-pub fn init() {
-    // SAFETY: reading a flag PostgreSQL sets while it loads preload libraries.
-    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
-    // PostgreSQL refuses (FATAL) PGC_POSTMASTER settings defined after startup: a
-    // backend loading the library itself (no generator; the pure functions only
-    // read flakeid.layout) defines them as reload-time settings instead.
-    define_gucs(preloading);
-    if preloading {
-        pg_shmem_init!(COUNTER);
-        PRELOADED.store(true, Ordering::Relaxed);
-        // Refuse to start with settings no backend could use.
-        if let Err(err) = builder().and_then(|b| b.build()) {
-            error::raise(err, Source::Setting, "");
-        }
+/// This backend's generator, after the per-call gate (a read-only transaction).
+#[inline(always)]
+pub fn backend(f: SqlFn) -> &'static Backend {
+    // SAFETY: a backend-local flag, true in every transaction of a standby too.
+    if unsafe { pg_sys::XactReadOnly } {
+        refuse_read_only(f);
+    }
+    match BACKEND.get() {
+        Some(b) => b,
+        None => build(f),
     }
 }
 
-fn define_gucs(preloading: bool) {
-    let ctx = || {
-        if preloading {
-            GucContext::Postmaster
-        } else {
-            GucContext::Sighup
-        }
-    };
-    let flags = GucFlags::default();
-    GucRegistry::define_string_guc(
-        c"flakeid.layout",
-        c"flakeid layout preset of the server's IDs.",
-        c"snowflake, flake, discord, sonyflake, baidu or instagram.",
-        &LAYOUT,
-        ctx(),
-        flags,
-    );
-    let ids = [
-        (c"flakeid.node", c"This server's whole node id (-1: not set).", &NODE),
-        (
-            c"flakeid.datacenter",
-            c"This server's datacenter id (-1: not set).",
-            &DATACENTER,
-        ),
-        (c"flakeid.worker", c"This server's worker id (-1: not set).", &WORKER),
-    ];
-    for (name, short, setting) in ids {
-        GucRegistry::define_int_guc(
-            name,
-            short,
-            c"Every server issuing IDs (primary, replicas, shards) needs its own node id.",
-            setting,
-            -1,
-            i32::MAX,
-            ctx(),
-            flags,
-        );
+/// Refuses what would issue IDs or move the mark: during recovery, in a read-only
+/// transaction (both 25006, as `nextval()`).
+#[track_caller]
+pub fn refuse_unless_writable(f: SqlFn) {
+    // SAFETY: PostgreSQL functions without arguments, and a backend-local flag.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        refuse_recovery(f);
     }
-    GucRegistry::define_string_guc(
-        c"flakeid.overflow",
-        c"When a tick's sequence is used up: wait or borrow.",
-        c"",
-        &OVERFLOW,
-        ctx(),
-        flags,
-    );
-    GucRegistry::define_string_guc(
-        c"flakeid.clock_backwards",
-        c"When the clock moves backwards: error, wait or monotonic.",
-        c"",
-        &CLOCK_BACKWARDS,
-        ctx(),
-        flags,
-    );
-    let ms = [
-        (
-            c"flakeid.max_borrow_ms",
-            c"How far overflow = borrow may run ahead of the clock.",
-            &MAX_BORROW_MS,
-        ),
-        (
-            c"flakeid.max_wait_ms",
-            c"Longest wait for a clock that moved backwards.",
-            &MAX_WAIT_MS,
-        ),
-    ];
-    for (name, short, setting) in ms {
-        GucRegistry::define_int_guc(name, short, c"", setting, 0, i32::MAX, ctx(), flags | GucFlags::UNIT_MS);
-    }
-}
-
-fn text(setting: &GucSetting<Option<CString>>) -> String {
-    setting
-        .get()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A generator builder from the settings; the core checks every value.
-fn builder() -> Result<GeneratorBuilder, Error> {
-    let layout = Layout::preset(&text(&LAYOUT))?;
-    let mut b = Generator::builder(layout)
-        .clock(BackendClock)
-        .overflow(Overflow::parse(&text(&OVERFLOW))?)
-        .clock_backwards(ClockBackwards::parse(&text(&CLOCK_BACKWARDS))?)
-        .max_borrow_ms(MAX_BORROW_MS.get() as u64)
-        .max_wait_ms(MAX_WAIT_MS.get() as u64);
-    let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
-    if node >= 0 {
-        b = b.node(node as u64);
-    }
-    if dc >= 0 {
-        b = b.datacenter(dc as u64);
-    }
-    if worker >= 0 {
-        b = b.worker(worker as u64);
-    }
-    if node < 0 && dc < 0 && worker < 0 {
-        b = b.node(0);
-    }
-    // A cancel request ends a wait for the clock (the core polls this every ~10 ms).
-    Ok(b.wait_hook(Arc::new(|| {
-        // SAFETY: a sig_atomic_t flag that PostgreSQL's signal handlers set.
-        if unsafe { std::ptr::read_volatile(&raw const pg_sys::InterruptPending) } != 0 {
-            Err(Error::Interrupted)
-        } else {
-            Ok(())
-        }
-    })))
-}
-
-/// This backend's generator over the server's shared counter.
-#[inline]
-pub fn generator() -> &'static Generator<SharedCounter> {
-    match GENERATOR.get() {
-        Some(g) => g,
-        None => build_generator(),
+    if unsafe { pg_sys::XactReadOnly } {
+        refuse_read_only(f);
     }
 }
 
 #[cold]
-fn build_generator() -> &'static Generator<SharedCounter> {
-    if !PRELOADED.load(Ordering::Relaxed) {
-        error::raise_code(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "flakeid_next() needs the flakeid library preloaded: its generator lives in shared memory, \
-             one per server"
-                .into(),
-            Some(NOT_PRELOADED_HINT),
-        );
+#[inline(never)]
+#[track_caller]
+fn refuse_read_only(f: SqlFn) -> ! {
+    // SAFETY: as above.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        refuse_recovery(f);
     }
-    let built = builder().and_then(|b| b.build_shared(COUNTER.get()));
-    match built {
-        Ok(g) => GENERATOR.get_or_init(|| g),
-        Err(err) => error::raise(err, Source::Setting, ""),
-    }
+    Report::new(
+        PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {f} in a read-only transaction"),
+    )
+    .detail("Issuing an ID advances the server's generator and its WAL-logged high-water mark, as nextval() advances a sequence.")
+    .raise(f)
 }
 
-/// The layout of `flakeid.layout`.
-pub fn server_layout() -> Layout {
-    *SERVER_LAYOUT
-        .get_or_init(|| Layout::preset(&text(&LAYOUT)).unwrap_or_else(|err| error::raise(err, Source::Setting, "")))
+#[cold]
+#[track_caller]
+fn refuse_recovery(f: SqlFn) -> ! {
+    Report::new(
+        PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {f} during recovery"),
+    )
+    .detail(
+        "This server is a standby: it has its primary's node id but not the primary's latest IDs, \
+         so IDs issued here would repeat the primary's.",
+    )
+    .hint("Take IDs from the primary. A promoted standby issues IDs once its node id is its own (see the failover runbook in docs/postgres.md).")
+    .raise(f)
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn build(f: SqlFn) -> &'static Backend {
+    if !preloaded() {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("{f} needs the flakeid library preloaded: its generator lives in shared memory, one per server"),
+        )
+        .hint(NOT_PRELOADED_HINT)
+        .raise(f);
+    }
+    refuse_unless_writable(f);
+    let builder = match settings::builder() {
+        Ok(b) => b,
+        Err(report) => report.raise(f),
+    };
+    let start_mark_ms = wait_for_verdict(f);
+    let built = builder.resume_after_ms(start_mark_ms).build_shared(COUNTER.get());
+    let generator = match built {
+        Ok(g) => g,
+        Err(err) => settings::setting_report(err).raise(f),
+    };
+    let layout = *generator.layout();
+    BACKEND.get_or_init(|| Backend {
+        generator,
+        covered: COVERED.get(),
+        time_shift: layout.node_bits() + layout.sequence_bits(),
+        layout,
+    })
+}
+
+/// A backend's generator over the server's counter, and the mark's bound.
+pub struct Backend {
+    generator: Generator<SharedCounter>,
+    covered: &'static AtomicU64,
+    time_shift: u32,
+    layout: Layout,
+}
+
+impl Backend {
+    #[inline]
+    pub fn next_id(&self, f: SqlFn) -> u64 {
+        let id = match self.generator.next_id() {
+            Ok(id) => id,
+            Err(err) => self.error(err, f),
+        };
+        self.cover(id, f);
+        id
+    }
+
+    /// Fills `out` with increasing IDs, all under the mark before they are returned.
+    pub fn fill(&self, out: &mut [u64], f: SqlFn) {
+        if let Err(err) = self.generator.fill(out) {
+            self.error(err, f);
+        }
+        if let Some(&last) = out.last() {
+            self.cover(last, f);
+        }
+    }
+
+    #[inline(always)]
+    fn cover(&self, id: u64, f: SqlFn) {
+        if id >> self.time_shift >= self.covered.load(Ordering::Relaxed) {
+            self.reserve(id, f);
+        }
+    }
+
+    /// Moves the durable mark past `id`'s tick (and the clock) by [`RESERVE_AHEAD_MS`].
+    #[cold]
+    #[inline(never)]
+    fn reserve(&self, id: u64, f: SqlFn) {
+        let tick = id >> self.time_shift;
+        let moved = mark::advance(|| {
+            // Another backend may have moved it past this tick while we waited.
+            (tick >= self.covered.load(Ordering::Acquire)).then(|| {
+                self.layout
+                    .timestamp_of_ticks(tick)
+                    .max(precise_now_ms())
+                    .saturating_add(RESERVE_AHEAD_MS)
+                    .min(self.layout.last_timestamp_ms())
+            })
+        });
+        match moved {
+            Ok(Some(mark_ms)) => {
+                let end = self.layout.ticks_at(mark_ms).map_or(u64::MAX, |t| t + 1);
+                self.covered.fetch_max(end, Ordering::Release);
+            }
+            Ok(None) => {}
+            Err(report) => report.raise(f),
+        }
+    }
+
+    /// An engine error while issuing, as an ERROR of `f`.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn error(&self, err: Error, f: SqlFn) -> ! {
+        match err {
+            Error::Interrupted => {
+                pgrx::check_for_interrupts!();
+                Report::new(PgSqlErrorCode::ERRCODE_QUERY_CANCELED, format!("{f}: {err}")).raise(f)
+            }
+            Error::ClockMovedBackwards { by_ms } => Report::new(
+                crate::error::sqlstate(ErrorKind::ClockMovedBackwards),
+                format!("{f}: the clock is {by_ms} ms behind IDs this server already issued"),
+            )
+            .detail(format!(
+                "IDs already issued are never issued again: this server's newest ID is from {}, and after a restart, \
+                 a promotion or a restore it resumes after its WAL-logged high-water mark (here {}). The clock reads {}: \
+                 a restart within {RESERVE_AHEAD_MS} ms of the last ID, a failover to a host whose clock is behind, \
+                 or a clock set back.",
+                show_ms(self.generator.last_issued_ms().unwrap_or(0)),
+                show_ms(STARTUP.share().start_mark_ms),
+                show_ms(precise_now_ms()),
+            ))
+            .hint("flakeid.clock_backwards = 'wait' waits up to flakeid.max_wait_ms for the clock")
+            .raise(f),
+            Error::Config { .. } => settings::setting_report(err).raise(f),
+            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).raise(f),
+        }
+    }
 }
 
 /// The OS clock, read on every call. The core's default clock serves a cache from a
 /// background thread; PostgreSQL backends are single-threaded processes (and there
 /// may be hundreds), so each reads the vDSO clock instead.
 #[derive(Debug)]
-struct BackendClock;
+pub struct BackendClock;
 
 impl Clock for BackendClock {
     #[inline]

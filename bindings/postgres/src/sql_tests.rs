@@ -176,4 +176,92 @@ mod tests {
             assert!(got.starts_with(want), "{sql}: got {got:?}, want {want:?}...");
         }
     }
+
+    #[pg_test]
+    fn volatility_follows_what_a_result_depends_on() {
+        // IMMUTABLE only when the arguments alone decide (a layout name, or no layout
+        // at all); STABLE when flakeid.layout does; VOLATILE for the generator.
+        let wrong: String = one(
+            "SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid), provolatile), ', '), '')
+               FROM pg_proc
+              WHERE proname LIKE 'flakeid\\_%' AND provolatile <> CASE
+                    WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_confirm_node', 'flakeid_status') THEN 'v'
+                    WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
+                    WHEN 'layout' = ANY (proargnames) THEN 'i'
+                    ELSE 's' END",
+        );
+        assert_eq!(wrong, "");
+        let n: i64 = one("SELECT count(*) FROM pg_proc WHERE proname LIKE 'flakeid\\_%'");
+        assert_eq!(n, 21);
+    }
+
+    #[pg_test]
+    fn the_high_water_mark_is_ahead_of_every_id() {
+        Spi::run("CREATE TEMP TABLE ids AS SELECT flakeid_next_many(20000) AS id").unwrap();
+        let ahead: bool = one(
+            "SELECT s.high_water_mark >= (SELECT flakeid_timestamp(max(id)) FROM ids) AND s.state = 'ready'
+               FROM flakeid_status() s",
+        );
+        assert!(ahead);
+    }
+
+    #[pg_test]
+    fn a_read_only_transaction_is_refused_as_nextval_is() {
+        Spi::run(
+            "CREATE FUNCTION pg_temp.read_only(q text) RETURNS text LANGUAGE plpgsql AS $$
+             BEGIN SET LOCAL transaction_read_only = on; EXECUTE q; RETURN 'no error';
+             EXCEPTION WHEN others THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$",
+        )
+        .unwrap();
+        for (sql, want) in [
+            (
+                "SELECT flakeid_next()",
+                "25006: cannot execute flakeid_next() in a read-only transaction",
+            ),
+            (
+                "SELECT count(*) FROM flakeid_next_many(3)",
+                "25006: cannot execute flakeid_next_many() in a read-only transaction",
+            ),
+            (
+                "SELECT nextval('ro_seq')",
+                "25006: cannot execute nextval() in a read-only transaction",
+            ),
+        ] {
+            Spi::run("CREATE SEQUENCE IF NOT EXISTS ro_seq").unwrap();
+            let got = Spi::get_one_with_args::<String>("SELECT pg_temp.read_only($1)", &[sql.into()])
+                .unwrap()
+                .unwrap();
+            assert_eq!(got, want, "{sql}");
+        }
+    }
+
+    #[pg_test]
+    fn a_look_alike_type_first_on_search_path_changes_nothing() {
+        Spi::run("CREATE SCHEMA lookalike").unwrap();
+        Spi::run("CREATE TYPE lookalike.flakeid_parts AS (ts text, worker text)").unwrap();
+        Spi::run("SET LOCAL search_path = lookalike, public").unwrap();
+        let parts: String = one(
+            "SELECT format('%s %s', pg_typeof(flakeid_decompose(910499571847892992)), (flakeid_decompose(910499571847892992, 'snowflake')).worker)",
+        );
+        assert_eq!(parts, "public.flakeid_parts 25");
+    }
+
+    #[pg_test]
+    fn confirming_another_node_id_is_refused() {
+        assert_eq!(
+            failure("SELECT flakeid_confirm_node(5)"),
+            "22023: flakeid_confirm_node(): this server's node id is 103, not 5"
+        );
+        // On a server already issuing, confirming changes nothing a backend resumes
+        // after: its durable mark is reserved ahead of the clock, and a backend built
+        // after the confirmation must not start there (its clock would be "behind").
+        one::<i64>("SELECT count(*) FROM flakeid_next_many(10000)");
+        let resumes_after = crate::verdict::STARTUP.share().start_mark_ms;
+        let confirmed: String = one("SELECT flakeid_confirm_node(103)");
+        assert!(
+            confirmed.starts_with("node id 103 may issue IDs on timeline 1"),
+            "{confirmed}"
+        );
+        assert_eq!(crate::verdict::STARTUP.share().start_mark_ms, resumes_after);
+    }
 }

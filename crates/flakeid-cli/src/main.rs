@@ -21,10 +21,22 @@ fn report(text: std::fmt::Arguments) {
     let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
+/// The environment variables that stand in for options (`FLAKEID_NODE`, ...).
+const OPTION_ENV: [&str; 3] = ["FLAKEID_NODE", "FLAKEID_LEASE", "FLAKEID_LISTEN"];
+
 fn main() -> ExitCode {
     // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on by default).
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
+
+    // An empty variable (`FLAKEID_LEASE=` in a unit file or a manifest) is unset, as
+    // most tools read it, not an empty value: clap would pass it on as "".
+    for var in OPTION_ENV {
+        if std::env::var_os(var).is_some_and(|v| v.to_string_lossy().trim().is_empty()) {
+            // SAFETY: nothing else runs yet: main has started no thread.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),
@@ -128,8 +140,7 @@ fn layout_arg(name: Option<&str>) -> Result<Layout, Failure> {
 /// The node-id and generator options shared by `generate` and `serve`.
 fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder, Failure> {
     let mut b = Generator::builder(layout_arg(o.layout.as_deref())?);
-    // An empty value (FLAKEID_NODE= in a unit file) is no node source, as if unset.
-    if let Some(node) = o.node.as_deref().filter(|n| !n.is_empty()) {
+    if let Some(node) = &o.node {
         b = b.node_source(NodeSource::parse(node)?);
     }
     if let Some(d) = o.datacenter {
@@ -150,7 +161,7 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
     if let Some(ms) = o.max_wait_ms {
         b = b.max_wait_ms(ms);
     }
-    if let Some(url) = o.lease.as_deref().filter(|u| !u.is_empty()) {
+    if let Some(url) = &o.lease {
         b = b.lease_url(url);
     }
     if let Some(ms) = o.lease_ttl_ms {

@@ -2,8 +2,12 @@
 
 use crate::Failure;
 use crate::args::ServeArgs;
+use flakeid_core::{Error, LeaseState};
 use flakeid_server::{Config, Service};
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let listen = &args.listen;
@@ -36,9 +40,47 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             leased = service.generator().is_leased(),
             "flakeid serve: listening"
         );
-        flakeid_server::serve(listener, service, shutdown_signal()).await?;
+        // A lease taken over by another holder is never given back: this process can
+        // only answer 503 from then on. Exit instead (after draining), so that the
+        // supervisor (systemd Restart=on-failure, a Kubernetes restart) starts a
+        // replica that leases a fresh node id. Found by the fault suite: after a
+        // store lost its data, every `flakeid serve` stayed up refusing forever.
+        let lost = Arc::new(AtomicBool::new(false));
+        let shutdown = {
+            let (service, lost) = (service.clone(), lost.clone());
+            async move {
+                tokio::select! {
+                    () = shutdown_signal() => {}
+                    () = lease_lost(&service) => {
+                        tracing::error!("node-id lease lost (taken over, or forgotten by the store): draining and exiting");
+                        lost.store(true, Ordering::Release);
+                    }
+                }
+            }
+        };
+        flakeid_server::serve(listener, service, shutdown).await?;
+        if lost.load(Ordering::Acquire) {
+            return Err(Failure::Flake(Error::Lease {
+                message: "the node-id lease was lost (taken over by another holder, or forgotten by a store \
+                          that lost its data); exiting so that a new replica leases a free node id"
+                    .into(),
+            }));
+        }
         Ok(())
     })
+}
+
+/// Completes once the generator's lease is lost for good (never without a lease).
+async fn lease_lost(service: &Service) {
+    if !service.generator().is_leased() {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if matches!(service.generator().lease_state(), Some(LeaseState::Lost)) {
+            return;
+        }
+    }
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C).

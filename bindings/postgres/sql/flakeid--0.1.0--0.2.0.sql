@@ -1,0 +1,51 @@
+-- flakeid 0.1.0 -> 0.2.0 (issue 22): ALTER EXTENSION flakeid UPDATE TO '0.2.0'.
+-- The result equals a fresh CREATE EXTENSION flakeid VERSION '0.2.0' (tests/postgres/run.sh
+-- compares the two catalogs). Everything else 0.2.0 changes is in the library.
+\echo Use "ALTER EXTENSION flakeid UPDATE TO '0.2.0'" to load this file. \quit
+
+-- The forms that read flakeid.layout are STABLE: their result depends on a setting,
+-- not on their arguments alone. (The forms with a layout name stay IMMUTABLE.)
+-- Indexes and generated columns made with these forms under 0.1.0 keep their values:
+-- remake them with the layout-name form (docs/postgres.md, "Upgrading").
+ALTER FUNCTION @extschema@.flakeid_decompose(bigint) STABLE;
+ALTER FUNCTION @extschema@.flakeid_timestamp(bigint) STABLE;
+ALTER FUNCTION @extschema@.flakeid_compose(timestamp with time zone, bigint, bigint) STABLE;
+ALTER FUNCTION @extschema@.flakeid_first_at(timestamp with time zone) STABLE;
+ALTER FUNCTION @extschema@.flakeid_last_at(timestamp with time zone) STABLE;
+ALTER FUNCTION @extschema@.flakeid_range(tstzrange) STABLE;
+
+-- flakeid_in_range: every name in the (inlined) bodies qualified, so that neither a
+-- search_path without the extension's schema nor a look-alike elsewhere changes them.
+CREATE OR REPLACE FUNCTION @extschema@.flakeid_in_range(id bigint, r tstzrange) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT NOT pg_catalog.isempty(@extschema@.flakeid_range(r))
+       AND id OPERATOR(pg_catalog.>=) coalesce(pg_catalog.lower(@extschema@.flakeid_range(r)), 0::pg_catalog.int8)
+       AND id OPERATOR(pg_catalog.<=) coalesce(pg_catalog.upper(@extschema@.flakeid_range(r)) OPERATOR(pg_catalog.-) 1::pg_catalog.int8, 9223372036854775807::pg_catalog.int8)
+$$;
+CREATE OR REPLACE FUNCTION @extschema@.flakeid_in_range(id bigint, r tstzrange, layout text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT NOT pg_catalog.isempty(@extschema@.flakeid_range(r, layout))
+       AND id OPERATOR(pg_catalog.>=) coalesce(pg_catalog.lower(@extschema@.flakeid_range(r, layout)), 0::pg_catalog.int8)
+       AND id OPERATOR(pg_catalog.<=) coalesce(pg_catalog.upper(@extschema@.flakeid_range(r, layout)) OPERATOR(pg_catalog.-) 1::pg_catalog.int8, 9223372036854775807::pg_catalog.int8)
+$$;
+
+-- Failover: the confirmation after a promotion (superusers only) and the state.
+CREATE  FUNCTION @extschema@."flakeid_confirm_node"(
+	"node" bigint /* i64 */
+) RETURNS TEXT /* String */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_confirm_node_wrapper';
+REVOKE ALL ON FUNCTION @extschema@.flakeid_confirm_node(bigint) FROM PUBLIC;
+
+CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
+	"state" TEXT,  /* String */
+	"node" bigint,  /* Option < i64 > */
+	"timeline" bigint,  /* Option < i64 > */
+	"owner_node" bigint,  /* Option < i64 > */
+	"owner_timeline" bigint,  /* Option < i64 > */
+	"high_water_mark" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_status_wrapper';

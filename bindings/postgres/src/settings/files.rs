@@ -1,0 +1,262 @@
+//! The configuration the next server start applies, and where a value is set: for
+//! the hooks (checked against the files, not the running values) and for messages
+//! (hints naming the file that holds a value).
+
+use super::{DATACENTER, LAYOUT, NODE, Setting, WORKER, preloading, text};
+use pgrx::pg_sys;
+use std::ffi::{CStr, CString};
+
+/// A node setting's value and where it is set.
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    setting: Setting,
+    pub(super) value: i32,
+    /// `file:line`, when set in a configuration file.
+    source: Option<String>,
+}
+
+impl Entry {
+    pub(super) fn describe(&self) -> String {
+        match &self.source {
+            Some(at) => format!("{} = {} ({at})", self.setting.name(), self.value),
+            None => format!("{} = {}", self.setting.name(), self.value),
+        }
+    }
+}
+
+/// The layout and node settings that the next server start would apply.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    pub(super) layout: Option<String>,
+    pub(super) node: Entry,
+    pub(super) datacenter: Entry,
+    pub(super) worker: Entry,
+}
+
+impl Pending {
+    /// At server start: the values being applied (in definition order). Otherwise:
+    /// the configuration files' (the last line for each name wins, as PostgreSQL
+    /// reads them), unless the running value came from the command line.
+    pub(super) fn now() -> Pending {
+        let entry = |setting: Setting, value: i32| Entry {
+            setting,
+            value,
+            source: None,
+        };
+        let mut p = Pending {
+            layout: Some(text(&LAYOUT)),
+            node: entry(Setting::Node, NODE.get()),
+            datacenter: entry(Setting::Datacenter, DATACENTER.get()),
+            worker: entry(Setting::Worker, WORKER.get()),
+        };
+        if preloading() {
+            return p;
+        }
+        let files = config_file_values();
+        for (setting, slot) in [
+            (Setting::Node, &mut p.node),
+            (Setting::Datacenter, &mut p.datacenter),
+            (Setting::Worker, &mut p.worker),
+        ] {
+            if from_command_line(setting.name()) {
+                continue;
+            }
+            *slot = match files.iter().find(|f| f.name == setting.name()) {
+                Some(f) => Entry {
+                    setting,
+                    value: parse_int(&f.value).unwrap_or(-1),
+                    source: Some(f.at()),
+                },
+                None => entry(setting, -1),
+            };
+        }
+        if !from_command_line(Setting::Layout.name()) {
+            p.layout = Some(
+                files
+                    .iter()
+                    .find(|f| f.name == Setting::Layout.name())
+                    .map_or_else(|| "snowflake".to_string(), |f| f.value.clone()),
+            );
+        }
+        p
+    }
+
+    pub(super) fn entry(&self, setting: Setting) -> Option<&Entry> {
+        match setting {
+            Setting::Node => Some(&self.node),
+            Setting::Datacenter => Some(&self.datacenter),
+            Setting::Worker => Some(&self.worker),
+            _ => None,
+        }
+    }
+}
+
+/// One `flakeid.*` line of the configuration files.
+#[derive(Debug, Clone)]
+struct FileValue {
+    name: String,
+    value: String,
+    file: String,
+    line: i32,
+}
+
+impl FileValue {
+    /// `file line N`: the whole path (for hooks, whose messages go to ALTER SYSTEM's
+    /// superuser or to the server log).
+    fn at(&self) -> String {
+        format!("{} line {}", self.file, self.line)
+    }
+}
+
+/// The last `flakeid.*` line for each name in postgresql.conf (with its includes)
+/// and then postgresql.auto.conf, as PostgreSQL's own reload reads them.
+fn config_file_values() -> Vec<FileValue> {
+    let mut out: Vec<FileValue> = Vec::new();
+    // SAFETY: PostgreSQL's configuration parser, as ProcessConfigFile calls it; the
+    // list is read, then freed.
+    unsafe {
+        let mut head: *mut pg_sys::ConfigVariable = std::ptr::null_mut();
+        let mut tail: *mut pg_sys::ConfigVariable = std::ptr::null_mut();
+        let main = pg_sys::ConfigFileName;
+        if !main.is_null() {
+            pg_sys::ParseConfigFile(
+                main,
+                true,
+                std::ptr::null(),
+                0,
+                0,
+                pg_sys::DEBUG1 as i32,
+                &mut head,
+                &mut tail,
+            );
+        }
+        pg_sys::ParseConfigFile(
+            c"postgresql.auto.conf".as_ptr(),
+            false,
+            std::ptr::null(),
+            0,
+            0,
+            pg_sys::DEBUG1 as i32,
+            &mut head,
+            &mut tail,
+        );
+        let mut item = head;
+        while !item.is_null() {
+            let v = &*item;
+            if !v.name.is_null() && !v.value.is_null() {
+                let name = CStr::from_ptr(v.name).to_string_lossy().to_ascii_lowercase();
+                if name.starts_with("flakeid.") {
+                    let value = FileValue {
+                        name,
+                        value: CStr::from_ptr(v.value).to_string_lossy().into_owned(),
+                        file: if v.filename.is_null() {
+                            String::new()
+                        } else {
+                            CStr::from_ptr(v.filename).to_string_lossy().into_owned()
+                        },
+                        line: v.sourceline,
+                    };
+                    out.retain(|o| o.name != value.name);
+                    out.push(value);
+                }
+            }
+            item = v.next;
+        }
+        pg_sys::FreeConfigVariables(head);
+    }
+    out
+}
+
+fn parse_int(text: &str) -> Option<i32> {
+    let c = CString::new(text).ok()?;
+    let mut value = 0i32;
+    // SAFETY: PostgreSQL's own integer parser for settings (accepts what it accepts).
+    let ok = unsafe { pg_sys::parse_int(c.as_ptr(), &mut value, 0, std::ptr::null_mut()) };
+    ok.then_some(value)
+}
+
+/// The running value's origin: `(source file, line)` when it came from a file.
+pub(super) fn guc_origin(name: &str) -> Option<(pg_sys::GucSource::Type, Option<(String, i32)>)> {
+    // SAFETY: the GUC table, read-only, in the process that owns it.
+    unsafe {
+        let vars = pg_sys::get_guc_variables();
+        let n = pg_sys::GetNumConfigOptions();
+        for i in 0..n as usize {
+            let var = &**vars.add(i);
+            if var.name.is_null() || !CStr::from_ptr(var.name).to_string_lossy().eq_ignore_ascii_case(name) {
+                continue;
+            }
+            let file = (!var.sourcefile.is_null()).then(|| {
+                (
+                    CStr::from_ptr(var.sourcefile).to_string_lossy().into_owned(),
+                    var.sourceline,
+                )
+            });
+            return Some((var.source, file));
+        }
+    }
+    None
+}
+
+fn from_command_line(name: &str) -> bool {
+    matches!(guc_origin(name), Some((source, _)) if source == pg_sys::GucSource::PGC_S_ARGV)
+}
+
+/// A configuration file's path as the current user may see it: whole for those who
+/// may read every setting's source (superusers, pg_read_all_settings), its name
+/// otherwise. Only called inside a transaction (an SQL function's error).
+pub(super) fn shown_path(path: &str) -> String {
+    // SAFETY: privilege checks of the current user, inside a transaction.
+    let privileged = unsafe {
+        pg_sys::superuser()
+            || pg_sys::has_privs_of_role(
+                pg_sys::GetUserId(),
+                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_ALL_SETTINGS),
+            )
+    };
+    if privileged {
+        path.to_string()
+    } else {
+        std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
+    }
+}
+
+/// Where a setting's running value comes from, and how to change it there.
+pub(super) fn how_to_change(setting: Setting) -> String {
+    match guc_origin(setting.name()).and_then(|(_, file)| file) {
+        Some((file, line)) if file.ends_with("postgresql.auto.conf") => format!(
+            "{name} was set with ALTER SYSTEM ({} line {line}): change it with ALTER SYSTEM SET {name} = ... \
+             (or ALTER SYSTEM RESET {name}) and restart the server",
+            shown_path(&file),
+            name = setting.name()
+        ),
+        Some((file, line)) => format!(
+            "{} is set in {} line {line}: change it there and restart the server",
+            setting.name(),
+            shown_path(&file)
+        ),
+        None => format!(
+            "set {} with ALTER SYSTEM or in postgresql.conf and restart the server",
+            setting.name()
+        ),
+    }
+}
+
+/// Where the configuration files set `setting` now (for values refused at start,
+/// whose running value is the default).
+pub(super) fn where_in_files(setting: Setting) -> Option<String> {
+    config_file_values()
+        .into_iter()
+        .find(|f| f.name == setting.name())
+        .map(|f| format!("{} line {}", shown_path(&f.file), f.line))
+}
+
+/// `flakeid.x = v (file line n)`: a running value and where it is set.
+pub(super) fn described(setting: Setting, value: i32) -> String {
+    match guc_origin(setting.name()).and_then(|(_, f)| f) {
+        Some((file, line)) => format!("{} = {value} ({} line {line})", setting.name(), shown_path(&file)),
+        None => format!("{} = {value}", setting.name()),
+    }
+}

@@ -1,0 +1,346 @@
+//! The `flakeid.*` settings: their definitions, the check hooks that refuse a bad
+//! value when it is set (ALTER SYSTEM, a reload, server start), and the generator
+//! builder made from them. The engine states every rule (layout names, node ranges,
+//! "node or datacenter + worker"); this file only applies them to the configuration
+//! the next server start will use and names the setting and file at fault.
+//!
+//! The node settings are fixed at server start, so a hook that compared a new value
+//! with the running ones would refuse every valid change of layout and node made in
+//! two steps. Outside server start a hook therefore checks the value against the
+//! other settings as the configuration files now hold them (postgresql.conf, its
+//! includes, then postgresql.auto.conf): what the next start will apply.
+
+mod check;
+mod files;
+
+use crate::error::{Report, SqlFn};
+use crate::server::BackendClock;
+use check::{check_clock_backwards, check_datacenter, check_layout, check_node, check_overflow, check_worker};
+use files::{described, how_to_change, where_in_files};
+use flakeid_core::{ClockBackwards, Error, Generator, GeneratorBuilder, Layout, Overflow};
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgSqlErrorCode, pg_sys};
+use std::ffi::CString;
+use std::sync::{Arc, Mutex, OnceLock};
+
+static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"snowflake"));
+static NODE: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static DATACENTER: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static WORKER: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"wait"));
+static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"error"));
+static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_BORROW_MS as i32);
+static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
+
+/// Values refused while the server started: PostgreSQL then warns and keeps the
+/// default, so the server would silently run without them. Set in the postmaster,
+/// inherited by every backend; any entry makes the generator refuse.
+static REFUSED_AT_START: Mutex<Vec<Refusal>> = Mutex::new(Vec::new());
+/// The layout of `flakeid.layout` when it is fixed for the server's life.
+static SERVER_LAYOUT: OnceLock<Layout> = OnceLock::new();
+
+#[derive(Debug, Clone)]
+struct Refusal {
+    setting: Setting,
+    value: String,
+    reason: String,
+}
+
+/// The node settings and the layout, whose values are checked together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Layout,
+    Node,
+    Datacenter,
+    Worker,
+    Overflow,
+    ClockBackwards,
+}
+
+impl Setting {
+    fn name(self) -> &'static str {
+        match self {
+            Setting::Layout => "flakeid.layout",
+            Setting::Node => "flakeid.node",
+            Setting::Datacenter => "flakeid.datacenter",
+            Setting::Worker => "flakeid.worker",
+            Setting::Overflow => "flakeid.overflow",
+            Setting::ClockBackwards => "flakeid.clock_backwards",
+        }
+    }
+    /// The setting the engine's field name stands for.
+    fn of_field(field: &str) -> Option<Setting> {
+        Some(match field {
+            "layout" => Setting::Layout,
+            "node" => Setting::Node,
+            "datacenter" => Setting::Datacenter,
+            "worker" => Setting::Worker,
+            "overflow" => Setting::Overflow,
+            "clock_backwards" => Setting::ClockBackwards,
+            _ => return None,
+        })
+    }
+}
+
+fn preloading() -> bool {
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    unsafe { pg_sys::process_shared_preload_libraries_in_progress }
+}
+
+/// Defines the settings: fixed at server start when preloaded; reloadable otherwise
+/// (PostgreSQL refuses PGC_POSTMASTER settings defined after start, and a backend
+/// that loads the library itself has no generator: only the layout matters there).
+pub fn define(preloading: bool) {
+    let ctx = || {
+        if preloading {
+            GucContext::Postmaster
+        } else {
+            GucContext::Sighup
+        }
+    };
+    let flags = GucFlags::default();
+    // SAFETY (all of these): the hooks are #[pg_guard]ed extern "C-unwind" functions.
+    // The layout comes first: at server start the node hooks check against it.
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"flakeid.layout",
+            c"flakeid layout preset of the server's IDs.",
+            c"snowflake, flake, discord, sonyflake, baidu or instagram.",
+            &LAYOUT,
+            ctx(),
+            flags,
+            Some(check_layout),
+            None,
+            None,
+        );
+    }
+    let ids = [
+        (
+            c"flakeid.node",
+            c"This server's whole node id (-1: not set).",
+            &NODE,
+            check_node as unsafe extern "C-unwind" fn(_, _, _) -> _,
+        ),
+        (
+            c"flakeid.datacenter",
+            c"This server's datacenter id (-1: not set).",
+            &DATACENTER,
+            check_datacenter,
+        ),
+        (
+            c"flakeid.worker",
+            c"This server's worker id (-1: not set).",
+            &WORKER,
+            check_worker,
+        ),
+    ];
+    for (name, short, setting, hook) in ids {
+        unsafe {
+            GucRegistry::define_int_guc_with_hooks(
+                name,
+                short,
+                c"Every server issuing IDs (primary, promoted standby, shard) needs its own node id.",
+                setting,
+                -1,
+                i32::MAX,
+                ctx(),
+                flags,
+                Some(hook),
+                None,
+                None,
+            );
+        }
+    }
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"flakeid.overflow",
+            c"When a tick's sequence is used up: wait or borrow.",
+            c"",
+            &OVERFLOW,
+            ctx(),
+            flags,
+            Some(check_overflow),
+            None,
+            None,
+        );
+        GucRegistry::define_string_guc_with_hooks(
+            c"flakeid.clock_backwards",
+            c"When the clock is behind IDs already issued: error, wait or monotonic.",
+            c"",
+            &CLOCK_BACKWARDS,
+            ctx(),
+            flags,
+            Some(check_clock_backwards),
+            None,
+            None,
+        );
+    }
+    // The engine's bound for both: PostgreSQL's range check names setting and range.
+    let max_ms = flakeid_core::MAX_POLICY_MS as i32;
+    let ms = [
+        (
+            c"flakeid.max_borrow_ms",
+            c"How far overflow = borrow may run ahead of the clock.",
+            &MAX_BORROW_MS,
+        ),
+        (
+            c"flakeid.max_wait_ms",
+            c"Longest wait for a clock behind IDs already issued.",
+            &MAX_WAIT_MS,
+        ),
+    ];
+    for (name, short, setting) in ms {
+        GucRegistry::define_int_guc(name, short, c"", setting, 0, max_ms, ctx(), flags | GucFlags::UNIT_MS);
+    }
+    // A misspelt flakeid.* name is refused (ALTER SYSTEM) or dropped with a warning
+    // (configuration files), instead of being kept as an unused placeholder.
+    // SAFETY: called with a NUL-terminated prefix after the definitions.
+    unsafe { pg_sys::MarkGUCPrefixReserved(c"flakeid".as_ptr()) };
+}
+
+fn text(setting: &GucSetting<Option<CString>>) -> String {
+    setting
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------
+// The generator's configuration
+
+/// A value refused at server start (of `only`, or of any setting), as an error.
+fn refused_at_start(only: Option<Setting>) -> Option<Report> {
+    let refused = REFUSED_AT_START.lock().ok()?;
+    let r = refused.iter().find(|r| only.is_none_or(|s| s == r.setting))?;
+    let at = where_in_files(r.setting).map(|w| format!(" ({w})")).unwrap_or_default();
+    Some(
+        Report::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{}\": {}", r.setting.name(), r.reason),
+        )
+        .detail(format!(
+            "{} = {}{at} was refused when the server started, so the server runs without it \
+             and issues no IDs.",
+            r.setting.name(),
+            r.value
+        ))
+        .hint(format!("fix {} and restart the server", r.setting.name())),
+    )
+}
+
+/// A generator builder from the settings. Refuses while any setting was refused at
+/// start; a node source is required (an unset node is an error, not node 0).
+pub fn builder() -> Result<GeneratorBuilder, Report> {
+    if let Some(report) = refused_at_start(None) {
+        return Err(report);
+    }
+    let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
+    let parse = |r: Result<GeneratorBuilder, Error>| r.map_err(setting_report);
+    let layout = Layout::preset(&text(&LAYOUT)).map_err(setting_report)?;
+    let mut b = Generator::builder(layout).clock(BackendClock).require_node();
+    b = parse(Overflow::parse(&text(&OVERFLOW)).map(|o| b.overflow(o)))?;
+    b = parse(ClockBackwards::parse(&text(&CLOCK_BACKWARDS)).map(|c| b.clock_backwards(c)))?;
+    b = b
+        .max_borrow_ms(MAX_BORROW_MS.get() as u64)
+        .max_wait_ms(MAX_WAIT_MS.get() as u64);
+    // The parts first: a conflict is then reported on flakeid.node, naming both.
+    if dc >= 0 {
+        b = b.datacenter(dc as u64);
+    }
+    if worker >= 0 {
+        b = b.worker(worker as u64);
+    }
+    if node >= 0 {
+        b = b.node(node as u64);
+    }
+    // A cancel request ends a wait for the clock (the core polls this every ~10 ms).
+    Ok(b.wait_hook(Arc::new(|| {
+        // SAFETY: a sig_atomic_t flag that PostgreSQL's signal handlers set.
+        if unsafe { std::ptr::read_volatile(&raw const pg_sys::InterruptPending) } != 0 {
+            Err(Error::Interrupted)
+        } else {
+            Ok(())
+        }
+    })))
+}
+
+/// This server's node id by the settings (building a throwaway generator).
+pub fn node_id() -> Result<u64, Report> {
+    builder()?.build().map(|g| g.node()).map_err(setting_report)
+}
+
+/// An engine error about the settings, naming the setting and where it is set.
+pub fn setting_report(err: Error) -> Report {
+    let Error::Config { field, message } = &err else {
+        return Report::new(crate::error::sqlstate(err.kind()), err.to_string());
+    };
+    let code = PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE;
+    let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
+    if *field == "node" && node < 0 {
+        let (message, hint) = if dc >= 0 && worker < 0 {
+            (
+                format!(
+                    "{} is set but flakeid.worker is not",
+                    described(Setting::Datacenter, dc)
+                ),
+                how_to_change(Setting::Worker),
+            )
+        } else {
+            (
+                "this server has no node id: flakeid.node, or flakeid.datacenter and flakeid.worker, \
+                 must be set"
+                    .to_string(),
+                "ALTER SYSTEM SET flakeid.node = <a number no other server issuing IDs uses>, then restart \
+                 the server"
+                    .to_string(),
+            )
+        };
+        return Report::new(code, message)
+            .detail(
+                "Without one it would issue node 0's IDs, as would every other server left unset: \
+                 the same IDs.",
+            )
+            .hint(hint);
+    }
+    if *field == "node" && node >= 0 && (dc >= 0 || worker >= 0) {
+        let mut set = vec![described(Setting::Node, node)];
+        if dc >= 0 {
+            set.push(described(Setting::Datacenter, dc));
+        }
+        if worker >= 0 {
+            set.push(described(Setting::Worker, worker));
+        }
+        return Report::new(
+            code,
+            "flakeid.node and flakeid.datacenter/flakeid.worker are both set: give the node id one way",
+        )
+        .detail(format!("Set: {}.", set.join(", ")))
+        .hint("set the ones you do not use to -1 (ALTER SYSTEM RESET flakeid.node, or flakeid.datacenter and flakeid.worker) and restart the server");
+    }
+    let setting = Setting::of_field(field);
+    let name = setting.map_or_else(|| format!("flakeid.{field}"), |s| s.name().to_string());
+    let report = Report::new(code, format!("invalid value for parameter \"{name}\": {message}"));
+    match setting {
+        Some(s) => report.hint(how_to_change(s)),
+        None => report,
+    }
+}
+
+/// The layout of `flakeid.layout` (for the functions called without a layout name).
+#[track_caller]
+pub fn server_layout() -> Layout {
+    if let Some(layout) = SERVER_LAYOUT.get() {
+        return *layout;
+    }
+    if let Some(report) = refused_at_start(Some(Setting::Layout)) {
+        report.raise(SqlFn::PURE);
+    }
+    let layout = match Layout::preset(&text(&LAYOUT)) {
+        Ok(l) => l,
+        Err(err) => setting_report(err).raise(SqlFn::PURE),
+    };
+    // Fixed for the server's life only when preloaded (otherwise it is reloadable).
+    if crate::server::preloaded() {
+        let _ = SERVER_LAYOUT.set(layout);
+    }
+    layout
+}

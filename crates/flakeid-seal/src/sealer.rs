@@ -1,0 +1,222 @@
+//! [`Sealer`]: FF1-AES over an ID's n bits.
+
+use crate::handle::PerCall;
+use crate::numeral::Bits;
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use aes::{Aes128Enc, Aes192Enc, Aes256Enc};
+use flakeid_core::{Error, Layout, Result};
+use fpe::ff1::{FF1, NumeralStringError};
+use std::fmt;
+use std::sync::Arc;
+use zeroize::Zeroize;
+
+/// The key lengths AES accepts, in bytes (AES-128, AES-192, AES-256).
+pub const KEY_LENGTHS: [usize; 3] = [16, 24, 32];
+
+/// The fewest bits a layout may have to be sealed: FF1 needs a domain of at least
+/// 1,000,000 values (SP 800-38G Rev. 1), and 2^20 is the first power of two above.
+pub const MIN_BITS: u32 = 20;
+
+/// The key, wiped when the last clone of a `Sealer` is dropped. FF1 (and its AES
+/// key schedule) is built from it per call: see handle.rs for why.
+struct SecretKey {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl SecretKey {
+    fn get(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl Drop for SecretKey {
+    fn drop(&mut self) {
+        self.bytes.zeroize();
+    }
+}
+
+/// A keyed, reversible permutation of a layout's IDs: FF1 (NIST SP 800-38G) with
+/// AES, radix 2, over the layout's n bits, most significant first. A sealed ID is
+/// again in [0, 2^n), so it fits the same column (and stays non-negative for a
+/// 63-bit layout), but it no longer shows when, where or how busily it was made.
+///
+/// Deterministic (one ID, key and tweak always give one sealed ID), unordered, and
+/// not authenticated: any number in range unseals to some ID. See docs/sealing.md.
+///
+/// ```
+/// use flakeid_core::Layout;
+/// use flakeid_seal::Sealer;
+///
+/// let key = [7u8; 32]; // in real use: 32 random bytes, e.g. `openssl rand -hex 32`
+/// let sealer = Sealer::new(&key, &Layout::SNOWFLAKE)?.tweak(b"orders");
+/// let id = 910499571847892992;
+/// let public = sealer.seal(id)?;
+/// assert!(public <= Layout::SNOWFLAKE.max_id());
+/// assert_eq!(sealer.unseal(public)?, id);
+/// // Out of the layout's range: refused, naming `id`.
+/// assert!(sealer.seal(1 << 63).is_err());
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
+///
+/// `Sealer` is `Send + Sync` (share one across threads; calls take `&self` and share
+/// no mutable state) and cheap to `Clone` (the key is shared). Its `Debug` shows the
+/// width, the AES key size and the tweak's length: never the key or the tweak's
+/// bytes. The key is wiped from memory when the last clone is dropped, and each
+/// call's AES key schedule when the call returns (`zeroize`).
+#[derive(Clone)]
+pub struct Sealer {
+    key: Arc<SecretKey>,
+    tweak: Arc<[u8]>,
+    bits: u32,
+}
+
+impl Sealer {
+    /// A sealer for `layout`'s IDs with `key` (16, 24 or 32 bytes: AES-128, -192 or
+    /// -256) and an empty tweak.
+    ///
+    /// Errors ([`Error::Config`]): `key` of another length; `layout` of fewer than
+    /// [`MIN_BITS`] bits. Neither message contains the key.
+    pub fn new(key: &[u8], layout: &Layout) -> Result<Sealer> {
+        let bits = layout.total_bits();
+        if bits < MIN_BITS {
+            return Err(Error::Config {
+                field: "layout",
+                message: format!(
+                    "layout must have at least {MIN_BITS} bits to be sealed (FF1 needs 2^bits >= 1,000,000 \
+                     values), got {bits}"
+                ),
+            });
+        }
+        if !KEY_LENGTHS.contains(&key.len()) {
+            return Err(Error::Config {
+                field: "key",
+                message: format!(
+                    "key must be 16, 24 or 32 bytes (AES-128, -192 or -256), got {} bytes",
+                    key.len()
+                ),
+            });
+        }
+        // Copied straight into its heap slot, leaving no stack copy behind.
+        let mut secret = Arc::new(SecretKey {
+            bytes: [0; 32],
+            len: key.len(),
+        });
+        if let Some(slot) = Arc::get_mut(&mut secret) {
+            slot.bytes[..key.len()].copy_from_slice(key);
+        }
+        Ok(Sealer {
+            key: secret,
+            tweak: Arc::from(&[][..]),
+            bits,
+        })
+    }
+
+    /// The same sealer with `tweak` as FF1's tweak (default: empty), so that one
+    /// key seals, say, two tables' IDs differently. A tweak is not secret.
+    ///
+    /// Returns `Self`, not a `Result`: FF1 accepts every byte string as a tweak, so
+    /// there is nothing for a caller to get wrong here. The one bound, a length that
+    /// FF1's 4-byte length field can hold (under 4 GiB), is checked by
+    /// [`seal`](Sealer::seal) and [`unseal`](Sealer::unseal), which return a
+    /// `Result` anyway.
+    #[must_use]
+    pub fn tweak(mut self, tweak: impl AsRef<[u8]>) -> Sealer {
+        self.tweak = Arc::from(tweak.as_ref());
+        self
+    }
+
+    /// The width n of the IDs it seals (the layout's total bits).
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The largest ID it takes and gives, 2^n − 1.
+    pub fn max_id(&self) -> u64 {
+        u64::MAX >> (64 - self.bits)
+    }
+
+    /// Seals `id`: FF1-AES encryption of its n bits. The result is in [0, 2^n).
+    ///
+    /// Errors ([`Error::Config`] naming `id`): `id` ≥ 2^n.
+    pub fn seal(&self, id: u64) -> Result<u64> {
+        self.run(id, Direction::Encrypt)
+    }
+
+    /// Unseals `id`, the inverse of [`seal`](Sealer::seal). Every number in
+    /// [0, 2^n) unseals to some ID: sealing does not authenticate.
+    ///
+    /// Errors ([`Error::Config`] naming `id`): `id` ≥ 2^n.
+    pub fn unseal(&self, id: u64) -> Result<u64> {
+        self.run(id, Direction::Decrypt)
+    }
+
+    fn run(&self, id: u64, direction: Direction) -> Result<u64> {
+        if id > self.max_id() {
+            return Err(Error::out_of_range("id", 0, self.max_id(), id));
+        }
+        if u32::try_from(self.tweak.len()).is_err() {
+            return Err(tweak_too_long(self.tweak.len()));
+        }
+        let x = Bits::new(id, self.bits);
+        let key = self.key.get();
+        let y = match key.len() {
+            16 => ff1::<Aes128Enc>(key, &self.tweak, &x, direction),
+            24 => ff1::<Aes192Enc>(key, &self.tweak, &x, direction),
+            _ => ff1::<Aes256Enc>(key, &self.tweak, &x, direction),
+        };
+        y.map(|y| y.value).map_err(ff1_refused)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Encrypt,
+    Decrypt,
+}
+
+/// One FF1 call with AES of `C`'s key size (`key` has that length: `Sealer::new`
+/// checked it, so fpe's key-length panic cannot happen; radix 2 is always valid).
+#[inline]
+fn ff1<C: KeyInit + BlockCipherEncrypt>(
+    key: &[u8],
+    tweak: &[u8],
+    x: &Bits,
+    direction: Direction,
+) -> std::result::Result<Bits, NumeralStringError> {
+    let Ok(ff) = FF1::<PerCall<C>>::new(key, 2) else {
+        return Err(NumeralStringError::InvalidForRadix(2));
+    };
+    match direction {
+        Direction::Encrypt => ff.encrypt(tweak, x),
+        Direction::Decrypt => ff.decrypt(tweak, x),
+    }
+}
+
+#[cold]
+fn tweak_too_long(len: usize) -> Error {
+    Error::Config {
+        field: "tweak",
+        message: format!("tweak must be at most {} bytes, got {len}", u32::MAX),
+    }
+}
+
+/// fpe refuses only numeral strings of the wrong radix or length, which
+/// `Sealer::new` and `run` rule out; reported, never a panic.
+#[cold]
+fn ff1_refused(e: NumeralStringError) -> Error {
+    Error::Config {
+        field: "layout",
+        message: format!("FF1 refused the numeral string: {e}"),
+    }
+}
+
+impl fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sealer")
+            .field("bits", &self.bits)
+            .field("aes_bits", &(self.key.len * 8))
+            .field("tweak_len", &self.tweak.len())
+            .finish_non_exhaustive()
+    }
+}

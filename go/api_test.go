@@ -1,0 +1,211 @@
+package flakeid
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every status the library names is a Kind here (and every Kind is one the library
+// names): the error table is kept once, in the engine, and mapped exhaustively.
+func TestKindsAreExhaustive(t *testing.T) {
+	listed := map[Kind]bool{}
+	for _, k := range Kinds() {
+		listed[k] = true
+		if k.String() == "unknown" {
+			t.Errorf("Kind %d is not a status the library knows", uint32(k))
+		}
+	}
+	for s := uint32(1); s < 1000; s++ {
+		name := cStatusName(s)
+		if name == "unknown" {
+			continue
+		}
+		k := Kind(s)
+		err := error(&Error{Kind: k, Message: "x"})
+		switch {
+		case s < 100 && !listed[k]:
+			t.Errorf("status %d (%q) has no Kind: add it to errors.go", s, name)
+		case s >= 100 && !errors.Is(err, ErrInternal):
+			t.Errorf("status %d (%q) does not unwrap to ErrInternal", s, name)
+		}
+		if k.String() != name {
+			t.Errorf("Kind(%d).String() = %q, want %q", s, k.String(), name)
+		}
+	}
+	want := []string{"config", "clock_backwards", "time_exhausted", "parse", "fork", "lease", "interrupted", "panic"}
+	for i, k := range Kinds() {
+		if k.String() != want[i] {
+			t.Errorf("Kinds()[%d] = %q, want %q", i, k, want[i])
+		}
+	}
+}
+
+func TestErrorsAreTyped(t *testing.T) {
+	_, err := New(Options{Worker: 32})
+	var fe *Error
+	if !errors.Is(err, ErrConfig) || errors.Is(err, ErrParse) || !errors.As(err, &fe) {
+		t.Fatalf("%#v", err)
+	}
+	if fe.Field != "worker" || err.Error() != "flakeid: invalid configuration: worker must be in 0..=31, got 32" {
+		t.Fatalf("%q, field %q", err, fe.Field)
+	}
+	// Both ways of giving the node id: the engine refuses, naming a field.
+	if _, err := New(Options{Node: 1, Worker: 2}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("node + worker: %v", err)
+	}
+	// A negative duration reaches the engine as out of range.
+	_, err = New(Options{MaxWait: -time.Millisecond})
+	if !errors.As(err, &fe) || fe.Field != "max_wait_ms" {
+		t.Fatalf("negative MaxWait: %v", err)
+	}
+	if _, err := Decode("12x", Decimal); !errors.As(err, &fe) || fe.Position != 2 || !errors.Is(err, ErrParse) {
+		t.Fatalf("%#v", err)
+	}
+}
+
+// The details of a failure are copied in the same C call (they are per OS thread):
+// many goroutines failing at once each see their own message.
+func TestErrorDetailsAreThePerCallOnes(t *testing.T) {
+	done := make(chan error)
+	for w := 0; w < 8; w++ {
+		go func() {
+			for i := 0; i < 2000; i++ {
+				text := strings.Repeat("0", w%4) + "!"
+				_, err := Decode(text, Decimal)
+				var fe *Error
+				if !errors.As(err, &fe) || fe.Position != w%4 {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-done; err != nil {
+			t.Fatalf("another call's error: %#v", err)
+		}
+	}
+}
+
+func TestGenerator(t *testing.T) {
+	g, err := New(Options{Datacenter: 1, Worker: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Node() != 1<<5|2 || g.Layout() != Snowflake {
+		t.Fatalf("node %d, layout %v", g.Node(), g.Layout())
+	}
+	before := time.Now().Add(-time.Millisecond)
+	id, err := g.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := id.Parts()
+	if err != nil || p.Datacenter != 1 || p.Worker != 2 || id.Time().Before(before) || id.Time().After(time.Now()) {
+		t.Fatalf("%d: %+v %v, time %v", id, p, err, id.Time())
+	}
+	ids, err := g.NextN(1000)
+	if err != nil || len(ids) != 1000 || ids[0] <= id {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("ids[%d] = %d after %d", i, ids[i], ids[i-1])
+		}
+	}
+	if ids, err := g.NextN(0); err != nil || len(ids) != 0 {
+		t.Fatal(ids, err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if _, err := g.NextN(3); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal("a second Close:", err)
+	}
+}
+
+func TestLayoutsAndOptions(t *testing.T) {
+	if (Layout{}).TimeBits() != 41 || (Layout{}).Limits() != Snowflake.Limits() {
+		t.Fatal("the zero Layout is not Snowflake")
+	}
+	g, err := New(Options{Layout: Sonyflake, Node: 0x1234})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	id, _ := g.Next()
+	p, err := Sonyflake.Decompose(id)
+	if err != nil || p.Node != 0x1234 || p.Datacenter != 0 || p.Worker != 0x1234 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	// Seed 001's vector.
+	seed, err := Snowflake.ComposeParts(time.UnixMilli(1505914988849), 17, 25, 0)
+	if err != nil || seed != 910499571847892992 {
+		t.Fatal(seed, err)
+	}
+	if _, err := Preset("nope"); !errors.Is(err, ErrConfig) {
+		t.Fatal(err)
+	}
+	t.Setenv("FLAKEID_GO_TEST_NODE", "7")
+	g2, err := New(Options{NodeSource: "env:FLAKEID_GO_TEST_NODE"})
+	if err != nil || g2.Node() != 7 {
+		t.Fatal(err)
+	}
+	g2.Close()
+}
+
+func TestJSON(t *testing.T) {
+	type row struct {
+		ID  ID  `json:"id"`
+		Ref *ID `json:"ref"`
+	}
+	out, _ := json.Marshal(row{ID: 910499571847892992})
+	if string(out) != `{"id":"910499571847892992","ref":null}` {
+		t.Fatal(string(out))
+	}
+	var r row
+	if err := json.Unmarshal([]byte(`{"id":18446744073709551615,"ref":"1"}`), &r); err != nil || r.ID != ID(^uint64(0)) || *r.Ref != 1 {
+		t.Fatal(r, err)
+	}
+	for _, bad := range []string{`{"id":-1}`, `{"id":"1e3"}`, `{"id":18446744073709551616}`, `{"id":""}`, `{"id":true}`} {
+		if err := json.Unmarshal([]byte(bad), &r); !errors.Is(err, ErrParse) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	if text, _ := ID(42).MarshalText(); string(text) != "42" {
+		t.Fatal(string(text))
+	}
+}
+
+func TestManualClock(t *testing.T) {
+	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Options{Clock: c, Node: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	c.Close() // the generator keeps the clock's time
+	id, err := g.Next()
+	if err != nil || !id.Time().Equal(time.UnixMilli(1_700_000_000_000)) {
+		t.Fatal(id.Time(), err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if v := Version(); v == "" || strings.Count(v, ".") != 2 {
+		t.Fatalf("Version() = %q", v)
+	}
+}

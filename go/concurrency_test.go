@@ -1,0 +1,128 @@
+package flakeid
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// perGoroutine is how many IDs each of 8 goroutines takes (FLAKEID_GO_STRESS_IDS
+// raises it for a longer run; -race makes each call ~10x slower).
+func perGoroutine(t *testing.T, def int) int {
+	if s := os.Getenv("FLAKEID_GO_STRESS_IDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if testing.Short() {
+		return def / 10
+	}
+	return def
+}
+
+// 8 goroutines share one generator, mixing Next and Fill: no ID twice, and each
+// goroutine sees its own IDs strictly increase.
+func TestConcurrentNoDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"strict", Options{Node: 5}},
+		{"borrow", Options{Node: 5, Overflow: OverflowBorrow, MaxBorrow: time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := New(tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			const workers = 8
+			n := perGoroutine(t, 100_000)
+			got := make([][]ID, workers)
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ids := make([]ID, 0, n)
+					batch := make([]ID, 1+w*7) // goroutine w mixes in batches of 1+7w
+					for len(ids) < n {
+						if len(ids)%3 == 0 && len(ids)+len(batch) <= n {
+							if err := g.Fill(batch); err != nil {
+								errs <- err
+								return
+							}
+							ids = append(ids, batch...)
+							continue
+						}
+						id, err := g.Next()
+						if err != nil {
+							errs <- err
+							return
+						}
+						ids = append(ids, id)
+					}
+					got[w] = ids
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			seen := make(map[ID]int, workers*n)
+			for w, ids := range got {
+				for i, id := range ids {
+					if i > 0 && id <= ids[i-1] {
+						t.Fatalf("goroutine %d: ids[%d] = %d after %d", w, i, id, ids[i-1])
+					}
+					if other, dup := seen[id]; dup {
+						t.Fatalf("ID %d issued to goroutines %d and %d", id, other, w)
+					}
+					seen[id] = w
+				}
+			}
+			if len(seen) != workers*n {
+				t.Fatalf("%d IDs, want %d", len(seen), workers*n)
+			}
+		})
+	}
+}
+
+// Close while other goroutines call: they get IDs until Close, then ErrClosed;
+// never a crash or a use after free (-race and the C library's NULL checks).
+func TestCloseWhileInUse(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		g, err := New(Options{Node: 1, Overflow: OverflowBorrow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for {
+					if _, err := g.Next(); err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Error(err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		close(start)
+		time.Sleep(time.Millisecond)
+		g.Close()
+		wg.Wait()
+	}
+}

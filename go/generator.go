@@ -1,0 +1,124 @@
+package flakeid
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Options configure a Generator. The zero value is the Snowflake layout on node 0,
+// waiting when a tick's sequence is used up, failing when the clock goes back.
+//
+// Give the node id one way: Node, or Datacenter and Worker (0 for a part not
+// given), or NodeSource, or Lease. A zero Node, Datacenter or Worker is "not
+// given"; all not given means node 0.
+type Options struct {
+	Layout     Layout // zero: Snowflake
+	Node       uint64 // the whole node id (datacenter << worker_bits | worker)
+	Datacenter uint64
+	Worker     uint64
+	// NodeSource reads the node id: "env:VAR", "hostname" (its trailing ordinal:
+	// web-3 is 3), "mac", "ipv4", or a decimal number.
+	NodeSource string
+	// Lease leases the lowest free node id from a store: "file:///dir",
+	// "redis://host:port/db", "postgres://user:password@host:port/db",
+	// "etcd://host:2379/" (TLS forms and ?namespace=NAME in docs/leases.md). The
+	// lease is renewed in the background and released by Close; once it may have
+	// expired, Next fails with ErrLease.
+	Lease          string
+	Overflow       Overflow       // zero: OverflowWait
+	ClockBackwards ClockBackwards // zero: ClockBackwardsError
+	// MaxBorrow is how far a borrowing generator may run ahead of the clock
+	// (zero: 2 s). MaxWait is how long ClockBackwardsWait and Monotonic wait for
+	// the clock (zero: 1 s). Both are whole milliseconds, rounded up.
+	MaxBorrow, MaxWait time.Duration
+	// Clock is a manual clock for deterministic tests; nil is the system clock.
+	Clock *ManualClock
+}
+
+// ErrClosed is returned by a Generator's methods after Close.
+var ErrClosed = errors.New("flakeid: generator closed")
+
+// Generator issues IDs. It is safe for any number of goroutines: no ID repeats,
+// and each goroutine sees its own IDs strictly increase. Close it to release a
+// lease; one that is dropped unclosed is freed by the garbage collector.
+type Generator struct {
+	// mu guards p against Close: calls hold it for reading, Close for writing.
+	mu      sync.RWMutex
+	p       genHandle
+	node    uint64
+	layout  Layout
+	cleanup runtime.Cleanup
+}
+
+// New builds a generator. Out-of-range options are ErrConfig naming the option;
+// a lease that cannot be had is ErrLease.
+func New(o Options) (*Generator, error) {
+	p, err := cGeneratorNew(&o)
+	if err != nil {
+		return nil, err
+	}
+	node, layout, err := cGeneratorInfo(p)
+	if err != nil {
+		cGeneratorFree(p)
+		return nil, err
+	}
+	g := &Generator{p: p, node: node, layout: layout}
+	g.cleanup = runtime.AddCleanup(g, cGeneratorFree, p)
+	return g, nil
+}
+
+// Next issues one ID: one call into the library (go/README.md, "Goroutines, and
+// what a call costs").
+func (g *Generator) Next() (ID, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.p == nil {
+		return 0, ErrClosed
+	}
+	return cNextID(g.p)
+}
+
+// NextN issues n IDs, increasing, in one call into the library (runs of IDs are
+// reserved at once).
+func (g *Generator) NextN(n int) ([]ID, error) {
+	if n < 0 {
+		return nil, &Error{Kind: ErrConfig, Field: "n", Message: "invalid configuration: n must be >= 0"}
+	}
+	ids := make([]ID, n)
+	if err := g.Fill(ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// Fill writes fresh IDs into every element of ids, increasing, in one call into
+// the library. On failure ids is zeroed: it holds no ID.
+func (g *Generator) Fill(ids []ID) error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.p == nil {
+		return ErrClosed
+	}
+	return cNextIDs(g.p, ids)
+}
+
+// Node is the generator's node id (datacenter << worker_bits | worker).
+func (g *Generator) Node() uint64 { return g.node }
+
+// Layout is the generator's layout.
+func (g *Generator) Layout() Layout { return g.layout }
+
+// Close releases the generator and its lease. It waits for calls in progress;
+// later calls return ErrClosed. Closing twice is a no-op.
+func (g *Generator) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.p != nil {
+		g.cleanup.Stop()
+		cGeneratorFree(g.p)
+		g.p = nil
+	}
+	return nil
+}

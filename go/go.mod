@@ -1,0 +1,3 @@
+module example.invalid/flakeid/go
+
+go 1.24

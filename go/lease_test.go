@@ -1,0 +1,103 @@
+package flakeid
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Leases against real stores: a file lease always; Redis, PostgreSQL and etcd (and
+// their TLS forms) when tests/env/testenv.py started them (`make test-go` runs
+// `testenv.py run --all -- go test ...`). With FLAKEID_LEASE_REQUIRE=1 (what
+// testenv sets when every server started), a missing URL fails instead of skipping.
+
+func TestLeaseFile(t *testing.T) {
+	leaseRoundTrip(t, "file://"+t.TempDir())
+}
+
+func TestLeaseStores(t *testing.T) {
+	for _, v := range []string{
+		"FLAKEID_TEST_REDIS_URL", "FLAKEID_TEST_REDISS_URL",
+		"FLAKEID_TEST_POSTGRES_URL", "FLAKEID_TEST_POSTGRES_TLS_URL",
+		"FLAKEID_TEST_ETCD_URL", "FLAKEID_TEST_ETCDS_URL",
+	} {
+		t.Run(strings.TrimPrefix(v, "FLAKEID_TEST_"), func(t *testing.T) {
+			url := os.Getenv(v)
+			if url == "" {
+				if os.Getenv("FLAKEID_LEASE_REQUIRE") == "1" {
+					t.Fatalf("%s is not set (run under tests/env/testenv.py)", v)
+				}
+				t.Skipf("%s is not set: run under `python3 tests/env/testenv.py run --all --`", v)
+			}
+			// A first acquire in a new namespace waits out the lock delay (one TTL,
+			// docs/leases.md point 6): the stores run side by side.
+			t.Parallel()
+			leaseRoundTrip(t, url)
+			if strings.Contains(url, "/ca.pem") {
+				bad := withNamespace(strings.Replace(url, "/ca.pem", "/other-ca.pem", 1), t.Name()+"-ca")
+				_, err := New(Options{Lease: bad})
+				if !errors.Is(err, ErrLease) || !strings.Contains(err.Error(), "unknown CA") {
+					t.Fatalf("a server certificate from another CA: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func withNamespace(url, name string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	ns := strings.NewReplacer("/", "-", "_", "-").Replace(fmt.Sprintf("go-%d-%s", os.Getpid(), name))
+	return url + sep + "namespace=" + ns
+}
+
+// Two holders get the two lowest ids, their IDs carry them, and Close gives an id
+// back to the next holder.
+func leaseRoundTrip(t *testing.T, base string) {
+	url := withNamespace(base, t.Name())
+	a, err := New(Options{Lease: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := New(Options{Lease: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Node() != 0 || b.Node() != 1 {
+		t.Fatalf("nodes %d and %d, want 0 and 1", a.Node(), b.Node())
+	}
+	for _, g := range []*Generator{a, b} {
+		ids, err := g.NextN(100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := g.Next()
+		if err != nil || id <= ids[99] {
+			t.Fatal(id, err)
+		}
+		if p, _ := id.Parts(); p.Node != g.Node() {
+			t.Fatalf("ID %d carries node %d, leased %d", id, p.Node, g.Node())
+		}
+	}
+	if _, err := New(Options{Lease: url, Node: 3}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("a lease and a node id: %v", err)
+	}
+	a.Close()
+	c, err := New(Options{Lease: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Node() != 0 {
+		t.Fatalf("after Close, the next holder got %d, want 0", c.Node())
+	}
+	b.Close()
+	if _, err := b.Next(); !errors.Is(err, ErrClosed) {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,44 @@
+# Java (issue 29): java/, a Maven project calling libflakeid with java.lang.foreign
+# (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
+#   make test-java            JUnit 5: shared vectors, struct layouts against
+#                             include/flakeid.h, 8 threads x 1M IDs, leases on a file and
+#                             on the fixture's stores (tests/env/testenv.py)
+#   make bench-java           JMH: flakeid beside CosId (java/bench)
+#   make dist-java            dist/flakeid-java-<v>.jar with libflakeid.so for
+#                             linux-x86_64 and linux-aarch64 (from `scripts/dist.sh c`)
+#   make release-check-java   installs that jar into the local repository and builds
+#                             and runs a fresh Maven project against it, offline
+JAVA_NATIVES := target/java-natives
+MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
+  MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $${MAVEN_OPTS:-}"
+MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
+
+TEST_TARGETS  += test-java
+BENCH_TARGETS += bench-java
+
+.PHONY: setup-java lib-java test-java bench-java dist-java release-check-java
+
+setup-java:
+	bash scripts/setup-java.sh >/dev/null
+
+# The host's libflakeid.so, where the jar's build picks natives up.
+lib-java: lib-c
+	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
+	  cp target/release/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
+
+test-java: setup-java lib-java
+	bash scripts/setup-lease.sh
+	cd java && $(MVN_ENV) python3 ../tests/env/testenv.py run --all -- \
+	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
+
+bench-java: setup-java lib-java
+	cd java && $(MVN) -q -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -DskipTests install
+	cd java/bench && $(MVN) -q package
+	cd java/bench && $$(bash $(CURDIR)/scripts/setup-java.sh)/bin/java --enable-native-access=ALL-UNNAMED -jar target/benchmarks.jar \
+	  -f 1 -wi 3 -w 1s -i 5 -r 1s -tu ns -bm avgt | tee ../../target/bench-java.txt
+
+dist-java: setup-java
+	bash java/release/pack.sh
+
+release-check-java: dist-java
+	bash java/release/check.sh

@@ -1,0 +1,320 @@
+//! `flakeid-faults-driver --url URL --dir DIR --tag TAG [--ttl-ms N] [--rate R]
+//! [--seed S] [--overflow wait|borrow] [--max-batch N]`
+//!
+//! The fault suite's in-process Rust generator (tests/faults, docs/faults.md). It
+//! builds a leased generator, asks it for IDs — runs of single `next_id()` calls
+//! and `next_ids(n)` batches, paced to `R` IDs/s — and records every ID it is given,
+//! exactly as the Python and Node drivers do:
+//!
+//! * `DIR/TAG-K.ids`, one file per incarnation K (one built generator): records of
+//!   `t0 u64, t1 u64, count u32, op u32` then `count` IDs as u64, little-endian;
+//!   `t0`/`t1` are CLOCK_MONOTONIC ns read before and after the call (op 1 = a run
+//!   of singles, 2 = a batch).
+//! * `DIR/TAG.events.jsonl`: `build`, `acquired` (node, lock delay), `build_failed`,
+//!   `refused` (the first error of a run of errors), `resumed`, `lost`, `releasing`
+//!   (logged before the lease is given back), `dropped`, `exit`, each with `t`
+//!   (CLOCK_MONOTONIC ns).
+//!
+//! A generator whose lease was taken over (`LeaseState::Lost`) never issues again:
+//! the driver drops it and builds a new one (the next incarnation). SIGTERM: release
+//! the lease and exit 0. The checker reads the files, never this program.
+
+use flakeid_core::{Generator, Layout, LeaseState, Overflow};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_term(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// CLOCK_MONOTONIC in ns: the suite's one timeline, which the harness and the other
+/// drivers read too. Read with a system call, not through libc: the clock faults
+/// are LD_PRELOAD libraries that change what libc's clock_gettime returns to the
+/// generator (libfaketime its wall clock, the suspend shim its monotonic clock),
+/// and the record of when things happened must not move with them.
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer; clock_gettime(2) with a clock id that always exists.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clock_gettime,
+            libc::CLOCK_MONOTONIC,
+            &mut ts as *mut libc::timespec,
+        )
+    };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// xorshift64*: the op mix is reproducible from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    /// Log-uniform in 1..=max: mostly small batches, some large.
+    fn batch(&mut self, max: u64) -> u64 {
+        let bits = 64 - max.leading_zeros() as u64;
+        let b = self.below(bits) + 1;
+        (1 + self.below(1 << b)).min(max)
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+struct Events(File);
+
+impl Events {
+    fn log(&mut self, ev: &str, fields: &str) {
+        let sep = if fields.is_empty() { "" } else { "," };
+        let line = format!("{{\"t\":{},\"ev\":\"{ev}\"{sep}{fields}}}\n", mono_ns());
+        // One write per line: a line is whole in the file even if we are killed.
+        let _ = self.0.write_all(line.as_bytes());
+    }
+}
+
+struct Ids {
+    out: BufWriter<File>,
+    flushed: u64,
+}
+
+impl Ids {
+    fn record(&mut self, t0: u64, t1: u64, op: u32, ids: &[u64]) {
+        let mut head = [0u8; 24];
+        head[..8].copy_from_slice(&t0.to_le_bytes());
+        head[8..16].copy_from_slice(&t1.to_le_bytes());
+        head[16..20].copy_from_slice(&(ids.len() as u32).to_le_bytes());
+        head[20..].copy_from_slice(&op.to_le_bytes());
+        let _ = self.out.write_all(&head);
+        for id in ids {
+            let _ = self.out.write_all(&id.to_le_bytes());
+        }
+        if t1 - self.flushed > 50_000_000 {
+            let _ = self.out.flush();
+            self.flushed = t1;
+        }
+    }
+}
+
+struct Opts {
+    url: String,
+    dir: String,
+    tag: String,
+    ttl_ms: u64,
+    rate: f64,
+    seed: u64,
+    overflow: Overflow,
+    max_batch: u64,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let num = |name: &str, default: u64| -> Result<u64, String> {
+        opt(name).map_or(Ok(default), |v| {
+            v.parse().map_err(|_| format!("{name}: not a number: {v}"))
+        })
+    };
+    let need = |name: &str| opt(name).ok_or(format!("{name} is required"));
+    Ok(Opts {
+        url: need("--url")?,
+        dir: need("--dir")?,
+        tag: need("--tag")?,
+        ttl_ms: num("--ttl-ms", 2000)?,
+        rate: num("--rate", 12_000)? as f64,
+        seed: num("--seed", 1)?.max(1),
+        overflow: Overflow::parse(&opt("--overflow").unwrap_or_else(|| "wait".into())).map_err(|e| e.to_string())?,
+        max_batch: num("--max-batch", 2000)?.max(1),
+    })
+}
+
+fn main() {
+    // redis://, postgres://, etcd:// lease URLs.
+    flakeid_lease_net::install();
+    let o = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("flakeid-faults-driver: {e}");
+            std::process::exit(64);
+        }
+    };
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
+    }
+    let events = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(format!("{}/{}.events.jsonl", o.dir, o.tag));
+    let mut ev = match events {
+        Ok(f) => Events(f),
+        Err(e) => {
+            eprintln!("flakeid-faults-driver: {}: {e}", o.dir);
+            std::process::exit(1);
+        }
+    };
+    ev.log("start", &format!("\"pid\":{},\"kind\":\"rust\"", std::process::id()));
+    let mut rng = Rng(o.seed);
+    let mut inc = 0u64;
+    while !STOP.load(Ordering::Relaxed) {
+        ev.log("build", &format!("\"inc\":{inc}"));
+        let built = Generator::builder(Layout::SNOWFLAKE)
+            .lease_url(&o.url)
+            .lease_ttl_ms(o.ttl_ms)
+            .overflow(o.overflow)
+            .build();
+        let g = match built {
+            Ok(g) => g,
+            Err(e) => {
+                let kind = e.kind().code();
+                ev.log(
+                    "build_failed",
+                    &format!("\"inc\":{inc},\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                );
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+        };
+        ev.log(
+            "acquired",
+            &format!(
+                "\"inc\":{inc},\"node\":{},\"lock_delay_ms\":{}",
+                g.node(),
+                g.lease_lock_delay_ms().unwrap_or(0)
+            ),
+        );
+        let file = match File::create(format!("{}/{}-{inc}.ids", o.dir, o.tag)) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("flakeid-faults-driver: {e}");
+                std::process::exit(1);
+            }
+        };
+        let mut ids = Ids {
+            out: BufWriter::with_capacity(1 << 16, file),
+            flushed: mono_ns(),
+        };
+        let lost = issue(&g, &o, &mut rng, &mut ids, &mut ev);
+        let _ = ids.out.flush();
+        if lost {
+            ev.log("lost", &format!("\"inc\":{inc}"));
+        }
+        // Before: the store may forget the lease from now on.
+        ev.log("releasing", &format!("\"inc\":{inc}"));
+        g.release_lease();
+        drop(g);
+        ev.log("dropped", &format!("\"inc\":{inc}"));
+        inc += 1;
+    }
+    ev.log("exit", "");
+}
+
+/// Issues until SIGTERM (false) or until the lease is lost (true).
+fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &mut Events) -> bool {
+    let mut buf = vec![0u64; o.max_batch as usize];
+    // A token bucket: at most 50 ms of IDs in a burst, no catching up after an outage.
+    let burst = o.rate * 0.05;
+    let mut budget = 0.0f64;
+    let mut last = mono_ns();
+    let mut failing: Option<(String, u64)> = None;
+    while !STOP.load(Ordering::Relaxed) {
+        let now = mono_ns();
+        budget = (budget + (now - last) as f64 * o.rate / 1e9).min(burst);
+        last = now;
+        if budget < 0.0 {
+            let wait_ns = (-budget / o.rate * 1e9) as u64;
+            std::thread::sleep(Duration::from_nanos(wait_ns.clamp(200_000, 20_000_000)));
+            continue;
+        }
+        let singles = rng.below(10) < 3;
+        let n = if singles {
+            1 + rng.below(32)
+        } else {
+            rng.batch(o.max_batch)
+        } as usize;
+        let t0 = mono_ns();
+        // How many IDs the call gave before an error (a run of singles may fail
+        // part-way: the IDs before the error were issued and are recorded).
+        let (got, error) = if singles {
+            let mut got = 0;
+            let mut error = None;
+            for slot in buf.iter_mut().take(n) {
+                match g.next_id() {
+                    Ok(id) => {
+                        *slot = id;
+                        got += 1;
+                    }
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            (got, error)
+        } else {
+            match g.fill(&mut buf[..n]) {
+                Ok(()) => (n, None),
+                Err(e) => (0, Some(e)),
+            }
+        };
+        let t1 = mono_ns();
+        if got > 0 {
+            ids.record(t0, t1, if singles { 1 } else { 2 }, &buf[..got]);
+            budget -= got as f64;
+        }
+        match error {
+            None => {
+                if let Some((kind, count)) = failing.take() {
+                    ev.log("resumed", &format!("\"kind\":\"{kind}\",\"errors\":{count}"));
+                }
+            }
+            Some(e) => {
+                let kind = e.kind().code().to_string();
+                match &mut failing {
+                    Some((k, count)) if *k == kind => *count += 1,
+                    _ => {
+                        ev.log(
+                            "refused",
+                            &format!("\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                        );
+                        failing = Some((kind, 1));
+                    }
+                }
+                if matches!(g.lease_state(), Some(LeaseState::Lost)) {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+    false
+}
