@@ -16,10 +16,12 @@
 mod error;
 mod generator;
 mod layout;
+mod sealer;
 
 pub use error::*;
 pub use generator::*;
 pub use layout::*;
+pub use sealer::*;
 
 use error::Fail;
 use std::ffi::c_char;
