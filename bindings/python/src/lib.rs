@@ -5,6 +5,7 @@
 mod errors;
 mod generator;
 mod layout;
+mod sealer;
 
 use errors::{to_py, uint};
 use flakeid_core::{Encoding, ErrorKind, NodeSource};
@@ -100,6 +101,7 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<generator::PyManualClock>()?;
+    m.add_class::<sealer::PySealer>()?;
     m.add_function(wrap_pyfunction!(decompose, m)?)?;
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
