@@ -8,8 +8,9 @@
  *    FLAKEID_ERR_NULL; any other pointer must be valid for the access (and the
  *    length) its documentation describes. No call aborts the process: a bug
  *    inside flakeid becomes FLAKEID_ERR_PANIC.
- *  - Handles (flakeid_generator, flakeid_manual_clock) are made by *_new, owned
- *    by the caller, released by *_free (NULL is a no-op); both are thread-safe.
+ *  - Handles (flakeid_generator, flakeid_manual_clock, flakeid_sealer) are made
+ *    by *_new, owned by the caller, released by *_free (NULL is a no-op); all are
+ *    thread-safe.
  *  - After fork(), a generator made in the parent fails with FLAKEID_ERR_FORK in
  *    the child: create a new one there.
  */
@@ -223,6 +224,13 @@ typedef struct flakeid_generator flakeid_generator;
  * A clock that moves only when told to, for deterministic tests. Thread-safe.
  */
 typedef struct flakeid_manual_clock flakeid_manual_clock;
+
+/**
+ * Seals and unseals one layout's IDs with one key and tweak: FF1 (NIST SP
+ * 800-38G) with AES. Thread-safe and immutable: share one between threads. The key
+ * is wiped from memory by `flakeid_sealer_free()`.
+ */
+typedef struct flakeid_sealer flakeid_sealer;
 
 /**
  * How the 64 bits are split. A plain value: copy it freely. Fill it with
@@ -569,6 +577,45 @@ flakeid_status flakeid_decode(const char *text,
                               size_t text_len,
                               uint32_t encoding,
                               uint64_t *out_id);
+
+/**
+ * Creates a sealer for `layout`'s IDs from `key_len` bytes of `key` (16, 24 or 32:
+ * AES-128, -192 or -256) and an optional tweak (`tweak` may be NULL when
+ * `tweak_len` is 0). flakeid keeps its own copy of the key: the caller may wipe
+ * `key` once this returns. A key of another length, or a layout of fewer than 20
+ * bits, is `FLAKEID_ERR_CONFIG` naming `key` or `layout` (the message never holds
+ * the key). On success `*out_sealer` owns the sealer (free it with
+ * `flakeid_sealer_free()`).
+ */
+flakeid_status flakeid_sealer_new(const uint8_t *key,
+                                  size_t key_len,
+                                  const struct flakeid_layout *layout,
+                                  const uint8_t *tweak,
+                                  size_t tweak_len,
+                                  struct flakeid_sealer **out_sealer);
+
+/**
+ * Seals `id` into `*out_id`, which is in `[0, 2^total_bits)` like `id`. An `id`
+ * outside that range is `FLAKEID_ERR_CONFIG` naming `id`.
+ */
+flakeid_status flakeid_sealer_seal(const struct flakeid_sealer *sealer,
+                                   uint64_t id,
+                                   uint64_t *out_id);
+
+/**
+ * Unseals `id` (the inverse of `flakeid_sealer_seal()`) into `*out_id`. Every
+ * number in range unseals to some ID: sealing does not authenticate. An `id`
+ * outside `[0, 2^total_bits)` is `FLAKEID_ERR_CONFIG` naming `id`.
+ */
+flakeid_status flakeid_sealer_unseal(const struct flakeid_sealer *sealer,
+                                     uint64_t id,
+                                     uint64_t *out_id);
+
+/**
+ * Frees a sealer and wipes its key. NULL is a no-op. No other thread may still be
+ * using it.
+ */
+void flakeid_sealer_free(struct flakeid_sealer *sealer);
 
 #ifdef __cplusplus
 }  // extern "C"

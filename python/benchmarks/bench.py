@@ -72,6 +72,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows.append(row("flakeid next_ids(1_000_000) borrow", statistics.median(batch), "per ID, list[int] included"))
     rows.append(row("flakeid next_ids_array(1_000_000) borrow", statistics.median(arrays), "per ID, array('Q'): no int per ID"))
 
+    # Sealed IDs (docs/sealing.md): against `cargo bench -p flakeid-seal` (seal/aes128).
+    sealer = flakeid.Sealer(bytes(range(16)))
+    seal_n = n // 10
+    rows.append(row("flakeid Sealer.seal(id) aes128", per_call(lambda: sealer.seal(910499571847892992), seal_n, runs),
+                    "per sealed ID, not an ID made"))
+    rows.append(row("flakeid Sealer.unseal(id) aes128",
+                    per_call(lambda: sealer.unseal(575246358720680725), seal_n, runs)))
+
     try:
         from snowflake import SnowflakeGenerator  # snowflake-id
 

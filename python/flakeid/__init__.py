@@ -35,6 +35,13 @@ from flakeid._flakeid import (
     to_bytes,
 )
 
+try:
+    # Sealed IDs: in every wheel and source build; absent only from a lean build
+    # (the binding's cargo feature `seal` off).
+    from flakeid._flakeid import Sealer
+except ImportError:  # pragma: no cover
+    pass
+
 __all__ = [
     "ClockMovedBackwardsError",
     "ConfigError",
@@ -46,6 +53,7 @@ __all__ = [
     "ManualClock",
     "ParseError",
     "Parts",
+    "Sealer",
     "TimeExhaustedError",
     "WaitInterruptedError",
     "__version__",

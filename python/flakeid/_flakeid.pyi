@@ -16,6 +16,7 @@ __all__ = [
     "ManualClock",
     "ParseError",
     "Parts",
+    "Sealer",
     "TimeExhaustedError",
     "WaitInterruptedError",
     "__version__",
@@ -130,6 +131,23 @@ class ManualClock:
     def now_ms(self) -> int: ...
     @property
     def auto_advance_ms(self) -> int: ...
+
+@final
+class Sealer:
+    """Seals IDs: a keyed, reversible permutation of a layout's IDs (FF1 with AES)."""
+
+    def __new__(
+        cls,
+        key: bytes | bytearray,
+        layout: Layout | str | None = "snowflake",
+        tweak: bytes | bytearray | None = b"",
+    ) -> Sealer: ...
+    def seal(self, id: int) -> int: ...
+    def unseal(self, id: int) -> int: ...
+    @property
+    def bits(self) -> int: ...
+    @property
+    def max_id(self) -> int: ...
 
 @final
 class Generator:

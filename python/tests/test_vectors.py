@@ -13,12 +13,13 @@ from conftest import ERRORS, cases, layout_of, load
 
 def test_every_vector_file_is_consumed() -> None:
     files = {p.stem for p in __import__("conftest").VECTORS.glob("*.json")}
-    assert files == {"layouts", "compose", "encodings", "timelines"}
+    assert files == {"layouts", "compose", "encodings", "timelines", "seal"}
     consumed = {
         "layouts": {"presets", "invalid_layouts", "invalid_generators"},
         "compose": {"cases", "compose_errors", "decompose_errors", "ranges"},
         "encodings": {"cases", "decode_aliases", "bad"},
         "timelines": {"timelines"},
+        "seal": {"groups", "invalid"},
     }
     for name, keys in consumed.items():
         assert set(load(name)) - {"_comment"} == keys, f"{name}.json has sections this suite does not run"
@@ -170,3 +171,35 @@ def test_timeline(timeline: dict[str, Any]) -> None:
             assert clock.now_ms() == step["clock_ms"], where
         else:
             pytest.fail(f"unknown op in {where}")
+
+
+# --- seal.json ----------------------------------------------------------------
+
+
+def sealer_of(case: dict[str, Any]) -> flakeid.Sealer:
+    return flakeid.Sealer(
+        bytes.fromhex(case["key"]), layout=layout_of(case["layout"]), tweak=bytes.fromhex(case.get("tweak", ""))
+    )
+
+
+@pytest.mark.parametrize(
+    "group", cases("seal", "groups"), ids=lambda g: f"{g['bits']}-{len(g['key']) * 4}-{len(g['tweak']) // 2}"
+)
+def test_seal_group(group: dict[str, Any]) -> None:
+    sealer = sealer_of(group)
+    assert sealer.bits == group["bits"]
+    assert group["cases"]
+    for case in group["cases"]:
+        id_, sealed = int(case["id"]), int(case["sealed"])
+        assert sealer.seal(id_) == sealed, case
+        assert sealer.unseal(sealed) == id_, case
+
+
+@pytest.mark.parametrize("case", cases("seal", "invalid"), ids=lambda c: f"{c['op']}-{c['field']}")
+def test_seal_invalid(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        if case["op"] == "new":
+            sealer_of(case)
+        else:
+            getattr(sealer_of(case), case["op"])(int(case["id"]))
+    check_error(excinfo, case)

@@ -4,6 +4,8 @@
  *   strict/next_id_below_cap  the same path on a 22-sequence-bit layout (no cap)
  *   borrow/next_id            overflow=borrow, one thread
  *   borrow/fill_1m            flakeid_next_ids of 1,000,000 IDs
+ *   seal/aes128, unseal/aes128, seal/aes256   flakeid_sealer_* on snowflake IDs
+ *                             (against `cargo bench -p flakeid-seal`)
  * Each case runs 7 times; the median is printed. */
 #define _POSIX_C_SOURCE 200809L
 #include <flakeid.h>
@@ -77,6 +79,33 @@ static double per_batch(const flakeid_generator *g, size_t n, size_t rounds) {
   return t[RUNS / 2];
 }
 
+/* ns per seal (or unseal) of `n` consecutive IDs, median of RUNS. */
+static double per_seal(const flakeid_sealer *s, int unseal, size_t n) {
+  double t[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    uint64_t out = 0, acc = 0;
+    double start = now_s();
+    for (size_t i = 0; i < n; i++) {
+      flakeid_status st = unseal ? flakeid_sealer_unseal(s, 910499571847892992u + i, &out)
+                                 : flakeid_sealer_seal(s, 910499571847892992u + i, &out);
+      if (st != FLAKEID_OK) die("seal");
+      acc ^= out;
+    }
+    t[r] = (now_s() - start) * 1e9 / (double)n;
+    sink = acc;
+  }
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  return t[RUNS / 2];
+}
+
+static flakeid_sealer *sealer(const flakeid_layout *layout, size_t key_len) {
+  uint8_t key[32];
+  for (size_t i = 0; i < sizeof key; i++) key[i] = (uint8_t)(0x42 + i);
+  flakeid_sealer *s = NULL;
+  if (flakeid_sealer_new(key, key_len, layout, NULL, 0, &s) != FLAKEID_OK) die("sealer");
+  return s;
+}
+
 static void report(const char *name, double ns) {
   printf("%-26s %14.0f IDs/s %9.2f ns/ID\n", name, 1e9 / ns, ns);
 }
@@ -95,6 +124,12 @@ int main(void) {
   report("strict/next_id_below_cap", per_call(below, 5000000));
   report("borrow/next_id", per_call(borrow, 10000000));
   report("borrow/fill_1m", per_batch(filler, 1000000, 5));
+  flakeid_sealer *s128 = sealer(&snowflake, 16), *s256 = sealer(&snowflake, 32);
+  report("seal/aes128", per_seal(s128, 0, 200000));
+  report("unseal/aes128", per_seal(s128, 1, 200000));
+  report("seal/aes256", per_seal(s256, 0, 200000));
+  flakeid_sealer_free(s128);
+  flakeid_sealer_free(s256);
   flakeid_generator_free(strict);
   flakeid_generator_free(below);
   flakeid_generator_free(borrow);

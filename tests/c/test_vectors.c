@@ -346,6 +346,68 @@ static void timeline_case(const json_value *t) {
   flakeid_manual_clock_free(clock);
 }
 
+/* ---- seal.json ---- */
+
+/* Hex text to bytes (the vectors' keys and tweaks); returns the byte count. */
+static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
+  size_t len = strlen(hex);
+  if (len % 2 != 0 || len / 2 > cap) fatal("hex of odd length or too long");
+  for (size_t i = 0; i < len / 2; i++) {
+    unsigned byte;
+    if (sscanf(hex + 2 * i, "%2x", &byte) != 1) fatal("not hex");
+    out[i] = (uint8_t)byte;
+  }
+  return len / 2;
+}
+
+static flakeid_status sealer_of(const json_value *c, flakeid_sealer **out) {
+  uint8_t key[64], tweak[64];
+  size_t key_len = unhex(str(c, "key"), key, sizeof key);
+  size_t tweak_len = json_get(c, "tweak") != NULL ? unhex(str(c, "tweak"), tweak, sizeof tweak) : 0;
+  flakeid_layout l = layout_ok(c);
+  return flakeid_sealer_new(key, key_len, &l, tweak_len ? tweak : NULL, tweak_len, out);
+}
+
+static void seal_group_case(const json_value *g) {
+  flakeid_sealer *s = NULL;
+  CHECK_OK(sealer_of(g, &s));
+  if (s == NULL) return;
+  flakeid_layout l = layout_ok(g);
+  flakeid_layout_limits lim;
+  CHECK_OK(flakeid_layout_get_limits(&l, &lim));
+  CHECK(lim.total_bits == num(g, "bits"), "%s: %u bits, want %" PRIu64, where, lim.total_bits, num(g, "bits"));
+  const json_value *cases = need(g, "cases", JSON_ARRAY);
+  if (cases->count == 0) fatal("a group without cases");
+  for (size_t i = 0; i < cases->count; i++) {
+    uint64_t id = id_at(&cases->items[i], "id"), sealed = id_at(&cases->items[i], "sealed"), got = 0, back = 0;
+    CHECK_OK(flakeid_sealer_seal(s, id, &got));
+    CHECK(got == sealed, "%s case %zu: seal(%" PRIu64 ") = %" PRIu64 ", want %" PRIu64, where, i, id, got, sealed);
+    CHECK_OK(flakeid_sealer_unseal(s, sealed, &back));
+    CHECK(back == id, "%s case %zu: unseal(%" PRIu64 ") = %" PRIu64 ", want %" PRIu64, where, i, sealed, back, id);
+  }
+  flakeid_sealer_free(s);
+}
+
+static void seal_invalid_case(const json_value *c) {
+  const char *op = str(c, "op");
+  flakeid_sealer *s = NULL;
+  if (strcmp(op, "new") == 0) {
+    flakeid_sealer *sentinel = (flakeid_sealer *)&s; /* must stay untouched */
+    flakeid_sealer *got = sentinel;
+    expect_error(sealer_of(c, &got), c);
+    CHECK(got == sentinel, "%s: out_sealer written on failure", where);
+    return;
+  }
+  CHECK_OK(sealer_of(c, &s));
+  if (s == NULL) return;
+  uint64_t out = 4242;
+  if (strcmp(op, "seal") == 0) expect_error(flakeid_sealer_seal(s, id_at(c, "id"), &out), c);
+  else if (strcmp(op, "unseal") == 0) expect_error(flakeid_sealer_unseal(s, id_at(c, "id"), &out), c);
+  else fatal("unknown op");
+  CHECK(out == 4242, "%s: out_id written on failure", where);
+  flakeid_sealer_free(s);
+}
+
 /* ---- driver ---- */
 
 typedef struct {
@@ -368,6 +430,7 @@ static const vector_file FILES[] = {
       {"ranges", range_case}}},
     {"encodings.json", {{"cases", encoding_case}, {"decode_aliases", alias_case}, {"bad", bad_text_case}}},
     {"timelines.json", {{"timelines", timeline_case}}},
+    {"seal.json", {{"groups", seal_group_case}, {"invalid", seal_invalid_case}}},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 

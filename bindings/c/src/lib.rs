@@ -16,10 +16,14 @@
 mod error;
 mod generator;
 mod layout;
+#[cfg(feature = "seal")]
+mod sealer;
 
 pub use error::*;
 pub use generator::*;
 pub use layout::*;
+#[cfg(feature = "seal")]
+pub use sealer::*;
 
 use error::Fail;
 use std::ffi::c_char;

@@ -5,6 +5,8 @@
 mod errors;
 mod generator;
 mod layout;
+#[cfg(feature = "seal")]
+mod sealer;
 
 use errors::{to_py, uint};
 use flakeid_core::{Encoding, ErrorKind, NodeSource};
@@ -103,6 +105,8 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyParts>()?;
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<generator::PyManualClock>()?;
+    #[cfg(feature = "seal")]
+    m.add_class::<sealer::PySealer>()?;
     m.add_function(wrap_pyfunction!(decompose, m)?)?;
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
