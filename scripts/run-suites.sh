@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: runs lint and each suite (make test-<name>) in turn, stops at the first
+# `make test`, `make ci`, `make release-check`: runs each suite of the tier (the tables
+# in the Makefile) in turn, stops at the first
 # that fails, and ends with each one's wall time, so a slow CI run says where it went.
 set -uo pipefail
 make=${MAKE:-make}
@@ -7,7 +8,7 @@ started=$SECONDS
 done_=()
 report() {
   local line
-  echo "make test: wall time per suite"
+  echo "wall time per suite"
   for line in "${done_[@]}"; do printf '  %-22s %5d s\n' ${line}; done
   printf '  %-22s %5d s\n' total $((SECONDS - started))
 }
@@ -18,9 +19,9 @@ for t in "$@"; do
   done_+=("$t $((SECONDS - t0))")
   if [ $rc -ne 0 ]; then
     report
-    echo "make test: $t FAILED (exit $rc)" >&2
+    echo "$t FAILED (exit $rc)" >&2
     exit $rc
   fi
 done
 report
-echo "make test: every suite passed ($*)"
+echo "every suite passed ($*)"

@@ -4,8 +4,6 @@
 # present. (cbindgen is a pinned dev-dependency of bindings/c, fetched by cargo; no
 # CLI to install.)
 set -euo pipefail
-# What it serves builds the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || need+=(make)

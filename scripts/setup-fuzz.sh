@@ -2,8 +2,6 @@
 # What `make test-fuzz` / `make fuzz` need: the nightly toolchain (on the image;
 # installed through rustup if missing) and cargo-fuzz, pinned. Idempotent.
 set -euo pipefail
-# What it serves builds the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 CARGO_FUZZ_VERSION=0.13.2
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "setup-fuzz: installing the nightly toolchain"

@@ -8,16 +8,11 @@ cd "$(dirname "$0")/.."
 
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 if ! command -v npm >/dev/null 2>&1 || [ "$(node_major)" -lt 18 ]; then
-  echo "setup-node: installing nodejs and npm from Debian"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y nodejs npm
+  bash scripts/apt-install.sh setup-node nodejs npm
 fi
 [ "$(node_major)" -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $(node --version)" >&2; exit 1; }
 
 # `npm install`, not `npm ci`: the lockfile cannot list other platforms' optional
 # packages that this registry lacks (../shared/TOOLCHAIN.md). It runs the package's
 # `install` script, i.e. builds the addon (cargo is incremental: a no-op when fresh).
-# The addon has the lease stores: etcd-client's build script needs protoc.
-bash scripts/setup-protoc.sh
 (cd node && npm install --no-audit --no-fund)

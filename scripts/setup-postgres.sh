@@ -5,8 +5,6 @@
 # needs, cargo-pgrx 0.19.3, and `cargo pgrx init` for Debian's pg_config. Idempotent and non-interactive: each step is skipped when
 # already done. Installs only, starts nothing.
 set -euo pipefail
-# tests/postgres/run.sh builds the CLI, which has the lease stores (protoc).
-bash "$(dirname "$0")/setup-protoc.sh"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 TOOLCHAIN=1.96.0
 PGRX_VERSION=0.19.3

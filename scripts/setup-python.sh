@@ -3,8 +3,6 @@
 # and mypy come from PyPI into python/.venv; cargo is the workspace's toolchain).
 # Idempotent and non-interactive; a no-op when all is present.
 set -euo pipefail
-# The extension has the lease stores: etcd-client's build script needs protoc.
-bash "$(dirname "$0")/setup-protoc.sh"
 PYTHON="${PYTHON:-python3}"
 ok() {
   command -v "$PYTHON" >/dev/null 2>&1 &&
@@ -13,8 +11,5 @@ ok() {
 if ok; then
   exit 0
 fi
-echo "setup-python: installing python3, python3-venv and python3-pip from Debian"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+bash "$(dirname "$0")/apt-install.sh" setup-python python3 python3-venv python3-pip
 ok || { echo "setup-python: no usable $PYTHON (need >= 3.9 with venv + ensurepip)" >&2; exit 1; }

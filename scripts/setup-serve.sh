@@ -4,7 +4,6 @@
 # wrk and a virtualenv with pysnowflake 0.1.3 (make bench-serve). Idempotent,
 # non-interactive; installs only, starts nothing.
 set -euo pipefail
-bash "$(dirname "$0")/setup-protoc.sh"
 need=()
 command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ "${1:-}" = --bench ]; then

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The new lease URLs through every binding and the CLI (issue 13): each builds a
 # generator on etcd://, etcds://, rediss:// and postgres://…sslmode=verify-full URLs
-# of the servers tests/lease/run.sh started, checks the ID carries the leased node
+# of the servers tests/env/testenv.py started, checks the ID carries the leased node
 # id, and that a wrong CA comes back as that binding's lease error naming the cause.
-# Called by `tests/lease/run.sh --bindings` (make test-lease-bindings), after the
-# Python package, the Node addon and libflakeid were built.
+# Run by make test-lease-bindings (testenv.py run --all -- tests/lease/bindings.sh),
+# after the Python package, the Node addon and libflakeid were built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${PY:=python/.venv/bin/python}"
