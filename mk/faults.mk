@@ -24,7 +24,7 @@ setup-faults: setup-lease
 FAULTS_PY_STAMP := target/faults/venv/.flakeid-installed
 FAULTS_PY_SRC := $(shell git ls-files python bindings/python crates/flakeid-core crates/workspace-hack 2>/dev/null) Cargo.lock
 
-faults-build: setup-faults setup-lease setup-node $(FAULTS_PY_STAMP)
+faults-build: setup-faults setup-node $(FAULTS_PY_STAMP)
 	$(CARGO) build -p flakeid-cli -p flakeid-faults-driver
 
 $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
