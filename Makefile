@@ -123,7 +123,14 @@ fmt:
 # compiled the lease stack again with other features). Lease tests on Redis,
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
 # The core runs alone first: no cargo features, what the wasm build has.
-RUST_TEST_PKGS := -p flakeid-core -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests
+# Every debug build of the CLI for a suite (serve, leases through the bindings,
+# PostgreSQL, faults) selects the same packages (FLAKEID_CARGO_PKGS): `-p flakeid-cli`
+# alone turns fewer futures-util features on, and cargo then compiled futures-util
+# and everything above it (hyper, tonic, tokio-postgres, etcd-client, redis, axum,
+# the core) a second time.
+RUST_TEST_PKGS := -p flakeid-core -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
+  -p flakeid-faults-driver
+export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS)
 test-rust: setup-protoc
 	$(CARGO) test -p flakeid-core --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --all-targets

@@ -34,7 +34,8 @@ check() { # binding url expect(OK|unknown CA) output
 }
 
 cli=(target/debug/flakeid)
-$CARGO build -q -p flakeid-cli
+# make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
+$CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
 cc -std=c11 -Iinclude tests/lease/lease_url.c target/release/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
 
 py_prog='

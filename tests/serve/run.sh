@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
-$CARGO build -q -p flakeid-cli
+# make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
+$CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
 exec python3 tests/env/testenv.py run --redis --postgres -- \
   python3 tests/serve/serve_test.py "$PWD/target/debug/flakeid" "$@"
