@@ -1,42 +1,90 @@
-# One entry point for humans and CI: `make test` runs every test of every language.
-# Each language adds its targets in mk/<name>.mk and appends itself to TEST_TARGETS
-# and BENCH_TARGETS.
+# flakeid's one entry point for humans and CI. Three tiers (CONTRIBUTING.md):
+#   make test            the contributor's loop: every language's own suite and lint
+#   make ci              what .ci/run runs: make test, then real stores, serve, the
+#                        PostgreSQL extension and its .deb, faults, fuzz, loom, Go, Java,
+#                        and the host's release artifacts installed with no Rust
+#   make release-check   the full cross matrix (aarch64, musl, qemu); not in CI
+#   make soak SUITE=<suite> N=<n>   one suite N times in a row (finding a flake)
+# A suite is a make target; what it needs installed is its prerequisite (setup-*,
+# scripts/setup-*.sh, idempotent), so `make test-node` works alone on a fresh machine.
+# mk/<name>.mk defines a language's suites; the tables below say which run, in order.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-TEST_TARGETS := test-rust
-# Suites that use what others built (test-postgres decodes with the Python and Node packages).
-TEST_TARGETS_LAST :=
-BENCH_TARGETS := bench-rust
+# ---------------------------------------------------------------------------------
+# The suites, in the order each tier runs them (scripts/run-suites.sh runs them in
+# turn, stops at the first failure and prints each one's wall time).
+TEST_SUITES := \
+  lint \
+  test-rust \
+  test-c \
+  test-python \
+  test-node \
+  test-wasm-node
 
-.PHONY: all test bench lint fmt test-rust bench-rust vectors cli grpc-stubs setup-msrv
+CI_SUITES := \
+  $(TEST_SUITES) \
+  lint-postgres \
+  test-lease \
+  test-lease-bindings \
+  test-serve \
+  test-wasm-browser \
+  test-loom \
+  test-fuzz \
+  test-go \
+  test-java \
+  test-postgres \
+  test-artifacts \
+  test-faults
+
+RELEASE_SUITES := \
+  test-dist \
+  release-check-go \
+  release-check-java
+# test-postgres comes after test-python and test-node: tests/postgres/run.sh decodes
+# SQL-made IDs with the packages they installed. test-artifacts builds the host's
+# release artifacts (dist/) and the PostgreSQL .deb, and installs them with no Rust.
+# ---------------------------------------------------------------------------------
+
+# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER).
+SETUP_TEST := setup-rust setup-msrv setup-c setup-python setup-node setup-wasm
+SETUP_CI := $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz setup-go setup-java \
+  setup-postgres setup-faults setup-dist-host
+SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
+
+.PHONY: all test ci release-check soak lint lint-postgres fmt test-rust bench-rust bench vectors cli \
+  setup-test setup-ci setup-release setup-rust setup-msrv grpc-stubs
 all: test
 
--include mk/*.mk
-
-# Lint, then each suite in turn (scripts/run-suites.sh prints each one's wall time).
 test:
-	@MAKE="$(MAKE)" bash scripts/run-suites.sh lint $(TEST_TARGETS) $(TEST_TARGETS_LAST)
+	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(TEST_SUITES)
 
-# Clippy for the crates built by plain cargo, also in their lean builds (no network
-# leases); the Node, wasm and lease targets lint their own crates (napi / wasm32 /
-# lease tests). Then: the committed gRPC stubs are what their .proto files compile
-# to (no protoc: protox), each published crate builds with the Rust its
-# rust-version names (scripts/msrv.sh), and the dependency budgets hold
-# (scripts/check-deps.sh: lean builds, duplicate versions).
-lint: setup-msrv
-	$(CARGO) fmt --all -- --check
-	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
-	$(CARGO) clippy -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-c -p flakeid-python -p flakeid-grpc-stubs --all-targets -- -D warnings
-	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
-	$(CARGO) test -q -p flakeid-grpc-stubs
-	bash scripts/msrv.sh check
-	CARGO=$(CARGO) bash scripts/check-deps.sh
+ci:
+	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(CI_SUITES)
+
+release-check:
+	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(RELEASE_SUITES)
+
+# `make soak SUITE=test-lease N=20`: stops at the first failing run and says which.
+N ?= 10
+soak:
+	@test -n "$(SUITE)" || { echo "usage: make soak SUITE=<suite> N=<n>; suites: $(CI_SUITES) $(RELEASE_SUITES)" >&2; exit 2; }
+	@for i in $$(seq $(N)); do echo "== soak $(SUITE): run $$i of $(N)"; \
+	  $(MAKE) --no-print-directory $(SUITE) || { echo "soak: $(SUITE) failed on run $$i of $(N)" >&2; exit 1; }; done; \
+	  echo "soak: $(SUITE) passed $(N) runs in a row"
+
+setup-test: $(SETUP_TEST)
+setup-ci: $(SETUP_CI)
+setup-release: $(SETUP_RELEASE)
+
+# rustfmt and clippy, and the wasm32 target (lint checks the wasm crate for it).
+setup-rust:
+	@have=$$(rustup component list --installed); grep -q '^clippy' <<<"$$have" && grep -q '^rustfmt' <<<"$$have" \
+	  || rustup component add rustfmt clippy
+	@have=$$(rustup target list --installed); grep -qx wasm32-unknown-unknown <<<"$$have" \
+	  || rustup target add wasm32-unknown-unknown
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).
 setup-msrv:
@@ -47,18 +95,59 @@ setup-msrv:
 grpc-stubs:
 	FLAKEID_REGENERATE_STUBS=1 $(CARGO) test -q -p flakeid-grpc-stubs
 
+-include mk/*.mk
+
+# ---------------------------------------------------------------------------------
+# Lint: every crate's rustfmt, clippy (-D warnings) and rustdoc, here and nowhere
+# else. The core alone (no features: what wasm builds), then the workspace at once
+# (one feature set: the lease stores on), the lean builds of the bindings and the CLI
+# (no network leases, no sealing), the wasm crate for wasm32; lint-postgres is the
+# extension's own workspace and toolchain (make ci). Then: the committed gRPC stubs
+# are what their .proto files compile to (no protoc: protox), each published crate
+# builds with the Rust its rust-version names (scripts/msrv.sh), and the dependency
+# budgets hold (scripts/check-deps.sh: lean builds, duplicate versions).
+lint: setup-rust setup-msrv
+	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
+	$(CARGO) clippy -p flakeid-core --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --exclude flakeid-wasm --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
+	CARGO_TARGET_DIR=$(WASM_TARGET_DIR) $(CARGO) clippy --target wasm32-unknown-unknown -p flakeid-wasm -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-seal --no-deps --quiet
+	$(CARGO) test -q -p flakeid-grpc-stubs
+	bash scripts/msrv.sh check
+	CARGO=$(CARGO) bash scripts/check-deps.sh
+
+lint-postgres: setup-postgres
+	cd $(PG_CRATE) && cargo fmt -- --check
+	cd $(PG_CRATE) && cargo clippy --features pg_test --tests -- -D warnings
+
 fmt:
 	$(CARGO) fmt --all
 
-# Rust: unit, integration, property and doc tests, and the vector staleness check.
-# The core runs twice: alone (no cargo features: what wasm builds) and beside the CLI
-# (which turns on the lease machinery); flakeid-lease-net's unit tests run here too
-# (its stores against real servers: make test-lease).
+# ---------------------------------------------------------------------------------
+# Rust: unit, integration, property, vector (staleness included) and doc tests of the
+# core, CLI, server, sealing (flakeid-seal), the C ABI's Rust side (panic boundary,
+# status table, include/flakeid.h freshness) and file leases, in ONE cargo invocation:
+# one feature set, so each dependency is compiled once (separate `-p` runs each
+# compiled the lease stack again with other features). Lease tests on Redis,
+# PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
+# The core runs alone first: no cargo features, what the wasm build has.
+# Every debug build of the CLI for a suite (serve, leases through the bindings,
+# PostgreSQL, faults) selects the same packages (FLAKEID_CARGO_PKGS): `-p flakeid-cli`
+# alone turns fewer futures-util features on, and cargo then compiled futures-util
+# and everything above it (hyper, tonic, tokio-postgres, redis, axum,
+# the core) a second time.
+RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
+  -p flakeid-faults-driver
+export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS)
 test-rust:
 	$(CARGO) test -p flakeid-core --all-targets
-	$(CARGO) clippy -p flakeid-core --all-targets -- -D warnings
-	$(CARGO) test --all-targets
-	$(CARGO) test --doc
+	$(CARGO) test $(RUST_TEST_PKGS) --all-targets
+	$(CARGO) test $(RUST_TEST_PKGS) --doc
 
 # Regenerate tests/vectors/*.json from the program in crates/flakeid-core/tests/vectors.rs.
 vectors:
@@ -67,6 +156,8 @@ vectors:
 bench-rust:
 	$(CARGO) bench -p flakeid-core
 
+BENCH_TARGETS := bench-rust bench-c bench-seal bench-lease bench-python bench-node bench-wasm bench-serve \
+  bench-postgres bench-go bench-java
 bench: $(BENCH_TARGETS)
 
 cli:

@@ -5,7 +5,7 @@
 #   layout       layout construction from arbitrary numbers
 #   lease_url    lease URL parsing (errors never show a password)
 #   c_buffers    the C ABI's buffer functions
-# `make fuzz` runs each for FUZZ_SECS; `make test` runs each for FUZZ_TEST_SECS from
+# `make fuzz` runs each for FUZZ_SECS; `make ci` (test-fuzz) runs each for FUZZ_TEST_SECS from
 # the committed seeds (fuzz/corpus/<target>), in a scratch copy so the tree stays
 # clean. A crash leaves its input in fuzz/artifacts/<target>/.
 FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers
@@ -14,7 +14,7 @@ FUZZ_TEST_SECS ?= 4
 FUZZ_WORK := fuzz/target/corpus-work
 
 .PHONY: setup-fuzz fuzz test-fuzz
-setup-fuzz:
+setup-fuzz: setup-rust
 	bash scripts/setup-fuzz.sh
 
 fuzz-run-%: setup-fuzz
@@ -31,4 +31,3 @@ test-fuzz: setup-fuzz
 fuzz: setup-fuzz
 	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_SECS) || exit 1; done
 
-TEST_TARGETS += test-fuzz

@@ -12,21 +12,22 @@
 GO ?= go
 GO_ENV = CGO_ENABLED=1
 
-TEST_TARGETS  += test-go
-BENCH_TARGETS += bench-go
 
-.PHONY: setup-go lib-go test-go bench-go dist-go release-check-go
+.PHONY: setup-go setup-go-release lib-go test-go bench-go dist-go release-check-go
 
 setup-go:
 	bash scripts/setup-go.sh
+
+# The arm64 flavour's cross compiler and qemu (make release-check).
+setup-go-release: setup-go
+	bash scripts/setup-go.sh --release
 
 # The repository's build of the static library, where cgo looks for it.
 lib-go: lib-c
 	plat=$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p go/lib/$$plat; \
 	  ln -sf ../../../target/release/libflakeid.a go/lib/$$plat/libflakeid.a
 
-test-go: setup-go lib-go
-	bash scripts/setup-lease.sh
+test-go: setup-go setup-lease lib-go
 	test -z "$$(cd go && gofmt -l .)" || { echo "gofmt: $$(cd go && gofmt -l .)"; exit 1; }
 	cd go && $(GO_ENV) $(GO) vet ./...
 	cd go/bench && $(GO_ENV) $(GO) vet ./...
@@ -40,5 +41,5 @@ bench-go: setup-go lib-go
 dist-go: setup-go
 	bash go/release/pack.sh
 
-release-check-go: dist-go
+release-check-go: setup-go-release dist-go
 	bash go/release/check.sh

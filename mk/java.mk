@@ -13,8 +13,6 @@ MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
   MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $${MAVEN_OPTS:-}"
 MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
-TEST_TARGETS  += test-java
-BENCH_TARGETS += bench-java
 
 .PHONY: setup-java lib-java test-java bench-java dist-java release-check-java
 
@@ -26,8 +24,7 @@ lib-java: lib-c
 	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
 	  cp target/release/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
 
-test-java: setup-java lib-java
-	bash scripts/setup-lease.sh
+test-java: setup-java setup-lease lib-java
 	cd java && $(MVN_ENV) python3 ../tests/env/testenv.py run --all -- \
 	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
 

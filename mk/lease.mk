@@ -1,19 +1,23 @@
-# Node-id leases (issue 7): multi-process tests against a real redis-server, a
-# private PostgreSQL 15 cluster and file locks, all started by tests/lease/run.sh
-# on 127.0.0.1. Bench: what the lease check adds to next_id().
-.PHONY: test-lease test-lease-bindings bench-lease
-test-lease:
-	$(CARGO) clippy -p flakeid-core -p flakeid-lease-net -p flakeid-lease-tests --all-targets --features flakeid-core/lease -- -D warnings
-	CARGO=$(CARGO) bash tests/lease/run.sh
+# Node-id leases (issues 7, 13). File leases run in make test (test-rust: the
+# flakeid-lease-tests crate, whose store tests skip there). make ci runs:
+#   make test-lease            the multi-process store tests on real Redis, PostgreSQL and
+#                              etcd, plain and TLS (tests/env/testenv.py starts them)
+#   make test-lease-bindings   the lease URLs through the CLI, Python, Node and C
+#                              (tests/lease/bindings.sh), against the same servers
+#   make bench-lease           what the lease check adds to next_id()
+# Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build.
+LEASE_STORE_TESTS := --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
+.PHONY: setup-lease test-lease test-lease-bindings bench-lease
+setup-lease:
+	bash scripts/setup-lease.sh
 
-# The lease URLs through the CLI, Python, Node and C (issue 13), against the same
-# servers; needs the Python package (installed here), the Node addon and libflakeid.
-test-lease-bindings: python-venv setup-node lib-c
+test-lease: setup-lease
+	python3 tests/env/testenv.py run --all -- $(CARGO) test $(RUST_TEST_PKGS) $(LEASE_STORE_TESTS)
+
+# Needs the Python package (installed here), the Node addon and libflakeid.
+test-lease-bindings: setup-lease python-venv setup-node lib-c
 	$(PY_BIN)/pip install --quiet ./python
-	CARGO=$(CARGO) bash tests/lease/run.sh --bindings
+	python3 tests/env/testenv.py run --all -- bash tests/lease/bindings.sh
 
 bench-lease:
 	$(CARGO) bench -p flakeid-lease-tests --bench leased
-
-TEST_TARGETS += test-lease test-lease-bindings
-BENCH_TARGETS += bench-lease

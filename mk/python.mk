@@ -5,12 +5,12 @@ PYTHON ?= python3
 PY_VENV := python/.venv
 PY_BIN := $(CURDIR)/$(PY_VENV)/bin
 
-.PHONY: test-python bench-python python-venv
-TEST_TARGETS += test-python
-BENCH_TARGETS += bench-python
+.PHONY: setup-python test-python bench-python python-venv
 
-python-venv:
+setup-python:
 	bash scripts/setup-python.sh
+
+python-venv: setup-python
 	test -x $(PY_BIN)/python || $(PYTHON) -m venv $(PY_VENV)
 
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.

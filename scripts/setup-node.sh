@@ -8,10 +8,7 @@ cd "$(dirname "$0")/.."
 
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 if ! command -v npm >/dev/null 2>&1 || [ "$(node_major)" -lt 18 ]; then
-  echo "setup-node: installing nodejs and npm from Debian"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y nodejs npm
+  bash scripts/apt-install.sh setup-node nodejs npm
 fi
 [ "$(node_major)" -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $(node --version)" >&2; exit 1; }
 

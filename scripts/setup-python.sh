@@ -11,8 +11,5 @@ ok() {
 if ok; then
   exit 0
 fi
-echo "setup-python: installing python3, python3-venv and python3-pip from Debian"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+bash "$(dirname "$0")/apt-install.sh" setup-python python3 python3-venv python3-pip
 ok || { echo "setup-python: no usable $PYTHON (need >= 3.9 with venv + ensurepip)" >&2; exit 1; }

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the WebAssembly package needs; a no-op when all is present.
-#   scripts/setup-wasm.sh            everything: toolchain, npm tools, Chromium
+#   scripts/setup-wasm.sh            toolchain and npm tools (make setup-wasm: the build and the Node tests)
 #   scripts/setup-wasm.sh toolchain  only the wasm32 target and wasm-bindgen-cli (the build needs no more)
+#   scripts/setup-wasm.sh browser    only Debian's Chromium (make setup-browser: the browser test, make ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The browser test drives Debian's Chromium headless.
+if [ "${1:-}" = browser ]; then
+  [ -x /usr/bin/chromium ] || bash scripts/apt-install.sh setup-wasm chromium
+  exit 0
+fi
 
 # Must equal the `wasm-bindgen = "=…"` pin in the root Cargo.toml.
 WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
@@ -27,12 +34,4 @@ fi
 if [ ! -x bindings/wasm/node_modules/.bin/wasm-opt ] || [ ! -d bindings/wasm/node_modules/nodejs-snowflake ]; then
   echo "setup-wasm: npm install in bindings/wasm"
   (cd bindings/wasm && npm install --no-audit --no-fund)
-fi
-
-# The browser test drives Debian's Chromium headless.
-if [ ! -x /usr/bin/chromium ]; then
-  echo "setup-wasm: installing chromium"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y chromium
 fi

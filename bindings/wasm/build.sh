@@ -4,13 +4,13 @@
 #   pkg/web/   wasm-bindgen --target web (ES module; `await init()` first) for
 #              browsers, Deno, Bun and edge workers
 #   pkg/package.json naming @flakeid/wasm, with conditional exports and types.
-# The .wasm is optimized with wasm-opt from the npm package binaryen.
+# The .wasm is optimized with wasm-opt from the npm package binaryen. The wasm32 target
+# and wasm-bindgen-cli: scripts/setup-wasm.sh (make setup-wasm, a prerequisite).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 
-bash scripts/setup-wasm.sh toolchain
 [ -x "$here/node_modules/.bin/wasm-opt" ] || (cd "$here" && npm install --no-audit --no-fund)
 
 # A target dir of its own, so the wasm build neither waits on nor invalidates host builds.

@@ -4,10 +4,10 @@
 # dist/goproxy as GOPROXY, runs `go get example.invalid/flakeid/go@v<v>`, builds the
 # README's first example and runs it; then builds it for linux/arm64 (Debian's
 # aarch64 cross compiler as cgo's CC) and runs that under qemu-aarch64-static.
+# (Its tools: make setup-go-release, a prerequisite.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-bash scripts/setup-go.sh --release
 version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 module=$(sed -n 's/^module //p' go/go.mod)
 work=$(mktemp -d)

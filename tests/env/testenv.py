@@ -10,8 +10,9 @@ Every suite and bench that needs a server uses this file, either as a command:
         stop them (on CMD's exit, or on SIGINT/SIGTERM/SIGHUP), exit with CMD's status
     testenv.py up [--redis] [--postgres] [--etcd] [--all]
         start them, print `export FLAKEID_TEST_...=...` lines, wait for a signal
-    testenv.py port
-        print one free port below the ephemeral range
+    testenv.py port [--not PORT...]
+        print one free port below the ephemeral range (none of the ports named:
+        a script that starts several servers passes those it already has)
 
 or as a module (`sys.path.insert(0, "tests/env"); import testenv`), for a test that
 kills, freezes or restarts its own server: `Redis(work).start()`, `Postgres(work,
@@ -430,6 +431,19 @@ class Etcd(Server):
 
     def remove(self):
         self.stop()
+        # A test may have restarted etcd on this data directory (another pid, which
+        # this object never knew): stop every etcd that serves it.
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if args[:1] and os.path.basename(args[0]) == b"etcd" and self.data.encode() in args:
+                _signal_tree(int(entry), signal.SIGCONT)
+                _signal_tree(int(entry), signal.SIGKILL)
         shutil.rmtree(self.data, ignore_errors=True)
 
     def env(self):
@@ -515,9 +529,10 @@ def main(argv):
         s.add_argument("--all", action="store_true")
         if name == "run":
             s.add_argument("command", nargs=argparse.REMAINDER)
-    sub.add_parser("port")
+    sub.add_parser("port").add_argument("--not", nargs="*", type=int, default=[], dest="taken")
     a = p.parse_args(argv)
     if a.cmd == "port":
+        _handed_out.update(a.taken)
         print(free_port())
         return 0
     every = a.all

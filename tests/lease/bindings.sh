@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The new lease URLs through every binding and the CLI (issue 13): each builds a
 # generator on etcd://, etcds://, rediss:// and postgres://…sslmode=verify-full URLs
-# of the servers tests/lease/run.sh started, checks the ID carries the leased node
+# of the servers tests/env/testenv.py started, checks the ID carries the leased node
 # id, and that a wrong CA comes back as that binding's lease error naming the cause.
-# Called by `tests/lease/run.sh --bindings` (make test-lease-bindings), after the
-# Python package, the Node addon and libflakeid were built.
+# Run by make test-lease-bindings (testenv.py run --all -- tests/lease/bindings.sh),
+# after the Python package, the Node addon and libflakeid were built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${PY:=python/.venv/bin/python}"
@@ -34,7 +34,8 @@ check() { # binding url expect(OK|unknown CA) output
 }
 
 cli=(target/debug/flakeid)
-$CARGO build -q -p flakeid-cli
+# make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
+$CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
 cc -std=c11 -Iinclude tests/lease/lease_url.c target/dist/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
 
 py_prog='

@@ -138,7 +138,8 @@ burst() {
 
 section_basic() {
   echo "== basic: preloaded cluster: pgbench, vectors, cross-language decode"
-  $CARGO build -q -p flakeid-cli
+  # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
+  $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
   local cli=$PWD/target/debug/flakeid port
   new_cluster main "shared_preload_libraries = 'flakeid'
 flakeid.datacenter = 11

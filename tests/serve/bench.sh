@@ -7,7 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
-bash scripts/setup-serve.sh --bench
 # The shipped settings (--profile dist). Two steps: with --example, cargo builds only
 # the example, not the flakeid binary.
 $CARGO build -q --profile dist -p flakeid-cli
@@ -20,13 +19,13 @@ work=$(mktemp -d /tmp/flakeid-bench-serve.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 tests/env/testenv.py port --not "$@"; }  # ports this run has
 wait_http() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return 0; sleep 0.05; done; echo "no answer from $1" >&2; exit 1; }
 
 fport=$(free_port)
 FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
 pids+=($!)
-pport=$(free_port)
+pport=$(free_port "$fport")
 "$venv/bin/snowflake_start_server" --address=127.0.0.1 --port=$pport --worker=1 >"$work/psf.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$fport/readyz"
@@ -57,7 +56,7 @@ echo "(strict mode: one snowflake node issues at most 4096 IDs per ms = 4.1 M ID
 # Bulk with borrowing (issue 15's >= 50 M IDs/s goal): a one-day window (the most
 # max_borrow_ms allows: 354 G IDs; a 10-minute one ran out within the first run) lets the
 # counter run ahead of the clock, so the network path, not the engine, is the limit.
-bport=$(free_port)
+bport=$(free_port "$fport" "$pport")
 FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$bport --node 2 --overflow borrow \
   --max-borrow-ms 86400000 --max-batch 1000000 2>"$work/borrow.log" &
 pids+=($!)

@@ -1,5 +1,5 @@
 //! etcd leases against real etcd servers on 127.0.0.1, started by
-//! tests/lease/run.sh: FLAKEID_TEST_ETCD_URL (plain, authentication on) and
+//! tests/env/testenv.py (make test-lease): FLAKEID_TEST_ETCD_URL (plain, authentication on) and
 //! FLAKEID_TEST_ETCDS_URL (TLS with a client certificate; FLAKEID_TEST_ETCDS_PID
 //! and _DIR let a test restart it on its data).
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns

@@ -1,5 +1,5 @@
 //! PostgreSQL leases against a private PostgreSQL 15 cluster on 127.0.0.1, started
-//! by tests/lease/run.sh (FLAKEID_TEST_POSTGRES_URL uses SCRAM-SHA-256;
+//! by tests/env/testenv.py (make test-lease; FLAKEID_TEST_POSTGRES_URL uses SCRAM-SHA-256;
 //! FLAKEID_TEST_POSTGRES_TRUST_URL a trust login; FLAKEID_TEST_PG_PID is the postmaster).
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 mod common;

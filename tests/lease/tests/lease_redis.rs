@@ -1,5 +1,5 @@
 //! Redis leases against a real `redis-server` on 127.0.0.1, started by
-//! tests/lease/run.sh (which exports FLAKEID_TEST_REDIS_URL and _PID).
+//! tests/env/testenv.py (make test-lease; it exports FLAKEID_TEST_REDIS_URL and _PID).
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 mod common;
 use common::*;

@@ -1,5 +1,5 @@
 //! TLS and logins on the Redis and PostgreSQL stores, against the servers
-//! tests/lease/run.sh starts with certificates it made for this run
+//! tests/env/testenv.py starts (make test-lease) with certificates it made for this run
 //! (FLAKEID_TEST_CERTS): the lease scenarios over TLS, every PostgreSQL login
 //! method, and a clear error for a wrong password, a wrong CA and a wrong host name.
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns

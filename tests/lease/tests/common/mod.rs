@@ -27,7 +27,7 @@ pub fn store_url(var: &str) -> Option<String> {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
             let msg = format!(
-                "SKIPPED: {var} is not set — run `make test-lease` (tests/lease/run.sh), which installs and \
+                "SKIPPED: {var} is not set — run `make test-lease` (tests/env/testenv.py), which installs and \
                  starts the server on 127.0.0.1"
             );
             if std::env::var("FLAKEID_LEASE_REQUIRE").as_deref() == Ok("1") {
