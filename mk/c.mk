@@ -1,7 +1,8 @@
 # C ABI (issue 3): libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
 #   make test-c                 the C suite (the Rust side, header freshness included, is
 #                               in make test-rust): (-Wall -Wextra -Werror, ASan + UBSan) linked against the
-#                               .so and against the .a, and the pkg-config example.
+#                               .so and against the .a, the pkg-config example and
+#                               docs/sealing.md's C example.
 #   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
 #   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
 #   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
@@ -68,6 +69,13 @@ test-c-example: lib-c
 	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --libs-only-l --static flakeid | sed 's/-lflakeid//') \
 	  -o $(C_OUT)/example_static
 	$(C_OUT)/example_static > /dev/null
+	@# docs/sealing.md's C example, as written, from a folder with a seal.key.
+	rm -rf $(C_OUT)/sealing && mkdir -p $(C_OUT)/sealing
+	awk '/^```c$$/ { on = 1; next } /^```$$/ { on = 0 } on' docs/sealing.md > $(C_OUT)/sealing/sealing.c
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > $(C_OUT)/sealing/seal.key
+	PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig $(C_CC) $(C_STD) $(C_WARN) $(C_OUT)/sealing/sealing.c \
+	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags --libs flakeid) -o $(C_OUT)/sealing/sealing
+	cd $(C_OUT)/sealing && LD_LIBRARY_PATH=$(C_STAGE)/lib ./sealing | grep -q '^910499571847892992 is published as '
 	rm -rf $(C_OUT)/cmake-example
 	cmake -S examples/c -B $(C_OUT)/cmake-example -DCMAKE_PREFIX_PATH=$(C_STAGE) > /dev/null
 	cmake --build $(C_OUT)/cmake-example > /dev/null

@@ -102,6 +102,31 @@ export declare class ManualClock {
   get autoAdvanceMs(): number
 }
 
+/**
+ * Seals IDs: a keyed, reversible permutation of a layout's IDs (FF1 with AES), so
+ * that public IDs stop telling when, where and how busily they were made. The key
+ * is wiped from memory when the sealer is garbage-collected; nothing shows it.
+ */
+export declare class Sealer {
+  /**
+   * A sealer with `key` (16, 24 or 32 bytes: AES-128, -192, -256). A key of
+   * another length, or a layout of fewer than 20 bits, is `FLAKEID_CONFIG` naming
+   * `key` or `layout`; no message contains the key.
+   */
+  constructor(key: Uint8Array, options?: SealerOptions)
+  /** The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`. */
+  seal(id: bigint | string): bigint
+  /**
+   * The ID that `seal` turned into `id`. Every number in range unseals to some ID:
+   * sealing does not authenticate.
+   */
+  unseal(id: bigint | string): bigint
+  /** The width of the IDs it takes and gives (the layout's total bits). */
+  get bits(): number
+  /** The largest ID it takes and gives, `2^bits - 1`. */
+  get maxId(): bigint
+}
+
 /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
 export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string): bigint
 
@@ -185,6 +210,14 @@ export interface Parts {
   worker: number
   node: number
   sequence: number
+}
+
+/** Options of `new Sealer(key, ...)`. */
+export interface SealerOptions {
+  /** A `Layout` or a preset name (default `'snowflake'`): IDs of its width are sealed. */
+  layout?: Layout | string
+  /** FF1's tweak (default empty): one key seals different tables differently. Not secret. */
+  tweak?: Uint8Array
 }
 
 /** The 8-byte big-endian form (flake-idgen's `Buffer`). */

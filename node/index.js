@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Generator = nativeBinding.Generator
 module.exports.Layout = nativeBinding.Layout
 module.exports.ManualClock = nativeBinding.ManualClock
+module.exports.Sealer = nativeBinding.Sealer
 module.exports.compose = nativeBinding.compose
 module.exports.decode = nativeBinding.decode
 module.exports.decompose = nativeBinding.decompose

@@ -9,7 +9,7 @@
 //                                     its loader must have picked (wasm: the fallback
 //                                     when no native package is installed).
 // A run without the build it asks for fails here, loudly: it never skips.
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,6 +57,7 @@ export const {
   Generator,
   Layout,
   ManualClock,
+  Sealer,
   decompose,
   compose,
   idRange,
@@ -118,4 +119,12 @@ const VECTORS = process.env.FLAKEID_VECTORS || fileURLToPath(new URL('../../test
 
 export function loadVectors(name) {
   return require(`${VECTORS}/${name}.json`)
+}
+
+/** The names of every vector file (`seal` for seal.json), for the every-file check. */
+export function vectorFiles() {
+  return readdirSync(VECTORS)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort()
 }

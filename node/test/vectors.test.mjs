@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import {
-  Generator, Layout, ManualClock, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
-  layoutOf, loadVectors, optionsOf, toBytes,
+  Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
+  layoutOf, loadVectors, optionsOf, toBytes, vectorFiles,
 } from './backend.mjs'
 
 const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spec))
@@ -163,6 +163,42 @@ describe('timelines.json', () => {
   }
 })
 
+describe('seal.json', () => {
+  const v = loadVectors('seal')
+  const sealerOf = (c) =>
+    new Sealer(Buffer.from(c.key, 'hex'), { layout: layoutOf(c.layout), tweak: Buffer.from(c.tweak ?? '', 'hex') })
+  for (const g of v.groups) {
+    test(`seal ${specName(g.layout)}, ${g.key.length * 4}-bit key, tweak ${JSON.stringify(g.tweak)}`, () => {
+      const sealer = sealerOf(g)
+      assert.equal(sealer.bits, g.bits)
+      assert.ok(g.cases.length > 0)
+      for (const c of g.cases) {
+        assert.equal(sealer.seal(BigInt(c.id)), BigInt(c.sealed), `seal(${c.id})`)
+        assert.equal(sealer.unseal(BigInt(c.sealed)), BigInt(c.id), `unseal(${c.sealed})`)
+      }
+    })
+  }
+  for (const c of v.invalid) {
+    test(`seal refused: ${c.op} ${c.field} (${specName(c.layout)})`, () => {
+      expectError(() => (c.op === 'new' ? sealerOf(c) : sealerOf(c)[c.op](BigInt(c.id))), c.error, { field: c.field })
+    })
+  }
+})
+
+test('every vector file, and every section of it, is run here', () => {
+  const sections = {
+    compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
+    encodings: ['bad', 'cases', 'decode_aliases'],
+    layouts: ['invalid_generators', 'invalid_layouts', 'presets'],
+    seal: ['groups', 'invalid'],
+    timelines: ['timelines'],
+  }
+  assert.deepEqual(vectorFiles(), Object.keys(sections))
+  for (const [name, keys] of Object.entries(sections)) {
+    assert.deepEqual(Object.keys(loadVectors(name)).filter((k) => k !== '_comment').sort(), keys, `${name}.json`)
+  }
+})
+
 test('every vector error kind is a known code', () => {
   const kinds = new Set()
   const walk = (x) => {
@@ -172,7 +208,7 @@ test('every vector error kind is a known code', () => {
       Object.values(x).forEach(walk)
     }
   }
-  for (const f of ['layouts', 'compose', 'encodings', 'timelines']) walk(loadVectors(f))
+  for (const f of vectorFiles()) walk(loadVectors(f))
   assert.ok(kinds.size >= 4)
   for (const k of kinds) assert.ok(codeOf(k).startsWith('FLAKEID_'))
 })

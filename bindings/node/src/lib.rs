@@ -5,6 +5,7 @@
 mod fast;
 mod generator;
 mod layout;
+mod sealer;
 
 use flakeid_core as fc;
 use napi::ValueType;
@@ -17,6 +18,7 @@ use napi_derive::napi;
 
 pub use generator::{Generator, ManualClock};
 pub use layout::{Layout, Parts};
+pub use sealer::Sealer;
 
 /// On load: redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on
 /// in every package).

@@ -8,9 +8,13 @@
 mod convert;
 mod generator;
 mod layout;
+#[cfg(feature = "seal")]
+mod sealer;
 
 pub use generator::{Generator, ManualClock};
 pub use layout::Layout;
+#[cfg(feature = "seal")]
+pub use sealer::Sealer;
 
 use convert::js_error;
 use flakeid_core::Encoding;

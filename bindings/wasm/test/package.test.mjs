@@ -32,7 +32,7 @@ describe('the package', () => {
       assert.ok(statSync(`${pkg}${f}`).size > 0, f)
     }
     const dts = readFileSync(`${pkg}node/index.d.ts`, 'utf8')
-    for (const decl of ['nextId(): bigint', 'nextIds(n: number): BigUint64Array', 'tryNextId(): bigint | null', 'decompose(id: bigint | string, layout?: LayoutLike): Parts', 'interface GeneratorOptions', 'export class ManualClock']) {
+    for (const decl of ['nextId(): bigint', 'nextIds(n: number): BigUint64Array', 'tryNextId(): bigint | null', 'decompose(id: bigint | string, layout?: LayoutLike): Parts', 'interface GeneratorOptions', 'export class ManualClock', 'export class Sealer', 'interface SealerOptions']) {
       assert.ok(dts.includes(decl), `index.d.ts declares ${decl}`)
     }
   })
@@ -40,11 +40,15 @@ describe('the package', () => {
   // History (raw bytes, wasm-opt -O3): 96 388 at 0.1.0; 98 124 with waits bounded
   // in real time (issue #10); 103 441 with the input checks of issue #12 (unknown
   // options, typed batch/layout errors). wasm-opt -Os/-Oz and rustc opt-level "s"
-  // were tried: no smaller (opt-level "s" was 110 KB). Growth must be argued here.
-  test('the optimized .wasm is within the 108 KB budget', () => {
+  // were tried: no smaller (opt-level "s" was 110 KB). 155 277 with Sealer (issue
+  // 26: RustCrypto's software AES and fpe's FF1, +50 879 raw, 43 938 -> 55 841
+  // gzip -9), the API @flakeid/node has; the `seal` feature's off switch
+  // (--no-default-features) gives the 104 398 of before, byte for byte.
+  // Growth must be argued here.
+  test('the optimized .wasm is within the 156 KB budget', () => {
     const wasm = readFileSync(`${pkg}web/flakeid_bg.wasm`)
     assert.ok(WebAssembly.validate(wasm))
-    assert.ok(wasm.length <= 108 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${108 * 1024}`)
+    assert.ok(wasm.length <= 156 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${156 * 1024}`)
   })
 
   test('the web build runs in Node too (initSync), with the same answers', async () => {

@@ -3,6 +3,7 @@
 //! fallbacks (`FLAKEID_NODE`, `FLAKEID_LEASE`, `FLAKEID_LISTEN`) come with it.
 
 use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 
 /// A non-negative integer in decimal digits only (`+5`, `-1`, `0x10` are refused).
 fn uint(text: &str) -> Result<u64, String> {
@@ -45,6 +46,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the sealed form of IDs (docs/sealing.md): a keyed, reversible permutation
+    Seal(SealArgs),
+    /// Print the IDs that sealed IDs stand for (the inverse of seal)
+    Unseal(SealArgs),
     /// Run the ID service (HTTP/1.1, h2c and gRPC on one port)
     Serve(ServeArgs),
     /// Print the version (as --version; kept from the old command line)
@@ -97,8 +102,41 @@ pub struct GenerateArgs {
     /// int (default), hex, base32, base62, bytes (8 raw bytes each, big-endian), json (an array of decimal strings)
     #[arg(short, long, value_name = "F", default_value = "int")]
     pub format: String,
+    /// Print sealed IDs, with the hex key in this file (docs/sealing.md)
+    #[arg(long, value_name = "F")]
+    pub seal_key_file: Option<PathBuf>,
+    /// The sealing tweak, as text (default: none)
+    #[arg(long, value_name = "T", requires = "seal_key_file")]
+    pub seal_tweak: Option<String>,
     #[command(flatten)]
     pub generator: GeneratorArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The key is hex (32, 48 or 64 digits: AES-128, -192, -256; whitespace ignored), \
+read from --key-file or else from FLAKEID_SEAL_KEY; never given as an argument. \
+IDs are read as by decode (decimal, hex, base32 or base62); with no ID or '-', from standard input, one per line."
+)]
+pub struct SealArgs {
+    /// The IDs ('-' or none: standard input)
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// The file holding the key in hex (else FLAKEID_SEAL_KEY)
+    #[arg(short, long, value_name = "F")]
+    pub key_file: Option<PathBuf>,
+    /// The layout of the IDs (their width: 63 bits for snowflake)
+    #[arg(short, long, value_name = "L")]
+    pub layout: Option<String>,
+    /// The tweak, as text (default: none): one key seals each tweak's IDs differently
+    #[arg(long, value_name = "T")]
+    pub tweak: Option<String>,
+    /// Read IDs in this encoding only: int, hex, base32, base62
+    #[arg(long, value_name = "E")]
+    pub from: Option<String>,
+    /// Print int (default), hex, base32 or base62
+    #[arg(short, long, value_name = "F", default_value = "int")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]

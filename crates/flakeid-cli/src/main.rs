@@ -8,6 +8,7 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 mod args;
+mod seal;
 mod serve;
 
 use flakeid_server::{layout_name, time};
@@ -22,7 +23,7 @@ fn report(text: std::fmt::Arguments) {
 }
 
 /// The environment variables that stand in for options (`FLAKEID_NODE`, ...).
-const OPTION_ENV: [&str; 3] = ["FLAKEID_NODE", "FLAKEID_LEASE", "FLAKEID_LISTEN"];
+const OPTION_ENV: [&str; 4] = ["FLAKEID_NODE", "FLAKEID_LEASE", "FLAKEID_LISTEN", seal::KEY_ENV];
 
 fn main() -> ExitCode {
     // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on by default).
@@ -88,7 +89,7 @@ fn clap_failure(e: clap::Error) -> ExitCode {
         }
         K::DisplayHelpOnMissingArgumentOrSubcommand => {
             report(format_args!(
-                "flakeid: missing command (generate, decode, layouts, serve or completions)\n\n{}",
+                "flakeid: missing command (generate, decode, seal, unseal, layouts, serve or completions)\n\n{}",
                 e.render().to_string().trim_end()
             ));
             ExitCode::from(2)
@@ -115,6 +116,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Generate(a) => generate(a),
         Command::Decode(a) => decode_cmd(a),
+        Command::Seal(a) => seal::run(a, false),
+        Command::Unseal(a) => seal::run(a, true),
         Command::Layouts { json } => layouts(json),
         Command::Serve(a) => serve::serve(a),
         Command::Version => {
@@ -182,6 +185,14 @@ fn generate(args: GenerateArgs) -> Result<(), Failure> {
             ))
         })?,
     };
+    let sealer = match &args.seal_key_file {
+        Some(path) => Some(seal::from_key_file(
+            path,
+            &layout_arg(args.generator.layout.as_deref())?,
+            args.seal_tweak.as_deref(),
+        )?),
+        None => None,
+    };
     let generator = b.build()?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -194,6 +205,11 @@ fn generate(args: GenerateArgs) -> Result<(), Failure> {
     while left > 0 {
         let chunk = &mut buf[..left.min(65_536) as usize];
         generator.fill(chunk)?;
+        if let Some(sealer) = &sealer {
+            for id in chunk.iter_mut() {
+                *id = sealer.seal(*id)?;
+            }
+        }
         for &id in chunk.iter() {
             match format.as_str() {
                 "bytes" => out.write_all(&to_bytes(id))?,

@@ -40,7 +40,7 @@ pub use lease::{
     DEFAULT_LEASE_TTL_MS, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
 };
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
-pub use options::{JS_GENERATOR_OPTIONS, closest_option, js_number_id_error, unknown_option};
+pub use options::{JS_GENERATOR_OPTIONS, JS_SEALER_OPTIONS, closest_option, js_number_id_error, unknown_option};
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

@@ -21,6 +21,10 @@ pub const JS_GENERATOR_OPTIONS: [&str; 12] = [
     "clock",
 ];
 
+/// The options of `new Sealer(key, {...})` (sealed IDs, flakeid-seal) in
+/// `@flakeid/node` and `@flakeid/wasm`.
+pub const JS_SEALER_OPTIONS: [&str; 2] = ["layout", "tweak"];
+
 /// The error for an ID passed to `@flakeid/node` or `@flakeid/wasm` as a JS
 /// `number`: refused in both, since a number cannot hold every 64-bit ID exactly.
 pub fn js_number_id_error(field: &'static str) -> Error {

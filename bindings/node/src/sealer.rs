@@ -1,0 +1,134 @@
+//! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
+
+use crate::layout::Layout;
+use crate::{IdArg, OrThrow, config, fc, id_in, layout_in, type_name};
+use napi::Env;
+use napi::bindgen_prelude::{
+    ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown, ValueType,
+};
+use napi_derive::napi;
+
+/// Options of `new Sealer(key, ...)`.
+#[napi(object, object_to_js = false)]
+#[allow(missing_debug_implementations)] // holds JS handles
+pub struct SealerOptions<'a> {
+    /// A `Layout` or a preset name (default `'snowflake'`): IDs of its width are sealed.
+    #[napi(ts_type = "Layout | string")]
+    pub layout: Option<Either<String, ClassInstance<'a, Layout>>>,
+    /// FF1's tweak (default empty): one key seals different tables differently. Not secret.
+    pub tweak: Option<Uint8Array>,
+}
+
+/// Seals IDs: a keyed, reversible permutation of a layout's IDs (FF1 with AES), so
+/// that public IDs stop telling when, where and how busily they were made. The key
+/// is wiped from memory when the sealer is garbage-collected; nothing shows it.
+#[napi]
+pub struct Sealer {
+    inner: flakeid_seal::Sealer,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`.
+fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
+    let not = |got: &str| config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"));
+    let kind = value.get_type()?;
+    if kind != ValueType::Object {
+        return Err(not(type_name(kind))).or_throw(env);
+    }
+    // SAFETY: a live value of this call's env.
+    unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) }.or_else(|_| Err(not("another object")).or_throw(env))
+}
+
+/// The options argument: absent/`undefined`, or an object with only known keys.
+fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<SealerOptions<'a>>> {
+    let Some(value) = value else { return Ok(None) };
+    match value.get_type()? {
+        ValueType::Undefined => return Ok(None),
+        ValueType::Object if !value.is_array()? => {}
+        other => {
+            let got = if other == ValueType::Object {
+                "an array"
+            } else {
+                type_name(other)
+            };
+            return Err(config("options", format!("options must be an object, got {got}"))).or_throw(env);
+        }
+    }
+    // SAFETY: checked above to be a non-array object.
+    let obj: Object<'_> = unsafe { value.cast()? };
+    let names = obj.get_property_names()?;
+    for i in 0..names.get_array_length()? {
+        let key: String = names.get_element(i)?;
+        if !fc::JS_SEALER_OPTIONS.contains(&key.as_str()) {
+            return Err(fc::unknown_option(&key, &fc::JS_SEALER_OPTIONS)).or_throw(env);
+        }
+        let v = obj.get_named_property::<Unknown>(&key)?;
+        let got = v.get_type()?;
+        if got == ValueType::Undefined {
+            continue;
+        }
+        if key == "tweak" {
+            bytes_in(env, v, "tweak")?;
+        } else if !matches!(got, ValueType::String | ValueType::Object) {
+            let got = type_name(got);
+            return Err(config(
+                "layout",
+                format!("layout must be a Layout or a preset name, got {got}"),
+            ))
+            .or_throw(env);
+        }
+    }
+    // SAFETY: a live value of this call's env.
+    unsafe { SealerOptions::from_napi_value(env.raw(), value.raw()) }.map(Some)
+}
+
+#[napi]
+impl Sealer {
+    /// A sealer with `key` (16, 24 or 32 bytes: AES-128, -192, -256). A key of
+    /// another length, or a layout of fewer than 20 bits, is `FLAKEID_CONFIG` naming
+    /// `key` or `layout`; no message contains the key.
+    #[napi(constructor, ts_args_type = "key: Uint8Array, options?: SealerOptions")]
+    pub fn new(env: &Env, key: Unknown<'_>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
+        let key = bytes_in(env, key, "key")?;
+        let options = options_in(env, options)?;
+        let (layout, tweak) = options.map_or((None, None), |o| (o.layout, o.tweak));
+        let layout = layout_in(layout).or_throw(env)?;
+        let inner = flakeid_seal::Sealer::new(&key, &layout).or_throw(env)?;
+        Ok(Sealer {
+            inner: match tweak {
+                Some(t) => inner.tweak(&*t),
+                None => inner,
+            },
+        })
+    }
+
+    /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
+    #[napi(ts_args_type = "id: bigint | string")]
+    pub fn seal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
+        self.inner.seal(id_in(id).or_throw(env)?).or_throw(env)
+    }
+
+    /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
+    /// sealing does not authenticate.
+    #[napi(ts_args_type = "id: bigint | string")]
+    pub fn unseal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
+        self.inner.unseal(id_in(id).or_throw(env)?).or_throw(env)
+    }
+
+    /// The width of the IDs it takes and gives (the layout's total bits).
+    #[napi(getter)]
+    pub fn bits(&self) -> u32 {
+        self.inner.bits()
+    }
+
+    /// The largest ID it takes and gives, `2^bits - 1`.
+    #[napi(getter)]
+    pub fn max_id(&self) -> u64 {
+        self.inner.max_id()
+    }
+}

@@ -1,0 +1,117 @@
+//! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), as a JS class with
+//! `@flakeid/node`'s API.
+
+use crate::convert::{self, js_error};
+use crate::layout::layout_from_js;
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+use zeroize::Zeroizing;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SEALER: &str = r#"
+export interface SealerOptions {
+  /** The layout whose IDs are sealed (default "snowflake"). */
+  layout?: LayoutLike;
+  /** FF1's tweak (default empty): one key seals different tables differently. Not secret. */
+  tweak?: Uint8Array;
+}
+"#;
+
+/// Seals IDs: a keyed, reversible permutation of a layout's IDs (FF1 with AES), so
+/// that public IDs stop telling when, where and how busily they were made. `free()`
+/// wipes the key from wasm memory.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Sealer {
+    inner: flakeid_seal::Sealer,
+}
+
+/// A `Uint8Array` argument, copied into memory that is wiped when dropped.
+fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, JsValue> {
+    value
+        .dyn_ref::<Uint8Array>()
+        .map(|a| Zeroizing::new(a.to_vec()))
+        .ok_or_else(|| {
+            convert::config(
+                field,
+                format!("{field} must be a Uint8Array, got {}", convert::describe(value)),
+            )
+        })
+}
+
+/// The options argument: absent, or an object with only known keys.
+fn check_options(options: &JsValue) -> Result<(), JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(());
+    }
+    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
+        return Err(convert::config(
+            "options",
+            format!("options must be an object, got {}", convert::describe(options)),
+        ));
+    }
+    let object: &js_sys::Object = options.unchecked_ref();
+    for key in js_sys::Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !flakeid_core::JS_SEALER_OPTIONS.contains(&key.as_str()) {
+            return Err(js_error(flakeid_core::unknown_option(
+                &key,
+                &flakeid_core::JS_SEALER_OPTIONS,
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[wasm_bindgen]
+impl Sealer {
+    /// A sealer with `key` (16, 24 or 32 bytes: AES-128, -192, -256). A key of
+    /// another length, or a layout of fewer than 20 bits, is `FLAKEID_CONFIG` naming
+    /// `key` or `layout`; no message contains the key.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SealerOptions")] options: Option<JsValue>,
+    ) -> Result<Sealer, JsValue> {
+        let key = bytes_in(&key, "key")?;
+        let options = options.unwrap_or_default();
+        check_options(&options)?;
+        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
+        let tweak = convert::get(&options, "tweak")?
+            .map(|t| bytes_in(&t, "tweak"))
+            .transpose()?;
+        let inner = flakeid_seal::Sealer::new(&key, &layout).map_err(js_error)?;
+        Ok(Sealer {
+            inner: match tweak {
+                Some(t) => inner.tweak(&*t),
+                None => inner,
+            },
+        })
+    }
+
+    /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
+    pub fn seal(&self, #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue) -> Result<u64, JsValue> {
+        self.inner.seal(convert::id(&id, "id")?).map_err(js_error)
+    }
+
+    /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
+    /// sealing does not authenticate.
+    pub fn unseal(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    ) -> Result<u64, JsValue> {
+        self.inner.unseal(convert::id(&id, "id")?).map_err(js_error)
+    }
+
+    /// The width of the IDs it takes and gives (the layout's total bits).
+    #[wasm_bindgen(getter)]
+    pub fn bits(&self) -> u32 {
+        self.inner.bits()
+    }
+
+    /// The largest ID it takes and gives, `2^bits - 1`.
+    #[wasm_bindgen(getter, js_name = maxId)]
+    pub fn max_id(&self) -> u64 {
+        self.inner.max_id()
+    }
+}
