@@ -84,6 +84,37 @@ wheels=3; full || wheels=1
 [ "$(wc -l < "$dist/SHA256SUMS")" -eq $((count - 1)) ] || fail "SHA256SUMS does not list every artifact"
 ls -l "$dist" | awk 'NR > 1 { printf "   %10d  %s\n", $5, $NF }'
 
+step "size budgets (bytes of each file in dist/)"
+# What each kind of artifact may weigh. A dependency or feature that grows one past
+# its budget fails here: find the weight (cargo bloat, nm --size-sort) before raising
+# a budget. Sizes before lean-by-default (issue 30): wheel 3.0 MB, .node 3.0 MB,
+# static CLI 9.3 MB, C SDK 8.3 MB; the aims: wheel and .node <= 2 MB, CLI <= 6 MB.
+budget_of() { # file name -> budget in bytes
+  case "$1" in
+    *.whl)                                 echo 2200000 ;;  # the pyo3 module: engine, leases (3 stores, rustls), sealing
+    "flakeid-$version.tar.gz")             echo 2000000 ;;  # the sdist: the crates' sources
+    "flakeid-node-$version.tgz")           echo 300000 ;;   # JS glue and types only
+    flakeid-node-linux-*)                  echo 2300000 ;;  # one .node addon
+    flakeid-wasm-*)                        echo 400000 ;;   # the .wasm (its own budget: mk/wasm.mk) and glue
+    flakeid-"$version"-*-linux-gnu.tar.gz) echo 8300000 ;;  # C SDK: .so, trimmed .a, header, pkg-config, CMake
+    flakeid-"$version"-*-linux-musl)       echo 9300000 ;;  # the static CLI with the service
+    SHA256SUMS)                            echo 10000 ;;
+    postgresql-*-flakeid_*.deb)            echo 4000000 ;;  # the PostgreSQL extension (make deb-postgres)
+    *) fail "no size budget for dist/$1: add one here" ;;
+  esac
+}
+over=0
+for path in "$dist"/*; do
+  f=$(basename "$path") size=$(stat -c %s "$path") budget=$(budget_of "$f")
+  if [ "$size" -gt "$budget" ]; then
+    echo "   OVER  $f: $size bytes, budget $budget" >&2
+    over=1
+  else
+    printf '   ok    %-72s %9d <= %9d\n' "$f" "$size" "$budget"
+  fi
+done
+[ $over -eq 0 ] || fail "artifacts over their size budget (see above)"
+
 # ------------------------------------------------------------------ Python
 step "wheels: tags, architectures, auditwheel"
 wheel_info() { # wheel -> the WHEEL file's text
