@@ -15,7 +15,7 @@ export CARGO_TERM_COLOR ?= never
 
 # ---------------------------------------------------------------------------------
 # The suites, in the order each tier runs them (scripts/run-suites.sh runs them in
-# turn, stops at the first failure and prints each one's wall time).
+# turn, stops at the first failure and prints each one's wall and CPU seconds).
 TEST_SUITES := \
   lint \
   test-rust \
@@ -44,8 +44,9 @@ RELEASE_SUITES := \
   release-check-go \
   release-check-java
 # test-postgres comes after test-python and test-node: tests/postgres/run.sh decodes
-# SQL-made IDs with the packages they installed. test-artifacts builds the host's
-# release artifacts (dist/) and the PostgreSQL .deb, and installs them with no Rust.
+# SQL-made IDs with the packages they installed; it also builds the extension's .deb
+# and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
+# release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER).

@@ -23,6 +23,8 @@ for t in "$@"; do
   "$make" --no-print-directory "$t"
   rc=$?
   done_+=("$t $((SECONDS - t0)) $(($(cpu) - c0))")
+  # Each as it ends too (a run that is cut short still says where its time went).
+  printf '== %s: %d s wall, %d s cpu (exit %d)\n' "$t" $((SECONDS - t0)) $(($(cpu) - c0)) $rc
   if [ $rc -ne 0 ]; then
     report
     echo "$t FAILED (exit $rc)" >&2
