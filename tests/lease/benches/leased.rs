@@ -26,11 +26,7 @@ impl LeaseStore for Expiring {
     }
     fn acquire(&mut self, _: u64, _: &str, _: u64, _: Instant) -> Result<Option<Acquired>> {
         // An old namespace: no lock delay.
-        Ok(Some(Acquired {
-            node: 0,
-            last_ms: 0,
-            incarnation_age_ms: u64::MAX / 2,
-        }))
+        Ok(Some(Acquired::new(0, 0, u64::MAX / 2)))
     }
     fn renew(&mut self, _: u64, _: &str, _: u64, _: u64, _: Instant) -> Result<bool> {
         Ok(true)

@@ -113,9 +113,13 @@ impl LeaseTiming {
     }
 }
 
-/// What [`LeaseStore::acquire`] obtained.
+/// What [`LeaseStore::acquire`] obtained. Built with [`Acquired::new`] (and
+/// [`Acquired::with_store_now_ms`] where the store has a clock): the struct is
+/// `#[non_exhaustive]`, so a store of your own keeps compiling when a field is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Acquired {
+    /// The node id taken.
     pub node: u64,
     /// The last timestamp (Unix ms) recorded under this node id by earlier holders
     /// (0 if none): IDs up to it may exist.
@@ -127,6 +131,51 @@ pub struct Acquired {
     /// losing the fences loses the marker too. A young marker means `last_ms` may
     /// be forgotten: the generator waits out the lock delay (see the module docs).
     pub incarnation_age_ms: u64,
+    /// The store's own clock (Unix ms) when it took the id, where the store has
+    /// one to read in the same step (Redis `TIME`, PostgreSQL `clock_timestamp()`;
+    /// `None` for etcd, whose API shows no clock, and for files, which share this
+    /// host's). An acquirer whose clock is behind it by more than the margin
+    /// refuses to start with [`Error::Lease`] (`docs/leases.md`, point 6).
+    pub store_now_ms: Option<u64>,
+}
+
+impl Acquired {
+    /// What a store took: `node`, the last timestamp recorded under it (`last_ms`,
+    /// 0 if none) and the age of the namespace's incarnation marker. No store clock.
+    pub fn new(node: u64, last_ms: u64, incarnation_age_ms: u64) -> Acquired {
+        Acquired {
+            node,
+            last_ms,
+            incarnation_age_ms,
+            store_now_ms: None,
+        }
+    }
+
+    /// The store's clock (Unix ms) read in the same step as the id was taken.
+    pub fn with_store_now_ms(mut self, store_now_ms: u64) -> Acquired {
+        self.store_now_ms = Some(store_now_ms);
+        self
+    }
+}
+
+/// Checks the lease design's assumption that this host's clock is not behind the
+/// store's by more than the margin (`docs/leases.md`, point 6). Fences and the lock
+/// delay put a new holder's IDs after an old holder's only if their clocks agree
+/// within the margin: a store that lost its data keeps no fence for an id nobody
+/// took since, and a holder whose clock is behind would stamp times that id's old
+/// holder used (the fault suite made duplicates so: `docs/faults.md`, bug 3).
+/// `store_now_ms` was read before `local_ms`, so a clock in step is never behind
+/// it; a clock ahead is harmless (its IDs come later). `Err` is the message.
+fn check_clock_against_store(local_ms: u64, store_now_ms: u64, margin_ms: u64) -> std::result::Result<(), String> {
+    if local_ms.saturating_add(margin_ms) >= store_now_ms {
+        return Ok(());
+    }
+    Err(format!(
+        "this host's clock reads {local_ms} ms (Unix) and the store's {store_now_ms} ms: {} ms behind, more than the \
+         {margin_ms} ms margin that leases allow between clocks (with a clock that far behind, IDs could repeat ones \
+         issued before the store lost its data). Fix this host's clock (NTP)",
+        store_now_ms - local_ms
+    ))
 }
 
 /// A place that hands out node ids. Implementations must make `acquire`, `renew`
@@ -157,8 +206,10 @@ pub trait LeaseStore: Send + fmt::Debug {
 
     /// Takes a free id in `0..=max_node` for `holder`, for `ttl_ms`, and in the
     /// same atomic step reads (or, when missing, writes) the namespace's
-    /// incarnation marker ([`Acquired::incarnation_age_ms`]). `Ok(None)`: every id
-    /// is held by someone else.
+    /// incarnation marker ([`Acquired::incarnation_age_ms`]); a store with a clock
+    /// of its own also returns its reading ([`Acquired::with_store_now_ms`]), which
+    /// the acquirer checks its clock against. `Ok(None)`: every id is held by
+    /// someone else.
     fn acquire(&mut self, max_node: u64, holder: &str, ttl_ms: u64, until: Instant) -> Result<Option<Acquired>>;
 
     /// Extends `holder`'s lease on `node` by `ttl_ms` and records `fence_ms` (kept
@@ -541,6 +592,14 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         e
     };
 
+    // Clocks in step (point 6), where the store has a clock to check ours against.
+    if let Some(store_now) = got.store_now_ms
+        && let Err(msg) = check_clock_against_store(wall_now(&opts.clock), store_now, timing.margin_ms)
+    {
+        let e = lease_error(format!("acquired node id {node} ({describe}), but {msg}"));
+        return Err(give_up(&mut store, e));
+    }
+
     // The lock delay: a young incarnation marker means the store may have
     // forgotten holders that are still issuing. Wait until it is old enough,
     // renewing our own lease meanwhile (the wait can be longer than the TTL).
@@ -810,6 +869,29 @@ mod tests {
         assert!(g.allows(999) && !g.allows(1_000));
         g.close();
         assert!(!g.allows(0));
+    }
+
+    #[test]
+    fn clock_check_refuses_a_host_behind_the_store_by_more_than_the_margin() {
+        assert!(check_clock_against_store(10_000, 10_000, 200).is_ok());
+        assert!(
+            check_clock_against_store(9_800, 10_000, 200).is_ok(),
+            "exactly the margin"
+        );
+        assert!(
+            check_clock_against_store(60_000, 10_000, 200).is_ok(),
+            "ahead is harmless"
+        );
+        let msg = check_clock_against_store(2_000, 10_000, 200).unwrap_err();
+        for want in [
+            "reads 2000 ms",
+            "the store's 10000 ms",
+            "8000 ms behind",
+            "200 ms margin",
+        ] {
+            assert!(msg.contains(want), "{want:?} missing from: {msg}");
+        }
+        assert!(check_clock_against_store(9_799, 10_000, 200).is_err());
     }
 
     #[test]
