@@ -814,7 +814,8 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Whether the node id is still ours (always, without a lease). One predictable
-    /// branch for unleased generators; two loads and a vDSO clock read for leased ones.
+    /// branch for unleased generators; for leased ones three loads and two vDSO clock
+    /// reads (one load for a file lease).
     #[cfg(feature = "lease")]
     #[inline(always)]
     fn check_lease(&self, now_ms: u64) -> Result<()> {

@@ -395,7 +395,8 @@ impl LeaseStore for PostgresStore {
                RETURNING w.node_id, w.last_timestamp_ms)
              SELECT (SELECT count(*) FROM cand), ins.node_id, ins.last_timestamp_ms,
                     (SELECT coalesce(greatest(0, floor(extract(epoch FROM clock_timestamp() - at) * 1000)), 0)::bigint
-                     FROM marker)
+                     FROM marker),
+                    floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
              FROM (SELECT 1) AS one LEFT JOIN ins ON true"
         );
         loop {
@@ -416,10 +417,11 @@ impl LeaseStore for PostgresStore {
                 // No marker age (a concurrent first creator's row is not yet
                 // visible to this statement): count it as brand new.
                 let incarnation_age_ms = num(3).unwrap_or(0);
-                return Ok(Some(Acquired {
-                    node,
-                    last_ms,
-                    incarnation_age_ms,
+                let got = Acquired::new(node, last_ms, incarnation_age_ms);
+                // The server's clock, read after it took the id: checked against ours.
+                return Ok(Some(match num(4) {
+                    Some(now) => got.with_store_now_ms(now),
+                    None => got,
                 }));
             }
             // Lost a race for the candidate id: look again.

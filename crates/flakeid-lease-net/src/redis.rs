@@ -35,8 +35,10 @@ use std::time::{Duration, Instant};
 /// Ids tried per acquire script call (keeps each call short on big ranges).
 const BATCH: u64 = 512;
 
-// Returns {id, last, marker age ms}; {-1, '0', age} when every id is taken. The
-// marker is read (or written) in the same atomic step as the id is taken.
+// Returns {id, last, marker age ms, TIME in ms}; {-1, '0', age, now} when every id
+// is taken. The marker is read (or written) in the same atomic step as the id is
+// taken; the server's TIME is returned so that the acquirer checks its clock
+// against it (docs/leases.md, point 6).
 const ACQUIRE: &str = r"
 local prefix, token, ttl = ARGV[1], ARGV[2], ARGV[3]
 local meta = prefix .. 'meta'
@@ -48,14 +50,15 @@ if created < 0 then
   created = now
 end
 local age = string.format('%d', math.max(now - created, 0))
+local nows = string.format('%d', now)
 for i = tonumber(ARGV[4]), tonumber(ARGV[5]) do
   if redis.call('SET', prefix .. 'node:' .. i, token, 'NX', 'PX', ttl) then
     local last = redis.call('HGET', meta, 'last:' .. i) or '0'
     redis.call('HSET', meta, 'holder:' .. i, token)
-    return {i, last, age}
+    return {i, last, age, nows}
   end
 end
-return {-1, '0', age}
+return {-1, '0', age, nows}
 ";
 
 // KEYS: node key, meta hash. ARGV: token, ttl, fence, id.
@@ -328,13 +331,17 @@ impl LeaseStore for RedisStore {
         loop {
             let to = from.saturating_add(BATCH - 1).min(max_node);
             let (f, t) = (from.to_string(), to.to_string());
-            let (node, last, age): (i64, String, String) =
+            let (node, last, age, now): (i64, String, String, String) =
                 self.invoke(Which::Acquire, &[], &[&prefix, holder, &ttl, &f, &t], until)?;
             if node >= 0 {
-                return Ok(Some(Acquired {
-                    node: node as u64,
-                    last_ms: last.parse::<u64>().unwrap_or(0),
-                    incarnation_age_ms: age.parse::<u64>().unwrap_or(0),
+                let got = Acquired::new(
+                    node as u64,
+                    last.parse::<u64>().unwrap_or(0),
+                    age.parse::<u64>().unwrap_or(0),
+                );
+                return Ok(Some(match now.parse::<u64>() {
+                    Ok(now) => got.with_store_now_ms(now),
+                    Err(_) => got,
                 }));
             }
             if to >= max_node {

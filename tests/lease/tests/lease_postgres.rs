@@ -119,3 +119,9 @@ fn postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
     let _s = serial();
     frozen_at_build(&u, TTL_MS, &freeze);
 }
+
+#[test]
+fn postgres_clock_behind_the_store_is_refused_at_build() {
+    let Some(u) = url() else { return };
+    clock_behind_the_store(&u, TTL_MS, 8_000);
+}

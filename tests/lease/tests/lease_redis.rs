@@ -145,3 +145,9 @@ fn redis_loading_its_dataset_build_waits_for_it() {
     );
     eprintln!("build() during LOADING returned after {took:?}");
 }
+
+#[test]
+fn redis_clock_behind_the_store_is_refused_at_build() {
+    let Some(u) = url() else { return };
+    clock_behind_the_store(&u, TTL_MS, 8_000);
+}

@@ -166,11 +166,8 @@ impl LeaseStore for FileStore {
                 0
             };
             self.held = Some((node, file));
-            return Ok(Some(Acquired {
-                node,
-                last_ms,
-                incarnation_age_ms,
-            }));
+            // One host, one clock: no store clock to check ours against.
+            return Ok(Some(Acquired::new(node, last_ms, incarnation_age_ms)));
         }
         Ok(None)
     }

@@ -13,8 +13,11 @@
 //!   starts its own `ttl` when it *receives* the request, so the holder's window
 //!   ends `margin` before the store can give the id to anyone else. The hot path
 //!   compares the clock reading it already made with the published wall-clock end
-//!   of the window, and a coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`, a
-//!   memory read in the vDSO) with the monotonic end: no system call, no lock.
+//!   of the window, and the kernel's coarse monotonic and realtime clocks
+//!   (`CLOCK_MONOTONIC_COARSE`, `CLOCK_REALTIME_COARSE`, memory reads in the vDSO)
+//!   with the window's ends on them: no system call, no lock. The monotonic one is
+//!   never stepped but stops while the host is suspended; the realtime one is put
+//!   forward by the time slept when the host resumes, as the store's TTL ran on.
 //! * **Fence.** Each renewal also stores, with the lease, the latest timestamp the
 //!   holder may issue until its window ends (wall end of the window + borrow
 //!   allowance). A new holder starts its IDs after the stored value, so even a
@@ -113,9 +116,13 @@ impl LeaseTiming {
     }
 }
 
-/// What [`LeaseStore::acquire`] obtained.
+/// What [`LeaseStore::acquire`] obtained. Built with [`Acquired::new`] (and
+/// [`Acquired::with_store_now_ms`] where the store has a clock): the struct is
+/// `#[non_exhaustive]`, so a store of your own keeps compiling when a field is added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Acquired {
+    /// The node id taken.
     pub node: u64,
     /// The last timestamp (Unix ms) recorded under this node id by earlier holders
     /// (0 if none): IDs up to it may exist.
@@ -127,6 +134,51 @@ pub struct Acquired {
     /// losing the fences loses the marker too. A young marker means `last_ms` may
     /// be forgotten: the generator waits out the lock delay (see the module docs).
     pub incarnation_age_ms: u64,
+    /// The store's own clock (Unix ms) when it took the id, where the store has
+    /// one to read in the same step (Redis `TIME`, PostgreSQL `clock_timestamp()`;
+    /// `None` for etcd, whose API shows no clock, and for files, which share this
+    /// host's). An acquirer whose clock is behind it by more than the margin
+    /// refuses to start with [`Error::Lease`] (`docs/leases.md`, point 6).
+    pub store_now_ms: Option<u64>,
+}
+
+impl Acquired {
+    /// What a store took: `node`, the last timestamp recorded under it (`last_ms`,
+    /// 0 if none) and the age of the namespace's incarnation marker. No store clock.
+    pub fn new(node: u64, last_ms: u64, incarnation_age_ms: u64) -> Acquired {
+        Acquired {
+            node,
+            last_ms,
+            incarnation_age_ms,
+            store_now_ms: None,
+        }
+    }
+
+    /// The store's clock (Unix ms) read in the same step as the id was taken.
+    pub fn with_store_now_ms(mut self, store_now_ms: u64) -> Acquired {
+        self.store_now_ms = Some(store_now_ms);
+        self
+    }
+}
+
+/// Checks the lease design's assumption that this host's clock is not behind the
+/// store's by more than the margin (`docs/leases.md`, point 6). Fences and the lock
+/// delay put a new holder's IDs after an old holder's only if their clocks agree
+/// within the margin: a store that lost its data keeps no fence for an id nobody
+/// took since, and a holder whose clock is behind would stamp times that id's old
+/// holder used (the fault suite made duplicates so: `docs/faults.md`, bug 3).
+/// `store_now_ms` was read before `local_ms`, so a clock in step is never behind
+/// it; a clock ahead is harmless (its IDs come later). `Err` is the message.
+fn check_clock_against_store(local_ms: u64, store_now_ms: u64, margin_ms: u64) -> std::result::Result<(), String> {
+    if local_ms.saturating_add(margin_ms) >= store_now_ms {
+        return Ok(());
+    }
+    Err(format!(
+        "this host's clock reads {local_ms} ms (Unix) and the store's {store_now_ms} ms: {} ms behind, more than the \
+         {margin_ms} ms margin that leases allow between clocks (with a clock that far behind, IDs could repeat ones \
+         issued before the store lost its data). Fix this host's clock (NTP)",
+        store_now_ms - local_ms
+    ))
 }
 
 /// A place that hands out node ids. Implementations must make `acquire`, `renew`
@@ -149,16 +201,19 @@ pub trait LeaseStore: Send + fmt::Debug {
     /// long its renewals take (file locks: the OS releases them at exit only). Then
     /// the hot path checks only the wall-clock end of the window, which is what the
     /// fence needs; a store whose leases expire (the default) also has every ID
-    /// check the kernel's monotonic clock, so that a process resumed after a stop
-    /// longer than its window issues nothing before its heartbeat has renewed.
+    /// check the kernel's coarse monotonic and realtime clocks, so that a process
+    /// resumed after a stop or a host suspend longer than its window issues
+    /// nothing before its heartbeat has renewed.
     fn held_while_alive(&self) -> bool {
         false
     }
 
     /// Takes a free id in `0..=max_node` for `holder`, for `ttl_ms`, and in the
     /// same atomic step reads (or, when missing, writes) the namespace's
-    /// incarnation marker ([`Acquired::incarnation_age_ms`]). `Ok(None)`: every id
-    /// is held by someone else.
+    /// incarnation marker ([`Acquired::incarnation_age_ms`]); a store with a clock
+    /// of its own also returns its reading ([`Acquired::with_store_now_ms`]), which
+    /// the acquirer checks its clock against. `Ok(None)`: every id is held by
+    /// someone else.
     fn acquire(&mut self, max_node: u64, holder: &str, ttl_ms: u64, until: Instant) -> Result<Option<Acquired>>;
 
     /// Extends `holder`'s lease on `node` by `ttl_ms` and records `fence_ms` (kept
@@ -284,7 +339,11 @@ pub(crate) struct Gate {
     wall_end_ms: AtomicU64,
     /// Packed as [`mono::read`] packs its readings.
     mono_end: AtomicU64,
-    /// Whether the monotonic end binds: false for stores that keep the lease for
+    /// The same window's end on `CLOCK_REALTIME_COARSE`, packed alike: the kernel
+    /// puts that clock forward by the time a host spent suspended, while the
+    /// monotonic clocks stop (see `docs/leases.md`, "The hot path").
+    real_end: AtomicU64,
+    /// Whether the kernel-clock ends bind: false for stores that keep the lease for
     /// as long as this process lives ([`LeaseStore::held_while_alive`]).
     check_mono: bool,
     mono: mono::Reader,
@@ -295,6 +354,7 @@ impl Gate {
         Gate {
             wall_end_ms: AtomicU64::new(0),
             mono_end: AtomicU64::new(0),
+            real_end: AtomicU64::new(0),
             check_mono,
             mono: mono::reader(),
         }
@@ -304,17 +364,45 @@ impl Gate {
     #[inline(always)]
     pub(crate) fn allows(&self, now_ms: u64) -> bool {
         now_ms < self.wall_end_ms.load(Ordering::Acquire)
-            && (!self.check_mono || mono::read(self.mono) < self.mono_end.load(Ordering::Acquire))
+            && (!self.check_mono
+                || (mono::read(self.mono) < self.mono_end.load(Ordering::Acquire)
+                    && mono::read_real(self.mono) < self.real_end.load(Ordering::Acquire)))
     }
 
-    fn open_until(&self, wall_end_ms: u64, mono_end_ms: u64) {
+    fn open_until(&self, wall_end_ms: u64, ends: Ends) {
         self.wall_end_ms.store(wall_end_ms, Ordering::Release);
-        self.mono_end.store(mono::packed_ms(mono_end_ms), Ordering::Release);
+        self.mono_end.store(mono::packed_ms(ends.mono_ms), Ordering::Release);
+        self.real_end.store(mono::packed_ms(ends.real_ms), Ordering::Release);
     }
 
     fn close(&self) {
         self.mono_end.store(0, Ordering::Release);
+        self.real_end.store(0, Ordering::Release);
         self.wall_end_ms.store(0, Ordering::Release);
+    }
+}
+
+/// The kernel clocks' readings when a renewal was sent (ms); plus the window, the
+/// ends the gate checks.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    mono_ms: u64,
+    real_ms: u64,
+}
+
+impl Ends {
+    fn now() -> Ends {
+        Ends {
+            mono_ms: mono::now_ms(),
+            real_ms: mono::real_now_ms(),
+        }
+    }
+
+    fn plus(self, ms: u64) -> Ends {
+        Ends {
+            mono_ms: self.mono_ms + ms,
+            real_ms: self.real_ms + ms,
+        }
     }
 }
 
@@ -541,6 +629,14 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         e
     };
 
+    // Clocks in step (point 6), where the store has a clock to check ours against.
+    if let Some(store_now) = got.store_now_ms
+        && let Err(msg) = check_clock_against_store(wall_now(&opts.clock), store_now, timing.margin_ms)
+    {
+        let e = lease_error(format!("acquired node id {node} ({describe}), but {msg}"));
+        return Err(give_up(&mut store, e));
+    }
+
     // The lock delay: a young incarnation marker means the store may have
     // forgotten holders that are still issuing. Wait until it is old enough,
     // renewing our own lease meanwhile (the wait can be longer than the TTL).
@@ -596,12 +692,12 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
     }
 
     let gate = Arc::new(Gate::closed(!store.held_while_alive()));
-    let (wall_end, mono) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
+    let (wall_end, sent_at) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
         Ok(readings) => readings,
         Err(e) => return Err(give_up(&mut store, e)),
     };
     let sent = confirmed;
-    gate.open_until(wall_end, mono + timing.valid_ms());
+    gate.open_until(wall_end, sent_at.plus(timing.valid_ms()));
 
     let shared = Arc::new(Shared {
         gate,
@@ -657,8 +753,8 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
 /// have expired (`valid_ms` after the last confirmed renewal, `confirmed`), so a
 /// store that is slow for a moment does not fail the build.
 /// Each attempt records its own fence (its wall reading + the window + the borrow
-/// allowance); on success, returns that attempt's window end (wall) and its coarse
-/// monotonic reading, from which the gate may open.
+/// allowance); on success, returns that attempt's window end (wall) and its kernel
+/// clock readings, from which the gate may open.
 fn renew_within_window(
     store: &mut dyn LeaseStore,
     node: u64,
@@ -666,18 +762,18 @@ fn renew_within_window(
     timing: &LeaseTiming,
     opts: &AcquireOptions<'_>,
     confirmed: &mut Instant,
-) -> Result<(u64, u64)> {
+) -> Result<(u64, Ends)> {
     let renew = Duration::from_millis(timing.renew_ms);
     let retry = Duration::from_millis((timing.renew_ms / 4).max(5));
     let valid = Duration::from_millis(timing.valid_ms());
     loop {
         let sent = Instant::now();
-        let mono = mono::now_ms();
+        let sent_at = Ends::now();
         let wall_end = wall_now(&opts.clock) + timing.valid_ms();
         match store.renew(node, holder, timing.ttl_ms, wall_end + opts.ahead_ms, sent + renew) {
             Ok(true) => {
                 *confirmed = sent;
-                return Ok((wall_end, mono));
+                return Ok((wall_end, sent_at));
             }
             Ok(false) => {
                 return Err(lease_error(format!(
@@ -738,7 +834,7 @@ impl Heartbeat {
                 }
             }
             let sent = Instant::now();
-            let mono = mono::now_ms();
+            let sent_at = Ends::now();
             let wall_end = wall_now(&self.clock) + timing.valid_ms();
             // Give up on this attempt in time to retry before the window ends.
             let until = sent + renew;
@@ -754,7 +850,7 @@ impl Heartbeat {
                 Ok(true) => {
                     self.shared.renew_us.store(micros(sent.elapsed()), Ordering::Relaxed);
                     if c.stop.is_none() {
-                        self.shared.gate.open_until(wall_end, mono + timing.valid_ms());
+                        self.shared.gate.open_until(wall_end, sent_at.plus(timing.valid_ms()));
                         c.state = LeaseState::Held;
                     }
                     next = sent + renew;
@@ -790,26 +886,66 @@ mod tests {
     }
 
     #[test]
-    fn gate_checks_both_clocks() {
+    fn gate_checks_every_clock() {
         let g = Gate::closed(true);
         assert!(!g.allows(0));
-        let mono = mono::now_ms();
-        g.open_until(1_000, mono + 60_000);
+        let now = Ends::now();
+        g.open_until(1_000, now.plus(60_000));
         assert!(g.allows(999));
         assert!(!g.allows(1_000));
-        g.open_until(1_000, mono.saturating_sub(1));
+        let ended = |mono: bool, real: bool| Ends {
+            mono_ms: if mono {
+                now.mono_ms.saturating_sub(1)
+            } else {
+                now.mono_ms + 60_000
+            },
+            real_ms: if real {
+                now.real_ms.saturating_sub(1)
+            } else {
+                now.real_ms + 60_000
+            },
+        };
+        g.open_until(1_000, ended(true, false));
         assert!(
             !g.allows(5),
-            "the monotonic end binds even when the wall clock is early"
+            "the monotonic end binds even when the wall clock is early (a stopped process, a clock stepped back)"
+        );
+        g.open_until(1_000, ended(false, true));
+        assert!(
+            !g.allows(5),
+            "the realtime end binds even when the monotonic clock is early (a host resumed from a suspend)"
         );
         g.close();
         assert!(!g.allows(0));
         // A store that holds the id while the process lives: the wall end alone.
         let g = Gate::closed(false);
-        g.open_until(1_000, mono.saturating_sub(1));
+        g.open_until(1_000, ended(true, true));
         assert!(g.allows(999) && !g.allows(1_000));
         g.close();
         assert!(!g.allows(0));
+    }
+
+    #[test]
+    fn clock_check_refuses_a_host_behind_the_store_by_more_than_the_margin() {
+        assert!(check_clock_against_store(10_000, 10_000, 200).is_ok());
+        assert!(
+            check_clock_against_store(9_800, 10_000, 200).is_ok(),
+            "exactly the margin"
+        );
+        assert!(
+            check_clock_against_store(60_000, 10_000, 200).is_ok(),
+            "ahead is harmless"
+        );
+        let msg = check_clock_against_store(2_000, 10_000, 200).unwrap_err();
+        for want in [
+            "reads 2000 ms",
+            "the store's 10000 ms",
+            "8000 ms behind",
+            "200 ms margin",
+        ] {
+            assert!(msg.contains(want), "{want:?} missing from: {msg}");
+        }
+        assert!(check_clock_against_store(9_799, 10_000, 200).is_err());
     }
 
     #[test]

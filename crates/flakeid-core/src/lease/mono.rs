@@ -1,7 +1,11 @@
-//! The clock the lease gate reads on every leased ID: the kernel's coarse monotonic
-//! clock (`CLOCK_MONOTONIC_COARSE`, advanced every timer tick, 1–4 ms). It keeps
-//! moving while the process is stopped, unlike any cache a thread maintains, so it
-//! is the one reading that tells a resumed process its window may be over.
+//! The clocks the lease gate reads on every leased ID: the kernel's coarse
+//! monotonic and realtime clocks (`CLOCK_MONOTONIC_COARSE`, `CLOCK_REALTIME_COARSE`,
+//! advanced every timer tick, 1–4 ms; each a memory read in the vDSO). Both keep
+//! moving while the process is stopped, unlike any cache a thread maintains, so
+//! they tell a resumed process its window may be over. Each covers the other's
+//! blind spot: the monotonic clock is never stepped, but stops while the host is
+//! suspended; the realtime clock is put forward by the time slept when the host
+//! resumes, but can be stepped back (`docs/leases.md`, "The hot path").
 //!
 //! On Linux it is read by calling the vDSO's `clock_gettime` directly: the same
 //! function libc calls, without libc's wrapper around it (measured here: 3.2 ns a
@@ -52,13 +56,24 @@ mod imp {
         })
     }
 
-    /// A reading with `reader`, packed.
+    /// A reading of `CLOCK_MONOTONIC_COARSE` with `reader`, packed.
     #[inline(always)]
     pub(crate) fn read(reader: Reader) -> u64 {
+        read_clock(reader, libc::CLOCK_MONOTONIC_COARSE)
+    }
+
+    /// A reading of `CLOCK_REALTIME_COARSE` with `reader`, packed (Unix time).
+    #[inline(always)]
+    pub(crate) fn read_real(reader: Reader) -> u64 {
+        read_clock(reader, libc::CLOCK_REALTIME_COARSE)
+    }
+
+    #[inline(always)]
+    fn read_clock(reader: Reader, clock: libc::clockid_t) -> u64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC_COARSE always exists on
+        // SAFETY: `ts` is a valid out-pointer; both coarse clocks always exist on
         // Linux, so the call cannot fail (a zero reading would only close the gate).
-        unsafe { reader(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+        unsafe { reader(clock, &mut ts) };
         ((ts.tv_sec as u64) << 30) | ts.tv_nsec as u64
     }
 }
@@ -86,19 +101,37 @@ mod imp {
         let (s, ns) = reader();
         (s << 30) | u64::from(ns)
     }
+
+    #[inline(always)]
+    pub(crate) fn read_real(_reader: Reader) -> u64 {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        (d.as_secs() << 30) | u64::from(d.subsec_nanos())
+    }
 }
 
-pub(crate) use imp::{Reader, read, reader};
+pub(crate) use imp::{Reader, read, read_real, reader};
 
 /// Milliseconds, packed as readings are (for deadlines computed in ms).
 pub(crate) fn packed_ms(ms: u64) -> u64 {
     ((ms / 1000) << 30) | ((ms % 1000) * 1_000_000)
 }
 
+fn unpack_ms(p: u64) -> u64 {
+    (p >> 30) * 1000 + (p & ((1 << 30) - 1)) / 1_000_000
+}
+
 /// A reading in milliseconds (for the heartbeat's bookkeeping, not the hot path).
 pub(crate) fn now_ms() -> u64 {
-    let p = read(reader());
-    (p >> 30) * 1000 + (p & ((1 << 30) - 1)) / 1_000_000
+    unpack_ms(read(reader()))
+}
+
+/// A `CLOCK_REALTIME_COARSE` reading in Unix milliseconds (the heartbeat's
+/// bookkeeping for the suspend check; never the generator's clock, which may be
+/// injected).
+pub(crate) fn real_now_ms() -> u64 {
+    unpack_ms(read_real(reader()))
 }
 
 #[cfg(all(test, any(target_os = "linux", target_os = "android")))]
@@ -120,5 +153,9 @@ mod tests {
         let libc_ms = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
         let ours = now_ms();
         assert!(ours >= libc_ms && ours < libc_ms + 50, "{libc_ms} vs {ours}");
+        // The realtime reading is Unix time, a tick behind at most.
+        let unix = crate::clock::precise_now_ms();
+        let real = real_now_ms();
+        assert!(real <= unix + 1 && real + 50 > unix, "{unix} vs {real}");
     }
 }

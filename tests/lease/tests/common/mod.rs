@@ -490,6 +490,38 @@ pub fn freeze_postgres(on: bool) {
     }
 }
 
+/// A host whose clock is behind the store's by more than the margin (docs/leases.md,
+/// point 6; docs/faults.md, bug 3) is refused at build, with a message naming both
+/// clocks and the margin, and gives the id back at once: a generator in step then
+/// takes the same id. `lag_ms` is how far this generator's (injected) clock is behind.
+pub fn clock_behind_the_store(base: &str, ttl_ms: u64, lag_ms: u64) {
+    let url = with_ns(base, &fresh_ns("skew"));
+    let behind = flakeid_core::ManualClock::new(flakeid_core::precise_now_ms() - lag_ms);
+    let e = Generator::builder(layout(10))
+        .lease_url(&url)
+        .lease_ttl_ms(ttl_ms)
+        .clock(behind)
+        .build()
+        .map(|g| g.node())
+        .unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{msg}");
+    let margin = flakeid_core::LeaseTiming::for_ttl(ttl_ms).unwrap().margin_ms;
+    for want in [
+        "acquired node id 0".to_string(),
+        "this host's clock reads".into(),
+        "and the store's".into(),
+        "ms behind".into(),
+        format!("{margin} ms margin"),
+    ] {
+        assert!(msg.contains(&want), "{want:?} missing from: {msg}");
+    }
+    // Within the margin: builds, and takes id 0 (the refused build released it).
+    let ok = probe(&url, ttl_ms, 10).unwrap();
+    assert_eq!(ok.node(), 0);
+    ok.next_id().unwrap();
+}
+
 /// The message of a lease error from building a generator on `url`.
 pub fn lease_error_of(url: &str, ttl_ms: u64) -> String {
     match probe(url, ttl_ms, 10) {
