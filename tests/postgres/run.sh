@@ -287,7 +287,7 @@ flakeid.node = 5"
   : > "$data/postgresql.auto.conf"
   sed -i '/^flakeid\.node/d' "$data/postgresql.conf"
   start conf "$port"
-  expect_error "$port" "SELECT flakeid_next()" 22023 "this server has no node id: flakeid.node, or flakeid.datacenter and flakeid.worker, must be set"
+  expect_error "$port" "SELECT flakeid_next()" 22023 "this server has no node id: flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease must be set"
 
   # node and datacenter/worker both in postgresql.conf: the error names both settings.
   stop conf
