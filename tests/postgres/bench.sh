@@ -9,7 +9,11 @@
 #      interleaved): tps with a flakeid_next(), bigserial, gen_random_uuid() and
 #      Instagram-style key, each the table's primary key
 # Both under flakeid.overflow = wait (the default: at most 4096 IDs per ms) and
-# borrow (the throughput mode). INSERTS=0 runs the per-call part only.
+# borrow (the throughput mode). INSERTS=0 runs the per-call part only. LEASE_URL=URL
+# adds a third run, borrow with the node id leased (flakeid.lease) instead of set:
+#   python3 tests/env/testenv.py run --redis -- \
+#     sh -c 'LEASE_URL=$FLAKEID_TEST_REDIS_URL bash tests/postgres/bench.sh'
+
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/postgres/lib.sh
@@ -134,3 +138,15 @@ start
 echo "== flakeid.overflow = borrow"
 per_call "overflow = borrow"
 [ "$INSERTS" = 0 ] || inserts "overflow = borrow"
+if [ -n "${LEASE_URL:-}" ]; then
+  stop
+  printf '%s\n' "flakeid.node = -1" "flakeid.lease = '$LEASE_URL'" >> "$work/data/postgresql.conf"
+  start
+  for _ in $(seq 400); do
+    [ "$("${PSQL[@]}" -At -c "SELECT lease_state FROM flakeid_status()")" = held ] && break
+    sleep 0.05
+  done
+  echo "== flakeid.overflow = borrow, flakeid.lease ($("${PSQL[@]}" -At -c "SELECT lease_state || ', node id ' || node FROM flakeid_status()"))"
+  per_call "borrow, leased"
+  [ "$INSERTS" = 0 ] || inserts "borrow, leased"
+fi

@@ -28,6 +28,14 @@
 #             0 duplicates
 #   clock     failover to a standby whose clock is behind (libfaketime), confirmed
 #             with flakeid_confirm_node(): refused while behind, then 0 duplicates
+#   lease     flakeid.lease on the Redis, PostgreSQL and etcd of tests/env/testenv.py
+#             (run.sh starts them when FLAKEID_TEST_REDIS_URL is unset): a bad URL,
+#             a conflict with flakeid.node and a short TTL refused by ALTER SYSTEM
+#             (no password in any message), the URL hidden from non-superusers; per
+#             store, two clusters on one URL lease two node ids and share no ID; the
+#             store wiped: flakeid_next() refuses, then resumes by itself, 0 IDs
+#             shared; a standby takes no lease, and promoted while its old primary
+#             keeps issuing it leases its own node id: 0 IDs shared, no operator step
 #   usage: tests/postgres/run.sh [SECTION...]     (PGBENCH_SECS, default 4)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,10 +43,16 @@ CARGO=${CARGO:-cargo}
 . tests/postgres/lib.sh
 SECS=${PGBENCH_SECS:-4}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-ALL=(basic plain borrow settings schema upgrade standby promote crash clock)
+ALL=(basic plain borrow settings schema upgrade standby promote crash clock lease)
 SECTIONS=("$@")
 [ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=("${ALL[@]}")
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "flakeid.so is not installed: run make install-postgres" >&2; exit 1; }
+# The lease section needs the stores of the one test environment: start them for
+# the whole run (and stop them after it).
+if [[ " ${SECTIONS[*]} " == *" lease "* ]] && [ -z "${FLAKEID_TEST_REDIS_URL:-}" ]; then
+  bash scripts/setup-lease.sh
+  exec python3 tests/env/testenv.py run --redis --postgres --etcd -- bash "$0" "${SECTIONS[@]}"
+fi
 
 work=$(mktemp -d /tmp/flakeid-postgres.XXXXXX)
 chmod 755 "$work"
@@ -274,7 +288,7 @@ flakeid.node = 5"
   : > "$data/postgresql.auto.conf"
   sed -i '/^flakeid\.node/d' "$data/postgresql.conf"
   start conf "$port"
-  expect_error "$port" "SELECT flakeid_next()" 22023 "this server has no node id: flakeid.node, or flakeid.datacenter and flakeid.worker, must be set"
+  expect_error "$port" "SELECT flakeid_next()" 22023 "this server has no node id: flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease must be set"
 
   # node and datacenter/worker both in postgresql.conf: the error names both settings.
   stop conf
@@ -517,6 +531,161 @@ flakeid.node = 9"
   [ "$shared" = 0 ] && [ "$(q "$sport" "SELECT count(*) FILTER (WHERE side = 'new') FROM ids")" = 10000 ] \
     || fail "$shared IDs repeated after the failover"
   echo "  clock caught up: 1,010,000 IDs, 0 shared with the old primary's $(q "$sport" "SELECT count(*) FROM ids WHERE side = 'old'")"
+}
+
+# lease_status PORT: "state node" of the server's lease (flakeid_status())
+lease_status() { q "$1" "SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()"; }
+# wait_lease PORT: until the server holds its lease; prints its node id
+wait_lease() {
+  local i st
+  for i in $(seq 400); do
+    st=$(lease_status "$1" 2>/dev/null || true)
+    [ "${st% *}" = held ] && { echo "${st#* }"; return 0; }
+    sleep 0.05
+  done
+  fail "the server on port $1 holds no lease after 20 s: $st"
+}
+# restart_with NAME PORT: a fast restart (settings of ALTER SYSTEM take effect)
+restart_with() { as_pg "$PGBIN/pg_ctl" -D "$work/$1/data" -m fast -w restart -o "-p $2" -l "$work/$1/log" >/dev/null; }
+
+section_lease() {
+  echo "== lease: flakeid.lease on Redis, PostgreSQL and etcd"
+  [ -n "${FLAKEID_TEST_REDIS_URL:-}" ] && [ -n "${FLAKEID_TEST_POSTGRES_URL:-}" ] && [ -n "${FLAKEID_TEST_ETCD_URL:-}" ] \
+    || fail "the lease section needs Redis, PostgreSQL and etcd (scripts/setup-lease.sh, tests/env/testenv.py)"
+  local pa pb out ns=pg$$ na nb
+  # The ACL user of the test Redis: a URL with a password, which no message may show.
+  local redis_url="redis://flakeid:s3cret@${FLAKEID_TEST_REDIS_URL#redis://}"
+  local redis_port=${FLAKEID_TEST_REDIS_URL##*:}
+  redis_port=${redis_port%%/*}
+  local etcd_endpoint=${FLAKEID_TEST_ETCD_URL#*@}
+  etcd_endpoint=http://${etcd_endpoint%/}
+  new_cluster la "shared_preload_libraries = 'flakeid'
+flakeid.lease_ttl_ms = 2000"
+  new_cluster lb "shared_preload_libraries = 'flakeid'
+flakeid.lease_ttl_ms = 2000"
+  free_port pa
+  free_port pb
+  start la "$pa"
+  start lb "$pb"
+  sql "$pa" -c "CREATE EXTENSION flakeid" -c "CREATE TABLE ids (id bigint PRIMARY KEY, side text)"
+  sql "$pb" -c "CREATE EXTENSION flakeid" -c "CREATE TABLE ids (id bigint PRIMARY KEY, side text)"
+
+  # Settings: checked by ALTER SYSTEM, naming the setting; no password shown.
+  expect_error "$pa" "ALTER SYSTEM SET flakeid.lease = 'zk://127.0.0.1:2181/'" 22023 \
+    'invalid value for parameter "flakeid.lease": .*zk'
+  out=$(sql "$pa" -c "ALTER SYSTEM SET flakeid.lease = 'redis://flakeid:hunter2@127.0.0.1:6379/0?namespace=no/slash'" 2>&1 || true)
+  grep -q 'ERROR:  invalid value for parameter "flakeid.lease"' <<<"$out" || { echo "$out"; fail "a bad namespace accepted"; }
+  ! grep -q hunter2 <<<"$out" || { echo "$out"; fail "a refused lease URL's password reached the client"; }
+  echo "  refused: $(head -1 <<<"$out")"
+  expect_error "$pa" "ALTER SYSTEM SET flakeid.lease_ttl_ms = 500" 22023 'flakeid.lease_ttl_ms'
+  sql "$pa" -c "ALTER SYSTEM SET flakeid.node = 3"
+  expect_error "$pa" "ALTER SYSTEM SET flakeid.lease = '$redis_url'" 22023 \
+    'flakeid.lease cannot be set while flakeid.node = 3 \(.*postgresql.auto.conf line [0-9]+\) is set'
+  sql "$pa" -c "ALTER SYSTEM RESET flakeid.node"
+  # Only those who may read every setting see the URL (GUC_SUPERUSER_ONLY).
+  sql "$pa" -c "CREATE ROLE app LOGIN"
+  out=$(psql -h 127.0.0.1 -p "$pa" -U app -d postgres -X -q -c "SHOW flakeid.lease" 2>&1 || true)
+  grep -q 'must be superuser or have privileges of pg_read_all_settings' <<<"$out" || { echo "$out"; fail "SHOW flakeid.lease as a plain user"; }
+
+  # Per store: two servers on one URL lease two node ids and share no ID.
+  local store url
+  for store in redis postgres etcd; do
+    case $store in
+      redis) url="$redis_url?namespace=$ns" ;;
+      postgres) url="$FLAKEID_TEST_POSTGRES_URL?namespace=$ns" ;;
+      etcd) url="${FLAKEID_TEST_ETCD_URL}?namespace=$ns" ;;
+    esac
+    sql "$pa" -c "ALTER SYSTEM SET flakeid.lease = '$url'"
+    sql "$pb" -c "ALTER SYSTEM SET flakeid.lease = '$url'"
+    restart_with la "$pa"
+    restart_with lb "$pb"
+    na=$(wait_lease "$pa")
+    nb=$(wait_lease "$pb")
+    [ "$na" != "$nb" ] || fail "$store: both servers leased node id $na"
+    sql "$pa" -c "INSERT INTO ids SELECT id, '$store' FROM flakeid_next_many(20000) id"
+    sql "$pb" -c "INSERT INTO ids SELECT id, '$store' FROM flakeid_next_many(20000) id"
+    [ "$(q "$pa" "SELECT count(*) FROM ids WHERE side = '$store' AND (flakeid_decompose(id)).node = $na")" = 20000 ] \
+      || fail "$store: IDs of server A without its leased node id $na"
+    echo "  $store: two servers leased node ids $na and $nb; 20,000 IDs each"
+    # The store wiped while both issue: refused, then resumed by themselves.
+    q "$pa" "CREATE OR REPLACE FUNCTION watch(secs float8, OUT refused int, OUT issued_after int, OUT msg text) LANGUAGE plpgsql AS \$\$
+      DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+        refused := 0; issued_after := 0;
+        WHILE clock_timestamp() < t0 + secs * interval '1 s' LOOP
+          BEGIN
+            INSERT INTO ids VALUES (flakeid_next(), 'watch-$store');
+            IF refused > 0 THEN issued_after := issued_after + 1; EXIT WHEN issued_after >= 200; END IF;
+          EXCEPTION WHEN object_not_in_prerequisite_state THEN refused := refused + 1; msg := SQLERRM;
+          END;
+          PERFORM pg_sleep(0.005);
+        END LOOP;
+      END \$\$" >/dev/null
+    q "$pa" "SELECT * FROM watch(25)" > "$work/watch.txt" &
+    local watcher=$!
+    sleep 1
+    case $store in
+      redis) redis-cli -h 127.0.0.1 -p "$redis_port" FLUSHALL >/dev/null ;;
+      postgres) psql "$FLAKEID_TEST_POSTGRES_URL" -X -q -c "TRUNCATE flakeid_worker_node" ;;
+      etcd) ETCDCTL_API=3 etcdctl --endpoints "$etcd_endpoint" --user root:etcd-pw del --prefix "flakeid/$ns/" >/dev/null ;;
+    esac
+    wait "$watcher" || fail "$store: watch()"
+    read -r refused after msg <<<"$(cat "$work/watch.txt")"
+    echo "  $store wiped: $refused calls refused, then $after issued; refused: $msg"
+    [ "$refused" -gt 0 ] && [ "$after" = 200 ] || fail "$store: the lost lease was not refused, or did not recover"
+    grep -q 'does not hold its node-id lease' <<<"$msg" || fail "$store: the refusal's message"
+    ! grep -q -e s3cret -e secret -e etcd-pw <<<"$msg" || fail "$store: a password in the refusal"
+    sql "$pb" -c "INSERT INTO ids SELECT id, 'after-$store' FROM flakeid_next_many(5000) id"
+    sql "$pa" -c "INSERT INTO ids SELECT id, 'after-$store' FROM flakeid_next_many(5000) id"
+  done
+  # Both servers' IDs together: none shared.
+  sql "$pb" -c "\copy ids TO '$work/lb.ids'"
+  read -r total distinct <<<"$(sql "$pa" -At -F ' ' -c "CREATE TEMP TABLE b (id bigint, side text)" \
+    -c "\copy b FROM '$work/lb.ids'" -c "SELECT count(*), count(DISTINCT id) FROM (SELECT id FROM ids UNION ALL SELECT id FROM b) u")"
+  echo "  both servers, every store: $total IDs, $distinct distinct"
+  [ "$total" = "$distinct" ] || fail "IDs shared between the two leased servers"
+  # (PostgreSQL itself logs a failed statement as typed: the refused ALTER SYSTEMs.)
+  ! grep -v 'STATEMENT:  ALTER SYSTEM' "$work/la/log" "$work/lb/log" | grep -e s3cret -e 'secret@' -e etcd-pw \
+    || fail "a password in the server log"
+  [ "$(q "$pa" "SELECT lease FROM flakeid_status()")" = "${url/root:etcd-pw@/root:***@}" ] || fail "flakeid_status().lease: $(q "$pa" "SELECT lease FROM flakeid_status()")"
+
+  # Failover with leases: the standby takes no lease; promoted while its old
+  # primary keeps issuing, it leases a node id of its own: no operator step.
+  local sp ns2=pgpromote$$
+  url="$redis_url?namespace=$ns2"
+  stop lb
+  sql "$pa" -c "ALTER SYSTEM SET flakeid.lease = '$url'" -c "DROP TABLE ids" \
+    -c "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text NOT NULL)"
+  restart_with la "$pa"
+  na=$(wait_lease "$pa")
+  sql "$pa" -c "INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)"
+  basebackup "$pa" ls
+  free_port sp
+  start ls "$sp"
+  wait_replay "$pa" "$sp"
+  expect_error "$sp" "SELECT flakeid_next()" 25006 "during recovery"
+  [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" KEYS "flakeid:$ns2:node:*" | grep -c .)" = 1 ] \
+    || fail "the standby took a lease"
+  echo 'INSERT INTO ids (side) VALUES ($$primary$$);' > "$work/lprimary.sql"
+  pgbench -h 127.0.0.1 -p "$pa" -U postgres -n -c 4 -j 2 -T 8 -f "$work/lprimary.sql" postgres >"$work/lprimary.log" 2>&1 &
+  local bench=$! i ns_node
+  sleep 1
+  as_pg "$PGBIN/pg_ctl" -D "$work/ls/data" -w promote >/dev/null
+  ns_node=$(wait_lease "$sp")
+  [ "$ns_node" != "$na" ] || fail "the promoted standby leased its old primary's node id $na"
+  expect_error "$sp" "SELECT flakeid_confirm_node($ns_node)" 55000 "leases its node id .*nothing to confirm"
+  for i in $(seq 8); do
+    sql "$sp" -c "INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)"
+    sleep 0.2
+  done
+  wait "$bench" || { cat "$work/lprimary.log"; fail "pgbench on the old primary"; }
+  sql "$sp" -c "\copy (SELECT id FROM ids WHERE side = 'promoted') TO '$work/lpromoted.ids'"
+  read -r old promoted shared other_node <<<"$(sql "$pa" -At -F ' ' \
+    -c "CREATE TEMP TABLE promoted (id bigint)" -c "\copy promoted FROM '$work/lpromoted.ids'" \
+    -c "SELECT (SELECT count(*) FROM ids), (SELECT count(*) FROM promoted),
+         (SELECT count(*) FROM promoted JOIN ids USING (id)),
+         (SELECT count(*) FROM promoted WHERE (flakeid_decompose(id)).node <> $ns_node)")"
+  echo "  promoted with leases: old primary $old IDs (node $na), promoted $promoted IDs (node $ns_node), shared: $shared"
+  [ "$promoted" = 40000 ] && [ "$shared" = 0 ] && [ "$other_node" = 0 ] && [ "$old" -gt 1000 ] || fail "IDs shared after the promotion"
 }
 
 for s in "${SECTIONS[@]}"; do

@@ -29,7 +29,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
        AND id OPERATOR(pg_catalog.<=) coalesce(pg_catalog.upper(@extschema@.flakeid_range(r, layout)) OPERATOR(pg_catalog.-) 1::pg_catalog.int8, 9223372036854775807::pg_catalog.int8)
 $$;
 
--- Failover: the confirmation after a promotion (superusers only) and the state.
+-- Failover: the confirmation after a promotion (superusers only) and the state
+-- (with the lease's, when flakeid.lease is set).
 CREATE  FUNCTION @extschema@."flakeid_confirm_node"(
 	"node" bigint /* i64 */
 ) RETURNS TEXT /* String */
@@ -44,7 +45,10 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"timeline" bigint,  /* Option < i64 > */
 	"owner_node" bigint,  /* Option < i64 > */
 	"owner_timeline" bigint,  /* Option < i64 > */
-	"high_water_mark" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+	"high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"lease" TEXT,  /* Option < String > */
+	"lease_state" TEXT,  /* Option < String > */
+	"lease_valid_until" timestamp with time zone  /* Option < TimestampWithTimeZone > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */

@@ -1,11 +1,12 @@
 //! The server's generator in SQL: `flakeid_next()`, `flakeid_next_many(n)`, and for
-//! failovers `flakeid_confirm_node(node)` and `flakeid_status()`.
+//! failovers `flakeid_confirm_node(node)` and `flakeid_status()` (with the lease's
+//! state when `flakeid.lease` is set).
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
 use crate::server;
 use crate::verdict::{self, STARTUP, Verdict};
-use crate::{mark, settings};
+use crate::{lease, mark, settings};
 use flakeid_core::check_batch;
 use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
@@ -61,6 +62,17 @@ fn flakeid_confirm_node(node: i64) -> String {
         .raise(f);
     }
     server::refuse_unless_writable(f);
+    if let Some(lease) = settings::lease() {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "{f}: this server leases its node id ({}): there is nothing to confirm",
+                lease.shown()
+            ),
+        )
+        .detail("A leased node id is never held by two live servers: a promoted server takes a node id of its own.")
+        .raise(f);
+    }
     let configured = match settings::node_id() {
         Ok(n) => n,
         Err(report) => report.raise(f),
@@ -111,6 +123,9 @@ fn flakeid_status() -> TableIterator<
         name!(owner_node, Option<i64>),
         name!(owner_timeline, Option<i64>),
         name!(high_water_mark, Option<TimestampWithTimeZone>),
+        name!(lease, Option<String>),
+        name!(lease_state, Option<String>),
+        name!(lease_valid_until, Option<TimestampWithTimeZone>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -146,12 +161,30 @@ fn flakeid_status() -> TableIterator<
     let durable = mark::read().ok();
     let owner = durable.and_then(|d| d.owner);
     let mark_ts = durable.filter(|d| d.mark_ms > 0).map(|d| timestamptz(d.mark_ms));
+    let lease = settings::lease();
+    let held = if server::preloaded() && lease.is_some() {
+        Some(*lease::STATUS.share())
+    } else {
+        None
+    };
+    let node = match (&lease, held) {
+        (Some(_), Some(h)) => (h.acquired > 0).then_some(h.node as i64),
+        (Some(_), None) => None,
+        (None, _) => settings::node_id().ok().map(|n| n as i64),
+    };
+    let state = match held {
+        Some(h) if state == "ready" && h.state != lease::State::Held => format!("ready; lease {}", h.describe()),
+        _ => state,
+    };
     TableIterator::once((
         state,
-        settings::node_id().ok().map(|n| n as i64),
+        node,
         Some(i64::from(timeline)),
         owner.map(|o| o.node as i64),
         owner.map(|o| i64::from(o.timeline)),
         mark_ts,
+        lease.as_ref().map(|l| l.shown()),
+        held.map(|h| h.describe()),
+        held.filter(|h| h.wall_end_ms > 0).map(|h| timestamptz(h.wall_end_ms)),
     ))
 }

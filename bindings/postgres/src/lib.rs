@@ -6,11 +6,14 @@
 //! of the `flakeid.*` settings. The engine decides everything about IDs; this crate
 //! converts SQL types, maps errors to SQLSTATEs, and keeps the server's promise
 //! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
-//! read-only transactions refused, a promotion detected ([`worker`]).
+//! read-only transactions refused, a promotion detected ([`worker`]), and with
+//! `flakeid.lease` its node id leased and fenced like every other generator's
+//! ([`lease`]).
 
 mod convert;
 mod error;
 mod generate;
+mod lease;
 mod mark;
 mod parts;
 mod server;
@@ -31,6 +34,8 @@ pub extern "C-unwind" fn _PG_init() {
     unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
     // SAFETY: reading a flag PostgreSQL sets while it loads preload libraries.
     let preloading = unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress };
+    // redis://, postgres:// and etcd:// lease URLs (before the settings' check hooks).
+    flakeid_lease_net::install();
     settings::define(preloading);
     if preloading {
         server::init_shared_memory();

@@ -5,6 +5,9 @@
 //!   `nextval()`): a standby has its primary's node id but not its latest IDs.
 //! - Not before the start-up check ([`crate::worker`]) cleared this server: after a
 //!   promotion the node id is refused until it is changed or confirmed.
+//! - With `flakeid.lease`: only while the server holds its node-id lease
+//!   ([`crate::lease`]), checked after each reservation against the window the
+//!   lease's holder publishes.
 //! - Never past the WAL-logged high-water mark ([`crate::mark`]): an ID whose tick
 //!   is beyond the mark first moves the mark ahead (once per [`RESERVE_AHEAD_MS`]),
 //!   flushed before the ID is returned. So the per-call cost is one relaxed load and
@@ -13,12 +16,12 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
+use crate::lease::{self, Check, STATUS as LEASE_STATUS, WINDOW as LEASE_WINDOW};
 use crate::verdict::{STARTUP, wait_for_verdict};
 use crate::{mark, settings};
 use flakeid_core::{Clock, Error, ErrorKind, Generator, Layout, SharedCounter, precise_now_ms};
 use pgrx::{PgAtomic, PgSqlErrorCode, pg_shmem_init, pg_sys};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 /// How far the high-water mark is reserved ahead of the newest ID (and of the clock).
 /// Small, because a server restarted within this time of its last reservation finds
@@ -27,20 +30,24 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub const RESERVE_AHEAD_MS: u64 = 100;
 
 /// The generator's whole state: the next free `(tick, sequence)` slot.
-static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
+pub(crate) static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
 /// Ticks below this are covered by the durable high-water mark (0: none yet).
 static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
 /// Set in the postmaster when loaded by `shared_preload_libraries`; backends
 /// inherit it through fork(). False in a backend that loaded the library itself.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
-/// This backend's generator, built on first use.
-static BACKEND: OnceLock<Backend> = OnceLock::new();
+/// This backend's generator, built on first use (and again when a new lease has
+/// another node id: the old one is leaked, since a running `flakeid_next_many`
+/// may still hold it; that happens once per lease, not per call).
+static BACKEND: AtomicPtr<Backend> = AtomicPtr::new(std::ptr::null_mut());
 
 #[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
 pub fn init_shared_memory() {
     pg_shmem_init!(COUNTER);
     pg_shmem_init!(COVERED);
     pg_shmem_init!(STARTUP);
+    pg_shmem_init!(LEASE_WINDOW);
+    pg_shmem_init!(LEASE_STATUS);
     PRELOADED.store(true, Ordering::Relaxed);
 }
 
@@ -58,7 +65,8 @@ pub fn backend(f: SqlFn) -> &'static Backend {
     if unsafe { pg_sys::XactReadOnly } {
         refuse_read_only(f);
     }
-    match BACKEND.get() {
+    // SAFETY: set once per build by this (single-threaded) backend, never freed.
+    match unsafe { BACKEND.load(Ordering::Relaxed).as_ref() } {
         Some(b) => b,
         None => build(f),
     }
@@ -126,18 +134,27 @@ fn build(f: SqlFn) -> &'static Backend {
         Err(report) => report.raise(f),
     };
     let start_mark_ms = wait_for_verdict(f);
+    let (builder, lease) = if settings::lease().is_some() {
+        let word = lease::published(f);
+        (builder.node(lease::node_of(word)), Some(Check::new(word)))
+    } else {
+        (builder, None)
+    };
     let built = builder.resume_after_ms(start_mark_ms).build_shared(COUNTER.get());
     let generator = match built {
         Ok(g) => g,
         Err(err) => settings::setting_report(err).raise(f),
     };
     let layout = *generator.layout();
-    BACKEND.get_or_init(|| Backend {
+    let backend = Box::leak(Box::new(Backend {
         generator,
         covered: COVERED.get(),
         time_shift: layout.node_bits() + layout.sequence_bits(),
         layout,
-    })
+        lease,
+    }));
+    BACKEND.store(backend, Ordering::Relaxed);
+    backend
 }
 
 /// A backend's generator over the server's counter, and the mark's bound.
@@ -146,27 +163,88 @@ pub struct Backend {
     covered: &'static AtomicU64,
     time_shift: u32,
     layout: Layout,
+    /// With `flakeid.lease`: the lease's window (one predictable branch without).
+    lease: Option<Check>,
 }
+
+/// Retries after a new lease replaced the one a call was made under.
+const LEASE_RETRIES: u32 = 3;
 
 impl Backend {
     #[inline]
     pub fn next_id(&self, f: SqlFn) -> u64 {
+        self.issue(f, 0)
+    }
+
+    #[inline]
+    fn issue(&self, f: SqlFn, tries: u32) -> u64 {
+        let under = self.lease.as_ref().map_or(0, Check::begin);
         let id = match self.generator.next_id() {
             Ok(id) => id,
             Err(err) => self.error(err, f),
         };
+        if let Some(l) = &self.lease
+            && !l.allows(under, id >> self.time_shift)
+        {
+            return self.after_lease_refusal(f, tries).issue(f, tries + 1);
+        }
         self.cover(id, f);
         id
     }
 
-    /// Fills `out` with increasing IDs, all under the mark before they are returned.
+    /// Fills `out` with increasing IDs, all under the mark (and the lease's window)
+    /// before they are returned.
     pub fn fill(&self, out: &mut [u64], f: SqlFn) {
+        self.fill_with(out, f, 0);
+    }
+
+    fn fill_with(&self, out: &mut [u64], f: SqlFn, tries: u32) {
+        let under = self.lease.as_ref().map_or(0, Check::begin);
         if let Err(err) = self.generator.fill(out) {
             self.error(err, f);
         }
-        if let Some(&last) = out.last() {
-            self.cover(last, f);
+        let Some(&last) = out.last() else { return };
+        if let Some(l) = &self.lease
+            && !l.allows(under, last >> self.time_shift)
+        {
+            return self.after_lease_refusal(f, tries).fill_with(out, f, tries + 1);
         }
+        self.cover(last, f);
+    }
+
+    /// An ID the lease's window refused: the backend to retry with (a new lease
+    /// on the same node id, or a generator rebuilt for a new node id), or an ERROR.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn after_lease_refusal(&self, f: SqlFn, tries: u32) -> &'static Backend {
+        let Some(l) = &self.lease else {
+            unreachable!("a lease refusal without a lease")
+        };
+        pgrx::check_for_interrupts!();
+        if tries < LEASE_RETRIES {
+            match l.after_refusal() {
+                lease::Verdict::Renewed => {
+                    // SAFETY: as in `backend()`.
+                    if let Some(b) = unsafe { BACKEND.load(Ordering::Relaxed).as_ref() } {
+                        return b;
+                    }
+                }
+                lease::Verdict::Renumbered => {
+                    // Another call may have built one for the new lease already (a
+                    // flakeid_next_many still running on this one).
+                    // SAFETY: as in `backend()`.
+                    if let Some(b) = unsafe { BACKEND.load(Ordering::Relaxed).as_ref() }
+                        && b.lease.as_ref().is_some_and(Check::is_current)
+                    {
+                        return b;
+                    }
+                    return build(f);
+                }
+                lease::Verdict::Refused => {}
+            }
+        }
+        lease::refusal(f).raise(f)
     }
 
     #[inline(always)]

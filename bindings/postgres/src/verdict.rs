@@ -9,7 +9,7 @@ use pgrx::{PGRXSharedMemory, PgLwLock, PgSqlErrorCode, pg_sys};
 use std::time::{Duration, Instant};
 
 /// How long a call waits for the start-up check before it gives up.
-const VERDICT_WAIT: Duration = Duration::from_secs(10);
+pub const VERDICT_WAIT: Duration = Duration::from_secs(10);
 
 /// The start-up check's verdict (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
@@ -151,7 +151,7 @@ pub fn refusal(s: &Startup, f: SqlFn) -> Report {
         ))
 }
 
-fn sleep_ms(ms: i64) {
+pub fn sleep_ms(ms: i64) {
     // SAFETY: waiting on this process's own latch, as PostgreSQL's own waits do.
     unsafe {
         pg_sys::WaitLatch(

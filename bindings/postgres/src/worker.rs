@@ -11,6 +11,9 @@
 //!   refused until the node id is changed or `flakeid_confirm_node()` is run;
 //!   likewise with no owner record on a later timeline.
 //!
+//! With `flakeid.lease` the node id is the store's to give: the check only reads
+//! the mark, and the launcher then holds the server's lease ([`crate::lease`]).
+//!
 //! Two processes: a launcher (a static worker with no database, so it can stay
 //! idle without holding one open, and is started again after a crash restart) runs
 //! the check itself in a short-lived dynamic worker connected to template1 (the
@@ -88,6 +91,12 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
             let _ = BackgroundWorker::wait_latch(Some(RETRY));
         }
     }
+    // With flakeid.lease, this process holds the server's lease from now on.
+    if STARTUP.share().verdict == Verdict::Ready
+        && let Some(lease) = settings::lease()
+    {
+        crate::lease::hold(lease);
+    }
     while !shutting_down() {
         let _ = BackgroundWorker::wait_latch(None);
     }
@@ -114,6 +123,27 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
 }
 
 fn check() -> Startup {
+    // SAFETY: the worker starts after recovery has ended.
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    if settings::lease().is_some() {
+        // A leased node id is this server's by the store's word (another server's
+        // live lease is never handed out): no owner record to compare.
+        if settings::builder().is_err() {
+            return Startup {
+                verdict: Verdict::Settings,
+                ..Startup::default()
+            };
+        }
+        return match mark::read() {
+            Ok(durable) => Startup {
+                verdict: Verdict::Ready,
+                start_mark_ms: durable.mark_ms,
+                timeline,
+                ..Startup::default()
+            },
+            Err(report) => Startup::failed(&report.message),
+        };
+    }
     let node = match settings::node_id() {
         Ok(node) => node,
         Err(_) => {
@@ -123,8 +153,6 @@ fn check() -> Startup {
             };
         }
     };
-    // SAFETY: the worker starts after recovery has ended.
-    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
     let durable = match mark::read() {
         Ok(d) => d,
         Err(report) => return Startup::failed(&report.message),
@@ -164,6 +192,11 @@ fn check() -> Startup {
 
 fn report(s: &Startup) {
     match s.verdict {
+        Verdict::Ready if settings::lease().is_some() => log!(
+            "flakeid: the server may issue IDs on timeline {} once it holds a lease; high-water mark: {}",
+            s.timeline,
+            crate::convert::show_ms(s.start_mark_ms)
+        ),
         Verdict::Ready => log!(
             "flakeid: node id {} may issue IDs on timeline {}; high-water mark: {}",
             s.node,

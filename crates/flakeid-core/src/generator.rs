@@ -849,6 +849,14 @@ impl<C: CounterStorage> Generator<C> {
         self.lease.as_ref().map(LeaseGuard::state)
     }
 
+    /// The lease's validity window as the hot path checks it now (`None` without a
+    /// lease): for a process that copies it to generators of its own (see
+    /// [`LeaseWindow`](crate::lease::LeaseWindow)).
+    #[cfg(feature = "lease")]
+    pub fn lease_window(&self) -> Option<lease::LeaseWindow> {
+        self.lease_gate.as_ref().map(|g| g.window())
+    }
+
     /// How long building waited, before the first ID, out the lease's lock delay:
     /// the store had no trustworthy record of the node id's earlier holders (the
     /// namespace's first use, or the store lost its data), so a holder it forgot

@@ -37,7 +37,8 @@ pub use generator::{
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
 #[cfg(feature = "lease")]
 pub use lease::{
-    DEFAULT_LEASE_TTL_MS, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
+    DEFAULT_LEASE_TTL_MS, LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow, MAX_LEASE_TTL_MS,
+    MIN_LEASE_TTL_MS,
 };
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{JS_GENERATOR_OPTIONS, JS_SEALER_OPTIONS, closest_option, js_number_id_error, unknown_option};

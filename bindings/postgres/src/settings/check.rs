@@ -5,7 +5,7 @@
 use super::files::{Entry, Pending};
 use super::{REFUSED_AT_START, Refusal, Setting, preloading};
 use crate::server::BackendClock;
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, Overflow};
+use flakeid_core::{ClockBackwards, Error, Generator, Layout, LeaseSpec, Overflow};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{CStr, c_char, c_void};
@@ -43,6 +43,18 @@ pub(super) unsafe extern "C-unwind" fn check_clock_backwards(
         &value,
         check_text(Setting::ClockBackwards, &value),
     )
+}
+
+#[pg_guard]
+pub(super) unsafe extern "C-unwind" fn check_lease(
+    newval: *mut *mut c_char,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    let value = unsafe { c_text(*newval) };
+    // Remembered and shown without its password.
+    let shown = flakeid_core::lease::redact_passwords(&value);
+    hook_result(Setting::Lease, &shown, check_lease_value(&value))
 }
 
 #[pg_guard]
@@ -106,7 +118,10 @@ fn hook_result(setting: Setting, value: &str, result: Result<(), String>) -> boo
     let message = format!("invalid value for parameter \"{}\": {reason}", setting.name());
     let hint = match setting {
         Setting::Node | Setting::Datacenter | Setting::Worker => {
-            "-1 leaves it unset; flakeid_next() needs flakeid.node, or flakeid.datacenter and flakeid.worker"
+            "-1 leaves it unset; flakeid_next() needs flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease"
+        }
+        Setting::Lease => {
+            "a lease URL: redis[s]://, postgres[ql]://, etcd[s]:// or file:// (docs/leases.md); '' leaves it unset"
         }
         _ => "",
     };
@@ -134,8 +149,32 @@ fn check_text(setting: Setting, value: &str) -> Result<(), String> {
         }
         Setting::Overflow => Overflow::parse(value).map(drop).map_err(reason),
         Setting::ClockBackwards => ClockBackwards::parse(value).map(drop).map_err(reason),
-        Setting::Node | Setting::Datacenter | Setting::Worker => Ok(()),
+        Setting::Node | Setting::Datacenter | Setting::Worker | Setting::Lease => Ok(()),
     }
+}
+
+/// A lease URL is parsed (never connected to: the store may not be up yet) and may
+/// not be set beside a node id.
+fn check_lease_value(value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Ok(());
+    }
+    // The engine's messages never hold a password.
+    LeaseSpec::parse(value).map_err(reason)?;
+    let pending = Pending::now();
+    let set: Vec<String> = [&pending.node, &pending.datacenter, &pending.worker]
+        .into_iter()
+        .filter(|e| e.value >= 0)
+        .map(Entry::describe)
+        .collect();
+    if set.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "flakeid.lease cannot be set while {} is set: the node id comes either from a lease or from \
+         flakeid.node / flakeid.datacenter and flakeid.worker (set those to -1 first)",
+        set.join(" and ")
+    ))
 }
 
 fn check_id(setting: Setting, value: i32) -> Result<(), String> {
@@ -156,6 +195,16 @@ fn check_id(setting: Setting, value: i32) -> Result<(), String> {
 /// only what that change makes wrong is its fault.
 fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> Result<(), String> {
     let (node, dc, worker) = (&pending.node, &pending.datacenter, &pending.worker);
+    if let (Some(lease), Some(this)) = (pending.lease_described(), pending.entry(changed))
+        && this.value >= 0
+    {
+        return Err(format!(
+            "{} = {} cannot be set while {lease} is set: the node id comes either from a lease or from \
+             flakeid.node / flakeid.datacenter and flakeid.worker (ALTER SYSTEM RESET flakeid.lease first)",
+            changed.name(),
+            this.value
+        ));
+    }
     let parts_set = dc.value >= 0 || worker.value >= 0;
     if node.value >= 0 && parts_set {
         match changed {

@@ -2,7 +2,7 @@
 //! the hooks (checked against the files, not the running values) and for messages
 //! (hints naming the file that holds a value).
 
-use super::{DATACENTER, LAYOUT, NODE, Setting, WORKER, preloading, text};
+use super::{DATACENTER, LAYOUT, LEASE, NODE, Setting, WORKER, preloading, text};
 use pgrx::pg_sys;
 use std::ffi::{CStr, CString};
 
@@ -31,6 +31,8 @@ pub(super) struct Pending {
     pub(super) node: Entry,
     pub(super) datacenter: Entry,
     pub(super) worker: Entry,
+    /// `flakeid.lease` (empty: unset) and where it is set.
+    pub(super) lease: (String, Option<String>),
 }
 
 impl Pending {
@@ -48,6 +50,7 @@ impl Pending {
             node: entry(Setting::Node, NODE.get()),
             datacenter: entry(Setting::Datacenter, DATACENTER.get()),
             worker: entry(Setting::Worker, WORKER.get()),
+            lease: (text(&LEASE), None),
         };
         if preloading() {
             return p;
@@ -70,6 +73,12 @@ impl Pending {
                 None => entry(setting, -1),
             };
         }
+        if !from_command_line(Setting::Lease.name()) {
+            p.lease = files
+                .iter()
+                .find(|f| f.name == Setting::Lease.name())
+                .map_or((String::new(), None), |f| (f.value.clone(), Some(f.at())));
+        }
         if !from_command_line(Setting::Layout.name()) {
             p.layout = Some(
                 files
@@ -79,6 +88,18 @@ impl Pending {
             );
         }
         p
+    }
+
+    /// Whether `flakeid.lease` is set, described with where (`None`: unset).
+    pub(super) fn lease_described(&self) -> Option<String> {
+        let (url, at) = &self.lease;
+        if url.trim().is_empty() {
+            return None;
+        }
+        Some(match at {
+            Some(at) => format!("flakeid.lease ({at})"),
+            None => "flakeid.lease".to_string(),
+        })
     }
 
     pub(super) fn entry(&self, setting: Setting) -> Option<&Entry> {
@@ -202,19 +223,24 @@ fn from_command_line(name: &str) -> bool {
     matches!(guc_origin(name), Some((source, _)) if source == pg_sys::GucSource::PGC_S_ARGV)
 }
 
-/// A configuration file's path as the current user may see it: whole for those who
-/// may read every setting's source (superusers, pg_read_all_settings), its name
-/// otherwise. Only called inside a transaction (an SQL function's error).
-pub(super) fn shown_path(path: &str) -> String {
+/// Whether the current user may read every setting (superusers,
+/// pg_read_all_settings). Only called inside a transaction.
+pub fn may_read_all_settings() -> bool {
     // SAFETY: privilege checks of the current user, inside a transaction.
-    let privileged = unsafe {
+    unsafe {
         pg_sys::superuser()
             || pg_sys::has_privs_of_role(
                 pg_sys::GetUserId(),
                 pg_sys::Oid::from(pg_sys::ROLE_PG_READ_ALL_SETTINGS),
             )
-    };
-    if privileged {
+    }
+}
+
+/// A configuration file's path as the current user may see it: whole for those who
+/// may read every setting's source (superusers, pg_read_all_settings), its name
+/// otherwise. Only called inside a transaction (an SQL function's error).
+pub(super) fn shown_path(path: &str) -> String {
+    if may_read_all_settings() {
         path.to_string()
     } else {
         std::path::Path::new(path)

@@ -15,7 +15,9 @@ mod files;
 
 use crate::error::{Report, SqlFn};
 use crate::server::BackendClock;
-use check::{check_clock_backwards, check_datacenter, check_layout, check_node, check_overflow, check_worker};
+use check::{
+    check_clock_backwards, check_datacenter, check_layout, check_lease, check_node, check_overflow, check_worker,
+};
 use files::{described, how_to_change, where_in_files};
 use flakeid_core::{ClockBackwards, Error, Generator, GeneratorBuilder, Layout, Overflow};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgSqlErrorCode, pg_sys};
@@ -30,6 +32,8 @@ static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::ne
 static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"error"));
 static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_BORROW_MS as i32);
 static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
+static LEASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_LEASE_TTL_MS as i32);
 
 /// Values refused while the server started: PostgreSQL then warns and keeps the
 /// default, so the server would silently run without them. Set in the postmaster,
@@ -54,6 +58,7 @@ enum Setting {
     Worker,
     Overflow,
     ClockBackwards,
+    Lease,
 }
 
 impl Setting {
@@ -65,6 +70,7 @@ impl Setting {
             Setting::Worker => "flakeid.worker",
             Setting::Overflow => "flakeid.overflow",
             Setting::ClockBackwards => "flakeid.clock_backwards",
+            Setting::Lease => "flakeid.lease",
         }
     }
     /// The setting the engine's field name stands for.
@@ -76,6 +82,7 @@ impl Setting {
             "worker" => Setting::Worker,
             "overflow" => Setting::Overflow,
             "clock_backwards" => Setting::ClockBackwards,
+            "lease" => Setting::Lease,
             _ => return None,
         })
     }
@@ -174,6 +181,31 @@ pub fn define(preloading: bool) {
             None,
         );
     }
+    // The URL may hold a password: only superusers (and pg_read_all_settings) may
+    // read it, as primary_conninfo. Messages show it without the password.
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"flakeid.lease",
+            c"Lease this server's node id from a store (redis://, postgres://, etcd://, file://).",
+            c"One node id per server, held by flakeid's background worker; instead of flakeid.node.",
+            &LEASE,
+            ctx(),
+            flags | GucFlags::SUPERUSER_ONLY,
+            Some(check_lease),
+            None,
+            None,
+        );
+    }
+    GucRegistry::define_int_guc(
+        c"flakeid.lease_ttl_ms",
+        c"How long the store keeps the lease after a renewal (renewed every third of it).",
+        c"",
+        &LEASE_TTL_MS,
+        flakeid_core::MIN_LEASE_TTL_MS as i32,
+        flakeid_core::MAX_LEASE_TTL_MS as i32,
+        ctx(),
+        flags | GucFlags::UNIT_MS,
+    );
     // The engine's bound for both: PostgreSQL's range check names setting and range.
     let max_ms = flakeid_core::MAX_POLICY_MS as i32;
     let ms = [
@@ -242,6 +274,27 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
     b = b
         .max_borrow_ms(MAX_BORROW_MS.get() as u64)
         .max_wait_ms(MAX_WAIT_MS.get() as u64);
+    if lease().is_some() {
+        // The node id comes from the lease (the caller adds it): none may be given too.
+        if node >= 0 || dc >= 0 || worker >= 0 {
+            let set: Vec<String> = [
+                (Setting::Node, node),
+                (Setting::Datacenter, dc),
+                (Setting::Worker, worker),
+            ]
+            .into_iter()
+            .filter(|(_, v)| *v >= 0)
+            .map(|(s, v)| described(s, v))
+            .collect();
+            return Err(Report::new(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                "flakeid.lease and a node id are both set: give the node id one way",
+            )
+            .detail(format!("Set besides flakeid.lease: {}.", set.join(", ")))
+            .hint("set the node settings to -1 (ALTER SYSTEM RESET flakeid.node, or flakeid.datacenter and flakeid.worker) and restart the server"));
+        }
+        return Ok(b.wait_hook(interrupt_hook()));
+    }
     // The parts first: a conflict is then reported on flakeid.node, naming both.
     if dc >= 0 {
         b = b.datacenter(dc as u64);
@@ -252,15 +305,65 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
     if node >= 0 {
         b = b.node(node as u64);
     }
-    // A cancel request ends a wait for the clock (the core polls this every ~10 ms).
-    Ok(b.wait_hook(Arc::new(|| {
+    Ok(b.wait_hook(interrupt_hook()))
+}
+
+/// A cancel request ends a wait for the clock (the core polls this every ~10 ms).
+fn interrupt_hook() -> flakeid_core::WaitHook {
+    Arc::new(|| {
         // SAFETY: a sig_atomic_t flag that PostgreSQL's signal handlers set.
         if unsafe { std::ptr::read_volatile(&raw const pg_sys::InterruptPending) } != 0 {
             Err(Error::Interrupted)
         } else {
             Ok(())
         }
-    })))
+    })
+}
+
+/// `flakeid.lease` and `flakeid.lease_ttl_ms`, when a lease is configured.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub url: String,
+    pub ttl_ms: u64,
+}
+
+impl Lease {
+    /// The URL without its password, for messages and `flakeid_status()`: to
+    /// those who may read the setting (it is GUC_SUPERUSER_ONLY), the store's
+    /// address too; to others, its scheme only.
+    pub fn shown(&self) -> String {
+        if files::may_read_all_settings() {
+            self.redacted()
+        } else {
+            let scheme = self.url.split("://").next().unwrap_or("");
+            format!("{scheme}://…")
+        }
+    }
+}
+
+impl Lease {
+    /// The URL without its password (for the server log).
+    pub fn redacted(&self) -> String {
+        flakeid_core::lease::redact_passwords(&self.url)
+    }
+}
+
+/// The lease settings, if `flakeid.lease` is set (and was not refused at start).
+pub fn lease() -> Option<Lease> {
+    let url = text(&LEASE);
+    (!url.trim().is_empty()).then(|| Lease {
+        url,
+        ttl_ms: LEASE_TTL_MS.get() as u64,
+    })
+}
+
+/// `flakeid.overflow` and `flakeid.max_borrow_ms`: how far the server may issue
+/// ahead of its clock (a lease's fence covers that much past its window).
+pub fn borrowing() -> (Overflow, u64) {
+    (
+        Overflow::parse(&text(&OVERFLOW)).unwrap_or(Overflow::Wait),
+        MAX_BORROW_MS.get() as u64,
+    )
 }
 
 /// This server's node id by the settings (building a throwaway generator).
@@ -286,11 +389,11 @@ pub fn setting_report(err: Error) -> Report {
             )
         } else {
             (
-                "this server has no node id: flakeid.node, or flakeid.datacenter and flakeid.worker, \
-                 must be set"
+                "this server has no node id: flakeid.node, flakeid.datacenter and flakeid.worker, or \
+                 flakeid.lease must be set"
                     .to_string(),
-                "ALTER SYSTEM SET flakeid.node = <a number no other server issuing IDs uses>, then restart \
-                 the server"
+                "ALTER SYSTEM SET flakeid.node = <a number no other server issuing IDs uses>, or \
+                 ALTER SYSTEM SET flakeid.lease = '<a lease URL>', then restart the server"
                     .to_string(),
             )
         };

@@ -406,6 +406,91 @@ impl Ends {
     }
 }
 
+impl Gate {
+    /// The window as published now (for [`Generator::lease_window`](crate::Generator::lease_window)).
+    pub(crate) fn window(&self) -> LeaseWindow {
+        let mono_end = self.mono_end.load(Ordering::Acquire);
+        LeaseWindow {
+            wall_end_ms: self.wall_end_ms.load(Ordering::Acquire),
+            mono_end: if self.check_mono || mono_end == 0 {
+                mono_end
+            } else {
+                u64::MAX
+            },
+        }
+    }
+}
+
+/// A leased generator's validity window, as its hot path checks it: an ID may be
+/// issued while the generator's clock reads below `wall_end_ms` **and** a
+/// [`LeaseClock`] reading is below `mono_end`. Both 0: closed.
+///
+/// For a process that enforces one lease on generators of its own, across
+/// processes: the PostgreSQL extension holds the lease in a background worker
+/// ([`Generator::lease_window`](crate::Generator::lease_window) there) and copies
+/// the window into shared memory, where every backend checks it with its own
+/// [`LeaseClock`]. A copy may lag the generator's window (it then ends earlier,
+/// which is safe); it must never be extended by anything but a newer reading.
+///
+/// The generator's own gate also compares `CLOCK_REALTIME_COARSE` with the wall
+/// end, because its wall clock is a ticker thread's cache that is stale right after
+/// a host suspend. A process that reads the system clock for every ID, as the
+/// PostgreSQL backends do, is current after a suspend and needs no such check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseWindow {
+    /// IDs stamped at or after this Unix-ms time are refused (the fence recorded
+    /// in the store is this plus the borrow allowance).
+    pub wall_end_ms: u64,
+    /// [`LeaseClock::now`] readings at or past this are refused. `u64::MAX` for a
+    /// store that keeps the id for as long as the holding process lives (file
+    /// leases, [`LeaseStore::held_while_alive`]).
+    pub mono_end: u64,
+}
+
+impl LeaseWindow {
+    /// Whether an ID stamped `now_ms` may be issued at the lease-clock reading `mono`.
+    #[inline(always)]
+    pub fn allows(&self, now_ms: u64, mono: u64) -> bool {
+        now_ms < self.wall_end_ms && mono < self.mono_end
+    }
+
+    /// Whether the window is closed (lost, released, not yet acquired).
+    pub fn is_closed(&self) -> bool {
+        self.wall_end_ms == 0 || self.mono_end == 0
+    }
+}
+
+/// The clock the lease gate reads on every leased ID, whatever it is on this
+/// platform (the kernel's coarse monotonic clock on Linux, read through the vDSO):
+/// readings are opaque, ordered numbers to compare with [`LeaseWindow::mono_end`]
+/// in any process of this host. Cheap to copy; look it up once per process.
+#[derive(Clone, Copy)]
+pub struct LeaseClock(mono::Reader);
+
+impl fmt::Debug for LeaseClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LeaseClock")
+    }
+}
+
+impl Default for LeaseClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LeaseClock {
+    pub fn new() -> LeaseClock {
+        LeaseClock(mono::reader())
+    }
+
+    /// A reading, comparable with [`LeaseWindow::mono_end`].
+    #[inline(always)]
+    pub fn now(self) -> u64 {
+        mono::read(self.0)
+    }
+}
+
 /// Where a lease stands (see [`Generator::lease_state`](crate::Generator::lease_state)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -946,6 +1031,30 @@ mod tests {
             assert!(msg.contains(want), "{want:?} missing from: {msg}");
         }
         assert!(check_clock_against_store(9_799, 10_000, 200).is_err());
+    }
+
+    #[test]
+    fn a_window_copy_checks_what_the_gate_checks() {
+        let clock = LeaseClock::new();
+        let g = Gate::closed(true);
+        assert!(g.window().is_closed() && !g.window().allows(0, clock.now()));
+        let mono = mono::now_ms();
+        let later = mono::real_now_ms() + 60_000;
+        g.open_until(1_000, Ends { mono_ms: mono + 60_000, real_ms: later });
+        let w = g.window();
+        assert!(!w.is_closed());
+        assert!(w.allows(999, clock.now()) && !w.allows(1_000, clock.now()));
+        assert_eq!(w.allows(5, clock.now()), g.allows(5));
+        g.open_until(1_000, Ends { mono_ms: mono.saturating_sub(1), real_ms: later });
+        assert!(!g.window().allows(5, clock.now()), "the monotonic end binds");
+        // A store that holds the id while the process lives: the wall end alone.
+        let g = Gate::closed(false);
+        assert!(g.window().is_closed());
+        g.open_until(1_000, Ends { mono_ms: mono.saturating_sub(1), real_ms: later });
+        assert_eq!(g.window().mono_end, u64::MAX);
+        assert!(g.window().allows(999, clock.now()));
+        g.close();
+        assert!(g.window().is_closed());
     }
 
     #[test]
