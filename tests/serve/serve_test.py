@@ -9,7 +9,9 @@ import http.client
 import json
 import os
 import re
+import resource
 import shutil
+import socket
 import signal
 import struct
 import subprocess
@@ -26,7 +28,7 @@ WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
 class Server:
     """One `flakeid serve` process; its port is read from its startup log line."""
 
-    def __init__(self, *args, env=None):
+    def __init__(self, *args, env=None, nofile=None):
         self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
         self.log = open(self.log_path, "w")
         full_env = dict(os.environ, **(env or {}))
@@ -35,6 +37,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=self.log,
             env=full_env,
+            preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None,
         )
         self.port = None
         deadline = time.monotonic() + 20
@@ -70,6 +73,14 @@ class Server:
     def json(self, path):
         status, _, body = self.get(path)
         return status, json.loads(body)
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+
+    def metric(self, name):
+        text = self.get("/metrics")[2].decode()
+        return int(re.search(rf"^{name} (\d+)$", text, re.M).group(1))
 
     def stop(self, sig=signal.SIGTERM, timeout=10):
         if self.proc.poll() is None:
@@ -239,6 +250,117 @@ class Shutdown(unittest.TestCase):
         self.assertEqual(c.json("/v1/layout")[1]["node"], na["node"])
         self.assertEqual(b.stop(), 0)
         self.assertEqual(c.stop(), 0)
+
+
+def h2_silent(port, paths):
+    """An HTTP/2 (h2c) connection that asks for `paths`, one stream each, and then
+    never reads: the attack of a client that lets the server buffer for it."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+    c.recv(4096)  # the server's SETTINGS
+    c.sendall(frame(4, 1, 0, b""))  # SETTINGS ACK
+    out = b""
+    for i, path in enumerate(paths):
+        block = b"\x82\x86" + b"\x04" + bytes([len(path)]) + path.encode() + b"\x01\x09localhost"
+        out += frame(1, 0x5, 2 * i + 1, block)  # HEADERS, END_STREAM | END_HEADERS
+    c.sendall(out)
+    return c
+
+
+def frame(kind, flags, stream, payload):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+class Limits(unittest.TestCase):
+    """Issue 21: no client can hold the server's connections, file descriptors,
+    streams or memory; /healthz and a fresh client keep being served."""
+
+    def assert_served(self, s):
+        for path in ("/healthz", "/v1/id"):
+            c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=2)
+            c.request("GET", path)
+            self.assertEqual(c.getresponse().status, 200, path)
+            c.close()
+
+    def test_slowloris_is_cut_off_at_the_header_timeout(self):
+        s = Server("--node", "1", "--header-timeout-ms", "1000")
+        try:
+            socks = []
+            for _ in range(50):
+                c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+                c.sendall(b"GET /v1/id HTTP/1.1\r\n")
+                socks.append(c)
+            t0 = time.monotonic()
+            closed = 0
+            # One more header byte every 0.2 s: never a complete head.
+            while time.monotonic() - t0 < 4 and closed < len(socks):
+                closed = 0
+                for c in socks:
+                    try:
+                        c.sendall(b"X")
+                    except OSError:
+                        closed += 1
+                self.assert_served(s)
+                time.sleep(0.2)
+            self.assertEqual(closed, len(socks), "slow clients still open 4 s after a 1 s header timeout")
+            self.assertLess(time.monotonic() - t0, 3.5)
+            for c in socks:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_silent_connections_cannot_exhaust_the_fds(self):
+        # 600 silent connections against a server allowed 256 descriptors: the cap
+        # (256 - 64) holds, the oldest silent ones are evicted, probes get in.
+        s = Server("--node", "1", nofile=256)
+        try:
+            socks = [socket.create_connection(("127.0.0.1", s.port), timeout=5) for _ in range(600)]
+            time.sleep(0.3)
+            self.assert_served(s)
+            self.assertLess(len(os.listdir(f"/proc/{s.proc.pid}/fd")), 256)
+            for c in socks:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_non_reading_h2_clients_hold_bounded_memory_and_ids(self):
+        s = Server("--node", "1")
+        try:
+            self.assert_served(s)
+            before = s.rss_kb()
+            issued0 = s.metric("flakeid_ids_issued_total")
+            # 4 connections x 64 streams of 100 000 IDs each, nothing read.
+            conns = [h2_silent(s.port, ["/v1/ids?n=100000&format=octets"] * 64) for _ in range(4)]
+            time.sleep(1.5)
+            self.assert_served(s)
+            grown = s.rss_kb() - before
+            issued = s.metric("flakeid_ids_issued_total") - issued0
+            # At most 32 streams per connection, each at most a chunk or two ahead.
+            self.assertLess(issued, 4 * 32 * 2 * 4096, issued)
+            print(f"RSS grew {grown} kB, {issued} IDs issued", file=sys.stderr)
+            self.assertLess(grown, 25_000, f"RSS grew {grown} kB")
+            for c in conns:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_idle_connections_are_closed(self):
+        s = Server("--node", "1", "--idle-timeout-ms", "1000")
+        try:
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+            c.sendall(frame(1, 0x5, 1, b"\x82\x86\x04\x07/v1/id\x01\x09localhost"))
+            t0 = time.monotonic()
+            data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            self.assertLess(time.monotonic() - t0, 4)
+            self.assertIn(bytes([7]), data[:2000])  # a GOAWAY (type 7) before the close
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
 
 
 def scale_out(test, url):

@@ -139,6 +139,24 @@ pub struct ServeArgs {
     /// The largest n of one request (GET /v1/ids?n=N, gRPC Batch and Stream chunks)
     #[arg(long, value_name = "N", default_value = "100000", value_parser = uint)]
     pub max_batch: u64,
+    /// Time for a client to send a complete request head (default 10000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub header_timeout_ms: Option<u64>,
+    /// Close a connection that reads and writes nothing this long (default 60000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub idle_timeout_ms: Option<u64>,
+    /// Open connections at most; lowered to the fd limit minus 64 (default 10000)
+    #[arg(long, value_name = "N", value_parser = uint)]
+    pub max_connections: Option<u64>,
+    /// HTTP/2 and gRPC streams at once per connection (default 32)
+    #[arg(long, value_name = "N", value_parser = uint)]
+    pub max_streams: Option<u64>,
+    /// HTTP/2 flow-control window per stream, in bytes (default 65536)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub stream_window: Option<u64>,
+    /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub connection_window: Option<u64>,
     #[command(flatten)]
     pub generator: GeneratorArgs,
 }

@@ -3,7 +3,7 @@
 use crate::Failure;
 use crate::args::ServeArgs;
 use flakeid_core::{Error, LeaseState};
-use flakeid_server::{Config, Service};
+use flakeid_server::{Config, Limits, Service};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,8 +18,10 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     })?;
     let config = Config {
         max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
+        limits: limits(&args),
     };
     config.validate()?;
+    let max_connections = config.limits.connection_cap();
     // A service is run as replicas: node 0 by default would give every replica the
     // same IDs, so a node source is required (the core refuses to build without).
     let builder = crate::generator_options(&args.generator)?.require_node();
@@ -44,6 +46,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             listen = %local,
             node = service.generator().node(),
             leased = service.generator().is_leased(),
+            max_connections,
             "flakeid serve: listening"
         );
         // A lease taken over by another holder is never given back: this process can
@@ -74,6 +77,24 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         }
         Ok(())
     })
+}
+
+/// The connection limits from the command line (the defaults of [`Limits`]).
+fn limits(args: &ServeArgs) -> Limits {
+    let d = Limits::default();
+    let clamp32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    Limits {
+        header_read_timeout: args
+            .header_timeout_ms
+            .map_or(d.header_read_timeout, Duration::from_millis),
+        idle_timeout: args.idle_timeout_ms.map_or(d.idle_timeout, Duration::from_millis),
+        max_connections: args
+            .max_connections
+            .map_or(d.max_connections, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        max_streams: args.max_streams.map_or(d.max_streams, clamp32),
+        stream_window: args.stream_window.map_or(d.stream_window, clamp32),
+        connection_window: args.connection_window.map_or(d.connection_window, clamp32),
+    }
 }
 
 /// Completes once the generator's lease is lost for good (never without a lease).

@@ -6,6 +6,7 @@
 //! a renewal fails it turns not-ready and answers 503 instead of issuing, so it stops
 //! well before the store could give its node id to another holder.
 
+pub mod conn;
 pub mod time;
 
 use axum::Router;
@@ -43,17 +44,27 @@ pub const MAX_BATCH_CEILING: usize = 10_000_000;
 /// may sleep until the next tick, which must not stall an async worker.
 const BLOCKING_BATCH: usize = 4096;
 
+/// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
+/// `Stream` (chunk 0) holds: what is issued but not yet read by a client is at
+/// most about one such chunk per stream, plus the flow-control window.
+pub const CHUNK: usize = BLOCKING_BATCH;
+
+pub use conn::Limits;
+
 /// Settings of one service beyond its generator.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The largest `n` one `/v1/ids` request may ask for.
     pub max_batch: usize,
+    /// Timeouts, the connection cap and the HTTP/2 limits (conn.rs).
+    pub limits: Limits,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_batch: DEFAULT_MAX_BATCH,
+            limits: Limits::default(),
         }
     }
 }
@@ -67,7 +78,10 @@ impl Config {
                 message: format!("max_batch must be in 1..={MAX_BATCH_CEILING}, got {}", self.max_batch),
             });
         }
-        Ok(())
+        self.limits.validate().map_err(|message| Error::Config {
+            field: "limits",
+            message,
+        })
     }
 }
 
@@ -149,6 +163,8 @@ pub struct Service {
     config: Config,
     metrics: Metrics,
     draining: AtomicBool,
+    /// The open connections, once serving (for the metrics).
+    conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
 }
 
 type Shared = Arc<Service>;
@@ -161,6 +177,7 @@ impl Service {
             config,
             metrics: Metrics::new(),
             draining: AtomicBool::new(false),
+            conns: std::sync::Mutex::new(None),
         }))
     }
 
@@ -200,9 +217,100 @@ impl Service {
         if let Some(why) = self.not_ready() {
             return Err(ApiError::unavailable("not_ready", why));
         }
+        self.issue_more(out)
+    }
+
+    /// Issues the next part of a response already under way: a drain lets it
+    /// finish; the generator still refuses once the lease is not held.
+    fn issue_more(&self, out: &mut [u64]) -> Result<(), ApiError> {
         self.generator.fill(out).map_err(ApiError::from)?;
         self.metrics.issued.inc_by(out.len() as u64);
         Ok(())
+    }
+}
+
+/// The IDs of one large response, made one chunk at a time when the body is read
+/// (HTTP/2 and hyper poll a body only when the client has window for it), each
+/// chunk on the blocking pool (the wait policy may sleep until the next tick).
+/// The caller checks readiness before the first chunk.
+pub(crate) struct IdChunks {
+    svc: Arc<Service>,
+    /// IDs still to make; `None`: endless (a gRPC `Stream` with `n` 0).
+    left: Option<u64>,
+    chunk: usize,
+    pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for IdChunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdChunks")
+            .field("left", &self.left)
+            .field("chunk", &self.chunk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdChunks {
+    pub(crate) fn new(svc: Arc<Service>, total: Option<u64>, chunk: usize) -> IdChunks {
+        IdChunks {
+            svc,
+            left: total,
+            chunk: chunk.max(1),
+            pending: None,
+            failed: false,
+        }
+    }
+}
+
+impl tokio_stream::Stream for IdChunks {
+    type Item = Result<Vec<u64>, ApiError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        if this.pending.is_none() {
+            let len = match this.left {
+                Some(0) => return Poll::Ready(None),
+                Some(left) => left.min(this.chunk as u64) as usize,
+                None => this.chunk,
+            };
+            if let Some(left) = &mut this.left {
+                *left -= len as u64;
+            }
+            let svc = this.svc.clone();
+            this.pending = Some(tokio::task::spawn_blocking(move || {
+                let mut ids = vec![0u64; len];
+                svc.issue_more(&mut ids).map(|()| ids)
+            }));
+        }
+        let Some(task) = this.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let done = std::task::ready!(std::pin::Pin::new(task).poll(cx));
+        this.pending = None;
+        let item = done
+            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
+            .and_then(|r| r);
+        this.failed = item.is_err();
+        if let Err(e) = &item {
+            tracing::warn!("response cut short: {}", e.message);
+        }
+        Poll::Ready(Some(item))
+    }
+}
+
+impl Drop for IdChunks {
+    fn drop(&mut self) {
+        if let Some(task) = &self.pending {
+            task.abort();
+        }
     }
 }
 
@@ -223,35 +331,29 @@ pub fn router(service: Arc<Service>) -> Router {
 }
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
-/// drains in-flight requests and releases the lease.
+/// drains in-flight requests (at most [`DRAIN_TIMEOUT`]) and releases the lease.
+/// Connections are bounded by the service's [`Limits`] (conn.rs).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<Service>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = router(service.clone());
+    let limits = service.config.limits.clone();
+    let conns = conn::Conns::new(limits.connection_cap());
+    *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let stopped = stop.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let shutdown = async move {
         shutdown.await;
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
-        stop.notify_one();
-    });
-    let result = tokio::select! {
-        r = server => r,
-        () = async {
-            stopped.notified().await;
-            tokio::time::sleep(DRAIN_TIMEOUT).await;
-        } => {
-            tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
-            Ok(())
-        }
     };
+    if !conn::accept_loop(listener, app, limits, conns, shutdown, DRAIN_TIMEOUT).await {
+        tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
+    }
     service.shutdown();
     tracing::info!("lease released; stopped");
-    result
+    Ok(())
 }
 
 /// An error response: a status and a JSON body naming what was wrong.
@@ -467,44 +569,75 @@ async fn many_ids_inner(
         None if accepts(headers, "application/x-ndjson") => BatchFormat::Ndjson,
         None => BatchFormat::Json,
     };
-    let ids = if n >= BLOCKING_BATCH {
-        let svc = svc.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut ids = vec![0u64; n];
-            svc.issue(&mut ids).map(|()| ids)
-        })
-        .await
-        .map_err(|e| ApiError::unavailable("internal", format!("batch task failed: {e}")))??
-    } else {
+    if n < CHUNK {
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
-        ids
-    };
-    Ok(match format {
-        BatchFormat::Octets => {
-            let mut body = Vec::with_capacity(n * 8);
-            for id in &ids {
-                body.extend_from_slice(&id.to_be_bytes());
-            }
-            typed("application/octet-stream", body)
+        let mut body = Vec::new();
+        format.write(&ids, true, true, &mut body);
+        return Ok(typed(format.content_type(), body));
+    }
+    // Larger batches are made as the client reads, one chunk at a time: a client
+    // that stops reading stops the issuing, and no whole batch sits in memory.
+    if let Some(why) = svc.not_ready() {
+        return Err(ApiError::unavailable("not_ready", why));
+    }
+    let mut first = true;
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK);
+    let mut left = n;
+    let body = tokio_stream::StreamExt::map(chunks, move |r| {
+        r.map(|ids| {
+            left -= ids.len();
+            let mut out = Vec::new();
+            format.write(&ids, first, left == 0, &mut out);
+            first = false;
+            axum::body::Bytes::from(out)
+        })
+        .map_err(|e| std::io::Error::other(e.message))
+    });
+    Ok(typed(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+impl BatchFormat {
+    fn content_type(self) -> &'static str {
+        match self {
+            BatchFormat::Json => "application/json",
+            BatchFormat::Ndjson => "application/x-ndjson",
+            BatchFormat::Octets => "application/octet-stream",
         }
-        BatchFormat::Json => {
-            let mut body = String::with_capacity(n * 23 + 3);
-            body.push('[');
-            for (i, id) in ids.iter().enumerate() {
-                let _ = write!(body, "{}\"{id}\"", if i == 0 { "" } else { "," });
+    }
+
+    /// Appends `ids` in this format; `first` and `last` say whether they open or
+    /// close the body.
+    fn write(self, ids: &[u64], first: bool, last: bool, out: &mut Vec<u8>) {
+        use std::io::Write as _;
+        match self {
+            BatchFormat::Octets => {
+                out.reserve(ids.len() * 8);
+                for id in ids {
+                    out.extend_from_slice(&id.to_be_bytes());
+                }
             }
-            body.push_str("]\n");
-            typed("application/json", body)
-        }
-        BatchFormat::Ndjson => {
-            let mut body = String::with_capacity(n * 22);
-            for id in &ids {
-                let _ = writeln!(body, "\"{id}\"");
+            BatchFormat::Json => {
+                out.reserve(ids.len() * 23 + 3);
+                if first {
+                    out.push(b'[');
+                }
+                for (i, id) in ids.iter().enumerate() {
+                    let sep = if first && i == 0 { "" } else { "," };
+                    let _ = write!(out, "{sep}\"{id}\"");
+                }
+                if last {
+                    out.extend_from_slice(b"]\n");
+                }
             }
-            typed("application/x-ndjson", body)
+            BatchFormat::Ndjson => {
+                out.reserve(ids.len() * 22);
+                for id in ids {
+                    let _ = writeln!(out, "\"{id}\"");
+                }
+            }
         }
-    })
+    }
 }
 
 /// Reads an ID in any text form `flakeid decode` accepts: the core's
