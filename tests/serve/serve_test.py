@@ -238,6 +238,39 @@ class Shutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 s.get("/healthz")
 
+    def test_sighup_drains_like_sigterm(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        a = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        node = a.json("/v1/layout")[1]["node"]
+        self.assertEqual(a.stop(signal.SIGHUP), 0, a.logs())
+        self.assertIn("SIGHUP: draining", a.logs())
+        self.assertIn("lease released; stopped", a.logs())
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)  # released, not expired
+        self.assertEqual(b.stop(), 0)
+
+    def test_second_sigterm_exits_at_once_after_releasing(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        a = Server("--lease", f"file://{d}", "--layout", "sonyflake", "--lease-ttl-ms", "30000")
+        node = a.json("/v1/layout")[1]["node"]
+        # sonyflake: 100 000 IDs take about 4 s, so the drain would wait that long.
+        c = socket.create_connection(("127.0.0.1", a.port), timeout=5)
+        c.sendall(b"GET /v1/ids?n=100000&format=octets HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.recv(100)  # the response has begun
+        a.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        self.assertIsNone(a.proc.poll(), "the first SIGTERM should drain, not exit")
+        t0 = time.monotonic()
+        a.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(a.stop(timeout=5), 1, a.logs())
+        self.assertLess(time.monotonic() - t0, 1.5)
+        self.assertIn("releasing the lease and exiting now", a.logs())
+        c.close()
+        # Released: a successor gets the node id at once, not after the 30 s TTL.
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)
+        self.assertEqual(b.stop(), 0)
+
     def test_file_lease_released_on_sigterm(self):
         d = tempfile.mkdtemp(dir=WORK)
         a = Server("--lease", f"file://{d}", "--layout", "sonyflake")

@@ -157,6 +157,9 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
+    /// /healthz fails (503) after this long without a held lease; 0: never
+    #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
+    pub liveness_timeout_ms: u64,
     #[command(flatten)]
     pub generator: GeneratorArgs,
 }

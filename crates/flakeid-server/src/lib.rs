@@ -7,6 +7,7 @@
 //! well before the store could give its node id to another holder.
 
 pub mod conn;
+pub mod lease;
 pub mod time;
 
 use axum::Router;
@@ -159,8 +160,12 @@ impl Metrics {
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
-    generator: Arc<Generator>,
+    /// The generator in use: replaced by the lease supervisor (lease.rs) when a
+    /// lost lease is taken again.
+    generator: std::sync::RwLock<Arc<Generator>>,
     config: Config,
+    /// The lease supervisor's record (lease.rs): how long without a held lease.
+    lease: lease::Watch,
     metrics: Metrics,
     draining: AtomicBool,
     /// The open connections, once serving (for the metrics).
@@ -173,7 +178,8 @@ impl Service {
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
         Ok(Arc::new(Service {
-            generator: Arc::new(generator),
+            generator: std::sync::RwLock::new(Arc::new(generator)),
+            lease: lease::Watch::default(),
             config,
             metrics: Metrics::new(),
             draining: AtomicBool::new(false),
@@ -186,8 +192,9 @@ impl Service {
         self.metrics.issued.get()
     }
 
-    pub fn generator(&self) -> &Generator {
-        &self.generator
+    /// The generator in use now (a lost lease is replaced by a new one).
+    pub fn generator(&self) -> Arc<Generator> {
+        self.generator.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Why the service may not issue now (`None` when it may): shutting down, or a
@@ -196,10 +203,30 @@ impl Service {
         if self.draining.load(Ordering::Acquire) {
             return Some("shutting down".into());
         }
-        match self.generator.lease_state() {
+        match self.generator().lease_state() {
             None | Some(LeaseState::Held) => None,
             Some(state) => Some(format!("node-id lease {state}")),
         }
+    }
+
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Acquire)
+    }
+
+    /// Puts `new` in place of the generator (whose lease was lost) and returns the
+    /// old one; gives `new` back when the service is draining.
+    pub(crate) fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
+        let mut g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        if self.is_draining() {
+            return Err(new);
+        }
+        Ok(std::mem::replace(&mut *g, new))
+    }
+
+    /// Why the process counts as not live (`/healthz` 503): a leased service that
+    /// has held no lease for longer than its liveness timeout ([`lease::supervise`]).
+    pub fn not_live(&self) -> Option<String> {
+        self.lease.liveness_failure()
     }
 
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
@@ -210,7 +237,11 @@ impl Service {
     /// Stops issuing and gives the node id back (recording the last timestamp).
     pub fn shutdown(&self) {
         self.start_draining();
-        self.generator.release_lease();
+        // Under the write lock: a generator the supervisor leases concurrently is
+        // either in place now (and released here) or sees the drain and releases
+        // itself (lease.rs).
+        let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        g.release_lease();
     }
 
     fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
@@ -223,7 +254,13 @@ impl Service {
     /// Issues the next part of a response already under way: a drain lets it
     /// finish; the generator still refuses once the lease is not held.
     fn issue_more(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        self.generator.fill(out).map_err(ApiError::from)?;
+        self.issue_from(&self.generator(), out)
+    }
+
+    /// Issues from `g`: the generator a multi-chunk response started with, so that
+    /// one response never mixes two leases' IDs.
+    fn issue_from(&self, g: &Generator, out: &mut [u64]) -> Result<(), ApiError> {
+        g.fill(out).map_err(ApiError::from)?;
         self.metrics.issued.inc_by(out.len() as u64);
         Ok(())
     }
@@ -235,6 +272,7 @@ impl Service {
 /// The caller checks readiness before the first chunk.
 pub(crate) struct IdChunks {
     svc: Arc<Service>,
+    generator: Arc<Generator>,
     /// IDs still to make; `None`: endless (a gRPC `Stream` with `n` 0).
     left: Option<u64>,
     chunk: usize,
@@ -254,6 +292,7 @@ impl std::fmt::Debug for IdChunks {
 impl IdChunks {
     pub(crate) fn new(svc: Arc<Service>, total: Option<u64>, chunk: usize) -> IdChunks {
         IdChunks {
+            generator: svc.generator(),
             svc,
             left: total,
             chunk: chunk.max(1),
@@ -284,10 +323,10 @@ impl tokio_stream::Stream for IdChunks {
             if let Some(left) = &mut this.left {
                 *left -= len as u64;
             }
-            let svc = this.svc.clone();
+            let (svc, g) = (this.svc.clone(), this.generator.clone());
             this.pending = Some(tokio::task::spawn_blocking(move || {
                 let mut ids = vec![0u64; len];
-                svc.issue_more(&mut ids).map(|()| ids)
+                svc.issue_from(&g, &mut ids).map(|()| ids)
             }));
         }
         let Some(task) = this.pending.as_mut() else {
@@ -672,7 +711,8 @@ pub fn layout_name(layout: &Layout) -> &'static str {
 
 async fn decode_id(State(svc): State<Shared>, Path(text): Path<String>) -> Response {
     let result = (|| {
-        let layout = svc.generator.layout();
+        let g = svc.generator();
+        let layout = g.layout();
         let id = parse_any(&text).map_err(|e| ApiError::bad("id", e.to_string()))?;
         let p = layout
             .try_decompose(id)
@@ -694,10 +734,10 @@ fn lease_text(g: &Generator) -> String {
 }
 
 async fn layout_info(State(svc): State<Shared>) -> Response {
-    let g = &svc.generator;
+    let g = &*svc.generator();
     let l = g.layout();
     let body = format!(
-        "{{\"layout\":\"{}\",\"time_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"sequence_bits\":{},\"tick_ms\":{},\"epoch_ms\":{},\"node\":{},\"datacenter\":{},\"worker\":{},\"lease\":\"{}\",\"max_batch\":{}}}\n",
+        "{{\"layout\":\"{}\",\"time_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"sequence_bits\":{},\"tick_ms\":{},\"epoch_ms\":{},\"node\":{},\"datacenter\":{},\"worker\":{},\"lease\":\"{}\",\"lease_epoch\":{},\"max_batch\":{}}}\n",
         layout_name(l),
         l.time_bits(),
         l.datacenter_bits(),
@@ -709,13 +749,18 @@ async fn layout_info(State(svc): State<Shared>) -> Response {
         g.datacenter(),
         g.worker(),
         lease_text(g),
+        svc.lease.releases.load(Ordering::Relaxed),
         svc.config.max_batch,
     );
     finish(&svc, "/v1/layout", Ok(typed("application/json", body)))
 }
 
 async fn healthz(State(svc): State<Shared>) -> Response {
-    finish(&svc, "/healthz", Ok(typed("text/plain; charset=utf-8", "ok\n")))
+    let result = match svc.not_live() {
+        None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
+        Some(why) => Err(ApiError::unavailable("not_live", why)),
+    };
+    finish(&svc, "/healthz", result)
 }
 
 async fn readyz(State(svc): State<Shared>) -> Response {
@@ -727,7 +772,7 @@ async fn readyz(State(svc): State<Shared>) -> Response {
 }
 
 async fn metrics(State(svc): State<Shared>) -> Response {
-    let g = &svc.generator;
+    let g = &*svc.generator();
     svc.metrics
         .lease_held
         .set(i64::from(matches!(g.lease_state(), None | Some(LeaseState::Held))));
