@@ -213,6 +213,122 @@ class Routes(unittest.TestCase):
         self.assertEqual(self.node_of(int(out[0])), 7)
 
 
+class Semantics(unittest.TestCase):
+    """Issue 21 points 6-8: HTTP semantics, messages, and decode's one rule."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server("--node", "7")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def req(self, method, path, headers=None):
+        c = self.s.conn()
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r, body
+
+    def assert_json_error(self, r, body, status, kind):
+        self.assertEqual((r.status, r.getheader("Content-Type")), (status, "application/json"), body)
+        self.assertEqual(json.loads(body)["error"], kind, body)
+
+    def test_head_issues_nothing(self):
+        before = self.s.metric("flakeid_ids_issued_total")
+        for path in ("/v1/ids?n=100000", "/v1/id"):
+            r, body = self.req("HEAD", path)
+            self.assertEqual((r.status, body), (200, b""))
+            self.assertEqual(r.getheader("Cache-Control"), "no-store")
+        self.assertEqual(self.s.metric("flakeid_ids_issued_total"), before)
+
+    def test_id_responses_are_not_cached_and_vary_on_accept(self):
+        for path in ("/v1/id", "/v1/ids?n=3", "/v1/ids?n=5000&format=octets"):
+            r, _ = self.req("GET", path)
+            self.assertEqual((r.getheader("Cache-Control"), r.getheader("Vary")), ("no-store", "Accept"), path)
+
+    def test_accept_by_q_value_case_insensitive_406(self):
+        def ct(path, accept):
+            r, body = self.req("GET", path, {"Accept": accept})
+            return r.status, r.getheader("Content-Type"), body
+
+        self.assertEqual(ct("/v1/id", "APPLICATION/JSON")[1], "application/json")
+        self.assertEqual(ct("/v1/id", "application/json;q=0, text/plain")[1], "text/plain; charset=utf-8")
+        self.assertEqual(ct("/v1/id", "application/json;q=0.5, text/*;q=0.4")[1], "application/json")
+        self.assertEqual(ct("/v1/id", "text/html, */*;q=0.8")[1], "text/plain; charset=utf-8")
+        self.assertEqual(
+            ct("/v1/ids?n=2", "application/octet-stream;q=0.1, Application/X-NDJSON;Q=0.3")[1], "application/x-ndjson")
+        for path, accept in (("/v1/id", "image/png"), ("/v1/ids", "*/*;q=0"), ("/v1/id", "application/json;q=0")):
+            st, ctype, body = ct(path, accept)
+            self.assertEqual((st, ctype), (406, "application/json"), accept)
+            self.assertIn("application/json", json.loads(body)["message"])
+
+    def test_json_errors_for_414_431_bad_paths_and_405(self):
+        r, body = self.req("GET", "/v1/id?x=" + "a" * 10_000)
+        self.assert_json_error(r, body, 414, "uri_too_long")
+        r, body = self.req("GET", "/v1/id", {"X-Big": "b" * 20_000})
+        self.assert_json_error(r, body, 431, "headers_too_large")
+        r, body = self.req("GET", "/v1/decode/%FF%FE")
+        self.assert_json_error(r, body, 400, "bad_request")
+        self.assertEqual(json.loads(body)["parameter"], "id")
+        r, body = self.req("DELETE", "/v1/ids")
+        self.assert_json_error(r, body, 405, "method_not_allowed")
+        self.assertEqual(r.getheader("Allow"), "GET, HEAD")
+        self.assertIn("GET and HEAD", json.loads(body)["message"])
+
+    def test_decode_zero_padded_asks_for_from(self):
+        for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):
+            st, body = self.s.json(f"/v1/decode/{text}")
+            self.assertEqual((st, body["error"]), (400, "bad_request"), text)
+            self.assertIn("ambiguous", body["message"], text)
+            self.assertIn("from=", body["message"], text)
+        self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=int")[1]["id"], "42")
+        self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=hex")[1]["id"], "66")
+        self.assertEqual(self.s.json("/v1/decode/042?from=dec")[1]["id"], "42")
+        st, body = self.s.json("/v1/decode/42?from=roman")
+        self.assertEqual((st, body["parameter"]), (400, "from"))
+
+    def test_messages(self):
+        r = subprocess.run([BIN, "serve", "--listen", f"127.0.0.1:{self.s.port}", "--node", "1"],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"127.0.0.1:{self.s.port}", r.stderr)
+        self.assertIn("in use", r.stderr)
+        r = subprocess.run([BIN, "serve", "--node", "-1"], capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("non-negative", r.stderr)
+        self.assertNotIn("unexpected argument", r.stderr)
+        r = subprocess.run([BIN, "serve", "--node", "99999999999999999999999"], capture_output=True, text=True,
+                           timeout=10)
+        self.assertIn("too large", r.stderr)
+        self.assertNotIn("no sign", r.stderr)
+
+    def test_503_says_when_to_retry(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        s = Server("--lease", f"file://{d}", "--lease-ttl-ms", "1000")
+        try:
+            shutil.rmtree(d)
+            with open(d, "w") as f:
+                f.write("blocks the lease directory")
+            deadline = time.monotonic() + 10
+            while True:
+                c = s.conn()
+                c.request("GET", "/v1/id")
+                r = c.getresponse()
+                body = r.read()
+                c.close()
+                if r.status == 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual((r.status, r.getheader("Retry-After")), (503, "1"), body)
+            self.assertEqual(json.loads(body)["error"], "not_ready")
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+            os.remove(d)
+
+
 class Shutdown(unittest.TestCase):
     def test_sigterm_and_sigint_drain_and_exit_0(self):
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -14,7 +14,9 @@ fn uint(text: &str) -> Result<u64, String> {
 
 fn node_arg(text: &str) -> Result<String, String> {
     if text.starts_with('+') || text.starts_with('-') {
-        return Err("expects a node id, env:VAR, hostname, mac or ipv4".into());
+        return Err(format!(
+            "node ids are non-negative numbers without a sign (or env:VAR, hostname, mac, ipv4), got {text:?}"
+        ));
     }
     Ok(text.to_string())
 }
@@ -61,7 +63,7 @@ pub struct GeneratorArgs {
     #[arg(short, long, value_name = "L")]
     pub layout: Option<String>,
     /// The whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4
-    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg)]
+    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg, allow_hyphen_values = true)]
     pub node: Option<String>,
     /// Datacenter id (layouts with a datacenter field)
     #[arg(long, value_name = "D", value_parser = uint)]

@@ -295,15 +295,69 @@ struct ConnService {
     slot: Arc<Slot>,
 }
 
+/// The longest request target served (a longer one: 414, as JSON).
+pub const MAX_URI: usize = 8 * 1024;
+/// The most header bytes (names, values, 4 per line) served (more: 431, as JSON).
+/// HTTP/1.1 heads beyond 64 KiB are refused by hyper itself with a bodiless 431.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// What the connection's service answers: the router's future, or an error made
+/// before routing.
+#[allow(missing_debug_implementations)] // axum's RouteFuture has no Debug
+enum ConnFuture {
+    Route(axum::routing::future::RouteFuture<Infallible>),
+    Ready(Option<axum::response::Response>),
+}
+
+impl std::future::Future for ConnFuture {
+    type Output = Result<axum::response::Response, Infallible>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            ConnFuture::Route(f) => Pin::new(f).poll(cx),
+            ConnFuture::Ready(r) => Poll::Ready(Ok(r.take().unwrap_or_default())),
+        }
+    }
+}
+
+/// The JSON 414 or 431 for a request over the limits, or `None`.
+fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let uri = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri > MAX_URI {
+        let e = crate::ApiError::plain(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            "path",
+            format!("the request target is {uri} bytes; at most {MAX_URI} are served"),
+        );
+        return Some(e.into_response());
+    }
+    let headers: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if headers > MAX_HEADER_BYTES {
+        let e = crate::ApiError::plain(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            "headers",
+            format!("the request headers are {headers} bytes; at most {MAX_HEADER_BYTES} are served"),
+        );
+        return Some(e.into_response());
+    }
+    None
+}
+
 impl hyper::service::Service<Request<Incoming>> for ConnService {
     type Response = axum::response::Response;
     type Error = Infallible;
-    type Future = axum::routing::future::RouteFuture<Infallible>;
+    type Future = ConnFuture;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         self.slot.served();
+        if let Some(r) = oversized(&req) {
+            return ConnFuture::Ready(Some(r));
+        }
         let mut app = self.app.clone();
-        tower_service::Service::call(&mut app, req.map(Body::new))
+        ConnFuture::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
     }
 }
 

@@ -11,9 +11,9 @@ pub mod lease;
 pub mod time;
 
 use axum::Router;
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
@@ -462,12 +462,31 @@ impl IntoResponse for ApiError {
             let _ = write!(body, ",\"parameter\":{}", json_string(p));
         }
         let _ = writeln!(body, ",\"message\":{}}}", json_string(&self.message));
-        (
+        let mut r = (
             self.status,
             [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
             body,
         )
-            .into_response()
+            .into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            // Not ready (lease, drain) or refused by the generator: both pass.
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r
+    }
+}
+
+impl ApiError {
+    /// The JSON error for a status the server writes outside any route (414, 431,
+    /// an unreadable path).
+    pub(crate) fn plain(status: StatusCode, kind: &'static str, parameter: &'static str, message: String) -> ApiError {
+        ApiError {
+            status,
+            kind,
+            parameter: Some(parameter),
+            message,
+        }
     }
 }
 
@@ -496,17 +515,84 @@ fn finish(svc: &Service, route: &'static str, result: Result<Response, ApiError>
     }
 }
 
-fn accepts(headers: &HeaderMap, mime: &str) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.split(',').any(|m| m.split(';').next().unwrap_or("").trim() == mime))
+/// Content negotiation (RFC 9110 §12.5.1): the offer with the highest q-value
+/// among the `Accept` ranges that match it (the most specific range decides an
+/// offer's q: `type/sub` over `type/*` over `*/*`), ties going to the earlier
+/// offer. Media types compare case-insensitively. No `Accept` header: the first
+/// offer. Every offer at q=0 or unmatched: 406 naming the offers.
+fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiError> {
+    let mut ranges: Vec<(String, f32)> = Vec::new();
+    for v in headers.get_all(header::ACCEPT) {
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            if media.is_empty() {
+                continue;
+            }
+            let q = parts
+                .filter_map(|p| p.split_once('='))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0));
+            ranges.push((media, q));
+        }
+    }
+    if ranges.is_empty() {
+        return Ok(0);
+    }
+    let mut best: Option<(usize, f32)> = None;
+    for (i, offer) in offers.iter().enumerate() {
+        let kind = offer.split('/').next().unwrap_or("");
+        let mut found: Option<(u8, f32)> = None; // (specificity, q)
+        for (media, q) in &ranges {
+            let spec = if media == offer {
+                3
+            } else if media.strip_suffix("/*") == Some(kind) {
+                2
+            } else if media == "*/*" {
+                1
+            } else {
+                continue;
+            };
+            if found.is_none_or(|(s, _)| spec > s) {
+                found = Some((spec, *q));
+            }
+        }
+        if let Some((_, q)) = found
+            && q > 0.0
+            && best.is_none_or(|(_, bq)| q > bq)
+        {
+            best = Some((i, q));
+        }
+    }
+    best.map(|(i, _)| i).ok_or_else(|| ApiError {
+        status: StatusCode::NOT_ACCEPTABLE,
+        kind: "not_acceptable",
+        parameter: Some("accept"),
+        message: format!(
+            "no acceptable representation: this route serves {} (or say ?format=)",
+            offers.join(", ")
+        ),
+    })
 }
 
 fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
     (
         [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body.into(),
+    )
+        .into_response()
+}
+
+/// A response carrying IDs: never cached or shared (each request gets new IDs),
+/// and its form depends on `Accept`. HEAD gets the headers and issues nothing.
+fn ids_response(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            (header::VARY, HeaderValue::from_static("Accept")),
+        ],
         body.into(),
     )
         .into_response()
@@ -529,6 +615,7 @@ fn query_params(
 
 async fn one_id(
     State(svc): State<Shared>,
+    method: Method,
     headers: HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
@@ -544,14 +631,22 @@ async fn one_id(
                     format!("format must be text or json, got {shown:?}"),
                 ));
             }
-            None => accepts(&headers, "application/json"),
+            None => negotiate(&headers, &["text/plain", "application/json"])? == 1,
         };
+        if method == Method::HEAD {
+            let ct = if json {
+                "application/json"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            return Ok(ids_response(ct, ()));
+        }
         let mut id = [0u64; 1];
         svc.issue(&mut id)?;
         Ok(if json {
-            typed("application/json", format!("{{\"id\":\"{}\"}}\n", id[0]))
+            ids_response("application/json", format!("{{\"id\":\"{}\"}}\n", id[0]))
         } else {
-            typed("text/plain; charset=utf-8", format!("{}\n", id[0]))
+            ids_response("text/plain; charset=utf-8", format!("{}\n", id[0]))
         })
     })();
     finish(&svc, "/v1/id", result)
@@ -566,15 +661,17 @@ enum BatchFormat {
 
 async fn many_ids(
     State(svc): State<Shared>,
+    method: Method,
     headers: HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let result = many_ids_inner(&svc, &headers, q).await;
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, q).await;
     finish(&svc, "/v1/ids", result)
 }
 
 async fn many_ids_inner(
     svc: &Shared,
+    head: bool,
     headers: &HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -604,16 +701,20 @@ async fn many_ids_inner(
                 format!("format must be json, ndjson or octet-stream, got {shown:?}"),
             ));
         }
-        None if accepts(headers, "application/octet-stream") => BatchFormat::Octets,
-        None if accepts(headers, "application/x-ndjson") => BatchFormat::Ndjson,
-        None => BatchFormat::Json,
+        None => [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets][negotiate(
+            headers,
+            &["application/json", "application/x-ndjson", "application/octet-stream"],
+        )?],
     };
+    if head {
+        return Ok(ids_response(format.content_type(), ()));
+    }
     if n < CHUNK {
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
         let mut body = Vec::new();
         format.write(&ids, true, true, &mut body);
-        return Ok(typed(format.content_type(), body));
+        return Ok(ids_response(format.content_type(), body));
     }
     // Larger batches are made as the client reads, one chunk at a time: a client
     // that stops reading stops the issuing, and no whole batch sits in memory.
@@ -633,7 +734,7 @@ async fn many_ids_inner(
         })
         .map_err(|e| std::io::Error::other(e.message))
     });
-    Ok(typed(format.content_type(), axum::body::Body::from_stream(body)))
+    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
 }
 
 impl BatchFormat {
@@ -709,11 +810,26 @@ pub fn layout_name(layout: &Layout) -> &'static str {
     layout.name().unwrap_or("custom")
 }
 
-async fn decode_id(State(svc): State<Shared>, Path(text): Path<String>) -> Response {
+async fn decode_id(
+    State(svc): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
     let result = (|| {
+        let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+        let params = query_params(q, &["from"])?;
         let g = svc.generator();
         let layout = g.layout();
-        let id = parse_any(&text).map_err(|e| ApiError::bad("id", e.to_string()))?;
+        // One rule with the core and the CLI: `from=` reads exactly that form;
+        // without it, zero-padded or otherwise ambiguous text is refused, asking.
+        let id = match params.get("from") {
+            Some(from) => {
+                let enc = flakeid_core::Encoding::parse(from).map_err(|e| ApiError::bad("from", e.to_string()))?;
+                flakeid_core::decode(&text, enc)
+            }
+            None => parse_any(&text),
+        }
+        .map_err(|e| ApiError::bad("id", e.to_string()))?;
         let p = layout
             .try_decompose(id)
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
@@ -807,7 +923,7 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
         status: StatusCode::METHOD_NOT_ALLOWED,
         kind: "method_not_allowed",
         parameter: Some("method"),
-        message: "only GET is served here".into(),
+        message: "only GET and HEAD are served here".into(),
     };
     let mut r = finish(&svc, "other", Err(e));
     r.headers_mut()
