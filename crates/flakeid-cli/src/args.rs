@@ -159,6 +159,18 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
+    /// Serve TLS with this PEM certificate chain (reloaded when the file changes)
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Require client certificates issued by these PEM CAs (mTLS)
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_client_ca: Option<std::path::PathBuf>,
+    /// Bearer tokens, one per line, required by /v1/* and gRPC (reloaded on change)
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<std::path::PathBuf>,
     /// /healthz fails (503) after this long without a held lease; 0: never
     #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
     pub liveness_timeout_ms: u64,

@@ -4,7 +4,7 @@
 use crate::Failure;
 use crate::args::ServeArgs;
 use flakeid_server::lease::Supervision;
-use flakeid_server::{Config, Limits, Service};
+use flakeid_server::{Config, Limits, SecurityFiles, Service};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -18,9 +18,16 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = Config {
         max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
         limits: limits(&args),
+        security: SecurityFiles {
+            tls_cert: args.tls_cert.clone(),
+            tls_key: args.tls_key.clone(),
+            tls_client_ca: args.tls_client_ca.clone(),
+            auth_token_file: args.auth_token_file.clone(),
+        },
     };
     config.validate()?;
     let max_connections = config.limits.connection_cap();
+    let args_tls = config.security.tls_cert.is_some();
     // A service is run as replicas: node 0 by default would give every replica the
     // same IDs, so a node source is required (the core refuses to build without).
     let builder = crate::generator_options(&args.generator)?.require_node();
@@ -56,6 +63,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             node = g.node(),
             leased = g.is_leased(),
             max_connections,
+            tls = args_tls,
             "flakeid serve: listening"
         );
         drop(g);

@@ -293,6 +293,8 @@ impl AsyncWrite for Metered {
 struct ConnService {
     app: Router,
     slot: Arc<Slot>,
+    /// Bearer tokens are configured: check them (security.rs).
+    auth: Option<Arc<crate::security::Security>>,
 }
 
 /// The longest request target served (a longer one: 414, as JSON).
@@ -356,6 +358,11 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         if let Some(r) = oversized(&req) {
             return ConnFuture::Ready(Some(r));
         }
+        if let Some(auth) = &self.auth
+            && let Some(r) = auth.refuse(req.uri().path(), req.headers())
+        {
+            return ConnFuture::Ready(Some(r));
+        }
         let mut app = self.app.clone();
         ConnFuture::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
     }
@@ -384,6 +391,7 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
 pub(crate) async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: Router,
+    security: Arc<crate::security::Security>,
     limits: Limits,
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
@@ -418,6 +426,7 @@ pub(crate) async fn accept_loop(
         tokio::spawn(serve_conn(
             builder.clone(),
             app.clone(),
+            security.clone(),
             tcp,
             slot,
             limits.clone(),
@@ -432,19 +441,55 @@ pub(crate) async fn accept_loop(
 async fn serve_conn(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
+    security: Arc<crate::security::Security>,
     tcp: TcpStream,
     slot: Slot,
     limits: Limits,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
     let progress = Arc::new(AtomicU64::new(0));
-    let io = TokioIo::new(Metered {
+    let metered = Metered {
         tcp,
         progress: progress.clone(),
-    });
+    };
+    let auth = security.has_tokens().then(|| security.clone());
+    let Some(tls) = security.tls() else {
+        return drive(builder, app, auth, TokioIo::new(metered), slot, progress, limits, stop).await;
+    };
+    // The handshake counts against the header-read timeout; eviction ends it too.
+    let started = tokio::time::Instant::now();
+    let state = slot.state.clone();
+    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(metered);
+    let io = tokio::select! {
+        r = tokio::time::timeout_at(started + limits.header_read_timeout, handshake) => match r {
+            Ok(Ok(io)) => io,
+            Ok(Err(e)) => {
+                tracing::debug!("TLS handshake failed: {e}");
+                return;
+            }
+            Err(_) => return,
+        },
+        () = state.evict.notified() => return,
+    };
+    drive(builder, app, auth, TokioIo::new(io), slot, progress, limits, stop).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive<I>(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    app: Router,
+    auth: Option<Arc<crate::security::Security>>,
+    io: TokioIo<I>,
+    slot: Slot,
+    progress: Arc<AtomicU64>,
+    limits: Limits,
+    mut stop: watch::Receiver<bool>,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let service = ConnService { app, slot };
+    let service = ConnService { app, slot, auth };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     let started = Instant::now();

@@ -8,6 +8,7 @@
 
 pub mod conn;
 pub mod lease;
+pub mod security;
 pub mod time;
 
 use axum::Router;
@@ -51,6 +52,7 @@ const BLOCKING_BATCH: usize = 4096;
 pub const CHUNK: usize = BLOCKING_BATCH;
 
 pub use conn::Limits;
+pub use security::SecurityFiles;
 
 /// Settings of one service beyond its generator.
 #[derive(Debug, Clone)]
@@ -59,6 +61,8 @@ pub struct Config {
     pub max_batch: usize,
     /// Timeouts, the connection cap and the HTTP/2 limits (conn.rs).
     pub limits: Limits,
+    /// TLS, client certificates and bearer tokens (security.rs); all off by default.
+    pub security: SecurityFiles,
 }
 
 impl Default for Config {
@@ -66,6 +70,7 @@ impl Default for Config {
         Config {
             max_batch: DEFAULT_MAX_BATCH,
             limits: Limits::default(),
+            security: SecurityFiles::default(),
         }
     }
 }
@@ -378,6 +383,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = router(service.clone());
+    let security = security::Security::load(service.config.security.clone())?;
+    let s = &service.config.security;
+    if s.tls_cert.is_some() || s.auth_token_file.is_some() {
+        tokio::spawn(security.clone().watch());
+    }
     let limits = service.config.limits.clone();
     let conns = conn::Conns::new(limits.connection_cap());
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
@@ -387,7 +397,7 @@ pub async fn serve(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(listener, app, limits, conns, shutdown, DRAIN_TIMEOUT).await {
+    if !conn::accept_loop(listener, app, security, limits, conns, shutdown, DRAIN_TIMEOUT).await {
         tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
     }
     service.shutdown();
