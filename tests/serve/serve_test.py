@@ -9,7 +9,9 @@ import http.client
 import json
 import os
 import re
+import resource
 import shutil
+import socket
 import signal
 import struct
 import subprocess
@@ -26,7 +28,7 @@ WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
 class Server:
     """One `flakeid serve` process; its port is read from its startup log line."""
 
-    def __init__(self, *args, env=None):
+    def __init__(self, *args, env=None, nofile=None):
         self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
         self.log = open(self.log_path, "w")
         full_env = dict(os.environ, **(env or {}))
@@ -35,6 +37,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=self.log,
             env=full_env,
+            preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None,
         )
         self.port = None
         deadline = time.monotonic() + 20
@@ -70,6 +73,14 @@ class Server:
     def json(self, path):
         status, _, body = self.get(path)
         return status, json.loads(body)
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+
+    def metric(self, name):
+        text = self.get("/metrics")[2].decode()
+        return int(re.search(rf"^{name} (\d+)$", text, re.M).group(1))
 
     def stop(self, sig=signal.SIGTERM, timeout=10):
         if self.proc.poll() is None:
@@ -202,6 +213,226 @@ class Routes(unittest.TestCase):
         self.assertEqual(self.node_of(int(out[0])), 7)
 
 
+class Semantics(unittest.TestCase):
+    """Issue 21 points 6-8: HTTP semantics, messages, and decode's one rule."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server("--node", "7")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def req(self, method, path, headers=None):
+        c = self.s.conn()
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r, body
+
+    def assert_json_error(self, r, body, status, kind):
+        self.assertEqual((r.status, r.getheader("Content-Type")), (status, "application/json"), body)
+        self.assertEqual(json.loads(body)["error"], kind, body)
+
+    def test_head_issues_nothing(self):
+        before = self.s.metric("flakeid_ids_issued_total")
+        for path in ("/v1/ids?n=100000", "/v1/id"):
+            r, body = self.req("HEAD", path)
+            self.assertEqual((r.status, body), (200, b""))
+            self.assertEqual(r.getheader("Cache-Control"), "no-store")
+        self.assertEqual(self.s.metric("flakeid_ids_issued_total"), before)
+
+    def test_id_responses_are_not_cached_and_vary_on_accept(self):
+        for path in ("/v1/id", "/v1/ids?n=3", "/v1/ids?n=5000&format=octets"):
+            r, _ = self.req("GET", path)
+            self.assertEqual((r.getheader("Cache-Control"), r.getheader("Vary")), ("no-store", "Accept"), path)
+
+    def test_accept_by_q_value_case_insensitive_406(self):
+        def ct(path, accept):
+            r, body = self.req("GET", path, {"Accept": accept})
+            return r.status, r.getheader("Content-Type"), body
+
+        self.assertEqual(ct("/v1/id", "APPLICATION/JSON")[1], "application/json")
+        self.assertEqual(ct("/v1/id", "application/json;q=0, text/plain")[1], "text/plain; charset=utf-8")
+        self.assertEqual(ct("/v1/id", "application/json;q=0.5, text/*;q=0.4")[1], "application/json")
+        self.assertEqual(ct("/v1/id", "text/html, */*;q=0.8")[1], "text/plain; charset=utf-8")
+        self.assertEqual(
+            ct("/v1/ids?n=2", "application/octet-stream;q=0.1, Application/X-NDJSON;Q=0.3")[1], "application/x-ndjson")
+        for path, accept in (("/v1/id", "image/png"), ("/v1/ids", "*/*;q=0"), ("/v1/id", "application/json;q=0")):
+            st, ctype, body = ct(path, accept)
+            self.assertEqual((st, ctype), (406, "application/json"), accept)
+            self.assertIn("application/json", json.loads(body)["message"])
+
+    def test_json_errors_for_414_431_bad_paths_and_405(self):
+        r, body = self.req("GET", "/v1/id?x=" + "a" * 10_000)
+        self.assert_json_error(r, body, 414, "uri_too_long")
+        r, body = self.req("GET", "/v1/id", {"X-Big": "b" * 20_000})
+        self.assert_json_error(r, body, 431, "headers_too_large")
+        r, body = self.req("GET", "/v1/decode/%FF%FE")
+        self.assert_json_error(r, body, 400, "bad_request")
+        self.assertEqual(json.loads(body)["parameter"], "id")
+        r, body = self.req("DELETE", "/v1/ids")
+        self.assert_json_error(r, body, 405, "method_not_allowed")
+        self.assertEqual(r.getheader("Allow"), "GET, HEAD")
+        self.assertIn("GET and HEAD", json.loads(body)["message"])
+
+    def test_decode_zero_padded_asks_for_from(self):
+        for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):
+            st, body = self.s.json(f"/v1/decode/{text}")
+            self.assertEqual((st, body["error"]), (400, "bad_request"), text)
+            self.assertIn("ambiguous", body["message"], text)
+            self.assertIn("from=", body["message"], text)
+        self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=int")[1]["id"], "42")
+        self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=hex")[1]["id"], "66")
+        self.assertEqual(self.s.json("/v1/decode/042?from=dec")[1]["id"], "42")
+        st, body = self.s.json("/v1/decode/42?from=roman")
+        self.assertEqual((st, body["parameter"]), (400, "from"))
+
+    def test_messages(self):
+        r = subprocess.run([BIN, "serve", "--listen", f"127.0.0.1:{self.s.port}", "--node", "1"],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"127.0.0.1:{self.s.port}", r.stderr)
+        self.assertIn("in use", r.stderr)
+        r = subprocess.run([BIN, "serve", "--node", "-1"], capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("non-negative", r.stderr)
+        self.assertNotIn("unexpected argument", r.stderr)
+        r = subprocess.run([BIN, "serve", "--node", "99999999999999999999999"], capture_output=True, text=True,
+                           timeout=10)
+        self.assertIn("too large", r.stderr)
+        self.assertNotIn("no sign", r.stderr)
+
+    def test_503_says_when_to_retry(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        s = Server("--lease", f"file://{d}", "--lease-ttl-ms", "1000")
+        try:
+            shutil.rmtree(d)
+            with open(d, "w") as f:
+                f.write("blocks the lease directory")
+            deadline = time.monotonic() + 10
+            while True:
+                c = s.conn()
+                c.request("GET", "/v1/id")
+                r = c.getresponse()
+                body = r.read()
+                c.close()
+                if r.status == 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual((r.status, r.getheader("Retry-After")), (503, "1"), body)
+            self.assertEqual(json.loads(body)["error"], "not_ready")
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+            os.remove(d)
+
+
+def make_pki(d, name):
+    """A CA (`name`-ca.pem) and a certificate it signed for 127.0.0.1 (`name`.pem,
+    `name`.key), made by openssl."""
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+    with open(os.path.join(d, "ca.ext"), "w") as f:
+        f.write("basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+    with open(os.path.join(d, "leaf.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+        "-subj", f"/CN={name}-ca", "-keyout", f"{name}-ca.key", "-out", f"{name}-ca.pem",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={name}",
+        "-keyout", f"{name}.key", "-out", f"{name}.csr")
+    run("x509", "-req", "-in", f"{name}.csr", "-CA", f"{name}-ca.pem", "-CAkey", f"{name}-ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "leaf.ext", "-out", f"{name}.pem")
+    return tuple(os.path.join(d, f) for f in (f"{name}-ca.pem", f"{name}.pem", f"{name}.key"))
+
+
+@unittest.skipUnless(shutil.which("openssl"), "openssl not installed")
+class Tls(unittest.TestCase):
+    """Issue 21: TLS (hot reload), mTLS and bearer tokens, with openssl-made certificates."""
+
+    def setUp(self):
+        import ssl
+        self.ssl = ssl
+        self.d = tempfile.mkdtemp(dir=WORK)
+        self.ca, self.cert, self.key = make_pki(self.d, "server")
+        self.other_ca, self.other_cert, self.other_key = make_pki(self.d, "other")
+
+    def https(self, s, path, ca=None, client=None, headers=None):
+        ctx = self.ssl.create_default_context(cafile=ca or self.ca)
+        if client:
+            ctx.load_cert_chain(*client)
+        c = http.client.HTTPSConnection("127.0.0.1", s.port, timeout=5, context=ctx)
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        peer = c.sock.getpeercert(binary_form=True)
+        c.close()
+        return r.status, body, peer
+
+    def test_tls_wrong_ca_and_hot_reload(self):
+        s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key)
+        try:
+            st, body, peer = self.https(s, "/v1/id")
+            self.assertEqual(st, 200)
+            with self.assertRaises(self.ssl.SSLCertVerificationError):
+                self.https(s, "/v1/id", ca=self.other_ca)
+            out = subprocess.run(["curl", "-sS", "--http2", "--cacert", self.ca, "-w", "\n%{http_version}",
+                                  f"https://127.0.0.1:{s.port}/v1/id"], capture_output=True, text=True)
+            self.assertEqual(out.stdout.split("\n")[-1], "2", out.stderr)
+            # Replace the certificate (same CA, new key): new connections get it.
+            _, cert2, key2 = make_pki(tempfile.mkdtemp(dir=WORK), "server")
+            shutil.copy(key2, self.key)
+            shutil.copy(cert2, self.cert)
+            deadline = time.monotonic() + 8
+            while time.monotonic() < deadline:
+                try:
+                    st2, _, peer2 = self.https(s, "/v1/id", ca=os.path.join(os.path.dirname(cert2), "server-ca.pem"))
+                    if peer2 != peer:
+                        break
+                except self.ssl.SSLError:
+                    pass
+                time.sleep(0.3)
+            else:
+                self.fail(f"the new certificate was not served: {s.logs()}")
+            self.assertIn("reloaded", s.logs())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_mtls_refuses_no_or_foreign_client_certificates(self):
+        s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", self.ca)
+        try:
+            self.assertEqual(self.https(s, "/v1/id", client=(self.cert, self.key))[0], 200)
+            for client in (None, (self.other_cert, self.other_key)):
+                with self.assertRaises((self.ssl.SSLError, ConnectionError, http.client.HTTPException)):
+                    self.https(s, "/v1/id", client=client)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_bearer_tokens(self):
+        tokens = os.path.join(self.d, "tokens")
+        with open(tokens, "w") as f:
+            f.write("# service tokens\nalpha-token\n\nbeta-token\n")
+        s = Server("--node", "1", "--auth-token-file", tokens)
+        try:
+            self.assertEqual(s.get("/healthz")[0], 200)
+            self.assertEqual(s.get("/metrics")[0], 200)
+            for h in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic alpha-token"}):
+                st, ct, body = s.get("/v1/id", headers=h)
+                self.assertEqual((st, ct, json.loads(body)["error"]), (401, "application/json", "unauthorized"), h)
+            for t in ("alpha-token", "beta-token"):
+                self.assertEqual(s.get("/v1/id", headers={"Authorization": f"Bearer {t}"})[0], 200)
+            # gRPC: UNAUTHENTICATED (16) without a token.
+            out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null",
+                                  "-H", "content-type: application/grpc", "-H", "te: trailers",
+                                  "--data-binary", "@-", f"http://127.0.0.1:{s.port}/flakeid.v1.Flakeid/Next"],
+                                 input=b"\0\0\0\0\0", capture_output=True)
+            self.assertIn(b"grpc-status: 16", out.stdout.lower())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+
 class Shutdown(unittest.TestCase):
     def test_sigterm_and_sigint_drain_and_exit_0(self):
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -227,6 +458,39 @@ class Shutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 s.get("/healthz")
 
+    def test_sighup_drains_like_sigterm(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        a = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        node = a.json("/v1/layout")[1]["node"]
+        self.assertEqual(a.stop(signal.SIGHUP), 0, a.logs())
+        self.assertIn("SIGHUP: draining", a.logs())
+        self.assertIn("lease released; stopped", a.logs())
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)  # released, not expired
+        self.assertEqual(b.stop(), 0)
+
+    def test_second_sigterm_exits_at_once_after_releasing(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        a = Server("--lease", f"file://{d}", "--layout", "sonyflake", "--lease-ttl-ms", "30000")
+        node = a.json("/v1/layout")[1]["node"]
+        # sonyflake: 100 000 IDs take about 4 s, so the drain would wait that long.
+        c = socket.create_connection(("127.0.0.1", a.port), timeout=5)
+        c.sendall(b"GET /v1/ids?n=100000&format=octets HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.recv(100)  # the response has begun
+        a.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        self.assertIsNone(a.proc.poll(), "the first SIGTERM should drain, not exit")
+        t0 = time.monotonic()
+        a.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(a.stop(timeout=5), 1, a.logs())
+        self.assertLess(time.monotonic() - t0, 1.5)
+        self.assertIn("releasing the lease and exiting now", a.logs())
+        c.close()
+        # Released: a successor gets the node id at once, not after the 30 s TTL.
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)
+        self.assertEqual(b.stop(), 0)
+
     def test_file_lease_released_on_sigterm(self):
         d = tempfile.mkdtemp(dir=WORK)
         a = Server("--lease", f"file://{d}", "--layout", "sonyflake")
@@ -239,6 +503,117 @@ class Shutdown(unittest.TestCase):
         self.assertEqual(c.json("/v1/layout")[1]["node"], na["node"])
         self.assertEqual(b.stop(), 0)
         self.assertEqual(c.stop(), 0)
+
+
+def h2_silent(port, paths):
+    """An HTTP/2 (h2c) connection that asks for `paths`, one stream each, and then
+    never reads: the attack of a client that lets the server buffer for it."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+    c.recv(4096)  # the server's SETTINGS
+    c.sendall(frame(4, 1, 0, b""))  # SETTINGS ACK
+    out = b""
+    for i, path in enumerate(paths):
+        block = b"\x82\x86" + b"\x04" + bytes([len(path)]) + path.encode() + b"\x01\x09localhost"
+        out += frame(1, 0x5, 2 * i + 1, block)  # HEADERS, END_STREAM | END_HEADERS
+    c.sendall(out)
+    return c
+
+
+def frame(kind, flags, stream, payload):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+class Limits(unittest.TestCase):
+    """Issue 21: no client can hold the server's connections, file descriptors,
+    streams or memory; /healthz and a fresh client keep being served."""
+
+    def assert_served(self, s):
+        for path in ("/healthz", "/v1/id"):
+            c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=2)
+            c.request("GET", path)
+            self.assertEqual(c.getresponse().status, 200, path)
+            c.close()
+
+    def test_slowloris_is_cut_off_at_the_header_timeout(self):
+        s = Server("--node", "1", "--header-timeout-ms", "1000")
+        try:
+            socks = []
+            for _ in range(50):
+                c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+                c.sendall(b"GET /v1/id HTTP/1.1\r\n")
+                socks.append(c)
+            t0 = time.monotonic()
+            closed = 0
+            # One more header byte every 0.2 s: never a complete head.
+            while time.monotonic() - t0 < 4 and closed < len(socks):
+                closed = 0
+                for c in socks:
+                    try:
+                        c.sendall(b"X")
+                    except OSError:
+                        closed += 1
+                self.assert_served(s)
+                time.sleep(0.2)
+            self.assertEqual(closed, len(socks), "slow clients still open 4 s after a 1 s header timeout")
+            self.assertLess(time.monotonic() - t0, 3.5)
+            for c in socks:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_silent_connections_cannot_exhaust_the_fds(self):
+        # 600 silent connections against a server allowed 256 descriptors: the cap
+        # (256 - 64) holds, the oldest silent ones are evicted, probes get in.
+        s = Server("--node", "1", nofile=256)
+        try:
+            socks = [socket.create_connection(("127.0.0.1", s.port), timeout=5) for _ in range(600)]
+            time.sleep(0.3)
+            self.assert_served(s)
+            self.assertLess(len(os.listdir(f"/proc/{s.proc.pid}/fd")), 256)
+            for c in socks:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_non_reading_h2_clients_hold_bounded_memory_and_ids(self):
+        s = Server("--node", "1")
+        try:
+            self.assert_served(s)
+            before = s.rss_kb()
+            issued0 = s.metric("flakeid_ids_issued_total")
+            # 4 connections x 64 streams of 100 000 IDs each, nothing read.
+            conns = [h2_silent(s.port, ["/v1/ids?n=100000&format=octets"] * 64) for _ in range(4)]
+            time.sleep(1.5)
+            self.assert_served(s)
+            grown = s.rss_kb() - before
+            issued = s.metric("flakeid_ids_issued_total") - issued0
+            # At most 32 streams per connection, each at most a chunk or two ahead.
+            self.assertLess(issued, 4 * 32 * 2 * 4096, issued)
+            print(f"RSS grew {grown} kB, {issued} IDs issued", file=sys.stderr)
+            self.assertLess(grown, 25_000, f"RSS grew {grown} kB")
+            for c in conns:
+                c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_idle_connections_are_closed(self):
+        s = Server("--node", "1", "--idle-timeout-ms", "1000")
+        try:
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+            c.sendall(frame(1, 0x5, 1, b"\x82\x86\x04\x07/v1/id\x01\x09localhost"))
+            t0 = time.monotonic()
+            data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            self.assertLess(time.monotonic() - t0, 4)
+            self.assertIn(bytes([7]), data[:2000])  # a GOAWAY (type 7) before the close
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
 
 
 def scale_out(test, url):

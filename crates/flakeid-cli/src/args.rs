@@ -15,7 +15,9 @@ fn uint(text: &str) -> Result<u64, String> {
 
 fn node_arg(text: &str) -> Result<String, String> {
     if text.starts_with('+') || text.starts_with('-') {
-        return Err("expects a node id, env:VAR, hostname, mac or ipv4".into());
+        return Err(format!(
+            "node ids are non-negative numbers without a sign (or env:VAR, hostname, mac, ipv4), got {text:?}"
+        ));
     }
     Ok(text.to_string())
 }
@@ -66,7 +68,7 @@ pub struct GeneratorArgs {
     #[arg(short, long, value_name = "L")]
     pub layout: Option<String>,
     /// The whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4
-    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg)]
+    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg, allow_hyphen_values = true)]
     pub node: Option<String>,
     /// Datacenter id (layouts with a datacenter field)
     #[arg(long, value_name = "D", value_parser = uint)]
@@ -177,6 +179,39 @@ pub struct ServeArgs {
     /// The largest n of one request (GET /v1/ids?n=N, gRPC Batch and Stream chunks)
     #[arg(long, value_name = "N", default_value = "100000", value_parser = uint)]
     pub max_batch: u64,
+    /// Time for a client to send a complete request head (default 10000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub header_timeout_ms: Option<u64>,
+    /// Close a connection that reads and writes nothing this long (default 60000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub idle_timeout_ms: Option<u64>,
+    /// Open connections at most; lowered to the fd limit minus 64 (default 10000)
+    #[arg(long, value_name = "N", value_parser = uint)]
+    pub max_connections: Option<u64>,
+    /// HTTP/2 and gRPC streams at once per connection (default 32)
+    #[arg(long, value_name = "N", value_parser = uint)]
+    pub max_streams: Option<u64>,
+    /// HTTP/2 flow-control window per stream, in bytes (default 65536)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub stream_window: Option<u64>,
+    /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub connection_window: Option<u64>,
+    /// Serve TLS with this PEM certificate chain (reloaded when the file changes)
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Require client certificates issued by these PEM CAs (mTLS)
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_client_ca: Option<std::path::PathBuf>,
+    /// Bearer tokens, one per line, required by /v1/* and gRPC (reloaded on change)
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<std::path::PathBuf>,
+    /// /healthz fails (503) after this long without a held lease; 0: never
+    #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
+    pub liveness_timeout_ms: u64,
     #[command(flatten)]
     pub generator: GeneratorArgs,
 }

@@ -1,12 +1,11 @@
-//! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM/SIGINT.
+//! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM, SIGINT
+//! or SIGHUP (each drains; a second SIGTERM or SIGINT exits at once).
 
 use crate::Failure;
 use crate::args::ServeArgs;
-use flakeid_core::{Error, LeaseState};
-use flakeid_server::{Config, Service};
+use flakeid_server::lease::Supervision;
+use flakeid_server::{Config, Limits, SecurityFiles, Service};
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -18,84 +17,119 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     })?;
     let config = Config {
         max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
+        limits: limits(&args),
+        security: SecurityFiles {
+            tls_cert: args.tls_cert.clone(),
+            tls_key: args.tls_key.clone(),
+            tls_client_ca: args.tls_client_ca.clone(),
+            auth_token_file: args.auth_token_file.clone(),
+        },
     };
     config.validate()?;
+    let max_connections = config.limits.connection_cap();
+    let args_tls = config.security.tls_cert.is_some();
     // A service is run as replicas: node 0 by default would give every replica the
     // same IDs, so a node source is required (the core refuses to build without).
     let builder = crate::generator_options(&args.generator)?.require_node();
     init_logging();
+    let supervision = Supervision {
+        liveness_timeout: Duration::from_millis(args.liveness_timeout_ms),
+        ..Supervision::default()
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        // Before anything else: SIGHUP must not kill the process (its default).
+        let mut signals = Signals::new()?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Failure::Io(std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))))?;
         // Acquire the node id (a lease may take a network round trip) only once the
         // port is ours, so a busy port never holds a lease.
-        let generator = tokio::task::spawn_blocking(move || builder.build())
+        let first = builder.clone();
+        let generator = tokio::task::spawn_blocking(move || first.build())
             .await
             .map_err(|e| Failure::Io(std::io::Error::other(e)))??;
         let service = Service::new(generator, config)?;
         let local = listener.local_addr()?;
+        let g = service.generator();
         tracing::info!(
             listen = %local,
-            node = service.generator().node(),
-            leased = service.generator().is_leased(),
+            node = g.node(),
+            leased = g.is_leased(),
+            max_connections,
+            tls = args_tls,
             "flakeid serve: listening"
         );
-        // A lease taken over by another holder is never given back: this process can
-        // only answer 503 from then on. Exit instead (after draining), so that the
-        // supervisor (systemd Restart=on-failure, a Kubernetes restart) starts a
-        // replica that leases a fresh node id. Found by the fault suite: after a
-        // store lost its data, every `flakeid serve` stayed up refusing forever.
-        let lost = Arc::new(AtomicBool::new(false));
+        drop(g);
+        // A lost lease (taken over, or forgotten by a store that lost its data) is
+        // leased again, any free node id, with backoff; /healthz fails after the
+        // liveness timeout without a lease (flakeid_server::lease).
+        tokio::spawn(flakeid_server::lease::supervise(
+            service.clone(),
+            move || builder.clone().build(),
+            supervision,
+        ));
         let shutdown = {
-            let (service, lost) = (service.clone(), lost.clone());
+            let service = service.clone();
             async move {
-                tokio::select! {
-                    () = shutdown_signal() => {}
-                    () = lease_lost(&service) => {
-                        tracing::error!("node-id lease lost (taken over, or forgotten by the store): draining and exiting");
-                        lost.store(true, Ordering::Release);
-                    }
-                }
+                let first = signals.next().await;
+                tracing::info!("{first}: draining (a second SIGTERM or SIGINT exits at once)");
+                // A second signal: give the lease back and exit without draining.
+                tokio::spawn(async move {
+                    let second = signals.next().await;
+                    tracing::warn!("{second} while draining: releasing the lease and exiting now");
+                    let _ = tokio::task::spawn_blocking(move || service.shutdown()).await;
+                    std::process::exit(1);
+                });
             }
         };
         flakeid_server::serve(listener, service, shutdown).await?;
-        if lost.load(Ordering::Acquire) {
-            return Err(Failure::Flake(Error::Lease {
-                message: "the node-id lease was lost (taken over by another holder, or forgotten by a store \
-                          that lost its data); exiting so that a new replica leases a free node id"
-                    .into(),
-            }));
-        }
         Ok(())
     })
 }
 
-/// Completes once the generator's lease is lost for good (never without a lease).
-async fn lease_lost(service: &Service) {
-    if !service.generator().is_leased() {
-        return std::future::pending().await;
+/// The signals that stop the service: SIGTERM, SIGINT and SIGHUP all drain (SIGHUP
+/// is what a closing terminal or `systemctl kill -s HUP` sends; nothing to reload).
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
     }
-    loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        if matches!(service.generator().lease_state(), Some(LeaseState::Lost)) {
-            return;
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
         }
     }
 }
 
-/// Completes on SIGTERM or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+/// The connection limits from the command line (the defaults of [`Limits`]).
+fn limits(args: &ServeArgs) -> Limits {
+    let d = Limits::default();
+    let clamp32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    Limits {
+        header_read_timeout: args
+            .header_timeout_ms
+            .map_or(d.header_read_timeout, Duration::from_millis),
+        idle_timeout: args.idle_timeout_ms.map_or(d.idle_timeout, Duration::from_millis),
+        max_connections: args
+            .max_connections
+            .map_or(d.max_connections, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        max_streams: args.max_streams.map_or(d.max_streams, clamp32),
+        stream_window: args.stream_window.map_or(d.stream_window, clamp32),
+        connection_window: args.connection_window.map_or(d.connection_window, clamp32),
     }
 }
 

@@ -210,12 +210,14 @@ fn decode_radix(text: &str, radix: u64, value: impl Fn(u8) -> Option<u64>, alpha
 
 /// Reads an ID in whichever text form it is in, and says which — or refuses when
 /// the text does not say. The forms: `0x` + 1 to 16 hex digits; the fixed-width
-/// `hex` (16), `base32` (13) and `base62` (11 characters); canonical decimal (no
-/// leading zero). They overlap — 40% of `instagram` hex IDs are all digits, IDs
-/// near an epoch are 11-, 13- or 16-digit decimals, a base62 ID may begin `0x` —
-/// so the text is accepted only when exactly one form reads it; otherwise it is an
-/// [`Error::Parse`] asking which was meant ([`decode`] with the encoding; the CLI's
-/// `--from`). Never a guess, so never a different ID.
+/// `hex` (16), `base32` (13) and `base62` (11 characters); decimal. They overlap —
+/// 40% of `instagram` hex IDs are all digits, IDs near an epoch are 11-, 13- or
+/// 16-digit decimals, a base62 ID may begin `0x` — so the text is accepted only when
+/// exactly one form reads it; otherwise it is an [`Error::Parse`] asking which was
+/// meant ([`decode`] with the encoding; the CLI's `--from`, the service's `from=`).
+/// Digits with a leading zero (`042`, `0000000000000042`) always ask: a zero-padded
+/// decimal is as likely as hex or a fixed-width form (issue 21). Never a guess, so
+/// never a different ID.
 pub fn decode_auto(text: &str) -> Result<(u64, Encoding)> {
     let t = text.trim();
     let n = t.chars().count();
@@ -237,12 +239,25 @@ pub fn decode_auto(text: &str) -> Result<(u64, Encoding)> {
     {
         found.push((id, enc, enc.name()));
     }
-    let canonical_decimal = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
-    if canonical_decimal && let Ok(id) = decode(t, Encoding::Decimal) {
-        found.push((id, Encoding::Decimal, "int"));
+    let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let zero_padded = digits && t.len() > 1 && t.starts_with('0');
+    if digits && let Ok(id) = decode(t, Encoding::Decimal) {
+        found.push((
+            id,
+            Encoding::Decimal,
+            if zero_padded { "zero-padded int" } else { "int" },
+        ));
     }
     match found.as_slice() {
-        [(id, enc, _)] => Ok((*id, *enc)),
+        [(id, enc, _)] if !zero_padded => Ok((*id, *enc)),
+        [] | [_] if zero_padded => Err(Error::parse(
+            0,
+            format!(
+                "{} is ambiguous: a zero-padded decimal, or another form; say which (decode with that Encoding; \
+                 flakeid decode --from int|hex|base32|base62; GET /v1/decode/ID?from=int)",
+                shown(t)
+            ),
+        )),
         [] => Err(match fixed {
             // The likeliest meaning's own error names the bad character.
             Some(enc) => decode(t, enc).err().unwrap_or_else(|| Error::parse(0, "not an ID")),
@@ -260,17 +275,19 @@ pub fn decode_auto(text: &str) -> Result<(u64, Encoding)> {
         }),
         several => {
             let names: Vec<&str> = several.iter().map(|f| f.2).collect();
+            let forms = names
+                .iter()
+                .map(|n| n.trim_start_matches("0x ").trim_start_matches("zero-padded "))
+                .collect::<Vec<_>>()
+                .join("|");
+            let first = forms.split('|').next().unwrap_or("int").to_string();
             Err(Error::parse(
                 0,
                 format!(
-                    "{} is ambiguous: it reads as {}; say which (decode with that Encoding; flakeid decode --from {})",
+                    "{} is ambiguous: it reads as {}; say which (decode with that Encoding; flakeid decode --from \
+                     {forms}; GET /v1/decode/ID?from={first})",
                     shown(t),
                     names.join(" or "),
-                    names
-                        .iter()
-                        .map(|n| n.trim_start_matches("0x "))
-                        .collect::<Vec<_>>()
-                        .join("|")
                 ),
             ))
         }

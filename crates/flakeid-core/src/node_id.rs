@@ -34,6 +34,15 @@ impl NodeSource {
         if let Some(n) = plain_u64(s) {
             return Ok(NodeSource::Explicit(n));
         }
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::config(
+                "node",
+                format!(
+                    "node {} is too large: node ids are small numbers (snowflake: 0..=1023)",
+                    crate::encoding::shown(s)
+                ),
+            ));
+        }
         if !s.is_empty() && s.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) {
             return Err(Error::config(
                 "node",

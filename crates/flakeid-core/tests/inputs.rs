@@ -67,7 +67,13 @@ fn auto_detection_never_misreads_an_id() {
         digit_forms > 0 && asked > 0,
         "the sample must contain the ambiguous case"
     );
-    assert_eq!(decode_auto("0000006000000000").unwrap(), (0x6000000000, Encoding::Hex));
+    // Zero-padded digits always ask (issue 21): hex, or a zero-padded decimal?
+    for text in ["0000006000000000", "0000000000000042", "042", "00000000000000000042"] {
+        let e = decode_auto(text).unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("from"), "{text}: {e}");
+    }
+    assert_eq!(decode("0000006000000000", Encoding::Hex).unwrap(), 0x6000000000);
+    assert_eq!(decode_auto("0").unwrap(), (0, Encoding::Decimal));
     assert_eq!(decode_auto("0x1f").unwrap(), (31, Encoding::Hex));
     assert_eq!(
         decode_auto("910499571847892992").unwrap(),

@@ -1,16 +1,15 @@
 //! The gRPC API (`proto/flakeid.proto`), served on the HTTP port over HTTP/2.
 //!
-//! `Stream` generates each chunk on a blocking thread and hands it over a channel
-//! with room for two chunks: a client that stops reading (HTTP/2 flow control) stops
-//! generation within two chunks, and a client that cancels closes the channel, which
-//! ends the generating thread at its next send.
+//! `Stream` makes each chunk when the response body is polled for it, which
+//! HTTP/2 does only while the client has window: a client that stops reading stops
+//! the issuing within about one chunk plus the flow-control window, and holds no
+//! thread. The streams of one connection are limited by its HTTP/2 stream cap, and
+//! a connection whose client reads nothing is closed by the idle timeout (conn.rs).
 
 use crate::{ApiError, Service};
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 /// The protobuf types and the client and server stubs, generated from
@@ -25,9 +24,7 @@ use proto::flakeid_server::{Flakeid, FlakeidServer};
 use proto::{BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest};
 
 /// Chunk size of `Stream` when the request says 0.
-pub const DEFAULT_CHUNK: usize = 4096;
-/// How many `Stream` calls may run at once (each holds a blocking thread).
-pub const MAX_STREAMS: usize = 64;
+pub const DEFAULT_CHUNK: usize = crate::CHUNK;
 
 impl From<ApiError> for Status {
     fn from(e: ApiError) -> Status {
@@ -47,15 +44,11 @@ impl From<ApiError> for Status {
 #[derive(Debug, Clone)]
 pub struct Grpc {
     svc: Arc<Service>,
-    streams: Arc<Semaphore>,
 }
 
 impl Grpc {
     pub fn server(svc: Arc<Service>) -> FlakeidServer<Grpc> {
-        FlakeidServer::new(Grpc {
-            svc,
-            streams: Arc::new(Semaphore::new(MAX_STREAMS)),
-        })
+        FlakeidServer::new(Grpc { svc })
     }
 
     fn count(&self, rpc: &'static str, result: &Result<impl Sized, Status>) {
@@ -130,43 +123,18 @@ impl Grpc {
         if let Some(why) = self.svc.not_ready() {
             return Err(Status::unavailable(why));
         }
-        let permit = self
-            .streams
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| Status::resource_exhausted(format!("at most {MAX_STREAMS} streams at once")))?;
-        let (tx, rx) = mpsc::channel::<Result<Chunk, Status>>(2);
-        let svc = self.svc.clone();
-        let total = req.n;
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let mut ids = vec![0u64; chunk];
-            let mut left = total;
-            while total == 0 || left > 0 {
-                let len = if total == 0 {
-                    chunk
-                } else {
-                    left.min(chunk as u64) as usize
-                };
-                let out = &mut ids[..len];
-                let item = match svc.issue(out) {
-                    Ok(()) => {
-                        let mut bytes = Vec::with_capacity(len * 8);
-                        for id in out.iter() {
-                            bytes.extend_from_slice(&id.to_be_bytes());
-                        }
-                        Ok(Chunk { ids: bytes })
-                    }
-                    Err(e) => Err(Status::from(e)),
-                };
-                let failed = item.is_err();
-                // Blocks while the client has no room; fails once it has cancelled.
-                if tx.blocking_send(item).is_err() || failed {
-                    return;
+        let total = (req.n != 0).then_some(req.n);
+        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk);
+        let stream = tokio_stream::StreamExt::map(chunks, |r| {
+            r.map(|ids| {
+                let mut bytes = Vec::with_capacity(ids.len() * 8);
+                for id in &ids {
+                    bytes.extend_from_slice(&id.to_be_bytes());
                 }
-                left = left.saturating_sub(len as u64);
-            }
+                Chunk { ids: bytes }
+            })
+            .map_err(Status::from)
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(Box::pin(stream)))
     }
 }

@@ -6,12 +6,15 @@
 //! a renewal fails it turns not-ready and answers 503 instead of issuing, so it stops
 //! well before the store could give its node id to another holder.
 
+pub mod conn;
+pub mod lease;
+pub mod security;
 pub mod time;
 
 use axum::Router;
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
@@ -43,17 +46,31 @@ pub const MAX_BATCH_CEILING: usize = 10_000_000;
 /// may sleep until the next tick, which must not stall an async worker.
 const BLOCKING_BATCH: usize = 4096;
 
+/// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
+/// `Stream` (chunk 0) holds: what is issued but not yet read by a client is at
+/// most about one such chunk per stream, plus the flow-control window.
+pub const CHUNK: usize = BLOCKING_BATCH;
+
+pub use conn::Limits;
+pub use security::SecurityFiles;
+
 /// Settings of one service beyond its generator.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The largest `n` one `/v1/ids` request may ask for.
     pub max_batch: usize,
+    /// Timeouts, the connection cap and the HTTP/2 limits (conn.rs).
+    pub limits: Limits,
+    /// TLS, client certificates and bearer tokens (security.rs); all off by default.
+    pub security: SecurityFiles,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_batch: DEFAULT_MAX_BATCH,
+            limits: Limits::default(),
+            security: SecurityFiles::default(),
         }
     }
 }
@@ -67,7 +84,10 @@ impl Config {
                 message: format!("max_batch must be in 1..={MAX_BATCH_CEILING}, got {}", self.max_batch),
             });
         }
-        Ok(())
+        self.limits.validate().map_err(|message| Error::Config {
+            field: "limits",
+            message,
+        })
     }
 }
 
@@ -145,10 +165,16 @@ impl Metrics {
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
-    generator: Arc<Generator>,
+    /// The generator in use: replaced by the lease supervisor (lease.rs) when a
+    /// lost lease is taken again.
+    generator: std::sync::RwLock<Arc<Generator>>,
     config: Config,
+    /// The lease supervisor's record (lease.rs): how long without a held lease.
+    lease: lease::Watch,
     metrics: Metrics,
     draining: AtomicBool,
+    /// The open connections, once serving (for the metrics).
+    conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
 }
 
 type Shared = Arc<Service>;
@@ -157,10 +183,12 @@ impl Service {
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
         Ok(Arc::new(Service {
-            generator: Arc::new(generator),
+            generator: std::sync::RwLock::new(Arc::new(generator)),
+            lease: lease::Watch::default(),
             config,
             metrics: Metrics::new(),
             draining: AtomicBool::new(false),
+            conns: std::sync::Mutex::new(None),
         }))
     }
 
@@ -169,8 +197,9 @@ impl Service {
         self.metrics.issued.get()
     }
 
-    pub fn generator(&self) -> &Generator {
-        &self.generator
+    /// The generator in use now (a lost lease is replaced by a new one).
+    pub fn generator(&self) -> Arc<Generator> {
+        self.generator.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Why the service may not issue now (`None` when it may): shutting down, or a
@@ -179,10 +208,30 @@ impl Service {
         if self.draining.load(Ordering::Acquire) {
             return Some("shutting down".into());
         }
-        match self.generator.lease_state() {
+        match self.generator().lease_state() {
             None | Some(LeaseState::Held) => None,
             Some(state) => Some(format!("node-id lease {state}")),
         }
+    }
+
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Acquire)
+    }
+
+    /// Puts `new` in place of the generator (whose lease was lost) and returns the
+    /// old one; gives `new` back when the service is draining.
+    pub(crate) fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
+        let mut g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        if self.is_draining() {
+            return Err(new);
+        }
+        Ok(std::mem::replace(&mut *g, new))
+    }
+
+    /// Why the process counts as not live (`/healthz` 503): a leased service that
+    /// has held no lease for longer than its liveness timeout ([`lease::supervise`]).
+    pub fn not_live(&self) -> Option<String> {
+        self.lease.liveness_failure()
     }
 
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
@@ -193,16 +242,119 @@ impl Service {
     /// Stops issuing and gives the node id back (recording the last timestamp).
     pub fn shutdown(&self) {
         self.start_draining();
-        self.generator.release_lease();
+        // Under the write lock: a generator the supervisor leases concurrently is
+        // either in place now (and released here) or sees the drain and releases
+        // itself (lease.rs).
+        let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        g.release_lease();
     }
 
     fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
         if let Some(why) = self.not_ready() {
             return Err(ApiError::unavailable("not_ready", why));
         }
-        self.generator.fill(out).map_err(ApiError::from)?;
+        self.issue_more(out)
+    }
+
+    /// Issues the next part of a response already under way: a drain lets it
+    /// finish; the generator still refuses once the lease is not held.
+    fn issue_more(&self, out: &mut [u64]) -> Result<(), ApiError> {
+        self.issue_from(&self.generator(), out)
+    }
+
+    /// Issues from `g`: the generator a multi-chunk response started with, so that
+    /// one response never mixes two leases' IDs.
+    fn issue_from(&self, g: &Generator, out: &mut [u64]) -> Result<(), ApiError> {
+        g.fill(out).map_err(ApiError::from)?;
         self.metrics.issued.inc_by(out.len() as u64);
         Ok(())
+    }
+}
+
+/// The IDs of one large response, made one chunk at a time when the body is read
+/// (HTTP/2 and hyper poll a body only when the client has window for it), each
+/// chunk on the blocking pool (the wait policy may sleep until the next tick).
+/// The caller checks readiness before the first chunk.
+pub(crate) struct IdChunks {
+    svc: Arc<Service>,
+    generator: Arc<Generator>,
+    /// IDs still to make; `None`: endless (a gRPC `Stream` with `n` 0).
+    left: Option<u64>,
+    chunk: usize,
+    pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for IdChunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdChunks")
+            .field("left", &self.left)
+            .field("chunk", &self.chunk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdChunks {
+    pub(crate) fn new(svc: Arc<Service>, total: Option<u64>, chunk: usize) -> IdChunks {
+        IdChunks {
+            generator: svc.generator(),
+            svc,
+            left: total,
+            chunk: chunk.max(1),
+            pending: None,
+            failed: false,
+        }
+    }
+}
+
+impl tokio_stream::Stream for IdChunks {
+    type Item = Result<Vec<u64>, ApiError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        if this.pending.is_none() {
+            let len = match this.left {
+                Some(0) => return Poll::Ready(None),
+                Some(left) => left.min(this.chunk as u64) as usize,
+                None => this.chunk,
+            };
+            if let Some(left) = &mut this.left {
+                *left -= len as u64;
+            }
+            let (svc, g) = (this.svc.clone(), this.generator.clone());
+            this.pending = Some(tokio::task::spawn_blocking(move || {
+                let mut ids = vec![0u64; len];
+                svc.issue_from(&g, &mut ids).map(|()| ids)
+            }));
+        }
+        let Some(task) = this.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let done = std::task::ready!(std::pin::Pin::new(task).poll(cx));
+        this.pending = None;
+        let item = done
+            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
+            .and_then(|r| r);
+        this.failed = item.is_err();
+        if let Err(e) = &item {
+            tracing::warn!("response cut short: {}", e.message);
+        }
+        Poll::Ready(Some(item))
+    }
+}
+
+impl Drop for IdChunks {
+    fn drop(&mut self) {
+        if let Some(task) = &self.pending {
+            task.abort();
+        }
     }
 }
 
@@ -223,35 +375,34 @@ pub fn router(service: Arc<Service>) -> Router {
 }
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
-/// drains in-flight requests and releases the lease.
+/// drains in-flight requests (at most [`DRAIN_TIMEOUT`]) and releases the lease.
+/// Connections are bounded by the service's [`Limits`] (conn.rs).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<Service>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = router(service.clone());
+    let security = security::Security::load(service.config.security.clone())?;
+    let s = &service.config.security;
+    if s.tls_cert.is_some() || s.auth_token_file.is_some() {
+        tokio::spawn(security.clone().watch());
+    }
+    let limits = service.config.limits.clone();
+    let conns = conn::Conns::new(limits.connection_cap());
+    *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let stopped = stop.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let shutdown = async move {
         shutdown.await;
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
-        stop.notify_one();
-    });
-    let result = tokio::select! {
-        r = server => r,
-        () = async {
-            stopped.notified().await;
-            tokio::time::sleep(DRAIN_TIMEOUT).await;
-        } => {
-            tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
-            Ok(())
-        }
     };
+    if !conn::accept_loop(listener, app, security, limits, conns, shutdown, DRAIN_TIMEOUT).await {
+        tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
+    }
     service.shutdown();
     tracing::info!("lease released; stopped");
-    result
+    Ok(())
 }
 
 /// An error response: a status and a JSON body naming what was wrong.
@@ -321,12 +472,31 @@ impl IntoResponse for ApiError {
             let _ = write!(body, ",\"parameter\":{}", json_string(p));
         }
         let _ = writeln!(body, ",\"message\":{}}}", json_string(&self.message));
-        (
+        let mut r = (
             self.status,
             [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
             body,
         )
-            .into_response()
+            .into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            // Not ready (lease, drain) or refused by the generator: both pass.
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r
+    }
+}
+
+impl ApiError {
+    /// The JSON error for a status the server writes outside any route (414, 431,
+    /// an unreadable path).
+    pub(crate) fn plain(status: StatusCode, kind: &'static str, parameter: &'static str, message: String) -> ApiError {
+        ApiError {
+            status,
+            kind,
+            parameter: Some(parameter),
+            message,
+        }
     }
 }
 
@@ -355,17 +525,84 @@ fn finish(svc: &Service, route: &'static str, result: Result<Response, ApiError>
     }
 }
 
-fn accepts(headers: &HeaderMap, mime: &str) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.split(',').any(|m| m.split(';').next().unwrap_or("").trim() == mime))
+/// Content negotiation (RFC 9110 §12.5.1): the offer with the highest q-value
+/// among the `Accept` ranges that match it (the most specific range decides an
+/// offer's q: `type/sub` over `type/*` over `*/*`), ties going to the earlier
+/// offer. Media types compare case-insensitively. No `Accept` header: the first
+/// offer. Every offer at q=0 or unmatched: 406 naming the offers.
+fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiError> {
+    let mut ranges: Vec<(String, f32)> = Vec::new();
+    for v in headers.get_all(header::ACCEPT) {
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            if media.is_empty() {
+                continue;
+            }
+            let q = parts
+                .filter_map(|p| p.split_once('='))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0));
+            ranges.push((media, q));
+        }
+    }
+    if ranges.is_empty() {
+        return Ok(0);
+    }
+    let mut best: Option<(usize, f32)> = None;
+    for (i, offer) in offers.iter().enumerate() {
+        let kind = offer.split('/').next().unwrap_or("");
+        let mut found: Option<(u8, f32)> = None; // (specificity, q)
+        for (media, q) in &ranges {
+            let spec = if media == offer {
+                3
+            } else if media.strip_suffix("/*") == Some(kind) {
+                2
+            } else if media == "*/*" {
+                1
+            } else {
+                continue;
+            };
+            if found.is_none_or(|(s, _)| spec > s) {
+                found = Some((spec, *q));
+            }
+        }
+        if let Some((_, q)) = found
+            && q > 0.0
+            && best.is_none_or(|(_, bq)| q > bq)
+        {
+            best = Some((i, q));
+        }
+    }
+    best.map(|(i, _)| i).ok_or_else(|| ApiError {
+        status: StatusCode::NOT_ACCEPTABLE,
+        kind: "not_acceptable",
+        parameter: Some("accept"),
+        message: format!(
+            "no acceptable representation: this route serves {} (or say ?format=)",
+            offers.join(", ")
+        ),
+    })
 }
 
 fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
     (
         [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body.into(),
+    )
+        .into_response()
+}
+
+/// A response carrying IDs: never cached or shared (each request gets new IDs),
+/// and its form depends on `Accept`. HEAD gets the headers and issues nothing.
+fn ids_response(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            (header::VARY, HeaderValue::from_static("Accept")),
+        ],
         body.into(),
     )
         .into_response()
@@ -388,6 +625,7 @@ fn query_params(
 
 async fn one_id(
     State(svc): State<Shared>,
+    method: Method,
     headers: HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
@@ -403,14 +641,22 @@ async fn one_id(
                     format!("format must be text or json, got {shown:?}"),
                 ));
             }
-            None => accepts(&headers, "application/json"),
+            None => negotiate(&headers, &["text/plain", "application/json"])? == 1,
         };
+        if method == Method::HEAD {
+            let ct = if json {
+                "application/json"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            return Ok(ids_response(ct, ()));
+        }
         let mut id = [0u64; 1];
         svc.issue(&mut id)?;
         Ok(if json {
-            typed("application/json", format!("{{\"id\":\"{}\"}}\n", id[0]))
+            ids_response("application/json", format!("{{\"id\":\"{}\"}}\n", id[0]))
         } else {
-            typed("text/plain; charset=utf-8", format!("{}\n", id[0]))
+            ids_response("text/plain; charset=utf-8", format!("{}\n", id[0]))
         })
     })();
     finish(&svc, "/v1/id", result)
@@ -425,15 +671,17 @@ enum BatchFormat {
 
 async fn many_ids(
     State(svc): State<Shared>,
+    method: Method,
     headers: HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let result = many_ids_inner(&svc, &headers, q).await;
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, q).await;
     finish(&svc, "/v1/ids", result)
 }
 
 async fn many_ids_inner(
     svc: &Shared,
+    head: bool,
     headers: &HeaderMap,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -463,48 +711,83 @@ async fn many_ids_inner(
                 format!("format must be json, ndjson or octet-stream, got {shown:?}"),
             ));
         }
-        None if accepts(headers, "application/octet-stream") => BatchFormat::Octets,
-        None if accepts(headers, "application/x-ndjson") => BatchFormat::Ndjson,
-        None => BatchFormat::Json,
+        None => [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets][negotiate(
+            headers,
+            &["application/json", "application/x-ndjson", "application/octet-stream"],
+        )?],
     };
-    let ids = if n >= BLOCKING_BATCH {
-        let svc = svc.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut ids = vec![0u64; n];
-            svc.issue(&mut ids).map(|()| ids)
-        })
-        .await
-        .map_err(|e| ApiError::unavailable("internal", format!("batch task failed: {e}")))??
-    } else {
+    if head {
+        return Ok(ids_response(format.content_type(), ()));
+    }
+    if n < CHUNK {
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
-        ids
-    };
-    Ok(match format {
-        BatchFormat::Octets => {
-            let mut body = Vec::with_capacity(n * 8);
-            for id in &ids {
-                body.extend_from_slice(&id.to_be_bytes());
-            }
-            typed("application/octet-stream", body)
+        let mut body = Vec::new();
+        format.write(&ids, true, true, &mut body);
+        return Ok(ids_response(format.content_type(), body));
+    }
+    // Larger batches are made as the client reads, one chunk at a time: a client
+    // that stops reading stops the issuing, and no whole batch sits in memory.
+    if let Some(why) = svc.not_ready() {
+        return Err(ApiError::unavailable("not_ready", why));
+    }
+    let mut first = true;
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK);
+    let mut left = n;
+    let body = tokio_stream::StreamExt::map(chunks, move |r| {
+        r.map(|ids| {
+            left -= ids.len();
+            let mut out = Vec::new();
+            format.write(&ids, first, left == 0, &mut out);
+            first = false;
+            axum::body::Bytes::from(out)
+        })
+        .map_err(|e| std::io::Error::other(e.message))
+    });
+    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+impl BatchFormat {
+    fn content_type(self) -> &'static str {
+        match self {
+            BatchFormat::Json => "application/json",
+            BatchFormat::Ndjson => "application/x-ndjson",
+            BatchFormat::Octets => "application/octet-stream",
         }
-        BatchFormat::Json => {
-            let mut body = String::with_capacity(n * 23 + 3);
-            body.push('[');
-            for (i, id) in ids.iter().enumerate() {
-                let _ = write!(body, "{}\"{id}\"", if i == 0 { "" } else { "," });
+    }
+
+    /// Appends `ids` in this format; `first` and `last` say whether they open or
+    /// close the body.
+    fn write(self, ids: &[u64], first: bool, last: bool, out: &mut Vec<u8>) {
+        use std::io::Write as _;
+        match self {
+            BatchFormat::Octets => {
+                out.reserve(ids.len() * 8);
+                for id in ids {
+                    out.extend_from_slice(&id.to_be_bytes());
+                }
             }
-            body.push_str("]\n");
-            typed("application/json", body)
-        }
-        BatchFormat::Ndjson => {
-            let mut body = String::with_capacity(n * 22);
-            for id in &ids {
-                let _ = writeln!(body, "\"{id}\"");
+            BatchFormat::Json => {
+                out.reserve(ids.len() * 23 + 3);
+                if first {
+                    out.push(b'[');
+                }
+                for (i, id) in ids.iter().enumerate() {
+                    let sep = if first && i == 0 { "" } else { "," };
+                    let _ = write!(out, "{sep}\"{id}\"");
+                }
+                if last {
+                    out.extend_from_slice(b"]\n");
+                }
             }
-            typed("application/x-ndjson", body)
+            BatchFormat::Ndjson => {
+                out.reserve(ids.len() * 22);
+                for id in ids {
+                    let _ = writeln!(out, "\"{id}\"");
+                }
+            }
         }
-    })
+    }
 }
 
 /// Reads an ID in any text form `flakeid decode` accepts: the core's
@@ -537,10 +820,26 @@ pub fn layout_name(layout: &Layout) -> &'static str {
     layout.name().unwrap_or("custom")
 }
 
-async fn decode_id(State(svc): State<Shared>, Path(text): Path<String>) -> Response {
+async fn decode_id(
+    State(svc): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
     let result = (|| {
-        let layout = svc.generator.layout();
-        let id = parse_any(&text).map_err(|e| ApiError::bad("id", e.to_string()))?;
+        let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+        let params = query_params(q, &["from"])?;
+        let g = svc.generator();
+        let layout = g.layout();
+        // One rule with the core and the CLI: `from=` reads exactly that form;
+        // without it, zero-padded or otherwise ambiguous text is refused, asking.
+        let id = match params.get("from") {
+            Some(from) => {
+                let enc = flakeid_core::Encoding::parse(from).map_err(|e| ApiError::bad("from", e.to_string()))?;
+                flakeid_core::decode(&text, enc)
+            }
+            None => parse_any(&text),
+        }
+        .map_err(|e| ApiError::bad("id", e.to_string()))?;
         let p = layout
             .try_decompose(id)
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
@@ -561,10 +860,10 @@ fn lease_text(g: &Generator) -> String {
 }
 
 async fn layout_info(State(svc): State<Shared>) -> Response {
-    let g = &svc.generator;
+    let g = &*svc.generator();
     let l = g.layout();
     let body = format!(
-        "{{\"layout\":\"{}\",\"time_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"sequence_bits\":{},\"tick_ms\":{},\"epoch_ms\":{},\"node\":{},\"datacenter\":{},\"worker\":{},\"lease\":\"{}\",\"max_batch\":{}}}\n",
+        "{{\"layout\":\"{}\",\"time_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"sequence_bits\":{},\"tick_ms\":{},\"epoch_ms\":{},\"node\":{},\"datacenter\":{},\"worker\":{},\"lease\":\"{}\",\"lease_epoch\":{},\"max_batch\":{}}}\n",
         layout_name(l),
         l.time_bits(),
         l.datacenter_bits(),
@@ -576,13 +875,18 @@ async fn layout_info(State(svc): State<Shared>) -> Response {
         g.datacenter(),
         g.worker(),
         lease_text(g),
+        svc.lease.releases.load(Ordering::Relaxed),
         svc.config.max_batch,
     );
     finish(&svc, "/v1/layout", Ok(typed("application/json", body)))
 }
 
 async fn healthz(State(svc): State<Shared>) -> Response {
-    finish(&svc, "/healthz", Ok(typed("text/plain; charset=utf-8", "ok\n")))
+    let result = match svc.not_live() {
+        None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
+        Some(why) => Err(ApiError::unavailable("not_live", why)),
+    };
+    finish(&svc, "/healthz", result)
 }
 
 async fn readyz(State(svc): State<Shared>) -> Response {
@@ -594,7 +898,7 @@ async fn readyz(State(svc): State<Shared>) -> Response {
 }
 
 async fn metrics(State(svc): State<Shared>) -> Response {
-    let g = &svc.generator;
+    let g = &*svc.generator();
     svc.metrics
         .lease_held
         .set(i64::from(matches!(g.lease_state(), None | Some(LeaseState::Held))));
@@ -629,7 +933,7 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
         status: StatusCode::METHOD_NOT_ALLOWED,
         kind: "method_not_allowed",
         parameter: Some("method"),
-        message: "only GET is served here".into(),
+        message: "only GET and HEAD are served here".into(),
     };
     let mut r = finish(&svc, "other", Err(e));
     r.headers_mut()

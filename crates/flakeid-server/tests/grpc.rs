@@ -15,8 +15,27 @@ use tonic::Code;
 use tonic::transport::Channel;
 
 async fn start(max_batch: usize) -> (Arc<Service>, FlakeidClient<Channel>, tokio::sync::oneshot::Sender<()>) {
+    let (svc, client, stop, _) = start_at(max_batch).await;
+    (svc, client, stop)
+}
+
+async fn start_at(
+    max_batch: usize,
+) -> (
+    Arc<Service>,
+    FlakeidClient<Channel>,
+    tokio::sync::oneshot::Sender<()>,
+    std::net::SocketAddr,
+) {
     let generator = Generator::builder(Layout::SNOWFLAKE).node(9).build().unwrap();
-    let svc = Service::new(generator, Config { max_batch }).unwrap();
+    let svc = Service::new(
+        generator,
+        Config {
+            max_batch,
+            ..Config::default()
+        },
+    )
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -29,7 +48,7 @@ async fn start(max_batch: usize) -> (Arc<Service>, FlakeidClient<Channel>, tokio
         .await
         .unwrap();
     let client = FlakeidClient::new(channel);
-    (svc, client, stop)
+    (svc, client, stop, addr)
 }
 
 fn unpack(bytes: &[u8]) -> Vec<u64> {
@@ -137,4 +156,56 @@ async fn not_ready_is_unavailable() {
         Code::Unavailable
     );
     assert_eq!(svc.issued(), 0);
+}
+
+/// Issue 21: 128 `Stream` calls that never read (over 4 connections) neither take
+/// the slots of other clients nor make the server issue far ahead of them: each
+/// stream is at most about a chunk ahead, and a fresh client's stream is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_reading_streams_do_not_starve_others() {
+    let (svc, _c, _stop, addr) = start_at(100_000).await;
+    let (mut held, mut streams) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        // The smallest windows HTTP/2 allows: what the client's library buffers
+        // counts as read.
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .initial_stream_window_size(65_535)
+            .initial_connection_window_size(65_535)
+            .connect()
+            .await
+            .unwrap();
+        let mut c = FlakeidClient::new(channel);
+        for _ in 0..32 {
+            let s = c.stream(StreamRequest { n: 0, chunk: 0 }).await.unwrap().into_inner();
+            streams.push(s);
+        }
+        held.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let issued = svc.issued();
+    // Each stream at most two chunks ahead, plus the client's connection window.
+    assert!(
+        issued < 128 * 2 * 4096 + 4 * 8192,
+        "{issued} IDs issued for 128 streams that read nothing"
+    );
+    let mut fresh = FlakeidClient::new(
+        Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let mut s = fresh
+        .stream(StreamRequest { n: 10_000, chunk: 0 })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = 0;
+    while let Some(chunk) = s.next().await {
+        got += chunk.unwrap().ids.len() / 8;
+    }
+    assert_eq!(got, 10_000);
+    assert!(fresh.next(NextRequest {}).await.is_ok());
+    drop((streams, held));
 }

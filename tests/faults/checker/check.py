@@ -164,8 +164,9 @@ def main(sdir):
         times.sort()
 
     # --- generator processes that died on their own: a panic, a crash, a driver's
-    # exception. `flakeid serve` exits 1 by design when its lease is lost or cannot
-    # be acquired (a supervisor starts it again); nothing else may exit non-zero.
+    # exception. `flakeid serve` exits 1 by design when its first lease cannot be
+    # acquired (a supervisor starts it again; a lease lost later is taken again in
+    # place) or on a second SIGTERM; nothing else may exit non-zero.
     crashes = []
     for e in events:
         if e.get("ev") == "proc" and e["what"] == "exit":

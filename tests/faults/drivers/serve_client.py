@@ -13,6 +13,13 @@ one has exited). Events go to `DIR/client.events.jsonl`.
 Which process answered: the tag is read before connecting and again after the first
 answer on the connection (`GET /v1/layout`, which also gives the node id the
 process leased); the two must agree, or the client connects again.
+
+Which lease: a serve process whose lease is lost leases again in place (any free
+node id; issue 21), so one process can have several incarnations, K = 0, 1, ...
+in `DIR/TAG-K.ids`. After any refusal, and whenever an ID's node field is not the
+incarnation's node, the client asks `GET /v1/layout` again: a new `lease_epoch` or
+node starts the next incarnation (an `acquired` event with `inc`). A multi-chunk
+answer never mixes two leases (the server pins its generator per response).
 """
 
 import argparse
@@ -51,6 +58,11 @@ class Client:
         self.ids = None
         self.flushed = 0
         self.failing = None
+        self.inc = 0
+        self.node = None
+        self.epoch = None
+        self.node_of = None
+        self.suspect = False
 
     def log(self, ev, **fields):
         os.write(self.fd, (json.dumps({"t": time.monotonic_ns(), "ev": ev, **fields}) + "\n").encode())
@@ -98,10 +110,38 @@ class Client:
             self.close()
             return False
         info = json.loads(body)
+        seq, nbits = info["sequence_bits"], info["datacenter_bits"] + info["worker_bits"]
+        self.node_of = lambda id_: (id_ >> seq) & ((1 << nbits) - 1)
         if before != self.tag:
             self.tag = before
-            self.log("acquired", tag=before, inc=0, node=info["node"], lease=info["lease"])
-        self.ids = open(os.path.join(self.a.dir, f"{before}-0.ids"), "ab", buffering=1 << 16)
+            self.inc = 0
+            self.set_lease(info)
+        elif info.get("lease_epoch", 0) != self.epoch or info["node"] != self.node:
+            self.inc += 1
+            self.set_lease(info)
+        self.ids = open(os.path.join(self.a.dir, f"{before}-{self.inc}.ids"), "ab", buffering=1 << 16)
+        self.suspect = False
+        return True
+
+    def set_lease(self, info):
+        self.node, self.epoch = info["node"], info.get("lease_epoch", 0)
+        self.log("acquired", tag=self.tag, inc=self.inc, node=self.node, lease=info["lease"])
+
+    def recheck(self):
+        """After a refusal or an ID of another node: which lease answers now? A new
+        one starts the next incarnation (and file). False: not held yet."""
+        status, body = self.get("/v1/layout")
+        if status != 200:
+            return False
+        info = json.loads(body)
+        if info["lease"] not in ("held", "none"):
+            return False
+        if info.get("lease_epoch", 0) != self.epoch or info["node"] != self.node:
+            self.ids.close()
+            self.inc += 1
+            self.set_lease(info)
+            self.ids = open(os.path.join(self.a.dir, f"{self.tag}-{self.inc}.ids"), "ab", buffering=1 << 16)
+        self.suspect = False
         return True
 
     def record(self, t0, t1, op, ids):
@@ -142,6 +182,20 @@ class Client:
             self.fail("conn", f"{type(e).__name__}: {e}")
             return len(got)
         t1 = time.monotonic_ns()
+        if got and self.node_of(got[-1]) != self.node:
+            # Issued under another lease than the one recorded: the IDs before the
+            # first of another node are the old incarnation's; find out which lease
+            # gave the rest.
+            cut = next(i for i, id_ in enumerate(got) if self.node_of(id_) != self.node)
+            if cut:
+                self.record(t0, t1, 1, got[:cut])
+                got = got[cut:]
+            try:
+                self.recheck()
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                self.fail("conn", f"{type(e).__name__}: {e}")
+                return len(got)
         if got:
             self.record(t0, t1, 1 if singles else 2, got)
         if error is None:
@@ -156,6 +210,7 @@ class Client:
             except ValueError:
                 kind, msg = str(status), body[:200].decode(errors="replace")
             self.fail(kind, msg)
+            self.suspect = True
             sleep(0.002)
         return len(got)
 
@@ -167,6 +222,16 @@ class Client:
             if self.conn is None and not self.connect():
                 sleep(0.02)
                 continue
+            if self.suspect:
+                try:
+                    held = self.recheck()
+                except (OSError, http.client.HTTPException) as e:
+                    self.close()
+                    self.fail("conn", f"{type(e).__name__}: {e}")
+                    continue
+                if not held:
+                    sleep(0.01)
+                    continue
             now = time.monotonic_ns()
             budget = min(budget + (now - last) * self.a.rate / 1e9, burst)
             last = now

@@ -1040,17 +1040,35 @@ mod tests {
         assert!(g.window().is_closed() && !g.window().allows(0, clock.now()));
         let mono = mono::now_ms();
         let later = mono::real_now_ms() + 60_000;
-        g.open_until(1_000, Ends { mono_ms: mono + 60_000, real_ms: later });
+        g.open_until(
+            1_000,
+            Ends {
+                mono_ms: mono + 60_000,
+                real_ms: later,
+            },
+        );
         let w = g.window();
         assert!(!w.is_closed());
         assert!(w.allows(999, clock.now()) && !w.allows(1_000, clock.now()));
         assert_eq!(w.allows(5, clock.now()), g.allows(5));
-        g.open_until(1_000, Ends { mono_ms: mono.saturating_sub(1), real_ms: later });
+        g.open_until(
+            1_000,
+            Ends {
+                mono_ms: mono.saturating_sub(1),
+                real_ms: later,
+            },
+        );
         assert!(!g.window().allows(5, clock.now()), "the monotonic end binds");
         // A store that holds the id while the process lives: the wall end alone.
         let g = Gate::closed(false);
         assert!(g.window().is_closed());
-        g.open_until(1_000, Ends { mono_ms: mono.saturating_sub(1), real_ms: later });
+        g.open_until(
+            1_000,
+            Ends {
+                mono_ms: mono.saturating_sub(1),
+                real_ms: later,
+            },
+        );
         assert_eq!(g.window().mono_end, u64::MAX);
         assert!(g.window().allows(999, clock.now()));
         g.close();

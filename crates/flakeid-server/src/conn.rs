@@ -1,0 +1,539 @@
+//! The accept loop and the per-connection limits of `flakeid serve` (issue 21):
+//! every resource one client can hold is bounded.
+//!
+//! - **Connections** are capped ([`Limits::max_connections`], and always below the
+//!   process's file-descriptor limit minus [`FD_HEADROOM`]). When the cap is reached,
+//!   a new connection evicts the oldest connection that has not sent a complete
+//!   request yet (a slowloris or silent client); only when every connection has
+//!   sent one is the new connection closed at once. So a fresh client — a `/healthz`
+//!   probe — is served even while thousands of silent connections are open.
+//! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
+//!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in.
+//! - **An idle connection** — no byte read or written for [`Limits::idle_timeout`] —
+//!   is shut down gracefully (HTTP/2 GOAWAY), then closed. This also ends HTTP/2 and
+//!   gRPC streams whose client stopped reading: their connection makes no progress.
+//! - **HTTP/2** (and so gRPC): at most [`Limits::max_streams`] streams per
+//!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
+//!   and [`Limits::connection_window`] per connection, and as much queued for sending
+//!   per stream; response bodies of many IDs are made lazily, one bounded chunk at a
+//!   time, as the client reads ([`crate::IdChunks`]).
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use std::collections::{BTreeSet, HashMap};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+/// File descriptors kept free below `RLIMIT_NOFILE` when the connection cap is
+/// derived from it: the listener, the runtime's own, the lease store's connections,
+/// log files, and connections accepted while an evicted one is still closing.
+pub const FD_HEADROOM: usize = 64;
+
+/// The resource limits of one service; every one is a `flakeid serve` option.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// How long a client may take to send a complete request head (from the
+    /// connection's start, and in HTTP/1.1 for each later request). Default 10 s.
+    pub header_read_timeout: Duration,
+    /// A connection that reads and writes nothing for this long is shut down.
+    /// Default 60 s.
+    pub idle_timeout: Duration,
+    /// Open connections at most (default 10 000); lowered to the soft
+    /// `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less.
+    pub max_connections: usize,
+    /// HTTP/2 streams (requests, gRPC calls) open at once on one connection.
+    /// Default 32.
+    pub max_streams: u32,
+    /// HTTP/2 flow-control window of one stream, in bytes, and the most the server
+    /// queues for sending on one stream. Default 64 KiB.
+    pub stream_window: u32,
+    /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
+    pub connection_window: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            max_streams: 32,
+            stream_window: 64 * 1024,
+            connection_window: 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// The connection cap in force: [`Limits::max_connections`], lowered to keep
+    /// [`FD_HEADROOM`] descriptors below the soft `RLIMIT_NOFILE`.
+    pub fn connection_cap(&self) -> usize {
+        let by_fds = fd_limit().map_or(usize::MAX, |n| n.saturating_sub(FD_HEADROOM as u64) as usize);
+        self.max_connections.min(by_fds).max(1)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() {
+            return Err("the header-read and idle timeouts must be positive".into());
+        }
+        if self.max_connections == 0 || self.max_streams == 0 {
+            return Err("max_connections and max_streams must be at least 1".into());
+        }
+        // HTTP/2's limits: windows of 65 535 bytes up to 2^31 - 1.
+        for (name, w) in [
+            ("stream_window", self.stream_window),
+            ("connection_window", self.connection_window),
+        ] {
+            if !(65_535..=0x7fff_ffff).contains(&w) {
+                return Err(format!("{name} must be in 65535..=2147483647 bytes, got {w}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` (`None`: unlimited or unknown).
+fn fd_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
+}
+
+/// The open connections: which have not sent a request yet (evictable), and a
+/// signal for when the last one closes.
+#[derive(Debug)]
+pub(crate) struct Conns {
+    cap: usize,
+    inner: Mutex<ConnsInner>,
+    empty: Notify,
+    pub(crate) evicted: AtomicU64,
+    pub(crate) refused: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct ConnsInner {
+    next: u64,
+    live: HashMap<u64, Arc<SlotState>>,
+    /// Connections without a complete request yet, oldest first.
+    waiting: BTreeSet<u64>,
+}
+
+#[derive(Debug)]
+struct SlotState {
+    id: u64,
+    served: AtomicBool,
+    evict: Notify,
+}
+
+/// One admitted connection; dropping it frees its place.
+#[derive(Debug)]
+struct Slot {
+    conns: Arc<Conns>,
+    state: Arc<SlotState>,
+}
+
+impl Conns {
+    pub(crate) fn new(cap: usize) -> Arc<Conns> {
+        Arc::new(Conns {
+            cap,
+            inner: Mutex::new(ConnsInner::default()),
+            empty: Notify::new(),
+            evicted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ConnsInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Open connections now.
+    pub(crate) fn open(&self) -> usize {
+        self.lock().live.len()
+    }
+
+    /// A place for a new connection: free, or taken from the oldest connection that
+    /// has not sent a request; `None` when every connection has.
+    fn admit(self: &Arc<Self>) -> Option<Slot> {
+        let mut inner = self.lock();
+        if inner.live.len() >= self.cap {
+            let oldest = inner.waiting.pop_first();
+            match oldest.and_then(|id| inner.live.remove(&id)) {
+                Some(victim) => {
+                    victim.evict.notify_one();
+                    self.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                None => {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let id = inner.next;
+        inner.next += 1;
+        let state = Arc::new(SlotState {
+            id,
+            served: AtomicBool::new(false),
+            evict: Notify::new(),
+        });
+        inner.live.insert(id, state.clone());
+        inner.waiting.insert(id);
+        Some(Slot {
+            conns: self.clone(),
+            state,
+        })
+    }
+
+    async fn wait_empty(&self) {
+        loop {
+            let notified = self.empty.notified();
+            if self.open() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Slot {
+    /// The connection sent a complete request: it may no longer be evicted.
+    fn served(&self) {
+        if !self.state.served.swap(true, Ordering::AcqRel) {
+            self.conns.lock().waiting.remove(&self.state.id);
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut inner = self.conns.lock();
+        inner.waiting.remove(&self.state.id);
+        if inner.live.remove(&self.state.id).is_some() && inner.live.is_empty() {
+            self.conns.empty.notify_waiters();
+        }
+    }
+}
+
+/// A TCP stream that counts its reads and writes that moved bytes, for the idle
+/// timeout.
+#[derive(Debug)]
+struct Metered {
+    tcp: TcpStream,
+    progress: Arc<AtomicU64>,
+}
+
+impl Metered {
+    fn moved(&self) {
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl AsyncRead for Metered {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let r = Pin::new(&mut this.tcp).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.moved();
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Metered {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.tcp).poll_write(cx, data);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            this.moved();
+        }
+        r
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            this.moved();
+        }
+        r
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+    }
+}
+
+/// The router as a hyper service that marks its connection as served.
+#[derive(Debug, Clone)]
+struct ConnService {
+    app: Router,
+    slot: Arc<Slot>,
+    /// Bearer tokens are configured: check them (security.rs).
+    auth: Option<Arc<crate::security::Security>>,
+}
+
+/// The longest request target served (a longer one: 414, as JSON).
+pub const MAX_URI: usize = 8 * 1024;
+/// The most header bytes (names, values, 4 per line) served (more: 431, as JSON).
+/// HTTP/1.1 heads beyond 64 KiB are refused by hyper itself with a bodiless 431.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// What the connection's service answers: the router's future, or an error made
+/// before routing.
+#[allow(missing_debug_implementations)] // axum's RouteFuture has no Debug
+enum ConnFuture {
+    Route(axum::routing::future::RouteFuture<Infallible>),
+    Ready(Option<axum::response::Response>),
+}
+
+impl std::future::Future for ConnFuture {
+    type Output = Result<axum::response::Response, Infallible>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            ConnFuture::Route(f) => Pin::new(f).poll(cx),
+            ConnFuture::Ready(r) => Poll::Ready(Ok(r.take().unwrap_or_default())),
+        }
+    }
+}
+
+/// The JSON 414 or 431 for a request over the limits, or `None`.
+fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let uri = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri > MAX_URI {
+        let e = crate::ApiError::plain(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            "path",
+            format!("the request target is {uri} bytes; at most {MAX_URI} are served"),
+        );
+        return Some(e.into_response());
+    }
+    let headers: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if headers > MAX_HEADER_BYTES {
+        let e = crate::ApiError::plain(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            "headers",
+            format!("the request headers are {headers} bytes; at most {MAX_HEADER_BYTES} are served"),
+        );
+        return Some(e.into_response());
+    }
+    None
+}
+
+impl hyper::service::Service<Request<Incoming>> for ConnService {
+    type Response = axum::response::Response;
+    type Error = Infallible;
+    type Future = ConnFuture;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        self.slot.served();
+        if let Some(r) = oversized(&req) {
+            return ConnFuture::Ready(Some(r));
+        }
+        if let Some(auth) = &self.auth
+            && let Some(r) = auth.refuse(req.uri().path(), req.headers())
+        {
+            return ConnFuture::Ready(Some(r));
+        }
+        let mut app = self.app.clone();
+        ConnFuture::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
+    }
+}
+
+/// The HTTP/1.1 + HTTP/2 connection settings from `limits`.
+pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(64 * 1024);
+    b.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_streams)
+        .initial_stream_window_size(limits.stream_window)
+        .initial_connection_window_size(limits.connection_window)
+        .max_send_buf_size(limits.stream_window as usize)
+        .max_header_list_size(64 * 1024);
+    b
+}
+
+/// Accepts connections until `shutdown` completes, then asks every connection to
+/// finish (HTTP/2 GOAWAY, HTTP/1.1 close after the response in flight) and waits
+/// up to `drain` for them. Returns whether every connection finished in time.
+pub(crate) async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    security: Arc<crate::security::Security>,
+    limits: Limits,
+    conns: Arc<Conns>,
+    shutdown: impl std::future::Future<Output = ()>,
+    drain: Duration,
+) -> bool {
+    let builder = Arc::new(builder(&limits));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut last_accept_warning: Option<Instant> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            () = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of descriptors (or another transient error): keep serving
+                    // the open connections and retry shortly; warn at most once a second.
+                    if last_accept_warning.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(open = conns.open(), "accept failed: {e}");
+                        last_accept_warning = Some(Instant::now());
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+            }
+        };
+        let Some(slot) = conns.admit() else {
+            drop(tcp);
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        tokio::spawn(serve_conn(
+            builder.clone(),
+            app.clone(),
+            security.clone(),
+            tcp,
+            slot,
+            limits.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    tokio::time::timeout(drain, conns.wait_empty()).await.is_ok()
+}
+
+async fn serve_conn(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    app: Router,
+    security: Arc<crate::security::Security>,
+    tcp: TcpStream,
+    slot: Slot,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+) {
+    let progress = Arc::new(AtomicU64::new(0));
+    let metered = Metered {
+        tcp,
+        progress: progress.clone(),
+    };
+    let auth = security.has_tokens().then(|| security.clone());
+    let Some(tls) = security.tls() else {
+        return drive(builder, app, auth, TokioIo::new(metered), slot, progress, limits, stop).await;
+    };
+    // The handshake counts against the header-read timeout; eviction ends it too.
+    let started = tokio::time::Instant::now();
+    let state = slot.state.clone();
+    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(metered);
+    let io = tokio::select! {
+        r = tokio::time::timeout_at(started + limits.header_read_timeout, handshake) => match r {
+            Ok(Ok(io)) => io,
+            Ok(Err(e)) => {
+                tracing::debug!("TLS handshake failed: {e}");
+                return;
+            }
+            Err(_) => return,
+        },
+        () = state.evict.notified() => return,
+    };
+    drive(builder, app, auth, TokioIo::new(io), slot, progress, limits, stop).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive<I>(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    app: Router,
+    auth: Option<Arc<crate::security::Security>>,
+    io: TokioIo<I>,
+    slot: Slot,
+    progress: Arc<AtomicU64>,
+    limits: Limits,
+    mut stop: watch::Receiver<bool>,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let slot = Arc::new(slot);
+    let state = slot.state.clone();
+    let service = ConnService { app, slot, auth };
+    let conn = builder.serve_connection(io, service);
+    tokio::pin!(conn);
+    let started = Instant::now();
+    let tick = (limits.header_read_timeout.min(limits.idle_timeout) / 4).max(Duration::from_millis(50));
+    let mut last_progress = (0u64, started);
+    let mut closing: Option<Instant> = None;
+    let mut stopping = *stop.borrow();
+    if stopping {
+        conn.as_mut().graceful_shutdown();
+    }
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            () = state.evict.notified() => return,
+            r = stop.changed(), if !stopping => {
+                stopping = true;
+                if r.is_ok() {
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            () = tokio::time::sleep(tick) => {
+                let now = Instant::now();
+                if !state.served.load(Ordering::Acquire)
+                    && now.duration_since(started) >= limits.header_read_timeout
+                {
+                    return; // no complete request in time: a slow or silent client
+                }
+                let p = progress.load(Ordering::Relaxed);
+                if p != last_progress.0 {
+                    last_progress = (p, now);
+                    closing = None;
+                } else if now.duration_since(last_progress.1) >= limits.idle_timeout {
+                    match closing {
+                        None => {
+                            conn.as_mut().graceful_shutdown();
+                            closing = Some(now);
+                        }
+                        // Still not done a second after GOAWAY: a peer that reads
+                        // nothing never lets it finish.
+                        Some(t) if now.duration_since(t) >= Duration::from_secs(1) => return,
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! TLS (rustls, ring), optional client certificates (mTLS) and bearer tokens for
+//! `flakeid serve` (issue 21).
+//!
+//! - **TLS**: `--tls-cert` / `--tls-key` (PEM; the chain, then the key). HTTP/1.1
+//!   and HTTP/2 (ALPN `h2`, `http/1.1`) on the one port, as without TLS.
+//! - **mTLS**: `--tls-client-ca` (PEM roots): a client must present a certificate
+//!   that chains to one of them, or the handshake fails.
+//! - **Tokens**: `--auth-token-file` (one token per line; blank lines and `#`
+//!   comments ignored): `/v1/*` and gRPC need `Authorization: Bearer <token>`,
+//!   compared in constant time (`subtle`) against every token. `/healthz`,
+//!   `/readyz` and `/metrics` stay open (probes and scrapers carry no secrets).
+//! - **Reload**: every file is checked every 2 s; a changed certificate, key, CA or
+//!   token file is loaded for new connections and requests (a file that does not
+//!   load is logged and the previous one kept).
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rustls::ServerConfig;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+use subtle::ConstantTimeEq;
+
+/// The files of TLS and token authentication; `None`s leave them off.
+#[derive(Debug, Clone, Default)]
+pub struct SecurityFiles {
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_client_ca: Option<PathBuf>,
+    pub auth_token_file: Option<PathBuf>,
+}
+
+/// The loaded TLS configuration and tokens, replaced when their files change.
+#[derive(Debug)]
+pub(crate) struct Security {
+    files: SecurityFiles,
+    tls: RwLock<Option<Arc<ServerConfig>>>,
+    tokens: RwLock<Option<Arc<Vec<Vec<u8>>>>>,
+    stamps: std::sync::Mutex<Vec<Option<SystemTime>>>,
+}
+
+fn io_err(what: &str, path: &std::path::Path, e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(format!("{what} {}: {e}", path.display()))
+}
+
+fn load_tls(files: &SecurityFiles) -> std::io::Result<Option<Arc<ServerConfig>>> {
+    let (cert, key) = match (&files.tls_cert, &files.tls_key) {
+        (None, None) => {
+            if files.tls_client_ca.is_some() {
+                return Err(std::io::Error::other("--tls-client-ca needs --tls-cert and --tls-key"));
+            }
+            return Ok(None);
+        }
+        (Some(c), Some(k)) => (c, k),
+        _ => return Err(std::io::Error::other("--tls-cert and --tls-key go together")),
+    };
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| io_err("cannot read the certificate", cert, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io_err("cannot read the certificate", cert, e))?;
+    if chain.is_empty() {
+        return Err(io_err("no certificate in", cert, "empty"));
+    }
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| io_err("cannot read the private key", key, e))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?;
+    let builder = match &files.tls_client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_file_iter(ca).map_err(|e| io_err("cannot read the client CA", ca, e))? {
+                roots
+                    .add(c.map_err(|e| io_err("cannot read the client CA", ca, e))?)
+                    .map_err(|e| io_err("bad client CA certificate in", ca, e))?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| io_err("bad client CA", ca, e))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| io_err("the certificate and key do not go together:", cert, e))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Some(Arc::new(config)))
+}
+
+fn load_tokens(files: &SecurityFiles) -> std::io::Result<Option<Arc<Vec<Vec<u8>>>>> {
+    let Some(path) = &files.auth_token_file else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| io_err("cannot read the token file", path, e))?;
+    let tokens: Vec<Vec<u8>> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if tokens.is_empty() {
+        return Err(io_err("no token in", path, "every line is blank or a comment"));
+    }
+    Ok(Some(Arc::new(tokens)))
+}
+
+fn stamps(files: &SecurityFiles) -> Vec<Option<SystemTime>> {
+    [
+        &files.tls_cert,
+        &files.tls_key,
+        &files.tls_client_ca,
+        &files.auth_token_file,
+    ]
+    .iter()
+    .map(|p| {
+        p.as_ref()
+            .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+    })
+    .collect()
+}
+
+impl Security {
+    /// Loads every file; any that does not load is an error (the service does not
+    /// start).
+    pub(crate) fn load(files: SecurityFiles) -> std::io::Result<Arc<Security>> {
+        let tls = load_tls(&files)?;
+        let tokens = load_tokens(&files)?;
+        let stamps = stamps(&files);
+        Ok(Arc::new(Security {
+            files,
+            tls: RwLock::new(tls),
+            tokens: RwLock::new(tokens),
+            stamps: std::sync::Mutex::new(stamps),
+        }))
+    }
+
+    pub(crate) fn tls(&self) -> Option<Arc<ServerConfig>> {
+        self.tls.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn has_tokens(&self) -> bool {
+        self.tokens.read().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Reloads the files that changed since the last look.
+    fn reload(&self) {
+        let now = stamps(&self.files);
+        let mut seen = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
+        if *seen == now {
+            return;
+        }
+        *seen = now;
+        match load_tls(&self.files) {
+            Ok(tls) => {
+                if tls.is_some() {
+                    tracing::info!("TLS certificate, key and client CA reloaded");
+                }
+                *self.tls.write().unwrap_or_else(|e| e.into_inner()) = tls;
+            }
+            Err(e) => tracing::error!("TLS files changed but do not load (keeping the previous ones): {e}"),
+        }
+        match load_tokens(&self.files) {
+            Ok(Some(tokens)) => {
+                *self.tokens.write().unwrap_or_else(|e| e.into_inner()) = Some(tokens);
+                tracing::info!("auth tokens reloaded");
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!("the token file changed but does not load (keeping the previous tokens): {e}"),
+        }
+    }
+
+    /// Checks the files every 2 s for as long as the service runs.
+    pub(crate) async fn watch(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let me = self.clone();
+            let _ = tokio::task::spawn_blocking(move || me.reload()).await;
+        }
+    }
+
+    /// Whether a request to `path` may pass: open paths always; `/v1/*` and gRPC
+    /// only with one of the tokens. `Some` is the refusal to send.
+    pub(crate) fn refuse(&self, path: &str, headers: &HeaderMap) -> Option<Response> {
+        let tokens = match &*self.tokens.read().unwrap_or_else(|e| e.into_inner()) {
+            None => return None,
+            Some(t) => t.clone(),
+        };
+        let grpc = path.starts_with("/flakeid.v1.");
+        if !grpc && !path.starts_with("/v1/") {
+            return None;
+        }
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim().as_bytes());
+        // Every token compared, none skipped: the time says nothing about which.
+        let ok = given.is_some_and(|g| tokens.iter().fold(0u8, |acc, t| acc | g.ct_eq(t).unwrap_u8()) == 1);
+        if ok {
+            return None;
+        }
+        let why = if given.is_some() {
+            "the bearer token is not one of the service's tokens"
+        } else {
+            "this route needs Authorization: Bearer <token>"
+        };
+        Some(if grpc {
+            let mut r = StatusCode::OK.into_response();
+            let h = r.headers_mut();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            h.insert("grpc-status", HeaderValue::from_static("16")); // UNAUTHENTICATED
+            h.insert("grpc-message", HeaderValue::from_static("unauthenticated"));
+            r
+        } else {
+            let mut r = crate::ApiError::plain(StatusCode::UNAUTHORIZED, "unauthorized", "authorization", why.into())
+                .into_response();
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            r
+        })
+    }
+}
