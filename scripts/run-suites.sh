@@ -8,23 +8,31 @@ set -uo pipefail
 make=${MAKE:-make}
 started=$SECONDS
 done_=()
-cpu() { # CPU seconds used so far by this script's finished children
-  times | tail -n 1 | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }'
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu() { # sets CPU: CPU seconds used so far by this script's finished children
+  # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
+  # finished children): its second line is the children's user and system time.
+  times > "$cpu_file"
+  CPU=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
 }
 report() {
   local line
   printf '%-22s %7s %7s\n' "suite" "wall s" "cpu s"
   for line in "${done_[@]}"; do printf '  %-20s %7d %7d\n' ${line}; done
-  printf '  %-20s %7d %7d\n' total $((SECONDS - started)) "$(cpu)"
+  cpu
+  printf '  %-20s %7d %7d\n' total $((SECONDS - started)) "$CPU"
 }
 for t in "$@"; do
   t0=$SECONDS
-  c0=$(cpu)
+  cpu
+  c0=$CPU
   "$make" --no-print-directory "$t"
   rc=$?
-  done_+=("$t $((SECONDS - t0)) $(($(cpu) - c0))")
+  cpu
+  done_+=("$t $((SECONDS - t0)) $((CPU - c0))")
   # Each as it ends too (a run that is cut short still says where its time went).
-  printf '== %s: %d s wall, %d s cpu (exit %d)\n' "$t" $((SECONDS - t0)) $(($(cpu) - c0)) $rc
+  printf '== %s: %d s wall, %d s cpu (exit %d)\n' "$t" $((SECONDS - t0)) $((CPU - c0)) $rc
   if [ $rc -ne 0 ]; then
     report
     echo "$t FAILED (exit $rc)" >&2
