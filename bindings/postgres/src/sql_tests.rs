@@ -98,7 +98,10 @@ mod tests {
     #[pg_test]
     fn encodings_round_trip() {
         let ok: bool = one(
-            "SELECT bool_and(flakeid_decode(flakeid_encode(id, e), e) = id AND flakeid_decode(flakeid_encode(id, e)) = id)
+            // Without the encoding only where the text is unambiguous: the encodings of
+            // 0 are all zeros, which read as a zero-padded int too (one decode rule with
+            // the CLI and the service: such text asks for the encoding).
+            "SELECT bool_and(flakeid_decode(flakeid_encode(id, e), e) = id AND (id = 0 OR flakeid_decode(flakeid_encode(id, e)) = id))
                FROM (VALUES (0::bigint), (910499571847892992), (9223372036854775807)) v(id),
                     (VALUES ('base62'), ('base32'), ('hex')) w(e)",
         );
