@@ -242,3 +242,28 @@ thread_local! {
         })
     };
 }
+
+/// An options argument as the JS packages take it: absent, or an object whose keys
+/// are all in `known` (the core's list: `JS_GENERATOR_OPTIONS`, `JS_SEALER_OPTIONS`).
+/// Returns the object's keys, for checks of the caller's own.
+pub(crate) fn option_keys(options: &JsValue, known: &'static [&'static str]) -> Result<Vec<String>, JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(Vec::new());
+    }
+    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
+        return Err(config(
+            "options",
+            format!("options must be an object, got {}", describe(options)),
+        ));
+    }
+    let object: &Object = options.unchecked_ref();
+    let mut keys = Vec::new();
+    for key in Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known.contains(&key.as_str()) {
+            return Err(js_error(flakeid_core::unknown_option(&key, known)));
+        }
+        keys.push(key);
+    }
+    Ok(keys)
+}

@@ -42,27 +42,10 @@ impl Clock for HostClock {
     }
 }
 
-/// The options argument as `@flakeid/node` takes it: absent, or an object whose
-/// keys are all options. Leases need a store and threads: not in this build.
+/// The options argument as `@flakeid/node` takes it (convert::option_keys). Leases
+/// need a store and threads: not in this build.
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(());
-    }
-    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
-        return Err(convert::config(
-            "options",
-            format!("options must be an object, got {}", convert::describe(options)),
-        ));
-    }
-    let object: &js_sys::Object = options.unchecked_ref();
-    for key in js_sys::Object::keys(object).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !flakeid_core::JS_GENERATOR_OPTIONS.contains(&key.as_str()) {
-            return Err(js_error(flakeid_core::unknown_option(
-                &key,
-                &flakeid_core::JS_GENERATOR_OPTIONS,
-            )));
-        }
+    for key in convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
         if key == "lease" || key == "leaseTtlMs" {
             return Err(convert::config(
                 "lease",

@@ -39,30 +39,6 @@ fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, 
         })
 }
 
-/// The options argument: absent, or an object with only known keys.
-fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(());
-    }
-    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
-        return Err(convert::config(
-            "options",
-            format!("options must be an object, got {}", convert::describe(options)),
-        ));
-    }
-    let object: &js_sys::Object = options.unchecked_ref();
-    for key in js_sys::Object::keys(object).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !flakeid_core::JS_SEALER_OPTIONS.contains(&key.as_str()) {
-            return Err(js_error(flakeid_core::unknown_option(
-                &key,
-                &flakeid_core::JS_SEALER_OPTIONS,
-            )));
-        }
-    }
-    Ok(())
-}
-
 #[wasm_bindgen]
 impl Sealer {
     /// A sealer with `key` (16, 24 or 32 bytes: AES-128, -192, -256). A key of
@@ -75,7 +51,7 @@ impl Sealer {
     ) -> Result<Sealer, JsValue> {
         let key = bytes_in(&key, "key")?;
         let options = options.unwrap_or_default();
-        check_options(&options)?;
+        convert::option_keys(&options, &flakeid_core::JS_SEALER_OPTIONS)?;
         let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
         let tweak = convert::get(&options, "tweak")?
             .map(|t| bytes_in(&t, "tweak"))
