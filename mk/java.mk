@@ -24,7 +24,7 @@ setup-java:
 # The host's libflakeid.so, where the jar's build picks natives up.
 lib-java: lib-c
 	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
-	  cp target/release/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
+	  cp $(C_LIB_DIR)/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
 
 test-java: setup-java lib-java
 	bash scripts/setup-lease.sh
