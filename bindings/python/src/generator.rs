@@ -2,7 +2,6 @@
 
 use crate::errors::{batch_size, opt_uint, to_py, uint};
 use crate::layout::{PyLayout, layout_arg};
-use flakeid_core::lease::LeaseState;
 use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -236,12 +235,7 @@ impl PyGenerator {
     /// "held", "unreachable", "lost" or "released"; None without a lease.
     #[getter]
     fn lease_state(&self) -> Option<&'static str> {
-        self.inner.lease_state().map(|s| match s {
-            LeaseState::Held => "held",
-            LeaseState::Unreachable { .. } => "unreachable",
-            LeaseState::Lost => "lost",
-            _ => "released",
-        })
+        self.inner.lease_state().map(|s| s.as_str())
     }
     /// Stops issuing IDs and gives the leased node id back now (also done when the
     /// generator is garbage-collected). A no-op without a lease.

@@ -326,6 +326,19 @@ pub enum LeaseState {
     Released,
 }
 
+impl LeaseState {
+    /// The state's one-word name, the same in every binding and in the service:
+    /// `held`, `unreachable`, `lost` or `released` (issue 24: one list, not one per binding).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LeaseState::Held => "held",
+            LeaseState::Unreachable { .. } => "unreachable",
+            LeaseState::Lost => "lost",
+            LeaseState::Released => "released",
+        }
+    }
+}
+
 impl fmt::Display for LeaseState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
