@@ -2,8 +2,8 @@
 //! (Python, C, the CLI, GUCs, the vectors), its JS camelCase name, its kind, its
 //! default, its range and what it requires. Every binding converts its native form
 //! (kwargs, a JS object, a C struct, clap arguments, GUCs) into
-//! [`GeneratorBuilder::set`] calls or the builder's typed setters; the ranges and
-//! requirements are checked once, in [`GeneratorBuilder::build`].
+//! [`GeneratorBuilder::set`](crate::GeneratorBuilder::set) calls or the builder's typed setters; the ranges and
+//! requirements are checked once, in [`GeneratorBuilder::build`](crate::GeneratorBuilder::build).
 //!
 //! Also: the refusal of a misspelled option, so that every binding refuses it the
 //! same way instead of ignoring it (`{ workerId: 3 }` silently gave every process
@@ -150,7 +150,7 @@ pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
         .find(|o| o.name == name || o.js_name == name || o.flag == name)
 }
 
-/// A value for [`GeneratorBuilder::set`]: what every binding's native value is
+/// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set): what every binding's native value is
 /// converted into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptionValue<'a> {
