@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import {
   Generator, Layout, ManualClock, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
-  layoutOf, loadVectors, optionsOf, toBytes,
+  layoutOf, loadVectors, optionsOf, toBytes, BACKEND,
 } from './backend.mjs'
 
 const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spec))
@@ -163,6 +163,28 @@ describe('timelines.json', () => {
   }
 })
 
+describe('options.json', () => {
+  const v = loadVectors('options')
+  const jsName = Object.fromEntries(v.options.map((o) => [o.name, o.js_name]))
+  // What this backend lacks: the wasm build has no leases (refused, field "lease").
+  const lacks = BACKEND === 'wasm' ? new Set(['lease']) : new Set()
+  test('every option of the core\'s table is a key of new Generator({...})', () => {
+    for (const o of v.options) {
+      if (lacks.has(o.name)) continue
+      new Generator({ [o.js_name]: undefined }) // an unknown key would be refused (field "options")
+    }
+  })
+  for (const c of v.cases) {
+    if (Object.keys(c.options).some((k) => lacks.has(k))) continue
+    const options = Object.fromEntries(Object.entries(c.options).map(([k, x]) => [jsName[k], x]))
+    test(`options ${JSON.stringify(c.options)} on ${c.layout}: ${c.error ? `${c.error} ${c.field}` : 'ok'}`, () => {
+      const build = () => new Generator({ layout: layoutOf(c.layout), ...options })
+      if (c.error) expectError(build, c.error, { field: c.field })
+      else build()
+    })
+  }
+})
+
 test('every vector error kind is a known code', () => {
   const kinds = new Set()
   const walk = (x) => {
@@ -172,7 +194,7 @@ test('every vector error kind is a known code', () => {
       Object.values(x).forEach(walk)
     }
   }
-  for (const f of ['layouts', 'compose', 'encodings', 'timelines']) walk(loadVectors(f))
+  for (const f of ['layouts', 'compose', 'encodings', 'timelines', 'options']) walk(loadVectors(f))
   assert.ok(kinds.size >= 4)
   for (const k of kinds) assert.ok(codeOf(k).startsWith('FLAKEID_'))
 })
