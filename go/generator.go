@@ -35,6 +35,13 @@ type Options struct {
 	MaxBorrow, MaxWait time.Duration
 	// Clock is a manual clock for deterministic tests; nil is the system clock.
 	Clock *ManualClock
+	// LeaseTTL is the lease's time-to-live (zero: 10 s), whole milliseconds
+	// rounded up, 1 s to 1 h. It needs Lease: set without one it is ErrConfig
+	// (field lease_ttl_ms), as in every binding.
+	LeaseTTL time.Duration
+	// MaxSequence, when not nil, issues at most *MaxSequence + 1 IDs per tick
+	// (2^k - 1, flake-idgen's seqMask); nil: the layout's whole sequence field.
+	MaxSequence *uint64
 }
 
 // ErrClosed is returned by a Generator's methods after Close.

@@ -347,6 +347,16 @@ func cGeneratorNew(o *Options) (genHandle, error) {
 	if o.Clock != nil {
 		c.clock = o.Clock.handle()
 	}
+	if o.LeaseTTL != 0 {
+		// Negative: a number the library refuses (not C.FLAKEID_UNSET, "not given").
+		c.lease_ttl_ms = msOrDefault(int64(o.LeaseTTL), 1e6, c.lease_ttl_ms)
+		if o.LeaseTTL < 0 {
+			c.lease_ttl_ms = math.MaxUint64 - 1
+		}
+	}
+	if o.MaxSequence != nil {
+		c.max_sequence = C.uint64_t(*o.MaxSequence)
+	}
 	var p genHandle
 	err := errOf(C.fgo_generator_new(&c, &p))
 	if o.Clock != nil {

@@ -38,8 +38,7 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 		"bad":            badTextCase,
 	},
 	"timelines.json": {"timelines": timelineCase},
-	// The bad-input table (its own issue) lands here: add
-	// "options.json": {"<section>": optionsCase, ...} and write optionsCase.
+	"options.json":   {"options": optionEntryCase, "cases": optionCase},
 }
 
 // Files the C ABI cannot run yet, with the reason: the test fails if one appears
@@ -284,6 +283,72 @@ func invalidGeneratorCase(t *testing.T, c obj) {
 		}
 	}
 	g, err := New(o)
+	if g != nil {
+		t.Fatal("New returned a generator with an error")
+	}
+	expectError(t, err, c)
+}
+
+// optionFields: each option of the core's table and the Options field that holds it.
+var optionFields = map[string]string{
+	"datacenter": "Datacenter", "worker": "Worker", "node": "Node or NodeSource", "layout": "Layout",
+	"overflow": "Overflow", "clock_backwards": "ClockBackwards", "max_borrow_ms": "MaxBorrow",
+	"max_wait_ms": "MaxWait", "lease": "Lease", "lease_ttl_ms": "LeaseTTL", "max_sequence": "MaxSequence",
+	"clock": "Clock",
+}
+
+func optionEntryCase(t *testing.T, c obj) {
+	if _, ok := optionFields[str(t, c, "name")]; !ok {
+		t.Fatalf("option %q of the core's table is not in Options", str(t, c, "name"))
+	}
+}
+
+// optionCase builds Options from a case. A 0 is "not given" in Options (the
+// library's default): only the cases that build fine give 0, and the default
+// builds fine too.
+func optionCase(t *testing.T, c obj) {
+	o := Options{Layout: layoutOK(t, c)}
+	ms := func(opts obj, k string) time.Duration { return time.Duration(num(t, opts, k)) * time.Millisecond }
+	for k, v := range c["options"].(obj) {
+		opts := obj{k: v}
+		switch k {
+		case "node":
+			if s, ok := v.(string); ok {
+				o.NodeSource = s
+			} else {
+				o.Node = num(t, opts, k)
+			}
+		case "datacenter":
+			o.Datacenter = num(t, opts, k)
+		case "worker":
+			o.Worker = num(t, opts, k)
+		case "overflow":
+			o.Overflow = overflowOf(str(t, opts, k))
+		case "clock_backwards":
+			o.ClockBackwards = clockBackwardsOf(str(t, opts, k))
+		case "max_borrow_ms":
+			o.MaxBorrow = ms(opts, k)
+		case "max_wait_ms":
+			o.MaxWait = ms(opts, k)
+		case "lease":
+			o.Lease = str(t, opts, k)
+		case "lease_ttl_ms":
+			o.LeaseTTL = ms(opts, k)
+		case "max_sequence":
+			n := num(t, opts, k)
+			o.MaxSequence = &n
+		default:
+			t.Fatalf("unknown option %q in the vector", k)
+		}
+	}
+	g, err := New(o)
+	if _, bad := c["error"]; !bad {
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		g.Close()
+		return
+	}
 	if g != nil {
 		t.Fatal("New returned a generator with an error")
 	}

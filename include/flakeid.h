@@ -258,10 +258,25 @@ typedef struct flakeid_layout {
 } flakeid_layout;
 
 /**
- * How to build a generator. Start from `flakeid_options_default()` and change
- * fields; the struct is only read during `flakeid_generator_new()`.
+ * How to build a generator. Start from `flakeid_options_init(&o, sizeof o)` (or
+ * `flakeid_options_default()`) and change fields; the struct is only read during
+ * `flakeid_generator_new()`. Its options are the core's table (every binding has
+ * them all: docs/c.md, tests/vectors/options.json).
+ *
+ * Growing without breaking the ABI (the Vulkan / rustls-ffi pattern): the caller
+ * sets `struct_size` to `sizeof(flakeid_options)` as its header declares it. New
+ * fields are only ever appended; a library reads only the fields that fit in
+ * `struct_size` and gives the others their defaults, and refuses
+ * (`FLAKEID_ERR_CONFIG`, field `struct_size`) a size it cannot read: 0 (not set),
+ * smaller than the first struct with this field, or larger than its own (a
+ * header newer than the library: options it would silently ignore).
  */
 typedef struct flakeid_options {
+  /**
+   * `sizeof(flakeid_options)`, set by the caller (`flakeid_options_init` and
+   * `flakeid_options_default` set it). Always the first field.
+   */
+  size_t struct_size;
   /**
    * Default: the snowflake preset.
    */
@@ -309,6 +324,16 @@ typedef struct flakeid_options {
    * clock's time; the handle may be freed before the generator.
    */
   const struct flakeid_manual_clock *clock;
+  /**
+   * The lease's time-to-live in ms (1000..=3600000), or `FLAKEID_UNSET` (10000).
+   * Needs `lease_url`: set without one, it is refused (`FLAKEID_ERR_CONFIG`).
+   */
+  uint64_t lease_ttl_ms;
+  /**
+   * Issue at most `max_sequence + 1` IDs per tick (`2^k - 1`, flake-idgen's
+   * `seqMask`), or `FLAKEID_UNSET` (the layout's whole sequence field).
+   */
+  uint64_t max_sequence;
 } flakeid_options;
 
 /**
@@ -412,9 +437,22 @@ const char *flakeid_status_name(uint32_t status);
 
 /**
  * The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,
- * `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock.
+ * `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock, no lease (`lease_ttl_ms`
+ * unset), the whole sequence field (`max_sequence` unset); `struct_size` is this
+ * header's `sizeof(flakeid_options)`. Returned by value: for programs that run
+ * with the library of the header they were built with (else use
+ * `flakeid_options_init`).
  */
 struct flakeid_options flakeid_options_default(void);
+
+/**
+ * Fills `*options` with the defaults (as `flakeid_options_default()`) and sets
+ * its `struct_size`: pass `sizeof *options`. Unlike the by-value
+ * `flakeid_options_default()`, safe when the program runs with a newer library
+ * than the header it was built with: only `struct_size` bytes are written.
+ */
+flakeid_status flakeid_options_init(struct flakeid_options *options,
+                                    size_t struct_size);
 
 /**
  * Creates a generator; on success `*out_generator` owns it (free it with

@@ -13,13 +13,14 @@ from conftest import ERRORS, cases, layout_of, load
 
 def test_every_vector_file_is_consumed() -> None:
     files = {p.stem for p in __import__("conftest").VECTORS.glob("*.json")}
-    assert files == {"layouts", "compose", "encodings", "timelines", "seal"}
+    assert files == {"layouts", "compose", "encodings", "timelines", "seal", "options"}
     consumed = {
         "layouts": {"presets", "invalid_layouts", "invalid_generators"},
         "compose": {"cases", "compose_errors", "decompose_errors", "ranges"},
         "encodings": {"cases", "decode_aliases", "bad"},
         "timelines": {"timelines"},
         "seal": {"groups", "invalid"},
+        "options": {"options", "cases"},
     }
     for name, keys in consumed.items():
         assert set(load(name)) - {"_comment"} == keys, f"{name}.json has sections this suite does not run"
@@ -202,4 +203,25 @@ def test_seal_invalid(case: dict[str, Any]) -> None:
             sealer_of(case)
         else:
             getattr(sealer_of(case), case["op"])(int(case["id"]))
+    check_error(excinfo, case)
+
+
+# --- options.json -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", cases("options", "options"), ids=lambda o: o["name"])
+def test_every_option_is_a_keyword(option: dict[str, Any]) -> None:
+    import inspect
+
+    assert option["name"] in inspect.signature(flakeid.Generator).parameters
+
+
+@pytest.mark.parametrize("case", cases("options", "cases"), ids=lambda c: f"{c['layout']}-{sorted(c['options'])}")
+def test_option_case(case: dict[str, Any]) -> None:
+    build = lambda: flakeid.Generator(layout=layout_of(case["layout"]), **case["options"])  # noqa: E731
+    if "error" not in case:
+        build()
+        return
+    with pytest.raises(flakeid.FlakeIdError) as excinfo:
+        build()
     check_error(excinfo, case)

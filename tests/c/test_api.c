@@ -162,6 +162,34 @@ static void generators(void) {
   CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
   CHECK(contains(flakeid_last_error_message(), "not both"), "%s", flakeid_last_error_message());
 
+  /* struct_size (the ABI can grow): set by both initialisers; 0 or a size from a
+   * newer header is refused naming it; the new fields have defaults. */
+  flakeid_options init;
+  memset(&init, 0xAB, sizeof init);
+  CHECK_OK(flakeid_options_init(&init, sizeof init));
+  o = flakeid_options_default();
+  CHECK(init.struct_size == sizeof init && o.struct_size == sizeof o && init.layout.time_bits == o.layout.time_bits && init.layout.epoch_ms == o.layout.epoch_ms &&
+            init.lease_ttl_ms == FLAKEID_UNSET && init.max_sequence == FLAKEID_UNSET && o.max_sequence == FLAKEID_UNSET,
+        "options_init and options_default agree");
+  CHECK_STATUS(flakeid_options_init(&init, sizeof init + 8), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("struct_size"), "options_init with a newer size");
+  CHECK_STATUS(flakeid_options_init(NULL, sizeof init), FLAKEID_ERR_NULL);
+  o.struct_size = 0;
+  CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("struct_size") && contains(flakeid_last_error_message(), "flakeid_options_init"), "%s",
+        flakeid_last_error_message());
+  o.struct_size = sizeof o + 8;
+  CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("struct_size") && contains(flakeid_last_error_message(), "newer"), "%s", flakeid_last_error_message());
+  o = flakeid_options_default();
+  o.lease_ttl_ms = 5000; /* without lease_url */
+  CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("lease_ttl_ms"), "%s", flakeid_last_error_message());
+  o = flakeid_options_default();
+  o.max_sequence = 1023;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  flakeid_generator_free(g);
+
   o = flakeid_options_default();
   o.overflow = 2;
   CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);

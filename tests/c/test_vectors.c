@@ -185,6 +185,52 @@ static void invalid_generator_case(const json_value *c) {
   CHECK(g == (flakeid_generator *)&o, "%s: out_generator written on failure", where);
 }
 
+/* ---- options.json ---- */
+
+/* The options the C struct has, by their snake_case names (every one in the core's table). */
+static const char *const C_OPTIONS[] = {"datacenter", "worker", "node", "layout", "overflow", "clock_backwards",
+                                        "max_borrow_ms", "max_wait_ms", "lease", "lease_ttl_ms", "max_sequence",
+                                        "clock"};
+
+static void option_entry_case(const json_value *c) {
+  int found = 0;
+  for (size_t i = 0; i < sizeof C_OPTIONS / sizeof C_OPTIONS[0]; i++) found |= strcmp(C_OPTIONS[i], str(c, "name")) == 0;
+  CHECK(found, "%s: option %s is not in flakeid_options", where, str(c, "name"));
+}
+
+static void option_case(const json_value *c) {
+  flakeid_options o;
+  CHECK_OK(flakeid_options_init(&o, sizeof o));
+  o.layout = layout_ok(c);
+  const json_value *opts = need(c, "options", JSON_OBJECT);
+  for (size_t i = 0; i < opts->count; i++) {
+    const char *k = opts->keys[i];
+    const json_value *v = &opts->items[i];
+    if (strcmp(k, "node") == 0) {
+      if (v->type == JSON_STRING) o.node_source = v->string;
+      else o.node = num(opts, k);
+    } else if (strcmp(k, "datacenter") == 0) o.datacenter = num(opts, k);
+    else if (strcmp(k, "worker") == 0) o.worker = num(opts, k);
+    else if (strcmp(k, "overflow") == 0) o.overflow = overflow_of(str(opts, k));
+    else if (strcmp(k, "clock_backwards") == 0) o.clock_backwards = clock_backwards_of(str(opts, k));
+    else if (strcmp(k, "max_borrow_ms") == 0) o.max_borrow_ms = num(opts, k);
+    else if (strcmp(k, "max_wait_ms") == 0) o.max_wait_ms = num(opts, k);
+    else if (strcmp(k, "lease") == 0) o.lease_url = str(opts, k);
+    else if (strcmp(k, "lease_ttl_ms") == 0) o.lease_ttl_ms = num(opts, k);
+    else if (strcmp(k, "max_sequence") == 0) o.max_sequence = num(opts, k);
+    else fatal("unknown option in the vector");
+  }
+  flakeid_generator *g = (flakeid_generator *)&o; /* a sentinel: must stay untouched on failure */
+  flakeid_status st = flakeid_generator_new(&o, &g);
+  if (json_get(c, "error") != NULL) {
+    expect_error(st, c);
+    CHECK(g == (flakeid_generator *)&o, "%s: out_generator written on failure", where);
+  } else {
+    CHECK(st == FLAKEID_OK, "%s: %s", where, flakeid_last_error_message());
+    if (st == FLAKEID_OK) flakeid_generator_free(g);
+  }
+}
+
 /* ---- compose.json ---- */
 
 static void compose_case(const json_value *c) {
@@ -431,6 +477,7 @@ static const vector_file FILES[] = {
     {"encodings.json", {{"cases", encoding_case}, {"decode_aliases", alias_case}, {"bad", bad_text_case}}},
     {"timelines.json", {{"timelines", timeline_case}}},
     {"seal.json", {{"groups", seal_group_case}, {"invalid", seal_invalid_case}}},
+    {"options.json", {{"options", option_entry_case}, {"cases", option_case}}},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 

@@ -35,11 +35,24 @@ pub enum flakeid_clock_backwards {
     FLAKEID_CLOCK_BACKWARDS_MONOTONIC = 2,
 }
 
-/// How to build a generator. Start from `flakeid_options_default()` and change
-/// fields; the struct is only read during `flakeid_generator_new()`.
+/// How to build a generator. Start from `flakeid_options_init(&o, sizeof o)` (or
+/// `flakeid_options_default()`) and change fields; the struct is only read during
+/// `flakeid_generator_new()`. Its options are the core's table (every binding has
+/// them all: docs/c.md, tests/vectors/options.json).
+///
+/// Growing without breaking the ABI (the Vulkan / rustls-ffi pattern): the caller
+/// sets `struct_size` to `sizeof(flakeid_options)` as its header declares it. New
+/// fields are only ever appended; a library reads only the fields that fit in
+/// `struct_size` and gives the others their defaults, and refuses
+/// (`FLAKEID_ERR_CONFIG`, field `struct_size`) a size it cannot read: 0 (not set),
+/// smaller than the first struct with this field, or larger than its own (a
+/// header newer than the library: options it would silently ignore).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct flakeid_options {
+    /// `sizeof(flakeid_options)`, set by the caller (`flakeid_options_init` and
+    /// `flakeid_options_default` set it). Always the first field.
+    pub struct_size: usize,
     /// Default: the snowflake preset.
     pub layout: flakeid_layout,
     /// The whole node id, or `FLAKEID_UNSET`. Give either `node` or
@@ -69,7 +82,17 @@ pub struct flakeid_options {
     /// A manual clock, or NULL for the system clock. The generator shares the
     /// clock's time; the handle may be freed before the generator.
     pub clock: *const flakeid_manual_clock,
+    /// The lease's time-to-live in ms (1000..=3600000), or `FLAKEID_UNSET` (10000).
+    /// Needs `lease_url`: set without one, it is refused (`FLAKEID_ERR_CONFIG`).
+    pub lease_ttl_ms: u64,
+    /// Issue at most `max_sequence + 1` IDs per tick (`2^k - 1`, flake-idgen's
+    /// `seqMask`), or `FLAKEID_UNSET` (the layout's whole sequence field).
+    pub max_sequence: u64,
 }
+
+/// The smallest `struct_size` this library reads: the first `flakeid_options` with
+/// a `struct_size` (every later one only appends fields).
+const MIN_OPTIONS_SIZE: usize = std::mem::size_of::<flakeid_options>();
 
 /// A clock that moves only when told to, for deterministic tests. Thread-safe.
 #[derive(Debug)]
@@ -85,7 +108,11 @@ pub struct flakeid_generator {
 }
 
 /// The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,
-/// `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock.
+/// `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock, no lease (`lease_ttl_ms`
+/// unset), the whole sequence field (`max_sequence` unset); `struct_size` is this
+/// header's `sizeof(flakeid_options)`. Returned by value: for programs that run
+/// with the library of the header they were built with (else use
+/// `flakeid_options_init`).
 #[unsafe(no_mangle)]
 pub extern "C" fn flakeid_options_default() -> flakeid_options {
     flakeid_options {
@@ -100,7 +127,49 @@ pub extern "C" fn flakeid_options_default() -> flakeid_options {
         max_borrow_ms: DEFAULT_MAX_BORROW_MS,
         max_wait_ms: DEFAULT_MAX_WAIT_MS,
         clock: std::ptr::null(),
+        lease_ttl_ms: FLAKEID_UNSET,
+        max_sequence: FLAKEID_UNSET,
+        struct_size: std::mem::size_of::<flakeid_options>(),
     }
+}
+
+fn options_size(size: usize) -> Result<(), Fail> {
+    let max = std::mem::size_of::<flakeid_options>();
+    if (MIN_OPTIONS_SIZE..=max).contains(&size) {
+        return Ok(());
+    }
+    Err(config(
+        "struct_size",
+        format!(
+            "struct_size must be sizeof(flakeid_options), {MIN_OPTIONS_SIZE}..={max} for this library, got {size}{}",
+            if size == 0 {
+                " (start from flakeid_options_init(&o, sizeof o) or flakeid_options_default())"
+            } else if size > max {
+                " (a header newer than this library: its new options would be ignored)"
+            } else {
+                ""
+            }
+        ),
+    )
+    .into())
+}
+
+/// Fills `*options` with the defaults (as `flakeid_options_default()`) and sets
+/// its `struct_size`: pass `sizeof *options`. Unlike the by-value
+/// `flakeid_options_default()`, safe when the program runs with a newer library
+/// than the header it was built with: only `struct_size` bytes are written.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_options_init(options: *mut flakeid_options, struct_size: usize) -> flakeid_status {
+    guard(|| {
+        let dst = out(options, "options")?;
+        options_size(struct_size)?;
+        let mut o = flakeid_options_default();
+        o.struct_size = struct_size;
+        // SAFETY: the caller's struct holds `struct_size` bytes (documented), and
+        // `struct_size` is at most ours.
+        unsafe { std::ptr::copy_nonoverlapping((&raw const o).cast::<u8>(), dst.as_ptr().cast::<u8>(), struct_size) };
+        Ok(())
+    })
 }
 
 fn config(field: &'static str, message: String) -> Error {
@@ -160,6 +229,12 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     if let Some(c) = unsafe { o.clock.as_ref() } {
         b = b.clock(c.clock.clone());
     }
+    if o.lease_ttl_ms != FLAKEID_UNSET {
+        b = b.lease_ttl_ms(o.lease_ttl_ms);
+    }
+    if o.max_sequence != FLAKEID_UNSET {
+        b = b.max_sequence(o.max_sequence);
+    }
     Ok(b.build()?)
 }
 
@@ -172,6 +247,9 @@ pub unsafe extern "C" fn flakeid_generator_new(
     out_generator: *mut *mut flakeid_generator,
 ) -> flakeid_status {
     guard(|| {
+        // `struct_size` first: it says how much of the struct may be read.
+        let size = unsafe { arg(options.cast::<usize>(), "options") }?;
+        options_size(*size)?;
         let o = unsafe { arg(options, "options") }?;
         let dst = out(out_generator, "out_generator")?;
         let inner = unsafe { build(o) }?;

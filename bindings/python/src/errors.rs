@@ -165,26 +165,18 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &'static str, max: u64) -> PyR
         return Ok(v);
     }
     if obj.is_instance_of::<pyo3::types::PyInt>() {
-        return Err(to_py(Error::out_of_range(field, 0, max, obj.str()?)));
+        // An int no u64 holds (negative, huge): refused with the option's own range
+        // where the core's table gives one (the core checks the others).
+        let (lo, hi) = match flakeid_core::generator_option(field) {
+            Some(o) if o.kind == flakeid_core::OptionKind::Uint && o.max < u64::MAX => (o.min, o.max),
+            _ => (0, max),
+        };
+        return Err(to_py(Error::out_of_range(field, lo, hi, obj.str()?)));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "{field} must be an int, got {}",
         obj.get_type().name()?
     )))
-}
-
-/// A Python int in `lo..=hi`, or a `ConfigError` naming `field` and that range
-/// (for limits a `u64` cannot express, such as `lease_ttl_ms`'s minimum).
-pub(crate) fn uint_in(obj: &Bound<'_, PyAny>, field: &'static str, lo: u64, hi: u64) -> PyResult<u64> {
-    match uint(obj, field, hi) {
-        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        Ok(v) => Err(to_py(Error::out_of_range(field, lo, hi, v))),
-        Err(e) if obj.is_instance_of::<pyo3::types::PyInt>() => {
-            let _ = e;
-            Err(to_py(Error::out_of_range(field, lo, hi, obj.str()?)))
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// A batch size: any Python int, checked by the core's one rule (`n` in

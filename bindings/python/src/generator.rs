@@ -1,8 +1,7 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
-use crate::errors::{batch_size, opt_uint, to_py, uint, uint_in};
+use crate::errors::{batch_size, opt_uint, to_py, uint};
 use crate::layout::{PyLayout, layout_arg};
-use flakeid_core::lease::LeaseState;
 use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -81,10 +80,10 @@ impl PyGenerator {
     #[pyo3(
         signature = (datacenter=None, worker=None, *, node=None, layout=None, overflow=None,
             clock_backwards=None, max_borrow_ms=None, max_wait_ms=None, clock=None, lease=None,
-            lease_ttl_ms=None),
+            lease_ttl_ms=None, max_sequence=None),
         text_signature = "(datacenter=None, worker=None, *, node=None, layout='snowflake', overflow='wait', \
             clock_backwards='error', max_borrow_ms=2000, max_wait_ms=1000, clock=None, lease=None, \
-            lease_ttl_ms=10000)"
+            lease_ttl_ms=10000, max_sequence=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -100,6 +99,7 @@ impl PyGenerator {
         clock: Option<&Bound<'_, PyManualClock>>,
         lease: Option<PyBackedStr>,
         lease_ttl_ms: Option<&Bound<'_, PyAny>>,
+        max_sequence: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let layout = layout_arg(layout)?;
         let mut b = Generator::builder(layout);
@@ -124,11 +124,15 @@ impl PyGenerator {
         if let Some(c) = clock_backwards {
             b = b.clock_backwards(ClockBackwards::parse(&c).map_err(to_py)?);
         }
-        if let Some(ms) = opt_uint(max_borrow_ms, "max_borrow_ms", flakeid_core::MAX_POLICY_MS)? {
+        // Ranges and requirements are the core's (flakeid_core::GENERATOR_OPTIONS).
+        if let Some(ms) = opt_uint(max_borrow_ms, "max_borrow_ms", u64::MAX)? {
             b = b.max_borrow_ms(ms);
         }
-        if let Some(ms) = opt_uint(max_wait_ms, "max_wait_ms", flakeid_core::MAX_POLICY_MS)? {
+        if let Some(ms) = opt_uint(max_wait_ms, "max_wait_ms", u64::MAX)? {
             b = b.max_wait_ms(ms);
+        }
+        if let Some(n) = opt_uint(max_sequence, "max_sequence", u64::MAX)? {
+            b = b.max_sequence(n);
         }
         if let Some(c) = clock {
             b = b.clock(c.get().0.clone());
@@ -136,9 +140,8 @@ impl PyGenerator {
         if let Some(url) = lease {
             b = b.lease_url(&url);
         }
-        if let Some(ms) = lease_ttl_ms.filter(|o| !o.is_none()) {
-            let (lo, hi) = (flakeid_core::MIN_LEASE_TTL_MS, flakeid_core::MAX_LEASE_TTL_MS);
-            b = b.lease_ttl_ms(uint_in(ms, "lease_ttl_ms", lo, hi)?);
+        if let Some(ms) = opt_uint(lease_ttl_ms, "lease_ttl_ms", u64::MAX)? {
+            b = b.lease_ttl_ms(ms);
         }
         // Long waits (a clock waited out, a frozen clock) let Python's signal
         // handlers run every 10 ms: Ctrl-C interrupts them with KeyboardInterrupt.
@@ -232,12 +235,7 @@ impl PyGenerator {
     /// "held", "unreachable", "lost" or "released"; None without a lease.
     #[getter]
     fn lease_state(&self) -> Option<&'static str> {
-        self.inner.lease_state().map(|s| match s {
-            LeaseState::Held => "held",
-            LeaseState::Unreachable { .. } => "unreachable",
-            LeaseState::Lost => "lost",
-            _ => "released",
-        })
+        self.inner.lease_state().map(|s| s.as_str())
     }
     /// Stops issuing IDs and gives the leased node id back now (also done when the
     /// generator is garbage-collected). A no-op without a lease.

@@ -24,6 +24,8 @@ export interface GeneratorOptions {
   maxWaitMs?: number;
   /** Issue at most `maxSequence + 1` IDs per tick; `2^k - 1` (flake-idgen's `seqMask`). */
   maxSequence?: number;
+  /** A lease's TTL: this build has no leases, so it is always refused (as without `lease` everywhere). */
+  leaseTtlMs?: number;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
 }
@@ -46,7 +48,9 @@ impl Clock for HostClock {
 /// need a store and threads: not in this build.
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
     for key in convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
-        if key == "lease" || key == "leaseTtlMs" {
+        // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
+        // lease_ttl_ms), as in every binding.
+        if key == "lease" {
             return Err(convert::config(
                 "lease",
                 format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
@@ -105,6 +109,9 @@ impl Generator {
         }
         if let Some(v) = convert::opt_uint(&options, "maxSequence", "max_sequence", u64::MAX)? {
             b = b.max_sequence(v);
+        }
+        if let Some(v) = convert::opt_uint(&options, "leaseTtlMs", "lease_ttl_ms", u64::MAX)? {
+            b = b.lease_ttl_ms(v);
         }
         b = match convert::get(&options, "clock")? {
             None => b.clock(HostClock),

@@ -91,9 +91,12 @@ pub struct GeneratorArgs {
     /// Lease the node id: file:///dir, redis[s]://host:port/db, postgres://user:pass@host:port/db, etcd[s]://host:2379[,host2:2379]/ (?namespace=NAME; TLS: ca=, cert=, key=; PostgreSQL: sslmode=…) — docs/leases.md
     #[arg(long, value_name = "URL", env = "FLAKEID_LEASE")]
     pub lease: Option<String>,
-    /// The lease's time-to-live (default 10000)
-    #[arg(long, value_name = "M", value_parser = uint, requires = "lease")]
+    /// The lease's time-to-live (default 10000; needs --lease)
+    #[arg(long, value_name = "M", value_parser = uint)]
     pub lease_ttl_ms: Option<u64>,
+    /// At most M + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)
+    #[arg(long, value_name = "M", value_parser = uint)]
+    pub max_sequence: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -167,8 +167,13 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
     if let Some(url) = &o.lease {
         b = b.lease_url(url);
     }
+    // Requirements and ranges (lease_ttl_ms needs lease) are the core's, as in
+    // every binding: a config error naming the option, not a usage error.
     if let Some(ms) = o.lease_ttl_ms {
         b = b.lease_ttl_ms(ms);
+    }
+    if let Some(n) = o.max_sequence {
+        b = b.max_sequence(n);
     }
     Ok(b)
 }

@@ -202,10 +202,14 @@ fn dead_stderr_is_not_a_panic() {
 }
 
 #[test]
-fn lease_ttl_without_lease_is_a_usage_error() {
+fn lease_ttl_without_lease_is_a_config_error() {
+    // The core's refusal, as in every binding (it was clap's usage error, exit 2).
     let o = flakeid(&["generate", "--lease-ttl-ms", "5000"]);
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--lease <URL>"), "{o:?}");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("lease_ttl_ms is set but lease is not"),
+        "{o:?}"
+    );
 }
 
 #[test]
@@ -273,7 +277,7 @@ fn serve_rejects_bad_options() {
     for (args, code) in [
         (&["serve", "--listen", "nowhere"][..], 2),
         (&["serve", "--max-batch", "0", "--node", "1"], 1),
-        (&["serve", "--lease-ttl-ms", "500"], 2),
+        (&["serve", "--lease-ttl-ms", "500"], 1),
         (&["serve", "--count", "5"], 2),
     ] {
         let o = flakeid(args);

@@ -19,6 +19,7 @@ use crate::layout::{Layout, Order, mask};
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
+use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::sync::{AtomicBool, AtomicU64};
 use std::cell::Cell;
 use std::fmt;
@@ -300,6 +301,95 @@ impl GeneratorBuilder {
         self
     }
 
+    /// Sets the option `name` (snake_case, camelCase or flag spelling; see
+    /// [`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS)) from a binding's converted
+    /// value: the one path by which bindings whose options arrive by name (the CLI,
+    /// GUCs, C strings) set them. A value of the wrong type, or an option nobody
+    /// reads, is a config error naming it; ranges are checked by `build`.
+    pub fn set(mut self, name: &str, value: OptionValue<'_>) -> Result<Self> {
+        let Some(option) = generator_option(name) else {
+            return Err(options::unknown_option(name, &options::NAMES));
+        };
+        use OptionValue::{Text, Uint};
+        Ok(match (option.name, value) {
+            ("datacenter", Uint(v)) => self.datacenter(v),
+            ("worker", Uint(v)) => self.worker(v),
+            ("node", Uint(v)) => self.node(v),
+            ("node", Text(s)) => match NodeSource::parse(s)? {
+                NodeSource::Explicit(n) => self.node(n),
+                source => self.node_source(source),
+            },
+            ("layout", Text(s)) => {
+                self.layout = Layout::preset(s)?;
+                self
+            }
+            ("overflow", Text(s)) => self.overflow(Overflow::parse(s)?),
+            ("clock_backwards", Text(s)) => self.clock_backwards(ClockBackwards::parse(s)?),
+            ("max_borrow_ms", Uint(v)) => self.max_borrow_ms(v),
+            ("max_wait_ms", Uint(v)) => self.max_wait_ms(v),
+            ("lease", Text(s)) => self.lease_url(s),
+            ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
+            ("max_sequence", Uint(v)) => self.max_sequence(v),
+            _ => return Err(options::wrong_value(option, value)),
+        })
+    }
+
+    /// [`set`](Self::set) from text: a whole number for numeric options.
+    pub fn set_text(self, name: &str, text: &str) -> Result<Self> {
+        let Some(option) = generator_option(name) else {
+            return Err(options::unknown_option(name, &options::NAMES));
+        };
+        let value = options::option_value(option, text)?;
+        self.set(option.name, value)
+    }
+
+    /// The value of a numeric option, where it is set.
+    fn uint_option(&self, name: &str) -> Option<u64> {
+        match name {
+            "max_borrow_ms" => Some(self.max_borrow_ms),
+            "max_wait_ms" => Some(self.max_wait_ms),
+            "lease_ttl_ms" => self.lease_ttl_ms,
+            _ => None,
+        }
+    }
+
+    fn is_set(&self, name: &str) -> bool {
+        match name {
+            "lease" => match &self.node {
+                NodeChoice::LeaseUrl(_) | NodeChoice::Conflict("lease") => true,
+                #[cfg(feature = "lease")]
+                NodeChoice::Lease(_) => true,
+                _ => false,
+            },
+            _ => self.uint_option(name).is_some(),
+        }
+    }
+
+    /// The table's static rules (crate::options): requirements, then ranges. What
+    /// depends on the layout (node ids, `max_sequence`) is checked where it is used.
+    fn check_options(&self) -> Result<()> {
+        for option in &GENERATOR_OPTIONS {
+            let Some(v) = self.uint_option(option.name) else {
+                continue;
+            };
+            if let Some(needed) = option.requires
+                && !self.is_set(needed)
+            {
+                return Err(Error::config(
+                    option.name,
+                    format!(
+                        "{} is set but {needed} is not: {} means nothing without {needed}",
+                        option.name, option.name
+                    ),
+                ));
+            }
+            if !(option.min..=option.max).contains(&v) {
+                return Err(Error::out_of_range(option.name, option.min, option.max, v));
+            }
+        }
+        Ok(())
+    }
+
     pub fn build(self) -> Result<Generator> {
         self.build_with(|initial| OwnCounter(Padded(AtomicU64::new(initial))))
     }
@@ -322,6 +412,7 @@ impl GeneratorBuilder {
 
     fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
+        self.check_options()?;
         #[cfg(feature = "lease")]
         let lease_spec = match &self.node {
             NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
@@ -367,17 +458,6 @@ impl GeneratorBuilder {
                 ));
             }
         };
-        if self.max_borrow_ms > MAX_POLICY_MS {
-            return Err(Error::out_of_range(
-                "max_borrow_ms",
-                0,
-                MAX_POLICY_MS,
-                self.max_borrow_ms,
-            ));
-        }
-        if self.max_wait_ms > MAX_POLICY_MS {
-            return Err(Error::out_of_range("max_wait_ms", 0, MAX_POLICY_MS, self.max_wait_ms));
-        }
         // `sb` is the sequence width of the counter; the ID keeps the layout's field.
         let sb = match self.max_sequence {
             None => layout.sequence_bits(),

@@ -1,29 +1,223 @@
-//! Option names of the public API (shared/API.md §5), so that every binding refuses
-//! a misspelled option the same way instead of ignoring it: `{ workerId: 3 }`
-//! silently gave every process node 0 — duplicate IDs across processes.
+//! The generator's options, listed once (issue 24): each with its snake_case name
+//! (Python, C, the CLI, GUCs, the vectors), its JS camelCase name, its kind, its
+//! default, its range and what it requires. Every binding converts its native form
+//! (kwargs, a JS object, a C struct, clap arguments, GUCs) into
+//! [`GeneratorBuilder::set`](crate::GeneratorBuilder::set) calls or the builder's typed setters; the ranges and
+//! requirements are checked once, in [`GeneratorBuilder::build`](crate::GeneratorBuilder::build).
+//!
+//! Also: the refusal of a misspelled option, so that every binding refuses it the
+//! same way instead of ignoring it (`{ workerId: 3 }` silently gave every process
+//! node 0 — duplicate IDs across processes).
 
 use crate::encoding::shown;
 use crate::error::Error;
+use crate::generator::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS};
 
-/// The options of `new Generator({...})` in `@flakeid/node` and `@flakeid/wasm`.
-pub const JS_GENERATOR_OPTIONS: [&str; 12] = [
-    "datacenter",
-    "worker",
-    "node",
-    "layout",
-    "overflow",
-    "clockBackwards",
-    "maxBorrowMs",
-    "maxWaitMs",
-    "lease",
-    "leaseTtlMs",
-    "maxSequence",
-    "clock",
+/// A lease's default time-to-live.
+pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;
+/// Shortest TTL accepted. The timing budget at this value: a renewal every 333 ms,
+/// each attempt given up to 333 ms (a retry every 83 ms after a failure), and IDs
+/// stop 800 ms after the last confirmed renewal — so a store round trip, the
+/// heartbeat's wake-up and a busy CPU get hundreds of ms, not tens. At 100 ms (the
+/// old minimum) a PostgreSQL renewal on an idle local server missed its 33 ms
+/// budget 4 times in 300, and most of the time under CPU load.
+pub const MIN_LEASE_TTL_MS: u64 = 1_000;
+/// Longest lease TTL accepted (one hour).
+pub const MAX_LEASE_TTL_MS: u64 = 3_600_000;
+
+/// What values an option takes.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// A whole number in `min..=max` (the range may also depend on the layout).
+    Uint,
+    /// A node id: a whole number, or a source (`env:VAR`, `hostname`, `mac`, `ipv4`).
+    Node,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// A preset name or a layout value.
+    Layout,
+    /// A lease URL (`file:///dir`, `redis://…`, …).
+    LeaseUrl,
+    /// A manual clock for tests (a handle: not settable from text).
+    Clock,
+}
+
+/// One option of a generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeneratorOption {
+    /// snake_case: Python keywords, C struct fields, GUCs, vectors, error fields.
+    pub name: &'static str,
+    /// camelCase: the keys of `new Generator({...})` in `@flakeid/node` and `@flakeid/wasm`.
+    pub js_name: &'static str,
+    /// The CLI's and service's flag (`--max-wait-ms`), without the dashes.
+    pub flag: &'static str,
+    pub kind: OptionKind,
+    /// The default, as text (`""`: none — the option is simply not set).
+    pub default: &'static str,
+    /// For [`OptionKind::Uint`]: the static range; a layout may narrow it further
+    /// (node ids, `max_sequence`).
+    pub min: u64,
+    pub max: u64,
+    /// Another option this one needs (`lease_ttl_ms` means nothing without `lease`).
+    pub requires: Option<&'static str>,
+    /// One line for help texts.
+    pub doc: &'static str,
+}
+
+#[allow(clippy::too_many_arguments)] // one row of the table
+const fn opt(
+    name: &'static str,
+    js_name: &'static str,
+    flag: &'static str,
+    kind: OptionKind,
+    default: &'static str,
+    range: (u64, u64),
+    requires: Option<&'static str>,
+    doc: &'static str,
+) -> GeneratorOption {
+    GeneratorOption {
+        name,
+        js_name,
+        flag,
+        kind,
+        default,
+        min: range.0,
+        max: range.1,
+        requires,
+        doc,
+    }
+}
+
+const NONE: (u64, u64) = (0, 0);
+/// The node fields' static range; the layout narrows it (5 bits: 0..=31).
+const NODE: (u64, u64) = (0, u64::MAX);
+
+/// Every option of a generator, in the order the API lists them.
+#[rustfmt::skip]
+pub const GENERATOR_OPTIONS: [GeneratorOption; 12] = [
+    opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
+        "the datacenter part of the node id (layouts with datacenter bits)"),
+    opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
+    opt("node", "node", "node", OptionKind::Node, "", NODE, None,
+        "the whole node id, or env:VAR, hostname, mac, ipv4"),
+    opt("layout", "layout", "layout", OptionKind::Layout, "snowflake", NONE, None, "a preset name or a custom layout"),
+    opt("overflow", "overflow", "overflow", OptionKind::Choice(&["wait", "borrow"]), "wait", NONE, None,
+        "when a tick's sequence is used up: wait for the next tick, or borrow from the future"),
+    opt("clock_backwards", "clockBackwards", "clock-backwards", OptionKind::Choice(&["error", "wait", "monotonic"]),
+        "error", NONE, None, "when the clock reads earlier than IDs issued"),
+    opt("max_borrow_ms", "maxBorrowMs", "max-borrow-ms", OptionKind::Uint, "2000", (0, MAX_POLICY_MS), None,
+        "how far overflow=borrow may run ahead of the clock"),
+    opt("max_wait_ms", "maxWaitMs", "max-wait-ms", OptionKind::Uint, "1000", (0, MAX_POLICY_MS), None,
+        "how long clock_backwards=wait (or monotonic) waits for the clock"),
+    opt("lease", "lease", "lease", OptionKind::LeaseUrl, "", NONE, None,
+        "lease the node id from a store: file:///dir, redis://, postgres://, etcd://"),
+    opt("lease_ttl_ms", "leaseTtlMs", "lease-ttl-ms", OptionKind::Uint, "10000", (MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS),
+        Some("lease"), "the lease's time-to-live"),
+    opt("max_sequence", "maxSequence", "max-sequence", OptionKind::Uint, "", (0, u64::MAX), None,
+        "at most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)"),
+    opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests"),
 ];
 
 /// The options of `new Sealer(key, {...})` (sealed IDs, flakeid-seal) in
 /// `@flakeid/node` and `@flakeid/wasm`.
 pub const JS_SEALER_OPTIONS: [&str; 2] = ["layout", "tweak"];
+
+const _: () = {
+    // The defaults above are the engine's constants, spelled as text.
+    assert!(DEFAULT_MAX_BORROW_MS == 2000 && DEFAULT_MAX_WAIT_MS == 1000 && DEFAULT_LEASE_TTL_MS == 10_000);
+};
+
+const fn names(js: bool) -> [&'static str; GENERATOR_OPTIONS.len()] {
+    let mut names = [""; GENERATOR_OPTIONS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = if js {
+            GENERATOR_OPTIONS[i].js_name
+        } else {
+            GENERATOR_OPTIONS[i].name
+        };
+        i += 1;
+    }
+    names
+}
+
+/// The keys of `new Generator({...})` in `@flakeid/node` and `@flakeid/wasm`.
+pub const JS_GENERATOR_OPTIONS: [&str; GENERATOR_OPTIONS.len()] = names(true);
+/// The snake_case names, for messages.
+pub(crate) const NAMES: [&str; GENERATOR_OPTIONS.len()] = names(false);
+
+/// The option named `name`, by its snake_case, camelCase or flag spelling.
+pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
+    GENERATOR_OPTIONS
+        .iter()
+        .find(|o| o.name == name || o.js_name == name || o.flag == name)
+}
+
+/// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set): what every binding's native value is
+/// converted into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionValue<'a> {
+    Uint(u64),
+    Text(&'a str),
+}
+
+impl OptionValue<'_> {
+    fn described(&self) -> String {
+        match self {
+            OptionValue::Uint(v) => format!("the number {v}"),
+            OptionValue::Text(s) => format!("the text {}", shown(s)),
+        }
+    }
+}
+
+impl OptionKind {
+    /// What the option wants, for messages.
+    pub fn wants(self) -> &'static str {
+        match self {
+            OptionKind::Uint => "a whole number",
+            OptionKind::Node => "a whole number or a node source (env:VAR, hostname, mac, ipv4)",
+            OptionKind::Choice(_) => "one of its words",
+            OptionKind::Layout => "a preset name",
+            OptionKind::LeaseUrl => "a lease URL",
+            OptionKind::Clock => "a manual clock",
+        }
+    }
+}
+
+/// The refusal of a value of the wrong type for `option`.
+pub(crate) fn wrong_value(option: &GeneratorOption, value: OptionValue<'_>) -> Error {
+    Error::config(
+        option.name,
+        format!(
+            "{} must be {}, got {}",
+            option.name,
+            option.kind.wants(),
+            value.described()
+        ),
+    )
+}
+
+/// `text` as `option` takes it: a whole number for [`OptionKind::Uint`] (a config
+/// error naming the option otherwise), the text itself for the others. For
+/// bindings whose values arrive as text: the CLI's flags, GUCs.
+pub fn option_value<'a>(option: &GeneratorOption, text: &'a str) -> Result<OptionValue<'a>, Error> {
+    if option.kind != OptionKind::Uint {
+        return Ok(OptionValue::Text(text));
+    }
+    text.trim().parse().map(OptionValue::Uint).map_err(|_| {
+        Error::config(
+            option.name,
+            format!(
+                "{} must be a whole number in {}..={}, got {}",
+                option.name,
+                option.min,
+                option.max,
+                shown(text)
+            ),
+        )
+    })
+}
 
 /// The error for an ID passed to `@flakeid/node` or `@flakeid/wasm` as a JS
 /// `number`: refused in both, since a number cannot hold every 64-bit ID exactly.
@@ -83,6 +277,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn names_are_unique_and_spelled_alike() {
+        for (i, o) in GENERATOR_OPTIONS.iter().enumerate() {
+            assert_eq!(o.name.replace('_', ""), o.js_name.to_ascii_lowercase(), "{o:?}");
+            assert_eq!(o.name.replace('_', "-"), o.flag, "{o:?}");
+            for p in &GENERATOR_OPTIONS[..i] {
+                assert!(p.name != o.name && p.js_name != o.js_name, "{o:?}");
+            }
+            assert_eq!(generator_option(o.js_name), Some(o));
+            assert_eq!(generator_option(o.flag), Some(o));
+            if o.kind == OptionKind::Uint && !o.default.is_empty() {
+                let d: u64 = o.default.parse().unwrap_or(u64::MAX);
+                assert!((o.min..=o.max).contains(&d), "{o:?}");
+            }
+        }
+    }
+
+    #[test]
     fn suggestions() {
         let k = &JS_GENERATOR_OPTIONS;
         assert_eq!(closest_option("workerId", k), Some("worker"));
@@ -94,5 +305,44 @@ mod tests {
             e.contains("\"workerId\"") && e.contains("did you mean \"worker\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn set_by_name_and_refusals() {
+        use crate::{Generator, Layout};
+        let b = || Generator::builder(Layout::SNOWFLAKE);
+        let field = |r: Result<crate::Generator, Error>| match r {
+            Err(Error::Config { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            field(b().set_text("lease_ttl_ms", "10000").and_then(|b| b.build())),
+            "lease_ttl_ms"
+        );
+        assert_eq!(
+            field(b().set_text("leaseTtlMs", "x").and_then(|b| b.build())),
+            "lease_ttl_ms"
+        );
+        assert_eq!(
+            field(b().set("max-wait-ms", OptionValue::Text("1")).and_then(|b| b.build())),
+            "max_wait_ms"
+        );
+        assert_eq!(
+            field(b().set("workerId", OptionValue::Uint(1)).and_then(|b| b.build())),
+            "options"
+        );
+        let g = b()
+            .set_text("node", "7")
+            .and_then(|b| b.set_text("overflow", "borrow"))
+            .and_then(|b| b.build());
+        let g = g.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((g.node(), g.overflow().as_str()), (7, "borrow"));
+        let e = b()
+            .lease_ttl_ms(10_000)
+            .build()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("lease_ttl_ms is set but lease is not"), "{e}");
     }
 }

@@ -849,14 +849,7 @@ async fn decode_id(
 }
 
 fn lease_text(g: &Generator) -> String {
-    match g.lease_state() {
-        None => "none".into(),
-        Some(LeaseState::Held) => "held".into(),
-        Some(LeaseState::Unreachable { .. }) => "unreachable".into(),
-        Some(LeaseState::Lost) => "lost".into(),
-        Some(LeaseState::Released) => "released".into(),
-        Some(other) => other.to_string(),
-    }
+    g.lease_state().map_or("none", |s| s.as_str()).into()
 }
 
 async fn layout_info(State(svc): State<Shared>) -> Response {

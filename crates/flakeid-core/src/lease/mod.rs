@@ -53,17 +53,9 @@ pub use file::FileStore;
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
 pub use url::{check_namespace, redact_error, redact_passwords};
 
-/// Default lease time-to-live.
-pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;
-/// Shortest TTL accepted. The timing budget at this value: a renewal every 333 ms,
-/// each attempt given up to 333 ms (a retry every 83 ms after a failure), and IDs
-/// stop 800 ms after the last confirmed renewal — so a store round trip, the
-/// heartbeat's wake-up and a busy CPU get hundreds of ms, not tens. At 100 ms (the
-/// old minimum) a PostgreSQL renewal on an idle local server missed its 33 ms
-/// budget 4 times in 300, and most of the time under CPU load.
-pub const MIN_LEASE_TTL_MS: u64 = 1_000;
-/// Longest TTL accepted (one hour).
-pub const MAX_LEASE_TTL_MS: u64 = 3_600_000;
+// The TTL's default and range are options (crate::options), known without leases
+// too: `lease_ttl_ms` without `lease` is refused by every build.
+pub use crate::options::{DEFAULT_LEASE_TTL_MS, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS};
 /// Namespace used when the URL gives none.
 pub const DEFAULT_NAMESPACE: &str = "flakeid";
 /// Longest time spent connecting to a store and acquiring an id.
@@ -505,6 +497,19 @@ pub enum LeaseState {
     Lost,
     /// Released (dropped or [`release_lease`](crate::Generator::release_lease)).
     Released,
+}
+
+impl LeaseState {
+    /// The state's one-word name, the same in every binding and in the service:
+    /// `held`, `unreachable`, `lost` or `released` (issue 24: one list, not one per binding).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LeaseState::Held => "held",
+            LeaseState::Unreachable { .. } => "unreachable",
+            LeaseState::Lost => "lost",
+            LeaseState::Released => "released",
+        }
+    }
 }
 
 impl fmt::Display for LeaseState {

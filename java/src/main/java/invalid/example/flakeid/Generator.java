@@ -54,6 +54,8 @@ public final class Generator implements AutoCloseable {
       if (b.maxBorrow != null) o.set(JAVA_LONG, off("max_borrow_ms"), millis(b.maxBorrow));
       if (b.maxWait != null) o.set(JAVA_LONG, off("max_wait_ms"), millis(b.maxWait));
       if (b.clock != null) o.set(ADDRESS, off("clock"), b.clock.handle());
+      if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
+      put(o, "max_sequence", b.maxSequence);
       MemorySegment out = call.allocate(ADDRESS);
       Native.check((int) Native.GENERATOR_NEW.invokeExact(o, out));
       MemorySegment raw = out.get(ADDRESS, 0);
@@ -89,6 +91,11 @@ public final class Generator implements AutoCloseable {
     if (d.isNegative()) return UNSET;
     long ms = d.toMillis();
     return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+  }
+
+  /** As {@link #millis}, but UNSET is "not given" here: a negative TTL is UNSET - 1. */
+  private static long leaseTtlMillis(Duration d) {
+    return d.isNegative() ? UNSET - 1 : millis(d);
   }
 
   private static void free(MemorySegment g) {
@@ -196,7 +203,8 @@ public final class Generator implements AutoCloseable {
     private String nodeSource, lease;
     private Overflow overflow;
     private ClockBackwards clockBackwards;
-    private Duration maxBorrow, maxWait;
+    private Duration maxBorrow, maxWait, leaseTtl;
+    private Long maxSequence;
     private ManualClock clock;
 
     private Builder() {}
@@ -262,6 +270,25 @@ public final class Generator implements AutoCloseable {
     /** How long the WAIT and MONOTONIC policies wait for the clock (default 1 s). */
     public Builder maxWait(Duration maxWait) {
       this.maxWait = maxWait;
+      return this;
+    }
+
+    /**
+     * The lease's time-to-live (default 10 s; 1 s to 1 h, whole ms rounded up). Needs
+     * {@link #lease}: without one, {@link #build} throws a {@link ConfigException}
+     * naming {@code lease_ttl_ms}, as every binding does.
+     */
+    public Builder leaseTtl(Duration leaseTtl) {
+      this.leaseTtl = leaseTtl;
+      return this;
+    }
+
+    /**
+     * Issues at most {@code maxSequence + 1} IDs per tick ({@code 2^k - 1},
+     * flake-idgen's {@code seqMask}); default: the layout's whole sequence field.
+     */
+    public Builder maxSequence(long maxSequence) {
+      this.maxSequence = maxSequence;
       return this;
     }
 

@@ -41,6 +41,7 @@ final class Native {
   static final StructLayout OPTIONS =
       cStruct(
           "flakeid_options",
+          JAVA_LONG.withName("struct_size"), // size_t: the 64-bit platforms the jar ships for
           LAYOUT.withName("layout"),
           JAVA_LONG.withName("node"),
           JAVA_LONG.withName("datacenter"),
@@ -51,7 +52,9 @@ final class Native {
           JAVA_INT.withName("clock_backwards"),
           JAVA_LONG.withName("max_borrow_ms"),
           JAVA_LONG.withName("max_wait_ms"),
-          ADDRESS.withName("clock"));
+          ADDRESS.withName("clock"),
+          JAVA_LONG.withName("lease_ttl_ms"),
+          JAVA_LONG.withName("max_sequence"));
 
   static final StructLayout LIMITS =
       cStruct(

@@ -49,8 +49,8 @@ class VectorsTest {
               "cases", VectorsTest::encoding,
               "decode_aliases", VectorsTest::alias,
               "bad", VectorsTest::badText),
-          "timelines.json", Map.of("timelines", VectorsTest::timeline)
-          // The bad-input table (its own issue) lands here: "options.json", Map.of(...).
+          "timelines.json", Map.of("timelines", VectorsTest::timeline),
+          "options.json", Map.of("options", VectorsTest::optionEntry, "cases", VectorsTest::option)
           );
 
   /** Files the C ABI cannot run yet, and why. */
@@ -208,6 +208,54 @@ class VectorsTest {
       return;
     }
     expectError(c, b::build);
+  }
+
+  /** Each option of the core's table and the Builder method that sets it. */
+  static final Map<String, String> OPTION_METHODS =
+      Map.ofEntries(
+          Map.entry("datacenter", "datacenter"), Map.entry("worker", "worker"), Map.entry("node", "node"),
+          Map.entry("layout", "layout"), Map.entry("overflow", "overflow"),
+          Map.entry("clock_backwards", "clockBackwards"), Map.entry("max_borrow_ms", "maxBorrow"),
+          Map.entry("max_wait_ms", "maxWait"), Map.entry("lease", "lease"), Map.entry("lease_ttl_ms", "leaseTtl"),
+          Map.entry("max_sequence", "maxSequence"), Map.entry("clock", "clock"));
+
+  static void optionEntry(JsonNode c) {
+    String method = OPTION_METHODS.get(c.get("name").asText());
+    assertTrue(method != null, "option " + c.get("name") + " has no Builder method");
+    assertTrue(
+        java.util.Arrays.stream(Generator.Builder.class.getMethods()).anyMatch(m -> m.getName().equals(method)),
+        "Generator.Builder has no " + method);
+  }
+
+  static void option(JsonNode c) {
+    Generator.Builder b = Generator.builder().layout(layout(c.get("layout")));
+    c.get("options").properties().forEach(e -> {
+      JsonNode v = e.getValue();
+      switch (e.getKey()) {
+        case "node" -> {
+          if (v.isTextual()) b.nodeSource(v.asText());
+          else b.node(v.asLong());
+        }
+        case "datacenter" -> b.datacenter(v.asLong());
+        case "worker" -> b.worker(v.asLong());
+        case "overflow" -> b.overflow(overflow(v.asText()));
+        case "clock_backwards" -> b.clockBackwards(clockBackwards(v.asText()));
+        case "max_borrow_ms" -> b.maxBorrow(Duration.ofMillis(v.asLong()));
+        case "max_wait_ms" -> b.maxWait(Duration.ofMillis(v.asLong()));
+        case "lease" -> b.lease(v.asText());
+        case "lease_ttl_ms" -> b.leaseTtl(Duration.ofMillis(v.asLong()));
+        case "max_sequence" -> b.maxSequence(v.asLong());
+        default -> fail("unknown option " + e.getKey() + " in the vector");
+      }
+    });
+    JsonNode o = c.get("options");
+    if (o.has("overflow") && overflow(o.get("overflow").asText()) == null
+        || o.has("clock_backwards") && clockBackwards(o.get("clock_backwards").asText()) == null) {
+      assertThrows(IllegalArgumentException.class, () -> enumOf(o));
+      return;
+    }
+    if (c.has("error")) expectError(c, b::build);
+    else b.build().close();
   }
 
   /** What a caller gets for a policy name the enum does not have. */
