@@ -39,9 +39,9 @@ pub use layout::{Layout, LayoutBuilder, Order, Parts};
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
-    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, JS_GENERATOR_OPTIONS, JS_SEALER_OPTIONS, MAX_LEASE_TTL_MS,
-    MIN_LEASE_TTL_MS, OptionKind, OptionValue, closest_option, generator_option, js_number_id_error, option_value,
-    unknown_option,
+    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, JS_GENERATOR_OPTIONS, JS_SEALER_OPTIONS,
+    MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind, OptionValue, closest_option, generator_option, js_number_id_error,
+    option_value, unknown_option,
 };
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
