@@ -56,7 +56,11 @@ impl PyManualClock {
 /// Issues unique, k-ordered 64-bit IDs. Thread-safe: share one per node id.
 #[pyclass(name = "Generator", module = "flakeid", frozen)]
 pub(crate) struct PyGenerator {
-    inner: Generator,
+    /// Boxed: the generator is 128-byte aligned (its counter gets a cache line of its
+    /// own), and CPython allocates objects 16-byte aligned, so inline in the Python
+    /// object it would be misaligned (undefined behaviour; debug builds abort in
+    /// pyo3's `pyclass_init.rs`). The Rust allocator honours the alignment.
+    inner: Box<Generator>,
     layout: Py<PyLayout>,
 }
 
@@ -149,7 +153,7 @@ impl PyGenerator {
         // Acquiring a lease talks to its store: let other threads run meanwhile.
         let inner = py.detach(|| b.build()).map_err(to_py)?;
         Ok(PyGenerator {
-            inner,
+            inner: Box::new(inner),
             layout: Py::new(py, PyLayout(layout))?,
         })
     }

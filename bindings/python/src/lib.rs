@@ -14,6 +14,18 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
+// CPython allocates objects 16-byte aligned, and a #[pyclass] holds its value inline:
+// a value that needs more (the core's Generator is 128-byte aligned) is misaligned
+// there, which is undefined behaviour (debug builds abort). Box such values.
+const _: () = {
+    assert!(std::mem::align_of::<generator::PyGenerator>() <= 16);
+    assert!(std::mem::align_of::<generator::PyManualClock>() <= 16);
+    assert!(std::mem::align_of::<layout::PyLayout>() <= 16);
+    assert!(std::mem::align_of::<layout::PyParts>() <= 16);
+};
+#[cfg(feature = "seal")]
+const _: () = assert!(std::mem::align_of::<sealer::PySealer>() <= 16);
+
 /// Takes an ID apart under a layout (a `Layout` or a preset name).
 #[pyfunction]
 #[pyo3(signature = (id, layout=None), text_signature = "(id, layout='snowflake')")]
