@@ -44,8 +44,8 @@ type Options struct {
 	MaxSequence *uint64
 }
 
-// ErrClosed is returned by a Generator's methods after Close.
-var ErrClosed = errors.New("flakeid: generator closed")
+// ErrClosed is returned by the methods of a Generator or a Sealer after Close.
+var ErrClosed = errors.New("flakeid: used after Close")
 
 // Generator issues IDs. It is safe for any number of goroutines: no ID repeats,
 // and each goroutine sees its own IDs strictly increase. Close it to release a

@@ -53,6 +53,12 @@ package flakeid
 #cgo nocallback fgo_manual_clock_advance
 #cgo noescape fgo_manual_clock_get
 #cgo nocallback fgo_manual_clock_get
+#cgo noescape fgo_sealer_new
+#cgo nocallback fgo_sealer_new
+#cgo noescape fgo_sealer_seal
+#cgo nocallback fgo_sealer_seal
+#cgo noescape fgo_sealer_unseal
+#cgo nocallback fgo_sealer_unseal
 #cgo nocallback flakeid_last_error_by_ms
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +146,12 @@ FGO(manual_clock_new, (uint64_t start, uint64_t step, flakeid_manual_clock **out
 FGO(manual_clock_set, (const flakeid_manual_clock *c, uint64_t ms), (c, ms))
 FGO(manual_clock_advance, (const flakeid_manual_clock *c, uint64_t ms), (c, ms))
 FGO(manual_clock_get, (const flakeid_manual_clock *c, uint64_t *out), (c, out))
+FGO(sealer_new,
+    (const uint8_t *key, size_t key_len, const flakeid_layout *l, const uint8_t *tweak, size_t tweak_len,
+     flakeid_sealer **out),
+    (key, key_len, l, tweak, tweak_len, out))
+FGO(sealer_seal, (const flakeid_sealer *s, uint64_t id, uint64_t *out), (s, id, out))
+FGO(sealer_unseal, (const flakeid_sealer *s, uint64_t id, uint64_t *out), (s, id, out))
 */
 import "C"
 
@@ -151,6 +163,7 @@ import (
 type (
 	genHandle   = *C.flakeid_generator
 	clockHandle = *C.flakeid_manual_clock
+	sealHandle  = *C.flakeid_sealer
 )
 
 // errOf turns a captured failure into an *Error (nil for success).
@@ -419,6 +432,47 @@ func cClockGet(p clockHandle) (uint64, error) {
 }
 
 func cClockFree(p clockHandle) { C.flakeid_manual_clock_free(p) }
+
+// --- sealing ---
+
+// bytesArg passes b's bytes for the duration of a call (the library copies what
+// it keeps): NULL for an empty slice.
+func bytesArg(b []byte) (*C.uint8_t, C.size_t) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	return (*C.uint8_t)(unsafe.Pointer(&b[0])), C.size_t(len(b))
+}
+
+func cSealerNew(key []byte, l Layout, tweak []byte) (sealHandle, error) {
+	cl := l.c()
+	k, kn := bytesArg(key)
+	if kn == 0 {
+		// The library takes a non-NULL key; an empty one is refused there, naming key.
+		var empty C.uint8_t
+		k = &empty
+	}
+	tw, twn := bytesArg(tweak)
+	var out sealHandle
+	if err := errOf(C.fgo_sealer_new(k, kn, &cl, tw, twn, &out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func cSeal(p sealHandle, id ID) (ID, error) {
+	var out C.uint64_t
+	err := errOf(C.fgo_sealer_seal(p, C.uint64_t(id), &out))
+	return ID(out), err
+}
+
+func cUnseal(p sealHandle, id ID) (ID, error) {
+	var out C.uint64_t
+	err := errOf(C.fgo_sealer_unseal(p, C.uint64_t(id), &out))
+	return ID(out), err
+}
+
+func cSealerFree(p sealHandle) { C.flakeid_sealer_free(p) }
 
 // cNoop is the cheapest call into the library (a thread-local read), for
 // measuring what a cgo call itself costs (BenchmarkCgoCall).
