@@ -162,6 +162,12 @@ final class Native {
       fn("flakeid_encode", JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle DECODE = fn("flakeid_decode", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS);
 
+  static final MethodHandle SEALER_NEW =
+      fn("flakeid_sealer_new", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_SEAL = fn("flakeid_sealer_seal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_UNSEAL = fn("flakeid_sealer_unseal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_FREE = fn("flakeid_sealer_free", null, ADDRESS);
+
   /** FLAKEID_MAX_ENCODED_LEN + 1. */
   static final int ENCODE_BUFFER = 21;
 

@@ -4,6 +4,7 @@ import invalid.example.flakeid.Generator;
 import invalid.example.flakeid.Layout;
 import invalid.example.flakeid.Order;
 import invalid.example.flakeid.Overflow;
+import invalid.example.flakeid.Sealer;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
@@ -46,6 +47,8 @@ public class IdBench {
   static final long TWITTER_EPOCH = 1288834974657L;
 
   Generator belowCap, strict, borrow;
+  Sealer sealer;
+  long sealState = 1;
   MillisecondSnowflakeId cosidBelowCap, cosidStrict;
   SegmentChainId cosidSegments;
   final long[] batch = new long[1024];
@@ -65,6 +68,7 @@ public class IdBench {
     cosidBelowCap = new MillisecondSnowflakeId(TWITTER_EPOCH, 41, 0, 22, 0);
     cosidStrict = new MillisecondSnowflakeId(TWITTER_EPOCH, 41, 10, 12, 1);
     cosidSegments = new SegmentChainId(new IdSegmentDistributor.Atomic());
+    sealer = Sealer.create("0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
   }
 
   @TearDown(Level.Trial)
@@ -72,6 +76,7 @@ public class IdBench {
     belowCap.close();
     strict.close();
     borrow.close();
+    sealer.close();
   }
 
   @Benchmark
@@ -122,6 +127,17 @@ public class IdBench {
   @Benchmark
   public long borrow_cosid_segmentChain() {
     return cosidSegments.generate();
+  }
+
+  /** Sealing (docs/sealing.md): FF1-AES-128 over 63 bits, one downcall. */
+  @Benchmark
+  public long seal_flakeid_seal() {
+    return sealState = sealer.seal(sealState);
+  }
+
+  @Benchmark
+  public long seal_flakeid_unseal() {
+    return sealState = sealer.unseal(sealState);
   }
 
   @Benchmark
