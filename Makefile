@@ -22,7 +22,9 @@ TEST_SUITES := \
   test-c \
   test-python \
   test-node \
-  test-wasm-node
+  test-wasm-node \
+  test-go \
+  test-java
 
 CI_SUITES := \
   $(TEST_SUITES) \
@@ -33,8 +35,8 @@ CI_SUITES := \
   test-wasm-browser \
   test-loom \
   test-fuzz \
-  test-go \
-  test-java \
+  test-go-stores \
+  test-java-stores \
   test-postgres \
   test-artifacts \
   test-faults
@@ -50,8 +52,8 @@ RELEASE_SUITES := \
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER).
-SETUP_TEST := setup-rust setup-msrv setup-c setup-python setup-node setup-wasm
-SETUP_CI := $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz setup-go setup-java \
+SETUP_TEST := setup-rust setup-msrv setup-c setup-python setup-node setup-wasm setup-go setup-java
+SETUP_CI := $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz \
   setup-postgres setup-faults setup-dist-host
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
 

@@ -1,8 +1,10 @@
 # Java (issue 29): java/, a Maven project calling libflakeid with java.lang.foreign
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
 #   make test-java            JUnit 5: shared vectors, struct layouts against
-#                             include/flakeid.h, 8 threads x 1M IDs, leases on a file and
-#                             on the fixture's stores (tests/env/testenv.py)
+#                             include/flakeid.h, 8 threads x 1M IDs, sealing, file
+#                             leases; make test
+#   make test-java-stores     the lease tests on the fixture's stores, plain and TLS
+#                             (tests/env/testenv.py); make ci
 #   make bench-java           JMH: flakeid beside CosId (java/bench)
 #   make dist-java            dist/flakeid-java-<v>.jar with libflakeid.so for
 #                             linux-x86_64 and linux-aarch64 (from `scripts/dist.sh c`)
@@ -14,7 +16,7 @@ MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
 MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
 
-.PHONY: setup-java lib-java test-java bench-java dist-java release-check-java
+.PHONY: setup-java lib-java test-java test-java-stores bench-java dist-java release-check-java
 
 setup-java:
 	bash scripts/setup-java.sh >/dev/null
@@ -24,9 +26,15 @@ lib-java: lib-c
 	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
 	  cp $(C_LIB_DIR)/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
 
-test-java: setup-java setup-lease lib-java
-	cd java && $(MVN_ENV) python3 ../tests/env/testenv.py run --all -- \
-	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
+test-java: setup-java lib-java
+	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
+
+# The lease tests against the fixture's real stores, plain and TLS (make ci); without
+# the fixture they skip (make test).
+test-java-stores: setup-java setup-lease lib-java
+	cd java && $(MVN_ENV) FLAKEID_LEASE_REQUIRE=1 python3 ../tests/env/testenv.py run --all -- \
+	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -Dtest=LeaseTest \
+	  -Dsurefire.failIfNoSpecifiedTests=false test
 
 bench-java: setup-java lib-java
 	cd java && $(MVN) -q -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -DskipTests install
