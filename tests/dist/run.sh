@@ -48,11 +48,11 @@ node_v=$(node -p "require('$root/node/package.json').version")
 pg_v=$(sed -n '/^\[package\]/,/^\[/s/^version = "\(.*\)"/\1/p' bindings/postgres/Cargo.toml)
 [ "$node_v" = "$version" ] && [ "$pg_v" = "$version" ] ||
   fail "versions disagree: Cargo.toml $version, node/package.json $node_v, bindings/postgres/Cargo.toml $pg_v"
-whl_gnu_x64=$(ls "$dist"/flakeid-"$version"-cp39-abi3-manylinux*_x86_64.whl)
-whl_gnu_arm=$(ls "$dist"/flakeid-"$version"-cp39-abi3-manylinux*_aarch64.whl)
-whl_musl=$(ls "$dist"/flakeid-"$version"-cp39-abi3-musllinux_1_2_x86_64.whl)
+whl_gnu_x64=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-manylinux*_x86_64.whl)
+whl_gnu_arm=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-manylinux*_aarch64.whl)
+whl_musl=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-musllinux_1_2_x86_64.whl)
 expected=(
-  "flakeid-$version.tar.gz"
+  "flakeid_engine-$version.tar.gz"
   "flakeid-node-$version.tgz"
   "flakeid-node-linux-x64-gnu-$version.tgz"
   "flakeid-node-linux-arm64-gnu-$version.tgz"
@@ -65,6 +65,8 @@ expected=(
   SHA256SUMS
 )
 for f in "${expected[@]}"; do [ -f "$dist/$f" ] || fail "dist/$f missing"; done
+# The names the docs may mention (make test-docs checks them) are exactly these files.
+python3 "$root/tests/docs/artifacts.py" --dist "$dist" || fail "dist/ and tests/docs/artifacts.py disagree"
 count=$(find "$dist" -maxdepth 1 -type f | wc -l)
 [ "$count" -eq $((${#expected[@]} + 3)) ] || fail "dist/ holds $count files, expected $((${#expected[@]} + 3)): $(ls "$dist")"
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match dist/"
@@ -74,14 +76,14 @@ ls -l "$dist" | awk 'NR > 1 { printf "   %10d  %s\n", $5, $NF }'
 # ------------------------------------------------------------------ Python
 step "wheels: tags, architectures, auditwheel"
 wheel_info() { # wheel -> the WHEEL file's text
-  unzip -p "$1" "flakeid-$version.dist-info/WHEEL"
+  unzip -p "$1" "flakeid_engine-$version.dist-info/WHEEL"
 }
 for spec in "$whl_gnu_x64:x86-64:manylinux_2_17_x86_64" "$whl_gnu_arm:ARM aarch64:manylinux_2_17_aarch64" \
             "$whl_musl:x86-64:musllinux_1_2_x86_64"; do
   IFS=: read -r whl arch tag <<<"$spec"
   info=$(wheel_info "$whl")
   has "$info" "Tag: cp39-abi3-$tag" "$(basename "$whl") WHEEL"
-  has "$(unzip -p "$whl" "flakeid-$version.dist-info/METADATA")" "Version: $version" "$(basename "$whl") METADATA"
+  has "$(unzip -p "$whl" "flakeid_engine-$version.dist-info/METADATA")" "Version: $version" "$(basename "$whl") METADATA"
   so=$work/$(basename "$whl").so
   unzip -p "$whl" 'flakeid/_flakeid.abi3.so' > "$so"
   has "$(file -b "$so")" "ELF 64-bit LSB shared object, $arch" "$(basename "$whl") extension"
@@ -114,14 +116,14 @@ for py in 3.9 3.13; do
 done
 
 step "sdist: builds from source (cargo back on PATH for this step only)"
-tar -tzf "$dist/flakeid-$version.tar.gz" > "$work/sdist.list"
+tar -tzf "$dist/flakeid_engine-$version.tar.gz" > "$work/sdist.list"
 for f in PKG-INFO pyproject.toml Cargo.lock bindings/python/Cargo.toml crates/flakeid-core/src/lib.rs; do
-  grep -qx "flakeid-$version/$f" "$work/sdist.list" || fail "the sdist lacks $f"
+  grep -qx "flakeid_engine-$version/$f" "$work/sdist.list" || fail "the sdist lacks $f"
 done
 venv="$work/venv-sdist"
 "$(pyenv_python 3.13)" -m venv "$venv"
 # The sdist's crates compile into the workspace's target/ (sharing its dependencies).
-CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid-$version.tar.gz"
+CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid_engine-$version.tar.gz"
 (cd "$work" && as_user "$venv/bin/python" -c '
 import flakeid
 g = flakeid.Generator(datacenter=1, worker=2)

@@ -54,6 +54,12 @@ static REGISTRATION: LeaseSchemes = LeaseSchemes {
     parse: lease_spec,
 };
 
+/// docs/leases.md's Rust example, compiled by `cargo test --doc` (tests/docs/run.py
+/// checks that every Rust block of the docs is in a file included so).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/leases.md")]
+pub struct LeasesDoctests;
+
 /// Registers the network schemes ([`SCHEMES`]) with `flakeid-core`, so that every
 /// lease URL parsed in this process may use them. Idempotent and cheap: call it at
 /// start-up, or before each build. If another crate registered one of these
