@@ -8,6 +8,8 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 mod args;
+#[cfg(test)]
+mod cli_docs;
 mod serve;
 
 use flakeid_server::{layout_name, time};
