@@ -192,6 +192,7 @@ struct ManualInner {
 }
 
 impl ManualClock {
+    /// A manual clock reading `unix_ms` (Unix milliseconds); it moves only when told.
     pub fn new(unix_ms: u64) -> ManualClock {
         ManualClock {
             inner: Arc::new(ManualInner {
@@ -207,6 +208,7 @@ impl ManualClock {
         self
     }
 
+    /// Sets the time to `unix_ms` (it may go back: that is what tests of rollbacks want).
     pub fn set(&self, unix_ms: u64) {
         self.inner.now.store(unix_ms, Ordering::SeqCst);
     }
@@ -219,10 +221,12 @@ impl ManualClock {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(ms)));
     }
 
+    /// The current time, Unix milliseconds.
     pub fn get(&self) -> u64 {
         self.inner.now.load(Ordering::SeqCst)
     }
 
+    /// How far each turn of a wait loop advances the clock (0: it does not).
     pub fn auto_advance_ms(&self) -> u64 {
         self.inner.step.load(Ordering::Relaxed)
     }

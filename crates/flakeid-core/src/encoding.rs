@@ -22,8 +22,10 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// Every encoding, in a fixed order.
     pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
 
+    /// The encoding named `name` (`decimal`, `hex`, `base32`, `base62`); [`Error::Parse`](crate::Error) otherwise.
     pub fn parse(name: &str) -> Result<Encoding> {
         match name.trim().to_ascii_lowercase().as_str() {
             "decimal" | "int" | "dec" => Ok(Encoding::Decimal),
@@ -37,6 +39,7 @@ impl Encoding {
         }
     }
 
+    /// The encoding's name, as [`parse`](Self::parse) reads it.
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Decimal => "decimal",

@@ -28,6 +28,7 @@
 //! generated from its `.proto` files and committed, so nothing here runs `protoc`),
 //! each with rustls (ring) for TLS; the two async clients run on a current-thread
 //! tokio runtime of each store's own.
+#![warn(missing_docs)]
 
 mod block;
 mod etcd;

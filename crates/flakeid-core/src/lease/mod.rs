@@ -116,6 +116,7 @@ impl LeaseTiming {
 /// What [`LeaseStore::acquire`] obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Acquired {
+    /// The node id now held.
     pub node: u64,
     /// The last timestamp (Unix ms) recorded under this node id by earlier holders
     /// (0 if none): IDs up to it may exist.
@@ -326,7 +327,10 @@ pub enum LeaseState {
     Held,
     /// The last renewal failed; the holder keeps trying and stops issuing IDs when
     /// its validity window ends.
-    Unreachable { error: String },
+    Unreachable {
+        /// The last renewal's error.
+        error: String,
+    },
     /// The store gave the node id to another holder: this generator never issues
     /// again.
     Lost,
