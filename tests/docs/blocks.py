@@ -5,7 +5,7 @@ test_python_blocks.py (Python, through pytest). Standard library only.
 
 The rule (docs/writing-docs.md): every fenced block runs, unless its info string says
 it does not. The first word is the language; further words are flags:
-  no-run   never run (a command that installs, builds or needs a cluster; an outline)
+  no_run   never run (a command that installs, builds or needs a cluster; an outline)
   browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
 Languages that are never run: text, ini, yaml, toml, json, diff, xml, console output.
 """
@@ -42,7 +42,7 @@ RUNNERS = {
 }
 ALIASES = {"bash": "sh", "shell": "sh", "javascript": "js", "mjs": "js", "cjs": "js", "py": "python"}
 NEVER_RUN = {"text", "ini", "yaml", "yml", "toml", "json", "diff", "xml", "console", "output", "proto"}
-FLAGS = {"no-run", "browser"}
+FLAGS = {"no_run", "browser"}
 
 
 @dataclass

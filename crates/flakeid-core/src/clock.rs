@@ -181,6 +181,18 @@ pub(crate) fn forget_ticker_after_fork() {
 /// loop advances the clock by that step, so scripted timelines that wait for the
 /// next tick (or for a rolled-back clock to catch up) finish deterministically.
 #[derive(Debug, Clone)]
+///
+/// ```
+/// use flakeid_core::{Generator, Layout, ManualClock};
+///
+/// let clock = ManualClock::new(1_800_000_000_000); // Unix ms
+/// let ids = Generator::builder(Layout::SNOWFLAKE).node(1).clock(clock.clone()).build()?;
+/// let id = ids.next_id()?;
+/// assert_eq!(Layout::SNOWFLAKE.decompose(id).timestamp_ms, 1_800_000_000_000);
+/// clock.advance(5);
+/// assert_eq!(Layout::SNOWFLAKE.decompose(ids.next_id()?).timestamp_ms, 1_800_000_000_005);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct ManualClock {
     inner: Arc<ManualInner>,
 }

@@ -69,6 +69,15 @@ impl ErrorKind {
 /// the offending value, so that a user can fix the call without reading code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+///
+/// ```
+/// use flakeid_core::{Error, ErrorKind, Generator, Layout};
+///
+/// let err = Generator::builder(Layout::SNOWFLAKE).worker(32).build().unwrap_err();
+/// assert!(matches!(err, Error::Config { field: "worker", .. }));
+/// assert_eq!(err.kind(), ErrorKind::Config);
+/// assert_eq!(err.to_string(), "invalid configuration: worker must be in 0..=31, got 32");
+/// ```
 pub enum Error {
     /// A configuration value is out of range. `field` is the option's name.
     Config {

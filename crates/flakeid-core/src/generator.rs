@@ -60,6 +60,14 @@ impl fmt::Debug for Hook {
 
 /// What to do when a tick's sequence numbers are used up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+///
+/// ```
+/// use flakeid_core::Overflow;
+///
+/// assert_eq!(Overflow::parse("borrow")?, Overflow::Borrow);
+/// assert_eq!(Overflow::Borrow.as_str(), "borrow");
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub enum Overflow {
     /// Spin on the clock until the next tick (never `sleep(1 ms)`).
     #[default]
@@ -157,6 +165,19 @@ enum NodeChoice {
 
 /// Configures a [`Generator`]; see [`Generator::builder`].
 #[derive(Debug, Clone)]
+///
+/// ```
+/// use flakeid_core::{ClockBackwards, Generator, Layout, Overflow};
+///
+/// let ids = Generator::builder(Layout::SNOWFLAKE)
+///     .datacenter(1)
+///     .worker(2)
+///     .overflow(Overflow::Borrow) // run up to max_borrow_ms ahead instead of waiting
+///     .clock_backwards(ClockBackwards::Wait)
+///     .build()?;
+/// assert_eq!(ids.node(), 1 << 5 | 2);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct GeneratorBuilder {
     layout: Layout,
     node: NodeChoice,

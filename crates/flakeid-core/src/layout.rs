@@ -66,6 +66,15 @@ pub struct Layout {
 /// An ID taken apart. `timestamp_ms` is Unix milliseconds (the start of the ID's
 /// tick); `node = datacenter << worker_bits | worker`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use flakeid_core::Layout;
+///
+/// let parts = Layout::SNOWFLAKE.decompose(910_499_571_847_892_992);
+/// assert_eq!(parts.node, parts.datacenter << 5 | parts.worker);
+/// assert_eq!(Layout::SNOWFLAKE.compose(parts.timestamp_ms, parts.node, parts.sequence)?, 910_499_571_847_892_992);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct Parts {
     /// Unix milliseconds: the start of the ID's tick.
     pub timestamp_ms: u64,
