@@ -24,7 +24,8 @@ TEST_SUITES := \
   test-node \
   test-wasm-node \
   test-go \
-  test-java
+  test-java \
+  test-docs
 
 CI_SUITES := \
   $(TEST_SUITES) \

@@ -62,8 +62,9 @@ test-c-example: lib-c
 	rm -rf $(C_STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(C_STAGE)
 	PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig $(C_CC) $(C_STD) $(C_WARN) examples/c/example.c \
-	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags --libs flakeid) -o $(C_OUT)/example
-	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_OUT)/example
+	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags --libs flakeid) -Wl,-rpath,$(C_STAGE)/lib -o $(C_OUT)/example
+	@# The quick start of bindings/c/README.md, as written: the rpath, no LD_LIBRARY_PATH.
+	$(C_OUT)/example
 	$(C_CC) $(C_STD) $(C_WARN) examples/c/example.c \
 	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --cflags flakeid) $(C_STAGE)/lib/libflakeid.a \
 	  $$(PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig pkg-config --libs-only-l --static flakeid | sed 's/-lflakeid//') \

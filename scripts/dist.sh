@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make dist`: every release artifact, built on this machine with no toolchain but
 # rustup's and PyPI's (issue 14), directly in dist/:
-#   flakeid-<v>-cp39-abi3-manylinux_2_17_{x86_64,aarch64}.manylinux2014_*.whl,
-#   flakeid-<v>-cp39-abi3-musllinux_1_2_x86_64.whl, flakeid-<v>.tar.gz    (maturin)
+#   flakeid_engine-<v>-cp39-abi3-manylinux2014_{x86_64,aarch64}.manylinux_2_17_*.whl,
+#   flakeid_engine-<v>-cp39-abi3-musllinux_1_2_x86_64.whl, flakeid_engine-<v>.tar.gz (maturin)
+#   (every name: tests/docs/artifacts.py, which tests/dist/run.sh holds against dist/)
 #   flakeid-node-<v>.tgz, flakeid-node-linux-{x64-gnu,arm64-gnu,x64-musl}-<v>.tgz,
 #   flakeid-wasm-<v>.tgz                                                   (npm pack)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)
@@ -80,13 +81,13 @@ python_dist() {
       --compatibility "$compat" --out "$out")
     if [ "$compat" = musllinux_1_2 ]; then
       local whl unpacked
-      whl=$(ls "$out"/flakeid-"$version"-*-musllinux_1_2_x86_64.whl)
+      whl=$(ls "$out"/flakeid_engine-"$version"-*-musllinux_1_2_x86_64.whl)
       unpacked="$stage/wheel-musl"
       rm -rf "$unpacked"
       python -m wheel unpack --dest "$unpacked" "$whl" >/dev/null
-      musl_libc_name "$unpacked/flakeid-$version/flakeid/_flakeid.abi3.so" x86_64
+      musl_libc_name "$unpacked/flakeid_engine-$version/flakeid/_flakeid.abi3.so" x86_64
       rm "$whl"
-      python -m wheel pack --dest-dir "$out" "$unpacked/flakeid-$version" >/dev/null
+      python -m wheel pack --dest-dir "$out" "$unpacked/flakeid_engine-$version" >/dev/null
       [ -f "$whl" ] || { echo "dist: repacking renamed $whl" >&2; exit 1; }
     fi
   done

@@ -1,6 +1,8 @@
 /* A first flakeid program in C. Build it against an installed libflakeid:
  *
- *   cc example.c $(pkg-config --cflags --libs flakeid) -o example
+ *   cc example.c $(pkg-config --cflags --libs flakeid) -Wl,-rpath,<prefix>/lib -o example
+ *
+ * (the rpath lets the loader find libflakeid.so.0 at run time; or LD_LIBRARY_PATH)
  */
 #include <flakeid.h>
 #include <inttypes.h>

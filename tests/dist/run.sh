@@ -53,14 +53,14 @@ node_v=$(node -p "require('$root/node/package.json').version")
 # UPDATE steps through; bindings/postgres/Cargo.toml says it.)
 [ "$node_v" = "$version" ] ||
   fail "versions disagree: Cargo.toml $version, node/package.json $node_v"
-whl_gnu_x64=$(ls "$dist"/flakeid-"$version"-cp39-abi3-manylinux*_x86_64.whl)
+whl_gnu_x64=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-manylinux*_x86_64.whl)
 whl_gnu_arm="" whl_musl=""
 if full; then
-  whl_gnu_arm=$(ls "$dist"/flakeid-"$version"-cp39-abi3-manylinux*_aarch64.whl)
-  whl_musl=$(ls "$dist"/flakeid-"$version"-cp39-abi3-musllinux_1_2_x86_64.whl)
+  whl_gnu_arm=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-manylinux*_aarch64.whl)
+  whl_musl=$(ls "$dist"/flakeid_engine-"$version"-cp39-abi3-musllinux_1_2_x86_64.whl)
 fi
 expected=(
-  "flakeid-$version.tar.gz"
+  "flakeid_engine-$version.tar.gz"
   "flakeid-node-$version.tgz"
   "flakeid-node-linux-x64-gnu-$version.tgz"
   "flakeid-node-linux-arm64-gnu-$version.tgz"
@@ -73,11 +73,13 @@ expected=(
   SHA256SUMS
 )
 if ! full; then
-  expected=("flakeid-$version.tar.gz" "flakeid-node-$version.tgz" "flakeid-node-linux-x64-gnu-$version.tgz"
+  expected=("flakeid_engine-$version.tar.gz" "flakeid-node-$version.tgz" "flakeid-node-linux-x64-gnu-$version.tgz"
             "flakeid-wasm-$version.tgz" "flakeid-$version-x86_64-unknown-linux-gnu.tar.gz"
             "flakeid-$version-x86_64-unknown-linux-musl" SHA256SUMS)
 fi
 for f in "${expected[@]}"; do [ -f "$dist/$f" ] || fail "dist/$f missing"; done
+# The names the docs may mention (make test-docs checks them) are exactly these files.
+python3 "$root/tests/docs/artifacts.py" --dist "$dist" || fail "dist/ and tests/docs/artifacts.py disagree"
 count=$(find "$dist" -maxdepth 1 -type f | wc -l)
 wheels=3; full || wheels=1
 [ "$count" -eq $((${#expected[@]} + wheels)) ] || fail "dist/ holds $count files, expected $((${#expected[@]} + wheels)): $(ls "$dist")"
@@ -93,7 +95,7 @@ step "size budgets (bytes of each file in dist/)"
 budget_of() { # file name -> budget in bytes
   case "$1" in
     *.whl)                                 echo 2200000 ;;  # the pyo3 module: engine, leases (3 stores, rustls), sealing
-    "flakeid-$version.tar.gz")             echo 2000000 ;;  # the sdist: the crates' sources
+    "flakeid_engine-$version.tar.gz")    echo 2000000 ;;  # the sdist: the crates' sources
     "flakeid-node-$version.tgz")           echo 300000 ;;   # JS glue and types only
     flakeid-node-linux-*)                  echo 2300000 ;;  # one .node addon
     flakeid-wasm-*)                        echo 400000 ;;   # the .wasm (its own budget: mk/wasm.mk) and glue
@@ -119,7 +121,7 @@ done
 # ------------------------------------------------------------------ Python
 step "wheels: tags, architectures, auditwheel"
 wheel_info() { # wheel -> the WHEEL file's text
-  unzip -p "$1" "flakeid-$version.dist-info/WHEEL"
+  unzip -p "$1" "flakeid_engine-$version.dist-info/WHEEL"
 }
 wheel_specs=("$whl_gnu_x64:x86-64:manylinux_2_17_x86_64")
 full && wheel_specs+=("$whl_gnu_arm:ARM aarch64:manylinux_2_17_aarch64" "$whl_musl:x86-64:musllinux_1_2_x86_64")
@@ -127,7 +129,7 @@ for spec in "${wheel_specs[@]}"; do
   IFS=: read -r whl arch tag <<<"$spec"
   info=$(wheel_info "$whl")
   has "$info" "Tag: cp39-abi3-$tag" "$(basename "$whl") WHEEL"
-  has "$(unzip -p "$whl" "flakeid-$version.dist-info/METADATA")" "Version: $version" "$(basename "$whl") METADATA"
+  has "$(unzip -p "$whl" "flakeid_engine-$version.dist-info/METADATA")" "Version: $version" "$(basename "$whl") METADATA"
   so=$work/$(basename "$whl").so
   unzip -p "$whl" 'flakeid/_flakeid.abi3.so' > "$so"
   has "$(file -b "$so")" "ELF 64-bit LSB shared object, $arch" "$(basename "$whl") extension"
@@ -161,14 +163,14 @@ done
 
 if full; then
   step "sdist: builds from source (cargo back on PATH for this step only)"
-  tar -tzf "$dist/flakeid-$version.tar.gz" > "$work/sdist.list"
+  tar -tzf "$dist/flakeid_engine-$version.tar.gz" > "$work/sdist.list"
   for f in PKG-INFO pyproject.toml Cargo.lock bindings/python/Cargo.toml crates/flakeid-core/src/lib.rs; do
-    grep -qx "flakeid-$version/$f" "$work/sdist.list" || fail "the sdist lacks $f"
+    grep -qx "flakeid_engine-$version/$f" "$work/sdist.list" || fail "the sdist lacks $f"
   done
   venv="$work/venv-sdist"
   "$(pyenv_python 3.13)" -m venv "$venv"
   # The sdist's crates compile into the workspace's target/ (sharing its dependencies).
-  CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid-$version.tar.gz"
+  CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid_engine-$version.tar.gz"
   (cd "$work" && as_user "$venv/bin/python" -c '
   import flakeid
   g = flakeid.Generator(datacenter=1, worker=2)

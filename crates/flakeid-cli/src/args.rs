@@ -22,12 +22,28 @@ fn node_arg(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
+/// The top-level help's end: exit status and environment (also in docs/cli.md and
+/// the man page, which are generated from this declaration).
+const AFTER_HELP: &str = "\
+Exit status:
+* 0: success (also when the reader of standard output goes away)
+* 1: the engine refused (bad configuration, clock moved back, lease failed or lost, an ID that does not decode), or an I/O error
+* 2: a usage error (unknown command or option, a malformed value)
+
+Environment (an empty variable counts as unset; the command line wins):
+* FLAKEID_NODE: the node id, as --node (generate, serve)
+* FLAKEID_LEASE: the lease URL, as --lease (generate, serve)
+* FLAKEID_LISTEN: serve's address, as --listen
+* FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
+
+Node ids: without --node, --datacenter/--worker or --lease, generate uses node 0 (right for one process, wrong for two issuing IDs at the same time); serve refuses to start without one.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "flakeid",
     version = flakeid_core::VERSION,
     about = "flakeid — k-ordered, collision-free, decodable 64-bit IDs (Snowflake family)",
-    after_help = "Errors go to standard error with a non-zero exit status (2 for usage errors).",
+    after_help = AFTER_HELP,
     disable_help_subcommand = false
 )]
 pub struct Cli {

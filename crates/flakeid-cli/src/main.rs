@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 mod args;
 mod seal;
+#[cfg(test)]
+mod cli_docs;
 mod serve;
 
 use flakeid_server::{layout_name, time};

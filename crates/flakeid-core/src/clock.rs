@@ -181,6 +181,18 @@ pub(crate) fn forget_ticker_after_fork() {
 /// loop advances the clock by that step, so scripted timelines that wait for the
 /// next tick (or for a rolled-back clock to catch up) finish deterministically.
 #[derive(Debug, Clone)]
+///
+/// ```
+/// use flakeid_core::{Generator, Layout, ManualClock};
+///
+/// let clock = ManualClock::new(1_800_000_000_000); // Unix ms
+/// let ids = Generator::builder(Layout::SNOWFLAKE).node(1).clock(clock.clone()).build()?;
+/// let id = ids.next_id()?;
+/// assert_eq!(Layout::SNOWFLAKE.decompose(id).timestamp_ms, 1_800_000_000_000);
+/// clock.advance(5);
+/// assert_eq!(Layout::SNOWFLAKE.decompose(ids.next_id()?).timestamp_ms, 1_800_000_000_005);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct ManualClock {
     inner: Arc<ManualInner>,
 }
@@ -192,6 +204,7 @@ struct ManualInner {
 }
 
 impl ManualClock {
+    /// A manual clock reading `unix_ms` (Unix milliseconds); it moves only when told.
     pub fn new(unix_ms: u64) -> ManualClock {
         ManualClock {
             inner: Arc::new(ManualInner {
@@ -207,6 +220,7 @@ impl ManualClock {
         self
     }
 
+    /// Sets the time to `unix_ms` (it may go back: that is what tests of rollbacks want).
     pub fn set(&self, unix_ms: u64) {
         self.inner.now.store(unix_ms, Ordering::SeqCst);
     }
@@ -219,10 +233,12 @@ impl ManualClock {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(ms)));
     }
 
+    /// The current time, Unix milliseconds.
     pub fn get(&self) -> u64 {
         self.inner.now.load(Ordering::SeqCst)
     }
 
+    /// How far each turn of a wait loop advances the clock (0: it does not).
     pub fn auto_advance_ms(&self) -> u64 {
         self.inner.step.load(Ordering::Relaxed)
     }

@@ -8,6 +8,17 @@ use std::fmt;
 /// when not told — is `Base62`: compact, fixed-width and sorting like the ID (the
 /// reasons to encode at all); decimal, the JSON form, is asked for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+///
+/// ```
+/// use flakeid_core::{Encoding, decode, encode};
+///
+/// let id = 910_499_571_847_892_992_u64;
+/// let text = encode(id, Encoding::Base62); // 11 characters that sort like the IDs
+/// assert_eq!(text.len(), 11);
+/// assert_eq!(decode(&text, Encoding::Base62)?, id);
+/// assert_eq!(Encoding::parse("hex")?, Encoding::Hex);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub enum Encoding {
     /// Base 10, no padding (for JSON, where a JS `number` would lose precision).
     Decimal,
@@ -22,8 +33,10 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// Every encoding, in a fixed order.
     pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
 
+    /// The encoding named `name` (`decimal`, `hex`, `base32`, `base62`); [`Error::Parse`](crate::Error) otherwise.
     pub fn parse(name: &str) -> Result<Encoding> {
         match name.trim().to_ascii_lowercase().as_str() {
             "decimal" | "int" | "dec" => Ok(Encoding::Decimal),
@@ -37,6 +50,7 @@ impl Encoding {
         }
     }
 
+    /// The encoding's name, as [`parse`](Self::parse) reads it.
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Decimal => "decimal",

@@ -69,29 +69,61 @@ impl ErrorKind {
 /// the offending value, so that a user can fix the call without reading code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+///
+/// ```
+/// use flakeid_core::{Error, ErrorKind, Generator, Layout};
+///
+/// let err = Generator::builder(Layout::SNOWFLAKE).worker(32).build().unwrap_err();
+/// assert!(matches!(err, Error::Config { field: "worker", .. }));
+/// assert_eq!(err.kind(), ErrorKind::Config);
+/// assert_eq!(err.to_string(), "invalid configuration: worker must be in 0..=31, got 32");
+/// ```
 pub enum Error {
     /// A configuration value is out of range. `field` is the option's name.
-    Config { field: &'static str, message: String },
+    Config {
+        /// The option's name (`worker`, `lease_ttl_ms`, ...).
+        field: &'static str,
+        /// What is wrong: the allowed range and the value given.
+        message: String,
+    },
     /// The clock went backwards by `by_ms` milliseconds; no ID was issued.
-    ClockMovedBackwards { by_ms: u64 },
+    ClockMovedBackwards {
+        /// How far back, in milliseconds.
+        by_ms: u64,
+    },
     /// The time cannot be represented by the layout (before its epoch or past its end).
-    TimeExhausted { message: String },
+    TimeExhausted {
+        /// Which end was passed, and when.
+        message: String,
+    },
     /// Text or bytes did not decode. `position` is the 0-based index of the bad
     /// character (or the length, when the text is too short or too long).
-    Parse { position: usize, message: String },
+    Parse {
+        /// The 0-based index of the bad character.
+        position: usize,
+        /// What was expected.
+        message: String,
+    },
     /// Used in a child process after `fork()`.
     Fork,
     /// A node-id lease failed or was lost.
-    Lease { message: String },
+    Lease {
+        /// What failed, with the store's own words.
+        message: String,
+    },
     /// The clock did not reach the next tick within `tick_ms + max_wait_ms` of
     /// real time (it is frozen, or keeps being set back). Kind
     /// [`ErrorKind::ClockMovedBackwards`]: it has fallen behind real time.
-    ClockStalled { waited_ms: u64 },
+    ClockStalled {
+        /// How long the generator waited, in real milliseconds.
+        waited_ms: u64,
+    },
     /// The wait hook ended a wait for the clock; no ID was issued.
     Interrupted,
 }
 
 impl Error {
+    /// The error's kind: its stable number and name, shared by every binding.
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Config { .. } => ErrorKind::Config,
@@ -155,4 +187,5 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// `Result` with flakeid's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

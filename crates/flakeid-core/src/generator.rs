@@ -61,6 +61,14 @@ impl fmt::Debug for Hook {
 
 /// What to do when a tick's sequence numbers are used up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+///
+/// ```
+/// use flakeid_core::Overflow;
+///
+/// assert_eq!(Overflow::parse("borrow")?, Overflow::Borrow);
+/// assert_eq!(Overflow::Borrow.as_str(), "borrow");
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub enum Overflow {
     /// Spin on the clock until the next tick (never `sleep(1 ms)`).
     #[default]
@@ -70,6 +78,7 @@ pub enum Overflow {
 }
 
 impl Overflow {
+    /// The policy named `s` (`wait`, `borrow`).
     pub fn parse(s: &str) -> Result<Overflow> {
         match s.trim().to_ascii_lowercase().as_str() {
             "wait" => Ok(Overflow::Wait),
@@ -80,6 +89,7 @@ impl Overflow {
             )),
         }
     }
+    /// The policy's name, as [`parse`](Self::parse) reads it.
     pub fn as_str(self) -> &'static str {
         match self {
             Overflow::Wait => "wait",
@@ -102,6 +112,7 @@ pub enum ClockBackwards {
 }
 
 impl ClockBackwards {
+    /// The policy named `s` (`error`, `wait`, `monotonic`).
     pub fn parse(s: &str) -> Result<ClockBackwards> {
         match s.trim().to_ascii_lowercase().as_str() {
             "error" => Ok(ClockBackwards::Error),
@@ -113,6 +124,7 @@ impl ClockBackwards {
             )),
         }
     }
+    /// The policy's name, as [`parse`](Self::parse) reads it.
     pub fn as_str(self) -> &'static str {
         match self {
             ClockBackwards::Error => "error",
@@ -154,6 +166,19 @@ enum NodeChoice {
 
 /// Configures a [`Generator`]; see [`Generator::builder`].
 #[derive(Debug, Clone)]
+///
+/// ```
+/// use flakeid_core::{ClockBackwards, Generator, Layout, Overflow};
+///
+/// let ids = Generator::builder(Layout::SNOWFLAKE)
+///     .datacenter(1)
+///     .worker(2)
+///     .overflow(Overflow::Borrow) // run up to max_borrow_ms ahead instead of waiting
+///     .clock_backwards(ClockBackwards::Wait)
+///     .build()?;
+/// assert_eq!(ids.node(), 1 << 5 | 2);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct GeneratorBuilder {
     layout: Layout,
     node: NodeChoice,
@@ -178,6 +203,7 @@ impl GeneratorBuilder {
         };
         self
     }
+    /// The datacenter id (layouts with a datacenter field); with [`worker`](Self::worker), instead of [`node`](Self::node).
     pub fn datacenter(mut self, datacenter: u64) -> Self {
         self.node = match self.node {
             NodeChoice::Unset => NodeChoice::Parts {
@@ -192,6 +218,7 @@ impl GeneratorBuilder {
         };
         self
     }
+    /// The worker id; with [`datacenter`](Self::datacenter), instead of [`node`](Self::node).
     pub fn worker(mut self, worker: u64) -> Self {
         self.node = match self.node {
             NodeChoice::Unset => NodeChoice::Parts {
@@ -257,22 +284,27 @@ impl GeneratorBuilder {
         self.clock = Some(Arc::new(clock));
         self
     }
+    /// Time source, shared: the same clock behind several generators.
     pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
         self
     }
+    /// What to do when a tick's sequence is used up: wait (default) or borrow.
     pub fn overflow(mut self, overflow: Overflow) -> Self {
         self.overflow = overflow;
         self
     }
+    /// How far a borrowing generator may run ahead of the clock (default 2000 ms).
     pub fn max_borrow_ms(mut self, ms: u64) -> Self {
         self.max_borrow_ms = ms;
         self
     }
+    /// What to do when the clock goes back: error (default), wait or monotonic.
     pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
         self.clock_backwards = policy;
         self
     }
+    /// How long the wait policies wait for the clock (default 1000 ms).
     pub fn max_wait_ms(mut self, ms: u64) -> Self {
         self.max_wait_ms = ms;
         self
@@ -390,6 +422,7 @@ impl GeneratorBuilder {
         Ok(())
     }
 
+    /// Checks every option against the layout and builds the generator (with a lease: takes one, which may wait out the lock delay).
     pub fn build(self) -> Result<Generator> {
         self.build_with(|initial| OwnCounter(Padded(AtomicU64::new(initial))))
     }
@@ -705,6 +738,7 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
 }
 
 impl Generator {
+    /// A builder for a generator of `layout`'s IDs. Without a node id it is node 0: right for one process, wrong for two.
     pub fn builder(layout: Layout) -> GeneratorBuilder {
         GeneratorBuilder {
             layout,
@@ -861,27 +895,35 @@ impl<C: CounterStorage> Generator<C> {
         Ok(v)
     }
 
+    /// The layout of the IDs this generator issues.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+    /// The node id (with a lease: the leased one).
     pub fn node(&self) -> u64 {
         self.node
     }
+    /// The datacenter part of the node id (0 in layouts without one).
     pub fn datacenter(&self) -> u64 {
         self.node >> self.layout.worker_bits()
     }
+    /// The worker part of the node id.
     pub fn worker(&self) -> u64 {
         self.node & self.layout.max_worker()
     }
+    /// The overflow policy.
     pub fn overflow(&self) -> Overflow {
         self.overflow
     }
+    /// How far borrowing may run ahead of the clock, in ms.
     pub fn max_borrow_ms(&self) -> u64 {
         self.max_borrow_ms
     }
+    /// The clock-backwards policy.
     pub fn clock_backwards(&self) -> ClockBackwards {
         self.clock_backwards
     }
+    /// How long the wait policies wait for the clock, in ms.
     pub fn max_wait_ms(&self) -> u64 {
         self.max_wait_ms
     }

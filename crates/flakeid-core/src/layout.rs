@@ -14,6 +14,7 @@ pub enum Order {
 }
 
 impl Order {
+    /// The order named `s`.
     pub fn parse(s: &str) -> Result<Order> {
         match s
             .trim()
@@ -30,6 +31,7 @@ impl Order {
         }
     }
 
+    /// The order's name, as [`parse`](Self::parse) reads it.
     pub fn as_str(self) -> &'static str {
         match self {
             Order::TimeNodeSeq => "time|node|seq",
@@ -64,13 +66,27 @@ pub struct Layout {
 /// An ID taken apart. `timestamp_ms` is Unix milliseconds (the start of the ID's
 /// tick); `node = datacenter << worker_bits | worker`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use flakeid_core::Layout;
+///
+/// let parts = Layout::SNOWFLAKE.decompose(910_499_571_847_892_992);
+/// assert_eq!(parts.node, parts.datacenter << 5 | parts.worker);
+/// assert_eq!(Layout::SNOWFLAKE.compose(parts.timestamp_ms, parts.node, parts.sequence)?, 910_499_571_847_892_992);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
 pub struct Parts {
+    /// Unix milliseconds: the start of the ID's tick.
     pub timestamp_ms: u64,
     /// The raw time field: ticks since the layout's epoch.
     pub ticks: u64,
+    /// The whole node id (`datacenter << worker_bits | worker`).
     pub node: u64,
+    /// The datacenter field (0 in layouts without one).
     pub datacenter: u64,
+    /// The worker field.
     pub worker: u64,
+    /// The sequence number within the tick.
     pub sequence: u64,
 }
 
@@ -137,6 +153,7 @@ impl Layout {
             })
     }
 
+    /// A builder for a custom layout (validated by `build`).
     pub fn builder() -> LayoutBuilder {
         LayoutBuilder::default()
     }
@@ -145,12 +162,15 @@ impl Layout {
     pub fn name(&self) -> Option<&'static str> {
         self.name
     }
+    /// Bits of the time field.
     pub fn time_bits(&self) -> u32 {
         self.time_bits.into()
     }
+    /// Bits of the datacenter field (0: none).
     pub fn datacenter_bits(&self) -> u32 {
         self.datacenter_bits.into()
     }
+    /// Bits of the worker field.
     pub fn worker_bits(&self) -> u32 {
         self.worker_bits.into()
     }
@@ -158,15 +178,19 @@ impl Layout {
     pub fn node_bits(&self) -> u32 {
         u32::from(self.datacenter_bits) + u32::from(self.worker_bits)
     }
+    /// Bits of the sequence field.
     pub fn sequence_bits(&self) -> u32 {
         self.sequence_bits.into()
     }
+    /// Milliseconds per tick of the time field.
     pub fn tick_ms(&self) -> u64 {
         self.tick_ms
     }
+    /// The epoch, Unix milliseconds.
     pub fn epoch_ms(&self) -> u64 {
         self.epoch_ms
     }
+    /// The order of the fields within an ID.
     pub fn order(&self) -> Order {
         self.order
     }
@@ -179,15 +203,19 @@ impl Layout {
         self.datacenter_bits == 0
     }
 
+    /// The largest node id.
     pub fn max_node(&self) -> u64 {
         mask(self.node_bits())
     }
+    /// The largest datacenter id.
     pub fn max_datacenter(&self) -> u64 {
         mask(self.datacenter_bits())
     }
+    /// The largest worker id.
     pub fn max_worker(&self) -> u64 {
         mask(self.worker_bits())
     }
+    /// The largest sequence number of one tick.
     pub fn max_sequence(&self) -> u64 {
         mask(self.sequence_bits())
     }
@@ -468,6 +496,7 @@ impl Default for LayoutBuilder {
 pub const MAX_TIMESTAMP_MS: u64 = 253_402_300_799_999;
 
 impl LayoutBuilder {
+    /// Bits of the time field.
     pub fn time_bits(mut self, bits: u32) -> Self {
         self.time_bits = bits;
         self
@@ -480,28 +509,34 @@ impl LayoutBuilder {
         self.node_field = Some(bits);
         self
     }
+    /// Bits of the datacenter field (0: none, the node id is the worker).
     pub fn datacenter_bits(mut self, bits: u32) -> Self {
         self.datacenter_bits = bits;
         self.split_given = true;
         self
     }
+    /// Bits of the worker field.
     pub fn worker_bits(mut self, bits: u32) -> Self {
         self.worker_bits = bits;
         self.split_given = true;
         self
     }
+    /// Bits of the sequence field.
     pub fn sequence_bits(mut self, bits: u32) -> Self {
         self.sequence_bits = bits;
         self
     }
+    /// Milliseconds per tick (1 for most layouts, 10 for sonyflake).
     pub fn tick_ms(mut self, ms: u64) -> Self {
         self.tick_ms = ms;
         self
     }
+    /// The epoch, Unix milliseconds.
     pub fn epoch_ms(mut self, ms: u64) -> Self {
         self.epoch_ms = ms;
         self
     }
+    /// The order of the fields within an ID.
     pub fn order(mut self, order: Order) -> Self {
         self.order = order;
         self

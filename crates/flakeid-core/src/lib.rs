@@ -13,6 +13,7 @@
 //! assert_eq!(encode(id, Encoding::Base62).len(), 11);
 //! # Ok::<(), flakeid_core::Error>(())
 //! ```
+#![warn(missing_docs)]
 
 mod clock;
 mod encoding;

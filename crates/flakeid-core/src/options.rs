@@ -52,12 +52,14 @@ pub struct GeneratorOption {
     pub js_name: &'static str,
     /// The CLI's and service's flag (`--max-wait-ms`), without the dashes.
     pub flag: &'static str,
+    /// What values it takes.
     pub kind: OptionKind,
     /// The default, as text (`""`: none — the option is simply not set).
     pub default: &'static str,
     /// For [`OptionKind::Uint`]: the static range; a layout may narrow it further
     /// (node ids, `max_sequence`).
     pub min: u64,
+    /// The static range's upper end (see `min`).
     pub max: u64,
     /// Another option this one needs (`lease_ttl_ms` means nothing without `lease`).
     pub requires: Option<&'static str>,
@@ -158,7 +160,9 @@ pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
 /// converted into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptionValue<'a> {
+    /// A whole number (a binding's int, a JS safe integer, a C `uint64_t`).
     Uint(u64),
+    /// Text: a word, a layout name, a URL, a node source.
     Text(&'a str),
 }
 

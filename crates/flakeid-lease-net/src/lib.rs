@@ -28,6 +28,7 @@
 //! generated from its `.proto` files and committed, so nothing here runs `protoc`),
 //! each with rustls (ring) for TLS; the two async clients run on a current-thread
 //! tokio runtime of each store's own.
+#![warn(missing_docs)]
 
 mod block;
 mod etcd;
@@ -53,6 +54,12 @@ static REGISTRATION: LeaseSchemes = LeaseSchemes {
     schemes: &SCHEMES,
     parse: lease_spec,
 };
+
+/// docs/leases.md's Rust example, compiled by `cargo test --doc` (tests/docs/run.py
+/// checks that every Rust block of the docs is in a file included so).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/leases.md")]
+pub struct LeasesDoctests;
 
 /// Registers the network schemes ([`SCHEMES`]) with `flakeid-core`, so that every
 /// lease URL parsed in this process may use them. Idempotent and cheap: call it at

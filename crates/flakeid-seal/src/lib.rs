@@ -26,7 +26,7 @@
 //! assert_eq!(sealer.unseal(public)?, id);
 //! # Ok::<(), flakeid_core::Error>(())
 //! ```
-
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod handle;

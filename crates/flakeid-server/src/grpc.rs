@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 /// The protobuf types and the client and server stubs, generated from
 /// `proto/flakeid.proto` and committed (tests/grpc-stubs checks they are fresh;
 /// `make grpc-stubs` rewrites them): building the service needs no protoc.
-#[allow(missing_debug_implementations, clippy::all)]
+#[allow(missing_debug_implementations, missing_docs, clippy::all)]
 pub mod proto {
     include!("generated/flakeid.v1.rs");
 }
@@ -47,6 +47,7 @@ pub struct Grpc {
 }
 
 impl Grpc {
+    /// The tonic service for `svc`, to be served by axum beside the HTTP routes.
     pub fn server(svc: Arc<Service>) -> FlakeidServer<Grpc> {
         FlakeidServer::new(Grpc { svc })
     }

@@ -26,6 +26,7 @@ pub struct Supervision {
     /// The first wait after a failed attempt to lease again; doubled after each
     /// failure up to `backoff_max`, with ±25 % jitter. Defaults 500 ms and 30 s.
     pub backoff_min: Duration,
+    /// The longest wait between attempts (see `backoff_min`).
     pub backoff_max: Duration,
 }
 

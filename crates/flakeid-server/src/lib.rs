@@ -5,6 +5,7 @@
 //! A leased server issues only while its lease is [`LeaseState::Held`]: the moment
 //! a renewal fails it turns not-ready and answers 503 instead of issuing, so it stops
 //! well before the store could give its node id to another holder.
+#![warn(missing_docs)]
 
 pub mod conn;
 pub mod lease;
@@ -40,6 +41,7 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// bounds the memory one request can make the server allocate (8 bytes per ID plus
 /// the text form).
 pub const DEFAULT_MAX_BATCH: usize = 100_000;
+/// The largest `--max-batch` accepted.
 pub const MAX_BATCH_CEILING: usize = 10_000_000;
 
 /// Batches at least this large are generated on the blocking pool: the wait policy
@@ -180,6 +182,7 @@ pub struct Service {
 type Shared = Arc<Service>;
 
 impl Service {
+    /// A service issuing from `generator`, configured by `config`.
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
         Ok(Arc::new(Service {

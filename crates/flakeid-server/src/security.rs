@@ -26,9 +26,13 @@ use subtle::ConstantTimeEq;
 /// The files of TLS and token authentication; `None`s leave them off.
 #[derive(Debug, Clone, Default)]
 pub struct SecurityFiles {
+    /// `--tls-cert`: the server's certificate chain (PEM), reloaded when it changes.
     pub tls_cert: Option<PathBuf>,
+    /// `--tls-key`: its private key (PEM).
     pub tls_key: Option<PathBuf>,
+    /// `--tls-client-ca`: require client certificates signed by this CA (mTLS).
     pub tls_client_ca: Option<PathBuf>,
+    /// `--auth-token-file`: bearer tokens, one per line, for `/v1/*` and gRPC.
     pub auth_token_file: Option<PathBuf>,
 }
 

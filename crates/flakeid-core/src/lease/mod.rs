@@ -114,7 +114,7 @@ impl LeaseTiming {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Acquired {
-    /// The node id taken.
+    /// The node id now held.
     pub node: u64,
     /// The last timestamp (Unix ms) recorded under this node id by earlier holders
     /// (0 if none): IDs up to it may exist.
@@ -472,6 +472,7 @@ impl Default for LeaseClock {
 }
 
 impl LeaseClock {
+    /// A reader of the clock a [`LeaseWindow`]'s `mono_end` is measured on.
     pub fn new() -> LeaseClock {
         LeaseClock(mono::reader())
     }
@@ -491,7 +492,10 @@ pub enum LeaseState {
     Held,
     /// The last renewal failed; the holder keeps trying and stops issuing IDs when
     /// its validity window ends.
-    Unreachable { error: String },
+    Unreachable {
+        /// The last renewal's error.
+        error: String,
+    },
     /// The store gave the node id to another holder: this generator never issues
     /// again.
     Lost,

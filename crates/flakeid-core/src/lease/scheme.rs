@@ -20,6 +20,7 @@ pub struct LeaseSchemes {
     pub provider: &'static str,
     /// Lower-case schemes, e.g. `["redis", "rediss"]`. `file` is the core's own.
     pub schemes: &'static [&'static str],
+    /// Reads a URL of one of these schemes into a store.
     pub parse: LeaseUrlParser,
 }
 

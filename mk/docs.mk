@@ -1,0 +1,31 @@
+# Documentation that never lies (issue 28): `make test-docs` runs every fenced code
+# block of README.md, python/ and node/ READMEs, bindings/*/README.md, go/ and java/
+# READMEs and docs/*.md (tests/docs/run.py; the rule for blocks that do not run is in
+# docs/writing-docs.md):
+#   python  pytest (tests/docs/test_python_blocks.py) in python/.venv, against the
+#           package `pip install ./python` installed there
+#   js      node, with @flakeid/node = node/ (setup-node) and @flakeid/wasm =
+#           bindings/wasm/pkg (make wasm)
+#   sh      bash with target/debug/flakeid first on PATH, each in its own network namespace
+#   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
+#   rust    cargo test --doc (run.py checks that the file is include_str!'d by a crate)
+#   sql     the PostgreSQL suite's hook: `tests/docs/run.py --sql FILE` writes them out
+# and checks that every artifact name a doc mentions is one make dist writes
+# (tests/docs/artifacts.py; tests/dist/run.sh holds the list against dist/).
+# In `make test` it runs last, after the suites that build those packages.
+DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
+
+.PHONY: test-docs
+
+test-docs: python-venv setup-node lib-c wasm-build
+	$(CARGO) build -q -p flakeid-cli
+	$(DOCS_PY_BIN)/pip install --quiet './python[test]'
+	python3 tests/docs/run.py --cli target/debug --lib $(C_LIB_DIR)
+	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
+	$(CARGO) test -q --doc -p flakeid-core -p flakeid-lease-net -p flakeid-seal
+
+# docs/cli.md and docs/man/*.1 from the clap declaration (crates/flakeid-cli/src/cli_docs.rs);
+# `cargo test` (make test-rust) fails when the committed ones are stale.
+.PHONY: cli-docs
+cli-docs:
+	FLAKEID_REGENERATE_CLI_DOCS=1 $(CARGO) test -q -p flakeid-cli --bin flakeid cli_docs

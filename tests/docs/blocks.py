@@ -1,0 +1,115 @@
+"""The fenced code blocks of the user-facing docs, and what each one is for.
+
+Shared by run.py (shell, JS, C, the Rust and SQL checks, artifact names) and
+test_python_blocks.py (Python, through pytest). Standard library only.
+
+The rule (docs/writing-docs.md): every fenced block runs, unless its info string says
+it does not. The first word is the language; further words are flags:
+  no_run   never run (a command that installs, builds or needs a cluster; an outline)
+  browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
+Languages that are never run: text, ini, yaml, toml, json, diff, xml, console output.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# The files whose blocks are checked, relative to the repository root.
+DOC_GLOBS = [
+    "README.md",
+    "python/README.md",
+    "node/README.md",
+    "bindings/*/README.md",
+    "go/README.md",
+    "java/README.md",
+    "docs/*.md",
+]
+
+# What each language's blocks are run by.
+RUNNERS = {
+    "python": "pytest (tests/docs/test_python_blocks.py) against the installed package",
+    "js": "node, against node/ (@flakeid/node) and bindings/wasm/pkg (@flakeid/wasm)",
+    "sh": "bash, with the built flakeid CLI first on PATH",
+    "c": "cc, against include/flakeid.h and libflakeid",
+    "rust": "cargo test --doc (the file is include_str!'d by a crate)",
+    "sql": "the PostgreSQL suite (make test-postgres; tests/docs/run.py --sql lists them)",
+    "go": "go test (go/example_test.go holds the same code)",
+    "java": "the Java suite (java/src/test holds the same code)",
+}
+ALIASES = {"bash": "sh", "shell": "sh", "javascript": "js", "mjs": "js", "cjs": "js", "py": "python"}
+NEVER_RUN = {"text", "ini", "yaml", "yml", "toml", "json", "diff", "xml", "console", "output", "proto"}
+FLAGS = {"no_run", "browser"}
+
+
+@dataclass
+class Block:
+    path: str  # relative to ROOT
+    line: int  # line of the opening fence (1-based)
+    lang: str
+    flags: set = field(default_factory=set)
+    code: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def runs(self) -> bool:
+        return self.lang in RUNNERS and not (self.flags & FLAGS)
+
+
+def doc_files() -> list[str]:
+    seen = []
+    for g in DOC_GLOBS:
+        for p in sorted(glob.glob(os.path.join(ROOT, g))):
+            rel = os.path.relpath(p, ROOT)
+            if rel not in seen:
+                seen.append(rel)
+    return seen
+
+
+FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*(.*)$")
+
+
+def parse(path: str) -> list[Block]:
+    lines = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, info = m.group(1), m.group(2), m.group(3).strip()
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence):
+            j += 1
+        if j == len(lines):
+            raise ValueError(f"{path}:{i + 1}: unclosed code fence")
+        words = re.split(r"[\s,]+", info) if info else [""]
+        lang = ALIASES.get(words[0].lower(), words[0].lower())
+        body = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[i + 1 : j]]
+        out.append(Block(path, i + 1, lang, set(w for w in words[1:] if w), "\n".join(body) + "\n"))
+        i = j + 1
+    return out
+
+
+def all_blocks() -> list[Block]:
+    return [b for p in doc_files() for b in parse(p)]
+
+
+def check_info_strings(blocks: list[Block]) -> list[str]:
+    """Every block says what it is: a language this suite knows, run or never run."""
+    errors = []
+    for b in blocks:
+        if not b.lang:
+            errors.append(f"{b.id}: a fence without a language: use ```text for output, or the language")
+        elif b.lang not in RUNNERS and b.lang not in NEVER_RUN:
+            errors.append(f"{b.id}: unknown language {b.lang!r} (tests/docs/blocks.py RUNNERS / NEVER_RUN)")
+        unknown = {f for f in b.flags if f not in FLAGS and not (b.lang == "rust")}
+        if unknown:
+            errors.append(f"{b.id}: unknown flag(s) {sorted(unknown)} (known: {sorted(FLAGS)})")
+    return errors
