@@ -8,9 +8,9 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 mod args;
-mod seal;
 #[cfg(test)]
 mod cli_docs;
+mod seal;
 mod serve;
 
 use flakeid_server::{layout_name, time};
