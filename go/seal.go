@@ -49,24 +49,20 @@ func NewSealer(key []byte, o SealerOptions) (*Sealer, error) {
 
 // Seal maps id (in [0, 2^Bits)) to its sealed ID, in the same range. An id out of
 // range is ErrConfig naming "id".
-func (s *Sealer) Seal(id ID) (ID, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.p == nil {
-		return 0, ErrClosed
-	}
-	return cSeal(s.p, id)
-}
+func (s *Sealer) Seal(id ID) (ID, error) { return s.call(cSeal, id) }
 
 // Unseal is Seal's inverse. Every number in range unseals to some ID: sealing
 // does not authenticate.
-func (s *Sealer) Unseal(id ID) (ID, error) {
+func (s *Sealer) Unseal(id ID) (ID, error) { return s.call(cUnseal, id) }
+
+// call runs f under the read lock that keeps Close from freeing the sealer.
+func (s *Sealer) call(f func(sealHandle, ID) (ID, error), id ID) (ID, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.p == nil {
 		return 0, ErrClosed
 	}
-	return cUnseal(s.p, id)
+	return f(s.p, id)
 }
 
 // Bits is the width of the IDs sealed: the layout's total bits.

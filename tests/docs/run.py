@@ -143,10 +143,8 @@ def main() -> int:
         if a.only and b.lang not in a.only:
             continue
         work = tempfile.mkdtemp(dir=nm)
-        # docs/sealing.md's examples run "from a folder holding a seal.key": a test
-        # 32-byte key (NIST's FF1 AES-256 sample key), hex, as "Generating a key" makes it.
         with open(os.path.join(work, "seal.key"), "w") as f:
-            f.write("2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94\n")
+            f.write(B.SEAL_KEY)
         if b.lang == "sh":
             if not a.cli:
                 failures.append(f"{b.id}: sh block, but no --cli given")

@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Issues IDs. Thread-safe: share one per node id between any number of threads; no ID
@@ -72,7 +71,7 @@ public final class Generator implements AutoCloseable {
       arena.close();
       throw Native.rethrow(t);
     }
-    this.cleanable = CLEANER.register(this, new Release(arena));
+    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
   }
 
   private static long off(String field) {
@@ -103,23 +102,6 @@ public final class Generator implements AutoCloseable {
       Native.GENERATOR_FREE.invokeExact(g);
     } catch (Throwable t) {
       throw Native.rethrow(t);
-    }
-  }
-
-  /** Closes the arena (freeing the generator) when the Generator is garbage. */
-  private record Release(Arena arena) implements Runnable {
-    @Override
-    public void run() {
-      for (int tries = 0; arena.scope().isAlive(); tries++) {
-        try {
-          arena.close();
-        } catch (IllegalStateException busy) {
-          // A call in progress keeps it open: most end within a tick, a wait for a
-          // clock that went back within maxWait.
-          if (tries < 1000) Thread.onSpinWait();
-          else LockSupport.parkNanos(100_000);
-        }
-      }
     }
   }
 

@@ -8,7 +8,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.ref.Cleaner;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sealed IDs (docs/sealing.md): a keyed, reversible map from IDs to IDs of the same
@@ -61,7 +60,7 @@ public final class Sealer implements AutoCloseable {
       throw Native.rethrow(e);
     }
     this.bits = l.totalBits();
-    this.cleanable = CLEANER.register(this, new Release(arena));
+    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
   }
 
   /** A sealer for Snowflake IDs, without a tweak. */
@@ -84,21 +83,6 @@ public final class Sealer implements AutoCloseable {
       Native.SEALER_FREE.invokeExact(s);
     } catch (Throwable t) {
       throw Native.rethrow(t);
-    }
-  }
-
-  /** Closes the arena (freeing the sealer) when the Sealer is garbage or closed. */
-  private record Release(Arena arena) implements Runnable {
-    @Override
-    public void run() {
-      for (int tries = 0; arena.scope().isAlive(); tries++) {
-        try {
-          arena.close();
-        } catch (IllegalStateException busy) {
-          if (tries < 1000) Thread.onSpinWait();
-          else LockSupport.parkNanos(100_000);
-        }
-      }
     }
   }
 
