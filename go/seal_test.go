@@ -4,9 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -160,61 +157,5 @@ func TestSealerHidesItsKeyAndCloses(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// docs/sealing.md's Go example, run as written from a folder with a seal.key (a
-// package of its own under testdata/, which `./...` skips).
-func TestSealingDocExample(t *testing.T) {
-	docs := os.Getenv("FLAKEID_DOCS")
-	if docs == "" {
-		docs = filepath.Join("..", "docs")
-	}
-	text, err := os.ReadFile(filepath.Join(docs, "sealing.md"))
-	if err != nil {
-		t.Skipf("docs/sealing.md not found (outside the repository): %v", err)
-	}
-	var blocks []string
-	for _, part := range strings.Split(string(text), "\n```go\n")[1:] {
-		blocks = append(blocks, part[:strings.Index(part, "\n```\n")+1])
-	}
-	if len(blocks) != 1 {
-		t.Fatalf("docs/sealing.md has %d Go examples, want 1", len(blocks))
-	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", "sealdoc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(blocks[0]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	key := "2b7e1516 28aed2a6\nabf71588 09cf4f3c\n" // whitespace is ignored
-	if err := os.WriteFile(filepath.Join(dir, "seal.key"), []byte(key), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "run", ".")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go run: %v\n%s", err, out)
-	}
-	printed := strings.TrimSpace(string(out))
-	pub, err := Decode(printed, Base62)
-	if err != nil {
-		t.Fatalf("printed %q: %v", printed, err)
-	}
-	k, _ := hex.DecodeString(strings.Join(strings.Fields(key), ""))
-	s, err := NewSealer(k, SealerOptions{Tweak: []byte("orders")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	id, err := s.Unseal(pub)
-	if p, _ := id.Parts(); err != nil || p.Worker != 1 {
-		t.Fatalf("unsealed %d (%v): not a worker-1 ID", id, err)
 	}
 }

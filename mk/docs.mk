@@ -1,7 +1,7 @@
 # Documentation that never lies (issue 28): `make test-docs` runs every fenced code
 # block of README.md, python/ and node/ READMEs, bindings/*/README.md, go/ and java/
 # READMEs and docs/*.md (tests/docs/run.py; the rule for blocks that do not run is in
-# docs/writing-docs.md):
+# CONTRIBUTING.md, "Docs: every code block runs"):
 #   python  pytest (tests/docs/test_python_blocks.py) in python/.venv, against the
 #           package `pip install ./python` installed there
 #   js      node, with @flakeid/node = node/ (setup-node) and @flakeid/wasm =
@@ -9,7 +9,10 @@
 #   sh      bash with target/debug/flakeid first on PATH, each in its own network namespace
 #   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
 #   rust    cargo test --doc (run.py checks that the file is include_str!'d by a crate)
-#   sql     the PostgreSQL suite's hook: `tests/docs/run.py --sql FILE` writes them out
+# and, in their own suites, from the blocks `tests/docs/blocks.py extract LANG DIR` writes:
+#   sql     make test-postgres (tests/postgres/run.sh docs), on a private cluster
+#   go      make test-go (go/docblocks_test.go), go run
+#   java    make test-java (DocBlocksTest), javac and java
 # and checks that every artifact name a doc mentions is one make dist writes
 # (tests/docs/artifacts.py; tests/dist/run.sh holds the list against dist/).
 # In `make test` it runs last, after the suites that build those packages.

@@ -1,9 +1,17 @@
 """The fenced code blocks of the user-facing docs, and what each one is for.
 
-Shared by run.py (shell, JS, C, the Rust and SQL checks, artifact names) and
-test_python_blocks.py (Python, through pytest). Standard library only.
+Shared by run.py (shell, JS, C, the Rust checks, artifact names),
+test_python_blocks.py (Python, through pytest), and, through `blocks.py extract`, the
+suites that run the other languages' blocks: SQL (tests/postgres/run.sh), Go
+(go/docblocks_test.go) and Java (java/src/test/.../DocBlocksTest.java). One parser for
+every language, so every runner reads fences and flags the same way. Standard
+library only.
 
-The rule (docs/writing-docs.md): every fenced block runs, unless its info string says
+  python3 tests/docs/blocks.py extract LANG DIR
+writes each block of LANG that runs to DIR/NNN.LANG, DIR/index.tsv (a line per block:
+file, doc path, line of the opening fence) and DIR/seal.key (SEAL_KEY).
+
+The rule (CONTRIBUTING.md, "Docs: every code block runs"): every fenced block runs, unless its info string says
 it does not. The first word is the language; further words are flags:
   no_run   never run (a command that installs, builds or needs a cluster; an outline)
   browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
@@ -40,9 +48,9 @@ RUNNERS = {
     "sh": "bash, with the built flakeid CLI first on PATH",
     "c": "cc, against include/flakeid.h and libflakeid",
     "rust": "cargo test --doc (the file is include_str!'d by a crate)",
-    "sql": "the PostgreSQL suite (make test-postgres; tests/docs/run.py --sql lists them)",
-    "go": "go test (go/example_test.go holds the same code)",
-    "java": "the Java suite (java/src/test holds the same code)",
+    "sql": "the PostgreSQL suite (make test-postgres: tests/postgres/run.sh docs)",
+    "go": "go test (go/docblocks_test.go), as written",
+    "java": "the Java suite (DocBlocksTest), as written",
 }
 ALIASES = {"bash": "sh", "shell": "sh", "javascript": "js", "mjs": "js", "cjs": "js", "py": "python"}
 NEVER_RUN = {"text", "ini", "yaml", "yml", "toml", "json", "diff", "xml", "console", "output", "proto"}
@@ -117,3 +125,30 @@ def check_info_strings(blocks: list[Block]) -> list[str]:
         if unknown:
             errors.append(f"{b.id}: unknown flag(s) {sorted(unknown)} (known: {sorted(FLAGS)})")
     return errors
+
+
+def extract(lang: str, out_dir: str) -> list[Block]:
+    """Writes the blocks of `lang` that run to out_dir, for a suite in another language."""
+    lang = ALIASES.get(lang, lang)
+    if lang not in RUNNERS:
+        raise SystemExit(f"blocks.py: unknown language {lang!r} (known: {sorted(RUNNERS)})")
+    os.makedirs(out_dir, exist_ok=True)
+    chosen = [b for b in all_blocks() if b.lang == lang and b.runs]
+    with open(os.path.join(out_dir, "index.tsv"), "w", encoding="utf-8") as index:
+        for n, b in enumerate(chosen, 1):
+            name = f"{n:03}.{lang}"
+            with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+                f.write(b.code)
+            index.write(f"{name}\t{b.path}\t{b.line}\n")
+    with open(os.path.join(out_dir, "seal.key"), "w") as f:
+        f.write(SEAL_KEY)
+    return chosen
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "extract":
+        raise SystemExit("usage: blocks.py extract LANG DIR")
+    for b in extract(sys.argv[2], sys.argv[3]):
+        print(b.id)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the fenced code blocks of the docs (make test-docs); Python's run in pytest.
 
-  tests/docs/run.py [--cli DIR] [--lib DIR] [--only LANG] [--list] [--sql OUT.sql]
+  tests/docs/run.py [--cli DIR] [--lib DIR] [--only LANG] [--list]
 
 --cli: the directory holding the built `flakeid` (put first on PATH for sh blocks);
 --lib: the directory holding libflakeid.so (C blocks link it, with an rpath).
@@ -9,7 +9,9 @@ JS blocks resolve @flakeid/node to node/ (built by make setup-node) and @flakeid
 to bindings/wasm/pkg (built by bindings/wasm/build.sh): missing is an error, not a skip.
 Shell blocks run in their own network namespace where the machine allows it (as
 root), so `flakeid serve --listen 127.0.0.1:7676` never meets another test's port.
-The rule for blocks that do not run: tests/docs/blocks.py, docs/writing-docs.md.
+SQL, Go and Java blocks run in their own suites (`blocks.py extract`); --list shows
+every block and what runs it. The rule for blocks that do not run:
+tests/docs/blocks.py, CONTRIBUTING.md (Docs: every code block runs).
 """
 from __future__ import annotations
 
@@ -106,7 +108,6 @@ def main() -> int:
     ap.add_argument("--lib")
     ap.add_argument("--only", action="append")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--sql", help="write the SQL blocks to this file (the PostgreSQL suite's hook)")
     a = ap.parse_args()
 
     blocks = B.all_blocks()
@@ -114,13 +115,6 @@ def main() -> int:
     if a.list:
         for b in blocks:
             print(f"{b.id:32} {b.lang:8} {' '.join(sorted(b.flags)) or ('runs' if b.runs else '-')}")
-        return 0
-    if a.sql:
-        with open(a.sql, "w") as f:
-            for b in blocks:
-                if b.lang == "sql" and b.runs:
-                    f.write(f"-- {b.id}\n{b.code}\n")
-        print(f"test-docs: SQL blocks written to {a.sql}")
         return 0
 
     included = rust_included()

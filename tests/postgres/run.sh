@@ -36,6 +36,11 @@
 #             store wiped: flakeid_next() refuses, then resumes by itself, 0 IDs
 #             shared; a standby takes no lease, and promoted while its old primary
 #             keeps issuing it leases its own node id: 0 IDs shared, no operator step
+#   docs      every ```sql block of README.md and docs/*.md, as written (issue 28): each
+#             in a database of its own on a server set up as the README says (preloaded,
+#             flakeid.node = 1), with the extension created unless the block creates it;
+#             blocks come from tests/docs/blocks.py (the one parser of the docs' fences);
+#             a failure names the doc and the line
 #   usage: tests/postgres/run.sh [SECTION...]     (PGBENCH_SECS, default 4)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,7 +48,7 @@ CARGO=${CARGO:-cargo}
 . tests/postgres/lib.sh
 SECS=${PGBENCH_SECS:-4}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-ALL=(basic plain borrow settings schema upgrade standby promote crash clock lease)
+ALL=(basic plain borrow settings schema upgrade standby promote crash clock lease docs)
 SECTIONS=("$@")
 [ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=("${ALL[@]}")
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "flakeid.so is not installed: run make install-postgres" >&2; exit 1; }
@@ -686,6 +691,34 @@ flakeid.lease_ttl_ms = 2000"
          (SELECT count(*) FROM promoted WHERE (flakeid_decompose(id)).node <> $ns_node)")"
   echo "  promoted with leases: old primary $old IDs (node $na), promoted $promoted IDs (node $ns_node), shared: $shared"
   [ "$promoted" = 40000 ] && [ "$shared" = 0 ] && [ "$other_node" = 0 ] && [ "$old" -gt 1000 ] || fail "IDs shared after the promotion"
+}
+
+# --- docs: the SQL blocks of the docs (issue 28) ---
+section_docs() {
+  echo "== docs: the SQL blocks of README.md and docs/*.md, as written"
+  local port dir=$work/docs-sql n=0 file doc line out
+  new_cluster docs "shared_preload_libraries = 'flakeid'
+flakeid.node = 1"
+  free_port port
+  start docs "$port"
+  python3 tests/docs/blocks.py extract sql "$dir" >/dev/null
+  while IFS=$'\t' read -r file doc line; do
+    n=$((n + 1))
+    sql "$port" -c "CREATE DATABASE doc$n"
+    grep -Eqi 'CREATE[[:space:]]+EXTENSION' "$dir/$file" || DB=doc$n sql "$port" -c "CREATE EXTENSION flakeid"
+    # psql names the block's file and line: name the doc's instead.
+    if ! out=$(DB=doc$n sql "$port" -f "$dir/$file" 2>&1); then
+      awk -v f="psql:$dir/$file:" -v doc="$doc" -v at="$line" \
+        'index($0, f) == 1 { rest = substr($0, length(f) + 1); n = rest + 0; sub(/^[0-9]+/, "", rest); $0 = doc ":" (at + n) rest } 1' \
+        <<<"$out" >&2
+      fail "$doc:$line: the SQL block failed (make test-postgres runs every sql block as written: CONTRIBUTING.md, Docs)"
+    fi
+    # A block's ALTER SYSTEM is not the next one's setting.
+    sql "$port" -c "ALTER SYSTEM RESET ALL"
+    echo "  $doc:$line: ok"
+  done <"$dir/index.tsv"
+  [ "$n" -gt 0 ] || fail "no sql blocks found in the docs (tests/docs/blocks.py extract sql)"
+  echo "  $n SQL blocks ran"
 }
 
 for s in "${SECTIONS[@]}"; do

@@ -5,21 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import javax.tools.ToolProvider;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Sealed IDs beyond the shared vectors (VectorsTest runs seal.json). */
 class SealerTest {
@@ -93,39 +85,5 @@ class SealerTest {
     if (failure.get() != null) throw new AssertionError(failure.get());
     assertThrows(IllegalStateException.class, () -> s.seal(1));
     s.close(); // twice: a no-op
-  }
-
-  /** docs/sealing.md's Java example, compiled and run as written from a folder with a seal.key. */
-  @Test
-  void docExample(@TempDir Path dir) throws Exception {
-    String docsDir = System.getenv().getOrDefault("FLAKEID_DOCS", "../docs");
-    Path doc = Path.of(docsDir, "sealing.md");
-    Assumptions.assumeTrue(Files.exists(doc), "docs/sealing.md not found (outside the repository)");
-    Matcher m = Pattern.compile("\n```java\n(.*?\n)```\n", Pattern.DOTALL).matcher(Files.readString(doc));
-    List<String> blocks = new ArrayList<>();
-    while (m.find()) blocks.add(m.group(1));
-    assertEquals(1, blocks.size(), "docs/sealing.md has one Java example");
-    Path source = dir.resolve("SealingExample.java");
-    Files.writeString(source, blocks.get(0));
-    String key = "2b7e1516 28aed2a6\nabf71588 09cf4f3c\n"; // whitespace is ignored
-    Files.writeString(dir.resolve("seal.key"), key);
-    String cp = System.getProperty("java.class.path");
-    int rc = ToolProvider.getSystemJavaCompiler()
-        .run(null, null, null, "-cp", cp, "-d", dir.toString(), source.toString());
-    assertEquals(0, rc, "javac");
-    Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process p = new ProcessBuilder(javaBin.toString(), "--enable-native-access=ALL-UNNAMED",
-            "-cp", dir + java.io.File.pathSeparator + cp, "SealingExample")
-        .directory(dir.toFile())
-        .redirectErrorStream(true)
-        .start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the example did not finish");
-    String out = new String(p.getInputStream().readAllBytes()).trim();
-    assertEquals(0, p.exitValue(), out);
-    try (Sealer s = Sealer.create(HexFormat.of().parseHex(key.replaceAll("\\s+", "")), null,
-        "orders".getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
-      long id = s.unseal(Long.parseLong(out));
-      assertEquals(1, Flakeid.decompose(id).worker(), "unsealed " + id + ": not a worker-1 ID");
-    }
   }
 }
