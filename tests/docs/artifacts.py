@@ -39,7 +39,7 @@ OTHERS = ["flakeid-go-<v>.zip", "flakeid-java-<v>.jar", "flakeid-java-<v>.pom", 
 
 DOCS = ["README.md", "RELEASING.md", "python/README.md", "node/README.md", "bindings/c/README.md",
         "bindings/wasm/README.md", "go/README.md", "java/README.md"]
-MENTION = re.compile(r"(?:flakeid|flakeid_engine)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|unknown-linux-musl\b)")
+MENTION = re.compile(r"(?:flakeid|flakeid_engine)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|\.zip|\.jar|\.pom|unknown-linux-musl\b)")
 
 
 def version() -> str:
