@@ -8,7 +8,7 @@ import (
 	flakeid "example.invalid/flakeid/go"
 )
 
-// The README's first ID.
+// A first ID, for go doc (go/README.md's blocks run as written in TestDocBlocks).
 func Example() {
 	gen, err := flakeid.New(flakeid.Options{Datacenter: 1, Worker: 2})
 	if err != nil {
