@@ -14,6 +14,10 @@ Every suite and bench that needs a server uses this file, either as a command:
     testenv.py port [--not PORT...]
         print one free port below the ephemeral range (none of the ports named:
         a script that starts several servers passes those it already has)
+    testenv.py initdb DIR [--conf LINE...] [--trust]
+        make a PostgreSQL cluster in DIR/data as `run` would (DIR its socket
+        directory, no TLS), with --trust every login over TCP trusted, and print
+        DIR/data, for a script that starts and stops it itself (pg_ctl -o "-p PORT")
 
 or as a module (`sys.path.insert(0, "tests/env"); import testenv`), for a test that
 kills, freezes or restarts its own server: `Redis(work).start()`, `Postgres(work,
@@ -314,16 +318,17 @@ class Postgres(Server):
     `host` only, fsync off, the server a bare `postgres -D` (`pid` is the
     postmaster). Logins: `postgres` / `secret` (SCRAM), a trust role
     `flakeid_trust`; with `certs`, TLS on (ssl=on) and roles for every login method
-    the lease tests try (md5, password, certificate): `hba()` and `setup()`. `conf`
-    lines are appended to postgresql.conf (e.g. shared_preload_libraries). `prefix`
+    the lease tests try (md5, password, certificate): `hba()` and `setup()`; with
+    `trust`, every login over TCP is trusted, replication too. `conf` lines are
+    appended to postgresql.conf (e.g. shared_preload_libraries). `prefix`
     runs every program of the cluster (server, initdb, psql, pg_ctl) and must run it
     as the postgres user when root (default: setpriv, see as_postgres)."""
 
     start_timeout = 60
 
     def __init__(self, work, name="pg", certs=None, conf=(), max_connections=200, host="127.0.0.1", port=None,
-                 prefix=None):
-        self.certs, self.conf, self.max_connections = certs, list(conf), max_connections
+                 prefix=None, trust=False):
+        self.certs, self.conf, self.max_connections, self.trust = certs, list(conf), max_connections, trust
         self.port = port
         super().__init__(os.path.join(work, name), host, as_postgres([]) if prefix is None else prefix)
         self.data = os.path.join(self.dir, "data")
@@ -340,6 +345,8 @@ class Postgres(Server):
     def hba(self):
         """pg_hba.conf's lines after `local all all trust`."""
         net = f"{self.host}/32"
+        if self.trust:
+            return [f"host all all {net} trust", f"host replication all {net} trust"]
         hba = [f"host all flakeid_trust {net} trust"]
         if self.certs:
             hba += [f"host all flakeid_md5 {net} md5", f"host all flakeid_password {net} password",
@@ -587,10 +594,22 @@ def main(argv):
         if name == "run":
             s.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("port").add_argument("--not", nargs="*", type=int, default=[], dest="taken")
+    s = sub.add_parser("initdb")
+    s.add_argument("dir")
+    s.add_argument("--conf", action="append", default=[], metavar="LINE")
+    s.add_argument("--trust", action="store_true")
     a = p.parse_args(argv)
     if a.cmd == "port":
         _handed_out.update(a.taken)
         print(free_port())
+        return 0
+    if a.cmd == "initdb":
+        d = os.path.abspath(a.dir)
+        try:
+            print(Postgres(os.path.dirname(d), os.path.basename(d), conf=a.conf, trust=a.trust).init().data)
+        except subprocess.CalledProcessError as err:
+            print(f"testenv: {err}", file=sys.stderr)
+            return 1
         return 0
     every = a.all
     stack = Stack(redis=a.redis or every, postgres=a.postgres or every, etcd=a.etcd or every, pg_conf=a.pg_conf)
