@@ -5,18 +5,26 @@ with a per-run CA and TLS, stopped on exit or on a signal.
 
 Every suite and bench that needs a server uses this file, either as a command:
 
-    testenv.py run [--redis] [--postgres] [--etcd] [--all] -- CMD ARG...
+    testenv.py run [--redis] [--postgres] [--etcd] [--all] [--pg-conf LINE...] -- CMD ARG...
         start the servers, run CMD with their URLs in FLAKEID_TEST_* variables,
-        stop them (on CMD's exit, or on SIGINT/SIGTERM/SIGHUP), exit with CMD's status
-    testenv.py up [--redis] [--postgres] [--etcd] [--all]
+        stop them (on CMD's exit, or on SIGINT/SIGTERM/SIGHUP), exit with CMD's status;
+        each --pg-conf LINE is appended to PostgreSQL's postgresql.conf
+    testenv.py up [--redis] [--postgres] [--etcd] [--all] [--pg-conf LINE...]
         start them, print `export FLAKEID_TEST_...=...` lines, wait for a signal
     testenv.py port [--not PORT...]
         print one free port below the ephemeral range (none of the ports named:
         a script that starts several servers passes those it already has)
+    testenv.py initdb DIR [--conf LINE...] [--trust]
+        make a PostgreSQL cluster in DIR/data as `run` would (DIR its socket
+        directory, no TLS), with --trust every login over TCP trusted, and print
+        DIR/data, for a script that starts and stops it itself (pg_ctl -o "-p PORT")
 
 or as a module (`sys.path.insert(0, "tests/env"); import testenv`), for a test that
 kills, freezes or restarts its own server: `Redis(work).start()`, `Postgres(work,
 name, conf=...)`, `Etcd(work, name)`, `make_certs(dir)`, `free_port()`, `Stack`.
+Each server also takes a bind `host`, fixed ports and an exec `prefix` for its
+programs (its server and client tools), and `spawn()`s without waiting: the fault
+suite (tests/faults/harness/stores.py) runs them in a network namespace that way.
 
 Servers that cannot be installed (scripts/setup-lease.sh installs them) are reported
 and their variables left unset; FLAKEID_LEASE_REQUIRE=0 then tells the tests to skip
@@ -76,8 +84,10 @@ def free_port():
 
 
 def as_postgres(cmd):
-    """PostgreSQL refuses to run as root: run its tools as the postgres user."""
-    return ["runuser", "-u", "postgres", "--", *cmd] if IS_ROOT else cmd
+    """PostgreSQL refuses to run as root: run its programs as the postgres user.
+    setpriv execs (runuser forks), so a server started this way has the pid Popen
+    returns."""
+    return ["setpriv", "--reuid", "postgres", "--regid", "postgres", "--init-groups", "--", *cmd] if IS_ROOT else cmd
 
 
 def chown_postgres(path):
@@ -85,20 +95,25 @@ def chown_postgres(path):
         shutil.chown(path, "postgres", "postgres")
 
 
-def _wait(pred, timeout, what, log=None):
+def wait_for(pred, timeout, what, log=None):
+    """Polls `pred` until it is true; EnvError after `timeout` s, with `log`'s tail."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if pred():
             return
         time.sleep(0.05)
-    tail = ""
-    if log and os.path.exists(log):
-        with open(log, errors="replace") as f:
-            tail = "\n" + "".join(f.readlines()[-20:])
-    raise EnvError(f"{what} did not come up within {timeout} s{tail}")
+    raise EnvError(f"{what} did not come up within {timeout} s{log_tail(log)}")
 
 
-def _signal_tree(pid, sig):
+def log_tail(log, since=0, lines=20):
+    if not log or not os.path.exists(log):
+        return ""
+    with open(log, errors="replace") as f:
+        f.seek(since)
+        return "\n" + "".join(f.readlines()[-lines:])
+
+
+def signal_tree(pid, sig):
     """Signals `pid` and every process whose parent it is (a PostgreSQL postmaster
     and its backends), ignoring ones that are gone."""
     children = []
@@ -118,10 +133,10 @@ def _signal_tree(pid, sig):
             pass
 
 
-def make_certs(d):
-    """A CA, another CA (for "wrong CA" tests), a server certificate for IP
-    127.0.0.1 only (so `localhost` is a name mismatch), and a client certificate
-    with CN flakeid_cert (the PostgreSQL certificate login's user)."""
+def make_certs(d, ip="127.0.0.1"):
+    """A CA, another CA (for "wrong CA" tests), a server certificate for IP `ip`
+    only (so `localhost` is a name mismatch), and a client certificate with CN
+    flakeid_cert (the PostgreSQL certificate login's user)."""
     os.makedirs(d, exist_ok=True)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
@@ -140,7 +155,7 @@ def make_certs(d):
         ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
             "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext")
 
-    leaf("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1")
+    leaf("server", ip, f"subjectAltName=IP:{ip}")
     leaf("client", "flakeid_cert", "extendedKeyUsage=clientAuth")
     for f in os.listdir(d):
         os.chmod(os.path.join(d, f), 0o644)
@@ -148,81 +163,132 @@ def make_certs(d):
 
 
 class Server:
-    """A server process this environment started: stop() is safe to call twice."""
+    """A server process this environment starts: `command()` run through `prefix`
+    (an argv that must exec it, so that `pid` is the server's: e.g. `nsenter ...
+    setpriv ... --`), bound to `host`, on the ports given or free ones, its output
+    appended to `log`. `start()` waits until it answers (and, on free ports, tries
+    others when it lost a race for one), then runs `setup()` (the logins the lease
+    tests use); `spawn()` starts it without waiting. stop() is safe to call twice."""
 
     pid = None
+    proc = None
+    start_timeout = 20
+    port_names = ("port",)
 
-    def stop(self):
+    def __init__(self, dir, host, prefix):
+        self.dir, self.host, self.prefix = dir, host, list(prefix)
+        os.makedirs(dir, exist_ok=True)
+        self.log = os.path.join(dir, "log")
+        self.given_ports = {n for n in self.port_names if getattr(self, n, None) is not None}
+
+    def command(self):
         raise NotImplementedError
 
+    def ready(self):
+        raise NotImplementedError
+
+    def setup(self):
+        pass
+
+    def spawn(self):
+        with open(self.log, "a") as out:
+            self.proc = subprocess.Popen([*self.prefix, *self.command()], stdout=out, stderr=out,
+                                         start_new_session=True)
+        self.pid = self.proc.pid
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self):
+        what = type(self).__name__
+        for _ in range(5):
+            for n in self.port_names:
+                if getattr(self, n) is None:
+                    setattr(self, n, free_port())
+            since = os.path.getsize(self.log) if os.path.exists(self.log) else 0
+            self.spawn()
+            try:
+                wait_for(lambda: not self.alive() or self.ready(), self.start_timeout,
+                         f"{what} on {self.host}:{self.port}", self.log)
+            except EnvError:
+                self.stop()
+                raise
+            if self.alive():
+                break
+            said = log_tail(self.log, since)
+            if len(self.given_ports) == len(self.port_names) or "address already in use" not in said.lower():
+                raise EnvError(f"{what} exited at start (see {self.log}):{said}")
+            # Lost a race for a port (another process bound it since the check).
+            for n in self.port_names:
+                if n not in self.given_ports:
+                    setattr(self, n, None)
+        else:
+            raise EnvError(f"{what} exited at start five times: see {self.log}")
+        self.setup()
+        return self
+
     def kill9(self):
-        if self.pid:
-            _signal_tree(self.pid, signal.SIGCONT)
-            _signal_tree(self.pid, signal.SIGKILL)
+        if self.alive():
+            signal_tree(self.pid, signal.SIGCONT)
+            signal_tree(self.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self):
+        self.kill9()
 
     def pause(self, on=True):
         """SIGSTOP (or SIGCONT) the server and its child processes."""
         if self.pid:
-            _signal_tree(self.pid, signal.SIGSTOP if on else signal.SIGCONT)
+            signal_tree(self.pid, signal.SIGSTOP if on else signal.SIGCONT)
 
 
 class Redis(Server):
     """A private redis-server, no persistence unless `persistent` (AOF, fsync
     always); with `certs`, also a TLS port (client certificates optional) and an ACL
-    user `flakeid` / `s3cret`."""
+    user `flakeid` / `s3cret`. `extra` arguments go last on its command line."""
 
-    def __init__(self, work, name="redis", certs=None, persistent=False, extra=()):
-        self.dir = os.path.join(work, name)
-        os.makedirs(self.dir, exist_ok=True)
+    start_timeout = 10
+
+    def __init__(self, work, name="redis", certs=None, persistent=False, extra=(), host="127.0.0.1", port=None,
+                 tls_port=None, prefix=()):
         self.certs, self.persistent, self.extra = certs, persistent, list(extra)
-        self.port = self.tls_port = None
-        self.proc = None
+        self.port, self.tls_port = port, tls_port
+        self.port_names = ("port", "tls_port") if certs else ("port",)
+        super().__init__(os.path.join(work, name), host, prefix)
 
-    def cli(self, *args, check=True):
-        r = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), *args],
-                           capture_output=True, text=True)
+    def cli(self, *args, check=True, timeout=None):
+        r = subprocess.run([*self.prefix, "redis-cli", "-h", self.host, "-p", str(self.port), *args],
+                           capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise EnvError(f"redis-cli {' '.join(args)}: {r.stderr.strip()}")
         return r.stdout
 
-    def start(self):
-        for _ in range(5):
-            self.port = self.port or free_port()
-            if self.certs and not self.tls_port:
-                self.tls_port = free_port()
-            cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                   "--dir", self.dir, "--logfile", os.path.join(self.dir, "log")]
-            cmd += ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
-            if self.certs:
-                c = self.certs
-                cmd += ["--tls-port", str(self.tls_port), "--tls-cert-file", f"{c}/server.pem",
-                        "--tls-key-file", f"{c}/server.key", "--tls-ca-cert-file", f"{c}/ca.pem",
-                        "--tls-auth-clients", "optional"]
-            self.proc = subprocess.Popen(cmd + self.extra, stdout=subprocess.DEVNULL, start_new_session=True)
-            self.pid = self.proc.pid
-            # Up when the server on the port says it is this process (INFO works
-            # while it loads), not merely when something accepts there.
-            try:
-                _wait(lambda: self.proc.poll() is not None
-                      or f"process_id:{self.pid}" in self.cli("INFO", "server", check=False).split(),
-                      10, f"redis-server on {self.port}", os.path.join(self.dir, "log"))
-            except EnvError:
-                self.stop()
-                raise
-            if self.proc.poll() is None:
-                break
-            # Lost a race for the port (another process bound it since the check).
-            self.port = self.tls_port = None
-        else:
-            raise EnvError("redis-server exited at start five times: see " + os.path.join(self.dir, "log"))
+    def command(self):
+        cmd = ["redis-server", "--port", str(self.port), "--bind", self.host, "--save", "",
+               "--dir", self.dir, "--logfile", self.log]
+        cmd += ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        if self.certs:
+            c = self.certs
+            cmd += ["--tls-port", str(self.tls_port), "--tls-cert-file", f"{c}/server.pem",
+                    "--tls-key-file", f"{c}/server.key", "--tls-ca-cert-file", f"{c}/ca.pem",
+                    "--tls-auth-clients", "optional"]
+        return cmd + self.extra
+
+    def ready(self):
+        # The server on the port says it is this process (INFO works while it
+        # loads), not merely something that accepts there.
+        try:
+            return f"process_id:{self.pid}" in self.cli("INFO", "server", check=False, timeout=2).split()
+        except subprocess.TimeoutExpired:
+            return False
+
+    def setup(self):
         if self.certs:
             self.cli("ACL", "SETUSER", "flakeid", "on", ">s3cret", "~*", "&*", "+@all")
-        return self
 
     def restart(self, empty=False):
         """kill -9, then start again on the same ports (empty unless persistent)."""
         self.kill9()
-        self.proc.wait()
         if empty:
             for f in os.listdir(self.dir):
                 if f.startswith("appendonly") or f.endswith(".rdb"):
@@ -230,19 +296,14 @@ class Redis(Server):
                     shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
         return self.start()
 
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.kill9()
-            self.proc.wait()
-
     @property
     def url(self):
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     @property
     def tls_url(self):
         c = self.certs
-        return (f"rediss://flakeid:s3cret@127.0.0.1:{self.tls_port}/0"
+        return (f"rediss://flakeid:s3cret@{self.host}:{self.tls_port}/0"
                 f"?ca={c}/ca.pem&cert={c}/client.pem&key={c}/client.key")
 
     def env(self):
@@ -254,76 +315,86 @@ class Redis(Server):
 
 class Postgres(Server):
     """A private PostgreSQL 15 cluster (initdb'd as the postgres user), TCP on
-    127.0.0.1 only, fsync off. Logins: `postgres` / `secret` (SCRAM), a trust role
+    `host` only, fsync off, the server a bare `postgres -D` (`pid` is the
+    postmaster). Logins: `postgres` / `secret` (SCRAM), a trust role
     `flakeid_trust`; with `certs`, TLS on (ssl=on) and roles for every login method
-    the lease tests try (md5, password, certificate). `conf` lines are appended to
-    postgresql.conf (e.g. shared_preload_libraries)."""
+    the lease tests try (md5, password, certificate): `hba()` and `setup()`; with
+    `trust`, every login over TCP is trusted, replication too. `conf` lines are
+    appended to postgresql.conf (e.g. shared_preload_libraries). `prefix`
+    runs every program of the cluster (server, initdb, psql, pg_ctl) and must run it
+    as the postgres user when root (default: setpriv, see as_postgres)."""
 
-    def __init__(self, work, name="pg", certs=None, conf=(), max_connections=200):
-        self.dir = os.path.join(work, name)
+    start_timeout = 60
+
+    def __init__(self, work, name="pg", certs=None, conf=(), max_connections=200, host="127.0.0.1", port=None,
+                 prefix=None, trust=False):
+        self.certs, self.conf, self.max_connections, self.trust = certs, list(conf), max_connections, trust
+        self.port = port
+        super().__init__(os.path.join(work, name), host, as_postgres([]) if prefix is None else prefix)
         self.data = os.path.join(self.dir, "data")
-        self.certs, self.conf, self.max_connections = certs, list(conf), max_connections
-        self.port = None
         self.started = False
 
-    def psql(self, sql, db="postgres", check=True):
-        r = subprocess.run(as_postgres([f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres",
-                                        "-d", db, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql]),
-                           capture_output=True, text=True)
+    def psql(self, sql, db="postgres", check=True, timeout=None):
+        r = subprocess.run([*self.prefix, f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres",
+                            "-d", db, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                           capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise EnvError(f"psql: {r.stderr.strip()}")
         return r.stdout
 
+    def hba(self):
+        """pg_hba.conf's lines after `local all all trust`."""
+        net = f"{self.host}/32"
+        if self.trust:
+            return [f"host all all {net} trust", f"host replication all {net} trust"]
+        hba = [f"host all flakeid_trust {net} trust"]
+        if self.certs:
+            hba += [f"host all flakeid_md5 {net} md5", f"host all flakeid_password {net} password",
+                    f"hostssl all flakeid_cert {net} cert"]
+        return hba + [f"host all all {net} scram-sha-256"]
+
     def init(self):
-        os.makedirs(self.dir, exist_ok=True)
         os.chmod(self.dir, 0o755)
         chown_postgres(self.dir)
         pw = os.path.join(self.dir, "pw")
         with open(pw, "w") as f:
             f.write("secret\n")
         chown_postgres(pw)
-        subprocess.run(as_postgres([f"{PGBIN}/initdb", "-D", self.data, "-U", "postgres", f"--pwfile={pw}",
-                                    "-E", "UTF8", "--no-sync", "--auth-local=trust", "--auth-host=scram-sha-256"]),
+        subprocess.run([*self.prefix, f"{PGBIN}/initdb", "-D", self.data, "-U", "postgres", f"--pwfile={pw}",
+                        "-E", "UTF8", "--no-sync", "--auth-local=trust", "--auth-host=scram-sha-256"],
                        check=True, stdout=subprocess.DEVNULL)
-        hba = ["local all all trust", "host all flakeid_trust 127.0.0.1/32 trust"]
-        conf = ["listen_addresses = '127.0.0.1'", f"unix_socket_directories = '{self.dir}'", "fsync = off",
+        conf = [f"listen_addresses = '{self.host}'", f"unix_socket_directories = '{self.dir}'", "fsync = off",
                 f"max_connections = {self.max_connections}"]
         if self.certs:
-            hba += ["host all flakeid_md5 127.0.0.1/32 md5", "host all flakeid_password 127.0.0.1/32 password",
-                    "hostssl all flakeid_cert 127.0.0.1/32 cert"]
             for f in ("server.pem", "server.key", "ca.pem"):
                 shutil.copy(os.path.join(self.certs, f), os.path.join(self.dir, f))
                 chown_postgres(os.path.join(self.dir, f))
             os.chmod(os.path.join(self.dir, "server.key"), 0o600)
             conf += ["ssl = on", f"ssl_cert_file = '{self.dir}/server.pem'",
                      f"ssl_key_file = '{self.dir}/server.key'", f"ssl_ca_file = '{self.dir}/ca.pem'"]
-        hba.append("host all all 127.0.0.1/32 scram-sha-256")
         with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
-            f.write("\n".join(hba) + "\n")
+            f.write("\n".join(["local all all trust", *self.hba()]) + "\n")
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write("\n".join(conf + self.conf) + "\n")
         return self
 
+    def command(self):
+        return [f"{PGBIN}/postgres", "-D", self.data, "-p", str(self.port)]
+
+    def ready(self):
+        try:
+            return self.psql("SELECT 1", check=False, timeout=5).strip() == "1"
+        except subprocess.TimeoutExpired:
+            return False
+
     def start(self):
         if not os.path.exists(self.data):
             self.init()
-        for _ in range(5):
-            self.port = self.port or free_port()
-            r = subprocess.run(as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"),
-                                            "-w", "-t", "60", "-o", f"-p {self.port}", "start"]),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if r.returncode == 0:
-                break
-            with open(os.path.join(self.dir, "log"), errors="replace") as f:
-                log = f.read()
-            if "could not bind" not in log and "Address already in use" not in log:
-                raise EnvError(f"PostgreSQL did not start: {r.stderr.strip()}\n{log[-2000:]}")
-            self.port = None
-        else:
-            raise EnvError("PostgreSQL could not bind a port five times")
+        super().start()
         self.started = True
-        with open(os.path.join(self.data, "postmaster.pid")) as f:
-            self.pid = int(f.readline())
+        return self
+
+    def setup(self):
         if not getattr(self, "_roles", False):
             roles = ["CREATE ROLE flakeid_trust LOGIN SUPERUSER"]
             if self.certs:
@@ -334,22 +405,23 @@ class Postgres(Server):
             for sql in roles:
                 self.psql(sql)
             self._roles = True
-        return self
 
     def stop(self):
+        # pg_ctl, not our pid: a test may have restarted the cluster (another postmaster).
         if self.started and os.path.exists(os.path.join(self.data, "postmaster.pid")):
             self.pause(False)  # a frozen server cannot stop
-            subprocess.run(as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"]),
+            subprocess.run([*self.prefix, f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.kill9()
         self.started = False
 
     @property
     def url(self):
-        return f"postgres://postgres:secret@127.0.0.1:{self.port}/postgres"
+        return f"postgres://postgres:secret@{self.host}:{self.port}/postgres"
 
     def env(self):
         e = {"FLAKEID_TEST_POSTGRES_URL": self.url,
-             "FLAKEID_TEST_POSTGRES_TRUST_URL": f"postgres://flakeid_trust@127.0.0.1:{self.port}/postgres",
+             "FLAKEID_TEST_POSTGRES_TRUST_URL": f"postgres://flakeid_trust@{self.host}:{self.port}/postgres",
              "FLAKEID_TEST_POSTGRES_PORT": str(self.port), "FLAKEID_TEST_PG_DATA": self.data,
              "FLAKEID_TEST_PG_PID": str(self.pid)}
         if self.certs:
@@ -359,78 +431,67 @@ class Postgres(Server):
 
 
 class Etcd(Server):
-    """A private single-member etcd (Debian's 3.4). Plain: authentication on (user
-    root / etcd-pw). With `certs`: TLS, client certificates required. Its data
-    directory is on tmpfs where there is one (etcd fsyncs every write: on a slow
-    disk 32 holders miss their 2 s TTLs)."""
+    """A private single-member etcd (Debian's 3.4), its peer port on 127.0.0.1.
+    Plain: authentication on (user root / etcd-pw, `setup()`). With `certs`: TLS,
+    client certificates required. Its data directory (`data`, or a new one) is on
+    tmpfs where there is one (etcd fsyncs every write: on a slow disk 32 holders
+    miss their 2 s TTLs)."""
 
-    def __init__(self, work, name, certs=None):
+    port_names = ("port", "peer_port")
+
+    def __init__(self, work, name, certs=None, host="127.0.0.1", port=None, peer_port=None, prefix=(), data=None):
         self.name, self.certs = name, certs
-        self.dir = os.path.join(work, f"etcd-{name}")
-        os.makedirs(self.dir, exist_ok=True)
-        base = "/dev/shm" if os.path.isdir("/dev/shm") else self.dir
-        self.data = tempfile.mkdtemp(prefix=f"flakeid-etcd-{name}.", dir=base)
-        self.port = self.peer_port = None
-        self.proc = None
+        self.port, self.peer_port = port, peer_port
+        super().__init__(os.path.join(work, f"etcd-{name}"), host, prefix)
+        if data is None:
+            base = "/dev/shm" if os.path.isdir("/dev/shm") else self.dir
+            data = tempfile.mkdtemp(prefix=f"flakeid-etcd-{name}.", dir=base)
+        self.data = data
 
-    def ctl(self, *args, check=True):
+    @property
+    def client_url(self):
+        return f"{'https' if self.certs else 'http'}://{self.host}:{self.port}"
+
+    def ctl(self, *args, check=True, timeout=10):
+        ep = ["--endpoints", self.client_url]
         if self.certs:
             c = self.certs
-            ep = ["--endpoints", f"https://127.0.0.1:{self.port}", "--cacert", f"{c}/ca.pem",
-                  "--cert", f"{c}/client.pem", "--key", f"{c}/client.key"]
-        else:
-            ep = ["--endpoints", f"http://127.0.0.1:{self.port}"]
-        r = subprocess.run(["etcdctl", *ep, "--dial-timeout", "1s", *args], capture_output=True, text=True,
-                           env={**os.environ, "ETCDCTL_API": "3"})
+            ep += ["--cacert", f"{c}/ca.pem", "--cert", f"{c}/client.pem", "--key", f"{c}/client.key"]
+        r = subprocess.run([*self.prefix, "etcdctl", *ep, "--dial-timeout", "1s", "--command-timeout", "2s", *args],
+                           capture_output=True, text=True, env={**os.environ, "ETCDCTL_API": "3"}, timeout=timeout)
         if check and r.returncode != 0:
             raise EnvError(f"etcdctl {' '.join(args)}: {r.stderr.strip()}")
         return r
 
-    def start(self):
-        for _ in range(5):
-            self.port = self.port or free_port()
-            self.peer_port = self.peer_port or free_port()
-            scheme = "https" if self.certs else "http"
-            cmd = ["etcd", "--name", self.name, "--data-dir", self.data,
-                   "--listen-client-urls", f"{scheme}://127.0.0.1:{self.port}",
-                   "--advertise-client-urls", f"{scheme}://127.0.0.1:{self.port}",
-                   "--listen-peer-urls", f"http://127.0.0.1:{self.peer_port}",
-                   "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.peer_port}",
-                   "--initial-cluster", f"{self.name}=http://127.0.0.1:{self.peer_port}"]
-            if self.certs:
-                c = self.certs
-                # --trusted-ca-file alone makes etcd 3.4 demand client certificates:
-                # with --client-cert-auth it is the intended mTLS setup.
-                cmd += ["--cert-file", f"{c}/server.pem", "--key-file", f"{c}/server.key",
-                        "--client-cert-auth", "--trusted-ca-file", f"{c}/ca.pem"]
-            log = open(os.path.join(self.dir, "log"), "a")
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
-            log.close()
-            self.pid = self.proc.pid
-            try:
-                _wait(lambda: self.proc.poll() is not None or self.ctl("endpoint", "health", check=False).returncode == 0,
-                      20, f"etcd {self.name} on {self.port}", os.path.join(self.dir, "log"))
-            except EnvError:
-                self.stop()
-                raise
-            if self.proc.poll() is None:
-                break
-            self.port = self.peer_port = None
-        else:
-            raise EnvError(f"etcd {self.name} exited at start five times: see {self.dir}/log")
+    def command(self):
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        cmd = ["etcd", "--name", self.name, "--data-dir", self.data,
+               "--listen-client-urls", self.client_url, "--advertise-client-urls", self.client_url,
+               "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+               "--initial-cluster", f"{self.name}={peer}"]
+        if self.certs:
+            c = self.certs
+            # --trusted-ca-file alone makes etcd 3.4 demand client certificates:
+            # with --client-cert-auth it is the intended mTLS setup.
+            cmd += ["--cert-file", f"{c}/server.pem", "--key-file", f"{c}/server.key",
+                    "--client-cert-auth", "--trusted-ca-file", f"{c}/ca.pem"]
+        return cmd
+
+    def ready(self):
+        try:
+            return self.ctl("endpoint", "health", check=False).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def setup(self):
         if not self.certs and not getattr(self, "_auth", False):
             self.ctl("user", "add", "root:etcd-pw")
             self.ctl("auth", "enable")
             self._auth = True
-        return self
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.kill9()
-            self.proc.wait()
 
     def remove(self):
-        self.stop()
+        """Kills it and removes its data directory."""
+        self.kill9()
         # A test may have restarted etcd on this data directory (another pid, which
         # this object never knew): stop every etcd that serves it.
         for entry in os.listdir("/proc"):
@@ -442,17 +503,17 @@ class Etcd(Server):
             except OSError:
                 continue
             if args[:1] and os.path.basename(args[0]) == b"etcd" and self.data.encode() in args:
-                _signal_tree(int(entry), signal.SIGCONT)
-                _signal_tree(int(entry), signal.SIGKILL)
+                signal_tree(int(entry), signal.SIGCONT)
+                signal_tree(int(entry), signal.SIGKILL)
         shutil.rmtree(self.data, ignore_errors=True)
 
     def env(self):
         if self.certs:
             c = self.certs
-            return {"FLAKEID_TEST_ETCDS_URL": f"etcds://127.0.0.1:{self.port}/?ca={c}/ca.pem&cert={c}/client.pem"
+            return {"FLAKEID_TEST_ETCDS_URL": f"etcds://{self.host}:{self.port}/?ca={c}/ca.pem&cert={c}/client.pem"
                                               f"&key={c}/client.key",
                     "FLAKEID_TEST_ETCDS_PID": str(self.pid), "FLAKEID_TEST_ETCDS_DIR": self.dir}
-        return {"FLAKEID_TEST_ETCD_URL": f"etcd://root:etcd-pw@127.0.0.1:{self.port}/",
+        return {"FLAKEID_TEST_ETCD_URL": f"etcd://root:etcd-pw@{self.host}:{self.port}/",
                 "FLAKEID_TEST_ETCD_PID": str(self.pid)}
 
 
@@ -461,13 +522,14 @@ class Stack:
     plain and TLS. `env()` is every FLAKEID_TEST_* variable; `stop()` (also run at
     exit and on SIGINT/SIGTERM/SIGHUP) stops every server and removes the files."""
 
-    def __init__(self, redis=False, postgres=False, etcd=False):
+    def __init__(self, redis=False, postgres=False, etcd=False, pg_conf=()):
         self.work = tempfile.mkdtemp(prefix="flakeid-testenv.")
         os.chmod(self.work, 0o755)
         self.servers = []
         self.skipped = []
         self.want = {"redis": redis, "postgres": postgres, "etcd": etcd}
         self.certs = None
+        self.pg_conf = list(pg_conf)
         atexit.register(self.stop)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
@@ -482,7 +544,7 @@ class Stack:
         if self.want["redis"]:
             self._add("redis-server", lambda: Redis(self.work, certs=self.certs).start(), "redis-server")
         if self.want["postgres"]:
-            self._add("PostgreSQL 15", lambda: Postgres(self.work, certs=self.certs).start(), f"{PGBIN}/initdb")
+            self._add("PostgreSQL 15", lambda: Postgres(self.work, certs=self.certs, conf=self.pg_conf).start(), f"{PGBIN}/initdb")
         if self.want["etcd"]:
             self._add("etcd", lambda: Etcd(self.work, "plain").start(), "etcd")
             self._add("etcd (TLS)", lambda: Etcd(self.work, "tls", certs=self.certs).start(), "etcd")
@@ -527,16 +589,30 @@ def main(argv):
         for server in ("redis", "postgres", "etcd"):
             s.add_argument(f"--{server}", action="store_true")
         s.add_argument("--all", action="store_true")
+        s.add_argument("--pg-conf", action="append", default=[], metavar="LINE",
+                       help="a line for PostgreSQL's postgresql.conf (repeatable)")
         if name == "run":
             s.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("port").add_argument("--not", nargs="*", type=int, default=[], dest="taken")
+    s = sub.add_parser("initdb")
+    s.add_argument("dir")
+    s.add_argument("--conf", action="append", default=[], metavar="LINE")
+    s.add_argument("--trust", action="store_true")
     a = p.parse_args(argv)
     if a.cmd == "port":
         _handed_out.update(a.taken)
         print(free_port())
         return 0
+    if a.cmd == "initdb":
+        d = os.path.abspath(a.dir)
+        try:
+            print(Postgres(os.path.dirname(d), os.path.basename(d), conf=a.conf, trust=a.trust).init().data)
+        except subprocess.CalledProcessError as err:
+            print(f"testenv: {err}", file=sys.stderr)
+            return 1
+        return 0
     every = a.all
-    stack = Stack(redis=a.redis or every, postgres=a.postgres or every, etcd=a.etcd or every)
+    stack = Stack(redis=a.redis or every, postgres=a.postgres or every, etcd=a.etcd or every, pg_conf=a.pg_conf)
     try:
         stack.start()
     except (EnvError, subprocess.CalledProcessError) as err:

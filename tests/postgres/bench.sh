@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make bench-postgres (issue 16): ID functions side by side in one private
-# PostgreSQL 15 cluster (127.0.0.1, fsync = off, synchronous_commit = off: the CPU
-# cost of the key, not the disk), with the installed flakeid library preloaded.
+# make bench-postgres (issue 16): ID functions side by side in a private PostgreSQL
+# 15 cluster of the test environment (tests/env/testenv.py; 127.0.0.1, fsync = off,
+# synchronous_commit = off: the CPU cost of the key, not the disk), one per mode
+# below, with the installed flakeid library preloaded.
 #   1. per-row cost: SELECT count(f()) FROM generate_series(1, N), minus the same
 #      query with a constant; median of ROUNDS runs, ns per call (STAT=min: the
 #      fastest run of each, steadier on a machine shared with other work)
@@ -28,33 +29,32 @@ STAT=${STAT:-median}
 IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();nextval('bench_seq');gen_random_uuid();insta_next_id()}"
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
-chmod 755 "$work"
-cleanup() {
-  [ -f "$work/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-[ "$(id -u)" = 0 ] && chown postgres "$work"
-as_pg "$PGBIN/initdb" -D "$work/data" -U postgres -E UTF8 --no-sync --auth=trust >/dev/null
-free_port port
-cat >> "$work/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$work'
-port = $port
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-shared_buffers = 256MB
-max_wal_size = 4GB
-shared_preload_libraries = 'flakeid'
-flakeid.node = 1
-CONF
-PSQL=(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1)
+# Each run below gets a cluster of its own from the test environment
+# (tests/env/testenv.py: 127.0.0.1, fsync = off) with these lines in its
+# postgresql.conf; this script runs again inside it (BENCH_RUN) and logs in as the
+# environment's trust login, a superuser.
+CONF=("synchronous_commit = off" "full_page_writes = off" "shared_buffers = 256MB" "max_wal_size = 4GB"
+      "shared_preload_libraries = 'flakeid'" "flakeid.node = 1")
+if [ -z "${BENCH_RUN:-}" ]; then
+  bench_run() { # bench_run NAME [conf line...]
+    local name=$1 args=() line
+    shift
+    for line in "${CONF[@]}" "$@"; do args+=(--pg-conf "$line"); done
+    BENCH_RUN=$name python3 tests/env/testenv.py run --postgres "${args[@]}" -- bash "$0"
+  }
+  echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, $STAT of $ROUNDS"
+  bench_run wait
+  bench_run borrow "flakeid.overflow = borrow"
+  if [ -n "${LEASE_URL:-}" ]; then
+    bench_run lease "flakeid.overflow = borrow" "flakeid.node = -1" "flakeid.lease = '$LEASE_URL'"
+  fi
+  exit 0
+fi
 
-start() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -l "$work/log" -w start >/dev/null; }
-stop() { as_pg "$PGBIN/pg_ctl" -D "$work/data" -m fast -w stop >/dev/null; }
-start
+work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+DB="$FLAKEID_TEST_POSTGRES_TRUST_URL?sslmode=disable"  # (the environment's cluster also serves TLS)
+PSQL=(psql "$DB" -X -q -v ON_ERROR_STOP=1)
 "${PSQL[@]}" <<'SQL'
 CREATE EXTENSION flakeid;
 CREATE SEQUENCE bench_seq;
@@ -114,7 +114,7 @@ inserts() { # inserts LABEL
     declare -A this=()
     for t in "${order[@]}"; do
       "${PSQL[@]}" -c "TRUNCATE k_$t" -c "CHECKPOINT"
-      r=$(pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c "$CLIENTS" -j 2 -T "$SECS" -f "$work/ins_$t.sql" postgres 2>&1 \
+      r=$(pgbench -n -c "$CLIENTS" -j 2 -T "$SECS" -f "$work/ins_$t.sql" "$DB" 2>&1 \
         | awk '/^tps/ {print $3}')
       tps[$t]+="$r "
       this[$t]=$r
@@ -128,25 +128,17 @@ inserts() { # inserts LABEL
     "$(tr ' ' '\n' <<<"$ratios" | grep . | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m}')" "${ratios% }"
 }
 
-echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), $(nproc) cores, N = $N rows, $STAT of $ROUNDS"
-echo "== flakeid.overflow = wait (default)"
-per_call "overflow = wait"
-[ "$INSERTS" = 0 ] || inserts "overflow = wait"
-stop
-echo "flakeid.overflow = borrow" >> "$work/data/postgresql.conf"
-start
-echo "== flakeid.overflow = borrow"
-per_call "overflow = borrow"
-[ "$INSERTS" = 0 ] || inserts "overflow = borrow"
-if [ -n "${LEASE_URL:-}" ]; then
-  stop
-  printf '%s\n' "flakeid.node = -1" "flakeid.lease = '$LEASE_URL'" >> "$work/data/postgresql.conf"
-  start
-  for _ in $(seq 400); do
-    [ "$("${PSQL[@]}" -At -c "SELECT lease_state FROM flakeid_status()")" = held ] && break
-    sleep 0.05
-  done
-  echo "== flakeid.overflow = borrow, flakeid.lease ($("${PSQL[@]}" -At -c "SELECT lease_state || ', node id ' || node FROM flakeid_status()"))"
-  per_call "borrow, leased"
-  [ "$INSERTS" = 0 ] || inserts "borrow, leased"
-fi
+case $BENCH_RUN in
+  wait) label="overflow = wait"; echo "== flakeid.overflow = wait (default)" ;;
+  borrow) label="overflow = borrow"; echo "== flakeid.overflow = borrow" ;;
+  lease)
+    for _ in $(seq 400); do
+      [ "$("${PSQL[@]}" -At -c "SELECT lease_state FROM flakeid_status()")" = held ] && break
+      sleep 0.05
+    done
+    label="borrow, leased"
+    echo "== flakeid.overflow = borrow, flakeid.lease ($("${PSQL[@]}" -At -c "SELECT lease_state || ', node id ' || node FROM flakeid_status()"))"
+    ;;
+esac
+per_call "$label"
+[ "$INSERTS" = 0 ] || inserts "$label"
