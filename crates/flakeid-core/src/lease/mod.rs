@@ -35,11 +35,15 @@
 
 #[cfg(unix)]
 mod file;
+mod gate;
 mod mono;
 mod scheme;
+mod steps;
 mod url;
 
 use crate::clock::{Clock, precise_now_ms};
+pub(crate) use gate::Gate;
+use gate::Ends;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use std::fmt;
@@ -322,97 +326,6 @@ pub(crate) fn lease_error(message: impl Into<String>) -> Error {
     }
 }
 
-/// What the hot path reads: the ends of the validity window, published by the
-/// heartbeat. Both 0 = closed (lost, released, or not yet acquired). One cache
-/// line, with the clock reader it calls.
-#[derive(Debug)]
-#[repr(align(64))]
-pub(crate) struct Gate {
-    wall_end_ms: AtomicU64,
-    /// Packed as [`mono::read`] packs its readings.
-    mono_end: AtomicU64,
-    /// The same window's end on `CLOCK_REALTIME_COARSE`, packed alike: the kernel
-    /// puts that clock forward by the time a host spent suspended, while the
-    /// monotonic clocks stop (see `docs/leases.md`, "The hot path").
-    real_end: AtomicU64,
-    /// Whether the kernel-clock ends bind: false for stores that keep the lease for
-    /// as long as this process lives ([`LeaseStore::held_while_alive`]).
-    check_mono: bool,
-    mono: mono::Reader,
-}
-
-impl Gate {
-    fn closed(check_mono: bool) -> Gate {
-        Gate {
-            wall_end_ms: AtomicU64::new(0),
-            mono_end: AtomicU64::new(0),
-            real_end: AtomicU64::new(0),
-            check_mono,
-            mono: mono::reader(),
-        }
-    }
-
-    /// Whether an ID stamped `now_ms` (the generator's own clock reading) may be issued.
-    #[inline(always)]
-    pub(crate) fn allows(&self, now_ms: u64) -> bool {
-        now_ms < self.wall_end_ms.load(Ordering::Acquire)
-            && (!self.check_mono
-                || (mono::read(self.mono) < self.mono_end.load(Ordering::Acquire)
-                    && mono::read_real(self.mono) < self.real_end.load(Ordering::Acquire)))
-    }
-
-    fn open_until(&self, wall_end_ms: u64, ends: Ends) {
-        self.wall_end_ms.store(wall_end_ms, Ordering::Release);
-        self.mono_end.store(mono::packed_ms(ends.mono_ms), Ordering::Release);
-        self.real_end.store(mono::packed_ms(ends.real_ms), Ordering::Release);
-    }
-
-    fn close(&self) {
-        self.mono_end.store(0, Ordering::Release);
-        self.real_end.store(0, Ordering::Release);
-        self.wall_end_ms.store(0, Ordering::Release);
-    }
-}
-
-/// The kernel clocks' readings when a renewal was sent (ms); plus the window, the
-/// ends the gate checks.
-#[derive(Debug, Clone, Copy)]
-struct Ends {
-    mono_ms: u64,
-    real_ms: u64,
-}
-
-impl Ends {
-    fn now() -> Ends {
-        Ends {
-            mono_ms: mono::now_ms(),
-            real_ms: mono::real_now_ms(),
-        }
-    }
-
-    fn plus(self, ms: u64) -> Ends {
-        Ends {
-            mono_ms: self.mono_ms + ms,
-            real_ms: self.real_ms + ms,
-        }
-    }
-}
-
-impl Gate {
-    /// The window as published now (for [`Generator::lease_window`](crate::Generator::lease_window)).
-    pub(crate) fn window(&self) -> LeaseWindow {
-        let mono_end = self.mono_end.load(Ordering::Acquire);
-        LeaseWindow {
-            wall_end_ms: self.wall_end_ms.load(Ordering::Acquire),
-            mono_end: if self.check_mono || mono_end == 0 {
-                mono_end
-            } else {
-                u64::MAX
-            },
-        }
-    }
-}
-
 /// A leased generator's validity window, as its hot path checks it: an ID may be
 /// issued while the generator's clock reads below `wall_end_ms` **and** a
 /// [`LeaseClock`] reading is below `mono_end`. Both 0: closed.
@@ -557,6 +470,10 @@ impl Shared {
 pub(crate) struct LeaseGuard {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Re-derives the gate's realtime window when the realtime clock is set
+    /// (`None` for stores that keep the id while the process lives, or where no
+    /// watch can run: the gate then checks the monotonic clock too).
+    steps: Mutex<Option<steps::StepWatch>>,
     fork_generation: u64,
     /// What the store recorded before we took the id: released as-is if no
     /// generator was ever built on this lease.
@@ -624,6 +541,10 @@ impl LeaseGuard {
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(h) = handle {
             let _ = h.join();
+        }
+        let watch = self.steps.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(mut w) = watch {
+            w.stop();
         }
     }
 }
@@ -785,7 +706,15 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         }
     }
 
-    let gate = Arc::new(Gate::closed(!store.held_while_alive()));
+    // A store that keeps the id while this process lives needs the wall end alone;
+    // one whose leases expire, the kernel's clocks too (docs/design.md, "The lease gate").
+    let clocks = if store.held_while_alive() { gate::WALL } else { gate::REAL };
+    let gate = Arc::new(Gate::closed(clocks));
+    let steps = if clocks == gate::REAL {
+        steps::watch(&gate, node)
+    } else {
+        None
+    };
     let (wall_end, sent_at) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
         Ok(readings) => readings,
         Err(e) => return Err(give_up(&mut store, e)),
@@ -836,6 +765,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
             lock_delay_ms: waited_ms,
             shared,
             thread: Mutex::new(Some(handle)),
+            steps: Mutex::new(steps),
             fork_generation: crate::fork::generation(),
             acquired_last_ms: got.last_ms,
         },
@@ -980,46 +910,6 @@ mod tests {
     }
 
     #[test]
-    fn gate_checks_every_clock() {
-        let g = Gate::closed(true);
-        assert!(!g.allows(0));
-        let now = Ends::now();
-        g.open_until(1_000, now.plus(60_000));
-        assert!(g.allows(999));
-        assert!(!g.allows(1_000));
-        let ended = |mono: bool, real: bool| Ends {
-            mono_ms: if mono {
-                now.mono_ms.saturating_sub(1)
-            } else {
-                now.mono_ms + 60_000
-            },
-            real_ms: if real {
-                now.real_ms.saturating_sub(1)
-            } else {
-                now.real_ms + 60_000
-            },
-        };
-        g.open_until(1_000, ended(true, false));
-        assert!(
-            !g.allows(5),
-            "the monotonic end binds even when the wall clock is early (a stopped process, a clock stepped back)"
-        );
-        g.open_until(1_000, ended(false, true));
-        assert!(
-            !g.allows(5),
-            "the realtime end binds even when the monotonic clock is early (a host resumed from a suspend)"
-        );
-        g.close();
-        assert!(!g.allows(0));
-        // A store that holds the id while the process lives: the wall end alone.
-        let g = Gate::closed(false);
-        g.open_until(1_000, ended(true, true));
-        assert!(g.allows(999) && !g.allows(1_000));
-        g.close();
-        assert!(!g.allows(0));
-    }
-
-    #[test]
     fn clock_check_refuses_a_host_behind_the_store_by_more_than_the_margin() {
         assert!(check_clock_against_store(10_000, 10_000, 200).is_ok());
         assert!(
@@ -1045,39 +935,21 @@ mod tests {
     #[test]
     fn a_window_copy_checks_what_the_gate_checks() {
         let clock = LeaseClock::new();
-        let g = Gate::closed(true);
+        let g = Gate::closed(gate::REAL);
         assert!(g.window().is_closed() && !g.window().allows(0, clock.now()));
-        let mono = mono::now_ms();
-        let later = mono::real_now_ms() + 60_000;
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono + 60_000,
-                real_ms: later,
-            },
-        );
+        g.open_until(1_000, Ends::now().plus(60_000));
         let w = g.window();
         assert!(!w.is_closed());
         assert!(w.allows(999, clock.now()) && !w.allows(1_000, clock.now()));
         assert_eq!(w.allows(5, clock.now()), g.allows(5));
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono.saturating_sub(1),
-                real_ms: later,
-            },
-        );
+        let ended = Ends::now();
+        g.open_until(1_000, ended);
         assert!(!g.window().allows(5, clock.now()), "the monotonic end binds");
+        assert!(!g.allows(5));
         // A store that holds the id while the process lives: the wall end alone.
-        let g = Gate::closed(false);
+        let g = Gate::closed(gate::WALL);
         assert!(g.window().is_closed());
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono.saturating_sub(1),
-                real_ms: later,
-            },
-        );
+        g.open_until(1_000, ended);
         assert_eq!(g.window().mono_end, u64::MAX);
         assert!(g.window().allows(999, clock.now()));
         g.close();
