@@ -13,11 +13,11 @@
 //!   starts its own `ttl` when it *receives* the request, so the holder's window
 //!   ends `margin` before the store can give the id to anyone else. The hot path
 //!   compares the clock reading it already made with the published wall-clock end
-//!   of the window, and the kernel's coarse monotonic and realtime clocks
-//!   (`CLOCK_MONOTONIC_COARSE`, `CLOCK_REALTIME_COARSE`, memory reads in the vDSO)
-//!   with the window's ends on them: no system call, no lock. The monotonic one is
-//!   never stepped but stops while the host is suspended; the realtime one is put
-//!   forward by the time slept when the host resumes, as the store's TTL ran on.
+//!   of the window, and one reading of the kernel's realtime clock (the vDSO's
+//!   `time`, a memory read) with the window on that clock, which is derived from
+//!   the window's end on `CLOCK_BOOTTIME` and derived again whenever the kernel
+//!   reports that the time was set: no system call, no lock (the gate, `gate.rs`;
+//!   the argument, `docs/design.md`, "The lease gate").
 //! * **Fence.** Each renewal also stores, with the lease, the latest timestamp the
 //!   holder may issue until its window ends (wall end of the window + borrow
 //!   allowance). A new holder starts its IDs after the stored value, so even a
@@ -197,9 +197,9 @@ pub trait LeaseStore: Send + fmt::Debug {
     /// long its renewals take (file locks: the OS releases them at exit only). Then
     /// the hot path checks only the wall-clock end of the window, which is what the
     /// fence needs; a store whose leases expire (the default) also has every ID
-    /// check the kernel's coarse monotonic and realtime clocks, so that a process
-    /// resumed after a stop or a host suspend longer than its window issues
-    /// nothing before its heartbeat has renewed.
+    /// check the kernel's realtime clock, so that a process resumed after a stop or
+    /// a host suspend longer than its window issues nothing before its heartbeat
+    /// has renewed.
     fn held_while_alive(&self) -> bool {
         false
     }
@@ -326,8 +326,8 @@ pub(crate) fn lease_error(message: impl Into<String>) -> Error {
     }
 }
 
-/// A leased generator's validity window, as its hot path checks it: an ID may be
-/// issued while the generator's clock reads below `wall_end_ms` **and** a
+/// A leased generator's validity window, for copies in other processes: an ID may
+/// be issued while the issuer's clock reads below `wall_end_ms` **and** a
 /// [`LeaseClock`] reading is below `mono_end`. Both 0: closed.
 ///
 /// For a process that enforces one lease on generators of its own, across
@@ -337,10 +337,12 @@ pub(crate) fn lease_error(message: impl Into<String>) -> Error {
 /// [`LeaseClock`]. A copy may lag the generator's window (it then ends earlier,
 /// which is safe); it must never be extended by anything but a newer reading.
 ///
-/// The generator's own gate also compares `CLOCK_REALTIME_COARSE` with the wall
-/// end, because its wall clock is a ticker thread's cache that is stale right after
-/// a host suspend. A process that reads the system clock for every ID, as the
-/// PostgreSQL backends do, is current after a suspend and needs no such check.
+/// The generator's own gate compares the kernel's realtime clock with a window
+/// derived from boot time instead of the monotonic clock, because its wall clock is
+/// a ticker thread's cache that is stale right after a host suspend, and the
+/// monotonic clock stops in one. A process that reads the system clock for every
+/// ID, as the PostgreSQL backends do, is current after a suspend and needs no such
+/// check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseWindow {
     /// IDs stamped at or after this Unix-ms time are refused (the fence recorded
@@ -365,8 +367,8 @@ impl LeaseWindow {
     }
 }
 
-/// The clock the lease gate reads on every leased ID, whatever it is on this
-/// platform (the kernel's coarse monotonic clock on Linux, read through the vDSO):
+/// The clock of [`LeaseWindow::mono_end`], whatever it is on this platform (the
+/// kernel's coarse monotonic clock on Linux, read through the vDSO):
 /// readings are opaque, ordered numbers to compare with [`LeaseWindow::mono_end`]
 /// in any process of this host. Cheap to copy; look it up once per process.
 #[derive(Clone, Copy)]

@@ -1,6 +1,6 @@
 //! The clocks the lease gate reads: the kernel's coarse realtime clock
 //! (`CLOCK_REALTIME_COARSE`, advanced every timer tick, 1–4 ms; a memory read in
-//! the vDSO) on every leased ID, and off the hot path `CLOCK_BOOTTIME` (never
+//! the vDSO; its seconds through the vDSO's `time`) on every leased ID, and off the hot path `CLOCK_BOOTTIME` (never
 //! stepped, counts the time a host spends suspended; a full read, ~23 ns here) from
 //! which the gate's realtime window is derived, and `CLOCK_MONOTONIC_COARSE`, the
 //! clock of [`LeaseWindow::mono_end`](super::LeaseWindow) (`docs/leases.md`, "The
