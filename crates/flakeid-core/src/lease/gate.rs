@@ -279,7 +279,11 @@ pub(crate) mod tests {
         /// An operator or NTP steps the realtime clock (back: negative).
         fn step(ms: i64) {
             let (m, r, b) = Self::get();
-            Self::set(m, r.checked_add_signed(ms * MS as i64).unwrap(), b);
+            Self::set(
+                m,
+                r.checked_add_signed(ms * MS as i64).expect("a step within u64 ns"),
+                b,
+            );
         }
         fn ends() -> Ends {
             let (m, _, b) = Self::get();

@@ -42,10 +42,10 @@ mod steps;
 mod url;
 
 use crate::clock::{Clock, precise_now_ms};
-pub(crate) use gate::Gate;
-use gate::Ends;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use gate::Ends;
+pub(crate) use gate::Gate;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -710,7 +710,11 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
 
     // A store that keeps the id while this process lives needs the wall end alone;
     // one whose leases expire, the kernel's clocks too (docs/design.md, "The lease gate").
-    let clocks = if store.held_while_alive() { gate::WALL } else { gate::REAL };
+    let clocks = if store.held_while_alive() {
+        gate::WALL
+    } else {
+        gate::REAL
+    };
     let gate = Arc::new(Gate::closed(clocks));
     let steps = if clocks == gate::REAL {
         steps::watch(&gate, node)

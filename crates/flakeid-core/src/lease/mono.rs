@@ -194,7 +194,9 @@ fn unpack_ms(p: u64) -> u64 {
 
 /// A packed reading in nanoseconds (for arithmetic off the hot path).
 pub(crate) fn unpack_ns(p: u64) -> u64 {
-    (p >> 30).saturating_mul(1_000_000_000).saturating_add(p & ((1 << 30) - 1))
+    (p >> 30)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(p & ((1 << 30) - 1))
 }
 
 /// Nanoseconds, packed as readings are.
@@ -235,7 +237,10 @@ mod tests {
         let unix = crate::clock::precise_now_ms();
         let real = unpack_ms(read_real(reader()));
         let secs = read_seconds(seconds());
-        assert!(secs * 1000 <= unix + 1 && secs * 1000 + 1050 > unix, "{unix} vs {secs} s");
+        assert!(
+            secs * 1000 <= unix + 1 && secs * 1000 + 1050 > unix,
+            "{unix} vs {secs} s"
+        );
         assert!(real <= unix + 1 && real + 50 > unix, "{unix} vs {real}");
     }
 }
