@@ -4,7 +4,8 @@
 #                              etcd, plain and TLS (tests/env/testenv.py starts them)
 #   make test-lease-bindings   the lease URLs through the CLI, Python, Node and C
 #                              (tests/lease/bindings.sh), against the same servers
-#   make bench-lease           what the lease check adds to next_id()
+#   make bench-lease           what the lease check adds to next_id() (the core's bench:
+#                              no store, no network crates to build)
 # Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build.
 LEASE_STORE_TESTS := --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
 .PHONY: setup-lease test-lease test-lease-bindings bench-lease
@@ -20,4 +21,4 @@ test-lease-bindings: setup-lease python-venv setup-node lib-c
 	python3 tests/env/testenv.py run --all -- bash tests/lease/bindings.sh
 
 bench-lease:
-	$(CARGO) bench -p flakeid-lease-tests --bench leased
+	$(CARGO) bench -p flakeid-core --features lease --bench lease

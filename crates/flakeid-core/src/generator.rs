@@ -936,8 +936,8 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Whether the node id is still ours (always, without a lease). One predictable
-    /// branch for unleased generators; for leased ones three loads and two vDSO clock
-    /// reads (one load for a file lease).
+    /// branch for unleased generators; for leased ones three loads and one vDSO
+    /// clock read (two loads for a file lease; `lease/gate.rs`).
     #[cfg(feature = "lease")]
     #[inline(always)]
     fn check_lease(&self, now_ms: u64) -> Result<()> {

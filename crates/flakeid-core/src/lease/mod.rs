@@ -13,11 +13,11 @@
 //!   starts its own `ttl` when it *receives* the request, so the holder's window
 //!   ends `margin` before the store can give the id to anyone else. The hot path
 //!   compares the clock reading it already made with the published wall-clock end
-//!   of the window, and the kernel's coarse monotonic and realtime clocks
-//!   (`CLOCK_MONOTONIC_COARSE`, `CLOCK_REALTIME_COARSE`, memory reads in the vDSO)
-//!   with the window's ends on them: no system call, no lock. The monotonic one is
-//!   never stepped but stops while the host is suspended; the realtime one is put
-//!   forward by the time slept when the host resumes, as the store's TTL ran on.
+//!   of the window, and one reading of the kernel's realtime clock (the vDSO's
+//!   `time`, a memory read) with the window on that clock, which is derived from
+//!   the window's end on `CLOCK_BOOTTIME` and derived again whenever the kernel
+//!   reports that the time was set: no system call, no lock (the gate, `gate.rs`;
+//!   the argument, `docs/design.md`, "The lease gate").
 //! * **Fence.** Each renewal also stores, with the lease, the latest timestamp the
 //!   holder may issue until its window ends (wall end of the window + borrow
 //!   allowance). A new holder starts its IDs after the stored value, so even a
@@ -35,13 +35,17 @@
 
 #[cfg(unix)]
 mod file;
+mod gate;
 mod mono;
 mod scheme;
+mod steps;
 mod url;
 
 use crate::clock::{Clock, precise_now_ms};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use gate::Ends;
+pub(crate) use gate::Gate;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -193,9 +197,9 @@ pub trait LeaseStore: Send + fmt::Debug {
     /// long its renewals take (file locks: the OS releases them at exit only). Then
     /// the hot path checks only the wall-clock end of the window, which is what the
     /// fence needs; a store whose leases expire (the default) also has every ID
-    /// check the kernel's coarse monotonic and realtime clocks, so that a process
-    /// resumed after a stop or a host suspend longer than its window issues
-    /// nothing before its heartbeat has renewed.
+    /// check the kernel's realtime clock, so that a process resumed after a stop or
+    /// a host suspend longer than its window issues nothing before its heartbeat
+    /// has renewed.
     fn held_while_alive(&self) -> bool {
         false
     }
@@ -322,99 +326,8 @@ pub(crate) fn lease_error(message: impl Into<String>) -> Error {
     }
 }
 
-/// What the hot path reads: the ends of the validity window, published by the
-/// heartbeat. Both 0 = closed (lost, released, or not yet acquired). One cache
-/// line, with the clock reader it calls.
-#[derive(Debug)]
-#[repr(align(64))]
-pub(crate) struct Gate {
-    wall_end_ms: AtomicU64,
-    /// Packed as [`mono::read`] packs its readings.
-    mono_end: AtomicU64,
-    /// The same window's end on `CLOCK_REALTIME_COARSE`, packed alike: the kernel
-    /// puts that clock forward by the time a host spent suspended, while the
-    /// monotonic clocks stop (see `docs/leases.md`, "The hot path").
-    real_end: AtomicU64,
-    /// Whether the kernel-clock ends bind: false for stores that keep the lease for
-    /// as long as this process lives ([`LeaseStore::held_while_alive`]).
-    check_mono: bool,
-    mono: mono::Reader,
-}
-
-impl Gate {
-    fn closed(check_mono: bool) -> Gate {
-        Gate {
-            wall_end_ms: AtomicU64::new(0),
-            mono_end: AtomicU64::new(0),
-            real_end: AtomicU64::new(0),
-            check_mono,
-            mono: mono::reader(),
-        }
-    }
-
-    /// Whether an ID stamped `now_ms` (the generator's own clock reading) may be issued.
-    #[inline(always)]
-    pub(crate) fn allows(&self, now_ms: u64) -> bool {
-        now_ms < self.wall_end_ms.load(Ordering::Acquire)
-            && (!self.check_mono
-                || (mono::read(self.mono) < self.mono_end.load(Ordering::Acquire)
-                    && mono::read_real(self.mono) < self.real_end.load(Ordering::Acquire)))
-    }
-
-    fn open_until(&self, wall_end_ms: u64, ends: Ends) {
-        self.wall_end_ms.store(wall_end_ms, Ordering::Release);
-        self.mono_end.store(mono::packed_ms(ends.mono_ms), Ordering::Release);
-        self.real_end.store(mono::packed_ms(ends.real_ms), Ordering::Release);
-    }
-
-    fn close(&self) {
-        self.mono_end.store(0, Ordering::Release);
-        self.real_end.store(0, Ordering::Release);
-        self.wall_end_ms.store(0, Ordering::Release);
-    }
-}
-
-/// The kernel clocks' readings when a renewal was sent (ms); plus the window, the
-/// ends the gate checks.
-#[derive(Debug, Clone, Copy)]
-struct Ends {
-    mono_ms: u64,
-    real_ms: u64,
-}
-
-impl Ends {
-    fn now() -> Ends {
-        Ends {
-            mono_ms: mono::now_ms(),
-            real_ms: mono::real_now_ms(),
-        }
-    }
-
-    fn plus(self, ms: u64) -> Ends {
-        Ends {
-            mono_ms: self.mono_ms + ms,
-            real_ms: self.real_ms + ms,
-        }
-    }
-}
-
-impl Gate {
-    /// The window as published now (for [`Generator::lease_window`](crate::Generator::lease_window)).
-    pub(crate) fn window(&self) -> LeaseWindow {
-        let mono_end = self.mono_end.load(Ordering::Acquire);
-        LeaseWindow {
-            wall_end_ms: self.wall_end_ms.load(Ordering::Acquire),
-            mono_end: if self.check_mono || mono_end == 0 {
-                mono_end
-            } else {
-                u64::MAX
-            },
-        }
-    }
-}
-
-/// A leased generator's validity window, as its hot path checks it: an ID may be
-/// issued while the generator's clock reads below `wall_end_ms` **and** a
+/// A leased generator's validity window, for copies in other processes: an ID may
+/// be issued while the issuer's clock reads below `wall_end_ms` **and** a
 /// [`LeaseClock`] reading is below `mono_end`. Both 0: closed.
 ///
 /// For a process that enforces one lease on generators of its own, across
@@ -424,10 +337,12 @@ impl Gate {
 /// [`LeaseClock`]. A copy may lag the generator's window (it then ends earlier,
 /// which is safe); it must never be extended by anything but a newer reading.
 ///
-/// The generator's own gate also compares `CLOCK_REALTIME_COARSE` with the wall
-/// end, because its wall clock is a ticker thread's cache that is stale right after
-/// a host suspend. A process that reads the system clock for every ID, as the
-/// PostgreSQL backends do, is current after a suspend and needs no such check.
+/// The generator's own gate compares the kernel's realtime clock with a window
+/// derived from boot time instead of the monotonic clock, because its wall clock is
+/// a ticker thread's cache that is stale right after a host suspend, and the
+/// monotonic clock stops in one. A process that reads the system clock for every
+/// ID, as the PostgreSQL backends do, is current after a suspend and needs no such
+/// check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseWindow {
     /// IDs stamped at or after this Unix-ms time are refused (the fence recorded
@@ -452,8 +367,8 @@ impl LeaseWindow {
     }
 }
 
-/// The clock the lease gate reads on every leased ID, whatever it is on this
-/// platform (the kernel's coarse monotonic clock on Linux, read through the vDSO):
+/// The clock of [`LeaseWindow::mono_end`], whatever it is on this platform (the
+/// kernel's coarse monotonic clock on Linux, read through the vDSO):
 /// readings are opaque, ordered numbers to compare with [`LeaseWindow::mono_end`]
 /// in any process of this host. Cheap to copy; look it up once per process.
 #[derive(Clone, Copy)]
@@ -557,6 +472,10 @@ impl Shared {
 pub(crate) struct LeaseGuard {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Re-derives the gate's realtime window when the realtime clock is set
+    /// (`None` for stores that keep the id while the process lives, or where no
+    /// watch can run: the gate then checks the monotonic clock too).
+    steps: Mutex<Option<steps::StepWatch>>,
     fork_generation: u64,
     /// What the store recorded before we took the id: released as-is if no
     /// generator was ever built on this lease.
@@ -624,6 +543,10 @@ impl LeaseGuard {
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(h) = handle {
             let _ = h.join();
+        }
+        let watch = self.steps.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(mut w) = watch {
+            w.stop();
         }
     }
 }
@@ -785,7 +708,19 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         }
     }
 
-    let gate = Arc::new(Gate::closed(!store.held_while_alive()));
+    // A store that keeps the id while this process lives needs the wall end alone;
+    // one whose leases expire, the kernel's clocks too (docs/design.md, "The lease gate").
+    let clocks = if store.held_while_alive() {
+        gate::WALL
+    } else {
+        gate::REAL
+    };
+    let gate = Arc::new(Gate::closed(clocks));
+    let steps = if clocks == gate::REAL {
+        steps::watch(&gate, node)
+    } else {
+        None
+    };
     let (wall_end, sent_at) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
         Ok(readings) => readings,
         Err(e) => return Err(give_up(&mut store, e)),
@@ -836,6 +771,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
             lock_delay_ms: waited_ms,
             shared,
             thread: Mutex::new(Some(handle)),
+            steps: Mutex::new(steps),
             fork_generation: crate::fork::generation(),
             acquired_last_ms: got.last_ms,
         },
@@ -980,46 +916,6 @@ mod tests {
     }
 
     #[test]
-    fn gate_checks_every_clock() {
-        let g = Gate::closed(true);
-        assert!(!g.allows(0));
-        let now = Ends::now();
-        g.open_until(1_000, now.plus(60_000));
-        assert!(g.allows(999));
-        assert!(!g.allows(1_000));
-        let ended = |mono: bool, real: bool| Ends {
-            mono_ms: if mono {
-                now.mono_ms.saturating_sub(1)
-            } else {
-                now.mono_ms + 60_000
-            },
-            real_ms: if real {
-                now.real_ms.saturating_sub(1)
-            } else {
-                now.real_ms + 60_000
-            },
-        };
-        g.open_until(1_000, ended(true, false));
-        assert!(
-            !g.allows(5),
-            "the monotonic end binds even when the wall clock is early (a stopped process, a clock stepped back)"
-        );
-        g.open_until(1_000, ended(false, true));
-        assert!(
-            !g.allows(5),
-            "the realtime end binds even when the monotonic clock is early (a host resumed from a suspend)"
-        );
-        g.close();
-        assert!(!g.allows(0));
-        // A store that holds the id while the process lives: the wall end alone.
-        let g = Gate::closed(false);
-        g.open_until(1_000, ended(true, true));
-        assert!(g.allows(999) && !g.allows(1_000));
-        g.close();
-        assert!(!g.allows(0));
-    }
-
-    #[test]
     fn clock_check_refuses_a_host_behind_the_store_by_more_than_the_margin() {
         assert!(check_clock_against_store(10_000, 10_000, 200).is_ok());
         assert!(
@@ -1045,39 +941,21 @@ mod tests {
     #[test]
     fn a_window_copy_checks_what_the_gate_checks() {
         let clock = LeaseClock::new();
-        let g = Gate::closed(true);
+        let g = Gate::closed(gate::REAL);
         assert!(g.window().is_closed() && !g.window().allows(0, clock.now()));
-        let mono = mono::now_ms();
-        let later = mono::real_now_ms() + 60_000;
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono + 60_000,
-                real_ms: later,
-            },
-        );
+        g.open_until(1_000, Ends::now().plus(60_000));
         let w = g.window();
         assert!(!w.is_closed());
         assert!(w.allows(999, clock.now()) && !w.allows(1_000, clock.now()));
         assert_eq!(w.allows(5, clock.now()), g.allows(5));
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono.saturating_sub(1),
-                real_ms: later,
-            },
-        );
+        let ended = Ends::now();
+        g.open_until(1_000, ended);
         assert!(!g.window().allows(5, clock.now()), "the monotonic end binds");
+        assert!(!g.allows(5));
         // A store that holds the id while the process lives: the wall end alone.
-        let g = Gate::closed(false);
+        let g = Gate::closed(gate::WALL);
         assert!(g.window().is_closed());
-        g.open_until(
-            1_000,
-            Ends {
-                mono_ms: mono.saturating_sub(1),
-                real_ms: later,
-            },
-        );
+        g.open_until(1_000, ended);
         assert_eq!(g.window().mono_end, u64::MAX);
         assert!(g.window().allows(999, clock.now()));
         g.close();

@@ -1,4 +1,5 @@
-//! `cargo bench -p flakeid-lease-tests` — what a lease adds to `next_id()`.
+//! `make bench-lease` (`cargo bench -p flakeid-core --features lease --bench lease`)
+//! — what a lease adds to `next_id()`. No store server and no network stack to build.
 //!
 //! All generators use a layout whose sequence never runs out (22 bits), so the
 //! numbers are the cost of one call, not the per-tick cap. Two leased ones, no
