@@ -529,7 +529,7 @@ void flakeid_manual_clock_free(struct flakeid_manual_clock *clock);
 
 /**
  * Fills `out` with a preset: `"snowflake"`, `"flake"`, `"discord"`, `"sonyflake"`,
- * `"baidu"` or `"instagram"` (case-insensitive).
+ * `"baidu"`, `"instagram"` or `"js53"` (case-insensitive).
  */
 flakeid_status flakeid_layout_preset(const char *name,
                                      struct flakeid_layout *out_layout);
