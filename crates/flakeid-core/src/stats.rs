@@ -36,8 +36,8 @@ pub struct Stats {
     /// Total time spent in those waits, in µs (ms resolution where the platform has
     /// no monotonic clock: wasm32-unknown-unknown).
     pub tick_wait_us: u64,
-    /// How far the last ID issued is ahead of the clock now, in ms (only a
-    /// borrowing generator runs ahead; 0 otherwise).
+    /// How far the last ID issued is ahead of the clock now, in ms: a borrowing
+    /// generator's lead, or how far behind them a clock that went back still is.
     pub lead_ms: u64,
     /// Times a call found the clock behind IDs already issued (one per call that
     /// saw it, however long it waited).
