@@ -25,6 +25,7 @@ mod layout;
 pub mod lease;
 mod node_id;
 mod options;
+mod stats;
 mod sync;
 mod time_range;
 
@@ -44,6 +45,7 @@ pub use options::{
     MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind, OptionValue, closest_option, generator_option, js_number_id_error,
     option_value, unknown_option,
 };
+pub use stats::Stats;
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]
