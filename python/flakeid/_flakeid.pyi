@@ -2,7 +2,7 @@
 # module by `python -m mypy.stubtest flakeid` in `make test-python`.
 import array
 import datetime as _dt
-from typing import Final, TypedDict, final
+from typing import Final, final
 
 __version__: Final[str]
 __all__ = [
@@ -150,18 +150,6 @@ class Sealer:
     def max_id(self) -> int: ...
 
 @final
-class Stats(TypedDict):
-    """What a generator has done since it was built (Generator.stats())."""
-
-    ids_issued: int
-    tick_waits: int
-    tick_wait_us: int
-    lead_ms: int
-    clock_rollbacks: int
-    max_rollback_ms: int
-    lease_state: str | None
-    lease_remaining_ms: int | None
-
 class Generator:
     """Issues unique, k-ordered 64-bit IDs. Thread-safe: share one per node id."""
 
@@ -207,7 +195,7 @@ class Generator:
     def leased(self) -> bool: ...
     @property
     def lease_state(self) -> str | None: ...
-    def stats(self) -> Stats: ...
+    def stats(self) -> dict[str, int | str | None]: ...
     def release_lease(self) -> None: ...
 
 def decompose(id: int, layout: Layout | str | None = "snowflake") -> Parts: ...
