@@ -24,8 +24,10 @@ SECS=${SECS:-4}
 IROUNDS=${IROUNDS:-5}
 INSERTS=${INSERTS:-1}
 STAT=${STAT:-median}
-# EXPRS='a;b': the per-call expressions (default: all four)
-IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();nextval('bench_seq');gen_random_uuid();insta_next_id()}"
+# EXPRS='a;b': the per-call expressions (default: these six; the sealed ones use
+# flakeid.seal_key, set below, and tests/vectors/seal.json's AES-256 key)
+SEAL_HEX=2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94
+IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();flakeid_next_sealed();flakeid_seal(flakeid_next(), '\\x$SEAL_HEX'::bytea);nextval('bench_seq');gen_random_uuid();insta_next_id()}"
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/flakeid-pgbench.XXXXXX)
@@ -49,6 +51,7 @@ shared_buffers = 256MB
 max_wal_size = 4GB
 shared_preload_libraries = 'flakeid'
 flakeid.node = 1
+flakeid.seal_key = '$SEAL_HEX'
 CONF
 PSQL=(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1)
 
