@@ -188,7 +188,12 @@ async fn unseal_and_sealed_decode_read_them() {
     let (st, ct, body) = get(r.addr, &format!("/v1/unseal/{sealed}?from=int"), None).await;
     assert_eq!((st, ct.as_str()), (200, "text/plain; charset=utf-8"));
     assert_eq!(text(&body), format!("{plain}\n"));
-    let (_, ct, body) = get(r.addr, &format!("/v1/unseal/{sealed}?from=int"), Some("application/json")).await;
+    let (_, ct, body) = get(
+        r.addr,
+        &format!("/v1/unseal/{sealed}?from=int"),
+        Some("application/json"),
+    )
+    .await;
     assert_eq!(ct, "application/json");
     assert_eq!(json(&body)["id"], plain.to_string());
     // Any encoding of the sealed ID, as /v1/decode reads them.
