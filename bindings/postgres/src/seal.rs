@@ -13,7 +13,6 @@
 //! an error: the messages are the engine's, which name `key` and its lengths only.
 
 use crate::error::{Report, SqlFn, raise_argument};
-use std::ffi::CStr;
 use crate::settings::{seal_key_text, server_layout};
 use crate::{convert, server};
 use flakeid_core::{Error, Layout};
@@ -21,6 +20,7 @@ use flakeid_seal::Sealer;
 use pgrx::PgSqlErrorCode;
 use pgrx::prelude::*;
 use std::cell::RefCell;
+use std::ffi::CStr;
 use zeroize::Zeroizing;
 
 const NEXT_SEALED: SqlFn = SqlFn("flakeid_next_sealed");
@@ -71,7 +71,9 @@ fn with_sealer<T, E>(
             });
         }
         let cached = slot.as_ref().map(|c| &c.sealer);
-        Ok(cached.map(f).unwrap_or_else(|| unreachable!("the slot was just filled")))
+        Ok(cached
+            .map(f)
+            .unwrap_or_else(|| unreachable!("the slot was just filled")))
     })
 }
 

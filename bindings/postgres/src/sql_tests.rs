@@ -276,7 +276,9 @@ mod tests {
     fn seal_and_unseal_follow_the_vectors_and_the_server_layout() {
         let sealed: i64 = one(&format!("SELECT flakeid_seal(910499571847892992, {KEY})"));
         assert_eq!(sealed, 575246358720680725);
-        let named: i64 = one(&format!("SELECT flakeid_seal(910499571847892992, {KEY}, '', 'snowflake')"));
+        let named: i64 = one(&format!(
+            "SELECT flakeid_seal(910499571847892992, {KEY}, '', 'snowflake')"
+        ));
         assert_eq!(named, sealed);
         let back: i64 = one(&format!("SELECT flakeid_unseal(575246358720680725, {KEY})"));
         assert_eq!(back, 910499571847892992);
@@ -339,7 +341,9 @@ mod tests {
         Spi::run("SET flakeid.seal_key = 'abcdef'").unwrap();
         let got = failure("SELECT flakeid_next_sealed()");
         assert!(
-            got.starts_with("22023: invalid value for parameter \"flakeid.seal_key\": key must be 32, 48 or 64 hex digits"),
+            got.starts_with(
+                "22023: invalid value for parameter \"flakeid.seal_key\": key must be 32, 48 or 64 hex digits"
+            ),
             "{got}"
         );
         assert!(!got.contains("abcdef"), "{got}");
