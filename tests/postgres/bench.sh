@@ -25,8 +25,10 @@ SECS=${SECS:-4}
 IROUNDS=${IROUNDS:-5}
 INSERTS=${INSERTS:-1}
 STAT=${STAT:-median}
-# EXPRS='a;b': the per-call expressions (default: all four)
-IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();nextval('bench_seq');gen_random_uuid();insta_next_id()}"
+# EXPRS='a;b': the per-call expressions (default: these six; the sealed ones use
+# flakeid.seal_key, set below, and tests/vectors/seal.json's AES-256 key)
+SEAL_HEX=2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94
+IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();flakeid_next_sealed();flakeid_seal(flakeid_next(), '\\x$SEAL_HEX'::bytea);nextval('bench_seq');gen_random_uuid();insta_next_id()}"
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
 # Each run below gets a cluster of its own from the test environment
@@ -34,7 +36,7 @@ IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();nextval('bench_seq');gen_ra
 # postgresql.conf; this script runs again inside it (BENCH_RUN) and logs in as the
 # environment's trust login, a superuser.
 CONF=("synchronous_commit = off" "full_page_writes = off" "shared_buffers = 256MB" "max_wal_size = 4GB"
-      "shared_preload_libraries = 'flakeid'" "flakeid.node = 1")
+      "shared_preload_libraries = 'flakeid'" "flakeid.node = 1" "flakeid.seal_key = '$SEAL_HEX'")
 if [ -z "${BENCH_RUN:-}" ]; then
   bench_run() { # bench_run NAME [conf line...]
     local name=$1 args=() line

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The PostgreSQL extension against the shared vectors and the other languages.
 
-  crosscheck.py vectors PSQL...     run tests/vectors/{compose,encodings}.json through SQL
+  crosscheck.py vectors PSQL...     run tests/vectors/{compose,encodings,seal}.json through SQL
   crosscheck.py decode FILE CLI     IDs made in SQL (FILE: one row per ID, as written by
                                     run.sh) decode the same in the Rust CLI, and in Python
                                     and Node when their packages are built
@@ -83,11 +83,17 @@ def vectors(psql):
             checks.append((f"alias {a}", f"flakeid_decode({q(a['text'])}, {q(a['encoding'])})::text", a["id"]))
     for b in enc["bad"]:
         checks.append((f"bad {b}", f"failure($x$SELECT flakeid_decode({q(b['text'])}, {q(b['encoding'])})$x$)", SQLSTATE["parse"]))
+    seal_checks, seal_skipped = seal_vectors()
+    checks += seal_checks
+    skipped += seal_skipped
 
     sql = ["\\pset tuples_only on", "\\pset format unaligned",
            "CREATE OR REPLACE FUNCTION pg_temp.failure(q text) RETURNS text LANGUAGE plpgsql AS $f$ "
-           "BEGIN EXECUTE q; RETURN 'no error'; EXCEPTION WHEN others THEN RETURN SQLSTATE; END $f$;"]
-    sql += [f"SELECT {expr.replace('failure(', 'pg_temp.failure(')};" for _, expr, _ in checks]
+           "BEGIN EXECUTE q; RETURN 'no error'; EXCEPTION WHEN others THEN RETURN SQLSTATE; END $f$;",
+           "CREATE OR REPLACE FUNCTION pg_temp.failure_text(q text) RETURNS text LANGUAGE plpgsql AS $f$ "
+           "BEGIN EXECUTE q; RETURN 'no error'; EXCEPTION WHEN others THEN RETURN SQLSTATE || ' ' || SQLERRM; END $f$;"]
+    sql += [f"SELECT {expr.replace('failure(', 'pg_temp.failure(').replace('failure_text(', 'pg_temp.failure_text(')};"
+            for _, expr, _ in checks]
     out = subprocess.run(psql + ["-X", "-q", "-v", "ON_ERROR_STOP=1"], input="\n".join(sql),
                          capture_output=True, text=True, check=True).stdout.splitlines()
     got = [line for line in out if line.strip() != ""]
@@ -99,7 +105,46 @@ def vectors(psql):
     if bad:
         sys.exit(f"vectors: {len(bad)} of {len(checks)} checks failed")
     print(f"vectors: {len(checks)} SQL checks agree with tests/vectors (compose, decompose, "
-          f"ranges, encodings; {skipped} custom-layout or >int8 cases not expressible in SQL)")
+          f"ranges, encodings, seal; {skipped} custom-layout or >int8 cases not expressible in SQL)")
+
+
+def signed(u):
+    """A 64-bit ID as the bigint with the same bits (how SQL holds a 64-bit layout's
+    sealed IDs)."""
+    u = int(u)
+    return u - (1 << 64) if u > I64_MAX else u
+
+
+def seal_vectors():
+    """tests/vectors/seal.json through flakeid_seal/flakeid_unseal (the preset
+    layouts; SQL takes layout names), and its refusals: 22023 naming the argument,
+    never showing the key."""
+    checks, skipped = [], 0
+    data = load("seal.json")
+    for g in data["groups"]:
+        if not isinstance(g["layout"], str):
+            skipped += len(g["cases"])
+            continue
+        key, tweak, lay = f"'\\x{g['key']}'::bytea", f"'\\x{g['tweak']}'::bytea", q(g["layout"])
+        for c in g["cases"]:
+            label = f"seal {g['layout']} key{len(g['key']) * 4} tweak{len(g['tweak']) // 2} {c['id']}"
+            idv, sealed = signed(c["id"]), signed(c["sealed"])
+            checks.append((label, f"flakeid_seal(({idv})::bigint, {key}, {tweak}, {lay})::text", str(sealed)))
+            checks.append(("un" + label, f"flakeid_unseal(({sealed})::bigint, {key}, {tweak}, {lay})::text", str(idv)))
+    for c in data["invalid"]:
+        if not isinstance(c["layout"], str):
+            skipped += 1
+            continue
+        key, lay = f"'\\x{c['key']}'::bytea", q(c["layout"])
+        fn = "flakeid_unseal" if c["op"] == "unseal" else "flakeid_seal"
+        idv = signed(c.get("id", 1))
+        call = f"SELECT {fn}(({idv})::bigint, {key}, ''::bytea, {lay})"
+        # The key's first 16 digits must not be in the message (nor any of it).
+        probe = c["key"][:16] or "no key"
+        checks.append((f"seal refusal {c}",
+                       f"(SELECT CASE WHEN t LIKE '22023 %argument \"{c['field']}\"%' AND t NOT LIKE {q('%' + probe + '%')} "
+                       f"THEN 'ok' ELSE t END FROM failure_text($x${call}$x$) t)", "ok"))
+    return checks, skipped
 
 
 def decode(rows_file, cli):

@@ -329,6 +329,203 @@ class Semantics(unittest.TestCase):
             os.remove(d)
 
 
+# tests/vectors/seal.json's AES-256 key (NIST's FF1 sample key) and a tweak of its.
+SEAL_KEY = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
+SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "seal.json")
+
+
+def grpc_call(port, method, message=b""):
+    """One unary gRPC call over h2c with curl: the response message, or the
+    grpc-status and grpc-message trailers of a refusal."""
+    body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
+    with open(body, "wb") as f:
+        f.write(b"\0" + struct.pack(">I", len(message)) + message)
+    out = subprocess.run(
+        ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
+         "-H", "content-type: application/grpc", "-H", "te: trailers",
+         "--data-binary", "@" + body, f"http://127.0.0.1:{port}/flakeid.v1.Flakeid/{method}"],
+        capture_output=True, check=True,
+    ).stdout.decode().lower()
+    status = int(re.search(r"grpc-status: (\d+)", out).group(1))
+    with open(body + ".out", "rb") as f:
+        reply = f.read()
+    return status, reply[5:], out
+
+
+def fixed64s(field_bytes):
+    """The packed `repeated fixed64` field 1 of a message (or one `fixed64 id = 1`)."""
+    if field_bytes[:1] == b"\x09":
+        return [struct.unpack("<Q", field_bytes[1:9])[0]]
+    assert field_bytes[:1] == b"\x0a", field_bytes
+    n, i = 0, 1
+    shift = 0
+    while True:
+        b = field_bytes[i]
+        n |= (b & 0x7F) << shift
+        i += 1
+        shift += 7
+        if b < 0x80:
+            break
+    return [struct.unpack("<Q", field_bytes[i + k : i + k + 8])[0] for k in range(0, n, 8)]
+
+
+def packed_ids(ids):
+    payload = b"".join(struct.pack("<Q", i) for i in ids)
+    n, varint = len(payload), b""
+    while True:
+        if n < 0x80:
+            varint += bytes([n])
+            break
+        varint += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return b"\x0a" + varint + payload
+
+
+class Sealing(unittest.TestCase):
+    """`serve --seal-key-file`: sealed IDs that `flakeid unseal` reads with the
+    same key; /v1/unseal, ?sealed=1, gRPC Unseal; the key in no output."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.key_file = os.path.join(WORK, "seal.key")
+        with open(cls.key_file, "w") as f:
+            f.write(SEAL_KEY[:32] + "\n" + SEAL_KEY[32:] + "\n")  # whitespace ignored
+        # trace: every event the service can log, so that none may carry the key.
+        cls.s = Server("--node", "7", "--max-batch", "10000", "--seal-key-file", cls.key_file,
+                       "--seal-tweak", "orders", env={"FLAKEID_LOG": "trace"})
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def cli_unseal(self, ids):
+        # --from int: a sealed ID of 16 decimal digits also reads as hex.
+        out = subprocess.run([BIN, "unseal", "--key-file", self.key_file, "--tweak", "orders", "--from", "int"],
+                             input="\n".join(map(str, ids)) + "\n",
+                             capture_output=True, text=True, check=True)
+        return [int(x) for x in out.stdout.split()]
+
+    def assert_sealed(self, sealed):
+        plain = self.cli_unseal(sealed)
+        self.assertTrue(all((p >> 12) & 0x3FF == 7 for p in plain), "unsealed: node 7")
+        self.assertEqual(plain, sorted(plain), "unsealed: the generator's order")
+        self.assertTrue(all(0 <= s < 1 << 63 for s in sealed))
+        if len(sealed) >= 20:
+            self.assertNotEqual(sealed, sorted(sealed), "sealed IDs are unordered")
+        return plain
+
+    def test_every_form_is_sealed_and_unseals_with_the_cli(self):
+        c = self.s.conn()
+        ids = [int(self.s.get("/v1/id", conn=c)[2])]
+        ids.append(int(json.loads(self.s.get("/v1/id?format=json", conn=c)[2])["id"]))
+        ids += [int(x) for x in json.loads(self.s.get("/v1/ids?n=100", conn=c)[2])]
+        ids += [int(json.loads(line)) for line in self.s.get("/v1/ids?n=50&format=ndjson", conn=c)[2].splitlines()]
+        ids += ids_of(self.s.get("/v1/ids?n=5000&format=octet-stream", conn=c)[2])
+        c.close()
+        self.assertEqual(len(ids), 5152)
+        self.assertEqual(len(set(ids)), len(ids))
+        self.assert_sealed(ids)
+
+    def test_unseal_and_sealed_decode(self):
+        sealed = int(self.s.get("/v1/id")[2])
+        [plain] = self.cli_unseal([sealed])
+        # ?from=int: a sealed ID of 16 decimal digits also reads as hex.
+        st, ct, body = self.s.get(f"/v1/unseal/{sealed}?from=int")
+        self.assertEqual((st, ct, int(body)), (200, "text/plain; charset=utf-8", plain))
+        st, parts = self.s.json(f"/v1/decode/{sealed}?sealed=1&from=int")
+        self.assertEqual((st, parts["id"], parts["node"]), (200, str(plain), 7))
+        # Any encoding of a sealed ID, as the CLI prints them.
+        for fmt in ["hex", "base32", "base62"]:
+            text = subprocess.run([BIN, "seal", "--key-file", self.key_file, "--tweak", "orders",
+                                   "--format", fmt, str(plain)], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+            st, _, body = self.s.get(f"/v1/unseal/{text}?from={fmt}&format=json")
+            self.assertEqual((st, json.loads(body)["id"]), (200, str(plain)), fmt)
+        st, err = self.s.json("/v1/unseal/9223372036854775808")
+        self.assertEqual((st, err["parameter"]), (400, "id"))
+
+    @unittest.skipUnless(shutil.which("curl"), "curl not installed")
+    def test_grpc(self):
+        status, reply, _ = grpc_call(self.s.port, "Next")
+        self.assertEqual(status, 0)
+        [sealed] = fixed64s(reply)
+        status, reply, _ = grpc_call(self.s.port, "Batch", b"\x08" + bytes([100]))  # n = 100
+        batch = fixed64s(reply)
+        self.assertEqual(len(batch), 100)
+        plain = self.assert_sealed([sealed] + batch)
+        status, reply, _ = grpc_call(self.s.port, "Unseal", packed_ids([sealed] + batch))
+        self.assertEqual((status, fixed64s(reply)), (0, plain))
+
+    def test_vectors_unseal_through_a_service(self):
+        with open(SEAL_VECTORS) as f:
+            groups = [g for g in json.load(f)["groups"]
+                      if g["layout"] == "snowflake" and g["tweak"] in ("", "6f7264657273")]
+        for g in groups:
+            key_file = os.path.join(WORK, f"vector-{len(g['key'])}-{g['tweak']}.key")
+            with open(key_file, "w") as f:
+                f.write(g["key"])
+            tweak = ["--seal-tweak", bytes.fromhex(g["tweak"]).decode()] if g["tweak"] else []
+            s = Server("--node", "1", "--seal-key-file", key_file, *tweak)
+            try:
+                for case in g["cases"]:
+                    st, _, body = s.get(f"/v1/unseal/{case['sealed']}?from=int")
+                    self.assertEqual((st, body.decode().strip()), (200, case["id"]), g)
+            finally:
+                self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_the_key_is_in_no_metric_or_log(self):
+        self.s.get("/v1/unseal/1")
+        self.s.get("/v1/unseal/zz")
+        metrics = self.s.get("/metrics")[2].decode()
+        self.assertIn("\nflakeid_sealing 1\n", metrics)
+        logs = self.s.logs()
+        self.assertIn("sealed=true", logs)
+        for probe in [SEAL_KEY[:16], SEAL_KEY[16:32], SEAL_KEY[32:48], SEAL_KEY[48:]]:
+            for where, text in [("metrics", metrics), ("logs", logs)]:
+                self.assertNotIn(probe, text.lower(), where)
+
+    def test_bad_key_files_are_refused_without_showing_the_key(self):
+        secret = "abcdefabcdefabcdefabcdefabcdefabcdef"  # 36 digits: a bad length
+        bad = os.path.join(WORK, "bad.key")
+        with open(bad, "w") as f:
+            f.write(secret)
+        for path, want in [(bad, "key must be 32, 48 or 64 hex digits"),
+                           (os.path.join(WORK, "missing.key"), "missing.key")]:
+            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1",
+                                  "--seal-key-file", path], capture_output=True, text=True, timeout=20)
+            self.assertEqual(out.returncode, 1, out.stderr)
+            self.assertIn(want, out.stderr)
+            self.assertNotIn("abcdef", out.stderr)
+
+
+class Unsealed(unittest.TestCase):
+    """Without --seal-key-file: plain IDs, and reading sealed ones is refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server("--node", "7")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def test_unseal_and_sealed_decode_are_409(self):
+        for path in ["/v1/unseal/123", "/v1/decode/123?sealed=1"]:
+            st, ct, body = self.s.get(path)
+            self.assertEqual((st, ct), (409, "application/json"), path)
+            err = json.loads(body)
+            self.assertEqual(err["error"], "sealing_not_configured")
+            self.assertIn("--seal-key-file", err["message"])
+        self.assertIn("\nflakeid_sealing 0\n", self.s.get("/metrics")[2].decode())
+
+    @unittest.skipUnless(shutil.which("curl"), "curl not installed")
+    def test_grpc_unseal_is_failed_precondition(self):
+        status, _, trailers = grpc_call(self.s.port, "Unseal", packed_ids([1]))
+        self.assertEqual(status, 9, trailers)  # FAILED_PRECONDITION
+        status, reply, _ = grpc_call(self.s.port, "Next")
+        self.assertEqual((status, (fixed64s(reply)[0] >> 12) & 0x3FF), (0, 7))
+
+
 def make_pki(d, name):
     """A CA (`name`-ca.pem) and a certificate it signed for 127.0.0.1 (`name`.pem,
     `name`.key), made by openssl."""

@@ -53,3 +53,49 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_status_wrapper';
+
+-- Sealed IDs (issue 26; docs/sealing.md): the forms without a layout name read
+-- flakeid.layout (STABLE), those with one are IMMUTABLE; flakeid_next_sealed()
+-- seals with flakeid.seal_key.
+CREATE  FUNCTION @extschema@."flakeid_seal"(
+	"id" bigint, /* i64 */
+	"key" bytea, /* & [u8] */
+	"tweak" bytea DEFAULT ''::bytea /* & [u8] */
+) RETURNS bigint /* i64 */
+STABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_seal_server_wrapper';
+
+CREATE  FUNCTION @extschema@."flakeid_seal"(
+	"id" bigint, /* i64 */
+	"key" bytea, /* & [u8] */
+	"tweak" bytea, /* & [u8] */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_seal_wrapper';
+
+CREATE  FUNCTION @extschema@."flakeid_unseal"(
+	"id" bigint, /* i64 */
+	"key" bytea, /* & [u8] */
+	"tweak" bytea DEFAULT ''::bytea /* & [u8] */
+) RETURNS bigint /* i64 */
+STABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_unseal_server_wrapper';
+
+CREATE  FUNCTION @extschema@."flakeid_unseal"(
+	"id" bigint, /* i64 */
+	"key" bytea, /* & [u8] */
+	"tweak" bytea, /* & [u8] */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_unseal_wrapper';
+
+CREATE  FUNCTION @extschema@."flakeid_next_sealed"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_next_sealed_wrapper';

@@ -8,7 +8,7 @@
 //! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
 //! read-only transactions refused, a promotion detected ([`worker`]), and with
 //! `flakeid.lease` its node id leased and fenced like every other generator's
-//! ([`lease`]).
+//! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
 mod convert;
 mod error;
@@ -16,6 +16,7 @@ mod generate;
 mod lease;
 mod mark;
 mod parts;
+mod seal;
 mod server;
 mod settings;
 mod text;

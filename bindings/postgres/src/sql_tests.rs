@@ -188,14 +188,14 @@ mod tests {
             "SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid), provolatile), ', '), '')
                FROM pg_proc
               WHERE proname LIKE 'flakeid\\_%' AND provolatile <> CASE
-                    WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_confirm_node', 'flakeid_status') THEN 'v'
+                    WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node', 'flakeid_status') THEN 'v'
                     WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
                     WHEN 'layout' = ANY (proargnames) THEN 'i'
                     ELSE 's' END",
         );
         assert_eq!(wrong, "");
         let n: i64 = one("SELECT count(*) FROM pg_proc WHERE proname LIKE 'flakeid\\_%'");
-        assert_eq!(n, 21);
+        assert_eq!(n, 26);
     }
 
     #[pg_test]
@@ -266,5 +266,121 @@ mod tests {
             "{confirmed}"
         );
         assert_eq!(crate::verdict::STARTUP.share().start_mark_ms, resumes_after);
+    }
+
+    // NIST's FF1 sample key for AES-128, as in tests/vectors/seal.json, whose first
+    // snowflake group (no tweak) gives 910499571847892992 → 575246358720680725.
+    const KEY: &str = "'\\x2b7e151628aed2a6abf7158809cf4f3c'::bytea";
+
+    #[pg_test]
+    fn seal_and_unseal_follow_the_vectors_and_the_server_layout() {
+        let sealed: i64 = one(&format!("SELECT flakeid_seal(910499571847892992, {KEY})"));
+        assert_eq!(sealed, 575246358720680725);
+        let named: i64 = one(&format!(
+            "SELECT flakeid_seal(910499571847892992, {KEY}, '', 'snowflake')"
+        ));
+        assert_eq!(named, sealed);
+        let back: i64 = one(&format!("SELECT flakeid_unseal(575246358720680725, {KEY})"));
+        assert_eq!(back, 910499571847892992);
+        // A tweak: another permutation, and its inverse.
+        let tweaked: i64 = one(&format!("SELECT flakeid_seal(910499571847892992, {KEY}, 'orders')"));
+        assert_ne!(tweaked, sealed);
+        let back: i64 = one(&format!("SELECT flakeid_unseal({tweaked}, {KEY}, 'orders'::bytea)"));
+        assert_eq!(back, 910499571847892992);
+        // Every row of a table, and back (one cached sealer for the statement).
+        let same: i64 = one(&format!(
+            "SELECT count(*) FROM (SELECT id, flakeid_unseal(flakeid_seal(id, {KEY}), {KEY}) AS again
+               FROM flakeid_next_many(5000) AS id) s WHERE id = again"
+        ));
+        assert_eq!(same, 5000);
+        // A 64-bit layout's sealed IDs use the whole bigint, negatives included.
+        let negative: i64 = one(&format!(
+            "SELECT count(*) FROM generate_series(1, 200) g WHERE flakeid_seal(g, {KEY}, '', 'discord') < 0"
+        ));
+        assert!((40..=160).contains(&negative), "{negative}");
+        let round: i64 = one(&format!(
+            "SELECT count(*) FROM generate_series(1, 200) g
+              WHERE flakeid_unseal(flakeid_seal(g, {KEY}, '', 'discord'), {KEY}, '', 'discord') = g"
+        ));
+        assert_eq!(round, 200);
+    }
+
+    #[pg_test]
+    fn seal_errors_name_the_argument_and_never_the_key() {
+        let cases = [
+            (
+                "SELECT flakeid_seal(1, '\\x00112233445566778899aabbccddee'::bytea)".to_string(),
+                "22023: invalid value for argument \"key\": key must be 16, 24 or 32 bytes",
+            ),
+            (
+                format!("SELECT flakeid_seal(-1, {KEY})"),
+                "22023: invalid value for argument \"id\": id must be in 0..=9223372036854775807, got -1",
+            ),
+            (
+                format!("SELECT flakeid_unseal(-5, {KEY}, '', 'snowflake')"),
+                "22023: invalid value for argument \"id\"",
+            ),
+            (
+                format!("SELECT flakeid_seal(1, {KEY}, '', 'nope')"),
+                "22023: invalid value for argument \"layout\"",
+            ),
+        ];
+        for (sql, want) in cases {
+            let got = failure(&sql);
+            assert!(got.starts_with(want), "{sql}: got {got:?}, want {want:?}...");
+            assert!(!got.contains("2b7e15") && !got.contains("00112233"), "{got}");
+        }
+    }
+
+    #[pg_test]
+    fn next_sealed_needs_the_setting_and_seals_with_it() {
+        assert_eq!(
+            failure("SELECT flakeid_next_sealed()"),
+            "55000: flakeid_next_sealed() needs a key: flakeid.seal_key is not set"
+        );
+        Spi::run("SET flakeid.seal_key = 'abcdef'").unwrap();
+        let got = failure("SELECT flakeid_next_sealed()");
+        assert!(
+            got.starts_with(
+                "22023: invalid value for parameter \"flakeid.seal_key\": key must be 32, 48 or 64 hex digits"
+            ),
+            "{got}"
+        );
+        assert!(!got.contains("abcdef"), "{got}");
+        Spi::run("SET flakeid.seal_key = '2b7e151628aed2a6 abf7158809cf4f3c'").unwrap();
+        let sealed: Vec<i64> = (0..50).map(|_| one("SELECT flakeid_next_sealed()")).collect();
+        let plain: Vec<i64> = sealed
+            .iter()
+            .map(|s| one(&format!("SELECT flakeid_unseal({s}, {KEY})")))
+            .collect();
+        assert!(plain.windows(2).all(|w| w[0] < w[1]), "unsealed: the generator's order");
+        let node: i32 = one(&format!("SELECT node FROM flakeid_decompose({})", plain[0]));
+        assert_eq!(node, 3 << 5 | 7);
+        assert!(sealed.windows(2).any(|w| w[0] > w[1]), "sealed: unordered");
+        // Another key: another sealer (the cache follows the setting).
+        Spi::run("SET flakeid.seal_key = '000102030405060708090a0b0c0d0e0f'").unwrap();
+        let other: i64 = one("SELECT flakeid_next_sealed()");
+        let plain: i64 = one(&format!(
+            "SELECT flakeid_unseal({other}, '\\x000102030405060708090a0b0c0d0e0f'::bytea)"
+        ));
+        assert_eq!((plain >> 12) & 0x3ff, 3 << 5 | 7);
+        // Hidden from SHOW ALL and pg_settings' listing for everyone.
+        let listed: i64 = one("SELECT count(*) FROM pg_show_all_settings() WHERE name = 'flakeid.seal_key'");
+        assert_eq!(listed, 0);
+    }
+
+    #[pg_test]
+    fn only_superusers_set_or_read_the_seal_key() {
+        Spi::run("CREATE ROLE flakeid_plain_user").unwrap();
+        Spi::run("SET flakeid.seal_key = '000102030405060708090a0b0c0d0e0f'").unwrap();
+        Spi::run("SET LOCAL ROLE flakeid_plain_user").unwrap();
+        let read = failure("SELECT current_setting('flakeid.seal_key')");
+        assert!(read.starts_with("42501: "), "{read}");
+        assert!(!read.contains("000102"), "{read}");
+        let set = failure("SET flakeid.seal_key = '00112233445566778899aabbccddeeff'");
+        assert!(set.starts_with("42501: "), "{set}");
+        // It may still issue sealed IDs with the key it cannot read.
+        let sealed: i64 = one("SELECT flakeid_next_sealed()");
+        assert!(sealed >= 0);
     }
 }

@@ -182,8 +182,8 @@ pub struct DecodeArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/layout, /healthz, /readyz, /metrics; \
-gRPC flakeid.v1.Flakeid Next, Batch, Stream. SIGTERM/SIGINT drains, releases the lease and exits 0; \
+    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics; \
+gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal. SIGTERM/SIGINT drains, releases the lease and exits 0; \
 a lease taken over by another holder drains and exits 1 (a supervisor starts a fresh replica)."
 )]
 pub struct ServeArgs {
@@ -228,6 +228,12 @@ pub struct ServeArgs {
     /// Bearer tokens, one per line, required by /v1/* and gRPC (reloaded on change)
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<std::path::PathBuf>,
+    /// Issue sealed IDs, with the hex key in this file; serve /v1/unseal (docs/sealing.md)
+    #[arg(long, value_name = "F")]
+    pub seal_key_file: Option<PathBuf>,
+    /// The sealing tweak, as text (default: none)
+    #[arg(long, value_name = "T", requires = "seal_key_file")]
+    pub seal_tweak: Option<String>,
     /// /healthz fails (503) after this long without a held lease; 0: never
     #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
     pub liveness_timeout_ms: u64,

@@ -13,16 +13,10 @@ use zeroize::Zeroizing;
 /// The variable that holds a hex key when no `--key-file` is given.
 pub(crate) const KEY_ENV: &str = "FLAKEID_SEAL_KEY";
 
-/// A sealer from a key file (hex; whitespace ignored). The file's text is wiped
-/// after decoding; an unreadable file is named by its path, never its contents.
+/// A sealer from a key file (hex; whitespace ignored): flakeid-seal's one reader,
+/// shared with `flakeid serve` and the PostgreSQL extension.
 pub(crate) fn from_key_file(path: &Path, layout: &Layout, tweak: Option<&str>) -> Result<Sealer, Failure> {
-    let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| {
-        Failure::Io(io::Error::new(
-            e.kind(),
-            format!("cannot read the key file {}: {e}", path.display()),
-        ))
-    })?);
-    with_tweak(Sealer::from_hex_key(&text, layout), tweak)
+    with_tweak(Sealer::from_key_file(path, layout), tweak)
 }
 
 fn with_tweak(sealer: Result<Sealer, Error>, tweak: Option<&str>) -> Result<Sealer, Failure> {

@@ -24,6 +24,14 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             tls_client_ca: args.tls_client_ca.clone(),
             auth_token_file: args.auth_token_file.clone(),
         },
+        sealer: match &args.seal_key_file {
+            Some(path) => Some(crate::seal::from_key_file(
+                path,
+                &crate::layout_arg(args.generator.layout.as_deref())?,
+                args.seal_tweak.as_deref(),
+            )?),
+            None => None,
+        },
     };
     config.validate()?;
     let max_connections = config.limits.connection_cap();
@@ -58,6 +66,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             leased = g.is_leased(),
             max_connections,
             tls = args_tls,
+            sealed = service.is_sealing(),
             "flakeid serve: listening"
         );
         drop(g);

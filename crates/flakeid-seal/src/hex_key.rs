@@ -1,10 +1,12 @@
 //! Keys written as hex: what `--key-file`, `FLAKEID_SEAL_KEY`, `--seal-key-file` and
 //! the `flakeid.seal_key` GUC hold (`openssl rand -hex 32`). One reader, so that
-//! every front end accepts the same text and reports it the same way.
+//! every front end (the CLI, `flakeid serve`, the PostgreSQL extension) accepts the
+//! same text and reports it the same way.
 
 use crate::sealer::Sealer;
 use flakeid_core::{Error, Layout, Result};
-use zeroize::Zeroize;
+use std::path::Path;
+use zeroize::{Zeroize, Zeroizing};
 
 impl Sealer {
     /// A sealer whose key is given as hex digits (either case); whitespace anywhere
@@ -27,6 +29,21 @@ impl Sealer {
         let result = decode(hex, &mut key).and_then(|len| Sealer::new(&key[..len], layout));
         key.zeroize();
         result
+    }
+
+    /// A sealer whose key is the hex text of the file at `path` (as
+    /// [`from_hex_key`](Sealer::from_hex_key) reads it): `flakeid seal --key-file`,
+    /// `generate --seal-key-file` and `serve --seal-key-file`. The file's text is
+    /// wiped from memory once decoded.
+    ///
+    /// Errors ([`Error::Config`]): a file that cannot be read, naming `key_file`
+    /// and the path (never its contents); those of `from_hex_key`, naming `key`.
+    pub fn from_key_file(path: &Path, layout: &Layout) -> Result<Sealer> {
+        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| Error::Config {
+            field: "key_file",
+            message: format!("cannot read the key file {}: {e}", path.display()),
+        })?);
+        Sealer::from_hex_key(&text, layout)
     }
 }
 
@@ -87,5 +104,26 @@ mod tests {
             assert_eq!(*field, "key");
             assert!(!message.contains("abab") && !message.contains('Q'), "{message}");
         }
+    }
+
+    #[test]
+    fn key_files_are_read_or_named() {
+        let dir = std::env::temp_dir().join(format!("flakeid-seal-keyfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.key");
+        std::fs::write(&good, "000102030405060708090a0b0c0d0e0f\n").unwrap();
+        let from_file = Sealer::from_key_file(&good, &Layout::SNOWFLAKE).unwrap();
+        let from_hex = Sealer::from_hex_key("000102030405060708090a0b0c0d0e0f", &Layout::SNOWFLAKE).unwrap();
+        assert_eq!(from_file.seal(42).unwrap(), from_hex.seal(42).unwrap());
+        let bad = dir.join("bad.key");
+        std::fs::write(&bad, "cafe").unwrap();
+        let err = Sealer::from_key_file(&bad, &Layout::SNOWFLAKE).unwrap_err();
+        assert!(matches!(err, Error::Config { field: "key", .. }), "{err:?}");
+        assert!(!err.to_string().contains("cafe"), "{err}");
+        let missing = dir.join("missing.key");
+        let err = Sealer::from_key_file(&missing, &Layout::SNOWFLAKE).unwrap_err();
+        assert!(matches!(err, Error::Config { field: "key_file", .. }), "{err:?}");
+        assert!(err.to_string().contains("missing.key"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -21,7 +21,9 @@ pub mod proto {
 }
 
 use proto::flakeid_server::{Flakeid, FlakeidServer};
-use proto::{BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest};
+use proto::{
+    BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest, UnsealRequest, UnsealResponse,
+};
 
 /// Chunk size of `Stream` when the request says 0.
 pub const DEFAULT_CHUNK: usize = crate::CHUNK;
@@ -34,6 +36,8 @@ impl From<ApiError> for Status {
         };
         match e.status.as_u16() {
             400 => Status::invalid_argument(text),
+            // sealing_not_configured: the call is fine, the server lacks a key.
+            409 => Status::failed_precondition(text),
             503 => Status::unavailable(text),
             _ => Status::internal(text),
         }
@@ -107,9 +111,31 @@ impl Flakeid for Grpc {
         self.count("Stream", &result);
         result
     }
+
+    async fn unseal(&self, request: Request<UnsealRequest>) -> Result<Response<UnsealResponse>, Status> {
+        let result = self.unseal_ids(request.into_inner().ids);
+        self.count("Unseal", &result);
+        result
+    }
 }
 
 impl Grpc {
+    fn unseal_ids(&self, ids: Vec<u64>) -> Result<Response<UnsealResponse>, Status> {
+        self.svc.sealer()?;
+        let max = self.svc.config.max_batch;
+        if !(1..=max).contains(&ids.len()) {
+            return Err(Status::invalid_argument(format!(
+                "ids: must hold 1..={max} IDs, got {}",
+                ids.len()
+            )));
+        }
+        let ids = ids
+            .into_iter()
+            .map(|id| self.svc.unseal(id))
+            .collect::<Result<Vec<u64>, ApiError>>()?;
+        Ok(Response::new(UnsealResponse { ids }))
+    }
+
     fn start_stream(&self, req: StreamRequest) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
         let chunk = match req.chunk as usize {

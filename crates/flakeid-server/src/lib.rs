@@ -19,6 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
+use flakeid_seal::Sealer;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -65,6 +66,11 @@ pub struct Config {
     pub limits: Limits,
     /// TLS, client certificates and bearer tokens (security.rs); all off by default.
     pub security: SecurityFiles,
+    /// Seals every ID issued (`--seal-key-file`, docs/sealing.md) and serves
+    /// `/v1/unseal/{id}`, `/v1/decode/{id}?sealed=1` and gRPC `Unseal`. `None` (the
+    /// default): plain IDs, and those answer `sealing_not_configured`. Its width
+    /// must be the generator's layout's. Its `Debug` never shows the key.
+    pub sealer: Option<Sealer>,
 }
 
 impl Default for Config {
@@ -73,6 +79,7 @@ impl Default for Config {
             max_batch: DEFAULT_MAX_BATCH,
             limits: Limits::default(),
             security: SecurityFiles::default(),
+            sealer: None,
         }
     }
 }
@@ -120,6 +127,7 @@ struct Metrics {
     lease_held: Gauge,
     lease_renew_us: Gauge,
     ahead_ms: Gauge,
+    sealing: Gauge,
 }
 
 impl Metrics {
@@ -132,6 +140,7 @@ impl Metrics {
         let lease_held = Gauge::default();
         let lease_renew_us = Gauge::default();
         let ahead_ms = Gauge::default();
+        let sealing = Gauge::default();
         registry.register("ids_issued", "IDs issued", issued.clone());
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register("errors", "Error responses by kind", errors.clone());
@@ -151,6 +160,11 @@ impl Metrics {
             "How far the last issued ID's time runs ahead of the clock (borrow mode), in ms",
             ahead_ms.clone(),
         );
+        registry.register(
+            "sealing",
+            "1 when issued IDs are sealed (--seal-key-file), else 0",
+            sealing.clone(),
+        );
         Metrics {
             registry,
             issued,
@@ -160,6 +174,7 @@ impl Metrics {
             lease_held,
             lease_renew_us,
             ahead_ms,
+            sealing,
         }
     }
 }
@@ -183,16 +198,57 @@ type Shared = Arc<Service>;
 
 impl Service {
     /// A service issuing from `generator`, configured by `config`.
+    ///
+    /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer whose
+    /// width is not the layout's (`seal_key_file`).
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
+        let bits = generator.layout().total_bits();
+        if let Some(sealer) = &config.sealer
+            && sealer.bits() != bits
+        {
+            return Err(Error::Config {
+                field: "seal_key_file",
+                message: format!(
+                    "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
+                    sealer.bits()
+                ),
+            });
+        }
+        let metrics = Metrics::new();
+        metrics.sealing.set(i64::from(config.sealer.is_some()));
         Ok(Arc::new(Service {
             generator: std::sync::RwLock::new(Arc::new(generator)),
             lease: lease::Watch::default(),
             config,
-            metrics: Metrics::new(),
+            metrics,
             draining: AtomicBool::new(false),
             conns: std::sync::Mutex::new(None),
         }))
+    }
+
+    /// Whether issued IDs are sealed ([`Config::sealer`]).
+    pub fn is_sealing(&self) -> bool {
+        self.config.sealer.is_some()
+    }
+
+    /// The sealer, or the `sealing_not_configured` refusal of `/v1/unseal`,
+    /// `?sealed=1` and gRPC `Unseal`.
+    fn sealer(&self) -> Result<&Sealer, ApiError> {
+        self.config.sealer.as_ref().ok_or_else(|| ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "sealing_not_configured",
+            parameter: None,
+            message: "sealing is not configured: start the service with --seal-key-file FILE".into(),
+        })
+    }
+
+    /// Unseals `id` ([`Config::sealer`]); a number outside the layout is refused
+    /// naming `id`.
+    fn unseal(&self, id: u64) -> Result<u64, ApiError> {
+        self.sealer()?
+            .unseal(id)
+            .map_err(|e| ApiError::bad("id", e.to_string()))
     }
 
     /// How many IDs this service has issued (HTTP and gRPC).
@@ -266,9 +322,17 @@ impl Service {
     }
 
     /// Issues from `g`: the generator a multi-chunk response started with, so that
-    /// one response never mixes two leases' IDs.
+    /// one response never mixes two leases' IDs. Every issuing path (HTTP, gRPC,
+    /// streamed chunks) comes through here, so with a sealer no plain ID leaves.
     fn issue_from(&self, g: &Generator, out: &mut [u64]) -> Result<(), ApiError> {
         g.fill(out).map_err(ApiError::from)?;
+        if let Some(sealer) = &self.config.sealer {
+            for id in out.iter_mut() {
+                // The generator's IDs are within its layout, the sealer's width:
+                // this cannot fail, and is reported rather than unwrapped.
+                *id = sealer.seal(*id).map_err(ApiError::from)?;
+            }
+        }
         self.metrics.issued.inc_by(out.len() as u64);
         Ok(())
     }
@@ -368,6 +432,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode/{id}", get(decode_id))
+        .route("/v1/unseal/{id}", get(unseal_id))
         .route("/v1/layout", get(layout_info))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -634,18 +699,7 @@ async fn one_id(
 ) -> Response {
     let result = (|| {
         let params = query_params(q, &["format"])?;
-        let json = match params.get("format").map(String::as_str) {
-            Some("json") => true,
-            Some("text") => false,
-            Some(other) => {
-                let shown: String = other.chars().take(32).collect();
-                return Err(ApiError::bad(
-                    "format",
-                    format!("format must be text or json, got {shown:?}"),
-                ));
-            }
-            None => negotiate(&headers, &["text/plain", "application/json"])? == 1,
-        };
+        let json = wants_json(&params, &headers)?;
         if method == Method::HEAD {
             let ct = if json {
                 "application/json"
@@ -656,13 +710,35 @@ async fn one_id(
         }
         let mut id = [0u64; 1];
         svc.issue(&mut id)?;
-        Ok(if json {
-            ids_response("application/json", format!("{{\"id\":\"{}\"}}\n", id[0]))
-        } else {
-            ids_response("text/plain; charset=utf-8", format!("{}\n", id[0]))
-        })
+        Ok(one_id_response(json, id[0]))
     })();
     finish(&svc, "/v1/id", result)
+}
+
+/// The form of a one-ID answer (`/v1/id`, `/v1/unseal`): `?format=text|json`, else
+/// by `Accept` (text first). True: JSON.
+fn wants_json(params: &HashMap<String, String>, headers: &HeaderMap) -> Result<bool, ApiError> {
+    match params.get("format").map(String::as_str) {
+        Some("json") => Ok(true),
+        Some("text") => Ok(false),
+        Some(other) => {
+            let shown: String = other.chars().take(32).collect();
+            Err(ApiError::bad(
+                "format",
+                format!("format must be text or json, got {shown:?}"),
+            ))
+        }
+        None => Ok(negotiate(headers, &["text/plain", "application/json"])? == 1),
+    }
+}
+
+/// One ID as decimal text or as `{"id":"…"}` (a string: JS numbers lose IDs).
+fn one_id_response(json: bool, id: u64) -> Response {
+    if json {
+        ids_response("application/json", format!("{{\"id\":\"{id}\"}}\n"))
+    } else {
+        ids_response("text/plain; charset=utf-8", format!("{id}\n"))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -823,32 +899,78 @@ pub fn layout_name(layout: &Layout) -> &'static str {
     layout.name().unwrap_or("custom")
 }
 
+/// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core
+/// and the CLI: `from=` reads exactly that form; without it, zero-padded or
+/// otherwise ambiguous text is refused, asking.
+fn path_id(path: Result<Path<String>, PathRejection>, params: &HashMap<String, String>) -> Result<u64, ApiError> {
+    let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+    match params.get("from") {
+        Some(from) => {
+            let enc = flakeid_core::Encoding::parse(from).map_err(|e| ApiError::bad("from", e.to_string()))?;
+            flakeid_core::decode(&text, enc)
+        }
+        None => parse_any(&text),
+    }
+    .map_err(|e| ApiError::bad("id", e.to_string()))
+}
+
 async fn decode_id(
     State(svc): State<Shared>,
     path: Result<Path<String>, PathRejection>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
     let result = (|| {
-        let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
-        let params = query_params(q, &["from"])?;
+        let params = query_params(q, &["from", "sealed"])?;
+        let sealed = match params.get("sealed").map(String::as_str) {
+            None | Some("0" | "false") => false,
+            Some("1" | "true") => true,
+            Some(other) => {
+                let shown: String = other.chars().take(32).collect();
+                return Err(ApiError::bad(
+                    "sealed",
+                    format!("sealed must be 1, true, 0 or false, got {shown:?}"),
+                ));
+            }
+        };
+        if sealed {
+            svc.sealer()?;
+        }
+        let mut id = path_id(path, &params)?;
+        if sealed {
+            id = svc.unseal(id)?;
+        }
         let g = svc.generator();
         let layout = g.layout();
-        // One rule with the core and the CLI: `from=` reads exactly that form;
-        // without it, zero-padded or otherwise ambiguous text is refused, asking.
-        let id = match params.get("from") {
-            Some(from) => {
-                let enc = flakeid_core::Encoding::parse(from).map_err(|e| ApiError::bad("from", e.to_string()))?;
-                flakeid_core::decode(&text, enc)
-            }
-            None => parse_any(&text),
-        }
-        .map_err(|e| ApiError::bad("id", e.to_string()))?;
         let p = layout
             .try_decompose(id)
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
         Ok(typed("application/json", format!("{}\n", parts_json(layout, id, &p))))
     })();
     finish(&svc, "/v1/decode", result)
+}
+
+/// `GET /v1/unseal/{id}`: the plain ID a sealed one stands for, in the forms of
+/// `/v1/id` (text, or JSON by `?format=json` or `Accept`).
+async fn unseal_id(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    path: Result<Path<String>, PathRejection>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["from", "format"])?;
+        let json = wants_json(&params, &headers)?;
+        svc.sealer()?;
+        let id = svc.unseal(path_id(path, &params)?)?;
+        let mut r = if json {
+            typed("application/json", format!("{{\"id\":\"{id}\"}}\n"))
+        } else {
+            typed("text/plain; charset=utf-8", format!("{id}\n"))
+        };
+        r.headers_mut().insert(header::VARY, HeaderValue::from_static("Accept"));
+        Ok(r)
+    })();
+    finish(&svc, "/v1/unseal", result)
 }
 
 fn lease_text(g: &Generator) -> String {
@@ -918,7 +1040,7 @@ async fn not_found(State(svc): State<Shared>) -> Response {
         status: StatusCode::NOT_FOUND,
         kind: "not_found",
         parameter: Some("path"),
-        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/layout, /healthz, /readyz, /metrics)"
+        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics)"
             .into(),
     };
     finish(&svc, "other", Err(e))

@@ -34,6 +34,7 @@ static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEF
 static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
 static LEASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_LEASE_TTL_MS as i32);
+static SEAL_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Values refused while the server started: PostgreSQL then warns and keeps the
 /// default, so the server would silently run without them. Set in the postmaster,
@@ -223,10 +224,38 @@ pub fn define(preloading: bool) {
     for (name, short, setting) in ms {
         GucRegistry::define_int_guc(name, short, c"", setting, 0, max_ms, ctx(), flags | GucFlags::UNIT_MS);
     }
+    // The key of flakeid_next_sealed() (hex). Superusers set it (ALTER SYSTEM, or SET
+    // per session) and only they (and pg_read_all_settings) may read it; SHOW ALL and
+    // pg_settings leave it out. No check hook: PostgreSQL's message for a refused
+    // value quotes the value, so the key is checked where it is used (seal.rs),
+    // by messages that never quote it.
+    GucRegistry::define_string_guc(
+        c"flakeid.seal_key",
+        c"The hex key (32, 48 or 64 digits) that flakeid_next_sealed() seals with.",
+        c"From openssl rand -hex 32; whitespace is ignored.",
+        &SEAL_KEY,
+        GucContext::Suset,
+        flags | GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+    );
     // A misspelt flakeid.* name is refused (ALTER SYSTEM) or dropped with a warning
     // (configuration files), instead of being kept as an unused placeholder.
     // SAFETY: called with a NUL-terminated prefix after the definitions.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"flakeid".as_ptr()) };
+}
+
+/// `flakeid.seal_key` as set (`None`: unset or blank), read in place (no copy of
+/// the key is made). Valid until the setting changes, which PostgreSQL does only
+/// between statements.
+pub fn seal_key_text() -> Option<&'static std::ffi::CStr> {
+    // SAFETY: the setting's current value, a NUL-terminated string PostgreSQL owns
+    // (or NULL), replaced only by SET, RESET or a reload, never during a call.
+    let ptr = unsafe { *SEAL_KEY.as_ptr() };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL and NUL-terminated, as above.
+    let text = unsafe { std::ffi::CStr::from_ptr(ptr) };
+    (!text.to_bytes().iter().all(u8::is_ascii_whitespace)).then_some(text)
 }
 
 fn text(setting: &GucSetting<Option<CString>>) -> String {

@@ -29,6 +29,16 @@ pub struct Chunk {
     #[prost(bytes = "vec", tag = "1")]
     pub ids: ::prost::alloc::vec::Vec<u8>,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UnsealRequest {
+    #[prost(fixed64, repeated, tag = "1")]
+    pub ids: ::prost::alloc::vec::Vec<u64>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UnsealResponse {
+    #[prost(fixed64, repeated, tag = "1")]
+    pub ids: ::prost::alloc::vec::Vec<u64>,
+}
 /// Generated client implementations.
 pub mod flakeid_client {
     #![allow(
@@ -174,6 +184,30 @@ pub mod flakeid_client {
             req.extensions_mut().insert(GrpcMethod::new("flakeid.v1.Flakeid", "Stream"));
             self.inner.server_streaming(req, path, codec).await
         }
+        /// A service started with --seal-key-file issues sealed IDs from Next, Batch
+        /// and Stream; Unseal gives the plain IDs they stand for, in order
+        /// (1 ≤ len(ids) ≤ --max-batch; an ID outside the layout is INVALID_ARGUMENT).
+        /// Without a key: FAILED_PRECONDITION.
+        pub async fn unseal(
+            &mut self,
+            request: impl tonic::IntoRequest<super::UnsealRequest>,
+        ) -> std::result::Result<tonic::Response<super::UnsealResponse>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/flakeid.v1.Flakeid/Unseal",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut().insert(GrpcMethod::new("flakeid.v1.Flakeid", "Unseal"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -213,6 +247,14 @@ pub mod flakeid_server {
             &self,
             request: tonic::Request<super::StreamRequest>,
         ) -> std::result::Result<tonic::Response<Self::StreamStream>, tonic::Status>;
+        /// A service started with --seal-key-file issues sealed IDs from Next, Batch
+        /// and Stream; Unseal gives the plain IDs they stand for, in order
+        /// (1 ≤ len(ids) ≤ --max-batch; an ID outside the layout is INVALID_ARGUMENT).
+        /// Without a key: FAILED_PRECONDITION.
+        async fn unseal(
+            &self,
+            request: tonic::Request<super::UnsealRequest>,
+        ) -> std::result::Result<tonic::Response<super::UnsealResponse>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct FlakeidServer<T> {
@@ -418,6 +460,49 @@ pub mod flakeid_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.server_streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/flakeid.v1.Flakeid/Unseal" => {
+                    #[allow(non_camel_case_types)]
+                    struct UnsealSvc<T: Flakeid>(pub Arc<T>);
+                    impl<T: Flakeid> tonic::server::UnaryService<super::UnsealRequest>
+                    for UnsealSvc<T> {
+                        type Response = super::UnsealResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::UnsealRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Flakeid>::unseal(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UnsealSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)
