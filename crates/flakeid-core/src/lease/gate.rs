@@ -34,8 +34,8 @@ pub(crate) const REAL: u8 = 1;
 pub(crate) const REAL_AND_MONO: u8 = 2;
 
 /// What the hot path reads, published by the heartbeat. `wall_end_ms` or
-/// `real_end` 0 = closed (lost, released, or not yet acquired). The hot fields and
-/// the clock reader share one cache line.
+/// `real_end` 0 = closed (lost, released, or not yet acquired). Cache-line aligned:
+/// written only when a window is published, re-derived or closed.
 #[derive(Debug)]
 #[repr(align(64))]
 pub(crate) struct Gate {
