@@ -60,10 +60,9 @@ impl ManualClock {
 /// (each 0 when absent); `node` may also be a source: `'env:VAR'`, `'hostname'`,
 /// `'mac'` or `'ipv4'`.
 #[napi(object, object_to_js = false)]
-#[allow(missing_debug_implementations)] // holds JS handles
-// The shape for index.d.ts: the constructor reads the object member by member
-// through the core's rules (Generator::build), never as this struct.
-#[allow(dead_code)]
+// The shape for index.d.ts (it holds JS handles: no Debug). The constructor reads
+// the object member by member through the core's rules (Generator::build).
+#[allow(missing_debug_implementations, dead_code)]
 pub struct GeneratorOptions<'a> {
     pub datacenter: Option<f64>,
     pub worker: Option<f64>,
@@ -127,6 +126,10 @@ impl Generator {
                 members.push((key, crate::arg(&v)?, v));
             }
         }
+        // In the table's order (unknown keys first, refused), whatever the object's:
+        // which of two conflicting options an error names is then the same as in
+        // every binding.
+        members.sort_by_key(|(k, ..)| fc::JS_GENERATOR_OPTIONS.iter().position(|n| n == k));
         let mut b = fc::Generator::builder(fc::Layout::SNOWFLAKE);
         // A Layout instance first: the builder starts from it.
         for (key, a, v) in &members {

@@ -72,6 +72,10 @@ impl Generator {
             let v = convert::member(&options, &key)?;
             members.push((key, convert::arg(&v), v));
         }
+        // In the table's order (unknown keys first, refused), whatever the object's:
+        // which of two conflicting options an error names is then the same as in
+        // every binding.
+        members.sort_by_key(|(k, ..)| flakeid_core::JS_GENERATOR_OPTIONS.iter().position(|n| n == k));
         // A layout object first: the builder starts from it.
         let mut layout = flakeid_core::Layout::SNOWFLAKE;
         for (key, a, v) in &members {
