@@ -126,10 +126,6 @@ impl Generator {
                 members.push((key, crate::arg(&v)?, v));
             }
         }
-        // In the table's order (unknown keys first, refused), whatever the object's:
-        // which of two conflicting options an error names is then the same as in
-        // every binding.
-        members.sort_by_key(|(k, ..)| fc::JS_GENERATOR_OPTIONS.iter().position(|n| n == k));
         let mut b = fc::Generator::builder(fc::Layout::SNOWFLAKE);
         // A Layout instance first: the builder starts from it.
         for (key, a, v) in &members {
@@ -147,7 +143,13 @@ impl Generator {
                 b = fc::Generator::builder(l.or_throw(env)?.inner);
             }
         }
-        for (key, a, v) in &members {
+        // In the table's order, whatever the object's: which of two conflicting
+        // options an error names is then the same as in every binding. (The pass
+        // above refused unknown keys.)
+        let ordered = fc::JS_GENERATOR_OPTIONS
+            .iter()
+            .filter_map(|name| members.iter().find(|m| m.0 == *name));
+        for (key, a, v) in ordered {
             b = match fc::js_generator_option(key, a).or_throw(env)? {
                 (_, fc::JsOption::Absent) => b,
                 (option, fc::JsOption::Value(value)) => b.set(option.name, value).or_throw(env)?,

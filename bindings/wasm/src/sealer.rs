@@ -34,7 +34,7 @@ fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, 
         .ok_or_else(|| {
             convert::config(
                 field,
-                format!("{field} must be a Uint8Array, got {}", convert::arg(value).type_name()),
+                format!("{field} must be a Uint8Array, got {}", convert::describe(value)),
             )
         })
 }

@@ -73,12 +73,7 @@ impl JsArg {
     pub fn shown(&self) -> String {
         match self {
             JsArg::Number(v) => js_number_text(*v),
-            JsArg::BigInt {
-                negative,
-                magnitude: Some(m),
-            } => format!("{}{m}n", if *negative && *m != 0 { "-" } else { "" }),
-            JsArg::BigInt { negative: true, .. } => "a bigint below -(2^64)".into(),
-            JsArg::BigInt { .. } => "a bigint of 2^64 or more".into(),
+            JsArg::BigInt { negative, magnitude } => bigint_text(*negative, *magnitude),
             JsArg::String(s) => shown(s),
             JsArg::Bool(b) => b.to_string(),
             other => other.type_name().into(),
@@ -86,15 +81,35 @@ impl JsArg {
     }
 }
 
-/// A number as JS writes it (`NaN`, `Infinity`, `1.5`, `4294967296`).
+/// A bigint as JS writes it (`-5n`), or its range when it is too large to show.
+fn bigint_text(negative: bool, magnitude: Option<u64>) -> String {
+    match (negative, magnitude) {
+        (negative, Some(m)) => format!("{}{m}n", if negative && m != 0 { "-" } else { "" }),
+        (true, None) => "a negative bigint".into(),
+        (false, None) => "a bigint of 2^64 or more".into(),
+    }
+}
+
+/// A number as JS writes it (`NaN`, `Infinity`, `1.5`, `4294967296`), for
+/// messages. Without Rust's float formatting: it would add about 30 KB to the
+/// WebAssembly package, whose numbers reach here.
 fn js_number_text(v: f64) -> String {
     if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        v.to_string()
+        return "NaN".into();
     }
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if a.is_infinite() {
+        return format!("{sign}Infinity");
+    }
+    if a >= 18_446_744_073_709_551_616.0 {
+        return format!("{sign}a number of 2^64 or more");
+    }
+    if a.fract() != 0.0 {
+        // (No decimals: shown for what it is, at no cost to the wasm package.)
+        return format!("{sign}{} plus a fraction", a.trunc() as u64);
+    }
+    format!("{sign}{}", a as u64)
 }
 
 fn config(field: &'static str, message: String) -> Error {
@@ -143,11 +158,11 @@ pub fn js_id(field: &'static str, value: &JsArg, numbers: JsNumberIds) -> Result
             negative: true,
             magnitude: Some(0),
         } => Ok(0),
-        JsArg::BigInt { .. } => Err(config(
+        JsArg::BigInt { negative, magnitude } => Err(config(
             field,
             format!(
                 "{field} must be a bigint in 0n..=18446744073709551615n, got {}",
-                value.shown()
+                bigint_text(*negative, *magnitude)
             ),
         )),
         JsArg::String(s) => decode(s, Encoding::Decimal),
@@ -320,7 +335,7 @@ mod tests {
         for (bad, shown) in [
             (big(true, Some(1)), "-1n"),
             (big(false, None), "a bigint of 2^64 or more"),
-            (big(true, None), "a bigint below -(2^64)"),
+            (big(true, None), "a negative bigint"),
         ] {
             let (f, m) = field(js_id("id", &bad, r));
             assert_eq!(f, "id");
@@ -388,8 +403,12 @@ mod tests {
 
     #[test]
     fn shown_values() {
-        assert_eq!(JsArg::Number(1.5).shown(), "1.5");
         assert_eq!(JsArg::Number(f64::NAN).shown(), "NaN");
+        assert_eq!(JsArg::Number(-0.25).shown(), "-0 plus a fraction");
+        assert_eq!(JsArg::Number(1.5).shown(), "1 plus a fraction");
+        assert_eq!(JsArg::Number(-7.0).shown(), "-7");
+        assert_eq!(JsArg::Number(2f64.powi(53)).shown(), "9007199254740992");
+        assert_eq!(JsArg::Number(1e21).shown(), "a number of 2^64 or more");
         assert_eq!(JsArg::String("abc".into()).shown(), "\"abc\"");
         assert_eq!(JsArg::Object.shown(), "an object");
         assert_eq!(js_string("text", JsArg::String("x".into())).ok().as_deref(), Some("x"));
