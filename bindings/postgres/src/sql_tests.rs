@@ -382,5 +382,62 @@ mod tests {
         // It may still issue sealed IDs with the key it cannot read.
         let sealed: i64 = one("SELECT flakeid_next_sealed()");
         assert!(sealed >= 0);
+    /// tests/vectors/options.json through the GUCs' path (settings::set_options, what
+    /// builder() and the check hooks call): each option a GUC holds gives the same
+    /// ErrorKind and field as in every binding. The JSON is read by PostgreSQL itself
+    /// (jsonb), so the extension needs no JSON crate; cases with options no GUC holds
+    /// (max_sequence, clock) are skipped, and each GUC name is checked to exist.
+    #[pg_test]
+    fn option_vectors_through_the_gucs() {
+        let json = include_str!("../../../tests/vectors/options.json");
+        assert!(!json.contains("$v$"));
+        for name in crate::settings::GUC_OPTIONS {
+            let n: i64 = one(&format!(
+                "SELECT count(*) FROM pg_settings WHERE name = 'flakeid.{name}'"
+            ));
+            assert_eq!(n, 1, "flakeid.{name}");
+        }
+        let table: String = one(&format!(
+            r#"SELECT string_agg(concat_ws(E'\t', c->>'layout', coalesce(c->>'error', ''),
+                   coalesce(c->>'field', ''),
+                   (SELECT coalesce(string_agg(key || '=' || (value #>> '{{}}'), E'\x1f'), '')
+                      FROM jsonb_each(c->'options'))), E'\n' ORDER BY ord)
+                 FROM jsonb_array_elements($v${json}$v$::jsonb -> 'cases') WITH ORDINALITY AS t(c, ord)"#
+        ));
+        let (mut ran, mut skipped) = (0, 0);
+        for line in table.lines() {
+            let mut f = line.split('\t');
+            let (layout, error, field, opts) = (
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+            );
+            let mut values = vec![("layout", layout.to_string())];
+            let mut usable = true;
+            for kv in opts.split('\x1f').filter(|kv| !kv.is_empty()) {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                match crate::settings::GUC_OPTIONS.iter().find(|n| **n == k) {
+                    Some(name) => values.push((name, v.to_string())),
+                    None => usable = false,
+                }
+            }
+            if !usable {
+                skipped += 1;
+                continue;
+            }
+            ran += 1;
+            let got = crate::settings::set_options(values).and_then(|b| b.build());
+            match (got, error) {
+                (Ok(_), "") => {}
+                (Err(e), kind) if !kind.is_empty() => {
+                    assert_eq!(e.kind().name(), kind, "{line}: {e}");
+                    assert_eq!(e.details().field, Some(field), "{line}: {e}");
+                }
+                (Ok(_), kind) => panic!("{line}: built, expected {kind} ({field})"),
+                (Err(e), _) => panic!("{line}: {e}"),
+            }
+        }
+        assert!(ran >= 15 && skipped >= 1, "ran {ran}, skipped {skipped}");
     }
 }

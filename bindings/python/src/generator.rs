@@ -276,7 +276,11 @@ impl PyGenerator {
     fn __repr__(&self) -> String {
         let g = &self.inner;
         let layout = g.layout();
-        let name = layout.name().map_or_else(|| "custom".to_string(), |n| format!("{n:?}"));
+        // A preset's name quoted (`layout="flake"`), a custom layout's bare.
+        let name = match layout.name() {
+            Some(n) => format!("{n:?}"),
+            None => layout.display_name().to_string(),
+        };
         format!(
             "Generator(datacenter={}, worker={}, node={}, layout={name}, overflow={:?}, clock_backwards={:?})",
             g.datacenter(),

@@ -45,12 +45,16 @@ pub(crate) fn js_error(err: Error) -> JsValue {
     let e = js_sys::Error::new(&err.to_string());
     let kind = err.kind();
     set(&e, "code", &kind.code().into());
-    match err {
-        Error::Config { field, .. } => set(&e, "field", &field.into()),
-        Error::ClockMovedBackwards { by_ms } => set(&e, "byMs", &number(by_ms)),
-        Error::ClockStalled { waited_ms } => set(&e, "byMs", &number(waited_ms)),
-        Error::Parse { position, .. } => set(&e, "position", &number(position as u64)),
-        _ => {}
+    // Which error carries which detail is the core's (Error::details).
+    let d = err.details();
+    if let Some(field) = d.field {
+        set(&e, "field", &field.into());
+    }
+    if let Some(by_ms) = d.by_ms {
+        set(&e, "byMs", &number(by_ms));
+    }
+    if let Some(position) = d.position {
+        set(&e, "position", &number(position as u64));
     }
     e.into()
 }

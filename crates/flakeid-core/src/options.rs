@@ -223,18 +223,6 @@ pub fn option_value<'a>(option: &GeneratorOption, text: &'a str) -> Result<Optio
     })
 }
 
-/// The error for an ID passed to `@flakeid/node` or `@flakeid/wasm` as a JS
-/// `number`: refused in both, since a number cannot hold every 64-bit ID exactly.
-pub fn js_number_id_error(field: &'static str) -> Error {
-    Error::config(
-        field,
-        format!(
-            "{field} must be a bigint or a decimal string, got a number (a number cannot hold every 64-bit ID \
-             exactly: pass 123n or '123')"
-        ),
-    )
-}
-
 /// The known name most like `key`: the same letters ignoring case, `_` and `-`
 /// (`lease_ttl_ms` → `leaseTtlMs`), else the longest known name `key` starts with
 /// (`workerId` → `worker`). Allocation-free: it ships in the wasm build.

@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
+use flakeid_core::{Error, ErrorKind, Generator, Layout, LeaseState, Parts};
 use flakeid_seal::Sealer;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -516,22 +516,7 @@ impl From<Error> for ApiError {
     }
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use flakeid_core::present::json_string;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -879,24 +864,12 @@ pub fn parse_any(text: &str) -> Result<u64, Error> {
 /// An ID taken apart, as one JSON object: what `GET /v1/decode/{id}` answers and
 /// `flakeid decode --json` prints (the id as a string: JS numbers lose IDs).
 pub fn parts_json(layout: &Layout, id: u64, p: &Parts) -> String {
-    format!(
-        "{{\"id\":\"{id}\",\"layout\":\"{}\",\"time\":\"{}\",\"timestamp_ms\":{},\"datacenter\":{},\"worker\":{},\"node\":{},\"sequence\":{},\"hex\":\"{}\",\"base32\":\"{}\",\"base62\":\"{}\"}}",
-        layout_name(layout),
-        time::iso8601(p.timestamp_ms),
-        p.timestamp_ms,
-        p.datacenter,
-        p.worker,
-        p.node,
-        p.sequence,
-        encode(id, Encoding::Hex),
-        encode(id, Encoding::Base32),
-        encode(id, Encoding::Base62),
-    )
+    flakeid_core::present::parts_json(layout, id, p)
 }
 
 /// A layout's preset name, or `custom`.
 pub fn layout_name(layout: &Layout) -> &'static str {
-    layout.name().unwrap_or("custom")
+    layout.display_name()
 }
 
 /// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core

@@ -5,7 +5,7 @@
 use super::files::{Entry, Pending};
 use super::{REFUSED_AT_START, Refusal, Setting, preloading};
 use crate::server::BackendClock;
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, LeaseSpec, Overflow};
+use flakeid_core::{Error, Generator, Layout, LeaseSpec};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{CStr, c_char, c_void};
@@ -142,13 +142,20 @@ fn reason(err: Error) -> String {
 fn check_text(setting: Setting, value: &str) -> Result<(), String> {
     match setting {
         Setting::Layout => {
+            // Through the core's table (field `layout`), then the preset it names.
+            super::set_options([("layout", value.to_string())]).map_err(reason)?;
             let layout = Layout::preset(value).map_err(reason)?;
             let mut pending = Pending::now();
             pending.layout = Some(value.to_string());
             check_node_settings(layout, &pending, Setting::Layout)
         }
-        Setting::Overflow => Overflow::parse(value).map(drop).map_err(reason),
-        Setting::ClockBackwards => ClockBackwards::parse(value).map(drop).map_err(reason),
+        // Through the core's table, as every binding's options.
+        Setting::Overflow => super::set_options([("overflow", value.to_string())])
+            .map(drop)
+            .map_err(reason),
+        Setting::ClockBackwards => super::set_options([("clock_backwards", value.to_string())])
+            .map(drop)
+            .map_err(reason),
         Setting::Node | Setting::Datacenter | Setting::Worker | Setting::Lease => Ok(()),
     }
 }
@@ -259,14 +266,11 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
                 let entry = pending.entry(at_fault);
                 Err(format!(
                     "the {} layout cannot hold {}: {message}",
-                    layout.name().unwrap_or("custom"),
+                    layout.display_name(),
                     entry.map_or_else(|| at_fault.name().to_string(), Entry::describe)
                 ))
             } else if at_fault == changed {
-                Err(format!(
-                    "{message} (flakeid.layout is {})",
-                    layout.name().unwrap_or("custom")
-                ))
+                Err(format!("{message} (flakeid.layout is {})", layout.display_name()))
             } else {
                 Ok(())
             }
