@@ -212,3 +212,34 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("Version() = %q", v)
 	}
 }
+
+func TestStats(t *testing.T) {
+	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	g, err := New(Options{Clock: c, Node: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.NextN(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(time.UnixMilli(1_700_000_000_000 - 25)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(); !errors.Is(err, ErrClockBackwards) {
+		t.Fatal(err)
+	}
+	s, err := g.Stats()
+	// The clock is still 25 ms behind the last ID: that is the lead.
+	want := Stats{IDsIssued: 7, Lead: 25 * time.Millisecond, ClockRollbacks: 1, MaxRollback: 25 * time.Millisecond}
+	if err != nil || s != want {
+		t.Fatalf("%+v, %v; want %+v", s, err, want)
+	}
+	g.Close()
+	if _, err := g.Stats(); err != ErrClosed {
+		t.Fatal(err)
+	}
+}

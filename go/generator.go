@@ -111,6 +111,41 @@ func (g *Generator) Fill(ids []ID) error {
 	return cNextIDs(g.p, ids)
 }
 
+// Stats is what a generator has done since it was built (Generator.Stats).
+type Stats struct {
+	// IDsIssued counts IDs handed out. A borrowing generator shared by contending
+	// threads counts the unused rest of a thread's run of slots (up to 127) as
+	// issued until the thread uses or drops it.
+	IDsIssued uint64
+	// TickWaits counts ticks waited out because the tick's sequence (or the borrow
+	// window) was used up; TickWaitTime is the time spent in those waits.
+	TickWaits    uint64
+	TickWaitTime time.Duration
+	// Lead is how far the last ID issued is ahead of the clock: a borrowing
+	// generator's lead, or a clock that went back.
+	Lead time.Duration
+	// ClockRollbacks counts calls that found the clock behind IDs already issued;
+	// MaxRollback is the largest such rollback.
+	ClockRollbacks uint64
+	MaxRollback    time.Duration
+	// LeaseState is "held", "unreachable", "lost" or "released", or "" without a
+	// lease; LeaseRemaining is the time until the lease's window closes unless
+	// renewed.
+	LeaseState     string
+	LeaseRemaining time.Duration
+}
+
+// Stats returns a snapshot of the generator's statistics (the core's, one call
+// into the library: for monitoring, not for every ID).
+func (g *Generator) Stats() (Stats, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.p == nil {
+		return Stats{}, ErrClosed
+	}
+	return cGeneratorStats(g.p)
+}
+
 // Node is the generator's node id (datacenter << worker_bits | worker).
 func (g *Generator) Node() uint64 { return g.node }
 

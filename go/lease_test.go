@@ -83,6 +83,9 @@ func leaseRoundTrip(t *testing.T, base string) {
 		if p, _ := id.Parts(); p.Node != g.Node() {
 			t.Fatalf("ID %d carries node %d, leased %d", id, p.Node, g.Node())
 		}
+		if s, err := g.Stats(); err != nil || s.IDsIssued != 101 || s.LeaseState != "held" || s.LeaseRemaining <= 0 {
+			t.Fatalf("stats of a leased generator: %+v, %v", s, err)
+		}
 	}
 	if _, err := New(Options{Lease: url, Node: 3}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("a lease and a node id: %v", err)

@@ -126,6 +126,7 @@ FGO(generator_new, (const flakeid_options *o, flakeid_generator **out), (o, out)
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
+FGO(generator_stats, (const flakeid_generator *g, flakeid_stats *out, size_t size), (g, out, size))
 FGO(layout_preset, (const char *name, flakeid_layout *out), (name, out))
 FGO(layout_custom,
     (uint32_t t, uint32_t dc, uint32_t w, uint32_t s, uint64_t tick, uint64_t epoch, uint32_t order,
@@ -157,6 +158,7 @@ import "C"
 
 import (
 	"math"
+	"time"
 	"unsafe"
 )
 
@@ -389,6 +391,26 @@ func cGeneratorInfo(p genHandle) (node uint64, layout Layout, err error) {
 	}
 	layout, err = layoutFromC(&l)
 	return uint64(n), layout, err
+}
+
+func cGeneratorStats(p genHandle) (Stats, error) {
+	var s C.flakeid_stats
+	if err := errOf(C.fgo_generator_stats(p, &s, C.size_t(unsafe.Sizeof(s)))); err != nil {
+		return Stats{}, err
+	}
+	out := Stats{
+		IDsIssued:      uint64(s.ids_issued),
+		TickWaits:      uint64(s.tick_waits),
+		TickWaitTime:   time.Duration(s.tick_wait_us) * time.Microsecond,
+		Lead:           time.Duration(s.lead_ms) * time.Millisecond,
+		ClockRollbacks: uint64(s.clock_rollbacks),
+		MaxRollback:    time.Duration(s.max_rollback_ms) * time.Millisecond,
+	}
+	if s.lease_state != nil {
+		out.LeaseState = C.GoString(s.lease_state)
+		out.LeaseRemaining = time.Duration(s.lease_remaining_ms) * time.Millisecond
+	}
+	return out, nil
 }
 
 func cGeneratorFree(p genHandle) { C.flakeid_generator_free(p) }

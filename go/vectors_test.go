@@ -247,7 +247,7 @@ func presetCase(t *testing.T, c obj) {
 		t.Fatalf("preset %s limits: %+v", name, l.Limits())
 	}
 	vars := map[string]Layout{"snowflake": Snowflake, "flake": Flake, "discord": Discord,
-		"sonyflake": Sonyflake, "baidu": Baidu, "instagram": Instagram}
+		"sonyflake": Sonyflake, "baidu": Baidu, "instagram": Instagram, "js53": JS53}
 	if vars[name] != l {
 		t.Fatalf("the package variable for %s differs from Preset(%q)", name, name)
 	}

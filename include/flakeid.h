@@ -393,6 +393,56 @@ typedef struct flakeid_parts {
   uint64_t sequence;
 } flakeid_parts;
 
+/**
+ * What a generator has done since it was built (`flakeid_generator_stats()`).
+ * Like `flakeid_options` it grows only by appending fields, and `struct_size`
+ * says how much of it a call wrote: the library writes
+ * min(the size you pass, its own) bytes and sets `struct_size` to that.
+ */
+typedef struct flakeid_stats {
+  /**
+   * Bytes of this struct the library wrote. Always the first field.
+   */
+  size_t struct_size;
+  /**
+   * IDs handed out. A borrowing generator shared by contending threads counts
+   * the unused rest of each thread's run of slots (up to 127) as issued until
+   * the thread uses or drops it.
+   */
+  uint64_t ids_issued;
+  /**
+   * Ticks waited out because the tick's sequence (or the borrow window) was
+   * used up.
+   */
+  uint64_t tick_waits;
+  /**
+   * Total time spent in those waits, µs.
+   */
+  uint64_t tick_wait_us;
+  /**
+   * How far the last ID issued is ahead of the clock, ms (borrowing only).
+   */
+  uint64_t lead_ms;
+  /**
+   * Calls that found the clock behind IDs already issued.
+   */
+  uint64_t clock_rollbacks;
+  /**
+   * The largest of those rollbacks, ms.
+   */
+  uint64_t max_rollback_ms;
+  /**
+   * `"held"`, `"unreachable"`, `"lost"` or `"released"` (a static string), or
+   * NULL without a lease.
+   */
+  const char *lease_state;
+  /**
+   * Milliseconds until the lease's window closes unless renewed (0 once it has),
+   * or `FLAKEID_UNSET` without a lease.
+   */
+  uint64_t lease_remaining_ms;
+} flakeid_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -529,7 +579,7 @@ void flakeid_manual_clock_free(struct flakeid_manual_clock *clock);
 
 /**
  * Fills `out` with a preset: `"snowflake"`, `"flake"`, `"discord"`, `"sonyflake"`,
- * `"baidu"` or `"instagram"` (case-insensitive).
+ * `"baidu"`, `"instagram"` or `"js53"` (case-insensitive).
  */
 flakeid_status flakeid_layout_preset(const char *name,
                                      struct flakeid_layout *out_layout);
@@ -654,6 +704,15 @@ flakeid_status flakeid_sealer_unseal(const struct flakeid_sealer *sealer,
  * using it.
  */
 void flakeid_sealer_free(struct flakeid_sealer *sealer);
+
+/**
+ * Writes a snapshot of `generator`'s statistics into `out_stats`, of which the
+ * caller's struct holds `struct_size` bytes: pass `sizeof *out_stats`. Sizes
+ * below the first `flakeid_stats` are `FLAKEID_ERR_CONFIG` naming `struct_size`.
+ */
+flakeid_status flakeid_generator_stats(const struct flakeid_generator *generator,
+                                       struct flakeid_stats *out_stats,
+                                       size_t struct_size);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -46,7 +46,7 @@ export declare class Generator {
  */
 export declare class Layout {
   constructor(options?: LayoutOptions | undefined | null)
-  /** `snowflake`, `flake`, `discord`, `sonyflake`, `baidu` or `instagram`. */
+  /** `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`. */
   static preset(name: string): Layout
   /** Every preset, `snowflake` first. */
   static presets(): Array<Layout>

@@ -187,3 +187,23 @@ def test_next_ids_array_is_the_same_run_without_ints() -> None:
     assert all(flakeid.decompose(i).node == gen.node for i in ids[:: 997])
     assert gen.next_id() > ids[-1]
     assert len(gen.next_ids_array(0)) == 0
+
+
+def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
+    clock = flakeid.ManualClock(T0, auto_advance_ms=1)
+    gen = flakeid.Generator(node=1, max_sequence=3, clock=clock)
+    assert gen.stats() == {
+        "ids_issued": 0, "tick_waits": 0, "tick_wait_us": 0, "lead_ms": 0,
+        "clock_rollbacks": 0, "max_rollback_ms": 0, "lease_state": None, "lease_remaining_ms": None,
+    }
+    gen.next_ids(5)  # 4 per tick: the fifth waits out a tick
+    clock.set(T0 - 100)
+    with pytest.raises(flakeid.ClockMovedBackwardsError):
+        gen.next_id()
+    s = gen.stats()
+    assert (s["ids_issued"], s["tick_waits"], s["clock_rollbacks"]) == (5, 1, 1)
+    assert s["max_rollback_ms"] >= 100
+
+    borrow = flakeid.Generator(node=1, max_sequence=3, overflow="borrow", clock=flakeid.ManualClock(T0))
+    borrow.next_ids(4 * 11)
+    assert borrow.stats()["lead_ms"] == 10 and borrow.stats()["ids_issued"] == 44

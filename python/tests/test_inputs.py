@@ -56,7 +56,7 @@ def test_lease_ttl_range_is_the_real_one() -> None:
 
 def test_the_far_future_is_a_layout_error_not_a_datetime_overflow() -> None:
     # Every layout that builds has a last timestamp Python can show.
-    for name in ["snowflake", "flake", "discord", "sonyflake", "baidu", "instagram"]:
+    for name in ["snowflake", "flake", "discord", "sonyflake", "baidu", "instagram", "js53"]:
         layout = flakeid.Layout.preset(name)
         last = layout.last_id_at(layout.last_timestamp_ms)
         assert flakeid.decompose(last, layout=name).datetime.year <= 9999

@@ -19,6 +19,7 @@ def test_generators_on_one_store_get_distinct_nodes(tmp_path: Path) -> None:
     b = flakeid.Generator(lease=url, lease_ttl_ms=1000)
     assert a.leased and b.leased and not flakeid.Generator(1, 1).leased
     assert a.lease_state == "held" and flakeid.Generator(1, 1).lease_state is None
+    assert a.stats()["lease_state"] == "held" and a.stats()["lease_remaining_ms"] > 0
     assert a.node != b.node
     assert flakeid.decompose(a.next_id()).node == a.node
     a.release_lease()

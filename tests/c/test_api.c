@@ -239,6 +239,17 @@ static void generators(void) {
   CHECK_OK(flakeid_manual_clock_advance(clock, 10));
   CHECK_OK(flakeid_next_ids(g, ids, 8));
   for (int i = 1; i < 8; i++) CHECK(ids[i] > ids[i - 1], "a batch increases");
+  /* Statistics: 9 IDs, the two calls that met the rollback (10 ms), no lease. */
+  flakeid_stats st;
+  memset(&st, 0xff, sizeof st);
+  CHECK_OK(flakeid_generator_stats(g, &st, sizeof st));
+  CHECK(st.struct_size == sizeof st && st.ids_issued == 9 && st.clock_rollbacks == 2 && st.max_rollback_ms == 10,
+        "stats: size %zu, issued %" PRIu64 ", rollbacks %" PRIu64 " (max %" PRIu64 " ms)", st.struct_size,
+        st.ids_issued, st.clock_rollbacks, st.max_rollback_ms);
+  CHECK(st.tick_waits == 0 && st.lead_ms == 0, "stats: no waits, no lead");
+  CHECK(st.lease_state == NULL && st.lease_remaining_ms == FLAKEID_UNSET, "stats: no lease");
+  CHECK_STATUS(flakeid_generator_stats(g, &st, sizeof st - 1), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("struct_size"), "a short stats struct names struct_size");
   CHECK(ids[0] > kept, "after the rollback, IDs go on increasing");
   CHECK_OK(flakeid_next_ids(g, NULL, 0));
   uint64_t now = 0;
@@ -286,6 +297,11 @@ static void leases(void) {
   CHECK_OK(flakeid_generator_node(b, &nb));
   CHECK(na == 0 && nb == 1, "two leases on one store take nodes 0 and 1, got %" PRIu64 " and %" PRIu64, na, nb);
   CHECK_OK(flakeid_next_id(b, &id));
+  flakeid_stats st;
+  CHECK_OK(flakeid_generator_stats(b, &st, sizeof st));
+  CHECK(st.lease_state != NULL && strcmp(st.lease_state, "held") == 0 && st.lease_remaining_ms > 0 &&
+            st.ids_issued == 1,
+        "a leased generator's stats show its lease");
   flakeid_parts p;
   CHECK_OK(flakeid_decompose(&o.layout, id, &p));
   CHECK(p.node == nb, "IDs carry the leased node id");
@@ -359,6 +375,9 @@ static void nulls(void) {
   CHECK_NULL(flakeid_generator_node(g, NULL), "out_node");
   CHECK_NULL(flakeid_generator_layout(NULL, &l), "generator");
   CHECK_NULL(flakeid_generator_layout(g, NULL), "out_layout");
+  flakeid_stats st;
+  CHECK_NULL(flakeid_generator_stats(NULL, &st, sizeof st), "generator");
+  CHECK_NULL(flakeid_generator_stats(g, NULL, sizeof st), "out_stats");
   CHECK_NULL(flakeid_manual_clock_new(0, 0, NULL), "out_clock");
   CHECK_NULL(flakeid_manual_clock_set(NULL, 1), "clock");
   CHECK_NULL(flakeid_manual_clock_advance(NULL, 1), "clock");

@@ -104,7 +104,7 @@ pub struct flakeid_manual_clock {
 /// no ID repeats and each thread sees its own IDs strictly increase.
 #[derive(Debug)]
 pub struct flakeid_generator {
-    inner: Generator,
+    pub(crate) inner: Generator,
 }
 
 /// The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,

@@ -146,7 +146,7 @@ fn encoding_in(e: u32) -> Result<Encoding, Error> {
 }
 
 /// Fills `out` with a preset: `"snowflake"`, `"flake"`, `"discord"`, `"sonyflake"`,
-/// `"baidu"` or `"instagram"` (case-insensitive).
+/// `"baidu"`, `"instagram"` or `"js53"` (case-insensitive).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_layout_preset(name: *const c_char, out_layout: *mut flakeid_layout) -> flakeid_status {
     guard(|| {

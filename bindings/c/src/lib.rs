@@ -18,12 +18,14 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+mod stats;
 
 pub use error::*;
 pub use generator::*;
 pub use layout::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
+pub use stats::*;
 
 use error::Fail;
 use std::ffi::c_char;

@@ -141,7 +141,7 @@ impl Layout {
         b.build()
     }
 
-    /// `snowflake`, `flake`, `discord`, `sonyflake`, `baidu` or `instagram`.
+    /// `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`.
     #[napi(factory)]
     pub fn preset(env: &Env, name: String) -> napi::Result<Layout> {
         fc::Layout::preset(&name).map(|inner| Layout { inner }).or_throw(env)

@@ -111,7 +111,7 @@ mod tests {
     }
 
     #[pg_test(
-        error = "invalid value for argument \"layout\": layout must be one of snowflake, flake, discord, sonyflake, baidu, instagram, got \"nope\""
+        error = "invalid value for argument \"layout\": layout must be one of snowflake, flake, discord, sonyflake, baidu, instagram, js53, got \"nope\""
     )]
     fn unknown_layout_is_an_error() {
         one::<i64>("SELECT flakeid_first_at(now(), 'nope')");

@@ -6,7 +6,7 @@ use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow,
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyInt, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 
 /// Batches at least this large release the GIL while the core fills them.
 const DETACH_AT: usize = 256;
@@ -241,6 +241,24 @@ impl PyGenerator {
     fn lease_state(&self) -> Option<&'static str> {
         self.inner.lease_state().map(|s| s.as_str())
     }
+    /// What this generator has done since it was built, as a dict: ids_issued,
+    /// tick_waits, tick_wait_us, lead_ms, clock_rollbacks, max_rollback_ms,
+    /// lease_state and lease_remaining_ms (None without a lease). The core's
+    /// `Stats`; the keys are its field names.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = py.detach(|| self.inner.stats());
+        let d = PyDict::new(py);
+        d.set_item("ids_issued", s.ids_issued)?;
+        d.set_item("tick_waits", s.tick_waits)?;
+        d.set_item("tick_wait_us", s.tick_wait_us)?;
+        d.set_item("lead_ms", s.lead_ms)?;
+        d.set_item("clock_rollbacks", s.clock_rollbacks)?;
+        d.set_item("max_rollback_ms", s.max_rollback_ms)?;
+        d.set_item("lease_state", s.lease_state)?;
+        d.set_item("lease_remaining_ms", s.lease_remaining_ms)?;
+        Ok(d)
+    }
+
     /// Stops issuing IDs and gives the leased node id back now (also done when the
     /// generator is garbage-collected). A no-op without a lease.
     fn release_lease(&self, py: Python<'_>) {

@@ -82,7 +82,7 @@ impl PyLayout {
         b.build().map(PyLayout).map_err(to_py)
     }
 
-    /// A preset by name: snowflake, flake, discord, sonyflake, baidu, instagram.
+    /// A preset by name: snowflake, flake, discord, sonyflake, baidu, instagram, js53.
     #[staticmethod]
     fn preset(name: PyBackedStr) -> PyResult<Self> {
         Layout::preset(&name).map(PyLayout).map_err(to_py)

@@ -53,7 +53,7 @@ impl Layout {
         })
     }
 
-    /// A preset: `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram`.
+    /// A preset: `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram`, `js53`.
     pub fn preset(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<Layout, JsValue> {
         flakeid_core::Layout::preset(&convert::string(&name, "layout")?)
             .map(|inner| Layout { inner })

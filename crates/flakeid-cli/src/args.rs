@@ -80,7 +80,7 @@ pub enum Command {
 /// The layout and the node-id and generator options of `generate` and `serve`.
 #[derive(Debug, Args)]
 pub struct GeneratorArgs {
-    /// snowflake (default), flake, discord, sonyflake, baidu, instagram
+    /// snowflake (default), flake, discord, sonyflake, baidu, instagram, js53
     #[arg(short, long, value_name = "L")]
     pub layout: Option<String>,
     /// The whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4

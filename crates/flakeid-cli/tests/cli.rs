@@ -63,7 +63,15 @@ fn decode_prints_time_and_every_field() {
 #[test]
 fn layouts_lists_every_preset() {
     let out = stdout(&flakeid(&["layouts"]));
-    for name in ["snowflake", "flake", "discord", "sonyflake", "baidu", "instagram"] {
+    for name in [
+        "snowflake",
+        "flake",
+        "discord",
+        "sonyflake",
+        "baidu",
+        "instagram",
+        "js53",
+    ] {
         assert!(out.contains(name), "{out}");
     }
     assert!(out.contains("2080-07-10"), "snowflake's last date: {out}");

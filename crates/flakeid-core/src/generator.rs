@@ -20,6 +20,7 @@ use crate::layout::{Layout, Order, mask};
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, Gate, LeaseGuard, LeaseSpec, LeaseState};
 use crate::node_id::NodeSource;
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
+use crate::stats::{Counters, Episode, Stats};
 use crate::sync::{AtomicBool, AtomicU64};
 use std::cell::Cell;
 use std::fmt;
@@ -549,6 +550,8 @@ impl GeneratorBuilder {
         Ok(Generator {
             state: storage(initial),
             chunked: AtomicBool::new(false),
+            counters: Counters::new(initial.saturating_sub(1) >> sb),
+            initial,
             wait_hook: self.wait_hook.map(|h| h.0),
             #[cfg(feature = "lease")]
             lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
@@ -595,6 +598,10 @@ mod sealed {
 pub trait CounterStorage: Send + Sync + sealed::Sealed {
     #[doc(hidden)]
     fn get(&self) -> &AtomicU64;
+    /// Whether other generators move this counter too (then this one cannot tell
+    /// its own IDs from theirs: [`Stats::ids_issued`] is 0).
+    #[doc(hidden)]
+    const SHARED: bool = false;
 }
 
 /// The counter inside the generator, on its own cache line.
@@ -615,6 +622,7 @@ impl CounterStorage for OwnCounter {
 }
 
 impl CounterStorage for SharedCounter {
+    const SHARED: bool = true;
     #[inline(always)]
     fn get(&self) -> &AtomicU64 {
         self.0
@@ -712,6 +720,10 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     /// then no thread-local lookup is needed. Written once, then only read.
     chunked: AtomicBool,
     wait_hook: Option<WaitHook>,
+    /// Slow-path statistics ([`Generator::stats`]).
+    counters: Counters,
+    /// The counter's value when this generator was built.
+    initial: u64,
     /// Set for leased generators: the validity window the heartbeat publishes.
     #[cfg(feature = "lease")]
     lease_gate: Option<Arc<Gate>>,
@@ -819,9 +831,13 @@ impl<C: CounterStorage> Generator<C> {
                 if uid == self.uid {
                     let slot = next.max(floor);
                     if slot < end && slot < limit {
+                        if slot > next {
+                            self.counters.skip(slot - next);
+                        }
                         c.set((uid, slot + 1, end));
                         return Some(slot);
                     }
+                    self.counters.skip(end.saturating_sub(next));
                     c.set((0, 0, 0));
                     return None;
                 }
@@ -849,7 +865,9 @@ impl<C: CounterStorage> Generator<C> {
         }
         CHUNKS.with(|chunks| {
             for c in chunks {
-                if c.get().0 == self.uid {
+                let (uid, next, end) = c.get();
+                if uid == self.uid {
+                    self.counters.skip(end.saturating_sub(next));
                     c.set((0, 0, 0));
                 }
             }
@@ -880,7 +898,18 @@ impl<C: CounterStorage> Generator<C> {
         self.drop_chunk();
         let run = match self.reserve_cached(1)? {
             Some(run) => Some(run),
-            None => self.reserve_now(1)?.ok(),
+            None => {
+                let mut ep = Episode::default();
+                let r = self.reserve_now(1, &mut ep);
+                self.counters.record(
+                    Episode {
+                        waited_for_tick: false,
+                        ..ep
+                    },
+                    0,
+                );
+                r?.ok()
+            }
         };
         Ok(run.map(|(start, _)| self.id_of(start)))
     }
@@ -933,6 +962,32 @@ impl<C: CounterStorage> Generator<C> {
     pub fn last_issued_ms(&self) -> Option<u64> {
         let next = self.state.get().load(Ordering::Acquire);
         (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.sb))
+    }
+
+    /// What this generator has done since it was built: IDs issued, waits for the
+    /// next tick, the lead over the clock, clock rollbacks, and the lease (see
+    /// [`Stats`]). A few loads and a clock reading: cheap, but not free, so it is
+    /// for monitoring, not for every ID.
+    pub fn stats(&self) -> Stats {
+        let ids_issued = if C::SHARED {
+            0
+        } else {
+            self.counters.issued(self.state.get(), self.initial, self.sb)
+        };
+        let now = self.clock.now_ms_precise();
+        let lead_ms = self.last_issued_ms().map_or(0, |last| last.saturating_sub(now));
+        #[cfg(feature = "lease")]
+        let (lease_state, lease_remaining_ms) = match (&self.lease, &self.lease_gate) {
+            (Some(lease), Some(gate)) => (
+                Some(lease.state().as_str()),
+                Some(gate.window().wall_end_ms.saturating_sub(now)),
+            ),
+            _ => (None, None),
+        };
+        #[cfg(not(feature = "lease"))]
+        let (lease_state, lease_remaining_ms) = (None, None);
+        self.counters
+            .snapshot(ids_issued, lead_ms, lease_state, lease_remaining_ms)
     }
 
     /// Whether the node id is still ours (always, without a lease). One predictable
@@ -1100,6 +1155,13 @@ impl<C: CounterStorage> Generator<C> {
         }
         let count = n.min(limit - start);
         if self.swap(cur, start + count) {
+            // The run starts a tick (a new tick's first slot, after a jump over
+            // unused slots or not) or runs into the next one: once per tick, tell
+            // `stats` (one test and branch on the fast path).
+            let last = start + count - 1;
+            if start & self.seq_mask == 0 || (last ^ start) >> self.sb != 0 {
+                self.counters.enter_tick(start - cur, last >> self.sb);
+            }
             Claim::Won(start, count)
         } else {
             Claim::Raced
@@ -1127,6 +1189,29 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
+        let started_us = self.wait_clock_us();
+        let mut ep = Episode::default();
+        let r = self.reserve_slow_in(n, &mut ep);
+        let waited_us = if ep.waited_for_tick {
+            self.wait_clock_us().saturating_sub(started_us)
+        } else {
+            0
+        };
+        self.counters.record(ep, waited_us);
+        r
+    }
+
+    /// Real time in µs for [`Stats::tick_wait_us`]: the monotonic clock (in ms
+    /// where the platform has no finer one).
+    fn wait_clock_us(&self) -> u64 {
+        #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+        if let ClockRef::System = self.clock {
+            return crate::sync::monotonic_us();
+        }
+        self.clock.monotonic_ms().saturating_mul(1000)
+    }
+
+    fn reserve_slow_in(&self, n: u64, ep: &mut Episode) -> Result<(u64, u64)> {
         let started = self.clock.monotonic_ms();
         // The tick the clock last read and when (real time) it was first read: the
         // bound is on the clock not *moving*, so a thread that keeps losing the
@@ -1137,10 +1222,13 @@ impl<C: CounterStorage> Generator<C> {
             // Real time is read *before* the verdict's clock reading: a thread
             // preempted between the two must not count the preemption as a wait.
             let mono = self.clock.monotonic_ms();
-            let pending = match self.reserve_now(n)? {
+            let pending = match self.reserve_now(n, ep)? {
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
+            if let Pending::NextTick { .. } = pending {
+                ep.waited_for_tick = true;
+            }
             let since = match seen {
                 Some((tick, since)) if tick >= pending.tick() => since,
                 _ => {
@@ -1180,7 +1268,7 @@ impl<C: CounterStorage> Generator<C> {
     /// closes; see docs/design.md).
     #[cold]
     #[inline(never)]
-    fn reserve_now(&self, n: u64) -> Result<Result<(u64, u64), Pending>> {
+    fn reserve_now(&self, n: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
         loop {
             if fork::generation() != self.fork_generation {
                 return Err(Error::Fork);
@@ -1212,6 +1300,7 @@ impl<C: CounterStorage> Generator<C> {
             }
             // The clock is behind IDs already issued.
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
+            ep.behind_ms = ep.behind_ms.max(by_ms);
             match self.clock_backwards {
                 ClockBackwards::Error => return Err(Error::ClockMovedBackwards { by_ms }),
                 ClockBackwards::Wait => {

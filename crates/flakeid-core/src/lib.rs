@@ -27,6 +27,7 @@ pub mod lease;
 mod node_id;
 mod options;
 pub mod present;
+mod stats;
 mod sync;
 mod time_range;
 
@@ -50,6 +51,7 @@ pub use options::{
     MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind, OptionValue, closest_option, generator_option, option_value,
     unknown_option,
 };
+pub use stats::Stats;
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

@@ -12,9 +12,15 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64};
 /// must not turn a bounded wait into a hang).
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pub(crate) fn monotonic_ms() -> u64 {
+    monotonic_us() / 1000
+}
+
+/// The same clock in µs (for the wait statistics).
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pub(crate) fn monotonic_us() -> u64 {
     use std::sync::OnceLock;
     use std::time::Instant;
     static START: OnceLock<Instant> = OnceLock::new();
     let start = *START.get_or_init(Instant::now);
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
 }

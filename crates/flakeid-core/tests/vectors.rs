@@ -31,13 +31,14 @@ struct Spec {
 }
 
 /// API.md §1, typed in again on purpose.
-const PRESETS: [Spec; 6] = [
+const PRESETS: [Spec; 7] = [
     spec(Some("snowflake"), 41, 5, 5, 12, 1, 1288834974657, false),
     spec(Some("flake"), 42, 5, 5, 12, 1, 0, false),
     spec(Some("discord"), 42, 5, 5, 12, 1, 1420070400000, false),
     spec(Some("sonyflake"), 39, 0, 16, 8, 10, 1409529600000, true),
     spec(Some("baidu"), 28, 0, 22, 13, 1000, 1463702400000, false),
     spec(Some("instagram"), 41, 0, 13, 10, 1, 1314220021721, false),
+    spec(Some("js53"), 41, 0, 3, 9, 1, 1577203200000, false),
 ];
 
 /// A tiny custom layout (4 IDs per tick) that makes exhaustion easy to script.
@@ -151,6 +152,8 @@ fn layouts_json() -> Value {
         json!({"layout": "sonyflake", "options": {"node": 65536}, "error": "config", "field": "node"}),
         json!({"layout": "baidu", "options": {"worker": 4194304}, "error": "config", "field": "worker"}),
         json!({"layout": "instagram", "options": {"node": 8192}, "error": "config", "field": "node"}),
+        json!({"layout": "js53", "options": {"node": 8}, "error": "config", "field": "node"}),
+        json!({"layout": "js53", "options": {"datacenter": 1}, "error": "config", "field": "datacenter"}),
         json!({"layout": "snowflake", "options": {"overflow": "sometimes"}, "error": "config", "field": "overflow"}),
         json!({"layout": "snowflake", "options": {"clock_backwards": "ignore"}, "error": "config", "field": "clock_backwards"}),
         json!({"layout": "snowflake", "options": {"max_wait_ms": 86_400_001u64}, "error": "config", "field": "max_wait_ms"}),

@@ -111,7 +111,7 @@ pub fn define(preloading: bool) {
         GucRegistry::define_string_guc_with_hooks(
             c"flakeid.layout",
             c"flakeid layout preset of the server's IDs.",
-            c"snowflake, flake, discord, sonyflake, baidu or instagram.",
+            c"snowflake, flake, discord, sonyflake, baidu, instagram or js53.",
             &LAYOUT,
             ctx(),
             flags,

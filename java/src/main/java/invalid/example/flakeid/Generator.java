@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Issues IDs. Thread-safe: share one per node id between any number of threads; no ID
@@ -149,6 +150,39 @@ public final class Generator implements AutoCloseable {
     } catch (Throwable t) {
       throw Native.rethrow(t);
     }
+  }
+
+  /** A snapshot of what this generator has done since it was built (for monitoring). */
+  public Stats stats() {
+    if (closed) throw closedError();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment out = call.allocate(Native.STATS);
+      int status;
+      try {
+        status = (int) Native.GENERATOR_STATS.invokeExact(handle, out, Native.STATS.byteSize());
+      } catch (IllegalStateException e) {
+        throw closedError();
+      }
+      Native.check(status);
+      long remaining = field(out, "lease_remaining_ms");
+      MemorySegment state = out.get(ADDRESS, Native.offset(Native.STATS, "lease_state"));
+      boolean leased = !state.equals(MemorySegment.NULL);
+      return new Stats(
+          field(out, "ids_issued"),
+          field(out, "tick_waits"),
+          Duration.ofNanos(field(out, "tick_wait_us") * 1000),
+          Duration.ofMillis(field(out, "lead_ms")),
+          field(out, "clock_rollbacks"),
+          Duration.ofMillis(field(out, "max_rollback_ms")),
+          leased ? Optional.of(state.reinterpret(16).getString(0)) : Optional.empty(),
+          leased ? Optional.of(Duration.ofMillis(remaining)) : Optional.empty());
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  private static long field(MemorySegment stats, String name) {
+    return stats.get(JAVA_LONG, Native.offset(Native.STATS, name));
   }
 
   /** The node id ({@code datacenter << workerBits | worker}), given or leased. */

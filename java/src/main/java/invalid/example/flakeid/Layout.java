@@ -18,6 +18,8 @@ public final class Layout {
   public static final Layout SONYFLAKE = preset("sonyflake");
   public static final Layout BAIDU = preset("baidu");
   public static final Layout INSTAGRAM = preset("instagram");
+  /** 41 time, 3 node, 9 sequence: 53 bits, so every ID is a safe JavaScript number. */
+  public static final Layout JS53 = preset("js53");
 
   /** The C struct, filled once and only read afterwards (safe from any thread). */
   final MemorySegment segment;
@@ -34,7 +36,7 @@ public final class Layout {
     }
   }
 
-  /** {@code snowflake}, {@code flake}, {@code discord}, {@code sonyflake}, {@code baidu} or {@code instagram} (any case). */
+  /** {@code snowflake}, {@code flake}, {@code discord}, {@code sonyflake}, {@code baidu}, {@code instagram} or {@code js53} (any case). */
   public static Layout preset(String name) {
     MemorySegment out = Arena.ofAuto().allocate(Native.LAYOUT);
     try (Arena call = Arena.ofConfined()) {

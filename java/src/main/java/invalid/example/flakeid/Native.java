@@ -79,8 +79,21 @@ final class Native {
           JAVA_LONG.withName("worker"),
           JAVA_LONG.withName("sequence"));
 
+  static final StructLayout STATS =
+      cStruct(
+          "flakeid_stats",
+          JAVA_LONG.withName("struct_size"), // size_t: the 64-bit platforms the jar ships for
+          JAVA_LONG.withName("ids_issued"),
+          JAVA_LONG.withName("tick_waits"),
+          JAVA_LONG.withName("tick_wait_us"),
+          JAVA_LONG.withName("lead_ms"),
+          JAVA_LONG.withName("clock_rollbacks"),
+          JAVA_LONG.withName("max_rollback_ms"),
+          ADDRESS.withName("lease_state"),
+          JAVA_LONG.withName("lease_remaining_ms"));
+
   /** Every struct this class reads or writes, for NativeLayoutTest. */
-  static final List<StructLayout> STRUCTS = List.of(LAYOUT, OPTIONS, LIMITS, PARTS);
+  static final List<StructLayout> STRUCTS = List.of(LAYOUT, OPTIONS, LIMITS, PARTS, STATS);
 
   /** A C struct of these members: each at the next multiple of its alignment. */
   static StructLayout cStruct(String name, MemoryLayout... members) {
@@ -127,6 +140,8 @@ final class Native {
   static final MethodHandle NEXT_ID = fn("flakeid_next_id", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle NEXT_IDS = fn("flakeid_next_ids", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle GENERATOR_NODE = fn("flakeid_generator_node", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle GENERATOR_STATS =
+      fn("flakeid_generator_stats", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle GENERATOR_LAYOUT =
       fn("flakeid_generator_layout", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle CLOCK_NEW =

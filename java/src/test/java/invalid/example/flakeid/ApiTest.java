@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -127,6 +128,23 @@ class ApiTest {
       clock.close(); // the generator keeps the clock's time
       assertEquals(1_700_000_000_000L, Flakeid.decompose(g.nextId()).timestampMs());
     }
+  }
+
+  @Test
+  void stats() {
+    Generator g;
+    try (ManualClock clock = ManualClock.create(1_700_000_000_000L, 0)) {
+      g = Generator.builder().clock(clock).node(3).build();
+      g.nextIds(7);
+      clock.set(1_700_000_000_000L - 25);
+      assertThrows(ClockMovedBackwardsException.class, g::nextId);
+      // The clock is still 25 ms behind the last ID: that is the lead.
+      assertEquals(
+          new Stats(7, 0, Duration.ZERO, Duration.ofMillis(25), 1, Duration.ofMillis(25), Optional.empty(), Optional.empty()),
+          g.stats());
+    }
+    g.close();
+    assertThrows(IllegalStateException.class, g::stats);
   }
 
   @Test

@@ -65,6 +65,10 @@ class LeaseTest {
         long id = g.nextId();
         assertTrue(id > ids[99]);
         assertEquals(g.node(), Flakeid.decompose(id).node());
+        Stats st = g.stats();
+        assertEquals(101, st.idsIssued());
+        assertEquals(java.util.Optional.of("held"), st.leaseState());
+        assertTrue(st.leaseRemaining().orElseThrow().toMillis() > 0);
       }
       assertThrows(ConfigException.class, () -> Generator.builder().lease(url).node(3).build());
       a.close();

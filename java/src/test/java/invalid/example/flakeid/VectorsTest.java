@@ -177,7 +177,8 @@ class VectorsTest {
     assertEquals(id(str(c, "max_id")), l.maxId());
     Map<String, Layout> constants =
         Map.of("snowflake", Layout.SNOWFLAKE, "flake", Layout.FLAKE, "discord", Layout.DISCORD,
-            "sonyflake", Layout.SONYFLAKE, "baidu", Layout.BAIDU, "instagram", Layout.INSTAGRAM);
+            "sonyflake", Layout.SONYFLAKE, "baidu", Layout.BAIDU, "instagram", Layout.INSTAGRAM,
+            "js53", Layout.JS53);
     assertEquals(constants.get(str(c, "name")), l);
   }
 
