@@ -126,7 +126,13 @@ pub(crate) fn arg(value: &JsValue) -> JsArg {
 /// `number` is refused). IDs arrive as `JsValue`: wasm-bindgen would wrap an
 /// out-of-range `bigint` silently.
 pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
-    flakeid_core::js_id(field, &arg(value), JsNumberIds::Refused).map_err(js_error)
+    id_as(value, field, JsNumberIds::Refused)
+}
+
+/// An ID that may also be a `number` as `numbers` says (the layout's width decides:
+/// `JsNumberIds::for_layout`).
+pub(crate) fn id_as(value: &JsValue, field: &'static str, numbers: JsNumberIds) -> Result<u64, JsValue> {
+    flakeid_core::js_id(field, &arg(value), numbers).map_err(js_error)
 }
 
 /// A whole `number` in `0..=max` (and 2^53 - 1), the core's rule.
