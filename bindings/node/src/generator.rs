@@ -4,7 +4,7 @@ use crate::layout::Layout;
 use crate::{OrThrow, fc, uint};
 use napi::Env;
 use napi::bindgen_prelude::{
-    Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown,
+    Buffer, ClassInstance, Either, Float64Array, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown,
 };
 use napi_derive::napi;
 use std::sync::Arc;
@@ -92,6 +92,28 @@ pub struct GeneratorOptions<'a> {
 }
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.
+/// What a generator has done since it was built (`gen.stats()`): docs/stats.md.
+#[napi(object)]
+#[derive(Debug)]
+pub struct Stats {
+    /// IDs handed out.
+    pub ids_issued: f64,
+    /// Ticks waited out because the tick's sequence (or borrow window) was used up.
+    pub tick_waits: f64,
+    /// Time spent in those waits, µs.
+    pub tick_wait_us: f64,
+    /// How far the last ID issued is ahead of the clock, ms.
+    pub lead_ms: f64,
+    /// Calls that found the clock behind IDs already issued.
+    pub clock_rollbacks: f64,
+    /// The largest such rollback, ms.
+    pub max_rollback_ms: f64,
+    /// `held`, `unreachable`, `lost` or `released`; `null` without a lease.
+    pub lease_state: Option<String>,
+    /// ms until the lease's window closes unless renewed; `null` without a lease.
+    pub lease_remaining_ms: Option<f64>,
+}
+
 #[napi]
 #[derive(Debug)]
 pub struct Generator {
@@ -186,6 +208,44 @@ impl Generator {
         #[napi(ts_arg_type = "number")] n: crate::Arg,
     ) -> napi::Result<napi::sys::napi_value> {
         crate::fast::ids_array(env.raw(), &self.inner, n)
+    }
+
+    /// The next ID as a JS `number`: for layouts of at most 53 bits (`js53`), whose
+    /// every ID is exact as a number; others are refused (`FLAKEID_CONFIG`, field
+    /// `layout`).
+    #[napi]
+    pub fn next_number(&self, env: &Env) -> napi::Result<f64> {
+        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        Ok(self.inner.next_id().or_throw(env)? as f64)
+    }
+
+    /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
+    #[napi(ts_return_type = "Float64Array")]
+    pub fn next_numbers(
+        &self,
+        env: &Env,
+        #[napi(ts_arg_type = "number")] n: crate::Arg,
+    ) -> napi::Result<Float64Array> {
+        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        let n = fc::check_batch(i128::from(uint("n", n).or_throw(env)?)).or_throw(env)?;
+        let ids = self.inner.next_ids(n).or_throw(env)?;
+        Ok(Float64Array::new(ids.into_iter().map(|id| id as f64).collect()))
+    }
+
+    /// What this generator has done since it was built (the core's statistics).
+    #[napi]
+    pub fn stats(&self) -> Stats {
+        let s = self.inner.stats();
+        Stats {
+            ids_issued: s.ids_issued as f64,
+            tick_waits: s.tick_waits as f64,
+            tick_wait_us: s.tick_wait_us as f64,
+            lead_ms: s.lead_ms as f64,
+            clock_rollbacks: s.clock_rollbacks as f64,
+            max_rollback_ms: s.max_rollback_ms as f64,
+            lease_state: s.lease_state.map(str::to_string),
+            lease_remaining_ms: s.lease_remaining_ms.map(|ms| ms as f64),
+        }
     }
 
     /// The next ID as 8 bytes, big-endian (flake-idgen's format).

@@ -1,6 +1,6 @@
 //! `Layout` and the parts of an ID.
 
-use crate::{OrThrow, config, fc, id_in, uint};
+use crate::{OrThrow, config, fc, id_of, uint};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -228,9 +228,9 @@ impl Layout {
         fc::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
     }
 
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn decompose<'e>(&self, env: &'e Env, id: crate::IdArg) -> napi::Result<Parts<'e>> {
-        parts(env, &self.inner, id_in(id).or_throw(env)?)
+        parts(env, &self.inner, id_of(id, fc::JsNumberIds::for_layout(&self.inner)).or_throw(env)?)
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
     #[napi]

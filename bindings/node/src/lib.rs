@@ -152,6 +152,11 @@ pub(crate) fn id_in(id: IdArg) -> fc::Result<u64> {
     fc::js_id("id", &id.0, fc::JsNumberIds::Refused)
 }
 
+/// An ID of `layout`: also a `number` when every ID of the layout is one (`js53`).
+pub(crate) fn id_of(id: IdArg, numbers: fc::JsNumberIds) -> fc::Result<u64> {
+    fc::js_id("id", &id.0, numbers)
+}
+
 /// `layout` arguments: a [`Layout`] or a preset name; `snowflake` when absent.
 pub(crate) type LayoutArg<'a> = Option<Either<String, ClassInstance<'a, Layout>>>;
 
@@ -165,10 +170,10 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 
 /// Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
 /// above the layout's width.
-#[napi(ts_args_type = "id: bigint | string, layout?: Layout | string")]
+#[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
     let layout = layout_in(layout).or_throw(env)?;
-    layout::parts(env, &layout, id_in(id).or_throw(env)?)
+    layout::parts(env, &layout, id_of(id, fc::JsNumberIds::for_layout(&layout)).or_throw(env)?)
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
@@ -195,10 +200,12 @@ pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: Lay
 }
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
-#[napi(ts_args_type = "id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
+/// `id` may be a `number` when it is exact (at most 2^53 - 1: a `js53` ID).
+#[napi(ts_args_type = "id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
 pub fn encode(env: &Env, id: IdArg, encoding: Option<Arg>) -> napi::Result<String> {
     let enc = encoding_in(encoding).or_throw(env)?;
-    Ok(fc::encode(id_in(id).or_throw(env)?, enc))
+    let id = fc::js_id("id", &id.0, fc::JsNumberIds::Exact).or_throw(env)?;
+    Ok(fc::encode(id, enc))
 }
 
 /// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.

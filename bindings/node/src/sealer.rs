@@ -1,7 +1,7 @@
 //! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
 
 use crate::layout::Layout;
-use crate::{IdArg, OrThrow, arg, config, fc, id_in, layout_in};
+use crate::{IdArg, OrThrow, arg, config, fc, id_of, layout_in};
 use napi::Env;
 use napi::bindgen_prelude::{
     ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown,
@@ -100,16 +100,16 @@ impl Sealer {
     }
 
     /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn seal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.seal(id_in(id).or_throw(env)?).or_throw(env)
+        self.inner.seal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?).or_throw(env)
     }
 
     /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
     /// sealing does not authenticate.
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn unseal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.unseal(id_in(id).or_throw(env)?).or_throw(env)
+        self.inner.unseal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?).or_throw(env)
     }
 
     /// The width of the IDs it takes and gives (the layout's total bits).

@@ -1,7 +1,7 @@
 //! JS values in, JS values out: range-checked integers, option objects, and the
 //! one error mapping (`Error` with `.code`). No ID rules live here.
 
-use flakeid_core::{Error, ErrorKind};
+use flakeid_core::{Error, ErrorKind, JsNumberIds};
 use js_sys::{Function, Object, Reflect, Uint8Array};
 use std::cell::Cell;
 use wasm_bindgen::prelude::*;
@@ -96,6 +96,12 @@ pub(crate) fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsVal
 /// wasm-bindgen would wrap an out-of-range `bigint` silently, so IDs arrive as
 /// `JsValue` and are checked here.
 pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
+    id_as(value, field, JsNumberIds::Refused)
+}
+
+/// An ID that may also be a `number` as `numbers` says (the layout's width decides,
+/// `JsNumberIds::for_layout`: a `js53` ID is an exact number).
+pub(crate) fn id_as(value: &JsValue, field: &'static str, numbers: JsNumberIds) -> Result<u64, JsValue> {
     if let Some(s) = value.as_string() {
         return flakeid_core::decode(&s, flakeid_core::Encoding::Decimal).map_err(js_error);
     }
@@ -111,6 +117,9 @@ pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
         });
     }
     if value.as_f64().is_some() {
+        if numbers == JsNumberIds::Exact {
+            return uint(value, field, MAX_SAFE);
+        }
         // As in @flakeid/node: a number cannot hold every ID.
         return Err(js_error(flakeid_core::js_number_id_error(field)));
     }

@@ -4,7 +4,7 @@
 use crate::convert::{self, Shared, js_error};
 use crate::layout::{Layout, layout_from_js};
 use flakeid_core::{Clock, ClockBackwards, NodeSource, Overflow};
-use js_sys::Uint8Array;
+use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -28,6 +28,19 @@ export interface GeneratorOptions {
   leaseTtlMs?: number;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
+}
+
+/** What a generator has done since it was built (`gen.stats()`, docs/stats.md). */
+export interface Stats {
+  idsIssued: number;
+  tickWaits: number;
+  tickWaitUs: number;
+  leadMs: number;
+  clockRollbacks: number;
+  maxRollbackMs: number;
+  /** "held", "unreachable", "lost" or "released"; null without a lease. */
+  leaseState: string | null;
+  leaseRemainingMs: number | null;
 }
 "#;
 
@@ -154,6 +167,45 @@ impl Generator {
         ids.resize(n, 0);
         self.inner.fill(&mut ids).map_err(js_error)?;
         Ok(ids)
+    }
+
+    /// The next ID as a `number`: for layouts of at most 53 bits (`js53`), whose
+    /// every ID is exact as a number; others are refused (`FLAKEID_CONFIG`, field
+    /// `layout`).
+    #[wasm_bindgen(js_name = nextNumber)]
+    pub fn next_number(&self) -> Result<f64, JsValue> {
+        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        Ok(self.inner.next_id().map_err(js_error)? as f64)
+    }
+
+    /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
+    #[wasm_bindgen(js_name = nextNumbers)]
+    pub fn next_numbers(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
+    ) -> Result<Vec<f64>, JsValue> {
+        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        let ids = self.next_ids(n)?;
+        Ok(ids.into_iter().map(|id| id as f64).collect())
+    }
+
+    /// What this generator has done since it was built (docs/stats.md): an object
+    /// with `idsIssued`, `tickWaits`, `tickWaitUs`, `leadMs`, `clockRollbacks`,
+    /// `maxRollbackMs`, `leaseState` and `leaseRemainingMs` (`null`: no lease).
+    #[wasm_bindgen(unchecked_return_type = "Stats")]
+    pub fn stats(&self) -> Object {
+        let s = self.inner.stats();
+        let o = Object::new();
+        let n = |v: u64| JsValue::from_f64(v as f64);
+        convert::set(&o, "idsIssued", &n(s.ids_issued));
+        convert::set(&o, "tickWaits", &n(s.tick_waits));
+        convert::set(&o, "tickWaitUs", &n(s.tick_wait_us));
+        convert::set(&o, "leadMs", &n(s.lead_ms));
+        convert::set(&o, "clockRollbacks", &n(s.clock_rollbacks));
+        convert::set(&o, "maxRollbackMs", &n(s.max_rollback_ms));
+        convert::set(&o, "leaseState", &s.lease_state.map_or(JsValue::NULL, JsValue::from_str));
+        convert::set(&o, "leaseRemainingMs", &s.lease_remaining_ms.map_or(JsValue::NULL, n));
+        o
     }
 
     /// The next ID as 8 big-endian bytes: a `Buffer` where there is one (Node), else a `Uint8Array`.

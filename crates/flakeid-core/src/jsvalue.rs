@@ -145,6 +145,40 @@ pub enum JsNumberIds {
     Exact,
 }
 
+impl JsNumberIds {
+    /// Numbers stand for IDs of `layout` only when its every ID is an exact JS
+    /// number (at most 53 bits, like `js53`).
+    pub fn for_layout(layout: &crate::Layout) -> JsNumberIds {
+        JsNumberIds::for_bits(layout.total_bits())
+    }
+
+    /// The same for IDs of `bits` bits (a sealer's width).
+    pub fn for_bits(bits: u32) -> JsNumberIds {
+        if bits <= 53 {
+            JsNumberIds::Exact
+        } else {
+            JsNumberIds::Refused
+        }
+    }
+}
+
+/// `nextNumber()` / `nextNumbers(n)`: IDs as JS numbers, for layouts of at most 53
+/// bits; others are a configuration error naming `layout`.
+pub fn js_number_layout(layout: &crate::Layout) -> Result<()> {
+    match JsNumberIds::for_layout(layout) {
+        JsNumberIds::Exact => Ok(()),
+        JsNumberIds::Refused => Err(config(
+            "layout",
+            format!(
+                "IDs as numbers need a layout of at most 53 bits (js53), got {} of {} bits: \
+                 use nextId() for a bigint",
+                layout.display_name(),
+                layout.total_bits()
+            ),
+        )),
+    }
+}
+
 /// An incoming ID: a `bigint` in `0..2^64` or its decimal string; a `number` only
 /// as `numbers` allows. Never wrapped: out of range is a configuration error
 /// naming `field` (bad text is a parse error with its position).
@@ -346,6 +380,12 @@ mod tests {
         assert_eq!(f, "id");
         assert!(m.contains("got a number"), "{m}");
         assert_eq!(js_id("id", &JsArg::Number(5.0), JsNumberIds::Exact).ok(), Some(5));
+        assert_eq!(JsNumberIds::for_layout(&crate::Layout::JS53), JsNumberIds::Exact);
+        assert_eq!(JsNumberIds::for_layout(&crate::Layout::SNOWFLAKE), JsNumberIds::Refused);
+        assert!(js_number_layout(&crate::Layout::JS53).is_ok());
+        let e = js_number_layout(&crate::Layout::SNOWFLAKE).err();
+        assert_eq!(e.as_ref().map(|e| e.details().field), Some(Some("layout")));
+        assert!(e.is_some_and(|e| e.to_string().contains("snowflake of 63 bits")));
         assert_eq!(field(js_id("id", &JsArg::Number(0.5), JsNumberIds::Exact)).0, "id");
         assert_eq!(field(js_id("id", &JsArg::Null, r)).0, "id");
         let e = js_id("id", &JsArg::String("12x".into()), r).err();
