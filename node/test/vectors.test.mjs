@@ -13,7 +13,7 @@ const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spe
 describe('layouts.json', () => {
   const v = loadVectors('layouts')
   test('presets have the contract numbers', () => {
-    assert.equal(v.presets.length, 6)
+    assert.equal(v.presets.length, 7)
     assert.deepEqual(Layout.presetNames(), v.presets.map((p) => p.name))
     for (const p of v.presets) {
       const l = Layout.preset(p.name)
