@@ -200,12 +200,10 @@ pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: Lay
 }
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
-/// `id` may be a `number` when it is exact (at most 2^53 - 1: a `js53` ID).
-#[napi(ts_args_type = "id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
+#[napi(ts_args_type = "id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
 pub fn encode(env: &Env, id: IdArg, encoding: Option<Arg>) -> napi::Result<String> {
     let enc = encoding_in(encoding).or_throw(env)?;
-    let id = fc::js_id("id", &id.0, fc::JsNumberIds::Exact).or_throw(env)?;
-    Ok(fc::encode(id, enc))
+    Ok(fc::encode(id_in(id).or_throw(env)?, enc))
 }
 
 /// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.

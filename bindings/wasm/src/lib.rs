@@ -39,13 +39,12 @@ pub fn decompose(
 }
 
 /// An ID as text: `base62` (the default of every binding), `hex`, `base32` or `decimal`.
-/// `id` may be a `number` when it is exact (at most 2^53 - 1: a `js53` ID).
 #[wasm_bindgen]
 pub fn encode(
-    #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Encoding")] encoding: Option<JsValue>,
 ) -> Result<String, JsValue> {
-    let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::Exact)?;
+    let id = convert::id(&id, "id")?;
     Ok(flakeid_core::encode(id, encoding_of(encoding)?))
 }
 
