@@ -420,7 +420,8 @@ typedef struct flakeid_stats {
    */
   uint64_t tick_wait_us;
   /**
-   * How far the last ID issued is ahead of the clock, ms (borrowing only).
+   * How far the last ID issued is ahead of the clock, ms (a borrowing generator's
+   * lead, or a clock that went back).
    */
   uint64_t lead_ms;
   /**

@@ -6,6 +6,8 @@ use crate::args::ServeArgs;
 use flakeid_server::lease::Supervision;
 use flakeid_server::{Config, Limits, SecurityFiles, Service};
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -78,14 +80,20 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             move || builder.clone().build(),
             supervision,
         ));
+        // Set by a second signal before it gives the lease back. Giving it back cuts
+        // the in-flight responses short, which can end the drain first: the exit is
+        // then still the forced one (1), not a drained 0.
+        let forced = Arc::new(AtomicBool::new(false));
         let shutdown = {
             let service = service.clone();
+            let forced = forced.clone();
             async move {
                 let first = signals.next().await;
                 tracing::info!("{first}: draining (a second SIGTERM or SIGINT exits at once)");
                 // A second signal: give the lease back and exit without draining.
                 tokio::spawn(async move {
                     let second = signals.next().await;
+                    forced.store(true, Ordering::SeqCst);
                     tracing::warn!("{second} while draining: releasing the lease and exiting now");
                     let _ = tokio::task::spawn_blocking(move || service.shutdown()).await;
                     std::process::exit(1);
@@ -93,6 +101,10 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             }
         };
         flakeid_server::serve(listener, service, shutdown).await?;
+        if forced.load(Ordering::SeqCst) {
+            // The forced exit is under way (releasing the lease): let it finish.
+            std::future::pending::<()>().await;
+        }
         Ok(())
     })
 }
