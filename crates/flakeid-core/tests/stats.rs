@@ -125,12 +125,15 @@ fn contended(overflow: Overflow) {
             })
         })
         .collect();
+    // Borrowing threads may hold runs they have not used yet, counted as issued
+    // (Stats::ids_issued): up to 127 slots each, at any moment.
+    let slack = if overflow == Overflow::Wait { 0 } else { 3 * 127 };
     let mut last = 0;
     while !workers.iter().all(|w| w.is_finished()) {
         let now = g.stats().ids_issued;
         assert!(
-            now <= 3 * per_thread,
-            "{now} counted, at most {} issued",
+            now <= 3 * per_thread + slack,
+            "{now} counted, at most {} issued and {slack} held in runs",
             3 * per_thread
         );
         if overflow == Overflow::Wait {
@@ -143,12 +146,13 @@ fn contended(overflow: Overflow) {
         w.join().unwrap();
     }
     // Borrowing threads may still hold runs they have not used: their slots count
-    // as issued until the thread uses or drops them (Stats::ids_issued).
+    // as issued until the thread uses or drops them.
     let count = g.stats().ids_issued;
-    match overflow {
-        Overflow::Wait => assert_eq!(count, 3 * per_thread),
-        _ => assert!((3 * per_thread..3 * per_thread + 3 * 127).contains(&count), "{count}"),
-    }
+    assert!(
+        (3 * per_thread..=3 * per_thread + slack).contains(&count),
+        "{count} counted, {} issued, at most {slack} held in runs",
+        3 * per_thread
+    );
 }
 
 #[test]
