@@ -901,13 +901,7 @@ impl<C: CounterStorage> Generator<C> {
             None => {
                 let mut ep = Episode::default();
                 let r = self.reserve_now(1, &mut ep);
-                self.counters.record(
-                    Episode {
-                        waited_for_tick: false,
-                        ..ep
-                    },
-                    0,
-                );
+                self.counters.record(ep, 0);
                 r?.ok()
             }
         };
@@ -1189,15 +1183,16 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
-        let started_us = self.wait_clock_us();
         let mut ep = Episode::default();
         let r = self.reserve_slow_in(n, &mut ep);
-        let waited_us = if ep.waited_for_tick {
-            self.wait_clock_us().saturating_sub(started_us)
+        // The clock for the wait's µs is read only by calls that waited: a call that
+        // merely lost a race (the contended path) reads nothing more.
+        let now_us = if ep.wait_started_us.is_some() {
+            self.wait_clock_us()
         } else {
             0
         };
-        self.counters.record(ep, waited_us);
+        self.counters.record(ep, now_us);
         r
     }
 
@@ -1226,8 +1221,10 @@ impl<C: CounterStorage> Generator<C> {
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
-            if let Pending::NextTick { .. } = pending {
-                ep.waited_for_tick = true;
+            if let Pending::NextTick { .. } = pending
+                && ep.wait_started_us.is_none()
+            {
+                ep.wait_started_us = Some(self.wait_clock_us());
             }
             let since = match seen {
                 Some((tick, since)) if tick >= pending.tick() => since,

@@ -78,8 +78,9 @@ pub(crate) struct Counters {
 /// What one slow-path call saw, recorded once when it returns.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Episode {
-    /// It waited for a next tick.
-    pub waited_for_tick: bool,
+    /// When it began to wait for a next tick (`Generator::wait_clock_us`); `None`:
+    /// it did not wait.
+    pub wait_started_us: Option<u64>,
     /// The largest rollback it saw, in ms (0: none).
     pub behind_ms: u64,
 }
@@ -165,10 +166,12 @@ impl Counters {
         }
     }
 
-    pub fn record(&self, ep: Episode, waited_us: u64) {
-        if ep.waited_for_tick {
+    /// What one call saw, counted once; `now_us` is read only when it waited.
+    pub fn record(&self, ep: Episode, now_us: u64) {
+        if let Some(started_us) = ep.wait_started_us {
             self.tick_waits.fetch_add(1, Ordering::Relaxed);
-            self.tick_wait_us.fetch_add(waited_us, Ordering::Relaxed);
+            self.tick_wait_us
+                .fetch_add(now_us.saturating_sub(started_us), Ordering::Relaxed);
         }
         if ep.behind_ms > 0 {
             self.rollbacks.fetch_add(1, Ordering::Relaxed);
