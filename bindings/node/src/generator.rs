@@ -221,11 +221,7 @@ impl Generator {
 
     /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
     #[napi(ts_return_type = "Float64Array")]
-    pub fn next_numbers(
-        &self,
-        env: &Env,
-        #[napi(ts_arg_type = "number")] n: crate::Arg,
-    ) -> napi::Result<Float64Array> {
+    pub fn next_numbers(&self, env: &Env, #[napi(ts_arg_type = "number")] n: crate::Arg) -> napi::Result<Float64Array> {
         fc::js_number_layout(self.inner.layout()).or_throw(env)?;
         let n = fc::check_batch(i128::from(uint("n", n).or_throw(env)?)).or_throw(env)?;
         let ids = self.inner.next_ids(n).or_throw(env)?;

@@ -230,7 +230,11 @@ impl Layout {
 
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn decompose<'e>(&self, env: &'e Env, id: crate::IdArg) -> napi::Result<Parts<'e>> {
-        parts(env, &self.inner, id_of(id, fc::JsNumberIds::for_layout(&self.inner)).or_throw(env)?)
+        parts(
+            env,
+            &self.inner,
+            id_of(id, fc::JsNumberIds::for_layout(&self.inner)).or_throw(env)?,
+        )
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
     #[napi]

@@ -173,7 +173,11 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 #[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
     let layout = layout_in(layout).or_throw(env)?;
-    layout::parts(env, &layout, id_of(id, fc::JsNumberIds::for_layout(&layout)).or_throw(env)?)
+    layout::parts(
+        env,
+        &layout,
+        id_of(id, fc::JsNumberIds::for_layout(&layout)).or_throw(env)?,
+    )
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.

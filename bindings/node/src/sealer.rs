@@ -102,14 +102,18 @@ impl Sealer {
     /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn seal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.seal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?).or_throw(env)
+        self.inner
+            .seal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .or_throw(env)
     }
 
     /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
     /// sealing does not authenticate.
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn unseal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.unseal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?).or_throw(env)
+        self.inner
+            .unseal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .or_throw(env)
     }
 
     /// The width of the IDs it takes and gives (the layout's total bits).

@@ -203,7 +203,11 @@ impl Generator {
         convert::set(&o, "leadMs", &n(s.lead_ms));
         convert::set(&o, "clockRollbacks", &n(s.clock_rollbacks));
         convert::set(&o, "maxRollbackMs", &n(s.max_rollback_ms));
-        convert::set(&o, "leaseState", &s.lease_state.map_or(JsValue::NULL, JsValue::from_str));
+        convert::set(
+            &o,
+            "leaseState",
+            &s.lease_state.map_or(JsValue::NULL, JsValue::from_str),
+        );
         convert::set(&o, "leaseRemainingMs", &s.lease_remaining_ms.map_or(JsValue::NULL, n));
         o
     }

@@ -39,8 +39,8 @@ pub use generator::{
     MAX_POLICY_MS, Overflow, OwnCounter, SharedCounter, WaitHook, check_batch,
 };
 pub use jsvalue::{
-    JS_MAX_SAFE, JsArg, JsNumberIds, JsOption, js_generator_option, js_id, js_number, js_number_id_error, js_number_layout,
-    js_options, js_string, js_uint,
+    JS_MAX_SAFE, JsArg, JsNumberIds, JsOption, js_generator_option, js_id, js_number, js_number_id_error,
+    js_number_layout, js_options, js_string, js_uint,
 };
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
 #[cfg(feature = "lease")]
