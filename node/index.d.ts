@@ -247,9 +247,9 @@ export interface Stats {
   /** The largest such rollback, ms. */
   maxRollbackMs: number
   /** `held`, `unreachable`, `lost` or `released`; `null` without a lease. */
-  leaseState?: string
+  leaseState: string | null
   /** ms until the lease's window closes unless renewed; `null` without a lease. */
-  leaseRemainingMs?: number
+  leaseRemainingMs: number | null
 }
 
 /** The 8-byte big-endian form (flake-idgen's `Buffer`). */

@@ -93,7 +93,7 @@ pub struct GeneratorOptions<'a> {
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.
 /// What a generator has done since it was built (`gen.stats()`): docs/stats.md.
-#[napi(object)]
+#[napi(object, use_nullable = true)]
 #[derive(Debug)]
 pub struct Stats {
     /// IDs handed out.
