@@ -603,6 +603,7 @@ fn kind_name(kind: OptionKind) -> &'static str {
         OptionKind::Layout => "layout",
         OptionKind::LeaseUrl => "lease_url",
         OptionKind::Clock => "clock",
+        OptionKind::Path => "path",
         _ => "other",
     }
 }
