@@ -461,6 +461,21 @@ impl GeneratorBuilder {
     fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
+        if self.state.is_some() {
+            if self.is_set("lease") {
+                return Err(Error::config(
+                    "state",
+                    "give either state or lease, not both: a lease already keeps the last timestamp of its node id \
+                     in its store",
+                ));
+            }
+            #[cfg(not(all(feature = "lease", unix)))]
+            return Err(Error::config(
+                "state",
+                "state files are not in this build of flakeid (they need files and a unix system: cargo feature \
+                 \"lease\" of flakeid-core; the WebAssembly package has no files)",
+            ));
+        }
         #[cfg(feature = "lease")]
         let lease_spec = match &self.node {
             NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
@@ -473,22 +488,6 @@ impl GeneratorBuilder {
                 "lease",
                 "leases are not compiled into this build of flakeid (cargo feature \"lease\" of flakeid-core)",
             ));
-        }
-        if self.state.is_some() {
-            #[cfg(not(all(feature = "lease", unix)))]
-            return Err(Error::config(
-                "state",
-                "state files are not in this build of flakeid (they need files and a unix system: cargo feature \
-                 \"lease\" of flakeid-core; the WebAssembly package has no files)",
-            ));
-            #[cfg(all(feature = "lease", unix))]
-            if lease_spec.is_some() {
-                return Err(Error::config(
-                    "state",
-                    "give either state or lease, not both: a lease already keeps the last timestamp of its node id \
-                     in its store",
-                ));
-            }
         }
         let node = match &self.node {
             NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
