@@ -26,6 +26,8 @@ export interface GeneratorOptions {
   maxSequence?: number;
   /** A lease's TTL: this build has no leases, so it is always refused (as without `lease` everywhere). */
   leaseTtlMs?: number;
+  /** A state file (docs/state.md): this build has no files, so it is always refused. */
+  state?: string;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
 }
@@ -58,9 +60,18 @@ impl Clock for HostClock {
 }
 
 /// The options argument as `@flakeid/node` takes it (convert::option_keys). Leases
-/// need a store and threads: not in this build.
+/// need a store and threads, state files a file system: not in this build.
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    for key in convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
+    let keys = convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)?;
+    // `state` first: with `lease` too, the core names `state` (state and lease are
+    // not given together), so this build does the same.
+    if keys.iter().any(|k| k == "state") {
+        return Err(convert::config(
+            "state",
+            "state: state files need a file system: not available in the WebAssembly build (use @flakeid/node)".into(),
+        ));
+    }
+    for key in keys {
         // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
         // lease_ttl_ms), as in every binding.
         if key == "lease" {
