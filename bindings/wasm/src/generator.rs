@@ -64,8 +64,10 @@ impl Clock for HostClock {
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
     let keys = convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)?;
     // `state` first: with `lease` too, the core names `state` (state and lease are
-    // not given together), so this build does the same.
-    if keys.iter().any(|k| k == "state") {
+    // not given together), so this build does the same. `undefined` is absent.
+    let state_given = keys.iter().any(|k| k == "state")
+        && !js_sys::Reflect::get(options, &JsValue::from_str("state")).is_ok_and(|v| v.is_undefined());
+    if state_given {
         return Err(convert::config(
             "state",
             "state: state files need a file system: not available in the WebAssembly build (use @flakeid/node)".into(),
