@@ -63,20 +63,13 @@ impl Clock for HostClock {
 /// need a store and threads, state files a file system: not in this build.
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
     let keys = convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)?;
-    // `state` first: with `lease` too, the core names `state` (state and lease are
-    // not given together), so this build does the same. `undefined` is absent.
-    let state_given = keys.iter().any(|k| k == "state")
-        && !js_sys::Reflect::get(options, &JsValue::from_str("state")).is_ok_and(|v| v.is_undefined());
-    if state_given {
-        return Err(convert::config(
-            "state",
-            "state: state files need a file system: not available in the WebAssembly build (use @flakeid/node)".into(),
-        ));
-    }
+    // `state` goes on to the core, which refuses it in this build (no files), and
+    // names it when `lease` is given too (the two are not given together).
+    let state = convert::opt_string(options, "state", "state")?.is_some();
     for key in keys {
         // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
         // lease_ttl_ms), as in every binding.
-        if key == "lease" {
+        if key == "lease" && !state {
             return Err(convert::config(
                 "lease",
                 format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
@@ -138,6 +131,9 @@ impl Generator {
         }
         if let Some(v) = convert::opt_uint(&options, "leaseTtlMs", "lease_ttl_ms", u64::MAX)? {
             b = b.lease_ttl_ms(v);
+        }
+        if let Some(path) = convert::opt_string(&options, "state", "state")? {
+            b = b.state(&path);
         }
         b = match convert::get(&options, "clock")? {
             None => b.clock(HostClock),
