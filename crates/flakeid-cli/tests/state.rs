@@ -87,7 +87,10 @@ fn restarts_behind(state: &Path, issued_max: u64) {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert!(ids(&o).is_empty() && stderr(&o).contains("clock moved backwards"), "{o:?}");
+    assert!(
+        ids(&o).is_empty() && stderr(&o).contains("clock moved backwards"),
+        "{o:?}"
+    );
     // monotonic: IDs after the mark, in the tick after it.
     let o = generate(state, Some("-30s"), &["-n", "1000", "--clock-backwards", "monotonic"])
         .output()
@@ -95,13 +98,21 @@ fn restarts_behind(state: &Path, issued_max: u64) {
     assert!(o.status.success(), "{o:?}");
     let after = ids(&o);
     assert_eq!(after.len(), 1000);
-    assert!(after.iter().all(|&id| id > issued_max && ts(id) > saved), "{} <= {saved}", ts(after[0]));
+    assert!(
+        after.iter().all(|&id| id > issued_max && ts(id) > saved),
+        "{} <= {saved}",
+        ts(after[0])
+    );
     assert!(after.windows(2).all(|w| w[0] < w[1]));
     // wait, with a rollback shorter than max_wait_ms: waits, then IDs after the mark.
     let saved = mark(state);
-    let o = generate(state, Some("-1s"), &["-n", "10", "--clock-backwards", "wait", "--max-wait-ms", "5000"])
-        .output()
-        .unwrap();
+    let o = generate(
+        state,
+        Some("-1s"),
+        &["-n", "10", "--clock-backwards", "wait", "--max-wait-ms", "5000"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{o:?}");
     assert!(ids(&o).iter().all(|&id| ts(id) > saved && id > after[999]));
 }
@@ -144,12 +155,11 @@ fn restart_after_sigkill_behind_the_mark() {
     child.wait().unwrap();
     let text = String::from_utf8(text).unwrap();
     // The last line may have been cut by the kill.
-    let issued_max = text
-        .lines()
-        .filter_map(|l| l.parse::<u64>().ok())
-        .max()
-        .unwrap();
-    assert!(mark(&state) > ts(issued_max), "killed mid-run, the mark is ahead of every ID");
+    let issued_max = text.lines().filter_map(|l| l.parse::<u64>().ok()).max().unwrap();
+    assert!(
+        mark(&state) > ts(issued_max),
+        "killed mid-run, the mark is ahead of every ID"
+    );
     restarts_behind(&state, issued_max);
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -189,9 +199,13 @@ fn a_second_process_on_one_file_is_refused() {
     drop(first);
     // Free again once the first is gone (the OS dropped its lock). Killed, it left
     // its mark up to a window ahead of the clock: the wait policy waits that out.
-    let o = generate(&state, None, &["-n", "1", "--clock-backwards", "wait", "--max-wait-ms", "3000"])
-        .output()
-        .unwrap();
+    let o = generate(
+        &state,
+        None,
+        &["-n", "1", "--clock-backwards", "wait", "--max-wait-ms", "3000"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{o:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -461,15 +461,15 @@ impl GeneratorBuilder {
     fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
+        if self.state.is_some() && self.is_set("lease") {
+            return Err(Error::config(
+                "state",
+                "give either state or lease, not both: a lease already keeps the last timestamp of its node id in \
+                 its store",
+            ));
+        }
+        #[cfg(not(all(feature = "lease", unix)))]
         if self.state.is_some() {
-            if self.is_set("lease") {
-                return Err(Error::config(
-                    "state",
-                    "give either state or lease, not both: a lease already keeps the last timestamp of its node id \
-                     in its store",
-                ));
-            }
-            #[cfg(not(all(feature = "lease", unix)))]
             return Err(Error::config(
                 "state",
                 "state files are not in this build of flakeid (they need files and a unix system: cargo feature \

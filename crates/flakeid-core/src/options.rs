@@ -290,6 +290,20 @@ mod tests {
         }
     }
 
+    /// Without the machinery (the WebAssembly build), `state` is refused by name.
+    #[cfg(not(all(feature = "lease", unix)))]
+    #[test]
+    fn state_needs_files() {
+        use crate::{Generator, Layout};
+        match Generator::builder(Layout::SNOWFLAKE).node(5).state("x.state").build() {
+            Err(Error::Config { field, message }) => {
+                assert_eq!(field, "state");
+                assert!(message.contains("not in this build"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn suggestions() {
         let k = &JS_GENERATOR_OPTIONS;

@@ -20,7 +20,13 @@ fn mark(path: &Path) -> u64 {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("flakeid-state 1"), "{text}");
-    lines.next().unwrap().strip_prefix("high_water_ms ").unwrap().parse().unwrap()
+    lines
+        .next()
+        .unwrap()
+        .strip_prefix("high_water_ms ")
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 fn gen_at(path: &Path, clock: &ManualClock, policy: ClockBackwards) -> Result<Generator, Error> {
@@ -153,7 +159,12 @@ fn restart_behind_the_mark_monotonic_policy() {
 fn corrupt_or_unreadable_files_are_config_errors_naming_state() {
     let d = dir("corrupt");
     let clock = ManualClock::new(T0);
-    for text in ["", "garbage\n", "flakeid-state 1\nhigh_water_ms 12x\n", "1800000000000\n"] {
+    for text in [
+        "",
+        "garbage\n",
+        "flakeid-state 1\nhigh_water_ms 12x\n",
+        "1800000000000\n",
+    ] {
         let path = d.join("bad");
         std::fs::write(&path, text).unwrap();
         let (field, msg) = config_field(gen_at(&path, &clock, ClockBackwards::Monotonic));
@@ -182,7 +193,10 @@ fn one_file_one_generator() {
     assert_eq!(field, "state");
     assert!(msg.contains("in use by another process"), "{msg}");
     drop(a);
-    assert!(gen_at(&path, &clock, ClockBackwards::Error).is_ok(), "free once the first is dropped");
+    assert!(
+        gen_at(&path, &clock, ClockBackwards::Error).is_ok(),
+        "free once the first is dropped"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -255,10 +255,7 @@ enum SpecKind {
     File(url::FileUrl),
     /// `state`: a fixed node id's high-water mark in a file (`state.rs`).
     #[cfg(unix)]
-    State {
-        path: String,
-        node: u64,
-    },
+    State { path: String, node: u64 },
     Custom {
         factory: StoreFactory,
         /// What `Debug` shows (a URL without its password), if given.

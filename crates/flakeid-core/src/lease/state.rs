@@ -149,7 +149,12 @@ impl LeaseStore for StateStore {
             .truncate(false)
             .mode(0o644)
             .open(&lock_path)
-            .map_err(|e| state_error(&self.path, format_args!("cannot open its lock {}: {e}", lock_path.display())))?;
+            .map_err(|e| {
+                state_error(
+                    &self.path,
+                    format_args!("cannot open its lock {}: {e}", lock_path.display()),
+                )
+            })?;
         // SAFETY: a valid open descriptor; flock has no memory effects.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
