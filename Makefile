@@ -83,12 +83,14 @@ setup-test: $(SETUP_TEST)
 setup-ci: $(SETUP_CI)
 setup-release: $(SETUP_RELEASE)
 
-# rustfmt and clippy, and the wasm32 target (lint checks the wasm crate for it).
+# rustfmt and clippy, the wasm32 target (lint checks the wasm crate for it), libfaketime.
 setup-rust:
 	@have=$$(rustup component list --installed); grep -q '^clippy' <<<"$$have" && grep -q '^rustfmt' <<<"$$have" \
 	  || rustup component add rustfmt clippy
 	@have=$$(rustup target list --installed); grep -qx wasm32-unknown-unknown <<<"$$have" \
 	  || rustup target add wasm32-unknown-unknown
+	@# libfaketime: the CLI's --state restart tests set the wall clock back (crates/flakeid-cli/tests/state.rs).
+	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || bash scripts/apt-install.sh setup-rust faketime
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).
 setup-msrv:

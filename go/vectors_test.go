@@ -293,7 +293,7 @@ var optionFields = map[string]string{
 	"datacenter": "Datacenter", "worker": "Worker", "node": "Node or NodeSource", "layout": "Layout",
 	"overflow": "Overflow", "clock_backwards": "ClockBackwards", "max_borrow_ms": "MaxBorrow",
 	"max_wait_ms": "MaxWait", "lease": "Lease", "lease_ttl_ms": "LeaseTTL", "max_sequence": "MaxSequence",
-	"clock": "Clock",
+	"clock": "Clock", "state": "State",
 }
 
 func optionEntryCase(t *testing.T, c obj) {
@@ -336,6 +336,8 @@ func optionCase(t *testing.T, c obj) {
 		case "max_sequence":
 			n := num(t, opts, k)
 			o.MaxSequence = &n
+		case "state":
+			o.State = str(t, opts, k)
 		default:
 			t.Fatalf("unknown option %q in the vector", k)
 		}

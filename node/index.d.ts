@@ -187,6 +187,12 @@ export interface GeneratorOptions {
   maxSequence?: number
   /** A `ManualClock` for deterministic tests; the system clock when absent. */
   clock?: ManualClock
+  /**
+   * A file keeping a high-water timestamp across restarts, for a fixed node id
+   * (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
+   * A missing file is a fresh start; not with `lease`.
+   */
+  state?: string
 }
 
 /**

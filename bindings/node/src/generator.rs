@@ -89,6 +89,10 @@ pub struct GeneratorOptions<'a> {
     pub max_sequence: Option<f64>,
     /// A `ManualClock` for deterministic tests; the system clock when absent.
     pub clock: Option<ClassInstance<'a, ManualClock>>,
+    /// A file keeping a high-water timestamp across restarts, for a fixed node id
+    /// (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
+    /// A missing file is a fresh start; not with `lease`.
+    pub state: Option<String>,
 }
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.

@@ -26,6 +26,8 @@ export interface GeneratorOptions {
   maxSequence?: number;
   /** A lease's TTL: this build has no leases, so it is always refused (as without `lease` everywhere). */
   leaseTtlMs?: number;
+  /** A state file (docs/state.md): this build has no files, so it is always refused. */
+  state?: string;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
 }
@@ -58,12 +60,16 @@ impl Clock for HostClock {
 }
 
 /// The options argument as `@flakeid/node` takes it (convert::option_keys). Leases
-/// need a store and threads: not in this build.
+/// need a store and threads, state files a file system: not in this build.
 fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    for key in convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
+    let keys = convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)?;
+    // `state` goes on to the core, which refuses it in this build (no files), and
+    // names it when `lease` is given too (the two are not given together).
+    let state = convert::opt_string(options, "state", "state")?.is_some();
+    for key in keys {
         // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
         // lease_ttl_ms), as in every binding.
-        if key == "lease" {
+        if key == "lease" && !state {
             return Err(convert::config(
                 "lease",
                 format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
@@ -125,6 +131,9 @@ impl Generator {
         }
         if let Some(v) = convert::opt_uint(&options, "leaseTtlMs", "lease_ttl_ms", u64::MAX)? {
             b = b.lease_ttl_ms(v);
+        }
+        if let Some(path) = convert::opt_string(&options, "state", "state")? {
+            b = b.state(&path);
         }
         b = match convert::get(&options, "clock")? {
             None => b.clock(HostClock),

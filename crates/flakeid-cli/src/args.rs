@@ -33,6 +33,7 @@ Exit status:
 Environment (an empty variable counts as unset; the command line wins):
 * FLAKEID_NODE: the node id, as --node (generate, serve)
 * FLAKEID_LEASE: the lease URL, as --lease (generate, serve)
+* FLAKEID_STATE: the state file, as --state (generate, serve)
 * FLAKEID_LISTEN: serve's address, as --listen
 * FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
 
@@ -113,6 +114,9 @@ pub struct GeneratorArgs {
     /// At most M + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)
     #[arg(long, value_name = "M", value_parser = uint)]
     pub max_sequence: Option<u64>,
+    /// Keep a high-water timestamp in FILE across restarts (a fixed node id; not with --lease): a clock behind it meets --clock-backwards; a missing FILE is a fresh start — docs/state.md
+    #[arg(long, value_name = "FILE", env = "FLAKEID_STATE")]
+    pub state: Option<String>,
 }
 
 #[derive(Debug, Args)]

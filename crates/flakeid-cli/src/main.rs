@@ -183,6 +183,9 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
     if let Some(n) = o.max_sequence {
         b = b.max_sequence(n);
     }
+    if let Some(path) = &o.state {
+        b = b.state(path);
+    }
     Ok(b)
 }
 

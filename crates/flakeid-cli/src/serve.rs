@@ -66,6 +66,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             listen = %local,
             node = g.node(),
             leased = g.is_leased(),
+            state = g.has_state(),
             max_connections,
             tls = args_tls,
             sealed = service.is_sealing(),

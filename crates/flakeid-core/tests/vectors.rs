@@ -535,6 +535,8 @@ fn timelines_json() -> Value {
 /// A lease URL that the cases below never reach: every rule they break is checked
 /// before a store is touched.
 const UNUSED_LEASE: &str = "file:///nonexistent/flakeid-options-vectors";
+/// A state file the cases below never reach.
+const UNUSED_STATE: &str = "/nonexistent/flakeid-options-vectors.state";
 
 fn options_json() -> Value {
     // The table itself (from the core: the list each binding checks it exposes).
@@ -571,6 +573,9 @@ fn options_json() -> Value {
         bad(json!({"lease_ttl_ms": 5}), "lease_ttl_ms"),
         bad(json!({"node": 3, "lease_ttl_ms": 10_000}), "lease_ttl_ms"),
         bad(json!({"lease": UNUSED_LEASE, "lease_ttl_ms": 999}), "lease_ttl_ms"),
+        // state keeps a fixed node id's mark; a lease keeps its own (refused before
+        // either is touched). A binding without files (wasm) refuses state alone too.
+        bad(json!({"lease": UNUSED_LEASE, "state": UNUSED_STATE}), "state"),
         bad(
             json!({"lease": UNUSED_LEASE, "lease_ttl_ms": 3_600_001u64}),
             "lease_ttl_ms",
@@ -603,6 +608,7 @@ fn kind_name(kind: OptionKind) -> &'static str {
         OptionKind::Layout => "layout",
         OptionKind::LeaseUrl => "lease_url",
         OptionKind::Clock => "clock",
+        OptionKind::Path => "path",
         _ => "other",
     }
 }

@@ -218,7 +218,7 @@ class VectorsTest {
           Map.entry("layout", "layout"), Map.entry("overflow", "overflow"),
           Map.entry("clock_backwards", "clockBackwards"), Map.entry("max_borrow_ms", "maxBorrow"),
           Map.entry("max_wait_ms", "maxWait"), Map.entry("lease", "lease"), Map.entry("lease_ttl_ms", "leaseTtl"),
-          Map.entry("max_sequence", "maxSequence"), Map.entry("clock", "clock"));
+          Map.entry("max_sequence", "maxSequence"), Map.entry("clock", "clock"), Map.entry("state", "state"));
 
   static void optionEntry(JsonNode c) {
     String method = OPTION_METHODS.get(c.get("name").asText());
@@ -246,6 +246,7 @@ class VectorsTest {
         case "lease" -> b.lease(v.asText());
         case "lease_ttl_ms" -> b.leaseTtl(Duration.ofMillis(v.asLong()));
         case "max_sequence" -> b.maxSequence(v.asLong());
+        case "state" -> b.state(v.asText());
         default -> fail("unknown option " + e.getKey() + " in the vector");
       }
     });
