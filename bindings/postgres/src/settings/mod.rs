@@ -515,3 +515,9 @@ pub fn server_layout() -> Layout {
     }
     layout
 }
+
+/// The sequence width of the server's counter word (the engine's counter is
+/// `tick << bits | sequence`): the layout's sequence bits.
+pub fn counter_sequence_bits(layout: &Layout) -> u32 {
+    layout.sequence_bits()
+}
