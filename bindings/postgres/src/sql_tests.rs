@@ -411,11 +411,38 @@ mod tests {
         assert!(sealed >= 0);
     }
 
+    /// Every option of the core's table is a GUC `flakeid.<name>`, or listed with the
+    /// reason it is not (NOT_GUC_OPTIONS, and docs/postgres.md's settings table).
+    #[pg_test]
+    fn every_core_option_has_its_guc_or_a_reason() {
+        let docs = include_str!("../../../docs/postgres.md");
+        for o in flakeid_core::GENERATOR_OPTIONS {
+            let guc = crate::settings::GUC_OPTIONS.contains(&o.name);
+            let why = crate::settings::NOT_GUC_OPTIONS.iter().find(|(n, _)| *n == o.name);
+            assert!(
+                guc != why.is_some(),
+                "{}: a GUC, or a reason why not (exactly one)",
+                o.name
+            );
+            let n: i64 = one(&format!(
+                "SELECT count(*) FROM pg_settings WHERE name = 'flakeid.{}'",
+                o.name
+            ));
+            assert_eq!(n, i64::from(guc), "flakeid.{}", o.name);
+            let row = if guc {
+                format!("`flakeid.{}`", o.name)
+            } else {
+                format!("`{}`", o.name)
+            };
+            assert!(docs.contains(&row), "docs/postgres.md does not list {row}");
+        }
+    }
+
     /// tests/vectors/options.json through the GUCs' path (settings::set_options, what
     /// builder() and the check hooks call): each option a GUC holds gives the same
     /// ErrorKind and field as in every binding. The JSON is read by PostgreSQL itself
     /// (jsonb), so the extension needs no JSON crate; cases with options no GUC holds
-    /// (max_sequence, clock) are skipped, and each GUC name is checked to exist.
+    /// (clock: NOT_GUC_OPTIONS) would be skipped (none is today), and each GUC name is checked to exist.
     #[pg_test]
     fn option_vectors_through_the_gucs() {
         let json = include_str!("../../../tests/vectors/options.json");
@@ -467,6 +494,7 @@ mod tests {
                 (Err(e), _) => panic!("{line}: {e}"),
             }
         }
-        assert!(ran >= 15 && skipped >= 1, "ran {ran}, skipped {skipped}");
+        // Every case: since flakeid.max_sequence, each option the vectors use is a GUC.
+        assert!(ran >= 20 && skipped == 0, "ran {ran}, skipped {skipped}");
     }
 }
