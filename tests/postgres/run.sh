@@ -78,14 +78,16 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# new_cluster NAME 'postgresql.conf lines' → initdb'd data directory in $work/NAME/data
+# new_cluster NAME 'postgresql.conf lines' → a cluster in $work/NAME/data, made by the
+# test environment (tests/env/testenv.py initdb: 127.0.0.1 only, its socket in
+# $work/NAME, fsync = off, every TCP login and replication trusted); this script
+# starts and stops it itself (start, stop).
 new_cluster() {
-  local dir=$work/$1
-  mkdir -p "$dir"
-  [ "$(id -u)" = 0 ] && chown postgres "$dir"
-  as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres -E UTF8 --no-sync --auth=trust >"$dir/initdb.log"
-  printf '%s\n' "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$dir'" "fsync = off" \
-    "max_connections = 120" "$2" >> "$dir/data/postgresql.conf"
+  local dir=$work/$1 args=() line
+  while IFS= read -r line; do [ -n "$line" ] && args+=(--conf "$line"); done <<<"max_connections = 120
+$2"
+  python3 tests/env/testenv.py initdb "$dir" --trust "${args[@]}" >"$work/$1.initdb.log" \
+    || { cat "$work/$1.initdb.log" >&2; fail "testenv.py initdb $dir"; }
   clusters+=("$dir/data")
 }
 # start NAME PORT [VAR=value...]: the environment of the postmaster (libfaketime)
