@@ -643,7 +643,7 @@ flakeid.lease_ttl_ms = 2000"
   grep -q 'must be superuser or have privileges of pg_read_all_settings' <<<"$out" || { echo "$out"; fail "SHOW flakeid.lease as a plain user"; }
 
   # Per store: two servers on one URL lease two node ids and share no ID.
-  local store url
+  local store url st left
   for store in redis postgres etcd; do
     case $store in
       redis) url="$redis_url?namespace=$ns" ;;
@@ -662,6 +662,9 @@ flakeid.lease_ttl_ms = 2000"
     [ "$(q "$pa" "SELECT count(*) FROM ids WHERE side = '$store' AND (flakeid_decompose(id)).node = $na")" = 20000 ] \
       || fail "$store: IDs of server A without its leased node id $na"
     echo "  $store: two servers leased node ids $na and $nb; 20,000 IDs each"
+    # flakeid_stats() has the lease's state and the ms left on it (TTL 2000 ms).
+    read -r st left <<<"$(q "$pa" "SELECT lease_state, lease_remaining_ms FROM flakeid_stats()")"
+    [ "$st" = held ] && [ "$left" -gt 0 ] && [ "$left" -le 2000 ] || fail "$store: flakeid_stats(): lease $st, $left ms left"
     # The store wiped while both issue: refused, then resumed by themselves.
     q "$pa" "CREATE OR REPLACE FUNCTION watch(secs float8, OUT refused int, OUT issued_after int, OUT msg text) LANGUAGE plpgsql AS \$\$
       DECLARE t0 timestamptz := clock_timestamp(); BEGIN
