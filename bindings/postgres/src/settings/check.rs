@@ -92,6 +92,38 @@ pub(super) unsafe extern "C-unwind" fn check_worker(
     hook_result(Setting::Worker, &value.to_string(), check_id(Setting::Worker, value))
 }
 
+#[pg_guard]
+pub(super) unsafe extern "C-unwind" fn check_max_sequence(
+    newval: *mut i32,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes a valid pointer to the candidate.
+    let value = unsafe { *newval };
+    hook_result(
+        Setting::MaxSequence,
+        &value.to_string(),
+        check_max_sequence_value(value),
+    )
+}
+
+/// -1 (not set), or the core's rule against the layout the next start applies (a
+/// bad layout is the layout hook's to report).
+fn check_max_sequence_value(value: i32) -> Result<(), String> {
+    if value < 0 {
+        return Ok(());
+    }
+    let pending = Pending::now();
+    let layout = pending.layout.unwrap_or_else(|| "snowflake".to_string());
+    if Layout::preset(&layout).is_err() {
+        return Ok(());
+    }
+    super::set_options([("layout", layout.clone()), ("max_sequence", value.to_string())])
+        .and_then(|b| b.node(0).build())
+        .map(drop)
+        .map_err(|err| format!("{} (flakeid.layout is {layout})", reason(err)))
+}
+
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 unsafe fn c_text(p: *const c_char) -> String {
@@ -156,7 +188,12 @@ fn check_text(setting: Setting, value: &str) -> Result<(), String> {
         Setting::ClockBackwards => super::set_options([("clock_backwards", value.to_string())])
             .map(drop)
             .map_err(reason),
-        Setting::Node | Setting::Datacenter | Setting::Worker | Setting::Lease => Ok(()),
+        Setting::Node
+        | Setting::Datacenter
+        | Setting::Worker
+        | Setting::Lease
+        | Setting::LeaseTtlMs
+        | Setting::MaxSequence => Ok(()),
     }
 }
 
