@@ -382,10 +382,16 @@ fn is_set(setting: Setting) -> bool {
 
 /// The options of the core's table that no GUC holds, and why (docs/postgres.md,
 /// Settings): every other option is `flakeid.<name>`.
-pub(crate) const NOT_GUC_OPTIONS: [(&str, &str); 1] = [(
-    "clock",
-    "a manual clock for tests: a handle, not a value; the server reads the OS clock",
-)];
+pub(crate) const NOT_GUC_OPTIONS: [(&str, &str); 2] = [
+    (
+        "clock",
+        "a manual clock for tests: a handle, not a value; the server reads the OS clock",
+    ),
+    (
+        "state",
+        "a file for one process's high-water mark: the server keeps its own, WAL-logged with the database",
+    ),
+];
 
 /// The generator options a GUC holds (`flakeid.<name>`), by the core's names.
 pub(crate) const GUC_OPTIONS: [&str; 11] = [
