@@ -3,7 +3,7 @@
 
 use crate::convert::{self, Shared, js_error};
 use crate::layout::{Layout, layout_from_js};
-use flakeid_core::{Clock, ClockBackwards, NodeSource, Overflow};
+use flakeid_core::{Clock, JsOption, js_generator_option};
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -26,8 +26,6 @@ export interface GeneratorOptions {
   maxSequence?: number;
   /** A lease's TTL: this build has no leases, so it is always refused (as without `lease` everywhere). */
   leaseTtlMs?: number;
-  /** A state file (docs/state.md): this build has no files, so it is always refused. */
-  state?: string;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
 }
@@ -59,26 +57,6 @@ impl Clock for HostClock {
     }
 }
 
-/// The options argument as `@flakeid/node` takes it (convert::option_keys). Leases
-/// need a store and threads, state files a file system: not in this build.
-fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    let keys = convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)?;
-    // `state` goes on to the core, which refuses it in this build (no files), and
-    // names it when `lease` is given too (the two are not given together).
-    let state = convert::opt_string(options, "state", "state")?.is_some();
-    for key in keys {
-        // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
-        // lease_ttl_ms), as in every binding.
-        if key == "lease" && !state {
-            return Err(convert::config(
-                "lease",
-                format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 // A generator must not need an over-aligned allocation here: with the counter's
 // 128-byte cache-line padding (right for threads, pointless on single-threaded
 // wasm) creating many generators without `free()` grew superlinearly — 100k took
@@ -99,54 +77,52 @@ impl Generator {
         #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
-        check_options(&options)?;
-        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
-        let mut b = flakeid_core::Generator::builder(layout);
-        if let Some(v) = convert::get(&options, "node")? {
-            b = match v.as_string() {
-                Some(spec) => b.node_source(NodeSource::parse(&spec).map_err(js_error)?),
-                None => b.node(convert::uint(&v, "node", u64::MAX)?),
-            };
+        // Member by member through the core's table and JS value rules
+        // (`js_generator_option`, shared with @flakeid/node); only a `Layout` (or a
+        // layout's options) and a `ManualClock` are unwrapped here.
+        let mut members = Vec::new();
+        for key in convert::option_keys(&options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
+            let v = convert::member(&options, &key)?;
+            members.push((key, convert::arg(&v), v));
         }
-        if let Some(v) = convert::opt_uint(&options, "datacenter", "datacenter", u64::MAX)? {
-            b = b.datacenter(v);
+        // A layout object first: the builder starts from it.
+        let mut b = flakeid_core::Generator::builder(flakeid_core::Layout::SNOWFLAKE).clock(HostClock);
+        for (key, a, v) in &members {
+            if let (_, JsOption::Object) = js_generator_option(key, a).map_err(js_error)?
+                && key == "layout"
+            {
+                b = flakeid_core::Generator::builder(layout_from_js(v)?).clock(HostClock);
+            }
         }
-        if let Some(v) = convert::opt_uint(&options, "worker", "worker", u64::MAX)? {
-            b = b.worker(v);
-        }
-        if let Some(s) = convert::opt_string(&options, "overflow", "overflow")? {
-            b = b.overflow(Overflow::parse(&s).map_err(js_error)?);
-        }
-        if let Some(s) = convert::opt_string(&options, "clockBackwards", "clock_backwards")? {
-            b = b.clock_backwards(ClockBackwards::parse(&s).map_err(js_error)?);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxBorrowMs", "max_borrow_ms", u64::MAX)? {
-            b = b.max_borrow_ms(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxWaitMs", "max_wait_ms", u64::MAX)? {
-            b = b.max_wait_ms(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxSequence", "max_sequence", u64::MAX)? {
-            b = b.max_sequence(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "leaseTtlMs", "lease_ttl_ms", u64::MAX)? {
-            b = b.lease_ttl_ms(v);
-        }
-        if let Some(path) = convert::opt_string(&options, "state", "state")? {
-            b = b.state(&path);
-        }
-        b = match convert::get(&options, "clock")? {
-            None => b.clock(HostClock),
-            Some(c) => match convert::shared(&c) {
-                Some(Shared::Clock(clock)) => b.clock(clock),
-                _ => {
+        // In the table's order, whatever the object's: which of two conflicting
+        // options an error names is then the same as in every binding.
+        let ordered = flakeid_core::JS_GENERATOR_OPTIONS
+            .iter()
+            .filter_map(|name| members.iter().find(|m| m.0 == *name));
+        for (key, a, v) in ordered {
+            b = match js_generator_option(key, a).map_err(js_error)? {
+                (_, JsOption::Absent) => b,
+                // Leases need a store and threads: not in this build. (`leaseTtlMs`
+                // goes on to the core, which refuses it without a lease.)
+                (option, _) if option.name == "lease" => {
                     return Err(convert::config(
-                        "clock",
-                        format!("clock must be a ManualClock, got {}", convert::describe(&c)),
+                        "lease",
+                        format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
                     ));
                 }
-            },
-        };
+                (option, JsOption::Value(value)) => b.set(option.name, value).map_err(js_error)?,
+                (option, JsOption::Object) if option.name == "clock" => match convert::shared(v) {
+                    Some(Shared::Clock(clock)) => b.clock(clock),
+                    _ => {
+                        return Err(convert::config(
+                            "clock",
+                            "clock must be a ManualClock, got another object".into(),
+                        ));
+                    }
+                },
+                (_, JsOption::Object) => b,
+            };
+        }
         b.build().map(|inner| Generator { inner }).map_err(js_error)
     }
 

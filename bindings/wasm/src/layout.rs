@@ -265,7 +265,7 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
             "layout",
             format!(
                 "layout must be a preset name, a Layout or an object, got {}",
-                convert::describe(value)
+                convert::arg(value).type_name()
             ),
         ));
     }

@@ -28,15 +28,10 @@ pub struct Sealer {
 
 /// A `Uint8Array` argument, copied into memory that is wiped when dropped.
 fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, JsValue> {
-    value
-        .dyn_ref::<Uint8Array>()
-        .map(|a| Zeroizing::new(a.to_vec()))
-        .ok_or_else(|| {
-            convert::config(
-                field,
-                format!("{field} must be a Uint8Array, got {}", convert::describe(value)),
-            )
-        })
+    match value.dyn_ref::<Uint8Array>() {
+        Some(a) => Ok(Zeroizing::new(a.to_vec())),
+        None => Err(convert::not_bytes(value, field)),
+    }
 }
 
 #[wasm_bindgen]
