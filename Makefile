@@ -52,10 +52,14 @@ RELEASE_SUITES := \
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
 # ---------------------------------------------------------------------------------
 
-# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER).
-SETUP_TEST := setup-rust setup-msrv setup-c setup-python setup-node setup-wasm setup-go setup-java
-SETUP_CI := $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz \
-  setup-postgres setup-faults setup-dist-host
+# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER, several at
+# once). The setups that compile come first, so that the downloads (apt, npm, PyPI,
+# Maven, toolchains) run beside them instead of after them: setup-postgres (cargo
+# install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node (the
+# addon's build).
+SETUP_TEST := setup-rust setup-wasm setup-node setup-msrv setup-c setup-python setup-go setup-java
+SETUP_CI := setup-postgres $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz \
+  setup-faults setup-dist-host
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
 
 .PHONY: all test ci release-check soak lint lint-postgres fmt test-rust bench-rust bench vectors cli \
