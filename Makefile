@@ -145,13 +145,15 @@ fmt:
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
 # The core runs alone first: no cargo features, what the wasm build has.
 # Every debug build of the CLI for a suite (serve, leases through the bindings,
-# PostgreSQL, faults) selects the same packages (FLAKEID_CARGO_PKGS): `-p flakeid-cli`
-# alone turns fewer futures-util features on, and cargo then compiled futures-util
-# and everything above it (hyper, tonic, tokio-postgres, redis, axum,
-# the core) a second time.
+# PostgreSQL, faults, docs) is the same selection with the test targets
+# (FLAKEID_CARGO_PKGS: --all-targets), so that it resolves the features test-rust's
+# build did, dev-dependencies included, and finds it built: a plain `cargo build` of
+# these packages leaves the dev-dependencies out, turns fewer features of serde,
+# tower, tonic, hyper-util and fpe on, and compiled them and every crate of the
+# workspace above them again (CONTRIBUTING.md, "Where the time goes").
 RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
   -p flakeid-faults-driver
-export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS)
+export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust:
 	$(CARGO) test -p flakeid-core --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --all-targets
