@@ -22,13 +22,15 @@ case ${1:-list} in
   list) list ;;
   versions) list | awk '{print $2}' | sort -u ;;
   check)
-    # One `cargo check` per rust-version for the crates that declare it, except
-    # flakeid-core, checked alone too: it has code for its build without features
-    # (cfg(not(feature = "lease")), what wasm builds). The others have no code for
-    # a missing feature, so checking them together checks every line each has alone,
-    # and their dependencies are checked once with one feature set: one by one,
-    # flakeid-lease-net's own features compiled tokio, hyper, tonic and the crates
-    # above them a second time (CONTRIBUTING.md, "Where the time goes").
+    # One `cargo check` per rust-version for the crates that declare it, but
+    # flakeid-core alone: it has code for its build without features
+    # (cfg(not(feature = "lease")), what wasm builds), which the others turn on.
+    # Features only add code to the others (the CLI's code without `serve` is not
+    # built with its default features either), so checking them together checks
+    # every line each checks alone, and their dependencies once, with one feature
+    # set: one by one, flakeid-lease-net's and the server's own features compiled
+    # tokio, hyper, tonic and the crates above them again (CONTRIBUTING.md, "Where
+    # the time goes").
     list | awk '{ print $2, $1 }' | sort -s -k1,1 | awk '
       $2 == "flakeid-core" { print $1, "-p " $2; next }
       { pk[$1] = pk[$1] " -p " $2 } END { for (v in pk) print v, pk[v] }' |
