@@ -91,6 +91,21 @@ class Server:
             self.log.close()
 
 
+def parse_metrics(text):
+    """OpenMetrics text as {family: (type, [(sample name, labels, value)])}."""
+    fams, cur = {}, None
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, typ = line.split(" ", 3)
+            cur = fams.setdefault(name, (typ, []))
+        elif line and not line.startswith("#"):
+            m = re.match(r'^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)', line)
+            labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            v = m.group(3)
+            cur[1].append((m.group(1), labels, float(v) if v not in ("+Inf",) else float("inf")))
+    return fams
+
+
 def ids_of(body):
     return [struct.unpack(">Q", body[i : i + 8])[0] for i in range(0, len(body), 8)]
 
@@ -198,9 +213,63 @@ class Routes(unittest.TestCase):
         text = body.decode()
         issued = int(re.search(r"^flakeid_ids_issued_total (\d+)$", text, re.M).group(1))
         self.assertGreaterEqual(issued, 5)
-        self.assertIn('flakeid_http_requests_total{route="/v1/ids",status="200"}', text)
+        self.assertIn('flakeid_http_requests_total{route="/v1/ids",method="GET",status="200"}', text)
         self.assertIn("flakeid_lease_held 1", text)
-        self.assertIn("flakeid_lease_renew_latency_us 0", text)  # no lease
+        self.assertIn("flakeid_lease_renew_latency_seconds 0.0", text)  # no lease
+
+    def test_metrics_follow_prometheus_conventions(self):
+        c = self.s.conn()
+        for path in ["/v1/ids?n=3", "/v1/id", "/v1/ids?n=0", "/v1/decode/1", "/nope/at/all", "/v1/id?x=1"]:
+            self.s.get(path, conn=c)
+        c.close()
+        text = self.s.get("/metrics")[2].decode()
+        m = parse_metrics(text)
+        # Base units only, counters end in _total, one HELP and TYPE per family.
+        for fam, (typ, samples) in m.items():
+            self.assertNotRegex(fam, r"_(us|ms|micros|millis)$", fam)
+            if typ == "counter":
+                self.assertTrue(all(n == fam + "_total" or n == fam + "_created" for n, _, _ in samples), fam)
+        helps = re.findall(r"^# HELP (\S+)", text, re.M)
+        types = re.findall(r"^# TYPE (\S+)", text, re.M)
+        self.assertEqual(len(helps), len(set(helps)), helps)
+        self.assertEqual(sorted(helps), sorted(types))
+        self.assertEqual(m["flakeid_build"][0], "info")
+        self.assertRegex(text, r'(?m)^flakeid_build_info\{version="\d+\.\d+\.\d+[^"]*"\} 1$')
+        # The latency histogram, in seconds, per route, method and status class.
+        typ, samples = m["flakeid_http_request_duration_seconds"]
+        self.assertEqual(typ, "histogram")
+        def sample(name, **labels):
+            for n, l, v in samples:
+                if n == name and all(l.get(k) == v2 for k, v2 in labels.items()):
+                    yield l, v
+        ok = dict(route="/v1/ids", method="GET", **{"class": "2xx"})
+        bad = dict(route="/v1/ids", method="GET", **{"class": "4xx"})
+        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **ok))[1], 1)
+        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **bad))[1], 1)
+        buckets = sorted(float(l["le"]) for l, _ in sample("flakeid_http_request_duration_seconds_bucket", **ok))
+        self.assertEqual(buckets[0], 0.00005)
+        self.assertEqual(buckets[-1], float("inf"))
+        total = next(sample("flakeid_http_request_duration_seconds_sum", **ok))[1]
+        self.assertGreater(total, 0)
+        self.assertLess(total, 10)  # seconds, not µs
+        # Unknown paths share one label: a scanner does not grow the metrics.
+        self.assertTrue(any(l.get("route") == "other" for _, l, _ in samples))
+        self.assertFalse(any("nope" in l.get("route", "") for _, l, _ in samples))
+        self.assertTrue(any(l.get("route") == "/v1/decode/{id}" for _, l, _ in samples))
+        # The generator's stats (issue 27 §2).
+        self.assertGreaterEqual(m["flakeid_generator_ids_issued"][1][0][2], 4)
+        for fam, typ in [
+            ("flakeid_tick_waits", "counter"),
+            ("flakeid_tick_wait_seconds", "counter"),
+            ("flakeid_lead_seconds", "gauge"),
+            ("flakeid_clock_rollbacks", "counter"),
+            ("flakeid_clock_rollback_max_seconds", "gauge"),
+            ("flakeid_lease_remaining_seconds", "gauge"),
+            ("flakeid_lease_state", "gauge"),
+        ]:
+            self.assertEqual(m[fam][0], typ, fam)
+        states = {l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}
+        self.assertEqual(states, {"none": 1, "held": 0, "unreachable": 0, "lost": 0, "released": 0})
 
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
@@ -876,9 +945,14 @@ def frozen_store(test, url, pid):
         test.assertEqual(s.get("/v1/id")[0], 200)
         # The store's round trip, from the last confirmed renewal: a real, positive time.
         text = s.get("/metrics")[2].decode()
-        renew_us = int(re.search(r"^flakeid_lease_renew_latency_us (\d+)$", text, re.M).group(1))
-        test.assertGreater(renew_us, 0, text)
-        test.assertLess(renew_us, ttl * 1000)
+        renew_s = float(re.search(r"^flakeid_lease_renew_latency_seconds (\S+)$", text, re.M).group(1))
+        test.assertGreater(renew_s, 0, text)
+        test.assertLess(renew_s, ttl / 1000)
+        m = parse_metrics(text)
+        test.assertEqual({l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}["held"], 1)
+        remaining = m["flakeid_lease_remaining_seconds"][1][0][2]
+        test.assertGreater(remaining, 0)
+        test.assertLessEqual(remaining, ttl / 1000)
         frozen = family(pid)
         for p in frozen:
             os.kill(p, signal.SIGSTOP)

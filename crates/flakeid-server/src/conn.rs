@@ -295,6 +295,16 @@ struct ConnService {
     slot: Arc<Slot>,
     /// Bearer tokens are configured: check them (security.rs).
     auth: Option<Arc<crate::security::Security>>,
+    /// Where each answered request is counted and timed (metrics.rs).
+    peer: Peer,
+}
+
+/// The service and the client of one connection, for the metrics.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub svc: Arc<crate::Service>,
+    #[allow(dead_code)]
+    pub addr: std::net::SocketAddr,
 }
 
 /// The longest request target served (a longer one: 414, as JSON).
@@ -306,18 +316,84 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// What the connection's service answers: the router's future, or an error made
 /// before routing.
 #[allow(missing_debug_implementations)] // axum's RouteFuture has no Debug
-enum ConnFuture {
+enum Answer {
     Route(axum::routing::future::RouteFuture<Infallible>),
     Ready(Option<axum::response::Response>),
+}
+
+/// An answer being made, timed from the request's head to the response's head,
+/// and counted when it is ready.
+#[allow(missing_debug_implementations)]
+pub(crate) struct ConnFuture {
+    answer: Answer,
+    started: std::time::Instant,
+    route: &'static str,
+    method: &'static str,
+    peer: Peer,
 }
 
 impl std::future::Future for ConnFuture {
     type Output = Result<axum::response::Response, Infallible>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            ConnFuture::Route(f) => Pin::new(f).poll(cx),
-            ConnFuture::Ready(r) => Poll::Ready(Ok(r.take().unwrap_or_default())),
+        let this = self.get_mut();
+        let r = match &mut this.answer {
+            Answer::Route(f) => std::task::ready!(Pin::new(f).poll(cx)),
+            Answer::Ready(r) => Ok(r.take().unwrap_or_default()),
+        };
+        if let Ok(resp) = &r {
+            let took = this.started.elapsed().as_secs_f64();
+            this.peer
+                .svc
+                .metrics
+                .observe(this.route, this.method, resp.status().as_u16(), took);
         }
+        Poll::Ready(r)
+    }
+}
+
+/// The route label of a path: the route's pattern, a gRPC method's path, or
+/// `other` (unknown paths are not labels: a scanner must not grow the metrics).
+pub(crate) fn route_of(path: &str) -> &'static str {
+    const EXACT: &[&str] = &[
+        "/v1/id",
+        "/v1/ids",
+        "/v1/layout",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/flakeid.v1.Flakeid/Next",
+        "/flakeid.v1.Flakeid/Batch",
+        "/flakeid.v1.Flakeid/Stream",
+        "/flakeid.v1.Flakeid/Unseal",
+        "/grpc.health.v1.Health/Check",
+        "/grpc.health.v1.Health/Watch",
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ];
+    if let Some(r) = EXACT.iter().find(|r| **r == path) {
+        return r;
+    }
+    match path.rsplit_once('/') {
+        Some(("/v1/decode", id)) if !id.is_empty() => "/v1/decode/{id}",
+        Some(("/v1/unseal", id)) if !id.is_empty() => "/v1/unseal/{id}",
+        _ => "other",
+    }
+}
+
+/// The method label: the methods HTTP defines, else `other`.
+fn method_of(m: &axum::http::Method) -> &'static str {
+    match m.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "OPTIONS" => "OPTIONS",
+        "PATCH" => "PATCH",
+        "TRACE" => "TRACE",
+        "CONNECT" => "CONNECT",
+        _ => "other",
     }
 }
 
@@ -355,16 +431,26 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         self.slot.served();
-        if let Some(r) = oversized(&req) {
-            return ConnFuture::Ready(Some(r));
-        }
-        if let Some(auth) = &self.auth
+        let started = std::time::Instant::now();
+        let route = route_of(req.uri().path());
+        let method = method_of(req.method());
+        let answer = if let Some(r) = oversized(&req) {
+            Answer::Ready(Some(r))
+        } else if let Some(auth) = &self.auth
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
-            return ConnFuture::Ready(Some(r));
+            Answer::Ready(Some(r))
+        } else {
+            let mut app = self.app.clone();
+            Answer::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
+        };
+        ConnFuture {
+            answer,
+            started,
+            route,
+            method,
+            peer: self.peer.clone(),
         }
-        let mut app = self.app.clone();
-        ConnFuture::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
     }
 }
 
@@ -391,21 +477,22 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
 pub(crate) async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: Router,
+    svc: Arc<crate::Service>,
     security: Arc<crate::security::Security>,
-    limits: Limits,
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
 ) -> bool {
+    let limits = svc.config.limits.clone();
     let builder = Arc::new(builder(&limits));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut last_accept_warning: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, addr) = tokio::select! {
             () = &mut shutdown => break,
             r = listener.accept() => match r {
-                Ok((tcp, _)) => tcp,
+                Ok((tcp, addr)) => (tcp, addr),
                 Err(e) => {
                     // Out of descriptors (or another transient error): keep serving
                     // the open connections and retry shortly; warn at most once a second.
@@ -426,6 +513,7 @@ pub(crate) async fn accept_loop(
         tokio::spawn(serve_conn(
             builder.clone(),
             app.clone(),
+            Peer { svc: svc.clone(), addr },
             security.clone(),
             tcp,
             slot,
@@ -438,9 +526,11 @@ pub(crate) async fn accept_loop(
     tokio::time::timeout(drain, conns.wait_empty()).await.is_ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn serve_conn(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
+    peer: Peer,
     security: Arc<crate::security::Security>,
     tcp: TcpStream,
     slot: Slot,
@@ -454,7 +544,18 @@ async fn serve_conn(
     };
     let auth = security.has_tokens().then(|| security.clone());
     let Some(tls) = security.tls() else {
-        return drive(builder, app, auth, TokioIo::new(metered), slot, progress, limits, stop).await;
+        return drive(
+            builder,
+            app,
+            peer,
+            auth,
+            TokioIo::new(metered),
+            slot,
+            progress,
+            limits,
+            stop,
+        )
+        .await;
     };
     // The handshake counts against the header-read timeout; eviction ends it too.
     let started = tokio::time::Instant::now();
@@ -471,13 +572,14 @@ async fn serve_conn(
         },
         () = state.evict.notified() => return,
     };
-    drive(builder, app, auth, TokioIo::new(io), slot, progress, limits, stop).await;
+    drive(builder, app, peer, auth, TokioIo::new(io), slot, progress, limits, stop).await;
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn drive<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
+    peer: Peer,
     auth: Option<Arc<crate::security::Security>>,
     io: TokioIo<I>,
     slot: Slot,
@@ -489,7 +591,7 @@ async fn drive<I>(
 {
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let service = ConnService { app, slot, auth };
+    let service = ConnService { app, slot, auth, peer };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     let started = Instant::now();

@@ -64,7 +64,7 @@ impl Grpc {
         self.svc
             .metrics
             .grpc
-            .get_or_create(&crate::RpcLabels { rpc, code })
+            .get_or_create(&crate::metrics::RpcLabels { rpc, code })
             .inc();
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod conn;
 pub mod lease;
+pub mod metrics;
 pub mod security;
 pub mod time;
 
@@ -20,11 +21,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use flakeid_core::{Error, ErrorKind, Generator, Layout, LeaseState, Parts};
 use flakeid_seal::Sealer;
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::future::Future;
@@ -100,85 +96,6 @@ impl Config {
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RouteLabels {
-    route: &'static str,
-    status: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct KindLabels {
-    kind: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RpcLabels {
-    rpc: &'static str,
-    code: u16,
-}
-
-#[derive(Debug)]
-struct Metrics {
-    registry: Registry,
-    issued: Counter,
-    requests: Family<RouteLabels, Counter>,
-    errors: Family<KindLabels, Counter>,
-    grpc: Family<RpcLabels, Counter>,
-    lease_held: Gauge,
-    lease_renew_us: Gauge,
-    ahead_ms: Gauge,
-    sealing: Gauge,
-}
-
-impl Metrics {
-    fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("flakeid");
-        let issued = Counter::default();
-        let requests = Family::<RouteLabels, Counter>::default();
-        let errors = Family::<KindLabels, Counter>::default();
-        let grpc = Family::<RpcLabels, Counter>::default();
-        let lease_held = Gauge::default();
-        let lease_renew_us = Gauge::default();
-        let ahead_ms = Gauge::default();
-        let sealing = Gauge::default();
-        registry.register("ids_issued", "IDs issued", issued.clone());
-        registry.register("http_requests", "HTTP requests by route and status", requests.clone());
-        registry.register("errors", "Error responses by kind", errors.clone());
-        registry.register("grpc_calls", "gRPC calls by method and status code", grpc.clone());
-        registry.register(
-            "lease_held",
-            "1 while the node id is held (always 1 without a lease)",
-            lease_held.clone(),
-        );
-        registry.register(
-            "lease_renew_latency_us",
-            "Round trip of the lease's last confirmed renewal, in microseconds (0 without a lease)",
-            lease_renew_us.clone(),
-        );
-        registry.register(
-            "ahead_ms",
-            "How far the last issued ID's time runs ahead of the clock (borrow mode), in ms",
-            ahead_ms.clone(),
-        );
-        registry.register(
-            "sealing",
-            "1 when issued IDs are sealed (--seal-key-file), else 0",
-            sealing.clone(),
-        );
-        Metrics {
-            registry,
-            issued,
-            requests,
-            errors,
-            grpc,
-            lease_held,
-            lease_renew_us,
-            ahead_ms,
-            sealing,
-        }
-    }
-}
-
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
@@ -188,7 +105,7 @@ pub struct Service {
     config: Config,
     /// The lease supervisor's record (lease.rs): how long without a held lease.
     lease: lease::Watch,
-    metrics: Metrics,
+    metrics: metrics::Metrics,
     draining: AtomicBool,
     /// The open connections, once serving (for the metrics).
     conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
@@ -215,15 +132,17 @@ impl Service {
                 ),
             });
         }
-        let metrics = Metrics::new();
-        metrics.sealing.set(i64::from(config.sealer.is_some()));
-        Ok(Arc::new(Service {
-            generator: std::sync::RwLock::new(Arc::new(generator)),
-            lease: lease::Watch::default(),
-            config,
-            metrics,
-            draining: AtomicBool::new(false),
-            conns: std::sync::Mutex::new(None),
+        Ok(Arc::new_cyclic(|me| {
+            let metrics = metrics::Metrics::new(me.clone());
+            metrics.sealing.set(i64::from(config.sealer.is_some()));
+            Service {
+                generator: std::sync::RwLock::new(Arc::new(generator)),
+                lease: lease::Watch::default(),
+                config,
+                metrics,
+                draining: AtomicBool::new(false),
+                conns: std::sync::Mutex::new(None),
+            }
         }))
     }
 
@@ -284,7 +203,9 @@ impl Service {
         if self.is_draining() {
             return Err(new);
         }
-        Ok(std::mem::replace(&mut *g, new))
+        let old = std::mem::replace(&mut *g, new);
+        self.metrics.retire(&old);
+        Ok(old)
     }
 
     /// Why the process counts as not live (`/healthz` 503): a leased service that
@@ -465,7 +386,7 @@ pub async fn serve(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(listener, app, security, limits, conns, shutdown, DRAIN_TIMEOUT).await {
+    if !conn::accept_loop(listener, app, service.clone(), security, conns, shutdown, DRAIN_TIMEOUT).await {
         tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
     }
     service.shutdown();
@@ -553,26 +474,16 @@ impl ApiError {
     }
 }
 
-fn count(svc: &Service, route: &'static str, status: StatusCode) {
-    svc.metrics
-        .requests
-        .get_or_create(&RouteLabels {
-            route,
-            status: status.as_u16(),
-        })
-        .inc();
-}
-
-/// Records a finished request in the metrics and turns it into a response.
-fn finish(svc: &Service, route: &'static str, result: Result<Response, ApiError>) -> Response {
+/// Records an error response in the metrics (requests and their latency are
+/// counted for every route in conn.rs) and turns the result into a response.
+fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
     match result {
-        Ok(r) => {
-            count(svc, route, r.status());
-            r
-        }
+        Ok(r) => r,
         Err(e) => {
-            count(svc, route, e.status);
-            svc.metrics.errors.get_or_create(&KindLabels { kind: e.kind }).inc();
+            svc.metrics
+                .errors
+                .get_or_create(&metrics::KindLabels { kind: e.kind })
+                .inc();
             e.into_response()
         }
     }
@@ -697,7 +608,7 @@ async fn one_id(
         svc.issue(&mut id)?;
         Ok(one_id_response(json, id[0]))
     })();
-    finish(&svc, "/v1/id", result)
+    finish(&svc, result)
 }
 
 /// The form of a one-ID answer (`/v1/id`, `/v1/unseal`): `?format=text|json`, else
@@ -740,7 +651,7 @@ async fn many_ids(
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
     let result = many_ids_inner(&svc, method == Method::HEAD, &headers, q).await;
-    finish(&svc, "/v1/ids", result)
+    finish(&svc, result)
 }
 
 async fn many_ids_inner(
@@ -919,7 +830,7 @@ async fn decode_id(
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
         Ok(typed("application/json", format!("{}\n", parts_json(layout, id, &p))))
     })();
-    finish(&svc, "/v1/decode", result)
+    finish(&svc, result)
 }
 
 /// `GET /v1/unseal/{id}`: the plain ID a sealed one stands for, in the forms of
@@ -943,7 +854,7 @@ async fn unseal_id(
         r.headers_mut().insert(header::VARY, HeaderValue::from_static("Accept"));
         Ok(r)
     })();
-    finish(&svc, "/v1/unseal", result)
+    finish(&svc, result)
 }
 
 fn lease_text(g: &Generator) -> String {
@@ -969,7 +880,7 @@ async fn layout_info(State(svc): State<Shared>) -> Response {
         svc.lease.releases.load(Ordering::Relaxed),
         svc.config.max_batch,
     );
-    finish(&svc, "/v1/layout", Ok(typed("application/json", body)))
+    finish(&svc, Ok(typed("application/json", body)))
 }
 
 async fn healthz(State(svc): State<Shared>) -> Response {
@@ -977,7 +888,7 @@ async fn healthz(State(svc): State<Shared>) -> Response {
         None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
         Some(why) => Err(ApiError::unavailable("not_live", why)),
     };
-    finish(&svc, "/healthz", result)
+    finish(&svc, result)
 }
 
 async fn readyz(State(svc): State<Shared>) -> Response {
@@ -985,25 +896,19 @@ async fn readyz(State(svc): State<Shared>) -> Response {
         None => Ok(typed("text/plain; charset=utf-8", "ready\n")),
         Some(why) => Err(ApiError::unavailable("not_ready", why)),
     };
-    finish(&svc, "/readyz", result)
+    finish(&svc, result)
 }
 
 async fn metrics(State(svc): State<Shared>) -> Response {
-    let g = &*svc.generator();
-    svc.metrics
-        .lease_held
-        .set(i64::from(matches!(g.lease_state(), None | Some(LeaseState::Held))));
-    let renew_us = g.lease_renew_latency_us().unwrap_or(0);
-    svc.metrics
-        .lease_renew_us
-        .set(i64::try_from(renew_us).unwrap_or(i64::MAX));
-    let now = flakeid_core::precise_now_ms();
-    let ahead = g.last_issued_ms().map_or(0, |t| t.saturating_sub(now));
-    svc.metrics.ahead_ms.set(i64::try_from(ahead).unwrap_or(i64::MAX));
-    count(&svc, "/metrics", StatusCode::OK);
     let mut body = String::new();
     if let Err(e) = prometheus_client::encoding::text::encode(&mut body, &svc.metrics.registry) {
-        return ApiError::unavailable("internal", format!("metrics encoding failed: {e}")).into_response();
+        return finish(
+            &svc,
+            Err(ApiError::unavailable(
+                "internal",
+                format!("metrics encoding failed: {e}"),
+            )),
+        );
     }
     typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
 }
@@ -1016,7 +921,7 @@ async fn not_found(State(svc): State<Shared>) -> Response {
         message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics)"
             .into(),
     };
-    finish(&svc, "other", Err(e))
+    finish(&svc, Err(e))
 }
 
 async fn not_allowed(State(svc): State<Shared>) -> Response {
@@ -1026,7 +931,7 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
         parameter: Some("method"),
         message: "only GET and HEAD are served here".into(),
     };
-    let mut r = finish(&svc, "other", Err(e));
+    let mut r = finish(&svc, Err(e));
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
     r
