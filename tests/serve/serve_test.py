@@ -271,6 +271,25 @@ class Routes(unittest.TestCase):
         states = {l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}
         self.assertEqual(states, {"none": 1, "held": 0, "unreachable": 0, "lost": 0, "released": 0})
 
+    def test_grpc_health_and_reflection(self):
+        self.assertEqual(health(self.s.port), (0, 1))  # SERVING
+        self.assertEqual(health(self.s.port, "flakeid.v1.Flakeid"), (0, 1))
+        self.assertEqual(health(self.s.port, "no.such.Service")[0], 5)  # NOT_FOUND
+        # ServerReflectionInfo, v1 and v1alpha: list_services (field 7) names them all.
+        for v in ("v1", "v1alpha"):
+            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                                         b"\x3a\x00")
+            self.assertEqual(status, 0, v)
+            for name in (b"flakeid.v1.Flakeid", b"grpc.health.v1.Health"):
+                self.assertIn(name, reply, v)
+            # file_containing_symbol (field 4): the descriptor of flakeid.proto.
+            sym = b"flakeid.v1.Flakeid"
+            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                                         b"\x22" + bytes([len(sym)]) + sym)
+            self.assertEqual(status, 0, v)
+            self.assertIn(b"flakeid.proto", reply, v)
+            self.assertIn(b"StreamRequest", reply, v)
+
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
         out = subprocess.run(
@@ -406,19 +425,43 @@ SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "v
 def grpc_call(port, method, message=b""):
     """One unary gRPC call over h2c with curl: the response message, or the
     grpc-status and grpc-message trailers of a refusal."""
+    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message)
+
+
+def grpc_path(port, path, message=b""):
+    """One gRPC call (unary, or a stream of one request) to `path` over h2c with
+    curl: (grpc-status, the first response message, the headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
         f.write(b"\0" + struct.pack(">I", len(message)) + message)
     out = subprocess.run(
         ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
          "-H", "content-type: application/grpc", "-H", "te: trailers",
-         "--data-binary", "@" + body, f"http://127.0.0.1:{port}/flakeid.v1.Flakeid/{method}"],
+         "--data-binary", "@" + body, f"http://127.0.0.1:{port}{path}"],
         capture_output=True, check=True,
     ).stdout.decode().lower()
     status = int(re.search(r"grpc-status: (\d+)", out).group(1))
     with open(body + ".out", "rb") as f:
         reply = f.read()
     return status, reply[5:], out
+
+
+def health(port, service=""):
+    """grpc.health.v1.Health/Check: (grpc-status, serving status: 1 SERVING, 2 NOT_SERVING)."""
+    name = service.encode()
+    msg = b"\x0a" + bytes([len(name)]) + name if name else b""
+    status, reply, _ = grpc_path(port, "/grpc.health.v1.Health/Check", msg)
+    return status, (reply[1] if reply[:1] == b"\x08" else 0)
+
+
+def wait_health(port, want, seconds=2):
+    """Polls Check (both names) until both report `want`; the last statuses."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = [health(port, n) for n in ("", "flakeid.v1.Flakeid")]
+        if got == [(0, want)] * 2 or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
 
 
 def fixed64s(field_bytes):
@@ -793,6 +836,40 @@ def frame(kind, flags, stream, payload):
     return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
 
 
+def h2_grpc_stream_then_ping(port, seconds):
+    """An h2c connection that starts an endless gRPC `Stream`, never reads it (no
+    WINDOW_UPDATE), and keeps the connection busy with a PING every 0.1 s: the
+    connection-idle timeout never fires. Returns (seconds until the server closed
+    the connection or None, bytes received)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+    path = b"/flakeid.v1.Flakeid/Stream"
+    block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+             + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+    c.sendall(frame(4, 1, 0, b"") + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+    c.settimeout(0.1)
+    t0 = time.monotonic()
+    data = b""
+    try:
+        while time.monotonic() - t0 < seconds:
+            try:
+                chunk = c.recv(1 << 20)
+                if not chunk:
+                    return time.monotonic() - t0, data
+                data += chunk
+            except socket.timeout:
+                pass
+            except ConnectionResetError:  # closed with our PINGs unread: a reset
+                return time.monotonic() - t0, data
+            try:
+                c.sendall(frame(6, 0, 0, b"\0" * 8))
+            except OSError:
+                return time.monotonic() - t0, data
+        return None, data
+    finally:
+        c.close()
+
+
 class Limits(unittest.TestCase):
     """Issue 21: no client can hold the server's connections, file descriptors,
     streams or memory; /healthz and a fresh client keep being served."""
@@ -863,6 +940,20 @@ class Limits(unittest.TestCase):
             self.assertLess(grown, 25_000, f"RSS grew {grown} kB")
             for c in conns:
                 c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_stalled_stream_on_a_busy_connection_is_closed(self):
+        # The connection stays busy (PINGs), so only the stream-idle timeout can end it.
+        s = Server("--node", "1", "--idle-timeout-ms", "60000", "--stream-idle-timeout-ms", "1000")
+        try:
+            took, data = h2_grpc_stream_then_ping(s.port, 6)
+            self.assertIsNotNone(took, "a stalled gRPC stream kept its busy connection open for 6 s")
+            self.assertGreater(took, 0.9)
+            self.assertLess(took, 4)
+            self.assertGreater(len(data), 60_000)  # the stream did flow until the window ran out
+            self.assertIn("made no room", s.logs())
+            self.assert_served(s)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
@@ -953,6 +1044,7 @@ def frozen_store(test, url, pid):
         remaining = m["flakeid_lease_remaining_seconds"][1][0][2]
         test.assertGreater(remaining, 0)
         test.assertLessEqual(remaining, ttl / 1000)
+        test.assertEqual(wait_health(s.port, 1), [(0, 1)] * 2)
         frozen = family(pid)
         for p in frozen:
             os.kill(p, signal.SIGSTOP)
@@ -975,6 +1067,8 @@ def frozen_store(test, url, pid):
             test.assertEqual(s.get("/v1/ids?n=10")[0], 503)
             test.assertEqual(s.get("/healthz")[0], 200)
             test.assertEqual(s.json("/v1/layout")[1]["lease"], "unreachable")
+            # grpc.health.v1 follows readiness: NOT_SERVING within its 100 ms poll.
+            test.assertEqual(wait_health(s.port, 2, 1), [(0, 2)] * 2)
         finally:
             for p in frozen:
                 os.kill(p, signal.SIGCONT)
@@ -983,6 +1077,7 @@ def frozen_store(test, url, pid):
         while s.get("/readyz")[0] != 200 and time.monotonic() < deadline:
             time.sleep(0.05)
         test.assertEqual(s.get("/v1/id")[0], 200)
+        test.assertEqual(wait_health(s.port, 1, 1), [(0, 1)] * 2)
     finally:
         test.assertEqual(s.stop(), 0, s.logs())
 

@@ -51,6 +51,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant (serve's options) costs
+// nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print new IDs, one per line
@@ -216,6 +219,10 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
+    /// Close the connection of a streamed response (gRPC Stream, large /v1/ids)
+    /// whose client makes no room for it this long (default 30000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub stream_idle_timeout_ms: Option<u64>,
     /// Serve TLS with this PEM certificate chain (reloaded when the file changes)
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,

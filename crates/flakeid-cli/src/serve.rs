@@ -151,6 +151,9 @@ fn limits(args: &ServeArgs) -> Limits {
         max_streams: args.max_streams.map_or(d.max_streams, clamp32),
         stream_window: args.stream_window.map_or(d.stream_window, clamp32),
         connection_window: args.connection_window.map_or(d.connection_window, clamp32),
+        stream_idle_timeout: args
+            .stream_idle_timeout_ms
+            .map_or(d.stream_idle_timeout, Duration::from_millis),
     }
 }
 

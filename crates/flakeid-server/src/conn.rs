@@ -61,6 +61,11 @@ pub struct Limits {
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
+    /// A streamed response (gRPC `Stream`, a large `/v1/ids`) whose client has
+    /// had no room for its next chunk this long gets its connection closed (GOAWAY,
+    /// then closed 1 s later), even while other requests keep the connection
+    /// busy. Default 30 s.
+    pub stream_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -72,6 +77,7 @@ impl Default for Limits {
             max_streams: 32,
             stream_window: 64 * 1024,
             connection_window: 1024 * 1024,
+            stream_idle_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -85,8 +91,8 @@ impl Limits {
     }
 
     pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() {
-            return Err("the header-read and idle timeouts must be positive".into());
+        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() || self.stream_idle_timeout.is_zero() {
+            return Err("the header-read, idle and stream-idle timeouts must be positive".into());
         }
         if self.max_connections == 0 || self.max_streams == 0 {
             return Err("max_connections and max_streams must be at least 1".into());
@@ -230,6 +236,72 @@ impl Drop for Slot {
     }
 }
 
+/// The streamed responses of one connection, and since when each has waited for
+/// its client to make room for its next chunk ([`Limits::stream_idle_timeout`]).
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    inner: Mutex<(u64, HashMap<u64, Option<std::time::Instant>>)>,
+}
+
+impl Streams {
+    fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u64, Option<std::time::Instant>>)> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new streamed response on this connection.
+    pub(crate) fn open(self: &Arc<Self>) -> StreamTicket {
+        let mut inner = self.lock();
+        let id = inner.0;
+        inner.0 += 1;
+        inner.1.insert(id, None);
+        StreamTicket {
+            streams: self.clone(),
+            id,
+        }
+    }
+
+    /// How long the longest-waiting stream has waited (zero: none waits).
+    fn longest_wait(&self) -> Duration {
+        let now = std::time::Instant::now();
+        self.lock()
+            .1
+            .values()
+            .flatten()
+            .map(|t| now.saturating_duration_since(*t))
+            .max()
+            .unwrap_or_default()
+    }
+}
+
+/// One streamed response's place in its connection's [`Streams`].
+#[derive(Debug)]
+pub(crate) struct StreamTicket {
+    streams: Arc<Streams>,
+    id: u64,
+}
+
+impl StreamTicket {
+    /// A chunk was handed over: the stream now waits for the client to want more.
+    pub(crate) fn waiting(&self) {
+        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
+            *w = Some(std::time::Instant::now());
+        }
+    }
+
+    /// The next chunk was asked for (the client had room).
+    pub(crate) fn polled(&self) {
+        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
+            *w = None;
+        }
+    }
+}
+
+impl Drop for StreamTicket {
+    fn drop(&mut self) {
+        self.streams.lock().1.remove(&self.id);
+    }
+}
+
 /// A TCP stream that counts its reads and writes that moved bytes, for the idle
 /// timeout.
 #[derive(Debug)]
@@ -297,13 +369,15 @@ struct ConnService {
     auth: Option<Arc<crate::security::Security>>,
     /// Where each answered request is counted and timed (metrics.rs).
     peer: Peer,
+    /// The connection's streamed responses (passed to handlers in the request's
+    /// extensions).
+    streams: Arc<Streams>,
 }
 
 /// The service and the client of one connection, for the metrics.
 #[derive(Debug, Clone)]
 pub(crate) struct Peer {
     pub svc: Arc<crate::Service>,
-    #[allow(dead_code)]
     pub addr: std::net::SocketAddr,
 }
 
@@ -442,7 +516,9 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Answer::Ready(Some(r))
         } else {
             let mut app = self.app.clone();
-            Answer::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
+            let mut req = req.map(Body::new);
+            req.extensions_mut().insert(self.streams.clone());
+            Answer::Route(tower_service::Service::call(&mut app, req))
         };
         ConnFuture {
             answer,
@@ -591,11 +667,26 @@ async fn drive<I>(
 {
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let service = ConnService { app, slot, auth, peer };
+    let streams = Arc::new(Streams::default());
+    let addr = peer.addr;
+    let service = ConnService {
+        app,
+        slot,
+        auth,
+        peer,
+        streams: streams.clone(),
+    };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     let started = Instant::now();
-    let tick = (limits.header_read_timeout.min(limits.idle_timeout) / 4).max(Duration::from_millis(50));
+    let tick = (limits
+        .header_read_timeout
+        .min(limits.idle_timeout)
+        .min(limits.stream_idle_timeout)
+        / 4)
+    .max(Duration::from_millis(50));
+    // Set when a stalled stream made us close the connection (GOAWAY).
+    let mut stalled: Option<Instant> = None;
     let mut last_progress = (0u64, started);
     let mut closing: Option<Instant> = None;
     let mut stopping = *stop.borrow();
@@ -618,6 +709,22 @@ async fn drive<I>(
                     && now.duration_since(started) >= limits.header_read_timeout
                 {
                     return; // no complete request in time: a slow or silent client
+                }
+                match stalled {
+                    None => {
+                        let waited = streams.longest_wait();
+                        if waited >= limits.stream_idle_timeout {
+                            tracing::info!(
+                                peer = %addr,
+                                "a streamed response's client made no room for {waited:?}: closing its connection"
+                            );
+                            conn.as_mut().graceful_shutdown();
+                            stalled = Some(now);
+                        }
+                    }
+                    // A second after GOAWAY: the stalled stream never lets it finish.
+                    Some(t) if now.duration_since(t) >= Duration::from_secs(1) => return,
+                    Some(_) => {}
                 }
                 let p = progress.load(Ordering::Relaxed);
                 if p != last_progress.0 {

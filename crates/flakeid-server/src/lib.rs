@@ -109,6 +109,8 @@ pub struct Service {
     draining: AtomicBool,
     /// The open connections, once serving (for the metrics).
     conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
+    /// `grpc.health.v1`: the statuses, and the service that answers them.
+    health: (tonic_health::server::HealthReporter, grpc::HealthServer),
 }
 
 type Shared = Arc<Service>;
@@ -142,6 +144,7 @@ impl Service {
                 metrics,
                 draining: AtomicBool::new(false),
                 conns: std::sync::Mutex::new(None),
+                health: grpc::health(),
             }
         }))
     }
@@ -271,6 +274,8 @@ pub(crate) struct IdChunks {
     chunk: usize,
     pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
     failed: bool,
+    /// The stream's place in its connection's stalled-stream watch (conn.rs).
+    ticket: Option<conn::StreamTicket>,
 }
 
 impl std::fmt::Debug for IdChunks {
@@ -283,7 +288,14 @@ impl std::fmt::Debug for IdChunks {
 }
 
 impl IdChunks {
-    pub(crate) fn new(svc: Arc<Service>, total: Option<u64>, chunk: usize) -> IdChunks {
+    /// `streams`: the connection's streamed responses (the request's extension),
+    /// for the stream-idle timeout.
+    pub(crate) fn new(
+        svc: Arc<Service>,
+        total: Option<u64>,
+        chunk: usize,
+        streams: Option<&Arc<conn::Streams>>,
+    ) -> IdChunks {
         IdChunks {
             generator: svc.generator(),
             svc,
@@ -291,6 +303,7 @@ impl IdChunks {
             chunk: chunk.max(1),
             pending: None,
             failed: false,
+            ticket: streams.map(conn::Streams::open),
         }
     }
 }
@@ -304,6 +317,9 @@ impl tokio_stream::Stream for IdChunks {
     ) -> std::task::Poll<Option<Self::Item>> {
         use std::task::Poll;
         let this = &mut *self;
+        if let Some(t) = &this.ticket {
+            t.polled();
+        }
         if this.failed {
             return Poll::Ready(None);
         }
@@ -334,6 +350,9 @@ impl tokio_stream::Stream for IdChunks {
         if let Err(e) = &item {
             tracing::warn!("response cut short: {}", e.message);
         }
+        if let Some(t) = &this.ticket {
+            t.waiting();
+        }
         Poll::Ready(Some(item))
     }
 }
@@ -346,10 +365,12 @@ impl Drop for IdChunks {
     }
 }
 
-/// The HTTP routes and the gRPC service (`/flakeid.v1.Flakeid/*`) of a service.
+/// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
+/// `grpc.health.v1` and server reflection.
 pub fn router(service: Arc<Service>) -> Router {
-    Router::new()
+    let app = Router::new()
         .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
+        .route_service("/grpc.health.v1.Health/{*method}", service.health.1.clone())
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode/{id}", get(decode_id))
@@ -360,7 +381,11 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/metrics", get(metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
-        .with_state(service)
+        .with_state(service);
+    match grpc::reflection() {
+        Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
+        None => app,
+    }
 }
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
@@ -378,6 +403,8 @@ pub async fn serve(
         tokio::spawn(security.clone().watch());
     }
     let limits = service.config.limits.clone();
+    let ready = grpc::set_health(&service).await;
+    tokio::spawn(grpc::watch_health(Arc::downgrade(&service), ready));
     let conns = conn::Conns::new(limits.connection_cap());
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
@@ -648,9 +675,11 @@ async fn many_ids(
     State(svc): State<Shared>,
     method: Method,
     headers: HeaderMap,
+    streams: Option<axum::Extension<Arc<conn::Streams>>>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, q).await;
+    let streams = streams.as_ref().map(|e| &e.0);
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, streams, q).await;
     finish(&svc, result)
 }
 
@@ -658,6 +687,7 @@ async fn many_ids_inner(
     svc: &Shared,
     head: bool,
     headers: &HeaderMap,
+    streams: Option<&Arc<conn::Streams>>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
@@ -707,7 +737,7 @@ async fn many_ids_inner(
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK);
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, streams);
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
         r.map(|ids| {
