@@ -301,6 +301,61 @@ class Routes(unittest.TestCase):
         self.assertEqual(self.node_of(int(out[0])), 7)
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout",
+          "/healthz", "/readyz", "/metrics", "/openapi.json"]
+
+
+class OpenApi(unittest.TestCase):
+    """/openapi.json describes every route, and schemathesis (PyPI, pinned; installed
+    by scripts/setup-serve.sh) finds nothing against the running server: plain,
+    and sealed (where /v1/unseal answers 200)."""
+
+    def schemathesis(self, s):
+        venv = os.environ.get("FLAKEID_SERVE_VENV", os.path.join(HERE, "..", "..", "target", "serve-venv"))
+        out = subprocess.run(
+            [os.path.join(venv, "bin", "schemathesis"), "--config-file", os.path.join(HERE, "schemathesis.toml"),
+             "--no-color", "run", f"http://127.0.0.1:{s.port}/openapi.json"],
+            capture_output=True, text=True, timeout=600, cwd=WORK,  # its .schemathesis/ cache too
+        )
+        self.assertEqual(out.returncode, 0, out.stdout[-6000:] + out.stderr[-2000:])
+        # Every operation but /openapi.json itself, which schemathesis leaves out.
+        ops = re.search(r"Operations:\s+(\d+) selected / (\d+) total", out.stdout)
+        self.assertEqual((ops.group(1), ops.group(2)), (str(len(ROUTES) - 1),) * 2, out.stdout)
+
+    def test_document_lists_every_route(self):
+        s = Server("--node", "3", "--max-batch", "777")
+        try:
+            st, ct, body = s.get("/openapi.json")
+            self.assertEqual((st, ct), (200, "application/json"))
+            doc = json.loads(body)
+            self.assertTrue(doc["openapi"].startswith("3."))
+            self.assertEqual(sorted(doc["paths"]), sorted(ROUTES))
+            n = doc["paths"]["/v1/ids"]["get"]["parameters"][0]
+            self.assertEqual((n["name"], n["schema"]["maximum"]), ("n", 777))  # this server's --max-batch
+            for path in ROUTES:
+                self.assertNotEqual(s.get(path.replace("{id}", "1"))[0], 404, path)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_schemathesis_plain(self):
+        s = Server("--node", "3", "--max-batch", "1000")
+        try:
+            self.schemathesis(s)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_schemathesis_sealed(self):
+        key = os.path.join(WORK, "openapi-seal.key")
+        with open(key, "w") as f:
+            f.write(SEAL_KEY + "\n")
+        s = Server("--node", "3", "--max-batch", "1000", "--seal-key-file", key)
+        try:
+            self.schemathesis(s)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+
 class Semantics(unittest.TestCase):
     """Issue 21 points 6-8: HTTP semantics, messages, and decode's one rule."""
 

@@ -185,8 +185,8 @@ pub struct DecodeArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics; \
-gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal. SIGTERM/SIGINT drains, releases the lease and exits 0; \
+    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics, \
+/openapi.json; gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal, grpc.health.v1 and reflection. SIGTERM/SIGINT drains, releases the lease and exits 0; \
 a lease taken over by another holder drains and exits 1 (a supervisor starts a fresh replica)."
 )]
 pub struct ServeArgs {

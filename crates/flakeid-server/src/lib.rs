@@ -149,6 +149,12 @@ impl Service {
         }))
     }
 
+    /// The OpenAPI document this service serves at `/openapi.json`: [`OPENAPI`]
+    /// with its own `--max-batch`.
+    pub fn openapi(&self) -> String {
+        OPENAPI.replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", self.config.max_batch), 1)
+    }
+
     /// Whether issued IDs are sealed ([`Config::sealer`]).
     pub fn is_sealing(&self) -> bool {
         self.config.sealer.is_some()
@@ -379,6 +385,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(service);
@@ -943,12 +950,25 @@ async fn metrics(State(svc): State<Shared>) -> Response {
     typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
 }
 
+/// The OpenAPI 3 description of every HTTP route: written by hand, kept here
+/// only, checked against the running server by schemathesis (tests/serve). The
+/// largest `n` of `/v1/ids` in it is [`DEFAULT_MAX_BATCH`]; a service serves its
+/// own ([`Service::openapi`]).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The one place in [`OPENAPI`] that names the largest `n`.
+const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
+
+async fn openapi(State(svc): State<Shared>) -> Response {
+    typed("application/json", svc.openapi())
+}
+
 async fn not_found(State(svc): State<Shared>) -> Response {
     let e = ApiError {
         status: StatusCode::NOT_FOUND,
         kind: "not_found",
         parameter: Some("path"),
-        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics)"
+        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics, /openapi.json)"
             .into(),
     };
     finish(&svc, Err(e))
@@ -965,4 +985,13 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_openapi_document_names_the_largest_n_once() {
+        assert_eq!(super::DEFAULT_MAX_BATCH, 100_000);
+        assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+    }
 }
