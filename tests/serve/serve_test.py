@@ -31,10 +31,12 @@ class Server:
     def __init__(self, *args, env=None, nofile=None):
         self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
         self.log = open(self.log_path, "w")
+        self.out_path = self.log_path + ".out"
+        self.out = open(self.out_path, "w")
         full_env = dict(os.environ, **(env or {}))
         self.proc = subprocess.Popen(
             [BIN, "serve", "--listen", "127.0.0.1:0", *args],
-            stdout=subprocess.DEVNULL,
+            stdout=self.out,
             stderr=self.log,
             env=full_env,
             preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None,
@@ -89,6 +91,11 @@ class Server:
             return self.proc.wait(timeout)
         finally:
             self.log.close()
+            self.out.close()
+
+    def stdout(self):
+        with open(self.out_path) as f:
+            return f.read()
 
 
 def parse_metrics(text):
@@ -304,6 +311,46 @@ class Routes(unittest.TestCase):
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout",
           "/healthz", "/readyz", "/metrics", "/openapi.json"]
+
+
+class AccessLog(unittest.TestCase):
+    def test_one_json_line_per_request_when_asked(self):
+        s = Server("--node", "3", "--access-log")
+        try:
+            c = s.conn()
+            self.assertEqual(s.get("/v1/ids?n=3", conn=c)[0], 200)
+            self.assertEqual(s.get("/nope", conn=c)[0], 404)
+            local = c.sock.getsockname()
+            c.close()
+            out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null",
+                                  f"http://127.0.0.1:{s.port}/v1/id"], capture_output=True, check=True)
+            deadline = time.monotonic() + 5
+            while s.stdout().count("\n") < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            lines = [json.loads(l) for l in s.stdout().splitlines()]
+            self.assertEqual(len(lines), 3, lines)
+            a, b, h2 = lines
+            self.assertEqual((a["method"], a["path"], a["query"], a["status"], a["route"], a["version"]),
+                             ("GET", "/v1/ids", "n=3", 200, "/v1/ids", "HTTP/1.1"))
+            self.assertEqual(a["peer"], f"{local[0]}:{local[1]}")
+            self.assertGreater(a["duration_seconds"], 0)
+            self.assertLess(a["duration_seconds"], 5)
+            self.assertRegex(a["ts"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+            self.assertEqual((b["path"], b["status"], b["route"]), ("/nope", 404, "other"))
+            self.assertNotIn("query", b)
+            self.assertEqual((h2["path"], h2["version"], h2["status"]), ("/v1/id", "HTTP/2", 200))
+            self.assertIn("flakeid_access_log_dropped_total 0", s.get("/metrics")[2].decode())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_off_by_default(self):
+        s = Server("--node", "3")
+        try:
+            self.assertEqual(s.get("/v1/id")[0], 200)
+            self.assertNotIn("access_log", s.get("/metrics")[2].decode())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+        self.assertEqual(s.stdout(), "")
 
 
 class OpenApi(unittest.TestCase):

@@ -241,6 +241,9 @@ pub struct ServeArgs {
     /// The sealing tweak, as text (default: none)
     #[arg(long, value_name = "T", requires = "seal_key_file")]
     pub seal_tweak: Option<String>,
+    /// Write one JSON line per request (method, path, status, duration, peer) to stdout
+    #[arg(long)]
+    pub access_log: bool,
     /// /healthz fails (503) after this long without a held lease; 0: never
     #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
     pub liveness_timeout_ms: u64,

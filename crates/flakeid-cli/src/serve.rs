@@ -34,6 +34,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             )?),
             None => None,
         },
+        access_log: args.access_log,
     };
     config.validate()?;
     let max_connections = config.limits.connection_cap();

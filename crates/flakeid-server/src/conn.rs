@@ -404,6 +404,8 @@ pub(crate) struct ConnFuture {
     route: &'static str,
     method: &'static str,
     peer: Peer,
+    /// What the access log says of the request, when it is on.
+    entry: Option<Box<crate::access::Entry>>,
 }
 
 impl std::future::Future for ConnFuture {
@@ -416,10 +418,11 @@ impl std::future::Future for ConnFuture {
         };
         if let Ok(resp) = &r {
             let took = this.started.elapsed().as_secs_f64();
-            this.peer
-                .svc
-                .metrics
-                .observe(this.route, this.method, resp.status().as_u16(), took);
+            let status = resp.status().as_u16();
+            this.peer.svc.metrics.observe(this.route, this.method, status, took);
+            if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
+                log.log(e, this.peer.addr, status, took, this.route);
+            }
         }
         Poll::Ready(r)
     }
@@ -508,6 +511,20 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let started = std::time::Instant::now();
         let route = route_of(req.uri().path());
         let method = method_of(req.method());
+        let entry = self.peer.svc.access.as_ref().map(|_| {
+            Box::new(crate::access::Entry {
+                method: req.method().as_str().to_owned(),
+                path: req.uri().path().to_owned(),
+                query: req.uri().query().map(str::to_owned),
+                version: match req.version() {
+                    axum::http::Version::HTTP_09 => "HTTP/0.9",
+                    axum::http::Version::HTTP_10 => "HTTP/1.0",
+                    axum::http::Version::HTTP_11 => "HTTP/1.1",
+                    axum::http::Version::HTTP_2 => "HTTP/2",
+                    _ => "other",
+                },
+            })
+        });
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
         } else if let Some(auth) = &self.auth
@@ -526,6 +543,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             route,
             method,
             peer: self.peer.clone(),
+            entry,
         }
     }
 }

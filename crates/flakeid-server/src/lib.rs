@@ -7,6 +7,7 @@
 //! well before the store could give its node id to another holder.
 #![warn(missing_docs)]
 
+pub mod access;
 pub mod conn;
 pub mod lease;
 pub mod metrics;
@@ -67,6 +68,9 @@ pub struct Config {
     /// default): plain IDs, and those answer `sealing_not_configured`. Its width
     /// must be the generator's layout's. Its `Debug` never shows the key.
     pub sealer: Option<Sealer>,
+    /// One JSON line per answered request on standard output (`--access-log`,
+    /// access.rs). Default off.
+    pub access_log: bool,
 }
 
 impl Default for Config {
@@ -76,6 +80,7 @@ impl Default for Config {
             limits: Limits::default(),
             security: SecurityFiles::default(),
             sealer: None,
+            access_log: false,
         }
     }
 }
@@ -111,6 +116,8 @@ pub struct Service {
     conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
     /// `grpc.health.v1`: the statuses, and the service that answers them.
     health: (tonic_health::server::HealthReporter, grpc::HealthServer),
+    /// The access log, when on ([`Config::access_log`]).
+    access: Option<access::AccessLog>,
 }
 
 type Shared = Arc<Service>;
@@ -134,6 +141,13 @@ impl Service {
                 ),
             });
         }
+        let access = match config.access_log {
+            false => None,
+            true => Some(access::AccessLog::start().map_err(|e| Error::Config {
+                field: "access_log",
+                message: format!("cannot start the access log's writer: {e}"),
+            })?),
+        };
         Ok(Arc::new_cyclic(|me| {
             let metrics = metrics::Metrics::new(me.clone());
             metrics.sealing.set(i64::from(config.sealer.is_some()));
@@ -145,6 +159,7 @@ impl Service {
                 draining: AtomicBool::new(false),
                 conns: std::sync::Mutex::new(None),
                 health: grpc::health(),
+                access,
             }
         }))
     }

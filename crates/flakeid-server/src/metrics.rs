@@ -291,6 +291,14 @@ impl Collector for Live {
             "Leases taken again after one was lost",
             svc.lease.releases.load(std::sync::atomic::Ordering::Relaxed),
         )?;
+        if let Some(log) = &svc.access {
+            counter_u64(
+                &mut e,
+                "access_log_dropped",
+                "Access-log lines dropped because the writer fell behind (--access-log)",
+                log.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            )?;
+        }
         if let Some(c) = svc.conns.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             gauge_i64(
                 &mut e,
