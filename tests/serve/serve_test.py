@@ -396,7 +396,7 @@ class OpenApi(unittest.TestCase):
         key = os.path.join(WORK, "openapi-seal.key")
         with open(key, "w") as f:
             f.write(SEAL_KEY + "\n")
-        s = Server("--node", "3", "--max-batch", "1000", "--seal-key-file", key)
+        s = Server("--node", "3", "--max-batch", "1000", "--seal-key-file", key, "--layout", "js53")
         try:
             self.schemathesis(s)
         finally:
@@ -467,6 +467,38 @@ class Semantics(unittest.TestCase):
         self.assert_json_error(r, body, 405, "method_not_allowed")
         self.assertEqual(r.getheader("Allow"), "GET, HEAD")
         self.assertIn("GET and HEAD", json.loads(body)["message"])
+
+    def test_ids_as_json_numbers_only_for_js_safe_layouts(self):
+        # Issue 27 §1: js53 (53 bits) answers numbers when asked; strings stay the default.
+        js = Server("--node", "3", "--layout", "js53")
+        try:
+            for accept in ("application/json; ids=number", "Application/JSON;IDS=\"number\"",
+                           "application/json;ids=number, application/json;q=0.5"):
+                st, ct, body = js.get("/v1/ids?n=5", {"Accept": accept})
+                self.assertEqual((st, ct), (200, "application/json; ids=number"), accept)
+                ids = json.loads(body)
+                self.assertTrue(all(type(i) is int and 0 <= i < 2**53 for i in ids), body)
+                self.assertEqual(ids, sorted(set(ids)))
+            # Streamed in chunks (n >= 4096): still one JSON array of numbers.
+            st, ct, body = js.get("/v1/ids?n=5000", {"Accept": "application/json; ids=number"})
+            ids = json.loads(body)
+            self.assertEqual((st, len(ids), len(set(ids))), (200, 5000, 5000))
+            self.assertTrue(all(type(i) is int for i in ids))
+            for accept in (None, "application/json", "application/json; charset=utf-8"):
+                st, ct, body = js.get("/v1/ids?n=3", {"Accept": accept} if accept else {})
+                self.assertEqual((st, ct), (200, "application/json"), accept)
+                self.assertTrue(all(type(i) is str for i in json.loads(body)), accept)
+        finally:
+            self.assertEqual(js.stop(), 0, js.logs())
+        # A 63-bit layout: 406 naming the layout; a fallback range is honoured.
+        st, ct, body = self.s.get("/v1/ids?n=3", {"Accept": "application/json; ids=number"})
+        err = json.loads(body)
+        self.assertEqual((st, err["error"], err["parameter"]), (406, "not_acceptable", "accept"))
+        self.assertIn("snowflake", err["message"])
+        self.assertIn("63 bits", err["message"])
+        st, ct, body = self.s.get("/v1/ids?n=3", {"Accept": "application/json;ids=number, application/json;q=0.1"})
+        self.assertEqual((st, ct), (200, "application/json"))
+        self.assertTrue(all(type(i) is str for i in json.loads(body)))
 
     def test_decode_zero_padded_asks_for_from(self):
         for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):

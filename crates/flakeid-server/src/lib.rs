@@ -540,24 +540,21 @@ fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
 
 /// Content negotiation (RFC 9110 §12.5.1): the offer with the highest q-value
 /// among the `Accept` ranges that match it (the most specific range decides an
-/// offer's q: `type/sub` over `type/*` over `*/*`), ties going to the earlier
-/// offer. Media types compare case-insensitively. No `Accept` header: the first
-/// offer. Every offer at q=0 or unmatched: 406 naming the offers.
+/// offer's q: `type/sub;ids=…` over `type/sub` over `type/*` over `*/*`), ties
+/// going to the earlier offer. Media types compare case-insensitively. Of a
+/// range's parameters only `ids` counts (`application/json; ids=number`, issue
+/// 27): a range that names it matches only the offer with the same value; other
+/// parameters (`charset`) are ignored. No `Accept` header: the first offer. Every
+/// offer at q=0 or unmatched: 406 naming the offers.
 fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiError> {
-    let mut ranges: Vec<(String, f32)> = Vec::new();
+    let mut ranges: Vec<(String, Option<String>, f32)> = Vec::new();
     for v in headers.get_all(header::ACCEPT) {
         let Ok(v) = v.to_str() else { continue };
         for item in v.split(',') {
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            if media.is_empty() {
-                continue;
+            let (media, ids, q) = media_range(item);
+            if !media.is_empty() {
+                ranges.push((media, ids, q));
             }
-            let q = parts
-                .filter_map(|p| p.split_once('='))
-                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0));
-            ranges.push((media, q));
         }
     }
     if ranges.is_empty() {
@@ -565,11 +562,15 @@ fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiE
     }
     let mut best: Option<(usize, f32)> = None;
     for (i, offer) in offers.iter().enumerate() {
-        let kind = offer.split('/').next().unwrap_or("");
+        let (offer_media, offer_ids, _) = media_range(offer);
+        let kind = offer_media.split('/').next().unwrap_or("");
         let mut found: Option<(u8, f32)> = None; // (specificity, q)
-        for (media, q) in &ranges {
-            let spec = if media == offer {
-                3
+        for (media, ids, q) in &ranges {
+            if ids.is_some() && *ids != offer_ids {
+                continue;
+            }
+            let spec = if *media == offer_media {
+                if ids.is_some() { 4 } else { 3 }
             } else if media.strip_suffix("/*") == Some(kind) {
                 2
             } else if media == "*/*" {
@@ -598,6 +599,37 @@ fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiE
         ),
     })
 }
+
+/// One media range of `Accept` (or an offer): the type in lower case, its `ids`
+/// parameter (lower case, unquoted), its q-value (1 when absent, 0 when unreadable).
+fn media_range(item: &str) -> (String, Option<String>, f32) {
+    let mut parts = item.split(';');
+    let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let (mut ids, mut q) = (None, 1.0);
+    for p in parts {
+        let Some((k, v)) = p.split_once('=') else { continue };
+        let v = v.trim().trim_matches('"');
+        if k.trim().eq_ignore_ascii_case("q") {
+            q = v.parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0);
+        } else if k.trim().eq_ignore_ascii_case("ids") {
+            ids = Some(v.to_ascii_lowercase());
+        }
+    }
+    (media, ids, q)
+}
+
+/// Whether `Accept` names `ids=number` in any range.
+fn asks_for_numbers(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| media_range(item).1.as_deref() == Some("number"))
+}
+
+/// The largest layout whose IDs are all exact JavaScript numbers (2^53 - 1).
+pub const JS_SAFE_BITS: u32 = 53;
 
 fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
     (
@@ -691,6 +723,9 @@ enum BatchFormat {
     Json,
     Ndjson,
     Octets,
+    /// A JSON array of numbers (`Accept: application/json; ids=number`), for
+    /// layouts of at most [`JS_SAFE_BITS`] bits.
+    JsonNumbers,
 }
 
 async fn many_ids(
@@ -738,10 +773,39 @@ async fn many_ids_inner(
                 format!("format must be json, ndjson or octet-stream, got {shown:?}"),
             ));
         }
-        None => [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets][negotiate(
-            headers,
-            &["application/json", "application/x-ndjson", "application/octet-stream"],
-        )?],
+        None => {
+            // JSON numbers only where every ID is an exact JavaScript number.
+            let bits = svc.generator().layout().total_bits();
+            let numbers = bits <= JS_SAFE_BITS;
+            let all = [
+                BatchFormat::Json,
+                BatchFormat::Ndjson,
+                BatchFormat::Octets,
+                BatchFormat::JsonNumbers,
+            ];
+            let offers = [
+                "application/json",
+                "application/x-ndjson",
+                "application/octet-stream",
+                "application/json; ids=number",
+            ];
+            let served = if numbers { 4 } else { 3 };
+            match negotiate(headers, &offers[..served]) {
+                Ok(i) => all[i],
+                Err(_) if !numbers && asks_for_numbers(headers) => {
+                    let name = layout_name(svc.generator().layout());
+                    return Err(ApiError {
+                        status: StatusCode::NOT_ACCEPTABLE,
+                        kind: "not_acceptable",
+                        parameter: Some("accept"),
+                        message: format!(
+                            "ids=number needs a layout of at most {JS_SAFE_BITS} bits (JavaScript numbers are exact up to 2^53); this service's layout {name} has {bits} bits: take the IDs as strings (application/json), or serve a layout such as js53"
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
     };
     if head {
         return Ok(ids_response(format.content_type(), ()));
@@ -780,6 +844,7 @@ impl BatchFormat {
             BatchFormat::Json => "application/json",
             BatchFormat::Ndjson => "application/x-ndjson",
             BatchFormat::Octets => "application/octet-stream",
+            BatchFormat::JsonNumbers => "application/json; ids=number",
         }
     }
 
@@ -794,14 +859,15 @@ impl BatchFormat {
                     out.extend_from_slice(&id.to_be_bytes());
                 }
             }
-            BatchFormat::Json => {
+            BatchFormat::Json | BatchFormat::JsonNumbers => {
                 out.reserve(ids.len() * 23 + 3);
                 if first {
                     out.push(b'[');
                 }
+                let quote = if self == BatchFormat::Json { "\"" } else { "" };
                 for (i, id) in ids.iter().enumerate() {
                     let sep = if first && i == 0 { "" } else { "," };
-                    let _ = write!(out, "{sep}\"{id}\"");
+                    let _ = write!(out, "{sep}{quote}{id}{quote}");
                 }
                 if last {
                     out.extend_from_slice(b"]\n");
