@@ -814,6 +814,29 @@ class Tls(unittest.TestCase):
         c.close()
         return r.status, body, peer
 
+    def test_bad_files_are_refused_before_a_lease_is_taken(self):
+        bad = os.path.join(self.d, "garbage.pem")
+        with open(bad, "w") as f:
+            f.write("not a certificate\n")
+        empty = os.path.join(self.d, "empty-tokens")
+        open(empty, "w").close()
+        missing = os.path.join(self.d, "missing.pem")
+        for args, named in [
+            (["--tls-cert", bad, "--tls-key", self.key], bad),
+            (["--tls-cert", self.cert, "--tls-key", bad], bad),
+            (["--tls-cert", self.other_cert, "--tls-key", self.key], None),  # key of another cert
+            (["--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", missing], missing),
+            (["--auth-token-file", empty], empty),
+        ]:
+            leases = tempfile.mkdtemp(dir=WORK)
+            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}", *args],
+                                 capture_output=True, text=True, timeout=20)
+            self.assertNotEqual(out.returncode, 0, (args, out.stderr))
+            if named:
+                self.assertIn(named, out.stderr, args)
+            self.assertNotIn("listening", out.stderr, args)
+            self.assertEqual(os.listdir(leases), [], (args, "a lease was taken", out.stderr))
+
     def test_tls_wrong_ca_and_hot_reload(self):
         s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key)
         try:

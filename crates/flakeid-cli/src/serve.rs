@@ -37,6 +37,9 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         access_log: args.access_log,
     };
     config.validate()?;
+    // Certificates, keys and tokens before the port and the lease: a bad file must
+    // not hold a node id (issue 21).
+    config.security.check()?;
     let max_connections = config.limits.connection_cap();
     let args_tls = config.security.tls_cert.is_some();
     // A service is run as replicas: node 0 by default would give every replica the
