@@ -9,6 +9,7 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
 if [ "${1:-}" = --bench ]; then
   command -v wrk >/dev/null 2>&1 || need+=(wrk)
+  command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the TLS run's certificate
 fi
 bash "$(dirname "$0")/apt-install.sh" setup-serve "${need[@]}"
 # tests/serve/serve_test.py (OpenApi) runs this venv's schemathesis.

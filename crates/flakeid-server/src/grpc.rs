@@ -56,9 +56,9 @@ fn serving(ready: bool) -> tonic_health::ServingStatus {
     }
 }
 
-/// Sets the health statuses from readiness now, then follows it every
-/// [`HEALTH_POLL`] until the service is dropped: `SERVING` exactly while
+/// Sets the health statuses from readiness now: `SERVING` exactly while
 /// `/readyz` answers 200 (a held lease, not draining), `NOT_SERVING` otherwise.
+/// Returns whether the service is ready.
 pub(crate) async fn set_health(svc: &Service) -> bool {
     let ready = svc.not_ready().is_none();
     for name in HEALTH_NAMES {
@@ -67,6 +67,8 @@ pub(crate) async fn set_health(svc: &Service) -> bool {
     ready
 }
 
+/// Follows readiness every [`HEALTH_POLL`] (from `was`, what [`set_health`] last
+/// set) until the service is dropped.
 pub(crate) async fn watch_health(svc: std::sync::Weak<Service>, mut was: bool) {
     loop {
         tokio::time::sleep(HEALTH_POLL).await;
