@@ -148,8 +148,13 @@ export declare function decode(text: string, encoding?: 'decimal' | 'hex' | 'bas
  */
 export declare function decompose(id: bigint | string | number, layout?: Layout | string): Parts
 
-/** Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`. */
-export declare function encode(id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): string
+/**
+ * Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
+ * A `number` ID (a `js53` one) is taken when it is a whole number up to 2^53 - 1:
+ * such a number is exact, whatever its layout (a wider ID made a number is past
+ * 2^53 and refused).
+ */
+export declare function encode(id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): string
 
 /** Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`. */
 export declare function errorCodes(): Record<string, string>

@@ -33,7 +33,8 @@ describe('options (issue #12)', () => {
     const e = expectError(() => new Generator().nextIds('10'), 'config', { field: 'n' })
     assert.match(e.message, /n must be a number/)
     expectError(() => decompose(5), 'config', { field: 'id' })
-    expectError(() => encode(5, 'hex'), 'config', { field: 'id' })
+    assert.equal(encode(5, 'hex'), '0000000000000005') // a whole number up to 2^53 - 1 is exact
+    for (const bad of [2 ** 53, 2 ** 60, 1.5, -1, NaN]) expectError(() => encode(bad, 'hex'), 'config', { field: 'id' })
     const l = expectError(() => new Layout({ timeBits: 2 ** 32 }), 'config', { field: 'time_bits' })
     assert.match(l.message, /4294967296/)
     // Booleans, bigints and strings where numbers go: FLAKEID_CONFIG naming the field.
@@ -297,13 +298,13 @@ describe('js53: IDs that are plain numbers (issue 27)', () => {
     const many = g.nextNumbers(600) // more than one tick's 512: each wait moves the clock 1 ms
     assert.ok(many instanceof Float64Array && many.length === 600)
     assert.ok(many[0] > a && many.every((v, i) => i === 0 || v > many[i - 1]))
-    // A number decodes like the bigint it stands for. (encode has no layout to
-    // say whether a number is one of its IDs: it takes BigInt(a).)
+    // A number decodes and encodes like the bigint it stands for.
     const p = decompose(a, 'js53')
     assert.equal(p.node, 5)
     assert.equal(p.timestampMs, 1_700_000_000_000)
     assert.deepEqual(decompose(a, 'js53'), decompose(BigInt(a), 'js53'))
-    expectError(() => encode(a), 'config', { field: 'id' })
+    assert.equal(encode(a), encode(BigInt(a)))
+    assert.equal(decode(encode(a, 'base32'), 'base32'), BigInt(a))
     assert.equal(Layout.preset('js53').decompose(a).sequence, 0)
     assert.equal(Layout.preset('js53').maxId, 2n ** 53n - 1n)
   })

@@ -204,10 +204,13 @@ pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: Lay
 }
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
-#[napi(ts_args_type = "id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
+/// A `number` ID (a `js53` one) is taken when it is a whole number up to 2^53 - 1:
+/// such a number is exact, whatever its layout (a wider ID made a number is past
+/// 2^53 and refused).
+#[napi(ts_args_type = "id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
 pub fn encode(env: &Env, id: IdArg, encoding: Option<Arg>) -> napi::Result<String> {
     let enc = encoding_in(encoding).or_throw(env)?;
-    Ok(fc::encode(id_in(id).or_throw(env)?, enc))
+    Ok(fc::encode(id_of(id, fc::JsNumberIds::Exact).or_throw(env)?, enc))
 }
 
 /// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.
