@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 
 BIN = None
 WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
@@ -501,11 +502,28 @@ class Semantics(unittest.TestCase):
         self.assertTrue(all(type(i) is str for i in json.loads(body)))
 
     def test_decode_zero_padded_asks_for_from(self):
+        # tests/vectors/decode_auto.json: one rule with the core and the CLI.
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "decode_auto.json")) as f:
+            cases = json.load(f)["cases"]
+        texts = {c["text"] for c in cases}
         for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):
-            st, body = self.s.json(f"/v1/decode/{text}")
-            self.assertEqual((st, body["error"]), (400, "bad_request"), text)
-            self.assertIn("ambiguous", body["message"], text)
-            self.assertIn("from=", body["message"], text)
+            self.assertIn(text, texts)
+        for c in cases:
+            text = c["text"]
+            st, body = self.s.json("/v1/decode/" + urllib.parse.quote(text, safe=""))
+            if "id" in c:
+                self.assertEqual((st, body["id"]), (200, c["id"]), c)
+            elif text == "":
+                # An empty path segment is no ID at all: the route is not matched.
+                self.assertEqual((st, body["error"]), (404, "not_found"), c)
+            else:
+                self.assertEqual((st, body["error"], body["parameter"]), (400, "bad_request", "id"), c)
+                self.assertIn(f"position {c['position']}" if c["position"] else "", body["message"], c)
+                if c["ambiguous"]:
+                    self.assertIn("ambiguous", body["message"], c)
+                    self.assertIn("from=", body["message"], c)
+                else:
+                    self.assertNotIn("ambiguous", body["message"], c)
         self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=int")[1]["id"], "42")
         self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=hex")[1]["id"], "66")
         self.assertEqual(self.s.json("/v1/decode/042?from=dec")[1]["id"], "42")
