@@ -300,14 +300,12 @@ fn decode_auto_json() -> Value {
     const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let seed = 910_499_571_847_892_992u64;
     let ok = |text: &str, id: u64, encoding: &str| json!({"text": text, "id": s(id), "encoding": encoding});
-    let bad = |text: &str, position: u64, ambiguous: bool| {
-        json!({"text": text, "error": "parse", "position": position, "ambiguous": ambiguous})
-    };
+    let bad = |text: &str, position: u64, ambiguous: bool| json!({"text": text, "error": "parse", "position": position, "ambiguous": ambiguous});
     // A base62 ID whose text begins "0X": not hex (y, H, L... are no hex digits).
     let b62_0x = "0X2yHLOz5Rg";
-    let b62_0x_id = b62_0x
-        .bytes()
-        .fold(0u64, |acc, c| acc * 62 + B62.iter().position(|&b| b == c).unwrap() as u64);
+    let b62_0x_id = b62_0x.bytes().fold(0u64, |acc, c| {
+        acc * 62 + B62.iter().position(|&b| b == c).unwrap() as u64
+    });
     let cases = vec![
         ok("42", 42, "decimal"),
         ok("0", 0, "decimal"),
@@ -917,7 +915,10 @@ fn decode_auto_vectors() {
             if c["ambiguous"] == true
                 && let Err(Error::Parse { message, .. }) = &got
             {
-                assert!(message.contains("ambiguous") && message.contains("from"), "{c}: {message}");
+                assert!(
+                    message.contains("ambiguous") && message.contains("from"),
+                    "{c}: {message}"
+                );
             }
             assert_error(got, c, &c.to_string());
         } else {
