@@ -504,6 +504,9 @@ mod tests {
         // Every case but those of `state` (a file, NOT_GUC_OPTIONS): since
         // flakeid.max_sequence, each other option the vectors use is a GUC.
         let state_cases = json.matches("\"state\":").count();
-        assert!(ran >= 20 && skipped == state_cases, "ran {ran}, skipped {skipped}, state cases {state_cases}");
+        assert!(
+            ran >= 20 && skipped == state_cases,
+            "ran {ran}, skipped {skipped}, state cases {state_cases}"
+        );
     }
 }
