@@ -52,10 +52,14 @@ RELEASE_SUITES := \
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
 # ---------------------------------------------------------------------------------
 
-# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER).
-SETUP_TEST := setup-rust setup-msrv setup-c setup-python setup-node setup-wasm setup-go setup-java
-SETUP_CI := $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz \
-  setup-postgres setup-faults setup-dist-host
+# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER, several at
+# once). The setups that compile come first, so that the downloads (apt, npm, PyPI,
+# Maven, toolchains) run beside them instead of after them: setup-postgres (cargo
+# install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node (the
+# addon's build).
+SETUP_TEST := setup-rust setup-wasm setup-node setup-msrv setup-c setup-python setup-go setup-java
+SETUP_CI := setup-postgres $(SETUP_TEST) setup-lease setup-serve setup-browser setup-fuzz \
+  setup-faults setup-dist-host
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
 
 .PHONY: all test ci release-check soak lint lint-postgres fmt test-rust bench-rust bench vectors cli \
@@ -83,12 +87,14 @@ setup-test: $(SETUP_TEST)
 setup-ci: $(SETUP_CI)
 setup-release: $(SETUP_RELEASE)
 
-# rustfmt and clippy, and the wasm32 target (lint checks the wasm crate for it).
+# rustfmt and clippy, the wasm32 target (lint checks the wasm crate for it), libfaketime.
 setup-rust:
 	@have=$$(rustup component list --installed); grep -q '^clippy' <<<"$$have" && grep -q '^rustfmt' <<<"$$have" \
 	  || rustup component add rustfmt clippy
 	@have=$$(rustup target list --installed); grep -qx wasm32-unknown-unknown <<<"$$have" \
 	  || rustup target add wasm32-unknown-unknown
+	@# libfaketime: the CLI's --state restart tests set the wall clock back (crates/flakeid-cli/tests/state.rs).
+	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || bash scripts/apt-install.sh setup-rust faketime
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).
 setup-msrv:
@@ -141,13 +147,15 @@ fmt:
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
 # The core runs alone first: no cargo features, what the wasm build has.
 # Every debug build of the CLI for a suite (serve, leases through the bindings,
-# PostgreSQL, faults) selects the same packages (FLAKEID_CARGO_PKGS): `-p flakeid-cli`
-# alone turns fewer futures-util features on, and cargo then compiled futures-util
-# and everything above it (hyper, tonic, tokio-postgres, redis, axum,
-# the core) a second time.
+# PostgreSQL, faults, docs) is the same selection with the test targets
+# (FLAKEID_CARGO_PKGS: --all-targets), so that it resolves the features test-rust's
+# build did, dev-dependencies included, and finds it built: a plain `cargo build` of
+# these packages leaves the dev-dependencies out, turns fewer features of serde,
+# tower, tonic, hyper-util and fpe on, and compiled them and every crate of the
+# workspace above them again (CONTRIBUTING.md, "Where the time goes").
 RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
   -p flakeid-faults-driver
-export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS)
+export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust:
 	$(CARGO) test -p flakeid-core --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --all-targets

@@ -42,6 +42,12 @@ type Options struct {
 	// MaxSequence, when not nil, issues at most *MaxSequence + 1 IDs per tick
 	// (2^k - 1, flake-idgen's seqMask); nil: the layout's whole sequence field.
 	MaxSequence *uint64
+	// State is a file keeping a high-water timestamp across restarts, for a fixed
+	// node id (docs/state.md): a restart with the clock behind it meets
+	// ClockBackwards. A missing file is a fresh start; a corrupt one, or one
+	// another process holds, is ErrConfig (field state). Not with Lease; Close
+	// writes the last timestamp and unlocks it.
+	State string
 }
 
 // ErrClosed is returned by the methods of a Generator or a Sealer after Close.

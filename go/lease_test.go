@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Leases against real stores: a file lease always; Redis, PostgreSQL and etcd (and
@@ -102,5 +103,42 @@ func leaseRoundTrip(t *testing.T, base string) {
 	b.Close()
 	if _, err := b.Next(); !errors.Is(err, ErrClosed) {
 		t.Fatal(err)
+	}
+}
+
+// State files (Options.State, docs/state.md): a restart behind the saved mark
+// meets the clock-backwards policy; a second generator on the file is refused.
+func TestStateFile(t *testing.T) {
+	path := t.TempDir() + "/node5.state"
+	if err := os.WriteFile(path, []byte("flakeid-state 1\nhigh_water_ms 1800000030000\nnode 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock, err := NewManualClock(time.UnixMilli(1_800_000_000_000), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Options{Node: 5, State: path, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(); !errors.Is(err, ErrClockBackwards) {
+		t.Fatalf("restart behind the mark: want ErrClockBackwards, got %v", err)
+	}
+	var e *Error
+	if _, err := New(Options{Node: 5, State: path}); !errors.As(err, &e) || e.Kind != ErrConfig || e.Field != "state" {
+		t.Fatalf("a second generator on one file: want ErrConfig naming state, got %v", err)
+	}
+	g.Close()
+	g, err = New(Options{Node: 5, State: path, Clock: clock, ClockBackwards: ClockBackwardsMonotonic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	id, err := g.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := Decompose(id, Snowflake); p.TimestampMs <= 1_800_000_030_000 {
+		t.Fatalf("monotonic after the mark: got %d", p.TimestampMs)
 	}
 }

@@ -372,6 +372,10 @@ func cGeneratorNew(o *Options) (genHandle, error) {
 	if o.MaxSequence != nil {
 		c.max_sequence = C.uint64_t(*o.MaxSequence)
 	}
+	if o.State != "" {
+		c.state = C.CString(o.State)
+		defer C.free(unsafe.Pointer(c.state))
+	}
 	var p genHandle
 	err := errOf(C.fgo_generator_new(&c, &p))
 	if o.Clock != nil {

@@ -334,6 +334,14 @@ typedef struct flakeid_options {
    * `seqMask`), or `FLAKEID_UNSET` (the layout's whole sequence field).
    */
   uint64_t max_sequence;
+  /**
+   * A file keeping a high-water timestamp across restarts, or NULL: for a fixed
+   * node id (docs/state.md). A restart with the clock behind the saved mark
+   * meets `clock_backwards`; a missing file is a fresh start; a corrupt one, or
+   * one another process holds, is `FLAKEID_ERR_CONFIG` naming `state`. Not with
+   * `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
+   */
+  const char *state;
 } flakeid_options;
 
 /**

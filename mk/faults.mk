@@ -25,7 +25,7 @@ FAULTS_PY_STAMP := target/faults/venv/.flakeid-installed
 FAULTS_PY_SRC := $(shell git ls-files python bindings/python crates/flakeid-core crates/flakeid-lease-net 2>/dev/null) Cargo.lock
 
 faults-build: setup-faults setup-node $(FAULTS_PY_STAMP)
-	$(CARGO) build $(RUST_TEST_PKGS)
+	$(CARGO) build $(FLAKEID_CARGO_PKGS)
 
 $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
 	$(FAULTS_PY) -m pip install --quiet ./python

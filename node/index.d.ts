@@ -9,7 +9,6 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** Issues IDs as `bigint`. One generator per node id; safe to share between calls. */
 export declare class Generator {
   constructor(options?: GeneratorOptions)
   /** The next ID. */
@@ -21,6 +20,16 @@ export declare class Generator {
   tryNextId(): bigint | null
   /** `n` fresh IDs, increasing, reserved in runs (one atomic step per tick). */
   nextIds(n: number): BigUint64Array
+  /**
+   * The next ID as a JS `number`: for layouts of at most 53 bits (`js53`), whose
+   * every ID is exact as a number; others are refused (`FLAKEID_CONFIG`, field
+   * `layout`).
+   */
+  nextNumber(): number
+  /** `n` fresh IDs as numbers, increasing (layouts of at most 53 bits). */
+  nextNumbers(n: number): Float64Array
+  /** What this generator has done since it was built (the core's statistics). */
+  stats(): Stats
   /** The next ID as 8 bytes, big-endian (flake-idgen's format). */
   nextBuffer(): Buffer
   get layout(): Layout
@@ -73,7 +82,7 @@ export declare class Layout {
   get lastTimestampMs(): number
   /** IDs stay below 2^63 (a signed BIGINT) until this Unix ms. */
   get signedUntilMs(): number
-  decompose(id: bigint | string): Parts
+  decompose(id: bigint | string | number): Parts
   /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
   compose(timestampMs: number, node: number, sequence: number): bigint
   /** `compose` with the node id given as datacenter and worker. */
@@ -115,12 +124,12 @@ export declare class Sealer {
    */
   constructor(key: Uint8Array, options?: SealerOptions)
   /** The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`. */
-  seal(id: bigint | string): bigint
+  seal(id: bigint | string | number): bigint
   /**
    * The ID that `seal` turned into `id`. Every number in range unseals to some ID:
    * sealing does not authenticate.
    */
-  unseal(id: bigint | string): bigint
+  unseal(id: bigint | string | number): bigint
   /** The width of the IDs it takes and gives (the layout's total bits). */
   get bits(): number
   /** The largest ID it takes and gives, `2^bits - 1`. */
@@ -137,10 +146,15 @@ export declare function decode(text: string, encoding?: 'decimal' | 'hex' | 'bas
  * Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
  * above the layout's width.
  */
-export declare function decompose(id: bigint | string, layout?: Layout | string): Parts
+export declare function decompose(id: bigint | string | number, layout?: Layout | string): Parts
 
-/** Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`. */
-export declare function encode(id: bigint | string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): string
+/**
+ * Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
+ * A `number` ID (a `js53` one) is taken when it is a whole number up to 2^53 - 1:
+ * such a number is exact, whatever its layout (a wider ID made a number is past
+ * 2^53 and refused).
+ */
+export declare function encode(id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): string
 
 /** Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`. */
 export declare function errorCodes(): Record<string, string>
@@ -178,6 +192,12 @@ export interface GeneratorOptions {
   maxSequence?: number
   /** A `ManualClock` for deterministic tests; the system clock when absent. */
   clock?: ManualClock
+  /**
+   * A file keeping a high-water timestamp across restarts, for a fixed node id
+   * (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
+   * A missing file is a fresh start; not with `lease`.
+   */
+  state?: string
 }
 
 /**
@@ -218,6 +238,29 @@ export interface SealerOptions {
   layout?: Layout | string
   /** FF1's tweak (default empty): one key seals different tables differently. Not secret. */
   tweak?: Uint8Array
+}
+
+/**
+ * Issues IDs as `bigint`. One generator per node id; safe to share between calls.
+ * What a generator has done since it was built (`gen.stats()`): docs/stats.md.
+ */
+export interface Stats {
+  /** IDs handed out. */
+  idsIssued: number
+  /** Ticks waited out because the tick's sequence (or borrow window) was used up. */
+  tickWaits: number
+  /** Time spent in those waits, µs. */
+  tickWaitUs: number
+  /** How far the last ID issued is ahead of the clock, ms. */
+  leadMs: number
+  /** Calls that found the clock behind IDs already issued. */
+  clockRollbacks: number
+  /** The largest such rollback, ms. */
+  maxRollbackMs: number
+  /** `held`, `unreachable`, `lost` or `released`; `null` without a lease. */
+  leaseState: string | null
+  /** ms until the lease's window closes unless renewed; `null` without a lease. */
+  leaseRemainingMs: number | null
 }
 
 /** The 8-byte big-endian form (flake-idgen's `Buffer`). */

@@ -3,9 +3,11 @@
 #   scripts/bootstrap.sh [test|ci|release]     (default: ci; what .ci/run uses)
 # = make setup-<tier>: the setup targets the tier's suites have as prerequisites
 # (Makefile: SETUP_TEST, SETUP_CI, SETUP_RELEASE), each scripts/setup-<name>.sh.
-# They run two at a time: most of a cold bootstrap is downloads (apt, rustup,
-# npm, PyPI, Maven) and three cargo installs; apt installs wait for each other on
-# the dpkg lock (scripts/apt-install.sh).
+# They run four at a time, the ones that compile first (the Makefile's order): most
+# of a cold bootstrap is downloads (apt, rustup, npm, PyPI, Maven), which need no
+# CPU, beside two cargo installs and the Node addon's build, which take both cores;
+# two at a time, the two compiling setups held both slots and the downloads waited
+# for them. apt installs wait for each other on the dpkg lock (scripts/apt-install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier=${1:-ci}
@@ -15,5 +17,5 @@ case $tier in test | ci | release) ;; *) echo "usage: scripts/bootstrap.sh [test
 # later fails with ENOSPC.
 df -h . /tmp 2>/dev/null | sed 's/^/bootstrap: /' || true
 started=$SECONDS
-make --no-print-directory -j "${BOOTSTRAP_JOBS:-2}" --output-sync=target "setup-$tier"
+make --no-print-directory -j "${BOOTSTRAP_JOBS:-4}" --output-sync=target "setup-$tier"
 echo "bootstrap: setup-$tier done in $((SECONDS - started)) s"

@@ -23,9 +23,12 @@ fi
 
 have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 if [ "$have" != "$WASM_BINDGEN_VERSION" ]; then
-  echo "setup-wasm: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (found: ${have:-none}; takes a few minutes)"
+  echo "setup-wasm: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (found: ${have:-none}; about a minute)"
   # No --locked: a dependency of the locked set is missing from the registry mirror.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  # --debug: unoptimised, it compiles in 121 CPU-s instead of 273 (a cold bootstrap's
+  # cost) and writes the same files (bindings/wasm/build.sh's two runs, byte for
+  # byte), in 0.3 CPU-s instead of 0.05 (CONTRIBUTING.md, "Where the time goes").
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
 fi
 
 [ "${1:-all}" = toolchain ] && exit 0

@@ -17,8 +17,17 @@ cd "$root"
 export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$root/target/wasm-build}"
 # Release with fat LTO and one codegen unit (the shipped settings; Cargo.toml's
 # [profile.release] is left at Cargo's defaults for quick first builds of the CLI).
+# Sealing (aes, fpe, flakeid-seal) optimized for size: at -O3 LLVM unrolls the
+# three software AES key schedules (wasm has no AES instructions) into 20 KB of
+# `Sealer`'s code; "s" keeps the .wasm 24 KB smaller, and a seal stays in the
+# microseconds (bindings/wasm/test/package.test.mjs has the numbers). The ID engine
+# keeps -O3.
+size_opt=()
+for crate in aes fpe flakeid-seal; do
+  size_opt+=(--config "profile.release.package.$crate.opt-level=\"s\"")
+done
 CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-  cargo build --release --target wasm32-unknown-unknown -p flakeid-wasm
+  cargo build --release --target wasm32-unknown-unknown -p flakeid-wasm "${size_opt[@]}"
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/flakeid_wasm.wasm"
 
 pkg="$here/pkg"

@@ -33,7 +33,8 @@ describe('options (issue #12)', () => {
     const e = expectError(() => new Generator().nextIds('10'), 'config', { field: 'n' })
     assert.match(e.message, /n must be a number/)
     expectError(() => decompose(5), 'config', { field: 'id' })
-    expectError(() => encode(5, 'hex'), 'config', { field: 'id' })
+    assert.equal(encode(5, 'hex'), '0000000000000005') // a whole number up to 2^53 - 1 is exact
+    for (const bad of [2 ** 53, 2 ** 60, 1.5, -1, NaN]) expectError(() => encode(bad, 'hex'), 'config', { field: 'id' })
     const l = expectError(() => new Layout({ timeBits: 2 ** 32 }), 'config', { field: 'time_bits' })
     assert.match(l.message, /4294967296/)
     // Booleans, bigints and strings where numbers go: FLAKEID_CONFIG naming the field.
@@ -284,5 +285,55 @@ describe('Layout', () => {
 
   test('version() is the engine version', () => {
     assert.match(version(), /^\d+\.\d+\.\d+/)
+  })
+})
+
+describe('js53: IDs that are plain numbers (issue 27)', () => {
+  test('nextNumber and nextNumbers give exact numbers on a layout of at most 53 bits', () => {
+    const clock = new ManualClock(1_700_000_000_000, 1)
+    const g = new Generator({ layout: 'js53', node: 5, clock })
+    const a = g.nextNumber()
+    assert.equal(typeof a, 'number')
+    assert.ok(Number.isSafeInteger(a))
+    const many = g.nextNumbers(600) // more than one tick's 512: each wait moves the clock 1 ms
+    assert.ok(many instanceof Float64Array && many.length === 600)
+    assert.ok(many[0] > a && many.every((v, i) => i === 0 || v > many[i - 1]))
+    // A number decodes and encodes like the bigint it stands for.
+    const p = decompose(a, 'js53')
+    assert.equal(p.node, 5)
+    assert.equal(p.timestampMs, 1_700_000_000_000)
+    assert.deepEqual(decompose(a, 'js53'), decompose(BigInt(a), 'js53'))
+    assert.equal(encode(a), encode(BigInt(a)))
+    assert.equal(decode(encode(a, 'base32'), 'base32'), BigInt(a))
+    assert.equal(Layout.preset('js53').decompose(a).sequence, 0)
+    assert.equal(Layout.preset('js53').maxId, 2n ** 53n - 1n)
+  })
+
+  test('a wider layout refuses numbers, naming layout or id', () => {
+    const g = new Generator({ node: 1 })
+    expectError(() => g.nextNumber(), 'config', { field: 'layout' })
+    expectError(() => g.nextNumbers(2), 'config', { field: 'layout' })
+    expectError(() => decompose(12345, 'snowflake'), 'config', { field: 'id' })
+    expectError(() => decompose(2 ** 53, 'js53'), 'config', { field: 'id' })
+    expectError(() => decompose(1.5, 'js53'), 'config', { field: 'id' })
+  })
+})
+
+describe('stats (issue 27)', () => {
+  test('counts IDs, waits and rollbacks; no lease', () => {
+    const clock = new ManualClock(1_700_000_000_000, 1)
+    const g = new Generator({ node: 1, maxSequence: 3, clock })
+    assert.deepEqual(g.stats(), {
+      idsIssued: 0, tickWaits: 0, tickWaitUs: 0, leadMs: 0, clockRollbacks: 0, maxRollbackMs: 0,
+      leaseState: null, leaseRemainingMs: null,
+    })
+    g.nextIds(5) // 4 per tick: the fifth waits out a tick
+    clock.set(1_699_999_999_900)
+    expectError(() => g.nextId(), 'clock_backwards')
+    const s = g.stats()
+    assert.equal(s.idsIssued, 5)
+    assert.equal(s.tickWaits, 1)
+    assert.equal(s.clockRollbacks, 1)
+    assert.ok(s.maxRollbackMs >= 100)
   })
 })

@@ -1,7 +1,7 @@
 // What only the native addon has: Node Buffers, bound methods, worker threads,
 // the package's shape. Skipped (with the reason) under FLAKEID_BACKEND=wasm.
 import assert from 'node:assert/strict'
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -109,6 +109,33 @@ describe('leases', { skip: nativeOnly }, () => {
       assert.throws(() => new Generator({ lease: 'nope://x' }), { code: 'FLAKEID_CONFIG', field: 'lease' })
       assert.throws(() => new Generator({ lease, node: 3 }), { code: 'FLAKEID_CONFIG', field: 'lease' })
       assert.throws(() => new Generator({ lease, leaseTtlMs: 5 }), { code: 'FLAKEID_CONFIG' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('state', () => {
+  test('state keeps a high-water mark across restarts (native); wasm refuses it by name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flakeid-state-'))
+    try {
+      const state = join(dir, 'node5.state')
+      if (nativeOnly) {
+        // The WebAssembly build has no files.
+        assert.throws(() => new Generator({ node: 5, state }), { code: 'FLAKEID_CONFIG', field: 'state' })
+        return
+      }
+      writeFileSync(state, 'flakeid-state 1\nhigh_water_ms 1800000030000\nnode 5\n')
+      const clock = new ManualClock(1_800_000_000_000)
+      const g = new Generator({ node: 5, state, clock, clockBackwards: 'monotonic' })
+      assert.ok(decompose(g.nextId()).timestampMs > 1_800_000_030_000)
+      assert.equal(g.leased, false)
+      assert.throws(() => new Generator({ node: 5, state }), { code: 'FLAKEID_CONFIG', field: 'state' })
+      const e = new Generator({ node: 5, state: join(dir, 'other'), clock })
+      writeFileSync(join(dir, 'bad'), 'garbage\n')
+      assert.throws(() => new Generator({ node: 5, state: join(dir, 'bad') }), { code: 'FLAKEID_CONFIG', field: 'state' })
+      assert.throws(() => new Generator({ state: 5 }), { code: 'FLAKEID_CONFIG', field: 'state' })
+      e.releaseLease()
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

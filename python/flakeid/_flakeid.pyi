@@ -2,6 +2,7 @@
 # module by `python -m mypy.stubtest flakeid` in `make test-python`.
 import array
 import datetime as _dt
+import os
 from typing import Final, final
 
 __version__: Final[str]
@@ -168,6 +169,7 @@ class Generator:
         lease: str | None = None,
         lease_ttl_ms: int | None = 10000,
         max_sequence: int | None = None,
+        state: str | os.PathLike[str] | None = None,
     ) -> Generator: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...

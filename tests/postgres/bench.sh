@@ -28,7 +28,7 @@ STAT=${STAT:-median}
 # EXPRS='a;b': the per-call expressions (default: these six; the sealed ones use
 # flakeid.seal_key, set below, and tests/vectors/seal.json's AES-256 key)
 SEAL_HEX=2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94
-IFS=';' read -r -a EXPRS <<<"${EXPRS:-flakeid_next();flakeid_next_sealed();flakeid_seal(flakeid_next(), '\\x$SEAL_HEX'::bytea);nextval('bench_seq');gen_random_uuid();insta_next_id()}"
+IFS=';' read -r -a EXPR_LIST <<<"${EXPRS:-flakeid_next();flakeid_next_sealed();flakeid_seal(flakeid_next(), '\\x$SEAL_HEX'::bytea);nextval('bench_seq');gen_random_uuid();insta_next_id()}"
 [ -f "$($PGBIN/pg_config --pkglibdir)/flakeid.so" ] || { echo "run make install-postgres first" >&2; exit 1; }
 
 # Each run below gets a cluster of its own from the test environment
@@ -97,7 +97,7 @@ per_call() { # per_call LABEL
   local base
   base=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns('1', $N)"; done | stat)
   printf '  %-34s %8s ns/row (baseline: count(1) = %s ns/row)\n' "[per call, $1]" "" "$base"
-  for expr in "${EXPRS[@]}"; do
+  for expr in "${EXPR_LIST[@]}"; do
     local ns
     ns=$(for _ in $(seq "$ROUNDS"); do "${PSQL[@]}" -At -c "SELECT bench_ns(\$\$$expr\$\$, $N) - $base"; done | stat)
     printf '  %-34s %8s ns/call\n' "$expr" "$ns"

@@ -78,14 +78,16 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# new_cluster NAME 'postgresql.conf lines' → initdb'd data directory in $work/NAME/data
+# new_cluster NAME 'postgresql.conf lines' → a cluster in $work/NAME/data, made by the
+# test environment (tests/env/testenv.py initdb: 127.0.0.1 only, its socket in
+# $work/NAME, fsync = off, every TCP login and replication trusted); this script
+# starts and stops it itself (start, stop).
 new_cluster() {
-  local dir=$work/$1
-  mkdir -p "$dir"
-  [ "$(id -u)" = 0 ] && chown postgres "$dir"
-  as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres -E UTF8 --no-sync --auth=trust >"$dir/initdb.log"
-  printf '%s\n' "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$dir'" "fsync = off" \
-    "max_connections = 120" "$2" >> "$dir/data/postgresql.conf"
+  local dir=$work/$1 args=() line
+  while IFS= read -r line; do [ -n "$line" ] && args+=(--conf "$line"); done <<<"max_connections = 120
+$2"
+  python3 tests/env/testenv.py initdb "$dir" --trust "${args[@]}" >"$work/$1.initdb.log" \
+    || { cat "$work/$1.initdb.log" >&2; fail "testenv.py initdb $dir"; }
   clusters+=("$dir/data")
 }
 # start NAME PORT [VAR=value...]: the environment of the postmaster (libfaketime)
@@ -187,6 +189,18 @@ flakeid.worker = 21"
   [ "$n" = 10500 ] && [ "$dups" = 0 ] || fail "$n IDs from 100 sessions, $dups duplicates"
   echo "  100 sessions: $n IDs, no duplicates"
   burst "$port" $((11 << 5 | 21)) snowflake
+  # flakeid_stats(), read from yet another session: every ID of every session so far
+  # counted exactly once (each backend adds its counts when its transaction ends),
+  # the burst's waits for the next ms counted, no lead in overflow = wait.
+  local issued waits wait_us lead rollbacks failed
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$work/pgbench.log")
+  read -r issued waits wait_us lead rollbacks <<<"$(q "$port" \
+    "SELECT ids_issued, tick_waits, tick_wait_us, lead_ms, clock_rollbacks FROM flakeid_stats()")"
+  echo "  flakeid_stats(): $issued IDs issued, $waits tick waits ($wait_us µs), lead $lead ms, $rollbacks rollbacks"
+  [ "${failed:-0}" = 0 ] && [ "$issued" = $((rows + 10500 + 800000)) ] \
+    || fail "flakeid_stats() counted $issued IDs, the sessions took $((rows + 10500 + 800000)) ($failed failed)"
+  [ "$waits" -gt 0 ] && [ "$wait_us" -gt 0 ] && [ "$lead" = 0 ] && [ "$rollbacks" = 0 ] \
+    || fail "flakeid_stats() after the burst: $waits waits, $wait_us µs, lead $lead, $rollbacks rollbacks"
 
   python3 tests/postgres/crosscheck.py vectors psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1
 
@@ -227,7 +241,7 @@ section_plain() {
 
 section_borrow() {
   echo "== borrow: another layout and overflow = borrow"
-  local port
+  local port issued lead
   new_cluster borrow "shared_preload_libraries = 'flakeid'
 flakeid.layout = 'discord'
 flakeid.node = 7
@@ -236,6 +250,10 @@ flakeid.overflow = 'borrow'"
   start borrow "$port"
   sql "$port" -c "CREATE EXTENSION flakeid"
   burst "$port" 7 discord
+  # Borrowing runs ahead of the clock, never past flakeid.max_borrow_ms (2000).
+  read -r issued lead <<<"$(q "$port" "SELECT ids_issued, lead_ms FROM flakeid_stats()")"
+  echo "  flakeid_stats(): $issued IDs issued, lead $lead ms"
+  [ "$issued" = 800000 ] && [ "$lead" -le 2000 ] || fail "flakeid_stats() after a borrowing burst: $issued IDs, lead $lead ms"
   # Functions without a layout name read the server's flakeid.layout.
   [ "$(q "$port" "SELECT abs(extract(epoch FROM flakeid_timestamp(flakeid_next()) - now())) < 10
       AND flakeid_first_at(now()) = flakeid_first_at(now(), 'discord')")" = t ] || fail "the server's layout is not discord"
@@ -256,6 +274,8 @@ flakeid.node = 5"
   expect_error "$port" "ALTER SYSTEM SET flakeid.wroker = 7" 42704 '"flakeid.wroker"'
   expect_error "$port" "ALTER SYSTEM SET flakeid.clock_backwards = 'later'" 22023 'flakeid.clock_backwards'
   expect_error "$port" "ALTER SYSTEM SET flakeid.max_wait_ms = 86400001" 22023 'flakeid.max_wait_ms.*86400000'
+  expect_error "$port" "ALTER SYSTEM SET flakeid.max_sequence = 5" 22023 \
+    'invalid value for parameter "flakeid.max_sequence": max_sequence must be 2\^k - 1 in 0\.\.=4095 .*got 5 \(flakeid.layout is snowflake\)'
   expect_error "$port" "ALTER SYSTEM SET flakeid.datacenter = 3" 22023 \
     "flakeid.datacenter = 3 cannot be set while flakeid.node = 5 \($data/postgresql.conf line [0-9]+\) is set"
   # A layout and node changed in two steps: each is checked against the other as the
@@ -301,6 +321,32 @@ flakeid.node = 5"
   start conf "$port"
   expect_error "$port" "SELECT flakeid_next()" 22023 \
     "invalid value for parameter \"flakeid.datacenter\": flakeid.datacenter = 1 cannot be set while flakeid.node = 5 is set"
+  stop conf
+
+  # flakeid.max_sequence = 0: one ID per ms, so a batch waits out a tick for each ID
+  # after the first, and flakeid_stats() counts those waits.
+  local seq_data=$work/seq/data issued waits wait_us
+  new_cluster seq "shared_preload_libraries = 'flakeid'
+flakeid.node = 6
+flakeid.max_sequence = 0"
+  start seq "$port"
+  sql "$port" -c "CREATE EXTENSION flakeid"
+  [ "$(q "$port" "SELECT count(*), count(DISTINCT d.ts), max(d.sequence), min(d.node)
+      FROM flakeid_next_many(50) id, flakeid_decompose(id) d")" = "50 50 0 6" ] \
+    || fail "flakeid.max_sequence = 0: not one ID per ms"
+  read -r issued waits wait_us <<<"$(q "$port" "SELECT ids_issued, tick_waits, tick_wait_us FROM flakeid_stats()")"
+  echo "  flakeid.max_sequence = 0: 50 IDs in 50 ms; flakeid_stats(): $issued issued, $waits tick waits, $wait_us µs"
+  [ "$issued" = 50 ] && [ "$waits" -ge 40 ] && [ "$waits" -le 49 ] && [ "$wait_us" -ge 20000 ] \
+    || fail "flakeid_stats() with max_sequence = 0: $issued issued, $waits waits, $wait_us µs"
+
+  # flakeid.lease_ttl_ms without flakeid.lease means nothing: refused as the core
+  # refuses it (naming the setting and its file), not ignored.
+  stop seq
+  echo "flakeid.lease_ttl_ms = 5000" >> "$seq_data/postgresql.conf"
+  start seq "$port"
+  expect_error "$port" "SELECT flakeid_next()" 22023 \
+    'invalid value for parameter "flakeid.lease_ttl_ms": lease_ttl_ms is set but lease is not'
+  expect_error "$port" "SELECT flakeid_next()" 22023 "HINT:  flakeid.lease_ttl_ms is set in $seq_data/postgresql.conf line [0-9]+"
 }
 
 section_schema() {
@@ -502,7 +548,7 @@ flakeid.max_borrow_ms = 60000"
 section_clock() {
   echo "== clock: failover to a standby whose clock is behind (libfaketime)"
   [ -f "$FAKETIME_LIB" ] || fail "libfaketime is not installed (scripts/setup-postgres.sh installs faketime)"
-  local pport sport clockfile=$work/clock.faketime t0 behind
+  local pport sport clockfile=$work/clock.faketime t0 behind rollbacks max_ms
   new_cluster old "shared_preload_libraries = 'flakeid'
 flakeid.node = 9"
   free_port pport
@@ -530,6 +576,10 @@ flakeid.node = 9"
   expect_error "$sport" "SELECT count(*) FROM flakeid_next_many(1000000) AS n(id) JOIN ids USING (id)" 55000 \
     "flakeid_next_many\(\): the clock is [0-9]+ ms behind IDs this server already issued"
   expect_error "$sport" "INSERT INTO ids (side) VALUES ('new')" 55000 "flakeid_next\(\): the clock is"
+  # Both refusals are clock rollbacks in flakeid_stats(), with how far behind.
+  read -r rollbacks max_ms <<<"$(q "$sport" "SELECT clock_rollbacks, max_rollback_ms FROM flakeid_stats()")"
+  echo "  flakeid_stats(): $rollbacks clock rollbacks, the largest $max_ms ms"
+  [ "$rollbacks" = 2 ] && [ "$max_ms" -gt 500 ] || fail "flakeid_stats(): $rollbacks rollbacks, largest $max_ms ms"
   set_clock "+0"
   read -r shared <<<"$(q "$sport" "SELECT count(*) FROM flakeid_next_many(1000000) AS n(id) JOIN ids USING (id)")"
   sql "$sport" -c "INSERT INTO ids (side) SELECT 'new' FROM generate_series(1, 10000)"
@@ -593,7 +643,7 @@ flakeid.lease_ttl_ms = 2000"
   grep -q 'must be superuser or have privileges of pg_read_all_settings' <<<"$out" || { echo "$out"; fail "SHOW flakeid.lease as a plain user"; }
 
   # Per store: two servers on one URL lease two node ids and share no ID.
-  local store url
+  local store url st left
   for store in redis postgres etcd; do
     case $store in
       redis) url="$redis_url?namespace=$ns" ;;
@@ -612,6 +662,9 @@ flakeid.lease_ttl_ms = 2000"
     [ "$(q "$pa" "SELECT count(*) FROM ids WHERE side = '$store' AND (flakeid_decompose(id)).node = $na")" = 20000 ] \
       || fail "$store: IDs of server A without its leased node id $na"
     echo "  $store: two servers leased node ids $na and $nb; 20,000 IDs each"
+    # flakeid_stats() has the lease's state and the ms left on it (TTL 2000 ms).
+    read -r st left <<<"$(q "$pa" "SELECT lease_state, lease_remaining_ms FROM flakeid_stats()")"
+    [ "$st" = held ] && [ "$left" -gt 0 ] && [ "$left" -le 2000 ] || fail "$store: flakeid_stats(): lease $st, $left ms left"
     # The store wiped while both issue: refused, then resumed by themselves.
     q "$pa" "CREATE OR REPLACE FUNCTION watch(secs float8, OUT refused int, OUT issued_after int, OUT msg text) LANGUAGE plpgsql AS \$\$
       DECLARE t0 timestamptz := clock_timestamp(); BEGIN

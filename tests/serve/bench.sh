@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# make bench-serve: `flakeid serve` vs pysnowflake 0.1.3 (PyPI, tornado) in one run,
-# both on free 127.0.0.1 ports, with wrk (keep-alive, 2 connections per core,
-# a thread per core) for one ID per request; then the IDs/s of
-# /v1/ids?n=100000 as octet-stream (wrk) and of the gRPC Stream (a tonic client).
-#   env: DURATION (wrk seconds per run, default 10)
+# make bench-serve, in one run, every server on a free 127.0.0.1 port, wrk with
+# keep-alive connections and a thread per core (issue 21, "Speed"):
+#   1. GET /v1/id beside an axum hello-world route (examples/hello_axum.rs: the same
+#      axum, hyper and tokio), same wrk settings, at 4 and 64 connections;
+#   2. p99 of /v1/id at about half of its peak (paced connections);
+#   3. TLS (--tls-cert/--tls-key) vs plaintext /v1/id, 4 and 64 kept-alive connections;
+#   4. flakeid serve vs pysnowflake 0.1.3 (PyPI, tornado), 2 connections per core;
+#   5. IDs/s of /v1/ids?n=100000 as octet-stream (wrk) and of the gRPC Stream.
+# No targets are asserted: the numbers are for reading (load: `uptime`, printed).
+#   env: DURATION (wrk seconds per run, default 10); BENCH_PROFILE (cargo profile,
+#   default dist: the shipped settings; `dev` only to try the script quickly)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
 # The shipped settings (--profile dist). Two steps: with --example, cargo builds only
 # the example, not the flakeid binary.
-$CARGO build -q --profile dist -p flakeid-cli
-$CARGO build -q --profile dist -p flakeid-server --example grpc_stream_bench
+profile=${BENCH_PROFILE:-dist}
+bin=target/$([ "$profile" = dev ] && echo debug || echo "$profile")
+$CARGO build -q --profile "$profile" -p flakeid-cli
+$CARGO build -q --profile "$profile" -p flakeid-server --example grpc_stream_bench --example hello_axum
 venv=${FLAKEID_BENCH_VENV:-target/bench-serve-venv}
 cores=$(nproc)
 conns=$((2 * cores))
@@ -23,45 +31,79 @@ free_port() { python3 tests/env/testenv.py port --not "$@"; }  # ports this run 
 wait_http() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return 0; sleep 0.05; done; echo "no answer from $1" >&2; exit 1; }
 
 fport=$(free_port)
-FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
+FLAKEID_LOG=warn $bin/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
 pids+=($!)
-pport=$(free_port "$fport")
+hport=$(free_port "$fport")
+$bin/examples/hello_axum 127.0.0.1:$hport 2>"$work/hello.log" &
+pids+=($!)
+# TLS: a self-signed P-256 certificate for 127.0.0.1 (wrk does not verify it).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.pem" 2>/dev/null
+tport=$(free_port "$fport" "$hport")
+FLAKEID_LOG=warn $bin/flakeid serve --listen 127.0.0.1:$tport --node 3 \
+  --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" 2>"$work/tls.log" &
+pids+=($!)
+pport=$(free_port "$fport" "$hport" "$tport")
 "$venv/bin/snowflake_start_server" --address=127.0.0.1 --port=$pport --worker=1 >"$work/psf.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$fport/readyz"
+wait_http "http://127.0.0.1:$hport/"
+for _ in $(seq 200); do curl -skf -o /dev/null "https://127.0.0.1:$tport/readyz" && break; sleep 0.05; done
 wait_http "http://127.0.0.1:$pport/"
 
-echo "== $(date -u +%FT%TZ) $(nproc) cores, wrk -t$cores -c$conns -d${dur}s --latency (keep-alive)"
 summary() { # name, wrk output file
   awk -v n="$1" '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
-    END {printf "%-34s %12s req/s   p50 %8s   p99 %8s\n", n, r, p50, p99}' "$2"
+    END {printf "%-44s %12s req/s   p50 %8s   p99 %8s\n", n, r, p50, p99}' "$2"
 }
+rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
+ratio() { awk -v a="$2" -v b="$3" -v n="$1" 'BEGIN {printf "  ratio %s = %.2f\n", n, a / b}'; }
+echo "== $(date -u +%FT%TZ) $(nproc) cores; load: $(uptime | sed 's/.*load average: //')"
+echo "== 1. GET /v1/id beside an axum hello world: wrk -t$cores -d${dur}s --latency, keep-alive, 4 and 64 connections"
+for c in 4 64; do
+  wrk -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$fport/v1/id" >"$work/f$c.txt"
+  wrk -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$hport/" >"$work/h$c.txt"
+  summary "flakeid serve GET /v1/id, $c conns" "$work/f$c.txt"
+  summary "axum hello world GET /, $c conns" "$work/h$c.txt"
+  ratio "flakeid / hello world ($c conns)" "$(rps "$work/f$c.txt")" "$(rps "$work/h$c.txt")"
+done
+
+# Latency at about half of flakeid's peak: paced connections (1 request per ms each).
+peak=$(printf '%s\n' "$(rps "$work/f4.txt")" "$(rps "$work/f64.txt")" | sort -g | tail -1)
+half=$(awk -v p="$peak" 'BEGIN {printf "%d", p / 2 / 1000 + 1}')
+echo "== 2. p99 at half the peak ($peak req/s): $half connections x 1 request/ms"
+wrk -t"$cores" -c"$half" -d"${dur}s" --latency -s tests/serve/paced.lua "http://127.0.0.1:$fport/v1/id" >"$work/fh.txt"
+summary "flakeid /v1/id paced ($half conns x 1/ms)" "$work/fh.txt"
+
+echo "== 3. TLS vs plaintext GET /v1/id, kept-alive connections"
+for c in 4 64; do
+  wrk -t"$cores" -c$c -d"${dur}s" --latency "https://127.0.0.1:$tport/v1/id" >"$work/t$c.txt"
+  summary "flakeid serve TLS GET /v1/id, $c conns" "$work/t$c.txt"
+  ratio "TLS / plaintext ($c conns)" "$(rps "$work/t$c.txt")" "$(rps "$work/f$c.txt")"
+done
+
+echo "== 4. flakeid serve vs pysnowflake 0.1.3: wrk -t$cores -c$conns -d${dur}s --latency"
 wrk -t"$cores" -c"$conns" -d"${dur}s" --latency "http://127.0.0.1:$fport/v1/id" >"$work/f1.txt"
 wrk -t"$cores" -c"$conns" -d"${dur}s" --latency "http://127.0.0.1:$pport/" >"$work/p1.txt"
 summary "flakeid serve GET /v1/id" "$work/f1.txt"
 summary "pysnowflake 0.1.3 GET /" "$work/p1.txt"
 awk 'FNR==1{f++} /Requests\/sec/ {r[f]=$2} END {printf "ratio: flakeid / pysnowflake = %.1fx\n", r[1]/r[2]}' "$work/f1.txt" "$work/p1.txt"
 
-# Latency at about half of flakeid's peak: paced connections (1 request per ms each).
-half=$(awk '/Requests\/sec/ {printf "%d", $2 / 2 / 1000 + 1}' "$work/f1.txt")
-wrk -t"$cores" -c"$half" -d"${dur}s" --latency -s tests/serve/paced.lua "http://127.0.0.1:$fport/v1/id" >"$work/fh.txt"
-summary "flakeid /v1/id paced ($half conns x 1/ms)" "$work/fh.txt"
-
+echo "== 5. bulk"
 wrk -t"$cores" -c"$conns" -d"${dur}s" -H 'Accept: application/octet-stream' \
   "http://127.0.0.1:$fport/v1/ids?n=100000" >"$work/fb.txt"
 awk '/Requests\/sec/ {printf "flakeid GET /v1/ids?n=100000 octet-stream: %.0f req/s = %.2f M IDs/s\n", $2, $2*100000/1e6}' "$work/fb.txt"
-target/dist/examples/grpc_stream_bench "http://127.0.0.1:$fport" $((dur * 4000000)) 65536
+$bin/examples/grpc_stream_bench "http://127.0.0.1:$fport" $((dur * 4000000)) 65536
 echo "(strict mode: one snowflake node issues at most 4096 IDs per ms = 4.1 M IDs/s; the sequence field bounds it)"
 
 # Bulk with borrowing (issue 15's >= 50 M IDs/s goal): a one-day window (the most
 # max_borrow_ms allows: 354 G IDs; a 10-minute one ran out within the first run) lets the
 # counter run ahead of the clock, so the network path, not the engine, is the limit.
 bport=$(free_port "$fport" "$pport")
-FLAKEID_LOG=warn target/dist/flakeid serve --listen 127.0.0.1:$bport --node 2 --overflow borrow \
+FLAKEID_LOG=warn $bin/flakeid serve --listen 127.0.0.1:$bport --node 2 --overflow borrow \
   --max-borrow-ms 86400000 --max-batch 1000000 2>"$work/borrow.log" &
 pids+=($!)
 wait_http "http://127.0.0.1:$bport/readyz"
 wrk -t"$cores" -c"$conns" -d"${dur}s" -H 'Accept: application/octet-stream' \
   "http://127.0.0.1:$bport/v1/ids?n=1000000" >"$work/bb.txt"
 awk '/Requests\/sec/ {printf "flakeid --overflow borrow GET /v1/ids?n=1000000 octet-stream: %.1f req/s = %.1f M IDs/s\n", $2, $2*1000000/1e6}' "$work/bb.txt"
-target/dist/examples/grpc_stream_bench "http://127.0.0.1:$bport" $((dur * 100000000)) 65536
+$bin/examples/grpc_stream_bench "http://127.0.0.1:$bport" $((dur * 100000000)) 65536

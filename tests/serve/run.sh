@@ -9,5 +9,6 @@ cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
 # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
 $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
+export FLAKEID_SERVE_VENV=${FLAKEID_SERVE_VENV:-$PWD/target/serve-venv}  # scripts/setup-serve.sh
 exec python3 tests/env/testenv.py run --redis --postgres -- \
   python3 tests/serve/serve_test.py "$PWD/target/debug/flakeid" "$@"

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 
 BIN = None
 WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
@@ -31,10 +32,12 @@ class Server:
     def __init__(self, *args, env=None, nofile=None):
         self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
         self.log = open(self.log_path, "w")
+        self.out_path = self.log_path + ".out"
+        self.out = open(self.out_path, "w")
         full_env = dict(os.environ, **(env or {}))
         self.proc = subprocess.Popen(
             [BIN, "serve", "--listen", "127.0.0.1:0", *args],
-            stdout=subprocess.DEVNULL,
+            stdout=self.out,
             stderr=self.log,
             env=full_env,
             preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None,
@@ -89,6 +92,26 @@ class Server:
             return self.proc.wait(timeout)
         finally:
             self.log.close()
+            self.out.close()
+
+    def stdout(self):
+        with open(self.out_path) as f:
+            return f.read()
+
+
+def parse_metrics(text):
+    """OpenMetrics text as {family: (type, [(sample name, labels, value)])}."""
+    fams, cur = {}, None
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, typ = line.split(" ", 3)
+            cur = fams.setdefault(name, (typ, []))
+        elif line and not line.startswith("#"):
+            m = re.match(r'^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)', line)
+            labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            v = m.group(3)
+            cur[1].append((m.group(1), labels, float(v) if v not in ("+Inf",) else float("inf")))
+    return fams
 
 
 def ids_of(body):
@@ -198,9 +221,82 @@ class Routes(unittest.TestCase):
         text = body.decode()
         issued = int(re.search(r"^flakeid_ids_issued_total (\d+)$", text, re.M).group(1))
         self.assertGreaterEqual(issued, 5)
-        self.assertIn('flakeid_http_requests_total{route="/v1/ids",status="200"}', text)
+        self.assertIn('flakeid_http_requests_total{route="/v1/ids",method="GET",status="200"}', text)
         self.assertIn("flakeid_lease_held 1", text)
-        self.assertIn("flakeid_lease_renew_latency_us 0", text)  # no lease
+        self.assertIn("flakeid_lease_renew_latency_seconds 0.0", text)  # no lease
+
+    def test_metrics_follow_prometheus_conventions(self):
+        c = self.s.conn()
+        for path in ["/v1/ids?n=3", "/v1/id", "/v1/ids?n=0", "/v1/decode/1", "/nope/at/all", "/v1/id?x=1"]:
+            self.s.get(path, conn=c)
+        c.close()
+        text = self.s.get("/metrics")[2].decode()
+        m = parse_metrics(text)
+        # Base units only, counters end in _total, one HELP and TYPE per family.
+        for fam, (typ, samples) in m.items():
+            self.assertNotRegex(fam, r"_(us|ms|micros|millis)$", fam)
+            if typ == "counter":
+                self.assertTrue(all(n == fam + "_total" or n == fam + "_created" for n, _, _ in samples), fam)
+        helps = re.findall(r"^# HELP (\S+)", text, re.M)
+        types = re.findall(r"^# TYPE (\S+)", text, re.M)
+        self.assertEqual(len(helps), len(set(helps)), helps)
+        self.assertEqual(sorted(helps), sorted(types))
+        self.assertEqual(m["flakeid_build"][0], "info")
+        self.assertRegex(text, r'(?m)^flakeid_build_info\{version="\d+\.\d+\.\d+[^"]*"\} 1$')
+        # The latency histogram, in seconds, per route, method and status class.
+        typ, samples = m["flakeid_http_request_duration_seconds"]
+        self.assertEqual(typ, "histogram")
+        def sample(name, **labels):
+            for n, l, v in samples:
+                if n == name and all(l.get(k) == v2 for k, v2 in labels.items()):
+                    yield l, v
+        ok = dict(route="/v1/ids", method="GET", **{"class": "2xx"})
+        bad = dict(route="/v1/ids", method="GET", **{"class": "4xx"})
+        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **ok))[1], 1)
+        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **bad))[1], 1)
+        buckets = sorted(float(l["le"]) for l, _ in sample("flakeid_http_request_duration_seconds_bucket", **ok))
+        self.assertEqual(buckets[0], 0.00005)
+        self.assertEqual(buckets[-1], float("inf"))
+        total = next(sample("flakeid_http_request_duration_seconds_sum", **ok))[1]
+        self.assertGreater(total, 0)
+        self.assertLess(total, 10)  # seconds, not µs
+        # Unknown paths share one label: a scanner does not grow the metrics.
+        self.assertTrue(any(l.get("route") == "other" for _, l, _ in samples))
+        self.assertFalse(any("nope" in l.get("route", "") for _, l, _ in samples))
+        self.assertTrue(any(l.get("route") == "/v1/decode/{id}" for _, l, _ in samples))
+        # The generator's stats (issue 27 §2).
+        self.assertGreaterEqual(m["flakeid_generator_ids_issued"][1][0][2], 4)
+        for fam, typ in [
+            ("flakeid_tick_waits", "counter"),
+            ("flakeid_tick_wait_seconds", "counter"),
+            ("flakeid_lead_seconds", "gauge"),
+            ("flakeid_clock_rollbacks", "counter"),
+            ("flakeid_clock_rollback_max_seconds", "gauge"),
+            ("flakeid_lease_remaining_seconds", "gauge"),
+            ("flakeid_lease_state", "gauge"),
+        ]:
+            self.assertEqual(m[fam][0], typ, fam)
+        states = {l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}
+        self.assertEqual(states, {"none": 1, "held": 0, "unreachable": 0, "lost": 0, "released": 0})
+
+    def test_grpc_health_and_reflection(self):
+        self.assertEqual(health(self.s.port), (0, 1))  # SERVING
+        self.assertEqual(health(self.s.port, "flakeid.v1.Flakeid"), (0, 1))
+        self.assertEqual(health(self.s.port, "no.such.Service")[0], 5)  # NOT_FOUND
+        # ServerReflectionInfo, v1 and v1alpha: list_services (field 7) names them all.
+        for v in ("v1", "v1alpha"):
+            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                                         b"\x3a\x00")
+            self.assertEqual(status, 0, v)
+            for name in (b"flakeid.v1.Flakeid", b"grpc.health.v1.Health"):
+                self.assertIn(name, reply, v)
+            # file_containing_symbol (field 4): the descriptor of flakeid.proto.
+            sym = b"flakeid.v1.Flakeid"
+            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                                         b"\x22" + bytes([len(sym)]) + sym)
+            self.assertEqual(status, 0, v)
+            self.assertIn(b"flakeid.proto", reply, v)
+            self.assertIn(b"StreamRequest", reply, v)
 
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
@@ -211,6 +307,101 @@ class Routes(unittest.TestCase):
         ).stdout.split("\n")
         self.assertEqual(out[-1], "2")
         self.assertEqual(self.node_of(int(out[0])), 7)
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout",
+          "/healthz", "/readyz", "/metrics", "/openapi.json"]
+
+
+class AccessLog(unittest.TestCase):
+    def test_one_json_line_per_request_when_asked(self):
+        s = Server("--node", "3", "--access-log")
+        try:
+            c = s.conn()
+            self.assertEqual(s.get("/v1/ids?n=3", conn=c)[0], 200)
+            self.assertEqual(s.get("/nope", conn=c)[0], 404)
+            local = c.sock.getsockname()
+            c.close()
+            out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null",
+                                  f"http://127.0.0.1:{s.port}/v1/id"], capture_output=True, check=True)
+            deadline = time.monotonic() + 5
+            while s.stdout().count("\n") < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            lines = [json.loads(l) for l in s.stdout().splitlines()]
+            self.assertEqual(len(lines), 3, lines)
+            a, b, h2 = lines
+            self.assertEqual((a["method"], a["path"], a["query"], a["status"], a["route"], a["version"]),
+                             ("GET", "/v1/ids", "n=3", 200, "/v1/ids", "HTTP/1.1"))
+            self.assertEqual(a["peer"], f"{local[0]}:{local[1]}")
+            self.assertGreater(a["duration_seconds"], 0)
+            self.assertLess(a["duration_seconds"], 5)
+            self.assertRegex(a["ts"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+            self.assertEqual((b["path"], b["status"], b["route"]), ("/nope", 404, "other"))
+            self.assertNotIn("query", b)
+            self.assertEqual((h2["path"], h2["version"], h2["status"]), ("/v1/id", "HTTP/2", 200))
+            self.assertIn("flakeid_access_log_dropped_total 0", s.get("/metrics")[2].decode())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_off_by_default(self):
+        s = Server("--node", "3")
+        try:
+            self.assertEqual(s.get("/v1/id")[0], 200)
+            self.assertNotIn("access_log", s.get("/metrics")[2].decode())
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+        self.assertEqual(s.stdout(), "")
+
+
+class OpenApi(unittest.TestCase):
+    """/openapi.json describes every route, and schemathesis (PyPI, pinned; installed
+    by scripts/setup-serve.sh) finds nothing against the running server: plain,
+    and sealed (where /v1/unseal answers 200)."""
+
+    def schemathesis(self, s):
+        venv = os.environ.get("FLAKEID_SERVE_VENV", os.path.join(HERE, "..", "..", "target", "serve-venv"))
+        out = subprocess.run(
+            [os.path.join(venv, "bin", "schemathesis"), "--config-file", os.path.join(HERE, "schemathesis.toml"),
+             "--no-color", "run", f"http://127.0.0.1:{s.port}/openapi.json"],
+            capture_output=True, text=True, timeout=600, cwd=WORK,  # its .schemathesis/ cache too
+        )
+        self.assertEqual(out.returncode, 0, out.stdout[-6000:] + out.stderr[-2000:])
+        # Every operation but /openapi.json itself, which schemathesis leaves out.
+        ops = re.search(r"Operations:\s+(\d+) selected / (\d+) total", out.stdout)
+        self.assertEqual((ops.group(1), ops.group(2)), (str(len(ROUTES) - 1),) * 2, out.stdout)
+
+    def test_document_lists_every_route(self):
+        s = Server("--node", "3", "--max-batch", "777")
+        try:
+            st, ct, body = s.get("/openapi.json")
+            self.assertEqual((st, ct), (200, "application/json"))
+            doc = json.loads(body)
+            self.assertTrue(doc["openapi"].startswith("3."))
+            self.assertEqual(sorted(doc["paths"]), sorted(ROUTES))
+            n = doc["paths"]["/v1/ids"]["get"]["parameters"][0]
+            self.assertEqual((n["name"], n["schema"]["maximum"]), ("n", 777))  # this server's --max-batch
+            for path in ROUTES:
+                self.assertNotEqual(s.get(path.replace("{id}", "1"))[0], 404, path)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_schemathesis_plain(self):
+        s = Server("--node", "3", "--max-batch", "1000")
+        try:
+            self.schemathesis(s)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_schemathesis_sealed(self):
+        key = os.path.join(WORK, "openapi-seal.key")
+        with open(key, "w") as f:
+            f.write(SEAL_KEY + "\n")
+        s = Server("--node", "3", "--max-batch", "1000", "--seal-key-file", key, "--layout", "js53")
+        try:
+            self.schemathesis(s)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
 
 
 class Semantics(unittest.TestCase):
@@ -278,12 +469,61 @@ class Semantics(unittest.TestCase):
         self.assertEqual(r.getheader("Allow"), "GET, HEAD")
         self.assertIn("GET and HEAD", json.loads(body)["message"])
 
+    def test_ids_as_json_numbers_only_for_js_safe_layouts(self):
+        # Issue 27 §1: js53 (53 bits) answers numbers when asked; strings stay the default.
+        js = Server("--node", "3", "--layout", "js53")
+        try:
+            for accept in ("application/json; ids=number", "Application/JSON;IDS=\"number\"",
+                           "application/json;ids=number, application/json;q=0.5"):
+                st, ct, body = js.get("/v1/ids?n=5", {"Accept": accept})
+                self.assertEqual((st, ct), (200, "application/json; ids=number"), accept)
+                ids = json.loads(body)
+                self.assertTrue(all(type(i) is int and 0 <= i < 2**53 for i in ids), body)
+                self.assertEqual(ids, sorted(set(ids)))
+            # Streamed in chunks (n >= 4096): still one JSON array of numbers.
+            st, ct, body = js.get("/v1/ids?n=5000", {"Accept": "application/json; ids=number"})
+            ids = json.loads(body)
+            self.assertEqual((st, len(ids), len(set(ids))), (200, 5000, 5000))
+            self.assertTrue(all(type(i) is int for i in ids))
+            for accept in (None, "application/json", "application/json; charset=utf-8"):
+                st, ct, body = js.get("/v1/ids?n=3", {"Accept": accept} if accept else {})
+                self.assertEqual((st, ct), (200, "application/json"), accept)
+                self.assertTrue(all(type(i) is str for i in json.loads(body)), accept)
+        finally:
+            self.assertEqual(js.stop(), 0, js.logs())
+        # A 63-bit layout: 406 naming the layout; a fallback range is honoured.
+        st, ct, body = self.s.get("/v1/ids?n=3", {"Accept": "application/json; ids=number"})
+        err = json.loads(body)
+        self.assertEqual((st, err["error"], err["parameter"]), (406, "not_acceptable", "accept"))
+        self.assertIn("snowflake", err["message"])
+        self.assertIn("63 bits", err["message"])
+        st, ct, body = self.s.get("/v1/ids?n=3", {"Accept": "application/json;ids=number, application/json;q=0.1"})
+        self.assertEqual((st, ct), (200, "application/json"))
+        self.assertTrue(all(type(i) is str for i in json.loads(body)))
+
     def test_decode_zero_padded_asks_for_from(self):
+        # tests/vectors/decode_auto.json: one rule with the core and the CLI.
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "decode_auto.json")) as f:
+            cases = json.load(f)["cases"]
+        texts = {c["text"] for c in cases}
         for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):
-            st, body = self.s.json(f"/v1/decode/{text}")
-            self.assertEqual((st, body["error"]), (400, "bad_request"), text)
-            self.assertIn("ambiguous", body["message"], text)
-            self.assertIn("from=", body["message"], text)
+            self.assertIn(text, texts)
+        for c in cases:
+            text = c["text"]
+            st, body = self.s.json("/v1/decode/" + urllib.parse.quote(text, safe=""))
+            if "id" in c:
+                self.assertEqual((st, body["id"]), (200, c["id"]), c)
+            elif text == "":
+                # An empty path segment is no ID at all: the route is not matched.
+                self.assertEqual((st, body["error"]), (404, "not_found"), c)
+            else:
+                self.assertEqual((st, body["error"], body["parameter"]), (400, "bad_request", "id"), c)
+                self.assertIn(f"position {c['position']}" if c["position"] else "", body["message"], c)
+                if c["ambiguous"]:
+                    self.assertIn("ambiguous", body["message"], c)
+                    self.assertIn("from=", body["message"], c)
+                else:
+                    self.assertNotIn("ambiguous", body["message"], c)
         self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=int")[1]["id"], "42")
         self.assertEqual(self.s.json("/v1/decode/0000000000000042?from=hex")[1]["id"], "66")
         self.assertEqual(self.s.json("/v1/decode/042?from=dec")[1]["id"], "42")
@@ -337,19 +577,43 @@ SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "v
 def grpc_call(port, method, message=b""):
     """One unary gRPC call over h2c with curl: the response message, or the
     grpc-status and grpc-message trailers of a refusal."""
+    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message)
+
+
+def grpc_path(port, path, message=b""):
+    """One gRPC call (unary, or a stream of one request) to `path` over h2c with
+    curl: (grpc-status, the first response message, the headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
         f.write(b"\0" + struct.pack(">I", len(message)) + message)
     out = subprocess.run(
         ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
          "-H", "content-type: application/grpc", "-H", "te: trailers",
-         "--data-binary", "@" + body, f"http://127.0.0.1:{port}/flakeid.v1.Flakeid/{method}"],
+         "--data-binary", "@" + body, f"http://127.0.0.1:{port}{path}"],
         capture_output=True, check=True,
     ).stdout.decode().lower()
     status = int(re.search(r"grpc-status: (\d+)", out).group(1))
     with open(body + ".out", "rb") as f:
         reply = f.read()
     return status, reply[5:], out
+
+
+def health(port, service=""):
+    """grpc.health.v1.Health/Check: (grpc-status, serving status: 1 SERVING, 2 NOT_SERVING)."""
+    name = service.encode()
+    msg = b"\x0a" + bytes([len(name)]) + name if name else b""
+    status, reply, _ = grpc_path(port, "/grpc.health.v1.Health/Check", msg)
+    return status, (reply[1] if reply[:1] == b"\x08" else 0)
+
+
+def wait_health(port, want, seconds=2):
+    """Polls Check (both names) until both report `want`; the last statuses."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = [health(port, n) for n in ("", "flakeid.v1.Flakeid")]
+        if got == [(0, want)] * 2 or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
 
 
 def fixed64s(field_bytes):
@@ -568,6 +832,29 @@ class Tls(unittest.TestCase):
         c.close()
         return r.status, body, peer
 
+    def test_bad_files_are_refused_before_a_lease_is_taken(self):
+        bad = os.path.join(self.d, "garbage.pem")
+        with open(bad, "w") as f:
+            f.write("not a certificate\n")
+        empty = os.path.join(self.d, "empty-tokens")
+        open(empty, "w").close()
+        missing = os.path.join(self.d, "missing.pem")
+        for args, named in [
+            (["--tls-cert", bad, "--tls-key", self.key], bad),
+            (["--tls-cert", self.cert, "--tls-key", bad], bad),
+            (["--tls-cert", self.other_cert, "--tls-key", self.key], None),  # key of another cert
+            (["--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", missing], missing),
+            (["--auth-token-file", empty], empty),
+        ]:
+            leases = tempfile.mkdtemp(dir=WORK)
+            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}", *args],
+                                 capture_output=True, text=True, timeout=20)
+            self.assertNotEqual(out.returncode, 0, (args, out.stderr))
+            if named:
+                self.assertIn(named, out.stderr, args)
+            self.assertNotIn("listening", out.stderr, args)
+            self.assertEqual(os.listdir(leases), [], (args, "a lease was taken", out.stderr))
+
     def test_tls_wrong_ca_and_hot_reload(self):
         s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key)
         try:
@@ -724,6 +1011,40 @@ def frame(kind, flags, stream, payload):
     return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
 
 
+def h2_grpc_stream_then_ping(port, seconds):
+    """An h2c connection that starts an endless gRPC `Stream`, never reads it (no
+    WINDOW_UPDATE), and keeps the connection busy with a PING every 0.1 s: the
+    connection-idle timeout never fires. Returns (seconds until the server closed
+    the connection or None, bytes received)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+    path = b"/flakeid.v1.Flakeid/Stream"
+    block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+             + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+    c.sendall(frame(4, 1, 0, b"") + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+    c.settimeout(0.1)
+    t0 = time.monotonic()
+    data = b""
+    try:
+        while time.monotonic() - t0 < seconds:
+            try:
+                chunk = c.recv(1 << 20)
+                if not chunk:
+                    return time.monotonic() - t0, data
+                data += chunk
+            except socket.timeout:
+                pass
+            except ConnectionResetError:  # closed with our PINGs unread: a reset
+                return time.monotonic() - t0, data
+            try:
+                c.sendall(frame(6, 0, 0, b"\0" * 8))
+            except OSError:
+                return time.monotonic() - t0, data
+        return None, data
+    finally:
+        c.close()
+
+
 class Limits(unittest.TestCase):
     """Issue 21: no client can hold the server's connections, file descriptors,
     streams or memory; /healthz and a fresh client keep being served."""
@@ -794,6 +1115,20 @@ class Limits(unittest.TestCase):
             self.assertLess(grown, 25_000, f"RSS grew {grown} kB")
             for c in conns:
                 c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_stalled_stream_on_a_busy_connection_is_closed(self):
+        # The connection stays busy (PINGs), so only the stream-idle timeout can end it.
+        s = Server("--node", "1", "--idle-timeout-ms", "60000", "--stream-idle-timeout-ms", "1000")
+        try:
+            took, data = h2_grpc_stream_then_ping(s.port, 6)
+            self.assertIsNotNone(took, "a stalled gRPC stream kept its busy connection open for 6 s")
+            self.assertGreater(took, 0.9)
+            self.assertLess(took, 4)
+            self.assertGreater(len(data), 60_000)  # the stream did flow until the window ran out
+            self.assertIn("made no room", s.logs())
+            self.assert_served(s)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
@@ -876,9 +1211,15 @@ def frozen_store(test, url, pid):
         test.assertEqual(s.get("/v1/id")[0], 200)
         # The store's round trip, from the last confirmed renewal: a real, positive time.
         text = s.get("/metrics")[2].decode()
-        renew_us = int(re.search(r"^flakeid_lease_renew_latency_us (\d+)$", text, re.M).group(1))
-        test.assertGreater(renew_us, 0, text)
-        test.assertLess(renew_us, ttl * 1000)
+        renew_s = float(re.search(r"^flakeid_lease_renew_latency_seconds (\S+)$", text, re.M).group(1))
+        test.assertGreater(renew_s, 0, text)
+        test.assertLess(renew_s, ttl / 1000)
+        m = parse_metrics(text)
+        test.assertEqual({l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}["held"], 1)
+        remaining = m["flakeid_lease_remaining_seconds"][1][0][2]
+        test.assertGreater(remaining, 0)
+        test.assertLessEqual(remaining, ttl / 1000)
+        test.assertEqual(wait_health(s.port, 1), [(0, 1)] * 2)
         frozen = family(pid)
         for p in frozen:
             os.kill(p, signal.SIGSTOP)
@@ -901,6 +1242,8 @@ def frozen_store(test, url, pid):
             test.assertEqual(s.get("/v1/ids?n=10")[0], 503)
             test.assertEqual(s.get("/healthz")[0], 200)
             test.assertEqual(s.json("/v1/layout")[1]["lease"], "unreachable")
+            # grpc.health.v1 follows readiness: NOT_SERVING within its 100 ms poll.
+            test.assertEqual(wait_health(s.port, 2, 1), [(0, 2)] * 2)
         finally:
             for p in frozen:
                 os.kill(p, signal.SIGCONT)
@@ -909,6 +1252,7 @@ def frozen_store(test, url, pid):
         while s.get("/readyz")[0] != 200 and time.monotonic() < deadline:
             time.sleep(0.05)
         test.assertEqual(s.get("/v1/id")[0], 200)
+        test.assertEqual(wait_health(s.port, 1, 1), [(0, 1)] * 2)
     finally:
         test.assertEqual(s.stop(), 0, s.logs())
 

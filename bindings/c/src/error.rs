@@ -94,14 +94,16 @@ fn c_string(text: String) -> CString {
 fn record(fail: Fail) -> flakeid_status {
     let (status, message, field, by_ms, position) = match fail {
         Fail::Core(e) => {
-            let (field, by_ms, position) = match &e {
-                Error::Config { field, .. } => (Some(c_string((*field).to_string())), 0, 0),
-                Error::ClockMovedBackwards { by_ms } => (None, *by_ms, 0),
-                Error::ClockStalled { waited_ms } => (None, *waited_ms, 0),
-                Error::Parse { position, .. } => (None, 0, *position),
-                _ => (None, 0, 0),
-            };
-            (status_of(e.kind()), e.to_string(), field, by_ms, position)
+            // Which error carries which detail is the core's (Error::details).
+            let d = e.details();
+            let field = d.field.map(|f| c_string(f.to_string()));
+            (
+                status_of(e.kind()),
+                e.to_string(),
+                field,
+                d.by_ms.unwrap_or(0),
+                d.position.unwrap_or(0),
+            )
         }
         Fail::Null(arg) => (
             FLAKEID_ERR_NULL,

@@ -88,11 +88,18 @@ pub struct flakeid_options {
     /// Issue at most `max_sequence + 1` IDs per tick (`2^k - 1`, flake-idgen's
     /// `seqMask`), or `FLAKEID_UNSET` (the layout's whole sequence field).
     pub max_sequence: u64,
+    /// A file keeping a high-water timestamp across restarts, or NULL: for a fixed
+    /// node id (docs/state.md). A restart with the clock behind the saved mark
+    /// meets `clock_backwards`; a missing file is a fresh start; a corrupt one, or
+    /// one another process holds, is `FLAKEID_ERR_CONFIG` naming `state`. Not with
+    /// `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
+    pub state: *const c_char,
 }
 
 /// The smallest `struct_size` this library reads: the first `flakeid_options` with
-/// a `struct_size` (every later one only appends fields).
-const MIN_OPTIONS_SIZE: usize = std::mem::size_of::<flakeid_options>();
+/// a `struct_size`, which ended at `max_sequence` (every later one only appends
+/// fields; a caller's shorter struct gives the fields past its end their defaults).
+const MIN_OPTIONS_SIZE: usize = std::mem::offset_of!(flakeid_options, state);
 
 /// A clock that moves only when told to, for deterministic tests. Thread-safe.
 #[derive(Debug)]
@@ -129,6 +136,7 @@ pub extern "C" fn flakeid_options_default() -> flakeid_options {
         clock: std::ptr::null(),
         lease_ttl_ms: FLAKEID_UNSET,
         max_sequence: FLAKEID_UNSET,
+        state: std::ptr::null(),
         struct_size: std::mem::size_of::<flakeid_options>(),
     }
 }
@@ -177,7 +185,7 @@ fn config(field: &'static str, message: String) -> Error {
 }
 
 /// # Safety
-/// `o.node_source` and `o.lease_url` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
+/// `o.node_source`, `o.lease_url` and `o.state` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
 /// clock handle.
 unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on in the C
@@ -235,6 +243,9 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     if o.max_sequence != FLAKEID_UNSET {
         b = b.max_sequence(o.max_sequence);
     }
+    if !o.state.is_null() {
+        b = b.state(&unsafe { CStr::from_ptr(o.state) }.to_string_lossy());
+    }
     Ok(b.build()?)
 }
 
@@ -250,9 +261,15 @@ pub unsafe extern "C" fn flakeid_generator_new(
         // `struct_size` first: it says how much of the struct may be read.
         let size = unsafe { arg(options.cast::<usize>(), "options") }?;
         options_size(*size)?;
-        let o = unsafe { arg(options, "options") }?;
+        // Only the caller's `struct_size` bytes: a struct from an older header is
+        // shorter, and the fields past its end keep their defaults.
+        let mut o = flakeid_options_default();
+        // SAFETY: `options` is non-NULL (read above) and holds `*size` bytes, at
+        // most `size_of::<flakeid_options>()` (options_size).
+        unsafe { std::ptr::copy_nonoverlapping(options.cast::<u8>(), (&raw mut o).cast::<u8>(), *size) };
+        o.struct_size = *size;
         let dst = out(out_generator, "out_generator")?;
-        let inner = unsafe { build(o) }?;
+        let inner = unsafe { build(&o) }?;
         write(dst, Box::into_raw(Box::new(flakeid_generator { inner })));
         Ok(())
     })

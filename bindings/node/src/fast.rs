@@ -94,28 +94,10 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
     let Some((g, arg)) = (unsafe { bound_with_arg(env, info) }) else {
         return ptr::null_mut();
     };
-    let mut kind = sys::ValueType::napi_undefined;
-    // SAFETY: valid env and value.
-    unsafe { sys::napi_typeof(env, arg, &mut kind) };
-    let mut n = f64::NAN;
-    // SAFETY: valid env and value; a non-number leaves `n` NaN.
-    unsafe { sys::napi_get_value_double(env, arg, &mut n) };
-    let checked = if kind == sys::ValueType::napi_number {
-        Ok(n)
-    } else {
-        // `nextIds('10')` used to say "got NaN".
-        Err(throw(
-            &Env::from_raw(env),
-            crate::config(
-                "n",
-                format!(
-                    "n must be a number, got {}",
-                    crate::type_name(napi::ValueType::from(kind))
-                ),
-            ),
-        ))
-    };
-    match checked.and_then(|n| ids_array(env, g, n.into())) {
+    // SAFETY: valid env and value. Any type reads; the core's rule refuses all but
+    // a whole number (`nextIds('10')` used to say "got NaN").
+    let checked = unsafe { crate::read(env, arg) }.map(crate::Arg);
+    match checked.and_then(|n| ids_array(env, g, n)) {
         Ok(array) => array,
         Err(e) => {
             if e.status != napi::Status::PendingException {
@@ -130,7 +112,7 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
 /// `n` fresh IDs in a new `BigUint64Array` whose memory V8 allocates, so that its
 /// garbage collector sees it (an external buffer per batch let a loop of
 /// `nextIds(1e6)` grow the process by gigabytes before a collection).
-pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Num) -> napi::Result<sys::napi_value> {
+pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Arg) -> napi::Result<sys::napi_value> {
     let fail = |e| throw(&Env::from_raw(env), e);
     let n = crate::uint("n", n).map_err(fail)?;
     // The core's one rule for batch sizes (as in every binding).

@@ -1,10 +1,10 @@
 //! `Generator` and `ManualClock`.
 
 use crate::layout::Layout;
-use crate::{OrThrow, fc, layout_in, uint};
+use crate::{OrThrow, fc, uint};
 use napi::Env;
 use napi::bindgen_prelude::{
-    Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown, ValueType,
+    Buffer, ClassInstance, Either, Float64Array, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown,
 };
 use napi_derive::napi;
 use std::sync::Arc;
@@ -23,22 +23,26 @@ impl ManualClock {
     #[napi(constructor)]
     pub fn new(
         env: &Env,
-        #[napi(ts_arg_type = "number")] start_ms: crate::Num,
-        #[napi(ts_arg_type = "number | undefined | null")] auto_advance_ms: Option<crate::Num>,
+        #[napi(ts_arg_type = "number")] start_ms: crate::Arg,
+        #[napi(ts_arg_type = "number | undefined | null")] auto_advance_ms: Option<crate::Arg>,
     ) -> napi::Result<Self> {
         let start = uint("start_ms", start_ms).or_throw(env)?;
-        let step = uint("auto_advance_ms", auto_advance_ms.unwrap_or(crate::Num::Number(0.0))).or_throw(env)?;
+        let step = uint(
+            "auto_advance_ms",
+            auto_advance_ms.unwrap_or(crate::Arg(fc::JsArg::Number(0.0))),
+        )
+        .or_throw(env)?;
         Ok(ManualClock {
             inner: fc::ManualClock::new(start).with_auto_advance(step),
         })
     }
     #[napi]
-    pub fn set(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Num) -> napi::Result<()> {
+    pub fn set(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Arg) -> napi::Result<()> {
         self.inner.set(uint("ms", ms).or_throw(env)?);
         Ok(())
     }
     #[napi]
-    pub fn advance(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Num) -> napi::Result<()> {
+    pub fn advance(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: crate::Arg) -> napi::Result<()> {
         self.inner.advance(uint("ms", ms).or_throw(env)?);
         Ok(())
     }
@@ -56,7 +60,9 @@ impl ManualClock {
 /// (each 0 when absent); `node` may also be a source: `'env:VAR'`, `'hostname'`,
 /// `'mac'` or `'ipv4'`.
 #[napi(object, object_to_js = false)]
-#[allow(missing_debug_implementations)] // holds JS handles
+// The shape for index.d.ts (it holds JS handles: no Debug). The constructor reads
+// the object member by member through the core's rules (Generator::build).
+#[allow(missing_debug_implementations, dead_code)]
 pub struct GeneratorOptions<'a> {
     pub datacenter: Option<f64>,
     pub worker: Option<f64>,
@@ -83,84 +89,35 @@ pub struct GeneratorOptions<'a> {
     pub max_sequence: Option<f64>,
     /// A `ManualClock` for deterministic tests; the system clock when absent.
     pub clock: Option<ClassInstance<'a, ManualClock>>,
-}
-
-/// Each option: its name, the field errors name, the JS types it takes, in words.
-#[allow(clippy::type_complexity)]
-const OPTION_TYPES: [(&str, &str, &[ValueType], &str); 12] = [
-    ("datacenter", "datacenter", &[ValueType::Number], "a number"),
-    ("worker", "worker", &[ValueType::Number], "a number"),
-    (
-        "node",
-        "node",
-        &[ValueType::Number, ValueType::String],
-        "a number or a string",
-    ),
-    (
-        "layout",
-        "layout",
-        &[ValueType::String, ValueType::Object],
-        "a Layout or a preset name",
-    ),
-    ("overflow", "overflow", &[ValueType::String], "a string"),
-    ("clockBackwards", "clock_backwards", &[ValueType::String], "a string"),
-    ("maxBorrowMs", "max_borrow_ms", &[ValueType::Number], "a number"),
-    ("maxWaitMs", "max_wait_ms", &[ValueType::Number], "a number"),
-    ("lease", "lease", &[ValueType::String], "a lease URL string"),
-    ("leaseTtlMs", "lease_ttl_ms", &[ValueType::Number], "a number"),
-    ("maxSequence", "max_sequence", &[ValueType::Number], "a number"),
-    ("clock", "clock", &[ValueType::Object], "a ManualClock"),
-];
-
-/// The options argument: absent/`undefined`/`null` (the defaults), or an object whose keys are all
-/// options (`fc::JS_GENERATOR_OPTIONS`): a `FLAKEID_CONFIG` error otherwise.
-fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<GeneratorOptions<'a>>> {
-    let Some(value) = value else { return Ok(None) };
-    let bad = |e: fc::Error| Err(crate::throw(env, e));
-    match value.get_type()? {
-        ValueType::Undefined => return Ok(None),
-        ValueType::Object if !value.is_array()? => {}
-        other => {
-            let got = match other {
-                ValueType::Null => "null",
-                ValueType::Boolean => "a boolean",
-                ValueType::Number => "a number",
-                ValueType::String => "a string",
-                ValueType::BigInt => "a bigint",
-                ValueType::Function => "a function",
-                ValueType::Object => "an array",
-                _ => "another kind of value",
-            };
-            return bad(crate::config(
-                "options",
-                format!("options must be an object, got {got}"),
-            ));
-        }
-    }
-    // SAFETY: checked above to be a non-array object.
-    let obj: Object<'_> = unsafe { value.cast()? };
-    let names = obj.get_property_names()?;
-    for i in 0..names.get_array_length()? {
-        let key: String = names.get_element(i)?;
-        if !fc::JS_GENERATOR_OPTIONS.contains(&key.as_str()) {
-            return bad(fc::unknown_option(&key, &fc::JS_GENERATOR_OPTIONS));
-        }
-        // Each value's JS type, checked here so a wrong one is FLAKEID_CONFIG naming
-        // the option (napi's own conversion error has no code).
-        let Some(&(_, field, takes, wants)) = OPTION_TYPES.iter().find(|t| t.0 == key) else {
-            continue;
-        };
-        let got = obj.get_named_property::<Unknown>(&key)?.get_type()?;
-        if got != ValueType::Undefined && !takes.contains(&got) {
-            let got = crate::type_name(got);
-            return bad(crate::config(field, format!("{key} must be {wants}, got {got}")));
-        }
-    }
-    // SAFETY: a live value of this call's env.
-    unsafe { GeneratorOptions::from_napi_value(env.raw(), value.raw()) }.map(Some)
+    /// A file keeping a high-water timestamp across restarts, for a fixed node id
+    /// (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
+    /// A missing file is a fresh start; not with `lease`.
+    pub state: Option<String>,
 }
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.
+/// What a generator has done since it was built (`gen.stats()`): docs/stats.md.
+#[napi(object, use_nullable = true)]
+#[derive(Debug)]
+pub struct Stats {
+    /// IDs handed out.
+    pub ids_issued: f64,
+    /// Ticks waited out because the tick's sequence (or borrow window) was used up.
+    pub tick_waits: f64,
+    /// Time spent in those waits, µs.
+    pub tick_wait_us: f64,
+    /// How far the last ID issued is ahead of the clock, ms.
+    pub lead_ms: f64,
+    /// Calls that found the clock behind IDs already issued.
+    pub clock_rollbacks: f64,
+    /// The largest such rollback, ms.
+    pub max_rollback_ms: f64,
+    /// `held`, `unreachable`, `lost` or `released`; `null` without a lease.
+    pub lease_state: Option<String>,
+    /// ms until the lease's window closes unless renewed; `null` without a lease.
+    pub lease_remaining_ms: Option<f64>,
+}
+
 #[napi]
 #[derive(Debug)]
 pub struct Generator {
@@ -171,54 +128,67 @@ pub struct Generator {
 impl Generator {
     #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
     pub fn new(env: &Env, this: This<Object>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
-        let options = options_in(env, options)?;
-        let inner = match options {
-            None => fc::Generator::builder(fc::Layout::SNOWFLAKE).build(),
-            Some(o) => Self::build(o),
-        };
-        let inner = Arc::new(inner.or_throw(env)?);
+        let inner = Arc::new(Self::build(env, options)?);
         crate::fast::bind(env, this.raw(), &inner)?;
         Ok(Generator { inner })
     }
 
-    fn build(o: GeneratorOptions<'_>) -> fc::Result<fc::Generator> {
-        let mut b = fc::Generator::builder(layout_in(o.layout)?);
-        match o.node {
-            Some(Either::A(n)) => b = b.node(uint("node", n)?),
-            Some(Either::B(spec)) => b = b.node_source(fc::NodeSource::parse(&spec)?),
-            None => {}
+    /// The options object, member by member through the core's table and JS value
+    /// rules (`fc::js_generator_option`, shared with `@flakeid/wasm`); only the
+    /// `Layout` and `ManualClock` instances are unwrapped here.
+    fn build(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<fc::Generator> {
+        let given = match &options {
+            Some(v) => fc::js_options(&crate::arg(v)?).or_throw(env)?,
+            None => false,
+        };
+        let mut members = Vec::new();
+        if let (true, Some(value)) = (given, options) {
+            // SAFETY: the core checked it to be a (non-array) object.
+            let obj: Object<'_> = unsafe { value.cast()? };
+            let names = obj.get_property_names()?;
+            for i in 0..names.get_array_length()? {
+                let key: String = names.get_element(i)?;
+                let v = obj.get_named_property::<Unknown>(&key)?;
+                members.push((key, crate::arg(&v)?, v));
+            }
         }
-        if let Some(v) = o.datacenter {
-            b = b.datacenter(uint("datacenter", v)?);
+        let mut b = fc::Generator::builder(fc::Layout::SNOWFLAKE);
+        // A Layout instance first: the builder starts from it.
+        for (key, a, v) in &members {
+            if let (_, fc::JsOption::Object) = fc::js_generator_option(key, a).or_throw(env)?
+                && key == "layout"
+            {
+                // SAFETY: a live value of this call's env.
+                let l = unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v.raw()) };
+                let l = l.map_err(|_| {
+                    crate::config(
+                        "layout",
+                        "layout must be a Layout or a preset name, got an object".into(),
+                    )
+                });
+                b = fc::Generator::builder(l.or_throw(env)?.inner);
+            }
         }
-        if let Some(v) = o.worker {
-            b = b.worker(uint("worker", v)?);
+        // In the table's order, whatever the object's: which of two conflicting
+        // options an error names is then the same as in every binding. (The pass
+        // above refused unknown keys.)
+        let ordered = fc::JS_GENERATOR_OPTIONS
+            .iter()
+            .filter_map(|name| members.iter().find(|m| m.0 == *name));
+        for (key, a, v) in ordered {
+            b = match fc::js_generator_option(key, a).or_throw(env)? {
+                (_, fc::JsOption::Absent) => b,
+                (option, fc::JsOption::Value(value)) => b.set(option.name, value).or_throw(env)?,
+                (option, fc::JsOption::Object) if option.name == "clock" => {
+                    // SAFETY: a live value of this call's env.
+                    let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v.raw()) };
+                    let c = c.map_err(|_| crate::config("clock", "clock must be a ManualClock, got an object".into()));
+                    b.clock(c.or_throw(env)?.inner.clone())
+                }
+                (_, fc::JsOption::Object) => b,
+            };
         }
-        if let Some(v) = o.overflow {
-            b = b.overflow(fc::Overflow::parse(&v)?);
-        }
-        if let Some(v) = o.clock_backwards {
-            b = b.clock_backwards(fc::ClockBackwards::parse(&v)?);
-        }
-        if let Some(v) = o.max_borrow_ms {
-            b = b.max_borrow_ms(uint("max_borrow_ms", v)?);
-        }
-        if let Some(v) = o.max_wait_ms {
-            b = b.max_wait_ms(uint("max_wait_ms", v)?);
-        }
-        if let Some(url) = o.lease {
-            b = b.lease_url(&url);
-        }
-        if let Some(v) = o.lease_ttl_ms {
-            b = b.lease_ttl_ms(uint("lease_ttl_ms", v)?);
-        }
-        if let Some(v) = o.max_sequence {
-            b = b.max_sequence(uint("max_sequence", v)?);
-        }
-        if let Some(c) = o.clock {
-            b = b.clock(c.inner.clone());
-        }
-        b.build()
+        b.build().or_throw(env)
     }
 
     /// The next ID.
@@ -239,9 +209,43 @@ impl Generator {
     pub fn next_ids(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] n: crate::Num,
+        #[napi(ts_arg_type = "number")] n: crate::Arg,
     ) -> napi::Result<napi::sys::napi_value> {
         crate::fast::ids_array(env.raw(), &self.inner, n)
+    }
+
+    /// The next ID as a JS `number`: for layouts of at most 53 bits (`js53`), whose
+    /// every ID is exact as a number; others are refused (`FLAKEID_CONFIG`, field
+    /// `layout`).
+    #[napi]
+    pub fn next_number(&self, env: &Env) -> napi::Result<f64> {
+        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        Ok(self.inner.next_id().or_throw(env)? as f64)
+    }
+
+    /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
+    #[napi(ts_return_type = "Float64Array")]
+    pub fn next_numbers(&self, env: &Env, #[napi(ts_arg_type = "number")] n: crate::Arg) -> napi::Result<Float64Array> {
+        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        let n = fc::check_batch(i128::from(uint("n", n).or_throw(env)?)).or_throw(env)?;
+        let ids = self.inner.next_ids(n).or_throw(env)?;
+        Ok(Float64Array::new(ids.into_iter().map(|id| id as f64).collect()))
+    }
+
+    /// What this generator has done since it was built (the core's statistics).
+    #[napi]
+    pub fn stats(&self) -> Stats {
+        let s = self.inner.stats();
+        Stats {
+            ids_issued: s.ids_issued as f64,
+            tick_waits: s.tick_waits as f64,
+            tick_wait_us: s.tick_wait_us as f64,
+            lead_ms: s.lead_ms as f64,
+            clock_rollbacks: s.clock_rollbacks as f64,
+            max_rollback_ms: s.max_rollback_ms as f64,
+            lease_state: s.lease_state.map(str::to_string),
+            lease_remaining_ms: s.lease_remaining_ms.map(|ms| ms as f64),
+        }
     }
 
     /// The next ID as 8 bytes, big-endian (flake-idgen's format).

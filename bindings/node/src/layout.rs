@@ -1,6 +1,6 @@
 //! `Layout` and the parts of an ID.
 
-use crate::{OrThrow, config, fc, id_in, num, uint};
+use crate::{OrThrow, config, fc, id_of, uint};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -17,20 +17,20 @@ pub struct Layout {
 #[derive(Debug)]
 pub struct LayoutOptions {
     #[napi(ts_type = "number")]
-    pub time_bits: Option<crate::Num>,
+    pub time_bits: Option<crate::Arg>,
     /// A single node field of this width (instead of `datacenterBits` + `workerBits`).
     #[napi(ts_type = "number")]
-    pub node_bits: Option<crate::Num>,
+    pub node_bits: Option<crate::Arg>,
     #[napi(ts_type = "number")]
-    pub datacenter_bits: Option<crate::Num>,
+    pub datacenter_bits: Option<crate::Arg>,
     #[napi(ts_type = "number")]
-    pub worker_bits: Option<crate::Num>,
+    pub worker_bits: Option<crate::Arg>,
     #[napi(ts_type = "number")]
-    pub sequence_bits: Option<crate::Num>,
+    pub sequence_bits: Option<crate::Arg>,
     #[napi(ts_type = "number")]
-    pub tick_ms: Option<crate::Num>,
+    pub tick_ms: Option<crate::Arg>,
     #[napi(ts_type = "number")]
-    pub epoch_ms: Option<crate::Num>,
+    pub epoch_ms: Option<crate::Arg>,
     /// `'time|node|seq'` (default) or `'time|seq|node'` (Sonyflake).
     pub order: Option<String>,
 }
@@ -51,7 +51,7 @@ pub struct Parts<'e> {
 
 pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Result<Parts<'e>> {
     let p = layout.try_decompose(id).or_throw(env)?;
-    let n = |field, v| num(field, v).or_throw(env);
+    let n = |field, v| fc::js_number(field, v).or_throw(env);
     let timestamp_ms = n("timestamp_ms", p.timestamp_ms)?;
     Ok(Parts {
         timestamp_ms,
@@ -66,9 +66,9 @@ pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Res
 
 pub(crate) fn compose_with(
     layout: &fc::Layout,
-    timestamp_ms: crate::Num,
-    node: crate::Num,
-    sequence: crate::Num,
+    timestamp_ms: crate::Arg,
+    node: crate::Arg,
+    sequence: crate::Arg,
 ) -> fc::Result<u64> {
     layout.compose(
         uint("timestamp_ms", timestamp_ms)?,
@@ -77,7 +77,7 @@ pub(crate) fn compose_with(
     )
 }
 
-pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Num, end_ms: crate::Num) -> fc::Result<Vec<u64>> {
+pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Arg) -> fc::Result<Vec<u64>> {
     let (first, last) = layout.id_range(uint("start_ms", start_ms)?, uint("end_ms", end_ms)?)?;
     Ok(vec![first, last])
 }
@@ -101,12 +101,11 @@ impl Layout {
     }
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
-        let bits = |field, v: Option<crate::Num>| {
-            // Past u32, say the real number (it used to read "got 4294967295").
-            v.map(|v| {
-                uint(field, v).and_then(|b| u32::try_from(b).map_err(|_| fc::Error::out_of_range(field, 0, 64, b)))
-            })
-            .transpose()
+        // Widths past u32 are refused naming the real number (the core's JS rule,
+        // as in @flakeid/wasm); the core's layout rules check the rest.
+        let bits = |field, v: Option<crate::Arg>| {
+            v.map(|v| fc::js_uint(field, &v.0, u32::MAX.into()).map(|b| b as u32))
+                .transpose()
         };
         let mut b = fc::Layout::builder();
         if let Some(v) = bits("time_bits", o.time_bits)? {
@@ -199,19 +198,19 @@ impl Layout {
     /// Node ids, datacenters, workers and sequences run from 0 to these.
     #[napi(getter)]
     pub fn max_node(&self, env: &Env) -> napi::Result<f64> {
-        num("max_node", self.inner.max_node()).or_throw(env)
+        fc::js_number("max_node", self.inner.max_node()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_datacenter(&self, env: &Env) -> napi::Result<f64> {
-        num("max_datacenter", self.inner.max_datacenter()).or_throw(env)
+        fc::js_number("max_datacenter", self.inner.max_datacenter()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_worker(&self, env: &Env) -> napi::Result<f64> {
-        num("max_worker", self.inner.max_worker()).or_throw(env)
+        fc::js_number("max_worker", self.inner.max_worker()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_sequence(&self, env: &Env) -> napi::Result<f64> {
-        num("max_sequence", self.inner.max_sequence()).or_throw(env)
+        fc::js_number("max_sequence", self.inner.max_sequence()).or_throw(env)
     }
     /// The largest ID this layout can produce.
     #[napi(getter)]
@@ -221,26 +220,30 @@ impl Layout {
     /// The last Unix ms the time field can hold.
     #[napi(getter)]
     pub fn last_timestamp_ms(&self, env: &Env) -> napi::Result<f64> {
-        num("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
+        fc::js_number("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
     }
     /// IDs stay below 2^63 (a signed BIGINT) until this Unix ms.
     #[napi(getter)]
     pub fn signed_until_ms(&self, env: &Env) -> napi::Result<f64> {
-        num("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
+        fc::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
     }
 
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn decompose<'e>(&self, env: &'e Env, id: crate::IdArg) -> napi::Result<Parts<'e>> {
-        parts(env, &self.inner, id_in(id).or_throw(env)?)
+        parts(
+            env,
+            &self.inner,
+            id_of(id, fc::JsNumberIds::for_layout(&self.inner)).or_throw(env)?,
+        )
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
     #[napi]
     pub fn compose(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
-        #[napi(ts_arg_type = "number")] node: crate::Num,
-        #[napi(ts_arg_type = "number")] sequence: crate::Num,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Arg,
+        #[napi(ts_arg_type = "number")] node: crate::Arg,
+        #[napi(ts_arg_type = "number")] sequence: crate::Arg,
     ) -> napi::Result<u64> {
         compose_with(&self.inner, timestamp_ms, node, sequence).or_throw(env)
     }
@@ -249,10 +252,10 @@ impl Layout {
     pub fn compose_parts(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
-        #[napi(ts_arg_type = "number")] datacenter: crate::Num,
-        #[napi(ts_arg_type = "number")] worker: crate::Num,
-        #[napi(ts_arg_type = "number")] sequence: crate::Num,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Arg,
+        #[napi(ts_arg_type = "number")] datacenter: crate::Arg,
+        #[napi(ts_arg_type = "number")] worker: crate::Arg,
+        #[napi(ts_arg_type = "number")] sequence: crate::Arg,
     ) -> napi::Result<u64> {
         let n = |field, v| uint(field, v).or_throw(env);
         let (ts, dc, w, seq) = (
@@ -268,14 +271,14 @@ impl Layout {
     pub fn first_id_at(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num,
+        #[napi(ts_arg_type = "number")] timestamp_ms: crate::Arg,
     ) -> napi::Result<u64> {
         let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
         self.inner.first_id_at(ts).or_throw(env)
     }
     /// The largest ID of `timestampMs`'s tick.
     #[napi]
-    pub fn last_id_at(&self, env: &Env, #[napi(ts_arg_type = "number")] timestamp_ms: crate::Num) -> napi::Result<u64> {
+    pub fn last_id_at(&self, env: &Env, #[napi(ts_arg_type = "number")] timestamp_ms: crate::Arg) -> napi::Result<u64> {
         let ts = uint("timestamp_ms", timestamp_ms).or_throw(env)?;
         self.inner.last_id_at(ts).or_throw(env)
     }
@@ -284,8 +287,8 @@ impl Layout {
     pub fn id_range(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] start_ms: crate::Num,
-        #[napi(ts_arg_type = "number")] end_ms: crate::Num,
+        #[napi(ts_arg_type = "number")] start_ms: crate::Arg,
+        #[napi(ts_arg_type = "number")] end_ms: crate::Arg,
     ) -> napi::Result<Vec<u64>> {
         range(&self.inner, start_ms, end_ms).or_throw(env)
     }

@@ -1,10 +1,10 @@
 //! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
 
 use crate::layout::Layout;
-use crate::{IdArg, OrThrow, config, fc, id_in, layout_in, type_name};
+use crate::{IdArg, OrThrow, arg, config, fc, id_of, layout_in};
 use napi::Env;
 use napi::bindgen_prelude::{
-    ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown, ValueType,
+    ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown,
 };
 use napi_derive::napi;
 
@@ -36,28 +36,20 @@ impl std::fmt::Debug for Sealer {
 /// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`.
 fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
     let not = |got: &str| config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"));
-    let kind = value.get_type()?;
-    if kind != ValueType::Object {
-        return Err(not(type_name(kind))).or_throw(env);
+    let a = arg(&value)?;
+    if a != fc::JsArg::Object {
+        return Err(not(a.type_name())).or_throw(env);
     }
     // SAFETY: a live value of this call's env.
     unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) }.or_else(|_| Err(not("another object")).or_throw(env))
 }
 
-/// The options argument: absent/`undefined`, or an object with only known keys.
+/// The options argument: absent/`undefined`, or an object with only known keys
+/// (the core's rules for options objects, as in `@flakeid/wasm`).
 fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<SealerOptions<'a>>> {
     let Some(value) = value else { return Ok(None) };
-    match value.get_type()? {
-        ValueType::Undefined => return Ok(None),
-        ValueType::Object if !value.is_array()? => {}
-        other => {
-            let got = if other == ValueType::Object {
-                "an array"
-            } else {
-                type_name(other)
-            };
-            return Err(config("options", format!("options must be an object, got {got}"))).or_throw(env);
-        }
+    if !fc::js_options(&arg(&value)?).or_throw(env)? {
+        return Ok(None);
     }
     // SAFETY: checked above to be a non-array object.
     let obj: Object<'_> = unsafe { value.cast()? };
@@ -68,14 +60,14 @@ fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<
             return Err(fc::unknown_option(&key, &fc::JS_SEALER_OPTIONS)).or_throw(env);
         }
         let v = obj.get_named_property::<Unknown>(&key)?;
-        let got = v.get_type()?;
-        if got == ValueType::Undefined {
+        let got = arg(&v)?;
+        if got == fc::JsArg::Undefined {
             continue;
         }
         if key == "tweak" {
             bytes_in(env, v, "tweak")?;
-        } else if !matches!(got, ValueType::String | ValueType::Object) {
-            let got = type_name(got);
+        } else if !matches!(got, fc::JsArg::String(_) | fc::JsArg::Object) {
+            let got = got.type_name();
             return Err(config(
                 "layout",
                 format!("layout must be a Layout or a preset name, got {got}"),
@@ -108,16 +100,20 @@ impl Sealer {
     }
 
     /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn seal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.seal(id_in(id).or_throw(env)?).or_throw(env)
+        self.inner
+            .seal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .or_throw(env)
     }
 
     /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
     /// sealing does not authenticate.
-    #[napi(ts_args_type = "id: bigint | string")]
+    #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn unseal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
-        self.inner.unseal(id_in(id).or_throw(env)?).or_throw(env)
+        self.inner
+            .unseal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .or_throw(env)
     }
 
     /// The width of the IDs it takes and gives (the layout's total bits).

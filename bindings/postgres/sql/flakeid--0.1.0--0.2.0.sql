@@ -99,3 +99,19 @@ CREATE  FUNCTION @extschema@."flakeid_next_sealed"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_next_sealed_wrapper';
+
+-- The generator's statistics (issue 27), the fields of the engine's Stats for the
+-- whole server.
+CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
+	"ids_issued" bigint,  /* i64 */
+	"tick_waits" bigint,  /* i64 */
+	"tick_wait_us" bigint,  /* i64 */
+	"lead_ms" bigint,  /* i64 */
+	"clock_rollbacks" bigint,  /* i64 */
+	"max_rollback_ms" bigint,  /* i64 */
+	"lease_state" TEXT,  /* Option < String > */
+	"lease_remaining_ms" bigint  /* Option < i64 > */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_stats_wrapper';

@@ -19,6 +19,7 @@ mod parts;
 mod seal;
 mod server;
 mod settings;
+mod stats;
 mod text;
 mod time_range;
 mod verdict;

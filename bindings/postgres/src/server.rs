@@ -17,6 +17,7 @@
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
 use crate::lease::{self, Check, STATUS as LEASE_STATUS, WINDOW as LEASE_WINDOW};
+use crate::stats::{self, Local, TOTALS};
 use crate::verdict::{STARTUP, wait_for_verdict};
 use crate::{mark, settings};
 use flakeid_core::{Clock, Error, ErrorKind, Generator, Layout, SharedCounter, precise_now_ms};
@@ -48,6 +49,7 @@ pub fn init_shared_memory() {
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_WINDOW);
     pg_shmem_init!(LEASE_STATUS);
+    pg_shmem_init!(TOTALS);
     PRELOADED.store(true, Ordering::Relaxed);
 }
 
@@ -55,7 +57,7 @@ pub fn preloaded() -> bool {
     PRELOADED.load(Ordering::Relaxed)
 }
 
-const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in postgresql.conf \
+pub(crate) const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in postgresql.conf \
      (shared_preload_libraries = 'flakeid') and restart the server";
 
 /// This backend's generator, after the per-call gate (a read-only transaction).
@@ -152,7 +154,12 @@ fn build(f: SqlFn) -> &'static Backend {
         time_shift: layout.node_bits() + layout.sequence_bits(),
         layout,
         lease,
+        local: Local::default(),
     }));
+    // The generator this one replaces (a new lease's node id) adds its last counts.
+    if !add_to_totals() {
+        stats::register_end_of_transaction();
+    }
     BACKEND.store(backend, Ordering::Relaxed);
     backend
 }
@@ -165,6 +172,33 @@ pub struct Backend {
     layout: Layout,
     /// With `flakeid.lease`: the lease's window (one predictable branch without).
     lease: Option<Check>,
+    /// Its counts for `flakeid_stats()` ([`crate::stats`]).
+    local: Local,
+}
+
+/// Adds this backend's new counts to the server's totals (`flakeid_stats()`);
+/// false if it has no generator yet.
+pub fn add_to_totals() -> bool {
+    // SAFETY: as in `backend()`.
+    match unsafe { BACKEND.load(Ordering::Relaxed).as_ref() } {
+        Some(b) => {
+            b.local.add_to_totals(b.generator.stats());
+            true
+        }
+        None => false,
+    }
+}
+
+/// The Unix-ms start of the tick of the server's newest ID (`None`: none yet), read
+/// from the counter in shared memory.
+pub fn last_issued_ms() -> Option<u64> {
+    // SAFETY: as in `backend()`.
+    if let Some(b) = unsafe { BACKEND.load(Ordering::Relaxed).as_ref() } {
+        return b.generator.last_issued_ms();
+    }
+    let next = COUNTER.get().load(Ordering::Acquire);
+    let layout = settings::server_layout();
+    (next > 0).then(|| layout.timestamp_of_ticks((next - 1) >> settings::counter_sequence_bits(&layout)))
 }
 
 /// Retries after a new lease replaced the one a call was made under.
@@ -189,6 +223,7 @@ impl Backend {
             return self.after_lease_refusal(f, tries).issue(f, tries + 1);
         }
         self.cover(id, f);
+        self.local.issued(1);
         id
     }
 
@@ -210,6 +245,7 @@ impl Backend {
             return self.after_lease_refusal(f, tries).fill_with(out, f, tries + 1);
         }
         self.cover(last, f);
+        self.local.issued(out.len() as u64);
     }
 
     /// An ID the lease's window refused: the backend to retry with (a new lease

@@ -32,6 +32,33 @@ mod tests {
         assert_eq!(zero, 0);
     }
 
+    /// flakeid_stats(): the IDs this backend returned are counted (its own counts
+    /// are added when it calls flakeid_stats(), within its transaction).
+    #[pg_test]
+    fn stats_count_every_id() {
+        let stats = || -> Vec<i64> {
+            let row: String = one(
+                "SELECT concat_ws(' ', ids_issued, tick_waits, tick_wait_us, lead_ms, clock_rollbacks,
+                        coalesce(lease_state, '-'), coalesce(lease_remaining_ms, -1)) FROM flakeid_stats()",
+            );
+            row.split(' ').map(|v| v.parse().unwrap_or(-2)).collect()
+        };
+        let before = stats();
+        let _: i64 = one("SELECT count(*) FROM flakeid_next_many(50000)");
+        for _ in 0..7 {
+            let _: i64 = one("SELECT flakeid_next()");
+        }
+        let _: i64 = one("SELECT count(*) FROM (SELECT flakeid_next() FROM generate_series(1, 993)) s");
+        let after = stats();
+        // (At least: tests in other backends may finish meanwhile. run.sh's basic
+        // section checks the exact count on a cluster nothing else uses.)
+        assert!(after[0] - before[0] >= 51000, "{before:?} {after:?}");
+        // (Waits for the next tick: run.sh's settings section, with flakeid.max_sequence.)
+        assert!(after[1] >= before[1] && after[2] >= before[2], "{before:?} {after:?}");
+        // overflow = wait: never ahead of the clock; no rollback; no lease (NULLs).
+        assert_eq!(&after[3..], &[0, 0, -2, -1], "{after:?}");
+    }
+
     #[pg_test]
     fn a_default_column_fills_itself() {
         Spi::run("CREATE TABLE t (id bigint PRIMARY KEY DEFAULT flakeid_next(), v int)").unwrap();
@@ -188,14 +215,14 @@ mod tests {
             "SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid), provolatile), ', '), '')
                FROM pg_proc
               WHERE proname LIKE 'flakeid\\_%' AND provolatile <> CASE
-                    WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node', 'flakeid_status') THEN 'v'
+                    WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node', 'flakeid_status', 'flakeid_stats') THEN 'v'
                     WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
                     WHEN 'layout' = ANY (proargnames) THEN 'i'
                     ELSE 's' END",
         );
         assert_eq!(wrong, "");
         let n: i64 = one("SELECT count(*) FROM pg_proc WHERE proname LIKE 'flakeid\\_%'");
-        assert_eq!(n, 26);
+        assert_eq!(n, 27);
     }
 
     #[pg_test]
@@ -382,5 +409,104 @@ mod tests {
         // It may still issue sealed IDs with the key it cannot read.
         let sealed: i64 = one("SELECT flakeid_next_sealed()");
         assert!(sealed >= 0);
+    }
+
+    /// Every option of the core's table is a GUC `flakeid.<name>`, or listed with the
+    /// reason it is not (NOT_GUC_OPTIONS, and docs/postgres.md's settings table).
+    #[pg_test]
+    fn every_core_option_has_its_guc_or_a_reason() {
+        let docs = include_str!("../../../docs/postgres.md");
+        for o in flakeid_core::GENERATOR_OPTIONS {
+            let guc = crate::settings::GUC_OPTIONS.contains(&o.name);
+            let why = crate::settings::NOT_GUC_OPTIONS.iter().find(|(n, _)| *n == o.name);
+            assert!(
+                guc != why.is_some(),
+                "{}: a GUC, or a reason why not (exactly one)",
+                o.name
+            );
+            let n: i64 = one(&format!(
+                "SELECT count(*) FROM pg_settings WHERE name = 'flakeid.{}'",
+                o.name
+            ));
+            assert_eq!(n, i64::from(guc), "flakeid.{}", o.name);
+            let row = if guc {
+                format!("`flakeid.{}`", o.name)
+            } else {
+                format!("`{}`", o.name)
+            };
+            assert!(docs.contains(&row), "docs/postgres.md does not list {row}");
+        }
+    }
+
+    /// tests/vectors/options.json through the GUCs' path (settings::set_options, what
+    /// builder() and the check hooks call): each option a GUC holds gives the same
+    /// ErrorKind and field as in every binding. The JSON is read by PostgreSQL itself
+    /// (jsonb), so the extension needs no JSON crate; cases with options no GUC holds
+    /// (NOT_GUC_OPTIONS: `state`'s cases) are skipped, and each GUC name is checked to exist.
+    #[pg_test]
+    fn option_vectors_through_the_gucs() {
+        let json = include_str!("../../../tests/vectors/options.json");
+        assert!(!json.contains("$v$"));
+        for name in crate::settings::GUC_OPTIONS {
+            let n: i64 = one(&format!(
+                "SELECT count(*) FROM pg_settings WHERE name = 'flakeid.{name}'"
+            ));
+            assert_eq!(n, 1, "flakeid.{name}");
+        }
+        let table: String = one(&format!(
+            r#"SELECT string_agg(concat_ws(E'\t', c->>'layout', coalesce(c->>'error', ''),
+                   coalesce(c->>'field', ''),
+                   (SELECT coalesce(string_agg(key || '=' || (value #>> '{{}}'), E'\x1f'), '')
+                      FROM jsonb_each(c->'options'))), E'\n' ORDER BY ord)
+                 FROM jsonb_array_elements($v${json}$v$::jsonb -> 'cases') WITH ORDINALITY AS t(c, ord)"#
+        ));
+        let (mut ran, mut skipped) = (0, 0);
+        for line in table.lines() {
+            let mut f = line.split('\t');
+            let (layout, error, field, opts) = (
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+            );
+            let mut values = vec![("layout", layout.to_string())];
+            let mut usable = true;
+            for kv in opts.split('\x1f').filter(|kv| !kv.is_empty()) {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                match crate::settings::GUC_OPTIONS.iter().find(|n| **n == k) {
+                    Some(name) => values.push((name, v.to_string())),
+                    None => {
+                        // Only an option no GUC holds, for its stated reason.
+                        assert!(
+                            crate::settings::NOT_GUC_OPTIONS.iter().any(|(n, _)| *n == k),
+                            "{line}: {k} is neither a GUC nor in NOT_GUC_OPTIONS"
+                        );
+                        usable = false;
+                    }
+                }
+            }
+            if !usable {
+                skipped += 1;
+                continue;
+            }
+            ran += 1;
+            let got = crate::settings::set_options(values).and_then(|b| b.build());
+            match (got, error) {
+                (Ok(_), "") => {}
+                (Err(e), kind) if !kind.is_empty() => {
+                    assert_eq!(e.kind().name(), kind, "{line}: {e}");
+                    assert_eq!(e.details().field, Some(field), "{line}: {e}");
+                }
+                (Ok(_), kind) => panic!("{line}: built, expected {kind} ({field})"),
+                (Err(e), _) => panic!("{line}: {e}"),
+            }
+        }
+        // Every case but those of `state` (a file, NOT_GUC_OPTIONS): since
+        // flakeid.max_sequence, each other option the vectors use is a GUC.
+        let state_cases = json.matches("\"state\":").count();
+        assert!(
+            ran >= 20 && skipped == state_cases,
+            "ran {ran}, skipped {skipped}, state cases {state_cases}"
+        );
     }
 }

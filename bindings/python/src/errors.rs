@@ -106,12 +106,16 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
         .map_or(&classes.base, |(_, _, c)| c);
     let exc = cls.bind(py).call1((err.to_string(),))?;
     exc.setattr("code", kind.code())?;
-    match err {
-        Error::Config { field, .. } => exc.setattr("field", *field)?,
-        Error::ClockMovedBackwards { by_ms } => exc.setattr("by_ms", *by_ms)?,
-        Error::ClockStalled { waited_ms } => exc.setattr("by_ms", *waited_ms)?,
-        Error::Parse { position, .. } => exc.setattr("position", *position)?,
-        _ => {}
+    // Which error carries which detail is the core's (Error::details).
+    let d = err.details();
+    if let Some(field) = d.field {
+        exc.setattr("field", field)?;
+    }
+    if let Some(by_ms) = d.by_ms {
+        exc.setattr("by_ms", by_ms)?;
+    }
+    if let Some(position) = d.position {
+        exc.setattr("position", position)?;
     }
     Ok(PyErr::from_value(exc))
 }

@@ -78,16 +78,32 @@ fn node_source(obj: &Bound<'_, PyAny>, layout: &flakeid_core::Layout) -> PyResul
     )))
 }
 
+/// `state=` takes a str or an `os.PathLike` (`pathlib.Path`).
+fn state_path(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let path = obj
+        .py()
+        .import("os")?
+        .getattr("fspath")?
+        .call1((obj,))
+        .map_err(|_| PyTypeError::new_err(format!("state must be a str or a path, got {}", type_name(obj))))?;
+    path.extract::<String>()
+        .map_err(|_| PyTypeError::new_err("state must be a text path (str), not bytes"))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
 #[pymethods]
 impl PyGenerator {
     #[new]
     #[pyo3(
         signature = (datacenter=None, worker=None, *, node=None, layout=None, overflow=None,
             clock_backwards=None, max_borrow_ms=None, max_wait_ms=None, clock=None, lease=None,
-            lease_ttl_ms=None, max_sequence=None),
+            lease_ttl_ms=None, max_sequence=None, state=None),
         text_signature = "(datacenter=None, worker=None, *, node=None, layout='snowflake', overflow='wait', \
             clock_backwards='error', max_borrow_ms=2000, max_wait_ms=1000, clock=None, lease=None, \
-            lease_ttl_ms=10000, max_sequence=None)"
+            lease_ttl_ms=10000, max_sequence=None, state=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -104,6 +120,7 @@ impl PyGenerator {
         lease: Option<PyBackedStr>,
         lease_ttl_ms: Option<&Bound<'_, PyAny>>,
         max_sequence: Option<&Bound<'_, PyAny>>,
+        state: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let layout = layout_arg(layout)?;
         let mut b = Generator::builder(layout);
@@ -146,6 +163,9 @@ impl PyGenerator {
         }
         if let Some(ms) = opt_uint(lease_ttl_ms, "lease_ttl_ms", u64::MAX)? {
             b = b.lease_ttl_ms(ms);
+        }
+        if let Some(path) = state.filter(|p| !p.is_none()) {
+            b = b.state(&state_path(path)?);
         }
         // Long waits (a clock waited out, a frozen clock) let Python's signal
         // handlers run every 10 ms: Ctrl-C interrupts them with KeyboardInterrupt.
@@ -276,7 +296,11 @@ impl PyGenerator {
     fn __repr__(&self) -> String {
         let g = &self.inner;
         let layout = g.layout();
-        let name = layout.name().map_or_else(|| "custom".to_string(), |n| format!("{n:?}"));
+        // A preset's name quoted (`layout="flake"`), a custom layout's bare.
+        let name = match layout.name() {
+            Some(n) => format!("{n:?}"),
+            None => layout.display_name().to_string(),
+        };
         format!(
             "Generator(datacenter={}, worker={}, node={}, layout={name}, overflow={:?}, clock_backwards={:?})",
             g.datacenter(),

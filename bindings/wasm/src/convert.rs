@@ -1,13 +1,10 @@
 //! JS values in, JS values out: range-checked integers, option objects, and the
 //! one error mapping (`Error` with `.code`). No ID rules live here.
 
-use flakeid_core::{Error, ErrorKind};
+use flakeid_core::{Error, ErrorKind, JsArg, JsNumberIds};
 use js_sys::{Function, Object, Reflect, Uint8Array};
 use std::cell::Cell;
 use wasm_bindgen::prelude::*;
-
-/// The largest integer a JS `number` holds exactly.
-pub(crate) const MAX_SAFE: u64 = (1 << 53) - 1;
 
 #[wasm_bindgen(module = "/js/clock.js")]
 extern "C" {
@@ -15,13 +12,6 @@ extern "C" {
     fn flakeid_now() -> f64;
     /// A fresh `Date.now()` (also refreshes the cache).
     fn flakeid_now_precise() -> f64;
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// `String(value)`, for messages.
-    #[wasm_bindgen(js_name = String, catch)]
-    fn js_string(value: &JsValue) -> Result<String, JsValue>;
 }
 
 /// Unix ms from a JS time (0 before 1970, which every layout rejects as before its epoch).
@@ -45,12 +35,16 @@ pub(crate) fn js_error(err: Error) -> JsValue {
     let e = js_sys::Error::new(&err.to_string());
     let kind = err.kind();
     set(&e, "code", &kind.code().into());
-    match err {
-        Error::Config { field, .. } => set(&e, "field", &field.into()),
-        Error::ClockMovedBackwards { by_ms } => set(&e, "byMs", &number(by_ms)),
-        Error::ClockStalled { waited_ms } => set(&e, "byMs", &number(waited_ms)),
-        Error::Parse { position, .. } => set(&e, "position", &number(position as u64)),
-        _ => {}
+    // Which error carries which detail is the core's (Error::details).
+    let d = err.details();
+    if let Some(field) = d.field {
+        set(&e, "field", &field.into());
+    }
+    if let Some(by_ms) = d.by_ms {
+        set(&e, "byMs", &number(by_ms));
+    }
+    if let Some(position) = d.position {
+        set(&e, "position", &number(position as u64));
     }
     e.into()
 }
@@ -78,80 +72,93 @@ pub(crate) fn number(v: u64) -> JsValue {
     JsValue::from_f64(v as f64)
 }
 
-/// An option's value, `None` when absent (`undefined` or `null`).
+/// An option's value, `None` when absent (`undefined` or `null`): for the options
+/// whose `null` means "not given" (a layout argument, a sealer's options).
 pub(crate) fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
-    if !options.is_object() {
-        return Ok(None);
-    }
-    let v = Reflect::get(options, &key.into())?;
+    let v = member(options, key)?;
     Ok((!v.is_undefined() && !v.is_null()).then_some(v))
 }
 
-/// An ID: a `bigint` in `0..2^64`, or its decimal string (a `number` is refused, as
-/// in `@flakeid/node`).
-/// wasm-bindgen would wrap an out-of-range `bigint` silently, so IDs arrive as
-/// `JsValue` and are checked here.
-pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
-    if let Some(s) = value.as_string() {
-        return flakeid_core::decode(&s, flakeid_core::Encoding::Decimal).map_err(js_error);
+/// `options[key]` (`undefined` when `options` is not an object).
+pub(crate) fn member(options: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    if !options.is_object() {
+        return Ok(JsValue::UNDEFINED);
     }
-    if value.is_bigint() {
-        return u64::try_from(value.clone()).map_err(|_| {
-            config(
-                field,
-                format!(
-                    "{field} must be a bigint in 0n..=18446744073709551615n, got {}",
-                    describe(value)
-                ),
-            )
-        });
-    }
-    if value.as_f64().is_some() {
-        // As in @flakeid/node: a number cannot hold every ID.
-        return Err(js_error(flakeid_core::js_number_id_error(field)));
-    }
-    Err(config(
-        field,
-        format!("{field} must be a bigint or a decimal string, got {}", describe(value)),
-    ))
+    Reflect::get(options, &key.into())
 }
 
-/// A non-negative integer `number` or `bigint` up to `max` (and 2^53 - 1 for numbers).
-pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64, JsValue> {
-    // Numbers only, as in @flakeid/node (a bigint here used to pass in wasm alone).
-    let got = if let Some(f) = value.as_f64() {
-        (f >= 0.0 && f <= MAX_SAFE as f64 && f.fract() == 0.0).then_some(f as u64)
+/// A JS value as the core's [`JsArg`]: the rules for JS values (2^53, IDs never as
+/// numbers, bigint ranges, null is not absent) and their messages are the core's
+/// (`flakeid_core::js_*`), shared with `@flakeid/node`. This only reads.
+pub(crate) fn arg(value: &JsValue) -> JsArg {
+    if value.is_undefined() {
+        JsArg::Undefined
+    } else if value.is_null() {
+        JsArg::Null
+    } else if let Some(b) = value.as_bool() {
+        JsArg::Bool(b)
+    } else if let Some(f) = value.as_f64() {
+        JsArg::Number(f)
+    } else if value.is_bigint() {
+        // wasm-bindgen's own conversions would wrap: these refuse what does not fit.
+        match (u64::try_from(value.clone()), i64::try_from(value.clone())) {
+            (Ok(v), _) => JsArg::BigInt {
+                negative: false,
+                magnitude: Some(v),
+            },
+            (_, Ok(v)) => JsArg::BigInt {
+                negative: v < 0,
+                magnitude: Some(v.unsigned_abs()),
+            },
+            _ => JsArg::BigInt {
+                negative: value.lt(&JsValue::from(0u64)),
+                magnitude: None,
+            },
+        }
+    } else if let Some(s) = value.as_string() {
+        JsArg::String(s)
+    } else if js_sys::Array::is_array(value) {
+        JsArg::Array
+    } else if value.is_function() {
+        JsArg::Function
+    } else if value.is_object() {
+        JsArg::Object
     } else {
-        return Err(config(
-            field,
-            format!("{field} must be a number, got {}", describe(value)),
-        ));
-    };
-    match got {
-        Some(v) if v <= max => Ok(v),
-        _ => Err(config(
-            field,
-            format!("{field} must be in 0..={max}, got {}", describe(value)),
-        )),
+        JsArg::Other
     }
 }
 
-/// An optional integer option.
+/// An ID: a `bigint` in `0..2^64` or its decimal string; a `number` is refused.
+/// IDs arrive as `JsValue`: wasm-bindgen would wrap an out-of-range `bigint`.
+pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
+    id_as(value, field, JsNumberIds::Refused)
+}
+
+/// An ID that may also be a `number` as `numbers` says (the layout's width decides,
+/// `JsNumberIds::for_layout`: a `js53` ID is an exact number).
+pub(crate) fn id_as(value: &JsValue, field: &'static str, numbers: JsNumberIds) -> Result<u64, JsValue> {
+    flakeid_core::js_id(field, &arg(value), numbers).map_err(js_error)
+}
+
+/// A whole `number` in `0..=max` (and 2^53 - 1).
+pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64, JsValue> {
+    flakeid_core::js_uint(field, &arg(value), max).map_err(js_error)
+}
+
+/// An optional integer option: absent only when `undefined` (`null` is refused).
 pub(crate) fn opt_uint(options: &JsValue, key: &str, field: &'static str, max: u64) -> Result<Option<u64>, JsValue> {
-    // `null` is not a number (as in @flakeid/node); only an absent key is "not given".
-    if options.is_object() && Reflect::get(options, &key.into())?.is_null() {
-        return Err(config(field, format!("{field} must be a number, got null")));
+    let v = member(options, key)?;
+    if v.is_undefined() {
+        return Ok(None);
     }
-    get(options, key)?.map(|v| uint(&v, field, max)).transpose()
+    uint(&v, field, max).map(Some)
 }
 
 /// A string argument. Arguments typed `&str` in Rust would let wasm-bindgen's glue
 /// read a non-string as one (out-of-bounds memory access), so strings arrive as
 /// `JsValue` and are checked here.
 pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, JsValue> {
-    value
-        .as_string()
-        .ok_or_else(|| config(field, format!("{field} must be a string, got {}", describe(value))))
+    flakeid_core::js_string(field, arg(value)).map_err(js_error)
 }
 
 /// An optional string argument (`undefined` or `null` is `None`).
@@ -162,34 +169,27 @@ pub(crate) fn opt_string_arg(value: &JsValue, field: &'static str) -> Result<Opt
     string(value, field).map(Some)
 }
 
-/// The bytes of a `Uint8Array` (a Node `Buffer` is one).
+/// The bytes of a `Uint8Array` (a Node `Buffer` is one), or `FLAKEID_CONFIG`
+/// naming `field`.
 pub(crate) fn bytes_in(value: &JsValue, field: &'static str) -> Result<Vec<u8>, JsValue> {
-    value
-        .dyn_ref::<Uint8Array>()
-        .map(Uint8Array::to_vec)
-        .ok_or_else(|| config(field, format!("{field} must be a Uint8Array, got {}", describe(value))))
+    match value.dyn_ref::<Uint8Array>() {
+        Some(a) => Ok(a.to_vec()),
+        None => Err(not_bytes(value, field)),
+    }
 }
 
-/// An optional string option.
+/// The error for a value that is not a `Uint8Array`.
+pub(crate) fn not_bytes(value: &JsValue, field: &'static str) -> JsValue {
+    let got = match arg(value) {
+        JsArg::Object => "another object",
+        other => other.type_name(),
+    };
+    config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"))
+}
+
+/// An optional string option (`undefined` or `null`: not given).
 pub(crate) fn opt_string(options: &JsValue, key: &str, field: &'static str) -> Result<Option<String>, JsValue> {
-    match get(options, key)? {
-        None => Ok(None),
-        Some(v) => string(&v, field).map(Some),
-    }
-}
-
-pub(crate) fn describe(value: &JsValue) -> String {
-    if let Some(s) = value.as_string() {
-        // Briefly: a message never carries a whole (possibly huge) input.
-        let short: String = s.chars().take(40).collect();
-        return if short.len() < s.len() {
-            format!("{short:?}…")
-        } else {
-            format!("{s:?}")
-        };
-    }
-    let text = js_string(value).unwrap_or_else(|_| "a value".to_owned());
-    if value.is_bigint() { format!("{text}n") } else { text }
+    get(options, key)?.map(|v| string(&v, field)).transpose()
 }
 
 // Handing a Rust value from one exported object to another. A wasm-bindgen class
@@ -247,14 +247,8 @@ thread_local! {
 /// are all in `known` (the core's list: `JS_GENERATOR_OPTIONS`, `JS_SEALER_OPTIONS`).
 /// Returns the object's keys, for checks of the caller's own.
 pub(crate) fn option_keys(options: &JsValue, known: &'static [&'static str]) -> Result<Vec<String>, JsValue> {
-    if options.is_undefined() || options.is_null() {
+    if !flakeid_core::js_options(&arg(options)).map_err(js_error)? {
         return Ok(Vec::new());
-    }
-    if !options.is_object() || js_sys::Array::is_array(options) || options.is_function() {
-        return Err(config(
-            "options",
-            format!("options must be an object, got {}", describe(options)),
-        ));
     }
     let object: &Object = options.unchecked_ref();
     let mut keys = Vec::new();

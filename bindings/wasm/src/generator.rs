@@ -3,8 +3,8 @@
 
 use crate::convert::{self, Shared, js_error};
 use crate::layout::{Layout, layout_from_js};
-use flakeid_core::{Clock, ClockBackwards, NodeSource, Overflow};
-use js_sys::Uint8Array;
+use flakeid_core::{Clock, JsOption, js_generator_option};
+use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -29,6 +29,19 @@ export interface GeneratorOptions {
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
 }
+
+/** What a generator has done since it was built (`gen.stats()`, docs/stats.md). */
+export interface Stats {
+  idsIssued: number;
+  tickWaits: number;
+  tickWaitUs: number;
+  leadMs: number;
+  clockRollbacks: number;
+  maxRollbackMs: number;
+  /** "held", "unreachable", "lost" or "released"; null without a lease. */
+  leaseState: string | null;
+  leaseRemainingMs: number | null;
+}
 "#;
 
 /// `Date.now()` as a [`Clock`], with the per-task cache of `js/clock.js` as the hint.
@@ -42,22 +55,6 @@ impl Clock for HostClock {
     fn now_ms_precise(&self) -> u64 {
         convert::now_ms_precise()
     }
-}
-
-/// The options argument as `@flakeid/node` takes it (convert::option_keys). Leases
-/// need a store and threads: not in this build.
-fn check_options(options: &JsValue) -> Result<(), JsValue> {
-    for key in convert::option_keys(options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
-        // `leaseTtlMs` goes on to the core, which refuses it without a lease (field
-        // lease_ttl_ms), as in every binding.
-        if key == "lease" {
-            return Err(convert::config(
-                "lease",
-                format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
-            ));
-        }
-    }
-    Ok(())
 }
 
 // A generator must not need an over-aligned allocation here: with the counter's
@@ -80,51 +77,52 @@ impl Generator {
         #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
-        check_options(&options)?;
-        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
-        let mut b = flakeid_core::Generator::builder(layout);
-        if let Some(v) = convert::get(&options, "node")? {
-            b = match v.as_string() {
-                Some(spec) => b.node_source(NodeSource::parse(&spec).map_err(js_error)?),
-                None => b.node(convert::uint(&v, "node", u64::MAX)?),
-            };
+        // Member by member through the core's table and JS value rules
+        // (`js_generator_option`, shared with @flakeid/node); only a `Layout` (or a
+        // layout's options) and a `ManualClock` are unwrapped here.
+        let mut members = Vec::new();
+        for key in convert::option_keys(&options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
+            let v = convert::member(&options, &key)?;
+            members.push((key, convert::arg(&v), v));
         }
-        if let Some(v) = convert::opt_uint(&options, "datacenter", "datacenter", u64::MAX)? {
-            b = b.datacenter(v);
+        // A layout object first: the builder starts from it.
+        let mut b = flakeid_core::Generator::builder(flakeid_core::Layout::SNOWFLAKE).clock(HostClock);
+        for (key, a, v) in &members {
+            if let (_, JsOption::Object) = js_generator_option(key, a).map_err(js_error)?
+                && key == "layout"
+            {
+                b = flakeid_core::Generator::builder(layout_from_js(v)?).clock(HostClock);
+            }
         }
-        if let Some(v) = convert::opt_uint(&options, "worker", "worker", u64::MAX)? {
-            b = b.worker(v);
-        }
-        if let Some(s) = convert::opt_string(&options, "overflow", "overflow")? {
-            b = b.overflow(Overflow::parse(&s).map_err(js_error)?);
-        }
-        if let Some(s) = convert::opt_string(&options, "clockBackwards", "clock_backwards")? {
-            b = b.clock_backwards(ClockBackwards::parse(&s).map_err(js_error)?);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxBorrowMs", "max_borrow_ms", u64::MAX)? {
-            b = b.max_borrow_ms(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxWaitMs", "max_wait_ms", u64::MAX)? {
-            b = b.max_wait_ms(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "maxSequence", "max_sequence", u64::MAX)? {
-            b = b.max_sequence(v);
-        }
-        if let Some(v) = convert::opt_uint(&options, "leaseTtlMs", "lease_ttl_ms", u64::MAX)? {
-            b = b.lease_ttl_ms(v);
-        }
-        b = match convert::get(&options, "clock")? {
-            None => b.clock(HostClock),
-            Some(c) => match convert::shared(&c) {
-                Some(Shared::Clock(clock)) => b.clock(clock),
-                _ => {
+        // In the table's order, whatever the object's: which of two conflicting
+        // options an error names is then the same as in every binding.
+        let ordered = flakeid_core::JS_GENERATOR_OPTIONS
+            .iter()
+            .filter_map(|name| members.iter().find(|m| m.0 == *name));
+        for (key, a, v) in ordered {
+            b = match js_generator_option(key, a).map_err(js_error)? {
+                (_, JsOption::Absent) => b,
+                // Leases need a store and threads: not in this build. (`leaseTtlMs`
+                // goes on to the core, which refuses it without a lease.)
+                (option, _) if option.name == "lease" => {
                     return Err(convert::config(
-                        "clock",
-                        format!("clock must be a ManualClock, got {}", convert::describe(&c)),
+                        "lease",
+                        format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
                     ));
                 }
-            },
-        };
+                (option, JsOption::Value(value)) => b.set(option.name, value).map_err(js_error)?,
+                (option, JsOption::Object) if option.name == "clock" => match convert::shared(v) {
+                    Some(Shared::Clock(clock)) => b.clock(clock),
+                    _ => {
+                        return Err(convert::config(
+                            "clock",
+                            "clock must be a ManualClock, got another object".into(),
+                        ));
+                    }
+                },
+                (_, JsOption::Object) => b,
+            };
+        }
         b.build().map(|inner| Generator { inner }).map_err(js_error)
     }
 
@@ -154,6 +152,49 @@ impl Generator {
         ids.resize(n, 0);
         self.inner.fill(&mut ids).map_err(js_error)?;
         Ok(ids)
+    }
+
+    /// The next ID as a `number`: for layouts of at most 53 bits (`js53`), whose
+    /// every ID is exact as a number; others are refused (`FLAKEID_CONFIG`, field
+    /// `layout`).
+    #[wasm_bindgen(js_name = nextNumber)]
+    pub fn next_number(&self) -> Result<f64, JsValue> {
+        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        Ok(self.inner.next_id().map_err(js_error)? as f64)
+    }
+
+    /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
+    #[wasm_bindgen(js_name = nextNumbers)]
+    pub fn next_numbers(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
+    ) -> Result<Vec<f64>, JsValue> {
+        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        let ids = self.next_ids(n)?;
+        Ok(ids.into_iter().map(|id| id as f64).collect())
+    }
+
+    /// What this generator has done since it was built (docs/stats.md): an object
+    /// with `idsIssued`, `tickWaits`, `tickWaitUs`, `leadMs`, `clockRollbacks`,
+    /// `maxRollbackMs`, `leaseState` and `leaseRemainingMs` (`null`: no lease).
+    #[wasm_bindgen(unchecked_return_type = "Stats")]
+    pub fn stats(&self) -> Object {
+        let s = self.inner.stats();
+        let o = Object::new();
+        let n = |v: u64| JsValue::from_f64(v as f64);
+        convert::set(&o, "idsIssued", &n(s.ids_issued));
+        convert::set(&o, "tickWaits", &n(s.tick_waits));
+        convert::set(&o, "tickWaitUs", &n(s.tick_wait_us));
+        convert::set(&o, "leadMs", &n(s.lead_ms));
+        convert::set(&o, "clockRollbacks", &n(s.clock_rollbacks));
+        convert::set(&o, "maxRollbackMs", &n(s.max_rollback_ms));
+        convert::set(
+            &o,
+            "leaseState",
+            &s.lease_state.map_or(JsValue::NULL, JsValue::from_str),
+        );
+        convert::set(&o, "leaseRemainingMs", &s.lease_remaining_ms.map_or(JsValue::NULL, n));
+        o
     }
 
     /// The next ID as 8 big-endian bytes: a `Buffer` where there is one (Node), else a `Uint8Array`.

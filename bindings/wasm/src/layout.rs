@@ -152,9 +152,9 @@ impl Layout {
     #[wasm_bindgen(unchecked_return_type = "Parts")]
     pub fn decompose(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<Object, JsValue> {
-        let id = convert::id(&id, "id")?;
+        let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::for_layout(&self.inner))?;
         self.inner.try_decompose(id).map(parts_to_js).map_err(js_error)
     }
 
@@ -265,7 +265,7 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
             "layout",
             format!(
                 "layout must be a preset name, a Layout or an object, got {}",
-                convert::describe(value)
+                convert::arg(value).type_name()
             ),
         ));
     }

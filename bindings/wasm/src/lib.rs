@@ -30,21 +30,23 @@ export type Encoding = "decimal" | "hex" | "base32" | "base62";
 /// Takes an ID apart under `layout` (default snowflake).
 #[wasm_bindgen(unchecked_return_type = "Parts")]
 pub fn decompose(
-    #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
 ) -> Result<Object, JsValue> {
-    let id = convert::id(&id, "id")?;
     let layout = layout_from_js(&layout.unwrap_or_default())?;
+    let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::for_layout(&layout))?;
     layout.try_decompose(id).map(parts_to_js).map_err(js_error)
 }
 
 /// An ID as text: `base62` (the default of every binding), `hex`, `base32` or `decimal`.
 #[wasm_bindgen]
 pub fn encode(
-    #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Encoding")] encoding: Option<JsValue>,
 ) -> Result<String, JsValue> {
-    let id = convert::id(&id, "id")?;
+    // A whole number up to 2^53 - 1 is exact whatever its layout (a `js53` ID);
+    // a wider ID made a number is past 2^53, and refused.
+    let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::Exact)?;
     Ok(flakeid_core::encode(id, encoding_of(encoding)?))
 }
 

@@ -28,15 +28,10 @@ pub struct Sealer {
 
 /// A `Uint8Array` argument, copied into memory that is wiped when dropped.
 fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, JsValue> {
-    value
-        .dyn_ref::<Uint8Array>()
-        .map(|a| Zeroizing::new(a.to_vec()))
-        .ok_or_else(|| {
-            convert::config(
-                field,
-                format!("{field} must be a Uint8Array, got {}", convert::describe(value)),
-            )
-        })
+    match value.dyn_ref::<Uint8Array>() {
+        Some(a) => Ok(Zeroizing::new(a.to_vec())),
+        None => Err(convert::not_bytes(value, field)),
+    }
 }
 
 #[wasm_bindgen]
@@ -66,17 +61,22 @@ impl Sealer {
     }
 
     /// The sealed form of `id`, a `bigint` in `0n..2n ** BigInt(bits)` like `id`.
-    pub fn seal(&self, #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue) -> Result<u64, JsValue> {
-        self.inner.seal(convert::id(&id, "id")?).map_err(js_error)
+    pub fn seal(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
+    ) -> Result<u64, JsValue> {
+        let numbers = flakeid_core::JsNumberIds::for_bits(self.inner.bits());
+        self.inner.seal(convert::id_as(&id, "id", numbers)?).map_err(js_error)
     }
 
     /// The ID that `seal` turned into `id`. Every number in range unseals to some ID:
     /// sealing does not authenticate.
     pub fn unseal(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "bigint | string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<u64, JsValue> {
-        self.inner.unseal(convert::id(&id, "id")?).map_err(js_error)
+        let numbers = flakeid_core::JsNumberIds::for_bits(self.inner.bits());
+        self.inner.unseal(convert::id_as(&id, "id", numbers)?).map_err(js_error)
     }
 
     /// The width of the IDs it takes and gives (the layout's total bits).

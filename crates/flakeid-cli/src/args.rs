@@ -33,6 +33,7 @@ Exit status:
 Environment (an empty variable counts as unset; the command line wins):
 * FLAKEID_NODE: the node id, as --node (generate, serve)
 * FLAKEID_LEASE: the lease URL, as --lease (generate, serve)
+* FLAKEID_STATE: the state file, as --state (generate, serve)
 * FLAKEID_LISTEN: serve's address, as --listen
 * FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
 
@@ -51,6 +52,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant (serve's options) costs
+// nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print new IDs, one per line
@@ -113,6 +117,9 @@ pub struct GeneratorArgs {
     /// At most M + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)
     #[arg(long, value_name = "M", value_parser = uint)]
     pub max_sequence: Option<u64>,
+    /// Keep a high-water timestamp in FILE across restarts (a fixed node id; not with --lease): a clock behind it meets --clock-backwards; a missing FILE is a fresh start — docs/state.md
+    #[arg(long, value_name = "FILE", env = "FLAKEID_STATE")]
+    pub state: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -182,8 +189,8 @@ pub struct DecodeArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics; \
-gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal. SIGTERM/SIGINT drains, releases the lease and exits 0; \
+    after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics, \
+/openapi.json; gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal, grpc.health.v1 and reflection. SIGTERM/SIGINT drains, releases the lease and exits 0; \
 a lease taken over by another holder drains and exits 1 (a supervisor starts a fresh replica)."
 )]
 pub struct ServeArgs {
@@ -216,6 +223,10 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
+    /// Close the connection of a streamed response (gRPC Stream, large /v1/ids)
+    /// whose client makes no room for it this long (default 30000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub stream_idle_timeout_ms: Option<u64>,
     /// Serve TLS with this PEM certificate chain (reloaded when the file changes)
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
@@ -234,6 +245,9 @@ pub struct ServeArgs {
     /// The sealing tweak, as text (default: none)
     #[arg(long, value_name = "T", requires = "seal_key_file")]
     pub seal_tweak: Option<String>,
+    /// Write one JSON line per request (method, path, status, duration, peer) to stdout
+    #[arg(long)]
+    pub access_log: bool,
     /// /healthz fails (503) after this long without a held lease; 0: never
     #[arg(long, value_name = "MS", value_parser = uint, default_value = "60000")]
     pub liveness_timeout_ms: u64,

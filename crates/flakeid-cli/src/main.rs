@@ -11,9 +11,10 @@ mod args;
 #[cfg(test)]
 mod cli_docs;
 mod seal;
+#[cfg(feature = "serve")]
 mod serve;
 
-use flakeid_server::{layout_name, time};
+use flakeid_core::present::{iso8601, layout_json, parts_json};
 
 use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
 use clap::{CommandFactory, Parser};
@@ -121,7 +122,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Seal(a) => seal::run(a, false),
         Command::Unseal(a) => seal::run(a, true),
         Command::Layouts { json } => layouts(json),
+        #[cfg(feature = "serve")]
         Command::Serve(a) => serve::serve(a),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => Err(Failure::Usage(
+            "this flakeid was built without `serve` (cargo feature serve)".into(),
+        )),
         Command::Version => {
             writeln!(io::stdout().lock(), "flakeid {}", flakeid_core::VERSION)?;
             Ok(())
@@ -176,6 +182,9 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
     }
     if let Some(n) = o.max_sequence {
         b = b.max_sequence(n);
+    }
+    if let Some(path) = &o.state {
+        b = b.state(path);
     }
     Ok(b)
 }
@@ -274,7 +283,7 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
         let id = parse_any(text, from)?;
         let p = layout.try_decompose(id)?;
         if json {
-            writeln!(out, "{}", flakeid_server::parts_json(&layout, id, &p))?;
+            writeln!(out, "{}", parts_json(&layout, id, &p))?;
         } else {
             if i > 0 {
                 writeln!(out)?;
@@ -288,8 +297,8 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
 
 fn write_parts(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
     writeln!(out, "id          {id}")?;
-    writeln!(out, "layout      {}", layout_name(layout))?;
-    writeln!(out, "time        {}", time::iso8601(p.timestamp_ms))?;
+    writeln!(out, "layout      {}", layout.display_name())?;
+    writeln!(out, "time        {}", iso8601(p.timestamp_ms))?;
     writeln!(out, "timestamp   {} ms", p.timestamp_ms)?;
     if !layout.single_node_field() {
         writeln!(out, "datacenter  {}", p.datacenter)?;
@@ -306,26 +315,7 @@ fn layouts(json: bool) -> Result<(), Failure> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if json {
-        let rows: Vec<String> = Layout::PRESETS
-            .iter()
-            .map(|l| {
-                format!(
-                    "{{\"name\":\"{}\",\"time_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"sequence_bits\":{},\"tick_ms\":{},\"epoch_ms\":{},\"order\":\"{}\",\"epoch\":\"{}\",\"last_time\":\"{}\",\"last_timestamp_ms\":{},\"signed_until\":\"{}\"}}",
-                    layout_name(l),
-                    l.time_bits(),
-                    l.datacenter_bits(),
-                    l.worker_bits(),
-                    l.sequence_bits(),
-                    l.tick_ms(),
-                    l.epoch_ms(),
-                    l.order().as_str(),
-                    time::iso8601(l.epoch_ms()),
-                    time::iso8601(l.last_timestamp_ms()),
-                    l.last_timestamp_ms(),
-                    time::iso8601(l.signed_until_ms()),
-                )
-            })
-            .collect();
+        let rows: Vec<String> = Layout::PRESETS.iter().map(layout_json).collect();
         writeln!(out, "[{}]", rows.join(","))?;
     } else {
         let now = flakeid_core::precise_now_ms();
@@ -340,19 +330,19 @@ fn layouts(json: bool) -> Result<(), Failure> {
             } else {
                 format!("{}+{}", l.datacenter_bits(), l.worker_bits())
             };
-            let last = &time::iso8601(l.last_timestamp_ms())[..10];
+            let last = &iso8601(l.last_timestamp_ms())[..10];
             writeln!(
                 out,
                 "{:<10} {:>4} {:>11} {:>4} {:>7}  {:<13} {:<10} {:<10} {:<10}{}",
-                layout_name(&l),
+                l.display_name(),
                 l.time_bits(),
                 node,
                 l.sequence_bits(),
                 format!("{} ms", l.tick_ms()),
                 l.order().as_str(),
-                &time::iso8601(l.epoch_ms())[..10],
+                &iso8601(l.epoch_ms())[..10],
                 last,
-                &time::iso8601(l.signed_until_ms())[..10],
+                &iso8601(l.signed_until_ms())[..10],
                 if l.last_timestamp_ms() < now {
                     "  (ended: choose a later epoch)"
                 } else {

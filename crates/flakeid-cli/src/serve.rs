@@ -34,8 +34,12 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             )?),
             None => None,
         },
+        access_log: args.access_log,
     };
     config.validate()?;
+    // Certificates, keys and tokens before the port and the lease: a bad file must
+    // not hold a node id (issue 21).
+    config.security.check()?;
     let max_connections = config.limits.connection_cap();
     let args_tls = config.security.tls_cert.is_some();
     // A service is run as replicas: node 0 by default would give every replica the
@@ -66,6 +70,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             listen = %local,
             node = g.node(),
             leased = g.is_leased(),
+            state = g.has_state(),
             max_connections,
             tls = args_tls,
             sealed = service.is_sealing(),
@@ -151,6 +156,9 @@ fn limits(args: &ServeArgs) -> Limits {
         max_streams: args.max_streams.map_or(d.max_streams, clamp32),
         stream_window: args.stream_window.map_or(d.stream_window, clamp32),
         connection_window: args.connection_window.map_or(d.connection_window, clamp32),
+        stream_idle_timeout: args
+            .stream_idle_timeout_ms
+            .map_or(d.stream_idle_timeout, Duration::from_millis),
     }
 }
 

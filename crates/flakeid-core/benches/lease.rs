@@ -8,7 +8,9 @@
 //!   cannot be given to anyone else while this process lives);
 //! * `expiring`: a store whose leases expire, as Redis, PostgreSQL and etcd do (an
 //!   in-memory stand-in) — the gate also reads the kernel's coarse monotonic and
-//!   realtime clocks.
+//!   realtime clocks;
+//! * `state`: a fixed node id with a state file (docs/state.md): the file lease's
+//!   gate, no store.
 //!
 //! Times are this thread's CPU time per call (`CLOCK_THREAD_CPUTIME_ID`), not wall
 //! time, so that a busy machine's preemptions do not enter the ratio.
@@ -101,7 +103,20 @@ fn lease(c: &mut Criterion) {
             })
         })
     });
+    // The option `state` (docs/state.md): the file lease's gate, a fixed node id.
+    let state = Generator::builder(wide)
+        .state(dir.join("bench.state").to_str().expect("a UTF-8 path"))
+        .build()
+        .expect("generator with a state file");
+    g.bench_function("state/next_id", |b| {
+        b.iter_custom(|n| {
+            cpu_time(n, || {
+                black_box(state.next_id().expect("id"));
+            })
+        })
+    });
     g.finish();
+    drop(state);
     drop(leased);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -137,6 +137,30 @@ impl Error {
         }
     }
 
+    /// The error's structured details (`field`, `by_ms`, `position`), decided here
+    /// once: every binding attaches them to its own error value as they are (Python
+    /// attributes, JS `field`/`byMs`/`position`, the C `flakeid_last_error_*` calls),
+    /// instead of matching on the variants itself.
+    ///
+    /// ```
+    /// use flakeid_core::{Error, Layout};
+    /// let e = Layout::preset("twitter").unwrap_err();
+    /// assert_eq!(e.details().field, Some("layout"));
+    /// assert_eq!(Error::ClockMovedBackwards { by_ms: 7 }.details().by_ms, Some(7));
+    /// ```
+    pub fn details(&self) -> ErrorDetails {
+        let mut d = ErrorDetails::default();
+        match self {
+            Error::Config { field, .. } => d.field = Some(field),
+            Error::ClockMovedBackwards { by_ms } => d.by_ms = Some(*by_ms),
+            // A stall is reported as the clock falling behind: by how long it waited.
+            Error::ClockStalled { waited_ms } => d.by_ms = Some(*waited_ms),
+            Error::Parse { position, .. } => d.position = Some(*position),
+            Error::TimeExhausted { .. } | Error::Fork | Error::Lease { .. } | Error::Interrupted => {}
+        }
+        d
+    }
+
     pub(crate) fn config(field: &'static str, message: impl Into<String>) -> Error {
         Error::Config {
             field,
@@ -186,6 +210,21 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// What an [`Error`] says beyond its kind and message ([`Error::details`]). Each
+/// binding converts these fields as they are; which error carries which is decided
+/// in the core alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorDetails {
+    /// The option or argument at fault (configuration errors): `worker`,
+    /// `lease_ttl_ms`, `id`, ...
+    pub field: Option<&'static str>,
+    /// How far the clock went back, or how long it stalled, in milliseconds.
+    pub by_ms: Option<u64>,
+    /// The 0-based index of the offending character or byte (parse errors).
+    pub position: Option<usize>,
+}
 
 /// `Result` with flakeid's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -191,6 +191,7 @@ pub struct GeneratorBuilder {
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
+    state: Option<String>,
     wait_hook: Option<Hook>,
     require_node: bool,
 }
@@ -280,6 +281,18 @@ impl GeneratorBuilder {
         self.lease_ttl_ms = Some(ms);
         self
     }
+    /// Keep a high-water timestamp in the file `path` across restarts, for a fixed
+    /// node id (docs/state.md): at build the generator starts after the file's mark
+    /// (a clock behind it meets the `clock_backwards` policy, as a rollback in one
+    /// process would), and while it runs a background thread keeps the file ahead of
+    /// every ID (write, fsync, rename), locked against a second process. A missing
+    /// file is a fresh start; an unreadable or corrupt one is a config error naming
+    /// `state`. Not with a lease (which keeps its own mark). Needs the cargo feature
+    /// `lease` and a unix system.
+    pub fn state(mut self, path: &str) -> Self {
+        self.state = Some(path.to_string());
+        self
+    }
     /// Time source; the system clock when not set.
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
         self.clock = Some(Arc::new(clock));
@@ -363,6 +376,7 @@ impl GeneratorBuilder {
             ("lease", Text(s)) => self.lease_url(s),
             ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
             ("max_sequence", Uint(v)) => self.max_sequence(v),
+            ("state", Text(s)) => self.state(s),
             _ => return Err(options::wrong_value(option, value)),
         })
     }
@@ -447,6 +461,21 @@ impl GeneratorBuilder {
     fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
+        if self.state.is_some() && self.is_set("lease") {
+            return Err(Error::config(
+                "state",
+                "give either state or lease, not both: a lease already keeps the last timestamp of its node id in \
+                 its store",
+            ));
+        }
+        #[cfg(not(all(feature = "lease", unix)))]
+        if self.state.is_some() {
+            return Err(Error::config(
+                "state",
+                "state files are not in this build of flakeid (they need files and a unix system: cargo feature \
+                 \"lease\" of flakeid-core; the WebAssembly package has no files)",
+            ));
+        }
         #[cfg(feature = "lease")]
         let lease_spec = match &self.node {
             NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
@@ -534,12 +563,34 @@ impl GeneratorBuilder {
             resume_after_ms = resume_after_ms.max(got.resume_after_ms);
             lease_guard = Some(got.guard);
         }
+        // A state file: the same machinery with this node id and the file as its store.
+        #[cfg_attr(not(all(feature = "lease", unix)), allow(unused_mut))]
+        let mut after_state_mark = false;
+        #[cfg(all(feature = "lease", unix))]
+        if let Some(path) = &self.state {
+            let got = lease::acquire(lease::AcquireOptions {
+                spec: &LeaseSpec::state(path, node),
+                ttl_ms: DEFAULT_LEASE_TTL_MS,
+                layout: &layout,
+                clock: self.clock.clone(),
+                ahead_ms: ahead * layout.tick_ms(),
+                max_wait_ms: self.max_wait_ms,
+            })?;
+            after_state_mark = got.resume_after_ms.is_some();
+            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
+            lease_guard = Some(got.guard);
+        }
         let initial = match resume_after_ms {
             None => 0,
             Some(ms) if ms < layout.epoch_ms() => 0,
             Some(ms) => {
                 let ticks = layout.ticks_at(ms)?;
-                (ticks + 1) << sb
+                // Monotonic keeps issuing in its last tick while the clock is behind.
+                // After a state file's mark that is the tick after the mark (the
+                // file's fences cover it): its first slot counts as issued, so the
+                // counter's last tick is that one, not the mark's.
+                let monotonic = after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
+                ((ticks + 1) << sb) + u64::from(monotonic && ticks < layout.max_ticks())
             }
         };
         let (node_shift, seq_shift) = match layout.order() {
@@ -762,6 +813,7 @@ impl Generator {
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             resume_after_ms: None,
             lease_ttl_ms: None,
+            state: None,
             max_sequence: None,
             wait_hook: None,
             require_node: false,
@@ -971,7 +1023,7 @@ impl<C: CounterStorage> Generator<C> {
         let now = self.clock.now_ms_precise();
         let lead_ms = self.last_issued_ms().map_or(0, |last| last.saturating_sub(now));
         #[cfg(feature = "lease")]
-        let (lease_state, lease_remaining_ms) = match (&self.lease, &self.lease_gate) {
+        let (lease_state, lease_remaining_ms) = match (self.leased(), &self.lease_gate) {
             (Some(lease), Some(gate)) => (
                 Some(lease.state().as_str()),
                 Some(gate.window().wall_end_ms.saturating_sub(now)),
@@ -1014,10 +1066,24 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
+    /// The lease, if the node id is leased (not a state file's guard).
+    #[cfg(feature = "lease")]
+    fn leased(&self) -> Option<&LeaseGuard> {
+        self.lease.as_ref().filter(|l| !l.is_state())
+    }
+
+    /// Whether this generator keeps a state file (the option `state`).
+    pub fn has_state(&self) -> bool {
+        #[cfg(feature = "lease")]
+        return self.lease.as_ref().is_some_and(LeaseGuard::is_state);
+        #[cfg(not(feature = "lease"))]
+        false
+    }
+
     /// Where this generator's node-id lease stands (`None` without a lease).
     #[cfg(feature = "lease")]
     pub fn lease_state(&self) -> Option<LeaseState> {
-        self.lease.as_ref().map(LeaseGuard::state)
+        self.leased().map(LeaseGuard::state)
     }
 
     /// The lease's validity window as the hot path checks it now (`None` without a
@@ -1025,6 +1091,7 @@ impl<C: CounterStorage> Generator<C> {
     /// [`LeaseWindow`](crate::lease::LeaseWindow)).
     #[cfg(feature = "lease")]
     pub fn lease_window(&self) -> Option<lease::LeaseWindow> {
+        self.leased()?;
         self.lease_gate.as_ref().map(|g| g.window())
     }
 
@@ -1034,7 +1101,7 @@ impl<C: CounterStorage> Generator<C> {
     /// might still have been issuing. `Some(0)`: no wait; `None`: no lease.
     #[cfg(feature = "lease")]
     pub fn lease_lock_delay_ms(&self) -> Option<u64> {
-        self.lease.as_ref().map(|l| l.lock_delay_ms)
+        self.leased().map(|l| l.lock_delay_ms)
     }
 
     /// How long the lease's last confirmed renewal took, store round trip included,
@@ -1042,20 +1109,21 @@ impl<C: CounterStorage> Generator<C> {
     /// `None` without a lease.
     #[cfg(feature = "lease")]
     pub fn lease_renew_latency_us(&self) -> Option<u64> {
-        self.lease.as_ref().map(|l| l.renew_latency_us())
+        self.leased().map(|l| l.renew_latency_us())
     }
 
     /// Whether this generator's node id comes from a lease.
     pub fn is_leased(&self) -> bool {
         #[cfg(feature = "lease")]
-        return self.lease.is_some();
+        return self.leased().is_some();
         #[cfg(not(feature = "lease"))]
         false
     }
 
     /// Stops issuing IDs and gives the node id back now (dropping the generator does
     /// the same). Records a timestamp no ID of this generator can exceed, so the next
-    /// holder starts after it. Idempotent; a no-op without a lease.
+    /// holder starts after it. Idempotent; a no-op without a lease. With a state
+    /// file: writes that timestamp to it and unlocks it.
     pub fn release_lease(&self) {
         #[cfg(feature = "lease")]
         if let Some(lease) = &self.lease {

@@ -288,7 +288,9 @@ impl Layout {
         u64::try_from(ms).unwrap_or(u64::MAX)
     }
 
-    fn display_name(&self) -> &'static str {
+    /// The preset's name, or `custom`: how the CLI, the service, the bindings'
+    /// `repr`s and the core's own messages name a layout.
+    pub fn display_name(&self) -> &'static str {
         self.name.unwrap_or("custom")
     }
 

@@ -41,6 +41,8 @@ pub enum OptionKind {
     LeaseUrl,
     /// A manual clock for tests (a handle: not settable from text).
     Clock,
+    /// A file path (`state`).
+    Path,
 }
 
 /// One option of a generator.
@@ -97,7 +99,7 @@ const NODE: (u64, u64) = (0, u64::MAX);
 
 /// Every option of a generator, in the order the API lists them.
 #[rustfmt::skip]
-pub const GENERATOR_OPTIONS: [GeneratorOption; 12] = [
+pub const GENERATOR_OPTIONS: [GeneratorOption; 13] = [
     opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
         "the datacenter part of the node id (layouts with datacenter bits)"),
     opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
@@ -119,6 +121,8 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 12] = [
     opt("max_sequence", "maxSequence", "max-sequence", OptionKind::Uint, "", (0, u64::MAX), None,
         "at most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)"),
     opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests"),
+    opt("state", "state", "state", OptionKind::Path, "", NONE, None,
+        "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
 ];
 
 /// The options of `new Sealer(key, {...})` (sealed IDs, flakeid-seal) in
@@ -185,6 +189,7 @@ impl OptionKind {
             OptionKind::Layout => "a preset name",
             OptionKind::LeaseUrl => "a lease URL",
             OptionKind::Clock => "a manual clock",
+            OptionKind::Path => "a file path",
         }
     }
 }
@@ -221,18 +226,6 @@ pub fn option_value<'a>(option: &GeneratorOption, text: &'a str) -> Result<Optio
             ),
         )
     })
-}
-
-/// The error for an ID passed to `@flakeid/node` or `@flakeid/wasm` as a JS
-/// `number`: refused in both, since a number cannot hold every 64-bit ID exactly.
-pub fn js_number_id_error(field: &'static str) -> Error {
-    Error::config(
-        field,
-        format!(
-            "{field} must be a bigint or a decimal string, got a number (a number cannot hold every 64-bit ID \
-             exactly: pass 123n or '123')"
-        ),
-    )
 }
 
 /// The known name most like `key`: the same letters ignoring case, `_` and `-`
@@ -294,6 +287,20 @@ mod tests {
                 let d: u64 = o.default.parse().unwrap_or(u64::MAX);
                 assert!((o.min..=o.max).contains(&d), "{o:?}");
             }
+        }
+    }
+
+    /// Without the machinery (the WebAssembly build), `state` is refused by name.
+    #[cfg(not(all(feature = "lease", unix)))]
+    #[test]
+    fn state_needs_files() {
+        use crate::{Generator, Layout};
+        match Generator::builder(Layout::SNOWFLAKE).node(5).state("x.state").build() {
+            Err(Error::Config { field, message }) => {
+                assert_eq!(field, "state");
+                assert!(message.contains("not in this build"), "{message}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 

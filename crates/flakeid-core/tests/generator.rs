@@ -148,7 +148,11 @@ fn clock_wait_policy_catches_up_with_a_real_thread() {
         Generator::builder(Layout::SNOWFLAKE)
             .clock(clock.clone())
             .clock_backwards(ClockBackwards::Wait)
-            .max_wait_ms(50)
+            // The 20 ms rollback is within the bound; the bound is also how long
+            // (real time) the waiter waits before refusing, so it must outlast the
+            // sleep below on a loaded machine (50 ms did not: a 20 ms sleep took
+            // longer under load 6.6 and the waiter had already given up).
+            .max_wait_ms(10_000)
             .build()
             .unwrap(),
     );

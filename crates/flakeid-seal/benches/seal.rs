@@ -6,6 +6,18 @@
 //!   `FlexibleNumeralString` (one `u16` per bit, `BigUint` arithmetic): why
 //!   `Sealer` carries the bits in a `u64` instead. Both give the same IDs
 //!   (tests/properties.rs, tests/vectors.rs).
+//!
+//! Where a seal's time goes (issue 26; `valgrind --tool=callgrind` on this bench,
+//! `--bench seal/seal/aes128 --profile-time 2`, instructions per `Sealer::run`
+//! call, 2026-11-24): 5,460 with a 16-byte key, of which AES-NI block encryption
+//! is 430 (11 blocks) and the key expansion 130; fpe's PRF feeding
+//! (`Prf::update`, 33 calls with a `memcpy` each: 1,700 + 670), its `generate_s`
+//! iterator (1,130) and the inlined FF1 rounds (1,150, with handle.rs's per-block
+//! choice of key size, +210 over one FF1 per key size) are the rest. The 11 blocks are one dependency
+//! chain: at 2.6 GHz their `aesenc` latency alone is ~180 ns, which leaves the
+//! ≤ 300 ns target ~120 ns for ~5,000 instructions of fpe 0.7.0's code. Reusing
+//! one FF1 (no key expansion, no allocation) was measured at 321–333 ns: the target
+//! needs a leaner FF1 PRF than fpe's, not caching.
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_core::Layout;
 use flakeid_seal::Sealer;

@@ -1,9 +1,8 @@
 //! [`Sealer`]: FF1-AES over an ID's n bits.
 
 use crate::handle::PerCall;
+use crate::handle::TAGGED_KEY_LEN;
 use crate::numeral::Bits;
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use aes::{Aes128Enc, Aes192Enc, Aes256Enc};
 use flakeid_core::{Error, Layout, Result};
 use fpe::ff1::{FF1, NumeralStringError};
 use std::fmt;
@@ -19,15 +18,11 @@ pub const MIN_BITS: u32 = 20;
 
 /// The key, wiped when the last clone of a `Sealer` is dropped. FF1 (and its AES
 /// key schedule) is built from it per call: see handle.rs for why.
+/// Held as fpe hands it to the cipher (handle.rs, `TAGGED_KEY_LEN`): the length
+/// in byte 0, then the key.
 struct SecretKey {
-    bytes: [u8; 32],
+    bytes: [u8; TAGGED_KEY_LEN],
     len: usize,
-}
-
-impl SecretKey {
-    fn get(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
 }
 
 impl Drop for SecretKey {
@@ -99,11 +94,13 @@ impl Sealer {
         }
         // Copied straight into its heap slot, leaving no stack copy behind.
         let mut secret = Arc::new(SecretKey {
-            bytes: [0; 32],
+            bytes: [0; TAGGED_KEY_LEN],
             len: key.len(),
         });
         if let Some(slot) = Arc::get_mut(&mut secret) {
-            slot.bytes[..key.len()].copy_from_slice(key);
+            // KEY_LENGTHS are 16, 24 and 32: the length fits its byte.
+            slot.bytes[0] = key.len() as u8;
+            slot.bytes[1..=key.len()].copy_from_slice(key);
         }
         Ok(Sealer {
             key: secret,
@@ -159,13 +156,9 @@ impl Sealer {
             return Err(tweak_too_long(self.tweak.len()));
         }
         let x = Bits::new(id, self.bits);
-        let key = self.key.get();
-        let y = match key.len() {
-            16 => ff1::<Aes128Enc>(key, &self.tweak, &x, direction),
-            24 => ff1::<Aes192Enc>(key, &self.tweak, &x, direction),
-            _ => ff1::<Aes256Enc>(key, &self.tweak, &x, direction),
-        };
-        y.map(|y| y.value).map_err(ff1_refused)
+        ff1(&self.key.bytes, &self.tweak, &x, direction)
+            .map(|y| y.value)
+            .map_err(ff1_refused)
     }
 }
 
@@ -175,16 +168,15 @@ enum Direction {
     Decrypt,
 }
 
-/// One FF1 call with AES of `C`'s key size (`key` has that length: `Sealer::new`
-/// checked it, so fpe's key-length panic cannot happen; radix 2 is always valid).
-#[inline]
-fn ff1<C: KeyInit + BlockCipherEncrypt>(
-    key: &[u8],
+/// One FF1 call with AES of the tagged key's size (`key` is `TAGGED_KEY_LEN`
+/// bytes, so fpe's key-length panic cannot happen; radix 2 is always valid).
+fn ff1(
+    key: &[u8; TAGGED_KEY_LEN],
     tweak: &[u8],
     x: &Bits,
     direction: Direction,
 ) -> std::result::Result<Bits, NumeralStringError> {
-    let Ok(ff) = FF1::<PerCall<C>>::new(key, 2) else {
+    let Ok(ff) = FF1::<PerCall>::new(key, 2) else {
         return Err(NumeralStringError::InvalidForRadix(2));
     };
     match direction {

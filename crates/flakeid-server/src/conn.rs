@@ -61,6 +61,11 @@ pub struct Limits {
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
+    /// A streamed response (gRPC `Stream`, a large `/v1/ids`) whose client has
+    /// had no room for its next chunk this long gets its connection closed (GOAWAY,
+    /// then closed 1 s later), even while other requests keep the connection
+    /// busy. Default 30 s.
+    pub stream_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -72,6 +77,7 @@ impl Default for Limits {
             max_streams: 32,
             stream_window: 64 * 1024,
             connection_window: 1024 * 1024,
+            stream_idle_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -85,8 +91,8 @@ impl Limits {
     }
 
     pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() {
-            return Err("the header-read and idle timeouts must be positive".into());
+        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() || self.stream_idle_timeout.is_zero() {
+            return Err("the header-read, idle and stream-idle timeouts must be positive".into());
         }
         if self.max_connections == 0 || self.max_streams == 0 {
             return Err("max_connections and max_streams must be at least 1".into());
@@ -230,6 +236,72 @@ impl Drop for Slot {
     }
 }
 
+/// The streamed responses of one connection, and since when each has waited for
+/// its client to make room for its next chunk ([`Limits::stream_idle_timeout`]).
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    inner: Mutex<(u64, HashMap<u64, Option<std::time::Instant>>)>,
+}
+
+impl Streams {
+    fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u64, Option<std::time::Instant>>)> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new streamed response on this connection.
+    pub(crate) fn open(self: &Arc<Self>) -> StreamTicket {
+        let mut inner = self.lock();
+        let id = inner.0;
+        inner.0 += 1;
+        inner.1.insert(id, None);
+        StreamTicket {
+            streams: self.clone(),
+            id,
+        }
+    }
+
+    /// How long the longest-waiting stream has waited (zero: none waits).
+    fn longest_wait(&self) -> Duration {
+        let now = std::time::Instant::now();
+        self.lock()
+            .1
+            .values()
+            .flatten()
+            .map(|t| now.saturating_duration_since(*t))
+            .max()
+            .unwrap_or_default()
+    }
+}
+
+/// One streamed response's place in its connection's [`Streams`].
+#[derive(Debug)]
+pub(crate) struct StreamTicket {
+    streams: Arc<Streams>,
+    id: u64,
+}
+
+impl StreamTicket {
+    /// A chunk was handed over: the stream now waits for the client to want more.
+    pub(crate) fn waiting(&self) {
+        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
+            *w = Some(std::time::Instant::now());
+        }
+    }
+
+    /// The next chunk was asked for (the client had room).
+    pub(crate) fn polled(&self) {
+        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
+            *w = None;
+        }
+    }
+}
+
+impl Drop for StreamTicket {
+    fn drop(&mut self) {
+        self.streams.lock().1.remove(&self.id);
+    }
+}
+
 /// A TCP stream that counts its reads and writes that moved bytes, for the idle
 /// timeout.
 #[derive(Debug)]
@@ -295,6 +367,18 @@ struct ConnService {
     slot: Arc<Slot>,
     /// Bearer tokens are configured: check them (security.rs).
     auth: Option<Arc<crate::security::Security>>,
+    /// Where each answered request is counted and timed (metrics.rs).
+    peer: Peer,
+    /// The connection's streamed responses (passed to handlers in the request's
+    /// extensions).
+    streams: Arc<Streams>,
+}
+
+/// The service and the client of one connection, for the metrics.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub svc: Arc<crate::Service>,
+    pub addr: std::net::SocketAddr,
 }
 
 /// The longest request target served (a longer one: 414, as JSON).
@@ -306,18 +390,87 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// What the connection's service answers: the router's future, or an error made
 /// before routing.
 #[allow(missing_debug_implementations)] // axum's RouteFuture has no Debug
-enum ConnFuture {
+enum Answer {
     Route(axum::routing::future::RouteFuture<Infallible>),
     Ready(Option<axum::response::Response>),
+}
+
+/// An answer being made, timed from the request's head to the response's head,
+/// and counted when it is ready.
+#[allow(missing_debug_implementations)]
+pub(crate) struct ConnFuture {
+    answer: Answer,
+    started: std::time::Instant,
+    route: &'static str,
+    method: &'static str,
+    peer: Peer,
+    /// What the access log says of the request, when it is on.
+    entry: Option<Box<crate::access::Entry>>,
 }
 
 impl std::future::Future for ConnFuture {
     type Output = Result<axum::response::Response, Infallible>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            ConnFuture::Route(f) => Pin::new(f).poll(cx),
-            ConnFuture::Ready(r) => Poll::Ready(Ok(r.take().unwrap_or_default())),
+        let this = self.get_mut();
+        let r = match &mut this.answer {
+            Answer::Route(f) => std::task::ready!(Pin::new(f).poll(cx)),
+            Answer::Ready(r) => Ok(r.take().unwrap_or_default()),
+        };
+        if let Ok(resp) = &r {
+            let took = this.started.elapsed().as_secs_f64();
+            let status = resp.status().as_u16();
+            this.peer.svc.metrics.observe(this.route, this.method, status, took);
+            if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
+                log.log(e, this.peer.addr, status, took, this.route);
+            }
         }
+        Poll::Ready(r)
+    }
+}
+
+/// The route label of a path: the route's pattern, a gRPC method's path, or
+/// `other` (unknown paths are not labels: a scanner must not grow the metrics).
+pub(crate) fn route_of(path: &str) -> &'static str {
+    const EXACT: &[&str] = &[
+        "/v1/id",
+        "/v1/ids",
+        "/v1/layout",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/flakeid.v1.Flakeid/Next",
+        "/flakeid.v1.Flakeid/Batch",
+        "/flakeid.v1.Flakeid/Stream",
+        "/flakeid.v1.Flakeid/Unseal",
+        "/grpc.health.v1.Health/Check",
+        "/grpc.health.v1.Health/Watch",
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ];
+    if let Some(r) = EXACT.iter().find(|r| **r == path) {
+        return r;
+    }
+    match path.rsplit_once('/') {
+        Some(("/v1/decode", id)) if !id.is_empty() => "/v1/decode/{id}",
+        Some(("/v1/unseal", id)) if !id.is_empty() => "/v1/unseal/{id}",
+        _ => "other",
+    }
+}
+
+/// The method label: the methods HTTP defines, else `other`.
+fn method_of(m: &axum::http::Method) -> &'static str {
+    match m.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "OPTIONS" => "OPTIONS",
+        "PATCH" => "PATCH",
+        "TRACE" => "TRACE",
+        "CONNECT" => "CONNECT",
+        _ => "other",
     }
 }
 
@@ -355,16 +508,43 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         self.slot.served();
-        if let Some(r) = oversized(&req) {
-            return ConnFuture::Ready(Some(r));
-        }
-        if let Some(auth) = &self.auth
+        let started = std::time::Instant::now();
+        let route = route_of(req.uri().path());
+        let method = method_of(req.method());
+        let entry = self.peer.svc.access.as_ref().map(|_| {
+            Box::new(crate::access::Entry {
+                method: req.method().as_str().to_owned(),
+                path: req.uri().path().to_owned(),
+                query: req.uri().query().map(str::to_owned),
+                version: match req.version() {
+                    axum::http::Version::HTTP_09 => "HTTP/0.9",
+                    axum::http::Version::HTTP_10 => "HTTP/1.0",
+                    axum::http::Version::HTTP_11 => "HTTP/1.1",
+                    axum::http::Version::HTTP_2 => "HTTP/2",
+                    _ => "other",
+                },
+            })
+        });
+        let answer = if let Some(r) = oversized(&req) {
+            Answer::Ready(Some(r))
+        } else if let Some(auth) = &self.auth
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
-            return ConnFuture::Ready(Some(r));
+            Answer::Ready(Some(r))
+        } else {
+            let mut app = self.app.clone();
+            let mut req = req.map(Body::new);
+            req.extensions_mut().insert(self.streams.clone());
+            Answer::Route(tower_service::Service::call(&mut app, req))
+        };
+        ConnFuture {
+            answer,
+            started,
+            route,
+            method,
+            peer: self.peer.clone(),
+            entry,
         }
-        let mut app = self.app.clone();
-        ConnFuture::Route(tower_service::Service::call(&mut app, req.map(Body::new)))
     }
 }
 
@@ -391,21 +571,22 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
 pub(crate) async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: Router,
+    svc: Arc<crate::Service>,
     security: Arc<crate::security::Security>,
-    limits: Limits,
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
 ) -> bool {
+    let limits = svc.config.limits.clone();
     let builder = Arc::new(builder(&limits));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut last_accept_warning: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, addr) = tokio::select! {
             () = &mut shutdown => break,
             r = listener.accept() => match r {
-                Ok((tcp, _)) => tcp,
+                Ok((tcp, addr)) => (tcp, addr),
                 Err(e) => {
                     // Out of descriptors (or another transient error): keep serving
                     // the open connections and retry shortly; warn at most once a second.
@@ -426,6 +607,7 @@ pub(crate) async fn accept_loop(
         tokio::spawn(serve_conn(
             builder.clone(),
             app.clone(),
+            Peer { svc: svc.clone(), addr },
             security.clone(),
             tcp,
             slot,
@@ -438,9 +620,11 @@ pub(crate) async fn accept_loop(
     tokio::time::timeout(drain, conns.wait_empty()).await.is_ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn serve_conn(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
+    peer: Peer,
     security: Arc<crate::security::Security>,
     tcp: TcpStream,
     slot: Slot,
@@ -454,7 +638,18 @@ async fn serve_conn(
     };
     let auth = security.has_tokens().then(|| security.clone());
     let Some(tls) = security.tls() else {
-        return drive(builder, app, auth, TokioIo::new(metered), slot, progress, limits, stop).await;
+        return drive(
+            builder,
+            app,
+            peer,
+            auth,
+            TokioIo::new(metered),
+            slot,
+            progress,
+            limits,
+            stop,
+        )
+        .await;
     };
     // The handshake counts against the header-read timeout; eviction ends it too.
     let started = tokio::time::Instant::now();
@@ -471,13 +666,14 @@ async fn serve_conn(
         },
         () = state.evict.notified() => return,
     };
-    drive(builder, app, auth, TokioIo::new(io), slot, progress, limits, stop).await;
+    drive(builder, app, peer, auth, TokioIo::new(io), slot, progress, limits, stop).await;
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn drive<I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
+    peer: Peer,
     auth: Option<Arc<crate::security::Security>>,
     io: TokioIo<I>,
     slot: Slot,
@@ -489,11 +685,26 @@ async fn drive<I>(
 {
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let service = ConnService { app, slot, auth };
+    let streams = Arc::new(Streams::default());
+    let addr = peer.addr;
+    let service = ConnService {
+        app,
+        slot,
+        auth,
+        peer,
+        streams: streams.clone(),
+    };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     let started = Instant::now();
-    let tick = (limits.header_read_timeout.min(limits.idle_timeout) / 4).max(Duration::from_millis(50));
+    let tick = (limits
+        .header_read_timeout
+        .min(limits.idle_timeout)
+        .min(limits.stream_idle_timeout)
+        / 4)
+    .max(Duration::from_millis(50));
+    // Set when a stalled stream made us close the connection (GOAWAY).
+    let mut stalled: Option<Instant> = None;
     let mut last_progress = (0u64, started);
     let mut closing: Option<Instant> = None;
     let mut stopping = *stop.borrow();
@@ -516,6 +727,22 @@ async fn drive<I>(
                     && now.duration_since(started) >= limits.header_read_timeout
                 {
                     return; // no complete request in time: a slow or silent client
+                }
+                match stalled {
+                    None => {
+                        let waited = streams.longest_wait();
+                        if waited >= limits.stream_idle_timeout {
+                            tracing::info!(
+                                peer = %addr,
+                                "a streamed response's client made no room for {waited:?}: closing its connection"
+                            );
+                            conn.as_mut().graceful_shutdown();
+                            stalled = Some(now);
+                        }
+                    }
+                    // A second after GOAWAY: the stalled stream never lets it finish.
+                    Some(t) if now.duration_since(t) >= Duration::from_secs(1) => return,
+                    Some(_) => {}
                 }
                 let p = progress.load(Ordering::Relaxed);
                 if p != last_progress.0 {

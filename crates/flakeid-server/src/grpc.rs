@@ -25,6 +25,86 @@ use proto::{
     BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest, UnsealRequest, UnsealResponse,
 };
 
+/// The encoded descriptors of `proto/flakeid.proto`, for server reflection
+/// (written beside the stubs by tests/grpc-stubs, and checked fresh there).
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/flakeid.fds.bin");
+
+/// The names `grpc.health.v1` answers for: the server as a whole (`""`) and the
+/// ID service. Both follow readiness ([`Service::not_ready`]).
+pub const HEALTH_NAMES: [&str; 2] = ["", "flakeid.v1.Flakeid"];
+
+/// `grpc.health.v1.Health`: tonic-health's service, fed by [`watch_health`].
+pub type HealthServer = tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>;
+
+/// A health reporter and the service that answers from it.
+pub(crate) fn health() -> (tonic_health::server::HealthReporter, HealthServer) {
+    let reporter = tonic_health::server::HealthReporter::new();
+    let server = tonic_health::pb::health_server::HealthServer::new(
+        tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
+    );
+    (reporter, server)
+}
+
+/// How often [`watch_health`] looks at readiness (a lease lost, a drain begun).
+pub const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+fn serving(ready: bool) -> tonic_health::ServingStatus {
+    if ready {
+        tonic_health::ServingStatus::Serving
+    } else {
+        tonic_health::ServingStatus::NotServing
+    }
+}
+
+/// Sets the health statuses from readiness now: `SERVING` exactly while
+/// `/readyz` answers 200 (a held lease, not draining), `NOT_SERVING` otherwise.
+/// Returns whether the service is ready.
+pub(crate) async fn set_health(svc: &Service) -> bool {
+    let ready = svc.not_ready().is_none();
+    for name in HEALTH_NAMES {
+        svc.health.0.set_service_status(name, serving(ready)).await;
+    }
+    ready
+}
+
+/// Follows readiness every [`HEALTH_POLL`] (from `was`, what [`set_health`] last
+/// set) until the service is dropped.
+pub(crate) async fn watch_health(svc: std::sync::Weak<Service>, mut was: bool) {
+    loop {
+        tokio::time::sleep(HEALTH_POLL).await;
+        let Some(svc) = svc.upgrade() else { return };
+        let ready = svc.not_ready().is_none();
+        if ready != was {
+            set_health(&svc).await;
+            was = ready;
+        }
+    }
+}
+
+/// Server reflection (v1, and v1alpha for older tools) of the ID service and the
+/// health service; `None` (logged) if the descriptors do not load, which the
+/// tests rule out.
+pub(crate) fn reflection() -> Option<(axum::Router, axum::Router)> {
+    let builder = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let built = builder()
+        .build_v1()
+        .and_then(|v1| builder().build_v1alpha().map(|a| (v1, a)));
+    match built {
+        Ok((v1, v1alpha)) => Some((
+            axum::Router::new().route_service("/grpc.reflection.v1.ServerReflection/{*method}", v1),
+            axum::Router::new().route_service("/grpc.reflection.v1alpha.ServerReflection/{*method}", v1alpha),
+        )),
+        Err(e) => {
+            tracing::error!("gRPC reflection is off: {e}");
+            None
+        }
+    }
+}
+
 /// Chunk size of `Stream` when the request says 0.
 pub const DEFAULT_CHUNK: usize = crate::CHUNK;
 
@@ -64,7 +144,7 @@ impl Grpc {
         self.svc
             .metrics
             .grpc
-            .get_or_create(&crate::RpcLabels { rpc, code })
+            .get_or_create(&crate::metrics::RpcLabels { rpc, code })
             .inc();
     }
 }
@@ -107,7 +187,8 @@ impl Flakeid for Grpc {
     type StreamStream = ChunkStream;
 
     async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
-        let result = self.start_stream(request.into_inner());
+        let streams = request.extensions().get::<Arc<crate::conn::Streams>>().cloned();
+        let result = self.start_stream(request.into_inner(), streams.as_ref());
         self.count("Stream", &result);
         result
     }
@@ -136,7 +217,11 @@ impl Grpc {
         Ok(Response::new(UnsealResponse { ids }))
     }
 
-    fn start_stream(&self, req: StreamRequest) -> Result<Response<ChunkStream>, Status> {
+    fn start_stream(
+        &self,
+        req: StreamRequest,
+        streams: Option<&Arc<crate::conn::Streams>>,
+    ) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
         let chunk = match req.chunk as usize {
             0 => DEFAULT_CHUNK.min(max),
@@ -151,7 +236,7 @@ impl Grpc {
             return Err(Status::unavailable(why));
         }
         let total = (req.n != 0).then_some(req.n);
-        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk);
+        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, streams);
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {
                 let mut bytes = Vec::with_capacity(ids.len() * 8);

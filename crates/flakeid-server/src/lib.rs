@@ -7,8 +7,10 @@
 //! well before the store could give its node id to another holder.
 #![warn(missing_docs)]
 
+pub mod access;
 pub mod conn;
 pub mod lease;
+pub mod metrics;
 pub mod security;
 pub mod time;
 
@@ -18,13 +20,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use flakeid_core::{Encoding, Error, ErrorKind, Generator, Layout, LeaseState, Parts, encode};
+use flakeid_core::{Error, ErrorKind, Generator, Layout, LeaseState, Parts};
 use flakeid_seal::Sealer;
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::future::Future;
@@ -71,6 +68,9 @@ pub struct Config {
     /// default): plain IDs, and those answer `sealing_not_configured`. Its width
     /// must be the generator's layout's. Its `Debug` never shows the key.
     pub sealer: Option<Sealer>,
+    /// One JSON line per answered request on standard output (`--access-log`,
+    /// access.rs). Default off.
+    pub access_log: bool,
 }
 
 impl Default for Config {
@@ -80,6 +80,7 @@ impl Default for Config {
             limits: Limits::default(),
             security: SecurityFiles::default(),
             sealer: None,
+            access_log: false,
         }
     }
 }
@@ -100,85 +101,6 @@ impl Config {
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RouteLabels {
-    route: &'static str,
-    status: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct KindLabels {
-    kind: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RpcLabels {
-    rpc: &'static str,
-    code: u16,
-}
-
-#[derive(Debug)]
-struct Metrics {
-    registry: Registry,
-    issued: Counter,
-    requests: Family<RouteLabels, Counter>,
-    errors: Family<KindLabels, Counter>,
-    grpc: Family<RpcLabels, Counter>,
-    lease_held: Gauge,
-    lease_renew_us: Gauge,
-    ahead_ms: Gauge,
-    sealing: Gauge,
-}
-
-impl Metrics {
-    fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("flakeid");
-        let issued = Counter::default();
-        let requests = Family::<RouteLabels, Counter>::default();
-        let errors = Family::<KindLabels, Counter>::default();
-        let grpc = Family::<RpcLabels, Counter>::default();
-        let lease_held = Gauge::default();
-        let lease_renew_us = Gauge::default();
-        let ahead_ms = Gauge::default();
-        let sealing = Gauge::default();
-        registry.register("ids_issued", "IDs issued", issued.clone());
-        registry.register("http_requests", "HTTP requests by route and status", requests.clone());
-        registry.register("errors", "Error responses by kind", errors.clone());
-        registry.register("grpc_calls", "gRPC calls by method and status code", grpc.clone());
-        registry.register(
-            "lease_held",
-            "1 while the node id is held (always 1 without a lease)",
-            lease_held.clone(),
-        );
-        registry.register(
-            "lease_renew_latency_us",
-            "Round trip of the lease's last confirmed renewal, in microseconds (0 without a lease)",
-            lease_renew_us.clone(),
-        );
-        registry.register(
-            "ahead_ms",
-            "How far the last issued ID's time runs ahead of the clock (borrow mode), in ms",
-            ahead_ms.clone(),
-        );
-        registry.register(
-            "sealing",
-            "1 when issued IDs are sealed (--seal-key-file), else 0",
-            sealing.clone(),
-        );
-        Metrics {
-            registry,
-            issued,
-            requests,
-            errors,
-            grpc,
-            lease_held,
-            lease_renew_us,
-            ahead_ms,
-            sealing,
-        }
-    }
-}
-
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
@@ -188,10 +110,14 @@ pub struct Service {
     config: Config,
     /// The lease supervisor's record (lease.rs): how long without a held lease.
     lease: lease::Watch,
-    metrics: Metrics,
+    metrics: metrics::Metrics,
     draining: AtomicBool,
     /// The open connections, once serving (for the metrics).
     conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
+    /// `grpc.health.v1`: the statuses, and the service that answers them.
+    health: (tonic_health::server::HealthReporter, grpc::HealthServer),
+    /// The access log, when on ([`Config::access_log`]).
+    access: Option<access::AccessLog>,
 }
 
 type Shared = Arc<Service>;
@@ -215,16 +141,33 @@ impl Service {
                 ),
             });
         }
-        let metrics = Metrics::new();
-        metrics.sealing.set(i64::from(config.sealer.is_some()));
-        Ok(Arc::new(Service {
-            generator: std::sync::RwLock::new(Arc::new(generator)),
-            lease: lease::Watch::default(),
-            config,
-            metrics,
-            draining: AtomicBool::new(false),
-            conns: std::sync::Mutex::new(None),
+        let access = match config.access_log {
+            false => None,
+            true => Some(access::AccessLog::start().map_err(|e| Error::Config {
+                field: "access_log",
+                message: format!("cannot start the access log's writer: {e}"),
+            })?),
+        };
+        Ok(Arc::new_cyclic(|me| {
+            let metrics = metrics::Metrics::new(me.clone());
+            metrics.sealing.set(i64::from(config.sealer.is_some()));
+            Service {
+                generator: std::sync::RwLock::new(Arc::new(generator)),
+                lease: lease::Watch::default(),
+                config,
+                metrics,
+                draining: AtomicBool::new(false),
+                conns: std::sync::Mutex::new(None),
+                health: grpc::health(),
+                access,
+            }
         }))
+    }
+
+    /// The OpenAPI document this service serves at `/openapi.json`: [`OPENAPI`]
+    /// with its own `--max-batch`.
+    pub fn openapi(&self) -> String {
+        OPENAPI.replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", self.config.max_batch), 1)
     }
 
     /// Whether issued IDs are sealed ([`Config::sealer`]).
@@ -284,7 +227,9 @@ impl Service {
         if self.is_draining() {
             return Err(new);
         }
-        Ok(std::mem::replace(&mut *g, new))
+        let old = std::mem::replace(&mut *g, new);
+        self.metrics.retire(&old);
+        Ok(old)
     }
 
     /// Why the process counts as not live (`/healthz` 503): a leased service that
@@ -350,6 +295,8 @@ pub(crate) struct IdChunks {
     chunk: usize,
     pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
     failed: bool,
+    /// The stream's place in its connection's stalled-stream watch (conn.rs).
+    ticket: Option<conn::StreamTicket>,
 }
 
 impl std::fmt::Debug for IdChunks {
@@ -362,7 +309,14 @@ impl std::fmt::Debug for IdChunks {
 }
 
 impl IdChunks {
-    pub(crate) fn new(svc: Arc<Service>, total: Option<u64>, chunk: usize) -> IdChunks {
+    /// `streams`: the connection's streamed responses (the request's extension),
+    /// for the stream-idle timeout.
+    pub(crate) fn new(
+        svc: Arc<Service>,
+        total: Option<u64>,
+        chunk: usize,
+        streams: Option<&Arc<conn::Streams>>,
+    ) -> IdChunks {
         IdChunks {
             generator: svc.generator(),
             svc,
@@ -370,6 +324,7 @@ impl IdChunks {
             chunk: chunk.max(1),
             pending: None,
             failed: false,
+            ticket: streams.map(conn::Streams::open),
         }
     }
 }
@@ -383,6 +338,9 @@ impl tokio_stream::Stream for IdChunks {
     ) -> std::task::Poll<Option<Self::Item>> {
         use std::task::Poll;
         let this = &mut *self;
+        if let Some(t) = &this.ticket {
+            t.polled();
+        }
         if this.failed {
             return Poll::Ready(None);
         }
@@ -413,6 +371,9 @@ impl tokio_stream::Stream for IdChunks {
         if let Err(e) = &item {
             tracing::warn!("response cut short: {}", e.message);
         }
+        if let Some(t) = &this.ticket {
+            t.waiting();
+        }
         Poll::Ready(Some(item))
     }
 }
@@ -425,10 +386,12 @@ impl Drop for IdChunks {
     }
 }
 
-/// The HTTP routes and the gRPC service (`/flakeid.v1.Flakeid/*`) of a service.
+/// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
+/// `grpc.health.v1` and server reflection.
 pub fn router(service: Arc<Service>) -> Router {
-    Router::new()
+    let app = Router::new()
         .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
+        .route_service("/grpc.health.v1.Health/{*method}", service.health.1.clone())
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode/{id}", get(decode_id))
@@ -437,9 +400,14 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
-        .with_state(service)
+        .with_state(service);
+    match grpc::reflection() {
+        Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
+        None => app,
+    }
 }
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
@@ -457,6 +425,8 @@ pub async fn serve(
         tokio::spawn(security.clone().watch());
     }
     let limits = service.config.limits.clone();
+    let ready = grpc::set_health(&service).await;
+    tokio::spawn(grpc::watch_health(Arc::downgrade(&service), ready));
     let conns = conn::Conns::new(limits.connection_cap());
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
@@ -465,7 +435,7 @@ pub async fn serve(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(listener, app, security, limits, conns, shutdown, DRAIN_TIMEOUT).await {
+    if !conn::accept_loop(listener, app, service.clone(), security, conns, shutdown, DRAIN_TIMEOUT).await {
         tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
     }
     service.shutdown();
@@ -516,22 +486,7 @@ impl From<Error> for ApiError {
     }
 }
 
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use flakeid_core::present::json_string;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -568,26 +523,16 @@ impl ApiError {
     }
 }
 
-fn count(svc: &Service, route: &'static str, status: StatusCode) {
-    svc.metrics
-        .requests
-        .get_or_create(&RouteLabels {
-            route,
-            status: status.as_u16(),
-        })
-        .inc();
-}
-
-/// Records a finished request in the metrics and turns it into a response.
-fn finish(svc: &Service, route: &'static str, result: Result<Response, ApiError>) -> Response {
+/// Records an error response in the metrics (requests and their latency are
+/// counted for every route in conn.rs) and turns the result into a response.
+fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
     match result {
-        Ok(r) => {
-            count(svc, route, r.status());
-            r
-        }
+        Ok(r) => r,
         Err(e) => {
-            count(svc, route, e.status);
-            svc.metrics.errors.get_or_create(&KindLabels { kind: e.kind }).inc();
+            svc.metrics
+                .errors
+                .get_or_create(&metrics::KindLabels { kind: e.kind })
+                .inc();
             e.into_response()
         }
     }
@@ -595,24 +540,21 @@ fn finish(svc: &Service, route: &'static str, result: Result<Response, ApiError>
 
 /// Content negotiation (RFC 9110 §12.5.1): the offer with the highest q-value
 /// among the `Accept` ranges that match it (the most specific range decides an
-/// offer's q: `type/sub` over `type/*` over `*/*`), ties going to the earlier
-/// offer. Media types compare case-insensitively. No `Accept` header: the first
-/// offer. Every offer at q=0 or unmatched: 406 naming the offers.
+/// offer's q: `type/sub;ids=…` over `type/sub` over `type/*` over `*/*`), ties
+/// going to the earlier offer. Media types compare case-insensitively. Of a
+/// range's parameters only `ids` counts (`application/json; ids=number`, issue
+/// 27): a range that names it matches only the offer with the same value; other
+/// parameters (`charset`) are ignored. No `Accept` header: the first offer. Every
+/// offer at q=0 or unmatched: 406 naming the offers.
 fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiError> {
-    let mut ranges: Vec<(String, f32)> = Vec::new();
+    let mut ranges: Vec<(String, Option<String>, f32)> = Vec::new();
     for v in headers.get_all(header::ACCEPT) {
         let Ok(v) = v.to_str() else { continue };
         for item in v.split(',') {
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            if media.is_empty() {
-                continue;
+            let (media, ids, q) = media_range(item);
+            if !media.is_empty() {
+                ranges.push((media, ids, q));
             }
-            let q = parts
-                .filter_map(|p| p.split_once('='))
-                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0));
-            ranges.push((media, q));
         }
     }
     if ranges.is_empty() {
@@ -620,11 +562,15 @@ fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiE
     }
     let mut best: Option<(usize, f32)> = None;
     for (i, offer) in offers.iter().enumerate() {
-        let kind = offer.split('/').next().unwrap_or("");
+        let (offer_media, offer_ids, _) = media_range(offer);
+        let kind = offer_media.split('/').next().unwrap_or("");
         let mut found: Option<(u8, f32)> = None; // (specificity, q)
-        for (media, q) in &ranges {
-            let spec = if media == offer {
-                3
+        for (media, ids, q) in &ranges {
+            if ids.is_some() && *ids != offer_ids {
+                continue;
+            }
+            let spec = if *media == offer_media {
+                if ids.is_some() { 4 } else { 3 }
             } else if media.strip_suffix("/*") == Some(kind) {
                 2
             } else if media == "*/*" {
@@ -653,6 +599,37 @@ fn negotiate(headers: &HeaderMap, offers: &[&'static str]) -> Result<usize, ApiE
         ),
     })
 }
+
+/// One media range of `Accept` (or an offer): the type in lower case, its `ids`
+/// parameter (lower case, unquoted), its q-value (1 when absent, 0 when unreadable).
+fn media_range(item: &str) -> (String, Option<String>, f32) {
+    let mut parts = item.split(';');
+    let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let (mut ids, mut q) = (None, 1.0);
+    for p in parts {
+        let Some((k, v)) = p.split_once('=') else { continue };
+        let v = v.trim().trim_matches('"');
+        if k.trim().eq_ignore_ascii_case("q") {
+            q = v.parse::<f32>().unwrap_or(0.0).clamp(0.0, 1.0);
+        } else if k.trim().eq_ignore_ascii_case("ids") {
+            ids = Some(v.to_ascii_lowercase());
+        }
+    }
+    (media, ids, q)
+}
+
+/// Whether `Accept` names `ids=number` in any range.
+fn asks_for_numbers(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| media_range(item).1.as_deref() == Some("number"))
+}
+
+/// The largest layout whose IDs are all exact JavaScript numbers (2^53 - 1).
+pub const JS_SAFE_BITS: u32 = 53;
 
 fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
     (
@@ -712,7 +689,7 @@ async fn one_id(
         svc.issue(&mut id)?;
         Ok(one_id_response(json, id[0]))
     })();
-    finish(&svc, "/v1/id", result)
+    finish(&svc, result)
 }
 
 /// The form of a one-ID answer (`/v1/id`, `/v1/unseal`): `?format=text|json`, else
@@ -746,22 +723,28 @@ enum BatchFormat {
     Json,
     Ndjson,
     Octets,
+    /// A JSON array of numbers (`Accept: application/json; ids=number`), for
+    /// layouts of at most [`JS_SAFE_BITS`] bits.
+    JsonNumbers,
 }
 
 async fn many_ids(
     State(svc): State<Shared>,
     method: Method,
     headers: HeaderMap,
+    streams: Option<axum::Extension<Arc<conn::Streams>>>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, q).await;
-    finish(&svc, "/v1/ids", result)
+    let streams = streams.as_ref().map(|e| &e.0);
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, streams, q).await;
+    finish(&svc, result)
 }
 
 async fn many_ids_inner(
     svc: &Shared,
     head: bool,
     headers: &HeaderMap,
+    streams: Option<&Arc<conn::Streams>>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
@@ -790,10 +773,39 @@ async fn many_ids_inner(
                 format!("format must be json, ndjson or octet-stream, got {shown:?}"),
             ));
         }
-        None => [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets][negotiate(
-            headers,
-            &["application/json", "application/x-ndjson", "application/octet-stream"],
-        )?],
+        None => {
+            // JSON numbers only where every ID is an exact JavaScript number.
+            let bits = svc.generator().layout().total_bits();
+            let numbers = bits <= JS_SAFE_BITS;
+            let all = [
+                BatchFormat::Json,
+                BatchFormat::Ndjson,
+                BatchFormat::Octets,
+                BatchFormat::JsonNumbers,
+            ];
+            let offers = [
+                "application/json",
+                "application/x-ndjson",
+                "application/octet-stream",
+                "application/json; ids=number",
+            ];
+            let served = if numbers { 4 } else { 3 };
+            match negotiate(headers, &offers[..served]) {
+                Ok(i) => all[i],
+                Err(_) if !numbers && asks_for_numbers(headers) => {
+                    let name = layout_name(svc.generator().layout());
+                    return Err(ApiError {
+                        status: StatusCode::NOT_ACCEPTABLE,
+                        kind: "not_acceptable",
+                        parameter: Some("accept"),
+                        message: format!(
+                            "ids=number needs a layout of at most {JS_SAFE_BITS} bits (JavaScript numbers are exact up to 2^53); this service's layout {name} has {bits} bits: take the IDs as strings (application/json), or serve a layout such as js53"
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
     };
     if head {
         return Ok(ids_response(format.content_type(), ()));
@@ -811,7 +823,7 @@ async fn many_ids_inner(
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK);
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, streams);
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
         r.map(|ids| {
@@ -832,6 +844,7 @@ impl BatchFormat {
             BatchFormat::Json => "application/json",
             BatchFormat::Ndjson => "application/x-ndjson",
             BatchFormat::Octets => "application/octet-stream",
+            BatchFormat::JsonNumbers => "application/json; ids=number",
         }
     }
 
@@ -846,14 +859,15 @@ impl BatchFormat {
                     out.extend_from_slice(&id.to_be_bytes());
                 }
             }
-            BatchFormat::Json => {
+            BatchFormat::Json | BatchFormat::JsonNumbers => {
                 out.reserve(ids.len() * 23 + 3);
                 if first {
                     out.push(b'[');
                 }
+                let quote = if self == BatchFormat::Json { "\"" } else { "" };
                 for (i, id) in ids.iter().enumerate() {
                     let sep = if first && i == 0 { "" } else { "," };
-                    let _ = write!(out, "{sep}\"{id}\"");
+                    let _ = write!(out, "{sep}{quote}{id}{quote}");
                 }
                 if last {
                     out.extend_from_slice(b"]\n");
@@ -879,24 +893,12 @@ pub fn parse_any(text: &str) -> Result<u64, Error> {
 /// An ID taken apart, as one JSON object: what `GET /v1/decode/{id}` answers and
 /// `flakeid decode --json` prints (the id as a string: JS numbers lose IDs).
 pub fn parts_json(layout: &Layout, id: u64, p: &Parts) -> String {
-    format!(
-        "{{\"id\":\"{id}\",\"layout\":\"{}\",\"time\":\"{}\",\"timestamp_ms\":{},\"datacenter\":{},\"worker\":{},\"node\":{},\"sequence\":{},\"hex\":\"{}\",\"base32\":\"{}\",\"base62\":\"{}\"}}",
-        layout_name(layout),
-        time::iso8601(p.timestamp_ms),
-        p.timestamp_ms,
-        p.datacenter,
-        p.worker,
-        p.node,
-        p.sequence,
-        encode(id, Encoding::Hex),
-        encode(id, Encoding::Base32),
-        encode(id, Encoding::Base62),
-    )
+    flakeid_core::present::parts_json(layout, id, p)
 }
 
 /// A layout's preset name, or `custom`.
 pub fn layout_name(layout: &Layout) -> &'static str {
-    layout.name().unwrap_or("custom")
+    layout.display_name()
 }
 
 /// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core
@@ -946,7 +948,7 @@ async fn decode_id(
             .map_err(|e| ApiError::bad("id", e.to_string()))?;
         Ok(typed("application/json", format!("{}\n", parts_json(layout, id, &p))))
     })();
-    finish(&svc, "/v1/decode", result)
+    finish(&svc, result)
 }
 
 /// `GET /v1/unseal/{id}`: the plain ID a sealed one stands for, in the forms of
@@ -970,7 +972,7 @@ async fn unseal_id(
         r.headers_mut().insert(header::VARY, HeaderValue::from_static("Accept"));
         Ok(r)
     })();
-    finish(&svc, "/v1/unseal", result)
+    finish(&svc, result)
 }
 
 fn lease_text(g: &Generator) -> String {
@@ -996,7 +998,7 @@ async fn layout_info(State(svc): State<Shared>) -> Response {
         svc.lease.releases.load(Ordering::Relaxed),
         svc.config.max_batch,
     );
-    finish(&svc, "/v1/layout", Ok(typed("application/json", body)))
+    finish(&svc, Ok(typed("application/json", body)))
 }
 
 async fn healthz(State(svc): State<Shared>) -> Response {
@@ -1004,7 +1006,7 @@ async fn healthz(State(svc): State<Shared>) -> Response {
         None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
         Some(why) => Err(ApiError::unavailable("not_live", why)),
     };
-    finish(&svc, "/healthz", result)
+    finish(&svc, result)
 }
 
 async fn readyz(State(svc): State<Shared>) -> Response {
@@ -1012,27 +1014,34 @@ async fn readyz(State(svc): State<Shared>) -> Response {
         None => Ok(typed("text/plain; charset=utf-8", "ready\n")),
         Some(why) => Err(ApiError::unavailable("not_ready", why)),
     };
-    finish(&svc, "/readyz", result)
+    finish(&svc, result)
 }
 
 async fn metrics(State(svc): State<Shared>) -> Response {
-    let g = &*svc.generator();
-    svc.metrics
-        .lease_held
-        .set(i64::from(matches!(g.lease_state(), None | Some(LeaseState::Held))));
-    let renew_us = g.lease_renew_latency_us().unwrap_or(0);
-    svc.metrics
-        .lease_renew_us
-        .set(i64::try_from(renew_us).unwrap_or(i64::MAX));
-    let now = flakeid_core::precise_now_ms();
-    let ahead = g.last_issued_ms().map_or(0, |t| t.saturating_sub(now));
-    svc.metrics.ahead_ms.set(i64::try_from(ahead).unwrap_or(i64::MAX));
-    count(&svc, "/metrics", StatusCode::OK);
     let mut body = String::new();
     if let Err(e) = prometheus_client::encoding::text::encode(&mut body, &svc.metrics.registry) {
-        return ApiError::unavailable("internal", format!("metrics encoding failed: {e}")).into_response();
+        return finish(
+            &svc,
+            Err(ApiError::unavailable(
+                "internal",
+                format!("metrics encoding failed: {e}"),
+            )),
+        );
     }
     typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
+}
+
+/// The OpenAPI 3 description of every HTTP route: written by hand, kept here
+/// only, checked against the running server by schemathesis (tests/serve). The
+/// largest `n` of `/v1/ids` in it is [`DEFAULT_MAX_BATCH`]; a service serves its
+/// own ([`Service::openapi`]).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The one place in [`OPENAPI`] that names the largest `n`.
+const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
+
+async fn openapi(State(svc): State<Shared>) -> Response {
+    typed("application/json", svc.openapi())
 }
 
 async fn not_found(State(svc): State<Shared>) -> Response {
@@ -1040,10 +1049,10 @@ async fn not_found(State(svc): State<Shared>) -> Response {
         status: StatusCode::NOT_FOUND,
         kind: "not_found",
         parameter: Some("path"),
-        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics)"
+        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics, /openapi.json)"
             .into(),
     };
-    finish(&svc, "other", Err(e))
+    finish(&svc, Err(e))
 }
 
 async fn not_allowed(State(svc): State<Shared>) -> Response {
@@ -1053,8 +1062,17 @@ async fn not_allowed(State(svc): State<Shared>) -> Response {
         parameter: Some("method"),
         message: "only GET and HEAD are served here".into(),
     };
-    let mut r = finish(&svc, "other", Err(e));
+    let mut r = finish(&svc, Err(e));
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_openapi_document_names_the_largest_n_once() {
+        assert_eq!(super::DEFAULT_MAX_BATCH, 100_000);
+        assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+    }
 }

@@ -36,6 +36,17 @@ pub struct SecurityFiles {
     pub auth_token_file: Option<PathBuf>,
 }
 
+impl SecurityFiles {
+    /// Loads and checks every file (certificate chain, key, client CA, tokens) as
+    /// [`crate::serve`] will, without keeping them: a service checks them before it
+    /// leases a node id, so that a bad file never holds one.
+    pub fn check(&self) -> std::io::Result<()> {
+        load_tls(self)?;
+        load_tokens(self)?;
+        Ok(())
+    }
+}
+
 /// The loaded TLS configuration and tokens, replaced when their files change.
 #[derive(Debug)]
 pub(crate) struct Security {

@@ -40,6 +40,11 @@ fn root() -> PathBuf {
 fn generate(s: &Stubs, dir: &Path) {
     let include = root().join(s.include);
     let fds = protox::compile(s.protos, [&include]).unwrap_or_else(|e| panic!("{}: {e}", s.include));
+    if s.server {
+        // The encoded descriptors, for the server's gRPC reflection service.
+        let name = s.protos[0].trim_end_matches(".proto");
+        std::fs::write(dir.join(format!("{name}.fds.bin")), prost::Message::encode_to_vec(&fds)).unwrap();
+    }
     tonic_prost_build::configure()
         .build_server(s.server)
         .build_client(true)
@@ -51,13 +56,13 @@ fn generate(s: &Stubs, dir: &Path) {
         .unwrap_or_else(|e| panic!("{}: {e}", s.include));
 }
 
-fn files(dir: &Path) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.map(|e| {
                 let e = e.unwrap();
                 let name = e.file_name().to_string_lossy().into_owned();
-                (name, std::fs::read_to_string(e.path()).unwrap())
+                (name, std::fs::read(e.path()).unwrap())
             })
             .collect()
         })

@@ -5,7 +5,7 @@
 use super::files::{Entry, Pending};
 use super::{REFUSED_AT_START, Refusal, Setting, preloading};
 use crate::server::BackendClock;
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, LeaseSpec, Overflow};
+use flakeid_core::{Error, Generator, Layout, LeaseSpec};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{CStr, c_char, c_void};
@@ -92,6 +92,38 @@ pub(super) unsafe extern "C-unwind" fn check_worker(
     hook_result(Setting::Worker, &value.to_string(), check_id(Setting::Worker, value))
 }
 
+#[pg_guard]
+pub(super) unsafe extern "C-unwind" fn check_max_sequence(
+    newval: *mut i32,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes a valid pointer to the candidate.
+    let value = unsafe { *newval };
+    hook_result(
+        Setting::MaxSequence,
+        &value.to_string(),
+        check_max_sequence_value(value),
+    )
+}
+
+/// -1 (not set), or the core's rule against the layout the next start applies (a
+/// bad layout is the layout hook's to report).
+fn check_max_sequence_value(value: i32) -> Result<(), String> {
+    if value < 0 {
+        return Ok(());
+    }
+    let pending = Pending::now();
+    let layout = pending.layout.unwrap_or_else(|| "snowflake".to_string());
+    if Layout::preset(&layout).is_err() {
+        return Ok(());
+    }
+    super::set_options([("layout", layout.clone()), ("max_sequence", value.to_string())])
+        .and_then(|b| b.node(0).build())
+        .map(drop)
+        .map_err(|err| format!("{} (flakeid.layout is {layout})", reason(err)))
+}
+
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 unsafe fn c_text(p: *const c_char) -> String {
@@ -142,14 +174,26 @@ fn reason(err: Error) -> String {
 fn check_text(setting: Setting, value: &str) -> Result<(), String> {
     match setting {
         Setting::Layout => {
+            // Through the core's table (field `layout`), then the preset it names.
+            super::set_options([("layout", value.to_string())]).map_err(reason)?;
             let layout = Layout::preset(value).map_err(reason)?;
             let mut pending = Pending::now();
             pending.layout = Some(value.to_string());
             check_node_settings(layout, &pending, Setting::Layout)
         }
-        Setting::Overflow => Overflow::parse(value).map(drop).map_err(reason),
-        Setting::ClockBackwards => ClockBackwards::parse(value).map(drop).map_err(reason),
-        Setting::Node | Setting::Datacenter | Setting::Worker | Setting::Lease => Ok(()),
+        // Through the core's table, as every binding's options.
+        Setting::Overflow => super::set_options([("overflow", value.to_string())])
+            .map(drop)
+            .map_err(reason),
+        Setting::ClockBackwards => super::set_options([("clock_backwards", value.to_string())])
+            .map(drop)
+            .map_err(reason),
+        Setting::Node
+        | Setting::Datacenter
+        | Setting::Worker
+        | Setting::Lease
+        | Setting::LeaseTtlMs
+        | Setting::MaxSequence => Ok(()),
     }
 }
 
@@ -259,14 +303,11 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
                 let entry = pending.entry(at_fault);
                 Err(format!(
                     "the {} layout cannot hold {}: {message}",
-                    layout.name().unwrap_or("custom"),
+                    layout.display_name(),
                     entry.map_or_else(|| at_fault.name().to_string(), Entry::describe)
                 ))
             } else if at_fault == changed {
-                Err(format!(
-                    "{message} (flakeid.layout is {})",
-                    layout.name().unwrap_or("custom")
-                ))
+                Err(format!("{message} (flakeid.layout is {})", layout.display_name()))
             } else {
                 Ok(())
             }

@@ -16,10 +16,11 @@ mod files;
 use crate::error::{Report, SqlFn};
 use crate::server::BackendClock;
 use check::{
-    check_clock_backwards, check_datacenter, check_layout, check_lease, check_node, check_overflow, check_worker,
+    check_clock_backwards, check_datacenter, check_layout, check_lease, check_max_sequence, check_node, check_overflow,
+    check_worker,
 };
 use files::{described, how_to_change, where_in_files};
-use flakeid_core::{ClockBackwards, Error, Generator, GeneratorBuilder, Layout, Overflow};
+use flakeid_core::{Error, Generator, GeneratorBuilder, Layout, Overflow};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgSqlErrorCode, pg_sys};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -34,6 +35,7 @@ static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEF
 static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
 static LEASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_LEASE_TTL_MS as i32);
+static MAX_SEQUENCE: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static SEAL_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Values refused while the server started: PostgreSQL then warns and keeps the
@@ -60,6 +62,8 @@ enum Setting {
     Overflow,
     ClockBackwards,
     Lease,
+    LeaseTtlMs,
+    MaxSequence,
 }
 
 impl Setting {
@@ -72,6 +76,8 @@ impl Setting {
             Setting::Overflow => "flakeid.overflow",
             Setting::ClockBackwards => "flakeid.clock_backwards",
             Setting::Lease => "flakeid.lease",
+            Setting::LeaseTtlMs => "flakeid.lease_ttl_ms",
+            Setting::MaxSequence => "flakeid.max_sequence",
         }
     }
     /// The setting the engine's field name stands for.
@@ -84,6 +90,8 @@ impl Setting {
             "overflow" => Setting::Overflow,
             "clock_backwards" => Setting::ClockBackwards,
             "lease" => Setting::Lease,
+            "lease_ttl_ms" => Setting::LeaseTtlMs,
+            "max_sequence" => Setting::MaxSequence,
             _ => return None,
         })
     }
@@ -197,18 +205,19 @@ pub fn define(preloading: bool) {
             None,
         );
     }
+    // The ranges are the core's table's (GENERATOR_OPTIONS): PostgreSQL's range
+    // check names setting and range.
+    let (lo, hi) = bounds("lease_ttl_ms");
     GucRegistry::define_int_guc(
         c"flakeid.lease_ttl_ms",
         c"How long the store keeps the lease after a renewal (renewed every third of it).",
         c"",
         &LEASE_TTL_MS,
-        flakeid_core::MIN_LEASE_TTL_MS as i32,
-        flakeid_core::MAX_LEASE_TTL_MS as i32,
+        lo,
+        hi,
         ctx(),
         flags | GucFlags::UNIT_MS,
     );
-    // The engine's bound for both: PostgreSQL's range check names setting and range.
-    let max_ms = flakeid_core::MAX_POLICY_MS as i32;
     let ms = [
         (
             c"flakeid.max_borrow_ms",
@@ -222,7 +231,26 @@ pub fn define(preloading: bool) {
         ),
     ];
     for (name, short, setting) in ms {
-        GucRegistry::define_int_guc(name, short, c"", setting, 0, max_ms, ctx(), flags | GucFlags::UNIT_MS);
+        let option = name.to_str().unwrap_or("").trim_start_matches("flakeid.");
+        let (lo, hi) = bounds(option);
+        GucRegistry::define_int_guc(name, short, c"", setting, lo, hi, ctx(), flags | GucFlags::UNIT_MS);
+    }
+    // At most max_sequence + 1 IDs per tick (2^k - 1; -1: the layout's whole
+    // sequence field), checked against the layout by the core's rule.
+    unsafe {
+        GucRegistry::define_int_guc_with_hooks(
+            c"flakeid.max_sequence",
+            c"At most max_sequence + 1 IDs per tick: 2^k - 1 within the layout's sequence field (-1: not set).",
+            c"flake-idgen's seqMask; every server sharing a node-id namespace must use the same.",
+            &MAX_SEQUENCE,
+            -1,
+            i32::MAX,
+            ctx(),
+            flags,
+            Some(check_max_sequence),
+            None,
+            None,
+        );
     }
     // The key of flakeid_next_sealed() (hex). Superusers set it (ALTER SYSTEM, or SET
     // per session) and only they (and pg_read_all_settings) may read it; SHOW ALL and
@@ -295,14 +323,20 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
         return Err(report);
     }
     let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
-    let parse = |r: Result<GeneratorBuilder, Error>| r.map_err(setting_report);
-    let layout = Layout::preset(&text(&LAYOUT)).map_err(setting_report)?;
-    let mut b = Generator::builder(layout).clock(BackendClock).require_node();
-    b = parse(Overflow::parse(&text(&OVERFLOW)).map(|o| b.overflow(o)))?;
-    b = parse(ClockBackwards::parse(&text(&CLOCK_BACKWARDS)).map(|c| b.clock_backwards(c)))?;
-    b = b
-        .max_borrow_ms(MAX_BORROW_MS.get() as u64)
-        .max_wait_ms(MAX_WAIT_MS.get() as u64);
+    let mut b = set_options([
+        ("layout", text(&LAYOUT)),
+        ("overflow", text(&OVERFLOW)),
+        ("clock_backwards", text(&CLOCK_BACKWARDS)),
+        ("max_borrow_ms", MAX_BORROW_MS.get().to_string()),
+        ("max_wait_ms", MAX_WAIT_MS.get().to_string()),
+    ])
+    .map_err(setting_report)?
+    .require_node();
+    if MAX_SEQUENCE.get() >= 0 {
+        b = b
+            .set_text("max_sequence", &MAX_SEQUENCE.get().to_string())
+            .map_err(setting_report)?;
+    }
     if lease().is_some() {
         // The node id comes from the lease (the caller adds it): none may be given too.
         if node >= 0 || dc >= 0 || worker >= 0 {
@@ -324,17 +358,79 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
         }
         return Ok(b.wait_hook(interrupt_hook()));
     }
+    // flakeid.lease_ttl_ms set without a lease: given to the core, which refuses it
+    // (it means nothing without one) instead of it being silently ignored.
+    if is_set(Setting::LeaseTtlMs) {
+        b = b
+            .set_text("lease_ttl_ms", &LEASE_TTL_MS.get().to_string())
+            .map_err(setting_report)?;
+    }
     // The parts first: a conflict is then reported on flakeid.node, naming both.
-    if dc >= 0 {
-        b = b.datacenter(dc as u64);
-    }
-    if worker >= 0 {
-        b = b.worker(worker as u64);
-    }
-    if node >= 0 {
-        b = b.node(node as u64);
+    for (name, v) in [("datacenter", dc), ("worker", worker), ("node", node)] {
+        if v >= 0 {
+            b = b.set_text(name, &v.to_string()).map_err(setting_report)?;
+        }
     }
     Ok(b.wait_hook(interrupt_hook()))
+}
+
+/// Whether a setting was given a value (in a file, on the command line, by SET),
+/// rather than left at its default.
+fn is_set(setting: Setting) -> bool {
+    files::guc_origin(setting.name()).is_some_and(|(source, _)| source != pg_sys::GucSource::PGC_S_DEFAULT)
+}
+
+/// The options of the core's table that no GUC holds, and why (docs/postgres.md,
+/// Settings): every other option is `flakeid.<name>`.
+pub(crate) const NOT_GUC_OPTIONS: [(&str, &str); 2] = [
+    (
+        "clock",
+        "a manual clock for tests: a handle, not a value; the server reads the OS clock",
+    ),
+    (
+        "state",
+        "a file for one process's high-water mark: the server keeps its own, WAL-logged with the database",
+    ),
+];
+
+/// The generator options a GUC holds (`flakeid.<name>`), by the core's names.
+pub(crate) const GUC_OPTIONS: [&str; 11] = [
+    "layout",
+    "node",
+    "datacenter",
+    "worker",
+    "overflow",
+    "clock_backwards",
+    "max_borrow_ms",
+    "max_wait_ms",
+    "lease",
+    "lease_ttl_ms",
+    "max_sequence",
+];
+
+/// A builder with the generator options that GUCs hold, each by the name the
+/// core's table gives it (`flakeid.<name>` is the GUC of option `<name>`), through
+/// [`GeneratorBuilder::set_text`]: a bad value is refused by the core, with the
+/// same kind, field and message as in every other binding. (flakeid.lease and
+/// flakeid.lease_ttl_ms are the lease worker's: the generator gets the node id the
+/// lease holds.)
+pub(crate) fn set_options<I>(values: I) -> Result<GeneratorBuilder, Error>
+where
+    I: IntoIterator<Item = (&'static str, String)>,
+{
+    let mut b = Generator::builder(Layout::SNOWFLAKE).clock(BackendClock);
+    for (name, text) in values {
+        debug_assert!(GUC_OPTIONS.contains(&name), "{name} is not a GUC");
+        b = b.set_text(name, &text)?;
+    }
+    Ok(b)
+}
+
+/// The option of the core's table behind a GUC's bounds.
+fn bounds(name: &str) -> (i32, i32) {
+    let o = flakeid_core::generator_option(name);
+    let clamp = |v: u64| i32::try_from(v).unwrap_or(i32::MAX);
+    o.map_or((0, i32::MAX), |o| (clamp(o.min), clamp(o.max)))
 }
 
 /// A cancel request ends a wait for the clock (the core polls this every ~10 ms).
@@ -475,4 +571,14 @@ pub fn server_layout() -> Layout {
         let _ = SERVER_LAYOUT.set(layout);
     }
     layout
+}
+
+/// The sequence width of the server's counter word (the engine's counter is
+/// `tick << bits | sequence`): the layout's sequence bits, or with
+/// `flakeid.max_sequence` (2^k - 1, checked when set) k.
+pub fn counter_sequence_bits(layout: &Layout) -> u32 {
+    match u64::try_from(MAX_SEQUENCE.get()) {
+        Ok(m) if (m + 1).is_power_of_two() && m <= layout.max_sequence() => (m + 1).trailing_zeros(),
+        _ => layout.sequence_bits(),
+    }
 }

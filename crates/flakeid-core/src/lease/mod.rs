@@ -38,6 +38,8 @@ mod file;
 mod gate;
 mod mono;
 mod scheme;
+#[cfg(unix)]
+mod state;
 mod steps;
 mod url;
 
@@ -251,6 +253,9 @@ pub struct LeaseSpec {
 enum SpecKind {
     #[cfg(unix)]
     File(url::FileUrl),
+    /// `state`: a fixed node id's high-water mark in a file (`state.rs`).
+    #[cfg(unix)]
+    State { path: String, node: u64 },
     Custom {
         factory: StoreFactory,
         /// What `Debug` shows (a URL without its password), if given.
@@ -263,6 +268,8 @@ impl fmt::Debug for LeaseSpec {
         match &self.kind {
             #[cfg(unix)]
             SpecKind::File(u) => write!(f, "LeaseSpec({})", u.redacted()),
+            #[cfg(unix)]
+            SpecKind::State { path, .. } => write!(f, "LeaseSpec(state {path})"),
             SpecKind::Custom { name: Some(n), .. } => write!(f, "LeaseSpec({n})"),
             SpecKind::Custom { name: None, .. } => f.write_str("LeaseSpec(custom)"),
         }
@@ -311,10 +318,33 @@ impl LeaseSpec {
         self
     }
 
+    /// The state file `path` of the fixed node id `node` (the option `state`).
+    #[cfg(unix)]
+    pub(crate) fn state(path: &str, node: u64) -> LeaseSpec {
+        LeaseSpec {
+            kind: SpecKind::State {
+                path: path.to_string(),
+                node,
+            },
+        }
+    }
+
+    /// Whether this is a state file rather than a lease: a clock behind its mark
+    /// is then the generator's `clock_backwards` policy's to handle.
+    fn is_state(&self) -> bool {
+        #[cfg(unix)]
+        if let SpecKind::State { .. } = self.kind {
+            return true;
+        }
+        false
+    }
+
     fn open(&self) -> Result<Box<dyn LeaseStore>> {
         match &self.kind {
             #[cfg(unix)]
             SpecKind::File(u) => Ok(Box::new(FileStore::new(&u.dir, &u.namespace)?)),
+            #[cfg(unix)]
+            SpecKind::State { path, node } => Ok(Box::new(state::StateStore::new(path, *node)?)),
             SpecKind::Custom { factory, .. } => factory(),
         }
     }
@@ -459,6 +489,8 @@ struct Shared {
     node: u64,
     describe: String,
     timing: LeaseTiming,
+    /// A state file, not a lease (for messages).
+    state: bool,
 }
 
 impl Shared {
@@ -490,6 +522,11 @@ impl LeaseGuard {
         self.shared.gate.clone()
     }
 
+    /// Whether this keeps a state file (the option `state`) rather than a lease.
+    pub(crate) fn is_state(&self) -> bool {
+        self.shared.state
+    }
+
     pub(crate) fn state(&self) -> LeaseState {
         self.shared.lock().state.clone()
     }
@@ -504,6 +541,18 @@ impl LeaseGuard {
     pub(crate) fn refusal(&self) -> Error {
         let s = &self.shared;
         let state = self.state();
+        if s.state {
+            let why = match &state {
+                LeaseState::Unreachable { error } => error.clone(),
+                LeaseState::Released => "the generator was released".into(),
+                _ => "the heartbeat did not write it in time".into(),
+            };
+            return lease_error(format!(
+                "refusing to issue an ID: the {} (option state) is not ahead of the clock: {why}; IDs resume once \
+                 it is written",
+                s.describe
+            ));
+        }
         let why = match &state {
             LeaseState::Held => "its validity window ended before the renewal was confirmed".to_string(),
             LeaseState::Unreachable { error } => format!(
@@ -671,7 +720,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
             if Instant::now() >= lock_until {
                 break;
             }
-            let renewed = renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed);
+            let renewed = renew_within_window(&mut *store, node, &holder, &timing, &opts, 0, &mut confirmed);
             if let Err(e) = renewed {
                 return Err(give_up(&mut store, e));
             }
@@ -680,7 +729,17 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
 
     // The restart-after-rollback hole: never issue at or before what earlier holders did.
     let resume_after_ms = (got.last_ms >= layout.epoch_ms() && got.last_ms > 0).then_some(got.last_ms);
-    if let Some(last) = resume_after_ms {
+    // A state file leaves a clock behind its mark to the generator's policy, which
+    // (monotonic) may issue in the tick after the mark: every fence covers that tick.
+    let state = opts.spec.is_state();
+    let fence_floor_ms = match resume_after_ms {
+        Some(last) if state => match layout.ticks_at(last) {
+            Ok(t) => layout.timestamp_of_ticks(t.saturating_add(1).min(layout.max_ticks())),
+            Err(e) => return Err(give_up(&mut store, e)),
+        },
+        _ => 0,
+    };
+    if let Some(last) = resume_after_ms.filter(|_| !state) {
         let first_allowed = match layout.ticks_at(last) {
             Ok(t) => layout.timestamp_of_ticks(t + 1),
             Err(e) => return Err(give_up(&mut store, e)),
@@ -721,7 +780,15 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
     } else {
         None
     };
-    let (wall_end, sent_at) = match renew_within_window(&mut *store, node, &holder, &timing, &opts, &mut confirmed) {
+    let (wall_end, sent_at) = match renew_within_window(
+        &mut *store,
+        node,
+        &holder,
+        &timing,
+        &opts,
+        fence_floor_ms,
+        &mut confirmed,
+    ) {
         Ok(readings) => readings,
         Err(e) => return Err(give_up(&mut store, e)),
     };
@@ -739,6 +806,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         node,
         describe,
         timing,
+        state,
     });
     let beat = Heartbeat {
         shared: shared.clone(),
@@ -746,6 +814,7 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
         holder,
         clock: opts.clock,
         ahead_ms: opts.ahead_ms,
+        fence_floor_ms,
     };
     let spawned = std::thread::Builder::new()
         .name(format!("flakeid-lease-{node}"))
@@ -791,6 +860,7 @@ fn renew_within_window(
     holder: &str,
     timing: &LeaseTiming,
     opts: &AcquireOptions<'_>,
+    fence_floor_ms: u64,
     confirmed: &mut Instant,
 ) -> Result<(u64, Ends)> {
     let renew = Duration::from_millis(timing.renew_ms);
@@ -800,7 +870,8 @@ fn renew_within_window(
         let sent = Instant::now();
         let sent_at = Ends::now();
         let wall_end = wall_now(&opts.clock) + timing.valid_ms();
-        match store.renew(node, holder, timing.ttl_ms, wall_end + opts.ahead_ms, sent + renew) {
+        let fence = (wall_end + opts.ahead_ms).max(fence_floor_ms);
+        match store.renew(node, holder, timing.ttl_ms, fence, sent + renew) {
             Ok(true) => {
                 *confirmed = sent;
                 return Ok((wall_end, sent_at));
@@ -824,6 +895,8 @@ struct Heartbeat {
     holder: String,
     clock: Option<Arc<dyn Clock>>,
     ahead_ms: u64,
+    /// No fence below this (a state file's first tick after its mark).
+    fence_floor_ms: u64,
 }
 
 impl Heartbeat {
@@ -872,7 +945,7 @@ impl Heartbeat {
                 self.shared.node,
                 &self.holder,
                 timing.ttl_ms,
-                wall_end + self.ahead_ms,
+                (wall_end + self.ahead_ms).max(self.fence_floor_ms),
                 until,
             );
             let mut c = self.shared.lock();

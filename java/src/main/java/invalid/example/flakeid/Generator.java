@@ -56,6 +56,7 @@ public final class Generator implements AutoCloseable {
       if (b.clock != null) o.set(ADDRESS, off("clock"), b.clock.handle());
       if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
       put(o, "max_sequence", b.maxSequence);
+      if (b.state != null) o.set(ADDRESS, off("state"), call.allocateFrom(b.state));
       MemorySegment out = call.allocate(ADDRESS);
       Native.check((int) Native.GENERATOR_NEW.invokeExact(o, out));
       MemorySegment raw = out.get(ADDRESS, 0);
@@ -216,7 +217,7 @@ public final class Generator implements AutoCloseable {
   public static final class Builder {
     private Layout layout;
     private Long node, datacenter, worker;
-    private String nodeSource, lease;
+    private String nodeSource, lease, state;
     private Overflow overflow;
     private ClockBackwards clockBackwards;
     private Duration maxBorrow, maxWait, leaseTtl;
@@ -305,6 +306,18 @@ public final class Generator implements AutoCloseable {
      */
     public Builder maxSequence(long maxSequence) {
       this.maxSequence = maxSequence;
+      return this;
+    }
+
+    /**
+     * A file keeping a high-water timestamp across restarts, for a fixed node id
+     * (docs/state.md): a restart with the clock behind it meets {@link
+     * #clockBackwards}. A missing file is a fresh start; a corrupt one, or one another
+     * process holds, is a {@link ConfigException} naming {@code state}. Not with {@link
+     * #lease}; {@link Generator#close} writes the last timestamp and unlocks it.
+     */
+    public Builder state(String path) {
+      this.state = path;
       return this;
     }
 

@@ -54,7 +54,8 @@ final class Native {
           JAVA_LONG.withName("max_wait_ms"),
           ADDRESS.withName("clock"),
           JAVA_LONG.withName("lease_ttl_ms"),
-          JAVA_LONG.withName("max_sequence"));
+          JAVA_LONG.withName("max_sequence"),
+          ADDRESS.withName("state"));
 
   static final StructLayout LIMITS =
       cStruct(

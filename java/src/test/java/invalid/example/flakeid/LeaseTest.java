@@ -48,6 +48,25 @@ class LeaseTest {
     }
   }
 
+  /** State files (docs/state.md): a restart behind the saved mark meets the policy. */
+  @Test
+  void stateFile(@TempDir Path dir) throws java.io.IOException {
+    String path = dir.resolve("node5.state").toString();
+    java.nio.file.Files.writeString(Path.of(path), "flakeid-state 1\nhigh_water_ms 1800000030000\nnode 5\n");
+    try (ManualClock clock = ManualClock.create(1_800_000_000_000L, 1)) {
+      try (Generator g = Generator.builder().node(5).state(path).clock(clock).build()) {
+        assertThrows(ClockMovedBackwardsException.class, g::nextId);
+        ConfigException e =
+            assertThrows(ConfigException.class, () -> Generator.builder().node(5).state(path).build());
+        assertEquals("state", e.field());
+      }
+      try (Generator g =
+          Generator.builder().node(5).state(path).clock(clock).clockBackwards(ClockBackwards.MONOTONIC).build()) {
+        assertTrue(Layout.SNOWFLAKE.decompose(g.nextId()).timestampMs() > 1_800_000_030_000L);
+      }
+    }
+  }
+
   static String withNamespace(String url, String name) {
     String ns = ("java-" + ProcessHandle.current().pid() + "-" + name).replaceAll("[^A-Za-z0-9-]", "-");
     return url + (url.contains("?") ? "&" : "?") + "namespace=" + ns;

@@ -1,0 +1,457 @@
+//! The rules for values that arrive from JavaScript, written once for
+//! `@flakeid/node` (napi-rs) and `@flakeid/wasm` (wasm-bindgen) (issue 24). Each
+//! binding reads its native JS value into a [`JsArg`] and calls these functions;
+//! the rules (numbers are exact only up to 2^53 - 1, an ID never arrives as a
+//! `number`, a `bigint` outside `0..2^64` is refused rather than wrapped, `null` is
+//! not the same as an absent option) and their messages live here alone.
+//!
+//! Pure Rust, no JS engine: what the bindings would otherwise each spell out.
+
+use crate::encoding::{Encoding, decode, shown};
+use crate::error::{Error, Result};
+use crate::options::{GeneratorOption, JS_GENERATOR_OPTIONS, OptionKind, OptionValue, unknown_option};
+
+/// The largest integer a JS `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const JS_MAX_SAFE: u64 = (1 << 53) - 1;
+
+/// A JS value as a binding reads it, before any rule applies.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsArg {
+    /// `undefined` (also: an argument not passed).
+    Undefined,
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A `number`.
+    Number(f64),
+    /// A `bigint`: its sign and, when it is below 2^64 in magnitude, that magnitude.
+    BigInt {
+        /// Below zero.
+        negative: bool,
+        /// `|value|`, or `None` when it is 2^64 or more.
+        magnitude: Option<u64>,
+    },
+    /// A `string`.
+    String(String),
+    /// An array.
+    Array,
+    /// A function.
+    Function,
+    /// Any other object (a class instance, a `Uint8Array`, a plain object).
+    Object,
+    /// A symbol, or anything else.
+    Other,
+}
+
+impl JsArg {
+    /// The value's type in words, for messages: `a number`, `null`, `an object`...
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            JsArg::Undefined => "undefined",
+            JsArg::Null => "null",
+            JsArg::Bool(_) => "a boolean",
+            JsArg::Number(_) => "a number",
+            JsArg::BigInt { .. } => "a bigint",
+            JsArg::String(_) => "a string",
+            JsArg::Array => "an array",
+            JsArg::Function => "a function",
+            JsArg::Object => "an object",
+            JsArg::Other => "another kind of value",
+        }
+    }
+
+    /// `undefined` or `null`: how an optional *argument* is left out (`encode(id,
+    /// null)`). Inside an options object only `undefined` is absent: see
+    /// [`js_generator_option`].
+    pub fn is_nullish(&self) -> bool {
+        matches!(self, JsArg::Undefined | JsArg::Null)
+    }
+
+    /// The value itself where it is short (numbers, bigints, strings cut to 40
+    /// characters), else its type: what a message shows after "got".
+    pub fn shown(&self) -> String {
+        match self {
+            JsArg::Number(v) => js_number_text(*v),
+            JsArg::BigInt { negative, magnitude } => bigint_text(*negative, *magnitude),
+            JsArg::String(s) => shown(s),
+            JsArg::Bool(b) => b.to_string(),
+            other => other.type_name().into(),
+        }
+    }
+}
+
+/// A bigint as JS writes it (`-5n`), or its range when it is too large to show.
+fn bigint_text(negative: bool, magnitude: Option<u64>) -> String {
+    match (negative, magnitude) {
+        (negative, Some(m)) => format!("{}{m}n", if negative && m != 0 { "-" } else { "" }),
+        (true, None) => "a negative bigint".into(),
+        (false, None) => "a bigint of 2^64 or more".into(),
+    }
+}
+
+/// A number as JS writes it (`NaN`, `Infinity`, `1.5`, `4294967296`), for
+/// messages. Without Rust's float formatting: it would add about 30 KB to the
+/// WebAssembly package, whose numbers reach here.
+fn js_number_text(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if a.is_infinite() {
+        return format!("{sign}Infinity");
+    }
+    if a >= 18_446_744_073_709_551_616.0 {
+        return format!("{sign}a number of 2^64 or more");
+    }
+    if a.fract() != 0.0 {
+        // (No decimals: shown for what it is, at no cost to the wasm package.)
+        return format!("{sign}{} plus a fraction", a.trunc() as u64);
+    }
+    format!("{sign}{}", a as u64)
+}
+
+fn config(field: &'static str, message: String) -> Error {
+    Error::Config { field, message }
+}
+
+/// A whole JS `number` in `0..=max` (and never above 2^53 - 1, where numbers stop
+/// being exact): counts, times, node ids, bit widths. Anything but a `number` is
+/// refused naming `field`, a `bigint` included (one rule in both packages).
+pub fn js_uint(field: &'static str, value: &JsArg, max: u64) -> Result<u64> {
+    let max = max.min(JS_MAX_SAFE);
+    match *value {
+        JsArg::Number(v) if v.fract() == 0.0 && v >= 0.0 && v <= max as f64 => Ok(v as u64),
+        JsArg::Number(v) => Err(config(
+            field,
+            format!("{field} must be a whole number in 0..={max}, got {}", js_number_text(v)),
+        )),
+        ref other => Err(config(
+            field,
+            format!("{field} must be a number, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// Whether a JS `number` may stand for an ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsNumberIds {
+    /// Refused: a `number` cannot hold every 64-bit ID exactly (every layout today).
+    Refused,
+    /// Accepted when whole and at most 2^53 - 1: for layouts whose IDs all fit in
+    /// 53 bits (issue 27's `js53`).
+    Exact,
+}
+
+impl JsNumberIds {
+    /// Numbers stand for IDs of `layout` only when its every ID is an exact JS
+    /// number (at most 53 bits, like `js53`).
+    pub fn for_layout(layout: &crate::Layout) -> JsNumberIds {
+        JsNumberIds::for_bits(layout.total_bits())
+    }
+
+    /// The same for IDs of `bits` bits (a sealer's width).
+    pub fn for_bits(bits: u32) -> JsNumberIds {
+        if bits <= 53 {
+            JsNumberIds::Exact
+        } else {
+            JsNumberIds::Refused
+        }
+    }
+}
+
+/// `nextNumber()` / `nextNumbers(n)`: IDs as JS numbers, for layouts of at most 53
+/// bits; others are a configuration error naming `layout`.
+pub fn js_number_layout(layout: &crate::Layout) -> Result<()> {
+    match JsNumberIds::for_layout(layout) {
+        JsNumberIds::Exact => Ok(()),
+        JsNumberIds::Refused => Err(config(
+            "layout",
+            format!(
+                "IDs as numbers need a layout of at most 53 bits (js53), got {} of {} bits: \
+                 use nextId() for a bigint",
+                layout.display_name(),
+                layout.total_bits()
+            ),
+        )),
+    }
+}
+
+/// An incoming ID: a `bigint` in `0..2^64` or its decimal string; a `number` only
+/// as `numbers` allows. Never wrapped: out of range is a configuration error
+/// naming `field` (bad text is a parse error with its position).
+pub fn js_id(field: &'static str, value: &JsArg, numbers: JsNumberIds) -> Result<u64> {
+    match value {
+        JsArg::BigInt {
+            negative: false,
+            magnitude: Some(v),
+        } => Ok(*v),
+        JsArg::BigInt {
+            negative: true,
+            magnitude: Some(0),
+        } => Ok(0),
+        JsArg::BigInt { negative, magnitude } => Err(config(
+            field,
+            format!(
+                "{field} must be a bigint in 0n..=18446744073709551615n, got {}",
+                bigint_text(*negative, *magnitude)
+            ),
+        )),
+        JsArg::String(s) => decode(s, Encoding::Decimal),
+        JsArg::Number(_) if numbers == JsNumberIds::Exact => js_uint(field, value, JS_MAX_SAFE),
+        JsArg::Number(_) => Err(js_number_id_error(field)),
+        other => Err(config(
+            field,
+            format!(
+                "{field} must be a bigint or a decimal string, got {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+/// The error for an ID passed as a JS `number` where numbers are refused.
+pub fn js_number_id_error(field: &'static str) -> Error {
+    config(
+        field,
+        format!(
+            "{field} must be a bigint or a decimal string, got a number (a number cannot hold every 64-bit ID \
+             exactly: pass 123n or '123')"
+        ),
+    )
+}
+
+/// A `string`, or a configuration error naming `field`.
+pub fn js_string(field: &'static str, value: JsArg) -> Result<String> {
+    match value {
+        JsArg::String(s) => Ok(s),
+        other => Err(config(
+            field,
+            format!("{field} must be a string, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// A value that is not an ID (a time, a node id, a sequence) going out as a JS
+/// `number`: exact, or a configuration error naming `field` (never rounded).
+pub fn js_number(field: &'static str, value: u64) -> Result<f64> {
+    if value <= JS_MAX_SAFE {
+        Ok(value as f64)
+    } else {
+        Err(config(
+            field,
+            format!("{field} {value} is larger than a JS number holds exactly (2^53 - 1)"),
+        ))
+    }
+}
+
+/// An options argument (`new Generator(options)`): `Ok(false)` when left out
+/// (`undefined` or `null`: the defaults), `Ok(true)` for an object, else refused
+/// naming `options`.
+pub fn js_options(value: &JsArg) -> Result<bool> {
+    match value {
+        JsArg::Undefined | JsArg::Null => Ok(false),
+        JsArg::Object => Ok(true),
+        other => Err(config(
+            "options",
+            format!("options must be an object, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// One member of `new Generator({...})`, checked against the core's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsOption<'a> {
+    /// `undefined`: as if not given.
+    Absent,
+    /// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set).
+    Value(OptionValue<'a>),
+    /// An object the binding itself unwraps: a `Layout` (or, in the wasm package, a
+    /// layout's options) for `layout`, a `ManualClock` for `clock`.
+    Object,
+}
+
+/// The member `key` of a JS generator-options object: its option in the core's
+/// table ([`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS), by camelCase name; an
+/// unknown key is refused with a suggestion) and its value, converted by the
+/// option's kind. `undefined` is absent; `null` is a value of the wrong type, as
+/// is every other mismatch, refused naming the option's field.
+pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static GeneratorOption, JsOption<'a>)> {
+    let Some(option) = crate::options::GENERATOR_OPTIONS.iter().find(|o| o.js_name == key) else {
+        return Err(unknown_option(key, &JS_GENERATOR_OPTIONS));
+    };
+    if *value == JsArg::Undefined {
+        return Ok((option, JsOption::Absent));
+    }
+    let wrong = |wants: &str| {
+        Err(config(
+            option.name,
+            format!("{} must be {wants}, got {}", option.js_name, value.type_name()),
+        ))
+    };
+    let converted = match (option.kind, value) {
+        (OptionKind::Uint, _) => JsOption::Value(OptionValue::Uint(js_uint(option.name, value, JS_MAX_SAFE)?)),
+        (OptionKind::Node, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
+        (OptionKind::Node, JsArg::Number(_)) => {
+            JsOption::Value(OptionValue::Uint(js_uint(option.name, value, JS_MAX_SAFE)?))
+        }
+        (OptionKind::Node, _) => return wrong("a number or a string"),
+        (OptionKind::Layout, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
+        (OptionKind::Layout, JsArg::Object) => JsOption::Object,
+        (OptionKind::Layout, _) => return wrong("a Layout or a preset name"),
+        (OptionKind::Clock, JsArg::Object) => JsOption::Object,
+        (OptionKind::Clock, _) => return wrong("a ManualClock"),
+        (OptionKind::LeaseUrl, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
+        (OptionKind::LeaseUrl, _) => return wrong("a lease URL string"),
+        (_, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
+        _ => return wrong("a string"),
+    };
+    Ok((option, converted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn field(r: Result<impl std::fmt::Debug>) -> (&'static str, String) {
+        match r {
+            Err(Error::Config { field, message }) => (field, message),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(js_uint("n", &JsArg::Number(5.0), 10).ok(), Some(5));
+        assert_eq!(
+            js_uint("n", &JsArg::Number(JS_MAX_SAFE as f64), u64::MAX).ok(),
+            Some(JS_MAX_SAFE)
+        );
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY, 2f64.powi(53), 11.0] {
+            let (f, m) = field(js_uint("n", &JsArg::Number(bad), 10));
+            assert_eq!(f, "n");
+            assert!(m.starts_with("n must be a whole number in 0..=10, got "), "{m}");
+        }
+        let (_, m) = field(js_uint("time_bits", &JsArg::Number(2f64.powi(32)), u32::MAX.into()));
+        assert!(m.ends_with("got 4294967296"), "{m}");
+        let (_, m) = field(js_uint("n", &JsArg::Number(f64::NEG_INFINITY), 10));
+        assert!(m.ends_with("got -Infinity"), "{m}");
+        for bad in [
+            JsArg::Null,
+            JsArg::Undefined,
+            JsArg::Bool(true),
+            JsArg::String("5".into()),
+            JsArg::BigInt {
+                negative: false,
+                magnitude: Some(5),
+            },
+        ] {
+            let (f, m) = field(js_uint("worker", &bad, 10));
+            assert_eq!(
+                (f, m),
+                ("worker", format!("worker must be a number, got {}", bad.type_name()))
+            );
+        }
+        assert_eq!(js_number("ts", JS_MAX_SAFE).ok(), Some(JS_MAX_SAFE as f64));
+        assert_eq!(field(js_number("ts", JS_MAX_SAFE + 1)).0, "ts");
+    }
+
+    #[test]
+    fn ids() {
+        let big = |negative, magnitude| JsArg::BigInt { negative, magnitude };
+        let r = JsNumberIds::Refused;
+        assert_eq!(js_id("id", &big(false, Some(u64::MAX)), r).ok(), Some(u64::MAX));
+        assert_eq!(js_id("id", &big(true, Some(0)), r).ok(), Some(0));
+        assert_eq!(js_id("id", &JsArg::String("42".into()), r).ok(), Some(42));
+        for (bad, shown) in [
+            (big(true, Some(1)), "-1n"),
+            (big(false, None), "a bigint of 2^64 or more"),
+            (big(true, None), "a negative bigint"),
+        ] {
+            let (f, m) = field(js_id("id", &bad, r));
+            assert_eq!(f, "id");
+            assert!(m.ends_with(shown), "{m}");
+        }
+        // A number is refused however small, unless the layout's IDs fit 53 bits.
+        let (f, m) = field(js_id("id", &JsArg::Number(5.0), r));
+        assert_eq!(f, "id");
+        assert!(m.contains("got a number"), "{m}");
+        assert_eq!(js_id("id", &JsArg::Number(5.0), JsNumberIds::Exact).ok(), Some(5));
+        assert_eq!(JsNumberIds::for_layout(&crate::Layout::JS53), JsNumberIds::Exact);
+        assert_eq!(JsNumberIds::for_layout(&crate::Layout::SNOWFLAKE), JsNumberIds::Refused);
+        assert!(js_number_layout(&crate::Layout::JS53).is_ok());
+        let e = js_number_layout(&crate::Layout::SNOWFLAKE).err();
+        assert_eq!(e.as_ref().map(|e| e.details().field), Some(Some("layout")));
+        assert!(e.is_some_and(|e| e.to_string().contains("snowflake of 63 bits")));
+        assert_eq!(field(js_id("id", &JsArg::Number(0.5), JsNumberIds::Exact)).0, "id");
+        assert_eq!(field(js_id("id", &JsArg::Null, r)).0, "id");
+        let e = js_id("id", &JsArg::String("12x".into()), r).err();
+        assert_eq!(e.as_ref().map(Error::kind), Some(ErrorKind::Parse));
+        assert_eq!(e.map(|e| e.details().position), Some(Some(2)));
+    }
+
+    #[test]
+    fn options() {
+        assert_eq!(js_options(&JsArg::Null).ok(), Some(false));
+        assert_eq!(js_options(&JsArg::Object).ok(), Some(true));
+        for bad in [
+            JsArg::Array,
+            JsArg::Number(5.0),
+            JsArg::Function,
+            JsArg::String("x".into()),
+        ] {
+            let (f, m) = field(js_options(&bad));
+            assert_eq!(f, "options");
+            assert!(m.starts_with("options must be an object, got "), "{m}");
+        }
+        let opt = |k: &str, v: JsArg| js_generator_option(k, &v).map(|(o, v)| (o.name, format!("{v:?}")));
+        assert_eq!(
+            opt("worker", JsArg::Number(3.0)).ok(),
+            Some(("worker", "Value(Uint(3))".into()))
+        );
+        assert_eq!(opt("worker", JsArg::Undefined).ok(), Some(("worker", "Absent".into())));
+        assert_eq!(
+            opt("clockBackwards", JsArg::String("wait".into())).ok().map(|o| o.0),
+            Some("clock_backwards")
+        );
+        assert_eq!(
+            opt("node", JsArg::String("env:X".into())).ok().map(|o| o.0),
+            Some("node")
+        );
+        assert_eq!(opt("layout", JsArg::Object).ok(), Some(("layout", "Object".into())));
+        // null is not absent: a wrong type, naming the option's field.
+        for (key, name) in [
+            ("worker", "worker"),
+            ("overflow", "overflow"),
+            ("layout", "layout"),
+            ("clock", "clock"),
+        ] {
+            assert_eq!(field(opt(key, JsArg::Null)).0, name);
+        }
+        assert_eq!(field(opt("maxWaitMs", JsArg::String("5".into()))).0, "max_wait_ms");
+        assert_eq!(field(opt("node", JsArg::Bool(true))).0, "node");
+        assert_eq!(field(opt("lease", JsArg::Number(1.0))).0, "lease");
+        let (f, m) = field(opt("workerId", JsArg::Number(1.0)));
+        assert_eq!(f, "options");
+        assert!(m.contains("did you mean \"worker\""), "{m}");
+        // snake_case keys are not the JS names.
+        assert_eq!(field(opt("max_wait_ms", JsArg::Number(1.0))).0, "options");
+    }
+
+    #[test]
+    fn shown_values() {
+        assert_eq!(JsArg::Number(f64::NAN).shown(), "NaN");
+        assert_eq!(JsArg::Number(-0.25).shown(), "-0 plus a fraction");
+        assert_eq!(JsArg::Number(1.5).shown(), "1 plus a fraction");
+        assert_eq!(JsArg::Number(-7.0).shown(), "-7");
+        assert_eq!(JsArg::Number(2f64.powi(53)).shown(), "9007199254740992");
+        assert_eq!(JsArg::Number(1e21).shown(), "a number of 2^64 or more");
+        assert_eq!(JsArg::String("abc".into()).shown(), "\"abc\"");
+        assert_eq!(JsArg::Object.shown(), "an object");
+        assert_eq!(js_string("text", JsArg::String("x".into())).ok().as_deref(), Some("x"));
+        assert_eq!(field(js_string("text", JsArg::Number(1.0))).0, "text");
+    }
+}
