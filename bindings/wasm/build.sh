@@ -31,6 +31,18 @@ CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/flakeid_wasm.wasm"
 
 pkg="$here/pkg"
+# Nothing to do when the package was made from these very inputs (the .wasm, this
+# script, the README, the version and the tools): a warm `make test` then skips
+# wasm-bindgen and wasm-opt -O3, about 10 s each time the package is needed.
+version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+stamp="$CARGO_TARGET_DIR/flakeid-wasm-pkg.inputs"
+inputs=$( { sha256sum "$wasm" "$here/build.sh" "$here/README.md" "$root/LICENSE-MIT" "$root/LICENSE-APACHE"
+  echo "$version"; wasm-bindgen --version; "$here/node_modules/.bin/wasm-opt" --version; } | sha256sum)
+if [ -f "$pkg/package.json" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ]; then
+  echo "@flakeid/wasm $version in $pkg is up to date"
+  exit 0
+fi
+rm -f "$stamp"
 rm -rf "$pkg"
 wasm-bindgen "$wasm" --target nodejs --out-dir "$pkg/node" --out-name index
 wasm-bindgen "$wasm" --target web --out-dir "$pkg/web" --out-name flakeid
@@ -46,7 +58,6 @@ echo '{ "type": "module" }' > "$pkg/web/package.json"
 cp "$here/README.md" "$pkg/README.md"
 cp "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$pkg/"
 
-version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 cat > "$pkg/package.json" <<JSON
 {
   "name": "@flakeid/wasm",
@@ -73,3 +84,4 @@ raw=$(stat -c %s "$pkg/web/flakeid_bg.wasm")
 gz=$(gzip -9 -c "$pkg/web/flakeid_bg.wasm" | wc -c)
 echo "@flakeid/wasm $version built in $pkg: optimized .wasm $raw bytes raw, $gz bytes gzip -9"
 # The 100 KB budget is checked by test/package.test.mjs.
+echo "$inputs" > "$stamp"

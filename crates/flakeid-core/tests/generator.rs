@@ -39,7 +39,7 @@ fn check_threads(g: Arc<Generator>, threads: usize, per_thread: usize, batch: bo
 #[test]
 fn eight_threads_one_generator_strict() {
     let g = Generator::builder(Layout::SNOWFLAKE).node(3).build().unwrap();
-    check_threads(Arc::new(g), 8, 1_000_000, false);
+    check_threads(Arc::new(g), 8, 250_000, false);
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn eight_threads_one_generator_borrow_with_batches() {
         .max_borrow_ms(3_600_000)
         .build()
         .unwrap();
-    check_threads(Arc::new(g), 8, 1_000_000, true);
+    check_threads(Arc::new(g), 8, 250_000, true);
 }
 
 #[test]
