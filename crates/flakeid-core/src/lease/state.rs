@@ -188,7 +188,7 @@ impl LeaseStore for StateStore {
 
     fn release(&mut self, _node: u64, _holder: &str, last_ms: u64, _until: Instant) -> Result<()> {
         // The exact last timestamp issued: a restart right after a clean exit starts
-        // at once. Nothing at or after it was issued; earlier marks the file held
+        // at once, after it. Nothing later was issued; the later marks the file held
         // were reservations only.
         let result = if self.lock.is_some() && last_ms != self.written_ms {
             self.write(last_ms)
