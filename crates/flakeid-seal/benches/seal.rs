@@ -18,7 +18,10 @@
 //! ≤ 300 ns target ~120 ns for ~5,000 instructions of fpe 0.7.0's code. Reusing
 //! one FF1 (no key expansion, no allocation) was measured at 321–333 ns: the target
 //! needs a leaner FF1 PRF than fpe's, not caching.
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_core::Layout;
 use flakeid_seal::Sealer;
 use std::hint::black_box;
@@ -53,6 +56,35 @@ fn seal(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // The floor under any FF1 on this AES: its 11 block encryptions per ID (header
+    // block P, then one per Feistel round) form one dependency chain, each block's
+    // input being computed from the one before. This times that chain alone.
+    let mut g = c.benchmark_group("floor");
+    g.throughput(Throughput::Elements(1));
+    aes_chain(
+        &mut g,
+        "aes128",
+        &aes::Aes128Enc::new_from_slice(&[0x2b; 16]).expect("key"),
+    );
+    aes_chain(
+        &mut g,
+        "aes256",
+        &aes::Aes256Enc::new_from_slice(&[0x2b; 32]).expect("key"),
+    );
+    g.finish();
+}
+
+fn aes_chain<C: BlockCipherEncrypt<BlockSize = U16>>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, aes: &C) {
+    g.bench_function(format!("aes_chain11/{name}"), |b| {
+        b.iter(|| {
+            let mut block = aes::Block::from(black_box([7u8; 16]));
+            for _ in 0..11 {
+                aes.encrypt_block(&mut block);
+            }
+            block
+        })
+    });
 }
 
 criterion_group!(benches, seal);
