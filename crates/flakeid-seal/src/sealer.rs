@@ -164,3 +164,47 @@ impl fmt::Debug for Sealer {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::handle::slot_is_empty;
+
+    /// The key schedule lives exactly as long as the `Sealer`'s clones: calls, on
+    /// any thread, keep no copy of it (not in the thread-local slot that lends it
+    /// to fpe, not in the FF1 they build), and the last clone's drop frees it,
+    /// which wipes it (`aes`'s `ZeroizeOnDrop`, checked below).
+    #[test]
+    fn the_key_schedule_dies_with_the_last_clone() {
+        for len in KEY_LENGTHS {
+            let sealer = Sealer::new(&vec![0x5a; len], &Layout::SNOWFLAKE).unwrap();
+            let holders = sealer.schedule.watch();
+            let clone = sealer.clone().tweak(b"t");
+            assert_eq!(holders(), 2);
+            let sealed = sealer.seal(42).unwrap();
+            assert_eq!(clone.unseal(clone.seal(42).unwrap()).unwrap(), 42);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    assert_eq!(sealer.unseal(sealed).unwrap(), 42);
+                    assert!(slot_is_empty());
+                });
+            });
+            assert!(slot_is_empty());
+            assert_eq!(holders(), 2, "a call kept the schedule");
+            drop(sealer);
+            assert_eq!(holders(), 1);
+            drop(clone);
+            assert_eq!(holders(), 0, "the schedule outlived the last Sealer");
+        }
+    }
+
+    #[test]
+    fn the_key_schedule_is_wiped_on_drop() {
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        wiped_on_drop::<aes::Aes128Enc>();
+        wiped_on_drop::<aes::Aes192Enc>();
+        wiped_on_drop::<aes::Aes256Enc>();
+    }
+}
