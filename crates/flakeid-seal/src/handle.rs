@@ -4,7 +4,10 @@
 //! * **One key schedule per `Sealer`.** [`Schedule`] holds the AES cipher of the
 //!   key's size behind an `Arc`, shared by the `Sealer`'s clones; `aes`'s `zeroize`
 //!   feature wipes it when the last clone drops. No copy outlives that: a call
-//!   holds one `Arc` clone only while it runs ([`ff1`]).
+//!   holds one `Arc` clone only while it runs ([`ff1`]). (One limit, as before:
+//!   `aes` builds the schedule by value and `Arc::new` moves it to the heap, and
+//!   safe Rust cannot wipe the stack bytes it was moved from; now that happens
+//!   once per `Sealer` instead of once per call.)
 //! * **A cheap clone.** fpe's FF1 clones its cipher for every PRF it starts: once
 //!   per call and once per Feistel round, 11 times per ID. RustCrypto's `aes`
 //!   types, which pick AES-NI or a software fallback at run time, are 704-960
