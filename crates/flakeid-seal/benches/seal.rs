@@ -7,18 +7,35 @@
 //!   `Sealer` carries the bits in a `u64` instead. Both give the same IDs
 //!   (tests/properties.rs, tests/vectors.rs).
 //!
+//! * `floor/aes_chain11/aes128|aes256`: 11 dependent AES block encryptions alone
+//!   (the `aes` crate's, as FF1 calls them), the floor under any FF1 on this AES.
+//!
 //! Where a seal's time goes (issue 26; `valgrind --tool=callgrind` on this bench,
 //! `--bench seal/seal/aes128 --profile-time 2`, instructions per `Sealer::run`
-//! call, 2026-11-24): 5,460 with a 16-byte key, of which AES-NI block encryption
-//! is 430 (11 blocks) and the key expansion 130; fpe's PRF feeding
-//! (`Prf::update`, 33 calls with a `memcpy` each: 1,700 + 670), its `generate_s`
-//! iterator (1,130) and the inlined FF1 rounds (1,150, with handle.rs's per-block
-//! choice of key size, +210 over one FF1 per key size) are the rest. The 11 blocks are one dependency
-//! chain: at 2.6 GHz their `aesenc` latency alone is ~180 ns, which leaves the
-//! ≤ 300 ns target ~120 ns for ~5,000 instructions of fpe 0.7.0's code. Reusing
-//! one FF1 (no key expansion, no allocation) was measured at 321–333 ns: the target
-//! needs a leaner FF1 PRF than fpe's, not caching.
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+//! call, 2026-11-24): 4,890 with a 16-byte key (4,990 with a 32-byte one), down
+//! from 5,460 (5,700) when each call expanded its own key schedule:
+//! * fpe's PRF feeding, `Prf::update`: 2,550 for its 33 calls, of which the 11
+//!   AES-NI block encryptions are 430 and a `memcpy` per call 465;
+//! * fpe's `generate_s` iterator, folded by numeral.rs: 1,130 (10 rounds);
+//! * fpe's FF1 rounds, inlined into `Sealer::run` (a PRF fork and an iterator
+//!   built per round): ~1,030;
+//! * flakeid's own part, ~180: lending the Sealer's key schedule to the call
+//!   (one `Arc` clone, one `Rc` allocation and free, the thread-local slot) and
+//!   the range checks.
+//!
+//! So ~96% is fpe 0.7.0's code, and the 11 blocks are one dependency chain: each
+//! round's block is computed from the one before, through fpe's byte-by-byte PRF
+//! buffer. Time (one run, `nice -20`, load 3, medians): `seal/seal` 403 ns
+//! (AES-128) and 479 ns (AES-256), 495 and 512 ns before; `floor/aes_chain11` 105
+//! and 155 ns. So ~300 ns of a seal is fpe's per-round work between two blocks,
+//! serial with them. Built with `RUSTFLAGS=-Ctarget-feature=+aes,+ssse3` (AES-NI
+//! fixed at compile time), the same seal is 4,140 instructions but no faster
+//! within this machine's noise (392-400 ns; the chain alone 85 ns): the target
+//! needs a leaner FF1 PRF than fpe's.
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_core::Layout;
 use flakeid_seal::Sealer;
 use std::hint::black_box;
@@ -53,6 +70,35 @@ fn seal(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // The floor under any FF1 on this AES: its 11 block encryptions per ID (header
+    // block P, then one per Feistel round) form one dependency chain, each block's
+    // input being computed from the one before. This times that chain alone.
+    let mut g = c.benchmark_group("floor");
+    g.throughput(Throughput::Elements(1));
+    aes_chain(
+        &mut g,
+        "aes128",
+        &aes::Aes128Enc::new_from_slice(&[0x2b; 16]).expect("key"),
+    );
+    aes_chain(
+        &mut g,
+        "aes256",
+        &aes::Aes256Enc::new_from_slice(&[0x2b; 32]).expect("key"),
+    );
+    g.finish();
+}
+
+fn aes_chain<C: BlockCipherEncrypt<BlockSize = U16>>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, aes: &C) {
+    g.bench_function(format!("aes_chain11/{name}"), |b| {
+        b.iter(|| {
+            let mut block = aes::Block::from(black_box([7u8; 16]));
+            for _ in 0..11 {
+                aes.encrypt_block(&mut block);
+            }
+            block
+        })
+    });
 }
 
 criterion_group!(benches, seal);

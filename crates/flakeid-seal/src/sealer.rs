@@ -1,13 +1,11 @@
 //! [`Sealer`]: FF1-AES over an ID's n bits.
 
-use crate::handle::PerCall;
-use crate::handle::TAGGED_KEY_LEN;
+use crate::handle::{self, Direction, Schedule};
 use crate::numeral::Bits;
 use flakeid_core::{Error, Layout, Result};
-use fpe::ff1::{FF1, NumeralStringError};
+use fpe::ff1::NumeralStringError;
 use std::fmt;
 use std::sync::Arc;
-use zeroize::Zeroize;
 
 /// The key lengths AES accepts, in bytes (AES-128, AES-192, AES-256).
 pub const KEY_LENGTHS: [usize; 3] = [16, 24, 32];
@@ -15,21 +13,6 @@ pub const KEY_LENGTHS: [usize; 3] = [16, 24, 32];
 /// The fewest bits a layout may have to be sealed: FF1 needs a domain of at least
 /// 1,000,000 values (SP 800-38G Rev. 1), and 2^20 is the first power of two above.
 pub const MIN_BITS: u32 = 20;
-
-/// The key, wiped when the last clone of a `Sealer` is dropped. FF1 (and its AES
-/// key schedule) is built from it per call: see handle.rs for why.
-/// Held as fpe hands it to the cipher (handle.rs, `TAGGED_KEY_LEN`): the length
-/// in byte 0, then the key.
-struct SecretKey {
-    bytes: [u8; TAGGED_KEY_LEN],
-    len: usize,
-}
-
-impl Drop for SecretKey {
-    fn drop(&mut self) {
-        self.bytes.zeroize();
-    }
-}
 
 /// A keyed, reversible permutation of a layout's IDs: FF1 (NIST SP 800-38G) with
 /// AES, radix 2, over the layout's n bits, most significant first. A sealed ID is
@@ -57,11 +40,12 @@ impl Drop for SecretKey {
 /// `Sealer` is `Send + Sync` (share one across threads; calls take `&self` and share
 /// no mutable state) and cheap to `Clone` (the key is shared). Its `Debug` shows the
 /// width, the AES key size and the tweak's length: never the key or the tweak's
-/// bytes. The key is wiped from memory when the last clone is dropped, and each
-/// call's AES key schedule when the call returns (`zeroize`).
+/// bytes. The key is kept only as its AES key schedule, expanded once here and
+/// shared by the clones; it is wiped from memory when the last clone is dropped
+/// (`zeroize`), and no call keeps a copy past its return.
 #[derive(Clone)]
 pub struct Sealer {
-    key: Arc<SecretKey>,
+    schedule: Schedule,
     tweak: Arc<[u8]>,
     bits: u32,
 }
@@ -83,7 +67,8 @@ impl Sealer {
                 ),
             });
         }
-        if !KEY_LENGTHS.contains(&key.len()) {
+        // Schedule::new takes exactly KEY_LENGTHS.
+        let Some(schedule) = Schedule::new(key) else {
             return Err(Error::Config {
                 field: "key",
                 message: format!(
@@ -91,19 +76,9 @@ impl Sealer {
                     key.len()
                 ),
             });
-        }
-        // Copied straight into its heap slot, leaving no stack copy behind.
-        let mut secret = Arc::new(SecretKey {
-            bytes: [0; TAGGED_KEY_LEN],
-            len: key.len(),
-        });
-        if let Some(slot) = Arc::get_mut(&mut secret) {
-            // KEY_LENGTHS are 16, 24 and 32: the length fits its byte.
-            slot.bytes[0] = key.len() as u8;
-            slot.bytes[1..=key.len()].copy_from_slice(key);
-        }
+        };
         Ok(Sealer {
-            key: secret,
+            schedule,
             tweak: Arc::from(&[][..]),
             bits,
         })
@@ -156,32 +131,9 @@ impl Sealer {
             return Err(tweak_too_long(self.tweak.len()));
         }
         let x = Bits::new(id, self.bits);
-        ff1(&self.key.bytes, &self.tweak, &x, direction)
+        handle::ff1(&self.schedule, &self.tweak, &x, direction)
             .map(|y| y.value)
             .map_err(ff1_refused)
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Direction {
-    Encrypt,
-    Decrypt,
-}
-
-/// One FF1 call with AES of the tagged key's size (`key` is `TAGGED_KEY_LEN`
-/// bytes, so fpe's key-length panic cannot happen; radix 2 is always valid).
-fn ff1(
-    key: &[u8; TAGGED_KEY_LEN],
-    tweak: &[u8],
-    x: &Bits,
-    direction: Direction,
-) -> std::result::Result<Bits, NumeralStringError> {
-    let Ok(ff) = FF1::<PerCall>::new(key, 2) else {
-        return Err(NumeralStringError::InvalidForRadix(2));
-    };
-    match direction {
-        Direction::Encrypt => ff.encrypt(tweak, x),
-        Direction::Decrypt => ff.decrypt(tweak, x),
     }
 }
 
@@ -207,8 +159,52 @@ impl fmt::Debug for Sealer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sealer")
             .field("bits", &self.bits)
-            .field("aes_bits", &(self.key.len * 8))
+            .field("aes_bits", &self.schedule.aes_bits())
             .field("tweak_len", &self.tweak.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::handle::slot_is_empty;
+
+    /// The key schedule lives exactly as long as the `Sealer`'s clones: calls, on
+    /// any thread, keep no copy of it (not in the thread-local slot that lends it
+    /// to fpe, not in the FF1 they build), and the last clone's drop frees it,
+    /// which wipes it (`aes`'s `ZeroizeOnDrop`, checked below).
+    #[test]
+    fn the_key_schedule_dies_with_the_last_clone() {
+        for len in KEY_LENGTHS {
+            let sealer = Sealer::new(&vec![0x5a; len], &Layout::SNOWFLAKE).unwrap();
+            let holders = sealer.schedule.watch();
+            let clone = sealer.clone().tweak(b"t");
+            assert_eq!(holders(), 2);
+            let sealed = sealer.seal(42).unwrap();
+            assert_eq!(clone.unseal(clone.seal(42).unwrap()).unwrap(), 42);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    assert_eq!(sealer.unseal(sealed).unwrap(), 42);
+                    assert!(slot_is_empty());
+                });
+            });
+            assert!(slot_is_empty());
+            assert_eq!(holders(), 2, "a call kept the schedule");
+            drop(sealer);
+            assert_eq!(holders(), 1);
+            drop(clone);
+            assert_eq!(holders(), 0, "the schedule outlived the last Sealer");
+        }
+    }
+
+    #[test]
+    fn the_key_schedule_is_wiped_on_drop() {
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        wiped_on_drop::<aes::Aes128Enc>();
+        wiped_on_drop::<aes::Aes192Enc>();
+        wiped_on_drop::<aes::Aes256Enc>();
     }
 }
