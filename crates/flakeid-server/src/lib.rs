@@ -644,15 +644,12 @@ fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Respo
 /// A response carrying IDs: never cached or shared (each request gets new IDs),
 /// and its form depends on `Accept`. HEAD gets the headers and issues nothing.
 fn ids_response(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-            (header::VARY, HeaderValue::from_static("Accept")),
-        ],
-        body.into(),
-    )
-        .into_response()
+    let mut r = Response::new(body.into());
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    r
 }
 
 fn query_params(
@@ -710,12 +707,21 @@ fn wants_json(params: &HashMap<String, String>, headers: &HeaderMap) -> Result<b
 }
 
 /// One ID as decimal text or as `{"id":"…"}` (a string: JS numbers lose IDs).
+/// Written on the stack and copied once: `format!` would grow its `String`.
 fn one_id_response(json: bool, id: u64) -> Response {
-    if json {
-        ids_response("application/json", format!("{{\"id\":\"{id}\"}}\n"))
+    use std::io::Write as _;
+    // The longest: {"id":"18446744073709551615"} and a newline, 31 bytes.
+    let mut buf = [0u8; 32];
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    let ct = if json {
+        let _ = writeln!(w, "{{\"id\":\"{id}\"}}");
+        "application/json"
     } else {
-        ids_response("text/plain; charset=utf-8", format!("{id}\n"))
-    }
+        let _ = writeln!(w, "{id}");
+        "text/plain; charset=utf-8"
+    };
+    let len = w.position() as usize;
+    ids_response(ct, axum::body::Bytes::copy_from_slice(&buf[..len]))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
