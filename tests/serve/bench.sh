@@ -2,7 +2,11 @@
 # make bench-serve, in one run, every server on a free 127.0.0.1 port, wrk with
 # keep-alive connections and a thread per core (issue 21, "Speed"):
 #   1. GET /v1/id beside an axum hello-world route (examples/hello_axum.rs: the same
-#      axum, hyper and tokio), same wrk settings, at 4 and 64 connections;
+#      axum, hyper and tokio), same wrk settings, at 4 and 64 connections: PAIRS
+#      (default 3) alternating runs of each, the median of the pairs' ratios (on a
+#      shared machine the load drifts between two back-to-back runs), and each
+#      server's CPU time per request (user + system, from /proc), which the other
+#      load on the machine disturbs less than req/s;
 #   2. p99 of /v1/id at about half of its peak (paced connections);
 #   3. TLS (--tls-cert/--tls-key) vs plaintext /v1/id, 4 and 64 kept-alive connections;
 #   4. flakeid serve vs pysnowflake 0.1.3 (PyPI, tornado), 2 connections per core;
@@ -33,9 +37,11 @@ wait_http() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return 0; sl
 fport=$(free_port)
 FLAKEID_LOG=warn $bin/flakeid serve --listen 127.0.0.1:$fport --node 1 2>"$work/flakeid.log" &
 pids+=($!)
+fpid=$!
 hport=$(free_port "$fport")
 $bin/examples/hello_axum 127.0.0.1:$hport 2>"$work/hello.log" &
 pids+=($!)
+hpid=$!
 # TLS: a self-signed P-256 certificate for 127.0.0.1 (wrk does not verify it).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.pem" 2>/dev/null
@@ -58,13 +64,32 @@ summary() { # name, wrk output file
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
 ratio() { awk -v a="$2" -v b="$3" -v n="$1" 'BEGIN {printf "  ratio %s = %.2f\n", n, a / b}'; }
 echo "== $(date -u +%FT%TZ) $(nproc) cores; load: $(uptime | sed 's/.*load average: //')"
-echo "== 1. GET /v1/id beside an axum hello world: wrk -t$cores -d${dur}s --latency, keep-alive, 4 and 64 connections"
+pairs=${PAIRS:-3}
+tck=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+timed_wrk() { # pid, output file, wrk arguments...: wrk, then the server's CPU µs per request
+  local pid=$1 out=$2 t0; shift 2
+  t0=$(cpu_ticks "$pid")
+  wrk "$@" >"$out"
+  awk -v d=$(($(cpu_ticks "$pid") - t0)) -v t="$tck" '/requests in/ {printf "%.2f\n", d * 1e6 / t / $1}' "$out" >"$out.cpu"
+}
+echo "== 1. GET /v1/id beside an axum hello world: wrk -t$cores -d${dur}s --latency, keep-alive, 4 and 64 connections, $pairs alternating pairs"
 for c in 4 64; do
-  wrk -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$fport/v1/id" >"$work/f$c.txt"
-  wrk -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$hport/" >"$work/h$c.txt"
-  summary "flakeid serve GET /v1/id, $c conns" "$work/f$c.txt"
-  summary "axum hello world GET /, $c conns" "$work/h$c.txt"
-  ratio "flakeid / hello world ($c conns)" "$(rps "$work/f$c.txt")" "$(rps "$work/h$c.txt")"
+  for i in $(seq "$pairs"); do
+    timed_wrk "$fpid" "$work/f$c.$i.txt" -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$fport/v1/id"
+    timed_wrk "$hpid" "$work/h$c.$i.txt" -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$hport/"
+    summary "flakeid serve GET /v1/id, $c conns, run $i" "$work/f$c.$i.txt"
+    summary "axum hello world GET /, $c conns, run $i" "$work/h$c.$i.txt"
+    echo "$i $(rps "$work/f$c.$i.txt") $(rps "$work/h$c.$i.txt") $(cat "$work/f$c.$i.txt.cpu") $(cat "$work/h$c.$i.txt.cpu")" >>"$work/pairs$c"
+  done
+  # The median pair by req/s ratio; its flakeid run stands for the peak and TLS below.
+  med=$(awk '{print $2 / $3, $1}' "$work/pairs$c" | sort -g | awk '{r[NR] = $2} END {print r[int((NR + 1) / 2)]}')
+  cp "$work/f$c.$med.txt" "$work/f$c.txt"
+  awk -v c=$c '{printf "  ratio flakeid / hello world (%s conns), run %s = %.2f   CPU per request: flakeid %s us, hello world %s us (hello/flakeid = %.2f)\n", c, $1, $2 / $3, $4, $5, $5 / $4}' "$work/pairs$c"
+  median() { sort -g | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
+  r=$(awk '{print $2 / $3}' "$work/pairs$c" | median)
+  u=$(awk '{print $5 / $4}' "$work/pairs$c" | median)
+  echo "  median ratio flakeid / hello world ($c conns) = $r   (median CPU per request, hello/flakeid = $u)"
 done
 
 # Latency at about half of flakeid's peak: paced connections (1 request per ms each).
