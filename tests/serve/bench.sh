@@ -8,11 +8,13 @@
 #      server's CPU time per request (user + system, from /proc), which the other
 #      load on the machine disturbs less than req/s;
 #   2. p99 of /v1/id at about half of its peak (paced connections);
-#   3. TLS (--tls-cert/--tls-key) vs plaintext /v1/id, 4 and 64 kept-alive connections;
+#   3. TLS (--tls-cert/--tls-key) vs plaintext /v1/id, 4 and 64 kept-alive connections,
+#      PAIRS alternating runs and the median ratio;
 #   4. flakeid serve vs pysnowflake 0.1.3 (PyPI, tornado), 2 connections per core;
 #   5. IDs/s of /v1/ids?n=100000 as octet-stream (wrk) and of the gRPC Stream.
 # No targets are asserted: the numbers are for reading (load: `uptime`, printed).
-#   env: DURATION (wrk seconds per run, default 10); BENCH_PROFILE (cargo profile,
+#   env: DURATION (wrk seconds per run, default 10); PAIRS (section 1 and 3, default 3);
+#   BENCH_PROFILE (cargo profile,
 #   default dist: the shipped settings; `dev` only to try the script quickly)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -65,6 +67,7 @@ rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
 ratio() { awk -v a="$2" -v b="$3" -v n="$1" 'BEGIN {printf "  ratio %s = %.2f\n", n, a / b}'; }
 echo "== $(date -u +%FT%TZ) $(nproc) cores; load: $(uptime | sed 's/.*load average: //')"
 pairs=${PAIRS:-3}
+median() { sort -g | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
 tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 timed_wrk() { # pid, output file, wrk arguments...: wrk, then the server's CPU µs per request
@@ -86,7 +89,6 @@ for c in 4 64; do
   med=$(awk '{print $2 / $3, $1}' "$work/pairs$c" | sort -g | awk '{r[NR] = $2} END {print r[int((NR + 1) / 2)]}')
   cp "$work/f$c.$med.txt" "$work/f$c.txt"
   awk -v c=$c '{printf "  ratio flakeid / hello world (%s conns), run %s = %.2f   CPU per request: flakeid %s us, hello world %s us (hello/flakeid = %.2f)\n", c, $1, $2 / $3, $4, $5, $5 / $4}' "$work/pairs$c"
-  median() { sort -g | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
   r=$(awk '{print $2 / $3}' "$work/pairs$c" | median)
   u=$(awk '{print $5 / $4}' "$work/pairs$c" | median)
   echo "  median ratio flakeid / hello world ($c conns) = $r   (median CPU per request, hello/flakeid = $u)"
@@ -99,11 +101,16 @@ echo "== 2. p99 at half the peak ($peak req/s): $half connections x 1 request/ms
 wrk -t"$cores" -c"$half" -d"${dur}s" --latency -s tests/serve/paced.lua "http://127.0.0.1:$fport/v1/id" >"$work/fh.txt"
 summary "flakeid /v1/id paced ($half conns x 1/ms)" "$work/fh.txt"
 
-echo "== 3. TLS vs plaintext GET /v1/id, kept-alive connections"
+echo "== 3. TLS vs plaintext GET /v1/id, kept-alive connections, $pairs alternating pairs"
 for c in 4 64; do
-  wrk -t"$cores" -c$c -d"${dur}s" --latency "https://127.0.0.1:$tport/v1/id" >"$work/t$c.txt"
-  summary "flakeid serve TLS GET /v1/id, $c conns" "$work/t$c.txt"
-  ratio "TLS / plaintext ($c conns)" "$(rps "$work/t$c.txt")" "$(rps "$work/f$c.txt")"
+  for i in $(seq "$pairs"); do
+    wrk -t"$cores" -c$c -d"${dur}s" --latency "http://127.0.0.1:$fport/v1/id" >"$work/p$c.$i.txt"
+    wrk -t"$cores" -c$c -d"${dur}s" --latency "https://127.0.0.1:$tport/v1/id" >"$work/t$c.$i.txt"
+    summary "flakeid serve TLS GET /v1/id, $c conns, run $i" "$work/t$c.$i.txt"
+    ratio "TLS / plaintext ($c conns), run $i, plaintext $(rps "$work/p$c.$i.txt") req/s" "$(rps "$work/t$c.$i.txt")" "$(rps "$work/p$c.$i.txt")"
+    awk -v a="$(rps "$work/t$c.$i.txt")" -v b="$(rps "$work/p$c.$i.txt")" 'BEGIN {print a / b}' >>"$work/tls$c"
+  done
+  echo "  median ratio TLS / plaintext ($c conns) = $(median <"$work/tls$c")"
 done
 
 echo "== 4. flakeid serve vs pysnowflake 0.1.3: wrk -t$cores -c$conns -d${dur}s --latency"
