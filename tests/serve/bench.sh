@@ -13,9 +13,9 @@
 #   4. flakeid serve vs pysnowflake 0.1.3 (PyPI, tornado), 2 connections per core;
 #   5. IDs/s of /v1/ids?n=100000 as octet-stream (wrk) and of the gRPC Stream.
 # No targets are asserted: the numbers are for reading (load: `uptime`, printed).
-#   env: DURATION (wrk seconds per run, default 10); PAIRS (section 1 and 3, default 3);
-#   BENCH_PROFILE (cargo profile,
-#   default dist: the shipped settings; `dev` only to try the script quickly)
+#   env: DURATION (wrk seconds per run, default 10); PAIRS (sections 1 and 3, default
+#   3); BENCH_PROFILE (cargo profile, default dist: the shipped settings; `dev` only to
+#   try the script quickly)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
