@@ -16,6 +16,22 @@
 #   env: DURATION (wrk seconds per run, default 10); PAIRS (sections 1 and 3, default
 #   3); BENCH_PROFILE (cargo profile, default dist: the shipped settings; `dev` only to
 #   try the script quickly)
+# Measured 2026-11-24 on the shared 2-core VM (`make bench-serve`, defaults), after
+# /v1/id's per-request costs were cut (metrics through handles made once, one
+# generator read, no header copy, no extension map, the body on the stack):
+#   load 3.1: /v1/id / hello world 0.92 (4 conns), 0.96 (64); CPU per request
+#             hello/flakeid 0.90 and 0.90; p99 at half peak 0.96 ms
+#   load 11.8: 0.91 (4), 1.12 (64); CPU 0.82 and 0.85; p99 0.76 ms; TLS / plaintext
+#             0.72 (4), 0.75 (64)
+# The same script on the code before (load 8.8): 1.07 and 1.01, CPU 1.01 and 0.83,
+# p99 2.46 ms; on main's single-pair script the lead saw 0.76 and 0.86. Under this
+# much load req/s ratios swing 0.7-1.2 between pairs, so the steadier figure is
+# user-space instructions per request (valgrind --tool=callgrind on the server,
+# wrk -t1 -c4 for 5 s, Ir / requests): 19,237 before, 16,260 after, 10,623 for
+# the hello world. What is left is mostly the route itself: three response headers,
+# the router's larger tree, hyper's per-request header-read timer, the connection
+# watchdog's select, latency timing, and the core's clock thread (flakeid-clock,
+# about 1000 wake-ups a second while IDs are issued).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
