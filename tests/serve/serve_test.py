@@ -314,6 +314,55 @@ ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout
           "/healthz", "/readyz", "/metrics", "/openapi.json"]
 
 
+class MetricCounts(unittest.TestCase):
+    """`/metrics` counts every answered request once, in its own route, method and
+    status (the server records them through handles made once, issue 21)."""
+
+    def test_each_request_is_counted_in_its_series(self):
+        s = Server("--node", "9")
+        try:
+            c = s.conn()
+            calls = [
+                ("GET", "/v1/id", {}, 3, 200),
+                ("HEAD", "/v1/id", {}, 2, 200),
+                ("GET", "/v1/id", {"Accept": "image/png"}, 1, 406),
+                ("POST", "/v1/id", {}, 1, 405),
+                ("GET", "/v1/ids?n=2", {}, 2, 200),
+                ("GET", "/v1/ids?n=0", {}, 1, 400),
+                ("GET", "/v1/decode/12345", {}, 1, 200),
+                ("GET", "/nope/at/all", {}, 2, 404),
+                ("GET", "/healthz", {}, 1, 200),
+            ]
+            for method, path, headers, n, status in calls:
+                for _ in range(n):
+                    c.request(method, path, headers=headers)
+                    r = c.getresponse()
+                    r.read()
+                    self.assertEqual(r.status, status, (method, path))
+            c.close()
+            fams = parse_metrics(s.get("/metrics")[2].decode())
+            route = {"/v1/decode/12345": "/v1/decode/{id}", "/nope/at/all": "other"}
+            want, classes = {}, {}
+            for method, path, _, n, status in calls:
+                r = route.get(path, path.split("?")[0])
+                want[(r, method, str(status))] = want.get((r, method, str(status)), 0) + n
+                key = (r, method, f"{status // 100}xx")
+                classes[key] = classes.get(key, 0) + n
+            got = {
+                (l["route"], l["method"], l["status"]): v
+                for _, l, v in fams["flakeid_http_requests"][1]
+            }
+            self.assertEqual(got, want)
+            counts = {
+                (l["route"], l["method"], l["class"]): v
+                for n, l, v in fams["flakeid_http_request_duration_seconds"][1]
+                if n.endswith("_count")
+            }
+            self.assertEqual(counts, classes)
+        finally:
+            s.stop()
+
+
 class AccessLog(unittest.TestCase):
     def test_one_json_line_per_request_when_asked(self):
         s = Server("--node", "3", "--access-log")

@@ -311,8 +311,10 @@ struct Metered {
 }
 
 impl Metered {
+    /// Only this connection's task moves it: a load and a store, no locked add.
     fn moved(&self) {
-        self.progress.fetch_add(1, Ordering::Relaxed);
+        let p = self.progress.load(Ordering::Relaxed);
+        self.progress.store(p.wrapping_add(1), Ordering::Relaxed);
     }
 }
 
@@ -367,8 +369,10 @@ struct ConnService {
     slot: Arc<Slot>,
     /// Bearer tokens are configured: check them (security.rs).
     auth: Option<Arc<crate::security::Security>>,
-    /// Where each answered request is counted and timed (metrics.rs).
-    peer: Peer,
+    /// Where each answered request is counted and timed (metrics.rs). One per
+    /// connection: cloning it for each request touches no count shared with other
+    /// connections.
+    peer: Arc<Peer>,
     /// The connection's streamed responses (passed to handlers in the request's
     /// extensions).
     streams: Arc<Streams>,
@@ -401,9 +405,9 @@ enum Answer {
 pub(crate) struct ConnFuture {
     answer: Answer,
     started: std::time::Instant,
-    route: &'static str,
-    method: &'static str,
-    peer: Peer,
+    route: crate::metrics::Route,
+    method: crate::metrics::MethodLabel,
+    peer: Arc<Peer>,
     /// What the access log says of the request, when it is on.
     entry: Option<Box<crate::access::Entry>>,
 }
@@ -421,56 +425,10 @@ impl std::future::Future for ConnFuture {
             let status = resp.status().as_u16();
             this.peer.svc.metrics.observe(this.route, this.method, status, took);
             if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
-                log.log(e, this.peer.addr, status, took, this.route);
+                log.log(e, this.peer.addr, status, took, this.route.name());
             }
         }
         Poll::Ready(r)
-    }
-}
-
-/// The route label of a path: the route's pattern, a gRPC method's path, or
-/// `other` (unknown paths are not labels: a scanner must not grow the metrics).
-pub(crate) fn route_of(path: &str) -> &'static str {
-    const EXACT: &[&str] = &[
-        "/v1/id",
-        "/v1/ids",
-        "/v1/layout",
-        "/healthz",
-        "/readyz",
-        "/metrics",
-        "/openapi.json",
-        "/flakeid.v1.Flakeid/Next",
-        "/flakeid.v1.Flakeid/Batch",
-        "/flakeid.v1.Flakeid/Stream",
-        "/flakeid.v1.Flakeid/Unseal",
-        "/grpc.health.v1.Health/Check",
-        "/grpc.health.v1.Health/Watch",
-        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
-        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-    ];
-    if let Some(r) = EXACT.iter().find(|r| **r == path) {
-        return r;
-    }
-    match path.rsplit_once('/') {
-        Some(("/v1/decode", id)) if !id.is_empty() => "/v1/decode/{id}",
-        Some(("/v1/unseal", id)) if !id.is_empty() => "/v1/unseal/{id}",
-        _ => "other",
-    }
-}
-
-/// The method label: the methods HTTP defines, else `other`.
-fn method_of(m: &axum::http::Method) -> &'static str {
-    match m.as_str() {
-        "GET" => "GET",
-        "HEAD" => "HEAD",
-        "POST" => "POST",
-        "PUT" => "PUT",
-        "DELETE" => "DELETE",
-        "OPTIONS" => "OPTIONS",
-        "PATCH" => "PATCH",
-        "TRACE" => "TRACE",
-        "CONNECT" => "CONNECT",
-        _ => "other",
     }
 }
 
@@ -509,8 +467,9 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         self.slot.served();
         let started = std::time::Instant::now();
-        let route = route_of(req.uri().path());
-        let method = method_of(req.method());
+        let route = crate::metrics::Route::of(req.uri().path());
+        let streamed = route.is_streamed();
+        let method = crate::metrics::MethodLabel::of(req.method());
         let entry = self.peer.svc.access.as_ref().map(|_| {
             Box::new(crate::access::Entry {
                 method: req.method().as_str().to_owned(),
@@ -534,7 +493,11 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         } else {
             let mut app = self.app.clone();
             let mut req = req.map(Body::new);
-            req.extensions_mut().insert(self.streams.clone());
+            // Only the routes that stream a response read it: the others skip the
+            // allocation of an extension map.
+            if streamed {
+                req.extensions_mut().insert(self.streams.clone());
+            }
             Answer::Route(tower_service::Service::call(&mut app, req))
         };
         ConnFuture {
@@ -691,7 +654,7 @@ async fn drive<I>(
         app,
         slot,
         auth,
-        peer,
+        peer: Arc::new(peer),
         streams: streams.clone(),
     };
     let conn = builder.serve_connection(io, service);
@@ -713,6 +676,9 @@ async fn drive<I>(
     }
     loop {
         tokio::select! {
+            // The connection first: it is what wakes this task on every request;
+            // the other branches fire rarely.
+            biased;
             _ = conn.as_mut() => return,
             () = state.evict.notified() => return,
             r = stop.changed(), if !stopping => {

@@ -207,10 +207,15 @@ impl Service {
     /// Why the service may not issue now (`None` when it may): shutting down, or a
     /// leased node id that is not provably held.
     pub fn not_ready(&self) -> Option<String> {
+        self.not_ready_with(&self.generator())
+    }
+
+    /// [`Service::not_ready`], of the generator `g` already in hand.
+    fn not_ready_with(&self, g: &Generator) -> Option<String> {
         if self.draining.load(Ordering::Acquire) {
             return Some("shutting down".into());
         }
-        match self.generator().lease_state() {
+        match g.lease_state() {
             None | Some(LeaseState::Held) => None,
             Some(state) => Some(format!("node-id lease {state}")),
         }
@@ -253,17 +258,14 @@ impl Service {
         g.release_lease();
     }
 
+    /// Issues when ready, from the generator whose readiness was checked (one
+    /// read of the generator in use per request).
     fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        if let Some(why) = self.not_ready() {
+        let g = self.generator();
+        if let Some(why) = self.not_ready_with(&g) {
             return Err(ApiError::unavailable("not_ready", why));
         }
-        self.issue_more(out)
-    }
-
-    /// Issues the next part of a response already under way: a drain lets it
-    /// finish; the generator still refuses once the lease is not held.
-    fn issue_more(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        self.issue_from(&self.generator(), out)
+        self.issue_from(&g, out)
     }
 
     /// Issues from `g`: the generator a multi-chunk response started with, so that
@@ -642,15 +644,12 @@ fn typed(content_type: &'static str, body: impl Into<axum::body::Body>) -> Respo
 /// A response carrying IDs: never cached or shared (each request gets new IDs),
 /// and its form depends on `Accept`. HEAD gets the headers and issues nothing.
 fn ids_response(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-            (header::VARY, HeaderValue::from_static("Accept")),
-        ],
-        body.into(),
-    )
-        .into_response()
+    let mut r = Response::new(body.into());
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    r
 }
 
 fn query_params(
@@ -668,16 +667,14 @@ fn query_params(
     Ok(map)
 }
 
-async fn one_id(
-    State(svc): State<Shared>,
-    method: Method,
-    headers: HeaderMap,
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Response {
+/// `GET /v1/id`. It takes the request whole, to read its method, headers and query
+/// in place: the `HeaderMap` extractor would copy the headers on every call.
+async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Response {
     let result = (|| {
+        let q = Query::<HashMap<String, String>>::try_from_uri(req.uri());
         let params = query_params(q, &["format"])?;
-        let json = wants_json(&params, &headers)?;
-        if method == Method::HEAD {
+        let json = wants_json(&params, req.headers())?;
+        if req.method() == Method::HEAD {
             let ct = if json {
                 "application/json"
             } else {
@@ -710,12 +707,21 @@ fn wants_json(params: &HashMap<String, String>, headers: &HeaderMap) -> Result<b
 }
 
 /// One ID as decimal text or as `{"id":"…"}` (a string: JS numbers lose IDs).
+/// Written on the stack and copied once: `format!` would grow its `String`.
 fn one_id_response(json: bool, id: u64) -> Response {
-    if json {
-        ids_response("application/json", format!("{{\"id\":\"{id}\"}}\n"))
+    use std::io::Write as _;
+    // The longest: {"id":"18446744073709551615"} and a newline, 31 bytes.
+    let mut buf = [0u8; 32];
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    let ct = if json {
+        let _ = writeln!(w, "{{\"id\":\"{id}\"}}");
+        "application/json"
     } else {
-        ids_response("text/plain; charset=utf-8", format!("{id}\n"))
-    }
+        let _ = writeln!(w, "{id}");
+        "text/plain; charset=utf-8"
+    };
+    let len = w.position() as usize;
+    ids_response(ct, axum::body::Bytes::copy_from_slice(&buf[..len]))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

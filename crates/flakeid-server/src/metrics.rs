@@ -19,7 +19,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
-use std::sync::{Mutex, Weak};
+use std::sync::{Mutex, OnceLock, Weak};
 
 /// The upper bounds of the latency histogram's buckets, in seconds: 50 µs
 /// doubling to about 1.6 s (16 buckets, and `+Inf`).
@@ -69,6 +69,99 @@ fn new_histogram() -> Histogram {
 
 type HistogramFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
 
+/// The `route` labels: each route's pattern, each gRPC method's path, and `other`
+/// for every unknown path (a scanner must not grow the metrics). Listed once;
+/// [`Route`] is an index into it.
+const ROUTES: [&str; 18] = [
+    "/v1/id",
+    "/v1/ids",
+    "/v1/layout",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+    "/flakeid.v1.Flakeid/Next",
+    "/flakeid.v1.Flakeid/Batch",
+    "/flakeid.v1.Flakeid/Stream",
+    "/flakeid.v1.Flakeid/Unseal",
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    "/v1/decode/{id}",
+    "/v1/unseal/{id}",
+    "other",
+];
+/// The routes matched by their exact path; the others are patterns.
+const EXACT_ROUTES: usize = 15;
+
+/// The route label of a request: an index into [`ROUTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Route(u8);
+
+impl Route {
+    /// The route of a path: the route's pattern, a gRPC method's path, or `other`.
+    pub fn of(path: &str) -> Route {
+        if let Some(i) = ROUTES[..EXACT_ROUTES].iter().position(|r| *r == path) {
+            return Route(i as u8);
+        }
+        let name = match path.rsplit_once('/') {
+            Some(("/v1/decode", id)) if !id.is_empty() => "/v1/decode/{id}",
+            Some(("/v1/unseal", id)) if !id.is_empty() => "/v1/unseal/{id}",
+            _ => "other",
+        };
+        Route(ROUTES.iter().position(|r| *r == name).unwrap_or(ROUTES.len() - 1) as u8)
+    }
+
+    /// The label.
+    pub fn name(self) -> &'static str {
+        ROUTES[usize::from(self.0)]
+    }
+
+    /// Whether the route may stream its response (a large `/v1/ids`, gRPC
+    /// `Stream`): its handler needs the connection's [`crate::conn::Streams`].
+    pub fn is_streamed(self) -> bool {
+        matches!(self.name(), "/v1/ids" | "/flakeid.v1.Flakeid/Stream")
+    }
+}
+
+/// The `method` labels: the methods HTTP defines, and `other`.
+const METHODS: [&str; 10] = [
+    "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "other",
+];
+
+/// The method label of a request: an index into [`METHODS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MethodLabel(u8);
+
+impl MethodLabel {
+    /// The label of `m`: its name when HTTP defines it, else `other`.
+    pub fn of(m: &axum::http::Method) -> MethodLabel {
+        let i = METHODS[..METHODS.len() - 1]
+            .iter()
+            .position(|n| *n == m.as_str())
+            .unwrap_or(METHODS.len() - 1);
+        MethodLabel(i as u8)
+    }
+
+    /// The label.
+    pub fn name(self) -> &'static str {
+        METHODS[usize::from(self.0)]
+    }
+}
+
+/// The statuses the server answers with, each with a place in [`Metrics`]'s
+/// table of handles; any other status takes the label lookups.
+const STATUSES: [u16; 10] = [200, 400, 404, 405, 406, 409, 414, 431, 500, 503];
+
+/// One series of `flakeid_http_requests_total` and its latency histogram, shared
+/// with their families (a clone of a metric is the same metric).
+#[derive(Debug)]
+struct Handles {
+    requests: Counter,
+    latency: Histogram,
+}
+
 #[derive(Debug)]
 pub(crate) struct Metrics {
     pub registry: Registry,
@@ -78,6 +171,10 @@ pub(crate) struct Metrics {
     pub errors: Family<KindLabels, Counter>,
     pub grpc: Family<RpcLabels, Counter>,
     pub sealing: Gauge,
+    /// The handles of each (route, method, status in [`STATUSES`]), made when first
+    /// used: recording a request is then a counter add and a histogram observe, with
+    /// no label hashing and no family lock (issue 21, "Speed").
+    handles: Box<[OnceLock<Handles>]>,
     /// The counters of generators replaced after a lost lease.
     pub retired: Mutex<Stats>,
 }
@@ -126,6 +223,9 @@ impl Metrics {
             errors,
             grpc,
             sealing,
+            handles: (0..ROUTES.len() * METHODS.len() * STATUSES.len())
+                .map(|_| OnceLock::new())
+                .collect(),
             retired: Mutex::new(Stats::default()),
         }
     }
@@ -142,17 +242,42 @@ impl Metrics {
     }
 
     /// Records one answered request (conn.rs).
-    pub fn observe(&self, route: &'static str, method: &'static str, status: u16, seconds: f64) {
+    pub fn observe(&self, route: Route, method: MethodLabel, status: u16, seconds: f64) {
+        match STATUSES.iter().position(|s| *s == status) {
+            Some(s) => {
+                let i = (usize::from(route.0) * METHODS.len() + usize::from(method.0)) * STATUSES.len() + s;
+                let h = self.handles[i].get_or_init(|| Handles {
+                    requests: self.request_counter(route, method, status),
+                    latency: self.latency_histogram(route, method, status),
+                });
+                h.requests.inc();
+                h.latency.observe(seconds);
+            }
+            None => {
+                self.request_counter(route, method, status).inc();
+                self.latency_histogram(route, method, status).observe(seconds);
+            }
+        }
+    }
+
+    fn request_counter(&self, route: Route, method: MethodLabel, status: u16) -> Counter {
         self.requests
-            .get_or_create(&RouteLabels { route, method, status })
-            .inc();
+            .get_or_create(&RouteLabels {
+                route: route.name(),
+                method: method.name(),
+                status,
+            })
+            .clone()
+    }
+
+    fn latency_histogram(&self, route: Route, method: MethodLabel, status: u16) -> Histogram {
         self.latency
             .get_or_create(&LatencyLabels {
-                route,
-                method,
+                route: route.name(),
+                method: method.name(),
                 class: status_class(status),
             })
-            .observe(seconds);
+            .clone()
     }
 }
 
@@ -320,5 +445,135 @@ impl Collector for Live {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(m: &Metrics) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &m.registry).unwrap();
+        out
+    }
+
+    fn value(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn routes_and_methods_map_to_their_labels() {
+        for (path, label) in [
+            ("/v1/id", "/v1/id"),
+            ("/v1/ids", "/v1/ids"),
+            ("/v1/decode/42", "/v1/decode/{id}"),
+            ("/v1/unseal/abc", "/v1/unseal/{id}"),
+            ("/v1/decode/", "other"),
+            ("/v1/decode/1/2", "other"),
+            ("/flakeid.v1.Flakeid/Stream", "/flakeid.v1.Flakeid/Stream"),
+            (
+                "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+            ),
+            ("/nope", "other"),
+            ("", "other"),
+        ] {
+            assert_eq!(Route::of(path).name(), label, "{path}");
+        }
+        for r in ROUTES {
+            assert_eq!(Route::of(r).name(), r);
+        }
+        use axum::http::Method;
+        for (m, label) in [
+            (Method::GET, "GET"),
+            (Method::HEAD, "HEAD"),
+            (Method::POST, "POST"),
+            (Method::CONNECT, "CONNECT"),
+            (Method::from_bytes(b"BREW").unwrap(), "other"),
+            (Method::from_bytes(b"other").unwrap(), "other"),
+        ] {
+            assert_eq!(MethodLabel::of(&m).name(), label);
+        }
+    }
+
+    /// Every (route, method, status) is counted in its own series, through the
+    /// handle table and through the lookups alike (418 has no place in the table).
+    #[test]
+    fn each_request_is_counted_in_its_route_method_and_status() {
+        let m = Metrics::new(Weak::new());
+        let id = Route::of("/v1/id");
+        let ids = Route::of("/v1/ids");
+        let (get, head, post) = (
+            MethodLabel::of(&axum::http::Method::GET),
+            MethodLabel::of(&axum::http::Method::HEAD),
+            MethodLabel::of(&axum::http::Method::POST),
+        );
+        let calls = [
+            (id, get, 200, 3, 0.001),
+            (id, head, 200, 2, 0.002),
+            (id, get, 400, 1, 0.004),
+            (id, post, 405, 1, 0.008),
+            (ids, get, 200, 4, 0.5),
+            (ids, get, 418, 2, 0.25),
+            (ids, get, 404, 1, 0.125),
+        ];
+        for (route, method, status, n, secs) in calls {
+            for _ in 0..n {
+                m.observe(route, method, status, secs);
+            }
+        }
+        let t = text(&m);
+        for (route, method, status, n, _) in calls {
+            let series = format!(
+                "flakeid_http_requests_total{{route=\"{}\",method=\"{}\",status=\"{status}\"}}",
+                route.name(),
+                method.name()
+            );
+            assert_eq!(value(&t, &series), Some(f64::from(n)), "{series}\n{t}");
+        }
+        assert_eq!(t.matches("\nflakeid_http_requests_total{").count(), calls.len(), "{t}");
+        // The histograms, per status class: count, sum and the buckets.
+        for (route, method, class, count, sum) in [
+            ("/v1/id", "GET", "2xx", 3.0, 0.003),
+            ("/v1/id", "HEAD", "2xx", 2.0, 0.004),
+            ("/v1/id", "GET", "4xx", 1.0, 0.004),
+            ("/v1/id", "POST", "4xx", 1.0, 0.008),
+            ("/v1/ids", "GET", "2xx", 4.0, 2.0),
+            ("/v1/ids", "GET", "4xx", 3.0, 0.625),
+        ] {
+            let labels = format!("route=\"{route}\",method=\"{method}\",class=\"{class}\"");
+            let c = value(&t, &format!("flakeid_http_request_duration_seconds_count{{{labels}}}"));
+            assert_eq!(c, Some(count), "{labels}\n{t}");
+            let s = value(&t, &format!("flakeid_http_request_duration_seconds_sum{{{labels}}}")).unwrap();
+            assert!((s - sum).abs() < 1e-9, "{labels}: sum {s}");
+            let inf = value(
+                &t,
+                &format!("flakeid_http_request_duration_seconds_bucket{{le=\"+Inf\",{labels}}}"),
+            );
+            assert_eq!(inf, Some(count), "{labels}\n{t}");
+        }
+        assert_eq!(
+            t.matches("\nflakeid_http_request_duration_seconds_count{").count(),
+            6,
+            "{t}"
+        );
+        // 0.001 s falls in the 1.6 ms bucket, not the 0.8 ms one.
+        let l = "route=\"/v1/id\",method=\"GET\",class=\"2xx\"";
+        assert_eq!(
+            value(
+                &t,
+                &format!("flakeid_http_request_duration_seconds_bucket{{le=\"0.0008\",{l}}}")
+            ),
+            Some(0.0)
+        );
+        assert_eq!(
+            value(
+                &t,
+                &format!("flakeid_http_request_duration_seconds_bucket{{le=\"0.0016\",{l}}}")
+            ),
+            Some(3.0)
+        );
     }
 }
