@@ -102,8 +102,14 @@ def test_waits_on_a_frozen_clock_end(kwargs: dict[str, object], rollback: bool) 
 def test_ctrl_c_interrupts_a_long_wait(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # A child blocks on a frozen clock with a 60 s wait allowed; SIGINT must end it
     # with KeyboardInterrupt at once, as for any blocking call in Python.
+    # The child sets Python's own SIGINT handler first: a process started from a
+    # background job of a non-interactive shell inherits SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler at all (the cause of this test's
+    # failures when `make test-artifacts` ran as a background job: the signal never
+    # arrived).
     code = (
-        "import flakeid, sys\n"
+        "import flakeid, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "c = flakeid.ManualClock(1_700_000_000_100)\n"
         "g = flakeid.Generator(clock=c, clock_backwards='wait', max_wait_ms=60000)\n"
         "g.next_ids(4096)\n"
