@@ -82,9 +82,13 @@ python_dist() {
     cross "$t" && continue
     if [ "$host_only" = 1 ]; then
       # As `pip install ./python` builds it (python/pyproject.toml: profile dist,
-      # strip); maturin tags it with the manylinux policy auditwheel finds.
-      log "wheel $t (host)"
-      (cd python && maturin build --quiet --out "$out")
+      # strip); maturin tags it with the manylinux policy auditwheel finds. With make
+      # test-python's interpreter when there is one: pyo3's build script reruns when
+      # PYO3_PYTHON changes, and pyo3 and the module with it.
+      local py=python3
+      [ -x "$root/python/.venv/bin/python" ] && py="$root/python/.venv/bin/python"
+      log "wheel $t (host, $py)"
+      (cd python && maturin build --quiet --interpreter "$py" --out "$out")
       continue
     fi
     log "wheel $t ($compat)"
