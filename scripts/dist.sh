@@ -84,9 +84,10 @@ python_dist() {
       # As `pip install ./python` builds it (python/pyproject.toml: profile dist,
       # strip); maturin tags it with the manylinux policy auditwheel finds. With make
       # test-python's interpreter when there is one: pyo3's build script reruns when
-      # PYO3_PYTHON changes, and pyo3 and the module with it.
+      # PYO3_PYTHON changes, and pyo3 and the module with it (pip passes the venv's
+      # python3, sys.executable).
       local py=python3
-      [ -x "$root/python/.venv/bin/python" ] && py="$root/python/.venv/bin/python"
+      [ -x "$root/python/.venv/bin/python3" ] && py="$root/python/.venv/bin/python3"
       log "wheel $t (host, $py)"
       (cd python && maturin build --quiet --interpreter "$py" --out "$out")
       continue
