@@ -131,7 +131,7 @@ node_dist() {
     if [ "$host_only" = 1 ]; then
       # node/package.json's own napi build (as make test-node runs it), writing into
       # the stage instead of node/.
-      log "node addon $t (host)"
+      log "node addon ${t%.2.17} (host)"
       local napi
       napi=$(node -p "require('./node/package.json').scripts.install")
       [[ $napi == *"--output-dir . "* ]] || { echo "dist: node/package.json's install script has no '--output-dir .': $napi" >&2; exit 1; }
