@@ -14,8 +14,14 @@
 # (Cargo.toml [workspace.package]) and is stamped into every artifact.
 # Usage: scripts/dist.sh [python|node|wasm|c|cli ...]   (default: all, then SHA256SUMS)
 # FLAKEID_DIST_HOST=1 (make ci's test-artifacts): only this machine's artifacts, the
-# x86_64 glibc wheel, addon and C SDK and the static x86_64 CLI (two targets instead
-# of four); make release-check builds and checks the whole matrix.
+# x86_64 glibc wheel, addon and C SDK and the static x86_64 CLI; make release-check
+# builds and checks the whole matrix. The wheel, the addon and the C library are then
+# built for the host, without zig or --target, exactly as make test's suites build
+# them (mk/c.mk's lib-c, `pip install ./python`, node/package.json's napi build), so
+# cargo finds them built: the x86_64 glibc 2.17 builds with zig compiled the lease
+# stack (~170 crates, fat LTO) three more times in make ci (issue 23). Their glibc
+# floor is this machine's (the wheel: the manylinux tag auditwheel finds); the
+# manylinux2014 artifacts are make dist's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -46,7 +52,9 @@ musl_libc_name() { # file arch
 }
 
 # Cargo's output folder for a target (strip a zigbuild glibc suffix such as .2.17).
-artifact_dir() { echo "$root/target/${1%.2.17}/$profile"; }
+# (CARGO_TARGET_DIR moves it, as it moves cargo's, maturin's and napi's.)
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+artifact_dir() { echo "$target_dir/${1%.2.17}/$profile"; }
 
 # The environment cargo-zigbuild gives cargo for target $1: the zig wrappers as
 # CC_<target>, AR_<target> and the linker, one line per variable. maturin runs with
@@ -72,6 +80,18 @@ python_dist() {
     compat=${t#*:}
     t=${t%%:*}
     cross "$t" && continue
+    if [ "$host_only" = 1 ]; then
+      # As `pip install ./python` builds it (python/pyproject.toml: profile dist,
+      # strip); maturin tags it with the manylinux policy auditwheel finds. With make
+      # test-python's interpreter when there is one: pyo3's build script reruns when
+      # PYO3_PYTHON changes, and pyo3 and the module with it (pip passes the venv's
+      # python3, sys.executable).
+      local py=python3
+      [ -x "$root/python/.venv/bin/python3" ] && py="$root/python/.venv/bin/python3"
+      log "wheel $t (host, $py)"
+      (cd python && maturin build --quiet --interpreter "$py" --out "$out")
+      continue
+    fi
     log "wheel $t ($compat)"
     # glibc 2.17 for manylinux2014, as the addon and the C library (see zig_env).
     zt=$t
@@ -106,6 +126,19 @@ node_dist() {
               x86_64-unknown-linux-musl:linux-x64-musl:x64:musl; do
     IFS=: read -r t plat cpu libc <<<"$spec"
     cross "$t" && continue
+    dir="$stage/node/$plat"
+    mkdir -p "$dir"
+    if [ "$host_only" = 1 ]; then
+      # node/package.json's own napi build (as make test-node runs it), writing into
+      # the stage instead of node/.
+      log "node addon ${t%.2.17} (host)"
+      local napi
+      napi=$(node -p "require('./node/package.json').scripts.install")
+      [[ $napi == *"--output-dir . "* ]] || { echo "dist: node/package.json's install script has no '--output-dir .': $napi" >&2; exit 1; }
+      (cd node && eval "${napi/--output-dir . /--output-dir "$dir" }") >/dev/null
+      [ -f "$dir/flakeid.$plat.node" ] || { echo "dist: napi build wrote no $dir/flakeid.$plat.node" >&2; exit 1; }
+      rm -f "$dir/index.js" "$dir/index.d.ts"
+    else
     log "node addon $t"
     # A musl addon is loaded by node with dlopen, so it links libc dynamically; the
     # same flag maturin sets for the musllinux wheel (so the two share their deps).
@@ -113,10 +146,9 @@ node_dist() {
     [[ $t == *musl ]] && rustflags="$rustflags -C target-feature=-crt-static"
     RUSTFLAGS=$rustflags cargo zigbuild --quiet --profile "$profile" -p flakeid-node --target "$t"
     so="$(artifact_dir "$t")/libflakeid_node.so"
-    dir="$stage/node/$plat"
-    mkdir -p "$dir"
     cp "$so" "$dir/flakeid.$plat.node"
     [[ $t == *musl ]] && musl_libc_name "$dir/flakeid.$plat.node" x86_64
+    fi
     os=linux
     cat > "$dir/package.json" <<JSON
 {
@@ -174,24 +206,33 @@ c_dist() {
   objcopy="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-objcopy"
   for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu; do
     cross "$t" && continue
+    local libs
+    if [ "$host_only" = 1 ]; then
+      # mk/c.mk's lib-c, as make test-c builds it.
+      log "C SDK $t (host)"
+      cargo build --quiet --profile "$profile" -p flakeid-c
+      libs="$target_dir/$profile"
+    else
     log "C SDK $t"
     # Only the C crate types: flakeid-c is also an rlib (for its Rust tests), which
     # would make cargo build every dependency again with machine code beside the
     # bitcode that LTO needs, instead of reusing the wheel's and the addon's.
     cargo-zigbuild rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib \
       --target "$t.2.17"
+    libs=$(artifact_dir "$t")
+    fi
     name="flakeid-$version-$t"
     sdk="$stage/c/$name"
     rm -rf "$sdk"
     libdir="$sdk/lib"
     mkdir -p "$sdk/include" "$libdir/pkgconfig" "$libdir/cmake/flakeid"
     cp include/flakeid.h "$sdk/include/"
-    cp "$(artifact_dir "$t")/libflakeid.so" "$libdir/"
+    cp "$libs/libflakeid.so" "$libdir/"
     # Without the LLVM bitcode that Rust's own objects carry for LTO (.llvmbc,
     # .llvmcmd; C linkers ignore it) and without debug info, like the stripped .so:
     # 31 MB -> 22 MB.
     "$objcopy" --strip-debug --remove-section=.llvmbc --remove-section=.llvmcmd \
-      "$(artifact_dir "$t")/libflakeid.a" "$libdir/libflakeid.a"
+      "$libs/libflakeid.a" "$libdir/libflakeid.a"
     ln -s libflakeid.so "$libdir/libflakeid.so.0"
     sed -e 's|^prefix=@PREFIX@|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
       -e 's|@LIBS_PRIVATE@|-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc|' \

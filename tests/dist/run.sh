@@ -14,6 +14,8 @@
 #     every aarch64 artifact is an aarch64 ELF with the claimed tags.
 # FLAKEID_DIST_HOST=1 (make ci, after `FLAKEID_DIST_HOST=1 scripts/dist.sh`): the same
 # checks of this machine's artifacts only; no aarch64, musl wheel or addon, sdist build.
+# Those are built for the host, not glibc 2.17: the wheel's tag is the manylinux policy
+# of this machine's build (auditwheel agrees), not manylinux2014.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -124,6 +126,14 @@ wheel_info() { # wheel -> the WHEEL file's text
   unzip -p "$1" "flakeid_engine-$version.dist-info/WHEEL"
 }
 wheel_specs=("$whl_gnu_x64:x86-64:manylinux_2_17_x86_64")
+if ! full; then
+  # Built for this machine (no zig): tagged with the manylinux policy its glibc symbols
+  # allow, the last of the name's platform tags; auditwheel must find the same below.
+  host_tag=$(basename "$whl_gnu_x64" .whl)
+  host_tag=${host_tag##*[.-]}
+  [[ $host_tag =~ ^manylinux_2_[0-9]+_x86_64$ ]] || fail "$(basename "$whl_gnu_x64"): platform tag $host_tag, expected manylinux_2_<glibc minor>_x86_64"
+  wheel_specs=("$whl_gnu_x64:x86-64:$host_tag")
+fi
 full && wheel_specs+=("$whl_gnu_arm:ARM aarch64:manylinux_2_17_aarch64" "$whl_musl:x86-64:musllinux_1_2_x86_64")
 for spec in "${wheel_specs[@]}"; do
   IFS=: read -r whl arch tag <<<"$spec"
