@@ -28,10 +28,10 @@ rustup component add rustfmt clippy --toolchain "$TOOLCHAIN" >/dev/null 2>&1
 
 # --debug (as scripts/setup-wasm.sh does for wasm-bindgen-cli): cargo-pgrx only drives
 # cargo and reads the built library's schema section, its own run time is small next
-# to the builds it starts, and an unoptimised build of its ~300 crates takes about
-# half the CPU time (CONTRIBUTING.md, Where the time goes).
+# to the builds it starts, and an unoptimised build of its 257 crates takes far less
+# CPU time (193 CPU-s; CONTRIBUTING.md, Where the time goes).
 if [ "$(cargo pgrx --version 2>/dev/null | awk '{print $2}')" != "$PGRX_VERSION" ]; then
-  echo "setup-postgres: installing cargo-pgrx $PGRX_VERSION (a few minutes)"
+  echo "setup-postgres: installing cargo-pgrx $PGRX_VERSION (2-3 minutes)"
   cargo "+$TOOLCHAIN" install cargo-pgrx --version "$PGRX_VERSION" --locked --debug
 fi
 
