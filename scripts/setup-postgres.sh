@@ -26,9 +26,13 @@ if ! rustup run "$TOOLCHAIN" rustc --version >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy --toolchain "$TOOLCHAIN" >/dev/null 2>&1
 
+# --debug (as scripts/setup-wasm.sh does for wasm-bindgen-cli): cargo-pgrx only drives
+# cargo and reads the built library's schema section, its own run time is small next
+# to the builds it starts, and an unoptimised build of its 257 crates takes far less
+# CPU time (193 CPU-s; CONTRIBUTING.md, Where the time goes).
 if [ "$(cargo pgrx --version 2>/dev/null | awk '{print $2}')" != "$PGRX_VERSION" ]; then
-  echo "setup-postgres: installing cargo-pgrx $PGRX_VERSION (about 5 minutes)"
-  cargo "+$TOOLCHAIN" install cargo-pgrx --version "$PGRX_VERSION" --locked
+  echo "setup-postgres: installing cargo-pgrx $PGRX_VERSION (2-3 minutes)"
+  cargo "+$TOOLCHAIN" install cargo-pgrx --version "$PGRX_VERSION" --locked --debug
 fi
 
 pgrx_home=${PGRX_HOME:-$HOME/.pgrx}
