@@ -30,6 +30,8 @@ use client::txn::{self, Cmp};
 use client::{Client, EtcdError, Options, TxnRequest};
 use flakeid_core::lease::{Acquired, LeaseStore};
 use flakeid_core::{Error, Result};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Lifetime of `meta/young`: longer than any lock delay (TTL ≤ 1 h plus the margin
@@ -177,12 +179,19 @@ impl EtcdStore {
             let attempt_until = Instant::now() + share;
             let options = self.options.clone();
             let endpoint = self.endpoints[i].clone();
+            // Whether the member has answered that it knows no leader: a member
+            // without quorum may then stall the next status request past the
+            // deadline (its raft loop busy persisting each new campaign's term), and
+            // that is still "no leader", not a silent member.
+            let no_leader = Arc::new(AtomicBool::new(false));
+            let saw = Arc::clone(&no_leader);
             let outcome = self.rt.within(attempt_until, async move {
                 let c = Client::connect(&endpoint, &options).await?;
                 loop {
                     if c.leader().await? != 0 {
                         return Ok::<_, EtcdError>(Some(c));
                     }
+                    saw.store(true, Ordering::Relaxed);
                     if Instant::now() + STARTING_RETRY >= attempt_until {
                         return Ok(None);
                     }
@@ -195,19 +204,22 @@ impl EtcdStore {
                     self.next_endpoint = i;
                     return Ok(());
                 }
-                Some(Ok(None)) => {
-                    last = Some(lease_error(format!(
-                        "etcd {} (connect): the member knows no leader (starting, or its cluster is electing one \
-                         or has lost its quorum)",
-                        self.url.redacted()
-                    )));
-                }
+                Some(Ok(None)) => last = Some(self.no_leader()),
+                None if no_leader.load(Ordering::Relaxed) => last = Some(self.no_leader()),
                 Some(Err(e)) => last = Some(self.fail("connect", &e)),
                 None => last = Some(self.timed_out("connect")),
             }
         }
         self.next_endpoint = (self.next_endpoint + 1) % n.max(1);
         Err(last.unwrap_or_else(|| self.timed_out("connect")))
+    }
+
+    fn no_leader(&self) -> Error {
+        lease_error(format!(
+            "etcd {} (connect): the member knows no leader (starting, or its cluster is electing one or has lost \
+             its quorum)",
+            self.url.redacted()
+        ))
     }
 
     fn timed_out(&self, what: &str) -> Error {
