@@ -43,12 +43,19 @@ header-c:
 test-c-rust:
 	$(CARGO) test -p flakeid-c
 
+# The two ASan builds take ~3 s each: skipped when no input is newer than the binary
+# (the sources, the header, the libraries, this file).
+C_TEST_INPUTS := $(C_TEST_SRC) $(wildcard tests/c/*.h) include/flakeid.h mk/c.mk
+c_stale = test ! -e $(1) || test -n "$$(find $(C_TEST_INPUTS) $(2) -newer $(1) | head -n 1)"
+
 test-c-suite: lib-c
 	mkdir -p $(C_OUT)
-	$(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
-	  -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(abspath $(C_LIB_DIR)) -lpthread -o $(C_OUT)/flakeid_test_shared
-	$(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
-	  $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/flakeid_test_static
+	if $(call c_stale,$(C_OUT)/flakeid_test_shared,$(C_SO)); then \
+	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
+	    -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(abspath $(C_LIB_DIR)) -lpthread -o $(C_OUT)/flakeid_test_shared; fi
+	if $(call c_stale,$(C_OUT)/flakeid_test_static,$(C_A)); then \
+	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
+	    $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/flakeid_test_static; fi
 	@# Prove which library each binary uses.
 	ldd $(C_OUT)/flakeid_test_shared | grep 'libflakeid\.so' > /dev/null
 	! ldd $(C_OUT)/flakeid_test_static | grep 'libflakeid\.so'

@@ -806,14 +806,15 @@ pub fn data_loss(url: &str, ttl_ms: u64, what: &str, lose: &dyn Fn()) -> u64 {
     let b_thread = std::thread::spawn(move || {
         let first = gb.next_id();
         let first_at = Instant::now();
-        let (mut ids, err) = issue_until(&gb, &sb);
-        ids.extend(first.ok());
+        let (rest, err) = issue_until(&gb, &sb);
+        let mut ids: Vec<u64> = first.ok().into_iter().collect();
+        ids.extend(rest);
         (ids, err, first_at)
     });
     std::thread::sleep(Duration::from_millis(1500));
     stop.store(true, Ordering::SeqCst);
-    let (mut ids_a, err_a) = a_thread.join().unwrap();
-    let (mut ids_b, err_b, b_first_at) = b_thread.join().unwrap();
+    let (ids_a, err_a) = a_thread.join().unwrap();
+    let (ids_b, err_b, b_first_at) = b_thread.join().unwrap();
     assert_eq!(
         a.node(),
         b.node(),
@@ -821,8 +822,11 @@ pub fn data_loss(url: &str, ttl_ms: u64, what: &str, lose: &dyn Fn()) -> u64 {
     );
     assert!(err_b.is_none(), "{what}: B stopped: {err_b:?}");
     assert!(!ids_b.is_empty(), "{what}: B issued nothing");
-    ids_a.sort_unstable();
-    ids_b.sort_unstable();
+    // One thread each, so each list is in issue order: increasing, which the merge
+    // below needs (no sort: millions of IDs take seconds in the test build).
+    for (who, ids) in [("A", &ids_a), ("B", &ids_b)] {
+        assert!(ids.is_sorted_by(|x, y| x < y), "{what}: {who}'s IDs did not increase");
+    }
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < ids_a.len() && j < ids_b.len() {
         match ids_a[i].cmp(&ids_b[j]) {
