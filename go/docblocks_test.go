@@ -122,6 +122,7 @@ var docChecks = map[string]func(t *testing.T, dir, out string){
 // own under testdata/ (which `./...` skips; inside the module, so the import of
 // example.invalid/flakeid/go is this checkout), from a folder with a seal.key.
 func TestDocBlocks(t *testing.T) {
+	t.Parallel() // go build subprocesses, ~3 s: overlaps the long seal test
 	dir, blocks := docBlocks(t, "go")
 	if len(blocks) < 4 {
 		t.Fatalf("%d Go blocks in the docs, want at least go/README.md's 3 and docs/sealing.md's 1", len(blocks))

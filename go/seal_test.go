@@ -105,6 +105,7 @@ func TestSealRoundTripsAndStaysInRange(t *testing.T) {
 
 // A 21-bit layout's sealing is a permutation of all 2^21 values.
 func TestSealIsAPermutation(t *testing.T) {
+	t.Parallel() // 2^21 seals, ~2 s under -race: overlaps the doc blocks' builds
 	l, err := NewLayout(LayoutSpec{TimeBits: 9, WorkerBits: 4, SequenceBits: 8, TickMs: 1, EpochMs: 1288834974657})
 	if err != nil {
 		t.Fatal(err)
