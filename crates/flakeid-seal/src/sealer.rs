@@ -172,6 +172,22 @@ mod tests {
     use super::*;
     use crate::handle::slot_is_empty;
 
+    /// `KEY_LENGTHS` (what the hex parser and the bindings accept) and the lengths
+    /// `Schedule::new` expands are one list, and the error message says it.
+    #[test]
+    fn key_lengths_are_the_schedules_lengths() {
+        for len in 0..=64 {
+            let key = vec![0x5a; len];
+            let accepted = crate::handle::Schedule::new(&key).is_some();
+            assert_eq!(accepted, KEY_LENGTHS.contains(&len), "{len}-byte key");
+            if !accepted {
+                let e = Sealer::new(&key, &Layout::SNOWFLAKE).unwrap_err().to_string();
+                let listed = format!("{}, {} or {} bytes", KEY_LENGTHS[0], KEY_LENGTHS[1], KEY_LENGTHS[2]);
+                assert!(e.contains(&listed), "{e}");
+            }
+        }
+    }
+
     /// The key schedule lives exactly as long as the `Sealer`'s clones: calls, on
     /// any thread, keep no copy of it (not in the thread-local slot that lends it
     /// to fpe, not in the FF1 they build), and the last clone's drop frees it,
