@@ -6,8 +6,9 @@
 #                              (tests/lease/bindings.sh), against the same servers
 #   make bench-lease           what the lease check adds to next_id() (the core's bench:
 #                              no store, no network crates to build)
-# Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build.
-LEASE_STORE_TESTS := --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
+# Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build. `--lib`:
+# unit tests that need a real store (flakeid-lease-net's etcd forced interleaving).
+LEASE_STORE_TESTS := --lib --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
 .PHONY: setup-lease test-lease test-lease-bindings bench-lease
 setup-lease:
 	bash scripts/setup-lease.sh

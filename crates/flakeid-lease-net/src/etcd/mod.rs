@@ -52,6 +52,9 @@ pub struct EtcdStore {
     next_endpoint: usize,
     /// The etcd lease our `node/{ID}` key is attached to.
     lease: Option<i64>,
+    /// Tests: runs before each acquiring transaction (a forced interleaving).
+    #[cfg(test)]
+    before_txn: Option<Box<dyn FnMut(u64) + Send>>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -113,6 +116,8 @@ impl EtcdStore {
             client: None,
             next_endpoint: 0,
             lease: None,
+            #[cfg(test)]
+            before_txn: None,
         })
     }
 
@@ -293,6 +298,19 @@ impl EtcdStore {
         Ok(resp.succeeded)
     }
 
+    /// Restarts etcd lease `id`'s TTL: `Ok(false)` if it already expired (the
+    /// store no longer knows it).
+    fn keep_alive(&mut self, what: &str, id: i64, until: Instant) -> Result<bool> {
+        let ttl = self.call(what, until, |c| async move {
+            match c.lease_keep_alive(id).await {
+                Ok(ttl) => Ok(ttl),
+                Err(e) if e.lease_not_found() => Ok(0),
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(ttl > 0)
+    }
+
     fn revoke(&mut self, id: i64, until: Instant) {
         let _ = self.call("revoke", until, |c| async move { c.lease_revoke(id).await });
     }
@@ -333,9 +351,18 @@ impl LeaseStore for EtcdStore {
                 }
                 return Ok(None);
             };
-            // Granted (again) just before the attempt: a slow, contended acquire
-            // must not outlive its own lease.
-            let lease = match self.lease {
+            // A full TTL left at every attempt. The lease of an attempt that lost
+            // the race is kept alive before it is used again: granted once for the
+            // whole loop, a contended acquire (32 holders on a loaded machine) won
+            // its id with a lease near its end, which expired before the core's
+            // first renewal, another acquirer took the id, and the build failed
+            // ("lost while it was being acquired").
+            let current = self.lease;
+            let reused = match current {
+                Some(l) if self.keep_alive("acquire", l, until)? => Some(l),
+                _ => None,
+            };
+            let lease = match reused {
                 Some(l) => l,
                 None => {
                     let l = self.call("grant", until, |c| async move { c.lease_grant(ttl_s).await })?;
@@ -363,6 +390,10 @@ impl LeaseStore for EtcdStore {
             }
             ops.push(txn::get(lk));
             ops.push(txn::get(young.clone()));
+            #[cfg(test)]
+            if let Some(hook) = self.before_txn.as_mut() {
+                hook(node);
+            }
             let resp = self.call("acquire", until, |c| async move {
                 let req = TxnRequest {
                     compare: when,
@@ -410,17 +441,7 @@ impl LeaseStore for EtcdStore {
 
     fn renew(&mut self, node: u64, holder: &str, ttl_ms: u64, fence_ms: u64, until: Instant) -> Result<bool> {
         let alive = match self.lease {
-            Some(id) => {
-                let ttl = self.call("renew", until, |c| async move {
-                    match c.lease_keep_alive(id).await {
-                        Ok(ttl) => Ok(ttl),
-                        // Expired and revoked: the store no longer knows it.
-                        Err(e) if e.lease_not_found() => Ok(0),
-                        Err(e) => Err(e),
-                    }
-                })?;
-                ttl > 0
-            }
+            Some(id) => self.keep_alive("renew", id, until)?,
             None => false,
         };
         if !alive {
@@ -480,5 +501,82 @@ impl LeaseStore for EtcdStore {
             self.revoke(id, until);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A real etcd from tests/env/testenv.py (make test-lease); skipped without one.
+    fn etcd_url(tag: &str) -> Option<String> {
+        let Some(base) = std::env::var("FLAKEID_TEST_ETCD_URL").ok().filter(|u| !u.is_empty()) else {
+            assert_ne!(
+                std::env::var("FLAKEID_LEASE_REQUIRE").as_deref(),
+                Ok("1"),
+                "FLAKEID_TEST_ETCD_URL is not set: run make test-lease"
+            );
+            eprintln!("SKIPPED: FLAKEID_TEST_ETCD_URL is not set (make test-lease starts etcd)");
+            return None;
+        };
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Some(format!("{base}{sep}namespace=t{}-{tag}", std::process::id()))
+    }
+
+    /// A contended acquire: A's first attempt loses its id to B after A's etcd lease
+    /// has run most of its TTL; A then wins the next id. That id must stay A's for a
+    /// whole TTL from the win (the core renews a third of a TTL later at the
+    /// latest), not expire with the lease granted before the first attempt. It did:
+    /// the 32 holders of etcd_32_concurrent_holders_get_distinct_ids lost an id
+    /// that way on a loaded machine ("lost while it was being acquired").
+    #[test]
+    fn an_id_won_after_a_lost_attempt_gets_a_whole_ttl() {
+        let Some(url) = etcd_url("reuse") else { return };
+        let (ttl_ms, max_node) = (2000, 7);
+        let until = || Instant::now() + Duration::from_secs(20);
+        let mut a = EtcdStore::connect_url(&url).unwrap();
+        let mut b = EtcdStore::connect_url(&url).unwrap();
+        // B takes one id up front, so the namespace's marker exists.
+        let b0 = b.acquire(max_node, "b", ttl_ms, until()).unwrap().unwrap().node;
+        let b_url = url.clone();
+        let raced = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&raced);
+        a.before_txn = Some(Box::new(move |node| {
+            if flag.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            // A's lease was granted just now: let most of its TTL pass, then a
+            // second store (a third holder) takes the id A is about to ask for.
+            std::thread::sleep(Duration::from_millis(1600));
+            let mut c = EtcdStore::connect_url(&b_url).unwrap();
+            let got = c
+                .acquire(max_node, "c", ttl_ms, Instant::now() + Duration::from_secs(20))
+                .unwrap();
+            assert_eq!(got.unwrap().node, node);
+            std::mem::forget(c); // keeps C's key alive past the test's end: no release
+        }));
+        let won = a.acquire(max_node, "a", ttl_ms, until()).unwrap().unwrap().node;
+        assert!(raced.load(Ordering::SeqCst), "the first attempt must have raced");
+        assert_ne!(won, b0);
+        // Within a TTL of the win, but past the end of the lease granted before
+        // the first attempt (2 s, started ~1.6 s before the win): A's key is there.
+        std::thread::sleep(Duration::from_millis(1200));
+        let key = a.key("node", won);
+        let kvs = a
+            .call("check", until(), |c| async move {
+                c.range(client::RangeRequest {
+                    key: key.into_bytes(),
+                    ..client::RangeRequest::default()
+                })
+                .await
+            })
+            .unwrap();
+        assert_eq!(
+            kvs.first().map(|kv| kv.value.as_slice()),
+            Some(&b"a"[..]),
+            "A's id expired within a TTL of A winning it: anyone could have taken it"
+        );
+        assert!(a.renew(won, "a", ttl_ms, 1, until()).unwrap());
     }
 }
