@@ -1132,6 +1132,36 @@ class Limits(unittest.TestCase):
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
+    def test_slow_second_request_on_a_kept_alive_connection_is_cut_off(self):
+        # The first request is complete, so only the per-request header deadline
+        # (hyper's, polled on the connection watchdog's tick) can end the second.
+        s = Server("--node", "1", "--header-timeout-ms", "1000", "--idle-timeout-ms", "60000")
+        try:
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            c.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(c.recv(65536).startswith(b"HTTP/1.1 200"))
+            c.sendall(b"GET /v1/id HTTP/1.1\r\n")
+            t0 = time.monotonic()
+            closed = None
+            while time.monotonic() - t0 < 4:
+                try:
+                    c.sendall(b"X")
+                    c.settimeout(0.2)
+                    if c.recv(65536) == b"":
+                        closed = time.monotonic() - t0
+                        break
+                except socket.timeout:
+                    pass
+                except OSError:
+                    closed = time.monotonic() - t0
+                    break
+            c.close()
+            self.assertIsNotNone(closed, "a trickled second request head kept its connection 4 s past a 1 s timeout")
+            self.assertGreater(closed, 0.9)
+            self.assertLess(closed, 2.5)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
     def test_silent_connections_cannot_exhaust_the_fds(self):
         # 600 silent connections against a server allowed 256 descriptors: the cap
         # (256 - 64) holds, the oldest silent ones are evicted, probes get in.
