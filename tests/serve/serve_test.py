@@ -484,6 +484,30 @@ class Semantics(unittest.TestCase):
             self.assertEqual(r.getheader("Cache-Control"), "no-store")
         self.assertEqual(self.s.metric("flakeid_ids_issued_total"), before)
 
+    def test_v1_id_answers_as_the_router_does(self):
+        # GET and HEAD /v1/id are answered by the connection's service without the
+        # router (conn.rs); they must carry what the router adds to its routes.
+        r, body = self.req("GET", "/v1/id")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        r, body = self.req("GET", "/v1/id?format=json")
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        self.assertEqual(r.getheader("Content-Type"), "application/json")
+        r, body = self.req("HEAD", "/v1/id")
+        self.assertEqual((r.status, body, r.getheader("Content-Length")), (200, b"", "0"))
+        self.assertEqual(r.getheader("Content-Type"), "text/plain; charset=utf-8")
+        r, body = self.req("HEAD", "/v1/id?format=xml")
+        self.assertEqual((r.status, body), (400, b""))
+        self.assertGreater(int(r.getheader("Content-Length")), 0)  # the length GET's JSON error has
+        r, body = self.req("GET", "/v1/id?format=xml")
+        self.assert_json_error(r, body, 400, "bad_request")
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        r, body = self.req("POST", "/v1/id")
+        self.assert_json_error(r, body, 405, "method_not_allowed")
+        self.assertEqual(r.getheader("Allow"), "GET, HEAD")
+        r, body = self.req("GET", "/v1/id/")
+        self.assert_json_error(r, body, 404, "not_found")
+
     def test_id_responses_are_not_cached_and_vary_on_accept(self):
         for path in ("/v1/id", "/v1/ids?n=3", "/v1/ids?n=5000&format=octets"):
             r, _ = self.req("GET", path)

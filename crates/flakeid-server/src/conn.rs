@@ -490,6 +490,14 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
             Answer::Ready(Some(r))
+        } else if route == crate::metrics::Route::ID
+            && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
+        {
+            // The hot route, answered here: the router would only match the path,
+            // insert its (empty) parameters, box the body and add content-length.
+            let head = req.method() == axum::http::Method::HEAD;
+            let r = crate::one_id_answer(&self.peer.svc, req.method(), req.uri(), req.headers());
+            Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
             let mut req = req.map(Body::new);
@@ -509,6 +517,23 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             entry,
         }
     }
+}
+
+/// What the router does to its routes' responses (axum's `RouteFuture`):
+/// `content-length` when the body's length is known, and for HEAD no body (but
+/// the length of the one GET would get).
+fn as_routed(mut r: axum::response::Response, head: bool) -> axum::response::Response {
+    use axum::body::HttpBody as _;
+    if !r.headers().contains_key(axum::http::header::CONTENT_LENGTH)
+        && let Some(n) = r.body().size_hint().exact()
+    {
+        let v = axum::http::HeaderValue::from(n);
+        r.headers_mut().insert(axum::http::header::CONTENT_LENGTH, v);
+    }
+    if head {
+        *r.body_mut() = Body::empty();
+    }
+    r
 }
 
 /// The HTTP/1.1 + HTTP/2 connection settings from `limits`.

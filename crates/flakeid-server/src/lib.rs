@@ -674,20 +674,27 @@ fn query_params(
     Ok(map)
 }
 
-/// `GET /v1/id`. It takes the request whole, to read its method, headers and query
-/// in place: the `HeaderMap` extractor would copy the headers on every call.
+/// `GET /v1/id` through the router. It takes the request whole, to read its
+/// method, headers and query in place: the `HeaderMap` extractor would copy the
+/// headers on every call. The connection's service (conn.rs) answers GET and HEAD
+/// of `/v1/id` itself, through [`one_id_answer`], without the router.
 async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Response {
+    one_id_answer(&svc, req.method(), req.uri(), req.headers())
+}
+
+/// The answer to `GET` or `HEAD /v1/id`.
+pub(crate) fn one_id_answer(svc: &Service, method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> Response {
     let result = (|| {
         // No query string (the usual request): nothing to parse.
-        let json = match req.uri().query() {
-            None => wants_json(None, req.headers())?,
+        let json = match uri.query() {
+            None => wants_json(None, headers)?,
             Some(_) => {
-                let q = Query::<HashMap<String, String>>::try_from_uri(req.uri());
+                let q = Query::<HashMap<String, String>>::try_from_uri(uri);
                 let params = query_params(q, &["format"])?;
-                wants_json(params.get("format").map(String::as_str), req.headers())?
+                wants_json(params.get("format").map(String::as_str), headers)?
             }
         };
-        if req.method() == Method::HEAD {
+        if method == Method::HEAD {
             let ct = if json { APPLICATION_JSON } else { TEXT_PLAIN };
             return Ok(ids_response(ct, ()));
         }
@@ -695,7 +702,7 @@ async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Respo
         svc.issue(&mut id)?;
         Ok(one_id_response(json, id[0]))
     })();
-    finish(&svc, result)
+    finish(svc, result)
 }
 
 /// The form of a one-ID answer (`/v1/id`, `/v1/unseal`): `?format=text|json`, else

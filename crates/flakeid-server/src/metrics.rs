@@ -112,8 +112,9 @@ impl Route {
         }
     }
 
-    /// `/v1/ids`, `/flakeid.v1.Flakeid/Stream`, `/v1/decode/{id}`,
+    /// `/v1/id`, `/v1/ids`, `/flakeid.v1.Flakeid/Stream`, `/v1/decode/{id}`,
     /// `/v1/unseal/{id}` and `other`: their places in [`ROUTES`].
+    pub(crate) const ID: Route = Route(0);
     const IDS: Route = Route(1);
     const STREAM: Route = Route(9);
     const DECODE: Route = Route(EXACT_ROUTES as u8);
@@ -494,6 +495,7 @@ mod tests {
             let streamed = matches!(r, "/v1/ids" | "/flakeid.v1.Flakeid/Stream");
             assert_eq!(Route::of(r).is_streamed(), streamed, "{r}");
         }
+        assert_eq!(Route::ID.name(), "/v1/id");
         assert_eq!(Route::IDS.name(), "/v1/ids");
         assert_eq!(Route::STREAM.name(), "/flakeid.v1.Flakeid/Stream");
         assert_eq!(Route::DECODE.name(), "/v1/decode/{id}");
