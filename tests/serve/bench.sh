@@ -16,22 +16,30 @@
 #   env: DURATION (wrk seconds per run, default 10); PAIRS (sections 1 and 3, default
 #   3); BENCH_PROFILE (cargo profile, default dist: the shipped settings; `dev` only to
 #   try the script quickly)
-# Measured 2026-11-24 on the shared 2-core VM (`make bench-serve`, defaults), after
-# /v1/id's per-request costs were cut (metrics through handles made once, one
-# generator read, no header copy, no extension map, the body on the stack):
-#   load 3.1: /v1/id / hello world 0.92 (4 conns), 0.96 (64); CPU per request
-#             hello/flakeid 0.90 and 0.90; p99 at half peak 0.96 ms
-#   load 11.8: 0.91 (4), 1.12 (64); CPU 0.82 and 0.85; p99 0.76 ms; TLS / plaintext
-#             0.72 (4), 0.75 (64)
-# The same script on the code before (load 8.8): 1.07 and 1.01, CPU 1.01 and 0.83,
-# p99 2.46 ms; on main's single-pair script the lead saw 0.76 and 0.86. Under this
-# much load req/s ratios swing 0.7-1.2 between pairs, so the steadier figure is
-# user-space instructions per request (valgrind --tool=callgrind on the server,
-# wrk -t1 -c4 for 5 s, Ir / requests): 19,237 before, 16,260 after, 10,623 for
-# the hello world. What is left is mostly the route itself: three response headers,
-# the router's larger tree, hyper's per-request header-read timer, the connection
-# watchdog's select, latency timing, and the core's clock thread (flakeid-clock,
-# about 1000 wake-ups a second while IDs are issued).
+# Measured 2026-11-24 on the shared 2-core VM. The steady figure is user-space
+# instructions per request (tests/serve/instructions.sh: each server under
+# valgrind --tool=callgrind, wrk -t1 -c4 for 5 s after a 2 s warm-up, Ir / requests;
+# it varies about 1% between runs, whatever the load): GET /v1/id 11,335, the hello
+# world 10,682 (hello/flakeid 0.94). On the way there (issue 21, "Speed"):
+#   19,237  before this issue's speed work
+#   16,204  metrics through handles made once, one generator read, no header copy,
+#           no extension map, the body on the stack
+#   15,336  the connection's limits watched by a task of their own (a request's
+#           wake-up polls the connection and reads one atomic, not a timer, a
+#           notification and a channel), and hyper's per-request header-read
+#           deadline a plain deadline polled on that watchdog's tick, not a timer-
+#           wheel entry made and removed per request
+#   14,725  the ID written with itoa, no query parsed when there is none
+#   11,340  GET and HEAD /v1/id answered by the connection's service itself: no
+#           path match, URL-parameter map, body box or router clone
+# `DURATION=5 PAIRS=3 make bench-serve`, load 1.35 at the start, 3.25 at the end:
+#   /v1/id / hello world 0.97 (4 conns), 0.94 (64); CPU per request hello/flakeid
+#   0.95 and 0.93; p99 at half the peak (109k req/s) 0.80 ms; TLS / plaintext 0.76
+#   (4), 0.71 (64). At load 3.3-5 (same settings): 1.03 and 0.93; TLS 0.81 and
+#   0.82; p99 1.44 ms, with wrk reaching only 21k of the paced 33k req/s.
+# Under load req/s ratios swing 0.8-1.1 between pairs. Left alone: the core's
+# clock thread (flakeid-clock) wakes about 950 times a second while IDs are
+# issued, 2% of the server's CPU time at 61k req/s (7 of 335 ticks in a 5 s run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}

@@ -484,6 +484,30 @@ class Semantics(unittest.TestCase):
             self.assertEqual(r.getheader("Cache-Control"), "no-store")
         self.assertEqual(self.s.metric("flakeid_ids_issued_total"), before)
 
+    def test_v1_id_answers_as_the_router_does(self):
+        # GET and HEAD /v1/id are answered by the connection's service without the
+        # router (conn.rs); they must carry what the router adds to its routes.
+        r, body = self.req("GET", "/v1/id")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        r, body = self.req("GET", "/v1/id?format=json")
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        self.assertEqual(r.getheader("Content-Type"), "application/json")
+        r, body = self.req("HEAD", "/v1/id")
+        self.assertEqual((r.status, body, r.getheader("Content-Length")), (200, b"", "0"))
+        self.assertEqual(r.getheader("Content-Type"), "text/plain; charset=utf-8")
+        r, body = self.req("HEAD", "/v1/id?format=xml")
+        self.assertEqual((r.status, body), (400, b""))
+        self.assertGreater(int(r.getheader("Content-Length")), 0)  # the length GET's JSON error has
+        r, body = self.req("GET", "/v1/id?format=xml")
+        self.assert_json_error(r, body, 400, "bad_request")
+        self.assertEqual(r.getheader("Content-Length"), str(len(body)))
+        r, body = self.req("POST", "/v1/id")
+        self.assert_json_error(r, body, 405, "method_not_allowed")
+        self.assertEqual(r.getheader("Allow"), "GET, HEAD")
+        r, body = self.req("GET", "/v1/id/")
+        self.assert_json_error(r, body, 404, "not_found")
+
     def test_id_responses_are_not_cached_and_vary_on_accept(self):
         for path in ("/v1/id", "/v1/ids?n=3", "/v1/ids?n=5000&format=octets"):
             r, _ = self.req("GET", path)
@@ -1129,6 +1153,36 @@ class Limits(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 3.5)
             for c in socks:
                 c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_slow_second_request_on_a_kept_alive_connection_is_cut_off(self):
+        # The first request is complete, so only the per-request header deadline
+        # (hyper's, polled on the connection watchdog's tick) can end the second.
+        s = Server("--node", "1", "--header-timeout-ms", "1000", "--idle-timeout-ms", "60000")
+        try:
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            c.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(c.recv(65536).startswith(b"HTTP/1.1 200"))
+            c.sendall(b"GET /v1/id HTTP/1.1\r\n")
+            t0 = time.monotonic()
+            closed = None
+            while time.monotonic() - t0 < 4:
+                try:
+                    c.sendall(b"X")
+                    c.settimeout(0.2)
+                    if c.recv(65536) == b"":
+                        closed = time.monotonic() - t0
+                        break
+                except socket.timeout:
+                    pass
+                except OSError:
+                    closed = time.monotonic() - t0
+                    break
+            c.close()
+            self.assertIsNotNone(closed, "a trickled second request head kept its connection 4 s past a 1 s timeout")
+            self.assertGreater(closed, 0.9)
+            self.assertLess(closed, 2.5)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 

@@ -17,6 +17,10 @@
 //!   and [`Limits::connection_window`] per connection, and as much queued for sending
 //!   per stream; response bodies of many IDs are made lazily, one bounded chunk at a
 //!   time, as the client reads ([`crate::IdChunks`]).
+//!
+//! The timeouts are checked by each connection's watchdog task, every quarter of
+//! the shortest one (at least every 50 ms), so a timeout ends its connection at
+//! most that much late; nothing of them runs per request (issue 21, "Speed").
 
 use axum::Router;
 use axum::body::Body;
@@ -490,6 +494,14 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
             Answer::Ready(Some(r))
+        } else if route == crate::metrics::Route::ID
+            && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
+        {
+            // The hot route, answered here: the router would only match the path,
+            // insert its (empty) parameters, box the body and add content-length.
+            let head = req.method() == axum::http::Method::HEAD;
+            let r = crate::one_id_answer(&self.peer.svc, req.method(), req.uri(), req.headers());
+            Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
             let mut req = req.map(Body::new);
@@ -511,11 +523,28 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     }
 }
 
+/// What the router does to its routes' responses (axum's `RouteFuture`):
+/// `content-length` when the body's length is known, and for HEAD no body (but
+/// the length of the one GET would get).
+fn as_routed(mut r: axum::response::Response, head: bool) -> axum::response::Response {
+    use axum::body::HttpBody as _;
+    if !r.headers().contains_key(axum::http::header::CONTENT_LENGTH)
+        && let Some(n) = r.body().size_hint().exact()
+    {
+        let v = axum::http::HeaderValue::from(n);
+        r.headers_mut().insert(axum::http::header::CONTENT_LENGTH, v);
+    }
+    if head {
+        *r.body_mut() = Body::empty();
+    }
+    r
+}
+
 /// The HTTP/1.1 + HTTP/2 connection settings from `limits`.
 pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
     b.http1()
-        .timer(TokioTimer::new())
+        .timer(WatchdogTimer)
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(64 * 1024);
     b.http2()
@@ -642,7 +671,7 @@ async fn drive<I>(
     slot: Slot,
     progress: Arc<AtomicU64>,
     limits: Limits,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -659,74 +688,213 @@ async fn drive<I>(
     };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
-    let started = Instant::now();
-    let tick = (limits
+    // The limits are watched by a task of their own, which tells this one what to
+    // do through `ctl`: a wake-up of this task (every request) then polls the
+    // connection and reads one atomic, not a timer, a notification and a channel.
+    let ctl = Arc::new(Ctl::default());
+    let watchdog = Watchdog {
+        ctl: ctl.clone(),
+        state,
+        streams,
+        progress,
+        limits,
+        stop,
+        addr,
+    };
+    let _watchdog = AbortOnDrop(tokio::spawn(watchdog.run()));
+    let mut shut_down = false;
+    std::future::poll_fn(|cx| {
+        if conn.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        ctl.waker.register(cx.waker());
+        let cmd = ctl.cmd.load(Ordering::Acquire);
+        if cmd & Ctl::CLOSE != 0 {
+            return Poll::Ready(());
+        }
+        if cmd & Ctl::SHUT_DOWN != 0 && !shut_down {
+            shut_down = true;
+            conn.as_mut().graceful_shutdown();
+            // GOAWAY, or a close when no request is in flight: poll again.
+            return match conn.as_mut().poll(cx) {
+                Poll::Ready(_) => Poll::Ready(()),
+                Poll::Pending => Poll::Pending,
+            };
+        }
+        Poll::Pending
+    })
+    .await;
+}
+
+/// What a connection's watchdog asks of its connection's task.
+#[derive(Debug, Default)]
+struct Ctl {
+    /// [`Ctl::SHUT_DOWN`] and [`Ctl::CLOSE`], set by the watchdog, never cleared.
+    cmd: std::sync::atomic::AtomicU8,
+    /// The connection's task, woken when `cmd` changes and on every watchdog tick
+    /// (which polls hyper's header-read deadline, [`WatchdogTimer`]).
+    waker: atomic_waker::AtomicWaker,
+}
+
+impl Ctl {
+    /// Finish the requests in flight, then close (HTTP/2 GOAWAY).
+    const SHUT_DOWN: u8 = 1;
+    /// Close now.
+    const CLOSE: u8 = 2;
+
+    fn send(&self, cmd: u8) {
+        self.cmd.fetch_or(cmd, Ordering::AcqRel);
+        self.waker.wake();
+    }
+}
+
+/// Aborts a task when dropped: a connection's watchdog ends with its connection.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The limits of one connection that no request enforces: the header-read timeout
+/// (an HTTP/2 connection, or one whose protocol is not known yet, that sends no
+/// request), eviction, the server's shutdown, stalled streams and idleness.
+#[derive(Debug)]
+struct Watchdog {
+    ctl: Arc<Ctl>,
+    state: Arc<SlotState>,
+    streams: Arc<Streams>,
+    progress: Arc<AtomicU64>,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+    addr: std::net::SocketAddr,
+}
+
+impl Watchdog {
+    async fn run(mut self) {
+        let limits = &self.limits;
+        let started = Instant::now();
+        let tick = watchdog_tick(limits);
+        // Set when a stalled stream made us close the connection (GOAWAY).
+        let mut stalled: Option<Instant> = None;
+        let mut last_progress = (0u64, started);
+        let mut closing: Option<Instant> = None;
+        let mut stopping = *self.stop.borrow();
+        if stopping {
+            self.ctl.send(Ctl::SHUT_DOWN);
+        }
+        let mut next = started + tick;
+        loop {
+            tokio::select! {
+                () = self.state.evict.notified() => return self.ctl.send(Ctl::CLOSE),
+                r = self.stop.changed(), if !stopping => {
+                    stopping = true;
+                    if r.is_ok() {
+                        self.ctl.send(Ctl::SHUT_DOWN);
+                    }
+                }
+                () = tokio::time::sleep_until(next) => {
+                    next += tick;
+                    let now = Instant::now();
+                    // hyper's HTTP/1.1 header-read deadline is polled on this wake-up.
+                    self.ctl.waker.wake();
+                    if !self.state.served.load(Ordering::Acquire)
+                        && now.duration_since(started) >= limits.header_read_timeout
+                    {
+                        // No complete request in time: a slow or silent client.
+                        return self.ctl.send(Ctl::CLOSE);
+                    }
+                    match stalled {
+                        None => {
+                            let waited = self.streams.longest_wait();
+                            if waited >= limits.stream_idle_timeout {
+                                tracing::info!(
+                                    peer = %self.addr,
+                                    "a streamed response's client made no room for {waited:?}: closing its connection"
+                                );
+                                self.ctl.send(Ctl::SHUT_DOWN);
+                                stalled = Some(now);
+                            }
+                        }
+                        // A second after GOAWAY: the stalled stream never lets it finish.
+                        Some(t) if now.duration_since(t) >= Duration::from_secs(1) => {
+                            return self.ctl.send(Ctl::CLOSE);
+                        }
+                        Some(_) => {}
+                    }
+                    let p = self.progress.load(Ordering::Relaxed);
+                    if p != last_progress.0 {
+                        last_progress = (p, now);
+                        closing = None;
+                    } else if now.duration_since(last_progress.1) >= limits.idle_timeout {
+                        match closing {
+                            None => {
+                                self.ctl.send(Ctl::SHUT_DOWN);
+                                closing = Some(now);
+                            }
+                            // Still not done a second after GOAWAY: a peer that reads
+                            // nothing never lets it finish.
+                            Some(t) if now.duration_since(t) >= Duration::from_secs(1) => {
+                                return self.ctl.send(Ctl::CLOSE);
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How often a connection's watchdog looks: a quarter of the shortest timeout,
+/// at least every 50 ms.
+fn watchdog_tick(limits: &Limits) -> Duration {
+    (limits
         .header_read_timeout
         .min(limits.idle_timeout)
         .min(limits.stream_idle_timeout)
         / 4)
-    .max(Duration::from_millis(50));
-    // Set when a stalled stream made us close the connection (GOAWAY).
-    let mut stalled: Option<Instant> = None;
-    let mut last_progress = (0u64, started);
-    let mut closing: Option<Instant> = None;
-    let mut stopping = *stop.borrow();
-    if stopping {
-        conn.as_mut().graceful_shutdown();
+    .max(Duration::from_millis(50))
+}
+
+/// hyper's timer for HTTP/1.1's header-read timeout, which hyper sets anew for
+/// every request: a deadline compared with the clock when hyper polls it, with no
+/// timer-wheel entry to register and remove. What wakes the connection's task to
+/// poll it is its watchdog's tick ([`watchdog_tick`]), so the timeout fires at most
+/// a tick late.
+#[derive(Debug, Clone, Copy)]
+struct WatchdogTimer;
+
+/// A deadline of [`WatchdogTimer`].
+#[derive(Debug)]
+struct Deadline(std::time::Instant);
+
+impl std::future::Future for Deadline {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if std::time::Instant::now() >= self.0 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
-    loop {
-        tokio::select! {
-            // The connection first: it is what wakes this task on every request;
-            // the other branches fire rarely.
-            biased;
-            _ = conn.as_mut() => return,
-            () = state.evict.notified() => return,
-            r = stop.changed(), if !stopping => {
-                stopping = true;
-                if r.is_ok() {
-                    conn.as_mut().graceful_shutdown();
-                }
-            }
-            () = tokio::time::sleep(tick) => {
-                let now = Instant::now();
-                if !state.served.load(Ordering::Acquire)
-                    && now.duration_since(started) >= limits.header_read_timeout
-                {
-                    return; // no complete request in time: a slow or silent client
-                }
-                match stalled {
-                    None => {
-                        let waited = streams.longest_wait();
-                        if waited >= limits.stream_idle_timeout {
-                            tracing::info!(
-                                peer = %addr,
-                                "a streamed response's client made no room for {waited:?}: closing its connection"
-                            );
-                            conn.as_mut().graceful_shutdown();
-                            stalled = Some(now);
-                        }
-                    }
-                    // A second after GOAWAY: the stalled stream never lets it finish.
-                    Some(t) if now.duration_since(t) >= Duration::from_secs(1) => return,
-                    Some(_) => {}
-                }
-                let p = progress.load(Ordering::Relaxed);
-                if p != last_progress.0 {
-                    last_progress = (p, now);
-                    closing = None;
-                } else if now.duration_since(last_progress.1) >= limits.idle_timeout {
-                    match closing {
-                        None => {
-                            conn.as_mut().graceful_shutdown();
-                            closing = Some(now);
-                        }
-                        // Still not done a second after GOAWAY: a peer that reads
-                        // nothing never lets it finish.
-                        Some(t) if now.duration_since(t) >= Duration::from_secs(1) => return,
-                        Some(_) => {}
-                    }
-                }
-            }
+}
+
+impl hyper::rt::Sleep for Deadline {}
+
+impl hyper::rt::Timer for WatchdogTimer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(std::time::Instant::now() + duration)
+    }
+    fn sleep_until(&self, deadline: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(Deadline(deadline))
+    }
+    fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: std::time::Instant) {
+        match sleep.as_mut().downcast_mut_pin::<Deadline>() {
+            Some(d) => d.get_mut().0 = new_deadline,
+            None => *sleep = self.sleep_until(new_deadline),
         }
     }
 }

@@ -105,13 +105,21 @@ impl Route {
         if let Some(i) = ROUTES[..EXACT_ROUTES].iter().position(|r| *r == path) {
             return Route(i as u8);
         }
-        let name = match path.rsplit_once('/') {
-            Some(("/v1/decode", id)) if !id.is_empty() => "/v1/decode/{id}",
-            Some(("/v1/unseal", id)) if !id.is_empty() => "/v1/unseal/{id}",
-            _ => "other",
-        };
-        Route(ROUTES.iter().position(|r| *r == name).unwrap_or(ROUTES.len() - 1) as u8)
+        match path.rsplit_once('/') {
+            Some(("/v1/decode", id)) if !id.is_empty() => Route::DECODE,
+            Some(("/v1/unseal", id)) if !id.is_empty() => Route::UNSEAL,
+            _ => Route::OTHER,
+        }
     }
+
+    /// `/v1/id`, `/v1/ids`, `/flakeid.v1.Flakeid/Stream`, `/v1/decode/{id}`,
+    /// `/v1/unseal/{id}` and `other`: their places in [`ROUTES`].
+    pub(crate) const ID: Route = Route(0);
+    const IDS: Route = Route(1);
+    const STREAM: Route = Route(9);
+    const DECODE: Route = Route(EXACT_ROUTES as u8);
+    const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
+    const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);
 
     /// The label.
     pub fn name(self) -> &'static str {
@@ -121,7 +129,7 @@ impl Route {
     /// Whether the route may stream its response (a large `/v1/ids`, gRPC
     /// `Stream`): its handler needs the connection's [`crate::conn::Streams`].
     pub fn is_streamed(self) -> bool {
-        matches!(self.name(), "/v1/ids" | "/flakeid.v1.Flakeid/Stream")
+        self == Route::IDS || self == Route::STREAM
     }
 }
 
@@ -484,7 +492,16 @@ mod tests {
         }
         for r in ROUTES {
             assert_eq!(Route::of(r).name(), r);
+            let streamed = matches!(r, "/v1/ids" | "/flakeid.v1.Flakeid/Stream");
+            assert_eq!(Route::of(r).is_streamed(), streamed, "{r}");
         }
+        assert_eq!(Route::ID.name(), "/v1/id");
+        assert_eq!(Route::IDS.name(), "/v1/ids");
+        assert_eq!(Route::STREAM.name(), "/flakeid.v1.Flakeid/Stream");
+        assert_eq!(Route::DECODE.name(), "/v1/decode/{id}");
+        assert_eq!(Route::UNSEAL.name(), "/v1/unseal/{id}");
+        assert_eq!(Route::OTHER.name(), "other");
+        assert_eq!(ROUTES.len(), EXACT_ROUTES + 3);
         use axum::http::Method;
         for (m, label) in [
             (Method::GET, "GET"),
