@@ -42,13 +42,7 @@
 # issued, 2% of the server's CPU time at 61k req/s (7 of 335 ticks in a 5 s run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-CARGO=${CARGO:-cargo}
-# The shipped settings (--profile dist). Two steps: with --example, cargo builds only
-# the example, not the flakeid binary.
-profile=${BENCH_PROFILE:-dist}
-bin=target/$([ "$profile" = dev ] && echo debug || echo "$profile")
-$CARGO build -q --profile "$profile" -p flakeid-cli
-$CARGO build -q --profile "$profile" -p flakeid-server --example grpc_stream_bench --example hello_axum
+. tests/serve/bench-build.sh grpc_stream_bench hello_axum
 venv=${FLAKEID_BENCH_VENV:-target/bench-serve-venv}
 cores=$(nproc)
 conns=$((2 * cores))

@@ -9,11 +9,7 @@
 #   env: BENCH_PROFILE (cargo profile, default dist, as bench.sh); DURATION
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-CARGO=${CARGO:-cargo}
-profile=${BENCH_PROFILE:-dist}
-bin=target/$([ "$profile" = dev ] && echo debug || echo "$profile")
-$CARGO build -q --profile "$profile" -p flakeid-cli
-$CARGO build -q --profile "$profile" -p flakeid-server --example hello_axum
+. tests/serve/bench-build.sh hello_axum
 dur=${DURATION:-5}
 work=$(mktemp -d /tmp/flakeid-instructions.XXXXXX)
 vpid=
