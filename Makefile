@@ -98,7 +98,8 @@ setup-rust:
 	  || rustup component add rustfmt clippy
 	@have=$$(rustup target list --installed); grep -qx wasm32-unknown-unknown <<<"$$have" \
 	  || rustup target add wasm32-unknown-unknown
-	@# libfaketime: the CLI's --state restart tests set the wall clock back (crates/flakeid-cli/tests/state.rs).
+	@# libfaketime: the CLI's --state restart tests set the wall clock back (crates/flakeid-cli/tests/state.rs),
+	@# the lease step watch's test moves it ahead (crates/flakeid-core/src/lease/steps.rs).
 	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || bash scripts/apt-install.sh setup-rust faketime
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh).

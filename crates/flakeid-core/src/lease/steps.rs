@@ -43,14 +43,18 @@ mod imp {
         unsafe { libc::timerfd_settime(fd.as_raw_fd(), flags, &never, std::ptr::null_mut()) == 0 }
     }
 
-    /// Makes `fd` expire at once (wakes the watch to stop).
-    fn fire(fd: &OwnedFd) {
+    /// Makes `fd` expire at once (wakes the watch to stop). A relative time: an
+    /// absolute one in the past is what a time-translating preload (libfaketime,
+    /// with its clock ahead of the real one) turns into a negative time and the
+    /// kernel refuses (EINVAL), which left the watch blocked and `stop` joining it
+    /// forever (the fault suite, seed 419938474). False if the kernel refused.
+    fn fire(fd: &OwnedFd) -> bool {
         let now = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec { tv_sec: 0, tv_nsec: 1 },
         };
-        // SAFETY: as in `arm`; an absolute time long past expires immediately.
-        unsafe { libc::timerfd_settime(fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &now, std::ptr::null_mut()) };
+        // SAFETY: as in `arm`; 1 ns from now.
+        unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &now, std::ptr::null_mut()) == 0 }
     }
 
     impl StepWatch {
@@ -88,9 +92,14 @@ mod imp {
                 return;
             }
             self.stop.store(true, Ordering::SeqCst);
-            fire(&self.timer);
+            let woken = fire(&self.timer);
             if let Some(t) = self.thread.take() {
-                let _ = t.join();
+                // Never wait on a thread that nothing will wake: if the timer could
+                // not be set, it is left to stop at the next clock step (it holds
+                // only the timer and the gate).
+                if woken {
+                    let _ = t.join();
+                }
             }
         }
     }
@@ -174,5 +183,84 @@ mod tests {
         w.stop(); // idempotent
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
         assert_eq!(Arc::strong_count(&gate), 1, "the thread let the gate go");
+    }
+
+    /// Waits until the thread named `name` sleeps in the kernel: the watch's only
+    /// sleep is its read of the timer.
+    fn wait_until_blocked(name: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+                // "pid (comm) S ...": the state follows the last ')'.
+                let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+                if comm.trim_end() == name && state.is_some_and(|r| r.starts_with('S')) {
+                    return;
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "{name} never blocked");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Stopping wakes a watch already blocked on its timer.
+    #[test]
+    fn stops_a_watch_blocked_on_its_timer() {
+        let gate = Arc::new(Gate::closed(REAL));
+        let mut w = watch(&gate, 9).expect("a timerfd and a thread");
+        wait_until_blocked("flakeid-steps-9");
+        let started = std::time::Instant::now();
+        w.stop();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(Arc::strong_count(&gate), 1, "the thread ended and let the gate go");
+    }
+
+    /// The watch stops, and its thread ends, in a process whose realtime clock a
+    /// preload moves ahead (libfaketime, as the fault suite's clock faults do): an
+    /// absolute wake-up time in the past became a negative one there, the kernel
+    /// refused it, and `stop` — so every leased generator's drop, and a build that
+    /// failed after its lease was taken — waited forever. This test runs
+    /// `stops_a_watch_blocked_on_its_timer` in a child under libfaketime and bounds it.
+    #[test]
+    fn stops_under_a_clock_moved_ahead_by_a_preload() {
+        let lib = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join("faketime/libfaketime.so.1"))
+            .find(|p| p.exists())
+            .expect("libfaketime is not installed: apt-get install faketime (make setup-rust does)");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "lease::steps::tests::stops_a_watch_blocked_on_its_timer",
+                "--test-threads=1",
+            ])
+            .env("LD_PRELOAD", &lib)
+            .env("FAKETIME", "+1s")
+            .env("FAKETIME_DONT_RESET", "1")
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("stopping the step watch under libfaketime (+1s) hung for 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            status.success() && stdout.contains("1 passed"),
+            "the child test failed: {status}\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
