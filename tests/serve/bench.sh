@@ -37,9 +37,15 @@
 #   0.95 and 0.93; p99 at half the peak (109k req/s) 0.80 ms; TLS / plaintext 0.76
 #   (4), 0.71 (64). At load 3.3-5 (same settings): 1.03 and 0.93; TLS 0.81 and
 #   0.82; p99 1.44 ms, with wrk reaching only 21k of the paced 33k req/s.
-# Under load req/s ratios swing 0.8-1.1 between pairs. Left alone: the core's
-# clock thread (flakeid-clock) wakes about 950 times a second while IDs are
-# issued, 2% of the server's CPU time at 61k req/s (7 of 335 ticks in a 5 s run).
+# Under load req/s ratios swing 0.8-1.1 between pairs. At 4 connections the ratio
+# stayed under 0.9 at low load (0.85; 0.88 median of 5 manual pairs) with equal CPU
+# per request: the core's clock thread (flakeid-clock), waking about 1000 times a
+# second, took a core from the request path (2% of the CPU, more of the latency).
+# With it (wrk -t2 -c4 -d4, release builds, 11 alternating rounds): /v1/id / hello
+# 0.878 median; the same binary with the cache off 0.94 (faster in 9 of 11 rounds).
+# serve now turns the cache off (SystemClock::disable_cache); the next
+# `make bench-serve` (22:35 UTC, load 1.5): 1.03 at 4 conns (0.98-1.05), 0.94 at
+# 64; p99 0.90 ms at half the peak; TLS 0.76 and 0.79; bulk unchanged (4.06 M IDs/s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/serve/bench-build.sh grpc_stream_bench hello_axum

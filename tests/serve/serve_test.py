@@ -143,6 +143,22 @@ class Routes(unittest.TestCase):
         self.assertEqual(st, 400)
         self.assertEqual(json.loads(body)["parameter"], "format")
 
+    def test_no_clock_cache_thread(self):
+        # serve turns the core's clock cache off (SystemClock::disable_cache): its
+        # thread's wake-ups cost the request path more than the cache saved.
+        for _ in range(50):
+            self.assertEqual(self.s.get("/v1/id")[0], 200)
+        tasks = f"/proc/{self.s.proc.pid}/task"
+        names = []
+        for t in os.listdir(tasks):
+            try:
+                with open(f"{tasks}/{t}/comm") as f:
+                    names.append(f.read().strip())
+            except OSError:
+                pass  # a thread that just ended
+        self.assertTrue(any(n.startswith("tokio") for n in names), names)
+        self.assertNotIn("flakeid-clock", names)
+
     def test_batches_in_every_format(self):
         c = self.s.conn()  # one keep-alive connection for every request
         st, ct, body = self.s.get("/v1/ids?n=1000", conn=c)

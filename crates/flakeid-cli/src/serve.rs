@@ -45,6 +45,9 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     // A service is run as replicas: node 0 by default would give every replica the
     // same IDs, so a node source is required (the core refuses to build without).
     let builder = crate::generator_options(&args.generator)?.require_node();
+    // A request costs microseconds: the clock cache's thread, waking every
+    // millisecond, took more from the request path than it saved (core: SystemClock).
+    flakeid_core::SystemClock::disable_cache();
     init_logging();
     let supervision = Supervision {
         liveness_timeout: Duration::from_millis(args.liveness_timeout_ms),

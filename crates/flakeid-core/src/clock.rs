@@ -64,6 +64,28 @@ impl Clock for SystemClock {
     }
 }
 
+impl SystemClock {
+    /// Turns the millisecond cache off for this whole process: from now on every
+    /// reading goes to the OS (20–70 ns), and no ticker thread runs (one that is
+    /// running stops at its next tick; a forked child keeps it off). For a process
+    /// whose work per ID dwarfs a clock reading — a network service, some µs per
+    /// request — where the ticker's thousand wake-ups a second, each taking a core
+    /// from the request path, cost more than the cache saves: `flakeid serve` calls
+    /// it (on 2 cores at 4 connections it served 7–10% more requests a second; the
+    /// numbers are in `tests/serve/bench.sh`). IDs and every rule stay the same;
+    /// only where the generator's clock readings come from changes. There is no way
+    /// back.
+    pub fn disable_cache() {
+        #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+        {
+            // A ticker seeing this stops and clears the cache; readers then find
+            // the cache empty and, with no ticker to start, read the OS.
+            TICKER.store(TICKER_UNAVAILABLE, Ordering::Release);
+            CACHE.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Unix milliseconds straight from the OS (0 if the clock reads before 1970).
 pub fn precise_now_ms() -> u64 {
     let ms = precise_now_ns() / 1_000_000;
@@ -126,9 +148,12 @@ fn cached_now_ms() -> u64 {
 fn start_ticker_and_read() -> u64 {
     crate::fork::register();
     let now = precise_now_ns() / 1_000_000;
-    if TICKER
-        .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
-        .is_ok()
+    // Loaded first: with the cache off every reading comes here, and a failed
+    // compare-exchange would still take the line from the other cores.
+    if TICKER.load(Ordering::Relaxed) == TICKER_IDLE
+        && TICKER
+            .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
     {
         TOUCHED.store(true, Ordering::Relaxed);
         let spawned = std::thread::Builder::new()
@@ -147,6 +172,11 @@ fn start_ticker_and_read() -> u64 {
 fn ticker_loop() {
     let mut idle = 0u32;
     loop {
+        if TICKER.load(Ordering::Acquire) == TICKER_UNAVAILABLE {
+            // SystemClock::disable_cache: a value stored after its clearing is cleared here.
+            CACHE.store(0, Ordering::Relaxed);
+            return;
+        }
         let ns = precise_now_ns();
         // `store`, not `fetch_max`: a real rollback must reach the readers so that
         // the generator looks closer (it confirms with a precise read).
@@ -171,7 +201,10 @@ fn ticker_loop() {
 #[cfg_attr(not(unix), allow(dead_code))] // no fork (e.g. wasm32): nothing calls it
 pub(crate) fn forget_ticker_after_fork() {
     CACHE.store(0, Ordering::Relaxed);
-    TICKER.store(TICKER_IDLE, Ordering::Relaxed);
+    // A cache turned off (SystemClock::disable_cache) stays off.
+    if TICKER.load(Ordering::Relaxed) != TICKER_UNAVAILABLE {
+        TICKER.store(TICKER_IDLE, Ordering::Relaxed);
+    }
 }
 
 /// A clock that moves only when told to — for deterministic tests.
