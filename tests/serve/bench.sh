@@ -46,6 +46,8 @@
 # serve now turns the cache off (SystemClock::disable_cache); the next
 # `make bench-serve` (22:35 UTC, load 1.5): 1.03 at 4 conns (0.98-1.05), 0.94 at
 # 64; p99 0.90 ms at half the peak; TLS 0.76 and 0.79; bulk unchanged (4.06 M IDs/s).
+# Again at 23:41 UTC (load 0.2): 0.97 (0.88, 0.98, 0.97) and 1.02; p99 0.88 ms; TLS
+# 0.81 and 0.76.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/serve/bench-build.sh grpc_stream_bench hello_axum
