@@ -146,14 +146,17 @@ fn cached_now_ms() -> u64 {
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 #[cold]
 fn start_ticker_and_read() -> u64 {
-    crate::fork::register();
     let now = precise_now_ns() / 1_000_000;
-    // Loaded first: with the cache off every reading comes here, and a failed
-    // compare-exchange would still take the line from the other cores.
-    if TICKER.load(Ordering::Relaxed) == TICKER_IDLE
-        && TICKER
-            .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+    // With the cache off (or no thread to be had) every reading comes here: a load
+    // and nothing else, not a compare-exchange that would take the line from the
+    // other cores. The fork handler is registered before a ticker can exist.
+    if TICKER.load(Ordering::Relaxed) != TICKER_IDLE {
+        return now;
+    }
+    crate::fork::register();
+    if TICKER
+        .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
     {
         TOUCHED.store(true, Ordering::Relaxed);
         let spawned = std::thread::Builder::new()

@@ -1,6 +1,7 @@
 //! `SystemClock::disable_cache` (what `flakeid serve` calls): the ticker thread
 //! stops and never comes back, readings come from the OS, and the generator issues
 //! as before. A file of its own: the switch is for the whole process.
+#![cfg(target_os = "linux")] // threads are counted in /proc
 
 use flakeid_core::{Generator, Layout, SystemClock, precise_now_ms};
 use std::time::{Duration, Instant};
@@ -15,7 +16,6 @@ fn tickers() -> usize {
 }
 
 #[test]
-#[cfg(target_os = "linux")]
 fn the_ticker_stops_for_good_and_ids_follow_the_os_clock() {
     let g = Generator::builder(Layout::SNOWFLAKE).node(3).build().unwrap();
     let mut last = g.next_id().unwrap();
