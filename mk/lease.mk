@@ -8,13 +8,15 @@
 #                              no store, no network crates to build)
 # Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build. `--lib`:
 # unit tests that need a real store (flakeid-lease-net's etcd forced interleaving).
+# tests/lease/run_stores.py runs them in groups side by side, each group with servers
+# of its own (they mostly wait out TTLs: 229 s one after another, 44 s of CPU).
 LEASE_STORE_TESTS := --lib --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
 .PHONY: setup-lease test-lease test-lease-bindings bench-lease
 setup-lease:
 	bash scripts/setup-lease.sh
 
 test-lease: setup-lease
-	python3 tests/env/testenv.py run --all -- $(CARGO) test $(RUST_TEST_PKGS) $(LEASE_STORE_TESTS)
+	CARGO=$(CARGO) python3 tests/lease/run_stores.py $(RUST_TEST_PKGS) $(LEASE_STORE_TESTS)
 
 # Needs the Python package (installed here), the Node addon and libflakeid.
 test-lease-bindings: setup-lease python-venv setup-node lib-c

@@ -33,6 +33,7 @@ openssl.
 """
 
 import atexit
+import fcntl
 import os
 import random
 import shutil
@@ -60,10 +61,33 @@ def ephemeral_low():
         return 32768
 
 
+# Ports this process reserved: flock(2)ed files in PORT_LOCKS, held until it exits.
+PORT_LOCKS = os.path.join(tempfile.gettempdir(), "flakeid-ports")
+_port_locks = []
+
+
+def reserve_port(port):
+    """Reserves `port` against every other process picking at the same time (test
+    environments and test binaries run side by side in make test-lease): an
+    exclusive flock on PORT_LOCKS/<port>, held until this process exits, so the
+    kernel drops it even after a kill -9. The Rust pickers (tests/lease/tests/
+    common/mod.rs) take the same locks."""
+    os.makedirs(PORT_LOCKS, mode=0o1777, exist_ok=True)
+    fd = os.open(os.path.join(PORT_LOCKS, str(port)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _port_locks.append(fd)
+    return True
+
+
 def free_port():
     """A TCP port on 127.0.0.1, free when checked, never handed out before by this
-    process, and below the ephemeral range: no outgoing connection's source port
-    and no bind(0) can take it before the server binds it (bind(0) picks inside
+    process, reserved against other processes picking at the same time
+    (`reserve_port`), and below the ephemeral range: no outgoing connection's source
+    port and no bind(0) can take it before the server binds it (bind(0) picks inside
     that range, which is how the old pickers collided)."""
     low = ephemeral_low()
     first = 10000
@@ -78,6 +102,8 @@ def free_port():
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        if not reserve_port(port):
+            continue
         _handed_out.add(port)
         return port
     raise EnvError(f"no free port in {first}..{first + span}")

@@ -3,7 +3,7 @@
 network namespaces, a real lease store in another, a nemesis from a printed seed,
 and an independent checker.
 
-    run.py short [--seed N] [--stores a,b] [--keep] [--no-doc]   make test-faults  (~4 min)
+    run.py short [--seed N] [--stores a,b] [--jobs N] [--keep] [--no-doc]   make test-faults  (~2 min)
     run.py long  [--seed N] ...                                  make faults-long  (>= 30 min)
     run.py cleanup        remove what aborted runs left (namespaces, processes, files)
     run.py recheck DIR    check a run's scenarios again (those whose raw IDs were kept)
@@ -368,13 +368,17 @@ def main():
     p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default target/debug)")
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
+    p.add_argument("--jobs", type=int, help="scenarios run at once, each in a topology of its own "
+                   "(default: 2 short, 1 long)")
+    p.add_argument("--part-of", metavar="DIR", help=argparse.SUPPRESS)  # a --jobs child: its results go to DIR
     a = p.parse_args()
     if a.mode == "recheck":
         return recheck(a)
     if os.geteuid() != 0:
         print("faults: needs root (network namespaces, nftables)", file=sys.stderr)
         return 2
-    netns.sweep_stale()
+    if not a.part_of:
+        netns.sweep_stale()
     if a.mode == "cleanup":
         return 0
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -382,16 +386,25 @@ def main():
     seed = a.seed if a.seed is not None else secrets.randbelow(10**9)
     run = secrets.token_hex(3)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = os.path.join(ROOT, "target", "faults", f"{stamp}-{run}")
+    out = a.part_of or os.path.join(ROOT, "target", "faults", f"{stamp}-{run}")
     os.makedirs(out, exist_ok=True)
+    stores = [s for s in a.stores.split(",") if s]
+    replay = f"make {'test-faults' if a.mode == 'short' else 'faults-long'} FAULTS_SEED={seed}"
+    jobs = max(1, min(a.jobs or (2 if a.mode == "short" else 1), len(stores)))
+    if a.part_of:
+        print(f"faults: part {run} of the run in {out}: stores {', '.join(stores)}", flush=True)
+    else:
+        print(f"faults: run {run}, {a.mode}, seed {seed} (replay: {replay}); stores {', '.join(stores)}; "
+              f"{jobs} at once; results in {out}", flush=True)
+    started = time.monotonic()
+    if jobs > 1:
+        results = run_parts(a, seed, out, stores, jobs)
+        if results is None:
+            return 130
+        return finish(a, run, seed, replay, out, stores, results, started)
     work = f"/tmp/fz{run}"
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o755)
-    stores = [s for s in a.stores.split(",") if s]
-    replay = f"make {'test-faults' if a.mode == 'short' else 'faults-long'} FAULTS_SEED={seed}"
-    print(f"faults: run {run}, {a.mode}, seed {seed} (replay: {replay}); stores {', '.join(stores)}; results in {out}",
-          flush=True)
-    started = time.monotonic()
     kinds = a.kinds.split(",")
     if a.bin_dir:
         gens.BIN_DIR = os.path.abspath(a.bin_dir)
@@ -434,6 +447,49 @@ def main():
         topo.destroy()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
+    if a.part_of:
+        with open(os.path.join(out, f"part-{run}.json"), "w") as f:
+            json.dump(results, f)
+        return 0 if all(r.get("pass") for r in results) and len(results) == len(stores) else 1
+    return finish(a, run, seed, replay, out, stores, results, started)
+
+
+def run_parts(a, seed, out, stores, jobs):
+    """`--jobs N`: the scenarios in N parts at once, each part a child run.py with a
+    topology (namespaces, store, generators) and run id of its own, so no fault of
+    one reaches another; each scenario's faults still come from the run's seed and
+    its store's name, as in a run of one part. Returns the scenarios' results in
+    the order of `stores`, or None when interrupted."""
+    parts = [stores[i::jobs] for i in range(jobs)]
+    # The child gets this run's arguments with the part's stores (the last
+    # occurrence of an option wins).
+    children = [subprocess.Popen([sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--seed", str(seed),
+                                  "--stores", ",".join(part), "--jobs", "1", "--part-of", out, "--no-doc"])
+                for part in parts]
+    try:
+        for c in children:
+            c.wait()
+    except Interrupted as e:
+        print(f"faults: interrupted ({e}); the parts clean up", file=sys.stderr)
+        for c in children:
+            if c.poll() is None:
+                c.send_signal(signal.SIGTERM)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        for c in children:
+            c.wait()
+        return None
+    by_store = {}
+    for name in os.listdir(out):
+        if name.startswith("part-") and name.endswith(".json"):
+            with open(os.path.join(out, name)) as f:
+                for r in json.load(f):
+                    by_store[r.get("scenario")] = r
+    # A part that failed before checking a scenario leaves it out: finish() counts it.
+    return [by_store[s] for s in stores if s in by_store]
+
+
+def finish(a, run, seed, replay, out, stores, results, started):
     wall = time.monotonic() - started
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()

@@ -9,7 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${PY:=python/.venv/bin/python}"
 CARGO=${CARGO:-cargo}
-fails=0
 check() { # binding url expect(OK|unknown CA) output
   local who=$1 url=$2 want=$3 out=$4
   local redacted=${url%%\?*}
@@ -18,17 +17,17 @@ check() { # binding url expect(OK|unknown CA) output
       local node=${BASH_REMATCH[1]} id=${BASH_REMATCH[2]}
       # Snowflake: the node id sits in bits 12..21.
       if [ $(( (id >> 12) & 1023 )) -ne "$node" ]; then
-        echo "FAIL $who $redacted: ID $id does not carry node $node"; fails=$((fails + 1)); return
+        echo "FAIL $who $redacted: ID $id does not carry node $node"; return
       fi
       echo "ok   $who $redacted: node $node"
     else
-      echo "FAIL $who $redacted: $out"; fails=$((fails + 1))
+      echo "FAIL $who $redacted: $out"
     fi
   else
     if [[ "$out" == *"$want"* ]]; then
       echo "ok   $who $redacted: refused ($want)"
     else
-      echo "FAIL $who $redacted: expected an error naming '$want', got: $out"; fails=$((fails + 1))
+      echo "FAIL $who $redacted: expected an error naming '$want', got: $out"
     fi
   fi
 }
@@ -60,24 +59,40 @@ for v in FLAKEID_TEST_ETCD_URL FLAKEID_TEST_ETCDS_URL FLAKEID_TEST_REDISS_URL FL
   [ -n "${!v:-}" ] && urls+=("${!v}")
 done
 [ ${#urls[@]} -gt 0 ] || { echo "bindings: no lease servers"; exit 1; }
+# Each check mostly waits (a lease on a new namespace, its lock delay): every
+# binding's checks of every URL run at once, each in a namespace of its own, and
+# their lines are printed in order once all have ended.
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
+run_binding() { # who url
+  case $1 in
+    cli) local out; out=$("${cli[@]}" generate -n 1 --lease "$2" --lease-ttl-ms 2000 2>&1 || true)
+         [[ "$out" =~ ^[0-9]+$ ]] && out="OK $(( (out >> 12) & 1023 )) $out"; echo "$out" ;;
+    python) "$PY" -c "$py_prog" "$2" 2>&1 || true ;;
+    node) node -e "$node_prog" "$2" 2>&1 || true ;;
+    c) target/lease_url_c "$2" 2>&1 || true ;;
+  esac
+}
+pids=()
 n=0
+checks=0
 for base in "${urls[@]}"; do
   n=$((n + 1))
   sep='?'; [[ "$base" == *\?* ]] && sep='&'
-  good="${base}${sep}namespace=bindings-$$-$n"
-  out=$("${cli[@]}" generate -n 1 --lease "$good" --lease-ttl-ms 2000 2>&1 || true)
-  [[ "$out" =~ ^[0-9]+$ ]] && out="OK $(( (out >> 12) & 1023 )) $out"
-  check cli "$good" OK "$out"
-  check python "$good" OK "$("$PY" -c "$py_prog" "$good" 2>&1)"
-  check node "$good" OK "$(node -e "$node_prog" "$good" 2>&1)"
-  check c "$good" OK "$(target/lease_url_c "$good" 2>&1)"
-  if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then
-    bad="${good//\/ca.pem//other-ca.pem}"
-    check cli "$bad" "unknown CA" "$("${cli[@]}" generate -n 1 --lease "$bad" 2>&1 || true)"
-    check python "$bad" "unknown CA" "$("$PY" -c "$py_prog" "$bad" 2>&1)"
-    check node "$bad" "unknown CA" "$(node -e "$node_prog" "$bad" 2>&1)"
-    check c "$bad" "unknown CA" "$(target/lease_url_c "$bad" 2>&1)"
-  fi
+  for who in cli python node c; do
+    checks=$((checks + 1))
+    if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then checks=$((checks + 1)); fi
+    good="${base}${sep}namespace=bindings-$$-$n-$who"
+    ( check "$who" "$good" OK "$(run_binding "$who" "$good")"
+      if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then
+        bad="${good//\/ca.pem//other-ca.pem}"
+        check "$who" "$bad" "unknown CA" "$(run_binding "$who" "$bad")"
+      fi ) >"$out_dir/$n-$who" 2>&1 &
+    pids+=($!)
+  done
 done
-[ "$fails" = 0 ] || { echo "bindings: $fails failures"; exit 1; }
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+cat "$out_dir"/*
+oks=$(cat "$out_dir"/* | grep -c '^ok ' || true)
+[ "$oks" = "$checks" ] || { echo "bindings: $((checks - oks)) of $checks checks failed or gave no answer"; exit 1; }
 echo "bindings: every binding and the CLI leased through every new URL"

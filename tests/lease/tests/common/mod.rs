@@ -17,6 +17,34 @@ pub fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Scenarios that start dozens of holder processes at once (`concurrent_distinct`,
+/// `exhaustion`) take turns across every test process: make test-lease runs the
+/// store test binaries side by side (tests/lease/run_stores.py), and six crowds of
+/// up to 32 debug-built holders doing TLS handshakes on 2 cores at the same moment
+/// starved some holder's renewal into a timeout (a lease error at build, which is
+/// what flakeid should say then, but not what the scenario tests). An exclusive
+/// `flock` on `$TMPDIR/flakeid-lease-crowd.lock`, released when the guard drops.
+pub struct Crowd(#[allow(dead_code)] std::fs::File);
+
+pub fn crowd() -> Crowd {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(std::env::temp_dir().join("flakeid-lease-crowd.lock"))
+        .expect("the crowd lock file");
+    loop {
+        // SAFETY: flock(2) on a descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Crowd(f);
+        }
+        let e = std::io::Error::last_os_error();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "flock: {e}");
+    }
+}
+
 /// The store URL the test script exported, or `None` (with a message) when the
 /// script could not install the server. With `FLAKEID_LEASE_REQUIRE=1` a missing
 /// server is a failure.
@@ -217,6 +245,7 @@ pub fn probe(url: &str, ttl_ms: u64, node_bits: u32) -> Result<Generator, Error>
 /// `n` holders started together get `n` distinct ids and issue IDs under them.
 pub fn concurrent_distinct(base: &str, n: usize, ttl_ms: u64) {
     let url = with_ns(base, &fresh_ns("many"));
+    let _crowd = crowd();
     let mut holders: Vec<Holder> = (0..n).map(|_| Holder::spawn(&url, ttl_ms, 10, 20)).collect();
     let mut nodes: Vec<u64> = holders
         .iter_mut()
@@ -244,6 +273,7 @@ pub fn concurrent_distinct(base: &str, n: usize, ttl_ms: u64) {
 pub fn exhaustion(base: &str, ttl_ms: u64) {
     let ns = fresh_ns("full");
     let url = with_ns(base, &ns);
+    let _crowd = crowd();
     let mut holders: Vec<Holder> = (0..32).map(|_| Holder::spawn(&url, ttl_ms, 4, 50)).collect();
     let results: Vec<Result<u64, String>> = holders.iter_mut().map(Holder::acquired).collect();
     let mut got: Vec<u64> = results.iter().filter_map(|r| r.as_ref().ok().copied()).collect();
@@ -576,7 +606,8 @@ pub fn build_waits_until_ready(url: &str, ttl_ms: u64, ready: &dyn Fn()) -> Dura
 /// and below the kernel's ephemeral range (`ip_local_port_range`), so that no
 /// outgoing connection (its source port) or `bind(0)` elsewhere takes it before
 /// the server binds it, and a connect to it cannot connect to itself. Each call
-/// in a process returns another port.
+/// in a process returns another port, reserved against other processes picking at
+/// the same time (`reserve_port`).
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -591,10 +622,41 @@ pub fn free_port() -> u16 {
         let port = first + start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % span;
         if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port as u16)) {
             drop(l);
-            return port as u16;
+            if reserve_port(port as u16) {
+                return port as u16;
+            }
         }
     }
     panic!("no free port in {first}..{}", first + span);
+}
+
+/// make test-lease runs the store test binaries side by side, each beside its own
+/// test environment: a port is reserved with an exclusive `flock` on
+/// `$TMPDIR/flakeid-ports/<port>`, held until this process exits, the same lock
+/// tests/env/testenv.py's picker takes. False when another process holds it.
+fn reserve_port(port: u16) -> bool {
+    use std::os::fd::AsRawFd;
+    static HELD: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
+    let dir = std::env::temp_dir().join("flakeid-ports");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    // Opened close-on-exec (std's default): a server this test starts does not keep it.
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(port.to_string()))
+    else {
+        return false;
+    };
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return false;
+    }
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(f);
+    true
 }
 
 /// A private `redis-server` without persistence (a cache node), which a test may
