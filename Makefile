@@ -31,22 +31,28 @@ CI_SUITES := \
   $(TEST_SUITES) \
   lint-ci \
   lint-postgres \
+  test-loom \
+  test-fuzz \
+  ci-prebuild-start \
   test-lease \
   test-lease-bindings \
   test-serve \
   test-wasm-browser \
-  test-loom \
-  test-fuzz \
   test-go-stores \
   test-java-stores \
+  test-faults \
+  ci-prebuild-wait \
   test-postgres \
-  test-artifacts \
-  test-faults
+  test-artifacts
 
 RELEASE_SUITES := \
   test-dist \
   release-check-go \
   release-check-java
+# ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
+# and Java's stores, faults), so the two longest builds of the rest (the extension's
+# release build for its .deb, the static CLI) run beside them in the background, as
+# SCHED_IDLE (scripts/ci-prebuild.sh says how and why).
 # test-postgres comes after test-python and test-node: tests/postgres/run.sh decodes
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
@@ -63,7 +69,7 @@ SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setu
   setup-faults setup-dist-host
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
 
-.PHONY: all test ci release-check soak lint lint-postgres fmt test-rust bench-rust bench vectors cli \
+.PHONY: all test ci release-check soak ci-prebuild-start ci-prebuild-wait lint lint-postgres fmt test-rust bench-rust bench vectors cli \
   setup-test setup-ci setup-release setup-rust setup-msrv grpc-stubs lint-ci
 all: test
 
@@ -79,6 +85,12 @@ ci:
 
 release-check:
 	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(RELEASE_SUITES)
+
+ci-prebuild-start: setup-postgres setup-dist-host
+	@MAKE="$(MAKE)" bash scripts/ci-prebuild.sh start
+
+ci-prebuild-wait:
+	@bash scripts/ci-prebuild.sh wait
 
 # `make soak SUITE=test-lease N=20`: stops at the first failing run and says which.
 N ?= 10

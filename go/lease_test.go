@@ -47,6 +47,11 @@ func TestLeaseStores(t *testing.T) {
 	}
 }
 
+// The shortest TTL a lease may have (1 s is the floor) that still leaves the renewals
+// room on a busy CI machine: a first acquire in a new namespace waits out a lock
+// delay of about one TTL, and the default 10 s made these tests wait 40 s.
+const leaseTTL = 2 * time.Second
+
 func withNamespace(url, name string) string {
 	sep := "?"
 	if strings.Contains(url, "?") {
@@ -60,12 +65,12 @@ func withNamespace(url, name string) string {
 // back to the next holder.
 func leaseRoundTrip(t *testing.T, base string) {
 	url := withNamespace(base, t.Name())
-	a, err := New(Options{Lease: url})
+	a, err := New(Options{Lease: url, LeaseTTL: leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := New(Options{Lease: url})
+	b, err := New(Options{Lease: url, LeaseTTL: leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +93,11 @@ func leaseRoundTrip(t *testing.T, base string) {
 			t.Fatalf("stats of a leased generator: %+v, %v", s, err)
 		}
 	}
-	if _, err := New(Options{Lease: url, Node: 3}); !errors.Is(err, ErrConfig) {
+	if _, err := New(Options{Lease: url, LeaseTTL: leaseTTL, Node: 3}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("a lease and a node id: %v", err)
 	}
 	a.Close()
-	c, err := New(Options{Lease: url})
+	c, err := New(Options{Lease: url, LeaseTTL: leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}

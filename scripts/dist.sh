@@ -246,13 +246,17 @@ c_dist() {
   done
 }
 
+# The static CLIs build in a target directory of their own: nothing else builds for
+# musl, so they share only build scripts and proc-macros with the rest (about 30
+# CPU-s built twice), and make ci builds the x86_64 one in the background
+# (scripts/ci-prebuild.sh) while suites in the foreground use target/'s locks.
 cli_dist() {
   local t
   for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
     [ "$host_only" = 1 ] && [ "$t" != x86_64-unknown-linux-musl ] && continue
     log "CLI $t"
-    cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t"
-    cp "$(artifact_dir "$t")/flakeid" "$out/flakeid-$version-$t"
+    CARGO_TARGET_DIR="$target_dir/static-cli" cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t"
+    cp "$target_dir/static-cli/$t/$profile/flakeid" "$out/flakeid-$version-$t"
   done
 }
 

@@ -9,7 +9,9 @@ make=${MAKE:-make}
 started=$SECONDS
 done_=()
 cpu_file=$(mktemp)
-trap 'rm -f "$cpu_file"' EXIT
+# make ci's background builds (scripts/ci-prebuild.sh) end with the run that started
+# them, also when a suite fails or the run is interrupted.
+trap 'rm -f "$cpu_file"; bash "$(dirname "$0")/ci-prebuild.sh" stop' EXIT
 cpu() { # sets CPU: CPU seconds used so far by this script's finished children
   # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
   # finished children): its second line is the children's user and system time.

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,13 +22,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * when every server started) a missing URL fails instead of skipping.
  */
 class LeaseTest {
+  // The shortest TTL a lease may have (1 s is the floor) that still leaves the
+  // renewals room on a busy CI machine: a first acquire in a new namespace waits out
+  // a lock delay of about one TTL (the default 10 s made the run wait 13 s).
+  private static final Duration LEASE_TTL = Duration.ofSeconds(2);
+
   @Test
   void fileLease(@TempDir Path dir) {
     roundTrip("file://" + dir.toAbsolutePath(), "file");
   }
 
-  // A first acquire in a new namespace waits out the lock delay (one TTL: 10 s by
-  // default, docs/leases.md point 6), so the stores run side by side.
+  // A first acquire in a new namespace waits out the lock delay (about one TTL,
+  // docs/leases.md point 6), so the stores run side by side.
   @ParameterizedTest
   @Execution(ExecutionMode.CONCURRENT)
   @ValueSource(strings = {
@@ -75,8 +81,8 @@ class LeaseTest {
   /** Two holders get ids 0 and 1, their IDs carry them, and close gives an id back. */
   static void roundTrip(String base, String name) {
     String url = withNamespace(base, name);
-    Generator a = Generator.builder().lease(url).build();
-    try (Generator b = Generator.builder().lease(url).build()) {
+    Generator a = Generator.builder().lease(url).leaseTtl(LEASE_TTL).build();
+    try (Generator b = Generator.builder().lease(url).leaseTtl(LEASE_TTL).build()) {
       assertEquals(0, a.node());
       assertEquals(1, b.node());
       for (Generator g : new Generator[] {a, b}) {
@@ -89,9 +95,9 @@ class LeaseTest {
         assertEquals(java.util.Optional.of("held"), st.leaseState());
         assertTrue(st.leaseRemaining().orElseThrow().toMillis() > 0);
       }
-      assertThrows(ConfigException.class, () -> Generator.builder().lease(url).node(3).build());
+      assertThrows(ConfigException.class, () -> Generator.builder().lease(url).leaseTtl(LEASE_TTL).node(3).build());
       a.close();
-      try (Generator c = Generator.builder().lease(url).build()) {
+      try (Generator c = Generator.builder().lease(url).leaseTtl(LEASE_TTL).build()) {
         assertEquals(0, c.node(), "after close, the next holder takes the freed id");
       }
     } finally {

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# make ci's two longest builds, in the background while the suites that mostly wait
+# run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
+#   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
+#     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
+#   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
+#     suite's 237 s cold.
+# The suites in between (test-lease, -lease-bindings, -serve, -go-stores,
+# -java-stores, -faults: 335 s of wall time, 144 s of CPU in a cold run) leave a
+# core and more idle. The builds run as SCHED_IDLE (chrt --idle) with idle I/O
+# priority: they get a CPU only when no test wants one, so the timing of the tests
+# beside them is what it is without them. They use their own target directories
+# (bindings/postgres/target, target/static-cli), so no cargo in the foreground waits
+# for their locks; the suites that need them later find them built.
+#   start   launch `run` (a session of its own; its log in target/ci-prebuild/log)
+#   wait    wait for it, print its log, exit with its status
+#   stop    kill it if it still runs (scripts/run-suites.sh, when a suite fails)
+set -euo pipefail
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
+dir=target/ci-prebuild
+make=${MAKE:-make}
+# The background build's pid, if it still runs (a pid reused since by another
+# process does not count: its command line must be this script's build).
+running() {
+  local pid cmd
+  pid=$(cat "$dir/pid" 2>/dev/null) || return 1
+  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  [[ $cmd == *"ci-prebuild.sh run"* ]] || return 1
+  echo "$pid"
+}
+
+case ${1:-} in
+  start)
+    bash "$self" stop
+    rm -rf "$dir" && mkdir -p "$dir"
+    # Its own make, not a part of the one that started it (whose jobserver ends with it).
+    unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
+    setsid chrt --idle 0 ionice -c 3 bash "$self" run </dev/null >"$dir/log" 2>&1 &
+    echo $! > "$dir/pid"
+    echo "ci-prebuild: started (pid $!, SCHED_IDLE): make deb-postgres, then scripts/dist.sh cli; log $dir/log"
+    ;;
+  run)
+    # The work itself (start runs it), with its CPU seconds (bash's `times`, in this
+    # shell: the children's user and system time) and status at the end.
+    started=$SECONDS
+    rc=0
+    "$make" --no-print-directory deb-postgres && FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli || rc=$?
+    times >"$dir/times"
+    cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$dir/times")
+    echo "ci-prebuild: exit $rc after $((SECONDS - started)) s, $cpu s of CPU"
+    echo "$rc" >"$dir/status"
+    ;;
+  wait)
+    [ -f "$dir/pid" ] || { echo "ci-prebuild: not started (scripts/ci-prebuild.sh start)" >&2; exit 2; }
+    t0=$SECONDS
+    while running >/dev/null; do sleep 1; done
+    rm -f "$dir/pid"
+    echo "ci-prebuild: waited $((SECONDS - t0)) s for it; its log:"
+    sed 's/^/  /' "$dir/log"
+    [ -f "$dir/status" ] || { echo "ci-prebuild: ended without a status (killed?)" >&2; exit 1; }
+    exit "$(cat "$dir/status")"
+    ;;
+  stop)
+    if pid=$(running); then
+      # setsid made it a process group leader: the group is every build under it.
+      kill -TERM -- "-$pid" 2>/dev/null || true
+      echo "ci-prebuild: stopped"
+    fi
+    rm -f "$dir/pid"
+    ;;
+  *)
+    echo "usage: scripts/ci-prebuild.sh start|wait|stop" >&2
+    exit 2
+    ;;
+esac
