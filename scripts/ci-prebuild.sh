@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# make ci's two longest builds, in the background while the suites that mostly wait
-# run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
+# make ci's two longest builds, in the background from the start of the run, on the
+# CPU the suites leave idle (scripts/ci-prebuild.sh start ... wait; the CI_SUITES
+# table in the Makefile):
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
 #     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
 #   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
 #     suite's 237 s cold.
-# The suites in between (test-lease, -lease-bindings, -serve, -go-stores,
-# -java-stores, -faults: 335 s of wall time, 144 s of CPU in a cold run) leave a
-# core and more idle. The builds run as SCHED_IDLE (chrt --idle) with idle I/O
+# make test's release builds end in LTO on one core, and the suites just before the
+# wait (test-lease, -lease-bindings, -serve, -go-stores, -java-stores, -faults: 313 s
+# of wall time, 142 s of CPU in a cold run) leave a core and more idle. Started just
+# before those, the builds (524 CPU-s) still needed 88 s of waiting in a cold run
+# (1,889 s, e68ba3b). They run as SCHED_IDLE (chrt --idle) with idle I/O
 # priority: they get a CPU only when no test wants one, so the timing of the tests
 # beside them is what it is without them. They use their own target directories
 # (bindings/postgres/target, target/static-cli), so no cargo in the foreground waits
