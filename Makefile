@@ -28,12 +28,12 @@ TEST_SUITES := \
   test-docs
 
 CI_SUITES := \
-  ci-prebuild-start \
   $(TEST_SUITES) \
   lint-ci \
   lint-postgres \
   test-loom \
   test-fuzz \
+  ci-prebuild-start \
   test-lease \
   test-lease-bindings \
   test-serve \
@@ -49,12 +49,10 @@ RELEASE_SUITES := \
   test-dist \
   release-check-go \
   release-check-java
-# ci-prebuild-start .. -wait: the two longest builds of test-postgres and
-# test-artifacts (the extension's release build for its .deb, the static CLI) run in
-# the background as SCHED_IDLE, on whatever CPU the suites leave idle: the one-core
-# LTO tails of make test's builds, and the suites that mostly wait (leases, serve,
-# Go's and Java's stores, faults), which come last before the wait
-# (scripts/ci-prebuild.sh says how and why).
+# ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
+# and Java's stores, faults), so the two longest builds of the rest (the extension's
+# release build for its .deb, the static CLI) run beside them in the background, as
+# SCHED_IDLE (scripts/ci-prebuild.sh says how and why, and why not from the start).
 # test-postgres comes after test-python and test-node: tests/postgres/run.sh decodes
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's

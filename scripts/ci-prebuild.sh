@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# make ci's two longest builds, in the background from the start of the run, on the
-# CPU the suites leave idle (scripts/ci-prebuild.sh start ... wait; the CI_SUITES
-# table in the Makefile):
+# make ci's two longest builds, in the background while the suites that mostly wait
+# run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
 #     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
 #   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
 #     suite's 237 s cold.
-# make test's release builds end in LTO on one core, and the suites just before the
-# wait (test-lease, -lease-bindings, -serve, -go-stores, -java-stores, -faults: 313 s
-# of wall time, 142 s of CPU in a cold run) leave a core and more idle. Started just
-# before those, the builds (524 CPU-s) still needed 88 s of waiting in a cold run
-# (1,889 s, e68ba3b). They run as SCHED_IDLE (chrt --idle) with idle I/O
-# priority: they get a CPU only when no test wants one, so the timing of the tests
-# beside them is what it is without them. They use their own target directories
-# (bindings/postgres/target, target/static-cli), so no cargo in the foreground waits
-# for their locks; the suites that need them later find them built.
+# The suites in between (test-lease, -lease-bindings, -serve, -go-stores,
+# -java-stores, -faults: 313 s of wall time, 142 s of CPU in a cold run) leave a core
+# and more idle; the builds (524 CPU-s) then needed 88 s of waiting at the end, in a
+# cold run of 1,889 s (e68ba3b). They run as SCHED_IDLE (chrt --idle), with idle I/O
+# priority where the disk's scheduler has one: a CPU only when no test wants one.
+# Not from the start of make ci, beside make test's compiling suites: tried
+# (cfb0f1c), lint and test-rust took 255 and 263 s instead of 146 and 142 with the
+# same CPU time, so they were kept waiting on something other than a CPU (SCHED_IDLE
+# yields one at once: two busy loops beside two SCHED_IDLE ones got 15.6 of 16 CPU-s).
+# The cause is not found; the disk is a guess (its mq-deadline scheduler ignores
+# ionice). The builds use their own target directories (bindings/postgres/target,
+# target/static-cli), so no cargo in the foreground waits for their locks; the
+# suites that need them later find them built.
 #   start   launch `run` (a session of its own; its log in target/ci-prebuild/log)
 #   wait    wait for it, print its log, exit with its status
 #   stop    kill it if it still runs (scripts/run-suites.sh, when a suite fails)
