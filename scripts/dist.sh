@@ -247,8 +247,8 @@ c_dist() {
 }
 
 # The static CLIs build in a target directory of their own: nothing else builds for
-# musl, so they share only build scripts and proc-macros with the rest (about 30
-# CPU-s built twice), and make ci builds the x86_64 one in the background
+# musl, so they share only build scripts and proc-macros with the rest (those are
+# built a second time), and make ci builds the x86_64 one in the background
 # (scripts/ci-prebuild.sh) while suites in the foreground use target/'s locks.
 cli_dist() {
   local t
