@@ -79,12 +79,12 @@ checks=0
 for base in "${urls[@]}"; do
   n=$((n + 1))
   sep='?'; [[ "$base" == *\?* ]] && sep='&'
+  tls=0; [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]] && tls=1
   for who in cli python node c; do
-    checks=$((checks + 1))
-    if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then checks=$((checks + 1)); fi
+    checks=$((checks + 1 + tls))
     good="${base}${sep}namespace=bindings-$$-$n-$who"
     ( check "$who" "$good" OK "$(run_binding "$who" "$good")"
-      if [[ "$base" == *ca.pem* || "$base" == *sslrootcert* ]]; then
+      if [ "$tls" = 1 ]; then
         bad="${good//\/ca.pem//other-ca.pem}"
         check "$who" "$bad" "unknown CA" "$(run_binding "$who" "$bad")"
       fi ) >"$out_dir/$n-$who" 2>&1 &

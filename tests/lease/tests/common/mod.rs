@@ -27,21 +27,34 @@ pub fn serial() -> MutexGuard<'static, ()> {
 pub struct Crowd(#[allow(dead_code)] std::fs::File);
 
 pub fn crowd() -> Crowd {
+    Crowd(flock_file(&std::env::temp_dir().join("flakeid-lease-crowd.lock"), true).expect("the crowd lock"))
+}
+
+/// An exclusive `flock` on `path` (created if missing), held until the file drops
+/// or the process exits: waits for it when `wait`, else `None` if another holds it.
+/// Opened close-on-exec (std's default): a process a test starts does not keep it.
+fn flock_file(path: &std::path::Path, wait: bool) -> Option<std::fs::File> {
     use std::os::fd::AsRawFd;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(std::env::temp_dir().join("flakeid-lease-crowd.lock"))
-        .expect("the crowd lock file");
+        .open(path)
+        .ok()?;
+    let op = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
     loop {
         // SAFETY: flock(2) on a descriptor this function owns.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Crowd(f);
+        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
+            return Some(f);
         }
-        let e = std::io::Error::last_os_error();
-        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "flock: {e}");
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
     }
 }
 
@@ -635,26 +648,14 @@ pub fn free_port() -> u16 {
 /// `$TMPDIR/flakeid-ports/<port>`, held until this process exits, the same lock
 /// tests/env/testenv.py's picker takes. False when another process holds it.
 fn reserve_port(port: u16) -> bool {
-    use std::os::fd::AsRawFd;
     static HELD: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
     let dir = std::env::temp_dir().join("flakeid-ports");
-    if std::fs::create_dir_all(&dir).is_err() {
-        return false;
-    }
-    // Opened close-on-exec (std's default): a server this test starts does not keep it.
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(port.to_string()))
+    let Some(f) = std::fs::create_dir_all(&dir)
+        .ok()
+        .and_then(|()| flock_file(&dir.join(port.to_string()), false))
     else {
         return false;
     };
-    // SAFETY: flock(2) on a descriptor this function owns.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return false;
-    }
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(f);
     true
 }
