@@ -123,6 +123,15 @@ setup-msrv:
 grpc-stubs:
 	FLAKEID_REGENERATE_STUBS=1 $(CARGO) test -q -p flakeid-grpc-stubs
 
+# The shipped-settings builds of the bindings in make test (the Node addon, the C
+# library, the Python module: profile dist, LTO across crates) all name this machine's
+# target explicitly, as napi-rs always does (target/<host>/dist): each LTO build of a
+# cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
+# network stack once per binding (issue 23; CONTRIBUTING.md, Where the time goes).
+HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
+# maturin (pip install ./python) passes --target only when asked; this asks.
+PIP_BUILD_ENV := CARGO_BUILD_TARGET=$(HOST_TRIPLE)
+
 -include mk/*.mk
 
 # ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ package flakeid
 //
 // Linking: the static library libflakeid.a is looked up in lib/<GOOS>_<GOARCH>/
 // beside this file. A released module carries it there (built by `make dist-go`);
-// in the repository `make lib-go` links target/dist/libflakeid.a (C_PROFILE) into place.
+// in the repository `make lib-go` links target/<host>/dist/libflakeid.a (mk/c.mk: C_LIB_DIR) into place.
 // The header is include/flakeid.h (a symlink to the repository's header; a copy in
 // a released module), so cgo always compiles against the header of the library.
 

@@ -9,9 +9,9 @@
 #                               CMake package (find_package(flakeid CONFIG)).
 C_OUT        := target/flakeid-c
 # The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
-# and `make install` alike.
+# and `make install` alike; built for --target $(HOST_TRIPLE) (the Makefile says why).
 C_PROFILE    ?= dist
-C_LIB_DIR    := target/$(C_PROFILE)
+C_LIB_DIR    := target/$(HOST_TRIPLE)/$(C_PROFILE)
 C_SO         := $(C_LIB_DIR)/libflakeid.so
 C_A          := $(C_LIB_DIR)/libflakeid.a
 C_CC         ?= $(CC)
@@ -31,8 +31,11 @@ C_STAGE      := $(abspath $(C_OUT))/prefix
 setup-c:
 	bash scripts/setup-c.sh
 
+# Only the C crate types: flakeid-c is also an rlib (for the fuzz targets), which would
+# make cargo build every dependency again with machine code beside the bitcode that LTO
+# needs, instead of reusing the Node addon's and the Python module's.
 lib-c: setup-c
-	$(CARGO) build -p flakeid-c --profile $(C_PROFILE)
+	$(CARGO) rustc -p flakeid-c --lib --crate-type cdylib,staticlib --profile $(C_PROFILE) --target $(HOST_TRIPLE)
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
 header-c:

@@ -23,7 +23,7 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 # The CLI: test-rust's build (FLAKEID_CARGO_PKGS, the Makefile says why).
 test-docs: python-venv setup-node lib-c wasm-build
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
-	$(DOCS_PY_BIN)/pip install --quiet './python[test]'
+	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
 	python3 tests/docs/run.py --cli target/debug --lib $(C_LIB_DIR)
 	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
 	$(CARGO) test -q --doc -p flakeid-core -p flakeid-lease-net -p flakeid-seal

@@ -29,7 +29,7 @@ faults-build: setup-faults setup-node $(FAULTS_PY_STAMP)
 	$(CARGO) build $(FLAKEID_CARGO_PKGS)
 
 $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
-	$(FAULTS_PY) -m pip install --quiet ./python
+	$(PIP_BUILD_ENV) $(FAULTS_PY) -m pip install --quiet ./python
 	touch $@
 
 test-faults: faults-build

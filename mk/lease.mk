@@ -20,8 +20,8 @@ test-lease: setup-lease
 
 # Needs the Python package (installed here), the Node addon and libflakeid.
 test-lease-bindings: setup-lease python-venv setup-node lib-c
-	$(PY_BIN)/pip install --quiet ./python
-	python3 tests/env/testenv.py run --all -- bash tests/lease/bindings.sh
+	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet ./python
+	C_LIB_DIR=$(C_LIB_DIR) python3 tests/env/testenv.py run --all -- bash tests/lease/bindings.sh
 
 bench-lease:
 	$(CARGO) bench -p flakeid-core --features lease --bench lease

@@ -15,11 +15,11 @@ python-venv: setup-python
 
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.
 test-python: python-venv
-	$(PY_BIN)/pip install --quiet './python[test]'
+	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[test]'
 	cd python && $(PY_BIN)/pytest tests
 	# Run from outside python/ so the installed package (not the source folder) is checked.
 	cd $(PY_VENV) && $(PY_BIN)/python -m mypy.stubtest flakeid
 
 bench-python: python-venv
-	$(PY_BIN)/pip install --quiet './python[bench]'
+	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[bench]'
 	cd $(PY_VENV) && $(PY_BIN)/python $(CURDIR)/python/benchmarks/bench.py

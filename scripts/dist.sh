@@ -88,8 +88,9 @@ python_dist() {
       # python3, sys.executable).
       local py=python3
       [ -x "$root/python/.venv/bin/python3" ] && py="$root/python/.venv/bin/python3"
+      # --target: as make's pip installs ask for it (PIP_BUILD_ENV in the Makefile).
       log "wheel $t (host, $py)"
-      (cd python && maturin build --quiet --interpreter "$py" --out "$out")
+      (cd python && maturin build --quiet --interpreter "$py" --target "$t" --out "$out")
       continue
     fi
     log "wheel $t ($compat)"
@@ -210,8 +211,8 @@ c_dist() {
     if [ "$host_only" = 1 ]; then
       # mk/c.mk's lib-c, as make test-c builds it.
       log "C SDK $t (host)"
-      cargo build --quiet --profile "$profile" -p flakeid-c
-      libs="$target_dir/$profile"
+      cargo rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib --target "$t"
+      libs=$(artifact_dir "$t")
     else
     log "C SDK $t"
     # Only the C crate types: flakeid-c is also an rlib (for its Rust tests), which

@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${PY:=python/.venv/bin/python}"
+# libflakeid.a as make lib-c builds it (mk/c.mk).
+: "${C_LIB_DIR:?make test-lease-bindings sets it (mk/c.mk)}"
 CARGO=${CARGO:-cargo}
 check() { # binding url expect(OK|unknown CA) output
   local who=$1 url=$2 want=$3 out=$4
@@ -35,7 +37,7 @@ check() { # binding url expect(OK|unknown CA) output
 cli=(target/debug/flakeid)
 # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
 $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
-cc -std=c11 -Iinclude tests/lease/lease_url.c target/dist/libflakeid.a -lpthread -ldl -lm -lrt -o target/lease_url_c
+cc -std=c11 -Iinclude tests/lease/lease_url.c "$C_LIB_DIR/libflakeid.a" -lpthread -ldl -lm -lrt -o target/lease_url_c
 
 py_prog='
 import sys, flakeid
