@@ -181,13 +181,14 @@ if full; then
   "$(pyenv_python 3.13)" -m venv "$venv"
   # The sdist's crates compile into the workspace's target/ (sharing its dependencies).
   CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid_engine-$version.tar.gz"
+  # The program starts at column 0: Python refuses an indented first line.
   (cd "$work" && as_user "$venv/bin/python" -c '
-  import flakeid
-  g = flakeid.Generator(datacenter=1, worker=2)
-  a, b = g.next_id(), g.next_id()
-  assert 0 < a < b, (a, b)
-  assert flakeid.decompose(b).worker == 2
-  print("   the sdist-built package issues", a, b)')
+import flakeid
+g = flakeid.Generator(datacenter=1, worker=2)
+a, b = g.next_id(), g.next_id()
+assert 0 < a < b, (a, b)
+assert flakeid.decompose(b).worker == 2
+print("   the sdist-built package issues", a, b)')
 fi
 
 # ------------------------------------------------------------------ Node
