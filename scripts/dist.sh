@@ -203,25 +203,23 @@ wasm_dist() {
 
 # The C SDK: flakeid-<v>-<target>/{include,lib/{libflakeid.so,.so.0,.a,pkgconfig,cmake/flakeid}}.
 c_dist() {
-  local t name sdk libdir objcopy
+  local t name sdk libdir objcopy libs
   objcopy="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-objcopy"
   for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu; do
     cross "$t" && continue
-    local libs
     if [ "$host_only" = 1 ]; then
-      # mk/c.mk's lib-c, as make test-c builds it.
-      log "C SDK $t (host)"
-      cargo rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib --target "$t"
-      libs=$(artifact_dir "$t")
+      # make test-c's own build (mk/c.mk's lib-c), so cargo finds it built.
+      log "C SDK $t (host: make lib-c)"
+      make -s --no-print-directory lib-c C_PROFILE="$profile" CARGO="cargo --quiet"
     else
-    log "C SDK $t"
-    # Only the C crate types: flakeid-c is also an rlib (for its Rust tests), which
-    # would make cargo build every dependency again with machine code beside the
-    # bitcode that LTO needs, instead of reusing the wheel's and the addon's.
-    cargo-zigbuild rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib \
-      --target "$t.2.17"
-    libs=$(artifact_dir "$t")
+      log "C SDK $t"
+      # Only the C crate types: flakeid-c is also an rlib (for its Rust tests), which
+      # would make cargo build every dependency again with machine code beside the
+      # bitcode that LTO needs, instead of reusing the wheel's and the addon's.
+      cargo-zigbuild rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib \
+        --target "$t.2.17"
     fi
+    libs=$(artifact_dir "$t")
     name="flakeid-$version-$t"
     sdk="$stage/c/$name"
     rm -rf "$sdk"
