@@ -129,6 +129,15 @@ grpc-stubs:
 # cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
 # network stack once per binding (issue 23; CONTRIBUTING.md, Where the time goes).
 HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
+# Cargo's output directory, as cargo picks it: $$CARGO_TARGET_DIR when set, else
+# target/. Made absolute and exported, so that a relative value means the same in
+# every recipe that changes directory and in every script; each path to a cargo
+# output (the CLI, the C library, the faults' drivers) starts with $(TARGET).
+ifneq ($(strip $(CARGO_TARGET_DIR)),)
+override CARGO_TARGET_DIR := $(abspath $(CARGO_TARGET_DIR))
+export CARGO_TARGET_DIR
+endif
+TARGET := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 # maturin (pip install ./python) passes --target only when asked; this asks.
 PIP_BUILD_ENV := CARGO_BUILD_TARGET=$(HOST_TRIPLE)
 

@@ -11,7 +11,7 @@ C_OUT        := target/flakeid-c
 # The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
 # and `make install` alike; built for --target $(HOST_TRIPLE) (the Makefile says why).
 C_PROFILE    ?= dist
-C_LIB_DIR    := target/$(HOST_TRIPLE)/$(C_PROFILE)
+C_LIB_DIR    := $(TARGET)/$(HOST_TRIPLE)/$(C_PROFILE)
 C_SO         := $(C_LIB_DIR)/libflakeid.so
 C_A          := $(C_LIB_DIR)/libflakeid.a
 C_CC         ?= $(CC)
@@ -55,7 +55,7 @@ test-c-suite: lib-c
 	mkdir -p $(C_OUT)
 	if $(call c_stale,$(C_OUT)/flakeid_test_shared,$(C_SO)); then \
 	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
-	    -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(abspath $(C_LIB_DIR)) -lpthread -o $(C_OUT)/flakeid_test_shared; fi
+	    -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(C_LIB_DIR) -lpthread -o $(C_OUT)/flakeid_test_shared; fi
 	if $(call c_stale,$(C_OUT)/flakeid_test_static,$(C_A)); then \
 	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
 	    $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/flakeid_test_static; fi

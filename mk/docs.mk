@@ -6,7 +6,7 @@
 #           package `pip install ./python` installed there
 #   js      node, with @flakeid/node = node/ (setup-node) and @flakeid/wasm =
 #           bindings/wasm/pkg (make wasm)
-#   sh      bash with target/debug/flakeid first on PATH, each in its own network namespace
+#   sh      bash with $(TARGET)/debug/flakeid first on PATH, each in its own network namespace
 #   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
 #   rust    cargo test --doc (run.py checks that the file is include_str!'d by a crate)
 # and, in their own suites, from the blocks `tests/docs/blocks.py extract LANG DIR` writes:
@@ -24,7 +24,7 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 test-docs: python-venv setup-node lib-c wasm-build
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
 	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
-	python3 tests/docs/run.py --cli target/debug --lib $(C_LIB_DIR)
+	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)
 	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
 	$(CARGO) test -q --doc -p flakeid-core -p flakeid-lease-net -p flakeid-seal
 

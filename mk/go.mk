@@ -26,7 +26,7 @@ setup-go-release: setup-go
 # The repository's build of the static library, where cgo looks for it.
 lib-go: lib-c
 	plat=$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p go/lib/$$plat; \
-	  ln -sf ../../../$(C_LIB_DIR)/libflakeid.a go/lib/$$plat/libflakeid.a
+	  ln -sf $(C_LIB_DIR)/libflakeid.a go/lib/$$plat/libflakeid.a
 
 test-go: setup-go lib-go
 	test -z "$$(cd go && gofmt -l .)" || { echo "gofmt: $$(cd go && gofmt -l .)"; exit 1; }

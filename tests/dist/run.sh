@@ -179,8 +179,8 @@ if full; then
   done
   venv="$work/venv-sdist"
   "$(pyenv_python 3.13)" -m venv "$venv"
-  # The sdist's crates compile into the workspace's target/ (sharing its dependencies).
-  CARGO_TARGET_DIR="$root/target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid_engine-$version.tar.gz"
+  # The sdist's crates compile into the workspace's target directory (sharing its dependencies).
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" "$venv/bin/pip" install --quiet --disable-pip-version-check "$dist/flakeid_engine-$version.tar.gz"
   # The program starts at column 0: Python refuses an indented first line.
   (cd "$work" && as_user "$venv/bin/python" -c '
 import flakeid

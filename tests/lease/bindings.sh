@@ -34,7 +34,7 @@ check() { # binding url expect(OK|unknown CA) output
   fi
 }
 
-cli=(target/debug/flakeid)
+cli=("${CARGO_TARGET_DIR:-target}/debug/flakeid")
 # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
 $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
 cc -std=c11 -Iinclude tests/lease/lease_url.c "$C_LIB_DIR/libflakeid.a" -lpthread -ldl -lm -lrt -o target/lease_url_c

@@ -33,9 +33,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 FAKETIME_LIB = (glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1")
                 + [""])[0]
 SERVE_PORT = 7676
-# Where the CLI and the Rust driver are (a build with a patched core for an
-# experiment: run.py --bin-dir).
-BIN_DIR = os.path.join(ROOT, "target", "debug")
+# Where the CLI and the Rust driver are: cargo's debug output, under $CARGO_TARGET_DIR
+# when set (a build with a patched core for an experiment: run.py --bin-dir).
+BIN_DIR = os.path.join(os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")), "debug")
 
 
 def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
