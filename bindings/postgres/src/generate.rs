@@ -96,11 +96,19 @@ fn flakeid_confirm_node(node: i64) -> String {
         Verdict::Copied => "it was refusing as a copy of another server's data directory",
         _ => "the start-up check had not cleared it",
     };
+    let borrowed = if after.resume_after_ms > after.start_mark_ms {
+        format!(
+            ", and after every ID borrowed ahead of the clock meanwhile: from {}",
+            crate::convert::show_ms(after.resume_after_ms)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}",
+        "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}{borrowed}",
         after.node,
         after.timeline,
-        crate::convert::show_ms(after.resume_after_ms)
+        crate::convert::show_ms(after.start_mark_ms)
     )
 }
 
