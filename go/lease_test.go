@@ -47,6 +47,23 @@ func TestLeaseStores(t *testing.T) {
 	}
 }
 
+// No secret of a lease URL reaches an error, through the C library: the userinfo's
+// password and a secret query parameter (a URL that does not parse is quoted).
+func TestLeaseURLSecretsAreNeverShown(t *testing.T) {
+	for _, url := range []string{
+		"postgres://app:hunter81@127.0.0.1:70000/db?namespace=x",
+		"postgres://app@127.0.0.1:70000/db?password=hunter82&sslpassword=hunter83",
+	} {
+		_, err := New(Options{Lease: url})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "lease URL") {
+			t.Fatalf("%v", err)
+		}
+		if strings.Contains(err.Error(), "hunter8") {
+			t.Fatalf("a password in the error: %v", err)
+		}
+	}
+}
+
 // The shortest TTL a lease may have (1 s is the floor) that still leaves the renewals
 // room on a busy CI machine: a first acquire in a new namespace waits out a lock
 // delay of about one TTL, and the default 10 s made these tests wait 40 s.

@@ -9,7 +9,8 @@
 #                            test-postgres-deb, then tests/postgres/run.sh on the installed
 #                            package (pgbench, vectors, cross-language decode; settings,
 #                            schema, upgrade; standby, promotion, crash restart and a
-#                            failover to a slow clock)
+#                            failover to a slow clock; copies, PITR, pg_upgrade and kill -9
+#                            of the postmaster: tests/postgres/copies.py)
 #   make install-postgres    a release build from source, installed into the PostgreSQL of
 #                            $(PG_CONFIG) (the second way, docs/postgres.md)
 #   make bench-postgres      tests/postgres/bench.sh: flakeid_next() beside nextval(),

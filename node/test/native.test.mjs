@@ -113,6 +113,20 @@ describe('leases', { skip: nativeOnly }, () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('no secret of a lease URL reaches an error: userinfo and query', () => {
+    for (const lease of [
+      'postgres://app:hunter71@127.0.0.1:70000/db?namespace=x',
+      'postgres://app@127.0.0.1:70000/db?password=hunter72&sslpassword=hunter73',
+    ]) {
+      assert.throws(() => new Generator({ lease }), (err) => {
+        assert.equal(err.code, 'FLAKEID_CONFIG')
+        assert.match(err.message, /lease URL/)
+        assert.doesNotMatch(err.message, /hunter7/)
+        return true
+      })
+    }
+  })
 })
 
 describe('state', () => {

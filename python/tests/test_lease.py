@@ -48,3 +48,19 @@ def test_password_never_appears_in_errors() -> None:
     with pytest.raises(flakeid.FlakeIdError) as excinfo:
         flakeid.Generator(lease="postgres://app:s3cret@127.0.0.1:1/db", lease_ttl_ms=1000)
     assert "s3cret" not in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # A URL that does not parse (port 70000) is quoted by its error: both forms.
+        "postgres://app:hunter61@127.0.0.1:70000/db?namespace=x",
+        "postgres://app@127.0.0.1:70000/db?password=hunter62&sslpassword=hunter63",
+    ],
+)
+def test_no_secret_of_a_lease_url_appears_in_errors(url: str) -> None:
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        flakeid.Generator(lease=url)
+    message = str(excinfo.value)
+    assert "lease URL" in message
+    assert not any(pw in message for pw in ("hunter61", "hunter62", "hunter63")), message

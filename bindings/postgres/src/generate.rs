@@ -93,10 +93,19 @@ fn flakeid_confirm_node(node: i64) -> String {
         Verdict::Ready => "it was already cleared",
         Verdict::Promoted => "it was refusing since its promotion",
         Verdict::Unrecorded => "it was refusing for want of an owner record",
+        Verdict::Copied => "it was refusing as a copy of another server's data directory",
         _ => "the start-up check had not cleared it",
     };
+    let borrowed = if after.resume_after_ms > after.start_mark_ms {
+        format!(
+            ", and after every ID borrowed ahead of the clock meanwhile: from {}",
+            crate::convert::show_ms(after.resume_after_ms)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}",
+        "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}{borrowed}",
         after.node,
         after.timeline,
         crate::convert::show_ms(after.start_mark_ms)
@@ -145,6 +154,7 @@ fn flakeid_status() -> TableIterator<
             Verdict::Ready => "ready".to_string(),
             Verdict::Promoted => "promoted: refusing until the node id is changed or confirmed".to_string(),
             Verdict::Unrecorded => "no owner record: refusing until the node id is confirmed".to_string(),
+            Verdict::Copied => "copied: refusing until the node id is changed or confirmed".to_string(),
             Verdict::Settings => "settings: refusing (flakeid_next() says why)".to_string(),
             Verdict::Failed => format!("failed: {}", s.failure()),
         }

@@ -26,7 +26,6 @@ use crate::server::COUNTER;
 use crate::settings::{self, Lease};
 use crate::verdict::STARTUP;
 use flakeid_core::{Generator, Layout, LeaseClock, LeaseState, Overflow, SharedCounter};
-use pgrx::bgworkers::BackgroundWorker;
 use pgrx::{PGRXSharedMemory, PgAtomic, PgLwLock, log, pg_sys, warning};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -304,7 +303,7 @@ pub fn hold(lease: Lease) {
                     s.state = State::Failed;
                     s.set_message(&message);
                 });
-                let _ = BackgroundWorker::wait_latch(Some(backoff));
+                crate::worker::wait(Some(backoff));
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 continue;
             }
@@ -364,9 +363,9 @@ fn acquire(lease: &Lease) -> Option<Result<(Generator<SharedCounter>, u64), Stri
         Overflow::Borrow => max_borrow_ms / layout.tick_ms(),
         _ => 0,
     };
-    let start_mark_ms = STARTUP.share().start_mark_ms;
+    let resume_after_ms = STARTUP.share().resume_after_ms;
     let builder = builder
-        .resume_after_ms(start_mark_ms)
+        .resume_after_ms(resume_after_ms)
         .lease_url(&lease.url)
         .lease_ttl_ms(lease.ttl_ms);
     let counter: &'static AtomicU64 = COUNTER.get();
@@ -381,7 +380,7 @@ fn acquire(lease: &Lease) -> Option<Result<(Generator<SharedCounter>, u64), Stri
             // the process, and a lease it took expires in the store.
             return None;
         }
-        let _ = BackgroundWorker::wait_latch(Some(Duration::from_millis(50)));
+        crate::worker::wait(Some(Duration::from_millis(50)));
     }
     let built = match handle.join() {
         Ok(r) => r,
@@ -452,7 +451,7 @@ fn keep(generator: &Generator<SharedCounter>, lease: &Lease, ahead_ticks: u64) -
         if now == State::Lost {
             return true;
         }
-        let _ = BackgroundWorker::wait_latch(Some(poll));
+        crate::worker::wait(Some(poll));
     }
 }
 

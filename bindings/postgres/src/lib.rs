@@ -6,13 +6,15 @@
 //! of the `flakeid.*` settings. The engine decides everything about IDs; this crate
 //! converts SQL types, maps errors to SQLSTATEs, and keeps the server's promise
 //! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
-//! read-only transactions refused, a promotion detected ([`worker`]), and with
+//! read-only transactions refused, a promotion or a copied data directory detected
+//! ([`worker`], [`identity`]), and with
 //! `flakeid.lease` its node id leased and fenced like every other generator's
 //! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
 mod convert;
 mod error;
 mod generate;
+mod identity;
 mod lease;
 mod mark;
 mod parts;

@@ -1,8 +1,9 @@
 //! What must outlive the server's memory: the high-water mark (IDs up to this Unix
-//! ms may have been issued) and the owner record (the node id and the timeline it
-//! was last cleared to issue on).
+//! ms may have been issued), the owner record (the node id and the timeline it was
+//! last cleared to issue on) and who wrote it (the server's fingerprint,
+//! [`crate::identity`]).
 //!
-//! Both live in replication origins, as two 64-bit progress values. Of PostgreSQL's
+//! All three live in replication origins, as 64-bit progress values. Of PostgreSQL's
 //! stores an extension can write, an origin's progress is the one that is
 //! - non-transactional (it stays set when the caller's transaction rolls back);
 //! - WAL-logged, so physical standbys replay it and a promoted standby has it;
@@ -11,7 +12,7 @@
 //! - one per server, like the generator: a sequence or a table row would be one per
 //!   database, and after a crash only the database that called first would be read.
 //!
-//! The origins count against `max_replication_slots` (two of its slots). They are
+//! The origins count against `max_replication_slots` ([`ORIGINS`] of its slots). They are
 //! created by the start-up worker in a transaction of its own: an origin's progress
 //! must never be set in a transaction that may still roll back its creation.
 
@@ -21,6 +22,9 @@ use std::ffi::CStr;
 
 pub const MARK_ORIGIN: &CStr = c"flakeid_high_water_mark";
 pub const OWNER_ORIGIN: &CStr = c"flakeid_node_owner";
+pub const IDENTITY_ORIGIN: &CStr = c"flakeid_owner_identity";
+/// How many origins flakeid keeps (each takes a slot of `max_replication_slots`).
+pub const ORIGINS: i32 = 3;
 
 /// The node id cleared to issue IDs, and the timeline it was cleared on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +51,15 @@ impl Owner {
 pub struct Durable {
     pub mark_ms: u64,
     pub owner: Option<Owner>,
+    /// The fingerprint of the server that recorded the owner (0: none recorded, as
+    /// by a library older than the record).
+    pub identity: u64,
 }
 
-/// Creates the two origins if they are missing (in the caller's transaction, which
+/// Creates the origins if they are missing (in the caller's transaction, which
 /// must commit before either progress is set).
 pub fn ensure_origins() {
-    for name in [MARK_ORIGIN, OWNER_ORIGIN] {
+    for name in [MARK_ORIGIN, OWNER_ORIGIN, IDENTITY_ORIGIN] {
         // SAFETY: catalog functions called inside a transaction.
         unsafe {
             if pg_sys::replorigin_by_name(name.as_ptr(), true) == pg_sys::InvalidRepOriginId as pg_sys::RepOriginId {
@@ -74,7 +81,7 @@ fn missing(name: &CStr) -> Report {
     .hint("restart the server to recreate it (do not drop flakeid's replication origins)")
 }
 
-/// The durable mark and owner (any server state, a standby's included).
+/// The durable mark, owner and its writer (any server state, a standby's included).
 pub fn read() -> Result<Durable, Report> {
     let progress = |name: &CStr| -> Result<u64, Report> {
         // SAFETY: catalog lookup and a read of the origin's shared progress.
@@ -89,6 +96,7 @@ pub fn read() -> Result<Durable, Report> {
     Ok(Durable {
         mark_ms: progress(MARK_ORIGIN)?,
         owner: Owner::decode(progress(OWNER_ORIGIN)?),
+        identity: progress(IDENTITY_ORIGIN)?,
     })
 }
 
@@ -99,9 +107,16 @@ pub fn advance(next: impl FnOnce() -> Option<u64>) -> Result<Option<u64>, Report
     set(MARK_ORIGIN, false, next)
 }
 
-/// Records `owner`, flushed to WAL on return.
-pub fn record_owner(owner: Owner) -> Result<(), Report> {
+/// Records `owner` and this server's fingerprint as its writer, flushed to WAL on
+/// return (the fingerprint first: an owner record is never newer than its writer's).
+pub fn record_owner(owner: Owner, identity: u64) -> Result<(), Report> {
+    record_identity(identity)?;
     set(OWNER_ORIGIN, true, || Some(owner.encode())).map(drop)
+}
+
+/// Records `identity` as the owner record's writer, flushed to WAL on return.
+pub fn record_identity(identity: u64) -> Result<(), Report> {
+    set(IDENTITY_ORIGIN, true, || Some(identity)).map(drop)
 }
 
 /// Sets an origin's progress to what `value()` returns (`force`: also backwards),

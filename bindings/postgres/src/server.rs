@@ -135,14 +135,14 @@ fn build(f: SqlFn) -> &'static Backend {
         Ok(b) => b,
         Err(report) => report.raise(f),
     };
-    let start_mark_ms = wait_for_verdict(f);
+    let resume_after_ms = wait_for_verdict(f);
     let (builder, lease) = if settings::lease().is_some() {
         let word = lease::published(f);
         (builder.node(lease::node_of(word)), Some(Check::new(word)))
     } else {
         (builder, None)
     };
-    let built = builder.resume_after_ms(start_mark_ms).build_shared(COUNTER.get());
+    let built = builder.resume_after_ms(resume_after_ms).build_shared(COUNTER.get());
     let generator = match built {
         Ok(g) => g,
         Err(err) => settings::setting_report(err).raise(f),
@@ -335,7 +335,7 @@ impl Backend {
                  a restart within {RESERVE_AHEAD_MS} ms of the last ID, a failover to a host whose clock is behind, \
                  or a clock set back.",
                 show_ms(self.generator.last_issued_ms().unwrap_or(0)),
-                show_ms(STARTUP.share().start_mark_ms),
+                show_ms(STARTUP.share().resume_after_ms),
                 show_ms(precise_now_ms()),
             ))
             .hint("flakeid.clock_backwards = 'wait' waits up to flakeid.max_wait_ms for the clock")

@@ -122,6 +122,30 @@ fn generate_with_a_file_lease() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A lease URL's secrets — the userinfo's password and secret query parameters —
+/// never reach a message, from `generate` or from the service (`serve`).
+#[test]
+fn lease_url_secrets_are_never_shown() {
+    for url in [
+        "postgres://app:hunter51@127.0.0.1:70000/db?namespace=x",
+        "postgres://app@127.0.0.1:70000/db?password=hunter52&sslpassword=hunter53",
+        "redis://:hunter54@127.0.0.1:70000/0?token=hunter55",
+    ] {
+        for args in [
+            &["generate", "--lease", url][..],
+            &["serve", "--listen", "127.0.0.1:0", "--lease", url],
+        ] {
+            let o = flakeid(args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains("lease URL"), "{args:?}: {err}");
+            for pw in ["hunter51", "hunter52", "hunter53", "hunter54", "hunter55"] {
+                assert!(!err.contains(pw), "{args:?}: {err}");
+            }
+        }
+    }
+}
+
 fn decode_stdin(args: &[&str], input: &str) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))

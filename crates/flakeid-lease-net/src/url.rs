@@ -227,6 +227,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("secret"), "{e}");
+        // The query's secrets too (libpq's password and sslpassword), in errors and
+        // in the form every later message shows.
+        let e = LeaseUrl::parse("postgres://u:hunter31@h:70000/db?password=hunter32&sslpassword=hunter33")
+            .unwrap_err()
+            .to_string();
+        let u = LeaseUrl::parse("postgres://u:hunter31@h/db?password=hunter32&sslpassword=hunter33").unwrap();
+        for shown in [e, u.redacted(), format!("{u:?}")] {
+            for pw in ["hunter31", "hunter32", "hunter33"] {
+                assert!(!shown.contains(pw), "{shown}");
+            }
+        }
         // Found by the lease_url fuzz target: a repeated authority leaked its password,
         // and a cut-short message could leave a password with its '@' cut off.
         for leaky in [

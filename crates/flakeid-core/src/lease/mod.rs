@@ -57,7 +57,7 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 pub use file::FileStore;
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
-pub use url::{check_namespace, redact_error, redact_passwords};
+pub use url::{check_namespace, is_secret_param, redact_error, redact_passwords};
 
 // The TTL's default and range are options (crate::options), known without leases
 // too: `lease_ttl_ms` without `lease` is refused by every build.

@@ -1,5 +1,5 @@
-//! What every lease URL shares, whoever parses it: the namespace rule, password
-//! redaction for messages, and the `file://` URL, read here without the `url`
+//! What every lease URL shares, whoever parses it: the namespace rule, the one
+//! redaction rule for secrets in messages, and the `file://` URL, read here without the `url`
 //! crate (a path and `?namespace=` need no URL library; the network schemes'
 //! parser lives in `flakeid-lease-net`).
 
@@ -23,10 +23,74 @@ pub fn redact_error(e: Error) -> Error {
     }
 }
 
-/// `text` with every `user:password@` password replaced by `***` — not only the
-/// first authority's: a malformed URL may repeat one (the fuzzer found
-/// `postgres://u:pw@h://u:pw@h:5432…` leaking the second).
+/// `text` — a URL, or a message quoting one — with every secret replaced by `***`:
+/// - every `user:password@` password, not only the first authority's: a malformed
+///   URL may repeat one (the fuzzer found `postgres://u:pw@h://u:pw@h:5432…`
+///   leaking the second);
+/// - the value of every query parameter [`is_secret_param`] names (`?password=…`,
+///   `&sslpassword=…`, `&token=…`), up to the next `&`, `#`, quote or whitespace
+///   (none of which a URL's query value holds unencoded).
+///
+/// The one rule for every surface that shows a lease URL: messages, logs, status.
 pub fn redact_passwords(text: &str) -> String {
+    redact_userinfo(&redact_secret_params(text))
+}
+
+/// Whether a URL query parameter carries a secret, by its name (percent-decoded,
+/// any case): libpq's `password` and `sslpassword`, and any name containing
+/// `password`, `passwd`, `passphrase`, `secret`, `token`, `credential`, `auth` or
+/// `key`, or that is `pass`, `pwd` or `pw` — except `key` and `sslkey`, which name
+/// a file (the private key is in the file, not in the URL).
+pub fn is_secret_param(name: &str) -> bool {
+    let name = percent_decode(name, true)
+        .unwrap_or_else(|| name.to_string())
+        .to_ascii_lowercase();
+    if matches!(name.as_str(), "key" | "sslkey") {
+        return false;
+    }
+    matches!(name.as_str(), "pass" | "pwd" | "pw")
+        || [
+            "password",
+            "passwd",
+            "passphrase",
+            "secret",
+            "token",
+            "credential",
+            "auth",
+            "key",
+        ]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// Where a secret query value ends (exclusive), from the start of the value.
+fn value_end(value: &str) -> usize {
+    value
+        .find(|c: char| matches!(c, '&' | '#' | '"' | '\'' | '`') || c.is_whitespace())
+        .unwrap_or(value.len())
+}
+
+fn redact_secret_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(['?', '&']) {
+        out.push_str(&rest[..=i]);
+        rest = &rest[i + 1..];
+        let name_end = rest
+            .find(|c: char| matches!(c, '=' | '&' | '?' | '#' | '"' | '\'') || c.is_whitespace())
+            .unwrap_or(rest.len());
+        if rest[name_end..].starts_with('=') && name_end > 0 && is_secret_param(&rest[..name_end]) {
+            let value = &rest[name_end + 1..];
+            out.push_str(&rest[..=name_end]);
+            out.push_str("***");
+            rest = &value[value_end(value)..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('@') {
@@ -220,6 +284,71 @@ mod tests {
                 assert!(!e.contains(pw), "{e}");
             }
             assert!(e.chars().count() <= 430, "{} characters", e.chars().count()); // 400 + the Display prefix
+        }
+    }
+
+    #[test]
+    fn secret_query_parameters() {
+        for (url, shown) in [
+            (
+                "postgres://u@h/db?password=hunter22&namespace=n",
+                "postgres://u@h/db?password=***&namespace=n",
+            ),
+            (
+                "postgres://u:hunter22@h/db?sslpassword=hunter23&sslkey=/k.pem",
+                "postgres://u:***@h/db?sslpassword=***&sslkey=/k.pem",
+            ),
+            (
+                "redis://h/0?namespace=n&Token=hunter24#x",
+                "redis://h/0?namespace=n&Token=***#x",
+            ),
+            (
+                "etcd://h/?api_key=hunter25&key=/c.key",
+                "etcd://h/?api_key=***&key=/c.key",
+            ),
+            ("postgres://h/db?pass%77ord=hunter26", "postgres://h/db?pass%77ord=***"),
+            ("postgres://h/db?password=", "postgres://h/db?password=***"),
+            ("postgres://h/db?password", "postgres://h/db?password"),
+            ("redis://h/0?namespace=a&ca=/x", "redis://h/0?namespace=a&ca=/x"),
+        ] {
+            assert_eq!(redact_passwords(url), shown, "{url}");
+        }
+        // Inside a message that quotes the URL: the value ends at the quote.
+        let e = redact_error(Error::config(
+            "lease",
+            format!(
+                "lease URL {:?} is invalid: bad port",
+                "postgres://u:hunter27@h:99999/db?password=hunter28&x=1"
+            ),
+        ))
+        .to_string();
+        assert!(!e.contains("hunter27") && !e.contains("hunter28"), "{e}");
+        assert!(e.contains("password=***&x=1\" is invalid: bad port"), "{e}");
+        for name in [
+            "password",
+            "sslpassword",
+            "PASSWORD",
+            "secret",
+            "client_secret",
+            "access_token",
+            "apikey",
+            "pwd",
+        ] {
+            assert!(is_secret_param(name), "{name}");
+        }
+        for name in [
+            "namespace",
+            "table",
+            "sslmode",
+            "sslrootcert",
+            "sslcert",
+            "sslkey",
+            "key",
+            "cert",
+            "ca",
+            "user",
+        ] {
+            assert!(!is_secret_param(name), "{name}");
         }
     }
 

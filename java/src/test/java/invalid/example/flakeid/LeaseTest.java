@@ -54,6 +54,17 @@ class LeaseTest {
     }
   }
 
+  /** No secret of a lease URL reaches an error: the userinfo's password, a secret query parameter. */
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "postgres://app:hunter91@127.0.0.1:70000/db?namespace=x",
+      "postgres://app@127.0.0.1:70000/db?password=hunter92&sslpassword=hunter93"})
+  void leaseUrlSecretsAreNeverShown(String url) {
+    ConfigException e = assertThrows(ConfigException.class, () -> Generator.builder().lease(url).build());
+    assertTrue(e.getMessage().contains("lease URL"), e.getMessage());
+    assertTrue(!e.getMessage().contains("hunter9"), e.getMessage());
+  }
+
   /** State files (docs/state.md): a restart behind the saved mark meets the policy. */
   @Test
   void stateFile(@TempDir Path dir) throws java.io.IOException {
