@@ -19,10 +19,12 @@ name=postgresql-$major-flakeid
 out=$root/dist
 stage=$root/target/deb-postgres/$name
 
-cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$crate/target/release/flakeid-pg$major"
+# cargo pgrx package lays the files out under cargo's target directory.
+pkg=${CARGO_TARGET_DIR:-$crate/target}/release/flakeid-pg$major
+cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$pkg"
 rm -rf "$stage"
 mkdir -p "$stage/DEBIAN" "$out"
-cp -a "$crate/target/release/flakeid-pg$major/." "$stage/"
+cp -a "$pkg/." "$stage/"
 so=$stage$("$PG_CONFIG" --pkglibdir)/flakeid.so
 [ -f "$so" ] || { echo "package-deb: cargo pgrx package made no $so" >&2; exit 1; }
 strip --strip-unneeded "$so"

@@ -365,7 +365,7 @@ def main():
     p.add_argument("--suspend", action="store_true",
                    help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and takeovers only")
     p.add_argument("--rate", type=int, default=RATE, help="IDs/s each generator is asked for")
-    p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: cargo's debug output, $CARGO_TARGET_DIR/debug or target/debug)")
+    p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)")
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
     p.add_argument("--jobs", type=int, help="scenarios run at once, each in a topology of its own "

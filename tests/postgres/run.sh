@@ -166,7 +166,7 @@ section_basic() {
   echo "== basic: preloaded cluster: pgbench, vectors, cross-language decode"
   # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
   $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
-  local cli=$PWD/target/debug/flakeid port
+  local cli=${CARGO_TARGET_DIR:-$PWD/target}/debug/flakeid port
   new_cluster main "shared_preload_libraries = 'flakeid'
 flakeid.datacenter = 11
 flakeid.worker = 21"

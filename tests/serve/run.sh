@@ -11,4 +11,4 @@ CARGO=${CARGO:-cargo}
 $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
 export FLAKEID_SERVE_VENV=${FLAKEID_SERVE_VENV:-$PWD/target/serve-venv}  # scripts/setup-serve.sh
 exec python3 tests/env/testenv.py run --redis --postgres -- \
-  python3 tests/serve/serve_test.py "$PWD/target/debug/flakeid" "$@"
+  python3 tests/serve/serve_test.py "${CARGO_TARGET_DIR:-$PWD/target}/debug/flakeid" "$@"

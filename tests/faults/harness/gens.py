@@ -5,12 +5,12 @@ the faults the nemesis applies to it.
 Kinds (the issue asks for `flakeid serve` and in-process generators in Python,
 Node and Rust):
 
-    serve   target/debug/flakeid serve --lease URL, driven by serve_client.py over
+    serve   the debug CLI's `flakeid serve --lease URL`, driven by serve_client.py over
             HTTP inside the same namespace (the client is not a generator: it is
             never paused, killed or clock-stepped)
     python  drivers/py_driver.py on the `flakeid` package (target/faults/venv)
     node    drivers/node_driver.mjs on @flakeid/node (node/)
-    rust    target/debug/flakeid-faults-driver (tests/faults/driver)
+    rust    the debug build of flakeid-faults-driver (tests/faults/driver)
 
 Every generator process runs under libfaketime with its slot's timestamp file
 (`FAKETIME_TIMESTAMP_FILE`, re-read on every call: `FAKETIME_NO_CACHE=1`) and only
