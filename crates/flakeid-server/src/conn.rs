@@ -714,6 +714,8 @@ struct ConnService {
     /// The server's request budget and the body deadline of gRPC requests.
     requests: Arc<Budget>,
     body_timeout: Duration,
+    /// The probe listener's: every request goes to its router.
+    probes: bool,
 }
 
 /// The service and the client of one connection, for the metrics.
@@ -721,6 +723,8 @@ struct ConnService {
 pub(crate) struct Peer {
     pub svc: Arc<crate::Service>,
     pub addr: std::net::SocketAddr,
+    /// A connection of the probe listener.
+    pub probes: bool,
 }
 
 /// The longest request target served (a longer one: 414, as JSON).
@@ -777,8 +781,9 @@ impl std::future::Future for ConnFuture {
 }
 
 /// The message tonic-prost gives a request that is not valid protobuf, as
-/// `INTERNAL`; the API answers it `INVALID_ARGUMENT`, as for any bad argument.
-const DECODE_ERROR: &str = "failed to decode Protobuf message";
+/// `INTERNAL` (percent-encoded in `grpc-message`); the API answers it
+/// `INVALID_ARGUMENT`, as for any bad argument.
+const DECODE_ERROR: &str = "failed%20to%20decode%20Protobuf%20message";
 
 /// `resp` with its body [`Tracked`]: a gRPC call answered in its head
 /// (trailers-only: every refusal) is counted now.
@@ -864,7 +869,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let active = self.slot.request(started);
         let route = crate::metrics::Route::of(req.uri().path());
         let grpc = is_grpc(req.uri().path());
-        let tracked = route.is_streamed() || grpc;
+        let mut tracked = route.is_streamed() || grpc;
         let method = crate::metrics::MethodLabel::of(req.method());
         let entry = self.peer.svc.access.as_ref().map(|_| {
             Box::new(crate::access::Entry {
@@ -884,12 +889,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Answer::Ready(Some(r))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
             // gRPC is HTTP/2 only: an HTTP/1.1 body to a gRPC path is never read.
+            // Not a gRPC call: counted as an HTTP request only.
+            tracked = false;
             Answer::Ready(Some(http2_required()))
         } else if let Some(auth) = &self.auth
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
             Answer::Ready(Some(r))
         } else if route == crate::metrics::Route::ID
+            && !self.probes
             && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
         {
             // The hot route, answered here: the router would only match the path,
@@ -987,6 +995,8 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
 /// Accepts connections until `shutdown` completes, then asks every connection to
 /// finish (HTTP/2 GOAWAY, HTTP/1.1 close after the response in flight) and waits
 /// up to `drain` for them. Returns whether every connection finished in time.
+/// `probes`: the probe listener's loop (its router alone answers).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: Router,
@@ -995,6 +1005,7 @@ pub(crate) async fn accept_loop(
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
+    probes: bool,
 ) -> bool {
     let limits = svc.config.limits.clone();
     let builder = Arc::new(builder(&limits));
@@ -1026,7 +1037,11 @@ pub(crate) async fn accept_loop(
         tokio::spawn(serve_conn(
             builder.clone(),
             app.clone(),
-            Peer { svc: svc.clone(), addr },
+            Peer {
+                svc: svc.clone(),
+                addr,
+                probes,
+            },
             security.clone(),
             tcp,
             slot,
@@ -1100,6 +1115,7 @@ async fn drive<I>(
         auth,
         requests: peer.svc.requests.clone(),
         body_timeout: limits.body_timeout,
+        probes: peer.probes,
         peer: Arc::new(peer),
         streams: streams.clone(),
     };

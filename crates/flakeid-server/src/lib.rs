@@ -347,6 +347,12 @@ impl Service {
         }
     }
 
+    /// Bytes of the request and response budgets in use now.
+    pub(crate) fn memory_in_use(&self) -> usize {
+        let free = self.responses.available_permits();
+        self.requests.held() + self.budgets.response.saturating_sub(free)
+    }
+
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
     pub fn start_draining(&self) {
         self.draining.store(true, Ordering::Release);
@@ -593,6 +599,7 @@ pub async fn serve_with_probes(
                 conns,
                 stop,
                 Duration::from_secs(1),
+                true,
             )))
         }
     };
@@ -604,7 +611,18 @@ pub async fn serve_with_probes(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(listener, app, service.clone(), security, conns, shutdown, DRAIN_TIMEOUT).await {
+    if !conn::accept_loop(
+        listener,
+        app,
+        service.clone(),
+        security,
+        conns,
+        shutdown,
+        DRAIN_TIMEOUT,
+        false,
+    )
+    .await
+    {
         tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
     }
     let _ = probes_done.send(());

@@ -1,42 +1,48 @@
 //! Memory given back after a burst. glibc's malloc keeps what a burst freed in its
 //! arenas (one per thread that met contention, up to eight per core), so without
-//! help the process's RSS stays at its peak for good: 1.1 GB an idle quarter of an
-//! hour after a 1 GB burst of request bodies. `malloc_trim(0)` hands every arena's
-//! free pages back; measured against the alternatives in docs/service.md ("Memory
-//! budget"). It runs on a watch of the arenas' free bytes (`mallinfo2`, once a
-//! second), when they have grown [`SLACK`] past what the last trim left, so a
-//! steady load never trims and a burst is handed back within about a second of its
-//! end. Other C libraries (musl) return freed memory by themselves: nothing runs.
+//! help the process's RSS can stay near its peak for good: 1.1 GB an idle quarter
+//! of an hour after a 1 GB burst of request bodies. `malloc_trim(0)` hands every
+//! arena's free pages back (measurements in docs/service.md, "Memory budget").
+//!
+//! Once a second the watch looks at the budgets in use and the RSS: a burst (more
+//! than [`BUSY`] of the budgets in use, or RSS [`SLACK`] above what the last trim
+//! left) arms it, and the first quiet second after (less than [`BUSY`] in use)
+//! trims, once. A steady load never trims; an idle server never does. Other C
+//! libraries (musl) return freed memory by themselves: nothing runs.
 
 use std::sync::Weak;
 
-/// How far the arenas' free bytes may grow past what the last trim left.
+/// Budgets in use above this: busy; below: quiet.
+pub const BUSY: usize = 1024 * 1024;
+/// RSS growth since the last trim that arms one.
 pub const SLACK: usize = 16 * 1024 * 1024;
 
 /// Watches and trims until the service is dropped.
 pub(crate) async fn run(svc: Weak<crate::Service>) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        let mut floor = 0usize;
+        let mut armed = false;
+        let mut floor = rss().unwrap_or(0);
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            if svc.strong_count() == 0 {
-                return;
+            let Some(s) = svc.upgrade() else { return };
+            let used = s.memory_in_use();
+            drop(s);
+            let now = rss().unwrap_or(0);
+            if used > BUSY || now > floor.saturating_add(SLACK) {
+                armed = true;
             }
-            // Both walk the arenas under their locks: on the blocking pool.
-            let trimmed = tokio::task::spawn_blocking(move || {
-                let free = free_bytes();
-                if free < floor.saturating_add(SLACK) {
-                    return None;
-                }
-                // SAFETY: malloc_trim only gives free pages back to the system.
-                unsafe { libc::malloc_trim(0) };
-                Some((free, free_bytes()))
-            })
-            .await;
-            if let Ok(Some((before, after))) = trimmed {
-                tracing::debug!(before, after, "malloc_trim: free memory given back");
-                floor = after;
+            if armed && used <= BUSY {
+                armed = false;
+                // Walks the arenas under their locks: on the blocking pool.
+                let after = tokio::task::spawn_blocking(|| {
+                    // SAFETY: malloc_trim only gives free pages back to the system.
+                    unsafe { libc::malloc_trim(0) };
+                    rss()
+                })
+                .await;
+                floor = after.ok().flatten().unwrap_or(now);
+                tracing::debug!(before = now, after = floor, "malloc_trim: memory given back");
             }
         }
     }
@@ -44,10 +50,12 @@ pub(crate) async fn run(svc: Weak<crate::Service>) {
     drop(svc);
 }
 
-/// Bytes free in glibc's arenas (not given back to the system).
+/// The process's resident set, in bytes (`/proc/self/statm`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn free_bytes() -> usize {
-    // SAFETY: mallinfo2 reads the allocator's statistics and has no preconditions.
-    let m = unsafe { libc::mallinfo2() };
-    m.fordblks
+fn rss() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = text.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * usize::try_from(page).unwrap_or(4096))
 }
