@@ -772,6 +772,9 @@ impl std::future::Future for ConnFuture {
         this.peer.svc.metrics.observe(this.route, this.method, status, took);
         if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
             log.log(e, this.peer.addr, status, took, this.route.name());
+            if let Ok(v) = axum::http::HeaderValue::from_str(&e.request_id) {
+                resp.headers_mut().insert("x-request-id", v);
+            }
         }
         if let Some(streams) = this.tracked.take() {
             resp = track(resp, streams, this.route, &this.peer.svc, this.active.take());
@@ -871,8 +874,9 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let grpc = is_grpc(req.uri().path());
         let mut tracked = route.is_streamed() || grpc;
         let method = crate::metrics::MethodLabel::of(req.method());
-        let entry = self.peer.svc.access.as_ref().map(|_| {
+        let entry = self.peer.svc.access.as_ref().map(|log| {
             Box::new(crate::access::Entry {
+                request_id: log.request_id(req.headers().get("x-request-id")),
                 method: req.method().as_str().to_owned(),
                 path: req.uri().path().to_owned(),
                 query: req.uri().query().map(str::to_owned),
