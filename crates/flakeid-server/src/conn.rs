@@ -1333,3 +1333,58 @@ impl hyper::rt::Timer for WatchdogTimer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, n])
+    }
+
+    fn open(conns: &Conns, slot: &Slot) -> bool {
+        conns.lock().live.contains_key(&slot.state.id)
+    }
+
+    #[test]
+    fn at_the_cap_the_unserved_go_first_then_the_idle_served_longest_ago() {
+        let conns = Conns::new(3, 3);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let c = conns.admit(ip(1)).unwrap();
+        drop(a.request(t + Duration::from_millis(1)));
+        let _in_flight = b.request(t);
+        drop(c.request(t + Duration::from_millis(2)));
+        // Every one served: the idle one whose last request is oldest goes.
+        let d = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &b) && open(&conns, &c));
+        // An unserved one goes before any served one.
+        let e = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &d) && open(&conns, &c) && open(&conns, &e));
+        let _e_busy = e.request(t);
+        let _c_busy = c.request(t);
+        // Every one has a request in flight: the new one is refused.
+        assert!(conns.admit(ip(3)).is_none());
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 2);
+        assert_eq!(conns.refused.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn one_address_is_held_to_its_limit_by_its_own_connections() {
+        let conns = Conns::new(10, 2);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let other = conns.admit(ip(2)).unwrap();
+        let (_a, _b) = (a.request(t), b.request(t));
+        // Its two are busy: refused, though the server has room; others get in.
+        assert!(conns.admit(ip(1)).is_none());
+        assert!(conns.admit(ip(3)).is_some());
+        drop(_a);
+        // One of its own is idle: that one makes room, not another client's.
+        let c = conns.admit(ip(1)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &other) && open(&conns, &c));
+        assert_eq!(conns.lock().clients[&ip(1)], 2);
+    }
+}

@@ -123,12 +123,12 @@ impl Config {
             ),
         ] {
             if let Some(given) = given
-                && given < least
+                && !(least..=MAX_MEMORY).contains(&given)
             {
                 return Err(Error::Config {
                     field,
                     message: format!(
-                        "{field} must be at least {least} bytes ({what}, with max_batch {}), got {given}",
+                        "{field} must be in {least}..={MAX_MEMORY} bytes (at least {what}, with max_batch {}), got {given}",
                         self.max_batch
                     ),
                 });
@@ -162,6 +162,9 @@ impl Config {
         }
     }
 }
+
+/// The largest memory budget accepted (1 TiB).
+pub const MAX_MEMORY: usize = 1 << 40;
 
 /// The memory budgets of a service ([`Config::budgets`]): what clients can make
 /// it hold beyond each connection's own buffers.
@@ -1325,6 +1328,32 @@ mod tests {
     fn the_openapi_document_names_the_largest_n_once() {
         assert_eq!(super::DEFAULT_MAX_BATCH, 100_000);
         assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+    }
+
+    /// The budgets follow `max_batch`, and one given below what a single
+    /// request or response needs is refused naming it.
+    #[test]
+    fn budgets_fit_the_largest_request_and_response() {
+        let mut c = super::Config::default();
+        let b = c.budgets();
+        assert_eq!(b.max_request_message, 900_064);
+        assert_eq!(b.largest_reservation, 1_600_064);
+        assert_eq!(
+            (b.request, b.response, b.connection_response),
+            (32 << 20, 64 << 20, 4 << 20)
+        );
+        c.max_batch = 10_000_000;
+        let b = c.budgets();
+        assert_eq!(b.connection_response, b.largest_reservation);
+        assert!(b.response >= b.connection_response && b.request >= b.max_request_message);
+        c.max_batch = 100_000;
+        c.limits.connection_response_memory = Some(1_000_000);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("connection_response_memory") && e.contains("1600064"), "{e}");
+        c.limits.connection_response_memory = None;
+        c.limits.request_memory = Some(usize::MAX);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("request_memory must be in 900064..=1099511627776"), "{e}");
     }
 
     /// `/v1/id`'s bodies, written by hand, say what `format!` says.

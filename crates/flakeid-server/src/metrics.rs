@@ -479,7 +479,7 @@ impl Collector for Live {
             counter_u64(
                 &mut e,
                 "connections_refused",
-                "Connections closed at once: the cap was reached and every connection had sent a request",
+                "Connections closed at once: at a cap, every other connection had a request in flight",
                 c.refused.load(std::sync::atomic::Ordering::Relaxed),
             )?;
         }
