@@ -209,7 +209,7 @@ pub struct ServeArgs {
     /// Time for a client to send a complete request head (default 10000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub header_timeout_ms: Option<u64>,
-    /// Close a connection that reads and writes nothing this long (default 60000)
+    /// Close a connection that starts no request and moves no body this long (default 60000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub idle_timeout_ms: Option<u64>,
     /// Open connections at most; lowered to the fd limit minus 64 (default 1024)
@@ -224,8 +224,8 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
-    /// Close the connection of a streamed response (gRPC Stream, large /v1/ids)
-    /// whose client makes no room for it this long (default 30000)
+    /// Close the connection of a gRPC or streamed response (any gRPC call, large
+    /// /v1/ids) whose client takes nothing of it this long (default 30000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub stream_idle_timeout_ms: Option<u64>,
     /// A gRPC request body must arrive within this long of its head (default: --header-timeout-ms)

@@ -67,8 +67,8 @@ pub struct Limits {
     /// How long a client may take to send a complete request head (from the
     /// connection's start, and in HTTP/1.1 for each later request). Default 10 s.
     pub header_read_timeout: Duration,
-    /// A connection that reads and writes nothing for this long is shut down.
-    /// Default 60 s.
+    /// A connection that starts no request and moves no body frame for this long
+    /// is shut down (PINGs and other control frames do not count). Default 60 s.
     pub idle_timeout: Duration,
     /// Open connections at most (default 1024: each may hold up to
     /// [`PER_CONNECTION`] bytes, so the cap bounds their memory); lowered to the
@@ -77,15 +77,14 @@ pub struct Limits {
     /// HTTP/2 streams (requests, gRPC calls) open at once on one connection.
     /// Default 32.
     pub max_streams: u32,
-    /// HTTP/2 flow-control window of one stream, in bytes, and the most the server
-    /// queues for sending on one stream. Default 64 KiB.
+    /// HTTP/2 flow-control window of one stream, in bytes. Default 64 KiB.
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
-    /// A streamed response (gRPC `Stream`, a large `/v1/ids`) whose client has
-    /// had no room for its next chunk this long gets its connection closed (GOAWAY,
-    /// then closed 1 s later), even while other requests keep the connection
-    /// busy. Default 30 s.
+    /// A gRPC response (any call, unary ones included) or a streamed one (a large
+    /// `/v1/ids`) whose client has taken nothing of it this long gets its
+    /// connection closed (GOAWAY, then closed 1 s later), even while other requests
+    /// keep the connection busy. Default 30 s.
     pub stream_idle_timeout: Duration,
     /// A gRPC request's body must be complete this long after its head: a body
     /// trickled in holds its buffer no longer. Default 10 s.
