@@ -22,6 +22,9 @@ import time
 import unittest
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
+from testenv import free_port  # noqa: E402  (the one fixture's port picker)
+
 BIN = None
 WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
 
@@ -192,6 +195,9 @@ class Routes(unittest.TestCase):
             ("/v1/ids?n=99999999999999999999999", "n"),
             ("/v1/ids?n=abc", "n"),
             ("/v1/ids?n=3&format=xml", "format"),
+            ("/v1/ids?n=3&n=4", "n"),  # a repeated parameter: which one is not guessed
+            ("/v1/ids?format=json&n=2&format=ndjson", "format"),
+            ("/v1/decode/1?from=int&from=hex", "from"),
             ("/v1/ids?count=3", "query"),
             ("/v1/ids?%ZZ=1", "query"),
             ("/v1/decode/hello", "id"),
@@ -314,6 +320,30 @@ class Routes(unittest.TestCase):
             self.assertIn(b"flakeid.proto", reply, v)
             self.assertIn(b"StreamRequest", reply, v)
 
+    def test_grpc_refusals_are_counted_with_their_codes(self):
+        def calls(rpc, code):
+            m = re.search(rf'^flakeid_grpc_calls_total{{rpc="{rpc}",code="{code}"}} (\d+)$',
+                          self.s.get("/metrics")[2].decode(), re.M)
+            return int(m.group(1)) if m else 0
+        # Not protobuf: INVALID_ARGUMENT, as any bad argument.
+        before = calls("Batch", 3)
+        status, _, _ = grpc_call(self.s.port, "Batch", b"\x08\xff\xff")
+        self.assertEqual(status, 3)
+        self.assertEqual(calls("Batch", 3), before + 1)
+        # A message over the largest real request (Unseal of --max-batch 1000 IDs):
+        # refused before it is read, and counted.
+        before = calls("Unseal", 11)
+        status, _, _ = grpc_call(self.s.port, "Unseal", packed_ids(range(2000)))
+        self.assertEqual(status, 11)  # OUT_OF_RANGE, tonic's code for it
+        self.assertEqual(calls("Unseal", 11), before + 1)
+        # gRPC over HTTP/1.1: 505 before the body is read, and the connection closed.
+        c = self.s.conn()
+        c.request("POST", "/flakeid.v1.Flakeid/Next", body=b"\0" * 5, headers={"Content-Type": "application/grpc"})
+        r = c.getresponse()
+        self.assertEqual((r.status, json.loads(r.read())["parameter"]), (505, "version"))
+        self.assertEqual(r.getheader("Connection"), "close")
+        c.close()
+
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
         out = subprocess.run(
@@ -384,8 +414,15 @@ class AccessLog(unittest.TestCase):
         s = Server("--node", "3", "--access-log")
         try:
             c = s.conn()
-            self.assertEqual(s.get("/v1/ids?n=3", conn=c)[0], 200)
-            self.assertEqual(s.get("/nope", conn=c)[0], 404)
+            c.request("GET", "/v1/ids?n=3", headers={"X-Request-Id": "client-42"})
+            r = c.getresponse()
+            r.read()
+            self.assertEqual((r.status, r.getheader("X-Request-Id")), (200, "client-42"))
+            c.request("GET", "/nope", headers={"X-Request-Id": "not usable: spaces"})
+            r = c.getresponse()
+            r.read()
+            self.assertEqual(r.status, 404)
+            made = r.getheader("X-Request-Id")
             local = c.sock.getsockname()
             c.close()
             out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null",
@@ -403,6 +440,8 @@ class AccessLog(unittest.TestCase):
             self.assertLess(a["duration_seconds"], 5)
             self.assertRegex(a["ts"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
             self.assertEqual((b["path"], b["status"], b["route"]), ("/nope", 404, "other"))
+            self.assertEqual((a["request_id"], b["request_id"]), ("client-42", made))
+            self.assertRegex(made, r"^[0-9a-f]+-\d+$")
             self.assertNotIn("query", b)
             self.assertEqual((h2["path"], h2["version"], h2["status"]), ("/v1/id", "HTTP/2", 200))
             self.assertIn("flakeid_access_log_dropped_total 0", s.get("/metrics")[2].decode())
@@ -509,9 +548,13 @@ class Semantics(unittest.TestCase):
         r, body = self.req("GET", "/v1/id?format=json")
         self.assertEqual(r.getheader("Content-Length"), str(len(body)))
         self.assertEqual(r.getheader("Content-Type"), "application/json")
+        # HEAD issues no ID, so it cannot know GET's length (a sealed ID has any
+        # number of digits): no Content-Length rather than a false 0.
         r, body = self.req("HEAD", "/v1/id")
-        self.assertEqual((r.status, body, r.getheader("Content-Length")), (200, b"", "0"))
+        self.assertEqual((r.status, body, r.getheader("Content-Length")), (200, b"", None))
         self.assertEqual(r.getheader("Content-Type"), "text/plain; charset=utf-8")
+        r, body = self.req("HEAD", "/v1/ids?n=3")
+        self.assertEqual((r.status, body, r.getheader("Content-Length")), (200, b"", None))
         r, body = self.req("HEAD", "/v1/id?format=xml")
         self.assertEqual((r.status, body), (400, b""))
         self.assertGreater(int(r.getheader("Content-Length")), 0)  # the length GET's JSON error has
@@ -983,6 +1026,39 @@ class Tls(unittest.TestCase):
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
+    def test_probe_listener_answers_without_a_client_certificate(self):
+        probe_port = free_port()
+        s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", self.ca,
+                   "--probe-listen", f"127.0.0.1:{probe_port}")
+        try:
+            for path, want in (("/healthz", 200), ("/readyz", 200), ("/v1/id", 404), ("/metrics", 404)):
+                c = http.client.HTTPConnection("127.0.0.1", probe_port, timeout=5)
+                c.request("GET", path)
+                r = c.getresponse()
+                r.read()
+                c.close()
+                self.assertEqual(r.status, want, path)
+            with self.assertRaises((self.ssl.SSLError, ConnectionError, http.client.HTTPException)):
+                self.https(s, "/healthz")
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_metrics_behind_the_token_when_asked(self):
+        tokens = os.path.join(self.d, "metrics-tokens")
+        with open(tokens, "w") as f:
+            f.write("scrape-token\n")
+        s = Server("--node", "1", "--auth-token-file", tokens, "--metrics-auth")
+        try:
+            self.assertEqual(s.get("/metrics")[0], 401)
+            self.assertEqual(s.get("/metrics", headers={"Authorization": "Bearer scrape-token"})[0], 200)
+            self.assertEqual(s.get("/healthz")[0], 200)
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+        out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--metrics-auth"],
+                             capture_output=True, text=True, timeout=20)
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertIn("--auth-token-file", out.stderr)
+
     def test_bearer_tokens(self):
         tokens = os.path.join(self.d, "tokens")
         with open(tokens, "w") as f:
@@ -1034,16 +1110,28 @@ class Shutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 s.get("/healthz")
 
-    def test_sighup_drains_like_sigterm(self):
-        d = tempfile.mkdtemp(dir=WORK)
-        a = Server("--lease", f"file://{d}", "--layout", "sonyflake")
-        node = a.json("/v1/layout")[1]["node"]
-        self.assertEqual(a.stop(signal.SIGHUP), 0, a.logs())
-        self.assertIn("SIGHUP: draining", a.logs())
-        self.assertIn("lease released; stopped", a.logs())
-        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
-        self.assertEqual(b.json("/v1/layout")[1]["node"], node)  # released, not expired
-        self.assertEqual(b.stop(), 0)
+    def test_sighup_reloads_and_keeps_serving(self):
+        # SIGHUP is `systemctl reload`: the TLS and token files are read again and the
+        # service goes on (a unit with Restart=on-failure would not restart a drain).
+        tokens = os.path.join(WORK, "hup-tokens")
+        with open(tokens, "w") as f:
+            f.write("first-token\n")
+        a = Server("--node", "5", "--auth-token-file", tokens)
+        try:
+            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 200)
+            with open(tokens, "w") as f:
+                f.write("second-token\n")
+            a.proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 5
+            while "SIGHUP: TLS and token files reloaded" not in a.logs() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertIn("SIGHUP: TLS and token files reloaded", a.logs())
+            self.assertIsNone(a.proc.poll())
+            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer second-token"})[0], 200)
+            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 401)
+            self.assertEqual(a.get("/readyz")[0], 200)
+        finally:
+            self.assertEqual(a.stop(), 0, a.logs())
 
     def test_second_sigterm_exits_at_once_after_releasing(self):
         d = tempfile.mkdtemp(dir=WORK)

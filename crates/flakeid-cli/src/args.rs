@@ -191,7 +191,8 @@ pub struct DecodeArgs {
 #[command(
     after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics, \
 /openapi.json; gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal, grpc.health.v1 and reflection. SIGTERM/SIGINT drains, releases the lease and exits 0; \
-a lease taken over by another holder drains and exits 1 (a supervisor starts a fresh replica)."
+SIGHUP reloads the TLS and token files. A lost lease is leased again in place (503 meanwhile); /healthz fails after --liveness-timeout-ms without one. \
+Memory is bounded by --max-connections, --request-memory and --response-memory (docs/service.md, \"Memory budget\")."
 )]
 pub struct ServeArgs {
     /// Where to listen
@@ -208,10 +209,10 @@ pub struct ServeArgs {
     /// Time for a client to send a complete request head (default 10000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub header_timeout_ms: Option<u64>,
-    /// Close a connection that reads and writes nothing this long (default 60000)
+    /// Close a connection that starts no request and moves no body this long (default 60000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub idle_timeout_ms: Option<u64>,
-    /// Open connections at most; lowered to the fd limit minus 64 (default 10000)
+    /// Open connections at most; lowered to the fd limit minus 64 (default 1024)
     #[arg(long, value_name = "N", value_parser = uint)]
     pub max_connections: Option<u64>,
     /// HTTP/2 and gRPC streams at once per connection (default 32)
@@ -223,10 +224,28 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
-    /// Close the connection of a streamed response (gRPC Stream, large /v1/ids)
-    /// whose client makes no room for it this long (default 30000)
+    /// Close the connection of a gRPC or streamed response (any gRPC call, large
+    /// /v1/ids) whose client takes nothing of it this long (default 30000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub stream_idle_timeout_ms: Option<u64>,
+    /// A gRPC request body must arrive within this long of its head (default: --header-timeout-ms)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub body_timeout_ms: Option<u64>,
+    /// Open connections from one client address at most (default 256)
+    #[arg(long, value_name = "N", value_parser = uint)]
+    pub max_connections_per_client: Option<u64>,
+    /// Bytes of gRPC request bodies buffered at once, in all (default 32 MiB, or the largest request)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub request_memory: Option<u64>,
+    /// Bytes of responses made and not yet read by their clients, in all (default 64 MiB)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub response_memory: Option<u64>,
+    /// The same per connection (default 4 MiB, or the largest response)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub connection_response_memory: Option<u64>,
+    /// Also answer /healthz and /readyz here, plain HTTP with no client certificate or token
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub probe_listen: Option<String>,
     /// Serve TLS with this PEM certificate chain (reloaded when the file changes)
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
@@ -239,6 +258,9 @@ pub struct ServeArgs {
     /// Bearer tokens, one per line, required by /v1/* and gRPC (reloaded on change)
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<std::path::PathBuf>,
+    /// /metrics needs a bearer token too (its counters tell the traffic)
+    #[arg(long, requires = "auth_token_file")]
+    pub metrics_auth: bool,
     /// Issue sealed IDs, with the hex key in this file; serve /v1/unseal (docs/sealing.md)
     #[arg(long, value_name = "F")]
     pub seal_key_file: Option<PathBuf>,

@@ -1,5 +1,6 @@
-//! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM, SIGINT
-//! or SIGHUP (each drains; a second SIGTERM or SIGINT exits at once).
+//! `flakeid serve`: runs the ID service of `flakeid-server` until SIGTERM or SIGINT
+//! (each drains; a second one exits at once). SIGHUP reloads the TLS and token
+//! files.
 
 use crate::Failure;
 use crate::args::ServeArgs;
@@ -17,6 +18,14 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             "--listen expects ADDR:PORT (e.g. 127.0.0.1:7676), got {listen:?}"
         ))
     })?;
+    let probe_addr: Option<SocketAddr> = match &args.probe_listen {
+        None => None,
+        Some(text) => Some(text.parse().map_err(|_| {
+            Failure::Usage(format!(
+                "--probe-listen expects ADDR:PORT (e.g. 0.0.0.0:7677), got {text:?}"
+            ))
+        })?),
+    };
     let config = Config {
         max_batch: usize::try_from(args.max_batch).unwrap_or(usize::MAX),
         limits: limits(&args),
@@ -25,6 +34,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             tls_key: args.tls_key.clone(),
             tls_client_ca: args.tls_client_ca.clone(),
             auth_token_file: args.auth_token_file.clone(),
+            metrics_auth: args.metrics_auth,
         },
         sealer: match &args.seal_key_file {
             Some(path) => Some(crate::seal::from_key_file(
@@ -53,13 +63,28 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         liveness_timeout: Duration::from_millis(args.liveness_timeout_ms),
         ..Supervision::default()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // The blocking pool makes batches and chunks (and lease round trips): 64
+    // threads are plenty, and bound what the threads hold (tokio's default is 512).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(64)
+        .build()?;
     runtime.block_on(async move {
         // Before anything else: SIGHUP must not kill the process (its default).
         let mut signals = Signals::new()?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Failure::Io(std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))))?;
+        let probes = match probe_addr {
+            None => None,
+            Some(p) => Some(tokio::net::TcpListener::bind(p).await.map_err(|e| {
+                Failure::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot listen on {p} (--probe-listen): {e}"),
+                ))
+            })?),
+        };
+        let probe_local = probes.as_ref().and_then(|l| l.local_addr().ok());
         // Acquire the node id (a lease may take a network round trip) only once the
         // port is ours, so a busy port never holds a lease.
         let first = builder.clone();
@@ -71,6 +96,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         let g = service.generator();
         tracing::info!(
             listen = %local,
+            probes = probe_local.map(|a| a.to_string()),
             node = g.node(),
             leased = g.is_leased(),
             state = g.has_state(),
@@ -96,11 +122,11 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             let service = service.clone();
             let forced = forced.clone();
             async move {
-                let first = signals.next().await;
+                let first = signals.next(&service).await;
                 tracing::info!("{first}: draining (a second SIGTERM or SIGINT exits at once)");
                 // A second signal: give the lease back and exit without draining.
                 tokio::spawn(async move {
-                    let second = signals.next().await;
+                    let second = signals.next(&service).await;
                     forced.store(true, Ordering::SeqCst);
                     tracing::warn!("{second} while draining: releasing the lease and exiting now");
                     let _ = tokio::task::spawn_blocking(move || service.shutdown()).await;
@@ -108,7 +134,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
                 });
             }
         };
-        flakeid_server::serve(listener, service, shutdown).await?;
+        flakeid_server::serve_with_probes(listener, probes, service, shutdown).await?;
         if forced.load(Ordering::SeqCst) {
             // The forced exit is under way (releasing the lease): let it finish.
             std::future::pending::<()>().await;
@@ -117,8 +143,8 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     })
 }
 
-/// The signals that stop the service: SIGTERM, SIGINT and SIGHUP all drain (SIGHUP
-/// is what a closing terminal or `systemctl kill -s HUP` sends; nothing to reload).
+/// The signals the service answers: SIGTERM and SIGINT drain; SIGHUP (`systemctl
+/// reload`) reloads the TLS and token files and keeps serving.
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
@@ -135,11 +161,18 @@ impl Signals {
         })
     }
 
-    async fn next(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-            _ = self.hup.recv() => "SIGHUP",
+    /// The next signal that stops the service, reloading `service`'s files on
+    /// each SIGHUP meanwhile.
+    async fn next(&mut self, service: &Arc<Service>) -> &'static str {
+        loop {
+            tokio::select! {
+                _ = self.term.recv() => return "SIGTERM",
+                _ = self.int.recv() => return "SIGINT",
+                _ = self.hup.recv() => {
+                    let s = service.clone();
+                    let _ = tokio::task::spawn_blocking(move || s.reload_files()).await;
+                }
+            }
         }
     }
 }
@@ -148,6 +181,7 @@ impl Signals {
 fn limits(args: &ServeArgs) -> Limits {
     let d = Limits::default();
     let clamp32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     Limits {
         header_read_timeout: args
             .header_timeout_ms
@@ -162,6 +196,17 @@ fn limits(args: &ServeArgs) -> Limits {
         stream_idle_timeout: args
             .stream_idle_timeout_ms
             .map_or(d.stream_idle_timeout, Duration::from_millis),
+        // One rule for a request's head and its body unless said otherwise.
+        body_timeout: args
+            .body_timeout_ms
+            .or(args.header_timeout_ms)
+            .map_or(d.body_timeout, Duration::from_millis),
+        max_connections_per_client: args
+            .max_connections_per_client
+            .map_or(d.max_connections_per_client, size),
+        request_memory: args.request_memory.map(size),
+        response_memory: args.response_memory.map(size),
+        connection_response_memory: args.connection_response_memory.map(size),
     }
 }
 

@@ -2,8 +2,13 @@
 //! request on standard output, apart from the diagnostic log on standard error.
 //!
 //! ```text
-//! {"ts":"2026-11-24T11:52:01.123Z","peer":"127.0.0.1:50412","method":"GET","path":"/v1/ids","query":"n=5","version":"HTTP/1.1","status":200,"duration_seconds":0.000182,"route":"/v1/ids"}
+//! {"ts":"2026-11-24T11:52:01.123Z","request_id":"18b2c4d5e6f7a8b9-1","peer":"127.0.0.1:50412","method":"GET","path":"/v1/ids","query":"n=5","version":"HTTP/1.1","status":200,"duration_seconds":0.000182,"route":"/v1/ids"}
 //! ```
+//!
+//! `request_id` is the request's `X-Request-Id` when it sends a usable one (1 to 64
+//! of `A-Z a-z 0-9 . _ : -`), else one made here (the process's start, in hex, and a
+//! count); the response carries it back in `X-Request-Id`, so that a client's log
+//! and this one meet.
 //!
 //! `duration_seconds` runs from the request's head to the response's head, as the
 //! latency histogram does (metrics.rs). Requests never wait for the log: lines go
@@ -24,11 +29,15 @@ pub const QUEUE: usize = 16 * 1024;
 pub(crate) struct AccessLog {
     tx: SyncSender<String>,
     pub(crate) dropped: AtomicU64,
+    /// The prefix of the request IDs made here, and their count.
+    prefix: String,
+    made: AtomicU64,
 }
 
 /// What one line says about a request (taken from its head when it arrives).
 #[derive(Debug)]
 pub(crate) struct Entry {
+    pub request_id: String,
     pub method: String,
     pub path: String,
     pub query: Option<String>,
@@ -42,10 +51,29 @@ impl AccessLog {
         std::thread::Builder::new()
             .name("flakeid-access-log".into())
             .spawn(move || write_lines(rx))?;
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         Ok(AccessLog {
             tx,
             dropped: AtomicU64::new(0),
+            prefix: format!("{start:x}"),
+            made: AtomicU64::new(0),
         })
+    }
+
+    /// The request's ID: its `X-Request-Id` if usable, else a new one.
+    pub(crate) fn request_id(&self, given: Option<&axum::http::HeaderValue>) -> String {
+        let usable = |v: &&axum::http::HeaderValue| {
+            (1..=64).contains(&v.len())
+                && v.as_bytes()
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b".:_-".contains(b))
+        };
+        match given.filter(usable).and_then(|v| v.to_str().ok()) {
+            Some(id) => id.to_owned(),
+            None => format!("{}-{}", self.prefix, self.made.fetch_add(1, Ordering::Relaxed) + 1),
+        }
     }
 
     /// Queues the line for one answered request.
@@ -56,8 +84,9 @@ impl AccessLog {
         let mut line = String::with_capacity(256);
         let _ = write!(
             line,
-            "{{\"ts\":\"{}\",\"peer\":\"{peer}\",\"method\":{},\"path\":{}",
+            "{{\"ts\":\"{}\",\"request_id\":{},\"peer\":\"{peer}\",\"method\":{},\"path\":{}",
             iso8601(now),
+            json_string(&e.request_id),
             json_string(&e.method),
             json_string(&e.path)
         );

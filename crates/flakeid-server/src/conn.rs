@@ -1,26 +1,41 @@
-//! The accept loop and the per-connection limits of `flakeid serve` (issue 21):
-//! every resource one client can hold is bounded.
+//! The accept loop and the per-connection limits of `flakeid serve`: every
+//! resource one client can hold is bounded, and the memory all clients together
+//! can make the server hold is bounded by configuration (docs/service.md,
+//! "Memory budget").
 //!
 //! - **Connections** are capped ([`Limits::max_connections`], and always below the
-//!   process's file-descriptor limit minus [`FD_HEADROOM`]). When the cap is reached,
-//!   a new connection evicts the oldest connection that has not sent a complete
-//!   request yet (a slowloris or silent client); only when every connection has
-//!   sent one is the new connection closed at once. So a fresh client — a `/healthz`
-//!   probe — is served even while thousands of silent connections are open.
+//!   process's file-descriptor limit minus [`FD_HEADROOM`]), and so are those of one
+//!   client address ([`Limits::max_connections_per_client`]). At a cap, a new
+//!   connection evicts the oldest connection that has not sent a complete request
+//!   yet (a slowloris or silent client), else the served connection with no request
+//!   in flight that started its last request longest ago (a client that holds a
+//!   slot with a request now and then); only when every connection has a request in
+//!   flight is the new connection closed at once. So a fresh client — a `/healthz`
+//!   probe — is served while every slot is held.
 //! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
-//!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in.
-//! - **An idle connection** — no byte read or written for [`Limits::idle_timeout`] —
-//!   is shut down gracefully (HTTP/2 GOAWAY), then closed. This also ends HTTP/2 and
-//!   gRPC streams whose client stopped reading: their connection makes no progress.
+//!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in;
+//!   **a gRPC request body** within [`Limits::body_timeout`] of its head, and its
+//!   bytes count against one budget for the whole server ([`RequestBody`]). gRPC
+//!   over HTTP/1.1 is refused before its body is read.
+//! - **An idle connection** — no request started and no body frame moved for
+//!   [`Limits::idle_timeout`] — is shut down gracefully (HTTP/2 GOAWAY), then
+//!   closed. PINGs and other control frames are not progress: they do not keep a
+//!   connection whose requests make no progress open.
 //! - **HTTP/2** (and so gRPC): at most [`Limits::max_streams`] streams per
 //!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
-//!   and [`Limits::connection_window`] per connection, and as much queued for sending
-//!   per stream; response bodies of many IDs are made lazily, one bounded chunk at a
-//!   time, as the client reads ([`crate::IdChunks`]).
+//!   and [`Limits::connection_window`] per connection, and [`SEND_BUFFER`] bytes
+//!   queued in HTTP/2 for sending per stream.
+//! - **Responses**: what a response holds before its client takes it is reserved
+//!   first, from its connection's budget and the server's ([`Streams::reserve`]):
+//!   a gRPC `Batch` or `Unseal` answer before it is made, each chunk of a large
+//!   `/v1/ids` or a gRPC `Stream` before it is made ([`crate::IdChunks`]). Every gRPC
+//!   and streamed response ([`Tracked`]) counts toward the stream-idle rule: one
+//!   whose client leaves it unread for [`Limits::stream_idle_timeout`] closes its
+//!   connection, unary answers included.
 //!
 //! The timeouts are checked by each connection's watchdog task, every quarter of
 //! the shortest one (at least every 50 ms), so a timeout ends its connection at
-//! most that much late; nothing of them runs per request (issue 21, "Speed").
+//! most that much late; nothing of them runs per request (docs/performance.md).
 
 use axum::Router;
 use axum::body::Body;
@@ -30,12 +45,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -51,25 +67,42 @@ pub struct Limits {
     /// How long a client may take to send a complete request head (from the
     /// connection's start, and in HTTP/1.1 for each later request). Default 10 s.
     pub header_read_timeout: Duration,
-    /// A connection that reads and writes nothing for this long is shut down.
-    /// Default 60 s.
+    /// A connection that starts no request and moves no body frame for this long
+    /// is shut down (PINGs and other control frames do not count). Default 60 s.
     pub idle_timeout: Duration,
-    /// Open connections at most (default 10 000); lowered to the soft
-    /// `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less.
+    /// Open connections at most (default 1024: each may hold up to
+    /// [`PER_CONNECTION`] bytes, so the cap bounds their memory); lowered to the
+    /// soft `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less.
     pub max_connections: usize,
     /// HTTP/2 streams (requests, gRPC calls) open at once on one connection.
     /// Default 32.
     pub max_streams: u32,
-    /// HTTP/2 flow-control window of one stream, in bytes, and the most the server
-    /// queues for sending on one stream. Default 64 KiB.
+    /// HTTP/2 flow-control window of one stream, in bytes. Default 64 KiB.
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
-    /// A streamed response (gRPC `Stream`, a large `/v1/ids`) whose client has
-    /// had no room for its next chunk this long gets its connection closed (GOAWAY,
-    /// then closed 1 s later), even while other requests keep the connection
-    /// busy. Default 30 s.
+    /// A gRPC response (any call, unary ones included) or a streamed one (a large
+    /// `/v1/ids`) whose client has taken nothing of it this long gets its
+    /// connection closed (GOAWAY, then closed 1 s later), even while other requests
+    /// keep the connection busy. Default 30 s.
     pub stream_idle_timeout: Duration,
+    /// A gRPC request's body must be complete this long after its head: a body
+    /// trickled in holds its buffer no longer. Default 10 s.
+    pub body_timeout: Duration,
+    /// Open connections from one client address at most (default 256; at most
+    /// [`Limits::max_connections`]). At the limit the client's own oldest unserved
+    /// or idle connection makes room, as at the server's cap.
+    pub max_connections_per_client: usize,
+    /// Bytes of gRPC request bodies buffered at once, over every connection; a
+    /// request that would pass it is refused (`RESOURCE_EXHAUSTED`). `None`: 32 MiB,
+    /// or the largest request if more ([`crate::Config::budgets`]).
+    pub request_memory: Option<usize>,
+    /// Bytes of responses made and not yet taken by their clients, over every
+    /// connection; a response waits for room before it is made. `None`: 64 MiB, or
+    /// [`Limits::connection_response_memory`] if more.
+    pub response_memory: Option<usize>,
+    /// The same, per connection. `None`: 4 MiB, or the largest response if more.
+    pub connection_response_memory: Option<usize>,
 }
 
 impl Default for Limits {
@@ -77,14 +110,30 @@ impl Default for Limits {
         Limits {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
-            max_connections: 10_000,
+            max_connections: 1024,
             max_streams: 32,
             stream_window: 64 * 1024,
             connection_window: 1024 * 1024,
             stream_idle_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(10),
+            max_connections_per_client: 256,
+            request_memory: None,
+            response_memory: None,
+            connection_response_memory: None,
         }
     }
 }
+
+/// What one connection may hold beyond the budgets, at most: its HTTP/1.1 read
+/// buffer (64 KiB) or its HTTP/2 state and [`SEND_BUFFER`] per stream (32
+/// streams: 256 KiB), TLS buffers, its tasks. The documented budget
+/// (docs/service.md) counts this much per connection.
+pub const PER_CONNECTION: usize = 384 * 1024;
+
+/// What HTTP/2 queues for sending per stream at most (hyper's `max_send_buf_size`)
+/// beyond what the response reserved: a stream whose client reads nothing holds
+/// this much once its reservation is given back ([`Tracked`]).
+pub const SEND_BUFFER: usize = 8 * 1024;
 
 impl Limits {
     /// The connection cap in force: [`Limits::max_connections`], lowered to keep
@@ -95,11 +144,24 @@ impl Limits {
     }
 
     pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.header_read_timeout.is_zero() || self.idle_timeout.is_zero() || self.stream_idle_timeout.is_zero() {
-            return Err("the header-read, idle and stream-idle timeouts must be positive".into());
+        for (name, t) in [
+            ("header_read_timeout", self.header_read_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("stream_idle_timeout", self.stream_idle_timeout),
+            ("body_timeout", self.body_timeout),
+        ] {
+            if t.is_zero() {
+                return Err(format!("{name} must be positive (at least 1 ms), got 0"));
+            }
         }
-        if self.max_connections == 0 || self.max_streams == 0 {
-            return Err("max_connections and max_streams must be at least 1".into());
+        for (name, n) in [
+            ("max_connections", self.max_connections),
+            ("max_streams", self.max_streams as usize),
+            ("max_connections_per_client", self.max_connections_per_client),
+        ] {
+            if n == 0 {
+                return Err(format!("{name} must be at least 1, got 0"));
+            }
         }
         // HTTP/2's limits: windows of 65 535 bytes up to 2^31 - 1.
         for (name, w) in [
@@ -125,13 +187,16 @@ fn fd_limit() -> Option<u64> {
     (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
 }
 
-/// The open connections: which have not sent a request yet (evictable), and a
-/// signal for when the last one closes.
+/// The open connections: which have not sent a request yet (evicted first), how
+/// many each client address holds, and a signal for when the last one closes.
 #[derive(Debug)]
 pub(crate) struct Conns {
     cap: usize,
+    per_client: usize,
     inner: Mutex<ConnsInner>,
     empty: Notify,
+    /// What [`SlotState::last_active`] counts from.
+    epoch: std::time::Instant,
     pub(crate) evicted: AtomicU64,
     pub(crate) refused: AtomicU64,
 }
@@ -142,13 +207,64 @@ struct ConnsInner {
     live: HashMap<u64, Arc<SlotState>>,
     /// Connections without a complete request yet, oldest first.
     waiting: BTreeSet<u64>,
+    /// Open connections per client address.
+    clients: HashMap<IpAddr, usize>,
+}
+
+impl ConnsInner {
+    /// The connection to close to make room (of `ip`'s only, when given): the
+    /// oldest that has sent no request, else the served one with no request in
+    /// flight whose last request started longest ago.
+    fn victim(&self, ip: Option<IpAddr>) -> Option<u64> {
+        let mine = |s: &SlotState| ip.is_none_or(|ip| s.ip == ip);
+        let unserved = self
+            .waiting
+            .iter()
+            .find(|id| self.live.get(id).is_some_and(|s| mine(s)));
+        if let Some(id) = unserved {
+            return Some(*id);
+        }
+        self.live
+            .values()
+            .filter(|s| mine(s) && s.in_flight.load(Ordering::Acquire) == 0)
+            .min_by_key(|s| s.last_active.load(Ordering::Relaxed))
+            .map(|s| s.id)
+    }
+
+    /// Forgets connection `id`; whether it was open.
+    fn remove(&mut self, id: u64) -> Option<Arc<SlotState>> {
+        self.waiting.remove(&id);
+        let state = self.live.remove(&id)?;
+        if let Some(n) = self.clients.get_mut(&state.ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.clients.remove(&state.ip);
+            }
+        }
+        Some(state)
+    }
 }
 
 #[derive(Debug)]
-struct SlotState {
+pub(crate) struct SlotState {
     id: u64,
+    ip: IpAddr,
     served: AtomicBool,
     evict: Notify,
+    /// Requests whose response is not handed over yet (streamed bodies: not
+    /// finished); a connection with none may be evicted.
+    in_flight: AtomicU32,
+    /// When the connection's last request started, in ns since [`Conns::epoch`].
+    last_active: AtomicU64,
+    /// Counts requests started and body frames moved, for the idle timeout.
+    progress: AtomicU64,
+}
+
+impl SlotState {
+    /// Something moved on the connection: a request, a body frame.
+    pub(crate) fn moved(&self) {
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// One admitted connection; dropping it frees its place.
@@ -159,11 +275,13 @@ struct Slot {
 }
 
 impl Conns {
-    pub(crate) fn new(cap: usize) -> Arc<Conns> {
+    pub(crate) fn new(cap: usize, per_client: usize) -> Arc<Conns> {
         Arc::new(Conns {
             cap,
+            per_client: per_client.min(cap).max(1),
             inner: Mutex::new(ConnsInner::default()),
             empty: Notify::new(),
+            epoch: std::time::Instant::now(),
             evicted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
         })
@@ -178,13 +296,21 @@ impl Conns {
         self.lock().live.len()
     }
 
-    /// A place for a new connection: free, or taken from the oldest connection that
-    /// has not sent a request; `None` when every connection has.
-    fn admit(self: &Arc<Self>) -> Option<Slot> {
+    /// A place for a new connection from `ip`: free, or taken from the connection
+    /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); `None`
+    /// when every candidate has a request in flight.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
         let mut inner = self.lock();
-        if inner.live.len() >= self.cap {
-            let oldest = inner.waiting.pop_first();
-            match oldest.and_then(|id| inner.live.remove(&id)) {
+        let full = if inner.clients.get(&ip).copied().unwrap_or(0) >= self.per_client {
+            Some(Some(ip))
+        } else if inner.live.len() >= self.cap {
+            Some(None)
+        } else {
+            None
+        };
+        if let Some(of) = full {
+            let victim = inner.victim(of).and_then(|id| inner.remove(id));
+            match victim {
                 Some(victim) => {
                     victim.evict.notify_one();
                     self.evicted.fetch_add(1, Ordering::Relaxed);
@@ -199,11 +325,16 @@ impl Conns {
         inner.next += 1;
         let state = Arc::new(SlotState {
             id,
+            ip,
             served: AtomicBool::new(false),
             evict: Notify::new(),
+            in_flight: AtomicU32::new(0),
+            last_active: AtomicU64::new(0),
+            progress: AtomicU64::new(0),
         });
         inner.live.insert(id, state.clone());
         inner.waiting.insert(id);
+        *inner.clients.entry(ip).or_insert(0) += 1;
         Some(Slot {
             conns: self.clone(),
             state,
@@ -222,34 +353,93 @@ impl Conns {
 }
 
 impl Slot {
-    /// The connection sent a complete request: it may no longer be evicted.
-    fn served(&self) {
-        if !self.state.served.swap(true, Ordering::AcqRel) {
-            self.conns.lock().waiting.remove(&self.state.id);
+    /// The connection sent a complete request: it is no longer evicted before the
+    /// served ones, and has a request in flight until [`Active`] is dropped.
+    fn request(&self, started: std::time::Instant) -> Active {
+        let s = &self.state;
+        if !s.served.swap(true, Ordering::AcqRel) {
+            self.conns.lock().waiting.remove(&s.id);
         }
+        s.in_flight.fetch_add(1, Ordering::AcqRel);
+        let since = started.saturating_duration_since(self.conns.epoch).as_nanos();
+        s.last_active
+            .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
+        s.moved();
+        Active(self.state.clone())
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut inner = self.conns.lock();
-        inner.waiting.remove(&self.state.id);
-        if inner.live.remove(&self.state.id).is_some() && inner.live.is_empty() {
+        if inner.remove(self.state.id).is_some() && inner.live.is_empty() {
             self.conns.empty.notify_waiters();
         }
     }
 }
 
+/// A request in flight on its connection (see [`Slot::request`]), until dropped.
+#[derive(Debug)]
+pub(crate) struct Active(Arc<SlotState>);
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// The streamed responses of one connection, and since when each has waited for
-/// its client to make room for its next chunk ([`Limits::stream_idle_timeout`]).
-#[derive(Debug, Default)]
+/// its client to make room for its next chunk ([`Limits::stream_idle_timeout`]);
+/// the connection's response budget and the server's ([`Streams::reserve`]).
+#[derive(Debug)]
 pub(crate) struct Streams {
     inner: Mutex<(u64, HashMap<u64, Option<std::time::Instant>>)>,
+    budget: Arc<tokio::sync::Semaphore>,
+    total: Arc<tokio::sync::Semaphore>,
+    slot: Arc<SlotState>,
+}
+
+/// Bytes of response reserved from a connection's budget and the server's
+/// ([`Streams::reserve`]); given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Reserved {
+    _conn: tokio::sync::OwnedSemaphorePermit,
+    _total: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Streams {
+    fn new(budget: usize, total: Arc<tokio::sync::Semaphore>, slot: Arc<SlotState>) -> Streams {
+        Streams {
+            inner: Mutex::default(),
+            budget: Arc::new(tokio::sync::Semaphore::new(budget)),
+            total,
+            slot,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u64, Option<std::time::Instant>>)> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Room for `bytes` of response, from this connection's budget and then the
+    /// server's, waiting for it (first come, first served) if need be. Each budget
+    /// is at least the largest reservation ([`crate::Config::validate`]), so the
+    /// wait ends once earlier responses are taken by their clients or their
+    /// connections close (the stream-idle and idle timeouts). `None`: never (the
+    /// budgets are never closed).
+    pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
+        let n = u32::try_from(bytes).unwrap_or(u32::MAX);
+        let conn = self.budget.clone().acquire_many_owned(n).await.ok()?;
+        let total = self.total.clone().acquire_many_owned(n).await.ok()?;
+        Some(Reserved {
+            _conn: conn,
+            _total: total,
+        })
+    }
+
+    /// Something moved on the connection (a body frame), for the idle timeout.
+    pub(crate) fn moved(&self) {
+        self.slot.moved();
     }
 
     /// A new streamed response on this connection.
@@ -306,64 +496,204 @@ impl Drop for StreamTicket {
     }
 }
 
-/// A TCP stream that counts its reads and writes that moved bytes, for the idle
-/// timeout.
+/// A gRPC request's body as tonic reads it: each frame's bytes count against the
+/// server's request budget ([`Limits::request_memory`]) until the body is dropped
+/// (tonic drops it once the message is decoded), and the whole body must arrive
+/// by its deadline ([`Limits::body_timeout`]). A body over the budget or late ends
+/// in a [`tonic::Status`], which tonic answers as is.
+pub(crate) struct RequestBody {
+    inner: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    budget: Arc<Budget>,
+    held: usize,
+    slot: Arc<SlotState>,
+}
+
+impl std::fmt::Debug for RequestBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestBody")
+            .field("held", &self.held)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The server's request budget: bytes held by [`RequestBody`]s now, and at most.
 #[derive(Debug)]
-struct Metered {
-    tcp: TcpStream,
-    progress: Arc<AtomicU64>,
+pub(crate) struct Budget {
+    held: AtomicUsize,
+    cap: usize,
+    pub(crate) refused: AtomicU64,
 }
 
-impl Metered {
-    /// Only this connection's task moves it: a load and a store, no locked add.
-    fn moved(&self) {
-        let p = self.progress.load(Ordering::Relaxed);
-        self.progress.store(p.wrapping_add(1), Ordering::Relaxed);
-    }
-}
-
-impl AsyncRead for Metered {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let r = Pin::new(&mut this.tcp).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            this.moved();
+impl Budget {
+    pub(crate) fn new(cap: usize) -> Budget {
+        Budget {
+            held: AtomicUsize::new(0),
+            cap,
+            refused: AtomicU64::new(0),
         }
-        r
+    }
+
+    /// Bytes held now.
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    fn take(&self, n: usize) -> bool {
+        let before = self.held.fetch_add(n, Ordering::AcqRel);
+        if before.saturating_add(n) > self.cap {
+            self.held.fetch_sub(n, Ordering::AcqRel);
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 }
 
-impl AsyncWrite for Metered {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        let r = Pin::new(&mut this.tcp).poll_write(cx, data);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            this.moved();
-        }
-        r
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        self.budget.held.fetch_sub(self.held, Ordering::AcqRel);
     }
-    fn poll_write_vectored(
+}
+
+impl hyper::body::Body for RequestBody {
+    type Data = hyper::body::Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         let this = self.get_mut();
-        let r = Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            this.moved();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    if !this.budget.take(data.len()) {
+                        let s = tonic::Status::resource_exhausted(
+                            "the server's request memory (--request-memory) is in use: retry later",
+                        );
+                        return Poll::Ready(Some(Err(Box::new(s))));
+                    }
+                    this.held += data.len();
+                    this.slot.moved();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
+            Poll::Pending => {
+                if this.deadline.as_mut().poll(cx).is_ready() {
+                    let s =
+                        tonic::Status::deadline_exceeded("the request body did not arrive in time (--body-timeout-ms)");
+                    return Poll::Ready(Some(Err(Box::new(s))));
+                }
+                Poll::Pending
+            }
         }
-        r
     }
-    fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
     }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+}
+
+/// A gRPC or streamed response's body as hyper sends it:
+/// - between a data frame handed over and the next poll (which hyper makes only
+///   when HTTP/2 has room: fewer than [`SEND_BUFFER`] bytes queued on the stream),
+///   the stream waits for its client ([`StreamTicket`], the stream-idle rule);
+/// - the response's reservation ([`Reserved`], in the response's extensions) is
+///   given back at that next poll;
+/// - a gRPC call is counted in `flakeid_grpc_calls_total` with the status it ends
+///   with (in the head, or in the trailers; a body dropped before either:
+///   `CANCELLED`);
+/// - the request stays in flight on its connection ([`Active`]) until it ends.
+pub(crate) struct Tracked {
+    inner: Body,
+    ticket: StreamTicket,
+    reserved: Option<Reserved>,
+    sent: bool,
+    /// The method and the service to count the call in, until counted.
+    rpc: Option<(&'static str, Arc<crate::Service>)>,
+    _active: Option<Active>,
+}
+
+impl std::fmt::Debug for Tracked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracked")
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
     }
+}
+
+/// A response's reservation, carried from its handler to [`Tracked`] in the
+/// response's extensions (which must be `Clone`; the first to take it has it).
+#[derive(Debug, Clone)]
+pub(crate) struct Carried(pub(crate) Arc<Mutex<Option<Reserved>>>);
+
+impl Tracked {
+    fn count(&mut self, code: u16) {
+        if let Some((rpc, svc)) = self.rpc.take() {
+            svc.metrics.count_rpc(rpc, code);
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.count(tonic::Code::Cancelled as u16);
+    }
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = hyper::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        this.ticket.polled();
+        if this.sent {
+            this.reserved = None;
+        }
+        let r = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        match &r {
+            Some(Ok(frame)) if frame.is_data() => {
+                this.sent = true;
+                this.ticket.waiting();
+                this.ticket.streams.moved();
+            }
+            Some(Ok(frame)) => {
+                let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
+                this.count(code);
+            }
+            Some(Err(_)) => this.count(tonic::Code::Internal as u16),
+            None => this.count(0),
+        }
+        Poll::Ready(r)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The `grpc-status` of a response's head (a trailers-only answer) or trailers.
+fn grpc_status(headers: &axum::http::HeaderMap) -> Option<u16> {
+    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
+
+/// Whether `path` is a gRPC method's (served over HTTP/2 only).
+pub(crate) fn is_grpc(path: &str) -> bool {
+    path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
 }
 
 /// The router as a hyper service that marks its connection as served.
@@ -377,9 +707,14 @@ struct ConnService {
     /// connection: cloning it for each request touches no count shared with other
     /// connections.
     peer: Arc<Peer>,
-    /// The connection's streamed responses (passed to handlers in the request's
-    /// extensions).
+    /// The connection's streamed responses and response budget (passed to the
+    /// handlers of gRPC and streamed routes in the request's extensions).
     streams: Arc<Streams>,
+    /// The server's request budget and the body deadline of gRPC requests.
+    requests: Arc<Budget>,
+    body_timeout: Duration,
+    /// The probe listener's: every request goes to its router.
+    probes: bool,
 }
 
 /// The service and the client of one connection, for the metrics.
@@ -387,6 +722,8 @@ struct ConnService {
 pub(crate) struct Peer {
     pub svc: Arc<crate::Service>,
     pub addr: std::net::SocketAddr,
+    /// A connection of the probe listener.
+    pub probes: bool,
 }
 
 /// The longest request target served (a longer one: 414, as JSON).
@@ -414,6 +751,10 @@ pub(crate) struct ConnFuture {
     peer: Arc<Peer>,
     /// What the access log says of the request, when it is on.
     entry: Option<Box<crate::access::Entry>>,
+    /// The request in flight on its connection, until its response is handed over.
+    active: Option<Active>,
+    /// A gRPC or streamed route: its response body is [`Tracked`].
+    tracked: Option<Arc<Streams>>,
 }
 
 impl std::future::Future for ConnFuture {
@@ -424,16 +765,73 @@ impl std::future::Future for ConnFuture {
             Answer::Route(f) => std::task::ready!(Pin::new(f).poll(cx)),
             Answer::Ready(r) => Ok(r.take().unwrap_or_default()),
         };
-        if let Ok(resp) = &r {
-            let took = this.started.elapsed().as_secs_f64();
-            let status = resp.status().as_u16();
-            this.peer.svc.metrics.observe(this.route, this.method, status, took);
-            if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
-                log.log(e, this.peer.addr, status, took, this.route.name());
+        let Ok(mut resp) = r;
+        let took = this.started.elapsed().as_secs_f64();
+        let status = resp.status().as_u16();
+        this.peer.svc.metrics.observe(this.route, this.method, status, took);
+        if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
+            log.log(e, this.peer.addr, status, took, this.route.name());
+            if let Ok(v) = axum::http::HeaderValue::from_str(&e.request_id) {
+                resp.headers_mut().insert("x-request-id", v);
             }
         }
-        Poll::Ready(r)
+        if let Some(streams) = this.tracked.take() {
+            resp = track(resp, streams, this.route, &this.peer.svc, this.active.take());
+        }
+        Poll::Ready(Ok(resp))
     }
+}
+
+/// The message tonic-prost gives a request that is not valid protobuf, as
+/// `INTERNAL` (percent-encoded in `grpc-message`); the API answers it
+/// `INVALID_ARGUMENT`, as for any bad argument.
+const DECODE_ERROR: &str = "failed%20to%20decode%20Protobuf%20message";
+
+/// `resp` with its body [`Tracked`]: a gRPC call answered in its head
+/// (trailers-only: every refusal) is counted now.
+fn track(
+    mut resp: axum::response::Response,
+    streams: Arc<Streams>,
+    route: crate::metrics::Route,
+    svc: &Arc<crate::Service>,
+    active: Option<Active>,
+) -> axum::response::Response {
+    let mut rpc = route.rpc().map(|name| (name, svc.clone()));
+    if let Some(code) = grpc_status(resp.headers()) {
+        let code = if code == tonic::Code::Internal as u16
+            && resp
+                .headers()
+                .get("grpc-message")
+                .is_some_and(|m| m.as_bytes().starts_with(DECODE_ERROR.as_bytes()))
+        {
+            let h = resp.headers_mut();
+            h.insert(
+                "grpc-status",
+                axum::http::HeaderValue::from(tonic::Code::InvalidArgument as u16),
+            );
+            tonic::Code::InvalidArgument as u16
+        } else {
+            code
+        };
+        if let Some((name, svc)) = rpc.take() {
+            svc.metrics.count_rpc(name, code);
+        }
+    }
+    let reserved = resp
+        .extensions_mut()
+        .remove::<Carried>()
+        .and_then(|c| c.0.lock().unwrap_or_else(|e| e.into_inner()).take());
+    let ticket = streams.open();
+    resp.map(|inner| {
+        Body::new(Tracked {
+            inner,
+            ticket,
+            reserved,
+            sent: false,
+            rpc,
+            _active: active,
+        })
+    })
 }
 
 /// The JSON 414 or 431 for a request over the limits, or `None`.
@@ -469,13 +867,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     type Future = ConnFuture;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
-        self.slot.served();
         let started = std::time::Instant::now();
+        let active = self.slot.request(started);
         let route = crate::metrics::Route::of(req.uri().path());
-        let streamed = route.is_streamed();
+        let grpc = is_grpc(req.uri().path());
+        let mut tracked = route.is_streamed() || grpc;
         let method = crate::metrics::MethodLabel::of(req.method());
-        let entry = self.peer.svc.access.as_ref().map(|_| {
+        let entry = self.peer.svc.access.as_ref().map(|log| {
             Box::new(crate::access::Entry {
+                request_id: log.request_id(req.headers().get("x-request-id")),
                 method: req.method().as_str().to_owned(),
                 path: req.uri().path().to_owned(),
                 query: req.uri().query().map(str::to_owned),
@@ -490,11 +890,17 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         });
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
+        } else if grpc && req.version() != axum::http::Version::HTTP_2 {
+            // gRPC is HTTP/2 only: an HTTP/1.1 body to a gRPC path is never read.
+            // Not a gRPC call: counted as an HTTP request only.
+            tracked = false;
+            Answer::Ready(Some(http2_required()))
         } else if let Some(auth) = &self.auth
             && let Some(r) = auth.refuse(req.uri().path(), req.headers())
         {
             Answer::Ready(Some(r))
         } else if route == crate::metrics::Route::ID
+            && !self.probes
             && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
         {
             // The hot route, answered here: the router would only match the path,
@@ -504,10 +910,22 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
-            let mut req = req.map(Body::new);
-            // Only the routes that stream a response read it: the others skip the
-            // allocation of an extension map.
-            if streamed {
+            let mut req = if grpc {
+                req.map(|inner| {
+                    Body::new(RequestBody {
+                        inner,
+                        deadline: Box::pin(tokio::time::sleep(self.body_timeout)),
+                        budget: self.requests.clone(),
+                        held: 0,
+                        slot: self.slot.state.clone(),
+                    })
+                })
+            } else {
+                req.map(Body::new)
+            };
+            // Only the routes that stream a response or reserve room for one read
+            // it: the others skip the allocation of an extension map.
+            if tracked {
                 req.extensions_mut().insert(self.streams.clone());
             }
             Answer::Route(tower_service::Service::call(&mut app, req))
@@ -519,8 +937,28 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             method,
             peer: self.peer.clone(),
             entry,
+            active: Some(active),
+            tracked: tracked.then(|| self.streams.clone()),
         }
     }
+}
+
+/// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so
+/// that hyper reads none of the body.
+fn http2_required() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = crate::ApiError::plain(
+        axum::http::StatusCode::HTTP_VERSION_NOT_SUPPORTED,
+        "http2_required",
+        "version",
+        "gRPC is served over HTTP/2 only (h2c or TLS with ALPN h2)".into(),
+    )
+    .into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// What the router does to its routes' responses (axum's `RouteFuture`):
@@ -552,7 +990,7 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
         .max_concurrent_streams(limits.max_streams)
         .initial_stream_window_size(limits.stream_window)
         .initial_connection_window_size(limits.connection_window)
-        .max_send_buf_size(limits.stream_window as usize)
+        .max_send_buf_size(SEND_BUFFER)
         .max_header_list_size(64 * 1024);
     b
 }
@@ -560,6 +998,8 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
 /// Accepts connections until `shutdown` completes, then asks every connection to
 /// finish (HTTP/2 GOAWAY, HTTP/1.1 close after the response in flight) and waits
 /// up to `drain` for them. Returns whether every connection finished in time.
+/// `probes`: the probe listener's loop (its router alone answers).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn accept_loop(
     listener: tokio::net::TcpListener,
     app: Router,
@@ -568,6 +1008,7 @@ pub(crate) async fn accept_loop(
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
+    probes: bool,
 ) -> bool {
     let limits = svc.config.limits.clone();
     let builder = Arc::new(builder(&limits));
@@ -591,7 +1032,7 @@ pub(crate) async fn accept_loop(
                 }
             }
         };
-        let Some(slot) = conns.admit() else {
+        let Some(slot) = conns.admit(addr.ip()) else {
             drop(tcp);
             continue;
         };
@@ -599,7 +1040,11 @@ pub(crate) async fn accept_loop(
         tokio::spawn(serve_conn(
             builder.clone(),
             app.clone(),
-            Peer { svc: svc.clone(), addr },
+            Peer {
+                svc: svc.clone(),
+                addr,
+                probes,
+            },
             security.clone(),
             tcp,
             slot,
@@ -623,30 +1068,14 @@ async fn serve_conn(
     limits: Limits,
     stop: watch::Receiver<bool>,
 ) {
-    let progress = Arc::new(AtomicU64::new(0));
-    let metered = Metered {
-        tcp,
-        progress: progress.clone(),
-    };
     let auth = security.has_tokens().then(|| security.clone());
     let Some(tls) = security.tls() else {
-        return drive(
-            builder,
-            app,
-            peer,
-            auth,
-            TokioIo::new(metered),
-            slot,
-            progress,
-            limits,
-            stop,
-        )
-        .await;
+        return drive(builder, app, peer, auth, TokioIo::new(tcp), slot, limits, stop).await;
     };
     // The handshake counts against the header-read timeout; eviction ends it too.
     let started = tokio::time::Instant::now();
     let state = slot.state.clone();
-    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(metered);
+    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(tcp);
     let io = tokio::select! {
         r = tokio::time::timeout_at(started + limits.header_read_timeout, handshake) => match r {
             Ok(Ok(io)) => io,
@@ -658,7 +1087,7 @@ async fn serve_conn(
         },
         () = state.evict.notified() => return,
     };
-    drive(builder, app, peer, auth, TokioIo::new(io), slot, progress, limits, stop).await;
+    drive(builder, app, peer, auth, TokioIo::new(io), slot, limits, stop).await;
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -669,7 +1098,6 @@ async fn drive<I>(
     auth: Option<Arc<crate::security::Security>>,
     io: TokioIo<I>,
     slot: Slot,
-    progress: Arc<AtomicU64>,
     limits: Limits,
     stop: watch::Receiver<bool>,
 ) where
@@ -677,12 +1105,20 @@ async fn drive<I>(
 {
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let streams = Arc::new(Streams::default());
+    let budgets = &peer.svc.budgets;
+    let streams = Arc::new(Streams::new(
+        budgets.connection_response,
+        peer.svc.responses.clone(),
+        state.clone(),
+    ));
     let addr = peer.addr;
     let service = ConnService {
         app,
         slot,
         auth,
+        requests: peer.svc.requests.clone(),
+        body_timeout: limits.body_timeout,
+        probes: peer.probes,
         peer: Arc::new(peer),
         streams: streams.clone(),
     };
@@ -696,7 +1132,6 @@ async fn drive<I>(
         ctl: ctl.clone(),
         state,
         streams,
-        progress,
         limits,
         stop,
         addr,
@@ -766,7 +1201,6 @@ struct Watchdog {
     ctl: Arc<Ctl>,
     state: Arc<SlotState>,
     streams: Arc<Streams>,
-    progress: Arc<AtomicU64>,
     limits: Limits,
     stop: watch::Receiver<bool>,
     addr: std::net::SocketAddr,
@@ -824,7 +1258,7 @@ impl Watchdog {
                         }
                         Some(_) => {}
                     }
-                    let p = self.progress.load(Ordering::Relaxed);
+                    let p = self.state.progress.load(Ordering::Relaxed);
                     if p != last_progress.0 {
                         last_progress = (p, now);
                         closing = None;
@@ -896,5 +1330,60 @@ impl hyper::rt::Timer for WatchdogTimer {
             Some(d) => d.get_mut().0 = new_deadline,
             None => *sleep = self.sleep_until(new_deadline),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, n])
+    }
+
+    fn open(conns: &Conns, slot: &Slot) -> bool {
+        conns.lock().live.contains_key(&slot.state.id)
+    }
+
+    #[test]
+    fn at_the_cap_the_unserved_go_first_then_the_idle_served_longest_ago() {
+        let conns = Conns::new(3, 3);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let c = conns.admit(ip(1)).unwrap();
+        drop(a.request(t + Duration::from_millis(1)));
+        let _in_flight = b.request(t);
+        drop(c.request(t + Duration::from_millis(2)));
+        // Every one served: the idle one whose last request is oldest goes.
+        let d = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &b) && open(&conns, &c));
+        // An unserved one goes before any served one.
+        let e = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &d) && open(&conns, &c) && open(&conns, &e));
+        let _e_busy = e.request(t);
+        let _c_busy = c.request(t);
+        // Every one has a request in flight: the new one is refused.
+        assert!(conns.admit(ip(3)).is_none());
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 2);
+        assert_eq!(conns.refused.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn one_address_is_held_to_its_limit_by_its_own_connections() {
+        let conns = Conns::new(10, 2);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let other = conns.admit(ip(2)).unwrap();
+        let (_a, _b) = (a.request(t), b.request(t));
+        // Its two are busy: refused, though the server has room; others get in.
+        assert!(conns.admit(ip(1)).is_none());
+        assert!(conns.admit(ip(3)).is_some());
+        drop(_a);
+        // One of its own is idle: that one makes room, not another client's.
+        let c = conns.admit(ip(1)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &other) && open(&conns, &c));
+        assert_eq!(conns.lock().clients[&ip(1)], 2);
     }
 }

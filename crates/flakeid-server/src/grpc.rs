@@ -5,6 +5,14 @@
 //! the issuing within about one chunk plus the flow-control window, and holds no
 //! thread. The streams of one connection are limited by its HTTP/2 stream cap, and
 //! a connection whose client reads nothing is closed by the idle timeout (conn.rs).
+//!
+//! Memory: a request message is at most the largest real one (an `Unseal` of
+//! `--max-batch` IDs; [`crate::Budgets::max_request_message`]); `Batch` and
+//! `Unseal` reserve their answer's room before they make it, and `Stream` each
+//! chunk's ([`crate::conn::Streams::reserve`]). Calls are counted in
+//! `flakeid_grpc_calls_total` as they end (conn.rs, `Tracked`), so that the
+//! refusals made before a handler runs (a bad or oversized message, a body over
+//! budget or late) are counted too.
 
 use crate::{ApiError, Service};
 use std::pin::Pin;
@@ -41,9 +49,14 @@ pub(crate) fn health() -> (tonic_health::server::HealthReporter, HealthServer) {
     let reporter = tonic_health::server::HealthReporter::new();
     let server = tonic_health::pb::health_server::HealthServer::new(
         tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
-    );
+    )
+    .max_decoding_message_size(SMALL_MESSAGE);
     (reporter, server)
 }
+
+/// The largest request message of the health and reflection services: a service
+/// or symbol name.
+pub const SMALL_MESSAGE: usize = 64 * 1024;
 
 /// How often [`watch_health`] looks at readiness (a lease lost, a drain begun).
 pub const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(100);
@@ -95,8 +108,14 @@ pub(crate) fn reflection() -> Option<(axum::Router, axum::Router)> {
         .and_then(|v1| builder().build_v1alpha().map(|a| (v1, a)));
     match built {
         Ok((v1, v1alpha)) => Some((
-            axum::Router::new().route_service("/grpc.reflection.v1.ServerReflection/{*method}", v1),
-            axum::Router::new().route_service("/grpc.reflection.v1alpha.ServerReflection/{*method}", v1alpha),
+            axum::Router::new().route_service(
+                "/grpc.reflection.v1.ServerReflection/{*method}",
+                v1.max_decoding_message_size(SMALL_MESSAGE),
+            ),
+            axum::Router::new().route_service(
+                "/grpc.reflection.v1alpha.ServerReflection/{*method}",
+                v1alpha.max_decoding_message_size(SMALL_MESSAGE),
+            ),
         )),
         Err(e) => {
             tracing::error!("gRPC reflection is off: {e}");
@@ -133,20 +152,28 @@ pub struct Grpc {
 impl Grpc {
     /// The tonic service for `svc`, to be served by axum beside the HTTP routes.
     pub fn server(svc: Arc<Service>) -> FlakeidServer<Grpc> {
+        let b = svc.budgets;
         FlakeidServer::new(Grpc { svc })
+            .max_decoding_message_size(b.max_request_message)
+            .max_encoding_message_size(b.max_response_message)
     }
 
-    fn count(&self, rpc: &'static str, result: &Result<impl Sized, Status>) {
-        let code = match result {
-            Ok(_) => 0,
-            Err(s) => s.code() as u16,
-        };
-        self.svc
-            .metrics
-            .grpc
-            .get_or_create(&crate::metrics::RpcLabels { rpc, code })
-            .inc();
+    /// Room for an answer of `n` IDs (the IDs and their encoding, 16 bytes an ID),
+    /// reserved before it is made; handed to conn.rs's `Tracked` in the response's
+    /// extensions, which gives it back once the answer is taken.
+    async fn reserve(&self, ext: &tonic::Extensions, n: usize) -> Option<crate::conn::Carried> {
+        let streams = ext.get::<Arc<crate::conn::Streams>>()?;
+        let r = streams.reserve(n * 16 + crate::RESERVE_OVERHEAD).await?;
+        Some(crate::conn::Carried(Arc::new(std::sync::Mutex::new(Some(r)))))
     }
+}
+
+/// `response` carrying its reservation ([`Grpc::reserve`]).
+fn carrying<T>(mut response: Response<T>, room: Option<crate::conn::Carried>) -> Response<T> {
+    if let Some(room) = room {
+        response.extensions_mut().insert(room);
+    }
+    response
 }
 
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
@@ -155,48 +182,44 @@ type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
 impl Flakeid for Grpc {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
         let mut id = [0u64; 1];
-        let result = self
-            .svc
+        self.svc
             .issue(&mut id)
             .map(|()| Response::new(NextResponse { id: id[0] }))
-            .map_err(Status::from);
-        self.count("Next", &result);
-        result
+            .map_err(Status::from)
     }
 
     async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
-        let n = request.into_inner().n as usize;
+        let n = request.get_ref().n as usize;
         let max = self.svc.config.max_batch;
-        let result = if !(1..=max).contains(&n) {
-            Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")))
-        } else {
-            let svc = self.svc.clone();
-            tokio::task::spawn_blocking(move || {
-                let mut ids = vec![0u64; n];
-                svc.issue(&mut ids).map(|()| ids)
-            })
-            .await
-            .map_err(|e| Status::internal(format!("batch task failed: {e}")))
-            .and_then(|r| r.map_err(Status::from))
-            .map(|ids| Response::new(BatchResponse { ids }))
-        };
-        self.count("Batch", &result);
-        result
+        if !(1..=max).contains(&n) {
+            return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
+        }
+        let room = self.reserve(request.extensions(), n).await;
+        let svc = self.svc.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut ids = vec![0u64; n];
+            svc.issue(&mut ids).map(|()| ids)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("batch task failed: {e}")))
+        .and_then(|r| r.map_err(Status::from))
+        .map(|ids| carrying(Response::new(BatchResponse { ids }), room))
     }
 
     type StreamStream = ChunkStream;
 
     async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
         let streams = request.extensions().get::<Arc<crate::conn::Streams>>().cloned();
-        let result = self.start_stream(request.into_inner(), streams.as_ref());
-        self.count("Stream", &result);
-        result
+        self.start_stream(request.into_inner(), streams.as_ref())
     }
 
     async fn unseal(&self, request: Request<UnsealRequest>) -> Result<Response<UnsealResponse>, Status> {
-        let result = self.unseal_ids(request.into_inner().ids);
-        self.count("Unseal", &result);
-        result
+        let n = request.get_ref().ids.len();
+        let room = match n <= self.svc.config.max_batch {
+            true => self.reserve(request.extensions(), n).await,
+            false => None,
+        };
+        self.unseal_ids(request.into_inner().ids).map(|r| carrying(r, room))
     }
 }
 
@@ -236,7 +259,8 @@ impl Grpc {
             return Err(Status::unavailable(why));
         }
         let total = (req.n != 0).then_some(req.n);
-        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, streams);
+        // Each chunk: its IDs, and as many bytes again encoded.
+        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, streams, 16);
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {
                 let mut bytes = Vec::with_capacity(ids.len() * 8);

@@ -13,6 +13,7 @@ pub mod lease;
 pub mod metrics;
 pub mod security;
 pub mod time;
+mod trim;
 
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -25,6 +26,7 @@ use flakeid_seal::Sealer;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -97,8 +99,91 @@ impl Config {
         self.limits.validate().map_err(|message| Error::Config {
             field: "limits",
             message,
-        })
+        })?;
+        let b = self.budgets();
+        let l = &self.limits;
+        for (field, given, least, what) in [
+            (
+                "request_memory",
+                l.request_memory,
+                b.max_request_message,
+                "the largest gRPC request (an Unseal of max_batch IDs)",
+            ),
+            (
+                "connection_response_memory",
+                l.connection_response_memory,
+                b.largest_reservation,
+                "the largest response (a Batch of max_batch IDs)",
+            ),
+            (
+                "response_memory",
+                l.response_memory,
+                b.connection_response,
+                "connection_response_memory",
+            ),
+        ] {
+            if let Some(given) = given
+                && !(least..=MAX_MEMORY).contains(&given)
+            {
+                return Err(Error::Config {
+                    field,
+                    message: format!(
+                        "{field} must be in {least}..={MAX_MEMORY} bytes (at least {what}, with max_batch {}), got {given}",
+                        self.max_batch
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
+
+    /// The memory budgets that follow from these settings (docs/service.md,
+    /// "Memory budget").
+    pub fn budgets(&self) -> Budgets {
+        const MIB: usize = 1024 * 1024;
+        let n = self.max_batch;
+        // Unseal's packed `repeated fixed64`, 8 bytes an ID (9 unpacked), and tags.
+        let max_request_message = n.saturating_mul(9).saturating_add(RESERVE_OVERHEAD);
+        let max_response_message = n.saturating_mul(8).saturating_add(RESERVE_OVERHEAD);
+        // A Batch or Unseal answer holds its IDs and their encoding (16 bytes an
+        // ID); a chunk of /v1/ids its IDs and their text (32).
+        let largest_reservation = n.saturating_mul(16).max(32 * CHUNK).saturating_add(RESERVE_OVERHEAD);
+        let l = &self.limits;
+        let connection_response = l
+            .connection_response_memory
+            .unwrap_or((4 * MIB).max(largest_reservation));
+        Budgets {
+            max_request_message,
+            max_response_message,
+            largest_reservation,
+            request: l.request_memory.unwrap_or((32 * MIB).max(max_request_message)),
+            response: l.response_memory.unwrap_or((64 * MIB).max(connection_response)),
+            connection_response,
+        }
+    }
+}
+
+/// The largest memory budget accepted (1 TiB).
+pub const MAX_MEMORY: usize = 1 << 40;
+
+/// The memory budgets of a service ([`Config::budgets`]): what clients can make
+/// it hold beyond each connection's own buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    /// The largest gRPC request message decoded (tonic's
+    /// `max_decoding_message_size`): an `Unseal` of `max_batch` IDs.
+    pub max_request_message: usize,
+    /// The largest gRPC response message (`max_encoding_message_size`): a `Batch`
+    /// of `max_batch` IDs.
+    pub max_response_message: usize,
+    /// The most one response reserves at once.
+    pub largest_reservation: usize,
+    /// gRPC request bodies buffered at once, over every connection.
+    pub request: usize,
+    /// Responses made and not yet taken, over every connection.
+    pub response: usize,
+    /// The same, per connection.
+    pub connection_response: usize,
 }
 
 /// One running service: a generator shared by every request.
@@ -118,6 +203,12 @@ pub struct Service {
     health: (tonic_health::server::HealthReporter, grpc::HealthServer),
     /// The access log, when on ([`Config::access_log`]).
     access: Option<access::AccessLog>,
+    /// [`Config::budgets`], and the server-wide request and response budgets.
+    budgets: Budgets,
+    requests: Arc<conn::Budget>,
+    responses: Arc<tokio::sync::Semaphore>,
+    /// The TLS and token files, once serving (for a reload on SIGHUP).
+    security: std::sync::Mutex<Option<Arc<security::Security>>>,
 }
 
 type Shared = Arc<Service>;
@@ -148,10 +239,15 @@ impl Service {
                 message: format!("cannot start the access log's writer: {e}"),
             })?),
         };
+        let budgets = config.budgets();
         Ok(Arc::new_cyclic(|me| {
             let metrics = metrics::Metrics::new(me.clone());
             metrics.sealing.set(i64::from(config.sealer.is_some()));
             Service {
+                budgets,
+                requests: Arc::new(conn::Budget::new(budgets.request)),
+                responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
+                security: std::sync::Mutex::new(None),
                 generator: std::sync::RwLock::new(Arc::new(generator)),
                 lease: lease::Watch::default(),
                 config,
@@ -243,6 +339,23 @@ impl Service {
         self.lease.liveness_failure()
     }
 
+    /// Loads the TLS and token files again now, changed or not (SIGHUP; they are
+    /// also reloaded within 2 s of a change). Blocking file reads: call it off the
+    /// async workers. Nothing before [`serve`] has loaded them.
+    pub fn reload_files(&self) {
+        let s = self.security.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(s) = s {
+            s.reload_now();
+            tracing::info!("SIGHUP: TLS and token files reloaded");
+        }
+    }
+
+    /// Bytes of the request and response budgets in use now.
+    pub(crate) fn memory_in_use(&self) -> usize {
+        let free = self.responses.available_permits();
+        self.requests.held() + self.budgets.response.saturating_sub(free)
+    }
+
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
     pub fn start_draining(&self) {
         self.draining.store(true, Ordering::Release);
@@ -288,7 +401,10 @@ impl Service {
 /// The IDs of one large response, made one chunk at a time when the body is read
 /// (HTTP/2 and hyper poll a body only when the client has window for it), each
 /// chunk on the blocking pool (the wait policy may sleep until the next tick).
-/// The caller checks readiness before the first chunk.
+/// Each chunk's room is reserved from the connection's and the server's response
+/// budgets before it is made, and given back when the next one is asked for
+/// (conn.rs, [`conn::Streams::reserve`]). The caller checks readiness before the
+/// first chunk.
 pub(crate) struct IdChunks {
     svc: Arc<Service>,
     generator: Arc<Generator>,
@@ -297,8 +413,12 @@ pub(crate) struct IdChunks {
     chunk: usize,
     pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
     failed: bool,
-    /// The stream's place in its connection's stalled-stream watch (conn.rs).
-    ticket: Option<conn::StreamTicket>,
+    /// The connection's budgets, and what one ID of a chunk holds until it is
+    /// taken (the IDs and their encoding).
+    streams: Option<Arc<conn::Streams>>,
+    bytes_per_id: usize,
+    reserving: Option<Pin<Box<dyn Future<Output = Option<conn::Reserved>> + Send>>>,
+    reserved: Option<conn::Reserved>,
 }
 
 impl std::fmt::Debug for IdChunks {
@@ -310,14 +430,18 @@ impl std::fmt::Debug for IdChunks {
     }
 }
 
+/// Bytes reserved for a response beyond its IDs' (framing, headers).
+pub(crate) const RESERVE_OVERHEAD: usize = 64;
+
 impl IdChunks {
-    /// `streams`: the connection's streamed responses (the request's extension),
-    /// for the stream-idle timeout.
+    /// `streams`: the connection's budgets (the request's extension);
+    /// `bytes_per_id`: what one ID holds until the client takes it.
     pub(crate) fn new(
         svc: Arc<Service>,
         total: Option<u64>,
         chunk: usize,
         streams: Option<&Arc<conn::Streams>>,
+        bytes_per_id: usize,
     ) -> IdChunks {
         IdChunks {
             generator: svc.generator(),
@@ -326,7 +450,10 @@ impl IdChunks {
             chunk: chunk.max(1),
             pending: None,
             failed: false,
-            ticket: streams.map(conn::Streams::open),
+            streams: streams.cloned(),
+            bytes_per_id,
+            reserving: None,
+            reserved: None,
         }
     }
 }
@@ -340,18 +467,30 @@ impl tokio_stream::Stream for IdChunks {
     ) -> std::task::Poll<Option<Self::Item>> {
         use std::task::Poll;
         let this = &mut *self;
-        if let Some(t) = &this.ticket {
-            t.polled();
-        }
         if this.failed {
             return Poll::Ready(None);
         }
         if this.pending.is_none() {
             let len = match this.left {
-                Some(0) => return Poll::Ready(None),
+                Some(0) => {
+                    this.reserved = None;
+                    return Poll::Ready(None);
+                }
                 Some(left) => left.min(this.chunk as u64) as usize,
                 None => this.chunk,
             };
+            if let Some(streams) = &this.streams {
+                if this.reserving.is_none() {
+                    // Asked for the next chunk: the last one was taken.
+                    this.reserved = None;
+                    let (streams, bytes) = (streams.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
+                    this.reserving = Some(Box::pin(async move { streams.reserve(bytes).await }));
+                }
+                if let Some(r) = this.reserving.as_mut() {
+                    this.reserved = std::task::ready!(r.as_mut().poll(cx));
+                    this.reserving = None;
+                }
+            }
             if let Some(left) = &mut this.left {
                 *left -= len as u64;
             }
@@ -372,9 +511,6 @@ impl tokio_stream::Stream for IdChunks {
         this.failed = item.is_err();
         if let Err(e) = &item {
             tracing::warn!("response cut short: {}", e.message);
-        }
-        if let Some(t) = &this.ticket {
-            t.waiting();
         }
         Poll::Ready(Some(item))
     }
@@ -420,8 +556,26 @@ pub async fn serve(
     service: Arc<Service>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_probes(listener, None, service, shutdown).await
+}
+
+/// Connections at once on the probe listener ([`serve_with_probes`]).
+pub const PROBE_CONNECTIONS: usize = 64;
+
+/// [`serve`], and with `probes` a second listener that answers `/healthz` and
+/// `/readyz` only, in plain HTTP without client certificates or tokens (a
+/// Kubernetes `httpGet` probe beside mTLS), with connection slots of its own
+/// ([`PROBE_CONNECTIONS`]) that no client of the API can take. It answers
+/// until the drain is over.
+pub async fn serve_with_probes(
+    listener: tokio::net::TcpListener,
+    probes: Option<tokio::net::TcpListener>,
+    service: Arc<Service>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let app = router(service.clone());
     let security = security::Security::load(service.config.security.clone())?;
+    *service.security.lock().unwrap_or_else(|e| e.into_inner()) = Some(security.clone());
     let s = &service.config.security;
     if s.tls_cert.is_some() || s.auth_token_file.is_some() {
         tokio::spawn(security.clone().watch());
@@ -429,7 +583,30 @@ pub async fn serve(
     let limits = service.config.limits.clone();
     let ready = grpc::set_health(&service).await;
     tokio::spawn(grpc::watch_health(Arc::downgrade(&service), ready));
-    let conns = conn::Conns::new(limits.connection_cap());
+    tokio::spawn(trim::run(Arc::downgrade(&service)));
+    let (probes_done, probes_stop) = tokio::sync::oneshot::channel::<()>();
+    let probe_loop = match probes {
+        None => None,
+        Some(l) => {
+            let app = probe_router(service.clone());
+            let plain = security::Security::load(security::SecurityFiles::default())?;
+            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS);
+            let stop = async move {
+                let _ = probes_stop.await;
+            };
+            Some(tokio::spawn(conn::accept_loop(
+                l,
+                app,
+                service.clone(),
+                plain,
+                conns,
+                stop,
+                Duration::from_secs(1),
+                true,
+            )))
+        }
+    };
+    let conns = conn::Conns::new(limits.connection_cap(), limits.max_connections_per_client);
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
     let shutdown = async move {
@@ -437,12 +614,37 @@ pub async fn serve(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(listener, app, service.clone(), security, conns, shutdown, DRAIN_TIMEOUT).await {
+    if !conn::accept_loop(
+        listener,
+        app,
+        service.clone(),
+        security,
+        conns,
+        shutdown,
+        DRAIN_TIMEOUT,
+        false,
+    )
+    .await
+    {
         tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
+    }
+    let _ = probes_done.send(());
+    if let Some(task) = probe_loop {
+        let _ = task.await;
     }
     service.shutdown();
     tracing::info!("lease released; stopped");
     Ok(())
+}
+
+/// The routes of the probe listener: `/healthz` and `/readyz`.
+fn probe_router(service: Arc<Service>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
+        .with_state(service)
 }
 
 /// An error response: a status and a JSON body naming what was wrong.
@@ -655,21 +857,36 @@ fn ids_response(content_type: &'static str, body: impl Into<axum::body::Body>) -
     r
 }
 
+/// The body of a HEAD answer to an ID route: of unknown length, so that no
+/// `Content-Length` is sent. GET's length depends on the IDs it would issue (a
+/// sealed ID has any number of digits), which HEAD does not issue; a length of 0
+/// would be false.
+fn head_body() -> axum::body::Body {
+    axum::body::Body::from_stream(tokio_stream::empty::<Result<axum::body::Bytes, std::io::Error>>())
+}
+
 /// The content types of `/v1/id`'s two forms.
 const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 const APPLICATION_JSON: &str = "application/json";
 
 fn query_params(
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
-    allowed: &[&str],
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    allowed: &[&'static str],
 ) -> Result<HashMap<String, String>, ApiError> {
-    let Query(map) = q.map_err(|e| ApiError::bad("query", format!("unreadable query string: {e}")))?;
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let shown: String = k.chars().take(32).collect();
-        return Err(ApiError::bad(
-            "query",
-            format!("unknown parameter {shown:?} (allowed: {})", allowed.join(", ")),
-        ));
+    let Query(pairs) = q.map_err(|e| ApiError::bad("query", format!("unreadable query string: {e}")))?;
+    let mut map = HashMap::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let Some(name) = allowed.iter().find(|a| **a == k) else {
+            let shown: String = k.chars().take(32).collect();
+            return Err(ApiError::bad(
+                "query",
+                format!("unknown parameter {shown:?} (allowed: {})", allowed.join(", ")),
+            ));
+        };
+        if map.insert(k, v).is_some() {
+            // Which one a client meant is not ours to guess.
+            return Err(ApiError::bad(name, format!("{name} is given more than once")));
+        }
     }
     Ok(map)
 }
@@ -689,14 +906,14 @@ pub(crate) fn one_id_answer(svc: &Service, method: &Method, uri: &axum::http::Ur
         let json = match uri.query() {
             None => wants_json(None, headers)?,
             Some(_) => {
-                let q = Query::<HashMap<String, String>>::try_from_uri(uri);
+                let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
                 let params = query_params(q, &["format"])?;
                 wants_json(params.get("format").map(String::as_str), headers)?
             }
         };
         if method == Method::HEAD {
             let ct = if json { APPLICATION_JSON } else { TEXT_PLAIN };
-            return Ok(ids_response(ct, ()));
+            return Ok(ids_response(ct, head_body()));
         }
         let mut id = [0u64; 1];
         svc.issue(&mut id)?;
@@ -768,7 +985,7 @@ async fn many_ids(
     method: Method,
     headers: HeaderMap,
     streams: Option<axum::Extension<Arc<conn::Streams>>>,
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let streams = streams.as_ref().map(|e| &e.0);
     let result = many_ids_inner(&svc, method == Method::HEAD, &headers, streams, q).await;
@@ -780,7 +997,7 @@ async fn many_ids_inner(
     head: bool,
     headers: &HeaderMap,
     streams: Option<&Arc<conn::Streams>>,
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
     let max = svc.config.max_batch;
@@ -843,7 +1060,7 @@ async fn many_ids_inner(
         }
     };
     if head {
-        return Ok(ids_response(format.content_type(), ()));
+        return Ok(ids_response(format.content_type(), head_body()));
     }
     if n < CHUNK {
         let mut ids = vec![0u64; n];
@@ -858,7 +1075,9 @@ async fn many_ids_inner(
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, streams);
+    // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
+    let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, streams, bytes_per_id);
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
         r.map(|ids| {
@@ -954,7 +1173,7 @@ fn path_id(path: Result<Path<String>, PathRejection>, params: &HashMap<String, S
 async fn decode_id(
     State(svc): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let result = (|| {
         let params = query_params(q, &["from", "sealed"])?;
@@ -992,7 +1211,7 @@ async fn unseal_id(
     State(svc): State<Shared>,
     headers: HeaderMap,
     path: Result<Path<String>, PathRejection>,
-    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let result = (|| {
         let params = query_params(q, &["from", "format"])?;
@@ -1109,6 +1328,32 @@ mod tests {
     fn the_openapi_document_names_the_largest_n_once() {
         assert_eq!(super::DEFAULT_MAX_BATCH, 100_000);
         assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+    }
+
+    /// The budgets follow `max_batch`, and one given below what a single
+    /// request or response needs is refused naming it.
+    #[test]
+    fn budgets_fit_the_largest_request_and_response() {
+        let mut c = super::Config::default();
+        let b = c.budgets();
+        assert_eq!(b.max_request_message, 900_064);
+        assert_eq!(b.largest_reservation, 1_600_064);
+        assert_eq!(
+            (b.request, b.response, b.connection_response),
+            (32 << 20, 64 << 20, 4 << 20)
+        );
+        c.max_batch = 10_000_000;
+        let b = c.budgets();
+        assert_eq!(b.connection_response, b.largest_reservation);
+        assert!(b.response >= b.connection_response && b.request >= b.max_request_message);
+        c.max_batch = 100_000;
+        c.limits.connection_response_memory = Some(1_000_000);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("connection_response_memory") && e.contains("1600064"), "{e}");
+        c.limits.connection_response_memory = None;
+        c.limits.request_memory = Some(usize::MAX);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("request_memory must be in 900064..=1099511627776"), "{e}");
     }
 
     /// `/v1/id`'s bodies, written by hand, say what `format!` says.

@@ -126,6 +126,12 @@ impl Route {
         ROUTES[usize::from(self.0)]
     }
 
+    /// The method's name of a `flakeid.v1.Flakeid` call (the `rpc` label of
+    /// `flakeid_grpc_calls_total`); `None` for other routes.
+    pub(crate) fn rpc(self) -> Option<&'static str> {
+        self.name().strip_prefix("/flakeid.v1.Flakeid/")
+    }
+
     /// Whether the route may stream its response (a large `/v1/ids`, gRPC
     /// `Stream`): its handler needs the connection's [`crate::conn::Streams`].
     pub fn is_streamed(self) -> bool {
@@ -247,6 +253,12 @@ impl Metrics {
         r.tick_wait_us += s.tick_wait_us;
         r.clock_rollbacks += s.clock_rollbacks;
         r.max_rollback_ms = r.max_rollback_ms.max(s.max_rollback_ms);
+    }
+
+    /// Counts one `flakeid.v1.Flakeid` call by the status it ended with (conn.rs,
+    /// `Tracked`: every call, refusals made before its handler included).
+    pub fn count_rpc(&self, rpc: &'static str, code: u16) {
+        self.grpc.get_or_create(&RpcLabels { rpc, code }).inc();
     }
 
     /// Records one answered request (conn.rs).
@@ -432,6 +444,25 @@ impl Collector for Live {
                 log.dropped.load(std::sync::atomic::Ordering::Relaxed),
             )?;
         }
+        gauge_i64(
+            &mut e,
+            "request_memory_bytes",
+            "Bytes of gRPC request bodies buffered now (at most --request-memory)",
+            i64::try_from(svc.requests.held()).unwrap_or(i64::MAX),
+        )?;
+        counter_u64(
+            &mut e,
+            "request_memory_refused",
+            "gRPC requests refused (RESOURCE_EXHAUSTED) because --request-memory was in use",
+            svc.requests.refused.load(std::sync::atomic::Ordering::Relaxed),
+        )?;
+        let free = svc.responses.available_permits();
+        gauge_i64(
+            &mut e,
+            "response_memory_bytes",
+            "Bytes reserved for responses not yet taken by their clients (at most --response-memory)",
+            i64::try_from(svc.budgets.response.saturating_sub(free)).unwrap_or(i64::MAX),
+        )?;
         if let Some(c) = svc.conns.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             gauge_i64(
                 &mut e,
@@ -442,13 +473,13 @@ impl Collector for Live {
             counter_u64(
                 &mut e,
                 "connections_evicted",
-                "Connections closed to make room because they had sent no request",
+                "Connections closed to make room: unserved, or served with no request in flight",
                 c.evicted.load(std::sync::atomic::Ordering::Relaxed),
             )?;
             counter_u64(
                 &mut e,
                 "connections_refused",
-                "Connections closed at once: the cap was reached and every connection had sent a request",
+                "Connections closed at once: at a cap, every other connection had a request in flight",
                 c.refused.load(std::sync::atomic::Ordering::Relaxed),
             )?;
         }

@@ -7,11 +7,12 @@
 //!   that chains to one of them, or the handshake fails.
 //! - **Tokens**: `--auth-token-file` (one token per line; blank lines and `#`
 //!   comments ignored): `/v1/*` and gRPC need `Authorization: Bearer <token>`,
-//!   compared in constant time (`subtle`) against every token. `/healthz`,
-//!   `/readyz` and `/metrics` stay open (probes and scrapers carry no secrets).
-//! - **Reload**: every file is checked every 2 s; a changed certificate, key, CA or
-//!   token file is loaded for new connections and requests (a file that does not
-//!   load is logged and the previous one kept).
+//!   compared in constant time (`subtle`) against every token. `/healthz` and
+//!   `/readyz` stay open (probes carry no secrets); `/metrics` too, unless
+//!   `--metrics-auth` puts it behind the tokens (its counters tell the traffic).
+//! - **Reload**: every file is checked every 2 s, and at once on SIGHUP; a changed
+//!   certificate, key, CA or token file is loaded for new connections and requests
+//!   (a file that does not load is logged and the previous one kept).
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -34,6 +35,8 @@ pub struct SecurityFiles {
     pub tls_client_ca: Option<PathBuf>,
     /// `--auth-token-file`: bearer tokens, one per line, for `/v1/*` and gRPC.
     pub auth_token_file: Option<PathBuf>,
+    /// `--metrics-auth`: `/metrics` needs a token too (needs `auth_token_file`).
+    pub metrics_auth: bool,
 }
 
 impl SecurityFiles {
@@ -41,8 +44,18 @@ impl SecurityFiles {
     /// [`crate::serve`] will, without keeping them: a service checks them before it
     /// leases a node id, so that a bad file never holds one.
     pub fn check(&self) -> std::io::Result<()> {
+        self.check_flags()?;
         load_tls(self)?;
         load_tokens(self)?;
+        Ok(())
+    }
+}
+
+impl SecurityFiles {
+    fn check_flags(&self) -> std::io::Result<()> {
+        if self.metrics_auth && self.auth_token_file.is_none() {
+            return Err(std::io::Error::other("--metrics-auth needs --auth-token-file"));
+        }
         Ok(())
     }
 }
@@ -141,6 +154,7 @@ impl Security {
     /// Loads every file; any that does not load is an error (the service does not
     /// start).
     pub(crate) fn load(files: SecurityFiles) -> std::io::Result<Arc<Security>> {
+        files.check_flags()?;
         let tls = load_tls(&files)?;
         let tokens = load_tokens(&files)?;
         let stamps = stamps(&files);
@@ -158,6 +172,12 @@ impl Security {
 
     pub(crate) fn has_tokens(&self) -> bool {
         self.tokens.read().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Reloads every file now, changed or not (SIGHUP).
+    pub(crate) fn reload_now(&self) {
+        self.stamps.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.reload();
     }
 
     /// Reloads the files that changed since the last look.
@@ -204,7 +224,8 @@ impl Security {
             Some(t) => t.clone(),
         };
         let grpc = path.starts_with("/flakeid.v1.");
-        if !grpc && !path.starts_with("/v1/") {
+        let metrics = self.files.metrics_auth && path == "/metrics";
+        if !grpc && !metrics && !path.starts_with("/v1/") {
             return None;
         }
         let given = headers

@@ -1,0 +1,395 @@
+"""`flakeid serve` under the three attacks of one unauthenticated client, against a
+release build, each in bounded loops on 127.0.0.1 (docs/service.md, "Memory
+budget"):
+
+  1. gRPC request bodies held open: HTTP/2 bodies one byte short, HTTP/1.1 POSTs to
+     gRPC paths, a body trickled in;
+  2. unary `Batch` answers never read, the connection kept busy with PINGs;
+  3. every connection slot held by clients that send a request now and then.
+
+Throughout, the server's RSS (/proc/PID/status) stays under the documented budget
+for its settings, and /healthz, asked every 50 ms on a fresh connection from
+another client address (127.0.0.2), answers 200 within 100 ms.
+
+usage: python3 tests/serve/abuse_test.py FLAKEID_RELEASE_BINARY [unittest args]
+"""
+
+import os
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_test  # noqa: E402  (the Server fixture and the frame helper)
+from serve_test import Server, frame  # noqa: E402
+
+MIB = 1024 * 1024
+# The budget of docs/service.md: FIXED + --request-memory + --response-memory +
+# --max-connections x PER_CONNECTION (the defaults of the two budgets: 32 and 64 MiB).
+FIXED = 40 * MIB
+PER_CONNECTION = 384 * 1024
+REQUEST_MEMORY = 32 * MIB
+RESPONSE_MEMORY = 64 * MIB
+
+
+def budget(max_connections):
+    return FIXED + REQUEST_MEMORY + RESPONSE_MEMORY + max_connections * PER_CONNECTION
+
+
+PROBE_FROM = "127.0.0.2"  # another client address than the attacker's 127.0.0.1
+PROBE_EVERY = 0.05
+PROBE_WITHIN = 0.1
+
+
+class Watch:
+    """Probes /healthz and samples RSS every 50 ms until stopped; `stop` becomes
+    set early when RSS passes `bound` (the attack need not go on)."""
+
+    def __init__(self, server, bound):
+        self.s, self.bound = server, bound
+        self.stop = threading.Event()
+        self.max_rss = 0
+        self.slow = []  # (seconds, status or error) of the probes that failed
+        self.probes = 0
+        self.worst = 0.0
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def probe(self):
+        t0 = time.monotonic()
+        try:
+            c = socket.create_connection(("127.0.0.1", self.s.port), timeout=1, source_address=(PROBE_FROM, 0))
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            c.close()
+            status = data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/1.1 ") else repr(data[:40])
+        except OSError as e:
+            status = f"{type(e).__name__}: {e}"
+        took = time.monotonic() - t0
+        self.probes += 1
+        self.worst = max(self.worst, took)
+        if status != "200" or took > PROBE_WITHIN:
+            self.slow.append((round(took, 3), status))
+
+    def run(self):
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            rss = self.s.rss_kb() * 1024
+            self.max_rss = max(self.max_rss, rss)
+            if rss > self.bound:
+                self.stop.set()
+                return
+            self.probe()
+            time.sleep(max(0.0, PROBE_EVERY - (time.monotonic() - t0)))
+
+    def finish(self, test):
+        self.stop.set()
+        self.t.join()
+        print(f"\n  max RSS {self.max_rss / MIB:.1f} MiB (bound {self.bound / MIB:.1f}); "
+              f"{self.probes} probes, slowest {self.worst * 1000:.1f} ms", file=sys.stderr)
+        test.assertLessEqual(self.max_rss, self.bound, f"RSS {self.max_rss / MIB:.1f} MiB over the budget")
+        test.assertGreater(self.probes, 10)
+        test.assertEqual(self.slow, [], "/healthz slower than 100 ms or refused")
+
+
+class H2:
+    """A minimal h2c client that follows flow control: enough to send request
+    bodies as fast as the server lets it, and to leave answers unread."""
+
+    def __init__(self, port, window=None):
+        self.c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        settings = b"" if window is None else struct.pack(">HI", 4, window)
+        self.c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, settings))
+        self.conn_window = 65535
+        self.stream_init = 65535
+        self.windows = {}
+        self.done = set()  # streams the server answered or reset
+        self.closed = False
+        self.buf = b""
+        self.next_id = 1
+
+    def start(self, path, end=False):
+        sid = self.next_id
+        self.next_id += 2
+        block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+                 + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+        self.c.sendall(frame(1, 0x4 | (0x1 if end else 0), sid, block))
+        self.windows[sid] = self.stream_init
+        return sid
+
+    def pump(self, wait=0.0):
+        """Reads what the server sent (without blocking longer than `wait`)."""
+        self.c.settimeout(wait)
+        try:
+            data = self.c.recv(1 << 20)
+        except (socket.timeout, BlockingIOError):
+            return
+        except OSError:
+            self.closed = True
+            return
+        if not data:
+            self.closed = True
+            return
+        self.buf += data
+        while len(self.buf) >= 9:
+            n = int.from_bytes(self.buf[:3], "big")
+            if len(self.buf) < 9 + n:
+                break
+            kind, flags, sid = self.buf[3], self.buf[4], int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
+            payload, self.buf = self.buf[9 : 9 + n], self.buf[9 + n :]
+            if kind == 4 and not flags & 1:  # SETTINGS
+                for i in range(0, len(payload), 6):
+                    k, v = struct.unpack(">HI", payload[i : i + 6])
+                    if k == 4:
+                        for s in self.windows:
+                            self.windows[s] += v - self.stream_init
+                        self.stream_init = v
+                self.c.sendall(frame(4, 1, 0, b""))
+            elif kind == 8:  # WINDOW_UPDATE
+                inc = int.from_bytes(payload, "big") & 0x7FFFFFFF
+                if sid == 0:
+                    self.conn_window += inc
+                elif sid in self.windows:
+                    self.windows[sid] += inc
+            elif kind in (1, 3) and sid:  # an answer (trailers-only) or RST_STREAM
+                self.done.add(sid)
+            elif kind == 7:  # GOAWAY
+                self.closed = True
+
+    def send_data(self, sid, data):
+        """Sends what the windows allow of `data`; returns how much."""
+        n = min(len(data), self.conn_window, self.windows.get(sid, 0), 16384)
+        if n <= 0 or sid in self.done:
+            return 0
+        try:
+            self.c.sendall(frame(0, 0, sid, data[:n]))
+        except OSError:
+            self.closed = True
+            return 0
+        self.conn_window -= n
+        self.windows[sid] -= n
+        return n
+
+    def ping(self):
+        try:
+            self.c.sendall(frame(6, 0, 0, b"\0" * 8))
+        except OSError:
+            self.closed = True
+
+    def close(self):
+        self.c.close()
+
+
+UNSEAL = b"/flakeid.v1.Flakeid/Unseal"
+BATCH = b"/flakeid.v1.Flakeid/Batch"
+
+
+class RequestBodies(unittest.TestCase):
+    def test_bodies_one_byte_short_and_http1_posts_stay_in_the_budget(self):
+        conns = 64
+        s = Server("--node", "1", "--max-connections", str(conns), "--header-timeout-ms", "1000",
+                   "--idle-timeout-ms", "2000")
+        try:
+            start_rss = s.rss_kb() * 1024
+            w = Watch(s, budget(conns))
+            # HTTP/1.1: 12 POSTs to a gRPC path with a 4 MiB body, all but its last byte.
+            h1 = []
+
+            def post():
+                try:
+                    c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+                    h1.append(c)
+                    c.sendall(b"POST /flakeid.v1.Flakeid/Unseal HTTP/1.1\r\nHost: x\r\n"
+                              b"Content-Type: application/grpc\r\nContent-Length: 4194304\r\n\r\n"
+                              + b"\0" + struct.pack(">I", 4194299) + b"\x0a" * (4194304 - 6))
+                except OSError:
+                    pass  # refused and closed before the body was read: the point
+            posts = [threading.Thread(target=post, daemon=True) for _ in range(12)]
+            for t in posts:
+                t.start()
+            # HTTP/2: 40 connections x 4 Unseal calls, sent as fast as flow control
+            # allows, never the last byte: half claim 4 MiB - 5 bytes (tonic's
+            # default limit), half 880 000 (within the limit of --max-batch 100000,
+            # so they meet the request budget); a call the server ends is replaced,
+            # 12 per connection at most.
+            big = b"\0" + struct.pack(">I", 4 * MIB - 5) + b"\x0a" * (4 * MIB - 6)
+            fits = b"\0" + struct.pack(">I", 880_000) + b"\x0a" * (880_000 - 1)
+            clients = [H2(s.port) for _ in range(40)]
+            sent, bodies = {}, {}
+            for i, h in enumerate(clients):
+                bodies[h] = big if i % 2 else fits
+                for _ in range(4):
+                    sent[(h, h.start(UNSEAL))] = 0
+            started = {h: 4 for h in clients}
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 6 and not w.stop.is_set():
+                for h in clients:
+                    h.pump()
+                    if h.closed:
+                        continue
+                    for (hh, sid), off in list(sent.items()):
+                        if hh is not h:
+                            continue
+                        if sid in h.done:
+                            del sent[(hh, sid)]
+                            if started[h] < 12:
+                                started[h] += 1
+                                sent[(h, h.start(UNSEAL))] = 0
+                            continue
+                        sent[(hh, sid)] = off + h.send_data(sid, bodies[h][off:])
+                time.sleep(0.005)
+            w.finish(self)
+            for h in clients:
+                h.close()
+            for c in h1:
+                c.close()
+            # The burst's memory goes back (malloc_trim on glibc, trim.rs).
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline and s.rss_kb() * 1024 > start_rss + 24 * MIB:
+                time.sleep(0.1)
+            self.assertLessEqual(s.rss_kb() * 1024, start_rss + 24 * MIB,
+                                 f"RSS {s.rss_kb() // 1024} MiB 4 s after the burst (started at {start_rss // MIB})")
+        finally:
+            s.stop(timeout=15)
+
+    def test_a_trickled_body_is_cut_off_at_the_body_timeout(self):
+        s = Server("--node", "1", "--header-timeout-ms", "1000", "--idle-timeout-ms", "60000")
+        try:
+            h = H2(s.port)
+            sid = h.start(UNSEAL)
+            h.send_data(sid, b"\0" + struct.pack(">I", 100000))
+            t0 = time.monotonic()
+            # 100 bytes every 100 ms: the connection keeps moving, the body never ends.
+            while time.monotonic() - t0 < 4 and sid not in h.done and not h.closed:
+                h.send_data(sid, b"\x0a" * 100)
+                h.pump(0.1)
+            took = time.monotonic() - t0
+            h.close()
+            self.assertTrue(sid in h.done or h.closed, "a body trickled for 4 s was still being read")
+            self.assertLess(took, 2.5)
+        finally:
+            s.stop()
+
+
+class UnreadAnswers(unittest.TestCase):
+    def test_unread_batches_with_pings_stay_in_the_budget_and_are_closed(self):
+        conns = 64
+        s = Server("--node", "1", "--max-connections", str(conns), "--idle-timeout-ms", "3000",
+                   "--stream-idle-timeout-ms", "1000")
+        try:
+            w = Watch(s, budget(conns))
+            # 16 connections x 32 Batch(n=100000), nothing read, a PING every 0.2 s.
+            msg = b"\x08" + bytes([0xA0, 0x8D, 0x06])  # n = 100000
+            clients = []
+            for _ in range(16):
+                h = H2(s.port)
+                for _ in range(32):
+                    sid = h.start(BATCH)
+                    h.c.sendall(frame(0, 1, sid, b"\0" + struct.pack(">I", len(msg)) + msg))
+                clients.append(h)
+            t0 = time.monotonic()
+            closed_at = {}
+            while time.monotonic() - t0 < 6 and not w.stop.is_set():
+                for h in clients:
+                    if h.closed:
+                        closed_at.setdefault(h, time.monotonic() - t0)
+                        continue
+                    # Nothing read from the socket: only whether the server closed it.
+                    try:
+                        h.c.setblocking(False)
+                        if h.c.recv(1, socket.MSG_PEEK) == b"":
+                            h.closed = True
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        h.closed = True
+                    h.ping()
+                time.sleep(0.2)
+            w.finish(self)
+            for h in clients:
+                h.close()
+            self.assertEqual(len(closed_at), len(clients), "connections with unread answers kept open by PINGs")
+            self.assertLess(max(closed_at.values()), 5)
+        finally:
+            s.stop()
+
+
+class HeldSlots(unittest.TestCase):
+    def test_probes_answer_while_every_slot_is_held_by_occasional_requests(self):
+        conns = 32
+        s = Server("--node", "1", "--max-connections", str(conns))
+        try:
+            w = Watch(s, budget(conns))
+            stop = threading.Event()
+
+            def holder(h2):
+                # A connection that sends a request now and then and holds its slot;
+                # taken again at once when the server closes it.
+                while not stop.is_set():
+                    try:
+                        c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
+                        if h2:
+                            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                                      + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost"))
+                        while not stop.is_set():
+                            if h2:
+                                c.sendall(frame(6, 0, 0, b"\0" * 8))
+                            else:
+                                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                            c.settimeout(0.5)
+                            if c.recv(65536) == b"":
+                                break
+                            stop.wait(0.5)
+                        c.close()
+                    except OSError:
+                        stop.wait(0.05)
+            threads = [threading.Thread(target=holder, args=(i % 2 == 1,), daemon=True) for i in range(conns + 8)]
+            for t in threads:
+                t.start()
+            time.sleep(5)
+            stop.set()
+            w.finish(self)
+            for t in threads:
+                t.join(5)
+        finally:
+            s.stop()
+
+    def test_one_client_address_holds_at_most_its_limit(self):
+        s = Server("--node", "1", "--max-connections", "64", "--max-connections-per-client", "8")
+        try:
+            socks = [socket.create_connection(("127.0.0.1", s.port), timeout=2) for _ in range(20)]
+            for c in socks:
+                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            time.sleep(0.5)
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=2, source_address=(PROBE_FROM, 0))
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            text = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                text += chunk
+            open_now = int(re.search(rb"^flakeid_connections_open (\d+)", text, re.M).group(1))
+            self.assertLessEqual(open_now, 8 + 1)  # the client's 8 and this one
+            for c in socks:
+                c.close()
+        finally:
+            s.stop()
+
+
+if __name__ == "__main__":
+    serve_test.BIN = sys.argv.pop(1)
+    try:
+        unittest.main(verbosity=2)
+    finally:
+        import shutil
+        shutil.rmtree(serve_test.WORK, ignore_errors=True)
