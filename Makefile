@@ -170,7 +170,7 @@ lint: setup-rust
 	CARGO=$(CARGO) bash scripts/check-deps.sh
 	@# Cargo's outputs are reached through $$(TARGET) or $$CARGO_TARGET_DIR: a fixed
 	@# target/ path is not there when CARGO_TARGET_DIR is set.
-	@! git grep -nE '(^|[^A-Za-z0-9_}.-])target/(debug|release|dist)/|target/[$$][(]HOST_TRIPLE[)]' \
+	@! git grep -nE '(^|[^A-Za-z0-9_}.$$-])target/(debug|release|dist)/|target/[$$][(]HOST_TRIPLE[)]' \
 	  -- Makefile mk scripts tests bindings go java node python crates ':!*.md' | grep -vE '^[^:]+:[0-9]+:\s*(#|//)' \
 	  || { echo "lint: a path into cargo's output above is fixed to target/: use \$$(TARGET) or \$${CARGO_TARGET_DIR:-...}" >&2; exit 1; }
 
