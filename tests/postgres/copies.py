@@ -131,6 +131,13 @@ class Cluster(testenv.Postgres):
     def status(self):
         return self.q("SELECT state FROM flakeid_status()")
 
+    def verdict(self, timeout=30):
+        """The state once the start-up check has reported: it runs in a background
+        worker after the server accepts connections, so a state read straight after
+        a start may still be 'checking'."""
+        wait_until(lambda: self.status() != "checking", timeout, f"{self.name}: the start-up check's verdict")
+        return self.status()
+
     def copy_from(self, source, standby=False):
         """This cluster's data directory, a pg_basebackup of `source` (-R: a standby)."""
         os.chmod(self.dir, 0o755)
@@ -185,7 +192,7 @@ def take_at_once(servers, secs=1.0):
 
 def two_primaries(work, a, b, how):
     """`b`, a copy of `a`, must refuse while `a` issues; the IDs of both are counted."""
-    state = b.status()
+    state = b.verdict()
     took = take_at_once([a, b])
     dups, n = duplicates(a.ids(), b.ids("side <> 'before'"))
     print(f"  both running: {took}; duplicates: {dups} of {n} IDs")
@@ -210,7 +217,8 @@ def scenario_clone(work):
     # Renumbered, the copy is a server of its own: both issue, none shared.
     b.set_conf(flakeid__node=6)
     b.restart()
-    check(b.status() == "ready", f"the renumbered copy: {b.status()}")
+    state = b.verdict()
+    check(state == "ready", f"the renumbered copy: {state}")
     took = take_at_once([a, b])
     dups, n = duplicates(a.ids(), b.ids("side <> 'before'"))
     print(f"  renumbered to node 6, both running: {took}; duplicates: {dups} of {n} IDs")
@@ -315,6 +323,7 @@ def scenario_upgrade(work):
             "-p", str(testenv.free_port()), "-P", str(testenv.free_port()), "-s", cwd], cwd=cwd, timeout=300)
     print(f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {time.monotonic() - t0:.1f} s")
     c.start()
+    c.verdict()
     state, mark = c.q("SELECT state, coalesce(high_water_mark::text, 'none') FROM flakeid_status()").split("|")
     new = [int(x) for x in c.q("SELECT flakeid_next_many(2000)").split()]
     dups, n = duplicates(issued, new)
