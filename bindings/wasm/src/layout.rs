@@ -154,7 +154,7 @@ impl Layout {
         &self,
         #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<Object, JsValue> {
-        let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::for_layout(&self.inner))?;
+        let id = convert::id_as(&id, "id", flakeid_js::JsNumberIds::for_layout(&self.inner))?;
         self.inner.try_decompose(id).map(parts_to_js).map_err(js_error)
     }
 

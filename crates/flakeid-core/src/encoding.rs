@@ -142,8 +142,10 @@ pub fn encode(id: u64, encoding: Encoding) -> String {
 /// (a 3 MB line must not become a 3 MB error).
 const SHOWN_CHARS: usize = 40;
 
-/// `text` for an error message: quoted, and cut to [`SHOWN_CHARS`] characters.
-pub(crate) fn shown(text: &str) -> String {
+/// `text` for an error message: quoted, and cut to 40 characters (a 3 MB line
+/// must not become a 3 MB error). Public for the bindings' glue, whose messages
+/// show offending text the same way.
+pub fn shown(text: &str) -> String {
     let n = text.chars().count();
     if n <= SHOWN_CHARS {
         format!("{text:?}")
