@@ -136,7 +136,7 @@ impl Layout {
             b = b.epoch_ms(uint("epoch_ms", v)?);
         }
         if let Some(v) = o.order {
-            b = b.order(fc::Order::parse(&v)?);
+            b = b.order(v.parse::<fc::Order>()?);
         }
         b.build()
     }

@@ -226,7 +226,7 @@ pub fn decode(env: &Env, text: Arg, encoding: Option<Arg>) -> napi::Result<u64> 
 /// binding; a name otherwise.
 fn encoding_in(name: Option<Arg>) -> fc::Result<fc::Encoding> {
     match name {
-        Some(Arg(v)) if !v.is_nullish() => fc::Encoding::parse(&js::js_string("encoding", v)?),
+        Some(Arg(v)) if !v.is_nullish() => js::js_string("encoding", v)?.parse::<fc::Encoding>(),
         _ => Ok(fc::Encoding::default()),
     }
 }

@@ -116,6 +116,6 @@ pub fn version() -> String {
 fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
     match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
         None => Ok(Encoding::default()),
-        Some(n) => Encoding::parse(&n).map_err(js_error),
+        Some(n) => n.parse::<Encoding>().map_err(js_error),
     }
 }
