@@ -192,7 +192,8 @@ fmt:
 # one feature set, so each dependency is compiled once (separate `-p` runs each
 # compiled the lease stack again with other features). Lease tests on Redis,
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
-# The core runs alone first: no cargo features, what the wasm build has.
+# The core runs alone first (with flakeid-js, the JS value rules over it): no cargo
+# features, what the wasm build has.
 # Every debug build of the CLI for a suite (serve, leases through the bindings,
 # PostgreSQL, faults, docs) is the same selection with the test targets
 # (FLAKEID_CARGO_PKGS: --all-targets), so that it resolves the features test-rust's
@@ -204,7 +205,7 @@ RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid
   -p flakeid-faults-driver
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust:
-	$(CARGO) test -p flakeid-core --all-targets
+	$(CARGO) test -p flakeid-core -p flakeid-js --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 

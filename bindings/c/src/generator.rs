@@ -204,7 +204,7 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     }
     if !o.node_source.is_null() {
         let spec = unsafe { CStr::from_ptr(o.node_source) }.to_string_lossy();
-        b = b.node_source(NodeSource::parse(&spec)?);
+        b = b.node_source(spec.parse::<NodeSource>()?);
     }
     if !o.lease_url.is_null() {
         b = b.lease_url(&unsafe { CStr::from_ptr(o.lease_url) }.to_string_lossy());

@@ -1,7 +1,7 @@
 //! `Generator` and `ManualClock`.
 
 use crate::layout::Layout;
-use crate::{OrThrow, fc, uint};
+use crate::{OrThrow, fc, js, uint};
 use napi::Env;
 use napi::bindgen_prelude::{
     Buffer, ClassInstance, Either, Float64Array, FromNapiValue, JsObjectValue, JsValue, Object, This, Unknown,
@@ -29,7 +29,7 @@ impl ManualClock {
         let start = uint("start_ms", start_ms).or_throw(env)?;
         let step = uint(
             "auto_advance_ms",
-            auto_advance_ms.unwrap_or(crate::Arg(fc::JsArg::Number(0.0))),
+            auto_advance_ms.unwrap_or(crate::Arg(js::JsArg::Number(0.0))),
         )
         .or_throw(env)?;
         Ok(ManualClock {
@@ -133,12 +133,12 @@ impl Generator {
         Ok(Generator { inner })
     }
 
-    /// The options object, member by member through the core's table and JS value
-    /// rules (`fc::js_generator_option`, shared with `@flakeid/wasm`); only the
+    /// The options object, member by member through the core's table and flakeid-js's value
+    /// rules (`js::js_generator_option`, shared with `@flakeid/wasm`); only the
     /// `Layout` and `ManualClock` instances are unwrapped here.
     fn build(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<fc::Generator> {
         let given = match &options {
-            Some(v) => fc::js_options(&crate::arg(v)?).or_throw(env)?,
+            Some(v) => js::js_options(&crate::arg(v)?).or_throw(env)?,
             None => false,
         };
         let mut members = Vec::new();
@@ -155,7 +155,7 @@ impl Generator {
         let mut b = fc::Generator::builder(fc::Layout::SNOWFLAKE);
         // A Layout instance first: the builder starts from it.
         for (key, a, v) in &members {
-            if let (_, fc::JsOption::Object) = fc::js_generator_option(key, a).or_throw(env)?
+            if let (_, js::JsOption::Object) = js::js_generator_option(key, a).or_throw(env)?
                 && key == "layout"
             {
                 // SAFETY: a live value of this call's env.
@@ -172,20 +172,20 @@ impl Generator {
         // In the table's order, whatever the object's: which of two conflicting
         // options an error names is then the same as in every binding. (The pass
         // above refused unknown keys.)
-        let ordered = fc::JS_GENERATOR_OPTIONS
+        let ordered = js::JS_GENERATOR_OPTIONS
             .iter()
             .filter_map(|name| members.iter().find(|m| m.0 == *name));
         for (key, a, v) in ordered {
-            b = match fc::js_generator_option(key, a).or_throw(env)? {
-                (_, fc::JsOption::Absent) => b,
-                (option, fc::JsOption::Value(value)) => b.set(option.name, value).or_throw(env)?,
-                (option, fc::JsOption::Object) if option.name == "clock" => {
+            b = match js::js_generator_option(key, a).or_throw(env)? {
+                (_, js::JsOption::Absent) => b,
+                (option, js::JsOption::Value(value)) => b.set(option.name, value).or_throw(env)?,
+                (option, js::JsOption::Object) if option.name == "clock" => {
                     // SAFETY: a live value of this call's env.
                     let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v.raw()) };
                     let c = c.map_err(|_| crate::config("clock", "clock must be a ManualClock, got an object".into()));
                     b.clock(c.or_throw(env)?.inner.clone())
                 }
-                (_, fc::JsOption::Object) => b,
+                (_, js::JsOption::Object) => b,
             };
         }
         b.build().or_throw(env)
@@ -219,14 +219,14 @@ impl Generator {
     /// `layout`).
     #[napi]
     pub fn next_number(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        js::js_number_layout(self.inner.layout()).or_throw(env)?;
         Ok(self.inner.next_id().or_throw(env)? as f64)
     }
 
     /// `n` fresh IDs as numbers, increasing (layouts of at most 53 bits).
     #[napi(ts_return_type = "Float64Array")]
     pub fn next_numbers(&self, env: &Env, #[napi(ts_arg_type = "number")] n: crate::Arg) -> napi::Result<Float64Array> {
-        fc::js_number_layout(self.inner.layout()).or_throw(env)?;
+        js::js_number_layout(self.inner.layout()).or_throw(env)?;
         let n = fc::check_batch(i128::from(uint("n", n).or_throw(env)?)).or_throw(env)?;
         let ids = self.inner.next_ids(n).or_throw(env)?;
         Ok(Float64Array::new(ids.into_iter().map(|id| id as f64).collect()))

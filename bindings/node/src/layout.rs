@@ -1,6 +1,6 @@
 //! `Layout` and the parts of an ID.
 
-use crate::{OrThrow, config, fc, id_of, uint};
+use crate::{OrThrow, config, fc, id_of, js, uint};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -51,7 +51,7 @@ pub struct Parts<'e> {
 
 pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Result<Parts<'e>> {
     let p = layout.try_decompose(id).or_throw(env)?;
-    let n = |field, v| fc::js_number(field, v).or_throw(env);
+    let n = |field, v| js::js_number(field, v).or_throw(env);
     let timestamp_ms = n("timestamp_ms", p.timestamp_ms)?;
     Ok(Parts {
         timestamp_ms,
@@ -101,10 +101,10 @@ impl Layout {
     }
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
-        // Widths past u32 are refused naming the real number (the core's JS rule,
+        // Widths past u32 are refused naming the real number (flakeid-js's rule,
         // as in @flakeid/wasm); the core's layout rules check the rest.
         let bits = |field, v: Option<crate::Arg>| {
-            v.map(|v| fc::js_uint(field, &v.0, u32::MAX.into()).map(|b| b as u32))
+            v.map(|v| js::js_uint(field, &v.0, u32::MAX.into()).map(|b| b as u32))
                 .transpose()
         };
         let mut b = fc::Layout::builder();
@@ -136,7 +136,7 @@ impl Layout {
             b = b.epoch_ms(uint("epoch_ms", v)?);
         }
         if let Some(v) = o.order {
-            b = b.order(fc::Order::parse(&v)?);
+            b = b.order(v.parse::<fc::Order>()?);
         }
         b.build()
     }
@@ -198,19 +198,19 @@ impl Layout {
     /// Node ids, datacenters, workers and sequences run from 0 to these.
     #[napi(getter)]
     pub fn max_node(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("max_node", self.inner.max_node()).or_throw(env)
+        js::js_number("max_node", self.inner.max_node()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_datacenter(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("max_datacenter", self.inner.max_datacenter()).or_throw(env)
+        js::js_number("max_datacenter", self.inner.max_datacenter()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_worker(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("max_worker", self.inner.max_worker()).or_throw(env)
+        js::js_number("max_worker", self.inner.max_worker()).or_throw(env)
     }
     #[napi(getter)]
     pub fn max_sequence(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("max_sequence", self.inner.max_sequence()).or_throw(env)
+        js::js_number("max_sequence", self.inner.max_sequence()).or_throw(env)
     }
     /// The largest ID this layout can produce.
     #[napi(getter)]
@@ -220,12 +220,12 @@ impl Layout {
     /// The last Unix ms the time field can hold.
     #[napi(getter)]
     pub fn last_timestamp_ms(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
+        js::js_number("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
     }
     /// IDs stay below 2^63 (a signed BIGINT) until this Unix ms.
     #[napi(getter)]
     pub fn signed_until_ms(&self, env: &Env) -> napi::Result<f64> {
-        fc::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
+        js::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
     }
 
     #[napi(ts_args_type = "id: bigint | string | number")]
@@ -233,7 +233,7 @@ impl Layout {
         parts(
             env,
             &self.inner,
-            id_of(id, fc::JsNumberIds::for_layout(&self.inner)).or_throw(env)?,
+            id_of(id, js::JsNumberIds::for_layout(&self.inner)).or_throw(env)?,
         )
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.

@@ -8,6 +8,7 @@ mod layout;
 mod sealer;
 
 use flakeid_core as fc;
+use flakeid_js as js;
 use napi::ValueType;
 use napi::bindgen_prelude::{
     BigInt, Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, TypeName, Uint8Array,
@@ -70,13 +71,13 @@ pub(crate) fn config(field: &'static str, message: String) -> fc::Error {
     fc::Error::Config { field, message }
 }
 
-/// Any JS argument, read into the core's [`fc::JsArg`]: the rules for JS values
-/// (2^53, IDs never as numbers, bigint ranges, null is not absent) are the core's
-/// (`flakeid_core::js_*`), shared with `@flakeid/wasm`. Reading never fails, so that
+/// Any JS argument, read into flakeid-js's [`js::JsArg`]: the rules for JS values
+/// (2^53, IDs never as numbers, bigint ranges, null is not absent) are flakeid-js's
+/// (`flakeid_js::js_*`), shared with `@flakeid/wasm`. Reading never fails, so that
 /// a wrong type becomes FLAKEID_CONFIG naming the field (napi's own conversion
 /// error has no code).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Arg(pub fc::JsArg);
+pub struct Arg(pub js::JsArg);
 
 impl TypeName for Arg {
     fn type_name() -> &'static str {
@@ -96,12 +97,12 @@ impl FromNapiValue for Arg {
     }
 }
 
-/// A JS value as the core's [`fc::JsArg`].
+/// A JS value as flakeid-js's [`js::JsArg`].
 ///
 /// # Safety
 /// `env` and `value` must be live handles of the current call.
-pub(crate) unsafe fn read(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<fc::JsArg> {
-    use fc::JsArg as A;
+pub(crate) unsafe fn read(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<js::JsArg> {
+    use js::JsArg as A;
     let mut kind = 0;
     // SAFETY (this block): napi hands a live env and value; each read matches the type checked.
     unsafe {
@@ -134,27 +135,27 @@ pub(crate) unsafe fn read(env: napi::sys::napi_env, value: napi::sys::napi_value
     }
 }
 
-/// An [`Unknown`] as the core's [`fc::JsArg`].
-pub(crate) fn arg(value: &Unknown<'_>) -> napi::Result<fc::JsArg> {
+/// An [`Unknown`] as flakeid-js's [`js::JsArg`].
+pub(crate) fn arg(value: &Unknown<'_>) -> napi::Result<js::JsArg> {
     // SAFETY: a live value of this call's env.
     unsafe { read(value.value().env, value.raw()) }
 }
 
 /// A JS number that must be a whole number in `0..=2^53-1`.
 pub(crate) fn uint(field: &'static str, v: Arg) -> fc::Result<u64> {
-    fc::js_uint(field, &v.0, fc::JS_MAX_SAFE)
+    js::js_uint(field, &v.0, js::JS_MAX_SAFE)
 }
 
 /// An incoming ID: a `bigint` in `0..2^64`, or its decimal string (the core's rule).
 pub(crate) type IdArg = Arg;
 
 pub(crate) fn id_in(id: IdArg) -> fc::Result<u64> {
-    fc::js_id("id", &id.0, fc::JsNumberIds::Refused)
+    js::js_id("id", &id.0, js::JsNumberIds::Refused)
 }
 
 /// An ID of `layout`: also a `number` when every ID of the layout is one (`js53`).
-pub(crate) fn id_of(id: IdArg, numbers: fc::JsNumberIds) -> fc::Result<u64> {
-    fc::js_id("id", &id.0, numbers)
+pub(crate) fn id_of(id: IdArg, numbers: js::JsNumberIds) -> fc::Result<u64> {
+    js::js_id("id", &id.0, numbers)
 }
 
 /// `layout` arguments: a [`Layout`] or a preset name; `snowflake` when absent.
@@ -176,7 +177,7 @@ pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Re
     layout::parts(
         env,
         &layout,
-        id_of(id, fc::JsNumberIds::for_layout(&layout)).or_throw(env)?,
+        id_of(id, js::JsNumberIds::for_layout(&layout)).or_throw(env)?,
     )
 }
 
@@ -210,14 +211,14 @@ pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: Lay
 #[napi(ts_args_type = "id: bigint | string | number, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
 pub fn encode(env: &Env, id: IdArg, encoding: Option<Arg>) -> napi::Result<String> {
     let enc = encoding_in(encoding).or_throw(env)?;
-    Ok(fc::encode(id_of(id, fc::JsNumberIds::Exact).or_throw(env)?, enc))
+    Ok(fc::encode(id_of(id, js::JsNumberIds::Exact).or_throw(env)?, enc))
 }
 
 /// Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`.
 #[napi(ts_args_type = "text: string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'")]
 pub fn decode(env: &Env, text: Arg, encoding: Option<Arg>) -> napi::Result<u64> {
     let enc = encoding_in(encoding).or_throw(env)?;
-    let text = fc::js_string("text", text.0).or_throw(env)?;
+    let text = js::js_string("text", text.0).or_throw(env)?;
     fc::decode(&text, enc).or_throw(env)
 }
 
@@ -225,7 +226,7 @@ pub fn decode(env: &Env, text: Arg, encoding: Option<Arg>) -> napi::Result<u64> 
 /// binding; a name otherwise.
 fn encoding_in(name: Option<Arg>) -> fc::Result<fc::Encoding> {
     match name {
-        Some(Arg(v)) if !v.is_nullish() => fc::Encoding::parse(&fc::js_string("encoding", v)?),
+        Some(Arg(v)) if !v.is_nullish() => js::js_string("encoding", v)?.parse::<fc::Encoding>(),
         _ => Ok(fc::Encoding::default()),
     }
 }

@@ -1,7 +1,7 @@
 //! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
 
 use crate::layout::Layout;
-use crate::{IdArg, OrThrow, arg, config, fc, id_of, layout_in};
+use crate::{IdArg, OrThrow, arg, config, fc, id_of, js, layout_in};
 use napi::Env;
 use napi::bindgen_prelude::{
     ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown,
@@ -37,7 +37,7 @@ impl std::fmt::Debug for Sealer {
 fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
     let not = |got: &str| config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"));
     let a = arg(&value)?;
-    if a != fc::JsArg::Object {
+    if a != js::JsArg::Object {
         return Err(not(a.type_name())).or_throw(env);
     }
     // SAFETY: a live value of this call's env.
@@ -45,10 +45,10 @@ fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<
 }
 
 /// The options argument: absent/`undefined`, or an object with only known keys
-/// (the core's rules for options objects, as in `@flakeid/wasm`).
+/// (flakeid-js's rules for options objects, as in `@flakeid/wasm`).
 fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<SealerOptions<'a>>> {
     let Some(value) = value else { return Ok(None) };
-    if !fc::js_options(&arg(&value)?).or_throw(env)? {
+    if !js::js_options(&arg(&value)?).or_throw(env)? {
         return Ok(None);
     }
     // SAFETY: checked above to be a non-array object.
@@ -56,17 +56,17 @@ fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<
     let names = obj.get_property_names()?;
     for i in 0..names.get_array_length()? {
         let key: String = names.get_element(i)?;
-        if !fc::JS_SEALER_OPTIONS.contains(&key.as_str()) {
-            return Err(fc::unknown_option(&key, &fc::JS_SEALER_OPTIONS)).or_throw(env);
+        if !js::JS_SEALER_OPTIONS.contains(&key.as_str()) {
+            return Err(fc::unknown_option(&key, &js::JS_SEALER_OPTIONS)).or_throw(env);
         }
         let v = obj.get_named_property::<Unknown>(&key)?;
         let got = arg(&v)?;
-        if got == fc::JsArg::Undefined {
+        if got == js::JsArg::Undefined {
             continue;
         }
         if key == "tweak" {
             bytes_in(env, v, "tweak")?;
-        } else if !matches!(got, fc::JsArg::String(_) | fc::JsArg::Object) {
+        } else if !matches!(got, js::JsArg::String(_) | js::JsArg::Object) {
             let got = got.type_name();
             return Err(config(
                 "layout",
@@ -103,7 +103,7 @@ impl Sealer {
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn seal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
         self.inner
-            .seal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .seal(id_of(id, js::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
             .or_throw(env)
     }
 
@@ -112,7 +112,7 @@ impl Sealer {
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn unseal(&self, env: &Env, id: IdArg) -> napi::Result<u64> {
         self.inner
-            .unseal(id_of(id, fc::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
+            .unseal(id_of(id, js::JsNumberIds::for_bits(self.inner.bits())).or_throw(env)?)
             .or_throw(env)
     }
 

@@ -70,7 +70,7 @@ fn node_source(obj: &Bound<'_, PyAny>, layout: &flakeid_core::Layout) -> PyResul
         return Ok(NodeSource::Explicit(uint(obj, "node", layout.max_node())?));
     }
     if let Ok(spec) = obj.extract::<PyBackedStr>() {
-        return NodeSource::parse(&spec).map_err(to_py);
+        return spec.parse::<NodeSource>().map_err(to_py);
     }
     Err(PyTypeError::new_err(format!(
         "node must be an int or a str like \"env:FLAKEID_NODE\", got {}",
@@ -140,10 +140,10 @@ impl PyGenerator {
             None => {}
         }
         if let Some(o) = overflow {
-            b = b.overflow(Overflow::parse(&o).map_err(to_py)?);
+            b = b.overflow(o.parse::<Overflow>().map_err(to_py)?);
         }
         if let Some(c) = clock_backwards {
-            b = b.clock_backwards(ClockBackwards::parse(&c).map_err(to_py)?);
+            b = b.clock_backwards(c.parse::<ClockBackwards>().map_err(to_py)?);
         }
         // Ranges and requirements are the core's (flakeid_core::GENERATOR_OPTIONS).
         if let Some(ms) = opt_uint(max_borrow_ms, "max_borrow_ms", u64::MAX)? {

@@ -77,7 +77,7 @@ impl PyLayout {
             b = b.epoch_ms(v);
         }
         if let Some(o) = order {
-            b = b.order(Order::parse(&o).map_err(to_py)?);
+            b = b.order(o.parse::<Order>().map_err(to_py)?);
         }
         b.build().map(PyLayout).map_err(to_py)
     }

@@ -43,7 +43,7 @@ fn encode(id: &Bound<'_, PyAny>, encoding: Option<&str>) -> PyResult<String> {
 
 /// The named encoding, or the core's default (base62) — the same in every binding.
 fn encoding_arg(name: Option<&str>) -> PyResult<Encoding> {
-    name.map_or(Ok(Encoding::default()), |n| Encoding::parse(n).map_err(to_py))
+    name.map_or(Ok(Encoding::default()), |n| n.parse::<Encoding>().map_err(to_py))
 }
 
 /// Parses text made by `encode`; `ParseError` names the bad position.
@@ -70,7 +70,8 @@ fn from_bytes(data: &[u8]) -> PyResult<u64> {
 #[pyo3(signature = (source, layout=None), text_signature = "(source, layout='snowflake')")]
 fn resolve_node(source: &str, layout: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     let layout = layout::layout_arg(layout)?;
-    NodeSource::parse(source)
+    source
+        .parse::<NodeSource>()
         .and_then(|s| s.resolve(&layout))
         .map_err(to_py)
 }

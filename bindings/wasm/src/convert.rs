@@ -1,7 +1,8 @@
 //! JS values in, JS values out: range-checked integers, option objects, and the
 //! one error mapping (`Error` with `.code`). No ID rules live here.
 
-use flakeid_core::{Error, ErrorKind, JsArg, JsNumberIds};
+use flakeid_core::{Error, ErrorKind};
+use flakeid_js::{JsArg, JsNumberIds};
 use js_sys::{Function, Object, Reflect, Uint8Array};
 use std::cell::Cell;
 use wasm_bindgen::prelude::*;
@@ -87,9 +88,9 @@ pub(crate) fn member(options: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     Reflect::get(options, &key.into())
 }
 
-/// A JS value as the core's [`JsArg`]: the rules for JS values (2^53, IDs never as
+/// A JS value as flakeid-js's [`JsArg`]: the rules for JS values (2^53, IDs never as
 /// numbers, bigint ranges, null is not absent) and their messages are the core's
-/// (`flakeid_core::js_*`), shared with `@flakeid/node`. This only reads.
+/// (`flakeid_js::js_*`), shared with `@flakeid/node`. This only reads.
 pub(crate) fn arg(value: &JsValue) -> JsArg {
     if value.is_undefined() {
         JsArg::Undefined
@@ -137,12 +138,12 @@ pub(crate) fn id(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
 /// An ID that may also be a `number` as `numbers` says (the layout's width decides,
 /// `JsNumberIds::for_layout`: a `js53` ID is an exact number).
 pub(crate) fn id_as(value: &JsValue, field: &'static str, numbers: JsNumberIds) -> Result<u64, JsValue> {
-    flakeid_core::js_id(field, &arg(value), numbers).map_err(js_error)
+    flakeid_js::js_id(field, &arg(value), numbers).map_err(js_error)
 }
 
 /// A whole `number` in `0..=max` (and 2^53 - 1).
 pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64, JsValue> {
-    flakeid_core::js_uint(field, &arg(value), max).map_err(js_error)
+    flakeid_js::js_uint(field, &arg(value), max).map_err(js_error)
 }
 
 /// An optional integer option: absent only when `undefined` (`null` is refused).
@@ -158,7 +159,7 @@ pub(crate) fn opt_uint(options: &JsValue, key: &str, field: &'static str, max: u
 /// read a non-string as one (out-of-bounds memory access), so strings arrive as
 /// `JsValue` and are checked here.
 pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, JsValue> {
-    flakeid_core::js_string(field, arg(value)).map_err(js_error)
+    flakeid_js::js_string(field, arg(value)).map_err(js_error)
 }
 
 /// An optional string argument (`undefined` or `null` is `None`).
@@ -244,10 +245,10 @@ thread_local! {
 }
 
 /// An options argument as the JS packages take it: absent, or an object whose keys
-/// are all in `known` (the core's list: `JS_GENERATOR_OPTIONS`, `JS_SEALER_OPTIONS`).
+/// are all in `known` (flakeid-js's lists: `JS_GENERATOR_OPTIONS`, `JS_SEALER_OPTIONS`).
 /// Returns the object's keys, for checks of the caller's own.
 pub(crate) fn option_keys(options: &JsValue, known: &'static [&'static str]) -> Result<Vec<String>, JsValue> {
-    if !flakeid_core::js_options(&arg(options)).map_err(js_error)? {
+    if !flakeid_js::js_options(&arg(options)).map_err(js_error)? {
         return Ok(Vec::new());
     }
     let object: &Object = options.unchecked_ref();

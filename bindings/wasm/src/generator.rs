@@ -3,7 +3,8 @@
 
 use crate::convert::{self, Shared, js_error};
 use crate::layout::{Layout, layout_from_js};
-use flakeid_core::{Clock, JsOption, js_generator_option};
+use flakeid_core::Clock;
+use flakeid_js::{JsOption, js_generator_option};
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -77,11 +78,11 @@ impl Generator {
         #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<JsValue>,
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
-        // Member by member through the core's table and JS value rules
+        // Member by member through the core's table and flakeid-js's value rules
         // (`js_generator_option`, shared with @flakeid/node); only a `Layout` (or a
         // layout's options) and a `ManualClock` are unwrapped here.
         let mut members = Vec::new();
-        for key in convert::option_keys(&options, &flakeid_core::JS_GENERATOR_OPTIONS)? {
+        for key in convert::option_keys(&options, &flakeid_js::JS_GENERATOR_OPTIONS)? {
             let v = convert::member(&options, &key)?;
             members.push((key, convert::arg(&v), v));
         }
@@ -96,7 +97,7 @@ impl Generator {
         }
         // In the table's order, whatever the object's: which of two conflicting
         // options an error names is then the same as in every binding.
-        let ordered = flakeid_core::JS_GENERATOR_OPTIONS
+        let ordered = flakeid_js::JS_GENERATOR_OPTIONS
             .iter()
             .filter_map(|name| members.iter().find(|m| m.0 == *name));
         for (key, a, v) in ordered {
@@ -159,7 +160,7 @@ impl Generator {
     /// `layout`).
     #[wasm_bindgen(js_name = nextNumber)]
     pub fn next_number(&self) -> Result<f64, JsValue> {
-        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        flakeid_js::js_number_layout(self.inner.layout()).map_err(js_error)?;
         Ok(self.inner.next_id().map_err(js_error)? as f64)
     }
 
@@ -169,7 +170,7 @@ impl Generator {
         &self,
         #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
     ) -> Result<Vec<f64>, JsValue> {
-        flakeid_core::js_number_layout(self.inner.layout()).map_err(js_error)?;
+        flakeid_js::js_number_layout(self.inner.layout()).map_err(js_error)?;
         let ids = self.next_ids(n)?;
         Ok(ids.into_iter().map(|id| id as f64).collect())
     }

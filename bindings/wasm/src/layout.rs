@@ -154,7 +154,7 @@ impl Layout {
         &self,
         #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<Object, JsValue> {
-        let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::for_layout(&self.inner))?;
+        let id = convert::id_as(&id, "id", flakeid_js::JsNumberIds::for_layout(&self.inner))?;
         self.inner.try_decompose(id).map(parts_to_js).map_err(js_error)
     }
 
@@ -306,7 +306,7 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
         b = b.epoch_ms(v);
     }
     if let Some(v) = convert::opt_string(value, "order", "order")? {
-        b = b.order(Order::parse(&v).map_err(js_error)?);
+        b = b.order(v.parse::<Order>().map_err(js_error)?);
     }
     b.build_at(convert::now_ms_precise()).map_err(js_error)
 }

@@ -3,7 +3,8 @@
 //! The same JS API as `@flakeid/node`: `Generator`, `Layout`, `ManualClock`,
 //! `decompose`, `encode`, `decode`. IDs cross as `bigint`, range-checked on the way
 //! in (wasm-bindgen would wrap silently); errors are `Error`s with a `code`. Every
-//! rule lives in `flakeid-core`: this crate only converts.
+//! rule lives in `flakeid-core` (the JS value rules in `flakeid-js`): this crate
+//! only converts.
 
 mod convert;
 mod generator;
@@ -34,7 +35,7 @@ pub fn decompose(
     #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
 ) -> Result<Object, JsValue> {
     let layout = layout_from_js(&layout.unwrap_or_default())?;
-    let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::for_layout(&layout))?;
+    let id = convert::id_as(&id, "id", flakeid_js::JsNumberIds::for_layout(&layout))?;
     layout.try_decompose(id).map(parts_to_js).map_err(js_error)
 }
 
@@ -46,7 +47,7 @@ pub fn encode(
 ) -> Result<String, JsValue> {
     // A whole number up to 2^53 - 1 is exact whatever its layout (a `js53` ID);
     // a wider ID made a number is past 2^53, and refused.
-    let id = convert::id_as(&id, "id", flakeid_core::JsNumberIds::Exact)?;
+    let id = convert::id_as(&id, "id", flakeid_js::JsNumberIds::Exact)?;
     Ok(flakeid_core::encode(id, encoding_of(encoding)?))
 }
 
@@ -115,6 +116,6 @@ pub fn version() -> String {
 fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
     match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
         None => Ok(Encoding::default()),
-        Some(n) => Encoding::parse(&n).map_err(js_error),
+        Some(n) => n.parse::<Encoding>().map_err(js_error),
     }
 }

@@ -46,7 +46,7 @@ impl Sealer {
     ) -> Result<Sealer, JsValue> {
         let key = bytes_in(&key, "key")?;
         let options = options.unwrap_or_default();
-        convert::option_keys(&options, &flakeid_core::JS_SEALER_OPTIONS)?;
+        convert::option_keys(&options, &flakeid_js::JS_SEALER_OPTIONS)?;
         let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
         let tweak = convert::get(&options, "tweak")?
             .map(|t| bytes_in(&t, "tweak"))
@@ -65,7 +65,7 @@ impl Sealer {
         &self,
         #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<u64, JsValue> {
-        let numbers = flakeid_core::JsNumberIds::for_bits(self.inner.bits());
+        let numbers = flakeid_js::JsNumberIds::for_bits(self.inner.bits());
         self.inner.seal(convert::id_as(&id, "id", numbers)?).map_err(js_error)
     }
 
@@ -75,7 +75,7 @@ impl Sealer {
         &self,
         #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     ) -> Result<u64, JsValue> {
-        let numbers = flakeid_core::JsNumberIds::for_bits(self.inner.bits());
+        let numbers = flakeid_js::JsNumberIds::for_bits(self.inner.bits());
         self.inner.unseal(convert::id_as(&id, "id", numbers)?).map_err(js_error)
     }
 

@@ -16,7 +16,7 @@ use std::fmt;
 /// let text = encode(id, Encoding::Base62); // 11 characters that sort like the IDs
 /// assert_eq!(text.len(), 11);
 /// assert_eq!(decode(&text, Encoding::Base62)?, id);
-/// assert_eq!(Encoding::parse("hex")?, Encoding::Hex);
+/// assert_eq!("hex".parse::<Encoding>()?, Encoding::Hex);
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
 pub enum Encoding {
@@ -36,21 +36,12 @@ impl Encoding {
     /// Every encoding, in a fixed order.
     pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
 
-    /// The encoding named `name` (`decimal`, `hex`, `base32`, `base62`); [`Error::Parse`](crate::Error) otherwise.
+    /// The encoding named `name`: the same as `name.parse()` ([`FromStr`](std::str::FromStr)).
     pub fn parse(name: &str) -> Result<Encoding> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "decimal" | "int" | "dec" => Ok(Encoding::Decimal),
-            "hex" => Ok(Encoding::Hex),
-            "base32" => Ok(Encoding::Base32),
-            "base62" => Ok(Encoding::Base62),
-            _ => Err(Error::config(
-                "encoding",
-                format!("encoding must be one of decimal, hex, base32, base62, got {name:?}"),
-            )),
-        }
+        name.parse()
     }
 
-    /// The encoding's name, as [`parse`](Self::parse) reads it.
+    /// The encoding's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Decimal => "decimal",
@@ -67,6 +58,24 @@ impl Encoding {
             Encoding::Hex => Some(16),
             Encoding::Base32 => Some(13),
             Encoding::Base62 => Some(11),
+        }
+    }
+}
+
+impl std::str::FromStr for Encoding {
+    type Err = Error;
+    /// The encoding named `name` (`decimal`, `hex`, `base32`, `base62`; case and
+    /// surrounding spaces ignored); a configuration error naming `encoding` otherwise.
+    fn from_str(name: &str) -> Result<Encoding> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "decimal" | "int" | "dec" => Ok(Encoding::Decimal),
+            "hex" => Ok(Encoding::Hex),
+            "base32" => Ok(Encoding::Base32),
+            "base62" => Ok(Encoding::Base62),
+            _ => Err(Error::config(
+                "encoding",
+                format!("encoding must be one of decimal, hex, base32, base62, got {name:?}"),
+            )),
         }
     }
 }
@@ -142,8 +151,10 @@ pub fn encode(id: u64, encoding: Encoding) -> String {
 /// (a 3 MB line must not become a 3 MB error).
 const SHOWN_CHARS: usize = 40;
 
-/// `text` for an error message: quoted, and cut to [`SHOWN_CHARS`] characters.
-pub(crate) fn shown(text: &str) -> String {
+/// `text` for an error message: quoted, and cut to 40 characters (a 3 MB line
+/// must not become a 3 MB error). Public for the bindings' glue, whose messages
+/// show offending text the same way.
+pub fn shown(text: &str) -> String {
     let n = text.chars().count();
     if n <= SHOWN_CHARS {
         format!("{text:?}")
@@ -327,6 +338,25 @@ pub fn from_bytes(bytes: &[u8]) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encodings_round_trip_through_their_names() {
+        for e in Encoding::ALL {
+            assert_eq!(e.to_string(), e.name());
+            assert_eq!(e.to_string().parse::<Encoding>().ok(), Some(e));
+            assert_eq!(Encoding::parse(&e.to_string().to_uppercase()).ok(), Some(e));
+        }
+        match "nope".parse::<Encoding>() {
+            Err(Error::Config { field, message }) => assert_eq!(
+                (field, message.as_str()),
+                (
+                    "encoding",
+                    r#"encoding must be one of decimal, hex, base32, base62, got "nope""#
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn roundtrip_and_order_on_edges_and_a_sweep() {

@@ -66,8 +66,8 @@ impl fmt::Debug for Hook {
 /// ```
 /// use flakeid_core::Overflow;
 ///
-/// assert_eq!(Overflow::parse("borrow")?, Overflow::Borrow);
-/// assert_eq!(Overflow::Borrow.as_str(), "borrow");
+/// assert_eq!("borrow".parse::<Overflow>()?, Overflow::Borrow);
+/// assert_eq!(Overflow::Borrow.to_string(), "borrow");
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
 pub enum Overflow {
@@ -79,8 +79,23 @@ pub enum Overflow {
 }
 
 impl Overflow {
-    /// The policy named `s` (`wait`, `borrow`).
+    /// The policy named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
     pub fn parse(s: &str) -> Result<Overflow> {
+        s.parse()
+    }
+    /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Overflow::Wait => "wait",
+            Overflow::Borrow => "borrow",
+        }
+    }
+}
+
+impl std::str::FromStr for Overflow {
+    type Err = Error;
+    /// The policy named `s` (`wait`, `borrow`; case and surrounding spaces ignored).
+    fn from_str(s: &str) -> Result<Overflow> {
         match s.trim().to_ascii_lowercase().as_str() {
             "wait" => Ok(Overflow::Wait),
             "borrow" => Ok(Overflow::Borrow),
@@ -90,12 +105,11 @@ impl Overflow {
             )),
         }
     }
-    /// The policy's name, as [`parse`](Self::parse) reads it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Overflow::Wait => "wait",
-            Overflow::Borrow => "borrow",
-        }
+}
+
+impl fmt::Display for Overflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -113,8 +127,24 @@ pub enum ClockBackwards {
 }
 
 impl ClockBackwards {
-    /// The policy named `s` (`error`, `wait`, `monotonic`).
+    /// The policy named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
     pub fn parse(s: &str) -> Result<ClockBackwards> {
+        s.parse()
+    }
+    /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockBackwards::Error => "error",
+            ClockBackwards::Wait => "wait",
+            ClockBackwards::Monotonic => "monotonic",
+        }
+    }
+}
+
+impl std::str::FromStr for ClockBackwards {
+    type Err = Error;
+    /// The policy named `s` (`error`, `wait`, `monotonic`; case and surrounding spaces ignored).
+    fn from_str(s: &str) -> Result<ClockBackwards> {
         match s.trim().to_ascii_lowercase().as_str() {
             "error" => Ok(ClockBackwards::Error),
             "wait" => Ok(ClockBackwards::Wait),
@@ -125,13 +155,11 @@ impl ClockBackwards {
             )),
         }
     }
-    /// The policy's name, as [`parse`](Self::parse) reads it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClockBackwards::Error => "error",
-            ClockBackwards::Wait => "wait",
-            ClockBackwards::Monotonic => "monotonic",
-        }
+}
+
+impl fmt::Display for ClockBackwards {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -361,7 +389,7 @@ impl GeneratorBuilder {
             ("datacenter", Uint(v)) => self.datacenter(v),
             ("worker", Uint(v)) => self.worker(v),
             ("node", Uint(v)) => self.node(v),
-            ("node", Text(s)) => match NodeSource::parse(s)? {
+            ("node", Text(s)) => match s.parse::<NodeSource>()? {
                 NodeSource::Explicit(n) => self.node(n),
                 source => self.node_source(source),
             },
@@ -369,8 +397,8 @@ impl GeneratorBuilder {
                 self.layout = Layout::preset(s)?;
                 self
             }
-            ("overflow", Text(s)) => self.overflow(Overflow::parse(s)?),
-            ("clock_backwards", Text(s)) => self.clock_backwards(ClockBackwards::parse(s)?),
+            ("overflow", Text(s)) => self.overflow(s.parse()?),
+            ("clock_backwards", Text(s)) => self.clock_backwards(s.parse()?),
             ("max_borrow_ms", Uint(v)) => self.max_borrow_ms(v),
             ("max_wait_ms", Uint(v)) => self.max_wait_ms(v),
             ("lease", Text(s)) => self.lease_url(s),
@@ -1448,6 +1476,37 @@ impl<C: CounterStorage> fmt::Debug for Generator<C> {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+
+    /// Each policy's name reads back as the policy (`FromStr`, what clap and the
+    /// bindings use); an unknown name is the configuration error it always was.
+    #[test]
+    fn policies_round_trip_through_their_names() {
+        for o in [Overflow::Wait, Overflow::Borrow] {
+            assert_eq!(o.to_string(), o.as_str());
+            assert_eq!(o.to_string().parse::<Overflow>().ok(), Some(o));
+            assert_eq!(Overflow::parse(&o.to_string().to_uppercase()).ok(), Some(o));
+        }
+        for c in [ClockBackwards::Error, ClockBackwards::Wait, ClockBackwards::Monotonic] {
+            assert_eq!(c.to_string(), c.as_str());
+            assert_eq!(c.to_string().parse::<ClockBackwards>().ok(), Some(c));
+            assert_eq!(ClockBackwards::parse(&format!(" {c} ")).ok(), Some(c));
+        }
+        let refused = |e: Result<()>| match e {
+            Err(Error::Config { field, message }) => (field, message),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused("nope".parse::<Overflow>().map(drop)),
+            ("overflow", r#"overflow must be "wait" or "borrow", got "nope""#.into())
+        );
+        assert_eq!(
+            refused("nope".parse::<ClockBackwards>().map(drop)),
+            (
+                "clock_backwards",
+                r#"clock_backwards must be "error", "wait" or "monotonic", got "nope""#.into()
+            )
+        );
+    }
 
     #[test]
     fn max_sequence_caps_ids_per_tick_but_keeps_the_layout() {

@@ -14,8 +14,25 @@ pub enum Order {
 }
 
 impl Order {
-    /// The order named `s`.
+    /// The order named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
     pub fn parse(s: &str) -> Result<Order> {
+        s.parse()
+    }
+
+    /// The order's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::TimeNodeSeq => "time|node|seq",
+            Order::TimeSeqNode => "time|seq|node",
+        }
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = Error;
+    /// The order named `s` (`time|node|seq`, `time|seq|node`; `,`, ` `, `-` or `_`
+    /// also separate, and `sequence` is `seq`).
+    fn from_str(s: &str) -> Result<Order> {
         match s
             .trim()
             .to_ascii_lowercase()
@@ -30,13 +47,11 @@ impl Order {
             )),
         }
     }
+}
 
-    /// The order's name, as [`parse`](Self::parse) reads it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Order::TimeNodeSeq => "time|node|seq",
-            Order::TimeSeqNode => "time|seq|node",
-        }
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -694,6 +709,25 @@ const fn shr(v: u64, by: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orders_round_trip_through_their_names() {
+        for o in [Order::TimeNodeSeq, Order::TimeSeqNode] {
+            assert_eq!(o.to_string(), o.as_str());
+            assert_eq!(o.to_string().parse::<Order>().ok(), Some(o));
+            assert_eq!(Order::parse(&o.to_string().replace('|', ",")).ok(), Some(o));
+        }
+        match "nope".parse::<Order>() {
+            Err(Error::Config { field, message }) => assert_eq!(
+                (field, message.as_str()),
+                (
+                    "order",
+                    r#"order must be "time|node|seq" or "time|seq|node", got "nope""#
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn seed_001_vector() {

@@ -20,7 +20,6 @@ mod encoding;
 mod error;
 mod fork;
 mod generator;
-mod jsvalue;
 mod layout;
 #[cfg(feature = "lease")]
 pub mod lease;
@@ -32,24 +31,19 @@ mod sync;
 mod time_range;
 
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
-pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, to_bytes};
+pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use generator::{
     ClockBackwards, CounterStorage, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_BATCH,
     MAX_POLICY_MS, Overflow, OwnCounter, SharedCounter, WaitHook, check_batch,
-};
-pub use jsvalue::{
-    JS_MAX_SAFE, JsArg, JsNumberIds, JsOption, js_generator_option, js_id, js_number, js_number_id_error,
-    js_number_layout, js_options, js_string, js_uint,
 };
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
-    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, JS_GENERATOR_OPTIONS, JS_SEALER_OPTIONS,
-    MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind, OptionValue, closest_option, generator_option, option_value,
-    unknown_option,
+    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind,
+    OptionValue, closest_option, generator_option, option_value, unknown_option,
 };
 pub use stats::Stats;
 

@@ -26,10 +26,11 @@ pub enum NodeSource {
     PrivateIpv4,
 }
 
-impl NodeSource {
+impl std::str::FromStr for NodeSource {
+    type Err = Error;
     /// Parses `"42"`, `"env:VAR"`, `"hostname"`, `"mac"` or `"ipv4"`. Numbers are
     /// plain digits (`"+5"` and `"-0"` are refused, not read as 5 and 0).
-    pub fn parse(spec: &str) -> Result<NodeSource> {
+    fn from_str(spec: &str) -> Result<NodeSource> {
         let s = spec.trim();
         if let Some(n) = plain_u64(s) {
             return Ok(NodeSource::Explicit(n));
@@ -73,6 +74,27 @@ impl NodeSource {
                 ),
             )),
         }
+    }
+}
+
+/// The source as [`FromStr`](std::str::FromStr) reads it: `42`, `env:VAR`,
+/// `hostname`, `mac`, `ipv4`.
+impl std::fmt::Display for NodeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeSource::Explicit(n) => write!(f, "{n}"),
+            NodeSource::Env(var) => write!(f, "env:{var}"),
+            NodeSource::HostOrdinal => f.write_str("hostname"),
+            NodeSource::Mac => f.write_str("mac"),
+            NodeSource::PrivateIpv4 => f.write_str("ipv4"),
+        }
+    }
+}
+
+impl NodeSource {
+    /// Parses a source: the same as `spec.parse()` ([`FromStr`](std::str::FromStr)).
+    pub fn parse(spec: &str) -> Result<NodeSource> {
+        spec.parse()
     }
 
     /// Resolves to a node id that fits `layout`.
@@ -262,14 +284,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sources_round_trip_through_their_text() {
+        for s in [
+            NodeSource::Explicit(0),
+            NodeSource::Explicit(1023),
+            NodeSource::Env("FLAKEID_NODE".into()),
+            NodeSource::HostOrdinal,
+            NodeSource::Mac,
+            NodeSource::PrivateIpv4,
+        ] {
+            assert_eq!(s.to_string().parse::<NodeSource>().ok().as_ref(), Some(&s));
+            assert_eq!(NodeSource::parse(&s.to_string()).ok(), Some(s));
+        }
+        match "nope".parse::<NodeSource>() {
+            Err(Error::Config { field, message }) => assert_eq!(
+                (field, message.as_str()),
+                (
+                    "node",
+                    r#"node must be a number, "env:VAR", "hostname", "mac" or "ipv4", got "nope""#
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn parses_every_spec() {
-        assert_eq!(NodeSource::parse("7").unwrap(), NodeSource::Explicit(7));
-        assert_eq!(NodeSource::parse("env:X").unwrap(), NodeSource::Env("X".into()));
-        assert_eq!(NodeSource::parse("hostname").unwrap(), NodeSource::HostOrdinal);
-        assert_eq!(NodeSource::parse("MAC").unwrap(), NodeSource::Mac);
-        assert_eq!(NodeSource::parse("ipv4").unwrap(), NodeSource::PrivateIpv4);
-        assert!(NodeSource::parse("env:").is_err());
-        assert!(NodeSource::parse("wat").unwrap_err().to_string().contains("env:VAR"));
+        assert_eq!("7".parse::<NodeSource>().unwrap(), NodeSource::Explicit(7));
+        assert_eq!("env:X".parse::<NodeSource>().unwrap(), NodeSource::Env("X".into()));
+        assert_eq!("hostname".parse::<NodeSource>().unwrap(), NodeSource::HostOrdinal);
+        assert_eq!("MAC".parse::<NodeSource>().unwrap(), NodeSource::Mac);
+        assert_eq!("ipv4".parse::<NodeSource>().unwrap(), NodeSource::PrivateIpv4);
+        assert!("env:".parse::<NodeSource>().is_err());
+        assert!("wat".parse::<NodeSource>().unwrap_err().to_string().contains("env:VAR"));
     }
 
     #[test]

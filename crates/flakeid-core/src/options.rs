@@ -125,33 +125,21 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 13] = [
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
 ];
 
-/// The options of `new Sealer(key, {...})` (sealed IDs, flakeid-seal) in
-/// `@flakeid/node` and `@flakeid/wasm`.
-pub const JS_SEALER_OPTIONS: [&str; 2] = ["layout", "tweak"];
-
 const _: () = {
     // The defaults above are the engine's constants, spelled as text.
     assert!(DEFAULT_MAX_BORROW_MS == 2000 && DEFAULT_MAX_WAIT_MS == 1000 && DEFAULT_LEASE_TTL_MS == 10_000);
 };
 
-const fn names(js: bool) -> [&'static str; GENERATOR_OPTIONS.len()] {
+/// The snake_case names, for messages.
+pub(crate) const NAMES: [&str; GENERATOR_OPTIONS.len()] = {
     let mut names = [""; GENERATOR_OPTIONS.len()];
     let mut i = 0;
     while i < names.len() {
-        names[i] = if js {
-            GENERATOR_OPTIONS[i].js_name
-        } else {
-            GENERATOR_OPTIONS[i].name
-        };
+        names[i] = GENERATOR_OPTIONS[i].name;
         i += 1;
     }
     names
-}
-
-/// The keys of `new Generator({...})` in `@flakeid/node` and `@flakeid/wasm`.
-pub const JS_GENERATOR_OPTIONS: [&str; GENERATOR_OPTIONS.len()] = names(true);
-/// The snake_case names, for messages.
-pub(crate) const NAMES: [&str; GENERATOR_OPTIONS.len()] = names(false);
+};
 
 /// The option named `name`, by its snake_case, camelCase or flag spelling.
 pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
@@ -306,7 +294,8 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        let k = &JS_GENERATOR_OPTIONS;
+        let camel: Vec<&'static str> = GENERATOR_OPTIONS.iter().map(|o| o.js_name).collect();
+        let k = &camel;
         assert_eq!(closest_option("workerId", k), Some("worker"));
         assert_eq!(closest_option("lease_ttl_ms", k), Some("leaseTtlMs"));
         assert_eq!(closest_option("ClockBackwards", k), Some("clockBackwards"));

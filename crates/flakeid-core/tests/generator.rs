@@ -197,7 +197,7 @@ fn node_choices_are_checked() {
     // SAFETY (edition 2024 env API): only this test reads this variable.
     unsafe { std::env::set_var("FLAKEID_TEST_NODE_G", "77") };
     let g = Generator::builder(Layout::SNOWFLAKE)
-        .node_source(NodeSource::parse("env:FLAKEID_TEST_NODE_G").unwrap())
+        .node_source("env:FLAKEID_TEST_NODE_G".parse::<NodeSource>().unwrap())
         .build()
         .unwrap();
     assert_eq!(g.node(), 77);

@@ -129,7 +129,8 @@ fn parse_positions_are_characters_and_messages_stay_short() {
 fn an_environment_variables_value_is_never_shown() {
     // SAFETY (edition 2024 env API): only this test reads this variable.
     unsafe { std::env::set_var("FLAKEID_TEST_SECRETISH", "hunter2-not-a-node") };
-    let e = NodeSource::parse("env:FLAKEID_TEST_SECRETISH")
+    let e = "env:FLAKEID_TEST_SECRETISH"
+        .parse::<NodeSource>()
         .unwrap()
         .resolve(&Layout::SNOWFLAKE)
         .unwrap_err();

@@ -728,7 +728,7 @@ fn layout_of(v: &Value) -> Result<Layout, Error> {
         .sequence_bits(n("sequence_bits") as u32)
         .tick_ms(n("tick_ms"))
         .epoch_ms(n("epoch_ms"))
-        .order(Order::parse(v["order"].as_str().unwrap())?)
+        .order(v["order"].as_str().unwrap().parse::<Order>()?)
         .build()
 }
 
@@ -797,10 +797,10 @@ fn layout_vectors() {
                 b = b.worker(n.as_u64().unwrap());
             }
             if let Some(x) = o.get("overflow") {
-                b = b.overflow(Overflow::parse(x.as_str().unwrap())?);
+                b = b.overflow(x.as_str().unwrap().parse::<Overflow>()?);
             }
             if let Some(x) = o.get("clock_backwards") {
-                b = b.clock_backwards(ClockBackwards::parse(x.as_str().unwrap())?);
+                b = b.clock_backwards(x.as_str().unwrap().parse::<ClockBackwards>()?);
             }
             if let Some(n) = o.get("max_borrow_ms") {
                 b = b.max_borrow_ms(n.as_u64().unwrap());
@@ -892,7 +892,7 @@ fn encoding_vectors() {
         assert_eq!(from_bytes(&bytes).unwrap(), id);
     }
     for c in v["decode_aliases"].as_array().unwrap() {
-        let enc = Encoding::parse(c["encoding"].as_str().unwrap()).unwrap();
+        let enc = c["encoding"].as_str().unwrap().parse::<Encoding>().unwrap();
         assert_eq!(
             decode(c["text"].as_str().unwrap(), enc).unwrap(),
             id_of(&c["id"]),
@@ -900,7 +900,7 @@ fn encoding_vectors() {
         );
     }
     for c in v["bad"].as_array().unwrap() {
-        let enc = Encoding::parse(c["encoding"].as_str().unwrap()).unwrap();
+        let enc = c["encoding"].as_str().unwrap().parse::<Encoding>().unwrap();
         assert_error(decode(c["text"].as_str().unwrap(), enc), c, &c.to_string());
     }
 }
@@ -922,7 +922,7 @@ fn decode_auto_vectors() {
             }
             assert_error(got, c, &c.to_string());
         } else {
-            let enc = Encoding::parse(c["encoding"].as_str().unwrap()).unwrap();
+            let enc = c["encoding"].as_str().unwrap().parse::<Encoding>().unwrap();
             assert_eq!(got.unwrap(), (id_of(&c["id"]), enc), "{c}");
         }
     }
@@ -937,8 +937,14 @@ fn timeline_vectors() {
         let clock = ManualClock::new(n("start_ms")).with_auto_advance(n("auto_advance_ms"));
         let g = Generator::builder(layout_of(&tl["layout"]).unwrap())
             .node(n("node"))
-            .overflow(Overflow::parse(tl["overflow"].as_str().unwrap()).unwrap())
-            .clock_backwards(ClockBackwards::parse(tl["clock_backwards"].as_str().unwrap()).unwrap())
+            .overflow(tl["overflow"].as_str().unwrap().parse::<Overflow>().unwrap())
+            .clock_backwards(
+                tl["clock_backwards"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<ClockBackwards>()
+                    .unwrap(),
+            )
             .max_borrow_ms(n("max_borrow_ms"))
             .max_wait_ms(n("max_wait_ms"))
             .clock(clock.clone())

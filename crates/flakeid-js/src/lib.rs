@@ -1,18 +1,39 @@
-//! The rules for values that arrive from JavaScript, written once for
-//! `@flakeid/node` (napi-rs) and `@flakeid/wasm` (wasm-bindgen) (issue 24). Each
-//! binding reads its native JS value into a [`JsArg`] and calls these functions;
-//! the rules (numbers are exact only up to 2^53 - 1, an ID never arrives as a
-//! `number`, a `bigint` outside `0..2^64` is refused rather than wrapped, `null` is
-//! not the same as an absent option) and their messages live here alone.
+//! # flakeid-js
 //!
-//! Pure Rust, no JS engine: what the bindings would otherwise each spell out.
+//! The rules for values that arrive from JavaScript, written once for
+//! `@flakeid/node` (napi-rs) and `@flakeid/wasm` (wasm-bindgen). Each binding reads
+//! its native JS value into a [`JsArg`] and calls these functions; the rules
+//! (numbers are exact only up to 2^53 - 1, an ID never arrives as a `number`, a
+//! `bigint` outside `0..2^64` is refused rather than wrapped, `null` is not the same
+//! as an absent option) and their messages live here alone.
+//!
+//! Pure Rust, no JS engine, and not in `flakeid-core`: the engine names no language.
+//! It uses the core's public API only (its options table, its errors, its decoder),
+//! as lightningcss keeps its napi glue apart from the engine.
+#![warn(missing_docs)]
 
-use crate::encoding::{Encoding, decode, shown};
-use crate::error::{Error, Result};
-use crate::options::{GeneratorOption, JS_GENERATOR_OPTIONS, OptionKind, OptionValue, unknown_option};
+use flakeid_core::{
+    Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, Layout, OptionKind, OptionValue, Result, decode, shown,
+    unknown_option,
+};
 
 /// The largest integer a JS `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
 pub const JS_MAX_SAFE: u64 = (1 << 53) - 1;
+
+/// The keys of `new Generator({...})`: the camelCase names of the core's
+/// [`GENERATOR_OPTIONS`], in its order.
+pub const JS_GENERATOR_OPTIONS: [&str; GENERATOR_OPTIONS.len()] = {
+    let mut names = [""; GENERATOR_OPTIONS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = GENERATOR_OPTIONS[i].js_name;
+        i += 1;
+    }
+    names
+};
+
+/// The keys of `new Sealer(key, {...})` (sealed IDs, flakeid-seal).
+pub const JS_SEALER_OPTIONS: [&str; 2] = ["layout", "tweak"];
 
 /// A JS value as a binding reads it, before any rule applies.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,14 +162,14 @@ pub enum JsNumberIds {
     /// Refused: a `number` cannot hold every 64-bit ID exactly (every layout today).
     Refused,
     /// Accepted when whole and at most 2^53 - 1: for layouts whose IDs all fit in
-    /// 53 bits (issue 27's `js53`).
+    /// 53 bits (the `js53` preset).
     Exact,
 }
 
 impl JsNumberIds {
     /// Numbers stand for IDs of `layout` only when its every ID is an exact JS
     /// number (at most 53 bits, like `js53`).
-    pub fn for_layout(layout: &crate::Layout) -> JsNumberIds {
+    pub fn for_layout(layout: &Layout) -> JsNumberIds {
         JsNumberIds::for_bits(layout.total_bits())
     }
 
@@ -164,7 +185,7 @@ impl JsNumberIds {
 
 /// `nextNumber()` / `nextNumbers(n)`: IDs as JS numbers, for layouts of at most 53
 /// bits; others are a configuration error naming `layout`.
-pub fn js_number_layout(layout: &crate::Layout) -> Result<()> {
+pub fn js_number_layout(layout: &Layout) -> Result<()> {
     match JsNumberIds::for_layout(layout) {
         JsNumberIds::Exact => Ok(()),
         JsNumberIds::Refused => Err(config(
@@ -266,7 +287,7 @@ pub fn js_options(value: &JsArg) -> Result<bool> {
 pub enum JsOption<'a> {
     /// `undefined`: as if not given.
     Absent,
-    /// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set).
+    /// A value for [`GeneratorBuilder::set`](flakeid_core::GeneratorBuilder::set).
     Value(OptionValue<'a>),
     /// An object the binding itself unwraps: a `Layout` (or, in the wasm package, a
     /// layout's options) for `layout`, a `ManualClock` for `clock`.
@@ -274,12 +295,12 @@ pub enum JsOption<'a> {
 }
 
 /// The member `key` of a JS generator-options object: its option in the core's
-/// table ([`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS), by camelCase name; an
+/// table ([`GENERATOR_OPTIONS`], by camelCase name; an
 /// unknown key is refused with a suggestion) and its value, converted by the
 /// option's kind. `undefined` is absent; `null` is a value of the wrong type, as
 /// is every other mismatch, refused naming the option's field.
 pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static GeneratorOption, JsOption<'a>)> {
-    let Some(option) = crate::options::GENERATOR_OPTIONS.iter().find(|o| o.js_name == key) else {
+    let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.js_name == key) else {
         return Err(unknown_option(key, &JS_GENERATOR_OPTIONS));
     };
     if *value == JsArg::Undefined {
@@ -314,7 +335,7 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use flakeid_core::ErrorKind;
 
     fn field(r: Result<impl std::fmt::Debug>) -> (&'static str, String) {
         match r {
@@ -380,10 +401,10 @@ mod tests {
         assert_eq!(f, "id");
         assert!(m.contains("got a number"), "{m}");
         assert_eq!(js_id("id", &JsArg::Number(5.0), JsNumberIds::Exact).ok(), Some(5));
-        assert_eq!(JsNumberIds::for_layout(&crate::Layout::JS53), JsNumberIds::Exact);
-        assert_eq!(JsNumberIds::for_layout(&crate::Layout::SNOWFLAKE), JsNumberIds::Refused);
-        assert!(js_number_layout(&crate::Layout::JS53).is_ok());
-        let e = js_number_layout(&crate::Layout::SNOWFLAKE).err();
+        assert_eq!(JsNumberIds::for_layout(&Layout::JS53), JsNumberIds::Exact);
+        assert_eq!(JsNumberIds::for_layout(&Layout::SNOWFLAKE), JsNumberIds::Refused);
+        assert!(js_number_layout(&Layout::JS53).is_ok());
+        let e = js_number_layout(&Layout::SNOWFLAKE).err();
         assert_eq!(e.as_ref().map(|e| e.details().field), Some(Some("layout")));
         assert!(e.is_some_and(|e| e.to_string().contains("snowflake of 63 bits")));
         assert_eq!(field(js_id("id", &JsArg::Number(0.5), JsNumberIds::Exact)).0, "id");
