@@ -7,11 +7,13 @@
 //!   process's file-descriptor limit minus [`FD_HEADROOM`]), and so are those of one
 //!   client address ([`Limits::max_connections_per_client`]). At a cap, a new
 //!   connection evicts the oldest connection that has not sent a complete request
-//!   yet (a slowloris or silent client), else the served connection with no request
-//!   in flight that started its last request longest ago (a client that holds a
-//!   slot with a request now and then); only when every connection has a request in
+//!   within [`UNSERVED_GRACE`] of its accept (a slowloris or silent client), else
+//!   the served connection with no request in flight that started its last request
+//!   longest ago (a client that holds a slot with a request now and then), else the
+//!   oldest that has sent none yet; only when every connection has a request in
 //!   flight is the new connection closed at once. So a fresh client — a `/healthz`
-//!   probe — is served while every slot is held.
+//!   probe — is served while every slot is held, even by clients that reconnect as
+//!   soon as they are evicted.
 //! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
 //!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in;
 //!   **a gRPC request body** within [`Limits::body_timeout`] of its head, and its
@@ -187,12 +189,23 @@ fn fd_limit() -> Option<u64> {
     (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
 }
 
-/// The open connections: which have not sent a request yet (evicted first), how
-/// many each client address holds, and a signal for when the last one closes.
+/// How long a new connection has to send its first request before, at a cap, it is
+/// evicted ahead of the idle served ones. A fresh client (a probe) has sent no
+/// request for the milliseconds between its accept and its request: without this,
+/// under churn (clients that reconnect as soon as they are evicted) it is the oldest
+/// unserved connection and the next newcomer takes its place before it is served.
+/// Silent connections older than this still go first.
+pub const UNSERVED_GRACE: Duration = Duration::from_secs(1);
+
+/// The open connections: which have not sent a request yet (evicted first once
+/// [`UNSERVED_GRACE`] old), how many each client address holds, and a signal for
+/// when the last one closes.
 #[derive(Debug)]
 pub(crate) struct Conns {
     cap: usize,
     per_client: usize,
+    /// [`UNSERVED_GRACE`], in ns (the unit tests set their own).
+    grace_ns: u64,
     inner: Mutex<ConnsInner>,
     empty: Notify,
     /// What [`SlotState::last_active`] counts from.
@@ -212,22 +225,24 @@ struct ConnsInner {
 }
 
 impl ConnsInner {
-    /// The connection to close to make room (of `ip`'s only, when given): the
-    /// oldest that has sent no request, else the served one with no request in
-    /// flight whose last request started longest ago.
-    fn victim(&self, ip: Option<IpAddr>) -> Option<u64> {
+    /// The connection to close to make room (of `ip`'s only, when given), at `now`
+    /// (ns since [`Conns::epoch`]): the oldest that has sent no request within
+    /// `grace_ns` of its accept; else the served one with no request in flight whose
+    /// last request started longest ago; else the oldest that has sent no request
+    /// yet, however new.
+    fn victim(&self, ip: Option<IpAddr>, now: u64, grace_ns: u64) -> Option<u64> {
         let mine = |s: &SlotState| ip.is_none_or(|ip| s.ip == ip);
-        let unserved = self
-            .waiting
-            .iter()
-            .find(|id| self.live.get(id).is_some_and(|s| mine(s)));
-        if let Some(id) = unserved {
-            return Some(*id);
+        let unserved = self.waiting.iter().filter_map(|id| self.live.get(id)).find(|s| mine(s));
+        if let Some(s) = unserved
+            && now.saturating_sub(s.admitted) >= grace_ns
+        {
+            return Some(s.id);
         }
         self.live
             .values()
-            .filter(|s| mine(s) && s.in_flight.load(Ordering::Acquire) == 0)
+            .filter(|s| mine(s) && s.served.load(Ordering::Acquire) && s.in_flight.load(Ordering::Acquire) == 0)
             .min_by_key(|s| s.last_active.load(Ordering::Relaxed))
+            .or(unserved)
             .map(|s| s.id)
     }
 
@@ -249,6 +264,8 @@ impl ConnsInner {
 pub(crate) struct SlotState {
     id: u64,
     ip: IpAddr,
+    /// When it was accepted, in ns since [`Conns::epoch`].
+    admitted: u64,
     served: AtomicBool,
     evict: Notify,
     /// Requests whose response is not handed over yet (streamed bodies: not
@@ -276,9 +293,14 @@ struct Slot {
 
 impl Conns {
     pub(crate) fn new(cap: usize, per_client: usize) -> Arc<Conns> {
+        Conns::with_grace(cap, per_client, UNSERVED_GRACE)
+    }
+
+    fn with_grace(cap: usize, per_client: usize, grace: Duration) -> Arc<Conns> {
         Arc::new(Conns {
             cap,
             per_client: per_client.min(cap).max(1),
+            grace_ns: u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX),
             inner: Mutex::new(ConnsInner::default()),
             empty: Notify::new(),
             epoch: std::time::Instant::now(),
@@ -300,6 +322,7 @@ impl Conns {
     /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); `None`
     /// when every candidate has a request in flight.
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let mut inner = self.lock();
         let full = if inner.clients.get(&ip).copied().unwrap_or(0) >= self.per_client {
             Some(Some(ip))
@@ -309,7 +332,7 @@ impl Conns {
             None
         };
         if let Some(of) = full {
-            let victim = inner.victim(of).and_then(|id| inner.remove(id));
+            let victim = inner.victim(of, now, self.grace_ns).and_then(|id| inner.remove(id));
             match victim {
                 Some(victim) => {
                     victim.evict.notify_one();
@@ -326,6 +349,7 @@ impl Conns {
         let state = Arc::new(SlotState {
             id,
             ip,
+            admitted: now,
             served: AtomicBool::new(false),
             evict: Notify::new(),
             in_flight: AtomicU32::new(0),
@@ -1347,7 +1371,7 @@ mod tests {
 
     #[test]
     fn at_the_cap_the_unserved_go_first_then_the_idle_served_longest_ago() {
-        let conns = Conns::new(3, 3);
+        let conns = Conns::with_grace(3, 3, Duration::ZERO);
         let t = std::time::Instant::now();
         let a = conns.admit(ip(1)).unwrap();
         let b = conns.admit(ip(1)).unwrap();
@@ -1371,7 +1395,7 @@ mod tests {
 
     #[test]
     fn one_address_is_held_to_its_limit_by_its_own_connections() {
-        let conns = Conns::new(10, 2);
+        let conns = Conns::with_grace(10, 2, Duration::ZERO);
         let t = std::time::Instant::now();
         let a = conns.admit(ip(1)).unwrap();
         let b = conns.admit(ip(1)).unwrap();
@@ -1385,5 +1409,29 @@ mod tests {
         let c = conns.admit(ip(1)).unwrap();
         assert!(!open(&conns, &a) && open(&conns, &other) && open(&conns, &c));
         assert_eq!(conns.lock().clients[&ip(1)], 2);
+    }
+
+    #[test]
+    fn a_new_connection_keeps_its_place_until_its_grace_ends() {
+        let conns = Conns::with_grace(2, 2, Duration::from_secs(3600));
+        let t = std::time::Instant::now();
+        let served = conns.admit(ip(1)).unwrap();
+        drop(served.request(t));
+        let probe = conns.admit(ip(2)).unwrap();
+        // The probe has sent nothing yet, but is new: the idle served one goes.
+        let next = conns.admit(ip(3)).unwrap();
+        assert!(!open(&conns, &served) && open(&conns, &probe) && open(&conns, &next));
+        // Only new unserved ones left: the oldest of them goes, not the newcomer.
+        let last = conns.admit(ip(4)).unwrap();
+        assert!(!open(&conns, &probe) && open(&conns, &next) && open(&conns, &last));
+        // Past its grace, an unserved one goes before an idle served one.
+        let conns = Conns::with_grace(2, 2, Duration::from_millis(20));
+        let served = conns.admit(ip(1)).unwrap();
+        drop(served.request(t));
+        let silent = conns.admit(ip(2)).unwrap();
+        std::thread::sleep(Duration::from_millis(40));
+        let fresh = conns.admit(ip(3)).unwrap();
+        assert!(open(&conns, &served) && !open(&conns, &silent) && open(&conns, &fresh));
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 1);
     }
 }
