@@ -1,4 +1,4 @@
-# Documentation that never lies (issue 28): `make test-docs` runs every fenced code
+# Documentation that never lies: `make test-docs` runs every fenced code
 # block of README.md, python/ and node/ READMEs, bindings/*/README.md, go/ and java/
 # READMEs and docs/*.md (tests/docs/run.py; the rule for blocks that do not run is in
 # CONTRIBUTING.md, "Docs: every code block runs"):
