@@ -127,7 +127,7 @@ grpc-stubs:
 # library, the Python module: profile dist, LTO across crates) all name this machine's
 # target explicitly, as napi-rs always does (target/<host>/dist): each LTO build of a
 # cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
-# network stack once per binding (issue 23; CONTRIBUTING.md, Where the time goes).
+# network stack once per binding (docs/performance.md, Where the time goes).
 HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
 # Cargo's output directory, as cargo picks it: $$CARGO_TARGET_DIR when set, else
 # target/. Made absolute and exported, so that a relative value means the same in

@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// The docs' Go blocks (go/README.md, docs/*.md), each compiled and run as written
-// (issue 28). tests/docs/blocks.py finds them, the one parser of fences and flags for
+// The docs' Go blocks (go/README.md, docs/*.md), each compiled and run as written.
+// tests/docs/blocks.py finds them, the one parser of fences and flags for
 // every language (`blocks.py extract go DIR`); a block fenced `go no_run` is not run.
 
 // docBlock is one fenced block: its code as written and where it is.

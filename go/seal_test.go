@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// --- seal.json (tests/vectors, issue 26) ---
+// --- seal.json (tests/vectors) ---
 
 func sealerOf(t *testing.T, c obj) (*Sealer, error) {
 	t.Helper()

@@ -1,4 +1,4 @@
-# C ABI (issue 3): libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
+# C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
 #   make test-c                 the C suite (the Rust side, header freshness included, is
 #                               in make test-rust): (-Wall -Wextra -Werror, ASan + UBSan) linked against the
 #                               .so and against the .a, the pkg-config example and

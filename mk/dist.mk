@@ -1,4 +1,4 @@
-# Release artifacts (issue 14): wheels, sdist, npm tarballs, C SDK tarballs, static
+# Release artifacts: wheels, sdist, npm tarballs, C SDK tarballs, static
 # CLI binaries and SHA256SUMS, all directly in dist/ (RELEASING.md has the names).
 #   make dist            scripts/dist.sh: cross builds with zig (cargo-zigbuild; maturin
 #                        in its environment), every target

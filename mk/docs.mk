@@ -1,4 +1,4 @@
-# Documentation that never lies (issue 28): `make test-docs` runs every fenced code
+# Documentation that never lies: `make test-docs` runs every fenced code
 # block of README.md, python/ and node/ READMEs, bindings/*/README.md, go/ and java/
 # READMEs and docs/*.md (tests/docs/run.py; the rule for blocks that do not run is in
 # CONTRIBUTING.md, "Docs: every code block runs"):
@@ -14,7 +14,9 @@
 #   go      make test-go (go/docblocks_test.go), go run
 #   java    make test-java (DocBlocksTest), javac and java
 # and checks that every artifact name a doc mentions is one make dist writes
-# (tests/docs/artifacts.py; tests/dist/run.sh holds the list against dist/).
+# (tests/docs/artifacts.py; tests/dist/run.sh holds the list against dist/), and that
+# every relative link of a tracked Markdown file and every path cited in
+# include/flakeid.h is a file of the repository (tests/docs/links.py).
 # In `make test` it runs last, after the suites that build those packages.
 DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 
@@ -22,6 +24,7 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 
 # The CLI: test-rust's build (FLAKEID_CARGO_PKGS, the Makefile says why).
 test-docs: python-venv setup-node lib-c wasm-build
+	python3 tests/docs/links.py
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
 	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
 	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)

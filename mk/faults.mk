@@ -1,4 +1,4 @@
-# The fault suite (issue 25, docs/faults.md): leased generators (flakeid serve, and
+# The fault suite (docs/faults.md): leased generators (flakeid serve, and
 # in-process Python, Node and Rust generators) in their own network namespaces, a
 # real lease store (Redis, PostgreSQL, etcd; plain and TLS) in another, a nemesis
 # drawn from a printed seed, and a checker that shares no code with the generator.

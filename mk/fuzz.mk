@@ -1,4 +1,4 @@
-# Fuzzing (issue #12): cargo-fuzz targets in fuzz/ (nightly, libFuzzer, ASan). Each
+# Fuzzing: cargo-fuzz targets in fuzz/ (nightly, libFuzzer, ASan). Each
 # asserts "a value or a typed error, and decode(encode(x)) == x":
 #   decode       text decoding in every encoding
 #   decode_auto  the CLI's auto-detection (never a different ID)

@@ -1,4 +1,4 @@
-# Go (issue 29): go/, a cgo module over libflakeid.a (go/README.md).
+# Go: go/, a cgo module over libflakeid.a (go/README.md).
 #   make test-go            gofmt + vet, then `go test -race ./...` (shared vectors, 8
 #                           goroutines, sealing, file leases); make test
 #   make test-go-stores     the lease tests on the fixture's Redis, PostgreSQL and

@@ -1,4 +1,4 @@
-# Java (issue 29): java/, a Maven project calling libflakeid with java.lang.foreign
+# Java: java/, a Maven project calling libflakeid with java.lang.foreign
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
 #   make test-java            JUnit 5: shared vectors, struct layouts against
 #                             include/flakeid.h, 8 threads x 1M IDs, sealing, file

@@ -1,4 +1,4 @@
-# Node-id leases (issues 7, 13). File leases run in make test (test-rust: the
+# Node-id leases. File leases run in make test (test-rust: the
 # flakeid-lease-tests crate, whose store tests skip there). make ci runs:
 #   make test-lease            the multi-process store tests on real Redis, PostgreSQL and
 #                              etcd, plain and TLS (tests/env/testenv.py starts them)

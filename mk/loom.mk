@@ -1,4 +1,4 @@
-# The generator's counter protocol under the loom model checker (issue #10): the
+# The generator's counter protocol under the loom model checker: the
 # real generator, built with `--cfg loom` so its atomics and thread-locals are
 # loom's, explored over every interleaving up to LOOM_MAX_PREEMPTIONS (default 2)
 # in tests/loom.rs. Its own target dir: the cfg flag rebuilds everything (the core

@@ -1,4 +1,4 @@
-# Node package (issue 5): node/ (@flakeid/node) over the napi-rs crate bindings/node.
+# Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node.
 #   make test-node        build the addon (npm install), check the committed generated
 #                         index.js / index.d.ts are fresh, then the JS suite
 #                         (node --test) on the native backend

@@ -1,4 +1,4 @@
-# PostgreSQL extension (issue 16): bindings/postgres, built with pgrx 0.19.3 against
+# PostgreSQL extension: bindings/postgres, built with pgrx 0.19.3 against
 # Debian's PostgreSQL 15 (its own cargo workspace and Rust 1.96.0 toolchain; tools
 # from scripts/setup-postgres.sh). Its lint is make lint-postgres (Makefile).
 #   make deb-postgres        dist/postgresql-15-flakeid_<version>_<arch>.deb, from

@@ -1,4 +1,4 @@
-# Python package (issue 4): `make test-python`, `make bench-python`.
+# Python package: `make test-python`, `make bench-python`.
 # Builds the package the way users install it — `pip install ./python` into a fresh
 # venv (python/.venv, git-ignored) — then runs pytest and mypy.stubtest against it.
 PYTHON ?= python3

@@ -1,4 +1,4 @@
-# Sealed IDs (issue 26): crates/flakeid-seal (FF1-AES), tests/vectors/seal.json, docs/sealing.md.
+# Sealed IDs: crates/flakeid-seal (FF1-AES), tests/vectors/seal.json, docs/sealing.md.
 #   make test-rust      runs its unit, property, NIST-sample, vector (staleness included)
 #                       and doc tests (make lint: its clippy and rustdoc)
 #   make test-seal      those tests alone

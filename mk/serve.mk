@@ -1,7 +1,7 @@
-# `flakeid serve` (issue 15): HTTP clients against real server processes, scale-out
+# `flakeid serve`: HTTP clients against real server processes, scale-out
 # and frozen-store tests on the test environment's Redis and PostgreSQL
 # (tests/serve/run.sh, tests/env/testenv.py); then the memory budget and the probes
-# under attack, against a release build (tests/serve/abuse_test.py, issue 41).
+# under attack, against a release build (tests/serve/abuse_test.py).
 # Bench: wrk against flakeid serve beside an axum hello world (4 and 64 connections),
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
 .PHONY: setup-serve setup-serve-bench test-serve bench-serve

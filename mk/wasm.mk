@@ -1,4 +1,4 @@
-# WebAssembly package @flakeid/wasm (issue 6): bindings/wasm (wasm-bindgen crate flakeid-wasm).
+# WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm).
 #   make wasm-build   bindings/wasm/build.sh: pkg/node (nodejs) + pkg/web (web) + pkg/package.json,
 #                     wasm-opt'd; prints the .wasm's raw and gzip sizes
 #   make test-wasm-node     build, the Node package's suite on the wasm build (node/test,

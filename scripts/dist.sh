@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make dist`: every release artifact, built on this machine with no toolchain but
-# rustup's and PyPI's (issue 14), directly in dist/:
+# rustup's and PyPI's, directly in dist/:
 #   flakeid_engine-<v>-cp39-abi3-manylinux2014_{x86_64,aarch64}.manylinux_2_17_*.whl,
 #   flakeid_engine-<v>-cp39-abi3-musllinux_1_2_x86_64.whl, flakeid_engine-<v>.tar.gz (maturin)
 #   (every name: tests/docs/artifacts.py, which tests/dist/run.sh holds against dist/)
@@ -19,7 +19,7 @@
 # built for the host, without zig or --target, exactly as make test's suites build
 # them (mk/c.mk's lib-c, `pip install ./python`, node/package.json's napi build), so
 # cargo finds them built: the x86_64 glibc 2.17 builds with zig compiled the lease
-# stack (~170 crates, fat LTO) three more times in make ci (issue 23). Their glibc
+# stack (~170 crates, fat LTO) three more times in make ci. Their glibc
 # floor is this machine's (the wheel: the manylinux tag auditwheel finds); the
 # manylinux2014 artifacts are make dist's.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Release tooling for `make dist` / `make test-dist` (issue 14). Idempotent,
+# Release tooling for `make dist` / `make test-dist`. Idempotent,
 # non-interactive; reaches only rustup, PyPI and Debian:
 #   * rust targets for the cross builds (aarch64 glibc, x86_64 and aarch64 musl), and
 #     rustup's llvm-tools (llvm-objcopy trims the C SDK's static library);

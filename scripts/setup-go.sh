@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What `make test-go` (issue 29) needs: Go 1.24+ (go/go.mod; runtime.AddCleanup) and
+# What `make test-go` needs: Go 1.24+ (go/go.mod; runtime.AddCleanup) and
 # a C compiler for cgo. Idempotent, non-interactive. Debian 12 packages Go 1.19 only,
 # so a machine without a newer go (the project's have /usr/local/go) gets a clear
 # failure rather than an install. The Go modules of go/bench (the peers) come from

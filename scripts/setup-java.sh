@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What `make test-java` (issue 29) needs: a JDK 22 or newer (java.lang.foreign, the
+# What `make test-java` needs: a JDK 22 or newer (java.lang.foreign, the
 # Foreign Function & Memory API), Maven, and a C compiler (NativeLayoutTest compiles
 # a program against include/flakeid.h). Idempotent, non-interactive. Prints the
 # JDK's home on stdout (messages go to stderr), so callers can run

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Servers for the node-id lease tests (issues 7, 13): Debian's redis-server, etcd
+# Servers for the node-id lease tests: Debian's redis-server, etcd
 # (etcd-server, etcdctl), openssl for the test certificates, and PostgreSQL 15 (on
 # the image; installed from Debian if missing). Idempotent, non-interactive;
 # installs only, starts nothing (tests/env/testenv.py does).

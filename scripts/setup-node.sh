@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Node package (@flakeid/node, issue 5): Node.js >= 18 with npm, and the package's
+# Node package (@flakeid/node): Node.js >= 18 with npm, and the package's
 # own install (which builds the napi-rs addon with a pinned @napi-rs/cli via npx,
 # and installs the bench/test devDependencies from node/package-lock.json).
 # Idempotent, non-interactive; reaches only Debian and the npm registry.
@@ -13,6 +13,7 @@ fi
 [ "$(node_major)" -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $(node --version)" >&2; exit 1; }
 
 # `npm install`, not `npm ci`: the lockfile cannot list other platforms' optional
-# packages that this registry lacks (../shared/TOOLCHAIN.md). It runs the package's
-# `install` script, i.e. builds the addon (cargo is incremental: a no-op when fresh).
+# packages when the registry in use lacks them, and `npm ci` then fails. It runs the
+# package's `install` script, i.e. builds the addon (cargo is incremental: a no-op
+# when fresh).
 (cd node && npm install --no-audit --no-fund)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tools for the PostgreSQL extension (issue 16): Debian's PostgreSQL 15 server and
+# Tools for the PostgreSQL extension: Debian's PostgreSQL 15 server and
 # headers, libclang (pgrx's bindgen), sudo (`cargo pgrx test --runas postgres`),
 # faketime (the failover test's slow clock), the Rust 1.96.0 toolchain pgrx 0.19
 # needs, cargo-pgrx 0.19.3, and `cargo pgrx init` for Debian's pg_config. Idempotent and non-interactive: each step is skipped when

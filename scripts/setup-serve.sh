@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tools for `flakeid serve` (issue 15): curl for the h2c test and a virtualenv with
+# Tools for `flakeid serve`: curl for the h2c test and a virtualenv with
 # schemathesis (PyPI, pinned) for the OpenAPI check; with --bench also wrk and a
 # virtualenv with pysnowflake 0.1.3 (make bench-serve). Idempotent,
 # non-interactive; installs only, starts nothing.

@@ -1,4 +1,4 @@
-// Properties with fast-check (issue #12), on the backend chosen by FLAKEID_BACKEND:
+// Properties with fast-check, on the backend chosen by FLAKEID_BACKEND:
 // every encoding parses back; any text is an ID or a FLAKEID_PARSE error with a
 // position inside it; compose and decompose are inverses; a wrong argument is a
 // FLAKEID_CONFIG error, never another kind of exception.

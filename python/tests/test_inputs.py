@@ -1,5 +1,5 @@
 """Bad input: a typed error naming the field and its range, never an abort, a bare
-OverflowError, a PanicException or a hang (issue #12). Then properties, with
+OverflowError, a PanicException or a hang. Then properties, with
 Hypothesis: every encoding parses back, compose/decompose are inverses."""
 
 from __future__ import annotations

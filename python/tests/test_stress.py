@@ -1,4 +1,4 @@
-"""Seconds of real contention on one generator from Python threads (issue #10).
+"""Seconds of real contention on one generator from Python threads.
 
 A race in the engine once answered a healthy generator with false "clock moved
 backwards" errors under contention, a few times per 10 s. Here 3 threads share one

@@ -1,6 +1,6 @@
 /* One generator shared by 4 pthreads (no duplicate, each thread increasing); seconds
- * of 3-thread contention on the real clock with no error at all (issue #10: a race
- * gave false "clock moved backwards" errors); and a forked child refusing with
+ * of 3-thread contention on the real clock with no error at all (a race
+ * can give false "clock moved backwards" errors); and a forked child refusing with
  * FLAKEID_ERR_FORK. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test-dist` (issue 14): the artifacts in dist/ (from `make dist`), installed and
+# `make test-dist`: the artifacts in dist/ (from `make dist`), installed and
 # used as a user would, on a PATH with no cargo, rustc or maturin:
 #   * names, the one version in each artifact, SHA256SUMS;
 #   * the x86_64 wheel in fresh venvs of Python 3.9 and 3.13 (pyenv), running
@@ -92,7 +92,7 @@ ls -l "$dist" | awk 'NR > 1 { printf "   %10d  %s\n", $5, $NF }'
 step "size budgets (bytes of each file in dist/)"
 # What each kind of artifact may weigh. A dependency or feature that grows one past
 # its budget fails here: find the weight (cargo bloat, nm --size-sort) before raising
-# a budget. Sizes before lean-by-default (issue 30): wheel 3.0 MB, .node 3.0 MB,
+# a budget. Sizes before lean-by-default: wheel 3.0 MB, .node 3.0 MB,
 # static CLI 9.3 MB, C SDK 8.3 MB; the aims: wheel and .node <= 2 MB, CLI <= 6 MB.
 budget_of() { # file name -> budget in bytes
   case "$1" in

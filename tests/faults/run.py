@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault suite (issue 25; docs/faults.md): leased generators in their own
+"""The fault suite (docs/faults.md): leased generators in their own
 network namespaces, a real lease store in another, a nemesis from a printed seed,
 and an independent checker.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The new lease URLs through every binding and the CLI (issue 13): each builds a
+# The new lease URLs through every binding and the CLI: each builds a
 # generator on etcd://, etcds://, rediss:// and postgres://…sslmode=verify-full URLs
 # of the servers tests/env/testenv.py started, checks the ID carries the leased node
 # id, and that a wrong CA comes back as that binding's lease error naming the cause.

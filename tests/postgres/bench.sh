@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-postgres (issue 16): ID functions side by side in a private PostgreSQL
+# make bench-postgres: ID functions side by side in a private PostgreSQL
 # 15 cluster of the test environment (tests/env/testenv.py; 127.0.0.1, fsync = off,
 # synchronous_commit = off: the CPU cost of the key, not the disk), one per mode
 # below, with the installed flakeid library preloaded.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Integration tests of the PostgreSQL extension (issues 16 and 22), on the flakeid
+# Integration tests of the PostgreSQL extension, on the flakeid
 # library that `make install-postgres` put into Debian's PostgreSQL 15. Starts
 # private clusters on 127.0.0.1 (ports below the ephemeral range, temporary
 # directories, every cluster stopped on exit). Sections, in this order:
@@ -41,7 +41,7 @@
 #             store wiped: flakeid_next() refuses, then resumes by itself, 0 IDs
 #             shared; a standby takes no lease, and promoted while its old primary
 #             keeps issuing it leases its own node id: 0 IDs shared, no operator step
-#   docs      every ```sql block of README.md and docs/*.md, as written (issue 28): each
+#   docs      every ```sql block of README.md and docs/*.md, as written: each
 #             in a database of its own on a server set up as the README says (preloaded,
 #             flakeid.node = 1), with the extension created unless the block creates it;
 #             blocks come from tests/docs/blocks.py (the one parser of the docs' fences);
@@ -757,7 +757,7 @@ section_copies() {
   python3 tests/postgres/copies.py || fail "tests/postgres/copies.py"
 }
 
-# --- docs: the SQL blocks of the docs (issue 28) ---
+# --- docs: the SQL blocks of the docs ---
 section_docs() {
   echo "== docs: the SQL blocks of README.md and docs/*.md, as written"
   local port dir=$work/docs-sql n=0 file doc line out

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-serve, in one run, every server on a free 127.0.0.1 port, wrk with
-# keep-alive connections and a thread per core (issue 21, "Speed"):
+# keep-alive connections and a thread per core:
 #   1. GET /v1/id beside an axum hello-world route (examples/hello_axum.rs: the same
 #      axum, hyper and tokio), same wrk settings, at 4 and 64 connections: PAIRS
 #      (default 3) alternating runs of each, the median of the pairs' ratios (on a
@@ -16,38 +16,7 @@
 #   env: DURATION (wrk seconds per run, default 10); PAIRS (sections 1 and 3, default
 #   3); BENCH_PROFILE (cargo profile, default dist: the shipped settings; `dev` only to
 #   try the script quickly)
-# Measured 2026-11-24 on the shared 2-core VM. The steady figure is user-space
-# instructions per request (tests/serve/instructions.sh: each server under
-# valgrind --tool=callgrind, wrk -t1 -c4 for 5 s after a 2 s warm-up, Ir / requests;
-# it varies about 1% between runs, whatever the load): GET /v1/id 11,335, the hello
-# world 10,682 (hello/flakeid 0.94). On the way there (issue 21, "Speed"):
-#   19,237  before this issue's speed work
-#   16,204  metrics through handles made once, one generator read, no header copy,
-#           no extension map, the body on the stack
-#   15,336  the connection's limits watched by a task of their own (a request's
-#           wake-up polls the connection and reads one atomic, not a timer, a
-#           notification and a channel), and hyper's per-request header-read
-#           deadline a plain deadline polled on that watchdog's tick, not a timer-
-#           wheel entry made and removed per request
-#   14,725  the ID written with itoa, no query parsed when there is none
-#   11,340  GET and HEAD /v1/id answered by the connection's service itself: no
-#           path match, URL-parameter map, body box or router clone
-# `DURATION=5 PAIRS=3 make bench-serve`, load 1.35 at the start, 3.25 at the end:
-#   /v1/id / hello world 0.97 (4 conns), 0.94 (64); CPU per request hello/flakeid
-#   0.95 and 0.93; p99 at half the peak (109k req/s) 0.80 ms; TLS / plaintext 0.76
-#   (4), 0.71 (64). At load 3.3-5 (same settings): 1.03 and 0.93; TLS 0.81 and
-#   0.82; p99 1.44 ms, with wrk reaching only 21k of the paced 33k req/s.
-# Under load req/s ratios swing 0.8-1.1 between pairs. At 4 connections the ratio
-# stayed under 0.9 at low load (0.85; 0.88 median of 5 manual pairs) with equal CPU
-# per request: the core's clock thread (flakeid-clock), waking about 1000 times a
-# second, took a core from the request path (2% of the CPU, more of the latency).
-# With it (wrk -t2 -c4 -d4, release builds, 11 alternating rounds): /v1/id / hello
-# 0.878 median; the same binary with the cache off 0.94 (faster in 9 of 11 rounds).
-# serve now turns the cache off (SystemClock::disable_cache); the next
-# `make bench-serve` (22:35 UTC, load 1.5): 1.03 at 4 conns (0.98-1.05), 0.94 at
-# 64; p99 0.90 ms at half the peak; TLS 0.76 and 0.79; bulk unchanged (4.06 M IDs/s).
-# Again at 23:41 UTC (load 0.2): 0.97 (0.88, 0.98, 0.97) and 1.02; p99 0.88 ms; TLS
-# 0.81 and 0.76.
+# The figures, and how /v1/id got to them: docs/performance.md (Service).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/serve/bench-build.sh grpc_stream_bench hello_axum
@@ -153,7 +122,7 @@ awk '/Requests\/sec/ {printf "flakeid GET /v1/ids?n=100000 octet-stream: %.0f re
 $bin/examples/grpc_stream_bench "http://127.0.0.1:$fport" $((dur * 4000000)) 65536
 echo "(strict mode: one snowflake node issues at most 4096 IDs per ms = 4.1 M IDs/s; the sequence field bounds it)"
 
-# Bulk with borrowing (issue 15's >= 50 M IDs/s goal): a one-day window (the most
+# Bulk with borrowing (the service's >= 50 M IDs/s goal): a one-day window (the most
 # max_borrow_ms allows: 354 G IDs; a 10-minute one ran out within the first run) lets the
 # counter run ahead of the clock, so the network path, not the engine, is the limit.
 bport=$(free_port "$fport" "$pport")

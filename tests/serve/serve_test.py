@@ -286,7 +286,7 @@ class Routes(unittest.TestCase):
         self.assertTrue(any(l.get("route") == "other" for _, l, _ in samples))
         self.assertFalse(any("nope" in l.get("route", "") for _, l, _ in samples))
         self.assertTrue(any(l.get("route") == "/v1/decode/{id}" for _, l, _ in samples))
-        # The generator's stats (issue 27 §2).
+        # The generator's stats.
         self.assertGreaterEqual(m["flakeid_generator_ids_issued"][1][0][2], 4)
         for fam, typ in [
             ("flakeid_tick_waits", "counter"),
@@ -362,7 +362,7 @@ ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout
 
 class MetricCounts(unittest.TestCase):
     """`/metrics` counts every answered request once, in its own route, method and
-    status (the server records them through handles made once, issue 21)."""
+    status (the server records them through handles made once)."""
 
     def test_each_request_is_counted_in_its_series(self):
         s = Server("--node", "9")
@@ -602,7 +602,7 @@ class Semantics(unittest.TestCase):
         self.assertIn("GET and HEAD", json.loads(body)["message"])
 
     def test_ids_as_json_numbers_only_for_js_safe_layouts(self):
-        # Issue 27 §1: js53 (53 bits) answers numbers when asked; strings stay the default.
+        # js53 (53 bits) answers numbers when asked; strings stay the default.
         js = Server("--node", "3", "--layout", "js53")
         try:
             for accept in ("application/json; ids=number", "Application/JSON;IDS=\"number\"",

@@ -38,7 +38,7 @@ pub enum flakeid_clock_backwards {
 /// How to build a generator. Start from `flakeid_options_init(&o, sizeof o)` (or
 /// `flakeid_options_default()`) and change fields; the struct is only read during
 /// `flakeid_generator_new()`. Its options are the core's table (every binding has
-/// them all: docs/c.md, tests/vectors/options.json).
+/// them all: bindings/c/README.md, "Options"; tests/vectors/options.json).
 ///
 /// Growing without breaking the ABI (the Vulkan / rustls-ffi pattern): the caller
 /// sets `struct_size` to `sizeof(flakeid_options)` as its header declares it. New

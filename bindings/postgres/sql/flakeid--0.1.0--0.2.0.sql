@@ -1,4 +1,4 @@
--- flakeid 0.1.0 -> 0.2.0 (issue 22): ALTER EXTENSION flakeid UPDATE TO '0.2.0'.
+-- flakeid 0.1.0 -> 0.2.0: ALTER EXTENSION flakeid UPDATE TO '0.2.0'.
 -- The result equals a fresh CREATE EXTENSION flakeid VERSION '0.2.0' (tests/postgres/run.sh
 -- compares the two catalogs). Everything else 0.2.0 changes is in the library.
 \echo Use "ALTER EXTENSION flakeid UPDATE TO '0.2.0'" to load this file. \quit
@@ -54,7 +54,7 @@ STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_status_wrapper';
 
--- Sealed IDs (issue 26; docs/sealing.md): the forms without a layout name read
+-- Sealed IDs (docs/sealing.md): the forms without a layout name read
 -- flakeid.layout (STABLE), those with one are IMMUTABLE; flakeid_next_sealed()
 -- seals with flakeid.seal_key.
 CREATE  FUNCTION @extschema@."flakeid_seal"(
@@ -100,7 +100,7 @@ STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_next_sealed_wrapper';
 
--- The generator's statistics (issue 27), the fields of the engine's Stats for the
+-- The generator's statistics, the fields of the engine's Stats for the
 -- whole server.
 CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
 	"ids_issued" bigint,  /* i64 */

@@ -1,5 +1,5 @@
 -- flakeid 0.1.0's install script, as released: generated with `cargo pgrx schema pg15` from
--- commit f656565 (bindings/postgres before issue 22). Kept as the base of the upgrade test
+-- commit f656565 (bindings/postgres at 0.1.0). Kept as the base of the upgrade test
 -- (tests/postgres/run.sh: CREATE EXTENSION flakeid VERSION '0.1.0', then ALTER EXTENSION UPDATE).
 /* <begin connected objects> */
 /*

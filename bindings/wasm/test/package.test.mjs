@@ -37,23 +37,11 @@ describe('the package', () => {
     }
   })
 
-  // History (raw bytes, wasm-opt -O3): 96 388 at 0.1.0; 98 124 with waits bounded
-  // in real time (issue #10); 103 441 with the input checks of issue #12 (unknown
-  // options, typed batch/layout errors). wasm-opt -Os/-Oz and rustc opt-level "s"
-  // were tried: no smaller (opt-level "s" was 110 KB). 155 277 with Sealer (issue
-  // 26: RustCrypto's software AES and fpe's FF1, +50 879 raw, 43 938 -> 55 841
-  // gzip -9), the API @flakeid/node has; the `seal` feature's off switch
-  // (--no-default-features) gives the 104 398 of before, byte for byte. 162 120
-  // after issue 27 (numbers, stats) and issue 24 (the option table), over budget;
-  // 170 175 with the core's JS value module (issue 24 point 5). Where it went
-  // (function sizes from the name section): 20 KB of `Sealer::run` were the three
-  // software AES key schedules, unrolled by LLVM at -O3. build.sh now builds aes,
-  // fpe and flakeid-seal at opt-level "s" and flakeid-seal runs one FF1 for the
-  // three key sizes (handle.rs): 143 781. 145 860 (+770 over 145 090, the same tree
-  // built with this session's toolchain) when a Sealer expands its AES key schedule
-  // once and lends it to each call (issue 26: a thread-local slot and a guard, in
-  // place of a key expansion per call). Sealing in wasm: see 'a seal costs' below.
-  // Growth must be argued here.
+  // A dependency or feature that grows the optimized .wasm past its budget fails
+  // here: find the weight (function sizes from the name section) before raising the
+  // budget, and argue the growth in docs/performance.md (WebAssembly, size history),
+  // which keeps every step. build.sh builds aes, fpe and flakeid-seal at opt-level
+  // "s" because LLVM unrolls the software AES key schedules at -O3 (20 KB).
   test('the optimized .wasm is within the 156 KB budget', () => {
     const wasm = readFileSync(`${pkg}web/flakeid_bg.wasm`)
     assert.ok(WebAssembly.validate(wasm))

@@ -48,7 +48,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     };
     config.validate()?;
     // Certificates, keys and tokens before the port and the lease: a bad file must
-    // not hold a node id (issue 21).
+    // not hold a node id.
     config.security.check()?;
     let max_connections = config.limits.connection_cap();
     let args_tls = config.security.tls_cert.is_some();

@@ -159,8 +159,9 @@ fn decode_stdin(args: &[&str], input: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// Issue #12 item 2: `generate -f hex | decode -` printed other IDs (exit 0) when a
-/// hex ID was all digits. Now each is read back exactly, or refused as ambiguous.
+/// `generate -f hex | decode -` must read back the IDs it was given, even a hex ID
+/// made of digits only: each is read back exactly, or refused as ambiguous, never
+/// taken for a decimal (that would print other IDs and exit 0).
 #[test]
 fn hex_ids_made_of_digits_are_never_read_as_decimal() {
     let ints = flakeid(&[
@@ -200,7 +201,7 @@ fn hex_ids_made_of_digits_are_never_read_as_decimal() {
     for id in [0x3800_0000_0000_0000u64, 0x0000_0060_0000_0000, 0x1234_5678_9012_3456] {
         let h = format!("{id:016x}");
         let o = flakeid(&["decode", "--layout", "instagram", &h]);
-        // Zero-padded digits ask too (issue 21): a zero-padded decimal is as likely.
+        // Zero-padded digits ask too: a zero-padded decimal is as likely.
         assert_eq!(o.status.code(), Some(1), "{h}: {o:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains("--from"), "{o:?}");
         let o = flakeid(&["decode", "--layout", "instagram", "--from", "hex", "--json", &h]);

@@ -1,6 +1,6 @@
 //! tests/vectors/decode_auto.json through `flakeid decode TEXT`: the ID it reads
 //! (with `--json`), or exit 1 and the core's parse error, which names the ambiguity
-//! and asks for `--from` when the text reads as more than one form (issue 21).
+//! and asks for `--from` when the text reads as more than one form.
 
 #![allow(clippy::unwrap_used)]
 

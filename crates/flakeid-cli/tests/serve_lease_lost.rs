@@ -1,8 +1,8 @@
-//! `flakeid serve` after its lease is lost for good (issue 21): it stays up, logs
+//! `flakeid serve` after its lease is lost for good: it stays up, logs
 //! each state change, keeps trying to lease again with backoff, fails its liveness
 //! check (`/healthz` 503) after `--liveness-timeout-ms` without a lease, and issues
-//! again — ready, live — once a lease can be taken. (Before, it stayed a zombie,
-//! then exited 1; the fault suite found the first, issue 21 the second.)
+//! again — ready, live — once a lease can be taken, rather than staying up refusing
+//! or exiting: either leaves a replica that cannot recover by itself.
 //!
 //! A file lease is lost when its directory is removed under it: its next renewal
 //! finds the lock file unlinked. A regular file in the directory's place makes every

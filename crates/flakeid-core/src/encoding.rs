@@ -241,7 +241,7 @@ fn decode_radix(text: &str, radix: u64, value: impl Fn(u8) -> Option<u64>, alpha
 /// exactly one form reads it; otherwise it is an [`Error::Parse`] asking which was
 /// meant ([`decode`] with the encoding; the CLI's `--from`, the service's `from=`).
 /// Digits with a leading zero (`042`, `0000000000000042`) always ask: a zero-padded
-/// decimal is as likely as hex or a fixed-width form (issue 21). Never a guess, so
+/// decimal is as likely as hex or a fixed-width form. Never a guess, so
 /// never a different ID.
 pub fn decode_auto(text: &str) -> Result<(u64, Encoding)> {
     let t = text.trim();

@@ -1,4 +1,4 @@
-//! The generator's options, listed once (issue 24): each with its snake_case name
+//! The generator's options, listed once: each with its snake_case name
 //! (Python, C, the CLI, GUCs, the vectors), its JS camelCase name, its kind, its
 //! default, its range and what it requires. Every binding converts its native form
 //! (kwargs, a JS object, a C struct, clap arguments, GUCs) into

@@ -1,4 +1,4 @@
-//! How IDs, layouts and times are shown as text, once (issue 24): ISO-8601 UTC
+//! How IDs, layouts and times are shown as text, once: ISO-8601 UTC
 //! times, and the JSON of an ID's parts and of a layout that `flakeid decode
 //! --json`, `flakeid layouts --json` and the service's `GET /v1/decode/{id}` print.
 //!

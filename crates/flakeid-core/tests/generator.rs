@@ -264,7 +264,7 @@ fn a_forked_child_refuses_to_issue() {
     assert!(Error::Fork.to_string().contains("after the fork"));
 }
 
-/// Every wait is bounded in real time (issue #12, item 3): a clock that never moves
+/// Every wait is bounded in real time: a clock that never moves
 /// gives an error after about `tick_ms + max_wait_ms`, never a hang, whatever the
 /// policy that waits.
 #[test]

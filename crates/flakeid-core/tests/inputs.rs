@@ -1,4 +1,4 @@
-//! Bad input gets a typed error naming the field and its range (issue #12): the
+//! Bad input gets a typed error naming the field and its range: the
 //! rules every binding shares live here, in the core.
 
 #![allow(clippy::unwrap_used)]
@@ -67,7 +67,7 @@ fn auto_detection_never_misreads_an_id() {
         digit_forms > 0 && asked > 0,
         "the sample must contain the ambiguous case"
     );
-    // Zero-padded digits always ask (issue 21): hex, or a zero-padded decimal?
+    // Zero-padded digits always ask: hex, or a zero-padded decimal?
     for text in ["0000006000000000", "0000000000000042", "042", "00000000000000000042"] {
         let e = decode_auto(text).unwrap_err().to_string();
         assert!(e.contains("ambiguous") && e.contains("from"), "{text}: {e}");

@@ -1,4 +1,4 @@
-//! The race of issue #10: a verdict "the clock moved backwards" (or "wait for the
+//! A race to rule out: a verdict "the clock moved backwards" (or "wait for the
 //! window") reached by comparing a clock reading with counter state published
 //! *after* the reading was taken. Contention alone must never produce an error.
 //!

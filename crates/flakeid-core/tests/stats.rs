@@ -1,4 +1,4 @@
-//! `Generator::stats` (issue 27): every counter against a scripted clock, and the
+//! `Generator::stats`: every counter against a scripted clock, and the
 //! IDs-issued count exact under real contention, strict and borrowing.
 
 #![allow(clippy::unwrap_used)]

@@ -618,7 +618,7 @@ fn options_json() -> Value {
             v
         })
         .collect();
-    // The cases: written out by hand from API.md and issue 24, one broken rule each.
+    // The cases: written out by hand from API.md and the table's ranges, one broken rule each.
     let ok = |o: Value| json!({"layout": "snowflake", "options": o});
     let bad = |o: Value, field: &str| json!({"layout": "snowflake", "options": o, "error": "config", "field": field});
     let bad_in = |layout: &str, o: Value, field: &str| json!({"layout": layout, "options": o, "error": "config", "field": field});

@@ -10,7 +10,7 @@
 //! * `floor/aes_chain11/aes128|aes256`: 11 dependent AES block encryptions alone
 //!   (the `aes` crate's, as FF1 calls them), the floor under any FF1 on this AES.
 //!
-//! Where a seal's time goes (issue 26; `valgrind --tool=callgrind` on this bench,
+//! Where a seal's time goes (`valgrind --tool=callgrind` on this bench,
 //! `--bench seal/seal/aes128 --profile-time 2`, instructions per `Sealer::run`
 //! call, 2026-11-24): 4,890 with a 16-byte key (4,990 with a 32-byte one), down
 //! from 5,460 (5,700) when each call expanded its own key schedule:

@@ -1,4 +1,4 @@
-//! The yardstick of `make bench-serve` (issue 21, "Speed"): an axum hello-world
+//! The yardstick of `make bench-serve`: an axum hello-world
 //! route, on the same axum, hyper and tokio versions and runtime settings as
 //! `flakeid serve`, so that `GET /v1/id` is compared with the least any axum
 //! route costs on the same machine under the same wrk settings. A bench-only

@@ -1,4 +1,4 @@
-//! The lease supervisor of a leased service (issue 21): logs every change of the
+//! The lease supervisor of a leased service: logs every change of the
 //! lease's state, leases again — any free node id — when the lease is lost for good
 //! (taken over, or forgotten by a store that lost its data), with exponential
 //! backoff, and turns `/healthz` into a liveness failure once the service has been

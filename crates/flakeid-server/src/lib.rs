@@ -12,7 +12,6 @@ pub mod conn;
 pub mod lease;
 pub mod metrics;
 pub mod security;
-pub mod time;
 mod trim;
 
 use axum::Router;

@@ -1,5 +1,5 @@
 //! `/metrics`: the service's counters and the generator's [`Stats`], named after
-//! Prometheus conventions (issue 21, issue 27 §2): base units (`_seconds`),
+//! Prometheus conventions: base units (`_seconds`),
 //! `_total` on counters, one HELP and TYPE per family, `flakeid_build_info`, and a
 //! request-latency histogram per route, method and status class.
 //!
@@ -187,7 +187,7 @@ pub(crate) struct Metrics {
     pub sealing: Gauge,
     /// The handles of each (route, method, status in [`STATUSES`]), made when first
     /// used: recording a request is then a counter add and a histogram observe, with
-    /// no label hashing and no family lock (issue 21, "Speed").
+    /// no label hashing and no family lock.
     handles: Box<[OnceLock<Handles>]>,
     /// The counters of generators replaced after a lost lease.
     pub retired: Mutex<Stats>,

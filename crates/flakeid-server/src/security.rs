@@ -1,5 +1,5 @@
 //! TLS (rustls, ring), optional client certificates (mTLS) and bearer tokens for
-//! `flakeid serve` (issue 21).
+//! `flakeid serve`.
 //!
 //! - **TLS**: `--tls-cert` / `--tls-key` (PEM; the chain, then the key). HTTP/1.1
 //!   and HTTP/2 (ALPN `h2`, `http/1.1`) on the one port, as without TLS.

@@ -15,7 +15,7 @@ answer on the connection (`GET /v1/layout`, which also gives the node id the
 process leased); the two must agree, or the client connects again.
 
 Which lease: a serve process whose lease is lost leases again in place (any free
-node id; issue 21), so one process can have several incarnations, K = 0, 1, ...
+node id), so one process can have several incarnations, K = 0, 1, ...
 in `DIR/TAG-K.ids`. After any refusal, and whenever an ID's node field is not the
 incarnation's node, the client asks `GET /v1/layout` again: a new `lease_epoch` or
 node starts the next incarnation (an `acquired` event with `inc`). A multi-chunk

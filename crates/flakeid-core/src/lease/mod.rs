@@ -450,7 +450,7 @@ pub enum LeaseState {
 
 impl LeaseState {
     /// The state's one-word name, the same in every binding and in the service:
-    /// `held`, `unreachable`, `lost` or `released` (issue 24: one list, not one per binding).
+    /// `held`, `unreachable`, `lost` or `released` (one list, not one per binding).
     pub fn as_str(&self) -> &'static str {
         match self {
             LeaseState::Held => "held",
