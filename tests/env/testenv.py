@@ -139,20 +139,25 @@ def log_tail(log, since=0, lines=20):
         return "\n" + "".join(f.readlines()[-lines:])
 
 
-def signal_tree(pid, sig):
-    """Signals `pid` and every process whose parent it is (a PostgreSQL postmaster
-    and its backends), ignoring ones that are gone."""
-    children = []
+def children(pid):
+    """The pids of the processes whose parent is `pid` (from /proc)."""
+    out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
                 if int(fields[1]) == pid:
-                    children.append(int(entry))
+                    out.append(int(entry))
             except (OSError, IndexError, ValueError):
                 pass
-    for p in [pid, *children]:
+    return out
+
+
+def signal_tree(pid, sig):
+    """Signals `pid` and every process whose parent it is (a PostgreSQL postmaster
+    and its backends), ignoring ones that are gone."""
+    for p in [pid, *children(pid)]:
         try:
             os.kill(p, sig)
         except ProcessLookupError:

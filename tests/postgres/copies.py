@@ -35,7 +35,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
 import testenv  # noqa: E402
-from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
+from testenv import PGBIN, as_postgres, children, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
 
@@ -347,20 +347,6 @@ def is_gone(pid):
             pass
         return True
     return False
-
-
-def children(pid):
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid:
-                    out.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
 
 
 def names(pids):
