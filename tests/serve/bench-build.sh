@@ -4,6 +4,6 @@
 # steps: with --example, cargo builds only the examples, not the flakeid binary.
 CARGO=${CARGO:-cargo}
 profile=${BENCH_PROFILE:-dist}
-bin=target/$([ "$profile" = dev ] && echo debug || echo "$profile")
+bin=${CARGO_TARGET_DIR:-target}/$([ "$profile" = dev ] && echo debug || echo "$profile")
 $CARGO build -q --profile "$profile" -p flakeid-cli
 $CARGO build -q --profile "$profile" -p flakeid-server $(printf -- '--example %s ' "$@")

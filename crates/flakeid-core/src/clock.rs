@@ -153,7 +153,7 @@ fn start_ticker_and_read() -> u64 {
     if TICKER.load(Ordering::Relaxed) != TICKER_IDLE {
         return now;
     }
-    crate::fork::register();
+    crate::fork::register_with(forget_ticker_after_fork);
     if TICKER
         .compare_exchange(TICKER_IDLE, TICKER_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
         .is_ok()

@@ -2,11 +2,15 @@
 //! bumps a counter, and a generator compares it with the value it was built under
 //! (one relaxed load on the hot path).
 
-use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Once, OnceLock};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 static REGISTER: Once = Once::new();
+/// What else a forked child must undo, named by the module that needs it (the
+/// clock: its ticker thread did not survive the fork), so that this floor knows
+/// nothing above it. Read lock-free in the handler.
+static ON_CHILD: OnceLock<fn()> = OnceLock::new();
 
 /// How many times this process's ancestry has forked since the handler was registered.
 #[inline]
@@ -19,13 +23,24 @@ pub(crate) fn register() {
     REGISTER.call_once(install);
 }
 
+/// [`register`], and run `hook` in every forked child after the generation moves
+/// (one hook: the clock's).
+#[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
+pub(crate) fn register_with(hook: fn()) {
+    let first = ON_CHILD.set(hook).is_ok() || ON_CHILD.get() == Some(&hook);
+    debug_assert!(first, "a second fork hook");
+    register();
+}
+
 #[cfg(unix)]
 fn install() {
     extern "C" fn in_child() {
         GENERATION.fetch_add(1, Ordering::Relaxed);
-        crate::clock::forget_ticker_after_fork();
+        if let Some(hook) = ON_CHILD.get() {
+            hook();
+        }
     }
-    // SAFETY: registering a handler that only touches atomics, which is
+    // SAFETY: registering a handler that only touches atomics (the hook too), which is
     // async-signal-safe as a fork child handler must be.
     let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     debug_assert_eq!(rc, 0, "pthread_atfork failed");

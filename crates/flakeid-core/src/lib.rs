@@ -15,7 +15,9 @@
 //! ```
 #![warn(missing_docs)]
 
+mod builder;
 mod clock;
+mod counter;
 mod encoding;
 mod error;
 mod fork;
@@ -25,18 +27,18 @@ mod layout;
 pub mod lease;
 mod node_id;
 mod options;
+mod policy;
 pub mod present;
 mod stats;
 mod sync;
 mod time_range;
 
+pub use builder::GeneratorBuilder;
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
+pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
-pub use generator::{
-    ClockBackwards, CounterStorage, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Generator, GeneratorBuilder, MAX_BATCH,
-    MAX_POLICY_MS, Overflow, OwnCounter, SharedCounter, WaitHook, check_batch,
-};
+pub use generator::{Generator, MAX_BATCH, check_batch};
 pub use layout::{Layout, LayoutBuilder, Order, Parts};
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
@@ -45,6 +47,7 @@ pub use options::{
     DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind,
     OptionValue, closest_option, generator_option, option_value, unknown_option,
 };
+pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
 pub use stats::Stats;
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.

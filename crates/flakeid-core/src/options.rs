@@ -11,7 +11,7 @@
 
 use crate::encoding::shown;
 use crate::error::Error;
-use crate::generator::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS};
+use crate::policy::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS};
 
 /// A lease's default time-to-live.
 pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;

@@ -2,7 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, precise_now_ms};
+use flakeid_core::{
+    Clock, ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, SystemClock, precise_now_ms,
+};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -237,6 +239,9 @@ fn property_compose_decompose_roundtrip() {
 fn a_forked_child_refuses_to_issue() {
     let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
     g.next_id().unwrap();
+    // The clock's ticker thread is running and has filled the cache by now.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    SystemClock.now_ms();
     // SAFETY: the child only calls into the generator (atomics) and _exit.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0);
@@ -250,7 +255,20 @@ fn a_forked_child_refuses_to_issue() {
             .node(1)
             .build()
             .is_ok_and(|f| f.next_id().is_ok());
-        unsafe { libc::_exit(if fresh_ok { code } else { 3 }) };
+        // The parent's clock ticker thread did not survive the fork: the cached
+        // clock must still move here (the fork handler resets it).
+        let before = SystemClock.now_ms();
+        // (Not stood still: it may lag by the ticker's wake-up latency, far below 100 ms.)
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let clock_moves = SystemClock.now_ms() >= before + 100;
+        let code = if !fresh_ok {
+            3
+        } else if !clock_moves {
+            4
+        } else {
+            code
+        };
+        unsafe { libc::_exit(code) };
     }
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -258,7 +276,7 @@ fn a_forked_child_refuses_to_issue() {
     assert_eq!(
         libc::WEXITSTATUS(status),
         0,
-        "child: 1 = issued an ID, 2 = wrong error, 3 = new generator failed"
+        "child: 1 = issued an ID, 2 = wrong error, 3 = new generator failed, 4 = cached clock stood still"
     );
     assert!(g.next_id().is_ok(), "the parent is unaffected");
     assert!(Error::Fork.to_string().contains("after the fork"));

@@ -1,0 +1,528 @@
+//! Configuring a generator: the typed setters, the by-name path every binding
+//! uses ([`GeneratorBuilder::set`]), and `build`, which checks every option against
+//! the layout, takes a lease or state file if asked, and assembles the generator.
+
+use crate::clock::Clock;
+use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
+use crate::error::{Error, Result};
+use crate::fork;
+use crate::generator::{ClockRef, Generator};
+use crate::layout::{Layout, Order, mask};
+#[cfg(feature = "lease")]
+use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
+use crate::node_id::NodeSource;
+use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
+use crate::policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Hook, Overflow, WaitHook};
+use crate::stats::Counters;
+use crate::sync::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+
+/// Identifies generators in the per-thread chunk table; never reused.
+static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
+
+#[derive(Debug, Clone)]
+enum NodeChoice {
+    Unset,
+    Node(u64),
+    Parts {
+        datacenter: Option<u64>,
+        worker: Option<u64>,
+    },
+    Source(NodeSource),
+    /// A lease URL, parsed at build time (so the builder stays infallible).
+    #[cfg_attr(not(feature = "lease"), allow(dead_code))]
+    LeaseUrl(String),
+    #[cfg(feature = "lease")]
+    Lease(LeaseSpec),
+    Conflict(&'static str),
+}
+
+/// Configures a [`Generator`]; see [`Generator::builder`].
+#[derive(Debug, Clone)]
+///
+/// ```
+/// use flakeid_core::{ClockBackwards, Generator, Layout, Overflow};
+///
+/// let ids = Generator::builder(Layout::SNOWFLAKE)
+///     .datacenter(1)
+///     .worker(2)
+///     .overflow(Overflow::Borrow) // run up to max_borrow_ms ahead instead of waiting
+///     .clock_backwards(ClockBackwards::Wait)
+///     .build()?;
+/// assert_eq!(ids.node(), 1 << 5 | 2);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
+pub struct GeneratorBuilder {
+    layout: Layout,
+    node: NodeChoice,
+    clock: Option<Arc<dyn Clock>>,
+    overflow: Overflow,
+    max_borrow_ms: u64,
+    clock_backwards: ClockBackwards,
+    max_wait_ms: u64,
+    resume_after_ms: Option<u64>,
+    max_sequence: Option<u64>,
+    lease_ttl_ms: Option<u64>,
+    state: Option<String>,
+    wait_hook: Option<Hook>,
+    require_node: bool,
+}
+
+impl GeneratorBuilder {
+    /// The whole node id (`datacenter << worker_bits | worker`).
+    pub fn node(mut self, node: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset | NodeChoice::Node(_) => NodeChoice::Node(node),
+            _ => NodeChoice::Conflict("node"),
+        };
+        self
+    }
+    /// The datacenter id (layouts with a datacenter field); with [`worker`](Self::worker), instead of [`node`](Self::node).
+    pub fn datacenter(mut self, datacenter: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Parts {
+                datacenter: Some(datacenter),
+                worker: None,
+            },
+            NodeChoice::Parts { worker, .. } => NodeChoice::Parts {
+                datacenter: Some(datacenter),
+                worker,
+            },
+            _ => NodeChoice::Conflict("datacenter"),
+        };
+        self
+    }
+    /// The worker id; with [`datacenter`](Self::datacenter), instead of [`node`](Self::node).
+    pub fn worker(mut self, worker: u64) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Parts {
+                datacenter: None,
+                worker: Some(worker),
+            },
+            NodeChoice::Parts { datacenter, .. } => NodeChoice::Parts {
+                datacenter,
+                worker: Some(worker),
+            },
+            _ => NodeChoice::Conflict("worker"),
+        };
+        self
+    }
+    /// Take the node id from an environment variable, the host name, the MAC or IP.
+    pub fn node_source(mut self, source: NodeSource) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Source(source),
+            _ => NodeChoice::Conflict("node"),
+        };
+        self
+    }
+    /// Lease the node id from a store: `file:///dir`, `redis[s]://host:port/db`,
+    /// `postgres://user:password@host:port/dbname`, `etcd[s]://host:2379[,host2:2379]/`,
+    /// each with an optional `?namespace=NAME` (TLS parameters: docs/leases.md). The generator takes the lowest free id of the layout's
+    /// node range, renews it in the background, releases it when dropped, and
+    /// refuses IDs ([`Error::Lease`]) once the lease may have expired. See
+    /// `LeaseSpec` and `docs/leases.md`. Needs the cargo feature `lease` (and a
+    /// backend feature); without it, `build()` refuses with a config error.
+    pub fn lease_url(mut self, url: &str) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::LeaseUrl(url.to_string()),
+            _ => NodeChoice::Conflict("lease"),
+        };
+        self
+    }
+    /// Lease the node id as [`lease_url`](Self::lease_url) does, from a parsed
+    /// [`LeaseSpec`] (or a custom store, [`LeaseSpec::custom`]).
+    #[cfg(feature = "lease")]
+    pub fn lease(mut self, spec: LeaseSpec) -> Self {
+        self.node = match self.node {
+            NodeChoice::Unset => NodeChoice::Lease(spec),
+            _ => NodeChoice::Conflict("lease"),
+        };
+        self
+    }
+    /// Refuse to build without a node source (`node`, `worker`, `node_source` or a
+    /// lease) instead of running as node 0. A library generator defaults to node 0;
+    /// a process that may run as one replica of several (the ID service, a database
+    /// server) must not: two replicas on node 0 issue the same IDs.
+    pub fn require_node(mut self) -> Self {
+        self.require_node = true;
+        self
+    }
+    /// The lease's time-to-live (`DEFAULT_LEASE_TTL_MS`, 10 s, when not set): it is
+    /// renewed every third of it, and IDs stop a fifth of it before it can expire.
+    pub fn lease_ttl_ms(mut self, ms: u64) -> Self {
+        self.lease_ttl_ms = Some(ms);
+        self
+    }
+    /// Keep a high-water timestamp in the file `path` across restarts, for a fixed
+    /// node id (docs/state.md): at build the generator starts after the file's mark
+    /// (a clock behind it meets the `clock_backwards` policy, as a rollback in one
+    /// process would), and while it runs a background thread keeps the file ahead of
+    /// every ID (write, fsync, rename), locked against a second process. A missing
+    /// file is a fresh start; an unreadable or corrupt one is a config error naming
+    /// `state`. Not with a lease (which keeps its own mark). Needs the cargo feature
+    /// `lease` and a unix system.
+    pub fn state(mut self, path: &str) -> Self {
+        self.state = Some(path.to_string());
+        self
+    }
+    /// Time source; the system clock when not set.
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+    /// Time source, shared: the same clock behind several generators.
+    pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    /// What to do when a tick's sequence is used up: wait (default) or borrow.
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
+    }
+    /// How far a borrowing generator may run ahead of the clock (default 2000 ms).
+    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
+        self.max_borrow_ms = ms;
+        self
+    }
+    /// What to do when the clock goes back: error (default), wait or monotonic.
+    pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
+        self.clock_backwards = policy;
+        self
+    }
+    /// How long the wait policies wait for the clock (default 1000 ms).
+    pub fn max_wait_ms(mut self, ms: u64) -> Self {
+        self.max_wait_ms = ms;
+        self
+    }
+    /// IDs up to and including this Unix-ms time were already issued under this
+    /// node id (by an earlier holder): start after it. A clock behind it is then
+    /// handled by the `clock_backwards` policy like any rollback.
+    pub fn resume_after_ms(mut self, unix_ms: u64) -> Self {
+        self.resume_after_ms = Some(unix_ms);
+        self
+    }
+    /// Issue at most `max_sequence + 1` IDs per tick (sequence `0..=max_sequence`),
+    /// like flake-idgen's `seqMask`: `max_sequence + 1` must be a power of two no
+    /// larger than the layout's sequence field allows. The ID layout is unchanged.
+    pub fn max_sequence(mut self, max_sequence: u64) -> Self {
+        self.max_sequence = Some(max_sequence);
+        self
+    }
+
+    /// Runs `hook` about every 10 ms of real time while a call waits for the clock
+    /// (a used-up tick, a full borrow window, a clock being waited out). An `Err`
+    /// ends the wait and is what the call returns; no ID is issued. Bindings use it
+    /// to let signal handlers run (Python's Ctrl-C) during long waits.
+    pub fn wait_hook(mut self, hook: WaitHook) -> Self {
+        self.wait_hook = Some(Hook(hook));
+        self
+    }
+
+    /// Sets the option `name` (snake_case, camelCase or flag spelling; see
+    /// [`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS)) from a binding's converted
+    /// value: the one path by which bindings whose options arrive by name (the CLI,
+    /// GUCs, C strings) set them. A value of the wrong type, or an option nobody
+    /// reads, is a config error naming it; ranges are checked by `build`.
+    pub fn set(mut self, name: &str, value: OptionValue<'_>) -> Result<Self> {
+        let Some(option) = generator_option(name) else {
+            return Err(options::unknown_option(name, &options::NAMES));
+        };
+        use OptionValue::{Text, Uint};
+        Ok(match (option.name, value) {
+            ("datacenter", Uint(v)) => self.datacenter(v),
+            ("worker", Uint(v)) => self.worker(v),
+            ("node", Uint(v)) => self.node(v),
+            ("node", Text(s)) => match s.parse::<NodeSource>()? {
+                NodeSource::Explicit(n) => self.node(n),
+                source => self.node_source(source),
+            },
+            ("layout", Text(s)) => {
+                self.layout = Layout::preset(s)?;
+                self
+            }
+            ("overflow", Text(s)) => self.overflow(s.parse()?),
+            ("clock_backwards", Text(s)) => self.clock_backwards(s.parse()?),
+            ("max_borrow_ms", Uint(v)) => self.max_borrow_ms(v),
+            ("max_wait_ms", Uint(v)) => self.max_wait_ms(v),
+            ("lease", Text(s)) => self.lease_url(s),
+            ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
+            ("max_sequence", Uint(v)) => self.max_sequence(v),
+            ("state", Text(s)) => self.state(s),
+            _ => return Err(options::wrong_value(option, value)),
+        })
+    }
+
+    /// [`set`](Self::set) from text: a whole number for numeric options.
+    pub fn set_text(self, name: &str, text: &str) -> Result<Self> {
+        let Some(option) = generator_option(name) else {
+            return Err(options::unknown_option(name, &options::NAMES));
+        };
+        let value = options::option_value(option, text)?;
+        self.set(option.name, value)
+    }
+
+    /// The value of a numeric option, where it is set.
+    fn uint_option(&self, name: &str) -> Option<u64> {
+        match name {
+            "max_borrow_ms" => Some(self.max_borrow_ms),
+            "max_wait_ms" => Some(self.max_wait_ms),
+            "lease_ttl_ms" => self.lease_ttl_ms,
+            _ => None,
+        }
+    }
+
+    fn is_set(&self, name: &str) -> bool {
+        match name {
+            "lease" => match &self.node {
+                NodeChoice::LeaseUrl(_) | NodeChoice::Conflict("lease") => true,
+                #[cfg(feature = "lease")]
+                NodeChoice::Lease(_) => true,
+                _ => false,
+            },
+            _ => self.uint_option(name).is_some(),
+        }
+    }
+
+    /// The table's static rules (crate::options): requirements, then ranges. What
+    /// depends on the layout (node ids, `max_sequence`) is checked where it is used.
+    fn check_options(&self) -> Result<()> {
+        for option in &GENERATOR_OPTIONS {
+            let Some(v) = self.uint_option(option.name) else {
+                continue;
+            };
+            if let Some(needed) = option.requires
+                && !self.is_set(needed)
+            {
+                return Err(Error::config(
+                    option.name,
+                    format!(
+                        "{} is set but {needed} is not: {} means nothing without {needed}",
+                        option.name, option.name
+                    ),
+                ));
+            }
+            if !(option.min..=option.max).contains(&v) {
+                return Err(Error::out_of_range(option.name, option.min, option.max, v));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every option against the layout and builds the generator (with a lease: takes one, which may wait out the lock delay).
+    pub fn build(self) -> Result<Generator> {
+        self.build_with(|initial| OwnCounter(Padded(AtomicU64::new(initial))))
+    }
+
+    /// Builds a generator whose whole state — the next free `(tick, sequence)`
+    /// slot — is `counter` instead of a word inside the generator: every generator
+    /// built over the same word (threads, or processes mapping one shared-memory
+    /// segment, as the PostgreSQL extension does) draws from one sequence, so
+    /// together they never repeat an ID and each stays increasing. They must all use
+    /// the same layout, node id and `max_sequence`; the word starts at 0 (or at a
+    /// value one of them left). The protocol is lock-free, so it works across
+    /// processes. A separate type, so the default generator pays nothing for it.
+    pub fn build_shared(self, counter: &'static AtomicU64) -> Result<Generator<SharedCounter>> {
+        self.build_with(|initial| {
+            // Others may be issuing from it already: only ever move it forward.
+            counter.fetch_max(initial, Ordering::AcqRel);
+            SharedCounter(counter)
+        })
+    }
+
+    fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
+        let layout = self.layout;
+        self.check_options()?;
+        if self.state.is_some() && self.is_set("lease") {
+            return Err(Error::config(
+                "state",
+                "give either state or lease, not both: a lease already keeps the last timestamp of its node id in \
+                 its store",
+            ));
+        }
+        #[cfg(not(all(feature = "lease", unix)))]
+        if self.state.is_some() {
+            return Err(Error::config(
+                "state",
+                "state files are not in this build of flakeid (they need files and a unix system: cargo feature \
+                 \"lease\" of flakeid-core; the WebAssembly package has no files)",
+            ));
+        }
+        #[cfg(feature = "lease")]
+        let lease_spec = match &self.node {
+            NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
+            NodeChoice::Lease(spec) => Some(spec.clone()),
+            _ => None,
+        };
+        #[cfg(not(feature = "lease"))]
+        if let NodeChoice::LeaseUrl(_) = &self.node {
+            return Err(Error::config(
+                "lease",
+                "leases are not compiled into this build of flakeid (cargo feature \"lease\" of flakeid-core)",
+            ));
+        }
+        let node = match &self.node {
+            NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
+                return Err(Error::config(
+                    "node",
+                    "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
+                     datacenter and worker, or lease; without one every replica would run as node 0 \
+                     and issue the same IDs",
+                ));
+            }
+            NodeChoice::Unset => 0,
+            NodeChoice::Node(n) => {
+                layout.check_node(*n)?;
+                *n
+            }
+            NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
+            NodeChoice::Source(src) => src.resolve(&layout)?,
+            NodeChoice::LeaseUrl(_) => 0,
+            #[cfg(feature = "lease")]
+            NodeChoice::Lease(_) => 0,
+            NodeChoice::Conflict("lease") => {
+                return Err(Error::config(
+                    "lease",
+                    "give either a lease or a node id (node, datacenter + worker, node source), not both",
+                ));
+            }
+            NodeChoice::Conflict(field) => {
+                return Err(Error::config(
+                    field,
+                    "give either node or datacenter + worker, not both",
+                ));
+            }
+        };
+        // `sb` is the sequence width of the counter; the ID keeps the layout's field.
+        let sb = match self.max_sequence {
+            None => layout.sequence_bits(),
+            Some(n) if n <= layout.max_sequence() && (n + 1).is_power_of_two() => (n + 1).trailing_zeros(),
+            Some(n) => {
+                return Err(Error::config(
+                    "max_sequence",
+                    format!(
+                        "max_sequence must be 2^k - 1 in 0..={} (a mask of the sequence field), got {n}",
+                        layout.max_sequence()
+                    ),
+                ));
+            }
+        };
+        let ahead = match self.overflow {
+            Overflow::Wait => 0,
+            Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
+        };
+        // Leasing comes last: every other option is valid by now, so a lease is
+        // never taken only to be dropped for a configuration error.
+        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
+        let mut node = node;
+        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
+        let mut resume_after_ms = self.resume_after_ms;
+        #[cfg(feature = "lease")]
+        let mut lease_guard = None;
+        #[cfg(feature = "lease")]
+        if let Some(spec) = &lease_spec {
+            let ttl_ms = self.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
+            lease::LeaseTiming::for_ttl(ttl_ms)?;
+            let got = lease::acquire(lease::AcquireOptions {
+                spec,
+                ttl_ms,
+                layout: &layout,
+                clock: self.clock.clone(),
+                ahead_ms: ahead * layout.tick_ms(),
+                max_wait_ms: self.max_wait_ms,
+            })?;
+            node = got.node;
+            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
+            lease_guard = Some(got.guard);
+        }
+        // A state file: the same machinery with this node id and the file as its store.
+        #[cfg_attr(not(all(feature = "lease", unix)), allow(unused_mut))]
+        let mut after_state_mark = false;
+        #[cfg(all(feature = "lease", unix))]
+        if let Some(path) = &self.state {
+            let got = lease::acquire(lease::AcquireOptions {
+                spec: &LeaseSpec::state(path, node),
+                ttl_ms: DEFAULT_LEASE_TTL_MS,
+                layout: &layout,
+                clock: self.clock.clone(),
+                ahead_ms: ahead * layout.tick_ms(),
+                max_wait_ms: self.max_wait_ms,
+            })?;
+            after_state_mark = got.resume_after_ms.is_some();
+            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
+            lease_guard = Some(got.guard);
+        }
+        let initial = match resume_after_ms {
+            None => 0,
+            Some(ms) if ms < layout.epoch_ms() => 0,
+            Some(ms) => {
+                let ticks = layout.ticks_at(ms)?;
+                // Monotonic keeps issuing in its last tick while the clock is behind.
+                // After a state file's mark that is the tick after the mark (the
+                // file's fences cover it): its first slot counts as issued, so the
+                // counter's last tick is that one, not the mark's.
+                let monotonic = after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
+                ((ticks + 1) << sb) + u64::from(monotonic && ticks < layout.max_ticks())
+            }
+        };
+        let (node_shift, seq_shift) = match layout.order() {
+            Order::TimeNodeSeq => (layout.sequence_bits(), 0),
+            Order::TimeSeqNode => (0, layout.node_bits()),
+        };
+        fork::register();
+        Ok(Generator {
+            state: storage(initial),
+            chunked: AtomicBool::new(false),
+            counters: Counters::new(initial.saturating_sub(1) >> sb),
+            initial,
+            wait_hook: self.wait_hook.map(|h| h.0),
+            #[cfg(feature = "lease")]
+            lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
+            #[cfg(feature = "lease")]
+            lease: lease_guard,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            clock: match self.clock {
+                None => ClockRef::System,
+                Some(c) => ClockRef::Custom(c),
+            },
+            fork_generation: fork::generation(),
+            sb,
+            seq_mask: mask(sb),
+            time_shift: layout.node_bits() + layout.sequence_bits(),
+            seq_shift,
+            node_part: node << node_shift,
+            epoch_ms: layout.epoch_ms(),
+            tick_ms: layout.tick_ms(),
+            max_ticks: layout.max_ticks(),
+            ahead,
+            layout,
+            node,
+            overflow: self.overflow,
+            max_borrow_ms: self.max_borrow_ms,
+            clock_backwards: self.clock_backwards,
+            max_wait_ms: self.max_wait_ms,
+        })
+    }
+}
+
+impl Generator {
+    /// A builder for a generator of `layout`'s IDs. Without a node id it is node 0: right for one process, wrong for two.
+    pub fn builder(layout: Layout) -> GeneratorBuilder {
+        GeneratorBuilder {
+            layout,
+            node: NodeChoice::Unset,
+            clock: None,
+            overflow: Overflow::Wait,
+            max_borrow_ms: DEFAULT_MAX_BORROW_MS,
+            clock_backwards: ClockBackwards::Error,
+            max_wait_ms: DEFAULT_MAX_WAIT_MS,
+            resume_after_ms: None,
+            lease_ttl_ms: None,
+            state: None,
+            max_sequence: None,
+            wait_hook: None,
+            require_node: false,
+        }
+    }
+}

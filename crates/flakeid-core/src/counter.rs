@@ -1,0 +1,58 @@
+//! Where a generator keeps its next free slot: its own padded word, or a word the
+//! caller shares between generators (threads, or processes mapping one segment).
+
+use crate::sync::AtomicU64;
+use std::fmt;
+
+/// The counter on a cache line of its own (128 bytes: two lines, for adjacent-line
+/// prefetchers), so threads hammering it do not also contend on the generator's
+/// read-only fields. Not on wasm32-unknown-unknown: single-threaded there, and a
+/// 128-aligned allocation per generator made creating many of them superlinear.
+#[cfg_attr(not(all(target_family = "wasm", target_os = "unknown")), repr(align(128)))]
+pub(crate) struct Padded(pub(crate) AtomicU64);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Where a [`Generator`] keeps its next free slot: [`OwnCounter`] (the default) or
+/// [`SharedCounter`] ([`GeneratorBuilder::build_shared`]). Sealed.
+pub trait CounterStorage: Send + Sync + sealed::Sealed {
+    #[doc(hidden)]
+    fn get(&self) -> &AtomicU64;
+    /// Whether other generators move this counter too (then this one cannot tell
+    /// its own IDs from theirs: [`Stats::ids_issued`] is 0).
+    #[doc(hidden)]
+    const SHARED: bool = false;
+}
+
+/// The counter inside the generator, on its own cache line.
+pub struct OwnCounter(pub(crate) Padded);
+
+/// A counter word the caller owns and shares ([`GeneratorBuilder::build_shared`]).
+#[derive(Debug)]
+pub struct SharedCounter(pub(crate) &'static AtomicU64);
+
+impl sealed::Sealed for OwnCounter {}
+impl sealed::Sealed for SharedCounter {}
+
+impl CounterStorage for OwnCounter {
+    #[inline(always)]
+    fn get(&self) -> &AtomicU64 {
+        &self.0.0
+    }
+}
+
+impl CounterStorage for SharedCounter {
+    const SHARED: bool = true;
+    #[inline(always)]
+    fn get(&self) -> &AtomicU64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for OwnCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OwnCounter")
+    }
+}
