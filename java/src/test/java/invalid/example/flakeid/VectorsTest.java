@@ -295,9 +295,9 @@ class VectorsTest {
     assertEquals(want, l.composeParts(num(c, "timestamp_ms"), num(c, "datacenter"), num(c, "worker"), num(c, "sequence")));
     Parts expected = new Parts(num(c, "timestamp_ms"), num(c, "ticks"), num(c, "node"), num(c, "datacenter"),
         num(c, "worker"), num(c, "sequence"));
-    assertEquals(expected, Flakeid.decompose(want, l));
+    assertEquals(expected, FlakeId.decompose(want, l));
     if (c.get("layout").asText().equals("snowflake")) {
-      assertEquals(expected, Flakeid.decompose(want));
+      assertEquals(expected, FlakeId.decompose(want));
     }
   }
 
@@ -322,8 +322,8 @@ class VectorsTest {
     long id = id(str(c, "id"));
     for (Encoding e : Encoding.values()) {
       String want = str(c, e.name().toLowerCase(java.util.Locale.ROOT));
-      assertEquals(want, Flakeid.encode(id, e), e.name());
-      assertEquals(id, Flakeid.decode(want, e), e.name());
+      assertEquals(want, FlakeId.encode(id, e), e.name());
+      assertEquals(id, FlakeId.decode(want, e), e.name());
     }
     byte[] bytes = java.nio.ByteBuffer.allocate(8).putLong(id).array();
     assertArrayEquals(HexFormat.of().parseHex(str(c, "bytes")), bytes);
@@ -331,12 +331,12 @@ class VectorsTest {
 
   static void alias(JsonNode c) {
     Encoding e = Encoding.valueOf(str(c, "encoding").toUpperCase(java.util.Locale.ROOT));
-    assertEquals(id(str(c, "id")), Flakeid.decode(str(c, "text"), e));
+    assertEquals(id(str(c, "id")), FlakeId.decode(str(c, "text"), e));
   }
 
   static void badText(JsonNode c) {
     Encoding e = Encoding.valueOf(str(c, "encoding").toUpperCase(java.util.Locale.ROOT));
-    expectError(c, () -> Flakeid.decode(str(c, "text"), e));
+    expectError(c, () -> FlakeId.decode(str(c, "text"), e));
   }
 
   // --- timelines.json ---
