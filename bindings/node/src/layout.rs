@@ -82,6 +82,56 @@ pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Ar
     Ok(vec![first, last])
 }
 
+/// A `#[napi]` block of getters, each the core's accessor of that name, converted
+/// (docs as `#[doc = "..."]`: napi would show a `///` line's raw-string quotes)
+/// by `$to`: [`same`], [`float`] (below 2^53 by the layout rules) or [`number`]
+/// (refused past 2^53, naming the field).
+macro_rules! getters {
+    ($($(#[doc = $doc:literal])* $name:ident: $ret:ty = $to:ident),* $(,)?) => {
+        #[napi]
+        impl Layout {
+            $(
+                $(#[doc = $doc])*
+                #[napi(getter)]
+                pub fn $name(&self, env: &Env) -> napi::Result<$ret> {
+                    $to(env, stringify!($name), self.inner.$name())
+                }
+            )*
+        }
+    };
+}
+
+fn same<T>(_: &Env, _: &str, v: T) -> napi::Result<T> {
+    Ok(v)
+}
+fn float(_: &Env, _: &str, v: u64) -> napi::Result<f64> {
+    Ok(v as f64)
+}
+fn number(env: &Env, field: &'static str, v: u64) -> napi::Result<f64> {
+    js::js_number(field, v).or_throw(env)
+}
+
+getters! {
+    time_bits: u32 = same,
+    datacenter_bits: u32 = same,
+    worker_bits: u32 = same,
+    node_bits: u32 = same,
+    sequence_bits: u32 = same,
+    tick_ms: f64 = float,
+    epoch_ms: f64 = float,
+    #[doc = "Node ids, datacenters, workers and sequences run from 0 to these."]
+    max_node: f64 = number,
+    max_datacenter: f64 = number,
+    max_worker: f64 = number,
+    max_sequence: f64 = number,
+    #[doc = "The largest ID this layout can produce."]
+    max_id: u64 = same,
+    #[doc = "The last Unix ms the time field can hold."]
+    last_timestamp_ms: f64 = number,
+    #[doc = "IDs stay below 2^63 (a signed BIGINT) until this Unix ms."]
+    signed_until_ms: f64 = number,
+}
+
 #[napi]
 impl Layout {
     #[napi(constructor)]
@@ -163,69 +213,9 @@ impl Layout {
     pub fn name(&self) -> Option<&'static str> {
         self.inner.name()
     }
-    #[napi(getter)]
-    pub fn time_bits(&self) -> u32 {
-        self.inner.time_bits()
-    }
-    #[napi(getter)]
-    pub fn datacenter_bits(&self) -> u32 {
-        self.inner.datacenter_bits()
-    }
-    #[napi(getter)]
-    pub fn worker_bits(&self) -> u32 {
-        self.inner.worker_bits()
-    }
-    #[napi(getter)]
-    pub fn node_bits(&self) -> u32 {
-        self.inner.node_bits()
-    }
-    #[napi(getter)]
-    pub fn sequence_bits(&self) -> u32 {
-        self.inner.sequence_bits()
-    }
-    #[napi(getter)]
-    pub fn tick_ms(&self) -> f64 {
-        self.inner.tick_ms() as f64
-    }
-    #[napi(getter)]
-    pub fn epoch_ms(&self) -> f64 {
-        self.inner.epoch_ms() as f64
-    }
     #[napi(getter, ts_return_type = "'time|node|seq' | 'time|seq|node'")]
     pub fn order(&self) -> &'static str {
         self.inner.order().as_str()
-    }
-    /// Node ids, datacenters, workers and sequences run from 0 to these.
-    #[napi(getter)]
-    pub fn max_node(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_node", self.inner.max_node()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_datacenter(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_datacenter", self.inner.max_datacenter()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_worker(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_worker", self.inner.max_worker()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_sequence(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_sequence", self.inner.max_sequence()).or_throw(env)
-    }
-    /// The largest ID this layout can produce.
-    #[napi(getter)]
-    pub fn max_id(&self) -> u64 {
-        self.inner.max_id()
-    }
-    /// The last Unix ms the time field can hold.
-    #[napi(getter)]
-    pub fn last_timestamp_ms(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
-    }
-    /// IDs stay below 2^63 (a signed BIGINT) until this Unix ms.
-    #[napi(getter)]
-    pub fn signed_until_ms(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
     }
 
     #[napi(ts_args_type = "id: bigint | string | number")]
