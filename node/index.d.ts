@@ -33,13 +33,8 @@ export declare class Generator {
   /** The next ID as 8 bytes, big-endian (flake-idgen's format). */
   nextBuffer(): Buffer
   get layout(): Layout
-  get node(): number
-  get datacenter(): number
-  get worker(): number
   get overflow(): 'wait' | 'borrow'
   get clockBackwards(): 'error' | 'wait' | 'monotonic'
-  get maxBorrowMs(): number
-  get maxWaitMs(): number
   /** Whether the node id comes from a lease. */
   get leased(): boolean
   /**
@@ -47,6 +42,11 @@ export declare class Generator {
    * afterwards the generator refuses IDs (`FLAKEID_LEASE`).
    */
   releaseLease(): void
+  get node(): number
+  get datacenter(): number
+  get worker(): number
+  get maxBorrowMs(): number
+  get maxWaitMs(): number
 }
 
 /**

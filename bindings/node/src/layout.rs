@@ -87,9 +87,9 @@ pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Ar
 /// by `$to`: [`same`], [`float`] (below 2^53 by the layout rules) or [`number`]
 /// (refused past 2^53, naming the field).
 macro_rules! getters {
-    ($($(#[doc = $doc:literal])* $name:ident: $ret:ty = $to:ident),* $(,)?) => {
+    ($ty:ident { $($(#[doc = $doc:literal])* $name:ident: $ret:ty = $to:ident),* $(,)? }) => {
         #[napi]
-        impl Layout {
+        impl $ty {
             $(
                 $(#[doc = $doc])*
                 #[napi(getter)]
@@ -101,17 +101,19 @@ macro_rules! getters {
     };
 }
 
-fn same<T>(_: &Env, _: &str, v: T) -> napi::Result<T> {
+pub(crate) use getters;
+
+pub(crate) fn same<T>(_: &Env, _: &str, v: T) -> napi::Result<T> {
     Ok(v)
 }
-fn float(_: &Env, _: &str, v: u64) -> napi::Result<f64> {
+pub(crate) fn float(_: &Env, _: &str, v: u64) -> napi::Result<f64> {
     Ok(v as f64)
 }
-fn number(env: &Env, field: &'static str, v: u64) -> napi::Result<f64> {
+pub(crate) fn number(env: &Env, field: &'static str, v: u64) -> napi::Result<f64> {
     js::js_number(field, v).or_throw(env)
 }
 
-getters! {
+getters! { Layout {
     time_bits: u32 = same,
     datacenter_bits: u32 = same,
     worker_bits: u32 = same,
@@ -130,7 +132,7 @@ getters! {
     last_timestamp_ms: f64 = number,
     #[doc = "IDs stay below 2^63 (a signed BIGINT) until this Unix ms."]
     signed_until_ms: f64 = number,
-}
+} }
 
 #[napi]
 impl Layout {

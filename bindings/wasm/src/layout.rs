@@ -37,10 +37,10 @@ export interface Parts {
 /// A `#[wasm_bindgen]` block of getters, each the core's accessor of that name
 /// (as a JS number where it is one: every such value is below 2^53).
 macro_rules! getters {
-    ($($(#[doc = $doc:literal])* $name:ident / $js:ident: $ret:ty),* $(,)?) => {
+    ($ty:ident { $($(#[doc = $doc:literal])* $name:ident / $js:ident: $ret:ty),* $(,)? }) => {
         #[wasm_bindgen]
         #[allow(clippy::unnecessary_cast)]
-        impl Layout {
+        impl $ty {
             $(
                 $(#[doc = $doc])*
                 #[wasm_bindgen(getter, js_name = $js)]
@@ -52,7 +52,9 @@ macro_rules! getters {
     };
 }
 
-getters! {
+pub(crate) use getters;
+
+getters! { Layout {
     time_bits / timeBits: u32,
     datacenter_bits / datacenterBits: u32,
     worker_bits / workerBits: u32,
@@ -70,7 +72,7 @@ getters! {
     last_timestamp_ms / lastTimestampMs: f64,
     /// The last Unix ms whose IDs fit a signed 64-bit integer.
     signed_until_ms / signedUntilMs: f64,
-}
+} }
 
 /// How the 64 bits are split (`Layout.preset("flake")`, `new Layout({...})`).
 #[wasm_bindgen]
