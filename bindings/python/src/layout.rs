@@ -14,6 +14,9 @@ use pyo3::types::PyType;
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub Layout);
 
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
+
 /// `layout=` accepts a `Layout` or a preset name; `None` means `"snowflake"`.
 pub(crate) fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
@@ -77,20 +80,17 @@ pymethods_with_getters! { PyLayout.0 {
         };
         let mut b: LayoutBuilder = Layout::builder();
         // The core decides the rules (node_bits or datacenter_bits + worker_bits).
-        if let Some(v) = bits(node_bits, "node_bits")? {
-            b = b.node_bits(v);
-        }
-        if let Some(v) = bits(time_bits, "time_bits")? {
-            b = b.time_bits(v);
-        }
-        if let Some(v) = bits(datacenter_bits, "datacenter_bits")? {
-            b = b.datacenter_bits(v);
-        }
-        if let Some(v) = bits(worker_bits, "worker_bits")? {
-            b = b.worker_bits(v);
-        }
-        if let Some(v) = bits(sequence_bits, "sequence_bits")? {
-            b = b.sequence_bits(v);
+        let widths: [(_, _, SetWidth); 5] = [
+            (node_bits, "node_bits", LayoutBuilder::node_bits),
+            (time_bits, "time_bits", LayoutBuilder::time_bits),
+            (datacenter_bits, "datacenter_bits", LayoutBuilder::datacenter_bits),
+            (worker_bits, "worker_bits", LayoutBuilder::worker_bits),
+            (sequence_bits, "sequence_bits", LayoutBuilder::sequence_bits),
+        ];
+        for (value, field, set) in widths {
+            if let Some(v) = bits(value, field)? {
+                b = set(b, v);
+            }
         }
         if let Some(v) = opt_uint(tick_ms, "tick_ms", 86_400_000)? {
             b = b.tick_ms(v);
