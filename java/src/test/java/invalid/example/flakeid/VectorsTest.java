@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.function.Executable;
 
@@ -228,6 +229,23 @@ class VectorsTest {
     assertTrue(
         java.util.Arrays.stream(Generator.Builder.class.getMethods()).anyMatch(m -> m.getName().equals(method)),
         "Generator.Builder has no " + method);
+  }
+
+  /**
+   * Every setter of Generator.Builder is an option of the core's table (OPTION_METHODS, held to
+   * tests/vectors/options.json by optionEntry; nodeSource is the text form of node), so the typed
+   * builder can neither miss an option nor grow one the engine lacks.
+   */
+  @Test
+  void builderHoldsOnlyTheTable() {
+    for (java.lang.reflect.Method m : Generator.Builder.class.getDeclaredMethods()) {
+      if (!java.lang.reflect.Modifier.isPublic(m.getModifiers()) || m.getReturnType() != Generator.Builder.class) {
+        continue;
+      }
+      assertTrue(
+          OPTION_METHODS.containsValue(m.getName()) || m.getName().equals("nodeSource"),
+          "Generator.Builder." + m.getName() + " is no option of the core's table");
+    }
   }
 
   static void option(JsonNode c) {
