@@ -14,7 +14,7 @@ pub struct Layout {
 
 /// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
 #[napi(object, object_to_js = false)]
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LayoutOptions {
     #[napi(ts_type = "number")]
     pub time_bits: Option<crate::Arg>,
@@ -138,18 +138,9 @@ getters! { Layout {
 impl Layout {
     #[napi(constructor)]
     pub fn new(env: &Env, options: Option<LayoutOptions>) -> napi::Result<Self> {
-        Self::build(options.unwrap_or(LayoutOptions {
-            time_bits: None,
-            node_bits: None,
-            datacenter_bits: None,
-            worker_bits: None,
-            sequence_bits: None,
-            tick_ms: None,
-            epoch_ms: None,
-            order: None,
-        }))
-        .map(|inner| Layout { inner })
-        .or_throw(env)
+        Self::build(options.unwrap_or_default())
+            .map(|inner| Layout { inner })
+            .or_throw(env)
     }
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
