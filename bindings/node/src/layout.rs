@@ -1,6 +1,6 @@
 //! `Layout` and the parts of an ID.
 
-use crate::{OrThrow, config, fc, id_of, js, uint};
+use crate::{OrThrow, fc, id_of, js, uint};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -82,6 +82,9 @@ pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Ar
     Ok(vec![first, last])
 }
 
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(fc::LayoutBuilder, u32) -> fc::LayoutBuilder;
+
 /// A `#[napi]` block of getters, each the core's accessor of that name, converted
 /// (docs as `#[doc = "..."]`: napi would show a `///` line's raw-string quotes)
 /// by `$to`: [`same`], [`float`] (below 2^53 by the layout rules) or [`number`]
@@ -151,26 +154,18 @@ impl Layout {
                 .transpose()
         };
         let mut b = fc::Layout::builder();
-        if let Some(v) = bits("time_bits", o.time_bits)? {
-            b = b.time_bits(v);
-        }
-        if let Some(v) = bits("node_bits", o.node_bits)? {
-            if o.datacenter_bits.is_some() || o.worker_bits.is_some() {
-                return Err(config(
-                    "node_bits",
-                    "give either nodeBits or datacenterBits + workerBits, not both".into(),
-                ));
+        // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
+        let widths: [(_, _, SetWidth); 5] = [
+            ("time_bits", o.time_bits, fc::LayoutBuilder::time_bits),
+            ("node_bits", o.node_bits, fc::LayoutBuilder::node_bits),
+            ("datacenter_bits", o.datacenter_bits, fc::LayoutBuilder::datacenter_bits),
+            ("worker_bits", o.worker_bits, fc::LayoutBuilder::worker_bits),
+            ("sequence_bits", o.sequence_bits, fc::LayoutBuilder::sequence_bits),
+        ];
+        for (field, value, set) in widths {
+            if let Some(v) = bits(field, value)? {
+                b = set(b, v);
             }
-            b = b.node_bits(v);
-        }
-        if let Some(v) = bits("datacenter_bits", o.datacenter_bits)? {
-            b = b.datacenter_bits(v);
-        }
-        if let Some(v) = bits("worker_bits", o.worker_bits)? {
-            b = b.worker_bits(v);
-        }
-        if let Some(v) = bits("sequence_bits", o.sequence_bits)? {
-            b = b.sequence_bits(v);
         }
         if let Some(v) = o.tick_ms {
             b = b.tick_ms(uint("tick_ms", v)?);

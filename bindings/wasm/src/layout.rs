@@ -1,7 +1,7 @@
 //! `Layout`: a preset or a validated custom bit split, as a JS class.
 
 use crate::convert::{self, Shared, js_error, number};
-use flakeid_core::{Order, Parts};
+use flakeid_core::{LayoutBuilder, Order, Parts};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
@@ -234,6 +234,9 @@ pub(crate) fn parts_to_js(p: Parts) -> Object {
 }
 
 /// A `LayoutLike`: absent → snowflake; a preset name; a `Layout`; or an options object.
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
+
 pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, JsValue> {
     if value.is_undefined() || value.is_null() {
         return Ok(flakeid_core::Layout::SNOWFLAKE);
@@ -255,30 +258,18 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
     }
     let mut b = flakeid_core::Layout::builder();
     let bits = |key: &str, field: &'static str| convert::opt_uint(value, key, field, u64::from(u32::MAX));
-    if let Some(v) = bits("timeBits", "time_bits")? {
-        b = b.time_bits(v as u32);
-    }
-    let (dc, worker) = (
-        bits("datacenterBits", "datacenter_bits")?,
-        bits("workerBits", "worker_bits")?,
-    );
-    if let Some(v) = bits("nodeBits", "node_bits")? {
-        if dc.is_some() || worker.is_some() {
-            return Err(convert::config(
-                "node_bits",
-                "give either nodeBits or datacenterBits + workerBits, not both".to_owned(),
-            ));
+    // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
+    let widths: [(_, _, SetWidth); 5] = [
+        ("timeBits", "time_bits", LayoutBuilder::time_bits),
+        ("nodeBits", "node_bits", LayoutBuilder::node_bits),
+        ("datacenterBits", "datacenter_bits", LayoutBuilder::datacenter_bits),
+        ("workerBits", "worker_bits", LayoutBuilder::worker_bits),
+        ("sequenceBits", "sequence_bits", LayoutBuilder::sequence_bits),
+    ];
+    for (key, field, set) in widths {
+        if let Some(v) = bits(key, field)? {
+            b = set(b, v as u32);
         }
-        b = b.node_bits(v as u32);
-    }
-    if let Some(v) = dc {
-        b = b.datacenter_bits(v as u32);
-    }
-    if let Some(v) = worker {
-        b = b.worker_bits(v as u32);
-    }
-    if let Some(v) = bits("sequenceBits", "sequence_bits")? {
-        b = b.sequence_bits(v as u32);
     }
     if let Some(v) = convert::opt_uint(value, "tickMs", "tick_ms", u64::MAX)? {
         b = b.tick_ms(v);
