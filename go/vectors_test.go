@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -300,8 +301,32 @@ var optionFields = map[string]string{
 }
 
 func optionEntryCase(t *testing.T, c obj) {
-	if _, ok := optionFields[str(t, c, "name")]; !ok {
+	fields, ok := optionFields[str(t, c, "name")]
+	if !ok {
 		t.Fatalf("option %q of the core's table is not in Options", str(t, c, "name"))
+	}
+	for _, f := range strings.Split(fields, " or ") {
+		if _, ok := reflect.TypeOf(Options{}).FieldByName(f); !ok {
+			t.Fatalf("option %q: Options has no field %s", str(t, c, "name"), f)
+		}
+	}
+}
+
+// TestOptionsHoldsOnlyTheTable: every field of Options is an option of the core's
+// table (optionFields, which optionEntryCase holds to tests/vectors/options.json),
+// so the typed struct can neither miss an option nor grow one the engine lacks.
+func TestOptionsHoldsOnlyTheTable(t *testing.T) {
+	claimed := map[string]bool{}
+	for _, fields := range optionFields {
+		for _, f := range strings.Split(fields, " or ") {
+			claimed[f] = true
+		}
+	}
+	ty := reflect.TypeOf(Options{})
+	for i := 0; i < ty.NumField(); i++ {
+		if !claimed[ty.Field(i).Name] {
+			t.Errorf("Options.%s is no option of the core's table", ty.Field(i).Name)
+		}
 	}
 }
 

@@ -33,13 +33,8 @@ export declare class Generator {
   /** The next ID as 8 bytes, big-endian (flake-idgen's format). */
   nextBuffer(): Buffer
   get layout(): Layout
-  get node(): number
-  get datacenter(): number
-  get worker(): number
   get overflow(): 'wait' | 'borrow'
   get clockBackwards(): 'error' | 'wait' | 'monotonic'
-  get maxBorrowMs(): number
-  get maxWaitMs(): number
   /** Whether the node id comes from a lease. */
   get leased(): boolean
   /**
@@ -47,6 +42,11 @@ export declare class Generator {
    * afterwards the generator refuses IDs (`FLAKEID_LEASE`).
    */
   releaseLease(): void
+  get node(): number
+  get datacenter(): number
+  get worker(): number
+  get maxBorrowMs(): number
+  get maxWaitMs(): number
 }
 
 /**
@@ -54,15 +54,6 @@ export declare class Generator {
  * `new Layout({ timeBits, nodeBits | datacenterBits + workerBits, sequenceBits, tickMs, epochMs, order })`.
  */
 export declare class Layout {
-  constructor(options?: LayoutOptions | undefined | null)
-  /** `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`. */
-  static preset(name: string): Layout
-  /** Every preset, `snowflake` first. */
-  static presets(): Array<Layout>
-  /** The preset names, `snowflake` first. */
-  static presetNames(): Array<string>
-  /** The preset's name, or `null` for a custom layout. */
-  get name(): string | null
   get timeBits(): number
   get datacenterBits(): number
   get workerBits(): number
@@ -70,7 +61,6 @@ export declare class Layout {
   get sequenceBits(): number
   get tickMs(): number
   get epochMs(): number
-  get order(): 'time|node|seq' | 'time|seq|node'
   /** Node ids, datacenters, workers and sequences run from 0 to these. */
   get maxNode(): number
   get maxDatacenter(): number
@@ -82,6 +72,16 @@ export declare class Layout {
   get lastTimestampMs(): number
   /** IDs stay below 2^63 (a signed BIGINT) until this Unix ms. */
   get signedUntilMs(): number
+  constructor(options?: LayoutOptions | undefined | null)
+  /** `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`. */
+  static preset(name: string): Layout
+  /** Every preset, `snowflake` first. */
+  static presets(): Array<Layout>
+  /** The preset names, `snowflake` first. */
+  static presetNames(): Array<string>
+  /** The preset's name, or `null` for a custom layout. */
+  get name(): string | null
+  get order(): 'time|node|seq' | 'time|seq|node'
   decompose(id: bigint | string | number): Parts
   /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
   compose(timestampMs: number, node: number, sequence: number): bigint

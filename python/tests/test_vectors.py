@@ -3,6 +3,8 @@ reads exactly the IDs every other language does."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -218,6 +220,25 @@ def test_every_option_is_a_keyword(option: dict[str, Any]) -> None:
     with pytest.raises((TypeError, flakeid.FlakeIdError)) as excinfo:
         flakeid.Generator(**{option["name"]: object()})
     assert "unexpected keyword" not in str(excinfo.value), excinfo.value
+
+
+def test_stub_lists_the_options_with_their_defaults() -> None:
+    # The constructor takes the table's options as keywords; its stub spells them
+    # out for type checkers, with the table's defaults (None where there is none).
+    stub = ast.parse((Path(__file__).parents[1] / "flakeid" / "_flakeid.pyi").read_text(encoding="utf-8"))
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Generator")
+    new = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__new__")
+    a = new.args
+    params = [*zip([p.arg for p in a.args[-len(a.defaults) :]], a.defaults), *zip([p.arg for p in a.kwonlyargs], a.kw_defaults)]
+    got = {name: ast.literal_eval(d) if d is not None else None for name, d in params}
+    want = {}
+    for o in load("options")["options"]:
+        d = o["default"] or None
+        want[o["name"]] = int(d) if d is not None and o["kind"] == "uint" else d
+    if got.get("datacenter") is None and got.get("worker") is None:
+        # Positional, None: "not given" (node 0 unless another option says otherwise).
+        want["datacenter"] = want["worker"] = None
+    assert got == want
 
 
 @pytest.mark.parametrize("case", cases("options", "cases"), ids=lambda c: f"{c['layout']}-{sorted(c['options'])}")

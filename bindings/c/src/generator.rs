@@ -184,6 +184,29 @@ fn config(field: &'static str, message: String) -> Error {
     Error::Config { field, message }
 }
 
+fn overflow_in(n: u32) -> Result<Overflow, Error> {
+    match n {
+        0 => Ok(Overflow::Wait),
+        1 => Ok(Overflow::Borrow),
+        n => Err(config(
+            "overflow",
+            format!("overflow must be FLAKEID_OVERFLOW_WAIT (0) or FLAKEID_OVERFLOW_BORROW (1), got {n}"),
+        )),
+    }
+}
+
+fn clock_backwards_in(n: u32) -> Result<ClockBackwards, Error> {
+    match n {
+        0 => Ok(ClockBackwards::Error),
+        1 => Ok(ClockBackwards::Wait),
+        2 => Ok(ClockBackwards::Monotonic),
+        n => Err(config(
+            "clock_backwards",
+            format!("clock_backwards must be FLAKEID_CLOCK_BACKWARDS_ERROR (0), _WAIT (1) or _MONOTONIC (2), got {n}"),
+        )),
+    }
+}
+
 /// # Safety
 /// `o.node_source`, `o.lease_url` and `o.state` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
 /// clock handle.
@@ -209,30 +232,8 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     if !o.lease_url.is_null() {
         b = b.lease_url(&unsafe { CStr::from_ptr(o.lease_url) }.to_string_lossy());
     }
-    b = b.overflow(match o.overflow {
-        0 => Overflow::Wait,
-        1 => Overflow::Borrow,
-        n => {
-            return Err(config(
-                "overflow",
-                format!("overflow must be FLAKEID_OVERFLOW_WAIT (0) or FLAKEID_OVERFLOW_BORROW (1), got {n}"),
-            )
-            .into());
-        }
-    });
-    b =
-        b.clock_backwards(match o.clock_backwards {
-            0 => ClockBackwards::Error,
-            1 => ClockBackwards::Wait,
-            2 => ClockBackwards::Monotonic,
-            n => return Err(config(
-                "clock_backwards",
-                format!(
-                    "clock_backwards must be FLAKEID_CLOCK_BACKWARDS_ERROR (0), _WAIT (1) or _MONOTONIC (2), got {n}"
-                ),
-            )
-            .into()),
-        });
+    b = b.overflow(overflow_in(o.overflow)?);
+    b = b.clock_backwards(clock_backwards_in(o.clock_backwards)?);
     b = b.max_borrow_ms(o.max_borrow_ms).max_wait_ms(o.max_wait_ms);
     if let Some(c) = unsafe { o.clock.as_ref() } {
         b = b.clock(c.clock.clone());
@@ -403,4 +404,41 @@ pub unsafe extern "C" fn flakeid_manual_clock_free(clock: *mut flakeid_manual_cl
         }
         Ok(())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flakeid_core::GENERATOR_OPTIONS;
+
+    /// `flakeid_options_default()` agrees with the core's option table: every option
+    /// has its field, and a field the defaults set holds the table's default (an unset
+    /// one, `FLAKEID_UNSET` or NULL, is "not given": the core applies the table's).
+    #[test]
+    fn defaults_are_the_core_tables() {
+        let o = flakeid_options_default();
+        let num = |v: u64| (v != FLAKEID_UNSET).then(|| v.to_string());
+        let ptr = |p: *const c_char| (!p.is_null()).then(String::new);
+        for opt in &GENERATOR_OPTIONS {
+            let set: Option<String> = match opt.name {
+                "datacenter" => num(o.datacenter),
+                "worker" => num(o.worker),
+                "node" => num(o.node).or(ptr(o.node_source)),
+                "layout" => layout_in(&o.layout).ok().and_then(|l| l.name()).map(str::to_string),
+                "overflow" => overflow_in(o.overflow).ok().map(|p| p.to_string()),
+                "clock_backwards" => clock_backwards_in(o.clock_backwards).ok().map(|p| p.to_string()),
+                "max_borrow_ms" => num(o.max_borrow_ms),
+                "max_wait_ms" => num(o.max_wait_ms),
+                "lease" => ptr(o.lease_url),
+                "lease_ttl_ms" => num(o.lease_ttl_ms),
+                "max_sequence" => num(o.max_sequence),
+                "clock" => (!o.clock.is_null()).then(String::new),
+                "state" => ptr(o.state),
+                other => panic!("option {other} of the core's table has no field in flakeid_options"),
+            };
+            if let Some(value) = set {
+                assert_eq!(value, opt.default, "flakeid_options_default().{}", opt.name);
+            }
+        }
+    }
 }

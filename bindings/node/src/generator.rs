@@ -1,6 +1,6 @@
 //! `Generator` and `ManualClock`.
 
-use crate::layout::Layout;
+use crate::layout::{Layout, float, getters};
 use crate::{OrThrow, fc, js, uint};
 use napi::Env;
 use napi::bindgen_prelude::{
@@ -261,18 +261,6 @@ impl Generator {
             inner: *self.inner.layout(),
         }
     }
-    #[napi(getter)]
-    pub fn node(&self) -> f64 {
-        self.inner.node() as f64
-    }
-    #[napi(getter)]
-    pub fn datacenter(&self) -> f64 {
-        self.inner.datacenter() as f64
-    }
-    #[napi(getter)]
-    pub fn worker(&self) -> f64 {
-        self.inner.worker() as f64
-    }
     #[napi(getter, ts_return_type = "'wait' | 'borrow'")]
     pub fn overflow(&self) -> &'static str {
         self.inner.overflow().as_str()
@@ -280,14 +268,6 @@ impl Generator {
     #[napi(getter, ts_return_type = "'error' | 'wait' | 'monotonic'")]
     pub fn clock_backwards(&self) -> &'static str {
         self.inner.clock_backwards().as_str()
-    }
-    #[napi(getter)]
-    pub fn max_borrow_ms(&self) -> f64 {
-        self.inner.max_borrow_ms() as f64
-    }
-    #[napi(getter)]
-    pub fn max_wait_ms(&self) -> f64 {
-        self.inner.max_wait_ms() as f64
     }
     /// Whether the node id comes from a lease.
     #[napi(getter)]
@@ -301,3 +281,8 @@ impl Generator {
         self.inner.release_lease();
     }
 }
+
+getters! { Generator {
+    node: f64 = float, datacenter: f64 = float, worker: f64 = float, max_borrow_ms: f64 = float,
+    max_wait_ms: f64 = float,
+} }

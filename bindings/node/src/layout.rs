@@ -1,6 +1,6 @@
 //! `Layout` and the parts of an ID.
 
-use crate::{OrThrow, config, fc, id_of, js, uint};
+use crate::{OrThrow, fc, id_of, js, uint};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -14,7 +14,7 @@ pub struct Layout {
 
 /// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
 #[napi(object, object_to_js = false)]
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LayoutOptions {
     #[napi(ts_type = "number")]
     pub time_bits: Option<crate::Arg>,
@@ -82,22 +82,68 @@ pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Ar
     Ok(vec![first, last])
 }
 
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(fc::LayoutBuilder, u32) -> fc::LayoutBuilder;
+
+/// A `#[napi]` block of getters, each the core's accessor of that name, converted
+/// (docs as `#[doc = "..."]`: napi would show a `///` line's raw-string quotes)
+/// by `$to`: [`same`], [`float`] (below 2^53 by the layout rules) or [`number`]
+/// (refused past 2^53, naming the field).
+macro_rules! getters {
+    ($ty:ident { $($(#[doc = $doc:literal])* $name:ident: $ret:ty = $to:ident),* $(,)? }) => {
+        #[napi]
+        impl $ty {
+            $(
+                $(#[doc = $doc])*
+                #[napi(getter)]
+                pub fn $name(&self, env: &Env) -> napi::Result<$ret> {
+                    $to(env, stringify!($name), self.inner.$name())
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use getters;
+
+pub(crate) fn same<T>(_: &Env, _: &str, v: T) -> napi::Result<T> {
+    Ok(v)
+}
+pub(crate) fn float(_: &Env, _: &str, v: u64) -> napi::Result<f64> {
+    Ok(v as f64)
+}
+pub(crate) fn number(env: &Env, field: &'static str, v: u64) -> napi::Result<f64> {
+    js::js_number(field, v).or_throw(env)
+}
+
+getters! { Layout {
+    time_bits: u32 = same,
+    datacenter_bits: u32 = same,
+    worker_bits: u32 = same,
+    node_bits: u32 = same,
+    sequence_bits: u32 = same,
+    tick_ms: f64 = float,
+    epoch_ms: f64 = float,
+    #[doc = "Node ids, datacenters, workers and sequences run from 0 to these."]
+    max_node: f64 = number,
+    max_datacenter: f64 = number,
+    max_worker: f64 = number,
+    max_sequence: f64 = number,
+    #[doc = "The largest ID this layout can produce."]
+    max_id: u64 = same,
+    #[doc = "The last Unix ms the time field can hold."]
+    last_timestamp_ms: f64 = number,
+    #[doc = "IDs stay below 2^63 (a signed BIGINT) until this Unix ms."]
+    signed_until_ms: f64 = number,
+} }
+
 #[napi]
 impl Layout {
     #[napi(constructor)]
     pub fn new(env: &Env, options: Option<LayoutOptions>) -> napi::Result<Self> {
-        Self::build(options.unwrap_or(LayoutOptions {
-            time_bits: None,
-            node_bits: None,
-            datacenter_bits: None,
-            worker_bits: None,
-            sequence_bits: None,
-            tick_ms: None,
-            epoch_ms: None,
-            order: None,
-        }))
-        .map(|inner| Layout { inner })
-        .or_throw(env)
+        Self::build(options.unwrap_or_default())
+            .map(|inner| Layout { inner })
+            .or_throw(env)
     }
 
     fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
@@ -108,26 +154,18 @@ impl Layout {
                 .transpose()
         };
         let mut b = fc::Layout::builder();
-        if let Some(v) = bits("time_bits", o.time_bits)? {
-            b = b.time_bits(v);
-        }
-        if let Some(v) = bits("node_bits", o.node_bits)? {
-            if o.datacenter_bits.is_some() || o.worker_bits.is_some() {
-                return Err(config(
-                    "node_bits",
-                    "give either nodeBits or datacenterBits + workerBits, not both".into(),
-                ));
+        // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
+        let widths: [(_, _, SetWidth); 5] = [
+            ("time_bits", o.time_bits, fc::LayoutBuilder::time_bits),
+            ("node_bits", o.node_bits, fc::LayoutBuilder::node_bits),
+            ("datacenter_bits", o.datacenter_bits, fc::LayoutBuilder::datacenter_bits),
+            ("worker_bits", o.worker_bits, fc::LayoutBuilder::worker_bits),
+            ("sequence_bits", o.sequence_bits, fc::LayoutBuilder::sequence_bits),
+        ];
+        for (field, value, set) in widths {
+            if let Some(v) = bits(field, value)? {
+                b = set(b, v);
             }
-            b = b.node_bits(v);
-        }
-        if let Some(v) = bits("datacenter_bits", o.datacenter_bits)? {
-            b = b.datacenter_bits(v);
-        }
-        if let Some(v) = bits("worker_bits", o.worker_bits)? {
-            b = b.worker_bits(v);
-        }
-        if let Some(v) = bits("sequence_bits", o.sequence_bits)? {
-            b = b.sequence_bits(v);
         }
         if let Some(v) = o.tick_ms {
             b = b.tick_ms(uint("tick_ms", v)?);
@@ -163,69 +201,9 @@ impl Layout {
     pub fn name(&self) -> Option<&'static str> {
         self.inner.name()
     }
-    #[napi(getter)]
-    pub fn time_bits(&self) -> u32 {
-        self.inner.time_bits()
-    }
-    #[napi(getter)]
-    pub fn datacenter_bits(&self) -> u32 {
-        self.inner.datacenter_bits()
-    }
-    #[napi(getter)]
-    pub fn worker_bits(&self) -> u32 {
-        self.inner.worker_bits()
-    }
-    #[napi(getter)]
-    pub fn node_bits(&self) -> u32 {
-        self.inner.node_bits()
-    }
-    #[napi(getter)]
-    pub fn sequence_bits(&self) -> u32 {
-        self.inner.sequence_bits()
-    }
-    #[napi(getter)]
-    pub fn tick_ms(&self) -> f64 {
-        self.inner.tick_ms() as f64
-    }
-    #[napi(getter)]
-    pub fn epoch_ms(&self) -> f64 {
-        self.inner.epoch_ms() as f64
-    }
     #[napi(getter, ts_return_type = "'time|node|seq' | 'time|seq|node'")]
     pub fn order(&self) -> &'static str {
         self.inner.order().as_str()
-    }
-    /// Node ids, datacenters, workers and sequences run from 0 to these.
-    #[napi(getter)]
-    pub fn max_node(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_node", self.inner.max_node()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_datacenter(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_datacenter", self.inner.max_datacenter()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_worker(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_worker", self.inner.max_worker()).or_throw(env)
-    }
-    #[napi(getter)]
-    pub fn max_sequence(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("max_sequence", self.inner.max_sequence()).or_throw(env)
-    }
-    /// The largest ID this layout can produce.
-    #[napi(getter)]
-    pub fn max_id(&self) -> u64 {
-        self.inner.max_id()
-    }
-    /// The last Unix ms the time field can hold.
-    #[napi(getter)]
-    pub fn last_timestamp_ms(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("last_timestamp_ms", self.inner.last_timestamp_ms()).or_throw(env)
-    }
-    /// IDs stay below 2^63 (a signed BIGINT) until this Unix ms.
-    #[napi(getter)]
-    pub fn signed_until_ms(&self, env: &Env) -> napi::Result<f64> {
-        js::js_number("signed_until_ms", self.inner.signed_until_ms()).or_throw(env)
     }
 
     #[napi(ts_args_type = "id: bigint | string | number")]

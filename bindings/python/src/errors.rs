@@ -4,7 +4,7 @@
 //! are instance attributes, so they survive pickling (multiprocessing).
 
 use flakeid_core::{Error, ErrorKind};
-use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -118,46 +118,6 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
         exc.setattr("position", position)?;
     }
     Ok(PyErr::from_value(exc))
-}
-
-/// For the test suite: raises a core error of the named kind, converted as real ones are.
-#[pyfunction]
-pub(crate) fn _raise_error(name: &str) -> PyResult<()> {
-    let err = match name {
-        "config" => Error::Config {
-            field: "node",
-            message: "node must be in 0..=1023, got 5000".into(),
-        },
-        "clock_backwards" => Error::ClockMovedBackwards { by_ms: 7 },
-        "time_exhausted" => Error::TimeExhausted {
-            message: "timestamp 0 ms is before the epoch".into(),
-        },
-        "parse" => Error::Parse {
-            position: 3,
-            message: "bad character at 3".into(),
-        },
-        "fork" => Error::Fork,
-        "lease" => Error::Lease {
-            message: "lease lost".into(),
-        },
-        "interrupted" => Error::Interrupted,
-        _ => return Err(PyRuntimeError::new_err(format!("no error kind {name:?}"))),
-    };
-    Err(to_py(err))
-}
-
-/// `(number, name, code, class)` of one error kind.
-type KindRow = (u32, &'static str, &'static str, Py<PyType>);
-
-/// Every kind the core defines, with the class it maps to.
-#[pyfunction]
-pub(crate) fn _error_kinds(py: Python<'_>) -> PyResult<Vec<KindRow>> {
-    let classes = classes(py)?;
-    Ok(classes
-        .kinds
-        .iter()
-        .map(|(k, _, c)| (*k as u32, k.name(), k.code(), c.clone_ref(py)))
-        .collect())
 }
 
 /// A Python int as `u64`. One that no `u64` can hold (negative, or ≥ 2**64) is a

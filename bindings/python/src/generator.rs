@@ -1,11 +1,13 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
 use crate::errors::{batch_size, opt_uint, to_py, uint};
-use crate::layout::{PyLayout, layout_arg};
-use flakeid_core::{ClockBackwards, Generator, ManualClock, NodeSource, Overflow, to_bytes};
+use crate::layout::{PyLayout, layout_arg, pymethods_with_getters};
+use flakeid_core::{
+    GENERATOR_OPTIONS, Generator, GeneratorOption, Layout, ManualClock, OptionKind, OptionValue, to_bytes,
+    unknown_option,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 
 /// Batches at least this large release the GIL while the core fills them.
@@ -64,20 +66,6 @@ pub(crate) struct PyGenerator {
     layout: Py<PyLayout>,
 }
 
-/// `node=` accepts an int or a source: "env:VAR", "hostname", "mac", "ipv4".
-fn node_source(obj: &Bound<'_, PyAny>, layout: &flakeid_core::Layout) -> PyResult<NodeSource> {
-    if obj.is_instance_of::<PyInt>() {
-        return Ok(NodeSource::Explicit(uint(obj, "node", layout.max_node())?));
-    }
-    if let Ok(spec) = obj.extract::<PyBackedStr>() {
-        return spec.parse::<NodeSource>().map_err(to_py);
-    }
-    Err(PyTypeError::new_err(format!(
-        "node must be an int or a str like \"env:FLAKEID_NODE\", got {}",
-        obj.get_type().name()?
-    )))
-}
-
 /// `state=` takes a str or an `os.PathLike` (`pathlib.Path`).
 fn state_path(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let path = obj
@@ -90,82 +78,87 @@ fn state_path(obj: &Bound<'_, PyAny>) -> PyResult<String> {
         .map_err(|_| PyTypeError::new_err("state must be a text path (str), not bytes"))
 }
 
+/// The range of a node field under `layout`, for ints no `u64` holds.
+fn node_max(name: &str, layout: &Layout) -> u64 {
+    match name {
+        "datacenter" => layout.max_datacenter(),
+        "worker" => layout.max_worker(),
+        "node" => layout.max_node(),
+        _ => u64::MAX,
+    }
+}
+
+/// The refusal of a Python value of the wrong type for `option`.
+fn wrong_type(option: &GeneratorOption, value: &Bound<'_, PyAny>) -> PyErr {
+    let wants = match option.kind {
+        OptionKind::Uint => "an int",
+        OptionKind::Node => "an int or a str like \"env:FLAKEID_NODE\"",
+        OptionKind::Clock => "a flakeid.ManualClock",
+        _ => "a str",
+    };
+    PyTypeError::new_err(format!("{} must be {wants}, got {}", option.name, type_name(value)))
+}
+
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
 }
 
-#[pymethods]
-impl PyGenerator {
+pymethods_with_getters! { PyGenerator.inner {
+    node: u64, datacenter: u64, worker: u64, max_borrow_ms: u64, max_wait_ms: u64, last_issued_ms: Option<u64>,
+}
+    /// Keywords are the core's options (`flakeid_core::GENERATOR_OPTIONS`, by their
+    /// snake_case names): their defaults, ranges and rules are the core's.
     #[new]
-    #[pyo3(
-        signature = (datacenter=None, worker=None, *, node=None, layout=None, overflow=None,
-            clock_backwards=None, max_borrow_ms=None, max_wait_ms=None, clock=None, lease=None,
-            lease_ttl_ms=None, max_sequence=None, state=None),
-        text_signature = "(datacenter=None, worker=None, *, node=None, layout='snowflake', overflow='wait', \
-            clock_backwards='error', max_borrow_ms=2000, max_wait_ms=1000, clock=None, lease=None, \
-            lease_ttl_ms=10000, max_sequence=None, state=None)"
-    )]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (datacenter=None, worker=None, **options))]
     fn new(
         py: Python<'_>,
         datacenter: Option<&Bound<'_, PyAny>>,
         worker: Option<&Bound<'_, PyAny>>,
-        node: Option<&Bound<'_, PyAny>>,
-        layout: Option<&Bound<'_, PyAny>>,
-        overflow: Option<PyBackedStr>,
-        clock_backwards: Option<PyBackedStr>,
-        max_borrow_ms: Option<&Bound<'_, PyAny>>,
-        max_wait_ms: Option<&Bound<'_, PyAny>>,
-        clock: Option<&Bound<'_, PyManualClock>>,
-        lease: Option<PyBackedStr>,
-        lease_ttl_ms: Option<&Bound<'_, PyAny>>,
-        max_sequence: Option<&Bound<'_, PyAny>>,
-        state: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let layout = layout_arg(layout)?;
+        // `**options`' keys are str (Python makes sure of it).
+        let mut given: Vec<(String, Bound<'_, PyAny>)> = [("datacenter", datacenter), ("worker", worker)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v?.clone())))
+            .collect();
+        for (k, v) in options.into_iter().flatten() {
+            given.push((k.extract()?, v));
+        }
+        // The layout first: node ids are read against it, and it may be a `Layout`.
+        let layout = layout_arg(given.iter().find(|(k, _)| k == "layout").map(|(_, v)| v))?;
         let mut b = Generator::builder(layout);
-        if let Some(d) = opt_uint(datacenter, "datacenter", layout.max_datacenter())? {
-            b = b.datacenter(d);
-        }
-        if let Some(w) = opt_uint(worker, "worker", layout.max_worker())? {
-            b = b.worker(w);
-        }
-        match node
-            .filter(|n| !n.is_none())
-            .map(|n| node_source(n, &layout))
-            .transpose()?
-        {
-            Some(NodeSource::Explicit(n)) => b = b.node(n),
-            Some(src) => b = b.node_source(src),
-            None => {}
-        }
-        if let Some(o) = overflow {
-            b = b.overflow(o.parse::<Overflow>().map_err(to_py)?);
-        }
-        if let Some(c) = clock_backwards {
-            b = b.clock_backwards(c.parse::<ClockBackwards>().map_err(to_py)?);
-        }
-        // Ranges and requirements are the core's (flakeid_core::GENERATOR_OPTIONS).
-        if let Some(ms) = opt_uint(max_borrow_ms, "max_borrow_ms", u64::MAX)? {
-            b = b.max_borrow_ms(ms);
-        }
-        if let Some(ms) = opt_uint(max_wait_ms, "max_wait_ms", u64::MAX)? {
-            b = b.max_wait_ms(ms);
-        }
-        if let Some(n) = opt_uint(max_sequence, "max_sequence", u64::MAX)? {
-            b = b.max_sequence(n);
-        }
-        if let Some(c) = clock {
-            b = b.clock(c.get().0.clone());
-        }
-        if let Some(url) = lease {
-            b = b.lease_url(&url);
-        }
-        if let Some(ms) = opt_uint(lease_ttl_ms, "lease_ttl_ms", u64::MAX)? {
-            b = b.lease_ttl_ms(ms);
-        }
-        if let Some(path) = state.filter(|p| !p.is_none()) {
-            b = b.state(&state_path(path)?);
+        for (key, value) in &given {
+            let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == key) else {
+                let names: Vec<&'static str> = GENERATOR_OPTIONS.iter().map(|o| o.name).collect();
+                return Err(PyTypeError::new_err(unknown_option(key, &names).to_string()));
+            };
+            if value.is_none() || option.kind == OptionKind::Layout {
+                continue;
+            }
+            b = match option.kind {
+                OptionKind::Clock => {
+                    let clock = value.cast::<PyManualClock>().map_err(|_| wrong_type(option, value))?;
+                    b.clock(clock.get().0.clone())
+                }
+                kind => {
+                    let text;
+                    let v = match kind {
+                        OptionKind::Path => {
+                            text = state_path(value)?;
+                            OptionValue::Text(&text)
+                        }
+                        _ if value.is_instance_of::<PyInt>() && matches!(kind, OptionKind::Uint | OptionKind::Node) => {
+                            OptionValue::Uint(uint(value, option.name, node_max(option.name, &layout))?)
+                        }
+                        OptionKind::Uint => return Err(wrong_type(option, value)),
+                        _ => {
+                            text = value.extract::<String>().map_err(|_| wrong_type(option, value))?;
+                            OptionValue::Text(&text)
+                        }
+                    };
+                    b.set(option.name, v).map_err(to_py)?
+                }
+            };
         }
         // Long waits (a clock waited out, a frozen clock) let Python's signal
         // handlers run every 10 ms: Ctrl-C interrupts them with KeyboardInterrupt.
@@ -218,18 +211,6 @@ impl PyGenerator {
         self.layout.clone_ref(py)
     }
     #[getter]
-    fn node(&self) -> u64 {
-        self.inner.node()
-    }
-    #[getter]
-    fn datacenter(&self) -> u64 {
-        self.inner.datacenter()
-    }
-    #[getter]
-    fn worker(&self) -> u64 {
-        self.inner.worker()
-    }
-    #[getter]
     fn overflow(&self) -> &'static str {
         self.inner.overflow().as_str()
     }
@@ -237,20 +218,6 @@ impl PyGenerator {
     fn clock_backwards(&self) -> &'static str {
         self.inner.clock_backwards().as_str()
     }
-    #[getter]
-    fn max_borrow_ms(&self) -> u64 {
-        self.inner.max_borrow_ms()
-    }
-    #[getter]
-    fn max_wait_ms(&self) -> u64 {
-        self.inner.max_wait_ms()
-    }
-    /// Unix-ms start of the tick of the last ID issued, or None before the first.
-    #[getter]
-    fn last_issued_ms(&self) -> Option<u64> {
-        self.inner.last_issued_ms()
-    }
-
     /// Whether the node id comes from a lease (`lease=` URL).
     #[getter]
     fn leased(&self) -> bool {

@@ -1,7 +1,7 @@
 //! `flakeid.Layout` and `flakeid.Parts`: the core's `Layout` and `Parts`, converted.
 
 use crate::errors::{opt_uint, to_py, uint};
-use flakeid_core::{Layout, LayoutBuilder, Order, Parts};
+use flakeid_core::{Layout, LayoutBuilder, Order};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -13,6 +13,9 @@ use pyo3::types::PyType;
 #[pyclass(name = "Layout", module = "flakeid", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub Layout);
+
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
 
 /// `layout=` accepts a `Layout` or a preset name; `None` means `"snowflake"`.
 pub(crate) fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
@@ -31,8 +34,30 @@ pub(crate) fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
     }
 }
 
-#[pymethods]
-impl PyLayout {
+/// One `#[pymethods]` block (pyo3 takes one per class) with a getter for each
+/// accessor of the wrapped core value (`self.$field.$name()`), then `$rest`.
+macro_rules! pymethods_with_getters {
+    ($ty:ident . $field:tt { $($name:ident: $ret:ty),* $(,)? } $($rest:tt)*) => {
+        #[pymethods]
+        impl $ty {
+            $(
+                #[getter]
+                fn $name(&self) -> $ret {
+                    self.$field.$name()
+                }
+            )*
+            $($rest)*
+        }
+    };
+}
+pub(crate) use pymethods_with_getters;
+
+pymethods_with_getters! { PyLayout.0 {
+    name: Option<&'static str>, time_bits: u32, datacenter_bits: u32, worker_bits: u32, node_bits: u32,
+    sequence_bits: u32, tick_ms: u64, epoch_ms: u64, total_bits: u32, max_node: u64, max_datacenter: u64,
+    max_worker: u64, max_sequence: u64, ids_per_tick: u64, max_id: u64, last_timestamp_ms: u64, signed_until_ms: u64,
+}
+
     #[new]
     #[pyo3(signature = (*, time_bits=None, node_bits=None, datacenter_bits=None, worker_bits=None,
         sequence_bits=None, tick_ms=None, epoch_ms=None, order=None))]
@@ -55,20 +80,17 @@ impl PyLayout {
         };
         let mut b: LayoutBuilder = Layout::builder();
         // The core decides the rules (node_bits or datacenter_bits + worker_bits).
-        if let Some(v) = bits(node_bits, "node_bits")? {
-            b = b.node_bits(v);
-        }
-        if let Some(v) = bits(time_bits, "time_bits")? {
-            b = b.time_bits(v);
-        }
-        if let Some(v) = bits(datacenter_bits, "datacenter_bits")? {
-            b = b.datacenter_bits(v);
-        }
-        if let Some(v) = bits(worker_bits, "worker_bits")? {
-            b = b.worker_bits(v);
-        }
-        if let Some(v) = bits(sequence_bits, "sequence_bits")? {
-            b = b.sequence_bits(v);
+        let widths: [(_, _, SetWidth); 5] = [
+            (node_bits, "node_bits", LayoutBuilder::node_bits),
+            (time_bits, "time_bits", LayoutBuilder::time_bits),
+            (datacenter_bits, "datacenter_bits", LayoutBuilder::datacenter_bits),
+            (worker_bits, "worker_bits", LayoutBuilder::worker_bits),
+            (sequence_bits, "sequence_bits", LayoutBuilder::sequence_bits),
+        ];
+        for (value, field, set) in widths {
+            if let Some(v) = bits(value, field)? {
+                b = set(b, v);
+            }
         }
         if let Some(v) = opt_uint(tick_ms, "tick_ms", 86_400_000)? {
             b = b.tick_ms(v);
@@ -95,76 +117,8 @@ impl PyLayout {
     }
 
     #[getter]
-    fn name(&self) -> Option<&'static str> {
-        self.0.name()
-    }
-    #[getter]
-    fn time_bits(&self) -> u32 {
-        self.0.time_bits()
-    }
-    #[getter]
-    fn datacenter_bits(&self) -> u32 {
-        self.0.datacenter_bits()
-    }
-    #[getter]
-    fn worker_bits(&self) -> u32 {
-        self.0.worker_bits()
-    }
-    #[getter]
-    fn node_bits(&self) -> u32 {
-        self.0.node_bits()
-    }
-    #[getter]
-    fn sequence_bits(&self) -> u32 {
-        self.0.sequence_bits()
-    }
-    #[getter]
-    fn tick_ms(&self) -> u64 {
-        self.0.tick_ms()
-    }
-    #[getter]
-    fn epoch_ms(&self) -> u64 {
-        self.0.epoch_ms()
-    }
-    #[getter]
     fn order(&self) -> &'static str {
         self.0.order().as_str()
-    }
-    #[getter]
-    fn total_bits(&self) -> u32 {
-        self.0.total_bits()
-    }
-    #[getter]
-    fn max_node(&self) -> u64 {
-        self.0.max_node()
-    }
-    #[getter]
-    fn max_datacenter(&self) -> u64 {
-        self.0.max_datacenter()
-    }
-    #[getter]
-    fn max_worker(&self) -> u64 {
-        self.0.max_worker()
-    }
-    #[getter]
-    fn max_sequence(&self) -> u64 {
-        self.0.max_sequence()
-    }
-    #[getter]
-    fn ids_per_tick(&self) -> u64 {
-        self.0.ids_per_tick()
-    }
-    #[getter]
-    fn max_id(&self) -> u64 {
-        self.0.max_id()
-    }
-    #[getter]
-    fn last_timestamp_ms(&self) -> u64 {
-        self.0.last_timestamp_ms()
-    }
-    #[getter]
-    fn signed_until_ms(&self) -> u64 {
-        self.0.signed_until_ms()
     }
 
     /// The ID for a Unix-ms time (floored to its tick), a node id and a sequence.
@@ -262,45 +216,37 @@ impl PyLayout {
 }
 
 pub(crate) fn decompose(layout: &Layout, id: u64) -> PyResult<PyParts> {
-    layout.try_decompose(id).map(PyParts).map_err(to_py)
+    let p = layout.try_decompose(id).map_err(to_py)?;
+    let (timestamp_ms, ticks, datacenter, worker, node, sequence) =
+        (p.timestamp_ms, p.ticks, p.datacenter, p.worker, p.node, p.sequence);
+    Ok(PyParts {
+        timestamp_ms,
+        ticks,
+        datacenter,
+        worker,
+        node,
+        sequence,
+    })
 }
 
-/// An ID taken apart. `timestamp_ms` is Unix ms (the start of the ID's tick).
-#[pyclass(name = "Parts", module = "flakeid", frozen, eq, hash)]
+/// An ID taken apart: the core's `Parts`. `timestamp_ms` is Unix ms (the start of
+/// the ID's tick); `ticks` is the raw time field (ticks since the layout's epoch).
+#[pyclass(name = "Parts", module = "flakeid", frozen, eq, hash, get_all)]
 #[derive(PartialEq, Eq, Hash)]
-pub(crate) struct PyParts(Parts);
+pub(crate) struct PyParts {
+    timestamp_ms: u64,
+    ticks: u64,
+    datacenter: u64,
+    worker: u64,
+    node: u64,
+    sequence: u64,
+}
 
 static UNIX_EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 #[pymethods]
 impl PyParts {
-    #[getter]
-    fn timestamp_ms(&self) -> u64 {
-        self.0.timestamp_ms
-    }
-    /// The raw time field: ticks since the layout's epoch.
-    #[getter]
-    fn ticks(&self) -> u64 {
-        self.0.ticks
-    }
-    #[getter]
-    fn datacenter(&self) -> u64 {
-        self.0.datacenter
-    }
-    #[getter]
-    fn worker(&self) -> u64 {
-        self.0.worker
-    }
-    #[getter]
-    fn node(&self) -> u64 {
-        self.0.node
-    }
-    #[getter]
-    fn sequence(&self) -> u64 {
-        self.0.sequence
-    }
-
     /// `timestamp_ms` as an aware UTC `datetime` (exact: integer arithmetic).
     #[getter]
     fn datetime<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -314,12 +260,12 @@ impl PyParts {
         })?;
         let delta = TIMEDELTA.import(py, "datetime", "timedelta")?;
         let kwargs = pyo3::types::PyDict::new(py);
-        kwargs.set_item("milliseconds", self.0.timestamp_ms)?;
+        kwargs.set_item("milliseconds", self.timestamp_ms)?;
         epoch.bind(py).add(delta.call((), Some(&kwargs))?)
     }
 
     fn __repr__(&self) -> String {
-        let p = &self.0;
+        let p = self;
         format!(
             "Parts(timestamp_ms={}, datacenter={}, worker={}, node={}, sequence={})",
             p.timestamp_ms, p.datacenter, p.worker, p.node, p.sequence

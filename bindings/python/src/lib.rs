@@ -130,8 +130,6 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hostname, m)?)?;
     m.add_function(wrap_pyfunction!(first_mac, m)?)?;
     m.add_function(wrap_pyfunction!(first_private_ipv4, m)?)?;
-    m.add_function(wrap_pyfunction!(errors::_raise_error, m)?)?;
-    m.add_function(wrap_pyfunction!(errors::_error_kinds, m)?)?;
     let classes = errors::classes(py)?;
     m.add("FlakeIdError", classes.base.clone_ref(py))?;
     for (kind, name, cls) in &classes.kinds {

@@ -2,7 +2,7 @@
 //! `Date.now()`; a wasm module has no threads, no fork and no leases.
 
 use crate::convert::{self, Shared, js_error};
-use crate::layout::{Layout, layout_from_js};
+use crate::layout::{Layout, getters, layout_from_js};
 use flakeid_core::Clock;
 use flakeid_js::{JsOption, js_generator_option};
 use js_sys::{Object, Uint8Array};
@@ -212,32 +212,12 @@ impl Generator {
         }
     }
     #[wasm_bindgen(getter)]
-    pub fn node(&self) -> f64 {
-        self.inner.node() as f64
-    }
-    #[wasm_bindgen(getter)]
-    pub fn datacenter(&self) -> f64 {
-        self.inner.datacenter() as f64
-    }
-    #[wasm_bindgen(getter)]
-    pub fn worker(&self) -> f64 {
-        self.inner.worker() as f64
-    }
-    #[wasm_bindgen(getter)]
     pub fn overflow(&self) -> String {
         self.inner.overflow().as_str().to_owned()
     }
     #[wasm_bindgen(getter, js_name = clockBackwards)]
     pub fn clock_backwards(&self) -> String {
         self.inner.clock_backwards().as_str().to_owned()
-    }
-    #[wasm_bindgen(getter, js_name = maxBorrowMs)]
-    pub fn max_borrow_ms(&self) -> f64 {
-        self.inner.max_borrow_ms() as f64
-    }
-    #[wasm_bindgen(getter, js_name = maxWaitMs)]
-    pub fn max_wait_ms(&self) -> f64 {
-        self.inner.max_wait_ms() as f64
     }
 }
 
@@ -293,3 +273,8 @@ impl ManualClock {
         convert::share(Shared::Clock(self.inner.clone()));
     }
 }
+
+getters! { Generator {
+    node / node: f64, datacenter / datacenter: f64, worker / worker: f64,
+    max_borrow_ms / maxBorrowMs: f64, max_wait_ms / maxWaitMs: f64,
+} }

@@ -1,7 +1,7 @@
 //! `Layout`: a preset or a validated custom bit split, as a JS class.
 
 use crate::convert::{self, Shared, js_error, number};
-use flakeid_core::{Order, Parts};
+use flakeid_core::{LayoutBuilder, Order, Parts};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
@@ -33,6 +33,46 @@ export interface Parts {
   sequence: number;
 }
 "#;
+
+/// A `#[wasm_bindgen]` block of getters, each the core's accessor of that name
+/// (as a JS number where it is one: every such value is below 2^53).
+macro_rules! getters {
+    ($ty:ident { $($(#[doc = $doc:literal])* $name:ident / $js:ident: $ret:ty),* $(,)? }) => {
+        #[wasm_bindgen]
+        #[allow(clippy::unnecessary_cast)]
+        impl $ty {
+            $(
+                $(#[doc = $doc])*
+                #[wasm_bindgen(getter, js_name = $js)]
+                pub fn $name(&self) -> $ret {
+                    self.inner.$name() as $ret
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use getters;
+
+getters! { Layout {
+    time_bits / timeBits: u32,
+    datacenter_bits / datacenterBits: u32,
+    worker_bits / workerBits: u32,
+    node_bits / nodeBits: u32,
+    sequence_bits / sequenceBits: u32,
+    tick_ms / tickMs: f64,
+    epoch_ms / epochMs: f64,
+    max_node / maxNode: f64,
+    max_datacenter / maxDatacenter: f64,
+    max_worker / maxWorker: f64,
+    max_sequence / maxSequence: f64,
+    /// The largest ID this layout can produce.
+    max_id / maxId: u64,
+    /// The last Unix ms this layout can represent.
+    last_timestamp_ms / lastTimestampMs: f64,
+    /// The last Unix ms whose IDs fit a signed 64-bit integer.
+    signed_until_ms / signedUntilMs: f64,
+} }
 
 /// How the 64 bits are split (`Layout.preset("flake")`, `new Layout({...})`).
 #[wasm_bindgen]
@@ -83,69 +123,10 @@ impl Layout {
     pub fn name(&self) -> Option<String> {
         self.inner.name().map(str::to_owned)
     }
-    #[wasm_bindgen(getter, js_name = timeBits)]
-    pub fn time_bits(&self) -> u32 {
-        self.inner.time_bits()
-    }
-    #[wasm_bindgen(getter, js_name = datacenterBits)]
-    pub fn datacenter_bits(&self) -> u32 {
-        self.inner.datacenter_bits()
-    }
-    #[wasm_bindgen(getter, js_name = workerBits)]
-    pub fn worker_bits(&self) -> u32 {
-        self.inner.worker_bits()
-    }
-    #[wasm_bindgen(getter, js_name = nodeBits)]
-    pub fn node_bits(&self) -> u32 {
-        self.inner.node_bits()
-    }
-    #[wasm_bindgen(getter, js_name = sequenceBits)]
-    pub fn sequence_bits(&self) -> u32 {
-        self.inner.sequence_bits()
-    }
-    #[wasm_bindgen(getter, js_name = tickMs)]
-    pub fn tick_ms(&self) -> f64 {
-        self.inner.tick_ms() as f64
-    }
-    #[wasm_bindgen(getter, js_name = epochMs)]
-    pub fn epoch_ms(&self) -> f64 {
-        self.inner.epoch_ms() as f64
-    }
     /// `"time|node|seq"` or `"time|seq|node"`.
     #[wasm_bindgen(getter)]
     pub fn order(&self) -> String {
         self.inner.order().as_str().to_owned()
-    }
-    #[wasm_bindgen(getter, js_name = maxNode)]
-    pub fn max_node(&self) -> f64 {
-        self.inner.max_node() as f64
-    }
-    #[wasm_bindgen(getter, js_name = maxDatacenter)]
-    pub fn max_datacenter(&self) -> f64 {
-        self.inner.max_datacenter() as f64
-    }
-    #[wasm_bindgen(getter, js_name = maxWorker)]
-    pub fn max_worker(&self) -> f64 {
-        self.inner.max_worker() as f64
-    }
-    #[wasm_bindgen(getter, js_name = maxSequence)]
-    pub fn max_sequence(&self) -> f64 {
-        self.inner.max_sequence() as f64
-    }
-    /// The largest ID this layout can produce.
-    #[wasm_bindgen(getter, js_name = maxId)]
-    pub fn max_id(&self) -> u64 {
-        self.inner.max_id()
-    }
-    /// The last Unix ms this layout can represent.
-    #[wasm_bindgen(getter, js_name = lastTimestampMs)]
-    pub fn last_timestamp_ms(&self) -> f64 {
-        self.inner.last_timestamp_ms() as f64
-    }
-    /// The last Unix ms whose IDs fit a signed 64-bit integer.
-    #[wasm_bindgen(getter, js_name = signedUntilMs)]
-    pub fn signed_until_ms(&self) -> f64 {
-        self.inner.signed_until_ms() as f64
     }
 
     /// Takes an ID apart; `FLAKEID_PARSE` when it has bits above the layout's width.
@@ -253,6 +234,9 @@ pub(crate) fn parts_to_js(p: Parts) -> Object {
 }
 
 /// A `LayoutLike`: absent → snowflake; a preset name; a `Layout`; or an options object.
+/// One of `LayoutBuilder`'s width setters.
+type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
+
 pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, JsValue> {
     if value.is_undefined() || value.is_null() {
         return Ok(flakeid_core::Layout::SNOWFLAKE);
@@ -274,30 +258,18 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
     }
     let mut b = flakeid_core::Layout::builder();
     let bits = |key: &str, field: &'static str| convert::opt_uint(value, key, field, u64::from(u32::MAX));
-    if let Some(v) = bits("timeBits", "time_bits")? {
-        b = b.time_bits(v as u32);
-    }
-    let (dc, worker) = (
-        bits("datacenterBits", "datacenter_bits")?,
-        bits("workerBits", "worker_bits")?,
-    );
-    if let Some(v) = bits("nodeBits", "node_bits")? {
-        if dc.is_some() || worker.is_some() {
-            return Err(convert::config(
-                "node_bits",
-                "give either nodeBits or datacenterBits + workerBits, not both".to_owned(),
-            ));
+    // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
+    let widths: [(_, _, SetWidth); 5] = [
+        ("timeBits", "time_bits", LayoutBuilder::time_bits),
+        ("nodeBits", "node_bits", LayoutBuilder::node_bits),
+        ("datacenterBits", "datacenter_bits", LayoutBuilder::datacenter_bits),
+        ("workerBits", "worker_bits", LayoutBuilder::worker_bits),
+        ("sequenceBits", "sequence_bits", LayoutBuilder::sequence_bits),
+    ];
+    for (key, field, set) in widths {
+        if let Some(v) = bits(key, field)? {
+            b = set(b, v as u32);
         }
-        b = b.node_bits(v as u32);
-    }
-    if let Some(v) = dc {
-        b = b.datacenter_bits(v as u32);
-    }
-    if let Some(v) = worker {
-        b = b.worker_bits(v as u32);
-    }
-    if let Some(v) = bits("sequenceBits", "sequence_bits")? {
-        b = b.sequence_bits(v as u32);
     }
     if let Some(v) = convert::opt_uint(value, "tickMs", "tick_ms", u64::MAX)? {
         b = b.tick_ms(v);

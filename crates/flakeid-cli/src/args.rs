@@ -2,7 +2,8 @@
 //! `--version`, shell completions (`flakeid completions bash`) and environment
 //! fallbacks (`FLAKEID_NODE`, `FLAKEID_LEASE`, `FLAKEID_LISTEN`) come with it.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand};
+use flakeid_core::{GENERATOR_OPTIONS, GeneratorOption, OptionKind, generator_option};
 use std::path::PathBuf;
 
 /// A non-negative integer in decimal digits only (`+5`, `-1`, `0x10` are refused).
@@ -74,52 +75,132 @@ pub enum Command {
     Unseal(SealArgs),
     /// Run the ID service (HTTP/1.1, h2c and gRPC on one port)
     Serve(ServeArgs),
-    /// Print the version (as --version; kept from the old command line)
-    #[command(hide = true)]
-    Version,
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions { shell: clap_complete::Shell },
 }
 
-/// The layout and the node-id and generator options of `generate` and `serve`.
-#[derive(Debug, Args)]
+/// The layout and the node-id and generator options of `generate` and `serve`: one
+/// flag per option of the core's table (`flakeid_core::GENERATOR_OPTIONS`), with its
+/// help, default and range from there. Values stay text until
+/// `GeneratorBuilder::set_text`, so every rule and message is the core's.
+#[derive(Debug, Default)]
 pub struct GeneratorArgs {
-    /// snowflake (default), flake, discord, sonyflake, baidu, instagram, js53
-    #[arg(short, long, value_name = "L")]
-    pub layout: Option<String>,
-    /// The whole node id; also env:VAR, hostname (web-3 -> 3), mac, ipv4
-    #[arg(long, value_name = "N", env = "FLAKEID_NODE", value_parser = node_arg, allow_hyphen_values = true)]
-    pub node: Option<String>,
-    /// Datacenter id (layouts with a datacenter field)
-    #[arg(long, value_name = "D", value_parser = uint)]
-    pub datacenter: Option<u64>,
-    /// Worker id
-    #[arg(long, value_name = "W", value_parser = uint)]
-    pub worker: Option<u64>,
-    /// wait (default) or borrow (run ahead of the clock, bounded)
-    #[arg(long, value_name = "P")]
-    pub overflow: Option<String>,
-    /// How far borrowing may run ahead (default 2000)
-    #[arg(long, value_name = "M", value_parser = uint)]
-    pub max_borrow_ms: Option<u64>,
-    /// error (default), wait or monotonic
-    #[arg(long, value_name = "P")]
-    pub clock_backwards: Option<String>,
-    /// How long the wait policy waits (default 1000)
-    #[arg(long, value_name = "M", value_parser = uint)]
-    pub max_wait_ms: Option<u64>,
-    /// Lease the node id: file:///dir, redis[s]://host:port/db, postgres://user:pass@host:port/db, etcd[s]://host:2379[,host2:2379]/ (?namespace=NAME; TLS: ca=, cert=, key=; PostgreSQL: sslmode=…) — docs/leases.md
-    #[arg(long, value_name = "URL", env = "FLAKEID_LEASE")]
-    pub lease: Option<String>,
-    /// The lease's time-to-live (default 10000; needs --lease)
-    #[arg(long, value_name = "M", value_parser = uint)]
-    pub lease_ttl_ms: Option<u64>,
-    /// At most M + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)
-    #[arg(long, value_name = "M", value_parser = uint)]
-    pub max_sequence: Option<u64>,
-    /// Keep a high-water timestamp in FILE across restarts (a fixed node id; not with --lease): a clock behind it meets --clock-backwards; a missing FILE is a fresh start — docs/state.md
-    #[arg(long, value_name = "FILE", env = "FLAKEID_STATE")]
-    pub state: Option<String>,
+    /// The options given (by flag or environment), as (snake_case name, text), in the table's order.
+    pub given: Vec<(&'static str, String)>,
+}
+
+impl GeneratorArgs {
+    /// `--layout`, if given.
+    pub fn layout(&self) -> Option<&str> {
+        self.given
+            .iter()
+            .find(|(name, _)| *name == "layout")
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The options a command line can set (not the manual clock, a test handle).
+fn flag_options() -> impl Iterator<Item = &'static GeneratorOption> {
+    GENERATOR_OPTIONS.iter().filter(|o| o.kind != OptionKind::Clock)
+}
+
+/// The flag of one option: its help is the table's, plus the default, the range,
+/// the words of a choice and what it needs.
+fn flag(o: &'static GeneratorOption) -> Arg {
+    let mut help = o.doc[..1].to_uppercase() + &o.doc[1..];
+    if let OptionKind::Choice(words) = o.kind {
+        let words: Vec<String> = words
+            .iter()
+            .map(|w| {
+                if *w == o.default {
+                    format!("{w} (default)")
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        help += &format!(": {}", words.join(", "));
+    } else if !o.default.is_empty() {
+        help += &format!(" (default {}", o.default);
+        if o.kind == OptionKind::Uint && o.max < u64::MAX {
+            help += &format!("; {}..={}", o.min, o.max);
+        }
+        help += ")";
+    }
+    if let Some(needed) = o.requires {
+        help += &format!("; needs --{}", generator_option(needed).map_or(needed, |n| n.flag));
+    }
+    if o.kind == OptionKind::Layout {
+        let names: Vec<&str> = flakeid_core::Layout::PRESETS.iter().filter_map(|l| l.name()).collect();
+        help += &format!(": {}", names.join(", "));
+    }
+    help += match o.name {
+        "node" => " (web-3 -> 3 for hostname)",
+        "lease" => " (?namespace=NAME; TLS: ca=, cert=, key=; PostgreSQL: sslmode=…) — docs/leases.md",
+        "state" => "; not with --lease: a clock behind it meets --clock-backwards; a missing FILE is a fresh start",
+        _ => "",
+    };
+    let (value_name, parser): (&str, TextParser) = match o.kind {
+        OptionKind::Uint if o.name == "datacenter" => ("D", uint_text),
+        OptionKind::Uint if o.name == "worker" => ("W", uint_text),
+        OptionKind::Uint => ("M", uint_text),
+        OptionKind::Node => ("N", node_arg),
+        OptionKind::Layout => ("L", text),
+        OptionKind::Choice(_) => ("P", text),
+        OptionKind::LeaseUrl => ("URL", text),
+        _ => ("FILE", text),
+    };
+    let arg = Arg::new(o.name)
+        .long(o.flag)
+        .value_name(value_name)
+        .help(help)
+        .value_parser(parser)
+        .allow_hyphen_values(o.kind == OptionKind::Node);
+    let arg = if o.kind == OptionKind::Layout {
+        arg.short('l')
+    } else {
+        arg
+    };
+    // The options a deployment sets per process.
+    match o.kind {
+        OptionKind::Node => arg.env("FLAKEID_NODE"),
+        OptionKind::LeaseUrl => arg.env("FLAKEID_LEASE"),
+        OptionKind::Path => arg.env("FLAKEID_STATE"),
+        _ => arg,
+    }
+}
+
+/// A flag's check: the text itself, or why clap refuses it.
+type TextParser = fn(&str) -> Result<String, String>;
+
+fn uint_text(text: &str) -> Result<String, String> {
+    uint(text).map(|_| text.to_string())
+}
+
+fn text(text: &str) -> Result<String, String> {
+    Ok(text.to_string())
+}
+
+impl FromArgMatches for GeneratorArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = flag_options()
+            .filter_map(|o| Some((o.name, matches.get_one::<String>(o.name)?.clone())))
+            .collect();
+        Ok(GeneratorArgs { given })
+    }
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for GeneratorArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.args(flag_options().map(flag))
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Debug, Args)]

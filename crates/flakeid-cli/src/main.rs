@@ -1,9 +1,6 @@
 //! `flakeid` — generate, decode and describe Snowflake-family IDs from a shell.
 
-use flakeid_core::{
-    ClockBackwards, Encoding, Error, Generator, Layout, NodeSource, Overflow, Parts, decode, decode_auto, encode,
-    to_bytes,
-};
+use flakeid_core::{Encoding, Error, Generator, Layout, Parts, decode, decode_auto, encode, to_bytes};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -128,10 +125,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Serve(_) => Err(Failure::Usage(
             "this flakeid was built without `serve` (cargo feature serve)".into(),
         )),
-        Command::Version => {
-            writeln!(io::stdout().lock(), "flakeid {}", flakeid_core::VERSION)?;
-            Ok(())
-        }
         Command::Completions { shell } => {
             let mut out = io::stdout().lock();
             clap_complete::generate(shell, &mut Cli::command(), "flakeid", &mut out);
@@ -148,43 +141,13 @@ fn layout_arg(name: Option<&str>) -> Result<Layout, Failure> {
     }
 }
 
-/// The node-id and generator options shared by `generate` and `serve`.
+/// The node-id and generator options shared by `generate` and `serve`: each flag
+/// given, set by its table name (ranges and requirements are the core's, as in
+/// every binding: a config error naming the option, not a usage error).
 fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder, Failure> {
-    let mut b = Generator::builder(layout_arg(o.layout.as_deref())?);
-    if let Some(node) = &o.node {
-        b = b.node_source(NodeSource::parse(node)?);
-    }
-    if let Some(d) = o.datacenter {
-        b = b.datacenter(d);
-    }
-    if let Some(w) = o.worker {
-        b = b.worker(w);
-    }
-    if let Some(p) = &o.overflow {
-        b = b.overflow(Overflow::parse(p)?);
-    }
-    if let Some(ms) = o.max_borrow_ms {
-        b = b.max_borrow_ms(ms);
-    }
-    if let Some(p) = &o.clock_backwards {
-        b = b.clock_backwards(ClockBackwards::parse(p)?);
-    }
-    if let Some(ms) = o.max_wait_ms {
-        b = b.max_wait_ms(ms);
-    }
-    if let Some(url) = &o.lease {
-        b = b.lease_url(url);
-    }
-    // Requirements and ranges (lease_ttl_ms needs lease) are the core's, as in
-    // every binding: a config error naming the option, not a usage error.
-    if let Some(ms) = o.lease_ttl_ms {
-        b = b.lease_ttl_ms(ms);
-    }
-    if let Some(n) = o.max_sequence {
-        b = b.max_sequence(n);
-    }
-    if let Some(path) = &o.state {
-        b = b.state(path);
+    let mut b = Generator::builder(Layout::SNOWFLAKE);
+    for (name, text) in &o.given {
+        b = b.set_text(name, text)?;
     }
     Ok(b)
 }
@@ -195,7 +158,7 @@ fn generate(args: GenerateArgs) -> Result<(), Failure> {
     let b = generator_options(&args.generator)?;
     let encoding = match format.as_str() {
         "int" | "decimal" | "json" | "bytes" => Encoding::Decimal,
-        other => Encoding::parse(other).map_err(|_| {
+        other => other.parse::<Encoding>().map_err(|_| {
             Failure::Usage(format!(
                 "--format must be int, hex, base32, base62, bytes or json, got {other:?}"
             ))
@@ -204,7 +167,7 @@ fn generate(args: GenerateArgs) -> Result<(), Failure> {
     let sealer = match &args.seal_key_file {
         Some(path) => Some(seal::from_key_file(
             path,
-            &layout_arg(args.generator.layout.as_deref())?,
+            &layout_arg(args.generator.layout())?,
             args.seal_tweak.as_deref(),
         )?),
         None => None,
@@ -264,7 +227,7 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
     let json = args.json;
     let from = match args.from.as_deref() {
         Some("int") => Some(Encoding::Decimal),
-        Some(f) => Some(Encoding::parse(f)?),
+        Some(f) => Some(f.parse::<Encoding>()?),
         None => None,
     };
     let mut texts = args.ids;

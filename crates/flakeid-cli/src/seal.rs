@@ -52,12 +52,13 @@ pub(crate) fn run(args: SealArgs, unseal: bool) -> Result<(), Failure> {
     let layout = layout_arg(args.layout.as_deref())?;
     let from = match args.from.as_deref() {
         Some("int") => Some(Encoding::Decimal),
-        Some(f) => Some(Encoding::parse(f)?),
+        Some(f) => Some(f.parse::<Encoding>()?),
         None => None,
     };
     let to = match args.format.as_str() {
         "int" => Encoding::Decimal,
-        f => Encoding::parse(f)
+        f => f
+            .parse::<Encoding>()
             .map_err(|_| Failure::Usage(format!("--format must be int, hex, base32 or base62, got {f:?}")))?,
     };
     let sealer = sealer_of(&args, &layout)?;

@@ -39,7 +39,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         sealer: match &args.seal_key_file {
             Some(path) => Some(crate::seal::from_key_file(
                 path,
-                &crate::layout_arg(args.generator.layout.as_deref())?,
+                &crate::layout_arg(args.generator.layout())?,
                 args.seal_tweak.as_deref(),
             )?),
             None => None,

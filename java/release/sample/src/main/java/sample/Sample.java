@@ -1,6 +1,6 @@
 package sample;
 
-import invalid.example.flakeid.Flakeid;
+import invalid.example.flakeid.FlakeId;
 import invalid.example.flakeid.Generator;
 import invalid.example.flakeid.Parts;
 
@@ -8,8 +8,8 @@ public class Sample {
   public static void main(String[] args) {
     try (Generator gen = Generator.builder().datacenter(1).worker(2).build()) {
       long id = gen.nextId();
-      Parts p = Flakeid.decompose(id);
-      System.out.println(id + " " + p.datacenter() + " " + p.worker() + " " + Flakeid.version());
+      Parts p = FlakeId.decompose(id);
+      System.out.println(id + " " + p.datacenter() + " " + p.worker() + " " + FlakeId.version());
     }
   }
 }

@@ -3,7 +3,7 @@ package invalid.example.flakeid;
 import java.time.Instant;
 
 /**
- * An ID taken apart ({@link Flakeid#decompose}).
+ * An ID taken apart ({@link FlakeId#decompose}).
  *
  * @param timestampMs Unix milliseconds at the start of the ID's tick
  * @param ticks the raw time field: ticks since the layout's epoch

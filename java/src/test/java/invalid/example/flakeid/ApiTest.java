@@ -21,7 +21,7 @@ class ApiTest {
       // loaded machine, so "now-ish" is checked with a second's slack.
       long before = System.currentTimeMillis() - 1000;
       long id = gen.nextId();
-      Parts p = Flakeid.decompose(id);
+      Parts p = FlakeId.decompose(id);
       assertEquals(1, p.datacenter());
       assertEquals(2, p.worker());
       assertEquals(34, gen.node());
@@ -56,7 +56,7 @@ class ApiTest {
     ConfigException wait =
         assertThrows(ConfigException.class, () -> Generator.builder().maxWait(Duration.ofMillis(-1)).build());
     assertEquals("max_wait_ms", wait.field());
-    IdParseException p = assertThrows(IdParseException.class, () -> Flakeid.decode("12x", Encoding.DECIMAL));
+    IdParseException p = assertThrows(IdParseException.class, () -> FlakeId.decode("12x", Encoding.DECIMAL));
     assertEquals(2, p.position());
     assertThrows(ConfigException.class, () -> Layout.preset("nope"));
     assertTrue(FlakeIdException.class.isAssignableFrom(IdParseException.class));
@@ -93,7 +93,7 @@ class ApiTest {
       threads[w] = Thread.ofVirtual().start(() -> {
         for (int i = 0; i < 2000; i++) {
           try {
-            Flakeid.decode("0".repeat(pos) + "!", Encoding.DECIMAL);
+            FlakeId.decode("0".repeat(pos) + "!", Encoding.DECIMAL);
             failure.set(new AssertionError("decoded"));
           } catch (IdParseException e) {
             if (e.position() != pos) failure.set(new AssertionError("position " + e.position() + ", want " + pos));
@@ -108,7 +108,7 @@ class ApiTest {
   @Test
   void layoutsAndOptions() {
     try (Generator g = Generator.builder().layout(Layout.SONYFLAKE).node(0x1234).build()) {
-      Parts p = Flakeid.decompose(g.nextId(), Layout.SONYFLAKE);
+      Parts p = FlakeId.decompose(g.nextId(), Layout.SONYFLAKE);
       assertEquals(0x1234, p.node());
       assertEquals(0, p.datacenter());
       assertEquals(0x1234, p.worker());
@@ -118,7 +118,7 @@ class ApiTest {
     Layout custom = Layout.custom(41, 0, 0, 22, 1, 1288834974657L, Order.TIME_NODE_SEQ);
     assertEquals(22, custom.sequenceBits());
     assertEquals((1L << 22) - 1, custom.maxSequence());
-    assertEquals("18446744073709551615", Flakeid.encode(-1L, Encoding.DECIMAL));
+    assertEquals("18446744073709551615", FlakeId.encode(-1L, Encoding.DECIMAL));
   }
 
   @Test
@@ -126,7 +126,7 @@ class ApiTest {
     ManualClock clock = ManualClock.create(1_700_000_000_000L, 0);
     try (Generator g = Generator.builder().clock(clock).node(3).build()) {
       clock.close(); // the generator keeps the clock's time
-      assertEquals(1_700_000_000_000L, Flakeid.decompose(g.nextId()).timestampMs());
+      assertEquals(1_700_000_000_000L, FlakeId.decompose(g.nextId()).timestampMs());
     }
   }
 
@@ -150,6 +150,6 @@ class ApiTest {
   @Test
   void versionIsTheWorkspaces() {
     String pom = System.getProperty("flakeid.version.pom");
-    assertEquals(pom, Flakeid.version(), "java/pom.xml's <version> and Cargo.toml's differ");
+    assertEquals(pom, FlakeId.version(), "java/pom.xml's <version> and Cargo.toml's differ");
   }
 }

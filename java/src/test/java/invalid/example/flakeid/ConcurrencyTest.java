@@ -65,7 +65,7 @@ class ConcurrencyTest {
       for (int i = 1; i < all.length; i++) {
         if (all[i] == all[i - 1]) fail("ID " + all[i] + " issued twice");
       }
-      assertEquals(5, Flakeid.decompose(all[0]).node());
+      assertEquals(5, FlakeId.decompose(all[0]).node());
     }
   }
 

@@ -65,7 +65,7 @@ class DocBlocksTest {
                   Sealer.create(
                       HexFormat.of().parseHex(hex), null, "orders".getBytes(StandardCharsets.UTF_8))) {
                 long id = s.unseal(Long.parseLong(out.trim()));
-                assertEquals(1, Flakeid.decompose(id).worker(), "unsealed " + id + ": not a worker-1 ID");
+                assertEquals(1, FlakeId.decompose(id).worker(), "unsealed " + id + ": not a worker-1 ID");
               }
             } catch (java.io.IOException e) {
               throw new java.io.UncheckedIOException(e);

@@ -100,7 +100,7 @@ class LeaseTest {
         long[] ids = g.nextIds(100);
         long id = g.nextId();
         assertTrue(id > ids[99]);
-        assertEquals(g.node(), Flakeid.decompose(id).node());
+        assertEquals(g.node(), FlakeId.decompose(id).node());
         Stats st = g.stats();
         assertEquals(101, st.idsIssued());
         assertEquals(java.util.Optional.of("held"), st.leaseState());

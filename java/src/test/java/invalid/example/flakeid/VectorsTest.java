@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.function.Executable;
 
@@ -230,6 +231,23 @@ class VectorsTest {
         "Generator.Builder has no " + method);
   }
 
+  /**
+   * Every setter of Generator.Builder is an option of the core's table (OPTION_METHODS, held to
+   * tests/vectors/options.json by optionEntry; nodeSource is the text form of node), so the typed
+   * builder can neither miss an option nor grow one the engine lacks.
+   */
+  @Test
+  void builderHoldsOnlyTheTable() {
+    for (java.lang.reflect.Method m : Generator.Builder.class.getDeclaredMethods()) {
+      if (!java.lang.reflect.Modifier.isPublic(m.getModifiers()) || m.getReturnType() != Generator.Builder.class) {
+        continue;
+      }
+      assertTrue(
+          OPTION_METHODS.containsValue(m.getName()) || m.getName().equals("nodeSource"),
+          "Generator.Builder." + m.getName() + " is no option of the core's table");
+    }
+  }
+
   static void option(JsonNode c) {
     Generator.Builder b = Generator.builder().layout(layout(c.get("layout")));
     c.get("options").properties().forEach(e -> {
@@ -295,9 +313,9 @@ class VectorsTest {
     assertEquals(want, l.composeParts(num(c, "timestamp_ms"), num(c, "datacenter"), num(c, "worker"), num(c, "sequence")));
     Parts expected = new Parts(num(c, "timestamp_ms"), num(c, "ticks"), num(c, "node"), num(c, "datacenter"),
         num(c, "worker"), num(c, "sequence"));
-    assertEquals(expected, Flakeid.decompose(want, l));
+    assertEquals(expected, FlakeId.decompose(want, l));
     if (c.get("layout").asText().equals("snowflake")) {
-      assertEquals(expected, Flakeid.decompose(want));
+      assertEquals(expected, FlakeId.decompose(want));
     }
   }
 
@@ -322,8 +340,8 @@ class VectorsTest {
     long id = id(str(c, "id"));
     for (Encoding e : Encoding.values()) {
       String want = str(c, e.name().toLowerCase(java.util.Locale.ROOT));
-      assertEquals(want, Flakeid.encode(id, e), e.name());
-      assertEquals(id, Flakeid.decode(want, e), e.name());
+      assertEquals(want, FlakeId.encode(id, e), e.name());
+      assertEquals(id, FlakeId.decode(want, e), e.name());
     }
     byte[] bytes = java.nio.ByteBuffer.allocate(8).putLong(id).array();
     assertArrayEquals(HexFormat.of().parseHex(str(c, "bytes")), bytes);
@@ -331,12 +349,12 @@ class VectorsTest {
 
   static void alias(JsonNode c) {
     Encoding e = Encoding.valueOf(str(c, "encoding").toUpperCase(java.util.Locale.ROOT));
-    assertEquals(id(str(c, "id")), Flakeid.decode(str(c, "text"), e));
+    assertEquals(id(str(c, "id")), FlakeId.decode(str(c, "text"), e));
   }
 
   static void badText(JsonNode c) {
     Encoding e = Encoding.valueOf(str(c, "encoding").toUpperCase(java.util.Locale.ROOT));
-    expectError(c, () -> Flakeid.decode(str(c, "text"), e));
+    expectError(c, () -> FlakeId.decode(str(c, "text"), e));
   }
 
   // --- timelines.json ---

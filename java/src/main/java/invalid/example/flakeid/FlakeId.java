@@ -7,8 +7,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 
 /** Decoding and text forms of IDs, for IDs made by any flakeid binding. */
-public final class Flakeid {
-  private Flakeid() {}
+public final class FlakeId {
+  private FlakeId() {}
 
   /** Takes an ID apart under the Snowflake layout. */
   public static Parts decompose(long id) {
