@@ -286,13 +286,13 @@ mod tests {
         // after: its durable mark is reserved ahead of the clock, and a backend built
         // after the confirmation must not start there (its clock would be "behind").
         one::<i64>("SELECT count(*) FROM flakeid_next_many(10000)");
-        let resumes_after = crate::verdict::STARTUP.share().resume_after_ms;
+        let resumes_after = crate::shmem::STARTUP.share().resume_after_ms;
         let confirmed: String = one("SELECT flakeid_confirm_node(103)");
         assert!(
             confirmed.starts_with("node id 103 may issue IDs on timeline 1"),
             "{confirmed}"
         );
-        assert_eq!(crate::verdict::STARTUP.share().resume_after_ms, resumes_after);
+        assert_eq!(crate::shmem::STARTUP.share().resume_after_ms, resumes_after);
     }
 
     // NIST's FF1 sample key for AES-128, as in tests/vectors/seal.json, whose first

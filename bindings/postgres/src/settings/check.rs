@@ -3,8 +3,7 @@
 //! that the generator refuses rather than run without it).
 
 use super::files::{Entry, Pending};
-use super::{REFUSED_AT_START, Refusal, Setting, preloading};
-use crate::server::BackendClock;
+use super::{BackendClock, REFUSED_AT_START, Refusal, Setting, preloading};
 use flakeid_core::{Error, Generator, Layout, LeaseSpec};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};

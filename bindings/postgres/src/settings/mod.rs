@@ -14,13 +14,12 @@ mod check;
 mod files;
 
 use crate::error::{Report, SqlFn};
-use crate::server::BackendClock;
 use check::{
     check_clock_backwards, check_datacenter, check_layout, check_lease, check_max_sequence, check_node, check_overflow,
     check_worker,
 };
 use files::{described, how_to_change, where_in_files};
-use flakeid_core::{Error, Generator, GeneratorBuilder, Layout, Overflow};
+use flakeid_core::{Clock, Error, Generator, GeneratorBuilder, Layout, Overflow, precise_now_ms};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgSqlErrorCode, pg_sys};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -567,7 +566,7 @@ pub fn server_layout() -> Layout {
         Err(err) => setting_report(err).raise(SqlFn::PURE),
     };
     // Fixed for the server's life only when preloaded (otherwise it is reloadable).
-    if crate::server::preloaded() {
+    if crate::shmem::preloaded() {
         let _ = SERVER_LAYOUT.set(layout);
     }
     layout
@@ -580,5 +579,18 @@ pub fn counter_sequence_bits(layout: &Layout) -> u32 {
     match u64::try_from(MAX_SEQUENCE.get()) {
         Ok(m) if (m + 1).is_power_of_two() && m <= layout.max_sequence() => (m + 1).trailing_zeros(),
         _ => layout.sequence_bits(),
+    }
+}
+
+/// The OS clock, read on every call. The core's default clock serves a cache from a
+/// background thread; PostgreSQL backends are single-threaded processes (and there
+/// may be hundreds), so each reads the vDSO clock instead.
+#[derive(Debug)]
+pub struct BackendClock;
+
+impl Clock for BackendClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        precise_now_ms()
     }
 }

@@ -1,103 +1,40 @@
-//! The start-up check's verdict in shared memory ([`crate::worker`] writes it), and
-//! what calls do with it: wait for it, refuse with it, or clear it on an operator's
-//! confirmation.
+//! The start-up check: the state machine that decides, once the server accepts
+//! writes (after start, crash recovery or a promotion), whether it may issue IDs;
+//! its verdict ([`crate::shmem::STARTUP`]) and what calls do with it: wait for it,
+//! refuse with it, or clear it on an operator's confirmation. Its processes are
+//! [`crate::worker`]'s.
+//!
+//! The check creates flakeid's replication origins if they are missing (in a
+//! transaction of its own), reads the durable high-water mark and the owner record,
+//! and compares the owner with this server's node id, timeline and identity
+//! ([`crate::identity`]):
+//! - no owner yet on timeline 1 (a new cluster): this server owns its node id;
+//! - another node id than the recorded one (renumbered): it owns the new one;
+//! - the same node id and timeline, written by this server (a restart): cleared;
+//! - the same node id on a later timeline (a promoted standby, a restored backup):
+//!   refused until the node id is changed or `flakeid_confirm_node()` is run;
+//!   likewise with no owner record on a later timeline;
+//! - the same node id and timeline, written by another server (its data directory
+//!   copied: a base backup or a standby started as a primary, a file-level copy):
+//!   refused the same way. A record with no writer yet (written by an older
+//!   library) is this server's: it records itself.
+//!
+//! Only after a restart does the server resume right after the mark; in every
+//! other case the mark may not cover every ID issued under the node id, and it
+//! resumes after [`resume_after_uncertain`].
+//!
+//! With `flakeid.lease` the node id is the store's to give: the check only reads
+//! the mark, and the launcher then holds the server's lease ([`crate::lease`]).
 
+use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
 use crate::identity::{self, Difference};
-use crate::mark;
+use crate::mark::{self, Owner};
 use crate::settings;
+use crate::shmem::{self, STARTUP, Startup, Verdict, WORKER_WAIT};
 use flakeid_core::{Overflow, precise_now_ms};
-use pgrx::{PGRXSharedMemory, PgLwLock, PgSqlErrorCode, pg_sys};
-use std::time::{Duration, Instant};
-
-/// How long a call waits for the start-up check before it gives up.
-pub const VERDICT_WAIT: Duration = Duration::from_secs(10);
-
-/// The start-up check's verdict (its lock is only ever held briefly).
-pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
-
-/// What the start-up check decided about this server issuing IDs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Verdict {
-    /// The check has not reported yet (or the server is a standby).
-    #[default]
-    Checking,
-    Ready,
-    /// Promoted (or restored) with its former primary's node id: refused.
-    Promoted,
-    /// On a timeline after the first with no record of its node id's owner: refused.
-    Unrecorded,
-    /// The owner record was written by another server (another host name or data
-    /// directory): a copy of its data directory, refused.
-    Copied,
-    /// The settings give no usable node id: backends report why themselves.
-    Settings,
-    /// The check could not be made (`failure` says why).
-    Failed,
-}
-
-/// The start-up check's findings, in shared memory.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-pub struct Startup {
-    pub verdict: Verdict,
-    /// The durable high-water mark (Unix ms) when the check was made.
-    pub start_mark_ms: u64,
-    /// Backends resume after this (Unix ms): the mark, or when the mark is not known
-    /// to cover every ID issued under the node id, later ([`resume_after_uncertain`]).
-    pub resume_after_ms: u64,
-    pub node: u64,
-    pub timeline: u32,
-    /// The recorded owner of the node id (`owner_timeline` 0: none).
-    pub owner_node: u64,
-    pub owner_timeline: u32,
-    /// This server's fingerprint and the owner record's writer's ([`identity`]).
-    pub identity: u64,
-    pub owner_identity: u64,
-    pub failure_len: u16,
-    pub failure: [u8; 256],
-}
-
-impl Default for Startup {
-    fn default() -> Self {
-        Startup {
-            verdict: Verdict::Checking,
-            start_mark_ms: 0,
-            resume_after_ms: 0,
-            node: 0,
-            timeline: 0,
-            owner_node: 0,
-            owner_timeline: 0,
-            identity: 0,
-            owner_identity: 0,
-            failure_len: 0,
-            failure: [0; 256],
-        }
-    }
-}
-
-impl Startup {
-    pub fn failed(message: &str) -> Startup {
-        let mut s = Startup {
-            verdict: Verdict::Failed,
-            ..Startup::default()
-        };
-        let mut n = message.len().min(s.failure.len());
-        while !message.is_char_boundary(n) {
-            n -= 1;
-        }
-        s.failure[..n].copy_from_slice(&message.as_bytes()[..n]);
-        s.failure_len = n as u16;
-        s
-    }
-    pub fn failure(&self) -> &str {
-        std::str::from_utf8(&self.failure[..usize::from(self.failure_len)]).unwrap_or("")
-    }
-}
-
-// SAFETY: plain old data, no pointers.
-unsafe impl PGRXSharedMemory for Startup {}
+use pgrx::{PgSqlErrorCode, log, pg_sys, warning};
+use std::time::Instant;
 
 /// The resume point when the durable mark is not known to cover every ID issued
 /// under the node id: a new timeline (a promotion, a restore), a confirmation, an
@@ -135,12 +72,12 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
         let s = *STARTUP.share();
         match s.verdict {
             Verdict::Ready => return s.resume_after_ms,
-            Verdict::Checking if started.elapsed() < VERDICT_WAIT => sleep_ms(10),
+            Verdict::Checking if started.elapsed() < WORKER_WAIT => shmem::pause(),
             Verdict::Checking => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!(
                     "{f}: flakeid's start-up check has not reported in {} s",
-                    VERDICT_WAIT.as_secs()
+                    WORKER_WAIT.as_secs()
                 ),
             )
             .detail("Its background workers (\"flakeid start-up check launcher\" and \"flakeid start-up check\") read the high-water mark and check this server's node id after every start and promotion.")
@@ -217,28 +154,14 @@ pub fn refusal(s: &Startup, f: SqlFn) -> Report {
         ))
 }
 
-pub fn sleep_ms(ms: i64) {
-    // SAFETY: waiting on this process's own latch, as PostgreSQL's own waits do.
-    unsafe {
-        pg_sys::WaitLatch(
-            pg_sys::MyLatch,
-            (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
-            ms as _,
-            pg_sys::PG_WAIT_EXTENSION,
-        );
-        pg_sys::ResetLatch(pg_sys::MyLatch);
-    }
-    pgrx::check_for_interrupts!();
-}
-
 /// Marks this server cleared to issue under `node` on the current timeline (a
 /// superuser's confirmation after a promotion, a restore or a copy). Returns the
 /// verdict before.
 pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
     // Let the worker report first, so its later report cannot undo this one.
     let started = Instant::now();
-    while STARTUP.share().verdict == Verdict::Checking && started.elapsed() < VERDICT_WAIT {
-        sleep_ms(10);
+    while STARTUP.share().verdict == Verdict::Checking && started.elapsed() < WORKER_WAIT {
+        shmem::pause();
     }
     // SAFETY: not in recovery (checked by the caller).
     let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
@@ -269,4 +192,134 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
         s.resume_after_ms = s.resume_after_ms.max(resume_after_uncertain(s.start_mark_ms));
     }
     (before, *s)
+}
+
+pub fn check() -> Startup {
+    // SAFETY: the worker starts after recovery has ended.
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    if settings::lease().is_some() {
+        // A leased node id is this server's by the store's word (another server's
+        // live lease is never handed out), and the lease's fence covers every ID its
+        // earlier holders issued: no owner record to compare, nothing to add.
+        if settings::builder().is_err() {
+            return Startup {
+                verdict: Verdict::Settings,
+                ..Startup::default()
+            };
+        }
+        return match mark::read() {
+            Ok(durable) => Startup {
+                verdict: Verdict::Ready,
+                start_mark_ms: durable.mark_ms,
+                resume_after_ms: durable.mark_ms,
+                timeline,
+                ..Startup::default()
+            },
+            Err(report) => Startup::failed(&report.message),
+        };
+    }
+    let node = match settings::node_id() {
+        Ok(node) => node,
+        Err(_) => {
+            return Startup {
+                verdict: Verdict::Settings,
+                ..Startup::default()
+            };
+        }
+    };
+    let durable = match mark::read() {
+        Ok(d) => d,
+        Err(report) => return Startup::failed(&report.message),
+    };
+    let me = identity::this_server().fingerprint;
+    let mut s = Startup {
+        verdict: Verdict::Ready,
+        start_mark_ms: durable.mark_ms,
+        node,
+        timeline,
+        owner_node: durable.owner.map_or(0, |o| o.node),
+        owner_timeline: durable.owner.map_or(0, |o| o.timeline),
+        identity: me,
+        owner_identity: durable.identity,
+        ..Startup::default()
+    };
+    enum Act {
+        /// This server owns the node id from now on: record it.
+        Own,
+        /// A restart of the owner whose record has no writer yet: add it.
+        AddWriter,
+        /// A restart of the owner.
+        Restart,
+        Refuse(Verdict),
+    }
+    let act = match durable.owner {
+        None if timeline == 1 => Act::Own,
+        None => Act::Refuse(Verdict::Unrecorded),
+        Some(o) if o.node != node => Act::Own,
+        Some(o) if o.timeline != timeline => Act::Refuse(Verdict::Promoted),
+        Some(_) if durable.identity == 0 => Act::AddWriter,
+        Some(_) if durable.identity != me => Act::Refuse(Verdict::Copied),
+        Some(_) => Act::Restart,
+    };
+    let recorded = match act {
+        Act::Own => mark::record_owner(Owner { timeline, node }, me),
+        Act::AddWriter => mark::record_identity(me),
+        Act::Restart => Ok(()),
+        Act::Refuse(verdict) => {
+            s.verdict = verdict;
+            Ok(())
+        }
+    };
+    if let Err(report) = recorded {
+        return Startup::failed(&report.message);
+    }
+    if matches!(act, Act::Own) {
+        s.owner_node = node;
+        s.owner_timeline = timeline;
+    }
+    if !matches!(act, Act::Refuse(_)) {
+        s.owner_identity = me;
+    }
+    // Only a restart of the server that wrote a mark resumes right after it: an
+    // empty mark (a new cluster, or one made by pg_upgrade) is not known to cover
+    // anything.
+    let restart = matches!(act, Act::Restart | Act::AddWriter) && durable.mark_ms > 0;
+    s.resume_after_ms = if restart {
+        durable.mark_ms
+    } else {
+        resume_after_uncertain(durable.mark_ms)
+    };
+    s
+}
+
+pub fn report(s: &Startup) {
+    match s.verdict {
+        Verdict::Ready if settings::lease().is_some() => log!(
+            "flakeid: the server may issue IDs on timeline {} once it holds a lease; high-water mark: {}",
+            s.timeline,
+            show_ms(s.start_mark_ms)
+        ),
+        Verdict::Ready => log!(
+            "flakeid: node id {} may issue IDs on timeline {}; high-water mark: {}{}",
+            s.node,
+            s.timeline,
+            show_ms(s.start_mark_ms),
+            if s.resume_after_ms > s.start_mark_ms {
+                format!(
+                    "; IDs resume after {} (the mark may not cover every ID issued under the node id)",
+                    show_ms(s.resume_after_ms)
+                )
+            } else {
+                String::new()
+            }
+        ),
+        Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => {
+            warning!("{}", refusal(s, SqlFn::NEXT).message)
+        }
+        Verdict::Settings => {
+            warning!("flakeid: the flakeid.* settings give no usable node id; flakeid_next() says why")
+        }
+        Verdict::Failed => warning!("flakeid: start-up check failed: {}", s.failure()),
+        Verdict::Checking => {}
+    }
 }
