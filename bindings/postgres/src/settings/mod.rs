@@ -49,6 +49,9 @@ struct Guc {
     /// -1 leaves it unset: the node fields (the core's default would be node 0, the
     /// same IDs as every other server left unset) and `max_sequence`.
     unset: bool,
+    /// The one-line description where the core's names forms PostgreSQL does not
+    /// take (a custom layout, a node source); "": the core's.
+    short: &'static str,
     /// PostgreSQL's longer description.
     long: &'static str,
 }
@@ -60,12 +63,16 @@ const GUC_COUNT: usize = 11;
 #[rustfmt::skip]
 static GUCS: [Guc; GUC_COUNT] = {
     const fn guc(option: &'static str, value: Value, unset: bool, long: &'static str) -> Guc {
-        Guc { option, value, unset, long }
+        Guc { option, value, unset, short: "", long }
+    }
+    const fn own(short: &'static str, g: Guc) -> Guc {
+        Guc { short, ..g }
     }
     const ID: &str = "Every server issuing IDs (primary, promoted standby, shard) needs its own node id.";
     [
-        guc("layout", Value::Text(&LAYOUT), false, "snowflake, flake, discord, sonyflake, baidu, instagram or js53."),
-        guc("node", Value::Int(&NODE), true, ID),
+        own("flakeid layout preset of the server's IDs",
+            guc("layout", Value::Text(&LAYOUT), false, "snowflake, flake, discord, sonyflake, baidu, instagram or js53.")),
+        own("this server's whole node id", guc("node", Value::Int(&NODE), true, ID)),
         guc("datacenter", Value::Int(&DATACENTER), true, ID),
         guc("worker", Value::Int(&WORKER), true, ID),
         guc("overflow", Value::Text(&OVERFLOW), false, "wait or borrow."),
@@ -145,7 +152,8 @@ pub fn define(preloading: bool) {
             continue;
         };
         let name = leaked(&guc_name(o.name));
-        let short = leaked(&format!("{}{}", o.doc, if guc.unset { " (-1: not set)" } else { "" }));
+        let doc = if guc.short.is_empty() { o.doc } else { guc.short };
+        let short = leaked(&format!("{doc}{}", if guc.unset { " (-1: not set)" } else { "" }));
         let long = leaked(guc.long);
         let mut flags = GucFlags::default();
         if o.name.ends_with("_ms") {
