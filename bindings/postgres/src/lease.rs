@@ -3,7 +3,7 @@
 //!
 //! Backends are forked processes, often hundreds: none of them runs a thread or a
 //! store client. One process holds the lease for the whole server — the start-up
-//! check's launcher ([`crate::worker`]), after the check cleared the server — with
+//! check's launcher ([`crate::startup`]), after the check cleared the server — with
 //! the engine's own machinery: a [`Generator`] built with `lease_url` over the
 //! server's shared counter (`build_shared`), so the lease's acquire, lock delay,
 //! fence, heartbeat and release are the core's, and the fence it reads moves the

@@ -25,7 +25,6 @@ mod shmem;
 mod startup;
 mod text;
 mod time_range;
-mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -43,7 +42,7 @@ pub extern "C-unwind" fn _PG_init() {
     settings::define(preloading);
     if preloading {
         shmem::init();
-        worker::register();
+        startup::register();
     }
 }
 
