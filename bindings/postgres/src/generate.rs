@@ -1,16 +1,16 @@
-//! The server's generator in SQL: `flakeid_next()`, `flakeid_next_many(n)`, and for
+//! The server's generator in SQL: `flakeid_next()`, `flakeid_next_many(n)`, for
 //! failovers `flakeid_confirm_node(node)` and `flakeid_status()` (with the lease's
-//! state when `flakeid.lease` is set).
+//! state when `flakeid.lease` is set), and `flakeid_stats()`.
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::server;
-use crate::verdict::{self, STARTUP, Verdict};
-use crate::{lease, mark, settings};
-use flakeid_core::check_batch;
+use crate::shmem::{LEASE_STATUS, LeaseState, STARTUP, TOTALS, Verdict, preloaded};
+use crate::{mark, server, settings, startup};
+use flakeid_core::{check_batch, precise_now_ms};
 use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
+use std::sync::atomic::Ordering;
 
 /// The next ID from the server's generator (one per server, in shared memory).
 #[pg_extern(volatile, parallel_safe)]
@@ -54,7 +54,7 @@ fn flakeid_confirm_node(node: i64) -> String {
         .detail("Only a superuser may confirm which server issues IDs under a node id.")
         .raise(f);
     }
-    if !server::preloaded() {
+    if !preloaded() {
         Report::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             format!("{f} needs the flakeid library preloaded"),
@@ -88,7 +88,7 @@ fn flakeid_confirm_node(node: i64) -> String {
         ))
         .raise(f);
     }
-    let (before, after) = verdict::confirm(configured, f);
+    let (before, after) = startup::confirm(configured, f);
     let was = match before.verdict {
         Verdict::Ready => "it was already cleared",
         Verdict::Promoted => "it was refusing since its promotion",
@@ -139,12 +139,12 @@ fn flakeid_status() -> TableIterator<
 > {
     // SAFETY: PostgreSQL functions without arguments.
     let in_recovery = unsafe { pg_sys::RecoveryInProgress() };
-    let s = if server::preloaded() {
+    let s = if preloaded() {
         *STARTUP.share()
     } else {
         Default::default()
     };
-    let state = if !server::preloaded() {
+    let state = if !preloaded() {
         "not preloaded".to_string()
     } else if in_recovery {
         "standby: refusing".to_string()
@@ -172,8 +172,8 @@ fn flakeid_status() -> TableIterator<
     let owner = durable.and_then(|d| d.owner);
     let mark_ts = durable.filter(|d| d.mark_ms > 0).map(|d| timestamptz(d.mark_ms));
     let lease = settings::lease();
-    let held = if server::preloaded() && lease.is_some() {
-        Some(*lease::STATUS.share())
+    let held = if preloaded() && lease.is_some() {
+        Some(*LEASE_STATUS.share())
     } else {
         None
     };
@@ -183,7 +183,7 @@ fn flakeid_status() -> TableIterator<
         (None, _) => settings::node_id().ok().map(|n| n as i64),
     };
     let state = match held {
-        Some(h) if state == "ready" && h.state != lease::State::Held => format!("ready; lease {}", h.describe()),
+        Some(h) if state == "ready" && h.state != LeaseState::Held => format!("ready; lease {}", h.describe()),
         _ => state,
     };
     TableIterator::once((
@@ -197,4 +197,69 @@ fn flakeid_status() -> TableIterator<
         held.map(|h| h.describe()),
         held.filter(|h| h.wall_end_ms > 0).map(|h| timestamptz(h.wall_end_ms)),
     ))
+}
+
+/// What the server's generator has done since the server started.
+#[allow(clippy::type_complexity)]
+#[pg_extern(volatile, parallel_safe)]
+fn flakeid_stats() -> TableIterator<
+    'static,
+    (
+        name!(ids_issued, i64),
+        name!(tick_waits, i64),
+        name!(tick_wait_us, i64),
+        name!(lead_ms, i64),
+        name!(clock_rollbacks, i64),
+        name!(max_rollback_ms, i64),
+        name!(lease_state, Option<String>),
+        name!(lease_remaining_ms, Option<i64>),
+    ),
+> {
+    let f = SqlFn("flakeid_stats");
+    if !preloaded() {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("{f} needs the flakeid library preloaded: the server's generator and its statistics live in shared memory"),
+        )
+        .hint(server::NOT_PRELOADED_HINT)
+        .raise(f);
+    }
+    // This backend's counts so far, then everyone's.
+    server::add_to_totals();
+    let t = TOTALS.get();
+    let big = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let now = precise_now_ms();
+    let lead_ms = server::last_issued_ms().map_or(0, |last| last.saturating_sub(now));
+    let (lease_state, lease_remaining_ms) = if settings::lease().is_some() {
+        let s = *LEASE_STATUS.share();
+        (
+            Some(lease_state_name(s.state).to_string()),
+            Some(big(s.wall_end_ms.saturating_sub(now))),
+        )
+    } else {
+        (None, None)
+    };
+    TableIterator::once((
+        big(t.ids_issued.load(Ordering::Relaxed)),
+        big(t.tick_waits.load(Ordering::Relaxed)),
+        big(t.tick_wait_us.load(Ordering::Relaxed)),
+        big(lead_ms),
+        big(t.clock_rollbacks.load(Ordering::Relaxed)),
+        big(t.max_rollback_ms.load(Ordering::Relaxed)),
+        lease_state,
+        lease_remaining_ms,
+    ))
+}
+
+/// The lease holder's state by the engine's names (`LeaseState::as_str`: held,
+/// unreachable, lost, released); while no lease is held yet (acquiring, or retrying
+/// after a failure) the holder has none: `released`, as the engine says of a
+/// generator whose lease is gone.
+fn lease_state_name(state: LeaseState) -> &'static str {
+    match state {
+        LeaseState::Held => flakeid_core::LeaseState::Held.as_str(),
+        LeaseState::Unreachable => flakeid_core::LeaseState::Unreachable { error: String::new() }.as_str(),
+        LeaseState::Lost => flakeid_core::LeaseState::Lost.as_str(),
+        LeaseState::None | LeaseState::Acquiring | LeaseState::Failed => flakeid_core::LeaseState::Released.as_str(),
+    }
 }

@@ -3,7 +3,7 @@
 //!
 //! Backends are forked processes, often hundreds: none of them runs a thread or a
 //! store client. One process holds the lease for the whole server — the start-up
-//! check's launcher ([`crate::worker`]), after the check cleared the server — with
+//! check's launcher ([`crate::startup`]), after the check cleared the server — with
 //! the engine's own machinery: a [`Generator`] built with `lease_url` over the
 //! server's shared counter (`build_shared`), so the lease's acquire, lock delay,
 //! fence, heartbeat and release are the core's, and the fence it reads moves the
@@ -22,104 +22,22 @@
 //! standby takes its own, a node id no live server holds: no operator step.
 
 use crate::error::{Report, SqlFn};
-use crate::server::COUNTER;
 use crate::settings::{self, Lease};
-use crate::verdict::STARTUP;
+use crate::shmem::{
+    self, COUNTER, LEASE_STATUS as STATUS, LEASE_WINDOW as WINDOW, LeaseState as State, LeaseStatus as Status,
+    LeaseWindow as Window, WORKER_WAIT, shutting_down,
+};
 use flakeid_core::{Generator, Layout, LeaseClock, LeaseState, Overflow, SharedCounter};
-use pgrx::{PGRXSharedMemory, PgAtomic, PgLwLock, log, pg_sys, warning};
+use pgrx::{log, warning};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// The lease's window as every backend checks it: one cache line in shared memory.
-#[derive(Debug, Default)]
-#[repr(C, align(64))]
-pub struct Window {
-    /// The lease the window is of: `epoch << 32 | node`, the epoch counting the
-    /// server's acquisitions from 1 (0: none yet). Set before the window opens
-    /// (after the counter was moved past the lease's fence); one word, so that a
-    /// node id is never paired with another lease's epoch.
-    pub lease: AtomicU64,
-    /// IDs whose tick is at or past this are refused (0: closed).
-    pub tick_end: AtomicU64,
-    /// [`LeaseClock`] readings at or past this are refused (0: closed).
-    pub mono_end: AtomicU64,
-}
 
 /// The node id of a [`Window::lease`] word.
 pub fn node_of(lease: u64) -> u64 {
     lease & 0xffff_ffff
 }
 
-// SAFETY: atomics only, no pointers.
-unsafe impl PGRXSharedMemory for Window {}
-
-pub static WINDOW: PgAtomic<Window> = unsafe { PgAtomic::new(c"flakeid_lease_window") };
-
-/// Where the lease stands, as the holder last saw it (for refusals and
-/// `flakeid_status()`; its lock is only ever held briefly).
-pub static STATUS: PgLwLock<Status> = unsafe { PgLwLock::new(c"flakeid_lease_status") };
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(u8)]
-pub enum State {
-    /// No lease configured, or its holder has not started (a standby).
-    #[default]
-    None,
-    Acquiring,
-    Held,
-    /// Renewals fail; IDs stop when the window ends.
-    Unreachable,
-    /// Taken over, or the store forgot it: a new lease is being acquired.
-    Lost,
-    /// Acquiring failed (`message` says why); retried.
-    Failed,
-}
-
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-pub struct Status {
-    pub state: State,
-    pub node: u64,
-    /// Leases acquired since the server started.
-    pub acquired: u64,
-    /// The wall-clock end of the window (Unix ms; 0: closed).
-    pub wall_end_ms: u64,
-    /// How long the last acquisition waited out the lock delay.
-    pub lock_delay_ms: u64,
-    message_len: u16,
-    message: [u8; 480],
-}
-
-impl Default for Status {
-    fn default() -> Self {
-        Status {
-            state: State::None,
-            node: 0,
-            acquired: 0,
-            wall_end_ms: 0,
-            lock_delay_ms: 0,
-            message_len: 0,
-            message: [0; 480],
-        }
-    }
-}
-
-// SAFETY: plain old data, no pointers.
-unsafe impl PGRXSharedMemory for Status {}
-
 impl Status {
-    fn set_message(&mut self, message: &str) {
-        let mut n = message.len().min(self.message.len());
-        while !message.is_char_boundary(n) {
-            n -= 1;
-        }
-        self.message[..n].copy_from_slice(&message.as_bytes()[..n]);
-        self.message_len = n as u16;
-    }
-    /// The last error (never a password: the engine's lease errors are redacted).
-    pub fn message(&self) -> &str {
-        std::str::from_utf8(&self.message[..usize::from(self.message_len)]).unwrap_or("")
-    }
     /// For `flakeid_status()`.
     pub fn describe(&self) -> String {
         match self.state {
@@ -147,7 +65,7 @@ pub struct Check {
 }
 
 /// What a failed check found.
-pub enum Verdict {
+pub enum AfterRefusal {
     /// A new lease on the same node id: retry under it.
     Renewed,
     /// A new lease on another node id: rebuild the generator.
@@ -190,18 +108,18 @@ impl Check {
 
     /// Why [`allows`](Self::allows) said no, and whether to retry.
     #[cold]
-    pub fn after_refusal(&self) -> Verdict {
+    pub fn after_refusal(&self) -> AfterRefusal {
         let w = self.window;
         let now = w.lease.load(Ordering::Acquire);
         let mine = self.lease.load(Ordering::Relaxed);
         if now == mine || now == 0 || w.tick_end.load(Ordering::Acquire) == 0 {
-            return Verdict::Refused;
+            return AfterRefusal::Refused;
         }
         if node_of(now) == node_of(mine) {
             self.lease.store(now, Ordering::Relaxed);
-            Verdict::Renewed
+            AfterRefusal::Renewed
         } else {
-            Verdict::Renumbered
+            AfterRefusal::Renumbered
         }
     }
 }
@@ -221,10 +139,10 @@ pub fn published(f: SqlFn) -> u64 {
         }
         // A failed attempt (the store unreachable) is retried in the background:
         // refuse now rather than hold every new session for the whole wait.
-        if started.elapsed() >= crate::verdict::VERDICT_WAIT || STATUS.share().state == State::Failed {
+        if started.elapsed() >= WORKER_WAIT || STATUS.share().state == State::Failed {
             refusal(f).raise(f);
         }
-        crate::verdict::sleep_ms(10);
+        shmem::pause();
     }
 }
 
@@ -236,10 +154,7 @@ pub fn refusal(f: SqlFn) -> Report {
     let why = match s.state {
         State::None => "its background worker has not started (see the server log)".to_string(),
         State::Acquiring if s.acquired == 0 => {
-            format!(
-                "it is still being acquired ({}s waited)",
-                crate::verdict::VERDICT_WAIT.as_secs()
-            )
+            format!("it is still being acquired ({}s waited)", WORKER_WAIT.as_secs())
         }
         State::Acquiring => "a new lease is being acquired".into(),
         State::Held => "its validity window ended before the renewal was confirmed".into(),
@@ -266,11 +181,6 @@ pub fn refusal(f: SqlFn) -> Report {
 // ---------------------------------------------------------------------------------
 // The holder (the launcher)
 
-fn shutting_down() -> bool {
-    // SAFETY: a sig_atomic_t flag set by the signal handler.
-    unsafe { std::ptr::read_volatile(&raw const pg_sys::ShutdownRequestPending) != 0 }
-}
-
 fn set_status(update: impl FnOnce(&mut Status)) {
     let mut s = STATUS.exclusive();
     update(&mut s);
@@ -284,14 +194,14 @@ fn close_window() {
 
 /// Holds the server's lease until shutdown: acquire, publish, re-acquire when
 /// lost. Runs in the launcher after the start-up check cleared the server.
-pub fn hold(lease: Lease) {
+pub fn hold(lease: Lease, resume_after_ms: u64) {
     // A holder that died (its window may still be open): its lease is not ours.
     close_window();
     let mut epoch = WINDOW.get().lease.load(Ordering::Acquire) >> 32;
     let mut backoff = Duration::from_millis(500);
     while !shutting_down() {
         set_status(|s| s.state = State::Acquiring);
-        let built = match acquire(&lease) {
+        let built = match acquire(&lease, resume_after_ms) {
             Some(r) => r,
             None => return, // shutting down
         };
@@ -303,7 +213,7 @@ pub fn hold(lease: Lease) {
                     s.state = State::Failed;
                     s.set_message(&message);
                 });
-                crate::worker::wait(Some(backoff));
+                shmem::wait(Some(backoff));
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 continue;
             }
@@ -352,7 +262,7 @@ pub fn hold(lease: Lease) {
 /// Acquires in a thread of its own (the launcher keeps answering signals): `None`
 /// if the server shuts down meanwhile.
 #[allow(clippy::type_complexity)]
-fn acquire(lease: &Lease) -> Option<Result<(Generator<SharedCounter>, u64), String>> {
+fn acquire(lease: &Lease, resume_after_ms: u64) -> Option<Result<(Generator<SharedCounter>, u64), String>> {
     let builder = match settings::builder() {
         Ok(b) => b,
         Err(report) => return Some(Err(report.message)),
@@ -363,7 +273,6 @@ fn acquire(lease: &Lease) -> Option<Result<(Generator<SharedCounter>, u64), Stri
         Overflow::Borrow => max_borrow_ms / layout.tick_ms(),
         _ => 0,
     };
-    let resume_after_ms = STARTUP.share().resume_after_ms;
     let builder = builder
         .resume_after_ms(resume_after_ms)
         .lease_url(&lease.url)
@@ -380,7 +289,7 @@ fn acquire(lease: &Lease) -> Option<Result<(Generator<SharedCounter>, u64), Stri
             // the process, and a lease it took expires in the store.
             return None;
         }
-        crate::worker::wait(Some(Duration::from_millis(50)));
+        shmem::wait(Some(Duration::from_millis(50)));
     }
     let built = match handle.join() {
         Ok(r) => r,
@@ -451,7 +360,7 @@ fn keep(generator: &Generator<SharedCounter>, lease: &Lease, ahead_ticks: u64) -
         if now == State::Lost {
             return true;
         }
-        crate::worker::wait(Some(poll));
+        shmem::wait(Some(poll));
     }
 }
 

@@ -7,7 +7,7 @@
 //! converts SQL types, maps errors to SQLSTATEs, and keeps the server's promise
 //! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
 //! read-only transactions refused, a promotion or a copied data directory detected
-//! ([`worker`], [`identity`]), and with
+//! ([`startup`], [`identity`]), and with
 //! `flakeid.lease` its node id leased and fenced like every other generator's
 //! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
@@ -21,11 +21,10 @@ mod parts;
 mod seal;
 mod server;
 mod settings;
-mod stats;
+mod shmem;
+mod startup;
 mod text;
 mod time_range;
-mod verdict;
-mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -42,8 +41,8 @@ pub extern "C-unwind" fn _PG_init() {
     flakeid_lease_net::install();
     settings::define(preloading);
     if preloading {
-        server::init_shared_memory();
-        worker::register();
+        shmem::init();
+        startup::register();
     }
 }
 

@@ -1,9 +1,10 @@
-//! The server's generator: its shared memory, each backend's generator over it, and
-//! the gates before an ID leaves the server.
+//! The server's generator: each backend's generator over the counter in shared
+//! memory, the gates before an ID leaves the server, and its counts for
+//! `flakeid_stats()`.
 //!
 //! - Not during recovery and not in a read-only transaction (SQLSTATE 25006, as
 //!   `nextval()`): a standby has its primary's node id but not its latest IDs.
-//! - Not before the start-up check ([`crate::worker`]) cleared this server: after a
+//! - Not before the start-up check ([`crate::startup`]) cleared this server: after a
 //!   promotion the node id is refused until it is changed or confirmed.
 //! - With `flakeid.lease`: only while the server holds its node-id lease
 //!   ([`crate::lease`]), checked after each reservation against the window the
@@ -16,13 +17,14 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
-use crate::lease::{self, Check, STATUS as LEASE_STATUS, WINDOW as LEASE_WINDOW};
-use crate::stats::{self, Local, TOTALS};
-use crate::verdict::{STARTUP, wait_for_verdict};
+use crate::lease::{self, AfterRefusal, Check};
+use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, preloaded};
+use crate::startup::wait_for_verdict;
 use crate::{mark, settings};
-use flakeid_core::{Clock, Error, ErrorKind, Generator, Layout, SharedCounter, precise_now_ms};
-use pgrx::{PgAtomic, PgSqlErrorCode, pg_shmem_init, pg_sys};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, precise_now_ms};
+use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// How far the high-water mark is reserved ahead of the newest ID (and of the clock).
 /// Small, because a server restarted within this time of its last reservation finds
@@ -30,32 +32,10 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 /// and one flush.
 pub const RESERVE_AHEAD_MS: u64 = 100;
 
-/// The generator's whole state: the next free `(tick, sequence)` slot.
-pub(crate) static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
-/// Ticks below this are covered by the durable high-water mark (0: none yet).
-static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
-/// Set in the postmaster when loaded by `shared_preload_libraries`; backends
-/// inherit it through fork(). False in a backend that loaded the library itself.
-static PRELOADED: AtomicBool = AtomicBool::new(false);
 /// This backend's generator, built on first use (and again when a new lease has
 /// another node id: the old one is leaked, since a running `flakeid_next_many`
 /// may still hold it; that happens once per lease, not per call).
 static BACKEND: AtomicPtr<Backend> = AtomicPtr::new(std::ptr::null_mut());
-
-#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
-pub fn init_shared_memory() {
-    pg_shmem_init!(COUNTER);
-    pg_shmem_init!(COVERED);
-    pg_shmem_init!(STARTUP);
-    pg_shmem_init!(LEASE_WINDOW);
-    pg_shmem_init!(LEASE_STATUS);
-    pg_shmem_init!(TOTALS);
-    PRELOADED.store(true, Ordering::Relaxed);
-}
-
-pub fn preloaded() -> bool {
-    PRELOADED.load(Ordering::Relaxed)
-}
 
 pub(crate) const NOT_PRELOADED_HINT: &str = "add flakeid to shared_preload_libraries in postgresql.conf \
      (shared_preload_libraries = 'flakeid') and restart the server";
@@ -158,7 +138,7 @@ fn build(f: SqlFn) -> &'static Backend {
     }));
     // The generator this one replaces (a new lease's node id) adds its last counts.
     if !add_to_totals() {
-        stats::register_end_of_transaction();
+        register_end_of_transaction();
     }
     BACKEND.store(backend, Ordering::Relaxed);
     backend
@@ -172,7 +152,7 @@ pub struct Backend {
     layout: Layout,
     /// With `flakeid.lease`: the lease's window (one predictable branch without).
     lease: Option<Check>,
-    /// Its counts for `flakeid_stats()` ([`crate::stats`]).
+    /// Its counts for `flakeid_stats()`.
     local: Local,
 }
 
@@ -260,13 +240,13 @@ impl Backend {
         pgrx::check_for_interrupts!();
         if tries < LEASE_RETRIES {
             match l.after_refusal() {
-                lease::Verdict::Renewed => {
+                AfterRefusal::Renewed => {
                     // SAFETY: as in `backend()`.
                     if let Some(b) = unsafe { BACKEND.load(Ordering::Relaxed).as_ref() } {
                         return b;
                     }
                 }
-                lease::Verdict::Renumbered => {
+                AfterRefusal::Renumbered => {
                     // Another call may have built one for the new lease already (a
                     // flakeid_next_many still running on this one).
                     // SAFETY: as in `backend()`.
@@ -277,7 +257,7 @@ impl Backend {
                     }
                     return build(f);
                 }
-                lease::Verdict::Refused => {}
+                AfterRefusal::Refused => {}
             }
         }
         lease::refusal(f).raise(f)
@@ -346,15 +326,80 @@ impl Backend {
     }
 }
 
-/// The OS clock, read on every call. The core's default clock serves a cache from a
-/// background thread; PostgreSQL backends are single-threaded processes (and there
-/// may be hundreds), so each reads the vDSO clock instead.
-#[derive(Debug)]
-pub struct BackendClock;
+// ---------------------------------------------------------------------------------
+// flakeid_stats(): the server's totals, in shared memory ([`TOTALS`]), kept as
+// PostgreSQL's own statistics are.
+//
+// Every backend has its own generator over the one counter, and the engine keeps
+// its statistics per generator (one over a shared counter cannot tell its IDs from
+// other backends', so its `ids_issued` is 0). So each backend counts in its own
+// memory — the IDs it returned (one add to a word no other process writes), and the
+// engine's waits and rollbacks (counted on the engine's slow paths) — and adds what
+// is new to the totals when each of its transactions ends, and when it calls
+// `flakeid_stats()` itself: the totals hold every ID of every finished
+// transaction, and the caller's own so far.
 
-impl Clock for BackendClock {
-    #[inline]
-    fn now_ms(&self) -> u64 {
-        precise_now_ms()
+/// One backend generator's counts: what it has counted, and what of that is in the
+/// totals already. Single-threaded (a backend), so plain cells.
+#[derive(Debug, Default)]
+struct Local {
+    /// IDs this generator returned to callers (the only count on the call path).
+    ids: Cell<u64>,
+    added_ids: Cell<u64>,
+    /// The engine's counts, as of the last time they were added.
+    added: Cell<Stats>,
+}
+
+impl Local {
+    /// `n` IDs returned: an add to this backend's own memory.
+    #[inline(always)]
+    fn issued(&self, n: u64) {
+        self.ids.set(self.ids.get().wrapping_add(n));
+    }
+
+    /// Adds what is new since the last time to the server's totals.
+    fn add_to_totals(&self, engine: Stats) {
+        let t = TOTALS.get();
+        let ids = self.ids.get();
+        let new_ids = ids - self.added_ids.get();
+        if new_ids > 0 {
+            t.ids_issued.fetch_add(new_ids, Ordering::Relaxed);
+            self.added_ids.set(ids);
+        }
+        let was = self.added.get();
+        let add = |total: &AtomicU64, now: u64, before: u64| {
+            if now > before {
+                total.fetch_add(now - before, Ordering::Relaxed);
+            }
+        };
+        add(&t.tick_waits, engine.tick_waits, was.tick_waits);
+        add(&t.tick_wait_us, engine.tick_wait_us, was.tick_wait_us);
+        add(&t.clock_rollbacks, engine.clock_rollbacks, was.clock_rollbacks);
+        t.max_rollback_ms.fetch_max(engine.max_rollback_ms, Ordering::Relaxed);
+        self.added.set(engine);
+    }
+}
+
+/// Registered once per backend, when it builds its first generator: adds the
+/// backend's counts to the totals when a transaction (or a parallel worker's part
+/// of one) ends, committed or not — an ID returned is issued either way.
+fn register_end_of_transaction() {
+    // SAFETY: a #[pg_guard]ed callback that touches only atomics and this
+    // backend's generator; registered once (the caller builds once per lease).
+    unsafe { pg_sys::RegisterXactCallback(Some(at_end_of_transaction), std::ptr::null_mut()) };
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn at_end_of_transaction(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
+    if matches!(
+        event,
+        XACT_EVENT_COMMIT
+            | XACT_EVENT_PARALLEL_COMMIT
+            | XACT_EVENT_ABORT
+            | XACT_EVENT_PARALLEL_ABORT
+            | XACT_EVENT_PREPARE
+    ) {
+        add_to_totals();
     }
 }

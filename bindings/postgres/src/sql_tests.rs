@@ -286,13 +286,13 @@ mod tests {
         // after: its durable mark is reserved ahead of the clock, and a backend built
         // after the confirmation must not start there (its clock would be "behind").
         one::<i64>("SELECT count(*) FROM flakeid_next_many(10000)");
-        let resumes_after = crate::verdict::STARTUP.share().resume_after_ms;
+        let resumes_after = crate::shmem::STARTUP.share().resume_after_ms;
         let confirmed: String = one("SELECT flakeid_confirm_node(103)");
         assert!(
             confirmed.starts_with("node id 103 may issue IDs on timeline 1"),
             "{confirmed}"
         );
-        assert_eq!(crate::verdict::STARTUP.share().resume_after_ms, resumes_after);
+        assert_eq!(crate::shmem::STARTUP.share().resume_after_ms, resumes_after);
     }
 
     // NIST's FF1 sample key for AES-128, as in tests/vectors/seal.json, whose first
@@ -411,14 +411,27 @@ mod tests {
         assert!(sealed >= 0);
     }
 
+    /// The options of the core's table that no GUC holds, and why (docs/postgres.md,
+    /// Settings): every other option is `flakeid.<name>`.
+    const NOT_GUC_OPTIONS: [(&str, &str); 2] = [
+        (
+            "clock",
+            "a manual clock for tests: a handle, not a value; the server reads the OS clock",
+        ),
+        (
+            "state",
+            "a file for one process's high-water mark: the server keeps its own, WAL-logged with the database",
+        ),
+    ];
+
     /// Every option of the core's table is a GUC `flakeid.<name>`, or listed with the
     /// reason it is not (NOT_GUC_OPTIONS, and docs/postgres.md's settings table).
     #[pg_test]
     fn every_core_option_has_its_guc_or_a_reason() {
         let docs = include_str!("../../../docs/postgres.md");
         for o in flakeid_core::GENERATOR_OPTIONS {
-            let guc = crate::settings::GUC_OPTIONS.contains(&o.name);
-            let why = crate::settings::NOT_GUC_OPTIONS.iter().find(|(n, _)| *n == o.name);
+            let guc = crate::settings::is_guc(o.name);
+            let why = NOT_GUC_OPTIONS.iter().find(|(n, _)| *n == o.name);
             assert!(
                 guc != why.is_some(),
                 "{}: a GUC, or a reason why not (exactly one)",
@@ -447,7 +460,11 @@ mod tests {
     fn option_vectors_through_the_gucs() {
         let json = include_str!("../../../tests/vectors/options.json");
         assert!(!json.contains("$v$"));
-        for name in crate::settings::GUC_OPTIONS {
+        for o in flakeid_core::GENERATOR_OPTIONS
+            .iter()
+            .filter(|o| crate::settings::is_guc(o.name))
+        {
+            let name = o.name;
             let n: i64 = one(&format!(
                 "SELECT count(*) FROM pg_settings WHERE name = 'flakeid.{name}'"
             ));
@@ -473,12 +490,12 @@ mod tests {
             let mut usable = true;
             for kv in opts.split('\x1f').filter(|kv| !kv.is_empty()) {
                 let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                match crate::settings::GUC_OPTIONS.iter().find(|n| **n == k) {
-                    Some(name) => values.push((name, v.to_string())),
+                match flakeid_core::generator_option(k).filter(|o| crate::settings::is_guc(o.name)) {
+                    Some(o) => values.push((o.name, v.to_string())),
                     None => {
                         // Only an option no GUC holds, for its stated reason.
                         assert!(
-                            crate::settings::NOT_GUC_OPTIONS.iter().any(|(n, _)| *n == k),
+                            NOT_GUC_OPTIONS.iter().any(|(n, _)| *n == k),
                             "{line}: {k} is neither a GUC nor in NOT_GUC_OPTIONS"
                         );
                         usable = false;

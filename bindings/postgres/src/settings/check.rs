@@ -1,110 +1,102 @@
-//! The check hooks: each value is refused when it is set (ALTER SYSTEM: an ERROR; a
+//! The check hook: each value is refused when it is set (ALTER SYSTEM: an ERROR; a
 //! reload: a log line; server start: a warning, and the value is remembered so
 //! that the generator refuses rather than run without it).
+//!
+//! One hook for every row of [`super::GUCS`]. PostgreSQL does not tell a hook which
+//! setting it checks, so the hook is instantiated per row ([`HOOKS`]).
 
 use super::files::{Entry, Pending};
-use super::{REFUSED_AT_START, Refusal, Setting, preloading};
-use crate::server::BackendClock;
+use super::{BackendClock, GUC_COUNT, GUCS, REFUSED_AT_START, Refusal, guc_name, preloading};
 use flakeid_core::{Error, Generator, Layout, LeaseSpec};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};
 use std::ffi::{CStr, c_char, c_void};
 
+type IntHook = unsafe extern "C-unwind" fn(*mut i32, *mut *mut c_void, pg_sys::GucSource::Type) -> bool;
+type TextHook = unsafe extern "C-unwind" fn(*mut *mut c_char, *mut *mut c_void, pg_sys::GucSource::Type) -> bool;
+
+macro_rules! rows {
+    ($($row:literal)*) => { [$((int_hook::<$row> as IntHook, text_hook::<$row> as TextHook)),*] };
+}
+
+/// The hook of each row of [`super::GUCS`], for an integer and for a string setting.
+pub(super) static HOOKS: [(IntHook, TextHook); GUC_COUNT] = rows!(0 1 2 3 4 5 6 7 8 9 10);
+
 #[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_layout(
+unsafe extern "C-unwind" fn int_hook<const ROW: usize>(
+    newval: *mut i32,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes a valid pointer to the candidate.
+    let value = unsafe { *newval };
+    check(GUCS[ROW].option, &value.to_string())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn text_hook<const ROW: usize>(
     newval: *mut *mut c_char,
     _extra: *mut *mut c_void,
     _source: pg_sys::GucSource::Type,
 ) -> bool {
     // SAFETY: PostgreSQL passes a valid pointer to the candidate (NULL or a C string).
-    let value = unsafe { c_text(*newval) };
-    hook_result(Setting::Layout, &value, check_text(Setting::Layout, &value))
+    let p = unsafe { *newval };
+    let value = if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a NUL-terminated string.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    };
+    check(GUCS[ROW].option, &value)
 }
 
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_overflow(
-    newval: *mut *mut c_char,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    let value = unsafe { c_text(*newval) };
-    hook_result(Setting::Overflow, &value, check_text(Setting::Overflow, &value))
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_clock_backwards(
-    newval: *mut *mut c_char,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    let value = unsafe { c_text(*newval) };
-    hook_result(
-        Setting::ClockBackwards,
-        &value,
-        check_text(Setting::ClockBackwards, &value),
-    )
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_lease(
-    newval: *mut *mut c_char,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    let value = unsafe { c_text(*newval) };
-    // Remembered and shown without its password.
-    let shown = flakeid_core::lease::redact_passwords(&value);
-    hook_result(Setting::Lease, &shown, check_lease_value(&value))
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_node(
-    newval: *mut i32,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    // SAFETY: PostgreSQL passes a valid pointer to the candidate.
-    let value = unsafe { *newval };
-    hook_result(Setting::Node, &value.to_string(), check_id(Setting::Node, value))
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_datacenter(
-    newval: *mut i32,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    let value = unsafe { *newval };
-    hook_result(
-        Setting::Datacenter,
-        &value.to_string(),
-        check_id(Setting::Datacenter, value),
-    )
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_worker(
-    newval: *mut i32,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    let value = unsafe { *newval };
-    hook_result(Setting::Worker, &value.to_string(), check_id(Setting::Worker, value))
-}
-
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn check_max_sequence(
-    newval: *mut i32,
-    _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
-) -> bool {
-    // SAFETY: PostgreSQL passes a valid pointer to the candidate.
-    let value = unsafe { *newval };
-    hook_result(
-        Setting::MaxSequence,
-        &value.to_string(),
-        check_max_sequence_value(value),
-    )
+/// Checks `value` for option `option`'s GUC, and reports a refusal the way
+/// PostgreSQL shows a hook's: as the primary message (an ERROR for ALTER SYSTEM, a
+/// log line at reload, a WARNING at server start).
+fn check(option: &'static str, value: &str) -> bool {
+    let id = || value.parse::<i32>().unwrap_or(-1);
+    let result = match option {
+        "layout" => check_layout(value),
+        // Through the core's table, as every binding's options.
+        "overflow" | "clock_backwards" => super::set_options([(option, value.to_string())])
+            .map(drop)
+            .map_err(reason),
+        "node" | "datacenter" | "worker" => check_id(option, id()),
+        "lease" => check_lease_value(value),
+        "max_sequence" => check_max_sequence_value(id()),
+        // The rest: PostgreSQL's range check is the core's range.
+        _ => Ok(()),
+    };
+    let Err(reason) = result else { return true };
+    // A lease URL is remembered and shown without its password.
+    let value = match option {
+        "lease" => flakeid_core::lease::redact_passwords(value),
+        _ => value.to_string(),
+    };
+    if preloading()
+        && let Ok(mut refused) = REFUSED_AT_START.lock()
+    {
+        refused.push(Refusal {
+            option,
+            value,
+            reason: reason.clone(),
+        });
+    }
+    let message = format!("invalid value for parameter \"{}\": {reason}", guc_name(option));
+    let hint = match option {
+        "node" | "datacenter" | "worker" => {
+            "-1 leaves it unset; flakeid_next() needs flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease"
+        }
+        "lease" => {
+            "a lease URL: redis[s]://, postgres[ql]://, etcd[s]:// or file:// (docs/leases.md); '' leaves it unset"
+        }
+        _ => "",
+    };
+    let error = GucCheckError::new(message);
+    let error = if hint.is_empty() { error } else { error.with_hint(hint) };
+    // SAFETY: we are inside a GUC check hook.
+    unsafe { error.apply() };
+    false
 }
 
 /// -1 (not set), or the core's rule against the layout the next start applies (a
@@ -124,46 +116,6 @@ fn check_max_sequence_value(value: i32) -> Result<(), String> {
         .map_err(|err| format!("{} (flakeid.layout is {layout})", reason(err)))
 }
 
-/// # Safety
-/// `p` is NULL or a NUL-terminated string.
-unsafe fn c_text(p: *const c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
-
-/// Reports a refusal the way PostgreSQL shows a hook's: as the primary message (an
-/// ERROR for ALTER SYSTEM, a log line at reload, a WARNING at server start).
-fn hook_result(setting: Setting, value: &str, result: Result<(), String>) -> bool {
-    let Err(reason) = result else { return true };
-    if preloading()
-        && let Ok(mut refused) = REFUSED_AT_START.lock()
-    {
-        refused.push(Refusal {
-            setting,
-            value: value.to_string(),
-            reason: reason.clone(),
-        });
-    }
-    let message = format!("invalid value for parameter \"{}\": {reason}", setting.name());
-    let hint = match setting {
-        Setting::Node | Setting::Datacenter | Setting::Worker => {
-            "-1 leaves it unset; flakeid_next() needs flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease"
-        }
-        Setting::Lease => {
-            "a lease URL: redis[s]://, postgres[ql]://, etcd[s]:// or file:// (docs/leases.md); '' leaves it unset"
-        }
-        _ => "",
-    };
-    let error = GucCheckError::new(message);
-    let error = if hint.is_empty() { error } else { error.with_hint(hint) };
-    // SAFETY: we are inside a GUC check hook.
-    unsafe { error.apply() };
-    false
-}
-
 fn reason(err: Error) -> String {
     match err {
         Error::Config { message, .. } => message,
@@ -171,30 +123,14 @@ fn reason(err: Error) -> String {
     }
 }
 
-fn check_text(setting: Setting, value: &str) -> Result<(), String> {
-    match setting {
-        Setting::Layout => {
-            // Through the core's table (field `layout`), then the preset it names.
-            super::set_options([("layout", value.to_string())]).map_err(reason)?;
-            let layout = Layout::preset(value).map_err(reason)?;
-            let mut pending = Pending::now();
-            pending.layout = Some(value.to_string());
-            check_node_settings(layout, &pending, Setting::Layout)
-        }
-        // Through the core's table, as every binding's options.
-        Setting::Overflow => super::set_options([("overflow", value.to_string())])
-            .map(drop)
-            .map_err(reason),
-        Setting::ClockBackwards => super::set_options([("clock_backwards", value.to_string())])
-            .map(drop)
-            .map_err(reason),
-        Setting::Node
-        | Setting::Datacenter
-        | Setting::Worker
-        | Setting::Lease
-        | Setting::LeaseTtlMs
-        | Setting::MaxSequence => Ok(()),
-    }
+/// Through the core's table (field `layout`), then the preset it names, which the
+/// node settings the next start applies must fit.
+fn check_layout(value: &str) -> Result<(), String> {
+    super::set_options([("layout", value.to_string())]).map_err(reason)?;
+    let layout = Layout::preset(value).map_err(reason)?;
+    let mut pending = Pending::now();
+    pending.layout = Some(value.to_string());
+    check_node_settings(layout, &pending, "layout")
 }
 
 /// A lease URL is parsed (never connected to: the store may not be up yet) and may
@@ -221,23 +157,23 @@ fn check_lease_value(value: &str) -> Result<(), String> {
     ))
 }
 
-fn check_id(setting: Setting, value: i32) -> Result<(), String> {
+fn check_id(option: &str, value: i32) -> Result<(), String> {
     let mut pending = Pending::now();
-    match setting {
-        Setting::Node => pending.node.value = value,
-        Setting::Datacenter => pending.datacenter.value = value,
+    match option {
+        "node" => pending.node.value = value,
+        "datacenter" => pending.datacenter.value = value,
         _ => pending.worker.value = value,
     }
     // A bad layout is the layout hook's to report.
     let Ok(layout) = Layout::preset(pending.layout.as_deref().unwrap_or("snowflake")) else {
         return Ok(());
     };
-    check_node_settings(layout, &pending, setting)
+    check_node_settings(layout, &pending, option)
 }
 
 /// Whether the node settings of `pending` fit `layout`, for a change of `changed`:
 /// only what that change makes wrong is its fault.
-fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> Result<(), String> {
+fn check_node_settings(layout: Layout, pending: &Pending, changed: &str) -> Result<(), String> {
     let (node, dc, worker) = (&pending.node, &pending.datacenter, &pending.worker);
     if let (Some(lease), Some(this)) = (pending.lease_described(), pending.entry(changed))
         && this.value >= 0
@@ -245,14 +181,14 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
         return Err(format!(
             "{} = {} cannot be set while {lease} is set: the node id comes either from a lease or from \
              flakeid.node / flakeid.datacenter and flakeid.worker (ALTER SYSTEM RESET flakeid.lease first)",
-            changed.name(),
+            guc_name(changed),
             this.value
         ));
     }
     let parts_set = dc.value >= 0 || worker.value >= 0;
     if node.value >= 0 && parts_set {
         match changed {
-            Setting::Node => {
+            "node" => {
                 let set: Vec<String> = [dc, worker]
                     .into_iter()
                     .filter(|e| e.value >= 0)
@@ -265,13 +201,13 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
                     set.join(" and ")
                 ));
             }
-            Setting::Datacenter | Setting::Worker => {
-                let this = if changed == Setting::Datacenter { dc } else { worker };
+            "datacenter" | "worker" => {
+                let this = if changed == "datacenter" { dc } else { worker };
                 if this.value >= 0 {
                     return Err(format!(
                         "{} = {} cannot be set while {} is set: give the node id either in flakeid.node \
                          or in flakeid.datacenter and flakeid.worker (set flakeid.node to -1 first)",
-                        changed.name(),
+                        guc_name(changed),
                         this.value,
                         node.describe()
                     ));
@@ -283,7 +219,7 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
     // The ranges, by the engine's rule; a conflict is reported above, so here the
     // node id is taken from one source only.
     let mut b = Generator::builder(layout).clock(BackendClock);
-    if node.value >= 0 && (changed == Setting::Node || !parts_set) {
+    if node.value >= 0 && (changed == "node" || !parts_set) {
         b = b.node(node.value as u64);
     } else {
         if dc.value >= 0 {
@@ -296,15 +232,15 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: Setting) -> R
     match b.build() {
         Ok(_) => Ok(()),
         Err(Error::Config { field, message }) => {
-            let Some(at_fault) = Setting::of_field(field) else {
+            let Some(at_fault) = GUCS.iter().map(|g| g.option).find(|o| *o == field) else {
                 return Err(message);
             };
-            if changed == Setting::Layout {
+            if changed == "layout" {
                 let entry = pending.entry(at_fault);
                 Err(format!(
                     "the {} layout cannot hold {}: {message}",
                     layout.display_name(),
-                    entry.map_or_else(|| at_fault.name().to_string(), Entry::describe)
+                    entry.map_or_else(|| guc_name(at_fault), Entry::describe)
                 ))
             } else if at_fault == changed {
                 Err(format!("{message} (flakeid.layout is {})", layout.display_name()))

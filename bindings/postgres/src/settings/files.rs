@@ -2,14 +2,14 @@
 //! the hooks (checked against the files, not the running values) and for messages
 //! (hints naming the file that holds a value).
 
-use super::{DATACENTER, LAYOUT, LEASE, NODE, Setting, WORKER, preloading, text};
+use super::{DATACENTER, LAYOUT, LEASE, NODE, WORKER, guc_name, preloading, text};
 use pgrx::pg_sys;
 use std::ffi::{CStr, CString};
 
 /// A node setting's value and where it is set.
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
-    setting: Setting,
+    option: &'static str,
     pub(super) value: i32,
     /// `file:line`, when set in a configuration file.
     source: Option<String>,
@@ -18,8 +18,8 @@ pub(super) struct Entry {
 impl Entry {
     pub(super) fn describe(&self) -> String {
         match &self.source {
-            Some(at) => format!("{} = {} ({at})", self.setting.name(), self.value),
-            None => format!("{} = {}", self.setting.name(), self.value),
+            Some(at) => format!("{} = {} ({at})", guc_name(self.option), self.value),
+            None => format!("{} = {}", guc_name(self.option), self.value),
         }
     }
 }
@@ -40,50 +40,50 @@ impl Pending {
     /// the configuration files' (the last line for each name wins, as PostgreSQL
     /// reads them), unless the running value came from the command line.
     pub(super) fn now() -> Pending {
-        let entry = |setting: Setting, value: i32| Entry {
-            setting,
+        let entry = |option: &'static str, value: i32| Entry {
+            option,
             value,
             source: None,
         };
         let mut p = Pending {
             layout: Some(text(&LAYOUT)),
-            node: entry(Setting::Node, NODE.get()),
-            datacenter: entry(Setting::Datacenter, DATACENTER.get()),
-            worker: entry(Setting::Worker, WORKER.get()),
+            node: entry("node", NODE.get()),
+            datacenter: entry("datacenter", DATACENTER.get()),
+            worker: entry("worker", WORKER.get()),
             lease: (text(&LEASE), None),
         };
         if preloading() {
             return p;
         }
         let files = config_file_values();
-        for (setting, slot) in [
-            (Setting::Node, &mut p.node),
-            (Setting::Datacenter, &mut p.datacenter),
-            (Setting::Worker, &mut p.worker),
+        for (option, slot) in [
+            ("node", &mut p.node),
+            ("datacenter", &mut p.datacenter),
+            ("worker", &mut p.worker),
         ] {
-            if from_command_line(setting.name()) {
+            if from_command_line(option) {
                 continue;
             }
-            *slot = match files.iter().find(|f| f.name == setting.name()) {
+            *slot = match files.iter().find(|f| f.name == guc_name(option)) {
                 Some(f) => Entry {
-                    setting,
+                    option,
                     value: parse_int(&f.value).unwrap_or(-1),
                     source: Some(f.at()),
                 },
-                None => entry(setting, -1),
+                None => entry(option, -1),
             };
         }
-        if !from_command_line(Setting::Lease.name()) {
+        if !from_command_line("lease") {
             p.lease = files
                 .iter()
-                .find(|f| f.name == Setting::Lease.name())
+                .find(|f| f.name == "flakeid.lease")
                 .map_or((String::new(), None), |f| (f.value.clone(), Some(f.at())));
         }
-        if !from_command_line(Setting::Layout.name()) {
+        if !from_command_line("layout") {
             p.layout = Some(
                 files
                     .iter()
-                    .find(|f| f.name == Setting::Layout.name())
+                    .find(|f| f.name == "flakeid.layout")
                     .map_or_else(|| "snowflake".to_string(), |f| f.value.clone()),
             );
         }
@@ -102,11 +102,11 @@ impl Pending {
         })
     }
 
-    pub(super) fn entry(&self, setting: Setting) -> Option<&Entry> {
-        match setting {
-            Setting::Node => Some(&self.node),
-            Setting::Datacenter => Some(&self.datacenter),
-            Setting::Worker => Some(&self.worker),
+    pub(super) fn entry(&self, option: &str) -> Option<&Entry> {
+        match option {
+            "node" => Some(&self.node),
+            "datacenter" => Some(&self.datacenter),
+            "worker" => Some(&self.worker),
             _ => None,
         }
     }
@@ -196,15 +196,17 @@ fn parse_int(text: &str) -> Option<i32> {
     ok.then_some(value)
 }
 
-/// The running value's origin: `(source file, line)` when it came from a file.
+/// The running value's origin (of option `name`'s GUC): `(source file, line)` when
+/// it came from a file.
 pub(super) fn guc_origin(name: &str) -> Option<(pg_sys::GucSource::Type, Option<(String, i32)>)> {
+    let name = guc_name(name);
     // SAFETY: the GUC table, read-only, in the process that owns it.
     unsafe {
         let vars = pg_sys::get_guc_variables();
         let n = pg_sys::GetNumConfigOptions();
         for i in 0..n as usize {
             let var = &**vars.add(i);
-            if var.name.is_null() || !CStr::from_ptr(var.name).to_string_lossy().eq_ignore_ascii_case(name) {
+            if var.name.is_null() || !CStr::from_ptr(var.name).to_string_lossy().eq_ignore_ascii_case(&name) {
                 continue;
             }
             let file = (!var.sourcefile.is_null()).then(|| {
@@ -219,8 +221,8 @@ pub(super) fn guc_origin(name: &str) -> Option<(pg_sys::GucSource::Type, Option<
     None
 }
 
-fn from_command_line(name: &str) -> bool {
-    matches!(guc_origin(name), Some((source, _)) if source == pg_sys::GucSource::PGC_S_ARGV)
+fn from_command_line(option: &str) -> bool {
+    matches!(guc_origin(option), Some((source, _)) if source == pg_sys::GucSource::PGC_S_ARGV)
 }
 
 /// Whether the current user may read every setting (superusers,
@@ -250,39 +252,36 @@ pub(super) fn shown_path(path: &str) -> String {
 }
 
 /// Where a setting's running value comes from, and how to change it there.
-pub(super) fn how_to_change(setting: Setting) -> String {
-    match guc_origin(setting.name()).and_then(|(_, file)| file) {
+pub(super) fn how_to_change(option: &str) -> String {
+    let name = guc_name(option);
+    match guc_origin(option).and_then(|(_, file)| file) {
         Some((file, line)) if file.ends_with("postgresql.auto.conf") => format!(
             "{name} was set with ALTER SYSTEM ({} line {line}): change it with ALTER SYSTEM SET {name} = ... \
              (or ALTER SYSTEM RESET {name}) and restart the server",
             shown_path(&file),
-            name = setting.name()
         ),
         Some((file, line)) => format!(
-            "{} is set in {} line {line}: change it there and restart the server",
-            setting.name(),
+            "{name} is set in {} line {line}: change it there and restart the server",
             shown_path(&file)
         ),
-        None => format!(
-            "set {} with ALTER SYSTEM or in postgresql.conf and restart the server",
-            setting.name()
-        ),
+        None => format!("set {name} with ALTER SYSTEM or in postgresql.conf and restart the server"),
     }
 }
 
 /// Where the configuration files set `setting` now (for values refused at start,
 /// whose running value is the default).
-pub(super) fn where_in_files(setting: Setting) -> Option<String> {
+pub(super) fn where_in_files(option: &str) -> Option<String> {
     config_file_values()
         .into_iter()
-        .find(|f| f.name == setting.name())
+        .find(|f| f.name == guc_name(option))
         .map(|f| format!("{} line {}", shown_path(&f.file), f.line))
 }
 
 /// `flakeid.x = v (file line n)`: a running value and where it is set.
-pub(super) fn described(setting: Setting, value: i32) -> String {
-    match guc_origin(setting.name()).and_then(|(_, f)| f) {
-        Some((file, line)) => format!("{} = {value} ({} line {line})", setting.name(), shown_path(&file)),
-        None => format!("{} = {value}", setting.name()),
+pub(super) fn described(option: &str, value: i32) -> String {
+    let name = guc_name(option);
+    match guc_origin(option).and_then(|(_, f)| f) {
+        Some((file, line)) => format!("{name} = {value} ({} line {line})", shown_path(&file)),
+        None => format!("{name} = {value}"),
     }
 }

@@ -1,8 +1,9 @@
-//! The `flakeid.*` settings: their definitions, the check hooks that refuse a bad
-//! value when it is set (ALTER SYSTEM, a reload, server start), and the generator
-//! builder made from them. The engine states every rule (layout names, node ranges,
-//! "node or datacenter + worker"); this file only applies them to the configuration
-//! the next server start will use and names the setting and file at fault.
+//! The `flakeid.*` settings: their definitions (a loop over the core's option
+//! table), the check hook that refuses a bad value when it is set (ALTER SYSTEM, a
+//! reload, server start), and the generator builder made from them. The engine
+//! states every rule (layout names, node ranges, "node or datacenter + worker");
+//! this module only applies them to the configuration the next server start will
+//! use and names the setting and file at fault.
 //!
 //! The node settings are fixed at server start, so a hook that compared a new value
 //! with the running ones would refuse every valid change of layout and node made in
@@ -14,29 +15,103 @@ mod check;
 mod files;
 
 use crate::error::{Report, SqlFn};
-use crate::server::BackendClock;
-use check::{
-    check_clock_backwards, check_datacenter, check_layout, check_lease, check_max_sequence, check_node, check_overflow,
-    check_worker,
-};
 use files::{described, how_to_change, where_in_files};
-use flakeid_core::{Error, Generator, GeneratorBuilder, Layout, Overflow};
+use flakeid_core::{Clock, Error, Generator, GeneratorBuilder, Layout, Overflow, precise_now_ms};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgSqlErrorCode, pg_sys};
-use std::ffi::CString;
+use std::ffi::{CString, c_char};
 use std::sync::{Arc, Mutex, OnceLock};
 
-static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"snowflake"));
+static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static NODE: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static DATACENTER: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static WORKER: GucSetting<i32> = GucSetting::<i32>::new(-1);
-static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"wait"));
-static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"error"));
-static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_BORROW_MS as i32);
-static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_MAX_WAIT_MS as i32);
+static OVERFLOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static CLOCK_BACKWARDS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static MAX_BORROW_MS: GucSetting<i32> = GucSetting::<i32>::new(0);
+static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(0);
 static LEASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
-static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(flakeid_core::DEFAULT_LEASE_TTL_MS as i32);
+static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(0);
 static MAX_SEQUENCE: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static SEAL_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Where a GUC keeps its value.
+enum Value {
+    Int(&'static GucSetting<i32>),
+    Text(&'static GucSetting<Option<CString>>),
+}
+
+/// `flakeid.<option>`: a GUC for an option of the core's table
+/// ([`flakeid_core::GENERATOR_OPTIONS`]), whose description, default and range
+/// come from there. What is PostgreSQL's own is said here.
+struct Guc {
+    option: &'static str,
+    value: Value,
+    /// -1 leaves it unset: the node fields (the core's default would be node 0, the
+    /// same IDs as every other server left unset) and `max_sequence`.
+    unset: bool,
+    /// The one-line description where the core's names forms PostgreSQL does not
+    /// take (a custom layout, a node source); "": the core's.
+    short: &'static str,
+    /// PostgreSQL's longer description.
+    long: &'static str,
+}
+
+const GUC_COUNT: usize = 11;
+
+/// The GUCs, in the order they are defined: the layout first, since at server start
+/// the node hooks check against it.
+#[rustfmt::skip]
+static GUCS: [Guc; GUC_COUNT] = {
+    const fn guc(option: &'static str, value: Value, unset: bool, long: &'static str) -> Guc {
+        Guc { option, value, unset, short: "", long }
+    }
+    const fn own(short: &'static str, g: Guc) -> Guc {
+        Guc { short, ..g }
+    }
+    const ID: &str = "Every server issuing IDs (primary, promoted standby, shard) needs its own node id.";
+    [
+        own("flakeid layout preset of the server's IDs",
+            guc("layout", Value::Text(&LAYOUT), false, "snowflake, flake, discord, sonyflake, baidu, instagram or js53.")),
+        own("this server's whole node id", guc("node", Value::Int(&NODE), true, ID)),
+        guc("datacenter", Value::Int(&DATACENTER), true, ID),
+        guc("worker", Value::Int(&WORKER), true, ID),
+        guc("overflow", Value::Text(&OVERFLOW), false, "wait or borrow."),
+        guc("clock_backwards", Value::Text(&CLOCK_BACKWARDS), false, "error, wait or monotonic."),
+        // The URL may hold a password: only superusers (and pg_read_all_settings)
+        // may read it, as primary_conninfo. Messages show it without the password.
+        guc("lease", Value::Text(&LEASE), false,
+            "One node id per server, held by flakeid's background worker; instead of flakeid.node."),
+        guc("lease_ttl_ms", Value::Int(&LEASE_TTL_MS), false, "Renewed every third of it."),
+        guc("max_borrow_ms", Value::Int(&MAX_BORROW_MS), false, ""),
+        guc("max_wait_ms", Value::Int(&MAX_WAIT_MS), false, ""),
+        // At most max_sequence + 1 IDs per tick (2^k - 1), checked against the
+        // layout by the core's rule.
+        guc("max_sequence", Value::Int(&MAX_SEQUENCE), true,
+            "flake-idgen's seqMask; every server sharing a node-id namespace must use the same."),
+    ]
+};
+
+impl Guc {
+    /// The value as the core's text (`None`: -1, unset).
+    fn text(&self) -> Option<String> {
+        match self.value {
+            Value::Int(setting) => Some(setting.get())
+                .filter(|v| *v >= 0 || !self.unset)
+                .map(|v| v.to_string()),
+            Value::Text(setting) => Some(text(setting)),
+        }
+    }
+}
+
+/// `flakeid.<option>`.
+fn guc_name(option: &str) -> String {
+    format!("flakeid.{option}")
+}
+
+/// Whether option `name` of the core's table is a GUC.
+pub(crate) fn is_guc(name: &str) -> bool {
+    GUCS.iter().any(|g| g.option == name)
+}
 
 /// Values refused while the server started: PostgreSQL then warns and keeps the
 /// default, so the server would silently run without them. Set in the postmaster,
@@ -47,54 +122,9 @@ static SERVER_LAYOUT: OnceLock<Layout> = OnceLock::new();
 
 #[derive(Debug, Clone)]
 struct Refusal {
-    setting: Setting,
+    option: &'static str,
     value: String,
     reason: String,
-}
-
-/// The node settings and the layout, whose values are checked together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Setting {
-    Layout,
-    Node,
-    Datacenter,
-    Worker,
-    Overflow,
-    ClockBackwards,
-    Lease,
-    LeaseTtlMs,
-    MaxSequence,
-}
-
-impl Setting {
-    fn name(self) -> &'static str {
-        match self {
-            Setting::Layout => "flakeid.layout",
-            Setting::Node => "flakeid.node",
-            Setting::Datacenter => "flakeid.datacenter",
-            Setting::Worker => "flakeid.worker",
-            Setting::Overflow => "flakeid.overflow",
-            Setting::ClockBackwards => "flakeid.clock_backwards",
-            Setting::Lease => "flakeid.lease",
-            Setting::LeaseTtlMs => "flakeid.lease_ttl_ms",
-            Setting::MaxSequence => "flakeid.max_sequence",
-        }
-    }
-    /// The setting the engine's field name stands for.
-    fn of_field(field: &str) -> Option<Setting> {
-        Some(match field {
-            "layout" => Setting::Layout,
-            "node" => Setting::Node,
-            "datacenter" => Setting::Datacenter,
-            "worker" => Setting::Worker,
-            "overflow" => Setting::Overflow,
-            "clock_backwards" => Setting::ClockBackwards,
-            "lease" => Setting::Lease,
-            "lease_ttl_ms" => Setting::LeaseTtlMs,
-            "max_sequence" => Setting::MaxSequence,
-            _ => return None,
-        })
-    }
 }
 
 fn preloading() -> bool {
@@ -102,168 +132,95 @@ fn preloading() -> bool {
     unsafe { pg_sys::process_shared_preload_libraries_in_progress }
 }
 
+/// A C string PostgreSQL keeps for the process's life (it does not copy the names,
+/// descriptions and defaults of custom settings).
+fn leaked(text: &str) -> *const c_char {
+    CString::new(text).unwrap_or_default().into_raw()
+}
+
 /// Defines the settings: fixed at server start when preloaded; reloadable otherwise
 /// (PostgreSQL refuses PGC_POSTMASTER settings defined after start, and a backend
 /// that loads the library itself has no generator: only the layout matters there).
 pub fn define(preloading: bool) {
-    let ctx = || {
-        if preloading {
-            GucContext::Postmaster
-        } else {
-            GucContext::Sighup
+    let ctx = (if preloading {
+        GucContext::Postmaster
+    } else {
+        GucContext::Sighup
+    }) as isize;
+    for (guc, (int_hook, text_hook)) in GUCS.iter().zip(check::HOOKS) {
+        let Some(o) = flakeid_core::generator_option(guc.option) else {
+            continue;
+        };
+        let name = leaked(&guc_name(o.name));
+        let doc = if guc.short.is_empty() { o.doc } else { guc.short };
+        let short = leaked(&format!("{doc}{}", if guc.unset { " (-1: not set)" } else { "" }));
+        let long = leaked(guc.long);
+        let mut flags = GucFlags::default();
+        if o.name.ends_with("_ms") {
+            flags |= GucFlags::UNIT_MS;
         }
-    };
-    let flags = GucFlags::default();
-    // SAFETY (all of these): the hooks are #[pg_guard]ed extern "C-unwind" functions.
-    // The layout comes first: at server start the node hooks check against it.
-    unsafe {
-        GucRegistry::define_string_guc_with_hooks(
-            c"flakeid.layout",
-            c"flakeid layout preset of the server's IDs.",
-            c"snowflake, flake, discord, sonyflake, baidu, instagram or js53.",
-            &LAYOUT,
-            ctx(),
-            flags,
-            Some(check_layout),
-            None,
-            None,
-        );
-    }
-    let ids = [
-        (
-            c"flakeid.node",
-            c"This server's whole node id (-1: not set).",
-            &NODE,
-            check_node as unsafe extern "C-unwind" fn(_, _, _) -> _,
-        ),
-        (
-            c"flakeid.datacenter",
-            c"This server's datacenter id (-1: not set).",
-            &DATACENTER,
-            check_datacenter,
-        ),
-        (
-            c"flakeid.worker",
-            c"This server's worker id (-1: not set).",
-            &WORKER,
-            check_worker,
-        ),
-    ];
-    for (name, short, setting, hook) in ids {
+        if o.name == "lease" {
+            flags |= GucFlags::SUPERUSER_ONLY;
+        }
+        let clamp = |v: u64| i32::try_from(v).unwrap_or(i32::MAX);
+        // SAFETY: 'static strings and storage; the hooks are #[pg_guard]ed.
         unsafe {
-            GucRegistry::define_int_guc_with_hooks(
-                name,
-                short,
-                c"Every server issuing IDs (primary, promoted standby, shard) needs its own node id.",
-                setting,
-                -1,
-                i32::MAX,
-                ctx(),
-                flags,
-                Some(hook),
-                None,
-                None,
-            );
+            match guc.value {
+                Value::Int(setting) => {
+                    let (min, default) = if guc.unset {
+                        (-1, -1)
+                    } else {
+                        (clamp(o.min), o.default.parse().unwrap_or(clamp(o.min)))
+                    };
+                    pg_sys::DefineCustomIntVariable(
+                        name,
+                        short,
+                        long,
+                        setting.as_ptr(),
+                        default,
+                        min,
+                        clamp(o.max),
+                        ctx as _,
+                        flags.bits(),
+                        Some(int_hook),
+                        None,
+                        None,
+                    );
+                }
+                Value::Text(setting) => {
+                    let default = if o.default.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        leaked(o.default)
+                    };
+                    pg_sys::DefineCustomStringVariable(
+                        name,
+                        short,
+                        long,
+                        setting.as_ptr(),
+                        default,
+                        ctx as _,
+                        flags.bits(),
+                        Some(text_hook),
+                        None,
+                        None,
+                    );
+                }
+            }
         }
     }
-    unsafe {
-        GucRegistry::define_string_guc_with_hooks(
-            c"flakeid.overflow",
-            c"When a tick's sequence is used up: wait or borrow.",
-            c"",
-            &OVERFLOW,
-            ctx(),
-            flags,
-            Some(check_overflow),
-            None,
-            None,
-        );
-        GucRegistry::define_string_guc_with_hooks(
-            c"flakeid.clock_backwards",
-            c"When the clock is behind IDs already issued: error, wait or monotonic.",
-            c"",
-            &CLOCK_BACKWARDS,
-            ctx(),
-            flags,
-            Some(check_clock_backwards),
-            None,
-            None,
-        );
-    }
-    // The URL may hold a password: only superusers (and pg_read_all_settings) may
-    // read it, as primary_conninfo. Messages show it without the password.
-    unsafe {
-        GucRegistry::define_string_guc_with_hooks(
-            c"flakeid.lease",
-            c"Lease this server's node id from a store (redis://, postgres://, etcd://, file://).",
-            c"One node id per server, held by flakeid's background worker; instead of flakeid.node.",
-            &LEASE,
-            ctx(),
-            flags | GucFlags::SUPERUSER_ONLY,
-            Some(check_lease),
-            None,
-            None,
-        );
-    }
-    // The ranges are the core's table's (GENERATOR_OPTIONS): PostgreSQL's range
-    // check names setting and range.
-    let (lo, hi) = bounds("lease_ttl_ms");
-    GucRegistry::define_int_guc(
-        c"flakeid.lease_ttl_ms",
-        c"How long the store keeps the lease after a renewal (renewed every third of it).",
-        c"",
-        &LEASE_TTL_MS,
-        lo,
-        hi,
-        ctx(),
-        flags | GucFlags::UNIT_MS,
-    );
-    let ms = [
-        (
-            c"flakeid.max_borrow_ms",
-            c"How far overflow = borrow may run ahead of the clock.",
-            &MAX_BORROW_MS,
-        ),
-        (
-            c"flakeid.max_wait_ms",
-            c"Longest wait for a clock behind IDs already issued.",
-            &MAX_WAIT_MS,
-        ),
-    ];
-    for (name, short, setting) in ms {
-        let option = name.to_str().unwrap_or("").trim_start_matches("flakeid.");
-        let (lo, hi) = bounds(option);
-        GucRegistry::define_int_guc(name, short, c"", setting, lo, hi, ctx(), flags | GucFlags::UNIT_MS);
-    }
-    // At most max_sequence + 1 IDs per tick (2^k - 1; -1: the layout's whole
-    // sequence field), checked against the layout by the core's rule.
-    unsafe {
-        GucRegistry::define_int_guc_with_hooks(
-            c"flakeid.max_sequence",
-            c"At most max_sequence + 1 IDs per tick: 2^k - 1 within the layout's sequence field (-1: not set).",
-            c"flake-idgen's seqMask; every server sharing a node-id namespace must use the same.",
-            &MAX_SEQUENCE,
-            -1,
-            i32::MAX,
-            ctx(),
-            flags,
-            Some(check_max_sequence),
-            None,
-            None,
-        );
-    }
-    // The key of flakeid_next_sealed() (hex). Superusers set it (ALTER SYSTEM, or SET
-    // per session) and only they (and pg_read_all_settings) may read it; SHOW ALL and
-    // pg_settings leave it out. No check hook: PostgreSQL's message for a refused
-    // value quotes the value, so the key is checked where it is used (seal.rs),
-    // by messages that never quote it.
+    // The key of flakeid_next_sealed() (hex), a setting of this extension only.
+    // Superusers set it (ALTER SYSTEM, or SET per session) and only they (and
+    // pg_read_all_settings) may read it; SHOW ALL and pg_settings leave it out. No
+    // check hook: PostgreSQL's message for a refused value quotes the value, so the
+    // key is checked where it is used (seal.rs), by messages that never quote it.
     GucRegistry::define_string_guc(
         c"flakeid.seal_key",
         c"The hex key (32, 48 or 64 digits) that flakeid_next_sealed() seals with.",
         c"From openssl rand -hex 32; whitespace is ignored.",
         &SEAL_KEY,
         GucContext::Suset,
-        flags | GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+        GucFlags::default() | GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
     );
     // A misspelt flakeid.* name is refused (ALTER SYSTEM) or dropped with a warning
     // (configuration files), instead of being kept as an unused placeholder.
@@ -296,23 +253,23 @@ fn text(setting: &GucSetting<Option<CString>>) -> String {
 // ---------------------------------------------------------------------------------
 // The generator's configuration
 
-/// A value refused at server start (of `only`, or of any setting), as an error.
-fn refused_at_start(only: Option<Setting>) -> Option<Report> {
+/// A value refused at server start (of option `only`, or of any), as an error.
+fn refused_at_start(only: Option<&str>) -> Option<Report> {
     let refused = REFUSED_AT_START.lock().ok()?;
-    let r = refused.iter().find(|r| only.is_none_or(|s| s == r.setting))?;
-    let at = where_in_files(r.setting).map(|w| format!(" ({w})")).unwrap_or_default();
+    let r = refused.iter().find(|r| only.is_none_or(|o| o == r.option))?;
+    let at = where_in_files(r.option).map(|w| format!(" ({w})")).unwrap_or_default();
+    let name = guc_name(r.option);
     Some(
         Report::new(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!("invalid value for parameter \"{}\": {}", r.setting.name(), r.reason),
+            format!("invalid value for parameter \"{name}\": {}", r.reason),
         )
         .detail(format!(
-            "{} = {}{at} was refused when the server started, so the server runs without it \
+            "{name} = {}{at} was refused when the server started, so the server runs without it \
              and issues no IDs.",
-            r.setting.name(),
             r.value
         ))
-        .hint(format!("fix {} and restart the server", r.setting.name())),
+        .hint(format!("fix {name} and restart the server")),
     )
 }
 
@@ -323,32 +280,21 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
         return Err(report);
     }
     let (node, dc, worker) = (NODE.get(), DATACENTER.get(), WORKER.get());
-    let mut b = set_options([
-        ("layout", text(&LAYOUT)),
-        ("overflow", text(&OVERFLOW)),
-        ("clock_backwards", text(&CLOCK_BACKWARDS)),
-        ("max_borrow_ms", MAX_BORROW_MS.get().to_string()),
-        ("max_wait_ms", MAX_WAIT_MS.get().to_string()),
-    ])
-    .map_err(setting_report)?
-    .require_node();
-    if MAX_SEQUENCE.get() >= 0 {
-        b = b
-            .set_text("max_sequence", &MAX_SEQUENCE.get().to_string())
-            .map_err(setting_report)?;
-    }
+    // The generator's own options; the node id and the lease are decided below.
+    let own = GUCS
+        .iter()
+        .filter(|g| !matches!(g.option, "node" | "datacenter" | "worker" | "lease" | "lease_ttl_ms"));
+    let mut b = set_options(own.filter_map(|g| Some((g.option, g.text()?))))
+        .map_err(setting_report)?
+        .require_node();
     if lease().is_some() {
         // The node id comes from the lease (the caller adds it): none may be given too.
         if node >= 0 || dc >= 0 || worker >= 0 {
-            let set: Vec<String> = [
-                (Setting::Node, node),
-                (Setting::Datacenter, dc),
-                (Setting::Worker, worker),
-            ]
-            .into_iter()
-            .filter(|(_, v)| *v >= 0)
-            .map(|(s, v)| described(s, v))
-            .collect();
+            let set: Vec<String> = [("node", node), ("datacenter", dc), ("worker", worker)]
+                .into_iter()
+                .filter(|(_, v)| *v >= 0)
+                .map(|(s, v)| described(s, v))
+                .collect();
             return Err(Report::new(
                 PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 "flakeid.lease and a node id are both set: give the node id one way",
@@ -360,7 +306,7 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
     }
     // flakeid.lease_ttl_ms set without a lease: given to the core, which refuses it
     // (it means nothing without one) instead of it being silently ignored.
-    if is_set(Setting::LeaseTtlMs) {
+    if is_set("lease_ttl_ms") {
         b = b
             .set_text("lease_ttl_ms", &LEASE_TTL_MS.get().to_string())
             .map_err(setting_report)?;
@@ -374,39 +320,11 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
     Ok(b.wait_hook(interrupt_hook()))
 }
 
-/// Whether a setting was given a value (in a file, on the command line, by SET),
-/// rather than left at its default.
-fn is_set(setting: Setting) -> bool {
-    files::guc_origin(setting.name()).is_some_and(|(source, _)| source != pg_sys::GucSource::PGC_S_DEFAULT)
+/// Whether option `option`'s GUC was given a value (in a file, on the command line,
+/// by SET), rather than left at its default.
+fn is_set(option: &str) -> bool {
+    files::guc_origin(option).is_some_and(|(source, _)| source != pg_sys::GucSource::PGC_S_DEFAULT)
 }
-
-/// The options of the core's table that no GUC holds, and why (docs/postgres.md,
-/// Settings): every other option is `flakeid.<name>`.
-pub(crate) const NOT_GUC_OPTIONS: [(&str, &str); 2] = [
-    (
-        "clock",
-        "a manual clock for tests: a handle, not a value; the server reads the OS clock",
-    ),
-    (
-        "state",
-        "a file for one process's high-water mark: the server keeps its own, WAL-logged with the database",
-    ),
-];
-
-/// The generator options a GUC holds (`flakeid.<name>`), by the core's names.
-pub(crate) const GUC_OPTIONS: [&str; 11] = [
-    "layout",
-    "node",
-    "datacenter",
-    "worker",
-    "overflow",
-    "clock_backwards",
-    "max_borrow_ms",
-    "max_wait_ms",
-    "lease",
-    "lease_ttl_ms",
-    "max_sequence",
-];
 
 /// A builder with the generator options that GUCs hold, each by the name the
 /// core's table gives it (`flakeid.<name>` is the GUC of option `<name>`), through
@@ -420,17 +338,10 @@ where
 {
     let mut b = Generator::builder(Layout::SNOWFLAKE).clock(BackendClock);
     for (name, text) in values {
-        debug_assert!(GUC_OPTIONS.contains(&name), "{name} is not a GUC");
+        debug_assert!(is_guc(name), "{name} is not a GUC");
         b = b.set_text(name, &text)?;
     }
     Ok(b)
-}
-
-/// The option of the core's table behind a GUC's bounds.
-fn bounds(name: &str) -> (i32, i32) {
-    let o = flakeid_core::generator_option(name);
-    let clamp = |v: u64| i32::try_from(v).unwrap_or(i32::MAX);
-    o.map_or((0, i32::MAX), |o| (clamp(o.min), clamp(o.max)))
 }
 
 /// A cancel request ends a wait for the clock (the core polls this every ~10 ms).
@@ -506,11 +417,8 @@ pub fn setting_report(err: Error) -> Report {
     if *field == "node" && node < 0 {
         let (message, hint) = if dc >= 0 && worker < 0 {
             (
-                format!(
-                    "{} is set but flakeid.worker is not",
-                    described(Setting::Datacenter, dc)
-                ),
-                how_to_change(Setting::Worker),
+                format!("{} is set but flakeid.worker is not", described("datacenter", dc)),
+                how_to_change("worker"),
             )
         } else {
             (
@@ -530,12 +438,12 @@ pub fn setting_report(err: Error) -> Report {
             .hint(hint);
     }
     if *field == "node" && node >= 0 && (dc >= 0 || worker >= 0) {
-        let mut set = vec![described(Setting::Node, node)];
+        let mut set = vec![described("node", node)];
         if dc >= 0 {
-            set.push(described(Setting::Datacenter, dc));
+            set.push(described("datacenter", dc));
         }
         if worker >= 0 {
-            set.push(described(Setting::Worker, worker));
+            set.push(described("worker", worker));
         }
         return Report::new(
             code,
@@ -544,12 +452,14 @@ pub fn setting_report(err: Error) -> Report {
         .detail(format!("Set: {}.", set.join(", ")))
         .hint("set the ones you do not use to -1 (ALTER SYSTEM RESET flakeid.node, or flakeid.datacenter and flakeid.worker) and restart the server");
     }
-    let setting = Setting::of_field(field);
-    let name = setting.map_or_else(|| format!("flakeid.{field}"), |s| s.name().to_string());
-    let report = Report::new(code, format!("invalid value for parameter \"{name}\": {message}"));
-    match setting {
-        Some(s) => report.hint(how_to_change(s)),
-        None => report,
+    let report = Report::new(
+        code,
+        format!("invalid value for parameter \"flakeid.{field}\": {message}"),
+    );
+    if is_guc(field) {
+        report.hint(how_to_change(field))
+    } else {
+        report
     }
 }
 
@@ -559,7 +469,7 @@ pub fn server_layout() -> Layout {
     if let Some(layout) = SERVER_LAYOUT.get() {
         return *layout;
     }
-    if let Some(report) = refused_at_start(Some(Setting::Layout)) {
+    if let Some(report) = refused_at_start(Some("layout")) {
         report.raise(SqlFn::PURE);
     }
     let layout = match Layout::preset(&text(&LAYOUT)) {
@@ -567,7 +477,7 @@ pub fn server_layout() -> Layout {
         Err(err) => setting_report(err).raise(SqlFn::PURE),
     };
     // Fixed for the server's life only when preloaded (otherwise it is reloadable).
-    if crate::server::preloaded() {
+    if crate::shmem::preloaded() {
         let _ = SERVER_LAYOUT.set(layout);
     }
     layout
@@ -580,5 +490,18 @@ pub fn counter_sequence_bits(layout: &Layout) -> u32 {
     match u64::try_from(MAX_SEQUENCE.get()) {
         Ok(m) if (m + 1).is_power_of_two() && m <= layout.max_sequence() => (m + 1).trailing_zeros(),
         _ => layout.sequence_bits(),
+    }
+}
+
+/// The OS clock, read on every call. The core's default clock serves a cache from a
+/// background thread; PostgreSQL backends are single-threaded processes (and there
+/// may be hundreds), so each reads the vDSO clock instead.
+#[derive(Debug)]
+pub struct BackendClock;
+
+impl Clock for BackendClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        precise_now_ms()
     }
 }

@@ -1,0 +1,270 @@
+//! Everything flakeid keeps in shared memory, and how its processes wait for one
+//! another. The structures are plain data: what they mean and who writes them is
+//! in the modules that use them ([`crate::server`], [`crate::startup`],
+//! [`crate::lease`]). Allocated once by the postmaster (`shared_preload_libraries`);
+//! a crash restart starts them over.
+
+use pgrx::{PGRXSharedMemory, PgAtomic, PgLwLock, pg_shmem_init, pg_sys};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The generator's whole state: the next free `(tick, sequence)` slot.
+pub static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
+/// Ticks below this are covered by the durable high-water mark (0: none yet).
+pub static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
+/// The start-up check's findings (its lock is only ever held briefly).
+pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
+/// The lease's window as every backend checks it.
+pub static LEASE_WINDOW: PgAtomic<LeaseWindow> = unsafe { PgAtomic::new(c"flakeid_lease_window") };
+/// Where the lease stands, as its holder last saw it (held briefly).
+pub static LEASE_STATUS: PgLwLock<LeaseStatus> = unsafe { PgLwLock::new(c"flakeid_lease_status") };
+/// The server's `flakeid_stats()` totals.
+pub static TOTALS: PgAtomic<Totals> = unsafe { PgAtomic::new(c"flakeid_stats") };
+
+/// Set in the postmaster when loaded by `shared_preload_libraries`; backends
+/// inherit it through fork(). False in a backend that loaded the library itself.
+static PRELOADED: AtomicBool = AtomicBool::new(false);
+
+#[allow(unexpected_cfgs)] // pg_shmem_init! tests features for other PostgreSQL versions
+pub fn init() {
+    pg_shmem_init!(COUNTER);
+    pg_shmem_init!(COVERED);
+    pg_shmem_init!(STARTUP);
+    pg_shmem_init!(LEASE_WINDOW);
+    pg_shmem_init!(LEASE_STATUS);
+    pg_shmem_init!(TOTALS);
+    PRELOADED.store(true, Ordering::Relaxed);
+}
+
+pub fn preloaded() -> bool {
+    PRELOADED.load(Ordering::Relaxed)
+}
+
+/// How long a call waits for a background worker's first report (the start-up
+/// check's verdict, the server's first lease) before it gives up.
+pub const WORKER_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits on this process's latch for `timeout` (or until it is set); exits the
+/// process if the postmaster has died (pgrx's `wait_latch` only reports that, and a
+/// loop that ignores the answer spins for ever). A backend checks for interrupts
+/// afterwards.
+pub fn wait(timeout: Option<Duration>) {
+    let (events, ms) = match timeout {
+        Some(t) => (
+            pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH,
+            i64::try_from(t.as_millis()).unwrap_or(i64::MAX),
+        ),
+        None => (pg_sys::WL_LATCH_SET | pg_sys::WL_EXIT_ON_PM_DEATH, -1),
+    };
+    // SAFETY: waiting on this process's own latch, as PostgreSQL's own loops do
+    // (WL_EXIT_ON_PM_DEATH: proc_exit(1) when the postmaster is gone).
+    unsafe {
+        pg_sys::WaitLatch(pg_sys::MyLatch, events as i32, ms as _, pg_sys::PG_WAIT_EXTENSION);
+        pg_sys::ResetLatch(pg_sys::MyLatch);
+    }
+}
+
+/// A backend's 10 ms wait for a background worker, interruptible.
+pub fn pause() {
+    wait(Some(Duration::from_millis(10)));
+    pgrx::check_for_interrupts!();
+}
+
+/// Whether the postmaster asked this background worker to exit (set by pgrx's
+/// SIGTERM handler, never reset: a wait that consumed the latch must not hide it).
+pub fn shutting_down() -> bool {
+    // SAFETY: a sig_atomic_t flag set by the signal handler.
+    unsafe { std::ptr::read_volatile(&raw const pg_sys::ShutdownRequestPending) != 0 }
+}
+
+/// Copies `text` into `buf` (cut at a character boundary); its length.
+fn store_text(buf: &mut [u8], text: &str) -> u16 {
+    let mut n = text.len().min(buf.len());
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    n as u16
+}
+
+fn stored_text(buf: &[u8], len: u16) -> &str {
+    std::str::from_utf8(&buf[..usize::from(len)]).unwrap_or("")
+}
+
+// ---------------------------------------------------------------------------------
+// The start-up check ([`crate::startup`])
+
+/// What the start-up check decided about this server issuing IDs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Verdict {
+    /// The check has not reported yet (or the server is a standby).
+    #[default]
+    Checking,
+    Ready,
+    /// Promoted (or restored) with its former primary's node id: refused.
+    Promoted,
+    /// On a timeline after the first with no record of its node id's owner: refused.
+    Unrecorded,
+    /// The owner record was written by another server (another host name or data
+    /// directory): a copy of its data directory, refused.
+    Copied,
+    /// The settings give no usable node id: backends report why themselves.
+    Settings,
+    /// The check could not be made (`failure` says why).
+    Failed,
+}
+
+/// The start-up check's findings.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct Startup {
+    pub verdict: Verdict,
+    /// The durable high-water mark (Unix ms) when the check was made.
+    pub start_mark_ms: u64,
+    /// Backends resume after this (Unix ms): the mark, or when the mark is not known
+    /// to cover every ID issued under the node id, later
+    /// ([`crate::startup::resume_after_uncertain`]).
+    pub resume_after_ms: u64,
+    pub node: u64,
+    pub timeline: u32,
+    /// The recorded owner of the node id (`owner_timeline` 0: none).
+    pub owner_node: u64,
+    pub owner_timeline: u32,
+    /// This server's fingerprint and the owner record's writer's ([`crate::identity`]).
+    pub identity: u64,
+    pub owner_identity: u64,
+    pub failure_len: u16,
+    pub failure: [u8; 256],
+}
+
+impl Default for Startup {
+    fn default() -> Self {
+        Startup {
+            verdict: Verdict::Checking,
+            start_mark_ms: 0,
+            resume_after_ms: 0,
+            node: 0,
+            timeline: 0,
+            owner_node: 0,
+            owner_timeline: 0,
+            identity: 0,
+            owner_identity: 0,
+            failure_len: 0,
+            failure: [0; 256],
+        }
+    }
+}
+
+impl Startup {
+    pub fn failed(message: &str) -> Startup {
+        let mut s = Startup {
+            verdict: Verdict::Failed,
+            ..Startup::default()
+        };
+        s.failure_len = store_text(&mut s.failure, message);
+        s
+    }
+    pub fn failure(&self) -> &str {
+        stored_text(&self.failure, self.failure_len)
+    }
+}
+
+// SAFETY: plain old data, no pointers.
+unsafe impl PGRXSharedMemory for Startup {}
+
+// ---------------------------------------------------------------------------------
+// The lease ([`crate::lease`])
+
+/// The lease's window as every backend checks it: one cache line.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct LeaseWindow {
+    /// The lease the window is of: `epoch << 32 | node`, the epoch counting the
+    /// server's acquisitions from 1 (0: none yet). Set before the window opens
+    /// (after the counter was moved past the lease's fence); one word, so that a
+    /// node id is never paired with another lease's epoch.
+    pub lease: AtomicU64,
+    /// IDs whose tick is at or past this are refused (0: closed).
+    pub tick_end: AtomicU64,
+    /// [`flakeid_core::LeaseClock`] readings at or past this are refused (0: closed).
+    pub mono_end: AtomicU64,
+}
+
+// SAFETY: atomics only, no pointers.
+unsafe impl PGRXSharedMemory for LeaseWindow {}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LeaseState {
+    /// No lease configured, or its holder has not started (a standby).
+    #[default]
+    None,
+    Acquiring,
+    Held,
+    /// Renewals fail; IDs stop when the window ends.
+    Unreachable,
+    /// Taken over, or the store forgot it: a new lease is being acquired.
+    Lost,
+    /// Acquiring failed (`message` says why); retried.
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct LeaseStatus {
+    pub state: LeaseState,
+    pub node: u64,
+    /// Leases acquired since the server started.
+    pub acquired: u64,
+    /// The wall-clock end of the window (Unix ms; 0: closed).
+    pub wall_end_ms: u64,
+    /// How long the last acquisition waited out the lock delay.
+    pub lock_delay_ms: u64,
+    message_len: u16,
+    message: [u8; 480],
+}
+
+impl Default for LeaseStatus {
+    fn default() -> Self {
+        LeaseStatus {
+            state: LeaseState::None,
+            node: 0,
+            acquired: 0,
+            wall_end_ms: 0,
+            lock_delay_ms: 0,
+            message_len: 0,
+            message: [0; 480],
+        }
+    }
+}
+
+// SAFETY: plain old data, no pointers.
+unsafe impl PGRXSharedMemory for LeaseStatus {}
+
+impl LeaseStatus {
+    pub fn set_message(&mut self, message: &str) {
+        self.message_len = store_text(&mut self.message, message);
+    }
+    /// The last error (never a password: the engine's lease errors are redacted).
+    pub fn message(&self) -> &str {
+        stored_text(&self.message, self.message_len)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The statistics ([`crate::server`])
+
+/// The server's totals, since it started.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct Totals {
+    pub ids_issued: AtomicU64,
+    pub tick_waits: AtomicU64,
+    pub tick_wait_us: AtomicU64,
+    pub clock_rollbacks: AtomicU64,
+    pub max_rollback_ms: AtomicU64,
+}
+
+// SAFETY: atomics only, no pointers.
+unsafe impl PGRXSharedMemory for Totals {}

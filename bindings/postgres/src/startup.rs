@@ -1,0 +1,438 @@
+//! The start-up check: the state machine that decides, once the server accepts
+//! writes (after start, crash recovery or a promotion), whether it may issue IDs;
+//! its verdict ([`crate::shmem::STARTUP`]) and what calls do with it: wait for it,
+//! refuse with it, or clear it on an operator's confirmation; and the background
+//! workers that run it.
+//!
+//! The check creates flakeid's replication origins if they are missing (in a
+//! transaction of its own), reads the durable high-water mark and the owner record,
+//! and compares the owner with this server's node id, timeline and identity
+//! ([`crate::identity`]):
+//! - no owner yet on timeline 1 (a new cluster): this server owns its node id;
+//! - another node id than the recorded one (renumbered): it owns the new one;
+//! - the same node id and timeline, written by this server (a restart): cleared;
+//! - the same node id on a later timeline (a promoted standby, a restored backup):
+//!   refused until the node id is changed or `flakeid_confirm_node()` is run;
+//!   likewise with no owner record on a later timeline;
+//! - the same node id and timeline, written by another server (its data directory
+//!   copied: a base backup or a standby started as a primary, a file-level copy):
+//!   refused the same way. A record with no writer yet (written by an older
+//!   library) is this server's: it records itself.
+//!
+//! Only after a restart does the server resume right after the mark; in every
+//! other case the mark may not cover every ID issued under the node id, and it
+//! resumes after [`resume_after_uncertain`].
+//!
+//! With `flakeid.lease` the node id is the store's to give: the check only reads
+//! the mark, and the launcher then holds the server's lease ([`crate::lease`]).
+//!
+//! Two processes: a launcher (a static worker with no database, so it can stay
+//! idle without holding one open, and is started again after a crash restart) runs
+//! the check itself in a short-lived dynamic worker connected to template1 (the
+//! origins' catalog needs a database to be opened from), retrying every few seconds
+//! until one reports. Every wait of these loops ends the process when the postmaster
+//! dies: an orphan would keep the old shared memory attached, and PostgreSQL refuses
+//! to start again while any process is attached to it.
+
+use crate::convert::show_ms;
+use crate::error::{Report, SqlFn};
+use crate::identity::{self, Difference};
+use crate::mark::{self, Owner};
+use crate::shmem::{self, STARTUP, Startup, Verdict, WORKER_WAIT, shutting_down, wait};
+use crate::{lease, settings};
+use flakeid_core::{Overflow, precise_now_ms};
+use pgrx::bgworkers::{
+    BackgroundWorker, BackgroundWorkerBuilder, BackgroundWorkerStatus, BgWorkerStartTime, SignalWakeFlags,
+};
+use pgrx::{PgSqlErrorCode, log, pg_guard, pg_sys, warning};
+use std::time::{Duration, Instant};
+
+/// The resume point when the durable mark is not known to cover every ID issued
+/// under the node id: a new timeline (a promotion, a restore), a confirmation, an
+/// empty mark (a new cluster, which cannot be told from one made by `pg_upgrade` or
+/// a logical copy of a database that issued IDs), a renumbering or a detected copy.
+///
+/// The mark covers every ID issued before it was written (it is moved past each
+/// ID's tick, borrowed ones included, before the ID leaves the server). IDs issued
+/// afterwards by the server the mark came from — after the restore point, after a
+/// backup, on a lost cluster — were issued at most `flakeid.max_borrow_ms` ahead of
+/// its clock, and no later than now. So resuming after both the mark and now plus
+/// the borrow window is after every one of them. Without borrowing nothing runs
+/// ahead of the clock and this is the mark, as after a restart.
+///
+/// A borrowing server starts at the far end of its window: no ID is delayed, but
+/// for `max_borrow_ms` it has no lead left to borrow (docs/postgres.md).
+pub fn resume_after_uncertain(mark_ms: u64) -> u64 {
+    let (overflow, max_borrow_ms) = settings::borrowing();
+    let allowance = match overflow {
+        Overflow::Borrow => max_borrow_ms,
+        Overflow::Wait => 0,
+    };
+    if allowance == 0 {
+        return mark_ms;
+    }
+    mark_ms.max(precise_now_ms().saturating_add(allowance))
+}
+
+/// Waits (bounded, interruptible) for the start-up check; the Unix ms backends
+/// resume after.
+#[track_caller]
+pub fn wait_for_verdict(f: SqlFn) -> u64 {
+    let started = Instant::now();
+    loop {
+        let s = *STARTUP.share();
+        match s.verdict {
+            Verdict::Ready => return s.resume_after_ms,
+            Verdict::Checking if started.elapsed() < WORKER_WAIT => shmem::pause(),
+            Verdict::Checking => Report::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "{f}: flakeid's start-up check has not reported in {} s",
+                    WORKER_WAIT.as_secs()
+                ),
+            )
+            .detail("Its background workers (\"flakeid start-up check launcher\" and \"flakeid start-up check\") read the high-water mark and check this server's node id after every start and promotion.")
+            .hint("see the server log; the worker needs a free slot of max_worker_processes")
+            .raise(f),
+            Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => refusal(&s, f).raise(f),
+            Verdict::Settings => match settings::builder().and_then(|b| b.build().map_err(settings::setting_report)) {
+                Err(report) => report.raise(f),
+                // The worker saw settings this backend can use: not expected (both
+                // have the postmaster's); say so rather than guess.
+                Ok(_) => Report::new(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("{f}: flakeid's start-up check found no usable node id in the flakeid.* settings"),
+                )
+                .hint("see the server log")
+                .raise(f),
+            },
+            Verdict::Failed => Report::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("{f}: flakeid's start-up check failed: {}", s.failure()),
+            )
+            .hint("fix the cause and restart the server")
+            .raise(f),
+        }
+    }
+}
+
+/// Why a promoted, restored or copied server refuses, and the ways out.
+pub fn refusal(s: &Startup, f: SqlFn) -> Report {
+    let node = s.node;
+    let (message, detail) = match s.verdict {
+        Verdict::Promoted => (
+            format!(
+                "{f}: this server was promoted (timeline {} to {}) and still has the node id {node} its former primary issued under",
+                s.owner_timeline, s.timeline
+            ),
+            format!(
+                "Another server may still be issuing IDs under node id {node} (split brain): IDs issued here could repeat its IDs."
+            ),
+        ),
+        Verdict::Copied => {
+            let me = identity::this_server();
+            let what = identity::difference(s.owner_identity, s.identity).unwrap_or(Difference::Both);
+            (
+                format!(
+                    "{f}: this server's data directory is a copy of another server's that issued IDs under node id {node}: {}",
+                    what.describe()
+                ),
+                format!(
+                    "The record of who issues under node id {node} (timeline {}) was written by a server with another host name \
+                     or data directory than this one ({}:{}): a base backup or a standby started as a primary, or a file-level \
+                     copy. If that server still runs, IDs issued here would repeat its IDs.",
+                    s.owner_timeline, me.host, me.dir
+                ),
+            )
+        }
+        _ => (
+            format!(
+                "{f}: this server is on timeline {} (a promoted standby or a restored backup) and has no record of the node id {node} being its own",
+                s.timeline
+            ),
+            format!(
+                "Another server may still be issuing IDs under node id {node} (split brain): IDs issued here could repeat its IDs."
+            ),
+        ),
+    };
+    Report::new(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message)
+        .detail(detail)
+        .hint(format!(
+            "Give this server its own node id (ALTER SYSTEM SET flakeid.node = <an unused id>, then restart); \
+             or, once no other server can ever issue under node id {node}, have a superuser run \
+             SELECT flakeid_confirm_node({node}); or lease node ids (flakeid.lease). \
+             See the failover runbook in docs/postgres.md."
+        ))
+}
+
+/// Marks this server cleared to issue under `node` on the current timeline (a
+/// superuser's confirmation after a promotion, a restore or a copy). Returns the
+/// verdict before.
+pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
+    // Let the worker report first, so its later report cannot undo this one.
+    let started = Instant::now();
+    while STARTUP.share().verdict == Verdict::Checking && started.elapsed() < WORKER_WAIT {
+        shmem::pause();
+    }
+    // SAFETY: not in recovery (checked by the caller).
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    let me = identity::this_server().fingerprint;
+    // The durable record first (heavyweight locks, WAL): no LWLock held meanwhile.
+    if let Err(report) = mark::record_owner(mark::Owner { timeline, node }, me) {
+        report.raise(f);
+    }
+    let durable = match mark::read() {
+        Ok(d) => d,
+        Err(report) => report.raise(f),
+    };
+    let mut s = STARTUP.exclusive();
+    let before = *s;
+    s.verdict = Verdict::Ready;
+    s.node = node;
+    s.timeline = timeline;
+    s.owner_node = node;
+    s.owner_timeline = timeline;
+    s.identity = me;
+    s.owner_identity = me;
+    // Backends resume after the mark as it was before this server's first ID, and
+    // after every ID the server it replaces may have issued past it. On a server
+    // already issuing, the durable mark is ahead of the clock (reserved ahead):
+    // resuming after it would make every new backend's clock "behind".
+    if before.verdict != Verdict::Ready {
+        s.start_mark_ms = s.start_mark_ms.max(durable.mark_ms);
+        s.resume_after_ms = s.resume_after_ms.max(resume_after_uncertain(s.start_mark_ms));
+    }
+    (before, *s)
+}
+
+fn check() -> Startup {
+    // SAFETY: the worker starts after recovery has ended.
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    if settings::lease().is_some() {
+        // A leased node id is this server's by the store's word (another server's
+        // live lease is never handed out), and the lease's fence covers every ID its
+        // earlier holders issued: no owner record to compare, nothing to add.
+        if settings::builder().is_err() {
+            return Startup {
+                verdict: Verdict::Settings,
+                ..Startup::default()
+            };
+        }
+        return match mark::read() {
+            Ok(durable) => Startup {
+                verdict: Verdict::Ready,
+                start_mark_ms: durable.mark_ms,
+                resume_after_ms: durable.mark_ms,
+                timeline,
+                ..Startup::default()
+            },
+            Err(report) => Startup::failed(&report.message),
+        };
+    }
+    let node = match settings::node_id() {
+        Ok(node) => node,
+        Err(_) => {
+            return Startup {
+                verdict: Verdict::Settings,
+                ..Startup::default()
+            };
+        }
+    };
+    let durable = match mark::read() {
+        Ok(d) => d,
+        Err(report) => return Startup::failed(&report.message),
+    };
+    let me = identity::this_server().fingerprint;
+    let mut s = Startup {
+        verdict: Verdict::Ready,
+        start_mark_ms: durable.mark_ms,
+        node,
+        timeline,
+        owner_node: durable.owner.map_or(0, |o| o.node),
+        owner_timeline: durable.owner.map_or(0, |o| o.timeline),
+        identity: me,
+        owner_identity: durable.identity,
+        ..Startup::default()
+    };
+    enum Act {
+        /// This server owns the node id from now on: record it.
+        Own,
+        /// A restart of the owner whose record has no writer yet: add it.
+        AddWriter,
+        /// A restart of the owner.
+        Restart,
+        Refuse(Verdict),
+    }
+    let act = match durable.owner {
+        None if timeline == 1 => Act::Own,
+        None => Act::Refuse(Verdict::Unrecorded),
+        Some(o) if o.node != node => Act::Own,
+        Some(o) if o.timeline != timeline => Act::Refuse(Verdict::Promoted),
+        Some(_) if durable.identity == 0 => Act::AddWriter,
+        Some(_) if durable.identity != me => Act::Refuse(Verdict::Copied),
+        Some(_) => Act::Restart,
+    };
+    let recorded = match act {
+        Act::Own => mark::record_owner(Owner { timeline, node }, me),
+        Act::AddWriter => mark::record_identity(me),
+        Act::Restart => Ok(()),
+        Act::Refuse(verdict) => {
+            s.verdict = verdict;
+            Ok(())
+        }
+    };
+    if let Err(report) = recorded {
+        return Startup::failed(&report.message);
+    }
+    if matches!(act, Act::Own) {
+        s.owner_node = node;
+        s.owner_timeline = timeline;
+    }
+    if !matches!(act, Act::Refuse(_)) {
+        s.owner_identity = me;
+    }
+    // Only a restart of the server that wrote a mark resumes right after it: an
+    // empty mark (a new cluster, or one made by pg_upgrade) is not known to cover
+    // anything.
+    let restart = matches!(act, Act::Restart | Act::AddWriter) && durable.mark_ms > 0;
+    s.resume_after_ms = if restart {
+        durable.mark_ms
+    } else {
+        resume_after_uncertain(durable.mark_ms)
+    };
+    s
+}
+
+fn report(s: &Startup) {
+    match s.verdict {
+        Verdict::Ready if settings::lease().is_some() => log!(
+            "flakeid: the server may issue IDs on timeline {} once it holds a lease; high-water mark: {}",
+            s.timeline,
+            show_ms(s.start_mark_ms)
+        ),
+        Verdict::Ready => log!(
+            "flakeid: node id {} may issue IDs on timeline {}; high-water mark: {}{}",
+            s.node,
+            s.timeline,
+            show_ms(s.start_mark_ms),
+            if s.resume_after_ms > s.start_mark_ms {
+                format!(
+                    "; IDs resume after {} (the mark may not cover every ID issued under the node id)",
+                    show_ms(s.resume_after_ms)
+                )
+            } else {
+                String::new()
+            }
+        ),
+        Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => {
+            warning!("{}", refusal(s, SqlFn::NEXT).message)
+        }
+        Verdict::Settings => {
+            warning!("flakeid: the flakeid.* settings give no usable node id; flakeid_next() says why")
+        }
+        Verdict::Failed => warning!("flakeid: start-up check failed: {}", s.failure()),
+        Verdict::Checking => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The processes
+
+const RETRY: Duration = Duration::from_secs(5);
+
+pub fn register() {
+    // pg_upgrade starts both clusters in binary-upgrade mode: no IDs are issued
+    // there, and the check would write origins into a cluster being rebuilt.
+    // SAFETY: a flag the postmaster sets from its command line before preloading.
+    if unsafe { pg_sys::IsBinaryUpgrade } {
+        return;
+    }
+    BackgroundWorkerBuilder::new("flakeid start-up check launcher")
+        .set_type("flakeid")
+        .set_library("flakeid")
+        .set_function("flakeid_launcher_main")
+        .enable_shmem_access(None)
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(Some(RETRY))
+        .load();
+}
+
+unsafe extern "C-unwind" fn on_sigusr1(signo: std::ffi::c_int) {
+    // SAFETY: PostgreSQL's handler (saves errno, sets this process's latch).
+    unsafe { pg_sys::procsignal_sigusr1_handler(signo) }
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    // The postmaster tells a launcher that its worker stopped with SIGUSR1, which a
+    // worker without a database ignores unless it asks: PostgreSQL's own handler
+    // sets the latch WaitForBackgroundWorkerShutdown() waits on.
+    // SAFETY: installing PostgreSQL's handler, as its own processes do.
+    unsafe { pg_sys::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
+    // SAFETY: reading a setting PostgreSQL fixed at start.
+    let slots = unsafe { pg_sys::max_replication_slots };
+    if slots < mark::ORIGINS {
+        let failed = Startup::failed(&format!(
+            "flakeid keeps its high-water mark, node owner and owner identity in {} replication origins, \
+             which need max_replication_slots >= {} (it is {slots})",
+            mark::ORIGINS,
+            mark::ORIGINS
+        ));
+        report(&failed);
+        *STARTUP.exclusive() = failed;
+    }
+    while STARTUP.share().verdict == Verdict::Checking && !shutting_down() {
+        let checker = BackgroundWorkerBuilder::new("flakeid start-up check")
+            .set_type("flakeid")
+            .set_library("flakeid")
+            .set_function("flakeid_check_main")
+            .enable_spi_access()
+            .set_restart_time(None)
+            // SAFETY: this process's pid.
+            .set_notify_pid(unsafe { pg_sys::MyProcPid })
+            .load_dynamic();
+        match checker {
+            Ok(worker) => {
+                if let Err(BackgroundWorkerStatus::PostmasterDied) = worker.wait_for_shutdown() {
+                    // SAFETY: ends this process, as WL_EXIT_ON_PM_DEATH does.
+                    unsafe { pg_sys::proc_exit(1) };
+                }
+            }
+            Err(_) => warning!("flakeid: no free background worker slot for the start-up check (max_worker_processes)"),
+        }
+        if STARTUP.share().verdict == Verdict::Checking && !shutting_down() {
+            wait(Some(RETRY));
+        }
+    }
+    // With flakeid.lease, this process holds the server's lease from now on.
+    if STARTUP.share().verdict == Verdict::Ready
+        && let Some(lease) = settings::lease()
+    {
+        lease::hold(lease, STARTUP.share().resume_after_ms);
+    }
+    while !shutting_down() {
+        wait(None);
+    }
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::empty());
+    // template1 always exists; the connection lasts as long as the check (ms), and
+    // a CREATE DATABASE copying it waits seconds for such sessions to leave.
+    // SAFETY: a worker connecting once, as BackgroundWorker::connect_* do.
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnectionByOid(
+            pg_sys::Oid::from(pg_sys::Template1DbOid),
+            pg_sys::InvalidOid,
+            pg_sys::BGWORKER_BYPASS_ALLOWCONN,
+        );
+    }
+    BackgroundWorker::transaction(mark::ensure_origins);
+    let verdict = BackgroundWorker::transaction(check);
+    report(&verdict);
+    *STARTUP.exclusive() = verdict;
+}
