@@ -123,7 +123,7 @@ help: ## this list
 HELP_DOCS = $(shell git ls-files '*.md' ':!CHANGELOG.md' 2>/dev/null)
 lint-help:
 	@helped=$$(sed -nE 's/^([a-zA-Z0-9_.%-]+):[^=#]*## .*/\1/p' $(MAKEFILE_LIST)); \
-	  documented=$$(grep -ohE '(`|^\s*)make( [A-Z_]+=[^ `]*)* [a-z][a-z0-9-]*' $(HELP_DOCS) | awk '{ print $$NF }'); \
+	  documented=$$(grep -ohE '(`|^\s*)make( [A-Z_]+=[^ `]*)* [a-z][a-z0-9-]*' $(HELP_DOCS) /dev/null | awk '{ print $$NF }'); \
 	  missing=$$(for t in help $(TEST_SUITES) $(CI_SUITES) $(RELEASE_SUITES) $$documented; do \
 	    grep -qxF -- "$$t" <<<"$$helped" || echo "$$t"; done | sort -u | tr '\n' ' '); \
 	  [ -z "$$missing" ] || { echo "lint: no help line (\`target: deps ## one line\`) for: $$missing" >&2; \
