@@ -1,9 +1,5 @@
-# Rust: the workspace's lint, tests, vectors, benches and the core's model check.
-#   make lint / lint-ci   rustfmt, clippy, rustdoc, the dependency budgets; the MSRV
-#                         check and the gRPC stubs' freshness (make ci)
-#   make test-rust        every crate's tests in one cargo invocation
-#   make test-loom        the counter protocol under loom; make stress: 30 s contention
-#   make vectors          regenerate tests/vectors/*.json (the core's and sealing's)
+# Rust: the workspace's setup, lint, tests, vectors, benches and the core's model
+# check (`make help` lists the targets, one line each).
 
 ##@ Rust: lint, tests, vectors, benches
 # rustfmt and clippy, the wasm32 target (lint checks the wasm crate for it), libfaketime:
