@@ -26,25 +26,27 @@ PREFIX       ?= /usr/local
 C_STAGE      := $(abspath $(C_OUT))/prefix
 
 
-.PHONY: setup-c lib-c header-c test-c test-c-rust test-c-suite test-c-example bench-c install
+.PHONY: setup-c lib-c header-c test-c test-c-suite test-c-example bench-c install
 
-setup-c:
-	bash scripts/setup-c.sh
+##@ C: libflakeid, include/flakeid.h, flakeid.pc, the CMake package
+# A C compiler whose AddressSanitizer and UBSan programs build and run, make,
+# pkg-config, cmake (the installed CMake package is checked too). cbindgen is a pinned
+# dev-dependency of bindings/c, fetched by cargo: no CLI to install.
+setup-c: ## a C compiler with ASan and UBSan, make, pkg-config, cmake
+	@$(APT_INSTALL) setup-c $(call need,cc,gcc libc6-dev) $(call need,make,make) $(call need,pkg-config,pkg-config) \
+	  $(call need,cmake,cmake)
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; echo 'int main(void){return 0;}' >"$$d/a.c"; \
+	  { cc -fsanitize=address,undefined "$$d/a.c" -o "$$d/a" && "$$d/a"; } >/dev/null 2>&1 || $(APT_INSTALL) setup-c gcc libc6-dev
 
 # Only the C crate types: flakeid-c is also an rlib (for the fuzz targets), which would
 # make cargo build every dependency again with machine code beside the bitcode that LTO
 # needs, instead of reusing the Node addon's and the Python module's.
-lib-c: setup-c
+lib-c: setup-c ## libflakeid.so and .a, shipped settings (profile dist)
 	$(CARGO) rustc -p flakeid-c --lib --crate-type cdylib,staticlib --profile $(C_PROFILE) --target $(HOST_TRIPLE)
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
-header-c:
+header-c: ## regenerate include/flakeid.h (cbindgen, pinned)
 	FLAKEID_REGENERATE_HEADER=1 $(CARGO) test -p flakeid-c --test header
-
-# The Rust side: panic boundary, status table, and tests/header.rs, which fails when
-# include/flakeid.h is stale ("regenerate with `make header-c`").
-test-c-rust:
-	$(CARGO) test -p flakeid-c
 
 # The two ASan builds take ~3 s each: skipped when no input is newer than the binary
 # (the sources, the header, the libraries, this file).
@@ -93,15 +95,15 @@ test-c-example: lib-c
 	ldd $(C_OUT)/cmake-example/example | grep 'libflakeid\.so\.0 => $(C_STAGE)/lib/' >/dev/null
 	$(C_OUT)/cmake-example/example > /dev/null
 
-test-c: setup-c test-c-suite test-c-example
+test-c: setup-c test-c-suite test-c-example ## the C suite (ASan + UBSan, .so and .a), the pkg-config and CMake examples
 	@echo "test-c: ok"
 
-bench-c: setup-c lib-c
+bench-c: setup-c lib-c ## flakeid_next_id (strict, borrow) and flakeid_next_ids
 	mkdir -p $(C_OUT)
 	$(C_CC) $(C_STD) $(C_WARN) -O2 -Iinclude tests/c/bench.c $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/bench
 	$(C_OUT)/bench
 
-install: lib-c
+install: lib-c ## PREFIX=/usr/local [DESTDIR=]: library, header, flakeid.pc, CMake package
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(C_SO) $(DESTDIR)$(PREFIX)/lib/libflakeid.so
 	ln -sf libflakeid.so $(DESTDIR)$(PREFIX)/lib/libflakeid.so.0

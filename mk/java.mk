@@ -18,32 +18,35 @@ MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
 .PHONY: setup-java lib-java test-java test-java-stores bench-java dist-java release-check-java
 
-setup-java:
+##@ Java: java/, java.lang.foreign over libflakeid (JDK 22+)
+# scripts/setup-java.sh stays a script: it prints the JDK's home, which java/pom.xml's
+# message and java/release/*.sh also ask it for.
+setup-java: ## a JDK 22+ (found, not installed), Maven, a C compiler; pom.xml's plugins
 	bash scripts/setup-java.sh >/dev/null
 
 # The host's libflakeid.so, where the jar's build picks natives up.
-lib-java: lib-c
+lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives up
 	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
 	  cp $(C_LIB_DIR)/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
 
-test-java: setup-java lib-java
+test-java: setup-java lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks
 	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
 
 # The lease tests against the fixture's real stores, plain and TLS (make ci); without
 # the fixture they skip (make test).
-test-java-stores: setup-java setup-lease lib-java
+test-java-stores: setup-java setup-lease lib-java ## the lease tests on the fixture's stores, plain and TLS
 	cd java && $(MVN_ENV) FLAKEID_LEASE_REQUIRE=1 python3 ../tests/env/testenv.py run --all -- \
 	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -Dtest=LeaseTest \
 	  -Dsurefire.failIfNoSpecifiedTests=false test
 
-bench-java: setup-java lib-java
+bench-java: setup-java lib-java ## JMH: flakeid beside CosId
 	cd java && $(MVN) -q -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -DskipTests install
 	cd java/bench && $(MVN) -q package
 	cd java/bench && $$(bash $(CURDIR)/scripts/setup-java.sh)/bin/java --enable-native-access=ALL-UNNAMED -jar target/benchmarks.jar \
 	  -f 1 -wi 3 -w 1s -i 5 -r 1s -tu ns -bm avgt | tee ../../target/bench-java.txt
 
-dist-java: setup-java
+dist-java: setup-java ## dist/flakeid-java-<v>.jar with libflakeid.so for x86_64 and aarch64
 	bash java/release/pack.sh
 
-release-check-java: dist-java
+release-check-java: dist-java ## that jar in a fresh Maven project, offline
 	bash java/release/check.sh

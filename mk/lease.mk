@@ -12,16 +12,22 @@
 # of its own (they mostly wait out TTLs: 229 s one after another, 44 s of CPU).
 LEASE_STORE_TESTS := --lib --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
 .PHONY: setup-lease test-lease test-lease-bindings bench-lease
-setup-lease:
-	bash scripts/setup-lease.sh
+##@ Node-id leases on real stores
+# Debian's redis-server, etcd (etcd-server, etcdctl), openssl for the test
+# certificates, and PostgreSQL 15 (on the image; installed from Debian if missing).
+# Installs only, starts nothing (tests/env/testenv.py does).
+setup-lease: ## Redis, etcd, openssl, PostgreSQL 15 (Debian); the fixture starts them
+	@$(APT_INSTALL) setup-lease $(call need,redis-server,redis-server) \
+	  $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15) $(call need,etcd,etcd-server) \
+	  $(call need,etcdctl,etcd-client) $(call need,openssl,openssl)
 
-test-lease: setup-lease
+test-lease: setup-lease ## the multi-process store tests on real Redis, PostgreSQL, etcd, plain and TLS
 	CARGO=$(CARGO) python3 tests/lease/run_stores.py $(RUST_TEST_PKGS) $(LEASE_STORE_TESTS)
 
 # Needs the Python package (installed here), the Node addon and libflakeid.
-test-lease-bindings: setup-lease python-venv setup-node lib-c
+test-lease-bindings: setup-lease python-venv setup-node lib-c ## the lease URLs through the CLI, Python, Node and C
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet ./python
 	C_LIB_DIR=$(C_LIB_DIR) python3 tests/env/testenv.py run --all -- bash tests/lease/bindings.sh
 
-bench-lease:
+bench-lease: ## what the lease check adds to next_id()
 	$(CARGO) bench -p flakeid-core --features lease --bench lease

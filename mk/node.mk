@@ -7,21 +7,32 @@
 #                         make test-wasm-node builds it first)
 #   make bench-node       node/bench/bench.mjs: one table beside flake-idgen, @sapphire/snowflake, uuid
 NODE_TESTS := test/*.test.mjs
+# The JS suite on the wasm build (test-node-wasm, test-wasm-node).
+NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
 .PHONY: setup-node test-node test-node-wasm bench-node
 
-# Builds the addon and regenerates node/index.js and node/index.d.ts.
-setup-node:
-	bash scripts/setup-node.sh
+##@ Node: node/ (@flakeid/node), napi-rs
+# Node.js >= 18 with npm (Debian's when missing), then the package's own install:
+# it builds the addon with a pinned @napi-rs/cli via npx (cargo is incremental: a
+# no-op when fresh), regenerates node/index.js and node/index.d.ts, and installs the
+# bench/test devDependencies from node/package-lock.json. `npm install`, not `npm
+# ci`: the lockfile cannot list other platforms' optional packages when the registry
+# in use lacks them, and `npm ci` then fails.
+NODE_MAJOR = $$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
+	@command -v npm >/dev/null 2>&1 && [ $(NODE_MAJOR) -ge 18 ] || $(APT_INSTALL) setup-node nodejs npm
+	@[ $(NODE_MAJOR) -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $$(node --version)" >&2; exit 1; }
+	cd node && npm install --no-audit --no-fund
 
-test-node: setup-node
+test-node: setup-node ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native)
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	cd node && node --test $(NODE_TESTS)
 
-test-node-wasm:
-	cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
+test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
+	$(NODE_WASM_TEST)
 
-bench-node: setup-node
+bench-node: setup-node ## beside flake-idgen, @sapphire/snowflake, uuid
 	cd node && node bench/bench.mjs

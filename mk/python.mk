@@ -7,19 +7,24 @@ PY_BIN := $(CURDIR)/$(PY_VENV)/bin
 
 .PHONY: setup-python test-python bench-python python-venv
 
-setup-python:
-	bash scripts/setup-python.sh
+##@ Python: python/ (flakeid-engine), pyo3
+# A Python >= 3.9 with venv and pip (Debian's when missing); maturin, pytest and mypy
+# come from PyPI into python/.venv; cargo is the workspace's toolchain.
+PY_USABLE = $(PYTHON) -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' >/dev/null 2>&1
+setup-python: ## a Python >= 3.9 with venv and pip
+	@$(PY_USABLE) || $(APT_INSTALL) setup-python python3 python3-venv python3-pip
+	@$(PY_USABLE) || { echo "setup-python: no usable $(PYTHON) (need >= 3.9 with venv + ensurepip)" >&2; exit 1; }
 
 python-venv: setup-python
 	test -x $(PY_BIN)/python || $(PYTHON) -m venv $(PY_VENV)
 
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.
-test-python: python-venv
+test-python: python-venv ## pip install ./python into python/.venv, pytest, mypy.stubtest
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[test]'
 	cd python && $(PY_BIN)/pytest tests
 	# Run from outside python/ so the installed package (not the source folder) is checked.
 	cd $(PY_VENV) && $(PY_BIN)/python -m mypy.stubtest flakeid
 
-bench-python: python-venv
+bench-python: python-venv ## the package beside its peers
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[bench]'
 	cd $(PY_VENV) && $(PY_BIN)/python $(CURDIR)/python/benchmarks/bench.py

@@ -1,5 +1,5 @@
 # WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm).
-#   make wasm-build   bindings/wasm/build.sh: pkg/node (nodejs) + pkg/web (web) + pkg/package.json,
+#   make wasm         bindings/wasm/build.sh: pkg/node (nodejs) + pkg/web (web) + pkg/package.json,
 #                     wasm-opt'd; prints the .wasm's raw and gzip sizes
 #   make test-wasm-node     build, the Node package's suite on the wasm build (node/test,
 #                           FLAKEID_BACKEND=wasm) and the wasm-only tests (bindings/wasm/test)
@@ -12,29 +12,42 @@ WASM_TARGET_DIR := $(CURDIR)/target/wasm-build
 WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'function' ? '' : '--experimental-websocket')")
 
 
-.PHONY: setup-wasm setup-browser wasm wasm-build test-wasm test-wasm-node test-wasm-browser bench-wasm
+.PHONY: setup-wasm setup-browser wasm test-wasm test-wasm-node test-wasm-browser bench-wasm
 
-# `make wasm`: the README's name for the build.
-wasm: wasm-build
+##@ WebAssembly: bindings/wasm (@flakeid/wasm)
+# The wasm32 target (setup-rust), wasm-bindgen-cli at the version Cargo.toml pins
+# (`wasm-bindgen = "=…"`), skipped when `wasm-bindgen --version` matches, and npm's
+# binaryen (wasm-opt; Debian's binaryen 108 emits broken output) with the bench's
+# comparison, in bindings/wasm/node_modules. wasm-bindgen-cli: no --locked (a
+# dependency of the locked set is missing from the registry mirror); --debug:
+# unoptimised, it compiles in 121 CPU-s instead of 273 (a cold bootstrap's cost) and
+# writes the same files (bindings/wasm/build.sh's two runs, byte for byte), in 0.3
+# CPU-s instead of 0.05 (CONTRIBUTING.md, "Where the time goes").
+WASM_BINDGEN_VERSION = $(shell sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
+setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
+	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }
+	@have=$$(wasm-bindgen --version 2>/dev/null | awk '{print $$2}' || true); [ "$$have" = $(WASM_BINDGEN_VERSION) ] \
+	  || { echo "setup-wasm: installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (found: $${have:-none}; about a minute)"; \
+	    cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --debug; }
+	@[ -x $(WASM_DIR)/node_modules/.bin/wasm-opt ] && [ -d $(WASM_DIR)/node_modules/nodejs-snowflake ] \
+	  || { echo "setup-wasm: npm install in $(WASM_DIR)"; cd $(WASM_DIR) && npm install --no-audit --no-fund; }
 
-setup-wasm: setup-rust
-	bash scripts/setup-wasm.sh
-
+# The browser test drives Debian's Chromium headless.
 setup-browser:
-	bash scripts/setup-wasm.sh browser
+	@$(APT_INSTALL) setup-browser $(call need-file,/usr/bin/chromium,chromium)
 
-wasm-build: setup-wasm
+wasm: setup-wasm ## the wasm package: bindings/wasm/pkg (node and web builds), wasm-opt'd
 	FLAKEID_WASM_TARGET_DIR=$(WASM_TARGET_DIR) bash $(WASM_DIR)/build.sh
 
 # setup-node (node.mk) installs node/'s npm dependencies, which node/test loads.
-test-wasm-node: wasm-build setup-node
-	cd node && FLAKEID_BACKEND=wasm node --test test/*.test.mjs
+test-wasm-node: wasm setup-node ## build, the Node package's JS suite on it, the wasm-only tests
+	$(NODE_WASM_TEST)
 	cd $(WASM_DIR) && node --test test/*.test.mjs
 
-test-wasm-browser: wasm-build setup-browser
+test-wasm-browser: wasm setup-browser ## the headless-Chromium test
 	cd $(WASM_DIR) && node $(WASM_WS_FLAG) --test browser-test/*.test.mjs
 
-test-wasm: test-wasm-node test-wasm-browser
+test-wasm: test-wasm-node test-wasm-browser ## both
 
-bench-wasm: wasm-build
+bench-wasm: wasm ## nextId() per call beside a JS BigInt version and nodejs-snowflake
 	cd $(WASM_DIR) && node bench/next-id.mjs

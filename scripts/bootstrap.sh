@@ -2,7 +2,7 @@
 # Installs what a tier needs on a fresh machine; a no-op when all is present.
 #   scripts/bootstrap.sh [test|ci|release]     (default: ci; what .ci/run uses)
 # = make setup-<tier>: the setup targets the tier's suites have as prerequisites
-# (Makefile: SETUP_TEST, SETUP_CI, SETUP_RELEASE), each scripts/setup-<name>.sh.
+# (Makefile: SETUP_TEST, SETUP_CI, SETUP_RELEASE), each in the mk/<language>.mk it serves.
 # They run four at a time, the ones that compile first (the Makefile's order): most
 # of a cold bootstrap is downloads (apt, rustup, npm, PyPI, Maven), which need no
 # CPU, beside two cargo installs and the Node addon's build, which take both cores;

@@ -2,7 +2,7 @@
 # The published crates and the rust-version each declares (its own manifest's, or
 # the workspace's when it inherits it):
 #   scripts/msrv.sh list       "crate version" per line
-#   scripts/msrv.sh versions   the distinct versions (for scripts/setup-msrv.sh)
+#   scripts/msrv.sh versions   the distinct versions (for make setup-msrv, mk/rust.mk)
 #   scripts/msrv.sh check      `cargo +<version> check` of each crate (make lint)
 set -euo pipefail
 cd "$(dirname "$0")/.."

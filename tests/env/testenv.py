@@ -26,7 +26,7 @@ Each server also takes a bind `host`, fixed ports and an exec `prefix` for its
 programs (its server and client tools), and `spawn()`s without waiting: the fault
 suite (tests/faults/harness/stores.py) runs them in a network namespace that way.
 
-Servers that cannot be installed (scripts/setup-lease.sh installs them) are reported
+Servers that cannot be installed (`make setup-lease` installs them) are reported
 and their variables left unset; FLAKEID_LEASE_REQUIRE=0 then tells the tests to skip
 them. Nothing here needs anything but Python 3's standard library, the servers and
 openssl.
@@ -583,7 +583,7 @@ class Stack:
 
     def _add(self, what, start, binary):
         if shutil.which(binary) is None and not os.access(binary, os.X_OK):
-            print(f"SKIP: {what} is not installed (scripts/setup-lease.sh): its tests are skipped", file=sys.stderr)
+            print(f"SKIP: {what} is not installed (make setup-lease): its tests are skipped", file=sys.stderr)
             self.skipped.append(what)
             return
         server = start()

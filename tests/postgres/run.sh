@@ -60,7 +60,7 @@ SECTIONS=("$@")
 # The lease section needs the stores of the one test environment: start them for
 # the whole run (and stop them after it).
 if [[ " ${SECTIONS[*]} " == *" lease "* ]] && [ -z "${FLAKEID_TEST_REDIS_URL:-}" ]; then
-  bash scripts/setup-lease.sh
+  "${MAKE:-make}" --no-print-directory setup-lease
   exec python3 tests/env/testenv.py run --redis --postgres --etcd -- bash "$0" "${SECTIONS[@]}"
 fi
 
@@ -554,7 +554,7 @@ flakeid.max_borrow_ms = 10000"
 
 section_clock() {
   echo "== clock: failover to a standby whose clock is behind (libfaketime)"
-  [ -f "$FAKETIME_LIB" ] || fail "libfaketime is not installed (scripts/setup-postgres.sh installs faketime)"
+  [ -f "$FAKETIME_LIB" ] || fail "libfaketime is not installed (make setup-postgres installs faketime)"
   local pport sport clockfile=$work/clock.faketime t0 behind rollbacks max_ms
   new_cluster old "shared_preload_libraries = 'flakeid'
 flakeid.node = 9"
@@ -613,7 +613,7 @@ restart_with() { as_pg "$PGBIN/pg_ctl" -D "$work/$1/data" -m fast -w restart -o 
 section_lease() {
   echo "== lease: flakeid.lease on Redis, PostgreSQL and etcd"
   [ -n "${FLAKEID_TEST_REDIS_URL:-}" ] && [ -n "${FLAKEID_TEST_POSTGRES_URL:-}" ] && [ -n "${FLAKEID_TEST_ETCD_URL:-}" ] \
-    || fail "the lease section needs Redis, PostgreSQL and etcd (scripts/setup-lease.sh, tests/env/testenv.py)"
+    || fail "the lease section needs Redis, PostgreSQL and etcd (make setup-lease, tests/env/testenv.py)"
   local pa pb out ns=pg$$ na nb
   # The ACL user of the test Redis: a URL with a password, which no message may show.
   local redis_url="redis://flakeid:s3cret@${FLAKEID_TEST_REDIS_URL#redis://}"
