@@ -25,8 +25,9 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 ##@ Docs: every code block runs
 
 # The CLI: test-rust's build (FLAKEID_CARGO_PKGS, the Makefile says why).
-test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifact names, relative links
+test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifact names, relative links; no module import circle
 	python3 tests/docs/links.py
+	python3 tests/docs/imports.py
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
 	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
 	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)

@@ -95,7 +95,7 @@ vectors: ## regenerate tests/vectors/*.json (the core's and sealing's programs)
 # target dir: the cfg flag rebuilds everything (the core alone: no dependencies, so
 # that is quick).
 test-loom: ## the generator's counter protocol under the loom model checker
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p flakeid-core --release --test loom
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom $(CARGO) test -p flakeid-core --release --test loom
 
 # The real-clock contention tests, longer (30 s) than make test (0.5 s) and make ci (3 s).
 STRESS_SECS ?= 30

@@ -9,7 +9,7 @@ and an independent checker.
     run.py recheck DIR    check a run's scenarios again (those whose raw IDs were kept)
                           and rewrite its results (and, unless --no-doc, the table)
 
-Needs root (namespaces, nftables), the servers and tools scripts/setup-faults.sh
+Needs root (namespaces, nftables), the servers and tools make setup-faults
 installs, and the generators built (mk/faults.mk does both). Results: the run's
 directory target/faults/<date>-<run>/ (results.json, and per scenario its logs,
 IDs and result.json) and, unless --no-doc, the table in docs/faults.md.

@@ -460,7 +460,7 @@ class AccessLog(unittest.TestCase):
 
 class OpenApi(unittest.TestCase):
     """/openapi.json describes every route, and schemathesis (PyPI, pinned; installed
-    by scripts/setup-serve.sh) finds nothing against the running server: plain,
+    by make setup-serve) finds nothing against the running server: plain,
     and sealed (where /v1/unseal answers 200)."""
 
     def schemathesis(self, s):
