@@ -70,8 +70,8 @@ def reserve_port(port):
     """Reserves `port` against every other process picking at the same time (test
     environments and test binaries run side by side in make test-lease): an
     exclusive flock on PORT_LOCKS/<port>, held until this process exits, so the
-    kernel drops it even after a kill -9. The Rust pickers (tests/lease/tests/
-    common/mod.rs) take the same locks."""
+    kernel drops it even after a kill -9. Tests in other languages pick through
+    `testenv.py control ports` (control()), so there is one picker."""
     os.makedirs(PORT_LOCKS, mode=0o1777, exist_ok=True)
     fd = os.open(os.path.join(PORT_LOCKS, str(port)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
@@ -470,8 +470,9 @@ class Etcd(Server):
 
     port_names = ("port", "peer_port")
 
-    def __init__(self, work, name, certs=None, host="127.0.0.1", port=None, peer_port=None, prefix=(), data=None):
-        self.name, self.certs = name, certs
+    def __init__(self, work, name, certs=None, host="127.0.0.1", port=None, peer_port=None, prefix=(), data=None,
+                 cluster=None, auth=True):
+        self.name, self.certs, self.cluster, self.auth = name, certs, cluster, auth
         self.port, self.peer_port = port, peer_port
         super().__init__(os.path.join(work, f"etcd-{name}"), host, prefix)
         if data is None:
@@ -499,7 +500,7 @@ class Etcd(Server):
         cmd = ["etcd", "--name", self.name, "--data-dir", self.data,
                "--listen-client-urls", self.client_url, "--advertise-client-urls", self.client_url,
                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-               "--initial-cluster", f"{self.name}={peer}"]
+               "--initial-cluster", self.cluster or f"{self.name}={peer}"]
         if self.certs:
             c = self.certs
             # --trusted-ca-file alone makes etcd 3.4 demand client certificates:
@@ -515,7 +516,7 @@ class Etcd(Server):
             return False
 
     def setup(self):
-        if not self.certs and not getattr(self, "_auth", False):
+        if self.auth and not self.certs and not getattr(self, "_auth", False):
             self.ctl("user", "add", "root:etcd-pw")
             self.ctl("auth", "enable")
             self._auth = True
@@ -610,6 +611,120 @@ class Stack:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+def port_open(port, host="127.0.0.1"):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((host, port)) == 0
+
+
+class EtcdPair:
+    """Two etcd members of one cluster (no TLS, no authentication), for a test that
+    takes one away (the other then has no quorum) and brings it back."""
+
+    def __init__(self, work):
+        self.members = [Etcd(work, n, port=free_port(), peer_port=free_port(), auth=False) for n in ("a", "b")]
+        cluster = ",".join(f"{m.name}=http://127.0.0.1:{m.peer_port}" for m in self.members)
+        for m in self.members:
+            m.cluster = cluster
+
+    def start(self):
+        # Neither member is healthy alone: start both, then wait for each.
+        for m in self.members:
+            m.spawn()
+        for m in self.members:
+            wait_for(lambda m=m: not m.alive() or m.ready(), m.start_timeout, f"etcd member {m.name}", m.log)
+            if not m.alive():
+                raise EnvError(f"etcd member {m.name} exited at start:{log_tail(m.log)}")
+        return self
+
+    def start_member(self, i):
+        """Starts member `i` again on its data directory; returns once its client port
+        accepts (it may not have a leader yet)."""
+        m = self.members[i]
+        m.spawn()
+        wait_for(lambda: not m.alive() or port_open(m.port), m.start_timeout, f"etcd member {m.name}", m.log)
+        if not m.alive():
+            raise EnvError(f"etcd member {m.name} exited at start:{log_tail(m.log)}")
+
+    def stop(self):
+        for m in self.members:
+            m.remove()
+
+
+def control(kind, persistent=False):
+    """`testenv.py control redis [--persistent] | etcd-pair | ports`: one server of
+    this fixture (or its port picker) for a test in another language, driven over
+    stdin and stdout, a line each way: the first reply says where it is, each
+    command gets one reply, `ok key=value ...` or `error <why>`. The server stops
+    (and its files go) when stdin closes: when the test process exits, however it
+    exits. The Rust lease tests use it (tests/lease/tests/common/mod.rs), so they
+    share this file's servers, port picker and port locks instead of keeping their own.
+      redis:     kill9 | start | restart-empty | restart-loading-slowly KEYS DELAY_US
+      etcd-pair: kill I | start I (I: 0 or 1)
+      ports:     port (a free port, reserved until this process exits)"""
+    work = tempfile.mkdtemp(prefix="flakeid-testenv.")
+    server = None
+
+    def say(line):
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    try:
+        if kind == "redis":
+            server = Redis(work, persistent=persistent).start()
+            hello = f"ok port={server.port} pid={server.pid}"
+        elif kind == "etcd-pair":
+            server = EtcdPair(work).start()
+            hello = "ok " + " ".join(f"port{i}={m.port}" for i, m in enumerate(server.members))
+        elif kind == "ports":
+            hello = "ok"
+        else:
+            raise EnvError(f"control: no server kind {kind!r} (redis, etcd-pair, ports)")
+    except (EnvError, subprocess.CalledProcessError) as err:
+        say(f"error {err}".replace("\n", " "))
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
+    say(hello)
+    try:
+        for line in sys.stdin:
+            cmd, *args = line.split() or [""]
+            try:
+                if kind == "ports" and cmd == "port":
+                    say(f"ok port={free_port()}")
+                elif kind == "redis" and cmd == "kill9":
+                    server.kill9()
+                    say("ok")
+                elif kind == "redis" and cmd in ("start", "restart-empty"):
+                    server.restart(empty=True) if cmd == "restart-empty" else server.start()
+                    say(f"ok pid={server.pid}")
+                elif kind == "redis" and cmd == "restart-loading-slowly":
+                    # A server with a large dataset after a restart: it answers every
+                    # command with LOADING for about KEYS * DELAY_US (Redis 7 delays
+                    # RDB loads only, not AOF ones; between keys it answers clients).
+                    keys, delay_us = int(args[0]), int(args[1])
+                    server.cli("EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, "
+                               "string.rep('x', 200)) end", "0", str(keys))
+                    server.cli("SAVE")
+                    server.kill9()
+                    server.extra = ["--appendonly", "no", "--key-load-delay", str(delay_us),
+                                    "--loading-process-events-interval-bytes", "1024"]
+                    server.start()
+                    say(f"ok pid={server.pid}")
+                elif kind == "etcd-pair" and cmd in ("kill", "start"):
+                    i = int(args[0])
+                    server.members[i].kill9() if cmd == "kill" else server.start_member(i)
+                    say("ok")
+                else:
+                    say(f"error no command {line.strip()!r} for {kind} (testenv.py control's help)")
+            except (EnvError, subprocess.CalledProcessError, ValueError, IndexError) as err:
+                say(f"error {err}".replace("\n", " "))
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main(argv):
     import argparse
 
@@ -625,11 +740,16 @@ def main(argv):
         if name == "run":
             s.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("port").add_argument("--not", nargs="*", type=int, default=[], dest="taken")
+    s = sub.add_parser("control", help="one server for a test in another language, driven over stdin (control())")
+    s.add_argument("kind", choices=["redis", "etcd-pair", "ports"])
+    s.add_argument("--persistent", action="store_true", help="redis: AOF, fsync always")
     s = sub.add_parser("initdb")
     s.add_argument("dir")
     s.add_argument("--conf", action="append", default=[], metavar="LINE")
     s.add_argument("--trust", action="store_true")
     a = p.parse_args(argv)
+    if a.cmd == "control":
+        return control(a.kind, a.persistent)
     if a.cmd == "port":
         _handed_out.update(a.taken)
         print(free_port())

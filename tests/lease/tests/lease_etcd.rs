@@ -210,48 +210,14 @@ fn etcd_member_without_leader_says_so_and_build_waits_for_one() {
     if url().is_none() {
         return;
     }
-    let (ca, pa, cb, pb) = (free_port(), free_port(), free_port(), free_port());
-    let cluster = format!("a=http://127.0.0.1:{pa},b=http://127.0.0.1:{pb}");
-    let members = Members {
-        root: std::env::temp_dir().join(format!("flakeid-etcd-noleader-{}", std::process::id())),
-        running: std::sync::Mutex::new(Vec::new()),
-    };
-    std::fs::create_dir_all(&members.root).unwrap();
-    // Starts a member on its data directory (kept across restarts) and waits for
-    // its client port; returns its index in `members.running`.
-    let member = |name: &str, cport: u16, pport: u16| {
-        let c = Command::new("etcd")
-            .args(["--name", name, "--data-dir"])
-            .arg(members.root.join(name))
-            .args([
-                "--listen-client-urls",
-                &format!("http://127.0.0.1:{cport}"),
-                "--advertise-client-urls",
-                &format!("http://127.0.0.1:{cport}"),
-                "--listen-peer-urls",
-                &format!("http://127.0.0.1:{pport}"),
-                "--initial-advertise-peer-urls",
-                &format!("http://127.0.0.1:{pport}"),
-                "--initial-cluster",
-                &cluster,
-                "--initial-cluster-state",
-                "new",
-            ])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(members.root.join(format!("{name}.log"))).unwrap())
-            .spawn()
-            .unwrap();
-        let mut running = members.running.lock().unwrap();
-        running.push(c);
-        drop(running);
-        wait_for_port(cport, &format!("etcd member {name}"));
-    };
-    member("a", ca, pa);
-    member("b", cb, pb);
+    // Two members of one cluster, from the fixture (testenv.py control etcd-pair).
+    let (pair, hello) = Fixture::start(&["etcd-pair"]);
+    let pair = std::sync::Mutex::new(pair);
+    let ca = reply_field(&hello, "port0");
     let u = format!("etcd://127.0.0.1:{ca}/?namespace={}", fresh_ns("noleader"));
     // The cluster works (this waits for its first election).
     drop(probe(&u, TTL_MS, 10).unwrap());
-    members.kill(1);
+    pair.lock().unwrap().call("kill 1");
     // etcd's election timeout is 1 s: by then `a` has stepped down or failed to win.
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let started = std::time::Instant::now();
@@ -262,31 +228,8 @@ fn etcd_member_without_leader_says_so_and_build_waits_for_one() {
     };
     assert!(e.to_string().contains("knows no leader"), "{e}");
     assert!(took_lost < std::time::Duration::from_secs(12), "{took_lost:?}: {e}");
-    let took = build_waits_until_ready(&u, TTL_MS, &|| member("b", cb, pb));
+    let took = build_waits_until_ready(&u, TTL_MS, &|| {
+        pair.lock().unwrap().call("start 1");
+    });
     eprintln!("etcd without a leader: lease error after {took_lost:?} ({e}); build() waited {took:?} for a new leader");
-}
-
-/// The etcd processes a test started, and their directory: gone when the test
-/// ends, passing or failing.
-struct Members {
-    root: std::path::PathBuf,
-    running: std::sync::Mutex<Vec<std::process::Child>>,
-}
-
-impl Members {
-    fn kill(&self, i: usize) {
-        let mut running = self.running.lock().unwrap();
-        let _ = running[i].kill();
-        let _ = running[i].wait();
-    }
-}
-
-impl Drop for Members {
-    fn drop(&mut self) {
-        for c in self.running.get_mut().unwrap().iter_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
 }

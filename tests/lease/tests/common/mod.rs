@@ -615,172 +615,138 @@ pub fn build_waits_until_ready(url: &str, ttl_ms: u64, ready: &dyn Fn()) -> Dura
     took
 }
 
-/// A free TCP port on 127.0.0.1 for a server a test starts: free when checked,
-/// and below the kernel's ephemeral range (`ip_local_port_range`), so that no
-/// outgoing connection (its source port) or `bind(0)` elsewhere takes it before
-/// the server binds it, and a connect to it cannot connect to itself. Each call
-/// in a process returns another port, reserved against other processes picking at
-/// the same time (`reserve_port`).
-pub fn free_port() -> u16 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let low: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|r| r.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32768);
-    let (first, span) = (10_000u32, low.saturating_sub(10_000).max(1000));
-    // Processes (test binaries, run one after another) start at different places.
-    let start = std::process::id().wrapping_mul(7919);
-    for _ in 0..span {
-        let port = first + start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % span;
-        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port as u16)) {
-            drop(l);
-            if reserve_port(port as u16) {
-                return port as u16;
-            }
-        }
+/// A server of the one test fixture, tests/env/testenv.py (`testenv.py control
+/// KIND`), or its port picker, driven over the script's stdin and stdout, a line
+/// each way: `ok key=value ...` or `error <why>`. The same servers, port picker and
+/// port locks as every other suite's; the server stops, and its files go, when
+/// the handle drops or this process exits (the script's stdin closes).
+pub struct Fixture {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+    what: String,
+}
+
+const TESTENV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../env/testenv.py");
+
+impl Fixture {
+    /// Starts `testenv.py control ARGS...`; returns it and its first reply (where the
+    /// server is).
+    pub fn start(args: &[&str]) -> (Fixture, String) {
+        let what = format!("testenv.py control {}", args.join(" "));
+        let mut child = Command::new("python3")
+            .arg(TESTENV)
+            .arg("control")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut f = Fixture {
+            child,
+            stdin,
+            stdout,
+            what,
+        };
+        let hello = f.reply();
+        (f, hello)
     }
-    panic!("no free port in {first}..{}", first + span);
+
+    /// Sends one command; returns its `ok ...` reply (an error reply fails the test).
+    pub fn call(&mut self, command: &str) -> String {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("open stdin");
+        writeln!(stdin, "{command}")
+            .and_then(|()| stdin.flush())
+            .unwrap_or_else(|e| panic!("{}: cannot send {command:?}: {e}", self.what));
+        self.reply()
+    }
+
+    fn reply(&mut self) -> String {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap_or(0);
+        let line = line.trim_end().to_string();
+        assert!(
+            n > 0 && (line == "ok" || line.starts_with("ok ")),
+            "{}: {line:?}",
+            self.what
+        );
+        line
+    }
 }
 
-/// make test-lease runs the store test binaries side by side, each beside its own
-/// test environment: a port is reserved with an exclusive `flock` on
-/// `$TMPDIR/flakeid-ports/<port>`, held until this process exits, the same lock
-/// tests/env/testenv.py's picker takes. False when another process holds it.
-fn reserve_port(port: u16) -> bool {
-    static HELD: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
-    let dir = std::env::temp_dir().join("flakeid-ports");
-    let Some(f) = std::fs::create_dir_all(&dir)
-        .ok()
-        .and_then(|()| flock_file(&dir.join(port.to_string()), false))
-    else {
-        return false;
-    };
-    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(f);
-    true
+/// The number after `key=` in a fixture's reply.
+pub fn reply_field(reply: &str, key: &str) -> u64 {
+    reply
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in {reply:?}"))
 }
 
-/// A private `redis-server` without persistence (a cache node), which a test may
-/// kill -9 and restart empty on the same port.
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        drop(self.stdin.take()); // end of input: the script stops its server
+        let _ = self.child.wait();
+    }
+}
+
+/// A free TCP port on 127.0.0.1 for a server a test starts: the fixture's picker
+/// (below the kernel's ephemeral range, free when checked, reserved against every
+/// other process picking at the same time until this one exits).
+pub fn free_port() -> u16 {
+    static PORTS: Mutex<Option<Fixture>> = Mutex::new(None);
+    let mut ports = PORTS.lock().unwrap_or_else(|p| p.into_inner());
+    let picker = ports.get_or_insert_with(|| Fixture::start(&["ports"]).0);
+    reply_field(&picker.call("port"), "port") as u16
+}
+
+/// A private `redis-server` of the fixture without persistence (a cache node), which
+/// a test may kill -9 and restart empty on the same port.
 pub struct PrivateRedis {
     pub port: u16,
-    child: Mutex<Option<Child>>,
-    /// Append-only file with fsync on every write (`start_persistent`).
-    persist: Option<std::path::PathBuf>,
-    /// More `redis-server` arguments for the next start.
-    extra: Mutex<Vec<String>>,
+    fixture: Mutex<Fixture>,
 }
 
 impl PrivateRedis {
     pub fn start() -> PrivateRedis {
-        let r = PrivateRedis {
-            port: free_port(),
-            child: Mutex::new(None),
-            persist: None,
-            extra: Mutex::new(Vec::new()),
-        };
-        r.spawn();
-        r
+        PrivateRedis::with(&["redis"])
     }
 
     /// A redis-server that keeps its data across `kill -9` (AOF, fsync always).
     pub fn start_persistent() -> PrivateRedis {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!("flakeid-redis-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let r = PrivateRedis {
-            port,
-            child: Mutex::new(None),
-            persist: Some(dir),
-            extra: Mutex::new(Vec::new()),
-        };
-        r.spawn();
-        r
+        PrivateRedis::with(&["redis", "--persistent"])
     }
 
-    pub fn kill9(&self) {
-        if let Some(mut c) = self.child.lock().unwrap().take() {
-            signal(c.id() as i32, libc::SIGKILL);
-            let _ = c.wait();
+    fn with(args: &[&str]) -> PrivateRedis {
+        let (fixture, hello) = Fixture::start(args);
+        PrivateRedis {
+            port: reply_field(&hello, "port") as u16,
+            fixture: Mutex::new(fixture),
         }
     }
 
+    fn call(&self, command: &str) {
+        self.fixture.lock().unwrap_or_else(|p| p.into_inner()).call(command);
+    }
+
+    pub fn kill9(&self) {
+        self.call("kill9");
+    }
+
     pub fn start_again(&self) {
-        self.spawn();
+        self.call("start");
     }
 
     /// Fills the (persistent) server with `keys` keys of 200 bytes and saves them
     /// to an RDB snapshot, then kills it and starts it again loading that snapshot
-    /// with a delay of `delay_us` per key (Redis 7 delays RDB loads only, not AOF
-    /// ones): for about `keys * delay_us` it answers every command with `LOADING`,
-    /// as a server with a large dataset does after a restart.
+    /// with a delay of `delay_us` per key: for about `keys * delay_us` it answers
+    /// every command with `LOADING`, as a server with a large dataset does after a
+    /// restart.
     pub fn restart_loading_slowly(&self, keys: u32, delay_us: u32) {
-        assert!(self.persist.is_some(), "start_persistent() first");
-        self.cli(&[
-            "EVAL",
-            "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, string.rep('x', 200)) end",
-            "0",
-            &keys.to_string(),
-        ]);
-        self.cli(&["SAVE"]);
-        self.kill9();
-        *self.extra.lock().unwrap() = vec![
-            "--appendonly".into(),
-            "no".into(),
-            "--key-load-delay".into(),
-            delay_us.to_string(),
-            // Answer clients between keys (the default waits for each 2 MB read).
-            "--loading-process-events-interval-bytes".into(),
-            "1024".into(),
-        ];
-        self.spawn();
-    }
-
-    fn spawn(&self) {
-        let mut cmd = Command::new("redis-server");
-        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""]);
-        match &self.persist {
-            Some(dir) => cmd
-                .args(["--appendonly", "yes", "--appendfsync", "always", "--dir"])
-                .arg(dir),
-            None => cmd.args(["--appendonly", "no", "--dir", "/tmp"]),
-        };
-        cmd.args(self.extra.lock().unwrap().iter());
-        let log = std::env::temp_dir().join(format!("flakeid-redis-{}-{}.log", std::process::id(), self.port));
-        let mut child = cmd
-            .stdout(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start redis-server");
-        let pid = child.id();
-        let end = Instant::now() + Duration::from_secs(10);
-        // Up when the server on the port says it is this child (`INFO server`
-        // works while it loads), not merely when something accepts there.
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "redis-server on {} exited ({status}): {}",
-                    self.port,
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            if self
-                .cli_output(&["INFO", "server"])
-                .contains(&format!("process_id:{pid}\r"))
-            {
-                break;
-            }
-            if Instant::now() > end {
-                let _ = child.kill();
-                panic!(
-                    "redis-server did not start on {}: {}",
-                    self.port,
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = std::fs::remove_file(&log);
-        *self.child.lock().unwrap() = Some(child);
+        self.call(&format!("restart-loading-slowly {keys} {delay_us}"));
     }
 
     pub fn url(&self) -> String {
@@ -789,11 +755,7 @@ impl PrivateRedis {
 
     /// `kill -9`, then start again empty on the same port.
     pub fn restart_empty(&self) {
-        if let Some(mut c) = self.child.lock().unwrap().take() {
-            signal(c.id() as i32, libc::SIGKILL);
-            let _ = c.wait();
-        }
-        self.spawn();
+        self.call("restart-empty");
     }
 
     fn cli_command(&self, args: &[&str]) -> Command {
@@ -814,18 +776,6 @@ impl PrivateRedis {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
-    }
-}
-
-impl Drop for PrivateRedis {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.lock().unwrap().take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        if let Some(dir) = &self.persist {
-            let _ = std::fs::remove_dir_all(dir);
-        }
     }
 }
 
