@@ -15,13 +15,13 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Where a [`Generator`] keeps its next free slot: [`OwnCounter`] (the default) or
-/// [`SharedCounter`] ([`GeneratorBuilder::build_shared`]). Sealed.
+/// Where a [`Generator`](crate::Generator) keeps its next free slot: [`OwnCounter`] (the default) or
+/// [`SharedCounter`] ([`GeneratorBuilder::build_shared`](crate::GeneratorBuilder::build_shared)). Sealed.
 pub trait CounterStorage: Send + Sync + sealed::Sealed {
     #[doc(hidden)]
     fn get(&self) -> &AtomicU64;
     /// Whether other generators move this counter too (then this one cannot tell
-    /// its own IDs from theirs: [`Stats::ids_issued`] is 0).
+    /// its own IDs from theirs: [`Stats::ids_issued`](crate::Stats::ids_issued) is 0).
     #[doc(hidden)]
     const SHARED: bool = false;
 }
@@ -29,7 +29,7 @@ pub trait CounterStorage: Send + Sync + sealed::Sealed {
 /// The counter inside the generator, on its own cache line.
 pub struct OwnCounter(pub(crate) Padded);
 
-/// A counter word the caller owns and shares ([`GeneratorBuilder::build_shared`]).
+/// A counter word the caller owns and shares ([`GeneratorBuilder::build_shared`](crate::GeneratorBuilder::build_shared)).
 #[derive(Debug)]
 pub struct SharedCounter(pub(crate) &'static AtomicU64);
 

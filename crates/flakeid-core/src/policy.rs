@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::sync::Arc;
 
-/// Called while a call waits for the clock (see [`GeneratorBuilder::wait_hook`]).
+/// Called while a call waits for the clock (see [`GeneratorBuilder::wait_hook`](crate::GeneratorBuilder::wait_hook)).
 pub type WaitHook = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
 #[derive(Clone)]
