@@ -3,7 +3,7 @@
 renewal, for flakeid binaries built with different profiles, in one run.
 
     python3 tests/env/testenv.py run --postgres -- \
-        python3 tests/serve/profile_bench.py release=target/release/flakeid dist=target/dist/flakeid
+        python3 tests/serve/profile_bench.py release=$T/release/flakeid dist=$T/dist/flakeid   # T: cargo's output directory
 
 For each binary: TLS /v1/id with 4 kept-alive connections and with a handshake per
 request (wrk, `Connection: close`), three alternating rounds, the medians; then a
