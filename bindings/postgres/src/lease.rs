@@ -10,13 +10,14 @@
 //! server's counter past every ID an earlier holder issued (beside the WAL-logged
 //! high-water mark, `resume_after_ms`). The holder never issues an ID itself.
 //!
-//! The launcher copies the lease's validity window ([`flakeid_core::LeaseWindow`])
-//! into shared memory every few tens of ms ([`Window`]: a copy that lags ends
-//! earlier, which is safe). Every backend checks it after reserving an ID and
-//! before returning it: the ID's tick below the window's end (the fence the store
-//! holds, in ticks), a [`LeaseClock`] reading below its monotonic end, and the
-//! lease's epoch unchanged since before the reservation (so an ID reserved before
-//! a new lease moved the counter past its fence is never returned under it).
+//! The launcher publishes the lease's validity window ([`flakeid_core::LeaseWindow`])
+//! every few tens of ms in the engine's lease gate across processes
+//! ([`flakeid_core::lease::SharedGate`], in shared memory: [`shmem::lease_gate`]).
+//! Every backend checks it after reserving an ID and before returning it (a
+//! [`flakeid_core::lease::SharedGateCheck`]): the ID's tick below the window's end
+//! (the fence the store holds, in ticks), a lease-clock reading below its monotonic
+//! end, and the lease unchanged since before the reservation (so an ID reserved
+//! before a new lease moved the counter past its fence is never returned under it).
 //!
 //! A standby takes no lease (the launcher starts when recovery ends); a promoted
 //! standby takes its own, a node id no live server holds: no operator step.
@@ -24,18 +25,13 @@
 use crate::error::{Report, SqlFn};
 use crate::settings::{self, Lease};
 use crate::shmem::{
-    self, COUNTER, LEASE_STATUS as STATUS, LEASE_WINDOW as WINDOW, LeaseState as State, LeaseStatus as Status,
-    LeaseWindow as Window, WORKER_WAIT, shutting_down,
+    self, COUNTER, LEASE_STATUS as STATUS, LeaseState as State, LeaseStatus as Status, WORKER_WAIT, lease_gate,
+    shutting_down,
 };
-use flakeid_core::{Generator, Layout, LeaseClock, LeaseState, Overflow, SharedCounter};
+use flakeid_core::{Generator, LeaseState, Overflow, SharedCounter};
 use pgrx::{log, warning};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
-
-/// The node id of a [`Window::lease`] word.
-pub fn node_of(lease: u64) -> u64 {
-    lease & 0xffff_ffff
-}
 
 impl Status {
     /// For `flakeid_status()`.
@@ -55,85 +51,15 @@ impl Status {
 // ---------------------------------------------------------------------------------
 // Backends
 
-/// A backend's view of the lease: the window and its own clock reader.
-#[derive(Debug)]
-pub struct Check {
-    window: &'static Window,
-    clock: LeaseClock,
-    /// The lease word this backend's generator issues under (its node id below).
-    lease: AtomicU64,
-}
-
-/// What a failed check found.
-pub enum AfterRefusal {
-    /// A new lease on the same node id: retry under it.
-    Renewed,
-    /// A new lease on another node id: rebuild the generator.
-    Renumbered,
-    Refused,
-}
-
-impl Check {
-    pub fn new(lease: u64) -> Check {
-        Check {
-            window: WINDOW.get(),
-            clock: LeaseClock::new(),
-            lease: AtomicU64::new(lease),
-        }
-    }
-
-    /// Read before reserving an ID.
-    #[inline(always)]
-    pub fn begin(&self) -> u64 {
-        self.window.lease.load(Ordering::Acquire)
-    }
-
-    /// Whether an ID of tick `tick`, reserved after [`begin`](Self::begin) returned
-    /// `lease`, may leave the server: the window is open for it, and it is the
-    /// window of the lease the reservation was made under, which is this
-    /// generator's.
-    #[inline(always)]
-    pub fn allows(&self, lease: u64, tick: u64) -> bool {
-        let w = self.window;
-        let open = tick < w.tick_end.load(Ordering::Acquire) && self.clock.now() < w.mono_end.load(Ordering::Acquire);
-        // Last, after the window's loads (Acquire): a window of a later lease
-        // shows that lease's word here.
-        open && lease == self.lease.load(Ordering::Relaxed) && w.lease.load(Ordering::Relaxed) == lease
-    }
-
-    /// Whether this is the lease the window is of now.
-    pub fn is_current(&self) -> bool {
-        self.lease.load(Ordering::Relaxed) == self.window.lease.load(Ordering::Acquire)
-    }
-
-    /// Why [`allows`](Self::allows) said no, and whether to retry.
-    #[cold]
-    pub fn after_refusal(&self) -> AfterRefusal {
-        let w = self.window;
-        let now = w.lease.load(Ordering::Acquire);
-        let mine = self.lease.load(Ordering::Relaxed);
-        if now == mine || now == 0 || w.tick_end.load(Ordering::Acquire) == 0 {
-            return AfterRefusal::Refused;
-        }
-        if node_of(now) == node_of(mine) {
-            self.lease.store(now, Ordering::Relaxed);
-            AfterRefusal::Renewed
-        } else {
-            AfterRefusal::Renumbered
-        }
-    }
-}
-
 /// The published lease word, for a backend building its generator. Waits
 /// (bounded, like the start-up check) for the server's first lease only, while it
 /// is being acquired; once one was held, a backend builds on the last and its
 /// calls refuse until a window is open again.
 #[track_caller]
 pub fn published(f: SqlFn) -> u64 {
-    let w = WINDOW.get();
     let started = Instant::now();
     loop {
-        let lease = w.lease.load(Ordering::Acquire);
+        let lease = lease_gate().lease();
         if lease != 0 {
             return lease;
         }
@@ -186,18 +112,11 @@ fn set_status(update: impl FnOnce(&mut Status)) {
     update(&mut s);
 }
 
-fn close_window() {
-    let w = WINDOW.get();
-    w.mono_end.store(0, Ordering::Release);
-    w.tick_end.store(0, Ordering::Release);
-}
-
 /// Holds the server's lease until shutdown: acquire, publish, re-acquire when
 /// lost. Runs in the launcher after the start-up check cleared the server.
 pub fn hold(lease: Lease, resume_after_ms: u64) {
     // A holder that died (its window may still be open): its lease is not ours.
-    close_window();
-    let mut epoch = WINDOW.get().lease.load(Ordering::Acquire) >> 32;
+    lease_gate().close();
     let mut backoff = Duration::from_millis(500);
     while !shutting_down() {
         set_status(|s| s.state = State::Acquiring);
@@ -205,7 +124,7 @@ pub fn hold(lease: Lease, resume_after_ms: u64) {
             Some(r) => r,
             None => return, // shutting down
         };
-        let (generator, ahead_ticks) = match built {
+        let (generator, ahead_ms) = match built {
             Ok(g) => g,
             Err(message) => {
                 warning!("flakeid: cannot lease a node id ({}): {message}", lease.redacted());
@@ -220,14 +139,9 @@ pub fn hold(lease: Lease, resume_after_ms: u64) {
         };
         backoff = Duration::from_millis(500);
         let node = generator.node();
-        let w = WINDOW.get();
         // The counter is past the fence (build_shared); then the lease word, then
         // the window: a backend that sees the window sees the word.
-        epoch = match (epoch + 1) & 0xffff_ffff {
-            0 => 1,
-            e => e,
-        };
-        w.lease.store((epoch << 32) | node, Ordering::Release);
+        lease_gate().begin_lease(node);
         let delay = generator.lease_lock_delay_ms().unwrap_or(0);
         log!(
             "flakeid: leased node id {node} ({}){}",
@@ -245,10 +159,10 @@ pub fn hold(lease: Lease, resume_after_ms: u64) {
             s.lock_delay_ms = delay;
             s.set_message("");
         });
-        let lost = keep(&generator, &lease, ahead_ticks);
+        let lost = keep(&generator, &lease, ahead_ms);
         // Stop the backends first, then give the id back with a bound on what they
         // issued (the generator's own release reads the clock after the close).
-        close_window();
+        lease_gate().close();
         generator.release_lease();
         drop(generator);
         set_status(|s| s.wall_end_ms = 0);
@@ -267,10 +181,9 @@ fn acquire(lease: &Lease, resume_after_ms: u64) -> Option<Result<(Generator<Shar
         Ok(b) => b,
         Err(report) => return Some(Err(report.message)),
     };
-    let layout: Layout = settings::server_layout();
     let (overflow, max_borrow_ms) = settings::borrowing();
-    let ahead_ticks = match overflow {
-        Overflow::Borrow => max_borrow_ms / layout.tick_ms(),
+    let ahead_ms = match overflow {
+        Overflow::Borrow => max_borrow_ms,
         _ => 0,
     };
     let builder = builder
@@ -301,14 +214,12 @@ fn acquire(lease: &Lease, resume_after_ms: u64) -> Option<Result<(Generator<Shar
         }
         return None;
     }
-    Some(built.map(|g| (g, ahead_ticks)))
+    Some(built.map(|g| (g, ahead_ms)))
 }
 
-/// Copies the window to shared memory until the lease is lost (`true`) or the
-/// server shuts down (`false`).
-fn keep(generator: &Generator<SharedCounter>, lease: &Lease, ahead_ticks: u64) -> bool {
-    let layout = *generator.layout();
-    let w = WINDOW.get();
+/// Publishes the window (IDs up to `ahead_ms` past its end are borrowed, and
+/// fenced) until the lease is lost (`true`) or the server shuts down (`false`).
+fn keep(generator: &Generator<SharedCounter>, lease: &Lease, ahead_ms: u64) -> bool {
     let renew_ms = (lease.ttl_ms / 3).max(1);
     // A copy lagging by this much still leaves most of the window (a renewal every
     // ttl/3, the window ttl − max(ttl/5, 20 ms)).
@@ -320,18 +231,7 @@ fn keep(generator: &Generator<SharedCounter>, lease: &Lease, ahead_ticks: u64) -
         }
         let state = generator.lease_state();
         if let Some(window) = generator.lease_window() {
-            if window.is_closed() {
-                close_window();
-            } else {
-                // Allowed: a tick no later than the wall end's (minus 1 ms: the end
-                // is exclusive) plus the borrow allowance, i.e. at or before the
-                // fence the store holds.
-                let tick_end = layout
-                    .ticks_at(window.wall_end_ms.saturating_sub(1))
-                    .map_or(0, |t| t.saturating_add(ahead_ticks).saturating_add(1));
-                w.tick_end.store(tick_end, Ordering::Release);
-                w.mono_end.store(window.mono_end, Ordering::Release);
-            }
+            lease_gate().publish(window, generator.layout(), ahead_ms);
             set_status(|s| s.wall_end_ms = window.wall_end_ms);
         }
         let (now, message) = match &state {

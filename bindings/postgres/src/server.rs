@@ -17,10 +17,11 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
-use crate::lease::{self, AfterRefusal, Check};
-use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, preloaded};
+use crate::lease;
+use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, lease_gate, preloaded};
 use crate::startup::wait_for_verdict;
 use crate::{mark, settings};
+use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck as Check};
 use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, precise_now_ms};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
 use std::cell::Cell;
@@ -118,7 +119,7 @@ fn build(f: SqlFn) -> &'static Backend {
     let resume_after_ms = wait_for_verdict(f);
     let (builder, lease) = if settings::lease().is_some() {
         let word = lease::published(f);
-        (builder.node(lease::node_of(word)), Some(Check::new(word)))
+        (builder.node(SharedGate::node_of(word)), Some(lease_gate().check(word)))
     } else {
         (builder, None)
     };
@@ -151,7 +152,7 @@ pub struct Backend {
     time_shift: u32,
     layout: Layout,
     /// With `flakeid.lease`: the lease's window (one predictable branch without).
-    lease: Option<Check>,
+    lease: Option<Check<'static>>,
     /// Its counts for `flakeid_stats()`.
     local: Local,
 }

@@ -4,6 +4,7 @@
 //! [`crate::lease`]). Allocated once by the postmaster (`shared_preload_libraries`);
 //! a crash restart starts them over.
 
+use flakeid_core::lease::SharedGate;
 use pgrx::{PGRXSharedMemory, PgAtomic, PgLwLock, pg_shmem_init, pg_sys};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,8 +15,8 @@ pub static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_count
 pub static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
 /// The start-up check's findings (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
-/// The lease's window as every backend checks it.
-pub static LEASE_WINDOW: PgAtomic<LeaseWindow> = unsafe { PgAtomic::new(c"flakeid_lease_window") };
+/// The lease's window as every backend checks it ([`lease_gate`]).
+static LEASE_GATE: PgAtomic<LeaseGate> = unsafe { PgAtomic::new(c"flakeid_lease_window") };
 /// Where the lease stands, as its holder last saw it (held briefly).
 pub static LEASE_STATUS: PgLwLock<LeaseStatus> = unsafe { PgLwLock::new(c"flakeid_lease_status") };
 /// The server's `flakeid_stats()` totals.
@@ -30,7 +31,7 @@ pub fn init() {
     pg_shmem_init!(COUNTER);
     pg_shmem_init!(COVERED);
     pg_shmem_init!(STARTUP);
-    pg_shmem_init!(LEASE_WINDOW);
+    pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);
     pg_shmem_init!(TOTALS);
     PRELOADED.store(true, Ordering::Relaxed);
@@ -176,23 +177,18 @@ unsafe impl PGRXSharedMemory for Startup {}
 // ---------------------------------------------------------------------------------
 // The lease ([`crate::lease`])
 
-/// The lease's window as every backend checks it: one cache line.
+/// The engine's lease gate across processes, published by the lease's holder and
+/// checked by every backend.
 #[derive(Debug, Default)]
-#[repr(C, align(64))]
-pub struct LeaseWindow {
-    /// The lease the window is of: `epoch << 32 | node`, the epoch counting the
-    /// server's acquisitions from 1 (0: none yet). Set before the window opens
-    /// (after the counter was moved past the lease's fence); one word, so that a
-    /// node id is never paired with another lease's epoch.
-    pub lease: AtomicU64,
-    /// IDs whose tick is at or past this are refused (0: closed).
-    pub tick_end: AtomicU64,
-    /// [`flakeid_core::LeaseClock`] readings at or past this are refused (0: closed).
-    pub mono_end: AtomicU64,
-}
+#[repr(transparent)]
+struct LeaseGate(SharedGate);
 
-// SAFETY: atomics only, no pointers.
-unsafe impl PGRXSharedMemory for LeaseWindow {}
+// SAFETY: SharedGate is atomics only, no pointers, and closed when zeroed.
+unsafe impl PGRXSharedMemory for LeaseGate {}
+
+pub fn lease_gate() -> &'static SharedGate {
+    &LEASE_GATE.get().0
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(u8)]

@@ -9,6 +9,10 @@
 //! increasing, and — while the clock never goes back — no `ClockMovedBackwards`.
 //! `ClockStalled` is allowed: the model's real-time clock advances on every look,
 //! so a schedule that starves the thread moving the clock is a stalled clock.
+//!
+//! With the `lease` feature, also the lease gate across processes (`SharedGate`):
+//! its holder closing a window and beginning a new lease against an issuer's
+//! reserve-and-check (module `shared_gate`).
 #![cfg(loom)]
 #![allow(clippy::unwrap_used)]
 
@@ -232,4 +236,114 @@ fn wait_policy_through_a_rollback() {
         per_thread: [1, 1],
         rollback: true,
     });
+}
+
+/// The lease gate across processes (`flakeid_core::lease::SharedGate`): its holder
+/// closing the window and beginning a new lease while an issuer reserves and
+/// checks. Needs the `lease` feature: `RUSTFLAGS="--cfg loom" cargo test -p
+/// flakeid-core --features lease --release --test loom`.
+#[cfg(feature = "lease")]
+mod shared_gate {
+    use flakeid_core::lease::{AfterRefusal, SharedGate};
+    use flakeid_core::{Layout, LeaseClock, LeaseWindow};
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    use loom::thread;
+
+    /// A 1 ms tick from the epoch: a window's wall end `ms` past the epoch ends
+    /// at tick `ms` (exclusive).
+    const L: Layout = Layout::SNOWFLAKE;
+
+    fn open_until_tick(tick: u64) -> LeaseWindow {
+        LeaseWindow {
+            wall_end_ms: L.epoch_ms() + tick,
+            // The monotonic end far away: the model moves ticks, not clocks.
+            mono_end: LeaseClock::new().now() + (3600 << 30),
+        }
+    }
+
+    /// The first lease's fence and end in ticks, then the second's.
+    const FIRST: (u64, u64) = (0, 10);
+    const SECOND: (u64, u64) = (20, 30);
+    /// The issuer's clock, in ticks, at its two IDs: the second past the first
+    /// lease's end and below the second's fence.
+    const NOW: [u64; 2] = [5, 15];
+
+    /// The holder closes the first lease's window and begins a second (on node
+    /// `second_node`) while an issuer takes two IDs, each reserved from the shared
+    /// counter (at its clock's tick or after the counter) between `begin` and
+    /// `allows` as a backend does; the counter's own operations are relaxed, so
+    /// that only the gate orders anything. Asserted in every
+    /// interleaving: an ID passes only inside the window of the lease it was
+    /// reserved under, at or after that lease's fence (so never an ID reserved
+    /// before the counter moved past a new lease's fence); and no check that starts
+    /// after `close` returned passes under the closed lease.
+    fn model(second_node: u64) {
+        let mut builder = loom::model::Builder::new();
+        if builder.preemption_bound.is_none() {
+            builder.preemption_bound = Some(2);
+        }
+        builder.check(move || {
+            let gate = Arc::new(SharedGate::new());
+            let counter = Arc::new(AtomicU64::new(FIRST.0));
+            // 0: the first lease open; 1: closed; 2: the second open.
+            let phase = Arc::new(AtomicU64::new(0));
+            let first = gate.begin_lease(1);
+            gate.publish(open_until_tick(FIRST.1), &L, 0);
+
+            let holder = {
+                let (gate, counter, phase) = (gate.clone(), counter.clone(), phase.clone());
+                thread::spawn(move || {
+                    gate.close();
+                    phase.store(1, Ordering::Release);
+                    // The new lease's acquisition moves the counter past its fence.
+                    counter.fetch_max(SECOND.0, Ordering::Relaxed);
+                    let second = gate.begin_lease(second_node);
+                    gate.publish(open_until_tick(SECOND.1), &L, 0);
+                    phase.store(2, Ordering::Release);
+                    second
+                })
+            };
+
+            let check = gate.check(first);
+            let mut passed = Vec::new();
+            let mut retried = false;
+            for now in NOW {
+                let seen = phase.load(Ordering::Acquire);
+                let under = check.begin();
+                counter.fetch_max(now, Ordering::Relaxed);
+                let tick = counter.fetch_add(1, Ordering::Relaxed);
+                if check.allows(under, tick) {
+                    assert!(
+                        !(under == first && seen >= 1),
+                        "passed under a lease closed before the check"
+                    );
+                    passed.push((under, tick));
+                } else if !retried && check.after_refusal() == AfterRefusal::Renewed {
+                    retried = true;
+                }
+            }
+            let second = holder.join().unwrap();
+            for (under, tick) in passed {
+                let (fence, end) = if under == first {
+                    FIRST
+                } else {
+                    assert_eq!(under, second, "passed under a lease never begun");
+                    assert_eq!(SharedGate::node_of(second), 1, "passed under another node id");
+                    SECOND
+                };
+                assert!(fence <= tick && tick < end, "tick {tick} passed under {under:#x}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_renewal_on_the_same_node_id() {
+        model(1);
+    }
+
+    #[test]
+    fn a_new_lease_on_another_node_id() {
+        model(2);
+    }
 }

@@ -38,6 +38,7 @@ mod file;
 mod gate;
 mod mono;
 mod scheme;
+mod shared;
 #[cfg(unix)]
 mod state;
 mod steps;
@@ -57,6 +58,7 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 pub use file::FileStore;
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
+pub use shared::{AfterRefusal, SharedGate, SharedGateCheck};
 pub use url::{check_namespace, is_secret_param, redact_error, redact_passwords};
 
 // The TTL's default and range are options (crate::options), known without leases
