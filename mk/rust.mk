@@ -89,13 +89,13 @@ vectors: ## regenerate tests/vectors/*.json (the core's and sealing's programs)
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-core --test vectors vectors_are_fresh
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-seal --test vectors vectors_are_fresh
 
-# The generator's counter protocol under the loom model checker: the real generator,
-# built with `--cfg loom` so its atomics and thread-locals are loom's, explored over
-# every interleaving up to LOOM_MAX_PREEMPTIONS (default 2) in tests/loom.rs. Its own
-# target dir: the cfg flag rebuilds everything (the core alone: no dependencies, so
-# that is quick).
-test-loom: ## the generator's counter protocol under the loom model checker
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom $(CARGO) test -p flakeid-core --release --test loom
+# The generator's counter protocol and the shared lease gate (the PostgreSQL
+# extension's) under the loom model checker: the real code, built with `--cfg loom`
+# so its atomics and thread-locals are loom's, explored over every interleaving up to
+# LOOM_MAX_PREEMPTIONS (default 2) in tests/loom.rs. Its own target dir: the cfg flag
+# rebuilds everything (the core alone, with its lease feature: quick).
+test-loom: ## the generator's counter protocol and the shared lease gate under the loom model checker
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom $(CARGO) test -p flakeid-core --features lease --release --test loom
 
 # The real-clock contention tests, longer (30 s) than make test (0.5 s) and make ci (3 s).
 STRESS_SECS ?= 30
