@@ -13,8 +13,8 @@
 #![warn(missing_docs)]
 
 use flakeid_core::{
-    Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, Layout, OptionKind, OptionValue, Result, decode, shown,
-    unknown_option,
+    Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,
+    Result, decode, shown, unknown_option,
 };
 
 /// The largest integer a JS `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
@@ -332,6 +332,31 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
     Ok((option, converted))
 }
 
+/// A custom layout from the members of a `LayoutOptions` object (camelCase key
+/// and value; a key not given is `undefined`), read through the core's
+/// [`LAYOUT_FIELDS`]. `undefined` is absent (and `null` for `order`); numbers
+/// follow [`js_uint`]; the core's builder checks the rest. `now_ms` is the present
+/// (an epoch may not be later).
+pub fn js_layout(members: &[(&str, JsArg)], now_ms: u64) -> Result<Layout> {
+    let mut b = LayoutBuilder::default();
+    for f in &LAYOUT_FIELDS {
+        let value = members.iter().find(|m| m.0 == f.js_name).map(|m| &m.1);
+        b = match value.cloned().unwrap_or(JsArg::Undefined) {
+            JsArg::Undefined => b,
+            JsArg::Null if f.name == "order" => b,
+            JsArg::String(s) if f.name == "order" => b.set(f.name, OptionValue::Text(&s))?,
+            other if f.name == "order" => {
+                return Err(config(
+                    f.name,
+                    format!("order must be a string, got {}", other.type_name()),
+                ));
+            }
+            v => b.set(f.name, OptionValue::Uint(js_uint(f.name, &v, JS_MAX_SAFE)?))?,
+        };
+    }
+    b.build_at(now_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +485,27 @@ mod tests {
         assert!(m.contains("did you mean \"worker\""), "{m}");
         // snake_case keys are not the JS names.
         assert_eq!(field(opt("max_wait_ms", JsArg::Number(1.0))).0, "options");
+    }
+
+    #[test]
+    fn layouts() {
+        let of = |members: &[(&str, JsArg)]| js_layout(members, u64::MAX);
+        let l = of(&[
+            ("nodeBits", JsArg::Number(16.0)),
+            ("timeBits", JsArg::Number(39.0)),
+            ("sequenceBits", JsArg::Number(8.0)),
+            ("order", JsArg::Null),
+        ]);
+        assert_eq!(l.map(|l| (l.node_bits(), l.time_bits())).ok(), Some((16, 39)));
+        assert_eq!(of(&[]).ok(), Some(Layout::SNOWFLAKE));
+        let (f, m) = field(of(&[("timeBits", JsArg::Number(2f64.powi(32)))]));
+        assert_eq!(
+            (f, m.as_str()),
+            ("time_bits", "time_bits must be in 1..=63, got 4294967296")
+        );
+        assert_eq!(field(of(&[("tickMs", JsArg::Null)])).0, "tick_ms");
+        assert_eq!(field(of(&[("order", JsArg::Number(1.0))])).0, "order");
+        assert_eq!(field(of(&[("order", JsArg::String("x".into()))])).0, "order");
     }
 
     #[test]
