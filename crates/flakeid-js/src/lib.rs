@@ -332,6 +332,28 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
     Ok((option, converted))
 }
 
+/// The members of `new Generator({...})` (key and value, in the object's order),
+/// each checked by [`js_generator_option`] (the first bad one in the object's order
+/// is refused), then put in the table's order whatever the object's, so that which
+/// of two conflicting options an error names is the same in every binding. Each
+/// comes with its member's index; `undefined` members are left out.
+pub fn js_generator_options<'a>(
+    members: impl IntoIterator<Item = (&'a str, &'a JsArg)>,
+) -> Result<Vec<(usize, &'static GeneratorOption, JsOption<'a>)>> {
+    let mut given: Vec<(usize, &'static GeneratorOption, JsOption<'a>)> = Vec::new();
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        match js_generator_option(key, value)? {
+            (_, JsOption::Absent) => {}
+            (option, v) => given.push((i, option, v)),
+        }
+    }
+    // (Not a sort: it would add kilobytes to the WebAssembly package.)
+    let ordered = GENERATOR_OPTIONS
+        .iter()
+        .flat_map(|o| given.iter().filter(move |g| g.1.name == o.name));
+    Ok(ordered.cloned().collect())
+}
+
 /// A custom layout from the members of a `LayoutOptions` object (camelCase key
 /// and value; a key not given is `undefined`), read through the core's
 /// [`LAYOUT_FIELDS`]. `undefined` is absent (and `null` for `order`); numbers
@@ -485,6 +507,16 @@ mod tests {
         assert!(m.contains("did you mean \"worker\""), "{m}");
         // snake_case keys are not the JS names.
         assert_eq!(field(opt("max_wait_ms", JsArg::Number(1.0))).0, "options");
+    }
+
+    #[test]
+    fn options_in_the_tables_order() {
+        let (w, n, u) = (JsArg::Number(1.0), JsArg::Number(2.0), JsArg::Undefined);
+        let given = js_generator_options([("node", &n), ("maxWaitMs", &u), ("worker", &w)]);
+        let names: Vec<_> = given.iter().flatten().map(|(i, o, _)| (*i, o.name)).collect();
+        assert_eq!(names, [(2, "worker"), (0, "node")]);
+        let bad = js_generator_options([("workerId", &w), ("node", &JsArg::Null)]);
+        assert_eq!(field(bad).0, "options");
     }
 
     #[test]
