@@ -2,12 +2,10 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
-use crate::{arg, out, write};
-use flakeid_core::{
-    ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, Layout, ManualClock, NodeSource,
-    Overflow,
-};
-use std::ffi::{CStr, c_char};
+use crate::{arg, c_enum, out, text, write};
+use flakeid_core::OptionValue::{Text, Uint};
+use flakeid_core::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, Layout, ManualClock, NodeSource};
+use std::ffi::c_char;
 
 /// "Not given" for `flakeid_options.node`, `.datacenter` and `.worker`.
 pub const FLAKEID_UNSET: u64 = u64::MAX;
@@ -184,28 +182,9 @@ fn config(field: &'static str, message: String) -> Error {
     Error::Config { field, message }
 }
 
-fn overflow_in(n: u32) -> Result<Overflow, Error> {
-    match n {
-        0 => Ok(Overflow::Wait),
-        1 => Ok(Overflow::Borrow),
-        n => Err(config(
-            "overflow",
-            format!("overflow must be FLAKEID_OVERFLOW_WAIT (0) or FLAKEID_OVERFLOW_BORROW (1), got {n}"),
-        )),
-    }
-}
-
-fn clock_backwards_in(n: u32) -> Result<ClockBackwards, Error> {
-    match n {
-        0 => Ok(ClockBackwards::Error),
-        1 => Ok(ClockBackwards::Wait),
-        2 => Ok(ClockBackwards::Monotonic),
-        n => Err(config(
-            "clock_backwards",
-            format!("clock_backwards must be FLAKEID_CLOCK_BACKWARDS_ERROR (0), _WAIT (1) or _MONOTONIC (2), got {n}"),
-        )),
-    }
-}
+/// `flakeid_overflow`'s and `flakeid_clock_backwards`' values, in the core's words.
+const OVERFLOWS: [&str; 2] = ["wait", "borrow"];
+const CLOCK_BACKWARDS: [&str; 3] = ["error", "wait", "monotonic"];
 
 /// # Safety
 /// `o.node_source`, `o.lease_url` and `o.state` are NULL or NUL-terminated strings; `o.clock` is NULL or a live
@@ -216,36 +195,40 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
     let mut b = Generator::builder(layout_in(&o.layout)?);
-    if o.node != FLAKEID_UNSET {
-        b = b.node(o.node);
+    // By the core's option names; FLAKEID_UNSET and NULL are "not given".
+    for (name, v) in [("node", o.node), ("datacenter", o.datacenter), ("worker", o.worker)] {
+        if v != FLAKEID_UNSET {
+            b = b.set(name, Uint(v))?;
+        }
     }
-    if o.datacenter != FLAKEID_UNSET {
-        b = b.datacenter(o.datacenter);
-    }
-    if o.worker != FLAKEID_UNSET {
-        b = b.worker(o.worker);
-    }
-    if !o.node_source.is_null() {
-        let spec = unsafe { CStr::from_ptr(o.node_source) }.to_string_lossy();
+    if let Some(spec) = unsafe { text(o.node_source) } {
         b = b.node_source(spec.parse::<NodeSource>()?);
     }
-    if !o.lease_url.is_null() {
-        b = b.lease_url(&unsafe { CStr::from_ptr(o.lease_url) }.to_string_lossy());
+    if let Some(url) = unsafe { text(o.lease_url) } {
+        b = b.set("lease", Text(&url))?;
     }
-    b = b.overflow(overflow_in(o.overflow)?);
-    b = b.clock_backwards(clock_backwards_in(o.clock_backwards)?);
+    b = b.set(
+        "overflow",
+        Text(c_enum("overflow", "FLAKEID_OVERFLOW", &OVERFLOWS, o.overflow)?),
+    )?;
+    let policy = c_enum(
+        "clock_backwards",
+        "FLAKEID_CLOCK_BACKWARDS",
+        &CLOCK_BACKWARDS,
+        o.clock_backwards,
+    )?;
+    b = b.set("clock_backwards", Text(policy))?;
     b = b.max_borrow_ms(o.max_borrow_ms).max_wait_ms(o.max_wait_ms);
     if let Some(c) = unsafe { o.clock.as_ref() } {
         b = b.clock(c.clock.clone());
     }
-    if o.lease_ttl_ms != FLAKEID_UNSET {
-        b = b.lease_ttl_ms(o.lease_ttl_ms);
+    for (name, v) in [("lease_ttl_ms", o.lease_ttl_ms), ("max_sequence", o.max_sequence)] {
+        if v != FLAKEID_UNSET {
+            b = b.set(name, Uint(v))?;
+        }
     }
-    if o.max_sequence != FLAKEID_UNSET {
-        b = b.max_sequence(o.max_sequence);
-    }
-    if !o.state.is_null() {
-        b = b.state(&unsafe { CStr::from_ptr(o.state) }.to_string_lossy());
+    if let Some(path) = unsafe { text(o.state) } {
+        b = b.set("state", Text(&path))?;
     }
     Ok(b.build()?)
 }
@@ -425,8 +408,8 @@ mod tests {
                 "worker" => num(o.worker),
                 "node" => num(o.node).or(ptr(o.node_source)),
                 "layout" => layout_in(&o.layout).ok().and_then(|l| l.name()).map(str::to_string),
-                "overflow" => overflow_in(o.overflow).ok().map(|p| p.to_string()),
-                "clock_backwards" => clock_backwards_in(o.clock_backwards).ok().map(|p| p.to_string()),
+                "overflow" => OVERFLOWS.get(o.overflow as usize).map(|p| p.to_string()),
+                "clock_backwards" => CLOCK_BACKWARDS.get(o.clock_backwards as usize).map(|p| p.to_string()),
                 "max_borrow_ms" => num(o.max_borrow_ms),
                 "max_wait_ms" => num(o.max_wait_ms),
                 "lease" => ptr(o.lease_url),
@@ -438,6 +421,13 @@ mod tests {
             };
             if let Some(value) = set {
                 assert_eq!(value, opt.default, "flakeid_options_default().{}", opt.name);
+            }
+        }
+        // The C enums' values are the core's words, in order.
+        for (name, words) in [("overflow", &OVERFLOWS[..]), ("clock_backwards", &CLOCK_BACKWARDS[..])] {
+            match flakeid_core::generator_option(name).map(|o| o.kind) {
+                Some(flakeid_core::OptionKind::Choice(core)) => assert_eq!(core, words),
+                other => panic!("{name}: {other:?}"),
             }
         }
     }

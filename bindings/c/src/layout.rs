@@ -2,8 +2,8 @@
 //! decompose, ID ranges, text encodings.
 
 use crate::error::{Fail, flakeid_status, guard};
-use crate::{arg, out, write};
-use flakeid_core::{Encoding, Error, Layout, MAX_ENCODED_LEN, Order, decode, encode_into};
+use crate::{arg, c_enum, out, write};
+use flakeid_core::{Encoding, Error, Layout, MAX_ENCODED_LEN, decode, encode_into};
 use std::ffi::{CStr, c_char};
 
 /// Field order values of `flakeid_layout.order`.
@@ -90,22 +90,11 @@ pub struct flakeid_parts {
     pub sequence: u64,
 }
 
-fn config(field: &'static str, message: String) -> Error {
-    Error::Config { field, message }
-}
+/// `flakeid_order`'s values, in the core's words.
+const ORDERS: [&str; 2] = ["time|node|seq", "time|seq|node"];
 
 /// Validates a C layout into the engine's (a preset's numbers are that preset).
 pub(crate) fn layout_in(l: &flakeid_layout) -> Result<Layout, Error> {
-    let order = match l.order {
-        0 => Order::TimeNodeSeq,
-        1 => Order::TimeSeqNode,
-        n => {
-            return Err(config(
-                "order",
-                format!("order must be FLAKEID_ORDER_TIME_NODE_SEQ (0) or FLAKEID_ORDER_TIME_SEQ_NODE (1), got {n}"),
-            ));
-        }
-    };
     Layout::builder()
         .time_bits(l.time_bits)
         .datacenter_bits(l.datacenter_bits)
@@ -113,7 +102,7 @@ pub(crate) fn layout_in(l: &flakeid_layout) -> Result<Layout, Error> {
         .sequence_bits(l.sequence_bits)
         .tick_ms(l.tick_ms)
         .epoch_ms(l.epoch_ms)
-        .order(order)
+        .order(c_enum("order", "FLAKEID_ORDER", &ORDERS, l.order)?.parse()?)
         .build()
 }
 
@@ -125,24 +114,12 @@ pub(crate) fn layout_out(l: &Layout) -> flakeid_layout {
         sequence_bits: l.sequence_bits(),
         tick_ms: l.tick_ms(),
         epoch_ms: l.epoch_ms(),
-        order: match l.order() {
-            Order::TimeNodeSeq => 0,
-            Order::TimeSeqNode => 1,
-        },
+        order: ORDERS.iter().position(|o| *o == l.order().as_str()).unwrap_or(0) as u32,
     }
 }
 
 fn encoding_in(e: u32) -> Result<Encoding, Error> {
-    match e {
-        0 => Ok(Encoding::Decimal),
-        1 => Ok(Encoding::Hex),
-        2 => Ok(Encoding::Base32),
-        3 => Ok(Encoding::Base62),
-        n => Err(config(
-            "encoding",
-            format!("encoding must be a flakeid_encoding (0..=3), got {n}"),
-        )),
-    }
+    c_enum("encoding", "FLAKEID_ENCODING", &Encoding::ALL.map(Encoding::name), e)?.parse()
 }
 
 /// Fills `out` with a preset: `"snowflake"`, `"flake"`, `"discord"`, `"sonyflake"`,

@@ -28,7 +28,9 @@ pub use sealer::*;
 pub use stats::*;
 
 use error::Fail;
-use std::ffi::c_char;
+use flakeid_core::Error;
+use std::borrow::Cow;
+use std::ffi::{CStr, c_char};
 use std::ptr::NonNull;
 
 /// An input pointer as a reference, or `FLAKEID_ERR_NULL` naming the argument.
@@ -49,6 +51,26 @@ fn out<T>(p: *mut T, name: &'static str) -> Result<NonNull<T>, Fail> {
 fn write<T>(dst: NonNull<T>, value: T) {
     // SAFETY: C callers pass out-parameters valid for writes of `T` (documented ABI).
     unsafe { dst.as_ptr().write(value) }
+}
+
+/// A NUL-terminated string argument, or `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string valid for the duration of the call.
+unsafe fn text<'a>(p: *const c_char) -> Option<Cow<'a, str>> {
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy())
+}
+
+/// The core's word for the value `n` of a C enum whose constants are `PREFIX_WORD`
+/// numbered in `words`' order (`FLAKEID_OVERFLOW_WAIT` is 0, "wait"), or a
+/// config error naming `field` and listing the constants.
+fn c_enum(field: &'static str, prefix: &str, words: &[&'static str], n: u32) -> Result<&'static str, Error> {
+    words.get(n as usize).copied().ok_or_else(|| {
+        let name = |(i, w): (usize, &&str)| format!("{prefix}_{} ({i})", w.to_ascii_uppercase().replace('|', "_"));
+        let names: Vec<String> = words.iter().enumerate().map(name).collect();
+        let message = format!("{field} must be {}, got {n}", names.join(" or "));
+        Error::Config { field, message }
+    })
 }
 
 /// The library's version (`"0.1.0"`), a static string.

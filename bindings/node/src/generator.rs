@@ -134,7 +134,7 @@ impl Generator {
     }
 
     /// The options object, member by member through the core's table and flakeid-js's value
-    /// rules (`js::js_generator_option`, shared with `@flakeid/wasm`); only the
+    /// rules (`js::js_generator_options`, shared with `@flakeid/wasm`); only the
     /// `Layout` and `ManualClock` instances are unwrapped here.
     fn build(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<fc::Generator> {
         let given = match &options {
@@ -152,41 +152,34 @@ impl Generator {
                 members.push((key, crate::arg(&v)?, v));
             }
         }
-        let mut b = fc::Generator::builder(fc::Layout::SNOWFLAKE);
-        // A Layout instance first: the builder starts from it.
-        for (key, a, v) in &members {
-            if let (_, js::JsOption::Object) = js::js_generator_option(key, a).or_throw(env)?
-                && key == "layout"
-            {
-                // SAFETY: a live value of this call's env.
-                let l = unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v.raw()) };
-                let l = l.map_err(|_| {
-                    crate::config(
-                        "layout",
-                        "layout must be a Layout or a preset name, got an object".into(),
-                    )
-                });
-                b = fc::Generator::builder(l.or_throw(env)?.inner);
+        let given = js::js_generator_options(members.iter().map(|m| (m.0.as_str(), &m.1))).or_throw(env)?;
+        // The objects: a Layout (first: the builder starts from it) and a ManualClock.
+        let object = |name| {
+            let mut objects = given.iter().filter(|g| g.2 == js::JsOption::Object);
+            objects.find(|g| g.1.name == name).map(|g| members[g.0].2.raw())
+        };
+        let mut b = fc::Generator::builder(match object("layout") {
+            // SAFETY: a live value of this call's env.
+            Some(v) => match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v) } {
+                Ok(l) => l.inner,
+                Err(_) => Err(crate::config(
+                    "layout",
+                    "layout must be a Layout or a preset name, got an object".into(),
+                ))
+                .or_throw(env)?,
+            },
+            None => fc::Layout::SNOWFLAKE,
+        });
+        for (_, option, value) in &given {
+            if let js::JsOption::Value(value) = value {
+                b = b.set(option.name, *value).or_throw(env)?;
             }
         }
-        // In the table's order, whatever the object's: which of two conflicting
-        // options an error names is then the same as in every binding. (The pass
-        // above refused unknown keys.)
-        let ordered = js::JS_GENERATOR_OPTIONS
-            .iter()
-            .filter_map(|name| members.iter().find(|m| m.0 == *name));
-        for (key, a, v) in ordered {
-            b = match js::js_generator_option(key, a).or_throw(env)? {
-                (_, js::JsOption::Absent) => b,
-                (option, js::JsOption::Value(value)) => b.set(option.name, value).or_throw(env)?,
-                (option, js::JsOption::Object) if option.name == "clock" => {
-                    // SAFETY: a live value of this call's env.
-                    let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v.raw()) };
-                    let c = c.map_err(|_| crate::config("clock", "clock must be a ManualClock, got an object".into()));
-                    b.clock(c.or_throw(env)?.inner.clone())
-                }
-                (_, js::JsOption::Object) => b,
-            };
+        if let Some(v) = object("clock") {
+            // SAFETY: a live value of this call's env.
+            let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v) };
+            let c = c.map_err(|_| crate::config("clock", "clock must be a ManualClock, got an object".into()));
+            b = b.clock(c.or_throw(env)?.inner.clone());
         }
         b.build().or_throw(env)
     }

@@ -1,6 +1,7 @@
 //! `Layout` and the parts of an ID.
 
 use crate::{OrThrow, fc, id_of, js, uint};
+use napi::bindgen_prelude::{JsObjectValue, Object, Unknown};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -14,7 +15,10 @@ pub struct Layout {
 
 /// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
 #[napi(object, object_to_js = false)]
-#[derive(Debug, Default)]
+// The shape for index.d.ts: the constructor reads the object member by member
+// through the core's table (flakeid_core::LAYOUT_FIELDS).
+#[derive(Debug)]
+#[allow(dead_code)]
 pub struct LayoutOptions {
     #[napi(ts_type = "number")]
     pub time_bits: Option<crate::Arg>,
@@ -82,9 +86,6 @@ pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Ar
     Ok(vec![first, last])
 }
 
-/// One of `LayoutBuilder`'s width setters.
-type SetWidth = fn(fc::LayoutBuilder, u32) -> fc::LayoutBuilder;
-
 /// A `#[napi]` block of getters, each the core's accessor of that name, converted
 /// (docs as `#[doc = "..."]`: napi would show a `///` line's raw-string quotes)
 /// by `$to`: [`same`], [`float`] (below 2^53 by the layout rules) or [`number`]
@@ -139,44 +140,22 @@ getters! { Layout {
 
 #[napi]
 impl Layout {
-    #[napi(constructor)]
-    pub fn new(env: &Env, options: Option<LayoutOptions>) -> napi::Result<Self> {
-        Self::build(options.unwrap_or_default())
-            .map(|inner| Layout { inner })
-            .or_throw(env)
-    }
-
-    fn build(o: LayoutOptions) -> fc::Result<fc::Layout> {
-        // Widths past u32 are refused naming the real number (flakeid-js's rule,
-        // as in @flakeid/wasm); the core's layout rules check the rest.
-        let bits = |field, v: Option<crate::Arg>| {
-            v.map(|v| js::js_uint(field, &v.0, u32::MAX.into()).map(|b| b as u32))
-                .transpose()
-        };
-        let mut b = fc::Layout::builder();
-        // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
-        let widths: [(_, _, SetWidth); 5] = [
-            ("time_bits", o.time_bits, fc::LayoutBuilder::time_bits),
-            ("node_bits", o.node_bits, fc::LayoutBuilder::node_bits),
-            ("datacenter_bits", o.datacenter_bits, fc::LayoutBuilder::datacenter_bits),
-            ("worker_bits", o.worker_bits, fc::LayoutBuilder::worker_bits),
-            ("sequence_bits", o.sequence_bits, fc::LayoutBuilder::sequence_bits),
-        ];
-        for (field, value, set) in widths {
-            if let Some(v) = bits(field, value)? {
-                b = set(b, v);
+    // The options object, member by member through the core's table and flakeid-js's
+    // value rules (`js::js_layout`, shared with `@flakeid/wasm`).
+    #[napi(constructor, ts_args_type = "options?: LayoutOptions | undefined | null")]
+    pub fn new(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
+        let mut members = Vec::new();
+        if let Some(value) = options
+            && js::js_options(&crate::arg(&value)?).or_throw(env)?
+        {
+            // SAFETY: the core checked it to be a (non-array) object.
+            let obj: Object<'_> = unsafe { value.cast()? };
+            for f in &fc::LAYOUT_FIELDS {
+                members.push((f.js_name, crate::arg(&obj.get_named_property::<Unknown>(f.js_name)?)?));
             }
         }
-        if let Some(v) = o.tick_ms {
-            b = b.tick_ms(uint("tick_ms", v)?);
-        }
-        if let Some(v) = o.epoch_ms {
-            b = b.epoch_ms(uint("epoch_ms", v)?);
-        }
-        if let Some(v) = o.order {
-            b = b.order(v.parse::<fc::Order>()?);
-        }
-        b.build()
+        let inner = js::js_layout(&members, fc::precise_now_ms()).or_throw(env)?;
+        Ok(Layout { inner })
     }
 
     /// `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`.

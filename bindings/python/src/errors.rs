@@ -131,8 +131,9 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &'static str, max: u64) -> PyR
     if obj.is_instance_of::<pyo3::types::PyInt>() {
         // An int no u64 holds (negative, huge): refused with the option's own range
         // where the core's table gives one (the core checks the others).
-        let (lo, hi) = match flakeid_core::generator_option(field) {
-            Some(o) if o.kind == flakeid_core::OptionKind::Uint && o.max < u64::MAX => (o.min, o.max),
+        let (lo, hi) = match (flakeid_core::generator_option(field), flakeid_core::layout_field(field)) {
+            (Some(o), _) if o.kind == flakeid_core::OptionKind::Uint && o.max < u64::MAX => (o.min, o.max),
+            (None, Some(f)) => (f.min, f.max),
             _ => (0, max),
         };
         return Err(to_py(Error::out_of_range(field, lo, hi, obj.str()?)));
@@ -163,4 +164,9 @@ pub(crate) fn batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// [`uint`] for an optional argument (`None` stays `None`).
 pub(crate) fn opt_uint(obj: Option<&Bound<'_, PyAny>>, field: &'static str, max: u64) -> PyResult<Option<u64>> {
     obj.filter(|o| !o.is_none()).map(|o| uint(o, field, max)).transpose()
+}
+
+/// A Python value's type name, for messages.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
 }

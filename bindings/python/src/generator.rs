@@ -1,10 +1,10 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
-use crate::errors::{batch_size, opt_uint, to_py, uint};
+use crate::errors::{batch_size, opt_uint, to_py, type_name, uint};
 use crate::layout::{PyLayout, layout_arg, pymethods_with_getters};
 use flakeid_core::{
-    GENERATOR_OPTIONS, Generator, GeneratorOption, Layout, ManualClock, OptionKind, OptionValue, to_bytes,
-    unknown_option,
+    GENERATOR_OPTIONS, Generator, GeneratorOption, Layout, ManualClock, OPTION_NAMES, OptionKind, OptionValue,
+    to_bytes, unknown_option,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -99,10 +99,6 @@ fn wrong_type(option: &GeneratorOption, value: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("{} must be {wants}, got {}", option.name, type_name(value)))
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-}
-
 pymethods_with_getters! { PyGenerator.inner {
     node: u64, datacenter: u64, worker: u64, max_borrow_ms: u64, max_wait_ms: u64, last_issued_ms: Option<u64>,
 }
@@ -129,8 +125,7 @@ pymethods_with_getters! { PyGenerator.inner {
         let mut b = Generator::builder(layout);
         for (key, value) in &given {
             let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == key) else {
-                let names: Vec<&'static str> = GENERATOR_OPTIONS.iter().map(|o| o.name).collect();
-                return Err(PyTypeError::new_err(unknown_option(key, &names).to_string()));
+                return Err(PyTypeError::new_err(unknown_option(key, &OPTION_NAMES).to_string()));
             };
             if value.is_none() || option.kind == OptionKind::Layout {
                 continue;

@@ -1,21 +1,18 @@
 //! `flakeid.Layout` and `flakeid.Parts`: the core's `Layout` and `Parts`, converted.
 
-use crate::errors::{opt_uint, to_py, uint};
-use flakeid_core::{Layout, LayoutBuilder, Order};
+use crate::errors::{opt_uint, to_py, type_name, uint};
+use flakeid_core::{LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, Layout, OptionValue, unknown_option};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
 /// How an ID's 64 bits are split. `Layout.preset("flake")` or a custom split;
 /// unspecified fields take Snowflake's values.
 #[pyclass(name = "Layout", module = "flakeid", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct PyLayout(pub Layout);
-
-/// One of `LayoutBuilder`'s width setters.
-type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
 
 /// `layout=` accepts a `Layout` or a preset name; `None` means `"snowflake"`.
 pub(crate) fn layout_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
@@ -58,48 +55,29 @@ pymethods_with_getters! { PyLayout.0 {
     max_worker: u64, max_sequence: u64, ids_per_tick: u64, max_id: u64, last_timestamp_ms: u64, signed_until_ms: u64,
 }
 
+    /// Keywords are the core's layout fields (`flakeid_core::LAYOUT_FIELDS`, by
+    /// their snake_case names): their ranges and rules are the core's.
     #[new]
-    #[pyo3(signature = (*, time_bits=None, node_bits=None, datacenter_bits=None, worker_bits=None,
-        sequence_bits=None, tick_ms=None, epoch_ms=None, order=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        time_bits: Option<&Bound<'_, PyAny>>,
-        node_bits: Option<&Bound<'_, PyAny>>,
-        datacenter_bits: Option<&Bound<'_, PyAny>>,
-        worker_bits: Option<&Bound<'_, PyAny>>,
-        sequence_bits: Option<&Bound<'_, PyAny>>,
-        tick_ms: Option<&Bound<'_, PyAny>>,
-        epoch_ms: Option<&Bound<'_, PyAny>>,
-        order: Option<PyBackedStr>,
-    ) -> PyResult<Self> {
-        // Ints no u32 can hold are the core's range errors too (e.g. time_bits=-1).
-        let bits = |o: Option<&Bound<'_, PyAny>>, field: &'static str| -> PyResult<Option<u32>> {
-            opt_uint(o, field, 64)?
-                .map(|v| u32::try_from(v).map_err(|_| to_py(flakeid_core::Error::out_of_range(field, 0, 64, v))))
-                .transpose()
-        };
-        let mut b: LayoutBuilder = Layout::builder();
-        // The core decides the rules (node_bits or datacenter_bits + worker_bits).
-        let widths: [(_, _, SetWidth); 5] = [
-            (node_bits, "node_bits", LayoutBuilder::node_bits),
-            (time_bits, "time_bits", LayoutBuilder::time_bits),
-            (datacenter_bits, "datacenter_bits", LayoutBuilder::datacenter_bits),
-            (worker_bits, "worker_bits", LayoutBuilder::worker_bits),
-            (sequence_bits, "sequence_bits", LayoutBuilder::sequence_bits),
-        ];
-        for (value, field, set) in widths {
-            if let Some(v) = bits(value, field)? {
-                b = set(b, v);
+    #[pyo3(signature = (**fields))]
+    fn new(fields: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut b = Layout::builder();
+        for (key, value) in fields.into_iter().flatten() {
+            let key: PyBackedStr = key.extract()?;
+            let Some(f) = LAYOUT_FIELDS.iter().find(|f| f.name == &*key) else {
+                return Err(PyTypeError::new_err(unknown_option(&key, &LAYOUT_FIELD_NAMES).to_string()));
+            };
+            if value.is_none() {
+                continue;
             }
-        }
-        if let Some(v) = opt_uint(tick_ms, "tick_ms", 86_400_000)? {
-            b = b.tick_ms(v);
-        }
-        if let Some(v) = opt_uint(epoch_ms, "epoch_ms", u64::MAX)? {
-            b = b.epoch_ms(v);
-        }
-        if let Some(o) = order {
-            b = b.order(o.parse::<Order>().map_err(to_py)?);
+            let text;
+            let v = if f.name == "order" {
+                let wrong = |_| PyTypeError::new_err(format!("order must be a str, got {}", type_name(&value)));
+                text = value.extract::<PyBackedStr>().map_err(wrong)?;
+                OptionValue::Text(&text)
+            } else {
+                OptionValue::Uint(uint(&value, f.name, f.max)?)
+            };
+            b = b.set(f.name, v).map_err(to_py)?;
         }
         b.build().map(PyLayout).map_err(to_py)
     }

@@ -146,15 +146,6 @@ pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64
     flakeid_js::js_uint(field, &arg(value), max).map_err(js_error)
 }
 
-/// An optional integer option: absent only when `undefined` (`null` is refused).
-pub(crate) fn opt_uint(options: &JsValue, key: &str, field: &'static str, max: u64) -> Result<Option<u64>, JsValue> {
-    let v = member(options, key)?;
-    if v.is_undefined() {
-        return Ok(None);
-    }
-    uint(&v, field, max).map(Some)
-}
-
 /// A string argument. Arguments typed `&str` in Rust would let wasm-bindgen's glue
 /// read a non-string as one (out-of-bounds memory access), so strings arrive as
 /// `JsValue` and are checked here.
@@ -186,11 +177,6 @@ pub(crate) fn not_bytes(value: &JsValue, field: &'static str) -> JsValue {
         other => other.type_name(),
     };
     config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"))
-}
-
-/// An optional string option (`undefined` or `null`: not given).
-pub(crate) fn opt_string(options: &JsValue, key: &str, field: &'static str) -> Result<Option<String>, JsValue> {
-    get(options, key)?.map(|v| string(&v, field)).transpose()
 }
 
 // Handing a Rust value from one exported object to another. A wasm-bindgen class

@@ -4,7 +4,7 @@
 use crate::convert::{self, Shared, js_error};
 use crate::layout::{Layout, getters, layout_from_js};
 use flakeid_core::Clock;
-use flakeid_js::{JsOption, js_generator_option};
+use flakeid_js::JsOption;
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -79,50 +79,47 @@ impl Generator {
     ) -> Result<Generator, JsValue> {
         let options = options.unwrap_or_default();
         // Member by member through the core's table and flakeid-js's value rules
-        // (`js_generator_option`, shared with @flakeid/node); only a `Layout` (or a
+        // (`js_generator_options`, shared with @flakeid/node); only a `Layout` (or a
         // layout's options) and a `ManualClock` are unwrapped here.
         let mut members = Vec::new();
         for key in convert::option_keys(&options, &flakeid_js::JS_GENERATOR_OPTIONS)? {
             let v = convert::member(&options, &key)?;
             members.push((key, convert::arg(&v), v));
         }
-        // A layout object first: the builder starts from it.
-        let mut b = flakeid_core::Generator::builder(flakeid_core::Layout::SNOWFLAKE).clock(HostClock);
-        for (key, a, v) in &members {
-            if let (_, JsOption::Object) = js_generator_option(key, a).map_err(js_error)?
-                && key == "layout"
-            {
-                b = flakeid_core::Generator::builder(layout_from_js(v)?).clock(HostClock);
-            }
-        }
-        // In the table's order, whatever the object's: which of two conflicting
-        // options an error names is then the same as in every binding.
-        let ordered = flakeid_js::JS_GENERATOR_OPTIONS
-            .iter()
-            .filter_map(|name| members.iter().find(|m| m.0 == *name));
-        for (key, a, v) in ordered {
-            b = match js_generator_option(key, a).map_err(js_error)? {
-                (_, JsOption::Absent) => b,
+        let given = flakeid_js::js_generator_options(members.iter().map(|m| (m.0.as_str(), &m.1)));
+        let given = given.map_err(js_error)?;
+        // The objects: a layout (first: the builder starts from it) and a ManualClock.
+        let object = |name| {
+            let mut objects = given.iter().filter(|g| g.2 == JsOption::Object);
+            objects.find(|g| g.1.name == name).map(|g| &members[g.0].2)
+        };
+        let layout = object("layout").map_or(Ok(flakeid_core::Layout::SNOWFLAKE), layout_from_js)?;
+        let mut b = flakeid_core::Generator::builder(layout).clock(HostClock);
+        for (_, option, value) in &given {
+            b = match value {
                 // Leases need a store and threads: not in this build. (`leaseTtlMs`
                 // goes on to the core, which refuses it without a lease.)
-                (option, _) if option.name == "lease" => {
+                _ if option.name == "lease" => {
                     return Err(convert::config(
                         "lease",
-                        format!("{key}: leases are not available in the WebAssembly build (use @flakeid/node)"),
+                        format!(
+                            "{}: leases are not available in the WebAssembly build (use @flakeid/node)",
+                            option.js_name
+                        ),
                     ));
                 }
-                (option, JsOption::Value(value)) => b.set(option.name, value).map_err(js_error)?,
-                (option, JsOption::Object) if option.name == "clock" => match convert::shared(v) {
-                    Some(Shared::Clock(clock)) => b.clock(clock),
-                    _ => {
-                        return Err(convert::config(
-                            "clock",
-                            "clock must be a ManualClock, got another object".into(),
-                        ));
-                    }
-                },
-                (_, JsOption::Object) => b,
+                JsOption::Value(value) => b.set(option.name, *value).map_err(js_error)?,
+                _ => b,
             };
+        }
+        if let Some(v) = object("clock") {
+            let Some(Shared::Clock(clock)) = convert::shared(v) else {
+                return Err(convert::config(
+                    "clock",
+                    "clock must be a ManualClock, got another object".into(),
+                ));
+            };
+            b = b.clock(clock);
         }
         b.build().map(|inner| Generator { inner }).map_err(js_error)
     }

@@ -1,7 +1,7 @@
 //! `Layout`: a preset or a validated custom bit split, as a JS class.
 
 use crate::convert::{self, Shared, js_error, number};
-use flakeid_core::{LayoutBuilder, Order, Parts};
+use flakeid_core::{LAYOUT_FIELDS, Parts};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
@@ -234,9 +234,6 @@ pub(crate) fn parts_to_js(p: Parts) -> Object {
 }
 
 /// A `LayoutLike`: absent → snowflake; a preset name; a `Layout`; or an options object.
-/// One of `LayoutBuilder`'s width setters.
-type SetWidth = fn(LayoutBuilder, u32) -> LayoutBuilder;
-
 pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, JsValue> {
     if value.is_undefined() || value.is_null() {
         return Ok(flakeid_core::Layout::SNOWFLAKE);
@@ -256,29 +253,10 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
     if let Some(Shared::Layout(layout)) = convert::shared(value) {
         return Ok(layout);
     }
-    let mut b = flakeid_core::Layout::builder();
-    let bits = |key: &str, field: &'static str| convert::opt_uint(value, key, field, u64::from(u32::MAX));
-    // The core's builder checks the rules (nodeBits or datacenterBits + workerBits).
-    let widths: [(_, _, SetWidth); 5] = [
-        ("timeBits", "time_bits", LayoutBuilder::time_bits),
-        ("nodeBits", "node_bits", LayoutBuilder::node_bits),
-        ("datacenterBits", "datacenter_bits", LayoutBuilder::datacenter_bits),
-        ("workerBits", "worker_bits", LayoutBuilder::worker_bits),
-        ("sequenceBits", "sequence_bits", LayoutBuilder::sequence_bits),
-    ];
-    for (key, field, set) in widths {
-        if let Some(v) = bits(key, field)? {
-            b = set(b, v as u32);
-        }
-    }
-    if let Some(v) = convert::opt_uint(value, "tickMs", "tick_ms", u64::MAX)? {
-        b = b.tick_ms(v);
-    }
-    if let Some(v) = convert::opt_uint(value, "epochMs", "epoch_ms", u64::MAX)? {
-        b = b.epoch_ms(v);
-    }
-    if let Some(v) = convert::opt_string(value, "order", "order")? {
-        b = b.order(v.parse::<Order>().map_err(js_error)?);
-    }
-    b.build_at(convert::now_ms_precise()).map_err(js_error)
+    // Member by member through the core's table (flakeid-js, shared with @flakeid/node).
+    let members: Result<Vec<_>, JsValue> = LAYOUT_FIELDS
+        .iter()
+        .map(|f| Ok((f.js_name, convert::arg(&convert::member(value, f.js_name)?))))
+        .collect();
+    flakeid_js::js_layout(&members?, convert::now_ms_precise()).map_err(js_error)
 }

@@ -1,7 +1,9 @@
 //! How the 64 bits are split. A [`Layout`] is a plain value passed around — never a
 //! mutable global — and every preset is a `const`.
 
+use crate::encoding::shown;
 use crate::error::{Error, Result};
+use crate::options::{OptionValue, unknown_option};
 use std::fmt;
 
 /// Where the sequence sits relative to the node id.
@@ -649,7 +651,6 @@ impl LayoutBuilder {
                 ),
             ));
         }
-        const MAX_TICK_MS: u64 = 86_400_000;
         if !(1..=MAX_TICK_MS).contains(&b.tick_ms) {
             return Err(Error::out_of_range("tick_ms", 1, MAX_TICK_MS, b.tick_ms));
         }
@@ -688,6 +689,176 @@ impl LayoutBuilder {
         // and a generator on it reports TimeExhausted.
         // A custom layout equal to a preset is that preset.
         Ok(b.preset().unwrap_or(layout))
+    }
+}
+
+/// One field of a custom layout, as every binding's layout constructor takes it
+/// (Python keywords, JS `LayoutOptions` keys, the C struct's fields, the vectors'
+/// layout specs): set by name through [`LayoutBuilder::set`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutField {
+    /// snake_case: Python keywords, C fields, vectors, error fields.
+    pub name: &'static str,
+    /// camelCase: the keys of `new Layout({...})` in the JS packages.
+    pub js_name: &'static str,
+    /// The smallest value (numeric fields).
+    pub min: u64,
+    /// The largest value (numeric fields; `epoch_ms` is also at most now).
+    pub max: u64,
+    /// Snowflake's value, as text (`""`: none, `node_bits` is not set by default).
+    pub default: &'static str,
+    /// One line for help texts.
+    pub doc: &'static str,
+}
+
+const fn field(
+    name: &'static str,
+    js_name: &'static str,
+    range: (u64, u64),
+    default: &'static str,
+    doc: &'static str,
+) -> LayoutField {
+    LayoutField {
+        name,
+        js_name,
+        min: range.0,
+        max: range.1,
+        default,
+        doc,
+    }
+}
+
+const MAX_BITS: (u64, u64) = (0, 62);
+const MAX_TICK_MS: u64 = 86_400_000;
+
+/// Every field of [`Layout::builder`], in the order the constructors list them.
+#[rustfmt::skip]
+pub const LAYOUT_FIELDS: [LayoutField; 8] = [
+    field("time_bits", "timeBits", (1, 63), "41", "bits of the time field"),
+    field("node_bits", "nodeBits", MAX_BITS, "",
+        "a single node field of this width (instead of datacenter_bits + worker_bits)"),
+    field("datacenter_bits", "datacenterBits", MAX_BITS, "5", "bits of the datacenter field (0: none)"),
+    field("worker_bits", "workerBits", MAX_BITS, "5", "bits of the worker field"),
+    field("sequence_bits", "sequenceBits", (1, 62), "12", "bits of the sequence field"),
+    field("tick_ms", "tickMs", (1, MAX_TICK_MS), "1", "milliseconds per tick of the time field"),
+    field("epoch_ms", "epochMs", (0, u64::MAX), "1288834974657", "the epoch, Unix milliseconds (not in the future)"),
+    field("order", "order", (0, 0), "time|node|seq", "the order of the fields: time|node|seq or time|seq|node"),
+];
+
+/// The fields' snake_case names, for messages.
+pub const LAYOUT_FIELD_NAMES: [&str; LAYOUT_FIELDS.len()] = {
+    let mut names = [""; LAYOUT_FIELDS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = LAYOUT_FIELDS[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// The layout field named `name` (snake_case or camelCase).
+pub fn layout_field(name: &str) -> Option<&'static LayoutField> {
+    LAYOUT_FIELDS.iter().find(|f| f.name == name || f.js_name == name)
+}
+
+/// A number every layout has, derived or not: what bindings show as getters.
+#[derive(Clone, Copy)]
+pub struct LayoutNumber {
+    /// snake_case (Python, C's `flakeid_layout_limits`, vectors).
+    pub name: &'static str,
+    /// camelCase (the JS packages).
+    pub js_name: &'static str,
+    /// The accessor.
+    pub get: fn(&Layout) -> u64,
+}
+
+impl fmt::Debug for LayoutNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+macro_rules! numbers {
+    ($($name:ident / $js:literal),* $(,)?) => {
+        [$(LayoutNumber { name: stringify!($name), js_name: $js, get: |l| l.$name().into() }),*]
+    };
+}
+
+/// A layout's numbers, each with its accessor: its fields, then what follows from
+/// them. Every one fits a JS `number` except `max_id`.
+pub const LAYOUT_NUMBERS: [LayoutNumber; 16] = numbers![
+    time_bits / "timeBits",
+    datacenter_bits / "datacenterBits",
+    worker_bits / "workerBits",
+    node_bits / "nodeBits",
+    sequence_bits / "sequenceBits",
+    tick_ms / "tickMs",
+    epoch_ms / "epochMs",
+    total_bits / "totalBits",
+    max_node / "maxNode",
+    max_datacenter / "maxDatacenter",
+    max_worker / "maxWorker",
+    max_sequence / "maxSequence",
+    ids_per_tick / "idsPerTick",
+    max_id / "maxId",
+    last_timestamp_ms / "lastTimestampMs",
+    signed_until_ms / "signedUntilMs",
+];
+
+impl LayoutBuilder {
+    /// Sets the field `name` (snake_case or camelCase; see [`LAYOUT_FIELDS`]) from a
+    /// binding's converted value: the one path by which every binding's layout
+    /// constructor sets fields. A width past `u32` is refused with the field's range
+    /// here; every other range is checked by `build`.
+    pub fn set(self, name: &str, value: OptionValue<'_>) -> Result<Self> {
+        let Some(f) = layout_field(name) else {
+            return Err(unknown_option(name, &LAYOUT_FIELD_NAMES));
+        };
+        let bits = |v: u64| u32::try_from(v).map_err(|_| Error::out_of_range(f.name, f.min, f.max, v));
+        Ok(match (f.name, value) {
+            ("time_bits", OptionValue::Uint(v)) => self.time_bits(bits(v)?),
+            ("node_bits", OptionValue::Uint(v)) => self.node_bits(bits(v)?),
+            ("datacenter_bits", OptionValue::Uint(v)) => self.datacenter_bits(bits(v)?),
+            ("worker_bits", OptionValue::Uint(v)) => self.worker_bits(bits(v)?),
+            ("sequence_bits", OptionValue::Uint(v)) => self.sequence_bits(bits(v)?),
+            ("tick_ms", OptionValue::Uint(v)) => self.tick_ms(v),
+            ("epoch_ms", OptionValue::Uint(v)) => self.epoch_ms(v),
+            ("order", OptionValue::Text(s)) => self.order(s.parse()?),
+            (_, OptionValue::Uint(v)) => {
+                return Err(Error::config(
+                    f.name,
+                    format!("{} must be a string, got the number {v}", f.name),
+                ));
+            }
+            (_, OptionValue::Text(s)) => {
+                return Err(Error::config(
+                    f.name,
+                    format!("{} must be a whole number, got the text {}", f.name, shown(s)),
+                ));
+            }
+        })
+    }
+
+    /// [`set`](Self::set) from text: a whole number for the numeric fields.
+    pub fn set_text(self, name: &str, text: &str) -> Result<Self> {
+        match layout_field(name) {
+            Some(f) if f.name != "order" => {
+                let v = text.trim().parse().map_err(|_| {
+                    Error::config(
+                        f.name,
+                        format!(
+                            "{} must be a whole number in {}..={}, got {}",
+                            f.name,
+                            f.min,
+                            f.max,
+                            shown(text)
+                        ),
+                    )
+                })?;
+                self.set(f.name, OptionValue::Uint(v))
+            }
+            _ => self.set(name, OptionValue::Text(text)),
+        }
     }
 }
 
@@ -813,6 +984,87 @@ mod tests {
                 }
                 other => panic!("expected a config error for {field}, got {other:?}"),
             }
+        }
+    }
+
+    /// The table's defaults are Snowflake's, its ranges the builder's, and every
+    /// field set by name (either spelling) is the typed setter.
+    #[test]
+    fn layout_fields_are_the_builders() {
+        let field = |r: Result<Layout>| match r {
+            Err(Error::Config { field, message }) => (field, message),
+            other => panic!("{other:?}"),
+        };
+        for f in LAYOUT_FIELDS {
+            assert_eq!(f.name.replace('_', ""), f.js_name.to_ascii_lowercase());
+            assert_eq!(layout_field(f.js_name), Some(&f));
+            let default = Layout::builder().set_text(f.name, f.default);
+            if f.default.is_empty() {
+                continue;
+            }
+            assert_eq!(default.and_then(|b| b.build()).ok(), Some(Layout::SNOWFLAKE), "{f:?}");
+            if f.name == "order" {
+                continue;
+            }
+            // Past the range, and past a u32 (refused by `set` with the same range).
+            for bad in [f.max.saturating_add(1), u64::from(u32::MAX) + 1] {
+                if f.name != "epoch_ms" {
+                    let r = Layout::builder().set(f.js_name, OptionValue::Uint(bad));
+                    let (name, message) = field(r.and_then(|b| b.build()));
+                    assert_eq!(name, f.name);
+                    assert!(message.contains(&format!("{}..={}", f.min, f.max)), "{message}");
+                }
+            }
+        }
+        let b = Layout::builder()
+            .set("nodeBits", OptionValue::Uint(16))
+            .and_then(|b| b.set_text("sequenceBits", " 8 ")?.set_text("timeBits", "39"))
+            .and_then(|b| b.set_text("order", "time,seq,node"));
+        let l = b.and_then(|b| b.build_at(u64::MAX)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (l.node_bits(), l.datacenter_bits(), l.order()),
+            (16, 0, Order::TimeSeqNode)
+        );
+        assert_eq!(
+            field(
+                Layout::builder()
+                    .set("timebits", OptionValue::Uint(1))
+                    .and_then(|b| b.build())
+            )
+            .0,
+            "options"
+        );
+        assert_eq!(
+            field(Layout::builder().set_text("tick_ms", "x").and_then(|b| b.build())).0,
+            "tick_ms"
+        );
+        assert_eq!(
+            field(
+                Layout::builder()
+                    .set("order", OptionValue::Uint(1))
+                    .and_then(|b| b.build())
+            )
+            .0,
+            "order"
+        );
+        assert_eq!(
+            field(
+                Layout::builder()
+                    .set("time_bits", OptionValue::Text("1"))
+                    .and_then(|b| b.build())
+            )
+            .0,
+            "time_bits"
+        );
+        let s = Layout::SNOWFLAKE;
+        let numbers: Vec<(&str, u64)> = LAYOUT_NUMBERS.iter().map(|n| (n.name, (n.get)(&s))).collect();
+        assert_eq!(
+            numbers[..3],
+            [("time_bits", 41), ("datacenter_bits", 5), ("worker_bits", 5)]
+        );
+        assert_eq!(numbers.last(), Some(&("signed_until_ms", s.signed_until_ms())));
+        for n in LAYOUT_NUMBERS {
+            assert_eq!(n.name.replace('_', ""), n.js_name.to_ascii_lowercase());
         }
     }
 

@@ -39,13 +39,16 @@ pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use generator::{Generator, MAX_BATCH, check_batch};
-pub use layout::{Layout, LayoutBuilder, Order, Parts};
+pub use layout::{
+    LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, LAYOUT_NUMBERS, Layout, LayoutBuilder, LayoutField, LayoutNumber, Order, Parts,
+    layout_field,
+};
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
-    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OptionKind,
-    OptionValue, closest_option, generator_option, option_value, unknown_option,
+    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OPTION_NAMES,
+    OptionKind, OptionValue, closest_option, generator_option, option_value, unknown_option,
 };
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
 pub use stats::Stats;

@@ -130,8 +130,9 @@ const _: () = {
     assert!(DEFAULT_MAX_BORROW_MS == 2000 && DEFAULT_MAX_WAIT_MS == 1000 && DEFAULT_LEASE_TTL_MS == 10_000);
 };
 
-/// The snake_case names, for messages.
-pub(crate) const NAMES: [&str; GENERATOR_OPTIONS.len()] = {
+/// The options' snake_case names, in the table's order: the list an unknown
+/// keyword is refused against (`unknown_option(key, &OPTION_NAMES)`).
+pub const OPTION_NAMES: [&str; GENERATOR_OPTIONS.len()] = {
     let mut names = [""; GENERATOR_OPTIONS.len()];
     let mut i = 0;
     while i < names.len() {
@@ -140,6 +141,7 @@ pub(crate) const NAMES: [&str; GENERATOR_OPTIONS.len()] = {
     }
     names
 };
+pub(crate) use OPTION_NAMES as NAMES;
 
 /// The option named `name`, by its snake_case, camelCase or flag spelling.
 pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {

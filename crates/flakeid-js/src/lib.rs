@@ -13,8 +13,8 @@
 #![warn(missing_docs)]
 
 use flakeid_core::{
-    Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, Layout, OptionKind, OptionValue, Result, decode, shown,
-    unknown_option,
+    Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,
+    Result, decode, shown, unknown_option,
 };
 
 /// The largest integer a JS `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
@@ -332,6 +332,53 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
     Ok((option, converted))
 }
 
+/// The members of `new Generator({...})` (key and value, in the object's order),
+/// each checked by [`js_generator_option`] (the first bad one in the object's order
+/// is refused), then put in the table's order whatever the object's, so that which
+/// of two conflicting options an error names is the same in every binding. Each
+/// comes with its member's index; `undefined` members are left out.
+pub fn js_generator_options<'a>(
+    members: impl IntoIterator<Item = (&'a str, &'a JsArg)>,
+) -> Result<Vec<(usize, &'static GeneratorOption, JsOption<'a>)>> {
+    let mut given: Vec<(usize, &'static GeneratorOption, JsOption<'a>)> = Vec::new();
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        match js_generator_option(key, value)? {
+            (_, JsOption::Absent) => {}
+            (option, v) => given.push((i, option, v)),
+        }
+    }
+    // (Not a sort: it would add kilobytes to the WebAssembly package.)
+    let ordered = GENERATOR_OPTIONS
+        .iter()
+        .flat_map(|o| given.iter().filter(move |g| g.1.name == o.name));
+    Ok(ordered.cloned().collect())
+}
+
+/// A custom layout from the members of a `LayoutOptions` object (camelCase key
+/// and value; a key not given is `undefined`), read through the core's
+/// [`LAYOUT_FIELDS`]. `undefined` is absent (and `null` for `order`); numbers
+/// follow [`js_uint`]; the core's builder checks the rest. `now_ms` is the present
+/// (an epoch may not be later).
+pub fn js_layout(members: &[(&str, JsArg)], now_ms: u64) -> Result<Layout> {
+    let mut b = LayoutBuilder::default();
+    for f in &LAYOUT_FIELDS {
+        let value = members.iter().find(|m| m.0 == f.js_name).map(|m| &m.1);
+        b = match value.cloned().unwrap_or(JsArg::Undefined) {
+            JsArg::Undefined => b,
+            JsArg::Null if f.name == "order" => b,
+            JsArg::String(s) if f.name == "order" => b.set(f.name, OptionValue::Text(&s))?,
+            other if f.name == "order" => {
+                return Err(config(
+                    f.name,
+                    format!("order must be a string, got {}", other.type_name()),
+                ));
+            }
+            v => b.set(f.name, OptionValue::Uint(js_uint(f.name, &v, JS_MAX_SAFE)?))?,
+        };
+    }
+    b.build_at(now_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +507,37 @@ mod tests {
         assert!(m.contains("did you mean \"worker\""), "{m}");
         // snake_case keys are not the JS names.
         assert_eq!(field(opt("max_wait_ms", JsArg::Number(1.0))).0, "options");
+    }
+
+    #[test]
+    fn options_in_the_tables_order() {
+        let (w, n, u) = (JsArg::Number(1.0), JsArg::Number(2.0), JsArg::Undefined);
+        let given = js_generator_options([("node", &n), ("maxWaitMs", &u), ("worker", &w)]);
+        let names: Vec<_> = given.iter().flatten().map(|(i, o, _)| (*i, o.name)).collect();
+        assert_eq!(names, [(2, "worker"), (0, "node")]);
+        let bad = js_generator_options([("workerId", &w), ("node", &JsArg::Null)]);
+        assert_eq!(field(bad).0, "options");
+    }
+
+    #[test]
+    fn layouts() {
+        let of = |members: &[(&str, JsArg)]| js_layout(members, u64::MAX);
+        let l = of(&[
+            ("nodeBits", JsArg::Number(16.0)),
+            ("timeBits", JsArg::Number(39.0)),
+            ("sequenceBits", JsArg::Number(8.0)),
+            ("order", JsArg::Null),
+        ]);
+        assert_eq!(l.map(|l| (l.node_bits(), l.time_bits())).ok(), Some((16, 39)));
+        assert_eq!(of(&[]).ok(), Some(Layout::SNOWFLAKE));
+        let (f, m) = field(of(&[("timeBits", JsArg::Number(2f64.powi(32)))]));
+        assert_eq!(
+            (f, m.as_str()),
+            ("time_bits", "time_bits must be in 1..=63, got 4294967296")
+        );
+        assert_eq!(field(of(&[("tickMs", JsArg::Null)])).0, "tick_ms");
+        assert_eq!(field(of(&[("order", JsArg::Number(1.0))])).0, "order");
+        assert_eq!(field(of(&[("order", JsArg::String("x".into()))])).0, "order");
     }
 
     #[test]
