@@ -93,10 +93,11 @@ class Cluster(testenv.Postgres):
 
     def sql(self, *commands, db="postgres", stdin=None, fields=False):
         """Runs each command (one -c each, in one session; or `stdin`, a script);
-        its output (with `fields`, unaligned with ' ' between fields), stripped."""
+        its output (with `fields`, unaligned with ' ' or the string given between
+        fields), stripped."""
         args = [a for c in commands for a in ("-c", c)]
         if fields:
-            args = ["-At", "-F", " ", *args]
+            args = ["-At", "-F", fields if isinstance(fields, str) else " ", *args]
         r = subprocess.run(self.tcp_args(*args, db=db), input=stdin, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             raise Fail(f"psql on {self.name} failed: {' / '.join(commands) or 'a script'}\n{r.stdout}{r.stderr}")

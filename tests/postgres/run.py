@@ -161,14 +161,12 @@ def section_basic(run):
           f"flakeid_in_range neither pruned partitions nor used the index:\n{plans}")
     print("  flakeid_in_range: partitions pruned (one scanned per query), B-tree index used")
     ids = os.path.join(run.work, "ids.txt")
-    # (unaligned with psql's default '|' between fields, as crosscheck.py reads them)
-    out = subprocess.run(c.tcp_args("-At", "-c", """SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter,
-            d.worker, d.node, d.sequence, flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'),
-            flakeid_encode(id, 'hex')
+    out = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
+            flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
           FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i,
-            LATERAL flakeid_decompose(id) d"""), capture_output=True, text=True, check=True).stdout
+            LATERAL flakeid_decompose(id) d""", fields="|")  # (crosscheck.py reads '|' between fields)
     with open(ids, "w") as f:
-        f.write(out)
+        f.write(out + "\n")
     r = subprocess.run([sys.executable, "tests/postgres/crosscheck.py", "decode", ids, cli], cwd=ROOT)
     check(r.returncode == 0, "tests/postgres/crosscheck.py decode: IDs made in SQL decoded elsewhere")
 
