@@ -6,7 +6,7 @@
 #   make test-postgres-deb   that package installed with apt, then CREATE EXTENSION on a
 #                            fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
 #   make test-postgres       `cargo pgrx test` (SQL tests in a cluster pgrx starts), then
-#                            test-postgres-deb, then tests/postgres/run.sh on the installed
+#                            test-postgres-deb, then tests/postgres/run.py on the installed
 #                            package (pgbench, vectors, cross-language decode; settings,
 #                            schema, upgrade; standby, promotion, crash restart and a
 #                            failover to a slow clock; copies, PITR, pg_upgrade and kill -9
@@ -68,7 +68,7 @@ deb-postgres: setup-postgres ## dist/postgresql-15-flakeid_<version>_<arch>.deb 
 test-postgres-deb: deb-postgres ## that .deb installed with apt, CREATE EXTENSION with no Rust on PATH
 	PG_CONFIG=$(PG_CONFIG) bash tests/postgres/deb.sh
 
-# run.sh tests the library the .deb installed (the release build that ships), plus
+# run.py tests the library the .deb installed (the release build that ships), plus
 # 0.1.0's install script, the upgrade test's base. It runs after test-python and
 # test-node in make ci: it also decodes SQL-made IDs with the packages they built.
 test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tests/postgres on private clusters
@@ -76,7 +76,7 @@ test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tes
 	cd $(PG_CRATE) && cargo pgrx test pg15 --runas postgres --pgdata $(PGRX_TEST_DATA)/data
 	$(MAKE) --no-print-directory test-postgres-deb
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
-	CARGO=$(CARGO) bash tests/postgres/run.sh
+	CARGO=$(CARGO) python3 tests/postgres/run.py
 
 bench-postgres: install-postgres ## flakeid_next() beside nextval(), gen_random_uuid(), PL/pgSQL
 	bash tests/postgres/bench.sh

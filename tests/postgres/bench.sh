@@ -17,7 +17,7 @@
 
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. tests/postgres/lib.sh
+PGBIN=/usr/lib/postgresql/15/bin
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-5}
 CLIENTS=${CLIENTS:-8}

@@ -20,140 +20,20 @@ it recognised copies (docs/postgres.md, "Copies, restores and upgrades").
             unknown ?sslpassword=): neither the server log nor flakeid_status() nor
             any message shows one
 
-usage: tests/postgres/copies.py [SCENARIO...]   (run.sh's section "copies" runs all)
+usage: tests/postgres/copies.py [SCENARIO...]   (run.py's section "copies" runs all)
 """
 
 import ctypes
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
+# (cluster puts tests/env on sys.path: testenv after it)
+from cluster import PRELOAD, Cluster, Fail, Run, check, run_pg, wait_until
 import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, children, chown_postgres  # noqa: E402
-
-PRELOAD = "shared_preload_libraries = 'flakeid'"
-
-
-class Fail(Exception):
-    pass
-
-
-def check(ok, what):
-    if not ok:
-        raise Fail(what)
-
-
-def run_pg(args, check_rc=True, timeout=120, cwd=None):
-    """Runs a PostgreSQL program as the postgres user; its CompletedProcess."""
-    r = subprocess.run(as_postgres(args), capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    if check_rc and r.returncode != 0:
-        raise Fail(f"{os.path.basename(args[0])} failed ({r.returncode}): {r.stdout}{r.stderr}")
-    return r
-
-
-def wait_until(pred, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise Fail(f"{what} (waited {timeout} s)")
-
-
-# Every cluster made, stopped at the end whatever happened.
-CLUSTERS = []
-
-
-class Cluster(testenv.Postgres):
-    """A private cluster: TCP on 127.0.0.1 trusted, its socket in its own directory."""
-
-    def __init__(self, work, name, conf=()):
-        super().__init__(work, name, conf=["max_connections = 40", *conf], trust=True)
-        self.name = name
-        CLUSTERS.append(self)
-
-    def setup(self):
-        # No extra roles: every TCP login is trusted, a copy has its original's
-        # roles, and pg_upgrade wants none but the install user in the new cluster.
-        pass
-
-    def q(self, sql, db="postgres"):
-        return self.psql(sql, db=db).strip()
-
-    def psql_args(self, sql, verbose=False):
-        args = [f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", "postgres",
-                "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql]
-        return args + (["-v", "VERBOSITY=verbose"] if verbose else [])
-
-    def error(self, sql):
-        """The ERROR `sql` fails with: (SQLSTATE, the whole output); Fail if it succeeds."""
-        r = run_pg(self.psql_args(sql, verbose=True), check_rc=False)
-        check(r.returncode != 0, f"no error from {sql}: {r.stdout}")
-        m = re.search(r"ERROR:  ([0-9A-Z]{5}): ", r.stderr)
-        check(m is not None, f"no SQLSTATE in: {r.stderr}")
-        return m.group(1), r.stderr
-
-    def ids(self, where="true"):
-        out = self.q(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT")
-        return [int(x) for x in out.split()]
-
-    def pg_ctl(self, *args, check_rc=True):
-        return run_pg([f"{PGBIN}/pg_ctl", "-D", self.data, *args], check_rc=check_rc)
-
-    def stop_fast(self):
-        self.pg_ctl("-m", "fast", "-w", "stop")
-        if self.proc is not None:
-            self.proc.wait(timeout=30)
-            self.proc = None
-        self.started = False
-
-    def restart(self):
-        self.stop_fast()
-        return self.start()
-
-    def start_with_pg_ctl(self):
-        """pg_ctl start; its result (the server's log: pg_ctl.log, written as postgres)."""
-        r = self.pg_ctl("-w", "-t", "60", "-l", os.path.join(self.dir, "pg_ctl.log"), "-o", f"-p {self.port}",
-                        "start", check_rc=False)
-        self.started = r.returncode == 0
-        return r
-
-    def postmaster_pid(self):
-        with open(os.path.join(self.data, "postmaster.pid")) as f:
-            return int(f.readline())
-
-    def status(self):
-        return self.q("SELECT state FROM flakeid_status()")
-
-    def verdict(self, timeout=30):
-        """The state once the start-up check has reported: it runs in a background
-        worker after the server accepts connections, so a state read straight after
-        a start may still be 'checking'."""
-        wait_until(lambda: self.status() != "checking", timeout, f"{self.name}: the start-up check's verdict")
-        return self.status()
-
-    def copy_from(self, source, standby=False):
-        """This cluster's data directory, a pg_basebackup of `source` (-R: a standby)."""
-        os.chmod(self.dir, 0o755)
-        chown_postgres(self.dir)
-        run_pg([f"{PGBIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(source.port), "-U", "postgres",
-                "-D", self.data, "-X", "stream", "--no-sync", *(["-R"] if standby else [])])
-        self.append_conf(f"unix_socket_directories = '{self.dir}'")
-        return self
-
-    def append_conf(self, *lines):
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("\n".join(lines) + "\n")
-
-    def set_conf(self, **settings):
-        for k, v in settings.items():
-            self.q(f"ALTER SYSTEM SET {k.replace('__', '.')} = {v}")
 
 
 def duplicates(*sides):
@@ -454,30 +334,12 @@ def main(argv):
     if unknown:
         print(f"unknown scenario {unknown} (scenarios: {' '.join(SCENARIOS)})", file=sys.stderr)
         return 2
-    work = tempfile.mkdtemp(prefix="flakeid-copies.")
-    os.chmod(work, 0o755)
-    failed = None
-    try:
+    with Run("flakeid-copies.", log_lines=15) as run:
         for name in chosen:
             t0 = time.monotonic()
-            SCENARIOS[name](work)
+            SCENARIOS[name](run.work)
             print(f"  ({time.monotonic() - t0:.1f} s)")
-    except (Fail, testenv.EnvError, subprocess.SubprocessError) as err:
-        failed = f"FAIL: {err}"
-        for c in CLUSTERS:
-            if os.path.exists(c.log):
-                print(f"--- {c.log} (last 15 lines)" + testenv.log_tail(c.log, lines=15), file=sys.stderr)
-    finally:
-        for c in CLUSTERS:
-            try:
-                c.stop()
-            except Exception as err:  # keep stopping the others
-                print(f"stopping {c.name}: {err}", file=sys.stderr)
-        shutil.rmtree(work, ignore_errors=True)
-    if failed:
-        print(failed, file=sys.stderr)
-        return 1
-    return 0
+    return run.rc
 
 
 if __name__ == "__main__":

@@ -1,0 +1,285 @@
+"""What tests/postgres/run.py and copies.py share: private PostgreSQL 15 clusters of
+the one test environment (tests/env/testenv.py; 127.0.0.1, every TCP login and
+replication trusted, fsync off), their clients, and the failure type both report.
+
+A `Cluster` is a `testenv.Postgres` that a test starts, stops, restarts, copies and
+kills itself. `Run` holds a test run's work directory and every cluster made in it:
+on exit each is stopped, and after a failure the tail of each server's log is shown.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
+import testenv  # noqa: E402
+from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
+
+PRELOAD = "shared_preload_libraries = 'flakeid'"
+# What no client may see in an error: a Rust backtrace, or a location in error.rs.
+BACKTRACE = re.compile(r"backtrace|rust_begin_unwind|std::panicking|error\.rs:", re.I)
+
+
+class Fail(Exception):
+    """A check failed; the message says which and what was seen."""
+
+
+def check(ok, what):
+    if not ok:
+        raise Fail(what)
+
+
+def expect(got, want, what):
+    """Fail unless `got` is `want`, saying both."""
+    if got != want:
+        raise Fail(f"{what}: got {got!r}, expected {want!r}")
+
+
+def run_pg(args, check_rc=True, timeout=120, cwd=None):
+    """Runs a PostgreSQL program as the postgres user; its CompletedProcess."""
+    r = subprocess.run(as_postgres(args), capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    if check_rc and r.returncode != 0:
+        raise Fail(f"{os.path.basename(args[0])} failed ({r.returncode}): {r.stdout}{r.stderr}")
+    return r
+
+
+def wait_until(pred, timeout, what):
+    """Polls `pred` every 50 ms; Fail with `what` after `timeout` s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise Fail(f"{what} (waited {timeout} s)")
+
+
+# Every cluster made, stopped at the end whatever happened (Run).
+CLUSTERS = []
+
+
+class Cluster(testenv.Postgres):
+    """A private cluster: TCP on 127.0.0.1 trusted, its socket in its own directory,
+    its log in DIR/log."""
+
+    def __init__(self, work, name, conf=(), max_connections=40):
+        super().__init__(work, name, conf=list(conf), max_connections=max_connections, trust=True)
+        self.name = name
+        CLUSTERS.append(self)
+
+    def setup(self):
+        # No extra roles: every TCP login is trusted, a copy has its original's
+        # roles, and pg_upgrade wants none but the install user in the new cluster.
+        pass
+
+    # --- clients -------------------------------------------------------------
+
+    def q(self, sql, db="postgres"):
+        return self.psql(sql, db=db).strip()
+
+    def psql_args(self, sql, verbose=False):
+        args = [f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", "postgres",
+                "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql]
+        return args + (["-v", "VERBOSITY=verbose"] if verbose else [])
+
+    def tcp_args(self, *args, db="postgres"):
+        """psql over TCP as this process's user (every TCP login is trusted): it can
+        read and write the run's files (\\copy)."""
+        return [f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db,
+                "-X", "-q", "-v", "ON_ERROR_STOP=1", *args]
+
+    def sql(self, *commands, db="postgres", stdin=None, fields=False):
+        """Runs each command (one -c each, in one session; or `stdin`, a script);
+        its output (with `fields`, unaligned with ' ' or the string given between
+        fields), stripped."""
+        args = [a for c in commands for a in ("-c", c)]
+        if fields:
+            args = ["-At", "-F", fields if isinstance(fields, str) else " ", *args]
+        r = subprocess.run(self.tcp_args(*args, db=db), input=stdin, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise Fail(f"psql on {self.name} failed: {' / '.join(commands) or 'a script'}\n{r.stdout}{r.stderr}")
+        return r.stdout.strip()
+
+    def row(self, sql, db="postgres"):
+        """The one row of `sql`, its fields as strings."""
+        return self.sql(sql, db=db, fields=True).split(" ")
+
+    def one(self, sql, db="postgres"):
+        return self.sql(sql, db=db, fields=True)
+
+    def expect_error(self, sql, sqlstate, pattern, db="postgres"):
+        """Fail unless `sql` fails with `sqlstate` and a message (verbose: with DETAIL,
+        HINT, CONTEXT and LOCATION) matching `pattern`; never with a Rust backtrace or
+        a location in error.rs. Prints the ERROR line; returns the whole output."""
+        r = subprocess.run(self.tcp_args("-v", "VERBOSITY=verbose", "-c", sql, db=db),
+                           capture_output=True, text=True, timeout=600)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0, f"no error from: {sql}\n{out}")
+        check(f"ERROR:  {sqlstate}:" in out, f"not SQLSTATE {sqlstate}: {sql}\n{out}")
+        check(re.search(pattern, out, re.M), f"message does not match /{pattern}/: {sql}\n{out}")
+        check(not BACKTRACE.search(out), f"a Rust backtrace or error.rs location reached the client: {sql}\n{out}")
+        print("  refused: " + next(line for line in out.splitlines() if "ERROR:" in line))
+        return out
+
+    def error(self, sql):
+        """The ERROR `sql` fails with: (SQLSTATE, the whole output); Fail if it succeeds."""
+        r = run_pg(self.psql_args(sql, verbose=True), check_rc=False)
+        check(r.returncode != 0, f"no error from {sql}: {r.stdout}")
+        m = re.search(r"ERROR:  ([0-9A-Z]{5}): ", r.stderr)
+        check(m is not None, f"no SQLSTATE in: {r.stderr}")
+        return m.group(1), r.stderr
+
+    def ids(self, where="true"):
+        out = self.q(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT")
+        return [int(x) for x in out.split()]
+
+    def pgbench(self, script, *args, background=False):
+        """pgbench running `script` (written to DIR/NAME.sql) with `args`; with
+        `background`, its Popen (finish with `bench_done`)."""
+        path = os.path.join(self.dir, f"{len(os.listdir(self.dir))}.pgbench.sql")
+        with open(path, "w") as f:
+            f.write(script + "\n")
+        cmd = ["pgbench", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-n", *args, "-f", path,
+               "postgres"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return p if background else bench_done(p, timeout=600)
+
+    # --- the server ----------------------------------------------------------
+
+    def pg_ctl(self, *args, check_rc=True, timeout=120):
+        return run_pg([f"{PGBIN}/pg_ctl", "-D", self.data, *args], check_rc=check_rc, timeout=timeout)
+
+    def start_with_pg_ctl(self, env=None, log=None):
+        """pg_ctl start (the postmaster's environment plus `env`: e.g. libfaketime);
+        its result. The server's log: `log`, by default DIR/pg_ctl.log (written as
+        postgres)."""
+        extra = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+        args = [*extra, f"{PGBIN}/pg_ctl", "-D", self.data, "-w", "-t", "60",
+                "-l", log or os.path.join(self.dir, "pg_ctl.log"), "-o", f"-p {self.port}", "start"]
+        r = subprocess.run(as_postgres(args), capture_output=True, text=True, timeout=120)
+        self.started = r.returncode == 0
+        return r
+
+    def start_ctl(self, env=None):
+        """pg_ctl start on this cluster's port (a free one the first time), its log in
+        DIR/log; Fail if it does not start."""
+        if not os.path.exists(self.data):
+            self.init()
+        if self.port is None:
+            self.port = testenv.free_port()
+        r = self.start_with_pg_ctl(env=env, log=self.log)
+        check(r.returncode == 0, f"{self.name}: pg_ctl start failed: {r.stdout}{r.stderr}")
+        return self
+
+    def stop_ctl(self):
+        self.pg_ctl("-m", "fast", "-w", "stop")
+        self.started = False
+
+    def restart_ctl(self):
+        """A fast restart (settings of ALTER SYSTEM take effect)."""
+        self.pg_ctl("-m", "fast", "-w", "restart", "-o", f"-p {self.port}", "-l", self.log)
+
+    def promote(self):
+        self.pg_ctl("-w", "promote")
+
+    def stop_fast(self):
+        self.pg_ctl("-m", "fast", "-w", "stop")
+        if self.proc is not None:
+            self.proc.wait(timeout=30)
+            self.proc = None
+        self.started = False
+
+    def restart(self):
+        self.stop_fast()
+        return self.start()
+
+    def postmaster_pid(self):
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            return int(f.readline())
+
+    def log_text(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+    def status(self):
+        return self.q("SELECT state FROM flakeid_status()")
+
+    def verdict(self, timeout=30):
+        """The state once the start-up check has reported: it runs in a background
+        worker after the server accepts connections, so a state read straight after
+        a start may still be 'checking'."""
+        wait_until(lambda: self.status() != "checking", timeout, f"{self.name}: the start-up check's verdict")
+        return self.status()
+
+    def copy_from(self, source, standby=False):
+        """This cluster's data directory, a pg_basebackup of `source` (-R: a standby)."""
+        os.chmod(self.dir, 0o755)
+        chown_postgres(self.dir)
+        run_pg([f"{PGBIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(source.port), "-U", "postgres",
+                "-D", self.data, "-X", "stream", "--no-sync", *(["-R"] if standby else [])])
+        self.append_conf(f"unix_socket_directories = '{self.dir}'")
+        return self
+
+    def append_conf(self, *lines):
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def set_conf(self, **settings):
+        for k, v in settings.items():
+            self.q(f"ALTER SYSTEM SET {k.replace('__', '.')} = {v}")
+
+    def wait_replayed(self, primary, timeout=30):
+        """Until this standby has replayed all `primary` wrote so far."""
+        lsn = primary.one("SELECT pg_current_wal_lsn()")
+        wait_until(lambda: self.one(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'") == "t", timeout,
+                   f"the standby {self.name} did not replay up to {lsn}")
+
+    def accepting(self):
+        r = subprocess.run(self.tcp_args("-At", "-c", "SELECT 1"), capture_output=True, text=True, timeout=30)
+        return r.returncode == 0 and r.stdout.strip() == "1"
+
+
+def bench_done(p, timeout=600):
+    """The output of a pgbench started by `Cluster.pgbench`; Fail (with its output) if
+    it failed."""
+    out, _ = p.communicate(timeout=timeout)
+    check(p.returncode == 0, f"pgbench failed ({p.returncode}):\n{out}")
+    return out
+
+
+class Run:
+    """A test run's work directory (world-readable, so the postgres user can use
+    it), and at the end every cluster stopped and the directory removed. After a
+    failure (Fail, EnvError, a subprocess error) it prints the tail of each server's
+    log and `FAIL: ...`; `rc` is then 1."""
+
+    def __init__(self, prefix, log_lines=25):
+        self.prefix, self.log_lines, self.rc = prefix, log_lines, 0
+
+    def __enter__(self):
+        self.work = tempfile.mkdtemp(prefix=self.prefix)
+        os.chmod(self.work, 0o755)
+        return self
+
+    def __exit__(self, kind, err, _tb):
+        failed = kind is not None and issubclass(kind, (Fail, testenv.EnvError, subprocess.SubprocessError))
+        if failed:
+            for c in CLUSTERS:
+                for log in (c.log, os.path.join(c.dir, "pg_ctl.log")):
+                    if os.path.exists(log):
+                        print(f"--- {log} (last {self.log_lines} lines)"
+                              + testenv.log_tail(log, lines=self.log_lines), file=sys.stderr)
+        for c in CLUSTERS:
+            try:
+                c.stop()
+            except Exception as stop_err:  # keep stopping the others
+                print(f"stopping {c.name}: {stop_err}", file=sys.stderr)
+        shutil.rmtree(self.work, ignore_errors=True)
+        if failed:
+            print(f"FAIL: {err}", file=sys.stderr)
+            self.rc = 1
+            return True
+        return False

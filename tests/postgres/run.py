@@ -1,0 +1,802 @@
+#!/usr/bin/env python3
+"""Integration tests of the PostgreSQL extension, on the flakeid library that `make
+install-postgres` put into Debian's PostgreSQL 15. Starts private clusters of the one
+test environment (tests/postgres/cluster.py, tests/env/testenv.py: 127.0.0.1, ports
+below the ephemeral range, temporary directories, every cluster stopped on exit).
+Sections, in this order:
+  basic     preloaded, flakeid.datacenter = 11, flakeid.worker = 21: 8 concurrent
+            pgbench clients insert rows with `id bigint DEFAULT flakeid_next()`;
+            zero duplicates, every ID with the configured node; the shared vectors
+            (tests/vectors) through SQL; IDs made in SQL decode the same in the Rust
+            CLI, Python and Node (when built); 100 sessions; 4 sessions taking
+            800,000 IDs at once; partition pruning and index use by flakeid_in_range
+  plain     not preloaded: flakeid_next() is an ERROR saying how; pure functions work
+  borrow    flakeid.layout = discord, flakeid.overflow = borrow: a burst past the cap
+  settings  ALTER SYSTEM refuses a bad node, layout or typo'd flakeid.* name and a
+            node/datacenter conflict (naming setting, range and file); a reload logs
+            a bad value; a bad value at start is refused by flakeid_next() naming it
+            and the file; an unset node is an error, not node 0
+  schema    installed in a schema outside search_path, with look-alike types,
+            functions and operators in public: same results; no backtrace in DETAIL
+            or CONTEXT; error LOCATIONs name the SQL function
+  upgrade   CREATE EXTENSION flakeid VERSION '0.1.0' + ALTER EXTENSION UPDATE equals a
+            fresh install; pg_dump/pg_restore of a table with DEFAULT flakeid_next()
+  standby   a physical standby (pg_basebackup -R) refuses flakeid_next() and _many()
+            (25006) and has the primary's high-water mark
+  promote   the standby promoted while its old primary keeps issuing: refused until
+            renumbered, then 0 IDs shared with the old primary
+  crash     kill -9 of a backend while borrowing seconds ahead (postmaster restart):
+            0 duplicates
+  clock     failover to a standby whose clock is behind (libfaketime), confirmed
+            with flakeid_confirm_node(): refused while behind, then 0 duplicates
+  copies    tests/postgres/copies.py: a base backup and a standby without
+            standby.signal started as primaries (refused as copies), PITR of a
+            borrowing server then confirmed, pg_upgrade of a borrowing server, kill -9
+            of the postmaster then pg_ctl start, passwords of a lease URL in the log:
+            0 duplicates across both sides, no password shown
+  lease     flakeid.lease on the Redis, PostgreSQL and etcd of tests/env/testenv.py
+            (run.py starts them when FLAKEID_TEST_REDIS_URL is unset): a bad URL,
+            a conflict with flakeid.node and a short TTL refused by ALTER SYSTEM
+            (no password in any message), the URL hidden from non-superusers; per
+            store, two clusters on one URL lease two node ids and share no ID; the
+            store wiped: flakeid_next() refuses, then resumes by itself, 0 IDs
+            shared; a standby takes no lease, and promoted while its old primary
+            keeps issuing it leases its own node id: 0 IDs shared, no operator step
+  docs      every ```sql block of README.md and docs/*.md, as written: each
+            in a database of its own on a server set up as the README says (preloaded,
+            flakeid.node = 1), with the extension created unless the block creates it;
+            blocks come from tests/docs/blocks.py (the one parser of the docs' fences);
+            a failure names the doc and the line
+
+usage: tests/postgres/run.py [SECTION...]     (PGBENCH_SECS, default 4)
+"""
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+from cluster import PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, expect, wait_until
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SECS = os.environ.get("PGBENCH_SECS", "4")
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+
+def new_cluster(run, name, *conf):
+    """A cluster in WORK/NAME (initdb'd now), preloaded or not as `conf` says; start
+    it with start_ctl."""
+    c = Cluster(run.work, name, conf, max_connections=120)
+    c.init()
+    return c
+
+
+def basebackup(primary, run, name):
+    """A physical standby (-R) of `primary` in WORK/NAME, not started."""
+    return Cluster(run.work, name, max_connections=120).copy_from(primary, standby=True)
+
+
+def burst(c, node, layout):
+    """4 sessions at once take 200,000 IDs each, far past the layout's 4,096 per ms:
+    all unique, every one with the server's node id."""
+    c.sql("CREATE TABLE burst (id bigint)")
+    sessions = [subprocess.Popen(c.tcp_args("-c", "INSERT INTO burst SELECT flakeid_next_many(200000)"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(3)]
+    sessions.append(subprocess.Popen(
+        c.tcp_args("-c", "INSERT INTO burst SELECT flakeid_next() FROM generate_series(1, 200000)"),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    for p in sessions:
+        out, _ = p.communicate(timeout=600)
+        check(p.returncode == 0, f"a burst session failed: {out}")
+    n, dups, other = c.row(f"""SELECT count(*), count(*) - count(DISTINCT id),
+        count(*) FILTER (WHERE (flakeid_decompose(id, '{layout}')).node <> {node}) FROM burst""")
+    print(f"  burst, 4 sessions: {n} IDs, {dups} duplicates, {other} with another node id")
+    check(n == "800000" and dups == "0" and other == "0", "burst")
+
+
+def section_basic(run):
+    print("== basic: preloaded cluster: pgbench, vectors, cross-language decode")
+    # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
+    cargo = os.environ.get("CARGO", "cargo")
+    subprocess.run([cargo, "build", "-q", *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")],
+                   check=True, cwd=ROOT)
+    cli = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid")
+    c = new_cluster(run, "main", PRELOAD, "flakeid.datacenter = 11", "flakeid.worker = 21").start_ctl()
+    c.sql("CREATE EXTENSION flakeid",
+          "CREATE TABLE items (id bigint NOT NULL DEFAULT flakeid_next(), client int NOT NULL)")
+    log = c.pgbench("INSERT INTO items (client) VALUES (:client_id);", "-c", "8", "-j", "2", "-T", SECS)
+    for line in log.splitlines():
+        if re.match(r"^(number of (transactions actually processed|failed)|tps)", line):
+            print(f"  pgbench: {line}")
+    rows, distinct, clients, wrong_node = c.row("""
+        SELECT count(*), count(DISTINCT id), count(DISTINCT client),
+               count(*) FILTER (WHERE (d.datacenter, d.worker, d.node) <> (11, 21, 11 << 5 | 21))
+          FROM items, LATERAL flakeid_decompose(id) d""")
+    print(f"  {rows} rows from {clients} clients, {distinct} distinct IDs, {wrong_node} with another node id")
+    check(int(rows) > 1000 and rows == distinct and clients == "8" and wrong_node == "0",
+          "duplicates, too few rows, or a wrong node id")
+    # Many connections, one generator: 100 sessions each take 105 IDs, in batches and singly.
+    c.sql("CREATE TABLE many (id bigint)")
+    c.pgbench("INSERT INTO many SELECT flakeid_next_many(20) UNION ALL SELECT flakeid_next();",
+              "-c", "100", "-j", "2", "-t", "5")
+    n, dups = c.row("SELECT count(*), count(*) - count(DISTINCT id) FROM many")
+    check(n == "10500" and dups == "0", f"{n} IDs from 100 sessions, {dups} duplicates")
+    print(f"  100 sessions: {n} IDs, no duplicates")
+    burst(c, 11 << 5 | 21, "snowflake")
+    # flakeid_stats(), read from yet another session: every ID of every session so far
+    # counted exactly once (each backend adds its counts when its transaction ends),
+    # the burst's waits for the next ms counted, no lead in overflow = wait.
+    m = re.search(r"^number of failed transactions: ([0-9]*)", log, re.M)
+    failed = m.group(1) if m and m.group(1) else "0"
+    issued, waits, wait_us, lead, rollbacks = c.row(
+        "SELECT ids_issued, tick_waits, tick_wait_us, lead_ms, clock_rollbacks FROM flakeid_stats()")
+    print(f"  flakeid_stats(): {issued} IDs issued, {waits} tick waits ({wait_us} µs), lead {lead} ms, "
+          f"{rollbacks} rollbacks")
+    took = int(rows) + 10500 + 800000
+    check(failed == "0" and int(issued) == took,
+          f"flakeid_stats() counted {issued} IDs, the sessions took {took} ({failed} failed)")
+    check(int(waits) > 0 and int(wait_us) > 0 and lead == "0" and rollbacks == "0",
+          f"flakeid_stats() after the burst: {waits} waits, {wait_us} µs, lead {lead}, {rollbacks} rollbacks")
+
+    r = subprocess.run([sys.executable, "tests/postgres/crosscheck.py", "vectors", *c.tcp_args()], cwd=ROOT)
+    check(r.returncode == 0, "tests/postgres/crosscheck.py vectors: the shared vectors through SQL")
+
+    # Time ranges prune partitions and use indexes (flakeid_in_range; PostgreSQL 15
+    # plans `id <@ int8range` as a filter only). The form without a layout name is
+    # STABLE: partitions are pruned at executor start (Subplans Removed).
+    plans = c.sql(
+        "CREATE TABLE ev (id bigint NOT NULL DEFAULT flakeid_next()) PARTITION BY RANGE (id)",
+        "CREATE TABLE ev_10 PARTITION OF ev FOR VALUES FROM (flakeid_first_at('2026-10-01')) TO (flakeid_first_at('2026-11-01'))",
+        "CREATE TABLE ev_11 PARTITION OF ev FOR VALUES FROM (flakeid_first_at('2026-11-01')) TO (flakeid_first_at('2026-12-01'))",
+        "EXPLAIN (COSTS OFF) SELECT * FROM ev WHERE flakeid_in_range(id, '[2026-11-22, 2026-11-23)')",
+        "EXPLAIN (COSTS OFF) SELECT * FROM ev WHERE flakeid_in_range(id, '[2026-10-22, 2026-10-23)', 'snowflake')",
+        "CREATE INDEX ON items (id)", "SET enable_seqscan = off",
+        "EXPLAIN (COSTS OFF) SELECT count(*) FROM items WHERE flakeid_in_range(id, tstzrange(now() - interval '1 s', now()))",
+        fields=True)
+    scans = [line for line in plans.splitlines() if re.search(r"on ev_1[01]", line)]
+    check(len(scans) == 2 and "on ev_11" in plans and "on ev_10" in plans and "Index Cond: ((id >=" in plans,
+          f"flakeid_in_range neither pruned partitions nor used the index:\n{plans}")
+    print("  flakeid_in_range: partitions pruned (one scanned per query), B-tree index used")
+    ids = os.path.join(run.work, "ids.txt")
+    out = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
+            flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
+          FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i,
+            LATERAL flakeid_decompose(id) d""", fields="|")  # (crosscheck.py reads '|' between fields)
+    with open(ids, "w") as f:
+        f.write(out + "\n")
+    r = subprocess.run([sys.executable, "tests/postgres/crosscheck.py", "decode", ids, cli], cwd=ROOT)
+    check(r.returncode == 0, "tests/postgres/crosscheck.py decode: IDs made in SQL decoded elsewhere")
+
+
+def section_plain(run):
+    print("== plain: not preloaded: a clear error, pure functions still work")
+    c = new_cluster(run, "plain").start_ctl()
+    c.sql("CREATE EXTENSION flakeid")
+    c.expect_error("SELECT flakeid_next()", "55000", "shared_preload_libraries = 'flakeid'")
+    c.expect_error("SELECT flakeid_next_many(3)", "55000",
+                   r"^ERROR:  55000: flakeid_next_many\(\) needs the flakeid library preloaded")
+    expect(c.one("SELECT flakeid_encode(910499571847892992, 'base62')"), "15G63YLn9Ae",
+           "pure functions (seed vector 001 in base62)")
+
+
+def section_borrow(run):
+    print("== borrow: another layout and overflow = borrow")
+    c = new_cluster(run, "borrow", PRELOAD, "flakeid.layout = 'discord'", "flakeid.node = 7",
+                    "flakeid.overflow = 'borrow'").start_ctl()
+    c.sql("CREATE EXTENSION flakeid")
+    burst(c, 7, "discord")
+    # Borrowing runs ahead of the clock, never past flakeid.max_borrow_ms (2000).
+    issued, lead = c.row("SELECT ids_issued, lead_ms FROM flakeid_stats()")
+    print(f"  flakeid_stats(): {issued} IDs issued, lead {lead} ms")
+    check(issued == "800000" and int(lead) <= 2000,
+          f"flakeid_stats() after a borrowing burst: {issued} IDs, lead {lead} ms")
+    # Functions without a layout name read the server's flakeid.layout.
+    expect(c.one("""SELECT abs(extract(epoch FROM flakeid_timestamp(flakeid_next()) - now())) < 10
+          AND flakeid_first_at(now()) = flakeid_first_at(now(), 'discord')"""), "t",
+           "the server's layout is not discord")
+
+
+def section_settings(run):
+    print("== settings: refused when set, naming the setting, its range and its file")
+    c = new_cluster(run, "conf", PRELOAD, "flakeid.node = 5").start_ctl()
+    data = re.escape(c.data)
+    conf = os.path.join(c.data, "postgresql.conf")
+    auto = os.path.join(c.data, "postgresql.auto.conf")
+    c.sql("CREATE EXTENSION flakeid")
+    c.expect_error("ALTER SYSTEM SET flakeid.node = 5000", "22023",
+                   r'invalid value for parameter "flakeid.node": node must be in 0\.\.=1023, got 5000')
+    c.expect_error("ALTER SYSTEM SET flakeid.layout = 'bogus'", "22023",
+                   r'invalid value for parameter "flakeid.layout": layout must be one of snowflake, .*got "bogus"')
+    c.expect_error("ALTER SYSTEM SET flakeid.wroker = 7", "42704", r'"flakeid.wroker"')
+    c.expect_error("ALTER SYSTEM SET flakeid.clock_backwards = 'later'", "22023", r"flakeid.clock_backwards")
+    c.expect_error("ALTER SYSTEM SET flakeid.max_wait_ms = 86400001", "22023", r"flakeid.max_wait_ms.*86400000")
+    c.expect_error("ALTER SYSTEM SET flakeid.max_sequence = 5", "22023",
+                   r'invalid value for parameter "flakeid.max_sequence": max_sequence must be 2\^k - 1 in '
+                   r"0\.\.=4095 .*got 5 \(flakeid.layout is snowflake\)")
+    c.expect_error("ALTER SYSTEM SET flakeid.datacenter = 3", "22023",
+                   rf"flakeid.datacenter = 3 cannot be set while flakeid.node = 5 \({data}/postgresql.conf line "
+                   r"[0-9]+\) is set")
+    # A layout and node changed in two steps: each is checked against the other as the
+    # files hold it (what the next start applies), not against the running values.
+    c.sql("ALTER SYSTEM SET flakeid.layout = 'sonyflake'", "ALTER SYSTEM SET flakeid.node = 60000")
+    c.expect_error("ALTER SYSTEM SET flakeid.layout = 'discord'", "22023",
+                   rf"the discord layout cannot hold flakeid.node = 60000 \({data}/postgresql.auto.conf line [0-9]+\)")
+    # A bad value written by hand is reported at reload, before any restart.
+    with open(conf) as f:
+        original = f.read()
+    with open(conf, "a") as f:
+        f.write("flakeid.worker = 3\n")
+    c.sql("SELECT pg_reload_conf()")
+    bad = 'invalid value for parameter "flakeid.worker"'
+    wait_until(lambda: bad in c.log_text(), 30, "the reload did not report flakeid.worker")
+    reported = next(line for line in c.log_text().splitlines() if bad in line)
+    print("  reload: " + re.sub(r"^.*LOG: *", "", reported))
+    check("flakeid.worker = 3 cannot be set while flakeid.node = 60000" in c.log_text(),
+          "the reload did not report flakeid.worker")
+    with open(conf, "w") as f:
+        f.write(original)
+    # The two-step change applies at the next start.
+    c.stop_ctl()
+    c.start_ctl()
+    expect(c.one("SELECT (flakeid_decompose(flakeid_next(), 'sonyflake')).node"), "60000", "sonyflake node 60000")
+    print("  ALTER SYSTEM flakeid.layout = 'sonyflake', flakeid.node = 60000: applied at restart")
+
+    # A bad value at start (in postgresql.auto.conf by hand): the server starts (a
+    # setting must not take the database down), warns, and flakeid_next() refuses.
+    c.stop_ctl()
+    with open(auto, "w") as f:
+        f.write("flakeid.layout = 'snowflake'\nflakeid.node = 5000\n")
+    c.start_ctl()
+    check('WARNING:  invalid value for parameter "flakeid.node": node must be in 0..=1023, got 5000' in c.log_text(),
+          "no warning at start for flakeid.node = 5000")
+    c.expect_error("SELECT flakeid_next()", "22023",
+                   rf"flakeid.node = 5000 \({data}/postgresql.auto.conf line 2\) was refused when the server started")
+    c.expect_error("SELECT * FROM flakeid_next_many(2)", "22023", r"LOCATION:  flakeid_next_many, server\.rs")
+
+    # No node at all: an error, never node 0.
+    c.stop_ctl()
+    open(auto, "w").close()
+    with open(conf) as f:
+        kept = [line for line in f if not line.startswith("flakeid.node")]
+    with open(conf, "w") as f:
+        f.writelines(kept)
+    c.start_ctl()
+    c.expect_error("SELECT flakeid_next()", "22023",
+                   "this server has no node id: flakeid.node, flakeid.datacenter and flakeid.worker, or "
+                   "flakeid.lease must be set")
+
+    # node and datacenter/worker both in postgresql.conf: the error names both settings.
+    c.stop_ctl()
+    c.append_conf("flakeid.node = 5", "flakeid.datacenter = 1", "flakeid.worker = 2")
+    c.start_ctl()
+    c.expect_error("SELECT flakeid_next()", "22023",
+                   r'invalid value for parameter "flakeid.datacenter": flakeid.datacenter = 1 cannot be set while '
+                   r"flakeid.node = 5 is set")
+    c.stop_ctl()
+
+    # flakeid.max_sequence = 0: one ID per ms, so a batch waits out a tick for each ID
+    # after the first, and flakeid_stats() counts those waits.
+    s = new_cluster(run, "seq", PRELOAD, "flakeid.node = 6", "flakeid.max_sequence = 0")
+    s.port = c.port
+    s.start_ctl()
+    s.sql("CREATE EXTENSION flakeid")
+    expect(s.one("""SELECT count(*), count(DISTINCT d.ts), max(d.sequence), min(d.node)
+          FROM flakeid_next_many(50) id, flakeid_decompose(id) d"""), "50 50 0 6",
+           "flakeid.max_sequence = 0: not one ID per ms")
+    issued, waits, wait_us = s.row("SELECT ids_issued, tick_waits, tick_wait_us FROM flakeid_stats()")
+    print(f"  flakeid.max_sequence = 0: 50 IDs in 50 ms; flakeid_stats(): {issued} issued, {waits} tick waits, "
+          f"{wait_us} µs")
+    check(issued == "50" and 40 <= int(waits) <= 49 and int(wait_us) >= 20000,
+          f"flakeid_stats() with max_sequence = 0: {issued} issued, {waits} waits, {wait_us} µs")
+
+    # flakeid.lease_ttl_ms without flakeid.lease means nothing: refused as the core
+    # refuses it (naming the setting and its file), not ignored.
+    s.stop_ctl()
+    s.append_conf("flakeid.lease_ttl_ms = 5000")
+    s.start_ctl()
+    s.expect_error("SELECT flakeid_next()", "22023",
+                   r'invalid value for parameter "flakeid.lease_ttl_ms": lease_ttl_ms is set but lease is not')
+    s.expect_error("SELECT flakeid_next()", "22023",
+                   rf"HINT:  flakeid.lease_ttl_ms is set in {re.escape(s.data)}/postgresql.conf line [0-9]+")
+
+
+LOOK_ALIKES = """
+CREATE SCHEMA ext;
+CREATE EXTENSION flakeid SCHEMA ext;
+-- Look-alikes a search_path could find first: none may change a result.
+CREATE TYPE public.flakeid_parts AS (ts text, datacenter text, worker text, node text, sequence text, extra int);
+CREATE FUNCTION public.flakeid_range(tstzrange) RETURNS int8range LANGUAGE sql AS 'SELECT int8range(0, NULL)';
+CREATE FUNCTION public.flakeid_range(tstzrange, text) RETURNS int8range LANGUAGE sql AS 'SELECT int8range(0, NULL)';
+CREATE FUNCTION public.lower(int8range) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE FUNCTION public.yes(bigint, bigint) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE OPERATOR public.>= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = public.yes);
+CREATE OPERATOR public.<= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = public.yes);
+CREATE TABLE public.items (id bigint PRIMARY KEY DEFAULT ext.flakeid_next(), v int);
+"""
+
+SCHEMA_QUERIES = """
+SET search_path = public, pg_catalog;
+INSERT INTO items (v) SELECT g FROM generate_series(1, 100) g;
+SELECT pg_typeof(ext.flakeid_decompose(910499571847892992)), (ext.flakeid_decompose(910499571847892992)).worker,
+       (ext.flakeid_decompose(910499571847892992, 'snowflake')).node;
+SELECT count(*) FROM items, ext.flakeid_decompose(id) d WHERE (d.datacenter, d.worker) = (17, 25);
+SELECT ext.flakeid_in_range(0, '[2026-11-22, 2026-11-23)'), ext.flakeid_in_range(0, '[2026-11-22, 2026-11-23)', 'snowflake'),
+       ext.flakeid_in_range(ext.flakeid_compose('2026-11-22 12:00+00', 1, 0), '[2026-11-22, 2026-11-23)');
+"""
+
+
+def section_schema(run):
+    print("== schema: installed outside search_path, look-alikes in public")
+    c = new_cluster(run, "schema", PRELOAD, "flakeid.datacenter = 17", "flakeid.worker = 25").start_ctl()
+    c.sql(stdin=LOOK_ALIKES)
+    out = c.sql(stdin=SCHEMA_QUERIES, fields=True)
+    for line in out.splitlines():
+        print(f"  {line}")
+    expect(out, "ext.flakeid_parts 25 569\n100\nf f t",
+           "a look-alike in public changed a result, or the extension failed outside search_path")
+    # Errors: SQLSTATE and message, no Rust backtrace, a LOCATION in the SQL function's file.
+    c.expect_error("SELECT ext.flakeid_decompose(-5)", "22003", r'invalid value for argument "id"')
+    c.expect_error("SELECT ext.flakeid_first_at('infinity'::timestamptz)", "22008", r"LOCATION:  flakeid, time_range\.rs")
+    c.expect_error("SELECT ext.flakeid_decode('zz!', 'base62')", "22P02", r"LOCATION:  flakeid, text\.rs")
+    c.expect_error("SELECT ext.flakeid_compose(now(), 5000, 0)", "22023", r'invalid value for argument "node"')
+    # Only the forms with a layout name are IMMUTABLE (usable in generated columns).
+    c.expect_error("CREATE TABLE public.bad (id bigint, at timestamptz GENERATED ALWAYS AS "
+                   "(ext.flakeid_timestamp(id)) STORED)", "42P17", "generation expression is not immutable")
+    c.sql("CREATE TABLE public.good (id bigint, at timestamptz GENERATED ALWAYS AS "
+          "(ext.flakeid_timestamp(id, 'snowflake')) STORED)")
+
+
+# Every function and type of the extension as the catalog holds it.
+CATALOG = """SELECT e.extversion, p.proname, pg_get_function_identity_arguments(p.oid), p.provolatile, p.proparallel,
+      p.proisstrict, p.prosrc, p.probin, pg_get_function_result(p.oid), p.proacl, obj_description(p.oid, 'pg_proc')
+    FROM pg_extension e JOIN pg_depend d ON d.refobjid = e.oid AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass
+    JOIN pg_proc p ON p.oid = d.objid WHERE e.extname = 'flakeid'
+    UNION ALL
+    SELECT e.extversion, t.typname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum),
+      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM pg_extension e JOIN pg_depend d ON d.refobjid = e.oid AND d.deptype = 'e' AND d.classid = 'pg_type'::regclass
+    JOIN pg_type t ON t.oid = d.objid JOIN pg_attribute a ON a.attrelid = t.typrelid AND a.attnum > 0
+    WHERE e.extname = 'flakeid' GROUP BY 1, 2 ORDER BY 2, 3"""
+
+
+def section_upgrade(run):
+    print("== upgrade: ALTER EXTENSION UPDATE from 0.1.0, pg_dump and pg_restore")
+    import difflib
+
+    c = new_cluster(run, "upgrade", PRELOAD, "flakeid.node = 4").start_ctl()
+    sharedir = subprocess.run([f"{PGBIN}/pg_config", "--sharedir"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    with open(os.path.join(sharedir, "extension", "flakeid.control")) as f:
+        version = re.search(r"^default_version\s*=\s*'([^']*)'", f.read(), re.M).group(1)
+    c.sql("CREATE DATABASE updated", "CREATE DATABASE fresh", "CREATE DATABASE restored")
+    c.sql("CREATE SCHEMA ext", "CREATE EXTENSION flakeid VERSION '0.1.0' SCHEMA ext",
+          "CREATE TABLE events (id bigint PRIMARY KEY DEFAULT ext.flakeid_next(), body text)",
+          "INSERT INTO events (body) SELECT 'before' FROM generate_series(1, 500)",
+          "ALTER EXTENSION flakeid UPDATE",
+          "INSERT INTO events (body) SELECT 'after' FROM generate_series(1, 500)", db="updated")
+    c.sql("CREATE SCHEMA ext", "CREATE EXTENSION flakeid SCHEMA ext", db="fresh")
+    updated = c.one(CATALOG, db="updated").splitlines()
+    fresh = c.one(CATALOG, db="fresh").splitlines()
+    check(updated == fresh, f"ALTER EXTENSION flakeid UPDATE from 0.1.0 differs from a fresh {version} install:\n"
+          + "\n".join(difflib.unified_diff(updated, fresh, "updated", "fresh", lineterm="")))
+    print(f"  0.1.0 updated to {version} equals a fresh install: {len([x for x in fresh if x])} objects compared")
+    expect(c.one("SELECT count(DISTINCT id), count(*) FILTER (WHERE (ext.flakeid_decompose(id)).node <> 4) FROM events",
+                db="updated"), "1000 0", "IDs before and after the update")
+
+    # pg_dump/pg_restore: the schema, the extension and DEFAULT ext.flakeid_next() come back.
+    c.sql("""CREATE TABLE public.events (id bigint PRIMARY KEY DEFAULT ext.flakeid_next(),
+          at timestamptz GENERATED ALWAYS AS (ext.flakeid_timestamp(id, 'snowflake')) STORED, body text)""",
+          "INSERT INTO events (body) SELECT 'dumped' FROM generate_series(1, 1000)", db="fresh")
+    dump = os.path.join(run.work, "fresh.dump")
+    conn = ["-h", "127.0.0.1", "-p", str(c.port), "-U", "postgres"]
+    for cmd in ([f"{PGBIN}/pg_dump", *conn, "-Fc", "-f", dump, "fresh"],
+                [f"{PGBIN}/pg_restore", *conn, "-d", "restored", "--exit-on-error", dump]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        check(r.returncode == 0, f"{os.path.basename(cmd[0])} failed: {r.stdout}{r.stderr}")
+    c.sql("INSERT INTO events (body) SELECT 'restored' FROM generate_series(1, 1000)", db="restored")
+    n, distinct, same_at, default = c.row("""SELECT count(*), count(DISTINCT id),
+          count(*) FILTER (WHERE at = ext.flakeid_timestamp(id, 'snowflake')),
+          (SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'events'::regclass AND adnum = 1)
+        FROM events""", db="restored")
+    print(f"  pg_dump | pg_restore: {n} rows, {distinct} distinct IDs, default {default}")
+    check(n == "2000" and distinct == "2000" and same_at == "2000" and default == "ext.flakeid_next()",
+          "pg_dump/pg_restore of a table with DEFAULT flakeid_next()")
+
+
+# One primary and its physical standby serve the standby and promote sections.
+PAIR = {}
+
+
+def section_standby(run):
+    print("== standby: a physical standby (pg_basebackup -R) refuses to issue IDs")
+    p = new_cluster(run, "primary", PRELOAD, "flakeid.node = 1").start_ctl()
+    p.sql("CREATE EXTENSION flakeid",
+          "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text NOT NULL)",
+          "INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
+    s = basebackup(p, run, "standby").start_ctl()
+    p.sql("INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
+    s.wait_replayed(p)
+    s.expect_error("SELECT flakeid_next()", "25006", r"cannot execute flakeid_next\(\) during recovery")
+    s.expect_error("SELECT * FROM flakeid_next_many(10)", "25006", r"cannot execute flakeid_next_many\(\) during recovery")
+    p.expect_error("BEGIN READ ONLY; SELECT flakeid_next()", "25006",
+                   r"cannot execute flakeid_next\(\) in a read-only transaction")
+    # The standby replayed the primary's high-water mark: it covers every ID issued.
+    expect(s.one("""SELECT s.state = 'standby: refusing' AND s.high_water_mark >= (SELECT max(flakeid_timestamp(id)) FROM ids)
+          FROM flakeid_status() s"""), "t", "the standby's state or high-water mark")
+    print("  the standby has the primary's high-water mark")
+    # The runbook's step on a standby: ALTER SYSTEM works there (checked like anywhere).
+    s.expect_error("ALTER SYSTEM SET flakeid.node = 1024", "22023", r"node must be in 0\.\.=1023, got 1024")
+    s.sql("ALTER SYSTEM SET flakeid.node = 1")
+    PAIR.update(primary=p, standby=s)
+
+
+def promoted_ids_shared(primary, promoted, run, node):
+    """The promoted server's IDs (side 'promoted') copied to `primary`: (old primary's
+    count, promoted count, shared, promoted IDs without `node`)."""
+    path = os.path.join(run.work, f"{promoted.name}.ids")
+    promoted.sql(f"\\copy (SELECT id FROM ids WHERE side = 'promoted') TO '{path}'")
+    return primary.sql("CREATE TEMP TABLE promoted (id bigint)", f"\\copy promoted FROM '{path}'",
+                       f"""SELECT (SELECT count(*) FROM ids), (SELECT count(*) FROM promoted),
+             (SELECT count(*) FROM promoted JOIN ids USING (id)),
+             (SELECT count(*) FROM promoted WHERE (flakeid_decompose(id)).node <> {node})""", fields=True).split(" ")
+
+
+def section_promote(run):
+    print("== promote: the standby promoted while the old primary keeps issuing")
+    if not PAIR:
+        section_standby(run)
+    p, s = PAIR["primary"], PAIR["standby"]
+    bench = p.pgbench("INSERT INTO ids (side) VALUES ($$primary$$);", "-c", "4", "-j", "2", "-T", "10",
+                      background=True)
+    s.promote()
+    s.expect_error("SELECT flakeid_next()", "55000",
+                   r"this server was promoted \(timeline 1 to 2\) and still has the node id 1 its former primary "
+                   r"issued under")
+    s.expect_error("SELECT * FROM flakeid_next_many(5)", "55000", r"flakeid_next_many\(\): this server was promoted")
+    expect(s.one("SELECT state FROM flakeid_status()"),
+           "promoted: refusing until the node id is changed or confirmed", "flakeid_status() after the promotion")
+    # Renumbered, it issues under its own node id (while the old primary issues under 1).
+    s.sql("ALTER SYSTEM SET flakeid.node = 2")
+    s.restart_ctl()
+    for _ in range(8):
+        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
+        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
+    bench_done(bench)
+    old, promoted, shared, other_node = promoted_ids_shared(p, s, run, 2)
+    print(f"  old primary: {old} IDs (node 1); promoted: {promoted} IDs (node 2); shared: {shared}")
+    check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 2000,
+          "IDs shared after the promotion")
+
+
+def section_crash(run):
+    print("== crash: kill -9 of a backend while borrowing ahead; the postmaster restarts")
+    # A new cluster's first IDs start at the far end of its borrow window (its empty
+    # mark may be a pg_upgrade's: docs/postgres.md), here 10 s ahead; sonyflake issues
+    # 256 IDs per 10 ms tick there.
+    c = new_cluster(run, "crash", PRELOAD, "flakeid.layout = 'sonyflake'", "flakeid.node = 7",
+                    "flakeid.overflow = 'borrow'", "flakeid.max_borrow_ms = 10000").start_ctl()
+    c.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY)",
+          "INSERT INTO ids SELECT flakeid_next_many(20000)")
+    lead = int(c.one("SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp())::int FROM ids"))
+    check(lead >= 3, f"only {lead} s ahead of the clock")
+    ready = "database system is ready to accept connections"
+    ready_before = c.log_text().count(ready)
+    sleeper = subprocess.Popen(c.tcp_args("-c", "SELECT pg_sleep(60)"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    pid = []
+
+    def sleeping():
+        pid[:] = c.one("SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'").split()
+        return bool(pid)
+
+    wait_until(sleeping, 10, "no backend to kill")
+    os.kill(int(pid[0]), signal.SIGKILL)
+    sleeper.wait(timeout=60)
+    # Connect only once the postmaster has restarted (not to the server before it noticed).
+    wait_until(lambda: c.log_text().count(ready) > ready_before, 30, "the postmaster did not restart")
+    check("all server processes terminated; reinitializing" in c.log_text(), "no crash restart")
+    wait_until(c.accepting, 30, f"the server on port {c.port} did not come back")
+    # Still ahead after the restart: otherwise this test would prove nothing.
+    expect(c.one("SELECT flakeid_timestamp(max(id)) > clock_timestamp() FROM ids"), "t",
+           "the restart took longer than the borrowed lead")
+    c.sql("INSERT INTO ids SELECT flakeid_next_many(20000)",
+          "INSERT INTO ids SELECT flakeid_next() FROM generate_series(1, 1000)")
+    expect(c.one("SELECT count(*), count(DISTINCT id) FROM ids"), "41000 41000", "IDs after the crash")
+    print(f"  {lead} s ahead at the crash; 21,000 IDs after the restart: 0 duplicates")
+
+
+def section_clock(run):
+    print("== clock: failover to a standby whose clock is behind (libfaketime)")
+    check(os.path.exists(FAKETIME_LIB), "libfaketime is not installed (make setup-postgres installs faketime)")
+    clockfile = os.path.join(run.work, "clock.faketime")
+
+    def set_clock(offset):
+        # Rewritten by rename: libfaketime re-reads it on every call (never half-written).
+        with open(clockfile + ".tmp", "w") as f:
+            f.write(offset + "\n")
+        os.chmod(clockfile + ".tmp", 0o644)
+        os.replace(clockfile + ".tmp", clockfile)
+
+    old = new_cluster(run, "old", PRELOAD, "flakeid.node = 9").start_ctl()
+    old.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text)")
+    new = basebackup(old, run, "new")
+    set_clock("+0")
+    # Only the wall clock is stepped (PostgreSQL's timeouts use the monotonic one).
+    new.start_ctl(env={"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clockfile, "FAKETIME_NO_CACHE": "1",
+                       "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+    t0 = time.time()
+    old.pgbench("INSERT INTO ids (side) VALUES ($$old$$);", "-c", "8", "-j", "2", "-T", "4")
+    new.wait_replayed(old)
+    old.stop_ctl()
+    new.promote()
+    # The old primary is gone for good: the operator confirms the node id.
+    print(f"  confirmed: {new.one('SELECT flakeid_confirm_node(9)')}")
+    # Now its clock reads about 1.5 s after the old primary's first ID of the last 4 s.
+    set_clock(f"-{round(time.time() - t0 - 1.5, 3)}")
+    new.expect_error("SELECT count(*) FROM flakeid_next_many(1000000) AS n(id) JOIN ids USING (id)", "55000",
+                     r"flakeid_next_many\(\): the clock is [0-9]+ ms behind IDs this server already issued")
+    new.expect_error("INSERT INTO ids (side) VALUES ('new')", "55000", r"flakeid_next\(\): the clock is")
+    # Both refusals are clock rollbacks in flakeid_stats(), with how far behind.
+    rollbacks, max_ms = new.row("SELECT clock_rollbacks, max_rollback_ms FROM flakeid_stats()")
+    print(f"  flakeid_stats(): {rollbacks} clock rollbacks, the largest {max_ms} ms")
+    check(rollbacks == "2" and int(max_ms) > 500, f"flakeid_stats(): {rollbacks} rollbacks, largest {max_ms} ms")
+    set_clock("+0")
+    shared = new.one("SELECT count(*) FROM flakeid_next_many(1000000) AS n(id) JOIN ids USING (id)")
+    new.sql("INSERT INTO ids (side) SELECT 'new' FROM generate_series(1, 10000)")
+    check(shared == "0" and new.one("SELECT count(*) FILTER (WHERE side = 'new') FROM ids") == "10000",
+          f"{shared} IDs repeated after the failover")
+    old_ids = new.one("SELECT count(*) FROM ids WHERE side = 'old'")
+    print(f"  clock caught up: 1,010,000 IDs, 0 shared with the old primary's {old_ids}")
+
+
+def lease_status(c):
+    """(state, node) of the server's lease (flakeid_status()); ('-', '-1') without one."""
+    return tuple(c.row("SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()"))
+
+
+def wait_lease(c):
+    """Until the server holds its lease; its node id."""
+    seen = []
+
+    def held():
+        try:
+            seen[:] = lease_status(c)
+        except Fail as err:
+            seen[:] = [str(err).splitlines()[-1], ""]
+        return seen[0] == "held"
+
+    wait_until(held, 20, f"the server on port {c.port} holds no lease: {seen}")
+    return seen[1]
+
+
+def wait_sessions(c, where, count, what):
+    """Until `count` sessions of pg_stat_activity match `where`."""
+    wait_until(lambda: int(c.one(f"SELECT count(*) FROM pg_stat_activity WHERE {where}")) >= count, 30, what)
+
+
+WATCH = """CREATE OR REPLACE FUNCTION watch(secs float8, OUT refused int, OUT issued_after int, OUT msg text)
+  LANGUAGE plpgsql AS $$
+  DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+    refused := 0; issued_after := 0;
+    WHILE clock_timestamp() < t0 + secs * interval '1 s' LOOP
+      BEGIN
+        INSERT INTO ids VALUES (flakeid_next(), 'watch-STORE');
+        IF refused > 0 THEN issued_after := issued_after + 1; EXIT WHEN issued_after >= 200; END IF;
+      EXCEPTION WHEN object_not_in_prerequisite_state THEN refused := refused + 1; msg := SQLERRM;
+      END;
+      PERFORM pg_sleep(0.005);
+    END LOOP;
+  END $$"""
+
+
+def section_lease(run):
+    print("== lease: flakeid.lease on Redis, PostgreSQL and etcd")
+    env = os.environ
+    check(all(env.get(f"FLAKEID_TEST_{s}_URL") for s in ("REDIS", "POSTGRES", "ETCD")),
+          "the lease section needs Redis, PostgreSQL and etcd (make setup-lease, tests/env/testenv.py)")
+    ns = f"pg{os.getpid()}"
+    # The ACL user of the test Redis: a URL with a password, which no message may show.
+    redis_hostport = env["FLAKEID_TEST_REDIS_URL"].removeprefix("redis://")
+    redis_url = f"redis://flakeid:s3cret@{redis_hostport}"
+    redis_port = redis_hostport.split(":")[-1].split("/")[0]
+    etcd_endpoint = "http://" + env["FLAKEID_TEST_ETCD_URL"].split("@", 1)[-1].rstrip("/")
+    a = new_cluster(run, "la", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
+    b = new_cluster(run, "lb", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
+    for c in (a, b):
+        c.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY, side text)")
+
+    def redis_cli(*args):
+        r = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", redis_port, *args], capture_output=True, text=True)
+        check(r.returncode == 0, f"redis-cli {' '.join(args)}: {r.stdout}{r.stderr}")
+        return r.stdout
+
+    # Settings: checked by ALTER SYSTEM, naming the setting; no password shown.
+    a.expect_error("ALTER SYSTEM SET flakeid.lease = 'zk://127.0.0.1:2181/'", "22023",
+                   r'invalid value for parameter "flakeid.lease": .*zk')
+    r = subprocess.run(a.tcp_args("-c", "ALTER SYSTEM SET flakeid.lease = "
+                                        "'redis://flakeid:hunter2@127.0.0.1:6379/0?namespace=no/slash'"),
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    check('ERROR:  invalid value for parameter "flakeid.lease"' in out, f"a bad namespace accepted:\n{out}")
+    check("hunter2" not in out, f"a refused lease URL's password reached the client:\n{out}")
+    print(f"  refused: {out.splitlines()[0]}")
+    a.expect_error("ALTER SYSTEM SET flakeid.lease_ttl_ms = 500", "22023", r"flakeid.lease_ttl_ms")
+    a.sql("ALTER SYSTEM SET flakeid.node = 3")
+    a.expect_error(f"ALTER SYSTEM SET flakeid.lease = '{redis_url}'", "22023",
+                   r"flakeid.lease cannot be set while flakeid.node = 3 \(.*postgresql.auto.conf line [0-9]+\) is set")
+    a.sql("ALTER SYSTEM RESET flakeid.node")
+    # Only those who may read every setting see the URL (GUC_SUPERUSER_ONLY).
+    a.sql("CREATE ROLE app LOGIN")
+    r = subprocess.run([f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(a.port), "-U", "app", "-d", "postgres", "-X",
+                        "-q", "-c", "SHOW flakeid.lease"], capture_output=True, text=True)
+    check("must be superuser or have privileges of pg_read_all_settings" in r.stdout + r.stderr,
+          f"SHOW flakeid.lease as a plain user:\n{r.stdout}{r.stderr}")
+
+    # Per store: two servers on one URL lease two node ids and share no ID.
+    urls = {"redis": f"{redis_url}?namespace={ns}", "postgres": f"{env['FLAKEID_TEST_POSTGRES_URL']}?namespace={ns}",
+            "etcd": f"{env['FLAKEID_TEST_ETCD_URL']}?namespace={ns}"}
+    for store, url in urls.items():
+        for c in (a, b):
+            c.sql(f"ALTER SYSTEM SET flakeid.lease = '{url}'")
+        for c in (a, b):
+            c.restart_ctl()
+        na, nb = wait_lease(a), wait_lease(b)
+        check(na != nb, f"{store}: both servers leased node id {na}")
+        for c in (a, b):
+            c.sql(f"INSERT INTO ids SELECT id, '{store}' FROM flakeid_next_many(20000) id")
+        expect(a.one(f"SELECT count(*) FROM ids WHERE side = '{store}' AND (flakeid_decompose(id)).node = {na}"),
+               "20000", f"{store}: IDs of server A without its leased node id {na}")
+        print(f"  {store}: two servers leased node ids {na} and {nb}; 20,000 IDs each")
+        # flakeid_stats() has the lease's state and the ms left on it (TTL 2000 ms).
+        st, left = a.row("SELECT lease_state, lease_remaining_ms FROM flakeid_stats()")
+        check(st == "held" and 0 < int(left) <= 2000, f"{store}: flakeid_stats(): lease {st}, {left} ms left")
+        # The store wiped while both issue: refused, then resumed by themselves.
+        a.sql(WATCH.replace("STORE", store))
+        watcher = subprocess.Popen(a.tcp_args("-At", "-F", " ", "-c", "SELECT * FROM watch(25)"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_sessions(a, "state = 'active' AND query = 'SELECT * FROM watch(25)'", 1, f"{store}: watch() did not start")
+        if store == "redis":
+            redis_cli("FLUSHALL")
+        elif store == "postgres":
+            r = subprocess.run(["psql", env["FLAKEID_TEST_POSTGRES_URL"], "-X", "-q", "-c",
+                                "TRUNCATE flakeid_worker_node"], capture_output=True, text=True)
+            check(r.returncode == 0, f"TRUNCATE flakeid_worker_node: {r.stderr}")
+        else:
+            r = subprocess.run(["etcdctl", "--endpoints", etcd_endpoint, "--user", "root:etcd-pw", "del", "--prefix",
+                                f"flakeid/{ns}/"], capture_output=True, text=True, env={**env, "ETCDCTL_API": "3"})
+            check(r.returncode == 0, f"etcdctl del: {r.stderr}")
+        out, err = watcher.communicate(timeout=120)
+        check(watcher.returncode == 0, f"{store}: watch(): {err}")
+        refused, after, msg = out.rstrip("\n").split(" ", 2)
+        print(f"  {store} wiped: {refused} calls refused, then {after} issued; refused: {msg}")
+        check(int(refused) > 0 and after == "200", f"{store}: the lost lease was not refused, or did not recover")
+        check("does not hold its node-id lease" in msg, f"{store}: the refusal's message")
+        check(not any(s in msg for s in ("s3cret", "secret", "etcd-pw")), f"{store}: a password in the refusal")
+        b.sql(f"INSERT INTO ids SELECT id, 'after-{store}' FROM flakeid_next_many(5000) id")
+        a.sql(f"INSERT INTO ids SELECT id, 'after-{store}' FROM flakeid_next_many(5000) id")
+    # Both servers' IDs together: none shared.
+    path = os.path.join(run.work, "lb.ids")
+    b.sql(f"\\copy ids TO '{path}'")
+    total, distinct = a.sql("CREATE TEMP TABLE b (id bigint, side text)", f"\\copy b FROM '{path}'",
+                            "SELECT count(*), count(DISTINCT id) FROM (SELECT id FROM ids UNION ALL SELECT id FROM b) u",
+                            fields=True).split(" ")
+    print(f"  both servers, every store: {total} IDs, {distinct} distinct")
+    check(total == distinct, "IDs shared between the two leased servers")
+    # (PostgreSQL itself logs a failed statement as typed: the refused ALTER SYSTEMs.)
+    leaked = [line for c in (a, b) for line in c.log_text().splitlines()
+              if "STATEMENT:  ALTER SYSTEM" not in line and any(s in line for s in ("s3cret", "secret@", "etcd-pw"))]
+    check(not leaked, "a password in the server log:\n" + "\n".join(leaked))
+    shown = a.one("SELECT lease FROM flakeid_status()")
+    check(shown == url.replace("root:etcd-pw@", "root:***@"), f"flakeid_status().lease: {shown}")
+
+    # Failover with leases: the standby takes no lease; promoted while its old
+    # primary keeps issuing, it leases a node id of its own: no operator step.
+    ns2 = f"pgpromote{os.getpid()}"
+    url = f"{redis_url}?namespace={ns2}"
+    b.stop_ctl()
+    a.sql(f"ALTER SYSTEM SET flakeid.lease = '{url}'", "DROP TABLE ids",
+          "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text NOT NULL)")
+    a.restart_ctl()
+    na = wait_lease(a)
+    a.sql("INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
+    s = basebackup(a, run, "ls").start_ctl()
+    s.wait_replayed(a)
+    s.expect_error("SELECT flakeid_next()", "25006", "during recovery")
+    keys = [k for k in redis_cli("KEYS", f"flakeid:{ns2}:node:*").splitlines() if k]
+    check(len(keys) == 1, f"the standby took a lease: {keys}")
+    bench = a.pgbench("INSERT INTO ids (side) VALUES ($$primary$$);", "-c", "4", "-j", "2", "-T", "8",
+                      background=True)
+    wait_sessions(a, "application_name = 'pgbench'", 4, "pgbench on the old primary did not connect")
+    s.promote()
+    ns_node = wait_lease(s)
+    check(ns_node != na, f"the promoted standby leased its old primary's node id {na}")
+    s.expect_error(f"SELECT flakeid_confirm_node({ns_node})", "55000", "leases its node id .*nothing to confirm")
+    for _ in range(8):
+        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
+        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
+    bench_done(bench)
+    old, promoted, shared, other_node = promoted_ids_shared(a, s, run, ns_node)
+    print(f"  promoted with leases: old primary {old} IDs (node {na}), promoted {promoted} IDs (node {ns_node}), "
+          f"shared: {shared}")
+    check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 1000,
+          "IDs shared after the promotion")
+
+
+def section_copies(run):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "copies.py")])
+    check(r.returncode == 0, "tests/postgres/copies.py")
+
+
+def section_docs(run):
+    print("== docs: the SQL blocks of README.md and docs/*.md, as written")
+    c = new_cluster(run, "docs", PRELOAD, "flakeid.node = 1").start_ctl()
+    out_dir = os.path.join(run.work, "docs-sql")
+    subprocess.run([sys.executable, "tests/docs/blocks.py", "extract", "sql", out_dir], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(out_dir, "index.tsv")) as f:
+        blocks = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    check(blocks, "no sql blocks found in the docs (tests/docs/blocks.py extract sql)")
+    for n, (name, doc, line) in enumerate(blocks, 1):
+        db = f"doc{n}"
+        path = os.path.join(out_dir, name)
+        c.sql(f"CREATE DATABASE {db}")
+        with open(path) as f:
+            if not re.search(r"CREATE\s+EXTENSION", f.read(), re.I):
+                c.sql("CREATE EXTENSION flakeid", db=db)
+        r = subprocess.run(c.tcp_args("-f", path, db=db), capture_output=True, text=True)
+        if r.returncode != 0:
+            # psql names the block's file and line: name the doc's instead.
+            prefix = f"psql:{path}:"
+
+            def in_doc(m):
+                return f"{doc}:{int(line) + int(m.group(1))}"
+
+            said = "\n".join(re.sub(rf"^{re.escape(prefix)}([0-9]+)", in_doc, x)
+                             for x in (r.stdout + r.stderr).splitlines())
+            raise Fail(f"{doc}:{line}: the SQL block failed (make test-postgres runs every sql block as written: "
+                       f"CONTRIBUTING.md, Docs)\n{said}")
+        # A block's ALTER SYSTEM is not the next one's setting.
+        c.sql("ALTER SYSTEM RESET ALL")
+        print(f"  {doc}:{line}: ok")
+    print(f"  {len(blocks)} SQL blocks ran")
+
+
+SECTIONS = {"basic": section_basic, "plain": section_plain, "borrow": section_borrow, "settings": section_settings,
+            "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
+            "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
+            "lease": section_lease, "docs": section_docs}
+
+
+def main(argv):
+    chosen = argv or list(SECTIONS)
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        print(f"FAIL: unknown section {' '.join(unknown)} (sections: {' '.join(SECTIONS)})", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
+    pkglibdir = subprocess.run([f"{PGBIN}/pg_config", "--pkglibdir"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    if not os.path.exists(os.path.join(pkglibdir, "flakeid.so")):
+        print("flakeid.so is not installed: run make install-postgres", file=sys.stderr)
+        return 1
+    # The lease section needs the stores of the one test environment: start them for
+    # the whole run (and stop them after it).
+    if "lease" in chosen and not os.environ.get("FLAKEID_TEST_REDIS_URL"):
+        subprocess.run([os.environ.get("MAKE", "make"), "--no-print-directory", "setup-lease"], check=True)
+        env_py = os.path.join(ROOT, "tests", "env", "testenv.py")
+        os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
+                                   sys.executable, os.path.abspath(__file__), *chosen])
+    with Run("flakeid-postgres.") as run:
+        for name in chosen:
+            SECTIONS[name](run)
+    if run.rc:
+        return run.rc
+    print(f"postgres integration tests passed ({' '.join(chosen)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
