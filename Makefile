@@ -56,7 +56,7 @@ RELEASE_SUITES := \
 # and Java's stores, faults), so the two longest builds of the rest (the extension's
 # release build for its .deb, the static CLI) run beside them in the background, as
 # SCHED_IDLE (scripts/ci-prebuild.sh says how and why, and why not from the start).
-# test-postgres comes after test-python and test-node: tests/postgres/run.sh decodes
+# test-postgres comes after test-python and test-node: tests/postgres/run.py decodes
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.

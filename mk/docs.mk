@@ -10,7 +10,7 @@
 #   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
 #   rust    cargo test --doc (run.py checks that the file is include_str!'d by a crate)
 # and, in their own suites, from the blocks `tests/docs/blocks.py extract LANG DIR` writes:
-#   sql     make test-postgres (tests/postgres/run.sh docs), on a private cluster
+#   sql     make test-postgres (tests/postgres/run.py docs), on a private cluster
 #   go      make test-go (go/docblocks_test.go), go run
 #   java    make test-java (DocBlocksTest), javac and java
 # and checks that every artifact name a doc mentions is one make dist writes

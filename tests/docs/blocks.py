@@ -2,7 +2,7 @@
 
 Shared by run.py (shell, JS, C, the Rust checks, artifact names),
 test_python_blocks.py (Python, through pytest), and, through `blocks.py extract`, the
-suites that run the other languages' blocks: SQL (tests/postgres/run.sh), Go
+suites that run the other languages' blocks: SQL (tests/postgres/run.py), Go
 (go/docblocks_test.go) and Java (java/src/test/.../DocBlocksTest.java). One parser for
 every language, so every runner reads fences and flags the same way. Standard
 library only.

@@ -1,6 +1,6 @@
 //! `cargo pgrx test`: SQL-level tests inside a PostgreSQL 15 that preloads the
 //! library with `flakeid.datacenter = 3`, `flakeid.worker = 7` (see `pg_test`).
-//! The cross-language vectors and the concurrency test run in tests/postgres/run.sh.
+//! The cross-language vectors and the concurrency test run in tests/postgres/run.py.
 
 #[pgrx::pg_schema]
 mod tests {
@@ -50,10 +50,10 @@ mod tests {
         }
         let _: i64 = one("SELECT count(*) FROM (SELECT flakeid_next() FROM generate_series(1, 993)) s");
         let after = stats();
-        // (At least: tests in other backends may finish meanwhile. run.sh's basic
+        // (At least: tests in other backends may finish meanwhile. run.py's basic
         // section checks the exact count on a cluster nothing else uses.)
         assert!(after[0] - before[0] >= 51000, "{before:?} {after:?}");
-        // (Waits for the next tick: run.sh's settings section, with flakeid.max_sequence.)
+        // (Waits for the next tick: run.py's settings section, with flakeid.max_sequence.)
         assert!(after[1] >= before[1] && after[2] >= before[2], "{before:?} {after:?}");
         // overflow = wait: never ahead of the clock; no rollback; no lease (NULLs).
         assert_eq!(&after[3..], &[0, 0, -2, -1], "{after:?}");
