@@ -48,7 +48,7 @@ RUNNERS = {
     "sh": "bash, with the built flakeid CLI first on PATH",
     "c": "cc, against include/flakeid.h and libflakeid",
     "rust": "cargo test --doc (the file is include_str!'d by a crate)",
-    "sql": "the PostgreSQL suite (make test-postgres: tests/postgres/run.sh docs)",
+    "sql": "the PostgreSQL suite (make test-postgres: tests/postgres/run.py docs)",
     "go": "go test (go/docblocks_test.go), as written",
     "java": "the Java suite (DocBlocksTest), as written",
 }
