@@ -94,12 +94,16 @@ step "size budgets (bytes of each file in dist/)"
 # its budget fails here: find the weight (cargo bloat, nm --size-sort) before raising
 # a budget. Sizes before lean-by-default: wheel 3.0 MB, .node 3.0 MB,
 # static CLI 9.3 MB, C SDK 8.3 MB; the aims: wheel and .node <= 2 MB, CLI <= 6 MB.
+# Since every crate is optimised for speed in [profile.dist] (no opt-level "s" for the
+# TLS stack and store clients: docs/performance.md, "Build profiles"), the wheel and
+# the .node weigh 15 % more (1.94 -> 2.23 MB each on x86_64), the C SDK 14 %, the
+# static CLI 11 %: the price of the faster TLS handshakes measured there.
 budget_of() { # file name -> budget in bytes
   case "$1" in
-    *.whl)                                 echo 2200000 ;;  # the pyo3 module: engine, leases (3 stores, rustls), sealing
+    *.whl)                                 echo 2400000 ;;  # the pyo3 module: engine, leases (3 stores, rustls), sealing
     "flakeid_engine-$version.tar.gz")    echo 2000000 ;;  # the sdist: the crates' sources
     "flakeid-node-$version.tgz")           echo 300000 ;;   # JS glue and types only
-    flakeid-node-linux-*)                  echo 2300000 ;;  # one .node addon
+    flakeid-node-linux-*)                  echo 2400000 ;;  # one .node addon
     flakeid-wasm-*)                        echo 400000 ;;   # the .wasm (its own budget: mk/wasm.mk) and glue
     flakeid-"$version"-*-linux-gnu.tar.gz) echo 8300000 ;;  # C SDK: .so, trimmed .a, header, pkg-config, CMake
     flakeid-"$version"-*-linux-musl)       echo 9300000 ;;  # the static CLI with the service
