@@ -39,6 +39,17 @@ def expect(got, want, what):
         raise Fail(f"{what}: got {got!r}, expected {want!r}")
 
 
+def chosen(argv, table, noun):
+    """The names on the command line (every one of `table` when none), or None after
+    saying which are not in it: the section or scenario choice of run.py and copies.py."""
+    names = argv or list(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        print(f"FAIL: unknown {noun} {' '.join(unknown)} ({noun}s: {' '.join(table)})", file=sys.stderr)
+        return None
+    return names
+
+
 def run_pg(args, check_rc=True, timeout=120, cwd=None):
     """Runs a PostgreSQL program as the postgres user; its CompletedProcess."""
     r = subprocess.run(as_postgres(args), capture_output=True, text=True, timeout=timeout, cwd=cwd)

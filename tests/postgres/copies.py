@@ -31,7 +31,7 @@ import sys
 import time
 
 # (cluster puts tests/env on sys.path: testenv after it)
-from cluster import PRELOAD, Cluster, Fail, Run, check, run_pg, wait_until
+from cluster import PRELOAD, Cluster, Fail, Run, check, chosen, run_pg, wait_until
 import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, children, chown_postgres  # noqa: E402
 
@@ -329,13 +329,11 @@ SCENARIOS = {"clone": scenario_clone, "unsignal": scenario_unsignal, "pitr": sce
 
 
 def main(argv):
-    chosen = argv or list(SCENARIOS)
-    unknown = [s for s in chosen if s not in SCENARIOS]
-    if unknown:
-        print(f"unknown scenario {unknown} (scenarios: {' '.join(SCENARIOS)})", file=sys.stderr)
+    picked = chosen(argv, SCENARIOS, "scenario")
+    if picked is None:
         return 2
     with Run("flakeid-copies.", log_lines=15) as run:
-        for name in chosen:
+        for name in picked:
             t0 = time.monotonic()
             SCENARIOS[name](run.work)
             print(f"  ({time.monotonic() - t0:.1f} s)")

@@ -59,7 +59,7 @@ import subprocess
 import sys
 import time
 
-from cluster import PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, expect, wait_until
+from cluster import PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, chosen, expect, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECS = os.environ.get("PGBENCH_SECS", "4")
@@ -771,10 +771,8 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "borrow": section_bo
 
 
 def main(argv):
-    chosen = argv or list(SECTIONS)
-    unknown = [s for s in chosen if s not in SECTIONS]
-    if unknown:
-        print(f"FAIL: unknown section {' '.join(unknown)} (sections: {' '.join(SECTIONS)})", file=sys.stderr)
+    picked = chosen(argv, SECTIONS, "section")
+    if picked is None:
         return 2
     os.chdir(ROOT)
     pkglibdir = subprocess.run([f"{PGBIN}/pg_config", "--pkglibdir"], capture_output=True, text=True,
@@ -784,17 +782,17 @@ def main(argv):
         return 1
     # The lease section needs the stores of the one test environment: start them for
     # the whole run (and stop them after it).
-    if "lease" in chosen and not os.environ.get("FLAKEID_TEST_REDIS_URL"):
+    if "lease" in picked and not os.environ.get("FLAKEID_TEST_REDIS_URL"):
         subprocess.run([os.environ.get("MAKE", "make"), "--no-print-directory", "setup-lease"], check=True)
         env_py = os.path.join(ROOT, "tests", "env", "testenv.py")
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
-                                   sys.executable, os.path.abspath(__file__), *chosen])
+                                   sys.executable, os.path.abspath(__file__), *picked])
     with Run("flakeid-postgres.") as run:
-        for name in chosen:
+        for name in picked:
             SECTIONS[name](run)
     if run.rc:
         return run.rc
-    print(f"postgres integration tests passed ({' '.join(chosen)})")
+    print(f"postgres integration tests passed ({' '.join(picked)})")
     return 0
 
 
