@@ -11,6 +11,11 @@ Sections, in this order:
             CLI, Python and Node (when built); 100 sessions; 4 sessions taking
             800,000 IDs at once; partition pruning and index use by flakeid_in_range
   plain     not preloaded: flakeid_next() is an ERROR saying how; pure functions work
+  functions flakeid.datacenter = 3, flakeid.worker = 7: each SQL function's results
+            (the seed and seal vectors, ranges, encodings), its errors (SQLSTATE, the
+            argument named, never the seal key), volatility, read-only transactions,
+            a look-alike type on search_path, flakeid_confirm_node(), flakeid_stats(),
+            who may set and read flakeid.seal_key
   borrow    flakeid.layout = discord, flakeid.overflow = borrow: a burst past the cap
   settings  ALTER SYSTEM refuses a bad node, layout or typo'd flakeid.* name and a
             node/datacenter conflict (naming setting, range and file); a reload logs
@@ -51,6 +56,7 @@ Sections, in this order:
 usage: tests/postgres/run.py [SECTION...]     (PGBENCH_SECS, default 4)
 """
 
+import json
 import os
 import re
 import shlex
@@ -180,6 +186,223 @@ def section_plain(run):
                    r"^ERROR:  55000: flakeid_next_many\(\) needs the flakeid library preloaded")
     expect(c.one("SELECT flakeid_encode(910499571847892992, 'base62')"), "15G63YLn9Ae",
            "pure functions (seed vector 001 in base62)")
+
+
+# NIST's FF1 sample key for AES-128, as in tests/vectors/seal.json, whose first
+# snowflake group (no tweak) gives 910499571847892992 → 575246358720680725.
+KEY = r"'\x2b7e151628aed2a6abf7158809cf4f3c'::bytea"
+
+
+def section_functions(run):
+    print("== functions: each SQL function's results, errors, volatility and privileges")
+    c = new_cluster(run, "functions", PRELOAD, "flakeid.datacenter = 3", "flakeid.worker = 7").start_ctl()
+    # t.failure(q): the SQLSTATE and message `q` fails with (PL/pgSQL catches the ERROR
+    # in a subtransaction); t.read_only(q): the same inside a read-only transaction.
+    c.sql("CREATE EXTENSION flakeid", "CREATE SCHEMA t", "GRANT USAGE ON SCHEMA t TO PUBLIC", *(
+        f"""CREATE FUNCTION t.{name}(q text) RETURNS text LANGUAGE plpgsql AS $$
+            BEGIN {setup} EXECUTE q; RETURN 'no error';
+            EXCEPTION WHEN others THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$"""
+        for name, setup in (("failure", ""), ("read_only", "SET LOCAL transaction_read_only = on;"))))
+
+    def failure(sql, *before):
+        return c.sql(*before, f"SELECT t.failure($q${sql}$q$)", fields=True)
+
+    def zero(what, sql):
+        expect(c.one(sql), "0", what)
+
+    zero("flakeid_next() out of order or with another node id",
+         """WITH ids AS (SELECT o, flakeid_next() AS id FROM generate_series(1, 2000) o)
+            SELECT count(*) FILTER (WHERE id <= prev OR (d.datacenter, d.worker, d.node) <> (3, 7, 3 << 5 | 7))
+              FROM (SELECT id, lag(id) OVER (ORDER BY o) AS prev FROM ids) s, LATERAL flakeid_decompose(id) d""")
+    expect(c.row("""SELECT (SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY o) AS prev
+                              FROM flakeid_next_many(50000) WITH ORDINALITY AS t(id, o)) s
+                             WHERE prev IS NULL OR id > prev),
+                           (SELECT count(DISTINCT id) FROM flakeid_next_many(10000) AS id),
+                           (SELECT count(*) FROM flakeid_next_many(0))"""),
+           ["50000", "10000", "0"], "flakeid_next_many(): increasing, distinct, none for 0")
+
+    # flakeid_stats(), read by another session: every ID of the sessions between counted
+    # (a backend adds its counts as its transaction ends); overflow = wait: never ahead
+    # of the clock; no rollback; no lease (NULLs).
+    stats = "SELECT ids_issued, lead_ms, clock_rollbacks, lease_state IS NULL, lease_remaining_ms IS NULL FROM flakeid_stats()"
+    before = c.row(stats)
+    c.sql("SELECT count(*) FROM flakeid_next_many(50000)", *["SELECT flakeid_next()"] * 7,
+          "SELECT count(*) FROM (SELECT flakeid_next() FROM generate_series(1, 993)) s")
+    after = c.row(stats)
+    expect([int(after[0]) - int(before[0]), *after[1:]], [51000, "0", "0", "t", "t"], "flakeid_stats()")
+
+    expect(c.sql("CREATE TABLE filled (id bigint PRIMARY KEY DEFAULT flakeid_next(), v int)",
+                 "INSERT INTO filled (v) SELECT g FROM generate_series(1, 5000) g",
+                 "SELECT count(*) FROM (SELECT id > lag(id) OVER (ORDER BY v) AS up FROM filled) s WHERE up", fields=True),
+           "4999", "a DEFAULT flakeid_next() column out of order")
+
+    # Seed vector 001: 1505914988849 ms, datacenter 17, worker 25, sequence 0 (snowflake).
+    expect(c.row("""SELECT flakeid_compose(to_timestamp(1505914988.849), 17 << 5 | 25, 0, 'snowflake'),
+                           (extract(epoch FROM ts) * 1000)::bigint, format('%s/%s/%s/%s', datacenter, worker, node, sequence),
+                           pg_typeof(flakeid_decompose(910499571847892992)),
+                           flakeid_timestamp(910499571847892992) = to_timestamp(1505914988.849)
+                      FROM flakeid_decompose(910499571847892992, 'snowflake')"""),
+           ["910499571847892992", "1505914988849", "17/25/569/0", "flakeid_parts", "t"], "seed vector 001")
+    expect(c.one("""SELECT flakeid_first_at(t) = flakeid_compose(t, 0, 0)
+                       AND flakeid_last_at(t) = flakeid_compose(t, 1023, 4095)
+                       AND flakeid_range(tstzrange(t, t + interval '1 ms'))
+                           = int8range(flakeid_first_at(t), flakeid_last_at(t), '[]')
+                      FROM (VALUES (to_timestamp(1700000000.123))) v(t)"""), "t", "first, last and range of a tick")
+    # Every bound kind, bounds on and between tick starts, with a 10 ms-tick layout too.
+    zero("flakeid_range() and flakeid_timestamp() disagree",
+         """WITH layouts(l) AS (VALUES ('snowflake'), ('sonyflake'), ('baidu')),
+                 ids AS (SELECT l, flakeid_compose(to_timestamp(1700000000) + g * interval '250 us', 0, 0, l) AS id
+                           FROM layouts, generate_series(-40000, 40000, 7) g),
+                 ranges AS (SELECT tstzrange(to_timestamp(1700000000) + a * interval '1 ms',
+                                             to_timestamp(1700000000) + b * interval '1 ms', k) AS r
+                              FROM (VALUES (-3.5, 2.0), (0, 10), (0.25, 1000), (-1000, -0.5), (5, 5)) x(a, b),
+                                   (VALUES ('[]'), ('[)'), ('(]'), ('()')) y(k))
+            SELECT count(*) FROM ids, ranges WHERE (flakeid_timestamp(id, l) <@ r) <> (id <@ flakeid_range(r, l))""")
+    zero("flakeid_in_range() and flakeid_range() disagree",
+         """SELECT count(*) FROM generate_series(2124291769758646272 - 5000000, 2124291769758646272 + 5000000, 4099) id,
+                   (VALUES (tstzrange('2026-11-22', '2026-11-22 00:00:00.0011', '(]')), ('(,)'), ('empty'),
+                           (tstzrange('2026-11-21 23:59:59.999', '2026-11-22 00:00:00.001'))) r(r)
+             WHERE (id <@ flakeid_range(r)) <> flakeid_in_range(id, r)""")
+    expect(c.one("""SELECT flakeid_range(tstzrange(NULL, NULL)) = int8range(0, NULL)
+                       AND isempty(flakeid_range(tstzrange('1960-01-01', '1961-01-01')))
+                       AND isempty(flakeid_range('empty'::tstzrange))"""), "t", "open and empty ranges")
+    # Without the encoding only where the text is unambiguous: the encodings of 0 are
+    # all zeros, which read as a zero-padded int too (one decode rule with the CLI and
+    # the service: such text asks for the encoding).
+    expect(c.row("""SELECT bool_and(flakeid_decode(flakeid_encode(id, e), e) = id
+                                    AND (id = 0 OR flakeid_decode(flakeid_encode(id, e)) = id)),
+                           min(flakeid_encode(910499571847892992, 'hex'))
+                      FROM (VALUES (0::bigint), (910499571847892992), (9223372036854775807)) v(id),
+                           (VALUES ('base62'), ('base32'), ('hex')) w(e)"""),
+           ["t", "0ca2be895c239000"], "encodings round trip")
+
+    # Bad input: its SQLSTATE, and a message naming the argument (and its range).
+    for sql, want in (
+            ("SELECT flakeid_first_at(now(), 'nope')", "22023: invalid value for argument \"layout\": layout must be "
+             "one of snowflake, flake, discord, sonyflake, baidu, instagram, js53, got \"nope\""),
+            ("SELECT flakeid_compose(now(), 5000, 0, 'snowflake')",
+             "22023: invalid value for argument \"node\": node must be in 0..=1023, got 5000"),
+            ("SELECT flakeid_encode(-1, 'hex')", "22003: invalid value for argument \"id\": a flakeid is never negative, got -1"),
+            ("SELECT flakeid_decode('abc!', 'base62')", "22P02: invalid input for argument \"text\""),
+            ("SELECT flakeid_decode('zzzzzzzzzzzzzzzz', 'hex')", "22P02: invalid input for argument \"text\""),
+            ("SELECT flakeid_encode(1, 'base64')", "22023: invalid value for argument \"encoding\""),
+            ("SELECT flakeid_timestamp(1, 'snowflak')", "22023: invalid value for argument \"layout\""),
+            ("SELECT flakeid_compose(now(), 0, 4096, 'snowflake')", "22023: invalid value for argument \"sequence\""),
+            ("SELECT flakeid_decompose(-5)", "22003: invalid value for argument \"id\""),
+            ("SELECT flakeid_first_at('1960-01-01'::timestamptz)", "22008: "),
+            ("SELECT flakeid_first_at('infinity'::timestamptz)", "22008: "),
+            ("SELECT flakeid_next_many(-1)", "22023: invalid value for argument \"n\"")):
+        got = failure(sql)
+        check(got.startswith(want), f"{sql}: got {got!r}, want {want!r}...")
+
+    # IMMUTABLE only when the arguments alone decide (a layout name, or no layout at
+    # all); STABLE when flakeid.layout does; VOLATILE for the generator.
+    expect(c.sql(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
+                                                  provolatile), ', ') FILTER (WHERE provolatile <> CASE
+            WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
+                             'flakeid_status', 'flakeid_stats') THEN 'v'
+            WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
+            WHEN 'layout' = ANY (proargnames) THEN 'i'
+            ELSE 's' END), 'right'), count(*)
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", fields="|").split("|"), ["right", "27"],
+           "the functions' volatility")
+
+    expect(c.sql("CREATE TEMP TABLE ids AS SELECT flakeid_next_many(20000) AS id",
+                 """SELECT s.high_water_mark >= (SELECT flakeid_timestamp(max(id)) FROM ids) AND s.state = 'ready'
+                      FROM flakeid_status() s""", fields=True), "t", "the high-water mark behind an ID")
+    for sql, want in (("SELECT flakeid_next()", "flakeid_next()"),
+                      ("SELECT count(*) FROM flakeid_next_many(3)", "flakeid_next_many()"),
+                      ("SELECT nextval('ro_seq')", "nextval()")):
+        expect(c.sql("CREATE SEQUENCE IF NOT EXISTS ro_seq", f"SELECT t.read_only($q${sql}$q$)", fields=True),
+               f"25006: cannot execute {want} in a read-only transaction", "a read-only transaction, as nextval")
+    expect(c.sql("BEGIN", "CREATE SCHEMA lookalike", "CREATE TYPE lookalike.flakeid_parts AS (ts text, worker text)",
+                 "SET LOCAL search_path = lookalike, public",
+                 """SELECT format('%s %s', pg_typeof(flakeid_decompose(910499571847892992)),
+                                  (flakeid_decompose(910499571847892992, 'snowflake')).worker)""", "ROLLBACK", fields=True),
+           "public.flakeid_parts 25", "a look-alike type first on search_path")
+
+    # Confirming another node id is refused. On a server already issuing, confirming
+    # changes nothing a backend resumes after: its durable mark is reserved ahead of
+    # the clock, and a backend started after the confirmation must not start there
+    # (its clock would be "behind", an error under flakeid.clock_backwards = 'fail').
+    expect(failure("SELECT flakeid_confirm_node(5)"),
+           "22023: flakeid_confirm_node(): this server's node id is 103, not 5", "confirming another node id")
+    c.one("SELECT count(*) FROM flakeid_next_many(10000)")
+    confirmed = c.one("SELECT flakeid_confirm_node(103)")
+    check(confirmed.startswith("node id 103 may issue IDs on timeline 1") and "borrowed" not in confirmed, confirmed)
+    expect(c.one("SELECT count(*) FROM flakeid_next_many(1000)"), "1000", "a backend started after the confirmation")
+
+    expect(c.row(f"""SELECT flakeid_seal(910499571847892992, {KEY}), flakeid_seal(910499571847892992, {KEY}, '', 'snowflake'),
+                            flakeid_unseal(575246358720680725, {KEY}),
+                            flakeid_seal(910499571847892992, {KEY}, 'orders') <> 575246358720680725,
+                            flakeid_unseal(flakeid_seal(910499571847892992, {KEY}, 'orders'), {KEY}, 'orders'::bytea)"""),
+           ["575246358720680725", "575246358720680725", "910499571847892992", "t", "910499571847892992"],
+           "the seal vectors, a tweak and their inverses")
+    # Every row of a table, and back (one cached sealer for the statement); a 64-bit
+    # layout's sealed IDs use the whole bigint, negatives included.
+    same, negative, back = c.row(f"""SELECT
+        (SELECT count(*) FROM (SELECT id, flakeid_unseal(flakeid_seal(id, {KEY}), {KEY}) AS again
+                                 FROM flakeid_next_many(5000) AS id) s WHERE id = again),
+        (SELECT count(*) FROM generate_series(1, 200) g WHERE flakeid_seal(g, {KEY}, '', 'discord') < 0),
+        (SELECT count(*) FROM generate_series(1, 200) g
+          WHERE flakeid_unseal(flakeid_seal(g, {KEY}, '', 'discord'), {KEY}, '', 'discord') = g)""")
+    check(same == "5000" and 40 <= int(negative) <= 160 and back == "200", f"sealing a table: {same} {negative} {back}")
+    for sql, want in (
+            (r"SELECT flakeid_seal(1, '\x00112233445566778899aabbccddee'::bytea)",
+             "22023: invalid value for argument \"key\": key must be 16, 24 or 32 bytes"),
+            (f"SELECT flakeid_seal(-1, {KEY})",
+             "22023: invalid value for argument \"id\": id must be in 0..=9223372036854775807, got -1"),
+            (f"SELECT flakeid_unseal(-5, {KEY}, '', 'snowflake')", "22023: invalid value for argument \"id\""),
+            (f"SELECT flakeid_seal(1, {KEY}, '', 'nope')", "22023: invalid value for argument \"layout\"")):
+        got = failure(sql)
+        check(got.startswith(want) and "2b7e15" not in got and "00112233" not in got, f"{sql}: got {got!r}")
+
+    # flakeid_next_sealed() needs flakeid.seal_key, seals with it (the cache follows
+    # the setting), and never shows it.
+    expect(failure("SELECT flakeid_next_sealed()"),
+           "55000: flakeid_next_sealed() needs a key: flakeid.seal_key is not set", "next_sealed without a key")
+    got = failure("SELECT flakeid_next_sealed()", "SET flakeid.seal_key = 'abcdef'")
+    check(got.startswith("22023: invalid value for parameter \"flakeid.seal_key\": key must be 32, 48 or 64 hex digits")
+          and "abcdef" not in got, got)
+    unordered, plain_up, node, other_node, listed = c.sql(
+        "SET flakeid.seal_key = '2b7e151628aed2a6 abf7158809cf4f3c'",
+        f"""CREATE TEMP TABLE s AS SELECT o, id, flakeid_unseal(id, {KEY}) AS plain
+              FROM (SELECT o, flakeid_next_sealed() AS id FROM generate_series(1, 50) o) x""",
+        "SET flakeid.seal_key = '000102030405060708090a0b0c0d0e0f'",
+        r"""SELECT (SELECT count(*) FILTER (WHERE id < prev) FROM (SELECT id, lag(id) OVER (ORDER BY o) prev FROM s) a),
+                   (SELECT count(*) FILTER (WHERE plain > prev) FROM (SELECT plain, lag(plain) OVER (ORDER BY o) prev FROM s) b),
+                   (SELECT min((flakeid_decompose(plain)).node) FROM s),
+                   (flakeid_unseal(flakeid_next_sealed(), '\x000102030405060708090a0b0c0d0e0f'::bytea) >> 12) & 1023,
+                   (SELECT count(*) FROM pg_show_all_settings() WHERE name = 'flakeid.seal_key')""",
+        fields=True).split(" ")
+    check(int(unordered) > 0 and plain_up == "49" and node == "103" and other_node == "103" and listed == "0",
+          f"next_sealed: {unordered} out of order sealed, {plain_up}/49 in order unsealed, node {node} and "
+          f"{other_node} under another key, listed {listed}")
+    # Only superusers set or read the key; anyone may issue sealed IDs with it.
+    read, set_, sealed = c.sql(
+        "BEGIN", "CREATE ROLE flakeid_plain_user", "SET flakeid.seal_key = '000102030405060708090a0b0c0d0e0f'",
+        "SET LOCAL ROLE flakeid_plain_user",
+        "SELECT t.failure($q$SELECT current_setting('flakeid.seal_key')$q$)",
+        "SELECT t.failure($q$SET flakeid.seal_key = '00112233445566778899aabbccddeeff'$q$)",
+        "SELECT flakeid_next_sealed() >= 0", "ROLLBACK", fields=True).splitlines()
+    check(read.startswith("42501: ") and "000102" not in read and set_.startswith("42501: ") and sealed == "t",
+          f"the seal key and a plain user: read {read!r}, set {set_!r}, sealed {sealed}")
+
+    # Every option of the core's table (tests/vectors/options.json) is a setting
+    # flakeid.<name>, or one of these, for the reason given; docs/postgres.md lists
+    # each either way.
+    not_settings = {"clock": "a manual clock for tests: a handle, not a value; the server reads the OS clock",
+                    "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged"}
+    with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
+        options = [o["name"] for o in json.load(f)["options"]]
+    with open(os.path.join(ROOT, "docs", "postgres.md")) as f:
+        docs = f.read()
+    settings = c.one("SELECT string_agg(name, ' ') FROM pg_settings WHERE name LIKE 'flakeid.%'").split()
+    for name in options:
+        setting = f"flakeid.{name}" in settings
+        check(setting != (name in not_settings), f"{name}: a setting flakeid.{name} or a reason why not (one)")
+        row = f"`flakeid.{name}`" if setting else f"`{name}`"
+        check(row in docs, f"docs/postgres.md does not list {row}")
 
 
 def section_borrow(run):
@@ -764,7 +987,7 @@ def section_docs(run):
     print(f"  {len(blocks)} SQL blocks ran")
 
 
-SECTIONS = {"basic": section_basic, "plain": section_plain, "borrow": section_borrow, "settings": section_settings,
+SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section_functions, "borrow": section_borrow, "settings": section_settings,
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "lease": section_lease, "docs": section_docs}

@@ -56,11 +56,6 @@ pub mod pg_test {
 
     #[must_use]
     pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec![
-            "shared_preload_libraries = 'flakeid'",
-            "flakeid.layout = 'snowflake'",
-            "flakeid.datacenter = 3",
-            "flakeid.worker = 7",
-        ]
+        vec!["shared_preload_libraries = 'flakeid'"]
     }
 }
