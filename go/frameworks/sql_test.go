@@ -18,7 +18,7 @@ import (
 
 // postgresURL is the fixture's PostgreSQL (make test-go runs this module under
 // tests/env/testenv.py run --postgres).
-func postgresURL(t *testing.T) string {
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv("FLAKEID_TEST_POSTGRES_URL")
 	if url == "" {
@@ -27,7 +27,7 @@ func postgresURL(t *testing.T) string {
 	return url
 }
 
-func openDB(t *testing.T, table, columns string) *sql.DB {
+func openDB(t testing.TB, table, columns string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("pgx", postgresURL(t))
 	if err != nil {
