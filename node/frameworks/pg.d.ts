@@ -1,4 +1,7 @@
-import type { CustomTypesConfig } from 'pg'
-
-/** node-postgres type parsers reading BIGINT (and BIGINT[]) as bigint, for one Pool or Client. */
-export declare const types: CustomTypesConfig
+/**
+ * node-postgres type parsers reading BIGINT (and BIGINT[]) as bigint, for one Pool or
+ * Client: `new pg.Pool({ types })` (pg's CustomTypesConfig).
+ */
+export declare const types: {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => any
+}
