@@ -1,0 +1,81 @@
+package invalid.example.flakeid.hibernate;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * docs/frameworks.md's Java blocks (fenced {@code java frameworks}): whole classes,
+ * compiled against this module's test class path and run in a JVM of their own, with
+ * JDBC_DATABASE_URL naming the fixture's PostgreSQL and FLAKEID_NODE set, as the doc
+ * tells a reader to run them.
+ */
+class FrameworkDocBlocksTest {
+  private static final Pattern CLASS = Pattern.compile("(?m)^public\\s+(?:final\\s+)?class\\s+(\\w+)");
+
+  @TestFactory
+  Stream<DynamicTest> everyJavaFrameworksBlockRuns(@TempDir Path dir) throws Exception {
+    Path script = Path.of("..", "..", "tests", "docs", "blocks.py").toAbsolutePath();
+    Process p = new ProcessBuilder("python3", script.toString(), "extract", "java", dir.toString(), "--frameworks")
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor() == 0, "blocks.py extract: " + out);
+    List<String[]> blocks = new ArrayList<>();
+    for (String row : Files.readAllLines(dir.resolve("index.tsv"))) blocks.add(row.split("\t"));
+    assertTrue(!blocks.isEmpty(), "no `java frameworks` block in docs/frameworks.md (it has the Hibernate example)");
+    return blocks.stream().map(b -> DynamicTest.dynamicTest(b[1] + ":" + b[2], () -> run(dir, b)));
+  }
+
+  static void run(Path extracted, String[] block) throws Exception {
+    String code = Files.readString(extracted.resolve(block[0]));
+    Matcher m = CLASS.matcher(code);
+    if (!m.find()) fail(block[1] + ":" + block[2] + ": a `java frameworks` block is a whole public class");
+    Path dir = Files.createTempDirectory(extracted, "block-");
+    Path file = dir.resolve(m.group(1) + ".java");
+    Files.writeString(file, code);
+    String cp = System.getProperty("java.class.path");
+    JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+    int rc = javac.run(null, null, null, "-cp", cp, "-d", dir.toString(), file.toString());
+    assertTrue(rc == 0, block[1] + ":" + block[2] + ": the block does not compile (javac above)");
+
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", dir + File.pathSeparator + cp, m.group(1))
+        .directory(dir.toFile()).redirectErrorStream(true);
+    Map<String, String> env = pb.environment();
+    env.put("JDBC_DATABASE_URL", jdbcUrl());
+    env.put("FLAKEID_NODE", "7");
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(120, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      fail(block[1] + ":" + block[2] + ": timed out\n" + out);
+    }
+    assertTrue(p.exitValue() == 0, block[1] + ":" + block[2] + ": the block failed:\n" + out);
+  }
+
+  /** FLAKEID_TEST_POSTGRES_URL (postgres://user:password@host:port/db) as a JDBC URL. */
+  static String jdbcUrl() {
+    String url = System.getenv("FLAKEID_TEST_POSTGRES_URL");
+    if (url == null) throw new IllegalStateException("FLAKEID_TEST_POSTGRES_URL is unset: run through make test-java");
+    URI u = URI.create(url);
+    String[] user = u.getUserInfo().split(":", 2);
+    return "jdbc:postgresql://" + u.getHost() + ":" + u.getPort() + u.getPath() + "?user=" + user[0] + "&password=" + user[1];
+  }
+}
