@@ -6,9 +6,10 @@
 Per insert, one row per statement on the fixture's PostgreSQL, flakeid's default
 beside the framework's own identity/sequence key: Go (database/sql with pgx, GORM:
 go/frameworks/bench_test.go), Node (Drizzle, Kysely: node/bench/frameworks.mjs),
-Python (Django, SQLAlchemy: python/benchmarks/frameworks.py). Then the install size
+Python (Django, SQLAlchemy: python/benchmarks/frameworks.py), Java (Hibernate:
+java/hibernate/src/test/.../InsertBench.java). Then the install size
 of each adapter's dependencies (the framework and its driver, with everything they
-pull in). Needs what make test-go, test-node and test-python set up. BENCH_N
+pull in). Needs what make test-go, test-node, test-python and test-java set up. BENCH_N
 inserts per case (2000).
 """
 from __future__ import annotations
@@ -53,6 +54,28 @@ def json_lines(cmd, cwd):
         sys.exit(f"bench-frameworks: {' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
     out = r.stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def java_rows():
+    hib = ROOT / "java" / "hibernate"
+    env = {**os.environ, "JAVA_HOME": subprocess.run(["bash", str(ROOT / "scripts" / "setup-java.sh")],
+                                                        capture_output=True, text=True, check=True).stdout.strip()}
+    mvn = ["mvn", "-B", "-ntp", "-q", "-Dstyle.color=never"]
+    subprocess.run([*mvn, "test-compile", "dependency:build-classpath", "-Dmdep.includeScope=test",
+                    "-Dmdep.outputFile=target/bench-cp.txt"], cwd=hib, env=env, check=True, capture_output=True)
+    cp = f"{hib}/target/test-classes:{hib}/target/classes:" + (hib / "target" / "bench-cp.txt").read_text().strip()
+    java = f"{env['JAVA_HOME']}/bin/java"
+    return json_lines([java, "--enable-native-access=ALL-UNNAMED", "-cp", cp, "invalid.example.flakeid.hibernate.InsertBench"], hib)
+
+
+def java_size():
+    hib = ROOT / "java" / "hibernate"
+    env = {**os.environ, "JAVA_HOME": subprocess.run(["bash", str(ROOT / "scripts" / "setup-java.sh")],
+                                                        capture_output=True, text=True, check=True).stdout.strip()}
+    subprocess.run(["mvn", "-B", "-ntp", "-q", "dependency:build-classpath", "-Dmdep.includeScope=compile",
+                    "-Dmdep.outputFile=target/size-cp.txt"], cwd=hib, env=env, check=True, capture_output=True)
+    jars = [j for j in (hib / "target" / "size-cp.txt").read_text().strip().split(":") if "/invalid/example/flakeid/" not in j]
+    return sum(os.path.getsize(j) for j in jars), len(jars)
 
 
 def go_size(pkgs):
@@ -106,6 +129,7 @@ def main() -> int:
     rows = list(go_rows())
     rows += json_lines(["node", "bench/frameworks.mjs"], ROOT / "node")
     rows += json_lines([str(PY), str(ROOT / "python" / "benchmarks" / "frameworks.py")], ROOT / "python" / ".venv")
+    rows += java_rows()
     print(f"\nPer insert, one row per statement, {N} rows per case, PostgreSQL 15 on 127.0.0.1 (µs):\n")
     print("| language | case | µs/insert |\n|---|---|---:|")
     for r in rows:
@@ -124,6 +148,8 @@ def main() -> int:
     out = subprocess.run([str(PY), "-c", PY_SIZE, json.dumps(py)], capture_output=True, text=True, check=True).stdout
     for label, (b, n) in json.loads(out).items():
         sizes.append(("python", label, b, n, "site-packages"))
+    b, n = java_size()
+    sizes.append(("java", "Hibernate ORM 7.4 (hibernate-core and what it needs)", b, n, "jars"))
     print("\nInstall size of each adapter's dependencies (the adapters themselves are a few KB inside the packages):\n")
     print("| language | dependency | size | packages | measured as |\n|---|---|---:|---:|---|")
     for lang, label, b, n, how in sizes:

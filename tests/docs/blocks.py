@@ -16,7 +16,7 @@ it does not. The first word is the language; further words are flags:
   no_run   never run (a command that installs, builds or needs a cluster; an outline)
   browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
   frameworks  needs a framework and a database (docs/frameworks.md): run by its
-           language's framework tests (make test-go, test-node, test-python), with the
+           language's framework tests (make test-go, test-node, test-python, test-java), with the
            framework installed and DATABASE_URL naming the fixture's PostgreSQL
 Languages that are never run: text, ini, yaml, toml, json, diff, xml, console output.
 """
