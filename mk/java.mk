@@ -2,8 +2,9 @@
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
 #   make test-java            JUnit 5: shared vectors, struct layouts against
 #                             include/flakeid.h, 8 threads x 1M IDs, sealing, file
-#                             leases; then java/hibernate (@FlakeId) on H2 and the
-#                             fixture's PostgreSQL; make test
+#                             leases; then java/hibernate (@FlakeId) and java/spring
+#                             (the Spring Boot starter) on H2 and the fixture's
+#                             PostgreSQL; make test
 #   make test-java-stores     the lease tests on the fixture's stores, plain and TLS
 #                             (tests/env/testenv.py); make ci
 #   make bench-java           JMH: flakeid beside CosId (java/bench)
@@ -32,13 +33,17 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 
 # `install`, not `verify`: java/hibernate (flakeid-hibernate, an artifact of its own so
 # Hibernate is never the jar's dependency) builds against the jar just tested, on H2
-# and the fixture's PostgreSQL, with docs/frameworks.md's Hibernate example.
+# and the fixture's PostgreSQL; java/spring (flakeid-spring-boot-starter) against
+# both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
+# examples.
 setup-java-frameworks: setup-java ## PostgreSQL 15 for the fixture (the Hibernate adapter's tests)
 	@$(APT_INSTALL) setup-java-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
 
-test-java: setup-java setup-java-frameworks lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate
+test-java: setup-java setup-java-frameworks lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
 	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) install
 	cd java/hibernate && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
+	  mvn -B -ntp -Dstyle.color=never install
+	cd java/spring && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
 	  mvn -B -ntp -Dstyle.color=never verify
 
 # The lease tests against the fixture's real stores, plain and TLS (make ci); without

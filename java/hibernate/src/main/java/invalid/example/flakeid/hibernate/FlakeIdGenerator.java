@@ -19,6 +19,20 @@ import org.hibernate.generator.GeneratorCreationContext;
 public final class FlakeIdGenerator implements BeforeExecutionGenerator {
   private final Generator generator;
 
+  /**
+   * For a bean container that builds generators itself (Spring's, with
+   * {@code hibernate.resource.beans.container}): the process's generator as the
+   * application installed it ({@link FlakeIdSettings#install}).
+   */
+  public FlakeIdGenerator() {
+    this.generator = FlakeIdSettings.shared(Map.of());
+  }
+
+  /**
+   * Hibernate 7's constructor: the persistence unit's {@code flakeid.*} properties.
+   * (Hibernate 6.6 looks for another parameter type and takes the no-argument
+   * constructor: the generator an application installed, as Spring Boot's starter does.)
+   */
   public FlakeIdGenerator(FlakeId annotation, Member member, GeneratorCreationContext context) {
     Map<String, Object> settings = context.getServiceRegistry().requireService(ConfigurationService.class).getSettings();
     this.generator = FlakeIdSettings.shared(settings);

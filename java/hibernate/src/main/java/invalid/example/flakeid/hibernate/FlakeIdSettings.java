@@ -26,6 +26,11 @@ public final class FlakeIdSettings {
   static final String PREFIX = "flakeid.";
   private static final String[] KNOWN = {"node", "datacenter", "worker", "lease", "layout", "overflow", "clock-backwards"};
 
+  /** The property names this reads, without the prefix. */
+  public static java.util.List<String> names() {
+    return java.util.List.of(KNOWN);
+  }
+
   private static Generator shared;
   private static Map<String, String> sharedSettings;
 
@@ -48,7 +53,7 @@ public final class FlakeIdSettings {
   }
 
   /** A builder from the settings; throws without a node source. */
-  static Generator build(Map<String, String> s) {
+  private static Generator fromSettings(Map<String, String> s) {
     if (!s.containsKey("node") && !s.containsKey("worker") && !s.containsKey("lease")) {
       throw new IllegalArgumentException("flakeid: no node id given: set flakeid.node (a number, env:VAR, hostname, "
           + "mac or ipv4), flakeid.datacenter and flakeid.worker, or flakeid.lease; without one every replica "
@@ -78,14 +83,40 @@ public final class FlakeIdSettings {
    */
   public static synchronized Generator shared(Map<String, ?> properties) {
     Map<String, String> s = of(properties);
+    if (shared != null && s.isEmpty()) {
+      return shared; // installed by the application (Spring's bean): the unit says nothing else
+    }
     if (shared == null) {
-      shared = build(s);
+      shared = fromSettings(s);
       sharedSettings = s;
     } else if (!sharedSettings.equals(s)) {
       throw new IllegalArgumentException("flakeid: this process's generator was configured with " + sharedSettings
           + ", another persistence unit asks for " + s + ": one generator per process");
     }
     return shared;
+  }
+
+  /**
+   * A generator from {@code flakeid.*} properties (the keys above, with the prefix),
+   * not shared: for an application that owns its generator and then
+   * {@link #install installs} it.
+   */
+  public static Generator build(Map<String, ?> properties) {
+    return fromSettings(of(properties));
+  }
+
+  /**
+   * Makes {@code generator}, built from {@code properties}, the process's generator,
+   * so that {@code @FlakeId} entities take their IDs from it (Spring's auto-configured
+   * bean). A second, different generator is refused.
+   */
+  public static synchronized void install(Generator generator, Map<String, ?> properties) {
+    if (shared != null && shared != generator) {
+      throw new IllegalArgumentException("flakeid: this process already has a generator (configured with "
+          + sharedSettings + "): one generator per process");
+    }
+    shared = generator;
+    sharedSettings = of(properties);
   }
 
   /** Closes the shared generator (giving its lease back): at shutdown, and in tests. */

@@ -43,7 +43,7 @@ class FlakeIdHibernateTest {
     if (db.equals("h2")) {
       c.setProperty("hibernate.connection.url", "jdbc:h2:mem:flakeid;DB_CLOSE_DELAY=-1");
     } else {
-      c.setProperty("hibernate.connection.url", FrameworkDocBlocksTest.jdbcUrl());
+      c.setProperty("hibernate.connection.url", TestDb.jdbcUrl());
     }
     return c;
   }

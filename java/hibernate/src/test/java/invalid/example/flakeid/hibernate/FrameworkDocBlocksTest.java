@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.File;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,21 +24,32 @@ import org.junit.jupiter.api.io.TempDir;
  * docs/frameworks.md's Java blocks (fenced {@code java frameworks}): whole classes,
  * compiled against this module's test class path and run in a JVM of their own, with
  * JDBC_DATABASE_URL naming the fixture's PostgreSQL and FLAKEID_NODE set, as the doc
- * tells a reader to run them.
+ * tells a reader to run them. This module runs the blocks that use no Spring (on
+ * Hibernate 7); java/spring's SpringDocBlocksTest, the ones that do (on Spring Boot's
+ * Hibernate).
  */
-class FrameworkDocBlocksTest {
+public class FrameworkDocBlocksTest {
   private static final Pattern CLASS = Pattern.compile("(?m)^public\\s+(?:final\\s+)?class\\s+(\\w+)");
+  private static final Pattern PACKAGE = Pattern.compile("(?m)^package\\s+([\\w.]+);");
+
+  /** Whether this module runs the block. */
+  protected boolean mine(String code) {
+    return !code.contains("import org.springframework.");
+  }
 
   @TestFactory
-  Stream<DynamicTest> everyJavaFrameworksBlockRuns(@TempDir Path dir) throws Exception {
+  public Stream<DynamicTest> everyJavaFrameworksBlockRuns(@TempDir Path dir) throws Exception {
     Path script = Path.of("..", "..", "tests", "docs", "blocks.py").toAbsolutePath();
     Process p = new ProcessBuilder("python3", script.toString(), "extract", "java", dir.toString(), "--frameworks")
         .redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor() == 0, "blocks.py extract: " + out);
     List<String[]> blocks = new ArrayList<>();
-    for (String row : Files.readAllLines(dir.resolve("index.tsv"))) blocks.add(row.split("\t"));
-    assertTrue(!blocks.isEmpty(), "no `java frameworks` block in docs/frameworks.md (it has the Hibernate example)");
+    for (String row : Files.readAllLines(dir.resolve("index.tsv"))) {
+      String[] b = row.split("\t");
+      if (mine(Files.readString(dir.resolve(b[0])))) blocks.add(b);
+    }
+    assertTrue(!blocks.isEmpty(), "no `java frameworks` block for " + getClass().getSimpleName() + " in docs/frameworks.md");
     return blocks.stream().map(b -> DynamicTest.dynamicTest(b[1] + ":" + b[2], () -> run(dir, b)));
   }
 
@@ -47,6 +57,8 @@ class FrameworkDocBlocksTest {
     String code = Files.readString(extracted.resolve(block[0]));
     Matcher m = CLASS.matcher(code);
     if (!m.find()) fail(block[1] + ":" + block[2] + ": a `java frameworks` block is a whole public class");
+    Matcher pkg = PACKAGE.matcher(code);
+    String main = (pkg.find() ? pkg.group(1) + "." : "") + m.group(1);
     Path dir = Files.createTempDirectory(extracted, "block-");
     Path file = dir.resolve(m.group(1) + ".java");
     Files.writeString(file, code);
@@ -56,7 +68,7 @@ class FrameworkDocBlocksTest {
     assertTrue(rc == 0, block[1] + ":" + block[2] + ": the block does not compile (javac above)");
 
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", dir + File.pathSeparator + cp, m.group(1))
+    ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", dir + File.pathSeparator + cp, main)
         .directory(dir.toFile()).redirectErrorStream(true);
     Map<String, String> env = pb.environment();
     env.put("JDBC_DATABASE_URL", jdbcUrl());
@@ -72,10 +84,6 @@ class FrameworkDocBlocksTest {
 
   /** FLAKEID_TEST_POSTGRES_URL (postgres://user:password@host:port/db) as a JDBC URL. */
   static String jdbcUrl() {
-    String url = System.getenv("FLAKEID_TEST_POSTGRES_URL");
-    if (url == null) throw new IllegalStateException("FLAKEID_TEST_POSTGRES_URL is unset: run through make test-java");
-    URI u = URI.create(url);
-    String[] user = u.getUserInfo().split(":", 2);
-    return "jdbc:postgresql://" + u.getHost() + ":" + u.getPort() + u.getPath() + "?user=" + user[0] + "&password=" + user[1];
+    return TestDb.jdbcUrl();
   }
 }

@@ -34,7 +34,7 @@ public final class InsertBench {
     int rounds = 10;
     int per = total / rounds;
     try (SessionFactory sf = new Configuration().addAnnotatedClass(Flake.class).addAnnotatedClass(Ident.class)
-        .setProperty("hibernate.connection.url", FrameworkDocBlocksTest.jdbcUrl())
+        .setProperty("hibernate.connection.url", TestDb.jdbcUrl())
         .setProperty("hibernate.hbm2ddl.auto", "create-drop")
         .setProperty("flakeid.node", "1")
         .buildSessionFactory()) {
