@@ -1,6 +1,9 @@
 # Go: go/, a cgo module over libflakeid.a (go/README.md).
 #   make test-go            gofmt + vet, then `go test -race ./...` (shared vectors, 8
-#                           goroutines, sealing, file leases); make test
+#                           goroutines, sealing, file leases); then go/frameworks, a
+#                           module of its own (pgx, GORM): database/sql and
+#                           docs/frameworks.md's GORM example on the fixture's
+#                           PostgreSQL; make test
 #   make test-go-stores     the lease tests on the fixture's Redis, PostgreSQL and
 #                           etcd, plain and TLS (tests/env/testenv.py); make ci
 #   make bench-go           flakeid beside bwmarrin/snowflake and sony/sonyflake v2 (go/bench)
@@ -14,7 +17,7 @@ GO ?= go
 GO_ENV = CGO_ENABLED=1
 
 
-.PHONY: setup-go setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go
+.PHONY: setup-go setup-go-frameworks setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go
 
 ##@ Go: go/, a cgo module over libflakeid.a
 # Go 1.24+ (go/go.mod; runtime.AddCleanup) and a C compiler for cgo. Debian 12
@@ -39,11 +42,21 @@ lib-go: lib-c ## libflakeid.a where cgo looks for it (go/lib/<os>_<arch>)
 	plat=$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p go/lib/$$plat; \
 	  ln -sf $(C_LIB_DIR)/libflakeid.a go/lib/$$plat/libflakeid.a
 
-test-go: setup-go lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases
+# go/frameworks: its modules (pgx, GORM; go.sum pins them) come from the module
+# proxy once; PostgreSQL from the fixture. No -race there: nothing in it is
+# concurrent, and pgx and GORM under the race detector cost ~20 s of build.
+setup-go-frameworks: setup-go ## PostgreSQL 15 for the fixture; go/frameworks' modules (pgx, GORM) from the proxy
+	@$(APT_INSTALL) setup-go-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
+	cd go/frameworks && $(GO) mod download
+
+test-go: setup-go setup-go-frameworks lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases; database/sql, GORM
 	test -z "$$(cd go && gofmt -l .)" || { echo "gofmt: $$(cd go && gofmt -l .)"; exit 1; }
 	cd go && $(GO_ENV) $(GO) vet ./...
 	cd go/bench && $(GO_ENV) $(GO) vet ./...
+	cd go/frameworks && $(GO_ENV) $(GO) vet ./...
 	cd go && $(GO_ENV) $(GO) test -race -count=1 -parallel 8 ./...
+	cd go/frameworks && python3 ../../tests/env/testenv.py run --postgres -- \
+	  env $(GO_ENV) $(GO) test -count=1 ./...
 
 # The same lease tests against the fixture's real Redis, PostgreSQL and etcd, plain
 # and TLS (tests/env/testenv.py); make ci. Without the fixture they skip (make test).

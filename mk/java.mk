@@ -2,7 +2,9 @@
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
 #   make test-java            JUnit 5: shared vectors, struct layouts against
 #                             include/flakeid.h, 8 threads x 1M IDs, sealing, file
-#                             leases; make test
+#                             leases; then java/hibernate (@FlakeId) and java/spring
+#                             (the Spring Boot starter) on H2 and the fixture's
+#                             PostgreSQL; make test
 #   make test-java-stores     the lease tests on the fixture's stores, plain and TLS
 #                             (tests/env/testenv.py); make ci
 #   make bench-java           JMH: flakeid beside CosId (java/bench)
@@ -16,7 +18,7 @@ MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
 MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
 
-.PHONY: setup-java lib-java test-java test-java-stores bench-java dist-java release-check-java
+.PHONY: setup-java setup-java-frameworks lib-java test-java test-java-stores bench-java dist-java release-check-java
 
 ##@ Java: java/, java.lang.foreign over libflakeid (JDK 22+)
 # scripts/setup-java.sh stays a script: it prints the JDK's home, which java/pom.xml's
@@ -29,8 +31,20 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 	plat=linux-$$(uname -m | sed 's/arm64/aarch64/'); mkdir -p $(JAVA_NATIVES)/$$plat; \
 	  cp $(C_LIB_DIR)/libflakeid.so $(JAVA_NATIVES)/$$plat/libflakeid.so
 
-test-java: setup-java lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks
-	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) verify
+# `install`, not `verify`: java/hibernate (flakeid-hibernate, an artifact of its own so
+# Hibernate is never the jar's dependency) builds against the jar just tested, on H2
+# and the fixture's PostgreSQL; java/spring (flakeid-spring-boot-starter) against
+# both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
+# examples.
+setup-java-frameworks: setup-java ## PostgreSQL 15 for the fixture (the Hibernate adapter's tests)
+	@$(APT_INSTALL) setup-java-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
+
+test-java: setup-java setup-java-frameworks lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
+	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) install
+	cd java/hibernate && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
+	  mvn -B -ntp -Dstyle.color=never install
+	cd java/spring && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
+	  mvn -B -ntp -Dstyle.color=never verify
 
 # The lease tests against the fixture's real stores, plain and TLS (make ci); without
 # the fixture they skip (make test).

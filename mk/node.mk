@@ -1,7 +1,9 @@
 # Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node.
 #   make test-node        build the addon (npm install), check the committed generated
 #                         index.js / index.d.ts are fresh, then the JS suite
-#                         (node --test) on the native backend
+#                         (node --test) on the native backend, then the framework
+#                         helpers (test/frameworks: Drizzle, Kysely, pg) on the
+#                         fixture's PostgreSQL
 #   make test-node-wasm   the same JS suite on the wasm build (FLAKEID_BACKEND=wasm; needs
 #                         bindings/wasm/pkg/node from bindings/wasm/build.sh, fails loudly without;
 #                         make test-wasm-node builds it first)
@@ -11,7 +13,7 @@ NODE_TESTS := test/*.test.mjs
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node test-node test-node-wasm bench-node
+.PHONY: setup-node setup-node-frameworks test-node test-node-wasm bench-node
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -26,10 +28,16 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 	@[ $(NODE_MAJOR) -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $$(node --version)" >&2; exit 1; }
 	cd node && npm install --no-audit --no-fund
 
-test-node: setup-node ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native)
+# The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
+# by setup-node); PostgreSQL for the fixture comes from Debian.
+setup-node-frameworks: setup-node ## PostgreSQL 15 for the fixture (the ORM helpers' tests)
+	@$(APT_INSTALL) setup-node-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
+
+test-node: setup-node setup-node-frameworks ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	cd node && node --test $(NODE_TESTS)
+	cd node && python3 ../tests/env/testenv.py run --postgres -- node --test test/frameworks/*.test.mjs
 
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)

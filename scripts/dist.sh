@@ -174,6 +174,8 @@ JSON
   mkdir -p "$dir"
   cp node/loader.js node/index.d.ts node/flake-idgen.js node/flake-idgen.d.ts node/README.md \
     LICENSE-MIT LICENSE-APACHE "$dir/"
+  # The JSON and ORM helpers (@flakeid/node/json, /drizzle, ...; their peers optional).
+  mkdir -p "$dir/frameworks" && cp node/frameworks/*.js node/frameworks/*.d.ts "$dir/frameworks/"
   # napi's loader checks the platform package's version against its own.
   sed "s/bindingPackageVersion !== '[^']*'/bindingPackageVersion !== '$version'/g" node/index.js > "$dir/index.js"
   # node/package.json without the build-from-source hooks and dev tooling.

@@ -15,6 +15,9 @@ The rule (CONTRIBUTING.md, "Docs: every code block runs"): every fenced block ru
 it does not. The first word is the language; further words are flags:
   no_run   never run (a command that installs, builds or needs a cluster; an outline)
   browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
+  frameworks  needs a framework and a database (docs/frameworks.md): run by its
+           language's framework tests (make test-go, test-node, test-python, test-java), with the
+           framework installed and DATABASE_URL naming the fixture's PostgreSQL
 Languages that are never run: text, ini, yaml, toml, json, diff, xml, console output.
 """
 from __future__ import annotations
@@ -54,7 +57,7 @@ RUNNERS = {
 }
 ALIASES = {"bash": "sh", "shell": "sh", "javascript": "js", "mjs": "js", "cjs": "js", "py": "python"}
 NEVER_RUN = {"text", "ini", "yaml", "yml", "toml", "json", "diff", "xml", "console", "output", "proto"}
-FLAGS = {"no_run", "browser"}
+FLAGS = {"no_run", "browser", "frameworks"}
 
 
 @dataclass
@@ -127,13 +130,17 @@ def check_info_strings(blocks: list[Block]) -> list[str]:
     return errors
 
 
-def extract(lang: str, out_dir: str) -> list[Block]:
-    """Writes the blocks of `lang` that run to out_dir, for a suite in another language."""
+def extract(lang: str, out_dir: str, frameworks: bool = False) -> list[Block]:
+    """Writes the blocks of `lang` that run to out_dir, for a suite in another language;
+    with `frameworks`, the blocks flagged frameworks instead."""
     lang = ALIASES.get(lang, lang)
     if lang not in RUNNERS:
         raise SystemExit(f"blocks.py: unknown language {lang!r} (known: {sorted(RUNNERS)})")
     os.makedirs(out_dir, exist_ok=True)
-    chosen = [b for b in all_blocks() if b.lang == lang and b.runs]
+    if frameworks:
+        chosen = [b for b in all_blocks() if b.lang == lang and b.flags == {"frameworks"}]
+    else:
+        chosen = [b for b in all_blocks() if b.lang == lang and b.runs]
     with open(os.path.join(out_dir, "index.tsv"), "w", encoding="utf-8") as index:
         for n, b in enumerate(chosen, 1):
             name = f"{n:03}.{lang}"
@@ -148,7 +155,8 @@ def extract(lang: str, out_dir: str) -> list[Block]:
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) != 4 or sys.argv[1] != "extract":
-        raise SystemExit("usage: blocks.py extract LANG DIR")
-    for b in extract(sys.argv[2], sys.argv[3]):
+    args = [a for a in sys.argv[1:] if a != "--frameworks"]
+    if len(args) != 3 or args[0] != "extract":
+        raise SystemExit("usage: blocks.py extract LANG DIR [--frameworks]")
+    for b in extract(args[1], args[2], frameworks="--frameworks" in sys.argv):
         print(b.id)

@@ -1,0 +1,53 @@
+package flakeid
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strconv"
+)
+
+// Value stores the ID as an int64, the type every database/sql driver takes for a
+// BIGINT column. Every preset but Flake leaves bit 63 clear, so the column holds
+// the ID itself; a Flake ID with bit 63 set is stored as its negative
+// two's-complement twin and Scan reads it back unchanged.
+func (id ID) Value() (driver.Value, error) { return int64(id), nil }
+
+// Scan reads a BIGINT (int64), an unsigned column (uint64) or decimal text
+// (string, []byte: NUMERIC, TEXT, a driver that sends text). NULL is an ErrParse
+// error: scan a nullable column into sql.Null[flakeid.ID] or *flakeid.ID.
+func (id *ID) Scan(src any) error {
+	switch v := src.(type) {
+	case int64:
+		*id = ID(v)
+		return nil
+	case uint64:
+		*id = ID(v)
+		return nil
+	case []byte:
+		return id.scanText(string(v))
+	case string:
+		return id.scanText(v)
+	case nil:
+		return &Error{Kind: ErrParse, Message: "parse error: NULL is not an ID (scan a nullable column into sql.Null[flakeid.ID])"}
+	default:
+		return &Error{Kind: ErrParse, Message: fmt.Sprintf("parse error: cannot scan a %T into an ID (want int64, uint64, string or []byte)", src)}
+	}
+}
+
+// scanText takes the decimal form, and a negative BIGINT in text form (a Flake ID
+// with bit 63 set, as Value stored it).
+func (id *ID) scanText(s string) error {
+	if len(s) > 0 && s[0] == '-' {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return &Error{Kind: ErrParse, Message: "parse error: " + strconv.Quote(s) + " is not a BIGINT"}
+		}
+		*id = ID(v)
+		return nil
+	}
+	v, err := Decode(s, Decimal)
+	if err == nil {
+		*id = v
+	}
+	return err
+}

@@ -1,0 +1,47 @@
+// @flakeid/node/json: bigints through JSON.stringify and JSON.parse, digit for digit.
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { test } from 'node:test'
+import { FROM_PACKAGE } from './backend.mjs'
+
+const require = createRequire(import.meta.url)
+const { replacer, reviver, stringify, parse, installToJSON } = require(FROM_PACKAGE ? '@flakeid/node/json' : '../frameworks/json.js')
+
+const MAX = 2n ** 64n - 1n
+const BIG = 910499571847892992n // past 2^53: a double would round it
+
+function parseError(fn, field) {
+  assert.throws(fn, (e) => e instanceof RangeError && e.code === 'FLAKEID_PARSE' && e.field === field && e.message.includes(field))
+}
+
+test('stringify writes every bigint as its decimal string; parse reads the named keys back', () => {
+  const order = { id: BIG, userId: MAX, ids: [1n, BIG], total: 42, note: '123' }
+  const text = stringify(order)
+  assert.equal(text, `{"id":"${BIG}","userId":"${MAX}","ids":["1","${BIG}"],"total":42,"note":"123"}`)
+  assert.deepEqual(parse(text, ['id', 'userId', 'ids']), order)
+  assert.equal(JSON.stringify({ id: BIG }, replacer), `{"id":"${BIG}"}`)
+  assert.deepEqual(JSON.parse(text, reviver((k) => k === 'id')).id, BIG)
+})
+
+test('a number is taken only when exact; null stays null', () => {
+  assert.deepEqual(parse('{"id": 123, "p": null}', ['id', 'p']), { id: 123n, p: null })
+  parseError(() => parse(`{"id": ${BIG}}`, ['id']), 'id')
+})
+
+test('text that is not an ID is an error naming the key', () => {
+  for (const bad of ['"-1"', '"01"', '"1e3"', '"abc"', '""', `"${MAX + 1n}"`, 'true', '{}', '1.5']) {
+    parseError(() => parse(`{"orderId": ${bad}}`, ['orderId']), 'orderId')
+  }
+  parseError(() => parse('{"ids": ["1", "x"]}', ['ids']), 'ids[1]')
+})
+
+test('installToJSON makes any JSON.stringify write bigints, and undoes itself', () => {
+  assert.throws(() => JSON.stringify({ id: BIG }), TypeError)
+  const uninstall = installToJSON()
+  try {
+    assert.equal(JSON.stringify({ id: BIG, ids: [MAX] }), `{"id":"${BIG}","ids":["${MAX}"]}`)
+  } finally {
+    uninstall()
+  }
+  assert.throws(() => JSON.stringify({ id: BIG }), TypeError)
+})

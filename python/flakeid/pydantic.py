@@ -1,0 +1,53 @@
+"""Pydantic v2: ``FlakeId``, an annotated ``int`` that takes an ID as an int or a
+decimal string, checks its range, and is written as a string in JSON (JavaScript's
+numbers lose IDs above 2^53)::
+
+    from pydantic import BaseModel
+    from flakeid.pydantic import FlakeId
+
+    class Order(BaseModel):
+        id: FlakeId
+
+    Order(id="910499571847892992").model_dump_json()   # '{"id":"910499571847892992"}'
+
+``flakeid_type(layout)`` narrows the range to a layout's IDs (``layout.max_id``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+
+
+from flakeid._flakeid import Layout
+
+__all__ = ["FlakeId", "flakeid_type"]
+
+
+def _validator(max_id: int, layout: str) -> Any:
+    def check(value: Any) -> int:
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"an ID is an int or a decimal string, got {type(value).__name__}")
+        if not 0 <= value <= max_id:
+            raise ValueError(f"an ID of layout {layout} is in 0..={max_id}, got {value}")
+        return value
+
+    return check
+
+
+def flakeid_type(layout: Layout | str = "snowflake") -> Any:
+    """The annotated type for IDs of `layout` (a Layout or a preset name)."""
+    lay = Layout.preset(layout) if isinstance(layout, str) else layout
+    name = lay.name or "custom"
+    return Annotated[
+        int,
+        BeforeValidator(_validator(lay.max_id, name)),
+        PlainSerializer(lambda v: str(v), return_type=str, when_used="json"),
+        WithJsonSchema({"type": "string", "pattern": "^[0-9]{1,20}$", "description": f"a flakeid ID ({name})"}),
+    ]
+
+
+FlakeId = flakeid_type("snowflake")

@@ -1,0 +1,79 @@
+"""SQLAlchemy 2: ``FlakeId``, a BIGINT column type, and ``next_id``, its default
+from the process's one generator (``configure(...)`` or the FLAKEID_* variables;
+without a node source it refuses, never running as node 0)::
+
+    from flakeid.sqlalchemy import FlakeId, configure, next_id
+
+    configure({"node": 3})            # or FLAKEID_NODE / FLAKEID_LEASE in the environment
+
+    class Order(Base):
+        __tablename__ = "orders"
+        id: Mapped[int] = mapped_column(FlakeId, primary_key=True, default=next_id)
+
+Sync and async engines alike: the default is a plain Python callable. With the
+PostgreSQL extension installed, ``server_default=flakeid_next()`` lets the database
+make the ID instead (``server_default()`` below).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from sqlalchemy import BigInteger, text
+from sqlalchemy.types import TypeDecorator
+
+from flakeid import _shared
+from flakeid._flakeid import Generator, ParseError
+
+__all__ = ["FlakeId", "configure", "generator", "next_id", "server_default"]
+
+MAX_ID = (1 << 63) - 1  # a signed BIGINT
+
+
+def configure(settings: Mapping[str, Any]) -> Generator:
+    """Builds the process's generator from Generator keywords (node or datacenter +
+    worker or lease; layout, overflow, ...). Once per process."""
+    return _shared.configure(settings, "flakeid.sqlalchemy.configure()")
+
+
+def generator() -> Generator:
+    """configure()'s generator, or the FLAKEID_* variables' on first use."""
+    return _shared.generator()
+
+
+def next_id() -> int:
+    """The next ID of the process's generator: a column default."""
+    return _shared.generator().next_id()
+
+
+def server_default() -> Any:
+    """``flakeid_next()``: the PostgreSQL extension's ID, as a server default."""
+    return text("flakeid_next()")
+
+
+def _bad_id(message: str) -> ParseError:
+    err = ParseError(f"parse error: {message}")
+    err.field = "id"  # type: ignore[attr-defined]
+    return err
+
+
+class FlakeId(TypeDecorator[int]):
+    """A BIGINT holding an ID: binds ints and decimal strings, range-checked (a
+    ParseError naming the range otherwise), and reads ints back."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _bad_id(f"id must be an int or a decimal string, got {value!r}")
+        if not 0 <= value <= MAX_ID:
+            raise _bad_id(f"id must be in 0..={MAX_ID}, got {value}")
+        return value
+
+    def process_result_value(self, value: Any, dialect: Any) -> int | None:
+        return None if value is None else int(value)

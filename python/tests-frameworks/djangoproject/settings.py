@@ -1,0 +1,60 @@
+"""A Django project for flakeid.django's tests: FLAKEID_DJANGO_DB picks SQLite
+(Django's default) or the fixture's PostgreSQL (FLAKEID_TEST_POSTGRES_URL)."""
+
+import os
+from urllib.parse import urlsplit
+
+SECRET_KEY = "flakeid-tests-only"
+DEBUG = False
+ALLOWED_HOSTS = ["testserver"]
+USE_TZ = True
+ROOT_URLCONF = "urls"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "flakeid.django",
+    "orders",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+FLAKEID = {"NODE": 5, "LAYOUT": "snowflake"}
+SERIALIZATION_MODULES = {"json": "flakeid.django.serializer"}
+
+if os.environ.get("FLAKEID_DJANGO_DB") == "postgres":
+    url = urlsplit(os.environ["FLAKEID_TEST_POSTGRES_URL"])
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": url.path.lstrip("/"),
+            "USER": url.username,
+            "PASSWORD": url.password,
+            "HOST": url.hostname,
+            "PORT": url.port,
+        }
+    }
+else:
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}

@@ -1,0 +1,47 @@
+"""flakeid.pydantic.FlakeId: int or decimal string in, range by layout, string out in JSON."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+import flakeid
+from flakeid.pydantic import FlakeId, flakeid_type
+
+BIG = 910499571847892992
+
+
+class Order(BaseModel):
+    id: FlakeId
+    parent: FlakeId | None = None
+
+
+class Sony(BaseModel):
+    id: flakeid_type("sonyflake")  # type: ignore[valid-type]
+
+
+def test_int_or_string_in_string_out() -> None:
+    for given in (BIG, str(BIG)):
+        order = Order(id=given)
+        assert order.id == BIG
+        assert order.model_dump() == {"id": BIG, "parent": None}
+        assert order.model_dump_json() == f'{{"id":"{BIG}","parent":null}}'
+    assert Order.model_validate_json(f'{{"id":"{BIG}"}}').id == BIG
+    assert Order.model_validate_json(f'{{"id":{BIG}}}').id == BIG  # Python's JSON keeps every digit
+
+
+def test_range_by_layout() -> None:
+    Order(id=(1 << 63) - 1)
+    for bad in (-1, 1 << 63, "12x", "", 1.5, True, " 1"):
+        with pytest.raises(ValidationError) as caught:
+            Order(id=bad)
+        assert caught.value.errors()[0]["loc"] == ("id",)
+    sony = flakeid.Layout.preset("sonyflake").max_id
+    Sony(id=sony)
+    with pytest.raises(ValidationError, match=rf"layout sonyflake is in 0\.\.={sony}"):
+        Sony(id=sony + 1)
+
+
+def test_json_schema_is_a_string() -> None:
+    schema = Order.model_json_schema()
+    assert schema["properties"]["id"]["type"] == "string"

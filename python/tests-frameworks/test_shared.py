@@ -1,0 +1,48 @@
+"""The one generator per process that the adapters share, and its settings."""
+
+from __future__ import annotations
+
+import pytest
+
+import flakeid
+from flakeid import _shared
+
+
+def test_no_node_source_is_refused_never_node_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(flakeid.ConfigError, match="node 0") as caught:
+        _shared.next_id()
+    assert caught.value.field == "node"  # type: ignore[attr-defined]
+    with pytest.raises(flakeid.ConfigError, match="node 0"):
+        _shared.configure({"datacenter": 1, "layout": "snowflake"})
+    monkeypatch.setenv("FLAKEID_NODE", "12")
+    assert flakeid.decompose(_shared.next_id()).node == 12
+
+
+def test_settings_keys_in_either_case_and_unknown_keys_named() -> None:
+    assert _shared.options_from({"NODE": 3, "layout": "discord", "LEASE": None}, "x") == {"node": 3, "layout": "discord"}
+    with pytest.raises(flakeid.ConfigError, match="unknown setting 'WORKER_ID'") as caught:
+        _shared.options_from({"WORKER_ID": 1}, "settings.FLAKEID")
+    assert caught.value.field == "worker_id"  # type: ignore[attr-defined]
+    with pytest.raises(flakeid.ConfigError, match="must be a dict"):
+        _shared.options_from(["NODE"], "settings.FLAKEID")  # type: ignore[arg-type]
+
+
+def test_environment() -> None:
+    env = {"FLAKEID_NODE": "env:POD", "FLAKEID_LAYOUT": "sonyflake", "FLAKEID_OVERFLOW": "borrow", "FLAKEID_WORKER": "2"}
+    assert _shared.options_from_env(env) == {"node": "env:POD", "layout": "sonyflake", "overflow": "borrow", "worker": 2}
+    with pytest.raises(flakeid.ConfigError, match="FLAKEID_WORKER") as caught:
+        _shared.options_from_env({"FLAKEID_WORKER": "two"})
+    assert caught.value.field == "worker"  # type: ignore[attr-defined]
+
+
+def test_ranges_are_the_engines() -> None:
+    with pytest.raises(flakeid.ConfigError, match=r"worker must be in 0\.\.=31") as caught:
+        _shared.configure({"WORKER": 32})
+    assert caught.value.field == "worker"  # type: ignore[attr-defined]
+
+
+def test_configured_once_per_process() -> None:
+    gen = _shared.configure({"node": 4})
+    assert _shared.generator() is gen
+    with pytest.raises(flakeid.ConfigError, match="already configured"):
+        _shared.configure({"node": 5})

@@ -1,0 +1,100 @@
+"""flakeid.sqlalchemy: the FlakeId type and next_id default, sync and async, on
+SQLite (the embedded default) and the fixture's PostgreSQL (psycopg 3)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from sqlalchemy import ForeignKey, String, create_engine, select
+from sqlalchemy.exc import StatementError
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+import flakeid
+from flakeid.sqlalchemy import FlakeId, configure, next_id
+
+PG = os.environ["FLAKEID_TEST_POSTGRES_URL"].replace("postgres://", "postgresql+psycopg://", 1)
+SYNC_URLS = {"sqlite": "sqlite://", "postgres": PG}
+ASYNC_URLS = {"sqlite": "sqlite+aiosqlite://", "postgres": PG}
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Customer(Base):
+    __tablename__ = "sa_customers"
+    id: Mapped[int] = mapped_column(FlakeId, primary_key=True, default=next_id)
+    name: Mapped[str] = mapped_column(String(50))
+
+
+class Order(Base):
+    __tablename__ = "sa_orders"
+    id: Mapped[int] = mapped_column(FlakeId, primary_key=True, default=next_id)
+    customer_id: Mapped[int] = mapped_column(FlakeId, ForeignKey("sa_customers.id"))
+
+
+@pytest.mark.parametrize("db", sorted(SYNC_URLS))
+def test_sync(db: str) -> None:
+    configure({"node": 11})
+    engine = create_engine(SYNC_URLS[db])
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    try:
+        with Session(engine) as s:
+            c = Customer(name="ada")
+            s.add(c)
+            s.flush()
+            s.add_all([Order(customer_id=c.id) for _ in range(3)])
+            s.add(Customer(id=str((1 << 63) - 1), name="given"))  # a decimal string binds
+            s.commit()
+            ids = s.scalars(select(Order.id).order_by(Order.id)).all()
+            assert len(ids) == 3 and all(flakeid.decompose(i).node == 11 for i in ids)
+            assert s.get(Customer, (1 << 63) - 1).name == "given"  # type: ignore[union-attr]
+            assert ids[0] > c.id
+        with Session(engine) as s:
+            s.add(Customer(id=-1, name="bad"))
+            with pytest.raises(StatementError, match=r"id must be in 0\.\.=9223372036854775807"):
+                s.flush()
+    finally:
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db", sorted(ASYNC_URLS))
+def test_async(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAKEID_NODE", "13")  # no configure(): the environment
+
+    async def run() -> list[int]:
+        engine = create_async_engine(ASYNC_URLS[db])
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(Base.metadata.drop_all)
+                await conn.run_sync(Base.metadata.create_all)
+            from sqlalchemy.ext.asyncio import AsyncSession
+
+            async with AsyncSession(engine) as s:
+                s.add_all([Customer(name=f"c{i}") for i in range(4)])
+                await s.commit()
+                ids = (await s.scalars(select(Customer.id).order_by(Customer.id))).all()
+            async with engine.begin() as conn:
+                await conn.run_sync(Base.metadata.drop_all)
+            return list(ids)
+        finally:
+            await engine.dispose()
+
+    ids = asyncio.run(run())
+    assert len(set(ids)) == 4 and all(flakeid.decompose(i).node == 13 for i in ids)
+
+
+def test_refuses_without_a_node() -> None:
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    with Session(engine) as s:
+        s.add(Customer(name="x"))
+        with pytest.raises(StatementError, match="set FLAKEID_NODE") as caught:
+            s.flush()
+    assert isinstance(caught.value.orig, flakeid.ConfigError)
+    assert caught.value.orig.field == "node"  # type: ignore[attr-defined]
