@@ -15,6 +15,7 @@
 //! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
 //! code path without the cap), and the peer `snowflaked` (`sync::Generator`, the
 //! Snowflake split, strict), each with 1, 2, 4 and 8 threads on one generator.
+//! `FLAKEID_BENCH_KINDS=borrow` runs one kind (and the peer).
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -128,7 +129,15 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported here.
     let rounds = env("FLAKEID_BENCH_ROUNDS", 7).max(1) as usize;
     let run = Duration::from_millis(env("FLAKEID_BENCH_MS", 300));
-    let cases: Vec<(&str, usize)> = KINDS
+    // FLAKEID_BENCH_KINDS=borrow,snowflaked: only those (the ratios need the
+    // 1-thread case of each kind and the peer).
+    let only = std::env::var("FLAKEID_BENCH_KINDS").unwrap_or_default();
+    let kinds: Vec<&str> = KINDS
+        .iter()
+        .copied()
+        .filter(|k| only.is_empty() || *k == "snowflaked" || only.split(',').any(|o| o == *k))
+        .collect();
+    let cases: Vec<(&str, usize)> = kinds
         .iter()
         .flat_map(|&k| THREADS.iter().map(move |&t| (k, t)))
         .collect();
@@ -150,7 +159,7 @@ fn main() {
         "{:<11} {:>7} {:>10} {:>9} {:>11} {:>12} {:>12}",
         "kind", "threads", "M IDs/s", "ns/ID", "CPU ns/ID", "÷ 1 thread", "÷ snowflaked"
     );
-    for &kind in &KINDS {
+    for &kind in &kinds {
         for &t in &THREADS {
             let c = at(kind, t);
             let m = median(rates.iter().map(|row| row[c].per_s).collect());
