@@ -126,9 +126,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument is not supported here.
-    let rounds = env("FLAKEID_BENCH_ROUNDS", 7).max(1) as usize;
-    let run = Duration::from_millis(env("FLAKEID_BENCH_MS", 300));
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` does not, and then
+    // each case runs once, briefly, as criterion's benches do there.
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rounds, ms) = if measuring {
+        (
+            env("FLAKEID_BENCH_ROUNDS", 7).max(1) as usize,
+            env("FLAKEID_BENCH_MS", 300),
+        )
+    } else {
+        (1, 5)
+    };
+    let run = Duration::from_millis(ms);
     // FLAKEID_BENCH_KINDS=borrow,snowflaked: only those (the ratios need the
     // 1-thread case of each kind and the peer).
     let only = std::env::var("FLAKEID_BENCH_KINDS").unwrap_or_default();
