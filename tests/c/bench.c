@@ -3,6 +3,10 @@
  *   strict/next_id            default policy, snowflake: capped at 4,096,000 IDs/s
  *   strict/next_id_below_cap  the same path on a 22-sequence-bit layout (no cap)
  *   borrow/next_id            overflow=borrow, one thread
+ *   borrow/next_id_N_threads  N = 2, 4, 8 pthreads sharing one borrowing generator:
+ *                             wall time per ID of all threads together (`threads/borrow/N`
+ *                             in the Rust bench); CPU ns per ID beside it, which a busy
+ *                             machine does not distort
  *   borrow/fill_1m            flakeid_next_ids of 1,000,000 IDs
  *   seal/aes128, unseal/aes128, seal/aes256   flakeid_sealer_* on snowflake IDs
  *                             (against `cargo bench -p flakeid-seal`)
@@ -10,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <flakeid.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -60,6 +65,48 @@ static double per_call(const flakeid_generator *g, size_t n) {
     sink = acc;
   }
   qsort(t, RUNS, sizeof t[0], cmp_double);
+  return t[RUNS / 2];
+}
+
+struct shared_calls {
+  const flakeid_generator *g;
+  size_t n;
+};
+
+static void *calls(void *arg) {
+  const struct shared_calls *c = arg;
+  uint64_t id = 0, acc = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    if (flakeid_next_id(c->g, &id) != FLAKEID_OK) die("next_id");
+    acc ^= id;
+  }
+  sink = acc;
+  return NULL;
+}
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ns per ID of `n` calls split over `threads` pthreads on one generator (wall time,
+ * all threads together), median of RUNS; `*cpu_ns` gets the median CPU ns per ID. */
+static double per_call_threads(const flakeid_generator *g, size_t n, int threads, double *cpu_ns) {
+  double t[RUNS], c[RUNS];
+  pthread_t tid[8];
+  struct shared_calls work = {g, n / (size_t)threads};
+  for (int r = 0; r < RUNS; r++) {
+    double start = now_s(), cpu = cpu_s();
+    for (int k = 0; k < threads; k++)
+      if (pthread_create(&tid[k], NULL, calls, &work) != 0) die("pthread_create");
+    for (int k = 0; k < threads; k++) pthread_join(tid[k], NULL);
+    t[r] = (now_s() - start) * 1e9 / (double)(work.n * (size_t)threads);
+    c[r] = (cpu_s() - cpu) * 1e9 / (double)(work.n * (size_t)threads);
+  }
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  qsort(c, RUNS, sizeof c[0], cmp_double);
+  *cpu_ns = c[RUNS / 2];
   return t[RUNS / 2];
 }
 
@@ -123,6 +170,15 @@ int main(void) {
   report("strict/next_id", per_call(strict, 1000000));
   report("strict/next_id_below_cap", per_call(below, 5000000));
   report("borrow/next_id", per_call(borrow, 10000000));
+  for (int threads = 2; threads <= 8; threads *= 2) {
+    char name[32];
+    double cpu_ns = 0;
+    flakeid_generator *shared = make(snowflake, FLAKEID_OVERFLOW_BORROW);
+    snprintf(name, sizeof name, "borrow/next_id_%d_threads", threads);
+    double ns = per_call_threads(shared, 10000000, threads, &cpu_ns);
+    printf("%-26s %14.0f IDs/s %9.2f ns/ID %6.2f CPU ns/ID\n", name, 1e9 / ns, ns, cpu_ns);
+    flakeid_generator_free(shared);
+  }
   report("borrow/fill_1m", per_batch(filler, 1000000, 5));
   flakeid_sealer *s128 = sealer(&snowflake, 16), *s256 = sealer(&snowflake, 32);
   report("seal/aes128", per_seal(s128, 0, 200000));

@@ -365,6 +365,10 @@ def main():
     p.add_argument("--suspend", action="store_true",
                    help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and takeovers only")
     p.add_argument("--rate", type=int, default=RATE, help="IDs/s each generator is asked for")
+    p.add_argument("--rust-threads", type=int, default=1,
+                   help="threads sharing each Rust driver's generator (each its own IDs file)")
+    p.add_argument("--rust-singles-pct", type=int, default=30,
+                   help="percent (in tens) of a Rust driver's calls that are runs of next_id, the rest batches")
     p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)")
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
@@ -408,6 +412,7 @@ def main():
     kinds = a.kinds.split(",")
     if a.bin_dir:
         gens.BIN_DIR = os.path.abspath(a.bin_dir)
+    gens.RUST_THREADS, gens.RUST_SINGLES_PCT = a.rust_threads, a.rust_singles_pct
     a.shim = None
     if a.suspend:
         a.shim = os.path.join(ROOT, "target", "faults", "suspend_shim.so")

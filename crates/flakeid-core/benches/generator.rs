@@ -6,9 +6,10 @@
 //! * `strict/next_id_below_cap`: the same code path on a layout whose sequence never
 //!   runs out (22 sequence bits), i.e. what one call costs when the cap is not hit.
 //! * `strict/peer_snowflaked_sync_generate`: the best Rust peer, for comparison.
-//! * `borrow/*`: the throughput mode, one and two threads on one generator, and
-//!   `fill` of 1M IDs.
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+//! * `borrow/*`: the throughput mode, one thread, and `fill` of 1M IDs.
+//! * `threads/{borrow,strict,peer_snowflaked_sync}/N`: N = 1, 2, 4, 8 threads
+//!   sharing one generator, time per ID of all threads together.
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -50,28 +51,27 @@ fn strict(c: &mut Criterion) {
     g.finish();
 }
 
+/// `iters` calls of `next` in total, split over `threads` threads, wall time.
+fn threaded(iters: u64, threads: u64, next: impl Fn() -> u64 + Sync) -> Duration {
+    let per = iters / threads + 1;
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..per {
+                    black_box(next());
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
 fn borrow(c: &mut Criterion) {
     let mut g = c.benchmark_group("borrow");
     g.throughput(Throughput::Elements(1));
     let one = borrowing();
     g.bench_function("next_id", |b| b.iter(|| black_box(one.next_id().expect("id"))));
-    let shared = borrowing();
-    g.bench_function("next_id_2_threads_total", |b| {
-        b.iter_custom(|iters| {
-            let per = iters / 2 + 1;
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                for _ in 0..2 {
-                    s.spawn(|| {
-                        for _ in 0..per {
-                            black_box(shared.next_id().expect("id"));
-                        }
-                    });
-                }
-            });
-            start.elapsed()
-        })
-    });
     g.throughput(Throughput::Elements(1_000_000));
     let filler = borrowing();
     let mut buf = vec![0u64; 1_000_000];
@@ -81,9 +81,35 @@ fn borrow(c: &mut Criterion) {
     g.finish();
 }
 
+/// 1, 2, 4 and 8 threads sharing one generator (time per ID, all threads together),
+/// beside the peer shared the same way. `benches/threads.rs` runs the same in
+/// interleaved rounds, for figures to quote on a busy machine.
+fn threads(c: &mut Criterion) {
+    let mut g = c.benchmark_group("threads");
+    g.throughput(Throughput::Elements(1));
+    for n in [1u64, 2, 4, 8] {
+        let shared = borrowing();
+        g.bench_with_input(BenchmarkId::new("borrow", n), &n, |b, &n| {
+            b.iter_custom(|iters| threaded(iters, n, || shared.next_id().expect("id")))
+        });
+        let strict = Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .build()
+            .expect("generator");
+        g.bench_with_input(BenchmarkId::new("strict", n), &n, |b, &n| {
+            b.iter_custom(|iters| threaded(iters, n, || strict.next_id().expect("id")))
+        });
+        let peer = snowflaked::sync::Generator::new(1);
+        g.bench_with_input(BenchmarkId::new("peer_snowflaked_sync", n), &n, |b, &n| {
+            b.iter_custom(|iters| threaded(iters, n, || peer.generate::<u64>()))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = strict, borrow
+    targets = strict, borrow, threads
 }
 criterion_main!(benches);

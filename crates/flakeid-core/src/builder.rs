@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{ClockRef, Generator};
+use crate::generator::{CHUNK, ClockRef, Generator};
 use crate::layout::{Layout, Order, mask};
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
@@ -474,6 +474,7 @@ impl GeneratorBuilder {
         Ok(Generator {
             state: storage(initial),
             chunked: AtomicBool::new(false),
+            run: CHUNK.min((1 << sb) / 16).max(2),
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
             wait_hook: self.wait_hook.map(|h| h.0),

@@ -27,8 +27,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// Slots a borrowing thread reserves at once after it lost a race for the counter.
-const CHUNK: u64 = 128;
+/// Most slots a borrowing thread reserves at once after it lost a race for the
+/// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
+/// 2048 slots, so that threads holding runs at low rates do not take whole ticks.
+pub(crate) const CHUNK: u64 = 128;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
 const WAIT_HOOK_EVERY_MS: u64 = 10;
 
@@ -68,6 +70,17 @@ impl Pending {
             Pending::NextTick { t } | Pending::Behind { t, .. } => t,
         }
     }
+}
+
+/// What a thread's run table gave for a generator.
+enum Run {
+    /// A slot of the thread's run.
+    Slot(u64),
+    /// The thread takes runs from this generator, and its run is used up (or out
+    /// of the clock's range): it reserves the next.
+    Spent,
+    /// The thread keeps no run of this generator.
+    Absent,
 }
 
 /// What one compare-and-swap attempt on the counter got.
@@ -135,6 +148,8 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     /// Whether any thread ever kept a run of slots (see `next_id_borrow`); until
     /// then no thread-local lookup is needed. Written once, then only read.
     pub(crate) chunked: AtomicBool,
+    /// Slots in a thread's run ([`CHUNK`] or fewer).
+    pub(crate) run: u64,
     pub(crate) wait_hook: Option<WaitHook>,
     /// Slow-path statistics ([`Generator::stats`]).
     pub(crate) counters: Counters,
@@ -177,9 +192,10 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Borrowing `next_id`. Alone, a thread takes slots straight from the counter.
-    /// A thread that loses a race for it reserves a run of [`CHUNK`] slots and serves
-    /// its next calls from that run, so threads sharing one generator stop fighting
-    /// over one cache line. A run's slot is used only while the clock allows it
+    /// A thread that loses a race for it reserves a run of slots ([`CHUNK`]) and serves
+    /// its next calls from that run; once its run is spent it reserves the next one,
+    /// so threads sharing one generator touch the counter's cache line once per run
+    /// instead of once per ID. A run's slot is used only while the clock allows it
     /// (not older than the current tick, not past the borrow window), and any
     /// counter reservation by this thread first drops its run, so each thread's IDs
     /// still increase and no slot is issued twice.
@@ -191,26 +207,18 @@ impl<C: CounterStorage> Generator<C> {
         let now = self.clock.now_ms();
         self.check_lease(now)?;
         let t = self.ticks(now)?;
-        let (floor, limit) = (t << self.sb, self.limit(t));
         // No thread has ever kept a run (the uncontended case): skip the lookup.
-        let from_chunk = if !self.chunked.load(Ordering::Relaxed) {
-            None
-        } else {
-            self.take_from_chunk(floor, limit)
-        };
-        if let Some(slot) = from_chunk {
-            return Ok(self.id_of(slot));
+        if self.chunked.load(Ordering::Relaxed) {
+            match self.take_from_run(t << self.sb, self.limit(t)) {
+                Run::Slot(slot) => return Ok(self.id_of(slot)),
+                Run::Spent => return self.next_run(t),
+                Run::Absent => {}
+            }
         }
         match self.claim(t, 1) {
             Claim::Won(start, _) => Ok(self.id_of(start)),
-            Claim::Raced => {
-                // Contended: take a run for this thread.
-                let (first, count) = self.reserve(CHUNK)?;
-                if count > 1 {
-                    self.keep_chunk(first + 1, first + count);
-                }
-                Ok(self.id_of(first))
-            }
+            // Contended: from now on this thread takes runs.
+            Claim::Raced => self.next_run(t),
             Claim::Blocked(_) => {
                 let (first, _) = self.reserve_slow(1)?;
                 Ok(self.id_of(first))
@@ -218,9 +226,10 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
-    /// The next slot of this thread's run, if it has one the clock allows.
+    /// The next slot of this thread's run, if it has one the clock allows
+    /// (`floor`..`limit`: the current tick's first slot, the window's end).
     #[inline]
-    fn take_from_chunk(&self, floor: u64, limit: u64) -> Option<u64> {
+    fn take_from_run(&self, floor: u64, limit: u64) -> Run {
         CHUNKS.with(|chunks| {
             for c in chunks {
                 let (uid, next, end) = c.get();
@@ -231,15 +240,29 @@ impl<C: CounterStorage> Generator<C> {
                             self.counters.skip(slot - next);
                         }
                         c.set((uid, slot + 1, end));
-                        return Some(slot);
+                        return Run::Slot(slot);
                     }
+                    // The rest (if any) is older than the clock or past the window.
                     self.counters.skip(end.saturating_sub(next));
-                    c.set((0, 0, 0));
-                    return None;
+                    c.set((uid, 0, 0));
+                    return Run::Spent;
                 }
             }
-            None
+            Run::Absent
         })
+    }
+
+    /// A new run for this thread, reserved while the clock reads tick `t`; its first
+    /// slot is the ID returned. Kept even when it is that one slot: the thread stays
+    /// with runs.
+    #[inline(never)]
+    fn next_run(&self, t: u64) -> Result<u64> {
+        let (first, count) = match self.claim(t, self.run) {
+            Claim::Won(first, count) => (first, count),
+            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.run)?,
+        };
+        self.keep_chunk(first + 1, first + count);
+        Ok(self.id_of(first))
     }
 
     fn keep_chunk(&self, next: u64, end: u64) {
@@ -248,8 +271,11 @@ impl<C: CounterStorage> Generator<C> {
             self.chunked.store(true, Ordering::Relaxed);
         }
         CHUNKS.with(|chunks| {
-            let free = chunks.iter().position(|c| c.get().0 == 0);
-            let i = free.unwrap_or((self.uid % chunks.len() as u64) as usize);
+            // This generator's cell (one per generator), else a free one, else one
+            // by the uid: a run evicted from it is passed over (counted as issued).
+            let own = chunks.iter().position(|c| c.get().0 == self.uid);
+            let free = || chunks.iter().position(|c| c.get().0 == 0);
+            let i = own.or_else(free).unwrap_or((self.uid % chunks.len() as u64) as usize);
             chunks[i].set((self.uid, next, end));
         });
     }
@@ -857,6 +883,73 @@ mod tests {
             );
         }
         assert!(Generator::builder(Layout::FLAKE).max_sequence(4095).build().is_ok());
+    }
+
+    const T: u64 = 1_800_000_000_000;
+
+    /// A borrowing generator whose calling thread holds a run, as after a lost race
+    /// (the run's first slot already issued).
+    fn holding_a_run(clock: &ManualClock, policy: ClockBackwards) -> (Generator, u64) {
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(1)
+            .clock_backwards(policy)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let first = g.next_run(g.ticks(clock.now_ms()).unwrap()).unwrap();
+        (g, first)
+    }
+
+    fn seq_and_ms(id: u64) -> (u64, u64) {
+        let p = Layout::SNOWFLAKE.decompose(id);
+        (p.sequence, p.timestamp_ms)
+    }
+
+    #[test]
+    fn a_thread_serves_its_run_then_takes_the_next() {
+        let clock = ManualClock::new(T);
+        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
+        assert_eq!(seq_and_ms(first), (0, T));
+        let ids: Vec<u64> = (0..CHUNK).map(|_| g.next_id().unwrap()).collect();
+        let want: Vec<(u64, u64)> = (1..=CHUNK).map(|s| (s, T)).collect();
+        assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
+        // The second run's unused slots count as issued (at most CHUNK - 1).
+        assert_eq!(g.stats().ids_issued, 2 * CHUNK);
+    }
+
+    #[test]
+    fn a_run_older_than_the_clock_is_passed_over() {
+        let clock = ManualClock::new(T);
+        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        clock.advance(1);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
+        // The old run's rest and the new run's rest: neither counts.
+        assert_eq!(g.stats().ids_issued, 2 + (CHUNK - 1));
+    }
+
+    #[test]
+    fn a_run_past_the_window_the_clock_allows_is_not_issued() {
+        let clock = ManualClock::new(T);
+        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        // Back 2 ms: the window (T - 2 ..= T - 1) ends below the run.
+        clock.set(T - 2);
+        assert!(matches!(g.next_id(), Err(Error::ClockMovedBackwards { .. })));
+        // Back 1 ms: inside the window again; the run was dropped, so the next slot
+        // is the counter's.
+        clock.set(T - 1);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (CHUNK, T));
+    }
+
+    #[test]
+    fn a_batch_drops_the_run_so_the_thread_keeps_increasing() {
+        let clock = ManualClock::new(T);
+        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        let batch = g.next_ids(2).unwrap();
+        assert_eq!(seq_and_ms(batch[0]), (CHUNK, T));
+        let after = g.next_id().unwrap();
+        assert!(after > batch[1], "a slot of the dropped run was issued");
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! Model check of the generator's counter protocol with loom: every interleaving
 //! (up to loom's preemption bound) of 2–3 threads issuing from one generator while
-//! the clock moves, in strict, borrow and monotonic modes. The generator is the
+//! the clock moves, in strict, borrow (with runs of slots renewed as threads spend
+//! them) and monotonic modes. The generator is the
 //! real one: built with `--cfg loom`, its counter and thread-local runs are loom's.
 //!
 //! Run: `make test-loom` (RUSTFLAGS="--cfg loom" cargo test --release --test loom).
 //!
 //! Asserted in every interleaving: no ID issued twice, each thread's IDs strictly
-//! increasing, and — while the clock never goes back — no `ClockMovedBackwards`.
+//! increasing, none stamped past the latest clock reading plus the borrow window,
+//! and — while the clock never goes back — no `ClockMovedBackwards`.
 //! `ClockStalled` is allowed: the model's real-time clock advances on every look,
 //! so a schedule that starves the thread moving the clock is a stalled clock.
 //!
@@ -86,6 +88,8 @@ struct Case {
     moves: &'static [u64],
     /// IDs each issuing thread asks for (a batch when > 1).
     per_thread: [usize; 2],
+    /// `next_id` calls of a thread without a batch (one after a batch).
+    singles: usize,
     /// Whether the clock goes back (then ClockMovedBackwards is allowed).
     rollback: bool,
 }
@@ -125,7 +129,7 @@ fn check(case: Case) {
                             Err(e) => return (out, Some(e)),
                         }
                     } else {
-                        for _ in 0..2 {
+                        for _ in 0..case.singles {
                             match g.next_id() {
                                 Ok(id) => out.push(id),
                                 Err(e) => return (out, Some(e)),
@@ -159,6 +163,15 @@ fn check(case: Case) {
             }
             all.extend(ids);
         }
+        // The borrow bound: no ID past the latest clock reading plus the window.
+        let latest = case.moves.iter().copied().fold(T0, u64::max);
+        for &id in &all {
+            let stamped = layout().decompose(id).timestamp_ms;
+            assert!(
+                stamped <= latest + case.max_borrow_ms,
+                "{stamped} past the window ({case:?})"
+            );
+        }
         let n = all.len();
         all.sort_unstable();
         all.dedup();
@@ -174,6 +187,7 @@ fn strict_two_threads_clock_moving() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 2],
         per_thread: [1, 1],
+        singles: 2,
         rollback: false,
     });
 }
@@ -186,6 +200,7 @@ fn strict_with_a_batch() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 3],
         per_thread: [3, 1],
+        singles: 2,
         rollback: false,
     });
 }
@@ -198,6 +213,7 @@ fn borrow_two_threads_clock_jumping_past_the_window() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 3],
         per_thread: [3, 2],
+        singles: 2,
         rollback: false,
     });
 }
@@ -210,6 +226,7 @@ fn borrow_with_a_batch() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 4],
         per_thread: [3, 1],
+        singles: 2,
         rollback: false,
     });
 }
@@ -222,6 +239,7 @@ fn monotonic_through_a_rollback() {
         policy: ClockBackwards::Monotonic,
         moves: &[T0 + 2, T0 - 3, T0 + 3],
         per_thread: [1, 1],
+        singles: 2,
         rollback: true,
     });
 }
@@ -234,6 +252,37 @@ fn wait_policy_through_a_rollback() {
         policy: ClockBackwards::Wait,
         moves: &[T0 + 2, T0 + 1, T0 + 3],
         per_thread: [1, 1],
+        singles: 2,
+        rollback: true,
+    });
+}
+
+/// Threads that lost a race take runs of slots (2 on this layout: a tick) and renew
+/// them as they spend them, while the clock moves and the window (2 ticks) fills.
+#[test]
+fn borrow_runs_renewed_clock_moving() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 2],
+        per_thread: [1, 1],
+        singles: 3,
+        rollback: false,
+    });
+}
+
+/// Runs of slots held while the clock goes back: a run's slots past the window
+/// the clock now allows are not issued, and the verdict is the counter's.
+#[test]
+fn borrow_runs_through_a_rollback() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Monotonic,
+        moves: &[T0 + 2, T0],
+        per_thread: [1, 1],
+        singles: 3,
         rollback: true,
     });
 }

@@ -122,8 +122,9 @@ fn forced_interleaving_borrow_no_false_rollback() {
 /// `threads` threads share one generator on the real clock for `secs` seconds, in
 /// rounds (fresh threads each round, so every ID of a round is above every ID of
 /// the round before). Every call must succeed; IDs are unique and each thread's
-/// increase.
-fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) -> (u64, u64) {
+/// increase; no ID is stamped more than `max_borrow_ms` past a clock reading taken
+/// after it was issued (the borrow bound, runs of slots included).
+fn stress(overflow: Overflow, max_borrow_ms: u64, threads: usize, per_round: usize, batch: usize) -> (u64, u64) {
     let secs: f64 = std::env::var("FLAKEID_STRESS_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -132,6 +133,7 @@ fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) ->
         Generator::builder(Layout::SNOWFLAKE)
             .node(9)
             .overflow(overflow)
+            .max_borrow_ms(max_borrow_ms)
             .build()
             .unwrap(),
     );
@@ -146,6 +148,8 @@ fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) ->
                     let mut ids = Vec::with_capacity(per_round);
                     let mut errors = Vec::new();
                     let mut calls = 0u32;
+                    // (IDs issued so far, the wall clock after them), now and then.
+                    let mut readings = Vec::new();
                     while ids.len() < per_round {
                         // Odd threads mix in batches: order must hold across both.
                         let r = if batch > 0 && i % 2 == 1 && ids.len() % 3 == 0 {
@@ -159,17 +163,21 @@ fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) ->
                         // Count calls, not IDs: a batch skips past any multiple of
                         // the ID count, and the thread then ran to `per_round`.
                         calls = calls.wrapping_add(1);
-                        if calls.is_multiple_of(4096) && Instant::now() > deadline {
-                            break;
+                        if calls.is_multiple_of(4096) {
+                            readings.push((ids.len(), wall_ms()));
+                            if Instant::now() > deadline {
+                                break;
+                            }
                         }
                     }
-                    (ids, errors)
+                    readings.push((ids.len(), wall_ms()));
+                    (ids, errors, readings)
                 })
             })
             .collect();
         let mut lists = Vec::new();
         for h in handles {
-            let (ids, errors) = h.join().unwrap();
+            let (ids, errors, readings) = h.join().unwrap();
             assert!(
                 errors.is_empty(),
                 "{} errors under contention, first: {}",
@@ -177,6 +185,16 @@ fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) ->
                 errors[0]
             );
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread saw its IDs go backwards");
+            // IDs increase, so the last one before each reading is the latest stamped.
+            for (issued, now) in readings {
+                if let Some(&id) = issued.checked_sub(1).and_then(|i| ids.get(i)) {
+                    let stamped = Layout::SNOWFLAKE.decompose(id).timestamp_ms;
+                    assert!(
+                        stamped <= now + max_borrow_ms,
+                        "an ID stamped {stamped} ms, past the clock ({now} ms) + {max_borrow_ms} ms"
+                    );
+                }
+            }
             lists.push(ids);
         }
         // Each thread's list increases, so merging them visits the round's IDs in
@@ -207,14 +225,27 @@ fn stress(overflow: Overflow, threads: usize, per_round: usize, batch: usize) ->
     (total, rounds)
 }
 
+fn wall_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    u64::try_from(since.unwrap().as_millis()).unwrap()
+}
+
 #[test]
 fn stress_three_threads_strict_real_clock() {
-    let (n, rounds) = stress(Overflow::Wait, 3, 4_000_000, 1000);
+    let (n, rounds) = stress(Overflow::Wait, 0, 3, 4_000_000, 1000);
     eprintln!("strict: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
 
 #[test]
 fn stress_three_threads_borrow_real_clock() {
-    let (n, rounds) = stress(Overflow::Borrow, 3, 8_000_000, 1000);
+    let (n, rounds) = stress(Overflow::Borrow, 2_000, 3, 8_000_000, 1000);
     eprintln!("borrow: {n} IDs in {rounds} rounds, no error, no duplicate");
+}
+
+/// Eight threads on two cores with a 3 ms window: threads take runs of slots, are
+/// preempted holding them, and keep meeting the window's end and the next tick.
+#[test]
+fn stress_eight_threads_borrow_small_window_real_clock() {
+    let (n, rounds) = stress(Overflow::Borrow, 3, 8, 1_000_000, 100);
+    eprintln!("borrow, 8 threads: {n} IDs in {rounds} rounds, no error, no duplicate");
 }

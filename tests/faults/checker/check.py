@@ -11,13 +11,14 @@ What it reads (formats: docs/faults.md, "Files"):
                                 generator processes started / killed / exited
     polls.jsonl                 the store's lease records, read every 100 ms
     slots/g*/<tag>-<k>.ids      every ID each generator incarnation gave out,
-                                in records (t0, t1, count, op) + IDs
+                                in records (t0, t1, count, op) + IDs; or
+                                <tag>-<k>.t<j>.ids, one per thread sharing it
     slots/g*/*.events.jsonl     each driver's own log: acquired (node), lost, ...
 
 Safety checks (each must find nothing; docs/faults.md says exactly what each
 proves):
     duplicates      an ID given out twice, by anyone, in the scenario
-    order           an incarnation's IDs not strictly increasing
+    order           an incarnation's IDs (each thread's) not strictly increasing
     node            an ID whose node field is not the node its incarnation
                     reported when it acquired its lease
     foreign         an ID given out under node n by a call that lay wholly inside
@@ -186,7 +187,9 @@ def main(sdir):
     for slot in sc["slots"]:
         sd = os.path.join(sdir, "slots", slot["name"])
         for path in sorted(glob.glob(os.path.join(sd, "*.ids"))):
-            m = re.match(r"(.+)-(\d+)\.ids$", os.path.basename(path))
+            # <tag>-<k>.ids, or <tag>-<k>.t<j>.ids: thread j of an incarnation that
+            # threads share (each thread's IDs increase; the rest is per incarnation).
+            m = re.match(r"(.+)-(\d+)(?:\.t\d+)?\.ids$", os.path.basename(path))
             tag, k = m.group(1), int(m.group(2))
             key = (slot["name"], tag, k)
             recs, ids = read_ids(path)
@@ -209,9 +212,17 @@ def main(sdir):
                     node_examples.append({"inc": list(map(str, key)), "id": str(ids[w]), "node": int(nodes[w]),
                                           "reported": info["node"]})
             ticks = lay.ticks(ids)
+            seen = per_inc.get(key)
             per_inc[key] = {"n": int(len(ids)), "nodes": np.unique(nodes).tolist(),
                             "min_tick": int(ticks.min()), "max_tick": int(ticks.max()),
                             "first_t": int(recs["t0"].min()), "last_t": int(recs["t1"].max())}
+            if seen is not None:  # another thread's file of the same incarnation
+                per_inc[key] = {"n": seen["n"] + per_inc[key]["n"],
+                                "nodes": sorted(set(seen["nodes"]) | set(per_inc[key]["nodes"])),
+                                "min_tick": min(seen["min_tick"], per_inc[key]["min_tick"]),
+                                "max_tick": max(seen["max_tick"], per_inc[key]["max_tick"]),
+                                "first_t": min(seen["first_t"], per_inc[key]["first_t"]),
+                                "last_t": max(seen["last_t"], per_inc[key]["last_t"])}
             all_ids.append(ids)
             owners.append(np.full(len(ids), idx, dtype=np.int32))
             slot_success[slot["name"]].extend(zip(recs["t1"].tolist(), recs["n"].tolist()))

@@ -36,6 +36,10 @@ SERVE_PORT = 7676
 # Where the CLI and the Rust driver are: cargo's debug output, under $CARGO_TARGET_DIR
 # when set (a build with a patched core for an experiment: run.py --bin-dir).
 BIN_DIR = os.path.join(os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")), "debug")
+# Threads sharing each Rust driver's generator, and the percentage of its calls that
+# are runs of singles rather than batches (run.py --rust-threads, --rust-singles-pct).
+RUST_THREADS = 1
+RUST_SINGLES_PCT = 30
 
 
 def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
@@ -52,7 +56,8 @@ def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
     if kind == "rust":
         # Borrowing: the fence then carries the borrow allowance (ahead_ms).
         return [os.path.join(BIN_DIR, "flakeid-faults-driver"), "--url", url, *common,
-                "--overflow", "borrow", "--max-batch", "8192"]
+                "--overflow", "borrow", "--max-batch", "8192", "--threads", str(RUST_THREADS),
+                "--singles-pct", str(RUST_SINGLES_PCT)]
     raise ValueError(kind)
 
 

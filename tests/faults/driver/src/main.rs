@@ -1,12 +1,14 @@
 //! `flakeid-faults-driver --url URL --dir DIR --tag TAG [--ttl-ms N] [--rate R]
-//! [--seed S] [--overflow wait|borrow] [--max-batch N]`
+//! [--seed S] [--overflow wait|borrow] [--max-batch N] [--threads N] [--singles-pct P]`
 //!
 //! The fault suite's in-process Rust generator (tests/faults, docs/faults.md). It
 //! builds a leased generator, asks it for IDs — runs of single `next_id()` calls
 //! and `next_ids(n)` batches, paced to `R` IDs/s — and records every ID it is given,
 //! exactly as the Python and Node drivers do:
 //!
-//! * `DIR/TAG-K.ids`, one file per incarnation K (one built generator): records of
+//! * `DIR/TAG-K.ids`, one file per incarnation K (one built generator; with
+//!   `--threads N` > 1, N threads share it, each writing `DIR/TAG-K.tJ.ids` and
+//!   asking for `R / N` IDs/s): records of
 //!   `t0 u64, t1 u64, count u32, op u32` then `count` IDs as u64, little-endian;
 //!   `t0`/`t1` are CLOCK_MONOTONIC ns read before and after the call (op 1 = a run
 //!   of singles, 2 = a batch).
@@ -88,11 +90,11 @@ fn json_str(s: &str) -> String {
 struct Events(File);
 
 impl Events {
-    fn log(&mut self, ev: &str, fields: &str) {
+    fn log(&self, ev: &str, fields: &str) {
         let sep = if fields.is_empty() { "" } else { "," };
         let line = format!("{{\"t\":{},\"ev\":\"{ev}\"{sep}{fields}}}\n", mono_ns());
         // One write per line: a line is whole in the file even if we are killed.
-        let _ = self.0.write_all(line.as_bytes());
+        let _ = (&self.0).write_all(line.as_bytes());
     }
 }
 
@@ -119,6 +121,19 @@ impl Ids {
     }
 }
 
+fn ids_file(path: &str) -> Ids {
+    match File::create(path) {
+        Ok(f) => Ids {
+            out: BufWriter::with_capacity(1 << 16, f),
+            flushed: mono_ns(),
+        },
+        Err(e) => {
+            eprintln!("flakeid-faults-driver: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 struct Opts {
     url: String,
     dir: String,
@@ -128,6 +143,9 @@ struct Opts {
     seed: u64,
     overflow: Overflow,
     max_batch: u64,
+    threads: u64,
+    /// Percent of calls that are runs of singles (the rest are batches), in tens.
+    singles_pct: u64,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -153,6 +171,8 @@ fn parse_args() -> Result<Opts, String> {
         seed: num("--seed", 1)?.max(1),
         overflow: Overflow::parse(&opt("--overflow").unwrap_or_else(|| "wait".into())).map_err(|e| e.to_string())?,
         max_batch: num("--max-batch", 2000)?.max(1),
+        threads: num("--threads", 1)?.clamp(1, 64),
+        singles_pct: num("--singles-pct", 30)?.min(100),
     })
 }
 
@@ -175,7 +195,7 @@ fn main() {
         .create(true)
         .append(true)
         .open(format!("{}/{}.events.jsonl", o.dir, o.tag));
-    let mut ev = match events {
+    let ev = match events {
         Ok(f) => Events(f),
         Err(e) => {
             eprintln!("flakeid-faults-driver: {}: {e}", o.dir);
@@ -212,19 +232,34 @@ fn main() {
                 g.lease_lock_delay_ms().unwrap_or(0)
             ),
         );
-        let file = match File::create(format!("{}/{}-{inc}.ids", o.dir, o.tag)) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("flakeid-faults-driver: {e}");
-                std::process::exit(1);
-            }
+        let lost = if o.threads == 1 {
+            let mut ids = ids_file(&format!("{}/{}-{inc}.ids", o.dir, o.tag));
+            let lost = issue(&g, &o, &mut rng, &mut ids, &ev, &AtomicBool::new(false));
+            let _ = ids.out.flush();
+            lost
+        } else {
+            // Threads sharing the generator: each its own file and op mix; the
+            // first to see the lease lost stops the others.
+            let stop = AtomicBool::new(false);
+            let seeds: Vec<u64> = (0..o.threads).map(|_| rng.next() | 1).collect();
+            std::thread::scope(|s| {
+                let handles: Vec<_> = seeds
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &seed)| {
+                        let (g, o, ev, stop) = (&g, &o, &ev, &stop);
+                        s.spawn(move || {
+                            let mut ids = ids_file(&format!("{}/{}-{inc}.t{j}.ids", o.dir, o.tag));
+                            let lost = issue(g, o, &mut Rng(seed), &mut ids, ev, stop);
+                            let _ = ids.out.flush();
+                            stop.store(true, Ordering::Relaxed);
+                            lost
+                        })
+                    })
+                    .collect();
+                handles.into_iter().any(|h| h.join().unwrap_or(true))
+            })
         };
-        let mut ids = Ids {
-            out: BufWriter::with_capacity(1 << 16, file),
-            flushed: mono_ns(),
-        };
-        let lost = issue(&g, &o, &mut rng, &mut ids, &mut ev);
-        let _ = ids.out.flush();
         if lost {
             ev.log("lost", &format!("\"inc\":{inc}"));
         }
@@ -238,24 +273,26 @@ fn main() {
     ev.log("exit", "");
 }
 
-/// Issues until SIGTERM (false) or until the lease is lost (true).
-fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &mut Events) -> bool {
+/// Issues until SIGTERM or `stop` (false) or until the lease is lost (true).
+fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, stop: &AtomicBool) -> bool {
+    let rate = o.rate / o.threads as f64;
     let mut buf = vec![0u64; o.max_batch as usize];
     // A token bucket: at most 50 ms of IDs in a burst, no catching up after an outage.
-    let burst = o.rate * 0.05;
+    let burst = rate * 0.05;
     let mut budget = 0.0f64;
     let mut last = mono_ns();
     let mut failing: Option<(String, u64)> = None;
-    while !STOP.load(Ordering::Relaxed) {
+    while !STOP.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
         let now = mono_ns();
-        budget = (budget + (now - last) as f64 * o.rate / 1e9).min(burst);
+        budget = (budget + (now - last) as f64 * rate / 1e9).min(burst);
         last = now;
         if budget < 0.0 {
-            let wait_ns = (-budget / o.rate * 1e9) as u64;
+            let wait_ns = (-budget / rate * 1e9) as u64;
             std::thread::sleep(Duration::from_nanos(wait_ns.clamp(200_000, 20_000_000)));
             continue;
         }
-        let singles = rng.below(10) < 3;
+        // In tens of percent: the default draws what it always drew from a seed.
+        let singles = rng.below(10) < o.singles_pct / 10;
         let n = if singles {
             1 + rng.below(32)
         } else {

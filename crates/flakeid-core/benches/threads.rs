@@ -1,0 +1,187 @@
+//! `cargo bench -p flakeid-core --bench threads` — threads sharing one generator,
+//! in interleaved rounds.
+//!
+//! Each round runs every case once, for `FLAKEID_BENCH_MS` (300) ms of wall time,
+//! starting at a different case each round; `FLAKEID_BENCH_ROUNDS` (7) rounds. The
+//! table gives each case's median IDs/s over the rounds (and its CPU time per ID:
+//! on a machine that other work keeps busy, more threads also take a larger share
+//! of the cores, so wall-time rates flatter them), and two ratios taken
+//! within each round before their median is taken (so that a neighbour's build
+//! slowing one round down cancels out): against the same kind with 1 thread, and
+//! against the peer with as many threads. On a machine shared with other work,
+//! quote the ratios.
+//!
+//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `strict` (the default
+//! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
+//! code path without the cap), and the peer `snowflaked` (`sync::Generator`, the
+//! Snowflake split, strict), each with 1, 2, 4 and 8 threads on one generator.
+//! `FLAKEID_BENCH_KINDS=borrow` runs one kind (and the peer).
+use flakeid_core::{Generator, Layout, Overflow};
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const THREADS: [usize; 4] = [1, 2, 4, 8];
+const KINDS: [&str; 4] = ["borrow", "strict", "strict<cap", "snowflaked"];
+const HOUR_MS: u64 = 3_600_000;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The process's CPU time (all threads; the timing thread sleeps).
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid out-pointer; the clock exists on every unix.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// What one case measured: IDs per second of wall time, and CPU ns per ID.
+#[derive(Clone, Copy, Default)]
+struct Run {
+    per_s: f64,
+    cpu_ns: f64,
+}
+
+/// `threads` threads calling `next` for `run`.
+fn rate(threads: usize, run: Duration, next: &(dyn Fn() -> u64 + Sync)) -> Run {
+    let stop = AtomicBool::new(false);
+    let total = AtomicU64::new(0);
+    let go = Barrier::new(threads + 1);
+    let elapsed = std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                go.wait();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..256 {
+                        black_box(next());
+                    }
+                    n += 256;
+                }
+                total.fetch_add(n, Ordering::Relaxed);
+            });
+        }
+        go.wait();
+        let (start, cpu) = (Instant::now(), process_cpu());
+        std::thread::sleep(run);
+        stop.store(true, Ordering::Relaxed);
+        (start.elapsed(), cpu)
+    });
+    // The threads stop within 256 calls of the flag: their CPU time until then.
+    let (wall, cpu) = (elapsed.0, process_cpu() - elapsed.1);
+    let ids = total.load(Ordering::Relaxed) as f64;
+    Run {
+        per_s: ids / wall.as_secs_f64(),
+        cpu_ns: cpu.as_nanos() as f64 / ids,
+    }
+}
+
+/// One case: a fresh generator (or peer) of `kind` shared by `threads` threads.
+fn case(kind: &str, threads: usize, run: Duration) -> Run {
+    match kind {
+        "borrow" => {
+            let g = Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .overflow(Overflow::Borrow)
+                .max_borrow_ms(24 * HOUR_MS) // a bench runs far ahead of the clock
+                .build()
+                .expect("generator");
+            rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        "strict" => {
+            let g = Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .build()
+                .expect("generator");
+            rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        "strict<cap" => {
+            let wide = Layout::builder()
+                .time_bits(41)
+                .node_bits(0)
+                .sequence_bits(22)
+                .build()
+                .expect("layout");
+            let g = Generator::builder(wide).build().expect("generator");
+            rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        _ => {
+            let peer = snowflaked::sync::Generator::new(1);
+            rate(threads, run, &|| peer.generate::<u64>())
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` does not, and then
+    // each case runs once, briefly, as criterion's benches do there.
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rounds, ms) = if measuring {
+        (
+            env("FLAKEID_BENCH_ROUNDS", 7).max(1) as usize,
+            env("FLAKEID_BENCH_MS", 300),
+        )
+    } else {
+        (1, 5)
+    };
+    let run = Duration::from_millis(ms);
+    // FLAKEID_BENCH_KINDS=borrow,snowflaked: only those (the ratios need the
+    // 1-thread case of each kind and the peer).
+    let only = std::env::var("FLAKEID_BENCH_KINDS").unwrap_or_default();
+    let kinds: Vec<&str> = KINDS
+        .iter()
+        .copied()
+        .filter(|k| only.is_empty() || *k == "snowflaked" || only.split(',').any(|o| o == *k))
+        .collect();
+    let cases: Vec<(&str, usize)> = kinds
+        .iter()
+        .flat_map(|&k| THREADS.iter().map(move |&t| (k, t)))
+        .collect();
+    // rates[round][case]
+    let mut rates = vec![vec![Run::default(); cases.len()]; rounds];
+    for (r, row) in rates.iter_mut().enumerate() {
+        for i in 0..cases.len() {
+            let c = (i + r * 5) % cases.len();
+            row[c] = case(cases[c].0, cases[c].1, run);
+        }
+        eprintln!("round {}/{rounds} done", r + 1);
+    }
+    let at = |k: &str, t: usize| cases.iter().position(|&c| c == (k, t)).expect("case");
+    println!(
+        "{rounds} interleaved rounds of {} ms per case; medians over rounds, ratios taken within each round",
+        run.as_millis()
+    );
+    println!(
+        "{:<11} {:>7} {:>10} {:>9} {:>11} {:>12} {:>12}",
+        "kind", "threads", "M IDs/s", "ns/ID", "CPU ns/ID", "÷ 1 thread", "÷ snowflaked"
+    );
+    for &kind in &kinds {
+        for &t in &THREADS {
+            let c = at(kind, t);
+            let m = median(rates.iter().map(|row| row[c].per_s).collect());
+            let cpu = median(rates.iter().map(|row| row[c].cpu_ns).collect());
+            let one = at(kind, 1);
+            let vs_one = median(rates.iter().map(|row| row[c].per_s / row[one].per_s).collect());
+            let peer = at("snowflaked", t);
+            let vs_peer = median(rates.iter().map(|row| row[c].per_s / row[peer].per_s).collect());
+            println!(
+                "{kind:<11} {t:>7} {:>10.2} {:>9.2} {cpu:>11.2} {vs_one:>12.2} {vs_peer:>12.2}",
+                m / 1e6,
+                1e9 / m
+            );
+        }
+    }
+}
