@@ -395,19 +395,7 @@ impl GeneratorBuilder {
             }
         };
         // `sb` is the sequence width of the counter; the ID keeps the layout's field.
-        let sb = match self.max_sequence {
-            None => layout.sequence_bits(),
-            Some(n) if n <= layout.max_sequence() && (n + 1).is_power_of_two() => (n + 1).trailing_zeros(),
-            Some(n) => {
-                return Err(Error::config(
-                    "max_sequence",
-                    format!(
-                        "max_sequence must be 2^k - 1 in 0..={} (a mask of the sequence field), got {n}",
-                        layout.max_sequence()
-                    ),
-                ));
-            }
-        };
+        let sb = layout.counter_sequence_bits(self.max_sequence)?;
         let ahead = match self.overflow {
             Overflow::Wait => 0,
             Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),

@@ -242,6 +242,23 @@ impl Layout {
     pub fn max_sequence(&self) -> u64 {
         mask(self.sequence_bits())
     }
+    /// The sequence width of a generator's counter (`tick << bits | sequence`) under
+    /// the option `max_sequence`: the layout's own sequence bits when it is not given,
+    /// `k` when it is `2^k - 1` within the sequence field; any other value is refused,
+    /// naming `max_sequence`. The IDs keep the layout's field either way.
+    pub fn counter_sequence_bits(&self, max_sequence: Option<u64>) -> Result<u32> {
+        match max_sequence {
+            None => Ok(self.sequence_bits()),
+            Some(n) if n <= self.max_sequence() && (n + 1).is_power_of_two() => Ok((n + 1).trailing_zeros()),
+            Some(n) => Err(Error::config(
+                "max_sequence",
+                format!(
+                    "max_sequence must be 2^k - 1 in 0..={} (a mask of the sequence field), got {n}",
+                    self.max_sequence()
+                ),
+            )),
+        }
+    }
     /// The largest tick count the time field holds.
     pub fn max_ticks(&self) -> u64 {
         mask(self.time_bits())

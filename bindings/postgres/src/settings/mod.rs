@@ -483,14 +483,11 @@ pub fn server_layout() -> Layout {
     layout
 }
 
-/// The sequence width of the server's counter word (the engine's counter is
-/// `tick << bits | sequence`): the layout's sequence bits, or with
-/// `flakeid.max_sequence` (2^k - 1, checked when set) k.
+/// The sequence width of the server's counter word, by the engine's rule, under
+/// `flakeid.max_sequence` (-1: not set; a bad value was refused when set).
 pub fn counter_sequence_bits(layout: &Layout) -> u32 {
-    match u64::try_from(MAX_SEQUENCE.get()) {
-        Ok(m) if (m + 1).is_power_of_two() && m <= layout.max_sequence() => (m + 1).trailing_zeros(),
-        _ => layout.sequence_bits(),
-    }
+    let max_sequence = u64::try_from(MAX_SEQUENCE.get()).ok();
+    layout.counter_sequence_bits(max_sequence).unwrap_or(layout.sequence_bits())
 }
 
 /// The OS clock, read on every call. The core's default clock serves a cache from a
