@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import threading
 import time
 import uuid
 from itertools import repeat
@@ -30,6 +31,29 @@ def per_call(f: Callable[[], object], n: int, runs: int) -> float:
         for _ in repeat(None, n):
             f()
         times.append((time.perf_counter_ns() - t0) / n / 1e9)
+    return statistics.median(times)
+
+
+def threaded(f: Callable[[], object], threads: int, n: int, runs: int) -> float:
+    """Median wall seconds per call of `f` when `threads` threads share it, each making
+    n // threads calls, started together (the GIL lets one run Python at a time)."""
+    times = []
+    for _ in range(runs):
+        start = threading.Barrier(threads + 1)
+
+        def work() -> None:
+            start.wait()
+            for _ in repeat(None, n // threads):
+                f()
+
+        pool = [threading.Thread(target=work) for _ in range(threads)]
+        for t in pool:
+            t.start()
+        t0 = time.perf_counter_ns()
+        start.wait()
+        for t in pool:
+            t.join()
+        times.append((time.perf_counter_ns() - t0) / (n // threads * threads) / 1e9)
     return statistics.median(times)
 
 
@@ -57,6 +81,23 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     borrow = flakeid.Generator(1, 2, overflow="borrow")
     rows.append(row("flakeid next_id() borrow", per_call(borrow.next_id, n, runs)))
+
+    # One borrowing generator shared by threads, beside uuid-utils' uuid7() (also
+    # thread-safe): total IDs per second.
+    try:
+        import uuid_utils
+
+        peer: Optional[Callable[[], object]] = uuid_utils.uuid7
+    except ImportError:
+        peer = None
+    for threads in (1, 2, 4, 8):
+        # A window no run reaches (the default 2 s would cap these rows at 4.096M/s).
+        gen = flakeid.Generator(1, 4 + threads, overflow="borrow", max_borrow_ms=86_400_000)
+        shared = threaded(gen.next_id, threads, n, runs)
+        note = f"{threads} thread(s) sharing one generator"
+        if peer is not None:
+            note += f"; uuid-utils uuid7() {1 / threaded(peer, threads, n, runs) / 1e6:.2f}M/s"
+        rows.append(row(f"flakeid next_id() borrow, {threads} thread(s)", shared, note))
 
     batch_gen = flakeid.Generator(1, 3, overflow="borrow", max_borrow_ms=60_000)
     batch, arrays = [], []
