@@ -6,7 +6,8 @@
 #   make ci              what .ci/run runs: make test, then real stores, serve, the
 #                        PostgreSQL extension and its .deb, faults, fuzz, loom, Go, Java,
 #                        and the host's release artifacts installed with no Rust
-#   make release-check   the full cross matrix (aarch64, musl, qemu); not in CI
+#   make release-check   the full cross matrix (aarch64, musl, qemu), Windows under
+#                        Wine; not in CI
 # A suite is a make target; what it needs installed is its prerequisite (setup-*:
 # idempotent, a no-op when all is there), so `make test-node` works alone on a fresh
 # machine. mk/<name>.mk holds one language's recipe whole: its setup, build, suites,
@@ -51,7 +52,8 @@ CI_SUITES := \
 RELEASE_SUITES := \
   test-dist \
   release-check-go \
-  release-check-java
+  release-check-java \
+  test-windows
 # ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
 # and Java's stores, faults), so the two longest builds of the rest (the extension's
 # release build for its .deb, the static CLI) run beside them in the background, as
@@ -70,7 +72,7 @@ RELEASE_SUITES := \
 SETUP_TEST := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java
 SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
   setup-faults setup-dist-host
-SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release
+SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release setup-windows
 
 .PHONY: all help lint-help test ci release-check soak ci-prebuild-start ci-prebuild-wait \
   setup-test setup-ci setup-release

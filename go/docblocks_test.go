@@ -58,7 +58,7 @@ func docBlocks(t *testing.T, lang string) (string, []docBlock) {
 
 // The packages a block that is not a whole program may use without importing them.
 var docImports = map[string]string{
-	"flakeid": `flakeid "example.invalid/flakeid/go"`,
+	"flakeid": `"github.com/flakeid/flakeid-go"`,
 	"errors":  `"errors"`,
 	"fmt":     `"fmt"`,
 	"hex":     `"encoding/hex"`,
@@ -120,7 +120,7 @@ var docChecks = map[string]func(t *testing.T, dir, out string){
 
 // Every Go block of the docs, compiled and run as written, each as a package of its
 // own under testdata/ (which `./...` skips; inside the module, so the import of
-// example.invalid/flakeid/go is this checkout), from a folder with a seal.key.
+// github.com/flakeid/flakeid-go is this checkout), from a folder with a seal.key.
 func TestDocBlocks(t *testing.T) {
 	t.Parallel() // go build subprocesses, ~3 s: overlaps the long seal test
 	dir, blocks := docBlocks(t, "go")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	flakeid "example.invalid/flakeid/go"
+	"github.com/flakeid/flakeid-go"
 )
 
 // A first ID, for go doc (go/README.md's blocks run as written in TestDocBlocks).

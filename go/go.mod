@@ -1,3 +1,3 @@
-module example.invalid/flakeid/go
+module github.com/flakeid/flakeid-go
 
 go 1.24

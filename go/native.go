@@ -4,7 +4,8 @@ package flakeid
 // (crates/flakeid-core through bindings/c) decides.
 //
 // Linking: the static library libflakeid.a is looked up in lib/<GOOS>_<GOARCH>/
-// beside this file. A released module carries it there (built by `make dist-go`);
+// beside this file (linux_amd64, linux_arm64, darwin_amd64, darwin_arm64,
+// windows_amd64). A released module carries it there (built by `make dist-go`);
 // in the repository `make lib-go` links target/<host>/dist/libflakeid.a (mk/c.mk: C_LIB_DIR) into place.
 // The header is include/flakeid.h (a symlink to the repository's header; a copy in
 // a released module), so cgo always compiles against the header of the library.
@@ -13,7 +14,18 @@ package flakeid
 #cgo CFLAGS: -I${SRCDIR}/include
 #cgo linux,amd64 LDFLAGS: -L${SRCDIR}/lib/linux_amd64
 #cgo linux,arm64 LDFLAGS: -L${SRCDIR}/lib/linux_arm64
-#cgo LDFLAGS: -lflakeid -lgcc_s -lutil -lrt -lpthread -lm -ldl
+#cgo darwin,amd64 LDFLAGS: -L${SRCDIR}/lib/darwin_amd64
+#cgo darwin,arm64 LDFLAGS: -L${SRCDIR}/lib/darwin_arm64
+#cgo windows,amd64 LDFLAGS: -L${SRCDIR}/lib/windows_amd64
+#cgo LDFLAGS: -lflakeid
+// What the static library needs beside it, per OS: the system libraries that
+// `cargo rustc -p flakeid-c --crate-type staticlib -- --print native-static-libs`
+// names for that target, less the C runtime that cgo's linker brings itself. On
+// macOS the network lease stores need Apple's frameworks: Security and
+// CoreFoundation (rustls-native-certs), SystemConfiguration (whoami).
+#cgo linux LDFLAGS: -lgcc_s -lutil -lrt -lpthread -lm -ldl
+#cgo darwin LDFLAGS: -framework CoreFoundation -framework Security -framework SystemConfiguration -liconv -lm
+#cgo windows LDFLAGS: -lbcrypt -ladvapi32 -lsecur32 -lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp
 // The library never calls back into Go and keeps no pointer it is given past the
 // call: pointers to Go memory (out-parameters, a slice to fill, a string's bytes)
 // may then stay on the stack instead of escaping to the heap.

@@ -65,7 +65,7 @@ def java_rows():
                     "-Dmdep.outputFile=target/bench-cp.txt"], cwd=hib, env=env, check=True, capture_output=True)
     cp = f"{hib}/target/test-classes:{hib}/target/classes:" + (hib / "target" / "bench-cp.txt").read_text().strip()
     java = f"{env['JAVA_HOME']}/bin/java"
-    return json_lines([java, "--enable-native-access=ALL-UNNAMED", "-cp", cp, "invalid.example.flakeid.hibernate.InsertBench"], hib)
+    return json_lines([java, "--enable-native-access=ALL-UNNAMED", "-cp", cp, "io.github.flakeid.hibernate.InsertBench"], hib)
 
 
 def java_size():
@@ -74,7 +74,7 @@ def java_size():
                                                         capture_output=True, text=True, check=True).stdout.strip()}
     subprocess.run(["mvn", "-B", "-ntp", "-q", "dependency:build-classpath", "-Dmdep.includeScope=compile",
                     "-Dmdep.outputFile=target/size-cp.txt"], cwd=hib, env=env, check=True, capture_output=True)
-    jars = [j for j in (hib / "target" / "size-cp.txt").read_text().strip().split(":") if "/invalid/example/flakeid/" not in j]
+    jars = [j for j in (hib / "target" / "size-cp.txt").read_text().strip().split(":") if "/io/github/flakeid/" not in j]
     return sum(os.path.getsize(j) for j in jars), len(jars)
 
 

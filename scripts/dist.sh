@@ -157,6 +157,7 @@ node_dist() {
   "version": "$version",
   "description": "The prebuilt flakeid addon for $os $cpu ($libc); installed by @flakeid/node",
   "license": "MIT OR Apache-2.0",
+  "repository": { "type": "git", "url": "git+https://github.com/flakeid/flakeid.git", "directory": "node" },
   "main": "flakeid.$plat.node",
   "files": ["flakeid.$plat.node", "LICENSE-MIT", "LICENSE-APACHE"],
   "os": ["$os"],

@@ -64,6 +64,8 @@ cat > "$pkg/package.json" <<JSON
   "version": "$version",
   "description": "k-ordered, collision-free, decodable 64-bit Snowflake-family IDs: the flakeid engine as WebAssembly (browsers, edge runtimes, Node)",
   "license": "MIT OR Apache-2.0",
+  "homepage": "https://github.com/flakeid/flakeid/tree/main/bindings/wasm#readme",
+  "repository": { "type": "git", "url": "git+https://github.com/flakeid/flakeid.git", "directory": "bindings/wasm" },
   "main": "./node/index.js",
   "types": "./node/index.d.ts",
   "exports": {

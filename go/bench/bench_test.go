@@ -19,7 +19,7 @@ import (
 	"github.com/bwmarrin/snowflake"
 	"github.com/sony/sonyflake/v2"
 
-	flakeid "example.invalid/flakeid/go"
+	"github.com/flakeid/flakeid-go"
 )
 
 var sink uint64

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	flakeid "example.invalid/flakeid/go"
+	"github.com/flakeid/flakeid-go"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"

@@ -1,9 +1,9 @@
-module example.invalid/flakeid/go/frameworks
+module github.com/flakeid/flakeid-go/frameworks
 
 go 1.25.0
 
 require (
-	example.invalid/flakeid/go v0.0.0
+	github.com/flakeid/flakeid-go v0.0.0
 	github.com/jackc/pgx/v5 v5.10.0
 	gorm.io/driver/postgres v1.6.3
 	gorm.io/gorm v1.31.2
@@ -19,4 +19,4 @@ require (
 	golang.org/x/text v0.29.0 // indirect
 )
 
-replace example.invalid/flakeid/go => ../
+replace github.com/flakeid/flakeid-go => ../

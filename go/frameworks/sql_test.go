@@ -1,7 +1,7 @@
 // Package frameworks holds the Go suite's tests that need a database and the
 // frameworks' modules: database/sql through pgx against the fixture's PostgreSQL,
 // and docs/frameworks.md's GORM example. A module of its own, so pgx and GORM are
-// never requirements of example.invalid/flakeid/go.
+// never requirements of github.com/flakeid/flakeid-go.
 package frameworks
 
 import (
@@ -11,7 +11,7 @@ import (
 	"os"
 	"testing"
 
-	flakeid "example.invalid/flakeid/go"
+	"github.com/flakeid/flakeid-go"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 )

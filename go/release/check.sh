@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make release-check-go`: the packed module (make dist-go) as a user gets it. A fresh
 # `go mod` project, with no cargo or rustc on PATH, an empty module cache and only
-# dist/goproxy as GOPROXY, runs `go get example.invalid/flakeid/go@v<v>`, builds the
+# dist/goproxy as GOPROXY, runs `go get github.com/flakeid/flakeid-go@v<v>`, builds the
 # README's first example and runs it; then builds it for linux/arm64 (Debian's
 # aarch64 cross compiler as cgo's CC) and runs that under qemu-aarch64-static.
 # (Its tools: make setup-go-release, a prerequisite.)
@@ -22,14 +22,14 @@ export GOPROXY="file://$root/dist/goproxy" GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCH
   GOMODCACHE="$work/modcache" GOPATH="$work/gopath" CGO_ENABLED=1
 mkdir "$work/app"
 cd "$work/app"
-go mod init example.com/app >/dev/null 2>&1
+go mod init example/app >/dev/null 2>&1 # Go reserves example/ for paths like this one
 cat > main.go <<GO
 package main
 
 import (
 	"fmt"
 
-	flakeid "$module"
+	"$module"
 )
 
 func main() {

@@ -2,11 +2,11 @@
 # `make dist-go`: the Go module as users get it, built from the C SDKs that
 # `scripts/dist.sh c` makes (glibc 2.17 builds, LLVM bitcode trimmed):
 #   dist/flakeid-go-<v>.zip    the module zip (what the Go module proxy serves):
-#                              example.invalid/flakeid/go@v<v>/{*.go, go.mod, README.md,
+#                              github.com/flakeid/flakeid-go@v<v>/{*.go, go.mod, README.md,
 #                              LICENSE-*, include/flakeid.h, lib/linux_{amd64,arm64}/libflakeid.a}
 #   dist/goproxy/              the same as a GOPROXY=file://... tree (make release-check-go)
-# Publishing is a tag go/v<v> on a commit holding exactly these files (see go/README.md,
-# "Releasing"); the zip is what the proxy will serve for it.
+# Publishing is a tag v<v> on a commit of github.com/flakeid/flakeid-go holding exactly
+# these files (see go/README.md, "Releasing"); the zip is what the proxy will serve for it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"

@@ -23,7 +23,7 @@ export MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow ${MAVEN_OPTS:-}"
   -Dsurefire.failIfNoSpecifiedTests=false package)
 jar="java/target/flakeid-$version.jar"
 for t in x86_64:X86-64 aarch64:AArch64; do
-  so="invalid/example/flakeid/native/linux-${t%%:*}/libflakeid.so"
+  so="io/github/flakeid/native/linux-${t%%:*}/libflakeid.so"
   unzip -p "$jar" "$so" | cmp - "$natives/linux-${t%%:*}/libflakeid.so" \
     || { echo "dist-java: $so missing or not the C SDK's" >&2; exit 1; }
 done

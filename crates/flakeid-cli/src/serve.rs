@@ -145,12 +145,14 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
 
 /// The signals the service answers: SIGTERM and SIGINT drain; SIGHUP (`systemctl
 /// reload`) reloads the TLS and token files and keeps serving.
+#[cfg(unix)]
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
 }
 
+#[cfg(unix)]
 impl Signals {
     fn new() -> std::io::Result<Signals> {
         use tokio::signal::unix::{SignalKind, signal};
@@ -173,6 +175,40 @@ impl Signals {
                     let _ = tokio::task::spawn_blocking(move || s.reload_files()).await;
                 }
             }
+        }
+    }
+}
+
+/// Windows has no signals: its console control events drain instead (Ctrl-C,
+/// Ctrl-Break, the console closing, a logoff or shutdown). None reloads the TLS and
+/// token files, which there take a restart.
+#[cfg(windows)]
+struct Signals {
+    c: tokio::signal::windows::CtrlC,
+    brk: tokio::signal::windows::CtrlBreak,
+    close: tokio::signal::windows::CtrlClose,
+    shutdown: tokio::signal::windows::CtrlShutdown,
+}
+
+#[cfg(windows)]
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::windows;
+        Ok(Signals {
+            c: windows::ctrl_c()?,
+            brk: windows::ctrl_break()?,
+            close: windows::ctrl_close()?,
+            shutdown: windows::ctrl_shutdown()?,
+        })
+    }
+
+    /// The next control event, all of which stop the service.
+    async fn next(&mut self, _service: &Arc<Service>) -> &'static str {
+        tokio::select! {
+            _ = self.c.recv() => "CTRL_C_EVENT",
+            _ = self.brk.recv() => "CTRL_BREAK_EVENT",
+            _ = self.close.recv() => "CTRL_CLOSE_EVENT",
+            _ = self.shutdown.recv() => "CTRL_SHUTDOWN_EVENT",
         }
     }
 }

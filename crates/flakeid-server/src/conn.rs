@@ -3,9 +3,9 @@
 //! can make the server hold is bounded by configuration (docs/service.md,
 //! "Memory budget").
 //!
-//! - **Connections** are capped ([`Limits::max_connections`], and always below the
-//!   process's file-descriptor limit minus [`FD_HEADROOM`]), and so are those of one
-//!   client address ([`Limits::max_connections_per_client`]). At a cap, a new
+//! - **Connections** are capped ([`Limits::max_connections`], and on Unix always
+//!   below the process's file-descriptor limit minus [`FD_HEADROOM`]), and so are
+//!   those of one client address ([`Limits::max_connections_per_client`]). At a cap, a new
 //!   connection evicts the oldest connection that has not sent a complete request
 //!   within [`UNSERVED_GRACE`] of its accept (a slowloris or silent client), else
 //!   the served connection with no request in flight that started its last request
@@ -73,8 +73,9 @@ pub struct Limits {
     /// is shut down (PINGs and other control frames do not count). Default 60 s.
     pub idle_timeout: Duration,
     /// Open connections at most (default 1024: each may hold up to
-    /// [`PER_CONNECTION`] bytes, so the cap bounds their memory); lowered to the
-    /// soft `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less.
+    /// [`PER_CONNECTION`] bytes, so the cap bounds their memory); on Unix lowered to
+    /// the soft `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less (Windows has
+    /// no such limit on sockets).
     pub max_connections: usize,
     /// HTTP/2 streams (requests, gRPC calls) open at once on one connection.
     /// Default 32.
@@ -179,6 +180,7 @@ impl Limits {
 }
 
 /// The soft `RLIMIT_NOFILE` (`None`: unlimited or unknown).
+#[cfg(unix)]
 fn fd_limit() -> Option<u64> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
@@ -187,6 +189,15 @@ fn fd_limit() -> Option<u64> {
     // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
     (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
+}
+
+/// No descriptor limit to keep below: a Windows socket is a kernel handle, not a C
+/// runtime descriptor, and a process's handles are bounded only by memory (the C
+/// runtime's 8192-descriptor table never holds a socket). `max_connections` alone
+/// is the cap there.
+#[cfg(not(unix))]
+fn fd_limit() -> Option<u64> {
+    None
 }
 
 /// How long a new connection has to send its first request before, at a cap, it is

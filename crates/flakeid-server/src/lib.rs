@@ -349,7 +349,9 @@ impl Service {
         }
     }
 
-    /// Bytes of the request and response budgets in use now.
+    /// Bytes of the request and response budgets in use now (read by the trim
+    /// watch, which runs on glibc only).
+    #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
     pub(crate) fn memory_in_use(&self) -> usize {
         let free = self.responses.available_permits();
         self.requests.held() + self.budgets.response.saturating_sub(free)

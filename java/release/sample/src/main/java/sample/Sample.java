@@ -1,8 +1,8 @@
 package sample;
 
-import invalid.example.flakeid.FlakeId;
-import invalid.example.flakeid.Generator;
-import invalid.example.flakeid.Parts;
+import io.github.flakeid.FlakeId;
+import io.github.flakeid.Generator;
+import io.github.flakeid.Parts;
 
 public class Sample {
   public static void main(String[] args) {

@@ -1,0 +1,103 @@
+package io.github.flakeid.hibernate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.hibernate.SessionFactory;
+import org.hibernate.cfg.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/** @FlakeId on H2 (Hibernate's embedded default) and the fixture's PostgreSQL. */
+class FlakeIdHibernateTest {
+  @Entity(name = "HbOrder")
+  @Table(name = "hb_orders")
+  public static class Order {
+    @Id @FlakeId Long id;
+    int total;
+
+    public Order() {}
+
+    Order(int total) {
+      this.total = total;
+    }
+  }
+
+  @AfterEach
+  void closeShared() {
+    FlakeIdSettings.close();
+  }
+
+  static Configuration config(String db) {
+    Configuration c = new Configuration().addAnnotatedClass(Order.class)
+        .setProperty("hibernate.hbm2ddl.auto", "create-drop");
+    if (db.equals("h2")) {
+      c.setProperty("hibernate.connection.url", "jdbc:h2:mem:flakeid;DB_CLOSE_DELAY=-1");
+    } else {
+      c.setProperty("hibernate.connection.url", TestDb.jdbcUrl());
+    }
+    return c;
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "postgres"})
+  void insertsGetIdsFromTheSharedGenerator(String db) {
+    try (SessionFactory sf = config(db).setProperty("flakeid.node", "21").buildSessionFactory()) {
+      List<Long> ids = new ArrayList<>();
+      sf.inTransaction(s -> {
+        for (int i = 0; i < 5; i++) {
+          Order o = new Order(i);
+          s.persist(o);
+          ids.add(o.id);
+        }
+        Order given = new Order(99);
+        given.id = 42L;
+        s.persist(given);
+      });
+      for (int i = 1; i < ids.size(); i++) assertTrue(Long.compareUnsigned(ids.get(i - 1), ids.get(i)) < 0);
+      for (long id : ids) assertEquals(21, io.github.flakeid.FlakeId.decompose(id).node());
+      sf.inTransaction(s -> {
+        assertEquals(3, s.find(Order.class, ids.get(3)).total);
+        assertEquals(99, s.find(Order.class, 42L).total);
+        assertEquals(6L, s.createSelectionQuery("select count(o) from HbOrder o", Long.class).getSingleResult());
+      });
+    }
+  }
+
+  @Test
+  void noNodeSourceRefusesToStart() {
+    Exception e = assertThrows(Exception.class, () -> config("h2").buildSessionFactory().close());
+    Throwable root = e;
+    while (root.getCause() != null) root = root.getCause();
+    assertTrue(root.getMessage().contains("node 0"), root.getMessage());
+  }
+
+  @Test
+  void badPropertiesNameTheFieldAndRange() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "x")));
+    assertTrue(e.getMessage().contains("flakeid.worker"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.nodes", "1")));
+    assertTrue(e.getMessage().contains("unknown property flakeid.nodes"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> FlakeIdSettings.shared(Map.of("flakeid.node", "1", "flakeid.overflow", "later")));
+    assertTrue(e.getMessage().contains("[wait, borrow]"), e.getMessage());
+    RuntimeException r = assertThrows(RuntimeException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "32")));
+    assertTrue(r.getMessage().contains("worker must be in 0..=31"), r.getMessage());
+  }
+
+  @Test
+  void oneGeneratorPerProcess() {
+    FlakeIdSettings.shared(Map.of("flakeid.node", "3"));
+    assertThrows(IllegalArgumentException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.node", "4")));
+  }
+}

@@ -1,0 +1,99 @@
+package io.github.flakeid.spring;
+
+import io.github.flakeid.Generator;
+import io.github.flakeid.hibernate.FlakeIdSettings;
+import java.util.Map;
+import java.util.TreeMap;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.orm.jpa.EntityManagerFactoryDependsOnPostProcessor;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * One {@link Generator} bean from the {@code flakeid.*} properties ({@code
+ * flakeid.node} or {@code flakeid.datacenter} + {@code flakeid.worker} or {@code
+ * flakeid.lease}; {@code flakeid.layout}, {@code flakeid.overflow}, {@code
+ * flakeid.clock-backwards}), read and checked by {@link FlakeIdSettings} as
+ * Hibernate's {@code @FlakeId} reads them. Without a node source the context does not
+ * start. The bean is the process's generator: {@code @FlakeId} entities take their
+ * IDs from it, and it is closed (its lease given back) when the context closes.
+ */
+@AutoConfiguration(beforeName = "org.springframework.boot.autoconfigure.orm.jpa.HibernateJpaAutoConfiguration")
+public class FlakeIdAutoConfiguration {
+  static final String GENERATOR_BEAN = "flakeIdGenerator";
+
+  /**
+   * The {@code flakeid.*} properties FlakeIdSettings knows, with their prefix, in
+   * Spring's relaxed forms ({@code FLAKEID_NODE} in the environment too). Named one by
+   * one: other {@code FLAKEID_*} variables of the environment are none of its business.
+   */
+  static Map<String, String> properties(Environment env) {
+    Map<String, String> out = new TreeMap<>();
+    Binder binder = Binder.get(env);
+    for (String name : FlakeIdSettings.names()) {
+      binder.bind("flakeid." + name, String.class).ifBound(v -> out.put("flakeid." + name, v));
+    }
+    return out;
+  }
+
+  @Bean(name = GENERATOR_BEAN, destroyMethod = "")
+  @ConditionalOnMissingBean
+  public Generator flakeIdGenerator(Environment env) {
+    Map<String, String> props = properties(env);
+    Generator generator = FlakeIdSettings.build(props);
+    FlakeIdSettings.install(generator, props);
+    return generator;
+  }
+
+  @Bean
+  public SharedGeneratorCloser flakeIdSharedGeneratorCloser() {
+    return new SharedGeneratorCloser();
+  }
+
+  /** Closes the shared generator with the context (a bean's destroy callback). */
+  public static final class SharedGeneratorCloser implements org.springframework.beans.factory.DisposableBean {
+    @Override
+    public void destroy() {
+      FlakeIdSettings.close();
+    }
+  }
+
+  /**
+   * JPA's EntityManagerFactory waits for the generator, so that Hibernate's
+   * {@code @FlakeId} finds it installed (as Flyway's migrations are waited for).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.orm.jpa.AbstractEntityManagerFactoryBean")
+  static class Jpa {
+    @Bean
+    static EntityManagerFactoryDependsOnPostProcessor flakeIdEntityManagerFactoryDependsOn() {
+      return new EntityManagerFactoryDependsOnPostProcessor(GENERATOR_BEAN);
+    }
+  }
+
+  /** The Actuator health indicator (when Actuator is there). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
+  static class Health {
+    @Bean
+    @ConditionalOnMissingBean(name = "flakeIdHealthIndicator")
+    FlakeIdHealthIndicator flakeIdHealthIndicator(Generator generator) {
+      return new FlakeIdHealthIndicator(generator);
+    }
+  }
+
+  /** The Micrometer binder (when Micrometer is there). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+  static class Metrics {
+    @Bean
+    @ConditionalOnMissingBean
+    FlakeIdMetrics flakeIdMetrics(Generator generator) {
+      return new FlakeIdMetrics(generator);
+    }
+  }
+}

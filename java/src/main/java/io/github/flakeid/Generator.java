@@ -1,0 +1,338 @@
+package io.github.flakeid;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Issues IDs. Thread-safe: share one per node id between any number of threads; no ID
+ * repeats, and each thread sees its own IDs strictly increase. Close it to release its
+ * node-id lease; one that is never closed is freed once it is garbage.
+ *
+ * <pre>{@code
+ * try (Generator gen = Generator.builder().datacenter(1).worker(2).build()) {
+ *   long id = gen.nextId();
+ * }
+ * }</pre>
+ */
+public final class Generator implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+  private static final long UNSET = -1L; // FLAKEID_UNSET, UINT64_MAX
+
+  /**
+   * Owns the C generator: closing it frees the generator (and gives its lease back).
+   * Shared, so that a call in progress keeps it open: {@link #close} waits for those.
+   */
+  private final Arena arena;
+  private final MemorySegment handle;
+  private final long node;
+  private final Layout layout;
+  private final Cleaner.Cleanable cleanable;
+  private volatile boolean closed;
+
+  private Generator(Builder b) {
+    Arena arena = Arena.ofShared();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment o = (MemorySegment) Native.OPTIONS_DEFAULT.invokeExact((SegmentAllocator) call);
+      if (b.layout != null) {
+        o.asSlice(Native.offset(Native.OPTIONS, "layout"), Native.LAYOUT).copyFrom(b.layout.segment);
+      }
+      put(o, "node", b.node);
+      put(o, "datacenter", b.datacenter);
+      put(o, "worker", b.worker);
+      if (b.nodeSource != null) o.set(ADDRESS, off("node_source"), call.allocateFrom(b.nodeSource));
+      if (b.lease != null) o.set(ADDRESS, off("lease_url"), call.allocateFrom(b.lease));
+      if (b.overflow != null) o.set(JAVA_INT, off("overflow"), b.overflow.value);
+      if (b.clockBackwards != null) o.set(JAVA_INT, off("clock_backwards"), b.clockBackwards.value);
+      if (b.maxBorrow != null) o.set(JAVA_LONG, off("max_borrow_ms"), millis(b.maxBorrow));
+      if (b.maxWait != null) o.set(JAVA_LONG, off("max_wait_ms"), millis(b.maxWait));
+      if (b.clock != null) o.set(ADDRESS, off("clock"), b.clock.handle());
+      if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
+      put(o, "max_sequence", b.maxSequence);
+      if (b.state != null) o.set(ADDRESS, off("state"), call.allocateFrom(b.state));
+      MemorySegment out = call.allocate(ADDRESS);
+      Native.check((int) Native.GENERATOR_NEW.invokeExact(o, out));
+      MemorySegment raw = out.get(ADDRESS, 0);
+      this.handle = raw.reinterpret(arena, Generator::free);
+      this.arena = arena;
+      MemorySegment n = call.allocate(JAVA_LONG);
+      Native.check((int) Native.GENERATOR_NODE.invokeExact(handle, n));
+      this.node = n.get(JAVA_LONG, 0);
+      MemorySegment l = call.allocate(Native.LAYOUT);
+      Native.check((int) Native.GENERATOR_LAYOUT.invokeExact(handle, l));
+      this.layout = Layout.of(l);
+      if (b.clock != null) b.clock.keepAlive();
+    } catch (Throwable t) {
+      arena.close();
+      throw Native.rethrow(t);
+    }
+    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
+  }
+
+  private static long off(String field) {
+    return Native.offset(Native.OPTIONS, field);
+  }
+
+  private static void put(MemorySegment o, String field, Long value) {
+    if (value != null) o.set(JAVA_LONG, off(field), value);
+  }
+
+  /**
+   * Whole milliseconds, rounded up; a negative duration reaches the library as an
+   * out-of-range number, so the error (naming the option and its range) is the engine's.
+   */
+  private static long millis(Duration d) {
+    if (d.isNegative()) return UNSET;
+    long ms = d.toMillis();
+    return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+  }
+
+  /** As {@link #millis}, but UNSET is "not given" here: a negative TTL is UNSET - 1. */
+  private static long leaseTtlMillis(Duration d) {
+    return d.isNegative() ? UNSET - 1 : millis(d);
+  }
+
+  private static void free(MemorySegment g) {
+    try {
+      Native.GENERATOR_FREE.invokeExact(g);
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The next ID: one call into the library (java/README.md, "Threads, and what a call costs"). */
+  public long nextId() {
+    if (closed) throw closedError();
+    MemorySegment out = Native.scratch();
+    int status;
+    try {
+      status = (int) Native.NEXT_ID.invokeExact(handle, out);
+    } catch (IllegalStateException e) {
+      throw closedError(); // closed between the check and the call
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+    Native.check(status);
+    return out.get(JAVA_LONG, 0);
+  }
+
+  /** {@code n} fresh IDs, increasing, in one call into the library (runs are reserved at once). */
+  public long[] nextIds(int n) {
+    if (n < 0) throw new IllegalArgumentException("n must be >= 0, got " + n);
+    long[] ids = new long[n];
+    fill(ids);
+    return ids;
+  }
+
+  /** Fills {@code ids} with fresh IDs, increasing, in one call into the library. */
+  public void fill(long[] ids) {
+    if (closed) throw closedError();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment buf = ids.length == 0 ? MemorySegment.NULL : call.allocate(JAVA_LONG, ids.length);
+      int status;
+      try {
+        status = (int) Native.NEXT_IDS.invokeExact(handle, buf, (long) ids.length);
+      } catch (IllegalStateException e) {
+        throw closedError();
+      }
+      Native.check(status);
+      MemorySegment.copy(buf, JAVA_LONG, 0, ids, 0, ids.length);
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  /** A snapshot of what this generator has done since it was built (for monitoring). */
+  public Stats stats() {
+    if (closed) throw closedError();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment out = call.allocate(Native.STATS);
+      int status;
+      try {
+        status = (int) Native.GENERATOR_STATS.invokeExact(handle, out, Native.STATS.byteSize());
+      } catch (IllegalStateException e) {
+        throw closedError();
+      }
+      Native.check(status);
+      long remaining = field(out, "lease_remaining_ms");
+      MemorySegment state = out.get(ADDRESS, Native.offset(Native.STATS, "lease_state"));
+      boolean leased = !state.equals(MemorySegment.NULL);
+      return new Stats(
+          field(out, "ids_issued"),
+          field(out, "tick_waits"),
+          Duration.ofNanos(field(out, "tick_wait_us") * 1000),
+          Duration.ofMillis(field(out, "lead_ms")),
+          field(out, "clock_rollbacks"),
+          Duration.ofMillis(field(out, "max_rollback_ms")),
+          leased ? Optional.of(state.reinterpret(16).getString(0)) : Optional.empty(),
+          leased ? Optional.of(Duration.ofMillis(remaining)) : Optional.empty());
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  private static long field(MemorySegment stats, String name) {
+    return stats.get(JAVA_LONG, Native.offset(Native.STATS, name));
+  }
+
+  /** The node id ({@code datacenter << workerBits | worker}), given or leased. */
+  public long node() {
+    return node;
+  }
+
+  public Layout layout() {
+    return layout;
+  }
+
+  /**
+   * Frees the generator and gives its lease back. Calls in progress finish first;
+   * later calls throw {@link IllegalStateException}. Closing twice does nothing.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    cleanable.clean();
+  }
+
+  private static IllegalStateException closedError() {
+    return new IllegalStateException("flakeid: the generator is closed");
+  }
+
+  /**
+   * Options for a generator. Give the node id one way: {@link #node}, or {@link
+   * #datacenter} and {@link #worker} (a part not given is 0), or {@link #nodeSource},
+   * or {@link #lease}; none means node 0. Unset options keep the library's defaults.
+   */
+  public static final class Builder {
+    private Layout layout;
+    private Long node, datacenter, worker;
+    private String nodeSource, lease, state;
+    private Overflow overflow;
+    private ClockBackwards clockBackwards;
+    private Duration maxBorrow, maxWait, leaseTtl;
+    private Long maxSequence;
+    private ManualClock clock;
+
+    private Builder() {}
+
+    /** Default: {@link Layout#SNOWFLAKE}. */
+    public Builder layout(Layout layout) {
+      this.layout = layout;
+      return this;
+    }
+
+    /** The whole node id. */
+    public Builder node(long node) {
+      this.node = node;
+      return this;
+    }
+
+    public Builder datacenter(long datacenter) {
+      this.datacenter = datacenter;
+      return this;
+    }
+
+    public Builder worker(long worker) {
+      this.worker = worker;
+      return this;
+    }
+
+    /** Where to read the node id: {@code env:VAR}, {@code hostname}, {@code mac}, {@code ipv4}. */
+    public Builder nodeSource(String nodeSource) {
+      this.nodeSource = nodeSource;
+      return this;
+    }
+
+    /**
+     * Leases the lowest free node id from a store: {@code file:///dir}, {@code
+     * redis://host:port/db}, {@code postgres://user:password@host:port/db}, {@code
+     * etcd://host:2379/} (TLS forms and {@code ?namespace=NAME}: docs/leases.md). The
+     * lease is renewed in the background; once it may have expired, calls throw
+     * {@link LeaseException}.
+     */
+    public Builder lease(String url) {
+      this.lease = url;
+      return this;
+    }
+
+    /** Default: {@link Overflow#WAIT}. */
+    public Builder overflow(Overflow overflow) {
+      this.overflow = overflow;
+      return this;
+    }
+
+    /** Default: {@link ClockBackwards#ERROR}. */
+    public Builder clockBackwards(ClockBackwards clockBackwards) {
+      this.clockBackwards = clockBackwards;
+      return this;
+    }
+
+    /** How far a borrowing generator may run ahead of the clock (default 2 s; whole ms, rounded up). */
+    public Builder maxBorrow(Duration maxBorrow) {
+      this.maxBorrow = maxBorrow;
+      return this;
+    }
+
+    /** How long the WAIT and MONOTONIC policies wait for the clock (default 1 s). */
+    public Builder maxWait(Duration maxWait) {
+      this.maxWait = maxWait;
+      return this;
+    }
+
+    /**
+     * The lease's time-to-live (default 10 s; 1 s to 1 h, whole ms rounded up). Needs
+     * {@link #lease}: without one, {@link #build} throws a {@link ConfigException}
+     * naming {@code lease_ttl_ms}, as every binding does.
+     */
+    public Builder leaseTtl(Duration leaseTtl) {
+      this.leaseTtl = leaseTtl;
+      return this;
+    }
+
+    /**
+     * Issues at most {@code maxSequence + 1} IDs per tick ({@code 2^k - 1},
+     * flake-idgen's {@code seqMask}); default: the layout's whole sequence field.
+     */
+    public Builder maxSequence(long maxSequence) {
+      this.maxSequence = maxSequence;
+      return this;
+    }
+
+    /**
+     * A file keeping a high-water timestamp across restarts, for a fixed node id
+     * (docs/state.md): a restart with the clock behind it meets {@link
+     * #clockBackwards}. A missing file is a fresh start; a corrupt one, or one another
+     * process holds, is a {@link ConfigException} naming {@code state}. Not with {@link
+     * #lease}; {@link Generator#close} writes the last timestamp and unlocks it.
+     */
+    public Builder state(String path) {
+      this.state = path;
+      return this;
+    }
+
+    /** A manual clock, for deterministic tests (default: the system clock). */
+    public Builder clock(ManualClock clock) {
+      this.clock = clock;
+      return this;
+    }
+
+    /**
+     * Builds the generator: out-of-range options are a {@link ConfigException} naming
+     * the option; a lease that cannot be had is a {@link LeaseException}.
+     */
+    public Generator build() {
+      return new Generator(this);
+    }
+  }
+}

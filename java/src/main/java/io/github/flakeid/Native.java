@@ -1,0 +1,249 @@
+package io.github.flakeid;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The only class that calls libflakeid (through {@code java.lang.foreign}); the rest
+ * of the package converts. The struct layouts are derived here, once, from their
+ * members in C order with C's alignment rule; {@code NativeLayoutTest} compiles a
+ * program against {@code include/flakeid.h} and fails when a struct there differs
+ * (a field added, moved or resized), so a header change cannot go unnoticed.
+ */
+final class Native {
+  private Native() {}
+
+  // --- struct layouts (include/flakeid.h) ---
+
+  static final StructLayout LAYOUT =
+      cStruct(
+          "flakeid_layout",
+          JAVA_INT.withName("time_bits"),
+          JAVA_INT.withName("datacenter_bits"),
+          JAVA_INT.withName("worker_bits"),
+          JAVA_INT.withName("sequence_bits"),
+          JAVA_LONG.withName("tick_ms"),
+          JAVA_LONG.withName("epoch_ms"),
+          JAVA_INT.withName("order"));
+
+  static final StructLayout OPTIONS =
+      cStruct(
+          "flakeid_options",
+          JAVA_LONG.withName("struct_size"), // size_t: the 64-bit platforms the jar ships for
+          LAYOUT.withName("layout"),
+          JAVA_LONG.withName("node"),
+          JAVA_LONG.withName("datacenter"),
+          JAVA_LONG.withName("worker"),
+          ADDRESS.withName("node_source"),
+          ADDRESS.withName("lease_url"),
+          JAVA_INT.withName("overflow"),
+          JAVA_INT.withName("clock_backwards"),
+          JAVA_LONG.withName("max_borrow_ms"),
+          JAVA_LONG.withName("max_wait_ms"),
+          ADDRESS.withName("clock"),
+          JAVA_LONG.withName("lease_ttl_ms"),
+          JAVA_LONG.withName("max_sequence"),
+          ADDRESS.withName("state"));
+
+  static final StructLayout LIMITS =
+      cStruct(
+          "flakeid_layout_limits",
+          JAVA_INT.withName("node_bits"),
+          JAVA_INT.withName("total_bits"),
+          JAVA_LONG.withName("max_node"),
+          JAVA_LONG.withName("max_datacenter"),
+          JAVA_LONG.withName("max_worker"),
+          JAVA_LONG.withName("max_sequence"),
+          JAVA_LONG.withName("max_id"),
+          JAVA_LONG.withName("last_timestamp_ms"),
+          JAVA_LONG.withName("signed_until_ms"));
+
+  static final StructLayout PARTS =
+      cStruct(
+          "flakeid_parts",
+          JAVA_LONG.withName("timestamp_ms"),
+          JAVA_LONG.withName("ticks"),
+          JAVA_LONG.withName("node"),
+          JAVA_LONG.withName("datacenter"),
+          JAVA_LONG.withName("worker"),
+          JAVA_LONG.withName("sequence"));
+
+  static final StructLayout STATS =
+      cStruct(
+          "flakeid_stats",
+          JAVA_LONG.withName("struct_size"), // size_t: the 64-bit platforms the jar ships for
+          JAVA_LONG.withName("ids_issued"),
+          JAVA_LONG.withName("tick_waits"),
+          JAVA_LONG.withName("tick_wait_us"),
+          JAVA_LONG.withName("lead_ms"),
+          JAVA_LONG.withName("clock_rollbacks"),
+          JAVA_LONG.withName("max_rollback_ms"),
+          ADDRESS.withName("lease_state"),
+          JAVA_LONG.withName("lease_remaining_ms"));
+
+  /** Every struct this class reads or writes, for NativeLayoutTest. */
+  static final List<StructLayout> STRUCTS = List.of(LAYOUT, OPTIONS, LIMITS, PARTS, STATS);
+
+  /** A C struct of these members: each at the next multiple of its alignment. */
+  static StructLayout cStruct(String name, MemoryLayout... members) {
+    List<MemoryLayout> out = new ArrayList<>();
+    long offset = 0;
+    long align = 1;
+    for (MemoryLayout m : members) {
+      long pad = -offset & (m.byteAlignment() - 1);
+      if (pad > 0) out.add(MemoryLayout.paddingLayout(pad));
+      out.add(m);
+      offset += pad + m.byteSize();
+      align = Math.max(align, m.byteAlignment());
+    }
+    long tail = -offset & (align - 1);
+    if (tail > 0) out.add(MemoryLayout.paddingLayout(tail));
+    return MemoryLayout.structLayout(out.toArray(MemoryLayout[]::new)).withName(name);
+  }
+
+  static long offset(StructLayout s, String field) {
+    return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
+  }
+
+  // --- functions ---
+
+  private static final Linker LINKER = Linker.nativeLinker();
+  private static final SymbolLookup LIB = NativeLibrary.load();
+
+  private static MethodHandle fn(String name, MemoryLayout ret, MemoryLayout... args) {
+    MemorySegment sym =
+        LIB.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libflakeid has no " + name));
+    FunctionDescriptor d = ret == null ? FunctionDescriptor.ofVoid(args) : FunctionDescriptor.of(ret, args);
+    return LINKER.downcallHandle(sym, d);
+  }
+
+  static final MethodHandle VERSION = fn("flakeid_version", ADDRESS);
+  static final MethodHandle LAST_MESSAGE = fn("flakeid_last_error_message", ADDRESS);
+  static final MethodHandle LAST_FIELD = fn("flakeid_last_error_field", ADDRESS);
+  static final MethodHandle LAST_BY_MS = fn("flakeid_last_error_by_ms", JAVA_LONG);
+  static final MethodHandle LAST_POSITION = fn("flakeid_last_error_position", JAVA_LONG);
+  static final MethodHandle STATUS_NAME = fn("flakeid_status_name", ADDRESS, JAVA_INT);
+  static final MethodHandle OPTIONS_DEFAULT = fn("flakeid_options_default", OPTIONS);
+  static final MethodHandle GENERATOR_NEW = fn("flakeid_generator_new", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle GENERATOR_FREE = fn("flakeid_generator_free", null, ADDRESS);
+  static final MethodHandle NEXT_ID = fn("flakeid_next_id", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle NEXT_IDS = fn("flakeid_next_ids", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle GENERATOR_NODE = fn("flakeid_generator_node", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle GENERATOR_STATS =
+      fn("flakeid_generator_stats", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle GENERATOR_LAYOUT =
+      fn("flakeid_generator_layout", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle CLOCK_NEW =
+      fn("flakeid_manual_clock_new", JAVA_INT, JAVA_LONG, JAVA_LONG, ADDRESS);
+  static final MethodHandle CLOCK_SET = fn("flakeid_manual_clock_set", JAVA_INT, ADDRESS, JAVA_LONG);
+  static final MethodHandle CLOCK_ADVANCE =
+      fn("flakeid_manual_clock_advance", JAVA_INT, ADDRESS, JAVA_LONG);
+  static final MethodHandle CLOCK_GET = fn("flakeid_manual_clock_get", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle CLOCK_FREE = fn("flakeid_manual_clock_free", null, ADDRESS);
+  static final MethodHandle LAYOUT_PRESET = fn("flakeid_layout_preset", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle LAYOUT_CUSTOM =
+      fn(
+          "flakeid_layout_custom",
+          JAVA_INT,
+          JAVA_INT,
+          JAVA_INT,
+          JAVA_INT,
+          JAVA_INT,
+          JAVA_LONG,
+          JAVA_LONG,
+          JAVA_INT,
+          ADDRESS);
+  static final MethodHandle LAYOUT_LIMITS =
+      fn("flakeid_layout_get_limits", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle DECOMPOSE = fn("flakeid_decompose", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle COMPOSE =
+      fn("flakeid_compose", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS);
+  static final MethodHandle COMPOSE_PARTS =
+      fn("flakeid_compose_parts", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS);
+  static final MethodHandle ID_RANGE =
+      fn("flakeid_id_range", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
+  static final MethodHandle ENCODE =
+      fn("flakeid_encode", JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle DECODE = fn("flakeid_decode", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS);
+
+  static final MethodHandle SEALER_NEW =
+      fn("flakeid_sealer_new", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_SEAL = fn("flakeid_sealer_seal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_UNSEAL = fn("flakeid_sealer_unseal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle SEALER_FREE = fn("flakeid_sealer_free", null, ADDRESS);
+
+  /** FLAKEID_MAX_ENCODED_LEN + 1. */
+  static final int ENCODE_BUFFER = 21;
+
+  // --- errors ---
+
+  /**
+   * Throws the exception for a failed call. The details are per OS thread and must be
+   * read right after the call, on the same thread: a platform thread is one; a virtual
+   * thread stays mounted on its carrier between two downcalls with nothing blocking in
+   * between (and is pinned to it during each).
+   */
+  static void check(int status) {
+    if (status != 0) throw error(status);
+  }
+
+  static FlakeIdException error(int status) {
+    try {
+      String message = string((MemorySegment) LAST_MESSAGE.invokeExact());
+      String field = string((MemorySegment) LAST_FIELD.invokeExact());
+      long byMs = (long) LAST_BY_MS.invokeExact();
+      long position = (long) LAST_POSITION.invokeExact();
+      return FlakeIdException.of(status, message, field, byMs, position);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static String statusName(int status) {
+    try {
+      return string((MemorySegment) STATUS_NAME.invokeExact(status));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static String version() {
+    try {
+      return string((MemorySegment) VERSION.invokeExact());
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** A NUL-terminated string owned by the library, or null. */
+  static String string(MemorySegment p) {
+    return p.equals(MemorySegment.NULL) ? null : p.reinterpret(Long.MAX_VALUE).getString(0);
+  }
+
+  /** For the invokeExact calls' {@code throws Throwable}: nothing else is thrown there. */
+  static RuntimeException rethrow(Throwable t) {
+    if (t instanceof RuntimeException r) return r;
+    if (t instanceof Error e) throw e;
+    return new IllegalStateException(t);
+  }
+
+  /** An 8-byte out-parameter per thread, for the single-ID calls. */
+  private static final ThreadLocal<MemorySegment> SCRATCH =
+      ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(JAVA_LONG));
+
+  static MemorySegment scratch() {
+    return SCRATCH.get();
+  }
+}
