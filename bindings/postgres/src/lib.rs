@@ -16,6 +16,7 @@ mod error;
 mod generate;
 mod identity;
 mod lease;
+mod majors;
 mod mark;
 mod parts;
 mod seal;
