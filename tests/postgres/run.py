@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Integration tests of the PostgreSQL extension, on the flakeid library that `make
-install-postgres` put into Debian's PostgreSQL 15. Starts private clusters of the one
+"""Integration tests of the PostgreSQL extension, on the flakeid library installed
+into the PostgreSQL under test (Debian's 15, or FLAKEID_PGBIN's: `make
+test-postgres PG=<major>`, tests/postgres/cluster.py). Starts private clusters of the one
 test environment (tests/postgres/cluster.py, tests/env/testenv.py: 127.0.0.1, ports
 below the ephemeral range, temporary directories, every cluster stopped on exit).
 Sections, in this order:
@@ -42,6 +43,9 @@ Sections, in this order:
             store wiped: flakeid_next() refuses, then resumes by itself, 0 IDs
             shared; a standby takes no lease, and promoted while its old primary
             keeps issuing it leases its own node id: 0 IDs shared, no operator step
+  convert   tests/postgres/convert.py: convert_sequence_to_flakeid() on a bigserial table
+            under concurrent inserts, an IDENTITY, in a rolled-back transaction,
+            and its refusals
   docs      every ```sql block of README.md and docs/*.md, as written: each
             in a database of its own on a server set up as the README says (preloaded,
             flakeid.node = 1), with the extension created unless the block creates it;
@@ -59,7 +63,8 @@ import subprocess
 import sys
 import time
 
-from cluster import PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, chosen, expect, wait_until
+from cluster import (MAJOR, PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, chosen, expect, pg_config,
+                     wait_until)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECS = os.environ.get("PGBENCH_SECS", "4")
@@ -730,6 +735,11 @@ def section_copies(run):
     check(r.returncode == 0, "tests/postgres/copies.py")
 
 
+def section_convert(run):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "convert.py")])
+    check(r.returncode == 0, "tests/postgres/convert.py")
+
+
 def section_docs(run):
     print("== docs: the SQL blocks of README.md and docs/*.md, as written")
     c = new_cluster(run, "docs", PRELOAD, "flakeid.node = 1").start_ctl()
@@ -767,7 +777,7 @@ def section_docs(run):
 SECTIONS = {"basic": section_basic, "plain": section_plain, "borrow": section_borrow, "settings": section_settings,
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
-            "lease": section_lease, "docs": section_docs}
+            "lease": section_lease, "convert": section_convert, "docs": section_docs}
 
 
 def main(argv):
@@ -775,10 +785,9 @@ def main(argv):
     if picked is None:
         return 2
     os.chdir(ROOT)
-    pkglibdir = subprocess.run([f"{PGBIN}/pg_config", "--pkglibdir"], capture_output=True, text=True,
-                               check=True).stdout.strip()
-    if not os.path.exists(os.path.join(pkglibdir, "flakeid.so")):
-        print("flakeid.so is not installed: run make install-postgres", file=sys.stderr)
+    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
+        print(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres",
+              file=sys.stderr)
         return 1
     # The lease section needs the stores of the one test environment: start them for
     # the whole run (and stop them after it).
@@ -787,6 +796,7 @@ def main(argv):
         env_py = os.path.join(ROOT, "tests", "env", "testenv.py")
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
                                    sys.executable, os.path.abspath(__file__), *picked])
+    print(f"PostgreSQL {MAJOR} ({PGBIN})")
     with Run("flakeid-postgres.") as run:
         for name in picked:
             SECTIONS[name](run)

@@ -12,6 +12,7 @@
 //! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
 mod convert;
+mod convert_sequence;
 mod error;
 mod generate;
 mod identity;
