@@ -215,7 +215,8 @@ def section_settings(run):
                    r'invalid value for parameter "flakeid.node": node must be in 0\.\.=1023, got 5000')
     c.expect_error("ALTER SYSTEM SET flakeid.layout = 'bogus'", "22023",
                    r'invalid value for parameter "flakeid.layout": layout must be one of snowflake, .*got "bogus"')
-    c.expect_error("ALTER SYSTEM SET flakeid.wroker = 7", "42704", r'"flakeid.wroker"')
+    # (16 refuses a name under a reserved prefix before looking it up: 42602, not 42704.)
+    c.expect_error("ALTER SYSTEM SET flakeid.wroker = 7", "42602" if MAJOR >= 16 else "42704", r'"flakeid.wroker"')
     c.expect_error("ALTER SYSTEM SET flakeid.clock_backwards = 'later'", "22023", r"flakeid.clock_backwards")
     c.expect_error("ALTER SYSTEM SET flakeid.max_wait_ms = 86400001", "22023", r"flakeid.max_wait_ms.*86400000")
     c.expect_error("ALTER SYSTEM SET flakeid.max_sequence = 5", "22023",
@@ -637,7 +638,8 @@ def section_lease(run):
     a.sql("CREATE ROLE app LOGIN")
     r = subprocess.run([f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(a.port), "-U", "app", "-d", "postgres", "-X",
                         "-q", "-c", "SHOW flakeid.lease"], capture_output=True, text=True)
-    check("must be superuser or have privileges of pg_read_all_settings" in r.stdout + r.stderr,
+    # (Each major words it differently; each names the role.)
+    check(r.returncode != 0 and "pg_read_all_settings" in r.stdout + r.stderr,
           f"SHOW flakeid.lease as a plain user:\n{r.stdout}{r.stderr}")
 
     # Per store: two servers on one URL lease two node ids and share no ID.

@@ -65,11 +65,28 @@ pub(crate) unsafe fn insertion_timeline() -> pg_sys::TimeLineID {
     }
 }
 
-/// template1's OID, which always exists (15 renamed `TemplateDbOid`).
-#[cfg(feature = "pg14")]
-pub(crate) const TEMPLATE1_OID: pg_sys::Oid = pg_sys::TemplateDbOid;
-#[cfg(not(feature = "pg14"))]
-pub(crate) const TEMPLATE1_OID: pg_sys::Oid = pg_sys::Oid::from_u32(pg_sys::Template1DbOid);
+/// Connects this background worker to template1, which always exists. From 15 its
+/// OID is fixed (1), pg_upgrade included; 14's pg_upgrade recreates it under another
+/// OID, so there it goes by name.
+///
+/// # Safety
+/// In a background worker, once.
+pub(crate) unsafe fn connect_to_template1(flags: u32) {
+    #[cfg(feature = "pg14")]
+    // SAFETY: the caller's; NUL-terminated name, no user (the bootstrap superuser).
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnection(c"template1".as_ptr(), std::ptr::null(), flags)
+    }
+    #[cfg(not(feature = "pg14"))]
+    // SAFETY: the caller's.
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnectionByOid(
+            pg_sys::Oid::from(pg_sys::Template1DbOid),
+            pg_sys::InvalidOid,
+            flags,
+        )
+    }
+}
 
 /// Claims the `flakeid.` prefix for the settings defined. From 15
 /// (`MarkGUCPrefixReserved`) a misspelt `flakeid.*` name is refused by ALTER SYSTEM

@@ -424,13 +424,7 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
     // template1 always exists; the connection lasts as long as the check (ms), and
     // a CREATE DATABASE copying it waits seconds for such sessions to leave.
     // SAFETY: a worker connecting once, as BackgroundWorker::connect_* do.
-    unsafe {
-        pg_sys::BackgroundWorkerInitializeConnectionByOid(
-            crate::majors::TEMPLATE1_OID,
-            pg_sys::InvalidOid,
-            pg_sys::BGWORKER_BYPASS_ALLOWCONN,
-        );
-    }
+    unsafe { crate::majors::connect_to_template1(pg_sys::BGWORKER_BYPASS_ALLOWCONN) };
     BackgroundWorker::transaction(mark::ensure_origins);
     let verdict = BackgroundWorker::transaction(check);
     report(&verdict);
