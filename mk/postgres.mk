@@ -102,6 +102,10 @@ test-postgres-deb: deb-postgres ## PG's packages checked, installed (apt for 15,
 # the major's packages (test-postgres-deb installs the tarball into that
 # installation), then run.py on it; PG_SECTIONS (run.py's section names) picks a
 # subset, all by default.
+# PyPI's builds find the libpq their server loads (a standby's WAL receiver) by the
+# RUNPATH of their build prefix, /opt/postgresql/lib: without this they get the
+# system's (Debian's 15), which refuses 17's connection options (sslnegotiation).
+PG_LIB_ENV = $(if $(PG_IS_DEBIAN),,LD_LIBRARY_PATH=$(PG_MAJORS_HOME)/$(PG)/lib)
 test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tests/postgres on private clusters (PG=<major>)
 ifneq ($(PG_IS_DEBIAN),)
 	mkdir -p $(PGRX_TEST_DATA) && chown postgres $(PGRX_TEST_DATA)
@@ -109,7 +113,7 @@ ifneq ($(PG_IS_DEBIAN),)
 endif
 	$(MAKE) --no-print-directory test-postgres-deb
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
-	CARGO=$(CARGO) FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(PG_CONFIG))) python3 tests/postgres/run.py $(PG_SECTIONS)
+	CARGO=$(CARGO) FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(PG_CONFIG))) $(PG_LIB_ENV) python3 tests/postgres/run.py $(PG_SECTIONS)
 
 # Every major but Debian's, one after another (test-postgres PG=<major>): the whole
 # suite on each, with its packages. make release-check runs it.
