@@ -215,8 +215,8 @@ def section_settings(run):
                    r'invalid value for parameter "flakeid.node": node must be in 0\.\.=1023, got 5000')
     c.expect_error("ALTER SYSTEM SET flakeid.layout = 'bogus'", "22023",
                    r'invalid value for parameter "flakeid.layout": layout must be one of snowflake, .*got "bogus"')
-    # (16 refuses a name under a reserved prefix before looking it up: 42602, not 42704.)
-    c.expect_error("ALTER SYSTEM SET flakeid.wroker = 7", "42602" if MAJOR >= 16 else "42704", r'"flakeid.wroker"')
+    # (17 refuses a name under a reserved prefix before looking it up: 42602, not 42704.)
+    c.expect_error("ALTER SYSTEM SET flakeid.wroker = 7", "42602" if MAJOR >= 17 else "42704", r'"flakeid.wroker"')
     c.expect_error("ALTER SYSTEM SET flakeid.clock_backwards = 'later'", "22023", r"flakeid.clock_backwards")
     c.expect_error("ALTER SYSTEM SET flakeid.max_wait_ms = 86400001", "22023", r"flakeid.max_wait_ms.*86400000")
     c.expect_error("ALTER SYSTEM SET flakeid.max_sequence = 5", "22023",
