@@ -13,8 +13,9 @@ flakeid library installed into the PostgreSQL under test. run.py's section
             are gone, inserts get flakeid_next()
   rollback  converted inside a transaction that rolls back: the sequence default
             and the sequence are back
-  refused   an integer column, a column without a sequence default, and a table
-            holding an ID above what the layout issues now are refused, with
+  refused   an integer column, a column without a sequence default, a table
+            holding an ID above what the layout issues now, and one whose sequence
+            handed out such an ID (no row holds it) are refused, with
             SQLSTATE and a message naming the table; nothing changes; a sequence
             the column does not own stays
 
@@ -87,13 +88,18 @@ def refused(c):
           "CREATE TABLE plain (id bigint PRIMARY KEY)",
           "CREATE TABLE ahead (id bigserial PRIMARY KEY)",
           "INSERT INTO ahead VALUES (flakeid_first_at(now() + interval '1 day'))",
+          "CREATE TABLE handed (id bigserial PRIMARY KEY)",
+          "SELECT setval('handed_id_seq', flakeid_first_at(now() + interval '1 day'))",
           "CREATE SEQUENCE shared_seq",
           "CREATE TABLE shares (id bigint PRIMARY KEY DEFAULT nextval('shared_seq'))",
           "INSERT INTO shares DEFAULT VALUES")
     c.expect_error("SELECT convert_sequence_to_flakeid('small', 'id')", "42804", r"small\.id is integer, and flakeid IDs need bigint")
     c.expect_error("SELECT convert_sequence_to_flakeid('plain', 'id')", "55000", r"plain\.id has no sequence or IDENTITY default")
     c.expect_error("SELECT convert_sequence_to_flakeid('plain', 'nope')", "42703", r"plain has no column nope")
-    c.expect_error("SELECT convert_sequence_to_flakeid('ahead', 'id')", "55000", r"ahead\.id holds IDs up to [0-9]+, and flakeid_next\(\) issues IDs from")
+    c.expect_error("SELECT convert_sequence_to_flakeid('ahead', 'id')", "55000",
+                   r"ahead\.id holds or was given IDs up to [0-9]+, and flakeid_next\(\) issues IDs from")
+    # A value the sequence handed out, though no row holds it (yet), counts.
+    c.expect_error("SELECT convert_sequence_to_flakeid('handed', 'id')", "55000", r"handed\.id holds or was given IDs up to")
     expect(default_of(c, "ahead"), "nextval('ahead_id_seq'::regclass)", "the default of a refused table")
     c.sql("SELECT convert_sequence_to_flakeid('shares', 'id')")
     expect(c.one("SELECT count(*) FROM pg_class WHERE relname = 'shared_seq'"), "1", "a sequence the column does not own")

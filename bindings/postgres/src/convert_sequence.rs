@@ -44,17 +44,22 @@ BEGIN
     END IF;
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
     EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
+    -- The sequence the column owns (serial, bigserial, IDENTITY): a value it handed
+    -- out that no row holds yet counts too.
+    seq := pg_get_serial_sequence(tbl::text, col);
+    IF seq IS NOT NULL THEN
+        top := greatest(top, pg_sequence_last_value(seq));
+    END IF;
     lowest := @extschema@.flakeid_first_at(clock_timestamp());
     IF top >= lowest THEN
-        RAISE EXCEPTION 'convert_sequence_to_flakeid: %.% holds IDs up to %, and flakeid_next() issues IDs from % now (flakeid.layout = %)',
+        RAISE EXCEPTION 'convert_sequence_to_flakeid: %.% holds or was given IDs up to %, and flakeid_next() issues IDs from % now (flakeid.layout = %)',
             tbl, quote_ident(col), top, lowest, current_setting('flakeid.layout')
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Every new ID must be above every existing one, or they could repeat.',
                   HINT = 'Keep the sequence, or move the column to a layout whose IDs are above the existing ones now.';
     END IF;
-    -- The sequence the column owns (serial, bigserial, IDENTITY) goes with its
-    -- default; a shared sequence it merely used stays.
-    seq := pg_get_serial_sequence(tbl::text, col);
+    -- The sequence the column owns goes with its default; a shared sequence it
+    -- merely used stays.
     IF ident <> '' THEN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
         seq := NULL;
@@ -67,7 +72,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION convert_sequence_to_flakeid(regclass, name) IS
-    'moves a bigint column from its sequence or IDENTITY to DEFAULT flakeid_next(), refused unless every new ID is above every existing one; returns the highest existing ID';
+    'moves a bigint column from its sequence or IDENTITY to DEFAULT flakeid_next(), refused unless every new ID is above every existing one; returns the highest ID the column holds or its sequence gave';
 "#,
     name = "convert_sequence_to_flakeid",
     requires = [time_range::flakeid_first_at_server, generate::flakeid_next],
