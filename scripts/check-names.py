@@ -26,11 +26,6 @@ ALLOWED = [
     # RFC 2606 names used as test data, never as a home:
     ("python/tests/test_generator.py", "db-12.example.com", "a host name whose ordinal host_ordinal reads"),
     ("python/tests-frameworks/djangoproject/orders/tests.py", "admin@example.com", "the Django admin user's address"),
-    # Placeholders in a file another change owns (the PostgreSQL extension's packaging,
-    # being reworked beside this one): its Maintainer and Homepage become the real
-    # names there; delete these two lines then.
-    ("bindings/postgres/package-deb.sh", "flakeid@example.in" "valid", "pending: the .deb's Maintainer"),
-    ("bindings/postgres/package-deb.sh", "https://example.in" "valid/flakeid", "pending: the .deb's Homepage"),
 ]
 
 

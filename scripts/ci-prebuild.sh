@@ -4,7 +4,10 @@
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
 #     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
 #   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
-#     suite's 237 s cold.
+#     suite's 237 s cold;
+#   - then the extension's packages for the other PostgreSQL majors make ci tests
+#     (make deb-postgres-ci-majors, for test-postgres-ci-majors): each reuses the
+#     first's dependencies, so it is bindgen, pgrx and the extension again.
 # The suites in between (test-lease, -lease-bindings, -serve, -go-stores,
 # -java-stores, -faults: 313 s of wall time, 142 s of CPU in a cold run) leave a core
 # and more idle; the builds (524 CPU-s) then needed 88 s of waiting at the end, in a
@@ -51,7 +54,8 @@ case ${1:-} in
     # shell: the children's user and system time) and status at the end.
     started=$SECONDS
     rc=0
-    "$make" --no-print-directory deb-postgres && FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli || rc=$?
+    "$make" --no-print-directory deb-postgres && FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli \
+      && "$make" --no-print-directory deb-postgres-ci-majors || rc=$?
     times >"$dir/times"
     cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$dir/times")
     echo "ci-prebuild: exit $rc after $((SECONDS - started)) s, $cpu s of CPU"

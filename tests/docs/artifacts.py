@@ -39,12 +39,23 @@ OTHERS = ["flakeid-go-<v>.zip", "flakeid-java-<v>.jar", "flakeid-java-<v>.pom", 
 
 DOCS = ["README.md", "RELEASING.md", "python/README.md", "node/README.md", "bindings/c/README.md",
         "bindings/wasm/README.md", "go/README.md", "java/README.md"]
-MENTION = re.compile(r"(?:flakeid|flakeid_engine)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|\.zip|\.jar|\.pom|unknown-linux-musl\b)")
+# (A name inside a longer one, as in postgresql-17-flakeid-…, is not a mention of its tail.)
+MENTION = re.compile(r"(?:(?<![\w-])flakeid|flakeid_engine|postgresql-[0-9]+-flakeid)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|\.zip|\.jar|\.pom|unknown-linux-musl\b)")
 
 
 def version() -> str:
     text = open(os.path.join(ROOT, "Cargo.toml"), encoding="utf-8").read()
     return re.search(r'\[workspace\.package\][^\[]*?\nversion = "([^"]+)"', text).group(1)
+
+
+def postgres_tarballs() -> list[str]:
+    """The PostgreSQL extension's tarballs (make deb-postgres PG=<major>, one per major
+    of mk/postgres.mk's PG_MAJORS), named with the extension's own version."""
+    mk = open(os.path.join(ROOT, "mk", "postgres.mk"), encoding="utf-8").read()
+    majors = re.search(r"^PG_MAJORS\s*:=\s*(.*)$", mk, re.M).group(1).split()
+    cargo = open(os.path.join(ROOT, "bindings", "postgres", "Cargo.toml"), encoding="utf-8").read()
+    e = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    return [f"postgresql-{m}-flakeid-{e}-x86_64-linux-gnu.tar.gz" for m in majors]
 
 
 def expand(pattern: str) -> list[str]:
@@ -56,7 +67,7 @@ def expand(pattern: str) -> list[str]:
 
 def check_docs() -> list[str]:
     v = version()
-    names = [n.replace("<v>", v) for n in NAMES + OTHERS]
+    names = [n.replace("<v>", v) for n in NAMES + OTHERS] + postgres_tarballs()
     errors = []
     for doc in DOCS + sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")):
         for i, line in enumerate(open(os.path.join(ROOT, doc), encoding="utf-8"), 1):

@@ -1,6 +1,10 @@
-"""What tests/postgres/run.py and copies.py share: private PostgreSQL 15 clusters of
+"""What tests/postgres/run.py and copies.py share: private PostgreSQL clusters of
 the one test environment (tests/env/testenv.py; 127.0.0.1, every TCP login and
 replication trusted, fsync off), their clients, and the failure type both report.
+
+The PostgreSQL is the one in FLAKEID_PGBIN (testenv's PGBIN; by default Debian's 15,
+/usr/lib/postgresql/15/bin): `make test-postgres PG=17` points it at the major's
+installation (mk/postgres.mk), whose pg_config says where flakeid.so must be.
 
 A `Cluster` is a `testenv.Postgres` that a test starts, stops, restarts, copies and
 kills itself. `Run` holds a test run's work directory and every cluster made in it:
@@ -20,6 +24,15 @@ import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
+
+
+def pg_config(*args):
+    """What PGBIN's pg_config says (e.g. `--pkglibdir`)."""
+    return subprocess.run([f"{PGBIN}/pg_config", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+# The major under test: the few checks whose expected result differs by major read it.
+MAJOR = int(re.match(r"PostgreSQL (\d+)", pg_config("--version")).group(1))
 # What no client may see in an error: a Rust backtrace, or a location in error.rs.
 BACKTRACE = re.compile(r"backtrace|rust_begin_unwind|std::panicking|error\.rs:", re.I)
 
@@ -153,7 +166,7 @@ class Cluster(testenv.Postgres):
         path = os.path.join(self.dir, f"{len(os.listdir(self.dir))}.pgbench.sql")
         with open(path, "w") as f:
             f.write(script + "\n")
-        cmd = ["pgbench", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-n", *args, "-f", path,
+        cmd = [f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-n", *args, "-f", path,
                "postgres"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return p if background else bench_done(p, timeout=600)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Copies, restores, upgrades and a killed postmaster: the PostgreSQL extension on
 private clusters made by the one test environment (tests/env/testenv.py), on the
-flakeid library installed into Debian's PostgreSQL 15. Each scenario counts the
+flakeid library installed into the PostgreSQL under test (cluster.py: Debian's 15
+unless FLAKEID_PGBIN says otherwise). Each scenario counts the
 duplicates among every ID both servers issued; each failed on the extension before
 it recognised copies (docs/postgres.md, "Copies, restores and upgrades").
 
@@ -12,7 +13,7 @@ it recognised copies (docs/postgres.md, "Copies, restores and upgrades").
             refuses; once the old primary is gone for good, confirmed: no ID shared
   pitr      a borrowing server (30 s ahead) restored to a point before its last IDs:
             refuses on timeline 2, then after flakeid_confirm_node() repeats none
-  upgrade   pg_upgrade (15 to 15) of a borrowing server: the empty mark starts after
+  upgrade   pg_upgrade (within the major) of a borrowing server: the empty mark starts after
             every ID the old cluster could have issued, no operator step
   kill      kill -9 of the postmaster, three times, with flakeid.node and with a
             lease: every process of the old server exits, and pg_ctl start succeeds
@@ -31,7 +32,7 @@ import sys
 import time
 
 # (cluster puts tests/env on sys.path: testenv after it)
-from cluster import PRELOAD, Cluster, Fail, Run, check, chosen, run_pg, wait_until
+from cluster import MAJOR, PRELOAD, Cluster, Fail, Run, check, chosen, run_pg, wait_until
 import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, children, chown_postgres  # noqa: E402
 
@@ -187,7 +188,7 @@ def scenario_pitr(work):
 
 
 def scenario_upgrade(work):
-    print("== upgrade: pg_upgrade of a borrowing server (15 to 15)")
+    print(f"== upgrade: pg_upgrade of a borrowing server ({MAJOR} to {MAJOR})")
     a = borrowing_server(work, "upgrade-old")
     a.q("INSERT INTO ids SELECT flakeid_next_many(30000), 'old'")
     lead = lead_s(a)

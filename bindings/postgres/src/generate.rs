@@ -166,7 +166,7 @@ fn flakeid_status() -> TableIterator<
         tli
     } else {
         // SAFETY: not in recovery.
-        unsafe { pg_sys::GetWALInsertionTimeLine() }
+        unsafe { crate::majors::insertion_timeline() }
     };
     let durable = mark::read().ok();
     let owner = durable.and_then(|d| d.owner);

@@ -12,10 +12,12 @@
 //! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
 mod convert;
+mod convert_sequence;
 mod error;
 mod generate;
 mod identity;
 mod lease;
+mod majors;
 mod mark;
 mod parts;
 mod seal;

@@ -175,7 +175,7 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
         shmem::pause();
     }
     // SAFETY: not in recovery (checked by the caller).
-    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    let timeline = unsafe { crate::majors::insertion_timeline() };
     let me = identity::this_server().fingerprint;
     // The durable record first (heavyweight locks, WAL): no LWLock held meanwhile.
     if let Err(report) = mark::record_owner(mark::Owner { timeline, node }, me) {
@@ -207,7 +207,7 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
 
 fn check() -> Startup {
     // SAFETY: the worker starts after recovery has ended.
-    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    let timeline = unsafe { crate::majors::insertion_timeline() };
     if settings::lease().is_some() {
         // A leased node id is this server's by the store's word (another server's
         // live lease is never handed out), and the lease's fence covers every ID its
@@ -370,7 +370,7 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     // worker without a database ignores unless it asks: PostgreSQL's own handler
     // sets the latch WaitForBackgroundWorkerShutdown() waits on.
     // SAFETY: installing PostgreSQL's handler, as its own processes do.
-    unsafe { pg_sys::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
+    unsafe { crate::majors::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
     // SAFETY: reading a setting PostgreSQL fixed at start.
     let slots = unsafe { pg_sys::max_replication_slots };
     if slots < mark::ORIGINS {
@@ -424,13 +424,7 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
     // template1 always exists; the connection lasts as long as the check (ms), and
     // a CREATE DATABASE copying it waits seconds for such sessions to leave.
     // SAFETY: a worker connecting once, as BackgroundWorker::connect_* do.
-    unsafe {
-        pg_sys::BackgroundWorkerInitializeConnectionByOid(
-            pg_sys::Oid::from(pg_sys::Template1DbOid),
-            pg_sys::InvalidOid,
-            pg_sys::BGWORKER_BYPASS_ALLOWCONN,
-        );
-    }
+    unsafe { crate::majors::connect_to_template1(pg_sys::BGWORKER_BYPASS_ALLOWCONN) };
     BackgroundWorker::transaction(mark::ensure_origins);
     let verdict = BackgroundWorker::transaction(check);
     report(&verdict);

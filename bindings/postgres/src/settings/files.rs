@@ -202,10 +202,8 @@ pub(super) fn guc_origin(name: &str) -> Option<(pg_sys::GucSource::Type, Option<
     let name = guc_name(name);
     // SAFETY: the GUC table, read-only, in the process that owns it.
     unsafe {
-        let vars = pg_sys::get_guc_variables();
-        let n = pg_sys::GetNumConfigOptions();
-        for i in 0..n as usize {
-            let var = &**vars.add(i);
+        for &var in crate::majors::guc_variables() {
+            let var = &*var;
             if var.name.is_null() || !CStr::from_ptr(var.name).to_string_lossy().eq_ignore_ascii_case(&name) {
                 continue;
             }

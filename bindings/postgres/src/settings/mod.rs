@@ -223,9 +223,10 @@ pub fn define(preloading: bool) {
         GucFlags::default() | GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
     );
     // A misspelt flakeid.* name is refused (ALTER SYSTEM) or dropped with a warning
-    // (configuration files), instead of being kept as an unused placeholder.
-    // SAFETY: called with a NUL-terminated prefix after the definitions.
-    unsafe { pg_sys::MarkGUCPrefixReserved(c"flakeid".as_ptr()) };
+    // (configuration files), instead of being kept as an unused placeholder (from
+    // 15; 14 only warns: crate::majors).
+    // SAFETY: after the definitions.
+    unsafe { crate::majors::reserve_guc_prefix(c"flakeid") };
 }
 
 /// `flakeid.seal_key` as set (`None`: unset or blank), read in place (no copy of

@@ -1,0 +1,109 @@
+//! What differs between the PostgreSQL majors the extension builds for (the
+//! features `pg14` to `pg18`, one source): the only module that names a major.
+
+use pgrx::pg_sys;
+
+/// PostgreSQL's table of settings, read-only. 16 gave `get_guc_variables` an
+/// out-parameter for the count and dropped `GetNumConfigOptions()`.
+///
+/// # Safety
+/// In a backend; use the slice before anything adds a setting (which may move
+/// the table).
+pub(crate) unsafe fn guc_variables<'a>() -> &'a [*mut pg_sys::config_generic] {
+    #[cfg(any(feature = "pg14", feature = "pg15"))]
+    // SAFETY: the caller's.
+    let (vars, n) = unsafe { (pg_sys::get_guc_variables(), pg_sys::GetNumConfigOptions()) };
+    #[cfg(not(any(feature = "pg14", feature = "pg15")))]
+    let (vars, n) = {
+        let mut n = 0;
+        // SAFETY: the caller's.
+        (unsafe { pg_sys::get_guc_variables(&mut n) }, n)
+    };
+    if vars.is_null() {
+        return &[];
+    }
+    // SAFETY: PostgreSQL's array of `n` entries.
+    unsafe { std::slice::from_raw_parts(vars, n as usize) }
+}
+
+/// Installs a signal handler the way PostgreSQL's own processes do. 18 renamed the
+/// backend's `pqsignal` to `pqsignal_be` (the header's macro maps the old name,
+/// which bindgen cannot see).
+///
+/// # Safety
+/// As `pqsignal`: a handler that is async-signal-safe.
+pub(crate) unsafe fn pqsignal(signo: i32, handler: pg_sys::pqsigfunc) {
+    #[cfg(not(feature = "pg18"))]
+    // SAFETY: the caller's.
+    unsafe {
+        pg_sys::pqsignal(signo, handler);
+    }
+    #[cfg(feature = "pg18")]
+    // SAFETY: the caller's.
+    unsafe {
+        pg_sys::pqsignal_be(signo, handler);
+    }
+}
+
+/// The timeline this server writes WAL on; only outside recovery. 15 added
+/// `GetWALInsertionTimeLine()`. In 14 it is the backend's `ThisTimeLineID`, which
+/// `RecoveryInProgress()` sets the first time it sees recovery over.
+///
+/// # Safety
+/// In a backend that is not in recovery.
+pub(crate) unsafe fn insertion_timeline() -> pg_sys::TimeLineID {
+    #[cfg(feature = "pg14")]
+    // SAFETY: the caller's; the global is this backend's own.
+    unsafe {
+        pg_sys::RecoveryInProgress();
+        pg_sys::ThisTimeLineID
+    }
+    #[cfg(not(feature = "pg14"))]
+    // SAFETY: the caller's.
+    unsafe {
+        pg_sys::GetWALInsertionTimeLine()
+    }
+}
+
+/// Connects this background worker to template1, which always exists. From 15 its
+/// OID is fixed (1), pg_upgrade included; 14's pg_upgrade recreates it under another
+/// OID, so there it goes by name.
+///
+/// # Safety
+/// In a background worker, once.
+pub(crate) unsafe fn connect_to_template1(flags: u32) {
+    #[cfg(feature = "pg14")]
+    // SAFETY: the caller's; NUL-terminated name, no user (the bootstrap superuser).
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnection(c"template1".as_ptr(), std::ptr::null(), flags)
+    }
+    #[cfg(not(feature = "pg14"))]
+    // SAFETY: the caller's.
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnectionByOid(
+            pg_sys::Oid::from(pg_sys::Template1DbOid),
+            pg_sys::InvalidOid,
+            flags,
+        )
+    }
+}
+
+/// Claims the `flakeid.` prefix for the settings defined. From 15
+/// (`MarkGUCPrefixReserved`) a misspelt `flakeid.*` name is refused by ALTER SYSTEM
+/// and dropped with a warning from the configuration files; 14 has only
+/// `EmitWarningsOnPlaceholders`, which warns and keeps it as a placeholder.
+///
+/// # Safety
+/// After the prefix's settings are defined.
+pub(crate) unsafe fn reserve_guc_prefix(prefix: &std::ffi::CStr) {
+    #[cfg(feature = "pg14")]
+    // SAFETY: the caller's; a NUL-terminated prefix.
+    unsafe {
+        pg_sys::EmitWarningsOnPlaceholders(prefix.as_ptr())
+    }
+    #[cfg(not(feature = "pg14"))]
+    // SAFETY: the caller's; a NUL-terminated prefix.
+    unsafe {
+        pg_sys::MarkGUCPrefixReserved(prefix.as_ptr())
+    }
+}
