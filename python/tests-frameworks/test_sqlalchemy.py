@@ -98,3 +98,18 @@ def test_refuses_without_a_node() -> None:
             s.flush()
     assert isinstance(caught.value.orig, flakeid.ConfigError)
     assert caught.value.orig.field == "node"  # type: ignore[attr-defined]
+
+
+def test_server_default_is_the_extensions_function() -> None:
+    """server_default() writes `DEFAULT flakeid_next()` into PostgreSQL's DDL: the
+    extension's function makes the ID (tests/postgres/run.py runs such a column on
+    a server with the extension; this checks what SQLAlchemy emits for it)."""
+    from sqlalchemy import BigInteger, Column, MetaData, Table
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateTable
+
+    from flakeid.sqlalchemy import server_default
+
+    events = Table("events", MetaData(), Column("id", BigInteger, primary_key=True, server_default=server_default()))
+    ddl = str(CreateTable(events).compile(dialect=postgresql.dialect()))
+    assert "id BIGINT DEFAULT flakeid_next() NOT NULL" in ddl, ddl
