@@ -488,7 +488,9 @@ pub fn server_layout() -> Layout {
 /// `flakeid.max_sequence` (-1: not set; a bad value was refused when set).
 pub fn counter_sequence_bits(layout: &Layout) -> u32 {
     let max_sequence = u64::try_from(MAX_SEQUENCE.get()).ok();
-    layout.counter_sequence_bits(max_sequence).unwrap_or(layout.sequence_bits())
+    layout
+        .counter_sequence_bits(max_sequence)
+        .unwrap_or(layout.sequence_bits())
 }
 
 /// The OS clock, read on every call. The core's default clock serves a cache from a
