@@ -17,7 +17,8 @@ GO ?= go
 GO_ENV = CGO_ENABLED=1
 
 
-.PHONY: setup-go setup-go-frameworks setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go
+.PHONY: setup-go setup-go-frameworks setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go \
+  setup-actionlint lint-workflows
 
 ##@ Go: go/, a cgo module over libflakeid.a
 # Go 1.24+ (go/go.mod; runtime.AddCleanup) and a C compiler for cgo. Debian 12
@@ -73,3 +74,19 @@ dist-go: setup-go ## dist/flakeid-go-<v>.zip and a GOPROXY tree (from the C SDKs
 
 release-check-go: setup-go-release dist-go ## a fresh module gets it through GOPROXY=file://, no cargo; arm64 under qemu
 	bash go/release/check.sh
+
+# The GitHub workflows (.github/workflows: CI on Linux, macOS and Windows runners;
+# the release) cannot run here, so they are at least linted: actionlint checks
+# their syntax, expressions, runner labels and action inputs, and runs shellcheck
+# (Debian's) over every `run:` script. actionlint comes from the Go module proxy,
+# pinned, built once into $(TARGET)/tools.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(TARGET)/tools/actionlint-$(ACTIONLINT_VERSION)
+setup-actionlint: setup-go ## actionlint (pinned, from the Go module proxy) and shellcheck (Debian)
+	@$(APT_INSTALL) setup-actionlint $(call need,shellcheck,shellcheck)
+	@[ -x $(ACTIONLINT) ] || { mkdir -p $(TARGET)/tools/gobin && \
+	  GOBIN=$(TARGET)/tools/gobin $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) && \
+	  mv $(TARGET)/tools/gobin/actionlint $(ACTIONLINT); }
+
+lint-workflows: setup-actionlint ## actionlint (with shellcheck) over .github/workflows
+	$(ACTIONLINT) -no-color
