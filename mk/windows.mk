@@ -34,7 +34,7 @@ setup-windows-core: setup-rust ## make test-windows-ci's share of setup-windows:
 	@$(APT_INSTALL) setup-windows $(call need,x86_64-w64-mingw32-gcc,gcc-mingw-w64-x86-64) \
 	  $(call need-file,$(WINE),wine64)
 	@[ -f $(WIN_STUB) ] || { \
-	  echo "setup-windows: a WINEPREFIX in $(WINEPREFIX_DIR)"; \
+	  echo "setup-windows: a WINEPREFIX in $(WINEPREFIX_DIR)"; mkdir -p $(WINEPREFIX_DIR); \
 	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) wineboot --init >/dev/null 2>&1; \
 	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1; \
 	  WINEPREFIX=$(WINEPREFIX_DIR) $(WINESERVER) --wait; \
