@@ -56,3 +56,18 @@ test-windows: setup-windows ## the core's, C's, Go's and the JS suites on the Wi
 
 test-windows-ci: setup-windows-core ## make ci's share of test-windows: the core's tests under Wine
 	CARGO=$(CARGO) WINE=$(WINE) bash scripts/test-windows.sh core
+
+# The core where nothing here runs it: macOS (x86_64, arm64), and the Windows
+# library the way users build it (its tests run under Wine: test-windows-ci).
+# clippy -D warnings of the library, with and without `lease`: every per-OS cfg
+# (the boot clock, file locks, node sources) compiles, warning-free. The core's
+# library has no build script and no C, so no SDK or linker is needed.
+CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
+.PHONY: setup-core-ports check-core-ports
+setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
+	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+
+check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, with and without lease
+	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease"; do \
+	  echo "$(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
+	  $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
