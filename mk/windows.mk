@@ -51,7 +51,7 @@ setup-windows: setup-windows-core setup-go ## the windows-gnu target, mingw-w64,
 	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1 && \
 	  touch $(WINEPREFIX_DIR)/.win10; }
 
-test-windows: setup-windows ## the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
+test-windows: setup-windows setup-lease ## the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
 	CARGO=$(CARGO) WINE=$(WINE) NODE_WIN_EXE=$(NODE_WIN_EXE) bash scripts/test-windows.sh core c go node
 
 test-windows-ci: setup-windows-core ## make ci's share of test-windows: the core's tests under Wine
