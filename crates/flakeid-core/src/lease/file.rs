@@ -17,7 +17,7 @@
 
 use super::{Acquired, LeaseStore, lease_error};
 use crate::error::Result;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -119,23 +119,8 @@ fn marker_id(path: &Path) -> MarkerId {
     }
 }
 
-/// Options for the files here: readable by others (0644) on unix, and on Windows
-/// shared for reading and writing but not deletion (see the module's doc).
-fn open_options() -> OpenOptions {
-    let mut o = OpenOptions::new();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o644);
-    #[cfg(windows)]
-    {
-        const FILE_SHARE_READ: u32 = 1;
-        const FILE_SHARE_WRITE: u32 = 2;
-        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, FILE_SHARE_READ | FILE_SHARE_WRITE);
-    }
-    o
-}
-
 fn create_new(path: &Path) -> std::io::Result<File> {
-    open_options().write(true).create_new(true).open(path)
+    super::file_options().write(true).create_new(true).open(path)
 }
 
 fn write_record(file: &mut File, last_ms: u64, holder: &str) -> std::io::Result<()> {
@@ -183,7 +168,7 @@ impl LeaseStore for FileStore {
             }
             let path = self.path_of(node);
             // std opens files close-on-exec: a child process does not inherit the lock.
-            let mut file = open_options()
+            let mut file = super::file_options()
                 .read(true)
                 .write(true)
                 .create(true)

@@ -57,6 +57,23 @@ use std::time::{Duration, Instant};
 
 #[cfg(any(unix, windows))]
 pub use file::FileStore;
+
+/// How file leases and state files open their files: readable by others (0644) on
+/// unix; on Windows shared for reading and writing but not for deletion, so that no
+/// one deletes, renames or replaces a file while a holder has it open.
+#[cfg(any(unix, windows))]
+fn file_options() -> std::fs::OpenOptions {
+    let mut o = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o644);
+    #[cfg(windows)]
+    {
+        const FILE_SHARE_READ: u32 = 1;
+        const FILE_SHARE_WRITE: u32 = 2;
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, FILE_SHARE_READ | FILE_SHARE_WRITE);
+    }
+    o
+}
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
 pub use shared::{AfterRefusal, SharedGate, SharedGateCheck};
 pub use url::{check_namespace, is_secret_param, redact_error, redact_passwords};

@@ -18,7 +18,7 @@
 
 use super::{Acquired, LeaseStore, lease_error};
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -90,7 +90,11 @@ impl StateStore {
     /// then [`sync_rename`].
     fn write(&mut self, ms: u64) -> std::io::Result<()> {
         let tmp = with_suffix(&self.path, ".tmp");
-        let mut f = options().write(true).create(true).truncate(true).open(&tmp)?;
+        let mut f = super::file_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         f.write_all(format!("{MAGIC}\nhigh_water_ms {ms}\nnode {}\n", self.node).as_bytes())?;
         f.sync_all()?;
         drop(f);
@@ -120,16 +124,7 @@ fn sync_rename(path: &Path) -> std::io::Result<()> {
 /// (docs/leases.md, "Per operating system").
 #[cfg(not(unix))]
 fn sync_rename(path: &Path) -> std::io::Result<()> {
-    OpenOptions::new().write(true).open(path)?.sync_all()
-}
-
-/// Options for the files here: readable by others (0644) on unix.
-fn options() -> OpenOptions {
-    #[cfg_attr(not(unix), allow(unused_mut))]
-    let mut o = OpenOptions::new();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o644);
-    o
+    std::fs::OpenOptions::new().write(true).open(path)?.sync_all()
 }
 
 /// The mark in a state file's text, if it is one.
@@ -166,7 +161,7 @@ impl LeaseStore for StateStore {
 
     fn acquire(&mut self, _max_node: u64, _holder: &str, _ttl_ms: u64, _until: Instant) -> Result<Option<Acquired>> {
         let lock_path = with_suffix(&self.path, ".lock");
-        let lock = options()
+        let lock = super::file_options()
             .read(true)
             .write(true)
             .create(true)
