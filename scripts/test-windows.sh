@@ -127,10 +127,13 @@ go_tempdir_tests='TestLeaseFile|TestStateFile'
 run_go() {
   build_c
   command -v go >/dev/null || { echo "test-windows: no go on PATH" >&2; exit 1; }
-  mkdir -p go/lib/windows_amd64 "$out/go"
-  ln -sf "$win_lib/libflakeid.a" go/lib/windows_amd64/libflakeid.a
+  # libflakeid.a alone in a folder of its own (beside it, libflakeid.dll.a would be
+  # linked first), on the linker's path through CGO_LDFLAGS: go/lib is left alone.
+  mkdir -p "$out/go/lib"
+  ln -sf "$win_lib/libflakeid.a" "$out/go/lib/libflakeid.a"
   echo "== Go: go test -c (GOOS=windows, cgo with mingw-w64)"
-  (cd go && GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc go test -c -o "$out/go/flakeid.test.exe" .)
+  (cd go && GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc CGO_LDFLAGS="-L$out/go/lib" \
+    go test -c -o "$out/go/flakeid.test.exe" .)
   echo "== Go tests under Wine, beside the fixture's Redis, PostgreSQL and etcd (plain and TLS)"
   local skip="^(TestDocBlocks|$go_tempdir_tests)\$" rc=0
   # The Windows program reaches the servers on 127.0.0.1 through Wine, and the
