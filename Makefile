@@ -48,7 +48,9 @@ CI_SUITES := \
   ci-prebuild-wait \
   test-postgres \
   test-postgres-ci-majors \
-  test-artifacts
+  test-artifacts \
+  test-windows-ci \
+  check-core-ports
 
 RELEASE_SUITES := \
   test-dist \
@@ -64,6 +66,9 @@ RELEASE_SUITES := \
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
+# test-windows-ci: the core's tests on Windows under Wine, make ci's share of
+# release-check's test-windows (C, Go and Node too: CONTRIBUTING.md, The test tiers);
+# check-core-ports: the core's library compiled for macOS and Windows.
 # test-postgres-ci-majors: the other PostgreSQL majors' share of make ci (the oldest,
 # the newest and one rotating, a part of the suite; release-check's
 # test-postgres-majors runs all of them whole: CONTRIBUTING.md, The test tiers).
@@ -76,7 +81,7 @@ RELEASE_SUITES := \
 # addon's build).
 SETUP_TEST := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java
 SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
-  setup-faults setup-dist-host
+  setup-faults setup-dist-host setup-windows-core setup-core-ports
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release setup-windows
 
 .PHONY: all help lint-help test ci release-check soak ci-prebuild-start ci-prebuild-wait \

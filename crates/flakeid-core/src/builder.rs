@@ -161,7 +161,7 @@ impl GeneratorBuilder {
     /// every ID (write, fsync, rename), locked against a second process. A missing
     /// file is a fresh start; an unreadable or corrupt one is a config error naming
     /// `state`. Not with a lease (which keeps its own mark). Needs the cargo feature
-    /// `lease` and a unix system.
+    /// `lease` on unix or Windows.
     pub fn state(mut self, path: &str) -> Self {
         self.state = Some(path.to_string());
         self
@@ -341,11 +341,11 @@ impl GeneratorBuilder {
                  its store",
             ));
         }
-        #[cfg(not(all(feature = "lease", unix)))]
+        #[cfg(not(all(feature = "lease", any(unix, windows))))]
         if self.state.is_some() {
             return Err(Error::config(
                 "state",
-                "state files are not in this build of flakeid (they need files and a unix system: cargo feature \
+                "state files are not in this build of flakeid (they need files and file locks, unix or Windows: cargo feature \
                  \"lease\" of flakeid-core; the WebAssembly package has no files)",
             ));
         }
@@ -425,9 +425,9 @@ impl GeneratorBuilder {
             lease_guard = Some(got.guard);
         }
         // A state file: the same machinery with this node id and the file as its store.
-        #[cfg_attr(not(all(feature = "lease", unix)), allow(unused_mut))]
+        #[cfg_attr(not(all(feature = "lease", any(unix, windows))), allow(unused_mut))]
         let mut after_state_mark = false;
-        #[cfg(all(feature = "lease", unix))]
+        #[cfg(all(feature = "lease", any(unix, windows)))]
         if let Some(path) = &self.state {
             let got = lease::acquire(lease::AcquireOptions {
                 spec: &LeaseSpec::state(path, node),

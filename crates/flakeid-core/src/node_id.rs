@@ -190,8 +190,12 @@ pub fn hostname() -> Result<String> {
         .map_err(|_| Error::config("node", "cannot read this machine's host name"))
 }
 
-/// The first non-zero MAC address of a non-loopback interface, as 48 bits.
+/// The first non-zero MAC address of a non-loopback interface, as 48 bits. Read
+/// from Linux's `/sys/class/net`; elsewhere a config error naming `node` says so.
 pub fn first_mac() -> Result<u64> {
+    if !cfg!(any(target_os = "linux", target_os = "android")) {
+        return Err(unavailable("mac", "MAC addresses are read from Linux's /sys/class/net"));
+    }
     let mut found: Vec<(String, u64)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
         for entry in dir.flatten() {
@@ -232,8 +236,26 @@ pub fn is_private_ipv4(ip: std::net::Ipv4Addr) -> bool {
     ip.is_private() || (o[0] == 100 && (64..128).contains(&o[1]))
 }
 
-/// The first private IPv4 address of this machine's interfaces.
+/// The node source `what` does not work on this OS: a config error naming `node`.
+fn unavailable(what: &str, why: &str) -> Error {
+    Error::config(
+        "node",
+        format!(
+            "node source {what:?} is not available on {}: {why}; give the node id as a number, env:VAR or hostname",
+            std::env::consts::OS
+        ),
+    )
+}
+
+/// The first private IPv4 address of this machine's interfaces (`getifaddrs`, on
+/// unix: Linux, macOS, the BSDs). On Windows a config error naming `node`.
 pub fn first_private_ipv4() -> Result<std::net::Ipv4Addr> {
+    if !cfg!(unix) {
+        return Err(unavailable(
+            "ipv4",
+            "interface addresses are read with getifaddrs, which is unix's",
+        ));
+    }
     let mut found = interface_ipv4s();
     found.sort();
     found.into_iter().find(|ip| is_private_ipv4(*ip)).ok_or_else(|| {
@@ -358,5 +380,23 @@ mod tests {
         }
         assert!(is_private_ipv4("10.1.2.3".parse().unwrap()));
         assert!(!is_private_ipv4("8.8.8.8".parse().unwrap()));
+    }
+
+    /// Where a source cannot work it says so by name, with the OS; the host name
+    /// works everywhere (Windows: COMPUTERNAME).
+    #[test]
+    fn each_os_has_its_node_sources() {
+        let refused = |src: NodeSource| match src.resolve(&Layout::SNOWFLAKE) {
+            Err(Error::Config { field: "node", message }) => message.contains("is not available on"),
+            _ => false,
+        };
+        let linux = cfg!(any(target_os = "linux", target_os = "android"));
+        assert_eq!(refused(NodeSource::Mac), !linux);
+        assert_eq!(refused(NodeSource::PrivateIpv4), !cfg!(unix));
+        if !linux {
+            let e = first_mac().unwrap_err().to_string();
+            assert!(e.contains(std::env::consts::OS) && e.contains("\"mac\""), "{e}");
+        }
+        assert!(!hostname().unwrap().is_empty());
     }
 }

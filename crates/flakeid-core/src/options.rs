@@ -281,7 +281,7 @@ mod tests {
     }
 
     /// Without the machinery (the WebAssembly build), `state` is refused by name.
-    #[cfg(not(all(feature = "lease", unix)))]
+    #[cfg(not(all(feature = "lease", any(unix, windows))))]
     #[test]
     fn state_needs_files() {
         use crate::{Generator, Layout};

@@ -1,7 +1,7 @@
 //! The option `state` (docs/state.md): a fixed node id's high-water timestamp in a
 //! file, on a manual clock. The same across real processes, restarted under
 //! libfaketime and killed with SIGKILL: crates/flakeid-cli/tests/state.rs.
-#![cfg(all(feature = "lease", unix))]
+#![cfg(all(feature = "lease", any(unix, windows)))]
 #![allow(clippy::unwrap_used)]
 
 use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock};

@@ -170,8 +170,11 @@ fn ids_issued_is_exact_under_contention_borrowing() {
 fn a_leased_generator_reports_its_lease() {
     let dir = std::env::temp_dir().join(format!("flakeid-stats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // file:///tmp/x, or on Windows file:///C:/x (RFC 8089's drive letter).
+    let path = dir.to_str().unwrap().replace('\\', "/");
+    let slash = if path.starts_with('/') { "" } else { "/" };
     let g = Generator::builder(Layout::SNOWFLAKE)
-        .lease_url(&format!("file://{}", dir.display()))
+        .lease_url(&format!("file://{slash}{path}"))
         .build()
         .unwrap();
     g.next_id().unwrap();

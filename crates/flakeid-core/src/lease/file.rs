@@ -1,5 +1,6 @@
-//! `file:///dir?namespace=NAME` — one advisory lock (`flock`) per node id, for
-//! processes on one host. The OS drops a dead process's locks at once, so there is
+//! `file:///dir?namespace=NAME` — one exclusive lock per node id, for processes
+//! on one host: the standard library's `File::try_lock` (`flock` on Linux and
+//! macOS, `LockFileEx` on Windows; docs/leases.md, "Per operating system"). The OS drops a dead process's locks at once, so there is
 //! no expiry: the heartbeat only rewrites the fence timestamp in the lock file
 //! (which is why the TTL is capped at [`FILE_TTL_CAP_MS`]: a killed holder's
 //! successor waits at most that long for its clock to pass the fence).
@@ -10,13 +11,14 @@
 //! reports the lease lost at its next renewal, and `DIR/NAMESPACE.incarnation` (the
 //! marker: the Unix ms the namespace was first used here, re-checked after the lock
 //! is taken) goes with the lock files, so a newcomer waits out the lock delay.
+//! On Windows lease files are opened without `FILE_SHARE_DELETE`: while anyone has
+//! one open it cannot be deleted or replaced at all, so the check that the locked
+//! file is still the one at its path only asks that it still be there.
 
 use super::{Acquired, LeaseStore, lease_error};
 use crate::error::Result;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -53,22 +55,20 @@ impl FileStore {
         self.dir.join(format!("{}.incarnation", self.namespace))
     }
 
-    /// The marker's creation time and inode, creating it when missing. An empty or
-    /// unreadable marker (another process is writing it) reads as created now.
-    fn marker(&self) -> Result<(u64, u64)> {
+    /// The marker's creation time and identity, creating it when missing. An empty
+    /// or unreadable marker (another process is writing it) reads as created now.
+    fn marker(&self) -> Result<(u64, MarkerId)> {
         let path = self.marker_path();
         let now = crate::clock::precise_now_ms();
-        match OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path) {
+        match create_new(&path) {
             Ok(mut f) => {
                 f.write_all(format!("{now}\n").as_bytes())
                     .map_err(|e| lease_error(format!("cannot write {}: {e}", path.display())))?;
-                let ino = f.metadata().map(|m| m.ino()).unwrap_or(0);
-                Ok((now, ino))
+                Ok((now, marker_id(&path)))
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                let ino = std::fs::metadata(&path).map(|m| m.ino()).unwrap_or(0);
-                Ok((text.trim().parse().unwrap_or(now), ino))
+                let id = marker_id(&path);
+                Ok((id.text.trim().parse().unwrap_or(now), id))
             }
             Err(e) => Err(lease_error(format!("cannot create {}: {e}", path.display()))),
         }
@@ -82,12 +82,45 @@ impl FileStore {
     }
 
     /// Whether the locked file is still the one at its path (not deleted or replaced).
+    #[cfg(unix)]
     fn still_linked(&self, node: u64, file: &File) -> bool {
+        use std::os::unix::fs::MetadataExt;
         match (file.metadata(), std::fs::metadata(self.path_of(node))) {
             (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
             _ => false,
         }
     }
+
+    /// Whether the locked file is still at its path: opened without
+    /// `FILE_SHARE_DELETE`, it cannot be deleted, renamed or replaced while open.
+    #[cfg(not(unix))]
+    fn still_linked(&self, node: u64, _file: &File) -> bool {
+        std::fs::metadata(self.path_of(node)).is_ok_and(|m| m.is_file())
+    }
+}
+
+/// What tells one incarnation marker from the next: its text (the ms it was
+/// created) and, on unix, its inode.
+#[derive(Debug, PartialEq, Eq)]
+struct MarkerId {
+    text: String,
+    inode: u64,
+}
+
+fn marker_id(path: &Path) -> MarkerId {
+    #[cfg(unix)]
+    let inode = std::fs::metadata(path).map_or(0, |m| std::os::unix::fs::MetadataExt::ino(&m));
+    // No inode in stable std there; a recreated marker holds another time.
+    #[cfg(not(unix))]
+    let inode = 0;
+    MarkerId {
+        text: std::fs::read_to_string(path).unwrap_or_default(),
+        inode,
+    }
+}
+
+fn create_new(path: &Path) -> std::io::Result<File> {
+    super::file_options().write(true).create_new(true).open(path)
 }
 
 fn write_record(file: &mut File, last_ms: u64, holder: &str) -> std::io::Result<()> {
@@ -118,14 +151,14 @@ impl LeaseStore for FileStore {
         requested.min(FILE_TTL_CAP_MS)
     }
 
-    /// A `flock` is the OS's until this process exits: no one else can be given the
+    /// The lock is the OS's until this process exits: no one else can be given the
     /// id meanwhile, however long the process is stopped.
     fn held_while_alive(&self) -> bool {
         true
     }
 
     fn acquire(&mut self, max_node: u64, _holder: &str, _ttl_ms: u64, until: Instant) -> Result<Option<Acquired>> {
-        let (created, marker_ino) = self.marker()?;
+        let (created, marker) = self.marker()?;
         for node in 0..=max_node {
             if node % 1024 == 1023 && Instant::now() >= until {
                 return Err(lease_error(format!(
@@ -134,23 +167,20 @@ impl LeaseStore for FileStore {
                 )));
             }
             let path = self.path_of(node);
-            let mut file = OpenOptions::new()
+            // std opens files close-on-exec: a child process does not inherit the lock.
+            let mut file = super::file_options()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .mode(0o644)
-                .custom_flags(libc::O_CLOEXEC)
                 .open(&path)
                 .map_err(|e| lease_error(format!("cannot open the lease file {}: {e}", path.display())))?;
-            // SAFETY: a valid open descriptor; flock has no memory effects.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc != 0 {
-                let err = std::io::Error::last_os_error();
-                if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                    continue;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => continue,
+                Err(TryLockError::Error(err)) => {
+                    return Err(lease_error(format!("cannot lock {}: {err}", path.display())));
                 }
-                return Err(lease_error(format!("cannot lock {}: {err}", path.display())));
             }
             if !self.still_linked(node, &file) {
                 // Deleted between open and lock: try this id again next time round.
@@ -159,7 +189,7 @@ impl LeaseStore for FileStore {
             let last_ms = read_last(&mut file);
             // The marker must still be the one read before the lock: if the
             // directory was wiped meanwhile, our file may be new: count it as brand new.
-            let same = std::fs::metadata(self.marker_path()).is_ok_and(|m| m.ino() == marker_ino);
+            let same = marker_id(&self.marker_path()) == marker;
             let incarnation_age_ms = if same {
                 crate::clock::precise_now_ms().saturating_sub(created)
             } else {

@@ -33,13 +33,13 @@
 //!   holder from before the loss has stopped: its renewals fail on the forgotten
 //!   store, and its window ends `ttl − margin` after its last successful renewal.
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod file;
 mod gate;
 mod mono;
 mod scheme;
 mod shared;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod state;
 mod steps;
 mod url;
@@ -55,8 +55,25 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use file::FileStore;
+
+/// How file leases and state files open their files: readable by others (0644) on
+/// unix; on Windows shared for reading and writing but not for deletion, so that no
+/// one deletes, renames or replaces a file while a holder has it open.
+#[cfg(any(unix, windows))]
+fn file_options() -> std::fs::OpenOptions {
+    let mut o = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o644);
+    #[cfg(windows)]
+    {
+        const FILE_SHARE_READ: u32 = 1;
+        const FILE_SHARE_WRITE: u32 = 2;
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, FILE_SHARE_READ | FILE_SHARE_WRITE);
+    }
+    o
+}
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
 pub use shared::{AfterRefusal, SharedGate, SharedGateCheck};
 pub use url::{check_namespace, is_secret_param, redact_error, redact_passwords};
@@ -253,10 +270,10 @@ pub struct LeaseSpec {
 
 #[derive(Clone)]
 enum SpecKind {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     File(url::FileUrl),
     /// `state`: a fixed node id's high-water mark in a file (`state.rs`).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     State { path: String, node: u64 },
     Custom {
         factory: StoreFactory,
@@ -268,9 +285,9 @@ enum SpecKind {
 impl fmt::Debug for LeaseSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             SpecKind::File(u) => write!(f, "LeaseSpec({})", u.redacted()),
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             SpecKind::State { path, .. } => write!(f, "LeaseSpec(state {path})"),
             SpecKind::Custom { name: Some(n), .. } => write!(f, "LeaseSpec({n})"),
             SpecKind::Custom { name: None, .. } => f.write_str("LeaseSpec(custom)"),
@@ -288,12 +305,15 @@ impl LeaseSpec {
     fn parse_unchecked(url: &str) -> Result<LeaseSpec> {
         let scheme = url::scheme_of(url)?;
         if scheme == "file" {
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             return Ok(LeaseSpec {
                 kind: SpecKind::File(url::FileUrl::parse(url)?),
             });
-            #[cfg(not(unix))]
-            return Err(Error::config("lease", "file:// leases need a unix system (flock)"));
+            #[cfg(not(any(unix, windows)))]
+            return Err(Error::config(
+                "lease",
+                "file:// leases need files and file locks (unix or Windows)",
+            ));
         }
         match scheme::parser(&scheme) {
             Some(parse) => parse(url),
@@ -321,7 +341,7 @@ impl LeaseSpec {
     }
 
     /// The state file `path` of the fixed node id `node` (the option `state`).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub(crate) fn state(path: &str, node: u64) -> LeaseSpec {
         LeaseSpec {
             kind: SpecKind::State {
@@ -334,7 +354,7 @@ impl LeaseSpec {
     /// Whether this is a state file rather than a lease: a clock behind its mark
     /// is then the generator's `clock_backwards` policy's to handle.
     fn is_state(&self) -> bool {
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         if let SpecKind::State { .. } = self.kind {
             return true;
         }
@@ -343,9 +363,9 @@ impl LeaseSpec {
 
     fn open(&self) -> Result<Box<dyn LeaseStore>> {
         match &self.kind {
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             SpecKind::File(u) => Ok(Box::new(FileStore::new(&u.dir, &u.namespace)?)),
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             SpecKind::State { path, node } => Ok(Box::new(state::StateStore::new(path, *node)?)),
             SpecKind::Custom { factory, .. } => factory(),
         }

@@ -12,6 +12,14 @@
 //! cannot be looked up (a static musl binary has no `dlopen`), libc's
 //! `clock_gettime` is used. Readings are packed as `seconds << 30 | nanoseconds`,
 //! which orders them like the time without a multiplication on the hot path.
+//!
+//! Elsewhere the monotonic clock is std's `Instant` and the realtime one
+//! `SystemTime`, and the boot clock (which must count a host's suspend) is:
+//! on macOS and iOS `clock_gettime(CLOCK_MONOTONIC)`, which Apple's kernel
+//! advances while asleep (std's `Instant` there is `CLOCK_UPTIME_RAW`, which
+//! stops); on Windows `Instant` itself, `QueryPerformanceCounter`, which counts
+//! sleep and hibernation. Elsewhere again (the BSDs, where `CLOCK_MONOTONIC`
+//! stops during a suspend): `Instant`, a limitation docs/leases.md states.
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod imp {
@@ -166,8 +174,21 @@ mod imp {
         seconds()
     }
 
-    /// No boot clock in std: the monotonic one (the gate checks it on every ID
-    /// here, `Gate`'s `REAL_AND_MONO`).
+    /// Apple's `CLOCK_MONOTONIC` counts the time the host sleeps (its
+    /// `CLOCK_UPTIME_RAW`, std's `Instant`, does not). Only differences of its
+    /// readings are used, so its origin (boot) need not match [`read`]'s.
+    #[cfg(target_vendor = "apple")]
+    pub(crate) fn read_boot(_reader: Reader) -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists (macOS ≥ 10.12).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        ((ts.tv_sec as u64) << 30) | ts.tv_nsec as u64
+    }
+
+    /// std's `Instant`: on Windows `QueryPerformanceCounter`, which counts sleep
+    /// and hibernation. Elsewhere it may not (the gate checks it on every ID here
+    /// too, `Gate`'s `REAL_AND_MONO`; docs/leases.md).
+    #[cfg(not(target_vendor = "apple"))]
     pub(crate) fn read_boot(reader: Reader) -> u64 {
         read(reader)
     }
@@ -207,6 +228,42 @@ pub(crate) fn pack_ns(ns: u64) -> u64 {
 /// A reading in milliseconds (for the heartbeat's bookkeeping, not the hot path).
 pub(crate) fn now_ms() -> u64 {
     unpack_ms(read(reader()))
+}
+
+/// Every OS: the clocks move, agree with std's, and pack in order.
+#[cfg(test)]
+mod portable_tests {
+    use super::*;
+
+    #[test]
+    fn each_clock_moves_with_the_wall_clock() {
+        let reader = reader();
+        let (mono0, boot0, real0) = (read(reader), read_boot(reader), read_real(reader));
+        assert!(mono0 > 0 && boot0 > 0 && real0 > 0);
+        let wall0 = crate::clock::precise_now_ms();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let (mono1, boot1, real1) = (read(reader), read_boot(reader), read_real(reader));
+        let wall1 = crate::clock::precise_now_ms();
+        let ms = |a: u64, b: u64| (unpack_ns(b) - unpack_ns(a)) / 1_000_000;
+        let wall = wall1 - wall0;
+        // Coarse clocks lag by a tick (Linux: ≤ 4 ms; Windows: ≤ 16 ms).
+        for (name, d) in [
+            ("mono", ms(mono0, mono1)),
+            ("boot", ms(boot0, boot1)),
+            ("real", ms(real0, real1)),
+        ] {
+            assert!(d >= 40 && d <= wall + 40, "{name}: {d} ms in {wall} ms");
+        }
+        // The realtime reading is Unix time; its seconds too.
+        let unix = crate::clock::precise_now_ms();
+        let real = unpack_ns(read_real(reader)) / 1_000_000;
+        assert!(real <= unix + 1 && real + 50 > unix, "{unix} vs {real}");
+        let secs = read_seconds(seconds());
+        assert!(
+            secs * 1000 <= unix + 1 && secs * 1000 + 1050 > unix,
+            "{unix} vs {secs} s"
+        );
+    }
 }
 
 #[cfg(all(test, any(target_os = "linux", target_os = "android")))]

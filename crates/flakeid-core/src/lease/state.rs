@@ -1,12 +1,16 @@
 //! `state`: a saved high-water timestamp for a fixed node id (docs/state.md).
 //!
 //! The lease machinery with one node id and one holder: a [`LeaseStore`] whose
-//! "lease" is an advisory lock on `PATH.lock` (held while the process lives, so a
-//! second process on the same file is refused) and whose fence is the file `PATH`
-//! itself, a timestamp no ID issued so far reaches. Acquiring reads it; the
-//! heartbeat keeps it ahead of the gate's window (write `PATH.tmp`, fsync, rename,
+//! "lease" is an exclusive lock on `PATH.lock` (`File::try_lock`: `flock` on unix,
+//! `LockFileEx` on Windows; held while the process lives, so a second process on
+//! the same file is refused) and whose fence is the file `PATH` itself, a
+//! timestamp no ID issued so far reaches. Acquiring reads it; the heartbeat keeps
+//! it ahead of the gate's window (write `PATH.tmp`, fsync, rename over `PATH`,
 //! fsync the directory: a crash leaves the old mark or the new one, never a torn
-//! one); a clean release writes the exact last timestamp issued.
+//! one); a clean release writes the exact last timestamp issued. On Windows the
+//! rename is `MoveFileExW(MOVEFILE_REPLACE_EXISTING)` and no directory can be
+//! fsynced: the renamed file is flushed instead (docs/leases.md, "Per operating
+//! system").
 //!
 //! Unlike a lease, a clock behind the mark at start is left to the generator's
 //! `clock_backwards` policy (the mark becomes its `resume_after_ms`), exactly as a
@@ -14,10 +18,8 @@
 
 use super::{Acquired, LeaseStore, lease_error};
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, TryLockError};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -85,27 +87,44 @@ impl StateStore {
     }
 
     /// Writes `ms` atomically: a temporary file, fsync, rename over the file,
-    /// fsync of the directory.
+    /// then [`sync_rename`].
     fn write(&mut self, ms: u64) -> std::io::Result<()> {
         let tmp = with_suffix(&self.path, ".tmp");
-        let mut f = OpenOptions::new()
+        let mut f = super::file_options()
             .write(true)
             .create(true)
             .truncate(true)
-            .mode(0o644)
             .open(&tmp)?;
         f.write_all(format!("{MAGIC}\nhigh_water_ms {ms}\nnode {}\n", self.node).as_bytes())?;
         f.sync_all()?;
         drop(f);
+        // Replaces an existing file on every OS (Windows: MoveFileExW with
+        // MOVEFILE_REPLACE_EXISTING), atomically on one file system.
         std::fs::rename(&tmp, &self.path)?;
-        let dir = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        File::open(dir)?.sync_all()?;
+        sync_rename(&self.path)?;
         self.written_ms = ms;
         Ok(())
     }
+}
+
+/// Makes the rename to `path` durable. On unix: fsync the directory that holds
+/// the new entry (`File::sync_all`; on macOS that is `F_FULLFSYNC`).
+#[cfg(unix)]
+fn sync_rename(path: &Path) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// On Windows a directory cannot be opened as a file, so it cannot be fsynced.
+/// NTFS journals the rename; flushing the renamed file (`FlushFileBuffers`)
+/// commits it with the file's own metadata, which is as far as std reaches
+/// (docs/leases.md, "Per operating system").
+#[cfg(not(unix))]
+fn sync_rename(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new().write(true).open(path)?.sync_all()
 }
 
 /// The mark in a state file's text, if it is one.
@@ -142,12 +161,11 @@ impl LeaseStore for StateStore {
 
     fn acquire(&mut self, _max_node: u64, _holder: &str, _ttl_ms: u64, _until: Instant) -> Result<Option<Acquired>> {
         let lock_path = with_suffix(&self.path, ".lock");
-        let lock = OpenOptions::new()
+        let lock = super::file_options()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o644)
             .open(&lock_path)
             .map_err(|e| {
                 state_error(
@@ -155,10 +173,8 @@ impl LeaseStore for StateStore {
                     format_args!("cannot open its lock {}: {e}", lock_path.display()),
                 )
             })?;
-        // SAFETY: a valid open descriptor; flock has no memory effects.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            return Err(if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        if let Err(err) = lock.try_lock() {
+            return Err(if let TryLockError::WouldBlock = err {
                 state_error(
                     &self.path,
                     format_args!(

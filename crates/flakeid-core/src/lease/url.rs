@@ -206,6 +206,8 @@ impl FileUrl {
             )));
         }
         let dir = percent_decode(path, false).ok_or_else(|| bad(url, "percent-escapes do not decode to UTF-8"))?;
+        #[cfg(windows)]
+        let dir = drive_path(&dir).to_string();
         let mut namespace = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -231,9 +233,35 @@ impl FileUrl {
     }
 }
 
+/// `/C:/dir` (from `file:///C:/dir`) is the path `C:/dir` on Windows (RFC 8089,
+/// appendix E.2); anything else stays as it is (`/dir`: the current drive's root).
+#[cfg_attr(not(windows), allow(dead_code))]
+fn drive_path(path: &str) -> &str {
+    match path.as_bytes() {
+        [b'/', d, b':', rest @ ..] if d.is_ascii_alphabetic() && matches!(rest, [] | [b'/' | b'\\', ..]) => &path[1..],
+        _ => path,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_drive_paths() {
+        assert_eq!(drive_path("/C:/ProgramData/flakeid"), "C:/ProgramData/flakeid");
+        assert_eq!(drive_path("/d:"), "d:");
+        for same in ["/var/lib/flakeid", "/C:x", "/1:/x", "C:/x", "/"] {
+            assert_eq!(drive_path(same), same);
+        }
+        let f = FileUrl::parse("file:///C:/ProgramData/flakeid").unwrap();
+        let want = if cfg!(windows) {
+            "C:/ProgramData/flakeid"
+        } else {
+            "/C:/ProgramData/flakeid"
+        };
+        assert_eq!(f.dir, want);
+    }
 
     #[test]
     fn file_urls() {
