@@ -79,7 +79,7 @@ RELEASE_SUITES := \
 # Maven, toolchains) run beside them instead of after them: setup-postgres (cargo
 # install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node (the
 # addon's build).
-SETUP_TEST := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java
+SETUP_TEST := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint
 SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
   setup-faults setup-dist-host setup-windows-core setup-core-ports
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release setup-windows
