@@ -7,7 +7,7 @@
 #   make test-wasm          both
 #   make bench-wasm   nextId() per call beside seed 002's JS BigInt algorithm and nodejs-snowflake
 WASM_DIR := bindings/wasm
-WASM_TARGET_DIR := $(CURDIR)/target/wasm-build
+WASM_TARGET_DIR := $(TARGET)/wasm-build
 # Node 20 has WebSocket (for the DevTools protocol) only behind a flag; later Nodes by default.
 WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'function' ? '' : '--experimental-websocket')")
 

@@ -38,7 +38,7 @@ case ${1:-list} in
         echo "msrv: cargo +$v check $pkgs"
         # Its own target dir: another compiler's artifacts would only churn the main one.
         # shellcheck disable=SC2086 # $pkgs is a list of -p flags
-        CARGO_TARGET_DIR=target/msrv cargo "+$v" check --quiet --locked $pkgs
+        CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/msrv" cargo "+$v" check --quiet --locked $pkgs
       done
     ;;
   *) echo "usage: scripts/msrv.sh [list|versions|check]" >&2; exit 2 ;;

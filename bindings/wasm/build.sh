@@ -14,7 +14,7 @@ cd "$root"
 [ -x "$here/node_modules/.bin/wasm-opt" ] || (cd "$here" && npm install --no-audit --no-fund)
 
 # A target dir of its own, so the wasm build neither waits on nor invalidates host builds.
-export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$root/target/wasm-build}"
+export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")/wasm-build}"
 # Release with fat LTO and one codegen unit (the shipped settings; Cargo.toml's
 # [profile.release] is left at Cargo's defaults for quick first builds of the CLI).
 # Sealing (aes, fpe, flakeid-seal) optimized for size: at -O3 LLVM unrolls the
