@@ -387,10 +387,10 @@ def main():
         return 0
     if a.bin_dir:
         gens.BIN_DIR = os.path.abspath(a.bin_dir)
-    absent = gens.missing(a.kinds.split(","))
+    absent = gens.missing(a.kinds.split(",")) + ([] if os.access(VENV_PY, os.X_OK) else [VENV_PY])
     if absent:
-        print(f"faults: not built: {', '.join(absent)} (make faults-build, with the same CARGO_TARGET_DIR; "
-              "or --bin-dir)", file=sys.stderr)
+        print(f"faults: not built: {', '.join(absent)} (make faults-build: setup-faults, "
+              "the generators with the same CARGO_TARGET_DIR; or --bin-dir)", file=sys.stderr)
         return 2
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
