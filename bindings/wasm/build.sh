@@ -5,7 +5,7 @@
 #              browsers, Deno, Bun and edge workers
 #   pkg/package.json naming @flakeid/wasm, with conditional exports and types.
 # The .wasm is optimized with wasm-opt from the npm package binaryen. The wasm32 target
-# and wasm-bindgen-cli: scripts/setup-wasm.sh (make setup-wasm, a prerequisite).
+# and wasm-bindgen-cli: make setup-wasm (a prerequisite).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
