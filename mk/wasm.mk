@@ -33,7 +33,7 @@ setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	  || { echo "setup-wasm: npm install in $(WASM_DIR)"; cd $(WASM_DIR) && npm install --no-audit --no-fund; }
 
 # The browser test drives Debian's Chromium headless.
-setup-browser:
+setup-browser: ## Debian's Chromium, for the headless browser test
 	@$(APT_INSTALL) setup-browser $(call need-file,/usr/bin/chromium,chromium)
 
 wasm: setup-wasm ## the wasm package: bindings/wasm/pkg (node and web builds), wasm-opt'd
