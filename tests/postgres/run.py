@@ -66,6 +66,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -538,36 +539,34 @@ def section_settings(run):
 
 def section_options(run):
     """Each case of tests/vectors/options.json, as every binding runs them, through the
-    server's settings: its options written to postgresql.auto.conf as flakeid.<name>
-    (with flakeid.node = 0 when the case gives no node id: a server needs one), the
-    server restarted. A case that builds must start without a warning, issue an ID and
-    show each value in pg_settings; a refused one must be refused naming
+    server's settings: its options in postgresql.conf as flakeid.<name> (with
+    flakeid.node = 0 when the case gives no node id: a server needs one), on a fresh
+    cluster each (a borrowing case leaves a high-water mark ahead of the clock that the
+    next would rightly refuse). A case that builds must start without a warning, issue
+    an ID and show each value in pg_settings; a refused one must be refused naming
     flakeid.<field> (invalid_parameter_value): as a WARNING at start (PostgreSQL's own
     range check, or the check hook) or by flakeid_next(). Only `state`'s cases are
     skipped: a file, not a setting (the functions section says why)."""
     print("== options: tests/vectors/options.json through the settings")
     with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
         cases = json.load(f)["cases"]
-    c = new_cluster(run, "options", PRELOAD).start_ctl()
-    c.sql("CREATE EXTENSION flakeid")
-    settings = set(c.one("SELECT string_agg(name, ' ') FROM pg_settings WHERE name LIKE 'flakeid.%'").split())
-    auto = os.path.join(c.data, "postgresql.auto.conf")
-    refused = re.compile(r'invalid value for parameter "flakeid\.([a-z_]+)"')
-    ran = skipped = 0
-    for case in cases:
+    refused = re.compile(r'parameter "flakeid\.([a-z_]+)"')
+    settings, ran, skipped = None, 0, 0
+    for i, case in enumerate(cases):
         opts = {"layout": case["layout"], **case["options"]}
-        if any(f"flakeid.{name}" not in settings for name in opts):
-            check("state" in opts, f"{case}: an option that is not a setting")
+        if "state" in opts:
             skipped += 1
             continue
         if not {"node", "datacenter", "worker", "lease"} & opts.keys():
             opts["node"] = 0
-        c.stop_ctl()
-        with open(auto, "w") as f:
-            f.writelines(f"flakeid.{name} = '{value}'\n" for name, value in opts.items())
-        start = len(c.log_text())
-        c.start_ctl()
-        warned = {m.group(1) for line in c.log_text()[start:].splitlines() if "WARNING:" in line
+        c = new_cluster(run, f"options{i}", PRELOAD, *(f"flakeid.{k} = '{v}'" for k, v in opts.items())).start_ctl()
+        c.sql("CREATE EXTENSION flakeid")
+        shown = dict(line.split("|") for line in c.one(
+            "SELECT string_agg(name || '|' || setting, E'\\n') FROM pg_settings WHERE name LIKE 'flakeid.%'")
+            .splitlines())
+        settings = settings or set(shown)
+        check(all(f"flakeid.{k}" in settings for k in opts), f"{case}: an option that is not a setting")
+        warned = {m.group(1) for line in c.log_text().splitlines() if "WARNING:" in line
                   for m in [refused.search(line)] if m}
         r = subprocess.run(c.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", "SELECT flakeid_next()"),
                            capture_output=True, text=True, timeout=60)
@@ -576,20 +575,18 @@ def section_options(run):
         what = f"{case['layout']} {case['options']}"
         if "error" not in case:
             check(r.returncode == 0 and not warned, f"{what}: refused ({sorted(warned)}): {out}")
-            shown = dict(line.split("|") for line in c.one(
-                "SELECT string_agg(name || '|' || setting, E'\\n') FROM pg_settings WHERE name LIKE 'flakeid.%'")
-                .splitlines())
             for name, value in opts.items():
                 expect(shown.get(f"flakeid.{name}"), str(value), f"{what}: flakeid.{name}")
         else:
             expect(case["error"], "config", f"{what}: a kind this section maps (config: 22023)")
             check(case["field"] in warned | errors,
                   f"{what}: not refused naming flakeid.{case['field']} (warned {sorted(warned)}): {out}")
+        c.stop_ctl()
+        shutil.rmtree(c.dir, ignore_errors=True)
         ran += 1
         print(f"  {what}: {'refused, flakeid.' + case['field'] if 'error' in case else 'built'}")
     state_cases = sum("state" in case["options"] for case in cases)
     check(ran >= 20 and skipped == state_cases, f"ran {ran}, skipped {skipped}, state cases {state_cases}")
-    c.stop_ctl()
 
 
 LOOK_ALIKES = """
