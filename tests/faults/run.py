@@ -385,6 +385,13 @@ def main():
         netns.sweep_stale()
     if a.mode == "cleanup":
         return 0
+    if a.bin_dir:
+        gens.BIN_DIR = os.path.abspath(a.bin_dir)
+    absent = gens.missing(a.kinds.split(",")) + ([] if os.access(VENV_PY, os.X_OK) else [VENV_PY])
+    if absent:
+        print(f"faults: not built: {', '.join(absent)} (make faults-build: setup-faults, "
+              "the generators with the same CARGO_TARGET_DIR; or --bin-dir)", file=sys.stderr)
+        return 2
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     seed = a.seed if a.seed is not None else secrets.randbelow(10**9)
@@ -410,8 +417,6 @@ def main():
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o755)
     kinds = a.kinds.split(",")
-    if a.bin_dir:
-        gens.BIN_DIR = os.path.abspath(a.bin_dir)
     gens.RUST_THREADS, gens.RUST_SINGLES_PCT = a.rust_threads, a.rust_singles_pct
     a.shim = None
     if a.suspend:

@@ -22,6 +22,8 @@ Sections, in this order:
             node/datacenter conflict (naming setting, range and file); a reload logs
             a bad value; a bad value at start is refused by flakeid_next() naming it
             and the file; an unset node is an error, not node 0
+  options   each case of tests/vectors/options.json as flakeid.* settings at server
+            start: built, or refused naming the case's field
   schema    installed in a schema outside search_path, with look-alike types,
             functions and operators in public: same results; no backtrace in DETAIL
             or CONTEXT; error LOCATIONs name the SQL function
@@ -64,6 +66,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -534,6 +537,58 @@ def section_settings(run):
                    rf"HINT:  flakeid.lease_ttl_ms is set in {re.escape(s.data)}/postgresql.conf line [0-9]+")
 
 
+def section_options(run):
+    """Each case of tests/vectors/options.json, as every binding runs them, through the
+    server's settings: its options in postgresql.conf as flakeid.<name> (with
+    flakeid.node = 0 when the case gives no node id: a server needs one), on a fresh
+    cluster each (a borrowing case leaves a high-water mark ahead of the clock that the
+    next would rightly refuse). A case that builds must start without a warning, issue
+    an ID and show each value in pg_settings; a refused one must be refused naming
+    flakeid.<field> (invalid_parameter_value): as a WARNING at start (PostgreSQL's own
+    range check, or the check hook) or by flakeid_next(). Only `state`'s cases are
+    skipped: a file, not a setting (the functions section says why)."""
+    print("== options: tests/vectors/options.json through the settings")
+    with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
+        cases = json.load(f)["cases"]
+    refused = re.compile(r'parameter "flakeid\.([a-z_]+)"')
+    settings, ran, skipped = None, 0, 0
+    for i, case in enumerate(cases):
+        opts = {"layout": case["layout"], **case["options"]}
+        if "state" in opts:
+            skipped += 1
+            continue
+        if not {"node", "datacenter", "worker", "lease"} & opts.keys():
+            opts["node"] = 0
+        c = new_cluster(run, f"options{i}", PRELOAD, *(f"flakeid.{k} = '{v}'" for k, v in opts.items())).start_ctl()
+        c.sql("CREATE EXTENSION flakeid")
+        shown = dict(line.split("|") for line in c.one(
+            "SELECT string_agg(name || '|' || setting, E'\\n') FROM pg_settings WHERE name LIKE 'flakeid.%'")
+            .splitlines())
+        settings = settings or set(shown)
+        check(all(f"flakeid.{k}" in settings for k in opts), f"{case}: an option that is not a setting")
+        warned = {m.group(1) for line in c.log_text().splitlines() if "WARNING:" in line
+                  for m in [refused.search(line)] if m}
+        r = subprocess.run(c.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", "SELECT flakeid_next()"),
+                           capture_output=True, text=True, timeout=60)
+        out = r.stdout + r.stderr
+        errors = {m.group(1) for m in refused.finditer(out) if "ERROR:  22023:" in out}
+        what = f"{case['layout']} {case['options']}"
+        if "error" not in case:
+            check(r.returncode == 0 and not warned, f"{what}: refused ({sorted(warned)}): {out}")
+            for name, value in opts.items():
+                expect(shown.get(f"flakeid.{name}"), str(value), f"{what}: flakeid.{name}")
+        else:
+            expect(case["error"], "config", f"{what}: a kind this section maps (config: 22023)")
+            check(case["field"] in warned | errors,
+                  f"{what}: not refused naming flakeid.{case['field']} (warned {sorted(warned)}): {out}")
+        c.stop_ctl()
+        shutil.rmtree(c.dir, ignore_errors=True)
+        ran += 1
+        print(f"  {what}: {'refused, flakeid.' + case['field'] if 'error' in case else 'built'}")
+    state_cases = sum("state" in case["options"] for case in cases)
+    check(ran >= 20 and skipped == state_cases, f"ran {ran}, skipped {skipped}, state cases {state_cases}")
+
+
 LOOK_ALIKES = """
 CREATE SCHEMA ext;
 CREATE EXTENSION flakeid SCHEMA ext;
@@ -571,7 +626,7 @@ def section_schema(run):
     # Errors: SQLSTATE and message, no Rust backtrace, a LOCATION in the SQL function's file.
     c.expect_error("SELECT ext.flakeid_decompose(-5)", "22003", r'invalid value for argument "id"')
     c.expect_error("SELECT ext.flakeid_first_at('infinity'::timestamptz)", "22008", r"LOCATION:  flakeid, time_range\.rs")
-    c.expect_error("SELECT ext.flakeid_decode('zz!', 'base62')", "22P02", r"LOCATION:  flakeid, text\.rs")
+    c.expect_error("SELECT ext.flakeid_decode('zz!', 'base62')", "22P02", r"LOCATION:  flakeid, parts\.rs")
     c.expect_error("SELECT ext.flakeid_compose(now(), 5000, 0)", "22023", r'invalid value for argument "node"')
     # Only the forms with a layout name are IMMUTABLE (usable in generated columns).
     c.expect_error("CREATE TABLE public.bad (id bigint, at timestamptz GENERATED ALWAYS AS "
@@ -1007,6 +1062,7 @@ def section_docs(run):
 
 
 SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section_functions, "borrow": section_borrow, "settings": section_settings,
+            "options": section_options,
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "lease": section_lease, "convert": section_convert, "docs": section_docs}

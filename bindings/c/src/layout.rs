@@ -208,19 +208,12 @@ pub unsafe extern "C" fn flakeid_decompose(
         let l = layout_in(unsafe { arg(layout, "layout") }?)?;
         let dst = out(out_parts, "out_parts")?;
         let p = l.try_decompose(id)?;
-        let (timestamp_ms, ticks, node, datacenter, worker, sequence) =
-            (p.timestamp_ms, p.ticks, p.node, p.datacenter, p.worker, p.sequence);
-        write(
-            dst,
-            flakeid_parts {
-                timestamp_ms,
-                ticks,
-                node,
-                datacenter,
-                worker,
-                sequence,
-            },
-        );
+        #[rustfmt::skip]
+        let parts = flakeid_parts {
+            timestamp_ms: p.timestamp_ms, ticks: p.ticks, node: p.node,
+            datacenter: p.datacenter, worker: p.worker, sequence: p.sequence,
+        };
+        write(dst, parts);
         Ok(())
     })
 }

@@ -25,7 +25,6 @@ mod server;
 mod settings;
 mod shmem;
 mod startup;
-mod text;
 mod time_range;
 
 ::pgrx::pg_module_magic!(name, version);
@@ -45,19 +44,5 @@ pub extern "C-unwind" fn _PG_init() {
     if preloading {
         shmem::init();
         startup::register();
-    }
-}
-
-#[cfg(any(test, feature = "pg_test"))]
-mod sql_tests;
-
-/// Required by `cargo pgrx test`: the test cluster's settings.
-#[cfg(test)]
-pub mod pg_test {
-    pub fn setup(_options: Vec<&str>) {}
-
-    #[must_use]
-    pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'flakeid'"]
     }
 }

@@ -1,5 +1,6 @@
 //! Taking IDs apart and putting them together: `flakeid_decompose`,
-//! `flakeid_timestamp`, `flakeid_compose`. Each has two forms: with a layout name,
+//! `flakeid_timestamp`, `flakeid_compose`, and their text forms (`flakeid_encode`,
+//! `flakeid_decode`). The first three have two forms: with a layout name,
 //! IMMUTABLE (the result depends on the arguments alone), and without one, STABLE: it
 //! reads `flakeid.layout`, which is fixed while the server runs but may differ after
 //! a restart or in another cluster (a restore must not keep results computed under
@@ -8,7 +9,7 @@
 use crate::convert::{layout as layout_named, ok, timestamptz, unix_ms};
 use crate::error::{Report, SqlFn, from_bigint, to_bigint};
 use crate::settings::server_layout;
-use flakeid_core::{Error, Layout};
+use flakeid_core::{Encoding, Error, Layout, decode, decode_auto, encode};
 use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
@@ -112,4 +113,24 @@ fn flakeid_compose_server(ts: TimestampWithTimeZone, node: i64, sequence: i64) -
 #[pg_extern(immutable, parallel_safe)]
 fn flakeid_compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: &str) -> i64 {
     compose(ts, node, sequence, layout_named(layout))
+}
+
+/// An ID as fixed-width, sort-preserving text: base62 (11), base32 (13), hex (16), or decimal.
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_encode(id: i64, encoding: &str) -> String {
+    let encoding = ok(Encoding::parse(encoding), "encoding");
+    encode(from_bigint(id, "id"), encoding)
+}
+
+/// Reads text in the given encoding.
+#[pg_extern(immutable, parallel_safe)]
+fn flakeid_decode(text: &str, encoding: &str) -> i64 {
+    let encoding = ok(Encoding::parse(encoding), "encoding");
+    to_bigint(ok(decode(text, encoding), "text"))
+}
+
+/// Reads text in whichever encoding it is in; an ambiguous text is an error.
+#[pg_extern(immutable, parallel_safe, name = "flakeid_decode")]
+fn flakeid_decode_auto(text: &str) -> i64 {
+    to_bigint(ok(decode_auto(text), "text").0)
 }

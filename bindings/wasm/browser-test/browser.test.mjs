@@ -4,7 +4,7 @@
 // increasing, and the decoded fields are the generator's.
 //
 // Needs the web build (bash bindings/wasm/build.sh) and /usr/bin/chromium
-// (scripts/setup-wasm.sh installs it). Node 20 needs --experimental-websocket.
+// (make setup-browser installs it). Node 20 needs --experimental-websocket.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -111,7 +111,7 @@ async function connect(port) {
 
 before(async () => {
   assert.ok(existsSync(join(ROOT, 'pkg/web/flakeid.js')), 'the web build exists (bash bindings/wasm/build.sh)')
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (scripts/setup-wasm.sh installs it)`)
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (make setup-browser installs it)`)
   assert.equal(typeof WebSocket, 'function', 'WebSocket (node --experimental-websocket on Node 20)')
   server = await serve()
   const cdp = await connect(await launch())

@@ -61,6 +61,13 @@ def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
     raise ValueError(kind)
 
 
+def missing(kinds):
+    """The programs `kinds` run that are not there (not built, or built under another
+    cargo target directory than BIN_DIR's), each path once."""
+    paths = [commands(k, "", 0, 0, "", "", 0)[0] for k in dict.fromkeys(kinds) if k != "node"]
+    return [p for p in dict.fromkeys(paths) if not os.access(p, os.X_OK)]
+
+
 class Slot:
     def __init__(self, i, kind, ns, slot_dir, url, ttl_ms, rate, seed, log, suspend_shim=None):
         self.i, self.kind, self.ns, self.dir = i, kind, ns, slot_dir

@@ -376,9 +376,7 @@ impl Lease {
             format!("{scheme}://…")
         }
     }
-}
 
-impl Lease {
     /// The URL without its password (for the server log).
     pub fn redacted(&self) -> String {
         flakeid_core::lease::redact_passwords(&self.url)
