@@ -383,6 +383,8 @@ macos_dist() {
     on_mac || [ ${#zenv[@]} -gt 0 ] || { echo "dist: cargo-zigbuild gave no environment for $t" >&2; exit 1; }
     log "macOS $t: wheel$(macos_lean && echo ' (lean: no network lease stores)')"
     (cd python && env "${zenv[@]}" maturin build --quiet --profile "$profile" --target "$t" "${lean_py[@]}" --out "$out")
+    # (A compiler probe in that environment leaves an empty a.o where maturin runs.)
+    [ -s python/a.o ] || rm -f python/a.o
     log "macOS $t: node addon"
     cargo_mac build --quiet --profile "$profile" -p flakeid-node --target "$t" "${lean_node[@]}"
     dir="$stage/node/$plat"
