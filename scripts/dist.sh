@@ -8,11 +8,15 @@
 #   flakeid-wasm-<v>.tgz                                                   (npm pack)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-musl                        (CLI, static)
+#   and for x86_64-apple-darwin, aarch64-apple-darwin, x86_64-pc-windows-gnu (parts macos,
+#   windows; see macos_dist): macosx / win_amd64 wheels, flakeid-node-{darwin-x64,
+#   darwin-arm64,win32-x64-gnu}-<v>.tgz, C SDKs (.tar.gz; .zip for Windows), CLIs
 #   SHA256SUMS
 # Cross builds link with zig (cargo-zigbuild, also for maturin): glibc 2.17 for the gnu
 # targets (manylinux2014), musl for the rest. The version is the workspace's
 # (Cargo.toml [workspace.package]) and is stamped into every artifact.
-# Usage: scripts/dist.sh [python|node|wasm|c|cli ...]   (default: all, then SHA256SUMS)
+# Usage: scripts/dist.sh [python|node|node-main|wasm|c|cli|macos|windows ...]
+#   (default: all but node-main, then SHA256SUMS)
 # FLAKEID_DIST_HOST=1 (make ci's test-artifacts): only this machine's artifacts, the
 # x86_64 glibc wheel, addon and C SDK and the static x86_64 CLI; make release-check
 # builds and checks the whole matrix. The wheel, the addon and the C library are then
