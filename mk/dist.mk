@@ -6,8 +6,16 @@
 #                        would, with no cargo, rustc or maturin on PATH (make release-check)
 #   make test-artifacts  the same for this machine's artifacts only (FLAKEID_DIST_HOST=1:
 #                        x86_64 glibc wheel, npm tarballs, C SDK, static CLI; make ci)
+#   make dist-macos      scripts/dist.sh macos: x86_64 and aarch64 apple-darwin (zig from
+#                        Linux, without the network lease stores; natively on a Mac)
+#   make dist-windows    scripts/dist.sh windows: x86_64-pc-windows-gnu (mingw-w64)
+#                        (make dist builds both too)
+#   make test-dist-cross tests/dist/cross.sh: those artifacts' formats, architectures,
+#                        exports, install names, tags and sizes; the Windows CLI and C
+#                        SDK run under Wine (make release-check)
 # The wasm package is built by bindings/wasm/build.sh (setup-wasm).
 .PHONY: dist dist-host setup-dist setup-dist-host test-dist test-artifacts
+.PHONY: setup-dist-cross dist-macos dist-windows test-dist-cross
 
 ##@ Release artifacts (RELEASING.md)
 # Release tooling, reaching only rustup, PyPI and Debian: rust targets for the cross
@@ -37,14 +45,29 @@ setup-dist: setup-rust ## the cross-build tools: rust targets, zig, maturin, car
 setup-dist-host: setup-rust ## the tools for this machine's artifacts only (make ci)
 	$(call dist-setup,x86_64-unknown-linux-musl,)
 
-dist: setup-dist setup-wasm setup-node ## every release artifact into dist/: wheels, npm tarballs, C SDKs, static CLIs, SHA256SUMS
+# macOS (zig links; Debian's llvm reads Mach-O for the checks) and Windows (mingw-w64,
+# and Wine with its WINEPREFIX for the checks: mk/windows.mk's setup-windows).
+setup-dist-cross: setup-dist setup-windows ## the macOS and Windows targets, mingw-w64, Wine, llvm, zip
+	$(call dist-setup,x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu,$(call need,llvm-objdump,llvm) $(call need,zip,zip) $(call need,unzip,unzip))
+
+dist: setup-dist setup-dist-cross setup-wasm setup-node ## every release artifact into dist/: wheels, npm tarballs, C SDKs, static CLIs (Linux, macOS, Windows), SHA256SUMS
 	bash scripts/dist.sh
+
+dist-macos: setup-dist-cross setup-node ## the macOS artifacts (x86_64, arm64) into dist/: wheels, npm packages, C SDKs, CLIs
+	bash scripts/dist.sh macos
+
+dist-windows: setup-dist-cross setup-node ## the Windows x64 artifacts into dist/: wheel, npm package, C SDK, CLI
+	bash scripts/dist.sh windows
+
+test-dist-cross: setup-dist-cross ## check dist/'s macOS and Windows artifacts (Mach-O, PE, exports, tags; Windows under Wine)
+	WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) bash tests/dist/cross.sh
 
 dist-host: setup-dist-host setup-wasm setup-node ## this machine's artifacts only into dist/
 	FLAKEID_DIST_HOST=1 bash scripts/dist.sh
 
-test-dist: dist ## install and use every artifact as a user would, with no Rust on PATH
+test-dist: dist ## install and use every artifact as a user would, with no Rust on PATH; check the macOS and Windows ones
 	bash tests/dist/run.sh
+	WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) bash tests/dist/cross.sh
 
 test-artifacts: dist-host ## the same for this machine's artifacts (make ci)
 	FLAKEID_DIST_HOST=1 bash tests/dist/run.sh

@@ -4,9 +4,25 @@
 // announced once through process.emitWarning (code FLAKEID_WASM_FALLBACK).
 'use strict'
 
+// napi-rs's index.js asks for @flakeid/node-win32-x64-gnu only in a MinGW-built
+// Node; the official (MSVC-built) Node loads the same GNU-built addon (N-API is a C
+// ABI), so it is tried here before giving up on native code.
+function nativeBinding() {
+  try {
+    return require('./index.js')
+  } catch (e) {
+    if (process.platform !== 'win32' || process.arch !== 'x64') throw e
+    try {
+      return require('@flakeid/node-win32-x64-gnu')
+    } catch {
+      throw e
+    }
+  }
+}
+
 let binding
 try {
-  binding = require('./index.js')
+  binding = nativeBinding()
 } catch (nativeError) {
   let wasm
   try {

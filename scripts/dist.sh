@@ -8,11 +8,15 @@
 #   flakeid-wasm-<v>.tgz                                                   (npm pack)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-musl                        (CLI, static)
+#   and for x86_64-apple-darwin, aarch64-apple-darwin, x86_64-pc-windows-gnu (parts macos,
+#   windows; see macos_dist): macosx / win_amd64 wheels, flakeid-node-{darwin-x64,
+#   darwin-arm64,win32-x64-gnu}-<v>.tgz, C SDKs (.tar.gz; .zip for Windows), CLIs
 #   SHA256SUMS
 # Cross builds link with zig (cargo-zigbuild, also for maturin): glibc 2.17 for the gnu
 # targets (manylinux2014), musl for the rest. The version is the workspace's
 # (Cargo.toml [workspace.package]) and is stamped into every artifact.
-# Usage: scripts/dist.sh [python|node|wasm|c|cli ...]   (default: all, then SHA256SUMS)
+# Usage: scripts/dist.sh [python|node|node-main|wasm|c|cli|macos|windows ...]
+#   (default: all but node-main, then SHA256SUMS)
 # FLAKEID_DIST_HOST=1 (make ci's test-artifacts): only this machine's artifacts, the
 # x86_64 glibc wheel, addon and C SDK and the static x86_64 CLI; make release-check
 # builds and checks the whole matrix. The wheel, the addon and the C library are then
@@ -66,7 +70,8 @@ artifact_dir() { echo "$target_dir/${1%.2.17}/$profile"; }
 zig_env() {
   local dir
   dir=$(mktemp -d)
-  printf '#!/bin/sh\nenv > "%s/env"\n' "$dir" > "$dir/cargo"
+  # (For Apple targets cargo-zigbuild first asks `cargo metadata`: the real cargo answers.)
+  printf '#!/bin/sh\n[ "$1" = metadata ] && exec "%s" "$@"\nenv > "%s/env"\n' "$(command -v cargo)" "$dir" > "$dir/cargo"
   chmod +x "$dir/cargo"
   CARGO="$dir/cargo" cargo-zigbuild zigbuild --target "$1" >/dev/null
   grep -E '^(CC|CXX|AR|RANLIB|CMAKE_TOOLCHAIN_FILE|CARGO_ZIGBUILD_TARGET)_|^CARGO_TARGET_[A-Z0-9_]+_LINKER=|^(CARGO_TARGET_APPLIES_TO_HOST|CARGO_UNSTABLE_TARGET_APPLIES_TO_HOST|CARGO_ZIGBUILD_TARGET|CARGO_ZIGBUILD_RUSTC_VERSION|__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS)=' "$dir/env"
@@ -170,6 +175,12 @@ JSON
     npm pack --silent "$dir" --pack-destination "$out" >/dev/null
   done
 
+  node_main_package
+}
+
+# @flakeid/node itself: the JS, with every platform package as an optionalDependency.
+node_main_package() {
+  local dir
   log "@flakeid/node"
   dir="$stage/node/main"
   mkdir -p "$dir"
@@ -191,7 +202,10 @@ delete pkg.napi
 pkg.files = pkg.files.filter((f) => f !== '*.node').concat(['LICENSE-MIT', 'LICENSE-APACHE'])
 pkg.dependencies = { '@flakeid/wasm': version }
 pkg.optionalDependencies = Object.fromEntries(
-  ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl'].map((p) => [`@flakeid/node-${p}`, version]),
+  ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'darwin-x64', 'darwin-arm64', 'win32-x64-gnu'].map((p) => [
+    `@flakeid/node-${p}`,
+    version,
+  ]),
 )
 fs.writeFileSync(out, JSON.stringify(pkg, null, 2) + '\n')
 JS
@@ -262,14 +276,201 @@ cli_dist() {
   done
 }
 
+# ------------------------------------------------------------------ macOS and Windows
+# `scripts/dist.sh macos` (make dist-macos) and `windows` (make dist-windows): for
+# x86_64-apple-darwin, aarch64-apple-darwin and x86_64-pc-windows-gnu, each package's
+# artifact: the abi3 wheel, the npm platform package, the C SDK (which make dist-go and
+# make dist-java take the Go module's static libraries and the jar's natives from) and
+# the CLI. Names: RELEASING.md.
+#
+# macOS from Linux links with zig (cargo-zigbuild's environment, as the Linux cross
+# builds) and WITHOUT the network lease stores: redis-rs's rustls TLS needs
+# rustls-native-certs, which on macOS links Apple's Security and CoreFoundation
+# frameworks, and no macOS SDK (their link stubs) can be had here. On a Mac (the
+# release runners, `uname -s` = Darwin) the same part builds natively with every
+# feature, as users get it (RELEASING.md, "macOS"). FLAKEID_DIST_MACOS_LEAN=1 forces
+# the lean build there too.
+on_mac() { [ "$(uname -s)" = Darwin ]; }
+macos_lean() { [ "${FLAKEID_DIST_MACOS_LEAN:-0}" = 1 ] || ! on_mac; }
+# cargo for a macOS target: in cargo-zigbuild's environment for it from Linux
+# ($zenv, set by macos_dist: the one maturin builds the wheel in, so the wheel, the
+# addon and the C library share their dependency builds), Apple's toolchain on a Mac.
+cargo_mac() { env "${zenv[@]}" cargo "$@"; }
+
+# What the C static library needs beside it (flakeid.pc's Libs.private, CMake's
+# INTERFACE_LINK_LIBRARIES), as `cargo rustc -p flakeid-c --crate-type staticlib --
+# --print native-static-libs` names it for the target, less the C runtime.
+static_libs() { # target
+  case $1 in
+    *-apple-darwin)
+      if macos_lean; then echo "-liconv -lm"; else
+        echo "-framework CoreFoundation -framework Security -framework SystemConfiguration -liconv -lm"; fi ;;
+    *-windows-gnu) echo "-lbcrypt -ladvapi32 -lsecur32 -lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp" ;;
+  esac
+}
+
+# One npm platform package: $dir holds the .node; writes package.json and packs it.
+node_platform_package() { # dir plat os cpu libc(or "")
+  local dir=$1 plat=$2 os=$3 cpu=$4 libc=$5 libc_line="" for="$3 $4"
+  [ -n "$libc" ] && libc_line="\"libc\": [\"$libc\"]," for="$os $cpu ($libc)"
+  cat > "$dir/package.json" <<JSON
+{
+  "name": "@flakeid/node-$plat",
+  "version": "$version",
+  "description": "The prebuilt flakeid addon for $for; installed by @flakeid/node",
+  "license": "MIT OR Apache-2.0",
+  "repository": { "type": "git", "url": "git+https://github.com/flakeid/flakeid.git", "directory": "node" },
+  "main": "flakeid.$plat.node",
+  "files": ["flakeid.$plat.node", "LICENSE-MIT", "LICENSE-APACHE"],
+  "os": ["$os"],
+  "cpu": ["$cpu"],${libc_line:+
+  $libc_line}
+  "engines": { "node": ">=18" }
+}
+JSON
+  cp LICENSE-MIT LICENSE-APACHE "$dir/"
+  npm pack --silent "$dir" --pack-destination "$out" >/dev/null
+}
+
+# The C SDK's CMake package for a platform: bindings/c/cmake's (written for the ELF
+# library) with the library's file names and the static library's needs replaced.
+cmake_config() { # target dest
+  local libs
+  libs=$(static_libs "$1" | python3 -c '
+import sys, shlex
+w = shlex.split(sys.stdin.read()); out = []; i = 0
+while i < len(w):
+    if w[i] == "-framework": out.append("-framework " + w[i + 1]); i += 2
+    else: out.append(w[i][2:] if w[i].startswith("-l") else w[i]); i += 1
+print(";".join(out))')
+  case $1 in
+    *-apple-darwin)
+      sed -e 's|/lib/libflakeid.so"|/lib/libflakeid.dylib"|' \
+          -e 's|IMPORTED_SONAME "libflakeid.so.0"|IMPORTED_SONAME "@rpath/libflakeid.dylib"|' \
+          -e 's|(libflakeid.so, soname libflakeid.so.0)|(libflakeid.dylib, install name @rpath/libflakeid.dylib)|' \
+          -e "s|\"gcc_s;util;rt;pthread;m;dl;c\"|\"$libs\"|" bindings/c/cmake/flakeidConfig.cmake > "$2" ;;
+    *-windows-gnu)
+      sed -e 's|IMPORTED_LOCATION "${_flakeid_root}/lib/libflakeid.so"|IMPORTED_LOCATION "${_flakeid_root}/bin/flakeid.dll"\n    IMPORTED_IMPLIB "${_flakeid_root}/lib/libflakeid.dll.a"|' \
+          -e '/IMPORTED_SONAME/d' \
+          -e 's|(libflakeid.so, soname libflakeid.so.0)|(bin/flakeid.dll, import library lib/libflakeid.dll.a)|' \
+          -e "s|\"gcc_s;util;rt;pthread;m;dl;c\"|\"$libs\"|" bindings/c/cmake/flakeidConfig.cmake > "$2" ;;
+  esac
+  ! grep -q 'libflakeid\.so\|gcc_s' "$2" || { echo "dist: $2 still names the ELF library (bindings/c/cmake changed?)" >&2; exit 1; }
+}
+
+# A C SDK's common files: header, pkg-config, CMake, licences, the example.
+c_sdk_common() { # target sdk
+  local libdir="$2/lib"
+  mkdir -p "$2/include" "$libdir/pkgconfig" "$libdir/cmake/flakeid"
+  cp include/flakeid.h "$2/include/"
+  sed -e 's|^prefix=@PREFIX@|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
+    -e "s|@LIBS_PRIVATE@|$(static_libs "$1")|" bindings/c/flakeid.pc.in > "$libdir/pkgconfig/flakeid.pc"
+  cmake_config "$1" "$libdir/cmake/flakeid/flakeidConfig.cmake"
+  sed "s/@VERSION@/$version/" bindings/c/cmake/flakeidConfigVersion.cmake.in \
+    > "$libdir/cmake/flakeid/flakeidConfigVersion.cmake"
+  cp LICENSE-MIT LICENSE-APACHE examples/c/example.c examples/c/CMakeLists.txt "$2/"
+}
+
+llvm_objcopy() { echo "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-objcopy"; }
+
+macos_dist() {
+  local spec t plat cpu lean_py=() lean_node=() lean_c=() lean_cli=() zenv=() dir libs name sdk
+  if macos_lean; then
+    lean_py=(--no-default-features --features seal) lean_node=(--no-default-features)
+    lean_c=(--no-default-features --features seal) lean_cli=(--no-default-features --features serve)
+  fi
+  for spec in x86_64-apple-darwin:darwin-x64:x64 aarch64-apple-darwin:darwin-arm64:arm64; do
+    IFS=: read -r t plat cpu <<<"$spec"
+    libs=$(artifact_dir "$t")
+    zenv=()
+    on_mac || mapfile -t zenv < <(zig_env "$t")
+    on_mac || [ ${#zenv[@]} -gt 0 ] || { echo "dist: cargo-zigbuild gave no environment for $t" >&2; exit 1; }
+    log "macOS $t: wheel$(macos_lean && echo ' (lean: no network lease stores)')"
+    (cd python && env "${zenv[@]}" maturin build --quiet --profile "$profile" --target "$t" "${lean_py[@]}" --out "$out")
+    # (A compiler probe in that environment leaves an empty a.o where maturin runs.)
+    [ -s python/a.o ] || rm -f python/a.o
+    log "macOS $t: node addon"
+    cargo_mac build --quiet --profile "$profile" -p flakeid-node --target "$t" "${lean_node[@]}"
+    dir="$stage/node/$plat"
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$libs/libflakeid_node.dylib" "$dir/flakeid.$plat.node"
+    node_platform_package "$dir" "$plat" darwin "$cpu" ""
+    log "macOS $t: C SDK"
+    # The dylib's install name: @rpath/libflakeid.dylib (rustc's is its build path).
+    cargo_mac rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib \
+      --target "$t" "${lean_c[@]}" -- -C link-arg=-Wl,-install_name,@rpath/libflakeid.dylib
+    name="flakeid-$version-$t"
+    sdk="$stage/c/$name"
+    rm -rf "$sdk"
+    c_sdk_common "$t" "$sdk"
+    cp "$libs/libflakeid.dylib" "$sdk/lib/"
+    "$(llvm_objcopy)" --strip-debug --remove-section=__LLVM,__bitcode --remove-section=__LLVM,__cmdline \
+      "$libs/libflakeid.a" "$sdk/lib/libflakeid.a"
+    tar -C "$stage/c" --owner=0 --group=0 --sort=name -czf "$out/$name.tar.gz" "$name"
+    log "macOS $t: CLI"
+    cargo_mac build --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t" "${lean_cli[@]}"
+    cp "$libs/flakeid" "$out/flakeid-$version-$t"
+  done
+}
+
+# napi-build links a windows-gnu addon against an import library for node.exe, the
+# process that exports N-API (LIBNODE_PATH): made with mingw's dlltool from the
+# functions napi-sys declares (the crate the addon calls N-API through).
+libnode_import_lib() { # dir
+  local sys
+  sys=$(cargo metadata --format-version 1 --filter-platform x86_64-pc-windows-gnu 2>/dev/null |
+    python3 -c 'import json, sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == "napi-sys"))')
+  mkdir -p "$1"
+  { echo "LIBRARY node.exe"; echo "EXPORTS"
+    grep -ohE '\bfn (napi|node_api)_[a-z0-9_]+' "$(dirname "$sys")"/src/*.rs | sed 's/^fn /    /' | sort -u; } > "$1/node.def"
+  x86_64-w64-mingw32-dlltool -d "$1/node.def" -D node.exe -l "$1/libnode.dll.a"
+  # napi-build only checks that libnode.dll is there; the linker takes libnode.dll.a first.
+  cp "$1/libnode.dll.a" "$1/libnode.dll"
+}
+
+windows_dist() {
+  local t=x86_64-pc-windows-gnu plat=win32-x64-gnu dir libs name sdk
+  libs=$(artifact_dir "$t")
+  log "Windows $t: wheel"
+  (cd python && maturin build --quiet --profile "$profile" --target "$t" --out "$out")
+  log "Windows $t: node addon"
+  libnode_import_lib "$stage/libnode"
+  LIBNODE_PATH="$stage/libnode" cargo build --quiet --profile "$profile" -p flakeid-node --target "$t"
+  dir="$stage/node/$plat"
+  rm -rf "$dir" && mkdir -p "$dir"
+  cp "$libs/flakeid_node.dll" "$dir/flakeid.$plat.node"
+  node_platform_package "$dir" "$plat" win32 x64 ""
+  log "Windows $t: C SDK"
+  cargo rustc --quiet --profile "$profile" -p flakeid-c --lib --crate-type cdylib,staticlib --target "$t"
+  name="flakeid-$version-$t"
+  sdk="$stage/c/$name"
+  rm -rf "$sdk"
+  c_sdk_common "$t" "$sdk"
+  mkdir -p "$sdk/bin"
+  cp "$libs/flakeid.dll" "$sdk/bin/"
+  cp "$libs/libflakeid.dll.a" "$sdk/lib/"
+  "$(llvm_objcopy)" --strip-debug --remove-section=.llvmbc --remove-section=.llvmcmd \
+    "$libs/libflakeid.a" "$sdk/lib/libflakeid.a"
+  rm -f "$out/$name.zip"
+  (cd "$stage/c" && find "$name" -print | LC_ALL=C sort | TZ=UTC zip -q -X -D "$out/$name.zip" -@)
+  log "Windows $t: CLI"
+  cargo build --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t"
+  cp "$libs/flakeid.exe" "$out/flakeid-$version-$t.exe"
+}
+
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || { parts=(python node wasm c cli); rm -rf "$out"; }
+if [ ${#parts[@]} -eq 0 ]; then
+  parts=(python node wasm c cli macos windows)
+  [ "$host_only" = 1 ] && parts=(python node wasm c cli)
+  rm -rf "$out"
+fi
 mkdir -p "$out"
 started=$SECONDS
 for p in "${parts[@]}"; do
   case $p in
-    python | node | wasm | c | cli) "${p}_dist" ;;
-    *) echo "dist: unknown part '$p' (python, node, wasm, c, cli)" >&2; exit 2 ;;
+    python | node | wasm | c | cli | macos | windows) "${p}_dist" ;;
+    node-main) node_main_package ;; # only @flakeid/node, without building an addon
+    *) echo "dist: unknown part '$p' (python, node, node-main, wasm, c, cli, macos, windows)" >&2; exit 2 ;;
   esac
 done
 (cd "$out" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | sort | xargs sha256sum > SHA256SUMS)

@@ -54,4 +54,17 @@ readelf -h app-arm64 | grep -q AArch64
 out=$(qemu-aarch64-static -L /usr/aarch64-linux-gnu ./app-arm64)
 echo "release-check-go: linux/arm64 (qemu): $out"
 [[ $out =~ ^[0-9]+\ 1\ 2\ $version$ ]] || { echo "release-check-go: unexpected arm64 output" >&2; exit 1; }
+# windows/amd64: cgo with mingw-w64 against lib/windows_amd64, run under Wine 8 with
+# the WINEPREFIX (and its bcryptprimitives stub) that `make setup-windows` makes.
+wineprefix=${WINEPREFIX:-${CARGO_TARGET_DIR:-$root/target}/wine}
+wine=${WINE:-/usr/lib/wine/wine64}
+if command -v x86_64-w64-mingw32-gcc >/dev/null && [ -x "$wine" ] && [ -d "$wineprefix/drive_c" ]; then
+  GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc go build -o app.exe .
+  out=$(WINEPREFIX="$wineprefix" WINEDEBUG=-all "$wine" ./app.exe | tr -d '\r')
+  echo "release-check-go: windows/amd64 (Wine): $out"
+  [[ $out =~ ^[0-9]+\ 1\ 2\ $version$ ]] || { echo "release-check-go: unexpected windows output" >&2; exit 1; }
+else
+  echo "release-check-go: windows/amd64 NOT CHECKED: no mingw-w64, Wine or $wineprefix (make setup-windows)"
+fi
+# darwin: not linkable here (go/native.go names Apple's frameworks; no macOS SDK).
 echo "release-check-go: ok ($(du -h "$root/dist/flakeid-go-$version.zip" | cut -f1) module zip)"

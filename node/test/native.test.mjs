@@ -190,9 +190,12 @@ describe('package', { skip: nativeOnly }, () => {
       // The published package: prebuilt addons, nothing compiled or run at install.
       for (const hook of ['preinstall', 'install', 'postinstall']) assert.equal(pkg.scripts?.[hook], undefined, hook)
       assert.deepEqual(Object.keys(pkg.optionalDependencies).sort(), [
+        '@flakeid/node-darwin-arm64',
+        '@flakeid/node-darwin-x64',
         '@flakeid/node-linux-arm64-gnu',
         '@flakeid/node-linux-x64-gnu',
         '@flakeid/node-linux-x64-musl',
+        '@flakeid/node-win32-x64-gnu',
       ])
       for (const v of Object.values(pkg.optionalDependencies)) assert.equal(v, pkg.version)
       assert.equal(pkg.dependencies['@flakeid/wasm'], pkg.version)

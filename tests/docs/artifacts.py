@@ -34,6 +34,22 @@ NAMES = [
     "flakeid-<v>-aarch64-unknown-linux-musl",
     "SHA256SUMS",
 ]
+# macOS (x86_64, arm64) and Windows x64 (GNU): scripts/dist.sh macos / windows.
+CROSS = [
+    PY + "-<v>-cp39-abi3-macosx_10_12_x86_64.whl",
+    PY + "-<v>-cp39-abi3-macosx_11_0_arm64.whl",
+    PY + "-<v>-cp39-abi3-win_amd64.whl",
+    "flakeid-node-darwin-x64-<v>.tgz",
+    "flakeid-node-darwin-arm64-<v>.tgz",
+    "flakeid-node-win32-x64-gnu-<v>.tgz",
+    "flakeid-<v>-x86_64-apple-darwin.tar.gz",
+    "flakeid-<v>-aarch64-apple-darwin.tar.gz",
+    "flakeid-<v>-x86_64-pc-windows-gnu.zip",
+    "flakeid-<v>-x86_64-apple-darwin",
+    "flakeid-<v>-aarch64-apple-darwin",
+    "flakeid-<v>-x86_64-pc-windows-gnu.exe",
+]
+NAMES += CROSS
 # Made by other targets into dist/ as well (make dist-go, make dist-java, the Go proxy).
 OTHERS = ["flakeid-go-<v>.zip", "flakeid-java-<v>.jar", "flakeid-java-<v>.pom", "goproxy"]
 
@@ -86,7 +102,7 @@ def check_docs() -> list[str]:
 # manylinux policy of this machine's glibc (tests/dist/run.sh checks it with auditwheel).
 HOST = {n.replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "manylinux_2_*_x86_64")
         for n in NAMES if "aarch64" not in n and "arm64" not in n and "musllinux" not in n
-        and "x64-musl" not in n}
+        and "x64-musl" not in n and n not in CROSS}
 
 
 def check_dist(dist: str, host_only: bool = False) -> list[str]:
