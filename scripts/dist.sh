@@ -155,24 +155,7 @@ node_dist() {
     cp "$so" "$dir/flakeid.$plat.node"
     [[ $t == *musl ]] && musl_libc_name "$dir/flakeid.$plat.node" x86_64
     fi
-    os=linux
-    cat > "$dir/package.json" <<JSON
-{
-  "name": "@flakeid/node-$plat",
-  "version": "$version",
-  "description": "The prebuilt flakeid addon for $os $cpu ($libc); installed by @flakeid/node",
-  "license": "MIT OR Apache-2.0",
-  "repository": { "type": "git", "url": "git+https://github.com/flakeid/flakeid.git", "directory": "node" },
-  "main": "flakeid.$plat.node",
-  "files": ["flakeid.$plat.node", "LICENSE-MIT", "LICENSE-APACHE"],
-  "os": ["$os"],
-  "cpu": ["$cpu"],
-  "libc": ["$libc"],
-  "engines": { "node": ">=18" }
-}
-JSON
-    cp LICENSE-MIT LICENSE-APACHE "$dir/"
-    npm pack --silent "$dir" --pack-destination "$out" >/dev/null
+    node_platform_package "$dir" "$plat" linux "$cpu" "$libc"
   done
 
   node_main_package
