@@ -298,7 +298,15 @@ class UnreadAnswers(unittest.TestCase):
                 clients.append(h)
             t0 = time.monotonic()
             closed_at = {}
-            while time.monotonic() - t0 < 6 and not w.stop.is_set():
+            # Until every connection is closed, or 30 s: PINGs every 0.2 s would keep a
+            # connection open for ever if they counted as progress or as the client
+            # making room. Which rule closes it (stream idle after 1 s, or idle after
+            # 3 s for one whose answers are still waiting for the response budget) and
+            # how soon depends on how fast the server generates the answers (51 M IDs:
+            # CPU time that a loaded machine stretches), so no bound on how soon
+            # (3.2-3.8 s on an idle machine).
+            while (time.monotonic() - t0 < 30 and len(closed_at) < len(clients)
+                   and not w.stop.is_set()):
                 for h in clients:
                     if h.closed:
                         closed_at.setdefault(h, time.monotonic() - t0)
@@ -317,8 +325,9 @@ class UnreadAnswers(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
+            print(f"  closed after {min(closed_at.values(), default=0):.1f}-"
+                  f"{max(closed_at.values(), default=0):.1f} s", file=sys.stderr)
             self.assertEqual(len(closed_at), len(clients), "connections with unread answers kept open by PINGs")
-            self.assertLess(max(closed_at.values()), 5)
         finally:
             s.stop()
 
