@@ -46,6 +46,7 @@ CI_SUITES := \
   test-java-stores \
   test-faults \
   ci-prebuild-wait \
+  test-serve-abuse \
   test-postgres \
   test-postgres-ci-majors \
   test-artifacts \
@@ -59,9 +60,10 @@ RELEASE_SUITES := \
   release-check-java \
   test-windows
 # ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
-# and Java's stores, faults), so the two longest builds of the rest (the extension's
-# release build for its .deb, the static CLI) run beside them in the background, as
-# SCHED_IDLE (scripts/ci-prebuild.sh says how and why, and why not from the start).
+# and Java's stores, faults), so the longest builds of the rest (the release CLI that
+# test-serve-abuse attacks, the extension's release build for its .deb, the static
+# CLI) run beside them in the background, as SCHED_IDLE (scripts/ci-prebuild.sh says
+# how and why, and why not from the start).
 # test-postgres comes after test-python and test-node: tests/postgres/run.py decodes
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's

@@ -1,10 +1,10 @@
 # `flakeid serve`: HTTP clients against real server processes, scale-out
 # and frozen-store tests on the test environment's Redis and PostgreSQL
-# (tests/serve/run.sh, tests/env/testenv.py); then the memory budget and the probes
-# under attack, against a release build (tests/serve/abuse_test.py).
+# (tests/serve/run.sh, tests/env/testenv.py); test-serve-abuse: the memory budget and
+# the probes under attack, against a release build (tests/serve/abuse_test.py).
 # Bench: wrk against flakeid serve beside an axum hello world (4 and 64 connections),
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
-.PHONY: setup-serve setup-serve-bench test-serve bench-serve
+.PHONY: setup-serve setup-serve-bench test-serve serve-release test-serve-abuse bench-serve
 ##@ flakeid serve
 # curl (the h2c test) and a venv with schemathesis, pinned, for the OpenAPI check
 # (tests/serve/serve_test.py runs it); for the bench also wrk, openssl (the TLS run's
@@ -22,8 +22,16 @@ setup-serve-bench: setup-serve
 	@[ -x $(SERVE_BENCH_VENV)/bin/snowflake_start_server ] \
 	  || { python3 -m venv $(SERVE_BENCH_VENV) && $(SERVE_BENCH_VENV)/bin/pip install -q 'pysnowflake==0.1.3'; }
 
-test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-out, frozen stores; the abuse suite
+test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-out, frozen stores
 	CARGO=$(CARGO) bash tests/serve/run.sh
+
+# The abuse suite runs a release build: what users run (`cargo install`; a debug
+# build's allocations and speed are not). make ci builds it in ci-prebuild's
+# background (scripts/ci-prebuild.sh) and runs the suite after.
+serve-release: ## the release CLI that test-serve-abuse attacks
+	$(CARGO) build -q --release -p flakeid-cli
+test-serve-abuse: serve-release ## the memory budget and the probes under attack (a release build)
+	python3 -W ignore::ResourceWarning tests/serve/abuse_test.py $(TARGET)/release/flakeid
 
 bench-serve: setup-serve-bench ## wrk against flakeid serve beside an axum hello world, TLS, gRPC, bulk
 	CARGO=$(CARGO) bash tests/serve/bench.sh

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# make ci's two longest builds, in the background while the suites that mostly wait
+# make ci's longest builds, in the background while the suites that mostly wait
 # run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
+#   - the release CLI that test-serve-abuse attacks (make serve-release): 180 CPU-s
+#     cold, which test-serve spent in the foreground before (273 s of wall time);
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
 #     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
 #   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
@@ -18,9 +20,11 @@
 # same CPU time, so they were kept waiting on something other than a CPU (SCHED_IDLE
 # yields one at once: two busy loops beside two SCHED_IDLE ones got 15.6 of 16 CPU-s).
 # The cause is not found; the disk is a guess (its mq-deadline scheduler ignores
-# ionice). The builds use their own target directories (bindings/postgres/target,
-# target/static-cli), so no cargo in the foreground waits for their locks; the
-# suites that need them later find them built.
+# ionice). No cargo in the foreground waits for their locks: the extension and the
+# static CLI build in target directories of their own (bindings/postgres/target,
+# target/static-cli), and the release CLI in target/release, whose lock (cargo locks
+# each profile's directory) nothing in the foreground takes before
+# test-serve-abuse; the suites that need them later find them built.
 #   start   launch `run` (a session of its own; its log in target/ci-prebuild/log)
 #   wait    wait for it, print its log, exit with its status
 #   stop    kill it if it still runs (scripts/run-suites.sh, when a suite fails)
@@ -47,14 +51,15 @@ case ${1:-} in
     unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
     setsid chrt --idle 0 ionice -c 3 bash "$self" run </dev/null >"$dir/log" 2>&1 &
     echo $! > "$dir/pid"
-    echo "ci-prebuild: started (pid $!, SCHED_IDLE): make deb-postgres, then scripts/dist.sh cli; log $dir/log"
+    echo "ci-prebuild: started (pid $!, SCHED_IDLE): make serve-release, deb-postgres, scripts/dist.sh cli, deb-postgres-ci-majors; log $dir/log"
     ;;
   run)
     # The work itself (start runs it), with its CPU seconds (bash's `times`, in this
     # shell: the children's user and system time) and status at the end.
     started=$SECONDS
     rc=0
-    "$make" --no-print-directory deb-postgres && FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli \
+    "$make" --no-print-directory serve-release && "$make" --no-print-directory deb-postgres \
+      && FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli \
       && "$make" --no-print-directory deb-postgres-ci-majors || rc=$?
     times >"$dir/times"
     cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$dir/times")

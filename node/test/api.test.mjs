@@ -8,7 +8,7 @@ import {
 
 const U64_MAX = 2n ** 64n - 1n
 
-describe('options (issue #12)', () => {
+describe('options', () => {
   test('a misspelled option is an error naming it, not a silent node 0', () => {
     const e = expectError(() => new Generator({ workerId: 3 }), 'config', { field: 'options' })
     assert.match(e.message, /unknown option "workerId" \(did you mean "worker"\?\)/)
@@ -288,7 +288,7 @@ describe('Layout', () => {
   })
 })
 
-describe('js53: IDs that are plain numbers (issue 27)', () => {
+describe('js53: IDs that are plain numbers', () => {
   test('nextNumber and nextNumbers give exact numbers on a layout of at most 53 bits', () => {
     const clock = new ManualClock(1_700_000_000_000, 1)
     const g = new Generator({ layout: 'js53', node: 5, clock })
@@ -319,7 +319,7 @@ describe('js53: IDs that are plain numbers (issue 27)', () => {
   })
 })
 
-describe('stats (issue 27)', () => {
+describe('stats', () => {
   test('counts IDs, waits and rollbacks; no lease', () => {
     const clock = new ManualClock(1_700_000_000_000, 1)
     const g = new Generator({ node: 1, maxSequence: 3, clock })
