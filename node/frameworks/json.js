@@ -19,7 +19,9 @@ function replacer(_key, value) {
   return typeof value === 'bigint' ? value.toString() : value
 }
 
-function toId(key, value, context) {
+// `sources`: the source text of the numbers in each array JSON.parse revived (by
+// array, then index), where it gives revivers the source text.
+function toId(key, value, context, sources) {
   if (typeof value === 'string') {
     if (!/^(0|[1-9][0-9]{0,19})$/.test(value)) throw parseError(key, `${JSON.stringify(value)} is not a decimal ID`)
     const id = BigInt(value)
@@ -27,13 +29,16 @@ function toId(key, value, context) {
     return id
   }
   if (typeof value === 'number') {
-    // Where JSON.parse gives the source text (Node >= 22's JSON.parse with source), a
+    // Where JSON.parse gives the source text (Node >= 21's JSON.parse with source), a
     // number is read exactly; elsewhere only a number below 2^53 is known to be whole.
     if (context && typeof context.source === 'string') return toId(key, context.source)
     if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
     throw parseError(key, `the number ${value} is past 2^53 and JSON.parse has rounded it: send IDs as strings`)
   }
-  if (Array.isArray(value)) return value.map((v, i) => toId(`${key}[${i}]`, v))
+  if (Array.isArray(value)) {
+    const texts = sources && sources.get(value)
+    return value.map((v, i) => toId(`${key}[${i}]`, v, texts && texts[i] !== undefined ? { source: texts[i] } : undefined, sources))
+  }
   if (value === null) return null
   throw parseError(key, `a ${typeof value} is not an ID`)
 }
@@ -46,8 +51,16 @@ function toId(key, value, context) {
  */
 function reviver(keys) {
   const wanted = typeof keys === 'function' ? keys : ((set) => (k) => set.has(k))(new Set(keys))
+  // JSON.parse revives an array's elements (`this`: the array) before the array
+  // itself: their source text is kept for when the array turns out to be an ID list.
+  const sources = new WeakMap()
   return function revive(key, value, context) {
-    return wanted(key) ? toId(key, value, context) : value
+    if (typeof value === 'number' && Array.isArray(this) && context && typeof context.source === 'string') {
+      let texts = sources.get(this)
+      if (!texts) sources.set(this, (texts = []))
+      texts[key] = context.source
+    }
+    return wanted(key) ? toId(key, value, context, sources) : value
   }
 }
 
