@@ -2,9 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{
-    Clock, ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, SystemClock, precise_now_ms,
-};
+use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, precise_now_ms};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -237,6 +235,7 @@ fn property_compose_decompose_roundtrip() {
 #[cfg(unix)]
 #[test]
 fn a_forked_child_refuses_to_issue() {
+    use flakeid_core::{Clock, SystemClock};
     let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
     g.next_id().unwrap();
     // The clock's ticker thread is running and has filled the cache by now.
