@@ -45,9 +45,10 @@ CI_SUITES := \
   test-go-stores \
   test-java-stores \
   test-faults \
+  ci-prebuild-wait-deb \
+  test-postgres \
   ci-prebuild-wait \
   test-serve-abuse \
-  test-postgres \
   test-postgres-ci-majors \
   test-artifacts \
   test-windows-ci \
@@ -60,10 +61,11 @@ RELEASE_SUITES := \
   release-check-java \
   test-windows
 # ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
-# and Java's stores, faults), so the longest builds of the rest (the release CLI that
-# test-serve-abuse attacks, the extension's release build for its .deb, the static
-# CLI) run beside them in the background, as SCHED_IDLE (scripts/ci-prebuild.sh says
-# how and why, and why not from the start).
+# and Java's stores, faults; then test-postgres), so the longest builds of the rest
+# (the extension's release build for its .deb, the release CLI that test-serve-abuse
+# attacks, the static CLI, the other majors' packages) run beside them in the
+# background, as SCHED_IDLE (scripts/ci-prebuild.sh says how and why, and why not from
+# the start); ci-prebuild-wait-deb waits for the .deb alone.
 # test-postgres comes after test-python and test-node: tests/postgres/run.py decodes
 # SQL-made IDs with the packages they installed; it also builds the extension's .deb
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
@@ -86,7 +88,7 @@ SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setu
   setup-faults setup-dist-host setup-windows-core setup-core-ports
 SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release setup-windows
 
-.PHONY: all help lint-help test ci release-check soak ci-prebuild-start ci-prebuild-wait \
+.PHONY: all help lint-help test ci release-check soak ci-prebuild-start ci-prebuild-wait ci-prebuild-wait-deb \
   setup-test setup-ci setup-release
 all: test
 
@@ -106,6 +108,9 @@ release-check: ## the full cross matrix: every artifact as users install it, aar
 
 ci-prebuild-start: setup-postgres setup-dist-host ## make ci: start the .deb's and the static CLI's builds in the background
 	@MAKE="$(MAKE)" bash scripts/ci-prebuild.sh start
+
+ci-prebuild-wait-deb: ## make ci: wait for ci-prebuild-start's .deb (test-postgres's)
+	@bash scripts/ci-prebuild.sh wait deb-postgres
 
 ci-prebuild-wait: ## make ci: wait for ci-prebuild-start's builds, print their log
 	@bash scripts/ci-prebuild.sh wait

@@ -27,6 +27,7 @@
 # test-serve-abuse; the suites that need them later find them built.
 #   start   launch `run` (a session of its own; its log in target/ci-prebuild/log)
 #   wait    wait for it, print its log, exit with its status
+#   wait STEP  wait for one step (cli, deb-postgres, serve-release, ci-majors)
 #   stop    kill it if it still runs (scripts/run-suites.sh, when a suite fails)
 set -euo pipefail
 self=$(realpath "$0")
@@ -51,21 +52,27 @@ case ${1:-} in
     unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
     setsid chrt --idle 0 ionice -c 3 bash "$self" run </dev/null >"$dir/log" 2>&1 &
     echo $! > "$dir/pid"
-    echo "ci-prebuild: started (pid $!, SCHED_IDLE): scripts/dist.sh cli beside make serve-release, deb-postgres, deb-postgres-ci-majors; log $dir/log"
+    echo "ci-prebuild: started (pid $!, SCHED_IDLE): scripts/dist.sh cli beside make deb-postgres, serve-release, deb-postgres-ci-majors; log $dir/log"
     ;;
   run)
     # The work itself (start runs it), with its CPU seconds (bash's `times`, in this
     # shell: the children's user and system time) and status at the end.
     # Two chains side by side, so that one's single-core tail (fat LTO, one codegen
     # unit: the extension's and the static CLI's last minute or two) leaves the
-    # other core to the other: the static CLI; the release CLI, then the extension's
-    # packages (the other majors' reuse the first's dependencies).
+    # other core to the other: the static CLI; the extension's .deb (first: make ci
+    # waits for it alone, `wait deb-postgres`, and runs test-postgres while the rest
+    # builds), the release CLI, then the other majors' packages (which reuse the
+    # first's dependencies, and take the extension's target directory's lock: not
+    # while test-postgres's own `make deb-postgres` looks at it, at its start).
+    # Each step leaves $dir/done-STEP.
     started=$SECONDS
     rc=0 cli_rc=0
-    FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli >"$dir/cli.log" 2>&1 &
+    step() { "${@:2}" && touch "$dir/done-$1"; }
+    step cli env FLAKEID_DIST_HOST=1 bash scripts/dist.sh cli >"$dir/cli.log" 2>&1 &
     cli=$!
-    "$make" --no-print-directory serve-release && "$make" --no-print-directory deb-postgres \
-      && "$make" --no-print-directory deb-postgres-ci-majors || rc=$?
+    step deb-postgres "$make" --no-print-directory deb-postgres \
+      && step serve-release "$make" --no-print-directory serve-release \
+      && step ci-majors "$make" --no-print-directory deb-postgres-ci-majors || rc=$?
     wait "$cli" || cli_rc=$?
     cat "$dir/cli.log"
     [ "$rc" != 0 ] || rc=$cli_rc
@@ -75,13 +82,22 @@ case ${1:-} in
     echo "$rc" >"$dir/status"
     ;;
   wait)
-    [ -f "$dir/pid" ] || { echo "ci-prebuild: not started (scripts/ci-prebuild.sh start)" >&2; exit 2; }
+    # `wait STEP`: until that step is done (its log comes with the last wait);
+    # `wait`: until every step is, then its log and status.
+    [ -f "$dir/pid" ] || [ -f "$dir/status" ] || { echo "ci-prebuild: not started (scripts/ci-prebuild.sh start)" >&2; exit 2; }
     t0=$SECONDS
-    while running >/dev/null; do sleep 1; done
+    if [ -n "${2:-}" ]; then
+      while [ ! -f "$dir/done-$2" ] && running >/dev/null; do sleep 1; done
+      if [ -f "$dir/done-$2" ]; then echo "ci-prebuild: waited $((SECONDS - t0)) s for $2"; exit 0; fi
+      echo "ci-prebuild: ended before $2 was done; its log:"
+    else
+      while running >/dev/null; do sleep 1; done
+      echo "ci-prebuild: waited $((SECONDS - t0)) s for it; its log:"
+    fi
     rm -f "$dir/pid"
-    echo "ci-prebuild: waited $((SECONDS - t0)) s for it; its log:"
     sed 's/^/  /' "$dir/log"
     [ -f "$dir/status" ] || { echo "ci-prebuild: ended without a status (killed?)" >&2; exit 1; }
+    [ -z "${2:-}" ] || exit 1
     exit "$(cat "$dir/status")"
     ;;
   stop)
