@@ -106,7 +106,7 @@ ci: ## what CI runs (.ci/run): make test, then real stores, serve, PostgreSQL, f
 release-check: ## the full cross matrix: every artifact as users install it, aarch64 under qemu (RELEASE_SUITES)
 	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(RELEASE_SUITES)
 
-ci-prebuild-start: setup-postgres setup-dist-host ## make ci: start the .deb's and the static CLI's builds in the background
+ci-prebuild-start: setup-postgres setup-dist-host ## make ci: start the .deb's, the release and the static CLIs' builds in the background
 	@MAKE="$(MAKE)" bash scripts/ci-prebuild.sh start
 
 ci-prebuild-wait-deb: ## make ci: wait for ci-prebuild-start's .deb (test-postgres's)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # make ci's longest builds, in the background while the suites that mostly wait
 # run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
-#   - the release CLI that test-serve-abuse attacks (make serve-release): 180 CPU-s
-#     cold, which test-serve spent in the foreground before (273 s of wall time);
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
 #     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
+#   - the release CLI that test-serve-abuse attacks (make serve-release): 180 CPU-s
+#     cold, which test-serve spent in the foreground before (273 s of wall time);
 #   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
 #     suite's 237 s cold;
 #   - then the extension's packages for the other PostgreSQL majors make ci tests
