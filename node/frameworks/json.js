@@ -19,9 +19,9 @@ function replacer(_key, value) {
   return typeof value === 'bigint' ? value.toString() : value
 }
 
-// `sources`: the source text of the numbers in each array JSON.parse revived (by
-// array, then index), where it gives revivers the source text.
-function toId(key, value, context, sources) {
+// `source`: the value's source text, where JSON.parse gives revivers it (Node >= 21);
+// `sources`: the same for the numbers of each array it revived (by array, then index).
+function toId(key, value, source, sources) {
   if (typeof value === 'string') {
     if (!/^(0|[1-9][0-9]{0,19})$/.test(value)) throw parseError(key, `${JSON.stringify(value)} is not a decimal ID`)
     const id = BigInt(value)
@@ -29,15 +29,15 @@ function toId(key, value, context, sources) {
     return id
   }
   if (typeof value === 'number') {
-    // Where JSON.parse gives the source text (Node >= 21's JSON.parse with source), a
-    // number is read exactly; elsewhere only a number below 2^53 is known to be whole.
-    if (context && typeof context.source === 'string') return toId(key, context.source)
+    // With the source text a number is read exactly; without it only a number below
+    // 2^53 is known to be whole.
+    if (typeof source === 'string') return toId(key, source)
     if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
     throw parseError(key, `the number ${value} is past 2^53 and JSON.parse has rounded it: send IDs as strings`)
   }
   if (Array.isArray(value)) {
     const texts = sources && sources.get(value)
-    return value.map((v, i) => toId(`${key}[${i}]`, v, texts && texts[i] !== undefined ? { source: texts[i] } : undefined, sources))
+    return value.map((v, i) => toId(`${key}[${i}]`, v, texts && texts[i], sources))
   }
   if (value === null) return null
   throw parseError(key, `a ${typeof value} is not an ID`)
@@ -55,12 +55,13 @@ function reviver(keys) {
   // itself: their source text is kept for when the array turns out to be an ID list.
   const sources = new WeakMap()
   return function revive(key, value, context) {
-    if (typeof value === 'number' && Array.isArray(this) && context && typeof context.source === 'string') {
+    const source = context && context.source
+    if (typeof value === 'number' && typeof source === 'string' && Array.isArray(this)) {
       let texts = sources.get(this)
       if (!texts) sources.set(this, (texts = []))
-      texts[key] = context.source
+      texts[key] = source
     }
-    return wanted(key) ? toId(key, value, context, sources) : value
+    return wanted(key) ? toId(key, value, source, sources) : value
   }
 }
 
