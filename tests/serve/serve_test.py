@@ -509,7 +509,7 @@ class OpenApi(unittest.TestCase):
 
 
 class Semantics(unittest.TestCase):
-    """Issue 21 points 6-8: HTTP semantics, messages, and decode's one rule."""
+    """HTTP semantics, messages, and decode's one rule."""
 
     @classmethod
     def setUpClass(cls):
@@ -943,7 +943,7 @@ def make_pki(d, name):
 
 @unittest.skipUnless(shutil.which("openssl"), "openssl not installed")
 class Tls(unittest.TestCase):
-    """Issue 21: TLS (hot reload), mTLS and bearer tokens, with openssl-made certificates."""
+    """TLS (hot reload), mTLS and bearer tokens, with openssl-made certificates."""
 
     def setUp(self):
         import ssl
@@ -1223,7 +1223,7 @@ def h2_grpc_stream_then_ping(port, seconds):
 
 
 class Limits(unittest.TestCase):
-    """Issue 21: no client can hold the server's connections, file descriptors,
+    """No client can hold the server's connections, file descriptors,
     streams or memory; /healthz and a fresh client keep being served."""
 
     def assert_served(self, s):

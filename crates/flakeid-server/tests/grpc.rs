@@ -158,7 +158,7 @@ async fn not_ready_is_unavailable() {
     assert_eq!(svc.issued(), 0);
 }
 
-/// Issue 21: 128 `Stream` calls that never read (over 4 connections) neither take
+/// 128 `Stream` calls that never read (over 4 connections) neither take
 /// the slots of other clients nor make the server issue far ahead of them: each
 /// stream is at most about a chunk ahead, and a fresh client's stream is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
