@@ -1,7 +1,7 @@
 //! `Layout` and the parts of an ID.
 
 use crate::{OrThrow, fc, id_of, js, uint};
-use napi::bindgen_prelude::{JsObjectValue, Object, Unknown};
+use napi::bindgen_prelude::{JsObjectValue, Unknown};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -145,11 +145,7 @@ impl Layout {
     #[napi(constructor, ts_args_type = "options?: LayoutOptions | undefined | null")]
     pub fn new(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
         let mut members = Vec::new();
-        if let Some(value) = options
-            && js::js_options(&crate::arg(&value)?).or_throw(env)?
-        {
-            // SAFETY: the core checked it to be a (non-array) object.
-            let obj: Object<'_> = unsafe { value.cast()? };
+        if let Some(obj) = crate::options_object(env, options)? {
             for f in &fc::LAYOUT_FIELDS {
                 members.push((f.js_name, crate::arg(&obj.get_named_property::<Unknown>(f.js_name)?)?));
             }
