@@ -113,9 +113,7 @@ pub fn version() -> String {
     flakeid_core::VERSION.to_owned()
 }
 
+/// An optional encoding argument, by flakeid-js's rule (shared with `@flakeid/node`).
 fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
-    match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
-        None => Ok(Encoding::default()),
-        Some(n) => n.parse::<Encoding>().map_err(js_error),
-    }
+    flakeid_js::js_encoding(convert::arg(&name.unwrap_or_default())).map_err(js_error)
 }
