@@ -188,12 +188,8 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 /// above the layout's width.
 #[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
-    let layout = layout_in(layout).or_throw(env)?;
-    layout::parts(
-        env,
-        &layout,
-        id_of(id, js::JsNumberIds::for_layout(&layout)).or_throw(env)?,
-    )
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.decompose(env, id)
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
@@ -205,7 +201,8 @@ pub fn compose(
     sequence: crate::Arg,
     layout: LayoutArg<'_>,
 ) -> napi::Result<u64> {
-    layout::compose_with(&layout_in(layout).or_throw(env)?, timestamp_ms, node, sequence).or_throw(env)
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.compose(env, timestamp_ms, node, sequence)
 }
 
 /// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies in
@@ -215,8 +212,8 @@ pub fn compose(
     ts_return_type = "[bigint, bigint]"
 )]
 pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
-    let l = layout_in(layout).or_throw(env)?;
-    layout::range(&l, start_ms, end_ms).or_throw(env)
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.id_range(env, start_ms, end_ms)
 }
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
