@@ -222,7 +222,7 @@ impl Layout {
 }
 
 /// `Parts` as a plain object (numbers: every field is below 2^53 for real layouts).
-pub(crate) fn parts_to_js(p: Parts) -> Object {
+fn parts_to_js(p: Parts) -> Object {
     let o = Object::new();
     convert::set(&o, "timestampMs", &number(p.timestamp_ms));
     convert::set(&o, "date", &js_sys::Date::new(&number(p.timestamp_ms)));
