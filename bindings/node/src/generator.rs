@@ -27,11 +27,9 @@ impl ManualClock {
         #[napi(ts_arg_type = "number | undefined | null")] auto_advance_ms: Option<crate::Arg>,
     ) -> napi::Result<Self> {
         let start = uint("start_ms", start_ms).or_throw(env)?;
-        let step = uint(
-            "auto_advance_ms",
-            auto_advance_ms.unwrap_or(crate::Arg(js::JsArg::Number(0.0))),
-        )
-        .or_throw(env)?;
+        let step = auto_advance_ms
+            .map_or(Ok(0), |v| uint("auto_advance_ms", v))
+            .or_throw(env)?;
         Ok(ManualClock {
             inner: fc::ManualClock::new(start).with_auto_advance(step),
         })

@@ -234,10 +234,7 @@ impl ManualClock {
         >,
     ) -> Result<ManualClock, JsValue> {
         let start = convert::uint(&start_ms, "start_ms")?;
-        let step = match auto_advance_ms {
-            None => 0,
-            Some(v) => convert::uint(&v, "auto_advance_ms")?,
-        };
+        let step = auto_advance_ms.map_or(Ok(0), |v| convert::uint(&v, "auto_advance_ms"))?;
         Ok(ManualClock {
             inner: flakeid_core::ManualClock::new(start).with_auto_advance(step),
         })
