@@ -2,7 +2,7 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
-use crate::{arg, c_enum, out, text, write};
+use crate::{arg, c_enum, free_handle, out, text, write};
 use flakeid_core::OptionValue::{Text, Uint};
 use flakeid_core::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, Layout, ManualClock, NodeSource};
 use std::ffi::c_char;
@@ -144,7 +144,7 @@ fn options_size(size: usize) -> Result<(), Fail> {
     if (MIN_OPTIONS_SIZE..=max).contains(&size) {
         return Ok(());
     }
-    Err(config(
+    Err(Error::config(
         "struct_size",
         format!(
             "struct_size must be sizeof(flakeid_options), {MIN_OPTIONS_SIZE}..={max} for this library, got {size}{}",
@@ -176,10 +176,6 @@ pub unsafe extern "C" fn flakeid_options_init(options: *mut flakeid_options, str
         unsafe { std::ptr::copy_nonoverlapping((&raw const o).cast::<u8>(), dst.as_ptr().cast::<u8>(), struct_size) };
         Ok(())
     })
-}
-
-fn config(field: &'static str, message: String) -> Error {
-    Error::Config { field, message }
 }
 
 /// `flakeid_overflow`'s and `flakeid_clock_backwards`' values, in the core's words.
@@ -262,12 +258,7 @@ pub unsafe extern "C" fn flakeid_generator_new(
 /// Frees a generator. NULL is a no-op. No other thread may still be using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_generator_free(generator: *mut flakeid_generator) {
-    let _ = guard(|| {
-        if !generator.is_null() {
-            drop(unsafe { Box::from_raw(generator) });
-        }
-        Ok(())
-    });
+    unsafe { free_handle(generator) }
 }
 
 /// The next ID. Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
@@ -381,12 +372,7 @@ pub unsafe extern "C" fn flakeid_manual_clock_get(
 /// Frees the handle. NULL is a no-op. Generators built with it keep its time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_manual_clock_free(clock: *mut flakeid_manual_clock) {
-    let _ = guard(|| {
-        if !clock.is_null() {
-            drop(unsafe { Box::from_raw(clock) });
-        }
-        Ok(())
-    });
+    unsafe { free_handle(clock) }
 }
 
 #[cfg(test)]

@@ -53,6 +53,19 @@ fn write<T>(dst: NonNull<T>, value: T) {
     unsafe { dst.as_ptr().write(value) }
 }
 
+/// Frees a handle that a `_new` call made with `Box::into_raw`; NULL is a no-op.
+///
+/// # Safety
+/// `p` is NULL or a handle of this type that no other thread is still using.
+unsafe fn free_handle<T>(p: *mut T) {
+    let _ = error::guard(|| {
+        if !p.is_null() {
+            drop(unsafe { Box::from_raw(p) });
+        }
+        Ok(())
+    });
+}
+
 /// A NUL-terminated string argument, or `None` for NULL.
 ///
 /// # Safety

@@ -2,7 +2,7 @@
 
 use crate::error::{flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in};
-use crate::{arg, out, write};
+use crate::{arg, free_handle, out, write};
 use flakeid_seal::Sealer;
 
 /// Seals and unseals one layout's IDs with one key and tweak: FF1 (NIST SP
@@ -90,12 +90,7 @@ pub unsafe extern "C" fn flakeid_sealer_unseal(
 /// using it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_sealer_free(sealer: *mut flakeid_sealer) {
-    let _ = guard(|| {
-        if !sealer.is_null() {
-            drop(unsafe { Box::from_raw(sealer) });
-        }
-        Ok(())
-    });
+    unsafe { free_handle(sealer) }
 }
 
 #[cfg(test)]

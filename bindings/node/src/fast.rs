@@ -114,9 +114,7 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
 /// `nextIds(1e6)` grow the process by gigabytes before a collection).
 pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Arg) -> napi::Result<sys::napi_value> {
     let fail = |e| throw(&Env::from_raw(env), e);
-    let n = crate::uint("n", n).map_err(fail)?;
-    // The core's one rule for batch sizes (as in every binding).
-    let n = fc::check_batch(i128::from(n)).map_err(fail)?;
+    let n = crate::batch(n).map_err(fail)?;
     let (mut buffer, mut data, mut array) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
     // SAFETY: valid env; live out-pointers.
     napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) })?;
@@ -166,36 +164,30 @@ pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generat
                 napi::check_status!(created)?;
                 return Err(napi::Error::from_reason("napi_add_finalizer failed"));
             }
-            let prop = sys::napi_property_descriptor {
-                utf8name: name.as_ptr(),
-                name: ptr::null_mut(),
-                method: None,
-                getter: None,
-                setter: None,
-                value: func,
-                attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-                data: ptr::null_mut(),
-            };
-            napi::check_status!(sys::napi_define_properties(env, this, 1, &prop))?;
         }
+        define(env, this, name, func)?;
         if name == c"nextId" {
             next_id_func = func;
         }
     }
-    let next_buffer = js_next_buffer(env, next_id_func)?;
+    define(env, this, c"nextBuffer", js_next_buffer(env, next_id_func)?)
+}
+
+/// Defines `this[name] = value`, writable and configurable but not enumerable (as
+/// a method is).
+fn define(env: sys::napi_env, this: sys::napi_value, name: &CStr, value: sys::napi_value) -> napi::Result<()> {
     let prop = sys::napi_property_descriptor {
-        utf8name: c"nextBuffer".as_ptr(),
+        utf8name: name.as_ptr(),
         name: ptr::null_mut(),
         method: None,
         getter: None,
         setter: None,
-        value: next_buffer,
+        value,
         attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
         data: ptr::null_mut(),
     };
     // SAFETY: valid env, object and descriptor.
-    napi::check_status!(unsafe { sys::napi_define_properties(env, this, 1, &prop) })?;
-    Ok(())
+    napi::check_status!(unsafe { sys::napi_define_properties(env, this, 1, &prop) })
 }
 
 /// `nextBuffer`, made in JS around the bound native `nextId`: Node builds a Buffer

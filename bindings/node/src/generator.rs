@@ -27,11 +27,9 @@ impl ManualClock {
         #[napi(ts_arg_type = "number | undefined | null")] auto_advance_ms: Option<crate::Arg>,
     ) -> napi::Result<Self> {
         let start = uint("start_ms", start_ms).or_throw(env)?;
-        let step = uint(
-            "auto_advance_ms",
-            auto_advance_ms.unwrap_or(crate::Arg(js::JsArg::Number(0.0))),
-        )
-        .or_throw(env)?;
+        let step = auto_advance_ms
+            .map_or(Ok(0), |v| uint("auto_advance_ms", v))
+            .or_throw(env)?;
         Ok(ManualClock {
             inner: fc::ManualClock::new(start).with_auto_advance(step),
         })
@@ -137,34 +135,23 @@ impl Generator {
     /// rules (`js::js_generator_options`, shared with `@flakeid/wasm`); only the
     /// `Layout` and `ManualClock` instances are unwrapped here.
     fn build(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<fc::Generator> {
-        let given = match &options {
-            Some(v) => js::js_options(&crate::arg(v)?).or_throw(env)?,
-            None => false,
-        };
         let mut members = Vec::new();
-        if let (true, Some(value)) = (given, options) {
-            // SAFETY: the core checked it to be a (non-array) object.
-            let obj: Object<'_> = unsafe { value.cast()? };
-            let names = obj.get_property_names()?;
-            for i in 0..names.get_array_length()? {
-                let key: String = names.get_element(i)?;
+        if let Some(obj) = crate::options_object(env, options)? {
+            for key in crate::keys(&obj)? {
                 let v = obj.get_named_property::<Unknown>(&key)?;
                 members.push((key, crate::arg(&v)?, v));
             }
         }
         let given = js::js_generator_options(members.iter().map(|m| (m.0.as_str(), &m.1))).or_throw(env)?;
         // The objects: a Layout (first: the builder starts from it) and a ManualClock.
-        let object = |name| {
-            let mut objects = given.iter().filter(|g| g.2 == js::JsOption::Object);
-            objects.find(|g| g.1.name == name).map(|g| members[g.0].2.raw())
-        };
+        let object = |name| js::js_object_option(&given, name).map(|i| members[i].2.raw());
         let mut b = fc::Generator::builder(match object("layout") {
             // SAFETY: a live value of this call's env.
             Some(v) => match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v) } {
                 Ok(l) => l.inner,
-                Err(_) => Err(crate::config(
+                Err(_) => Err(fc::Error::config(
                     "layout",
-                    "layout must be a Layout or a preset name, got an object".into(),
+                    "layout must be a Layout or a preset name, got an object",
                 ))
                 .or_throw(env)?,
             },
@@ -178,7 +165,7 @@ impl Generator {
         if let Some(v) = object("clock") {
             // SAFETY: a live value of this call's env.
             let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v) };
-            let c = c.map_err(|_| crate::config("clock", "clock must be a ManualClock, got an object".into()));
+            let c = c.map_err(|_| fc::Error::config("clock", "clock must be a ManualClock, got an object"));
             b = b.clock(c.or_throw(env)?.inner.clone());
         }
         b.build().or_throw(env)
@@ -220,7 +207,7 @@ impl Generator {
     #[napi(ts_return_type = "Float64Array")]
     pub fn next_numbers(&self, env: &Env, #[napi(ts_arg_type = "number")] n: crate::Arg) -> napi::Result<Float64Array> {
         js::js_number_layout(self.inner.layout()).or_throw(env)?;
-        let n = fc::check_batch(i128::from(uint("n", n).or_throw(env)?)).or_throw(env)?;
+        let n = crate::batch(n).or_throw(env)?;
         let ids = self.inner.next_ids(n).or_throw(env)?;
         Ok(Float64Array::new(ids.into_iter().map(|id| id as f64).collect()))
     }

@@ -1,7 +1,7 @@
 //! `Layout` and the parts of an ID.
 
 use crate::{OrThrow, fc, id_of, js, uint};
-use napi::bindgen_prelude::{JsObjectValue, Object, Unknown};
+use napi::bindgen_prelude::{JsObjectValue, Unknown};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -51,39 +51,6 @@ pub struct Parts<'e> {
     pub worker: f64,
     pub node: f64,
     pub sequence: f64,
-}
-
-pub(crate) fn parts<'e>(env: &'e Env, layout: &fc::Layout, id: u64) -> napi::Result<Parts<'e>> {
-    let p = layout.try_decompose(id).or_throw(env)?;
-    let n = |field, v| js::js_number(field, v).or_throw(env);
-    let timestamp_ms = n("timestamp_ms", p.timestamp_ms)?;
-    Ok(Parts {
-        timestamp_ms,
-        date: env.create_date(timestamp_ms)?,
-        ticks: n("ticks", p.ticks)?,
-        datacenter: n("datacenter", p.datacenter)?,
-        worker: n("worker", p.worker)?,
-        node: n("node", p.node)?,
-        sequence: n("sequence", p.sequence)?,
-    })
-}
-
-pub(crate) fn compose_with(
-    layout: &fc::Layout,
-    timestamp_ms: crate::Arg,
-    node: crate::Arg,
-    sequence: crate::Arg,
-) -> fc::Result<u64> {
-    layout.compose(
-        uint("timestamp_ms", timestamp_ms)?,
-        uint("node", node)?,
-        uint("sequence", sequence)?,
-    )
-}
-
-pub(crate) fn range(layout: &fc::Layout, start_ms: crate::Arg, end_ms: crate::Arg) -> fc::Result<Vec<u64>> {
-    let (first, last) = layout.id_range(uint("start_ms", start_ms)?, uint("end_ms", end_ms)?)?;
-    Ok(vec![first, last])
 }
 
 /// A `#[napi]` block of getters, each the core's accessor of that name, converted
@@ -145,11 +112,7 @@ impl Layout {
     #[napi(constructor, ts_args_type = "options?: LayoutOptions | undefined | null")]
     pub fn new(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
         let mut members = Vec::new();
-        if let Some(value) = options
-            && js::js_options(&crate::arg(&value)?).or_throw(env)?
-        {
-            // SAFETY: the core checked it to be a (non-array) object.
-            let obj: Object<'_> = unsafe { value.cast()? };
+        if let Some(obj) = crate::options_object(env, options)? {
             for f in &fc::LAYOUT_FIELDS {
                 members.push((f.js_name, crate::arg(&obj.get_named_property::<Unknown>(f.js_name)?)?));
             }
@@ -187,11 +150,19 @@ impl Layout {
 
     #[napi(ts_args_type = "id: bigint | string | number")]
     pub fn decompose<'e>(&self, env: &'e Env, id: crate::IdArg) -> napi::Result<Parts<'e>> {
-        parts(
-            env,
-            &self.inner,
-            id_of(id, js::JsNumberIds::for_layout(&self.inner)).or_throw(env)?,
-        )
+        let id = id_of(id, js::JsNumberIds::for_layout(&self.inner)).or_throw(env)?;
+        let p = self.inner.try_decompose(id).or_throw(env)?;
+        let n = |field, v| js::js_number(field, v).or_throw(env);
+        let timestamp_ms = n("timestamp_ms", p.timestamp_ms)?;
+        Ok(Parts {
+            timestamp_ms,
+            date: env.create_date(timestamp_ms)?,
+            ticks: n("ticks", p.ticks)?,
+            datacenter: n("datacenter", p.datacenter)?,
+            worker: n("worker", p.worker)?,
+            node: n("node", p.node)?,
+            sequence: n("sequence", p.sequence)?,
+        })
     }
     /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
     #[napi]
@@ -202,7 +173,13 @@ impl Layout {
         #[napi(ts_arg_type = "number")] node: crate::Arg,
         #[napi(ts_arg_type = "number")] sequence: crate::Arg,
     ) -> napi::Result<u64> {
-        compose_with(&self.inner, timestamp_ms, node, sequence).or_throw(env)
+        let n = |field, v| uint(field, v).or_throw(env);
+        let (ts, node, seq) = (
+            n("timestamp_ms", timestamp_ms)?,
+            n("node", node)?,
+            n("sequence", sequence)?,
+        );
+        self.inner.compose(ts, node, seq).or_throw(env)
     }
     /// `compose` with the node id given as datacenter and worker.
     #[napi]
@@ -247,7 +224,12 @@ impl Layout {
         #[napi(ts_arg_type = "number")] start_ms: crate::Arg,
         #[napi(ts_arg_type = "number")] end_ms: crate::Arg,
     ) -> napi::Result<Vec<u64>> {
-        range(&self.inner, start_ms, end_ms).or_throw(env)
+        let (start, end) = (
+            uint("start_ms", start_ms).or_throw(env)?,
+            uint("end_ms", end_ms).or_throw(env)?,
+        );
+        let (first, last) = self.inner.id_range(start, end).or_throw(env)?;
+        Ok(vec![first, last])
     }
     #[napi]
     pub fn equals(&self, other: &Layout) -> bool {

@@ -67,10 +67,6 @@ impl<T> OrThrow<T> for fc::Result<T> {
     }
 }
 
-pub(crate) fn config(field: &'static str, message: String) -> fc::Error {
-    fc::Error::Config { field, message }
-}
-
 /// Any JS argument, read into flakeid-js's [`js::JsArg`]: the rules for JS values
 /// (2^53, IDs never as numbers, bigint ranges, null is not absent) are flakeid-js's
 /// (`flakeid_js::js_*`), shared with `@flakeid/wasm`. Reading never fails, so that
@@ -141,19 +137,38 @@ pub(crate) fn arg(value: &Unknown<'_>) -> napi::Result<js::JsArg> {
     unsafe { read(value.value().env, value.raw()) }
 }
 
+/// An options argument as an object, or `None` when it is left out (absent,
+/// `undefined` or `null`); anything else is refused (flakeid-js's rule).
+pub(crate) fn options_object<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<Object<'a>>> {
+    match value {
+        // SAFETY: flakeid-js's rule accepts only a (non-array) object.
+        Some(v) if js::js_options(&arg(&v)?).or_throw(env)? => Ok(Some(unsafe { v.cast()? })),
+        _ => Ok(None),
+    }
+}
+
+/// An object's own enumerable keys, in its order.
+pub(crate) fn keys(obj: &Object<'_>) -> napi::Result<Vec<String>> {
+    let names = obj.get_property_names()?;
+    (0..names.get_array_length()?).map(|i| names.get_element(i)).collect()
+}
+
 /// A JS number that must be a whole number in `0..=2^53-1`.
 pub(crate) fn uint(field: &'static str, v: Arg) -> fc::Result<u64> {
     js::js_uint(field, &v.0, js::JS_MAX_SAFE)
 }
 
+/// A batch size `n`: a whole number, then the core's one rule for batch sizes (as
+/// in every binding).
+pub(crate) fn batch(n: Arg) -> fc::Result<usize> {
+    fc::check_batch(i128::from(uint("n", n)?))
+}
+
 /// An incoming ID: a `bigint` in `0..2^64`, or its decimal string (the core's rule).
 pub(crate) type IdArg = Arg;
 
-pub(crate) fn id_in(id: IdArg) -> fc::Result<u64> {
-    js::js_id("id", &id.0, js::JsNumberIds::Refused)
-}
-
-/// An ID of `layout`: also a `number` when every ID of the layout is one (`js53`).
+/// An incoming ID, also a `number` as `numbers` says (`JsNumberIds::for_layout`:
+/// every ID of a `js53` layout is an exact number).
 pub(crate) fn id_of(id: IdArg, numbers: js::JsNumberIds) -> fc::Result<u64> {
     js::js_id("id", &id.0, numbers)
 }
@@ -173,12 +188,8 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 /// above the layout's width.
 #[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
-    let layout = layout_in(layout).or_throw(env)?;
-    layout::parts(
-        env,
-        &layout,
-        id_of(id, js::JsNumberIds::for_layout(&layout)).or_throw(env)?,
-    )
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.decompose(env, id)
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
@@ -190,7 +201,8 @@ pub fn compose(
     sequence: crate::Arg,
     layout: LayoutArg<'_>,
 ) -> napi::Result<u64> {
-    layout::compose_with(&layout_in(layout).or_throw(env)?, timestamp_ms, node, sequence).or_throw(env)
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.compose(env, timestamp_ms, node, sequence)
 }
 
 /// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies in
@@ -200,8 +212,8 @@ pub fn compose(
     ts_return_type = "[bigint, bigint]"
 )]
 pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
-    let l = layout_in(layout).or_throw(env)?;
-    layout::range(&l, start_ms, end_ms).or_throw(env)
+    let inner = layout_in(layout).or_throw(env)?;
+    Layout { inner }.id_range(env, start_ms, end_ms)
 }
 
 /// Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
@@ -222,19 +234,16 @@ pub fn decode(env: &Env, text: Arg, encoding: Option<Arg>) -> napi::Result<u64> 
     fc::decode(&text, enc).or_throw(env)
 }
 
-/// The core's default (`base62`) when absent (or `undefined`/`null`), as in every
-/// binding; a name otherwise.
+/// An optional encoding argument, by flakeid-js's rule (shared with `@flakeid/wasm`).
 fn encoding_in(name: Option<Arg>) -> fc::Result<fc::Encoding> {
-    match name {
-        Some(Arg(v)) if !v.is_nullish() => js::js_string("encoding", v)?.parse::<fc::Encoding>(),
-        _ => Ok(fc::Encoding::default()),
-    }
+    js::js_encoding(name.map_or(js::JsArg::Undefined, |a| a.0))
 }
 
 /// The 8-byte big-endian form (flake-idgen's `Buffer`).
 #[napi(ts_args_type = "id: bigint | string")]
 pub fn to_bytes(env: &Env, id: IdArg) -> napi::Result<Buffer> {
-    Ok(fc::to_bytes(id_in(id).or_throw(env)?).to_vec().into())
+    let id = id_of(id, js::JsNumberIds::Refused).or_throw(env)?;
+    Ok(fc::to_bytes(id).to_vec().into())
 }
 
 /// An ID from its 8 big-endian bytes (a `Buffer` or `Uint8Array`).

@@ -1,11 +1,9 @@
 //! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
 
 use crate::layout::Layout;
-use crate::{IdArg, OrThrow, arg, config, fc, id_of, js, layout_in};
+use crate::{IdArg, OrThrow, arg, fc, id_of, js, keys, layout_in, options_object};
 use napi::Env;
-use napi::bindgen_prelude::{
-    ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, Uint8Array, Unknown,
-};
+use napi::bindgen_prelude::{ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Uint8Array, Unknown};
 use napi_derive::napi;
 
 /// Options of `new Sealer(key, ...)`.
@@ -35,27 +33,21 @@ impl std::fmt::Debug for Sealer {
 
 /// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`.
 fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
-    let not = |got: &str| config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"));
     let a = arg(&value)?;
-    if a != js::JsArg::Object {
-        return Err(not(a.type_name())).or_throw(env);
-    }
     // SAFETY: a live value of this call's env.
-    unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) }.or_else(|_| Err(not("another object")).or_throw(env))
+    match (a == js::JsArg::Object).then(|| unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) }) {
+        Some(Ok(bytes)) => Ok(bytes),
+        _ => Err(js::js_not_bytes(field, &a)).or_throw(env),
+    }
 }
 
 /// The options argument: absent/`undefined`, or an object with only known keys
 /// (flakeid-js's rules for options objects, as in `@flakeid/wasm`).
 fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<SealerOptions<'a>>> {
-    let Some(value) = value else { return Ok(None) };
-    if !js::js_options(&arg(&value)?).or_throw(env)? {
+    let Some(obj) = options_object(env, value)? else {
         return Ok(None);
-    }
-    // SAFETY: checked above to be a non-array object.
-    let obj: Object<'_> = unsafe { value.cast()? };
-    let names = obj.get_property_names()?;
-    for i in 0..names.get_array_length()? {
-        let key: String = names.get_element(i)?;
+    };
+    for key in keys(&obj)? {
         if !js::JS_SEALER_OPTIONS.contains(&key.as_str()) {
             return Err(fc::unknown_option(&key, &js::JS_SEALER_OPTIONS)).or_throw(env);
         }
@@ -68,7 +60,7 @@ fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<
             bytes_in(env, v, "tweak")?;
         } else if !matches!(got, js::JsArg::String(_) | js::JsArg::Object) {
             let got = got.type_name();
-            return Err(config(
+            return Err(fc::Error::config(
                 "layout",
                 format!("layout must be a Layout or a preset name, got {got}"),
             ))
@@ -76,7 +68,7 @@ fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<
         }
     }
     // SAFETY: a live value of this call's env.
-    unsafe { SealerOptions::from_napi_value(env.raw(), value.raw()) }.map(Some)
+    unsafe { SealerOptions::from_napi_value(env.raw(), obj.raw()) }.map(Some)
 }
 
 #[napi]

@@ -4,7 +4,7 @@
 //! are instance attributes, so they survive pickling (multiprocessing).
 
 use flakeid_core::{Error, ErrorKind};
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -138,10 +138,12 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &'static str, max: u64) -> PyR
         };
         return Err(to_py(Error::out_of_range(field, lo, hi, obj.str()?)));
     }
-    Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "{field} must be an int, got {}",
-        obj.get_type().name()?
-    )))
+    Err(not_int(field, obj))
+}
+
+/// The `TypeError` for a value that is not an int.
+fn not_int(field: &str, obj: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!("{field} must be an int, got {}", type_name(obj)))
 }
 
 /// A batch size: any Python int, checked by the core's one rule (`n` in
@@ -151,12 +153,7 @@ pub(crate) fn batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     let n: i128 = match obj.extract::<i128>() {
         Ok(n) => n,
         Err(_) if obj.is_instance_of::<pyo3::types::PyInt>() => i128::MAX,
-        Err(_) => {
-            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                "n must be an int, got {}",
-                obj.get_type().name()?
-            )));
-        }
+        Err(_) => return Err(not_int("n", obj)),
     };
     flakeid_core::check_batch(n).map_err(to_py)
 }

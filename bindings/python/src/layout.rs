@@ -195,15 +195,13 @@ pymethods_with_getters! { PyLayout.0 {
 
 pub(crate) fn decompose(layout: &Layout, id: u64) -> PyResult<PyParts> {
     let p = layout.try_decompose(id).map_err(to_py)?;
-    let (timestamp_ms, ticks, datacenter, worker, node, sequence) =
-        (p.timestamp_ms, p.ticks, p.datacenter, p.worker, p.node, p.sequence);
     Ok(PyParts {
-        timestamp_ms,
-        ticks,
-        datacenter,
-        worker,
-        node,
-        sequence,
+        timestamp_ms: p.timestamp_ms,
+        ticks: p.ticks,
+        datacenter: p.datacenter,
+        worker: p.worker,
+        node: p.node,
+        sequence: p.sequence,
     })
 }
 

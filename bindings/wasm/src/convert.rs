@@ -141,9 +141,10 @@ pub(crate) fn id_as(value: &JsValue, field: &'static str, numbers: JsNumberIds) 
     flakeid_js::js_id(field, &arg(value), numbers).map_err(js_error)
 }
 
-/// A whole `number` in `0..=max` (and 2^53 - 1).
-pub(crate) fn uint(value: &JsValue, field: &'static str, max: u64) -> Result<u64, JsValue> {
-    flakeid_js::js_uint(field, &arg(value), max).map_err(js_error)
+/// A whole `number` in `0..=2^53 - 1` (times, node ids, sequences: the core checks
+/// their ranges).
+pub(crate) fn uint(value: &JsValue, field: &'static str) -> Result<u64, JsValue> {
+    flakeid_js::js_uint(field, &arg(value), flakeid_js::JS_MAX_SAFE).map_err(js_error)
 }
 
 /// A string argument. Arguments typed `&str` in Rust would let wasm-bindgen's glue
@@ -153,30 +154,13 @@ pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, JsV
     flakeid_js::js_string(field, arg(value)).map_err(js_error)
 }
 
-/// An optional string argument (`undefined` or `null` is `None`).
-pub(crate) fn opt_string_arg(value: &JsValue, field: &'static str) -> Result<Option<String>, JsValue> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    string(value, field).map(Some)
-}
-
 /// The bytes of a `Uint8Array` (a Node `Buffer` is one), or `FLAKEID_CONFIG`
 /// naming `field`.
 pub(crate) fn bytes_in(value: &JsValue, field: &'static str) -> Result<Vec<u8>, JsValue> {
     match value.dyn_ref::<Uint8Array>() {
         Some(a) => Ok(a.to_vec()),
-        None => Err(not_bytes(value, field)),
+        None => Err(js_error(flakeid_js::js_not_bytes(field, &arg(value)))),
     }
-}
-
-/// The error for a value that is not a `Uint8Array`.
-pub(crate) fn not_bytes(value: &JsValue, field: &'static str) -> JsValue {
-    let got = match arg(value) {
-        JsArg::Object => "another object",
-        other => other.type_name(),
-    };
-    config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"))
 }
 
 // Handing a Rust value from one exported object to another. A wasm-bindgen class

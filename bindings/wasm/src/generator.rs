@@ -89,10 +89,7 @@ impl Generator {
         let given = flakeid_js::js_generator_options(members.iter().map(|m| (m.0.as_str(), &m.1)));
         let given = given.map_err(js_error)?;
         // The objects: a layout (first: the builder starts from it) and a ManualClock.
-        let object = |name| {
-            let mut objects = given.iter().filter(|g| g.2 == JsOption::Object);
-            objects.find(|g| g.1.name == name).map(|g| &members[g.0].2)
-        };
+        let object = |name| flakeid_js::js_object_option(&given, name).map(|i| &members[i].2);
         let layout = object("layout").map_or(Ok(flakeid_core::Layout::SNOWFLAKE), layout_from_js)?;
         let mut b = flakeid_core::Generator::builder(layout).clock(HostClock);
         for (_, option, value) in &given {
@@ -143,7 +140,7 @@ impl Generator {
     /// `n` fresh IDs, increasing.
     #[wasm_bindgen(js_name = nextIds)]
     pub fn next_ids(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<u64>, JsValue> {
-        let n = convert::uint(&n, "n", flakeid_core::MAX_BATCH as u64)? as usize;
+        let n = flakeid_js::js_uint("n", &convert::arg(&n), flakeid_core::MAX_BATCH as u64).map_err(js_error)? as usize;
         let mut ids = Vec::new();
         ids.try_reserve_exact(n)
             .map_err(|_| convert::config("n", format!("cannot allocate {n} IDs in wasm memory")))?;
@@ -236,11 +233,8 @@ impl ManualClock {
             JsValue,
         >,
     ) -> Result<ManualClock, JsValue> {
-        let start = convert::uint(&start_ms, "start_ms", u64::MAX)?;
-        let step = match auto_advance_ms {
-            None => 0,
-            Some(v) => convert::uint(&v, "auto_advance_ms", u64::MAX)?,
-        };
+        let start = convert::uint(&start_ms, "start_ms")?;
+        let step = auto_advance_ms.map_or(Ok(0), |v| convert::uint(&v, "auto_advance_ms"))?;
         Ok(ManualClock {
             inner: flakeid_core::ManualClock::new(start).with_auto_advance(step),
         })
@@ -252,11 +246,11 @@ impl ManualClock {
         self.inner.get() as f64
     }
     pub fn set(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<(), JsValue> {
-        self.inner.set(convert::uint(&ms, "ms", u64::MAX)?);
+        self.inner.set(convert::uint(&ms, "ms")?);
         Ok(())
     }
     pub fn advance(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<(), JsValue> {
-        self.inner.advance(convert::uint(&ms, "ms", u64::MAX)?);
+        self.inner.advance(convert::uint(&ms, "ms")?);
         Ok(())
     }
     #[wasm_bindgen(getter, js_name = autoAdvanceMs)]

@@ -1,6 +1,6 @@
 //! `Layout`: a preset or a validated custom bit split, as a JS class.
 
-use crate::convert::{self, Shared, js_error, number};
+use crate::convert::{self, Shared, js_error, number, uint};
 use flakeid_core::{LAYOUT_FIELDS, Parts};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
@@ -146,7 +146,11 @@ impl Layout {
         #[wasm_bindgen(unchecked_param_type = "number | bigint")] node: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
     ) -> Result<u64, JsValue> {
-        let (ts, node, seq) = (ms(&timestamp_ms)?, int(&node, "node")?, int(&sequence, "sequence")?);
+        let (ts, node, seq) = (
+            uint(&timestamp_ms, "timestamp_ms")?,
+            uint(&node, "node")?,
+            uint(&sequence, "sequence")?,
+        );
         self.inner.compose(ts, node, seq).map_err(js_error)
     }
 
@@ -159,9 +163,9 @@ impl Layout {
         #[wasm_bindgen(unchecked_param_type = "number")] worker: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
     ) -> Result<u64, JsValue> {
-        let ts = ms(&timestamp_ms)?;
-        let (dc, w) = (int(&datacenter, "datacenter")?, int(&worker, "worker")?);
-        let seq = int(&sequence, "sequence")?;
+        let ts = uint(&timestamp_ms, "timestamp_ms")?;
+        let (dc, w) = (uint(&datacenter, "datacenter")?, uint(&worker, "worker")?);
+        let seq = uint(&sequence, "sequence")?;
         self.inner.compose_parts(ts, dc, w, seq).map_err(js_error)
     }
 
@@ -171,7 +175,9 @@ impl Layout {
         &self,
         #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
     ) -> Result<u64, JsValue> {
-        self.inner.first_id_at(ms(&timestamp_ms)?).map_err(js_error)
+        self.inner
+            .first_id_at(uint(&timestamp_ms, "timestamp_ms")?)
+            .map_err(js_error)
     }
 
     /// The largest ID of `timestampMs`'s tick.
@@ -180,7 +186,9 @@ impl Layout {
         &self,
         #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
     ) -> Result<u64, JsValue> {
-        self.inner.last_id_at(ms(&timestamp_ms)?).map_err(js_error)
+        self.inner
+            .last_id_at(uint(&timestamp_ms, "timestamp_ms")?)
+            .map_err(js_error)
     }
 
     /// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies between.
@@ -190,7 +198,8 @@ impl Layout {
         #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
         #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
     ) -> Result<Array, JsValue> {
-        let (first, last) = self.inner.id_range(ms(&start_ms)?, ms(&end_ms)?).map_err(js_error)?;
+        let (start, end) = (uint(&start_ms, "timestamp_ms")?, uint(&end_ms, "timestamp_ms")?);
+        let (first, last) = self.inner.id_range(start, end).map_err(js_error)?;
         Ok(Array::of2(&first.into(), &last.into()))
     }
 
@@ -212,16 +221,8 @@ impl Layout {
     }
 }
 
-fn ms(v: &JsValue) -> Result<u64, JsValue> {
-    convert::uint(v, "timestamp_ms", u64::MAX)
-}
-
-fn int(v: &JsValue, field: &'static str) -> Result<u64, JsValue> {
-    convert::uint(v, field, u64::MAX)
-}
-
 /// `Parts` as a plain object (numbers: every field is below 2^53 for real layouts).
-pub(crate) fn parts_to_js(p: Parts) -> Object {
+fn parts_to_js(p: Parts) -> Object {
     let o = Object::new();
     convert::set(&o, "timestampMs", &number(p.timestamp_ms));
     convert::set(&o, "date", &js_sys::Date::new(&number(p.timestamp_ms)));

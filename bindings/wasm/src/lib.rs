@@ -20,7 +20,7 @@ pub use sealer::Sealer;
 use convert::js_error;
 use flakeid_core::Encoding;
 use js_sys::{Array, Object, Uint8Array};
-use layout::{layout_from_js, parts_to_js};
+use layout::layout_from_js;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -34,9 +34,8 @@ pub fn decompose(
     #[wasm_bindgen(unchecked_param_type = "bigint | string | number")] id: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
 ) -> Result<Object, JsValue> {
-    let layout = layout_from_js(&layout.unwrap_or_default())?;
-    let id = convert::id_as(&id, "id", flakeid_js::JsNumberIds::for_layout(&layout))?;
-    layout.try_decompose(id).map(parts_to_js).map_err(js_error)
+    let inner = layout_from_js(&layout.unwrap_or_default())?;
+    Layout { inner }.decompose(id)
 }
 
 /// An ID as text: `base62` (the default of every binding), `hex`, `base32` or `decimal`.
@@ -82,10 +81,8 @@ pub fn compose(
     #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
 ) -> Result<u64, JsValue> {
-    Layout {
-        inner: layout_from_js(&layout.unwrap_or_default())?,
-    }
-    .compose(timestamp_ms, node, sequence)
+    let inner = layout_from_js(&layout.unwrap_or_default())?;
+    Layout { inner }.compose(timestamp_ms, node, sequence)
 }
 
 /// `[first, last]` IDs made from `startMs` to `endMs` (inclusive) under `layout`.
@@ -95,10 +92,8 @@ pub fn id_range(
     #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
 ) -> Result<Array, JsValue> {
-    Layout {
-        inner: layout_from_js(&layout.unwrap_or_default())?,
-    }
-    .id_range(start_ms, end_ms)
+    let inner = layout_from_js(&layout.unwrap_or_default())?;
+    Layout { inner }.id_range(start_ms, end_ms)
 }
 
 /// Every error `code`, by kind: `{ CONFIG: "FLAKEID_CONFIG", ... }`.
@@ -113,9 +108,7 @@ pub fn version() -> String {
     flakeid_core::VERSION.to_owned()
 }
 
+/// An optional encoding argument, by flakeid-js's rule (shared with `@flakeid/node`).
 fn encoding_of(name: Option<JsValue>) -> Result<Encoding, JsValue> {
-    match convert::opt_string_arg(&name.unwrap_or_default(), "encoding")? {
-        None => Ok(Encoding::default()),
-        Some(n) => n.parse::<Encoding>().map_err(js_error),
-    }
+    flakeid_js::js_encoding(convert::arg(&name.unwrap_or_default())).map_err(js_error)
 }

@@ -3,7 +3,6 @@
 
 use crate::convert::{self, js_error};
 use crate::layout::layout_from_js;
-use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
 
@@ -28,10 +27,7 @@ pub struct Sealer {
 
 /// A `Uint8Array` argument, copied into memory that is wiped when dropped.
 fn bytes_in(value: &JsValue, field: &'static str) -> Result<Zeroizing<Vec<u8>>, JsValue> {
-    match value.dyn_ref::<Uint8Array>() {
-        Some(a) => Ok(Zeroizing::new(a.to_vec())),
-        None => Err(convert::not_bytes(value, field)),
-    }
+    convert::bytes_in(value, field).map(Zeroizing::new)
 }
 
 #[wasm_bindgen]

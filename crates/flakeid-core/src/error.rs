@@ -161,7 +161,9 @@ impl Error {
         d
     }
 
-    pub(crate) fn config(field: &'static str, message: impl Into<String>) -> Error {
+    /// A configuration error naming `field`: what bindings report about their own
+    /// arguments (a C struct's size, a JS value that is not a `ManualClock`).
+    pub fn config(field: &'static str, message: impl Into<String>) -> Error {
         Error::Config {
             field,
             message: message.into(),

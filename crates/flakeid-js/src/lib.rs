@@ -255,6 +255,25 @@ pub fn js_string(field: &'static str, value: JsArg) -> Result<String> {
     }
 }
 
+/// An optional encoding argument: the core's default (`base62`, as in every
+/// binding) when left out (`undefined` or `null`), else a name.
+pub fn js_encoding(value: JsArg) -> Result<Encoding> {
+    match value {
+        v if v.is_nullish() => Ok(Encoding::default()),
+        v => js_string("encoding", v)?.parse(),
+    }
+}
+
+/// The refusal of a value that is not a `Uint8Array` (a key, a tweak, bytes);
+/// a [`JsArg::Object`] here is some other object.
+pub fn js_not_bytes(field: &'static str, value: &JsArg) -> Error {
+    let got = match value {
+        JsArg::Object => "another object",
+        other => other.type_name(),
+    };
+    config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"))
+}
+
 /// A value that is not an ID (a time, a node id, a sequence) going out as a JS
 /// `number`: exact, or a configuration error naming `field` (never rounded).
 pub fn js_number(field: &'static str, value: u64) -> Result<f64> {
@@ -352,6 +371,16 @@ pub fn js_generator_options<'a>(
         .iter()
         .flat_map(|o| given.iter().filter(move |g| g.1.name == o.name));
     Ok(ordered.cloned().collect())
+}
+
+/// Which member (its index) gave option `name` as an object for the binding to
+/// unwrap ([`JsOption::Object`]: a `Layout`, a `ManualClock`), in
+/// [`js_generator_options`]' result.
+pub fn js_object_option(given: &[(usize, &'static GeneratorOption, JsOption<'_>)], name: &str) -> Option<usize> {
+    given
+        .iter()
+        .find(|g| g.1.name == name && g.2 == JsOption::Object)
+        .map(|g| g.0)
 }
 
 /// A custom layout from the members of a `LayoutOptions` object (camelCase key
