@@ -24,7 +24,7 @@ usage: tests/postgres/convert.py
 
 import sys
 
-from cluster import PGBIN, PRELOAD, Cluster, Run, bench_done, check, expect
+from cluster import PGBIN, PRELOAD, Run, bench_done, check, expect
 
 NODE = 6
 
@@ -107,7 +107,7 @@ def refused(c):
 
 def main():
     with Run("flakeid-convert.") as run:
-        c = Cluster(run.work, "convert", [PRELOAD, f"flakeid.node = {NODE}"], max_connections=40).init().start_ctl()
+        c = run.cluster("convert", PRELOAD, f"flakeid.node = {NODE}").start_ctl()
         c.sql("CREATE EXTENSION flakeid")
         for scenario in (live, identity, rollback, refused):
             scenario(c)
