@@ -709,9 +709,14 @@ def section_standby(run):
     PAIR.update(primary=p, standby=s)
 
 
-def promoted_ids_shared(primary, promoted, run, node):
-    """The promoted server's IDs (side 'promoted') copied to `primary`: (old primary's
+def promoted_beside(primary, promoted, bench, run, node):
+    """The promoted server inserts 40,000 IDs (side 'promoted') while `bench` inserts
+    on `primary`, its old primary; then its IDs, copied to `primary`: (old primary's
     count, promoted count, shared, promoted IDs without `node`)."""
+    for _ in range(8):
+        promoted.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
+        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
+    bench_done(bench)
     path = os.path.join(run.work, f"{promoted.name}.ids")
     promoted.sql(f"\\copy (SELECT id FROM ids WHERE side = 'promoted') TO '{path}'")
     return primary.sql("CREATE TEMP TABLE promoted (id bigint)", f"\\copy promoted FROM '{path}'",
@@ -732,15 +737,12 @@ def section_promote(run):
                    r"this server was promoted \(timeline 1 to 2\) and still has the node id 1 its former primary "
                    r"issued under")
     s.expect_error("SELECT * FROM flakeid_next_many(5)", "55000", r"flakeid_next_many\(\): this server was promoted")
-    expect(s.status(), "promoted: refusing until the node id is changed or confirmed", "flakeid_status() after the promotion")
+    expect(s.status(), "promoted: refusing until the node id is changed or confirmed",
+           "flakeid_status() after the promotion")
     # Renumbered, it issues under its own node id (while the old primary issues under 1).
     s.sql("ALTER SYSTEM SET flakeid.node = 2")
     s.restart_ctl()
-    for _ in range(8):
-        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
-        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
-    bench_done(bench)
-    old, promoted, shared, other_node = promoted_ids_shared(p, s, run, 2)
+    old, promoted, shared, other_node = promoted_beside(p, s, bench, run, 2)
     print(f"  old primary: {old} IDs (node 1); promoted: {promoted} IDs (node 2); shared: {shared}")
     check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 2000,
           "IDs shared after the promotion")
@@ -969,11 +971,7 @@ def section_lease(run):
     ns_node = s.wait_lease()
     check(ns_node != na, f"the promoted standby leased its old primary's node id {na}")
     s.expect_error(f"SELECT flakeid_confirm_node({ns_node})", "55000", "leases its node id .*nothing to confirm")
-    for _ in range(8):
-        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
-        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
-    bench_done(bench)
-    old, promoted, shared, other_node = promoted_ids_shared(a, s, run, ns_node)
+    old, promoted, shared, other_node = promoted_beside(a, s, bench, run, ns_node)
     print(f"  promoted with leases: old primary {old} IDs (node {na}), promoted {promoted} IDs (node {ns_node}), "
           f"shared: {shared}")
     check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 1000,
