@@ -32,6 +32,10 @@ def ts(ms):
     return f"('epoch'::timestamptz + {int(ms)} * interval '1 ms')"
 
 
+def compose_call(c):
+    return f"flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {q(c['layout'])})"
+
+
 def vectors(psql):
     """Each check is one SQL expression giving text; the expected text is beside it."""
     checks = []  # (label, sql expression, expected)
@@ -44,9 +48,9 @@ def vectors(psql):
         lay, idv = q(c["layout"]), int(c["id"])
         label = f"compose {c['layout']} {c['id']}"
         if idv > I64_MAX:
-            checks.append((label, f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})$x$)", SQLSTATE["bigint"]))
+            checks.append((label, f"failure($x$SELECT {compose_call(c)}$x$)", SQLSTATE["bigint"]))
             continue
-        checks.append((label, f"flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})::text", c["id"]))
+        checks.append((label, f"{compose_call(c)}::text", c["id"]))
         want = f"{c['timestamp_ms']}/{c['datacenter']}/{c['worker']}/{c['node']}/{c['sequence']}"
         checks.append(("decompose " + label,
                        f"(SELECT format('%s/%s/%s/%s/%s', (extract(epoch FROM ts) * 1000)::bigint, datacenter, worker, node, sequence) FROM flakeid_decompose({idv}, {lay}))",
@@ -55,9 +59,7 @@ def vectors(psql):
         if not isinstance(c["layout"], str):
             skipped += 1
             continue
-        checks.append((f"compose error {c}",
-                       f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {q(c['layout'])})$x$)",
-                       SQLSTATE[c["error"]]))
+        checks.append((f"compose error {c}", f"failure($x$SELECT {compose_call(c)}$x$)", SQLSTATE[c["error"]]))
     for r in compose["ranges"]:
         if not isinstance(r["layout"], str):
             skipped += 1
