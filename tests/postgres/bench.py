@@ -21,7 +21,7 @@ import os
 import statistics
 import sys
 
-from cluster import PGBIN, Run, pg_config
+from cluster import PGBIN, Run, pg_config, require_installed
 
 N, ROUNDS, CLIENTS, SECS, IROUNDS, INSERTS = (int(os.environ.get(k, d)) for k, d in (
     ("N", 1000000), ("ROUNDS", 5), ("CLIENTS", 8), ("SECS", 4), ("IROUNDS", 5), ("INSERTS", 1)))
@@ -111,8 +111,7 @@ def bench(run, name, header, label, *conf):
 
 
 def main():
-    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
-        sys.exit("run make install-postgres first")
+    require_installed()
     version = pg_config("--version").split()[1]
     print(f"PostgreSQL {version} ({PGBIN}), {os.cpu_count()} cores, N = {N} rows, {STAT} of {ROUNDS}")
     with Run("flakeid-pgbench.") as run:

@@ -33,6 +33,13 @@ def pg_config(*args):
 
 # The major under test: the few checks whose expected result differs by major read it.
 MAJOR = int(re.match(r"PostgreSQL (\d+)", pg_config("--version")).group(1))
+
+
+def require_installed():
+    """Exits (1) unless the PostgreSQL under test has flakeid.so installed."""
+    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
+        sys.exit(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres")
+
 # What no client may see in an error: a Rust backtrace, or a location in error.rs.
 BACKTRACE = re.compile(r"backtrace|rust_begin_unwind|std::panicking|error\.rs:", re.I)
 
@@ -108,10 +115,10 @@ class Cluster(testenv.Postgres):
         return subprocess.Popen(self.tcp_args(*args, "-c", sql), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
 
-    def attempt(self, sql, db="postgres"):
+    def attempt(self, sql, db="postgres", user="postgres"):
         """Runs `sql` (verbose errors: SQLSTATE, DETAIL, HINT, CONTEXT and LOCATION),
         succeed or fail: (psql's exit code, its whole output)."""
-        r = subprocess.run(self.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", sql, db=db),
+        r = subprocess.run(self.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", sql, db=db, user=user),
                            capture_output=True, text=True, timeout=600)
         return r.returncode, r.stdout + r.stderr
 
