@@ -11,6 +11,7 @@ kills itself. `Run` holds a test run's work directory and every cluster made in 
 on exit each is stopped, and after a failure the tail of each server's log is shown.
 """
 
+import json
 import os
 import re
 import shutil
@@ -19,11 +20,18 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
+
+
+def load_vectors(name):
+    """tests/vectors/NAME, the shared vectors every binding reads."""
+    with open(os.path.join(ROOT, "tests", "vectors", name)) as f:
+        return json.load(f)
 
 
 def pg_config(*args):

@@ -62,7 +62,6 @@ Sections, in this order:
 usage: tests/postgres/run.py [SECTION...]     (PGBENCH_SECS, default 4)
 """
 
-import json
 import os
 import re
 import shlex
@@ -72,25 +71,19 @@ import subprocess
 import sys
 import time
 
-from cluster import (MAJOR, PGBIN, PRELOAD, Fail, Run, bench_done, check, chosen, expect, pg_config, require_installed,
-                     wait_until)
+import crosscheck
+from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
+                     require_installed, wait_until)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECS = os.environ.get("PGBENCH_SECS", "4")
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
-def script(*args, what=None):
-    """Runs a script of this suite (its own checks and output); Fail with `what` (or
-    its name) unless it passes."""
-    r = subprocess.run([sys.executable, *args], cwd=ROOT)
-    check(r.returncode == 0, what or args[0])
-
-
-def options_json():
-    """tests/vectors/options.json: the core's option table and its cases."""
-    with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
-        return json.load(f)
+def script(name):
+    """Runs tests/postgres/NAME, a suite of its own (its clusters, checks and output);
+    Fail unless it passes."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", name)])
+    check(r.returncode == 0, f"tests/postgres/{name}")
 
 
 def burst(c, node, layout):
@@ -152,8 +145,7 @@ def section_basic(run):
     check(int(waits) > 0 and int(wait_us) > 0 and lead == "0" and rollbacks == "0",
           f"flakeid_stats() after the burst: {waits} waits, {wait_us} µs, lead {lead}, {rollbacks} rollbacks")
 
-    script("tests/postgres/crosscheck.py", "vectors", *c.tcp_args(),
-           what="tests/postgres/crosscheck.py vectors: the shared vectors through SQL")
+    crosscheck.vectors(c)
 
     # Time ranges prune partitions and use indexes (flakeid_in_range; PostgreSQL 15
     # plans `id <@ int8range` as a filter only). The form without a layout name is
@@ -171,15 +163,12 @@ def section_basic(run):
     check(len(scans) == 2 and "on ev_11" in plans and "on ev_10" in plans and "Index Cond: ((id >=" in plans,
           f"flakeid_in_range neither pruned partitions nor used the index:\n{plans}")
     print("  flakeid_in_range: partitions pruned (one scanned per query), B-tree index used")
-    ids = os.path.join(run.work, "ids.txt")
-    out = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
+    # IDs made in SQL and what SQL says of each ('|' between fields, as crosscheck.decode reads them).
+    made = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
             flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
           FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i,
-            LATERAL flakeid_decompose(id) d""", fields="|")  # (crosscheck.py reads '|' between fields)
-    with open(ids, "w") as f:
-        f.write(out + "\n")
-    script("tests/postgres/crosscheck.py", "decode", ids, cli,
-           what="tests/postgres/crosscheck.py decode: IDs made in SQL decoded elsewhere")
+            LATERAL flakeid_decompose(id) d""", fields="|")
+    crosscheck.decode(made, cli)
 
 
 def section_plain(run):
@@ -400,7 +389,7 @@ def section_functions(run):
     # each either way.
     not_settings = {"clock": "a manual clock for tests: a handle, not a value; the server reads the OS clock",
                     "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged"}
-    options = [o["name"] for o in options_json()["options"]]
+    options = [o["name"] for o in load_vectors("options.json")["options"]]
     with open(os.path.join(ROOT, "docs", "postgres.md")) as f:
         docs = f.read()
     settings = c.one("SELECT string_agg(name, ' ') FROM pg_settings WHERE name LIKE 'flakeid.%'").split()
@@ -544,7 +533,7 @@ def section_options(run):
     range check, or the check hook) or by flakeid_next(). Only `state`'s cases are
     skipped: a file, not a setting (the functions section says why)."""
     print("== options: tests/vectors/options.json through the settings")
-    cases = options_json()["cases"]
+    cases = load_vectors("options.json")["cases"]
     refused = re.compile(r'parameter "flakeid\.([a-z_]+)"')
     settings, ran, skipped = None, 0, 0
     for i, case in enumerate(cases):
@@ -979,11 +968,11 @@ def section_lease(run):
 
 
 def section_copies(run):
-    script("tests/postgres/copies.py")
+    script("copies.py")
 
 
 def section_convert(run):
-    script("tests/postgres/convert.py")
+    script("convert.py")
 
 
 def section_docs(run):
