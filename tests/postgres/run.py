@@ -74,16 +74,10 @@ import time
 import crosscheck
 from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
                      require_installed, wait_until)
+from convert import section_convert
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-
-
-def script(name):
-    """Runs tests/postgres/NAME, a suite of its own (its clusters, checks and output);
-    Fail unless it passes."""
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", name)])
-    check(r.returncode == 0, f"tests/postgres/{name}")
 
 
 def burst(c, node, layout):
@@ -968,11 +962,10 @@ def section_lease(run):
 
 
 def section_copies(run):
-    script("copies.py")
-
-
-def section_convert(run):
-    script("convert.py")
+    # A process of its own: its kill scenario makes its process a subreaper (prctl),
+    # which in run.py would make every later postmaster pg_ctl starts run.py's child.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "copies.py")])
+    check(r.returncode == 0, "tests/postgres/copies.py")
 
 
 def section_docs(run):
