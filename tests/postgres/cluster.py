@@ -1,14 +1,16 @@
-"""What tests/postgres/run.py and copies.py share: private PostgreSQL clusters of
-the one test environment (tests/env/testenv.py; 127.0.0.1, every TCP login and
-replication trusted, fsync off), their clients, and the failure type both report.
+"""What the suites of tests/postgres (run.py and the sections it imports, copies.py,
+bench.py) share: private PostgreSQL clusters of the one test environment
+(tests/env/testenv.py; 127.0.0.1, every TCP login and replication trusted, fsync
+off), their clients, the failure type they report, and the shared vectors.
 
 The PostgreSQL is the one in FLAKEID_PGBIN (testenv's PGBIN; by default Debian's 15,
 /usr/lib/postgresql/15/bin): `make test-postgres PG=17` points it at the major's
 installation (mk/postgres.mk), whose pg_config says where flakeid.so must be.
 
 A `Cluster` is a `testenv.Postgres` that a test starts, stops, restarts, copies and
-kills itself. `Run` holds a test run's work directory and every cluster made in it:
-on exit each is stopped, and after a failure the tail of each server's log is shown.
+kills itself. `Run` holds a test run's work directory and makes every cluster in it
+(`Run.cluster`): on exit each is stopped, and after a failure the tail of each
+server's log is shown.
 """
 
 import json
@@ -47,6 +49,7 @@ def require_installed():
     """Exits (1) unless the PostgreSQL under test has flakeid.so installed."""
     if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
         sys.exit(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres")
+
 
 # What no client may see in an error: a Rust backtrace, or a location in error.rs.
 BACKTRACE = re.compile(r"backtrace|rust_begin_unwind|std::panicking|error\.rs:", re.I)
