@@ -21,7 +21,7 @@ import os
 import statistics
 import sys
 
-from cluster import PGBIN, Cluster, Run, pg_config, wait_until
+from cluster import PGBIN, Run, pg_config, require_installed
 
 N, ROUNDS, CLIENTS, SECS, IROUNDS, INSERTS = (int(os.environ.get(k, d)) for k, d in (
     ("N", 1000000), ("ROUNDS", 5), ("CLIENTS", 8), ("SECS", 4), ("IROUNDS", 5), ("INSERTS", 1)))
@@ -99,11 +99,10 @@ def inserts(c, label):
 
 
 def bench(run, name, header, label, *conf):
-    c = Cluster(run.work, name, [*CONF, *conf]).start_ctl()
+    c = run.cluster(name, *CONF, *conf).start_ctl()
     c.sql(stdin=SETUP)
     if name == "lease":
-        wait_until(lambda: c.one("SELECT lease_state FROM flakeid_status()") == "held", 20, "no lease held")
-        header += f" ({c.one('SELECT lease_state || $$, node id $$ || node FROM flakeid_status()')})"
+        header += f" (held, node id {c.wait_lease()})"
     print(f"== {header}", flush=True)
     per_call(c, label)
     if INSERTS:
@@ -112,8 +111,7 @@ def bench(run, name, header, label, *conf):
 
 
 def main():
-    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
-        sys.exit("run make install-postgres first")
+    require_installed()
     version = pg_config("--version").split()[1]
     print(f"PostgreSQL {version} ({PGBIN}), {os.cpu_count()} cores, N = {N} rows, {STAT} of {ROUNDS}")
     with Run("flakeid-pgbench.") as run:

@@ -1,16 +1,19 @@
-"""What tests/postgres/run.py and copies.py share: private PostgreSQL clusters of
-the one test environment (tests/env/testenv.py; 127.0.0.1, every TCP login and
-replication trusted, fsync off), their clients, and the failure type both report.
+"""What the suites of tests/postgres (run.py and the sections it imports, copies.py,
+bench.py) share: private PostgreSQL clusters of the one test environment
+(tests/env/testenv.py; 127.0.0.1, every TCP login and replication trusted, fsync
+off), their clients, the failure type they report, and the shared vectors.
 
 The PostgreSQL is the one in FLAKEID_PGBIN (testenv's PGBIN; by default Debian's 15,
 /usr/lib/postgresql/15/bin): `make test-postgres PG=17` points it at the major's
 installation (mk/postgres.mk), whose pg_config says where flakeid.so must be.
 
 A `Cluster` is a `testenv.Postgres` that a test starts, stops, restarts, copies and
-kills itself. `Run` holds a test run's work directory and every cluster made in it:
-on exit each is stopped, and after a failure the tail of each server's log is shown.
+kills itself. `Run` holds a test run's work directory and makes every cluster in it
+(`Run.cluster`): on exit each is stopped, and after a failure the tail of each
+server's log is shown.
 """
 
+import json
 import os
 import re
 import shutil
@@ -19,11 +22,18 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
+
+
+def load_vectors(name):
+    """tests/vectors/NAME, the shared vectors every binding reads."""
+    with open(os.path.join(ROOT, "tests", "vectors", name)) as f:
+        return json.load(f)
 
 
 def pg_config(*args):
@@ -33,6 +43,14 @@ def pg_config(*args):
 
 # The major under test: the few checks whose expected result differs by major read it.
 MAJOR = int(re.match(r"PostgreSQL (\d+)", pg_config("--version")).group(1))
+
+
+def require_installed():
+    """Exits (1) unless the PostgreSQL under test has flakeid.so installed."""
+    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
+        sys.exit(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres")
+
+
 # What no client may see in an error: a Rust backtrace, or a location in error.rs.
 BACKTRACE = re.compile(r"backtrace|rust_begin_unwind|std::panicking|error\.rs:", re.I)
 
@@ -81,18 +99,13 @@ def wait_until(pred, timeout, what):
     raise Fail(f"{what} (waited {timeout} s)")
 
 
-# Every cluster made, stopped at the end whatever happened (Run).
-CLUSTERS = []
-
-
 class Cluster(testenv.Postgres):
-    """A private cluster: TCP on 127.0.0.1 trusted, its socket in its own directory,
-    its log in DIR/log."""
+    """A private cluster (made by `Run.cluster`): TCP on 127.0.0.1 trusted, its socket
+    in its own directory, its log in DIR/log."""
 
-    def __init__(self, work, name, conf=(), max_connections=40):
+    def __init__(self, work, name, conf, max_connections):
         super().__init__(work, name, conf=list(conf), max_connections=max_connections, trust=True)
         self.name = name
-        CLUSTERS.append(self)
 
     def setup(self):
         # No extra roles: every TCP login is trusted, a copy has its original's
@@ -101,19 +114,24 @@ class Cluster(testenv.Postgres):
 
     # --- clients -------------------------------------------------------------
 
-    def q(self, sql, db="postgres"):
-        return self.psql(sql, db=db).strip()
-
-    def psql_args(self, sql, verbose=False):
-        args = [f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", "postgres",
-                "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql]
-        return args + (["-v", "VERBOSITY=verbose"] if verbose else [])
-
-    def tcp_args(self, *args, db="postgres"):
+    def tcp_args(self, *args, db="postgres", user="postgres"):
         """psql over TCP as this process's user (every TCP login is trusted): it can
         read and write the run's files (\\copy)."""
-        return [f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db,
+        return [f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", user, "-d", db,
                 "-X", "-q", "-v", "ON_ERROR_STOP=1", *args]
+
+    def session(self, sql, *args):
+        """psql running `sql` in the background (`args`: psql options); its Popen, with
+        stdout and stderr piped."""
+        return subprocess.Popen(self.tcp_args(*args, "-c", sql), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def attempt(self, sql, db="postgres", user="postgres"):
+        """Runs `sql` (verbose errors: SQLSTATE, DETAIL, HINT, CONTEXT and LOCATION),
+        succeed or fail: (psql's exit code, its whole output)."""
+        r = subprocess.run(self.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", sql, db=db, user=user),
+                           capture_output=True, text=True, timeout=600)
+        return r.returncode, r.stdout + r.stderr
 
     def sql(self, *commands, db="postgres", stdin=None, fields=False):
         """Runs each command (one -c each, in one session; or `stdin`, a script);
@@ -127,38 +145,35 @@ class Cluster(testenv.Postgres):
             raise Fail(f"psql on {self.name} failed: {' / '.join(commands) or 'a script'}\n{r.stdout}{r.stderr}")
         return r.stdout.strip()
 
-    def row(self, sql, db="postgres"):
-        """The one row of `sql`, its fields as strings."""
-        return self.sql(sql, db=db, fields=True).split(" ")
+    def row(self, sql, db="postgres", sep=" "):
+        """The one row of `sql`, its fields as strings (`sep` between them: one that no
+        field holds)."""
+        return self.sql(sql, db=db, fields=sep).split(sep)
 
     def one(self, sql, db="postgres"):
         return self.sql(sql, db=db, fields=True)
 
+    def error(self, sql, db="postgres"):
+        """The ERROR `sql` fails with: (SQLSTATE, the whole output); Fail if it succeeds."""
+        rc, out = self.attempt(sql, db=db)
+        check(rc != 0, f"no error from: {sql}\n{out}")
+        m = re.search(r"ERROR:  ([0-9A-Z]{5}): ", out)
+        check(m is not None, f"no SQLSTATE in: {out}")
+        return m.group(1), out
+
     def expect_error(self, sql, sqlstate, pattern, db="postgres"):
-        """Fail unless `sql` fails with `sqlstate` and a message (verbose: with DETAIL,
-        HINT, CONTEXT and LOCATION) matching `pattern`; never with a Rust backtrace or
-        a location in error.rs. Prints the ERROR line; returns the whole output."""
-        r = subprocess.run(self.tcp_args("-v", "VERBOSITY=verbose", "-c", sql, db=db),
-                           capture_output=True, text=True, timeout=600)
-        out = r.stdout + r.stderr
-        check(r.returncode != 0, f"no error from: {sql}\n{out}")
-        check(f"ERROR:  {sqlstate}:" in out, f"not SQLSTATE {sqlstate}: {sql}\n{out}")
+        """Fail unless `sql` fails with `sqlstate` and a message (verbose) matching
+        `pattern`; never with a Rust backtrace or a location in error.rs. Prints the
+        ERROR line; returns the whole output."""
+        code, out = self.error(sql, db=db)
+        check(code == sqlstate, f"not SQLSTATE {sqlstate}: {sql}\n{out}")
         check(re.search(pattern, out, re.M), f"message does not match /{pattern}/: {sql}\n{out}")
         check(not BACKTRACE.search(out), f"a Rust backtrace or error.rs location reached the client: {sql}\n{out}")
         print("  refused: " + next(line for line in out.splitlines() if "ERROR:" in line))
         return out
 
-    def error(self, sql):
-        """The ERROR `sql` fails with: (SQLSTATE, the whole output); Fail if it succeeds."""
-        r = run_pg(self.psql_args(sql, verbose=True), check_rc=False)
-        check(r.returncode != 0, f"no error from {sql}: {r.stdout}")
-        m = re.search(r"ERROR:  ([0-9A-Z]{5}): ", r.stderr)
-        check(m is not None, f"no SQLSTATE in: {r.stderr}")
-        return m.group(1), r.stderr
-
     def ids(self, where="true"):
-        out = self.q(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT")
-        return [int(x) for x in out.split()]
+        return [int(x) for x in self.one(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT").split()]
 
     def pgbench(self, script, *args, background=False):
         """pgbench running `script` (written to DIR/NAME.sql) with `args`; with
@@ -176,30 +191,29 @@ class Cluster(testenv.Postgres):
     def pg_ctl(self, *args, check_rc=True, timeout=120):
         return run_pg([f"{PGBIN}/pg_ctl", "-D", self.data, *args], check_rc=check_rc, timeout=timeout)
 
-    def start_with_pg_ctl(self, env=None, log=None):
-        """pg_ctl start (the postmaster's environment plus `env`: e.g. libfaketime);
-        its result. The server's log: `log`, by default DIR/pg_ctl.log (written as
-        postgres)."""
-        extra = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
-        args = [*extra, f"{PGBIN}/pg_ctl", "-D", self.data, "-w", "-t", "60",
-                "-l", log or os.path.join(self.dir, "pg_ctl.log"), "-o", f"-p {self.port}", "start"]
-        r = subprocess.run(as_postgres(args), capture_output=True, text=True, timeout=120)
-        self.started = r.returncode == 0
-        return r
-
-    def start_ctl(self, env=None):
-        """pg_ctl start on this cluster's port (a free one the first time), its log in
-        DIR/log; Fail if it does not start."""
+    def start_ctl(self, env=None, log=None):
+        """pg_ctl start on this cluster's port (a free one the first time), initdb'd
+        first if new, the postmaster's environment plus `env` (e.g. libfaketime); Fail
+        if it does not start. Its log: `log`, by default DIR/log (pg_ctl writes it as
+        postgres: a cluster first started by `start` needs another, its DIR/log being
+        this process's)."""
         if not os.path.exists(self.data):
             self.init()
         if self.port is None:
             self.port = testenv.free_port()
-        r = self.start_with_pg_ctl(env=env, log=self.log)
+        extra = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+        r = run_pg([*extra, f"{PGBIN}/pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", log or self.log,
+                    "-o", f"-p {self.port}", "start"], check_rc=False)
         check(r.returncode == 0, f"{self.name}: pg_ctl start failed: {r.stdout}{r.stderr}")
+        self.started = True
         return self
 
     def stop_ctl(self):
+        """pg_ctl stop -m fast, however the server was started."""
         self.pg_ctl("-m", "fast", "-w", "stop")
+        if self.proc is not None:
+            self.proc.wait(timeout=30)
+            self.proc = None
         self.started = False
 
     def restart_ctl(self):
@@ -209,15 +223,8 @@ class Cluster(testenv.Postgres):
     def promote(self):
         self.pg_ctl("-w", "promote")
 
-    def stop_fast(self):
-        self.pg_ctl("-m", "fast", "-w", "stop")
-        if self.proc is not None:
-            self.proc.wait(timeout=30)
-            self.proc = None
-        self.started = False
-
     def restart(self):
-        self.stop_fast()
+        self.stop_ctl()
         return self.start()
 
     def postmaster_pid(self):
@@ -229,7 +236,7 @@ class Cluster(testenv.Postgres):
             return f.read()
 
     def status(self):
-        return self.q("SELECT state FROM flakeid_status()")
+        return self.one("SELECT state FROM flakeid_status()")
 
     def verdict(self, timeout=30):
         """The state once the start-up check has reported: it runs in a background
@@ -251,15 +258,25 @@ class Cluster(testenv.Postgres):
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write("\n".join(lines) + "\n")
 
-    def set_conf(self, **settings):
-        for k, v in settings.items():
-            self.q(f"ALTER SYSTEM SET {k.replace('__', '.')} = {v}")
-
     def wait_replayed(self, primary, timeout=30):
         """Until this standby has replayed all `primary` wrote so far."""
         lsn = primary.one("SELECT pg_current_wal_lsn()")
         wait_until(lambda: self.one(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'") == "t", timeout,
                    f"the standby {self.name} did not replay up to {lsn}")
+
+    def wait_lease(self):
+        """Until the server holds its lease; its node id."""
+        seen = []
+
+        def held():
+            try:
+                seen[:] = self.row("SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()")
+            except Fail as err:
+                seen[:] = [str(err).splitlines()[-1], ""]
+            return seen[0] == "held"
+
+        wait_until(held, 20, f"the server on port {self.port} holds no lease: {seen}")
+        return seen[1]
 
     def accepting(self):
         r = subprocess.run(self.tcp_args("-At", "-c", "SELECT 1"), capture_output=True, text=True, timeout=30)
@@ -276,12 +293,20 @@ def bench_done(p, timeout=600):
 
 class Run:
     """A test run's work directory (world-readable, so the postgres user can use
-    it), and at the end every cluster stopped and the directory removed. After a
-    failure (Fail, EnvError, a subprocess error) it prints the tail of each server's
-    log and `FAIL: ...`; `rc` is then 1."""
+    it) and the clusters made in it, and at the end every cluster stopped and the
+    directory removed. After a failure (Fail, EnvError, a subprocess error) it
+    prints the tail of each server's log and `FAIL: ...`; `rc` is then 1."""
 
-    def __init__(self, prefix, log_lines=25):
-        self.prefix, self.log_lines, self.rc = prefix, log_lines, 0
+    def __init__(self, prefix, log_lines=25, max_connections=40):
+        self.prefix, self.log_lines, self.max_connections, self.rc = prefix, log_lines, max_connections, 0
+        self.clusters = []
+
+    def cluster(self, name, *conf):
+        """A new cluster in WORK/NAME with the postgresql.conf lines `conf` (initdb'd
+        by its first start)."""
+        c = Cluster(self.work, name, conf, self.max_connections)
+        self.clusters.append(c)
+        return c
 
     def __enter__(self):
         self.work = tempfile.mkdtemp(prefix=self.prefix)
@@ -291,12 +316,12 @@ class Run:
     def __exit__(self, kind, err, _tb):
         failed = kind is not None and issubclass(kind, (Fail, testenv.EnvError, subprocess.SubprocessError))
         if failed:
-            for c in CLUSTERS:
+            for c in self.clusters:
                 for log in (c.log, os.path.join(c.dir, "pg_ctl.log")):
                     if os.path.exists(log):
                         print(f"--- {log} (last {self.log_lines} lines)"
                               + testenv.log_tail(log, lines=self.log_lines), file=sys.stderr)
-        for c in CLUSTERS:
+        for c in self.clusters:
             try:
                 c.stop()
             except Exception as stop_err:  # keep stopping the others

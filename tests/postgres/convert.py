@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """convert_sequence_to_flakeid(table, column), the way in for an existing table, on a
 private cluster of the one test environment (tests/postgres/cluster.py), with the
-flakeid library installed into the PostgreSQL under test. run.py's section
-"convert" runs it.
+flakeid library installed into the PostgreSQL under test: run.py's section
+"convert" (`tests/postgres/run.py convert` runs it alone).
 
   live      a bigserial table under 4 pgbench clients inserting without pause:
             converted in one short transaction (lock_timeout set, as
@@ -18,13 +17,9 @@ flakeid library installed into the PostgreSQL under test. run.py's section
             handed out such an ID (no row holds it) are refused, with
             SQLSTATE and a message naming the table; nothing changes; a sequence
             the column does not own stays
-
-usage: tests/postgres/convert.py
 """
 
-import sys
-
-from cluster import PGBIN, PRELOAD, Cluster, Run, bench_done, check, expect
+from cluster import PRELOAD, bench_done, check, expect
 
 NODE = 6
 
@@ -105,15 +100,8 @@ def refused(c):
     expect(c.one("SELECT count(*) FROM pg_class WHERE relname = 'shared_seq'"), "1", "a sequence the column does not own")
 
 
-def main():
-    with Run("flakeid-convert.") as run:
-        c = Cluster(run.work, "convert", [PRELOAD, f"flakeid.node = {NODE}"], max_connections=40).init().start_ctl()
-        c.sql("CREATE EXTENSION flakeid")
-        for scenario in (live, identity, rollback, refused):
-            scenario(c)
-    print(f"convert_sequence_to_flakeid: passed ({PGBIN})" if not run.rc else "")
-    return run.rc
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def section_convert(run):
+    c = run.cluster("convert", PRELOAD, f"flakeid.node = {NODE}").start_ctl()
+    c.sql("CREATE EXTENSION flakeid")
+    for scenario in (live, identity, rollback, refused):
+        scenario(c)

@@ -27,19 +27,22 @@ usage: tests/postgres/copies.py [SCENARIO...]   (run.py's section "copies" runs 
 import ctypes
 import os
 import signal
-import subprocess
 import sys
 import time
 
 # (cluster puts tests/env on sys.path: testenv after it)
-from cluster import MAJOR, PRELOAD, Cluster, Fail, Run, check, chosen, run_pg, wait_until
+from cluster import MAJOR, PRELOAD, Fail, Run, check, chosen, run_pg, wait_until
 import testenv  # noqa: E402
-from testenv import PGBIN, as_postgres, children, chown_postgres  # noqa: E402
+from testenv import PGBIN, children, chown_postgres  # noqa: E402
 
 
-def duplicates(*sides):
+def no_duplicates(how, shown, *sides):
+    """Fail (`how`) if any ID is in two of `sides`, or twice in one; prints `shown`
+    and the count."""
     every = [i for side in sides for i in side]
-    return len(every) - len(set(every)), len(every)
+    dups = len(every) - len(set(every))
+    print(f"  {shown}; duplicates: {dups} of {len(every)} IDs")
+    check(dups == 0, f"{how}: {dups} duplicates")
 
 
 TAKE = """
@@ -62,8 +65,7 @@ END $$;
 def take_at_once(servers, secs=1.0):
     """Each server takes IDs for `secs` seconds, all at the same time: per server, the
     number taken or the ERROR it refused with."""
-    procs = [(s, subprocess.Popen(as_postgres(s.psql_args(f"SELECT take({secs}, '{s.name}')", verbose=True)),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) for s in servers]
+    procs = [(s, s.session(f"SELECT take({secs}, '{s.name}')", "-At", "-v", "VERBOSITY=verbose")) for s in servers]
     out = {}
     for s, p in procs:
         o, e = p.communicate(timeout=120)
@@ -71,132 +73,125 @@ def take_at_once(servers, secs=1.0):
     return out
 
 
-def two_primaries(work, a, b, how):
+def primary_taking(run, name):
+    """A started primary with flakeid.node = 5 and take() (TAKE), 1,000 IDs taken
+    'before'."""
+    a = run.cluster(name, PRELOAD, "flakeid.node = 5").start()
+    a.sql("CREATE EXTENSION flakeid", TAKE, "INSERT INTO ids SELECT flakeid_next_many(1000), 'before'")
+    return a
+
+
+def two_primaries(a, b, how):
     """`b`, a copy of `a`, must refuse while `a` issues; the IDs of both are counted."""
     state = b.verdict()
     took = take_at_once([a, b])
-    dups, n = duplicates(a.ids(), b.ids("side <> 'before'"))
-    print(f"  both running: {took}; duplicates: {dups} of {n} IDs")
-    check(dups == 0, f"{how}: {dups} duplicates")
+    no_duplicates(how, f"both running: {took}", a.ids(), b.ids("side <> 'before'"))
     check(isinstance(took[b.name], str) and "55000" in took[b.name], f"{how}: the copy issued IDs: {took}")
     check(state == "copied: refusing until the node id is changed or confirmed", f"{how}: the copy's state is {state!r}")
-    code, err = b.error("SELECT flakeid_next()")
-    check(code == "55000" and "is a copy of another server's" in err and "flakeid_confirm_node(5)" in err
-          and "flakeid.lease" in err, f"{how}: the copy's refusal: {err}")
-    print(f"  refused: {err.splitlines()[0]}")
+    err = b.expect_error("SELECT flakeid_next()", "55000", "is a copy of another server's")
+    check("flakeid_confirm_node(5)" in err and "flakeid.lease" in err, f"{how}: the copy's refusal: {err}")
 
 
-def scenario_clone(work):
+def scenario_clone(run):
     print("== clone: a base backup (without -R) started as a second primary")
-    a = Cluster(work, "clone-a", [PRELOAD, "flakeid.node = 5"]).start()
-    a.q("CREATE EXTENSION flakeid")
-    a.q(TAKE)
-    a.q("INSERT INTO ids SELECT flakeid_next_many(1000), 'before'")
-    b = Cluster(work, "clone-b").copy_from(a)
+    a = primary_taking(run, "clone-a")
+    b = run.cluster("clone-b").copy_from(a)
     b.start()
-    two_primaries(work, a, b, "clone")
+    two_primaries(a, b, "clone")
     # Renumbered, the copy is a server of its own: both issue, none shared.
-    b.set_conf(flakeid__node=6)
+    b.sql("ALTER SYSTEM SET flakeid.node = 6")
     b.restart()
     state = b.verdict()
     check(state == "ready", f"the renumbered copy: {state}")
     took = take_at_once([a, b])
-    dups, n = duplicates(a.ids(), b.ids("side <> 'before'"))
-    print(f"  renumbered to node 6, both running: {took}; duplicates: {dups} of {n} IDs")
-    check(all(isinstance(v, int) and v > 0 for v in took.values()) and dups == 0, f"after renumbering: {dups} duplicates")
+    no_duplicates("after renumbering", f"renumbered to node 6, both running: {took}",
+                  a.ids(), b.ids("side <> 'before'"))
+    check(all(isinstance(v, int) and v > 0 for v in took.values()), f"after renumbering: {took}")
     a.stop()
     b.stop()
 
 
-def scenario_unsignal(work):
+def scenario_unsignal(run):
     print("== unsignal: a standby made a primary by removing standby.signal")
-    a = Cluster(work, "unsignal-a", [PRELOAD, "flakeid.node = 5"]).start()
-    a.q("CREATE EXTENSION flakeid")
-    a.q(TAKE)
-    a.q("INSERT INTO ids SELECT flakeid_next_many(1000), 'before'")
-    b = Cluster(work, "unsignal-b").copy_from(a, standby=True)
+    a = primary_taking(run, "unsignal-a")
+    b = run.cluster("unsignal-b").copy_from(a, standby=True)
     b.start()
-    lsn = a.q("SELECT pg_current_wal_lsn()")
-    wait_until(lambda: b.q(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'") == "t", 30, "the standby did not replay")
-    b.stop_fast()
+    b.wait_replayed(a)
+    b.stop_ctl()
     os.remove(os.path.join(b.data, "standby.signal"))
     b.start()
-    check(b.q("SELECT pg_is_in_recovery()") == "f", "still a standby without standby.signal")
-    check(b.q("SELECT timeline FROM flakeid_status()") == "1", "not on timeline 1")
-    two_primaries(work, a, b, "standby.signal removed")
+    check(b.one("SELECT pg_is_in_recovery()") == "f", "still a standby without standby.signal")
+    check(b.one("SELECT timeline FROM flakeid_status()") == "1", "not on timeline 1")
+    two_primaries(a, b, "standby.signal removed")
     # The old primary gone for good: the operator confirms the node id.
     before = a.ids()
-    a.stop_fast()
-    print(f"  old primary stopped; {b.q('SELECT flakeid_confirm_node(5)')}")
-    b.q("INSERT INTO ids SELECT flakeid_next_many(100000), 'confirmed'")
-    dups, n = duplicates(before, b.ids("side <> 'before'"))
-    print(f"  confirmed: duplicates: {dups} of {n} IDs")
-    check(dups == 0, f"after confirming: {dups} duplicates")
+    a.stop_ctl()
+    print(f"  old primary stopped; {b.one('SELECT flakeid_confirm_node(5)')}")
+    b.sql("INSERT INTO ids SELECT flakeid_next_many(100000), 'confirmed'")
+    no_duplicates("after confirming", "confirmed", before, b.ids("side <> 'before'"))
     b.stop()
 
 
-def borrowing_server(work, name, extra=()):
-    """A server borrowing up to 60 s ahead at one ID per ms (flakeid.max_sequence = 0).
-    Its first start resumes at the far end of its borrow window (an empty mark), so
-    it starts with a 100 ms window, records a mark, and restarts with 60 s: a plain
-    restart resumes right after the mark, with the whole window to borrow."""
-    s = Cluster(work, name, [PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0", "flakeid.overflow = 'borrow'",
-                             "flakeid.max_borrow_ms = 100", *extra]).start()
-    s.q("CREATE EXTENSION flakeid")
-    s.q("CREATE TABLE ids (id bigint PRIMARY KEY, side text NOT NULL)")
-    s.q("INSERT INTO ids VALUES (flakeid_next(), 'first')")
-    s.set_conf(flakeid__max_borrow_ms=60000)
+# A server borrowing up to flakeid.max_borrow_ms ahead at one ID per ms.
+BORROWING = [PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0", "flakeid.overflow = 'borrow'"]
+
+
+def borrowing_server(run, name, *extra):
+    """A server borrowing up to 60 s ahead (BORROWING). Its first start resumes at
+    the far end of its borrow window (an empty mark), so it starts with a 100 ms
+    window, records a mark, and restarts with 60 s: a plain restart resumes right
+    after the mark, with the whole window to borrow."""
+    s = run.cluster(name, *BORROWING, "flakeid.max_borrow_ms = 100", *extra).start()
+    s.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY, side text NOT NULL)",
+          "INSERT INTO ids VALUES (flakeid_next(), 'first')", "ALTER SYSTEM SET flakeid.max_borrow_ms = 60000")
     return s.restart()
 
 
 def lead_s(s):
-    return float(s.q("SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) FROM ids"))
+    return float(s.one("SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) FROM ids"))
 
 
-def scenario_pitr(work):
+def new_ids(s):
+    return [int(x) for x in s.one("SELECT flakeid_next_many(2000)").split()]
+
+
+def scenario_pitr(run):
     print("== pitr: a borrowing server restored to a point before its last IDs, then confirmed")
-    archive = os.path.join(work, "archive")
+    archive = os.path.join(run.work, "archive")
     os.makedirs(archive)
     chown_postgres(archive)
-    a = borrowing_server(work, "pitr-a", ["archive_mode = on", f"archive_command = 'cp %p {archive}/%f'"])
-    b = Cluster(work, "pitr-b").copy_from(a)
-    a.q("INSERT INTO ids SELECT flakeid_next_many(10000), 'before'")
-    a.q("SELECT pg_create_restore_point('before')")
-    a.q("INSERT INTO ids SELECT flakeid_next_many(20000), 'after'")
+    a = borrowing_server(run, "pitr-a", "archive_mode = on", f"archive_command = 'cp %p {archive}/%f'")
+    b = run.cluster("pitr-b").copy_from(a)
+    a.sql("INSERT INTO ids SELECT flakeid_next_many(10000), 'before'", "SELECT pg_create_restore_point('before')",
+          "INSERT INTO ids SELECT flakeid_next_many(20000), 'after'")
     lead = lead_s(a)
-    segment = a.q("SELECT pg_walfile_name(pg_switch_wal())")
+    segment = a.one("SELECT pg_walfile_name(pg_switch_wal())")
     wait_until(lambda: os.path.exists(os.path.join(archive, segment)), 30, f"{segment} was not archived")
     issued = a.ids()
-    a.stop_fast()
+    a.stop_ctl()
     print(f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead of the clock; stopped")
     b.append_conf(f"restore_command = 'cp {archive}/%f %p'", "recovery_target_name = 'before'",
                   "recovery_target_action = 'promote'", "archive_mode = off")
     open(os.path.join(b.data, "recovery.signal"), "w").close()
     chown_postgres(os.path.join(b.data, "recovery.signal"))
     b.start()
-    wait_until(lambda: b.q("SELECT pg_is_in_recovery()") == "f", 60, "the restore did not finish")
-    check(int(b.q("SELECT count(*) FROM ids")) == 10001, "not restored to the restore point")
-    code, err = b.error("SELECT flakeid_next()")
-    check(code == "55000" and "was promoted (timeline 1 to 2)" in err, f"the restored server: {err}")
-    print(f"  refused: {err.splitlines()[0]}")
-    print(f"  {b.q('SELECT flakeid_confirm_node(1)')}")
-    new = [int(x) for x in b.q("SELECT flakeid_next_many(2000)").split()]
-    dups, n = duplicates(issued, new)
-    print(f"  restored and confirmed: duplicates: {dups} of {n} IDs")
-    check(dups == 0, f"after the restore: {dups} duplicates")
+    wait_until(lambda: b.one("SELECT pg_is_in_recovery()") == "f", 60, "the restore did not finish")
+    check(int(b.one("SELECT count(*) FROM ids")) == 10001, "not restored to the restore point")
+    b.expect_error("SELECT flakeid_next()", "55000", r"was promoted \(timeline 1 to 2\)")
+    print(f"  {b.one('SELECT flakeid_confirm_node(1)')}")
+    no_duplicates("after the restore", "restored and confirmed", issued, new_ids(b))
     b.stop()
 
 
-def scenario_upgrade(work):
+def scenario_upgrade(run):
     print(f"== upgrade: pg_upgrade of a borrowing server ({MAJOR} to {MAJOR})")
-    a = borrowing_server(work, "upgrade-old")
-    a.q("INSERT INTO ids SELECT flakeid_next_many(30000), 'old'")
+    a = borrowing_server(run, "upgrade-old")
+    a.sql("INSERT INTO ids SELECT flakeid_next_many(30000), 'old'")
     lead = lead_s(a)
     issued = a.ids()
-    a.stop_fast()
-    c = Cluster(work, "upgrade-new", [PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0",
-                                      "flakeid.overflow = 'borrow'", "flakeid.max_borrow_ms = 60000"]).init()
-    cwd = os.path.join(work, "pg_upgrade")
+    a.stop_ctl()
+    c = run.cluster("upgrade-new", *BORROWING, "flakeid.max_borrow_ms = 60000").init()
+    cwd = os.path.join(run.work, "pg_upgrade")
     os.makedirs(cwd)
     chown_postgres(cwd)
     t0 = time.monotonic()
@@ -205,11 +200,8 @@ def scenario_upgrade(work):
     print(f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {time.monotonic() - t0:.1f} s")
     c.start()
     c.verdict()
-    state, mark = c.q("SELECT state, coalesce(high_water_mark::text, 'none') FROM flakeid_status()").split("|")
-    new = [int(x) for x in c.q("SELECT flakeid_next_many(2000)").split()]
-    dups, n = duplicates(issued, new)
-    print(f"  upgraded: {state}, high-water mark {mark}; duplicates: {dups} of {n} IDs")
-    check(dups == 0, f"after pg_upgrade: {dups} duplicates")
+    state, mark = c.row("SELECT state, coalesce(high_water_mark::text, 'none') FROM flakeid_status()", sep="|")
+    no_duplicates("after pg_upgrade", f"upgraded: {state}, high-water mark {mark}", issued, new_ids(c))
     c.stop()
 
 
@@ -241,25 +233,28 @@ def names(pids):
     return got
 
 
-def scenario_kill(work):
+def scenario_kill(run):
     print("== kill: kill -9 of the postmaster, then pg_ctl start (three times each)")
     # Processes orphaned by the kill are reparented here (not to an init that may
     # not reap), so that this test waits for them and reaps them itself.
     libc = ctypes.CDLL(None, use_errno=True)
     check(libc.prctl(36, 1, 0, 0, 0) == 0, "prctl(PR_SET_CHILD_SUBREAPER)")
-    leases = os.path.join(work, "leases")
+    leases = os.path.join(run.work, "leases")
     os.makedirs(leases)
     chown_postgres(leases)
     for how, conf in [("flakeid.node", ["flakeid.node = 8"]),
                       ("flakeid.lease", [f"flakeid.lease = 'file://{leases}?namespace=kill'",
                                          "flakeid.lease_ttl_ms = 1000"])]:
-        k = Cluster(work, f"kill-{how.split('.')[1]}", [PRELOAD, *conf]).start()
-        k.q("CREATE EXTENSION flakeid")
-        k.q("CREATE TABLE ids (id bigint PRIMARY KEY)")
-        for round in range(1, 4):
-            wait_until(lambda: k.q("SELECT coalesce(lease_state, 'held') FROM flakeid_status()") == "held", 20,
+        k = run.cluster(f"kill-{how.split('.')[1]}", PRELOAD, *conf).start()
+        k.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY)")
+
+        def take_1000():
+            wait_until(lambda: k.one("SELECT coalesce(lease_state, 'held') FROM flakeid_status()") == "held", 20,
                        "no lease held")
-            k.q("INSERT INTO ids SELECT flakeid_next_many(1000)")
+            k.sql("INSERT INTO ids SELECT flakeid_next_many(1000)")
+
+        for round in range(1, 4):
+            take_1000()
             pm = k.postmaster_pid()
             kids = children(pm)
             check(any("flakeid" in n for n in names(kids)), f"no flakeid process among {names(kids)}")
@@ -280,39 +275,35 @@ def scenario_kill(work):
                 wait_until(lambda: all(is_gone(p) for p in left), 10, "orphans did not die of SIGKILL")
                 raise Fail(f"{how}, round {round}: still running 10 s after kill -9 of the postmaster: {stuck}")
             gone = time.monotonic() - t0
-            r = k.start_with_pg_ctl()
-            check(r.returncode == 0, f"{how}, round {round}: pg_ctl start failed: {r.stdout}{r.stderr}")
+            # (Its own log: DIR/log is this process's, written by the first start.)
+            k.start_ctl(log=os.path.join(k.dir, "pg_ctl.log"))
             print(f"  {how}, round {round}: {len(kids)} processes gone {gone:.2f} s after kill -9; pg_ctl start: ok")
-        wait_until(lambda: k.q("SELECT coalesce(lease_state, 'held') FROM flakeid_status()") == "held", 20,
-                   "no lease held")
-        k.q("INSERT INTO ids SELECT flakeid_next_many(1000)")
-        check(k.q("SELECT count(*) FROM ids") == "4000", "IDs after the restarts")
-        k.stop_fast()
+        take_1000()
+        check(k.one("SELECT count(*) FROM ids") == "4000", "IDs after the restarts")
+        k.stop_ctl()
 
 
-def scenario_secrets(work):
+def scenario_secrets(run):
     print("== secrets: passwords in a lease URL, in the userinfo and in the query")
     dead_port = testenv.free_port()  # reserved, so nothing listens on it
     url = (f"postgres://flakeid:hunter-in-userinfo@127.0.0.1:{dead_port}/postgres"
            "?password=hunter-in-query&namespace=secrets")
-    p = Cluster(work, "secrets", [PRELOAD, f"flakeid.lease = '{url}'", "flakeid.lease_ttl_ms = 1000"]).start()
-    p.q("CREATE EXTENSION flakeid")
+    p = run.cluster("secrets", PRELOAD, f"flakeid.lease = '{url}'", "flakeid.lease_ttl_ms = 1000").start()
+    p.sql("CREATE EXTENSION flakeid")
 
     def warnings():
-        with open(p.log, errors="replace") as f:
-            return f.read().count("cannot lease a node id")
+        return p.log_text().count("cannot lease a node id")
 
     wait_until(lambda: warnings() >= 2, 20, "fewer than 2 lease warnings in the log")
-    lease, lease_state = p.q("SELECT lease, lease_state FROM flakeid_status()").split("|")
+    lease, lease_state = p.row("SELECT lease, lease_state FROM flakeid_status()", sep="|")
     _, refused = p.error("SELECT flakeid_next()")
     print(f"  flakeid_status().lease: {lease}")
     # An unknown parameter named like a secret: refused at start, shown masked.
-    p.stop_fast()
+    p.stop_ctl()
     p.append_conf(f"flakeid.lease = 'postgres://u:hunter-again@127.0.0.1:{dead_port}/db?sslpassword=hunter-ssl'")
     p.start()
     code, unknown = p.error("SELECT flakeid_next()")
-    with open(p.log, errors="replace") as f:
-        log = f.read()
+    log = p.log_text()
     leaked = [line for line in log.splitlines() if "hunter" in line]
     shown = {"server log": log, "flakeid_status()": lease + lease_state, "flakeid_next()": refused + unknown}
     leaks = [where for where, text in shown.items() if "hunter" in text]
@@ -336,7 +327,7 @@ def main(argv):
     with Run("flakeid-copies.", log_lines=15) as run:
         for name in picked:
             t0 = time.monotonic()
-            SCENARIOS[name](run.work)
+            SCENARIOS[name](run)
             print(f"  ({time.monotonic() - t0:.1f} s)")
     return run.rc
 

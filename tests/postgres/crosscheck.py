@@ -1,27 +1,19 @@
-#!/usr/bin/env python3
-"""The PostgreSQL extension against the shared vectors and the other languages.
-
-  crosscheck.py vectors PSQL...     run tests/vectors/{compose,encodings,seal}.json through SQL
-  crosscheck.py decode FILE CLI     IDs made in SQL (FILE: one row per ID, as written by
-                                    run.sh) decode the same in the Rust CLI, and in Python
-                                    and Node when their packages are built
-
-PSQL is the psql command line (connection options included). Standard library only.
+"""The PostgreSQL extension against the shared vectors and the other languages
+(run.py's basic section):
+  vectors(server)    tests/vectors/{compose,encodings,seal}.json through SQL on `server`
+  decode(made, cli)  IDs made in SQL (one row per ID, '|' between its fields) decode the
+                     same in the Rust CLI, and in Python and Node when their packages
+                     are built
 """
 import json
 import os
 import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cluster import ROOT, Fail, load_vectors
+
 I64_MAX = (1 << 63) - 1
 # The SQLSTATE each expected error kind maps to (bindings/postgres/src/error.rs).
 SQLSTATE = {"config": "22023", "time_exhausted": "22008", "parse": "22P02", "bigint": "22003"}
-
-
-def load(name):
-    with open(os.path.join(ROOT, "tests", "vectors", name)) as f:
-        return json.load(f)
 
 
 def q(text):
@@ -32,11 +24,15 @@ def ts(ms):
     return f"('epoch'::timestamptz + {int(ms)} * interval '1 ms')"
 
 
-def vectors(psql):
+def compose_call(c):
+    return f"flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {q(c['layout'])})"
+
+
+def vectors(server):
     """Each check is one SQL expression giving text; the expected text is beside it."""
     checks = []  # (label, sql expression, expected)
     skipped = 0
-    compose = load("compose.json")
+    compose = load_vectors("compose.json")
     for c in compose["cases"]:
         if not isinstance(c["layout"], str):
             skipped += 1  # custom layouts: SQL takes preset names
@@ -44,9 +40,9 @@ def vectors(psql):
         lay, idv = q(c["layout"]), int(c["id"])
         label = f"compose {c['layout']} {c['id']}"
         if idv > I64_MAX:
-            checks.append((label, f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})$x$)", SQLSTATE["bigint"]))
+            checks.append((label, f"failure($x$SELECT {compose_call(c)}$x$)", SQLSTATE["bigint"]))
             continue
-        checks.append((label, f"flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {lay})::text", c["id"]))
+        checks.append((label, f"{compose_call(c)}::text", c["id"]))
         want = f"{c['timestamp_ms']}/{c['datacenter']}/{c['worker']}/{c['node']}/{c['sequence']}"
         checks.append(("decompose " + label,
                        f"(SELECT format('%s/%s/%s/%s/%s', (extract(epoch FROM ts) * 1000)::bigint, datacenter, worker, node, sequence) FROM flakeid_decompose({idv}, {lay}))",
@@ -55,9 +51,7 @@ def vectors(psql):
         if not isinstance(c["layout"], str):
             skipped += 1
             continue
-        checks.append((f"compose error {c}",
-                       f"failure($x$SELECT flakeid_compose({ts(c['timestamp_ms'])}, {c['node']}, {c['sequence']}, {q(c['layout'])})$x$)",
-                       SQLSTATE[c["error"]]))
+        checks.append((f"compose error {c}", f"failure($x$SELECT {compose_call(c)}$x$)", SQLSTATE[c["error"]]))
     for r in compose["ranges"]:
         if not isinstance(r["layout"], str):
             skipped += 1
@@ -69,7 +63,7 @@ def vectors(psql):
             skipped += 1
             continue
         checks.append((label, f"format('%s..%s', flakeid_first_at({ts(r['start_ms'])}, {lay}), flakeid_last_at({ts(r['end_ms'])}, {lay}))", f"{first}..{last}"))
-    enc = load("encodings.json")
+    enc = load_vectors("encodings.json")
     for c in enc["cases"]:
         idv = int(c["id"])
         if idv > I64_MAX:
@@ -94,16 +88,14 @@ def vectors(psql):
            "BEGIN EXECUTE q; RETURN 'no error'; EXCEPTION WHEN others THEN RETURN SQLSTATE || ' ' || SQLERRM; END $f$;"]
     sql += [f"SELECT {expr.replace('failure(', 'pg_temp.failure(').replace('failure_text(', 'pg_temp.failure_text(')};"
             for _, expr, _ in checks]
-    out = subprocess.run(psql + ["-X", "-q", "-v", "ON_ERROR_STOP=1"], input="\n".join(sql),
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    got = [line for line in out if line.strip() != ""]
+    got = [line for line in server.sql(stdin="\n".join(sql)).splitlines() if line.strip() != ""]
     if len(got) != len(checks):
-        sys.exit(f"vectors: {len(got)} results for {len(checks)} checks")
+        raise Fail(f"vectors: {len(got)} results for {len(checks)} checks")
     bad = [(label, want, g) for (label, _, want), g in zip(checks, got) if g != want]
     for label, want, g in bad[:20]:
         print(f"FAIL {label}: SQL gave {g!r}, the vector says {want!r}")
     if bad:
-        sys.exit(f"vectors: {len(bad)} of {len(checks)} checks failed")
+        raise Fail(f"vectors: {len(bad)} of {len(checks)} checks failed")
     print(f"vectors: {len(checks)} SQL checks agree with tests/vectors (compose, decompose, "
           f"ranges, encodings, seal; {skipped} custom-layout or >int8 cases not expressible in SQL)")
 
@@ -120,7 +112,7 @@ def seal_vectors():
     layouts; SQL takes layout names), and its refusals: 22023 naming the argument,
     never showing the key."""
     checks, skipped = [], 0
-    data = load("seal.json")
+    data = load_vectors("seal.json")
     for g in data["groups"]:
         if not isinstance(g["layout"], str):
             skipped += len(g["cases"])
@@ -147,23 +139,22 @@ def seal_vectors():
     return checks, skipped
 
 
-def decode(rows_file, cli):
+def decode(made, cli):
     rows = []
-    with open(rows_file) as f:
-        for line in f:
-            if line.strip():
-                i, ms, dc, w, node, seq, b62, b32, hx = line.strip().split("|")
-                rows.append({"id": i, "timestamp_ms": int(ms), "datacenter": int(dc), "worker": int(w),
-                             "node": int(node), "sequence": int(seq), "base62": b62, "base32": b32, "hex": hx})
+    for line in made.splitlines():
+        if line.strip():
+            i, ms, dc, w, node, seq, b62, b32, hx = line.strip().split("|")
+            rows.append({"id": i, "timestamp_ms": int(ms), "datacenter": int(dc), "worker": int(w),
+                         "node": int(node), "sequence": int(seq), "base62": b62, "base32": b32, "hex": hx})
     fields = ("timestamp_ms", "datacenter", "worker", "node", "sequence")
 
     def compare(lang, results):
         if len(results) != len(rows):
-            sys.exit(f"{lang}: {len(results)} results for {len(rows)} IDs")
+            raise Fail(f"{lang}: {len(results)} results for {len(rows)} IDs")
         for want, got in zip(rows, results):
             for k in got:
                 if str(got[k]) != str(want[k]):
-                    sys.exit(f"{lang}: ID {want['id']} field {k}: {got[k]!r}, SQL says {want[k]!r}")
+                    raise Fail(f"{lang}: ID {want['id']} field {k}: {got[k]!r}, SQL says {want[k]!r}")
         print(f"decode: {len(rows)} IDs made by flakeid_next() decode identically in SQL and {lang}")
 
     out = subprocess.run([cli, "decode", "--json", "--layout", "snowflake", "-"],
@@ -201,12 +192,3 @@ def decode(rows_file, cli):
         compare("Node", [json.loads(line) for line in out.stdout.splitlines()])
     else:
         print("SKIP: Node: the @flakeid/node addon is not built (make test-node builds it)")
-
-
-if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "vectors":
-        vectors(sys.argv[2:])
-    elif len(sys.argv) == 4 and sys.argv[1] == "decode":
-        decode(sys.argv[2], sys.argv[3])
-    else:
-        sys.exit(__doc__)

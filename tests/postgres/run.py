@@ -62,7 +62,6 @@ Sections, in this order:
 usage: tests/postgres/run.py [SECTION...]     (PGBENCH_SECS, default 4)
 """
 
-import json
 import os
 import re
 import shlex
@@ -72,39 +71,24 @@ import subprocess
 import sys
 import time
 
-from cluster import (MAJOR, PGBIN, PRELOAD, Cluster, Fail, Run, bench_done, check, chosen, expect, pg_config,
-                     wait_until)
+import crosscheck
+from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
+                     require_installed, wait_until)
+from convert import section_convert
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECS = os.environ.get("PGBENCH_SECS", "4")
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-
-
-def new_cluster(run, name, *conf):
-    """A cluster in WORK/NAME (initdb'd now), preloaded or not as `conf` says; start
-    it with start_ctl."""
-    c = Cluster(run.work, name, conf, max_connections=120)
-    c.init()
-    return c
-
-
-def basebackup(primary, run, name):
-    """A physical standby (-R) of `primary` in WORK/NAME, not started."""
-    return Cluster(run.work, name, max_connections=120).copy_from(primary, standby=True)
 
 
 def burst(c, node, layout):
     """4 sessions at once take 200,000 IDs each, far past the layout's 4,096 per ms:
     all unique, every one with the server's node id."""
     c.sql("CREATE TABLE burst (id bigint)")
-    sessions = [subprocess.Popen(c.tcp_args("-c", "INSERT INTO burst SELECT flakeid_next_many(200000)"),
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(3)]
-    sessions.append(subprocess.Popen(
-        c.tcp_args("-c", "INSERT INTO burst SELECT flakeid_next() FROM generate_series(1, 200000)"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    sessions = [c.session("INSERT INTO burst SELECT flakeid_next_many(200000)") for _ in range(3)]
+    sessions.append(c.session("INSERT INTO burst SELECT flakeid_next() FROM generate_series(1, 200000)"))
     for p in sessions:
-        out, _ = p.communicate(timeout=600)
-        check(p.returncode == 0, f"a burst session failed: {out}")
+        out, err = p.communicate(timeout=600)
+        check(p.returncode == 0, f"a burst session failed: {out}{err}")
     n, dups, other = c.row(f"""SELECT count(*), count(*) - count(DISTINCT id),
         count(*) FILTER (WHERE (flakeid_decompose(id, '{layout}')).node <> {node}) FROM burst""")
     print(f"  burst, 4 sessions: {n} IDs, {dups} duplicates, {other} with another node id")
@@ -118,7 +102,7 @@ def section_basic(run):
     subprocess.run([cargo, "build", "-q", *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")],
                    check=True, cwd=ROOT)
     cli = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid")
-    c = new_cluster(run, "main", PRELOAD, "flakeid.datacenter = 11", "flakeid.worker = 21").start_ctl()
+    c = run.cluster("main", PRELOAD, "flakeid.datacenter = 11", "flakeid.worker = 21").start_ctl()
     c.sql("CREATE EXTENSION flakeid",
           "CREATE TABLE items (id bigint NOT NULL DEFAULT flakeid_next(), client int NOT NULL)")
     log = c.pgbench("INSERT INTO items (client) VALUES (:client_id);", "-c", "8", "-j", "2", "-T", SECS)
@@ -155,8 +139,7 @@ def section_basic(run):
     check(int(waits) > 0 and int(wait_us) > 0 and lead == "0" and rollbacks == "0",
           f"flakeid_stats() after the burst: {waits} waits, {wait_us} µs, lead {lead}, {rollbacks} rollbacks")
 
-    r = subprocess.run([sys.executable, "tests/postgres/crosscheck.py", "vectors", *c.tcp_args()], cwd=ROOT)
-    check(r.returncode == 0, "tests/postgres/crosscheck.py vectors: the shared vectors through SQL")
+    crosscheck.vectors(c)
 
     # Time ranges prune partitions and use indexes (flakeid_in_range; PostgreSQL 15
     # plans `id <@ int8range` as a filter only). The form without a layout name is
@@ -174,20 +157,17 @@ def section_basic(run):
     check(len(scans) == 2 and "on ev_11" in plans and "on ev_10" in plans and "Index Cond: ((id >=" in plans,
           f"flakeid_in_range neither pruned partitions nor used the index:\n{plans}")
     print("  flakeid_in_range: partitions pruned (one scanned per query), B-tree index used")
-    ids = os.path.join(run.work, "ids.txt")
-    out = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
+    # IDs made in SQL and what SQL says of each ('|' between fields, as crosscheck.decode reads them).
+    made = c.sql("""SELECT id, (extract(epoch FROM d.ts) * 1000)::bigint, d.datacenter, d.worker, d.node, d.sequence,
             flakeid_encode(id, 'base62'), flakeid_encode(id, 'base32'), flakeid_encode(id, 'hex')
           FROM (SELECT id FROM flakeid_next_many(300) id UNION ALL (SELECT id FROM items LIMIT 300)) i,
-            LATERAL flakeid_decompose(id) d""", fields="|")  # (crosscheck.py reads '|' between fields)
-    with open(ids, "w") as f:
-        f.write(out + "\n")
-    r = subprocess.run([sys.executable, "tests/postgres/crosscheck.py", "decode", ids, cli], cwd=ROOT)
-    check(r.returncode == 0, "tests/postgres/crosscheck.py decode: IDs made in SQL decoded elsewhere")
+            LATERAL flakeid_decompose(id) d""", fields="|")
+    crosscheck.decode(made, cli)
 
 
 def section_plain(run):
     print("== plain: not preloaded: a clear error, pure functions still work")
-    c = new_cluster(run, "plain").start_ctl()
+    c = run.cluster("plain").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     c.expect_error("SELECT flakeid_next()", "55000", "shared_preload_libraries = 'flakeid'")
     c.expect_error("SELECT flakeid_next_many(3)", "55000",
@@ -203,7 +183,7 @@ KEY = r"'\x2b7e151628aed2a6abf7158809cf4f3c'::bytea"
 
 def section_functions(run):
     print("== functions: each SQL function's results, errors, volatility and privileges")
-    c = new_cluster(run, "functions", PRELOAD, "flakeid.datacenter = 3", "flakeid.worker = 7").start_ctl()
+    c = run.cluster("functions", PRELOAD, "flakeid.datacenter = 3", "flakeid.worker = 7").start_ctl()
     # t.failure(q): the SQLSTATE and message `q` fails with (PL/pgSQL catches the ERROR
     # in a subtransaction); t.read_only(q): the same inside a read-only transaction.
     c.sql("CREATE EXTENSION flakeid", "CREATE SCHEMA t", "GRANT USAGE ON SCHEMA t TO PUBLIC", *(
@@ -305,14 +285,14 @@ def section_functions(run):
 
     # IMMUTABLE only when the arguments alone decide (a layout name, or no layout at
     # all); STABLE when flakeid.layout does; VOLATILE for the generator.
-    expect(c.sql(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
+    expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
             WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
                              'flakeid_status', 'flakeid_stats') THEN 'v'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", fields="|").split("|"), ["right", "27"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "27"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")
@@ -403,8 +383,7 @@ def section_functions(run):
     # each either way.
     not_settings = {"clock": "a manual clock for tests: a handle, not a value; the server reads the OS clock",
                     "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged"}
-    with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
-        options = [o["name"] for o in json.load(f)["options"]]
+    options = [o["name"] for o in load_vectors("options.json")["options"]]
     with open(os.path.join(ROOT, "docs", "postgres.md")) as f:
         docs = f.read()
     settings = c.one("SELECT string_agg(name, ' ') FROM pg_settings WHERE name LIKE 'flakeid.%'").split()
@@ -417,7 +396,7 @@ def section_functions(run):
 
 def section_borrow(run):
     print("== borrow: another layout and overflow = borrow")
-    c = new_cluster(run, "borrow", PRELOAD, "flakeid.layout = 'discord'", "flakeid.node = 7",
+    c = run.cluster("borrow", PRELOAD, "flakeid.layout = 'discord'", "flakeid.node = 7",
                     "flakeid.overflow = 'borrow'").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     burst(c, 7, "discord")
@@ -434,7 +413,7 @@ def section_borrow(run):
 
 def section_settings(run):
     print("== settings: refused when set, naming the setting, its range and its file")
-    c = new_cluster(run, "conf", PRELOAD, "flakeid.node = 5").start_ctl()
+    c = run.cluster("conf", PRELOAD, "flakeid.node = 5").start_ctl()
     data = re.escape(c.data)
     conf = os.path.join(c.data, "postgresql.conf")
     auto = os.path.join(c.data, "postgresql.auto.conf")
@@ -513,7 +492,7 @@ def section_settings(run):
 
     # flakeid.max_sequence = 0: one ID per ms, so a batch waits out a tick for each ID
     # after the first, and flakeid_stats() counts those waits.
-    s = new_cluster(run, "seq", PRELOAD, "flakeid.node = 6", "flakeid.max_sequence = 0")
+    s = run.cluster("seq", PRELOAD, "flakeid.node = 6", "flakeid.max_sequence = 0")
     s.port = c.port
     s.start_ctl()
     s.sql("CREATE EXTENSION flakeid")
@@ -548,8 +527,7 @@ def section_options(run):
     range check, or the check hook) or by flakeid_next(). Only `state`'s cases are
     skipped: a file, not a setting (the functions section says why)."""
     print("== options: tests/vectors/options.json through the settings")
-    with open(os.path.join(ROOT, "tests", "vectors", "options.json")) as f:
-        cases = json.load(f)["cases"]
+    cases = load_vectors("options.json")["cases"]
     refused = re.compile(r'parameter "flakeid\.([a-z_]+)"')
     settings, ran, skipped = None, 0, 0
     for i, case in enumerate(cases):
@@ -559,7 +537,7 @@ def section_options(run):
             continue
         if not {"node", "datacenter", "worker", "lease"} & opts.keys():
             opts["node"] = 0
-        c = new_cluster(run, f"options{i}", PRELOAD, *(f"flakeid.{k} = '{v}'" for k, v in opts.items())).start_ctl()
+        c = run.cluster(f"options{i}", PRELOAD, *(f"flakeid.{k} = '{v}'" for k, v in opts.items())).start_ctl()
         c.sql("CREATE EXTENSION flakeid")
         shown = dict(line.split("|") for line in c.one(
             "SELECT string_agg(name || '|' || setting, E'\\n') FROM pg_settings WHERE name LIKE 'flakeid.%'")
@@ -568,13 +546,11 @@ def section_options(run):
         check(all(f"flakeid.{k}" in settings for k in opts), f"{case}: an option that is not a setting")
         warned = {m.group(1) for line in c.log_text().splitlines() if "WARNING:" in line
                   for m in [refused.search(line)] if m}
-        r = subprocess.run(c.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", "SELECT flakeid_next()"),
-                           capture_output=True, text=True, timeout=60)
-        out = r.stdout + r.stderr
+        rc, out = c.attempt("SELECT flakeid_next()")
         errors = {m.group(1) for m in refused.finditer(out) if "ERROR:  22023:" in out}
         what = f"{case['layout']} {case['options']}"
         if "error" not in case:
-            check(r.returncode == 0 and not warned, f"{what}: refused ({sorted(warned)}): {out}")
+            check(rc == 0 and not warned, f"{what}: refused ({sorted(warned)}): {out}")
             for name, value in opts.items():
                 expect(shown.get(f"flakeid.{name}"), str(value), f"{what}: flakeid.{name}")
         else:
@@ -616,7 +592,7 @@ SELECT ext.flakeid_in_range(0, '[2026-11-22, 2026-11-23)'), ext.flakeid_in_range
 
 def section_schema(run):
     print("== schema: installed outside search_path, look-alikes in public")
-    c = new_cluster(run, "schema", PRELOAD, "flakeid.datacenter = 17", "flakeid.worker = 25").start_ctl()
+    c = run.cluster("schema", PRELOAD, "flakeid.datacenter = 17", "flakeid.worker = 25").start_ctl()
     c.sql(stdin=LOOK_ALIKES)
     out = c.sql(stdin=SCHEMA_QUERIES, fields=True)
     for line in out.splitlines():
@@ -652,10 +628,8 @@ def section_upgrade(run):
     print("== upgrade: ALTER EXTENSION UPDATE from 0.1.0, pg_dump and pg_restore")
     import difflib
 
-    c = new_cluster(run, "upgrade", PRELOAD, "flakeid.node = 4").start_ctl()
-    sharedir = subprocess.run([f"{PGBIN}/pg_config", "--sharedir"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    with open(os.path.join(sharedir, "extension", "flakeid.control")) as f:
+    c = run.cluster("upgrade", PRELOAD, "flakeid.node = 4").start_ctl()
+    with open(os.path.join(pg_config("--sharedir"), "extension", "flakeid.control")) as f:
         version = re.search(r"^default_version\s*=\s*'([^']*)'", f.read(), re.M).group(1)
     c.sql("CREATE DATABASE updated", "CREATE DATABASE fresh", "CREATE DATABASE restored")
     c.sql("CREATE SCHEMA ext", "CREATE EXTENSION flakeid VERSION '0.1.0' SCHEMA ext",
@@ -698,11 +672,11 @@ PAIR = {}
 
 def section_standby(run):
     print("== standby: a physical standby (pg_basebackup -R) refuses to issue IDs")
-    p = new_cluster(run, "primary", PRELOAD, "flakeid.node = 1").start_ctl()
+    p = run.cluster("primary", PRELOAD, "flakeid.node = 1").start_ctl()
     p.sql("CREATE EXTENSION flakeid",
           "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text NOT NULL)",
           "INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
-    s = basebackup(p, run, "standby").start_ctl()
+    s = run.cluster("standby").copy_from(p, standby=True).start_ctl()
     p.sql("INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
     s.wait_replayed(p)
     s.expect_error("SELECT flakeid_next()", "25006", r"cannot execute flakeid_next\(\) during recovery")
@@ -719,9 +693,14 @@ def section_standby(run):
     PAIR.update(primary=p, standby=s)
 
 
-def promoted_ids_shared(primary, promoted, run, node):
-    """The promoted server's IDs (side 'promoted') copied to `primary`: (old primary's
+def promoted_beside(primary, promoted, bench, run, node):
+    """The promoted server inserts 40,000 IDs (side 'promoted') while `bench` inserts
+    on `primary`, its old primary; then its IDs, copied to `primary`: (old primary's
     count, promoted count, shared, promoted IDs without `node`)."""
+    for _ in range(8):
+        promoted.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
+        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
+    bench_done(bench)
     path = os.path.join(run.work, f"{promoted.name}.ids")
     promoted.sql(f"\\copy (SELECT id FROM ids WHERE side = 'promoted') TO '{path}'")
     return primary.sql("CREATE TEMP TABLE promoted (id bigint)", f"\\copy promoted FROM '{path}'",
@@ -742,16 +721,12 @@ def section_promote(run):
                    r"this server was promoted \(timeline 1 to 2\) and still has the node id 1 its former primary "
                    r"issued under")
     s.expect_error("SELECT * FROM flakeid_next_many(5)", "55000", r"flakeid_next_many\(\): this server was promoted")
-    expect(s.one("SELECT state FROM flakeid_status()"),
-           "promoted: refusing until the node id is changed or confirmed", "flakeid_status() after the promotion")
+    expect(s.status(), "promoted: refusing until the node id is changed or confirmed",
+           "flakeid_status() after the promotion")
     # Renumbered, it issues under its own node id (while the old primary issues under 1).
     s.sql("ALTER SYSTEM SET flakeid.node = 2")
     s.restart_ctl()
-    for _ in range(8):
-        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
-        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
-    bench_done(bench)
-    old, promoted, shared, other_node = promoted_ids_shared(p, s, run, 2)
+    old, promoted, shared, other_node = promoted_beside(p, s, bench, run, 2)
     print(f"  old primary: {old} IDs (node 1); promoted: {promoted} IDs (node 2); shared: {shared}")
     check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 2000,
           "IDs shared after the promotion")
@@ -766,7 +741,7 @@ def section_crash(run):
     # restart quicker than that margin (seen with PyPI's 14 and 18 on an idle machine) finds
     # the clock more than max_borrow_ms behind it, so the first IDs wait for the
     # clock ('wait', up to max_wait_ms) instead of refusing.
-    c = new_cluster(run, "crash", PRELOAD, "flakeid.layout = 'sonyflake'", "flakeid.node = 7",
+    c = run.cluster("crash", PRELOAD, "flakeid.layout = 'sonyflake'", "flakeid.node = 7",
                     "flakeid.overflow = 'borrow'", "flakeid.max_borrow_ms = 10000",
                     "flakeid.clock_backwards = 'wait'", "flakeid.max_wait_ms = 5000").start_ctl()
     c.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY)",
@@ -775,8 +750,7 @@ def section_crash(run):
     check(lead >= 3, f"only {lead} s ahead of the clock")
     ready = "database system is ready to accept connections"
     ready_before = c.log_text().count(ready)
-    sleeper = subprocess.Popen(c.tcp_args("-c", "SELECT pg_sleep(60)"), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    sleeper = c.session("SELECT pg_sleep(60)")
     pid = []
 
     def sleeping():
@@ -785,7 +759,7 @@ def section_crash(run):
 
     wait_until(sleeping, 10, "no backend to kill")
     os.kill(int(pid[0]), signal.SIGKILL)
-    sleeper.wait(timeout=60)
+    sleeper.communicate(timeout=60)
     # Connect only once the postmaster has restarted (not to the server before it noticed).
     wait_until(lambda: c.log_text().count(ready) > ready_before, 30, "the postmaster did not restart")
     check("all server processes terminated; reinitializing" in c.log_text(), "no crash restart")
@@ -811,9 +785,9 @@ def section_clock(run):
         os.chmod(clockfile + ".tmp", 0o644)
         os.replace(clockfile + ".tmp", clockfile)
 
-    old = new_cluster(run, "old", PRELOAD, "flakeid.node = 9").start_ctl()
+    old = run.cluster("old", PRELOAD, "flakeid.node = 9").start_ctl()
     old.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text)")
-    new = basebackup(old, run, "new")
+    new = run.cluster("new").copy_from(old, standby=True)
     set_clock("+0")
     # Only the wall clock is stepped (PostgreSQL's timeouts use the monotonic one).
     new.start_ctl(env={"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clockfile, "FAKETIME_NO_CACHE": "1",
@@ -841,26 +815,6 @@ def section_clock(run):
           f"{shared} IDs repeated after the failover")
     old_ids = new.one("SELECT count(*) FROM ids WHERE side = 'old'")
     print(f"  clock caught up: 1,010,000 IDs, 0 shared with the old primary's {old_ids}")
-
-
-def lease_status(c):
-    """(state, node) of the server's lease (flakeid_status()); ('-', '-1') without one."""
-    return tuple(c.row("SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()"))
-
-
-def wait_lease(c):
-    """Until the server holds its lease; its node id."""
-    seen = []
-
-    def held():
-        try:
-            seen[:] = lease_status(c)
-        except Fail as err:
-            seen[:] = [str(err).splitlines()[-1], ""]
-        return seen[0] == "held"
-
-    wait_until(held, 20, f"the server on port {c.port} holds no lease: {seen}")
-    return seen[1]
 
 
 def wait_sessions(c, where, count, what):
@@ -894,8 +848,8 @@ def section_lease(run):
     redis_url = f"redis://flakeid:s3cret@{redis_hostport}"
     redis_port = redis_hostport.split(":")[-1].split("/")[0]
     etcd_endpoint = "http://" + env["FLAKEID_TEST_ETCD_URL"].split("@", 1)[-1].rstrip("/")
-    a = new_cluster(run, "la", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
-    b = new_cluster(run, "lb", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
+    a = run.cluster("la", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
+    b = run.cluster("lb", PRELOAD, "flakeid.lease_ttl_ms = 2000").start_ctl()
     for c in (a, b):
         c.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY, side text)")
 
@@ -907,13 +861,10 @@ def section_lease(run):
     # Settings: checked by ALTER SYSTEM, naming the setting; no password shown.
     a.expect_error("ALTER SYSTEM SET flakeid.lease = 'zk://127.0.0.1:2181/'", "22023",
                    r'invalid value for parameter "flakeid.lease": .*zk')
-    r = subprocess.run(a.tcp_args("-c", "ALTER SYSTEM SET flakeid.lease = "
-                                        "'redis://flakeid:hunter2@127.0.0.1:6379/0?namespace=no/slash'"),
-                       capture_output=True, text=True)
-    out = r.stdout + r.stderr
-    check('ERROR:  invalid value for parameter "flakeid.lease"' in out, f"a bad namespace accepted:\n{out}")
+    out = a.expect_error("ALTER SYSTEM SET flakeid.lease = "
+                         "'redis://flakeid:hunter2@127.0.0.1:6379/0?namespace=no/slash'",
+                         "22023", r'invalid value for parameter "flakeid.lease"')
     check("hunter2" not in out, f"a refused lease URL's password reached the client:\n{out}")
-    print(f"  refused: {out.splitlines()[0]}")
     a.expect_error("ALTER SYSTEM SET flakeid.lease_ttl_ms = 500", "22023", r"flakeid.lease_ttl_ms")
     a.sql("ALTER SYSTEM SET flakeid.node = 3")
     a.expect_error(f"ALTER SYSTEM SET flakeid.lease = '{redis_url}'", "22023",
@@ -921,11 +872,9 @@ def section_lease(run):
     a.sql("ALTER SYSTEM RESET flakeid.node")
     # Only those who may read every setting see the URL (GUC_SUPERUSER_ONLY).
     a.sql("CREATE ROLE app LOGIN")
-    r = subprocess.run([f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(a.port), "-U", "app", "-d", "postgres", "-X",
-                        "-q", "-c", "SHOW flakeid.lease"], capture_output=True, text=True)
+    rc, out = a.attempt("SHOW flakeid.lease", user="app")
     # (Each major words it differently; each names the role.)
-    check(r.returncode != 0 and "pg_read_all_settings" in r.stdout + r.stderr,
-          f"SHOW flakeid.lease as a plain user:\n{r.stdout}{r.stderr}")
+    check(rc != 0 and "pg_read_all_settings" in out, f"SHOW flakeid.lease as a plain user:\n{out}")
 
     # Per store: two servers on one URL lease two node ids and share no ID.
     urls = {"redis": f"{redis_url}?namespace={ns}", "postgres": f"{env['FLAKEID_TEST_POSTGRES_URL']}?namespace={ns}",
@@ -935,7 +884,7 @@ def section_lease(run):
             c.sql(f"ALTER SYSTEM SET flakeid.lease = '{url}'")
         for c in (a, b):
             c.restart_ctl()
-        na, nb = wait_lease(a), wait_lease(b)
+        na, nb = a.wait_lease(), b.wait_lease()
         check(na != nb, f"{store}: both servers leased node id {na}")
         for c in (a, b):
             c.sql(f"INSERT INTO ids SELECT id, '{store}' FROM flakeid_next_many(20000) id")
@@ -947,8 +896,7 @@ def section_lease(run):
         check(st == "held" and 0 < int(left) <= 2000, f"{store}: flakeid_stats(): lease {st}, {left} ms left")
         # The store wiped while both issue: refused, then resumed by themselves.
         a.sql(WATCH.replace("STORE", store))
-        watcher = subprocess.Popen(a.tcp_args("-At", "-F", " ", "-c", "SELECT * FROM watch(25)"),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watcher = a.session("SELECT * FROM watch(25)", "-At", "-F", " ")
         wait_sessions(a, "state = 'active' AND query = 'SELECT * FROM watch(25)'", 1, f"{store}: watch() did not start")
         if store == "redis":
             redis_cli("FLUSHALL")
@@ -992,9 +940,9 @@ def section_lease(run):
     a.sql(f"ALTER SYSTEM SET flakeid.lease = '{url}'", "DROP TABLE ids",
           "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text NOT NULL)")
     a.restart_ctl()
-    na = wait_lease(a)
+    na = a.wait_lease()
     a.sql("INSERT INTO ids (side) SELECT 'primary' FROM generate_series(1, 1000)")
-    s = basebackup(a, run, "ls").start_ctl()
+    s = run.cluster("ls").copy_from(a, standby=True).start_ctl()
     s.wait_replayed(a)
     s.expect_error("SELECT flakeid_next()", "25006", "during recovery")
     keys = [k for k in redis_cli("KEYS", f"flakeid:{ns2}:node:*").splitlines() if k]
@@ -1003,14 +951,10 @@ def section_lease(run):
                       background=True)
     wait_sessions(a, "application_name = 'pgbench'", 4, "pgbench on the old primary did not connect")
     s.promote()
-    ns_node = wait_lease(s)
+    ns_node = s.wait_lease()
     check(ns_node != na, f"the promoted standby leased its old primary's node id {na}")
     s.expect_error(f"SELECT flakeid_confirm_node({ns_node})", "55000", "leases its node id .*nothing to confirm")
-    for _ in range(8):
-        s.sql("INSERT INTO ids (side) SELECT 'promoted' FROM generate_series(1, 5000)")
-        time.sleep(0.2)  # (spreads the promoted server's IDs over the old primary's run)
-    bench_done(bench)
-    old, promoted, shared, other_node = promoted_ids_shared(a, s, run, ns_node)
+    old, promoted, shared, other_node = promoted_beside(a, s, bench, run, ns_node)
     print(f"  promoted with leases: old primary {old} IDs (node {na}), promoted {promoted} IDs (node {ns_node}), "
           f"shared: {shared}")
     check(promoted == "40000" and shared == "0" and other_node == "0" and int(old) > 1000,
@@ -1018,18 +962,15 @@ def section_lease(run):
 
 
 def section_copies(run):
+    # A process of its own: its kill scenario makes its process a subreaper (prctl),
+    # which in run.py would make every later postmaster pg_ctl starts run.py's child.
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "copies.py")])
     check(r.returncode == 0, "tests/postgres/copies.py")
 
 
-def section_convert(run):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "convert.py")])
-    check(r.returncode == 0, "tests/postgres/convert.py")
-
-
 def section_docs(run):
     print("== docs: the SQL blocks of README.md and docs/*.md, as written")
-    c = new_cluster(run, "docs", PRELOAD, "flakeid.node = 1").start_ctl()
+    c = run.cluster("docs", PRELOAD, "flakeid.node = 1").start_ctl()
     out_dir = os.path.join(run.work, "docs-sql")
     subprocess.run([sys.executable, "tests/docs/blocks.py", "extract", "sql", out_dir], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
@@ -1073,10 +1014,7 @@ def main(argv):
     if picked is None:
         return 2
     os.chdir(ROOT)
-    if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
-        print(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres",
-              file=sys.stderr)
-        return 1
+    require_installed()
     # The lease section needs the stores of the one test environment: start them for
     # the whole run (and stop them after it).
     if "lease" in picked and not os.environ.get("FLAKEID_TEST_REDIS_URL"):
@@ -1085,7 +1023,7 @@ def main(argv):
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
                                    sys.executable, os.path.abspath(__file__), *picked])
     print(f"PostgreSQL {MAJOR} ({PGBIN})")
-    with Run("flakeid-postgres.") as run:
+    with Run("flakeid-postgres.", max_connections=120) as run:
         for name in picked:
             SECTIONS[name](run)
     if run.rc:
