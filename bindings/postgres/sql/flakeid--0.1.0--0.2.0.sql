@@ -1,5 +1,5 @@
 -- flakeid 0.1.0 -> 0.2.0: ALTER EXTENSION flakeid UPDATE TO '0.2.0'.
--- The result equals a fresh CREATE EXTENSION flakeid VERSION '0.2.0' (tests/postgres/run.sh
+-- The result equals a fresh CREATE EXTENSION flakeid VERSION '0.2.0' (tests/postgres/run.py
 -- compares the two catalogs). Everything else 0.2.0 changes is in the library.
 \echo Use "ALTER EXTENSION flakeid UPDATE TO '0.2.0'" to load this file. \quit
 
