@@ -187,13 +187,13 @@ describe('seal.json', () => {
 
 describe('options.json', () => {
   const v = loadVectors('options')
-  const jsName = Object.fromEntries(v.options.map((o) => [o.name, o.js_name]))
+  const jsName = Object.fromEntries(v.options.map((o) => [o.name, o.camel_name]))
   // What this backend lacks: the wasm build has no leases (refused, field "lease").
   const lacks = BACKEND === 'wasm' ? new Set(['lease']) : new Set()
   test('every option of the core\'s table is a key of new Generator({...})', () => {
     for (const o of v.options) {
       if (lacks.has(o.name)) continue
-      new Generator({ [o.js_name]: undefined }) // an unknown key would be refused (field "options")
+      new Generator({ [o.camel_name]: undefined }) // an unknown key would be refused (field "options")
     }
   })
   for (const c of v.cases) {

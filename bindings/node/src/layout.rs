@@ -114,7 +114,10 @@ impl Layout {
         let mut members = Vec::new();
         if let Some(obj) = crate::options_object(env, options)? {
             for f in &fc::LAYOUT_FIELDS {
-                members.push((f.js_name, crate::arg(&obj.get_named_property::<Unknown>(f.js_name)?)?));
+                members.push((
+                    f.camel_name,
+                    crate::arg(&obj.get_named_property::<Unknown>(f.camel_name)?)?,
+                ));
             }
         }
         let inner = js::js_layout(&members, fc::precise_now_ms()).or_throw(env)?;

@@ -101,7 +101,7 @@ impl Generator {
                         "lease",
                         format!(
                             "{}: leases are not available in the WebAssembly build (use @flakeid/node)",
-                            option.js_name
+                            option.camel_name
                         ),
                     ));
                 }

@@ -257,7 +257,7 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
     // Member by member through the core's table (flakeid-js, shared with @flakeid/node).
     let members: Result<Vec<_>, JsValue> = LAYOUT_FIELDS
         .iter()
-        .map(|f| Ok((f.js_name, convert::arg(&convert::member(value, f.js_name)?))))
+        .map(|f| Ok((f.camel_name, convert::arg(&convert::member(value, f.camel_name)?))))
         .collect();
     flakeid_js::js_layout(&members?, convert::now_ms_precise()).map_err(js_error)
 }

@@ -717,7 +717,7 @@ pub struct LayoutField {
     /// snake_case: Python keywords, C fields, vectors, error fields.
     pub name: &'static str,
     /// camelCase: the keys of `new Layout({...})` in the JS packages.
-    pub js_name: &'static str,
+    pub camel_name: &'static str,
     /// The smallest value (numeric fields).
     pub min: u64,
     /// The largest value (numeric fields; `epoch_ms` is also at most now).
@@ -730,14 +730,14 @@ pub struct LayoutField {
 
 const fn field(
     name: &'static str,
-    js_name: &'static str,
+    camel_name: &'static str,
     range: (u64, u64),
     default: &'static str,
     doc: &'static str,
 ) -> LayoutField {
     LayoutField {
         name,
-        js_name,
+        camel_name,
         min: range.0,
         max: range.1,
         default,
@@ -775,7 +775,7 @@ pub const LAYOUT_FIELD_NAMES: [&str; LAYOUT_FIELDS.len()] = {
 
 /// The layout field named `name` (snake_case or camelCase).
 pub fn layout_field(name: &str) -> Option<&'static LayoutField> {
-    LAYOUT_FIELDS.iter().find(|f| f.name == name || f.js_name == name)
+    LAYOUT_FIELDS.iter().find(|f| f.name == name || f.camel_name == name)
 }
 
 /// A number every layout has, derived or not: what bindings show as getters.
@@ -784,7 +784,7 @@ pub struct LayoutNumber {
     /// snake_case (Python, C's `flakeid_layout_limits`, vectors).
     pub name: &'static str,
     /// camelCase (the JS packages).
-    pub js_name: &'static str,
+    pub camel_name: &'static str,
     /// The accessor.
     pub get: fn(&Layout) -> u64,
 }
@@ -797,7 +797,7 @@ impl fmt::Debug for LayoutNumber {
 
 macro_rules! numbers {
     ($($name:ident / $js:literal),* $(,)?) => {
-        [$(LayoutNumber { name: stringify!($name), js_name: $js, get: |l| l.$name().into() }),*]
+        [$(LayoutNumber { name: stringify!($name), camel_name: $js, get: |l| l.$name().into() }),*]
     };
 }
 
@@ -1013,8 +1013,8 @@ mod tests {
             other => panic!("{other:?}"),
         };
         for f in LAYOUT_FIELDS {
-            assert_eq!(f.name.replace('_', ""), f.js_name.to_ascii_lowercase());
-            assert_eq!(layout_field(f.js_name), Some(&f));
+            assert_eq!(f.name.replace('_', ""), f.camel_name.to_ascii_lowercase());
+            assert_eq!(layout_field(f.camel_name), Some(&f));
             let default = Layout::builder().set_text(f.name, f.default);
             if f.default.is_empty() {
                 continue;
@@ -1026,7 +1026,7 @@ mod tests {
             // Past the range, and past a u32 (refused by `set` with the same range).
             for bad in [f.max.saturating_add(1), u64::from(u32::MAX) + 1] {
                 if f.name != "epoch_ms" {
-                    let r = Layout::builder().set(f.js_name, OptionValue::Uint(bad));
+                    let r = Layout::builder().set(f.camel_name, OptionValue::Uint(bad));
                     let (name, message) = field(r.and_then(|b| b.build()));
                     assert_eq!(name, f.name);
                     assert!(message.contains(&format!("{}..={}", f.min, f.max)), "{message}");
@@ -1081,7 +1081,7 @@ mod tests {
         );
         assert_eq!(numbers.last(), Some(&("signed_until_ms", s.signed_until_ms())));
         for n in LAYOUT_NUMBERS {
-            assert_eq!(n.name.replace('_', ""), n.js_name.to_ascii_lowercase());
+            assert_eq!(n.name.replace('_', ""), n.camel_name.to_ascii_lowercase());
         }
     }
 

@@ -51,7 +51,7 @@ pub struct GeneratorOption {
     /// snake_case: Python keywords, C struct fields, GUCs, vectors, error fields.
     pub name: &'static str,
     /// camelCase: the keys of `new Generator({...})` in `@flakeid/node` and `@flakeid/wasm`.
-    pub js_name: &'static str,
+    pub camel_name: &'static str,
     /// The CLI's and service's flag (`--max-wait-ms`), without the dashes.
     pub flag: &'static str,
     /// What values it takes.
@@ -72,7 +72,7 @@ pub struct GeneratorOption {
 #[allow(clippy::too_many_arguments)] // one row of the table
 const fn opt(
     name: &'static str,
-    js_name: &'static str,
+    camel_name: &'static str,
     flag: &'static str,
     kind: OptionKind,
     default: &'static str,
@@ -82,7 +82,7 @@ const fn opt(
 ) -> GeneratorOption {
     GeneratorOption {
         name,
-        js_name,
+        camel_name,
         flag,
         kind,
         default,
@@ -147,7 +147,7 @@ pub(crate) use OPTION_NAMES as NAMES;
 pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
     GENERATOR_OPTIONS
         .iter()
-        .find(|o| o.name == name || o.js_name == name || o.flag == name)
+        .find(|o| o.name == name || o.camel_name == name || o.flag == name)
 }
 
 /// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set): what every binding's native value is
@@ -266,12 +266,12 @@ mod tests {
     #[test]
     fn names_are_unique_and_spelled_alike() {
         for (i, o) in GENERATOR_OPTIONS.iter().enumerate() {
-            assert_eq!(o.name.replace('_', ""), o.js_name.to_ascii_lowercase(), "{o:?}");
+            assert_eq!(o.name.replace('_', ""), o.camel_name.to_ascii_lowercase(), "{o:?}");
             assert_eq!(o.name.replace('_', "-"), o.flag, "{o:?}");
             for p in &GENERATOR_OPTIONS[..i] {
-                assert!(p.name != o.name && p.js_name != o.js_name, "{o:?}");
+                assert!(p.name != o.name && p.camel_name != o.camel_name, "{o:?}");
             }
-            assert_eq!(generator_option(o.js_name), Some(o));
+            assert_eq!(generator_option(o.camel_name), Some(o));
             assert_eq!(generator_option(o.flag), Some(o));
             if o.kind == OptionKind::Uint && !o.default.is_empty() {
                 let d: u64 = o.default.parse().unwrap_or(u64::MAX);
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        let camel: Vec<&'static str> = GENERATOR_OPTIONS.iter().map(|o| o.js_name).collect();
+        let camel: Vec<&'static str> = GENERATOR_OPTIONS.iter().map(|o| o.camel_name).collect();
         let k = &camel;
         assert_eq!(closest_option("workerId", k), Some("worker"));
         assert_eq!(closest_option("lease_ttl_ms", k), Some("leaseTtlMs"));

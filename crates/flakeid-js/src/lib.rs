@@ -26,7 +26,7 @@ pub const JS_GENERATOR_OPTIONS: [&str; GENERATOR_OPTIONS.len()] = {
     let mut names = [""; GENERATOR_OPTIONS.len()];
     let mut i = 0;
     while i < names.len() {
-        names[i] = GENERATOR_OPTIONS[i].js_name;
+        names[i] = GENERATOR_OPTIONS[i].camel_name;
         i += 1;
     }
     names
@@ -319,7 +319,7 @@ pub enum JsOption<'a> {
 /// option's kind. `undefined` is absent; `null` is a value of the wrong type, as
 /// is every other mismatch, refused naming the option's field.
 pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static GeneratorOption, JsOption<'a>)> {
-    let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.js_name == key) else {
+    let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.camel_name == key) else {
         return Err(unknown_option(key, &JS_GENERATOR_OPTIONS));
     };
     if *value == JsArg::Undefined {
@@ -328,7 +328,7 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
     let wrong = |wants: &str| {
         Err(config(
             option.name,
-            format!("{} must be {wants}, got {}", option.js_name, value.type_name()),
+            format!("{} must be {wants}, got {}", option.camel_name, value.type_name()),
         ))
     };
     let converted = match (option.kind, value) {
@@ -391,7 +391,7 @@ pub fn js_object_option(given: &[(usize, &'static GeneratorOption, JsOption<'_>)
 pub fn js_layout(members: &[(&str, JsArg)], now_ms: u64) -> Result<Layout> {
     let mut b = LayoutBuilder::default();
     for f in &LAYOUT_FIELDS {
-        let value = members.iter().find(|m| m.0 == f.js_name).map(|m| &m.1);
+        let value = members.iter().find(|m| m.0 == f.camel_name).map(|m| &m.1);
         b = match value.cloned().unwrap_or(JsArg::Undefined) {
             JsArg::Undefined => b,
             JsArg::Null if f.name == "order" => b,
