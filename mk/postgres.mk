@@ -63,7 +63,7 @@ setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## Postgr
 	@rustup component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
 	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION) (2-3 minutes)"; \
-	    $(NO_JOBSERVER) cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
+	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
 	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
 	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 

@@ -28,7 +28,7 @@ setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }
 	@have=$$(wasm-bindgen --version 2>/dev/null | awk '{print $$2}' || true); [ "$$have" = $(WASM_BINDGEN_VERSION) ] \
 	  || { echo "setup-wasm: installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (found: $${have:-none}; about a minute)"; \
-	    $(NO_JOBSERVER) cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --debug; }
+	    cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --debug; }
 	@[ -x $(WASM_DIR)/node_modules/.bin/wasm-opt ] && [ -d $(WASM_DIR)/node_modules/nodejs-snowflake ] \
 	  || { echo "setup-wasm: npm install in $(WASM_DIR)"; cd $(WASM_DIR) && npm install --no-audit --no-fund; }
 
