@@ -114,7 +114,7 @@ unsafe extern "C" fn next_ids(env: sys::napi_env, info: sys::napi_callback_info)
 /// `nextIds(1e6)` grow the process by gigabytes before a collection).
 pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Arg) -> napi::Result<sys::napi_value> {
     let fail = |e| throw(&Env::from_raw(env), e);
-    let n = crate::batch(n).map_err(fail)?;
+    let n = flakeid_js::js_batch(&n.0).map_err(fail)?;
     let (mut buffer, mut data, mut array) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
     // SAFETY: valid env; live out-pointers.
     napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, n * 8, &mut data, &mut buffer) })?;

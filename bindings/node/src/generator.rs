@@ -207,7 +207,7 @@ impl Generator {
     #[napi(ts_return_type = "Float64Array")]
     pub fn next_numbers(&self, env: &Env, #[napi(ts_arg_type = "number")] n: crate::Arg) -> napi::Result<Float64Array> {
         js::js_number_layout(self.inner.layout()).or_throw(env)?;
-        let n = crate::batch(n).or_throw(env)?;
+        let n = js::js_batch(&n.0).or_throw(env)?;
         let ids = self.inner.next_ids(n).or_throw(env)?;
         Ok(Float64Array::new(ids.into_iter().map(|id| id as f64).collect()))
     }

@@ -158,12 +158,6 @@ pub(crate) fn uint(field: &'static str, v: Arg) -> fc::Result<u64> {
     js::js_uint(field, &v.0, js::JS_MAX_SAFE)
 }
 
-/// A batch size `n`: a whole number, then the core's one rule for batch sizes (as
-/// in every binding).
-pub(crate) fn batch(n: Arg) -> fc::Result<usize> {
-    fc::check_batch(i128::from(uint("n", n)?))
-}
-
 /// An incoming ID: a `bigint` in `0..2^64`, or its decimal string (the core's rule).
 pub(crate) type IdArg = Arg;
 

@@ -34,11 +34,13 @@ impl std::fmt::Debug for Sealer {
 /// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`.
 fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
     let a = arg(&value)?;
-    // SAFETY: a live value of this call's env.
-    match (a == js::JsArg::Object).then(|| unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) }) {
-        Some(Ok(bytes)) => Ok(bytes),
-        _ => Err(js::js_not_bytes(field, &a)).or_throw(env),
+    if a == js::JsArg::Object {
+        // SAFETY: a live value of this call's env.
+        if let Ok(bytes) = unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) } {
+            return Ok(bytes);
+        }
     }
+    Err(js::js_not_bytes(field, &a)).or_throw(env)
 }
 
 /// The options argument: absent/`undefined`, or an object with only known keys

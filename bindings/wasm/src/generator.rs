@@ -140,7 +140,7 @@ impl Generator {
     /// `n` fresh IDs, increasing.
     #[wasm_bindgen(js_name = nextIds)]
     pub fn next_ids(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<u64>, JsValue> {
-        let n = flakeid_js::js_uint("n", &convert::arg(&n), flakeid_core::MAX_BATCH as u64).map_err(js_error)? as usize;
+        let n = flakeid_js::js_batch(&convert::arg(&n)).map_err(js_error)?;
         let mut ids = Vec::new();
         ids.try_reserve_exact(n)
             .map_err(|_| convert::config("n", format!("cannot allocate {n} IDs in wasm memory")))?;

@@ -115,7 +115,7 @@ describe('the boundary', () => {
     assert.equal(fromBytes(toBytes(910499571847892992n)), 910499571847892992n)
   })
 
-  test('tryNextId() returns null instead of waiting; nextIds caps n like @flakeid/node', () => {
+  test('tryNextId() returns null instead of waiting; nextIds caps n by the core rule, as @flakeid/node does', () => {
     const clock = new ManualClock(1_700_000_000_000)
     const g = new Generator({ layout: 'sonyflake', clock })
     let n = 0

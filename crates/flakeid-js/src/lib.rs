@@ -14,7 +14,7 @@
 
 use flakeid_core::{
     Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,
-    Result, decode, shown, unknown_option,
+    Result, check_batch, decode, shown, unknown_option,
 };
 
 /// The largest integer a JS `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
@@ -153,6 +153,12 @@ pub fn js_uint(field: &'static str, value: &JsArg, max: u64) -> Result<u64> {
             format!("{field} must be a number, got {}", other.type_name()),
         )),
     }
+}
+
+/// A batch size `n` (`nextIds(n)`, `nextNumbers(n)`): a whole `number`, then the
+/// core's one rule for batch sizes ([`check_batch`]), as in every binding.
+pub fn js_batch(value: &JsArg) -> Result<usize> {
+    check_batch(i128::from(js_uint("n", value, JS_MAX_SAFE)?))
 }
 
 /// Whether a JS `number` may stand for an ID.
@@ -454,6 +460,15 @@ mod tests {
         }
         assert_eq!(js_number("ts", JS_MAX_SAFE).ok(), Some(JS_MAX_SAFE as f64));
         assert_eq!(field(js_number("ts", JS_MAX_SAFE + 1)).0, "ts");
+    }
+
+    #[test]
+    fn batch_sizes_are_the_core_rule() {
+        let max = flakeid_core::MAX_BATCH;
+        assert_eq!(js_batch(&JsArg::Number(max as f64)).ok(), Some(max));
+        let over = max as i128 + 1;
+        assert_eq!(field(js_batch(&JsArg::Number(over as f64))), field(check_batch(over)));
+        assert_eq!(field(js_batch(&JsArg::Number(-1.0))).0, "n");
     }
 
     #[test]
