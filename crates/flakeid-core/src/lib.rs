@@ -22,6 +22,8 @@ mod encoding;
 mod error;
 mod fork;
 mod generator;
+#[cfg(all(any(unix, windows), not(loom)))]
+mod host_guard;
 mod layout;
 #[cfg(feature = "lease")]
 pub mod lease;
@@ -39,6 +41,8 @@ pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use generator::{Generator, MAX_BATCH, check_batch};
+#[cfg(all(any(unix, windows), not(loom)))]
+pub use host_guard::HOST_GUARD_ENV;
 pub use layout::{
     LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, LAYOUT_NUMBERS, Layout, LayoutBuilder, LayoutField, LayoutNumber, Order, Parts,
     layout_field,

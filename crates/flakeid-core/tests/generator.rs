@@ -45,7 +45,7 @@ fn eight_threads_one_generator_strict() {
 #[test]
 fn eight_threads_one_generator_borrow_with_batches() {
     let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(3)
+        .node(13)
         .overflow(Overflow::Borrow)
         .max_borrow_ms(3_600_000)
         .build()
@@ -87,7 +87,7 @@ fn sparse_calls_get_fresh_timestamps() {
     // The cached clock must never let an idle generator stamp old times: it may lag
     // by the ticker's wake-up latency (tens of µs; a few ms on an overloaded
     // machine), far less than the 100 ms between these calls.
-    let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+    let g = Generator::builder(Layout::SNOWFLAKE).node(21).build().unwrap();
     for _ in 0..4 {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let before = precise_now_ms();
@@ -236,7 +236,7 @@ fn property_compose_decompose_roundtrip() {
 #[test]
 fn a_forked_child_refuses_to_issue() {
     use flakeid_core::{Clock, SystemClock};
-    let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+    let g = Generator::builder(Layout::SNOWFLAKE).node(22).build().unwrap();
     g.next_id().unwrap();
     // The clock's ticker thread is running and has filled the cache by now.
     std::thread::sleep(std::time::Duration::from_millis(5));
@@ -427,7 +427,7 @@ fn require_node_refuses_an_unset_node() {
     }
     for b in [
         Generator::builder(Layout::SNOWFLAKE).node(0),
-        Generator::builder(Layout::SNOWFLAKE).worker(3),
+        Generator::builder(Layout::SNOWFLAKE).worker(30),
         Generator::builder(Layout::SNOWFLAKE).datacenter(1).worker(0),
         Generator::builder(Layout::SNOWFLAKE).node_source(NodeSource::Explicit(9)),
     ] {

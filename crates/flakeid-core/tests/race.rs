@@ -124,14 +124,21 @@ fn forced_interleaving_borrow_no_false_rollback() {
 /// the round before). Every call must succeed; IDs are unique and each thread's
 /// increase; no ID is stamped more than `max_borrow_ms` past a clock reading taken
 /// after it was issued (the borrow bound, runs of slots included).
-fn stress(overflow: Overflow, max_borrow_ms: u64, threads: usize, per_round: usize, batch: usize) -> (u64, u64) {
+fn stress(
+    node: u64,
+    overflow: Overflow,
+    max_borrow_ms: u64,
+    threads: usize,
+    per_round: usize,
+    batch: usize,
+) -> (u64, u64) {
     let secs: f64 = std::env::var("FLAKEID_STRESS_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
     let g = Arc::new(
         Generator::builder(Layout::SNOWFLAKE)
-            .node(9)
+            .node(node)
             .overflow(overflow)
             .max_borrow_ms(max_borrow_ms)
             .build()
@@ -232,13 +239,13 @@ fn wall_ms() -> u64 {
 
 #[test]
 fn stress_three_threads_strict_real_clock() {
-    let (n, rounds) = stress(Overflow::Wait, 0, 3, 4_000_000, 1000);
+    let (n, rounds) = stress(9, Overflow::Wait, 0, 3, 4_000_000, 1000);
     eprintln!("strict: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
 
 #[test]
 fn stress_three_threads_borrow_real_clock() {
-    let (n, rounds) = stress(Overflow::Borrow, 2_000, 3, 8_000_000, 1000);
+    let (n, rounds) = stress(10, Overflow::Borrow, 2_000, 3, 8_000_000, 1000);
     eprintln!("borrow: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
 
@@ -246,6 +253,6 @@ fn stress_three_threads_borrow_real_clock() {
 /// preempted holding them, and keep meeting the window's end and the next tick.
 #[test]
 fn stress_eight_threads_borrow_small_window_real_clock() {
-    let (n, rounds) = stress(Overflow::Borrow, 3, 8, 1_000_000, 100);
+    let (n, rounds) = stress(11, Overflow::Borrow, 3, 8, 1_000_000, 100);
     eprintln!("borrow, 8 threads: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
