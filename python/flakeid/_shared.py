@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any, Mapping
 
-from flakeid._flakeid import ConfigError, Generator
+from flakeid._flakeid import ConfigError, Generator, ManualClock
 
 # The Generator keywords a settings mapping may give (clock is for tests only).
 OPTIONS = (
@@ -92,60 +93,101 @@ def require_node(options: Mapping[str, Any], where: str, prefix: str = "") -> No
         )
 
 
+def check(settings: Mapping[str, Any], where: str) -> None:
+    """Every rule the generator would apply to `settings`, without taking a node id
+    (no host guard, no lease): a web server's master checks its settings this way,
+    and each worker builds its own generator on first use."""
+    options = options_from(settings, where)
+    require_node(options, where)
+    if options.get("lease") is None and options.get("state") is None:
+        Generator(**options, clock=ManualClock(int(time.time() * 1000)))
+
+
+# One generator per process. A forked child never uses its parent's (ForkError):
+# it builds its own from the same options, on first use. With a lease it takes a
+# free node id; with a fixed one the host guard refuses it while the parent's lives.
 _lock = threading.Lock()
 _shared: Generator | None = None
+_built_from: dict[str, Any] | None = None
 _pid = 0
+# A parent's generators, kept alive in its forked children: dropping one there would
+# run its destructor (a lease's release) in a process that does not own it.
+_inherited: list[Generator] = []
 
 
-def configure(options: Mapping[str, Any], where: str = "configure()") -> Generator:
-    """Builds the process's generator (once; again only after reset())."""
-    global _shared, _pid
-    options = options_from(options, where)
-    require_node(options, where)
+def after_fork() -> None:
+    """In a forked child: forget the parent's generator; the next use builds this
+    process's own from the same settings. Runs by itself after ``os.fork()``
+    (gunicorn, multiprocessing, Celery's prefork pool); call it from a post-fork hook
+    of a server that forks outside Python (uWSGI's ``@postfork``)."""
+    global _shared, _lock
+    if _shared is not None and _pid != os.getpid():
+        _inherited.append(_shared)
+        _shared = None
+    _lock = threading.Lock()  # another thread may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=after_fork)
+
+
+def _build(options: dict[str, Any]) -> Generator:
+    global _shared, _built_from, _pid
+    _shared, _built_from, _pid = Generator(**options), options, os.getpid()
+    return _shared
+
+
+def configure(settings: Mapping[str, Any], where: str = "configure()") -> None:
+    """Sets the process's generator settings (once; again only after reset()). They
+    are checked now; the generator is built on first use, in the process that uses
+    it, so a server's master that configures before forking takes no node id."""
+    global _built_from, _pid
+    check(settings, where)
     with _lock:
-        if _shared is not None and _pid == os.getpid():
+        if _built_from is not None and _pid == os.getpid():
             raise config_error("node", "the shared generator is already configured (once per process)")
-        _shared, _pid = Generator(**options), os.getpid()
-        return _shared
+        if _shared is not None and _pid == os.getpid():
+            raise config_error("node", "the shared generator was built before configure(): call it first")
+        _built_from, _pid = options_from(settings, where), os.getpid()
 
 
 def ensure(settings: Mapping[str, Any], where: str) -> Generator:
     """The shared generator, built from `settings` if there is none yet."""
-    global _shared, _pid
     gen = _shared
-    if gen is not None:
+    if gen is not None and _pid == os.getpid():
         return gen
     options = options_from(settings, where)
     require_node(options, where)
     with _lock:
-        if _shared is None:
-            _shared, _pid = Generator(**options), os.getpid()
-        return _shared
+        after_fork()
+        return _shared if _shared is not None else _build(options)
 
 
 def generator() -> Generator:
     """configure()'s generator, or one from the FLAKEID_* variables on first use."""
-    global _shared, _pid
     gen = _shared
-    if gen is not None:
+    if gen is not None and _pid == os.getpid():
         return gen
     with _lock:
-        if _shared is None:
-            options = options_from_env()
-            require_node(options, "the environment", prefix="FLAKEID_")
-            _shared, _pid = Generator(**options), os.getpid()
-        return _shared
+        after_fork()
+        if _shared is not None:
+            return _shared
+        if _built_from is not None:
+            return _build(_built_from)  # a forked child: the parent's settings
+        options = options_from_env()
+        require_node(options, "the environment", prefix="FLAKEID_")
+        return _build(options)
 
 
 def configured() -> bool:
-    return _shared is not None
+    return _shared is not None or _built_from is not None
 
 
 def reset() -> None:
     """Forgets the shared generator (tests; a lease is released when it is dropped)."""
-    global _shared
+    global _shared, _built_from
     with _lock:
-        _shared = None
+        _shared = _built_from = None
 
 
 def next_id() -> int:

@@ -4,7 +4,7 @@ without a node source it refuses, never running as node 0)::
 
     from flakeid.sqlalchemy import FlakeId, configure, next_id
 
-    configure({"node": 3})            # or FLAKEID_NODE / FLAKEID_LEASE in the environment
+    configure({"lease": "file:///var/lib/flakeid"})   # or FLAKEID_LEASE / FLAKEID_NODE in the environment
 
     class Order(Base):
         __tablename__ = "orders"
@@ -25,15 +25,18 @@ from sqlalchemy.types import TypeDecorator
 from flakeid import _shared
 from flakeid._flakeid import Generator, ParseError
 
-__all__ = ["FlakeId", "configure", "generator", "next_id", "server_default"]
+__all__ = ["FlakeId", "after_fork", "configure", "generator", "next_id", "server_default"]
+
+after_fork = _shared.after_fork
 
 MAX_ID = (1 << 63) - 1  # a signed BIGINT
 
 
-def configure(settings: Mapping[str, Any]) -> Generator:
-    """Builds the process's generator from Generator keywords (node or datacenter +
-    worker or lease; layout, overflow, ...). Once per process."""
-    return _shared.configure(settings, "flakeid.sqlalchemy.configure()")
+def configure(settings: Mapping[str, Any]) -> None:
+    """Sets the process's generator settings, Generator keywords (node or datacenter +
+    worker or lease; layout, overflow, ...), checked now. Once per process; each
+    process (a forked worker too) builds its own generator on first use."""
+    _shared.configure(settings, "flakeid.sqlalchemy.configure()")
 
 
 def generator() -> Generator:

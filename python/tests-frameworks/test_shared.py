@@ -42,7 +42,8 @@ def test_ranges_are_the_engines() -> None:
 
 
 def test_configured_once_per_process() -> None:
-    gen = _shared.configure({"node": 4})
-    assert _shared.generator() is gen
+    _shared.configure({"node": 4})
+    gen = _shared.generator()
+    assert gen.node == 4 and _shared.generator() is gen
     with pytest.raises(flakeid.ConfigError, match="already configured"):
         _shared.configure({"node": 5})

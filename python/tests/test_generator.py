@@ -96,8 +96,8 @@ def test_pickling_and_copying_are_refused() -> None:
 
 
 def test_eight_threads_share_one_generator() -> None:
-    for overflow in ("wait", "borrow"):
-        gen = flakeid.Generator(2, 3, overflow=overflow)
+    for node, overflow in ((67, "wait"), (68, "borrow")):  # each built while the other lives
+        gen = flakeid.Generator(node=node, overflow=overflow)
         results: list[list[int]] = [[] for _ in range(8)]
         barrier = threading.Barrier(8)
 

@@ -197,8 +197,10 @@ impl fmt::Display for Error {
             Error::Parse { message, .. } => write!(f, "parse error: {message}"),
             Error::Fork => f.write_str(
                 "this generator was created before fork() and is being used in the child process; \
-                 issuing IDs here would duplicate the parent's: create the generator after the fork \
-                 (e.g. in a post-fork hook), or give each process its own node id via a lease",
+                 issuing IDs here would duplicate the parent's. Give each process a generator with its \
+                 own node id: a lease takes a free one in each process (file:///dir on one host, a store \
+                 across hosts); a generator built again after the fork with the parent's fixed node id \
+                 is refused while the parent holds it",
             ),
             Error::Lease { message } => write!(f, "lease error: {message}"),
             Error::ClockStalled { waited_ms } => write!(

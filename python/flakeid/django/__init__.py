@@ -2,7 +2,7 @@
 the process's one generator, configured by ``settings.FLAKEID``::
 
     INSTALLED_APPS = [..., "flakeid.django"]       # checks FLAKEID at start-up
-    FLAKEID = {"NODE": "env:POD_ORDINAL", "LAYOUT": "snowflake"}   # or "LEASE": "postgres://…"
+    FLAKEID = {"LEASE": "file:///var/lib/flakeid", "LAYOUT": "snowflake"}  # or postgres://…, redis://…
     SERIALIZATION_MODULES = {"json": "flakeid.django.serializer"}  # IDs as strings in JSON
 
     class Order(models.Model):
@@ -11,6 +11,9 @@ the process's one generator, configured by ``settings.FLAKEID``::
 ``FLAKEID`` takes the ``flakeid.Generator`` keywords (``NODE`` or ``DATACENTER`` +
 ``WORKER`` or ``LEASE``, ``LAYOUT``, ``OVERFLOW``, ...); without a node source the
 app refuses to start (a ``ConfigError`` naming ``node``), never running as node 0.
+Each process builds its own generator on first use (gunicorn ``--preload`` and
+forked workers included). Several workers need a lease: a fixed ``NODE`` serves one
+process per host, and the host guard refuses the others.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from django.db import models
 from flakeid import _shared
 from flakeid._flakeid import Generator
 
-__all__ = ["FlakeIdField", "generator", "next_id"]
+__all__ = ["FlakeIdField", "after_fork", "generator", "next_id"]
+
+after_fork = _shared.after_fork
 
 MAX_ID = (1 << 63) - 1  # a signed BIGINT
 
@@ -92,8 +97,7 @@ def _check_settings() -> list[checks.CheckMessage]:
     from django.conf import settings
 
     try:
-        options = _shared.options_from(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
-        _shared.require_node(options, "settings.FLAKEID")
+        _shared.check(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
     except _shared.ConfigError as err:
         return [checks.Error(str(err), hint="see docs/frameworks.md (Django)", id="flakeid.E001")]
     return []

@@ -1,6 +1,7 @@
-"""The ``flakeid.django`` app: builds the process's generator from settings.FLAKEID
-when Django starts, so a missing or bad node source stops the process at start-up
-rather than at its first insert."""
+"""The ``flakeid.django`` app: checks settings.FLAKEID when Django starts, so a
+missing or bad node source stops the process at start-up rather than at its first
+insert. It takes no node id: under ``gunicorn --preload`` this runs in the master,
+and each worker builds its own generator on first use."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ class FlakeIdConfig(AppConfig):
     verbose_name = "flakeid"
 
     def ready(self) -> None:
-        from flakeid.django import generator
+        from django.conf import settings
 
-        generator()
+        from flakeid import _shared
+
+        _shared.check(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 SECRET_KEY = "flakeid-tests-only"
 DEBUG = False
-ALLOWED_HOSTS = ["testserver"]
+ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
 USE_TZ = True
 ROOT_URLCONF = "urls"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -41,7 +41,12 @@ TEMPLATES = [
     }
 ]
 
-FLAKEID = {"NODE": 5, "LAYOUT": "snowflake"}
+# test_workers.py serves this project from gunicorn with FLAKEID_DJANGO_LEASE (a
+# file:// URL) or FLAKEID_DJANGO_NODE in place of the node id below.
+if os.environ.get("FLAKEID_DJANGO_LEASE"):
+    FLAKEID = {"LEASE": os.environ["FLAKEID_DJANGO_LEASE"], "LAYOUT": "snowflake"}
+else:
+    FLAKEID = {"NODE": int(os.environ.get("FLAKEID_DJANGO_NODE", "5")), "LAYOUT": "snowflake"}
 SERIALIZATION_MODULES = {"json": "flakeid.django.serializer"}
 
 if os.environ.get("FLAKEID_DJANGO_DB") == "postgres":
@@ -58,3 +63,11 @@ if os.environ.get("FLAKEID_DJANGO_DB") == "postgres":
     }
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+# A request's error (a worker refused by the host guard) goes to stderr, where
+# test_workers.py reads it from gunicorn's log.
+LOGGING = {
+    "version": 1,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR"}},
+}

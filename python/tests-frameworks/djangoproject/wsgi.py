@@ -1,0 +1,8 @@
+"""The WSGI entry point gunicorn serves in test_workers.py."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
+application = get_wsgi_application()

@@ -1,0 +1,199 @@
+"""Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
+without `--preload` serving djangoproject, and a `multiprocessing` pool (Celery's
+prefork pool forks the same way). With one fixed node id, one worker issues and
+every other is refused by the host guard, naming flakeid: 0 IDs twice. With a
+`file://` lease, every worker issues, each on its own node id: 0 IDs twice. The IDs
+travel as JSON strings and are read back exactly."""
+
+from __future__ import annotations
+
+import collections
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import flakeid
+from flakeid import _shared
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "env"))
+import testenv  # noqa: E402  (the one fixture: ports below the ephemeral range)
+
+PROJECT = Path(__file__).parent / "djangoproject"
+GUNICORN = Path(sys.executable).parent / "gunicorn"
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+
+
+def serve(port: int, env: dict[str, str], preload: bool, log: Path) -> subprocess.Popen[bytes]:
+    args = [str(GUNICORN), "-w", "4", "-b", f"127.0.0.1:{port}", "--chdir", str(PROJECT), "--timeout", "60"]
+    if preload:
+        args.append("--preload")
+    return subprocess.Popen([*args, "wsgi:application"], env={**os.environ, "FLAKEID_DJANGO_DB": "sqlite", **env},
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+def get(port: int, n: int) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
+            return r.status, json.loads(r.read())  # a plain JSON parse: the IDs are strings
+    except urllib.error.HTTPError as e:
+        return e.code, None
+
+
+def hammer(port: int, clients: int = 8, requests: int = 60, n: int = 50) -> tuple[list[int], dict[int, set[int]], int]:
+    """`clients` threads, `requests` each: the IDs, pid → node ids seen, errors."""
+    ids: list[int] = []
+    nodes: dict[int, set[int]] = collections.defaultdict(set)
+    errors = 0
+    lock = threading.Lock()
+
+    def client() -> None:
+        nonlocal errors
+        for _ in range(requests):
+            status, body = get(port, n)
+            with lock:
+                if status != 200:
+                    errors += 1
+                    continue
+                got = [int(i) for i in body["ids"]]
+                ids.extend(got)
+                nodes[body["pid"]].update(flakeid.decompose(i).node for i in got)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return ids, nodes, errors
+
+
+def up(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        if testenv.port_open(port):
+            return
+        time.sleep(0.1)
+    raise AssertionError("gunicorn never listened: " + log.read_text())
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
+def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    proc = serve(port, {"FLAKEID_DJANGO_NODE": "5"}, preload, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    assert len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
+    assert len(nodes) == 1, f"more than one worker issued on node 5: {dict(nodes)}"
+    assert set().union(*nodes.values()) == {5}
+    text = log.read_text()
+    if errors:  # the kernel spread the requests to the other workers too: each refused
+        assert "node id 5 of this layout is already in use on this host by process" in text, text[-3000:]
+    assert "ForkError" not in text, text[-3000:]
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
+def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(preload: bool, tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    lease = f"file://{tmp_path}/leases"
+    proc = serve(port, {"FLAKEID_DJANGO_LEASE": lease}, preload, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    assert errors == 0, log.read_text()[-3000:]
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
+    # Each worker on one node id of its own.
+    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
+    owners = [next(iter(n)) for n in nodes.values()]
+    assert len(owners) == len(set(owners)), dict(nodes)
+
+
+def _pool_ids(_: int) -> tuple[int, list[int] | str]:
+    try:
+        return os.getpid(), [_shared.next_id() for _ in range(2000)]
+    except flakeid.FlakeIdError as e:
+        return os.getpid(), f"{type(e).__name__}: {e}"
+
+
+def _pool(settings: dict[str, Any]) -> list[tuple[int, list[int] | str]]:
+    _shared.configure(settings)  # in the parent, as an app does at import; no node id taken
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        return pool.map(_pool_ids, range(16), chunksize=1)
+
+
+def test_pool_with_one_fixed_node_id_issues_from_one_process() -> None:
+    results = _pool({"node": 6})
+    ids = [i for _, got in results if isinstance(got, list) for i in got]
+    refused = {pid: got for pid, got in results if isinstance(got, str)}
+    issuing = {pid for pid, got in results if isinstance(got, list)}
+    assert ids and len(ids) == len(set(ids))
+    assert len(issuing) == 1, issuing
+    assert all("ConfigError" in r and "already in use" in r for r in refused.values()), refused
+    # The parent only configured (one child could take node 6); its children are
+    # gone now, and the guard with them.
+    assert flakeid.decompose(_shared.next_id()).node == 6
+
+
+def test_pool_with_a_file_lease_gives_each_process_its_own_node(tmp_path: Path) -> None:
+    results = _pool({"lease": f"file://{tmp_path}"})
+    assert all(isinstance(got, list) for _, got in results), results
+    ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
+    assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
+    by_pid: dict[int, set[int]] = collections.defaultdict(set)
+    for pid, got in results:
+        by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    assert all(len(n) == 1 for n in by_pid.values()), by_pid
+    assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid)
+
+
+def test_a_forked_child_builds_its_own_generator(tmp_path: Path) -> None:
+    """The parent's generator, built before the fork, is not used in the child (no
+    ForkError); the child's own, on the parent's fixed node id, is refused while
+    the parent lives; on a lease it takes another node id."""
+    for settings, expect in [({"node": 7}, "refused"), ({"lease": f"file://{tmp_path}"}, "own node")]:
+        _shared.reset()
+        _shared.configure(settings)
+        parent_node = flakeid.decompose(_shared.next_id()).node
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                try:
+                    node = flakeid.decompose(_shared.next_id()).node
+                    msg = "own node" if node != parent_node else "same node"
+                except flakeid.ConfigError as e:
+                    msg = "refused" if f"by process {os.getppid()}" in str(e) else f"other: {e}"
+                except flakeid.FlakeIdError as e:
+                    msg = f"{type(e).__name__}: {e}"
+                os.write(w, msg.encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            msg = f.read().decode()
+        os.waitpid(pid, 0)
+        assert msg == expect, msg
+        _shared.next_id()  # the parent goes on
