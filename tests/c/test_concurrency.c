@@ -190,8 +190,14 @@ void test_fork(void) {
     bad |= flakeid_next_id(g, &child_id) != FLAKEID_ERR_FORK || child_id != 1;
     bad |= strstr(flakeid_last_error_message(), "fork") == NULL;
     bad |= flakeid_next_ids(g, ids, 4) != FLAKEID_ERR_FORK;
-    /* A generator made in the child works. */
+    /* A generator made in the child on the parent's node id is refused while the
+       parent's lives (the host guard, naming the parent's pid); on its own, it works. */
     flakeid_generator *mine = NULL;
+    char parent[40];
+    snprintf(parent, sizeof parent, "by process %ld ", (long)getppid());
+    bad |= flakeid_generator_new(&o, &mine) != FLAKEID_ERR_CONFIG || mine != NULL;
+    bad |= strstr(flakeid_last_error_message(), parent) == NULL;
+    o.node = 6;
     bad |= flakeid_generator_new(&o, &mine) != FLAKEID_OK || flakeid_next_id(mine, &child_id) != FLAKEID_OK;
     flakeid_generator_free(mine);
     if (bad) fprintf(stderr, "FAIL child: %s\n", flakeid_last_error_message());
@@ -200,7 +206,8 @@ void test_fork(void) {
   CHECK(pid > 0, "fork");
   int status = 0;
   CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child got FLAKEID_ERR_FORK from the parent's generator");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the child got FLAKEID_ERR_FORK from the parent's generator, and the host guard's refusal on its node id");
   uint64_t after = 0;
   CHECK_OK(flakeid_next_id(g, &after));
   CHECK(after > id, "the parent's generator goes on");

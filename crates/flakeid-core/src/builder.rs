@@ -424,6 +424,21 @@ impl GeneratorBuilder {
             _ if !host_guard || !self.host_guard || self.clock.is_some() => None,
             _ => crate::host_guard::HostGuard::acquire(&layout, node)?,
         };
+        // This process's last generator on the node id may have issued this very ms.
+        #[cfg(all(any(unix, windows), not(loom)))]
+        // It starts after that ms: waited out here when it is near (a rebuild right
+        // after a drop or close), else a rollback for the clock_backwards policy.
+        let (host_guard, resume_after_ms) = match host_guard {
+            Some((guard, floor)) => {
+                if let Some(floor) = floor {
+                    wait_past(floor, self.max_wait_ms);
+                }
+                (Some(guard), self.resume_after_ms.max(floor))
+            }
+            None => (None, self.resume_after_ms),
+        };
+        #[cfg(not(all(any(unix, windows), not(loom))))]
+        let resume_after_ms = self.resume_after_ms;
         #[cfg(not(all(any(unix, windows), not(loom))))]
         let _ = host_guard;
         // Leasing comes last: every other option is valid by now, so a lease is
@@ -431,7 +446,7 @@ impl GeneratorBuilder {
         #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
         let mut node = node;
         #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
-        let mut resume_after_ms = self.resume_after_ms;
+        let mut resume_after_ms = resume_after_ms;
         #[cfg(feature = "lease")]
         let mut lease_guard = None;
         #[cfg(feature = "lease")]
@@ -501,7 +516,7 @@ impl GeneratorBuilder {
                 None => ClockRef::System,
                 Some(c) => ClockRef::Custom(c),
             },
-            fork_generation: fork::generation(),
+            fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
             sb,
             seq_mask: mask(sb),
             time_shift: layout.node_bits() + layout.sequence_bits(),
@@ -518,7 +533,7 @@ impl GeneratorBuilder {
             clock_backwards: self.clock_backwards,
             max_wait_ms: self.max_wait_ms,
             #[cfg(all(any(unix, windows), not(loom)))]
-            _host_guard: host_guard,
+            host_guard: std::sync::Mutex::new(host_guard),
         })
     }
 }
@@ -542,5 +557,19 @@ impl Generator {
             require_node: false,
             host_guard: true,
         }
+    }
+}
+
+/// Sleeps until the system clock is past `floor_ms`, for at most `max_wait_ms`.
+#[cfg(all(any(unix, windows), not(loom)))]
+fn wait_past(floor_ms: u64, max_wait_ms: u64) {
+    let now = crate::clock::precise_now_ms();
+    if now > floor_ms || floor_ms - now >= max_wait_ms {
+        return;
+    }
+    // Bounded in real time too: a clock stepped back meanwhile must not hold the build.
+    let deadline = crate::sync::monotonic_ms() + max_wait_ms;
+    while crate::clock::precise_now_ms() <= floor_ms && crate::sync::monotonic_ms() < deadline {
+        std::thread::sleep(std::time::Duration::from_micros(200));
     }
 }

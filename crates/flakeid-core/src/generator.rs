@@ -31,6 +31,9 @@ use std::sync::atomic::Ordering;
 /// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
 /// 2048 slots, so that threads holding runs at low rates do not take whole ticks.
 pub(crate) const CHUNK: u64 = 128;
+
+/// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
+const CLOSED: u64 = u64::MAX;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
 const WAIT_HOOK_EVERY_MS: u64 = 10;
 
@@ -161,7 +164,9 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     #[cfg(feature = "lease")]
     pub(crate) lease_gate: Option<Arc<Gate>>,
     pub(crate) clock: ClockRef,
-    pub(crate) fork_generation: u64,
+    /// The fork generation it was built under, or [`CLOSED`] once closed: a
+    /// generator in a forked child or after `close()` refuses on the same check.
+    pub(crate) fork_generation: std::sync::atomic::AtomicU64,
     pub(crate) sb: u32,
     pub(crate) seq_mask: u64,
     pub(crate) time_shift: u32,
@@ -180,9 +185,10 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) max_wait_ms: u64,
     #[cfg(feature = "lease")]
     pub(crate) lease: Option<LeaseGuard>,
-    /// Held for the generator's life: no second live generator on this host takes its node id.
+    /// Held for the generator's life (or until `close()`): no second live
+    /// generator on this host takes its node id.
     #[cfg(all(any(unix, windows), not(loom)))]
-    pub(crate) _host_guard: Option<crate::host_guard::HostGuard>,
+    pub(crate) host_guard: std::sync::Mutex<Option<crate::host_guard::HostGuard>>,
 }
 
 impl<C: CounterStorage> Generator<C> {
@@ -206,8 +212,8 @@ impl<C: CounterStorage> Generator<C> {
     /// still increase and no slot is issued twice.
     #[inline]
     fn next_id_borrow(&self) -> Result<u64> {
-        if fork::generation() != self.fork_generation {
-            return Err(Error::Fork);
+        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return Err(self.gone());
         }
         let now = self.clock.now_ms();
         self.check_lease(now)?;
@@ -495,6 +501,35 @@ impl<C: CounterStorage> Generator<C> {
         false
     }
 
+    /// Stops issuing IDs and lets go of the node id now rather than when the
+    /// generator is dropped (in a garbage-collected binding, collected): its lease
+    /// ([`release_lease`](Self::release_lease)) and its host guard, so that another
+    /// generator can be built on that node id at once; this process's next one on
+    /// it starts after the last ms this one may have issued at. Idempotent; every
+    /// later call is a `Config` error on `generator`.
+    pub fn close(&self) {
+        self.fork_generation.store(CLOSED, Ordering::SeqCst);
+        self.release_lease();
+        #[cfg(all(any(unix, windows), not(loom)))]
+        if let Some(guard) = self.host_guard.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // As in release_lease: a thread past its check may still take a slot,
+            // within a tick (and the borrow window) of the clock now.
+            let by_clock = self.clock.now_ms_precise() + (self.ahead + 1) * self.tick_ms;
+            guard.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
+        }
+    }
+
+    /// Why a generator whose fork generation is not the process's refuses.
+    #[cold]
+    #[inline(never)]
+    fn gone(&self) -> Error {
+        if self.fork_generation.load(Ordering::Relaxed) == CLOSED {
+            Error::config("generator", "this generator was closed: build a new one")
+        } else {
+            Error::Fork
+        }
+    }
+
     /// Stops issuing IDs and gives the node id back now (dropping the generator does
     /// the same). Records a timestamp no ID of this generator can exceed, so the next
     /// holder starts after it. Idempotent; a no-op without a lease. With a state
@@ -563,8 +598,8 @@ impl<C: CounterStorage> Generator<C> {
     /// "decide on a precise reading".
     #[inline(always)]
     fn reserve_cached(&self, n: u64) -> Result<Option<(u64, u64)>> {
-        if fork::generation() != self.fork_generation {
-            return Err(Error::Fork);
+        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return Err(self.gone());
         }
         let now = self.clock.now_ms();
         self.check_lease(now)?;
@@ -710,8 +745,8 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(never)]
     fn reserve_now(&self, n: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
         loop {
-            if fork::generation() != self.fork_generation {
-                return Err(Error::Fork);
+            if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+                return Err(self.gone());
             }
             let cur = self.state.get().load(Ordering::Acquire);
             let now = self.clock.now_ms_precise();
@@ -795,12 +830,16 @@ fn batch_error(got: impl fmt::Display) -> Error {
     Error::out_of_range("n", 0, MAX_BATCH as u64, got)
 }
 
-#[cfg(feature = "lease")]
 impl<C: CounterStorage> Drop for Generator<C> {
     fn drop(&mut self) {
+        // No other thread can hold `self` now: the counter is exact.
+        #[cfg(feature = "lease")]
         if let Some(lease) = &self.lease {
-            // No other thread can hold `self` now: the counter is exact.
             lease.release(self.last_issued_ms().unwrap_or(0));
+        }
+        #[cfg(all(any(unix, windows), not(loom)))]
+        if let Some(guard) = self.host_guard.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            guard.release(self.last_issued_ms().unwrap_or(0));
         }
     }
 }

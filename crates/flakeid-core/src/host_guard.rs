@@ -30,9 +30,19 @@ use std::sync::Mutex;
 /// The variable that moves or turns off the guard.
 pub const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
 
-/// The guard files this process holds, by key, with the pid that took each (a
-/// forked child's copy of this table names its parent: those entries are not its).
-static HELD: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
+/// The guards this process took, by key, with the pid that took each (a forked
+/// child's copy of this table names its parent: those entries are not its), and,
+/// once let go, the last ms its generator may have issued at: the next generator
+/// of this process on that key starts after it, so a close and a rebuild within
+/// one millisecond cannot repeat an ID.
+static HELD: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+struct Entry {
+    pid: u32,
+    key: String,
+    held: bool,
+    floor_ms: Option<u64>,
+}
 
 /// A held guard on (ID space, node id); released when dropped or when the process ends.
 #[derive(Debug)]
@@ -43,17 +53,19 @@ pub(crate) struct HostGuard {
 }
 
 impl HostGuard {
-    /// Takes the guard of `node` in `layout`'s ID space, or refuses with who holds it.
+    /// Takes the guard of `node` in `layout`'s ID space, or refuses with who holds it;
+    /// with the ms an earlier generator of this process on it may have issued at.
     /// `None` when the guard is turned off (`FLAKEID_HOST_GUARD=off`).
-    pub(crate) fn acquire(layout: &Layout, node: u64) -> Result<Option<HostGuard>> {
+    pub(crate) fn acquire(layout: &Layout, node: u64) -> Result<Option<(HostGuard, Option<u64>)>> {
         let Some(dir) = guard_dir()? else {
             return Ok(None);
         };
         let key = key(layout, node);
         let pid = std::process::id();
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.retain(|(p, _)| *p == pid);
-        if held.iter().any(|(_, k)| *k == key) {
+        let mut table = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        table.retain(|e| e.pid == pid);
+        let entry = table.iter().position(|e| e.key == key);
+        if entry.is_some_and(|i| table[i].held) {
             return Err(refusal(node, Some(pid), &dir.join(&key)));
         }
         let path = dir.join(&key);
@@ -61,26 +73,52 @@ impl HostGuard {
             Locked::By(holder) => refusal(node, holder, &path),
             Locked::Io(err) => unusable(&path, &err),
         })?;
-        held.push((pid, key.clone()));
-        Ok(Some(HostGuard {
-            file: Some(file),
-            key,
-            pid,
-        }))
+        let floor_ms = match entry {
+            Some(i) => {
+                table[i].held = true;
+                table[i].floor_ms
+            }
+            None => {
+                table.push(Entry {
+                    pid,
+                    key: key.clone(),
+                    held: true,
+                    floor_ms: None,
+                });
+                None
+            }
+        };
+        Ok(Some((HostGuard { file: Some(file), key, pid }, floor_ms)))
+    }
+
+    /// Lets go, leaving `floor_ms` (the last ms an ID of its generator may carry) for
+    /// this process's next generator on the key.
+    pub(crate) fn release(mut self, floor_ms: u64) {
+        self.let_go(Some(floor_ms));
+    }
+
+    fn let_go(&mut self, floor_ms: Option<u64>) {
+        let Some(file) = self.file.take() else {
+            return;
+        };
+        if std::process::id() != self.pid {
+            // A forked child's copy: closing it would drop a lock this child may
+            // hold on the same file through a guard of its own.
+            std::mem::forget(file);
+            return;
+        }
+        let mut table = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = table.iter_mut().find(|e| e.pid == self.pid && e.key == self.key) {
+            e.held = false;
+            e.floor_ms = e.floor_ms.max(floor_ms);
+        }
+        drop(file);
     }
 }
 
 impl Drop for HostGuard {
     fn drop(&mut self) {
-        if std::process::id() != self.pid {
-            // A forked child's copy: closing it would drop a lock this child may
-            // hold on the same file through a guard of its own.
-            std::mem::forget(self.file.take());
-            return;
-        }
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.retain(|(p, k)| !(*p == self.pid && *k == self.key));
-        drop(self.file.take());
+        self.let_go(None);
     }
 }
 

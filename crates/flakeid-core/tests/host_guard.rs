@@ -298,3 +298,24 @@ fn a_relative_directory_is_refused() {
     assert_eq!(report(&mut out), "ok");
     c.wait().unwrap();
 }
+
+#[test]
+fn a_rebuilt_generator_starts_after_the_last_one() {
+    if !scenario("a_rebuilt_generator_starts_after_the_last_one", "rebuild") {
+        return;
+    }
+    for _ in 0..200 {
+        let a = node(13).unwrap();
+        let last = *a.next_ids(3000).unwrap().last().unwrap();
+        drop(a);
+        let b = node(13).unwrap();
+        let first = b.next_id().unwrap();
+        assert!(first > last, "{first} after {last}");
+        // close() lets go as dropping does, and refuses every later call.
+        b.close();
+        assert!(matches!(b.next_id(), Err(Error::Config { field: "generator", .. })));
+        let c = node(13).unwrap();
+        assert!(c.next_id().unwrap() > first);
+    }
+    say("ok");
+}
