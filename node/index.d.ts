@@ -38,6 +38,13 @@ export declare class Generator {
   /** Whether the node id comes from a lease. */
   get leased(): boolean
   /**
+   * Lets go of the node id now rather than when the generator is garbage-collected
+   * (its lease, or the host guard of a fixed node id, so another generator can be
+   * built on it at once); later calls throw `FLAKEID_CONFIG` (field `generator`).
+   * Idempotent.
+   */
+  close(): void
+  /**
    * Releases the lease now instead of when the generator is garbage-collected;
    * afterwards the generator refuses IDs (`FLAKEID_LEASE`).
    */

@@ -254,6 +254,14 @@ impl Generator {
     pub fn leased(&self) -> bool {
         self.inner.is_leased()
     }
+    /// Lets go of the node id now rather than when the generator is garbage-collected
+    /// (its lease, or the host guard of a fixed node id, so another generator can be
+    /// built on it at once); later calls throw `FLAKEID_CONFIG` (field `generator`).
+    /// Idempotent.
+    #[napi]
+    pub fn close(&self) {
+        self.inner.close();
+    }
     /// Releases the lease now instead of when the generator is garbage-collected;
     /// afterwards the generator refuses IDs (`FLAKEID_LEASE`).
     #[napi]

@@ -122,6 +122,12 @@ impl Generator {
     }
 
     /// The next ID.
+    /// Stops issuing IDs now rather than when the generator is garbage-collected
+    /// (later calls: `FLAKEID_CONFIG`, field `generator`). Idempotent.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
     #[wasm_bindgen(js_name = nextId)]
     pub fn next_id(&self) -> Result<u64, JsValue> {
         self.inner.next_id().map_err(js_error)
