@@ -1090,6 +1090,32 @@ mod tests {
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (CHUNK, T));
     }
 
+    /// `ids_issued` counts slots reserved: the unused rest of a run whose thread
+    /// exited stays counted (thread churn makes it grow, as docs/stats.md says).
+    #[test]
+    fn ids_issued_counts_the_runs_of_exited_threads() {
+        let clock = ManualClock::new(T);
+        let g = Arc::new(
+            Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .overflow(Overflow::Borrow)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        for _ in 0..10 {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                g.take_run_for_test().unwrap();
+                g.next_id().unwrap();
+            })
+            .join()
+            .unwrap();
+        }
+        // 20 IDs returned, 10 runs of CHUNK slots reserved.
+        assert_eq!(g.stats().ids_issued, 10 * CHUNK);
+    }
+
     /// A batch on a thread holding a run takes the run's slots first, then the
     /// counter's above them: the thread's IDs keep increasing, and no slot of the run
     /// is passed over.
