@@ -281,40 +281,36 @@ impl<C: CounterStorage> Generator<C> {
         Ok(Some(self.id_of(first)))
     }
 
-    /// Up to `want` slots of this thread's run that the clock allows (`floor`..`limit`),
-    /// `(first, count)`, `count` 0 when none; `None`: no run of this generator. Fewer
-    /// than `want`: the run is used up (its rest, out of the clock's range, passed
-    /// over), so that the caller's next slots, from the counter, lie above it.
-    fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<(u64, u64)> {
+    /// `want` slots of this thread's run that the clock allows (`floor`..`limit`):
+    /// the first; `None` when it has no run of this generator or its run cannot give
+    /// them all, which then drops the run (its rest passed over), so that the
+    /// caller's slots, from the counter, lie above it.
+    fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
         CHUNKS.with(|chunks| {
             for c in chunks {
                 let (uid, next, end) = c.get();
                 if uid == self.uid {
                     let first = next.max(floor);
-                    let count = end.min(limit).saturating_sub(first).min(want);
-                    let used = if count > 0 { first + count } else { next };
-                    if count > 0 && first > next {
+                    if end.min(limit).saturating_sub(first) >= want {
                         self.counters.skip(first - next);
+                        c.set((uid, first + want, end));
+                        return Some(first);
                     }
-                    if count == want {
-                        c.set((uid, used, end));
-                    } else {
-                        self.counters.skip(end.saturating_sub(used));
-                        c.set((uid, 0, 0));
-                    }
-                    return Some((first, count));
+                    self.counters.skip(end.saturating_sub(next));
+                    c.set((uid, 0, 0));
+                    return None;
                 }
             }
             None
         })
     }
 
-    /// The slots of this thread's run that `out` can take, written to its start; how
-    /// many. The fork and lease checks come first, on the call's own reading, as for
-    /// every slot.
-    fn fill_from_run(&self, out: &mut [u64]) -> Result<usize> {
+    /// `out` filled from this thread's run, if it can give all of `out` (else the run
+    /// is dropped): whether it did. The fork and lease checks come first, on the
+    /// call's own reading, as for every slot.
+    fn fill_from_run(&self, out: &mut [u64]) -> Result<bool> {
         if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
-            return Ok(0);
+            return Ok(false);
         }
         if fork::generation() != self.fork_generation {
             return Err(Error::Fork);
@@ -322,13 +318,13 @@ impl<C: CounterStorage> Generator<C> {
         let now = self.clock.now_ms();
         self.check_lease(now)?;
         let t = self.ticks(now)?;
-        let Some((first, count)) = self.take_span_from_run(t << self.sb, self.limit(t), out.len() as u64) else {
-            return Ok(0);
+        let Some(first) = self.take_span_from_run(t << self.sb, self.limit(t), out.len() as u64) else {
+            return Ok(false);
         };
-        for (i, slot) in out[..count as usize].iter_mut().enumerate() {
+        for (i, slot) in out.iter_mut().enumerate() {
             *slot = self.id_of(first + i as u64);
         }
-        Ok(count as usize)
+        Ok(true)
     }
 
     /// Takes a run of slots for the calling thread, as a thread that lost a race for
@@ -411,9 +407,16 @@ impl<C: CounterStorage> Generator<C> {
     /// On error the slots written so far hold valid, unique IDs.
     ///
     /// On a thread that keeps a run of slots (a borrowing generator under
-    /// contention), the run's slots come first; then the counter's, above them.
+    /// contention), a batch the run can give whole comes from it; a larger one drops
+    /// the run and comes from the counter. Never a mix: the IDs of one call are of
+    /// one run, or all reserved during the call, so a gate that checks a batch's last
+    /// ID ([`SharedGateCheck`](crate::lease::SharedGateCheck), as the PostgreSQL
+    /// extension does) has checked the reservation of every one.
     pub fn fill(&self, out: &mut [u64]) -> Result<()> {
-        let mut done = self.fill_from_run(out)?;
+        if self.fill_from_run(out)? {
+            return Ok(());
+        }
+        let mut done = 0usize;
         while done < out.len() {
             let want = (out.len() - done) as u64;
             let (start, count) = self.reserve(want)?;
@@ -1116,24 +1119,26 @@ mod tests {
         assert_eq!(g.stats().ids_issued, 10 * CHUNK);
     }
 
-    /// A batch on a thread holding a run takes the run's slots first, then the
-    /// counter's above them: the thread's IDs keep increasing, and no slot of the run
-    /// is passed over.
+    /// A batch on a thread holding a run comes from the run when it fits, else from
+    /// the counter with the run dropped: the thread's IDs keep increasing, and a batch
+    /// is never part run, part counter.
     #[test]
-    fn a_batch_takes_the_run_first_so_the_thread_keeps_increasing() {
+    fn a_batch_takes_the_run_when_it_fits_so_the_thread_keeps_increasing() {
         let clock = ManualClock::new(T);
         let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
         let mut ids = vec![first];
         ids.extend(g.next_ids(2).unwrap());
         ids.push(g.next_id().unwrap());
-        // The run's rest (124 slots) and 4 of the counter's.
-        ids.extend(g.next_ids(CHUNK as usize).unwrap());
-        ids.push(g.next_id().unwrap());
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, (0..=CHUNK + 4).collect::<Vec<_>>(), "in order, none passed over");
+        assert_eq!(seqs, [0, 1, 2, 3], "from the run, in order");
+        // 124 slots left: a batch of CHUNK drops them and takes the counter's.
+        let batch = g.next_ids(CHUNK as usize).unwrap();
+        let seqs: Vec<u64> = batch.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, (CHUNK..2 * CHUNK).collect::<Vec<_>>());
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * CHUNK, "the run was dropped");
         let mut out = [0u64; 3];
         g.fill(&mut out).unwrap();
-        assert!(out[0] > ids[ids.len() - 1] && out.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(seq_and_ms(out[0]).0, 2 * CHUNK + 1, "the next run serves the batch");
     }
 
     /// `try_next_id` on a thread holding a run is served from it, like `next_id`:

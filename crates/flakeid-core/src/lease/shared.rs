@@ -414,12 +414,36 @@ mod tests {
         None
     }
 
+    /// A batch as a backend makes it: the gate checks its last ID only.
+    fn issue_batch(
+        check: &SharedGateCheck<'_>,
+        g: &Generator<crate::SharedCounter>,
+        n: usize,
+        drop_run: bool,
+    ) -> Vec<u64> {
+        for _ in 0..2 {
+            let under = check.begin();
+            let Ok(ids) = g.next_ids(n) else { return Vec::new() };
+            if check.allows(under, ids[n - 1] >> (L.node_bits() + L.sequence_bits())) {
+                return ids;
+            }
+            if drop_run {
+                g.drop_run();
+            }
+            if check.after_refusal() != AfterRefusal::Renewed {
+                break;
+            }
+        }
+        Vec::new()
+    }
+
     /// Server A's backend keeps a run of slots reserved in the gap after A lost node
     /// id 1 (its counter borrowed ahead); server B holds node 1 meanwhile and issues
     /// the IDs of that run's tick; A acquires node 1 again (its counter moved past
     /// B's fence) while the run is still ahead of A's clock. None of B's IDs comes
-    /// back from A under the new lease, and below its start nothing passes; with the
-    /// run dropped on a refusal, every call succeeds.
+    /// back from A under the new lease — single IDs, or batches whose last ID alone
+    /// is checked — and below its start nothing passes; with the run dropped on a
+    /// refusal, every call succeeds.
     #[test]
     fn a_run_from_before_a_lease_is_refused_under_it() {
         use crate::{Clock, ManualClock, Overflow, SharedCounter, sync::AtomicU64};
@@ -470,12 +494,16 @@ mod tests {
             assert_eq!(SharedGate::node_of(second), 1);
             gate.publish(window(T0 + 2_510), &L, 100);
             let (mut returned, mut theirs, mut below_fence) = (0, 0, 0);
-            for _ in 0..100 {
-                if let Some(id) = issue(&check, &backend, drop_run) {
-                    returned += 1;
-                    below_fence += usize::from(L.decompose(id).timestamp_ms <= fence_b);
-                    theirs += usize::from(!ids_b.insert(id));
-                }
+            // Batches first (a small one the run could give whole, a larger one), then
+            // single IDs.
+            let batches = [3, 200]
+                .into_iter()
+                .flat_map(|n| issue_batch(&check, &backend, n, drop_run));
+            let singles = (0..100).filter_map(|_| issue(&check, &backend, drop_run));
+            for id in batches.collect::<Vec<_>>().into_iter().chain(singles) {
+                returned += 1;
+                below_fence += usize::from(L.decompose(id).timestamp_ms <= fence_b);
+                theirs += usize::from(!ids_b.insert(id));
             }
             assert_eq!(
                 (theirs, below_fence),
@@ -484,7 +512,7 @@ mod tests {
                  ({returned} returned, drop_run {drop_run})"
             );
             if drop_run {
-                assert_eq!(returned, 100, "a refusal dropped the run: every retry is fresh");
+                assert_eq!(returned, 303, "a refusal dropped the run: every retry is fresh");
             }
         }
     }
