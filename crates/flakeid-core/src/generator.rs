@@ -354,7 +354,7 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Forgets the calling thread's run of slots, if it keeps one of this generator
     /// (its unused slots are passed over). A caller that checks IDs against a gate of
-    /// its own ([`SharedGateCheck`](crate::lease::SharedGateCheck)) calls it after a
+    /// its own (`lease::SharedGateCheck`) calls it after a
     /// refusal, so that its retry takes fresh slots instead of the rest of a run that
     /// the gate would refuse as well.
     pub fn drop_run(&self) {
@@ -410,7 +410,7 @@ impl<C: CounterStorage> Generator<C> {
     /// contention), a batch the run can give whole comes from it; a larger one drops
     /// the run and comes from the counter. Never a mix: the IDs of one call are of
     /// one run, or all reserved during the call, so a gate that checks a batch's last
-    /// ID ([`SharedGateCheck`](crate::lease::SharedGateCheck), as the PostgreSQL
+    /// ID (`lease::SharedGateCheck`, as the PostgreSQL
     /// extension does) has checked the reservation of every one.
     pub fn fill(&self, out: &mut [u64]) -> Result<()> {
         if self.fill_from_run(out)? {
