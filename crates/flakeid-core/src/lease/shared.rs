@@ -494,13 +494,13 @@ mod tests {
             assert_eq!(SharedGate::node_of(second), 1);
             gate.publish(window(T0 + 2_510), &L, 100);
             let (mut returned, mut theirs, mut below_fence) = (0, 0, 0);
-            // Batches first (a small one the run could give whole, a larger one), then
-            // single IDs.
+            // Single IDs first, then batches: a small one the rest of the run could
+            // give whole, and a larger one.
+            let singles: Vec<u64> = (0..100).filter_map(|_| issue(&check, &backend, drop_run)).collect();
             let batches = [3, 200]
                 .into_iter()
                 .flat_map(|n| issue_batch(&check, &backend, n, drop_run));
-            let singles = (0..100).filter_map(|_| issue(&check, &backend, drop_run));
-            for id in batches.collect::<Vec<_>>().into_iter().chain(singles) {
+            for id in singles.into_iter().chain(batches.collect::<Vec<_>>()) {
                 returned += 1;
                 below_fence += usize::from(L.decompose(id).timestamp_ms <= fence_b);
                 theirs += usize::from(!ids_b.insert(id));
