@@ -16,8 +16,9 @@
 //! Every backend checks it after reserving an ID and before returning it (a
 //! [`flakeid_core::lease::SharedGateCheck`]): the ID's tick below the window's end
 //! (the fence the store holds, in ticks), a lease-clock reading below its monotonic
-//! end, and the lease unchanged since before the reservation (so an ID reserved
-//! before a new lease moved the counter past its fence is never returned under it).
+//! end, the ID's tick at or past the lease's start, and the lease unchanged since
+//! before the reservation (so an ID reserved before a new lease moved the counter
+//! past its fence is never returned under it, a run a backend kept included).
 //!
 //! A standby takes no lease (the launcher starts when recovery ends); a promoted
 //! standby takes its own, a node id no live server holds: no operator step.
@@ -139,9 +140,11 @@ pub fn hold(lease: Lease, resume_after_ms: u64) {
         };
         backoff = Duration::from_millis(500);
         let node = generator.node();
-        // The counter is past the fence (build_shared); then the lease word, then
-        // the window: a backend that sees the window sees the word.
-        lease_gate().begin_lease(node);
+        // The counter is past the fence (build_shared); begin_lease moves it to a
+        // fresh tick, the lease's start, which the gate refuses IDs below (a run a
+        // backend reserved before is one); then the lease word, then the window: a
+        // backend that sees the window sees the word.
+        lease_gate().begin_lease(&generator);
         let delay = generator.lease_lock_delay_ms().unwrap_or(0);
         log!(
             "flakeid: leased node id {node} ({}){}",

@@ -167,7 +167,9 @@ pymethods_with_getters! { PyGenerator.inner {
     }
 
     /// The next ID. Waiting for the clock (a used-up tick, a rollback policy)
-    /// happens with the GIL released.
+    /// happens with the GIL released. `try_next_id` keeps a thread's run of slots
+    /// as `next_id` does (a borrowing generator whose threads contend: a
+    /// free-threaded build, or threads beside Python's), so this path keeps runs too.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         match self.inner.try_next_id() {
             Ok(Some(id)) => Ok(id),

@@ -231,7 +231,7 @@ impl<C: CounterStorage> Generator<C> {
             // Contended: from now on this thread takes runs.
             Claim::Raced => self.next_run(t),
             Claim::Blocked(_) => {
-                let (first, _) = self.reserve_slow(1)?;
+                let (first, _) = self.reserve_slow(1, 1)?;
                 Ok(self.id_of(first))
             }
         }
@@ -270,10 +270,82 @@ impl<C: CounterStorage> Generator<C> {
     fn next_run(&self, t: u64) -> Result<u64> {
         let (first, count) = match self.claim(t, self.run) {
             Claim::Won(first, count) => (first, count),
-            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.run)?,
+            // Behind the clock (a monotonic rollback), one slot: a run never holds
+            // slots past what the clock allows, which its next call would pass over.
+            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.run, 1)?,
         };
         self.keep_chunk(first + 1, first + count);
         Ok(self.id_of(first))
+    }
+
+    /// [`next_run`](Self::next_run) that never waits: `None` where it would.
+    #[inline(never)]
+    fn try_next_run(&self, t: u64) -> Result<Option<u64>> {
+        let (first, count) = match self.claim(t, self.run) {
+            Claim::Won(first, count) => (first, count),
+            Claim::Raced | Claim::Blocked(_) => match self.try_reserve_now(self.run, 1)? {
+                Some(run) => run,
+                None => return Ok(None),
+            },
+        };
+        self.keep_chunk(first + 1, first + count);
+        Ok(Some(self.id_of(first)))
+    }
+
+    /// `want` slots of this thread's run that the clock allows (`floor`..`limit`):
+    /// the first; `None` when it has no run of this generator or its run cannot give
+    /// them all, which then drops the run (its rest passed over), so that the
+    /// caller's slots, from the counter, lie above it.
+    fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
+        CHUNKS.with(|chunks| {
+            for c in chunks {
+                let (uid, next, end) = c.get();
+                if uid == self.uid {
+                    let first = next.max(floor);
+                    if end.min(limit).saturating_sub(first) >= want {
+                        self.counters.skip(first - next);
+                        c.set((uid, first + want, end));
+                        return Some(first);
+                    }
+                    self.counters.skip(end.saturating_sub(next));
+                    c.set((uid, 0, 0));
+                    return None;
+                }
+            }
+            None
+        })
+    }
+
+    /// `out` filled from this thread's run, if it can give all of `out` (else the run
+    /// is dropped): whether it did. The fork and lease checks come first, on the
+    /// call's own reading, as for every slot.
+    fn fill_from_run(&self, out: &mut [u64]) -> Result<bool> {
+        if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        if fork::generation() != self.fork_generation {
+            return Err(Error::Fork);
+        }
+        let now = self.clock.now_ms();
+        self.check_lease(now)?;
+        let t = self.ticks(now)?;
+        let Some(first) = self.take_span_from_run(t << self.sb, self.limit(t), out.len() as u64) else {
+            return Ok(false);
+        };
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = self.id_of(first + i as u64);
+        }
+        Ok(true)
+    }
+
+    /// Takes a run of slots for the calling thread, as a thread that lost a race for
+    /// the counter does, and returns the ID of its first slot: for tests and the loom
+    /// model, which need a thread holding a run without staging a race.
+    #[cfg(any(test, loom))]
+    #[doc(hidden)]
+    pub fn take_run_for_test(&self) -> Result<u64> {
+        let t = self.ticks(self.clock.now_ms())?;
+        self.next_run(t)
     }
 
     fn keep_chunk(&self, next: u64, end: u64) {
@@ -289,6 +361,40 @@ impl<C: CounterStorage> Generator<C> {
             let i = own.or_else(free).unwrap_or((self.uid % chunks.len() as u64) as usize);
             chunks[i].set((self.uid, next, end));
         });
+    }
+
+    /// Forgets the calling thread's run of slots, if it keeps one of this generator
+    /// (its unused slots are passed over). A caller that checks IDs against a gate of
+    /// its own (`lease::SharedGateCheck`) calls it after a
+    /// refusal, so that its retry takes fresh slots instead of the rest of a run that
+    /// the gate would refuse as well.
+    pub fn drop_run(&self) {
+        self.drop_chunk();
+    }
+
+    /// Moves the counter to the first slot of a tick none of whose slots was reserved
+    /// yet (where it already is, at a tick's first slot, it stays), and returns that
+    /// tick: every slot reserved before lies in an earlier tick. The passed-over rest
+    /// of the tick counts as skipped.
+    #[cfg(feature = "lease")]
+    pub(crate) fn start_fresh_tick(&self) -> u64 {
+        let counter = self.state.get();
+        let per_tick = 1u64 << self.sb;
+        let mut cur = counter.load(Ordering::Acquire);
+        loop {
+            let tick = cur.div_ceil(per_tick);
+            let fresh = tick << self.sb;
+            if fresh == cur {
+                return tick;
+            }
+            match counter.compare_exchange(cur, fresh, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.counters.enter_tick(fresh - cur, tick);
+                    return tick;
+                }
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// Forget this thread's run (before reserving from the counter directly).
@@ -310,8 +416,17 @@ impl<C: CounterStorage> Generator<C> {
     /// Fills `out` with fresh IDs, increasing. Runs of slots are reserved with one
     /// atomic step each (a whole tick's worth at a time, or more when borrowing).
     /// On error the slots written so far hold valid, unique IDs.
+    ///
+    /// On a thread that keeps a run of slots (a borrowing generator under
+    /// contention), a batch the run can give whole comes from it; a larger one drops
+    /// the run and comes from the counter. Never a mix: the IDs of one call are of
+    /// one run, or all reserved during the call, so a gate that checks a batch's last
+    /// ID (`lease::SharedGateCheck`, as the PostgreSQL
+    /// extension does) has checked the reservation of every one.
     pub fn fill(&self, out: &mut [u64]) -> Result<()> {
-        self.drop_chunk();
+        if self.fill_from_run(out)? {
+            return Ok(());
+        }
         let mut done = 0usize;
         while done < out.len() {
             let want = (out.len() - done) as u64;
@@ -327,18 +442,50 @@ impl<C: CounterStorage> Generator<C> {
     /// [`Generator::next_id`] that never waits: `Ok(None)` where `next_id` would wait
     /// (the tick's sequence is used up, or a rollback policy would wait for the
     /// clock). flake-idgen's synchronous `next()` throws there; callers retry later.
+    ///
+    /// A borrowing generator keeps runs of slots here as `next_id` does: a thread
+    /// holding a run is served from it, and one that loses a race takes runs.
     pub fn try_next_id(&self) -> Result<Option<u64>> {
-        self.drop_chunk();
+        if self.ahead > 0 {
+            return self.try_next_id_borrow();
+        }
         let run = match self.reserve_cached(1)? {
             Some(run) => Some(run),
-            None => {
-                let mut ep = Episode::default();
-                let r = self.reserve_now(1, &mut ep);
-                self.counters.record(ep, 0);
-                r?.ok()
-            }
+            None => self.try_reserve_now(1, 1)?,
         };
         Ok(run.map(|(start, _)| self.id_of(start)))
+    }
+
+    /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
+    fn try_next_id_borrow(&self) -> Result<Option<u64>> {
+        if fork::generation() != self.fork_generation {
+            return Err(Error::Fork);
+        }
+        let now = self.clock.now_ms();
+        self.check_lease(now)?;
+        let t = self.ticks(now)?;
+        if self.chunked.load(Ordering::Relaxed) {
+            match self.take_from_run(t << self.sb, self.limit(t)) {
+                Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
+                Run::Spent => return self.try_next_run(t),
+                Run::Absent => {}
+            }
+        }
+        match self.claim(t, 1) {
+            Claim::Won(start, _) => Ok(Some(self.id_of(start))),
+            Claim::Raced => self.try_next_run(t),
+            Claim::Blocked(_) => Ok(self.try_reserve_now(1, 1)?.map(|(start, _)| self.id_of(start))),
+        }
+    }
+
+    /// One decision on a precise reading, never a wait: `None` where `reserve_slow`
+    /// would wait.
+    #[cold]
+    fn try_reserve_now(&self, n: u64, behind: u64) -> Result<Option<(u64, u64)>> {
+        let mut ep = Episode::default();
+        let r = self.reserve_now(n, behind, &mut ep);
+        self.counters.record(ep, 0);
+        Ok(r?.ok())
     }
 
     /// `n` fresh IDs, increasing; `n` at most [`MAX_BATCH`].
@@ -590,7 +737,7 @@ impl<C: CounterStorage> Generator<C> {
     fn reserve(&self, n: u64) -> Result<(u64, u64)> {
         match self.reserve_cached(n)? {
             Some(run) => Ok(run),
-            None => self.reserve_slow(n),
+            None => self.reserve_slow(n, n),
         }
     }
 
@@ -660,9 +807,9 @@ impl<C: CounterStorage> Generator<C> {
     /// runs every [`WAIT_HOOK_EVERY_MS`] ms.
     #[cold]
     #[inline(never)]
-    fn reserve_slow(&self, n: u64) -> Result<(u64, u64)> {
+    fn reserve_slow(&self, n: u64, behind: u64) -> Result<(u64, u64)> {
         let mut ep = Episode::default();
-        let r = self.reserve_slow_in(n, &mut ep);
+        let r = self.reserve_slow_in(n, behind, &mut ep);
         // The clock for the wait's µs is read only by calls that waited: a call that
         // merely lost a race (the contended path) reads nothing more.
         let now_us = if ep.wait_started_us.is_some() {
@@ -684,7 +831,7 @@ impl<C: CounterStorage> Generator<C> {
         self.clock.monotonic_ms().saturating_mul(1000)
     }
 
-    fn reserve_slow_in(&self, n: u64, ep: &mut Episode) -> Result<(u64, u64)> {
+    fn reserve_slow_in(&self, n: u64, behind: u64, ep: &mut Episode) -> Result<(u64, u64)> {
         let started = self.clock.monotonic_ms();
         // The tick the clock last read and when (real time) it was first read: the
         // bound is on the clock not *moving*, so a thread that keeps losing the
@@ -695,7 +842,7 @@ impl<C: CounterStorage> Generator<C> {
             // Real time is read *before* the verdict's clock reading: a thread
             // preempted between the two must not count the preemption as a wait.
             let mono = self.clock.monotonic_ms();
-            let pending = match self.reserve_now(n, ep)? {
+            let pending = match self.reserve_now(n, behind, ep)? {
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
@@ -733,6 +880,8 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// One decision on a precise reading: `Ok(Err(why))` when the caller must wait.
+    /// While the clock is behind IDs already issued and the policy is monotonic, it
+    /// takes `behind` slots at most (of up to `n`) from the last tick.
     ///
     /// Ordering is what makes the verdicts sound: the counter is loaded *before*
     /// the clock is read. Every counter value was stored (Release) by a thread that
@@ -743,7 +892,7 @@ impl<C: CounterStorage> Generator<C> {
     /// closes; see docs/design.md).
     #[cold]
     #[inline(never)]
-    fn reserve_now(&self, n: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
+    fn reserve_now(&self, n: u64, behind: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
         loop {
             if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
                 return Err(self.gone());
@@ -786,8 +935,10 @@ impl<C: CounterStorage> Generator<C> {
                 }
                 ClockBackwards::Monotonic => {
                     if cur_tick == last_tick {
-                        // Room left in the last tick: keep using it.
-                        let count = n.min(((last_tick + 1) << self.sb) - cur);
+                        // Room left in the last tick: keep using it, `behind` slots
+                        // at most (a run takes one: its rest would be past the
+                        // window of its next call's reading, and passed over).
+                        let count = n.min(behind).min(((last_tick + 1) << self.sb) - cur);
                         if self.swap(cur, cur + count) {
                             return Ok(Ok((cur, count)));
                         }
@@ -986,14 +1137,176 @@ mod tests {
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (CHUNK, T));
     }
 
+    /// `ids_issued` counts slots reserved: the unused rest of a run whose thread
+    /// exited stays counted (thread churn makes it grow, as docs/stats.md says).
     #[test]
-    fn a_batch_drops_the_run_so_the_thread_keeps_increasing() {
+    fn ids_issued_counts_the_runs_of_exited_threads() {
+        let clock = ManualClock::new(T);
+        let g = Arc::new(
+            Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .overflow(Overflow::Borrow)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        for _ in 0..10 {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                g.take_run_for_test().unwrap();
+                g.next_id().unwrap();
+            })
+            .join()
+            .unwrap();
+        }
+        // 20 IDs returned, 10 runs of CHUNK slots reserved.
+        assert_eq!(g.stats().ids_issued, 10 * CHUNK);
+    }
+
+    /// A batch on a thread holding a run comes from the run when it fits, else from
+    /// the counter with the run dropped: the thread's IDs keep increasing, and a batch
+    /// is never part run, part counter.
+    #[test]
+    fn a_batch_takes_the_run_when_it_fits_so_the_thread_keeps_increasing() {
+        let clock = ManualClock::new(T);
+        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
+        let mut ids = vec![first];
+        ids.extend(g.next_ids(2).unwrap());
+        ids.push(g.next_id().unwrap());
+        let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, [0, 1, 2, 3], "from the run, in order");
+        // 124 slots left: a batch of CHUNK drops them and takes the counter's.
+        let batch = g.next_ids(CHUNK as usize).unwrap();
+        let seqs: Vec<u64> = batch.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, (CHUNK..2 * CHUNK).collect::<Vec<_>>());
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * CHUNK, "the run was dropped");
+        let mut out = [0u64; 3];
+        g.fill(&mut out).unwrap();
+        assert_eq!(seq_and_ms(out[0]).0, 2 * CHUNK + 1, "the next run serves the batch");
+    }
+
+    /// `try_next_id` on a thread holding a run is served from it, like `next_id`:
+    /// the thread's IDs keep increasing, and the run is kept.
+    #[test]
+    fn try_next_id_on_a_thread_holding_a_run_takes_its_slots() {
+        let clock = ManualClock::new(T);
+        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
+        let mut ids = vec![first];
+        for i in 0..6 {
+            ids.push(if i % 2 == 0 {
+                g.try_next_id().unwrap().unwrap()
+            } else {
+                g.next_id().unwrap()
+            });
+        }
+        let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, (0..7).collect::<Vec<_>>(), "in order, none passed over");
+        // Spent, it is renewed by try_next_id too.
+        for _ in 7..CHUNK {
+            g.try_next_id().unwrap().unwrap();
+        }
+        let renewed = g.try_next_id().unwrap().unwrap();
+        assert_eq!(seq_and_ms(renewed).0, CHUNK);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, CHUNK + 1);
+        assert_eq!(g.stats().ids_issued, 2 * CHUNK, "the second run counted as issued");
+    }
+
+    /// `clock_backwards = monotonic` on a thread holding a run: while the clock is
+    /// behind, every slot left in the last tick is issued, one per call, none of them
+    /// held in a run that its next call would pass over.
+    #[test]
+    fn a_monotonic_rollback_with_runs_keeps_the_last_ticks_slots() {
+        let clock = ManualClock::new(T);
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(1)
+            .clock_backwards(ClockBackwards::Monotonic)
+            .max_wait_ms(0)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        g.take_run_for_test().unwrap();
+        clock.set(T - 5);
+        let mut behind = Vec::new();
+        let err = loop {
+            match g.next_id() {
+                Ok(id) => behind.push(id),
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(err, Error::ClockMovedBackwards { by_ms: 5 }), "{err}");
+        // The run's rest (127 slots) was past the window of the behind clock.
+        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - CHUNK;
+        assert_eq!(behind.len() as u64, left, "slots of the last tick issued while behind");
+        assert!(behind.iter().all(|&id| seq_and_ms(id).1 == T));
+        assert!(behind.windows(2).all(|w| w[1] == w[0] + 1));
+        // Back on time: runs again.
+        clock.set(T);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
+    }
+
+    /// A forked child whose thread holds a run of a parent's generator issues
+    /// nothing from it: the fork check comes before the run, on every path.
+    #[cfg(unix)]
+    #[test]
+    fn a_forked_child_holding_a_run_refuses_to_issue() {
         let clock = ManualClock::new(T);
         let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
-        let batch = g.next_ids(2).unwrap();
-        assert_eq!(seq_and_ms(batch[0]), (CHUNK, T));
-        let after = g.next_id().unwrap();
-        assert!(after > batch[1], "a slot of the dropped run was issued");
+        // SAFETY: the child only calls into the generator (atomics, a thread-local)
+        // and _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let refused = |r: Result<()>| matches!(r, Err(Error::Fork));
+            let code = if !refused(g.next_id().map(drop)) {
+                1
+            } else if !refused(g.try_next_id().map(drop)) {
+                2
+            } else if !refused(g.next_ids(1).map(drop)) {
+                3
+            } else {
+                0
+            };
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "the child issued from the run: 1 = next_id, 2 = try_next_id, 3 = next_ids"
+        );
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (1, T), "the parent keeps its run");
+    }
+
+    /// A lease that ends (here: released) while a thread holds a run: no slot of the
+    /// run is issued after, by any call.
+    #[cfg(all(feature = "lease", any(unix, windows)))]
+    #[test]
+    fn a_lease_that_ends_while_a_thread_holds_a_run_refuses_its_slots() {
+        let dir = std::env::temp_dir().join(format!("flakeid-run-lease-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.to_str().unwrap().replace('\\', "/");
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(1_000)
+            .lease_url(&format!("file://{slash}{path}"))
+            .build()
+            .unwrap();
+        g.take_run_for_test().unwrap();
+        g.next_id().unwrap();
+        g.release_lease();
+        let refused = |r: Result<()>| matches!(r, Err(Error::Lease { .. }));
+        assert!(refused(g.next_id().map(drop)), "next_id issued from the run");
+        assert!(refused(g.try_next_id().map(drop)), "try_next_id issued from the run");
+        assert!(refused(g.next_ids(1).map(drop)), "next_ids issued from the run");
+        drop(g);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

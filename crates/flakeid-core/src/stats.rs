@@ -24,10 +24,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// IDs handed out. A borrowing generator shared by threads that contend keeps
-    /// runs of up to 128 slots per thread (docs/design.md): slots of a run that a
-    /// thread has not used yet count as issued, so under contention this can run
-    /// ahead of what callers received by at most 127 per thread, never behind.
+    /// IDs handed out, counted as slots reserved: the slots the counter advanced
+    /// since the generator was built, less those passed over. A borrowing generator
+    /// shared by threads that contend keeps runs of up to 128 slots per thread
+    /// (docs/design.md): slots of a run that its thread has not used count as
+    /// issued, up to 127 for each thread holding a run now and, for good, for each
+    /// thread that exited (or evicted the run) while holding one. So this is never
+    /// behind what callers received, and ahead of it by up to 127 × the threads that
+    /// ever left a run of this generator unspent: with short-lived threads, that
+    /// grows.
     pub ids_issued: u64,
     /// Ticks waited out because the tick's sequence (or, when borrowing, the
     /// borrow window) was used up: one per wait for a next tick (a batch that

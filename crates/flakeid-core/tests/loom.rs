@@ -41,22 +41,51 @@ impl ModelClock {
             mono: std::sync::atomic::AtomicU64::new(0),
         }
     }
+    /// The clock reads `ms` from now on; a step back reaches the cache too (the
+    /// ticker stores what it reads, rollbacks included).
     fn set(&self, ms: u64) {
-        self.now.store(ms, Ordering::Release);
+        let was = self.now.swap(ms, Ordering::AcqRel);
+        if ms < was {
+            self.cached.store(ms, Ordering::Release);
+        }
     }
 }
 
 #[derive(Debug, Clone)]
 struct Handle(Arc<ModelClock>);
 
+loom::thread_local! {
+    /// The lowest and highest clock readings of the calling thread's current call
+    /// (cached or precise): what the borrow bound is checked against.
+    static READ: std::cell::Cell<(u64, u64)> = std::cell::Cell::new((u64::MAX, 0));
+}
+
+/// Starts recording a call's clock readings.
+fn call_begins() {
+    READ.with(|r| r.set((u64::MAX, 0)));
+}
+
+/// The lowest and highest readings of the call since `call_begins`.
+fn call_readings() -> (u64, u64) {
+    READ.with(|r| r.get())
+}
+
+fn read(ms: u64) -> u64 {
+    READ.with(|r| {
+        let (lo, hi) = r.get();
+        r.set((lo.min(ms), hi.max(ms)));
+    });
+    ms
+}
+
 impl Clock for Handle {
     fn now_ms(&self) -> u64 {
-        self.0.cached.load(Ordering::Acquire)
+        read(self.0.cached.load(Ordering::Acquire))
     }
     fn now_ms_precise(&self) -> u64 {
         let now = self.0.now.load(Ordering::Acquire);
         self.0.cached.fetch_max(now, Ordering::AcqRel);
-        now
+        read(now)
     }
     fn pause(&self) {
         thread::yield_now();
@@ -92,6 +121,19 @@ struct Case {
     singles: usize,
     /// Whether the clock goes back (then ClockMovedBackwards is allowed).
     rollback: bool,
+    /// What every second call of a thread without a batch is.
+    calls: Calls,
+}
+
+/// The calls a thread without a batch mixes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Calls {
+    /// `next_id` only.
+    NextId,
+    /// Every second one `try_next_id` (a `None` issues nothing).
+    TryNextId,
+    /// Every second one `next_ids(1)`.
+    Batches,
 }
 
 fn check(case: Case) {
@@ -119,21 +161,23 @@ fn check(case: Case) {
                 let g = g.clone();
                 thread::spawn(move || {
                     let mut out = Vec::new();
-                    if n > 1 {
-                        match g.next_ids(n) {
-                            Ok(ids) => out.extend(ids),
+                    // Each ID with the lowest and highest clock readings of its call.
+                    let mut push = |ids: &[u64]| {
+                        let (lo, hi) = call_readings();
+                        out.extend(ids.iter().map(|&id| (id, lo, hi)));
+                    };
+                    let calls: Vec<usize> = if n > 1 { vec![n, 1] } else { vec![1; case.singles] };
+                    for (i, k) in calls.into_iter().enumerate() {
+                        call_begins();
+                        let got = match (k, case.calls) {
+                            (1, Calls::TryNextId) if i % 2 == 1 => g.try_next_id().map(|id| id.into_iter().collect()),
+                            (1, Calls::Batches) if i % 2 == 1 => g.next_ids(1),
+                            (1, _) => g.next_id().map(|id| vec![id]),
+                            _ => g.next_ids(k),
+                        };
+                        match got {
+                            Ok(ids) => push(&ids),
                             Err(e) => return (out, Some(e)),
-                        }
-                        match g.next_id() {
-                            Ok(id) => out.push(id),
-                            Err(e) => return (out, Some(e)),
-                        }
-                    } else {
-                        for _ in 0..case.singles {
-                            match g.next_id() {
-                                Ok(id) => out.push(id),
-                                Err(e) => return (out, Some(e)),
-                            }
                         }
                     }
                     (out, None)
@@ -150,12 +194,28 @@ fn check(case: Case) {
         };
         mover.join().unwrap();
         let mut all = Vec::new();
+        let tick = |ms: u64| layout().ticks_at(ms).unwrap();
         for h in issuers {
-            let (ids, err) = h.join().unwrap();
+            let (issued, err) = h.join().unwrap();
+            let ids: Vec<u64> = issued.iter().map(|&(id, _, _)| id).collect();
             assert!(
                 ids.windows(2).all(|w| w[0] < w[1]),
                 "a thread's IDs went backwards: {ids:?}"
             );
+            // The bound against each call's own clock readings: no ID older than the
+            // tick its call read (a run's slot older than the clock is passed over)
+            // and, unless a monotonic rollback keeps issuing in the last tick, none
+            // past the window the call's reading allows.
+            for &(id, lo, hi) in &issued {
+                let t = id >> (layout().node_bits() + layout().sequence_bits());
+                assert!(t >= tick(lo), "{id} older than its call's clock ({case:?})");
+                if !(case.rollback && case.policy == ClockBackwards::Monotonic) {
+                    assert!(
+                        t <= tick(hi) + case.max_borrow_ms,
+                        "{id} past the window of its call's clock ({case:?})"
+                    );
+                }
+            }
             match err {
                 None | Some(Error::ClockStalled { .. }) => {}
                 Some(Error::ClockMovedBackwards { .. }) if case.rollback => {}
@@ -189,6 +249,7 @@ fn strict_two_threads_clock_moving() {
         per_thread: [1, 1],
         singles: 2,
         rollback: false,
+        calls: Calls::NextId,
     });
 }
 
@@ -202,6 +263,7 @@ fn strict_with_a_batch() {
         per_thread: [3, 1],
         singles: 2,
         rollback: false,
+        calls: Calls::NextId,
     });
 }
 
@@ -215,6 +277,7 @@ fn borrow_two_threads_clock_jumping_past_the_window() {
         per_thread: [3, 2],
         singles: 2,
         rollback: false,
+        calls: Calls::NextId,
     });
 }
 
@@ -228,6 +291,7 @@ fn borrow_with_a_batch() {
         per_thread: [3, 1],
         singles: 2,
         rollback: false,
+        calls: Calls::NextId,
     });
 }
 
@@ -241,6 +305,7 @@ fn monotonic_through_a_rollback() {
         per_thread: [1, 1],
         singles: 2,
         rollback: true,
+        calls: Calls::NextId,
     });
 }
 
@@ -254,6 +319,7 @@ fn wait_policy_through_a_rollback() {
         per_thread: [1, 1],
         singles: 2,
         rollback: true,
+        calls: Calls::NextId,
     });
 }
 
@@ -269,6 +335,7 @@ fn borrow_runs_renewed_clock_moving() {
         per_thread: [1, 1],
         singles: 3,
         rollback: false,
+        calls: Calls::NextId,
     });
 }
 
@@ -284,104 +351,189 @@ fn borrow_runs_through_a_rollback() {
         per_thread: [1, 1],
         singles: 3,
         rollback: true,
+        calls: Calls::NextId,
+    });
+}
+
+/// The same with the error policy: a run's slots past the window the clock now
+/// allows are never issued (the call's own reading bounds its ID).
+#[test]
+fn borrow_runs_through_a_rollback_refused() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 2, T0],
+        per_thread: [1, 1],
+        singles: 3,
+        rollback: true,
+        calls: Calls::NextId,
+    });
+}
+
+/// Threads on runs mixing in `try_next_id`: each thread's IDs still increase.
+#[test]
+fn borrow_runs_with_try_next_id() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1],
+        per_thread: [1, 1],
+        singles: 3,
+        rollback: false,
+        calls: Calls::TryNextId,
+    });
+}
+
+/// Threads on runs mixing in batches of one.
+#[test]
+fn borrow_runs_with_batches() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1],
+        per_thread: [1, 1],
+        singles: 3,
+        rollback: false,
+        calls: Calls::Batches,
     });
 }
 
 /// The lease gate across processes (`flakeid_core::lease::SharedGate`): its holder
-/// closing the window and beginning a new lease while an issuer reserves and
-/// checks. Needs the `lease` feature: `RUSTFLAGS="--cfg loom" cargo test -p
-/// flakeid-core --features lease --release --test loom`.
+/// closing the window and beginning a new lease while an issuer, a real borrowing
+/// generator over the shared counter that keeps a run of slots, issues as the
+/// PostgreSQL extension's backends do. Needs the `lease` feature: `RUSTFLAGS="--cfg
+/// loom" cargo test -p flakeid-core --features lease --release --test loom`.
 #[cfg(feature = "lease")]
 mod shared_gate {
-    use flakeid_core::lease::{AfterRefusal, SharedGate};
-    use flakeid_core::{Layout, LeaseClock, LeaseWindow};
+    use super::{Handle, ModelClock, T0, layout};
+    use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck};
+    use flakeid_core::{ClockBackwards, Generator, LeaseClock, LeaseWindow, Overflow, SharedCounter};
     use loom::sync::Arc;
     use loom::sync::atomic::{AtomicU64, Ordering};
     use loom::thread;
 
-    /// A 1 ms tick from the epoch: a window's wall end `ms` past the epoch ends
-    /// at tick `ms` (exclusive).
-    const L: Layout = Layout::SNOWFLAKE;
+    /// The issuers' borrow window: ticks (1 ms) past the clock's.
+    const BORROW_MS: u64 = 2;
 
-    fn open_until_tick(tick: u64) -> LeaseWindow {
+    /// A window whose wall end is `wall_end_ms`; the monotonic end far away (the
+    /// model moves the counter, not clocks).
+    fn window(wall_end_ms: u64) -> LeaseWindow {
         LeaseWindow {
-            wall_end_ms: L.epoch_ms() + tick,
-            // The monotonic end far away: the model moves ticks, not clocks.
+            wall_end_ms,
             mono_end: LeaseClock::new().now() + (3600 << 30),
         }
     }
 
-    /// The first lease's fence and end in ticks, then the second's.
-    const FIRST: (u64, u64) = (0, 10);
-    const SECOND: (u64, u64) = (20, 30);
-    /// The issuer's clock, in ticks, at its two IDs: the second past the first
-    /// lease's end and below the second's fence.
-    const NOW: [u64; 2] = [5, 15];
+    fn tick_of(id: u64) -> u64 {
+        let l = layout();
+        id >> (l.node_bits() + l.sequence_bits())
+    }
 
-    /// The holder closes the first lease's window and begins a second (on node
-    /// `second_node`) while an issuer takes two IDs, each reserved from the shared
-    /// counter (at its clock's tick or after the counter) between `begin` and
-    /// `allows` as a backend does; the counter's own operations are relaxed, so
-    /// that only the gate orders anything. Asserted in every
-    /// interleaving: an ID passes only inside the window of the lease it was
-    /// reserved under, at or after that lease's fence (so never an ID reserved
-    /// before the counter moved past a new lease's fence); and no check that starts
-    /// after `close` returned passes under the closed lease.
+    fn tick_at(ms: u64) -> u64 {
+        layout().ticks_at(ms).unwrap()
+    }
+
+    fn generator(clock: &Handle, counter: &'static AtomicU64, node: u64, after: u64) -> Generator<SharedCounter> {
+        Generator::builder(layout())
+            .node(node)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(BORROW_MS)
+            .clock_backwards(ClockBackwards::Error)
+            .max_wait_ms(0)
+            .resume_after_ms(after)
+            .clock(clock.clone())
+            .build_shared(counter)
+            .unwrap()
+    }
+
+    /// One call as a backend makes it: the lease word before reserving, the gate
+    /// after, one retry after a renewal on the same node id. `Ok((under, id))` when it
+    /// passed.
+    fn issue(check: &SharedGateCheck<'_>, g: &Generator<SharedCounter>, first: bool) -> Option<(u64, u64)> {
+        for _ in 0..2 {
+            let under = check.begin();
+            let id = if first { g.take_run_for_test() } else { g.next_id() }.ok()?;
+            if check.allows(under, tick_of(id)) {
+                return Some((under, id));
+            }
+            if check.after_refusal() != AfterRefusal::Renewed {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The issuer's clock reads T0 throughout and it may borrow 2 ticks: its first
+    /// call takes a run of slots (2 on this layout: tick T0's) under the first lease,
+    /// whose window allows ticks up to T0 + 2. Meanwhile the holder closes that window,
+    /// acquires the node id again (on `second_node`) after a holder whose fence was
+    /// T0 + 1 (acquiring moves the counter past it), begins the second lease and opens
+    /// its window. Asserted in every interleaving: an ID passes only inside the window
+    /// of the lease it was reserved under, never after a check that began once that
+    /// lease's window was closed; under the second lease only IDs of the lease's start
+    /// or later pass (never the rest of the run, nor any slot reserved before the
+    /// lease began), and the start is past the earlier holder's fence.
     fn model(second_node: u64) {
         let mut builder = loom::model::Builder::new();
         if builder.preemption_bound.is_none() {
             builder.preemption_bound = Some(2);
         }
         builder.check(move || {
-            let gate = Arc::new(SharedGate::new());
-            let counter = Arc::new(AtomicU64::new(FIRST.0));
+            let clock = Handle(Arc::new(ModelClock::new(T0)));
+            let counter: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+            let gate: &'static SharedGate = Box::leak(Box::new(SharedGate::new()));
             // 0: the first lease open; 1: closed; 2: the second open.
             let phase = Arc::new(AtomicU64::new(0));
-            let first = gate.begin_lease(1);
-            gate.publish(open_until_tick(FIRST.1), &L, 0);
+            let first = gate.begin_lease(&generator(&clock, counter, 1, 0));
+            gate.publish(window(T0 + 1), &layout(), BORROW_MS);
+            let first_end = tick_at(T0) + BORROW_MS + 1;
 
             let holder = {
-                let (gate, counter, phase) = (gate.clone(), counter.clone(), phase.clone());
+                let (clock, phase) = (clock.clone(), phase.clone());
                 thread::spawn(move || {
                     gate.close();
                     phase.store(1, Ordering::Release);
-                    // The new lease's acquisition moves the counter past its fence.
-                    counter.fetch_max(SECOND.0, Ordering::Relaxed);
-                    let second = gate.begin_lease(second_node);
-                    gate.publish(open_until_tick(SECOND.1), &L, 0);
+                    let acquired = generator(&clock, counter, second_node, T0 + 1);
+                    let second = gate.begin_lease(&acquired);
+                    gate.publish(window(T0 + 2), &layout(), BORROW_MS);
                     phase.store(2, Ordering::Release);
                     second
                 })
             };
 
+            let g = generator(&clock, counter, 1, 0);
             let check = gate.check(first);
             let mut passed = Vec::new();
-            let mut retried = false;
-            for now in NOW {
+            for call in 0..3 {
                 let seen = phase.load(Ordering::Acquire);
-                let under = check.begin();
-                counter.fetch_max(now, Ordering::Relaxed);
-                let tick = counter.fetch_add(1, Ordering::Relaxed);
-                if check.allows(under, tick) {
+                if let Some((under, id)) = issue(&check, &g, call == 0) {
                     assert!(
                         !(under == first && seen >= 1),
                         "passed under a lease closed before the check"
                     );
-                    passed.push((under, tick));
-                } else if !retried && check.after_refusal() == AfterRefusal::Renewed {
-                    retried = true;
+                    passed.push((under, id));
                 }
             }
             let second = holder.join().unwrap();
-            for (under, tick) in passed {
-                let (fence, end) = if under == first {
-                    FIRST
+            let start = gate.lease_start();
+            assert!(start > tick_at(T0 + 1), "the second lease starts at or below the fence");
+            for (under, id) in passed {
+                let tick = tick_of(id);
+                let end = if under == first {
+                    first_end
                 } else {
                     assert_eq!(under, second, "passed under a lease never begun");
                     assert_eq!(SharedGate::node_of(second), 1, "passed under another node id");
-                    SECOND
+                    assert!(
+                        tick >= start,
+                        "tick {tick} reserved before the second lease passed under it"
+                    );
+                    tick_at(T0 + 1) + BORROW_MS + 1
                 };
-                assert!(fence <= tick && tick < end, "tick {tick} passed under {under:#x}");
+                assert!(tick < end, "tick {tick} passed under {under:#x} past its window");
             }
         });
     }
