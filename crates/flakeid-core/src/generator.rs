@@ -323,8 +323,8 @@ impl<C: CounterStorage> Generator<C> {
         if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        if fork::generation() != self.fork_generation {
-            return Err(Error::Fork);
+        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return Err(self.gone());
         }
         let now = self.clock.now_ms();
         self.check_lease(now)?;
@@ -458,8 +458,8 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
     fn try_next_id_borrow(&self) -> Result<Option<u64>> {
-        if fork::generation() != self.fork_generation {
-            return Err(Error::Fork);
+        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return Err(self.gone());
         }
         let now = self.clock.now_ms();
         self.check_lease(now)?;
