@@ -38,7 +38,9 @@ fn generate(state: &Path, behind: Option<&str>, args: &[&str]) -> Command {
         .args(args)
         .env_remove("FLAKEID_NODE")
         .env_remove("FLAKEID_LEASE")
-        .env_remove("FLAKEID_STATE");
+        .env_remove("FLAKEID_STATE")
+        // Each test's host guard in its own directory: the tests run at once, all on node 5.
+        .env("FLAKEID_HOST_GUARD", state.parent().unwrap().join("guard"));
     if let Some(offset) = behind {
         c.env("LD_PRELOAD", libfaketime())
             .env("FAKETIME", offset)
@@ -188,7 +190,11 @@ fn a_second_process_on_one_file_is_refused() {
     let mut out = first.0.stdout.take().unwrap();
     let mut byte = [0u8; 1];
     out.read_exact(&mut byte).unwrap(); // it has built its generator: the file is locked
+    // The host guard refuses it first; beneath it, the state file's own lock.
     let o = generate(&state, None, &["-n", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("node id 5 of this layout is already in use"), "{o:?}");
+    let o = generate(&state, None, &["-n", "1"]).env("FLAKEID_HOST_GUARD", "off").output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = stderr(&o);
     assert!(

@@ -45,14 +45,24 @@ struct Entry {
 }
 
 /// A held guard on (ID space, node id); released when dropped or when the process ends.
+/// Generators take theirs when built; [`HostGuard::hold`] is for a process whose
+/// generators share one counter (`build_shared`) and so take none.
 #[derive(Debug)]
-pub(crate) struct HostGuard {
+pub struct HostGuard {
     file: Option<File>,
     key: String,
     pid: u32,
 }
 
 impl HostGuard {
+    /// Holds the guard of `node` in `layout`'s ID space for as long as the value
+    /// lives, as a generator does: the PostgreSQL extension's postmaster holds it for
+    /// its backends, whose generators over one shared counter take none. `None` when
+    /// the guard is turned off; the same refusal as a generator's when it is held.
+    pub fn hold(layout: &Layout, node: u64) -> Result<Option<HostGuard>> {
+        Ok(Self::acquire(layout, node)?.map(|(guard, _)| guard))
+    }
+
     /// Takes the guard of `node` in `layout`'s ID space, or refuses with who holds it;
     /// with the ms an earlier generator of this process on it may have issued at.
     /// `None` when the guard is turned off (`FLAKEID_HOST_GUARD=off`).

@@ -42,7 +42,7 @@ pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encod
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use generator::{Generator, MAX_BATCH, check_batch};
 #[cfg(all(any(unix, windows), not(loom)))]
-pub use host_guard::HOST_GUARD_ENV;
+pub use host_guard::{HOST_GUARD_ENV, HostGuard};
 pub use layout::{
     LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, LAYOUT_NUMBERS, Layout, LayoutBuilder, LayoutField, LayoutNumber, Order, Parts,
     layout_field,
