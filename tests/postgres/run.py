@@ -968,6 +968,13 @@ def section_copies(run):
     check(r.returncode == 0, "tests/postgres/copies.py")
 
 
+def section_pg_upgrade(run):
+    # pg_upgrade within the major under test (make test-postgres-upgrade runs it from
+    # 16 to 18): a smoke-tested target, a revert, a target without the borrow settings.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "upgrade.py")])
+    check(r.returncode == 0, "tests/postgres/upgrade.py")
+
+
 def section_docs(run):
     print("== docs: the SQL blocks of README.md and docs/*.md, as written")
     c = run.cluster("docs", PRELOAD, "flakeid.node = 1").start_ctl()
@@ -1006,6 +1013,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "options": section_options,
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
+            "pg_upgrade": section_pg_upgrade,
             "lease": section_lease, "convert": section_convert, "docs": section_docs}
 
 

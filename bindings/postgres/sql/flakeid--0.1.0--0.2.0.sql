@@ -48,7 +48,9 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
 	"lease" TEXT,  /* Option < String > */
 	"lease_state" TEXT,  /* Option < String > */
-	"lease_valid_until" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+	"lease_valid_until" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"resumed_after" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"resumed_because" TEXT  /* Option < String > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
