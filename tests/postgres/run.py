@@ -411,7 +411,30 @@ def section_borrow(run):
            "the server's layout is not discord")
 
 
+def origins(run):
+    """flakeid's 3 replication origins, against the setting each major counts them by
+    (17 and older: max_replication_slots; 18: max_active_replication_origins): too
+    few refuses the server at start, naming the setting; on 18 no slot is needed."""
+    setting = "max_active_replication_origins" if MAJOR >= 18 else "max_replication_slots"
+    print(f"== settings: the origins need {setting} >= 3 on PostgreSQL {MAJOR}")
+    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 2").start_ctl()
+    c.sql("CREATE EXTENSION flakeid")
+    state = c.verdict()
+    check(state.startswith("failed: ") and f"need {setting} >= 3 (it is 2" in state,
+          f"the start-up check with {setting} = 2: {state}")
+    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 3 \(it is 2")
+    c.stop_ctl()
+    if MAJOR >= 18:
+        c.append_conf(f"{setting} = 3", "max_replication_slots = 0", "max_wal_senders = 0")
+        c.start_ctl()
+        expect(c.verdict(), "ready", f"{setting} = 3 and max_replication_slots = 0")
+        c.sql("SELECT flakeid_next_many(1000)")
+        print("  max_replication_slots = 0, max_active_replication_origins = 3: ready, 1000 IDs")
+        c.stop_ctl()
+
+
 def section_settings(run):
+    origins(run)
     print("== settings: refused when set, naming the setting, its range and its file")
     c = run.cluster("conf", PRELOAD, "flakeid.node = 5").start_ctl()
     data = re.escape(c.data)

@@ -474,12 +474,13 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     // sets the latch WaitForBackgroundWorkerShutdown() waits on.
     // SAFETY: installing PostgreSQL's handler, as its own processes do.
     unsafe { crate::majors::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
-    // SAFETY: reading a setting PostgreSQL fixed at start.
-    let slots = unsafe { pg_sys::max_replication_slots };
-    if slots < mark::ORIGINS {
+    // Refused here, before any call: PostgreSQL would otherwise refuse the mark's
+    // first move of every call ("could not find free replication state slot").
+    let (setting, limit) = crate::majors::origin_limit();
+    if limit < mark::ORIGINS {
         let failed = Startup::failed(&format!(
             "flakeid keeps its high-water mark, node owner and owner identity in {} replication origins, \
-             which need max_replication_slots >= {} (it is {slots})",
+             which need {setting} >= {} (it is {limit}; set it in postgresql.conf and restart)",
             mark::ORIGINS,
             mark::ORIGINS
         ));
