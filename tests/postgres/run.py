@@ -491,6 +491,14 @@ def section_settings(run):
     c.expect_error("SELECT flakeid_next()", "22023",
                    rf"flakeid.node = 5000 \({data}/postgresql.auto.conf line 2\) was refused when the server started")
     c.expect_error("SELECT * FROM flakeid_next_many(2)", "22023", r"LOCATION:  flakeid_next_many, server\.rs")
+    # A value PostgreSQL itself refuses (not an integer): named with its file and line too.
+    c.stop_ctl()
+    with open(auto, "w") as f:
+        f.write("flakeid.node = 'abc'\n")
+    c.start_ctl()
+    c.expect_error("SELECT flakeid_next()", "22023",
+                   r'invalid value for parameter "flakeid.node": "abc" is not an integer(.|\n)*'
+                   rf"flakeid.node = abc \({data}/postgresql.auto.conf line 1\) was refused when the server started")
 
     # No node at all: an error, never node 0.
     c.stop_ctl()
