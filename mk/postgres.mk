@@ -158,7 +158,7 @@ test-postgres-upgrade: ## pg_upgrade PG_FROM (16) to PG (18) and back: no ID rep
 PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
 PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_OTHER_MAJORS)) + 1 ))),$(PG_OTHER_MAJORS))
 PG_CI_MAJORS ?= $(PG_ROTATING)
-PG_CI_SECTIONS ?= plain settings upgrade standby convert
+PG_CI_SECTIONS ?= plain settings upgrade standby convert pg_upgrade
 deb-postgres-ci-majors: ## the packages of PG_CI_MAJORS (make ci builds them in the background: scripts/ci-prebuild.sh)
 	@for m in $(PG_CI_MAJORS); do $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
 test-postgres-ci-majors: ## make ci's share: one other major, rotating, PG_CI_SECTIONS of the suite
