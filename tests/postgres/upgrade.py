@@ -135,7 +135,7 @@ def scenario_smoke(run):
     lead = borrow(t, "new")
     new = t.ids("side = 'new'")
     print(f"  the target: {len(new)} IDs, its last {lead:.1f} s ahead; {resumed(t)}")
-    failed = report(f"smoke-tested target {major_of(FROM)}->{major_of(TO)}", old, new)
+    smoke = report(f"smoke-tested target {major_of(FROM)}->{major_of(TO)}", old, new)
     t.stop_ctl()
     # The way back: the source, untouched by copy mode, started again.
     with binaries(FROM):
@@ -146,9 +146,10 @@ def scenario_smoke(run):
         again = s.ids("side = 'reverted'")
         why = resumed(s)
         print(f"  the source again: {len(again)} IDs; {why}")
-        failed += report(f"revert {major_of(TO)}->{major_of(FROM)}", old, new, again)
+        revert = report(f"revert {major_of(TO)}->{major_of(FROM)}", old, new, again)
         s.stop_ctl()
-    check(failed == 0, f"{failed} IDs repeated across pg_upgrade and its revert")
+    check(smoke == 0 and revert == 0,
+          f"IDs repeated: {smoke} after pg_upgrade, {revert} across it and the revert")
     check("pg_upgrade" in why[1], f"the reverted source does not say it resumed after pg_upgrade: {why}")
 
 
