@@ -15,6 +15,8 @@ must be installed in both (make test-postgres-upgrade does: PG_FROM=16 PG=18).
            mode: untouched) is started again: it resumes after the target's IDs
   config   a target whose configuration lacks the source's flakeid.overflow = 'borrow'
            and max_borrow_ms: it waits out the source's recorded window, then issues
+  plain    a new target with the source's borrow settings, never started before
+           (run.py's pg_upgrade section leaves it to copies.py's upgrade scenario)
 
 usage: tests/postgres/upgrade.py [SCENARIO...]   (smoke and revert run together)
 """
@@ -177,7 +179,27 @@ def scenario_config(run):
     t.stop_ctl()
 
 
-SCENARIOS = {"smoke": scenario_smoke, "config": scenario_config}
+def scenario_plain(run):
+    print(f"== plain: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a new target with the same borrow settings")
+    s = source(run, "plain-from")
+    lead = borrow(s, "old")
+    old = s.ids()
+    with binaries(FROM):
+        s.stop_ctl()
+    t = target(run, "plain-to", *BORROWING, f"flakeid.max_borrow_ms = {WINDOW_MS}")
+    took = upgrade(run, s, t)
+    print(f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s")
+    t.start_ctl()
+    state = t.verdict(timeout=3 * WINDOW_MS / 1000)
+    check(state == "ready", f"the upgraded target: {state}")
+    new = [int(x) for x in t.one("SELECT flakeid_next_many(2000)").split()]
+    print(f"  the target: {resumed(t)}")
+    n = report(f"new target {major_of(FROM)}->{major_of(TO)}", old, new)
+    check(n == 0, f"{n} IDs repeated after pg_upgrade")
+    t.stop_ctl()
+
+
+SCENARIOS = {"smoke": scenario_smoke, "config": scenario_config, "plain": scenario_plain}
 
 
 def main(argv):
