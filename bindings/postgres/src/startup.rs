@@ -107,10 +107,12 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
             Verdict::Checking if s.resumed == Resumed::Upgrade => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!(
-                    "{f}: this server took part in pg_upgrade and issues no ID before {} (now + {} ms, the largest \
-                     borrow window either cluster recorded, less this server's own flakeid.max_borrow_ms)",
+                    "{f}: this server took part in pg_upgrade and issues no ID before {}: the clusters recorded a \
+                     borrow window of {} ms, more than this server may borrow ahead of its clock ({} ms: \
+                     flakeid.overflow and flakeid.max_borrow_ms)",
                     show_ms(s.resume_after_ms.saturating_sub(upgrade::configured_window())),
-                    s.window_ms
+                    s.window_ms,
+                    upgrade::configured_window()
                 ),
             )
             .detail("The other cluster of the upgrade may have issued IDs that far ahead of the clock.")
