@@ -72,6 +72,13 @@ def packages():
         if not filecmp.cmp(f"{unpacked}/deb/{lib}/flakeid.so", so, shallow=False):
             fail("the .deb's and the tarball's flakeid.so differ")
         print(f"test-postgres-deb: {os.path.basename(deb)} and {os.path.basename(tarball)}: contents as expected")
+        # install.sh refuses a pg_config it cannot run, and one of another major, saying which.
+        for pgc, said in ((f"{unpacked}/no-such-pg_config", "cannot run"),
+                          ("/bin/echo", f"not a PostgreSQL version: set PG_CONFIG to the pg_config of PostgreSQL {major}")):
+            r = subprocess.run(["sh", f"{unpacked}/{top}/install.sh"], env={**os.environ, "PG_CONFIG": pgc},
+                               capture_output=True, text=True)
+            if r.returncode == 0 or said not in r.stderr:
+                fail(f"install.sh with PG_CONFIG={pgc}: exit {r.returncode}, {r.stderr.strip()!r}")
         if pg_config == f"/usr/lib/postgresql/{major}/bin/pg_config":
             # --reinstall: the same version rebuilt from changed sources is still installed.
             subprocess.run(["bash", "scripts/apt-install.sh", "test-postgres-deb", "--reinstall", deb], check=True)

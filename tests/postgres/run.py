@@ -411,7 +411,30 @@ def section_borrow(run):
            "the server's layout is not discord")
 
 
+def origins(run):
+    """flakeid's 3 replication origins, against the setting each major counts them by
+    (17 and older: max_replication_slots; 18: max_active_replication_origins): too
+    few refuses the server at start, naming the setting; on 18 no slot is needed."""
+    setting = "max_active_replication_origins" if MAJOR >= 18 else "max_replication_slots"
+    print(f"== settings: the origins need {setting} >= 3 on PostgreSQL {MAJOR}")
+    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 2").start_ctl()
+    c.sql("CREATE EXTENSION flakeid")
+    state = c.verdict()
+    check(state.startswith("failed: ") and f"need {setting} >= 3 (it is 2" in state,
+          f"the start-up check with {setting} = 2: {state}")
+    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 3 \(it is 2")
+    c.stop_ctl()
+    if MAJOR >= 18:
+        c.append_conf(f"{setting} = 3", "max_replication_slots = 0", "max_wal_senders = 0")
+        c.start_ctl()
+        expect(c.verdict(), "ready", f"{setting} = 3 and max_replication_slots = 0")
+        c.sql("SELECT flakeid_next_many(1000)")
+        print("  max_replication_slots = 0, max_active_replication_origins = 3: ready, 1000 IDs")
+        c.stop_ctl()
+
+
 def section_settings(run):
+    origins(run)
     print("== settings: refused when set, naming the setting, its range and its file")
     c = run.cluster("conf", PRELOAD, "flakeid.node = 5").start_ctl()
     data = re.escape(c.data)
@@ -468,6 +491,14 @@ def section_settings(run):
     c.expect_error("SELECT flakeid_next()", "22023",
                    rf"flakeid.node = 5000 \({data}/postgresql.auto.conf line 2\) was refused when the server started")
     c.expect_error("SELECT * FROM flakeid_next_many(2)", "22023", r"LOCATION:  flakeid_next_many, server\.rs")
+    # A value PostgreSQL itself refuses (not an integer): named with its file and line too.
+    c.stop_ctl()
+    with open(auto, "w") as f:
+        f.write("flakeid.node = 'abc'\n")
+    c.start_ctl()
+    c.expect_error("SELECT flakeid_next()", "22023",
+                   r'invalid value for parameter "flakeid.node": "abc" is not an integer(.|\n)*'
+                   rf"flakeid.node = abc \({data}/postgresql.auto.conf line 1\) was refused when the server started")
 
     # No node at all: an error, never node 0.
     c.stop_ctl()
@@ -968,6 +999,14 @@ def section_copies(run):
     check(r.returncode == 0, "tests/postgres/copies.py")
 
 
+def section_pg_upgrade(run):
+    # pg_upgrade within the major under test (make test-postgres-upgrade runs it from
+    # 16 to 18): a smoke-tested target, a revert, a target without the borrow settings.
+    # (Its plain scenario is copies.py's upgrade.)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "postgres", "upgrade.py"), "smoke", "config"])
+    check(r.returncode == 0, "tests/postgres/upgrade.py")
+
+
 def section_docs(run):
     print("== docs: the SQL blocks of README.md and docs/*.md, as written")
     c = run.cluster("docs", PRELOAD, "flakeid.node = 1").start_ctl()
@@ -1006,6 +1045,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "options": section_options,
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
+            "pg_upgrade": section_pg_upgrade,
             "lease": section_lease, "convert": section_convert, "docs": section_docs}
 
 

@@ -4,7 +4,7 @@
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::shmem::{LEASE_STATUS, LeaseState, STARTUP, TOTALS, Verdict, preloaded};
+use crate::shmem::{LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
 use crate::{mark, server, settings, startup};
 use flakeid_core::{check_batch, precise_now_ms};
 use pgrx::PgSqlErrorCode;
@@ -135,6 +135,8 @@ fn flakeid_status() -> TableIterator<
         name!(lease, Option<String>),
         name!(lease_state, Option<String>),
         name!(lease_valid_until, Option<TimestampWithTimeZone>),
+        name!(resumed_after, Option<TimestampWithTimeZone>),
+        name!(resumed_because, Option<String>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -196,6 +198,8 @@ fn flakeid_status() -> TableIterator<
         lease.as_ref().map(|l| l.shown()),
         held.map(|h| h.describe()),
         held.filter(|h| h.wall_end_ms > 0).map(|h| timestamptz(h.wall_end_ms)),
+        (s.resumed != Resumed::Unknown && !in_recovery).then(|| timestamptz(s.resume_after_ms)),
+        (!in_recovery).then(|| startup::resumed_because(&s)).flatten(),
     ))
 }
 

@@ -26,6 +26,7 @@ mod settings;
 mod shmem;
 mod startup;
 mod time_range;
+mod upgrade;
 
 ::pgrx::pg_module_magic!(name, version);
 

@@ -107,3 +107,19 @@ pub(crate) unsafe fn reserve_guc_prefix(prefix: &std::ffi::CStr) {
         pg_sys::MarkGUCPrefixReserved(prefix.as_ptr())
     }
 }
+
+/// The setting that bounds how many replication origins may have progress at once,
+/// and its value (fixed at server start). 18 gave origins a setting of their own,
+/// `max_active_replication_origins`; before, they took slots of
+/// `max_replication_slots` (which 18 no longer reads for them).
+pub(crate) fn origin_limit() -> (&'static str, i32) {
+    #[cfg(not(feature = "pg18"))]
+    // SAFETY: a setting PostgreSQL fixed at server start.
+    let limit = ("max_replication_slots", unsafe { pg_sys::max_replication_slots });
+    #[cfg(feature = "pg18")]
+    // SAFETY: a setting PostgreSQL fixed at server start.
+    let limit = ("max_active_replication_origins", unsafe {
+        pg_sys::max_active_replication_origins
+    });
+    limit
+}

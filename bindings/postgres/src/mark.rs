@@ -12,7 +12,9 @@
 //! - one per server, like the generator: a sequence or a table row would be one per
 //!   database, and after a crash only the database that called first would be read.
 //!
-//! The origins count against `max_replication_slots` ([`ORIGINS`] of its slots). They are
+//! The origins count against `max_replication_slots` up to 17 and against
+//! `max_active_replication_origins` from 18 ([`ORIGINS`] of them;
+//! [`crate::majors::origin_limit`]). They are
 //! created by the start-up worker in a transaction of its own: an origin's progress
 //! must never be set in a transaction that may still roll back its creation.
 
@@ -23,7 +25,7 @@ use std::ffi::CStr;
 pub const MARK_ORIGIN: &CStr = c"flakeid_high_water_mark";
 pub const OWNER_ORIGIN: &CStr = c"flakeid_node_owner";
 pub const IDENTITY_ORIGIN: &CStr = c"flakeid_owner_identity";
-/// How many origins flakeid keeps (each takes a slot of `max_replication_slots`).
+/// How many origins flakeid keeps (each takes one of [`crate::majors::origin_limit`]).
 pub const ORIGINS: i32 = 3;
 
 /// The node id cleared to issue IDs, and the timeline it was cleared on.

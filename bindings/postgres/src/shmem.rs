@@ -116,6 +116,25 @@ pub enum Verdict {
     Failed,
 }
 
+/// Why backends resume where they do (`flakeid_status().resumed_because`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Resumed {
+    /// Not decided yet, or refused.
+    #[default]
+    Unknown,
+    /// A restart of the server that wrote the mark: right after it.
+    Restart,
+    /// The mark may not cover every ID issued under the node id (a new cluster, a
+    /// renumbering, a promotion or copy confirmed): after now + the window too.
+    Uncertain,
+    /// The first start after `pg_upgrade` (as its source or target): after now + the
+    /// largest window either cluster recorded (`window_ms`).
+    Upgrade,
+    /// With `flakeid.lease`: the mark; the lease's fence covers the rest.
+    Lease,
+}
+
 /// The start-up check's findings.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -135,6 +154,9 @@ pub struct Startup {
     /// This server's fingerprint and the owner record's writer's ([`crate::identity`]).
     pub identity: u64,
     pub owner_identity: u64,
+    pub resumed: Resumed,
+    /// The borrow window (ms) `resume_after_ms` allowed for past the clock.
+    pub window_ms: u64,
     pub failure_len: u16,
     pub failure: [u8; 256],
 }
@@ -151,6 +173,8 @@ impl Default for Startup {
             owner_timeline: 0,
             identity: 0,
             owner_identity: 0,
+            resumed: Resumed::Unknown,
+            window_ms: 0,
             failure_len: 0,
             failure: [0; 256],
         }

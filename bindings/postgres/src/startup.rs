@@ -38,9 +38,9 @@ use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
 use crate::identity::{self, Difference};
 use crate::mark::{self, Owner};
-use crate::shmem::{self, STARTUP, Startup, Verdict, WORKER_WAIT, shutting_down, wait};
-use crate::{lease, settings};
-use flakeid_core::{Overflow, precise_now_ms};
+use crate::shmem::{self, Resumed, STARTUP, Startup, Verdict, WORKER_WAIT, shutting_down, wait};
+use crate::{lease, settings, upgrade};
+use flakeid_core::precise_now_ms;
 use pgrx::bgworkers::{
     BackgroundWorker, BackgroundWorkerBuilder, BackgroundWorkerStatus, BgWorkerStartTime, SignalWakeFlags,
 };
@@ -62,16 +62,36 @@ use std::time::{Duration, Instant};
 ///
 /// A borrowing server starts at the far end of its window: no ID is delayed, but
 /// for `max_borrow_ms` it has no lead left to borrow (docs/postgres.md).
+///
+/// After `pg_upgrade` the window is the largest either cluster recorded
+/// ([`crate::upgrade`]), not this configuration's.
 pub fn resume_after_uncertain(mark_ms: u64) -> u64 {
-    let (overflow, max_borrow_ms) = settings::borrowing();
-    let allowance = match overflow {
-        Overflow::Borrow => max_borrow_ms,
-        Overflow::Wait => 0,
-    };
+    let allowance = upgrade::configured_window().max(upgrade::pending().ok().flatten().unwrap_or(0));
     if allowance == 0 {
         return mark_ms;
     }
     mark_ms.max(precise_now_ms().saturating_add(allowance))
+}
+
+/// Why backends resume at `s.resume_after_ms` (`flakeid_status().resumed_because`).
+pub fn resumed_because(s: &Startup) -> Option<String> {
+    let window = s.window_ms;
+    Some(match s.resumed {
+        Resumed::Unknown => return None,
+        Resumed::Restart => "a restart of the server that wrote the high-water mark: right after it".to_string(),
+        Resumed::Uncertain if window == 0 => "the high-water mark may not cover every ID issued under the node id \
+             (a new owner, a promotion or copy confirmed); nothing was borrowed ahead of the clock: after the mark"
+            .to_string(),
+        Resumed::Uncertain => format!(
+            "the high-water mark may not cover every ID issued under the node id (a new owner, a promotion or copy \
+             confirmed): after the mark and now + {window} ms (flakeid.max_borrow_ms)"
+        ),
+        Resumed::Upgrade => format!(
+            "the first start after pg_upgrade (as its source or target): after the mark and now + {window} ms, \
+             the largest borrow window either cluster recorded"
+        ),
+        Resumed::Lease => "a leased node id: after the mark (the lease's fence covers its earlier holders)".to_string(),
+    })
 }
 
 /// Waits (bounded, interruptible) for the start-up check; the Unix ms backends
@@ -84,6 +104,20 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
         match s.verdict {
             Verdict::Ready => return s.resume_after_ms,
             Verdict::Checking if started.elapsed() < WORKER_WAIT => shmem::pause(),
+            Verdict::Checking if s.resumed == Resumed::Upgrade => Report::new(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "{f}: this server took part in pg_upgrade and issues no ID before {}: the clusters recorded a \
+                     borrow window of {} ms, more than this server may borrow ahead of its clock ({} ms: \
+                     flakeid.overflow and flakeid.max_borrow_ms)",
+                    show_ms(s.resume_after_ms.saturating_sub(upgrade::configured_window())),
+                    s.window_ms,
+                    upgrade::configured_window()
+                ),
+            )
+            .detail("The other cluster of the upgrade may have issued IDs that far ahead of the clock.")
+            .hint("retry then; see flakeid_status() and docs/postgres.md, Copies, restores and upgrades")
+            .raise(f),
             Verdict::Checking => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!(
@@ -201,6 +235,8 @@ pub fn confirm(node: u64, f: SqlFn) -> (Startup, Startup) {
     if before.verdict != Verdict::Ready {
         s.start_mark_ms = s.start_mark_ms.max(durable.mark_ms);
         s.resume_after_ms = s.resume_after_ms.max(resume_after_uncertain(s.start_mark_ms));
+        s.resumed = Resumed::Uncertain;
+        s.window_ms = s.resume_after_ms.saturating_sub(precise_now_ms().max(s.start_mark_ms));
     }
     (before, *s)
 }
@@ -223,6 +259,7 @@ fn check() -> Startup {
                 verdict: Verdict::Ready,
                 start_mark_ms: durable.mark_ms,
                 resume_after_ms: durable.mark_ms,
+                resumed: Resumed::Lease,
                 timeline,
                 ..Startup::default()
             },
@@ -241,6 +278,10 @@ fn check() -> Startup {
     let durable = match mark::read() {
         Ok(d) => d,
         Err(report) => return Startup::failed(&report.message),
+    };
+    let upgraded = match upgrade::pending() {
+        Ok(window) => window,
+        Err(message) => return Startup::failed(&message),
     };
     let me = identity::this_server().fingerprint;
     let mut s = Startup {
@@ -284,6 +325,13 @@ fn check() -> Startup {
     if let Err(report) = recorded {
         return Startup::failed(&report.message);
     }
+    // The window this server may borrow, recorded before its first ID (a later
+    // pg_upgrade hands it to the other cluster).
+    if !matches!(act, Act::Refuse(_))
+        && let Err(message) = upgrade::record_window()
+    {
+        return Startup::failed(&message);
+    }
     if matches!(act, Act::Own) {
         s.owner_node = node;
         s.owner_timeline = timeline;
@@ -295,12 +343,64 @@ fn check() -> Startup {
     // empty mark (a new cluster, or one made by pg_upgrade) is not known to cover
     // anything.
     let restart = matches!(act, Act::Restart | Act::AddWriter) && durable.mark_ms > 0;
-    s.resume_after_ms = if restart {
-        durable.mark_ms
-    } else {
-        resume_after_uncertain(durable.mark_ms)
+    let now = precise_now_ms();
+    (s.resume_after_ms, s.resumed) = match upgraded {
+        // After pg_upgrade (source or target) no record of this cluster covers what
+        // the other issued: after now + the larger window of the two, whatever the
+        // owner record says. flakeid_check_main waits out what this configuration
+        // cannot borrow, moves the mark there and removes the marker.
+        Some(window) => (
+            durable
+                .mark_ms
+                .max(now.saturating_add(window.max(upgrade::configured_window()))),
+            Resumed::Upgrade,
+        ),
+        None if restart => (durable.mark_ms, Resumed::Restart),
+        None => (resume_after_uncertain(durable.mark_ms), Resumed::Uncertain),
     };
+    if matches!(act, Act::Refuse(_)) {
+        s.resumed = Resumed::Unknown;
+    }
+    s.window_ms = s.resume_after_ms.saturating_sub(now.max(durable.mark_ms));
+    if s.resumed == Resumed::Upgrade {
+        s.window_ms = upgraded.unwrap_or(0).max(upgrade::configured_window());
+    }
     s
+}
+
+/// After `pg_upgrade`: waits until the clock is within this configuration's borrow
+/// window of the resume point (a server that does not borrow as far as the other
+/// cluster did waits the difference out), then moves the durable mark to the
+/// resume point, so a restart before any ID still resumes after it, and removes
+/// the marker. Outside any transaction while it waits.
+fn resume_after_upgrade(s: &mut Startup) {
+    let ready_at = s.resume_after_ms.saturating_sub(upgrade::configured_window());
+    if precise_now_ms() < ready_at {
+        *STARTUP.exclusive() = Startup {
+            verdict: Verdict::Checking,
+            ..*s
+        };
+        log!(
+            "flakeid: the first start after pg_upgrade: no ID before {} (now + {} ms, the largest borrow window \
+             either cluster recorded)",
+            show_ms(ready_at),
+            s.window_ms
+        );
+    }
+    while precise_now_ms() < ready_at {
+        if shutting_down() {
+            // SAFETY: ends this worker; the marker stays for the next start.
+            unsafe { pg_sys::proc_exit(0) };
+        }
+        wait(Some(Duration::from_millis(
+            ready_at.saturating_sub(precise_now_ms()).clamp(1, 1000),
+        )));
+    }
+    let resume = s.resume_after_ms;
+    let done = BackgroundWorker::transaction(|| mark::advance(|| Some(resume)).map(drop).map_err(|r| r.message));
+    if let Err(message) = done.and_then(|()| upgrade::resolved()) {
+        *s = Startup::failed(&message);
+    }
 }
 
 fn report(s: &Startup) {
@@ -317,8 +417,9 @@ fn report(s: &Startup) {
             show_ms(s.start_mark_ms),
             if s.resume_after_ms > s.start_mark_ms {
                 format!(
-                    "; IDs resume after {} (the mark may not cover every ID issued under the node id)",
-                    show_ms(s.resume_after_ms)
+                    "; IDs resume after {} ({})",
+                    show_ms(s.resume_after_ms),
+                    resumed_because(s).unwrap_or_default()
                 )
             } else {
                 String::new()
@@ -345,6 +446,10 @@ pub fn register() {
     // there, and the check would write origins into a cluster being rebuilt.
     // SAFETY: a flag the postmaster sets from its command line before preloading.
     if unsafe { pg_sys::IsBinaryUpgrade } {
+        // Both clusters' next normal start is uncertain ([`crate::upgrade`]).
+        if let Err(message) = upgrade::in_binary_upgrade() {
+            pgrx::error!("flakeid: pg_upgrade: {message}");
+        }
         return;
     }
     BackgroundWorkerBuilder::new("flakeid start-up check launcher")
@@ -371,12 +476,13 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     // sets the latch WaitForBackgroundWorkerShutdown() waits on.
     // SAFETY: installing PostgreSQL's handler, as its own processes do.
     unsafe { crate::majors::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
-    // SAFETY: reading a setting PostgreSQL fixed at start.
-    let slots = unsafe { pg_sys::max_replication_slots };
-    if slots < mark::ORIGINS {
+    // Refused here, before any call: PostgreSQL would otherwise refuse the mark's
+    // first move of every call ("could not find free replication state slot").
+    let (setting, limit) = crate::majors::origin_limit();
+    if limit < mark::ORIGINS {
         let failed = Startup::failed(&format!(
             "flakeid keeps its high-water mark, node owner and owner identity in {} replication origins, \
-             which need max_replication_slots >= {} (it is {slots})",
+             which need {setting} >= {} (it is {limit}; set it in postgresql.conf and restart)",
             mark::ORIGINS,
             mark::ORIGINS
         ));
@@ -426,7 +532,10 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
     // SAFETY: a worker connecting once, as BackgroundWorker::connect_* do.
     unsafe { crate::majors::connect_to_template1(pg_sys::BGWORKER_BYPASS_ALLOWCONN) };
     BackgroundWorker::transaction(mark::ensure_origins);
-    let verdict = BackgroundWorker::transaction(check);
+    let mut verdict = BackgroundWorker::transaction(check);
+    if verdict.verdict == Verdict::Ready && verdict.resumed == Resumed::Upgrade {
+        resume_after_upgrade(&mut verdict);
+    }
     report(&verdict);
     *STARTUP.exclusive() = verdict;
 }

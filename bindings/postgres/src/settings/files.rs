@@ -188,7 +188,15 @@ fn config_file_values() -> Vec<FileValue> {
     out
 }
 
-fn parse_int(text: &str) -> Option<i32> {
+/// The value the configuration files give `option` (the last line that sets it).
+pub(super) fn file_value(option: &str) -> Option<String> {
+    config_file_values()
+        .into_iter()
+        .find(|f| f.name == guc_name(option))
+        .map(|f| f.value)
+}
+
+pub(super) fn parse_int(text: &str) -> Option<i32> {
     let c = CString::new(text).ok()?;
     let mut value = 0i32;
     // SAFETY: PostgreSQL's own integer parser for settings (accepts what it accepts).

@@ -227,6 +227,41 @@ pub fn define(preloading: bool) {
     // 15; 14 only warns: crate::majors).
     // SAFETY: after the definitions.
     unsafe { crate::majors::reserve_guc_prefix(c"flakeid") };
+    if preloading {
+        note_refused_by_postgres();
+    }
+}
+
+/// Integer values PostgreSQL refused at server start before any check hook saw them
+/// (not an integer, outside the setting's range): it warns and keeps the default, so
+/// they are remembered as the hooks' refusals are, and every call's error names the
+/// value, the file and the line, not "no node id".
+fn note_refused_by_postgres() {
+    for g in GUCS.iter().filter(|g| matches!(g.value, Value::Int(_))) {
+        if is_set(g.option) {
+            continue;
+        }
+        let (Some(value), Some(o)) = (files::file_value(g.option), flakeid_core::generator_option(g.option)) else {
+            continue;
+        };
+        let min = if g.unset {
+            -1
+        } else {
+            i64::try_from(o.min).unwrap_or(i64::MAX)
+        };
+        let max = i64::try_from(o.max).unwrap_or(i64::MAX).min(i64::from(i32::MAX));
+        let reason = match files::parse_int(&value) {
+            None => format!("\"{value}\" is not an integer"),
+            Some(v) => format!("{v} is outside {min}..={max}"),
+        };
+        if let Ok(mut refused) = REFUSED_AT_START.lock() {
+            refused.push(Refusal {
+                option: g.option,
+                value,
+                reason,
+            });
+        }
+    }
 }
 
 /// `flakeid.seal_key` as set (`None`: unset or blank), read in place (no copy of
