@@ -207,3 +207,18 @@ def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
     borrow = flakeid.Generator(node=1, max_sequence=3, overflow="borrow", clock=flakeid.ManualClock(T0))
     borrow.next_ids(4 * 11)
     assert borrow.stats()["lead_ms"] == 10 and borrow.stats()["ids_issued"] == 44
+
+
+def test_close_lets_go_of_the_node_id() -> None:
+    """The host guard: a second live generator on a node id is refused; close() (or
+    leaving a with block) lets go at once, and the next one starts after it."""
+    with flakeid.Generator(node=901) as a:
+        last = a.next_id()
+        with pytest.raises(flakeid.ConfigError, match="node id 901 of this layout is already in use"):
+            flakeid.Generator(node=901)
+    with pytest.raises(flakeid.ConfigError) as e:
+        a.next_id()
+    assert e.value.field == "generator"  # type: ignore[attr-defined]
+    b = flakeid.Generator(node=901)
+    assert b.next_id() > last
+    b.close()

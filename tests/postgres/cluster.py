@@ -29,6 +29,12 @@ from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
 
+# The clusters of a run stand for servers on different hosts (a copy, a standby, a
+# pg_upgrade's old and new cluster, each on the same node id): the host guard, which
+# would refuse the second postmaster on a node id, is off for them. run.py's plain
+# section turns it on for two clusters on one node id (start_ctl's env).
+os.environ["FLAKEID_HOST_GUARD"] = "off"
+
 
 def load_vectors(name):
     """tests/vectors/NAME, the shared vectors every binding reads."""

@@ -174,6 +174,34 @@ def section_plain(run):
                    r"^ERROR:  55000: flakeid_next_many\(\) needs the flakeid library preloaded")
     expect(c.one("SELECT flakeid_encode(910499571847892992, 'base62')"), "15G63YLn9Ae",
            "pure functions (seed vector 001 in base62)")
+    c.stop_ctl()
+    host_guard(run)
+
+
+def host_guard(run):
+    """Two servers on one host and one flakeid.node: the postmaster that loads the
+    library second is refused the host guard, and so is every call of its backends,
+    naming the first postmaster; once that one stops, a restart takes it."""
+    guard = os.path.join(run.work, "host-guard")
+    os.makedirs(guard, mode=0o1777)
+    os.chmod(guard, 0o1777)
+    env = {"FLAKEID_HOST_GUARD": guard}
+    first = run.cluster("guard1", PRELOAD, "flakeid.node = 7").start_ctl(env=env)
+    second = run.cluster("guard2", PRELOAD, "flakeid.node = 7").start_ctl(env=env)
+    for c in (first, second):
+        c.sql("CREATE EXTENSION flakeid")
+    expect(int(c_node(first)), 7, "the first server issues on node 7")
+    second.expect_error("SELECT flakeid_next()", "55000",
+                        rf"node id 7 of this layout is already in use on this host by process {first.postmaster_pid()}")
+    first.stop_ctl()
+    second.stop_ctl()
+    second.start_ctl(env=env)
+    expect(int(c_node(second)), 7, "after the first stopped, the second takes node 7")
+    second.stop_ctl()
+
+
+def c_node(c):
+    return c.one("SELECT (flakeid_decompose(flakeid_next())).node")
 
 
 # NIST's FF1 sample key for AES-128, as in tests/vectors/seal.json, whose first

@@ -45,5 +45,6 @@ pub extern "C-unwind" fn _PG_init() {
     if preloading {
         shmem::init();
         startup::register();
+        settings::hold_host_guard();
     }
 }

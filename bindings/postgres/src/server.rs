@@ -112,6 +112,11 @@ fn build(f: SqlFn) -> &'static Backend {
         .raise(f);
     }
     refuse_unless_writable(f);
+    if let Some(refused) = settings::HOST_GUARD_REFUSED.get() {
+        Report::new(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("{f}: {refused}"))
+            .hint("give this server its own flakeid.node, or flakeid.lease, and restart it")
+            .raise(f);
+    }
     let builder = match settings::builder() {
         Ok(b) => b,
         Err(report) => report.raise(f),
@@ -239,6 +244,9 @@ impl Backend {
             unreachable!("a lease refusal without a lease")
         };
         pgrx::check_for_interrupts!();
+        // A run of slots this backend reserved before the refusal is below a new
+        // lease's start, and refused under it: retry on fresh slots.
+        self.generator.drop_run();
         if tries < LEASE_RETRIES {
             match l.after_refusal() {
                 AfterRefusal::Renewed => {

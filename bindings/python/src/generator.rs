@@ -249,6 +249,21 @@ pymethods_with_getters! { PyGenerator.inner {
         py.detach(|| self.inner.release_lease());
     }
 
+    /// Lets go of the node id now rather than when the generator is collected: its
+    /// lease, or the host guard of a fixed node id, so another generator can be
+    /// built on it at once. Later calls raise `ConfigError` (field `generator`).
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.inner.close());
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __exit__(&self, py: Python<'_>, _kind: Py<PyAny>, _value: Py<PyAny>, _tb: Py<PyAny>) {
+        self.close(py);
+    }
+
     /// Refused: an unpickled (or copied) generator would issue the same IDs.
     fn __reduce__(&self) -> PyResult<()> {
         Err(PyTypeError::new_err(

@@ -310,7 +310,9 @@ fn refused_at_start(only: Option<&str>) -> Option<Report> {
 }
 
 /// A generator builder from the settings. Refuses while any setting was refused at
-/// start; a node source is required (an unset node is an error, not node 0).
+/// start; a node source is required (an unset node is an error, not node 0). It
+/// takes no host guard: the backends' generators share one counter, and the
+/// postmaster holds the server's guard for them all (`hold_host_guard`).
 pub fn builder() -> Result<GeneratorBuilder, Report> {
     if let Some(report) = refused_at_start(None) {
         return Err(report);
@@ -353,8 +355,41 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
             b = b.set_text(name, &v.to_string()).map_err(setting_report)?;
         }
     }
-    Ok(b.wait_hook(interrupt_hook()))
+    Ok(b.wait_hook(interrupt_hook()).host_guard(false))
 }
+
+/// The host guard of the server's fixed node id (docs/design.md, "The host guard"),
+/// taken by the postmaster while it loads the library and held for its life: a
+/// second server, or any other flakeid generator, on the same node id and layout on
+/// this host is refused. Its backends, forked from the postmaster, inherit the
+/// refusal (`HOST_GUARD_REFUSED`). Nothing with a lease or unusable settings (the
+/// backends report those).
+pub fn hold_host_guard() {
+    static HELD: OnceLock<Option<flakeid_core::HostGuard>> = OnceLock::new();
+    // A setting refused at start: the backends report it (where_in_files, which that
+    // report reads, is not for the postmaster while it loads libraries).
+    if lease().is_some() || REFUSED_AT_START.lock().map_or(true, |r| !r.is_empty()) {
+        return;
+    }
+    let Ok(b) = builder() else {
+        return;
+    };
+    let Ok(g) = b.clock(flakeid_core::ManualClock::new(precise_now_ms())).build() else {
+        return;
+    };
+    match flakeid_core::HostGuard::hold(g.layout(), g.node()) {
+        Ok(guard) => {
+            let _ = HELD.set(guard);
+        }
+        Err(e) => {
+            pgrx::warning!("flakeid: {e}");
+            let _ = HOST_GUARD_REFUSED.set(e.to_string());
+        }
+    }
+}
+
+/// Why the postmaster could not take the host guard: every call refuses with it.
+pub static HOST_GUARD_REFUSED: OnceLock<String> = OnceLock::new();
 
 /// Whether option `option`'s GUC was given a value (in a file, on the command line,
 /// by SET), rather than left at its default.
