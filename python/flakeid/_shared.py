@@ -115,16 +115,22 @@ _pid = 0
 _inherited: list[Generator] = []
 
 
+def _forget_parents() -> None:
+    """In a forked child, sets the parent's generator aside (called under _lock)."""
+    global _shared
+    if _shared is not None and _pid != os.getpid():
+        _inherited.append(_shared)
+        _shared = None
+
+
 def after_fork() -> None:
     """In a forked child: forget the parent's generator; the next use builds this
     process's own from the same settings. Runs by itself after ``os.fork()``
     (gunicorn, multiprocessing, Celery's prefork pool); call it from a post-fork hook
     of a server that forks outside Python (uWSGI's ``@postfork``)."""
-    global _shared, _lock
-    if _shared is not None and _pid != os.getpid():
-        _inherited.append(_shared)
-        _shared = None
+    global _lock
     _lock = threading.Lock()  # another thread may have held it at the fork
+    _forget_parents()
 
 
 if hasattr(os, "register_at_fork"):
@@ -159,7 +165,7 @@ def ensure(settings: Mapping[str, Any], where: str) -> Generator:
     options = options_from(settings, where)
     require_node(options, where)
     with _lock:
-        after_fork()
+        _forget_parents()
         return _shared if _shared is not None else _build(options)
 
 
@@ -169,7 +175,7 @@ def generator() -> Generator:
     if gen is not None and _pid == os.getpid():
         return gen
     with _lock:
-        after_fork()
+        _forget_parents()
         if _shared is not None:
             return _shared
         if _built_from is not None:
