@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -55,10 +56,20 @@ def test_configured_once_per_process() -> None:
 @pytest.mark.xfail(strict=True, reason="_shared.generator() calls after_fork() under _lock, which replaces _lock: "
                    "threads arriving meanwhile take the new lock and build generators of their own (lead's file)")
 @pytest.mark.parametrize("settings", ["node", "lease"])
-def test_first_use_from_many_threads_builds_one_generator(settings: str, tmp_path: Path) -> None:
+def test_first_use_from_many_threads_builds_one_generator(settings: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A threaded server's first requests (FastAPI's sync endpoints, gunicorn gthread)
-    arrive together: the process still builds one generator, on one node id."""
+    arrive together: the process still builds one generator, on one node id. Each
+    build takes 50 ms here (a lease's first acquire can take longer), so that the
+    other threads arrive while the first one builds, every run."""
     _shared.configure({"node": 14} if settings == "node" else {"lease": f"file://{tmp_path}"})
+    real = _shared.Generator
+
+    def slow_build(**options: object) -> object:
+        time.sleep(0.05)
+        return real(**options)
+
+    monkeypatch.setattr(_shared, "Generator", slow_build)
     start = threading.Barrier(16)
     got: list[object] = []
 

@@ -154,14 +154,25 @@ def test_uvicorn_one_fixed_node_id_serves_from_one_worker(tmp_path: Path) -> Non
         assert "node id 5 of this layout is already in use on this host by process" in log.read_text(), log.read_text()[-3000:]
 
 
+def js_read_ids(port: int, n: int) -> tuple[list[int], list[str]]:
+    """/ids?n=`n` as Python reads it and as a plain JSON.parse (node) prints each ID."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
+        body = r.read()
+    js = "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8')).ids.map(String).join(' '))"
+    out = subprocess.run(["node", "-e", js], input=body, capture_output=True, timeout=60, check=True).stdout
+    return [int(i) for i in json.loads(body)["ids"]], out.decode().split()
+
+
 def test_uvicorn_with_a_file_lease_every_worker_issues_on_its_own_node(tmp_path: Path) -> None:
     port, log = testenv.free_port(), tmp_path / "uvicorn.log"
     proc = serve_uvicorn(port, {"FLAKEID_TEST_LEASE": f"file://{tmp_path}/leases"}, log)
     try:
         up(port, proc, log)
         ids, nodes, errors = hammer(port)
+        exact, seen_by_js = js_read_ids(port, 200)
     finally:
         stop(proc)
+    assert [str(i) for i in exact] == seen_by_js  # flakeid.pydantic.FlakeId: strings
     assert errors == 0, log.read_text()[-3000:]
     assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
     assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
