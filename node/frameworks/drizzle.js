@@ -4,7 +4,7 @@
 // dependency: only this file needs it.
 'use strict'
 
-const { bigint } = require('drizzle-orm/pg-core')
+const { bigint } = require('./peer.js').peer('drizzle-orm/pg-core')
 const { sharedGenerator } = require('./settings.js')
 
 /**

@@ -4,7 +4,7 @@
 // peer dependency: only this file needs it.
 'use strict'
 
-const { ColumnNode, PrimitiveValueListNode, ValueListNode, ValueNode, ValuesNode, DefaultInsertValueNode } = require('kysely')
+const { ColumnNode, PrimitiveValueListNode, ValueListNode, ValueNode, ValuesNode, DefaultInsertValueNode } = require('./peer.js').peer('kysely')
 const { sharedGenerator } = require('./settings.js')
 
 class FlakeIdPlugin {

@@ -3,7 +3,7 @@
 // global parsers alone. pg is an optional peer dependency.
 'use strict'
 
-const pg = require('pg')
+const pg = require('./peer.js').peer('pg')
 
 const INT8 = 20
 const INT8_ARRAY = 1016

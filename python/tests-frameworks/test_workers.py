@@ -1,5 +1,6 @@
 """Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
-without `--preload` serving djangoproject, and a `multiprocessing` pool (Celery's
+without `--preload` serving djangoproject, `uvicorn --workers 4` serving a FastAPI
+app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a `multiprocessing` pool (Celery's
 prefork pool forks the same way). With one fixed node id, one worker issues and
 every other is refused by the host guard, naming flakeid: 0 IDs twice. With a
 `file://` lease, every worker issues, each on its own node id: 0 IDs twice. The IDs
@@ -30,6 +31,7 @@ import testenv  # noqa: E402  (the one fixture: ports below the ephemeral range)
 
 PROJECT = Path(__file__).parent / "djangoproject"
 GUNICORN = Path(sys.executable).parent / "gunicorn"
+FASTAPI_APP = Path(__file__).parent / "fastapiapp"
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
 
@@ -39,6 +41,12 @@ def serve(port: int, env: dict[str, str], preload: bool, log: Path) -> subproces
         args.append("--preload")
     return subprocess.Popen([*args, "wsgi:application"], env={**os.environ, "FLAKEID_DJANGO_DB": "sqlite", **env},
                             stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+def serve_uvicorn(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "uvicorn", "main:app", "--workers", "4", "--host", "127.0.0.1",
+            "--port", str(port), "--app-dir", str(FASTAPI_APP)]
+    return subprocess.Popen(args, env={**os.environ, **env}, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
 def get(port: int, n: int) -> tuple[int, Any]:
@@ -83,7 +91,7 @@ def up(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
         if testenv.port_open(port):
             return
         time.sleep(0.1)
-    raise AssertionError("gunicorn never listened: " + log.read_text())
+    raise AssertionError("the server never listened: " + log.read_text())
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -126,6 +134,47 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(preload:
     assert errors == 0, log.read_text()[-3000:]
     assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
     # Each worker on one node id of its own.
+    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
+    owners = [next(iter(n)) for n in nodes.values()]
+    assert len(owners) == len(set(owners)), dict(nodes)
+
+
+def test_uvicorn_one_fixed_node_id_serves_from_one_worker(tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "uvicorn.log"
+    proc = serve_uvicorn(port, {"FLAKEID_TEST_NODE": "5"}, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    assert ids and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
+    assert len(nodes) == 1, f"more than one worker issued on node 5: {dict(nodes)}"
+    assert set().union(*nodes.values()) == {5}
+    if errors:  # the kernel spread the requests to the other workers too: each refused
+        assert "node id 5 of this layout is already in use on this host by process" in log.read_text(), log.read_text()[-3000:]
+
+
+def js_read_ids(port: int, n: int) -> tuple[list[int], list[str]]:
+    """/ids?n=`n` as Python reads it and as a plain JSON.parse (node) prints each ID."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
+        body = r.read()
+    js = "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8')).ids.map(String).join(' '))"
+    out = subprocess.run(["node", "-e", js], input=body, capture_output=True, timeout=60, check=True).stdout
+    return [int(i) for i in json.loads(body)["ids"]], out.decode().split()
+
+
+def test_uvicorn_with_a_file_lease_every_worker_issues_on_its_own_node(tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "uvicorn.log"
+    proc = serve_uvicorn(port, {"FLAKEID_TEST_LEASE": f"file://{tmp_path}/leases"}, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+        exact, seen_by_js = js_read_ids(port, 200)
+    finally:
+        stop(proc)
+    assert [str(i) for i in exact] == seen_by_js  # flakeid.pydantic.FlakeId: strings
+    assert errors == 0, log.read_text()[-3000:]
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
     assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
     owners = [next(iter(n)) for n in nodes.values()]
     assert len(owners) == len(set(owners)), dict(nodes)

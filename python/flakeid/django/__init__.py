@@ -14,6 +14,26 @@ app refuses to start (a ``ConfigError`` naming ``node``), never running as node 
 Each process builds its own generator on first use (gunicorn ``--preload`` and
 forked workers included). Several workers need a lease: a fixed ``NODE`` serves one
 process per host, and the host guard refuses the others.
+
+IDs on the JSON wire: ``JSON.parse`` rounds a number above 2^53, so IDs travel as
+strings. Python's ``json`` writes every ``int`` (subclasses too) as a number without
+asking ``default()``, so the field marks its values instead: what it reads from the
+database, its default and ``to_python`` are ``FlakeId``, an ``int`` subclass (equal
+to, hashed and stored like the ``int``), and ``FlakeIdJSONEncoder`` (a
+``DjangoJSONEncoder``) writes each ``FlakeId`` it finds, however deeply nested, as a
+string before encoding. A plain ``int`` stays a number: only values that came
+through the field are known to be IDs. ::
+
+    JsonResponse({"order": model_to_dict(order)}, encoder=FlakeIdJSONEncoder)
+
+Django REST framework, when installed, is wired by the app: ``ModelSerializer``
+maps ``FlakeIdField`` to ``flakeid.django.rest.FlakeIdSerializerField`` and writes
+primary keys of related ``FlakeIdField`` rows as strings too; both read strings and
+numbers. The ``json`` serializer below writes strings likewise.
+
+Like ``AutoField``, the field is editable (``model_to_dict`` and the serializers
+keep it) but has no form field: a ``ModelForm`` never offers it unless it declares
+one, and DRF makes a ``FlakeIdField`` primary key read-only.
 """
 
 from __future__ import annotations
@@ -21,12 +41,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.core import checks, exceptions
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from flakeid import _shared
 from flakeid._flakeid import Generator
 
-__all__ = ["FlakeIdField", "after_fork", "generator", "next_id"]
+__all__ = ["FlakeId", "FlakeIdField", "FlakeIdJSONEncoder", "after_fork", "generator", "next_id"]
 
 after_fork = _shared.after_fork
 
@@ -40,9 +61,43 @@ def generator() -> Generator:
     return _shared.ensure(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
 
 
-def next_id() -> int:
+class FlakeId(int):
+    """An ID read through a ``FlakeIdField``: an ``int`` that ``FlakeIdJSONEncoder``
+    writes as a decimal string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"FlakeId({int(self)})"
+
+    __str__ = int.__repr__  # the digits, as for an int (templates, URLs, str())
+
+
+def next_id() -> FlakeId:
     """The next ID: FlakeIdField's default (a module-level function, so migrations can name it)."""
-    return generator().next_id()
+    return FlakeId(generator().next_id())
+
+
+def _as_text(value: Any) -> Any:
+    """`value` with every FlakeId inside it (dicts, lists, tuples) turned into its string."""
+    if isinstance(value, FlakeId):
+        return str(int(value))
+    if isinstance(value, dict):
+        return {k: _as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_text(v) for v in value]
+    return value
+
+
+class FlakeIdJSONEncoder(DjangoJSONEncoder):
+    """Django's JSON encoder, writing ``FlakeId`` values as strings (``JsonResponse(data,
+    encoder=FlakeIdJSONEncoder)``, ``json.dumps(data, cls=FlakeIdJSONEncoder)``)."""
+
+    def iterencode(self, o: Any, _one_shot: bool = False) -> Any:
+        return super().iterencode(_as_text(o), _one_shot)
+
+    def default(self, o: Any) -> Any:
+        return _as_text(super().default(o))
 
 
 class FlakeIdField(models.BigIntegerField):
@@ -52,16 +107,20 @@ class FlakeIdField(models.BigIntegerField):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("default", next_id)
-        kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
 
     def deconstruct(self) -> Any:
         name, _path, args, kwargs = super().deconstruct()
         if kwargs.get("default") is next_id:
             del kwargs["default"]
-        if kwargs.get("editable") is False:
-            del kwargs["editable"]
         return name, "flakeid.django.FlakeIdField", args, kwargs
+
+    def formfield(self, **kwargs: Any) -> Any:
+        """None, as for an AutoField: a ModelForm declares an ID input if it wants one."""
+        return None
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return value if value is None else FlakeId(value)
 
     def to_python(self, value: Any) -> Any:
         if value is None or isinstance(value, int) and not isinstance(value, bool):
@@ -74,16 +133,19 @@ class FlakeIdField(models.BigIntegerField):
                 code="invalid",
                 params={"field": self.name, "value": value, "max": MAX_ID},
             )
-        if out is not None and not 0 <= out <= MAX_ID:
+        if out is None:
+            return None
+        if not 0 <= out <= MAX_ID:
             raise exceptions.ValidationError(
                 "%(field)s must be in 0..=%(max)s, got %(value)s",
                 code="out_of_range",
                 params={"field": self.name, "value": out, "max": MAX_ID},
             )
-        return out
+        return out if type(out) is FlakeId else FlakeId(out)
 
     def get_prep_value(self, value: Any) -> Any:
-        return self.to_python(super().get_prep_value(value))
+        out = self.to_python(super().get_prep_value(value))
+        return None if out is None else int(out)  # the database drivers get a plain int
 
     def value_to_string(self, obj: Any) -> str:
         value = self.value_from_object(obj)

@@ -1,7 +1,9 @@
 """The ``flakeid.django`` app: checks settings.FLAKEID when Django starts, so a
 missing or bad node source stops the process at start-up rather than at its first
 insert. It takes no node id: under ``gunicorn --preload`` this runs in the master,
-and each worker builds its own generator on first use."""
+and each worker builds its own generator on first use. With Django REST framework
+installed, it maps FlakeIdField to a string field in every ModelSerializer
+(flakeid.django.rest)."""
 
 from __future__ import annotations
 
@@ -19,3 +21,10 @@ class FlakeIdConfig(AppConfig):
         from flakeid import _shared
 
         _shared.check(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
+        try:
+            import rest_framework  # noqa: F401
+        except ImportError:
+            return
+        from flakeid.django import rest
+
+        rest.install()

@@ -9,6 +9,7 @@ DEBUG = False
 ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
 USE_TZ = True
 ROOT_URLCONF = "urls"
+STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -17,6 +18,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "rest_framework",
     "flakeid.django",
     "orders",
 ]
@@ -48,6 +50,14 @@ if os.environ.get("FLAKEID_DJANGO_LEASE"):
 else:
     FLAKEID = {"NODE": int(os.environ.get("FLAKEID_DJANGO_NODE", "5")), "LAYOUT": "snowflake"}
 SERIALIZATION_MODULES = {"json": "flakeid.django.serializer"}
+# orders/api.py's endpoints: JSON in and out, no sessions or browsable API.
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+}
 
 if os.environ.get("FLAKEID_DJANGO_DB") == "postgres":
     url = urlsplit(os.environ["FLAKEID_TEST_POSTGRES_URL"])

@@ -2,7 +2,7 @@ import os
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
-from django.urls import path
+from django.urls import include, path
 
 from flakeid.django import next_id
 
@@ -13,4 +13,4 @@ def ids(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"pid": os.getpid(), "ids": [str(next_id()) for _ in range(n)]})
 
 
-urlpatterns = [path("admin/", admin.site.urls), path("ids", ids)]
+urlpatterns = [path("admin/", admin.site.urls), path("ids", ids), path("api/", include("orders.api"))]

@@ -2,17 +2,37 @@
 test_django.py runs them once per database)."""
 
 import json
+import subprocess
+import sys
+import urllib.request
 from io import StringIO
+from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core import serializers
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.test import TestCase
+from django.forms.models import model_to_dict
+from django.test import LiveServerTestCase, TestCase
 
 import flakeid
-from flakeid.django import FlakeIdField, generator
+from flakeid.django import FlakeId, FlakeIdField, FlakeIdJSONEncoder, generator
 from orders.models import Customer, Order
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "env"))
+import testenv  # noqa: E402  (the one fixture: free_port)
+
+# What a JavaScript client sees: the body through a plain JSON.parse, every number
+# then written back as JavaScript prints it (an ID past 2^53 comes out rounded).
+JS_READ = (
+    "const d = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+    "process.stdout.write(JSON.stringify(d, (k, v) => typeof v === 'number' ? String(v) : v))"
+)
+
+
+def js_read(body: bytes):
+    r = subprocess.run(["node", "-e", JS_READ], input=body, capture_output=True, timeout=60, check=True)
+    return json.loads(r.stdout)
 
 
 class FieldTests(TestCase):
@@ -100,5 +120,77 @@ class SettingsTests(TestCase):
 
     def test_field_defaults(self):
         f = FlakeIdField()
-        self.assertFalse(f.editable)
+        self.assertTrue(f.editable)  # model_to_dict keeps it
+        self.assertIsNone(f.formfield())  # a ModelForm never offers it (as an AutoField)
         self.assertEqual(f.deconstruct()[3], {})
+
+
+class JsonTests(TestCase):
+    def test_ids_from_the_field_are_flakeids_and_the_encoder_writes_them_as_strings(self):
+        c = Customer.objects.create(name="dan")
+        o = Order.objects.create(customer=c, total=1)
+        o = Order.objects.get(pk=o.pk)
+        self.assertIs(type(o.id), FlakeId)
+        self.assertIs(type(o.customer_id), FlakeId)
+        self.assertIs(type(Order.objects.values_list("reference", flat=True).get()), FlakeId)
+        row = model_to_dict(o)
+        self.assertEqual(set(row), {"id", "customer", "total", "reference"})
+        text = json.dumps({"rows": [row], "pair": (o.id, 2**60), "n": 7}, cls=FlakeIdJSONEncoder)
+        data = json.loads(text)
+        self.assertEqual(data["rows"][0]["id"], str(o.id))
+        self.assertEqual(data["rows"][0]["customer"], str(c.id))
+        self.assertEqual(data["pair"], [str(o.id), 2**60])  # a plain int is not known to be an ID
+        self.assertEqual(data["n"], 7)
+
+
+class JsonWireTests(LiveServerTestCase):
+    """A real server (Django's live server, on a port of the fixture) and a plain
+    JSON.parse client (node): every ID read back exactly, from DRF's ModelSerializer
+    and from JsonResponse with FlakeIdJSONEncoder; DRF reads strings and numbers."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.port = testenv.free_port()
+        super().setUpClass()
+
+    def get(self, path):
+        with urllib.request.urlopen(self.live_server_url + path, timeout=30) as r:
+            body = r.read()
+        return json.loads(body), js_read(body)
+
+    def post(self, path, data):
+        req = urllib.request.Request(self.live_server_url + path, data=json.dumps(data).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return js_read(r.read())
+
+    def test_every_id_is_read_exactly(self):
+        customers = [Customer.objects.create(name=f"c{i}") for i in range(3)]
+        for i in range(60):
+            Order.objects.create(customer=customers[i % 3], total=i)
+        orders = list(Order.objects.order_by("id"))
+        self.assertTrue(all(o.id > 2**53 for o in orders))
+        want = [{"id": str(o.id), "customer": str(o.customer_id), "reference": str(o.reference)} for o in orders]
+
+        def wrong(rows):  # IDs read wrong (id, customer, reference of each row)
+            self.assertEqual(len(rows), len(want))
+            return sum(r[k] != w[k] for r, w in zip(rows, want) for k in w)
+
+        _, drf = self.get("/api/orders")
+        self.assertEqual(wrong(drf), 0, f"DRF ModelSerializer: {wrong(drf)} of {3 * len(want)} IDs read wrong")
+        _, plain = self.get("/api/orders.json")
+        self.assertEqual(wrong(plain["orders"]), 0, f"JsonResponse: {wrong(plain['orders'])} of {3 * len(want)} IDs read wrong")
+        self.assertEqual(plain["ids"], [w["id"] for w in want])
+        _, cs = self.get("/api/customers")
+        self.assertEqual([c["id"] for c in cs], [str(c.id) for c in sorted(customers, key=lambda c: c.id)])
+        for c in cs:
+            self.assertEqual(sorted(c["orders"]), sorted(w["id"] for w in want if w["customer"] == c["id"]))
+
+        # DRF reads an ID as a string or a number; the key is read-only.
+        ref = 2**60 + 12345
+        made = self.post("/api/orders", {"id": "1", "customer": str(customers[0].id), "total": 1, "reference": str(ref)})
+        self.assertEqual((made["customer"], made["reference"]), (str(customers[0].id), str(ref)))
+        self.assertNotEqual(made["id"], "1")
+        made = self.post("/api/orders", {"customer": customers[1].id, "total": 2, "reference": ref + 1})
+        self.assertEqual((made["customer"], made["reference"]), (str(customers[1].id), str(ref + 1)))
+        self.assertEqual(Order.objects.get(pk=int(made["id"])).reference, ref + 1)

@@ -7,6 +7,7 @@ import java.util.TreeMap;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.orm.jpa.EntityManagerFactoryDependsOnPostProcessor;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
@@ -20,7 +21,9 @@ import org.springframework.core.env.Environment;
  * flakeid.clock-backwards}), read and checked by {@link FlakeIdSettings} as
  * Hibernate's {@code @FlakeId} reads them. Without a node source the context does not
  * start. The bean is the process's generator: {@code @FlakeId} entities take their
- * IDs from it, and it is closed (its lease given back) when the context closes.
+ * IDs from it, and it is closed (its lease given back) when the context closes. With
+ * Jackson, {@code @FlakeId} properties go out as JSON strings ({@link
+ * FlakeIdJacksonModule}; {@code flakeid.json.ids-as-strings=false} turns it off).
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.autoconfigure.orm.jpa.HibernateJpaAutoConfiguration")
 public class FlakeIdAutoConfiguration {
@@ -72,6 +75,21 @@ public class FlakeIdAutoConfiguration {
     @Bean
     static EntityManagerFactoryDependsOnPostProcessor flakeIdEntityManagerFactoryDependsOn() {
       return new EntityManagerFactoryDependsOnPostProcessor(GENERATOR_BEAN);
+    }
+  }
+
+  /**
+   * Jackson writes {@code @FlakeId} ids as strings: Spring Boot registers every
+   * {@code Module} bean with its {@code ObjectMapper}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "com.fasterxml.jackson.databind.Module")
+  @ConditionalOnProperty(prefix = "flakeid.json", name = "ids-as-strings", havingValue = "true", matchIfMissing = true)
+  static class Json {
+    @Bean
+    @ConditionalOnMissingBean
+    FlakeIdJacksonModule flakeIdJacksonModule() {
+      return new FlakeIdJacksonModule();
     }
   }
 
