@@ -53,8 +53,6 @@ def test_configured_once_per_process() -> None:
         _shared.configure({"node": 5})
 
 
-@pytest.mark.xfail(strict=True, reason="_shared.generator() calls after_fork() under _lock, which replaces _lock: "
-                   "threads arriving meanwhile take the new lock and build generators of their own (lead's file)")
 @pytest.mark.parametrize("settings", ["node", "lease"])
 def test_first_use_from_many_threads_builds_one_generator(settings: str, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
