@@ -193,8 +193,14 @@ fn a_second_process_on_one_file_is_refused() {
     // The host guard refuses it first; beneath it, the state file's own lock.
     let o = generate(&state, None, &["-n", "1"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert!(stderr(&o).contains("node id 5 of this layout is already in use"), "{o:?}");
-    let o = generate(&state, None, &["-n", "1"]).env("FLAKEID_HOST_GUARD", "off").output().unwrap();
+    assert!(
+        stderr(&o).contains("node id 5 of this layout is already in use"),
+        "{o:?}"
+    );
+    let o = generate(&state, None, &["-n", "1"])
+        .env("FLAKEID_HOST_GUARD", "off")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = stderr(&o);
     assert!(

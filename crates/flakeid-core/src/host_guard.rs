@@ -98,7 +98,14 @@ impl HostGuard {
                 None
             }
         };
-        Ok(Some((HostGuard { file: Some(file), key, pid }, floor_ms)))
+        Ok(Some((
+            HostGuard {
+                file: Some(file),
+                key,
+                pid,
+            },
+            floor_ms,
+        )))
     }
 
     /// Lets go, leaving `floor_ms` (the last ms an ID of its generator may carry) for

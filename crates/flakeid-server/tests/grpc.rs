@@ -29,7 +29,11 @@ async fn start_at(
 ) {
     // Every test runs a service on node 9 at once (their IDs are checked for it): the
     // host guard, which would refuse all but one, is not what these test.
-    let generator = Generator::builder(Layout::SNOWFLAKE).node(9).host_guard(false).build().unwrap();
+    let generator = Generator::builder(Layout::SNOWFLAKE)
+        .node(9)
+        .host_guard(false)
+        .build()
+        .unwrap();
     let svc = Service::new(
         generator,
         Config {

@@ -33,7 +33,11 @@ struct Running {
 async fn start(sealer: Option<Sealer>) -> Running {
     // Every test runs a service on node NODE at once (their IDs are checked for it):
     // the host guard, which would refuse all but one, is not what these test.
-    let generator = Generator::builder(Layout::SNOWFLAKE).node(NODE).host_guard(false).build().unwrap();
+    let generator = Generator::builder(Layout::SNOWFLAKE)
+        .node(NODE)
+        .host_guard(false)
+        .build()
+        .unwrap();
     let svc = Service::new(
         generator,
         Config {
