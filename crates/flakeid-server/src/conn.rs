@@ -85,10 +85,10 @@ pub struct Limits {
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
-    /// A gRPC response (any call, unary ones included) or a streamed one (a large
-    /// `/v1/ids`) whose client has taken nothing of it this long gets its
-    /// connection closed (GOAWAY, then closed 1 s later), even while other requests
-    /// keep the connection busy. Default 30 s.
+    /// A gRPC response (any call, unary ones included) or a `/v1/ids` one whose
+    /// client has taken less than [`MIN_TAKEN`] of what waits to be sent this long
+    /// gets its connection closed (GOAWAY, then closed 1 s later), even while other
+    /// requests or PINGs keep the connection busy. Default 30 s.
     pub stream_idle_timeout: Duration,
     /// A gRPC request's body must be complete this long after its head: a body
     /// trickled in holds its buffer no longer. Default 10 s.
@@ -554,7 +554,7 @@ impl Streams {
     }
 }
 
-/// One tracked response (a gRPC call, a large `/v1/ids`) from its request to the
+/// One tracked response (a gRPC call, a `/v1/ids`) from its request to the
 /// last of its bytes written to the socket: shared by its handler (the request's
 /// extension), its body ([`Tracked`]) and its bytes in HTTP/2 ([`Outgoing`]).
 /// The handler reserves room for what it makes ([`Flow::reserve`]) and hands the
@@ -607,9 +607,12 @@ pub(crate) struct Outgoing {
     held: Option<Box<Holding>>,
 }
 
+/// What a tracked frame holds beyond its bytes: its flow, its bytes not written
+/// yet, and the reservation it carries.
 #[derive(Debug)]
 struct Holding {
     flow: Arc<Flow>,
+    left: usize,
     _reserved: Option<Reserved>,
 }
 
@@ -618,9 +621,19 @@ impl Outgoing {
         Outgoing { bytes, held: None }
     }
 
-    fn taken(&self, n: usize) {
-        if let Some(h) = &self.held {
+    fn taken(&mut self, n: usize) {
+        if let Some(h) = &mut self.held {
+            h.left = h.left.saturating_sub(n);
             h.flow.sent.gone.fetch_add(n, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        // Not written: its stream was reset or its connection closed.
+        if self.left > 0 {
+            self.flow.sent.gone.fetch_add(self.left, Ordering::AcqRel);
         }
     }
 }
@@ -643,15 +656,6 @@ impl hyper::body::Buf for Outgoing {
         let b = self.bytes.copy_to_bytes(n);
         self.taken(n);
         b
-    }
-}
-
-impl Drop for Outgoing {
-    fn drop(&mut self) {
-        // Not written: its stream was reset or its connection closed.
-        if !self.bytes.is_empty() {
-            self.taken(self.bytes.len());
-        }
     }
 }
 
@@ -759,6 +763,14 @@ impl hyper::body::Body for RequestBody {
     }
 }
 
+/// What the connection's service answers with: the router's body, and for gRPC
+/// and streamed routes what tracks it ([`Tracked`]).
+#[allow(missing_debug_implementations)]
+pub(crate) struct ResponseBody {
+    inner: Body,
+    tracked: Option<Tracked>,
+}
+
 /// A gRPC or streamed response's body as hyper sends it:
 /// - each data frame is handed over as an [`Outgoing`] of its [`Flow`], carrying
 ///   the reservations of what it holds until HTTP/2 has written it (the stream-idle
@@ -767,26 +779,55 @@ impl hyper::body::Body for RequestBody {
 ///   with (in the head, or in the trailers; a body dropped before either:
 ///   `CANCELLED`);
 /// - the request stays in flight on its connection ([`Active`]) until it ends.
+#[derive(Debug)]
 pub(crate) struct Tracked {
-    inner: Body,
     flow: Arc<Flow>,
     /// The method and the service to count the call in, until counted.
     rpc: Option<(&'static str, Arc<crate::Service>)>,
     _active: Option<Active>,
 }
 
-impl std::fmt::Debug for Tracked {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tracked")
-            .field("flow", &self.flow)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Tracked {
     fn count(&mut self, code: u16) {
         if let Some((rpc, svc)) = self.rpc.take() {
             svc.metrics.count_rpc(rpc, code);
+        }
+    }
+
+    /// What hyper gets of `r`, a frame of the response's body.
+    fn frame(
+        &mut self,
+        r: Option<Result<hyper::body::Frame<hyper::body::Bytes>, axum::Error>>,
+    ) -> Option<Result<hyper::body::Frame<Outgoing>, axum::Error>> {
+        match r {
+            Some(Ok(frame)) => Some(Ok(match frame.into_data() {
+                Ok(bytes) => {
+                    self.flow.sent.handed.fetch_add(bytes.len(), Ordering::AcqRel);
+                    self.flow.streams.moved();
+                    let held = Holding {
+                        flow: self.flow.clone(),
+                        left: bytes.len(),
+                        _reserved: self.flow.take_made(),
+                    };
+                    hyper::body::Frame::data(Outgoing {
+                        bytes,
+                        held: Some(Box::new(held)),
+                    })
+                }
+                Err(frame) => {
+                    let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
+                    self.count(code);
+                    frame.map_data(Outgoing::plain)
+                }
+            })),
+            Some(Err(e)) => {
+                self.count(tonic::Code::Internal as u16);
+                Some(Err(e))
+            }
+            None => {
+                self.count(0);
+                None
+            }
         }
     }
 }
@@ -797,7 +838,7 @@ impl Drop for Tracked {
     }
 }
 
-impl hyper::body::Body for Tracked {
+impl hyper::body::Body for ResponseBody {
     type Data = Outgoing;
     type Error = axum::Error;
 
@@ -807,34 +848,9 @@ impl hyper::body::Body for Tracked {
     ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         let this = self.get_mut();
         let r = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
-        Poll::Ready(match r {
-            Some(Ok(frame)) => Some(Ok(match frame.into_data() {
-                Ok(bytes) => {
-                    this.flow.sent.handed.fetch_add(bytes.len(), Ordering::AcqRel);
-                    this.flow.streams.moved();
-                    let held = Holding {
-                        flow: this.flow.clone(),
-                        _reserved: this.flow.take_made(),
-                    };
-                    hyper::body::Frame::data(Outgoing {
-                        bytes,
-                        held: Some(Box::new(held)),
-                    })
-                }
-                Err(frame) => {
-                    let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
-                    this.count(code);
-                    frame.map_data(Outgoing::plain)
-                }
-            })),
-            Some(Err(e)) => {
-                this.count(tonic::Code::Internal as u16);
-                Some(Err(e))
-            }
-            None => {
-                this.count(0);
-                None
-            }
+        Poll::Ready(match &mut this.tracked {
+            None => r.map(|f| f.map(|f| f.map_data(Outgoing::plain))),
+            Some(t) => t.frame(r),
         })
     }
 
@@ -844,45 +860,6 @@ impl hyper::body::Body for Tracked {
 
     fn size_hint(&self) -> hyper::body::SizeHint {
         self.inner.size_hint()
-    }
-}
-
-/// What the connection's service answers with: the router's body, or a
-/// [`Tracked`] one (gRPC and streamed routes).
-#[allow(missing_debug_implementations)]
-pub(crate) enum ResponseBody {
-    Plain(Body),
-    Tracked(Tracked),
-}
-
-impl hyper::body::Body for ResponseBody {
-    type Data = Outgoing;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        match self.get_mut() {
-            ResponseBody::Plain(b) => Pin::new(b)
-                .poll_frame(cx)
-                .map(|f| f.map(|f| f.map(|f| f.map_data(Outgoing::plain)))),
-            ResponseBody::Tracked(t) => Pin::new(t).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Plain(b) => b.is_end_stream(),
-            ResponseBody::Tracked(t) => t.is_end_stream(),
-        }
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            ResponseBody::Plain(b) => b.size_hint(),
-            ResponseBody::Tracked(t) => t.size_hint(),
-        }
     }
 }
 
@@ -977,7 +954,7 @@ impl std::future::Future for ConnFuture {
         }
         Poll::Ready(Ok(match this.tracked.take() {
             Some(flow) => track(resp, flow, this.route, &this.peer.svc, this.active.take()),
-            None => resp.map(ResponseBody::Plain),
+            None => resp.map(|inner| ResponseBody { inner, tracked: None }),
         }))
     }
 }
@@ -1018,12 +995,15 @@ fn track(
         }
     }
     resp.map(|inner| {
-        ResponseBody::Tracked(Tracked {
-            inner,
+        let tracked = Tracked {
             flow,
             rpc,
             _active: active,
-        })
+        };
+        ResponseBody {
+            inner,
+            tracked: Some(tracked),
+        }
     })
 }
 
@@ -1542,6 +1522,45 @@ mod tests {
 
     fn open(conns: &Conns, slot: &Slot) -> bool {
         conns.lock().live.contains_key(&slot.state.id)
+    }
+
+    #[tokio::test]
+    async fn a_frame_holds_its_reservation_until_written_and_waits_for_its_client() {
+        use hyper::body::{Body as _, Buf as _};
+        let conns = Conns::with_grace(1, 1, Duration::ZERO);
+        let slot = conns.admit(ip(1)).unwrap();
+        let all = 1 << 20;
+        let total = Arc::new(tokio::sync::Semaphore::new(all));
+        let streams = Arc::new(Streams::new(all, total.clone(), slot.state.clone()));
+        let flow = streams.open();
+        let r = flow.reserve(100_000).await.unwrap();
+        flow.made(r);
+        let mut body = ResponseBody {
+            inner: Body::from(vec![7u8; 64 * 1024]),
+            tracked: Some(Tracked {
+                flow,
+                rpc: None,
+                _active: None,
+            }),
+        };
+        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        let mut frame = frame.unwrap().unwrap().into_data().unwrap();
+        // The body is done; HTTP/2 still holds the frame, and the frame its room.
+        drop(body);
+        assert_eq!(total.available_permits(), all - 100_000);
+        assert_eq!(streams.longest_wait(), Duration::ZERO, "a wait starts when first seen");
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        // A few bytes now and then are not progress; a full DATA frame's worth is.
+        frame.advance(MIN_TAKEN - 1);
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        frame.advance(1);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        // Written (or dropped with its stream): the room is given back, nothing waits.
+        drop(frame);
+        assert_eq!(total.available_permits(), all);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        assert!(streams.lock().1.is_empty());
     }
 
     #[test]

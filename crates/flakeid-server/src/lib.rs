@@ -48,8 +48,8 @@ pub const MAX_BATCH_CEILING: usize = 10_000_000;
 const BLOCKING_BATCH: usize = 4096;
 
 /// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
-/// `Stream` (chunk 0) holds: what is issued but not yet read by a client is at
-/// most about one such chunk per stream, plus the flow-control window.
+/// `Stream` (chunk 0) holds: what is issued and not yet sent to a client is at
+/// most its connection's response budget (conn.rs, `Flow`).
 pub const CHUNK: usize = BLOCKING_BATCH;
 
 pub use conn::Limits;
@@ -179,7 +179,7 @@ pub struct Budgets {
     pub largest_reservation: usize,
     /// gRPC request bodies buffered at once, over every connection.
     pub request: usize,
-    /// Responses made and not yet taken, over every connection.
+    /// Responses made and not yet sent, over every connection.
     pub response: usize,
     /// The same, per connection.
     pub connection_response: usize,
