@@ -31,7 +31,7 @@
 //!   ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
 //!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
 //!   ([`crate::IdChunks`]); the data frame that holds it carries the reservation
-//!   ([`Outgoing`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
+//!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
 //!   stream-idle rule: one of whose bytes held for sending its client takes fewer
 //!   than [`MIN_TAKEN`] in [`Limits::stream_idle_timeout`] (a window kept shut or
 //!   near zero, PINGs or not) closes its connection, unary answers included.
@@ -137,7 +137,7 @@ pub const PER_CONNECTION: usize = 384 * 1024;
 /// hyper's `max_send_buf_size`: how much HTTP/2 may buffer for a stream before hyper
 /// waits for the client's window to hand it the next frame it has polled. It bounds
 /// no memory by itself (hyper polls the body before it waits, and HTTP/2 takes a
-/// whole frame): the reservations a frame carries do ([`Outgoing`]).
+/// whole frame): the reservations its pieces carry do ([`Piece`]).
 pub const SEND_BUFFER: usize = 8 * 1024;
 
 impl Limits {
@@ -556,7 +556,7 @@ impl Streams {
 
 /// One tracked response (a gRPC call, a `/v1/ids`) from its request to the
 /// last of its bytes written to the socket: shared by its handler (the request's
-/// extension), its body ([`Tracked`]) and its bytes in HTTP/2 ([`Outgoing`]).
+/// extension), its body ([`Tracked`]) and its bytes in HTTP/2 ([`Piece`]).
 /// The handler reserves room for what it makes ([`Flow::reserve`]) and hands the
 /// reservation over once it is made ([`Flow::made`]); the next data frame of the
 /// body carries it until HTTP/2 has written that frame, and a reservation not
@@ -595,67 +595,29 @@ impl Drop for Flow {
     }
 }
 
-/// A response's data frame as hyper and HTTP/2 hold it until it is written to the
-/// socket: a tracked response's ([`Flow`]) counts its bytes as they are written,
-/// and carries the reservation of the bytes it holds, given back when HTTP/2 drops
-/// it (written, or its stream gone). hyper polls a body for its next frame as soon
-/// as it has handed the last one to HTTP/2, whatever the client's window: what is
-/// not written yet is only here.
+/// What one piece of a tracked response's data holds until HTTP/2 drops it
+/// (written to the socket, or its stream gone): its bytes, counted as gone then,
+/// and the reservation of the bytes it belongs to, shared with the other pieces of
+/// its frame. hyper polls a body for its next frame as soon as it has handed the
+/// last one to HTTP/2, whatever the client's window: what is not written yet is
+/// only in these. A piece is [`MIN_TAKEN`] bytes at most, so a client that reads
+/// slowly but steadily shows progress ([`Streams::longest_wait`]).
 #[derive(Debug)]
-pub(crate) struct Outgoing {
+struct Piece {
     bytes: hyper::body::Bytes,
-    held: Option<Box<Holding>>,
-}
-
-/// What a tracked frame holds beyond its bytes: its flow, its bytes not written
-/// yet, and the reservation it carries.
-#[derive(Debug)]
-struct Holding {
     flow: Arc<Flow>,
-    left: usize,
-    _reserved: Option<Reserved>,
+    _reserved: Option<Arc<Reserved>>,
 }
 
-impl Outgoing {
-    fn plain(bytes: hyper::body::Bytes) -> Outgoing {
-        Outgoing { bytes, held: None }
-    }
-
-    fn taken(&mut self, n: usize) {
-        if let Some(h) = &mut self.held {
-            h.left = h.left.saturating_sub(n);
-            h.flow.sent.gone.fetch_add(n, Ordering::AcqRel);
-        }
-    }
-}
-
-impl Drop for Holding {
-    fn drop(&mut self) {
-        // Not written: its stream was reset or its connection closed.
-        if self.left > 0 {
-            self.flow.sent.gone.fetch_add(self.left, Ordering::AcqRel);
-        }
-    }
-}
-
-impl hyper::body::Buf for Outgoing {
-    fn remaining(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn chunk(&self) -> &[u8] {
+impl AsRef<[u8]> for Piece {
+    fn as_ref(&self) -> &[u8] {
         &self.bytes
     }
+}
 
-    fn advance(&mut self, n: usize) {
-        self.bytes.advance(n);
-        self.taken(n);
-    }
-
-    fn copy_to_bytes(&mut self, n: usize) -> hyper::body::Bytes {
-        let b = self.bytes.copy_to_bytes(n);
-        self.taken(n);
-        b
+impl Drop for Piece {
+    fn drop(&mut self) {
+        self.flow.sent.gone.fetch_add(self.bytes.len(), Ordering::AcqRel);
     }
 }
 
@@ -763,28 +725,30 @@ impl hyper::body::Body for RequestBody {
     }
 }
 
-/// What the connection's service answers with: the router's body, and for gRPC
-/// and streamed routes what tracks it ([`Tracked`]).
-#[allow(missing_debug_implementations)]
-pub(crate) struct ResponseBody {
-    inner: Body,
-    tracked: Option<Tracked>,
-}
-
 /// A gRPC or streamed response's body as hyper sends it:
-/// - each data frame is handed over as an [`Outgoing`] of its [`Flow`], carrying
-///   the reservations of what it holds until HTTP/2 has written it (the stream-idle
-///   rule watches those bytes);
+/// - each data frame is handed over in pieces of [`MIN_TAKEN`] bytes at most, each
+///   holding the frame's reservation until HTTP/2 has written it ([`Piece`]); the
+///   stream-idle rule watches the bytes HTTP/2 holds ([`Flow`]);
 /// - a gRPC call is counted in `flakeid_grpc_calls_total` with the status it ends
 ///   with (in the head, or in the trailers; a body dropped before either:
 ///   `CANCELLED`);
 /// - the request stays in flight on its connection ([`Active`]) until it ends.
-#[derive(Debug)]
 pub(crate) struct Tracked {
+    inner: Body,
     flow: Arc<Flow>,
+    /// What is left of the data frame being handed over, and its reservation.
+    rest: Option<(hyper::body::Bytes, Option<Arc<Reserved>>)>,
     /// The method and the service to count the call in, until counted.
     rpc: Option<(&'static str, Arc<crate::Service>)>,
     _active: Option<Active>,
+}
+
+impl std::fmt::Debug for Tracked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracked")
+            .field("flow", &self.flow)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Tracked {
@@ -794,41 +758,19 @@ impl Tracked {
         }
     }
 
-    /// What hyper gets of `r`, a frame of the response's body.
-    fn frame(
-        &mut self,
-        r: Option<Result<hyper::body::Frame<hyper::body::Bytes>, axum::Error>>,
-    ) -> Option<Result<hyper::body::Frame<Outgoing>, axum::Error>> {
-        match r {
-            Some(Ok(frame)) => Some(Ok(match frame.into_data() {
-                Ok(bytes) => {
-                    self.flow.sent.handed.fetch_add(bytes.len(), Ordering::AcqRel);
-                    self.flow.streams.moved();
-                    let held = Holding {
-                        flow: self.flow.clone(),
-                        left: bytes.len(),
-                        _reserved: self.flow.take_made(),
-                    };
-                    hyper::body::Frame::data(Outgoing {
-                        bytes,
-                        held: Some(Box::new(held)),
-                    })
-                }
-                Err(frame) => {
-                    let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
-                    self.count(code);
-                    frame.map_data(Outgoing::plain)
-                }
-            })),
-            Some(Err(e)) => {
-                self.count(tonic::Code::Internal as u16);
-                Some(Err(e))
-            }
-            None => {
-                self.count(0);
-                None
-            }
+    /// The next piece of the frame being handed over.
+    fn piece(&mut self) -> Option<hyper::body::Bytes> {
+        let (rest, reserved) = self.rest.as_mut()?;
+        let bytes = rest.split_to(rest.len().min(MIN_TAKEN));
+        let piece = Piece {
+            bytes,
+            flow: self.flow.clone(),
+            _reserved: reserved.clone(),
+        };
+        if rest.is_empty() {
+            self.rest = None;
         }
+        Some(hyper::body::Bytes::from_owner(piece))
     }
 }
 
@@ -838,8 +780,8 @@ impl Drop for Tracked {
     }
 }
 
-impl hyper::body::Body for ResponseBody {
-    type Data = Outgoing;
+impl hyper::body::Body for Tracked {
+    type Data = hyper::body::Bytes;
     type Error = axum::Error;
 
     fn poll_frame(
@@ -847,19 +789,43 @@ impl hyper::body::Body for ResponseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         let this = self.get_mut();
+        if let Some(piece) = this.piece() {
+            return Poll::Ready(Some(Ok(hyper::body::Frame::data(piece))));
+        }
         let r = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
-        Poll::Ready(match &mut this.tracked {
-            None => r.map(|f| f.map(|f| f.map_data(Outgoing::plain))),
-            Some(t) => t.frame(r),
-        })
+        match &r {
+            Some(Ok(frame)) if frame.is_data() => {
+                if let Some(bytes) = frame.data_ref().filter(|b| !b.is_empty()) {
+                    this.flow.sent.handed.fetch_add(bytes.len(), Ordering::AcqRel);
+                    this.flow.streams.moved();
+                    this.rest = Some((bytes.clone(), this.flow.take_made().map(Arc::new)));
+                    let piece = this.piece().map(hyper::body::Frame::data);
+                    return Poll::Ready(piece.map(Ok));
+                }
+            }
+            Some(Ok(frame)) => {
+                let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
+                this.count(code);
+            }
+            Some(Err(_)) => this.count(tonic::Code::Internal as u16),
+            None => this.count(0),
+        }
+        Poll::Ready(r)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.rest.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
+        let h = self.inner.size_hint();
+        let n = self.rest.as_ref().map_or(0, |(b, _)| b.len() as u64);
+        let mut out = hyper::body::SizeHint::new();
+        if let Some(upper) = h.upper() {
+            out.set_upper(upper + n);
+        }
+        out.set_lower(h.lower() + n);
+        out
     }
 }
 
@@ -935,7 +901,7 @@ pub(crate) struct ConnFuture {
 }
 
 impl std::future::Future for ConnFuture {
-    type Output = Result<axum::http::Response<ResponseBody>, Infallible>;
+    type Output = Result<axum::response::Response, Infallible>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let r = match &mut this.answer {
@@ -952,10 +918,10 @@ impl std::future::Future for ConnFuture {
                 resp.headers_mut().insert("x-request-id", v);
             }
         }
-        Poll::Ready(Ok(match this.tracked.take() {
-            Some(flow) => track(resp, flow, this.route, &this.peer.svc, this.active.take()),
-            None => resp.map(|inner| ResponseBody { inner, tracked: None }),
-        }))
+        if let Some(flow) = this.tracked.take() {
+            resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
+        }
+        Poll::Ready(Ok(resp))
     }
 }
 
@@ -972,7 +938,7 @@ fn track(
     route: crate::metrics::Route,
     svc: &Arc<crate::Service>,
     active: Option<Active>,
-) -> axum::http::Response<ResponseBody> {
+) -> axum::response::Response {
     let mut rpc = route.rpc().map(|name| (name, svc.clone()));
     if let Some(code) = grpc_status(resp.headers()) {
         let code = if code == tonic::Code::Internal as u16
@@ -995,15 +961,13 @@ fn track(
         }
     }
     resp.map(|inner| {
-        let tracked = Tracked {
+        Body::new(Tracked {
+            inner,
             flow,
+            rest: None,
             rpc,
             _active: active,
-        };
-        ResponseBody {
-            inner,
-            tracked: Some(tracked),
-        }
+        })
     })
 }
 
@@ -1035,7 +999,7 @@ fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
-    type Response = axum::http::Response<ResponseBody>;
+    type Response = axum::response::Response;
     type Error = Infallible;
     type Future = ConnFuture;
 
@@ -1535,29 +1499,33 @@ mod tests {
         let flow = streams.open();
         let r = flow.reserve(100_000).await.unwrap();
         flow.made(r);
-        let mut body = ResponseBody {
-            inner: Body::from(vec![7u8; 64 * 1024]),
-            tracked: Some(Tracked {
-                flow,
-                rpc: None,
-                _active: None,
-            }),
+        let mut body = Tracked {
+            inner: Body::from(vec![7u8; 3 * MIN_TAKEN]),
+            flow,
+            rest: None,
+            rpc: None,
+            _active: None,
         };
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
-        let mut frame = frame.unwrap().unwrap().into_data().unwrap();
-        // The body is done; HTTP/2 still holds the frame, and the frame its room.
+        let mut pieces = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            pieces.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(pieces.iter().map(|p| p.len()).collect::<Vec<_>>(), [MIN_TAKEN; 3]);
+        // The body is done; HTTP/2 still holds the pieces, and they the frame's room.
         drop(body);
         assert_eq!(total.available_permits(), all - 100_000);
         assert_eq!(streams.longest_wait(), Duration::ZERO, "a wait starts when first seen");
         std::thread::sleep(Duration::from_millis(20));
         assert!(streams.longest_wait() >= Duration::from_millis(20));
-        // A few bytes now and then are not progress; a full DATA frame's worth is.
-        frame.advance(MIN_TAKEN - 1);
+        // A part of a piece written is not progress; a piece written (MIN_TAKEN) is.
+        let mut first = pieces.remove(0);
+        first.advance(MIN_TAKEN - 1);
         assert!(streams.longest_wait() >= Duration::from_millis(20));
-        frame.advance(1);
+        drop(first);
         assert_eq!(streams.longest_wait(), Duration::ZERO);
-        // Written (or dropped with its stream): the room is given back, nothing waits.
-        drop(frame);
+        assert_eq!(total.available_permits(), all - 100_000);
+        // All written (or dropped with their stream): the room is given back.
+        drop(pieces);
         assert_eq!(total.available_permits(), all);
         assert_eq!(streams.longest_wait(), Duration::ZERO);
         assert!(streams.lock().1.is_empty());
