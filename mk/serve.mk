@@ -7,15 +7,19 @@
 .PHONY: setup-serve setup-serve-bench test-serve serve-release test-serve-abuse bench-serve
 ##@ flakeid serve
 # curl (the h2c test) and a venv with schemathesis, pinned, for the OpenAPI check
-# (tests/serve/serve_test.py runs it); for the bench also wrk, openssl (the TLS run's
-# certificate) and a venv with pysnowflake 0.1.3. Installs only, starts nothing.
+# (tests/serve/serve_test.py runs it), and h2, pinned, the HTTP/2 client of the abuse
+# suite's window attack (tests/serve/abuse_test.py); for the bench also wrk, openssl
+# (the TLS run's certificate) and a venv with pysnowflake 0.1.3. Installs only,
+# starts nothing.
 SCHEMATHESIS := 4.32.5
+H2 := 4.4.1
 SERVE_VENV = $${FLAKEID_SERVE_VENV:-target/serve-venv}
 SERVE_BENCH_VENV = $${FLAKEID_BENCH_VENV:-target/bench-serve-venv}
-setup-serve: ## curl; schemathesis (pinned) in target/serve-venv
+setup-serve: ## curl; schemathesis and h2 (pinned) in target/serve-venv
 	@$(APT_INSTALL) setup-serve $(call need,curl,curl) $(need-venv)
 	@[ "$$($(SERVE_VENV)/bin/schemathesis --version 2>/dev/null)" = "schemathesis, version $(SCHEMATHESIS)" ] \
-	  || { python3 -m venv $(SERVE_VENV) && $(SERVE_VENV)/bin/pip install -q schemathesis==$(SCHEMATHESIS); }
+	  && [ "$$($(SERVE_VENV)/bin/python -c 'import h2; print(h2.__version__)' 2>/dev/null)" = "$(H2)" ] \
+	  || { python3 -m venv $(SERVE_VENV) && $(SERVE_VENV)/bin/pip install -q schemathesis==$(SCHEMATHESIS) h2==$(H2); }
 
 setup-serve-bench: setup-serve
 	@$(APT_INSTALL) setup-serve $(call need,wrk,wrk) $(call need,openssl,openssl)
@@ -30,8 +34,8 @@ test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-
 # background (scripts/ci-prebuild.sh) and runs the suite after.
 serve-release: ## the release CLI that test-serve-abuse attacks
 	$(CARGO) build -q --release -p flakeid-cli
-test-serve-abuse: serve-release ## the memory budget and the probes under attack (a release build)
-	python3 -W ignore::ResourceWarning tests/serve/abuse_test.py $(TARGET)/release/flakeid
+test-serve-abuse: serve-release setup-serve ## the memory budget and the probes under attack (a release build)
+	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/abuse_test.py $(TARGET)/release/flakeid
 
 bench-serve: setup-serve-bench ## wrk against flakeid serve beside an axum hello world, TLS, gRPC, bulk
 	CARGO=$(CARGO) bash tests/serve/bench.sh

@@ -305,8 +305,8 @@ pub struct ServeArgs {
     /// HTTP/2 flow-control window per connection, in bytes (default 1048576)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_window: Option<u64>,
-    /// Close the connection of a gRPC or streamed response (any gRPC call, large
-    /// /v1/ids) whose client takes nothing of it this long (default 30000)
+    /// Close the connection of a gRPC or /v1/ids response whose client takes less
+    /// than 16 KiB of what is waiting to be sent this long, PINGs or not (default 30000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub stream_idle_timeout_ms: Option<u64>,
     /// A gRPC request body must arrive within this long of its head (default: --header-timeout-ms)
@@ -318,7 +318,7 @@ pub struct ServeArgs {
     /// Bytes of gRPC request bodies buffered at once, in all (default 32 MiB, or the largest request)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub request_memory: Option<u64>,
-    /// Bytes of responses made and not yet read by their clients, in all (default 64 MiB)
+    /// Bytes of responses made and not yet sent to their clients, in all (default 64 MiB)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub response_memory: Option<u64>,
     /// The same per connection (default 4 MiB, or the largest response)

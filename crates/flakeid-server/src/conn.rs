@@ -25,15 +25,16 @@
 //!   connection whose requests make no progress open.
 //! - **HTTP/2** (and so gRPC): at most [`Limits::max_streams`] streams per
 //!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
-//!   and [`Limits::connection_window`] per connection, and [`SEND_BUFFER`] bytes
-//!   queued in HTTP/2 for sending per stream.
-//! - **Responses**: what a response holds before its client takes it is reserved
-//!   first, from its connection's budget and the server's ([`Streams::reserve`]):
-//!   a gRPC `Batch` or `Unseal` answer before it is made, each chunk of a large
-//!   `/v1/ids` or a gRPC `Stream` before it is made ([`crate::IdChunks`]). Every gRPC
-//!   and streamed response ([`Tracked`]) counts toward the stream-idle rule: one
-//!   whose client leaves it unread for [`Limits::stream_idle_timeout`] closes its
-//!   connection, unary answers included.
+//!   and [`Limits::connection_window`] per connection.
+//! - **Responses**: what a response holds until HTTP/2 has written it to the socket
+//!   is reserved first, from its connection's budget and the server's
+//!   ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
+//!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
+//!   ([`crate::IdChunks`]); the data frame that holds it carries the reservation
+//!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
+//!   stream-idle rule: one of whose bytes held for sending its client takes fewer
+//!   than [`MIN_TAKEN`] in [`Limits::stream_idle_timeout`] (a window kept shut or
+//!   near zero, PINGs or not) closes its connection, unary answers included.
 //!
 //! The timeouts are checked by each connection's watchdog task, every quarter of
 //! the shortest one (at least every 50 ms), so a timeout ends its connection at
@@ -84,10 +85,10 @@ pub struct Limits {
     pub stream_window: u32,
     /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
     pub connection_window: u32,
-    /// A gRPC response (any call, unary ones included) or a streamed one (a large
-    /// `/v1/ids`) whose client has taken nothing of it this long gets its
-    /// connection closed (GOAWAY, then closed 1 s later), even while other requests
-    /// keep the connection busy. Default 30 s.
+    /// A gRPC response (any call, unary ones included) or a `/v1/ids` one whose
+    /// client has taken less than [`MIN_TAKEN`] of what waits to be sent this long
+    /// gets its connection closed (GOAWAY, then closed 1 s later), even while other
+    /// requests or PINGs keep the connection busy. Default 30 s.
     pub stream_idle_timeout: Duration,
     /// A gRPC request's body must be complete this long after its head: a body
     /// trickled in holds its buffer no longer. Default 10 s.
@@ -100,7 +101,7 @@ pub struct Limits {
     /// request that would pass it is refused (`RESOURCE_EXHAUSTED`). `None`: 32 MiB,
     /// or the largest request if more ([`crate::Config::budgets`]).
     pub request_memory: Option<usize>,
-    /// Bytes of responses made and not yet taken by their clients, over every
+    /// Bytes of responses made and not yet written to their sockets, over every
     /// connection; a response waits for room before it is made. `None`: 64 MiB, or
     /// [`Limits::connection_response_memory`] if more.
     pub response_memory: Option<usize>,
@@ -128,14 +129,15 @@ impl Default for Limits {
 }
 
 /// What one connection may hold beyond the budgets, at most: its HTTP/1.1 read
-/// buffer (64 KiB) or its HTTP/2 state and [`SEND_BUFFER`] per stream (32
-/// streams: 256 KiB), TLS buffers, its tasks. The documented budget
-/// (docs/service.md) counts this much per connection.
+/// buffer (64 KiB) or its HTTP/2 state and its streams' requests and answers that
+/// reserve nothing (headers, trailers, small answers: 32 streams), TLS buffers, its
+/// tasks. The documented budget (docs/service.md) counts this much per connection.
 pub const PER_CONNECTION: usize = 384 * 1024;
 
-/// What HTTP/2 queues for sending per stream at most (hyper's `max_send_buf_size`)
-/// beyond what the response reserved: a stream whose client reads nothing holds
-/// this much once its reservation is given back ([`Tracked`]).
+/// hyper's `max_send_buf_size`: how much HTTP/2 may buffer for a stream before hyper
+/// waits for the client's window to hand it the next frame it has polled. It bounds
+/// no memory by itself (hyper polls the body before it waits, and HTTP/2 takes a
+/// whole frame): the reservations its pieces carry do ([`Piece`]).
 pub const SEND_BUFFER: usize = 8 * 1024;
 
 impl Limits {
@@ -423,23 +425,55 @@ impl Drop for Active {
     }
 }
 
-/// The streamed responses of one connection, and since when each has waited for
-/// its client to make room for its next chunk ([`Limits::stream_idle_timeout`]);
-/// the connection's response budget and the server's ([`Streams::reserve`]).
+/// The tracked responses of one connection ([`Flow`]), for the stream-idle rule
+/// ([`Limits::stream_idle_timeout`]); the connection's response budget and the
+/// server's ([`Streams::reserve`]).
 #[derive(Debug)]
 pub(crate) struct Streams {
-    inner: Mutex<(u64, HashMap<u64, Option<std::time::Instant>>)>,
+    inner: Mutex<(u64, HashMap<u64, Watched>)>,
     budget: Arc<tokio::sync::Semaphore>,
     total: Arc<tokio::sync::Semaphore>,
     slot: Arc<SlotState>,
 }
 
+/// What the watchdog knows of one [`Flow`]: its counts, how many bytes the client
+/// had taken when it last made progress, and since when it has waited (`None`: it
+/// holds no bytes, or has just moved).
+#[derive(Debug)]
+struct Watched {
+    sent: Arc<Sent>,
+    taken: usize,
+    since: Option<std::time::Instant>,
+}
+
+/// Bytes of one response handed to hyper, and bytes of them written to the socket
+/// (or dropped with their stream): the difference is what HTTP/2 holds.
+#[derive(Debug, Default)]
+struct Sent {
+    handed: AtomicUsize,
+    gone: AtomicUsize,
+}
+
+/// What a stream's client must take of the bytes HTTP/2 holds for it within the
+/// stream-idle time for its response to count as moving: one full HTTP/2 DATA frame
+/// (16 KiB). A client that opens its window a few bytes at a time holds the
+/// response, and its connection, no longer than one that opens none.
+pub const MIN_TAKEN: usize = 16 * 1024;
+
 /// Bytes of response reserved from a connection's budget and the server's
 /// ([`Streams::reserve`]); given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reserved {
-    _conn: tokio::sync::OwnedSemaphorePermit,
-    _total: tokio::sync::OwnedSemaphorePermit,
+    conn: tokio::sync::OwnedSemaphorePermit,
+    total: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Reserved {
+    /// One reservation of both.
+    fn merge(&mut self, other: Reserved) {
+        self.conn.merge(other.conn);
+        self.total.merge(other.total);
+    }
 }
 
 impl Streams {
@@ -452,82 +486,138 @@ impl Streams {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u64, Option<std::time::Instant>>)> {
+    fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u64, Watched>)> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Room for `bytes` of response, from this connection's budget and then the
     /// server's, waiting for it (first come, first served) if need be. Each budget
     /// is at least the largest reservation ([`crate::Config::validate`]), so the
-    /// wait ends once earlier responses are taken by their clients or their
+    /// wait ends once earlier responses are written to their sockets or their
     /// connections close (the stream-idle and idle timeouts). `None`: never (the
     /// budgets are never closed).
-    pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
+    async fn reserve(&self, bytes: usize) -> Option<Reserved> {
         let n = u32::try_from(bytes).unwrap_or(u32::MAX);
         let conn = self.budget.clone().acquire_many_owned(n).await.ok()?;
         let total = self.total.clone().acquire_many_owned(n).await.ok()?;
-        Some(Reserved {
-            _conn: conn,
-            _total: total,
-        })
+        Some(Reserved { conn, total })
     }
 
     /// Something moved on the connection (a body frame), for the idle timeout.
-    pub(crate) fn moved(&self) {
+    fn moved(&self) {
         self.slot.moved();
     }
 
-    /// A new streamed response on this connection.
-    pub(crate) fn open(self: &Arc<Self>) -> StreamTicket {
+    /// A new tracked response on this connection.
+    fn open(self: &Arc<Self>) -> Arc<Flow> {
+        let sent = Arc::new(Sent::default());
         let mut inner = self.lock();
         let id = inner.0;
         inner.0 += 1;
-        inner.1.insert(id, None);
-        StreamTicket {
+        inner.1.insert(
+            id,
+            Watched {
+                sent: sent.clone(),
+                taken: 0,
+                since: None,
+            },
+        );
+        drop(inner);
+        Arc::new(Flow {
             streams: self.clone(),
             id,
-        }
+            sent,
+            made: Mutex::new(None),
+        })
     }
 
-    /// How long the longest-waiting stream has waited (zero: none waits).
+    /// How long the response that has waited longest for its client to take its
+    /// bytes has waited (zero: none waits), as seen now: a response waits while
+    /// HTTP/2 holds bytes of it and its client takes fewer than [`MIN_TAKEN`] of them.
+    /// Called on each watchdog tick, which is when a wait is first seen: a tick late
+    /// at most.
     fn longest_wait(&self) -> Duration {
         let now = std::time::Instant::now();
-        self.lock()
-            .1
-            .values()
-            .flatten()
-            .map(|t| now.saturating_duration_since(*t))
-            .max()
-            .unwrap_or_default()
+        let mut longest = Duration::ZERO;
+        for w in self.lock().1.values_mut() {
+            let gone = w.sent.gone.load(Ordering::Acquire);
+            let held = w.sent.handed.load(Ordering::Acquire).saturating_sub(gone);
+            if held == 0 {
+                (w.taken, w.since) = (gone, None);
+            } else if gone.wrapping_sub(w.taken) >= MIN_TAKEN || w.since.is_none() {
+                (w.taken, w.since) = (gone, Some(now));
+            } else if let Some(t) = w.since {
+                longest = longest.max(now.saturating_duration_since(t));
+            }
+        }
+        longest
     }
 }
 
-/// One streamed response's place in its connection's [`Streams`].
+/// One tracked response (a gRPC call, a `/v1/ids`) from its request to the
+/// last of its bytes written to the socket: shared by its handler (the request's
+/// extension), its body ([`Tracked`]) and its bytes in HTTP/2 ([`Piece`]).
+/// The handler reserves room for what it makes ([`Flow::reserve`]) and hands the
+/// reservation over once it is made ([`Flow::made`]); the next data frame of the
+/// body carries it until HTTP/2 has written that frame, and a reservation not
+/// carried is given back with the last of the flow.
 #[derive(Debug)]
-pub(crate) struct StreamTicket {
+pub(crate) struct Flow {
     streams: Arc<Streams>,
     id: u64,
+    sent: Arc<Sent>,
+    made: Mutex<Option<Reserved>>,
 }
 
-impl StreamTicket {
-    /// A chunk was handed over: the stream now waits for the client to want more.
-    pub(crate) fn waiting(&self) {
-        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
-            *w = Some(std::time::Instant::now());
+impl Flow {
+    /// Room for `bytes` of response ([`Streams::reserve`]).
+    pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
+        self.streams.reserve(bytes).await
+    }
+
+    /// The bytes `r` is for are made: the next data frame carries `r`.
+    pub(crate) fn made(&self, r: Reserved) {
+        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        match made.as_mut() {
+            Some(m) => m.merge(r),
+            None => *made = Some(r),
         }
     }
 
-    /// The next chunk was asked for (the client had room).
-    pub(crate) fn polled(&self) {
-        if let Some(w) = self.streams.lock().1.get_mut(&self.id) {
-            *w = None;
-        }
+    fn take_made(&self) -> Option<Reserved> {
+        self.made.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
-impl Drop for StreamTicket {
+impl Drop for Flow {
     fn drop(&mut self) {
         self.streams.lock().1.remove(&self.id);
+    }
+}
+
+/// What one piece of a tracked response's data holds until HTTP/2 drops it
+/// (written to the socket, or its stream gone): its bytes, counted as gone then,
+/// and the reservation of the bytes it belongs to, shared with the other pieces of
+/// its frame. hyper polls a body for its next frame as soon as it has handed the
+/// last one to HTTP/2, whatever the client's window: what is not written yet is
+/// only in these. A piece is [`MIN_TAKEN`] bytes at most, so a client that reads
+/// slowly but steadily shows progress ([`Streams::longest_wait`]).
+#[derive(Debug)]
+struct Piece {
+    bytes: hyper::body::Bytes,
+    flow: Arc<Flow>,
+    _reserved: Option<Arc<Reserved>>,
+}
+
+impl AsRef<[u8]> for Piece {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for Piece {
+    fn drop(&mut self) {
+        self.flow.sent.gone.fetch_add(self.bytes.len(), Ordering::AcqRel);
     }
 }
 
@@ -636,20 +726,18 @@ impl hyper::body::Body for RequestBody {
 }
 
 /// A gRPC or streamed response's body as hyper sends it:
-/// - between a data frame handed over and the next poll (which hyper makes only
-///   when HTTP/2 has room: fewer than [`SEND_BUFFER`] bytes queued on the stream),
-///   the stream waits for its client ([`StreamTicket`], the stream-idle rule);
-/// - the response's reservation ([`Reserved`], in the response's extensions) is
-///   given back at that next poll;
+/// - each data frame is handed over in pieces of [`MIN_TAKEN`] bytes at most, each
+///   holding the frame's reservation until HTTP/2 has written it ([`Piece`]); the
+///   stream-idle rule watches the bytes HTTP/2 holds ([`Flow`]);
 /// - a gRPC call is counted in `flakeid_grpc_calls_total` with the status it ends
 ///   with (in the head, or in the trailers; a body dropped before either:
 ///   `CANCELLED`);
 /// - the request stays in flight on its connection ([`Active`]) until it ends.
 pub(crate) struct Tracked {
     inner: Body,
-    ticket: StreamTicket,
-    reserved: Option<Reserved>,
-    sent: bool,
+    flow: Arc<Flow>,
+    /// What is left of the data frame being handed over, and its reservation.
+    rest: Option<(hyper::body::Bytes, Option<Arc<Reserved>>)>,
     /// The method and the service to count the call in, until counted.
     rpc: Option<(&'static str, Arc<crate::Service>)>,
     _active: Option<Active>,
@@ -658,21 +746,31 @@ pub(crate) struct Tracked {
 impl std::fmt::Debug for Tracked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tracked")
-            .field("sent", &self.sent)
+            .field("flow", &self.flow)
             .finish_non_exhaustive()
     }
 }
-
-/// A response's reservation, carried from its handler to [`Tracked`] in the
-/// response's extensions (which must be `Clone`; the first to take it has it).
-#[derive(Debug, Clone)]
-pub(crate) struct Carried(pub(crate) Arc<Mutex<Option<Reserved>>>);
 
 impl Tracked {
     fn count(&mut self, code: u16) {
         if let Some((rpc, svc)) = self.rpc.take() {
             svc.metrics.count_rpc(rpc, code);
         }
+    }
+
+    /// The next piece of the frame being handed over.
+    fn piece(&mut self) -> Option<hyper::body::Bytes> {
+        let (rest, reserved) = self.rest.as_mut()?;
+        let bytes = rest.split_to(rest.len().min(MIN_TAKEN));
+        let piece = Piece {
+            bytes,
+            flow: self.flow.clone(),
+            _reserved: reserved.clone(),
+        };
+        if rest.is_empty() {
+            self.rest = None;
+        }
+        Some(hyper::body::Bytes::from_owner(piece))
     }
 }
 
@@ -691,16 +789,19 @@ impl hyper::body::Body for Tracked {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         let this = self.get_mut();
-        this.ticket.polled();
-        if this.sent {
-            this.reserved = None;
+        if let Some(piece) = this.piece() {
+            return Poll::Ready(Some(Ok(hyper::body::Frame::data(piece))));
         }
         let r = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
         match &r {
             Some(Ok(frame)) if frame.is_data() => {
-                this.sent = true;
-                this.ticket.waiting();
-                this.ticket.streams.moved();
+                if let Some(bytes) = frame.data_ref().filter(|b| !b.is_empty()) {
+                    this.flow.sent.handed.fetch_add(bytes.len(), Ordering::AcqRel);
+                    this.flow.streams.moved();
+                    this.rest = Some((bytes.clone(), this.flow.take_made().map(Arc::new)));
+                    let piece = this.piece().map(hyper::body::Frame::data);
+                    return Poll::Ready(piece.map(Ok));
+                }
             }
             Some(Ok(frame)) => {
                 let code = frame.trailers_ref().and_then(grpc_status).unwrap_or(0);
@@ -713,11 +814,18 @@ impl hyper::body::Body for Tracked {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.rest.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
+        let h = self.inner.size_hint();
+        let n = self.rest.as_ref().map_or(0, |(b, _)| b.len() as u64);
+        let mut out = hyper::body::SizeHint::new();
+        if let Some(upper) = h.upper() {
+            out.set_upper(upper + n);
+        }
+        out.set_lower(h.lower() + n);
+        out
     }
 }
 
@@ -742,8 +850,8 @@ struct ConnService {
     /// connection: cloning it for each request touches no count shared with other
     /// connections.
     peer: Arc<Peer>,
-    /// The connection's streamed responses and response budget (passed to the
-    /// handlers of gRPC and streamed routes in the request's extensions).
+    /// The connection's tracked responses and response budget (each gRPC or
+    /// streamed request gets its [`Flow`] in its extensions).
     streams: Arc<Streams>,
     /// The server's request budget and the body deadline of gRPC requests.
     requests: Arc<Budget>,
@@ -789,7 +897,7 @@ pub(crate) struct ConnFuture {
     /// The request in flight on its connection, until its response is handed over.
     active: Option<Active>,
     /// A gRPC or streamed route: its response body is [`Tracked`].
-    tracked: Option<Arc<Streams>>,
+    tracked: Option<Arc<Flow>>,
 }
 
 impl std::future::Future for ConnFuture {
@@ -810,8 +918,8 @@ impl std::future::Future for ConnFuture {
                 resp.headers_mut().insert("x-request-id", v);
             }
         }
-        if let Some(streams) = this.tracked.take() {
-            resp = track(resp, streams, this.route, &this.peer.svc, this.active.take());
+        if let Some(flow) = this.tracked.take() {
+            resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
         }
         Poll::Ready(Ok(resp))
     }
@@ -826,7 +934,7 @@ const DECODE_ERROR: &str = "failed%20to%20decode%20Protobuf%20message";
 /// (trailers-only: every refusal) is counted now.
 fn track(
     mut resp: axum::response::Response,
-    streams: Arc<Streams>,
+    flow: Arc<Flow>,
     route: crate::metrics::Route,
     svc: &Arc<crate::Service>,
     active: Option<Active>,
@@ -852,17 +960,11 @@ fn track(
             svc.metrics.count_rpc(name, code);
         }
     }
-    let reserved = resp
-        .extensions_mut()
-        .remove::<Carried>()
-        .and_then(|c| c.0.lock().unwrap_or_else(|e| e.into_inner()).take());
-    let ticket = streams.open();
     resp.map(|inner| {
         Body::new(Tracked {
             inner,
-            ticket,
-            reserved,
-            sent: false,
+            flow,
+            rest: None,
             rpc,
             _active: active,
         })
@@ -907,6 +1009,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let route = crate::metrics::Route::of(req.uri().path());
         let grpc = is_grpc(req.uri().path());
         let mut tracked = route.is_streamed() || grpc;
+        let mut tracked_flow = None;
         let method = crate::metrics::MethodLabel::of(req.method());
         let entry = self.peer.svc.access.as_ref().map(|log| {
             Box::new(crate::access::Entry {
@@ -961,10 +1064,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             // Only the routes that stream a response or reserve room for one read
             // it: the others skip the allocation of an extension map.
             if tracked {
-                req.extensions_mut().insert(self.streams.clone());
+                let flow = self.streams.open();
+                req.extensions_mut().insert(flow.clone());
+                tracked_flow = Some(flow);
             }
             Answer::Route(tower_service::Service::call(&mut app, req))
         };
+        if tracked && tracked_flow.is_none() {
+            tracked_flow = Some(self.streams.open());
+        }
         ConnFuture {
             answer,
             started,
@@ -973,7 +1081,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             peer: self.peer.clone(),
             entry,
             active: Some(active),
-            tracked: tracked.then(|| self.streams.clone()),
+            tracked: tracked_flow,
         }
     }
 }
@@ -1378,6 +1486,49 @@ mod tests {
 
     fn open(conns: &Conns, slot: &Slot) -> bool {
         conns.lock().live.contains_key(&slot.state.id)
+    }
+
+    #[tokio::test]
+    async fn a_frame_holds_its_reservation_until_written_and_waits_for_its_client() {
+        use hyper::body::{Body as _, Buf as _};
+        let conns = Conns::with_grace(1, 1, Duration::ZERO);
+        let slot = conns.admit(ip(1)).unwrap();
+        let all = 1 << 20;
+        let total = Arc::new(tokio::sync::Semaphore::new(all));
+        let streams = Arc::new(Streams::new(all, total.clone(), slot.state.clone()));
+        let flow = streams.open();
+        let r = flow.reserve(100_000).await.unwrap();
+        flow.made(r);
+        let mut body = Tracked {
+            inner: Body::from(vec![7u8; 3 * MIN_TAKEN]),
+            flow,
+            rest: None,
+            rpc: None,
+            _active: None,
+        };
+        let mut pieces = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            pieces.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(pieces.iter().map(|p| p.len()).collect::<Vec<_>>(), [MIN_TAKEN; 3]);
+        // The body is done; HTTP/2 still holds the pieces, and they the frame's room.
+        drop(body);
+        assert_eq!(total.available_permits(), all - 100_000);
+        assert_eq!(streams.longest_wait(), Duration::ZERO, "a wait starts when first seen");
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        // A part of a piece written is not progress; a piece written (MIN_TAKEN) is.
+        let mut first = pieces.remove(0);
+        first.advance(MIN_TAKEN - 1);
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        drop(first);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        assert_eq!(total.available_permits(), all - 100_000);
+        // All written (or dropped with their stream): the room is given back.
+        drop(pieces);
+        assert_eq!(total.available_permits(), all);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        assert!(streams.lock().1.is_empty());
     }
 
     #[test]

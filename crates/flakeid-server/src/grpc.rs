@@ -9,7 +9,7 @@
 //! Memory: a request message is at most the largest real one (an `Unseal` of
 //! `--max-batch` IDs; [`crate::Budgets::max_request_message`]); `Batch` and
 //! `Unseal` reserve their answer's room before they make it, and `Stream` each
-//! chunk's ([`crate::conn::Streams::reserve`]). Calls are counted in
+//! chunk's ([`crate::conn::Flow::reserve`]). Calls are counted in
 //! `flakeid_grpc_calls_total` as they end (conn.rs, `Tracked`), so that the
 //! refusals made before a handler runs (a bad or oversized message, a body over
 //! budget or late) are counted too.
@@ -159,21 +159,15 @@ impl Grpc {
     }
 
     /// Room for an answer of `n` IDs (the IDs and their encoding, 16 bytes an ID),
-    /// reserved before it is made; handed to conn.rs's `Tracked` in the response's
-    /// extensions, which gives it back once the answer is taken.
-    async fn reserve(&self, ext: &tonic::Extensions, n: usize) -> Option<crate::conn::Carried> {
-        let streams = ext.get::<Arc<crate::conn::Streams>>()?;
-        let r = streams.reserve(n * 16 + crate::RESERVE_OVERHEAD).await?;
-        Some(crate::conn::Carried(Arc::new(std::sync::Mutex::new(Some(r)))))
+    /// reserved before it is made, from the call's flow (conn.rs): its answer's
+    /// data frame carries it until HTTP/2 has written it to the socket.
+    async fn reserve(&self, ext: &tonic::Extensions, n: usize) {
+        if let Some(flow) = ext.get::<Arc<crate::conn::Flow>>()
+            && let Some(r) = flow.reserve(n * 16 + crate::RESERVE_OVERHEAD).await
+        {
+            flow.made(r);
+        }
     }
-}
-
-/// `response` carrying its reservation ([`Grpc::reserve`]).
-fn carrying<T>(mut response: Response<T>, room: Option<crate::conn::Carried>) -> Response<T> {
-    if let Some(room) = room {
-        response.extensions_mut().insert(room);
-    }
-    response
 }
 
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
@@ -194,7 +188,7 @@ impl Flakeid for Grpc {
         if !(1..=max).contains(&n) {
             return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
         }
-        let room = self.reserve(request.extensions(), n).await;
+        self.reserve(request.extensions(), n).await;
         let svc = self.svc.clone();
         tokio::task::spawn_blocking(move || {
             let mut ids = vec![0u64; n];
@@ -203,23 +197,22 @@ impl Flakeid for Grpc {
         .await
         .map_err(|e| Status::internal(format!("batch task failed: {e}")))
         .and_then(|r| r.map_err(Status::from))
-        .map(|ids| carrying(Response::new(BatchResponse { ids }), room))
+        .map(|ids| Response::new(BatchResponse { ids }))
     }
 
     type StreamStream = ChunkStream;
 
     async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
-        let streams = request.extensions().get::<Arc<crate::conn::Streams>>().cloned();
-        self.start_stream(request.into_inner(), streams.as_ref())
+        let flow = request.extensions().get::<Arc<crate::conn::Flow>>().cloned();
+        self.start_stream(request.into_inner(), flow)
     }
 
     async fn unseal(&self, request: Request<UnsealRequest>) -> Result<Response<UnsealResponse>, Status> {
         let n = request.get_ref().ids.len();
-        let room = match n <= self.svc.config.max_batch {
-            true => self.reserve(request.extensions(), n).await,
-            false => None,
-        };
-        self.unseal_ids(request.into_inner().ids).map(|r| carrying(r, room))
+        if n <= self.svc.config.max_batch {
+            self.reserve(request.extensions(), n).await;
+        }
+        self.unseal_ids(request.into_inner().ids)
     }
 }
 
@@ -243,7 +236,7 @@ impl Grpc {
     fn start_stream(
         &self,
         req: StreamRequest,
-        streams: Option<&Arc<crate::conn::Streams>>,
+        flow: Option<Arc<crate::conn::Flow>>,
     ) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
         let chunk = match req.chunk as usize {
@@ -260,7 +253,7 @@ impl Grpc {
         }
         let total = (req.n != 0).then_some(req.n);
         // Each chunk: its IDs, and as many bytes again encoded.
-        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, streams, 16);
+        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {
                 let mut bytes = Vec::with_capacity(ids.len() * 8);

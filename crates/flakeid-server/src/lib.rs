@@ -48,8 +48,8 @@ pub const MAX_BATCH_CEILING: usize = 10_000_000;
 const BLOCKING_BATCH: usize = 4096;
 
 /// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
-/// `Stream` (chunk 0) holds: what is issued but not yet read by a client is at
-/// most about one such chunk per stream, plus the flow-control window.
+/// `Stream` (chunk 0) holds: what is issued and not yet sent to a client is at
+/// most its connection's response budget (conn.rs, `Flow`).
 pub const CHUNK: usize = BLOCKING_BATCH;
 
 pub use conn::Limits;
@@ -179,7 +179,7 @@ pub struct Budgets {
     pub largest_reservation: usize,
     /// gRPC request bodies buffered at once, over every connection.
     pub request: usize,
-    /// Responses made and not yet taken, over every connection.
+    /// Responses made and not yet sent, over every connection.
     pub response: usize,
     /// The same, per connection.
     pub connection_response: usize,
@@ -208,6 +208,9 @@ pub struct Service {
     responses: Arc<tokio::sync::Semaphore>,
     /// The TLS and token files, once serving (for a reload on SIGHUP).
     security: std::sync::Mutex<Option<Arc<security::Security>>>,
+    /// [`Service::openapi`], made once: every answer shares it, so the answers a
+    /// client leaves unread hold no copy of it (docs/service.md, "Memory budget").
+    openapi: axum::body::Bytes,
 }
 
 type Shared = Arc<Service>;
@@ -239,6 +242,9 @@ impl Service {
             })?),
         };
         let budgets = config.budgets();
+        let openapi = OPENAPI
+            .replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", config.max_batch), 1)
+            .into();
         Ok(Arc::new_cyclic(|me| {
             let metrics = metrics::Metrics::new(me.clone());
             metrics.sealing.set(i64::from(config.sealer.is_some()));
@@ -255,6 +261,7 @@ impl Service {
                 conns: std::sync::Mutex::new(None),
                 health: grpc::health(),
                 access,
+                openapi,
             }
         }))
     }
@@ -262,7 +269,7 @@ impl Service {
     /// The OpenAPI document this service serves at `/openapi.json`: [`OPENAPI`]
     /// with its own `--max-batch`.
     pub fn openapi(&self) -> String {
-        OPENAPI.replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", self.config.max_batch), 1)
+        String::from_utf8_lossy(&self.openapi).into_owned()
     }
 
     /// Whether issued IDs are sealed ([`Config::sealer`]).
@@ -399,13 +406,13 @@ impl Service {
     }
 }
 
-/// The IDs of one large response, made one chunk at a time when the body is read
-/// (HTTP/2 and hyper poll a body only when the client has window for it), each
-/// chunk on the blocking pool (the wait policy may sleep until the next tick).
-/// Each chunk's room is reserved from the connection's and the server's response
-/// budgets before it is made, and given back when the next one is asked for
-/// (conn.rs, [`conn::Streams::reserve`]). The caller checks readiness before the
-/// first chunk.
+/// The IDs of one large response, made one chunk at a time when the body is
+/// polled, each chunk on the blocking pool (the wait policy may sleep until the
+/// next tick). Each chunk's room is reserved from the connection's and the server's
+/// response budgets before it is made ([`conn::Flow::reserve`]), and handed to its
+/// data frame once made, which holds it until HTTP/2 has written it: a client that
+/// reads nothing stops the issuing once its connection's budget is used. The caller
+/// checks readiness before the first chunk.
 pub(crate) struct IdChunks {
     svc: Arc<Service>,
     generator: Arc<Generator>,
@@ -414,9 +421,9 @@ pub(crate) struct IdChunks {
     chunk: usize,
     pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
     failed: bool,
-    /// The connection's budgets, and what one ID of a chunk holds until it is
-    /// taken (the IDs and their encoding).
-    streams: Option<Arc<conn::Streams>>,
+    /// The response's flow (its connection's budgets), and what one ID of a chunk
+    /// holds until it is written (the IDs and their encoding).
+    flow: Option<Arc<conn::Flow>>,
     bytes_per_id: usize,
     reserving: Option<Pin<Box<dyn Future<Output = Option<conn::Reserved>> + Send>>>,
     reserved: Option<conn::Reserved>,
@@ -435,13 +442,13 @@ impl std::fmt::Debug for IdChunks {
 pub(crate) const RESERVE_OVERHEAD: usize = 64;
 
 impl IdChunks {
-    /// `streams`: the connection's budgets (the request's extension);
-    /// `bytes_per_id`: what one ID holds until the client takes it.
+    /// `flow`: the response's flow (the request's extension);
+    /// `bytes_per_id`: what one ID holds until it is written.
     pub(crate) fn new(
         svc: Arc<Service>,
         total: Option<u64>,
         chunk: usize,
-        streams: Option<&Arc<conn::Streams>>,
+        flow: Option<Arc<conn::Flow>>,
         bytes_per_id: usize,
     ) -> IdChunks {
         IdChunks {
@@ -451,7 +458,7 @@ impl IdChunks {
             chunk: chunk.max(1),
             pending: None,
             failed: false,
-            streams: streams.cloned(),
+            flow,
             bytes_per_id,
             reserving: None,
             reserved: None,
@@ -473,19 +480,14 @@ impl tokio_stream::Stream for IdChunks {
         }
         if this.pending.is_none() {
             let len = match this.left {
-                Some(0) => {
-                    this.reserved = None;
-                    return Poll::Ready(None);
-                }
+                Some(0) => return Poll::Ready(None),
                 Some(left) => left.min(this.chunk as u64) as usize,
                 None => this.chunk,
             };
-            if let Some(streams) = &this.streams {
+            if let Some(flow) = &this.flow {
                 if this.reserving.is_none() {
-                    // Asked for the next chunk: the last one was taken.
-                    this.reserved = None;
-                    let (streams, bytes) = (streams.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
-                    this.reserving = Some(Box::pin(async move { streams.reserve(bytes).await }));
+                    let (flow, bytes) = (flow.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
+                    this.reserving = Some(Box::pin(async move { flow.reserve(bytes).await }));
                 }
                 if let Some(r) = this.reserving.as_mut() {
                     this.reserved = std::task::ready!(r.as_mut().poll(cx));
@@ -506,6 +508,10 @@ impl tokio_stream::Stream for IdChunks {
         };
         let done = std::task::ready!(std::pin::Pin::new(task).poll(cx));
         this.pending = None;
+        // Made: its data frame carries its room from now on.
+        if let (Some(flow), Some(r)) = (&this.flow, this.reserved.take()) {
+            flow.made(r);
+        }
         let item = done
             .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
             .and_then(|r| r);
@@ -985,11 +991,10 @@ async fn many_ids(
     State(svc): State<Shared>,
     method: Method,
     headers: HeaderMap,
-    streams: Option<axum::Extension<Arc<conn::Streams>>>,
+    flow: Option<axum::Extension<Arc<conn::Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
-    let streams = streams.as_ref().map(|e| &e.0);
-    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, streams, q).await;
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, flow.map(|e| e.0), q).await;
     finish(&svc, result)
 }
 
@@ -997,7 +1002,7 @@ async fn many_ids_inner(
     svc: &Shared,
     head: bool,
     headers: &HeaderMap,
-    streams: Option<&Arc<conn::Streams>>,
+    flow: Option<Arc<conn::Flow>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
@@ -1063,7 +1068,15 @@ async fn many_ids_inner(
     if head {
         return Ok(ids_response(format.content_type(), head_body()));
     }
+    // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
+    let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
+        // Room for it until it is written, as for a chunk (conn.rs, `Flow`).
+        if let Some(flow) = &flow
+            && let Some(r) = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await
+        {
+            flow.made(r);
+        }
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
         let mut body = Vec::new();
@@ -1076,9 +1089,7 @@ async fn many_ids_inner(
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
-    let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
-    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, streams, bytes_per_id);
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
         r.map(|ids| {
@@ -1296,7 +1307,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
 
 async fn openapi(State(svc): State<Shared>) -> Response {
-    typed("application/json", svc.openapi())
+    typed("application/json", svc.openapi.clone())
 }
 
 async fn not_found(State(svc): State<Shared>) -> Response {

@@ -133,7 +133,7 @@ impl Route {
     }
 
     /// Whether the route may stream its response (a large `/v1/ids`, gRPC
-    /// `Stream`): its handler needs the connection's [`crate::conn::Streams`].
+    /// `Stream`): its handler needs its [`crate::conn::Flow`].
     pub fn is_streamed(self) -> bool {
         self == Route::IDS || self == Route::STREAM
     }
@@ -460,7 +460,7 @@ impl Collector for Live {
         gauge_i64(
             &mut e,
             "response_memory_bytes",
-            "Bytes reserved for responses not yet taken by their clients (at most --response-memory)",
+            "Bytes reserved for responses not yet sent to their clients (at most --response-memory)",
             i64::try_from(svc.budgets.response.saturating_sub(free)).unwrap_or(i64::MAX),
         )?;
         if let Some(c) = svc.conns.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
