@@ -244,7 +244,7 @@ mod sys {
         if !meta.file_type().is_file() {
             return Err(io::Error::other("not a regular file").into());
         }
-        let mut lock = whole_file(libc::F_WRLCK);
+        let mut lock = whole_file();
         // SAFETY: fcntl on a descriptor this function owns, with a flock it owns.
         if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) } == 0 {
             return Ok(file);
@@ -255,18 +255,26 @@ mod sys {
         }
         // SAFETY: as above; F_GETLK writes the holder into `lock`.
         let holder = match unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) } {
-            0 if lock.l_type != libc::F_UNLCK as libc::c_short && lock.l_pid > 0 => Some(lock.l_pid as u32),
+            0 if lock.l_type != short(libc::F_UNLCK) && lock.l_pid > 0 => Some(lock.l_pid as u32),
             _ => None,
         };
         Err(Locked::By(holder))
     }
 
-    fn whole_file(kind: libc::c_int) -> libc::flock {
+    /// An exclusive lock on the whole file.
+    fn whole_file() -> libc::flock {
         // SAFETY: flock is plain data; zero is a valid value of every field.
         let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-        lock.l_type = kind as libc::c_short;
-        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_type = short(libc::F_WRLCK);
+        lock.l_whence = short(libc::SEEK_SET);
         lock
+    }
+
+    /// The lock constants are `c_int` on Linux and `c_short` on macOS; `flock`'s
+    /// fields are `c_short` on both.
+    #[allow(clippy::unnecessary_cast)]
+    fn short(v: impl Into<libc::c_int>) -> libc::c_short {
+        v.into() as libc::c_short
     }
 
     /// The guard directory: a real directory (never a link), made sticky and
