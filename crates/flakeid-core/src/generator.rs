@@ -1077,7 +1077,13 @@ mod tests {
                 "{err}"
             );
         }
-        assert!(Generator::builder(Layout::FLAKE).max_sequence(4095).build().is_ok());
+        assert!(
+            Generator::builder(Layout::FLAKE)
+                .node(1001)
+                .max_sequence(4095)
+                .build()
+                .is_ok()
+        );
     }
 
     const T: u64 = 1_800_000_000_000;

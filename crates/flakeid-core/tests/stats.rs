@@ -106,10 +106,10 @@ fn a_borrowing_generator_reports_its_lead() {
 /// Real threads on the real clock: whatever the interleaving of tick changes,
 /// chunks and waits, the count is exactly the IDs the callers received once they
 /// have stopped, and no snapshot taken meanwhile ever goes down.
-fn contended(overflow: Overflow) {
+fn contended(node: u64, overflow: Overflow) {
     let g = Arc::new(
         Generator::builder(Layout::SNOWFLAKE)
-            .node(3)
+            .node(node)
             .overflow(overflow)
             .build()
             .unwrap(),
@@ -157,12 +157,12 @@ fn contended(overflow: Overflow) {
 
 #[test]
 fn ids_issued_is_exact_under_contention_strict() {
-    contended(Overflow::Wait);
+    contended(3, Overflow::Wait); // a node id each: the two run at once
 }
 
 #[test]
 fn ids_issued_is_exact_under_contention_borrowing() {
-    contended(Overflow::Borrow);
+    contended(4, Overflow::Borrow);
 }
 
 #[cfg(feature = "lease")]
