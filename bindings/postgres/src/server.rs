@@ -113,9 +113,12 @@ fn build(f: SqlFn) -> &'static Backend {
     }
     refuse_unless_writable(f);
     if let Some(refused) = settings::HOST_GUARD_REFUSED.get() {
-        Report::new(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, format!("{f}: {refused}"))
-            .hint("give this server its own flakeid.node, or flakeid.lease, and restart it")
-            .raise(f);
+        Report::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("{f}: {refused}"),
+        )
+        .hint("give this server its own flakeid.node, or flakeid.lease, and restart it")
+        .raise(f);
     }
     let builder = match settings::builder() {
         Ok(b) => b,
