@@ -425,9 +425,9 @@ impl GeneratorBuilder {
             _ => crate::host_guard::HostGuard::acquire(&layout, node)?,
         };
         // This process's last generator on the node id may have issued this very ms.
-        #[cfg(all(any(unix, windows), not(loom)))]
         // It starts after that ms: waited out here when it is near (a rebuild right
         // after a drop or close), else a rollback for the clock_backwards policy.
+        #[cfg(all(any(unix, windows), not(loom)))]
         let (host_guard, resume_after_ms) = match host_guard {
             Some((guard, floor)) => {
                 if let Some(floor) = floor {
