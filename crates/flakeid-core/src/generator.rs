@@ -212,12 +212,7 @@ impl<C: CounterStorage> Generator<C> {
     /// still increase and no slot is issued twice.
     #[inline]
     fn next_id_borrow(&self) -> Result<u64> {
-        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
-            return Err(self.gone());
-        }
-        let now = self.clock.now_ms();
-        self.check_lease(now)?;
-        let t = self.ticks(now)?;
+        let t = self.checked_tick()?;
         // No thread has ever kept a run (the uncontended case): skip the lookup.
         if self.chunked.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.sb, self.limit(t)) {
@@ -323,12 +318,7 @@ impl<C: CounterStorage> Generator<C> {
         if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
-            return Err(self.gone());
-        }
-        let now = self.clock.now_ms();
-        self.check_lease(now)?;
-        let t = self.ticks(now)?;
+        let t = self.checked_tick()?;
         let Some(first) = self.take_span_from_run(t << self.sb, self.limit(t), out.len() as u64) else {
             return Ok(false);
         };
@@ -458,12 +448,7 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
     fn try_next_id_borrow(&self) -> Result<Option<u64>> {
-        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
-            return Err(self.gone());
-        }
-        let now = self.clock.now_ms();
-        self.check_lease(now)?;
-        let t = self.ticks(now)?;
+        let t = self.checked_tick()?;
         if self.chunked.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
@@ -666,6 +651,25 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
+    /// The tick a call issues in, on the cached clock, after the checks every slot
+    /// passes: not forked nor closed, and the lease valid at that reading.
+    #[inline(always)]
+    fn checked_tick(&self) -> Result<u64> {
+        self.check_alive()?;
+        let now = self.clock.now_ms();
+        self.check_lease(now)?;
+        self.ticks(now)
+    }
+
+    /// Refuses in a forked child and after `close()` (one relaxed load).
+    #[inline(always)]
+    fn check_alive(&self) -> Result<()> {
+        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return Err(self.gone());
+        }
+        Ok(())
+    }
+
     /// Why a generator whose fork generation is not the process's refuses.
     #[cold]
     #[inline(never)]
@@ -745,12 +749,7 @@ impl<C: CounterStorage> Generator<C> {
     /// "decide on a precise reading".
     #[inline(always)]
     fn reserve_cached(&self, n: u64) -> Result<Option<(u64, u64)>> {
-        if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
-            return Err(self.gone());
-        }
-        let now = self.clock.now_ms();
-        self.check_lease(now)?;
-        let t = self.ticks(now)?;
+        let t = self.checked_tick()?;
         match self.claim(t, n) {
             Claim::Won(start, count) => Ok(Some((start, count))),
             Claim::Raced | Claim::Blocked(_) => Ok(None),
@@ -894,9 +893,7 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(never)]
     fn reserve_now(&self, n: u64, behind: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
         loop {
-            if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
-                return Err(self.gone());
-            }
+            self.check_alive()?;
             let cur = self.state.get().load(Ordering::Acquire);
             let now = self.clock.now_ms_precise();
             self.check_lease(now)?;
