@@ -117,6 +117,7 @@ def main(sdir):
     # attempt took, at a moment no log marks).
     may_release = {}  # (slot, tag) -> sorted times from which a release may happen
     attempts = {}  # (slot, tag) -> [(t_build, acquired?)] in order
+    acquired_by = {}  # (slot, tag) -> [(t, node)] of the drivers' `acquired` events
     current = {}  # slot -> tag of its live process, while replaying the harness's log
     started = {}  # (slot, tag) -> when the harness started the process
     for e in events:
@@ -150,6 +151,7 @@ def main(sdir):
                         attempts[key][-1][0] if attempts.get(key) else 0)
                     incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"],
                                                                        "t_began": began}
+                    acquired_by.setdefault(key, []).append((e["t"], int(e["node"])))
                     if slot["kind"] == "serve":
                         attempts[key] = [(0, True)]  # one build per process
                     elif attempts.get(key):
@@ -272,14 +274,41 @@ def main(sdir):
     host_re = re.compile(r"^(g\d+)-(p\d+)/")
     raw = {}  # node -> list of (start, end, host)
     unparsed = failed_attempt_records = 0
-    first_seen = {}
+    first_seen, token_node = {}, {}
     for p in polls:
-        for _node, token, _rem in p.get("recs", []):
+        for node, token, _rem in p.get("recs", []):
             first_seen.setdefault(token, p["a"])
+            token_node.setdefault(token, int(node))
+
+    # A serve process leases again in place after a loss, and an attempt there can
+    # fail after the store granted it (a node whose floor its clock is too far
+    # behind), releasing what it took at a moment no log marks. Its client reports
+    # the node of every lease that answered it (`acquired`, after any ID of another
+    # node), so a serve token is believed only if the client saw its node while it
+    # was the process's newest token: tokens carry the process's attempt counter
+    # last, and an `acquired` event belongs to the newest token of its node first
+    # seen by then (or, when the poller had not seen it yet, the next one).
+    confirmed = set()
+    serve_tokens = {}  # host -> [(first_seen, token, node)]
+    for token, t in first_seen.items():
+        m = host_re.match(token or "")
+        if m and kinds.get(m.group(1)) == "serve":
+            serve_tokens.setdefault((m.group(1), m.group(2)), []).append((t, token, token_node[token]))
+    for host, toks in serve_tokens.items():
+        toks.sort()
+        for t, node in acquired_by.get(host, []):
+            same = [x for x in toks if x[2] == node]
+            before = [x for x in same if x[0] <= t]
+            after = [x for x in same if x[0] > t]
+            if before or after:
+                confirmed.add((before[-1] if before else after[0])[1])
 
     def from_failed_attempt(host, token):
         """Whether the store's token belongs to a build attempt that failed: the
-        process's last attempt that began before the token was first seen."""
+        process's last attempt that began before the token was first seen (for a
+        serve process, an in-place attempt its client never saw answer)."""
+        if kinds.get(host[0]) == "serve":
+            return token not in confirmed
         lst = attempts.get(host)
         if not lst:
             return False
