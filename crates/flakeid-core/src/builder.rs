@@ -68,6 +68,7 @@ pub struct GeneratorBuilder {
     wait_hook: Option<Hook>,
     require_node: bool,
     host_guard: bool,
+    forks_continue: bool,
 }
 
 impl GeneratorBuilder {
@@ -228,6 +229,13 @@ impl GeneratorBuilder {
     /// `FLAKEID_HOST_GUARD=off` variable does the same). See docs/design.md, "The host guard".
     pub fn host_guard(mut self, on: bool) -> Self {
         self.host_guard = on;
+        self
+    }
+
+    /// A generator whose IDs need no node id (the 128-bit one's engine) goes on in
+    /// a forked child instead of refusing; `Stats::reseeds` counts the children.
+    pub(crate) fn forks_continue(mut self) -> Self {
+        self.forks_continue = true;
         self
     }
 
@@ -517,6 +525,7 @@ impl GeneratorBuilder {
                 Some(c) => ClockRef::Custom(c),
             },
             fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
+            forks_continue: self.forks_continue,
             sb,
             seq_mask: mask(sb),
             time_shift: layout.node_bits() + layout.sequence_bits(),
@@ -556,6 +565,7 @@ impl Generator {
             wait_hook: None,
             require_node: false,
             host_guard: true,
+            forks_continue: false,
         }
     }
 }

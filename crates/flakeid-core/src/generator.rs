@@ -167,6 +167,8 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     /// The fork generation it was built under, or [`CLOSED`] once closed: a
     /// generator in a forked child or after `close()` refuses on the same check.
     pub(crate) fork_generation: std::sync::atomic::AtomicU64,
+    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
+    pub(crate) forks_continue: bool,
     pub(crate) sb: u32,
     pub(crate) seq_mask: u64,
     pub(crate) time_shift: u32,
@@ -665,7 +667,27 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(always)]
     fn check_alive(&self) -> Result<()> {
         if fork::generation() != self.fork_generation.load(Ordering::Relaxed) {
+            return self.forked();
+        }
+        Ok(())
+    }
+
+    /// In a forked child (or closed): refuse, or, for a generator that needs no
+    /// node id, adopt the child's fork generation once and go on.
+    #[cold]
+    #[inline(never)]
+    fn forked(&self) -> Result<()> {
+        let was = self.fork_generation.load(Ordering::Relaxed);
+        if !self.forks_continue || was == CLOSED {
             return Err(self.gone());
+        }
+        let now = fork::generation();
+        if self
+            .fork_generation
+            .compare_exchange(was, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.counters.reseeds.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }

@@ -49,6 +49,10 @@ pub struct Stats {
     pub clock_rollbacks: u64,
     /// The largest of those rollbacks, in ms.
     pub max_rollback_ms: u64,
+    /// The 128-bit generator only (0 for 64-bit ones, which refuse in a forked
+    /// child): forked children in which it went on, each drawing its random bits
+    /// from a new seed.
+    pub reseeds: u64,
     /// Where the node-id lease stands (`LeaseState::as_str`: "held", "unreachable",
     /// "lost" or "released");
     /// `None` without a lease.
@@ -78,6 +82,8 @@ pub(crate) struct Counters {
     pub tick_wait_us: AtomicU64,
     pub rollbacks: AtomicU64,
     pub max_rollback_ms: AtomicU64,
+    /// Forked children that went on (a generator that needs no node id).
+    pub reseeds: AtomicU64,
 }
 
 /// What one slow-path call saw, recorded once when it returns.
@@ -166,6 +172,7 @@ impl Counters {
             lead_ms,
             clock_rollbacks: self.rollbacks.load(Ordering::Relaxed),
             max_rollback_ms: self.max_rollback_ms.load(Ordering::Relaxed),
+            reseeds: self.reseeds.load(Ordering::Relaxed),
             lease_state,
             lease_remaining_ms,
         }

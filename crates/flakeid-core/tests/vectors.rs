@@ -16,6 +16,9 @@ use flakeid_core::{
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+#[path = "vectors/uuid.rs"]
+mod uuid;
+
 // ---------------------------------------------------------------- the contract table
 
 #[derive(Clone, Copy)]
@@ -682,6 +685,7 @@ fn all_vectors() -> Vec<(&'static str, Value)> {
         ("decode_auto.json", decode_auto_json()),
         ("timelines.json", timelines_json()),
         ("options.json", options_json()),
+        ("uuid.json", uuid::uuid_json()),
     ]
 }
 
@@ -715,6 +719,11 @@ fn vectors_are_fresh() {
 }
 
 // ---------------------------------------------------------------- running them
+
+#[test]
+fn uuid_vectors() {
+    uuid::check_uuid(&load("uuid.json"));
+}
 
 fn layout_of(v: &Value) -> Result<Layout, Error> {
     if let Some(name) = v.as_str() {

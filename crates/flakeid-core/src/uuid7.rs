@@ -1,0 +1,417 @@
+//! The 128-bit family's bits and text: UUIDv7 (RFC 9562 §5.7), ULID (ulid/spec)
+//! and TypeID (jetify-com/typeid, spec v0.3). These functions make no IDs; they
+//! compose, take apart, convert and read them, the same in every runtime (the
+//! shared vectors, `tests/vectors/uuid.json`, pin each one).
+//!
+//! A ULID and a UUID are the same 128 bits: [`uuid_to_ulid`] and [`ulid_to_uuid`]
+//! change the text only (no bit is fixed up). A TypeID is a prefix, `_`, and the
+//! 128 bits as lowercase ULID text.
+//!
+//! Text in: a UUID is 36 characters `8-4-4-4-12` (or its 32 hex digits alone), any
+//! case; a ULID is 26 Crockford base32 characters, any case, `I`/`L` read as `1`
+//! and `O` as `0` as Crockford's alphabet says (the 64-bit `base32` does the same),
+//! `U` refused, and nothing above `7ZZZZZZZZZZZZZZZZZZZZZZZZZ`; a TypeID suffix is
+//! lowercase only and has no aliases (the spec refuses them). Every refusal is an
+//! [`Error::Parse`] naming the 0-based position.
+
+use crate::encoding::shown;
+use crate::error::{Error, Result};
+
+/// The largest Unix millisecond a UUIDv7 holds (48 bits: the year 10889).
+pub const UUID7_MAX_MS: u64 = (1 << 48) - 1;
+/// The width of `rand_a`, the 12 bits after the version.
+pub const UUID7_RAND_A_BITS: u32 = 12;
+/// The width of `rand_b`, the 62 bits after the variant.
+pub const UUID7_RAND_B_BITS: u32 = 62;
+
+const VERSION_7: u128 = 0x7 << 76;
+const VARIANT_10: u128 = 0b10 << 62;
+const HEX: &[u8; 16] = b"0123456789abcdef";
+const CROCKFORD_LOWER: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+/// The longest TypeID prefix (spec v0.3).
+pub const TYPEID_PREFIX_MAX: usize = 63;
+/// Characters in a UUID's hyphenated text.
+pub const UUID_TEXT_LEN: usize = 36;
+/// Characters in a ULID (and a TypeID suffix).
+pub const ULID_TEXT_LEN: usize = 26;
+
+/// The UUIDv7 of Unix millisecond `ms` with `rand_a` (12 bits) and `rand_b` (62
+/// bits): RFC 9562 §5.7's layout, version 7, variant `10`. Each part is checked
+/// against its width: a `Config` error names the field and its range.
+pub fn compose_uuid7(ms: u64, rand_a: u16, rand_b: u64) -> Result<u128> {
+    if ms > UUID7_MAX_MS {
+        return Err(Error::out_of_range("ms", 0, UUID7_MAX_MS, ms));
+    }
+    if u32::from(rand_a) >= 1 << UUID7_RAND_A_BITS {
+        return Err(Error::out_of_range("rand_a", 0, (1 << UUID7_RAND_A_BITS) - 1, rand_a));
+    }
+    if rand_b >= 1 << UUID7_RAND_B_BITS {
+        return Err(Error::out_of_range("rand_b", 0, (1 << UUID7_RAND_B_BITS) - 1, rand_b));
+    }
+    Ok(u128::from(ms) << 80 | VERSION_7 | u128::from(rand_a) << 64 | VARIANT_10 | u128::from(rand_b))
+}
+
+/// The parts [`compose_uuid7`] took: `(ms, rand_a, rand_b)`. A value that is not
+/// a version-7, variant-`10` UUID is a parse error naming the bit.
+pub fn decompose_uuid7(uuid: u128) -> Result<(u64, u16, u64)> {
+    let version = uuid_version(uuid);
+    if version != 7 {
+        return Err(Error::parse(
+            48,
+            format!("not a UUIDv7: its version field (bits 48-51) is {version}, not 7"),
+        ));
+    }
+    if uuid >> 62 & 0b11 != 0b10 {
+        return Err(Error::parse(
+            64,
+            "not an RFC 9562 UUID: its variant field (bits 64-65) is not 10",
+        ));
+    }
+    Ok((
+        (uuid >> 80) as u64,
+        (uuid >> 64) as u16 & 0xfff,
+        uuid as u64 & ((1 << UUID7_RAND_B_BITS) - 1),
+    ))
+}
+
+/// The version field of any UUID (bits 48-51): 7 for ours.
+pub fn uuid_version(uuid: u128) -> u8 {
+    (uuid >> 76) as u8 & 0xf
+}
+
+/// The Unix millisecond a UUIDv7 (or a ULID, or a TypeID's bits) carries in its
+/// first 48 bits. A UUID of another version is a parse error: its first bits are
+/// no time (a ULID's are, whatever its other bits: use [`ulid_timestamp_ms`]).
+pub fn uuid7_timestamp_ms(uuid: u128) -> Result<u64> {
+    decompose_uuid7(uuid).map(|(ms, _, _)| ms)
+}
+
+/// The Unix millisecond in a ULID's first 48 bits (any ULID: the spec fixes no
+/// other bit).
+pub fn ulid_timestamp_ms(ulid: u128) -> u64 {
+    (ulid >> 80) as u64
+}
+
+/// The first and last 128-bit value whose time is within `start_ms..=end_ms`, for
+/// `WHERE id BETWEEN first AND last` (UUIDv7 and ULID alike: the bits after the
+/// time run from all zeros to all ones).
+pub fn uuid7_range(start_ms: u64, end_ms: u64) -> Result<(u128, u128)> {
+    if start_ms > UUID7_MAX_MS {
+        return Err(Error::out_of_range("start_ms", 0, UUID7_MAX_MS, start_ms));
+    }
+    if end_ms > UUID7_MAX_MS {
+        return Err(Error::out_of_range("end_ms", 0, UUID7_MAX_MS, end_ms));
+    }
+    if end_ms < start_ms {
+        return Err(Error::out_of_range("end_ms", start_ms, UUID7_MAX_MS, end_ms));
+    }
+    Ok((u128::from(start_ms) << 80, u128::from(end_ms) << 80 | ((1 << 80) - 1)))
+}
+
+/// `[u8; 16]` big-endian, as a UUID's bytes are written.
+pub fn uuid_to_bytes(uuid: u128) -> [u8; 16] {
+    uuid.to_be_bytes()
+}
+
+/// The value of 16 big-endian bytes; any other length is a parse error.
+pub fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
+    let arr: [u8; 16] = bytes.try_into().map_err(|_| {
+        Error::parse(
+            bytes.len().min(16),
+            format!("a UUID is exactly 16 bytes, got {}", bytes.len()),
+        )
+    })?;
+    Ok(u128::from_be_bytes(arr))
+}
+
+/// Lowercase `8-4-4-4-12` text.
+pub fn format_uuid(uuid: u128) -> String {
+    let mut out = String::with_capacity(UUID_TEXT_LEN);
+    for (i, b) in uuid.to_be_bytes().iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 0xf)] as char);
+    }
+    out
+}
+
+/// Reads `8-4-4-4-12` text, or its 32 hex digits without hyphens, in any case.
+pub fn parse_uuid(text: &str) -> Result<u128> {
+    let hyphenated = match text.len() {
+        UUID_TEXT_LEN => true,
+        32 => false,
+        n => {
+            return Err(Error::parse(
+                text.chars().count().min(UUID_TEXT_LEN),
+                format!(
+                    "a UUID is 36 characters (8-4-4-4-12) or 32 hex digits, got {n} bytes ({})",
+                    shown(text)
+                ),
+            ));
+        }
+    };
+    let mut acc: u128 = 0;
+    for (pos, ch) in text.chars().enumerate() {
+        if hyphenated && matches!(pos, 8 | 13 | 18 | 23) {
+            if ch != '-' {
+                return Err(Error::parse(
+                    pos,
+                    format!("expected '-' at position {pos} in {}, got {ch:?}", shown(text)),
+                ));
+            }
+            continue;
+        }
+        let digit = ch.to_digit(16).ok_or_else(|| {
+            Error::parse(
+                pos,
+                format!(
+                    "invalid character {ch:?} at position {pos} in {} (expected 0-9a-f, any case{})",
+                    shown(text),
+                    if hyphenated { ", hyphens at 8, 13, 18, 23" } else { "" }
+                ),
+            )
+        })?;
+        acc = acc << 4 | u128::from(digit);
+    }
+    Ok(acc)
+}
+
+fn crockford_upper(bits: u128, out: &mut [u8; ULID_TEXT_LEN], alphabet: &[u8; 32]) {
+    for (i, slot) in out.iter_mut().enumerate() {
+        let shift = 5 * (ULID_TEXT_LEN - 1 - i);
+        *slot = alphabet[(bits >> shift) as usize & 31];
+    }
+}
+
+/// Upper-case Crockford base32, 26 characters (ulid/spec).
+pub fn format_ulid(ulid: u128) -> String {
+    let mut out = [0u8; ULID_TEXT_LEN];
+    crockford_upper(ulid, &mut out, b"0123456789ABCDEFGHJKMNPQRSTVWXYZ");
+    out.iter().map(|&b| b as char).collect()
+}
+
+/// Reads 26 Crockford base32 characters, any case; `I`/`L` are `1`, `O` is `0`;
+/// `U` and anything else is refused; the first character is at most `7`.
+pub fn parse_ulid(text: &str) -> Result<u128> {
+    decode_128(text, "ULID", |c| {
+        let c = match c.to_ascii_lowercase() {
+            b'i' | b'l' => b'1',
+            b'o' => b'0',
+            other => other,
+        };
+        CROCKFORD_LOWER.iter().position(|&b| b == c)
+    })
+}
+
+fn decode_128(text: &str, what: &str, value: impl Fn(u8) -> Option<usize>) -> Result<u128> {
+    let chars = text.chars().count();
+    if chars != ULID_TEXT_LEN {
+        return Err(Error::parse(
+            chars.min(ULID_TEXT_LEN),
+            format!(
+                "a {what} is exactly {ULID_TEXT_LEN} characters, got {chars} ({})",
+                shown(text)
+            ),
+        ));
+    }
+    let mut acc: u128 = 0;
+    for (pos, ch) in text.chars().enumerate() {
+        let digit = u8::try_from(ch).ok().and_then(&value).ok_or_else(|| {
+            Error::parse(
+                pos,
+                format!(
+                    "invalid character {ch:?} at position {pos} in {} (expected Crockford base32: {})",
+                    shown(text),
+                    if what == "ULID" {
+                        "0-9 A-Z less U, any case"
+                    } else {
+                        "0-9 a-z less i l o u, lowercase"
+                    }
+                ),
+            )
+        })?;
+        if pos == 0 && digit > 7 {
+            return Err(Error::parse(
+                0,
+                format!(
+                    "{} is above the largest {what} (7zzzzzzzzzzzzzzzzzzzzzzzzz: 128 bits); its first character must be 0-7",
+                    shown(text)
+                ),
+            ));
+        }
+        acc = acc << 5 | digit as u128;
+    }
+    Ok(acc)
+}
+
+/// The ULID text of a UUID's 128 bits (a byte copy: no bit changes).
+pub fn uuid_to_ulid(uuid: &str) -> Result<String> {
+    parse_uuid(uuid).map(format_ulid)
+}
+
+/// The UUID text of a ULID's 128 bits (a byte copy: no bit changes).
+pub fn ulid_to_uuid(ulid: &str) -> Result<String> {
+    parse_ulid(ulid).map(format_uuid)
+}
+
+/// Checks a TypeID prefix: at most 63 of `a-z` and `_`, starting and ending with
+/// a letter, or empty. The error is a `Config` error on `prefix` (it is a
+/// program's argument, not text read in).
+pub fn check_typeid_prefix(prefix: &str) -> Result<()> {
+    if let Some(position) = typeid_prefix_fault(prefix) {
+        return Err(Error::config(
+            "prefix",
+            format!("{}: {}", shown(prefix), prefix_rule(prefix, position)),
+        ));
+    }
+    Ok(())
+}
+
+fn prefix_rule(prefix: &str, position: usize) -> String {
+    let n = prefix.chars().count();
+    if n > TYPEID_PREFIX_MAX {
+        format!("a TypeID prefix is at most {TYPEID_PREFIX_MAX} characters, got {n}")
+    } else {
+        let ch = prefix.chars().nth(position).unwrap_or('_');
+        format!(
+            "a TypeID prefix is lowercase a-z and '_', starting and ending with a letter; {ch:?} at position {position} is not allowed there"
+        )
+    }
+}
+
+/// The position of the first character breaking the prefix rules, if any.
+fn typeid_prefix_fault(prefix: &str) -> Option<usize> {
+    let n = prefix.chars().count();
+    if n > TYPEID_PREFIX_MAX {
+        return Some(TYPEID_PREFIX_MAX);
+    }
+    for (pos, ch) in prefix.chars().enumerate() {
+        let ok = ch.is_ascii_lowercase() || (ch == '_' && pos != 0 && pos + 1 != n);
+        if !ok {
+            return Some(pos);
+        }
+    }
+    None
+}
+
+/// `prefix_` and the lowercase ULID text of `uuid` (just the text when `prefix`
+/// is empty). The prefix is checked ([`check_typeid_prefix`]).
+pub fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
+    check_typeid_prefix(prefix)?;
+    let mut suffix = [0u8; ULID_TEXT_LEN];
+    crockford_upper(uuid, &mut suffix, CROCKFORD_LOWER);
+    let mut out = String::with_capacity(prefix.len() + 1 + ULID_TEXT_LEN);
+    if !prefix.is_empty() {
+        out.push_str(prefix);
+        out.push('_');
+    }
+    out.extend(suffix.iter().map(|&b| b as char));
+    Ok(out)
+}
+
+/// Splits a TypeID at its last `_` into its prefix and its 128 bits. Positions in
+/// errors count characters of the whole text.
+pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
+    let (prefix, suffix, offset) = match text.rfind('_') {
+        Some(i) => {
+            let prefix = &text[..i];
+            if prefix.is_empty() {
+                return Err(Error::parse(
+                    0,
+                    format!("{}: a TypeID with an empty prefix has no '_' separator", shown(text)),
+                ));
+            }
+            (prefix, &text[i + 1..], prefix.chars().count() + 1)
+        }
+        None => ("", text, 0),
+    };
+    if let Some(position) = typeid_prefix_fault(prefix) {
+        return Err(Error::parse(
+            position,
+            format!("{}: {}", shown(text), prefix_rule(prefix, position)),
+        ));
+    }
+    let bits = decode_128(suffix, "TypeID suffix", |c| {
+        CROCKFORD_LOWER.iter().position(|&b| b == c)
+    })
+    .map_err(|e| match e {
+        Error::Parse { position, message } => Error::Parse {
+            position: position + offset,
+            message: format!("{message} in TypeID {}", shown(text)),
+        },
+        other => other,
+    })?;
+    Ok((prefix.to_string(), bits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc_9562_appendix_a6() {
+        let u = compose_uuid7(1_645_557_742_000, 0xCC3, 0x18C4_DC0C_0C07_398F).unwrap();
+        assert_eq!(format_uuid(u), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+        assert_eq!(
+            decompose_uuid7(u).unwrap(),
+            (1_645_557_742_000, 0xCC3, 0x18C4_DC0C_0C07_398F)
+        );
+        assert_eq!(parse_uuid("017F22E2-79B0-7CC3-98C4-DC0C0C07398F").unwrap(), u);
+        assert_eq!(parse_uuid("017f22e279b07cc398c4dc0c0c07398f").unwrap(), u);
+    }
+
+    #[test]
+    fn ulid_javascript_vector_is_a_byte_copy() {
+        assert_eq!(
+            ulid_to_uuid("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap(),
+            "01563df3-6481-d676-4c61-efb99302bd5b"
+        );
+        assert_eq!(
+            uuid_to_ulid("01563df3-6481-d676-4c61-efb99302bd5b").unwrap(),
+            "01ARYZ6S41TSV4RRFFQ69G5FAV"
+        );
+        assert_eq!(
+            parse_ulid("01aryz6s41tsv4rrffq69g5fav").unwrap(),
+            parse_ulid("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap()
+        );
+    }
+
+    #[test]
+    fn parts_out_of_range_name_their_field() {
+        for (r, field) in [
+            (compose_uuid7(1 << 48, 0, 0), "ms"),
+            (compose_uuid7(0, 0x1000, 0), "rand_a"),
+            (compose_uuid7(0, 0, 1 << 62), "rand_b"),
+        ] {
+            let e = r.unwrap_err();
+            assert_eq!(e.details().field, Some(field), "{e}");
+        }
+    }
+
+    #[test]
+    fn ulid_overflow_and_aliases() {
+        assert_eq!(parse_ulid("7ZZZZZZZZZZZZZZZZZZZZZZZZZ").unwrap(), u128::MAX);
+        let e = parse_ulid("80000000000000000000000000").unwrap_err();
+        assert_eq!(e.details().position, Some(0));
+        assert_eq!(parse_ulid("0000000000000000000000000I").unwrap(), 1);
+        assert_eq!(parse_ulid("0000000000000000000000000o").unwrap(), 0);
+        assert_eq!(
+            parse_ulid("0000000000000000000000000U").unwrap_err().details().position,
+            Some(25)
+        );
+    }
+
+    #[test]
+    fn typeid_positions_count_the_whole_text() {
+        let e = parse_typeid("user_0000000000000000000000000U").unwrap_err();
+        assert_eq!(e.details().position, Some(30), "{e}");
+        let e = parse_typeid("user_0000000000000000000000000").unwrap_err();
+        assert_eq!(e.details().position, Some(30), "{e}");
+        assert_eq!(
+            parse_typeid("a_b_00000000000000000000000001").unwrap(),
+            ("a_b".into(), 1)
+        );
+    }
+}

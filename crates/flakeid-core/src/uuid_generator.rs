@@ -1,0 +1,219 @@
+//! The 128-bit generator: UUIDv7 (and the same bits as ULID and TypeID) from the
+//! 64-bit engine.
+//!
+//! **How (RFC 9562 §6.2, Method 1, a 16-bit counter).** A [`Generator`] of the
+//! layout [`UUID7_COUNTER_LAYOUT`] (47 bits of Unix milliseconds, no node, a 16-bit
+//! sequence, epoch 1970) hands out (ms, counter) pairs: its shared counter, its
+//! clock, its rollback and borrow policies, its waits and its `stats()`, unchanged.
+//! The pair becomes the UUID's `unix_ts_ms`, then `rand_a` (the counter's top 12
+//! bits) and the top 4 bits of `rand_b` (its low 4); the 58 bits after them are
+//! drawn per ID from a ChaCha12 generator (the `rand` crate's `StdRng`) kept per
+//! thread and seeded from the operating system. The counter starts at 0 in each
+//! millisecond; the 65,537th ID of a millisecond is the next millisecond's first
+//! (the `overflow` policy's borrow, at most `max_borrow_ms` ahead of the clock,
+//! `Stats::lead_ms`), so the UUIDs one generator returns strictly increase, across
+//! its threads too: the 64-bit counter they come from does, and the mapping keeps
+//! its order. The counter never wraps within a millisecond.
+//!
+//! **Fork.** A UUID needs no node id, so a forked child goes on: its engine goes on
+//! from the state it inherited (its IDs stay above every ID the parent had
+//! returned before the fork), and each thread's random generator reseeds from the
+//! operating system before its next draw in the child, so the child's random bits
+//! are not the parent's. Parent and child may then issue the same (ms, counter)
+//! prefix; their 58 random bits keep them apart, as any two UUIDv7 generators'.
+//! `Stats::reseeds` counts the children that went on.
+//!
+//! Time: the 47-bit engine runs until the year 6429 (Unix ms 2^47 − 1); the UUID's
+//! field holds 48 bits.
+
+use crate::builder::GeneratorBuilder;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::fork;
+use crate::generator::Generator;
+use crate::layout::Layout;
+use crate::policy::{ClockBackwards, Overflow, WaitHook};
+use crate::stats::Stats;
+use crate::uuid7::check_typeid_prefix;
+use crate::uuid7::{compose_uuid7, format_typeid, format_ulid, format_uuid};
+use rand::SeedableRng;
+use rand::rngs::{StdRng, SysRng};
+use rand_core::Rng;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// The engine under the UUIDs: 47 bits of Unix ms, a 16-bit counter, no node.
+pub const UUID7_COUNTER_LAYOUT: (u32, u32, u64, u64) = (47, 16, 1, 0);
+const RANDOM_BITS: u32 = 58;
+
+fn counter_layout() -> Result<Layout> {
+    let (time_bits, sequence_bits, tick_ms, epoch_ms) = UUID7_COUNTER_LAYOUT;
+    Layout::builder()
+        .time_bits(time_bits)
+        .node_bits(0)
+        .sequence_bits(sequence_bits)
+        .tick_ms(tick_ms)
+        .epoch_ms(epoch_ms)
+        .build()
+}
+
+/// Options of a [`UuidGenerator`]: the clock policies of the 64-bit generator.
+#[derive(Default)]
+pub struct UuidGeneratorBuilder {
+    clock: Option<Arc<dyn Clock>>,
+    overflow: Option<Overflow>,
+    max_borrow_ms: Option<u64>,
+    clock_backwards: Option<ClockBackwards>,
+    max_wait_ms: Option<u64>,
+    wait_hook: Option<WaitHook>,
+}
+
+impl std::fmt::Debug for UuidGeneratorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UuidGeneratorBuilder")
+            .field("overflow", &self.overflow)
+            .field("max_borrow_ms", &self.max_borrow_ms)
+            .field("clock_backwards", &self.clock_backwards)
+            .field("max_wait_ms", &self.max_wait_ms)
+            .field("custom_clock", &self.clock.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl UuidGeneratorBuilder {
+    /// The clock (a [`crate::ManualClock`] in tests).
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+    /// A shared clock.
+    pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    /// When a millisecond's 65,536 are used: borrow (the default) or wait.
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = Some(overflow);
+        self
+    }
+    /// How far ahead of the clock a borrowing generator may run.
+    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
+        self.max_borrow_ms = Some(ms);
+        self
+    }
+    /// What a clock behind the last ID does: `error`, `wait` or `monotonic`.
+    pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
+        self.clock_backwards = Some(policy);
+        self
+    }
+    /// The longest wait for the clock.
+    pub fn max_wait_ms(mut self, ms: u64) -> Self {
+        self.max_wait_ms = Some(ms);
+        self
+    }
+    /// Called about every 10 ms while a call waits.
+    pub fn wait_hook(mut self, hook: WaitHook) -> Self {
+        self.wait_hook = Some(hook);
+        self
+    }
+
+    /// Builds the generator (a bad option is a `Config` error naming it).
+    pub fn build(self) -> Result<UuidGenerator> {
+        let mut b: GeneratorBuilder = Generator::builder(counter_layout()?)
+            .node(0)
+            .host_guard(false)
+            .forks_continue()
+            .overflow(self.overflow.unwrap_or(Overflow::Borrow));
+        if let Some(c) = self.clock {
+            b = b.clock_arc(c);
+        }
+        if let Some(ms) = self.max_borrow_ms {
+            b = b.max_borrow_ms(ms);
+        }
+        if let Some(p) = self.clock_backwards {
+            b = b.clock_backwards(p);
+        }
+        if let Some(ms) = self.max_wait_ms {
+            b = b.max_wait_ms(ms);
+        }
+        if let Some(h) = self.wait_hook {
+            b = b.wait_hook(h);
+        }
+        Ok(UuidGenerator { engine: b.build()? })
+    }
+}
+
+/// Makes UUIDv7s (and ULIDs and TypeIDs of the same bits); `Sync`: share it.
+#[derive(Debug)]
+pub struct UuidGenerator {
+    engine: Generator,
+}
+
+thread_local! {
+    /// This thread's random generator and the fork generation it was seeded in.
+    static RNG: RefCell<Option<(u64, StdRng)>> = const { RefCell::new(None) };
+}
+
+fn random_bits() -> Result<u64> {
+    RNG.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let generation = fork::generation();
+        if slot.as_ref().is_none_or(|(g, _)| *g != generation) {
+            let rng = StdRng::try_from_rng(&mut SysRng)
+                .map_err(|e| Error::config("random", format!("the operating system's random source failed: {e}")))?;
+            *slot = Some((generation, rng));
+        }
+        let (_, rng) = slot.as_mut().expect("seeded above");
+        Ok(rng.next_u64() >> (64 - RANDOM_BITS))
+    })
+}
+
+impl UuidGenerator {
+    /// The options, then [`UuidGeneratorBuilder::build`].
+    pub fn builder() -> UuidGeneratorBuilder {
+        UuidGeneratorBuilder::default()
+    }
+
+    /// The next UUIDv7 as its 128-bit value.
+    pub fn next_uuid7(&self) -> Result<u128> {
+        let pair = self.engine.next_id()?;
+        let (ms, counter) = (pair >> 16, pair & 0xffff);
+        compose_uuid7(
+            ms,
+            (counter >> 4) as u16,
+            (counter & 0xf) << RANDOM_BITS | random_bits()?,
+        )
+    }
+
+    /// The next UUIDv7 as 16 big-endian bytes.
+    pub fn next_uuid7_bytes(&self) -> Result<[u8; 16]> {
+        self.next_uuid7().map(u128::to_be_bytes)
+    }
+
+    /// The next UUIDv7 as lowercase `8-4-4-4-12` text.
+    pub fn next_uuid7_string(&self) -> Result<String> {
+        self.next_uuid7().map(format_uuid)
+    }
+
+    /// The next ID as a ULID (the same 128 bits as [`Self::next_uuid7`], in
+    /// upper-case Crockford base32).
+    pub fn next_ulid(&self) -> Result<String> {
+        self.next_uuid7().map(format_ulid)
+    }
+
+    /// The next ID as a TypeID with `prefix` (checked first: a bad prefix costs no ID).
+    pub fn next_typeid(&self, prefix: &str) -> Result<String> {
+        check_typeid_prefix(prefix)?;
+        format_typeid(prefix, self.next_uuid7()?)
+    }
+
+    /// The engine's counters, and `reseeds`: the forked children that went on.
+    pub fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    /// Stops issuing (idempotent); later calls are a `Config` error on `generator`.
+    pub fn close(&self) {
+        self.engine.close();
+    }
+}

@@ -1,0 +1,222 @@
+//! The 128-bit generator: RFC 9562's bits, monotonic within a millisecond and
+//! across threads, the clock policies, and a forked child that goes on.
+
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{
+    ClockBackwards, Error, ErrorKind, ManualClock, Overflow, UuidGenerator, decompose_uuid7, parse_typeid, parse_ulid,
+    parse_uuid, uuid_version, uuid7_timestamp_ms,
+};
+use std::collections::HashSet;
+
+const T: u64 = 1_764_000_000_000;
+
+fn counter_of(u: u128) -> u64 {
+    let (_, rand_a, rand_b) = decompose_uuid7(u).unwrap();
+    u64::from(rand_a) << 4 | rand_b >> 58
+}
+
+#[test]
+fn a_hundred_thousand_in_one_millisecond_strictly_increase() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder()
+        .clock(clock.clone())
+        .max_borrow_ms(10)
+        .build()
+        .unwrap();
+    let mut last = 0u128;
+    for i in 0..100_000u64 {
+        let u = g.next_uuid7().unwrap();
+        assert!(u > last, "ID {i} is not above the one before it");
+        assert_eq!(uuid_version(u), 7);
+        assert_eq!(u >> 62 & 0b11, 0b10, "variant");
+        // The counter runs 0..=65535 in each millisecond, then the next one's.
+        let ms = uuid7_timestamp_ms(u).unwrap();
+        assert_eq!((ms, counter_of(u)), (T + i / 65_536, i % 65_536), "ID {i}");
+        last = u;
+    }
+    let s = g.stats();
+    assert_eq!(s.ids_issued, 100_000);
+    assert_eq!(s.lead_ms, 1, "borrowed one millisecond ahead of the clock");
+}
+
+#[test]
+fn the_borrow_bound_then_waits_or_refuses() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder()
+        .clock(clock.clone())
+        .max_borrow_ms(1)
+        .max_wait_ms(0)
+        .build()
+        .unwrap();
+    for _ in 0..2 * 65_536 {
+        g.next_uuid7().unwrap();
+    }
+    // Both milliseconds used and the clock frozen: no third, never a repeat.
+    let e = g.next_uuid7().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClockMovedBackwards, "{e}");
+    clock.set(T + 2);
+    assert_eq!(uuid7_timestamp_ms(g.next_uuid7().unwrap()).unwrap(), T + 2);
+}
+
+#[test]
+fn wait_overflow_never_runs_ahead() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder()
+        .clock(clock.clone())
+        .overflow(Overflow::Wait)
+        .max_wait_ms(0)
+        .build()
+        .unwrap();
+    for _ in 0..65_536 {
+        assert_eq!(uuid7_timestamp_ms(g.next_uuid7().unwrap()).unwrap(), T);
+    }
+    assert!(g.next_uuid7().is_err(), "the millisecond is full and the clock frozen");
+}
+
+#[test]
+fn a_clock_that_goes_back_follows_the_policy() {
+    let clock = ManualClock::new(T);
+    let strict = UuidGenerator::builder().clock(clock.clone()).build().unwrap();
+    let before = strict.next_uuid7().unwrap();
+    // Borrowing (the default) rides out a rollback within max_borrow_ms (2 s) as
+    // a lead; beyond it, clock_backwards decides.
+    clock.set(T - 5);
+    assert_eq!(uuid7_timestamp_ms(strict.next_uuid7().unwrap()).unwrap(), T);
+    clock.set(T - 5_000);
+    let e = strict.next_uuid7().unwrap_err();
+    assert!(matches!(e, Error::ClockMovedBackwards { by_ms: 5_000 }), "{e}");
+    assert!(strict.stats().clock_rollbacks >= 1);
+
+    clock.set(T);
+    let steady = UuidGenerator::builder()
+        .clock(clock.clone())
+        .clock_backwards(ClockBackwards::Monotonic)
+        .build()
+        .unwrap();
+    let a = steady.next_uuid7().unwrap();
+    clock.set(T - 5_000);
+    let b = steady.next_uuid7().unwrap();
+    assert!(
+        b > a && uuid7_timestamp_ms(b).unwrap() == T,
+        "monotonic keeps the last millisecond"
+    );
+    // Two generators are two counters: the same (ms, counter) prefix, random tails apart.
+    assert_eq!(before >> 58, a >> 58);
+    assert_ne!(before, a);
+}
+
+#[test]
+fn threads_sharing_one_generator_never_repeat_and_each_sees_increase() {
+    let g = UuidGenerator::builder().build().unwrap();
+    let per_thread: Vec<Vec<u128>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..50_000).map(|_| g.next_uuid7().unwrap()).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all = HashSet::new();
+    for ids in &per_thread {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "a thread's IDs went down");
+        for &u in ids {
+            assert!(all.insert(u), "a repeat: {u:032x}");
+            // Within one process the (ms, counter) prefix alone is unique.
+            assert!(all.len() <= 200_000);
+        }
+    }
+    let prefixes: HashSet<u128> = all.iter().map(|u| u >> 58).collect();
+    assert_eq!(prefixes.len(), all.len(), "two IDs shared a (ms, counter) prefix");
+}
+
+#[test]
+fn text_forms_are_one_value() {
+    let g = UuidGenerator::builder().build().unwrap();
+    let text = g.next_uuid7_string().unwrap();
+    let u = parse_uuid(&text).unwrap();
+    assert_eq!(uuid_version(u), 7);
+    let ulid = g.next_ulid().unwrap();
+    assert!(parse_ulid(&ulid).unwrap() > u);
+    let typeid = g.next_typeid("user").unwrap();
+    let (prefix, v) = parse_typeid(&typeid).unwrap();
+    assert_eq!(prefix, "user");
+    assert!(v > parse_ulid(&ulid).unwrap());
+    let before = g.stats().ids_issued;
+    let e = g.next_typeid("User").unwrap_err();
+    assert_eq!(e.details().field, Some("prefix"));
+    assert_eq!(g.stats().ids_issued, before, "a bad prefix costs no ID");
+    g.close();
+    assert_eq!(g.next_uuid7().unwrap_err().details().field, Some("generator"));
+}
+
+/// A forked child goes on (no node id to keep apart): above everything the parent
+/// had returned, and with random bits of its own, so that parent and child, which
+/// share the (ms, counter) prefixes from the fork on, never give the same ID.
+#[cfg(unix)]
+#[test]
+fn a_forked_child_goes_on_with_random_bits_of_its_own() {
+    use std::io::{Read, Write};
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder().clock(clock.clone()).build().unwrap();
+    let before: Vec<u128> = (0..100).map(|_| g.next_uuid7().unwrap()).collect();
+    let mut fds = [0i32; 2];
+    // SAFETY: a plain pipe for the child's IDs.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child calls into the generator and writes to the pipe, then _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: the child's copy of the pipe's write end.
+        let mut w = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+        let mut out = Vec::new();
+        let mut code = 0;
+        for _ in 0..1_000 {
+            match g.next_uuid7() {
+                Ok(u) => out.extend_from_slice(&u.to_be_bytes()),
+                Err(_) => code = 1,
+            }
+        }
+        if g.stats().reseeds != 1 {
+            code = 2;
+        }
+        if w.write_all(&out).is_err() {
+            code = 3;
+        }
+        drop(w);
+        // SAFETY: ends the child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    // SAFETY: the parent closes its copy of the write end.
+    unsafe { libc::close(fds[1]) };
+    let after: Vec<u128> = (0..1_000).map(|_| g.next_uuid7().unwrap()).collect();
+    // SAFETY: the read end, owned from here.
+    let mut r = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]) };
+    let mut bytes = Vec::new();
+    r.read_to_end(&mut bytes).unwrap();
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status));
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "1: the child refused; 2: stats().reseeds was not 1"
+    );
+    let child: Vec<u128> = bytes
+        .chunks(16)
+        .map(|c| u128::from_be_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(child.len(), 1_000);
+    let last_before = *before.last().unwrap();
+    assert!(
+        child.iter().all(|&u| u > last_before),
+        "the child went below the parent's IDs"
+    );
+    assert!(child.windows(2).all(|w| w[0] < w[1]));
+    // Same clock, same inherited counter: the prefixes are the parent's...
+    assert_eq!(child[0] >> 58, after[0] >> 58);
+    // ...and the random bits are not.
+    let parent: HashSet<u128> = after.iter().copied().collect();
+    let shared = child.iter().filter(|u| parent.contains(u)).count();
+    assert_eq!(shared, 0, "the child repeated {shared} of the parent's IDs");
+    assert_eq!(g.stats().reseeds, 0, "the parent did not fork");
+}
