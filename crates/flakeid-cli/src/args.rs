@@ -87,6 +87,8 @@ pub enum Command {
 pub struct GeneratorArgs {
     /// The options given (by flag or environment), as (snake_case name, text), in the table's order.
     pub given: Vec<(&'static str, String)>,
+    /// Those of them that came from the environment (a deployment's, not this command's).
+    pub from_env: Vec<&'static str>,
 }
 
 impl GeneratorArgs {
@@ -186,7 +188,11 @@ impl FromArgMatches for GeneratorArgs {
         let given = flag_options()
             .filter_map(|o| Some((o.name, matches.get_one::<String>(o.name)?.clone())))
             .collect();
-        Ok(GeneratorArgs { given })
+        let from_env = flag_options()
+            .filter(|o| matches.value_source(o.name) == Some(clap::parser::ValueSource::EnvVariable))
+            .map(|o| o.name)
+            .collect();
+        Ok(GeneratorArgs { given, from_env })
     }
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         *self = Self::from_arg_matches(matches)?;
@@ -208,9 +214,14 @@ pub struct GenerateArgs {
     /// How many IDs
     #[arg(short = 'n', long = "count", value_name = "N", default_value = "1", value_parser = uint)]
     pub count: u64,
-    /// int (default), hex, base32, base62, bytes (8 raw bytes each, big-endian), json (an array of decimal strings)
-    #[arg(short, long, value_name = "F", default_value = "int")]
-    pub format: String,
+    /// int (default), hex, base32, base62, bytes (8 raw bytes each, big-endian), json (an array of decimal strings); for
+    /// the 128-bit kinds: text (default), bytes (16 each), json (an array of strings)
+    #[arg(short, long, value_name = "F")]
+    pub format: Option<String>,
+    /// id (default: the 64-bit ID of --layout), uuid7, ulid, or typeid:PREFIX (128 bits, no node id; only the clock
+    /// options apply)
+    #[arg(short, long, value_name = "K", default_value = "id")]
+    pub kind: String,
     /// Print sealed IDs, with the hex key in this file (docs/sealing.md)
     #[arg(long, value_name = "F")]
     pub seal_key_file: Option<PathBuf>,

@@ -1,6 +1,9 @@
 //! `flakeid` — generate, decode and describe Snowflake-family IDs from a shell.
 
-use flakeid_core::{Encoding, Error, Generator, Layout, Parts, decode, decode_auto, encode, to_bytes};
+use flakeid_core::{
+    Encoding, Error, Generator, Layout, Parts, UUID_GENERATOR_OPTIONS, UuidGenerator, WideForm, decode, decode_auto,
+    decode_wide, encode, format_typeid, format_ulid, format_uuid, to_bytes,
+};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -11,7 +14,7 @@ mod seal;
 #[cfg(feature = "serve")]
 mod serve;
 
-use flakeid_core::present::{iso8601, layout_json, parts_json};
+use flakeid_core::present::{iso8601, json_string, layout_json, parts_json};
 
 use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
 use clap::{CommandFactory, Parser};
@@ -153,8 +156,11 @@ fn generator_options(o: &GeneratorArgs) -> Result<flakeid_core::GeneratorBuilder
 }
 
 fn generate(args: GenerateArgs) -> Result<(), Failure> {
+    if args.kind != "id" {
+        return generate_wide(args);
+    }
     let count = args.count;
-    let format = args.format;
+    let format = args.format.unwrap_or_else(|| "int".into());
     let b = generator_options(&args.generator)?;
     let encoding = match format.as_str() {
         "int" | "decimal" | "json" | "bytes" => Encoding::Decimal,
@@ -213,6 +219,106 @@ fn generate(args: GenerateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `generate --kind uuid7|ulid|typeid:PREFIX`: the 128-bit generator, with the
+/// clock options given on the command line (a node or lease option from the
+/// environment is a deployment's, and ignored here: these IDs need none).
+fn generate_wide(args: GenerateArgs) -> Result<(), Failure> {
+    let kind = args.kind.as_str();
+    let prefix = match kind {
+        "uuid7" | "ulid" => None,
+        _ => match kind.strip_prefix("typeid:") {
+            Some(p) => {
+                flakeid_core::check_typeid_prefix(p)?;
+                Some(p)
+            }
+            None => {
+                return Err(Failure::Usage(format!(
+                    "--kind must be id, uuid7, ulid or typeid:PREFIX, got {kind:?}"
+                )));
+            }
+        },
+    };
+    let format = args.format.unwrap_or_else(|| "text".into());
+    if !matches!(format.as_str(), "text" | "bytes" | "json") {
+        return Err(Failure::Usage(format!(
+            "--format for --kind {kind} must be text, bytes or json, got {format:?}"
+        )));
+    }
+    let mut b = UuidGenerator::builder();
+    for (name, text) in &args.generator.given {
+        if args.generator.from_env.contains(name) && !UUID_GENERATOR_OPTIONS.contains(name) {
+            continue;
+        }
+        b = b.set_text(name, text)?;
+    }
+    let generator = b.build()?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    if format == "json" {
+        out.write_all(b"[")?;
+    }
+    for i in 0..args.count {
+        let u = generator.next_uuid7()?;
+        if format == "bytes" {
+            out.write_all(&u.to_be_bytes())?;
+            continue;
+        }
+        let text = match (kind, prefix) {
+            ("ulid", _) => format_ulid(u),
+            (_, Some(p)) => format_typeid(p, u)?,
+            _ => format_uuid(u),
+        };
+        if format == "json" {
+            write!(out, "{}\"{text}\"", if i == 0 { "" } else { "," })?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
+    }
+    if format == "json" {
+        out.write_all(b"]\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `decode` of a UUID, ULID or TypeID: its forms, version and time.
+fn write_wide(out: &mut impl Write, u: u128, form: &WideForm, json: bool) -> Result<(), Failure> {
+    let version = flakeid_core::uuid_version(u);
+    // A ULID's (and a TypeID's) first 48 bits are its time whatever its version;
+    // a UUID's only when it is a version 7.
+    let ms = (version == 7 || *form != WideForm::Uuid).then(|| flakeid_core::ulid_timestamp_ms(u));
+    let prefix = match form {
+        WideForm::TypeId(p) => Some(p.as_str()),
+        _ => None,
+    };
+    if json {
+        let mut fields = vec![
+            format!("\"uuid\":\"{}\"", format_uuid(u)),
+            format!("\"ulid\":\"{}\"", format_ulid(u)),
+            format!("\"version\":{version}"),
+        ];
+        if let Some(p) = prefix {
+            fields.push(format!("\"typeid\":{}", json_string(&format_typeid(p, u)?)));
+        }
+        if let Some(ms) = ms {
+            fields.push(format!("\"timestamp_ms\":{ms},\"time\":\"{}\"", iso8601(ms)));
+        }
+        writeln!(out, "{{{}}}", fields.join(","))?;
+        return Ok(());
+    }
+    writeln!(out, "uuid        {}", format_uuid(u))?;
+    writeln!(out, "ulid        {}", format_ulid(u))?;
+    if let Some(p) = prefix {
+        writeln!(out, "typeid      {}", format_typeid(p, u)?)?;
+    }
+    writeln!(out, "version     {version}")?;
+    if let Some(ms) = ms {
+        writeln!(out, "time        {}", iso8601(ms))?;
+        writeln!(out, "timestamp   {ms} ms")?;
+    }
+    Ok(())
+}
+
 /// Reads an ID in any of its text forms: the core decides, and asks rather than
 /// guesses when the text reads as more than one form (`--from` says which).
 fn parse_any(text: &str, from: Option<Encoding>) -> Result<u64, Error> {
@@ -243,6 +349,16 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     for (i, text) in texts.iter().enumerate() {
+        if from.is_none()
+            && let Some(wide) = decode_wide(text)
+        {
+            let (u, form) = wide?;
+            if i > 0 && !json {
+                writeln!(out)?;
+            }
+            write_wide(&mut out, u, &form, json)?;
+            continue;
+        }
         let id = parse_any(text, from)?;
         let p = layout.try_decompose(id)?;
         if json {

@@ -195,7 +195,7 @@ pub fn format_ulid(ulid: u128) -> String {
 /// Reads 26 Crockford base32 characters, any case; `I`/`L` are `1`, `O` is `0`;
 /// `U` and anything else is refused; the first character is at most `7`.
 pub fn parse_ulid(text: &str) -> Result<u128> {
-    decode_128(text, "ULID", |c| {
+    decode_128(text, 0, "ULID", |c| {
         let c = match c.to_ascii_lowercase() {
             b'i' | b'l' => b'1',
             b'o' => b'0',
@@ -205,24 +205,28 @@ pub fn parse_ulid(text: &str) -> Result<u128> {
     })
 }
 
-fn decode_128(text: &str, what: &str, value: impl Fn(u8) -> Option<usize>) -> Result<u128> {
-    let chars = text.chars().count();
-    if chars != ULID_TEXT_LEN {
+/// Reads 26 base32 characters: `text` is the whole input and the digits start at
+/// character `offset` (a TypeID's suffix), so positions and quotes are the input's.
+fn decode_128(text: &str, offset: usize, what: &str, value: impl Fn(u8) -> Option<usize>) -> Result<u128> {
+    let digits: Vec<char> = text.chars().skip(offset).collect();
+    if digits.len() != ULID_TEXT_LEN {
         return Err(Error::parse(
-            chars.min(ULID_TEXT_LEN),
+            offset + digits.len().min(ULID_TEXT_LEN),
             format!(
-                "a {what} is exactly {ULID_TEXT_LEN} characters, got {chars} ({})",
-                shown(text)
+                "{} has {} characters from position {offset}, where a {what} is exactly {ULID_TEXT_LEN}",
+                shown(text),
+                digits.len()
             ),
         ));
     }
     let mut acc: u128 = 0;
-    for (pos, ch) in text.chars().enumerate() {
+    for (i, &ch) in digits.iter().enumerate() {
+        let pos = offset + i;
         let digit = u8::try_from(ch).ok().and_then(&value).ok_or_else(|| {
             Error::parse(
                 pos,
                 format!(
-                    "invalid character {ch:?} at position {pos} in {} (expected Crockford base32: {})",
+                    "invalid character {ch:?} at position {pos} in {} (a {what} is Crockford base32: {})",
                     shown(text),
                     if what == "ULID" {
                         "0-9 A-Z less U, any case"
@@ -232,9 +236,9 @@ fn decode_128(text: &str, what: &str, value: impl Fn(u8) -> Option<usize>) -> Re
                 ),
             )
         })?;
-        if pos == 0 && digit > 7 {
+        if i == 0 && digit > 7 {
             return Err(Error::parse(
-                0,
+                pos,
                 format!(
                     "{} is above the largest {what} (7zzzzzzzzzzzzzzzzzzzzzzzzz: 128 bits); its first character must be 0-7",
                     shown(text)
@@ -314,7 +318,7 @@ pub fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
 /// Splits a TypeID at its last `_` into its prefix and its 128 bits. Positions in
 /// errors count characters of the whole text.
 pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
-    let (prefix, suffix, offset) = match text.rfind('_') {
+    let (prefix, offset) = match text.rfind('_') {
         Some(i) => {
             let prefix = &text[..i];
             if prefix.is_empty() {
@@ -323,9 +327,9 @@ pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
                     format!("{}: a TypeID with an empty prefix has no '_' separator", shown(text)),
                 ));
             }
-            (prefix, &text[i + 1..], prefix.chars().count() + 1)
+            (prefix, prefix.chars().count() + 1)
         }
-        None => ("", text, 0),
+        None => ("", 0),
     };
     if let Some(position) = typeid_prefix_fault(prefix) {
         return Err(Error::parse(
@@ -333,17 +337,38 @@ pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
             format!("{}: {}", shown(text), prefix_rule(prefix, position)),
         ));
     }
-    let bits = decode_128(suffix, "TypeID suffix", |c| {
+    let bits = decode_128(text, offset, "TypeID suffix", |c| {
         CROCKFORD_LOWER.iter().position(|&b| b == c)
-    })
-    .map_err(|e| match e {
-        Error::Parse { position, message } => Error::Parse {
-            position: position + offset,
-            message: format!("{message} in TypeID {}", shown(text)),
-        },
-        other => other,
     })?;
     Ok((prefix.to_string(), bits))
+}
+
+/// Which text form a 128-bit ID was read from ([`decode_wide`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WideForm {
+    /// `8-4-4-4-12` or 32 hex digits.
+    Uuid,
+    /// 26 Crockford base32 characters.
+    Ulid,
+    /// A TypeID, with its prefix (empty for a bare lowercase suffix read as a TypeID).
+    TypeId(String),
+}
+
+/// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
+/// their shapes (36 characters, 32 hex digits, 26 characters, or a `_`), which no
+/// 64-bit text form has either (they are at most 20 characters, without `_`).
+pub fn decode_wide(text: &str) -> Option<Result<(u128, WideForm)>> {
+    let text = text.trim();
+    let n = text.chars().count();
+    if text.contains('_') {
+        Some(parse_typeid(text).map(|(prefix, u)| (u, WideForm::TypeId(prefix))))
+    } else if n == UUID_TEXT_LEN || (n == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())) {
+        Some(parse_uuid(text).map(|u| (u, WideForm::Uuid)))
+    } else if n == ULID_TEXT_LEN {
+        Some(parse_ulid(text).map(|u| (u, WideForm::Ulid)))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -401,6 +426,27 @@ mod tests {
             parse_ulid("0000000000000000000000000U").unwrap_err().details().position,
             Some(25)
         );
+    }
+
+    #[test]
+    fn decode_wide_says_the_form_and_leaves_64_bit_text_alone() {
+        let (u, form) = decode_wide(" 017f22e2-79b0-7cc3-98c4-dc0c0c07398f\n").unwrap().unwrap();
+        assert_eq!(
+            (format_ulid(u), form),
+            ("01FWHE4YDGFK1SHH6W1G60EECF".into(), WideForm::Uuid)
+        );
+        assert_eq!(
+            decode_wide("01FWHE4YDGFK1SHH6W1G60EECF").unwrap().unwrap(),
+            (u, WideForm::Ulid)
+        );
+        assert_eq!(
+            decode_wide("user_01fwhe4ydgfk1shh6w1g60eecf").unwrap().unwrap(),
+            (u, WideForm::TypeId("user".into()))
+        );
+        for text in ["1234567890123456789", "0x1f", "0000000000abc", "ffffffffffffffff"] {
+            assert!(decode_wide(text).is_none(), "{text}");
+        }
+        assert!(decode_wide("user_01FWHE4YDGFK1SHH6W1G60EECF").unwrap().is_err());
     }
 
     #[test]

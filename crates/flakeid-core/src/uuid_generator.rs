@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::fork;
 use crate::generator::Generator;
 use crate::layout::Layout;
+use crate::options::{OptionValue, generator_option, option_value, unknown_option, wrong_value};
 use crate::policy::{ClockBackwards, Overflow, WaitHook};
 use crate::stats::Stats;
 use crate::uuid7::check_typeid_prefix;
@@ -45,6 +46,9 @@ use std::sync::Arc;
 /// The engine under the UUIDs: 47 bits of Unix ms, a 16-bit counter, no node.
 pub const UUID7_COUNTER_LAYOUT: (u32, u32, u64, u64) = (47, 16, 1, 0);
 const RANDOM_BITS: u32 = 58;
+
+/// The options of the 64-bit table a [`UuidGenerator`] reads: the clock policies.
+pub const UUID_GENERATOR_OPTIONS: [&str; 4] = ["overflow", "clock_backwards", "max_borrow_ms", "max_wait_ms"];
 
 fn counter_layout() -> Result<Layout> {
     let (time_bits, sequence_bits, tick_ms, epoch_ms) = UUID7_COUNTER_LAYOUT;
@@ -115,6 +119,32 @@ impl UuidGeneratorBuilder {
     pub fn wait_hook(mut self, hook: WaitHook) -> Self {
         self.wait_hook = Some(hook);
         self
+    }
+
+    /// Sets an option by its name in the 64-bit table (`GENERATOR_OPTIONS`), from
+    /// text: only the clock policies apply ([`UUID_GENERATOR_OPTIONS`]); a node,
+    /// layout or lease option is a `Config` error naming it (a UUID needs no node).
+    pub fn set_text(self, name: &str, text: &str) -> Result<Self> {
+        let Some(option) = generator_option(name) else {
+            return Err(unknown_option(name, &UUID_GENERATOR_OPTIONS));
+        };
+        if !UUID_GENERATOR_OPTIONS.contains(&option.name) {
+            return Err(Error::config(
+                option.name,
+                format!(
+                    "{} does not apply to the 128-bit generator (its IDs need no node id); it reads {}",
+                    option.name,
+                    UUID_GENERATOR_OPTIONS.join(", ")
+                ),
+            ));
+        }
+        Ok(match (option.name, option_value(option, text)?) {
+            ("overflow", OptionValue::Text(s)) => self.overflow(s.parse()?),
+            ("clock_backwards", OptionValue::Text(s)) => self.clock_backwards(s.parse()?),
+            ("max_borrow_ms", OptionValue::Uint(v)) => self.max_borrow_ms(v),
+            ("max_wait_ms", OptionValue::Uint(v)) => self.max_wait_ms(v),
+            (_, value) => return Err(wrong_value(option, value)),
+        })
     }
 
     /// Builds the generator (a bad option is a `Config` error naming it).
