@@ -5,6 +5,7 @@
 #   layout       layout construction from arbitrary numbers
 #   lease_url    lease URL parsing (errors never show a password)
 #   c_buffers    the C ABI's buffer functions
+#   wide         the 128-bit parsers (UUID, ULID, TypeID) and decode_wide
 # `make fuzz` runs each for FUZZ_SECS, optimized (cargo fuzz's release build: debug
 # assertions, overflow checks and ASan on); `make ci` (test-fuzz) runs each for
 # FUZZ_TEST_SECS, built with `--dev` (the same checks and ASan, unoptimized: a smoke
@@ -12,7 +13,7 @@
 # CONTRIBUTING.md), from
 # the committed seeds (fuzz/corpus/<target>), in a scratch copy so the tree stays
 # clean. A crash leaves its input in fuzz/artifacts/<target>/.
-FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers
+FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers wide
 FUZZ_SECS ?= 60
 FUZZ_TEST_SECS ?= 4
 FUZZ_BUILD ?=
