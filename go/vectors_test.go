@@ -48,6 +48,8 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 var vectorFilesNotInCABI = map[string]string{
 	// Run by the core, the CLI and the service only: the C ABI has no auto-detecting decode.
 	"decode_auto.json": "decode_auto: core, CLI and service only",
+	// The 128-bit family: the core, the CLI and Python so far (issue 59).
+	"uuid.json": "uuid: not in the C ABI yet",
 }
 
 func vectorDir(t *testing.T) string {

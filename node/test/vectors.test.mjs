@@ -216,8 +216,9 @@ test('every vector file, and every section of it, is run here', () => {
     seal: ['groups', 'invalid'],
     timelines: ['timelines'],
   }
-  // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
-  assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto'), Object.keys(sections))
+  // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here);
+  // uuid.json: the 128-bit family, in the core, the CLI and Python so far (issue 59).
+  assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto' && f !== 'uuid'), Object.keys(sections))
   for (const [name, keys] of Object.entries(sections)) {
     assert.deepEqual(Object.keys(loadVectors(name)).filter((k) => k !== '_comment').sort(), keys, `${name}.json`)
   }

@@ -129,10 +129,19 @@ def main(argv: Optional[list[str]] = None) -> int:
         rows.append(row("snowflake-id next(gen)", s, "returns None past 4096/ms"))
     except ImportError:
         rows.append(("snowflake-id", "-", "-", "not installed (pip install snowflake-id)"))
+    # The 128-bit family beside uuid-utils: its uuid7() returns its own UUID type,
+    # compat.uuid7() the standard library's (as flakeid's uuid7() does).
+    uuids = flakeid.UuidGenerator()
+    rows.append(row("flakeid UuidGenerator.uuid7()", per_call(uuids.uuid7, n, runs), "uuid.UUID"))
+    rows.append(row("flakeid UuidGenerator.uuid7_int()", per_call(uuids.uuid7_int, n, runs), "int"))
+    rows.append(row("flakeid UuidGenerator.uuid7_bytes()", per_call(uuids.uuid7_bytes, n, runs), "16 bytes"))
+    rows.append(row("flakeid uuid7() (process-wide)", per_call(flakeid.uuid7, n, runs), "uuid.UUID"))
     try:
         import uuid_utils
+        import uuid_utils.compat
 
-        rows.append(row("uuid-utils uuid7()", per_call(uuid_utils.uuid7, n, runs), "128-bit"))
+        rows.append(row("uuid-utils uuid7()", per_call(uuid_utils.uuid7, n, runs), "128-bit, uuid_utils.UUID"))
+        rows.append(row("uuid-utils compat.uuid7()", per_call(uuid_utils.compat.uuid7, n, runs), "uuid.UUID"))
     except ImportError:
         rows.append(("uuid-utils uuid7()", "-", "-", "not installed (pip install uuid-utils)"))
     rows.append(row("uuid.uuid4() (stdlib)", per_call(uuid.uuid4, n // 4, runs), "128-bit, random"))

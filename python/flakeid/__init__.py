@@ -36,11 +36,56 @@ from flakeid._flakeid import (
 )
 
 try:
+    # The 128-bit family: in every wheel and source build; absent only from a lean
+    # build (the binding's cargo feature `uuid7` off).
+    from flakeid._flakeid import (
+        UuidGenerator,
+        compose_uuid7,
+        format_typeid,
+        parse_typeid,
+        ulid_to_uuid,
+        uuid7_timestamp_ms,
+        uuid_to_ulid,
+    )
+except ImportError:  # pragma: no cover
+    pass
+
+try:
     # Sealed IDs: in every wheel and source build; absent only from a lean build
     # (the binding's cargo feature `seal` off).
     from flakeid._flakeid import Sealer
 except ImportError:  # pragma: no cover
     pass
+
+_uuids = None
+_uuids_lock = __import__("threading").Lock()
+
+
+def _uuid_generator():
+    """The process's shared UuidGenerator, made on first use (a forked child
+    goes on with it: UUIDs need no node id)."""
+    global _uuids
+    if _uuids is None:
+        with _uuids_lock:
+            if _uuids is None:
+                _uuids = UuidGenerator()
+    return _uuids
+
+
+def uuid7():
+    """The next UUIDv7 of the process's shared generator, a ``uuid.UUID``."""
+    return _uuid_generator().uuid7()
+
+
+def ulid():
+    """The next ULID of the process's shared generator."""
+    return _uuid_generator().ulid()
+
+
+def typeid(prefix):
+    """The next TypeID with ``prefix`` from the process's shared generator."""
+    return _uuid_generator().typeid(prefix)
+
 
 __all__ = [
     "ClockMovedBackwardsError",
@@ -55,16 +100,26 @@ __all__ = [
     "Parts",
     "Sealer",
     "TimeExhaustedError",
+    "UuidGenerator",
     "WaitInterruptedError",
     "__version__",
+    "compose_uuid7",
     "decode",
     "decompose",
     "encode",
     "first_mac",
     "first_private_ipv4",
+    "format_typeid",
     "from_bytes",
     "host_ordinal",
     "hostname",
+    "parse_typeid",
     "resolve_node",
     "to_bytes",
+    "typeid",
+    "ulid",
+    "ulid_to_uuid",
+    "uuid7",
+    "uuid7_timestamp_ms",
+    "uuid_to_ulid",
 ]

@@ -3,6 +3,7 @@
 import array
 import datetime as _dt
 import os
+import uuid
 from typing import Final, final
 
 __version__: Final[str]
@@ -19,18 +20,25 @@ __all__ = [
     "Parts",
     "Sealer",
     "TimeExhaustedError",
+    "UuidGenerator",
     "WaitInterruptedError",
     "__version__",
+    "compose_uuid7",
     "decode",
     "decompose",
     "encode",
     "first_mac",
     "first_private_ipv4",
+    "format_typeid",
     "from_bytes",
     "host_ordinal",
     "hostname",
+    "parse_typeid",
     "resolve_node",
     "to_bytes",
+    "ulid_to_uuid",
+    "uuid7_timestamp_ms",
+    "uuid_to_ulid",
 ]
 
 @final
@@ -211,6 +219,36 @@ def host_ordinal(host: str | None = None) -> int: ...
 def hostname() -> str: ...
 def first_mac() -> int: ...
 def first_private_ipv4() -> str: ...
+
+_Wide = uuid.UUID | int | bytes | str
+
+@final
+class UuidGenerator:
+    """UUIDv7s, ULIDs and TypeIDs (the same 128 bits), monotonic across threads."""
+
+    def __new__(
+        cls,
+        *,
+        overflow: str | None = ...,
+        clock_backwards: str | None = ...,
+        max_borrow_ms: int | None = ...,
+        max_wait_ms: int | None = ...,
+        clock: ManualClock | None = ...,
+    ) -> UuidGenerator: ...
+    def uuid7(self) -> uuid.UUID: ...
+    def uuid7_int(self) -> int: ...
+    def uuid7_bytes(self) -> bytes: ...
+    def ulid(self) -> str: ...
+    def typeid(self, prefix: str) -> str: ...
+    def stats(self) -> dict[str, int]: ...
+    def close(self) -> None: ...
+
+def compose_uuid7(ms: int, rand_a: int, rand_b: int) -> uuid.UUID: ...
+def parse_typeid(text: str) -> tuple[str, uuid.UUID]: ...
+def format_typeid(prefix: str, value: _Wide) -> str: ...
+def ulid_to_uuid(ulid: str) -> uuid.UUID: ...
+def uuid_to_ulid(value: _Wide) -> str: ...
+def uuid7_timestamp_ms(value: _Wide) -> int: ...
 
 class FlakeIdError(Exception):
     """Base class of every flakeid error."""

@@ -16,7 +16,7 @@ from conftest import ERRORS, cases, layout_of, load
 def test_every_vector_file_is_consumed() -> None:
     files = {p.stem for p in __import__("conftest").VECTORS.glob("*.json")}
     # decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
-    assert files == {"layouts", "compose", "encodings", "timelines", "seal", "options", "decode_auto"}
+    assert files == {"layouts", "compose", "encodings", "timelines", "seal", "options", "decode_auto", "uuid"}
     consumed = {
         "layouts": {"presets", "invalid_layouts", "invalid_generators"},
         "compose": {"cases", "compose_errors", "decompose_errors", "ranges"},
@@ -24,6 +24,17 @@ def test_every_vector_file_is_consumed() -> None:
         "timelines": {"timelines"},
         "seal": {"groups", "invalid"},
         "options": {"options", "cases"},
+        "uuid": {
+            "uuid7",
+            "compose_errors",
+            "conversions",
+            "text_aliases",
+            "bad",
+            "typeid_valid",
+            "typeid_invalid",
+            "prefix_errors",
+            "ranges",
+        },
     }
     for name, keys in consumed.items():
         assert set(load(name)) - {"_comment"} == keys, f"{name}.json has sections this suite does not run"

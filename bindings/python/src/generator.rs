@@ -17,7 +17,7 @@ const DETACH_AT: usize = 256;
 /// `Generator(clock=...)`; with `auto_advance_ms`, every turn of a generator's wait
 /// loop advances it by that much, so waits finish without real time passing.
 #[pyclass(name = "ManualClock", module = "flakeid", frozen)]
-pub(crate) struct PyManualClock(ManualClock);
+pub(crate) struct PyManualClock(pub(crate) ManualClock);
 
 #[pymethods]
 impl PyManualClock {

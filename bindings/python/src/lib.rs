@@ -7,6 +7,8 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+#[cfg(feature = "uuid7")]
+mod uuid;
 
 use errors::{to_py, uint};
 use flakeid_core::{Encoding, ErrorKind, NodeSource};
@@ -25,6 +27,8 @@ const _: () = {
 };
 #[cfg(feature = "seal")]
 const _: () = assert!(std::mem::align_of::<sealer::PySealer>() <= 16);
+#[cfg(feature = "uuid7")]
+const _: () = assert!(std::mem::align_of::<uuid::PyUuidGenerator>() <= 16);
 
 /// Takes an ID apart under a layout (a `Layout` or a preset name).
 #[pyfunction]
@@ -130,6 +134,16 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hostname, m)?)?;
     m.add_function(wrap_pyfunction!(first_mac, m)?)?;
     m.add_function(wrap_pyfunction!(first_private_ipv4, m)?)?;
+    #[cfg(feature = "uuid7")]
+    {
+        m.add_class::<uuid::PyUuidGenerator>()?;
+        m.add_function(wrap_pyfunction!(uuid::compose_uuid7, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::parse_typeid, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::format_typeid, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::ulid_to_uuid, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::uuid_to_ulid, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::uuid7_timestamp_ms, m)?)?;
+    }
     let classes = errors::classes(py)?;
     m.add("FlakeIdError", classes.base.clone_ref(py))?;
     for (kind, name, cls) in &classes.kinds {

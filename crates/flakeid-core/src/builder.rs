@@ -234,6 +234,7 @@ impl GeneratorBuilder {
 
     /// A generator whose IDs need no node id (the 128-bit one's engine) goes on in
     /// a forked child instead of refusing; `Stats::reseeds` counts the children.
+    #[cfg_attr(not(feature = "uuid7"), allow(dead_code))]
     pub(crate) fn forks_continue(mut self) -> Self {
         self.forks_continue = true;
         self

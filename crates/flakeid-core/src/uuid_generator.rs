@@ -198,6 +198,16 @@ fn random_bits() -> Result<u64> {
     })
 }
 
+/// The UUID of one (ms, counter) pair of the engine, with fresh random bits.
+fn uuid_of(pair: u64) -> Result<u128> {
+    let (ms, counter) = (pair >> 16, pair & 0xffff);
+    compose_uuid7(
+        ms,
+        (counter >> 4) as u16,
+        (counter & 0xf) << RANDOM_BITS | random_bits()?,
+    )
+}
+
 impl UuidGenerator {
     /// The options, then [`UuidGeneratorBuilder::build`].
     pub fn builder() -> UuidGeneratorBuilder {
@@ -206,13 +216,14 @@ impl UuidGenerator {
 
     /// The next UUIDv7 as its 128-bit value.
     pub fn next_uuid7(&self) -> Result<u128> {
-        let pair = self.engine.next_id()?;
-        let (ms, counter) = (pair >> 16, pair & 0xffff);
-        compose_uuid7(
-            ms,
-            (counter >> 4) as u16,
-            (counter & 0xf) << RANDOM_BITS | random_bits()?,
-        )
+        self.engine.next_id().and_then(uuid_of)
+    }
+
+    /// The next UUIDv7 if one can be had without waiting for the clock; `None`
+    /// where [`Self::next_uuid7`] would wait (a binding then waits without its
+    /// interpreter's lock).
+    pub fn try_next_uuid7(&self) -> Result<Option<u128>> {
+        self.engine.try_next_id()?.map(uuid_of).transpose()
     }
 
     /// The next UUIDv7 as 16 big-endian bytes.

@@ -58,7 +58,10 @@ class VectorsTest {
   /** Files the C ABI cannot run, and why. */
   static final Map<String, String> NOT_IN_C_ABI =
       // Run by the core, the CLI and the service only: the C ABI has no auto-detecting decode.
-      Map.of("decode_auto.json", "decode_auto: core, CLI and service only");
+      Map.of(
+          "decode_auto.json", "decode_auto: core, CLI and service only",
+          // The 128-bit family: the core, the CLI and Python so far (issue 59).
+          "uuid.json", "uuid: not in the C ABI yet");
 
   @TestFactory
   Stream<DynamicTest> vectors() throws IOException {

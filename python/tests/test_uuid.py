@@ -1,0 +1,171 @@
+"""The 128-bit family from Python: tests/vectors/uuid.json (RFC 9562, ulid, the
+TypeID spec's files), uuid.UUID out, monotonic across threads, and a forked child
+that goes on (gunicorn --preload, multiprocessing "fork")."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from typing import Any
+
+import pytest
+
+import flakeid
+from conftest import ERRORS, cases
+
+T = 1_764_000_000_000
+
+
+def check_error(exc: BaseException, case: dict[str, Any]) -> None:
+    assert type(exc) is ERRORS[case["error"]], (type(exc), case)
+    for key in ("field", "position"):
+        if key in case:
+            assert getattr(exc, key) == case[key], str(exc)
+
+
+@pytest.mark.parametrize("case", cases("uuid", "uuid7"), ids=lambda c: c["uuid"])
+def test_compose_and_text_forms(case: dict[str, Any]) -> None:
+    u = flakeid.compose_uuid7(case["ms"], case["rand_a"], int(case["rand_b"]))
+    assert type(u) is uuid.UUID and str(u) == case["uuid"] and u == uuid.UUID(case["uuid"])
+    assert u.bytes.hex() == case["bytes"] and u.version == 7 and u.variant == uuid.RFC_4122
+    assert flakeid.uuid_to_ulid(u) == case["ulid"] == flakeid.uuid_to_ulid(case["uuid"])
+    assert flakeid.ulid_to_uuid(case["ulid"]) == u
+    assert flakeid.format_typeid("user", u) == case["typeid"]
+    assert flakeid.parse_typeid(case["typeid"]) == ("user", u)
+    for form in (u, u.int, u.bytes, case["uuid"], case["ulid"], case["typeid"]):
+        assert flakeid.uuid7_timestamp_ms(form) == case["ms"], form
+
+
+@pytest.mark.parametrize("case", cases("uuid", "compose_errors"), ids=lambda c: c["field"])
+def test_compose_errors(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as e:
+        flakeid.compose_uuid7(case["ms"], case["rand_a"], int(case["rand_b"]))
+    check_error(e.value, case)
+
+
+def test_conversions_and_aliases() -> None:
+    for c in cases("uuid", "conversions"):
+        assert str(flakeid.ulid_to_uuid(c["ulid"])) == c["uuid"]
+        assert flakeid.uuid_to_ulid(c["uuid"]) == c["ulid"]
+    for c in cases("uuid", "text_aliases"):
+        got = uuid.UUID(c["text"]) if c["kind"] == "uuid" else flakeid.ulid_to_uuid(c["text"])
+        assert str(got) == c["uuid"], c
+
+
+@pytest.mark.parametrize("case", cases("uuid", "bad"), ids=lambda c: f"{c['kind']}:{c['text']}")
+def test_bad_text(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.FlakeIdError) as e:
+        if case["kind"] == "ulid":
+            flakeid.ulid_to_uuid(case["text"])
+        else:
+            flakeid.uuid_to_ulid(case["text"])
+    check_error(e.value, case)
+
+
+@pytest.mark.parametrize("case", cases("uuid", "typeid_valid"), ids=lambda c: c["name"])
+def test_typeid_spec_valid(case: dict[str, Any]) -> None:
+    prefix, u = flakeid.parse_typeid(case["typeid"])
+    assert (prefix, str(u)) == (case["prefix"], case["uuid"])
+    assert flakeid.format_typeid(prefix, u) == case["typeid"]
+
+
+@pytest.mark.parametrize("case", cases("uuid", "typeid_invalid"), ids=lambda c: c["name"])
+def test_typeid_spec_invalid(case: dict[str, Any]) -> None:
+    with pytest.raises(flakeid.ParseError) as e:
+        flakeid.parse_typeid(case["typeid"])
+    check_error(e.value, case)
+
+
+@pytest.mark.parametrize("case", cases("uuid", "prefix_errors"), ids=lambda c: c["prefix"][:8])
+def test_prefix_errors_cost_no_id(case: dict[str, Any]) -> None:
+    g = flakeid.UuidGenerator()
+    with pytest.raises(flakeid.FlakeIdError) as e:
+        g.typeid(case["prefix"])
+    check_error(e.value, case)
+    assert g.stats()["ids_issued"] == 0
+
+
+def test_ranges_are_between_bounds() -> None:
+    for c in cases("uuid", "ranges"):
+        first, last = uuid.UUID(c["first"]), uuid.UUID(c["last"])
+        assert flakeid.uuid7_timestamp_ms(flakeid.compose_uuid7(c["start_ms"], 0, 0)) == c["start_ms"]
+        assert first.int >> 80 == c["start_ms"] and last.int >> 80 == c["end_ms"]
+
+
+def test_generator_forms_and_monotonic_within_a_millisecond() -> None:
+    clock = flakeid.ManualClock(T)
+    g = flakeid.UuidGenerator(clock=clock, max_borrow_ms=10)
+    ids = [g.uuid7_int() for _ in range(70_000)]
+    assert all(a < b for a, b in zip(ids, ids[1:]))
+    assert {i >> 80 for i in ids} == {T, T + 1}, "65,536 in a millisecond, then the next"
+    u = g.uuid7()
+    assert type(u) is uuid.UUID and u.version == 7 and u.int > ids[-1]
+    assert len(g.uuid7_bytes()) == 16
+    assert len(g.ulid()) == 26 and g.typeid("order").startswith("order_")
+    assert g.stats()["lead_ms"] == 1
+
+
+def test_options_are_the_cores() -> None:
+    with pytest.raises(flakeid.ConfigError) as e:
+        flakeid.UuidGenerator(max_borrow_ms=10**12)
+    assert e.value.field == "max_borrow_ms"
+    with pytest.raises(flakeid.ConfigError) as e:
+        flakeid.UuidGenerator(overflow="sometimes")
+    assert e.value.field == "overflow"
+    with pytest.raises(TypeError, match="node"):
+        flakeid.UuidGenerator(node=3)
+    g = flakeid.UuidGenerator()
+    g.close()
+    with pytest.raises(flakeid.ConfigError) as e:
+        g.uuid7()
+    assert e.value.field == "generator"
+
+
+def test_threads_never_repeat() -> None:
+    g = flakeid.UuidGenerator()
+    out: list[list[int]] = [[] for _ in range(4)]
+
+    def work(k: int) -> None:
+        out[k] = [g.uuid7_int() for _ in range(20_000)]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for ids in out:
+        assert all(a < b for a, b in zip(ids, ids[1:]))
+    assert len({i for ids in out for i in ids}) == 80_000
+
+
+def test_process_wide_shortcuts() -> None:
+    a, b = flakeid.uuid7(), flakeid.uuid7()
+    assert type(a) is uuid.UUID and a < b
+    assert flakeid.parse_typeid(flakeid.typeid("user"))[0] == "user"
+    assert len(flakeid.ulid()) == 26
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_goes_on_with_its_own_random_bits() -> None:
+    g = flakeid.UuidGenerator(clock=flakeid.ManualClock(T))
+    before = [g.uuid7_int() for _ in range(10)]
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report through the pipe, never run pytest machinery
+        try:
+            ids = [g.uuid7_int() for _ in range(1000)]
+            line = f"{g.stats()['reseeds']} " + " ".join(map(str, ids))
+            os.write(w, line.encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        reseeds, *child = f.read().decode().split()
+    os.waitpid(pid, 0)
+    parent = [g.uuid7_int() for _ in range(1000)]
+    child_ids = [int(x) for x in child]
+    assert reseeds == "1" and len(child_ids) == 1000
+    assert min(child_ids) > before[-1]
+    assert child_ids[0] >> 58 == parent[0] >> 58, "same clock, same counter from the fork on"
+    assert not set(child_ids) & set(parent), "the child repeated the parent's random bits"
