@@ -2,9 +2,7 @@
 //! value or a typed `Parse` error (position within the text, a short message), and
 //! each form read back is the value written.
 #![no_main]
-use flakeid_core::{
-    Error, decode_wide, format_typeid, format_ulid, format_uuid, parse_typeid, parse_ulid, parse_uuid,
-};
+use flakeid_core::{Error, decode_wide, format_typeid, format_ulid, format_uuid, parse_typeid, parse_ulid, parse_uuid};
 use libfuzzer_sys::fuzz_target;
 
 fn parse_error_ok<T>(r: Result<T, Error>, text: &str) -> Option<T> {
@@ -24,7 +22,10 @@ fuzz_target!(|data: &[u8]| {
         let u = u128::from_le_bytes(head.try_into().expect("16 bytes"));
         assert_eq!(parse_uuid(&format_uuid(u)), Ok(u));
         assert_eq!(parse_ulid(&format_ulid(u)), Ok(u));
-        assert_eq!(parse_typeid(&format_typeid("fuzz_me", u).expect("a valid prefix")), Ok(("fuzz_me".into(), u)));
+        assert_eq!(
+            parse_typeid(&format_typeid("fuzz_me", u).expect("a valid prefix")),
+            Ok(("fuzz_me".into(), u))
+        );
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Some(u) = parse_error_ok(parse_uuid(text), text) {
@@ -34,7 +35,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(parse_ulid(&format_ulid(u)), Ok(u));
     }
     if let Some((prefix, u)) = parse_error_ok(parse_typeid(text), text) {
-        assert_eq!(format_typeid(&prefix, u).as_deref(), Ok(text), "a TypeID reads one way only");
+        assert_eq!(
+            format_typeid(&prefix, u).as_deref(),
+            Ok(text),
+            "a TypeID reads one way only"
+        );
     }
     if let Some(r) = decode_wide(text) {
         parse_error_ok(r, text.trim());
