@@ -75,11 +75,11 @@ RELEASE_SUITES := \
 # and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
 # release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
 # test-windows-ci: the core's tests on Windows under Wine, make ci's share of
-# release-check's test-windows (C, Go and Node too: CONTRIBUTING.md, The test tiers);
+# release-check's test-windows (C, Go and Node too: CONTRIBUTING.md, "The three test tiers");
 # check-core-ports: the core's library compiled for macOS and Windows.
 # test-postgres-ci-majors: the other PostgreSQL majors' share of make ci (the oldest,
 # the newest and one rotating, a part of the suite; release-check's
-# test-postgres-majors runs all of them whole: CONTRIBUTING.md, The test tiers).
+# test-postgres-majors runs all of them whole: CONTRIBUTING.md, "The three test tiers").
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER, several at
@@ -158,7 +158,7 @@ lint-help:
 # library, the Python module: profile dist, LTO across crates) all name this machine's
 # target explicitly, as napi-rs always does (target/<host>/dist): each LTO build of a
 # cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
-# network stack once per binding (docs/performance.md, Where the time goes).
+# network stack once per binding (docs/performance.md, "Where the time goes").
 HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
 # Cargo's output directory, as cargo picks it: $$CARGO_TARGET_DIR when set, else
 # target/. Made absolute and exported, so that a relative value means the same in

@@ -1,8 +1,8 @@
 # C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
-#   make test-c                 the C suite (the Rust side, header freshness included, is
-#                               in make test-rust): (-Wall -Wextra -Werror, ASan + UBSan) linked against the
-#                               .so and against the .a, the pkg-config example and
-#                               docs/sealing.md's C example.
+#   make test-c                 the C suite (-Wall -Wextra -Werror, ASan + UBSan) linked against
+#                               the .so and against the .a, the pkg-config and CMake examples
+#                               and docs/sealing.md's C example (the Rust side, header
+#                               freshness included, is in make test-rust).
 #   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
 #   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
 #   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
@@ -48,7 +48,7 @@ lib-c: setup-c ## libflakeid.so and .a, shipped settings (profile dist)
 header-c: ## regenerate include/flakeid.h (cbindgen, pinned)
 	FLAKEID_REGENERATE_HEADER=1 $(CARGO) test -p flakeid-c --test header
 
-# The two ASan builds take ~3 s each: skipped when no input is newer than the binary
+# The two ASan builds are skipped when no input is newer than the binary
 # (the sources, the header, the libraries, this file).
 C_TEST_INPUTS := $(C_TEST_SRC) $(wildcard tests/c/*.h) include/flakeid.h mk/c.mk
 c_stale = test ! -e $(1) || test -n "$$(find $(C_TEST_INPUTS) $(2) -newer $(1) | head -n 1)"

@@ -45,7 +45,7 @@ lib-go: lib-c ## libflakeid.a where cgo looks for it (go/lib/<os>_<arch>)
 
 # go/frameworks: its modules (pgx, GORM; go.sum pins them) come from the module
 # proxy once; PostgreSQL from the fixture. No -race there: nothing in it is
-# concurrent, and pgx and GORM under the race detector cost ~20 s of build.
+# concurrent, and pgx and GORM under the race detector are a long build.
 setup-go-frameworks: setup-go ## PostgreSQL 15 for the fixture; go/frameworks' modules (pgx, GORM) from the proxy
 	@$(APT_INSTALL) setup-go-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
 	cd go/frameworks && $(GO) mod download

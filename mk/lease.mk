@@ -9,7 +9,7 @@
 # Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build. `--lib`:
 # unit tests that need a real store (flakeid-lease-net's etcd forced interleaving).
 # tests/lease/run_stores.py runs them in groups side by side, each group with servers
-# of its own (they mostly wait out TTLs: 229 s one after another, 44 s of CPU).
+# of its own (they mostly wait out TTLs, using little CPU).
 LEASE_STORE_TESTS := --lib --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
 .PHONY: setup-lease test-lease test-lease-bindings bench-lease
 ##@ Node-id leases on real stores

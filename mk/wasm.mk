@@ -20,9 +20,9 @@ WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'funct
 # binaryen (wasm-opt; Debian's binaryen 108 emits broken output) with the bench's
 # comparison, in bindings/wasm/node_modules. wasm-bindgen-cli: no --locked (a
 # dependency of the locked set is missing from the registry mirror); --debug:
-# unoptimised, it compiles in 121 CPU-s instead of 273 (a cold bootstrap's cost) and
-# writes the same files (bindings/wasm/build.sh's two runs, byte for byte), in 0.3
-# CPU-s instead of 0.05 (CONTRIBUTING.md, "Where the time goes").
+# unoptimised, it compiles in less than half the CPU time (a cold bootstrap's cost)
+# and writes the same files (bindings/wasm/build.sh's two runs, byte for byte)
+# (docs/performance.md, "Where the time goes").
 WASM_BINDGEN_VERSION = $(shell sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
 setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }

@@ -2,25 +2,18 @@
 # make ci's longest builds, in the background while the suites that mostly wait
 # run (scripts/ci-prebuild.sh start ... wait; the CI_SUITES table in the Makefile):
 #   - the PostgreSQL extension's release build and its .deb (make deb-postgres, for
-#     test-postgres): 139 s of a cold run, its fat-LTO tail on one core;
-#   - the release CLI that test-serve-abuse attacks (make serve-release): 180 CPU-s
-#     cold, which test-serve spent in the foreground before (273 s of wall time);
-#   - the static musl CLI (scripts/dist.sh cli, for test-artifacts): most of that
-#     suite's 237 s cold;
+#     test-postgres), whose fat-LTO tail runs on one core;
+#   - the release CLI that test-serve-abuse attacks (make serve-release);
+#   - the static musl CLI (scripts/dist.sh cli, for test-artifacts);
 #   - then the extension's packages for the other PostgreSQL majors make ci tests
 #     (make deb-postgres-ci-majors, for test-postgres-ci-majors): each reuses the
 #     first's dependencies, so it is bindgen, pgrx and the extension again.
-# The suites in between (test-lease, -lease-bindings, -serve, -go-stores,
-# -java-stores, -faults: 313 s of wall time, 142 s of CPU in a cold run) leave a core
-# and more idle; the builds (524 CPU-s) then needed 88 s of waiting at the end, in a
-# cold run of 1,889 s (e68ba3b). They run as SCHED_IDLE (chrt --idle), with idle I/O
-# priority where the disk's scheduler has one: a CPU only when no test wants one.
-# Not from the start of make ci, beside make test's compiling suites: tried
-# (cfb0f1c), lint and test-rust took 255 and 263 s instead of 146 and 142 with the
-# same CPU time, so they were kept waiting on something other than a CPU (SCHED_IDLE
-# yields one at once: two busy loops beside two SCHED_IDLE ones got 15.6 of 16 CPU-s).
-# The cause is not found; the disk is a guess (its mq-deadline scheduler ignores
-# ionice). No cargo in the foreground waits for their locks: the extension and the
+# The suites in between (test-lease ... test-faults) mostly wait and leave a core
+# idle. The builds run as SCHED_IDLE (chrt --idle), with idle I/O priority where the
+# disk's scheduler has one: a CPU only when no test wants one. Not from the start of
+# make ci, beside make test's compiling suites: tried, lint and test-rust then took
+# far longer with the same CPU time (docs/performance.md, "Where the time goes").
+# No cargo in the foreground waits for their locks: the extension and the
 # static CLI build in target directories of their own (bindings/postgres/target,
 # target/static-cli), and the release CLI in target/release, whose lock (cargo locks
 # each profile's directory) nothing in the foreground takes before

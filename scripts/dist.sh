@@ -23,7 +23,7 @@
 # built for the host, without zig or --target, exactly as make test's suites build
 # them (mk/c.mk's lib-c, `pip install ./python`, node/package.json's napi build), so
 # cargo finds them built: the x86_64 glibc 2.17 builds with zig compiled the lease
-# stack (~170 crates, fat LTO) three more times in make ci. Their glibc
+# stack (fat LTO) three more times in make ci. Their glibc
 # floor is this machine's (the wheel: the manylinux tag auditwheel finds); the
 # manylinux2014 artifacts are make dist's.
 set -euo pipefail
@@ -36,7 +36,7 @@ out="$root/dist"
 stage="$root/target/dist-stage"
 version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 [ -n "$version" ] || { echo "dist: no version in Cargo.toml [workspace.package]" >&2; exit 1; }
-# Release settings with thin LTO and parallel codegen (Cargo.toml [profile.dist]).
+# The shipped settings: fat LTO, one codegen unit, stripped (Cargo.toml [profile.dist]).
 profile=dist
 # Zig caches its compiled C runtimes here, inside target/ (so `cargo clean` resets it).
 export ZIG_GLOBAL_CACHE_DIR="$root/target/zig-cache"
@@ -64,8 +64,8 @@ artifact_dir() { echo "$target_dir/${1%.2.17}/$profile"; }
 # CC_<target>, AR_<target> and the linker, one line per variable. maturin runs with
 # it instead of its own --zig, whose wrappers live at another path: with two paths for
 # CC, ring's build script reruns and ring, rustls, tonic, etcd-client and everything
-# above them were compiled again for every wheel, addon and C library (the three
-# addons and two C libraries took 434 s instead of 214 s). cargo-zigbuild only sets
+# above them were compiled again for every wheel, addon and C library (about twice
+# the build time). cargo-zigbuild only sets
 # variables and runs $CARGO, so a stand-in that records its environment reads them.
 zig_env() {
   local dir
