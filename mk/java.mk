@@ -18,7 +18,7 @@ MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
 MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
 
-.PHONY: setup-java setup-java-frameworks lib-java test-java test-java-stores bench-java dist-java release-check-java
+.PHONY: setup-java lib-java test-java test-java-stores bench-java dist-java release-check-java
 
 ##@ Java: java/, java.lang.foreign over libflakeid (JDK 22+)
 # scripts/setup-java.sh stays a script: it prints the JDK's home, which java/pom.xml's
@@ -36,10 +36,7 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 # and the fixture's PostgreSQL; java/spring (flakeid-spring-boot-starter) against
 # both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
 # examples.
-setup-java-frameworks: setup-java ## PostgreSQL 15 for the fixture (the Hibernate adapter's tests)
-	@$(APT_INSTALL) setup-java-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-
-test-java: setup-java setup-java-frameworks lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
+test-java: setup-java setup-postgres-fixture lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
 	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) install
 	cd java/hibernate && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
 	  mvn -B -ntp -Dstyle.color=never install

@@ -11,14 +11,18 @@
 # tests/lease/run_stores.py runs them in groups side by side, each group with servers
 # of its own (they mostly wait out TTLs, using little CPU).
 LEASE_STORE_TESTS := --lib --test lease_redis --test lease_postgres --test lease_etcd --test lease_tls
-.PHONY: setup-lease test-lease test-lease-bindings bench-lease
+.PHONY: setup-postgres-fixture setup-lease test-lease test-lease-bindings bench-lease
 ##@ Node-id leases on real stores
-# Debian's redis-server, etcd (etcd-server, etcdctl), openssl for the test
-# certificates, and PostgreSQL 15 (on the image; installed from Debian if missing).
-# Installs only, starts nothing (tests/env/testenv.py does).
-setup-lease: ## Redis, etcd, openssl, PostgreSQL 15 (Debian); the fixture starts them
-	@$(APT_INSTALL) setup-lease $(call need,redis-server,redis-server) \
-	  $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15) $(call need,etcd,etcd-server) \
+# The test fixture's servers (tests/env/testenv.py starts them; these install only):
+# its PostgreSQL, Debian's 15 (on the image; installed if missing), is what every
+# language's framework tests need; the lease stores add Debian's redis-server, etcd
+# (etcd-server, etcdctl) and openssl for the test certificates.
+PG_FIXTURE_INITDB := /usr/lib/postgresql/15/bin/initdb
+setup-postgres-fixture: ## PostgreSQL 15 (Debian) for the test fixture: the framework adapters' tests
+	@$(APT_INSTALL) setup-postgres-fixture $(call need-file,$(PG_FIXTURE_INITDB),postgresql-15)
+
+setup-lease: setup-postgres-fixture ## Redis, etcd, openssl and the fixture's PostgreSQL (Debian); the fixture starts them
+	@$(APT_INSTALL) setup-lease $(call need,redis-server,redis-server) $(call need,etcd,etcd-server) \
 	  $(call need,etcdctl,etcd-client) $(call need,openssl,openssl)
 
 test-lease: setup-lease ## the multi-process store tests on real Redis, PostgreSQL, etcd, plain and TLS

@@ -13,7 +13,7 @@ NODE_TESTS := test/*.test.mjs
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node setup-node-frameworks test-node test-node-wasm bench-node
+.PHONY: setup-node test-node test-node-wasm bench-node
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -29,11 +29,8 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 	cd node && npm install --no-audit --no-fund
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
-# by setup-node); PostgreSQL for the fixture comes from Debian.
-setup-node-frameworks: setup-node ## PostgreSQL 15 for the fixture (the ORM helpers' tests)
-	@$(APT_INSTALL) setup-node-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-
-test-node: setup-node setup-node-frameworks ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
+# by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).
+test-node: setup-node setup-postgres-fixture ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	cd node && node --test $(NODE_TESTS)
