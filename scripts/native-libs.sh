@@ -10,8 +10,8 @@
 #                                         flakeid-c ... -- --print native-static-libs`);
 #                                         FLAKEID_REGENERATE_NATIVE_LIBS=1 rewrites the
 #                                         file's line instead of failing
-# The libraries are rustc's list less the C runtime (-lc; on macOS -lSystem), which
-# every C compiler's driver and cgo's linker bring themselves.
+# The libraries are rustc's list, each once, less the C runtime (-lc; on macOS
+# -lSystem), which every C compiler's driver and cgo's linker bring themselves.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 file=$root/go/native_libs.go
@@ -26,7 +26,10 @@ case ${1:-} in
     os=${2:?usage: scripts/native-libs.sh check OS LOG} log=${3:?usage: scripts/native-libs.sh check OS LOG}
     note=$(sed -n 's/^note: native-static-libs: //p' "$log" | tail -n 1)
     [ -n "$note" ] || { echo "native-libs: no native-static-libs note in $log (was the library built with -- --print native-static-libs?)" >&2; exit 1; }
-    want=$(tr ' ' '\n' <<<"$note" | grep -vxE -- '-lc|-lSystem' | tr '\n' ' ' | sed 's/ *$//')
+    # Each library once (rustc repeats one that several crates name), `-framework X`
+    # as one, in rustc's order; less the C runtime.
+    want=$(awk '{ for (i = 1; i <= NF; i++) { u = $i; if (u == "-framework") u = u " " $(++i)
+      if (u != "-lc" && u != "-lSystem" && !seen[u]++) printf "%s%s", (n++ ? " " : ""), u } }' <<<"$note")
     have=$(line_of "$os")
     [ "$want" = "$have" ] && exit 0
     if [ "${FLAKEID_REGENERATE_NATIVE_LIBS:-}" = 1 ]; then
