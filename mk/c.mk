@@ -1,12 +1,6 @@
-# C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
-#   make test-c                 the C suite (-Wall -Wextra -Werror, ASan + UBSan) linked against
-#                               the .so and against the .a, the pkg-config and CMake examples
-#                               and docs/sealing.md's C example (the Rust side, header
-#                               freshness included, is in make test-rust).
-#   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
-#   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
-#   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
-#                               CMake package (find_package(flakeid CONFIG)).
+# C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc and the CMake
+# package (find_package(flakeid CONFIG)). The Rust side of the C suite (header
+# freshness included) is in make test-rust.
 C_OUT        := $(TARGET)/flakeid-c
 # The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
 # and `make install` alike; built for --target $(HOST_TRIPLE) (the Makefile says why).
@@ -57,8 +51,9 @@ header-c: ## regenerate include/flakeid.h (cbindgen, pinned)
 C_TEST_INPUTS := $(wildcard tests/c/*.c tests/c/*.h tests/c/build.sh) include/flakeid.h go/native_libs.go mk/c.mk
 c_stale = test ! -e $(1) || test -n "$$(find $(C_TEST_INPUTS) $(2) -newer $(1) | head -n 1)"
 
-# The suite against each library, then the install into a staging prefix and the
-# examples built the way users do.
+# The suite (-Wall -Wextra -Werror, ASan + UBSan) against each library, then the
+# install into a staging prefix and the examples built the way users do (pkg-config,
+# CMake, docs/sealing.md's C example).
 test-c: setup-c lib-c ## the C suite (ASan + UBSan, .so and .a), the pkg-config and CMake examples
 	mkdir -p $(C_OUT)
 	if $(call c_stale,$(C_OUT)/flakeid_test_shared,$(C_SO)); then CC=$(C_CC) bash tests/c/build.sh \

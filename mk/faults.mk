@@ -2,11 +2,8 @@
 # in-process Python, Node and Rust generators) in their own network namespaces, a
 # real lease store (Redis, PostgreSQL, etcd; plain and TLS) in another, a nemesis
 # drawn from a printed seed, and a checker that shares no code with the generator.
-#   make test-faults                 the six stores, 20 s of faults each, two at once in
-#                                    topologies of their own (make ci)
-#   make faults-long                 5 min of faults per store (not in CI)
-#   make test-faults FAULTS_SEED=N   replay a run's schedule of faults
-#   make test-faults FAULTS_DOC=1    also rewrite the tables in docs/faults.md
+# test-faults runs two stores at once, in topologies of their own; FAULTS_SEED=N
+# replays a run's schedule of faults, FAULTS_DOC=1 also rewrites docs/faults.md's tables.
 # Needs root (namespaces, nftables). Results: target/faults/<date>-<run>/; a test run
 # leaves the tree clean unless FAULTS_DOC=1 (faults-long always writes the tables).
 FAULTS_SEED ?=

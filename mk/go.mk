@@ -1,18 +1,7 @@
-# Go: go/, a cgo module over libflakeid.a (go/README.md).
-#   make test-go            gofmt + vet, then `go test -race ./...` (shared vectors, 8
-#                           goroutines, sealing, file leases); then go/frameworks, a
-#                           module of its own (pgx, GORM): database/sql and
-#                           docs/frameworks.md's GORM example on the fixture's
-#                           PostgreSQL; make test
-#   make test-go-stores     the lease tests on the fixture's Redis, PostgreSQL and
-#                           etcd, plain and TLS (tests/env/testenv.py); make ci
-#   make bench-go           flakeid beside bwmarrin/snowflake and sony/sonyflake v2 (go/bench)
-#   make dist-go            the module as released: dist/flakeid-go-<v>.zip (a module
-#                           zip with lib/linux_{amd64,arm64}/libflakeid.a, from the C
-#                           SDKs of `scripts/dist.sh c`) and a GOPROXY tree in dist/goproxy
-#   make release-check-go   a fresh `go mod` project gets the packed module through
-#                           GOPROXY=file://... with no cargo on PATH, builds and runs;
-#                           the arm64 build runs under qemu
+# Go: go/, a cgo module over libflakeid.a (go/README.md); go/frameworks, a module of
+# its own (pgx, GORM: database/sql and docs/frameworks.md's GORM example); go/bench.
+# The released module (dist-go) is a module zip with lib/linux_{amd64,arm64}/libflakeid.a
+# from the C SDKs of `scripts/dist.sh c`, and a GOPROXY tree in dist/goproxy.
 GO ?= go
 GO_ENV = CGO_ENABLED=1
 

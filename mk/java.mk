@@ -1,17 +1,8 @@
 # Java: java/, a Maven project calling libflakeid with java.lang.foreign
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
-#   make test-java            JUnit 5: shared vectors, struct layouts against
-#                             include/flakeid.h, 8 threads x 1M IDs, sealing, file
-#                             leases; then java/hibernate (@FlakeId) and java/spring
-#                             (the Spring Boot starter) on H2 and the fixture's
-#                             PostgreSQL; make test
-#   make test-java-stores     the lease tests on the fixture's stores, plain and TLS
-#                             (tests/env/testenv.py); make ci
-#   make bench-java           JMH: flakeid beside CosId (java/bench)
-#   make dist-java            dist/flakeid-java-<v>.jar with libflakeid.so for
-#                             linux-x86_64 and linux-aarch64 (from `scripts/dist.sh c`)
-#   make release-check-java   installs that jar into the local repository and builds
-#                             and runs a fresh Maven project against it, offline
+# Beside it java/hibernate (@FlakeId), java/spring (the Spring Boot starter) and
+# java/bench (JMH). The released jar (dist-java) carries libflakeid.so for
+# linux-x86_64 and linux-aarch64, from `scripts/dist.sh c`.
 JAVA_NATIVES := target/java-natives
 MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
   MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $${MAVEN_OPTS:-}"

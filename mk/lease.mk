@@ -1,11 +1,8 @@
 # Node-id leases. File leases run in make test (test-rust: the
-# flakeid-lease-tests crate, whose store tests skip there). make ci runs:
-#   make test-lease            the multi-process store tests on real Redis, PostgreSQL and
-#                              etcd, plain and TLS (tests/env/testenv.py starts them)
-#   make test-lease-bindings   the lease URLs through the CLI, Python, Node and C
-#                              (tests/lease/bindings.sh), against the same servers
-#   make bench-lease           what the lease check adds to next_id() (the core's bench:
-#                              no store, no network crates to build)
+# flakeid-lease-tests crate, whose store tests skip there); make ci runs the store
+# tests on the real servers tests/env/testenv.py starts, and the lease URLs through
+# every binding (tests/lease/bindings.sh). bench-lease is the core's bench: no
+# store, no network crates to build.
 # Same packages as test-rust (RUST_TEST_PKGS): one feature set, no second build. `--lib`:
 # unit tests that need a real store (flakeid-lease-net's etcd forced interleaving).
 # tests/lease/run_stores.py runs them in groups side by side, each group with servers

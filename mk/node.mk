@@ -1,13 +1,7 @@
-# Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node.
-#   make test-node        build the addon (npm install), check the committed generated
-#                         index.js / index.d.ts are fresh, then the JS suite
-#                         (node --test) on the native backend, then the framework
-#                         helpers (test/frameworks: Drizzle, Kysely, pg) on the
-#                         fixture's PostgreSQL
-#   make test-node-wasm   the same JS suite on the wasm build (FLAKEID_BACKEND=wasm; needs
-#                         bindings/wasm/pkg/node from bindings/wasm/build.sh, fails loudly without;
-#                         make test-wasm-node builds it first)
-#   make bench-node       node/bench/bench.mjs: one table beside flake-idgen, @sapphire/snowflake, uuid
+# Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node. Its JS
+# suite (node --test) runs on the native addon (test-node) and on the wasm build
+# (FLAKEID_BACKEND=wasm: test-node-wasm needs bindings/wasm/pkg/node and fails loudly
+# without; test-wasm-node builds it first). The bench: node/bench/bench.mjs.
 NODE_TESTS := test/*.test.mjs
 # The JS suite on the wasm build (test-node-wasm, test-wasm-node).
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)

@@ -2,22 +2,12 @@
 # PostgreSQL 14 to 18, Debian's 15 by default, PG=<major> for another (its own cargo
 # workspace and Rust 1.96.0 toolchain; tools from setup-postgres). Its lint: make
 # lint-postgres.
-#   make deb-postgres        dist/postgresql-<major>-flakeid_<version>_<arch>.deb and
-#                            a pg_config-relative tarball, from `cargo pgrx package`
-#                            (bindings/postgres/package-deb.sh)
-#   make test-postgres-deb   both packages' contents; the .deb installed with apt (15) or
-#                            the tarball into the major's PostgreSQL, then CREATE EXTENSION
-#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.py)
-#   make test-postgres-upgrade  pg_upgrade PG_FROM=16 to PG=18 and back (tests/postgres/upgrade.py)
-#   make test-postgres       test-postgres-deb, then tests/postgres/run.py on the installed
-#                            package (pgbench, vectors, cross-language decode; settings, the
-#                            option vectors, schema, upgrade; standby, promotion, crash
-#                            restart and a failover to a slow clock; copies, PITR, pg_upgrade and kill -9
-#                            of the postmaster: tests/postgres/copies.py)
-#   make install-postgres    a release build from source, installed into the PostgreSQL of
-#                            $(PG_CONFIG) (the second way, docs/postgres.md)
-#   make bench-postgres      tests/postgres/bench.py: flakeid_next() beside nextval(),
-#                            gen_random_uuid() and an Instagram-style PL/pgSQL function
+# test-postgres installs the .deb (test-postgres-deb: both packages' contents, then
+# CREATE EXTENSION on a fresh private cluster with no Rust on PATH), then runs
+# tests/postgres/run.py on it: pgbench, vectors, cross-language decode; settings, the
+# option vectors, schema, upgrade; standby, promotion, crash restart and a failover
+# to a slow clock; copies, PITR, pg_upgrade and kill -9 of the postmaster
+# (tests/postgres/copies.py). install-postgres is the second way (docs/postgres.md).
 #
 # Every supported major (docs/postgres.md, README.md and the crate's features say the
 # same: tests/postgres/majors.py, in lint-postgres, checks): PG=<major> picks one for install-postgres, deb-postgres and

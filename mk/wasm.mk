@@ -1,11 +1,8 @@
-# WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm).
-#   make wasm         bindings/wasm/build.sh: pkg/node (nodejs) + pkg/web (web) + pkg/package.json,
-#                     wasm-opt'd; prints the .wasm's raw and gzip sizes
-#   make test-wasm-node     build, the Node package's suite on the wasm build (node/test,
-#                           FLAKEID_BACKEND=wasm) and the wasm-only tests (bindings/wasm/test)
-#   make test-wasm-browser  the headless-Chromium test (bindings/wasm/browser-test; make ci)
-#   make test-wasm          both
-#   make bench-wasm   nextId() per call beside seed 002's JS BigInt algorithm and nodejs-snowflake
+# WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm),
+# built by bindings/wasm/build.sh (pkg/node, pkg/web and pkg/package.json, wasm-opt'd;
+# it prints the .wasm's raw and gzip sizes). Its tests: the Node package's suite on
+# the wasm build, the wasm-only tests (bindings/wasm/test) and the headless-Chromium
+# test (bindings/wasm/browser-test).
 WASM_DIR := bindings/wasm
 WASM_TARGET_DIR := $(TARGET)/wasm-build
 # Node 20 has WebSocket (for the DevTools protocol) only behind a flag; later Nodes by default.

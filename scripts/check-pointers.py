@@ -35,6 +35,8 @@ COMMIT_RE = re.compile(r"(?<![\w@])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{
 # A measured time: CPU seconds, "instead of N s", "N s cold/warm/wall", "~N s/min".
 TIMING_RE = re.compile(r"CPU-s\b|instead of [\d,.]+ ?s\b|\b\d[\d,.]* ?s (of )?(cold|warm|wall)\b|~[\d.]+ ?(s|min)\b")
 MAX_CELL = 200
+# A list of targets and what each does, in a comment: the `## ` line says it, once.
+TARGET_LIST_RE = re.compile(r"^#\s+make [a-z][\w-]*( [A-Z_]+=\S*)*\s{3,}\S")
 HASH_COMMENT = re.compile(r"^\s*@?#|\s##?\s")
 
 
@@ -97,6 +99,8 @@ def main():
             continue
         for n, c in comments(path, text):
             where = f"{f}:{n}"
+            if (f == "Makefile" or f.startswith("mk/")) and TARGET_LIST_RE.match(c):
+                stale.append(f"{where}: a target described in a comment list: say it on the target's `## ` line")
             for md, sec in SECTION_RE.findall(c):
                 if not any(h.lower().startswith(sec.lower()) for h in headings(md)):
                     stale.append(f'{where}: {md} has no section "{sec}"')
