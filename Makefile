@@ -54,6 +54,8 @@ RELEASE_SUITES := \
   release-check-go \
   release-check-java \
   test-windows
+# One order is a dependency: test-postgres runs after test-python and test-node
+# (tests/postgres/run.py decodes SQL-made IDs with the packages they installed).
 
 # The tier is a parameter: a suite whose tiers run different shares of it reads TIER
 # (test, ci or release; run-suites.sh passes the one it runs), and a suite run alone
