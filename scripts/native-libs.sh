@@ -15,7 +15,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 file=$root/go/native_libs.go
-line_of() { sed -n "s/^#cgo $1 LDFLAGS: //p" "$file"; }
+# (A checkout with CRLF line ends, as Windows runners make, reads the same.)
+line_of() { tr -d '\r' <"$file" | sed -n "s/^#cgo $1 LDFLAGS: //p"; }
 case ${1:-} in
   linux | darwin | windows)
     libs=$(line_of "$1")
@@ -24,7 +25,7 @@ case ${1:-} in
     ;;
   check)
     os=${2:?usage: scripts/native-libs.sh check OS LOG} log=${3:?usage: scripts/native-libs.sh check OS LOG}
-    note=$(sed -n 's/^note: native-static-libs: //p' "$log" | tail -n 1)
+    note=$(tr -d '\r' <"$log" | sed -n 's/^note: native-static-libs: //p' | tail -n 1)
     [ -n "$note" ] || { echo "native-libs: no native-static-libs note in $log (was the library built with -- --print native-static-libs?)" >&2; exit 1; }
     # Each library once (rustc repeats one that several crates name), `-framework X`
     # as one, in rustc's order; less the C runtime.
