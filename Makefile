@@ -2,12 +2,6 @@
 # (CONTRIBUTING.md) and every public target, one line each, read from the `## `
 # comment on the target's own line, so the list cannot drift from the recipes
 # (`make lint` fails when a suite or a documented target has none).
-#   make test            the contributor's loop: every language's own suite and lint
-#   make ci              what .ci/run runs: make test, then real stores, serve, the
-#                        PostgreSQL extension and its .deb, faults, fuzz, loom, Go, Java,
-#                        and the host's release artifacts installed with no Rust
-#   make release-check   the full cross matrix (aarch64, musl, qemu), Windows under
-#                        Wine; not in CI
 # A suite is a make target; what it needs installed is its prerequisite (setup-*:
 # idempotent, a no-op when all is there), so `make test-node` works alone on a fresh
 # machine. mk/<name>.mk holds one language's recipe whole: its setup, build, suites,
@@ -37,11 +31,9 @@ TEST_SUITES := \
 
 CI_SUITES := \
   $(TEST_SUITES) \
-  lint-ci \
   lint-postgres \
   test-loom \
   test-fuzz \
-  ci-prebuild-start \
   test-lease \
   test-lease-bindings \
   test-serve \
@@ -49,13 +41,11 @@ CI_SUITES := \
   test-go-stores \
   test-java-stores \
   test-faults \
-  ci-prebuild-wait-deb \
   test-postgres \
-  ci-prebuild-wait \
   test-serve-abuse \
-  test-postgres-ci-majors \
-  test-artifacts \
-  test-windows-ci \
+  test-postgres-majors \
+  test-dist \
+  test-windows \
   check-core-ports
 
 RELEASE_SUITES := \
@@ -64,81 +54,84 @@ RELEASE_SUITES := \
   release-check-go \
   release-check-java \
   test-windows
-# ci-prebuild-start .. -wait: the suites between them mostly wait (leases, serve, Go's
-# and Java's stores, faults; then test-postgres), so the longest builds of the rest
-# (the extension's release build for its .deb, the release CLI that test-serve-abuse
-# attacks, the static CLI, the other majors' packages) run beside them in the
-# background, as SCHED_IDLE (scripts/ci-prebuild.sh says how and why, and why not from
-# the start); ci-prebuild-wait-deb waits for the .deb alone.
-# test-postgres comes after test-python and test-node: tests/postgres/run.py decodes
-# SQL-made IDs with the packages they installed; it also builds the extension's .deb
-# and installs it with apt (test-postgres-deb). test-artifacts builds this machine's
-# release artifacts (dist/, emptied first) and installs them with no Rust on PATH.
-# test-windows-ci: the core's tests on Windows under Wine, make ci's share of
-# release-check's test-windows (C, Go and Node too: CONTRIBUTING.md, The test tiers);
-# check-core-ports: the core's library compiled for macOS and Windows.
-# test-postgres-ci-majors: the other PostgreSQL majors' share of make ci (the oldest,
-# the newest and one rotating, a part of the suite; release-check's
-# test-postgres-majors runs all of them whole: CONTRIBUTING.md, The test tiers).
+# One order is a dependency: test-postgres runs after test-python and test-node
+# (tests/postgres/run.py decodes SQL-made IDs with the packages they installed).
+
+# The tier is a parameter: a suite whose tiers run different shares of it reads TIER
+# (test, ci or release; run-suites.sh passes the one it runs), and a suite run alone
+# runs whole (release). So make ci's lint adds the MSRV check and the gRPC stubs'
+# freshness to make test's, and make ci's test-windows, test-postgres-majors and
+# test-dist are the shares of release-check's that fit its budget (CONTRIBUTING.md,
+# "The three test tiers", says which and why).
+TIER ?= release
+ifeq ($(filter test ci release,$(TIER)),)
+$(error TIER=$(TIER): one of test, ci, release)
+endif
+# Non-empty when the tier is at least ci, or is release: $(if $(TIER_CI),...,...).
+TIER_CI := $(filter ci release,$(TIER))
+TIER_RELEASE := $(filter release,$(TIER))
+
+# make ci's background builds: the longest builds that only later suites need, run
+# beside the suites that mostly wait (leases, serve, the stores, faults) as
+# SCHED_IDLE, started once CI_BACKGROUND_AFTER has passed (not beside make test's
+# compiling suites, which they slowed: docs/performance.md, "Where the time goes").
+# `BUILD>SUITE`: SUITE waits for BUILD (and fails if it did); `|` separates chains
+# that run side by side, each in turn: one chain's single-core fat-LTO tail leaves
+# the other core to the other. They build in target directories or profiles no
+# foreground cargo locks before the suite that needs them.
+CI_BACKGROUND_AFTER := test-fuzz
+CI_BACKGROUND := dist-cli>test-dist | deb-postgres>test-postgres serve-release>test-serve-abuse \
+  deb-postgres-majors>test-postgres-majors
 # ---------------------------------------------------------------------------------
 
-# What each tier installs (scripts/bootstrap.sh TIER = make setup-TIER, several at
-# once). The setups that compile come first, so that the downloads (apt, npm, PyPI,
-# Maven, toolchains) run beside them instead of after them: setup-postgres (cargo
-# install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node (the
-# addon's build).
-SETUP_TEST := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint
-SETUP_CI := setup-postgres $(SETUP_TEST) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
-  setup-faults setup-dist-host setup-windows-core setup-core-ports
-SETUP_RELEASE := $(SETUP_CI) setup-dist setup-go-release setup-windows
+# What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several
+# at once). The setups that compile come first, so that the downloads (apt, npm,
+# PyPI, Maven, toolchains) run beside them instead of after them: setup-postgres
+# (cargo install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node
+# (the addon's build). setup-dist and setup-windows read TIER too.
+SETUP_test := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint \
+  setup-postgres-fixture
+SETUP_ci := setup-postgres $(SETUP_test) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
+  setup-faults setup-dist setup-windows setup-core-ports
+SETUP_release := $(SETUP_ci) setup-dist-cross setup-go-release
 
-.PHONY: all help lint-help test ci release-check soak ci-prebuild-start ci-prebuild-wait ci-prebuild-wait-deb \
-  setup-test setup-ci setup-release
+.PHONY: all help lint-help test ci release-check soak setup
 all: test
 
-##@ The tiers (each runs its table of suites in order; `make help` shows the tables)
+##@ The tiers (each runs its table of suites in order, with TIER set; `make help` shows them)
 # The real-clock contention tests (Rust, C, Python) run FLAKEID_STRESS_SECS each:
-# 0.5 s in make test, 3 s in make ci (a suite run alone: 3 s; make stress: 30 s).
+# TEST_STRESS_SECS in make test, CI_STRESS_SECS in make ci, STRESS_SECS in make stress.
 TEST_STRESS_SECS ?= 0.5
 CI_STRESS_SECS ?= 3
+RUN_SUITES = MAKE="$(MAKE)" bash scripts/run-suites.sh
 test: ## the contributor's loop: lint and every language's own suite (TEST_SUITES; also `make`)
-	@FLAKEID_STRESS_SECS=$(TEST_STRESS_SECS) MAKE="$(MAKE)" bash scripts/run-suites.sh $(TEST_SUITES)
+	@FLAKEID_STRESS_SECS=$(TEST_STRESS_SECS) TIER=test $(RUN_SUITES) $(TEST_SUITES)
 
 ci: ## what CI runs (.ci/run): make test, then real stores, serve, PostgreSQL, faults, artifacts (CI_SUITES)
-	@FLAKEID_STRESS_SECS=$(CI_STRESS_SECS) MAKE="$(MAKE)" bash scripts/run-suites.sh $(CI_SUITES)
+	@FLAKEID_STRESS_SECS=$(CI_STRESS_SECS) TIER=ci BACKGROUND='$(CI_BACKGROUND)' \
+	  BACKGROUND_AFTER=$(CI_BACKGROUND_AFTER) $(RUN_SUITES) $(CI_SUITES)
 
 release-check: ## the full cross matrix: every artifact as users install it, aarch64 under qemu (RELEASE_SUITES)
-	@MAKE="$(MAKE)" bash scripts/run-suites.sh $(RELEASE_SUITES)
-
-ci-prebuild-start: setup-postgres setup-dist-host ## make ci: start the .deb's, the release and the static CLIs' builds in the background
-	@MAKE="$(MAKE)" bash scripts/ci-prebuild.sh start
-
-ci-prebuild-wait-deb: ## make ci: wait for ci-prebuild-start's .deb (test-postgres's)
-	@bash scripts/ci-prebuild.sh wait deb-postgres
-
-ci-prebuild-wait: ## make ci: wait for ci-prebuild-start's builds, print their log
-	@bash scripts/ci-prebuild.sh wait
+	@TIER=release $(RUN_SUITES) $(RELEASE_SUITES)
 
 # `make soak SUITE=test-lease N=20`: stops at the first failing run and says which.
 N ?= 10
-soak: ## SUITE=<suite> N=<n>: one suite N times in a row, stopping at the first failure (a flake's hunt)
+soak: ## SUITE=<suite> N=<n> [TIER=]: one suite N times in a row, stopping at the first failure (a flake's hunt)
 	@test -n "$(SUITE)" || { echo "usage: make soak SUITE=<suite> N=<n>; suites: $(CI_SUITES) $(RELEASE_SUITES)" >&2; exit 2; }
 	@for i in $$(seq $(N)); do echo "== soak $(SUITE): run $$i of $(N)"; \
 	  $(MAKE) --no-print-directory $(SUITE) || { echo "soak: $(SUITE) failed on run $$i of $(N)" >&2; exit 1; }; done; \
 	  echo "soak: $(SUITE) passed $(N) runs in a row"
 
-setup-test: $(SETUP_TEST) ## install what make test needs (scripts/bootstrap.sh test)
-setup-ci: $(SETUP_CI) ## install what make ci needs (scripts/bootstrap.sh, .ci/run)
-setup-release: $(SETUP_RELEASE) ## install what make release-check needs (scripts/bootstrap.sh release)
+setup: $(SETUP_$(TIER)) ## TIER=test|ci|release: install what the tier needs (scripts/bootstrap.sh TIER)
 
 help: ## this list
 	@echo "usage: make <target> [VAR=value ...]   (CONTRIBUTING.md is the map; make with no target = make test)"
-	@awk 'BEGIN { FS = ":[^#]*## " } /^##@ / { printf "\n%s\n", substr($$0, 5); next } \
-	  /^[a-zA-Z0-9_.%-]+:[^=].*## / { printf "  %-20s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@printf '\nThe tiers run these suites, in this order:\n'
+	@printf '\nThe three tiers (TIER=test, ci, release) run these suites, in this order:\n'
 	@for t in "test:$(strip $(TEST_SUITES))" "ci:(test's, then) $(strip $(filter-out $(TEST_SUITES),$(CI_SUITES)))" \
 	  "release-check:$(strip $(RELEASE_SUITES))"; do \
 	  printf '%s\n' "$${t#*:}" | fold -s -w 76 | sed "1s/^/  $$(printf '%-14s' "$${t%%:*}")/; 2,\$$s/^/                /"; done
+	@awk 'BEGIN { FS = ":[^#]*## " } /^##@ / { printf "\n%s\n", substr($$0, 5); next } \
+	  /^[a-zA-Z0-9_.%-]+:[^=].*## / { printf "  %-20s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 # The check behind `make help`: every suite of the tables, and every target a doc
 # names as `make <target>` (tracked Markdown: CONTRIBUTING.md, README.md, docs/, the
@@ -158,7 +151,7 @@ lint-help:
 # library, the Python module: profile dist, LTO across crates) all name this machine's
 # target explicitly, as napi-rs always does (target/<host>/dist): each LTO build of a
 # cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
-# network stack once per binding (docs/performance.md, Where the time goes).
+# network stack once per binding (docs/performance.md, "Where the time goes").
 HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
 # Cargo's output directory, as cargo picks it: $$CARGO_TARGET_DIR when set, else
 # target/. Made absolute and exported, so that a relative value means the same in

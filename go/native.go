@@ -18,14 +18,8 @@ package flakeid
 #cgo darwin,arm64 LDFLAGS: -L${SRCDIR}/lib/darwin_arm64
 #cgo windows,amd64 LDFLAGS: -L${SRCDIR}/lib/windows_amd64
 #cgo LDFLAGS: -lflakeid
-// What the static library needs beside it, per OS: the system libraries that
-// `cargo rustc -p flakeid-c --crate-type staticlib -- --print native-static-libs`
-// names for that target, less the C runtime that cgo's linker brings itself. On
-// macOS the network lease stores need Apple's frameworks: Security and
-// CoreFoundation (rustls-native-certs), SystemConfiguration (whoami).
-#cgo linux LDFLAGS: -lgcc_s -lutil -lrt -lpthread -lm -ldl
-#cgo darwin LDFLAGS: -framework CoreFoundation -framework Security -framework SystemConfiguration -liconv -lm
-#cgo windows LDFLAGS: -lbcrypt -ladvapi32 -lsecur32 -lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp
+// What the static library needs beside it, per OS: go/native_libs.go, generated
+// from rustc's `--print native-static-libs` (scripts/native-libs.sh).
 // The library never calls back into Go and keeps no pointer it is given past the
 // call: pointers to Go memory (out-parameters, a slice to fill, a string's bytes)
 // may then stay on the stack instead of escaping to the heap.

@@ -1,12 +1,6 @@
-# C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc.
-#   make test-c                 the C suite (the Rust side, header freshness included, is
-#                               in make test-rust): (-Wall -Wextra -Werror, ASan + UBSan) linked against the
-#                               .so and against the .a, the pkg-config example and
-#                               docs/sealing.md's C example.
-#   make bench-c                C bench of flakeid_next_id (strict, borrow) and flakeid_next_ids.
-#   make header-c               regenerate include/flakeid.h (cbindgen, pinned).
-#   make install PREFIX=/usr/local [DESTDIR=...]   library, header, flakeid.pc and the
-#                               CMake package (find_package(flakeid CONFIG)).
+# C ABI: libflakeid.so / libflakeid.a, include/flakeid.h, flakeid.pc and the CMake
+# package (find_package(flakeid CONFIG)). The Rust side of the C suite (header
+# freshness included) is in make test-rust.
 C_OUT        := $(TARGET)/flakeid-c
 # The shipped settings ([profile.dist]: LTO across crates), for the tests, the bench
 # and `make install` alike; built for --target $(HOST_TRIPLE) (the Makefile says why).
@@ -18,15 +12,15 @@ C_CC         ?= $(CC)
 C_STD        := -std=c11 -D_POSIX_C_SOURCE=200809L
 C_WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 C_SAN        := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
-# What a static Rust library needs beside it (`cargo rustc -- --print native-static-libs`).
-C_LIBS_PRIVATE := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-C_TEST_SRC   := $(wildcard tests/c/main.c tests/c/test_*.c tests/c/json.c)
+# What the static library needs beside it (go/native_libs.go, through
+# scripts/native-libs.sh; lib-c checks it against rustc's list), and the C runtime.
+C_LIBS_PRIVATE := $(shell bash scripts/native-libs.sh linux) -lc
 C_VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 PREFIX       ?= /usr/local
 C_STAGE      := $(abspath $(C_OUT))/prefix
 
 
-.PHONY: setup-c lib-c header-c test-c test-c-suite test-c-example bench-c install
+.PHONY: setup-c lib-c header-c test-c bench-c install
 
 ##@ C: libflakeid, include/flakeid.h, flakeid.pc, the CMake package
 # A C compiler whose AddressSanitizer and UBSan programs build and run, make,
@@ -42,25 +36,30 @@ setup-c: ## a C compiler with ASan and UBSan, make, pkg-config, cmake
 # make cargo build every dependency again with machine code beside the bitcode that LTO
 # needs, instead of reusing the Node addon's and the Python module's.
 lib-c: setup-c ## libflakeid.so and .a, shipped settings (profile dist)
-	$(CARGO) rustc -p flakeid-c --lib --crate-type cdylib,staticlib --profile $(C_PROFILE) --target $(HOST_TRIPLE)
+	mkdir -p $(C_OUT)
+	$(CARGO) rustc -p flakeid-c --lib --crate-type cdylib,staticlib --profile $(C_PROFILE) --target $(HOST_TRIPLE) \
+	  -- --print native-static-libs 2>&1 | tee $(C_OUT)/lib-c.log
+	bash scripts/native-libs.sh check linux $(C_OUT)/lib-c.log
 	ln -sf libflakeid.so $(C_LIB_DIR)/libflakeid.so.0
 
 header-c: ## regenerate include/flakeid.h (cbindgen, pinned)
 	FLAKEID_REGENERATE_HEADER=1 $(CARGO) test -p flakeid-c --test header
 
-# The two ASan builds take ~3 s each: skipped when no input is newer than the binary
-# (the sources, the header, the libraries, this file).
-C_TEST_INPUTS := $(C_TEST_SRC) $(wildcard tests/c/*.h) include/flakeid.h mk/c.mk
+# The suite's two ASan builds (tests/c/build.sh, the one command every platform's
+# build of the suite runs) are skipped when no input is newer than the binary (the
+# sources, the header, the libraries, the build script, this file).
+C_TEST_INPUTS := $(wildcard tests/c/*.c tests/c/*.h tests/c/build.sh) include/flakeid.h go/native_libs.go mk/c.mk
 c_stale = test ! -e $(1) || test -n "$$(find $(C_TEST_INPUTS) $(2) -newer $(1) | head -n 1)"
 
-test-c-suite: lib-c
+# The suite (-Wall -Wextra -Werror, ASan + UBSan) against each library, then the
+# install into a staging prefix and the examples built the way users do (pkg-config,
+# CMake, docs/sealing.md's C example).
+test-c: setup-c lib-c ## the C suite (ASan + UBSan, .so and .a), the pkg-config and CMake examples
 	mkdir -p $(C_OUT)
-	if $(call c_stale,$(C_OUT)/flakeid_test_shared,$(C_SO)); then \
-	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
-	    -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(C_LIB_DIR) -lpthread -o $(C_OUT)/flakeid_test_shared; fi
-	if $(call c_stale,$(C_OUT)/flakeid_test_static,$(C_A)); then \
-	  $(C_CC) $(C_STD) $(C_WARN) $(C_SAN) -Iinclude -Itests/c $(C_TEST_SRC) \
-	    $(C_A) $(C_LIBS_PRIVATE) -o $(C_OUT)/flakeid_test_static; fi
+	if $(call c_stale,$(C_OUT)/flakeid_test_shared,$(C_SO)); then CC=$(C_CC) bash tests/c/build.sh \
+	  $(C_OUT)/flakeid_test_shared $(C_SAN) -L$(C_LIB_DIR) -lflakeid -Wl,-rpath,$(C_LIB_DIR) -lpthread; fi
+	if $(call c_stale,$(C_OUT)/flakeid_test_static,$(C_A)); then CC=$(C_CC) bash tests/c/build.sh \
+	  $(C_OUT)/flakeid_test_static $(C_SAN) $(C_A); fi
 	@# Prove which library each binary uses.
 	ldd $(C_OUT)/flakeid_test_shared | grep 'libflakeid\.so' > /dev/null
 	! ldd $(C_OUT)/flakeid_test_static | grep 'libflakeid\.so'
@@ -68,9 +67,6 @@ test-c-suite: lib-c
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 $(C_OUT)/flakeid_test_shared tests/vectors
 	@echo "== C tests, static library (libflakeid.a), ASan + UBSan"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 $(C_OUT)/flakeid_test_static tests/vectors
-
-# Install into a staging prefix and build the example the way users do.
-test-c-example: lib-c
 	rm -rf $(C_STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(C_STAGE)
 	PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig $(C_CC) $(C_STD) $(C_WARN) examples/c/example.c \
@@ -94,8 +90,6 @@ test-c-example: lib-c
 	cmake --build $(C_OUT)/cmake-example > /dev/null
 	ldd $(C_OUT)/cmake-example/example | grep 'libflakeid\.so\.0 => $(C_STAGE)/lib/' >/dev/null
 	$(C_OUT)/cmake-example/example > /dev/null
-
-test-c: setup-c test-c-suite test-c-example ## the C suite (ASan + UBSan, .so and .a), the pkg-config and CMake examples
 	@echo "test-c: ok"
 
 bench-c: setup-c lib-c ## flakeid_next_id (strict, borrow) and flakeid_next_ids

@@ -2,11 +2,8 @@
 # in-process Python, Node and Rust generators) in their own network namespaces, a
 # real lease store (Redis, PostgreSQL, etcd; plain and TLS) in another, a nemesis
 # drawn from a printed seed, and a checker that shares no code with the generator.
-#   make test-faults                 ~2 min, the six stores, 20 s of faults each, two at
-#                                    once in topologies of their own (make ci)
-#   make faults-long                 >= 30 min, 5 min of faults per store (not in CI)
-#   make test-faults FAULTS_SEED=N   replay a run's schedule of faults
-#   make test-faults FAULTS_DOC=1    also rewrite the tables in docs/faults.md
+# test-faults runs two stores at once, in topologies of their own; FAULTS_SEED=N
+# replays a run's schedule of faults, FAULTS_DOC=1 also rewrites docs/faults.md's tables.
 # Needs root (namespaces, nftables). Results: target/faults/<date>-<run>/; a test run
 # leaves the tree clean unless FAULTS_DOC=1 (faults-long always writes the tables).
 FAULTS_SEED ?=
@@ -45,10 +42,10 @@ $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
 	$(PIP_BUILD_ENV) $(FAULTS_PY) -m pip install --quiet ./python
 	touch $@
 
-test-faults: faults-build ## ~2 min: six stores, 20 s of faults each (FAULTS_SEED=N replays; FAULTS_DOC=1)
+test-faults: faults-build ## six stores, 20 s of faults each (FAULTS_SEED=N replays; FAULTS_DOC=1)
 	python3 tests/faults/run.py short $(if $(FAULTS_DOC),,--no-doc) $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
 
-faults-long: faults-build ## >= 30 min, 5 min of faults per store; rewrites docs/faults.md's tables
+faults-long: faults-build ## 5 min of faults per store; rewrites docs/faults.md's tables
 	python3 tests/faults/run.py long $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
 
 # Namespaces, processes and files left by a run that was killed (every run also

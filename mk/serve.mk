@@ -30,8 +30,8 @@ test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-
 	CARGO=$(CARGO) bash tests/serve/run.sh
 
 # The abuse suite runs a release build: what users run (`cargo install`; a debug
-# build's allocations and speed are not). make ci builds it in ci-prebuild's
-# background (scripts/ci-prebuild.sh) and runs the suite after.
+# build's allocations and speed are not). make ci builds it in the background (the
+# Makefile's CI_BACKGROUND) and runs the suite after.
 serve-release: ## the release CLI that test-serve-abuse attacks
 	$(CARGO) build -q --release -p flakeid-cli
 test-serve-abuse: serve-release setup-serve ## the memory budget and the probes under attack (a release build)

@@ -1,11 +1,8 @@
-# WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm).
-#   make wasm         bindings/wasm/build.sh: pkg/node (nodejs) + pkg/web (web) + pkg/package.json,
-#                     wasm-opt'd; prints the .wasm's raw and gzip sizes
-#   make test-wasm-node     build, the Node package's suite on the wasm build (node/test,
-#                           FLAKEID_BACKEND=wasm) and the wasm-only tests (bindings/wasm/test)
-#   make test-wasm-browser  the headless-Chromium test (bindings/wasm/browser-test; make ci)
-#   make test-wasm          both
-#   make bench-wasm   nextId() per call beside seed 002's JS BigInt algorithm and nodejs-snowflake
+# WebAssembly package @flakeid/wasm: bindings/wasm (wasm-bindgen crate flakeid-wasm),
+# built by bindings/wasm/build.sh (pkg/node, pkg/web and pkg/package.json, wasm-opt'd;
+# it prints the .wasm's raw and gzip sizes). Its tests: the Node package's suite on
+# the wasm build, the wasm-only tests (bindings/wasm/test) and the headless-Chromium
+# test (bindings/wasm/browser-test).
 WASM_DIR := bindings/wasm
 WASM_TARGET_DIR := $(TARGET)/wasm-build
 # Node 20 has WebSocket (for the DevTools protocol) only behind a flag; later Nodes by default.
@@ -20,9 +17,9 @@ WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'funct
 # binaryen (wasm-opt; Debian's binaryen 108 emits broken output) with the bench's
 # comparison, in bindings/wasm/node_modules. wasm-bindgen-cli: no --locked (a
 # dependency of the locked set is missing from the registry mirror); --debug:
-# unoptimised, it compiles in 121 CPU-s instead of 273 (a cold bootstrap's cost) and
-# writes the same files (bindings/wasm/build.sh's two runs, byte for byte), in 0.3
-# CPU-s instead of 0.05 (CONTRIBUTING.md, "Where the time goes").
+# unoptimised, it compiles in less than half the CPU time (a cold bootstrap's cost)
+# and writes the same files (bindings/wasm/build.sh's two runs, byte for byte)
+# (docs/performance.md, "Where the time goes").
 WASM_BINDGEN_VERSION = $(shell sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
 setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }

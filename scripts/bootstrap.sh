@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a tier needs on a fresh machine; a no-op when all is present.
 #   scripts/bootstrap.sh [test|ci|release]     (default: ci; what .ci/run uses)
-# = make setup-<tier>: the setup targets the tier's suites have as prerequisites
-# (Makefile: SETUP_TEST, SETUP_CI, SETUP_RELEASE), each in the mk/<language>.mk it serves.
+# = make setup TIER=<tier>: the setup targets the tier's suites have as prerequisites
+# (Makefile: SETUP_test, SETUP_ci, SETUP_release), each in the mk/<language>.mk it serves.
 # They run four at a time, the ones that compile first (the Makefile's order): most
 # of a cold bootstrap is downloads (apt, rustup, npm, PyPI, Maven), which need no
 # CPU, beside two cargo installs and the Node addon's build, which take both cores;
@@ -17,5 +17,5 @@ case $tier in test | ci | release) ;; *) echo "usage: scripts/bootstrap.sh [test
 # later fails with ENOSPC.
 df -h . /tmp 2>/dev/null | sed 's/^/bootstrap: /' || true
 started=$SECONDS
-make --no-print-directory -j "${BOOTSTRAP_JOBS:-4}" --output-sync=target "setup-$tier"
-echo "bootstrap: setup-$tier done in $((SECONDS - started)) s"
+make --no-print-directory -j "${BOOTSTRAP_JOBS:-4}" --output-sync=target setup TIER="$tier"
+echo "bootstrap: make setup TIER=$tier done in $((SECONDS - started)) s"

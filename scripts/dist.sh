@@ -17,13 +17,13 @@
 # (Cargo.toml [workspace.package]) and is stamped into every artifact.
 # Usage: scripts/dist.sh [python|node|node-main|wasm|c|cli|macos|windows ...]
 #   (default: all but node-main, then SHA256SUMS)
-# FLAKEID_DIST_HOST=1 (make ci's test-artifacts): only this machine's artifacts, the
+# FLAKEID_DIST_HOST=1 (make ci's test-dist, TIER=ci): only this machine's artifacts, the
 # x86_64 glibc wheel, addon and C SDK and the static x86_64 CLI; make release-check
 # builds and checks the whole matrix. The wheel, the addon and the C library are then
 # built for the host, without zig or --target, exactly as make test's suites build
 # them (mk/c.mk's lib-c, `pip install ./python`, node/package.json's napi build), so
 # cargo finds them built: the x86_64 glibc 2.17 builds with zig compiled the lease
-# stack (~170 crates, fat LTO) three more times in make ci. Their glibc
+# stack (fat LTO) three more times in make ci. Their glibc
 # floor is this machine's (the wheel: the manylinux tag auditwheel finds); the
 # manylinux2014 artifacts are make dist's.
 set -euo pipefail
@@ -36,7 +36,7 @@ out="$root/dist"
 stage="$root/target/dist-stage"
 version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
 [ -n "$version" ] || { echo "dist: no version in Cargo.toml [workspace.package]" >&2; exit 1; }
-# Release settings with thin LTO and parallel codegen (Cargo.toml [profile.dist]).
+# The shipped settings: fat LTO, one codegen unit, stripped (Cargo.toml [profile.dist]).
 profile=dist
 # Zig caches its compiled C runtimes here, inside target/ (so `cargo clean` resets it).
 export ZIG_GLOBAL_CACHE_DIR="$root/target/zig-cache"
@@ -64,8 +64,8 @@ artifact_dir() { echo "$target_dir/${1%.2.17}/$profile"; }
 # CC_<target>, AR_<target> and the linker, one line per variable. maturin runs with
 # it instead of its own --zig, whose wrappers live at another path: with two paths for
 # CC, ring's build script reruns and ring, rustls, tonic, etcd-client and everything
-# above them were compiled again for every wheel, addon and C library (the three
-# addons and two C libraries took 434 s instead of 214 s). cargo-zigbuild only sets
+# above them were compiled again for every wheel, addon and C library (about twice
+# the build time). cargo-zigbuild only sets
 # variables and runs $CARGO, so a stand-in that records its environment reads them.
 zig_env() {
   local dir
@@ -234,7 +234,7 @@ c_dist() {
       "$libs/libflakeid.a" "$libdir/libflakeid.a"
     ln -s libflakeid.so "$libdir/libflakeid.so.0"
     sed -e 's|^prefix=@PREFIX@|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" \
-      -e 's|@LIBS_PRIVATE@|-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc|' \
+      -e "s|@LIBS_PRIVATE@|$(bash scripts/native-libs.sh linux) -lc|" \
       bindings/c/flakeid.pc.in > "$libdir/pkgconfig/flakeid.pc"
     cp bindings/c/cmake/flakeidConfig.cmake "$libdir/cmake/flakeid/"
     sed "s/@VERSION@/$version/" bindings/c/cmake/flakeidConfigVersion.cmake.in \
@@ -248,7 +248,7 @@ c_dist() {
 # The static CLIs build in a target directory of their own: nothing else builds for
 # musl, so they share only build scripts and proc-macros with the rest (those are
 # built a second time), and make ci builds the x86_64 one in the background
-# (scripts/ci-prebuild.sh) while suites in the foreground use target/'s locks.
+# (the Makefile's CI_BACKGROUND: make dist-cli) while suites in the foreground use target/'s locks.
 cli_dist() {
   local t
   for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
@@ -281,14 +281,13 @@ macos_lean() { [ "${FLAKEID_DIST_MACOS_LEAN:-0}" = 1 ] || ! on_mac; }
 cargo_mac() { env "${zenv[@]}" cargo "$@"; }
 
 # What the C static library needs beside it (flakeid.pc's Libs.private, CMake's
-# INTERFACE_LINK_LIBRARIES), as `cargo rustc -p flakeid-c --crate-type staticlib --
-# --print native-static-libs` names it for the target, less the C runtime.
+# INTERFACE_LINK_LIBRARIES): go/native_libs.go's (scripts/native-libs.sh); the lean
+# macOS build (no network lease stores, so no Apple frameworks) needs only these two.
 static_libs() { # target
   case $1 in
     *-apple-darwin)
-      if macos_lean; then echo "-liconv -lm"; else
-        echo "-framework CoreFoundation -framework Security -framework SystemConfiguration -liconv -lm"; fi ;;
-    *-windows-gnu) echo "-lbcrypt -ladvapi32 -lsecur32 -lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp" ;;
+      if macos_lean; then echo "-liconv -lm"; else bash scripts/native-libs.sh darwin; fi ;;
+    *-windows-gnu) bash scripts/native-libs.sh windows ;;
   esac
 }
 

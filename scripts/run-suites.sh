@@ -1,17 +1,88 @@
 #!/usr/bin/env bash
 # `make test`, `make ci`, `make release-check`: runs each suite of the tier (the
-# tables in the Makefile) in turn, stops at the first that fails, and ends with each
-# one's wall time and CPU time (user + system of everything it ran), so a slow CI
-# run says where it went. On a busy machine wall time grows and CPU time stays: the
-# CPU seconds divided by the cores is what the suite costs on an idle one.
+# tables in the Makefile) in turn, with TIER set (the share of a suite the tier
+# runs), stops at the first that fails, and ends with each one's wall time and CPU
+# time (user + system of everything it ran), so a slow CI run says where it went. On
+# a busy machine wall time grows and CPU time stays: the CPU seconds divided by the
+# cores is what the suite costs on an idle one.
+#   TIER=ci BACKGROUND='B1>S1 B2>S2 | B3>S3' BACKGROUND_AFTER=SUITE run-suites.sh SUITE...
+# BACKGROUND (the Makefile's CI_BACKGROUND): make targets built in the background once
+# BACKGROUND_AFTER has passed, as SCHED_IDLE with idle I/O priority (a CPU only when no
+# test wants one); `|` separates chains that run side by side, each building its
+# targets in turn. Suite S waits for build B of `B>S` before it starts, and fails
+# when B did. The builds end with the run, also when a suite fails or the run is
+# interrupted. Their logs: target/background/<build>.log.
 set -uo pipefail
 make=${MAKE:-make}
+tier_args=()
+[ -z "${TIER:-}" ] || tier_args=("TIER=$TIER")
+root=$(cd "$(dirname "$0")/.." && pwd)
+bg_dir=${CARGO_TARGET_DIR:-$root/target}/background
 started=$SECONDS
 done_=()
 cpu_file=$(mktemp)
-# make ci's background builds (scripts/ci-prebuild.sh) end with the run that started
-# them, also when a suite fails or the run is interrupted.
-trap 'rm -f "$cpu_file"; bash "$(dirname "$0")/ci-prebuild.sh" stop' EXIT
+bg_pids=()
+
+# One chain of background builds (run by start_background in a session of its own).
+if [ "${1:-}" = --chain ]; then
+  shift
+  unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
+  for step in "$@"; do
+    b=${step%%>*} t0=$SECONDS
+    if "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >"$bg_dir/$b.log" 2>&1 </dev/null; then
+      echo "$((SECONDS - t0))" >"$bg_dir/$b.done"
+    else
+      echo "$((SECONDS - t0))" >"$bg_dir/$b.failed"
+      exit 1
+    fi
+  done
+  exit 0
+fi
+
+start_background() {
+  local chain
+  rm -rf "$bg_dir" && mkdir -p "$bg_dir"
+  local IFS='|'
+  for chain in ${BACKGROUND}; do
+    IFS=' '
+    # shellcheck disable=SC2086 # a chain is a list of words
+    setsid chrt --idle 0 ionice -c 3 bash "$0" --chain $chain </dev/null >>"$bg_dir/chains.log" 2>&1 &
+    bg_pids+=($!)
+    IFS='|'
+  done
+  echo "background: started ${BACKGROUND} (SCHED_IDLE; logs in $bg_dir)"
+}
+stop_background() {
+  local pid
+  for pid in "${bg_pids[@]}"; do
+    # setsid made each chain a process group leader: the group is every build under it.
+    kill -0 "$pid" 2>/dev/null && kill -TERM -- "-$pid" 2>/dev/null && echo "background: stopped chain $pid"
+  done
+  return 0
+}
+# Waits for the background builds suite $1 needs; 1 when one failed or its chain ended without it.
+wait_background() {
+  local step b t0=$SECONDS
+  for step in ${BACKGROUND:-}; do
+    [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] || continue
+    b=${step%%>*}
+    while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ] && any_chain_runs; do sleep 1; done
+    if [ -f "$bg_dir/$b.done" ]; then
+      echo "background: $b built in $(cat "$bg_dir/$b.done") s; $1 waited $((SECONDS - t0)) s for it"
+    else
+      echo "background: $b failed (or its chain ended without it); its log:" >&2
+      sed 's/^/  /' "$bg_dir/$b.log" >&2 2>/dev/null
+      return 1
+    fi
+  done
+}
+any_chain_runs() {
+  local pid
+  for pid in "${bg_pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+
+trap 'rm -f "$cpu_file"; stop_background' EXIT
 cpu() { # sets CPU: CPU seconds used so far by this script's finished children
   # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
   # finished children): its second line is the children's user and system time.
@@ -24,13 +95,22 @@ report() {
   for line in "${done_[@]}"; do printf '  %-20s %7d %7d\n' ${line}; done
   cpu
   printf '  %-20s %7d %7d\n' total $((SECONDS - started)) "$CPU"
+  for line in "$bg_dir"/*.done; do
+    [ -n "${BACKGROUND:-}" ] && [ -f "$line" ] || continue
+    printf '  %-20s %7d %7s\n' "$(basename "$line" .done)" "$(cat "$line")" "(background)"
+  done
 }
+[ -n "${BACKGROUND:-}" ] && [ -z "${BACKGROUND_AFTER:-}" ] && start_background
 for t in "$@"; do
   t0=$SECONDS
   cpu
   c0=$CPU
-  "$make" --no-print-directory "$t"
-  rc=$?
+  if wait_background "$t"; then
+    "$make" --no-print-directory "$t" "${tier_args[@]}"
+    rc=$?
+  else
+    rc=1
+  fi
   cpu
   done_+=("$t $((SECONDS - t0)) $((CPU - c0))")
   # Each as it ends too (a run that is cut short still says where its time went).
@@ -40,6 +120,7 @@ for t in "$@"; do
     echo "$t FAILED (exit $rc)" >&2
     exit $rc
   fi
+  [ -n "${BACKGROUND:-}" ] && [ "$t" = "${BACKGROUND_AFTER:-}" ] && start_background
 done
 report
 echo "every suite passed ($*)"

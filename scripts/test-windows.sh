@@ -77,7 +77,10 @@ built_c=
 build_c() {
   [ -z "$built_c" ] || return 0
   echo "== flakeid-c for $triple: flakeid.dll, libflakeid.dll.a, libflakeid.a"
-  "$cargo" rustc -p flakeid-c --lib --crate-type cdylib,staticlib --target "$triple"
+  "$cargo" rustc -p flakeid-c --lib --crate-type cdylib,staticlib --target "$triple" \
+    -- --print native-static-libs 2>&1 | tee "$tmp/flakeid-c.log"
+  # The static library's system libraries are go/native_libs.go's windows line.
+  bash scripts/native-libs.sh check windows "$tmp/flakeid-c.log"
   built_c=1
 }
 
@@ -86,16 +89,10 @@ run_c() {
   build_c
   local d=$out/c cc=x86_64-w64-mingw32-gcc
   mkdir -p "$d"
-  # The flags of mk/c.mk but the sanitizers (mingw-w64 has none); C99 printf
-  # formats (PRIu64) instead of msvcrt's. -static: winpthread and libgcc inside.
-  local cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -D__USE_MINGW_ANSI_STDIO=1 -Wall -Wextra -Werror -Wshadow
-    -Wstrict-prototypes -O1 -g -Iinclude -Itests/c)
-  local src=(tests/c/main.c tests/c/test_*.c tests/c/json.c)
-  # What the static library needs beside it: `cargo rustc -p flakeid-c --target
-  # x86_64-pc-windows-gnu -- --print native-static-libs` (go/native.go has the same).
-  local sys=(-lbcrypt -ladvapi32 -lsecur32 -lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp)
-  "$cc" "${cflags[@]}" "${src[@]}" "$win_lib/libflakeid.dll.a" -static -lpthread -o "$d/flakeid_test_dll.exe"
-  "$cc" "${cflags[@]}" "${src[@]}" "$win_lib/libflakeid.a" -static -lpthread "${sys[@]}" -o "$d/flakeid_test_static.exe"
+  # tests/c/build.sh, as on every platform, without the sanitizers (mingw-w64 has
+  # none). -static: winpthread and libgcc inside.
+  CC=$cc bash tests/c/build.sh "$d/flakeid_test_dll.exe" -O1 -g "$win_lib/libflakeid.dll.a" -static -lpthread
+  CC=$cc bash tests/c/build.sh "$d/flakeid_test_static.exe" -O1 -g "$win_lib/libflakeid.a" -static -lpthread
   cp "$win_lib/flakeid.dll" "$d/"
   # Prove which library each binary uses.
   x86_64-w64-mingw32-objdump -p "$d/flakeid_test_dll.exe" > "$tmp/c.dll.imports"

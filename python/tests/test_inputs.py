@@ -107,7 +107,7 @@ def test_ctrl_c_interrupts_a_long_wait(tmp_path) -> None:  # type: ignore[no-unt
     # The child sets Python's own SIGINT handler first: a process started from a
     # background job of a non-interactive shell inherits SIGINT ignored, and Python
     # then installs no KeyboardInterrupt handler at all (the cause of this test's
-    # failures when `make test-artifacts` ran as a background job: the signal never
+    # failures when `make test-dist TIER=ci` ran as a background job: the signal never
     # arrived).
     code = (
         "import flakeid, signal, sys\n"

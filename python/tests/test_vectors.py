@@ -236,7 +236,7 @@ def test_every_option_is_a_keyword(option: dict[str, Any]) -> None:
 def test_stub_lists_the_options_with_their_defaults() -> None:
     # The constructor takes the table's options as keywords; its stub spells them
     # out for type checkers, with the table's defaults (None where there is none).
-    # The stub the installed package ships (the wheel's, in make test-artifacts).
+    # The stub the installed package ships (the wheel's, in make test-dist).
     stub = ast.parse((Path(flakeid.__file__).parent / "_flakeid.pyi").read_text(encoding="utf-8"))
     cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Generator")
     new = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__new__")

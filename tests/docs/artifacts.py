@@ -96,7 +96,7 @@ def check_docs() -> list[str]:
     return errors
 
 
-# What `FLAKEID_DIST_HOST=1 scripts/dist.sh` (make test-artifacts, make ci) writes:
+# What `FLAKEID_DIST_HOST=1 scripts/dist.sh` (make test-dist TIER=ci, in make ci) writes:
 # this machine's artifacts only, no cross builds.
 # The wheel is built for the host there, not with zig for glibc 2.17: its tag is the
 # manylinux policy of this machine's glibc (tests/dist/run.sh checks it with auditwheel).

@@ -3,8 +3,8 @@
 network namespaces, a real lease store in another, a nemesis from a printed seed,
 and an independent checker.
 
-    run.py short [--seed N] [--stores a,b] [--jobs N] [--keep] [--no-doc]   make test-faults  (~2 min)
-    run.py long  [--seed N] ...                                  make faults-long  (>= 30 min)
+    run.py short [--seed N] [--stores a,b] [--jobs N] [--keep] [--no-doc]   make test-faults
+    run.py long  [--seed N] ...                                  make faults-long
     run.py cleanup        remove what aborted runs left (namespaces, processes, files)
     run.py recheck DIR    check a run's scenarios again (those whose raw IDs were kept)
                           and rewrite its results (and, unless --no-doc, the table)

@@ -8,8 +8,8 @@ Builds the tests once (`cargo test CARGO_TEST_ARGS --no-run`), then runs every
 group below at once, each in its own test environment: a group may freeze, kill or
 restart its servers (`serial()` in tests/lease/tests/common/mod.rs orders that
 within a test binary), and no other group's test sees it. The tests spend their
-time waiting out TTLs, not computing: run one after another they took 229 s, of
-which 44 s were CPU. Each group's output is printed whole when it ends, then a line
+time waiting out TTLs, not computing (docs/performance.md, "Where the time goes").
+Each group's output is printed whole when it ends, then a line
 per group: its wall seconds and how it ended. Exits 1 if any group failed.
 """
 

@@ -19,7 +19,7 @@ Sections, in this order:
             who may set and read flakeid.seal_key
   borrow    flakeid.layout = discord, flakeid.overflow = borrow: a burst past the cap
   settings  ALTER SYSTEM refuses a bad node, layout or typo'd flakeid.* name and a
-            node/datacenter conflict (naming setting, range and file); a reload logs
+            node-and-datacenter conflict (naming setting, range and file); a reload logs
             a bad value; a bad value at start is refused by flakeid_next() naming it
             and the file; an unset node is an error, not node 0
   options   each case of tests/vectors/options.json as flakeid.* settings at server

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-serve, in one run, every server on a free 127.0.0.1 port, wrk with
 # keep-alive connections and a thread per core:
-#   1. GET /v1/id beside an axum hello-world route (examples/hello_axum.rs: the same
+#   1. GET /v1/id beside an axum hello-world route (crates/flakeid-server/examples/hello_axum.rs: the same
 #      axum, hyper and tokio), same wrk settings, at 4 and 64 connections: PAIRS
 #      (default 3) alternating runs of each, the median of the pairs' ratios (on a
 #      shared machine the load drifts between two back-to-back runs), and each

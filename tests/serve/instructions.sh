@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # User-space instructions per request of GET /v1/id and of the axum hello world
-# (examples/hello_axum.rs), each server under valgrind --tool=callgrind: the figure
+# (crates/flakeid-server/examples/hello_axum.rs), each server under valgrind --tool=callgrind: the figure
 # of tests/serve/bench.sh's header that other load on a shared machine barely moves
 # (req/s ratios swing between runs; instruction counts vary by about 1%).
 # Each server gets wrk -t1 -c4 for 2 s to warm up, then its counts are zeroed

@@ -11,6 +11,6 @@ CARGO=${CARGO:-cargo}
 target=${CARGO_TARGET_DIR:-$PWD/target}
 # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
 $CARGO build -q ${FLAKEID_CARGO_PKGS:--p flakeid-cli}
-export FLAKEID_SERVE_VENV=${FLAKEID_SERVE_VENV:-$PWD/target/serve-venv}  # scripts/setup-serve.sh
+export FLAKEID_SERVE_VENV=${FLAKEID_SERVE_VENV:-$PWD/target/serve-venv}  # make setup-serve (mk/serve.mk)
 exec python3 tests/env/testenv.py run --redis --postgres -- \
   python3 tests/serve/serve_test.py "$target/debug/flakeid" "$@"
