@@ -61,7 +61,7 @@ CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-
 setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
 	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
 
-check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, with and without lease
-	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease"; do \
+check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, bare, with lease, with lease and uuid7
+	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
 	  echo "$(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
 	  $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
