@@ -355,12 +355,13 @@ pub enum WideForm {
 }
 
 /// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
-/// their shapes (36 characters, 32 hex digits, 26 characters, or a `_`), which no
-/// 64-bit text form has either (they are at most 20 characters, without `_`).
+/// their shapes (36 characters, 32 hex digits, 26 characters, or more than 26 with
+/// a `_`), which no 64-bit text form has (they are at most 20 characters: a shorter
+/// text with a `_` is a bad 64-bit ID, and `decode_auto` says where).
 pub fn decode_wide(text: &str) -> Option<Result<(u128, WideForm)>> {
     let text = text.trim();
     let n = text.chars().count();
-    if text.contains('_') {
+    if text.contains('_') && n > ULID_TEXT_LEN {
         Some(parse_typeid(text).map(|(prefix, u)| (u, WideForm::TypeId(prefix))))
     } else if n == UUID_TEXT_LEN || (n == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())) {
         Some(parse_uuid(text).map(|u| (u, WideForm::Uuid)))
@@ -447,6 +448,7 @@ mod tests {
             assert!(decode_wide(text).is_none(), "{text}");
         }
         assert!(decode_wide("user_01FWHE4YDGFK1SHH6W1G60EECF").unwrap().is_err());
+        assert!(decode_wide("0000000000_").is_none(), "a bad base62 ID, for decode_auto");
     }
 
     #[test]
