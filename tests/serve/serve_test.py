@@ -233,7 +233,7 @@ class Routes(unittest.TestCase):
     def test_layout_health_ready_metrics(self):
         st, l = self.s.json("/v1/layout")
         self.assertEqual(st, 200)
-        self.assertEqual((l["layout"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
+        self.assertEqual((l["name"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
         self.assertEqual(self.s.get("/healthz")[0], 200)
         self.assertEqual(self.s.get("/readyz")[0], 200)
         self.s.get("/v1/ids?n=5")
