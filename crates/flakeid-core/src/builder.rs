@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{CHUNK, ClockRef, Generator};
+use crate::generator::{ClockRef, Generator, MAX_RUN};
 use crate::layout::{Layout, Order, mask};
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
@@ -18,7 +18,7 @@ use crate::sync::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
 
-/// Identifies generators in the per-thread chunk table; never reused.
+/// Identifies generators in the per-thread table of runs; never reused.
 static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
 
 #[derive(Debug, Clone)]
@@ -502,8 +502,8 @@ impl GeneratorBuilder {
         fork::register();
         Ok(Generator {
             state: storage(initial),
-            chunked: AtomicBool::new(false),
-            run: CHUNK.min((1 << sb) / 16).max(2),
+            kept_runs: AtomicBool::new(false),
+            run: MAX_RUN.min((1 << sb) / 16).max(2),
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
             wait_hook: self.wait_hook.map(|h| h.0),

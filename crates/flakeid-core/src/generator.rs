@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 /// Most slots a borrowing thread reserves at once after it lost a race for the
 /// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
 /// 2048 slots, so that threads holding runs at low rates do not take whole ticks.
-pub(crate) const CHUNK: u64 = 128;
+pub(crate) const MAX_RUN: u64 = 128;
 
 /// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
 const CLOSED: u64 = u64::MAX;
@@ -41,13 +41,13 @@ const WAIT_HOOK_EVERY_MS: u64 = 10;
 thread_local! {
     /// Per-thread runs of reserved slots `(generator uid, next, end)`, used only by
     /// borrowing generators under contention (see `next_id_borrow`).
-    static CHUNKS: [Cell<(u64, u64, u64)>; 4] = const {
+    static RUNS: [Cell<(u64, u64, u64)>; 4] = const {
         [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))]
     };
 }
 #[cfg(loom)]
 loom::thread_local! {
-    static CHUNKS: [Cell<(u64, u64, u64)>; 4] =
+    static RUNS: [Cell<(u64, u64, u64)>; 4] =
         [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))];
 }
 
@@ -152,8 +152,8 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) uid: u64,
     /// Whether any thread ever kept a run of slots (see `next_id_borrow`); until
     /// then no thread-local lookup is needed. Written once, then only read.
-    pub(crate) chunked: AtomicBool,
-    /// Slots in a thread's run ([`CHUNK`] or fewer).
+    pub(crate) kept_runs: AtomicBool,
+    /// Slots in a thread's run ([`MAX_RUN`] or fewer).
     pub(crate) run: u64,
     pub(crate) wait_hook: Option<WaitHook>,
     /// Slow-path statistics ([`Generator::stats`]).
@@ -203,7 +203,7 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Borrowing `next_id`. Alone, a thread takes slots straight from the counter.
-    /// A thread that loses a race for it reserves a run of slots ([`CHUNK`]) and serves
+    /// A thread that loses a race for it reserves a run of slots ([`MAX_RUN`]) and serves
     /// its next calls from that run; once its run is spent it reserves the next one,
     /// so threads sharing one generator touch the counter's cache line once per run
     /// instead of once per ID. A run's slot is used only while the clock allows it
@@ -214,7 +214,7 @@ impl<C: CounterStorage> Generator<C> {
     fn next_id_borrow(&self) -> Result<u64> {
         let t = self.checked_tick()?;
         // No thread has ever kept a run (the uncontended case): skip the lookup.
-        if self.chunked.load(Ordering::Relaxed) {
+        if self.kept_runs.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(self.id_of(slot)),
                 Run::Spent => return self.next_run(t),
@@ -236,8 +236,8 @@ impl<C: CounterStorage> Generator<C> {
     /// (`floor`..`limit`: the current tick's first slot, the window's end).
     #[inline]
     fn take_from_run(&self, floor: u64, limit: u64) -> Run {
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
                 if uid == self.uid {
                     let slot = next.max(floor);
@@ -269,7 +269,7 @@ impl<C: CounterStorage> Generator<C> {
             // slots past what the clock allows, which its next call would pass over.
             Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.run, 1)?,
         };
-        self.keep_chunk(first + 1, first + count);
+        self.keep_run(first + 1, first + count);
         Ok(self.id_of(first))
     }
 
@@ -283,7 +283,7 @@ impl<C: CounterStorage> Generator<C> {
                 None => return Ok(None),
             },
         };
-        self.keep_chunk(first + 1, first + count);
+        self.keep_run(first + 1, first + count);
         Ok(Some(self.id_of(first)))
     }
 
@@ -292,8 +292,8 @@ impl<C: CounterStorage> Generator<C> {
     /// them all, which then drops the run (its rest passed over), so that the
     /// caller's slots, from the counter, lie above it.
     fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
                 if uid == self.uid {
                     let first = next.max(floor);
@@ -315,7 +315,7 @@ impl<C: CounterStorage> Generator<C> {
     /// is dropped): whether it did. The fork and lease checks come first, on the
     /// call's own reading, as for every slot.
     fn fill_from_run(&self, out: &mut [u64]) -> Result<bool> {
-        if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
+        if self.ahead == 0 || out.is_empty() || !self.kept_runs.load(Ordering::Relaxed) {
             return Ok(false);
         }
         let t = self.checked_tick()?;
@@ -338,28 +338,19 @@ impl<C: CounterStorage> Generator<C> {
         self.next_run(t)
     }
 
-    fn keep_chunk(&self, next: u64, end: u64) {
+    fn keep_run(&self, next: u64, end: u64) {
         // Set before the run is stored: this thread then always looks for its run.
-        if !self.chunked.load(Ordering::Relaxed) {
-            self.chunked.store(true, Ordering::Relaxed);
+        if !self.kept_runs.load(Ordering::Relaxed) {
+            self.kept_runs.store(true, Ordering::Relaxed);
         }
-        CHUNKS.with(|chunks| {
+        RUNS.with(|runs| {
             // This generator's cell (one per generator), else a free one, else one
             // by the uid: a run evicted from it is passed over (counted as issued).
-            let own = chunks.iter().position(|c| c.get().0 == self.uid);
-            let free = || chunks.iter().position(|c| c.get().0 == 0);
-            let i = own.or_else(free).unwrap_or((self.uid % chunks.len() as u64) as usize);
-            chunks[i].set((self.uid, next, end));
+            let own = runs.iter().position(|c| c.get().0 == self.uid);
+            let free = || runs.iter().position(|c| c.get().0 == 0);
+            let i = own.or_else(free).unwrap_or((self.uid % runs.len() as u64) as usize);
+            runs[i].set((self.uid, next, end));
         });
-    }
-
-    /// Forgets the calling thread's run of slots, if it keeps one of this generator
-    /// (its unused slots are passed over). A caller that checks IDs against a gate of
-    /// its own (`lease::SharedGateCheck`) calls it after a
-    /// refusal, so that its retry takes fresh slots instead of the rest of a run that
-    /// the gate would refuse as well.
-    pub fn drop_run(&self) {
-        self.drop_chunk();
     }
 
     /// Moves the counter to the first slot of a tick none of whose slots was reserved
@@ -387,13 +378,17 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
-    /// Forget this thread's run (before reserving from the counter directly).
-    fn drop_chunk(&self) {
-        if self.ahead == 0 || !self.chunked.load(Ordering::Relaxed) {
+    /// Forgets the calling thread's run of slots, if it keeps one of this generator
+    /// (its unused slots are passed over); done before reserving from the counter
+    /// directly. A caller that checks IDs against a gate of its own
+    /// (`lease::SharedGateCheck`) calls it after a refusal, so that its retry takes
+    /// fresh slots instead of the rest of a run that the gate would refuse as well.
+    pub fn drop_run(&self) {
+        if self.ahead == 0 || !self.kept_runs.load(Ordering::Relaxed) {
             return;
         }
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
                 if uid == self.uid {
                     self.counters.skip(end.saturating_sub(next));
@@ -449,7 +444,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
     fn try_next_id_borrow(&self) -> Result<Option<u64>> {
         let t = self.checked_tick()?;
-        if self.chunked.load(Ordering::Relaxed) {
+        if self.kept_runs.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
                 Run::Spent => return self.try_next_run(t),
@@ -1018,12 +1013,12 @@ mod tests {
         for o in [Overflow::Wait, Overflow::Borrow] {
             assert_eq!(o.to_string(), o.as_str());
             assert_eq!(o.to_string().parse::<Overflow>().ok(), Some(o));
-            assert_eq!(Overflow::parse(&o.to_string().to_uppercase()).ok(), Some(o));
+            assert_eq!(o.to_string().to_uppercase().parse::<Overflow>().ok(), Some(o));
         }
         for c in [ClockBackwards::Error, ClockBackwards::Wait, ClockBackwards::Monotonic] {
             assert_eq!(c.to_string(), c.as_str());
             assert_eq!(c.to_string().parse::<ClockBackwards>().ok(), Some(c));
-            assert_eq!(ClockBackwards::parse(&format!(" {c} ")).ok(), Some(c));
+            assert_eq!(format!(" {c} ").parse::<ClockBackwards>().ok(), Some(c));
         }
         let refused = |e: Result<()>| match e {
             Err(Error::Config { field, message }) => (field, message),
@@ -1110,11 +1105,11 @@ mod tests {
         let clock = ManualClock::new(T);
         let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
         assert_eq!(seq_and_ms(first), (0, T));
-        let ids: Vec<u64> = (0..CHUNK).map(|_| g.next_id().unwrap()).collect();
-        let want: Vec<(u64, u64)> = (1..=CHUNK).map(|s| (s, T)).collect();
+        let ids: Vec<u64> = (0..MAX_RUN).map(|_| g.next_id().unwrap()).collect();
+        let want: Vec<(u64, u64)> = (1..=MAX_RUN).map(|s| (s, T)).collect();
         assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
-        // The second run's unused slots count as issued (at most CHUNK - 1).
-        assert_eq!(g.stats().ids_issued, 2 * CHUNK);
+        // The second run's unused slots count as issued (at most MAX_RUN - 1).
+        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN);
     }
 
     #[test]
@@ -1124,7 +1119,7 @@ mod tests {
         clock.advance(1);
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
         // The old run's rest and the new run's rest: neither counts.
-        assert_eq!(g.stats().ids_issued, 2 + (CHUNK - 1));
+        assert_eq!(g.stats().ids_issued, 2 + (MAX_RUN - 1));
     }
 
     #[test]
@@ -1137,7 +1132,7 @@ mod tests {
         // Back 1 ms: inside the window again; the run was dropped, so the next slot
         // is the counter's.
         clock.set(T - 1);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()), (CHUNK, T));
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (MAX_RUN, T));
     }
 
     /// `ids_issued` counts slots reserved: the unused rest of a run whose thread
@@ -1162,8 +1157,8 @@ mod tests {
             .join()
             .unwrap();
         }
-        // 20 IDs returned, 10 runs of CHUNK slots reserved.
-        assert_eq!(g.stats().ids_issued, 10 * CHUNK);
+        // 20 IDs returned, 10 runs of MAX_RUN slots reserved.
+        assert_eq!(g.stats().ids_issued, 10 * MAX_RUN);
     }
 
     /// A batch on a thread holding a run comes from the run when it fits, else from
@@ -1178,14 +1173,14 @@ mod tests {
         ids.push(g.next_id().unwrap());
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
         assert_eq!(seqs, [0, 1, 2, 3], "from the run, in order");
-        // 124 slots left: a batch of CHUNK drops them and takes the counter's.
-        let batch = g.next_ids(CHUNK as usize).unwrap();
+        // 124 slots left: a batch of MAX_RUN drops them and takes the counter's.
+        let batch = g.next_ids(MAX_RUN as usize).unwrap();
         let seqs: Vec<u64> = batch.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, (CHUNK..2 * CHUNK).collect::<Vec<_>>());
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * CHUNK, "the run was dropped");
+        assert_eq!(seqs, (MAX_RUN..2 * MAX_RUN).collect::<Vec<_>>());
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * MAX_RUN, "the run was dropped");
         let mut out = [0u64; 3];
         g.fill(&mut out).unwrap();
-        assert_eq!(seq_and_ms(out[0]).0, 2 * CHUNK + 1, "the next run serves the batch");
+        assert_eq!(seq_and_ms(out[0]).0, 2 * MAX_RUN + 1, "the next run serves the batch");
     }
 
     /// `try_next_id` on a thread holding a run is served from it, like `next_id`:
@@ -1205,13 +1200,13 @@ mod tests {
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
         assert_eq!(seqs, (0..7).collect::<Vec<_>>(), "in order, none passed over");
         // Spent, it is renewed by try_next_id too.
-        for _ in 7..CHUNK {
+        for _ in 7..MAX_RUN {
             g.try_next_id().unwrap().unwrap();
         }
         let renewed = g.try_next_id().unwrap().unwrap();
-        assert_eq!(seq_and_ms(renewed).0, CHUNK);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, CHUNK + 1);
-        assert_eq!(g.stats().ids_issued, 2 * CHUNK, "the second run counted as issued");
+        assert_eq!(seq_and_ms(renewed).0, MAX_RUN);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, MAX_RUN + 1);
+        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN, "the second run counted as issued");
     }
 
     /// `clock_backwards = monotonic` on a thread holding a run: while the clock is
@@ -1240,7 +1235,7 @@ mod tests {
         };
         assert!(matches!(err, Error::ClockMovedBackwards { by_ms: 5 }), "{err}");
         // The run's rest (127 slots) was past the window of the behind clock.
-        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - CHUNK;
+        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - MAX_RUN;
         assert_eq!(behind.len() as u64, left, "slots of the last tick issued while behind");
         assert!(behind.iter().all(|&id| seq_and_ms(id).1 == T));
         assert!(behind.windows(2).all(|w| w[1] == w[0] + 1));

@@ -16,11 +16,6 @@ pub enum Order {
 }
 
 impl Order {
-    /// The order named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(s: &str) -> Result<Order> {
-        s.parse()
-    }
-
     /// The order's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -903,7 +898,7 @@ mod tests {
         for o in [Order::TimeNodeSeq, Order::TimeSeqNode] {
             assert_eq!(o.to_string(), o.as_str());
             assert_eq!(o.to_string().parse::<Order>().ok(), Some(o));
-            assert_eq!(Order::parse(&o.to_string().replace('|', ",")).ok(), Some(o));
+            assert_eq!(o.to_string().replace('|', ",").parse::<Order>().ok(), Some(o));
         }
         match "nope".parse::<Order>() {
             Err(Error::Config { field, message }) => assert_eq!(
