@@ -617,6 +617,27 @@ impl LayoutBuilder {
     /// Validates with `now_ms` as the present (for tests and vectors).
     pub fn build_at(self, now_ms: u64) -> Result<Layout> {
         let b = self;
+        b.check_widths()?;
+        b.check_times(now_ms)?;
+        let layout = Layout {
+            name: None,
+            time_bits: b.time_bits as u8,
+            datacenter_bits: b.datacenter_bits as u8,
+            worker_bits: b.worker_bits as u8,
+            sequence_bits: b.sequence_bits as u8,
+            tick_ms: b.tick_ms,
+            epoch_ms: b.epoch_ms,
+            order: b.order,
+        };
+        // A layout whose time has run out is still valid: it decodes its old IDs,
+        // and a generator on it reports TimeExhausted.
+        // A custom layout equal to a preset is that preset.
+        Ok(b.preset().unwrap_or(layout))
+    }
+
+    /// The field widths: each in its range, and together within 64 bits.
+    fn check_widths(&self) -> Result<()> {
+        let b = self;
         if let Some(bits) = b.node_field {
             if b.split_given {
                 return Err(Error::config(
@@ -663,6 +684,13 @@ impl LayoutBuilder {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The tick, the epoch (not in the future: `now_ms`), and the last tick's end
+    /// (a time every binding can represent).
+    fn check_times(&self, now_ms: u64) -> Result<()> {
+        let b = self;
         if !(1..=MAX_TICK_MS).contains(&b.tick_ms) {
             return Err(Error::out_of_range("tick_ms", 1, MAX_TICK_MS, b.tick_ms));
         }
@@ -687,20 +715,7 @@ impl LayoutBuilder {
                 ),
             ));
         }
-        let layout = Layout {
-            name: None,
-            time_bits: b.time_bits as u8,
-            datacenter_bits: b.datacenter_bits as u8,
-            worker_bits: b.worker_bits as u8,
-            sequence_bits: b.sequence_bits as u8,
-            tick_ms: b.tick_ms,
-            epoch_ms: b.epoch_ms,
-            order: b.order,
-        };
-        // A layout whose time has run out is still valid: it decodes its old IDs,
-        // and a generator on it reports TimeExhausted.
-        // A custom layout equal to a preset is that preset.
-        Ok(b.preset().unwrap_or(layout))
+        Ok(())
     }
 }
 
