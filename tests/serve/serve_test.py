@@ -541,7 +541,7 @@ class Semantics(unittest.TestCase):
 
     def test_v1_id_answers_as_the_router_does(self):
         # GET and HEAD /v1/id are answered by the connection's service without the
-        # router (conn.rs); they must carry what the router adds to its routes.
+        # router (conn/requests.rs); they must carry what the router adds to its routes.
         r, body = self.req("GET", "/v1/id")
         self.assertEqual(r.status, 200)
         self.assertEqual(r.getheader("Content-Length"), str(len(body)))

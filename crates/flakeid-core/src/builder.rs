@@ -6,8 +6,8 @@ use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{ClockRef, Generator, MAX_RUN};
-use crate::layout::{Layout, Order, mask};
+use crate::generator::{ClockRef, Generator, Guards, MAX_RUN, Policy, Runs};
+use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
 use crate::node_id::NodeSource;
@@ -369,46 +369,39 @@ impl GeneratorBuilder {
         // it): its first slot counts as issued, so the counter's last tick is that one.
         let monotonic = hold.after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
         let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
-        let (node_shift, seq_shift) = match layout.order() {
-            Order::TimeNodeSeq => (layout.sequence_bits(), 0),
-            Order::TimeSeqNode => (0, layout.node_bits()),
-        };
-        let node = hold.node;
+        let slots = layout.slots(hold.node, sb, ahead);
         fork::register();
         Ok(Generator {
             state: storage(initial),
-            kept_runs: AtomicBool::new(false),
-            run: MAX_RUN.min((1 << sb) / 16).max(2),
+            slots,
+            runs: Runs {
+                uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+                kept_runs: AtomicBool::new(false),
+                run: MAX_RUN.min((1 << sb) / 16).max(2),
+            },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
-            wait_hook: self.wait_hook.map(|h| h.0),
-            #[cfg(feature = "lease")]
-            lease_gate: hold.lease.as_ref().map(LeaseGuard::gate),
-            #[cfg(feature = "lease")]
-            lease: hold.lease,
-            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             clock: match self.clock {
                 None => ClockRef::System,
                 Some(c) => ClockRef::Custom(c),
             },
             fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
-            sb,
-            seq_mask: mask(sb),
-            time_shift: layout.node_bits() + layout.sequence_bits(),
-            seq_shift,
-            node_part: node << node_shift,
-            epoch_ms: layout.epoch_ms(),
-            tick_ms: layout.tick_ms(),
-            max_ticks: layout.max_ticks(),
-            ahead,
             layout,
-            node,
-            overflow: self.overflow,
-            max_borrow_ms: self.max_borrow_ms,
-            clock_backwards: self.clock_backwards,
-            max_wait_ms: self.max_wait_ms,
-            #[cfg(all(any(unix, windows), not(loom)))]
-            host_guard: std::sync::Mutex::new(host_guard),
+            policy: Policy {
+                overflow: self.overflow,
+                max_borrow_ms: self.max_borrow_ms,
+                clock_backwards: self.clock_backwards,
+                max_wait_ms: self.max_wait_ms,
+                wait_hook: self.wait_hook.map(|h| h.0),
+            },
+            guards: Guards {
+                #[cfg(feature = "lease")]
+                lease_gate: hold.lease.as_ref().map(LeaseGuard::gate),
+                #[cfg(feature = "lease")]
+                lease: hold.lease,
+                #[cfg(all(any(unix, windows), not(loom)))]
+                host_guard: std::sync::Mutex::new(host_guard),
+            },
         })
     }
 

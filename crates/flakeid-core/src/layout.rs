@@ -125,7 +125,50 @@ const fn preset(
     }
 }
 
+/// What a layout decides about a generator's slots, for one node id: how a slot
+/// (`ticks << sb | sequence`) becomes an ID, the time its ticks count from, and how
+/// far the counter may run ahead of the clock. Computed once by [`Layout::slots`],
+/// read on every call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slots {
+    /// The counter's sequence width: the layout's, or fewer under `max_sequence`.
+    pub(crate) sb: u32,
+    pub(crate) seq_mask: u64,
+    pub(crate) time_shift: u32,
+    pub(crate) seq_shift: u32,
+    pub(crate) node: u64,
+    /// The node id where the ID keeps it.
+    pub(crate) node_part: u64,
+    pub(crate) epoch_ms: u64,
+    pub(crate) tick_ms: u64,
+    pub(crate) max_ticks: u64,
+    /// Ticks the counter may run ahead of the clock (0 unless borrowing).
+    pub(crate) ahead: u64,
+}
+
 impl Layout {
+    /// The slots of a generator on `node` whose counter's sequence is `sb` bits wide
+    /// ([`Layout::counter_sequence_bits`]) and which may run `ahead` ticks ahead of
+    /// its clock.
+    pub(crate) fn slots(&self, node: u64, sb: u32, ahead: u64) -> Slots {
+        let (node_shift, seq_shift) = match self.order() {
+            Order::TimeNodeSeq => (self.sequence_bits(), 0),
+            Order::TimeSeqNode => (0, self.node_bits()),
+        };
+        Slots {
+            sb,
+            seq_mask: mask(sb),
+            time_shift: self.node_bits() + self.sequence_bits(),
+            seq_shift,
+            node,
+            node_part: node << node_shift,
+            epoch_ms: self.epoch_ms(),
+            tick_ms: self.tick_ms(),
+            max_ticks: self.max_ticks(),
+            ahead,
+        }
+    }
+
     /// Twitter Snowflake: 41 time, 5 datacenter + 5 worker, 12 sequence, epoch 2010-11-04.
     pub const SNOWFLAKE: Layout = preset("snowflake", 41, 5, 5, 12, 1, 1288834974657, Order::TimeNodeSeq);
     /// FlakeID / flake-idgen: 42 time from the Unix epoch, 10 node (5 + 5), 12 sequence.
