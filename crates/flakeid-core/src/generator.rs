@@ -164,7 +164,9 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) layout: Layout,
     /// What a call does when a tick is full or the clock goes back.
     pub(crate) policy: Policy,
-    /// What keeps the node id this generator's ([`Guards`]).
+    /// What keeps the node id this generator's ([`Guards`]); empty in builds with
+    /// neither leases nor the host guard (WebAssembly).
+    #[cfg_attr(not(any(feature = "lease", all(any(unix, windows), not(loom)))), allow(dead_code))]
     pub(crate) guards: Guards,
 }
 
