@@ -233,7 +233,7 @@ class Routes(unittest.TestCase):
     def test_layout_health_ready_metrics(self):
         st, l = self.s.json("/v1/layout")
         self.assertEqual(st, 200)
-        self.assertEqual((l["layout"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
+        self.assertEqual((l["name"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
         self.assertEqual(self.s.get("/healthz")[0], 200)
         self.assertEqual(self.s.get("/readyz")[0], 200)
         self.s.get("/v1/ids?n=5")
@@ -541,7 +541,7 @@ class Semantics(unittest.TestCase):
 
     def test_v1_id_answers_as_the_router_does(self):
         # GET and HEAD /v1/id are answered by the connection's service without the
-        # router (conn.rs); they must carry what the router adds to its routes.
+        # router (conn/requests.rs); they must carry what the router adds to its routes.
         r, body = self.req("GET", "/v1/id")
         self.assertEqual(r.status, 200)
         self.assertEqual(r.getheader("Content-Length"), str(len(body)))

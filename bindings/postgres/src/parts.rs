@@ -118,14 +118,14 @@ fn flakeid_compose(ts: TimestampWithTimeZone, node: i64, sequence: i64, layout: 
 /// An ID as fixed-width, sort-preserving text: base62 (11), base32 (13), hex (16), or decimal.
 #[pg_extern(immutable, parallel_safe)]
 fn flakeid_encode(id: i64, encoding: &str) -> String {
-    let encoding = ok(Encoding::parse(encoding), "encoding");
+    let encoding = ok(encoding.parse::<Encoding>(), "encoding");
     encode(from_bigint(id, "id"), encoding)
 }
 
 /// Reads text in the given encoding.
 #[pg_extern(immutable, parallel_safe)]
 fn flakeid_decode(text: &str, encoding: &str) -> i64 {
-    let encoding = ok(Encoding::parse(encoding), "encoding");
+    let encoding = ok(encoding.parse::<Encoding>(), "encoding");
     to_bigint(ok(decode(text, encoding), "text"))
 }
 

@@ -14,7 +14,7 @@ mod seal;
 #[cfg(feature = "serve")]
 mod serve;
 
-use flakeid_core::present::{iso8601, json_string, layout_json, parts_json};
+use flakeid_core::text::{iso8601, json_string, layout_json, parts_json};
 
 use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
 use clap::{CommandFactory, Parser};

@@ -4,7 +4,7 @@
 
 use crate::Failure;
 use crate::args::ServeArgs;
-use flakeid_server::lease::Supervision;
+use flakeid_server::Supervision;
 use flakeid_server::{Config, Limits, SecurityFiles, Service};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -109,7 +109,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         // A lost lease (taken over, or forgotten by a store that lost its data) is
         // leased again, any free node id, with backoff; /healthz fails after the
         // liveness timeout without a lease (flakeid_server::lease).
-        tokio::spawn(flakeid_server::lease::supervise(
+        tokio::spawn(flakeid_server::supervise(
             service.clone(),
             move || builder.clone().build(),
             supervision,

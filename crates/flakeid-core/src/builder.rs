@@ -6,8 +6,8 @@ use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{CHUNK, ClockRef, Generator};
-use crate::layout::{Layout, Order, mask};
+use crate::generator::{ClockRef, Generator, Guards, MAX_RUN, Policy, Runs};
+use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
 use crate::node_id::NodeSource;
@@ -18,7 +18,7 @@ use crate::sync::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
 
-/// Identifies generators in the per-thread chunk table; never reused.
+/// Identifies generators in the per-thread table of runs; never reused.
 static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
 
 #[derive(Debug, Clone)]
@@ -356,6 +356,68 @@ impl GeneratorBuilder {
     fn build_with<C: CounterStorage>(self, host_guard: bool, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
+        self.check_state_file()?;
+        let lease = self.lease_choice()?;
+        let node = self.given_node()?;
+        // `sb` is the sequence width of the counter; the ID keeps the layout's field.
+        let sb = layout.counter_sequence_bits(self.max_sequence)?;
+        let ahead = match self.overflow {
+            Overflow::Wait => 0,
+            Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
+        };
+        #[cfg(all(any(unix, windows), not(loom)))]
+        let (host_guard, resume_after_ms) = self.guard_host(host_guard, node)?;
+        #[cfg(not(all(any(unix, windows), not(loom))))]
+        let resume_after_ms = {
+            let _ = host_guard;
+            self.resume_after_ms
+        };
+        let hold = self.hold(&lease, node, resume_after_ms, ahead * layout.tick_ms())?;
+        // Monotonic keeps issuing in its last tick while the clock is behind. After a
+        // state file's mark that is the tick after the mark (the file's fences cover
+        // it): its first slot counts as issued, so the counter's last tick is that one.
+        let monotonic = hold.after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
+        let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
+        let slots = layout.slots(hold.node, sb, ahead);
+        fork::register();
+        Ok(Generator {
+            state: storage(initial),
+            slots,
+            runs: Runs {
+                uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+                kept_runs: AtomicBool::new(false),
+                run: MAX_RUN.min((1 << sb) / 16).max(2),
+            },
+            counters: Counters::new(initial.saturating_sub(1) >> sb),
+            initial,
+            clock: match self.clock {
+                None => ClockRef::System,
+                Some(c) => ClockRef::Custom(c),
+            },
+            fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
+            layout,
+            policy: Policy {
+                overflow: self.overflow,
+                max_borrow_ms: self.max_borrow_ms,
+                clock_backwards: self.clock_backwards,
+                max_wait_ms: self.max_wait_ms,
+                wait_hook: self.wait_hook.map(|h| h.0),
+                forks_continue: self.forks_continue,
+            },
+            guards: Guards {
+                #[cfg(feature = "lease")]
+                lease_gate: hold.lease.as_ref().map(LeaseGuard::gate),
+                #[cfg(feature = "lease")]
+                lease: hold.lease,
+                #[cfg(all(any(unix, windows), not(loom)))]
+                host_guard: std::sync::Mutex::new(host_guard),
+            },
+        })
+    }
+
+    /// A state file is refused beside a lease (which keeps the last timestamp in its
+    /// store already), and in builds without files.
+    fn check_state_file(&self) -> Result<()> {
         if self.state.is_some() && self.is_set("lease") {
             return Err(Error::config(
                 "state",
@@ -371,20 +433,36 @@ impl GeneratorBuilder {
                  \"lease\" of flakeid-core; the WebAssembly package has no files)",
             ));
         }
-        #[cfg(feature = "lease")]
-        let lease_spec = match &self.node {
+        Ok(())
+    }
+
+    /// The lease to take, its URL parsed (a bad URL fails here, before anything is held).
+    #[cfg(feature = "lease")]
+    fn lease_choice(&self) -> Result<LeaseChoice> {
+        Ok(match &self.node {
             NodeChoice::LeaseUrl(url) => Some(LeaseSpec::parse(url)?),
             NodeChoice::Lease(spec) => Some(spec.clone()),
             _ => None,
-        };
-        #[cfg(not(feature = "lease"))]
-        if let NodeChoice::LeaseUrl(_) = &self.node {
-            return Err(Error::config(
+        })
+    }
+
+    /// Without the lease feature a lease URL is refused.
+    #[cfg(not(feature = "lease"))]
+    fn lease_choice(&self) -> Result<LeaseChoice> {
+        match &self.node {
+            NodeChoice::LeaseUrl(_) => Err(Error::config(
                 "lease",
                 "leases are not compiled into this build of flakeid (cargo feature \"lease\" of flakeid-core)",
-            ));
+            )),
+            _ => Ok(NoLease),
         }
-        let node = match &self.node {
+    }
+
+    /// The node id given (0 when a lease will choose it), checked against the layout;
+    /// none at all is refused when `require_node` is on.
+    fn given_node(&self) -> Result<u64> {
+        let layout = &self.layout;
+        Ok(match &self.node {
             NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
                 return Err(Error::config(
                     "node",
@@ -399,7 +477,7 @@ impl GeneratorBuilder {
                 *n
             }
             NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
-            NodeChoice::Source(src) => src.resolve(&layout)?,
+            NodeChoice::Source(src) => src.resolve(layout)?,
             NodeChoice::LeaseUrl(_) => 0,
             #[cfg(feature = "lease")]
             NodeChoice::Lease(_) => 0,
@@ -415,29 +493,26 @@ impl GeneratorBuilder {
                     "give either node or datacenter + worker, not both",
                 ));
             }
-        };
-        // `sb` is the sequence width of the counter; the ID keeps the layout's field.
-        let sb = layout.counter_sequence_bits(self.max_sequence)?;
-        let ahead = match self.overflow {
-            Overflow::Wait => 0,
-            Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
-        };
-        // A fixed node id on the system clock is guarded against a second live
-        // generator on this host (crate::host_guard); a lease coordinates by itself,
-        // and an injected clock issues a test's IDs, not the host's.
-        #[cfg(all(any(unix, windows), not(loom)))]
-        let host_guard = match &self.node {
+        })
+    }
+
+    /// A fixed node id on the system clock is guarded against a second live
+    /// generator on this host (crate::host_guard); a lease coordinates by itself,
+    /// and an injected clock issues a test's IDs, not the host's. This process's
+    /// last generator on the node id may have issued this very ms: the new one
+    /// starts after that ms, waited out here when it is near (a rebuild right after
+    /// a drop or close), else a rollback for the clock_backwards policy. Returns the
+    /// guard and where the counter resumes.
+    #[cfg(all(any(unix, windows), not(loom)))]
+    fn guard_host(&self, host_guard: bool, node: u64) -> Result<(Option<crate::host_guard::HostGuard>, Option<u64>)> {
+        let guard = match &self.node {
             #[cfg(feature = "lease")]
             NodeChoice::Lease(_) => None,
             NodeChoice::LeaseUrl(_) => None,
             _ if !host_guard || !self.host_guard || self.clock.is_some() => None,
-            _ => crate::host_guard::HostGuard::acquire(&layout, node)?,
+            _ => crate::host_guard::HostGuard::acquire(&self.layout, node)?,
         };
-        // This process's last generator on the node id may have issued this very ms.
-        // It starts after that ms: waited out here when it is near (a rebuild right
-        // after a drop or close), else a rollback for the clock_backwards policy.
-        #[cfg(all(any(unix, windows), not(loom)))]
-        let (host_guard, resume_after_ms) = match host_guard {
+        Ok(match guard {
             Some((guard, floor)) => {
                 if let Some(floor) = floor {
                     wait_past(floor, self.max_wait_ms);
@@ -445,107 +520,91 @@ impl GeneratorBuilder {
                 (Some(guard), self.resume_after_ms.max(floor))
             }
             None => (None, self.resume_after_ms),
-        };
-        #[cfg(not(all(any(unix, windows), not(loom))))]
-        let resume_after_ms = self.resume_after_ms;
-        #[cfg(not(all(any(unix, windows), not(loom))))]
-        let _ = host_guard;
-        // Leasing comes last: every other option is valid by now, so a lease is
-        // never taken only to be dropped for a configuration error.
-        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
-        let mut node = node;
-        #[cfg_attr(not(feature = "lease"), allow(unused_mut))]
-        let mut resume_after_ms = resume_after_ms;
-        #[cfg(feature = "lease")]
-        let mut lease_guard = None;
-        #[cfg(feature = "lease")]
-        if let Some(spec) = &lease_spec {
-            let ttl_ms = self.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
-            lease::LeaseTiming::for_ttl(ttl_ms)?;
-            let got = lease::acquire(lease::AcquireOptions {
-                spec,
-                ttl_ms,
-                layout: &layout,
-                clock: self.clock.clone(),
-                ahead_ms: ahead * layout.tick_ms(),
-                max_wait_ms: self.max_wait_ms,
-            })?;
-            node = got.node;
-            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
-            lease_guard = Some(got.guard);
-        }
-        // A state file: the same machinery with this node id and the file as its store.
-        #[cfg_attr(not(all(feature = "lease", any(unix, windows))), allow(unused_mut))]
-        let mut after_state_mark = false;
-        #[cfg(all(feature = "lease", any(unix, windows)))]
-        if let Some(path) = &self.state {
-            let got = lease::acquire(lease::AcquireOptions {
-                spec: &LeaseSpec::state(path, node),
-                ttl_ms: DEFAULT_LEASE_TTL_MS,
-                layout: &layout,
-                clock: self.clock.clone(),
-                ahead_ms: ahead * layout.tick_ms(),
-                max_wait_ms: self.max_wait_ms,
-            })?;
-            after_state_mark = got.resume_after_ms.is_some();
-            resume_after_ms = resume_after_ms.max(got.resume_after_ms);
-            lease_guard = Some(got.guard);
-        }
-        let initial = match resume_after_ms {
-            None => 0,
-            Some(ms) if ms < layout.epoch_ms() => 0,
-            Some(ms) => {
-                let ticks = layout.ticks_at(ms)?;
-                // Monotonic keeps issuing in its last tick while the clock is behind.
-                // After a state file's mark that is the tick after the mark (the
-                // file's fences cover it): its first slot counts as issued, so the
-                // counter's last tick is that one, not the mark's.
-                let monotonic = after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
-                ((ticks + 1) << sb) + u64::from(monotonic && ticks < layout.max_ticks())
-            }
-        };
-        let (node_shift, seq_shift) = match layout.order() {
-            Order::TimeNodeSeq => (layout.sequence_bits(), 0),
-            Order::TimeSeqNode => (0, layout.node_bits()),
-        };
-        fork::register();
-        Ok(Generator {
-            state: storage(initial),
-            chunked: AtomicBool::new(false),
-            run: CHUNK.min((1 << sb) / 16).max(2),
-            counters: Counters::new(initial.saturating_sub(1) >> sb),
-            initial,
-            wait_hook: self.wait_hook.map(|h| h.0),
-            #[cfg(feature = "lease")]
-            lease_gate: lease_guard.as_ref().map(LeaseGuard::gate),
-            #[cfg(feature = "lease")]
-            lease: lease_guard,
-            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-            clock: match self.clock {
-                None => ClockRef::System,
-                Some(c) => ClockRef::Custom(c),
-            },
-            fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
-            forks_continue: self.forks_continue,
-            sb,
-            seq_mask: mask(sb),
-            time_shift: layout.node_bits() + layout.sequence_bits(),
-            seq_shift,
-            node_part: node << node_shift,
-            epoch_ms: layout.epoch_ms(),
-            tick_ms: layout.tick_ms(),
-            max_ticks: layout.max_ticks(),
-            ahead,
-            layout,
-            node,
-            overflow: self.overflow,
-            max_borrow_ms: self.max_borrow_ms,
-            clock_backwards: self.clock_backwards,
-            max_wait_ms: self.max_wait_ms,
-            #[cfg(all(any(unix, windows), not(loom)))]
-            host_guard: std::sync::Mutex::new(host_guard),
         })
     }
+
+    /// Takes the lease, or the state file, when asked: last, once every other option
+    /// is valid, so a lease is never taken only to be dropped for a configuration
+    /// error. A state file is the same machinery with this node id and the file as
+    /// its store.
+    #[cfg(feature = "lease")]
+    fn hold(&self, lease: &LeaseChoice, node: u64, resume_after_ms: Option<u64>, ahead_ms: u64) -> Result<Hold> {
+        let acquire = |spec: &LeaseSpec, ttl_ms: u64| {
+            lease::acquire(lease::AcquireOptions {
+                spec,
+                ttl_ms,
+                layout: &self.layout,
+                clock: self.clock.clone(),
+                ahead_ms,
+                max_wait_ms: self.max_wait_ms,
+            })
+        };
+        let mut hold = Hold {
+            node,
+            resume_after_ms,
+            after_state_mark: false,
+            lease: None,
+        };
+        if let Some(spec) = lease {
+            let ttl_ms = self.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS);
+            lease::LeaseTiming::for_ttl(ttl_ms)?;
+            let got = acquire(spec, ttl_ms)?;
+            hold.node = got.node;
+            hold.resume_after_ms = hold.resume_after_ms.max(got.resume_after_ms);
+            hold.lease = Some(got.guard);
+        }
+        #[cfg(any(unix, windows))]
+        if let Some(path) = &self.state {
+            let got = acquire(&LeaseSpec::state(path, hold.node), DEFAULT_LEASE_TTL_MS)?;
+            hold.after_state_mark = got.resume_after_ms.is_some();
+            hold.resume_after_ms = hold.resume_after_ms.max(got.resume_after_ms);
+            hold.lease = Some(got.guard);
+        }
+        Ok(hold)
+    }
+
+    /// Without the lease feature there is nothing to take.
+    #[cfg(not(feature = "lease"))]
+    fn hold(&self, _: &LeaseChoice, node: u64, resume_after_ms: Option<u64>, _: u64) -> Result<Hold> {
+        Ok(Hold {
+            node,
+            resume_after_ms,
+            after_state_mark: false,
+        })
+    }
+}
+
+/// The lease a build takes, if any ([`GeneratorBuilder::lease_choice`]).
+#[cfg(feature = "lease")]
+type LeaseChoice = Option<LeaseSpec>;
+/// Builds without leases take none.
+#[cfg(not(feature = "lease"))]
+struct NoLease;
+#[cfg(not(feature = "lease"))]
+type LeaseChoice = NoLease;
+
+/// What a build's lease or state file decided: the node id, where the counter
+/// resumes, and the guard that keeps the lease.
+struct Hold {
+    node: u64,
+    resume_after_ms: Option<u64>,
+    /// A state file's mark was read: the counter starts in the tick after it.
+    after_state_mark: bool,
+    #[cfg(feature = "lease")]
+    lease: Option<LeaseGuard>,
+}
+
+/// The counter's first value: 0, or past `resume_after_ms` (the first slot of the
+/// tick after it; with `monotonic`, that tick's first slot counts as issued).
+fn initial_counter(layout: &Layout, sb: u32, resume_after_ms: Option<u64>, monotonic: bool) -> Result<u64> {
+    Ok(match resume_after_ms {
+        None => 0,
+        Some(ms) if ms < layout.epoch_ms() => 0,
+        Some(ms) => {
+            let ticks = layout.ticks_at(ms)?;
+            ((ticks + 1) << sb) + u64::from(monotonic && ticks < layout.max_ticks())
+        }
+    })
 }
 
 impl Generator {

@@ -36,11 +36,6 @@ impl Encoding {
     /// Every encoding, in a fixed order.
     pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
 
-    /// The encoding named `name`: the same as `name.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(name: &str) -> Result<Encoding> {
-        name.parse()
-    }
-
     /// The encoding's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn name(self) -> &'static str {
         match self {
@@ -344,7 +339,7 @@ mod tests {
         for e in Encoding::ALL {
             assert_eq!(e.to_string(), e.name());
             assert_eq!(e.to_string().parse::<Encoding>().ok(), Some(e));
-            assert_eq!(Encoding::parse(&e.to_string().to_uppercase()).ok(), Some(e));
+            assert_eq!(e.to_string().to_uppercase().parse::<Encoding>().ok(), Some(e));
         }
         match "nope".parse::<Encoding>() {
             Err(Error::Config { field, message }) => assert_eq!(

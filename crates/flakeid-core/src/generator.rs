@@ -16,7 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::counter::{CounterStorage, OwnCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::layout::Layout;
+use crate::layout::{Layout, Slots};
 #[cfg(feature = "lease")]
 use crate::lease::{self, Gate, LeaseGuard, LeaseState};
 use crate::policy::{ClockBackwards, Overflow, WaitHook};
@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 /// Most slots a borrowing thread reserves at once after it lost a race for the
 /// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
 /// 2048 slots, so that threads holding runs at low rates do not take whole ticks.
-pub(crate) const CHUNK: u64 = 128;
+pub(crate) const MAX_RUN: u64 = 128;
 
 /// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
 const CLOSED: u64 = u64::MAX;
@@ -41,13 +41,13 @@ const WAIT_HOOK_EVERY_MS: u64 = 10;
 thread_local! {
     /// Per-thread runs of reserved slots `(generator uid, next, end)`, used only by
     /// borrowing generators under contention (see `next_id_borrow`).
-    static CHUNKS: [Cell<(u64, u64, u64)>; 4] = const {
+    static RUNS: [Cell<(u64, u64, u64)>; 4] = const {
         [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))]
     };
 }
 #[cfg(loom)]
 loom::thread_local! {
-    static CHUNKS: [Cell<(u64, u64, u64)>; 4] =
+    static RUNS: [Cell<(u64, u64, u64)>; 4] =
         [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))];
 }
 
@@ -149,42 +149,54 @@ impl ClockRef {
 pub struct Generator<C: CounterStorage = OwnCounter> {
     /// Next free slot: `ticks << sb | sequence`.
     pub(crate) state: C,
-    pub(crate) uid: u64,
-    /// Whether any thread ever kept a run of slots (see `next_id_borrow`); until
-    /// then no thread-local lookup is needed. Written once, then only read.
-    pub(crate) chunked: AtomicBool,
-    /// Slots in a thread's run ([`CHUNK`] or fewer).
-    pub(crate) run: u64,
-    pub(crate) wait_hook: Option<WaitHook>,
+    /// What the layout decided about slots for this node id ([`Layout::slots`]).
+    pub(crate) slots: Slots,
+    /// This generator's per-thread runs of slots.
+    pub(crate) runs: Runs,
     /// Slow-path statistics ([`Generator::stats`]).
     pub(crate) counters: Counters,
     /// The counter's value when this generator was built.
     pub(crate) initial: u64,
-    /// Set for leased generators: the validity window the heartbeat publishes.
-    #[cfg(feature = "lease")]
-    pub(crate) lease_gate: Option<Arc<Gate>>,
     pub(crate) clock: ClockRef,
     /// The fork generation it was built under, or [`CLOSED`] once closed: a
     /// generator in a forked child or after `close()` refuses on the same check.
     pub(crate) fork_generation: std::sync::atomic::AtomicU64,
-    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
-    pub(crate) forks_continue: bool,
-    pub(crate) sb: u32,
-    pub(crate) seq_mask: u64,
-    pub(crate) time_shift: u32,
-    pub(crate) seq_shift: u32,
-    pub(crate) node_part: u64,
-    pub(crate) epoch_ms: u64,
-    pub(crate) tick_ms: u64,
-    pub(crate) max_ticks: u64,
-    /// Ticks the counter may run ahead of the clock (0 unless borrowing).
-    pub(crate) ahead: u64,
     pub(crate) layout: Layout,
-    pub(crate) node: u64,
+    /// What a call does when a tick is full or the clock goes back.
+    pub(crate) policy: Policy,
+    /// What keeps the node id this generator's ([`Guards`]); empty in builds with
+    /// neither leases nor the host guard (WebAssembly).
+    #[cfg_attr(not(any(feature = "lease", all(any(unix, windows), not(loom)))), allow(dead_code))]
+    pub(crate) guards: Guards,
+}
+
+/// A generator's per-thread runs of reserved slots (see `next_id_borrow`).
+pub(crate) struct Runs {
+    /// Identifies the generator in the per-thread table of runs; never reused.
+    pub(crate) uid: u64,
+    /// Whether any thread ever kept a run of slots; until then no thread-local
+    /// lookup is needed. Written once, then only read.
+    pub(crate) kept_runs: AtomicBool,
+    /// Slots in a thread's run ([`MAX_RUN`] or fewer).
+    pub(crate) run: u64,
+}
+
+/// The builder's policies, as a call reads them.
+pub(crate) struct Policy {
     pub(crate) overflow: Overflow,
     pub(crate) max_borrow_ms: u64,
     pub(crate) clock_backwards: ClockBackwards,
     pub(crate) max_wait_ms: u64,
+    pub(crate) wait_hook: Option<WaitHook>,
+    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
+    pub(crate) forks_continue: bool,
+}
+
+/// What keeps a generator's node id its own: its lease, its host guard.
+pub(crate) struct Guards {
+    /// Set for leased generators: the validity window the heartbeat publishes.
+    #[cfg(feature = "lease")]
+    pub(crate) lease_gate: Option<Arc<Gate>>,
     #[cfg(feature = "lease")]
     pub(crate) lease: Option<LeaseGuard>,
     /// Held for the generator's life (or until `close()`): no second live
@@ -197,7 +209,7 @@ impl<C: CounterStorage> Generator<C> {
     /// The next ID.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        if self.ahead > 0 {
+        if self.slots.ahead > 0 {
             return self.next_id_borrow();
         }
         let (start, _) = self.reserve(1)?;
@@ -205,7 +217,7 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Borrowing `next_id`. Alone, a thread takes slots straight from the counter.
-    /// A thread that loses a race for it reserves a run of slots ([`CHUNK`]) and serves
+    /// A thread that loses a race for it reserves a run of slots ([`MAX_RUN`]) and serves
     /// its next calls from that run; once its run is spent it reserves the next one,
     /// so threads sharing one generator touch the counter's cache line once per run
     /// instead of once per ID. A run's slot is used only while the clock allows it
@@ -216,8 +228,8 @@ impl<C: CounterStorage> Generator<C> {
     fn next_id_borrow(&self) -> Result<u64> {
         let t = self.checked_tick()?;
         // No thread has ever kept a run (the uncontended case): skip the lookup.
-        if self.chunked.load(Ordering::Relaxed) {
-            match self.take_from_run(t << self.sb, self.limit(t)) {
+        if self.runs.kept_runs.load(Ordering::Relaxed) {
+            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(self.id_of(slot)),
                 Run::Spent => return self.next_run(t),
                 Run::Absent => {}
@@ -238,10 +250,10 @@ impl<C: CounterStorage> Generator<C> {
     /// (`floor`..`limit`: the current tick's first slot, the window's end).
     #[inline]
     fn take_from_run(&self, floor: u64, limit: u64) -> Run {
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
-                if uid == self.uid {
+                if uid == self.runs.uid {
                     let slot = next.max(floor);
                     if slot < end && slot < limit {
                         if slot > next {
@@ -265,27 +277,27 @@ impl<C: CounterStorage> Generator<C> {
     /// with runs.
     #[inline(never)]
     fn next_run(&self, t: u64) -> Result<u64> {
-        let (first, count) = match self.claim(t, self.run) {
+        let (first, count) = match self.claim(t, self.runs.run) {
             Claim::Won(first, count) => (first, count),
             // Behind the clock (a monotonic rollback), one slot: a run never holds
             // slots past what the clock allows, which its next call would pass over.
-            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.run, 1)?,
+            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.runs.run, 1)?,
         };
-        self.keep_chunk(first + 1, first + count);
+        self.keep_run(first + 1, first + count);
         Ok(self.id_of(first))
     }
 
     /// [`next_run`](Self::next_run) that never waits: `None` where it would.
     #[inline(never)]
     fn try_next_run(&self, t: u64) -> Result<Option<u64>> {
-        let (first, count) = match self.claim(t, self.run) {
+        let (first, count) = match self.claim(t, self.runs.run) {
             Claim::Won(first, count) => (first, count),
-            Claim::Raced | Claim::Blocked(_) => match self.try_reserve_now(self.run, 1)? {
+            Claim::Raced | Claim::Blocked(_) => match self.try_reserve_now(self.runs.run, 1)? {
                 Some(run) => run,
                 None => return Ok(None),
             },
         };
-        self.keep_chunk(first + 1, first + count);
+        self.keep_run(first + 1, first + count);
         Ok(Some(self.id_of(first)))
     }
 
@@ -294,10 +306,10 @@ impl<C: CounterStorage> Generator<C> {
     /// them all, which then drops the run (its rest passed over), so that the
     /// caller's slots, from the counter, lie above it.
     fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
-                if uid == self.uid {
+                if uid == self.runs.uid {
                     let first = next.max(floor);
                     if end.min(limit).saturating_sub(first) >= want {
                         self.counters.skip(first - next);
@@ -317,11 +329,11 @@ impl<C: CounterStorage> Generator<C> {
     /// is dropped): whether it did. The fork and lease checks come first, on the
     /// call's own reading, as for every slot.
     fn fill_from_run(&self, out: &mut [u64]) -> Result<bool> {
-        if self.ahead == 0 || out.is_empty() || !self.chunked.load(Ordering::Relaxed) {
+        if self.slots.ahead == 0 || out.is_empty() || !self.runs.kept_runs.load(Ordering::Relaxed) {
             return Ok(false);
         }
         let t = self.checked_tick()?;
-        let Some(first) = self.take_span_from_run(t << self.sb, self.limit(t), out.len() as u64) else {
+        let Some(first) = self.take_span_from_run(t << self.slots.sb, self.limit(t), out.len() as u64) else {
             return Ok(false);
         };
         for (i, slot) in out.iter_mut().enumerate() {
@@ -340,28 +352,21 @@ impl<C: CounterStorage> Generator<C> {
         self.next_run(t)
     }
 
-    fn keep_chunk(&self, next: u64, end: u64) {
+    fn keep_run(&self, next: u64, end: u64) {
         // Set before the run is stored: this thread then always looks for its run.
-        if !self.chunked.load(Ordering::Relaxed) {
-            self.chunked.store(true, Ordering::Relaxed);
+        if !self.runs.kept_runs.load(Ordering::Relaxed) {
+            self.runs.kept_runs.store(true, Ordering::Relaxed);
         }
-        CHUNKS.with(|chunks| {
+        RUNS.with(|runs| {
             // This generator's cell (one per generator), else a free one, else one
             // by the uid: a run evicted from it is passed over (counted as issued).
-            let own = chunks.iter().position(|c| c.get().0 == self.uid);
-            let free = || chunks.iter().position(|c| c.get().0 == 0);
-            let i = own.or_else(free).unwrap_or((self.uid % chunks.len() as u64) as usize);
-            chunks[i].set((self.uid, next, end));
+            let own = runs.iter().position(|c| c.get().0 == self.runs.uid);
+            let free = || runs.iter().position(|c| c.get().0 == 0);
+            let i = own
+                .or_else(free)
+                .unwrap_or((self.runs.uid % runs.len() as u64) as usize);
+            runs[i].set((self.runs.uid, next, end));
         });
-    }
-
-    /// Forgets the calling thread's run of slots, if it keeps one of this generator
-    /// (its unused slots are passed over). A caller that checks IDs against a gate of
-    /// its own (`lease::SharedGateCheck`) calls it after a
-    /// refusal, so that its retry takes fresh slots instead of the rest of a run that
-    /// the gate would refuse as well.
-    pub fn drop_run(&self) {
-        self.drop_chunk();
     }
 
     /// Moves the counter to the first slot of a tick none of whose slots was reserved
@@ -371,11 +376,11 @@ impl<C: CounterStorage> Generator<C> {
     #[cfg(feature = "lease")]
     pub(crate) fn start_fresh_tick(&self) -> u64 {
         let counter = self.state.get();
-        let per_tick = 1u64 << self.sb;
+        let per_tick = 1u64 << self.slots.sb;
         let mut cur = counter.load(Ordering::Acquire);
         loop {
             let tick = cur.div_ceil(per_tick);
-            let fresh = tick << self.sb;
+            let fresh = tick << self.slots.sb;
             if fresh == cur {
                 return tick;
             }
@@ -389,15 +394,19 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
-    /// Forget this thread's run (before reserving from the counter directly).
-    fn drop_chunk(&self) {
-        if self.ahead == 0 || !self.chunked.load(Ordering::Relaxed) {
+    /// Forgets the calling thread's run of slots, if it keeps one of this generator
+    /// (its unused slots are passed over); done before reserving from the counter
+    /// directly. A caller that checks IDs against a gate of its own
+    /// (`lease::SharedGateCheck`) calls it after a refusal, so that its retry takes
+    /// fresh slots instead of the rest of a run that the gate would refuse as well.
+    pub fn drop_run(&self) {
+        if self.slots.ahead == 0 || !self.runs.kept_runs.load(Ordering::Relaxed) {
             return;
         }
-        CHUNKS.with(|chunks| {
-            for c in chunks {
+        RUNS.with(|runs| {
+            for c in runs {
                 let (uid, next, end) = c.get();
-                if uid == self.uid {
+                if uid == self.runs.uid {
                     self.counters.skip(end.saturating_sub(next));
                     c.set((0, 0, 0));
                 }
@@ -438,7 +447,7 @@ impl<C: CounterStorage> Generator<C> {
     /// A borrowing generator keeps runs of slots here as `next_id` does: a thread
     /// holding a run is served from it, and one that loses a race takes runs.
     pub fn try_next_id(&self) -> Result<Option<u64>> {
-        if self.ahead > 0 {
+        if self.slots.ahead > 0 {
             return self.try_next_id_borrow();
         }
         let run = match self.reserve_cached(1)? {
@@ -451,8 +460,8 @@ impl<C: CounterStorage> Generator<C> {
     /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
     fn try_next_id_borrow(&self) -> Result<Option<u64>> {
         let t = self.checked_tick()?;
-        if self.chunked.load(Ordering::Relaxed) {
-            match self.take_from_run(t << self.sb, self.limit(t)) {
+        if self.runs.kept_runs.load(Ordering::Relaxed) {
+            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
                 Run::Spent => return self.try_next_run(t),
                 Run::Absent => {}
@@ -491,38 +500,38 @@ impl<C: CounterStorage> Generator<C> {
     }
     /// The node id (with a lease: the leased one).
     pub fn node(&self) -> u64 {
-        self.node
+        self.slots.node
     }
     /// The datacenter part of the node id (0 in layouts without one).
     pub fn datacenter(&self) -> u64 {
-        self.node >> self.layout.worker_bits()
+        self.slots.node >> self.layout.worker_bits()
     }
     /// The worker part of the node id.
     pub fn worker(&self) -> u64 {
-        self.node & self.layout.max_worker()
+        self.slots.node & self.layout.max_worker()
     }
     /// The overflow policy.
     pub fn overflow(&self) -> Overflow {
-        self.overflow
+        self.policy.overflow
     }
     /// How far borrowing may run ahead of the clock, in ms.
     pub fn max_borrow_ms(&self) -> u64 {
-        self.max_borrow_ms
+        self.policy.max_borrow_ms
     }
     /// The clock-backwards policy.
     pub fn clock_backwards(&self) -> ClockBackwards {
-        self.clock_backwards
+        self.policy.clock_backwards
     }
     /// How long the wait policies wait for the clock, in ms.
     pub fn max_wait_ms(&self) -> u64 {
-        self.max_wait_ms
+        self.policy.max_wait_ms
     }
 
     /// The Unix-ms start of the tick of the last ID issued (`None` before the first).
     /// A lease stores this so the next holder of the node id starts after it.
     pub fn last_issued_ms(&self) -> Option<u64> {
         let next = self.state.get().load(Ordering::Acquire);
-        (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.sb))
+        (next > 0).then(|| self.layout.timestamp_of_ticks((next - 1) >> self.slots.sb))
     }
 
     /// What this generator has done since it was built: IDs issued, waits for the
@@ -533,12 +542,12 @@ impl<C: CounterStorage> Generator<C> {
         let ids_issued = if C::SHARED {
             0
         } else {
-            self.counters.issued(self.state.get(), self.initial, self.sb)
+            self.counters.issued(self.state.get(), self.initial, self.slots.sb)
         };
         let now = self.clock.now_ms_precise();
         let lead_ms = self.last_issued_ms().map_or(0, |last| last.saturating_sub(now));
         #[cfg(feature = "lease")]
-        let (lease_state, lease_remaining_ms) = match (self.leased(), &self.lease_gate) {
+        let (lease_state, lease_remaining_ms) = match (self.leased(), &self.guards.lease_gate) {
             (Some(lease), Some(gate)) => (
                 Some(lease.state().as_str()),
                 Some(gate.window().wall_end_ms.saturating_sub(now)),
@@ -557,7 +566,7 @@ impl<C: CounterStorage> Generator<C> {
     #[cfg(feature = "lease")]
     #[inline(always)]
     fn check_lease(&self, now_ms: u64) -> Result<()> {
-        match &self.lease_gate {
+        match &self.guards.lease_gate {
             Some(gate) if !gate.allows(now_ms) => Err(self.lease_refusal()),
             _ => Ok(()),
         }
@@ -573,7 +582,7 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn lease_refusal(&self) -> Error {
-        match &self.lease {
+        match &self.guards.lease {
             Some(l) => l.refusal(),
             None => Error::Lease {
                 message: "no lease".into(),
@@ -584,13 +593,13 @@ impl<C: CounterStorage> Generator<C> {
     /// The lease, if the node id is leased (not a state file's guard).
     #[cfg(feature = "lease")]
     fn leased(&self) -> Option<&LeaseGuard> {
-        self.lease.as_ref().filter(|l| !l.is_state())
+        self.guards.lease.as_ref().filter(|l| !l.is_state())
     }
 
     /// Whether this generator keeps a state file (the option `state`).
     pub fn has_state(&self) -> bool {
         #[cfg(feature = "lease")]
-        return self.lease.as_ref().is_some_and(LeaseGuard::is_state);
+        return self.guards.lease.as_ref().is_some_and(LeaseGuard::is_state);
         #[cfg(not(feature = "lease"))]
         false
     }
@@ -607,7 +616,7 @@ impl<C: CounterStorage> Generator<C> {
     #[cfg(feature = "lease")]
     pub fn lease_window(&self) -> Option<lease::LeaseWindow> {
         self.leased()?;
-        self.lease_gate.as_ref().map(|g| g.window())
+        self.guards.lease_gate.as_ref().map(|g| g.window())
     }
 
     /// How long building waited, before the first ID, out the lease's lock delay:
@@ -645,10 +654,10 @@ impl<C: CounterStorage> Generator<C> {
         self.fork_generation.store(CLOSED, Ordering::SeqCst);
         self.release_lease();
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(guard) = self.host_guard.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(guard) = self.guards.host_guard.lock().unwrap_or_else(|e| e.into_inner()).take() {
             // As in release_lease: a thread past its check may still take a slot,
             // within a tick (and the borrow window) of the clock now.
-            let by_clock = self.clock.now_ms_precise() + (self.ahead + 1) * self.tick_ms;
+            let by_clock = self.clock.now_ms_precise() + (self.slots.ahead + 1) * self.slots.tick_ms;
             guard.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
         }
     }
@@ -678,7 +687,7 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(never)]
     fn forked(&self) -> Result<()> {
         let was = self.fork_generation.load(Ordering::Relaxed);
-        if !self.forks_continue || was == CLOSED {
+        if !self.policy.forks_continue || was == CLOSED {
             return Err(self.gone());
         }
         let now = fork::generation();
@@ -709,34 +718,36 @@ impl<C: CounterStorage> Generator<C> {
     /// file: writes that timestamp to it and unlocks it.
     pub fn release_lease(&self) {
         #[cfg(feature = "lease")]
-        if let Some(lease) = &self.lease {
+        if let Some(lease) = &self.guards.lease {
             lease.close_gate();
             // Another thread may be between its lease check and its slot: bound what
             // it can still issue by the clock now (plus the borrow window), not only
             // by the counter. Its clock reading preceded its look at the (open) gate,
             // which preceded our closing it and so our reading; one tick more covers
             // a reading that straddles a tick boundary as the two were made.
-            let by_clock = self.clock.now_ms_precise() + (self.ahead + 1) * self.tick_ms;
+            let by_clock = self.clock.now_ms_precise() + (self.slots.ahead + 1) * self.slots.tick_ms;
             lease.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
         }
     }
 
     #[inline(always)]
     fn id_of(&self, slot: u64) -> u64 {
-        ((slot >> self.sb) << self.time_shift) | self.node_part | ((slot & self.seq_mask) << self.seq_shift)
+        ((slot >> self.slots.sb) << self.slots.time_shift)
+            | self.slots.node_part
+            | ((slot & self.slots.seq_mask) << self.slots.seq_shift)
     }
 
     #[inline(always)]
     fn ticks(&self, now_ms: u64) -> Result<u64> {
-        if now_ms < self.epoch_ms {
+        if now_ms < self.slots.epoch_ms {
             return Err(self.time_error(now_ms));
         }
-        let t = if self.tick_ms == 1 {
-            now_ms - self.epoch_ms
+        let t = if self.slots.tick_ms == 1 {
+            now_ms - self.slots.epoch_ms
         } else {
-            (now_ms - self.epoch_ms) / self.tick_ms
+            (now_ms - self.slots.epoch_ms) / self.slots.tick_ms
         };
-        if t > self.max_ticks {
+        if t > self.slots.max_ticks {
             return Err(self.time_error(now_ms));
         }
         Ok(t)
@@ -755,7 +766,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Exclusive end of the slots that may be issued while the clock reads tick `t`.
     #[inline(always)]
     fn limit(&self, t: u64) -> u64 {
-        (t.saturating_add(self.ahead).min(self.max_ticks) + 1) << self.sb
+        (t.saturating_add(self.slots.ahead).min(self.slots.max_ticks) + 1) << self.slots.sb
     }
 
     /// Reserves up to `n` consecutive slots: `(first, count)` with `count >= 1`.
@@ -788,7 +799,7 @@ impl<C: CounterStorage> Generator<C> {
     /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
     #[inline(always)]
     fn claim_from(&self, cur: u64, t: u64, n: u64) -> Claim {
-        let start = cur.max(t << self.sb);
+        let start = cur.max(t << self.slots.sb);
         let limit = self.limit(t);
         if start >= limit {
             return Claim::Blocked(cur);
@@ -799,8 +810,8 @@ impl<C: CounterStorage> Generator<C> {
             // unused slots or not) or runs into the next one: once per tick, tell
             // `stats` (one test and branch on the fast path).
             let last = start + count - 1;
-            if start & self.seq_mask == 0 || (last ^ start) >> self.sb != 0 {
-                self.counters.enter_tick(start - cur, last >> self.sb);
+            if start & self.slots.seq_mask == 0 || (last ^ start) >> self.slots.sb != 0 {
+                self.counters.enter_tick(start - cur, last >> self.slots.sb);
             }
             Claim::Won(start, count)
         } else {
@@ -883,13 +894,19 @@ impl<C: CounterStorage> Generator<C> {
             // A healthy clock reaches the next tick within `tick_ms` of real time and
             // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
             // clocks in whole milliseconds.
-            if stalled > self.tick_ms.saturating_add(self.max_wait_ms).saturating_add(2) {
+            if stalled
+                > self
+                    .slots
+                    .tick_ms
+                    .saturating_add(self.policy.max_wait_ms)
+                    .saturating_add(2)
+            {
                 return Err(match pending {
                     Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
                     Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
                 });
             }
-            if let Some(hook) = &self.wait_hook {
+            if let Some(hook) = &self.policy.wait_hook {
                 let waited = mono.saturating_sub(started);
                 if waited >= hook_at {
                     hook()?;
@@ -926,12 +943,12 @@ impl<C: CounterStorage> Generator<C> {
                 Claim::Blocked(cur) => cur,
             };
             // Blocked: every slot the clock allows is taken. `cur >= limit > 0`.
-            let last_tick = (cur - 1) >> self.sb;
-            let cur_tick = cur >> self.sb;
-            let window_end = t.saturating_add(self.ahead).min(self.max_ticks);
+            let last_tick = (cur - 1) >> self.slots.sb;
+            let cur_tick = cur >> self.slots.sb;
+            let window_end = t.saturating_add(self.slots.ahead).min(self.slots.max_ticks);
             if last_tick <= window_end {
                 // The window's last tick is used up: wait for the next one.
-                if cur_tick > self.max_ticks {
+                if cur_tick > self.slots.max_ticks {
                     return Err(Error::TimeExhausted {
                         message: format!(
                             "every ID of the layout's last tick (ending {} ms) has been issued",
@@ -944,11 +961,11 @@ impl<C: CounterStorage> Generator<C> {
             // The clock is behind IDs already issued.
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
             ep.behind_ms = ep.behind_ms.max(by_ms);
-            match self.clock_backwards {
+            match self.policy.clock_backwards {
                 ClockBackwards::Error => return Err(Error::ClockMovedBackwards { by_ms }),
                 ClockBackwards::Wait => {
                     let need = self.ms_until_allowed(last_tick, now);
-                    if need > self.max_wait_ms {
+                    if need > self.policy.max_wait_ms {
                         return Err(Error::ClockMovedBackwards { by_ms });
                     }
                 }
@@ -957,13 +974,13 @@ impl<C: CounterStorage> Generator<C> {
                         // Room left in the last tick: keep using it, `behind` slots
                         // at most (a run takes one: its rest would be past the
                         // window of its next call's reading, and passed over).
-                        let count = n.min(behind).min(((last_tick + 1) << self.sb) - cur);
+                        let count = n.min(behind).min(((last_tick + 1) << self.slots.sb) - cur);
                         if self.swap(cur, cur + count) {
                             return Ok(Ok((cur, count)));
                         }
                         continue;
                     }
-                    if self.ms_until_allowed(cur_tick, now) > self.max_wait_ms {
+                    if self.ms_until_allowed(cur_tick, now) > self.policy.max_wait_ms {
                         return Err(Error::ClockMovedBackwards { by_ms });
                     }
                 }
@@ -975,7 +992,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Milliseconds until the clock allows issuing at `tick`.
     fn ms_until_allowed(&self, tick: u64, now: u64) -> u64 {
         self.layout
-            .timestamp_of_ticks(tick.saturating_sub(self.ahead))
+            .timestamp_of_ticks(tick.saturating_sub(self.slots.ahead))
             .saturating_sub(now)
     }
 }
@@ -1004,11 +1021,17 @@ impl<C: CounterStorage> Drop for Generator<C> {
     fn drop(&mut self) {
         // No other thread can hold `self` now: the counter is exact.
         #[cfg(feature = "lease")]
-        if let Some(lease) = &self.lease {
+        if let Some(lease) = &self.guards.lease {
             lease.release(self.last_issued_ms().unwrap_or(0));
         }
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(guard) = self.host_guard.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(guard) = self
+            .guards
+            .host_guard
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             guard.release(self.last_issued_ms().unwrap_or(0));
         }
     }
@@ -1018,11 +1041,11 @@ impl<C: CounterStorage> fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Generator")
             .field("layout", &self.layout)
-            .field("node", &self.node)
-            .field("overflow", &self.overflow)
-            .field("max_borrow_ms", &self.max_borrow_ms)
-            .field("clock_backwards", &self.clock_backwards)
-            .field("max_wait_ms", &self.max_wait_ms)
+            .field("node", &self.slots.node)
+            .field("overflow", &self.policy.overflow)
+            .field("max_borrow_ms", &self.policy.max_borrow_ms)
+            .field("clock_backwards", &self.policy.clock_backwards)
+            .field("max_wait_ms", &self.policy.max_wait_ms)
             .field("leased", &self.is_leased())
             .finish_non_exhaustive()
     }
@@ -1040,12 +1063,12 @@ mod tests {
         for o in [Overflow::Wait, Overflow::Borrow] {
             assert_eq!(o.to_string(), o.as_str());
             assert_eq!(o.to_string().parse::<Overflow>().ok(), Some(o));
-            assert_eq!(Overflow::parse(&o.to_string().to_uppercase()).ok(), Some(o));
+            assert_eq!(o.to_string().to_uppercase().parse::<Overflow>().ok(), Some(o));
         }
         for c in [ClockBackwards::Error, ClockBackwards::Wait, ClockBackwards::Monotonic] {
             assert_eq!(c.to_string(), c.as_str());
             assert_eq!(c.to_string().parse::<ClockBackwards>().ok(), Some(c));
-            assert_eq!(ClockBackwards::parse(&format!(" {c} ")).ok(), Some(c));
+            assert_eq!(format!(" {c} ").parse::<ClockBackwards>().ok(), Some(c));
         }
         let refused = |e: Result<()>| match e {
             Err(Error::Config { field, message }) => (field, message),
@@ -1132,11 +1155,11 @@ mod tests {
         let clock = ManualClock::new(T);
         let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
         assert_eq!(seq_and_ms(first), (0, T));
-        let ids: Vec<u64> = (0..CHUNK).map(|_| g.next_id().unwrap()).collect();
-        let want: Vec<(u64, u64)> = (1..=CHUNK).map(|s| (s, T)).collect();
+        let ids: Vec<u64> = (0..MAX_RUN).map(|_| g.next_id().unwrap()).collect();
+        let want: Vec<(u64, u64)> = (1..=MAX_RUN).map(|s| (s, T)).collect();
         assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
-        // The second run's unused slots count as issued (at most CHUNK - 1).
-        assert_eq!(g.stats().ids_issued, 2 * CHUNK);
+        // The second run's unused slots count as issued (at most MAX_RUN - 1).
+        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN);
     }
 
     #[test]
@@ -1146,7 +1169,7 @@ mod tests {
         clock.advance(1);
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
         // The old run's rest and the new run's rest: neither counts.
-        assert_eq!(g.stats().ids_issued, 2 + (CHUNK - 1));
+        assert_eq!(g.stats().ids_issued, 2 + (MAX_RUN - 1));
     }
 
     #[test]
@@ -1159,7 +1182,7 @@ mod tests {
         // Back 1 ms: inside the window again; the run was dropped, so the next slot
         // is the counter's.
         clock.set(T - 1);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()), (CHUNK, T));
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (MAX_RUN, T));
     }
 
     /// `ids_issued` counts slots reserved: the unused rest of a run whose thread
@@ -1184,8 +1207,8 @@ mod tests {
             .join()
             .unwrap();
         }
-        // 20 IDs returned, 10 runs of CHUNK slots reserved.
-        assert_eq!(g.stats().ids_issued, 10 * CHUNK);
+        // 20 IDs returned, 10 runs of MAX_RUN slots reserved.
+        assert_eq!(g.stats().ids_issued, 10 * MAX_RUN);
     }
 
     /// A batch on a thread holding a run comes from the run when it fits, else from
@@ -1200,14 +1223,14 @@ mod tests {
         ids.push(g.next_id().unwrap());
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
         assert_eq!(seqs, [0, 1, 2, 3], "from the run, in order");
-        // 124 slots left: a batch of CHUNK drops them and takes the counter's.
-        let batch = g.next_ids(CHUNK as usize).unwrap();
+        // 124 slots left: a batch of MAX_RUN drops them and takes the counter's.
+        let batch = g.next_ids(MAX_RUN as usize).unwrap();
         let seqs: Vec<u64> = batch.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, (CHUNK..2 * CHUNK).collect::<Vec<_>>());
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * CHUNK, "the run was dropped");
+        assert_eq!(seqs, (MAX_RUN..2 * MAX_RUN).collect::<Vec<_>>());
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * MAX_RUN, "the run was dropped");
         let mut out = [0u64; 3];
         g.fill(&mut out).unwrap();
-        assert_eq!(seq_and_ms(out[0]).0, 2 * CHUNK + 1, "the next run serves the batch");
+        assert_eq!(seq_and_ms(out[0]).0, 2 * MAX_RUN + 1, "the next run serves the batch");
     }
 
     /// `try_next_id` on a thread holding a run is served from it, like `next_id`:
@@ -1227,13 +1250,13 @@ mod tests {
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
         assert_eq!(seqs, (0..7).collect::<Vec<_>>(), "in order, none passed over");
         // Spent, it is renewed by try_next_id too.
-        for _ in 7..CHUNK {
+        for _ in 7..MAX_RUN {
             g.try_next_id().unwrap().unwrap();
         }
         let renewed = g.try_next_id().unwrap().unwrap();
-        assert_eq!(seq_and_ms(renewed).0, CHUNK);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, CHUNK + 1);
-        assert_eq!(g.stats().ids_issued, 2 * CHUNK, "the second run counted as issued");
+        assert_eq!(seq_and_ms(renewed).0, MAX_RUN);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, MAX_RUN + 1);
+        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN, "the second run counted as issued");
     }
 
     /// `clock_backwards = monotonic` on a thread holding a run: while the clock is
@@ -1262,7 +1285,7 @@ mod tests {
         };
         assert!(matches!(err, Error::ClockMovedBackwards { by_ms: 5 }), "{err}");
         // The run's rest (127 slots) was past the window of the behind clock.
-        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - CHUNK;
+        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - MAX_RUN;
         assert_eq!(behind.len() as u64, left, "slots of the last tick issued while behind");
         assert!(behind.iter().all(|&id| seq_and_ms(id).1 == T));
         assert!(behind.windows(2).all(|w| w[1] == w[0] + 1));

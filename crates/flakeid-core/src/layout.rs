@@ -16,11 +16,6 @@ pub enum Order {
 }
 
 impl Order {
-    /// The order named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(s: &str) -> Result<Order> {
-        s.parse()
-    }
-
     /// The order's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -130,7 +125,50 @@ const fn preset(
     }
 }
 
+/// What a layout decides about a generator's slots, for one node id: how a slot
+/// (`ticks << sb | sequence`) becomes an ID, the time its ticks count from, and how
+/// far the counter may run ahead of the clock. Computed once by [`Layout::slots`],
+/// read on every call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slots {
+    /// The counter's sequence width: the layout's, or fewer under `max_sequence`.
+    pub(crate) sb: u32,
+    pub(crate) seq_mask: u64,
+    pub(crate) time_shift: u32,
+    pub(crate) seq_shift: u32,
+    pub(crate) node: u64,
+    /// The node id where the ID keeps it.
+    pub(crate) node_part: u64,
+    pub(crate) epoch_ms: u64,
+    pub(crate) tick_ms: u64,
+    pub(crate) max_ticks: u64,
+    /// Ticks the counter may run ahead of the clock (0 unless borrowing).
+    pub(crate) ahead: u64,
+}
+
 impl Layout {
+    /// The slots of a generator on `node` whose counter's sequence is `sb` bits wide
+    /// ([`Layout::counter_sequence_bits`]) and which may run `ahead` ticks ahead of
+    /// its clock.
+    pub(crate) fn slots(&self, node: u64, sb: u32, ahead: u64) -> Slots {
+        let (node_shift, seq_shift) = match self.order() {
+            Order::TimeNodeSeq => (self.sequence_bits(), 0),
+            Order::TimeSeqNode => (0, self.node_bits()),
+        };
+        Slots {
+            sb,
+            seq_mask: mask(sb),
+            time_shift: self.node_bits() + self.sequence_bits(),
+            seq_shift,
+            node,
+            node_part: node << node_shift,
+            epoch_ms: self.epoch_ms(),
+            tick_ms: self.tick_ms(),
+            max_ticks: self.max_ticks(),
+            ahead,
+        }
+    }
+
     /// Twitter Snowflake: 41 time, 5 datacenter + 5 worker, 12 sequence, epoch 2010-11-04.
     pub const SNOWFLAKE: Layout = preset("snowflake", 41, 5, 5, 12, 1, 1288834974657, Order::TimeNodeSeq);
     /// FlakeID / flake-idgen: 42 time from the Unix epoch, 10 node (5 + 5), 12 sequence.
@@ -622,6 +660,27 @@ impl LayoutBuilder {
     /// Validates with `now_ms` as the present (for tests and vectors).
     pub fn build_at(self, now_ms: u64) -> Result<Layout> {
         let b = self;
+        b.check_widths()?;
+        b.check_times(now_ms)?;
+        let layout = Layout {
+            name: None,
+            time_bits: b.time_bits as u8,
+            datacenter_bits: b.datacenter_bits as u8,
+            worker_bits: b.worker_bits as u8,
+            sequence_bits: b.sequence_bits as u8,
+            tick_ms: b.tick_ms,
+            epoch_ms: b.epoch_ms,
+            order: b.order,
+        };
+        // A layout whose time has run out is still valid: it decodes its old IDs,
+        // and a generator on it reports TimeExhausted.
+        // A custom layout equal to a preset is that preset.
+        Ok(b.preset().unwrap_or(layout))
+    }
+
+    /// The field widths: each in its range, and together within 64 bits.
+    fn check_widths(&self) -> Result<()> {
+        let b = self;
         if let Some(bits) = b.node_field {
             if b.split_given {
                 return Err(Error::config(
@@ -668,6 +727,13 @@ impl LayoutBuilder {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The tick, the epoch (not in the future: `now_ms`), and the last tick's end
+    /// (a time every binding can represent).
+    fn check_times(&self, now_ms: u64) -> Result<()> {
+        let b = self;
         if !(1..=MAX_TICK_MS).contains(&b.tick_ms) {
             return Err(Error::out_of_range("tick_ms", 1, MAX_TICK_MS, b.tick_ms));
         }
@@ -692,20 +758,7 @@ impl LayoutBuilder {
                 ),
             ));
         }
-        let layout = Layout {
-            name: None,
-            time_bits: b.time_bits as u8,
-            datacenter_bits: b.datacenter_bits as u8,
-            worker_bits: b.worker_bits as u8,
-            sequence_bits: b.sequence_bits as u8,
-            tick_ms: b.tick_ms,
-            epoch_ms: b.epoch_ms,
-            order: b.order,
-        };
-        // A layout whose time has run out is still valid: it decodes its old IDs,
-        // and a generator on it reports TimeExhausted.
-        // A custom layout equal to a preset is that preset.
-        Ok(b.preset().unwrap_or(layout))
+        Ok(())
     }
 }
 
@@ -903,7 +956,7 @@ mod tests {
         for o in [Order::TimeNodeSeq, Order::TimeSeqNode] {
             assert_eq!(o.to_string(), o.as_str());
             assert_eq!(o.to_string().parse::<Order>().ok(), Some(o));
-            assert_eq!(Order::parse(&o.to_string().replace('|', ",")).ok(), Some(o));
+            assert_eq!(o.to_string().replace('|', ",").parse::<Order>().ok(), Some(o));
         }
         match "nope".parse::<Order>() {
             Err(Error::Config { field, message }) => assert_eq!(

@@ -30,9 +30,9 @@ pub mod lease;
 mod node_id;
 mod options;
 mod policy;
-pub mod present;
 mod stats;
 mod sync;
+pub mod text;
 mod time_range;
 mod uuid7;
 #[cfg(feature = "uuid7")]

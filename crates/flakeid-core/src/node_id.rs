@@ -92,11 +92,6 @@ impl std::fmt::Display for NodeSource {
 }
 
 impl NodeSource {
-    /// Parses a source: the same as `spec.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(spec: &str) -> Result<NodeSource> {
-        spec.parse()
-    }
-
     /// Resolves to a node id that fits `layout`.
     pub fn resolve(&self, layout: &Layout) -> Result<u64> {
         let max = layout.max_node();
@@ -316,7 +311,7 @@ mod tests {
             NodeSource::PrivateIpv4,
         ] {
             assert_eq!(s.to_string().parse::<NodeSource>().ok().as_ref(), Some(&s));
-            assert_eq!(NodeSource::parse(&s.to_string()).ok(), Some(s));
+            assert_eq!(s.to_string().parse::<NodeSource>().ok(), Some(s));
         }
         match "nope".parse::<NodeSource>() {
             Err(Error::Config { field, message }) => assert_eq!(

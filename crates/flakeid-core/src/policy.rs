@@ -37,10 +37,6 @@ pub enum Overflow {
 }
 
 impl Overflow {
-    /// The policy named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(s: &str) -> Result<Overflow> {
-        s.parse()
-    }
     /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -85,10 +81,6 @@ pub enum ClockBackwards {
 }
 
 impl ClockBackwards {
-    /// The policy named `s`: the same as `s.parse()` ([`FromStr`](std::str::FromStr)).
-    pub fn parse(s: &str) -> Result<ClockBackwards> {
-        s.parse()
-    }
     /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {

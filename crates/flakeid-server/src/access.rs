@@ -15,7 +15,7 @@
 //! through a bounded queue to a writer thread, and a line that finds the queue
 //! full is dropped and counted (`flakeid_access_log_dropped_total`).
 
-use flakeid_core::present::{iso8601, json_string};
+use flakeid_core::text::{iso8601, json_string};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,17 +4,20 @@
 //! HTTP/2 does only while the client has window: a client that stops reading stops
 //! the issuing within about one chunk plus the flow-control window, and holds no
 //! thread. The streams of one connection are limited by its HTTP/2 stream cap, and
-//! a connection whose client reads nothing is closed by the idle timeout (conn.rs).
+//! a connection whose client reads nothing is closed by the idle timeout (conn/watchdog.rs).
 //!
 //! Memory: a request message is at most the largest real one (an `Unseal` of
 //! `--max-batch` IDs; [`crate::Budgets::max_request_message`]); `Batch` and
 //! `Unseal` reserve their answer's room before they make it, and `Stream` each
 //! chunk's ([`crate::conn::Flow::reserve`]). Calls are counted in
-//! `flakeid_grpc_calls_total` as they end (conn.rs, `Tracked`), so that the
+//! `flakeid_grpc_calls_total` as they end (conn/budgets.rs, `Tracked`), so that the
 //! refusals made before a handler runs (a bad or oversized message, a body over
 //! budget or late) are counted too.
 
-use crate::{ApiError, Service};
+use crate::Service;
+use crate::config::RESERVE_OVERHEAD;
+use crate::error::ApiError;
+use crate::service::IdChunks;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::Stream;
@@ -159,11 +162,11 @@ impl Grpc {
     }
 
     /// Room for an answer of `n` IDs (the IDs and their encoding, 16 bytes an ID),
-    /// reserved before it is made, from the call's flow (conn.rs): its answer's
+    /// reserved before it is made, from the call's flow (conn/budgets.rs): its answer's
     /// data frame carries it until HTTP/2 has written it to the socket.
     async fn reserve(&self, ext: &tonic::Extensions, n: usize) {
         if let Some(flow) = ext.get::<Arc<crate::conn::Flow>>()
-            && let Some(r) = flow.reserve(n * 16 + crate::RESERVE_OVERHEAD).await
+            && let Some(r) = flow.reserve(n * 16 + RESERVE_OVERHEAD).await
         {
             flow.made(r);
         }
@@ -253,7 +256,7 @@ impl Grpc {
         }
         let total = (req.n != 0).then_some(req.n);
         // Each chunk: its IDs, and as many bytes again encoded.
-        let chunks = crate::IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
+        let chunks = IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {
                 let mut bytes = Vec::with_capacity(ids.len() * 8);

@@ -255,13 +255,13 @@ impl Metrics {
         r.max_rollback_ms = r.max_rollback_ms.max(s.max_rollback_ms);
     }
 
-    /// Counts one `flakeid.v1.Flakeid` call by the status it ended with (conn.rs,
+    /// Counts one `flakeid.v1.Flakeid` call by the status it ended with (conn/budgets.rs,
     /// `Tracked`: every call, refusals made before its handler included).
     pub fn count_rpc(&self, rpc: &'static str, code: u16) {
         self.grpc.get_or_create(&RpcLabels { rpc, code }).inc();
     }
 
-    /// Records one answered request (conn.rs).
+    /// Records one answered request (conn/requests.rs).
     pub fn observe(&self, route: Route, method: MethodLabel, status: u16, seconds: f64) {
         match STATUSES.iter().position(|s| *s == status) {
             Some(s) => {

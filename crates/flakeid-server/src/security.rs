@@ -252,8 +252,9 @@ impl Security {
             h.insert("grpc-message", HeaderValue::from_static("unauthenticated"));
             r
         } else {
-            let mut r = crate::ApiError::plain(StatusCode::UNAUTHORIZED, "unauthorized", "authorization", why.into())
-                .into_response();
+            let mut r =
+                crate::error::ApiError::plain(StatusCode::UNAUTHORIZED, "unauthorized", "authorization", why.into())
+                    .into_response();
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             r

@@ -22,83 +22,25 @@ fn pid(var: &str) -> i32 {
     std::env::var(var).unwrap_or_else(|_| panic!("{var}")).parse().unwrap()
 }
 
-#[test]
-fn etcd_32_concurrent_holders_get_distinct_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    concurrent_distinct(&u, 32, TTL_MS);
-}
-
-#[test]
-fn etcd_16_ids_for_32_holders_is_a_lease_error() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    exhaustion(&u, TTL_MS);
-}
-
-#[test]
-fn etcd_killed_holder_id_waits_for_the_ttl() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    killed_holder(&u, TTL_MS, false);
-}
-
-#[test]
-fn etcd_frozen_store_stops_then_resumes_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    let p = pid("FLAKEID_TEST_ETCD_PID");
-    frozen_store(&u, TTL_MS, &|on| {
-        signal(p, if on { libc::SIGSTOP } else { libc::SIGCONT })
+scenarios! { |u|
+    etcd_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
+    etcd_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
+    etcd_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
+    etcd_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &|on| {
+        signal(pid("FLAKEID_TEST_ETCD_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
     });
-}
-
-#[test]
-fn etcd_taken_over_holder_never_issues_again() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    taken_over(&u, TTL_MS);
-}
-
-#[test]
-fn etcds_32_concurrent_holders_get_distinct_ids() {
-    let Some(u) = tls_url() else { return };
-    let _s = serial();
-    concurrent_distinct(&u, 32, TTL_MS);
-}
-
-#[test]
-fn etcds_16_ids_for_32_holders_is_a_lease_error() {
-    let Some(u) = tls_url() else { return };
-    let _s = serial();
-    exhaustion(&u, TTL_MS);
-}
-
-#[test]
-fn etcds_killed_holder_id_waits_for_the_ttl() {
-    let Some(u) = tls_url() else { return };
-    let _s = serial();
-    killed_holder(&u, TTL_MS, false);
-}
-
-#[test]
-fn etcds_frozen_store_stops_then_resumes_ids() {
-    let Some(u) = tls_url() else { return };
-    let _s = serial();
+    etcd_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
+    etcds_32_concurrent_holders_get_distinct_ids: tls_url(), serial => concurrent_distinct(&u, 32, TTL_MS);
+    etcds_16_ids_for_32_holders_is_a_lease_error: tls_url(), serial => exhaustion(&u, TTL_MS);
+    etcds_killed_holder_id_waits_for_the_ttl: tls_url(), serial => killed_holder(&u, TTL_MS, false);
     // Read at the time of each signal: the restart test hands on a new pid.
-    frozen_store(&u, TTL_MS, &|on| {
-        signal(
-            pid("FLAKEID_TEST_ETCDS_PID"),
-            if on { libc::SIGSTOP } else { libc::SIGCONT },
-        )
+    etcds_frozen_store_stops_then_resumes_ids: tls_url(), serial => frozen_store(&u, TTL_MS, &|on| {
+        signal(pid("FLAKEID_TEST_ETCDS_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
     });
-}
-
-#[test]
-fn etcds_taken_over_holder_never_issues_again() {
-    let Some(u) = tls_url() else { return };
-    let _s = serial();
-    taken_over(&u, TTL_MS);
+    etcds_taken_over_holder_never_issues_again: tls_url(), serial => taken_over(&u, TTL_MS);
+    etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &|on| {
+        signal(pid("FLAKEID_TEST_ETCD_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
+    });
 }
 
 /// kill -9 the TLS etcd and start it again on its data directory (same ports).
@@ -186,18 +128,6 @@ fn etcd_namespace_in_use_pays_no_lock_delay() {
         "a store that kept its data is trusted"
     );
     assert_ne!(first.node(), second.node());
-}
-
-#[test]
-fn etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    frozen_at_build(&u, TTL_MS, &|on| {
-        signal(
-            pid("FLAKEID_TEST_ETCD_PID"),
-            if on { libc::SIGSTOP } else { libc::SIGCONT },
-        )
-    });
 }
 
 /// A two-member cluster that loses a member has no quorum: the other member

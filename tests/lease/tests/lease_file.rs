@@ -10,25 +10,11 @@ fn dir_url(tag: &str) -> String {
     format!("file://{}", dir.display())
 }
 
-#[test]
-fn file_16_processes_get_distinct_ids() {
+scenarios! { |u|
     // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
-    let _s = serial();
-    concurrent_distinct(&dir_url("many"), 16, 1000);
-}
-
-#[test]
-fn file_16_ids_for_32_processes_is_a_lease_error() {
-    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
-    let _s = serial();
-    exhaustion(&dir_url("full"), 1000);
-}
-
-#[test]
-fn file_killed_holder_id_is_free_at_once() {
-    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
-    let _s = serial();
-    killed_holder(&dir_url("kill"), 1000, true);
+    file_16_processes_get_distinct_ids: Some(dir_url("many")), serial => concurrent_distinct(&u, 16, 1000);
+    file_16_ids_for_32_processes_is_a_lease_error: Some(dir_url("full")), serial => exhaustion(&u, 1000);
+    file_killed_holder_id_is_free_at_once: Some(dir_url("kill")), serial => killed_holder(&u, 1000, true);
 }
 
 #[test]

@@ -16,39 +16,14 @@ fn freeze(on: bool) {
     freeze_postgres(on);
 }
 
-#[test]
-fn postgres_32_concurrent_holders_get_distinct_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    concurrent_distinct(&u, 32, TTL_MS);
-}
-
-#[test]
-fn postgres_16_ids_for_32_holders_is_a_lease_error() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    exhaustion(&u, TTL_MS);
-}
-
-#[test]
-fn postgres_killed_holder_id_waits_for_the_ttl() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    killed_holder(&u, TTL_MS, false);
-}
-
-#[test]
-fn postgres_frozen_store_stops_then_resumes_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    frozen_store(&u, TTL_MS, &freeze);
-}
-
-#[test]
-fn postgres_taken_over_holder_never_issues_again() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    taken_over(&u, TTL_MS);
+scenarios! { |u|
+    postgres_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
+    postgres_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
+    postgres_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
+    postgres_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze);
+    postgres_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
+    postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze);
+    postgres_clock_behind_the_store_is_refused_at_build: url() => clock_behind_the_store(&u, TTL_MS, 8_000);
 }
 
 #[test]
@@ -111,17 +86,4 @@ fn postgres_dropped_table_never_gives_two_holders_one_id() {
         psql(&base, &format!("DROP TABLE {table}"))
     });
     assert!(delay >= TTL_MS);
-}
-
-#[test]
-fn postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    frozen_at_build(&u, TTL_MS, &freeze);
-}
-
-#[test]
-fn postgres_clock_behind_the_store_is_refused_at_build() {
-    let Some(u) = url() else { return };
-    clock_behind_the_store(&u, TTL_MS, 8_000);
 }

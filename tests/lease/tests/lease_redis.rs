@@ -18,39 +18,14 @@ fn freeze(on: bool) {
     signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
 }
 
-#[test]
-fn redis_32_concurrent_holders_get_distinct_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    concurrent_distinct(&u, 32, TTL_MS);
-}
-
-#[test]
-fn redis_16_ids_for_32_holders_is_a_lease_error() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    exhaustion(&u, TTL_MS);
-}
-
-#[test]
-fn redis_killed_holder_id_waits_for_the_ttl() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    killed_holder(&u, TTL_MS, false);
-}
-
-#[test]
-fn redis_frozen_store_stops_then_resumes_ids() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    frozen_store(&u, TTL_MS, &freeze);
-}
-
-#[test]
-fn redis_taken_over_holder_never_issues_again() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    taken_over(&u, TTL_MS);
+scenarios! { |u|
+    redis_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
+    redis_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
+    redis_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
+    redis_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze);
+    redis_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
+    redis_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze);
+    redis_clock_behind_the_store_is_refused_at_build: url() => clock_behind_the_store(&u, TTL_MS, 8_000);
 }
 
 #[test]
@@ -112,13 +87,6 @@ fn redis_namespace_in_use_pays_no_lock_delay() {
     assert_ne!(first.node(), second.node());
 }
 
-#[test]
-fn redis_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
-    let Some(u) = url() else { return };
-    let _s = serial();
-    frozen_at_build(&u, TTL_MS, &freeze);
-}
-
 /// A server that restarts with a large dataset answers `LOADING` to everything
 /// until it has read it (seconds, in production). `build()` in that window waits
 /// for it, within the 10 s acquire bound, instead of failing: before, the first
@@ -144,10 +112,4 @@ fn redis_loading_its_dataset_build_waits_for_it() {
         "build() returned after {took:?}, before the load ended"
     );
     eprintln!("build() during LOADING returned after {took:?}");
-}
-
-#[test]
-fn redis_clock_behind_the_store_is_refused_at_build() {
-    let Some(u) = url() else { return };
-    clock_behind_the_store(&u, TTL_MS, 8_000);
 }

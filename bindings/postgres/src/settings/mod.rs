@@ -466,7 +466,7 @@ pub fn lease() -> Option<Lease> {
 /// ahead of its clock (a lease's fence covers that much past its window).
 pub fn borrowing() -> (Overflow, u64) {
     (
-        Overflow::parse(&text(&OVERFLOW)).unwrap_or(Overflow::Wait),
+        text(&OVERFLOW).parse::<Overflow>().unwrap_or(Overflow::Wait),
         MAX_BORROW_MS.get() as u64,
     )
 }

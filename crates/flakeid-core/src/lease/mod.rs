@@ -692,47 +692,160 @@ pub(crate) struct AcquireOptions<'a> {
 }
 
 /// Acquires a node id, waits (bounded) until the clock is past the last timestamp
-/// issued under it, records the first fence, and starts the heartbeat.
+/// issued under it, records the first fence, and starts the heartbeat. A step that
+/// fails after the store granted the id gives it back.
 pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
-    let mut store = opts.spec.open()?;
-    LeaseTiming::for_ttl(opts.ttl_ms)?;
-    let timing = LeaseTiming::derive(store.effective_ttl_ms(opts.ttl_ms).min(opts.ttl_ms).max(1));
-    let layout = opts.layout;
-    let holder = holder_token();
-    let describe = store.describe();
-    let max_node = layout.max_node();
-    let until = Instant::now() + ACQUIRE_TIMEOUT;
-    // The store starts the lease's TTL when it receives this request.
-    let mut confirmed = Instant::now();
-    let got = store.acquire(max_node, &holder, timing.ttl_ms, until)?.ok_or_else(|| {
-        lease_error(format!(
-            "no free node id: all {} node ids (0..={max_node}) of namespace {:?} are leased ({describe})",
-            u128::from(max_node) + 1,
-            store.namespace(),
-        ))
-    })?;
-    let node = got.node;
-    let give_up = |store: &mut Box<dyn LeaseStore>, e: Error| -> Error {
-        let _ = store.release(node, &holder, got.last_ms, Instant::now() + RELEASE_TIMEOUT);
-        e
-    };
+    let mut taking = Taking::start(opts)?;
+    match taking.prepare() {
+        Ok(ready) => taking.hand_to_heartbeat(ready),
+        Err(e) => Err(taking.give_up(e)),
+    }
+}
 
-    // Clocks in step (point 6), where the store has a clock to check ours against.
-    if let Some(store_now) = got.store_now_ms
-        && let Err(msg) = check_clock_against_store(wall_now(&opts.clock), store_now, timing.margin_ms)
-    {
-        let e = lease_error(format!("acquired node id {node} ({describe}), but {msg}"));
-        return Err(give_up(&mut store, e));
+/// One acquisition under way: the store, the node id it granted, and what each step
+/// needs.
+struct Taking<'a> {
+    store: Box<dyn LeaseStore>,
+    opts: AcquireOptions<'a>,
+    timing: LeaseTiming,
+    holder: String,
+    describe: String,
+    got: Acquired,
+    /// When the store last confirmed the lease (it starts the TTL on receipt).
+    confirmed: Instant,
+}
+
+/// What the steps before the heartbeat decided.
+struct Ready {
+    /// The lock delay waited out.
+    waited_ms: u64,
+    resume_after_ms: Option<u64>,
+    fence_floor_ms: u64,
+    gate: Arc<Gate>,
+    steps: Option<steps::StepWatch>,
+    /// The wall end of the first fence's window and its kernel clock readings.
+    first_fence: (u64, Ends),
+}
+
+impl<'a> Taking<'a> {
+    /// Opens the store and takes a free node id.
+    fn start(opts: AcquireOptions<'a>) -> Result<Taking<'a>> {
+        let mut store = opts.spec.open()?;
+        LeaseTiming::for_ttl(opts.ttl_ms)?;
+        let timing = LeaseTiming::derive(store.effective_ttl_ms(opts.ttl_ms).min(opts.ttl_ms).max(1));
+        let holder = holder_token();
+        let describe = store.describe();
+        let max_node = opts.layout.max_node();
+        let until = Instant::now() + ACQUIRE_TIMEOUT;
+        // The store starts the lease's TTL when it receives this request.
+        let confirmed = Instant::now();
+        let got = store.acquire(max_node, &holder, timing.ttl_ms, until)?.ok_or_else(|| {
+            lease_error(format!(
+                "no free node id: all {} node ids (0..={max_node}) of namespace {:?} are leased ({describe})",
+                u128::from(max_node) + 1,
+                store.namespace(),
+            ))
+        })?;
+        Ok(Taking {
+            store,
+            opts,
+            timing,
+            holder,
+            describe,
+            got,
+            confirmed,
+        })
     }
 
-    // The lock delay: a young incarnation marker means the store may have
-    // forgotten holders that are still issuing. Wait until it is old enough,
-    // renewing our own lease meanwhile (the wait can be longer than the TTL).
-    let delay = lock_delay_ms(&timing, opts.ahead_ms);
-    let waited_ms = delay.saturating_sub(got.incarnation_age_ms);
-    if waited_ms > 0 {
+    /// Gives the node id back after a failed step, and returns the step's error.
+    fn give_up(mut self, e: Error) -> Error {
+        let until = Instant::now() + RELEASE_TIMEOUT;
+        let _ = self.store.release(self.got.node, &self.holder, self.got.last_ms, until);
+        e
+    }
+
+    /// The steps between the grant and the heartbeat: the clocks compared, the lock
+    /// delay, the wait past the last timestamp, the first fence.
+    fn prepare(&mut self) -> Result<Ready> {
+        self.check_clock()?;
+        let waited_ms = self.wait_lock_delay()?;
+        let last_ms = self.got.last_ms;
+        // The restart-after-rollback hole: never issue at or before what earlier holders did.
+        let resume_after_ms = (last_ms >= self.opts.layout.epoch_ms() && last_ms > 0).then_some(last_ms);
+        // A state file leaves a clock behind its mark to the generator's policy, which
+        // (monotonic) may issue in the tick after the mark: every fence covers that tick.
+        let state = self.opts.spec.is_state();
+        let layout = self.opts.layout;
+        let fence_floor_ms = match resume_after_ms {
+            Some(last) if state => {
+                layout.timestamp_of_ticks(layout.ticks_at(last)?.saturating_add(1).min(layout.max_ticks()))
+            }
+            _ => 0,
+        };
+        if let Some(last) = resume_after_ms.filter(|_| !state) {
+            self.wait_past(last)?;
+        }
+        // A store that keeps the id while this process lives needs the wall end alone;
+        // one whose leases expire, the kernel's clocks too (docs/design.md, "The lease gate").
+        let clocks = if self.store.held_while_alive() {
+            gate::WALL
+        } else {
+            gate::REAL
+        };
+        let gate = Arc::new(Gate::closed(clocks));
+        let steps = if clocks == gate::REAL {
+            steps::watch(&gate, self.got.node)
+        } else {
+            None
+        };
+        let first_fence = self.renew(fence_floor_ms)?;
+        Ok(Ready {
+            waited_ms,
+            resume_after_ms,
+            fence_floor_ms,
+            gate,
+            steps,
+            first_fence,
+        })
+    }
+
+    /// [`renew_within_window`] of this acquisition.
+    fn renew(&mut self, fence_floor_ms: u64) -> Result<(u64, Ends)> {
+        let (node, holder) = (self.got.node, &self.holder);
+        renew_within_window(
+            &mut *self.store,
+            node,
+            holder,
+            &self.timing,
+            &self.opts,
+            fence_floor_ms,
+            &mut self.confirmed,
+        )
+    }
+
+    /// Clocks in step (point 6), where the store has a clock to check ours against.
+    fn check_clock(&self) -> Result<()> {
+        if let Some(store_now) = self.got.store_now_ms
+            && let Err(msg) = check_clock_against_store(wall_now(&self.opts.clock), store_now, self.timing.margin_ms)
+        {
+            let (node, describe) = (self.got.node, &self.describe);
+            return Err(lease_error(format!("acquired node id {node} ({describe}), but {msg}")));
+        }
+        Ok(())
+    }
+
+    /// The lock delay: a young incarnation marker means the store may have
+    /// forgotten holders that are still issuing. Waits until it is old enough,
+    /// renewing our own lease meanwhile (the wait can be longer than the TTL).
+    /// Returns the ms waited.
+    fn wait_lock_delay(&mut self) -> Result<u64> {
+        let delay = lock_delay_ms(&self.timing, self.opts.ahead_ms);
+        let waited_ms = delay.saturating_sub(self.got.incarnation_age_ms);
+        if waited_ms == 0 {
+            return Ok(0);
+        }
         let lock_until = Instant::now() + Duration::from_millis(waited_ms);
-        let renew = Duration::from_millis(timing.renew_ms);
+        let renew = Duration::from_millis(self.timing.renew_ms);
         loop {
             let left = lock_until.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -742,131 +855,103 @@ pub(crate) fn acquire(opts: AcquireOptions<'_>) -> Result<Acquisition> {
             if Instant::now() >= lock_until {
                 break;
             }
-            let renewed = renew_within_window(&mut *store, node, &holder, &timing, &opts, 0, &mut confirmed);
-            if let Err(e) = renewed {
-                return Err(give_up(&mut store, e));
-            }
+            self.renew(0)?;
         }
+        Ok(waited_ms)
     }
 
-    // The restart-after-rollback hole: never issue at or before what earlier holders did.
-    let resume_after_ms = (got.last_ms >= layout.epoch_ms() && got.last_ms > 0).then_some(got.last_ms);
-    // A state file leaves a clock behind its mark to the generator's policy, which
-    // (monotonic) may issue in the tick after the mark: every fence covers that tick.
-    let state = opts.spec.is_state();
-    let fence_floor_ms = match resume_after_ms {
-        Some(last) if state => match layout.ticks_at(last) {
-            Ok(t) => layout.timestamp_of_ticks(t.saturating_add(1).min(layout.max_ticks())),
-            Err(e) => return Err(give_up(&mut store, e)),
-        },
-        _ => 0,
-    };
-    if let Some(last) = resume_after_ms.filter(|_| !state) {
-        let first_allowed = match layout.ticks_at(last) {
-            Ok(t) => layout.timestamp_of_ticks(t + 1),
-            Err(e) => return Err(give_up(&mut store, e)),
-        };
-        let bound = opts.max_wait_ms.saturating_add(opts.ahead_ms);
+    /// Waits (at most max_wait_ms and the borrow allowance) until the clock is past
+    /// the tick of `last`, the last timestamp recorded under the node id.
+    fn wait_past(&self, last: u64) -> Result<()> {
+        let layout = self.opts.layout;
+        let first_allowed = layout.timestamp_of_ticks(layout.ticks_at(last)? + 1);
+        let bound = self.opts.max_wait_ms.saturating_add(self.opts.ahead_ms);
         let started = Instant::now();
         loop {
-            let now = wall_now(&opts.clock);
+            let now = wall_now(&self.opts.clock);
             if now >= first_allowed {
-                break;
+                return Ok(());
             }
             if started.elapsed() >= Duration::from_millis(bound) {
-                let e = lease_error(format!(
+                let (node, describe) = (self.got.node, &self.describe);
+                return Err(lease_error(format!(
                     "acquired node id {node} ({describe}), but IDs up to {last} ms were already issued under it \
                      and the clock reads {now} ms, {} ms behind; waited {bound} ms (max_wait_ms + borrow allowance). \
                      Fix the clock, or raise max_wait_ms",
                     first_allowed - now
-                ));
-                return Err(give_up(&mut store, e));
+                )));
             }
-            match &opts.clock {
+            match &self.opts.clock {
                 Some(c) => c.pause(),
                 None => std::thread::sleep(Duration::from_millis((first_allowed - now).clamp(1, 10))),
             }
         }
     }
 
-    // A store that keeps the id while this process lives needs the wall end alone;
-    // one whose leases expire, the kernel's clocks too (docs/design.md, "The lease gate").
-    let clocks = if store.held_while_alive() {
-        gate::WALL
-    } else {
-        gate::REAL
-    };
-    let gate = Arc::new(Gate::closed(clocks));
-    let steps = if clocks == gate::REAL {
-        steps::watch(&gate, node)
-    } else {
-        None
-    };
-    let (wall_end, sent_at) = match renew_within_window(
-        &mut *store,
-        node,
-        &holder,
-        &timing,
-        &opts,
-        fence_floor_ms,
-        &mut confirmed,
-    ) {
-        Ok(readings) => readings,
-        Err(e) => return Err(give_up(&mut store, e)),
-    };
-    let sent = confirmed;
-    gate.open_until(wall_end, sent_at.plus(timing.valid_ms()));
-
-    let shared = Arc::new(Shared {
-        gate,
-        renew_us: AtomicU64::new(micros(confirmed.elapsed())),
-        control: Mutex::new(Control {
-            stop: None,
-            state: LeaseState::Held,
-        }),
-        wake: Condvar::new(),
-        node,
-        describe,
-        timing,
-        state,
-    });
-    let beat = Heartbeat {
-        shared: shared.clone(),
-        store,
-        holder,
-        clock: opts.clock,
-        ahead_ms: opts.ahead_ms,
-        fence_floor_ms,
-    };
-    let spawned = std::thread::Builder::new()
-        .name(format!("flakeid-lease-{node}"))
-        // The async store clients (tonic, tokio-postgres) poll deep futures: an
-        // unoptimised build overflowed 256 KiB. Stack pages are committed on use.
-        .stack_size(4 << 20)
-        .spawn(move || beat.run(sent));
-    let handle = match spawned {
-        Ok(h) => h,
-        Err(e) => {
+    /// Opens the gate on the first fence and starts the heartbeat thread, which
+    /// holds the lease from now on.
+    fn hand_to_heartbeat(self, ready: Ready) -> Result<Acquisition> {
+        let Taking {
+            store,
+            opts,
+            timing,
+            holder,
+            describe,
+            got,
+            confirmed,
+        } = self;
+        let node = got.node;
+        let (wall_end, sent_at) = ready.first_fence;
+        let sent = confirmed;
+        ready.gate.open_until(wall_end, sent_at.plus(timing.valid_ms()));
+        let shared = Arc::new(Shared {
+            gate: ready.gate,
+            renew_us: AtomicU64::new(micros(confirmed.elapsed())),
+            control: Mutex::new(Control {
+                stop: None,
+                state: LeaseState::Held,
+            }),
+            wake: Condvar::new(),
+            node,
+            describe,
+            timing,
+            state: opts.spec.is_state(),
+        });
+        let beat = Heartbeat {
+            shared: shared.clone(),
+            store,
+            holder,
+            clock: opts.clock,
+            ahead_ms: opts.ahead_ms,
+            fence_floor_ms: ready.fence_floor_ms,
+        };
+        let spawned = std::thread::Builder::new()
+            .name(format!("flakeid-lease-{node}"))
+            // The async store clients (tonic, tokio-postgres) poll deep futures: an
+            // unoptimised build overflowed 256 KiB. Stack pages are committed on use.
+            .stack_size(4 << 20)
+            .spawn(move || beat.run(sent));
+        let handle = spawned.map_err(|e| {
             // `beat` (and the store) moved into the failed spawn and were dropped;
             // the lease expires by itself after its TTL.
-            return Err(lease_error(format!(
+            lease_error(format!(
                 "cannot start the lease heartbeat thread: {e}; node id {node} will expire after {} ms",
-                timing.ttl_ms
-            )));
-        }
-    };
-    Ok(Acquisition {
-        node,
-        resume_after_ms,
-        guard: LeaseGuard {
-            lock_delay_ms: waited_ms,
-            shared,
-            thread: Mutex::new(Some(handle)),
-            steps: Mutex::new(steps),
-            fork_generation: crate::fork::generation(),
-            acquired_last_ms: got.last_ms,
-        },
-    })
+                shared.timing.ttl_ms
+            ))
+        })?;
+        Ok(Acquisition {
+            node,
+            resume_after_ms: ready.resume_after_ms,
+            guard: LeaseGuard {
+                lock_delay_ms: ready.waited_ms,
+                shared,
+                thread: Mutex::new(Some(handle)),
+                steps: Mutex::new(ready.steps),
+                fork_generation: crate::fork::generation(),
+                acquired_last_ms: got.last_ms,
+            },
+        })
+    }
 }
 
 /// Renews during acquisition (the lock delay, the first fence) as the heartbeat

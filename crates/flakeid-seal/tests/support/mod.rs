@@ -89,7 +89,7 @@ pub fn layout_of(v: &Value) -> Layout {
         .sequence_bits(n("sequence_bits") as u32)
         .tick_ms(n("tick_ms"))
         .epoch_ms(n("epoch_ms"))
-        .order(Order::parse(v["order"].as_str().unwrap()).unwrap())
+        .order(v["order"].as_str().unwrap().parse::<Order>().unwrap())
         .build()
         .unwrap()
 }

@@ -169,7 +169,10 @@ fn parse_args() -> Result<Opts, String> {
         ttl_ms: num("--ttl-ms", 2000)?,
         rate: num("--rate", 12_000)? as f64,
         seed: num("--seed", 1)?.max(1),
-        overflow: Overflow::parse(&opt("--overflow").unwrap_or_else(|| "wait".into())).map_err(|e| e.to_string())?,
+        overflow: opt("--overflow")
+            .unwrap_or_else(|| "wait".into())
+            .parse::<Overflow>()
+            .map_err(|e| e.to_string())?,
         max_batch: num("--max-batch", 2000)?.max(1),
         threads: num("--threads", 1)?.clamp(1, 64),
         singles_pct: num("--singles-pct", 30)?.min(100),

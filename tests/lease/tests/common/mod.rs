@@ -11,6 +11,26 @@ use std::time::{Duration, Instant};
 
 pub const HOLDER: &str = env!("CARGO_BIN_EXE_flakeid-lease-holder");
 
+/// The scenario table of a store's test file: one `#[test]` per entry,
+/// `name: url, serial => scenario;`. Each test returns at once when its store is
+/// not configured (`url` is `None`: [`store_url`]), takes the [`serial`] lock when
+/// the entry says `serial`, and runs `scenario` with the URL bound to the name given
+/// after `|` at the top (`|u|`). Doc comments and attributes pass through.
+#[allow(unused_macros)] // lease_tls runs its scenarios in one test each
+macro_rules! scenarios {
+    (|$u:ident| $($(#[$meta:meta])* $name:ident: $url:expr $(, $serial:ident)? => $run:expr;)*) => {$(
+        $(#[$meta])*
+        #[test]
+        fn $name() {
+            let Some($u) = $url else { return };
+            $(let _s = $serial();)?
+            $run;
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use scenarios;
+
 /// Scenarios that freeze a store must not overlap others on the same store.
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());

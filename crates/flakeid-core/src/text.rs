@@ -1,6 +1,7 @@
-//! How IDs, layouts and times are shown as text, once: ISO-8601 UTC
-//! times, and the JSON of an ID's parts and of a layout that `flakeid decode
-//! --json`, `flakeid layouts --json` and the service's `GET /v1/decode/{id}` print.
+//! The text forms of IDs, layouts and times, once: ISO-8601 UTC times, JSON
+//! strings, and the JSON of an ID's parts and of a layout that `flakeid decode
+//! --json`, `flakeid layouts --json` and the service's `GET /v1/decode/{id}` and
+//! `GET /v1/layout` print.
 //!
 //! Hand-written JSON (numbers, fixed words and escaped strings) keeps the core
 //! dependency-free. Nothing on an ID's path calls this module, so builds that do
@@ -13,7 +14,7 @@ use std::fmt::Write as _;
 /// `2017-09-20T13:43:08.849Z` for Unix milliseconds (UTC, millisecond precision).
 ///
 /// ```
-/// assert_eq!(flakeid_core::present::iso8601(1505914988849), "2017-09-20T13:43:08.849Z");
+/// assert_eq!(flakeid_core::text::iso8601(1505914988849), "2017-09-20T13:43:08.849Z");
 /// ```
 pub fn iso8601(unix_ms: u64) -> String {
     let secs = unix_ms / 1000;
@@ -47,7 +48,7 @@ fn civil_from_days(days: u64) -> (u64, u32, u32) {
 /// characters as `\u00XX`; everything else (UTF-8) as it is.
 ///
 /// ```
-/// assert_eq!(flakeid_core::present::json_string("a\"b\\\n"), r#""a\"b\\\u000a""#);
+/// assert_eq!(flakeid_core::text::json_string("a\"b\\\n"), r#""a\"b\\\u000a""#);
 /// ```
 pub fn json_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
@@ -71,7 +72,7 @@ pub fn json_string(text: &str) -> String {
 /// loses IDs above 2^53); the parts are numbers.
 ///
 /// ```
-/// use flakeid_core::{Layout, present::parts_json};
+/// use flakeid_core::{Layout, text::parts_json};
 /// let id = 910499571847892992;
 /// let json = parts_json(&Layout::SNOWFLAKE, id, &Layout::SNOWFLAKE.decompose(id));
 /// assert!(json.starts_with(r#"{"id":"910499571847892992","layout":"snowflake","time":"2017-09-20T13:43:08.849Z""#));
@@ -94,10 +95,11 @@ pub fn parts_json(layout: &Layout, id: u64, p: &Parts) -> String {
 
 /// A layout as one JSON object: its split, its epoch, and the times it ends
 /// (`last_time`: the last its time field holds; `signed_until`: the last whose IDs
-/// stay below 2^63). What `flakeid layouts --json` prints, one per preset.
+/// stay below 2^63). What `flakeid layouts --json` prints, one per preset, and
+/// what the service's `GET /v1/layout` opens with (then its node and lease).
 ///
 /// ```
-/// use flakeid_core::{Layout, present::layout_json};
+/// use flakeid_core::{Layout, text::layout_json};
 /// assert!(layout_json(&Layout::SNOWFLAKE).starts_with(r#"{"name":"snowflake","time_bits":41,"#));
 /// ```
 pub fn layout_json(l: &Layout) -> String {

@@ -1,0 +1,184 @@
+//! The settings of a service beyond its generator ([`Config`]) and the memory
+//! budgets that follow from them ([`Budgets`]).
+
+use crate::{Limits, SecurityFiles};
+use flakeid_core::Error;
+use flakeid_seal::Sealer;
+
+/// The default and the hard ceiling of `n` for one `/v1/ids` request. The ceiling
+/// bounds the memory one request can make the server allocate (8 bytes per ID plus
+/// the text form).
+pub const DEFAULT_MAX_BATCH: usize = 100_000;
+/// The largest `--max-batch` accepted.
+pub const MAX_BATCH_CEILING: usize = 10_000_000;
+
+/// Batches at least this large are generated on the blocking pool: the wait policy
+/// may sleep until the next tick, which must not stall an async worker.
+pub(crate) const BLOCKING_BATCH: usize = 4096;
+
+/// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
+/// `Stream` (chunk 0) holds: what is issued and not yet sent to a client is at
+/// most its connection's response budget (conn/budgets.rs, `Flow`).
+pub const CHUNK: usize = BLOCKING_BATCH;
+
+/// Settings of one service beyond its generator.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The largest `n` one `/v1/ids` request may ask for.
+    pub max_batch: usize,
+    /// Timeouts, the connection cap and the HTTP/2 limits (conn/slots.rs).
+    pub limits: Limits,
+    /// TLS, client certificates and bearer tokens (security.rs); all off by default.
+    pub security: SecurityFiles,
+    /// Seals every ID issued (`--seal-key-file`, docs/sealing.md) and serves
+    /// `/v1/unseal/{id}`, `/v1/decode/{id}?sealed=1` and gRPC `Unseal`. `None` (the
+    /// default): plain IDs, and those answer `sealing_not_configured`. Its width
+    /// must be the generator's layout's. Its `Debug` never shows the key.
+    pub sealer: Option<Sealer>,
+    /// One JSON line per answered request on standard output (`--access-log`,
+    /// access.rs). Default off.
+    pub access_log: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_batch: DEFAULT_MAX_BATCH,
+            limits: Limits::default(),
+            security: SecurityFiles::default(),
+            sealer: None,
+            access_log: false,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the settings; `max_batch` must be in `1..=MAX_BATCH_CEILING`.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.max_batch == 0 || self.max_batch > MAX_BATCH_CEILING {
+            return Err(Error::Config {
+                field: "max_batch",
+                message: format!("max_batch must be in 1..={MAX_BATCH_CEILING}, got {}", self.max_batch),
+            });
+        }
+        self.limits.validate().map_err(|message| Error::Config {
+            field: "limits",
+            message,
+        })?;
+        let b = self.budgets();
+        let l = &self.limits;
+        for (field, given, least, what) in [
+            (
+                "request_memory",
+                l.request_memory,
+                b.max_request_message,
+                "the largest gRPC request (an Unseal of max_batch IDs)",
+            ),
+            (
+                "connection_response_memory",
+                l.connection_response_memory,
+                b.largest_reservation,
+                "the largest response (a Batch of max_batch IDs)",
+            ),
+            (
+                "response_memory",
+                l.response_memory,
+                b.connection_response,
+                "connection_response_memory",
+            ),
+        ] {
+            if let Some(given) = given
+                && !(least..=MAX_MEMORY).contains(&given)
+            {
+                return Err(Error::Config {
+                    field,
+                    message: format!(
+                        "{field} must be in {least}..={MAX_MEMORY} bytes (at least {what}, with max_batch {}), got {given}",
+                        self.max_batch
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The memory budgets that follow from these settings (docs/service.md,
+    /// "Memory budget").
+    pub fn budgets(&self) -> Budgets {
+        const MIB: usize = 1024 * 1024;
+        let n = self.max_batch;
+        // Unseal's packed `repeated fixed64`, 8 bytes an ID (9 unpacked), and tags.
+        let max_request_message = n.saturating_mul(9).saturating_add(RESERVE_OVERHEAD);
+        let max_response_message = n.saturating_mul(8).saturating_add(RESERVE_OVERHEAD);
+        // A Batch or Unseal answer holds its IDs and their encoding (16 bytes an
+        // ID); a chunk of /v1/ids its IDs and their text (32).
+        let largest_reservation = n.saturating_mul(16).max(32 * CHUNK).saturating_add(RESERVE_OVERHEAD);
+        let l = &self.limits;
+        let connection_response = l
+            .connection_response_memory
+            .unwrap_or((4 * MIB).max(largest_reservation));
+        Budgets {
+            max_request_message,
+            max_response_message,
+            largest_reservation,
+            request: l.request_memory.unwrap_or((32 * MIB).max(max_request_message)),
+            response: l.response_memory.unwrap_or((64 * MIB).max(connection_response)),
+            connection_response,
+        }
+    }
+}
+
+/// The largest memory budget accepted (1 TiB).
+pub const MAX_MEMORY: usize = 1 << 40;
+
+/// The memory budgets of a service ([`Config::budgets`]): what clients can make
+/// it hold beyond each connection's own buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    /// The largest gRPC request message decoded (tonic's
+    /// `max_decoding_message_size`): an `Unseal` of `max_batch` IDs.
+    pub max_request_message: usize,
+    /// The largest gRPC response message (`max_encoding_message_size`): a `Batch`
+    /// of `max_batch` IDs.
+    pub max_response_message: usize,
+    /// The most one response reserves at once.
+    pub largest_reservation: usize,
+    /// gRPC request bodies buffered at once, over every connection.
+    pub request: usize,
+    /// Responses made and not yet sent, over every connection.
+    pub response: usize,
+    /// The same, per connection.
+    pub connection_response: usize,
+}
+
+/// Bytes reserved for a response beyond its IDs' (framing, headers).
+pub(crate) const RESERVE_OVERHEAD: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    /// The budgets follow `max_batch`, and one given below what a single
+    /// request or response needs is refused naming it.
+    #[test]
+    fn budgets_fit_the_largest_request_and_response() {
+        let mut c = crate::Config::default();
+        let b = c.budgets();
+        assert_eq!(b.max_request_message, 900_064);
+        assert_eq!(b.largest_reservation, 1_600_064);
+        assert_eq!(
+            (b.request, b.response, b.connection_response),
+            (32 << 20, 64 << 20, 4 << 20)
+        );
+        c.max_batch = 10_000_000;
+        let b = c.budgets();
+        assert_eq!(b.connection_response, b.largest_reservation);
+        assert!(b.response >= b.connection_response && b.request >= b.max_request_message);
+        c.max_batch = 100_000;
+        c.limits.connection_response_memory = Some(1_000_000);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("connection_response_memory") && e.contains("1600064"), "{e}");
+        c.limits.connection_response_memory = None;
+        c.limits.request_memory = Some(usize::MAX);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("request_memory must be in 900064..=1099511627776"), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+//! The accept loop and the per-connection limits of `flakeid serve`: every
+//! resource one client can hold is bounded, and the memory all clients together
+//! can make the server hold is bounded by configuration (docs/service.md,
+//! "Memory budget").
+//!
+//! - **Connections** are capped ([`Limits::max_connections`], and on Unix always
+//!   below the process's file-descriptor limit minus [`FD_HEADROOM`]), and so are
+//!   those of one client address ([`Limits::max_connections_per_client`]). At a cap, a new
+//!   connection evicts the oldest connection that has not sent a complete request
+//!   within [`UNSERVED_GRACE`] of its accept (a slowloris or silent client), else
+//!   the served connection with no request in flight that started its last request
+//!   longest ago (a client that holds a slot with a request now and then), else the
+//!   oldest that has sent none yet; only when every connection has a request in
+//!   flight is the new connection closed at once. So a fresh client — a `/healthz`
+//!   probe — is served while every slot is held, even by clients that reconnect as
+//!   soon as they are evicted.
+//! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
+//!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in;
+//!   **a gRPC request body** within [`Limits::body_timeout`] of its head, and its
+//!   bytes count against one budget for the whole server ([`RequestBody`]). gRPC
+//!   over HTTP/1.1 is refused before its body is read.
+//! - **An idle connection** — no request started and no body frame moved for
+//!   [`Limits::idle_timeout`] — is shut down gracefully (HTTP/2 GOAWAY), then
+//!   closed. PINGs and other control frames are not progress: they do not keep a
+//!   connection whose requests make no progress open.
+//! - **HTTP/2** (and so gRPC): at most [`Limits::max_streams`] streams per
+//!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
+//!   and [`Limits::connection_window`] per connection.
+//! - **Responses**: what a response holds until HTTP/2 has written it to the socket
+//!   is reserved first, from its connection's budget and the server's
+//!   ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
+//!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
+//!   ([`crate::service::IdChunks`]); the data frame that holds it carries the reservation
+//!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
+//!   stream-idle rule: one of whose bytes held for sending its client takes fewer
+//!   than [`MIN_TAKEN`] in [`Limits::stream_idle_timeout`] (a window kept shut or
+//!   near zero, PINGs or not) closes its connection, unary answers included.
+//!
+//! The timeouts are checked by each connection's watchdog task, every quarter of
+//! the shortest one (at least every 50 ms), so a timeout ends its connection at
+//! most that much late; nothing of them runs per request (docs/performance.md).
+
+mod budgets;
+mod requests;
+mod slots;
+mod watchdog;
+
+pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Streams, Tracked};
+use requests::ConnService;
+pub(crate) use requests::Peer;
+pub(crate) use slots::{Active, Conns, Slot, SlotState};
+pub use slots::{Limits, PER_CONNECTION, SEND_BUFFER};
+use watchdog::{AbortOnDrop, Ctl, Watchdog, WatchdogTimer};
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// The HTTP/1.1 + HTTP/2 connection settings from `limits`.
+pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(WatchdogTimer)
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(64 * 1024);
+    b.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_streams)
+        .initial_stream_window_size(limits.stream_window)
+        .initial_connection_window_size(limits.connection_window)
+        .max_send_buf_size(SEND_BUFFER)
+        .max_header_list_size(64 * 1024);
+    b
+}
+
+/// Accepts connections until `shutdown` completes, then asks every connection to
+/// finish (HTTP/2 GOAWAY, HTTP/1.1 close after the response in flight) and waits
+/// up to `drain` for them. Returns whether every connection finished in time.
+/// `probes`: the probe listener's loop (its router alone answers).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    svc: Arc<crate::Service>,
+    security: Arc<crate::security::Security>,
+    conns: Arc<Conns>,
+    shutdown: impl std::future::Future<Output = ()>,
+    drain: Duration,
+    probes: bool,
+) -> bool {
+    let limits = svc.config.limits.clone();
+    let builder = Arc::new(builder(&limits));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut last_accept_warning: Option<Instant> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, addr) = tokio::select! {
+            () = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok((tcp, addr)) => (tcp, addr),
+                Err(e) => {
+                    // Out of descriptors (or another transient error): keep serving
+                    // the open connections and retry shortly; warn at most once a second.
+                    if last_accept_warning.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(open = conns.open(), "accept failed: {e}");
+                        last_accept_warning = Some(Instant::now());
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+            }
+        };
+        let Some(slot) = conns.admit(addr.ip()) else {
+            drop(tcp);
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        tokio::spawn(serve_conn(
+            builder.clone(),
+            app.clone(),
+            Peer {
+                svc: svc.clone(),
+                addr,
+                probes,
+            },
+            security.clone(),
+            tcp,
+            slot,
+            limits.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    tokio::time::timeout(drain, conns.wait_empty()).await.is_ok()
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_conn(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    app: Router,
+    peer: Peer,
+    security: Arc<crate::security::Security>,
+    tcp: TcpStream,
+    slot: Slot,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+) {
+    let auth = security.has_tokens().then(|| security.clone());
+    let Some(tls) = security.tls() else {
+        return drive(builder, app, peer, auth, TokioIo::new(tcp), slot, limits, stop).await;
+    };
+    // The handshake counts against the header-read timeout; eviction ends it too.
+    let started = tokio::time::Instant::now();
+    let state = slot.state.clone();
+    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(tcp);
+    let io = tokio::select! {
+        r = tokio::time::timeout_at(started + limits.header_read_timeout, handshake) => match r {
+            Ok(Ok(io)) => io,
+            Ok(Err(e)) => {
+                tracing::debug!("TLS handshake failed: {e}");
+                return;
+            }
+            Err(_) => return,
+        },
+        () = state.evict.notified() => return,
+    };
+    drive(builder, app, peer, auth, TokioIo::new(io), slot, limits, stop).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive<I>(
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    app: Router,
+    peer: Peer,
+    auth: Option<Arc<crate::security::Security>>,
+    io: TokioIo<I>,
+    slot: Slot,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let slot = Arc::new(slot);
+    let state = slot.state.clone();
+    let budgets = &peer.svc.budgets;
+    let streams = Arc::new(Streams::new(
+        budgets.connection_response,
+        peer.svc.responses.clone(),
+        state.clone(),
+    ));
+    let addr = peer.addr;
+    let service = ConnService {
+        app,
+        slot,
+        auth,
+        requests: peer.svc.requests.clone(),
+        body_timeout: limits.body_timeout,
+        probes: peer.probes,
+        peer: Arc::new(peer),
+        streams: streams.clone(),
+    };
+    let conn = builder.serve_connection(io, service);
+    tokio::pin!(conn);
+    // The limits are watched by a task of their own, which tells this one what to
+    // do through `ctl`: a wake-up of this task (every request) then polls the
+    // connection and reads one atomic, not a timer, a notification and a channel.
+    let ctl = Arc::new(Ctl::default());
+    let watchdog = Watchdog {
+        ctl: ctl.clone(),
+        state,
+        streams,
+        limits,
+        stop,
+        addr,
+    };
+    let _watchdog = AbortOnDrop(tokio::spawn(watchdog.run()));
+    let mut shut_down = false;
+    std::future::poll_fn(|cx| {
+        if conn.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        ctl.waker.register(cx.waker());
+        let cmd = ctl.cmd.load(Ordering::Acquire);
+        if cmd & Ctl::CLOSE != 0 {
+            return Poll::Ready(());
+        }
+        if cmd & Ctl::SHUT_DOWN != 0 && !shut_down {
+            shut_down = true;
+            conn.as_mut().graceful_shutdown();
+            // GOAWAY, or a close when no request is in flight: poll again.
+            return match conn.as_mut().poll(cx) {
+                Poll::Ready(_) => Poll::Ready(()),
+                Poll::Pending => Poll::Pending,
+            };
+        }
+        Poll::Pending
+    })
+    .await;
+}

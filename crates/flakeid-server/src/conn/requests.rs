@@ -1,0 +1,306 @@
+//! A connection's service: each request through the limits that apply before
+//! routing (the size of its head, gRPC over HTTP/2 only, bearer tokens, the request
+//! budget), then to the router, counted and timed when its answer is ready.
+
+use super::{Active, Budget, Flow, RequestBody, Slot, Streams, Tracked};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// The `grpc-status` of a response's head (a trailers-only answer) or trailers.
+pub(super) fn grpc_status(headers: &axum::http::HeaderMap) -> Option<u16> {
+    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
+
+/// Whether `path` is a gRPC method's (served over HTTP/2 only).
+pub(crate) fn is_grpc(path: &str) -> bool {
+    path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
+}
+
+/// The router as a hyper service that marks its connection as served.
+#[derive(Debug, Clone)]
+pub(super) struct ConnService {
+    pub(super) app: Router,
+    pub(super) slot: Arc<Slot>,
+    /// Bearer tokens are configured: check them (security.rs).
+    pub(super) auth: Option<Arc<crate::security::Security>>,
+    /// Where each answered request is counted and timed (metrics.rs). One per
+    /// connection: cloning it for each request touches no count shared with other
+    /// connections.
+    pub(super) peer: Arc<Peer>,
+    /// The connection's tracked responses and response budget (each gRPC or
+    /// streamed request gets its [`Flow`] in its extensions).
+    pub(super) streams: Arc<Streams>,
+    /// The server's request budget and the body deadline of gRPC requests.
+    pub(super) requests: Arc<Budget>,
+    pub(super) body_timeout: Duration,
+    /// The probe listener's: every request goes to its router.
+    pub(super) probes: bool,
+}
+
+/// The service and the client of one connection, for the metrics.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub svc: Arc<crate::Service>,
+    pub addr: std::net::SocketAddr,
+    /// A connection of the probe listener.
+    pub probes: bool,
+}
+
+/// The longest request target served (a longer one: 414, as JSON).
+pub const MAX_URI: usize = 8 * 1024;
+/// The most header bytes (names, values, 4 per line) served (more: 431, as JSON).
+/// HTTP/1.1 heads beyond 64 KiB are refused by hyper itself with a bodiless 431.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// What the connection's service answers: the router's future, or an error made
+/// before routing.
+#[allow(missing_debug_implementations)] // axum's RouteFuture has no Debug
+enum Answer {
+    Route(axum::routing::future::RouteFuture<Infallible>),
+    Ready(Option<axum::response::Response>),
+}
+
+/// An answer being made, timed from the request's head to the response's head,
+/// and counted when it is ready.
+#[allow(missing_debug_implementations)]
+pub(crate) struct ConnFuture {
+    answer: Answer,
+    started: std::time::Instant,
+    route: crate::metrics::Route,
+    method: crate::metrics::MethodLabel,
+    peer: Arc<Peer>,
+    /// What the access log says of the request, when it is on.
+    entry: Option<Box<crate::access::Entry>>,
+    /// The request in flight on its connection, until its response is handed over.
+    active: Option<Active>,
+    /// A gRPC or streamed route: its response body is [`Tracked`].
+    tracked: Option<Arc<Flow>>,
+}
+
+impl std::future::Future for ConnFuture {
+    type Output = Result<axum::response::Response, Infallible>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let r = match &mut this.answer {
+            Answer::Route(f) => std::task::ready!(Pin::new(f).poll(cx)),
+            Answer::Ready(r) => Ok(r.take().unwrap_or_default()),
+        };
+        let Ok(mut resp) = r;
+        let took = this.started.elapsed().as_secs_f64();
+        let status = resp.status().as_u16();
+        this.peer.svc.metrics.observe(this.route, this.method, status, took);
+        if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
+            log.log(e, this.peer.addr, status, took, this.route.name());
+            if let Ok(v) = axum::http::HeaderValue::from_str(&e.request_id) {
+                resp.headers_mut().insert("x-request-id", v);
+            }
+        }
+        if let Some(flow) = this.tracked.take() {
+            resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
+        }
+        Poll::Ready(Ok(resp))
+    }
+}
+
+/// The message tonic-prost gives a request that is not valid protobuf, as
+/// `INTERNAL` (percent-encoded in `grpc-message`); the API answers it
+/// `INVALID_ARGUMENT`, as for any bad argument.
+const DECODE_ERROR: &str = "failed%20to%20decode%20Protobuf%20message";
+
+/// `resp` with its body [`Tracked`]: a gRPC call answered in its head
+/// (trailers-only: every refusal) is counted now.
+fn track(
+    mut resp: axum::response::Response,
+    flow: Arc<Flow>,
+    route: crate::metrics::Route,
+    svc: &Arc<crate::Service>,
+    active: Option<Active>,
+) -> axum::response::Response {
+    let mut rpc = route.rpc().map(|name| (name, svc.clone()));
+    if let Some(code) = grpc_status(resp.headers()) {
+        let code = if code == tonic::Code::Internal as u16
+            && resp
+                .headers()
+                .get("grpc-message")
+                .is_some_and(|m| m.as_bytes().starts_with(DECODE_ERROR.as_bytes()))
+        {
+            let h = resp.headers_mut();
+            h.insert(
+                "grpc-status",
+                axum::http::HeaderValue::from(tonic::Code::InvalidArgument as u16),
+            );
+            tonic::Code::InvalidArgument as u16
+        } else {
+            code
+        };
+        if let Some((name, svc)) = rpc.take() {
+            svc.metrics.count_rpc(name, code);
+        }
+    }
+    resp.map(|inner| {
+        Body::new(Tracked {
+            inner,
+            flow,
+            rest: None,
+            rpc,
+            _active: active,
+        })
+    })
+}
+
+/// The JSON 414 or 431 for a request over the limits, or `None`.
+fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let uri = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri > MAX_URI {
+        let e = crate::error::ApiError::plain(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            "path",
+            format!("the request target is {uri} bytes; at most {MAX_URI} are served"),
+        );
+        return Some(e.into_response());
+    }
+    let headers: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if headers > MAX_HEADER_BYTES {
+        let e = crate::error::ApiError::plain(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            "headers",
+            format!("the request headers are {headers} bytes; at most {MAX_HEADER_BYTES} are served"),
+        );
+        return Some(e.into_response());
+    }
+    None
+}
+
+impl hyper::service::Service<Request<Incoming>> for ConnService {
+    type Response = axum::response::Response;
+    type Error = Infallible;
+    type Future = ConnFuture;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        let started = std::time::Instant::now();
+        let active = self.slot.request(started);
+        let route = crate::metrics::Route::of(req.uri().path());
+        let grpc = is_grpc(req.uri().path());
+        let mut tracked = route.is_streamed() || grpc;
+        let mut tracked_flow = None;
+        let method = crate::metrics::MethodLabel::of(req.method());
+        let entry = self.peer.svc.access.as_ref().map(|log| {
+            Box::new(crate::access::Entry {
+                request_id: log.request_id(req.headers().get("x-request-id")),
+                method: req.method().as_str().to_owned(),
+                path: req.uri().path().to_owned(),
+                query: req.uri().query().map(str::to_owned),
+                version: match req.version() {
+                    axum::http::Version::HTTP_09 => "HTTP/0.9",
+                    axum::http::Version::HTTP_10 => "HTTP/1.0",
+                    axum::http::Version::HTTP_11 => "HTTP/1.1",
+                    axum::http::Version::HTTP_2 => "HTTP/2",
+                    _ => "other",
+                },
+            })
+        });
+        let answer = if let Some(r) = oversized(&req) {
+            Answer::Ready(Some(r))
+        } else if grpc && req.version() != axum::http::Version::HTTP_2 {
+            // gRPC is HTTP/2 only: an HTTP/1.1 body to a gRPC path is never read.
+            // Not a gRPC call: counted as an HTTP request only.
+            tracked = false;
+            Answer::Ready(Some(http2_required()))
+        } else if let Some(auth) = &self.auth
+            && let Some(r) = auth.refuse(req.uri().path(), req.headers())
+        {
+            Answer::Ready(Some(r))
+        } else if route == crate::metrics::Route::ID
+            && !self.probes
+            && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
+        {
+            // The hot route, answered here: the router would only match the path,
+            // insert its (empty) parameters, box the body and add content-length.
+            let head = req.method() == axum::http::Method::HEAD;
+            let r = crate::routes::one_id_answer(&self.peer.svc, req.method(), req.uri(), req.headers());
+            Answer::Ready(Some(as_routed(r, head)))
+        } else {
+            let mut app = self.app.clone();
+            let mut req = if grpc {
+                req.map(|inner| {
+                    Body::new(RequestBody {
+                        inner,
+                        deadline: Box::pin(tokio::time::sleep(self.body_timeout)),
+                        budget: self.requests.clone(),
+                        held: 0,
+                        slot: self.slot.state.clone(),
+                    })
+                })
+            } else {
+                req.map(Body::new)
+            };
+            // Only the routes that stream a response or reserve room for one read
+            // it: the others skip the allocation of an extension map.
+            if tracked {
+                let flow = self.streams.open();
+                req.extensions_mut().insert(flow.clone());
+                tracked_flow = Some(flow);
+            }
+            Answer::Route(tower_service::Service::call(&mut app, req))
+        };
+        if tracked && tracked_flow.is_none() {
+            tracked_flow = Some(self.streams.open());
+        }
+        ConnFuture {
+            answer,
+            started,
+            route,
+            method,
+            peer: self.peer.clone(),
+            entry,
+            active: Some(active),
+            tracked: tracked_flow,
+        }
+    }
+}
+
+/// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so
+/// that hyper reads none of the body.
+fn http2_required() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = crate::error::ApiError::plain(
+        axum::http::StatusCode::HTTP_VERSION_NOT_SUPPORTED,
+        "http2_required",
+        "version",
+        "gRPC is served over HTTP/2 only (h2c or TLS with ALPN h2)".into(),
+    )
+    .into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// What the router does to its routes' responses (axum's `RouteFuture`):
+/// `content-length` when the body's length is known, and for HEAD no body (but
+/// the length of the one GET would get).
+fn as_routed(mut r: axum::response::Response, head: bool) -> axum::response::Response {
+    use axum::body::HttpBody as _;
+    if !r.headers().contains_key(axum::http::header::CONTENT_LENGTH)
+        && let Some(n) = r.body().size_hint().exact()
+    {
+        let v = axum::http::HeaderValue::from(n);
+        r.headers_mut().insert(axum::http::header::CONTENT_LENGTH, v);
+    }
+    if head {
+        *r.body_mut() = Body::empty();
+    }
+    r
+}

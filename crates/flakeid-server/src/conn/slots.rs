@@ -1,0 +1,501 @@
+//! Connection slots and the limits: the caps on connections (all, and per client
+//! address), which connection a newcomer evicts at a cap, and the settings
+//! ([`Limits`]) every per-connection bound reads.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// File descriptors kept free below `RLIMIT_NOFILE` when the connection cap is
+/// derived from it: the listener, the runtime's own, the lease store's connections,
+/// log files, and connections accepted while an evicted one is still closing.
+pub const FD_HEADROOM: usize = 64;
+
+/// The resource limits of one service; every one is a `flakeid serve` option.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// How long a client may take to send a complete request head (from the
+    /// connection's start, and in HTTP/1.1 for each later request). Default 10 s.
+    pub header_read_timeout: Duration,
+    /// A connection that starts no request and moves no body frame for this long
+    /// is shut down (PINGs and other control frames do not count). Default 60 s.
+    pub idle_timeout: Duration,
+    /// Open connections at most (default 1024: each may hold up to
+    /// [`PER_CONNECTION`] bytes, so the cap bounds their memory); on Unix lowered to
+    /// the soft `RLIMIT_NOFILE` minus [`FD_HEADROOM`] when that is less (Windows has
+    /// no such limit on sockets).
+    pub max_connections: usize,
+    /// HTTP/2 streams (requests, gRPC calls) open at once on one connection.
+    /// Default 32.
+    pub max_streams: u32,
+    /// HTTP/2 flow-control window of one stream, in bytes. Default 64 KiB.
+    pub stream_window: u32,
+    /// HTTP/2 flow-control window of one connection, in bytes. Default 1 MiB.
+    pub connection_window: u32,
+    /// A gRPC response (any call, unary ones included) or a `/v1/ids` one whose
+    /// client has taken less than [`MIN_TAKEN`] of what waits to be sent this long
+    /// gets its connection closed (GOAWAY, then closed 1 s later), even while other
+    /// requests or PINGs keep the connection busy. Default 30 s.
+    pub stream_idle_timeout: Duration,
+    /// A gRPC request's body must be complete this long after its head: a body
+    /// trickled in holds its buffer no longer. Default 10 s.
+    pub body_timeout: Duration,
+    /// Open connections from one client address at most (default 256; at most
+    /// [`Limits::max_connections`]). At the limit the client's own oldest unserved
+    /// or idle connection makes room, as at the server's cap.
+    pub max_connections_per_client: usize,
+    /// Bytes of gRPC request bodies buffered at once, over every connection; a
+    /// request that would pass it is refused (`RESOURCE_EXHAUSTED`). `None`: 32 MiB,
+    /// or the largest request if more ([`crate::Config::budgets`]).
+    pub request_memory: Option<usize>,
+    /// Bytes of responses made and not yet written to their sockets, over every
+    /// connection; a response waits for room before it is made. `None`: 64 MiB, or
+    /// [`Limits::connection_response_memory`] if more.
+    pub response_memory: Option<usize>,
+    /// The same, per connection. `None`: 4 MiB, or the largest response if more.
+    pub connection_response_memory: Option<usize>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_streams: 32,
+            stream_window: 64 * 1024,
+            connection_window: 1024 * 1024,
+            stream_idle_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(10),
+            max_connections_per_client: 256,
+            request_memory: None,
+            response_memory: None,
+            connection_response_memory: None,
+        }
+    }
+}
+
+/// What one connection may hold beyond the budgets, at most: its HTTP/1.1 read
+/// buffer (64 KiB) or its HTTP/2 state and its streams' requests and answers that
+/// reserve nothing (headers, trailers, small answers: 32 streams), TLS buffers, its
+/// tasks. The documented budget (docs/service.md) counts this much per connection.
+pub const PER_CONNECTION: usize = 384 * 1024;
+
+/// hyper's `max_send_buf_size`: how much HTTP/2 may buffer for a stream before hyper
+/// waits for the client's window to hand it the next frame it has polled. It bounds
+/// no memory by itself (hyper polls the body before it waits, and HTTP/2 takes a
+/// whole frame): the reservations its pieces carry do ([`Piece`]).
+pub const SEND_BUFFER: usize = 8 * 1024;
+
+impl Limits {
+    /// The connection cap in force: [`Limits::max_connections`], lowered to keep
+    /// [`FD_HEADROOM`] descriptors below the soft `RLIMIT_NOFILE`.
+    pub fn connection_cap(&self) -> usize {
+        let by_fds = fd_limit().map_or(usize::MAX, |n| n.saturating_sub(FD_HEADROOM as u64) as usize);
+        self.max_connections.min(by_fds).max(1)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        for (name, t) in [
+            ("header_read_timeout", self.header_read_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("stream_idle_timeout", self.stream_idle_timeout),
+            ("body_timeout", self.body_timeout),
+        ] {
+            if t.is_zero() {
+                return Err(format!("{name} must be positive (at least 1 ms), got 0"));
+            }
+        }
+        for (name, n) in [
+            ("max_connections", self.max_connections),
+            ("max_streams", self.max_streams as usize),
+            ("max_connections_per_client", self.max_connections_per_client),
+        ] {
+            if n == 0 {
+                return Err(format!("{name} must be at least 1, got 0"));
+            }
+        }
+        // HTTP/2's limits: windows of 65 535 bytes up to 2^31 - 1.
+        for (name, w) in [
+            ("stream_window", self.stream_window),
+            ("connection_window", self.connection_window),
+        ] {
+            if !(65_535..=0x7fff_ffff).contains(&w) {
+                return Err(format!("{name} must be in 65535..=2147483647 bytes, got {w}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` (`None`: unlimited or unknown).
+#[cfg(unix)]
+pub(super) fn fd_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur)
+}
+
+/// No descriptor limit to keep below: a Windows socket is a kernel handle, not a C
+/// runtime descriptor, and a process's handles are bounded only by memory (the C
+/// runtime's 8192-descriptor table never holds a socket). `max_connections` alone
+/// is the cap there.
+#[cfg(not(unix))]
+pub(super) fn fd_limit() -> Option<u64> {
+    None
+}
+
+/// How long a new connection has to send its first request before, at a cap, it is
+/// evicted ahead of the idle served ones. A fresh client (a probe) has sent no
+/// request for the milliseconds between its accept and its request: without this,
+/// under churn (clients that reconnect as soon as they are evicted) it is the oldest
+/// unserved connection and the next newcomer takes its place before it is served.
+/// Silent connections older than this still go first.
+pub const UNSERVED_GRACE: Duration = Duration::from_secs(1);
+
+/// The open connections: which have not sent a request yet (evicted first once
+/// [`UNSERVED_GRACE`] old), how many each client address holds, and a signal for
+/// when the last one closes.
+#[derive(Debug)]
+pub(crate) struct Conns {
+    cap: usize,
+    per_client: usize,
+    /// [`UNSERVED_GRACE`], in ns (the unit tests set their own).
+    grace_ns: u64,
+    inner: Mutex<ConnsInner>,
+    empty: Notify,
+    /// What [`SlotState::last_active`] counts from.
+    epoch: std::time::Instant,
+    pub(crate) evicted: AtomicU64,
+    pub(crate) refused: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct ConnsInner {
+    next: u64,
+    live: HashMap<u64, Arc<SlotState>>,
+    /// Connections without a complete request yet, oldest first.
+    waiting: BTreeSet<u64>,
+    /// Open connections per client address.
+    clients: HashMap<IpAddr, usize>,
+}
+
+impl ConnsInner {
+    /// The connection to close to make room (of `ip`'s only, when given), at `now`
+    /// (ns since [`Conns::epoch`]): the oldest that has sent no request within
+    /// `grace_ns` of its accept; else the served one with no request in flight whose
+    /// last request started longest ago; else the oldest that has sent no request
+    /// yet, however new.
+    pub(super) fn victim(&self, ip: Option<IpAddr>, now: u64, grace_ns: u64) -> Option<u64> {
+        let mine = |s: &SlotState| ip.is_none_or(|ip| s.ip == ip);
+        let unserved = self.waiting.iter().filter_map(|id| self.live.get(id)).find(|s| mine(s));
+        if let Some(s) = unserved
+            && now.saturating_sub(s.admitted) >= grace_ns
+        {
+            return Some(s.id);
+        }
+        self.live
+            .values()
+            .filter(|s| mine(s) && s.served.load(Ordering::Acquire) && s.in_flight.load(Ordering::Acquire) == 0)
+            .min_by_key(|s| s.last_active.load(Ordering::Relaxed))
+            .or(unserved)
+            .map(|s| s.id)
+    }
+
+    /// Forgets connection `id`; whether it was open.
+    pub(super) fn remove(&mut self, id: u64) -> Option<Arc<SlotState>> {
+        self.waiting.remove(&id);
+        let state = self.live.remove(&id)?;
+        if let Some(n) = self.clients.get_mut(&state.ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.clients.remove(&state.ip);
+            }
+        }
+        Some(state)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct SlotState {
+    id: u64,
+    ip: IpAddr,
+    /// When it was accepted, in ns since [`Conns::epoch`].
+    admitted: u64,
+    pub(super) served: AtomicBool,
+    pub(super) evict: Notify,
+    /// Requests whose response is not handed over yet (streamed bodies: not
+    /// finished); a connection with none may be evicted.
+    in_flight: AtomicU32,
+    /// When the connection's last request started, in ns since [`Conns::epoch`].
+    last_active: AtomicU64,
+    /// Counts requests started and body frames moved, for the idle timeout.
+    pub(super) progress: AtomicU64,
+}
+
+impl SlotState {
+    /// Something moved on the connection: a request, a body frame.
+    pub(crate) fn moved(&self) {
+        self.progress.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One admitted connection; dropping it frees its place.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    conns: Arc<Conns>,
+    pub(super) state: Arc<SlotState>,
+}
+
+impl Conns {
+    pub(crate) fn new(cap: usize, per_client: usize) -> Arc<Conns> {
+        Conns::with_grace(cap, per_client, UNSERVED_GRACE)
+    }
+
+    pub(super) fn with_grace(cap: usize, per_client: usize, grace: Duration) -> Arc<Conns> {
+        Arc::new(Conns {
+            cap,
+            per_client: per_client.min(cap).max(1),
+            grace_ns: u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX),
+            inner: Mutex::new(ConnsInner::default()),
+            empty: Notify::new(),
+            epoch: std::time::Instant::now(),
+            evicted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        })
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, ConnsInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Open connections now.
+    pub(crate) fn open(&self) -> usize {
+        self.lock().live.len()
+    }
+
+    /// A place for a new connection from `ip`: free, or taken from the connection
+    /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); `None`
+    /// when every candidate has a request in flight.
+    pub(super) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let mut inner = self.lock();
+        let full = if inner.clients.get(&ip).copied().unwrap_or(0) >= self.per_client {
+            Some(Some(ip))
+        } else if inner.live.len() >= self.cap {
+            Some(None)
+        } else {
+            None
+        };
+        if let Some(of) = full {
+            let victim = inner.victim(of, now, self.grace_ns).and_then(|id| inner.remove(id));
+            match victim {
+                Some(victim) => {
+                    victim.evict.notify_one();
+                    self.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                None => {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let id = inner.next;
+        inner.next += 1;
+        let state = Arc::new(SlotState {
+            id,
+            ip,
+            admitted: now,
+            served: AtomicBool::new(false),
+            evict: Notify::new(),
+            in_flight: AtomicU32::new(0),
+            last_active: AtomicU64::new(0),
+            progress: AtomicU64::new(0),
+        });
+        inner.live.insert(id, state.clone());
+        inner.waiting.insert(id);
+        *inner.clients.entry(ip).or_insert(0) += 1;
+        Some(Slot {
+            conns: self.clone(),
+            state,
+        })
+    }
+
+    pub(super) async fn wait_empty(&self) {
+        loop {
+            let notified = self.empty.notified();
+            if self.open() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Slot {
+    /// The connection sent a complete request: it is no longer evicted before the
+    /// served ones, and has a request in flight until [`Active`] is dropped.
+    pub(super) fn request(&self, started: std::time::Instant) -> Active {
+        let s = &self.state;
+        if !s.served.swap(true, Ordering::AcqRel) {
+            self.conns.lock().waiting.remove(&s.id);
+        }
+        s.in_flight.fetch_add(1, Ordering::AcqRel);
+        let since = started.saturating_duration_since(self.conns.epoch).as_nanos();
+        s.last_active
+            .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
+        s.moved();
+        Active(self.state.clone())
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut inner = self.conns.lock();
+        if inner.remove(self.state.id).is_some() && inner.live.is_empty() {
+            self.conns.empty.notify_waiters();
+        }
+    }
+}
+
+/// A request in flight on its connection (see [`Slot::request`]), until dropped.
+#[derive(Debug)]
+pub(crate) struct Active(Arc<SlotState>);
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conn::budgets::{MIN_TAKEN, Streams, Tracked};
+    use axum::body::Body;
+    use std::pin::Pin;
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, n])
+    }
+
+    fn open(conns: &Conns, slot: &Slot) -> bool {
+        conns.lock().live.contains_key(&slot.state.id)
+    }
+
+    #[tokio::test]
+    async fn a_frame_holds_its_reservation_until_written_and_waits_for_its_client() {
+        use hyper::body::{Body as _, Buf as _};
+        let conns = Conns::with_grace(1, 1, Duration::ZERO);
+        let slot = conns.admit(ip(1)).unwrap();
+        let all = 1 << 20;
+        let total = Arc::new(tokio::sync::Semaphore::new(all));
+        let streams = Arc::new(Streams::new(all, total.clone(), slot.state.clone()));
+        let flow = streams.open();
+        let r = flow.reserve(100_000).await.unwrap();
+        flow.made(r);
+        let mut body = Tracked {
+            inner: Body::from(vec![7u8; 3 * MIN_TAKEN]),
+            flow,
+            rest: None,
+            rpc: None,
+            _active: None,
+        };
+        let mut pieces = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            pieces.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(pieces.iter().map(|p| p.len()).collect::<Vec<_>>(), [MIN_TAKEN; 3]);
+        // The body is done; HTTP/2 still holds the pieces, and they the frame's room.
+        drop(body);
+        assert_eq!(total.available_permits(), all - 100_000);
+        assert_eq!(streams.longest_wait(), Duration::ZERO, "a wait starts when first seen");
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        // A part of a piece written is not progress; a piece written (MIN_TAKEN) is.
+        let mut first = pieces.remove(0);
+        first.advance(MIN_TAKEN - 1);
+        assert!(streams.longest_wait() >= Duration::from_millis(20));
+        drop(first);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        assert_eq!(total.available_permits(), all - 100_000);
+        // All written (or dropped with their stream): the room is given back.
+        drop(pieces);
+        assert_eq!(total.available_permits(), all);
+        assert_eq!(streams.longest_wait(), Duration::ZERO);
+        assert!(streams.lock().1.is_empty());
+    }
+
+    #[test]
+    fn at_the_cap_the_unserved_go_first_then_the_idle_served_longest_ago() {
+        let conns = Conns::with_grace(3, 3, Duration::ZERO);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let c = conns.admit(ip(1)).unwrap();
+        drop(a.request(t + Duration::from_millis(1)));
+        let _in_flight = b.request(t);
+        drop(c.request(t + Duration::from_millis(2)));
+        // Every one served: the idle one whose last request is oldest goes.
+        let d = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &b) && open(&conns, &c));
+        // An unserved one goes before any served one.
+        let e = conns.admit(ip(2)).unwrap();
+        assert!(!open(&conns, &d) && open(&conns, &c) && open(&conns, &e));
+        let _e_busy = e.request(t);
+        let _c_busy = c.request(t);
+        // Every one has a request in flight: the new one is refused.
+        assert!(conns.admit(ip(3)).is_none());
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 2);
+        assert_eq!(conns.refused.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn one_address_is_held_to_its_limit_by_its_own_connections() {
+        let conns = Conns::with_grace(10, 2, Duration::ZERO);
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(1)).unwrap();
+        let other = conns.admit(ip(2)).unwrap();
+        let (_a, _b) = (a.request(t), b.request(t));
+        // Its two are busy: refused, though the server has room; others get in.
+        assert!(conns.admit(ip(1)).is_none());
+        assert!(conns.admit(ip(3)).is_some());
+        drop(_a);
+        // One of its own is idle: that one makes room, not another client's.
+        let c = conns.admit(ip(1)).unwrap();
+        assert!(!open(&conns, &a) && open(&conns, &other) && open(&conns, &c));
+        assert_eq!(conns.lock().clients[&ip(1)], 2);
+    }
+
+    #[test]
+    fn a_new_connection_keeps_its_place_until_its_grace_ends() {
+        let conns = Conns::with_grace(2, 2, Duration::from_secs(3600));
+        let t = std::time::Instant::now();
+        let served = conns.admit(ip(1)).unwrap();
+        drop(served.request(t));
+        let probe = conns.admit(ip(2)).unwrap();
+        // The probe has sent nothing yet, but is new: the idle served one goes.
+        let next = conns.admit(ip(3)).unwrap();
+        assert!(!open(&conns, &served) && open(&conns, &probe) && open(&conns, &next));
+        // Only new unserved ones left: the oldest of them goes, not the newcomer.
+        let last = conns.admit(ip(4)).unwrap();
+        assert!(!open(&conns, &probe) && open(&conns, &next) && open(&conns, &last));
+        // Past its grace, an unserved one goes before an idle served one.
+        let conns = Conns::with_grace(2, 2, Duration::from_millis(20));
+        let served = conns.admit(ip(1)).unwrap();
+        drop(served.request(t));
+        let silent = conns.admit(ip(2)).unwrap();
+        std::thread::sleep(Duration::from_millis(40));
+        let fresh = conns.admit(ip(3)).unwrap();
+        assert!(open(&conns, &served) && !open(&conns, &silent) && open(&conns, &fresh));
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 1);
+    }
+}

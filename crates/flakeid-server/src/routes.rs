@@ -1,0 +1,433 @@
+//! The HTTP routes and their handlers.
+
+use crate::config::*;
+use crate::error::{ApiError, finish};
+use crate::formats::*;
+use crate::service::{IdChunks, Shared};
+use crate::{Service, conn, grpc};
+use axum::Router;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use axum::routing::get;
+use flakeid_core::{Generator, text};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
+/// `grpc.health.v1` and server reflection.
+pub fn router(service: Arc<Service>) -> Router {
+    let app = Router::new()
+        .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
+        .route_service("/grpc.health.v1.Health/{*method}", service.health.1.clone())
+        .route("/v1/id", get(one_id))
+        .route("/v1/ids", get(many_ids))
+        .route("/v1/decode/{id}", get(decode_id))
+        .route("/v1/unseal/{id}", get(unseal_id))
+        .route("/v1/layout", get(layout_info))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
+        .with_state(service);
+    match grpc::reflection() {
+        Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
+        None => app,
+    }
+}
+
+/// The routes of the probe listener: `/healthz` and `/readyz`.
+pub(crate) fn probe_router(service: Arc<Service>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
+        .with_state(service)
+}
+
+fn query_params(
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    allowed: &[&'static str],
+) -> Result<HashMap<String, String>, ApiError> {
+    let Query(pairs) = q.map_err(|e| ApiError::bad("query", format!("unreadable query string: {e}")))?;
+    let mut map = HashMap::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let Some(name) = allowed.iter().find(|a| **a == k) else {
+            let shown: String = k.chars().take(32).collect();
+            return Err(ApiError::bad(
+                "query",
+                format!("unknown parameter {shown:?} (allowed: {})", allowed.join(", ")),
+            ));
+        };
+        if map.insert(k, v).is_some() {
+            // Which one a client meant is not ours to guess.
+            return Err(ApiError::bad(name, format!("{name} is given more than once")));
+        }
+    }
+    Ok(map)
+}
+
+/// `GET /v1/id` through the router. It takes the request whole, to read its
+/// method, headers and query in place: the `HeaderMap` extractor would copy the
+/// headers on every call. The connection's service (conn/requests.rs) answers GET and HEAD
+/// of `/v1/id` itself, through [`one_id_answer`], without the router.
+async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Response {
+    one_id_answer(&svc, req.method(), req.uri(), req.headers())
+}
+
+/// The answer to `GET` or `HEAD /v1/id`.
+pub(crate) fn one_id_answer(svc: &Service, method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> Response {
+    let result = (|| {
+        // No query string (the usual request): nothing to parse.
+        let json = match uri.query() {
+            None => wants_json(None, headers)?,
+            Some(_) => {
+                let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
+                let params = query_params(q, &["format"])?;
+                wants_json(params.get("format").map(String::as_str), headers)?
+            }
+        };
+        if method == Method::HEAD {
+            let ct = if json { APPLICATION_JSON } else { TEXT_PLAIN };
+            return Ok(ids_response(ct, head_body()));
+        }
+        let mut id = [0u64; 1];
+        svc.issue(&mut id)?;
+        Ok(one_id_response(json, id[0]))
+    })();
+    finish(svc, result)
+}
+
+async fn many_ids(
+    State(svc): State<Shared>,
+    method: Method,
+    headers: HeaderMap,
+    flow: Option<axum::Extension<Arc<conn::Flow>>>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let result = many_ids_inner(&svc, method == Method::HEAD, &headers, flow.map(|e| e.0), q).await;
+    finish(&svc, result)
+}
+
+async fn many_ids_inner(
+    svc: &Shared,
+    head: bool,
+    headers: &HeaderMap,
+    flow: Option<Arc<conn::Flow>>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let params = query_params(q, &["n", "format"])?;
+    let max = svc.config.max_batch;
+    let n: usize = match params.get("n") {
+        None => 1,
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') => n,
+            _ => {
+                let shown: String = text.chars().take(32).collect();
+                return Err(ApiError::bad(
+                    "n",
+                    format!("n must be an integer in 1..={max}, got {shown:?}"),
+                ));
+            }
+        },
+    };
+    let format = match params.get("format").map(String::as_str) {
+        Some("json") => BatchFormat::Json,
+        Some("ndjson") => BatchFormat::Ndjson,
+        Some("octet-stream") | Some("octets") | Some("binary") => BatchFormat::Octets,
+        Some(other) => {
+            let shown: String = other.chars().take(32).collect();
+            return Err(ApiError::bad(
+                "format",
+                format!("format must be json, ndjson or octet-stream, got {shown:?}"),
+            ));
+        }
+        None => {
+            // JSON numbers only where every ID is an exact JavaScript number.
+            let bits = svc.generator().layout().total_bits();
+            let numbers = bits <= JS_SAFE_BITS;
+            let all = [
+                BatchFormat::Json,
+                BatchFormat::Ndjson,
+                BatchFormat::Octets,
+                BatchFormat::JsonNumbers,
+            ];
+            let offers = [
+                "application/json",
+                "application/x-ndjson",
+                "application/octet-stream",
+                "application/json; ids=number",
+            ];
+            let served = if numbers { 4 } else { 3 };
+            match negotiate(headers, &offers[..served]) {
+                Ok(i) => all[i],
+                Err(_) if !numbers && asks_for_numbers(headers) => {
+                    let name = svc.generator().layout().display_name();
+                    return Err(ApiError {
+                        status: StatusCode::NOT_ACCEPTABLE,
+                        kind: "not_acceptable",
+                        parameter: Some("accept"),
+                        message: format!(
+                            "ids=number needs a layout of at most {JS_SAFE_BITS} bits (JavaScript numbers are exact up to 2^53); this service's layout {name} has {bits} bits: take the IDs as strings (application/json), or serve a layout such as js53"
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    if head {
+        return Ok(ids_response(format.content_type(), head_body()));
+    }
+    // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
+    let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
+    if n < CHUNK {
+        // Room for it until it is written, as for a chunk (conn/budgets.rs, `Flow`).
+        if let Some(flow) = &flow
+            && let Some(r) = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await
+        {
+            flow.made(r);
+        }
+        let mut ids = vec![0u64; n];
+        svc.issue(&mut ids)?;
+        let mut body = Vec::new();
+        format.write(&ids, true, true, &mut body);
+        return Ok(ids_response(format.content_type(), body));
+    }
+    // Larger batches are made as the client reads, one chunk at a time: a client
+    // that stops reading stops the issuing, and no whole batch sits in memory.
+    if let Some(why) = svc.not_ready() {
+        return Err(ApiError::unavailable("not_ready", why));
+    }
+    let mut first = true;
+    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
+    let mut left = n;
+    let body = tokio_stream::StreamExt::map(chunks, move |r| {
+        r.map(|ids| {
+            left -= ids.len();
+            let mut out = Vec::new();
+            format.write(&ids, first, left == 0, &mut out);
+            first = false;
+            axum::body::Bytes::from(out)
+        })
+        .map_err(|e| std::io::Error::other(e.message))
+    });
+    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+/// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core
+/// and the CLI: `from=` reads exactly that form; without it, zero-padded or
+/// otherwise ambiguous text is refused, asking.
+fn path_id(path: Result<Path<String>, PathRejection>, params: &HashMap<String, String>) -> Result<u64, ApiError> {
+    let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+    match params.get("from") {
+        Some(from) => {
+            let enc = from
+                .parse::<flakeid_core::Encoding>()
+                .map_err(|e| ApiError::bad("from", e.to_string()))?;
+            flakeid_core::decode(&text, enc)
+        }
+        None => flakeid_core::decode_auto(&text).map(|(id, _)| id),
+    }
+    .map_err(|e| ApiError::bad("id", e.to_string()))
+}
+
+async fn decode_id(
+    State(svc): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["from", "sealed"])?;
+        let sealed = match params.get("sealed").map(String::as_str) {
+            None | Some("0" | "false") => false,
+            Some("1" | "true") => true,
+            Some(other) => {
+                let shown: String = other.chars().take(32).collect();
+                return Err(ApiError::bad(
+                    "sealed",
+                    format!("sealed must be 1, true, 0 or false, got {shown:?}"),
+                ));
+            }
+        };
+        if sealed {
+            svc.sealer()?;
+        }
+        let mut id = path_id(path, &params)?;
+        if sealed {
+            id = svc.unseal(id)?;
+        }
+        let g = svc.generator();
+        let layout = g.layout();
+        let p = layout
+            .try_decompose(id)
+            .map_err(|e| ApiError::bad("id", e.to_string()))?;
+        Ok(typed(
+            "application/json",
+            format!("{}\n", text::parts_json(layout, id, &p)),
+        ))
+    })();
+    finish(&svc, result)
+}
+
+/// `GET /v1/unseal/{id}`: the plain ID a sealed one stands for, in the forms of
+/// `/v1/id` (text, or JSON by `?format=json` or `Accept`).
+async fn unseal_id(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    path: Result<Path<String>, PathRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["from", "format"])?;
+        let json = wants_json(params.get("format").map(String::as_str), &headers)?;
+        svc.sealer()?;
+        let id = svc.unseal(path_id(path, &params)?)?;
+        let mut r = if json {
+            typed("application/json", format!("{{\"id\":\"{id}\"}}\n"))
+        } else {
+            typed("text/plain; charset=utf-8", format!("{id}\n"))
+        };
+        r.headers_mut().insert(header::VARY, HeaderValue::from_static("Accept"));
+        Ok(r)
+    })();
+    finish(&svc, result)
+}
+
+fn lease_text(g: &Generator) -> String {
+    g.lease_state().map_or("none", |s| s.as_str()).into()
+}
+
+async fn layout_info(State(svc): State<Shared>) -> Response {
+    let body = layout_body(&svc);
+    finish(&svc, Ok(typed("application/json", body)))
+}
+
+/// `/v1/layout`'s body: the layout as the core shows it everywhere
+/// ([`text::layout_json`], what `flakeid layouts --json` prints), then this
+/// service's own fields: its node id, its lease and its largest batch.
+fn layout_body(svc: &Service) -> String {
+    let g = &*svc.generator();
+    let layout = text::layout_json(g.layout());
+    let mut body = layout.strip_suffix('}').unwrap_or(&layout).to_owned();
+    let _ = writeln!(
+        body,
+        ",\"node\":{},\"datacenter\":{},\"worker\":{},\"lease\":\"{}\",\"lease_epoch\":{},\"max_batch\":{}}}",
+        g.node(),
+        g.datacenter(),
+        g.worker(),
+        lease_text(g),
+        svc.lease.releases.load(Ordering::Relaxed),
+        svc.config.max_batch,
+    );
+    body
+}
+
+async fn healthz(State(svc): State<Shared>) -> Response {
+    let result = match svc.not_live() {
+        None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
+        Some(why) => Err(ApiError::unavailable("not_live", why)),
+    };
+    finish(&svc, result)
+}
+
+async fn readyz(State(svc): State<Shared>) -> Response {
+    let result = match svc.not_ready() {
+        None => Ok(typed("text/plain; charset=utf-8", "ready\n")),
+        Some(why) => Err(ApiError::unavailable("not_ready", why)),
+    };
+    finish(&svc, result)
+}
+
+async fn metrics(State(svc): State<Shared>) -> Response {
+    let mut body = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut body, &svc.metrics.registry) {
+        return finish(
+            &svc,
+            Err(ApiError::unavailable(
+                "internal",
+                format!("metrics encoding failed: {e}"),
+            )),
+        );
+    }
+    typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
+}
+
+/// The OpenAPI 3 description of every HTTP route: written by hand, kept here
+/// only, checked against the running server by schemathesis (tests/serve). The
+/// largest `n` of `/v1/ids` in it is [`DEFAULT_MAX_BATCH`]; a service serves its
+/// own ([`Service::openapi`]).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The one place in [`OPENAPI`] that names the largest `n`.
+pub(crate) const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
+
+async fn openapi(State(svc): State<Shared>) -> Response {
+    typed("application/json", svc.openapi.clone())
+}
+
+async fn not_found(State(svc): State<Shared>) -> Response {
+    let e = ApiError {
+        status: StatusCode::NOT_FOUND,
+        kind: "not_found",
+        parameter: Some("path"),
+        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics, /openapi.json)"
+            .into(),
+    };
+    finish(&svc, Err(e))
+}
+
+async fn not_allowed(State(svc): State<Shared>) -> Response {
+    let e = ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        kind: "method_not_allowed",
+        parameter: Some("method"),
+        message: "only GET and HEAD are served here".into(),
+    };
+    let mut r = finish(&svc, Err(e));
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_openapi_document_names_the_largest_n_once() {
+        assert_eq!(crate::DEFAULT_MAX_BATCH, 100_000);
+        assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+    }
+
+    /// `/v1/layout` shows the layout as `flakeid layouts --json` does (the core's
+    /// `layout_json`, key `name` first), then the service's fields: one shape.
+    #[test]
+    fn the_layout_route_shows_the_layout_as_the_core_does() {
+        use flakeid_core::{Generator, Layout, text::layout_json};
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(7)
+            .host_guard(false)
+            .build()
+            .unwrap();
+        let svc = crate::Service::new(g, crate::Config::default()).unwrap();
+        let body = super::layout_body(&svc);
+        let layout = layout_json(&Layout::SNOWFLAKE);
+        assert!(body.starts_with(layout.strip_suffix('}').unwrap()), "{body}");
+        assert_eq!(
+            body,
+            concat!(
+                r#"{"name":"snowflake","time_bits":41,"datacenter_bits":5,"worker_bits":5,"sequence_bits":12,"#,
+                r#""tick_ms":1,"epoch_ms":1288834974657,"order":"time|node|seq","epoch":"2010-11-04T01:42:54.657Z","#,
+                r#""last_time":"2080-07-10T17:30:30.208Z","last_timestamp_ms":3487858230208,"#,
+                r#""signed_until":"2080-07-10T17:30:30.208Z","node":7,"datacenter":0,"worker":7,"lease":"none","#,
+                r#""lease_epoch":0,"max_batch":100000}"#,
+                "\n"
+            )
+        );
+    }
+}

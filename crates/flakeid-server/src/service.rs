@@ -1,0 +1,357 @@
+//! One running service ([`Service`]): the generator in use, readiness, and issuing,
+//! and the IDs of a large response made as they are sent ([`IdChunks`]).
+
+use crate::config::*;
+use crate::error::ApiError;
+use crate::routes::{OPENAPI, OPENAPI_MAX_BATCH};
+use crate::{access, conn, grpc, lease, metrics, security};
+use axum::http::StatusCode;
+use flakeid_core::{Error, Generator, LeaseState};
+use flakeid_seal::Sealer;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One running service: a generator shared by every request.
+#[derive(Debug)]
+pub struct Service {
+    /// The generator in use: replaced by the lease supervisor (lease.rs) when a
+    /// lost lease is taken again.
+    pub(crate) generator: std::sync::RwLock<Arc<Generator>>,
+    pub(crate) config: Config,
+    /// The lease supervisor's record (lease.rs): how long without a held lease.
+    pub(crate) lease: lease::Watch,
+    pub(crate) metrics: metrics::Metrics,
+    pub(crate) draining: AtomicBool,
+    /// The open connections, once serving (for the metrics).
+    pub(crate) conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
+    /// `grpc.health.v1`: the statuses, and the service that answers them.
+    pub(crate) health: (tonic_health::server::HealthReporter, grpc::HealthServer),
+    /// The access log, when on ([`Config::access_log`]).
+    pub(crate) access: Option<access::AccessLog>,
+    /// [`Config::budgets`], and the server-wide request and response budgets.
+    pub(crate) budgets: Budgets,
+    pub(crate) requests: Arc<conn::Budget>,
+    pub(crate) responses: Arc<tokio::sync::Semaphore>,
+    /// The TLS and token files, once serving (for a reload on SIGHUP).
+    pub(crate) security: std::sync::Mutex<Option<Arc<security::Security>>>,
+    /// [`Service::openapi`], made once: every answer shares it, so the answers a
+    /// client leaves unread hold no copy of it (docs/service.md, "Memory budget").
+    pub(crate) openapi: axum::body::Bytes,
+}
+
+pub(crate) type Shared = Arc<Service>;
+
+impl Service {
+    /// A service issuing from `generator`, configured by `config`.
+    ///
+    /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer whose
+    /// width is not the layout's (`seal_key_file`).
+    pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
+        config.validate()?;
+        let bits = generator.layout().total_bits();
+        if let Some(sealer) = &config.sealer
+            && sealer.bits() != bits
+        {
+            return Err(Error::Config {
+                field: "seal_key_file",
+                message: format!(
+                    "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
+                    sealer.bits()
+                ),
+            });
+        }
+        let access = match config.access_log {
+            false => None,
+            true => Some(access::AccessLog::start().map_err(|e| Error::Config {
+                field: "access_log",
+                message: format!("cannot start the access log's writer: {e}"),
+            })?),
+        };
+        let budgets = config.budgets();
+        let openapi = OPENAPI
+            .replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", config.max_batch), 1)
+            .into();
+        Ok(Arc::new_cyclic(|me| {
+            let metrics = metrics::Metrics::new(me.clone());
+            metrics.sealing.set(i64::from(config.sealer.is_some()));
+            Service {
+                budgets,
+                requests: Arc::new(conn::Budget::new(budgets.request)),
+                responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
+                security: std::sync::Mutex::new(None),
+                generator: std::sync::RwLock::new(Arc::new(generator)),
+                lease: lease::Watch::default(),
+                config,
+                metrics,
+                draining: AtomicBool::new(false),
+                conns: std::sync::Mutex::new(None),
+                health: grpc::health(),
+                access,
+                openapi,
+            }
+        }))
+    }
+
+    /// The OpenAPI document this service serves at `/openapi.json`: [`OPENAPI`]
+    /// with its own `--max-batch`.
+    pub fn openapi(&self) -> String {
+        String::from_utf8_lossy(&self.openapi).into_owned()
+    }
+
+    /// Whether issued IDs are sealed ([`Config::sealer`]).
+    pub fn is_sealing(&self) -> bool {
+        self.config.sealer.is_some()
+    }
+
+    /// The sealer, or the `sealing_not_configured` refusal of `/v1/unseal`,
+    /// `?sealed=1` and gRPC `Unseal`.
+    pub(crate) fn sealer(&self) -> Result<&Sealer, ApiError> {
+        self.config.sealer.as_ref().ok_or_else(|| ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "sealing_not_configured",
+            parameter: None,
+            message: "sealing is not configured: start the service with --seal-key-file FILE".into(),
+        })
+    }
+
+    /// Unseals `id` ([`Config::sealer`]); a number outside the layout is refused
+    /// naming `id`.
+    pub(crate) fn unseal(&self, id: u64) -> Result<u64, ApiError> {
+        self.sealer()?
+            .unseal(id)
+            .map_err(|e| ApiError::bad("id", e.to_string()))
+    }
+
+    /// How many IDs this service has issued (HTTP and gRPC).
+    pub fn issued(&self) -> u64 {
+        self.metrics.issued.get()
+    }
+
+    /// The generator in use now (a lost lease is replaced by a new one).
+    pub fn generator(&self) -> Arc<Generator> {
+        self.generator.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Why the service may not issue now (`None` when it may): shutting down, or a
+    /// leased node id that is not provably held.
+    pub fn not_ready(&self) -> Option<String> {
+        self.not_ready_with(&self.generator())
+    }
+
+    /// [`Service::not_ready`], of the generator `g` already in hand.
+    pub(crate) fn not_ready_with(&self, g: &Generator) -> Option<String> {
+        if self.draining.load(Ordering::Acquire) {
+            return Some("shutting down".into());
+        }
+        match g.lease_state() {
+            None | Some(LeaseState::Held) => None,
+            Some(state) => Some(format!("node-id lease {state}")),
+        }
+    }
+
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Acquire)
+    }
+
+    /// Puts `new` in place of the generator (whose lease was lost) and returns the
+    /// old one; gives `new` back when the service is draining.
+    pub(crate) fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
+        let mut g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        if self.is_draining() {
+            return Err(new);
+        }
+        let old = std::mem::replace(&mut *g, new);
+        self.metrics.retire(&old);
+        Ok(old)
+    }
+
+    /// Why the process counts as not live (`/healthz` 503): a leased service that
+    /// has held no lease for longer than its liveness timeout ([`lease::supervise`]).
+    pub fn not_live(&self) -> Option<String> {
+        self.lease.liveness_failure()
+    }
+
+    /// Loads the TLS and token files again now, changed or not (SIGHUP; they are
+    /// also reloaded within 2 s of a change). Blocking file reads: call it off the
+    /// async workers. Nothing before [`serve`] has loaded them.
+    pub fn reload_files(&self) {
+        let s = self.security.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(s) = s {
+            s.reload_now();
+            tracing::info!("SIGHUP: TLS and token files reloaded");
+        }
+    }
+
+    /// Bytes of the request and response budgets in use now (read by the trim
+    /// watch, which runs on glibc only).
+    #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+    pub(crate) fn memory_in_use(&self) -> usize {
+        let free = self.responses.available_permits();
+        self.requests.held() + self.budgets.response.saturating_sub(free)
+    }
+
+    /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::Release);
+    }
+
+    /// Stops issuing and gives the node id back (recording the last timestamp).
+    pub fn shutdown(&self) {
+        self.start_draining();
+        // Under the write lock: a generator the supervisor leases concurrently is
+        // either in place now (and released here) or sees the drain and releases
+        // itself (lease.rs).
+        let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
+        g.release_lease();
+    }
+
+    /// Issues when ready, from the generator whose readiness was checked (one
+    /// read of the generator in use per request).
+    pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
+        let g = self.generator();
+        if let Some(why) = self.not_ready_with(&g) {
+            return Err(ApiError::unavailable("not_ready", why));
+        }
+        self.issue_from(&g, out)
+    }
+
+    /// Issues from `g`: the generator a multi-chunk response started with, so that
+    /// one response never mixes two leases' IDs. Every issuing path (HTTP, gRPC,
+    /// streamed chunks) comes through here, so with a sealer no plain ID leaves.
+    pub(crate) fn issue_from(&self, g: &Generator, out: &mut [u64]) -> Result<(), ApiError> {
+        g.fill(out).map_err(ApiError::from)?;
+        if let Some(sealer) = &self.config.sealer {
+            for id in out.iter_mut() {
+                // The generator's IDs are within its layout, the sealer's width:
+                // this cannot fail, and is reported rather than unwrapped.
+                *id = sealer.seal(*id).map_err(ApiError::from)?;
+            }
+        }
+        self.metrics.issued.inc_by(out.len() as u64);
+        Ok(())
+    }
+}
+
+/// The IDs of one large response, made one chunk at a time when the body is
+/// polled, each chunk on the blocking pool (the wait policy may sleep until the
+/// next tick). Each chunk's room is reserved from the connection's and the server's
+/// response budgets before it is made ([`conn::Flow::reserve`]), and handed to its
+/// data frame once made, which holds it until HTTP/2 has written it: a client that
+/// reads nothing stops the issuing once its connection's budget is used. The caller
+/// checks readiness before the first chunk.
+pub(crate) struct IdChunks {
+    svc: Arc<Service>,
+    generator: Arc<Generator>,
+    /// IDs still to make; `None`: endless (a gRPC `Stream` with `n` 0).
+    left: Option<u64>,
+    chunk: usize,
+    pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
+    failed: bool,
+    /// The response's flow (its connection's budgets), and what one ID of a chunk
+    /// holds until it is written (the IDs and their encoding).
+    flow: Option<Arc<conn::Flow>>,
+    bytes_per_id: usize,
+    reserving: Option<Pin<Box<dyn Future<Output = Option<conn::Reserved>> + Send>>>,
+    reserved: Option<conn::Reserved>,
+}
+
+impl std::fmt::Debug for IdChunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdChunks")
+            .field("left", &self.left)
+            .field("chunk", &self.chunk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdChunks {
+    /// `flow`: the response's flow (the request's extension);
+    /// `bytes_per_id`: what one ID holds until it is written.
+    pub(crate) fn new(
+        svc: Arc<Service>,
+        total: Option<u64>,
+        chunk: usize,
+        flow: Option<Arc<conn::Flow>>,
+        bytes_per_id: usize,
+    ) -> IdChunks {
+        IdChunks {
+            generator: svc.generator(),
+            svc,
+            left: total,
+            chunk: chunk.max(1),
+            pending: None,
+            failed: false,
+            flow,
+            bytes_per_id,
+            reserving: None,
+            reserved: None,
+        }
+    }
+}
+
+impl tokio_stream::Stream for IdChunks {
+    type Item = Result<Vec<u64>, ApiError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        if this.pending.is_none() {
+            let len = match this.left {
+                Some(0) => return Poll::Ready(None),
+                Some(left) => left.min(this.chunk as u64) as usize,
+                None => this.chunk,
+            };
+            if let Some(flow) = &this.flow {
+                if this.reserving.is_none() {
+                    let (flow, bytes) = (flow.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
+                    this.reserving = Some(Box::pin(async move { flow.reserve(bytes).await }));
+                }
+                if let Some(r) = this.reserving.as_mut() {
+                    this.reserved = std::task::ready!(r.as_mut().poll(cx));
+                    this.reserving = None;
+                }
+            }
+            if let Some(left) = &mut this.left {
+                *left -= len as u64;
+            }
+            let (svc, g) = (this.svc.clone(), this.generator.clone());
+            this.pending = Some(tokio::task::spawn_blocking(move || {
+                let mut ids = vec![0u64; len];
+                svc.issue_from(&g, &mut ids).map(|()| ids)
+            }));
+        }
+        let Some(task) = this.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let done = std::task::ready!(std::pin::Pin::new(task).poll(cx));
+        this.pending = None;
+        // Made: its data frame carries its room from now on.
+        if let (Some(flow), Some(r)) = (&this.flow, this.reserved.take()) {
+            flow.made(r);
+        }
+        let item = done
+            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
+            .and_then(|r| r);
+        this.failed = item.is_err();
+        if let Err(e) = &item {
+            tracing::warn!("response cut short: {}", e.message);
+        }
+        Poll::Ready(Some(item))
+    }
+}
+
+impl Drop for IdChunks {
+    fn drop(&mut self) {
+        if let Some(task) = &self.pending {
+            task.abort();
+        }
+    }
+}
