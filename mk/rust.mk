@@ -44,7 +44,7 @@ lint: setup-rust $(if $(TIER_CI),setup-msrv) lint-help lint-workflows ## [TIER=t
 	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
 	CARGO_TARGET_DIR=$(WASM_TARGET_DIR) $(CARGO) clippy --target wasm32-unknown-unknown -p flakeid-wasm -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease,uuid7
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet --features lease,uuid
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-seal --no-deps --quiet
 	CARGO=$(CARGO) bash scripts/check-deps.sh
@@ -93,6 +93,7 @@ RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, vectors: unit, property, doc tests
 	$(CARGO) test -p flakeid-core -p flakeid-js --all-targets
+	$(CARGO) test -p flakeid-core --features uuid --test uuid_generator
 	$(CARGO) test $(RUST_TEST_PKGS) --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 

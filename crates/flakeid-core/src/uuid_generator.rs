@@ -226,6 +226,12 @@ impl UuidGenerator {
         self.engine.try_next_id()?.map(uuid_of).transpose()
     }
 
+    /// The next UUIDv7 as the `uuid` crate's `Uuid` (feature `uuid`).
+    #[cfg(feature = "uuid")]
+    pub fn next_uuid(&self) -> Result<uuid::Uuid> {
+        self.next_uuid7().map(uuid::Uuid::from_u128)
+    }
+
     /// The next UUIDv7 as 16 big-endian bytes.
     pub fn next_uuid7_bytes(&self) -> Result<[u8; 16]> {
         self.next_uuid7().map(u128::to_be_bytes)

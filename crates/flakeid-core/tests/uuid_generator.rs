@@ -220,3 +220,18 @@ fn a_forked_child_goes_on_with_random_bits_of_its_own() {
     assert_eq!(shared, 0, "the child repeated {shared} of the parent's IDs");
     assert_eq!(g.stats().reseeds, 0, "the parent did not fork");
 }
+
+#[cfg(feature = "uuid")]
+#[test]
+fn the_uuid_crates_type_reads_the_same_bits() {
+    let g = UuidGenerator::builder().build().unwrap();
+    let a = g.next_uuid().unwrap();
+    assert_eq!(a.get_version_num(), 7);
+    assert_eq!(a.get_variant(), uuid::Variant::RFC4122);
+    let (secs, nanos) = a.get_timestamp().unwrap().to_unix();
+    assert_eq!(
+        secs * 1000 + u64::from(nanos) / 1_000_000,
+        uuid7_timestamp_ms(a.as_u128()).unwrap()
+    );
+    assert!(g.next_uuid7().unwrap() > a.as_u128());
+}
