@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import unittest
+import uuid
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "env"))
@@ -145,6 +146,35 @@ class Routes(unittest.TestCase):
         st, _, body = self.s.get("/v1/id?format=xml")
         self.assertEqual(st, 400)
         self.assertEqual(json.loads(body)["parameter"], "format")
+
+    def test_uuid_and_ulid(self):
+        """128-bit IDs: text or JSON, each above the one before, read back by a
+        plain JSON parser (`node -e JSON.parse`, as a browser would)."""
+        ids = []
+        for i in range(200):
+            path, headers = ("/v1/uuid", {}) if i % 2 else ("/v1/ulid?format=json", {})
+            st, ct, body = self.s.get(path, headers)
+            self.assertEqual(st, 200, body)
+            if path == "/v1/uuid":
+                self.assertEqual(ct, "text/plain; charset=utf-8")
+                u = uuid.UUID(body.decode().strip())
+            else:
+                self.assertEqual(ct, "application/json")
+                ulid = json.loads(body)["ulid"]
+                self.assertEqual(len(ulid), 26)
+                u = uuid.UUID(int=int.from_bytes(base32_crockford(ulid), "big"))
+            self.assertEqual(u.version, 7)
+            ids.append(u.int)
+        self.assertEqual(ids, sorted(set(ids)), "not strictly increasing")
+        st, _, body = self.s.get("/v1/uuid", {"Accept": "application/json"})
+        out = subprocess.run(["node", "-e", "const s=require('fs').readFileSync(0,'utf8');"
+                              "process.stdout.write(JSON.parse(s).uuid)"],
+                             input=body, capture_output=True, check=True)
+        self.assertEqual(uuid.UUID(out.stdout.decode()).version, 7)
+        st, _, body = self.s.get("/v1/ulid?format=xml")
+        self.assertEqual((st, json.loads(body)["parameter"]), (400, "format"))
+        st, _, body = self.s.get("/v1/uuid?n=2")
+        self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
 
     def test_no_clock_cache_thread(self):
         # serve turns the core's clock cache off (SystemClock::disable_cache): its
@@ -355,8 +385,17 @@ class Routes(unittest.TestCase):
         self.assertEqual(self.node_of(int(out[0])), 7)
 
 
+def base32_crockford(text):
+    """A ULID's 16 bytes, read here by plain arithmetic (not by flakeid)."""
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    n = 0
+    for c in text:
+        n = n * 32 + alphabet.index(c)
+    return n.to_bytes(16, "big")
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout",
+ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout", "/v1/uuid", "/v1/ulid",
           "/healthz", "/readyz", "/metrics", "/openapi.json"]
 
 

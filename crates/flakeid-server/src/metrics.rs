@@ -72,7 +72,7 @@ type HistogramFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
 /// The `route` labels: each route's pattern, each gRPC method's path, and `other`
 /// for every unknown path (a scanner must not grow the metrics). Listed once;
 /// [`Route`] is an index into it.
-const ROUTES: [&str; 18] = [
+const ROUTES: [&str; 20] = [
     "/v1/id",
     "/v1/ids",
     "/v1/layout",
@@ -80,6 +80,8 @@ const ROUTES: [&str; 18] = [
     "/readyz",
     "/metrics",
     "/openapi.json",
+    "/v1/uuid",
+    "/v1/ulid",
     "/flakeid.v1.Flakeid/Next",
     "/flakeid.v1.Flakeid/Batch",
     "/flakeid.v1.Flakeid/Stream",
@@ -93,7 +95,7 @@ const ROUTES: [&str; 18] = [
     "other",
 ];
 /// The routes matched by their exact path; the others are patterns.
-const EXACT_ROUTES: usize = 15;
+const EXACT_ROUTES: usize = 17;
 
 /// The route label of a request: an index into [`ROUTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,7 +118,7 @@ impl Route {
     /// `/v1/unseal/{id}` and `other`: their places in [`ROUTES`].
     pub(crate) const ID: Route = Route(0);
     const IDS: Route = Route(1);
-    const STREAM: Route = Route(9);
+    const STREAM: Route = Route(11);
     const DECODE: Route = Route(EXACT_ROUTES as u8);
     const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
     const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);

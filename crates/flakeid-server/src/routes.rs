@@ -28,6 +28,8 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/v1/decode/{id}", get(decode_id))
         .route("/v1/unseal/{id}", get(unseal_id))
         .route("/v1/layout", get(layout_info))
+        .route("/v1/uuid", get(one_uuid))
+        .route("/v1/ulid", get(one_ulid))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -298,6 +300,51 @@ async fn unseal_id(
         Ok(r)
     })();
     finish(&svc, result)
+}
+
+/// `GET /v1/uuid`: one UUIDv7 as text or `{"uuid":"…"}`.
+async fn one_uuid(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    wide_answer(&svc, &headers, q, "uuid")
+}
+
+/// `GET /v1/ulid`: the same 128 bits as a ULID, as text or `{"ulid":"…"}`.
+async fn one_ulid(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    wide_answer(&svc, &headers, q, "ulid")
+}
+
+/// One 128-bit ID (the service's `UuidGenerator`), in the forms of `/v1/id`.
+fn wide_answer(
+    svc: &Service,
+    headers: &HeaderMap,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    key: &'static str,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["format"])?;
+        let json = wants_json(params.get("format").map(String::as_str), headers)?;
+        if svc.is_draining() {
+            return Err(ApiError::unavailable("not_ready", "shutting down".into()));
+        }
+        let u = svc.uuids.next_uuid7()?;
+        let text = match key {
+            "ulid" => flakeid_core::format_ulid(u),
+            _ => flakeid_core::format_uuid(u),
+        };
+        Ok(if json {
+            ids_response(APPLICATION_JSON, format!("{{\"{key}\":\"{text}\"}}\n"))
+        } else {
+            ids_response(TEXT_PLAIN, format!("{text}\n"))
+        })
+    })();
+    finish(svc, result)
 }
 
 fn lease_text(g: &Generator) -> String {

@@ -39,6 +39,9 @@ pub struct Service {
     /// [`Service::openapi`], made once: every answer shares it, so the answers a
     /// client leaves unread hold no copy of it (docs/service.md, "Memory budget").
     pub(crate) openapi: axum::body::Bytes,
+    /// `/v1/uuid` and `/v1/ulid`: 128-bit IDs need no node id, so neither the
+    /// lease nor the node's readiness gates them.
+    pub(crate) uuids: flakeid_core::UuidGenerator,
 }
 
 pub(crate) type Shared = Arc<Service>;
@@ -70,6 +73,7 @@ impl Service {
             })?),
         };
         let budgets = config.budgets();
+        let uuids = flakeid_core::UuidGenerator::builder().build()?;
         let openapi = OPENAPI
             .replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", config.max_batch), 1)
             .into();
@@ -90,6 +94,7 @@ impl Service {
                 health: grpc::health(),
                 access,
                 openapi,
+                uuids,
             }
         }))
     }
