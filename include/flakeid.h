@@ -342,6 +342,12 @@ typedef struct flakeid_options {
    * `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
    */
   const char *state;
+  /**
+   * 1: refuse to build without a node source (`node`, `worker`, `node_source`
+   * or `lease_url`) instead of running as node 0; 0 (the default): node 0.
+   * (Appended in 0.1: a struct without it reads as 0.)
+   */
+  uint32_t require_node;
 } flakeid_options;
 
 /**
@@ -503,6 +509,31 @@ const char *flakeid_status_name(uint32_t status);
  * `flakeid_options_init`).
  */
 struct flakeid_options flakeid_options_default(void);
+
+/**
+ * Sets the option `name` of `*options` from `value`, as text: the core's names
+ * and rules for every option that can come from outside a program (the table's
+ * `setting` options: `"node"` takes a number or a node source, `"layout"` a
+ * preset name, `"overflow"` and `"clock_backwards"` their words, `"require_node"`
+ * `true` or `false`, numbers in decimal). What the environment and a framework's
+ * settings give, without each caller parsing text again. `"node_source"`,
+ * `"lease"` and `"state"` keep the pointer `value` (not a copy): it must live
+ * until `flakeid_generator_new` has read `*options`. An unknown name (the message
+ * lists the known ones) or a value the option cannot take is
+ * `FLAKEID_ERR_CONFIG` naming the field, and `*options` is unchanged; a field
+ * beyond the caller's `struct_size` is refused naming `struct_size`. Ranges that
+ * depend on the other options are checked by `flakeid_generator_new`.
+ */
+flakeid_status flakeid_options_set(struct flakeid_options *options,
+                                   const char *name,
+                                   const char *value);
+
+/**
+ * The `index`th name `flakeid_options_set` takes (the core's table, in its order),
+ * a static string; NULL past the last. List them with
+ * `for (size_t i = 0; (n = flakeid_option_name(i)); i++)`.
+ */
+const char *flakeid_option_name(size_t index);
 
 /**
  * Fills `*options` with the defaults (as `flakeid_options_default()`) and sets

@@ -261,6 +261,11 @@ impl GeneratorBuilder {
             ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
             ("max_sequence", Uint(v)) => self.max_sequence(v),
             ("state", Text(s)) => self.state(s),
+            ("require_node", Uint(v @ (0 | 1))) => Self {
+                require_node: v == 1,
+                ..self
+            },
+            ("require_node", Text(s)) => return self.set_text(option.name, s),
             _ => return Err(options::wrong_value(option, value)),
         })
     }
