@@ -385,7 +385,8 @@ impl GeneratorBuilder {
                 return Err(Error::config(
                     "node",
                     "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
-                     datacenter and worker, or lease; without one every replica would run as node 0 \
+                     datacenter and worker, or lease (in the environment: FLAKEID_NODE, FLAKEID_DATACENTER \
+                     and FLAKEID_WORKER, or FLAKEID_LEASE); without one every replica would run as node 0 \
                      and issue the same IDs",
                 ));
             }

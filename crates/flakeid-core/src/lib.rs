@@ -54,8 +54,8 @@ pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, Leas
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
-    OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, closest_option, generator_option, option_value,
-    options_from_env, setting_option, unknown_option,
+    OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, closest_option, configured_twice, generator_option,
+    not_settings, option_value, options_from_env, setting_option, unknown_option,
 };
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
 pub use stats::Stats;

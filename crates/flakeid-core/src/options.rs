@@ -219,6 +219,28 @@ fn unknown_setting(key: &str) -> Error {
     }
 }
 
+/// The refusal of a second, different configuration of a process's one generator
+/// (the framework adapters' shared generator): two generators on one node id would
+/// issue the same IDs. `first` and `second` are the settings as the adapter shows them.
+pub fn configured_twice(first: &str, second: &str) -> Error {
+    Error::config(
+        "settings",
+        format!(
+            "this process's generator is configured already, with {first}; another configuration asks for \
+             {second}: one generator per process"
+        ),
+    )
+}
+
+/// The refusal of settings that are not a mapping of names to values; `type_name`
+/// is what was given, in the binding's language.
+pub fn not_settings(type_name: &str) -> Error {
+    Error::config(
+        "settings",
+        format!("settings must be a mapping of option names to values, got {type_name}"),
+    )
+}
+
 /// The generator options the environment gives: for every option that can come
 /// from outside the program, the variable [`GeneratorOption::env_var`] when it is
 /// set and not blank (a blank one counts as unset), as (snake_case name, text), in the table's order. `lookup`
