@@ -243,3 +243,61 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBatchSizeIsTheCores: NextN asks the library before allocating: a huge or
+// negative n is the core's ErrConfig naming n, with no slice made.
+func TestBatchSizeIsTheCores(t *testing.T) {
+	g, err := New(Options{Node: 901, Clock: mustClock(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, n := range []int{-1, 1<<27 + 1, 1 << 40} {
+		ids, err := g.NextN(n)
+		var fe *Error
+		if ids != nil || !errors.As(err, &fe) || fe.Kind != ErrConfig || fe.Field != "n" ||
+			!strings.Contains(fe.Message, "n must be in 0..=134217728") {
+			t.Fatalf("NextN(%d): %v, %v", n, len(ids), err)
+		}
+	}
+}
+
+// TestSetByName: Options.Set takes the core's names and text, refusing as it does.
+func TestSetByName(t *testing.T) {
+	var o Options
+	for _, kv := range [][2]string{{"layout", "sonyflake"}, {"NODE", "7"}, {"overflow", "borrow"}, {"require-node", "true"}} {
+		if err := o.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Clock = mustClock(t)
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Node() != 7 || g.Layout().TimeBits() != 39 {
+		t.Fatalf("node %d, %d time bits (sonyflake: 39)", g.Node(), g.Layout().TimeBits())
+	}
+	g.Close()
+	var fe *Error
+	if err := o.Set("workerId", "3"); !errors.As(err, &fe) || fe.Field != "settings" ||
+		!strings.Contains(fe.Message, `did you mean "worker"`) {
+		t.Fatalf("%v", err)
+	}
+	if err := o.Set("worker", "three"); !errors.As(err, &fe) || fe.Field != "worker" {
+		t.Fatalf("%v", err)
+	}
+	if _, err := New(Options{RequireNode: true, Clock: mustClock(t)}); !errors.As(err, &fe) || fe.Field != "node" {
+		t.Fatalf("RequireNode without a node source: %v", err)
+	}
+}
+
+func mustClock(t *testing.T) *ManualClock {
+	t.Helper()
+	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

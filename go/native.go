@@ -135,6 +135,9 @@ static void fgo_free_error(fgo_error *e) {
   static fgo_error fgo_##name params { return fgo_check(flakeid_##name args); }
 
 FGO(generator_new, (const flakeid_options *o, flakeid_generator **out), (o, out))
+FGO(options_set, (flakeid_options *o, const char *name, const char *value), (o, name, value))
+
+static fgo_error fgo_check_batch(int64_t n) { return fgo_check(flakeid_check_batch(n)); }
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
@@ -388,6 +391,18 @@ func cGeneratorNew(o *Options) (genHandle, error) {
 		c.state = C.CString(o.State)
 		defer C.free(unsafe.Pointer(c.state))
 	}
+	if o.RequireNode {
+		c.require_node = 1
+	}
+	// Options.Set's settings, by name through the library (after the fields: they win).
+	for _, s := range o.settings {
+		name, value := C.CString(s[0]), C.CString(s[1])
+		defer C.free(unsafe.Pointer(name))
+		defer C.free(unsafe.Pointer(value)) // the struct keeps text values until the build
+		if err := errOf(C.fgo_options_set(&c, name, value)); err != nil {
+			return nil, err
+		}
+	}
 	var p genHandle
 	err := errOf(C.fgo_generator_new(&c, &p))
 	if o.Clock != nil {
@@ -439,6 +454,29 @@ func cNextID(p genHandle) (ID, error) {
 	defer C.fgo_free_error(r.err)
 	return 0, errOf(*r.err)
 }
+
+// cOptionSet checks that the library takes value for the option name.
+func cOptionSet(name, value string) error {
+	c := C.flakeid_options_default()
+	cn, cv := C.CString(name), C.CString(value)
+	defer C.free(unsafe.Pointer(cn))
+	defer C.free(unsafe.Pointer(cv))
+	return errOf(C.fgo_options_set(&c, cn, cv))
+}
+
+// cOptionNames lists the names Options.Set takes (the core's table).
+func cOptionNames() []string {
+	var names []string
+	for i := C.size_t(0); ; i++ {
+		n := C.flakeid_option_name(i)
+		if n == nil {
+			return names
+		}
+		names = append(names, C.GoString(n))
+	}
+}
+
+func cCheckBatch(n int) error { return errOf(C.fgo_check_batch(C.int64_t(n))) }
 
 func cNextIDs(p genHandle, ids []ID) error {
 	if len(ids) == 0 {

@@ -536,6 +536,15 @@ flakeid_status flakeid_options_set(struct flakeid_options *options,
 const char *flakeid_option_name(size_t index);
 
 /**
+ * Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
+ * second, different configuration of a process's one generator: for framework
+ * adapters that keep one (Hibernate's, Spring's), so that the words are the
+ * engine's. `first` and `second` are the two settings as the caller shows them.
+ */
+flakeid_status flakeid_configured_twice(const char *first,
+                                        const char *second);
+
+/**
  * Fills `*options` with the defaults (as `flakeid_options_default()`) and sets
  * its `struct_size`: pass `sizeof *options`. Unlike the by-value
  * `flakeid_options_default()`, safe when the program runs with a newer library
@@ -572,6 +581,14 @@ flakeid_status flakeid_next_id(const struct flakeid_generator *generator,
 flakeid_status flakeid_next_ids(const struct flakeid_generator *generator,
                                 uint64_t *ids,
                                 size_t n);
+
+/**
+ * The core's rule for a batch size, `n` in `0..=2^27` (`flakeid_next_ids`'
+ * limit): `FLAKEID_OK`, or `FLAKEID_ERR_CONFIG` naming `n` with its range (a
+ * negative `n` included). For callers that allocate the batch before asking for
+ * it (Go's `NextN`, Java's `nextIds`): they check here first.
+ */
+flakeid_status flakeid_check_batch(int64_t n);
 
 /**
  * The generator's node id (`datacenter << worker_bits | worker`).

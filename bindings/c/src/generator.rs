@@ -229,6 +229,19 @@ pub extern "C" fn flakeid_option_name(index: usize) -> *const c_char {
     names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
 }
 
+/// Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
+/// second, different configuration of a process's one generator: for framework
+/// adapters that keep one (Hibernate's, Spring's), so that the words are the
+/// engine's. `first` and `second` are the two settings as the caller shows them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_configured_twice(first: *const c_char, second: *const c_char) -> flakeid_status {
+    guard(|| {
+        let first = unsafe { text(first) }.ok_or(Fail::Null("first"))?;
+        let second = unsafe { text(second) }.ok_or(Fail::Null("second"))?;
+        Err(flakeid_core::configured_twice(&first, &second).into())
+    })
+}
+
 /// The C enum value of the core's word `text` for a choice option (the core's
 /// parse refuses other words with its message).
 fn word_index(option: &flakeid_core::GeneratorOption, words: &[&str], text: &str) -> Result<u32, Fail> {
@@ -291,8 +304,9 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
     let mut b = Generator::builder(layout_in(&o.layout)?);
-    // By the core's option names; FLAKEID_UNSET and NULL are "not given".
-    for (name, v) in [("node", o.node), ("datacenter", o.datacenter), ("worker", o.worker)] {
+    // By the core's option names, in its table's order (which of two conflicting
+    // options an error names is then every binding's); FLAKEID_UNSET and NULL are "not given".
+    for (name, v) in [("datacenter", o.datacenter), ("worker", o.worker), ("node", o.node)] {
         if v != FLAKEID_UNSET {
             b = b.set(name, Uint(v))?;
         }
@@ -392,6 +406,18 @@ pub unsafe extern "C" fn flakeid_next_ids(
         // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
         let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
         g.inner.fill(slice).inspect_err(|_| slice.fill(0))?;
+        Ok(())
+    })
+}
+
+/// The core's rule for a batch size, `n` in `0..=2^27` (`flakeid_next_ids`'
+/// limit): `FLAKEID_OK`, or `FLAKEID_ERR_CONFIG` naming `n` with its range (a
+/// negative `n` included). For callers that allocate the batch before asking for
+/// it (Go's `NextN`, Java's `nextIds`): they check here first.
+#[unsafe(no_mangle)]
+pub extern "C" fn flakeid_check_batch(n: i64) -> flakeid_status {
+    guard(|| {
+        flakeid_core::check_batch(i128::from(n))?;
         Ok(())
     })
 }
@@ -524,6 +550,15 @@ mod tests {
                 Some(flakeid_core::OptionKind::Choice(core)) => assert_eq!(core, words),
                 other => panic!("{name}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn batch_sizes_are_the_cores() {
+        assert_eq!(flakeid_check_batch(0), flakeid_status::FLAKEID_OK);
+        assert_eq!(flakeid_check_batch(1 << 27), flakeid_status::FLAKEID_OK);
+        for n in [-1, (1 << 27) + 1, 1 << 40, i64::MAX] {
+            assert_eq!(flakeid_check_batch(n), flakeid_status::FLAKEID_ERR_CONFIG, "{n}");
         }
     }
 
