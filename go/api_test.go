@@ -301,3 +301,24 @@ func mustClock(t *testing.T) *ManualClock {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestIDRefusalsAreTheCores: the ID refusals of IDFromBytes and Scan are the
+// engine's parser's (its words, kind and position), none written here.
+func TestIDRefusalsAreTheCores(t *testing.T) {
+	var fe *Error
+	if _, err := IDFromBytes([]byte{1, 2}); !errors.As(err, &fe) || fe.Kind != ErrParse || fe.Position != 2 ||
+		fe.Message != "parse error: an ID is 8 bytes, got 2" {
+		t.Fatalf("IDFromBytes: %#v", err)
+	}
+	var id ID
+	if err := id.Scan(nil); !errors.As(err, &fe) || fe.Kind != ErrParse ||
+		!strings.Contains(fe.Message, "an ID is an integer, decimal text or 8 bytes, got NULL") {
+		t.Fatalf("Scan(nil): %v", err)
+	}
+	if err := id.Scan(1.5); !errors.As(err, &fe) || !strings.Contains(fe.Message, "got a float64") {
+		t.Fatalf("Scan(1.5): %v", err)
+	}
+	if err := id.Scan("-x"); !errors.As(err, &fe) || !strings.Contains(fe.Message, `an ID is decimal digits, got "-x"`) {
+		t.Fatalf("Scan(-x): %v", err)
+	}
+}

@@ -138,6 +138,9 @@ FGO(generator_new, (const flakeid_options *o, flakeid_generator **out), (o, out)
 FGO(options_set, (flakeid_options *o, const char *name, const char *value), (o, name, value))
 
 static fgo_error fgo_check_batch(int64_t n) { return fgo_check(flakeid_check_batch(n)); }
+static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint64_t *out) {
+  return fgo_check(flakeid_parse_id(NULL, kind, v, len, out));
+}
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
@@ -477,6 +480,25 @@ func cOptionNames() []string {
 }
 
 func cCheckBatch(n int) error { return errOf(C.fgo_check_batch(C.int64_t(n))) }
+
+// What cParseID's v holds (the C enum flakeid_id_value).
+const (
+	idText  uint32 = C.FLAKEID_ID_TEXT
+	idBytes uint32 = C.FLAKEID_ID_BYTES
+	idOther uint32 = C.FLAKEID_ID_OTHER
+)
+
+// cParseID is the core's ID parser (any 64-bit value): kind is C.FLAKEID_ID_TEXT,
+// _BYTES or _OTHER (v then names the type, always refused).
+func cParseID(kind uint32, v []byte) (ID, error) {
+	var id C.uint64_t
+	var p *C.uint8_t
+	if len(v) > 0 {
+		p = (*C.uint8_t)(unsafe.Pointer(&v[0]))
+	}
+	err := errOf(C.fgo_parse_id(C.uint32_t(kind), p, C.size_t(len(v)), &id))
+	return ID(id), err
+}
 
 func cNextIDs(p genHandle, ids []ID) error {
 	if len(ids) == 0 {

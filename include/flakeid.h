@@ -215,6 +215,36 @@ typedef uint32_t flakeid_clock_backwards;
 #endif // __cplusplus
 
 /**
+ * What `flakeid_parse_id`'s `value` holds (its `kind`).
+ */
+enum flakeid_id_value
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Decimal text, `len` bytes (no sign, no spaces).
+   */
+  FLAKEID_ID_TEXT = 0,
+  /**
+   * 8 big-endian bytes (`len` must be 8).
+   */
+  FLAKEID_ID_BYTES = 1,
+  /**
+   * A value of another type, named by the `len` bytes of text (`"NULL"`,
+   * `"float64"`): always refused, saying what an ID is.
+   */
+  FLAKEID_ID_OTHER = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum flakeid_id_value flakeid_id_value;
+#else
+typedef uint32_t flakeid_id_value;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Issues IDs. Thread-safe: share one per node id between any number of threads;
  * no ID repeats and each thread sees its own IDs strictly increase.
  */
@@ -543,6 +573,19 @@ const char *flakeid_option_name(size_t index);
  */
 flakeid_status flakeid_configured_twice(const char *first,
                                         const char *second);
+
+/**
+ * An ID from a program's or a database driver's value, by the core's one parser
+ * (every binding's: docs/design.md, "IDs in a signed BIGINT"): in
+ * `0..=layout.max_id()` (`layout` NULL: any 64-bit value), else
+ * `FLAKEID_ERR_PARSE` with the core's message and position; `*out_id` is written
+ * only on success.
+ */
+flakeid_status flakeid_parse_id(const struct flakeid_layout *layout,
+                                uint32_t kind,
+                                const uint8_t *value,
+                                size_t len,
+                                uint64_t *out_id);
 
 /**
  * Fills `*options` with the defaults (as `flakeid_options_default()`) and sets

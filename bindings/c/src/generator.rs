@@ -242,6 +242,62 @@ pub unsafe extern "C" fn flakeid_configured_twice(first: *const c_char, second: 
     })
 }
 
+/// What `flakeid_parse_id`'s `value` holds (its `kind`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum flakeid_id_value {
+    /// Decimal text, `len` bytes (no sign, no spaces).
+    FLAKEID_ID_TEXT = 0,
+    /// 8 big-endian bytes (`len` must be 8).
+    FLAKEID_ID_BYTES = 1,
+    /// A value of another type, named by the `len` bytes of text (`"NULL"`,
+    /// `"float64"`): always refused, saying what an ID is.
+    FLAKEID_ID_OTHER = 2,
+}
+
+/// An ID from a program's or a database driver's value, by the core's one parser
+/// (every binding's: docs/design.md, "IDs in a signed BIGINT"): in
+/// `0..=layout.max_id()` (`layout` NULL: any 64-bit value), else
+/// `FLAKEID_ERR_PARSE` with the core's message and position; `*out_id` is written
+/// only on success.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_parse_id(
+    layout: *const flakeid_layout,
+    kind: u32,
+    value: *const u8,
+    len: usize,
+    out_id: *mut u64,
+) -> flakeid_status {
+    guard(|| {
+        let layout = match unsafe { layout.as_ref() } {
+            Some(l) => layout_in(l)?,
+            None => Layout::FLAKE,
+        };
+        let dst = out(out_id, "out_id")?;
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(arg(value, "value")?, len) }
+        };
+        let text = String::from_utf8_lossy(bytes);
+        use flakeid_id_value::{FLAKEID_ID_BYTES, FLAKEID_ID_OTHER, FLAKEID_ID_TEXT};
+        let v = match kind {
+            k if k == FLAKEID_ID_TEXT as u32 => flakeid_core::IdValue::Text(&text),
+            k if k == FLAKEID_ID_BYTES as u32 => flakeid_core::IdValue::Bytes(bytes),
+            k if k == FLAKEID_ID_OTHER as u32 => flakeid_core::IdValue::Other(&text),
+            _ => {
+                return Err(Error::config(
+                    "kind",
+                    format!("kind must be FLAKEID_ID_TEXT, FLAKEID_ID_BYTES or FLAKEID_ID_OTHER (0..=2), got {kind}"),
+                )
+                .into());
+            }
+        };
+        write(dst, flakeid_core::parse_id(&layout, v)?);
+        Ok(())
+    })
+}
+
 /// The C enum value of the core's word `text` for a choice option (the core's
 /// parse refuses other words with its message).
 fn word_index(option: &flakeid_core::GeneratorOption, words: &[&str], text: &str) -> Result<u32, Fail> {
@@ -551,6 +607,26 @@ mod tests {
                 other => panic!("{name}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn ids_by_the_cores_parser() {
+        let mut id = 7;
+        let p = |kind: u32, v: &[u8], id: &mut u64| unsafe {
+            flakeid_parse_id(std::ptr::null(), kind, v.as_ptr(), v.len(), id)
+        };
+        assert_eq!(p(0, b"18446744073709551615", &mut id), flakeid_status::FLAKEID_OK);
+        assert_eq!(id, u64::MAX);
+        assert_eq!(p(1, &5u64.to_be_bytes(), &mut id), flakeid_status::FLAKEID_OK);
+        assert_eq!(id, 5);
+        for (kind, v) in [(0, &b"-1"[..]), (0, b""), (1, b"123"), (2, b"NULL"), (9, b"x")] {
+            assert_ne!(p(kind, v, &mut id), flakeid_status::FLAKEID_OK, "{kind} {v:?}");
+            assert_eq!(id, 5, "written on failure");
+        }
+        let snowflake = layout_out(&Layout::SNOWFLAKE);
+        let v = b"9223372036854775808";
+        let st = unsafe { flakeid_parse_id(&snowflake, 0, v.as_ptr(), v.len(), &mut id) };
+        assert_eq!(st, flakeid_status::FLAKEID_ERR_PARSE);
     }
 
     #[test]
