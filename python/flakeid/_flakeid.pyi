@@ -3,7 +3,7 @@
 import array
 import datetime as _dt
 import os
-from typing import Final, final
+from typing import Any, Final, Mapping, final
 
 __version__: Final[str]
 __all__ = [
@@ -21,15 +21,21 @@ __all__ = [
     "TimeExhaustedError",
     "WaitInterruptedError",
     "__version__",
+    "configured_twice",
     "decode",
     "decompose",
     "encode",
     "first_mac",
     "first_private_ipv4",
+    "from_bigint",
     "from_bytes",
     "host_ordinal",
     "hostname",
+    "options_from_env",
+    "parse_id",
     "resolve_node",
+    "settings_options",
+    "to_bigint",
     "to_bytes",
 ]
 
@@ -168,6 +174,7 @@ class Generator:
         lease_ttl_ms: int | None = 10000,
         max_sequence: int | None = None,
         state: str | os.PathLike[str] | None = None,
+        require_node: bool | str | None = False,
     ) -> Generator: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
@@ -211,6 +218,12 @@ def host_ordinal(host: str | None = None) -> int: ...
 def hostname() -> str: ...
 def first_mac() -> int: ...
 def first_private_ipv4() -> str: ...
+def options_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]: ...
+def settings_options(settings: Mapping[str, Any]) -> dict[str, Any]: ...
+def parse_id(value: int | str | bytes, layout: Layout | str | None = "snowflake") -> int: ...
+def to_bigint(id: int | str | bytes, layout: Layout | str | None = "snowflake") -> int: ...
+def from_bigint(stored: int, layout: Layout | str | None = "snowflake") -> int: ...
+def configured_twice(first: str, second: str) -> ConfigError: ...
 
 class FlakeIdError(Exception):
     """Base class of every flakeid error."""

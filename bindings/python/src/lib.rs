@@ -7,6 +7,7 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+mod settings;
 
 use errors::{to_py, uint};
 use flakeid_core::{Encoding, ErrorKind, NodeSource};
@@ -130,6 +131,12 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hostname, m)?)?;
     m.add_function(wrap_pyfunction!(first_mac, m)?)?;
     m.add_function(wrap_pyfunction!(first_private_ipv4, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::options_from_env, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::settings_options, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::parse_id, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::to_bigint, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::from_bigint, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::configured_twice, m)?)?;
     let classes = errors::classes(py)?;
     m.add("FlakeIdError", classes.base.clone_ref(py))?;
     for (kind, name, cls) in &classes.kinds {
