@@ -243,3 +243,82 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBatchSizeIsTheCores: NextN asks the library before allocating: a huge or
+// negative n is the core's ErrConfig naming n, with no slice made.
+func TestBatchSizeIsTheCores(t *testing.T) {
+	g, err := New(Options{Node: 901, Clock: mustClock(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, n := range []int{-1, 1<<27 + 1, 1 << 40} {
+		ids, err := g.NextN(n)
+		var fe *Error
+		if ids != nil || !errors.As(err, &fe) || fe.Kind != ErrConfig || fe.Field != "n" ||
+			!strings.Contains(fe.Message, "n must be in 0..=134217728") {
+			t.Fatalf("NextN(%d): %v, %v", n, len(ids), err)
+		}
+	}
+}
+
+// TestSetByName: Options.Set takes the core's names and text, refusing as it does.
+func TestSetByName(t *testing.T) {
+	var o Options
+	for _, kv := range [][2]string{{"layout", "sonyflake"}, {"NODE", "7"}, {"overflow", "borrow"}, {"require-node", "true"}} {
+		if err := o.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Clock = mustClock(t)
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Node() != 7 || g.Layout().TimeBits() != 39 {
+		t.Fatalf("node %d, %d time bits (sonyflake: 39)", g.Node(), g.Layout().TimeBits())
+	}
+	g.Close()
+	var fe *Error
+	if err := o.Set("workerId", "3"); !errors.As(err, &fe) || fe.Field != "settings" ||
+		!strings.Contains(fe.Message, `did you mean "worker"`) {
+		t.Fatalf("%v", err)
+	}
+	if err := o.Set("worker", "three"); !errors.As(err, &fe) || fe.Field != "worker" {
+		t.Fatalf("%v", err)
+	}
+	if _, err := New(Options{RequireNode: true, Clock: mustClock(t)}); !errors.As(err, &fe) || fe.Field != "node" {
+		t.Fatalf("RequireNode without a node source: %v", err)
+	}
+}
+
+func mustClock(t *testing.T) *ManualClock {
+	t.Helper()
+	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestIDRefusalsAreTheCores: the ID refusals of IDFromBytes and Scan are the
+// engine's parser's (its words, kind and position), none written here.
+func TestIDRefusalsAreTheCores(t *testing.T) {
+	var fe *Error
+	if _, err := IDFromBytes([]byte{1, 2}); !errors.As(err, &fe) || fe.Kind != ErrParse || fe.Position != 2 ||
+		fe.Message != "parse error: an ID is 8 bytes, got 2" {
+		t.Fatalf("IDFromBytes: %#v", err)
+	}
+	var id ID
+	if err := id.Scan(nil); !errors.As(err, &fe) || fe.Kind != ErrParse ||
+		!strings.Contains(fe.Message, "an ID is an integer, decimal text or 8 bytes, got NULL") {
+		t.Fatalf("Scan(nil): %v", err)
+	}
+	if err := id.Scan(1.5); !errors.As(err, &fe) || !strings.Contains(fe.Message, "got a float64") {
+		t.Fatalf("Scan(1.5): %v", err)
+	}
+	if err := id.Scan("-x"); !errors.As(err, &fe) || !strings.Contains(fe.Message, `an ID is decimal digits, got "-x"`) {
+		t.Fatalf("Scan(-x): %v", err)
+	}
+}

@@ -48,7 +48,30 @@ type Options struct {
 	// another process holds, is ErrConfig (field state). Not with Lease; Close
 	// writes the last timestamp and unlocks it.
 	State string
+	// RequireNode refuses to build without a node source (Node, Datacenter and
+	// Worker, NodeSource or Lease) instead of running as node 0: for a process
+	// that runs as one replica of several.
+	RequireNode bool
+	// settings are Set's, by name, applied after the fields above.
+	settings [][2]string
 }
+
+// Set sets the option name (the core's snake_case name or flag spelling, any
+// case: "node", "lease-ttl-ms", "REQUIRE_NODE") from text, as the environment and
+// a framework's settings give it: the library's rules and messages (an unknown
+// name is ErrConfig listing the known ones; a malformed value ErrConfig naming
+// the option). Ranges that depend on other options are checked by New. A later
+// Set of the same option wins; a Set wins over the field.
+func (o *Options) Set(name, text string) error {
+	if err := cOptionSet(name, text); err != nil {
+		return err
+	}
+	o.settings = append(o.settings, [2]string{name, text})
+	return nil
+}
+
+// OptionNames lists the names Options.Set takes, in the core's order.
+func OptionNames() []string { return cOptionNames() }
 
 // ErrClosed is returned by the methods of a Generator or a Sealer after Close.
 var ErrClosed = errors.New("flakeid: used after Close")
@@ -96,8 +119,8 @@ func (g *Generator) Next() (ID, error) {
 // NextN issues n IDs, increasing, in one call into the library (runs of IDs are
 // reserved at once).
 func (g *Generator) NextN(n int) ([]ID, error) {
-	if n < 0 {
-		return nil, &Error{Kind: ErrConfig, Field: "n", Message: "invalid configuration: n must be >= 0"}
+	if err := cCheckBatch(n); err != nil { // the core's range, before allocating
+		return nil, err
 	}
 	ids := make([]ID, n)
 	if err := g.Fill(ids); err != nil {

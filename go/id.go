@@ -33,11 +33,7 @@ func (id ID) Bytes() [8]byte {
 
 // IDFromBytes reads 8 big-endian bytes.
 func IDFromBytes(b []byte) (ID, error) {
-	if len(b) != 8 {
-		return 0, &Error{Kind: ErrParse, Position: len(b),
-			Message: "parse error: an ID is 8 bytes, got " + strconv.Itoa(len(b))}
-	}
-	return ID(binary.BigEndian.Uint64(b)), nil
+	return cParseID(idBytes, b) // the engine's rule and message (8 bytes)
 }
 
 // Parts takes the ID apart under the Snowflake layout (use Layout.Decompose for

@@ -129,6 +129,12 @@ static void fgo_free_error(fgo_error *e) {
   static fgo_error fgo_##name params { return fgo_check(flakeid_##name args); }
 
 FGO(generator_new, (const flakeid_options *o, flakeid_generator **out), (o, out))
+FGO(options_set, (flakeid_options *o, const char *name, const char *value), (o, name, value))
+
+static fgo_error fgo_check_batch(int64_t n) { return fgo_check(flakeid_check_batch(n)); }
+static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint64_t *out) {
+  return fgo_check(flakeid_parse_id(NULL, kind, v, len, out));
+}
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
@@ -382,6 +388,18 @@ func cGeneratorNew(o *Options) (genHandle, error) {
 		c.state = C.CString(o.State)
 		defer C.free(unsafe.Pointer(c.state))
 	}
+	if o.RequireNode {
+		c.require_node = 1
+	}
+	// Options.Set's settings, by name through the library (after the fields: they win).
+	for _, s := range o.settings {
+		name, value := C.CString(s[0]), C.CString(s[1])
+		defer C.free(unsafe.Pointer(name))
+		defer C.free(unsafe.Pointer(value)) // the struct keeps text values until the build
+		if err := errOf(C.fgo_options_set(&c, name, value)); err != nil {
+			return nil, err
+		}
+	}
 	var p genHandle
 	err := errOf(C.fgo_generator_new(&c, &p))
 	if o.Clock != nil {
@@ -432,6 +450,48 @@ func cNextID(p genHandle) (ID, error) {
 	}
 	defer C.fgo_free_error(r.err)
 	return 0, errOf(*r.err)
+}
+
+// cOptionSet checks that the library takes value for the option name.
+func cOptionSet(name, value string) error {
+	c := C.flakeid_options_default()
+	cn, cv := C.CString(name), C.CString(value)
+	defer C.free(unsafe.Pointer(cn))
+	defer C.free(unsafe.Pointer(cv))
+	return errOf(C.fgo_options_set(&c, cn, cv))
+}
+
+// cOptionNames lists the names Options.Set takes (the core's table).
+func cOptionNames() []string {
+	var names []string
+	for i := C.size_t(0); ; i++ {
+		n := C.flakeid_option_name(i)
+		if n == nil {
+			return names
+		}
+		names = append(names, C.GoString(n))
+	}
+}
+
+func cCheckBatch(n int) error { return errOf(C.fgo_check_batch(C.int64_t(n))) }
+
+// What cParseID's v holds (the C enum flakeid_id_value).
+const (
+	idText  uint32 = C.FLAKEID_ID_TEXT
+	idBytes uint32 = C.FLAKEID_ID_BYTES
+	idOther uint32 = C.FLAKEID_ID_OTHER
+)
+
+// cParseID is the core's ID parser (any 64-bit value): kind is C.FLAKEID_ID_TEXT,
+// _BYTES or _OTHER (v then names the type, always refused).
+func cParseID(kind uint32, v []byte) (ID, error) {
+	var id C.uint64_t
+	var p *C.uint8_t
+	if len(v) > 0 {
+		p = (*C.uint8_t)(unsafe.Pointer(&v[0]))
+	}
+	err := errOf(C.fgo_parse_id(C.uint32_t(kind), p, C.size_t(len(v)), &id))
+	return ID(id), err
 }
 
 func cNextIDs(p genHandle, ids []ID) error {

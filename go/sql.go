@@ -28,10 +28,16 @@ func (id *ID) Scan(src any) error {
 	case string:
 		return id.scanText(v)
 	case nil:
-		return &Error{Kind: ErrParse, Message: "parse error: NULL is not an ID (scan a nullable column into sql.Null[flakeid.ID])"}
+		return refused("NULL (scan a nullable column into sql.Null[flakeid.ID])")
 	default:
-		return &Error{Kind: ErrParse, Message: fmt.Sprintf("parse error: cannot scan a %T into an ID (want int64, uint64, string or []byte)", src)}
+		return refused(fmt.Sprintf("a %T (scan wants int64, uint64, string or []byte)", src))
 	}
+}
+
+// refused is the engine's refusal of a value of another type (what).
+func refused(what string) error {
+	_, err := cParseID(idOther, []byte(what))
+	return err
 }
 
 // scanText takes the decimal form, and a negative BIGINT in text form (a Flake ID
@@ -40,7 +46,8 @@ func (id *ID) scanText(s string) error {
 	if len(s) > 0 && s[0] == '-' {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return &Error{Kind: ErrParse, Message: "parse error: " + strconv.Quote(s) + " is not a BIGINT"}
+			_, err = cParseID(idText, []byte(s)) // the engine's words for text that is no ID
+			return err
 		}
 		*id = ID(v)
 		return nil

@@ -39,8 +39,11 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 		"bad":            badTextCase,
 	},
 	"timelines.json": {"timelines": timelineCase},
-	"options.json":   {"options": optionEntryCase, "cases": optionCase},
-	"seal.json":      {"groups": sealGroupCase, "invalid": sealInvalidCase},
+	"options.json": {
+		"options": optionEntryCase, "cases": optionCase,
+		"env_cases": optionEnvCase, "settings_cases": optionSettingsCase,
+	},
+	"seal.json": {"groups": sealGroupCase, "invalid": sealInvalidCase},
 }
 
 // Files the C ABI cannot run yet, with the reason: the test fails if one appears
@@ -299,7 +302,69 @@ var optionFields = map[string]string{
 	"datacenter": "Datacenter", "worker": "Worker", "node": "Node or NodeSource", "layout": "Layout",
 	"overflow": "Overflow", "clock_backwards": "ClockBackwards", "max_borrow_ms": "MaxBorrow",
 	"max_wait_ms": "MaxWait", "lease": "Lease", "lease_ttl_ms": "LeaseTTL", "max_sequence": "MaxSequence",
-	"clock": "Clock", "state": "State",
+	"clock": "Clock", "state": "State", "require_node": "RequireNode",
+}
+
+// optionEnvCase: the options the environment gives (name -> text), through
+// Options.Set, built with RequireNode on a manual clock: fine, or the vector's
+// error (at Set for a malformed number, else at New).
+func optionEnvCase(t *testing.T, c obj) {
+	clock, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	o := Options{RequireNode: true, Clock: clock}
+	given := c["options"].(obj)
+	for _, name := range OptionNames() { // the table's order, as every binding applies them
+		if text, ok := given[name]; ok {
+			if err = o.Set(name, text.(string)); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		var g *Generator
+		if g, err = New(o); err == nil {
+			g.Close()
+		}
+	}
+	if _, bad := c["error"]; !bad {
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		return
+	}
+	expectError(t, err, c)
+}
+
+// optionSettingsCase: a settings key Set refuses names it, as every binding does;
+// the names Set takes are the table's settings.
+func optionSettingsCase(t *testing.T, c obj) {
+	names := map[string]bool{}
+	for _, n := range OptionNames() {
+		names[n] = true
+	}
+	listed, _ := c["names"].([]any)
+	for _, n := range listed {
+		if !names[n.(string)] {
+			t.Fatalf("OptionNames() lacks %v", n)
+		}
+	}
+	if _, bad := c["error"]; !bad {
+		return
+	}
+	var o Options
+	var err error
+	for _, key := range c["keys"].([]any) {
+		if err = o.Set(key.(string), "1"); err != nil && strings.Contains(err.Error(), "unknown setting") {
+			break
+		}
+	}
+	expectError(t, err, c)
+	if fe := err.(*Error); !strings.HasPrefix(fe.Message, str(t, c, "message_starts")) {
+		t.Fatalf("%q does not start with %q", fe.Message, str(t, c, "message_starts"))
+	}
 }
 
 func optionEntryCase(t *testing.T, c obj) {
@@ -326,7 +391,7 @@ func TestOptionsHoldsOnlyTheTable(t *testing.T) {
 	}
 	ty := reflect.TypeOf(Options{})
 	for i := 0; i < ty.NumField(); i++ {
-		if !claimed[ty.Field(i).Name] {
+		if ty.Field(i).IsExported() && !claimed[ty.Field(i).Name] {
 			t.Errorf("Options.%s is no option of the core's table", ty.Field(i).Name)
 		}
 	}
@@ -368,6 +433,8 @@ func optionCase(t *testing.T, c obj) {
 			o.MaxSequence = &n
 		case "state":
 			o.State = str(t, opts, k)
+		case "require_node":
+			o.RequireNode = v.(bool)
 		default:
 			t.Fatalf("unknown option %q in the vector", k)
 		}

@@ -215,6 +215,36 @@ typedef uint32_t flakeid_clock_backwards;
 #endif // __cplusplus
 
 /**
+ * What `flakeid_parse_id`'s `value` holds (its `kind`).
+ */
+enum flakeid_id_value
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Decimal text, `len` bytes (no sign, no spaces).
+   */
+  FLAKEID_ID_TEXT = 0,
+  /**
+   * 8 big-endian bytes (`len` must be 8).
+   */
+  FLAKEID_ID_BYTES = 1,
+  /**
+   * A value of another type, named by the `len` bytes of text (`"NULL"`,
+   * `"float64"`): always refused, saying what an ID is.
+   */
+  FLAKEID_ID_OTHER = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum flakeid_id_value flakeid_id_value;
+#else
+typedef uint32_t flakeid_id_value;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Issues IDs. Thread-safe: share one per node id between any number of threads;
  * no ID repeats and each thread sees its own IDs strictly increase.
  */
@@ -342,6 +372,12 @@ typedef struct flakeid_options {
    * `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
    */
   const char *state;
+  /**
+   * 1: refuse to build without a node source (`node`, `worker`, `node_source`
+   * or `lease_url`) instead of running as node 0; 0 (the default): node 0.
+   * (Appended in 0.1: a struct without it reads as 0.)
+   */
+  uint32_t require_node;
 } flakeid_options;
 
 /**
@@ -505,6 +541,53 @@ const char *flakeid_status_name(uint32_t status);
 struct flakeid_options flakeid_options_default(void);
 
 /**
+ * Sets the option `name` of `*options` from `value`, as text: the core's names
+ * and rules for every option that can come from outside a program (the table's
+ * `setting` options: `"node"` takes a number or a node source, `"layout"` a
+ * preset name, `"overflow"` and `"clock_backwards"` their words, `"require_node"`
+ * `true` or `false`, numbers in decimal). What the environment and a framework's
+ * settings give, without each caller parsing text again. `"node_source"`,
+ * `"lease"` and `"state"` keep the pointer `value` (not a copy): it must live
+ * until `flakeid_generator_new` has read `*options`. An unknown name (the message
+ * lists the known ones) or a value the option cannot take is
+ * `FLAKEID_ERR_CONFIG` naming the field, and `*options` is unchanged; a field
+ * beyond the caller's `struct_size` is refused naming `struct_size`. Ranges that
+ * depend on the other options are checked by `flakeid_generator_new`.
+ */
+flakeid_status flakeid_options_set(struct flakeid_options *options,
+                                   const char *name,
+                                   const char *value);
+
+/**
+ * The `index`th name `flakeid_options_set` takes (the core's table, in its order),
+ * a static string; NULL past the last. List them with
+ * `for (size_t i = 0; (n = flakeid_option_name(i)); i++)`.
+ */
+const char *flakeid_option_name(size_t index);
+
+/**
+ * Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
+ * second, different configuration of a process's one generator: for framework
+ * adapters that keep one (Hibernate's, Spring's), so that the words are the
+ * engine's. `first` and `second` are the two settings as the caller shows them.
+ */
+flakeid_status flakeid_configured_twice(const char *first,
+                                        const char *second);
+
+/**
+ * An ID from a program's or a database driver's value, by the core's one parser
+ * (every binding's: docs/design.md, "IDs in a signed BIGINT"): in
+ * `0..=layout.max_id()` (`layout` NULL: any 64-bit value), else
+ * `FLAKEID_ERR_PARSE` with the core's message and position; `*out_id` is written
+ * only on success.
+ */
+flakeid_status flakeid_parse_id(const struct flakeid_layout *layout,
+                                uint32_t kind,
+                                const uint8_t *value,
+                                size_t len,
+                                uint64_t *out_id);
+
+/**
  * Fills `*options` with the defaults (as `flakeid_options_default()`) and sets
  * its `struct_size`: pass `sizeof *options`. Unlike the by-value
  * `flakeid_options_default()`, safe when the program runs with a newer library
@@ -541,6 +624,14 @@ flakeid_status flakeid_next_id(const struct flakeid_generator *generator,
 flakeid_status flakeid_next_ids(const struct flakeid_generator *generator,
                                 uint64_t *ids,
                                 size_t n);
+
+/**
+ * The core's rule for a batch size, `n` in `0..=2^27` (`flakeid_next_ids`'
+ * limit): `FLAKEID_OK`, or `FLAKEID_ERR_CONFIG` naming `n` with its range (a
+ * negative `n` included). For callers that allocate the batch before asking for
+ * it (Go's `NextN`, Java's `nextIds`): they check here first.
+ */
+flakeid_status flakeid_check_batch(int64_t n);
 
 /**
  * The generator's node id (`datacenter << worker_bits | worker`).

@@ -146,6 +146,13 @@ export declare class Sealer {
 /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
 export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string): bigint
 
+/**
+ * Throws the engine's refusal (`FLAKEID_CONFIG`, field `settings`) of a second,
+ * different configuration of the process's one generator (`first`, `second`: the
+ * two as shown), for `@flakeid/node/settings`.
+ */
+export declare function configuredTwice(first: string, second: string): never
+
 /** Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`. */
 export declare function decode(text: string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): bigint
 
@@ -205,6 +212,11 @@ export interface GeneratorOptions {
    * A missing file is a fresh start; not with `lease`.
    */
   state?: string
+  /**
+   * Refuse to start without a node source (`node`, `worker` or `lease`) instead
+   * of running as node 0 (default `false`).
+   */
+  requireNode?: boolean
 }
 
 /**
@@ -226,6 +238,14 @@ export interface LayoutOptions {
   /** `'time|node|seq'` (default) or `'time|seq|node'` (Sonyflake). */
   order?: string
 }
+
+/**
+ * The `new Generator` options the `FLAKEID_<NAME>` variables of `vars` give
+ * (`process.env`; the engine's list, every option but the test clock): camelCase
+ * keys, numbers as numbers, `requireNode` a boolean. A malformed number is
+ * `FLAKEID_CONFIG` naming the option.
+ */
+export declare function optionsFromEnv(vars: Record<string, string | undefined>): GeneratorOptions
 
 /** An ID taken apart. `timestampMs` is Unix ms (the start of the ID's tick). */
 export interface Parts {

@@ -73,6 +73,8 @@ export const {
   toBytes,
   fromBytes,
   errorCodes,
+  optionsFromEnv,
+  configuredTwice,
   version,
 } = api
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import {
   Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
-  layoutOf, loadVectors, optionsOf, toBytes, vectorFiles, BACKEND,
+  layoutOf, loadVectors, optionsOf, optionsFromEnv, configuredTwice, toBytes, vectorFiles, BACKEND,
 } from './backend.mjs'
 
 const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spec))
@@ -205,6 +205,27 @@ describe('options.json', () => {
       else build()
     })
   }
+  // The environment's options (the engine's list, optionsFromEnv), built with requireNode.
+  for (const c of v.env_cases) {
+    test(`env ${JSON.stringify(c.env)}: ${c.error ? `${c.error} ${c.field}` : 'ok'}`, () => {
+      const build = () => {
+        const options = optionsFromEnv(c.env)
+        assert.deepEqual(Object.keys(options).sort(), Object.keys(c.options).map((k) => jsName[k]).sort())
+        new Generator({ ...options, requireNode: true, clock: new ManualClock(1_700_000_000_000) })
+      }
+      if (c.error) expectError(build, c.error, { field: c.field })
+      else build()
+    })
+  }
+  test('every option but the test clock has its FLAKEID_ variable', () => {
+    const env = Object.fromEntries(v.options.filter((o) => o.env).map((o) => [o.env, 'x']))
+    assert.equal(Object.keys(env).length, v.options.length - 1)
+    assert.throws(() => optionsFromEnv(env), (e) => e.code === 'FLAKEID_CONFIG') // 'x' is no number
+  })
+  test('a second configuration is refused with the engine\'s words', () => {
+    expectError(() => configuredTwice('{"node":1}', '{"node":2}'), 'config', { field: 'settings' })
+    assert.throws(() => configuredTwice('a', 'b'), /configured already, with a; another configuration asks for b/)
+  })
 })
 
 test('every vector file, and every section of it, is run here', () => {
@@ -212,7 +233,8 @@ test('every vector file, and every section of it, is run here', () => {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
     encodings: ['bad', 'cases', 'decode_aliases'],
     layouts: ['invalid_generators', 'invalid_layouts', 'presets'],
-    options: ['cases', 'options'],
+    // settings_cases: by name, for the bindings that take settings by name (C, Go, Java, Python).
+    options: ['cases', 'env_cases', 'options', 'settings_cases'],
     seal: ['groups', 'invalid'],
     timelines: ['timelines'],
   }

@@ -4,7 +4,7 @@ import array
 import datetime as _dt
 import os
 import uuid
-from typing import Final, final
+from typing import Any, Final, Mapping, final
 
 __version__: Final[str]
 __all__ = [
@@ -24,17 +24,23 @@ __all__ = [
     "WaitInterruptedError",
     "__version__",
     "compose_uuid7",
+    "configured_twice",
     "decode",
     "decompose",
     "encode",
     "first_mac",
     "first_private_ipv4",
     "format_typeid",
+    "from_bigint",
     "from_bytes",
     "host_ordinal",
     "hostname",
+    "options_from_env",
+    "parse_id",
     "parse_typeid",
     "resolve_node",
+    "settings_options",
+    "to_bigint",
     "to_bytes",
     "ulid_to_uuid",
     "uuid7_timestamp_ms",
@@ -176,6 +182,7 @@ class Generator:
         lease_ttl_ms: int | None = 10000,
         max_sequence: int | None = None,
         state: str | os.PathLike[str] | None = None,
+        require_node: bool | str | None = False,
     ) -> Generator: ...
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
@@ -219,6 +226,12 @@ def host_ordinal(host: str | None = None) -> int: ...
 def hostname() -> str: ...
 def first_mac() -> int: ...
 def first_private_ipv4() -> str: ...
+def options_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]: ...
+def settings_options(settings: Mapping[str, Any]) -> dict[str, Any]: ...
+def parse_id(value: int | str | bytes, layout: Layout | str | None = "snowflake") -> int: ...
+def to_bigint(id: int | str | bytes, layout: Layout | str | None = "snowflake") -> int: ...
+def from_bigint(stored: int, layout: Layout | str | None = "snowflake") -> int: ...
+def configured_twice(first: str, second: str) -> ConfigError: ...
 
 _Wide = uuid.UUID | int | bytes | str
 

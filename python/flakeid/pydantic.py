@@ -20,20 +20,17 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
 
-from flakeid._flakeid import Layout
+from flakeid._flakeid import Layout, ParseError, parse_id
 
 __all__ = ["FlakeId", "flakeid_type"]
 
 
-def _validator(max_id: int, layout: str) -> Any:
+def _validator(layout: Layout) -> Any:
     def check(value: Any) -> int:
-        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"an ID is an int or a decimal string, got {type(value).__name__}")
-        if not 0 <= value <= max_id:
-            raise ValueError(f"an ID of layout {layout} is in 0..={max_id}, got {value}")
-        return value
+        try:
+            return parse_id(value, layout)  # the engine's rule: int, decimal text or 8 bytes in range
+        except ParseError as err:
+            raise ValueError(str(err)) from err
 
     return check
 
@@ -44,7 +41,7 @@ def flakeid_type(layout: Layout | str = "snowflake") -> Any:
     name = lay.name or "custom"
     return Annotated[
         int,
-        BeforeValidator(_validator(lay.max_id, name)),
+        BeforeValidator(_validator(lay)),
         PlainSerializer(lambda v: str(v), return_type=str, when_used="json"),
         WithJsonSchema({"type": "string", "pattern": "^[0-9]{1,20}$", "description": f"a flakeid ID ({name})"}),
     ]

@@ -23,20 +23,18 @@ from sqlalchemy import BigInteger, text
 from sqlalchemy.types import TypeDecorator
 
 from flakeid import _shared
-from flakeid._flakeid import Generator, ParseError
+from flakeid._flakeid import Generator, parse_id
 
 __all__ = ["FlakeId", "after_fork", "configure", "generator", "next_id", "server_default"]
 
 after_fork = _shared.after_fork
-
-MAX_ID = (1 << 63) - 1  # a signed BIGINT
 
 
 def configure(settings: Mapping[str, Any]) -> None:
     """Sets the process's generator settings, Generator keywords (node or datacenter +
     worker or lease; layout, overflow, ...), checked now. Once per process; each
     process (a forked worker too) builds its own generator on first use."""
-    _shared.configure(settings, "flakeid.sqlalchemy.configure()")
+    _shared.configure(settings)
 
 
 def generator() -> Generator:
@@ -54,12 +52,6 @@ def server_default() -> Any:
     return text("flakeid_next()")
 
 
-def _bad_id(message: str) -> ParseError:
-    err = ParseError(f"parse error: {message}")
-    err.field = "id"  # type: ignore[attr-defined]
-    return err
-
-
 class FlakeId(TypeDecorator[int]):
     """A BIGINT holding an ID: binds ints and decimal strings, range-checked (a
     ParseError naming the range otherwise), and reads ints back."""
@@ -68,15 +60,7 @@ class FlakeId(TypeDecorator[int]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, str) and value.isascii() and value.isdigit():
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _bad_id(f"id must be an int or a decimal string, got {value!r}")
-        if not 0 <= value <= MAX_ID:
-            raise _bad_id(f"id must be in 0..={MAX_ID}, got {value}")
-        return value
+        return None if value is None else parse_id(value)  # the engine's rule and ParseError
 
     def process_result_value(self, value: Any, dialect: Any) -> int | None:
         return None if value is None else int(value)

@@ -5,7 +5,9 @@ tests/env/testenv.py run --postgres). A run without the fixture fails: no skips.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -20,10 +22,15 @@ if not POSTGRES_URL:
     )
 
 
+# The FLAKEID_* variables of the generator's options (the core's list, in the vectors).
+_VECTORS = Path(__file__).parents[2] / "tests/vectors/options.json"
+ENV_VARS = [o["env"] for o in json.loads(_VECTORS.read_text())["options"] if o["env"]]
+
+
 @pytest.fixture(autouse=True)
 def fresh_generator(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test starts with no shared generator and no FLAKEID_* variables."""
-    for var in _shared.ENV.values():
+    for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     _shared.reset()
     yield

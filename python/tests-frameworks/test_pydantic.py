@@ -38,7 +38,7 @@ def test_range_by_layout() -> None:
         assert caught.value.errors()[0]["loc"] == ("id",)
     sony = flakeid.Layout.preset("sonyflake").max_id
     Sony(id=sony)
-    with pytest.raises(ValidationError, match=rf"layout sonyflake is in 0\.\.={sony}"):
+    with pytest.raises(ValidationError, match=rf"an ID of this layout is in 0\.\.={sony}"):
         Sony(id=sony + 1)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -22,21 +23,39 @@ def test_no_node_source_is_refused_never_node_0(monkeypatch: pytest.MonkeyPatch)
     assert flakeid.decompose(_shared.next_id()).node == 12
 
 
-def test_settings_keys_in_either_case_and_unknown_keys_named() -> None:
-    assert _shared.options_from({"NODE": 3, "layout": "discord", "LEASE": None}, "x") == {"node": 3, "layout": "discord"}
-    with pytest.raises(flakeid.ConfigError, match="unknown setting 'WORKER_ID'") as caught:
-        _shared.options_from({"WORKER_ID": 1}, "settings.FLAKEID")
-    assert caught.value.field == "worker_id"  # type: ignore[attr-defined]
-    with pytest.raises(flakeid.ConfigError, match="must be a dict"):
-        _shared.options_from(["NODE"], "settings.FLAKEID")  # type: ignore[arg-type]
+VECTORS = json.loads((Path(__file__).parents[2] / "tests/vectors/options.json").read_text())
 
 
-def test_environment() -> None:
-    env = {"FLAKEID_NODE": "env:POD", "FLAKEID_LAYOUT": "sonyflake", "FLAKEID_OVERFLOW": "borrow", "FLAKEID_WORKER": "2"}
-    assert _shared.options_from_env(env) == {"node": "env:POD", "layout": "sonyflake", "overflow": "borrow", "worker": 2}
-    with pytest.raises(flakeid.ConfigError, match="FLAKEID_WORKER") as caught:
-        _shared.options_from_env({"FLAKEID_WORKER": "two"})
-    assert caught.value.field == "worker"  # type: ignore[attr-defined]
+def test_settings_names_are_the_tables() -> None:
+    """The names a settings mapping takes and the FLAKEID_* variables: the core's table."""
+    rows = [o for o in VECTORS["options"] if o["setting"]]
+    assert flakeid.settings_options({o["name"].upper(): None for o in rows}) == {}  # all known; None left out
+    assert flakeid.settings_options({"NODE": 3, "layout": "discord", "LEASE": None}) == {"node": 3, "layout": "discord"}
+    assert flakeid.options_from_env({o["env"]: "" for o in rows}) == {}
+    for case in VECTORS["settings_cases"]:
+        if "error" in case:
+            with pytest.raises(flakeid.ConfigError) as caught:
+                flakeid.settings_options({k: 1 for k in case["keys"]})
+            assert caught.value.field == case["field"]  # type: ignore[attr-defined]
+            assert str(caught.value).startswith(case["message_starts"])
+        else:
+            assert list(flakeid.settings_options({k: 1 for k in case["keys"]})) == case["names"]
+    with pytest.raises(flakeid.ConfigError, match="must be a mapping"):
+        flakeid.settings_options(["NODE"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("case", VECTORS["env_cases"], ids=lambda c: ",".join(c["env"]) or "empty")
+def test_environment_vectors(case: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in case["env"].items():
+        monkeypatch.setenv(k, v)
+    try:  # a malformed number is refused as it is read, the rest as the generator is built
+        options = flakeid.options_from_env()
+        assert sorted(options) == sorted(case["options"])
+        flakeid.Generator(**options, require_node=True, clock=flakeid.ManualClock(1_700_000_000_000))
+    except flakeid.ConfigError as err:
+        assert (case.get("error"), case.get("field")) == ("config", err.field), err  # type: ignore[attr-defined]
+    else:
+        assert "error" not in case, case
 
 
 def test_ranges_are_the_engines() -> None:
@@ -45,12 +64,21 @@ def test_ranges_are_the_engines() -> None:
     assert caught.value.field == "worker"  # type: ignore[attr-defined]
 
 
-def test_configured_once_per_process() -> None:
+def test_configured_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     _shared.configure({"node": 4})
     gen = _shared.generator()
     assert gen.node == 4 and _shared.generator() is gen
-    with pytest.raises(flakeid.ConfigError, match="already configured"):
+    _shared.configure({"NODE": 4})  # the same settings again: fine
+    with pytest.raises(flakeid.ConfigError, match="configured already") as caught:
         _shared.configure({"node": 5})
+    assert caught.value.field == "settings"  # type: ignore[attr-defined]
+    # One door: the environment's settings and a framework's meet the same check.
+    _shared.reset()
+    monkeypatch.setenv("FLAKEID_NODE", "7")
+    assert _shared.generator().node == 7
+    with pytest.raises(flakeid.ConfigError, match="configured already"):
+        _shared.generator({"NODE": 8})
+    assert _shared.generator({"node": 7}).node == 7
 
 
 @pytest.mark.parametrize("settings", ["node", "lease"])

@@ -56,7 +56,7 @@ def test_sync(db: str) -> None:
             assert ids[0] > c.id
         with Session(engine) as s:
             s.add(Customer(id=-1, name="bad"))
-            with pytest.raises(StatementError, match=r"id must be in 0\.\.=9223372036854775807"):
+            with pytest.raises(StatementError, match=r"an ID of this layout is in 0\.\.=9223372036854775807, got -1"):
                 s.flush()
     finally:
         Base.metadata.drop_all(engine)
@@ -94,7 +94,7 @@ def test_refuses_without_a_node() -> None:
     Base.metadata.create_all(engine)
     with Session(engine) as s:
         s.add(Customer(name="x"))
-        with pytest.raises(StatementError, match="set FLAKEID_NODE") as caught:
+        with pytest.raises(StatementError, match="FLAKEID_NODE") as caught:
             s.flush()
     assert isinstance(caught.value.orig, flakeid.ConfigError)
     assert caught.value.orig.field == "node"  # type: ignore[attr-defined]

@@ -23,7 +23,8 @@ def test_every_vector_file_is_consumed() -> None:
         "encodings": {"cases", "decode_aliases", "bad"},
         "timelines": {"timelines"},
         "seal": {"groups", "invalid"},
-        "options": {"options", "cases"},
+        # env_cases, settings_cases: through the adapters' shared generator (python/tests-frameworks/test_shared.py).
+        "options": {"options", "cases", "env_cases", "settings_cases"},
         "uuid": {
             "uuid7",
             "compose_errors",
@@ -246,7 +247,7 @@ def test_stub_lists_the_options_with_their_defaults() -> None:
     want = {}
     for o in load("options")["options"]:
         d = o["default"] or None
-        want[o["name"]] = int(d) if d is not None and o["kind"] == "uint" else d
+        want[o["name"]] = int(d) if d is not None and o["kind"] == "uint" else d == "true" if o["kind"] == "bool" else d
     if got.get("datacenter") is None and got.get("worker") is None:
         # Positional, None: "not given" (node 0 unless another option says otherwise).
         want["datacenter"] = want["worker"] = None

@@ -190,7 +190,7 @@ static void invalid_generator_case(const json_value *c) {
 /* The options the C struct has, by their snake_case names (every one in the core's table). */
 static const char *const C_OPTIONS[] = {"datacenter", "worker", "node", "layout", "overflow", "clock_backwards",
                                         "max_borrow_ms", "max_wait_ms", "lease", "lease_ttl_ms", "max_sequence",
-                                        "clock", "state"};
+                                        "clock", "state", "require_node"};
 
 static void option_entry_case(const json_value *c) {
   int found = 0;
@@ -219,6 +219,7 @@ static void option_case(const json_value *c) {
     else if (strcmp(k, "lease_ttl_ms") == 0) o.lease_ttl_ms = num(opts, k);
     else if (strcmp(k, "max_sequence") == 0) o.max_sequence = num(opts, k);
     else if (strcmp(k, "state") == 0) o.state = str(opts, k);
+    else if (strcmp(k, "require_node") == 0) o.require_node = need(opts, k, JSON_BOOL)->boolean ? 1 : 0;
     else fatal("unknown option in the vector");
   }
   flakeid_generator *g = (flakeid_generator *)&o; /* a sentinel: must stay untouched on failure */
@@ -230,6 +231,51 @@ static void option_case(const json_value *c) {
     CHECK(st == FLAKEID_OK, "%s: %s", where, flakeid_last_error_message());
     if (st == FLAKEID_OK) flakeid_generator_free(g);
   }
+}
+
+/* The environment's options (name -> text) through flakeid_options_set, in the table's
+   order (flakeid_option_name), with require_node, on a manual clock: fine, or the error
+   (at the set for a malformed number, else at the build). */
+static void option_env_case(const json_value *c) {
+  flakeid_options o;
+  CHECK_OK(flakeid_options_init(&o, sizeof o));
+  flakeid_manual_clock *clock = NULL;
+  CHECK_OK(flakeid_manual_clock_new(1700000000000ULL, 0, &clock));
+  o.clock = clock;
+  CHECK_OK(flakeid_options_set(&o, "require_node", "true"));
+  const json_value *opts = need(c, "options", JSON_OBJECT);
+  flakeid_status st = FLAKEID_OK;
+  const char *name;
+  for (size_t i = 0; st == FLAKEID_OK && (name = flakeid_option_name(i)) != NULL; i++) {
+    if (json_get(opts, name) != NULL) st = flakeid_options_set(&o, name, str(opts, name));
+  }
+  flakeid_generator *g = NULL;
+  if (st == FLAKEID_OK) st = flakeid_generator_new(&o, &g);
+  if (json_get(c, "error") != NULL) expect_error(st, c);
+  else CHECK(st == FLAKEID_OK, "%s: %s", where, flakeid_last_error_message());
+  if (st == FLAKEID_OK) flakeid_generator_free(g);
+  flakeid_manual_clock_free(clock);
+}
+
+/* A settings key flakeid_options_set refuses is named as in every binding. */
+static void option_settings_case(const json_value *c) {
+  const json_value *keys = need(c, "keys", JSON_ARRAY);
+  flakeid_status st = FLAKEID_OK;
+  for (size_t i = 0; i < keys->count; i++) {
+    flakeid_options o;
+    CHECK_OK(flakeid_options_init(&o, sizeof o));
+    st = flakeid_options_set(&o, keys->items[i].string, "1");
+    if (st != FLAKEID_OK && strstr(flakeid_last_error_message(), "unknown setting") != NULL) break;
+    st = FLAKEID_OK;
+  }
+  if (json_get(c, "error") == NULL) {
+    CHECK(st == FLAKEID_OK, "%s: %s", where, flakeid_last_error_message());
+    return;
+  }
+  expect_error(st, c);
+  /* message_starts is the Display form ("invalid configuration: unknown setting ..."). */
+  CHECK(strstr(flakeid_last_error_message(), strchr(str(c, "message_starts"), ':') + 2) != NULL, "%s: %s", where,
+        flakeid_last_error_message());
 }
 
 /* ---- compose.json ---- */
@@ -478,7 +524,11 @@ static const vector_file FILES[] = {
     {"encodings.json", {{"cases", encoding_case}, {"decode_aliases", alias_case}, {"bad", bad_text_case}}},
     {"timelines.json", {{"timelines", timeline_case}}},
     {"seal.json", {{"groups", seal_group_case}, {"invalid", seal_invalid_case}}},
-    {"options.json", {{"options", option_entry_case}, {"cases", option_case}}},
+    {"options.json",
+     {{"options", option_entry_case},
+      {"cases", option_case},
+      {"env_cases", option_env_case},
+      {"settings_cases", option_settings_case}}},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 

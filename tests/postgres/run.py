@@ -410,7 +410,8 @@ def section_functions(run):
     # flakeid.<name>, or one of these, for the reason given; docs/postgres.md lists
     # each either way.
     not_settings = {"clock": "a manual clock for tests: a handle, not a value; the server reads the OS clock",
-                    "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged"}
+                    "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged",
+                    "require_node": "the server always requires a node source"}
     options = [o["name"] for o in load_vectors("options.json")["options"]]
     with open(os.path.join(ROOT, "docs", "postgres.md")) as f:
         docs = f.read()

@@ -92,6 +92,10 @@ pub struct flakeid_options {
     /// one another process holds, is `FLAKEID_ERR_CONFIG` naming `state`. Not with
     /// `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
     pub state: *const c_char,
+    /// 1: refuse to build without a node source (`node`, `worker`, `node_source`
+    /// or `lease_url`) instead of running as node 0; 0 (the default): node 0.
+    /// (Appended in 0.1: a struct without it reads as 0.)
+    pub require_node: u32,
 }
 
 /// The smallest `struct_size` this library reads: the first `flakeid_options` with
@@ -135,8 +139,173 @@ pub extern "C" fn flakeid_options_default() -> flakeid_options {
         lease_ttl_ms: FLAKEID_UNSET,
         max_sequence: FLAKEID_UNSET,
         state: std::ptr::null(),
+        require_node: 0,
         struct_size: std::mem::size_of::<flakeid_options>(),
     }
+}
+
+/// Sets the option `name` of `*options` from `value`, as text: the core's names
+/// and rules for every option that can come from outside a program (the table's
+/// `setting` options: `"node"` takes a number or a node source, `"layout"` a
+/// preset name, `"overflow"` and `"clock_backwards"` their words, `"require_node"`
+/// `true` or `false`, numbers in decimal). What the environment and a framework's
+/// settings give, without each caller parsing text again. `"node_source"`,
+/// `"lease"` and `"state"` keep the pointer `value` (not a copy): it must live
+/// until `flakeid_generator_new` has read `*options`. An unknown name (the message
+/// lists the known ones) or a value the option cannot take is
+/// `FLAKEID_ERR_CONFIG` naming the field, and `*options` is unchanged; a field
+/// beyond the caller's `struct_size` is refused naming `struct_size`. Ranges that
+/// depend on the other options are checked by `flakeid_generator_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_options_set(
+    options: *mut flakeid_options,
+    name: *const c_char,
+    value: *const c_char,
+) -> flakeid_status {
+    guard(|| {
+        let dst = out(options, "options")?;
+        // SAFETY: `options` is non-NULL, a struct of `struct_size` bytes (documented).
+        let size = unsafe { dst.as_ptr().cast::<usize>().read() };
+        options_size(size)?;
+        let name = unsafe { text(name) }.ok_or(Fail::Null("name"))?;
+        let text_value = unsafe { text(value) }.ok_or(Fail::Null("value"))?;
+        let option = flakeid_core::setting_option(&name)?;
+        let mut o = flakeid_options_default();
+        // SAFETY: as in flakeid_generator_new: `size` bytes, at most ours.
+        unsafe { std::ptr::copy_nonoverlapping(dst.as_ptr().cast::<u8>(), (&raw mut o).cast::<u8>(), size) };
+        let end = match option.name {
+            "state" => std::mem::offset_of!(flakeid_options, state) + std::mem::size_of::<*const c_char>(),
+            "require_node" => std::mem::offset_of!(flakeid_options, require_node) + std::mem::size_of::<u32>(),
+            _ => 0,
+        };
+        if end > size {
+            return Err(Error::config(
+                "struct_size",
+                format!(
+                    "{} is not in a flakeid_options of {size} bytes (an older header)",
+                    option.name
+                ),
+            )
+            .into());
+        }
+        match (option.name, flakeid_core::option_value(option, &text_value)?) {
+            ("node", Uint(n)) => (o.node, o.node_source) = (n, std::ptr::null()),
+            ("node", Text(t)) => match t.parse::<NodeSource>()? {
+                NodeSource::Explicit(n) => (o.node, o.node_source) = (n, std::ptr::null()),
+                _ => (o.node, o.node_source) = (FLAKEID_UNSET, value),
+            },
+            ("datacenter", Uint(n)) => o.datacenter = n,
+            ("worker", Uint(n)) => o.worker = n,
+            ("layout", Text(t)) => o.layout = layout_out(&Layout::preset(t)?),
+            ("overflow", Text(t)) => o.overflow = word_index(option, &OVERFLOWS, t)?,
+            ("clock_backwards", Text(t)) => o.clock_backwards = word_index(option, &CLOCK_BACKWARDS, t)?,
+            ("max_borrow_ms", Uint(n)) => o.max_borrow_ms = n,
+            ("max_wait_ms", Uint(n)) => o.max_wait_ms = n,
+            ("lease", _) => o.lease_url = value,
+            ("lease_ttl_ms", Uint(n)) => o.lease_ttl_ms = n,
+            ("max_sequence", Uint(n)) => o.max_sequence = n,
+            ("state", _) => o.state = value,
+            ("require_node", Uint(n)) => o.require_node = n as u32,
+            (other, _) => return Err(Error::config("options", format!("{other} cannot be set by name in C")).into()),
+        }
+        // SAFETY: as above; only the caller's `size` bytes are written.
+        unsafe { std::ptr::copy_nonoverlapping((&raw const o).cast::<u8>(), dst.as_ptr().cast::<u8>(), size) };
+        Ok(())
+    })
+}
+
+/// The `index`th name `flakeid_options_set` takes (the core's table, in its order),
+/// a static string; NULL past the last. List them with
+/// `for (size_t i = 0; (n = flakeid_option_name(i)); i++)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn flakeid_option_name(index: usize) -> *const c_char {
+    static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        flakeid_core::SETTING_NAMES
+            .iter()
+            .filter_map(|n| std::ffi::CString::new(*n).ok())
+            .collect()
+    });
+    names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
+}
+
+/// Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
+/// second, different configuration of a process's one generator: for framework
+/// adapters that keep one (Hibernate's, Spring's), so that the words are the
+/// engine's. `first` and `second` are the two settings as the caller shows them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_configured_twice(first: *const c_char, second: *const c_char) -> flakeid_status {
+    guard(|| {
+        let first = unsafe { text(first) }.ok_or(Fail::Null("first"))?;
+        let second = unsafe { text(second) }.ok_or(Fail::Null("second"))?;
+        Err(flakeid_core::configured_twice(&first, &second).into())
+    })
+}
+
+/// What `flakeid_parse_id`'s `value` holds (its `kind`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum flakeid_id_value {
+    /// Decimal text, `len` bytes (no sign, no spaces).
+    FLAKEID_ID_TEXT = 0,
+    /// 8 big-endian bytes (`len` must be 8).
+    FLAKEID_ID_BYTES = 1,
+    /// A value of another type, named by the `len` bytes of text (`"NULL"`,
+    /// `"float64"`): always refused, saying what an ID is.
+    FLAKEID_ID_OTHER = 2,
+}
+
+/// An ID from a program's or a database driver's value, by the core's one parser
+/// (every binding's: docs/design.md, "IDs in a signed BIGINT"): in
+/// `0..=layout.max_id()` (`layout` NULL: any 64-bit value), else
+/// `FLAKEID_ERR_PARSE` with the core's message and position; `*out_id` is written
+/// only on success.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_parse_id(
+    layout: *const flakeid_layout,
+    kind: u32,
+    value: *const u8,
+    len: usize,
+    out_id: *mut u64,
+) -> flakeid_status {
+    guard(|| {
+        let layout = match unsafe { layout.as_ref() } {
+            Some(l) => layout_in(l)?,
+            None => Layout::FLAKE,
+        };
+        let dst = out(out_id, "out_id")?;
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(arg(value, "value")?, len) }
+        };
+        let text = String::from_utf8_lossy(bytes);
+        use flakeid_id_value::{FLAKEID_ID_BYTES, FLAKEID_ID_OTHER, FLAKEID_ID_TEXT};
+        let v = match kind {
+            k if k == FLAKEID_ID_TEXT as u32 => flakeid_core::IdValue::Text(&text),
+            k if k == FLAKEID_ID_BYTES as u32 => flakeid_core::IdValue::Bytes(bytes),
+            k if k == FLAKEID_ID_OTHER as u32 => flakeid_core::IdValue::Other(&text),
+            _ => {
+                return Err(Error::config(
+                    "kind",
+                    format!("kind must be FLAKEID_ID_TEXT, FLAKEID_ID_BYTES or FLAKEID_ID_OTHER (0..=2), got {kind}"),
+                )
+                .into());
+            }
+        };
+        write(dst, flakeid_core::parse_id(&layout, v)?);
+        Ok(())
+    })
+}
+
+/// The C enum value of the core's word `text` for a choice option (the core's
+/// parse refuses other words with its message).
+fn word_index(option: &flakeid_core::GeneratorOption, words: &[&str], text: &str) -> Result<u32, Fail> {
+    let word = match option.name {
+        "overflow" => text.parse::<flakeid_core::Overflow>()?.as_str(),
+        _ => text.parse::<flakeid_core::ClockBackwards>()?.as_str(),
+    };
+    Ok(words.iter().position(|w| *w == word).unwrap_or(0) as u32)
 }
 
 fn options_size(size: usize) -> Result<(), Fail> {
@@ -191,8 +360,9 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
     let mut b = Generator::builder(layout_in(&o.layout)?);
-    // By the core's option names; FLAKEID_UNSET and NULL are "not given".
-    for (name, v) in [("node", o.node), ("datacenter", o.datacenter), ("worker", o.worker)] {
+    // By the core's option names, in its table's order (which of two conflicting
+    // options an error names is then every binding's); FLAKEID_UNSET and NULL are "not given".
+    for (name, v) in [("datacenter", o.datacenter), ("worker", o.worker), ("node", o.node)] {
         if v != FLAKEID_UNSET {
             b = b.set(name, Uint(v))?;
         }
@@ -226,6 +396,7 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     if let Some(path) = unsafe { text(o.state) } {
         b = b.set("state", Text(&path))?;
     }
+    b = b.set("require_node", Uint(u64::from(o.require_node)))?;
     Ok(b.build()?)
 }
 
@@ -291,6 +462,18 @@ pub unsafe extern "C" fn flakeid_next_ids(
         // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
         let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
         g.inner.fill(slice).inspect_err(|_| slice.fill(0))?;
+        Ok(())
+    })
+}
+
+/// The core's rule for a batch size, `n` in `0..=2^27` (`flakeid_next_ids`'
+/// limit): `FLAKEID_OK`, or `FLAKEID_ERR_CONFIG` naming `n` with its range (a
+/// negative `n` included). For callers that allocate the batch before asking for
+/// it (Go's `NextN`, Java's `nextIds`): they check here first.
+#[unsafe(no_mangle)]
+pub extern "C" fn flakeid_check_batch(n: i64) -> flakeid_status {
+    guard(|| {
+        flakeid_core::check_batch(i128::from(n))?;
         Ok(())
     })
 }
@@ -403,12 +586,20 @@ mod tests {
                 "max_sequence" => num(o.max_sequence),
                 "clock" => (!o.clock.is_null()).then(String::new),
                 "state" => ptr(o.state),
+                "require_node" => Some((if o.require_node == 1 { "true" } else { "false" }).to_string()),
                 other => panic!("option {other} of the core's table has no field in flakeid_options"),
             };
             if let Some(value) = set {
                 assert_eq!(value, opt.default, "flakeid_options_default().{}", opt.name);
             }
         }
+        // The by-name setter takes every name it lists.
+        let names: Vec<String> = (0..)
+            .map(|i| flakeid_option_name(i))
+            .take_while(|p| !p.is_null())
+            .map(|p| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, flakeid_core::SETTING_NAMES);
         // The C enums' values are the core's words, in order.
         for (name, words) in [("overflow", &OVERFLOWS[..]), ("clock_backwards", &CLOCK_BACKWARDS[..])] {
             match flakeid_core::generator_option(name).map(|o| o.kind) {
@@ -416,5 +607,103 @@ mod tests {
                 other => panic!("{name}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn ids_by_the_cores_parser() {
+        let mut id = 7;
+        let p = |kind: u32, v: &[u8], id: &mut u64| unsafe {
+            flakeid_parse_id(std::ptr::null(), kind, v.as_ptr(), v.len(), id)
+        };
+        assert_eq!(p(0, b"18446744073709551615", &mut id), flakeid_status::FLAKEID_OK);
+        assert_eq!(id, u64::MAX);
+        assert_eq!(p(1, &5u64.to_be_bytes(), &mut id), flakeid_status::FLAKEID_OK);
+        assert_eq!(id, 5);
+        for (kind, v) in [(0, &b"-1"[..]), (0, b""), (1, b"123"), (2, b"NULL"), (9, b"x")] {
+            assert_ne!(p(kind, v, &mut id), flakeid_status::FLAKEID_OK, "{kind} {v:?}");
+            assert_eq!(id, 5, "written on failure");
+        }
+        let snowflake = layout_out(&Layout::SNOWFLAKE);
+        let v = b"9223372036854775808";
+        let st = unsafe { flakeid_parse_id(&snowflake, 0, v.as_ptr(), v.len(), &mut id) };
+        assert_eq!(st, flakeid_status::FLAKEID_ERR_PARSE);
+    }
+
+    #[test]
+    fn batch_sizes_are_the_cores() {
+        assert_eq!(flakeid_check_batch(0), flakeid_status::FLAKEID_OK);
+        assert_eq!(flakeid_check_batch(1 << 27), flakeid_status::FLAKEID_OK);
+        for n in [-1, (1 << 27) + 1, 1 << 40, i64::MAX] {
+            assert_eq!(flakeid_check_batch(n), flakeid_status::FLAKEID_ERR_CONFIG, "{n}");
+        }
+    }
+
+    #[test]
+    fn set_by_name() {
+        use crate::error::{flakeid_last_error_field, flakeid_last_error_message};
+        let mut o = flakeid_options_default();
+        let set = |o: &mut flakeid_options, n: &std::ffi::CStr, v: &std::ffi::CStr| unsafe {
+            flakeid_options_set(o, n.as_ptr(), v.as_ptr())
+        };
+        let last = || unsafe {
+            let f = flakeid_last_error_field();
+            let m = std::ffi::CStr::from_ptr(flakeid_last_error_message())
+                .to_string_lossy()
+                .into_owned();
+            (
+                (!f.is_null()).then(|| std::ffi::CStr::from_ptr(f).to_string_lossy().into_owned()),
+                m,
+            )
+        };
+        for (n, v) in [
+            (c"layout", c"sonyflake"),
+            (c"NODE", c"7"),
+            (c"overflow", c"borrow"),
+            (c"max-wait-ms", c"5"),
+        ] {
+            assert_eq!(set(&mut o, n, v), flakeid_status::FLAKEID_OK, "{n:?}");
+        }
+        assert_eq!(layout_in(&o.layout).ok().and_then(|l| l.name()), Some("sonyflake"));
+        assert_eq!((o.node, o.overflow, o.max_wait_ms), (7, 1, 5));
+        let hostname = c"hostname";
+        assert_eq!(set(&mut o, c"node", hostname), flakeid_status::FLAKEID_OK);
+        assert_eq!((o.node, o.node_source), (FLAKEID_UNSET, hostname.as_ptr()));
+        for (n, v, field, says) in [
+            (c"workerId", c"3", "settings", "unknown setting \"workerId\""),
+            (c"clock", c"1", "settings", "unknown setting \"clock\""),
+            (c"worker", c"three", "worker", "worker must be a whole number"),
+            (c"overflow", c"sometimes", "overflow", "sometimes"),
+            (
+                c"require_node",
+                c"maybe",
+                "require_node",
+                "require_node must be true or false",
+            ),
+            (c"layout", c"twitter", "layout", "twitter"),
+        ] {
+            let before = o;
+            assert_eq!(set(&mut o, n, v), flakeid_status::FLAKEID_ERR_CONFIG, "{n:?}");
+            let (f, m) = last();
+            assert_eq!(f.as_deref(), Some(field), "{m}");
+            assert!(m.contains(says), "{m}");
+            assert_eq!((o.worker, o.overflow), (before.worker, before.overflow));
+        }
+        // require_node: refused without a node source, by the core's rule.
+        let mut o = flakeid_options_default();
+        assert_eq!(set(&mut o, c"require_node", c"true"), flakeid_status::FLAKEID_OK);
+        let mut g = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { flakeid_generator_new(&o, &mut g) },
+            flakeid_status::FLAKEID_ERR_CONFIG
+        );
+        assert!(last().1.contains("no node id given"), "{:?}", last());
+        // A struct from an older header (no require_node field) cannot take it.
+        let mut o = flakeid_options_default();
+        o.struct_size = std::mem::offset_of!(flakeid_options, require_node);
+        assert_eq!(
+            set(&mut o, c"require_node", c"true"),
+            flakeid_status::FLAKEID_ERR_CONFIG
+        );
+        assert_eq!(last().0.as_deref(), Some("struct_size"));
     }
 }

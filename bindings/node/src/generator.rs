@@ -91,6 +91,9 @@ pub struct GeneratorOptions<'a> {
     /// (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
     /// A missing file is a fresh start; not with `lease`.
     pub state: Option<String>,
+    /// Refuse to start without a node source (`node`, `worker` or `lease`) instead
+    /// of running as node 0 (default `false`).
+    pub require_node: Option<bool>,
 }
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.

@@ -246,6 +246,36 @@ pub fn from_bytes(env: &Env, bytes: Uint8Array) -> napi::Result<u64> {
     fc::from_bytes(&bytes).or_throw(env)
 }
 
+/// The `new Generator` options the `FLAKEID_<NAME>` variables of `vars` give
+/// (`process.env`; the engine's list, every option but the test clock): camelCase
+/// keys, numbers as numbers, `requireNode` a boolean. A malformed number is
+/// `FLAKEID_CONFIG` naming the option.
+#[napi(
+    ts_args_type = "vars: Record<string, string | undefined>",
+    ts_return_type = "GeneratorOptions"
+)]
+pub fn options_from_env<'e>(env: &'e Env, vars: Object<'_>) -> napi::Result<Object<'e>> {
+    let read =
+        js::js_options_from_env(|k| vars.get_named_property::<Option<String>>(k).ok().flatten()).or_throw(env)?;
+    let mut out = Object::new(env)?;
+    for (name, value) in read {
+        match value {
+            js::JsOptionOut::Number(n) => out.set_named_property(name, n)?,
+            js::JsOptionOut::Bool(b) => out.set_named_property(name, b)?,
+            js::JsOptionOut::Text(t) => out.set_named_property(name, t)?,
+        }
+    }
+    Ok(out)
+}
+
+/// Throws the engine's refusal (`FLAKEID_CONFIG`, field `settings`) of a second,
+/// different configuration of the process's one generator (`first`, `second`: the
+/// two as shown), for `@flakeid/node/settings`.
+#[napi(ts_return_type = "never")]
+pub fn configured_twice(env: &Env, first: String, second: String) -> napi::Result<()> {
+    Err(fc::configured_twice(&first, &second)).or_throw(env)
+}
+
 /// Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`.
 #[napi(ts_return_type = "Record<string, string>")]
 pub fn error_codes(env: &Env) -> napi::Result<Object<'_>> {

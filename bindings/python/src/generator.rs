@@ -8,7 +8,7 @@ use flakeid_core::{
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList};
 
 /// Batches at least this large release the GIL while the core fills them.
 const DETACH_AT: usize = 256;
@@ -94,6 +94,7 @@ fn wrong_type(option: &GeneratorOption, value: &Bound<'_, PyAny>) -> PyErr {
         OptionKind::Uint => "an int",
         OptionKind::Node => "an int or a str like \"env:FLAKEID_NODE\"",
         OptionKind::Clock => "a flakeid.ManualClock",
+        OptionKind::Bool => "a bool",
         _ => "a str",
     };
     PyTypeError::new_err(format!("{} must be {wants}, got {}", option.name, type_name(value)))
@@ -142,6 +143,7 @@ pymethods_with_getters! { PyGenerator.inner {
                             text = state_path(value)?;
                             OptionValue::Text(&text)
                         }
+                        OptionKind::Bool if value.is_instance_of::<PyBool>() => OptionValue::Uint(u64::from(value.is_truthy()?)),
                         _ if value.is_instance_of::<PyInt>() && matches!(kind, OptionKind::Uint | OptionKind::Node) => {
                             OptionValue::Uint(uint(value, option.name, node_max(option.name, &layout))?)
                         }

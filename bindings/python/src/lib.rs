@@ -7,6 +7,7 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+mod settings;
 #[cfg(feature = "uuid7")]
 mod uuid;
 
@@ -144,6 +145,12 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(uuid::uuid_to_ulid, m)?)?;
         m.add_function(wrap_pyfunction!(uuid::uuid7_timestamp_ms, m)?)?;
     }
+    m.add_function(wrap_pyfunction!(settings::options_from_env, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::settings_options, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::parse_id, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::to_bigint, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::from_bigint, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::configured_twice, m)?)?;
     let classes = errors::classes(py)?;
     m.add("FlakeIdError", classes.base.clone_ref(py))?;
     for (kind, name, cls) in &classes.kinds {

@@ -29,6 +29,8 @@ export interface GeneratorOptions {
   leaseTtlMs?: number;
   /** A ManualClock for deterministic tests; Date.now() when absent. */
   clock?: ManualClock;
+  /** Refuse to start without a node source (node, worker) instead of running as node 0 (default false). */
+  requireNode?: boolean;
 }
 
 /** What a generator has done since it was built (`gen.stats()`, docs/stats.md). */

@@ -68,6 +68,37 @@ pub fn to_bytes(#[wasm_bindgen(unchecked_param_type = "bigint | string")] id: Js
 }
 
 /// An ID from its 8 big-endian bytes.
+/// The `new Generator` options the `FLAKEID_<NAME>` variables of `vars` give (the
+/// engine's list): camelCase keys, numbers as numbers, `requireNode` a boolean.
+#[wasm_bindgen(js_name = optionsFromEnv, unchecked_return_type = "GeneratorOptions")]
+pub fn options_from_env(
+    #[wasm_bindgen(unchecked_param_type = "Record<string, string | undefined>")] vars: JsValue,
+) -> Result<JsValue, JsValue> {
+    let read = flakeid_js::js_options_from_env(|k| {
+        js_sys::Reflect::get(&vars, &JsValue::from_str(k))
+            .ok()
+            .and_then(|v| v.as_string())
+    })
+    .map_err(js_error)?;
+    let out = js_sys::Object::new();
+    for (name, value) in read {
+        let v = match value {
+            flakeid_js::JsOptionOut::Number(n) => JsValue::from_f64(n),
+            flakeid_js::JsOptionOut::Bool(b) => JsValue::from_bool(b),
+            flakeid_js::JsOptionOut::Text(t) => JsValue::from_str(&t),
+        };
+        js_sys::Reflect::set(&out, &JsValue::from_str(name), &v)?;
+    }
+    Ok(out.into())
+}
+
+/// Throws the engine's refusal (`FLAKEID_CONFIG`, field `settings`) of a second,
+/// different configuration of the process's one generator.
+#[wasm_bindgen(js_name = configuredTwice)]
+pub fn configured_twice(first: &str, second: &str) -> Result<(), JsValue> {
+    Err(js_error(flakeid_core::configured_twice(first, second)))
+}
+
 #[wasm_bindgen(js_name = fromBytes)]
 pub fn from_bytes(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue) -> Result<u64, JsValue> {
     flakeid_core::from_bytes(&convert::bytes_in(&bytes, "bytes")?).map_err(js_error)

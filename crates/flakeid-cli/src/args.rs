@@ -32,9 +32,7 @@ Exit status:
 * 2: a usage error (unknown command or option, a malformed value)
 
 Environment (an empty variable counts as unset; the command line wins):
-* FLAKEID_NODE: the node id, as --node (generate, serve)
-* FLAKEID_LEASE: the lease URL, as --lease (generate, serve)
-* FLAKEID_STATE: the state file, as --state (generate, serve)
+* FLAKEID_<OPTION>: each generator option, as its flag (generate, serve): FLAKEID_NODE as --node, FLAKEID_LEASE as --lease, FLAKEID_STATE as --state, FLAKEID_LEASE_TTL_MS as --lease-ttl-ms, ...
 * FLAKEID_LISTEN: serve's address, as --listen
 * FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
 
@@ -150,6 +148,7 @@ fn flag(o: &'static GeneratorOption) -> Arg {
         OptionKind::Layout => ("L", text),
         OptionKind::Choice(_) => ("P", text),
         OptionKind::LeaseUrl => ("URL", text),
+        OptionKind::Bool => ("BOOL", text),
         _ => ("FILE", text),
     };
     let arg = Arg::new(o.name)
@@ -158,17 +157,10 @@ fn flag(o: &'static GeneratorOption) -> Arg {
         .help(help)
         .value_parser(parser)
         .allow_hyphen_values(o.kind == OptionKind::Node);
-    let arg = if o.kind == OptionKind::Layout {
+    if o.kind == OptionKind::Layout {
         arg.short('l')
     } else {
         arg
-    };
-    // The options a deployment sets per process.
-    match o.kind {
-        OptionKind::Node => arg.env("FLAKEID_NODE"),
-        OptionKind::LeaseUrl => arg.env("FLAKEID_LEASE"),
-        OptionKind::Path => arg.env("FLAKEID_STATE"),
-        _ => arg,
     }
 }
 
@@ -185,11 +177,18 @@ fn text(text: &str) -> Result<String, String> {
 
 impl FromArgMatches for GeneratorArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        // A flag, else its environment variable (the core's list: FLAKEID_NODE for
+        // --node, FLAKEID_LEASE_TTL_MS for --lease-ttl-ms, ...).
+        let env = flakeid_core::options_from_env(|var| std::env::var(var).ok());
         let given = flag_options()
-            .filter_map(|o| Some((o.name, matches.get_one::<String>(o.name)?.clone())))
+            .filter_map(|o| {
+                let flag = matches.get_one::<String>(o.name).cloned();
+                let text = flag.or_else(|| env.iter().find(|(n, _)| *n == o.name).map(|(_, v)| v.clone()))?;
+                Some((o.name, text))
+            })
             .collect();
         let from_env = flag_options()
-            .filter(|o| matches.value_source(o.name) == Some(clap::parser::ValueSource::EnvVariable))
+            .filter(|o| matches.get_one::<String>(o.name).is_none() && env.iter().any(|(n, _)| *n == o.name))
             .map(|o| o.name)
             .collect();
         Ok(GeneratorArgs { given, from_env })

@@ -25,8 +25,9 @@ fn report(text: std::fmt::Arguments) {
     let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
-/// The environment variables that stand in for options (`FLAKEID_NODE`, ...).
-const OPTION_ENV: [&str; 4] = ["FLAKEID_NODE", "FLAKEID_LEASE", "FLAKEID_LISTEN", seal::KEY_ENV];
+/// The environment variables clap reads for options; the generator's (`FLAKEID_NODE`,
+/// ...) are the core's list (`flakeid_core::options_from_env`), which skips empty ones.
+const OPTION_ENV: [&str; 2] = ["FLAKEID_LISTEN", seal::KEY_ENV];
 
 fn main() -> ExitCode {
     // redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on by default).

@@ -295,6 +295,30 @@ fn env_fallbacks() {
         .output()
         .unwrap();
     assert_eq!((stdout(&o).trim().parse::<u64>().unwrap() >> 12) & 0x3ff, 5);
+    // Every option of the core's table has its FLAKEID_<NAME> (the core's list).
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate"])
+        .env_remove("FLAKEID_NODE")
+        .env("FLAKEID_DATACENTER", "2")
+        .env("FLAKEID_WORKER", "3")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (stdout(&o).trim().parse::<u64>().unwrap() >> 12) & 0x3ff,
+        2 << 5 | 3,
+        "{o:?}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["generate", "--node", "1"])
+        .env("FLAKEID_LEASE_TTL_MS", "5000")
+        .env_remove("FLAKEID_LEASE")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("lease_ttl_ms is set but lease is not"),
+        "{o:?}"
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
         .args(["serve"])
         .env("FLAKEID_LISTEN", "not-an-address")

@@ -270,6 +270,11 @@ impl GeneratorBuilder {
             ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
             ("max_sequence", Uint(v)) => self.max_sequence(v),
             ("state", Text(s)) => self.state(s),
+            ("require_node", Uint(v @ (0 | 1))) => Self {
+                require_node: v == 1,
+                ..self
+            },
+            ("require_node", Text(s)) => return self.set_text(option.name, s),
             _ => return Err(options::wrong_value(option, value)),
         })
     }
@@ -467,7 +472,8 @@ impl GeneratorBuilder {
                 return Err(Error::config(
                     "node",
                     "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
-                     datacenter and worker, or lease; without one every replica would run as node 0 \
+                     datacenter and worker, or lease (in the environment: FLAKEID_NODE, FLAKEID_DATACENTER \
+                     and FLAKEID_WORKER, or FLAKEID_LEASE); without one every replica would run as node 0 \
                      and issue the same IDs",
                 ));
             }

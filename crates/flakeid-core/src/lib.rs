@@ -17,6 +17,7 @@
 
 mod builder;
 mod clock;
+mod column;
 mod counter;
 mod encoding;
 mod error;
@@ -40,6 +41,7 @@ mod uuid_generator;
 
 pub use builder::GeneratorBuilder;
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
+pub use column::{IdValue, from_bigint, parse_id, to_bigint};
 pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
@@ -54,8 +56,9 @@ pub use layout::{
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
-    DEFAULT_LEASE_TTL_MS, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, OPTION_NAMES,
-    OptionKind, OptionValue, closest_option, generator_option, option_value, unknown_option,
+    DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
+    OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, closest_option, configured_twice, generator_option,
+    not_settings, option_value, options_from_env, setting_option, unknown_option,
 };
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
 pub use stats::Stats;

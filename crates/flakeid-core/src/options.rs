@@ -43,6 +43,8 @@ pub enum OptionKind {
     Clock,
     /// A file path (`state`).
     Path,
+    /// A switch: `true` or `false` (a binding's boolean; `1` or `0`).
+    Bool,
 }
 
 /// One option of a generator.
@@ -99,7 +101,7 @@ const NODE: (u64, u64) = (0, u64::MAX);
 
 /// Every option of a generator, in the order the API lists them.
 #[rustfmt::skip]
-pub const GENERATOR_OPTIONS: [GeneratorOption; 13] = [
+pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
     opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
         "the datacenter part of the node id (layouts with datacenter bits)"),
     opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
@@ -123,6 +125,8 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 13] = [
     opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests"),
     opt("state", "state", "state", OptionKind::Path, "", NONE, None,
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
+    opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
+        "refuse to start without a node source (node, worker or lease) instead of running as node 0"),
 ];
 
 const _: () = {
@@ -148,6 +152,107 @@ pub fn generator_option(name: &str) -> Option<&'static GeneratorOption> {
     GENERATOR_OPTIONS
         .iter()
         .find(|o| o.name == name || o.camel_name == name || o.flag == name)
+}
+
+impl GeneratorOption {
+    /// Whether the option can come from outside the program (an environment
+    /// variable, a framework's settings): every one but the test clock, a handle.
+    pub const fn from_outside(&self) -> bool {
+        !matches!(self.kind, OptionKind::Clock)
+    }
+    /// The environment variable that sets it: `FLAKEID_` and its name in capitals
+    /// (`FLAKEID_LEASE_TTL_MS`). Only for [`from_outside`](Self::from_outside) options.
+    pub fn env_var(&self) -> String {
+        format!("{ENV_PREFIX}{}", self.name.to_ascii_uppercase())
+    }
+}
+
+/// What every environment variable of a generator option starts with.
+pub const ENV_PREFIX: &str = "FLAKEID_";
+
+const OUTSIDE_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < GENERATOR_OPTIONS.len() {
+        if GENERATOR_OPTIONS[i].from_outside() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The options a settings mapping or the environment may give, in the table's
+/// order (every one but the test clock): the list every adapter accepts.
+pub const SETTING_NAMES: [&str; OUTSIDE_COUNT] = {
+    let mut names = [""; OUTSIDE_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < GENERATOR_OPTIONS.len() {
+        if GENERATOR_OPTIONS[i].from_outside() {
+            names[n] = GENERATOR_OPTIONS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    names
+};
+
+/// The option a settings key names: its snake_case name or flag spelling, in any
+/// case (`NODE`, `clock-backwards`, `lease_ttl_ms`); an unknown key (or the test
+/// clock) is a config error naming it, with the known names
+/// ([`SETTING_NAMES`]). Adapters call it for every key of a framework's settings
+/// (Django's `FLAKEID`, Hibernate's `flakeid.*` properties).
+pub fn setting_option(key: &str) -> Result<&'static GeneratorOption, Error> {
+    let lower = key.to_ascii_lowercase();
+    GENERATOR_OPTIONS
+        .iter()
+        .find(|o| o.from_outside() && (o.name == lower || o.flag == lower))
+        .ok_or_else(|| unknown_setting(key))
+}
+
+fn unknown_setting(key: &str) -> Error {
+    match unknown_option(key, &SETTING_NAMES) {
+        Error::Config { message, .. } => {
+            Error::config("settings", message.replacen("unknown option", "unknown setting", 1))
+        }
+        other => other,
+    }
+}
+
+/// The refusal of a second, different configuration of a process's one generator
+/// (the framework adapters' shared generator): two generators on one node id would
+/// issue the same IDs. `first` and `second` are the settings as the adapter shows them.
+pub fn configured_twice(first: &str, second: &str) -> Error {
+    Error::config(
+        "settings",
+        format!(
+            "this process's generator is configured already, with {first}; another configuration asks for \
+             {second}: one generator per process"
+        ),
+    )
+}
+
+/// The refusal of settings that are not a mapping of names to values; `type_name`
+/// is what was given, in the binding's language.
+pub fn not_settings(type_name: &str) -> Error {
+    Error::config(
+        "settings",
+        format!("settings must be a mapping of option names to values, got {type_name}"),
+    )
+}
+
+/// The generator options the environment gives: for every option that can come
+/// from outside the program, the variable [`GeneratorOption::env_var`] when it is
+/// set and not blank (a blank one counts as unset), as (snake_case name, text), in the table's order. `lookup`
+/// reads one variable (`|k| std::env::var(k).ok()`, or a test's map). The texts go
+/// to [`GeneratorBuilder::set_text`](crate::GeneratorBuilder::set_text) (or a
+/// binding's typed values by [`option_value`]), which checks them.
+pub fn options_from_env(mut lookup: impl FnMut(&str) -> Option<String>) -> Vec<(&'static str, String)> {
+    GENERATOR_OPTIONS
+        .iter()
+        .filter(|o| o.from_outside())
+        .filter_map(|o| Some((o.name, lookup(&o.env_var()).filter(|v| !v.trim().is_empty())?)))
+        .collect()
 }
 
 /// A value for [`GeneratorBuilder::set`](crate::GeneratorBuilder::set): what every binding's native value is
@@ -180,6 +285,7 @@ impl OptionKind {
             OptionKind::LeaseUrl => "a lease URL",
             OptionKind::Clock => "a manual clock",
             OptionKind::Path => "a file path",
+            OptionKind::Bool => "true or false",
         }
     }
 }
@@ -201,6 +307,13 @@ pub(crate) fn wrong_value(option: &GeneratorOption, value: OptionValue<'_>) -> E
 /// error naming the option otherwise), the text itself for the others. For
 /// bindings whose values arrive as text: the CLI's flags, GUCs.
 pub fn option_value<'a>(option: &GeneratorOption, text: &'a str) -> Result<OptionValue<'a>, Error> {
+    if option.kind == OptionKind::Bool {
+        return match text.trim() {
+            "true" | "1" => Ok(OptionValue::Uint(1)),
+            "false" | "0" => Ok(OptionValue::Uint(0)),
+            _ => Err(wrong_value(option, OptionValue::Text(text))),
+        };
+    }
     if option.kind != OptionKind::Uint {
         return Ok(OptionValue::Text(text));
     }
@@ -292,6 +405,78 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn from_the_environment() {
+        let env = [
+            ("FLAKEID_NODE", "7"),
+            ("FLAKEID_LAYOUT", "sonyflake"),
+            ("FLAKEID_LEASE_TTL_MS", "5000"),
+            ("FLAKEID_WORKER", ""),
+            ("FLAKEID_CLOCK", "x"),
+            ("FLAKEID_REQUIRE_NODE", "true"),
+        ];
+        let got = options_from_env(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()));
+        let names: Vec<&str> = got.iter().map(|(n, _)| *n).collect();
+        // The table's order; an empty variable and the test clock are not read.
+        assert_eq!(names, ["node", "layout", "lease_ttl_ms", "require_node"]);
+        assert_eq!(GENERATOR_OPTIONS[0].env_var(), "FLAKEID_DATACENTER");
+        assert_eq!(SETTING_NAMES.len(), GENERATOR_OPTIONS.len() - 1);
+        assert!(!SETTING_NAMES.contains(&"clock"));
+    }
+
+    #[test]
+    fn settings_by_name() {
+        for key in [
+            "NODE",
+            "node",
+            "clock-backwards",
+            "CLOCK_BACKWARDS",
+            "Lease_Ttl_Ms",
+            "require_node",
+        ] {
+            assert!(setting_option(key).is_ok(), "{key}");
+        }
+        for key in ["clock", "workerId", "nodes"] {
+            match setting_option(key) {
+                Err(Error::Config { field, message }) => {
+                    assert_eq!(field, "settings");
+                    assert!(message.starts_with(&format!("unknown setting \"{key}\"")), "{message}");
+                    assert!(message.ends_with(&SETTING_NAMES.join(", ")), "{message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn require_node_by_name() {
+        use crate::{Generator, Layout};
+        let b = || Generator::builder(Layout::SNOWFLAKE).host_guard(false);
+        for (v, refused) in [("true", true), ("1", true), ("false", false), ("0", false)] {
+            let r = b().set_text("require_node", v).and_then(|b| b.build());
+            assert_eq!(r.is_err(), refused, "{v}");
+        }
+        let r = b().set("requireNode", OptionValue::Uint(1)).and_then(|b| b.build());
+        assert!(r.err().is_some_and(|e| e.to_string().contains("no node id given")));
+        for bad in [
+            b().set_text("require_node", "yes"),
+            b().set("require_node", OptionValue::Uint(2)),
+        ] {
+            match bad.and_then(|b| b.build()) {
+                Err(Error::Config { field, message }) => {
+                    assert_eq!(field, "require_node");
+                    assert!(message.contains("require_node must be true or false"), "{message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(
+            b().set_text("require_node", "true")
+                .and_then(|b| b.node(3).build())
+                .is_ok()
+        );
     }
 
     #[test]

@@ -351,10 +351,46 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
         (OptionKind::Clock, _) => return wrong("a ManualClock"),
         (OptionKind::LeaseUrl, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
         (OptionKind::LeaseUrl, _) => return wrong("a lease URL string"),
+        (OptionKind::Bool, JsArg::Bool(on)) => JsOption::Value(OptionValue::Uint(u64::from(*on))),
+        (OptionKind::Bool, _) => return wrong("a boolean"),
         (_, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
         _ => return wrong("a string"),
     };
     Ok((option, converted))
+}
+
+/// A value of a `new Generator({...})` member read from text (the environment).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsOptionOut {
+    /// A `number` (a whole number; a node id given as digits).
+    Number(f64),
+    /// A `boolean` (`requireNode`).
+    Bool(bool),
+    /// A `string`.
+    Text(String),
+}
+
+/// The `new Generator({...})` members the `FLAKEID_<NAME>` variables give (the
+/// core's list, `flakeid_core::options_from_env`; `lookup` reads one variable), by
+/// camelCase name, in the table's order: numbers as numbers (and a node id in
+/// digits), `requireNode` as a boolean, the rest as text. A malformed number is a
+/// config error naming the option; the rest is checked by the constructor.
+pub fn js_options_from_env(lookup: impl FnMut(&str) -> Option<String>) -> Result<Vec<(&'static str, JsOptionOut)>> {
+    let mut out = Vec::new();
+    for (name, text) in flakeid_core::options_from_env(lookup) {
+        let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == name) else {
+            continue;
+        };
+        let value = match (option.kind, flakeid_core::option_value(option, &text)?) {
+            // A node id in digits is a number, as the other numbers are (a source stays text).
+            (OptionKind::Node, _) if let Ok(n) = text.trim().parse::<u64>() => JsOptionOut::Number(n as f64),
+            (OptionKind::Bool, OptionValue::Uint(n)) => JsOptionOut::Bool(n == 1),
+            (_, OptionValue::Uint(n)) => JsOptionOut::Number(n as f64),
+            (_, OptionValue::Text(t)) => JsOptionOut::Text(t.to_string()),
+        };
+        out.push((option.camel_name, value));
+    }
+    Ok(out)
 }
 
 /// The members of `new Generator({...})` (key and value, in the object's order),
@@ -416,6 +452,33 @@ pub fn js_layout(members: &[(&str, JsArg)], now_ms: u64) -> Result<Layout> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn options_from_the_environment() {
+        let env = [
+            ("FLAKEID_NODE", "7"),
+            ("FLAKEID_LAYOUT", "discord"),
+            ("FLAKEID_REQUIRE_NODE", "true"),
+            ("FLAKEID_MAX_WAIT_MS", "5"),
+        ];
+        let got = js_options_from_env(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()));
+        assert_eq!(
+            got.ok(),
+            Some(vec![
+                ("node", JsOptionOut::Number(7.0)),
+                ("layout", JsOptionOut::Text("discord".into())),
+                ("maxWaitMs", JsOptionOut::Number(5.0)),
+                ("requireNode", JsOptionOut::Bool(true)),
+            ])
+        );
+        let source = js_options_from_env(|k| (k == "FLAKEID_NODE").then(|| "env:POD".to_string()));
+        assert_eq!(source.ok(), Some(vec![("node", JsOptionOut::Text("env:POD".into()))]));
+        match js_options_from_env(|k| (k == "FLAKEID_WORKER").then(|| "three".to_string())) {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "worker"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     use super::*;
     use flakeid_core::ErrorKind;
 

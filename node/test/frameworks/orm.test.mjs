@@ -15,7 +15,7 @@ const pg = require('pg')
 const { drizzle } = require('drizzle-orm/node-postgres')
 const { pgTable, text } = require('drizzle-orm/pg-core')
 const { Kysely, PostgresDialect } = require('kysely')
-const { Generator, decompose } = require('../../loader.js')
+const { Generator, ManualClock, decompose } = require('../../loader.js')
 const { flakeId } = require('../../frameworks/drizzle.js')
 const { FlakeIdPlugin } = require('../../frameworks/kysely.js')
 const { types } = require('../../frameworks/pg.js')
@@ -40,18 +40,41 @@ after(async () => {
 
 describe('settings', () => {
   test('no node source is refused, never node 0', () => {
-    assert.throws(() => settings.requireNode({ layout: 'snowflake' }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' && /node 0/.test(e.message))
+    settings.reset()
+    assert.throws(() => settings.configure({ layout: 'snowflake' }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' && /node 0/.test(e.message))
     assert.throws(() => settings.configure({ datacenter: 1 }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node')
+    assert.throws(() => settings.sharedGenerator(), (e) => e.code === 'FLAKEID_CONFIG' && /FLAKEID_NODE/.test(e.message))
   })
 
   test('FLAKEID_* variables; bad values name the field and its range', () => {
     assert.deepEqual(settings.settingsFromEnv({ FLAKEID_NODE: 'env:POD', FLAKEID_LAYOUT: 'discord', FLAKEID_OVERFLOW: 'borrow' }),
       { node: 'env:POD', layout: 'discord', overflow: 'borrow' })
     assert.deepEqual(settings.settingsFromEnv({ FLAKEID_DATACENTER: '2', FLAKEID_WORKER: '3' }), { datacenter: 2, worker: 3 })
+    assert.deepEqual(settings.settingsFromEnv({ FLAKEID_NODE: '12', FLAKEID_REQUIRE_NODE: 'true', FLAKEID_CLOCK: 'x' }), { node: 12, requireNode: true })
     assert.throws(() => settings.settingsFromEnv({ FLAKEID_WORKER: 'three' }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'worker')
     // The engine checks ranges: its message names the field and the range.
     assert.throws(() => new Generator(settings.settingsFromEnv({ FLAKEID_WORKER: '32' })),
       (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'worker' && /0\.\.=31/.test(e.message))
+  })
+})
+
+// The environment's cases of the vectors, as every binding runs them: read, then built with requireNode.
+describe('settings vectors', () => {
+  const v = JSON.parse(readFileSync(new URL('../../../tests/vectors/options.json', import.meta.url)))
+  const camel = Object.fromEntries(v.options.map((o) => [o.name, o.camel_name]))
+  for (const c of v.env_cases) {
+    test(`env ${JSON.stringify(c.env)}`, () => {
+      const build = () => {
+        const options = settings.settingsFromEnv(c.env)
+        assert.deepEqual(Object.keys(options).sort(), Object.keys(c.options).map((k) => camel[k]).sort())
+        new Generator({ ...options, requireNode: true, clock: new ManualClock(1_700_000_000_000) })
+      }
+      if (c.error) assert.throws(build, (e) => e.code === 'FLAKEID_CONFIG' && e.field === c.field)
+      else build()
+    })
+  }
+  test('every option but the clock has its variable', () => {
+    for (const o of v.options) assert.equal(o.env !== null, o.name !== 'clock', o.name)
   })
 })
 
@@ -76,7 +99,8 @@ describe('drizzle', () => {
     const shared = pgTable('js_drizzle', { id: flakeId().primaryKey(), note: text('note') })
     const [row] = await drizzle(pool).insert(shared).values({ note: 'shared' }).returning()
     assert.equal(decompose(row.id).node, 9)
-    assert.throws(() => settings.configure({ node: 10 }), (e) => e.code === 'FLAKEID_CONFIG')
+    assert.equal(settings.configure({ node: 9 }), settings.sharedGenerator()) // the same options: the same one
+    assert.throws(() => settings.configure({ node: 10 }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'settings' && /configured already/.test(e.message))
   })
 })
 

@@ -45,20 +45,18 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from flakeid import _shared
-from flakeid._flakeid import Generator
+from flakeid._flakeid import Generator, ParseError, parse_id
 
 __all__ = ["FlakeId", "FlakeIdField", "FlakeIdJSONEncoder", "after_fork", "generator", "next_id"]
 
 after_fork = _shared.after_fork
-
-MAX_ID = (1 << 63) - 1  # a signed BIGINT
 
 
 def generator() -> Generator:
     """The process's generator: built from settings.FLAKEID on first use."""
     from django.conf import settings
 
-    return _shared.ensure(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
+    return _shared.generator(getattr(settings, "FLAKEID", None) or {})
 
 
 class FlakeId(int):
@@ -123,25 +121,13 @@ class FlakeIdField(models.BigIntegerField):
         return value if value is None else FlakeId(value)
 
     def to_python(self, value: Any) -> Any:
-        if value is None or isinstance(value, int) and not isinstance(value, bool):
-            out = value
-        elif isinstance(value, str) and value.isascii() and value.isdigit():
-            out = int(value)
-        else:
-            raise exceptions.ValidationError(
-                "%(field)s: %(value)r is not an ID (a whole number in 0..=%(max)s)",
-                code="invalid",
-                params={"field": self.name, "value": value, "max": MAX_ID},
-            )
-        if out is None:
-            return None
-        if not 0 <= out <= MAX_ID:
-            raise exceptions.ValidationError(
-                "%(field)s must be in 0..=%(max)s, got %(value)s",
-                code="out_of_range",
-                params={"field": self.name, "value": out, "max": MAX_ID},
-            )
-        return out if type(out) is FlakeId else FlakeId(out)
+        if value is None or type(value) is FlakeId:
+            return value
+        try:
+            return FlakeId(parse_id(value))  # the engine's rule: an int or decimal text, in the layout's range
+        except ParseError as err:
+            raise exceptions.ValidationError("%(field)s: %(error)s", code="invalid",
+                                             params={"field": self.name, "error": err}) from err
 
     def get_prep_value(self, value: Any) -> Any:
         out = self.to_python(super().get_prep_value(value))
@@ -159,7 +145,7 @@ def _check_settings() -> list[checks.CheckMessage]:
     from django.conf import settings
 
     try:
-        _shared.check(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
+        _shared.check(getattr(settings, "FLAKEID", None) or {})
     except _shared.ConfigError as err:
         return [checks.Error(str(err), hint="see docs/frameworks.md (Django)", id="flakeid.E001")]
     return []

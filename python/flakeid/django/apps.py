@@ -20,7 +20,7 @@ class FlakeIdConfig(AppConfig):
 
         from flakeid import _shared
 
-        _shared.check(getattr(settings, "FLAKEID", None) or {}, "settings.FLAKEID")
+        _shared.check(getattr(settings, "FLAKEID", None) or {})
         try:
             import rest_framework  # noqa: F401
         except ImportError:

@@ -9,6 +9,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -57,6 +60,10 @@ public final class Generator implements AutoCloseable {
       if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
       put(o, "max_sequence", b.maxSequence);
       if (b.state != null) o.set(ADDRESS, off("state"), call.allocateFrom(b.state));
+      if (b.requireNode) o.set(JAVA_INT, off("require_node"), 1);
+      // set(name, text)'s settings, by name through the library (after the fields: they win;
+      // the call arena keeps their text until the build).
+      for (Map.Entry<String, String> e : b.settings) setOption(o, call, e.getKey(), e.getValue());
       MemorySegment out = call.allocate(ADDRESS);
       Native.check((int) Native.GENERATOR_NEW.invokeExact(o, out));
       MemorySegment raw = out.get(ADDRESS, 0);
@@ -74,6 +81,39 @@ public final class Generator implements AutoCloseable {
       throw Native.rethrow(t);
     }
     this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
+  }
+
+  private static void setOption(MemorySegment o, Arena call, String name, String text) throws Throwable {
+    Native.check((int) Native.OPTIONS_SET.invokeExact(o, call.allocateFrom(name), call.allocateFrom(text)));
+  }
+
+  /** The names {@link Builder#set} takes: the core's table, in its order. */
+  public static List<String> optionNames() {
+    List<String> names = new ArrayList<>();
+    try {
+      for (long i = 0; ; i++) {
+        MemorySegment n = (MemorySegment) Native.OPTION_NAME.invokeExact(i);
+        if (n.equals(MemorySegment.NULL)) return names;
+        names.add(n.reinterpret(64).getString(0));
+      }
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  /**
+   * The engine's refusal of a second, different configuration of a process's one generator
+   * (framework adapters that keep one): a {@link ConfigException} naming {@code settings}.
+   */
+  public static ConfigException configuredTwice(String first, String second) {
+    try (Arena call = Arena.ofConfined()) {
+      Native.check((int) Native.CONFIGURED_TWICE.invokeExact(call.allocateFrom(first), call.allocateFrom(second)));
+      throw new IllegalStateException("unreachable: the library always refuses");
+    } catch (ConfigException e) {
+      return e;
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
   }
 
   private static long off(String field) {
@@ -129,7 +169,11 @@ public final class Generator implements AutoCloseable {
 
   /** {@code n} fresh IDs, increasing, in one call into the library (runs are reserved at once). */
   public long[] nextIds(int n) {
-    if (n < 0) throw new IllegalArgumentException("n must be >= 0, got " + n);
+    try {
+      Native.check((int) Native.CHECK_BATCH.invokeExact((long) n)); // the core's range, before allocating
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
     long[] ids = new long[n];
     fill(ids);
     return ids;
@@ -223,8 +267,39 @@ public final class Generator implements AutoCloseable {
     private Duration maxBorrow, maxWait, leaseTtl;
     private Long maxSequence;
     private ManualClock clock;
+    private boolean requireNode;
+    private final List<Map.Entry<String, String>> settings = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * Refuse to build without a node source ({@link #node}, {@link #worker}, {@link
+     * #nodeSource} or {@link #lease}) instead of running as node 0: for a process that
+     * runs as one replica of several.
+     */
+    public Builder requireNode(boolean require) {
+      this.requireNode = require;
+      return this;
+    }
+
+    /**
+     * Sets the option {@code name} (the core's snake_case name or flag spelling, any case:
+     * {@code node}, {@code lease-ttl-ms}) from text, as the environment and a framework's
+     * settings give it, by the library's rules: an unknown name is a {@link ConfigException}
+     * listing the known ones ({@link Generator#optionNames}), a malformed value one naming the
+     * option. Ranges that depend on other options are checked by {@link #build}. A setting wins
+     * over the typed setters.
+     */
+    public Builder set(String name, String text) {
+      try (Arena call = Arena.ofConfined()) {
+        MemorySegment o = (MemorySegment) Native.OPTIONS_DEFAULT.invokeExact((SegmentAllocator) call);
+        setOption(o, call, name, text);
+      } catch (Throwable t) {
+        throw Native.rethrow(t);
+      }
+      settings.add(Map.entry(name, text));
+      return this;
+    }
 
     /** Default: {@link Layout#SNOWFLAKE}. */
     public Builder layout(Layout layout) {

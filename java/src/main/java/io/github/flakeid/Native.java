@@ -55,7 +55,8 @@ final class Native {
           ADDRESS.withName("clock"),
           JAVA_LONG.withName("lease_ttl_ms"),
           JAVA_LONG.withName("max_sequence"),
-          ADDRESS.withName("state"));
+          ADDRESS.withName("state"),
+          JAVA_INT.withName("require_node"));
 
   static final StructLayout LIMITS =
       cStruct(
@@ -140,6 +141,10 @@ final class Native {
   static final MethodHandle GENERATOR_FREE = fn("flakeid_generator_free", null, ADDRESS);
   static final MethodHandle NEXT_ID = fn("flakeid_next_id", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle NEXT_IDS = fn("flakeid_next_ids", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle CHECK_BATCH = fn("flakeid_check_batch", JAVA_INT, JAVA_LONG);
+  static final MethodHandle OPTIONS_SET = fn("flakeid_options_set", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+  static final MethodHandle OPTION_NAME = fn("flakeid_option_name", ADDRESS, JAVA_LONG);
+  static final MethodHandle CONFIGURED_TWICE = fn("flakeid_configured_twice", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle GENERATOR_NODE = fn("flakeid_generator_node", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle GENERATOR_STATS =
       fn("flakeid_generator_stats", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);

@@ -32,7 +32,12 @@ class ApiTest {
       assertTrue(ids[0] > id);
       for (int i = 1; i < ids.length; i++) assertTrue(ids[i] > ids[i - 1]);
       assertEquals(0, gen.nextIds(0).length);
-      assertThrows(IllegalArgumentException.class, () -> gen.nextIds(-1));
+      // The core's batch range, checked before the array is allocated.
+      for (int n : new int[] {-1, (1 << 27) + 1, Integer.MAX_VALUE}) {
+        ConfigException e = assertThrows(ConfigException.class, () -> gen.nextIds(n));
+        assertEquals("n", e.field());
+        assertTrue(e.getMessage().contains("n must be in 0..=134217728, got " + n), e.getMessage());
+      }
     }
   }
 

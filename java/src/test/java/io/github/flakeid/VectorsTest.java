@@ -1,6 +1,7 @@
 package io.github.flakeid;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -51,7 +52,10 @@ class VectorsTest {
               "decode_aliases", VectorsTest::alias,
               "bad", VectorsTest::badText),
           "timelines.json", Map.of("timelines", VectorsTest::timeline),
-          "options.json", Map.of("options", VectorsTest::optionEntry, "cases", VectorsTest::option),
+          "options.json",
+          Map.of(
+              "options", VectorsTest::optionEntry, "cases", VectorsTest::option,
+              "env_cases", VectorsTest::optionEnv, "settings_cases", VectorsTest::optionSettings),
           "seal.json", Map.of("groups", VectorsTest::sealGroup, "invalid", VectorsTest::sealInvalid)
           );
 
@@ -224,7 +228,8 @@ class VectorsTest {
           Map.entry("layout", "layout"), Map.entry("overflow", "overflow"),
           Map.entry("clock_backwards", "clockBackwards"), Map.entry("max_borrow_ms", "maxBorrow"),
           Map.entry("max_wait_ms", "maxWait"), Map.entry("lease", "lease"), Map.entry("lease_ttl_ms", "leaseTtl"),
-          Map.entry("max_sequence", "maxSequence"), Map.entry("clock", "clock"), Map.entry("state", "state"));
+          Map.entry("max_sequence", "maxSequence"), Map.entry("clock", "clock"), Map.entry("state", "state"),
+          Map.entry("require_node", "requireNode"));
 
   static void optionEntry(JsonNode c) {
     String method = OPTION_METHODS.get(c.get("name").asText());
@@ -246,9 +251,42 @@ class VectorsTest {
         continue;
       }
       assertTrue(
-          OPTION_METHODS.containsValue(m.getName()) || m.getName().equals("nodeSource"),
+          OPTION_METHODS.containsValue(m.getName()) || m.getName().equals("nodeSource") || m.getName().equals("set"),
           "Generator.Builder." + m.getName() + " is no option of the core's table");
     }
+  }
+
+  /** The environment's options (name -> text) through Builder.set, with requireNode, on a manual clock. */
+  static void optionEnv(JsonNode c) {
+    try (ManualClock clock = ManualClock.create(1_700_000_000_000L, 0)) {
+      Executable build = () -> {
+        Generator.Builder b = Generator.builder().requireNode(true).clock(clock);
+        for (String name : Generator.optionNames()) { // the table's order, as every binding applies them
+          if (c.get("options").has(name)) b.set(name, c.get("options").get(name).asText());
+        }
+        b.build().close();
+      };
+      if (c.has("error")) expectError(c, build);
+      else assertDoesNotThrow(build);
+    }
+  }
+
+  /** A settings key set() refuses is named as every binding names it; optionNames() is the table's. */
+  static void optionSettings(JsonNode c) {
+    List<String> names = Generator.optionNames();
+    if (c.has("names")) c.get("names").forEach(n -> assertTrue(names.contains(n.asText()), n + " not in " + names));
+    if (!c.has("error")) return;
+    FlakeIdException e = assertThrows(FlakeIdException.class, () -> {
+      for (JsonNode k : c.get("keys")) {
+        try {
+          Generator.builder().set(k.asText(), "1");
+        } catch (ConfigException x) {
+          if (x.getMessage().contains("unknown setting")) throw x;
+        }
+      }
+    });
+    expectError(c, () -> { throw e; });
+    assertTrue(e.getMessage().contains(str(c, "message_starts").replace("invalid configuration: ", "")), e.getMessage());
   }
 
   static void option(JsonNode c) {
@@ -270,6 +308,7 @@ class VectorsTest {
         case "lease_ttl_ms" -> b.leaseTtl(Duration.ofMillis(v.asLong()));
         case "max_sequence" -> b.maxSequence(v.asLong());
         case "state" -> b.state(v.asText());
+        case "require_node" -> b.requireNode(v.asBoolean());
         default -> fail("unknown option " + e.getKey() + " in the vector");
       }
     });

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.flakeid.ConfigException;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
@@ -82,22 +83,37 @@ class FlakeIdHibernateTest {
   }
 
   @Test
-  void badPropertiesNameTheFieldAndRange() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "x")));
-    assertTrue(e.getMessage().contains("flakeid.worker"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.nodes", "1")));
-    assertTrue(e.getMessage().contains("unknown property flakeid.nodes"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class,
+  void badPropertiesAreTheEnginesConfigErrors() {
+    ConfigException e = assertThrows(ConfigException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "x")));
+    assertEquals("worker", e.field(), e.getMessage());
+    e = assertThrows(ConfigException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.nodes", "1")));
+    assertEquals("settings", e.field());
+    assertTrue(e.getMessage().contains("unknown setting \"nodes\""), e.getMessage());
+    e = assertThrows(ConfigException.class,
         () -> FlakeIdSettings.shared(Map.of("flakeid.node", "1", "flakeid.overflow", "later")));
-    assertTrue(e.getMessage().contains("[wait, borrow]"), e.getMessage());
-    RuntimeException r = assertThrows(RuntimeException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "32")));
-    assertTrue(r.getMessage().contains("worker must be in 0..=31"), r.getMessage());
+    assertEquals("overflow", e.field(), e.getMessage());
+    e = assertThrows(ConfigException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.worker", "32")));
+    assertTrue(e.getMessage().contains("worker must be in 0..=31"), e.getMessage());
+  }
+
+  /** The names the unit takes are the engine's table (tests/vectors/options.json's settings). */
+  @Test
+  void namesAreTheTables() throws Exception {
+    String json = java.nio.file.Files.readString(java.nio.file.Path.of("../../tests/vectors/options.json"));
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"flag\": \"([^\"]+)\",[^}]*?\"setting\": (true|false)").matcher(json);
+    List<String> want = new ArrayList<>();
+    while (m.find()) if (m.group(2).equals("true")) want.add(m.group(1));
+    assertTrue(want.size() > 10, json);
+    assertEquals(want, FlakeIdSettings.names());
   }
 
   @Test
   void oneGeneratorPerProcess() {
     FlakeIdSettings.shared(Map.of("flakeid.node", "3"));
-    assertThrows(IllegalArgumentException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.node", "4")));
+    FlakeIdSettings.shared(Map.of("flakeid.node", "3")); // the same settings: the same generator
+    ConfigException e = assertThrows(ConfigException.class, () -> FlakeIdSettings.shared(Map.of("flakeid.node", "4")));
+    assertEquals("settings", e.field());
+    assertTrue(e.getMessage().contains("configured already"), e.getMessage());
   }
 }

@@ -40,12 +40,12 @@ class FlakeIdAutoConfigurationTest {
   void noNodeSourceStopsTheContext() {
     runner.run(ctx -> {
       assertThat(ctx).hasFailed();
-      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("node 0").hasMessageContaining("flakeid.node");
+      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("node 0").hasMessageContaining("FLAKEID_NODE");
     });
     runner.withPropertyValues("flakeid.worker=32").run(ctx ->
         assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("worker must be in 0..=31"));
     runner.withPropertyValues("flakeid.node=1", "flakeid.overflow=later").run(ctx ->
-        assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("flakeid.overflow"));
+        assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("overflow").hasMessageContaining("later"));
   }
 
   @Test
