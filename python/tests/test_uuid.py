@@ -44,6 +44,12 @@ def test_compose_errors(case: dict[str, Any]) -> None:
     check_error(e.value, case)
 
 
+def test_compose_names_the_value_given() -> None:
+    with pytest.raises(flakeid.ConfigError, match="got 70000") as e:
+        flakeid.compose_uuid7(0, 70_000, 0)
+    assert e.value.field == "rand_a"
+
+
 def test_conversions_and_aliases() -> None:
     for c in cases("uuid", "conversions"):
         assert str(flakeid.ulid_to_uuid(c["ulid"])) == c["uuid"]

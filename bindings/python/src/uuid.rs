@@ -188,7 +188,8 @@ pub(crate) fn compose_uuid7<'py>(
     rand_a: &Bound<'py, PyAny>,
     rand_b: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let a = u16::try_from(uint(rand_a, "rand_a", 0xfff)?).unwrap_or(u16::MAX);
+    let a = uint(rand_a, "rand_a", 0xfff)?;
+    let a = u16::try_from(a).map_err(|_| to_py(flakeid_core::Error::out_of_range("rand_a", 0, 0xfff, a)))?;
     let u =
         flakeid_core::compose_uuid7(uint(ms, "ms", u64::MAX)?, a, uint(rand_b, "rand_b", u64::MAX)?).map_err(to_py)?;
     to_uuid(py, u)
