@@ -30,8 +30,9 @@ pub use conn::{Limits, PER_CONNECTION};
 pub use formats::JS_SAFE_BITS;
 pub use lease::{Supervision, supervise};
 use routes::probe_router;
-pub use routes::{OPENAPI, router};
+pub use routes::router;
 pub use security::SecurityFiles;
+pub use service::OPENAPI;
 pub use service::Service;
 
 /// How long a shutdown waits for in-flight requests and streams before it closes

@@ -406,15 +406,6 @@ async fn metrics(State(svc): State<Shared>) -> Response {
     typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
 }
 
-/// The OpenAPI 3 description of every HTTP route: written by hand, kept here
-/// only, checked against the running server by schemathesis (tests/serve). The
-/// largest `n` of `/v1/ids` in it is [`DEFAULT_MAX_BATCH`]; a service serves its
-/// own ([`Service::openapi`]).
-pub const OPENAPI: &str = include_str!("openapi.json");
-
-/// The one place in [`OPENAPI`] that names the largest `n`.
-pub(crate) const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
-
 async fn openapi(State(svc): State<Shared>) -> Response {
     typed("application/json", svc.openapi.clone())
 }
@@ -448,7 +439,8 @@ mod tests {
     #[test]
     fn the_openapi_document_names_the_largest_n_once() {
         assert_eq!(crate::DEFAULT_MAX_BATCH, 100_000);
-        assert_eq!(super::OPENAPI.matches(super::OPENAPI_MAX_BATCH).count(), 1);
+        use crate::service::{OPENAPI, OPENAPI_MAX_BATCH};
+        assert_eq!(OPENAPI.matches(OPENAPI_MAX_BATCH).count(), 1);
     }
 
     /// `/v1/layout` shows the layout as `flakeid layouts --json` does (the core's

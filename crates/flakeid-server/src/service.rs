@@ -3,7 +3,6 @@
 
 use crate::config::*;
 use crate::error::ApiError;
-use crate::routes::{OPENAPI, OPENAPI_MAX_BATCH};
 use crate::{access, conn, grpc, lease, metrics, security};
 use axum::http::StatusCode;
 use flakeid_core::{Error, Generator, LeaseState};
@@ -45,6 +44,16 @@ pub struct Service {
 }
 
 pub(crate) type Shared = Arc<Service>;
+
+/// The OpenAPI 3 description of every HTTP route (routes.rs): written by hand,
+/// kept here only, checked against the running server by schemathesis
+/// (tests/serve). The largest `n` of `/v1/ids` in it is
+/// [`DEFAULT_MAX_BATCH`](crate::DEFAULT_MAX_BATCH); a service serves its own
+/// ([`Service::openapi`]).
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The one place in [`OPENAPI`] that names the largest `n`.
+pub(crate) const OPENAPI_MAX_BATCH: &str = "\"maximum\": 100000";
 
 impl Service {
     /// A service issuing from `generator`, configured by `config`.
