@@ -49,6 +49,18 @@ def configure(settings: Mapping[str, Any]) -> None:
     generator(check(settings), build=False)
 
 
+def layout(settings: Optional[Mapping[str, Any]] = None) -> Any:
+    """The layout the process's IDs have: `settings`', else configure()'s, else the
+    environment's (None: the engine's default). Takes no node id."""
+    if settings:
+        options = settings_options(settings)
+    elif _options is not None:
+        options = _options
+    else:
+        options = options_from_env()
+    return options.get("layout")
+
+
 def reset() -> None:
     """Forgets the settings and the generator (tests; a lease is released when dropped)."""
     global _shared, _options, _seen

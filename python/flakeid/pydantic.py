@@ -11,18 +11,24 @@ numbers lose IDs above 2^53)::
     Order(id="910499571847892992").model_dump_json()   # '{"id":"910499571847892992"}'
 
 ``flakeid_type(layout)`` narrows the range to a layout's IDs (``layout.max_id``).
+
+``Uuid7`` is a ``uuid.UUID`` that must be a UUIDv7 (RFC 9562: version 7, variant
+``10``), with ``flakeid.uuid7`` as a default factory::
+
+    class Document(BaseModel):
+        id: Uuid7 = Field(default_factory=flakeid.uuid7)
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, PlainSerializer, WithJsonSchema
 
+from flakeid._flakeid import Layout, ParseError, parse_id, uuid7_timestamp_ms
 
-from flakeid._flakeid import Layout, ParseError, parse_id
-
-__all__ = ["FlakeId", "flakeid_type"]
+__all__ = ["FlakeId", "Uuid7", "flakeid_type"]
 
 
 def _validator(layout: Layout) -> Any:
@@ -48,3 +54,19 @@ def flakeid_type(layout: Layout | str = "snowflake") -> Any:
 
 
 FlakeId = flakeid_type("snowflake")
+
+
+def _check_uuid7(value: uuid.UUID) -> uuid.UUID:
+    try:
+        uuid7_timestamp_ms(value)  # the engine's rule: version 7, variant 10
+    except ParseError as err:
+        raise ValueError(str(err)) from err
+    return value
+
+
+def _uuid7_type() -> Any:
+    """The annotated type: a uuid.UUID (pydantic reads its text and bytes), then the check."""
+    return Annotated[uuid.UUID, AfterValidator(_check_uuid7)]
+
+
+Uuid7 = _uuid7_type()

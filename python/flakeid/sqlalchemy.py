@@ -13,6 +13,12 @@ without a node source it refuses, never running as node 0)::
 Sync and async engines alike: the default is a plain Python callable. With the
 PostgreSQL extension installed, ``server_default=flakeid_next()`` lets the database
 make the ID instead (``server_default()`` below).
+
+UUIDv7 keys need no node id and no ``configure``: SQLAlchemy's own ``Uuid`` type with
+``flakeid.uuid7`` as the default (``uuid_server_default()``: the extension's
+``flakeid_uuidv7()``)::
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=flakeid.uuid7)
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ from sqlalchemy import BigInteger, text
 from sqlalchemy.types import TypeDecorator
 
 from flakeid import _shared
-from flakeid._flakeid import Generator, parse_id
+from flakeid._flakeid import Generator, from_bigint, parse_id, to_bigint
 
-__all__ = ["FlakeId", "after_fork", "configure", "generator", "next_id", "server_default"]
+__all__ = ["FlakeId", "after_fork", "configure", "generator", "next_id", "server_default", "uuid_server_default"]
 
 after_fork = _shared.after_fork
 
@@ -52,15 +58,33 @@ def server_default() -> Any:
     return text("flakeid_next()")
 
 
+def uuid_server_default() -> Any:
+    """``flakeid_uuidv7()``: the PostgreSQL extension's UUIDv7, as a server default."""
+    return text("flakeid_uuidv7()")
+
+
 class FlakeId(TypeDecorator[int]):
-    """A BIGINT holding an ID: binds ints and decimal strings, range-checked (a
-    ParseError naming the range otherwise), and reads ints back."""
+    """A BIGINT holding an ID of the process's layout (configure()'s or FLAKEID_LAYOUT)
+    or of `layout`: binds ints and decimal strings, range-checked (a ParseError naming
+    the range otherwise), and reads ints back. A 64-bit layout's IDs from 2^63 on are
+    stored as the negative BIGINT of the same bits (docs/design.md, "IDs in a signed
+    BIGINT")."""
 
     impl = BigInteger
     cache_ok = True
 
+    def __init__(self, layout: Any = None) -> None:
+        super().__init__()
+        self.layout = layout
+
+    def _layout(self) -> Any:
+        return self.layout if self.layout is not None else _shared.layout()
+
     def process_bind_param(self, value: Any, dialect: Any) -> int | None:
-        return None if value is None else parse_id(value)  # the engine's rule and ParseError
+        if value is None:
+            return None
+        layout = self._layout()
+        return to_bigint(parse_id(value, layout), layout)  # the engine's rules and ParseError
 
     def process_result_value(self, value: Any, dialect: Any) -> int | None:
-        return None if value is None else int(value)
+        return None if value is None else from_bigint(value, self._layout())

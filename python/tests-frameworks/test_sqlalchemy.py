@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 
 import pytest
-from sqlalchemy import ForeignKey, String, create_engine, select
+from sqlalchemy import ForeignKey, String, Uuid, create_engine, select
 from sqlalchemy.exc import StatementError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
@@ -34,6 +35,64 @@ class Order(Base):
     __tablename__ = "sa_orders"
     id: Mapped[int] = mapped_column(FlakeId, primary_key=True, default=next_id)
     customer_id: Mapped[int] = mapped_column(FlakeId, ForeignKey("sa_customers.id"))
+
+
+class Document(Base):
+    __tablename__ = "sa_documents"
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=flakeid.uuid7)
+    title: Mapped[str] = mapped_column(String(50))
+
+
+@pytest.mark.parametrize("db", sorted(SYNC_URLS))
+def test_uuid7_keys_need_no_node(db: str) -> None:
+    """SQLAlchemy's Uuid with default=flakeid.uuid7: no configure(), keys in
+    insertion order, PostgreSQL's uuid column (SQLite's CHAR(32)) read back equal."""
+    engine = create_engine(SYNC_URLS[db])
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    try:
+        with Session(engine) as s:
+            made = []
+            for i in range(100):
+                d = Document(title=f"d{i}")
+                s.add(d)
+                s.flush()
+                made.append(d.id)
+            s.commit()
+            back = s.scalars(select(Document.id).order_by(Document.id)).all()
+        assert back == made and all(i.version == 7 for i in back)
+    finally:
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+
+
+class Wide(Base):
+    __tablename__ = "sa_wide"
+    id: Mapped[int] = mapped_column(FlakeId("flake"), primary_key=True)
+
+
+@pytest.mark.parametrize("db", sorted(SYNC_URLS))
+def test_a_64_bit_layouts_ids_fill_the_bigint(db: str) -> None:
+    """FlakeId("flake"): IDs from 2^63 on are stored as the negative BIGINT of the
+    same bits (docs/design.md) and read back as they were."""
+    from sqlalchemy import text
+
+    engine = create_engine(SYNC_URLS[db])
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    try:
+        with Session(engine) as s:
+            s.add_all([Wide(id=(1 << 64) - 1), Wide(id=1 << 63), Wide(id=str(7))])
+            s.commit()
+            assert sorted(s.scalars(select(Wide.id)).all()) == [7, 1 << 63, (1 << 64) - 1]
+            assert sorted(s.execute(text("SELECT id FROM sa_wide")).scalars().all()) == [-(1 << 63), -1, 7]
+        with Session(engine) as s:
+            s.add(Wide(id=1 << 64))
+            with pytest.raises(StatementError, match=r"an ID of this layout is in 0\.\.=18446744073709551615"):
+                s.flush()
+    finally:
+        Base.metadata.drop_all(engine)
+        engine.dispose()
 
 
 @pytest.mark.parametrize("db", sorted(SYNC_URLS))
@@ -113,3 +172,8 @@ def test_server_default_is_the_extensions_function() -> None:
     events = Table("events", MetaData(), Column("id", BigInteger, primary_key=True, server_default=server_default()))
     ddl = str(CreateTable(events).compile(dialect=postgresql.dialect()))
     assert "id BIGINT DEFAULT flakeid_next() NOT NULL" in ddl, ddl
+    from flakeid.sqlalchemy import uuid_server_default
+
+    docs = Table("docs", MetaData(), Column("id", Uuid, primary_key=True, server_default=uuid_server_default()))
+    ddl = str(CreateTable(docs).compile(dialect=postgresql.dialect()))
+    assert "id UUID DEFAULT flakeid_uuidv7() NOT NULL" in ddl, ddl

@@ -18,6 +18,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,53 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(preload:
     assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
     owners = [next(iter(n)) for n in nodes.values()]
     assert len(owners) == len(set(owners)), dict(nodes)
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
+def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_path: Path) -> None:
+    """UUIDv7s need no node id: all four workers issue them (forked from a parent
+    that built its generator first, with --preload), 0 repeats across workers,
+    each response's increasing, and JSON.parse reads each one exactly."""
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    proc = serve(port, {"FLAKEID_DJANGO_NODE": "5", "FLAKEID_TEST_UUID_AT_IMPORT": "1"}, preload, log)
+    by_pid: dict[int, list[list[str]]] = collections.defaultdict(list)
+    errors, lock = 0, threading.Lock()
+
+    def client() -> None:
+        nonlocal errors
+        for _ in range(40):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/uuids?n=100", timeout=30) as r:
+                    body = json.loads(r.read())
+            except urllib.error.HTTPError:
+                with lock:
+                    errors += 1
+                continue
+            with lock:
+                by_pid[body["pid"]].append(body["ids"])
+
+    try:
+        up(port, proc, log)
+        threads = [threading.Thread(target=client) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/uuids?n=200", timeout=30) as r:
+            body = r.read()
+        js = "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8')).ids.join(' '))"
+        seen_by_js = subprocess.run(["node", "-e", js], input=body, capture_output=True, timeout=60,
+                                    check=True).stdout.decode().split()
+    finally:
+        stop(proc)
+    assert errors == 0, log.read_text()[-3000:]
+    ids = [i for bodies in by_pid.values() for got in bodies for i in got]
+    assert len(ids) == 8 * 40 * 100 and len(set(ids)) == len(ids), f"{len(ids) - len(set(ids))} UUIDs issued twice"
+    assert len(by_pid) >= 2, f"one worker served every request: {list(by_pid)}"
+    for got in (got for bodies in by_pid.values() for got in bodies):  # each response's, in order
+        assert [uuid.UUID(i) for i in got] == sorted(uuid.UUID(i) for i in got)
+    assert seen_by_js == json.loads(body)["ids"]
+    assert "ForkError" not in log.read_text()
 
 
 def test_uvicorn_one_fixed_node_id_serves_from_one_worker(tmp_path: Path) -> None:

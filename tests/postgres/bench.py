@@ -7,8 +7,9 @@ with the installed flakeid library preloaded.
      with a constant; median of ROUNDS runs, ns per call (STAT=min: the fastest run of
      each, steadier on a machine shared with other work)
   2. single-row INSERTs with pgbench (CLIENTS clients, SECS seconds, IROUNDS rounds
-     interleaved): tps with a flakeid_next(), bigserial, gen_random_uuid() and
-     Instagram-style key, each the table's primary key
+     interleaved): tps with a flakeid_next(), bigserial, gen_random_uuid(),
+     Instagram-style and flakeid_uuidv7() key (and PostgreSQL 18's uuidv7() on 18),
+     each the table's primary key
 Both under flakeid.overflow = wait (the default: at most 4096 IDs per ms) and borrow
 (the throughput mode). INSERTS=0 runs the per-call part only. EXPRS='a;b': the
 per-call expressions (default: the six below). LEASE_URL=URL adds a third run, borrow
@@ -30,10 +31,16 @@ STAT = os.environ.get("STAT", "median")
 SEAL_HEX = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
 EXPRS = os.environ.get("EXPRS", "flakeid_next();flakeid_next_sealed();"
                        f"flakeid_seal(flakeid_next(), '\\x{SEAL_HEX}'::bytea);nextval('bench_seq');"
-                       "gen_random_uuid();insta_next_id()").split(";")
+                       "gen_random_uuid();insta_next_id();flakeid_uuidv7()").split(";")
 CONF = ["synchronous_commit = off", "full_page_writes = off", "shared_buffers = 256MB", "max_wal_size = 4GB",
         "shared_preload_libraries = 'flakeid'", "flakeid.node = 1", f"flakeid.seal_key = '{SEAL_HEX}'"]
-TABLES = ["flakeid", "bigserial", "uuid", "instagram"]
+TABLES = ["flakeid", "bigserial", "uuid", "instagram", "flakeid_uuidv7"]
+# PostgreSQL 18's uuidv7(), beside flakeid_uuidv7(), where the server has it.
+MAJOR = int(pg_config("--version").split()[1].split(".")[0])
+if MAJOR >= 18:
+    TABLES.append("uuidv7")
+    if "EXPRS" not in os.environ:
+        EXPRS.append("uuidv7()")
 SETUP = """
 CREATE EXTENSION flakeid;
 CREATE SEQUENCE bench_seq;
@@ -65,7 +72,9 @@ CREATE TABLE k_flakeid (id bigint PRIMARY KEY DEFAULT flakeid_next(), v int);
 CREATE TABLE k_bigserial (id bigserial PRIMARY KEY, v int);
 CREATE TABLE k_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
 CREATE TABLE k_instagram (id bigint PRIMARY KEY DEFAULT insta_next_id(), v int);
+CREATE TABLE k_flakeid_uuidv7 (id uuid PRIMARY KEY DEFAULT flakeid_uuidv7(), v int);
 """
+SETUP_18 = "CREATE TABLE k_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7(), v int);"
 
 
 def stat(xs):
@@ -82,7 +91,7 @@ def per_call(c, label):
 
 def inserts(c, label):
     print(f"  [single-row INSERT, {CLIENTS} clients, {SECS} s x {IROUNDS} rounds, {label}]", flush=True)
-    tps, ratios = {t: [] for t in TABLES}, []
+    tps, ratios, wide = {t: [] for t in TABLES}, [], []
     for rnd in range(1, IROUNDS + 1):
         # Every other round in reverse order, so a drifting machine favours no key.
         this = {}
@@ -92,15 +101,20 @@ def inserts(c, label):
             this[t] = next(line.split()[2] for line in out.splitlines() if line.startswith("tps"))
             tps[t].append(this[t])
         ratios.append(f"{float(this['flakeid']) / float(this['bigserial']):.3f}")
+        if "uuidv7" in this:
+            wide.append(f"{float(this['flakeid_uuidv7']) / float(this['uuidv7']):.3f}")
     for t in TABLES:
         print(f"  {'k_' + t:<34} {statistics.median(map(float, tps[t])):10.1f} tps   (rounds: {' '.join(tps[t])})")
     print(f"  {'flakeid / bigserial, same round':<34} {statistics.median(map(float, ratios)):10.3f}       "
           f"(rounds: {' '.join(ratios)})", flush=True)
+    if wide:
+        print(f"  {'flakeid_uuidv7 / uuidv7, same round':<34} {statistics.median(map(float, wide)):10.3f}       "
+              f"(rounds: {' '.join(wide)})", flush=True)
 
 
 def bench(run, name, header, label, *conf):
     c = run.cluster(name, *CONF, *conf).start_ctl()
-    c.sql(stdin=SETUP)
+    c.sql(stdin=SETUP + (SETUP_18 if MAJOR >= 18 else ""))
     if name == "lease":
         header += f" (held, node id {c.wait_lease()})"
     print(f"== {header}", flush=True)

@@ -53,6 +53,10 @@ Sections, in this order:
   convert   tests/postgres/convert.py: convert_sequence_to_flakeid() on a bigserial table
             under concurrent inserts, an IDENTITY, in a rolled-back transaction,
             and its refusals
+  uuid      tests/postgres/wide.py: the 128-bit family (UUIDv7, ULID, TypeID): the
+            shared vectors, one increasing sequence per server under 8 pgbench
+            clients with no node id set, time bounds as index conditions, and on 18
+            agreement with uuid_extract_timestamp and uuid_extract_version
   docs      every ```sql block of README.md and docs/*.md, as written: each
             in a database of its own on a server set up as the README says (preloaded,
             flakeid.node = 1), with the extension created unless the block creates it;
@@ -75,6 +79,7 @@ import crosscheck
 from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
                      require_installed, wait_until)
 from convert import section_convert
+from wide import section_uuid
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
@@ -172,6 +177,8 @@ def section_plain(run):
     c.expect_error("SELECT flakeid_next()", "55000", "shared_preload_libraries = 'flakeid'")
     c.expect_error("SELECT flakeid_next_many(3)", "55000",
                    r"^ERROR:  55000: flakeid_next_many\(\) needs the flakeid library preloaded")
+    c.expect_error("SELECT flakeid_uuidv7()", "55000",
+                   r"^ERROR:  55000: flakeid_uuidv7\(\) needs the flakeid library preloaded")
     expect(c.one("SELECT flakeid_encode(910499571847892992, 'base62')"), "15G63YLn9Ae",
            "pure functions (seed vector 001 in base62)")
     c.stop_ctl()
@@ -316,11 +323,13 @@ def section_functions(run):
     expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
             WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
-                             'flakeid_status', 'flakeid_stats') THEN 'v'
+                             'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid', 'flakeid_typeid') THEN 'v'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
+            -- The 128-bit family's readers: no layout, the arguments alone decide.
+            WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "27"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "39"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")
@@ -1076,7 +1085,8 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "pg_upgrade": section_pg_upgrade,
-            "lease": section_lease, "convert": section_convert, "docs": section_docs}
+            "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
+            "docs": section_docs}
 
 
 def main(argv):

@@ -225,3 +225,78 @@ END
 $$;
 COMMENT ON FUNCTION @extschema@.convert_sequence_to_flakeid(regclass, name) IS
     'moves a bigint column from its sequence or IDENTITY BY DEFAULT to DEFAULT flakeid_next() under an ACCESS EXCLUSIVE lock taken first, refused unless every new ID is above every existing one and every referencing column is bigint; returns the highest ID the column holds or its sequence gave';
+
+-- The 128-bit family (docs/postgres.md, "UUIDv7, ULID and TypeID"): one increasing
+-- sequence of UUIDs per server, the extract functions, conversions and time bounds.
+CREATE  FUNCTION @extschema@."flakeid_uuidv7"() RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_ulid"() RETURNS TEXT /* String */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_ulid_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_typeid"(
+	"prefix" TEXT /* & str */
+) RETURNS TEXT /* String */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_typeid_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuid_timestamp"(
+	"id" uuid /* Uuid */
+) RETURNS timestamp with time zone /* Option < TimestampWithTimeZone > */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuid_timestamp_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuid_version"(
+	"id" uuid /* Uuid */
+) RETURNS smallint /* Option < i16 > */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuid_version_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_ulid_timestamp"(
+	"ulid" TEXT /* & str */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_ulid_timestamp_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuid_to_ulid"(
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuid_to_ulid_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_ulid_to_uuid"(
+	"ulid" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_ulid_to_uuid_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_typeid_format"(
+	"prefix" TEXT, /* & str */
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_typeid_format_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_typeid_parse"(
+	"typeid" TEXT /* & str */
+) RETURNS TABLE (
+	"prefix" TEXT,  /* String */
+	"id" uuid  /* Uuid */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_typeid_parse_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_first_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_first_at_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_last_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_last_at_wrapper';

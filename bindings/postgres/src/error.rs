@@ -19,6 +19,9 @@ impl SqlFn {
     pub const NEXT: SqlFn = SqlFn("flakeid_next");
     pub const NEXT_MANY: SqlFn = SqlFn("flakeid_next_many");
     pub const CONFIRM: SqlFn = SqlFn("flakeid_confirm_node");
+    pub const UUIDV7: SqlFn = SqlFn("flakeid_uuidv7");
+    pub const ULID: SqlFn = SqlFn("flakeid_ulid");
+    pub const TYPEID: SqlFn = SqlFn("flakeid_typeid");
     /// The functions that read or take an ID apart (no generator involved).
     pub const PURE: SqlFn = SqlFn("flakeid");
 }
@@ -92,12 +95,19 @@ pub fn raise_argument(err: Error, what: &str) -> ! {
         // act on it (it raises its own ERROR or FATAL); report it if it did not.
         pgrx::check_for_interrupts!();
     }
-    let message = match &err {
-        Error::Config { field, message } => format!("invalid value for argument \"{field}\": {message}"),
-        Error::Parse { .. } => format!("invalid input for argument \"{what}\": {err}"),
-        _ => err.to_string(),
+    let report = match &err {
+        Error::Config { field, message } => Report::new(
+            sqlstate(err.kind()),
+            format!("invalid value for argument \"{field}\": {message}"),
+        ),
+        Error::Parse { position, .. } => Report::new(
+            sqlstate(err.kind()),
+            format!("invalid input for argument \"{what}\": {err}"),
+        )
+        .detail(format!("At position {position} of \"{what}\" (counting from 0).")),
+        _ => Report::new(sqlstate(err.kind()), err.to_string()),
     };
-    Report::new(sqlstate(err.kind()), message).raise(SqlFn::PURE)
+    report.raise(SqlFn::PURE)
 }
 
 /// An ID as a BIGINT, or 22003 when it needs the sign bit (the 64-bit `flake` layout).

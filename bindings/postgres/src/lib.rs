@@ -27,6 +27,7 @@ mod shmem;
 mod startup;
 mod time_range;
 mod upgrade;
+mod uuid;
 
 ::pgrx::pg_module_magic!(name, version);
 

@@ -99,18 +99,24 @@ fn refuse_recovery(f: SqlFn) -> ! {
     .raise(f)
 }
 
-#[cold]
-#[inline(never)]
+/// Refuses `f` unless the library was preloaded (`why`: what it keeps in shared memory).
 #[track_caller]
-fn build(f: SqlFn) -> &'static Backend {
+pub fn refuse_unless_preloaded(f: SqlFn, why: &str) {
     if !preloaded() {
         Report::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("{f} needs the flakeid library preloaded: its generator lives in shared memory, one per server"),
+            format!("{f} needs the flakeid library preloaded: {why}"),
         )
         .hint(NOT_PRELOADED_HINT)
         .raise(f);
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn build(f: SqlFn) -> &'static Backend {
+    refuse_unless_preloaded(f, "its generator lives in shared memory, one per server");
     refuse_unless_writable(f);
     if let Some(refused) = settings::HOST_GUARD_REFUSED.get() {
         Report::new(

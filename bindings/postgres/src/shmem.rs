@@ -11,6 +11,9 @@ use std::time::Duration;
 
 /// The generator's whole state: the next free `(tick, sequence)` slot.
 pub static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_counter") };
+/// The 128-bit generator's whole state: the next free `(ms, counter)` pair
+/// (crate::uuid).
+pub static UUID_COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_counter") };
 /// Ticks below this are covered by the durable high-water mark (0: none yet).
 pub static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
 /// The start-up check's findings (its lock is only ever held briefly).
@@ -30,6 +33,7 @@ static PRELOADED: AtomicBool = AtomicBool::new(false);
 pub fn init() {
     pg_shmem_init!(COUNTER);
     pg_shmem_init!(COVERED);
+    pg_shmem_init!(UUID_COUNTER);
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);

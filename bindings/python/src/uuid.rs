@@ -225,10 +225,10 @@ pub(crate) fn uuid_to_ulid(value: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pyfunction]
 pub(crate) fn uuid7_timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if let Ok(s) = value.extract::<PyBackedStr>()
-        && let Some(Ok((u, form))) = flakeid_core::decode_wide(&s)
-        && form != flakeid_core::WideForm::Uuid
+        && let Some(read) = flakeid_core::decode_wide(&s)
     {
-        return Ok(flakeid_core::ulid_timestamp_ms(u));
+        let (u, form) = read.map_err(to_py)?;
+        return form.timestamp_ms(u).map_err(to_py);
     }
     flakeid_core::uuid7_timestamp_ms(value_of(value, "value", true)?).map_err(to_py)
 }

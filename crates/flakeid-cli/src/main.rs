@@ -285,9 +285,7 @@ fn generate_wide(args: GenerateArgs) -> Result<(), Failure> {
 /// `decode` of a UUID, ULID or TypeID: its forms, version and time.
 fn write_wide(out: &mut impl Write, u: u128, form: &WideForm, json: bool) -> Result<(), Failure> {
     let version = flakeid_core::uuid_version(u);
-    // A ULID's (and a TypeID's) first 48 bits are its time whatever its version;
-    // a UUID's only when it is a version 7.
-    let ms = (version == 7 || *form != WideForm::Uuid).then(|| flakeid_core::ulid_timestamp_ms(u));
+    let ms = form.timestamp_ms(u).ok();
     let prefix = match form {
         WideForm::TypeId(p) => Some(p.as_str()),
         _ => None,

@@ -79,6 +79,13 @@ pub fn uuid_version(uuid: u128) -> u8 {
     (uuid >> 76) as u8 & 0xf
 }
 
+/// The version of an RFC 9562 UUID (variant `10`), or `None` for a UUID of
+/// another variant (the nil and max UUIDs, Microsoft's GUIDs): what PostgreSQL
+/// 18's `uuid_extract_version` answers.
+pub fn rfc_uuid_version(uuid: u128) -> Option<u8> {
+    (uuid >> 62 & 0b11 == 0b10).then(|| uuid_version(uuid))
+}
+
 /// The Unix millisecond a UUIDv7 (or a ULID, or a TypeID's bits) carries in its
 /// first 48 bits. A UUID of another version is a parse error: its first bits are
 /// no time (a ULID's are, whatever its other bits: use [`ulid_timestamp_ms`]).
@@ -354,6 +361,18 @@ pub enum WideForm {
     TypeId(String),
 }
 
+impl WideForm {
+    /// The Unix millisecond a value read in this form carries: a ULID's and a
+    /// TypeID's first 48 bits always (their specs make them the time); a UUID's
+    /// only when it is a UUIDv7 (another version is a parse error saying which).
+    pub fn timestamp_ms(&self, value: u128) -> Result<u64> {
+        match self {
+            WideForm::Uuid => uuid7_timestamp_ms(value),
+            WideForm::Ulid | WideForm::TypeId(_) => Ok(ulid_timestamp_ms(value)),
+        }
+    }
+}
+
 /// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
 /// their shapes (36 characters, 32 hex digits, 26 characters, or more than 26 with
 /// a `_`), which no 64-bit text form has (they are at most 20 characters: a shorter
@@ -386,6 +405,23 @@ mod tests {
         );
         assert_eq!(parse_uuid("017F22E2-79B0-7CC3-98C4-DC0C0C07398F").unwrap(), u);
         assert_eq!(parse_uuid("017f22e279b07cc398c4dc0c0c07398f").unwrap(), u);
+    }
+
+    #[test]
+    fn the_time_a_form_carries_and_the_version_of_a_variant() {
+        // ulid/javascript's vector: its bits are a version-13 UUID's, yet a ULID's
+        // first 48 bits are its time; read as a UUID they are no time.
+        let (u, form) = decode_wide("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap().unwrap();
+        assert_eq!(form.timestamp_ms(u).unwrap(), 1_469_918_176_385);
+        let (u, form) = decode_wide("01563df3-6481-d676-4c61-efb99302bd5b").unwrap().unwrap();
+        assert_eq!(form, WideForm::Uuid);
+        assert!(form.timestamp_ms(u).is_err());
+        let (u, form) = decode_wide("user_01fwhe4ydgfk1shh6w1g60eecf").unwrap().unwrap();
+        assert_eq!(form.timestamp_ms(u).unwrap(), 1_645_557_742_000);
+        // PostgreSQL 18's uuid_extract_version: NULL unless the variant is RFC 9562's.
+        assert_eq!(rfc_uuid_version(u), Some(7));
+        assert_eq!(rfc_uuid_version(0), None);
+        assert_eq!(rfc_uuid_version(u128::MAX), None);
     }
 
     #[test]

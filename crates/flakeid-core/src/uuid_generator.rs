@@ -28,6 +28,7 @@
 
 use crate::builder::GeneratorBuilder;
 use crate::clock::Clock;
+use crate::counter::{CounterStorage, OwnCounter, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::generator::Generator;
@@ -42,6 +43,7 @@ use rand::rngs::{StdRng, SysRng};
 use rand_core::Rng;
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 /// The engine under the UUIDs: 47 bits of Unix ms, a 16-bit counter, no node.
 pub const UUID7_COUNTER_LAYOUT: (u32, u32, u64, u64) = (47, 16, 1, 0);
@@ -149,6 +151,22 @@ impl UuidGeneratorBuilder {
 
     /// Builds the generator (a bad option is a `Config` error naming it).
     pub fn build(self) -> Result<UuidGenerator> {
+        Ok(UuidGenerator {
+            engine: self.engine()?.build()?,
+        })
+    }
+
+    /// Builds a generator over a counter word others share (one sequence by
+    /// design: the PostgreSQL extension's backends, each with its own generator
+    /// over one word in shared memory), so that the UUIDs of all of them strictly
+    /// increase together. The word only ever moves forward.
+    pub fn build_shared(self, counter: &'static AtomicU64) -> Result<UuidGenerator<SharedCounter>> {
+        Ok(UuidGenerator {
+            engine: self.engine()?.build_shared(counter)?,
+        })
+    }
+
+    fn engine(self) -> Result<GeneratorBuilder> {
         let mut b: GeneratorBuilder = Generator::builder(counter_layout()?)
             .node(0)
             .host_guard(false)
@@ -169,14 +187,14 @@ impl UuidGeneratorBuilder {
         if let Some(h) = self.wait_hook {
             b = b.wait_hook(h);
         }
-        Ok(UuidGenerator { engine: b.build()? })
+        Ok(b)
     }
 }
 
 /// Makes UUIDv7s (and ULIDs and TypeIDs of the same bits); `Sync`: share it.
 #[derive(Debug)]
-pub struct UuidGenerator {
-    engine: Generator,
+pub struct UuidGenerator<C: CounterStorage = OwnCounter> {
+    engine: Generator<C>,
 }
 
 thread_local! {
@@ -213,7 +231,9 @@ impl UuidGenerator {
     pub fn builder() -> UuidGeneratorBuilder {
         UuidGeneratorBuilder::default()
     }
+}
 
+impl<C: CounterStorage> UuidGenerator<C> {
     /// The next UUIDv7 as its 128-bit value.
     pub fn next_uuid7(&self) -> Result<u128> {
         self.engine.next_id().and_then(uuid_of)

@@ -235,3 +235,48 @@ fn the_uuid_crates_type_reads_the_same_bits() {
     );
     assert!(g.next_uuid7().unwrap() > a.as_u128());
 }
+
+#[test]
+fn generators_over_one_shared_word_strictly_increase_together() {
+    // The PostgreSQL extension's shape: one word in shared memory, a generator
+    // per backend (thread here) over it, their UUIDs one increasing sequence.
+    static WORD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let clock = ManualClock::new(T);
+    let make = || {
+        UuidGenerator::builder()
+            .clock(clock.clone())
+            .build_shared(&WORD)
+            .unwrap()
+    };
+    let (a, b) = (make(), make());
+    let mut last = 0u128;
+    for i in 0..70_000u32 {
+        let g = if i % 3 == 0 { &a } else { &b };
+        let u = g.next_uuid7().unwrap();
+        assert!(u > last, "ID {i}: the two generators over one word went back");
+        last = u;
+    }
+    // Threads, each with its own generator over the word: no repeats, and each
+    // thread's IDs increase.
+    let all: Vec<Vec<u128>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let g = make();
+                    (0..20_000).map(|_| g.next_uuid7().unwrap()).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut seen = HashSet::new();
+    for ids in &all {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(ids.iter().all(|u| *u > last));
+        // The (ms, counter) prefix is unique too: the word hands each pair out once.
+        assert!(
+            ids.iter()
+                .all(|u| seen.insert(*u >> 58 << 58 | u128::from(counter_of(*u))))
+        );
+    }
+}

@@ -330,10 +330,7 @@ fn wide_answer(
     let result = (|| {
         let params = query_params(q, &["format"])?;
         let json = wants_json(params.get("format").map(String::as_str), headers)?;
-        if svc.is_draining() {
-            return Err(ApiError::unavailable("not_ready", "shutting down".into()));
-        }
-        let u = svc.uuids.next_uuid7()?;
+        let u = svc.issue_uuid7()?;
         let text = match key {
             "ulid" => flakeid_core::format_ulid(u),
             _ => flakeid_core::format_uuid(u),

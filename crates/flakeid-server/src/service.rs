@@ -12,6 +12,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Why a draining service issues nothing.
+const SHUTTING_DOWN: &str = "shutting down";
+
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
@@ -156,8 +159,8 @@ impl Service {
 
     /// [`Service::not_ready`], of the generator `g` already in hand.
     pub(crate) fn not_ready_with(&self, g: &Generator) -> Option<String> {
-        if self.draining.load(Ordering::Acquire) {
-            return Some("shutting down".into());
+        if self.is_draining() {
+            return Some(SHUTTING_DOWN.into());
         }
         match g.lease_state() {
             None | Some(LeaseState::Held) => None,
@@ -219,6 +222,15 @@ impl Service {
         // itself (lease.rs).
         let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
         g.release_lease();
+    }
+
+    /// The next UUIDv7 unless the service is shutting down: a UUID needs no node id,
+    /// so no lease decides whether it may issue.
+    pub(crate) fn issue_uuid7(&self) -> Result<u128, ApiError> {
+        if self.is_draining() {
+            return Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()));
+        }
+        Ok(self.uuids.next_uuid7()?)
     }
 
     /// Issues when ready, from the generator whose readiness was checked (one

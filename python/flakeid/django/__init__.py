@@ -45,7 +45,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from flakeid import _shared
-from flakeid._flakeid import Generator, ParseError, parse_id
+from flakeid._flakeid import Generator, ParseError, from_bigint, parse_id, to_bigint
 
 __all__ = ["FlakeId", "FlakeIdField", "FlakeIdJSONEncoder", "after_fork", "generator", "next_id"]
 
@@ -57,6 +57,13 @@ def generator() -> Generator:
     from django.conf import settings
 
     return _shared.generator(getattr(settings, "FLAKEID", None) or {})
+
+
+def _layout() -> Any:
+    """settings.FLAKEID's layout (its IDs' range, and how a BIGINT holds them)."""
+    from django.conf import settings
+
+    return _shared.layout(getattr(settings, "FLAKEID", None) or {})
 
 
 class FlakeId(int):
@@ -118,20 +125,21 @@ class FlakeIdField(models.BigIntegerField):
         return None
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
-        return value if value is None else FlakeId(value)
+        # A BIGINT holds an ID's 64 bits as they are: negative for a 64-bit layout's bit 63.
+        return value if value is None else FlakeId(from_bigint(value, _layout()))
 
     def to_python(self, value: Any) -> Any:
         if value is None or type(value) is FlakeId:
             return value
         try:
-            return FlakeId(parse_id(value))  # the engine's rule: an int or decimal text, in the layout's range
+            return FlakeId(parse_id(value, _layout()))  # the engine's rule: an int or decimal text, in the layout's range
         except ParseError as err:
             raise exceptions.ValidationError("%(field)s: %(error)s", code="invalid",
                                              params={"field": self.name, "error": err}) from err
 
     def get_prep_value(self, value: Any) -> Any:
         out = self.to_python(super().get_prep_value(value))
-        return None if out is None else int(out)  # the database drivers get a plain int
+        return None if out is None else to_bigint(out, _layout())  # the signed BIGINT the database holds
 
     def value_to_string(self, obj: Any) -> str:
         value = self.value_from_object(obj)

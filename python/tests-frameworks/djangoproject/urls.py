@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+import flakeid
 from flakeid.django import next_id
 
 
@@ -13,4 +14,10 @@ def ids(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"pid": os.getpid(), "ids": [str(next_id()) for _ in range(n)]})
 
 
-urlpatterns = [path("admin/", admin.site.urls), path("ids", ids), path("api/", include("orders.api"))]
+def uuids(request: HttpRequest) -> JsonResponse:
+    """`n` UUIDv7s of this worker's 128-bit generator (DjangoJSONEncoder writes each as text)."""
+    n = int(request.GET.get("n", "1"))
+    return JsonResponse({"pid": os.getpid(), "ids": [flakeid.uuid7() for _ in range(n)]})
+
+
+urlpatterns = [path("admin/", admin.site.urls), path("ids", ids), path("uuids", uuids), path("api/", include("orders.api"))]

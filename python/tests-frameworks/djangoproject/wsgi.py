@@ -6,3 +6,10 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
 application = get_wsgi_application()
+
+if os.environ.get("FLAKEID_TEST_UUID_AT_IMPORT"):
+    # With --preload the master makes a UUID before it forks the workers: each
+    # worker goes on from the generator it inherited, with random bits of its own.
+    import flakeid
+
+    flakeid.uuid7()

@@ -1,5 +1,6 @@
 from django.db import models
 
+import flakeid
 from flakeid.django import FlakeIdField
 
 
@@ -14,3 +15,10 @@ class Order(models.Model):
     total = models.IntegerField(default=0)
     # A FlakeIdField need not be the key: a public reference, say.
     reference = FlakeIdField(unique=True)
+
+
+class Document(models.Model):
+    # A 128-bit key: Django's own UUIDField, its default flakeid's UUIDv7 (a
+    # module-level function, so migrations name it).
+    id = models.UUIDField(primary_key=True, default=flakeid.uuid7, editable=False)
+    title = models.CharField(max_length=100)

@@ -17,7 +17,7 @@ from django.test import LiveServerTestCase, TestCase
 
 import flakeid
 from flakeid.django import FlakeId, FlakeIdField, FlakeIdJSONEncoder, generator
-from orders.models import Customer, Order
+from orders.models import Customer, Document, Order
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "env"))
 import testenv  # noqa: E402  (the one fixture: free_port)
@@ -51,6 +51,22 @@ class FieldTests(TestCase):
     def test_an_id_is_bigint_and_given_ids_are_kept(self):
         c = Customer.objects.create(id=(1 << 63) - 1, name="max")
         self.assertEqual(Customer.objects.get(pk=str(c.id)).name, "max")
+
+    def test_a_64_bit_layouts_ids_fill_the_bigint(self):
+        # settings.FLAKEID's layout decides the range, and a signed BIGINT holds an
+        # ID's 64 bits as they are: `flake`'s IDs from 2^63 on are negative there.
+        from django.db import connection
+
+        with self.settings(FLAKEID={"NODE": 5, "LAYOUT": "flake"}):
+            for pk in ((1 << 64) - 1, 1 << 63, 7):
+                Customer.objects.create(id=pk, name=str(pk))
+            self.assertEqual(Customer.objects.get(pk=(1 << 64) - 1).name, str((1 << 64) - 1))
+            self.assertEqual(sorted(Customer.objects.values_list("id", flat=True)), [7, 1 << 63, (1 << 64) - 1])
+            with connection.cursor() as cur:
+                cur.execute("SELECT id FROM orders_customer WHERE name = %s", [str((1 << 64) - 1)])
+                self.assertEqual(cur.fetchone()[0], -1)
+        with self.assertRaises(ValidationError):  # snowflake's IDs end at 2^63 - 1
+            Customer._meta.get_field("id").to_python(1 << 63)
 
     def test_bad_ids_name_the_field_and_range(self):
         field = Customer._meta.get_field("id")
@@ -195,3 +211,27 @@ class JsonWireTests(LiveServerTestCase):
         made = self.post("/api/orders", {"customer": customers[1].id, "total": 2, "reference": ref + 1})
         self.assertEqual((made["customer"], made["reference"]), (str(customers[1].id), str(ref + 1)))
         self.assertEqual(Order.objects.get(pk=int(made["id"])).reference, ref + 1)
+
+
+class UuidTests(LiveServerTestCase):
+    """Django's own UUIDField with ``default=flakeid.uuid7``: RFC 9562 UUIDv7 keys,
+    increasing in insertion order, stored as the database's uuid (PostgreSQL) or
+    text (SQLite) and read back equal; on the JSON wire as text, exact through a
+    plain JSON.parse."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.port = testenv.free_port()
+        super().setUpClass()
+
+    def test_uuid7_keys_round_trip_and_increase(self):
+        made = [Document.objects.create(title=f"d{i}") for i in range(200)]
+        self.assertTrue(all(d.id.version == 7 for d in made))
+        self.assertEqual([d.id for d in made], sorted(d.id for d in made))
+        back = list(Document.objects.order_by("id").values_list("id", flat=True))
+        self.assertEqual(back, [d.id for d in made])
+        with urllib.request.urlopen(self.live_server_url + "/uuids?n=50", timeout=30) as r:
+            body = r.read()
+        ids = js_read(body)["ids"]
+        self.assertEqual(len(set(ids)), 50)
+        self.assertTrue(all(flakeid.uuid7_timestamp_ms(i) > 0 for i in ids))
