@@ -33,7 +33,8 @@ pub mod proto {
 
 use proto::flakeid_server::{Flakeid, FlakeidServer};
 use proto::{
-    BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, StreamRequest, UnsealRequest, UnsealResponse,
+    BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, NextUuidRequest, NextUuidResponse, StreamRequest,
+    UnsealRequest, UnsealResponse,
 };
 
 /// The encoded descriptors of `proto/flakeid.proto`, for server reflection
@@ -216,6 +217,13 @@ impl Flakeid for Grpc {
             self.reserve(request.extensions(), n).await;
         }
         self.unseal_ids(request.into_inner().ids)
+    }
+
+    async fn next_uuid(&self, _request: Request<NextUuidRequest>) -> Result<Response<NextUuidResponse>, Status> {
+        let u = self.svc.issue_uuid7()?;
+        Ok(Response::new(NextUuidResponse {
+            uuid: u.to_be_bytes().to_vec(),
+        }))
     }
 }
 

@@ -72,7 +72,7 @@ type HistogramFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
 /// The `route` labels: each route's pattern, each gRPC method's path, and `other`
 /// for every unknown path (a scanner must not grow the metrics). Listed once;
 /// [`Route`] is an index into it.
-const ROUTES: [&str; 20] = [
+const ROUTES: [&str; 21] = [
     "/v1/id",
     "/v1/ids",
     "/v1/layout",
@@ -86,6 +86,7 @@ const ROUTES: [&str; 20] = [
     "/flakeid.v1.Flakeid/Batch",
     "/flakeid.v1.Flakeid/Stream",
     "/flakeid.v1.Flakeid/Unseal",
+    "/flakeid.v1.Flakeid/NextUuid",
     "/grpc.health.v1.Health/Check",
     "/grpc.health.v1.Health/Watch",
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
@@ -95,7 +96,7 @@ const ROUTES: [&str; 20] = [
     "other",
 ];
 /// The routes matched by their exact path; the others are patterns.
-const EXACT_ROUTES: usize = 17;
+const EXACT_ROUTES: usize = 18;
 
 /// The route label of a request: an index into [`ROUTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use flakeid_core::{Generator, Layout};
 use flakeid_server::grpc::proto::flakeid_client::FlakeidClient;
-use flakeid_server::grpc::proto::{BatchRequest, NextRequest, StreamRequest};
+use flakeid_server::grpc::proto::{BatchRequest, NextRequest, NextUuidRequest, StreamRequest};
 use flakeid_server::{Config, Service};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -93,6 +93,23 @@ async fn next_batch_stream() {
     assert_eq!(chunks, 11);
     assert_eq!(seen.len(), 150_002);
     assert_eq!(svc.issued(), 150_002);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_uuid_is_16_bytes_of_an_increasing_uuid7_until_draining() {
+    let (svc, mut c, _stop) = start(1000).await;
+    let mut last = 0u128;
+    for _ in 0..100 {
+        let bytes = c.next_uuid(NextUuidRequest {}).await.unwrap().into_inner().uuid;
+        let u = flakeid_core::uuid_from_bytes(&bytes).unwrap();
+        assert_eq!(flakeid_core::uuid_version(u), 7);
+        assert!(u > last, "UUIDs went back");
+        last = u;
+    }
+    svc.start_draining();
+    let e = c.next_uuid(NextUuidRequest {}).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable);
+    assert!(e.message().contains("shutting down"), "{}", e.message());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,14 @@ pub struct UnsealResponse {
     #[prost(fixed64, repeated, tag = "1")]
     pub ids: ::prost::alloc::vec::Vec<u64>,
 }
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct NextUuidRequest {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct NextUuidResponse {
+    /// 16 bytes, big-endian (the UUID's byte order).
+    #[prost(bytes = "vec", tag = "1")]
+    pub uuid: ::prost::alloc::vec::Vec<u8>,
+}
 /// Generated client implementations.
 pub mod flakeid_client {
     #![allow(
@@ -208,6 +216,32 @@ pub mod flakeid_client {
             req.extensions_mut().insert(GrpcMethod::new("flakeid.v1.Flakeid", "Unseal"));
             self.inner.unary(req, path, codec).await
         }
+        /// One UUIDv7 (RFC 9562), above every UUID this server issued before it; it
+        /// needs no node id, so no lease decides whether it may be issued.
+        pub async fn next_uuid(
+            &mut self,
+            request: impl tonic::IntoRequest<super::NextUuidRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::NextUuidResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/flakeid.v1.Flakeid/NextUuid",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("flakeid.v1.Flakeid", "NextUuid"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -255,6 +289,15 @@ pub mod flakeid_server {
             &self,
             request: tonic::Request<super::UnsealRequest>,
         ) -> std::result::Result<tonic::Response<super::UnsealResponse>, tonic::Status>;
+        /// One UUIDv7 (RFC 9562), above every UUID this server issued before it; it
+        /// needs no node id, so no lease decides whether it may be issued.
+        async fn next_uuid(
+            &self,
+            request: tonic::Request<super::NextUuidRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::NextUuidResponse>,
+            tonic::Status,
+        >;
     }
     #[derive(Debug)]
     pub struct FlakeidServer<T> {
@@ -492,6 +535,49 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UnsealSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/flakeid.v1.Flakeid/NextUuid" => {
+                    #[allow(non_camel_case_types)]
+                    struct NextUuidSvc<T: Flakeid>(pub Arc<T>);
+                    impl<T: Flakeid> tonic::server::UnaryService<super::NextUuidRequest>
+                    for NextUuidSvc<T> {
+                        type Response = super::NextUuidResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::NextUuidRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Flakeid>::next_uuid(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = NextUuidSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
