@@ -50,15 +50,8 @@ def configure(settings: Mapping[str, Any]) -> None:
 
 
 def layout(settings: Optional[Mapping[str, Any]] = None) -> Any:
-    """The layout the process's IDs have: `settings`', else configure()'s, else the
-    environment's (None: the engine's default). Takes no node id."""
-    if settings:
-        options = settings_options(settings)
-    elif _options is not None:
-        options = _options
-    else:
-        options = options_from_env()
-    return options.get("layout")
+    """The layout of the process's IDs: `settings`', configure()'s or FLAKEID_*'s (None: the engine's default)."""
+    return (settings_options(settings) if settings else _options or options_from_env()).get("layout")
 
 
 def reset() -> None:
