@@ -173,6 +173,59 @@ pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generat
     define(env, this, c"nextBuffer", js_next_buffer(env, next_id_func)?)
 }
 
+unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
+    let status = unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data)
+    };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
+    // the function's finalizer, which cannot run while the function is being called.
+    let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
+    match g.next_uuid7_string() {
+        Ok(text) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: valid env; `text` is ASCII of the given length; on failure an
+            // exception is pending.
+            unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
+            out
+        }
+        Err(e) => fail(env, e),
+    }
+}
+
+unsafe extern "C" fn release_uuid(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` that `bind_uuid` attached to this function.
+    drop(unsafe { Arc::from_raw(data.cast::<fc::UuidGenerator>()) });
+}
+
+/// Defines a non-enumerable own `uuid7` on `this`, bound to `generator` (the text
+/// form, the hot path; the other forms stay prototype methods).
+pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::UuidGenerator>) -> napi::Result<()> {
+    let env = env.raw();
+    let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
+    let mut func = ptr::null_mut();
+    let name = c"uuid7";
+    // SAFETY: as in `bind`.
+    unsafe {
+        let len = name.to_bytes().len() as isize;
+        let created = sys::napi_create_function(env, name.as_ptr(), len, Some(uuid7), data, &mut func);
+        if created != sys::Status::napi_ok
+            || sys::napi_add_finalizer(env, func, data, Some(release_uuid), ptr::null_mut(), ptr::null_mut())
+                != sys::Status::napi_ok
+        {
+            release_uuid(env, data, ptr::null_mut());
+            napi::check_status!(created)?;
+            return Err(napi::Error::from_reason("napi_add_finalizer failed"));
+        }
+    }
+    define(env, this, name, func)
+}
+
 /// Defines `this[name] = value`, writable and configurable but not enumerable (as
 /// a method is).
 fn define(env: sys::napi_env, this: sys::napi_value, name: &CStr, value: sys::napi_value) -> napi::Result<()> {

@@ -6,6 +6,7 @@ mod fast;
 mod generator;
 mod layout;
 mod sealer;
+mod uuid;
 
 use flakeid_core as fc;
 use flakeid_js as js;
@@ -20,6 +21,7 @@ use napi_derive::napi;
 pub use generator::{Generator, ManualClock};
 pub use layout::{Layout, Parts};
 pub use sealer::Sealer;
+pub use uuid::UuidGenerator;
 
 /// On load: redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on
 /// in every package).
