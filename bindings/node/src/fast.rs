@@ -177,9 +177,7 @@ unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) ->
     let mut argc = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
     // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
-    let status = unsafe {
-        sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data)
-    };
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
     if status != sys::Status::napi_ok || data.is_null() {
         return ptr::null_mut();
     }

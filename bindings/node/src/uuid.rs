@@ -7,7 +7,9 @@
 use crate::generator::ManualClock;
 use crate::{Arg, OrThrow, fc, js};
 use napi::Env;
-use napi::bindgen_prelude::{BigInt, ClassInstance, FromNapiValue, JsObjectValue, JsValue, Object, This, Uint8Array, Unknown};
+use napi::bindgen_prelude::{
+    BigInt, ClassInstance, FromNapiValue, JsObjectValue, JsValue, Object, This, Uint8Array, Unknown,
+};
 use napi_derive::napi;
 use std::sync::{Arc, OnceLock};
 

@@ -11,11 +11,15 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+#[cfg(feature = "uuid7")]
+mod uuid;
 
 pub use generator::{Generator, ManualClock};
 pub use layout::Layout;
 #[cfg(feature = "seal")]
 pub use sealer::Sealer;
+#[cfg(feature = "uuid7")]
+pub use uuid::UuidGenerator;
 
 use convert::js_error;
 use flakeid_core::Encoding;

@@ -13,9 +13,9 @@
 #![warn(missing_docs)]
 
 mod wide;
-pub use wide::{JsWide, js_rand_a, js_wide, js_wide_timestamp_ms};
 #[cfg(feature = "uuid7")]
 pub use wide::js_uuid_generator_options;
+pub use wide::{JsWide, js_rand_a, js_wide, js_wide_timestamp_ms};
 
 use flakeid_core::{
     Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,

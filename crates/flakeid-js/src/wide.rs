@@ -1,10 +1,10 @@
 //! The 128-bit family's JS values: a UUID, ULID or TypeID in (text, 16 bytes or a
 //! `bigint`), and the options of `new UuidGenerator({...})`.
 
-use crate::{JsArg, JsOption, config, js_generator_options, js_uint, JS_MAX_SAFE};
-use flakeid_core::{
-    Result, WideForm, decode_wide, parse_uuid, ulid_timestamp_ms, uuid_from_bytes, uuid7_timestamp_ms,
-};
+use crate::{JS_MAX_SAFE, JsArg, config, js_uint};
+#[cfg(feature = "uuid7")]
+use crate::{JsOption, js_generator_options};
+use flakeid_core::{Result, WideForm, decode_wide, parse_uuid, ulid_timestamp_ms, uuid_from_bytes, uuid7_timestamp_ms};
 
 /// A 128-bit value as a binding reads it: what [`JsArg`] cannot hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +47,11 @@ pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Resul
             field,
             format!(
                 "{field} must be a bigint in 0n..=2n**128n-1n, got {}",
-                if negative { "a negative bigint" } else { "a bigint of 2^128 or more" }
+                if negative {
+                    "a negative bigint"
+                } else {
+                    "a bigint of 2^128 or more"
+                }
             ),
         )),
         JsWide::Other(type_name) => Err(config(
@@ -88,7 +92,10 @@ pub fn js_uuid_generator_options<'a>(
     use flakeid_core::{GENERATOR_OPTIONS, OptionValue, UUID_GENERATOR_OPTIONS, unknown_option};
     let members: Vec<_> = members.into_iter().collect();
     // A key of neither table is refused with the names this constructor reads.
-    if let Some((key, _)) = members.iter().find(|(k, _)| !GENERATOR_OPTIONS.iter().any(|o| o.camel_name == *k)) {
+    if let Some((key, _)) = members
+        .iter()
+        .find(|(k, _)| !GENERATOR_OPTIONS.iter().any(|o| o.camel_name == *k))
+    {
         let mut known: Vec<&'static str> = GENERATOR_OPTIONS
             .iter()
             .filter(|o| UUID_GENERATOR_OPTIONS.contains(&o.name))
