@@ -84,9 +84,9 @@ impl UuidGenerator {
         self.inner.next_uuid7_string().or_throw(env)
     }
     /// The next UUIDv7 as 16 big-endian bytes.
-    #[napi]
-    pub fn uuid7_bytes(&self, env: &Env) -> napi::Result<Uint8Array> {
-        Ok(self.inner.next_uuid7_bytes().or_throw(env)?.to_vec().into())
+    #[napi(ts_return_type = "Uint8Array")]
+    pub fn uuid7_bytes(&self, env: &Env) -> napi::Result<napi::sys::napi_value> {
+        crate::fast::bytes16(env.raw(), self.inner.next_uuid7_bytes().or_throw(env)?)
     }
     /// The next UUIDv7 as a `bigint` (its 128 bits).
     #[napi(js_name = "uuid7BigInt")]
@@ -208,17 +208,17 @@ pub fn compose_uuid7(env: &Env, ms: Arg, rand_a: Arg, rand_b: Arg) -> napi::Resu
 
 /// The 16 bytes of UUID text (`8-4-4-4-12` or 32 hex digits, any case); a bad
 /// character is `FLAKEID_PARSE` with its `position`.
-#[napi(ts_args_type = "text: string")]
-pub fn parse_uuid(env: &Env, text: Arg) -> napi::Result<Uint8Array> {
+#[napi(ts_args_type = "text: string", ts_return_type = "Uint8Array")]
+pub fn parse_uuid(env: &Env, text: Arg) -> napi::Result<napi::sys::napi_value> {
     let t = self::text(env, "text", text)?;
-    Ok(fc::uuid_to_bytes(fc::parse_uuid(&t).or_throw(env)?).to_vec().into())
+    crate::fast::bytes16(env.raw(), fc::uuid_to_bytes(fc::parse_uuid(&t).or_throw(env)?))
 }
 
 /// The 16 bytes of ULID text (case-insensitive; the core's aliases).
-#[napi(ts_args_type = "text: string")]
-pub fn parse_ulid(env: &Env, text: Arg) -> napi::Result<Uint8Array> {
+#[napi(ts_args_type = "text: string", ts_return_type = "Uint8Array")]
+pub fn parse_ulid(env: &Env, text: Arg) -> napi::Result<napi::sys::napi_value> {
     let t = self::text(env, "text", text)?;
-    Ok(fc::uuid_to_bytes(fc::parse_ulid(&t).or_throw(env)?).to_vec().into())
+    crate::fast::bytes16(env.raw(), fc::uuid_to_bytes(fc::parse_ulid(&t).or_throw(env)?))
 }
 
 /// A TypeID's prefix and its UUID (text).
