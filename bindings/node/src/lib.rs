@@ -6,7 +6,7 @@ mod fast;
 mod generator;
 mod layout;
 mod sealer;
-mod uuid;
+pub mod uuid;
 
 use flakeid_core as fc;
 use flakeid_js as js;
