@@ -285,6 +285,12 @@ export interface LayoutOptions {
  */
 export declare function optionsFromEnv(vars: Record<string, string | undefined>): GeneratorOptions
 
+/**
+ * An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
+ * text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
+ */
+export declare function parseId(value: bigint | string | number | Uint8Array, layout?: Layout | string): bigint
+
 /** `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only). */
 export declare function parseTypeid(text: string): TypeId
 

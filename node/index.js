@@ -853,6 +853,7 @@ module.exports.formatUuid = nativeBinding.formatUuid
 module.exports.fromBytes = nativeBinding.fromBytes
 module.exports.idRange = nativeBinding.idRange
 module.exports.optionsFromEnv = nativeBinding.optionsFromEnv
+module.exports.parseId = nativeBinding.parseId
 module.exports.parseTypeid = nativeBinding.parseTypeid
 module.exports.parseUlid = nativeBinding.parseUlid
 module.exports.parseUuid = nativeBinding.parseUuid
