@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
-import { FROM_PACKAGE } from './backend.mjs'
+import { FROM_PACKAGE, api } from './backend.mjs'
 
 const require = createRequire(import.meta.url)
 const { replacer, reviver, stringify, parse, installToJSON } = require(FROM_PACKAGE ? '@flakeid/node/json' : '../frameworks/json.js')
@@ -66,4 +66,16 @@ test('installToJSON makes any JSON.stringify write bigints, and undoes itself', 
     uninstall()
   }
   assert.throws(() => JSON.stringify({ id: BIG }), TypeError)
+})
+
+test('parseId, the engine\'s one ID parser, on this backend', () => {
+  const { parseId } = api
+  assert.equal(parseId('910499571847892992'), BIG)
+  assert.equal(parseId(BIG), BIG)
+  assert.equal(parseId(123), 123n)
+  assert.equal(parseId(Uint8Array.from([0, 0, 0, 0, 0, 0, 1, 0])), 256n)
+  assert.equal(parseId(MAX, 'flake'), MAX)
+  for (const [bad, position] of [['12x', 2], [MAX, 0], [2 ** 60, 0], [-1, 0], [true, 0], [new Uint8Array(3), 3]]) {
+    assert.throws(() => parseId(bad), (e) => e.code === 'FLAKEID_PARSE' && e.position === position, String(bad))
+  }
 })
