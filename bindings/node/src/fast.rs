@@ -169,21 +169,7 @@ pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generat
     let mut next_id_func = ptr::null_mut();
     for (name, cb) in methods {
         let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
-        let mut func = ptr::null_mut();
-        // SAFETY: valid env; `name` is NUL-terminated; `data` stays valid until
-        // `release` runs (or is reclaimed here if the function was not created).
-        unsafe {
-            let len = name.to_bytes().len() as isize;
-            let created = sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut func);
-            if created != sys::Status::napi_ok
-                || sys::napi_add_finalizer(env, func, data, Some(release), ptr::null_mut(), ptr::null_mut())
-                    != sys::Status::napi_ok
-            {
-                release(env, data, ptr::null_mut());
-                napi::check_status!(created)?;
-                return Err(napi::Error::from_reason("napi_add_finalizer failed"));
-            }
-        }
+        let func = function(env, name, cb, data, release)?;
         define(env, this, name, func)?;
         if name == c"nextId" {
             next_id_func = func;
@@ -225,22 +211,35 @@ unsafe extern "C" fn release_uuid(_env: sys::napi_env, data: *mut c_void, _hint:
 pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::UuidGenerator>) -> napi::Result<()> {
     let env = env.raw();
     let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
+    let func = function(env, c"uuid7", Some(uuid7), data, release_uuid)?;
+    define(env, this, c"uuid7", func)
+}
+
+/// A native function `name` calling `cb` with `data`, which `free` releases when the
+/// function is collected (or at once when the function cannot be made).
+fn function(
+    env: sys::napi_env,
+    name: &CStr,
+    cb: sys::napi_callback,
+    data: *mut c_void,
+    free: unsafe extern "C" fn(sys::napi_env, *mut c_void, *mut c_void),
+) -> napi::Result<sys::napi_value> {
     let mut func = ptr::null_mut();
-    let name = c"uuid7";
-    // SAFETY: as in `bind`.
+    // SAFETY: valid env; `name` is NUL-terminated; `data` stays valid until `free`
+    // runs (or is reclaimed here if the function was not created).
     unsafe {
         let len = name.to_bytes().len() as isize;
-        let created = sys::napi_create_function(env, name.as_ptr(), len, Some(uuid7), data, &mut func);
+        let created = sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut func);
         if created != sys::Status::napi_ok
-            || sys::napi_add_finalizer(env, func, data, Some(release_uuid), ptr::null_mut(), ptr::null_mut())
+            || sys::napi_add_finalizer(env, func, data, Some(free), ptr::null_mut(), ptr::null_mut())
                 != sys::Status::napi_ok
         {
-            release_uuid(env, data, ptr::null_mut());
+            free(env, data, ptr::null_mut());
             napi::check_status!(created)?;
             return Err(napi::Error::from_reason("napi_add_finalizer failed"));
         }
     }
-    define(env, this, name, func)
+    Ok(func)
 }
 
 /// Defines `this[name] = value`, writable and configurable but not enumerable (as
