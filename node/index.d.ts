@@ -143,8 +143,37 @@ export declare class Sealer {
   get maxId(): bigint
 }
 
+/**
+ * Makes UUIDv7s, ULIDs and TypeIDs (the same 128 bits): each greater than every
+ * one it made before. A UUID needs no node id: every process (a `cluster` worker)
+ * may have its own.
+ */
+export declare class UuidGenerator {
+  constructor(options?: UuidGeneratorOptions)
+  /** The next UUIDv7, lowercase `8-4-4-4-12` text. */
+  uuid7(): string
+  /** The next UUIDv7 as 16 big-endian bytes. */
+  uuid7Bytes(): Uint8Array
+  /** The next UUIDv7 as a `bigint` (its 128 bits). */
+  uuid7BigInt(): bigint
+  /** The next ID as a ULID (upper-case Crockford base32, 26 characters). */
+  ulid(): string
+  /** The next ID as a TypeID with `prefix` (checked first: a bad one costs no ID). */
+  typeid(prefix: string): string
+  /** The engine's counters. */
+  stats(): UuidStats
+  /** Stops issuing (idempotent); later calls throw `FLAKEID_CONFIG` (field `generator`). */
+  close(): void
+}
+
 /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
 export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string): bigint
+
+/**
+ * The UUIDv7 of Unix millisecond `ms` with `randA` (12 bits) and `randB` (62 bits:
+ * a `bigint` or its decimal text), as text.
+ */
+export declare function composeUuid7(ms: number, randA: number, randB: bigint | string): string
 
 /**
  * Throws the engine's refusal (`FLAKEID_CONFIG`, field `settings`) of a second,
@@ -172,6 +201,15 @@ export declare function encode(id: bigint | string | number, encoding?: 'decimal
 
 /** Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`. */
 export declare function errorCodes(): Record<string, string>
+
+/** The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`). */
+export declare function formatTypeid(prefix: string, value: string | Uint8Array | bigint): string
+
+/** A UUID's 128 bits (text, 16 bytes or a `bigint`) as a ULID: a byte copy. */
+export declare function formatUlid(value: string | Uint8Array | bigint): string
+
+/** A UUID (text, 16 bytes or a `bigint`) as lowercase `8-4-4-4-12` text. */
+export declare function formatUuid(value: string | Uint8Array | bigint): string
 
 /** An ID from its 8 big-endian bytes (a `Buffer` or `Uint8Array`). */
 export declare function fromBytes(bytes: Uint8Array): bigint
@@ -247,6 +285,24 @@ export interface LayoutOptions {
  */
 export declare function optionsFromEnv(vars: Record<string, string | undefined>): GeneratorOptions
 
+/**
+ * An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
+ * text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
+ */
+export declare function parseId(value: bigint | string | number | Uint8Array, layout?: Layout | string): bigint
+
+/** `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only). */
+export declare function parseTypeid(text: string): TypeId
+
+/** The 16 bytes of ULID text (case-insensitive; the core's aliases). */
+export declare function parseUlid(text: string): Uint8Array
+
+/**
+ * The 16 bytes of UUID text (`8-4-4-4-12` or 32 hex digits, any case); a bad
+ * character is `FLAKEID_PARSE` with its `position`.
+ */
+export declare function parseUuid(text: string): Uint8Array
+
 /** An ID taken apart. `timestampMs` is Unix ms (the start of the ID's tick). */
 export interface Parts {
   timestampMs: number
@@ -292,6 +348,70 @@ export interface Stats {
 
 /** The 8-byte big-endian form (flake-idgen's `Buffer`). */
 export declare function toBytes(id: bigint | string): Buffer
+
+/** The next TypeID with `prefix` from the process's shared generator. */
+export declare function typeid(prefix: string): string
+
+/** A TypeID's prefix and its UUID (text). */
+export interface TypeId {
+  prefix: string
+  uuid: string
+}
+
+/** The next ULID of the process's shared generator. */
+export declare function ulid(): string
+
+/** The UUID (text) of a ULID: a byte copy, no bit changed. */
+export declare function ulidToUuid(ulid: string): string
+
+/** The next UUIDv7 of the process's shared generator (lowercase text). */
+export declare function uuid7(): string
+
+/**
+ * `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to
+ * `endMs` (inclusive) lies between them — for `WHERE id BETWEEN first AND last`.
+ */
+export declare function uuid7Range(startMs: number, endMs: number): [string, string]
+
+/**
+ * The Unix millisecond of a UUIDv7 (text, 16 bytes or a `bigint`), a ULID or a
+ * TypeID (text); a UUID of another version is `FLAKEID_PARSE`.
+ */
+export declare function uuid7TimestampMs(value: string | Uint8Array | bigint): number
+
+/** Options of `new UuidGenerator(...)`: the 64-bit generator's clock options. */
+export interface UuidGeneratorOptions {
+  /**
+   * `'borrow'` (default: run ahead of the clock when a millisecond's 65,536 are
+   * used) or `'wait'`.
+   */
+  overflow?: 'wait' | 'borrow'
+  /** `'error'` (default), `'wait'` or `'monotonic'`. */
+  clockBackwards?: 'error' | 'wait' | 'monotonic'
+  maxBorrowMs?: number
+  maxWaitMs?: number
+  /** A `ManualClock` for deterministic tests; the system clock when absent. */
+  clock?: ManualClock
+}
+
+/**
+ * What a `UuidGenerator` has done since it was built (`reseeds`: forked children
+ * that went on with new random bits).
+ */
+export interface UuidStats {
+  idsIssued: number
+  tickWaits: number
+  leadMs: number
+  clockRollbacks: number
+  maxRollbackMs: number
+  reseeds: number
+}
+
+/** The ULID of UUID text: a byte copy, no bit changed. */
+export declare function uuidToUlid(uuid: string): string
+
+/** The version field of any UUID (7 for ours). */
+export declare function uuidVersion(value: string | Uint8Array | bigint): number
 
 /** The engine's version. */
 export declare function version(): string

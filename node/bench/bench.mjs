@@ -10,7 +10,7 @@ import { Snowflake } from '@sapphire/snowflake'
 import { v7 as uuidv7 } from 'uuid'
 
 const require = createRequire(import.meta.url)
-const { Generator, Layout } = require('../index.js')
+const { Generator, Layout, UuidGenerator, uuid7 } = require('../index.js')
 const FlakeIdDropIn = require('../flake-idgen.js')
 const FlakeIdgen = require('flake-idgen')
 
@@ -63,6 +63,7 @@ const batcher = new Generator({ worker: 3, overflow: 'borrow', maxBorrowMs: 86_4
 const dropIn = new FlakeIdDropIn({ worker: 4 })
 const original = new FlakeIdgen({ worker: 5 })
 const sapphire = new Snowflake(1_420_070_400_000n)
+const uuids = new UuidGenerator()
 
 const rows = [
   ['flakeid nextId() strict (cap 4.096M/s)', calls(() => strict.nextId()), '>= 97% of cap'],
@@ -73,6 +74,9 @@ const rows = [
   ['flakeid/flake-idgen drop-in next()', calls(() => dropIn.next()), '>= flake-idgen'],
   ['flake-idgen 1.4 next()', calls(() => original.next()), ''],
   ['@sapphire/snowflake generate()', plain(() => sapphire.generate()), ''],
+  ['flakeid UuidGenerator uuid7() (text)', plain(() => uuids.uuid7()), '>= 3x uuid v7()'],
+  ['flakeid uuid7() (shared generator, text)', plain(() => uuid7()), '>= 3x uuid v7()'],
+  ['flakeid UuidGenerator uuid7Bytes()', plain(() => uuids.uuid7Bytes()), ''],
   ['uuid v7()', plain(() => uuidv7()), ''],
   ['crypto.randomUUID()', plain(() => randomUUID()), ''],
 ]

@@ -5,13 +5,16 @@
 // serialise itself (what a framework's own JSON.stringify needs).
 'use strict'
 
-const MAX = (1n << 64n) - 1n
+const binding = require('../loader.js')
 
-function parseError(key, message) {
-  const err = new RangeError(`flakeid: parse error: ${key}: ${message}`)
-  err.code = 'FLAKEID_PARSE'
-  err.field = key
-  return err
+/** The engine's parser (`parseId`), its error given the JSON key as `field`. */
+function parseId(key, value, layout) {
+  try {
+    return binding.parseId(value, layout)
+  } catch (err) {
+    if (err && err.code === 'FLAKEID_PARSE') err.field = key
+    throw err
+  }
 }
 
 /** A JSON.stringify replacer: every bigint becomes its decimal string. */
@@ -21,35 +24,26 @@ function replacer(_key, value) {
 
 // `source`: the value's source text, where JSON.parse gives revivers it (Node >= 21);
 // `sources`: the same for the numbers of each array it revived (by array, then index).
-function toId(key, value, source, sources) {
-  if (typeof value === 'string') {
-    if (!/^(0|[1-9][0-9]{0,19})$/.test(value)) throw parseError(key, `${JSON.stringify(value)} is not a decimal ID`)
-    const id = BigInt(value)
-    if (id > MAX) throw parseError(key, `${value} is above 2^64 - 1`)
-    return id
-  }
-  if (typeof value === 'number') {
-    // With the source text a number is read exactly; without it only a number below
-    // 2^53 is known to be whole.
-    if (typeof source === 'string') return toId(key, source)
-    if (Number.isSafeInteger(value) && value >= 0) return BigInt(value)
-    throw parseError(key, `the number ${value} is past 2^53 and JSON.parse has rounded it: send IDs as strings`)
-  }
+function toId(key, value, layout, source, sources) {
+  // With the source text a number is read exactly (as text); without it the engine
+  // takes a number only when it is exact (a whole number up to 2^53 - 1).
+  if (typeof value === 'number' && typeof source === 'string') return parseId(key, source, layout)
   if (Array.isArray(value)) {
     const texts = sources && sources.get(value)
-    return value.map((v, i) => toId(`${key}[${i}]`, v, texts && texts[i], sources))
+    return value.map((v, i) => toId(`${key}[${i}]`, v, layout, texts && texts[i], sources))
   }
   if (value === null) return null
-  throw parseError(key, `a ${typeof value} is not an ID`)
+  return parseId(key, value, layout)
 }
 
 /**
  * A JSON.parse reviver that turns the values of `keys` (an array of property names,
  * or a function of the name) into bigints: decimal strings, arrays of them, and
- * numbers JSON.parse read exactly. A value that cannot be an ID is a RangeError
- * with code FLAKEID_PARSE naming the key.
+ * numbers JSON.parse read exactly, each an ID of `layout` (a Layout or a preset
+ * name, default 'snowflake'). A value that cannot be one is the engine's
+ * FLAKEID_PARSE error, with the key in `field`.
  */
-function reviver(keys) {
+function reviver(keys, layout) {
   const wanted = typeof keys === 'function' ? keys : ((set) => (k) => set.has(k))(new Set(keys))
   // JSON.parse revives an array's elements (`this`: the array) before the array
   // itself: their source text is kept for when the array turns out to be an ID list.
@@ -61,7 +55,7 @@ function reviver(keys) {
       if (!texts) sources.set(this, (texts = []))
       texts[key] = source
     }
-    return wanted(key) ? toId(key, value, source, sources) : value
+    return wanted(key) ? toId(key, value, layout, source, sources) : value
   }
 }
 
@@ -70,9 +64,9 @@ function stringify(value, space) {
   return JSON.stringify(value, replacer, space)
 }
 
-/** JSON.parse with `reviver(keys)`. */
-function parse(text, keys) {
-  return JSON.parse(text, reviver(keys))
+/** JSON.parse with `reviver(keys, layout)`. */
+function parse(text, keys, layout) {
+  return JSON.parse(text, reviver(keys, layout))
 }
 
 /**

@@ -76,6 +76,23 @@ export const {
   optionsFromEnv,
   configuredTwice,
   version,
+  // The 128-bit family (issue 59).
+  UuidGenerator,
+  uuid7,
+  ulid,
+  typeid,
+  composeUuid7,
+  parseUuid,
+  parseUlid,
+  parseTypeid,
+  formatUuid,
+  formatUlid,
+  formatTypeid,
+  uuidToUlid,
+  ulidToUuid,
+  uuid7TimestampMs,
+  uuidVersion,
+  uuid7Range,
 } = api
 
 export const isNative = BACKEND === 'native'

@@ -6,6 +6,8 @@ import { describe, test } from 'node:test'
 import {
   Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
   layoutOf, loadVectors, optionsOf, optionsFromEnv, configuredTwice, toBytes, vectorFiles, BACKEND,
+  UuidGenerator, composeUuid7, formatTypeid, formatUlid, formatUuid, parseTypeid, parseUlid, parseUuid, ulidToUuid,
+  uuid7Range, uuid7TimestampMs, uuidToUlid, uuidVersion,
 } from './backend.mjs'
 
 const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spec))
@@ -228,6 +230,84 @@ describe('options.json', () => {
   })
 })
 
+describe('uuid.json', () => {
+  const v = loadVectors('uuid')
+  const hex = (bytes) => Buffer.from(bytes).toString('hex')
+  const bytesOf = (h) => Uint8Array.from(Buffer.from(h, 'hex'))
+  for (const c of v.uuid7) {
+    test(`UUIDv7 ${c.uuid}: compose, its forms, its time`, () => {
+      const u = composeUuid7(c.ms, c.rand_a, BigInt(c.rand_b))
+      assert.equal(u, c.uuid)
+      assert.equal(composeUuid7(c.ms, c.rand_a, c.rand_b), c.uuid)
+      assert.equal(hex(parseUuid(u)), c.bytes)
+      assert.equal(formatUuid(bytesOf(c.bytes)), c.uuid)
+      assert.equal(formatUuid(BigInt(`0x${c.bytes}`)), c.uuid)
+      assert.equal(uuidToUlid(u), c.ulid)
+      assert.equal(formatUlid(u), c.ulid)
+      assert.equal(ulidToUuid(c.ulid), c.uuid)
+      assert.equal(hex(parseUlid(c.ulid)), c.bytes)
+      assert.equal(formatTypeid('user', u), c.typeid)
+      assert.deepEqual({ ...parseTypeid(c.typeid) }, { prefix: 'user', uuid: c.uuid })
+      assert.equal(uuidVersion(u), 7)
+      for (const form of [u, bytesOf(c.bytes), BigInt(`0x${c.bytes}`), c.ulid, c.typeid]) {
+        assert.equal(uuid7TimestampMs(form), c.ms, String(form))
+      }
+    })
+  }
+  for (const c of v.compose_errors) {
+    test(`composeUuid7 refuses ${c.field}`, () => {
+      expectError(() => composeUuid7(c.ms, c.rand_a, BigInt(c.rand_b)), c.error, { field: c.field })
+    })
+  }
+  test('conversions are byte copies', () => {
+    for (const c of v.conversions) {
+      assert.equal(ulidToUuid(c.ulid), c.uuid)
+      assert.equal(uuidToUlid(c.uuid), c.ulid)
+    }
+  })
+  test('text aliases read as the same bits', () => {
+    for (const c of v.text_aliases) {
+      const bytes = c.kind === 'uuid' ? parseUuid(c.text) : parseUlid(c.text)
+      assert.equal(formatUuid(bytes), c.uuid, c.text)
+      if (c.kind === 'ulid') assert.equal(ulidToUuid(c.text), c.uuid, c.text)
+    }
+  })
+  for (const c of v.bad) {
+    test(`bad ${c.kind} ${JSON.stringify(c.text)}: position ${c.position}`, () => {
+      const parse = c.kind === 'uuid' ? parseUuid : parseUlid
+      const convert = c.kind === 'uuid' ? uuidToUlid : ulidToUuid
+      for (const f of [parse, convert]) expectError(() => f(c.text), c.error, { position: c.position })
+    })
+  }
+  for (const c of v.typeid_valid) {
+    test(`TypeID valid: ${c.name}`, () => {
+      assert.deepEqual({ ...parseTypeid(c.typeid) }, { prefix: c.prefix, uuid: c.uuid })
+      assert.equal(formatTypeid(c.prefix, c.uuid), c.typeid)
+    })
+  }
+  for (const c of v.typeid_invalid) {
+    test(`TypeID invalid: ${c.name}`, () => {
+      expectError(() => parseTypeid(c.typeid), c.error, { position: c.position })
+    })
+  }
+  for (const c of v.prefix_errors) {
+    test(`TypeID prefix refused: ${c.prefix.slice(0, 12)}`, () => {
+      expectError(() => formatTypeid(c.prefix, '00000000-0000-7000-8000-000000000000'), c.error, { field: c.field })
+      const g = new UuidGenerator()
+      expectError(() => g.typeid(c.prefix), c.error, { field: c.field })
+      assert.equal(g.stats().idsIssued, 0, 'a bad prefix cost an ID')
+    })
+  }
+  for (const c of v.ranges) {
+    test(`uuid7Range(${c.start_ms}, ${c.end_ms})`, () => {
+      assert.deepEqual(uuid7Range(c.start_ms, c.end_ms), [c.first, c.last])
+      // (As ULIDs: a bound's version and variant bits are not a UUIDv7's.)
+      assert.equal(uuid7TimestampMs(uuidToUlid(c.first)), c.start_ms)
+      assert.equal(uuid7TimestampMs(uuidToUlid(c.last)), c.end_ms)
+    })
+  }
+})
+
 test('every vector file, and every section of it, is run here', () => {
   const sections = {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
@@ -237,10 +317,11 @@ test('every vector file, and every section of it, is run here', () => {
     options: ['cases', 'env_cases', 'options', 'settings_cases'],
     seal: ['groups', 'invalid'],
     timelines: ['timelines'],
+    uuid: ['bad', 'compose_errors', 'conversions', 'prefix_errors', 'ranges', 'text_aliases', 'typeid_invalid',
+      'typeid_valid', 'uuid7'],
   }
-  // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here);
-  // uuid.json: the 128-bit family, in the core, the CLI and Python so far (issue 59).
-  assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto' && f !== 'uuid'), Object.keys(sections))
+  // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
+  assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto'), Object.keys(sections))
   for (const [name, keys] of Object.entries(sections)) {
     assert.deepEqual(Object.keys(loadVectors(name)).filter((k) => k !== '_comment').sort(), keys, `${name}.json`)
   }

@@ -134,6 +134,25 @@ pub(crate) fn ids_array(env: sys::napi_env, g: &fc::Generator, n: crate::Arg) ->
     Ok(array)
 }
 
+/// 16 bytes in a new `Uint8Array` whose memory V8 allocates (napi-rs's `Uint8Array`
+/// from a `Vec` is an external buffer: about 20x slower to make, and unseen by the
+/// garbage collector's accounting).
+pub(crate) fn bytes16(env: sys::napi_env, bytes: [u8; 16]) -> napi::Result<sys::napi_value> {
+    let (mut buffer, mut data, mut array) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: valid env; live out-pointers.
+    napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, 16, &mut data, &mut buffer) })?;
+    if data.is_null() {
+        return Err(napi::Error::from_reason("napi_create_arraybuffer gave no memory"));
+    }
+    // SAFETY: V8 just allocated 16 bytes that nothing else references yet.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), 16) };
+    // SAFETY: valid env; `buffer` holds exactly 16 bytes.
+    napi::check_status!(unsafe {
+        sys::napi_create_typedarray(env, sys::TypedarrayType::uint8_array, 16, buffer, 0, &mut array)
+    })?;
+    Ok(array)
+}
+
 unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the `Arc::into_raw` that `bind` attached to this function.
     drop(unsafe { Arc::from_raw(data.cast::<fc::Generator>()) });
@@ -150,27 +169,77 @@ pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generat
     let mut next_id_func = ptr::null_mut();
     for (name, cb) in methods {
         let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
-        let mut func = ptr::null_mut();
-        // SAFETY: valid env; `name` is NUL-terminated; `data` stays valid until
-        // `release` runs (or is reclaimed here if the function was not created).
-        unsafe {
-            let len = name.to_bytes().len() as isize;
-            let created = sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut func);
-            if created != sys::Status::napi_ok
-                || sys::napi_add_finalizer(env, func, data, Some(release), ptr::null_mut(), ptr::null_mut())
-                    != sys::Status::napi_ok
-            {
-                release(env, data, ptr::null_mut());
-                napi::check_status!(created)?;
-                return Err(napi::Error::from_reason("napi_add_finalizer failed"));
-            }
-        }
+        let func = function(env, name, cb, data, release)?;
         define(env, this, name, func)?;
         if name == c"nextId" {
             next_id_func = func;
         }
     }
     define(env, this, c"nextBuffer", js_next_buffer(env, next_id_func)?)
+}
+
+unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
+    // the function's finalizer, which cannot run while the function is being called.
+    let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
+    match g.next_uuid7_string() {
+        Ok(text) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: valid env; `text` is ASCII of the given length; on failure an
+            // exception is pending.
+            unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
+            out
+        }
+        Err(e) => fail(env, e),
+    }
+}
+
+unsafe extern "C" fn release_uuid(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Arc::into_raw` that `bind_uuid` attached to this function.
+    drop(unsafe { Arc::from_raw(data.cast::<fc::UuidGenerator>()) });
+}
+
+/// Defines a non-enumerable own `uuid7` on `this`, bound to `generator` (the text
+/// form, the hot path; the other forms stay prototype methods).
+pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::UuidGenerator>) -> napi::Result<()> {
+    let env = env.raw();
+    let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
+    let func = function(env, c"uuid7", Some(uuid7), data, release_uuid)?;
+    define(env, this, c"uuid7", func)
+}
+
+/// A native function `name` calling `cb` with `data`, which `free` releases when the
+/// function is collected (or at once when the function cannot be made).
+fn function(
+    env: sys::napi_env,
+    name: &CStr,
+    cb: sys::napi_callback,
+    data: *mut c_void,
+    free: unsafe extern "C" fn(sys::napi_env, *mut c_void, *mut c_void),
+) -> napi::Result<sys::napi_value> {
+    let mut func = ptr::null_mut();
+    // SAFETY: valid env; `name` is NUL-terminated; `data` stays valid until `free`
+    // runs (or is reclaimed here if the function was not created).
+    unsafe {
+        let len = name.to_bytes().len() as isize;
+        let created = sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut func);
+        if created != sys::Status::napi_ok
+            || sys::napi_add_finalizer(env, func, data, Some(free), ptr::null_mut(), ptr::null_mut())
+                != sys::Status::napi_ok
+        {
+            free(env, data, ptr::null_mut());
+            napi::check_status!(created)?;
+            return Err(napi::Error::from_reason("napi_add_finalizer failed"));
+        }
+    }
+    Ok(func)
 }
 
 /// Defines `this[name] = value`, writable and configurable but not enumerable (as

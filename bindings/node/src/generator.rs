@@ -54,6 +54,13 @@ impl ManualClock {
     }
 }
 
+impl ManualClock {
+    /// The core's clock (shared with the generators it is given to).
+    pub(crate) fn core(&self) -> &fc::ManualClock {
+        &self.inner
+    }
+}
+
 /// Options of `new Generator(...)`. Give `node`, or `datacenter` + `worker`
 /// (each 0 when absent); `node` may also be a source: `'env:VAR'`, `'hostname'`,
 /// `'mac'` or `'ipv4'`.

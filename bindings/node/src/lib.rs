@@ -6,6 +6,7 @@ mod fast;
 mod generator;
 mod layout;
 mod sealer;
+pub mod uuid;
 
 use flakeid_core as fc;
 use flakeid_js as js;
@@ -20,6 +21,7 @@ use napi_derive::napi;
 pub use generator::{Generator, ManualClock};
 pub use layout::{Layout, Parts};
 pub use sealer::Sealer;
+pub use uuid::UuidGenerator;
 
 /// On load: redis://, postgres://, etcd:// lease URLs (the `net-leases` feature, on
 /// in every package).
@@ -184,6 +186,22 @@ pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
     let inner = layout_in(layout).or_throw(env)?;
     Layout { inner }.decompose(env, id)
+}
+
+/// An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
+/// text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
+#[napi(ts_args_type = "value: bigint | string | number | Uint8Array, layout?: Layout | string")]
+pub fn parse_id(env: &Env, value: Unknown<'_>, layout: LayoutArg<'_>) -> napi::Result<u64> {
+    let inner = layout_in(layout).or_throw(env)?;
+    let (e, v) = (env.raw(), value.raw());
+    let mut typed = false;
+    // SAFETY: a live env and value of this call.
+    napi::check_status!(unsafe { napi::sys::napi_is_typedarray(e, v, &mut typed) })?;
+    // SAFETY: a live typed array of this call (another element type fails to read).
+    let bytes = typed
+        .then(|| unsafe { Uint8Array::from_napi_value(e, v) })
+        .and_then(Result::ok);
+    js::js_parse_id(&inner, &arg(&value)?, bytes.as_deref()).or_throw(env)
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.

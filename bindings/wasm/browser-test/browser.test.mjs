@@ -193,6 +193,19 @@ test('100,000 IDs: bigint, unique, strictly increasing', () => {
   for (let i = 1; i < batch.length; i++) assert.ok(batch[i] > batch[i - 1])
 })
 
+test('UUIDv7s in the page: increasing, of the page time, random bits from the page', () => {
+  const u = result.uuid7s
+  assert.equal(u.length, 10_000)
+  assert.ok(u.every((x) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(x)))
+  for (let i = 1; i < u.length; i++) assert.ok(u[i] > u[i - 1], `increasing at ${i}`)
+  // The clock is js/clock.js's per-task hint: it may lag by the task's duration
+  // (the page's one task began at startMs), never lead (the borrow window aside:
+  // 10,000 IDs stay within one millisecond's 65,536).
+  assert.ok(result.uuidTimes[0] >= result.startMs && result.uuidTimes[1] <= result.uuidEndMs,
+    `${result.uuidTimes} in [${result.startMs}, ${result.uuidEndMs}]`)
+  assert.equal(new Set(u.map((x) => x.slice(24))).size, u.length, 'the random bits repeat')
+})
+
 test('the decoded ID has the generator fields and the page time', () => {
   const d = result.decoded
   assert.equal(d.datacenter, 3)

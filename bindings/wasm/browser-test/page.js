@@ -1,6 +1,6 @@
 // Loads the web build, issues 100,000 IDs and decodes one. The page only reports
 // what it saw; browser.test.mjs (in Node) checks it.
-import init, { Generator, Layout, decompose, encode, decode, version } from '/pkg/web/flakeid.js'
+import init, { Generator, Layout, UuidGenerator, decompose, encode, decode, uuid7TimestampMs, version } from '/pkg/web/flakeid.js'
 
 const N = 100_000
 const out = document.getElementById('result')
@@ -16,7 +16,16 @@ async function run() {
   const one = ids[N >> 1]
   const parts = decompose(one)
   const bytes = gen.nextBuffer()
+  // The 128-bit family: its random bits from the page's crypto.getRandomValues.
+  const uuids = new UuidGenerator()
+  const uuidStartMs = Date.now()
+  const uuid7s = Array.from({ length: 10_000 }, () => uuids.uuid7())
+  const uuidEndMs = Date.now()
   return {
+    uuid7s,
+    uuidStartMs,
+    uuidEndMs,
+    uuidTimes: [uuid7TimestampMs(uuid7s[0]), uuid7TimestampMs(uuid7s.at(-1))],
     version: version(),
     userAgent: navigator.userAgent,
     startMs,

@@ -49,7 +49,7 @@ export interface Stats {
 
 /// `Date.now()` as a [`Clock`], with the per-task cache of `js/clock.js` as the hint.
 #[derive(Debug, Clone, Copy)]
-struct HostClock;
+pub(crate) struct HostClock;
 
 impl Clock for HostClock {
     fn now_ms(&self) -> u64 {

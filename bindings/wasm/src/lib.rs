@@ -11,11 +11,15 @@ mod generator;
 mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
+#[cfg(feature = "uuid7")]
+mod uuid;
 
 pub use generator::{Generator, ManualClock};
 pub use layout::Layout;
 #[cfg(feature = "seal")]
 pub use sealer::Sealer;
+#[cfg(feature = "uuid7")]
+pub use uuid::UuidGenerator;
 
 use convert::js_error;
 use flakeid_core::Encoding;
@@ -27,6 +31,18 @@ use wasm_bindgen::prelude::*;
 const TS_ENCODING: &str = r#"
 export type Encoding = "decimal" | "hex" | "base32" | "base62";
 "#;
+
+/// An ID of `layout` (default snowflake) from a `bigint`, a whole `number`, decimal
+/// text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
+#[wasm_bindgen(js_name = parseId)]
+pub fn parse_id(
+    #[wasm_bindgen(unchecked_param_type = "bigint | string | number | Uint8Array")] value: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "LayoutLike")] layout: Option<JsValue>,
+) -> Result<u64, JsValue> {
+    let inner = layout_from_js(&layout.unwrap_or_default())?;
+    let bytes = value.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec);
+    flakeid_js::js_parse_id(&inner, &convert::arg(&value), bytes.as_deref()).map_err(js_error)
+}
 
 /// Takes an ID apart under `layout` (default snowflake).
 #[wasm_bindgen(unchecked_return_type = "Parts")]

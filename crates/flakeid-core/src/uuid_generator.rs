@@ -60,7 +60,9 @@ fn counter_layout() -> Result<Layout> {
         .sequence_bits(sequence_bits)
         .tick_ms(tick_ms)
         .epoch_ms(epoch_ms)
-        .build()
+        // Checked as of its own epoch (1970: never later than any clock) rather than
+        // the system clock's now, which a WebAssembly module has not (it panics).
+        .build_at(epoch_ms)
 }
 
 /// Options of a [`UuidGenerator`]: the clock policies of the 64-bit generator.

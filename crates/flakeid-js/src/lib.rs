@@ -12,6 +12,11 @@
 //! as lightningcss keeps its napi glue apart from the engine.
 #![warn(missing_docs)]
 
+mod wide;
+#[cfg(feature = "uuid7")]
+pub use wide::js_uuid_generator_options;
+pub use wide::{JsWide, js_rand_a, js_wide, js_wide_timestamp_ms};
+
 use flakeid_core::{
     Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,
     Result, check_batch, decode, shown, unknown_option,
@@ -237,6 +242,29 @@ pub fn js_id(field: &'static str, value: &JsArg, numbers: JsNumberIds) -> Result
             ),
         )),
     }
+}
+
+/// An ID of `layout` as a program hands it over (`parseId`, `@flakeid/node/json`):
+/// the core's one parser ([`flakeid_core::parse_id`]) and its parse errors. A
+/// `bigint` or a whole `number` up to 2^53 - 1 is an integer, a string decimal
+/// text, `bytes` (a `Uint8Array` the binding found) 8 big-endian bytes; a number
+/// that is not such an integer cannot be one exactly and is refused as another type.
+pub fn js_parse_id(layout: &Layout, value: &JsArg, bytes: Option<&[u8]>) -> Result<u64> {
+    use flakeid_core::{IdValue, parse_id};
+    let v = match (value, bytes) {
+        (_, Some(b)) => IdValue::Bytes(b),
+        (JsArg::Number(n), _) if n.fract() == 0.0 && n.abs() <= JS_MAX_SAFE as f64 => IdValue::Int(*n as i128),
+        (JsArg::Number(_), _) => {
+            IdValue::Other("a number that is not a whole number up to 2^53 - 1 (send IDs as text)")
+        }
+        (JsArg::BigInt { negative, magnitude }, _) => {
+            let m = magnitude.map_or(i128::MAX, i128::from);
+            IdValue::Int(if *negative { -m } else { m })
+        }
+        (JsArg::String(s), _) => IdValue::Text(s),
+        (other, _) => IdValue::Other(other.type_name()),
+    };
+    parse_id(layout, v)
 }
 
 /// The error for an ID passed as a JS `number` where numbers are refused.

@@ -15,8 +15,8 @@ const pg = require('pg')
 const { drizzle } = require('drizzle-orm/node-postgres')
 const { pgTable, text } = require('drizzle-orm/pg-core')
 const { Kysely, PostgresDialect } = require('kysely')
-const { Generator, ManualClock, decompose } = require('../../loader.js')
-const { flakeId } = require('../../frameworks/drizzle.js')
+const { Generator, ManualClock, UuidGenerator, decompose, uuid7TimestampMs, uuidVersion } = require('../../loader.js')
+const { flakeId, flakeUuid } = require('../../frameworks/drizzle.js')
 const { FlakeIdPlugin } = require('../../frameworks/kysely.js')
 const { types } = require('../../frameworks/pg.js')
 const settings = require('../../frameworks/settings.js')
@@ -28,12 +28,13 @@ const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 let pool
 before(async () => {
   pool = new pg.Pool({ connectionString: PG_URL, max: 2, types })
-  await pool.query('DROP TABLE IF EXISTS js_drizzle, js_kysely')
+  await pool.query('DROP TABLE IF EXISTS js_drizzle, js_kysely, js_drizzle_uuid')
   await pool.query('CREATE TABLE js_drizzle (id BIGINT PRIMARY KEY, note TEXT)')
+  await pool.query('CREATE TABLE js_drizzle_uuid (id UUID PRIMARY KEY, note TEXT)')
   await pool.query('CREATE TABLE js_kysely (id BIGINT PRIMARY KEY, note TEXT)')
 })
 after(async () => {
-  await pool.query('DROP TABLE IF EXISTS js_drizzle, js_kysely')
+  await pool.query('DROP TABLE IF EXISTS js_drizzle, js_kysely, js_drizzle_uuid')
   await pool.end()
   settings.reset()
 })
@@ -101,6 +102,37 @@ describe('drizzle', () => {
     assert.equal(decompose(row.id).node, 9)
     assert.equal(settings.configure({ node: 9 }), settings.sharedGenerator()) // the same options: the same one
     assert.throws(() => settings.configure({ node: 10 }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'settings' && /configured already/.test(e.message))
+  })
+})
+
+describe('drizzle uuid', () => {
+  test('an insert without an id gets a UUIDv7 (text), in PostgreSQL\'s uuid column and through JSON', async () => {
+    const T = 1_764_000_000_000
+    const given = pgTable('js_drizzle_uuid', {
+      id: flakeUuid('id', { generator: new UuidGenerator({ clock: new ManualClock(T) }) }).primaryKey(),
+      note: text('note'),
+    })
+    const db = drizzle(pool)
+    const rows = await db.insert(given).values([{ note: 'a' }, { note: 'b' }]).returning()
+    assert.equal(typeof rows[0].id, 'string')
+    assert.ok(rows[0].id < rows[1].id)
+    assert.deepEqual(rows.map((r) => uuid7TimestampMs(r.id)), [T, T])
+    // PostgreSQL holds them as uuid and agrees on their order.
+    const { rows: pgRows } = await pool.query(
+      "SELECT id::text AS id, pg_typeof(id)::text AS type FROM js_drizzle_uuid WHERE note IN ('a', 'b') ORDER BY id")
+    assert.deepEqual(pgRows.map((r) => r.id), rows.map((r) => r.id))
+    assert.equal(pgRows[0].type, 'uuid')
+    assert.deepEqual(JSON.parse(JSON.stringify(rows)), rows)
+  })
+
+  test('without a generator it takes the process\'s shared one', async () => {
+    const shared = pgTable('js_drizzle_uuid', { id: flakeUuid().primaryKey(), note: text('note') })
+    const before = Date.now()
+    const [a] = await drizzle(pool).insert(shared).values({ note: 'shared' }).returning()
+    const [b] = await drizzle(pool).insert(shared).values({ note: 'shared' }).returning()
+    assert.equal(uuidVersion(a.id), 7)
+    assert.ok(a.id < b.id)
+    assert.ok(uuid7TimestampMs(a.id) >= before && uuid7TimestampMs(a.id) <= Date.now())
   })
 })
 

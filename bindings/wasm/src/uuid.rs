@@ -1,0 +1,296 @@
+//! `UuidGenerator` and the 128-bit family's functions (feature `uuid7`), as in
+//! `@flakeid/node`: the core's generator, parsers and converters, converted. A UUID
+//! goes out as lowercase text, as 16 bytes or as a `bigint` where asked; it comes in
+//! as text, a `Uint8Array` or a `bigint` (flakeid-js's `js_wide`). The random bits
+//! come from the host's `crypto.getRandomValues` (getrandom's `wasm_js`).
+
+use crate::convert::{self, Shared, js_error};
+use crate::generator::HostClock;
+use flakeid_js::{JsArg, JsWide};
+use js_sys::{Object, Uint8Array};
+use std::cell::OnceCell;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_UUID: &str = r#"
+export interface UuidGeneratorOptions {
+  /** "borrow" (default: run ahead of the clock when a millisecond's 65,536 are used) or "wait". */
+  overflow?: "wait" | "borrow";
+  /** "error" (default), "wait" or "monotonic". */
+  clockBackwards?: "error" | "wait" | "monotonic";
+  maxBorrowMs?: number;
+  maxWaitMs?: number;
+  /** A ManualClock for deterministic tests; Date.now() when absent. */
+  clock?: ManualClock;
+}
+
+/** What a UuidGenerator has done since it was built (`reseeds`: forked children, never here). */
+export interface UuidStats {
+  idsIssued: number;
+  tickWaits: number;
+  leadMs: number;
+  clockRollbacks: number;
+  maxRollbackMs: number;
+  reseeds: number;
+}
+
+/** A TypeID's prefix and its UUID (text). */
+export interface TypeId {
+  prefix: string;
+  uuid: string;
+}
+"#;
+
+/// Makes UUIDv7s, ULIDs and TypeIDs (the same 128 bits), each greater than every
+/// one it made before.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct UuidGenerator {
+    inner: flakeid_core::UuidGenerator,
+}
+
+#[wasm_bindgen]
+impl UuidGenerator {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "UuidGeneratorOptions")] options: Option<JsValue>,
+    ) -> Result<UuidGenerator, JsValue> {
+        let options = options.unwrap_or_default();
+        let mut members = Vec::new();
+        if flakeid_js::js_options(&convert::arg(&options)).map_err(js_error)? {
+            for key in Object::keys(options.unchecked_ref::<Object>()).iter() {
+                let key = key.as_string().unwrap_or_default();
+                let v = convert::member(&options, &key)?;
+                members.push((key, convert::arg(&v), v));
+            }
+        }
+        let given = members.iter().map(|m| (m.0.as_str(), &m.1));
+        let (mut b, clock) = flakeid_js::js_uuid_generator_options(given).map_err(js_error)?;
+        b = b.clock(HostClock);
+        if let Some(i) = clock {
+            let Some(Shared::Clock(clock)) = convert::shared(&members[i].2) else {
+                return Err(convert::config(
+                    "clock",
+                    "clock must be a ManualClock, got another object".into(),
+                ));
+            };
+            b = b.clock(clock);
+        }
+        b.build().map(|inner| UuidGenerator { inner }).map_err(js_error)
+    }
+
+    /// The next UUIDv7, lowercase `8-4-4-4-12` text.
+    pub fn uuid7(&self) -> Result<String, JsValue> {
+        self.inner.next_uuid7_string().map_err(js_error)
+    }
+    /// The next UUIDv7 as 16 big-endian bytes.
+    #[wasm_bindgen(js_name = uuid7Bytes)]
+    pub fn uuid7_bytes(&self) -> Result<Uint8Array, JsValue> {
+        Ok(Uint8Array::from(&self.inner.next_uuid7_bytes().map_err(js_error)?[..]))
+    }
+    /// The next UUIDv7 as a `bigint` (its 128 bits).
+    #[wasm_bindgen(js_name = uuid7BigInt)]
+    pub fn uuid7_bigint(&self) -> Result<u128, JsValue> {
+        self.inner.next_uuid7().map_err(js_error)
+    }
+    /// The next ID as a ULID (upper-case Crockford base32, 26 characters).
+    pub fn ulid(&self) -> Result<String, JsValue> {
+        self.inner.next_ulid().map_err(js_error)
+    }
+    /// The next ID as a TypeID with `prefix` (checked first: a bad one costs no ID).
+    pub fn typeid(&self, #[wasm_bindgen(unchecked_param_type = "string")] prefix: JsValue) -> Result<String, JsValue> {
+        let prefix = convert::string(&prefix, "prefix")?;
+        self.inner.next_typeid(&prefix).map_err(js_error)
+    }
+    /// The engine's counters.
+    #[wasm_bindgen(unchecked_return_type = "UuidStats")]
+    pub fn stats(&self) -> Object {
+        let s = self.inner.stats();
+        let o = Object::new();
+        let n = |v: u64| JsValue::from_f64(v as f64);
+        convert::set(&o, "idsIssued", &n(s.ids_issued));
+        convert::set(&o, "tickWaits", &n(s.tick_waits));
+        convert::set(&o, "leadMs", &n(s.lead_ms));
+        convert::set(&o, "clockRollbacks", &n(s.clock_rollbacks));
+        convert::set(&o, "maxRollbackMs", &n(s.max_rollback_ms));
+        convert::set(&o, "reseeds", &n(s.reseeds));
+        o
+    }
+    /// Stops issuing (idempotent); later calls throw `FLAKEID_CONFIG` (field `generator`).
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
+
+thread_local! {
+    /// The module's shared generator, made on first use (default options).
+    static SHARED: OnceCell<flakeid_core::UuidGenerator> = const { OnceCell::new() };
+}
+
+fn with_shared<T>(f: impl FnOnce(&flakeid_core::UuidGenerator) -> flakeid_core::Result<T>) -> Result<T, JsValue> {
+    SHARED.with(|cell| {
+        if cell.get().is_none() {
+            let g = flakeid_core::UuidGenerator::builder()
+                .clock(HostClock)
+                .build()
+                .map_err(js_error)?;
+            let _ = cell.set(g);
+        }
+        f(cell.get().expect("set above")).map_err(js_error)
+    })
+}
+
+/// The next UUIDv7 of the module's shared generator (lowercase text).
+#[wasm_bindgen(js_name = uuid7)]
+pub fn shared_uuid7() -> Result<String, JsValue> {
+    with_shared(|g| g.next_uuid7_string())
+}
+
+/// The next ULID of the module's shared generator.
+#[wasm_bindgen(js_name = ulid)]
+pub fn shared_ulid() -> Result<String, JsValue> {
+    with_shared(|g| g.next_ulid())
+}
+
+/// The next TypeID with `prefix` from the module's shared generator.
+#[wasm_bindgen(js_name = typeid)]
+pub fn shared_typeid(#[wasm_bindgen(unchecked_param_type = "string")] prefix: JsValue) -> Result<String, JsValue> {
+    let prefix = convert::string(&prefix, "prefix")?;
+    with_shared(|g| g.next_typeid(&prefix))
+}
+
+/// A 128-bit argument: text, a `Uint8Array` or a `bigint`; flakeid-js's rule.
+fn wide(value: &JsValue, field: &'static str, any_form: bool) -> Result<u128, JsValue> {
+    let r = match convert::arg(value) {
+        JsArg::String(s) => flakeid_js::js_wide(field, &JsWide::Text(&s), any_form),
+        JsArg::BigInt { negative, .. } => {
+            let magnitude = u128::try_from(value.clone()).ok();
+            flakeid_js::js_wide(field, &JsWide::BigInt { negative, magnitude }, any_form)
+        }
+        other => match value.dyn_ref::<Uint8Array>() {
+            Some(a) => flakeid_js::js_wide(field, &JsWide::Bytes(&a.to_vec()), any_form),
+            None => flakeid_js::js_wide(field, &JsWide::Other(other.type_name()), any_form),
+        },
+    };
+    r.map_err(js_error)
+}
+
+fn bytes(v: u128) -> Uint8Array {
+    Uint8Array::from(&flakeid_core::uuid_to_bytes(v)[..])
+}
+
+/// The UUIDv7 of Unix millisecond `ms` with `randA` (12 bits) and `randB` (62 bits:
+/// a `bigint` or its decimal text), as text.
+#[wasm_bindgen(js_name = composeUuid7)]
+pub fn compose_uuid7(
+    #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue,
+    #[wasm_bindgen(js_name = randA, unchecked_param_type = "number")] rand_a: JsValue,
+    #[wasm_bindgen(js_name = randB, unchecked_param_type = "bigint | string")] rand_b: JsValue,
+) -> Result<String, JsValue> {
+    let ms = convert::uint(&ms, "ms")?;
+    let a = flakeid_js::js_rand_a(&convert::arg(&rand_a)).map_err(js_error)?;
+    let b = convert::id(&rand_b, "rand_b")?;
+    Ok(flakeid_core::format_uuid(
+        flakeid_core::compose_uuid7(ms, a, b).map_err(js_error)?,
+    ))
+}
+
+/// The 16 bytes of UUID text (`8-4-4-4-12` or 32 hex digits, any case).
+#[wasm_bindgen(js_name = parseUuid)]
+pub fn parse_uuid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Uint8Array, JsValue> {
+    let t = convert::string(&text, "text")?;
+    Ok(bytes(flakeid_core::parse_uuid(&t).map_err(js_error)?))
+}
+
+/// The 16 bytes of ULID text (case-insensitive; the core's aliases).
+#[wasm_bindgen(js_name = parseUlid)]
+pub fn parse_ulid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Uint8Array, JsValue> {
+    let t = convert::string(&text, "text")?;
+    Ok(bytes(flakeid_core::parse_ulid(&t).map_err(js_error)?))
+}
+
+/// `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only).
+#[wasm_bindgen(js_name = parseTypeid, unchecked_return_type = "TypeId")]
+pub fn parse_typeid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Object, JsValue> {
+    let t = convert::string(&text, "text")?;
+    let (prefix, u) = flakeid_core::parse_typeid(&t).map_err(js_error)?;
+    let o = Object::new();
+    convert::set(&o, "prefix", &prefix.into());
+    convert::set(&o, "uuid", &flakeid_core::format_uuid(u).into());
+    Ok(o)
+}
+
+/// A UUID (text, 16 bytes or a `bigint`) as lowercase `8-4-4-4-12` text.
+#[wasm_bindgen(js_name = formatUuid)]
+pub fn format_uuid(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
+) -> Result<String, JsValue> {
+    Ok(flakeid_core::format_uuid(wide(&value, "value", false)?))
+}
+
+/// A UUID's 128 bits (text, 16 bytes or a `bigint`) as a ULID: a byte copy.
+#[wasm_bindgen(js_name = formatUlid)]
+pub fn format_ulid(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
+) -> Result<String, JsValue> {
+    Ok(flakeid_core::format_ulid(wide(&value, "value", false)?))
+}
+
+/// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
+#[wasm_bindgen(js_name = formatTypeid)]
+pub fn format_typeid(
+    #[wasm_bindgen(unchecked_param_type = "string")] prefix: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
+) -> Result<String, JsValue> {
+    let prefix = convert::string(&prefix, "prefix")?;
+    flakeid_core::format_typeid(&prefix, wide(&value, "value", false)?).map_err(js_error)
+}
+
+/// The ULID of UUID text: a byte copy, no bit changed.
+#[wasm_bindgen(js_name = uuidToUlid)]
+pub fn uuid_to_ulid(#[wasm_bindgen(unchecked_param_type = "string")] uuid: JsValue) -> Result<String, JsValue> {
+    flakeid_core::uuid_to_ulid(&convert::string(&uuid, "uuid")?).map_err(js_error)
+}
+
+/// The UUID (text) of a ULID: a byte copy, no bit changed.
+#[wasm_bindgen(js_name = ulidToUuid)]
+pub fn ulid_to_uuid(#[wasm_bindgen(unchecked_param_type = "string")] ulid: JsValue) -> Result<String, JsValue> {
+    flakeid_core::ulid_to_uuid(&convert::string(&ulid, "ulid")?).map_err(js_error)
+}
+
+/// The Unix millisecond of a UUIDv7 (text, 16 bytes or a `bigint`), a ULID or a
+/// TypeID (text); a UUID of another version is `FLAKEID_PARSE`.
+#[wasm_bindgen(js_name = uuid7TimestampMs)]
+pub fn uuid7_timestamp_ms(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
+) -> Result<f64, JsValue> {
+    let t = match value.as_string() {
+        Some(s) => flakeid_js::js_wide_timestamp_ms(&JsWide::Text(&s)),
+        None => flakeid_core::uuid7_timestamp_ms(wide(&value, "value", true)?),
+    };
+    Ok(t.map_err(js_error)? as f64)
+}
+
+/// The version field of any UUID (7 for ours).
+#[wasm_bindgen(js_name = uuidVersion)]
+pub fn uuid_version(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
+) -> Result<u32, JsValue> {
+    Ok(u32::from(flakeid_core::uuid_version(wide(&value, "value", false)?)))
+}
+
+/// `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to
+/// `endMs` (inclusive) lies between them — for `WHERE id BETWEEN first AND last`.
+#[wasm_bindgen(js_name = uuid7Range, unchecked_return_type = "[string, string]")]
+pub fn uuid7_range(
+    #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
+    #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
+) -> Result<js_sys::Array, JsValue> {
+    let s = convert::uint(&start_ms, "start_ms")?;
+    let e = convert::uint(&end_ms, "end_ms")?;
+    let (first, last) = flakeid_core::uuid7_range(s, e).map_err(js_error)?;
+    Ok(js_sys::Array::of2(
+        &flakeid_core::format_uuid(first).into(),
+        &flakeid_core::format_uuid(last).into(),
+    ))
+}

@@ -1,0 +1,120 @@
+//! The 128-bit family's JS values: a UUID, ULID or TypeID in (text, 16 bytes or a
+//! `bigint`), and the options of `new UuidGenerator({...})`.
+
+use crate::{JS_MAX_SAFE, JsArg, config, js_uint};
+#[cfg(feature = "uuid7")]
+use crate::{JsOption, js_generator_options};
+use flakeid_core::{Result, WideForm, decode_wide, parse_uuid, ulid_timestamp_ms, uuid_from_bytes, uuid7_timestamp_ms};
+
+/// A 128-bit value as a binding reads it: what [`JsArg`] cannot hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsWide<'a> {
+    /// A `string`.
+    Text(&'a str),
+    /// A `Uint8Array` (or `Buffer`).
+    Bytes(&'a [u8]),
+    /// A `bigint`: its sign and, when it is below 2^128 in magnitude, that magnitude.
+    BigInt {
+        /// Below zero.
+        negative: bool,
+        /// `|value|`, or `None` when it is 2^128 or more.
+        magnitude: Option<u128>,
+    },
+    /// Anything else ([`JsArg::type_name`] names it).
+    Other(&'static str),
+}
+
+/// A UUID's 128 bits from UUID text (or, with `any_form`, ULID or TypeID text too),
+/// 16 big-endian bytes or a `bigint` in `0..2^128`: the core's parsers, their
+/// errors (a parse error names the position); a wrong type or range is a
+/// configuration error naming `field`.
+pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Result<u128> {
+    match *value {
+        JsWide::Text(text) => match decode_wide(text) {
+            Some(r) if any_form => r.map(|(u, _)| u),
+            _ => parse_uuid(text),
+        },
+        JsWide::Bytes(b) => uuid_from_bytes(b),
+        JsWide::BigInt {
+            negative: false,
+            magnitude: Some(v),
+        }
+        | JsWide::BigInt {
+            negative: true,
+            magnitude: Some(v @ 0),
+        } => Ok(v),
+        JsWide::BigInt { negative, .. } => Err(config(
+            field,
+            format!(
+                "{field} must be a bigint in 0n..=2n**128n-1n, got {}",
+                if negative {
+                    "a negative bigint"
+                } else {
+                    "a bigint of 2^128 or more"
+                }
+            ),
+        )),
+        JsWide::Other(type_name) => Err(config(
+            field,
+            format!("{field} must be UUID text, a 16-byte Uint8Array or a bigint, got {type_name}"),
+        )),
+    }
+}
+
+/// The Unix millisecond a UUIDv7 carries, or a ULID or TypeID (text): the ULID's
+/// first 48 bits, whatever its other bits; a UUID of another version is the core's
+/// parse error.
+pub fn js_wide_timestamp_ms(value: &JsWide<'_>) -> Result<u64> {
+    if let JsWide::Text(text) = value
+        && let Some(Ok((u, form))) = decode_wide(text)
+        && form != WideForm::Uuid
+    {
+        return Ok(ulid_timestamp_ms(u));
+    }
+    uuid7_timestamp_ms(js_wide("value", value, true)?)
+}
+
+/// `rand_a` of `composeUuid7`: a whole `number` (the core checks its 12 bits).
+pub fn js_rand_a(value: &JsArg) -> Result<u16> {
+    let v = js_uint("rand_a", value, JS_MAX_SAFE)?;
+    u16::try_from(v).map_err(|_| flakeid_core::Error::out_of_range("rand_a", 0, 0xfff, v))
+}
+
+/// The options of `new UuidGenerator({...})`: the members of a generator-options
+/// object, read by [`js_generator_options`], set by name through the core's
+/// [`UuidGeneratorBuilder::set_text`](flakeid_core::UuidGeneratorBuilder::set_text)
+/// (which refuses the options a UUID has no use for, a node among them). The index
+/// of the member that gave `clock` comes back for the binding to unwrap.
+#[cfg(feature = "uuid7")]
+pub fn js_uuid_generator_options<'a>(
+    members: impl IntoIterator<Item = (&'a str, &'a JsArg)>,
+) -> Result<(flakeid_core::UuidGeneratorBuilder, Option<usize>)> {
+    use flakeid_core::{GENERATOR_OPTIONS, OptionValue, UUID_GENERATOR_OPTIONS, unknown_option};
+    let members: Vec<_> = members.into_iter().collect();
+    // A key of neither table is refused with the names this constructor reads.
+    if let Some((key, _)) = members
+        .iter()
+        .find(|(k, _)| !GENERATOR_OPTIONS.iter().any(|o| o.camel_name == *k))
+    {
+        let mut known: Vec<&'static str> = GENERATOR_OPTIONS
+            .iter()
+            .filter(|o| UUID_GENERATOR_OPTIONS.contains(&o.name))
+            .map(|o| o.camel_name)
+            .collect();
+        known.push("clock");
+        return Err(unknown_option(key, &known));
+    }
+    let mut b = flakeid_core::UuidGenerator::builder();
+    let mut clock = None;
+    for (i, option, value) in js_generator_options(members)? {
+        match value {
+            JsOption::Value(OptionValue::Uint(v)) => b = b.set_text(option.name, &v.to_string())?,
+            JsOption::Value(OptionValue::Text(t)) => b = b.set_text(option.name, t)?,
+            JsOption::Object if option.name == "clock" => clock = Some(i),
+            // A layout object: the core's refusal, as for a layout's name.
+            JsOption::Object => b = b.set_text(option.name, "")?,
+            JsOption::Absent => {}
+        }
+    }
+    Ok((b, clock))
+}
