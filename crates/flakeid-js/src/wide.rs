@@ -4,7 +4,7 @@
 use crate::{JS_MAX_SAFE, JsArg, config, js_uint};
 #[cfg(feature = "uuid7")]
 use crate::{JsOption, js_generator_options};
-use flakeid_core::{Result, WideForm, decode_wide, parse_uuid, ulid_timestamp_ms, uuid_from_bytes, uuid7_timestamp_ms};
+use flakeid_core::{Result, decode_wide, parse_uuid, uuid_from_bytes, uuid7_timestamp_ms};
 
 /// A 128-bit value as a binding reads it: what [`JsArg`] cannot hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,10 +66,10 @@ pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Resul
 /// parse error.
 pub fn js_wide_timestamp_ms(value: &JsWide<'_>) -> Result<u64> {
     if let JsWide::Text(text) = value
-        && let Some(Ok((u, form))) = decode_wide(text)
-        && form != WideForm::Uuid
+        && let Some(read) = decode_wide(text)
     {
-        return Ok(ulid_timestamp_ms(u));
+        let (u, form) = read?;
+        return form.timestamp_ms(u);
     }
     uuid7_timestamp_ms(js_wide("value", value, true)?)
 }
