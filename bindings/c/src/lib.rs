@@ -19,6 +19,7 @@ mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
 mod stats;
+mod uuid;
 
 pub use error::*;
 pub use generator::*;
@@ -26,6 +27,7 @@ pub use layout::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
 pub use stats::*;
+pub use uuid::*;
 
 use error::Fail;
 use flakeid_core::Error;
