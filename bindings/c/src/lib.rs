@@ -19,6 +19,7 @@ mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
 mod stats;
+#[cfg(feature = "uuid7")]
 mod uuid;
 
 pub use error::*;
@@ -27,6 +28,7 @@ pub use layout::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
 pub use stats::*;
+#[cfg(feature = "uuid7")]
 pub use uuid::*;
 
 use error::Fail;
