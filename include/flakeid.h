@@ -8,11 +8,13 @@
  *    FLAKEID_ERR_NULL; any other pointer must be valid for the access (and the
  *    length) its documentation describes. No call aborts the process: a bug
  *    inside flakeid becomes FLAKEID_ERR_PANIC.
- *  - Handles (flakeid_generator, flakeid_manual_clock, flakeid_sealer) are made
- *    by *_new, owned by the caller, released by *_free (NULL is a no-op); all are
- *    thread-safe.
+ *  - Handles (flakeid_generator, flakeid_manual_clock, flakeid_sealer,
+ *    flakeid_uuid_generator, flakeid_uuid_options) are made by *_new, owned by the
+ *    caller, released by *_free (NULL is a no-op); all but flakeid_uuid_options
+ *    are thread-safe.
  *  - After fork(), a generator made in the parent fails with FLAKEID_ERR_FORK in
- *    the child: create a new one there.
+ *    the child: create a new one there. A flakeid_uuid_generator goes on in the
+ *    child with reseeded random bits (it has no node id to repeat).
  */
 
 #ifndef FLAKEID_H
