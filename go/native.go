@@ -66,6 +66,12 @@ package flakeid
 #cgo noescape fgo_sealer_unseal
 #cgo nocallback fgo_sealer_unseal
 #cgo nocallback flakeid_last_error_by_ms
+#cgo noescape fgo_uuid_next
+#cgo nocallback fgo_uuid_next
+#cgo noescape fgo_uuid_parse
+#cgo nocallback fgo_uuid_parse
+#cgo noescape fgo_uuid_format
+#cgo nocallback fgo_uuid_format
 #include <stdlib.h>
 #include <string.h>
 #include "flakeid.h"
@@ -165,6 +171,45 @@ FGO(sealer_new,
     (key, key_len, l, tweak, tweak_len, out))
 FGO(sealer_seal, (const flakeid_sealer *s, uint64_t id, uint64_t *out), (s, id, out))
 FGO(sealer_unseal, (const flakeid_sealer *s, uint64_t id, uint64_t *out), (s, id, out))
+
+// The 128-bit family (bindings/c/src/uuid.rs). A UUID crosses as a Go [16]byte.
+static fgo_error *fgo_uuid_next(const flakeid_uuid_generator *g, uint8_t *out) {
+  flakeid_status st = flakeid_uuid_next(g, out, FLAKEID_UUID_LEN);
+  if (st == FLAKEID_OK) return NULL;
+  fgo_error *e = malloc(sizeof *e);
+  if (e == NULL) return &fgo_no_memory;
+  *e = fgo_check(st);
+  return e;
+}
+FGO(uuid_options_new, (flakeid_uuid_options **out), (out))
+FGO(uuid_options_set, (flakeid_uuid_options *o, const char *name, const char *value), (o, name, value))
+FGO(uuid_options_set_clock, (flakeid_uuid_options *o, const flakeid_manual_clock *c), (o, c))
+FGO(uuid_generator_new, (const flakeid_uuid_options *o, flakeid_uuid_generator **out), (o, out))
+FGO(uuid_generator_close, (const flakeid_uuid_generator *g), (g))
+FGO(uuid_generator_stats, (const flakeid_uuid_generator *g, flakeid_uuid_stats *out, size_t size), (g, out, size))
+FGO(uuid_next_string, (const flakeid_uuid_generator *g, char *buf, size_t len, size_t *n), (g, buf, len, n))
+FGO(ulid_next, (const flakeid_uuid_generator *g, char *buf, size_t len, size_t *n), (g, buf, len, n))
+FGO(typeid_next, (const flakeid_uuid_generator *g, const char *prefix, char *buf, size_t len, size_t *n),
+    (g, prefix, buf, len, n))
+FGO(uuid7_compose, (uint64_t ms, uint32_t a, uint64_t b, uint8_t *out), (ms, a, b, out, FLAKEID_UUID_LEN))
+FGO(uuid7_decompose, (const uint8_t *u, uint64_t *ms, uint32_t *a, uint64_t *b), (u, FLAKEID_UUID_LEN, ms, a, b))
+FGO(uuid7_timestamp_ms, (const uint8_t *u, uint64_t *ms), (u, FLAKEID_UUID_LEN, ms))
+FGO(uuid7_range, (uint64_t a, uint64_t b, uint8_t *first, uint8_t *last), (a, b, first, last, FLAKEID_UUID_LEN))
+FGO(uuid_version, (const uint8_t *u, uint32_t *out), (u, FLAKEID_UUID_LEN, out))
+FGO(typeid_parse, (const char *t, size_t len, char *prefix, size_t plen, size_t *pn, uint8_t *out),
+    (t, len, prefix, plen, pn, out, FLAKEID_UUID_LEN))
+FGO(typeid_format, (const char *prefix, const uint8_t *u, char *buf, size_t len, size_t *n),
+    (prefix, u, FLAKEID_UUID_LEN, buf, len, n))
+// kind: 0 UUID text, 1 ULID text.
+static fgo_error fgo_uuid_parse(uint32_t kind, const char *t, size_t len, uint8_t *out) {
+  return fgo_check(kind == 0 ? flakeid_uuid_parse(t, len, out, FLAKEID_UUID_LEN)
+                             : flakeid_ulid_parse(t, len, out, FLAKEID_UUID_LEN));
+}
+// kind: 0 UUID text, 1 ULID text.
+static fgo_error fgo_uuid_format(uint32_t kind, const uint8_t *u, char *buf, size_t len, size_t *n) {
+  return fgo_check(kind == 0 ? flakeid_uuid_format(u, FLAKEID_UUID_LEN, buf, len, n)
+                             : flakeid_ulid_format(u, FLAKEID_UUID_LEN, buf, len, n));
+}
 */
 import "C"
 
@@ -569,3 +614,198 @@ func cSealerFree(p sealHandle) { C.flakeid_sealer_free(p) }
 // cNoop is the cheapest call into the library (a thread-local read), for
 // measuring what a cgo call itself costs (BenchmarkCgoCall).
 func cNoop() uint64 { return uint64(C.flakeid_last_error_by_ms()) }
+
+// --- the 128-bit family ---
+
+type uuidHandle = *C.flakeid_uuid_generator
+
+// textArg passes a Go string's bytes for the duration of a call (the library
+// takes text with its length: no NUL, no copy); an empty one as a non-NULL pointer.
+func textArg(s string) (*C.char, C.size_t) {
+	if len(s) == 0 {
+		var empty C.char
+		return &empty, 0
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
+}
+
+func u8(u *UUID) *C.uint8_t { return (*C.uint8_t)(unsafe.Pointer(&u[0])) }
+
+func cUUIDGeneratorNew(o *UUIDOptions) (uuidHandle, error) {
+	var opts *C.flakeid_uuid_options
+	if err := errOf(C.fgo_uuid_options_new(&opts)); err != nil {
+		return nil, err
+	}
+	defer C.flakeid_uuid_options_free(opts)
+	for _, s := range o.settings {
+		name, value := C.CString(s[0]), C.CString(s[1])
+		err := errOf(C.fgo_uuid_options_set(opts, name, value))
+		C.free(unsafe.Pointer(name))
+		C.free(unsafe.Pointer(value))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.Clock != nil {
+		if err := errOf(C.fgo_uuid_options_set_clock(opts, o.Clock.handle())); err != nil {
+			return nil, err
+		}
+		defer o.Clock.keepAlive()
+	}
+	var p uuidHandle
+	err := errOf(C.fgo_uuid_generator_new(opts, &p))
+	return p, err
+}
+
+// cUUIDOptionSet checks that the library takes value for the option name.
+func cUUIDOptionSet(name, value string) error {
+	var opts *C.flakeid_uuid_options
+	if err := errOf(C.fgo_uuid_options_new(&opts)); err != nil {
+		return err
+	}
+	defer C.flakeid_uuid_options_free(opts)
+	cn, cv := C.CString(name), C.CString(value)
+	defer C.free(unsafe.Pointer(cn))
+	defer C.free(unsafe.Pointer(cv))
+	return errOf(C.fgo_uuid_options_set(opts, cn, cv))
+}
+
+// cUUIDOptionNames lists the names UUIDOptions.Set takes (the core's).
+func cUUIDOptionNames() []string {
+	var names []string
+	for i := C.size_t(0); ; i++ {
+		n := C.flakeid_uuid_option_name(i)
+		if n == nil {
+			return names
+		}
+		names = append(names, C.GoString(n))
+	}
+}
+
+func cUUIDGeneratorFree(p uuidHandle) { C.flakeid_uuid_generator_free(p) }
+
+func cUUIDClose(p uuidHandle) error { return errOf(C.fgo_uuid_generator_close(p)) }
+
+func cUUIDNext(p uuidHandle) (UUID, error) {
+	var u UUID
+	e := C.fgo_uuid_next(p, u8(&u))
+	if e == nil {
+		return u, nil
+	}
+	defer C.fgo_free_error(e)
+	return UUID{}, errOf(*e)
+}
+
+// What cUUIDText makes: the next ID's text form.
+const (
+	textUUID = iota
+	textULID
+	textTypeID
+)
+
+func cUUIDText(p uuidHandle, form int, prefix string) (string, error) {
+	var buf [C.FLAKEID_TYPEID_MAX_LEN + 1]C.char
+	var n C.size_t
+	var err error
+	switch form {
+	case textUUID:
+		err = errOf(C.fgo_uuid_next_string(p, &buf[0], C.size_t(len(buf)), &n))
+	case textULID:
+		err = errOf(C.fgo_ulid_next(p, &buf[0], C.size_t(len(buf)), &n))
+	default:
+		cp := C.CString(prefix)
+		defer C.free(unsafe.Pointer(cp))
+		err = errOf(C.fgo_typeid_next(p, cp, &buf[0], C.size_t(len(buf)), &n))
+	}
+	if err != nil {
+		return "", err
+	}
+	return C.GoStringN(&buf[0], C.int(n)), nil
+}
+
+func cUUIDStats(p uuidHandle) (UUIDStats, error) {
+	var s C.flakeid_uuid_stats
+	if err := errOf(C.fgo_uuid_generator_stats(p, &s, C.size_t(unsafe.Sizeof(s)))); err != nil {
+		return UUIDStats{}, err
+	}
+	return UUIDStats{
+		IDsIssued:      uint64(s.ids_issued),
+		TickWaits:      uint64(s.tick_waits),
+		Lead:           time.Duration(s.lead_ms) * time.Millisecond,
+		ClockRollbacks: uint64(s.clock_rollbacks),
+		MaxRollback:    time.Duration(s.max_rollback_ms) * time.Millisecond,
+		Reseeds:        uint64(s.reseeds),
+	}, nil
+}
+
+// cUUIDParse reads UUID (kind 0) or ULID (kind 1) text.
+func cUUIDParse(kind uint32, text string) (UUID, error) {
+	var u UUID
+	t, n := textArg(text)
+	err := errOf(C.fgo_uuid_parse(C.uint32_t(kind), t, n, u8(&u)))
+	return u, err
+}
+
+// cUUIDFormat writes UUID (kind 0) or ULID (kind 1) text.
+func cUUIDFormat(kind uint32, u UUID) string {
+	var buf [C.FLAKEID_UUID_TEXT_LEN + 1]C.char
+	var n C.size_t
+	if err := errOf(C.fgo_uuid_format(C.uint32_t(kind), u8(&u), &buf[0], C.size_t(len(buf)), &n)); err != nil {
+		panic(err) // 16 bytes always have both forms
+	}
+	return C.GoStringN(&buf[0], C.int(n))
+}
+
+func cTypeIDParse(text string) (string, UUID, error) {
+	var u UUID
+	var prefix [C.FLAKEID_TYPEID_PREFIX_MAX + 1]C.char
+	var n C.size_t
+	t, tn := textArg(text)
+	if err := errOf(C.fgo_typeid_parse(t, tn, &prefix[0], C.size_t(len(prefix)), &n, u8(&u))); err != nil {
+		return "", UUID{}, err
+	}
+	return C.GoStringN(&prefix[0], C.int(n)), u, nil
+}
+
+func cTypeIDFormat(prefix string, u UUID) (string, error) {
+	var buf [C.FLAKEID_TYPEID_MAX_LEN + 1]C.char
+	var n C.size_t
+	cp := C.CString(prefix)
+	defer C.free(unsafe.Pointer(cp))
+	if err := errOf(C.fgo_typeid_format(cp, u8(&u), &buf[0], C.size_t(len(buf)), &n)); err != nil {
+		return "", err
+	}
+	return C.GoStringN(&buf[0], C.int(n)), nil
+}
+
+func cUUID7Compose(ms uint64, randA uint32, randB uint64) (UUID, error) {
+	var u UUID
+	err := errOf(C.fgo_uuid7_compose(C.uint64_t(ms), C.uint32_t(randA), C.uint64_t(randB), u8(&u)))
+	return u, err
+}
+
+func cUUID7Decompose(u UUID) (ms uint64, randA uint16, randB uint64, err error) {
+	var m, b C.uint64_t
+	var a C.uint32_t
+	err = errOf(C.fgo_uuid7_decompose(u8(&u), &m, &a, &b))
+	return uint64(m), uint16(a), uint64(b), err
+}
+
+func cUUID7TimestampMs(u UUID) (uint64, error) {
+	var m C.uint64_t
+	err := errOf(C.fgo_uuid7_timestamp_ms(u8(&u), &m))
+	return uint64(m), err
+}
+
+func cUUIDVersion(u UUID) int {
+	var v C.uint32_t
+	if err := errOf(C.fgo_uuid_version(u8(&u), &v)); err != nil {
+		panic(err) // 16 bytes always have a version field
+	}
+	return int(v)
+}
+
+func cUUID7Range(startMs, endMs uint64) (first, last UUID, err error) {
+	err = errOf(C.fgo_uuid7_range(C.uint64_t(startMs), C.uint64_t(endMs), u8(&first), u8(&last)))
+	return first, last, err
+}

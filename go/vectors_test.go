@@ -44,6 +44,11 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 		"env_cases": optionEnvCase, "settings_cases": optionSettingsCase,
 	},
 	"seal.json": {"groups": sealGroupCase, "invalid": sealInvalidCase},
+	"uuid.json": {
+		"uuid7": uuid7Case, "compose_errors": uuidComposeErrorCase, "conversions": uuidConversionCase,
+		"text_aliases": uuidAliasCase, "bad": uuidBadCase, "typeid_valid": typeIDValidCase,
+		"typeid_invalid": typeIDInvalidCase, "prefix_errors": typeIDPrefixErrorCase, "ranges": uuidRangeCase,
+	},
 }
 
 // Files the C ABI cannot run yet, with the reason: the test fails if one appears
@@ -51,8 +56,6 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 var vectorFilesNotInCABI = map[string]string{
 	// Run by the core, the CLI and the service only: the C ABI has no auto-detecting decode.
 	"decode_auto.json": "decode_auto: core, CLI and service only",
-	// The 128-bit family: the core, the CLI and Python so far (issue 59).
-	"uuid.json": "uuid: not in the C ABI yet",
 }
 
 func vectorDir(t *testing.T) string {

@@ -8,11 +8,13 @@
  *    FLAKEID_ERR_NULL; any other pointer must be valid for the access (and the
  *    length) its documentation describes. No call aborts the process: a bug
  *    inside flakeid becomes FLAKEID_ERR_PANIC.
- *  - Handles (flakeid_generator, flakeid_manual_clock, flakeid_sealer) are made
- *    by *_new, owned by the caller, released by *_free (NULL is a no-op); all are
- *    thread-safe.
+ *  - Handles (flakeid_generator, flakeid_manual_clock, flakeid_sealer,
+ *    flakeid_uuid_generator, flakeid_uuid_options) are made by *_new, owned by the
+ *    caller, released by *_free (NULL is a no-op); all but flakeid_uuid_options
+ *    are thread-safe.
  *  - After fork(), a generator made in the parent fails with FLAKEID_ERR_FORK in
- *    the child: create a new one there.
+ *    the child: create a new one there. A flakeid_uuid_generator goes on in the
+ *    child with reseeded random bits (it has no node id to repeat).
  */
 
 #ifndef FLAKEID_H
@@ -33,6 +35,31 @@
  * The longest text `flakeid_encode` writes, without its NUL (a decimal u64).
  */
 #define FLAKEID_MAX_ENCODED_LEN 20
+
+/**
+ * Bytes of a UUID (and a ULID): 128 bits, big-endian.
+ */
+#define FLAKEID_UUID_LEN 16
+
+/**
+ * Characters of a UUID's `8-4-4-4-12` text (without the NUL).
+ */
+#define FLAKEID_UUID_TEXT_LEN 36
+
+/**
+ * Characters of a ULID (and of a TypeID's suffix), without the NUL.
+ */
+#define FLAKEID_ULID_TEXT_LEN 26
+
+/**
+ * The longest TypeID prefix (spec v0.3).
+ */
+#define FLAKEID_TYPEID_PREFIX_MAX 63
+
+/**
+ * The longest TypeID text: a prefix, `_` and the suffix (without the NUL).
+ */
+#define FLAKEID_TYPEID_MAX_LEN 90
 
 /**
  * What every fallible call returns. The numbers are ABI: they never change, and a
@@ -263,6 +290,23 @@ typedef struct flakeid_manual_clock flakeid_manual_clock;
 typedef struct flakeid_sealer flakeid_sealer;
 
 /**
+ * Makes UUIDv7s, and ULIDs and TypeIDs of the same bits: strictly increasing
+ * across every thread sharing it (RFC 9562 §6.2 method 1, a 16-bit counter;
+ * docs/design.md). Thread-safe. Unlike `flakeid_generator` it goes on in a child
+ * after `fork()`: the child's random bits are reseeded from the operating system
+ * (`flakeid_uuid_stats.reseeds` counts it).
+ */
+typedef struct flakeid_uuid_generator flakeid_uuid_generator;
+
+/**
+ * The options of a `flakeid_uuid_generator`, set by name: the core's clock
+ * options (`flakeid_uuid_option_name` lists them) and a manual clock. Made by
+ * `flakeid_uuid_options_new`, read by `flakeid_uuid_generator_new`, released by
+ * `flakeid_uuid_options_free`. Not thread-safe while being set.
+ */
+typedef struct flakeid_uuid_options flakeid_uuid_options;
+
+/**
  * How the 64 bits are split. A plain value: copy it freely. Fill it with
  * `flakeid_layout_preset()` or `flakeid_layout_custom()`; a struct filled by hand
  * is validated by every call that takes it. A layout with a single node field
@@ -487,6 +531,43 @@ typedef struct flakeid_stats {
    */
   uint64_t lease_remaining_ms;
 } flakeid_stats;
+
+/**
+ * What a `flakeid_uuid_generator` has done (`flakeid_uuid_generator_stats()`).
+ * Grows only by appending fields; `struct_size` as for `flakeid_stats`.
+ */
+typedef struct flakeid_uuid_stats {
+  /**
+   * Bytes of this struct the library wrote. Always the first field.
+   */
+  size_t struct_size;
+  /**
+   * IDs handed out.
+   */
+  uint64_t ids_issued;
+  /**
+   * Milliseconds waited out because a millisecond's 65,536 (or the borrow
+   * window) were used up.
+   */
+  uint64_t tick_waits;
+  /**
+   * How far the last ID's time is ahead of the clock, ms (borrowing, or a clock
+   * that went back): the drift of the embedded time.
+   */
+  uint64_t lead_ms;
+  /**
+   * Calls that found the clock behind IDs already issued.
+   */
+  uint64_t clock_rollbacks;
+  /**
+   * The largest of those rollbacks, ms.
+   */
+  uint64_t max_rollback_ms;
+  /**
+   * Forked children in which the generator went on with reseeded random bits.
+   */
+  uint64_t reseeds;
+} flakeid_uuid_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -813,6 +894,228 @@ void flakeid_sealer_free(struct flakeid_sealer *sealer);
 flakeid_status flakeid_generator_stats(const struct flakeid_generator *generator,
                                        struct flakeid_stats *out_stats,
                                        size_t struct_size);
+
+/**
+ * Creates empty options (every option at the core's default, the system clock).
+ */
+flakeid_status flakeid_uuid_options_new(struct flakeid_uuid_options **out_options);
+
+/**
+ * Sets the option `name` from text, by the core's names and rules
+ * (`UuidGeneratorBuilder::set_text`): `"overflow"` (`borrow`, the default, or
+ * `wait`), `"clock_backwards"` (`error`, `wait`, `monotonic`), `"max_borrow_ms"`,
+ * `"max_wait_ms"`. A node, layout or lease option, an unknown name or a value the
+ * option cannot take is `FLAKEID_ERR_CONFIG` naming it; `*options` is then
+ * unchanged. The text is copied.
+ */
+flakeid_status flakeid_uuid_options_set(struct flakeid_uuid_options *options,
+                                        const char *name,
+                                        const char *value);
+
+/**
+ * Makes the generator read `clock` (NULL: the system clock again). The generator
+ * shares the clock's time; the clock handle may be freed first.
+ */
+flakeid_status flakeid_uuid_options_set_clock(struct flakeid_uuid_options *options,
+                                              const struct flakeid_manual_clock *clock);
+
+/**
+ * Frees options. NULL is a no-op.
+ */
+void flakeid_uuid_options_free(struct flakeid_uuid_options *options);
+
+/**
+ * The `index`th name `flakeid_uuid_options_set` takes (the core's
+ * `UUID_GENERATOR_OPTIONS`), a static string; NULL past the last.
+ */
+const char *flakeid_uuid_option_name(size_t index);
+
+/**
+ * Creates a 128-bit generator from `options` (NULL: the defaults); on success
+ * `*out_generator` owns it (free it with `flakeid_uuid_generator_free()`). The
+ * options may be freed once this returns.
+ */
+flakeid_status flakeid_uuid_generator_new(const struct flakeid_uuid_options *options,
+                                          struct flakeid_uuid_generator **out_generator);
+
+/**
+ * Frees a 128-bit generator. NULL is a no-op. No other thread may still use it.
+ */
+void flakeid_uuid_generator_free(struct flakeid_uuid_generator *generator);
+
+/**
+ * Stops the generator issuing (idempotent): later calls are `FLAKEID_ERR_CONFIG`
+ * naming `generator`. Frees nothing.
+ */
+flakeid_status flakeid_uuid_generator_close(const struct flakeid_uuid_generator *generator);
+
+/**
+ * The next UUIDv7 into `out` (16 bytes, big-endian; `out_len` at least
+ * `FLAKEID_UUID_LEN`). Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
+ * `FLAKEID_ERR_TIME_EXHAUSTED` or `FLAKEID_ERR_CONFIG` (closed); `out` is
+ * written only on success.
+ */
+flakeid_status flakeid_uuid_next(const struct flakeid_uuid_generator *generator,
+                                 uint8_t *out_uuid,
+                                 size_t out_len);
+
+/**
+ * The next UUIDv7 as lowercase `8-4-4-4-12` text and a NUL (`buf_len` at least
+ * `FLAKEID_UUID_TEXT_LEN + 1`). `out_len` (may be NULL) gets 36.
+ */
+flakeid_status flakeid_uuid_next_string(const struct flakeid_uuid_generator *generator,
+                                        char *buf,
+                                        size_t buf_len,
+                                        size_t *out_len);
+
+/**
+ * The next ID as a ULID (upper-case Crockford base32) and a NUL (`buf_len` at
+ * least `FLAKEID_ULID_TEXT_LEN + 1`). `out_len` (may be NULL) gets 26.
+ */
+flakeid_status flakeid_ulid_next(const struct flakeid_uuid_generator *generator,
+                                 char *buf,
+                                 size_t buf_len,
+                                 size_t *out_len);
+
+/**
+ * The next ID as a TypeID with `prefix` (NUL-terminated; `""` for none) and a NUL
+ * (`FLAKEID_TYPEID_MAX_LEN + 1` always suffices). The prefix and the buffer are
+ * checked first: a bad prefix (`FLAKEID_ERR_CONFIG` naming `prefix`) or a short
+ * buffer costs no ID.
+ */
+flakeid_status flakeid_typeid_next(const struct flakeid_uuid_generator *generator,
+                                   const char *prefix,
+                                   char *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * Writes a snapshot of the generator's statistics; `struct_size` is the caller's
+ * `sizeof *out_stats` (smaller than the first `flakeid_uuid_stats`:
+ * `FLAKEID_ERR_CONFIG` naming `struct_size`).
+ */
+flakeid_status flakeid_uuid_generator_stats(const struct flakeid_uuid_generator *generator,
+                                            struct flakeid_uuid_stats *out_stats,
+                                            size_t struct_size);
+
+/**
+ * The UUIDv7 of Unix millisecond `ms` with `rand_a` (12 bits) and `rand_b` (62
+ * bits), RFC 9562 §5.7, into `out_uuid` (16 bytes). A part wider than its field is
+ * `FLAKEID_ERR_CONFIG` naming it (`ms`, `rand_a`, `rand_b`).
+ */
+flakeid_status flakeid_uuid7_compose(uint64_t ms,
+                                     uint32_t rand_a,
+                                     uint64_t rand_b,
+                                     uint8_t *out_uuid,
+                                     size_t out_len);
+
+/**
+ * The parts `flakeid_uuid7_compose` took, from 16 bytes; a value that is not a
+ * version-7, variant-`10` UUID is `FLAKEID_ERR_PARSE` naming the bit.
+ */
+flakeid_status flakeid_uuid7_decompose(const uint8_t *uuid,
+                                       size_t uuid_len,
+                                       uint64_t *out_ms,
+                                       uint32_t *out_rand_a,
+                                       uint64_t *out_rand_b);
+
+/**
+ * The version field (bits 48-51) of any UUID's 16 bytes: 7 for ours.
+ */
+flakeid_status flakeid_uuid_version(const uint8_t *uuid,
+                                    size_t uuid_len,
+                                    uint32_t *out_version);
+
+/**
+ * The Unix millisecond a UUIDv7's 16 bytes carry; a UUID of another version is
+ * `FLAKEID_ERR_PARSE` (its first bits are no time: read a ULID with
+ * `flakeid_ulid_timestamp_ms`).
+ */
+flakeid_status flakeid_uuid7_timestamp_ms(const uint8_t *uuid,
+                                          size_t uuid_len,
+                                          uint64_t *out_ms);
+
+/**
+ * The Unix millisecond in a ULID's first 48 bits (its 16 bytes; any other bits).
+ */
+flakeid_status flakeid_ulid_timestamp_ms(const uint8_t *uuid,
+                                         size_t uuid_len,
+                                         uint64_t *out_ms);
+
+/**
+ * The first and last 128-bit values whose time is within `start_ms..=end_ms`
+ * (for `WHERE id BETWEEN first AND last`), into two 16-byte buffers.
+ */
+flakeid_status flakeid_uuid7_range(uint64_t start_ms,
+                                   uint64_t end_ms,
+                                   uint8_t *out_first,
+                                   uint8_t *out_last,
+                                   size_t out_len);
+
+/**
+ * Reads `text_len` bytes of UUID text (`8-4-4-4-12`, or its 32 hex digits; any
+ * case; no NUL needed) into 16 bytes. Bad text is `FLAKEID_ERR_PARSE`, and
+ * `flakeid_last_error_position()` gives the 0-based character.
+ */
+flakeid_status flakeid_uuid_parse(const char *text,
+                                  size_t text_len,
+                                  uint8_t *out_uuid,
+                                  size_t out_len);
+
+/**
+ * Reads `text_len` bytes of ULID text (26 Crockford base32 characters, any case,
+ * `I`/`L` as 1 and `O` as 0; at most `7ZZZZZZZZZZZZZZZZZZZZZZZZZ`) into 16 bytes.
+ * Bad text is `FLAKEID_ERR_PARSE` with its position.
+ */
+flakeid_status flakeid_ulid_parse(const char *text,
+                                  size_t text_len,
+                                  uint8_t *out_uuid,
+                                  size_t out_len);
+
+/**
+ * Reads a TypeID (`prefix_` and a lowercase ULID suffix, split at the last `_`):
+ * its 128 bits into `out_uuid` and its prefix and a NUL into `prefix_buf`
+ * (`FLAKEID_TYPEID_PREFIX_MAX + 1` always suffices; `prefix_len_out` may be
+ * NULL). Bad text is `FLAKEID_ERR_PARSE` with its position.
+ */
+flakeid_status flakeid_typeid_parse(const char *text,
+                                    size_t text_len,
+                                    char *prefix_buf,
+                                    size_t prefix_buf_len,
+                                    size_t *prefix_len_out,
+                                    uint8_t *out_uuid,
+                                    size_t out_len);
+
+/**
+ * The lowercase `8-4-4-4-12` text of 16 bytes and a NUL (`buf_len` at least 37).
+ */
+flakeid_status flakeid_uuid_format(const uint8_t *uuid,
+                                   size_t uuid_len,
+                                   char *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * The ULID text (upper-case Crockford base32) of 16 bytes and a NUL (`buf_len`
+ * at least 27): the same bits, no bit changed.
+ */
+flakeid_status flakeid_ulid_format(const uint8_t *uuid,
+                                   size_t uuid_len,
+                                   char *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * The TypeID of `prefix` (NUL-terminated, `""` for none; checked:
+ * `FLAKEID_ERR_CONFIG` naming `prefix`) and 16 bytes, and a NUL
+ * (`FLAKEID_TYPEID_MAX_LEN + 1` always suffices).
+ */
+flakeid_status flakeid_typeid_format(const char *prefix,
+                                     const uint8_t *uuid,
+                                     size_t uuid_len,
+                                     char *buf,
+                                     size_t buf_len,
+                                     size_t *out_len);
 
 #ifdef __cplusplus
 }  // extern "C"

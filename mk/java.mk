@@ -41,7 +41,7 @@ test-java-stores: setup-java setup-lease lib-java ## the lease tests on the fixt
 	  mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -Dtest=LeaseTest \
 	  -Dsurefire.failIfNoSpecifiedTests=false test
 
-bench-java: setup-java lib-java ## JMH: flakeid beside CosId
+bench-java: setup-java lib-java ## JMH: flakeid beside CosId; UUIDv7 beside the JDK's randomUUID
 	cd java && $(MVN) -q -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -DskipTests install
 	cd java/bench && $(MVN) -q package
 	cd java/bench && $$(bash $(CURDIR)/scripts/setup-java.sh)/bin/java --enable-native-access=ALL-UNNAMED -jar target/benchmarks.jar \

@@ -9,6 +9,7 @@ package bench
 //   Sonyflake  Sonyflake's own split (39 time, 8 sequence, 16 machine, 10 ms):
 //              bounded by 25,600 IDs/s (39 us).
 //   Borrow     flakeid's throughput mode on the Snowflake split (no peer has one).
+//   UUID7      one UUIDv7 per call, beside google/uuid NewV7 (pinned in go.mod).
 //   Cost       a cgo call that does nothing, and Go's clocks (why Next does not
 //              hide a buffer: see go/README.md).
 
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/snowflake"
+	"github.com/google/uuid"
 	"github.com/sony/sonyflake/v2"
 
 	"github.com/flakeid/flakeid-go"
@@ -183,5 +185,51 @@ func BenchmarkSeal(b *testing.B) {
 			id = back
 		}
 		sink += uint64(id)
+	})
+}
+
+// The 128-bit family: one UUIDv7 per call beside github.com/google/uuid's NewV7
+// (a process-wide monotonic UUIDv7 behind a mutex; its random bits from crypto/rand).
+func BenchmarkUUID7(b *testing.B) {
+	g, err := flakeid.NewUUIDGenerator(flakeid.UUIDOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close() })
+	b.Run("flakeid-next", func(b *testing.B) {
+		for b.Loop() {
+			u, err := g.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += uint64(u[15])
+		}
+	})
+	b.Run("flakeid-next-string", func(b *testing.B) {
+		for b.Loop() {
+			s, err := g.NextString()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += uint64(len(s))
+		}
+	})
+	b.Run("google-uuid-newv7", func(b *testing.B) {
+		for b.Loop() {
+			u, err := uuid.NewV7()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += uint64(u[15])
+		}
+	})
+	b.Run("google-uuid-newv7-string", func(b *testing.B) {
+		for b.Loop() {
+			u, err := uuid.NewV7()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += uint64(len(u.String()))
+		}
 	})
 }

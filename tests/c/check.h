@@ -59,5 +59,6 @@ void test_api(void);
 void test_threads(void);
 void test_fork(void);
 void test_stress(void);
+void test_uuid(void);
 
 #endif

@@ -45,6 +45,8 @@ int main(int argc, char **argv) {
   printf("  4 threads on one generator: done (%d failures)\n", check_failures);
   test_fork();
   printf("  fork: done (%d failures)\n", check_failures);
+  test_uuid();
+  printf("  uuid: generator, buffers, threads, fork: done (%d failures)\n", check_failures);
   test_vectors(argv[1]);
   printf("%s: %ld checks passed, %d failed\n", check_failures ? "FAILED" : "ok", check_passes, check_failures);
   return check_failures ? 1 : 0;

@@ -106,7 +106,7 @@ const MIN_OPTIONS_SIZE: usize = std::mem::offset_of!(flakeid_options, state);
 /// A clock that moves only when told to, for deterministic tests. Thread-safe.
 #[derive(Debug)]
 pub struct flakeid_manual_clock {
-    clock: ManualClock,
+    pub(crate) clock: ManualClock,
 }
 
 /// Issues IDs. Thread-safe: share one per node id between any number of threads;

@@ -19,6 +19,8 @@ mod layout;
 #[cfg(feature = "seal")]
 mod sealer;
 mod stats;
+#[cfg(feature = "uuid7")]
+mod uuid;
 
 pub use error::*;
 pub use generator::*;
@@ -26,6 +28,8 @@ pub use layout::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
 pub use stats::*;
+#[cfg(feature = "uuid7")]
+pub use uuid::*;
 
 use error::Fail;
 use flakeid_core::Error;

@@ -94,8 +94,19 @@ final class Native {
           ADDRESS.withName("lease_state"),
           JAVA_LONG.withName("lease_remaining_ms"));
 
+  static final StructLayout UUID_STATS =
+      cStruct(
+          "flakeid_uuid_stats",
+          JAVA_LONG.withName("struct_size"), // size_t: the 64-bit platforms the jar ships for
+          JAVA_LONG.withName("ids_issued"),
+          JAVA_LONG.withName("tick_waits"),
+          JAVA_LONG.withName("lead_ms"),
+          JAVA_LONG.withName("clock_rollbacks"),
+          JAVA_LONG.withName("max_rollback_ms"),
+          JAVA_LONG.withName("reseeds"));
+
   /** Every struct this class reads or writes, for NativeLayoutTest. */
-  static final List<StructLayout> STRUCTS = List.of(LAYOUT, OPTIONS, LIMITS, PARTS, STATS);
+  static final List<StructLayout> STRUCTS = List.of(LAYOUT, OPTIONS, LIMITS, PARTS, STATS, UUID_STATS);
 
   /** A C struct of these members: each at the next multiple of its alignment. */
   static StructLayout cStruct(String name, MemoryLayout... members) {
@@ -188,6 +199,48 @@ final class Native {
   static final MethodHandle SEALER_SEAL = fn("flakeid_sealer_seal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle SEALER_UNSEAL = fn("flakeid_sealer_unseal", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle SEALER_FREE = fn("flakeid_sealer_free", null, ADDRESS);
+
+  // The 128-bit family (bindings/c/src/uuid.rs): 16 big-endian bytes, text with its length.
+  static final MethodHandle UUID_OPTIONS_NEW = fn("flakeid_uuid_options_new", JAVA_INT, ADDRESS);
+  static final MethodHandle UUID_OPTIONS_SET =
+      fn("flakeid_uuid_options_set", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+  static final MethodHandle UUID_OPTIONS_SET_CLOCK =
+      fn("flakeid_uuid_options_set_clock", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle UUID_OPTIONS_FREE = fn("flakeid_uuid_options_free", null, ADDRESS);
+  static final MethodHandle UUID_OPTION_NAME = fn("flakeid_uuid_option_name", ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID_GENERATOR_NEW = fn("flakeid_uuid_generator_new", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle UUID_GENERATOR_FREE = fn("flakeid_uuid_generator_free", null, ADDRESS);
+  static final MethodHandle UUID_NEXT = fn("flakeid_uuid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle ULID_NEXT = fn("flakeid_ulid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle TYPEID_NEXT =
+      fn("flakeid_typeid_next", JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle UUID_GENERATOR_STATS =
+      fn("flakeid_uuid_generator_stats", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID7_COMPOSE =
+      fn("flakeid_uuid7_compose", JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID7_DECOMPOSE =
+      fn("flakeid_uuid7_decompose", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS);
+  static final MethodHandle UUID_VERSION = fn("flakeid_uuid_version", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle UUID7_TIMESTAMP_MS =
+      fn("flakeid_uuid7_timestamp_ms", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle ULID_TIMESTAMP_MS =
+      fn("flakeid_ulid_timestamp_ms", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle UUID7_RANGE =
+      fn("flakeid_uuid7_range", JAVA_INT, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID_PARSE = fn("flakeid_uuid_parse", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG);
+  static final MethodHandle ULID_PARSE = fn("flakeid_ulid_parse", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG);
+  static final MethodHandle TYPEID_PARSE =
+      fn("flakeid_typeid_parse", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID_FORMAT =
+      fn("flakeid_uuid_format", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle ULID_FORMAT =
+      fn("flakeid_ulid_format", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS);
+  static final MethodHandle TYPEID_FORMAT =
+      fn("flakeid_typeid_format", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS);
+
+  /** FLAKEID_UUID_LEN; FLAKEID_TYPEID_MAX_LEN + 1 (every text form and its NUL fits). */
+  static final int UUID_LEN = 16;
+  static final int TEXT_BUFFER = 91;
 
   /** FLAKEID_MAX_ENCODED_LEN + 1. */
   static final int ENCODE_BUFFER = 21;

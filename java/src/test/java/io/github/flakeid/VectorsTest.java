@@ -56,16 +56,13 @@ class VectorsTest {
           Map.of(
               "options", VectorsTest::optionEntry, "cases", VectorsTest::option,
               "env_cases", VectorsTest::optionEnv, "settings_cases", VectorsTest::optionSettings),
-          "seal.json", Map.of("groups", VectorsTest::sealGroup, "invalid", VectorsTest::sealInvalid)
-          );
+          "seal.json", Map.of("groups", VectorsTest::sealGroup, "invalid", VectorsTest::sealInvalid),
+          "uuid.json", UuidVectors.SECTIONS);
 
   /** Files the C ABI cannot run, and why. */
   static final Map<String, String> NOT_IN_C_ABI =
       // Run by the core, the CLI and the service only: the C ABI has no auto-detecting decode.
-      Map.of(
-          "decode_auto.json", "decode_auto: core, CLI and service only",
-          // The 128-bit family: the core, the CLI and Python so far (issue 59).
-          "uuid.json", "uuid: not in the C ABI yet");
+      Map.of("decode_auto.json", "decode_auto: core, CLI and service only");
 
   @TestFactory
   Stream<DynamicTest> vectors() throws IOException {

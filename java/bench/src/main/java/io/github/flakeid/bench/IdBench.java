@@ -37,6 +37,9 @@ import org.openjdk.jmh.annotations.Threads;
  *   <li>borrow: flakeid's throughput mode; CosId has none for snowflake IDs, and its
  *       own throughput mode, SegmentChainId (number segments, not time-ordered IDs),
  *       stands beside it;
+ *   <li>uuid7: one UUIDv7 ({@code java.util.UUID}) per call; no UUIDv7 library is in the
+ *       build's package set, so the JDK's {@code UUID.randomUUID()} (v4, SecureRandom)
+ *       stands beside it;
  *   <li>cost: an empty FFM downcall (libc's abs), what crossing into C costs by itself.
  * </ul>
  */
@@ -48,6 +51,7 @@ public class IdBench {
 
   Generator belowCap, strict, borrow;
   Sealer sealer;
+  io.github.flakeid.UuidGenerator uuids;
   long sealState = 1;
   MillisecondSnowflakeId cosidBelowCap, cosidStrict;
   SegmentChainId cosidSegments;
@@ -68,6 +72,7 @@ public class IdBench {
     cosidBelowCap = new MillisecondSnowflakeId(TWITTER_EPOCH, 41, 0, 22, 0);
     cosidStrict = new MillisecondSnowflakeId(TWITTER_EPOCH, 41, 10, 12, 1);
     cosidSegments = new SegmentChainId(new IdSegmentDistributor.Atomic());
+    uuids = io.github.flakeid.UuidGenerator.builder().build();
     sealer = Sealer.create("0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
   }
 
@@ -77,6 +82,7 @@ public class IdBench {
     strict.close();
     borrow.close();
     sealer.close();
+    uuids.close();
   }
 
   @Benchmark
@@ -127,6 +133,16 @@ public class IdBench {
   @Benchmark
   public long borrow_cosid_segmentChain() {
     return cosidSegments.generate();
+  }
+
+  @Benchmark
+  public java.util.UUID uuid7_flakeid_nextUuid() {
+    return uuids.nextUuid();
+  }
+
+  @Benchmark
+  public java.util.UUID uuid7_jdk_randomUUID_v4() {
+    return java.util.UUID.randomUUID();
   }
 
   /** Sealing (docs/sealing.md): FF1-AES-128 over 63 bits, one downcall. */

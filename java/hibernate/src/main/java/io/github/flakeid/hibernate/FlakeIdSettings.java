@@ -3,7 +3,6 @@ package io.github.flakeid.hibernate;
 import io.github.flakeid.Generator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The persistence unit's {@code flakeid.*} properties ({@link #names}) and the one generator per process
@@ -20,11 +19,10 @@ public final class FlakeIdSettings {
     return Generator.optionNames().stream().map(n -> n.replace('_', '-')).toList();
   }
 
-  /** The {@code flakeid.*} entries of {@code properties}, without the prefix. */
+  /** The {@code flakeid.*} entries of {@code properties}, without the prefix (less {@code flakeid.uuid.*}). */
   static Map<String, String> of(Map<String, ?> properties) {
-    Map<String, String> out = new TreeMap<>();
-    properties.forEach((k, v) -> out.putAll(k.startsWith(PREFIX) && v != null
-        ? Map.of(k.substring(PREFIX.length()), v.toString().trim()) : Map.of()));
+    Map<String, String> out = FlakeUuidSettings.entries(PREFIX, properties);
+    out.keySet().removeIf(k -> k.startsWith("uuid."));
     return out;
   }
 

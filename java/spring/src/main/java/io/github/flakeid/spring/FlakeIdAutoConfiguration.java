@@ -1,7 +1,10 @@
 package io.github.flakeid.spring;
 
 import io.github.flakeid.Generator;
+import io.github.flakeid.UuidGenerator;
 import io.github.flakeid.hibernate.FlakeIdSettings;
+import io.github.flakeid.hibernate.FlakeUuidSettings;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -28,6 +31,7 @@ import org.springframework.core.env.Environment;
 @AutoConfiguration(beforeName = "org.springframework.boot.autoconfigure.orm.jpa.HibernateJpaAutoConfiguration")
 public class FlakeIdAutoConfiguration {
   static final String GENERATOR_BEAN = "flakeIdGenerator";
+  static final String UUID_GENERATOR_BEAN = "flakeIdUuidGenerator";
 
   /**
    * The {@code flakeid.*} properties FlakeIdSettings knows, with their prefix, in
@@ -35,10 +39,15 @@ public class FlakeIdAutoConfiguration {
    * one: other {@code FLAKEID_*} variables of the environment are none of its business.
    */
   static Map<String, String> properties(Environment env) {
+    return properties(env, "flakeid.", FlakeIdSettings.names());
+  }
+
+  /** The properties {@code prefix + name} of {@code names} that {@code env} binds. */
+  static Map<String, String> properties(Environment env, String prefix, List<String> names) {
     Map<String, String> out = new TreeMap<>();
     Binder binder = Binder.get(env);
-    for (String name : FlakeIdSettings.names()) {
-      binder.bind("flakeid." + name, String.class).ifBound(v -> out.put("flakeid." + name, v));
+    for (String name : names) {
+      binder.bind(prefix + name, String.class).ifBound(v -> out.put(prefix + name, v));
     }
     return out;
   }
@@ -52,29 +61,43 @@ public class FlakeIdAutoConfiguration {
     return generator;
   }
 
+  /**
+   * The process's 128-bit generator ({@code @FlakeUuid} entities' UUIDv7s), from the
+   * {@code flakeid.uuid.*} properties ({@link FlakeUuidSettings#names}); it needs no node id.
+   */
+  @Bean(name = UUID_GENERATOR_BEAN, destroyMethod = "")
+  @ConditionalOnMissingBean
+  public UuidGenerator flakeIdUuidGenerator(Environment env) {
+    Map<String, String> props = properties(env, "flakeid.uuid.", FlakeUuidSettings.names());
+    UuidGenerator generator = FlakeUuidSettings.build(props);
+    FlakeUuidSettings.install(generator, props);
+    return generator;
+  }
+
   @Bean
   public SharedGeneratorCloser flakeIdSharedGeneratorCloser() {
     return new SharedGeneratorCloser();
   }
 
-  /** Closes the shared generator with the context (a bean's destroy callback). */
+  /** Closes the shared generators with the context (a bean's destroy callback). */
   public static final class SharedGeneratorCloser implements org.springframework.beans.factory.DisposableBean {
     @Override
     public void destroy() {
       FlakeIdSettings.close();
+      FlakeUuidSettings.close();
     }
   }
 
   /**
-   * JPA's EntityManagerFactory waits for the generator, so that Hibernate's
-   * {@code @FlakeId} finds it installed (as Flyway's migrations are waited for).
+   * JPA's EntityManagerFactory waits for the generators, so that Hibernate's
+   * {@code @FlakeId} and {@code @FlakeUuid} find them installed (as Flyway's migrations are waited for).
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "org.springframework.orm.jpa.AbstractEntityManagerFactoryBean")
   static class Jpa {
     @Bean
     static EntityManagerFactoryDependsOnPostProcessor flakeIdEntityManagerFactoryDependsOn() {
-      return new EntityManagerFactoryDependsOnPostProcessor(GENERATOR_BEAN);
+      return new EntityManagerFactoryDependsOnPostProcessor(GENERATOR_BEAN, UUID_GENERATOR_BEAN);
     }
   }
 

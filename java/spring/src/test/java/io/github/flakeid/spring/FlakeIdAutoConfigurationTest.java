@@ -23,6 +23,18 @@ class FlakeIdAutoConfigurationTest {
   @AfterEach
   void closeShared() {
     FlakeIdSettings.close();
+    io.github.flakeid.hibernate.FlakeUuidSettings.close();
+  }
+
+  @Test
+  void oneUuidGeneratorFromTheProperties() {
+    runner.withPropertyValues("flakeid.node=5", "flakeid.uuid.overflow=wait", "flakeid.uuid.max-wait-ms=50").run(ctx -> {
+      io.github.flakeid.UuidGenerator gen = ctx.getBean(io.github.flakeid.UuidGenerator.class);
+      assertThat(io.github.flakeid.hibernate.FlakeUuidSettings.shared(Map.of())).isSameAs(gen); // @FlakeUuid's
+      assertThat(gen.nextUuid().version()).isEqualTo(7);
+    });
+    runner.withPropertyValues("flakeid.node=5", "flakeid.uuid.overflow=later").run(ctx ->
+        assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("overflow").hasMessageContaining("later"));
   }
 
   @Test

@@ -32,6 +32,14 @@ class JpaSliceTest {
 
   public interface Invoices extends JpaRepository<Invoice, Long> {}
 
+  @Entity(name = "SpringReceipt")
+  public static class Receipt {
+    @Id @io.github.flakeid.hibernate.FlakeUuid java.util.UUID id;
+    long cents;
+  }
+
+  public interface Receipts extends JpaRepository<Receipt, java.util.UUID> {}
+
   @SpringBootApplication
   @EnableJpaRepositories(considerNestedRepositories = true)
   static class App {}
@@ -39,6 +47,19 @@ class JpaSliceTest {
   @AfterAll
   static void closeShared() {
     FlakeIdSettings.close();
+    io.github.flakeid.hibernate.FlakeUuidSettings.close();
+  }
+
+  /** @FlakeUuid: UUIDv7s from the context's UuidGenerator bean, increasing. */
+  static void savesWithUuids(Receipts receipts, io.github.flakeid.UuidGenerator bean) {
+    Receipt a = new Receipt();
+    Receipt b = new Receipt();
+    receipts.saveAndFlush(a);
+    receipts.saveAndFlush(b);
+    assertThat(a.id.version()).isEqualTo(7);
+    assertThat(io.github.flakeid.Uuids.formatUlid(a.id).compareTo(io.github.flakeid.Uuids.formatUlid(b.id))).isNegative();
+    assertThat(receipts.findById(b.id)).isPresent();
+    assertThat(bean.stats().idsIssued()).isGreaterThanOrEqualTo(2);
   }
 
   static void savesWithIds(Invoices invoices) {
@@ -58,6 +79,13 @@ class JpaSliceTest {
   @TestPropertySource(properties = "flakeid.node=9")
   class OnH2 {
     @Autowired Invoices invoices;
+    @Autowired Receipts receipts;
+    @Autowired io.github.flakeid.UuidGenerator uuids;
+
+    @Test
+    void uuidsFromTheSharedGenerator() {
+      savesWithUuids(receipts, uuids);
+    }
 
     @Test
     void idsFromTheSharedGenerator() {
@@ -73,6 +101,13 @@ class JpaSliceTest {
   @TestPropertySource(properties = {"flakeid.node=9", "spring.jpa.hibernate.ddl-auto=create-drop"})
   class OnPostgres {
     @Autowired Invoices invoices;
+    @Autowired Receipts receipts;
+    @Autowired io.github.flakeid.UuidGenerator uuids;
+
+    @Test
+    void uuidsFromTheSharedGenerator() {
+      savesWithUuids(receipts, uuids);
+    }
 
     @DynamicPropertySource
     static void postgres(DynamicPropertyRegistry r) {

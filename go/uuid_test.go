@@ -1,0 +1,328 @@
+package flakeid
+
+// The 128-bit family from Go: tests/vectors/uuid.json's cases (run by TestVectors),
+// the generator (monotonic within a millisecond and across goroutines, options by
+// name), and UUID's text, JSON and database/sql forms.
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// --- uuid.json ---
+
+func mustUUID(t *testing.T, s string) UUID {
+	t.Helper()
+	u, err := ParseUUID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func u64Of(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func uuid7Case(t *testing.T, c obj) {
+	ms, randA, randB := num(t, c, "ms"), num(t, c, "rand_a"), u64Of(t, str(t, c, "rand_b"))
+	u, err := ComposeUUID7(ms, uint16(randA), randB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hex.EncodeToString(u[:]) != str(t, c, "bytes") || u.String() != str(t, c, "uuid") {
+		t.Fatalf("compose: %s", u)
+	}
+	if u.ULID() != str(t, c, "ulid") || u.Version() != 7 {
+		t.Fatalf("ulid %s, version %d", u.ULID(), u.Version())
+	}
+	if tid, err := u.TypeID("user"); err != nil || tid != str(t, c, "typeid") {
+		t.Fatalf("typeid %s %v", tid, err)
+	}
+	if v, err := ParseULID(str(t, c, "ulid")); err != nil || v != u {
+		t.Fatalf("ParseULID: %s %v", v, err)
+	}
+	if p, v, err := ParseTypeID(str(t, c, "typeid")); err != nil || p != "user" || v != u {
+		t.Fatalf("ParseTypeID: %q %s %v", p, v, err)
+	}
+	gotMs, a, b, err := u.Decompose()
+	if err != nil || gotMs != ms || uint64(a) != randA || b != randB {
+		t.Fatalf("decompose: %d %d %d %v", gotMs, a, b, err)
+	}
+	if ts, err := u.TimestampMs(); err != nil || ts != ms {
+		t.Fatalf("timestamp %d %v", ts, err)
+	}
+}
+
+func uuidComposeErrorCase(t *testing.T, c obj) {
+	randA := num(t, c, "rand_a")
+	if randA > 0xffff {
+		t.Fatalf("rand_a %d does not fit ComposeUUID7's uint16", randA)
+	}
+	_, err := ComposeUUID7(num(t, c, "ms"), uint16(randA), u64Of(t, str(t, c, "rand_b")))
+	expectError(t, err, c)
+}
+
+func uuidConversionCase(t *testing.T, c obj) {
+	u := mustUUID(t, str(t, c, "uuid"))
+	if l, err := ParseULID(str(t, c, "ulid")); err != nil || l != u || u.ULID() != str(t, c, "ulid") {
+		t.Fatalf("%s %s %v", l, u.ULID(), err)
+	}
+}
+
+func uuidAliasCase(t *testing.T, c obj) {
+	var got UUID
+	var err error
+	switch str(t, c, "kind") {
+	case "uuid":
+		got, err = ParseUUID(str(t, c, "text"))
+	case "ulid":
+		got, err = ParseULID(str(t, c, "text"))
+	default:
+		t.Fatalf("unknown kind")
+	}
+	if err != nil || got.String() != str(t, c, "uuid") {
+		t.Fatalf("%s %v", got, err)
+	}
+}
+
+func uuidBadCase(t *testing.T, c obj) {
+	var err error
+	switch str(t, c, "kind") {
+	case "uuid":
+		_, err = ParseUUID(str(t, c, "text"))
+		// The same refusal through database/sql's Scan and encoding's UnmarshalText.
+		var u UUID
+		expectError(t, u.Scan(str(t, c, "text")), c)
+		expectError(t, u.UnmarshalText([]byte(str(t, c, "text"))), c)
+	case "ulid":
+		_, err = ParseULID(str(t, c, "text"))
+	default:
+		t.Fatalf("unknown kind")
+	}
+	expectError(t, err, c)
+}
+
+func typeIDValidCase(t *testing.T, c obj) {
+	p, u, err := ParseTypeID(str(t, c, "typeid"))
+	if err != nil || p != str(t, c, "prefix") || u.String() != str(t, c, "uuid") {
+		t.Fatalf("%q %s %v", p, u, err)
+	}
+	if back, err := u.TypeID(p); err != nil || back != str(t, c, "typeid") {
+		t.Fatalf("%s %v", back, err)
+	}
+}
+
+func typeIDInvalidCase(t *testing.T, c obj) {
+	_, _, err := ParseTypeID(str(t, c, "typeid"))
+	expectError(t, err, c)
+}
+
+func typeIDPrefixErrorCase(t *testing.T, c obj) {
+	g := newUUIDGen(t, UUIDOptions{})
+	_, err := g.NextTypeID(str(t, c, "prefix"))
+	expectError(t, err, c)
+	if s, _ := g.Stats(); s.IDsIssued != 0 {
+		t.Fatalf("a bad prefix cost %d IDs", s.IDsIssued)
+	}
+}
+
+func uuidRangeCase(t *testing.T, c obj) {
+	first, last, err := UUID7Range(num(t, c, "start_ms"), num(t, c, "end_ms"))
+	if err != nil || first.String() != str(t, c, "first") || last.String() != str(t, c, "last") {
+		t.Fatalf("%s %s %v", first, last, err)
+	}
+}
+
+// --- the generator ---
+
+func newUUIDGen(t *testing.T, o UUIDOptions) *UUIDGenerator {
+	t.Helper()
+	g, err := NewUUIDGenerator(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func TestUUIDGeneratorInOneMillisecond(t *testing.T) {
+	const t0 = 1_764_000_000_000
+	clock, err := NewManualClock(time.UnixMilli(t0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	o := UUIDOptions{Clock: clock}
+	if err := o.Set("max_borrow_ms", "10"); err != nil {
+		t.Fatal(err)
+	}
+	g := newUUIDGen(t, o)
+	ids := make([]UUID, 70_000)
+	for i := range ids {
+		if ids[i], err = g.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && bytes.Compare(ids[i-1][:], ids[i][:]) >= 0 {
+			t.Fatalf("%d: %s after %s", i, ids[i], ids[i-1])
+		}
+	}
+	first, _ := ids[0].TimestampMs()
+	last, _ := ids[len(ids)-1].TimestampMs()
+	if first != t0 || last != t0+1 {
+		t.Fatalf("65,536 in a millisecond, then the next: %d %d", first, last)
+	}
+	s, err := g.Stats()
+	if err != nil || s.IDsIssued != 70_000 || s.Lead != time.Millisecond || s.Reseeds != 0 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if str, err := g.NextString(); err != nil || len(str) != 36 || str[14] != '7' {
+		t.Fatalf("%q %v", str, err)
+	}
+	if l, err := g.NextULID(); err != nil || len(l) != 26 {
+		t.Fatalf("%q %v", l, err)
+	}
+	if tid, err := g.NextTypeID("order"); err != nil || len(tid) != 32 || tid[:6] != "order_" {
+		t.Fatalf("%q %v", tid, err)
+	}
+	// The clock going back: the default policy refuses, with the distance.
+	if err := clock.Set(time.UnixMilli(t0 - 5000)); err != nil {
+		t.Fatal(err)
+	}
+	var fe *Error
+	if _, err := g.Next(); !errors.Is(err, ErrClockBackwards) || !errors.As(err, &fe) || fe.ByMs == 0 {
+		t.Fatalf("%v", err)
+	}
+	g.Close()
+	if _, err := g.Next(); err != ErrClosed {
+		t.Fatalf("after Close: %v", err)
+	}
+}
+
+func TestUUIDOptionsAreTheCores(t *testing.T) {
+	if names := UUIDOptionNames(); len(names) != 4 || names[0] != "overflow" {
+		t.Fatalf("%v", names)
+	}
+	var o UUIDOptions
+	for _, c := range [][3]string{
+		{"node", "3", "node"}, {"layout", "sonyflake", "layout"}, {"overflow", "sometimes", "overflow"},
+		{"max_wait_ms", "soon", "max_wait_ms"}, {"workerId", "1", "options"},
+	} {
+		var fe *Error
+		if err := o.Set(c[0], c[1]); !errors.Is(err, ErrConfig) || !errors.As(err, &fe) || fe.Field != c[2] {
+			t.Fatalf("%s=%s: %v (field %q)", c[0], c[1], err, fe.Field)
+		}
+	}
+	if len(o.settings) != 0 {
+		t.Fatal("a refused setting was kept")
+	}
+	if err := o.Set("max_borrow_ms", "1000000000000"); err != nil {
+		t.Fatal(err)
+	}
+	var fe *Error
+	if _, err := NewUUIDGenerator(o); !errors.As(err, &fe) || fe.Field != "max_borrow_ms" {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestUUIDGoroutinesNeverRepeat(t *testing.T) {
+	g := newUUIDGen(t, UUIDOptions{})
+	const workers, per = 8, 10_000
+	out := make([][]UUID, workers)
+	var wg sync.WaitGroup
+	for k := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				u, err := g.Next()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n := len(out[k]); n > 0 && bytes.Compare(out[k][n-1][:], u[:]) >= 0 {
+					t.Errorf("goroutine %d: %s after %s", k, u, out[k][n-1])
+					return
+				}
+				out[k] = append(out[k], u)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := make(map[UUID]struct{}, workers*per)
+	for _, ids := range out {
+		for _, u := range ids {
+			seen[u] = struct{}{}
+		}
+	}
+	if len(seen) != workers*per {
+		t.Fatalf("%d distinct of %d", len(seen), workers*per)
+	}
+}
+
+// --- text, JSON and database/sql forms ---
+
+const rfcUUID = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"
+
+func TestUUIDForms(t *testing.T) {
+	u := mustUUID(t, rfcUUID)
+	b, err := json.Marshal(map[string]UUID{"id": u})
+	if err != nil || string(b) != `{"id":"`+rfcUUID+`"}` {
+		t.Fatalf("%s %v", b, err)
+	}
+	var back map[string]UUID
+	if err := json.Unmarshal(b, &back); err != nil || back["id"] != u {
+		t.Fatalf("%v %v", back, err)
+	}
+	if v, err := u.Value(); err != nil || v != rfcUUID {
+		t.Fatalf("Value: %v %v", v, err)
+	}
+	when, err := u.Time()
+	if err != nil || !when.Equal(time.UnixMilli(1645557742000)) {
+		t.Fatalf("%v %v", when, err)
+	}
+	for _, src := range []any{rfcUUID, []byte(rfcUUID), u[:], "017F22E279B07CC398C4DC0C0C07398F"} {
+		var got UUID
+		if err := got.Scan(src); err != nil || got != u {
+			t.Fatalf("Scan(%v): %s %v", src, got, err)
+		}
+	}
+	// Refusals leave the value as it was: NULL, other types, a short byte value.
+	for _, src := range []any{nil, int64(7), u[:15], []byte{}, "017f22e2-79b0-7cc3-98c4"} {
+		got := u
+		if err := got.Scan(src); !errors.Is(err, ErrParse) || got != u {
+			t.Fatalf("Scan(%#v): %v, %s", src, err, got)
+		}
+	}
+	var fe *Error
+	if _, err := ParseUUID("017f22e2-79b0-7cc3-98c4-dc0c0c07398g"); !errors.As(err, &fe) || fe.Position != 35 {
+		t.Fatalf("%v", err)
+	}
+	var n sql.Null[UUID]
+	if err := n.Scan(nil); err != nil || n.Valid {
+		t.Fatalf("sql.Null: %v", err)
+	}
+	if _, err := (UUID{}).TimestampMs(); !errors.Is(err, ErrParse) {
+		t.Fatalf("the nil UUID has no time: %v", err)
+	}
+	if _, err := u.TypeID("User"); !errors.Is(err, ErrConfig) {
+		t.Fatalf("%v", err)
+	}
+	ids := []UUID{mustUUID(t, "00000000-0000-7000-8000-000000000001"), u}
+	if !sort.SliceIsSorted(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 }) {
+		t.Fatal("order")
+	}
+}

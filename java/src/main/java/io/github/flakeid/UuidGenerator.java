@@ -1,0 +1,224 @@
+package io.github.flakeid;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Makes UUIDv7s ({@link UUID}), and ULIDs and TypeIDs of the same bits (RFC 9562 §6.2
+ * method 1, a 16-bit counter: docs/design.md). Thread-safe: every ID it returns is
+ * greater than every ID it returned before, across threads. Its options are the
+ * engine's clock options, by name ({@link Builder#set}); it needs no node id.
+ *
+ * <pre>{@code
+ * try (UuidGenerator g = UuidGenerator.builder().build()) {
+ *   UUID id = g.nextUuid();
+ * }
+ * }</pre>
+ */
+public final class UuidGenerator implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+
+  private final Arena arena;
+  private final MemorySegment handle;
+  private final Cleaner.Cleanable cleanable;
+  private volatile boolean closed;
+
+  private UuidGenerator(Builder b) {
+    Arena arena = Arena.ofShared();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment opts = options(call);
+      try {
+        for (Map.Entry<String, String> e : b.settings) setOption(opts, call, e.getKey(), e.getValue());
+        if (b.clock != null) {
+          Native.check((int) Native.UUID_OPTIONS_SET_CLOCK.invokeExact(opts, b.clock.handle()));
+        }
+        MemorySegment out = call.allocate(ADDRESS);
+        Native.check((int) Native.UUID_GENERATOR_NEW.invokeExact(opts, out));
+        this.handle = out.get(ADDRESS, 0).reinterpret(arena, UuidGenerator::free);
+        if (b.clock != null) b.clock.keepAlive();
+      } finally {
+        Native.UUID_OPTIONS_FREE.invokeExact(opts);
+      }
+      this.arena = arena;
+    } catch (Throwable t) {
+      arena.close();
+      throw Native.rethrow(t);
+    }
+    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
+  }
+
+  private static MemorySegment options(Arena call) throws Throwable {
+    MemorySegment out = call.allocate(ADDRESS);
+    Native.check((int) Native.UUID_OPTIONS_NEW.invokeExact(out));
+    return out.get(ADDRESS, 0);
+  }
+
+  private static void setOption(MemorySegment opts, Arena call, String name, String text) throws Throwable {
+    Native.check((int) Native.UUID_OPTIONS_SET.invokeExact(opts, call.allocateFrom(name), call.allocateFrom(text)));
+  }
+
+  private static void free(MemorySegment g) {
+    try {
+      Native.UUID_GENERATOR_FREE.invokeExact(g);
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  /** The names {@link Builder#set} takes, in the engine's order. */
+  public static List<String> optionNames() {
+    List<String> names = new ArrayList<>();
+    try {
+      for (long i = 0; ; i++) {
+        MemorySegment n = (MemorySegment) Native.UUID_OPTION_NAME.invokeExact(i);
+        if (n.equals(MemorySegment.NULL)) return names;
+        names.add(n.reinterpret(64).getString(0));
+      }
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A 16-byte out-parameter per thread, for {@link #nextUuid}. */
+  private static final ThreadLocal<MemorySegment> SCRATCH =
+      ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(Native.UUID_LEN, 8));
+
+  /** The next UUIDv7: one call into the library. */
+  public UUID nextUuid() {
+    if (closed) throw closedError();
+    MemorySegment out = SCRATCH.get();
+    int status;
+    try {
+      status = (int) Native.UUID_NEXT.invokeExact(handle, out, (long) Native.UUID_LEN);
+    } catch (IllegalStateException e) {
+      throw closedError(); // closed between the check and the call
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+    Native.check(status);
+    return Uuids.uuid(out);
+  }
+
+  /** The next ID as a ULID (the same bits as {@link #nextUuid}'s). */
+  public String nextUlid() {
+    return text(null);
+  }
+
+  /** The next ID as a TypeID with {@code prefix} (checked first: a bad prefix costs no ID). */
+  public String nextTypeId(String prefix) {
+    if (prefix == null) throw new NullPointerException("prefix");
+    return text(prefix);
+  }
+
+  private String text(String prefix) {
+    if (closed) throw closedError();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment buf = call.allocate(Native.TEXT_BUFFER);
+      long len = Native.TEXT_BUFFER;
+      int status;
+      try {
+        status = prefix == null
+            ? (int) Native.ULID_NEXT.invokeExact(handle, buf, len, MemorySegment.NULL)
+            : (int) Native.TYPEID_NEXT.invokeExact(handle, call.allocateFrom(prefix), buf, len, MemorySegment.NULL);
+      } catch (IllegalStateException e) {
+        throw closedError();
+      }
+      Native.check(status);
+      return buf.getString(0);
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  /** A snapshot of the generator's statistics. */
+  public UuidStats stats() {
+    if (closed) throw closedError();
+    try (Arena call = Arena.ofConfined()) {
+      MemorySegment out = call.allocate(Native.UUID_STATS);
+      int status;
+      try {
+        status = (int) Native.UUID_GENERATOR_STATS.invokeExact(handle, out, Native.UUID_STATS.byteSize());
+      } catch (IllegalStateException e) {
+        throw closedError();
+      }
+      Native.check(status);
+      return new UuidStats(
+          field(out, "ids_issued"),
+          field(out, "tick_waits"),
+          Duration.ofMillis(field(out, "lead_ms")),
+          field(out, "clock_rollbacks"),
+          Duration.ofMillis(field(out, "max_rollback_ms")),
+          field(out, "reseeds"));
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
+  private static long field(MemorySegment stats, String name) {
+    return stats.get(JAVA_LONG, Native.offset(Native.UUID_STATS, name));
+  }
+
+  /** Releases the generator; later calls throw {@link IllegalStateException}. Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    cleanable.clean();
+  }
+
+  private static IllegalStateException closedError() {
+    return new IllegalStateException("flakeid: the generator is closed");
+  }
+
+  /** The options of a {@link UuidGenerator}. */
+  public static final class Builder {
+    private ManualClock clock;
+    private final List<Map.Entry<String, String>> settings = new ArrayList<>();
+
+    private Builder() {}
+
+    /**
+     * Sets the option {@code name} ({@link #optionNames}: {@code overflow},
+     * {@code clock_backwards}, {@code max_borrow_ms}, {@code max_wait_ms}) from text, by
+     * the engine's rules: a node, layout or lease option, an unknown name or a malformed
+     * value is a {@link ConfigException} naming it, thrown here. Ranges are checked by
+     * {@link #build}.
+     */
+    public Builder set(String name, String text) {
+      try (Arena call = Arena.ofConfined()) {
+        MemorySegment opts = options(call);
+        try {
+          setOption(opts, call, name, text);
+        } finally {
+          Native.UUID_OPTIONS_FREE.invokeExact(opts);
+        }
+      } catch (Throwable t) {
+        throw Native.rethrow(t);
+      }
+      settings.add(Map.entry(name, text));
+      return this;
+    }
+
+    /** A manual clock, for deterministic tests. */
+    public Builder clock(ManualClock clock) {
+      this.clock = clock;
+      return this;
+    }
+
+    public UuidGenerator build() {
+      return new UuidGenerator(this);
+    }
+  }
+}
