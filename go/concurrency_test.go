@@ -2,7 +2,9 @@ package flakeid
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -92,6 +94,50 @@ func TestConcurrentNoDuplicates(t *testing.T) {
 				t.Fatalf("%d IDs, want %d", len(seen), workers*n)
 			}
 		})
+	}
+}
+
+// Goroutines move between OS threads between their calls (here: 16 goroutines on
+// GOMAXPROCS 8, yielding often). Each goroutine's IDs still increase: the library
+// keeps no per-thread runs of IDs, which a goroutine back on a thread holding an
+// older run would take from (14 of 16 goroutines went backwards when it did).
+func TestEachGoroutinesIDsIncreaseAcrossThreads(t *testing.T) {
+	prev := runtime.GOMAXPROCS(8)
+	defer runtime.GOMAXPROCS(prev)
+	g, err := New(Options{Node: 77, Overflow: OverflowBorrow, MaxBorrow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	n := perGoroutine(t, 50_000)
+	var wg sync.WaitGroup
+	bad := make(chan string, 16)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var last ID
+			for i := 0; i < n; i++ {
+				id, err := g.Next()
+				if err != nil {
+					bad <- err.Error()
+					return
+				}
+				if id <= last {
+					bad <- fmt.Sprintf("goroutine %d: %d after %d", w, id, last)
+					return
+				}
+				last = id
+				if i%7 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(bad)
+	for msg := range bad {
+		t.Error(msg)
 	}
 }
 

@@ -680,7 +680,9 @@ flakeid_status flakeid_options_init(struct flakeid_options *options,
 /**
  * Creates a generator; on success `*out_generator` owns it (free it with
  * `flakeid_generator_free()`). Out-of-range options are `FLAKEID_ERR_CONFIG`
- * naming the field.
+ * naming the field. Each caller's IDs increase whatever OS thread it calls from
+ * (a Go goroutine, a Java virtual thread): the generator keeps no per-thread runs
+ * of IDs (for a thread's own fast path, see `flakeid_local_*`).
  */
 flakeid_status flakeid_generator_new(const struct flakeid_options *options,
                                      struct flakeid_generator **out_generator);

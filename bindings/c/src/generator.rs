@@ -359,7 +359,9 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     // SDK). The C API has no init call: registering is idempotent and cheap.
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
-    let mut b = Generator::builder(layout_in(&o.layout)?);
+    // No per-thread runs: a Go goroutine or a Java virtual thread calls from one
+    // OS thread and then another, and its IDs must still increase.
+    let mut b = Generator::builder(layout_in(&o.layout)?).thread_runs(false);
     // By the core's option names, in its table's order (which of two conflicting
     // options an error names is then every binding's); FLAKEID_UNSET and NULL are "not given".
     for (name, v) in [("datacenter", o.datacenter), ("worker", o.worker), ("node", o.node)] {
@@ -402,7 +404,9 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
 
 /// Creates a generator; on success `*out_generator` owns it (free it with
 /// `flakeid_generator_free()`). Out-of-range options are `FLAKEID_ERR_CONFIG`
-/// naming the field.
+/// naming the field. Each caller's IDs increase whatever OS thread it calls from
+/// (a Go goroutine, a Java virtual thread): the generator keeps no per-thread runs
+/// of IDs (for a thread's own fast path, see `flakeid_local_*`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_generator_new(
     options: *const flakeid_options,

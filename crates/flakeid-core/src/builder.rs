@@ -69,6 +69,7 @@ pub struct GeneratorBuilder {
     require_node: bool,
     host_guard: bool,
     forks_continue: bool,
+    thread_runs: bool,
 }
 
 impl GeneratorBuilder {
@@ -229,6 +230,20 @@ impl GeneratorBuilder {
     /// `FLAKEID_HOST_GUARD=off` variable does the same). See docs/design.md, "The host guard".
     pub fn host_guard(mut self, on: bool) -> Self {
         self.host_guard = on;
+        self
+    }
+
+    /// Whether a borrowing thread that loses a race for the counter keeps a run of
+    /// slots for its next calls (default on: under contention, threads touch the
+    /// counter once per run instead of once per ID). A run belongs to an OS thread,
+    /// so turn it off where a caller moves between threads between its calls — Go's
+    /// goroutines, Java's virtual threads, tasks of a work-stealing async runtime:
+    /// a caller that took an ID on one thread and comes back to a thread holding an
+    /// older run would otherwise get a smaller ID than its last. Off, each ID is one
+    /// compare-and-swap, and each caller's IDs increase wherever it runs. The C
+    /// library turns it off (its callers include Go and Java).
+    pub fn thread_runs(mut self, on: bool) -> Self {
+        self.thread_runs = on;
         self
     }
 
@@ -408,6 +423,7 @@ impl GeneratorBuilder {
                 max_wait_ms: self.max_wait_ms,
                 wait_hook: self.wait_hook.map(|h| h.0),
                 forks_continue: self.forks_continue,
+                thread_runs: self.thread_runs,
             },
             guards: Guards {
                 #[cfg(feature = "lease")]
@@ -632,6 +648,7 @@ impl Generator {
             require_node: false,
             host_guard: true,
             forks_continue: false,
+            thread_runs: true,
         }
     }
 }

@@ -190,6 +190,8 @@ pub(crate) struct Policy {
     pub(crate) wait_hook: Option<WaitHook>,
     /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
     pub(crate) forks_continue: bool,
+    /// Keep runs of slots per thread ([`crate::GeneratorBuilder::thread_runs`]).
+    pub(crate) thread_runs: bool,
 }
 
 /// What keeps a generator's node id its own: its lease, its host guard.
@@ -277,6 +279,11 @@ impl<C: CounterStorage> Generator<C> {
     /// with runs.
     #[inline(never)]
     fn next_run(&self, t: u64) -> Result<u64> {
+        if !self.policy.thread_runs {
+            // Callers move between threads: one slot, and no run kept.
+            let (first, _) = self.reserve_slow(1, 1)?;
+            return Ok(self.id_of(first));
+        }
         let (first, count) = match self.claim(t, self.runs.run) {
             Claim::Won(first, count) => (first, count),
             // Behind the clock (a monotonic rollback), one slot: a run never holds
@@ -290,6 +297,9 @@ impl<C: CounterStorage> Generator<C> {
     /// [`next_run`](Self::next_run) that never waits: `None` where it would.
     #[inline(never)]
     fn try_next_run(&self, t: u64) -> Result<Option<u64>> {
+        if !self.policy.thread_runs {
+            return Ok(self.try_reserve_now(1, 1)?.map(|(first, _)| self.id_of(first)));
+        }
         let (first, count) = match self.claim(t, self.runs.run) {
             Claim::Won(first, count) => (first, count),
             Claim::Raced | Claim::Blocked(_) => match self.try_reserve_now(self.runs.run, 1)? {
@@ -1160,6 +1170,34 @@ mod tests {
         assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
         // The second run's unused slots count as issued (at most MAX_RUN - 1).
         assert_eq!(g.stats().ids_issued, 2 * MAX_RUN);
+    }
+
+    #[test]
+    fn without_thread_runs_a_caller_back_on_its_first_thread_gets_a_larger_id() {
+        // A caller (a goroutine) loses a race on this thread, takes an ID on
+        // another thread, then calls from this one again: with runs, this thread's
+        // run gives it a smaller ID than the one it took elsewhere.
+        for runs in [true, false] {
+            let clock = ManualClock::new(T);
+            let g = Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .host_guard(false)
+                .overflow(Overflow::Borrow)
+                .clock(clock.clone())
+                .thread_runs(runs)
+                .build()
+                .unwrap();
+            let first = g.next_run(g.ticks(clock.now_ms()).unwrap()).unwrap();
+            let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
+            let back = g.next_id().unwrap();
+            assert!(there > first);
+            assert_eq!(
+                back > there,
+                !runs,
+                "thread_runs({runs}): {first}, then {there} elsewhere, then {back}"
+            );
+            assert_eq!(g.runs.kept_runs.load(Ordering::Relaxed), runs);
+        }
     }
 
     #[test]
