@@ -7,6 +7,8 @@
 //!   runs out (22 sequence bits), i.e. what one call costs when the cap is not hit.
 //! * `strict/peer_snowflaked_sync_generate`: the best Rust peer, for comparison.
 //! * `borrow/*`: the throughput mode, one thread, and `fill` of 1M IDs.
+//! * `local/*`: the per-thread handle (`Generator::local`): strict at the cap,
+//!   below it, and borrowing. `benches/peers.rs` has it beside ferroid.
 //! * `threads/{borrow,strict,peer_snowflaked_sync}/N`: N = 1, 2, 4, 8 threads
 //!   sharing one generator, time per ID of all threads together.
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -113,9 +115,34 @@ fn threads(c: &mut Criterion) {
     g.finish();
 }
 
+fn local(c: &mut Criterion) {
+    let mut g = c.benchmark_group("local");
+    g.throughput(Throughput::Elements(1));
+    let gen_strict = Generator::builder(Layout::SNOWFLAKE)
+        .host_guard(false)
+        .node(1)
+        .build()
+        .expect("generator");
+    let mut h = gen_strict.local();
+    g.bench_function("next_id", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    let wide = Layout::builder()
+        .time_bits(41)
+        .node_bits(0)
+        .sequence_bits(22)
+        .build()
+        .expect("layout");
+    let gen_wide = Generator::builder(wide).host_guard(false).build().expect("generator");
+    let mut h = gen_wide.local();
+    g.bench_function("next_id_below_cap", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    let one = borrowing();
+    let mut h = one.local();
+    g.bench_function("borrow_next_id", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = strict, borrow, threads
+    targets = strict, borrow, local, threads
 }
 criterion_main!(benches);

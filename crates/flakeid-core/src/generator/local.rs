@@ -45,6 +45,17 @@ pub struct LocalGenerator<'g, C: CounterStorage = OwnCounter> {
     end: u64,
     /// Slots the next run asks for.
     want: u64,
+    /// The clock reading (ms) the last call served from, and the end of what the
+    /// run may serve while the clock reads it without leaving `next`'s tick:
+    /// `min(end, limit(tick(seen_ms)), next's tick's end)`. Every slot from `next`
+    /// on is at or above that reading's tick, so a call that reads the same
+    /// millisecond needs only `next < stop`, and its ID is `id`.
+    seen_ms: u64,
+    stop: u64,
+    /// The ID of slot `next` while `next < stop`, and what one slot more adds to
+    /// it within a tick (the sequence's place in the ID).
+    id: u64,
+    step: u64,
     /// The generator's fork generation when this handle last checked it: a fork or
     /// a `close()` changes one of the two loads compared with it.
     born: u64,
@@ -62,6 +73,10 @@ impl<C: CounterStorage> Generator<C> {
             next: 0,
             end: 0,
             want: FIRST_RUN / 2,
+            seen_ms: u64::MAX,
+            stop: 0,
+            id: 0,
+            step: 1 << self.slots.seq_shift,
             born: self.fork_generation.load(Ordering::Relaxed),
             _not_sync: PhantomData,
         }
@@ -78,32 +93,52 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// else from a new run (which may wait, as [`Generator::next_id`] does).
     #[inline]
     pub fn next_id(&mut self) -> Result<u64> {
-        let g = self.generator;
-        let t = self.checked_tick()?;
-        let slot = self.next.max(t << g.slots.sb);
-        if slot < self.end && slot < g.limit(t) {
-            if slot != self.next {
-                // The run started in an earlier tick: its slots before this one are
-                // older than the clock, passed over.
-                g.counters.skip(slot - self.next);
-            }
-            self.next = slot + 1;
-            return Ok(g.id_of(slot));
+        let now = self.checked_now()?;
+        if now == self.seen_ms && self.next < self.stop {
+            let id = self.id;
+            self.next += 1;
+            self.id = id + self.step;
+            return Ok(id);
         }
-        self.next_run(t)
+        self.next_id_at(now)
+    }
+
+    /// [`next_id`](Self::next_id) at a new clock reading, or past the run's end.
+    #[inline(never)]
+    fn next_id_at(&mut self, now: u64) -> Result<u64> {
+        match self.take(now)? {
+            Ok(slot) => Ok(self.generator.id_of(slot)),
+            Err(t) => self.next_run(t),
+        }
+    }
+
+    /// The run's next slot the clock reading `now` allows (the tick's first, or
+    /// later, below the window's end), or `Err(tick)` when the run has none.
+    fn take(&mut self, now: u64) -> Result<std::result::Result<u64, u64>> {
+        let g = self.generator;
+        let t = g.ticks(now)?;
+        let slot = self.next.max(t << g.slots.sb);
+        let stop = self.end.min(g.limit(t));
+        if slot < stop {
+            // A run from an earlier tick: its slots before this one are older than
+            // the clock, passed over.
+            g.counters.skip(slot - self.next);
+            self.next = slot + 1;
+            self.seen_ms = now;
+            self.stop = stop.min(((slot >> g.slots.sb) + 1) << g.slots.sb);
+            self.id = g.id_of(slot) + self.step;
+            return Ok(Ok(slot));
+        }
+        Ok(Err(t))
     }
 
     /// [`next_id`](Self::next_id) that never waits: `Ok(None)` where it would.
     pub fn try_next_id(&mut self) -> Result<Option<u64>> {
-        let g = self.generator;
-        let t = self.checked_tick()?;
-        let slot = self.next.max(t << g.slots.sb);
-        if slot < self.end && slot < g.limit(t) {
-            g.counters.skip(slot - self.next);
-            self.next = slot + 1;
-            return Ok(Some(g.id_of(slot)));
+        let now = self.checked_now()?;
+        match self.take(now)? {
+            Ok(slot) => Ok(Some(self.generator.id_of(slot))),
+            Err(t) => self.try_next_run(t),
         }
-        self.try_next_run(t)
     }
 
     /// Fills `out` with fresh IDs, increasing and above every ID this handle issued
@@ -114,7 +149,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
             return Ok(());
         }
         let g = self.generator;
-        let t = self.checked_tick()?;
+        let t = g.ticks(self.checked_now()?)?;
         let first = self.next.max(t << g.slots.sb);
         if self.end.min(g.limit(t)).saturating_sub(first) >= out.len() as u64 {
             g.counters.skip(first - self.next);
@@ -122,6 +157,8 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
                 *slot = g.id_of(first + i as u64);
             }
             self.next = first + out.len() as u64;
+            // The next call finds its slot (and its ID) again.
+            self.stop = 0;
             return Ok(());
         }
         self.drop_run();
@@ -152,13 +189,14 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         self.generator.counters.skip(self.end.saturating_sub(self.next));
         self.next = 0;
         self.end = 0;
+        self.stop = 0;
     }
 
-    /// The tick this call issues in, on the cached clock, after the checks every
-    /// ID passes: not forked nor closed (two relaxed loads against the handle's
-    /// copy), the lease valid at that reading.
+    /// The call's reading of the cached clock, after the checks every ID passes:
+    /// not forked nor closed (two relaxed loads against the handle's copy), the
+    /// lease valid at that reading.
     #[inline(always)]
-    fn checked_tick(&mut self) -> Result<u64> {
+    fn checked_now(&mut self) -> Result<u64> {
         let g = self.generator;
         let generation = g.fork_generation.load(Ordering::Relaxed);
         if generation != self.born || fork::generation() != generation {
@@ -166,7 +204,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         }
         let now = g.clock.now_ms();
         g.check_lease(now)?;
-        g.ticks(now)
+        Ok(now)
     }
 
     /// In a forked child or after `close()`: the generator's refusal. A generator
@@ -236,6 +274,8 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     fn keep(&mut self, (first, count): (u64, u64)) -> u64 {
         self.next = first + 1;
         self.end = first + count;
+        // The next call finds its slot (and its ID) for its own reading.
+        self.stop = 0;
         self.generator.id_of(first)
     }
 }
