@@ -272,3 +272,51 @@ fn a_lease_that_ends_while_a_handle_holds_a_run_refuses_its_slots() {
     drop(g);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// On every preset (the sequence below the node in Sonyflake's, ticks of 10 ms
+/// and 1 s), a handle's IDs are the generator's slots in order: tick by tick,
+/// sequence 0, 1, …, the node id in place, across the tick's end, with a
+/// `max_sequence` cap too.
+#[test]
+fn a_handles_ids_are_the_slots_on_every_layout() {
+    let presets = [
+        Layout::SNOWFLAKE,
+        Layout::FLAKE,
+        Layout::DISCORD,
+        Layout::SONYFLAKE,
+        Layout::BAIDU,
+        Layout::INSTAGRAM,
+    ];
+    for layout in presets {
+        for cap in [None, Some(7)] {
+            let clock = ManualClock::new(layout.epoch_ms() + 1_000 * layout.tick_ms());
+            let mut b = Generator::builder(layout)
+                .host_guard(false)
+                .node(3)
+                .clock(clock.clone());
+            if let Some(cap) = cap {
+                b = b.max_sequence(cap);
+            }
+            let g = b.build().unwrap();
+            let per_tick = cap.map_or(layout.max_sequence() + 1, |c| c + 1).min(300);
+            let mut h = g.local();
+            let tick0 = layout.decompose(h.next_id().unwrap()).timestamp_ms;
+            let mut want = vec![(tick0, 0)];
+            let mut got = Vec::new();
+            for tick in 0..3u64 {
+                let ms = tick0 + tick * layout.tick_ms();
+                clock.set(ms);
+                let first = if tick == 0 { 1 } else { 0 };
+                for seq in first..per_tick {
+                    let id = h.next_id().unwrap();
+                    let p = layout.decompose(id);
+                    assert_eq!(p.node, 3, "{layout:?}");
+                    got.push((p.timestamp_ms, p.sequence));
+                    want.push((ms, seq));
+                }
+            }
+            want.remove(0);
+            assert_eq!(got, want, "{layout:?}, max_sequence {cap:?}");
+        }
+    }
+}

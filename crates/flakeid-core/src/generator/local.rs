@@ -45,17 +45,20 @@ pub struct LocalGenerator<'g, C: CounterStorage = OwnCounter> {
     end: u64,
     /// Slots the next run asks for.
     want: u64,
-    /// The clock reading (ms) the last call served from, and the end of what the
-    /// run may serve while the clock reads it without leaving `next`'s tick:
-    /// `min(end, limit(tick(seen_ms)), next's tick's end)`. Every slot from `next`
-    /// on is at or above that reading's tick, so a call that reads the same
-    /// millisecond needs only `next < stop`, and its ID is `id`.
+    /// The fast state: the clock reading (ms) the last call served from; the ID
+    /// of the run's next slot and the end (exclusive, as an ID) of what the run may
+    /// serve while the clock reads it without leaving that slot's tick (the run's
+    /// end, the window's, the tick's). Every slot in between is at or above that
+    /// reading's tick, and one slot more is one `step` more in the ID (the
+    /// sequence's place), so a call that reads the same millisecond needs only
+    /// `id < id_stop`. `id_base` is the ID of slot `next` when the fast state was
+    /// set: [`settle`](Self::settle) brings `next` up to date from it.
     seen_ms: u64,
-    stop: u64,
-    /// The ID of slot `next` while `next < stop`, and what one slot more adds to
-    /// it within a tick (the sequence's place in the ID).
     id: u64,
+    id_stop: u64,
+    id_base: u64,
     step: u64,
+    shift: u32,
     /// The generator's fork generation when this handle last checked it: a fork or
     /// a `close()` changes one of the two loads compared with it.
     born: u64,
@@ -74,9 +77,11 @@ impl<C: CounterStorage> Generator<C> {
             end: 0,
             want: FIRST_RUN / 2,
             seen_ms: u64::MAX,
-            stop: 0,
             id: 0,
+            id_stop: 0,
+            id_base: 0,
             step: 1 << self.slots.seq_shift,
+            shift: self.slots.seq_shift,
             born: self.fork_generation.load(Ordering::Relaxed),
             _not_sync: PhantomData,
         }
@@ -94,9 +99,8 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     #[inline]
     pub fn next_id(&mut self) -> Result<u64> {
         let now = self.checked_now()?;
-        if now == self.seen_ms && self.next < self.stop {
+        if now == self.seen_ms && self.id < self.id_stop {
             let id = self.id;
-            self.next += 1;
             self.id = id + self.step;
             return Ok(id);
         }
@@ -115,6 +119,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// The run's next slot the clock reading `now` allows (the tick's first, or
     /// later, below the window's end), or `Err(tick)` when the run has none.
     fn take(&mut self, now: u64) -> Result<std::result::Result<u64, u64>> {
+        self.settle();
         let g = self.generator;
         let t = g.ticks(now)?;
         let slot = self.next.max(t << g.slots.sb);
@@ -124,9 +129,15 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
             // the clock, passed over.
             g.counters.skip(slot - self.next);
             self.next = slot + 1;
+            // The fast state, up to `stop` within this slot's tick; the tick's last
+            // ID of the layout's last tick may be `u64::MAX`: then that slot is
+            // left to this path.
+            let stop = stop.min(((slot >> g.slots.sb) + 1) << g.slots.sb);
+            let last = g.id_of(stop - 1);
             self.seen_ms = now;
-            self.stop = stop.min(((slot >> g.slots.sb) + 1) << g.slots.sb);
             self.id = g.id_of(slot) + self.step;
+            self.id_base = self.id;
+            self.id_stop = last.checked_add(self.step).unwrap_or(last).max(self.id);
             return Ok(Ok(slot));
         }
         Ok(Err(t))
@@ -148,6 +159,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         if out.is_empty() {
             return Ok(());
         }
+        self.settle();
         let g = self.generator;
         let t = g.ticks(self.checked_now()?)?;
         let first = self.next.max(t << g.slots.sb);
@@ -157,8 +169,6 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
                 *slot = g.id_of(first + i as u64);
             }
             self.next = first + out.len() as u64;
-            // The next call finds its slot (and its ID) again.
-            self.stop = 0;
             return Ok(());
         }
         self.drop_run();
@@ -186,10 +196,20 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// Forgets the handle's run (its unused slots are passed over, and no longer
     /// count in [`Stats::ids_issued`](crate::Stats::ids_issued)).
     pub fn drop_run(&mut self) {
+        self.settle();
         self.generator.counters.skip(self.end.saturating_sub(self.next));
         self.next = 0;
         self.end = 0;
-        self.stop = 0;
+    }
+
+    /// Brings `next` up to date with the IDs the fast path served, and ends the
+    /// fast state: every path but the fast one starts here.
+    #[inline(always)]
+    fn settle(&mut self) {
+        self.next += (self.id - self.id_base) >> self.shift;
+        self.id = 0;
+        self.id_base = 0;
+        self.id_stop = 0;
     }
 
     /// The call's reading of the cached clock, after the checks every ID passes:
@@ -256,6 +276,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// the next, and makes one attempt at it on the counter: `None` when the slow
     /// path must decide (a lost race, a full window, the clock behind).
     fn claim_run(&mut self, t: u64) -> Option<(u64, u64)> {
+        self.settle();
         let g = self.generator;
         let rest = self.end.saturating_sub(self.next);
         self.want = if rest == 0 {
@@ -272,10 +293,9 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
 
     /// Keeps the run `(first, count)` and returns its first slot's ID.
     fn keep(&mut self, (first, count): (u64, u64)) -> u64 {
+        self.settle();
         self.next = first + 1;
         self.end = first + count;
-        // The next call finds its slot (and its ID) for its own reading.
-        self.stop = 0;
         self.generator.id_of(first)
     }
 }
@@ -291,7 +311,12 @@ impl<C: CounterStorage> fmt::Debug for LocalGenerator<'_, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalGenerator")
             .field("generator", self.generator)
-            .field("run_left", &self.end.saturating_sub(self.next))
+            .field(
+                "run_left",
+                &self
+                    .end
+                    .saturating_sub(self.next + ((self.id - self.id_base) >> self.shift)),
+            )
             .finish()
     }
 }
