@@ -6,8 +6,8 @@
 //!
 //! Run: `make test-loom` (RUSTFLAGS="--cfg loom" cargo test --release --test loom).
 //!
-//! Asserted in every interleaving: no ID issued twice, each thread's IDs strictly
-//! increasing, none stamped past the latest clock reading plus the borrow window,
+//! Asserted in every interleaving: no ID issued twice, every ID of the generator's
+//! node id, each thread's IDs strictly increasing, none stamped past the latest clock reading plus the borrow window,
 //! and — while the clock never goes back — no `ClockMovedBackwards`.
 //! `ClockStalled` is allowed: the model's real-time clock advances on every look,
 //! so a schedule that starves the thread moving the clock is a stalled clock.
@@ -224,6 +224,11 @@ fn check(case: Case) {
             // and, unless a monotonic rollback keeps issuing in the last tick, none
             // past the window the call's reading allows.
             for &(id, lo, hi) in &issued {
+                assert_eq!(
+                    layout().decompose(id).node,
+                    1,
+                    "{id} not of the generator's node id ({case:?})"
+                );
                 let t = id >> (layout().node_bits() + layout().sequence_bits());
                 assert!(t >= tick(lo), "{id} older than its call's clock ({case:?})");
                 if !(case.rollback && case.policy == ClockBackwards::Monotonic) {
@@ -428,7 +433,7 @@ fn handle_beside_the_generator_clock_moving() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 2],
         per_thread: [1, 1],
-        singles: 2,
+        singles: 3,
         rollback: false,
         calls: Calls::Local,
     });
