@@ -16,6 +16,7 @@
 mod error;
 mod generator;
 mod layout;
+mod local;
 #[cfg(feature = "seal")]
 mod sealer;
 mod stats;
@@ -23,6 +24,7 @@ mod stats;
 pub use error::*;
 pub use generator::*;
 pub use layout::*;
+pub use local::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
 pub use stats::*;
