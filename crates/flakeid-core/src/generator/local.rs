@@ -121,9 +121,23 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     fn take(&mut self, now: u64) -> Result<std::result::Result<u64, u64>> {
         self.settle();
         let g = self.generator;
-        let t = g.ticks(now)?;
-        let slot = self.next.max(t << g.slots.sb);
-        let stop = self.end.min(g.limit(t));
+        let (mut now, mut t) = (now, g.ticks(now)?);
+        let mut slot = self.next.max(t << g.slots.sb);
+        let mut stop = self.end.min(g.limit(t));
+        if stop <= slot && slot < self.end {
+            // The run is ahead of what this reading allows; the cached clock may lag
+            // the clock by the ticker's latency (just after a tick, when the run was
+            // reserved on a precise reading): a precise reading decides, as on the
+            // generator's path, and the run is kept for it. Checked (the lease) as
+            // the call's reading.
+            let precise = g.clock.now_ms_precise();
+            if precise > now {
+                g.check_lease(precise)?;
+                (now, t) = (precise, g.ticks(precise)?);
+                slot = self.next.max(t << g.slots.sb);
+                stop = self.end.min(g.limit(t));
+            }
+        }
         if slot < stop {
             // A run from an earlier tick: its slots before this one are older than
             // the clock, passed over.
