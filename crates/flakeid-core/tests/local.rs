@@ -4,7 +4,9 @@
 //! model check in `tests/loom.rs`.
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, Overflow, Result};
+use flakeid_core::{Clock, ClockBackwards, Error, Generator, Layout, ManualClock, Overflow, Result};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const T: u64 = 1_800_000_000_000;
 const SEQ: u64 = 1 << 12;
@@ -318,5 +320,60 @@ fn a_handles_ids_are_the_slots_on_every_layout() {
             want.remove(0);
             assert_eq!(got, want, "{layout:?}, max_sequence {cap:?}");
         }
+    }
+}
+
+/// A clock whose cached reading lags its precise one (the ticker just after a
+/// tick).
+#[derive(Debug)]
+struct Lagging {
+    cached: AtomicU64,
+    precise: AtomicU64,
+}
+
+impl Clock for Lagging {
+    fn now_ms(&self) -> u64 {
+        self.cached.load(Ordering::SeqCst)
+    }
+    fn now_ms_precise(&self) -> u64 {
+        self.precise.load(Ordering::SeqCst)
+    }
+}
+
+/// A run reserved on a precise reading (a new tick) while the cached clock still
+/// reads the tick before: the next calls are served from it, on a precise reading
+/// of their own, and none of its slots is passed over.
+#[test]
+fn a_run_ahead_of_a_lagging_cached_clock_is_kept() {
+    let clock = Arc::new(Lagging {
+        cached: AtomicU64::new(T),
+        precise: AtomicU64::new(T),
+    });
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .host_guard(false)
+        .node(4)
+        .clock(Shared(clock.clone()))
+        .build()
+        .unwrap();
+    let mut h = g.local();
+    h.next_id().unwrap();
+    h.next_id().unwrap(); // the first run (2 slots) spent
+    g.next_ids(SEQ as usize - 2).unwrap(); // tick T used up
+    clock.precise.store(T + 1, Ordering::SeqCst);
+    let ids: Vec<(u64, u64)> = (0..4).map(|_| seq_and_ms(h.next_id().unwrap())).collect();
+    assert_eq!(ids, [(0, T + 1), (1, T + 1), (2, T + 1), (3, T + 1)]);
+    drop(h);
+    assert_eq!(g.stats().ids_issued, SEQ + 4, "no slot passed over");
+}
+
+#[derive(Debug, Clone)]
+struct Shared(Arc<Lagging>);
+
+impl Clock for Shared {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+    fn now_ms_precise(&self) -> u64 {
+        self.0.now_ms_precise()
     }
 }
