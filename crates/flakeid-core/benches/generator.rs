@@ -31,22 +31,32 @@ fn borrowing() -> Generator {
         .expect("generator")
 }
 
-fn strict(c: &mut Criterion) {
-    let mut g = c.benchmark_group("strict");
-    g.throughput(Throughput::Elements(1));
-    let gen_strict = Generator::builder(Layout::SNOWFLAKE)
+/// The default policy on the Snowflake layout.
+fn strict_snowflake() -> Generator {
+    Generator::builder(Layout::SNOWFLAKE)
         .host_guard(false)
         .node(1)
         .build()
-        .expect("generator");
-    g.bench_function("next_id", |b| b.iter(|| black_box(gen_strict.next_id().expect("id"))));
+        .expect("generator")
+}
+
+/// The default policy on a layout whose sequence never runs out (22 bits).
+fn below_the_cap() -> Generator {
     let wide = Layout::builder()
         .time_bits(41)
         .node_bits(0)
         .sequence_bits(22)
         .build()
         .expect("layout");
-    let gen_wide = Generator::builder(wide).host_guard(false).build().expect("generator");
+    Generator::builder(wide).host_guard(false).build().expect("generator")
+}
+
+fn strict(c: &mut Criterion) {
+    let mut g = c.benchmark_group("strict");
+    g.throughput(Throughput::Elements(1));
+    let gen_strict = strict_snowflake();
+    g.bench_function("next_id", |b| b.iter(|| black_box(gen_strict.next_id().expect("id"))));
+    let gen_wide = below_the_cap();
     g.bench_function("next_id_below_cap", |b| {
         b.iter(|| black_box(gen_wide.next_id().expect("id")))
     });
@@ -118,20 +128,10 @@ fn threads(c: &mut Criterion) {
 fn local(c: &mut Criterion) {
     let mut g = c.benchmark_group("local");
     g.throughput(Throughput::Elements(1));
-    let gen_strict = Generator::builder(Layout::SNOWFLAKE)
-        .host_guard(false)
-        .node(1)
-        .build()
-        .expect("generator");
+    let gen_strict = strict_snowflake();
     let mut h = gen_strict.local();
     g.bench_function("next_id", |b| b.iter(|| black_box(h.next_id().expect("id"))));
-    let wide = Layout::builder()
-        .time_bits(41)
-        .node_bits(0)
-        .sequence_bits(22)
-        .build()
-        .expect("layout");
-    let gen_wide = Generator::builder(wide).host_guard(false).build().expect("generator");
+    let gen_wide = below_the_cap();
     let mut h = gen_wide.local();
     g.bench_function("next_id_below_cap", |b| b.iter(|| black_box(h.next_id().expect("id"))));
     let one = borrowing();
