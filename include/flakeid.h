@@ -278,6 +278,20 @@ typedef uint32_t flakeid_id_value;
 typedef struct flakeid_generator flakeid_generator;
 
 /**
+ * A per-thread handle on a generator (`flakeid_local_new`): it issues the
+ * generator's IDs from runs of slots it reserves, with no atomic operation per
+ * ID, under every rule of the generator (the fork, close and lease checks on
+ * every call, the borrow bound, `clock_backwards`, `flakeid_stats`). No ID
+ * repeats one of the generator's or of another handle's; each handle's IDs
+ * strictly increase.
+ *
+ * **Not** thread-safe, unlike the other handles: one thread at a time uses it
+ * (it may move between threads). Free it (`flakeid_local_free`) before its
+ * generator.
+ */
+typedef struct flakeid_local flakeid_local;
+
+/**
  * A clock that moves only when told to, for deterministic tests. Thread-safe.
  */
 typedef struct flakeid_manual_clock flakeid_manual_clock;
@@ -848,6 +862,36 @@ flakeid_status flakeid_decode(const char *text,
                               size_t text_len,
                               uint32_t encoding,
                               uint64_t *out_id);
+
+/**
+ * A per-thread handle on `generator`, written to `*out_local`. The generator must
+ * outlive it: free every handle (`flakeid_local_free`) before the generator.
+ */
+flakeid_status flakeid_local_new(const struct flakeid_generator *generator,
+                                 struct flakeid_local **out_local);
+
+/**
+ * Frees a handle (its unused slots stop counting in `flakeid_stats`). NULL is a
+ * no-op.
+ */
+void flakeid_local_free(struct flakeid_local *local);
+
+/**
+ * The next ID, as `flakeid_next_id` gives it (the same failures, and
+ * `FLAKEID_ERR_FORK` in a child process after `fork()`); `*out_id` is written only
+ * on success.
+ */
+flakeid_status flakeid_local_next_id(struct flakeid_local *local,
+                                     uint64_t *out_id);
+
+/**
+ * Fills `ids[0..n]` with fresh IDs, increasing and above every ID the handle
+ * issued before. `ids` may be NULL when `n` is 0. On failure the array is
+ * zeroed: it holds no ID.
+ */
+flakeid_status flakeid_local_next_ids(struct flakeid_local *local,
+                                      uint64_t *ids,
+                                      size_t n);
 
 /**
  * Creates a sealer for `layout`'s IDs from `key_len` bytes of `key` (16, 24 or 32:

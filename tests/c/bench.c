@@ -3,6 +3,8 @@
  *   strict/next_id            default policy, snowflake: capped at 4,096,000 IDs/s
  *   strict/next_id_below_cap  the same path on a 22-sequence-bit layout (no cap)
  *   borrow/next_id            overflow=borrow, one thread
+ *   local/next_id_below_cap   flakeid_local_next_id: the per-thread handle on the
+ *                             22-bit layout (`local/next_id_below_cap` in Rust)
  *   borrow/next_id_N_threads  N = 2, 4, 8 pthreads sharing one borrowing generator:
  *                             wall time per ID of all threads together (`threads/borrow/N`
  *                             in the Rust bench); CPU ns per ID beside it, which a busy
@@ -64,6 +66,26 @@ static double per_call(const flakeid_generator *g, size_t n) {
     t[r] = (now_s() - start) * 1e9 / (double)n;
     sink = acc;
   }
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  return t[RUNS / 2];
+}
+
+/* ns per ID of `n` calls of a per-thread handle on `g`, median of RUNS. */
+static double per_local_call(const flakeid_generator *g, size_t n) {
+  flakeid_local *h = NULL;
+  if (flakeid_local_new(g, &h) != FLAKEID_OK) die("local");
+  double t[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    uint64_t id = 0, acc = 0;
+    double start = now_s();
+    for (size_t i = 0; i < n; i++) {
+      if (flakeid_local_next_id(h, &id) != FLAKEID_OK) die("local_next_id");
+      acc ^= id;
+    }
+    t[r] = (now_s() - start) * 1e9 / (double)n;
+    sink = acc;
+  }
+  flakeid_local_free(h);
   qsort(t, RUNS, sizeof t[0], cmp_double);
   return t[RUNS / 2];
 }
@@ -170,6 +192,7 @@ int main(void) {
   report("strict/next_id", per_call(strict, 1000000));
   report("strict/next_id_below_cap", per_call(below, 5000000));
   report("borrow/next_id", per_call(borrow, 10000000));
+  report("local/next_id_below_cap", per_local_call(below, 10000000));
   for (int threads = 2; threads <= 8; threads *= 2) {
     char name[32];
     double cpu_ns = 0;

@@ -1,4 +1,5 @@
-/* One generator shared by 4 pthreads (no duplicate, each thread increasing); seconds
+/* One generator shared by 4 pthreads (no duplicate, each thread increasing), also
+ * with two of them on per-thread handles (flakeid_local_*); seconds
  * of 3-thread contention on the real clock with no error at all (a race
  * can give false "clock moved backwards" errors); and a forked child refusing with
  * FLAKEID_ERR_FORK. */
@@ -23,16 +24,24 @@ typedef struct {
   size_t n;
   size_t batch; /* 0: flakeid_next_id; else flakeid_next_ids in runs of `batch` */
   int failed;
+  int local; /* through a handle of the thread's own (flakeid_local_new) */
 } worker;
 
 static void *run(void *arg) {
   worker *w = arg;
+  flakeid_local *h = NULL;
+  if (w->local && flakeid_local_new(w->g, &h) != FLAKEID_OK) { w->failed = 1; return NULL; }
   for (size_t done = 0; done < w->n;) {
     size_t take = w->batch == 0 ? 1 : (w->n - done < w->batch ? w->n - done : w->batch);
-    flakeid_status st = w->batch == 0 ? flakeid_next_id(w->g, &w->ids[done]) : flakeid_next_ids(w->g, &w->ids[done], take);
-    if (st != FLAKEID_OK) { w->failed = 1; return NULL; }
+    flakeid_status st;
+    if (h != NULL)
+      st = w->batch == 0 ? flakeid_local_next_id(h, &w->ids[done]) : flakeid_local_next_ids(h, &w->ids[done], take);
+    else
+      st = w->batch == 0 ? flakeid_next_id(w->g, &w->ids[done]) : flakeid_next_ids(w->g, &w->ids[done], take);
+    if (st != FLAKEID_OK) { w->failed = 1; break; }
     done += take;
   }
+  flakeid_local_free(h);
   return NULL;
 }
 
@@ -41,7 +50,7 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void shared_generator(uint32_t overflow, size_t per_thread) {
+static void shared_generator(uint32_t overflow, size_t per_thread, int locals) {
   flakeid_options o = flakeid_options_default();
   o.overflow = overflow;
   o.datacenter = 3;
@@ -54,7 +63,9 @@ static void shared_generator(uint32_t overflow, size_t per_thread) {
   pthread_t t[THREADS];
   for (int i = 0; i < THREADS; i++) {
     /* Two threads call next_id, two take batches of odd sizes. */
-    w[i] = (worker){g, all + (size_t)i * per_thread, per_thread, i < 2 ? 0 : (size_t)(37 + 500 * (i - 2)), 0};
+    w[i] = (worker){g, all + (size_t)i * per_thread, per_thread, i < 2 ? 0 : (size_t)(37 + 500 * (i - 2)), 0, 0};
+    /* With `locals`, threads 1 and 3 issue through handles of their own. */
+    w[i].local = locals && i % 2 == 1;
     CHECK(pthread_create(&t[i], NULL, run, &w[i]) == 0, "pthread_create");
   }
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
@@ -78,8 +89,15 @@ static void shared_generator(uint32_t overflow, size_t per_thread) {
 }
 
 void test_threads(void) {
-  shared_generator(FLAKEID_OVERFLOW_WAIT, 20000);
-  shared_generator(FLAKEID_OVERFLOW_BORROW, 200000);
+  flakeid_local *none = NULL;
+  uint64_t id = 0;
+  CHECK_STATUS(flakeid_local_new(NULL, &none), FLAKEID_ERR_NULL);
+  CHECK_STATUS(flakeid_local_next_id(NULL, &id), FLAKEID_ERR_NULL);
+  CHECK_STATUS(flakeid_local_next_ids(NULL, &id, 1), FLAKEID_ERR_NULL);
+  shared_generator(FLAKEID_OVERFLOW_WAIT, 20000, 0);
+  shared_generator(FLAKEID_OVERFLOW_BORROW, 200000, 0);
+  shared_generator(FLAKEID_OVERFLOW_WAIT, 20000, 1);
+  shared_generator(FLAKEID_OVERFLOW_BORROW, 200000, 1);
 }
 
 static double now_s(void) {
@@ -180,13 +198,19 @@ void test_fork(void) {
   o.node = 5;
   flakeid_generator *g = NULL;
   uint64_t id = 0;
+  flakeid_local *h = NULL;
   CHECK_OK(flakeid_generator_new(&o, &g));
   CHECK_OK(flakeid_next_id(g, &id));
+  /* A handle holding a run of the parent's slots. */
+  CHECK_OK(flakeid_local_new(g, &h));
+  CHECK_OK(flakeid_local_next_id(h, &id));
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     int bad = 0;
     uint64_t child_id = 1, ids[4] = {0};
+    bad |= flakeid_local_next_id(h, &child_id) != FLAKEID_ERR_FORK || child_id != 1;
+    bad |= flakeid_local_next_ids(h, ids, 4) != FLAKEID_ERR_FORK;
     bad |= flakeid_next_id(g, &child_id) != FLAKEID_ERR_FORK || child_id != 1;
     bad |= strstr(flakeid_last_error_message(), "fork") == NULL;
     bad |= flakeid_next_ids(g, ids, 4) != FLAKEID_ERR_FORK;
@@ -207,10 +231,13 @@ void test_fork(void) {
   int status = 0;
   CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the child got FLAKEID_ERR_FORK from the parent's generator, and the host guard's refusal on its node id");
+        "the child got FLAKEID_ERR_FORK from the parent's generator and handle, and the host guard's refusal on its node id");
   uint64_t after = 0;
   CHECK_OK(flakeid_next_id(g, &after));
   CHECK(after > id, "the parent's generator goes on");
+  CHECK_OK(flakeid_local_next_id(h, &after));
+  CHECK(after > id, "the parent's handle goes on");
+  flakeid_local_free(h);
   flakeid_generator_free(g);
 }
 #endif

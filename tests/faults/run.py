@@ -369,6 +369,8 @@ def main():
                    help="threads sharing each Rust driver's generator (each its own IDs file)")
     p.add_argument("--rust-singles-pct", type=int, default=30,
                    help="percent (in tens) of a Rust driver's calls that are runs of next_id, the rest batches")
+    p.add_argument("--rust-handles", action="store_true",
+                   help="each Rust driver thread issues through a per-thread handle (Generator::local())")
     p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)")
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
@@ -418,6 +420,7 @@ def main():
     os.chmod(work, 0o755)
     kinds = a.kinds.split(",")
     gens.RUST_THREADS, gens.RUST_SINGLES_PCT = a.rust_threads, a.rust_singles_pct
+    gens.RUST_HANDLES = a.rust_handles
     a.shim = None
     if a.suspend:
         a.shim = os.path.join(ROOT, "target", "faults", "suspend_shim.so")

@@ -16,6 +16,7 @@
 mod error;
 mod generator;
 mod layout;
+mod local;
 #[cfg(feature = "seal")]
 mod sealer;
 mod stats;
@@ -25,6 +26,7 @@ mod uuid;
 pub use error::*;
 pub use generator::*;
 pub use layout::*;
+pub use local::*;
 #[cfg(feature = "seal")]
 pub use sealer::*;
 pub use stats::*;

@@ -7,6 +7,8 @@
 //!   runs out (22 sequence bits), i.e. what one call costs when the cap is not hit.
 //! * `strict/peer_snowflaked_sync_generate`: the best Rust peer, for comparison.
 //! * `borrow/*`: the throughput mode, one thread, and `fill` of 1M IDs.
+//! * `local/*`: the per-thread handle (`Generator::local`): strict at the cap,
+//!   below it, and borrowing. `benches/peers.rs` has it beside ferroid.
 //! * `threads/{borrow,strict,peer_snowflaked_sync}/N`: N = 1, 2, 4, 8 threads
 //!   sharing one generator, time per ID of all threads together.
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -29,22 +31,32 @@ fn borrowing() -> Generator {
         .expect("generator")
 }
 
-fn strict(c: &mut Criterion) {
-    let mut g = c.benchmark_group("strict");
-    g.throughput(Throughput::Elements(1));
-    let gen_strict = Generator::builder(Layout::SNOWFLAKE)
+/// The default policy on the Snowflake layout.
+fn strict_snowflake() -> Generator {
+    Generator::builder(Layout::SNOWFLAKE)
         .host_guard(false)
         .node(1)
         .build()
-        .expect("generator");
-    g.bench_function("next_id", |b| b.iter(|| black_box(gen_strict.next_id().expect("id"))));
+        .expect("generator")
+}
+
+/// The default policy on a layout whose sequence never runs out (22 bits).
+fn below_the_cap() -> Generator {
     let wide = Layout::builder()
         .time_bits(41)
         .node_bits(0)
         .sequence_bits(22)
         .build()
         .expect("layout");
-    let gen_wide = Generator::builder(wide).host_guard(false).build().expect("generator");
+    Generator::builder(wide).host_guard(false).build().expect("generator")
+}
+
+fn strict(c: &mut Criterion) {
+    let mut g = c.benchmark_group("strict");
+    g.throughput(Throughput::Elements(1));
+    let gen_strict = strict_snowflake();
+    g.bench_function("next_id", |b| b.iter(|| black_box(gen_strict.next_id().expect("id"))));
+    let gen_wide = below_the_cap();
     g.bench_function("next_id_below_cap", |b| {
         b.iter(|| black_box(gen_wide.next_id().expect("id")))
     });
@@ -113,9 +125,24 @@ fn threads(c: &mut Criterion) {
     g.finish();
 }
 
+fn local(c: &mut Criterion) {
+    let mut g = c.benchmark_group("local");
+    g.throughput(Throughput::Elements(1));
+    let gen_strict = strict_snowflake();
+    let mut h = gen_strict.local();
+    g.bench_function("next_id", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    let gen_wide = below_the_cap();
+    let mut h = gen_wide.local();
+    g.bench_function("next_id_below_cap", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    let one = borrowing();
+    let mut h = one.local();
+    g.bench_function("borrow_next_id", |b| b.iter(|| black_box(h.next_id().expect("id"))));
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = strict, borrow, threads
+    targets = strict, borrow, local, threads
 }
 criterion_main!(benches);

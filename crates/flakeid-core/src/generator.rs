@@ -27,6 +27,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+mod local;
+pub use local::LocalGenerator;
+
 /// Most slots a borrowing thread reserves at once after it lost a race for the
 /// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
 /// 2048 slots, so that threads holding runs at low rates do not take whole ticks.

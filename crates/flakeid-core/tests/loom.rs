@@ -6,8 +6,8 @@
 //!
 //! Run: `make test-loom` (RUSTFLAGS="--cfg loom" cargo test --release --test loom).
 //!
-//! Asserted in every interleaving: no ID issued twice, each thread's IDs strictly
-//! increasing, none stamped past the latest clock reading plus the borrow window,
+//! Asserted in every interleaving: no ID issued twice, every ID of the generator's
+//! node id, each thread's IDs strictly increasing, none stamped past the latest clock reading plus the borrow window,
 //! and — while the clock never goes back — no `ClockMovedBackwards`.
 //! `ClockStalled` is allowed: the model's real-time clock advances on every look,
 //! so a schedule that starves the thread moving the clock is a stalled clock.
@@ -134,6 +134,11 @@ enum Calls {
     TryNextId,
     /// Every second one `next_ids(1)`.
     Batches,
+    /// The first thread issues through a handle (`Generator::local`), every second
+    /// call `try_next_id`; the second through the generator.
+    Local,
+    /// Both threads through handles of their own, every second call a batch of 2.
+    Locals,
 }
 
 fn check(case: Case) {
@@ -157,9 +162,15 @@ fn check(case: Case) {
         let issuers: Vec<_> = case
             .per_thread
             .iter()
-            .map(|&n| {
+            .enumerate()
+            .map(|(thread_no, &n)| {
                 let g = g.clone();
                 thread::spawn(move || {
+                    let mut handle = match case.calls {
+                        Calls::Local if thread_no == 0 => Some(g.local()),
+                        Calls::Locals => Some(g.local()),
+                        _ => None,
+                    };
                     let mut out = Vec::new();
                     // Each ID with the lowest and highest clock readings of its call.
                     let mut push = |ids: &[u64]| {
@@ -169,11 +180,17 @@ fn check(case: Case) {
                     let calls: Vec<usize> = if n > 1 { vec![n, 1] } else { vec![1; case.singles] };
                     for (i, k) in calls.into_iter().enumerate() {
                         call_begins();
-                        let got = match (k, case.calls) {
-                            (1, Calls::TryNextId) if i % 2 == 1 => g.try_next_id().map(|id| id.into_iter().collect()),
-                            (1, Calls::Batches) if i % 2 == 1 => g.next_ids(1),
-                            (1, _) => g.next_id().map(|id| vec![id]),
-                            _ => g.next_ids(k),
+                        let got = match (k, handle.as_mut(), case.calls) {
+                            (1, Some(h), Calls::Locals) if i % 2 == 1 => h.next_ids(2),
+                            (1, Some(h), _) if i % 2 == 1 => h.try_next_id().map(|id| id.into_iter().collect()),
+                            (1, Some(h), _) => h.next_id().map(|id| vec![id]),
+                            (_, Some(h), _) => h.next_ids(k),
+                            (1, None, Calls::TryNextId) if i % 2 == 1 => {
+                                g.try_next_id().map(|id| id.into_iter().collect())
+                            }
+                            (1, None, Calls::Batches) if i % 2 == 1 => g.next_ids(1),
+                            (1, None, _) => g.next_id().map(|id| vec![id]),
+                            (_, None, _) => g.next_ids(k),
                         };
                         match got {
                             Ok(ids) => push(&ids),
@@ -207,6 +224,11 @@ fn check(case: Case) {
             // and, unless a monotonic rollback keeps issuing in the last tick, none
             // past the window the call's reading allows.
             for &(id, lo, hi) in &issued {
+                assert_eq!(
+                    layout().decompose(id).node,
+                    1,
+                    "{id} not of the generator's node id ({case:?})"
+                );
                 let t = id >> (layout().node_bits() + layout().sequence_bits());
                 assert!(t >= tick(lo), "{id} older than its call's clock ({case:?})");
                 if !(case.rollback && case.policy == ClockBackwards::Monotonic) {
@@ -398,6 +420,54 @@ fn borrow_runs_with_batches() {
         singles: 3,
         rollback: false,
         calls: Calls::Batches,
+    });
+}
+
+/// A handle beside the generator while the clock moves: the handle's runs (2
+/// slots, a tick, on this layout) and the counter's slots never meet.
+#[test]
+fn handle_beside_the_generator_clock_moving() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 2],
+        per_thread: [1, 1],
+        singles: 3,
+        rollback: false,
+        calls: Calls::Local,
+    });
+}
+
+/// Two handles in strict mode, with batches: runs cut at the tick's end, waits
+/// for the next tick on the counter.
+#[test]
+fn two_handles_strict_with_batches() {
+    check(Case {
+        overflow: Overflow::Wait,
+        max_borrow_ms: 0,
+        policy: ClockBackwards::Error,
+        moves: &[T0 + 1, T0 + 3],
+        per_thread: [1, 1],
+        singles: 2,
+        rollback: false,
+        calls: Calls::Locals,
+    });
+}
+
+/// Handles through a rollback: a run's slots past the window the clock now
+/// allows are never issued; monotonic keeps the last tick's slots, one per call.
+#[test]
+fn two_handles_through_a_rollback() {
+    check(Case {
+        overflow: Overflow::Borrow,
+        max_borrow_ms: 1,
+        policy: ClockBackwards::Monotonic,
+        moves: &[T0 + 2, T0],
+        per_thread: [1, 1],
+        singles: 2,
+        rollback: true,
+        calls: Calls::Locals,
     });
 }
 

@@ -69,7 +69,9 @@ impl Clock for Shared {
 /// Thread A finds its tick (or window) used up and takes a precise reading (tick
 /// `t`); before it looks at the counter, the clock moves `jump` ms and thread B
 /// issues there. A must not report a rollback; it must issue after B's ID.
-fn forced(overflow: Overflow, max_borrow_ms: u64, jump: u64) {
+/// With `local`, A is a handle (`Generator::local`) whose run is spent: its new
+/// run goes through the same slow path.
+fn forced(overflow: Overflow, max_borrow_ms: u64, jump: u64, local: bool) {
     const T0: u64 = 1_700_000_000_000;
     let (clock, parked, release) = ParkingClock::new(T0);
     let g = Arc::new(
@@ -92,7 +94,7 @@ fn forced(overflow: Overflow, max_borrow_ms: u64, jump: u64) {
 
     clock.park_next.store(true, Ordering::SeqCst);
     let ga = Arc::clone(&g);
-    let a = std::thread::spawn(move || ga.next_id());
+    let a = std::thread::spawn(move || if local { ga.local().next_id() } else { ga.next_id() });
     parked
         .recv_timeout(Duration::from_secs(10))
         .expect("A reached its precise reading");
@@ -110,13 +112,82 @@ fn forced(overflow: Overflow, max_borrow_ms: u64, jump: u64) {
 
 #[test]
 fn forced_interleaving_strict_no_false_rollback() {
-    forced(Overflow::Wait, 0, 1);
+    forced(Overflow::Wait, 0, 1, false);
+}
+
+#[test]
+fn forced_interleaving_strict_handle_no_false_rollback() {
+    forced(Overflow::Wait, 0, 1, true);
+}
+
+#[test]
+fn forced_interleaving_borrow_handle_no_false_rollback() {
+    forced(Overflow::Borrow, 2, 3, true);
+}
+
+/// The hand-off between a handle's run and the counter: A holds a run reserved at
+/// T0 and is parked between its clock reading and its look at the run; meanwhile
+/// the clock moves on and B (the generator, and another handle) issue there. A's
+/// next ID must not come from its run's slots older than its own reading (the run
+/// started in T0), nor repeat B's, and A's IDs must still increase.
+#[test]
+fn forced_handle_run_outlived_by_the_clock() {
+    const T0: u64 = 1_700_000_000_000;
+    let (clock, parked, release) = ParkingClock::new(T0);
+    let g = Arc::new(
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(6)
+            .overflow(Overflow::Wait)
+            .clock(Shared(clock.clone()))
+            .build()
+            .unwrap(),
+    );
+    let ga = Arc::clone(&g);
+    let (go_tx, go_rx) = channel::<()>();
+    let (held_tx, held_rx) = channel::<u64>();
+    let a = std::thread::spawn(move || {
+        let mut h = ga.local();
+        let first = h.next_id().unwrap(); // a run of 2 at T0: one slot left
+        held_tx.send(first).unwrap();
+        go_rx.recv().unwrap();
+        // The run's last slot is at T0; the clock reads T0 + 1 by now, and that
+        // tick's slots are B's: A's new run is reserved on the slow path, parked
+        // there while the clock moves to T0 + 2 and B issues there.
+        let second = h.next_id().unwrap();
+        let third = h.next_id().unwrap();
+        (first, second, third)
+    });
+    let first = held_rx.recv().unwrap();
+    clock.now.store(T0 + 1, Ordering::SeqCst);
+    // B uses up tick T0 + 1, from the counter and from a handle (whose last run
+    // the tick's end cuts short).
+    let mut b = g.local();
+    let mut theirs = g.next_ids(4000).unwrap();
+    theirs.extend((0..95).map(|_| b.next_id().unwrap()));
+    drop(b);
+    clock.park_next.store(true, Ordering::SeqCst);
+    go_tx.send(()).unwrap();
+    parked
+        .recv_timeout(Duration::from_secs(10))
+        .expect("A reached the slow path");
+    clock.now.store(T0 + 2, Ordering::SeqCst);
+    theirs.push(g.next_id().unwrap());
+    release.send(()).unwrap();
+    let (_, second, third) = a.join().unwrap();
+    assert!(first < second && second < third, "A's IDs went backwards");
+    for id in [second, third] {
+        assert!(
+            Layout::SNOWFLAKE.decompose(id).timestamp_ms > T0,
+            "a slot older than A's clock"
+        );
+        assert!(!theirs.contains(&id), "A repeated B's ID {id}");
+    }
 }
 
 #[test]
 fn forced_interleaving_borrow_no_false_rollback() {
     // B's reading is past A's whole window (T0..=T0+2): old code said "by 3 ms".
-    forced(Overflow::Borrow, 2, 3);
+    forced(Overflow::Borrow, 2, 3, false);
 }
 
 /// `threads` threads share one generator on the real clock for `secs` seconds, in
@@ -131,6 +202,7 @@ fn stress(
     threads: usize,
     per_round: usize,
     batch: usize,
+    local: bool,
 ) -> (u64, u64) {
     let secs: f64 = std::env::var("FLAKEID_STRESS_SECS")
         .ok()
@@ -152,6 +224,8 @@ fn stress(
             .map(|i| {
                 let g = Arc::clone(&g);
                 std::thread::spawn(move || {
+                    // With `local`, even threads issue through a handle of their own.
+                    let mut handle = (local && i % 2 == 0).then(|| g.local());
                     let mut ids = Vec::with_capacity(per_round);
                     let mut errors = Vec::new();
                     let mut calls = 0u32;
@@ -159,10 +233,19 @@ fn stress(
                     let mut readings = Vec::new();
                     while ids.len() < per_round {
                         // Odd threads mix in batches: order must hold across both.
-                        let r = if batch > 0 && i % 2 == 1 && ids.len() % 3 == 0 {
-                            g.next_ids(batch.min(per_round - ids.len())).map(|v| ids.extend(v))
+                        let r = if batch > 0 && ids.len() % 3 == 0 && (i % 2 == 1 || local) {
+                            let n = batch.min(per_round - ids.len());
+                            match handle.as_mut() {
+                                Some(h) => h.next_ids(n),
+                                None => g.next_ids(n),
+                            }
+                            .map(|v| ids.extend(v))
                         } else {
-                            g.next_id().map(|id| ids.push(id))
+                            match handle.as_mut() {
+                                Some(h) => h.next_id(),
+                                None => g.next_id(),
+                            }
+                            .map(|id| ids.push(id))
                         };
                         if let Err(e) = r {
                             errors.push(e);
@@ -239,13 +322,13 @@ fn wall_ms() -> u64 {
 
 #[test]
 fn stress_three_threads_strict_real_clock() {
-    let (n, rounds) = stress(9, Overflow::Wait, 0, 3, 4_000_000, 1000);
+    let (n, rounds) = stress(9, Overflow::Wait, 0, 3, 4_000_000, 1000, false);
     eprintln!("strict: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
 
 #[test]
 fn stress_three_threads_borrow_real_clock() {
-    let (n, rounds) = stress(10, Overflow::Borrow, 2_000, 3, 8_000_000, 1000);
+    let (n, rounds) = stress(10, Overflow::Borrow, 2_000, 3, 8_000_000, 1000, false);
     eprintln!("borrow: {n} IDs in {rounds} rounds, no error, no duplicate");
 }
 
@@ -253,6 +336,22 @@ fn stress_three_threads_borrow_real_clock() {
 /// preempted holding them, and keep meeting the window's end and the next tick.
 #[test]
 fn stress_eight_threads_borrow_small_window_real_clock() {
-    let (n, rounds) = stress(11, Overflow::Borrow, 3, 8, 1_000_000, 100);
+    let (n, rounds) = stress(11, Overflow::Borrow, 3, 8, 1_000_000, 100, false);
     eprintln!("borrow, 8 threads: {n} IDs in {rounds} rounds, no error, no duplicate");
+}
+
+/// Handles (`Generator::local`) on even threads, the generator itself on odd ones,
+/// strict: runs cut at each tick's end, threads waiting for the next tick.
+#[test]
+fn stress_handles_and_the_generator_strict_real_clock() {
+    let (n, rounds) = stress(12, Overflow::Wait, 0, 4, 2_000_000, 500, true);
+    eprintln!("strict, 2 handles + 2 threads: {n} IDs in {rounds} rounds, no error, no duplicate");
+}
+
+/// The same borrowing with a 3 ms window, 8 threads on 2 cores: handles preempted
+/// holding runs, meeting the window's end and the next tick.
+#[test]
+fn stress_handles_and_the_generator_borrow_small_window_real_clock() {
+    let (n, rounds) = stress(13, Overflow::Borrow, 3, 8, 1_000_000, 100, true);
+    eprintln!("borrow, 4 handles + 4 threads: {n} IDs in {rounds} rounds, no error, no duplicate");
 }

@@ -1,5 +1,6 @@
 //! `flakeid-faults-driver --url URL --dir DIR --tag TAG [--ttl-ms N] [--rate R]
-//! [--seed S] [--overflow wait|borrow] [--max-batch N] [--threads N] [--singles-pct P]`
+//! [--seed S] [--overflow wait|borrow] [--max-batch N] [--threads N] [--singles-pct P]
+//! [--handles 0|1]`
 //!
 //! The fault suite's in-process Rust generator (tests/faults, docs/faults.md). It
 //! builds a leased generator, asks it for IDs — runs of single `next_id()` calls
@@ -11,7 +12,8 @@
 //!   asking for `R / N` IDs/s): records of
 //!   `t0 u64, t1 u64, count u32, op u32` then `count` IDs as u64, little-endian;
 //!   `t0`/`t1` are CLOCK_MONOTONIC ns read before and after the call (op 1 = a run
-//!   of singles, 2 = a batch).
+//!   of singles, 2 = a batch). With `--handles 1` each thread issues through a
+//!   per-thread handle of its own (`Generator::local()`).
 //! * `DIR/TAG.events.jsonl`: `build`, `acquired` (node, lock delay), `build_failed`,
 //!   `refused` (the first error of a run of errors), `resumed`, `lost`, `releasing`
 //!   (logged before the lease is given back), `dropped`, `exit`, each with `t`
@@ -146,6 +148,8 @@ struct Opts {
     threads: u64,
     /// Percent of calls that are runs of singles (the rest are batches), in tens.
     singles_pct: u64,
+    /// Each thread issues through a per-thread handle (`Generator::local()`).
+    handles: bool,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -176,6 +180,7 @@ fn parse_args() -> Result<Opts, String> {
         max_batch: num("--max-batch", 2000)?.max(1),
         threads: num("--threads", 1)?.clamp(1, 64),
         singles_pct: num("--singles-pct", 30)?.min(100),
+        handles: num("--handles", 0)? != 0,
     })
 }
 
@@ -285,6 +290,7 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, sto
     let mut budget = 0.0f64;
     let mut last = mono_ns();
     let mut failing: Option<(String, u64)> = None;
+    let mut handle = o.handles.then(|| g.local());
     while !STOP.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
         let now = mono_ns();
         budget = (budget + (now - last) as f64 * rate / 1e9).min(burst);
@@ -308,7 +314,11 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, sto
             let mut got = 0;
             let mut error = None;
             for slot in buf.iter_mut().take(n) {
-                match g.next_id() {
+                let next = match handle.as_mut() {
+                    Some(h) => h.next_id(),
+                    None => g.next_id(),
+                };
+                match next {
                     Ok(id) => {
                         *slot = id;
                         got += 1;
@@ -321,7 +331,11 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, sto
             }
             (got, error)
         } else {
-            match g.fill(&mut buf[..n]) {
+            let filled = match handle.as_mut() {
+                Some(h) => h.fill(&mut buf[..n]),
+                None => g.fill(&mut buf[..n]),
+            };
+            match filled {
                 Ok(()) => (n, None),
                 Err(e) => (0, Some(e)),
             }
