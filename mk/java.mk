@@ -44,7 +44,7 @@ test-java-stores: setup-java setup-lease lib-java ## the lease tests on the fixt
 bench-java: setup-java lib-java ## JMH: flakeid beside CosId; UUIDv7 beside the JDK's randomUUID
 	cd java && $(MVN) -q -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) -DskipTests install
 	cd java/bench && $(MVN) -q package
-	cd java/bench && $$(bash $(CURDIR)/scripts/setup-java.sh)/bin/java --enable-native-access=ALL-UNNAMED -jar target/benchmarks.jar \
+	cd java/bench && FLAKEID_HOST_GUARD=off $$(bash $(CURDIR)/scripts/setup-java.sh)/bin/java --enable-native-access=ALL-UNNAMED -jar target/benchmarks.jar \
 	  -f 1 -wi 3 -w 1s -i 5 -r 1s -tu ns -bm avgt | tee ../../target/bench-java.txt
 
 dist-java: setup-java ## dist/flakeid-java-<v>.jar with libflakeid.so for x86_64 and aarch64
