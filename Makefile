@@ -71,17 +71,18 @@ endif
 TIER_CI := $(filter ci release,$(TIER))
 TIER_RELEASE := $(filter release,$(TIER))
 
-# make ci's background builds: the longest builds that only later suites need, run
-# beside the suites that mostly wait (leases, serve, the stores, faults) as
-# SCHED_IDLE, started once CI_BACKGROUND_AFTER has passed (not beside make test's
-# compiling suites, which they slowed: docs/performance.md, "Where the time goes").
-# `BUILD>SUITE`: SUITE waits for BUILD (and fails if it did); `|` separates chains
-# that run side by side, each in turn: one chain's single-core fat-LTO tail leaves
-# the other core to the other. They build in target directories or profiles no
-# foreground cargo locks before the suite that needs them.
-CI_BACKGROUND_AFTER := test-fuzz
-CI_BACKGROUND := dist-cli>test-dist | deb-postgres>test-postgres serve-release>test-serve-abuse \
-  deb-postgres-majors>test-postgres-majors
+# make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
+# the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and
+# fails if it did); `SUITE>SUITE`: the suite runs beside the others, and the run
+# waits for it at its place in CI_SUITES. test-loom runs beside make test's suites,
+# which leave a core idle: it only computes (the model checker's verdict cannot
+# depend on timing). The builds wait for test-fuzz: beside make test's compiling
+# suites they slowed them (docs/performance.md, "Where the time goes"); they run
+# beside the suites that mostly wait, two chains side by side (one chain's
+# single-core fat-LTO tail leaves the other core to the other), in target
+# directories or profiles no foreground cargo locks before the suite that needs them.
+CI_BACKGROUND := @test-rust test-loom>test-loom | @test-fuzz dist-cli>test-dist | \
+  @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several
@@ -109,7 +110,7 @@ test: ## the contributor's loop: lint and every language's own suite (TEST_SUITE
 
 ci: ## what CI runs (.ci/run): make test, then real stores, serve, PostgreSQL, faults, artifacts (CI_SUITES)
 	@FLAKEID_STRESS_SECS=$(CI_STRESS_SECS) TIER=ci BACKGROUND='$(CI_BACKGROUND)' \
-	  BACKGROUND_AFTER=$(CI_BACKGROUND_AFTER) $(RUN_SUITES) $(CI_SUITES)
+	  $(RUN_SUITES) $(CI_SUITES)
 
 release-check: ## the full cross matrix: every artifact as users install it, aarch64 under qemu (RELEASE_SUITES)
 	@TIER=release $(RUN_SUITES) $(RELEASE_SUITES)

@@ -109,7 +109,8 @@ vectors: ## regenerate tests/vectors/*.json (the core's and sealing's programs)
 # LOOM_MAX_PREEMPTIONS (default 2) in crates/flakeid-core/tests/loom.rs. Its own target dir: the cfg flag
 # rebuilds everything (the core alone, with its lease feature: quick).
 test-loom: ## the generator's counter protocol and the shared lease gate under the loom model checker
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom $(CARGO) test -p flakeid-core --features lease --release --test loom
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom CARGO=$(CARGO) python3 scripts/cargo-apart.py \
+	  -p flakeid-core --features lease --release --test loom
 
 # The real-clock contention tests, longer than make test and make ci (the Makefile's *_STRESS_SECS).
 STRESS_SECS ?= 30

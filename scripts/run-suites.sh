@@ -5,13 +5,15 @@
 # time (user + system of everything it ran), so a slow CI run says where it went. On
 # a busy machine wall time grows and CPU time stays: the CPU seconds divided by the
 # cores is what the suite costs on an idle one.
-#   TIER=ci BACKGROUND='B1>S1 B2>S2 | B3>S3' BACKGROUND_AFTER=SUITE run-suites.sh SUITE...
-# BACKGROUND (the Makefile's CI_BACKGROUND): make targets built in the background once
-# BACKGROUND_AFTER has passed, as SCHED_IDLE with idle I/O priority (a CPU only when no
-# test wants one); `|` separates chains that run side by side, each building its
-# targets in turn. Suite S waits for build B of `B>S` before it starts, and fails
-# when B did. The builds end with the run, also when a suite fails or the run is
-# interrupted. Their logs: target/background/<build>.log.
+#   TIER=ci BACKGROUND='@A B1>S1 B2>S2 | @C B3>S3 | @A S4>S4' run-suites.sh SUITE...
+# BACKGROUND (the Makefile's CI_BACKGROUND): chains of make targets run in the
+# background, as SCHED_IDLE with idle I/O priority (a CPU only when no test wants
+# one); `|` separates chains that run side by side, each running its targets in
+# turn, started once the suite of its `@SUITE` has passed (or at once, without one).
+# Suite S waits for target B of `B>S` before it starts, and fails when B did. A
+# suite in a chain (`S>S`: it runs beside the others) is not run again at its turn:
+# its log is printed there, and its times are its row. The chains end with the run,
+# also when a suite fails or the run is interrupted. Logs: target/background/<B>.log.
 set -uo pipefail
 make=${MAKE:-make}
 tier_args=()
@@ -23,34 +25,58 @@ done_=()
 cpu_file=$(mktemp)
 bg_pids=()
 
+cpu() { # sets CPU: CPU seconds used so far by this script's finished children
+  # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
+  # finished children): its second line is the children's user and system time.
+  times > "$cpu_file"
+  CPU=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
+}
 # One chain of background builds (run by start_background in a session of its own).
 if [ "${1:-}" = --chain ]; then
   shift
   unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
   for step in "$@"; do
     b=${step%%>*} t0=$SECONDS
-    if "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >"$bg_dir/$b.log" 2>&1 </dev/null; then
-      echo "$((SECONDS - t0))" >"$bg_dir/$b.done"
-    else
-      echo "$((SECONDS - t0))" >"$bg_dir/$b.failed"
-      exit 1
-    fi
+    cpu
+    c0=$CPU
+    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >"$bg_dir/$b.log" 2>&1 </dev/null
+    rc=$?
+    cpu
+    # Its wall and CPU seconds, in .done or .failed.
+    ended="done"
+    [ $rc -eq 0 ] || ended="failed"
+    echo "$((SECONDS - t0)) $((CPU - c0))" >"$bg_dir/$b.$ended"
+    [ $rc -eq 0 ] || { rm -f "$cpu_file"; exit 1; }
   done
+  rm -f "$cpu_file"
   exit 0
 fi
 
+# Starts the chains whose `@SUITE` is $1 (those with none for an empty $1).
 start_background() {
-  local chain
-  rm -rf "$bg_dir" && mkdir -p "$bg_dir"
+  local chain words
   local IFS='|'
   for chain in ${BACKGROUND}; do
     IFS=' '
-    # shellcheck disable=SC2086 # a chain is a list of words
-    setsid chrt --idle 0 ionice -c 3 bash "$0" --chain $chain </dev/null >>"$bg_dir/chains.log" 2>&1 &
+    # shellcheck disable=SC2206 # a chain is a list of words
+    words=($chain)
+    if [ "${words[0]}" = "@$1" ]; then
+      words=("${words[@]:1}")
+    elif [ -n "$1" ] || [ "${words[0]#@}" != "${words[0]}" ]; then
+      IFS='|'
+      continue
+    fi
+    setsid chrt --idle 0 ionice -c 3 bash "$0" --chain "${words[@]}" </dev/null >>"$bg_dir/chains.log" 2>&1 &
     bg_pids+=($!)
+    echo "background: started ${words[*]} (SCHED_IDLE; logs in $bg_dir)"
     IFS='|'
   done
-  echo "background: started ${BACKGROUND} (SCHED_IDLE; logs in $bg_dir)"
+}
+# Whether suite $1 runs beside the others (`$1>$1` in a chain).
+beside() {
+  local step
+  for step in ${BACKGROUND:-}; do [ "$step" = "$1>$1" ] && return 0; done
+  return 1
 }
 stop_background() {
   local pid
@@ -68,7 +94,7 @@ wait_background() {
     b=${step%%>*}
     while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ] && any_chain_runs; do sleep 1; done
     if [ -f "$bg_dir/$b.done" ]; then
-      echo "background: $b built in $(cat "$bg_dir/$b.done") s; $1 waited $((SECONDS - t0)) s for it"
+      echo "background: $b ran in $(cut -d' ' -f1 "$bg_dir/$b.done") s; $1 waited $((SECONDS - t0)) s for it"
     else
       echo "background: $b failed (or its chain ended without it); its log:" >&2
       sed 's/^/  /' "$bg_dir/$b.log" >&2 2>/dev/null
@@ -83,12 +109,6 @@ any_chain_runs() {
 }
 
 trap 'rm -f "$cpu_file"; stop_background' EXIT
-cpu() { # sets CPU: CPU seconds used so far by this script's finished children
-  # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
-  # finished children): its second line is the children's user and system time.
-  times > "$cpu_file"
-  CPU=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
-}
 report() {
   local line
   printf '%-22s %7s %7s\n' "suite" "wall s" "cpu s"
@@ -97,30 +117,43 @@ report() {
   printf '  %-20s %7d %7d\n' total $((SECONDS - started)) "$CPU"
   for line in "$bg_dir"/*.done; do
     [ -n "${BACKGROUND:-}" ] && [ -f "$line" ] || continue
-    printf '  %-20s %7d %7s\n' "$(basename "$line" .done)" "$(cat "$line")" "(background)"
+    beside "$(basename "$line" .done)" && continue
+    printf '  %-20s %7d %7s\n' "$(basename "$line" .done)" "$(cut -d' ' -f1 "$line")" "(background)"
   done
 }
-[ -n "${BACKGROUND:-}" ] && [ -z "${BACKGROUND_AFTER:-}" ] && start_background
+if [ -n "${BACKGROUND:-}" ]; then
+  rm -rf "$bg_dir" && mkdir -p "$bg_dir"
+  start_background ''
+fi
 for t in "$@"; do
   t0=$SECONDS
   cpu
   c0=$CPU
-  if wait_background "$t"; then
+  if beside "$t"; then
+    # It ran in a chain of its own: its log here, its own times in its row.
+    wait_background "$t" && sed 's/^/  /' "$bg_dir/$t.log"
+    rc=$?
+    read -r wall c < <(cat "$bg_dir/$t.done" "$bg_dir/$t.failed" 2>/dev/null)
+    note=", beside the others"
+  elif wait_background "$t"; then
     "$make" --no-print-directory "$t" "${tier_args[@]}"
     rc=$?
   else
     rc=1
   fi
-  cpu
-  done_+=("$t $((SECONDS - t0)) $((CPU - c0))")
+  if ! beside "$t"; then
+    cpu
+    wall=$((SECONDS - t0)) c=$((CPU - c0)) note=
+  fi
+  done_+=("$t ${wall:-0} ${c:-0}")
   # Each as it ends too (a run that is cut short still says where its time went).
-  printf '== %s: %d s wall, %d s cpu (exit %d)\n' "$t" $((SECONDS - t0)) $((CPU - c0)) $rc
+  printf '== %s: %d s wall, %d s cpu (exit %d%s)\n' "$t" "${wall:-0}" "${c:-0}" $rc "$note"
   if [ $rc -ne 0 ]; then
     report
     echo "$t FAILED (exit $rc)" >&2
     exit $rc
   fi
-  [ -n "${BACKGROUND:-}" ] && [ "$t" = "${BACKGROUND_AFTER:-}" ] && start_background
+  [ -z "${BACKGROUND:-}" ] || start_background "$t"
 done
 report
 echo "every suite passed ($*)"
