@@ -74,14 +74,15 @@ TIER_RELEASE := $(filter release,$(TIER))
 # make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
 # the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and
 # fails if it did); `SUITE>SUITE`: the suite runs beside the others, and the run
-# waits for it at its place in CI_SUITES. test-loom runs beside make test's suites,
-# which leave a core idle: it only computes (the model checker's verdict cannot
-# depend on timing). The builds wait for test-fuzz: beside make test's compiling
-# suites they slowed them (docs/performance.md, "Where the time goes"); they run
-# beside the suites that mostly wait, two chains side by side (one chain's
-# single-core fat-LTO tail leaves the other core to the other), in target
-# directories or profiles no foreground cargo locks before the suite that needs them.
-CI_BACKGROUND := @test-rust test-loom>test-loom | @test-fuzz dist-cli>test-dist | \
+# waits for it at its place in CI_SUITES. test-loom, then the fuzz targets' build,
+# run beside make test's suites after test-rust, which leave a core idle most of the
+# time: the loom models only compute (a model checker's verdict cannot depend on
+# timing), and the fuzz build has a workspace of its own. The other builds wait for
+# test-fuzz (beside make test's compiling suites they slowed them: docs/performance.md,
+# "Where the time goes") and run beside the suites that mostly wait, two chains side
+# by side (one chain's single-core fat-LTO tail leaves the other core to the other),
+# in target directories or profiles no foreground cargo locks before their suite.
+CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | @test-fuzz dist-cli>test-dist | \
   @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors
 # ---------------------------------------------------------------------------------
 

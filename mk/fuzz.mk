@@ -28,7 +28,7 @@ FUZZ_TOOLS := $(CURDIR)/target/fuzz-tools
 FUZZ_CARGO = PATH="$(FUZZ_TOOLS)/bin:$$PATH" cargo +nightly fuzz
 FUZZ_HAVE = PATH="$(FUZZ_TOOLS)/bin:$$PATH" cargo fuzz --version 2>/dev/null | grep -q ' $(CARGO_FUZZ_VERSION)$$'
 
-.PHONY: setup-fuzz fuzz test-fuzz
+.PHONY: setup-fuzz fuzz fuzz-build test-fuzz
 
 ##@ Fuzzing (fuzz/, cargo-fuzz on nightly)
 setup-fuzz: setup-rust ## the nightly toolchain and cargo-fuzz, pinned (prebuilt, PyPI)
@@ -49,8 +49,10 @@ fuzz-run-%: setup-fuzz
 	@test ! -d fuzz/artifacts/$* || test -z "$$(ls fuzz/artifacts/$*)" \
 	  || { echo "fuzz target $* failed: see fuzz/artifacts/$*" >&2; exit 1; }
 
-test-fuzz: setup-fuzz ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build)
+fuzz-build: setup-fuzz ## the targets' --dev build that test-fuzz runs (make ci builds it beside make test)
 	$(FUZZ_CARGO) build --dev
+
+test-fuzz: fuzz-build ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build)
 	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_TEST_SECS) FUZZ_BUILD=--dev || exit 1; done
 
 fuzz: setup-fuzz ## each target FUZZ_SECS (60 s), optimized; a crash leaves fuzz/artifacts/<target>/
