@@ -365,12 +365,13 @@ def main():
     p.add_argument("--suspend", action="store_true",
                    help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and takeovers only")
     p.add_argument("--rate", type=int, default=RATE, help="IDs/s each generator is asked for")
-    p.add_argument("--rust-threads", type=int, default=1,
+    p.add_argument("--rust-threads", type=int, default=gens.RUST_THREADS,
                    help="threads sharing each Rust driver's generator (each its own IDs file)")
     p.add_argument("--rust-singles-pct", type=int, default=30,
                    help="percent (in tens) of a Rust driver's calls that are runs of next_id, the rest batches")
-    p.add_argument("--rust-handles", action="store_true",
-                   help="each Rust driver thread issues through a per-thread handle (Generator::local())")
+    p.add_argument("--rust-handles", choices=sorted(gens.HANDLES), default=gens.RUST_HANDLES,
+                   help="which Rust driver threads issue through a per-thread handle (Generator::local()): "
+                   "none, all, or mixed (the odd-numbered; the others call the shared generator)")
     p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)")
     p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
     p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")

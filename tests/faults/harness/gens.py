@@ -37,11 +37,12 @@ SERVE_PORT = 7676
 # when set (a build with a patched core for an experiment: run.py --bin-dir).
 BIN_DIR = os.path.join(os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")), "debug")
 # Threads sharing each Rust driver's generator, and the percentage of its calls that
-# are runs of singles rather than batches, and whether each thread issues through a
+# are runs of singles rather than batches, and which threads issue through a
 # per-thread handle (run.py --rust-threads, --rust-singles-pct, --rust-handles).
-RUST_THREADS = 1
+RUST_THREADS = 2
 RUST_SINGLES_PCT = 30
-RUST_HANDLES = False
+RUST_HANDLES = "mixed"
+HANDLES = {"none": "0", "all": "1", "mixed": "2"}
 
 
 def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
@@ -59,7 +60,7 @@ def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
         # Borrowing: the fence then carries the borrow allowance (ahead_ms).
         return [os.path.join(BIN_DIR, "flakeid-faults-driver"), "--url", url, *common,
                 "--overflow", "borrow", "--max-batch", "8192", "--threads", str(RUST_THREADS),
-                "--singles-pct", str(RUST_SINGLES_PCT), "--handles", "1" if RUST_HANDLES else "0"]
+                "--singles-pct", str(RUST_SINGLES_PCT), "--handles", HANDLES[RUST_HANDLES]]
     raise ValueError(kind)
 
 

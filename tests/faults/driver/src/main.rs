@@ -1,6 +1,6 @@
 //! `flakeid-faults-driver --url URL --dir DIR --tag TAG [--ttl-ms N] [--rate R]
 //! [--seed S] [--overflow wait|borrow] [--max-batch N] [--threads N] [--singles-pct P]
-//! [--handles 0|1]`
+//! [--handles 0|1|2]`
 //!
 //! The fault suite's in-process Rust generator (tests/faults, docs/faults.md). It
 //! builds a leased generator, asks it for IDs — runs of single `next_id()` calls
@@ -13,8 +13,10 @@
 //!   `t0 u64, t1 u64, count u32, op u32` then `count` IDs as u64, little-endian;
 //!   `t0`/`t1` are CLOCK_MONOTONIC ns read before and after the call (op 1 = a run
 //!   of singles, 2 = a batch). With `--handles 1` each thread issues through a
-//!   per-thread handle of its own (`Generator::local()`).
-//! * `DIR/TAG.events.jsonl`: `build`, `acquired` (node, lock delay), `build_failed`,
+//!   per-thread handle of its own (`Generator::local()`); with `--handles 2` the
+//!   odd-numbered threads do, beside even-numbered ones calling the generator.
+//! * `DIR/TAG.events.jsonl`: `start` (pid, threads, handles), `build`, `acquired`
+//!   (node, lock delay), `build_failed`,
 //!   `refused` (the first error of a run of errors), `resumed`, `lost`, `releasing`
 //!   (logged before the lease is given back), `dropped`, `exit`, each with `t`
 //!   (CLOCK_MONOTONIC ns).
@@ -148,8 +150,9 @@ struct Opts {
     threads: u64,
     /// Percent of calls that are runs of singles (the rest are batches), in tens.
     singles_pct: u64,
-    /// Each thread issues through a per-thread handle (`Generator::local()`).
-    handles: bool,
+    /// Which threads issue through a per-thread handle (`Generator::local()`):
+    /// 0 none, 1 every one, 2 the odd-numbered ones (the others call the generator).
+    handles: u64,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -180,7 +183,7 @@ fn parse_args() -> Result<Opts, String> {
         max_batch: num("--max-batch", 2000)?.max(1),
         threads: num("--threads", 1)?.clamp(1, 64),
         singles_pct: num("--singles-pct", 30)?.min(100),
-        handles: num("--handles", 0)? != 0,
+        handles: num("--handles", 0)?.min(2),
     })
 }
 
@@ -210,7 +213,15 @@ fn main() {
             std::process::exit(1);
         }
     };
-    ev.log("start", &format!("\"pid\":{},\"kind\":\"rust\"", std::process::id()));
+    ev.log(
+        "start",
+        &format!(
+            "\"pid\":{},\"kind\":\"rust\",\"threads\":{},\"handles\":{}",
+            std::process::id(),
+            o.threads,
+            o.handles
+        ),
+    );
     let mut rng = Rng(o.seed);
     let mut inc = 0u64;
     while !STOP.load(Ordering::Relaxed) {
@@ -242,7 +253,7 @@ fn main() {
         );
         let lost = if o.threads == 1 {
             let mut ids = ids_file(&format!("{}/{}-{inc}.ids", o.dir, o.tag));
-            let lost = issue(&g, &o, &mut rng, &mut ids, &ev, &AtomicBool::new(false));
+            let lost = issue(&g, &o, 0, &mut rng, &mut ids, &ev, &AtomicBool::new(false));
             let _ = ids.out.flush();
             lost
         } else {
@@ -258,7 +269,7 @@ fn main() {
                         let (g, o, ev, stop) = (&g, &o, &ev, &stop);
                         s.spawn(move || {
                             let mut ids = ids_file(&format!("{}/{}-{inc}.t{j}.ids", o.dir, o.tag));
-                            let lost = issue(g, o, &mut Rng(seed), &mut ids, ev, stop);
+                            let lost = issue(g, o, j, &mut Rng(seed), &mut ids, ev, stop);
                             let _ = ids.out.flush();
                             stop.store(true, Ordering::Relaxed);
                             lost
@@ -281,8 +292,9 @@ fn main() {
     ev.log("exit", "");
 }
 
-/// Issues until SIGTERM or `stop` (false) or until the lease is lost (true).
-fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, stop: &AtomicBool) -> bool {
+/// Issues, as thread `thread`, until SIGTERM or `stop` (false) or until the lease is
+/// lost (true).
+fn issue(g: &Generator, o: &Opts, thread: usize, rng: &mut Rng, ids: &mut Ids, ev: &Events, stop: &AtomicBool) -> bool {
     let rate = o.rate / o.threads as f64;
     let mut buf = vec![0u64; o.max_batch as usize];
     // A token bucket: at most 50 ms of IDs in a burst, no catching up after an outage.
@@ -290,7 +302,7 @@ fn issue(g: &Generator, o: &Opts, rng: &mut Rng, ids: &mut Ids, ev: &Events, sto
     let mut budget = 0.0f64;
     let mut last = mono_ns();
     let mut failing: Option<(String, u64)> = None;
-    let mut handle = o.handles.then(|| g.local());
+    let mut handle = (o.handles == 1 || (o.handles == 2 && thread % 2 == 1)).then(|| g.local());
     while !STOP.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
         let now = mono_ns();
         budget = (budget + (now - last) as f64 * rate / 1e9).min(burst);

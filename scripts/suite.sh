@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One language's suite, the same command on Linux, macOS and Windows (Git Bash):
+# what `make test-<lang>` runs and what the workflow's native jobs run (CONTRIBUTING.md,
+# "The test tiers", says which to type). It installs no system package: the
+# toolchains are the caller's (make's setup targets, actions/setup-* in the workflow,
+# your own elsewhere), and the C library and Node addon are built before it.
+#   scripts/suite.sh python|node|go|java [--frameworks]
+# --frameworks: the framework adapters' tests too, on the fixture's PostgreSQL
+#   (tests/env/testenv.py: a PostgreSQL installed on the machine).
+# Environment: PYTHON, the interpreter whose environment gets the package (default
+# python3; make's is python/.venv's); GO_TEST_FLAGS (make: -race -parallel 8);
+# MVN_GOAL (default test; make: install) and MVN_ARGS (make: -Dnatives.dir=...).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+lang=${1:?usage: scripts/suite.sh python|node|go|java [--frameworks]}
+frameworks=
+[ "${2:-}" = --frameworks ] && frameworks=1
+fixture=(python3 "$root/tests/env/testenv.py" run --postgres --)
+mvn=(mvn -B -ntp -Dstyle.color=never)
+cd "$root"
+
+case $lang in
+  python)
+    py=${PYTHON:-python3}
+    # pip rebuilds and reinstalls a local folder: the tests see the current source.
+    "$py" -m pip install --quiet --disable-pip-version-check "./python[test${frameworks:+,test-frameworks}]"
+    # The installed package, never the source folder: no current directory on
+    # sys.path (PYTHONSAFEPATH), and the checks that import by name run elsewhere.
+    export PYTHONSAFEPATH=1
+    (cd python && "$py" -m pytest tests)
+    away=$(mktemp -d)
+    trap 'rm -rf "$away"' EXIT
+    (cd "$away" && "$py" -m mypy.stubtest --mypy-config-file "$root/python/pyproject.toml" flakeid)
+    if [ -n "$frameworks" ]; then
+      (cd "$away" && "${fixture[@]}" "$py" -m pytest -p no:cacheprovider \
+        --rootdir "$root/python/tests-frameworks" "$root/python/tests-frameworks")
+    fi
+    ;;
+  node)
+    cd node
+    node --test test/*.test.mjs
+    [ -z "$frameworks" ] || "${fixture[@]}" node --test test/frameworks/*.test.mjs
+    ;;
+  go)
+    cd go
+    test -z "$(gofmt -l .)" || { echo "gofmt: $(gofmt -l .)" >&2; exit 1; }
+    go vet ./...
+    (cd bench && go vet ./...)
+    # shellcheck disable=SC2086 # flags
+    go test ${GO_TEST_FLAGS:-} -count=1 ./...
+    if [ -n "$frameworks" ]; then
+      cd frameworks
+      go vet ./...
+      "${fixture[@]}" go test -count=1 ./...
+    fi
+    ;;
+  java)
+    # shellcheck disable=SC2086 # arguments
+    (cd java && "${mvn[@]}" ${MVN_ARGS:-} "${MVN_GOAL:-test}")
+    if [ -n "$frameworks" ]; then
+      (cd java/hibernate && "${fixture[@]}" "${mvn[@]}" install)
+      (cd java/spring && "${fixture[@]}" "${mvn[@]}" verify)
+    fi
+    ;;
+  *)
+    echo "scripts/suite.sh: no suite $lang (python, node, go, java)" >&2
+    exit 2
+    ;;
+esac
