@@ -28,11 +28,7 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 # both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
 # examples.
 test-java: setup-java setup-postgres-fixture lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
-	cd java && $(MVN_ENV) mvn -B -ntp -Dstyle.color=never -Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) install
-	cd java/hibernate && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
-	  mvn -B -ntp -Dstyle.color=never install
-	cd java/spring && $(MVN_ENV) python3 ../../tests/env/testenv.py run --postgres -- \
-	  mvn -B -ntp -Dstyle.color=never verify
+	$(MVN_ENV) MVN_GOAL=install MVN_ARGS=-Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) bash scripts/suite.sh java --frameworks
 
 # The lease tests against the fixture's real stores, plain and TLS (make ci); without
 # the fixture they skip (make test).

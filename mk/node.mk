@@ -27,8 +27,7 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 test-node: setup-node setup-postgres-fixture ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
-	cd node && node --test $(NODE_TESTS)
-	cd node && python3 ../tests/env/testenv.py run --postgres -- node --test test/frameworks/*.test.mjs
+	bash scripts/suite.sh node --frameworks
 
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)

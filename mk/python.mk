@@ -23,12 +23,7 @@ python-venv: setup-python
 # async, Pydantic, docs/frameworks.md's blocks; the pinned test-frameworks extra) on
 # SQLite and the fixture's PostgreSQL (setup-postgres-fixture).
 test-python: python-venv setup-postgres-fixture ## pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
-	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[test,test-frameworks]'
-	cd python && $(PY_BIN)/pytest tests
-	# Run from outside python/ so the installed package (not the source folder) is checked.
-	cd $(PY_VENV) && $(PY_BIN)/python -m mypy.stubtest --mypy-config-file $(CURDIR)/python/pyproject.toml flakeid
-	cd $(PY_VENV) && python3 $(CURDIR)/tests/env/testenv.py run --postgres -- \
-	  $(PY_BIN)/pytest -p no:cacheprovider --rootdir $(CURDIR)/python/tests-frameworks $(CURDIR)/python/tests-frameworks
+	$(PIP_BUILD_ENV) PYTHON=$(PY_BIN)/python bash scripts/suite.sh python --frameworks
 
 bench-python: python-venv ## the package beside its peers
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[bench]'

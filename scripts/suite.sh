@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One language's suite, the same command on Linux, macOS and Windows (Git Bash):
 # what `make test-<lang>` runs and what the workflow's native jobs run (CONTRIBUTING.md,
-# "The test tiers", says which to type). It installs no system package: the
+# "The three test tiers", says which to type). It installs no system package: the
 # toolchains are the caller's (make's setup targets, actions/setup-* in the workflow,
 # your own elsewhere), and the C library and Node addon are built before it.
 #   scripts/suite.sh python|node|go|java [--frameworks]
@@ -25,9 +25,9 @@ case $lang in
     # pip rebuilds and reinstalls a local folder: the tests see the current source.
     "$py" -m pip install --quiet --disable-pip-version-check "./python[test${frameworks:+,test-frameworks}]"
     # The installed package, never the source folder: no current directory on
-    # sys.path (PYTHONSAFEPATH), and the checks that import by name run elsewhere.
-    export PYTHONSAFEPATH=1
-    (cd python && "$py" -m pytest tests)
+    # sys.path (PYTHONSAFEPATH, for pytest alone: Django's manage commands need it),
+    # and the checks that import by name run elsewhere.
+    (cd python && PYTHONSAFEPATH=1 "$py" -m pytest tests)
     away=$(mktemp -d)
     trap 'rm -rf "$away"' EXIT
     (cd "$away" && "$py" -m mypy.stubtest --mypy-config-file "$root/python/pyproject.toml" flakeid)
