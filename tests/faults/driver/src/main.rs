@@ -16,10 +16,9 @@
 //!   per-thread handle of its own (`Generator::local()`); with `--handles 2` the
 //!   odd-numbered threads do, beside even-numbered ones calling the generator.
 //! * `DIR/TAG.events.jsonl`: `start` (pid, threads, handles), `build`, `acquired`
-//!   (node, lock delay), `build_failed`,
-//!   `refused` (the first error of a run of errors), `resumed`, `lost`, `releasing`
-//!   (logged before the lease is given back), `dropped`, `exit`, each with `t`
-//!   (CLOCK_MONOTONIC ns).
+//!   (node, lock delay), `build_failed`, `refused` (the first error of a run of
+//!   errors), `resumed`, `lost`, `releasing` (logged before the lease is given
+//!   back), `dropped`, `exit`, each with `t` (CLOCK_MONOTONIC ns).
 //!
 //! A generator whose lease was taken over (`LeaseState::Lost`) never issues again:
 //! the driver drops it and builds a new one (the next incarnation). SIGTERM: release
