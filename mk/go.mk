@@ -37,8 +37,8 @@ lib-go: lib-c ## libflakeid.a where cgo looks for it (go/lib/<os>_<arch>)
 # go/frameworks (pgx, GORM; go.sum pins them, setup-go downloads them) runs on the
 # fixture's PostgreSQL (setup-postgres-fixture). No -race there: nothing in it is
 # concurrent, and pgx and GORM under the race detector are a long build.
-test-go: setup-go setup-postgres-fixture lib-go ## gofmt, vet, go test -race: vectors, goroutines, sealing, file leases; database/sql, GORM
-	$(GO_ENV) GO_TEST_FLAGS='-race -parallel 8' bash scripts/suite.sh go --frameworks
+test-go: setup-go setup-postgres-fixture lib-go ## [TIER=test: no frameworks] gofmt, vet, go test -race: vectors, goroutines, sealing, file leases; database/sql, GORM
+	$(GO_ENV) GO_TEST_FLAGS='-race -parallel 8' bash scripts/suite.sh go $(if $(TIER_CI),--frameworks)
 
 # The same lease tests against the fixture's real Redis, PostgreSQL and etcd, plain
 # and TLS (tests/env/testenv.py); make ci. Without the fixture they skip (make test).

@@ -27,8 +27,8 @@ lib-java: lib-c ## the host's libflakeid.so where the jar's build picks natives 
 # and the fixture's PostgreSQL; java/spring (flakeid-spring-boot-starter) against
 # both, in Spring Boot's test slices, with docs/frameworks.md's Hibernate and Spring
 # examples.
-test-java: setup-java setup-postgres-fixture lib-java ## JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
-	$(MVN_ENV) MVN_GOAL=install MVN_ARGS=-Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) bash scripts/suite.sh java --frameworks
+test-java: setup-java setup-postgres-fixture lib-java ## [TIER=test: no frameworks] JUnit 5: vectors, struct layouts, 8 threads, sealing, file leases, doc blocks; Hibernate, Spring Boot
+	$(MVN_ENV) MVN_GOAL=install MVN_ARGS=-Dnatives.dir=$(CURDIR)/$(JAVA_NATIVES) bash scripts/suite.sh java $(if $(TIER_CI),--frameworks)
 
 # The lease tests against the fixture's real stores, plain and TLS (make ci); without
 # the fixture they skip (make test).

@@ -24,10 +24,10 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon)
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
 # by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).
-test-node: setup-node setup-postgres-fixture ## the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
+test-node: setup-node setup-postgres-fixture ## [TIER=test: no frameworks] the addon built, its generated index.js/.d.ts fresh, the JS suite (native); Drizzle, Kysely, pg
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
-	bash scripts/suite.sh node --frameworks
+	bash scripts/suite.sh node $(if $(TIER_CI),--frameworks)
 
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)

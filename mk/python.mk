@@ -22,8 +22,8 @@ python-venv: setup-python
 # Then the framework adapters (python/tests-frameworks: Django, SQLAlchemy sync and
 # async, Pydantic, docs/frameworks.md's blocks; the pinned test-frameworks extra) on
 # SQLite and the fixture's PostgreSQL (setup-postgres-fixture).
-test-python: python-venv setup-postgres-fixture ## pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
-	$(PIP_BUILD_ENV) PYTHON=$(PY_BIN)/python bash scripts/suite.sh python --frameworks
+test-python: python-venv setup-postgres-fixture ## [TIER=test: no frameworks] pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
+	$(PIP_BUILD_ENV) PYTHON=$(PY_BIN)/python bash scripts/suite.sh python $(if $(TIER_CI),--frameworks)
 
 bench-python: python-venv ## the package beside its peers
 	$(PIP_BUILD_ENV) $(PY_BIN)/pip install --quiet './python[bench]'
