@@ -1,7 +1,8 @@
 # `flakeid serve`: HTTP clients against real server processes, scale-out
 # and frozen-store tests on the test environment's Redis and PostgreSQL
 # (tests/serve/run.py, tests/env/testenv.py); test-serve-abuse: the memory budget and
-# the probes under attack, against a release build (tests/serve/abuse_test.py).
+# the probes under attack, against a release build (tests/serve/abuse_test.py, run by
+# tests/serve/run.py abuse).
 # Bench: wrk against flakeid serve beside an axum hello world (4 and 64 connections),
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
 .PHONY: setup-serve setup-serve-bench test-serve serve-release test-serve-abuse bench-serve
@@ -35,7 +36,7 @@ test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-
 serve-release: ## the release CLI that test-serve-abuse attacks
 	$(CARGO) build -q --release -p flakeid-cli
 test-serve-abuse: serve-release setup-serve ## the memory budget and the probes under attack (a release build)
-	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/abuse_test.py $(TARGET)/release/flakeid
+	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/run.py abuse $(TARGET)/release/flakeid
 
 bench-serve: setup-serve-bench ## wrk against flakeid serve beside an axum hello world, TLS, gRPC, bulk
 	CARGO=$(CARGO) bash tests/serve/bench.sh

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""make test-serve: the `flakeid serve` tests (tests/serve/serve_test.py) against real
-servers: `flakeid serve` processes (debug build) on free 127.0.0.1 ports, and for the
-lease tests the Redis and PostgreSQL of the one test environment
-(tests/env/testenv.py), started here and stopped on exit. Each test is a case
-(tests/env/cases.py); the run ends with `N passed, N failed`.
-(The abuse suite, tests/serve/abuse_test.py, is make test-serve-abuse's.)
-What it needs installed: make test-serve's prerequisites (setup-serve, setup-lease).
+"""The `flakeid serve` suites, as processes on free 127.0.0.1 ports. Each test is a
+case (tests/env/cases.py); a run ends with `N passed, N failed` and exits 1 when any
+failed.
 
-usage: tests/serve/run.py [TEST...]    (unittest names: `Routes`, `Tls.test_bearer_tokens`)
+    run.py [TEST...]                 make test-serve
+    run.py abuse BINARY [TEST...]    make test-serve-abuse (in the serve venv: h2)
+
+make test-serve: tests/serve/serve_test.py against a debug build (built here), with
+the Redis and PostgreSQL of the one test environment (tests/env/testenv.py) for the
+lease tests, started here and stopped on exit. Needs make test-serve's prerequisites
+(setup-serve, setup-lease).
+abuse: tests/serve/abuse_test.py, the memory budget and the probes under attack,
+against BINARY (a release build: make serve-release); no store.
+TEST: unittest names, e.g. `Routes` or `Tls.test_bearer_tokens`.
 """
 
 import os
@@ -19,11 +24,26 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
+sys.path.insert(0, HERE)
 import testenv  # noqa: E402
 from cases import Cases, unittest_result  # noqa: E402
 
 
-def main(argv):
+def run_tests(suite, module, names):
+    """The tests of `module` (those named, or all), each a case of `suite`."""
+    import serve_test
+
+    loader = unittest.TestLoader()
+    tests = loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
+    cases = Cases(suite)
+    try:
+        tests.run(unittest_result(cases)())
+    finally:
+        serve_test.cleanup()
+    return cases.finish()
+
+
+def serve(names):
     # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
     cargo = os.environ.get("CARGO", "cargo")
     subprocess.run([cargo, "build", "-q", *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")],
@@ -36,22 +56,28 @@ def main(argv):
     except (testenv.EnvError, subprocess.CalledProcessError) as err:
         print(f"testenv: {err}", file=sys.stderr)
         return 1
-    # The tests read the servers' FLAKEID_TEST_* variables when their module loads.
-    os.environ.update(stack.env())
-    sys.path.insert(0, HERE)
+    try:
+        # The tests read the servers' FLAKEID_TEST_* variables when their module loads.
+        os.environ.update(stack.env())
+        import serve_test
+
+        serve_test.BIN = os.path.join(target, "debug", "flakeid")
+        return run_tests("test-serve", serve_test, names)
+    finally:
+        stack.stop()
+
+
+def abuse(argv):
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    import abuse_test
     import serve_test
 
-    serve_test.BIN = os.path.join(target, "debug", "flakeid")
-    loader = unittest.TestLoader()
-    tests = loader.loadTestsFromNames(argv, serve_test) if argv else loader.loadTestsFromModule(serve_test)
-    cases = Cases("test-serve")
-    try:
-        tests.run(unittest_result(cases)())
-    finally:
-        serve_test.cleanup()
-        stack.stop()
-    return cases.finish()
+    serve_test.BIN = os.path.abspath(argv[0])
+    return run_tests("test-serve-abuse", abuse_test, argv[1:])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    args = sys.argv[1:]
+    sys.exit(abuse(args[1:]) if args[:1] == ["abuse"] else serve(args))
