@@ -1,7 +1,8 @@
 # `flakeid serve`: HTTP clients against real server processes, scale-out
 # and frozen-store tests on the test environment's Redis and PostgreSQL
-# (tests/serve/run.sh, tests/env/testenv.py); test-serve-abuse: the memory budget and
-# the probes under attack, against a release build (tests/serve/abuse_test.py).
+# (tests/serve/run.py, tests/env/testenv.py); test-serve-abuse: the memory budget and
+# the probes under attack, against a release build (tests/serve/abuse_test.py, run by
+# tests/serve/run.py abuse).
 # Bench: wrk against flakeid serve beside an axum hello world (4 and 64 connections),
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
 .PHONY: setup-serve setup-serve-bench test-serve serve-release test-serve-abuse bench-serve
@@ -27,7 +28,7 @@ setup-serve-bench: setup-serve
 	  || { python3 -m venv $(SERVE_BENCH_VENV) && $(SERVE_BENCH_VENV)/bin/pip install -q 'pysnowflake==0.1.3'; }
 
 test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-out, frozen stores
-	CARGO=$(CARGO) bash tests/serve/run.sh
+	CARGO=$(CARGO) python3 tests/serve/run.py
 
 # The abuse suite runs a release build: what users run (`cargo install`; a debug
 # build's allocations and speed are not). make ci builds it in the background (the
@@ -35,7 +36,7 @@ test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-
 serve-release: ## the release CLI that test-serve-abuse attacks
 	$(CARGO) build -q --release -p flakeid-cli
 test-serve-abuse: serve-release setup-serve ## the memory budget and the probes under attack (a release build)
-	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/abuse_test.py $(TARGET)/release/flakeid
+	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/run.py abuse $(TARGET)/release/flakeid
 
 bench-serve: setup-serve-bench ## wrk against flakeid serve beside an axum hello world, TLS, gRPC, bulk
 	CARGO=$(CARGO) bash tests/serve/bench.sh

@@ -28,6 +28,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blocks as B  # noqa: E402
 import artifacts  # noqa: E402
 
+sys.path.insert(0, os.path.join(B.ROOT, "tests", "env"))
+from cases import Cases  # noqa: E402
+
 TIMEOUT_S = 60
 
 
@@ -111,6 +114,7 @@ def main() -> int:
     a = ap.parse_args()
 
     blocks = B.all_blocks()
+    cases = Cases("test-docs")
     failures = B.check_info_strings(blocks) + artifacts.check_docs()
     if a.list:
         for b in blocks:
@@ -160,16 +164,16 @@ def main() -> int:
         else:
             continue
         ran[b.lang] += 1
-        status = "ok" if rc == 0 else f"FAILED (exit {rc})"
-        print(f"test-docs: {b.id} ({b.lang}) {status}")
-        if rc:
-            failures.append(f"{b.id} ({b.lang}) exit {rc}:\n{out.rstrip()}")
+        cases.record(f"{b.id} ({b.lang})", rc == 0, "" if rc == 0 else f"exit {rc}:\n{out.rstrip()}")
     shutil.rmtree(nm, ignore_errors=True)
     print("test-docs: ran " + ", ".join(f"{n} {k}" for k, n in sorted(ran.items()))
           + "; elsewhere or not run: " + ", ".join(f"{n} {k}" for k, n in sorted(not_run.items())))
+    # Each problem found without running a block (an info string, an artifact name, a
+    # block that cannot run here) is a failed case named by its block.
     for f in failures:
-        print("test-docs: " + f, file=sys.stderr)
-    return 1 if failures else 0
+        name, _, why = f.partition(": ")
+        cases.failed(name, why)
+    return cases.finish()
 
 
 NETNS = netns_prefix()

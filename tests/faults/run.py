@@ -35,6 +35,9 @@ import nemesis  # noqa: E402
 from gens import ROOT, Slot  # noqa: E402
 from stores import STORES, make_certs  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
+from cases import Cases  # noqa: E402
+
 LAYOUT = {"name": "snowflake", "time_bits": 41, "node_bits": 10, "sequence_bits": 12, "tick_ms": 1,
           "epoch_ms": 1288834974657}
 KINDS = ["serve", "python", "node", "rust"]
@@ -345,9 +348,7 @@ def recheck(a):
         r["wall_s"] = old.get("wall_s")
         results.append(r)
     print(write_results(a.dir, meta, results, not a.no_doc))
-    ok = all(r.get("pass") for r in results)
-    print(f"{sum(1 for r in results if r.get('pass'))} passed, {sum(1 for r in results if not r.get('pass'))} failed")
-    return 0 if ok else 1
+    return tally(results, [r["scenario"] for r in saved["scenarios"]])
 
 
 def main():
@@ -512,8 +513,24 @@ def finish(a, run, seed, replay, out, stores, results, started):
     print(write_results(out, meta, results, not a.no_doc))
     ok = all(r.get("pass") for r in results) and len(results) == len(stores)
     print(f"faults: {'PASS' if ok else 'FAIL'} in {wall:.0f} s (seed {seed}; {out})")
-    print(f"{sum(1 for r in results if r.get('pass'))} passed, {sum(1 for r in results if not r.get('pass'))} failed")
-    return 0 if ok else 1
+    return tally(results, stores)
+
+
+def tally(results, scenarios):
+    """Each scenario a case (tests/env/cases.py): passed, failed with its violations or
+    error, or failed for having no result; the closing line and the exit status."""
+    cases = Cases("faults")
+    by_name = {r.get("scenario"): r for r in results}
+    for name in scenarios:
+        r = by_name.get(name)
+        if r is None:
+            cases.failed(name, "no result (its part failed before checking it: see above)")
+        elif r.get("pass"):
+            cases.passed(name)
+        else:
+            v = {k: n for k, n in r.get("violations", {}).items() if n}
+            cases.failed(name, r.get("error") or ", ".join(f"{k} {n}" for k, n in v.items()) or "failed")
+    return cases.finish()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /* Builds a generator on the lease URL in argv[1] through the C ABI and prints
- * "OK <node> <id>", or "ERROR <status> <message>" (tests/lease/bindings.sh). */
+ * "OK <node> <id>", or "ERROR <status> <message>" (tests/lease/run.py bindings). */
 #include <flakeid.h>
 #include <inttypes.h>
 #include <stdio.h>

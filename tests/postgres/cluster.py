@@ -301,10 +301,12 @@ class Run:
     """A test run's work directory (world-readable, so the postgres user can use
     it) and the clusters made in it, and at the end every cluster stopped and the
     directory removed. After a failure (Fail, EnvError, a subprocess error) it
-    prints the tail of each server's log and `FAIL: ...`; `rc` is then 1."""
+    prints the tail of each server's log and `FAIL: ...`; `rc` is then 1 and `error`
+    the failure."""
 
     def __init__(self, prefix, log_lines=25, max_connections=40):
         self.prefix, self.log_lines, self.max_connections, self.rc = prefix, log_lines, max_connections, 0
+        self.error = None
         self.clusters = []
 
     def cluster(self, name, *conf):
@@ -335,6 +337,6 @@ class Run:
         shutil.rmtree(self.work, ignore_errors=True)
         if failed:
             print(f"FAIL: {err}", file=sys.stderr)
-            self.rc = 1
+            self.rc, self.error = 1, err
             return True
         return False

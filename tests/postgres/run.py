@@ -78,6 +78,7 @@ import time
 import crosscheck
 from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
                      require_installed, wait_until)
+from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
 from wide import section_uuid
 
@@ -1103,13 +1104,19 @@ def main(argv):
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
                                    sys.executable, os.path.abspath(__file__), *picked])
     print(f"PostgreSQL {MAJOR} ({PGBIN})")
+    # Each section a case (tests/env/cases.py); the first that fails ends the run (its
+    # servers' logs are shown), and the sections after it count as failed, not run.
+    cases = Cases("test-postgres")
     with Run("flakeid-postgres.", max_connections=120) as run:
         for name in picked:
             SECTIONS[name](run)
+            cases.passed(name)
     if run.rc:
-        return run.rc
-    print(f"postgres integration tests passed ({' '.join(picked)})")
-    return 0
+        failed, *rest = picked[len(cases.passes):]
+        cases.failed(failed, str(run.error).strip() or type(run.error).__name__)
+        for name in rest:
+            cases.failed(name, f"not run: section {failed} failed first")
+    return cases.finish()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ for its settings, and /healthz, asked every 50 ms on a fresh connection from
 another client address (127.0.0.2), answers 200 within 100 ms (2 s under the
 window attack, ShutWindows says why).
 
-usage: python3 tests/serve/abuse_test.py FLAKEID_RELEASE_BINARY [unittest args]
+tests/serve/run.py runs these tests (make test-serve-abuse: `run.py abuse BINARY`).
 """
 
 import os
@@ -27,7 +27,6 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serve_test  # noqa: E402  (the Server fixture and the frame helper)
 from serve_test import Server, frame  # noqa: E402
 import h2.config  # noqa: E402  (make setup-serve installs h2 in the suite's venv)
 import h2.connection  # noqa: E402
@@ -560,12 +559,3 @@ class HeldSlots(unittest.TestCase):
                 c.close()
         finally:
             s.stop()
-
-
-if __name__ == "__main__":
-    serve_test.BIN = sys.argv.pop(1)
-    try:
-        unittest.main(verbosity=2)
-    finally:
-        import shutil
-        shutil.rmtree(serve_test.WORK, ignore_errors=True)

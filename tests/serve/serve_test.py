@@ -1,8 +1,8 @@
 """`flakeid serve` as its clients see it: real server processes on 127.0.0.1 (free
 ports), real HTTP/1.1 keep-alive clients (http.client) and an h2c client (curl),
-real lease stores (started by tests/serve/run.sh and passed in FLAKEID_TEST_*).
+real lease stores (started by tests/serve/run.py and passed in FLAKEID_TEST_*).
 
-usage: python3 tests/serve/serve_test.py FLAKEID_BINARY
+run.py runs these tests (make test-serve): it sets BIN, the `flakeid` under test.
 """
 
 import http.client
@@ -1531,9 +1531,6 @@ class Postgres(unittest.TestCase):
         frozen_store(self, self.url + "?namespace=serve_frozen", int(os.environ["FLAKEID_TEST_PG_PID"]))
 
 
-if __name__ == "__main__":
-    BIN = sys.argv.pop(1)
-    try:
-        unittest.main(verbosity=2)
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
+def cleanup():
+    """Removes the servers' logs and files (run.py, after the tests)."""
+    shutil.rmtree(WORK, ignore_errors=True)

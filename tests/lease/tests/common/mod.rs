@@ -39,7 +39,7 @@ pub fn serial() -> MutexGuard<'static, ()> {
 
 /// Scenarios that start dozens of holder processes at once (`concurrent_distinct`,
 /// `exhaustion`) take turns across every test process: make test-lease runs the
-/// store test binaries side by side (tests/lease/run_stores.py), and six crowds of
+/// store test binaries side by side (tests/lease/run.py stores), and six crowds of
 /// up to 32 debug-built holders doing TLS handshakes on 2 cores at the same moment
 /// starved some holder's renewal into a timeout (a lease error at build, which is
 /// what flakeid should say then, but not what the scenario tests). An exclusive
