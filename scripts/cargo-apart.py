@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs a cargo test target's tests each in a process of its own, as many at once as
-there are CPUs, and ends with the `N passed, N failed` line.
+there are CPUs, and reports as every runner in tests/ does (tests/env/cases.py): a
+line per test, then `N passed, N failed`.
 
     cargo-apart.py CARGO_TEST_ARGS...   (e.g. -p flakeid-core --release --test loom)
 
@@ -18,6 +19,9 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "env"))
+from cases import Cases  # noqa: E402  (tests/env/cases.py: every runner's report)
 
 
 def executables(cargo_args):
@@ -48,17 +52,11 @@ def main():
     jobs = [(exe, name) for exe in executables(sys.argv[1:]) for name in tests_of(exe)]
     if not jobs:
         sys.exit("cargo-apart: no tests found for: " + " ".join(sys.argv[1:]))
-    passed = failed = 0
+    cases = Cases("cargo-apart " + " ".join(sys.argv[1:]))
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         for name, rc, secs, out in pool.map(lambda job: run_one(*job), jobs):
-            if rc == 0:
-                passed += 1
-                print(f"test {name} ... ok ({secs:.1f} s)", flush=True)
-            else:
-                failed += 1
-                print(f"test {name} ... FAILED (exit {rc}, {secs:.1f} s)\n{out}", flush=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+            cases.record(name, rc == 0, f"{secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}")
+    sys.exit(cases.finish())
 
 
 if __name__ == "__main__":
