@@ -334,6 +334,19 @@ pub fn configured_twice(env: &Env, first: String, second: String) -> napi::Resul
     Err(fc::configured_twice(&first, &second)).or_throw(env)
 }
 
+/// Checks an ORM plugin's `tables` (`@flakeid/node/kysely`): an object mapping at
+/// least one table to its ID column, else `FLAKEID_CONFIG` naming `tables`.
+#[napi(ts_args_type = "tables: unknown")]
+pub fn check_tables(env: &Env, tables: Unknown<'_>) -> napi::Result<()> {
+    let a = arg(&tables)?;
+    let count = match a {
+        // SAFETY: flakeid-js read it as a (non-array) object.
+        js::JsArg::Object => keys(&unsafe { tables.cast::<Object>() }?)?.len(),
+        _ => 0,
+    };
+    js::js_tables(&a, count).or_throw(env)
+}
+
 /// Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`.
 #[napi(ts_return_type = "Record<string, string>")]
 pub fn error_codes(env: &Env) -> napi::Result<Object<'_>> {

@@ -347,6 +347,24 @@ pub fn js_sealer_option(key: &str, value: &JsArg) -> Result<bool> {
     }
 }
 
+/// The `tables` of an ORM plugin (Kysely's `FlakeIdPlugin({ tables })`): an object
+/// (`count`: its keys) mapping at least one table to its ID column; else refused
+/// naming `tables`.
+pub fn js_tables(tables: &JsArg, count: usize) -> Result<()> {
+    match tables {
+        JsArg::Object if count > 0 => Ok(()),
+        JsArg::Object => Err(config(
+            "tables",
+            "tables must map at least one table to its ID column, got an empty object".into(),
+        )),
+        other => Err(js_wrong_type(
+            "tables",
+            "an object mapping each table to its ID column",
+            other,
+        )),
+    }
+}
+
 /// `idRange(startMs, endMs)`: the two times (whole numbers, naming `start_ms` and
 /// `end_ms`), then the core's `Layout::id_range`.
 pub fn js_id_range(layout: &Layout, start_ms: &JsArg, end_ms: &JsArg) -> Result<(u64, u64)> {

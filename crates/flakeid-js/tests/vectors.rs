@@ -28,7 +28,11 @@ fn arg(v: &Value) -> JsArg {
 }
 
 fn members(v: &Value) -> Vec<(String, JsArg)> {
-    v.as_object().unwrap().iter().map(|(k, x)| (k.clone(), arg(x))).collect()
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, x)| (k.clone(), arg(x)))
+        .collect()
 }
 
 /// What flakeid-js makes of `call(args)`: the same steps the two bindings take.
@@ -73,7 +77,9 @@ fn outcome(call: &str, args: &[Value]) -> Result<()> {
 
 fn refusal(call: &str, args: Value) -> Value {
     let list = args.as_array().unwrap().clone();
-    let e: Error = outcome(call, &list).err().unwrap_or_else(|| panic!("{call}{args} is not refused"));
+    let e: Error = outcome(call, &list)
+        .err()
+        .unwrap_or_else(|| panic!("{call}{args} is not refused"));
     let d = e.details();
     json!({
         "call": call, "args": args, "error": e.kind().name(), "field": d.field, "message": e.to_string(),

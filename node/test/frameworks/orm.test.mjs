@@ -158,7 +158,11 @@ describe('kysely', () => {
   })
 
   test('a plugin without tables is a config error naming the field', () => {
-    assert.throws(() => new FlakeIdPlugin({}), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'tables')
+    assert.throws(() => new FlakeIdPlugin({}), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'tables' && /got undefined$/.test(e.message))
+    // The engine's words (flakeid-js), the same on either engine.
+    assert.throws(() => new FlakeIdPlugin({ tables: {} }), (e) => e.field === 'tables' &&
+      e.message === 'invalid configuration: tables must map at least one table to its ID column, got an empty object')
+    assert.throws(() => new FlakeIdPlugin({ tables: ['id'] }), (e) => e.field === 'tables' && /got an array$/.test(e.message))
   })
 })
 
