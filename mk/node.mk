@@ -7,7 +7,7 @@ NODE_TESTS := test/*.test.mjs
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node test-node test-node-wasm bench-node
+.PHONY: setup-node test-node test-node-wasm bench-node vectors-js
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -28,6 +28,12 @@ test-node: setup-node setup-postgres-fixture ## [TIER=test: no frameworks] the a
 	@git diff --quiet -- node/index.js node/index.d.ts || { git --no-pager diff --stat -- node/index.js node/index.d.ts; \
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	bash scripts/suite.sh node $(if $(TIER_CI),--frameworks)
+
+# The JS packages' refusals (tests/vectors/js/refusals.json, flakeid-js's program; the
+# JS suite runs it on both engines) are regenerated with the other vectors.
+vectors: vectors-js
+vectors-js: ## regenerate tests/vectors/js/refusals.json (flakeid-js's program)
+	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-js --test vectors vectors_are_fresh
 
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)

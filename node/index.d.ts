@@ -166,6 +166,12 @@ export declare class UuidGenerator {
   close(): void
 }
 
+/**
+ * Checks an ORM plugin's `tables` (`@flakeid/node/kysely`): an object mapping at
+ * least one table to its ID column, else `FLAKEID_CONFIG` naming `tables`.
+ */
+export declare function checkTables(tables: unknown): void
+
 /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
 export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string): bigint
 

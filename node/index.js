@@ -840,6 +840,7 @@ module.exports.Layout = nativeBinding.Layout
 module.exports.ManualClock = nativeBinding.ManualClock
 module.exports.Sealer = nativeBinding.Sealer
 module.exports.UuidGenerator = nativeBinding.UuidGenerator
+module.exports.checkTables = nativeBinding.checkTables
 module.exports.compose = nativeBinding.compose
 module.exports.composeUuid7 = nativeBinding.composeUuid7
 module.exports.configuredTwice = nativeBinding.configuredTwice

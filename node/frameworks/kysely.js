@@ -6,6 +6,7 @@
 
 const { ColumnNode, PrimitiveValueListNode, ValueListNode, ValueNode, ValuesNode, DefaultInsertValueNode } = require('./peer.js').peer('kysely')
 const { sharedGenerator } = require('./settings.js')
+const binding = require('../loader.js')
 
 class FlakeIdPlugin {
   /**
@@ -15,12 +16,7 @@ class FlakeIdPlugin {
    */
   constructor(options) {
     const tables = options && options.tables
-    if (!tables || typeof tables !== 'object' || Object.keys(tables).length === 0) {
-      const err = new TypeError('flakeid: invalid configuration: tables must map at least one table to its ID column')
-      err.code = 'FLAKEID_CONFIG'
-      err.field = 'tables'
-      throw err
-    }
+    binding.checkTables(tables) // the engine's rule and words (FLAKEID_CONFIG, field tables)
     this.tables = new Map(Object.entries(tables))
     this.generator = options.generator || null
   }

@@ -147,9 +147,9 @@ export function loadVectors(name) {
   return require(`${VECTORS}/${name}.json`)
 }
 
-/** The names of every vector file (`seal` for seal.json), for the every-file check. */
-export function vectorFiles() {
-  return readdirSync(VECTORS)
+/** The names of every vector file (`seal` for seal.json) in `dir` (the top level, or `js`), for the every-file check. */
+export function vectorFiles(dir = '.') {
+  return readdirSync(`${VECTORS}/${dir}`)
     .filter((f) => f.endsWith('.json'))
     .map((f) => f.slice(0, -'.json'.length))
     .sort()

@@ -308,6 +308,36 @@ describe('uuid.json', () => {
   }
 })
 
+// The JS packages' own refusals (tests/vectors/js/, flakeid-js's words): the native
+// addon and the wasm build must throw each with the same code, field and message.
+describe('js/refusals.json', () => {
+  const v = loadVectors('js/refusals')
+  const value = (x) => {
+    if (Array.isArray(x)) return x.map(value)
+    if (x === null || typeof x !== 'object') return x
+    if (x.$ === 'object') return {}
+    if (x.$ === 'key') return new Uint8Array(16)
+    return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, value(y)]))
+  }
+  const calls = {
+    idRange: (...a) => idRange(...a),
+    'Layout.idRange': (...a) => Layout.preset('snowflake').idRange(...a),
+    nextIds: (...a) => new Generator({ clock: new ManualClock(1_700_000_000_000) }).nextIds(...a),
+    Generator: (...a) => new Generator(...a),
+    Sealer: (...a) => new Sealer(...a),
+    decompose: (...a) => decompose(...a),
+    fromBytes: (...a) => fromBytes(...a),
+    'Layout.preset': (...a) => Layout.preset(...a),
+    Layout: (...a) => new Layout(...a),
+  }
+  for (const c of v.refusals) {
+    test(`${c.call}(${JSON.stringify(c.args).slice(1, -1)}): ${c.message}`, () => {
+      const err = expectError(() => calls[c.call](...value(c.args)), c.error, { field: c.field ?? undefined })
+      assert.equal(err.message, c.message)
+    })
+  }
+})
+
 test('every vector file, and every section of it, is run here', () => {
   const sections = {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
@@ -322,6 +352,9 @@ test('every vector file, and every section of it, is run here', () => {
   }
   // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
   assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto'), Object.keys(sections))
+  // js/: the JS packages' own (the other languages read the top level only).
+  assert.deepEqual(vectorFiles('js'), ['refusals'])
+  assert.deepEqual(Object.keys(loadVectors('js/refusals')).sort(), ['_comment', 'refusals'])
   for (const [name, keys] of Object.entries(sections)) {
     assert.deepEqual(Object.keys(loadVectors(name)).filter((k) => k !== '_comment').sort(), keys, `${name}.json`)
   }

@@ -159,11 +159,7 @@ impl Generator {
             // SAFETY: a live value of this call's env.
             Some(v) => match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v) } {
                 Ok(l) => l.inner,
-                Err(_) => Err(fc::Error::config(
-                    "layout",
-                    "layout must be a Layout or a preset name, got an object",
-                ))
-                .or_throw(env)?,
+                Err(_) => Err(js::js_wrong_type("layout", js::JS_LAYOUT_WANTS, &js::JsArg::Object)).or_throw(env)?,
             },
             None => fc::Layout::SNOWFLAKE,
         });
@@ -175,7 +171,7 @@ impl Generator {
         if let Some(v) = object("clock") {
             // SAFETY: a live value of this call's env.
             let c = unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), v) };
-            let c = c.map_err(|_| fc::Error::config("clock", "clock must be a ManualClock, got an object"));
+            let c = c.map_err(|_| js::js_wrong_type("clock", js::JS_CLOCK_WANTS, &js::JsArg::Object));
             b = b.clock(c.or_throw(env)?.inner.clone());
         }
         b.build().or_throw(env)

@@ -126,7 +126,8 @@ impl Layout {
 
     /// `snowflake`, `flake`, `discord`, `sonyflake`, `baidu`, `instagram` or `js53`.
     #[napi(factory)]
-    pub fn preset(env: &Env, name: String) -> napi::Result<Layout> {
+    pub fn preset(env: &Env, #[napi(ts_arg_type = "string")] name: crate::Arg) -> napi::Result<Layout> {
+        let name = js::js_string("layout", name.0).or_throw(env)?;
         fc::Layout::preset(&name).map(|inner| Layout { inner }).or_throw(env)
     }
 
@@ -227,11 +228,7 @@ impl Layout {
         #[napi(ts_arg_type = "number")] start_ms: crate::Arg,
         #[napi(ts_arg_type = "number")] end_ms: crate::Arg,
     ) -> napi::Result<Vec<u64>> {
-        let (start, end) = (
-            uint("start_ms", start_ms).or_throw(env)?,
-            uint("end_ms", end_ms).or_throw(env)?,
-        );
-        let (first, last) = self.inner.id_range(start, end).or_throw(env)?;
+        let (first, last) = js::js_id_range(&self.inner, &start_ms.0, &end_ms.0).or_throw(env)?;
         Ok(vec![first, last])
     }
     #[napi]

@@ -12,8 +12,8 @@ use flakeid_core as fc;
 use flakeid_js as js;
 use napi::ValueType;
 use napi::bindgen_prelude::{
-    BigInt, Buffer, ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Object, TypeName, Uint8Array,
-    Unknown, ValidateNapiValue,
+    BigInt, Buffer, ClassInstance, FromNapiValue, JsObjectValue, JsValue, Object, TypeName, Uint8Array, Unknown,
+    ValidateNapiValue,
 };
 use napi::{Env, Status};
 use napi_derive::napi;
@@ -169,21 +169,61 @@ pub(crate) fn id_of(id: IdArg, numbers: js::JsNumberIds) -> fc::Result<u64> {
     js::js_id("id", &id.0, numbers)
 }
 
-/// `layout` arguments: a [`Layout`] or a preset name; `snowflake` when absent.
-pub(crate) type LayoutArg<'a> = Option<Either<String, ClassInstance<'a, Layout>>>;
+/// A `layout` argument (`undefined` or `null`: absent, `snowflake`): a [`Layout`] or
+/// a preset name, read without failing so that a wrong value is flakeid-js's
+/// refusal (`js_layout_name`, shared with `@flakeid/wasm`), not napi's.
+#[derive(Debug)]
+pub struct LayoutValue(fc::Result<fc::Layout>);
 
-pub(crate) fn layout_in(layout: LayoutArg<'_>) -> fc::Result<fc::Layout> {
-    match layout {
-        None => Ok(fc::Layout::SNOWFLAKE),
-        Some(Either::A(name)) => fc::Layout::preset(&name),
-        Some(Either::B(l)) => Ok(l.inner),
+pub type LayoutArg = Option<LayoutValue>;
+
+impl TypeName for LayoutValue {
+    fn type_name() -> &'static str {
+        "unknown"
     }
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for LayoutValue {}
+
+impl FromNapiValue for LayoutValue {
+    unsafe fn from_napi_value(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: forwarded contract (a live env and value).
+        let arg = unsafe { read(env, value) }?;
+        Ok(LayoutValue(match js::js_layout_name(&arg) {
+            Ok(Some(name)) => fc::Layout::preset(name),
+            // SAFETY: as above; another class fails to read.
+            Ok(None) => unsafe { ClassInstance::<Layout>::from_napi_value(env, value) }
+                .map(|l| l.inner)
+                .map_err(|_| js::js_wrong_type("layout", js::JS_LAYOUT_WANTS, &arg)),
+            Err(e) => Err(e),
+        }))
+    }
+}
+
+pub(crate) fn layout_in(layout: LayoutArg) -> fc::Result<fc::Layout> {
+    layout.map_or(Ok(fc::Layout::SNOWFLAKE), |l| l.0)
+}
+
+/// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`
+/// (flakeid-js's `js_not_bytes`, as in `@flakeid/wasm`).
+pub(crate) fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
+    let a = arg(&value)?;
+    if a == js::JsArg::Object {
+        // SAFETY: a live value of this call's env.
+        if let Ok(bytes) = unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) } {
+            return Ok(bytes);
+        }
+    }
+    Err(js::js_not_bytes(field, &a)).or_throw(env)
 }
 
 /// Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
 /// above the layout's width.
 #[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
-pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Result<Parts<'e>> {
+pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg) -> napi::Result<Parts<'e>> {
     let inner = layout_in(layout).or_throw(env)?;
     Layout { inner }.decompose(env, id)
 }
@@ -191,7 +231,7 @@ pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg<'_>) -> napi::Re
 /// An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
 /// text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
 #[napi(ts_args_type = "value: bigint | string | number | Uint8Array, layout?: Layout | string")]
-pub fn parse_id(env: &Env, value: Unknown<'_>, layout: LayoutArg<'_>) -> napi::Result<u64> {
+pub fn parse_id(env: &Env, value: Unknown<'_>, layout: LayoutArg) -> napi::Result<u64> {
     let inner = layout_in(layout).or_throw(env)?;
     let (e, v) = (env.raw(), value.raw());
     let mut typed = false;
@@ -211,7 +251,7 @@ pub fn compose(
     timestamp_ms: crate::Arg,
     node: crate::Arg,
     sequence: crate::Arg,
-    layout: LayoutArg<'_>,
+    layout: LayoutArg,
 ) -> napi::Result<u64> {
     let inner = layout_in(layout).or_throw(env)?;
     Layout { inner }.compose(env, timestamp_ms, node, sequence)
@@ -223,7 +263,7 @@ pub fn compose(
     ts_args_type = "startMs: number, endMs: number, layout?: Layout | string",
     ts_return_type = "[bigint, bigint]"
 )]
-pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: LayoutArg<'_>) -> napi::Result<Vec<u64>> {
+pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: LayoutArg) -> napi::Result<Vec<u64>> {
     let inner = layout_in(layout).or_throw(env)?;
     Layout { inner }.id_range(env, start_ms, end_ms)
 }
@@ -259,9 +299,9 @@ pub fn to_bytes(env: &Env, id: IdArg) -> napi::Result<Buffer> {
 }
 
 /// An ID from its 8 big-endian bytes (a `Buffer` or `Uint8Array`).
-#[napi]
-pub fn from_bytes(env: &Env, bytes: Uint8Array) -> napi::Result<u64> {
-    fc::from_bytes(&bytes).or_throw(env)
+#[napi(ts_args_type = "bytes: Uint8Array")]
+pub fn from_bytes(env: &Env, bytes: Unknown<'_>) -> napi::Result<u64> {
+    fc::from_bytes(&bytes_in(env, bytes, "bytes")?).or_throw(env)
 }
 
 /// The `new Generator` options the `FLAKEID_<NAME>` variables of `vars` give
@@ -292,6 +332,19 @@ pub fn options_from_env<'e>(env: &'e Env, vars: Object<'_>) -> napi::Result<Obje
 #[napi(ts_return_type = "never")]
 pub fn configured_twice(env: &Env, first: String, second: String) -> napi::Result<()> {
     Err(fc::configured_twice(&first, &second)).or_throw(env)
+}
+
+/// Checks an ORM plugin's `tables` (`@flakeid/node/kysely`): an object mapping at
+/// least one table to its ID column, else `FLAKEID_CONFIG` naming `tables`.
+#[napi(ts_args_type = "tables: unknown")]
+pub fn check_tables(env: &Env, tables: Unknown<'_>) -> napi::Result<()> {
+    let a = arg(&tables)?;
+    let count = match a {
+        // SAFETY: flakeid-js read it as a (non-array) object.
+        js::JsArg::Object => keys(&unsafe { tables.cast::<Object>() }?)?.len(),
+        _ => 0,
+    };
+    js::js_tables(&a, count).or_throw(env)
 }
 
 /// Every `err.code` by kind: `{ CONFIG: 'FLAKEID_CONFIG', CLOCK_BACKWARDS: ..., ... }`.

@@ -1,14 +1,16 @@
 //! `Sealer`: the core's `flakeid_seal::Sealer` (docs/sealing.md), converted.
 
 use crate::layout::Layout;
-use crate::{IdArg, OrThrow, arg, fc, id_of, js, keys, layout_in, options_object};
+use crate::{IdArg, LayoutValue, OrThrow, arg, bytes_in, fc, id_of, js, keys, layout_in, options_object};
 use napi::Env;
 use napi::bindgen_prelude::{ClassInstance, Either, FromNapiValue, JsObjectValue, JsValue, Uint8Array, Unknown};
 use napi_derive::napi;
 
 /// Options of `new Sealer(key, ...)`.
 #[napi(object, object_to_js = false)]
-#[allow(missing_debug_implementations)] // holds JS handles
+// The shape for index.d.ts (it holds JS handles: no Debug); the constructor reads
+// the object member by member (options_in).
+#[allow(missing_debug_implementations, dead_code)]
 pub struct SealerOptions<'a> {
     /// A `Layout` or a preset name (default `'snowflake'`): IDs of its width are sealed.
     #[napi(ts_type = "Layout | string")]
@@ -31,46 +33,27 @@ impl std::fmt::Debug for Sealer {
     }
 }
 
-/// A `Uint8Array` (or `Buffer`) argument, or FLAKEID_CONFIG naming `field`.
-fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> napi::Result<Uint8Array> {
-    let a = arg(&value)?;
-    if a == js::JsArg::Object {
-        // SAFETY: a live value of this call's env.
-        if let Ok(bytes) = unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) } {
-            return Ok(bytes);
-        }
-    }
-    Err(js::js_not_bytes(field, &a)).or_throw(env)
-}
-
-/// The options argument: absent/`undefined`, or an object with only known keys
-/// (flakeid-js's rules for options objects, as in `@flakeid/wasm`).
-fn options_in<'a>(env: &Env, value: Option<Unknown<'a>>) -> napi::Result<Option<SealerOptions<'a>>> {
+/// The options argument: absent/`undefined`, or an object whose members are
+/// checked by flakeid-js's rule (`js_sealer_option`, as in `@flakeid/wasm`); then
+/// the tweak's bytes are read and the layout unwrapped here.
+fn options_in(env: &Env, value: Option<Unknown<'_>>) -> napi::Result<(fc::Layout, Option<Uint8Array>)> {
+    let (mut layout, mut tweak) = (fc::Layout::SNOWFLAKE, None);
     let Some(obj) = options_object(env, value)? else {
-        return Ok(None);
+        return Ok((layout, tweak));
     };
     for key in keys(&obj)? {
-        if !js::JS_SEALER_OPTIONS.contains(&key.as_str()) {
-            return Err(fc::unknown_option(&key, &js::JS_SEALER_OPTIONS)).or_throw(env);
-        }
         let v = obj.get_named_property::<Unknown>(&key)?;
-        let got = arg(&v)?;
-        if got == js::JsArg::Undefined {
+        if !js::js_sealer_option(&key, &arg(&v)?).or_throw(env)? {
             continue;
         }
         if key == "tweak" {
-            bytes_in(env, v, "tweak")?;
-        } else if !matches!(got, js::JsArg::String(_) | js::JsArg::Object) {
-            let got = got.type_name();
-            return Err(fc::Error::config(
-                "layout",
-                format!("layout must be a Layout or a preset name, got {got}"),
-            ))
-            .or_throw(env);
+            tweak = Some(bytes_in(env, v, "tweak")?);
+        } else {
+            // SAFETY: a live value of this call's env.
+            layout = layout_in(Some(unsafe { LayoutValue::from_napi_value(env.raw(), v.raw()) }?)).or_throw(env)?;
         }
     }
-    // SAFETY: a live value of this call's env.
-    unsafe { SealerOptions::from_napi_value(env.raw(), obj.raw()) }.map(Some)
+    Ok((layout, tweak))
 }
 
 #[napi]
@@ -81,9 +64,7 @@ impl Sealer {
     #[napi(constructor, ts_args_type = "key: Uint8Array, options?: SealerOptions")]
     pub fn new(env: &Env, key: Unknown<'_>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
         let key = bytes_in(env, key, "key")?;
-        let options = options_in(env, options)?;
-        let (layout, tweak) = options.map_or((None, None), |o| (o.layout, o.tweak));
-        let layout = layout_in(layout).or_throw(env)?;
+        let (layout, tweak) = options_in(env, options)?;
         let inner = flakeid_seal::Sealer::new(&key, &layout).or_throw(env)?;
         Ok(Sealer {
             inner: match tweak {

@@ -73,13 +73,6 @@ pub(crate) fn number(v: u64) -> JsValue {
     JsValue::from_f64(v as f64)
 }
 
-/// An option's value, `None` when absent (`undefined` or `null`): for the options
-/// whose `null` means "not given" (a layout argument, a sealer's options).
-pub(crate) fn get(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
-    let v = member(options, key)?;
-    Ok((!v.is_undefined() && !v.is_null()).then_some(v))
-}
-
 /// `options[key]` (`undefined` when `options` is not an object).
 pub(crate) fn member(options: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     if !options.is_object() {

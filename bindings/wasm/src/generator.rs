@@ -113,10 +113,11 @@ impl Generator {
         }
         if let Some(v) = object("clock") {
             let Some(Shared::Clock(clock)) = convert::shared(v) else {
-                return Err(convert::config(
+                return Err(js_error(flakeid_js::js_wrong_type(
                     "clock",
-                    "clock must be a ManualClock, got another object".into(),
-                ));
+                    flakeid_js::JS_CLOCK_WANTS,
+                    &flakeid_js::JsArg::Object,
+                )));
             };
             b = b.clock(clock);
         }

@@ -88,8 +88,13 @@ impl Layout {
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "LayoutOptions")] options: Option<JsValue>,
     ) -> Result<Layout, JsValue> {
+        let options = options.unwrap_or_default();
+        // An options argument by flakeid-js's rule, as in @flakeid/node (a preset's name also reads).
+        if !options.is_string() {
+            flakeid_js::js_options(&convert::arg(&options)).map_err(js_error)?;
+        }
         Ok(Layout {
-            inner: layout_from_js(&options.unwrap_or_default())?,
+            inner: layout_from_js(&options)?,
         })
     }
 
@@ -198,8 +203,8 @@ impl Layout {
         #[wasm_bindgen(js_name = startMs, unchecked_param_type = "number")] start_ms: JsValue,
         #[wasm_bindgen(js_name = endMs, unchecked_param_type = "number")] end_ms: JsValue,
     ) -> Result<Array, JsValue> {
-        let (start, end) = (uint(&start_ms, "timestamp_ms")?, uint(&end_ms, "timestamp_ms")?);
-        let (first, last) = self.inner.id_range(start, end).map_err(js_error)?;
+        let (start, end) = (convert::arg(&start_ms), convert::arg(&end_ms));
+        let (first, last) = flakeid_js::js_id_range(&self.inner, &start, &end).map_err(js_error)?;
         Ok(Array::of2(&first.into(), &last.into()))
     }
 
@@ -239,17 +244,9 @@ pub(crate) fn layout_from_js(value: &JsValue) -> Result<flakeid_core::Layout, Js
     if value.is_undefined() || value.is_null() {
         return Ok(flakeid_core::Layout::SNOWFLAKE);
     }
-    if let Some(name) = value.as_string() {
-        return flakeid_core::Layout::preset(&name).map_err(js_error);
-    }
-    if !value.is_object() {
-        return Err(convert::config(
-            "layout",
-            format!(
-                "layout must be a preset name, a Layout or an object, got {}",
-                convert::arg(value).type_name()
-            ),
-        ));
+    // A preset's name, or an object (a Layout or a layout's fields): flakeid-js's rule.
+    if let Some(name) = flakeid_js::js_layout_name(&convert::arg(value)).map_err(js_error)? {
+        return flakeid_core::Layout::preset(name).map_err(js_error);
     }
     if let Some(Shared::Layout(layout)) = convert::shared(value) {
         return Ok(layout);

@@ -143,6 +143,18 @@ pub fn id_range(
     Layout { inner }.id_range(start_ms, end_ms)
 }
 
+/// Checks an ORM plugin's `tables` (`@flakeid/node/kysely`): an object mapping at
+/// least one table to its ID column, else `FLAKEID_CONFIG` naming `tables`.
+#[wasm_bindgen(js_name = checkTables)]
+pub fn check_tables(#[wasm_bindgen(unchecked_param_type = "unknown")] tables: JsValue) -> Result<(), JsValue> {
+    let a = convert::arg(&tables);
+    let count = match a {
+        flakeid_js::JsArg::Object => Object::keys(tables.unchecked_ref::<Object>()).length() as usize,
+        _ => 0,
+    };
+    flakeid_js::js_tables(&a, count).map_err(js_error)
+}
+
 /// Every error `code`, by kind: `{ CONFIG: "FLAKEID_CONFIG", ... }`.
 #[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "Record<string, string>")]
 pub fn error_codes() -> Object {

@@ -43,10 +43,15 @@ impl Sealer {
         let key = bytes_in(&key, "key")?;
         let options = options.unwrap_or_default();
         convert::option_keys(&options, &flakeid_js::JS_SEALER_OPTIONS)?;
-        let layout = layout_from_js(&convert::get(&options, "layout")?.unwrap_or_default())?;
-        let tweak = convert::get(&options, "tweak")?
-            .map(|t| bytes_in(&t, "tweak"))
-            .transpose()?;
+        // Each member by flakeid-js's rule (`js_sealer_option`, as in @flakeid/node);
+        // the layout is unwrapped and the tweak's bytes read here.
+        let given = |key| -> Result<Option<JsValue>, JsValue> {
+            let v = convert::member(&options, key)?;
+            let given = flakeid_js::js_sealer_option(key, &convert::arg(&v)).map_err(js_error)?;
+            Ok(given.then_some(v))
+        };
+        let layout = layout_from_js(&given("layout")?.unwrap_or_default())?;
+        let tweak = given("tweak")?.map(|t| bytes_in(&t, "tweak")).transpose()?;
         let inner = flakeid_seal::Sealer::new(&key, &layout).map_err(js_error)?;
         Ok(Sealer {
             inner: match tweak {

@@ -298,14 +298,78 @@ pub fn js_encoding(value: JsArg) -> Result<Encoding> {
     }
 }
 
-/// The refusal of a value that is not a `Uint8Array` (a key, a tweak, bytes);
-/// a [`JsArg::Object`] here is some other object.
-pub fn js_not_bytes(field: &'static str, value: &JsArg) -> Error {
+/// What a `layout` takes, in messages (a `new Generator` option, a sealer's
+/// option, an argument).
+pub const JS_LAYOUT_WANTS: &str = "a Layout or a preset name";
+/// What a `clock` takes, in messages.
+pub const JS_CLOCK_WANTS: &str = "a ManualClock";
+
+/// The refusal of `value` where `field` takes `wants` (`a ManualClock`, [`JS_LAYOUT_WANTS`]);
+/// a [`JsArg::Object`] here is an object of another class.
+pub fn js_wrong_type(field: &'static str, wants: &str, value: &JsArg) -> Error {
     let got = match value {
         JsArg::Object => "another object",
         other => other.type_name(),
     };
-    config(field, format!("{field} must be a Uint8Array (or Buffer), got {got}"))
+    config(field, format!("{field} must be {wants}, got {got}"))
+}
+
+/// The refusal of a value that is not a `Uint8Array` (a key, a tweak, bytes);
+/// a [`JsArg::Object`] here is some other object.
+pub fn js_not_bytes(field: &'static str, value: &JsArg) -> Error {
+    js_wrong_type(field, "a Uint8Array (or Buffer)", value)
+}
+
+/// A layout where one is given (an argument, a sealer's `layout`): `Some(name)`
+/// for a preset's name, `None` for an object (a `Layout`, which the binding
+/// unwraps; the wasm package also reads a layout's fields from a plain object);
+/// anything else is refused naming `layout`. Absent arguments are the caller's.
+pub fn js_layout_name(value: &JsArg) -> Result<Option<&str>> {
+    match value {
+        JsArg::String(s) => Ok(Some(s)),
+        JsArg::Object => Ok(None),
+        other => Err(js_wrong_type("layout", JS_LAYOUT_WANTS, other)),
+    }
+}
+
+/// The member `key` of `new Sealer(key, {...})` ([`JS_SEALER_OPTIONS`]): `false`
+/// when `undefined` (absent; `null` is a wrong type, as in generator options),
+/// `true` when given, checked: a `tweak` must be an object (the binding reads
+/// its bytes, refusing any other with [`js_not_bytes`]), a `layout` as
+/// [`js_layout_name`].
+pub fn js_sealer_option(key: &str, value: &JsArg) -> Result<bool> {
+    match (key, value) {
+        ("layout" | "tweak", JsArg::Undefined) => Ok(false),
+        ("tweak", JsArg::Object) => Ok(true),
+        ("tweak", other) => Err(js_not_bytes("tweak", other)),
+        ("layout", other) => js_layout_name(other).map(|_| true),
+        _ => Err(unknown_option(key, &JS_SEALER_OPTIONS)),
+    }
+}
+
+/// The `tables` of an ORM plugin (Kysely's `FlakeIdPlugin({ tables })`): an object
+/// (`count`: its keys) mapping at least one table to its ID column; else refused
+/// naming `tables`.
+pub fn js_tables(tables: &JsArg, count: usize) -> Result<()> {
+    match tables {
+        JsArg::Object if count > 0 => Ok(()),
+        JsArg::Object => Err(config(
+            "tables",
+            "tables must map at least one table to its ID column, got an empty object".into(),
+        )),
+        other => Err(js_wrong_type(
+            "tables",
+            "an object mapping each table to its ID column",
+            other,
+        )),
+    }
+}
+
+/// `idRange(startMs, endMs)`: the two times (whole numbers, naming `start_ms` and
+/// `end_ms`), then the core's `Layout::id_range`.
+pub fn js_id_range(layout: &Layout, start_ms: &JsArg, end_ms: &JsArg) -> Result<(u64, u64)> {
+    let start = js_uint("start_ms", start_ms, JS_MAX_SAFE)?;
+    layout.id_range(start, js_uint("end_ms", end_ms, JS_MAX_SAFE)?)
 }
 
 /// A value that is not an ID (a time, a node id, a sequence) going out as a JS
@@ -374,9 +438,9 @@ pub fn js_generator_option<'a>(key: &str, value: &'a JsArg) -> Result<(&'static 
         (OptionKind::Node, _) => return wrong("a number or a string"),
         (OptionKind::Layout, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
         (OptionKind::Layout, JsArg::Object) => JsOption::Object,
-        (OptionKind::Layout, _) => return wrong("a Layout or a preset name"),
+        (OptionKind::Layout, _) => return wrong(JS_LAYOUT_WANTS),
         (OptionKind::Clock, JsArg::Object) => JsOption::Object,
-        (OptionKind::Clock, _) => return wrong("a ManualClock"),
+        (OptionKind::Clock, _) => return wrong(JS_CLOCK_WANTS),
         (OptionKind::LeaseUrl, JsArg::String(s)) => JsOption::Value(OptionValue::Text(s)),
         (OptionKind::LeaseUrl, _) => return wrong("a lease URL string"),
         (OptionKind::Bool, JsArg::Bool(on)) => JsOption::Value(OptionValue::Uint(u64::from(*on))),
