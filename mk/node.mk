@@ -7,7 +7,7 @@ NODE_TESTS := test/*.test.mjs
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node test-node test-node-wasm bench-node vectors-js
+.PHONY: setup-node test-node test-node-wasm bench-node
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -31,10 +31,6 @@ test-node: setup-node setup-postgres-fixture ## [TIER=test: no frameworks] the a
 
 # The JS packages' refusals (tests/vectors/js/refusals.json, flakeid-js's program; the
 # JS suite runs it on both engines) are regenerated with the other vectors.
-vectors: vectors-js
-vectors-js: ## regenerate tests/vectors/js/refusals.json (flakeid-js's program)
-	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-js --test vectors vectors_are_fresh
-
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)
 

@@ -99,9 +99,10 @@ test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, ve
 
 # tests/vectors/*.json from the programs in crates/flakeid-core/tests/vectors.rs and
 # crates/flakeid-seal/tests/vectors.rs (seal.json).
-vectors: ## regenerate tests/vectors/*.json (the core's and sealing's programs)
+vectors: ## regenerate tests/vectors/*.json and js/ (the core's, sealing's and flakeid-js's programs)
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-core --test vectors vectors_are_fresh
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-seal --test vectors vectors_are_fresh
+	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-js --test vectors vectors_are_fresh
 
 # The generator's counter protocol and the shared lease gate (the PostgreSQL
 # extension's) under the loom model checker: the real code, built with `--cfg loom`
