@@ -98,7 +98,8 @@ test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, ve
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 
 # tests/vectors/*.json from the programs in crates/flakeid-core/tests/vectors.rs and
-# crates/flakeid-seal/tests/vectors.rs (seal.json).
+# crates/flakeid-seal/tests/vectors.rs (seal.json) and crates/flakeid-js/tests/vectors.rs
+# (js/refusals.json).
 vectors: ## regenerate tests/vectors/*.json and js/ (the core's, sealing's and flakeid-js's programs)
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-core --test vectors vectors_are_fresh
 	FLAKEID_REGENERATE_VECTORS=1 $(CARGO) test -p flakeid-seal --test vectors vectors_are_fresh
