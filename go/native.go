@@ -119,9 +119,8 @@ typedef struct {
 
 static fgo_error fgo_no_memory = {FLAKEID_ERR_PANIC, NULL, NULL, 0, 0};
 
-static fgo_id fgo_next_id(const flakeid_generator *g) {
-  fgo_id r = {0, NULL};
-  flakeid_status st = flakeid_next_id(g, &r.id);
+static inline fgo_id fgo_id_result(flakeid_status st, uint64_t id) {
+  fgo_id r = {id, NULL};
   if (st != FLAKEID_OK) {
     r.err = malloc(sizeof *r.err);
     if (r.err == NULL) {
@@ -133,19 +132,17 @@ static fgo_id fgo_next_id(const flakeid_generator *g) {
   return r;
 }
 
+static fgo_id fgo_next_id(const flakeid_generator *g) {
+  uint64_t id = 0;
+  flakeid_status st = flakeid_next_id(g, &id);
+  return fgo_id_result(st, id);
+}
+
 // The per-thread handle's hot path, as fgo_next_id.
 static fgo_id fgo_local_next_id(flakeid_local *l) {
-  fgo_id r = {0, NULL};
-  flakeid_status st = flakeid_local_next_id(l, &r.id);
-  if (st != FLAKEID_OK) {
-    r.err = malloc(sizeof *r.err);
-    if (r.err == NULL) {
-      r.err = &fgo_no_memory;
-    } else {
-      *r.err = fgo_check(st);
-    }
-  }
-  return r;
+  uint64_t id = 0;
+  flakeid_status st = flakeid_local_next_id(l, &id);
+  return fgo_id_result(st, id);
 }
 
 static void fgo_free_error(fgo_error *e) {
@@ -513,13 +510,16 @@ func cGeneratorStats(p genHandle) (Stats, error) {
 
 func cGeneratorFree(p genHandle) { C.flakeid_generator_free(p) }
 
-func cNextID(p genHandle) (ID, error) {
-	r := C.fgo_next_id(p)
+func cNextID(p genHandle) (ID, error) { return cIDResult(C.fgo_next_id(p)) }
+
+// cIDResult is a hot-path result: the ID, or the failure's details (freed here).
+func cIDResult(r C.fgo_id) (ID, error) {
 	if r.err == nil {
 		return ID(r.id), nil
 	}
-	defer C.fgo_free_error(r.err)
-	return 0, errOf(*r.err)
+	err := errOf(*r.err)
+	C.fgo_free_error(r.err)
+	return 0, err
 }
 
 // cOptionSet checks that the library takes value for the option name.
@@ -585,14 +585,7 @@ func cLocalNew(g genHandle) (localHandle, error) {
 
 func cLocalFree(p localHandle) { C.flakeid_local_free(p) }
 
-func cLocalNextID(p localHandle) (ID, error) {
-	r := C.fgo_local_next_id(p)
-	if r.err == nil {
-		return ID(r.id), nil
-	}
-	defer C.fgo_free_error(r.err)
-	return 0, errOf(*r.err)
-}
+func cLocalNextID(p localHandle) (ID, error) { return cIDResult(C.fgo_local_next_id(p)) }
 
 func cLocalNextIDs(p localHandle, ids []ID) error {
 	if len(ids) == 0 {

@@ -177,11 +177,7 @@ public final class Generator implements AutoCloseable {
 
   /** {@code n} fresh IDs, increasing, in one call into the library (runs are reserved at once). */
   public long[] nextIds(int n) {
-    try {
-      Native.check((int) Native.CHECK_BATCH.invokeExact((long) n)); // the core's range, before allocating
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
+    Native.checkBatch(n); // the core's range, before allocating
     long[] ids = new long[n];
     fill(ids);
     return ids;

@@ -89,11 +89,7 @@ public final class LocalGenerator implements AutoCloseable {
 
   /** {@code n} fresh IDs, increasing and above every ID the handle issued before, in one call. */
   public long[] nextIds(int n) {
-    try {
-      Native.check((int) Native.CHECK_BATCH.invokeExact((long) n)); // the core's range, before allocating
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
+    Native.checkBatch(n); // the core's range, before allocating
     long[] ids = new long[n];
     fill(ids);
     return ids;

@@ -275,6 +275,15 @@ final class Native {
     }
   }
 
+  /** The core's range for a batch of {@code n} IDs, checked before allocating it. */
+  static void checkBatch(int n) {
+    try {
+      check((int) CHECK_BATCH.invokeExact((long) n));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
   static String statusName(int status) {
     try {
       return string((MemorySegment) STATUS_NAME.invokeExact(status));
