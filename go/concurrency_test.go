@@ -78,22 +78,29 @@ func TestConcurrentNoDuplicates(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			seen := make(map[ID]int, workers*n)
-			for w, ids := range got {
-				for i, id := range ids {
-					if i > 0 && id <= ids[i-1] {
-						t.Fatalf("goroutine %d: ids[%d] = %d after %d", w, i, id, ids[i-1])
-					}
-					if other, dup := seen[id]; dup {
-						t.Fatalf("ID %d issued to goroutines %d and %d", id, other, w)
-					}
-					seen[id] = w
-				}
-			}
-			if len(seen) != workers*n {
-				t.Fatalf("%d IDs, want %d", len(seen), workers*n)
-			}
+			checkEachIncreasesNoneRepeats(t, got, workers*n)
 		})
+	}
+}
+
+// checkEachIncreasesNoneRepeats fails unless each goroutine's IDs (got[w])
+// strictly increase, no ID is in two places, and there are want in all.
+func checkEachIncreasesNoneRepeats(t *testing.T, got [][]ID, want int) {
+	t.Helper()
+	seen := make(map[ID]int, want)
+	for w, ids := range got {
+		for i, id := range ids {
+			if i > 0 && id <= ids[i-1] {
+				t.Fatalf("goroutine %d: ids[%d] = %d after %d", w, i, id, ids[i-1])
+			}
+			if other, dup := seen[id]; dup {
+				t.Fatalf("ID %d issued to goroutines %d and %d", id, other, w)
+			}
+			seen[id] = w
+		}
+	}
+	if len(seen) != want {
+		t.Fatalf("%d IDs, want %d", len(seen), want)
 	}
 }
 

@@ -81,8 +81,14 @@ var ErrClosed = errors.New("flakeid: used after Close")
 // lease; one that is dropped unclosed is freed by the garbage collector.
 type Generator struct {
 	// mu guards p against Close: calls hold it for reading, Close for writing.
-	mu      sync.RWMutex
-	p       genHandle
+	mu sync.RWMutex
+	p  genHandle // nil once closed
+	// locals counts live per-thread handles (Local), which borrow the C generator:
+	// while there are any it is not freed. Closed with handles live, it is closed
+	// in the library (they then fail) and kept in orphan for the last one to free.
+	// Both guarded by mu (written under its write lock).
+	locals  int
+	orphan  genHandle
 	node    uint64
 	layout  Layout
 	cleanup runtime.Cleanup
@@ -182,14 +188,24 @@ func (g *Generator) Node() uint64 { return g.node }
 func (g *Generator) Layout() Layout { return g.layout }
 
 // Close releases the generator and its lease. It waits for calls in progress;
-// later calls return ErrClosed. Closing twice is a no-op.
+// later calls return ErrClosed. Closing twice is a no-op. With per-thread handles
+// (Local) still open, it stops the generator in the library (the handles' calls
+// then fail with the library's ErrConfig naming generator) and lets the node id
+// go at once; the memory is freed when the last handle is closed.
 func (g *Generator) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.p != nil {
+	if g.p == nil {
+		return nil
+	}
+	var err error
+	if g.locals > 0 {
+		err = cGeneratorClose(g.p)
+		g.orphan = g.p
+	} else {
 		g.cleanup.Stop()
 		cGeneratorFree(g.p)
-		g.p = nil
 	}
-	return nil
+	g.p = nil
+	return err
 }

@@ -29,6 +29,12 @@ package flakeid
 #cgo nocallback fgo_generator_new
 #cgo noescape fgo_next_ids
 #cgo nocallback fgo_next_ids
+#cgo noescape fgo_local_next_id
+#cgo nocallback fgo_local_next_id
+#cgo noescape fgo_local_next_ids
+#cgo nocallback fgo_local_next_ids
+#cgo noescape fgo_local_new
+#cgo nocallback fgo_local_new
 #cgo noescape fgo_generator_node
 #cgo nocallback fgo_generator_node
 #cgo noescape fgo_generator_layout
@@ -113,9 +119,8 @@ typedef struct {
 
 static fgo_error fgo_no_memory = {FLAKEID_ERR_PANIC, NULL, NULL, 0, 0};
 
-static fgo_id fgo_next_id(const flakeid_generator *g) {
-  fgo_id r = {0, NULL};
-  flakeid_status st = flakeid_next_id(g, &r.id);
+static inline fgo_id fgo_id_result(flakeid_status st, uint64_t id) {
+  fgo_id r = {id, NULL};
   if (st != FLAKEID_OK) {
     r.err = malloc(sizeof *r.err);
     if (r.err == NULL) {
@@ -125,6 +130,19 @@ static fgo_id fgo_next_id(const flakeid_generator *g) {
     }
   }
   return r;
+}
+
+static fgo_id fgo_next_id(const flakeid_generator *g) {
+  uint64_t id = 0;
+  flakeid_status st = flakeid_next_id(g, &id);
+  return fgo_id_result(st, id);
+}
+
+// The per-thread handle's hot path, as fgo_next_id.
+static fgo_id fgo_local_next_id(flakeid_local *l) {
+  uint64_t id = 0;
+  flakeid_status st = flakeid_local_next_id(l, &id);
+  return fgo_id_result(st, id);
 }
 
 static void fgo_free_error(fgo_error *e) {
@@ -142,6 +160,9 @@ static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint6
   return fgo_check(flakeid_parse_id(NULL, kind, v, len, out));
 }
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
+FGO(generator_close, (const flakeid_generator *g), (g))
+FGO(local_new, (const flakeid_generator *g, flakeid_local **out), (g, out))
+FGO(local_next_ids, (flakeid_local *l, uint64_t *ids, size_t n), (l, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
 FGO(generator_stats, (const flakeid_generator *g, flakeid_stats *out, size_t size), (g, out, size))
@@ -221,6 +242,7 @@ import (
 
 type (
 	genHandle   = *C.flakeid_generator
+	localHandle = *C.flakeid_local
 	clockHandle = *C.flakeid_manual_clock
 	sealHandle  = *C.flakeid_sealer
 )
@@ -488,13 +510,16 @@ func cGeneratorStats(p genHandle) (Stats, error) {
 
 func cGeneratorFree(p genHandle) { C.flakeid_generator_free(p) }
 
-func cNextID(p genHandle) (ID, error) {
-	r := C.fgo_next_id(p)
+func cNextID(p genHandle) (ID, error) { return cIDResult(C.fgo_next_id(p)) }
+
+// cIDResult is a hot-path result: the ID, or the failure's details (freed here).
+func cIDResult(r C.fgo_id) (ID, error) {
 	if r.err == nil {
 		return ID(r.id), nil
 	}
-	defer C.fgo_free_error(r.err)
-	return 0, errOf(*r.err)
+	err := errOf(*r.err)
+	C.fgo_free_error(r.err)
+	return 0, err
 }
 
 // cOptionSet checks that the library takes value for the option name.
@@ -544,6 +569,29 @@ func cNextIDs(p genHandle, ids []ID) error {
 		return errOf(C.fgo_next_ids(p, nil, 0))
 	}
 	return errOf(C.fgo_next_ids(p, (*C.uint64_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids))))
+}
+
+// cGeneratorClose is the core's close: the generator and its handles stop issuing,
+// its node id is let go; nothing is freed.
+func cGeneratorClose(p genHandle) error { return errOf(C.fgo_generator_close(p)) }
+
+// --- per-thread handles ---
+
+func cLocalNew(g genHandle) (localHandle, error) {
+	var p localHandle
+	err := errOf(C.fgo_local_new(g, &p))
+	return p, err
+}
+
+func cLocalFree(p localHandle) { C.flakeid_local_free(p) }
+
+func cLocalNextID(p localHandle) (ID, error) { return cIDResult(C.fgo_local_next_id(p)) }
+
+func cLocalNextIDs(p localHandle, ids []ID) error {
+	if len(ids) == 0 {
+		return errOf(C.fgo_local_next_ids(p, nil, 0))
+	}
+	return errOf(C.fgo_local_next_ids(p, (*C.uint64_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids))))
 }
 
 // --- manual clocks ---

@@ -707,6 +707,15 @@ flakeid_status flakeid_generator_new(const struct flakeid_options *options,
 void flakeid_generator_free(struct flakeid_generator *generator);
 
 /**
+ * Stops the generator issuing and lets go of its node id now (its lease, its
+ * host guard; idempotent): later calls, on it and on its per-thread handles
+ * (`flakeid_local_*`), are `FLAKEID_ERR_CONFIG` naming `generator`. Frees
+ * nothing: a binding whose handles may outlive its generator's close (Go, Java)
+ * closes here and frees once the last handle is freed.
+ */
+flakeid_status flakeid_generator_close(const struct flakeid_generator *generator);
+
+/**
  * The next ID. Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
  * `FLAKEID_ERR_TIME_EXHAUSTED` or, in a child process after `fork()`,
  * `FLAKEID_ERR_FORK`; `*out_id` is written only on success.

@@ -9,6 +9,8 @@ package bench
 //   Sonyflake  Sonyflake's own split (39 time, 8 sequence, 16 machine, 10 ms):
 //              bounded by 25,600 IDs/s (39 us).
 //   Borrow     flakeid's throughput mode on the Snowflake split (no peer has one).
+//   *-local-*  the same generator through per-goroutine handles (Generator.Local),
+//              one per goroutine (`local/...` in Rust, make bench-c).
 //   UUID7      one UUIDv7 per call, beside google/uuid NewV7 (pinned in go.mod).
 //   Cost       a cgo call that does nothing, and Go's clocks (why Next does not
 //              hide a buffer: see go/README.md).
@@ -51,6 +53,46 @@ func next(b *testing.B, g *flakeid.Generator) {
 		}
 		sink += uint64(id)
 	}
+}
+
+// local is next through a handle of the benchmark's goroutine.
+func local(b *testing.B, g *flakeid.Generator) {
+	l, err := g.Local()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		id, err := l.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += uint64(id)
+	}
+}
+
+// parallel is 8 goroutines (4 x GOMAXPROCS, 2 here) issuing from g, each through
+// a handle of its own with handles set.
+func parallel(b *testing.B, g *flakeid.Generator, handles bool) {
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		next := g.Next
+		if handles {
+			l, err := g.Local()
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer l.Close()
+			next = l.Next
+		}
+		for pb.Next() {
+			if _, err := next(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // fill reports ns per ID of Fill calls of 1024 IDs.
@@ -99,6 +141,7 @@ func sony(b *testing.B, st sonyflake.Settings) {
 
 func BenchmarkBelowCap(b *testing.B) {
 	b.Run("flakeid-next", func(b *testing.B) { next(b, gen(b, flakeid.Options{Layout: wide(b)})) })
+	b.Run("flakeid-local-next", func(b *testing.B) { local(b, gen(b, flakeid.Options{Layout: wide(b)})) })
 	b.Run("flakeid-fill1024", func(b *testing.B) { fill(b, gen(b, flakeid.Options{Layout: wide(b)})) })
 	b.Run("bwmarrin", func(b *testing.B) { bwmarrin(b, bwmarrinNode(b, 0, 22)) })
 	b.Run("sonyflake", func(b *testing.B) {
@@ -124,18 +167,9 @@ func BenchmarkBorrow(b *testing.B) {
 	o := flakeid.Options{Node: 1, Overflow: flakeid.OverflowBorrow, MaxBorrow: 24 * time.Hour}
 	b.Run("flakeid-next", func(b *testing.B) { next(b, gen(b, o)) })
 	b.Run("flakeid-fill1024", func(b *testing.B) { fill(b, gen(b, o)) })
-	b.Run("flakeid-next-8goroutines", func(b *testing.B) {
-		g := gen(b, o)
-		b.SetParallelism(4) // x GOMAXPROCS (2 here)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := g.Next(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	})
+	b.Run("flakeid-local-next", func(b *testing.B) { local(b, gen(b, o)) })
+	b.Run("flakeid-next-8goroutines", func(b *testing.B) { parallel(b, gen(b, o), false) })
+	b.Run("flakeid-local-next-8goroutines", func(b *testing.B) { parallel(b, gen(b, o), true) })
 }
 
 func BenchmarkCost(b *testing.B) {

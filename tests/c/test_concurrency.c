@@ -94,6 +94,27 @@ void test_threads(void) {
   CHECK_STATUS(flakeid_local_new(NULL, &none), FLAKEID_ERR_NULL);
   CHECK_STATUS(flakeid_local_next_id(NULL, &id), FLAKEID_ERR_NULL);
   CHECK_STATUS(flakeid_local_next_ids(NULL, &id, 1), FLAKEID_ERR_NULL);
+  CHECK_STATUS(flakeid_generator_close(NULL), FLAKEID_ERR_NULL);
+  /* flakeid_generator_close: the generator and its open handle refuse (config,
+   * naming generator); the node id is free at once; the handle is freed first. */
+  flakeid_options o = flakeid_options_default();
+  o.node = 58;
+  flakeid_generator *g = NULL, *again = NULL;
+  flakeid_local *h = NULL;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  CHECK_OK(flakeid_local_new(g, &h));
+  CHECK_OK(flakeid_local_next_id(h, &id));
+  CHECK_OK(flakeid_generator_close(g));
+  CHECK_OK(flakeid_generator_close(g));
+  CHECK_STATUS(flakeid_local_next_id(h, &id), FLAKEID_ERR_CONFIG);
+  CHECK(flakeid_last_error_field() != NULL && strcmp(flakeid_last_error_field(), "generator") == 0,
+        "a closed generator's handle names generator");
+  CHECK_STATUS(flakeid_local_next_ids(h, &id, 1), FLAKEID_ERR_CONFIG);
+  CHECK_STATUS(flakeid_next_id(g, &id), FLAKEID_ERR_CONFIG);
+  CHECK_OK(flakeid_generator_new(&o, &again));
+  flakeid_generator_free(again);
+  flakeid_local_free(h);
+  flakeid_generator_free(g);
   shared_generator(FLAKEID_OVERFLOW_WAIT, 20000, 0);
   shared_generator(FLAKEID_OVERFLOW_BORROW, 200000, 0);
   shared_generator(FLAKEID_OVERFLOW_WAIT, 20000, 1);

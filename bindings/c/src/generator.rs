@@ -436,6 +436,19 @@ pub unsafe extern "C" fn flakeid_generator_free(generator: *mut flakeid_generato
     unsafe { free_handle(generator) }
 }
 
+/// Stops the generator issuing and lets go of its node id now (its lease, its
+/// host guard; idempotent): later calls, on it and on its per-thread handles
+/// (`flakeid_local_*`), are `FLAKEID_ERR_CONFIG` naming `generator`. Frees
+/// nothing: a binding whose handles may outlive its generator's close (Go, Java)
+/// closes here and frees once the last handle is freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_close(generator: *const flakeid_generator) -> flakeid_status {
+    guard(|| {
+        unsafe { arg(generator, "generator") }?.inner.close();
+        Ok(())
+    })
+}
+
 /// The next ID. Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
 /// `FLAKEID_ERR_TIME_EXHAUSTED` or, in a child process after `fork()`,
 /// `FLAKEID_ERR_FORK`; `*out_id` is written only on success.

@@ -40,6 +40,14 @@ public final class Generator implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private volatile boolean closed;
 
+  /**
+   * Guards {@link #locals} and the close: the open per-thread handles ({@link
+   * LocalGenerator}) borrow the C generator, so it is freed only once none is open.
+   */
+  private final Object lock = new Object();
+
+  private int locals;
+
   private Generator(Builder b) {
     Arena arena = Arena.ofShared();
     try (Arena call = Arena.ofConfined()) {
@@ -169,11 +177,7 @@ public final class Generator implements AutoCloseable {
 
   /** {@code n} fresh IDs, increasing, in one call into the library (runs are reserved at once). */
   public long[] nextIds(int n) {
-    try {
-      Native.check((int) Native.CHECK_BATCH.invokeExact((long) n)); // the core's range, before allocating
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
+    Native.checkBatch(n); // the core's range, before allocating
     long[] ids = new long[n];
     fill(ids);
     return ids;
@@ -240,12 +244,60 @@ public final class Generator implements AutoCloseable {
   }
 
   /**
+   * A per-thread handle ({@link LocalGenerator}) that issues this generator's IDs without
+   * an atomic step on the generator per ID: for a thread that issues many (one per
+   * request thread, or per pooled thread in a {@link ThreadLocal}). The generator stays
+   * usable by every thread. After {@link #close}, an {@link IllegalStateException}.
+   */
+  public LocalGenerator local() {
+    synchronized (lock) {
+      if (closed) throw closedError();
+      try (Arena call = Arena.ofConfined()) {
+        MemorySegment out = call.allocate(ADDRESS);
+        Native.check((int) Native.LOCAL_NEW.invokeExact(handle, out));
+        LocalGenerator l = new LocalGenerator(this, out.get(ADDRESS, 0));
+        locals++;
+        return l;
+      } catch (Throwable t) {
+        throw Native.rethrow(t);
+      }
+    }
+  }
+
+  /** Whether the C generator was freed (tests: a closed generator waits for its handles). */
+  boolean freed() {
+    return !arena.scope().isAlive();
+  }
+
+  /** A handle's C side was freed: the generator goes too when it was closed and this was its last. */
+  void localFreed() {
+    boolean free;
+    synchronized (lock) {
+      free = --locals == 0 && closed;
+    }
+    if (free) cleanable.clean();
+  }
+
+  /**
    * Frees the generator and gives its lease back. Calls in progress finish first;
-   * later calls throw {@link IllegalStateException}. Closing twice does nothing.
+   * later calls throw {@link IllegalStateException}. Closing twice does nothing. With
+   * per-thread handles still open, it stops the generator in the library (their calls
+   * then throw the library's {@link ConfigException} naming {@code generator}) and lets
+   * the node id go at once; the memory is freed when the last handle is closed.
    */
   @Override
   public void close() {
-    closed = true;
+    synchronized (lock) {
+      closed = true;
+      if (locals > 0) {
+        try {
+          Native.check((int) Native.GENERATOR_CLOSE.invokeExact(handle));
+        } catch (Throwable t) {
+          throw Native.rethrow(t);
+        }
+        return;
+      }
+    }
     cleanable.clean();
   }
 

@@ -153,6 +153,12 @@ final class Native {
   static final MethodHandle NEXT_ID = fn("flakeid_next_id", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle NEXT_IDS = fn("flakeid_next_ids", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle CHECK_BATCH = fn("flakeid_check_batch", JAVA_INT, JAVA_LONG);
+  static final MethodHandle GENERATOR_CLOSE = fn("flakeid_generator_close", JAVA_INT, ADDRESS);
+  static final MethodHandle LOCAL_NEW = fn("flakeid_local_new", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle LOCAL_FREE = fn("flakeid_local_free", null, ADDRESS);
+  static final MethodHandle LOCAL_NEXT_ID = fn("flakeid_local_next_id", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle LOCAL_NEXT_IDS =
+      fn("flakeid_local_next_ids", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle OPTIONS_SET = fn("flakeid_options_set", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
   static final MethodHandle OPTION_NAME = fn("flakeid_option_name", ADDRESS, JAVA_LONG);
   static final MethodHandle CONFIGURED_TWICE = fn("flakeid_configured_twice", JAVA_INT, ADDRESS, ADDRESS);
@@ -264,6 +270,15 @@ final class Native {
       long byMs = (long) LAST_BY_MS.invokeExact();
       long position = (long) LAST_POSITION.invokeExact();
       return FlakeIdException.of(status, message, field, byMs, position);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** The core's range for a batch of {@code n} IDs, checked before allocating it. */
+  static void checkBatch(int n) {
+    try {
+      check((int) CHECK_BATCH.invokeExact((long) n));
     } catch (Throwable t) {
       throw rethrow(t);
     }

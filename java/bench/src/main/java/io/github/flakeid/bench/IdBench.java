@@ -2,6 +2,7 @@ package io.github.flakeid.bench;
 
 import io.github.flakeid.Generator;
 import io.github.flakeid.Layout;
+import io.github.flakeid.LocalGenerator;
 import io.github.flakeid.Order;
 import io.github.flakeid.Overflow;
 import io.github.flakeid.Sealer;
@@ -40,6 +41,9 @@ import org.openjdk.jmh.annotations.Threads;
  *   <li>uuid7: one UUIDv7 ({@code java.util.UUID}) per call; no UUIDv7 library is in the
  *       build's package set, so the JDK's {@code UUID.randomUUID()} (v4, SecureRandom)
  *       stands beside it;
+ *   <li>{@code *_local_*}: the same generators through per-thread handles ({@code
+ *       Generator.local()}), one per benchmark thread ({@code local/...} in Rust, make
+ *       bench-c);
  *   <li>cost: an empty FFM downcall (libc's abs), what crossing into C costs by itself.
  * </ul>
  */
@@ -97,6 +101,29 @@ public class IdBench {
     return batch;
   }
 
+  /** Each benchmark thread's handles, taken and closed on that thread (they are confined to it). */
+  @State(Scope.Thread)
+  public static class Handles {
+    LocalGenerator belowCap, borrow;
+
+    @Setup(Level.Trial)
+    public void setup(IdBench bench) {
+      belowCap = bench.belowCap.local();
+      borrow = bench.borrow.local();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+      belowCap.close();
+      borrow.close();
+    }
+  }
+
+  @Benchmark
+  public long belowCap_flakeid_local_nextId(Handles h) {
+    return h.belowCap.nextId();
+  }
+
   @Benchmark
   public long belowCap_cosid_snowflake() {
     return cosidBelowCap.generate();
@@ -128,6 +155,17 @@ public class IdBench {
   @Threads(8)
   public long borrow_flakeid_nextId_8threads() {
     return borrow.nextId();
+  }
+
+  @Benchmark
+  public long borrow_flakeid_local_nextId(Handles h) {
+    return h.borrow.nextId();
+  }
+
+  @Benchmark
+  @Threads(8)
+  public long borrow_flakeid_local_nextId_8threads(Handles h) {
+    return h.borrow.nextId();
   }
 
   @Benchmark
