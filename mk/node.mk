@@ -29,8 +29,6 @@ test-node: setup-node setup-postgres-fixture ## [TIER=test: no frameworks] the a
 	  echo "node/index.js or node/index.d.ts changed when rebuilt: commit the regenerated files" >&2; exit 1; }
 	bash scripts/suite.sh node $(if $(TIER_CI),--frameworks)
 
-# The JS packages' refusals (tests/vectors/js/refusals.json, flakeid-js's program; the
-# JS suite runs it on both engines) are regenerated with the other vectors.
 test-node-wasm: ## the JS suite on the wasm build as it is (make test-wasm-node builds it first)
 	$(NODE_WASM_TEST)
 

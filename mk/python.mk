@@ -21,7 +21,8 @@ python-venv: setup-python
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.
 # Then the framework adapters (python/tests-frameworks: Django, SQLAlchemy sync and
 # async, Pydantic, docs/frameworks.md's blocks; the pinned test-frameworks extra) on
-# SQLite and the fixture's PostgreSQL (setup-postgres-fixture).
+# SQLite and the fixture's PostgreSQL (setup-postgres-fixture); make test (TIER=test)
+# leaves the adapters to make ci.
 test-python: python-venv setup-postgres-fixture ## [TIER=test: no frameworks] pip install ./python into python/.venv, pytest, mypy.stubtest; Django, SQLAlchemy, Pydantic
 	$(PIP_BUILD_ENV) PYTHON=$(PY_BIN)/python bash scripts/suite.sh python $(if $(TIER_CI),--frameworks)
 

@@ -74,6 +74,8 @@ pub struct UuidGeneratorBuilder {
     clock_backwards: Option<ClockBackwards>,
     max_wait_ms: Option<u64>,
     wait_hook: Option<WaitHook>,
+    /// `Some(false)`: no per-thread runs ([`GeneratorBuilder::thread_runs`]).
+    thread_runs: Option<bool>,
 }
 
 impl std::fmt::Debug for UuidGeneratorBuilder {
@@ -84,6 +86,7 @@ impl std::fmt::Debug for UuidGeneratorBuilder {
             .field("clock_backwards", &self.clock_backwards)
             .field("max_wait_ms", &self.max_wait_ms)
             .field("custom_clock", &self.clock.is_some())
+            .field("thread_runs", &self.thread_runs)
             .finish_non_exhaustive()
     }
 }
@@ -122,6 +125,14 @@ impl UuidGeneratorBuilder {
     /// Called about every 10 ms while a call waits.
     pub fn wait_hook(mut self, hook: WaitHook) -> Self {
         self.wait_hook = Some(hook);
+        self
+    }
+    /// Per-thread runs of slots under contention (on by default), as the 64-bit
+    /// generator's [`GeneratorBuilder::thread_runs`]: off for callers that move
+    /// between OS threads (Go's goroutines, Java's virtual threads), whose UUIDs
+    /// must still increase wherever they run.
+    pub fn thread_runs(mut self, on: bool) -> Self {
+        self.thread_runs = Some(on);
         self
     }
 
@@ -188,6 +199,9 @@ impl UuidGeneratorBuilder {
         }
         if let Some(h) = self.wait_hook {
             b = b.wait_hook(h);
+        }
+        if let Some(on) = self.thread_runs {
+            b = b.thread_runs(on);
         }
         Ok(b)
     }
@@ -284,5 +298,20 @@ impl<C: CounterStorage> UuidGenerator<C> {
     /// Stops issuing (idempotent); later calls are a `Config` error on `generator`.
     pub fn close(&self) {
         self.engine.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UuidGenerator;
+
+    /// The engine's per-thread runs follow the builder (the C library turns them off:
+    /// a goroutine's UUIDs went backwards within a millisecond with them on; the
+    /// 64-bit generator's unit tests show what runs do to a caller that moves).
+    #[test]
+    fn thread_runs_reach_the_engine() {
+        assert!(UuidGenerator::builder().build().unwrap().engine.policy.thread_runs);
+        let off = UuidGenerator::builder().thread_runs(false).build().unwrap();
+        assert!(!off.engine.policy.thread_runs);
     }
 }
