@@ -406,6 +406,7 @@ impl GeneratorBuilder {
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 kept_runs: AtomicBool::new(false),
+                lone: !self.forks_continue,
                 run: MAX_RUN.min((1 << sb) / 16).max(2),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),

@@ -40,19 +40,29 @@ const CLOSED: u64 = u64::MAX;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
 const WAIT_HOOK_EVERY_MS: u64 = 10;
 
+/// A thread's run of one generator's slots: `(generator uid, next, end, want)`.
+/// `want > 0`: a *lone* run (the slots the thread's next run asks for), served only
+/// while the counter still reads `end`, i.e. while no reservation came after it;
+/// `want == 0`: a run taken after a lost race (borrowing, `thread_runs`), served
+/// without that check. `next == end`: no slot left.
+type Entry = (u64, u64, u64, u64);
+
 #[cfg(not(loom))]
 thread_local! {
-    /// Per-thread runs of reserved slots `(generator uid, next, end)`, used only by
-    /// borrowing generators under contention (see `next_id_borrow`).
-    static RUNS: [Cell<(u64, u64, u64)>; 4] = const {
-        [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))]
-    };
+    /// Per-thread runs of reserved slots, one entry per generator, four generators
+    /// at most (see `next_id`).
+    static RUNS: [Cell<Entry>; 4] = const { [const { Cell::new((0, 0, 0, 0)) }; 4] };
 }
 #[cfg(loom)]
 loom::thread_local! {
-    static RUNS: [Cell<(u64, u64, u64)>; 4] =
-        [Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0)), Cell::new((0, 0, 0))];
+    static RUNS: [Cell<Entry>; 4] = [const { Cell::new((0, 0, 0, 0)) }; 4];
 }
+
+/// Slots the first lone run of a thread asks for (after its first ID, taken alone);
+/// each lone run spent whole doubles it, up to the generator's run size, and each
+/// one passed over with slots left (a new tick, or another reservation came first)
+/// halves it.
+const FIRST_LONE_RUN: u64 = 2;
 
 /// Most IDs one `next_ids(n)` call makes (2^27: a 1 GiB `Vec<u64>`). Beyond it a
 /// call is a configuration error, not an allocation that aborts the process.
@@ -85,6 +95,9 @@ enum Run {
     /// The thread takes runs from this generator, and its run is used up (or out
     /// of the clock's range): it reserves the next.
     Spent,
+    /// The thread's lone run is used up, out of the clock's range, or no longer
+    /// the counter's last reservation: the next asks for this many slots.
+    Lone(u64),
     /// The thread keeps no run of this generator.
     Absent,
 }
@@ -173,13 +186,17 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) guards: Guards,
 }
 
-/// A generator's per-thread runs of reserved slots (see `next_id_borrow`).
+/// A generator's per-thread runs of reserved slots (see `next_id`).
 pub(crate) struct Runs {
     /// Identifies the generator in the per-thread table of runs; never reused.
     pub(crate) uid: u64,
-    /// Whether any thread ever kept a run of slots; until then no thread-local
-    /// lookup is needed. Written once, then only read.
+    /// Whether any thread ever kept a run after a lost race; until then (and
+    /// without lone runs) no thread-local lookup is needed. Written once, then
+    /// only read.
     pub(crate) kept_runs: AtomicBool,
+    /// Whether threads keep lone runs (see `next_id`): all but generators that go
+    /// on in a forked child, whose thread-local runs the child would inherit.
+    pub(crate) lone: bool,
     /// Slots in a thread's run ([`MAX_RUN`] or fewer).
     pub(crate) run: u64,
 }
@@ -212,39 +229,37 @@ pub(crate) struct Guards {
 
 impl<C: CounterStorage> Generator<C> {
     /// The next ID.
+    ///
+    /// A thread serves its calls from a *lone run*: slots it reserved with one CAS,
+    /// used while the counter still reads the run's end (one load), that is while
+    /// no reservation came after it. Every ID issued elsewhere since is then above
+    /// the run, so the generator's IDs keep the order of the calls that issued them,
+    /// as with one CAS per ID (docs/design.md, "A thread alone: lone runs"). A
+    /// borrowing thread that loses a race for the counter takes runs without that
+    /// check instead ([`MAX_RUN`], `thread_runs`): the shared line is then touched
+    /// once per run, and only each thread's IDs keep their order.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        if self.slots.ahead > 0 {
-            return self.next_id_borrow();
-        }
-        let (start, _) = self.reserve(1)?;
-        Ok(self.id_of(start))
-    }
-
-    /// Borrowing `next_id`. Alone, a thread takes slots straight from the counter.
-    /// A thread that loses a race for it reserves a run of slots ([`MAX_RUN`]) and serves
-    /// its next calls from that run; once its run is spent it reserves the next one,
-    /// so threads sharing one generator touch the counter's cache line once per run
-    /// instead of once per ID. A run's slot is used only while the clock allows it
-    /// (not older than the current tick, not past the borrow window), and any
-    /// counter reservation by this thread first drops its run, so each thread's IDs
-    /// still increase and no slot is issued twice.
-    #[inline]
-    fn next_id_borrow(&self) -> Result<u64> {
         let t = self.checked_tick()?;
-        // No thread has ever kept a run (the uncontended case): skip the lookup.
-        if self.runs.kept_runs.load(Ordering::Relaxed) {
+        if self.runs.lone || self.runs.kept_runs.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(self.id_of(slot)),
                 Run::Spent => return self.next_run(t),
+                Run::Lone(want) => return self.next_lone_run(t, want),
                 Run::Absent => {}
             }
         }
         match self.claim(t, 1) {
-            Claim::Won(start, _) => Ok(self.id_of(start)),
-            // Contended: from now on this thread takes runs.
-            Claim::Raced => self.next_run(t),
-            Claim::Blocked(_) => {
+            Claim::Won(start, _) => {
+                if self.runs.lone {
+                    // Remembered with no slot: the next call asks for a run.
+                    self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
+                }
+                Ok(self.id_of(start))
+            }
+            // Contended while borrowing: from now on this thread takes runs.
+            Claim::Raced if self.slots.ahead > 0 => self.next_run(t),
+            Claim::Raced | Claim::Blocked(_) => {
                 let (first, _) = self.reserve_slow(1, 1)?;
                 Ok(self.id_of(first))
             }
@@ -252,29 +267,103 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// The next slot of this thread's run, if it has one the clock allows
-    /// (`floor`..`limit`: the current tick's first slot, the window's end).
+    /// (`floor`..`limit`: the current tick's first slot, the window's end) and, for
+    /// a lone run, the counter still reads its end.
     #[inline]
     fn take_from_run(&self, floor: u64, limit: u64) -> Run {
         RUNS.with(|runs| {
             for c in runs {
-                let (uid, next, end) = c.get();
+                let (uid, next, end, want) = c.get();
                 if uid == self.runs.uid {
                     let slot = next.max(floor);
-                    if slot < end && slot < limit {
+                    if slot < end && slot < limit && (want == 0 || self.state.get().load(Ordering::Relaxed) == end) {
                         if slot > next {
                             self.counters.skip(slot - next);
                         }
-                        c.set((uid, slot + 1, end));
+                        c.set((uid, slot + 1, end, want));
                         return Run::Slot(slot);
                     }
-                    // The rest (if any) is older than the clock or past the window.
+                    if want > 0 {
+                        return Run::Lone(self.end_lone_run(c, (uid, next, end, want)));
+                    }
+                    // The rest (if any) is older than the clock or past the window:
+                    // never issued.
                     self.counters.skip(end.saturating_sub(next));
-                    c.set((uid, 0, 0));
+                    c.set((uid, 0, 0, 0));
                     return Run::Spent;
                 }
             }
             Run::Absent
         })
+    }
+
+    /// Ends this thread's lone run `(uid, next, end, want)`, kept in `c`, and
+    /// returns the size of its next one. If no reservation came after it, its
+    /// unused rest goes back to the counter (no slot lost: single-threaded output
+    /// is the counter's, slot after slot) and the next run is twice as large when
+    /// it was spent whole, half as large when a new tick or the window ended it.
+    /// Otherwise another thread reserved since: the rest is passed over, and the
+    /// next run is one slot, grown again only while the thread finds itself alone.
+    #[inline(never)]
+    fn end_lone_run(&self, c: &Cell<Entry>, (uid, next, end, want): Entry) -> u64 {
+        let counter = self.state.get();
+        let rest = end.saturating_sub(next);
+        let alone = counter.load(Ordering::Relaxed) == end
+            && (rest == 0
+                || counter
+                    .compare_exchange(end, next, Ordering::Release, Ordering::Relaxed)
+                    .is_ok());
+        let want = match (alone, rest) {
+            (true, 0) => (want * 2).min(self.runs.run),
+            (true, _) => (want / 2).max(1),
+            (false, _) => {
+                self.counters.skip(rest);
+                1
+            }
+        };
+        c.set((uid, 0, 0, want));
+        want
+    }
+
+    /// Ends this thread's lone run of this generator, if it keeps one, before a
+    /// reservation of its own from the counter (a batch): its rest goes back to
+    /// the counter when it can, so the batch follows the thread's last ID.
+    fn end_own_lone_run(&self) {
+        if !self.runs.lone {
+            return;
+        }
+        RUNS.with(|runs| {
+            for c in runs {
+                let e = c.get();
+                if e.0 == self.runs.uid && e.3 > 0 {
+                    self.end_lone_run(c, e);
+                }
+            }
+        });
+    }
+
+    /// A new lone run of up to `want` slots in one tick, reserved while the clock
+    /// reads tick `t`; its first slot is the ID returned. A lost race or a full
+    /// window goes the way of a single slot.
+    #[cold]
+    #[inline(never)]
+    fn next_lone_run(&self, t: u64, want: u64) -> Result<u64> {
+        let cur = self.state.get().load(Ordering::Relaxed);
+        let start = cur.max(t << self.slots.sb);
+        // Within the first slot's tick: a run never holds the next tick's slots,
+        // which `last_issued_ms` and the lead would count before any is issued.
+        let in_tick = self.slots.seq_mask - (start & self.slots.seq_mask) + 1;
+        match self.claim_from(cur, t, want.min(in_tick)) {
+            Claim::Won(first, count) => {
+                self.keep_run(first + 1, first + count, want);
+                Ok(self.id_of(first))
+            }
+            Claim::Raced if self.slots.ahead > 0 => self.next_run(t),
+            Claim::Raced | Claim::Blocked(_) => {
+                let (first, _) = self.reserve_slow(1, 1)?;
+                Ok(self.id_of(first))
+            }
+        }
     }
 
     /// A new run for this thread, reserved while the clock reads tick `t`; its first
@@ -293,7 +382,7 @@ impl<C: CounterStorage> Generator<C> {
             // slots past what the clock allows, which its next call would pass over.
             Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.runs.run, 1)?,
         };
-        self.keep_run(first + 1, first + count);
+        self.keep_run(first + 1, first + count, 0);
         Ok(self.id_of(first))
     }
 
@@ -310,7 +399,7 @@ impl<C: CounterStorage> Generator<C> {
                 None => return Ok(None),
             },
         };
-        self.keep_run(first + 1, first + count);
+        self.keep_run(first + 1, first + count, 0);
         Ok(Some(self.id_of(first)))
     }
 
@@ -321,16 +410,18 @@ impl<C: CounterStorage> Generator<C> {
     fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
         RUNS.with(|runs| {
             for c in runs {
-                let (uid, next, end) = c.get();
+                let (uid, next, end, lone) = c.get();
                 if uid == self.runs.uid {
                     let first = next.max(floor);
-                    if end.min(limit).saturating_sub(first) >= want {
+                    if end.min(limit).saturating_sub(first) >= want
+                        && (lone == 0 || self.state.get().load(Ordering::Relaxed) == end)
+                    {
                         self.counters.skip(first - next);
-                        c.set((uid, first + want, end));
+                        c.set((uid, first + want, end, lone));
                         return Some(first);
                     }
                     self.counters.skip(end.saturating_sub(next));
-                    c.set((uid, 0, 0));
+                    c.set((uid, 0, 0, lone));
                     return None;
                 }
             }
@@ -365,9 +456,11 @@ impl<C: CounterStorage> Generator<C> {
         self.next_run(t)
     }
 
-    fn keep_run(&self, next: u64, end: u64) {
+    /// Keeps `next..end` as this thread's run of this generator: a lone run asking
+    /// `want` slots next, or (`want == 0`) a run after a lost race.
+    fn keep_run(&self, next: u64, end: u64, want: u64) {
         // Set before the run is stored: this thread then always looks for its run.
-        if !self.runs.kept_runs.load(Ordering::Relaxed) {
+        if want == 0 && !self.runs.kept_runs.load(Ordering::Relaxed) {
             self.runs.kept_runs.store(true, Ordering::Relaxed);
         }
         RUNS.with(|runs| {
@@ -378,7 +471,7 @@ impl<C: CounterStorage> Generator<C> {
             let i = own
                 .or_else(free)
                 .unwrap_or((self.runs.uid % runs.len() as u64) as usize);
-            runs[i].set((self.runs.uid, next, end));
+            runs[i].set((self.runs.uid, next, end, want));
         });
     }
 
@@ -413,15 +506,15 @@ impl<C: CounterStorage> Generator<C> {
     /// (`lease::SharedGateCheck`) calls it after a refusal, so that its retry takes
     /// fresh slots instead of the rest of a run that the gate would refuse as well.
     pub fn drop_run(&self) {
-        if self.slots.ahead == 0 || !self.runs.kept_runs.load(Ordering::Relaxed) {
+        if !self.runs.lone && !self.runs.kept_runs.load(Ordering::Relaxed) {
             return;
         }
         RUNS.with(|runs| {
             for c in runs {
-                let (uid, next, end) = c.get();
+                let (uid, next, end, _) = c.get();
                 if uid == self.runs.uid {
                     self.counters.skip(end.saturating_sub(next));
-                    c.set((0, 0, 0));
+                    c.set((0, 0, 0, 0));
                 }
             }
         });
@@ -441,6 +534,7 @@ impl<C: CounterStorage> Generator<C> {
         if self.fill_from_run(out)? {
             return Ok(());
         }
+        self.end_own_lone_run();
         let mut done = 0usize;
         while done < out.len() {
             let want = (out.len() - done) as u64;
@@ -460,31 +554,32 @@ impl<C: CounterStorage> Generator<C> {
     /// A borrowing generator keeps runs of slots here as `next_id` does: a thread
     /// holding a run is served from it, and one that loses a race takes runs.
     pub fn try_next_id(&self) -> Result<Option<u64>> {
-        if self.slots.ahead > 0 {
-            return self.try_next_id_borrow();
-        }
-        let run = match self.reserve_cached(1)? {
-            Some(run) => Some(run),
-            None => self.try_reserve_now(1, 1)?,
-        };
-        Ok(run.map(|(start, _)| self.id_of(start)))
-    }
-
-    /// Borrowing `try_next_id`: [`next_id_borrow`](Self::next_id_borrow) without waits.
-    fn try_next_id_borrow(&self) -> Result<Option<u64>> {
         let t = self.checked_tick()?;
-        if self.runs.kept_runs.load(Ordering::Relaxed) {
+        if self.runs.lone || self.runs.kept_runs.load(Ordering::Relaxed) {
             match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
                 Run::Spent => return self.try_next_run(t),
-                Run::Absent => {}
+                Run::Lone(_) | Run::Absent => {}
             }
         }
         match self.claim(t, 1) {
             Claim::Won(start, _) => Ok(Some(self.id_of(start))),
-            Claim::Raced => self.try_next_run(t),
-            Claim::Blocked(_) => Ok(self.try_reserve_now(1, 1)?.map(|(start, _)| self.id_of(start))),
+            Claim::Raced if self.slots.ahead > 0 => self.try_next_run(t),
+            Claim::Raced | Claim::Blocked(_) => Ok(self.try_reserve_now(1, 1)?.map(|(start, _)| self.id_of(start))),
         }
+    }
+
+    /// The slots left in the calling thread's run of this generator.
+    fn own_run_left(&self) -> u64 {
+        if !self.runs.lone && !self.runs.kept_runs.load(Ordering::Relaxed) {
+            return 0;
+        }
+        RUNS.with(|runs| {
+            runs.iter()
+                .map(Cell::get)
+                .find(|e| e.0 == self.runs.uid)
+                .map_or(0, |(_, next, end, _)| end.saturating_sub(next))
+        })
     }
 
     /// One decision on a precise reading, never a wait: `None` where `reserve_slow`
@@ -555,7 +650,11 @@ impl<C: CounterStorage> Generator<C> {
         let ids_issued = if C::SHARED {
             0
         } else {
-            self.counters.issued(self.state.get(), self.initial, self.slots.sb)
+            // The calling thread's run is not issued yet (other threads' runs are
+            // counted as issued: docs/design.md).
+            self.counters
+                .issued(self.state.get(), self.initial, self.slots.sb)
+                .saturating_sub(self.own_run_left())
         };
         let now = self.clock.now_ms_precise();
         let lead_ms = self.last_issued_ms().map_or(0, |last| last.saturating_sub(now));
@@ -1171,8 +1270,9 @@ mod tests {
         let ids: Vec<u64> = (0..MAX_RUN).map(|_| g.next_id().unwrap()).collect();
         let want: Vec<(u64, u64)> = (1..=MAX_RUN).map(|s| (s, T)).collect();
         assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
-        // The second run's unused slots count as issued (at most MAX_RUN - 1).
-        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN);
+        // Asked on the thread holding it, the second run's unused slots do not
+        // count: exactly the IDs issued.
+        assert_eq!(g.stats().ids_issued, MAX_RUN + 1);
     }
 
     #[test]
@@ -1210,7 +1310,7 @@ mod tests {
         clock.advance(1);
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
         // The old run's rest and the new run's rest: neither counts.
-        assert_eq!(g.stats().ids_issued, 2 + (MAX_RUN - 1));
+        assert_eq!(g.stats().ids_issued, 2);
     }
 
     #[test]
@@ -1297,7 +1397,7 @@ mod tests {
         let renewed = g.try_next_id().unwrap().unwrap();
         assert_eq!(seq_and_ms(renewed).0, MAX_RUN);
         assert_eq!(seq_and_ms(g.next_id().unwrap()).0, MAX_RUN + 1);
-        assert_eq!(g.stats().ids_issued, 2 * MAX_RUN, "the second run counted as issued");
+        assert_eq!(g.stats().ids_issued, MAX_RUN + 2, "the second run's rest not counted");
     }
 
     /// `clock_backwards = monotonic` on a thread holding a run: while the clock is
@@ -1417,5 +1517,80 @@ mod tests {
         );
         clock.set(4_990);
         assert!(matches!(g.try_next_id(), Err(Error::ClockMovedBackwards { by_ms: 11 })));
+    }
+
+    /// A thread alone on a generator (strict, the default).
+    fn alone(clock: &ManualClock) -> Generator {
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .host_guard(false)
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    }
+
+    /// The lone run's state on this thread: `(next, end, want)`.
+    fn lone_run(g: &Generator) -> (u64, u64, u64) {
+        RUNS.with(|runs| {
+            let e = runs.iter().map(Cell::get).find(|e| e.0 == g.runs.uid).unwrap();
+            (e.1, e.2, e.3)
+        })
+    }
+
+    /// Alone, a thread's runs double up to the run size, and every slot is issued
+    /// in order: the output is the counter's, as with one CAS per ID.
+    #[test]
+    fn a_thread_alone_takes_lone_runs_and_loses_no_slot() {
+        let clock = ManualClock::new(T);
+        let g = alone(&clock);
+        let ids: Vec<u64> = (0..600).map(|_| g.next_id().unwrap()).collect();
+        let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, (0..600).collect::<Vec<_>>());
+        let (next, end, want) = lone_run(&g);
+        assert_eq!(want, MAX_RUN, "grew to the run size");
+        assert_eq!(
+            g.state.get().load(Ordering::Relaxed),
+            end,
+            "the run is the counter's last reservation"
+        );
+        assert_eq!(next & g.slots.seq_mask, 600);
+        assert_eq!(g.stats().ids_issued, 600);
+        // A batch follows the thread's last ID: the run's rest went back to the counter.
+        let batch = g.next_ids(3).unwrap();
+        assert_eq!(
+            batch.iter().map(|&id| seq_and_ms(id).0).collect::<Vec<_>>(),
+            [600, 601, 602]
+        );
+        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 603);
+        // A new tick: the rest goes back, the counter moves to the tick's start.
+        clock.advance(1);
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
+        assert_eq!(g.stats().ids_issued, 605);
+    }
+
+    /// Another thread's reservation ends a lone run: the thread's next ID is above
+    /// the other thread's (the generator's IDs keep the order of their calls), its
+    /// run's rest is passed over, and its next run is one slot.
+    #[test]
+    fn a_reservation_by_another_thread_ends_a_lone_run() {
+        let clock = ManualClock::new(T);
+        let g = alone(&clock);
+        for _ in 0..300 {
+            g.next_id().unwrap();
+        }
+        let (next, end, _) = lone_run(&g);
+        assert!(end > next, "holds a run with slots left");
+        let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
+        assert_eq!(
+            seq_and_ms(there).0,
+            end & g.slots.seq_mask,
+            "the other thread takes the slot after the run"
+        );
+        let back = g.next_id().unwrap();
+        assert!(back > there, "{back} after {there}");
+        assert_eq!(lone_run(&g).2, 1, "the next run is one slot");
+        // 301 IDs here and one there; the passed-over rest does not count (the
+        // other thread's empty run holds nothing).
+        assert_eq!(g.stats().ids_issued, 302);
     }
 }

@@ -471,6 +471,94 @@ fn two_handles_through_a_rollback() {
     });
 }
 
+/// Lone runs keep the order of the calls: each thread, before each call, reads
+/// the other's last ID (Acquire; the other published it with Release after its
+/// call returned), and its ID must be above it. A thread alone holds a lone run
+/// (2 slots here) that another thread's reservation ends; runs taken
+/// without that check (after a lost race while borrowing) would fail it. Strict
+/// and, with `thread_runs(false)` as the C library builds it, borrowing; the clock
+/// moves meanwhile, and one thread mixes in batches.
+fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(move || {
+        let clock = Arc::new(ModelClock::new(T0));
+        let g = Arc::new(
+            // Four IDs per tick: the six of the model fit in the two ticks the
+            // clock reads, so no call waits (a wait is other models' subject).
+            Generator::builder(Layout::builder().sequence_bits(2).build().unwrap())
+                .node(1)
+                .overflow(overflow)
+                .max_borrow_ms(max_borrow_ms)
+                .thread_runs(false)
+                .max_wait_ms(4)
+                .clock(Handle(clock.clone()))
+                .build()
+                .unwrap(),
+        );
+        let last = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let issuers: Vec<_> = [3usize, 2]
+            .into_iter()
+            .enumerate()
+            .map(|(me, calls)| {
+                let (g, last) = (g.clone(), last.clone());
+                thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    for i in 0..calls {
+                        let seen = last[1 - me].load(Ordering::Acquire);
+                        let got = if me == 1 && i == 1 {
+                            g.next_ids(2)
+                        } else {
+                            g.next_id().map(|id| vec![id])
+                        };
+                        let ids = match got {
+                            Ok(ids) => ids,
+                            Err(Error::ClockStalled { .. }) => return mine,
+                            Err(e) => panic!("false verdict: {e:?}"),
+                        };
+                        for &id in &ids {
+                            assert!(id > seen, "{id} issued after the other thread's {seen} returned");
+                        }
+                        last[me].store(*ids.last().unwrap(), Ordering::Release);
+                        mine.extend(ids);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mover = {
+            let clock = clock.clone();
+            thread::spawn(move || clock.set(T0 + 1))
+        };
+        mover.join().unwrap();
+        let mut all = Vec::new();
+        for h in issuers {
+            let ids = h.join().unwrap();
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "a thread's IDs went backwards: {ids:?}"
+            );
+            all.extend(ids);
+        }
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "duplicate IDs");
+    });
+}
+
+#[test]
+fn lone_runs_in_call_order_strict() {
+    lone_runs_in_call_order(Overflow::Wait, 0);
+}
+
+#[test]
+fn lone_runs_in_call_order_borrowing() {
+    lone_runs_in_call_order(Overflow::Borrow, 1);
+}
+
 /// The lease gate across processes (`flakeid_core::lease::SharedGate`): its holder
 /// closing the window and beginning a new lease while an issuer, a real borrowing
 /// generator over the shared counter that keeps a run of slots, issues as the
