@@ -127,7 +127,9 @@ impl Counters {
     /// change is written in two steps (the counter, then `enter_tick`), so a reader
     /// between them would count a whole tick's gap as issued: it takes a counter
     /// value whose tick is already accounted for, read again after `skipped` so
-    /// that no later tick's gap is in it either.
+    /// that no later tick's gap is in it either. And `skipped` is read again after
+    /// that value: a run passed over between the two reads (threads that end
+    /// each other's runs do so all the time) would be counted as issued.
     pub fn issued(&self, counter: &crate::sync::AtomicU64, initial: u64, sb: u32) -> u64 {
         let mut spins = 0u32;
         loop {
@@ -140,7 +142,9 @@ impl Counters {
             let accounted = self.accounted_tick.load(Ordering::Acquire);
             let skipped = self.skipped.load(Ordering::Acquire);
             let again = counter.load(Ordering::Acquire);
-            if done || (accounted >= tick && (again - 1) >> sb == tick) {
+            if done
+                || (accounted >= tick && (again - 1) >> sb == tick && self.skipped.load(Ordering::Acquire) == skipped)
+            {
                 // (`done`: the thread never finished its step — a child process
                 // after `fork` copied the counter but not that thread. Its gap is
                 // then counted as issued: ahead, never behind.)
