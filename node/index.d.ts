@@ -173,7 +173,7 @@ export declare class UuidGenerator {
 export declare function checkTables(tables: unknown): void
 
 /** Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence. */
-export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string): bigint
+export declare function compose(timestampMs: number, node: number, sequence: number, layout?: Layout | string | LayoutOptions): bigint
 
 /**
  * The UUIDv7 of Unix millisecond `ms` with `randA` (12 bits) and `randB` (62 bits:
@@ -195,7 +195,7 @@ export declare function decode(text: string, encoding?: 'decimal' | 'hex' | 'bas
  * Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
  * above the layout's width.
  */
-export declare function decompose(id: bigint | string | number, layout?: Layout | string): Parts
+export declare function decompose(id: bigint | string | number, layout?: Layout | string | LayoutOptions): Parts
 
 /**
  * Fixed-width, sort-preserving text: `hex`, `base32` (Crockford), `base62`, or `decimal`.
@@ -229,8 +229,8 @@ export interface GeneratorOptions {
   datacenter?: number
   worker?: number
   node?: number | string
-  /** A `Layout` or a preset name (default `'snowflake'`). */
-  layout?: Layout | string
+  /** A `Layout`, a preset name (default `'snowflake'`) or a `LayoutOptions` object. */
+  layout?: Layout | string | LayoutOptions
   /** `'wait'` (default: spin to the next tick) or `'borrow'` (run ahead of the clock). */
   overflow?: 'wait' | 'borrow'
   /** `'error'` (default), `'wait'` or `'monotonic'`. */
@@ -267,7 +267,7 @@ export interface GeneratorOptions {
  * `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies in
  * `first..=last` — for `WHERE id BETWEEN first AND last`.
  */
-export declare function idRange(startMs: number, endMs: number, layout?: Layout | string): [bigint, bigint]
+export declare function idRange(startMs: number, endMs: number, layout?: Layout | string | LayoutOptions): [bigint, bigint]
 
 /** Options of `new Layout(...)`; absent fields take `snowflake`'s values. */
 export interface LayoutOptions {
@@ -295,7 +295,7 @@ export declare function optionsFromEnv(vars: Record<string, string | undefined>)
  * An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
  * text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
  */
-export declare function parseId(value: bigint | string | number | Uint8Array, layout?: Layout | string): bigint
+export declare function parseId(value: bigint | string | number | Uint8Array, layout?: Layout | string | LayoutOptions): bigint
 
 /** `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only). */
 export declare function parseTypeid(text: string): TypeId
@@ -323,11 +323,24 @@ export interface Parts {
 
 /** Options of `new Sealer(key, ...)`. */
 export interface SealerOptions {
-  /** A `Layout` or a preset name (default `'snowflake'`): IDs of its width are sealed. */
-  layout?: Layout | string
+  /**
+   * A `Layout`, a preset name (default `'snowflake'`) or a `LayoutOptions` object:
+   * IDs of its width are sealed.
+   */
+  layout?: Layout | string | LayoutOptions
   /** FF1's tweak (default empty): one key seals different tables differently. Not secret. */
   tweak?: Uint8Array
 }
+
+/**
+ * The `new Generator` options a framework's settings mapping gives, by the engine's
+ * names (`{ NODE: 3, 'clock-backwards': 'wait', lease_ttl_ms: '500' }`: each key an
+ * option's snake_case name or flag spelling, in any case): camelCase keys, in the
+ * mapping's order; `undefined` and `null` values left out; strings read as
+ * `optionsFromEnv` reads them, other values as given (the constructor checks them).
+ * An unknown key is `FLAKEID_CONFIG` with `field: 'settings'`, listing the known names.
+ */
+export declare function settingsOptions(settings: Record<string, unknown>): GeneratorOptions
 
 /**
  * Issues IDs as `bigint`. One generator per node id; safe to share between calls.

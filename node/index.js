@@ -858,6 +858,7 @@ module.exports.parseId = nativeBinding.parseId
 module.exports.parseTypeid = nativeBinding.parseTypeid
 module.exports.parseUlid = nativeBinding.parseUlid
 module.exports.parseUuid = nativeBinding.parseUuid
+module.exports.settingsOptions = nativeBinding.settingsOptions
 module.exports.toBytes = nativeBinding.toBytes
 module.exports.typeid = nativeBinding.typeid
 module.exports.ulid = nativeBinding.ulid

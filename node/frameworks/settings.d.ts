@@ -6,5 +6,7 @@ export declare function configure(options?: GeneratorOptions): Generator
 export declare function sharedGenerator(): Generator
 /** The options the FLAKEID_<NAME> variables give (the engine's list: every option of `new Generator` but `clock`). */
 export declare function settingsFromEnv(env?: Record<string, string | undefined>): GeneratorOptions
+/** The options a settings mapping gives by the engine's names (`{ NODE: 3, 'clock-backwards': 'wait' }`): `configure(settingsOptions(mapping))`. */
+export declare function settingsOptions(settings: Record<string, unknown>): GeneratorOptions
 /** Forgets the shared generator, releasing its lease. */
 export declare function reset(): void

@@ -29,4 +29,4 @@ function reset() {
   shared = sharedWith = null
 }
 
-module.exports = { configure, sharedGenerator, settingsFromEnv, reset }
+module.exports = { configure, sharedGenerator, settingsFromEnv, settingsOptions: binding.settingsOptions, reset }

@@ -280,6 +280,11 @@ describe('Layout', () => {
     )
     assert.equal(decompose(id, l).node, 1000)
     expectError(() => new Layout({ nodeBits: 10, workerBits: 5 }), 'config')
+    // A plain object where a layout is taken is its fields, in both backends (LayoutOptions).
+    const fields = { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 1_600_000_000_000 }
+    assert.equal(decompose(id, fields).node, 1000)
+    assert.equal(new Generator({ layout: fields, node: 1000 }).layout.nodeBits, 10)
+    assert.equal(new Generator({ layout: {} }).layout.name, 'snowflake')
     assert.match(String(Layout.preset('snowflake')), /snowflake/)
   })
 

@@ -74,6 +74,7 @@ export const {
   fromBytes,
   errorCodes,
   optionsFromEnv,
+  settingsOptions,
   configuredTwice,
   version,
   // The 128-bit family (issue 59).

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import {
   Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
-  layoutOf, loadVectors, optionsOf, optionsFromEnv, configuredTwice, toBytes, vectorFiles, BACKEND,
+  layoutOf, loadVectors, optionsOf, optionsFromEnv, settingsOptions, configuredTwice, toBytes, vectorFiles, BACKEND,
   UuidGenerator, composeUuid7, formatTypeid, formatUlid, formatUuid, parseTypeid, parseUlid, parseUuid, ulidToUuid,
   uuid7Range, uuid7TimestampMs, uuidToUlid, uuidVersion,
 } from './backend.mjs'
@@ -219,6 +219,14 @@ describe('options.json', () => {
       else build()
     })
   }
+  // A settings mapping by the engine's names (settingsOptions; each key's value 1).
+  for (const c of v.settings_cases) {
+    test(`settings ${c.keys.join(', ')}: ${c.error ? `${c.error} ${c.field}` : 'ok'}`, () => {
+      const read = () => settingsOptions(Object.fromEntries(c.keys.map((k) => [k, 1])))
+      if (!c.error) return assert.deepEqual(Object.keys(read()), c.names.map((n) => jsName[n]))
+      assert.ok(expectError(read, c.error, { field: c.field }).message.startsWith(c.message_starts))
+    })
+  }
   test('every option but the test clock has its FLAKEID_ variable', () => {
     const env = Object.fromEntries(v.options.filter((o) => o.env).map((o) => [o.env, 'x']))
     assert.equal(Object.keys(env).length, v.options.length - 1)
@@ -343,7 +351,6 @@ test('every vector file, and every section of it, is run here', () => {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
     encodings: ['bad', 'cases', 'decode_aliases'],
     layouts: ['invalid_generators', 'invalid_layouts', 'presets'],
-    // settings_cases: by name, for the bindings that take settings by name (C, Go, Java, Python).
     options: ['cases', 'env_cases', 'options', 'settings_cases'],
     seal: ['groups', 'invalid'],
     timelines: ['timelines'],

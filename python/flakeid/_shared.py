@@ -21,7 +21,8 @@ def after_fork() -> None:
 
 
 def check(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """`settings` as Generator keywords, checked by the engine without taking a node id."""
+    """`settings` (else FLAKEID_*) as Generator keywords with require_node, checked by the engine without
+    taking a node id."""
     options = {**(settings_options(settings) if settings else options_from_env()), "require_node": True}
     if "lease" not in options and "state" not in options:
         Generator(**options, clock=ManualClock(int(time.time() * 1000)))
@@ -29,15 +30,14 @@ def check(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def generator(settings: Optional[Mapping[str, Any]] = None, build: bool = True) -> Generator:
-    """The process's generator: from `settings`, else configure()'s, else the environment."""
+    """The process's generator: from `settings`, else configure()'s, else the environment (each checked)."""
     global _shared, _options, _seen, _pid
     if _shared is not None and _pid == os.getpid() and build and (not settings or settings is _seen):
         return _shared
     with _lock:
-        options = {**settings_options(settings), "require_node": True} if settings else None
-        if _options is not None and options not in (None, _options):
+        options = check(settings) if settings else _options or check({})
+        if _options not in (None, options):
             raise configured_twice(repr(_options), repr(options))
-        options = options or _options or {**options_from_env(), "require_node": True}
         if build and (_shared is None or _pid != os.getpid()):
             _shared, _pid = Generator(**options), os.getpid()
         _options, _seen = options, settings  # once built (or checked, by configure)
@@ -58,8 +58,3 @@ def reset() -> None:
     """Forgets the settings and the generator (tests; a lease is released when dropped)."""
     global _shared, _options, _seen
     _shared = _options = _seen = None
-
-
-def next_id() -> int:
-    """The next ID of the process's generator: the adapters' column default."""
-    return generator().next_id()

@@ -15,12 +15,12 @@ from flakeid import _shared
 
 def test_no_node_source_is_refused_never_node_0(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(flakeid.ConfigError, match="node 0") as caught:
-        _shared.next_id()
+        _shared.generator().next_id()
     assert caught.value.field == "node"  # type: ignore[attr-defined]
     with pytest.raises(flakeid.ConfigError, match="node 0"):
         _shared.configure({"datacenter": 1, "layout": "snowflake"})
     monkeypatch.setenv("FLAKEID_NODE", "12")
-    assert flakeid.decompose(_shared.next_id()).node == 12
+    assert flakeid.decompose(_shared.generator().next_id()).node == 12
 
 
 VECTORS = json.loads((Path(__file__).parents[2] / "tests/vectors/options.json").read_text())

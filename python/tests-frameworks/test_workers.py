@@ -230,7 +230,7 @@ def test_uvicorn_with_a_file_lease_every_worker_issues_on_its_own_node(tmp_path:
 
 def _pool_ids(_: int) -> tuple[int, list[int] | str]:
     try:
-        return os.getpid(), [_shared.next_id() for _ in range(2000)]
+        return os.getpid(), [_shared.generator().next_id() for _ in range(2000)]
     except flakeid.FlakeIdError as e:
         return os.getpid(), f"{type(e).__name__}: {e}"
 
@@ -251,7 +251,7 @@ def test_pool_with_one_fixed_node_id_issues_from_one_process() -> None:
     assert all("ConfigError" in r and "already in use" in r for r in refused.values()), refused
     # The parent only configured (one child could take node 6); its children are
     # gone now, and the guard with them.
-    assert flakeid.decompose(_shared.next_id()).node == 6
+    assert flakeid.decompose(_shared.generator().next_id()).node == 6
 
 
 def test_pool_with_a_file_lease_gives_each_process_its_own_node(tmp_path: Path) -> None:
@@ -273,13 +273,13 @@ def test_a_forked_child_builds_its_own_generator(tmp_path: Path) -> None:
     for settings, expect in [({"node": 7}, "refused"), ({"lease": f"file://{tmp_path}"}, "own node")]:
         _shared.reset()
         _shared.configure(settings)
-        parent_node = flakeid.decompose(_shared.next_id()).node
+        parent_node = flakeid.decompose(_shared.generator().next_id()).node
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 try:
-                    node = flakeid.decompose(_shared.next_id()).node
+                    node = flakeid.decompose(_shared.generator().next_id()).node
                     msg = "own node" if node != parent_node else "same node"
                 except flakeid.ConfigError as e:
                     msg = "refused" if f"by process {os.getppid()}" in str(e) else f"other: {e}"
@@ -293,4 +293,4 @@ def test_a_forked_child_builds_its_own_generator(tmp_path: Path) -> None:
             msg = f.read().decode()
         os.waitpid(pid, 0)
         assert msg == expect, msg
-        _shared.next_id()  # the parent goes on
+        _shared.generator().next_id()  # the parent goes on

@@ -72,8 +72,8 @@ pub struct GeneratorOptions<'a> {
     pub datacenter: Option<f64>,
     pub worker: Option<f64>,
     pub node: Option<Either<f64, String>>,
-    /// A `Layout` or a preset name (default `'snowflake'`).
-    #[napi(ts_type = "Layout | string")]
+    /// A `Layout`, a preset name (default `'snowflake'`) or a `LayoutOptions` object.
+    #[napi(ts_type = "Layout | string | LayoutOptions")]
     pub layout: Option<Either<String, ClassInstance<'a, Layout>>>,
     /// `'wait'` (default: spin to the next tick) or `'borrow'` (run ahead of the clock).
     #[napi(ts_type = "'wait' | 'borrow'")]
@@ -156,11 +156,8 @@ impl Generator {
         // The objects: a Layout (first: the builder starts from it) and a ManualClock.
         let object = |name| js::js_object_option(&given, name).map(|i| members[i].2.raw());
         let mut b = fc::Generator::builder(match object("layout") {
-            // SAFETY: a live value of this call's env.
-            Some(v) => match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), v) } {
-                Ok(l) => l.inner,
-                Err(_) => Err(js::js_wrong_type("layout", js::JS_LAYOUT_WANTS, &js::JsArg::Object)).or_throw(env)?,
-            },
+            // SAFETY: a live object of this call's env.
+            Some(v) => unsafe { crate::layout::layout_object(env.raw(), v) }?.or_throw(env)?,
             None => fc::Layout::SNOWFLAKE,
         });
         for (_, option, value) in &given {

@@ -1,7 +1,7 @@
 //! `Layout` and the parts of an ID.
 
 use crate::{OrThrow, fc, id_of, js, uint};
-use napi::bindgen_prelude::{JsObjectValue, Unknown};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, JsObjectValue, Object, Unknown};
 use napi::{Env, JsDate};
 use napi_derive::napi;
 
@@ -11,6 +11,39 @@ use napi_derive::napi;
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub(crate) inner: fc::Layout,
+}
+
+/// A `LayoutOptions` object's members, through the core's table (`LAYOUT_FIELDS`).
+fn fields(obj: &Object<'_>) -> napi::Result<Vec<(&'static str, js::JsArg)>> {
+    fc::LAYOUT_FIELDS
+        .iter()
+        .map(|f| {
+            Ok((
+                f.camel_name,
+                crate::arg(&obj.get_named_property::<Unknown>(f.camel_name)?)?,
+            ))
+        })
+        .collect()
+}
+
+/// A layout given as an object (where flakeid-js's `js_layout_name` says so): a
+/// `Layout`, else a plain object of a layout's fields, read as `new Layout(...)`
+/// reads them (flakeid-js's `js_layout`, as in `@flakeid/wasm`).
+///
+/// # Safety
+/// `env` and `value` must be live handles of the current call, `value` an object.
+pub(crate) unsafe fn layout_object(
+    env: napi::sys::napi_env,
+    value: napi::sys::napi_value,
+) -> napi::Result<fc::Result<fc::Layout>> {
+    // SAFETY (this block): the caller's contract; another class fails to unwrap.
+    unsafe {
+        if let Ok(l) = ClassInstance::<Layout>::from_napi_value(env, value) {
+            return Ok(Ok(l.inner));
+        }
+        let members = fields(&Object::from_napi_value(env, value)?)?;
+        Ok(js::js_layout(&members, fc::precise_now_ms()))
+    }
 }
 
 /// Options of `new Layout(...)`; absent fields take `snowflake`'s values.
@@ -111,15 +144,10 @@ impl Layout {
     // value rules (`js::js_layout`, shared with `@flakeid/wasm`).
     #[napi(constructor, ts_args_type = "options?: LayoutOptions | undefined | null")]
     pub fn new(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
-        let mut members = Vec::new();
-        if let Some(obj) = crate::options_object(env, options)? {
-            for f in &fc::LAYOUT_FIELDS {
-                members.push((
-                    f.camel_name,
-                    crate::arg(&obj.get_named_property::<Unknown>(f.camel_name)?)?,
-                ));
-            }
-        }
+        let members = match crate::options_object(env, options)? {
+            Some(obj) => fields(&obj)?,
+            None => Vec::new(),
+        };
         let inner = js::js_layout(&members, fc::precise_now_ms()).or_throw(env)?;
         Ok(Layout { inner })
     }

@@ -12,8 +12,7 @@ use flakeid_core as fc;
 use flakeid_js as js;
 use napi::ValueType;
 use napi::bindgen_prelude::{
-    BigInt, Buffer, ClassInstance, FromNapiValue, JsObjectValue, JsValue, Object, TypeName, Uint8Array, Unknown,
-    ValidateNapiValue,
+    BigInt, Buffer, FromNapiValue, JsObjectValue, JsValue, Object, TypeName, Uint8Array, Unknown, ValidateNapiValue,
 };
 use napi::{Env, Status};
 use napi_derive::napi;
@@ -169,8 +168,8 @@ pub(crate) fn id_of(id: IdArg, numbers: js::JsNumberIds) -> fc::Result<u64> {
     js::js_id("id", &id.0, numbers)
 }
 
-/// A `layout` argument (`undefined` or `null`: absent, `snowflake`): a [`Layout`] or
-/// a preset name, read without failing so that a wrong value is flakeid-js's
+/// A `layout` argument (`undefined` or `null`: absent, `snowflake`): a [`Layout`], a
+/// preset name or a `LayoutOptions` object, read without failing so that a wrong value is flakeid-js's
 /// refusal (`js_layout_name`, shared with `@flakeid/wasm`), not napi's.
 #[derive(Debug)]
 pub struct LayoutValue(fc::Result<fc::Layout>);
@@ -194,10 +193,8 @@ impl FromNapiValue for LayoutValue {
         let arg = unsafe { read(env, value) }?;
         Ok(LayoutValue(match js::js_layout_name(&arg) {
             Ok(Some(name)) => fc::Layout::preset(name),
-            // SAFETY: as above; another class fails to read.
-            Ok(None) => unsafe { ClassInstance::<Layout>::from_napi_value(env, value) }
-                .map(|l| l.inner)
-                .map_err(|_| js::js_wrong_type("layout", js::JS_LAYOUT_WANTS, &arg)),
+            // SAFETY: as above, an object.
+            Ok(None) => unsafe { layout::layout_object(env, value) }?,
             Err(e) => Err(e),
         }))
     }
@@ -222,7 +219,7 @@ pub(crate) fn bytes_in(env: &Env, value: Unknown<'_>, field: &'static str) -> na
 
 /// Takes an ID apart (`layout` defaults to `snowflake`); refuses IDs with bits
 /// above the layout's width.
-#[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string")]
+#[napi(ts_args_type = "id: bigint | string | number, layout?: Layout | string | LayoutOptions")]
 pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg) -> napi::Result<Parts<'e>> {
     let inner = layout_in(layout).or_throw(env)?;
     Layout { inner }.decompose(env, id)
@@ -230,7 +227,7 @@ pub fn decompose<'e>(env: &'e Env, id: IdArg, layout: LayoutArg) -> napi::Result
 
 /// An ID of `layout` (default `snowflake`) from a `bigint`, a whole `number`, decimal
 /// text or 8 big-endian bytes: the engine's one parser (`FLAKEID_PARSE` otherwise).
-#[napi(ts_args_type = "value: bigint | string | number | Uint8Array, layout?: Layout | string")]
+#[napi(ts_args_type = "value: bigint | string | number | Uint8Array, layout?: Layout | string | LayoutOptions")]
 pub fn parse_id(env: &Env, value: Unknown<'_>, layout: LayoutArg) -> napi::Result<u64> {
     let inner = layout_in(layout).or_throw(env)?;
     let (e, v) = (env.raw(), value.raw());
@@ -245,7 +242,7 @@ pub fn parse_id(env: &Env, value: Unknown<'_>, layout: LayoutArg) -> napi::Resul
 }
 
 /// Builds an ID from a Unix-ms time (floored to its tick), a node id and a sequence.
-#[napi(ts_args_type = "timestampMs: number, node: number, sequence: number, layout?: Layout | string")]
+#[napi(ts_args_type = "timestampMs: number, node: number, sequence: number, layout?: Layout | string | LayoutOptions")]
 pub fn compose(
     env: &Env,
     timestamp_ms: crate::Arg,
@@ -260,7 +257,7 @@ pub fn compose(
 /// `[first, last]`: every ID made from `startMs` to `endMs` (inclusive) lies in
 /// `first..=last` — for `WHERE id BETWEEN first AND last`.
 #[napi(
-    ts_args_type = "startMs: number, endMs: number, layout?: Layout | string",
+    ts_args_type = "startMs: number, endMs: number, layout?: Layout | string | LayoutOptions",
     ts_return_type = "[bigint, bigint]"
 )]
 pub fn id_range(env: &Env, start_ms: crate::Arg, end_ms: crate::Arg, layout: LayoutArg) -> napi::Result<Vec<u64>> {
@@ -317,10 +314,40 @@ pub fn options_from_env<'e>(env: &'e Env, vars: Object<'_>) -> napi::Result<Obje
         js::js_options_from_env(|k| vars.get_named_property::<Option<String>>(k).ok().flatten()).or_throw(env)?;
     let mut out = Object::new(env)?;
     for (name, value) in read {
-        match value {
-            js::JsOptionOut::Number(n) => out.set_named_property(name, n)?,
-            js::JsOptionOut::Bool(b) => out.set_named_property(name, b)?,
-            js::JsOptionOut::Text(t) => out.set_named_property(name, t)?,
+        set_option(&mut out, name, value)?;
+    }
+    Ok(out)
+}
+
+fn set_option(out: &mut Object<'_>, name: &str, value: js::JsOptionOut) -> napi::Result<()> {
+    match value {
+        js::JsOptionOut::Number(n) => out.set_named_property(name, n),
+        js::JsOptionOut::Bool(b) => out.set_named_property(name, b),
+        js::JsOptionOut::Text(t) => out.set_named_property(name, t),
+    }
+}
+
+/// The `new Generator` options a framework's settings mapping gives, by the engine's
+/// names (`{ NODE: 3, 'clock-backwards': 'wait', lease_ttl_ms: '500' }`: each key an
+/// option's snake_case name or flag spelling, in any case): camelCase keys, in the
+/// mapping's order; `undefined` and `null` values left out; strings read as
+/// `optionsFromEnv` reads them, other values as given (the constructor checks them).
+/// An unknown key is `FLAKEID_CONFIG` with `field: 'settings'`, listing the known names.
+#[napi(
+    ts_args_type = "settings: Record<string, unknown>",
+    ts_return_type = "GeneratorOptions"
+)]
+pub fn settings_options<'e>(env: &'e Env, settings: Unknown<'_>) -> napi::Result<Object<'e>> {
+    js::js_settings(&arg(&settings)?).or_throw(env)?;
+    // SAFETY: flakeid-js read it as a (non-array) object.
+    let settings = unsafe { settings.cast::<Object>() }?;
+    let mut out = Object::new(env)?;
+    for key in keys(&settings)? {
+        let value = settings.get_named_property::<Unknown>(&key)?;
+        match js::js_setting(&key, &arg(&value)?).or_throw(env)? {
+            None => {}
+            Some((name, None)) => out.set_named_property(name, value)?,
+            Some((name, Some(read))) => set_option(&mut out, name, read)?,
         }
     }
     Ok(out)

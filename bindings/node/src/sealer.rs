@@ -12,8 +12,9 @@ use napi_derive::napi;
 // the object member by member (options_in).
 #[allow(missing_debug_implementations, dead_code)]
 pub struct SealerOptions<'a> {
-    /// A `Layout` or a preset name (default `'snowflake'`): IDs of its width are sealed.
-    #[napi(ts_type = "Layout | string")]
+    /// A `Layout`, a preset name (default `'snowflake'`) or a `LayoutOptions` object:
+    /// IDs of its width are sealed.
+    #[napi(ts_type = "Layout | string | LayoutOptions")]
     pub layout: Option<Either<String, ClassInstance<'a, Layout>>>,
     /// FF1's tweak (default empty): one key seals different tables differently. Not secret.
     pub tweak: Option<Uint8Array>,

@@ -83,7 +83,6 @@ pub fn to_bytes(#[wasm_bindgen(unchecked_param_type = "bigint | string")] id: Js
     Ok(convert::bytes_out(&flakeid_core::to_bytes(id)))
 }
 
-/// An ID from its 8 big-endian bytes.
 /// The `new Generator` options the `FLAKEID_<NAME>` variables of `vars` give (the
 /// engine's list): camelCase keys, numbers as numbers, `requireNode` a boolean.
 #[wasm_bindgen(js_name = optionsFromEnv, unchecked_return_type = "GeneratorOptions")]
@@ -98,12 +97,38 @@ pub fn options_from_env(
     .map_err(js_error)?;
     let out = js_sys::Object::new();
     for (name, value) in read {
-        let v = match value {
-            flakeid_js::JsOptionOut::Number(n) => JsValue::from_f64(n),
-            flakeid_js::JsOptionOut::Bool(b) => JsValue::from_bool(b),
-            flakeid_js::JsOptionOut::Text(t) => JsValue::from_str(&t),
-        };
-        js_sys::Reflect::set(&out, &JsValue::from_str(name), &v)?;
+        convert::set(&out, name, &option_out(value));
+    }
+    Ok(out.into())
+}
+
+fn option_out(value: flakeid_js::JsOptionOut) -> JsValue {
+    match value {
+        flakeid_js::JsOptionOut::Number(n) => JsValue::from_f64(n),
+        flakeid_js::JsOptionOut::Bool(b) => JsValue::from_bool(b),
+        flakeid_js::JsOptionOut::Text(t) => JsValue::from_str(&t),
+    }
+}
+
+/// The `new Generator` options a framework's settings mapping gives, by the engine's
+/// names (each key an option's snake_case name or flag spelling, in any case):
+/// camelCase keys; `undefined` and `null` values left out; strings read as
+/// `optionsFromEnv` reads them, other values as given. An unknown key is
+/// `FLAKEID_CONFIG` with `field: "settings"`.
+#[wasm_bindgen(js_name = settingsOptions, unchecked_return_type = "GeneratorOptions")]
+pub fn settings_options(
+    #[wasm_bindgen(unchecked_param_type = "Record<string, unknown>")] settings: JsValue,
+) -> Result<JsValue, JsValue> {
+    flakeid_js::js_settings(&convert::arg(&settings)).map_err(js_error)?;
+    let out = js_sys::Object::new();
+    for key in Object::keys(settings.unchecked_ref::<Object>()) {
+        let key = key.as_string().unwrap_or_default();
+        let value = convert::member(&settings, &key)?;
+        match flakeid_js::js_setting(&key, &convert::arg(&value)).map_err(js_error)? {
+            None => {}
+            Some((name, None)) => convert::set(&out, name, &value),
+            Some((name, Some(read))) => convert::set(&out, name, &option_out(read)),
+        }
     }
     Ok(out.into())
 }
@@ -115,6 +140,7 @@ pub fn configured_twice(first: &str, second: &str) -> Result<(), JsValue> {
     Err(js_error(flakeid_core::configured_twice(first, second)))
 }
 
+/// An ID from its 8 big-endian bytes.
 #[wasm_bindgen(js_name = fromBytes)]
 pub fn from_bytes(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue) -> Result<u64, JsValue> {
     flakeid_core::from_bytes(&convert::bytes_in(&bytes, "bytes")?).map_err(js_error)

@@ -203,20 +203,10 @@ pub const SETTING_NAMES: [&str; OUTSIDE_COUNT] = {
 /// ([`SETTING_NAMES`]). Adapters call it for every key of a framework's settings
 /// (Django's `FLAKEID`, Hibernate's `flakeid.*` properties).
 pub fn setting_option(key: &str) -> Result<&'static GeneratorOption, Error> {
-    let lower = key.to_ascii_lowercase();
     GENERATOR_OPTIONS
         .iter()
-        .find(|o| o.from_outside() && (o.name == lower || o.flag == lower))
-        .ok_or_else(|| unknown_setting(key))
-}
-
-fn unknown_setting(key: &str) -> Error {
-    match unknown_option(key, &SETTING_NAMES) {
-        Error::Config { message, .. } => {
-            Error::config("settings", message.replacen("unknown option", "unknown setting", 1))
-        }
-        other => other,
-    }
+        .find(|o| o.from_outside() && (o.name.eq_ignore_ascii_case(key) || o.flag.eq_ignore_ascii_case(key)))
+        .ok_or_else(|| unknown_name("setting", "settings", key, &SETTING_NAMES))
 }
 
 /// The refusal of a second, different configuration of a process's one generator
@@ -356,7 +346,12 @@ pub fn closest_option(key: &str, known: &[&'static str]) -> Option<&'static str>
 /// The error for an option nobody reads: names it (briefly), suggests the likeliest
 /// meant one, and lists the options.
 pub fn unknown_option(key: &str, known: &[&'static str]) -> Error {
-    let mut message = format!("unknown option {}", shown(key));
+    unknown_name("option", "options", key, known)
+}
+
+/// [`unknown_option`] for what a `noun` names (an option, a setting), naming `field`.
+fn unknown_name(noun: &str, field: &'static str, key: &str, known: &[&'static str]) -> Error {
+    let mut message = format!("unknown {noun} {}", shown(key));
     if let Some(k) = closest_option(key, known) {
         message.push_str(" (did you mean \"");
         message.push_str(k);
@@ -369,7 +364,7 @@ pub fn unknown_option(key: &str, known: &[&'static str]) -> Error {
         }
         message.push_str(name);
     }
-    Error::config("options", message)
+    Error::config(field, message)
 }
 
 #[cfg(test)]

@@ -300,7 +300,7 @@ pub fn js_encoding(value: JsArg) -> Result<Encoding> {
 
 /// What a `layout` takes, in messages (a `new Generator` option, a sealer's
 /// option, an argument).
-pub const JS_LAYOUT_WANTS: &str = "a Layout or a preset name";
+pub const JS_LAYOUT_WANTS: &str = "a Layout, a preset name or LayoutOptions";
 /// What a `clock` takes, in messages.
 pub const JS_CLOCK_WANTS: &str = "a ManualClock";
 
@@ -320,10 +320,11 @@ pub fn js_not_bytes(field: &'static str, value: &JsArg) -> Error {
     js_wrong_type(field, "a Uint8Array (or Buffer)", value)
 }
 
-/// A layout where one is given (an argument, a sealer's `layout`): `Some(name)`
-/// for a preset's name, `None` for an object (a `Layout`, which the binding
-/// unwraps; the wasm package also reads a layout's fields from a plain object);
-/// anything else is refused naming `layout`. Absent arguments are the caller's.
+/// A layout where one is given (an argument, a sealer's or a generator's `layout`):
+/// `Some(name)` for a preset's name, `None` for an object: a `Layout`, which the
+/// binding unwraps, else a plain object of a layout's fields (`LayoutOptions`), which
+/// both packages read with [`js_layout`], as `new Layout(...)` does; anything else is
+/// refused naming `layout`. Absent arguments are the caller's.
 pub fn js_layout_name(value: &JsArg) -> Result<Option<&str>> {
     match value {
         JsArg::String(s) => Ok(Some(s)),
@@ -473,16 +474,49 @@ pub fn js_options_from_env(lookup: impl FnMut(&str) -> Option<String>) -> Result
         let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == name) else {
             continue;
         };
-        let value = match (option.kind, flakeid_core::option_value(option, &text)?) {
-            // A node id in digits is a number, as the other numbers are (a source stays text).
-            (OptionKind::Node, _) if let Ok(n) = text.trim().parse::<u64>() => JsOptionOut::Number(n as f64),
-            (OptionKind::Bool, OptionValue::Uint(n)) => JsOptionOut::Bool(n == 1),
-            (_, OptionValue::Uint(n)) => JsOptionOut::Number(n as f64),
-            (_, OptionValue::Text(t)) => JsOptionOut::Text(t.to_string()),
-        };
-        out.push((option.camel_name, value));
+        out.push((option.camel_name, js_option_text(option, &text)?));
     }
     Ok(out)
+}
+
+/// An option's value read from text (a variable, a setting given as a string):
+/// numbers as numbers (one past 2^53 - 1 comes out inexact, and the constructor's
+/// [`js_uint`] refuses it), a node id in digits as a number (a source stays text),
+/// booleans as booleans, the rest as text. A malformed number or boolean is the
+/// core's config error naming the option.
+fn js_option_text(option: &GeneratorOption, text: &str) -> Result<JsOptionOut> {
+    Ok(match (option.kind, flakeid_core::option_value(option, text)?) {
+        // A node id in digits is a number, as the other numbers are (a source stays text).
+        (OptionKind::Node, _) if let Ok(n) = text.trim().parse::<u64>() => JsOptionOut::Number(n as f64),
+        (OptionKind::Bool, OptionValue::Uint(n)) => JsOptionOut::Bool(n == 1),
+        (_, OptionValue::Uint(n)) => JsOptionOut::Number(n as f64),
+        (_, OptionValue::Text(t)) => JsOptionOut::Text(t.to_string()),
+    })
+}
+
+/// A framework's settings mapping (`settingsOptions(mapping)`): an object, else the
+/// core's refusal ([`flakeid_core::not_settings`], naming `settings`).
+pub fn js_settings(value: &JsArg) -> Result<()> {
+    match value {
+        JsArg::Object => Ok(()),
+        other => Err(flakeid_core::not_settings(other.type_name())),
+    }
+}
+
+/// One member of a framework's settings mapping as a `new Generator({...})` member:
+/// the key names an option by its snake_case name or flag spelling, in any case
+/// (`NODE`, `clock-backwards`: the core's [`flakeid_core::setting_option`], which
+/// refuses an unknown key naming `settings`, with the known names). `None` when the
+/// value is `undefined` or `null` (left out); else the option's camelCase name and,
+/// for a string, its value read as the environment's are ([`js_options_from_env`]),
+/// or `None` to take the value as given (the constructor checks it).
+pub fn js_setting(key: &str, value: &JsArg) -> Result<Option<(&'static str, Option<JsOptionOut>)>> {
+    let option = flakeid_core::setting_option(key)?;
+    Ok(match value {
+        v if v.is_nullish() => None,
+        JsArg::String(s) => Some((option.camel_name, Some(js_option_text(option, s)?))),
+        _ => Some((option.camel_name, None)),
+    })
 }
 
 /// The members of `new Generator({...})` (key and value, in the object's order),
@@ -569,6 +603,35 @@ mod tests {
             Err(Error::Config { field, .. }) => assert_eq!(field, "worker"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn settings_by_name() {
+        let text = |s: &str| JsArg::String(s.into());
+        assert_eq!(js_setting("NODE", &JsArg::Number(3.0)).ok(), Some(Some(("node", None))));
+        assert_eq!(
+            js_setting("clock-backwards", &text("wait")).ok(),
+            Some(Some(("clockBackwards", Some(JsOptionOut::Text("wait".into())))))
+        );
+        assert_eq!(
+            js_setting("Lease_Ttl_Ms", &text("500")).ok(),
+            Some(Some(("leaseTtlMs", Some(JsOptionOut::Number(500.0)))))
+        );
+        assert_eq!(
+            js_setting("REQUIRE_NODE", &text("true")).ok(),
+            Some(Some(("requireNode", Some(JsOptionOut::Bool(true)))))
+        );
+        assert_eq!(js_setting("lease", &JsArg::Null).ok(), Some(None));
+        // Unknown keys (and the test clock, and JS's camelCase names) are the core's refusal.
+        for key in ["workerId", "clock", "maxWaitMs"] {
+            let (f, m) = field(js_setting(key, &JsArg::Number(1.0)));
+            assert_eq!(f, "settings");
+            assert!(m.starts_with(&format!("unknown setting \"{key}\"")), "{m}");
+        }
+        assert_eq!(field(js_setting("worker", &text("three"))).0, "worker");
+        assert!(js_settings(&JsArg::Object).is_ok());
+        let (f, m) = field(js_settings(&JsArg::Array));
+        assert_eq!((f, m.ends_with("got an array")), ("settings", true), "{m}");
     }
 
     use super::*;

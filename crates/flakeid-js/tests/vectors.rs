@@ -8,8 +8,8 @@
 
 use flakeid_core::{Error, Layout, Result};
 use flakeid_js::{
-    JS_CLOCK_WANTS, JsArg, JsOption, js_batch, js_generator_options, js_id_range, js_layout_name, js_not_bytes,
-    js_options, js_sealer_option, js_string, js_wrong_type,
+    JS_CLOCK_WANTS, JsArg, JsOption, js_batch, js_generator_options, js_id_range, js_layout, js_layout_name,
+    js_not_bytes, js_options, js_sealer_option, js_string, js_wrong_type,
 };
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -35,6 +35,21 @@ fn members(v: &Value) -> Vec<(String, JsArg)> {
         .collect()
 }
 
+/// A `layout` as both bindings take it: a preset's name, or a plain object's
+/// fields (no `Layout` here).
+fn layout(v: &Value) -> Result<Layout> {
+    match js_layout_name(&arg(v))? {
+        Some(name) => Layout::preset(name),
+        None => {
+            let m = members(v);
+            js_layout(
+                &m.iter().map(|(k, x)| (k.as_str(), x.clone())).collect::<Vec<_>>(),
+                u64::MAX,
+            )
+        }
+    }
+}
+
 /// What flakeid-js makes of `call(args)`: the same steps the two bindings take.
 fn outcome(call: &str, args: &[Value]) -> Result<()> {
     let a = |i: usize| args.get(i).map_or(JsArg::Undefined, arg);
@@ -45,11 +60,15 @@ fn outcome(call: &str, args: &[Value]) -> Result<()> {
             js_options(&a(0))?;
             let m = members(&args[0]);
             let given = js_generator_options(m.iter().map(|(k, v)| (k.as_str(), v)))?;
-            // A plain object where a class is taken (no Layout or ManualClock here).
-            match given.iter().find(|g| g.2 == JsOption::Object) {
-                Some((_, o, _)) if o.name == "clock" => Err(js_wrong_type("clock", JS_CLOCK_WANTS, &JsArg::Object)),
-                _ => Ok(()),
+            // A plain object where a class is taken (no Layout or ManualClock here): a
+            // layout's fields as a layout, anything as a clock refused.
+            for (_, o, _) in given.iter().filter(|g| g.2 == JsOption::Object) {
+                match o.name {
+                    "clock" => return Err(js_wrong_type("clock", JS_CLOCK_WANTS, &JsArg::Object)),
+                    _ => layout(&args[0][o.camel_name])?,
+                };
             }
+            Ok(())
         }
         "Sealer" => {
             if !matches!(args[0], Value::Object(ref o) if o.get("$") == Some(&json!("key"))) {
@@ -60,14 +79,14 @@ fn outcome(call: &str, args: &[Value]) -> Result<()> {
                     if js_sealer_option(&k, &v)? && k == "tweak" {
                         return Err(js_not_bytes("tweak", &v)); // (no Uint8Array in these vectors)
                     }
-                    if let (true, Some(name)) = (k == "layout", js_layout_name(&v)?) {
-                        Layout::preset(name)?;
+                    if k == "layout" {
+                        layout(&args[1][k.as_str()])?;
                     }
                 }
             }
             Ok(())
         }
-        "decompose" => js_layout_name(&a(1)).map(drop),
+        "decompose" => layout(&args[1]).map(drop),
         "fromBytes" => Err(js_not_bytes("bytes", &a(0))),
         "Layout.preset" => js_string("layout", a(0)).map(drop),
         "Layout" => js_options(&a(0)).map(drop),
@@ -115,6 +134,10 @@ fn refusals_json() -> Value {
         refusal("Sealer", json!([key, {"tweak": object}])),
         refusal("Sealer", json!([key, {"tweek": 1}])),
         refusal("decompose", json!(["1", 5])),
+        // A plain object as a layout is its fields, in both packages.
+        refusal("decompose", json!(["1", {"timeBits": 99}])),
+        refusal("Generator", json!([{"layout": {"sequenceBits": 30}}])),
+        refusal("Sealer", json!([key, {"layout": {"order": "seq|time"}}])),
         refusal("fromBytes", json!(["x"])),
         refusal("Layout.preset", json!([5])),
         refusal("Layout", json!([5])),

@@ -74,6 +74,24 @@ describe('settings vectors', () => {
       else build()
     })
   }
+  // A settings mapping by the engine's names (each key's value 1), as Python's, C's, Go's and Java's take one.
+  for (const c of v.settings_cases) {
+    test(`settings ${c.keys.join(', ')}`, () => {
+      const read = () => settings.settingsOptions(Object.fromEntries(c.keys.map((k) => [k, 1])))
+      if (!c.error) return assert.deepEqual(Object.keys(read()), c.names.map((n) => camel[n]))
+      assert.throws(read, (e) => e.code === `FLAKEID_${c.error.toUpperCase()}` && e.field === c.field &&
+        e.message.startsWith(c.message_starts))
+    })
+  }
+  test('settings: values as given, text read as the environment\'s; the shared generator takes them', () => {
+    const mapping = { NODE: 13, LAYOUT: 'discord', 'clock-backwards': 'wait', Max_Wait_Ms: '5', REQUIRE_NODE: 'true', LEASE: null, state: undefined }
+    assert.deepEqual(settings.settingsOptions(mapping), { node: 13, layout: 'discord', clockBackwards: 'wait', maxWaitMs: 5, requireNode: true })
+    assert.throws(() => settings.settingsOptions({ WORKER: 'three' }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'worker')
+    assert.throws(() => settings.settingsOptions(['NODE']), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'settings' && /got an array/.test(e.message))
+    settings.reset()
+    assert.equal(decompose(settings.configure(settings.settingsOptions({ NODE: 13 })).nextId()).node, 13)
+    settings.reset()
+  })
   test('every option but the clock has its variable', () => {
     for (const o of v.options) assert.equal(o.env !== null, o.name !== 'clock', o.name)
   })
