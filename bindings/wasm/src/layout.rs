@@ -89,10 +89,8 @@ impl Layout {
         #[wasm_bindgen(unchecked_optional_param_type = "LayoutOptions")] options: Option<JsValue>,
     ) -> Result<Layout, JsValue> {
         let options = options.unwrap_or_default();
-        // An options argument by flakeid-js's rule, as in @flakeid/node (a preset's name also reads).
-        if !options.is_string() {
-            flakeid_js::js_options(&convert::arg(&options)).map_err(js_error)?;
-        }
+        // An options argument by flakeid-js's rule, as in @flakeid/node (a preset is `Layout.preset`'s).
+        flakeid_js::js_options(&convert::arg(&options)).map_err(js_error)?;
         Ok(Layout {
             inner: layout_from_js(&options)?,
         })

@@ -141,6 +141,8 @@ fn refusals_json() -> Value {
         refusal("fromBytes", json!(["x"])),
         refusal("Layout.preset", json!([5])),
         refusal("Layout", json!([5])),
+        // A preset is Layout.preset's: the constructor takes LayoutOptions only.
+        refusal("Layout", json!(["discord"])),
     ];
     json!({
         "_comment": "The refusals of the JS packages (@flakeid/node's native addon and @flakeid/wasm), worded by \
