@@ -108,6 +108,36 @@ class FlakeIdHibernateTest {
     assertEquals(want, FlakeIdSettings.names());
   }
 
+  /**
+   * The vectors' settings_cases (tests/vectors/options.json) as {@code flakeid.*} properties: every key
+   * the engine takes is taken (a value it cannot take is that option's error, never an unknown
+   * setting), and an unknown key is the engine's error, field and message.
+   */
+  @Test
+  void settingsCasesOfTheVectors() throws Exception {
+    var cases = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(java.nio.file.Path.of("../../tests/vectors/options.json").toFile()).get("settings_cases");
+    assertTrue(cases.size() >= 5, cases.toString());
+    for (var c : cases) {
+      Map<String, String> props = new java.util.LinkedHashMap<>();
+      c.get("keys").forEach(k -> props.put(FlakeIdSettings.PREFIX + k.asText(), "1"));
+      if (!c.has("error")) {
+        for (var e : props.entrySet()) {
+          try {
+            FlakeIdSettings.build(Map.of(e.getKey(), e.getValue())).close();
+          } catch (ConfigException x) {
+            assertTrue(!x.field().equals("settings"), e.getKey() + ": " + x.getMessage());
+          }
+        }
+        continue;
+      }
+      ConfigException e = assertThrows(ConfigException.class, () -> FlakeIdSettings.build(props), c.toString());
+      assertEquals(c.get("field").asText(), e.field(), e.getMessage());
+      String starts = c.get("message_starts").asText().replace("invalid configuration: ", "");
+      assertTrue(e.getMessage().contains(starts), e.getMessage() + " lacks " + starts);
+    }
+  }
+
   @Test
   void oneGeneratorPerProcess() {
     FlakeIdSettings.shared(Map.of("flakeid.node", "3"));
