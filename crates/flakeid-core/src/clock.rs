@@ -130,6 +130,16 @@ fn cached_now_ms() -> u64 {
     precise_now_ms()
 }
 
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+#[inline]
+pub(crate) fn cached_now_ms_untouched() -> u64 {
+    precise_now_ms()
+}
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+#[inline]
+pub(crate) fn touch() {}
+
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 #[inline]
 fn cached_now_ms() -> u64 {
@@ -141,6 +151,30 @@ fn cached_now_ms() -> u64 {
         return cached;
     }
     start_ticker_and_read()
+}
+
+/// [`cached_now_ms`] without telling the ticker that it is read: for a caller
+/// that calls [`touch`] on every reading that differs from its last one (the
+/// per-thread handle's fast path, which then serves the same millisecond). The
+/// ticker updates the cache every millisecond, so such a caller touches it on
+/// every tick it reads: the ticker never stops under it.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[inline]
+pub(crate) fn cached_now_ms_untouched() -> u64 {
+    let cached = CACHE.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    start_ticker_and_read()
+}
+
+/// Tells the ticker that the cache is read (see [`cached_now_ms_untouched`]).
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[inline]
+pub(crate) fn touch() {
+    if !TOUCHED.load(Ordering::Relaxed) {
+        TOUCHED.store(true, Ordering::Relaxed);
+    }
 }
 
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]

@@ -125,6 +125,21 @@ impl ClockRef {
             ClockRef::Custom(c) => c.now_ms(),
         }
     }
+    /// [`now_ms`](Self::now_ms) for a caller that calls [`touch`](Self::touch)
+    /// whenever its reading changes (`clock::cached_now_ms_untouched`).
+    #[inline(always)]
+    fn now_ms_untouched(&self) -> u64 {
+        match self {
+            ClockRef::System => crate::clock::cached_now_ms_untouched(),
+            ClockRef::Custom(c) => c.now_ms(),
+        }
+    }
+    #[inline(always)]
+    fn touch(&self) {
+        if let ClockRef::System = self {
+            crate::clock::touch();
+        }
+    }
     fn now_ms_precise(&self) -> u64 {
         match self {
             ClockRef::System => SystemClock.now_ms_precise(),

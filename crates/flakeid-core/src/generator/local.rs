@@ -110,6 +110,9 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// [`next_id`](Self::next_id) at a new clock reading, or past the run's end.
     #[inline(never)]
     fn next_id_at(&mut self, now: u64) -> Result<u64> {
+        // The fast path reads the clock without telling the ticker; every new
+        // reading comes here at least once.
+        self.generator.clock.touch();
         match self.take(now)? {
             Ok(slot) => Ok(self.generator.id_of(slot)),
             Err(t) => self.next_run(t),
@@ -160,6 +163,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// [`next_id`](Self::next_id) that never waits: `Ok(None)` where it would.
     pub fn try_next_id(&mut self) -> Result<Option<u64>> {
         let now = self.checked_now()?;
+        self.generator.clock.touch();
         match self.take(now)? {
             Ok(slot) => Ok(Some(self.generator.id_of(slot))),
             Err(t) => self.try_next_run(t),
@@ -176,6 +180,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         self.settle();
         let g = self.generator;
         let t = g.ticks(self.checked_now()?)?;
+        g.clock.touch();
         let first = self.next.max(t << g.slots.sb);
         if self.end.min(g.limit(t)).saturating_sub(first) >= out.len() as u64 {
             g.counters.skip(first - self.next);
@@ -236,7 +241,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         if generation != self.born || fork::generation() != generation {
             self.reborn()?;
         }
-        let now = g.clock.now_ms();
+        let now = g.clock.now_ms_untouched();
         g.check_lease(now)?;
         Ok(now)
     }
