@@ -141,12 +141,25 @@ enum Calls {
     Locals,
 }
 
-fn check(case: Case) {
+/// Explores `f` over every interleaving up to LOOM_MAX_PREEMPTIONS (default 2).
+fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(2);
     }
-    builder.check(move || {
+    builder.check(f);
+}
+
+/// No ID in `all` twice.
+fn assert_unique(mut all: Vec<u64>, what: impl std::fmt::Debug) {
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "duplicate IDs ({what:?})");
+}
+
+fn check(case: Case) {
+    model(move || {
         let clock = Arc::new(ModelClock::new(T0));
         let g = Arc::new(
             Generator::builder(layout())
@@ -254,10 +267,7 @@ fn check(case: Case) {
                 "{stamped} past the window ({case:?})"
             );
         }
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n, "duplicate IDs ({case:?})");
+        assert_unique(all, case);
     });
 }
 
@@ -479,11 +489,7 @@ fn two_handles_through_a_rollback() {
 /// and, with `thread_runs(false)` as the C library builds it, borrowing; the clock
 /// moves meanwhile, and one thread mixes in batches.
 fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(move || {
+    model(move || {
         let clock = Arc::new(ModelClock::new(T0));
         let g = Arc::new(
             // Four IDs per tick: the six of the model fit in the two ticks the
@@ -542,10 +548,7 @@ fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
             );
             all.extend(ids);
         }
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n, "duplicate IDs");
+        assert_unique(all, "lone runs");
     });
 }
 
@@ -635,11 +638,7 @@ mod shared_gate {
     /// or later pass (never the rest of the run, nor any slot reserved before the
     /// lease began), and the start is past the earlier holder's fence.
     fn model(second_node: u64) {
-        let mut builder = loom::model::Builder::new();
-        if builder.preemption_bound.is_none() {
-            builder.preemption_bound = Some(2);
-        }
-        builder.check(move || {
+        super::model(move || {
             let clock = Handle(Arc::new(ModelClock::new(T0)));
             let counter: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
             let gate: &'static SharedGate = Box::leak(Box::new(SharedGate::new()));
