@@ -251,7 +251,7 @@ impl<C: CounterStorage> Generator<C> {
     /// the run, so the generator's IDs keep the order of the calls that issued them,
     /// as with one CAS per ID (docs/design.md, "A thread alone: lone runs"). A
     /// borrowing thread that loses a race for the counter takes runs without that
-    /// check instead ([`MAX_RUN`], `thread_runs`): the shared line is then touched
+    /// check instead (up to 128 slots, `thread_runs`): the shared line is then touched
     /// once per run, and only each thread's IDs keep their order.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
