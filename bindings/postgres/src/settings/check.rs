@@ -19,8 +19,12 @@ macro_rules! rows {
     ($($row:literal)*) => { [$((int_hook::<$row> as IntHook, text_hook::<$row> as TextHook)),*] };
 }
 
-/// The hook of each row of [`super::GUCS`], for an integer and for a string setting.
-pub(super) static HOOKS: [(IntHook, TextHook); GUC_COUNT] = rows!(0 1 2 3 4 5 6 7 8 9 10);
+/// The hook of each row of [`super::GUCS`], for an integer and for a string setting:
+/// room for 24 rows, so that a setting added to `GUCS` needs nothing here (a row
+/// past the last setting is never installed: `define` zips the two).
+pub(super) static HOOKS: [(IntHook, TextHook); 24] =
+    rows!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+const _: () = assert!(GUC_COUNT <= HOOKS.len(), "more settings than check hooks");
 
 #[pg_guard]
 unsafe extern "C-unwind" fn int_hook<const ROW: usize>(
@@ -30,7 +34,7 @@ unsafe extern "C-unwind" fn int_hook<const ROW: usize>(
 ) -> bool {
     // SAFETY: PostgreSQL passes a valid pointer to the candidate.
     let value = unsafe { *newval };
-    check(GUCS[ROW].option, &value.to_string())
+    GUCS.get(ROW).is_none_or(|guc| check(guc.option, &value.to_string()))
 }
 
 #[pg_guard]
@@ -47,7 +51,7 @@ unsafe extern "C-unwind" fn text_hook<const ROW: usize>(
         // SAFETY: a NUL-terminated string.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     };
-    check(GUCS[ROW].option, &value)
+    GUCS.get(ROW).is_none_or(|guc| check(guc.option, &value))
 }
 
 /// Checks `value` for option `option`'s GUC, and reports a refusal the way
