@@ -15,7 +15,7 @@
 #   go      make test-go (go/docblocks_test.go), go run
 #   java    make test-java (DocBlocksTest), javac and java
 # and checks that every artifact name a doc mentions is one make dist writes
-# (tests/docs/artifacts.py; tests/dist/run.sh holds the list against dist/), and that
+# (tests/docs/artifacts.py; tests/dist/run.py holds the list against dist/), and that
 # every relative link of a tracked Markdown file and every path cited in
 # include/flakeid.h is a file of the repository (tests/docs/links.py).
 # In `make test` it runs last, after the suites that build those packages.

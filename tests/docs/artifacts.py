@@ -2,7 +2,7 @@
 """The release artifacts' names, once: what scripts/dist.sh writes into dist/.
 
 check_docs() (make test-docs): every artifact name a doc mentions is one of these.
---dist DIR (tests/dist/run.sh, after make dist): dist/ holds exactly these, so this
+--dist DIR (tests/dist/run.py, after make dist): dist/ holds exactly these, so this
 list cannot drift from what dist.sh (and maturin, napi, npm pack) really write.
 A doc may write <v> for the version, `*` or `…` for any text, {a,b} for either.
 """
@@ -99,7 +99,7 @@ def check_docs() -> list[str]:
 # What `FLAKEID_DIST_HOST=1 scripts/dist.sh` (make test-dist TIER=ci, in make ci) writes:
 # this machine's artifacts only, no cross builds.
 # The wheel is built for the host there, not with zig for glibc 2.17: its tag is the
-# manylinux policy of this machine's glibc (tests/dist/run.sh checks it with auditwheel).
+# manylinux policy of this machine's glibc (tests/dist/run.py checks it with auditwheel).
 HOST = {n.replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "manylinux_2_*_x86_64")
         for n in NAMES if "aarch64" not in n and "arm64" not in n and "musllinux" not in n
         and "x64-musl" not in n and n not in CROSS}
