@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BACKEND, Generator, decompose, pkgDir } from './backend.mjs'
 
 const dir = mkdtempSync(join(tmpdir(), 'flakeid-guard-'))
@@ -42,7 +42,7 @@ describe('host guard', { skip: BACKEND === 'wasm' && 'the wasm build has no file
     const issued = fixed.filter((w) => w.ids)
     assert.equal(issued.length, 1, JSON.stringify(fixed))
     for (const w of fixed.filter((w) => !w.ids)) assert.match(w.error, /node id 6 of this layout is already in use/)
-    const leased = run({ lease: `file://${join(dir, 'leases')}` })
+    const leased = run({ lease: pathToFileURL(join(dir, 'leases')).href })
     assert.equal(leased.filter((w) => w.ids).length, 4, JSON.stringify(leased))
     const ids = leased.flatMap((w) => w.ids.map(BigInt))
     assert.equal(new Set(ids).size, ids.length, 'IDs issued twice')

@@ -78,7 +78,7 @@ test('unseal(seal(x)) === x, in range, for any ID and tweak', () => {
 })
 
 test("docs/sealing.md's JS example runs as written", () => {
-  // FLAKEID_DOCS: the repository's docs/ when the tests run from a copy (tests/dist/run.sh).
+  // FLAKEID_DOCS: the repository's docs/ when the tests run from a copy (tests/dist/run.py).
   const path = process.env.FLAKEID_DOCS
     ? join(process.env.FLAKEID_DOCS, 'sealing.md')
     : fileURLToPath(new URL('../../docs/sealing.md', import.meta.url))

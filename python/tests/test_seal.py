@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import flakeid
 
 KEY = bytes(range(16))
-# FLAKEID_DOCS: the repository's docs/ when the tests run from a copy (tests/dist/run.sh).
+# FLAKEID_DOCS: the repository's docs/ when the tests run from a copy (tests/dist/run.py).
 DOCS = Path(os.environ.get("FLAKEID_DOCS", Path(__file__).resolve().parents[2] / "docs")) / "sealing.md"
 
 
