@@ -784,13 +784,19 @@ mod tests {
     #[test]
     fn options_without_a_field_go_by_name() {
         for name in HAS_FIELD {
-            assert!(flakeid_core::GENERATOR_OPTIONS.iter().any(|row| row.name == name), "{name}");
+            assert!(
+                flakeid_core::GENERATOR_OPTIONS.iter().any(|row| row.name == name),
+                "{name}"
+            );
         }
         let node_of = |o: &flakeid_options| {
             let (mut g, mut n) = (std::ptr::null_mut(), 0);
             let st = unsafe { flakeid_generator_new(o, &mut g) };
             if st == flakeid_status::FLAKEID_OK {
-                assert_eq!(unsafe { crate::flakeid_generator_node(g, &mut n) }, flakeid_status::FLAKEID_OK);
+                assert_eq!(
+                    unsafe { crate::flakeid_generator_node(g, &mut n) },
+                    flakeid_status::FLAKEID_OK
+                );
                 unsafe { flakeid_generator_free(g) };
             }
             (st, n)
