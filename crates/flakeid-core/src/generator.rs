@@ -299,7 +299,16 @@ impl<C: CounterStorage> Generator<C> {
                         return Run::Slot(slot);
                     }
                     if want > 0 {
-                        return Run::Lone(self.end_lone_run(c, (uid, next, end, want)));
+                        return match self.end_lone_run(c, (uid, next, end, want)) {
+                            // Another thread reserved since, on a borrowing generator
+                            // that keeps runs: contended, as after a lost race, so
+                            // from now on this thread takes runs.
+                            None if self.slots.ahead > 0 && self.policy.thread_runs => {
+                                c.set((uid, 0, 0, 0));
+                                Run::Spent
+                            }
+                            want => Run::Lone(want.unwrap_or(1)),
+                        };
                     }
                     // The rest (if any) is older than the clock or past the window:
                     // never issued.
@@ -313,14 +322,15 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Ends this thread's lone run `(uid, next, end, want)`, kept in `c`, and
-    /// returns the size of its next one. If no reservation came after it, its
+    /// returns the size of its next one (`None`: one slot, because another thread
+    /// reserved after it). If no reservation came after it, its
     /// unused rest goes back to the counter (no slot lost: single-threaded output
     /// is the counter's, slot after slot) and the next run is twice as large when
     /// it was spent whole, half as large when a new tick or the window ended it.
     /// Otherwise another thread reserved since: the rest is passed over, and the
     /// next run is one slot, grown again only while the thread finds itself alone.
     #[inline(never)]
-    fn end_lone_run(&self, c: &Cell<Entry>, (uid, next, end, want): Entry) -> u64 {
+    fn end_lone_run(&self, c: &Cell<Entry>, (uid, next, end, want): Entry) -> Option<u64> {
         let counter = self.state.get();
         let rest = end.saturating_sub(next);
         let alone = counter.load(Ordering::Relaxed) == end
@@ -329,14 +339,14 @@ impl<C: CounterStorage> Generator<C> {
                     .compare_exchange(end, next, Ordering::Release, Ordering::Relaxed)
                     .is_ok());
         let want = match (alone, rest) {
-            (true, 0) => (want * 2).min(self.runs.run),
-            (true, _) => (want / 2).max(1),
+            (true, 0) => Some((want * 2).min(self.runs.run)),
+            (true, _) => Some((want / 2).max(1)),
             (false, _) => {
                 self.counters.skip(rest);
-                1
+                None
             }
         };
-        c.set((uid, 0, 0, want));
+        c.set((uid, 0, 0, want.unwrap_or(1)));
         want
     }
 
