@@ -1618,4 +1618,28 @@ mod tests {
         // other thread's empty run holds nothing).
         assert_eq!(g.stats().ids_issued, 302);
     }
+
+    /// Borrowing with runs kept (the default), another thread's reservation after a
+    /// lone run is contention, as a lost race is: the thread takes runs from then on.
+    #[test]
+    fn borrowing_a_lone_run_ended_by_another_thread_turns_to_runs() {
+        let clock = ManualClock::new(T);
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(1)
+            .host_guard(false)
+            .overflow(Overflow::Borrow)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        for _ in 0..300 {
+            g.next_id().unwrap();
+        }
+        assert!(lone_run(&g).2 > 0, "a lone run");
+        let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
+        let back = g.next_id().unwrap();
+        assert!(back > there);
+        let (next, end, want) = lone_run(&g);
+        assert_eq!((want, end - next), (0, MAX_RUN - 1), "a run as after a lost race");
+        assert!(g.runs.kept_runs.load(Ordering::Relaxed));
+    }
 }
