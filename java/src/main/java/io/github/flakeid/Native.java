@@ -56,10 +56,7 @@ final class Native {
           JAVA_LONG.withName("lease_ttl_ms"),
           JAVA_LONG.withName("max_sequence"),
           ADDRESS.withName("state"),
-          JAVA_INT.withName("require_node"),
-          // FLAKEID_OPTION_SLOTS: the options with no field of their own, set by name
-          // (Builder.set); Java never writes them here.
-          MemoryLayout.sequenceLayout(32, ADDRESS).withName("by_name"));
+          JAVA_INT.withName("require_node"));
 
   static final StructLayout LIMITS =
       cStruct(
