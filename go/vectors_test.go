@@ -443,6 +443,7 @@ func TestOptionsHoldsOnlyTheTable(t *testing.T) {
 // library's default): only the cases that build fine give 0, and the default
 // builds fine too.
 func optionCase(t *testing.T, c obj) {
+	optionCaseByName(t, c)
 	o := Options{Layout: layoutOK(t, c)}
 	ms := func(opts obj, k string) time.Duration { return time.Duration(num(t, opts, k)) * time.Millisecond }
 	for k, v := range c["options"].(obj) {
@@ -494,6 +495,36 @@ func optionCase(t *testing.T, c obj) {
 	}
 	if g != nil {
 		t.Fatal("New returned a generator with an error")
+	}
+	expectError(t, err, c)
+}
+
+// optionCaseByName: the case again with every option through Options.Set, as text,
+// on a manual clock: the path of an option with no field of its own (the C library's
+// by-name slots), so a slot the library dropped fails the case's error here.
+func optionCaseByName(t *testing.T, c obj) {
+	clock, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	o := Options{Layout: layoutOK(t, c), Clock: clock}
+	for k, v := range c["options"].(obj) {
+		if err = o.Set(k, fmt.Sprint(v)); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		var g *Generator
+		if g, err = New(o); err == nil {
+			g.Close()
+		}
+	}
+	if _, bad := c["error"]; !bad {
+		if err != nil {
+			t.Fatalf("by name: %v", err)
+		}
+		return
 	}
 	expectError(t, err, c)
 }
