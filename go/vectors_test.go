@@ -318,11 +318,19 @@ func optionEnvCase(t *testing.T, c obj) {
 		t.Fatal(err)
 	}
 	defer clock.Close()
-	o := Options{RequireNode: true, Clock: clock}
+	// The table's order, as every binding applies them.
+	setAndBuild(t, Options{RequireNode: true, Clock: clock}, c, OptionNames())
+}
+
+// setAndBuild sets the case's options named in names through Options.Set, as text,
+// and builds: fine, or the case's error (at Set for a malformed value, else at New).
+func setAndBuild(t *testing.T, o Options, c obj, names []string) {
+	t.Helper()
 	given := c["options"].(obj)
-	for _, name := range OptionNames() { // the table's order, as every binding applies them
-		if text, ok := given[name]; ok {
-			if err = o.Set(name, text.(string)); err != nil {
+	var err error
+	for _, name := range names {
+		if v, ok := given[name]; ok {
+			if err = o.Set(name, fmt.Sprint(v)); err != nil {
 				break
 			}
 		}
@@ -508,25 +516,7 @@ func optionCaseByName(t *testing.T, c obj) {
 		t.Fatal(err)
 	}
 	defer clock.Close()
-	o := Options{Layout: layoutOK(t, c), Clock: clock}
-	for k, v := range c["options"].(obj) {
-		if err = o.Set(k, fmt.Sprint(v)); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		var g *Generator
-		if g, err = New(o); err == nil {
-			g.Close()
-		}
-	}
-	if _, bad := c["error"]; !bad {
-		if err != nil {
-			t.Fatalf("by name: %v", err)
-		}
-		return
-	}
-	expectError(t, err, c)
+	setAndBuild(t, Options{Layout: layoutOK(t, c), Clock: clock}, c, OptionNames())
 }
 
 // Options read 0 as "not given" (the library's default): a vector that gives 0
