@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,11 +318,19 @@ func optionEnvCase(t *testing.T, c obj) {
 		t.Fatal(err)
 	}
 	defer clock.Close()
-	o := Options{RequireNode: true, Clock: clock}
+	// The table's order, as every binding applies them.
+	setAndBuild(t, Options{RequireNode: true, Clock: clock}, c, OptionNames())
+}
+
+// setAndBuild sets the case's options named in names through Options.Set, as text,
+// and builds: fine, or the case's error (at Set for a malformed value, else at New).
+func setAndBuild(t *testing.T, o Options, c obj, names []string) {
+	t.Helper()
 	given := c["options"].(obj)
-	for _, name := range OptionNames() { // the table's order, as every binding applies them
-		if text, ok := given[name]; ok {
-			if err = o.Set(name, text.(string)); err != nil {
+	var err error
+	for _, name := range names {
+		if v, ok := given[name]; ok {
+			if err = o.Set(name, fmt.Sprint(v)); err != nil {
 				break
 			}
 		}
@@ -370,10 +379,48 @@ func optionSettingsCase(t *testing.T, c obj) {
 	}
 }
 
+// TestSetEveryOptionByName: every setting of the core's table (tests/vectors/options.json)
+// goes through Options.Set, at its default, into one generator that builds: a new
+// option needs no Go field (the C library keeps one with no field of its own in
+// flakeid_options' by-name slots), and one Set refuses fails here.
+func TestSetEveryOptionByName(t *testing.T) {
+	clock, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	o := Options{Clock: clock}
+	set := 0
+	for _, row := range load(t, filepath.Join(vectorDir(t), "options.json"))["options"].([]any) {
+		r := row.(obj)
+		if r["setting"] != true || r["default"] == "" || r["requires"] != nil {
+			continue // not from outside a program, no default text (node, lease, state), or needs another
+		}
+		if err := o.Set(r["name"].(string), r["default"].(string)); err != nil {
+			t.Fatalf("Set(%v, %v): %v", r["name"], r["default"], err)
+		}
+		set++
+	}
+	g, err := New(o)
+	if err != nil {
+		t.Fatalf("%d options set by name: %v", set, err)
+	}
+	defer g.Close()
+	if set < 8 || g.Node() != 0 {
+		t.Fatalf("%d options set by name, node %d", set, g.Node())
+	}
+}
+
+// optionEntryCase: each option of the core's table is a field of Options or, with
+// no field of its own (every option added after require_node), a name Options.Set
+// takes (the C library keeps it in flakeid_options' by-name slots).
 func optionEntryCase(t *testing.T, c obj) {
 	fields, ok := optionFields[str(t, c, "name")]
 	if !ok {
-		t.Fatalf("option %q of the core's table is not in Options", str(t, c, "name"))
+		if !slices.Contains(OptionNames(), str(t, c, "name")) {
+			t.Fatalf("option %q of the core's table is neither in Options nor a name Set takes", str(t, c, "name"))
+		}
+		return
 	}
 	for _, f := range strings.Split(fields, " or ") {
 		if _, ok := reflect.TypeOf(Options{}).FieldByName(f); !ok {
@@ -404,6 +451,7 @@ func TestOptionsHoldsOnlyTheTable(t *testing.T) {
 // library's default): only the cases that build fine give 0, and the default
 // builds fine too.
 func optionCase(t *testing.T, c obj) {
+	optionCaseByName(t, c)
 	o := Options{Layout: layoutOK(t, c)}
 	ms := func(opts obj, k string) time.Duration { return time.Duration(num(t, opts, k)) * time.Millisecond }
 	for k, v := range c["options"].(obj) {
@@ -438,8 +486,11 @@ func optionCase(t *testing.T, c obj) {
 			o.State = str(t, opts, k)
 		case "require_node":
 			o.RequireNode = v.(bool)
-		default:
-			t.Fatalf("unknown option %q in the vector", k)
+		default: // an option with no field of its own: by name, as its text
+			if err := o.Set(k, fmt.Sprint(v)); err != nil {
+				expectError(t, err, c)
+				return
+			}
 		}
 	}
 	g, err := New(o)
@@ -454,6 +505,18 @@ func optionCase(t *testing.T, c obj) {
 		t.Fatal("New returned a generator with an error")
 	}
 	expectError(t, err, c)
+}
+
+// optionCaseByName: the case again with every option through Options.Set, as text,
+// on a manual clock: the path of an option with no field of its own (the C library's
+// by-name slots), so a slot the library dropped fails the case's error here.
+func optionCaseByName(t *testing.T, c obj) {
+	clock, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	setAndBuild(t, Options{Layout: layoutOK(t, c), Clock: clock}, c, OptionNames())
 }
 
 // Options read 0 as "not given" (the library's default): a vector that gives 0

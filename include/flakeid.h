@@ -32,6 +32,11 @@
 #define FLAKEID_UNSET UINT64_MAX
 
 /**
+ * The slots of `flakeid_options.by_name`: room for the core's option table.
+ */
+#define FLAKEID_OPTION_SLOTS 32
+
+/**
  * The longest text `flakeid_encode` writes, without its NUL (a decimal u64).
  */
 #define FLAKEID_MAX_ENCODED_LEN 20
@@ -436,6 +441,15 @@ typedef struct flakeid_options {
    * (Appended in 0.1: a struct without it reads as 0.)
    */
   uint32_t require_node;
+  /**
+   * Options with no field above, set by name (`flakeid_options_set`): slot `i`
+   * holds the text of the `i`th name of `flakeid_option_name`, or NULL. Every
+   * option added after `require_node` is set this way, so the struct, and Go's
+   * and Java's copies of it, stay as they are. The pointers are the caller's
+   * (not copies): they must live until `flakeid_generator_new` has read
+   * `*options`. (Appended in 0.1: a struct without it reads as all NULL.)
+   */
+  const char *by_name[FLAKEID_OPTION_SLOTS];
 } flakeid_options;
 
 /**
@@ -642,8 +656,9 @@ struct flakeid_options flakeid_options_default(void);
  * preset name, `"overflow"` and `"clock_backwards"` their words, `"require_node"`
  * `true` or `false`, numbers in decimal). What the environment and a framework's
  * settings give, without each caller parsing text again. `"node_source"`,
- * `"lease"` and `"state"` keep the pointer `value` (not a copy): it must live
- * until `flakeid_generator_new` has read `*options`. An unknown name (the message
+ * `"lease"`, `"state"` and the options with no field of their own (`by_name`)
+ * keep the pointer `value` (not a copy): it must live until
+ * `flakeid_generator_new` has read `*options`. An unknown name (the message
  * lists the known ones) or a value the option cannot take is
  * `FLAKEID_ERR_CONFIG` naming the field, and `*options` is unchanged; a field
  * beyond the caller's `struct_size` is refused naming `struct_size`. Ranges that

@@ -506,6 +506,56 @@ static void last_error(void) {
   CHECK(strcmp(flakeid_version(), "0.1.0") == 0 || flakeid_version()[0] != '\0', "version");
 }
 
+/* ---- by-name slots: an option with no field of its own ---- */
+
+/* The slot of the option `name`: its index in flakeid_option_name's list (the core's
+   table order). */
+static size_t slot_of(const char *name) {
+  const char *n;
+  for (size_t i = 0; (n = flakeid_option_name(i)) != NULL; i++) {
+    if (strcmp(n, name) == 0) return i;
+  }
+  CHECK(0, "%s is not a name flakeid_option_name lists", name);
+  return 0;
+}
+
+/* Every option of today's table has a field, so flakeid_options_set fills no slot;
+   the path a new option takes (slot i = the table's i-th name, applied by name when
+   the generator is built, after the fields) is proven with an existing option whose
+   slot is written directly: the slot's node wins over the field's, a slot value out
+   of range is the core's refusal naming the option, and a struct from a header
+   before the slots (struct_size ending at require_node) never reads them. */
+static void by_name_slots(void) {
+  CHECK(FLAKEID_OPTION_SLOTS >= 1 && flakeid_option_name(FLAKEID_OPTION_SLOTS) == NULL, "the table fits the slots");
+  flakeid_options o;
+  CHECK_OK(flakeid_options_init(&o, sizeof o));
+  for (size_t i = 0; i < FLAKEID_OPTION_SLOTS; i++) CHECK(o.by_name[i] == NULL, "slot %zu starts unset", i);
+  flakeid_manual_clock *clock = NULL;
+  CHECK_OK(flakeid_manual_clock_new(UINT64_C(1700000000000), 0, &clock));
+  o.clock = clock;
+  o.node = 931;
+  o.by_name[slot_of("node")] = "917";
+  flakeid_generator *g = NULL;
+  uint64_t node = 0;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  CHECK_OK(flakeid_generator_node(g, &node));
+  CHECK(node == 917, "the slot reaches the generator: node %" PRIu64, node);
+  flakeid_generator_free(g);
+  o.by_name[slot_of("max_sequence")] = "5000";
+  CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
+  CHECK(field_is("max_sequence"), "a slot's bad value names its option: %s", flakeid_last_error_message());
+  o.by_name[slot_of("max_sequence")] = NULL;
+  o.struct_size = offsetof(flakeid_options, by_name);
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  CHECK_OK(flakeid_generator_node(g, &node));
+  CHECK(node == 931, "an older struct without slots: the field, got %" PRIu64, node);
+  flakeid_generator_free(g);
+  /* flakeid_options_set still fills the fields, and on an older struct too. */
+  CHECK_OK(flakeid_options_set(&o, "node", "12"));
+  CHECK(o.node == 12, "set by name on an older struct");
+  flakeid_manual_clock_free(clock);
+}
+
 void test_api(void) {
   layouts();
   encodings();
@@ -514,4 +564,5 @@ void test_api(void) {
   state_files();
   nulls();
   last_error();
+  by_name_slots();
 }

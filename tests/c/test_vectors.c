@@ -192,10 +192,24 @@ static const char *const C_OPTIONS[] = {"datacenter", "worker", "node", "layout"
                                         "max_borrow_ms", "max_wait_ms", "lease", "lease_ttl_ms", "max_sequence",
                                         "clock", "state", "require_node"};
 
+/* An option with no field of its own is set by name (flakeid_options_set keeps it in
+   its by_name slot): every option of the table is a field or a name the setter takes. */
 static void option_entry_case(const json_value *c) {
   int found = 0;
   for (size_t i = 0; i < sizeof C_OPTIONS / sizeof C_OPTIONS[0]; i++) found |= strcmp(C_OPTIONS[i], str(c, "name")) == 0;
-  CHECK(found, "%s: option %s is not in flakeid_options", where, str(c, "name"));
+  const char *n;
+  for (size_t i = 0; !found && (n = flakeid_option_name(i)) != NULL; i++) found = strcmp(n, str(c, "name")) == 0;
+  CHECK(found, "%s: option %s is neither in flakeid_options nor set by name", where, str(c, "name"));
+}
+
+/* A case's option with no field of its own, by name as text (its slot keeps the
+   pointer: `buf` lives until the build). */
+static flakeid_status option_by_name(flakeid_options *o, const char *k, const json_value *v, char *buf, size_t len) {
+  if (v->type == JSON_STRING) return flakeid_options_set(o, k, v->string);
+  if (v->type == JSON_BOOL) return flakeid_options_set(o, k, v->boolean ? "true" : "false");
+  if (v->type != JSON_INT || v->negative) fatal("an option value the vectors do not use");
+  snprintf(buf, len, "%" PRIu64, v->integer);
+  return flakeid_options_set(o, k, buf);
 }
 
 static void option_case(const json_value *c) {
@@ -203,6 +217,9 @@ static void option_case(const json_value *c) {
   CHECK_OK(flakeid_options_init(&o, sizeof o));
   o.layout = layout_ok(c);
   const json_value *opts = need(c, "options", JSON_OBJECT);
+  flakeid_status st = FLAKEID_OK;
+  char texts[16][24]; /* the by-name values' text, kept until the build */
+  if (opts->count > 16) fatal("more options than texts");
   for (size_t i = 0; i < opts->count; i++) {
     const char *k = opts->keys[i];
     const json_value *v = &opts->items[i];
@@ -220,10 +237,10 @@ static void option_case(const json_value *c) {
     else if (strcmp(k, "max_sequence") == 0) o.max_sequence = num(opts, k);
     else if (strcmp(k, "state") == 0) o.state = str(opts, k);
     else if (strcmp(k, "require_node") == 0) o.require_node = need(opts, k, JSON_BOOL)->boolean ? 1 : 0;
-    else fatal("unknown option in the vector");
+    else if (st == FLAKEID_OK) st = option_by_name(&o, k, v, texts[i], sizeof texts[0]);
   }
   flakeid_generator *g = (flakeid_generator *)&o; /* a sentinel: must stay untouched on failure */
-  flakeid_status st = flakeid_generator_new(&o, &g);
+  if (st == FLAKEID_OK) st = flakeid_generator_new(&o, &g);
   if (json_get(c, "error") != NULL) {
     expect_error(st, c);
     CHECK(g == (flakeid_generator *)&o, "%s: out_generator written on failure", where);

@@ -4,7 +4,9 @@ use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
 use crate::{arg, c_enum, free_handle, out, text, write};
 use flakeid_core::OptionValue::{Text, Uint};
-use flakeid_core::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, Layout, ManualClock, NodeSource};
+use flakeid_core::{
+    DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, GeneratorBuilder, Layout, ManualClock, NodeSource,
+};
 use std::ffi::c_char;
 
 /// "Not given" for `flakeid_options.node`, `.datacenter` and `.worker`.
@@ -96,7 +98,18 @@ pub struct flakeid_options {
     /// or `lease_url`) instead of running as node 0; 0 (the default): node 0.
     /// (Appended in 0.1: a struct without it reads as 0.)
     pub require_node: u32,
+    /// Options with no field above, set by name (`flakeid_options_set`): slot `i`
+    /// holds the text of the `i`th name of `flakeid_option_name`, or NULL. Every
+    /// option added after `require_node` is set this way, so the struct, and Go's
+    /// and Java's copies of it, stay as they are. The pointers are the caller's
+    /// (not copies): they must live until `flakeid_generator_new` has read
+    /// `*options`. (Appended in 0.1: a struct without it reads as all NULL.)
+    pub by_name: [*const c_char; FLAKEID_OPTION_SLOTS],
 }
+
+/// The slots of `flakeid_options.by_name`: room for the core's option table.
+pub const FLAKEID_OPTION_SLOTS: usize = 32;
+const _: () = assert!(flakeid_core::GENERATOR_OPTIONS.len() <= FLAKEID_OPTION_SLOTS);
 
 /// The smallest `struct_size` this library reads: the first `flakeid_options` with
 /// a `struct_size`, which ended at `max_sequence` (every later one only appends
@@ -140,6 +153,7 @@ pub extern "C" fn flakeid_options_default() -> flakeid_options {
         max_sequence: FLAKEID_UNSET,
         state: std::ptr::null(),
         require_node: 0,
+        by_name: [std::ptr::null(); FLAKEID_OPTION_SLOTS],
         struct_size: std::mem::size_of::<flakeid_options>(),
     }
 }
@@ -150,8 +164,9 @@ pub extern "C" fn flakeid_options_default() -> flakeid_options {
 /// preset name, `"overflow"` and `"clock_backwards"` their words, `"require_node"`
 /// `true` or `false`, numbers in decimal). What the environment and a framework's
 /// settings give, without each caller parsing text again. `"node_source"`,
-/// `"lease"` and `"state"` keep the pointer `value` (not a copy): it must live
-/// until `flakeid_generator_new` has read `*options`. An unknown name (the message
+/// `"lease"`, `"state"` and the options with no field of their own (`by_name`)
+/// keep the pointer `value` (not a copy): it must live until
+/// `flakeid_generator_new` has read `*options`. An unknown name (the message
 /// lists the known ones) or a value the option cannot take is
 /// `FLAKEID_ERR_CONFIG` naming the field, and `*options` is unchanged; a field
 /// beyond the caller's `struct_size` is refused naming `struct_size`. Ranges that
@@ -176,6 +191,7 @@ pub unsafe extern "C" fn flakeid_options_set(
         let end = match option.name {
             "state" => std::mem::offset_of!(flakeid_options, state) + std::mem::size_of::<*const c_char>(),
             "require_node" => std::mem::offset_of!(flakeid_options, require_node) + std::mem::size_of::<u32>(),
+            name if !HAS_FIELD.contains(&name) => std::mem::size_of::<flakeid_options>(),
             _ => 0,
         };
         if end > size {
@@ -206,12 +222,49 @@ pub unsafe extern "C" fn flakeid_options_set(
             ("max_sequence", Uint(n)) => o.max_sequence = n,
             ("state", _) => o.state = value,
             ("require_node", Uint(n)) => o.require_node = n as u32,
+            (name, _) if !HAS_FIELD.contains(&name) => put_by_name(&mut o, name, value),
             (other, _) => return Err(Error::config("options", format!("{other} cannot be set by name in C")).into()),
         }
         // SAFETY: as above; only the caller's `size` bytes are written.
         unsafe { std::ptr::copy_nonoverlapping((&raw const o).cast::<u8>(), dst.as_ptr().cast::<u8>(), size) };
         Ok(())
     })
+}
+
+/// The options with a field of their own in `flakeid_options`; the others are kept
+/// in `by_name` (`put_by_name`) and set by name when the generator is built.
+const HAS_FIELD: [&str; 14] = [
+    "datacenter",
+    "worker",
+    "node",
+    "layout",
+    "overflow",
+    "clock_backwards",
+    "max_borrow_ms",
+    "max_wait_ms",
+    "lease",
+    "lease_ttl_ms",
+    "max_sequence",
+    "clock",
+    "state",
+    "require_node",
+];
+
+/// Keeps `value` (already checked) in the `by_name` slot of the table's row `name`.
+fn put_by_name(o: &mut flakeid_options, name: &str, value: *const c_char) {
+    if let Some(i) = flakeid_core::GENERATOR_OPTIONS.iter().position(|row| row.name == name) {
+        o.by_name[i] = value;
+    }
+}
+
+/// Sets each option kept in `by_name` on `b`, in the table's order.
+unsafe fn apply_by_name(mut b: GeneratorBuilder, o: &flakeid_options) -> Result<GeneratorBuilder, Fail> {
+    for (row, &p) in flakeid_core::GENERATOR_OPTIONS.iter().zip(&o.by_name) {
+        if let Some(t) = unsafe { text(p) } {
+            b = b.set_text(row.name, &t)?;
+        }
+    }
+    Ok(b)
 }
 
 /// The `index`th name `flakeid_options_set` takes (the core's table, in its order),
@@ -399,6 +452,7 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
         b = b.set("state", Text(&path))?;
     }
     b = b.set("require_node", Uint(u64::from(o.require_node)))?;
+    b = unsafe { apply_by_name(b, o) }?;
     Ok(b.build()?)
 }
 
@@ -722,5 +776,38 @@ mod tests {
             flakeid_status::FLAKEID_ERR_CONFIG
         );
         assert_eq!(last().0.as_deref(), Some("struct_size"));
+    }
+
+    /// An option with no field of its own (every option added after require_node)
+    /// travels in `by_name` and is set by name when the generator is built, after
+    /// the fields; a struct from a header without `by_name` reads it as all NULL.
+    #[test]
+    fn options_without_a_field_go_by_name() {
+        for name in HAS_FIELD {
+            assert!(
+                flakeid_core::GENERATOR_OPTIONS.iter().any(|row| row.name == name),
+                "{name}"
+            );
+        }
+        let node_of = |o: &flakeid_options| {
+            let (mut g, mut n) = (std::ptr::null_mut(), 0);
+            let st = unsafe { flakeid_generator_new(o, &mut g) };
+            if st == flakeid_status::FLAKEID_OK {
+                assert_eq!(
+                    unsafe { crate::flakeid_generator_node(g, &mut n) },
+                    flakeid_status::FLAKEID_OK
+                );
+                unsafe { flakeid_generator_free(g) };
+            }
+            (st, n)
+        };
+        let mut o = flakeid_options_default();
+        o.node = 931;
+        put_by_name(&mut o, "node", c"917".as_ptr());
+        assert_eq!(node_of(&o), (flakeid_status::FLAKEID_OK, 917));
+        put_by_name(&mut o, "node", c"70000".as_ptr());
+        assert_eq!(node_of(&o).0, flakeid_status::FLAKEID_ERR_CONFIG);
+        o.struct_size = std::mem::offset_of!(flakeid_options, by_name);
+        assert_eq!(node_of(&o), (flakeid_status::FLAKEID_OK, 931));
     }
 }

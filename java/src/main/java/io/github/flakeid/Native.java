@@ -56,7 +56,10 @@ final class Native {
           JAVA_LONG.withName("lease_ttl_ms"),
           JAVA_LONG.withName("max_sequence"),
           ADDRESS.withName("state"),
-          JAVA_INT.withName("require_node"));
+          JAVA_INT.withName("require_node"),
+          // FLAKEID_OPTION_SLOTS: the options with no field of their own, set by name
+          // (Builder.set); Java never writes them here.
+          MemoryLayout.sequenceLayout(32, ADDRESS).withName("by_name"));
 
   static final StructLayout LIMITS =
       cStruct(

@@ -37,7 +37,8 @@ class NativeLayoutTest {
     while (m.find()) {
       List<String> members = new ArrayList<>();
       for (String decl : m.group(2).split(";")) {
-        Matcher name = Pattern.compile("(\\w+)\\s*$").matcher(decl.strip());
+        // An array member (const char *by_name[N]) by its name.
+        Matcher name = Pattern.compile("(\\w+)\\s*$").matcher(decl.strip().replaceAll("\\[[^\\]]*\\]$", ""));
         if (name.find()) members.add(name.group(1));
       }
       out.put(m.group(1), members);
