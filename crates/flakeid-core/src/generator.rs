@@ -1544,14 +1544,29 @@ mod tests {
         assert!(matches!(g.try_next_id(), Err(Error::ClockMovedBackwards { by_ms: 11 })));
     }
 
-    /// A thread alone on a generator (strict, the default).
-    fn alone(clock: &ManualClock) -> Generator {
+    /// A thread alone on a generator.
+    fn alone(clock: &ManualClock, overflow: Overflow) -> Generator {
         Generator::builder(Layout::SNOWFLAKE)
             .node(1)
             .host_guard(false)
+            .overflow(overflow)
             .clock(clock.clone())
             .build()
             .unwrap()
+    }
+
+    /// 300 IDs on this thread (a lone run with slots left: its `(next, end, want)`),
+    /// then one on another thread, then one here again, above it: `(run, there, back)`.
+    fn another_thread_between(g: &Generator) -> ((u64, u64, u64), u64, u64) {
+        for _ in 0..300 {
+            g.next_id().unwrap();
+        }
+        let run = lone_run(g);
+        assert!(run.2 > 0 && run.1 > run.0, "a lone run with slots left: {run:?}");
+        let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
+        let back = g.next_id().unwrap();
+        assert!(back > there, "{back} after {there}");
+        (run, there, back)
     }
 
     /// The lone run's state on this thread: `(next, end, want)`.
@@ -1567,7 +1582,7 @@ mod tests {
     #[test]
     fn a_thread_alone_takes_lone_runs_and_loses_no_slot() {
         let clock = ManualClock::new(T);
-        let g = alone(&clock);
+        let g = alone(&clock, Overflow::Wait);
         let ids: Vec<u64> = (0..600).map(|_| g.next_id().unwrap()).collect();
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
         assert_eq!(seqs, (0..600).collect::<Vec<_>>());
@@ -1599,20 +1614,13 @@ mod tests {
     #[test]
     fn a_reservation_by_another_thread_ends_a_lone_run() {
         let clock = ManualClock::new(T);
-        let g = alone(&clock);
-        for _ in 0..300 {
-            g.next_id().unwrap();
-        }
-        let (next, end, _) = lone_run(&g);
-        assert!(end > next, "holds a run with slots left");
-        let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
+        let g = alone(&clock, Overflow::Wait);
+        let ((_, end, _), there, _) = another_thread_between(&g);
         assert_eq!(
             seq_and_ms(there).0,
             end & g.slots.seq_mask,
             "the other thread takes the slot after the run"
         );
-        let back = g.next_id().unwrap();
-        assert!(back > there, "{back} after {there}");
         assert_eq!(lone_run(&g).2, 1, "the next run is one slot");
         // 301 IDs here and one there; the passed-over rest does not count (the
         // other thread's empty run holds nothing).
@@ -1624,20 +1632,8 @@ mod tests {
     #[test]
     fn borrowing_a_lone_run_ended_by_another_thread_turns_to_runs() {
         let clock = ManualClock::new(T);
-        let g = Generator::builder(Layout::SNOWFLAKE)
-            .node(1)
-            .host_guard(false)
-            .overflow(Overflow::Borrow)
-            .clock(clock.clone())
-            .build()
-            .unwrap();
-        for _ in 0..300 {
-            g.next_id().unwrap();
-        }
-        assert!(lone_run(&g).2 > 0, "a lone run");
-        let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
-        let back = g.next_id().unwrap();
-        assert!(back > there);
+        let g = alone(&clock, Overflow::Borrow);
+        another_thread_between(&g);
         let (next, end, want) = lone_run(&g);
         assert_eq!((want, end - next), (0, MAX_RUN - 1), "a run as after a lost race");
         assert!(g.runs.kept_runs.load(Ordering::Relaxed));
