@@ -44,9 +44,9 @@ CI_SUITES := \
   test-postgres \
   test-dist \
   test-windows \
+  check-core-ports \
   test-postgres-majors \
-  test-serve-abuse \
-  check-core-ports
+  test-serve-abuse
 
 RELEASE_SUITES := \
   test-dist \
@@ -82,13 +82,14 @@ TIER_RELEASE := $(filter release,$(TIER))
 # "Where the time goes") and run beside the suites that mostly wait, two chains side
 # by side (one chain's single-core fat-LTO tail leaves the other core to the other),
 # in target directories or profiles no foreground cargo locks before their suite.
-# After test-postgres, test-postgres-majors, which mostly waits (servers starting,
-# borrow windows, pg_upgrade), runs at normal priority beside test-dist and
-# test-windows; test-serve-abuse, whose probes must answer within 100 ms, runs after
-# it, alone.
+# After test-dist, test-postgres-majors, which mostly waits (servers starting,
+# borrow windows, pg_upgrade), runs at normal priority beside test-windows and
+# check-core-ports (not beside test-dist: `make dist` empties dist/, where the
+# extension's packages are written); test-serve-abuse, whose probes must answer
+# within 100 ms, runs after it, alone.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | @test-fuzz dist-cli>test-dist | \
   @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors | \
-  @test-postgres normal test-postgres-majors>test-postgres-majors
+  @test-dist normal test-postgres-majors>test-postgres-majors
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several
