@@ -27,6 +27,8 @@ started=$SECONDS
 done_=()
 cpu_file=$(mktemp)
 bg_pids=()
+in_chain=
+[ "${1:-}" != --chain ] || in_chain=1
 
 cpu() { # sets CPU: CPU seconds used so far by this script's finished children
   # `times` in this shell (a pipe or $(...) would run it in a subshell, which has no
@@ -34,44 +36,6 @@ cpu() { # sets CPU: CPU seconds used so far by this script's finished children
   times > "$cpu_file"
   CPU=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$cpu_file")
 }
-# Waits for the builds suite $1 needs from the chains (`B>$1`, B not $1); 1 when one failed.
-needs_built() {
-  local step b
-  for step in ${BACKGROUND:-}; do
-    [ "${step#*>}" = "$1" ] && [ "${step%%>*}" != "$1" ] || continue
-    b=${step%%>*}
-    while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ]; do sleep 1; done
-    [ -f "$bg_dir/$b.done" ] || { echo "$1: $b failed (target/background/$b.log)"; return 1; }
-    echo "$1: $b was built"
-  done
-}
-# One chain of background builds (run by start_background in a session of its own).
-if [ "${1:-}" = --chain ]; then
-  shift
-  unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
-  for step in "$@"; do
-    b=${step%%>*}
-    # A suite beside the others: the builds it needs from other chains first.
-    if [ "$b" = "${step#*>}" ] && ! needs_built "$b" >"$bg_dir/$b.log" 2>&1; then
-      echo "0 0" >"$bg_dir/$b.failed"
-      rm -f "$cpu_file"
-      exit 1
-    fi
-    t0=$SECONDS
-    cpu
-    c0=$CPU
-    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >>"$bg_dir/$b.log" 2>&1 </dev/null
-    rc=$?
-    cpu
-    # Its wall and CPU seconds, in .done or .failed.
-    ended="done"
-    [ $rc -eq 0 ] || ended="failed"
-    echo "$((SECONDS - t0)) $((CPU - c0))" >"$bg_dir/$b.$ended"
-    [ $rc -eq 0 ] || { rm -f "$cpu_file"; exit 1; }
-  done
-  rm -f "$cpu_file"
-  exit 0
-fi
 
 # Starts the chains whose `@SUITE` is $1 (those with none for an empty $1).
 start_background() {
@@ -112,13 +76,18 @@ stop_background() {
   done
   return 0
 }
-# Waits for the background builds suite $1 needs; 1 when one failed or its chain ended without it.
+# Waits for the background builds suite $1 needs; 1 when one failed or its chain ended
+# without it. In a chain (a suite beside the others), the builds of the other chains:
+# the chains are the main script's children, so it waits for their files only.
 wait_background() {
   local step b t0=$SECONDS
   for step in ${BACKGROUND:-}; do
     [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] || continue
     b=${step%%>*}
-    while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ] && any_chain_runs; do sleep 1; done
+    [ -z "$in_chain" ] || [ "$b" != "$1" ] || continue
+    while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ] && { [ -n "$in_chain" ] || any_chain_runs; }; do
+      sleep 1
+    done
     if [ -f "$bg_dir/$b.done" ]; then
       echo "background: $b ran in $(cut -d' ' -f1 "$bg_dir/$b.done") s; $1 waited $((SECONDS - t0)) s for it"
     else
@@ -133,6 +102,34 @@ any_chain_runs() {
   for pid in "${bg_pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
   return 1
 }
+
+# One chain of background builds (run by start_background in a session of its own).
+if [ -n "$in_chain" ]; then
+  shift
+  unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
+  for step in "$@"; do
+    b=${step%%>*}
+    # A suite beside the others: the builds it needs from other chains first.
+    if [ "$b" = "${step#*>}" ] && ! wait_background "$b" >"$bg_dir/$b.log" 2>&1; then
+      echo "0 0" >"$bg_dir/$b.failed"
+      rm -f "$cpu_file"
+      exit 1
+    fi
+    t0=$SECONDS
+    cpu
+    c0=$CPU
+    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >>"$bg_dir/$b.log" 2>&1 </dev/null
+    rc=$?
+    cpu
+    # Its wall and CPU seconds, in .done or .failed.
+    ended="done"
+    [ $rc -eq 0 ] || ended="failed"
+    echo "$((SECONDS - t0)) $((CPU - c0))" >"$bg_dir/$b.$ended"
+    [ $rc -eq 0 ] || { rm -f "$cpu_file"; exit 1; }
+  done
+  rm -f "$cpu_file"
+  exit 0
+fi
 
 trap 'rm -f "$cpu_file"; stop_background' EXIT
 report() {
