@@ -81,13 +81,15 @@ TIER_RELEASE := $(filter release,$(TIER))
 # test-fuzz (beside make test's compiling suites they slowed them: docs/performance.md,
 # "Where the time goes") and run beside the suites that mostly wait, two chains side
 # by side (one chain's single-core fat-LTO tail leaves the other core to the other),
-# in target directories or profiles no foreground cargo locks before their suite.
+# in target directories or profiles no foreground cargo locks before their suite;
+# check-core-ports (clippy only, which no timing can fail) follows dist-cli.
 # After test-dist, test-postgres-majors, which mostly waits (servers starting,
-# borrow windows, pg_upgrade), runs at normal priority beside test-windows and
-# check-core-ports (not beside test-dist: `make dist` empties dist/, where the
-# extension's packages are written); test-serve-abuse, whose probes must answer
-# within 100 ms, runs after it, alone.
-CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | @test-fuzz dist-cli>test-dist | \
+# borrow windows, pg_upgrade), runs at normal priority beside test-windows (not
+# beside test-dist: `make dist` empties dist/, where the extension's packages are
+# written); test-serve-abuse, whose probes must answer within 100 ms, runs after
+# it, alone.
+CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
+  @test-fuzz dist-cli>test-dist check-core-ports>check-core-ports | \
   @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # ---------------------------------------------------------------------------------

@@ -55,7 +55,9 @@ test-windows: setup-windows $(if $(TIER_RELEASE),setup-lease) ## [TIER=ci: the c
 # library the way users build it (its tests run under Wine: test-windows).
 # clippy -D warnings of the library, with and without `lease`: every per-OS cfg
 # (the boot clock, file locks, node sources) compiles, warning-free. The core's
-# library has no build script and no C, so no SDK or linker is needed.
+# library has no build script and no C, so no SDK or linker is needed. A target
+# directory of its own: make ci runs it beside suites whose cargo locks $(TARGET).
+CORE_PORTS_TARGET_DIR := $(TARGET)/core-ports
 CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
 .PHONY: setup-core-ports check-core-ports
 setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
@@ -64,4 +66,4 @@ setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_
 check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, bare, with lease, with lease and uuid7
 	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
 	  echo "$(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
-	  $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
+	  CARGO_TARGET_DIR=$(CORE_PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done

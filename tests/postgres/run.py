@@ -4,7 +4,8 @@ into the PostgreSQL under test (Debian's 15, or FLAKEID_PGBIN's: `make
 test-postgres PG=<major>`, tests/postgres/cluster.py). Starts private clusters of the one
 test environment (tests/postgres/cluster.py, tests/env/testenv.py: 127.0.0.1, ports
 below the ephemeral range, temporary directories, every cluster stopped on exit).
-Sections, in this order:
+Sections, in this order (pg_upgrade and lease, which mostly wait, run in processes
+of their own beside the others, and are reported at their place):
   basic     preloaded, flakeid.datacenter = 11, flakeid.worker = 21: 8 concurrent
             pgbench clients insert rows with `id bigint DEFAULT flakeid_next()`;
             zero duplicates, every ID with the configured node; the shared vectors
@@ -73,6 +74,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import crosscheck
@@ -1090,7 +1092,44 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "docs": section_docs}
 
 
+# The sections that mostly wait (pg_upgrade's servers stopping and starting and its
+# borrow windows passing; lease's servers restarting and leases lapsing after a
+# store is wiped) run in processes of their own, on clusters of their own, started
+# before the first section: they wait beside the others. Each one's output is
+# shown, and its case recorded, at its place in the order.
+APART = ("pg_upgrade", "lease")
+APART_FAILED = "it ran in a process of its own: its output is above"
+
+
+def start_apart(name):
+    """`run.py --apart NAME` in the background, its output in a temporary file."""
+    out = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--apart", name],
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return proc, out
+
+
+def finish_apart(proc, out):
+    """Waits for a section started apart; prints its output; whether it passed."""
+    rc = proc.wait()
+    out.seek(0)
+    sys.stdout.write(out.read())
+    sys.stdout.flush()
+    out.close()
+    return rc == 0
+
+
+def run_apart(name):
+    """One section alone (the child of start_apart): 0 when it passed."""
+    with Run("flakeid-postgres.", max_connections=120) as run:
+        SECTIONS[name](run)
+    return run.rc
+
+
 def main(argv):
+    if argv[:1] == ["--apart"]:
+        return run_apart(argv[1])
     picked = chosen(argv, SECTIONS, "section")
     if picked is None:
         return 2
@@ -1104,17 +1143,31 @@ def main(argv):
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
                                    sys.executable, os.path.abspath(__file__), *picked])
     print(f"PostgreSQL {MAJOR} ({PGBIN})")
+    apart = {name: start_apart(name) for name in picked if name in APART and len(picked) > 1}
     # Each section a case (tests/env/cases.py); the first that fails ends the run (its
     # servers' logs are shown), and the sections after it count as failed, not run.
+    # A section started apart is waited for in any case, and counted as it ended.
     cases = Cases("test-postgres")
+    failed = None
     with Run("flakeid-postgres.", max_connections=120) as run:
         for name in picked:
-            SECTIONS[name](run)
-            cases.passed(name)
+            if name not in apart:
+                SECTIONS[name](run)
+                cases.passed(name)
+            elif finish_apart(*apart.pop(name)):
+                cases.passed(name)
+            else:
+                cases.failed(name, APART_FAILED)
+                failed = name
+                break
     if run.rc:
-        failed, *rest = picked[len(cases.passes):]
+        failed = picked[len(cases.passes)]
         cases.failed(failed, str(run.error).strip() or type(run.error).__name__)
-        for name in rest:
+    for name in picked[picked.index(failed) + 1:] if failed else []:
+        if name in apart:
+            ok = finish_apart(*apart.pop(name))
+            cases.record(name, ok, "" if ok else APART_FAILED)
+        else:
             cases.failed(name, f"not run: section {failed} failed first")
     return cases.finish()
 
