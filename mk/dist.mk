@@ -2,7 +2,7 @@
 # CLI binaries and SHA256SUMS, all directly in dist/ (RELEASING.md has the names),
 # built by scripts/dist.sh and checked as a user would install them, with no cargo,
 # rustc or maturin on PATH, by tests/dist/run.py; the macOS and Windows ones by
-# tests/dist/cross.sh (their formats, architectures, exports, install names, tags and
+# tests/dist/cross.py (their formats, architectures, exports, install names, tags and
 # sizes; the Windows CLI and C SDK under Wine). The tiers run shares (TIER): make ci
 # this machine's artifacts only (FLAKEID_DIST_HOST=1: the x86_64 glibc wheel, npm
 # tarballs, C SDK, static CLI), make release-check every target.
@@ -56,8 +56,8 @@ dist-windows: setup-dist-cross setup-node ## the Windows x64 artifacts into dist
 	bash scripts/dist.sh windows
 
 test-dist-cross: setup-dist-cross ## check dist/'s macOS and Windows artifacts (Mach-O, PE, exports, tags; Windows under Wine)
-	WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) bash tests/dist/cross.sh
+	WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) python3 tests/dist/cross.py
 
 test-dist: dist ## [TIER=ci: the host's] install and use every artifact as a user would, with no Rust on PATH; check the macOS and Windows ones
 	$(DIST_HOST_ENV) python3 tests/dist/run.py
-	$(if $(TIER_RELEASE),WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) bash tests/dist/cross.sh)
+	$(if $(TIER_RELEASE),WINE=$(WINE) WINEPREFIX=$(abspath $(WINEPREFIX_DIR)) python3 tests/dist/cross.py)

@@ -3,7 +3,7 @@
 user would, on a PATH with no cargo, rustc or maturin. Each check is a named case
 (tests/env/cases.py); a run ends with `N passed, N failed` and exits 1 when any failed.
 
-The macOS and Windows artifacts are tests/dist/cross.sh's (make test-dist, TIER=release).
+The macOS and Windows artifacts are tests/dist/cross.py's (make test-dist, TIER=release).
   * names, the one version in each artifact, SHA256SUMS, a size budget for each file;
   * the x86_64 wheel in fresh venvs of Python 3.9 and 3.13 (pyenv), running
     python/tests against the installed package; auditwheel on every wheel; the sdist
@@ -131,7 +131,7 @@ def budget_of(name, version):
     return None
 
 
-# macOS and Windows artifacts: their checks and budgets are tests/dist/cross.sh's.
+# macOS and Windows artifacts: their checks and budgets are tests/dist/cross.py's.
 CROSS_RE = re.compile(r"-macosx_.*\.whl$|-win_amd64\.whl$|^flakeid-node-darwin-|^flakeid-node-win32-|-apple-darwin|-windows-gnu")
 
 
@@ -174,7 +174,7 @@ def linux(cases):
             expected += [f"flakeid-node-linux-arm64-gnu-{version}.tgz", f"flakeid-node-linux-x64-musl-{version}.tgz",
                          f"flakeid-{version}-aarch64-unknown-linux-gnu.tar.gz",
                          f"flakeid-{version}-aarch64-unknown-linux-musl"]
-            # macOS and Windows (scripts/dist.sh macos, windows): tests/dist/cross.sh checks them.
+            # macOS and Windows (scripts/dist.sh macos, windows): tests/dist/cross.py checks them.
             expected += [f"flakeid-node-darwin-x64-{version}.tgz", f"flakeid-node-darwin-arm64-{version}.tgz",
                          f"flakeid-node-win32-x64-gnu-{version}.tgz", f"flakeid-{version}-x86_64-apple-darwin.tar.gz",
                          f"flakeid-{version}-aarch64-apple-darwin.tar.gz", f"flakeid-{version}-x86_64-pc-windows-gnu.zip",
