@@ -51,7 +51,10 @@ fuzz-run-%: setup-fuzz
 	@test ! -d fuzz/artifacts/$* || test -z "$$(ls fuzz/artifacts/$*)" \
 	  || { echo "fuzz target $* failed: see fuzz/artifacts/$*" >&2; exit 1; }
 
+# fuzz/Cargo.lock is committed and cargo fuzz has no --locked: a lock file the build
+# would have to rewrite fails here first.
 fuzz-build: setup-fuzz ## the targets' --dev build that test-fuzz runs (make ci builds it beside make test)
+	cargo +nightly metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 	$(FUZZ_CARGO) build --dev
 
 test-fuzz: fuzz-build ## each target FUZZ_TEST_SECS (4 s) from the committed seeds (--dev build), FUZZ_JOBS at a time
