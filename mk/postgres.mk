@@ -136,9 +136,13 @@ test-postgres-majors: ## [TIER=ci: one, rotating, a part of the suite] test-post
 	done
 	$(if $(TIER_RELEASE),@$(MAKE) --no-print-directory test-postgres-upgrade)
 
-# make ci builds them in the background (the Makefile's CI_BACKGROUND).
-deb-postgres-majors: ## [TIER=ci: the rotating one] the packages of the majors test-postgres-majors tests
-	@for m in $(PG_TIER_MAJORS); do $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
+# make ci builds them in the background (the Makefile's CI_BACKGROUND), while
+# test-dist's `make dist` empties dist/: so their packages go to a directory of their
+# own, and test-postgres-majors packages each major again into dist/, from the same
+# release build (seconds).
+deb-postgres-majors: ## [TIER=ci: the rotating one] the release builds and packages (into target/deb-postgres-majors) of the majors test-postgres-majors tests
+	@for m in $(PG_TIER_MAJORS); do \
+	  FLAKEID_DEB_OUT=$(TARGET)/deb-postgres-majors $(MAKE) --no-print-directory deb-postgres PG=$$m || exit 1; done
 
 # pg_upgrade from PG_FROM to PG (16 to 18 by default: PyPI's builds of both; Debian's
 # 15 stamps an attoption that PyPI's 16 and 18 refuse, so pg_upgrade from it fails

@@ -4,7 +4,8 @@
 #   dist/postgresql-<major>-flakeid-<version>-<arch>-linux-gnu.tar.gz
 #     (any other host: paths relative to pg_config, and an install.sh that copies
 #     them into `pg_config --pkglibdir` and `--sharedir`/extension)
-# from one `cargo pgrx package` (release profile: what ships) against PG_CONFIG.
+# from one `cargo pgrx package` (release profile: what ships) against PG_CONFIG
+# (FLAKEID_DEB_OUT: another directory than dist/).
 # The .deb lays the files out where Debian's PostgreSQL of that major looks
 # (/usr/lib/postgresql/<major>/lib, /usr/share/postgresql/<major>/extension: what
 # pg_config says for Debian's 15), depends on that server package and on the libraries
@@ -22,7 +23,7 @@ major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 arch=$(dpkg --print-architecture)
 name=postgresql-$major-flakeid
-out=$root/dist
+out=${FLAKEID_DEB_OUT:-$root/dist}
 stage=$root/target/deb-postgres/$name
 
 # cargo pgrx package lays the files out under cargo's target directory.
