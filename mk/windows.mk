@@ -65,5 +65,5 @@ setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_
 
 check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, bare, with lease, with lease and uuid7
 	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
-	  echo "$(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
+	  echo "CARGO_TARGET_DIR=$(CORE_PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(CORE_PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done

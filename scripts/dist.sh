@@ -357,9 +357,11 @@ llvm_objcopy() { echo "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n
 
 macos_dist() {
   local spec t plat cpu lean_py=() lean_node=() lean_c=() lean_cli=() zenv=() dir libs name sdk
+  # Lean: every default feature but the network lease stores (sealing and the
+  # 128-bit family stay: tests/dist/cross.py checks the C SDK's exports and the wheel).
   if macos_lean; then
-    lean_py=(--no-default-features --features seal) lean_node=(--no-default-features)
-    lean_c=(--no-default-features --features seal) lean_cli=(--no-default-features --features serve)
+    lean_py=(--no-default-features --features "seal,uuid7") lean_node=(--no-default-features)
+    lean_c=(--no-default-features --features "seal,uuid7") lean_cli=(--no-default-features --features serve)
   fi
   for spec in x86_64-apple-darwin:darwin-x64:x64 aarch64-apple-darwin:darwin-arm64:arm64; do
     IFS=: read -r t plat cpu <<<"$spec"

@@ -5,13 +5,14 @@ named case (tests/env/cases.py); a run ends with `N passed, N failed` and exits 
 when any failed.
   * names, the version in each, a size budget for each file;
   * macOS (x86_64, arm64): every binary is Mach-O for its architecture (llvm-objdump);
-    the wheel's tag and its extension's PyInit__flakeid; the addon's N-API entry; the
+    the wheel's tag, its extension's PyInit__flakeid and its UuidGenerator and Sealer
+    classes (a lean build keeps the 128-bit family and sealing); the addon's N-API entry; the
     C SDK's dylib has the install name @rpath/libflakeid.dylib and exports exactly
     the header's functions (so does the static library); the pkg-config and CMake
     files name the dylib; the CLI. Built from Linux (lean: no network lease stores),
     nothing links an Apple framework. Nothing macOS can run here.
   * Windows (x64, GNU): every binary is PE32+ x86-64; the wheel's tag and the .pyd's
-    PyInit__flakeid; the addon's N-API entry and its imports from node.exe; the
+    PyInit__flakeid, UuidGenerator and Sealer; the addon's N-API entry and its imports from node.exe; the
     DLL exports exactly the header's functions; examples/c built with mingw against
     the SDK (import library and static library; pkg-config and CMake) runs under
     Wine; the CLI runs under Wine, its IDs decode (by the Windows CLI and by
@@ -69,6 +70,17 @@ def budget_of(name):
     if name.endswith(("-apple-darwin", "-windows-gnu.exe")):
         return 10000000  # the CLI with the service
     raise AssertionError(f"no size budget for dist/{name}")
+
+
+# The classes every wheel's module registers (by these names, as strings in it): the
+# 128-bit family and sealing, which a lean build must keep.
+WHEEL_CLASSES = (b"UuidGenerator", b"Sealer")
+
+
+def wheel_classes(module, what):
+    data = open(module, "rb").read()
+    lacking = [c.decode() for c in WHEEL_CLASSES if c not in data]
+    assert not lacking, f"{what} lacks {lacking} (built without the binding's uuid7 or seal feature?)"
 
 
 def header_functions():
@@ -198,6 +210,9 @@ def main(argv):
         print("set WINEPREFIX (make test-dist-cross sets it)", file=sys.stderr)
         return 2
     os.environ["WINEDEBUG"] = "-all"
+    # The Makefile's host-guard directory is a unix path, not an absolute one to
+    # Windows: the Windows programs use their default (as scripts/test-windows.sh).
+    os.environ.pop("FLAKEID_HOST_GUARD", None)
     version = workspace_version()
     cases = Cases("test-dist-cross")
     work = tempfile.mkdtemp(prefix="flakeid-test-cross.")
@@ -220,7 +235,8 @@ def checks(cases, version, work):
                  f"flakeid-{version}-{WIN}.zip", f"flakeid-{version}-{WIN}.exe"]
     missing = [f for f in expected if not os.path.isfile(dist(f))]
     cases.record(f"the {len(expected)} macOS and Windows files of flakeid {version}", not missing,
-                 f"missing from dist/ (make dist-macos dist-windows), so nothing else is checked: {missing}")
+                 f"missing from dist/ (make dist-macos dist-windows), so nothing else is checked: {missing}"
+                 if missing else "")
     if missing:
         return
     with cases.case("size budgets"):
@@ -234,7 +250,7 @@ def checks(cases, version, work):
 
     # ---------------------------------------------------------------- macOS
     for t, arch, plat, cpu, tag in MAC:
-        with cases.case(f"macOS {t}: the wheel, tag cp39-abi3-{tag}, exports PyInit__flakeid"):
+        with cases.case(f"macOS {t}: the wheel, tag cp39-abi3-{tag}, exports PyInit__flakeid, has UuidGenerator and Sealer"):
             whl = dist(f"flakeid_engine-{version}-cp39-abi3-{tag}.whl")
             with zipfile.ZipFile(whl) as z:
                 has(z.read(f"flakeid_engine-{version}.dist-info/WHEEL").decode(), f"Tag: cp39-abi3-{tag}",
@@ -243,6 +259,7 @@ def checks(cases, version, work):
                 open(so, "wb").write(z.read("flakeid/_flakeid.abi3.so"))
             expect_macho(so, arch, "DYLIB", "the wheel's flakeid/_flakeid.abi3.so")
             assert "_PyInit__flakeid" in exports_of(so), f"the {t} wheel's module does not export PyInit__flakeid"
+            wheel_classes(so, f"the {t} wheel's module")
         with cases.case(f"macOS {t}: @flakeid/node-{plat}, os darwin, cpu {cpu}, exports napi_register_module_v1"):
             into = os.path.join(work, f"npm-{plat}")
             untar(dist(f"flakeid-node-{plat}-{version}.tgz"), into)
@@ -291,7 +308,8 @@ def checks(cases, version, work):
             expect_macho(dist(f"flakeid-{version}-{t}"), arch, "EXECUTE", f"the CLI flakeid-{version}-{t}")
 
     # ---------------------------------------------------------------- Windows
-    with cases.case("Windows: the wheel, tag cp39-abi3-win_amd64, its .pyd exports PyInit__flakeid, imports python3.dll"):
+    with cases.case("Windows: the wheel, tag cp39-abi3-win_amd64, its .pyd exports PyInit__flakeid, imports python3.dll, "
+                    "has UuidGenerator and Sealer"):
         whl = dist(f"flakeid_engine-{version}-cp39-abi3-win_amd64.whl")
         with zipfile.ZipFile(whl) as z:
             has(z.read(f"flakeid_engine-{version}.dist-info/WHEEL").decode(), "Tag: cp39-abi3-win_amd64",
@@ -303,6 +321,7 @@ def checks(cases, version, work):
         expect_pe(pyd, f"the wheel's {pyds[0]}")
         assert "PyInit__flakeid" in pe_exports(pyd), f"{pyds[0]} does not export PyInit__flakeid"
         assert "python3.dll" in pe_imports(pyd), f"{pyds[0]} does not link python3.dll (the abi3 DLL)"
+        wheel_classes(pyd, f"the win_amd64 wheel's {pyds[0]}")
     with cases.case("Windows: @flakeid/node-win32-x64-gnu exports napi_register_module_v1, imports napi_* from node.exe"):
         into = os.path.join(work, "npm-win")
         untar(dist(f"flakeid-node-win32-x64-gnu-{version}.tgz"), into)
