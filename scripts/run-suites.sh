@@ -107,13 +107,14 @@ any_chain_runs() {
 if [ -n "$in_chain" ]; then
   shift
   unset MAKEFLAGS MFLAGS MAKELEVEL CARGO_MAKEFLAGS
+  rc=0
   for step in "$@"; do
     b=${step%%>*}
     # A suite beside the others: the builds it needs from other chains first.
     if [ "$b" = "${step#*>}" ] && ! wait_background "$b" >"$bg_dir/$b.log" 2>&1; then
       echo "0 0" >"$bg_dir/$b.failed"
-      rm -f "$cpu_file"
-      exit 1
+      rc=1
+      break
     fi
     t0=$SECONDS
     cpu
@@ -125,10 +126,18 @@ if [ -n "$in_chain" ]; then
     ended="done"
     [ $rc -eq 0 ] || ended="failed"
     echo "$((SECONDS - t0)) $((CPU - c0))" >"$bg_dir/$b.$ended"
-    [ $rc -eq 0 ] || { rm -f "$cpu_file"; exit 1; }
+    [ $rc -eq 0 ] || break
   done
   rm -f "$cpu_file"
-  exit 0
+  [ $rc -eq 0 ] && exit 0
+  # The steps after the failed one will not run: each is failed too, so that a suite
+  # waiting for one in another chain (which sees files only) stops waiting.
+  seen=
+  for step in "$@"; do
+    [ -n "$seen" ] && { echo "not run: $b failed first" >>"$bg_dir/${step%%>*}.log"; echo "0 0" >"$bg_dir/${step%%>*}.failed"; }
+    [ "${step%%>*}" = "$b" ] && seen=1
+  done
+  exit 1
 fi
 
 trap 'rm -f "$cpu_file"; stop_background' EXIT

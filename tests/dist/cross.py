@@ -37,6 +37,8 @@ import zipfile
 from run import DIST, ROOT, has, run, workspace_version
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "docs"))
+from artifacts import CROSS  # noqa: E402  (the artifacts' names, once)
 from cases import Cases  # noqa: E402
 
 WINE = os.environ.get("WINE", "/usr/lib/wine/wine64")
@@ -227,12 +229,7 @@ def checks(cases, version, work):
     def dist(name):
         return os.path.join(DIST, name)
 
-    expected = []
-    for t, _arch, plat, _cpu, tag in MAC:
-        expected += [f"flakeid_engine-{version}-cp39-abi3-{tag}.whl", f"flakeid-node-{plat}-{version}.tgz",
-                     f"flakeid-{version}-{t}.tar.gz", f"flakeid-{version}-{t}"]
-    expected += [f"flakeid_engine-{version}-cp39-abi3-win_amd64.whl", f"flakeid-node-win32-x64-gnu-{version}.tgz",
-                 f"flakeid-{version}-{WIN}.zip", f"flakeid-{version}-{WIN}.exe"]
+    expected = [name.replace("<v>", version) for name in CROSS]
     missing = [f for f in expected if not os.path.isfile(dist(f))]
     cases.record(f"the {len(expected)} macOS and Windows files of flakeid {version}", not missing,
                  f"missing from dist/ (make dist-macos dist-windows), so nothing else is checked: {missing}"
