@@ -4,7 +4,8 @@
 # drawn from a printed seed, and a checker that shares no code with the generator.
 # test-faults runs two stores at once, in topologies of their own; FAULTS_SEED=N
 # replays a run's schedule of faults, FAULTS_DOC=1 also rewrites docs/faults.md's tables.
-# Needs root (namespaces, nftables). Results: target/faults/<date>-<run>/; a test run
+# The checker's own cases (tests/faults/checker/check_test.py, on a recorded scenario)
+# run first. Needs root (namespaces, nftables). Results: target/faults/<date>-<run>/; a test run
 # leaves the tree clean unless FAULTS_DOC=1 (faults-long always writes the tables).
 FAULTS_SEED ?=
 FAULTS_ARGS ?=
@@ -43,6 +44,7 @@ $(FAULTS_PY_STAMP): $(FAULTS_PY_SRC) | setup-faults
 	touch $@
 
 test-faults: faults-build ## six stores, 20 s of faults each (FAULTS_SEED=N replays; FAULTS_DOC=1)
+	$(FAULTS_PY) tests/faults/checker/check_test.py
 	python3 tests/faults/run.py short $(if $(FAULTS_DOC),,--no-doc) $(if $(FAULTS_SEED),--seed $(FAULTS_SEED)) $(FAULTS_ARGS)
 
 faults-long: faults-build ## 5 min of faults per store; rewrites docs/faults.md's tables

@@ -32,6 +32,7 @@ Reported, never asserted: availability, outages, recovery after each heal, how
 much of the traffic the store's records attest.
 """
 
+import bisect
 import glob
 import json
 import os
@@ -274,34 +275,34 @@ def main(sdir):
     host_re = re.compile(r"^(g\d+)-(p\d+)/")
     raw = {}  # node -> list of (start, end, host)
     unparsed = failed_attempt_records = 0
-    first_seen, token_node = {}, {}
+    first_seen = {}
     for p in polls:
         for node, token, _rem in p.get("recs", []):
             first_seen.setdefault(token, p["a"])
-            token_node.setdefault(token, int(node))
 
     # A serve process leases again in place after a loss, and an attempt there can
     # fail after the store granted it (a node whose floor its clock is too far
     # behind), releasing what it took at a moment no log marks. Its client reports
     # the node of every lease that answered it (`acquired`, after any ID of another
-    # node), so a serve token is believed only if the client saw its node while it
-    # was the process's newest token: tokens carry the process's attempt counter
-    # last, and an `acquired` event belongs to the newest token of its node first
-    # seen by then (or, when the poller had not seen it yet, the next one).
+    # node), so a serve token is believed only if the client saw its node while the
+    # process held it. A lease that answered at t is still in the store after t, and
+    # a failed attempt's record was given back before the next attempt began, so
+    # before t: the `acquired` event belongs to the token of its node that the first
+    # poll sent after t found (none found: the token is not believed, and only
+    # coverage is lost). The token first seen by then was not always it: an earlier
+    # attempt that failed on the same node was taken for it.
     confirmed = set()
-    serve_tokens = {}  # host -> [(first_seen, token, node)]
-    for token, t in first_seen.items():
-        m = host_re.match(token or "")
-        if m and kinds.get(m.group(1)) == "serve":
-            serve_tokens.setdefault((m.group(1), m.group(2)), []).append((t, token, token_node[token]))
-    for host, toks in serve_tokens.items():
-        toks.sort()
-        for t, node in acquired_by.get(host, []):
-            same = [x for x in toks if x[2] == node]
-            before = [x for x in same if x[0] <= t]
-            after = [x for x in same if x[0] > t]
-            if before or after:
-                confirmed.add((before[-1] if before else after[0])[1])
+    answered = sorted(((p["a"], p["recs"]) for p in polls if "recs" in p), key=lambda x: x[0])
+    sent = [a for a, _recs in answered]
+    for host, events_of_host in acquired_by.items():
+        if kinds.get(host[0]) != "serve":
+            continue
+        prefix = f"{host[0]}-{host[1]}/"
+        for t, node in events_of_host:
+            j = bisect.bisect_left(sent, t)
+            if j < len(answered):
+                confirmed.update(token for n, token, _rem in answered[j][1]
+                                 if int(n) == node and (token or "").startswith(prefix))
 
     def from_failed_attempt(host, token):
         """Whether the store's token belongs to a build attempt that failed: the
