@@ -92,6 +92,12 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-fuzz dist-cli>test-dist check-core-ports>check-core-ports | \
   @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors | \
   @test-dist normal test-postgres-majors>test-postgres-majors
+# make test's one: in a fresh clone on a fresh machine, make test installs what its
+# suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target
+# directory of its own) ran in the foreground. Once lint has run setup-rust, it runs
+# beside test-rust, test-c, test-python and test-node, which leave a core idle much
+# of the time (docs/performance.md, "make test on a fresh machine"); warm, a no-op.
+TEST_BACKGROUND := @lint setup-wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several
@@ -115,7 +121,8 @@ TEST_STRESS_SECS ?= 0.5
 CI_STRESS_SECS ?= 3
 RUN_SUITES = MAKE="$(MAKE)" bash scripts/run-suites.sh
 test: ## the contributor's loop: lint and every language's own suite (TEST_SUITES; also `make`)
-	@FLAKEID_STRESS_SECS=$(TEST_STRESS_SECS) TIER=test $(RUN_SUITES) $(TEST_SUITES)
+	@FLAKEID_STRESS_SECS=$(TEST_STRESS_SECS) TIER=test BACKGROUND='$(TEST_BACKGROUND)' \
+	  $(RUN_SUITES) $(TEST_SUITES)
 
 ci: ## what CI runs (.ci/run): make test, then real stores, serve, PostgreSQL, faults, artifacts (CI_SUITES)
 	@FLAKEID_STRESS_SECS=$(CI_STRESS_SECS) TIER=ci BACKGROUND='$(CI_BACKGROUND)' \
