@@ -94,10 +94,10 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target
-# directory of its own) ran in the foreground. Once lint has run setup-rust, it runs
-# beside test-rust, test-c, test-python and test-node, which leave a core idle much
-# of the time (docs/performance.md, "make test on a fresh machine"); warm, a no-op.
-TEST_BACKGROUND := @lint setup-wasm>test-wasm-node
+# directory of its own) ran in the foreground. It runs beside test-c, test-python and
+# test-node, whose single-core links leave a core idle (beside test-rust's compiles it
+# slowed them: docs/performance.md, "make test on a fresh machine"); warm, a no-op.
+TEST_BACKGROUND := @test-rust setup-wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several
