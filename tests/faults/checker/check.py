@@ -292,7 +292,9 @@ def main(sdir):
     # coverage is lost). The token first seen by then was not always it: an earlier
     # attempt that failed on the same node was taken for it.
     confirmed = set()
-    answered = sorted(((p["a"], p["recs"]) for p in polls if "recs" in p), key=lambda x: x[0])
+    # Every poll, answered or not: the one after t that failed proves nothing, and a
+    # later one could find a later attempt's token.
+    answered = sorted(((p["a"], p.get("recs", [])) for p in polls), key=lambda x: x[0])
     sent = [a for a, _recs in answered]
     for host, events_of_host in acquired_by.items():
         if kinds.get(host[0]) != "serve":
