@@ -92,4 +92,5 @@ rc=0
 chroot "$root" "$@" || rc=$?
 unmount
 umount "$dir/layer"
+rm -f "$dir/layer.img"
 exit $rc
