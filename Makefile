@@ -94,10 +94,11 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target
-# directory of its own) ran in the foreground. It runs beside test-c, test-python and
-# test-node, whose single-core links leave a core idle (beside test-rust's compiles it
-# slowed them: docs/performance.md, "make test on a fresh machine"); warm, a no-op.
-TEST_BACKGROUND := @test-rust setup-wasm>test-wasm-node
+# directory of its own) ran in the foreground. It runs beside test-python and
+# test-node, which wait on pip and npm and end in a single-core link (beside test-rust's
+# or test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
+# machine"); warm, a no-op.
+TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several

@@ -19,13 +19,16 @@ WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'funct
 # dependency of the locked set is missing from the registry mirror); --debug:
 # unoptimised, it compiles in less than half the CPU time (a cold bootstrap's cost)
 # and writes the same files (bindings/wasm/build.sh's two runs, byte for byte)
-# (docs/performance.md, "Where the time goes").
+# (docs/performance.md, "Where the time goes"); without debug info and with the one
+# binary the build runs (not the test runner's), a fifth less again
+# (docs/performance.md, "make test on a fresh machine").
 WASM_BINDGEN_VERSION = $(shell sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
 setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }
 	@have=$$(wasm-bindgen --version 2>/dev/null | awk '{print $$2}' || true); [ "$$have" = $(WASM_BINDGEN_VERSION) ] \
 	  || { echo "setup-wasm: installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (found: $${have:-none}; about a minute)"; \
-	    cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --debug; }
+	    CARGO_PROFILE_DEV_DEBUG=false cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --debug \
+	      --bin wasm-bindgen; }
 	@[ -x $(WASM_DIR)/node_modules/.bin/wasm-opt ] && [ -d $(WASM_DIR)/node_modules/nodejs-snowflake ] \
 	  || { echo "setup-wasm: npm install in $(WASM_DIR)"; cd $(WASM_DIR) && npm install --no-audit --no-fund; }
 
