@@ -44,4 +44,26 @@ for d in $dups; do
   fi
 done
 [ $status -eq 0 ] && echo "check-deps: duplicate versions: $(echo $dups) (each justified)"
+
+# The C library, the wheel and the Node addon build in one target directory with one
+# profile (dist), so they share every dependency they select the same features of;
+# one feature more in one of them builds that crate again for it, and everything
+# above it (the lease stack: tonic, tokio-postgres, flakeid-lease-net) in each.
+# bindings/c and bindings/python carry the features napi and pyo3 select.
+features() {
+  local LC_ALL=C
+  "$cargo" tree --locked -q -p "$1" -f '{p}|{f}' --prefix none -e normal,build --target x86_64-unknown-linux-gnu |
+    sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | sort -u
+}
+c=$(features flakeid-c)
+for b in flakeid-python flakeid-node; do
+  diff=$(LC_ALL=C join -t'|' <(echo "$c") <(features "$b") | awk -F'|' '$2 != $3')
+  if [ -n "$diff" ]; then
+    echo "check-deps: flakeid-c and $b select different features of (crate|flakeid-c's|$b's):" >&2
+    echo "$diff" >&2
+    echo "  so each builds them, and what is above them, again: add the features to bindings/c and bindings/python" >&2
+    status=1
+  fi
+done
+[ $status -eq 0 ] && echo "check-deps: the C library, the wheel and the addon select the same features of what they share"
 exit $status

@@ -2,8 +2,10 @@
 # A fresh machine, for measuring `make test` the way a newcomer meets it, on a machine
 # that has run the project before (docs/performance.md, "make test on a fresh machine").
 #   sudo scripts/fresh-machine.sh SINCE [DIR] [COMMAND...]
-# SINCE is when this machine started ("2026-11-26 08:51:30"): everything installed
-# after it is taken away again, in an overlay of / (the real root is untouched):
+# SINCE is when this machine's own start-up work ended, after boot (the platform
+# installs and updates some tools then: apt's history and the ctime of
+# /usr/lib/node_modules/npm show it): everything installed after it is taken away
+# again, in an overlay of / (the real root is untouched):
 #   - Debian packages that apt's history shows installed since (purged, with what they
 #     pulled in);
 #   - rustup's other toolchains, targets and components (the image's toolchains keep
