@@ -49,11 +49,11 @@ done
 # profile (dist), so they share every dependency they select the same features of;
 # one feature more in one of them builds that crate again for it, and everything
 # above it (the lease stack: tonic, tokio-postgres, flakeid-lease-net) in each.
-# bindings/c and bindings/python carry the features napi and pyo3 select.
+# bindings/c and bindings/python carry the features napi and pyo3 select (the
+# workspace's Cargo.toml, beside futures).
 features() {
-  local LC_ALL=C
   "$cargo" tree --locked -q -p "$1" -f '{p}|{f}' --prefix none -e normal,build --target x86_64-unknown-linux-gnu |
-    sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | sort -u
+    sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | LC_ALL=C sort -u
 }
 c=$(features flakeid-c)
 for b in flakeid-python flakeid-node; do
