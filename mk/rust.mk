@@ -48,6 +48,9 @@ lint: setup-rust $(if $(TIER_CI),setup-msrv) lint-help lint-workflows ## [TIER=t
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-lease-net --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-seal --no-deps --quiet
 	CARGO=$(CARGO) bash scripts/check-deps.sh
+	@# The other workspaces' lock files are current (a crate they build changed its
+	@# dependencies: `cargo update --workspace` there), here rather than in make ci's builds.
+	for m in fuzz bindings/postgres; do $(CARGO) update -q --workspace --locked --manifest-path $$m/Cargo.toml; done
 	@# Cargo's outputs are reached through $$(TARGET) or $$CARGO_TARGET_DIR: a fixed
 	@# target/ path is not there when CARGO_TARGET_DIR is set. Caught: a profile's or
 	@# the host's directory under target/ (in Python's path joins too), and a cargo
