@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo=${CARGO:-cargo}
 status=0
+# The crates `cargo tree ARGS` lists, one line each (name, version, and what -f adds).
+tree_crates() {
+  "$cargo" tree --locked -q --prefix none "$@" | sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | LC_ALL=C sort -u
+}
 
 # crate  budget  why
 budgets="
@@ -18,8 +22,7 @@ flakeid-python     13   + pyo3 (4 crates) and its macros' syn, quote, proc-macro
 "
 while read -r crate budget _; do
   [ -n "$crate" ] || continue
-  n=$("$cargo" tree --locked -q -e normal -p "$crate" --no-default-features --prefix none --no-dedupe |
-    sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | sort -u | wc -l)
+  n=$(tree_crates -e normal -p "$crate" --no-default-features --no-dedupe | wc -l)
   if [ "$n" -gt "$budget" ]; then
     echo "check-deps: the lean build of $crate compiles $n crates, over its budget of $budget:" >&2
     "$cargo" tree --locked -q -e normal -p "$crate" --no-default-features >&2
@@ -51,19 +54,17 @@ done
 # above it (the lease stack: tonic, tokio-postgres, flakeid-lease-net) in each.
 # bindings/c and bindings/python carry the features napi and pyo3 select (the
 # workspace's Cargo.toml, beside futures).
-features() {
-  "$cargo" tree --locked -q -p "$1" -f '{p}|{f}' --prefix none -e normal,build --target x86_64-unknown-linux-gnu |
-    sed -e 's/ (\*)$//' -e 's/ (proc-macro)$//' | LC_ALL=C sort -u
-}
+features() { tree_crates -p "$1" -f '{p}|{f}' -e normal,build --target x86_64-unknown-linux-gnu; }
 c=$(features flakeid-c)
+aligned=1
 for b in flakeid-python flakeid-node; do
   diff=$(LC_ALL=C join -t'|' <(echo "$c") <(features "$b") | awk -F'|' '$2 != $3')
   if [ -n "$diff" ]; then
     echo "check-deps: flakeid-c and $b select different features of (crate|flakeid-c's|$b's):" >&2
     echo "$diff" >&2
     echo "  so each builds them, and what is above them, again: add the features to bindings/c and bindings/python" >&2
-    status=1
+    status=1 aligned=0
   fi
 done
-[ $status -eq 0 ] && echo "check-deps: the C library, the wheel and the addon select the same features of what they share"
+[ $aligned -eq 0 ] || echo "check-deps: the C library, the wheel and the addon select the same features of what they share"
 exit $status
