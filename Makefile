@@ -44,7 +44,7 @@ CI_SUITES := \
   test-postgres \
   test-dist \
   test-windows \
-  check-core-ports \
+  check-ports \
   test-postgres-majors \
   test-serve-abuse
 
@@ -59,10 +59,10 @@ RELEASE_SUITES := \
 
 # The tier is a parameter: a suite whose tiers run different shares of it reads TIER
 # (test, ci or release; run-suites.sh passes the one it runs), and a suite run alone
-# runs whole (release). So make ci's lint adds the MSRV check and the gRPC stubs'
-# freshness to make test's, and make ci's test-windows, test-postgres-majors and
-# test-dist are the shares of release-check's that fit its budget (CONTRIBUTING.md,
-# "The three test tiers", says which and why).
+# runs whole (release). So make ci's lint adds the gRPC stubs' freshness to make
+# test's, and make ci's test-windows, test-postgres-majors and test-dist are the
+# shares of release-check's that fit its budget (CONTRIBUTING.md, "The three test
+# tiers", says which and why).
 TIER ?= release
 ifeq ($(filter test ci release,$(TIER)),)
 $(error TIER=$(TIER): one of test, ci, release)
@@ -82,14 +82,15 @@ TIER_RELEASE := $(filter release,$(TIER))
 # "Where the time goes") and run beside the suites that mostly wait, two chains side
 # by side (one chain's single-core fat-LTO tail leaves the other core to the other),
 # in target directories or profiles no foreground cargo locks before their suite;
-# check-core-ports (clippy only, which no timing can fail) follows dist-cli.
+# check-ports (compile-only, which no timing can fail: the core for macOS and
+# Windows, the MSRV check, which lint ran in the foreground) follows dist-cli.
 # After test-dist, test-postgres-majors, which mostly waits (servers starting,
 # borrow windows, pg_upgrade), runs at normal priority beside test-windows (not
 # beside test-dist: `make dist` empties dist/, where the extension's packages are
 # written); test-serve-abuse, whose probes must answer within 100 ms, runs after
 # it, alone.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
-  @test-fuzz dist-cli>test-dist check-core-ports>check-core-ports | \
+  @test-fuzz dist-cli>test-dist check-ports>check-ports | \
   @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
@@ -108,8 +109,8 @@ TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node
 # (the addon's build). setup-dist and setup-windows read TIER too.
 SETUP_test := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint \
   setup-postgres-fixture
-SETUP_ci := setup-postgres $(SETUP_test) setup-msrv setup-lease setup-serve setup-browser setup-fuzz \
-  setup-faults setup-dist setup-windows setup-core-ports
+SETUP_ci := setup-postgres $(SETUP_test) setup-lease setup-serve setup-browser setup-fuzz \
+  setup-faults setup-dist setup-windows setup-ports
 SETUP_release := $(SETUP_ci) setup-dist-cross setup-go-release
 
 .PHONY: all help lint-help test ci release-check soak setup

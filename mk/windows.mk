@@ -50,20 +50,3 @@ setup-windows: setup-rust $(if $(TIER_RELEASE),setup-go) ## [TIER=ci: the core's
 
 test-windows: setup-windows $(if $(TIER_RELEASE),setup-lease) ## [TIER=ci: the core's tests alone] the core's, C's, Go's and the JS suites on the Windows builds under Wine, each skip named
 	CARGO=$(CARGO) WINE=$(WINE) NODE_WIN_EXE=$(NODE_WIN_EXE) bash scripts/test-windows.sh $(WIN_LANGS)
-
-# The core where nothing here runs it: macOS (x86_64, arm64), and the Windows
-# library the way users build it (its tests run under Wine: test-windows).
-# clippy -D warnings of the library, with and without `lease`: every per-OS cfg
-# (the boot clock, file locks, node sources) compiles, warning-free. The core's
-# library has no build script and no C, so no SDK or linker is needed. A target
-# directory of its own: make ci runs it beside suites whose cargo locks $(TARGET).
-CORE_PORTS_TARGET_DIR := $(TARGET)/core-ports
-CORE_PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
-.PHONY: setup-core-ports check-core-ports
-setup-core-ports: setup-rust ## the Rust targets of check-core-ports (macOS x86_64 and arm64, windows-gnu)
-	@for t in $(CORE_PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
-
-check-core-ports: setup-core-ports ## the core's library for macOS and Windows: clippy -D warnings, bare, with lease, with lease and uuid7
-	@for t in $(CORE_PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
-	  echo "CARGO_TARGET_DIR=$(CORE_PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
-	  CARGO_TARGET_DIR=$(CORE_PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done

@@ -1,30 +1,48 @@
 #!/usr/bin/env python3
-"""Runs a cargo test target's tests each in a process of its own, as many at once as
-there are CPUs, and reports as every runner in tests/ does (tests/env/cases.py): a
-line per test, then `N passed, N failed`.
+"""Runs cargo test targets side by side, as many at once as there are CPUs, and
+reports as every runner in tests/ does (tests/env/cases.py): a line per test (or per
+test binary), then `N passed, N failed`.
 
-    cargo-apart.py CARGO_TEST_ARGS...   (e.g. -p flakeid-core --release --test loom)
+    cargo-apart.py CARGO_TEST_ARGS...              each test in a process of its own
+    cargo-apart.py --binaries ARGS [, ARGS ...]    each test binary in a process of its own
 
-For the loom models (make test-loom): loom gives every model thread a coroutine stack
-of its own, mapped and unmapped for each of the model's executions, so a model spends
-most of its time in mmap, munmap and page faults. Two models in one process queue on
-that process's memory-map lock; in two processes they run side by side, and the suite
-takes about half the time for the same CPU time (docs/performance.md, "Where the time
-goes"). A failing test's output is printed whole; every test runs, also after one
-failed, and the exit status is 1 when any did.
+Each test (default): for the loom models (make test-loom). loom gives every model
+thread a coroutine stack of its own, mapped and unmapped for each of the model's
+executions, so a model spends most of its time in mmap, munmap and page faults. Two
+models in one process queue on that process's memory-map lock; in two processes they
+run side by side, and the suite takes about half the time for the same CPU time
+(docs/performance.md, "Where the time goes").
+
+`--binaries`: for make test-rust. Each test binary runs whole, its tests in one
+process as `cargo test` runs them, but the binaries run side by side, not one after
+another (most of them wait on child processes, leases and clocks, or use one core).
+The groups of cargo arguments, separated by a `,` word, are built in turn (each is one
+`cargo test`'s feature resolution). A binary that runs a generator takes the host
+guard, which would refuse a node id another binary holds at the same moment: each
+binary gets a guard directory of its own under FLAKEID_HOST_GUARD (docs/design.md,
+"The host guard"), as two hosts would.
+
+A failing test's (or binary's) output is printed whole; everything runs, also after
+one failed, and the exit status is 1 when any did.
 """
+import collections
+import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "env"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 from cases import Cases  # noqa: E402  (tests/env/cases.py: every runner's report)
 
 
 def executables(cargo_args):
+    """(source, executable, package directory) of each test executable `cargo test ARGS`
+    builds; source is its source file's path in the repository."""
     cargo = os.environ.get("CARGO", "cargo")
     build = subprocess.run([cargo, "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args],
                            stdout=subprocess.PIPE, text=True)
@@ -33,7 +51,8 @@ def executables(cargo_args):
     for line in build.stdout.splitlines():
         msg = json.loads(line)
         if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
-            yield msg["executable"]
+            src = os.path.relpath(msg["target"]["src_path"], ROOT)
+            yield src, msg["executable"], os.path.dirname(msg["manifest_path"])
 
 
 def tests_of(exe):
@@ -41,21 +60,58 @@ def tests_of(exe):
     return [line[: -len(": test")] for line in listed.stdout.splitlines() if line.endswith(": test")]
 
 
-def run_one(exe, name):
+def run(cmd, env=None, cwd=None):
     started = time.monotonic()
-    p = subprocess.run([exe, "--exact", name, "--test-threads", "1"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    return name, p.returncode, time.monotonic() - started, p.stdout
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
+    return p.returncode, time.monotonic() - started, p.stdout
+
+
+def run_binary(guard, src, exe, package_dir, build=None):
+    # As `cargo test` runs it: in its package's directory, which it names.
+    env = dict(os.environ, CARGO_MANIFEST_DIR=package_dir)
+    if guard != "off":
+        env["FLAKEID_HOST_GUARD"] = os.path.join(guard, os.path.basename(exe))
+    rc, secs, out = run([exe], env, package_dir)
+    summary = [line for line in out.splitlines() if line.startswith("test result:")]
+    # `test result: ok. 12 passed; 0 failed; ...; finished in 1.2s` -> `12 passed, 1.2 s`
+    said = summary[-1].split(". ", 1)[-1].split(";")[0] if summary else "ran"
+    label = src if "/tests/" in src or "/benches/" in src else f"{src} (unit tests)"
+    if build:
+        label += f" (build {build})"
+    return label, rc, secs, f"{said}, {secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}"
 
 
 def main():
-    jobs = [(exe, name) for exe in executables(sys.argv[1:]) for name in tests_of(exe)]
+    args = sys.argv[1:]
+    if args[:1] == ["--binaries"]:
+        groups, group = [], []
+        for word in args[1:] + [","]:
+            if word == ",":
+                groups.append(group)
+                group = []
+            else:
+                group.append(word)
+        jobs = [(*job, i + 1) for i, g in enumerate(groups) for job in executables(g)]
+        # A binary that more than one build makes is named with its build's number.
+        made = collections.Counter(src for src, *_ in jobs)
+        jobs = [(src, exe, package_dir, build if made[src] > 1 else None) for src, exe, package_dir, build in jobs]
+        # The guards' parent: FLAKEID_HOST_GUARD (make's target/host-guard), else a new
+        # directory (the default guard, one per host, is the one that would be shared).
+        guard = os.environ.get("FLAKEID_HOST_GUARD") or tempfile.mkdtemp(prefix="flakeid-apart-guard-")
+        runner, title = functools.partial(run_binary, guard), "cargo-apart --binaries"
+    else:
+        jobs = [(exe, name) for _, exe, _ in executables(args) for name in tests_of(exe)]
+
+        def runner(exe, name):
+            rc, secs, out = run([exe, "--exact", name, "--test-threads", "1"])
+            return name, rc, secs, f"{secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}"
+        title = "cargo-apart " + " ".join(args)
     if not jobs:
-        sys.exit("cargo-apart: no tests found for: " + " ".join(sys.argv[1:]))
-    cases = Cases("cargo-apart " + " ".join(sys.argv[1:]))
+        sys.exit("cargo-apart: no tests found for: " + " ".join(args))
+    cases = Cases(title)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for name, rc, secs, out in pool.map(lambda job: run_one(*job), jobs):
-            cases.record(name, rc == 0, f"{secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}")
+        for name, rc, secs, detail in pool.map(lambda job: runner(*job), jobs):
+            cases.record(name, rc == 0, detail)
     sys.exit(cases.finish())
 
 

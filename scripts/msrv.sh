@@ -2,8 +2,8 @@
 # The published crates and the rust-version each declares (its own manifest's, or
 # the workspace's when it inherits it):
 #   scripts/msrv.sh list       "crate version" per line
-#   scripts/msrv.sh versions   the distinct versions (for make setup-msrv, mk/rust.mk)
-#   scripts/msrv.sh check      `cargo +<version> check` of each crate (make lint)
+#   scripts/msrv.sh versions   the distinct versions (for make setup-ports, mk/rust.mk)
+#   scripts/msrv.sh check      `cargo +<version> check` of each crate (make check-ports)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CRATES="flakeid-core flakeid-lease-net flakeid-server flakeid-cli"
