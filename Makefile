@@ -88,10 +88,10 @@ TIER_RELEASE := $(filter release,$(TIER))
 # borrow windows, pg_upgrade), runs at normal priority beside test-windows (not
 # beside test-dist: `make dist` empties dist/, where the extension's packages are
 # written); test-serve-abuse, whose probes must answer within 100 ms, runs after
-# it, alone.
+# it, alone, on dist-cli's static CLI.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-fuzz dist-cli>test-dist check-ports>check-ports | \
-  @test-fuzz deb-postgres>test-postgres serve-release>test-serve-abuse deb-postgres-majors>test-postgres-majors | \
+  @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target

@@ -1,11 +1,11 @@
 # `flakeid serve`: HTTP clients against real server processes, scale-out
 # and frozen-store tests on the test environment's Redis and PostgreSQL
 # (tests/serve/run.py, tests/env/testenv.py); test-serve-abuse: the memory budget and
-# the probes under attack, against a release build (tests/serve/abuse_test.py, run by
-# tests/serve/run.py abuse).
+# the probes under attack, against the static CLI of the release archives
+# (tests/serve/abuse_test.py, run by tests/serve/run.py abuse).
 # Bench: wrk against flakeid serve beside an axum hello world (4 and 64 connections),
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
-.PHONY: setup-serve setup-serve-bench test-serve serve-release test-serve-abuse bench-serve
+.PHONY: setup-serve setup-serve-bench test-serve test-serve-abuse bench-serve
 ##@ flakeid serve
 # curl (the h2c test) and a venv with schemathesis, pinned, for the OpenAPI check
 # (tests/serve/serve_test.py runs it), and h2, pinned, the HTTP/2 client of the abuse
@@ -30,13 +30,16 @@ setup-serve-bench: setup-serve
 test-serve: setup-serve setup-lease ## HTTP clients against real servers, scale-out, frozen stores
 	CARGO=$(CARGO) python3 tests/serve/run.py
 
-# The abuse suite runs a release build: what users run (`cargo install`; a debug
-# build's allocations and speed are not). make ci builds it in the background (the
-# Makefile's CI_BACKGROUND) and runs the suite after.
-serve-release: ## the release CLI that test-serve-abuse attacks
-	$(CARGO) build -q --release -p flakeid-cli
-test-serve-abuse: serve-release setup-serve ## the memory budget and the probes under attack (a release build)
-	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/run.py abuse $(TARGET)/release/flakeid
+# The abuse suite attacks the CLI users download: the host's static CLI of the
+# release archives (make dist-cli, TIER=ci: the host's alone, not release-check's
+# cross builds; the dist profile, musl). A debug build's allocations and speed are
+# not what users run. make ci builds it in the background for test-dist (the
+# Makefile's CI_BACKGROUND), so the suite finds it built; a release build of its own,
+# as before, compiled the CLI and its network stack once more.
+SERVE_ABUSE_CLI = $(TARGET)/static-cli/x86_64-unknown-linux-musl/dist/flakeid
+test-serve-abuse: setup-serve ## the memory budget and the probes under attack (the static CLI of the release archives)
+	$(MAKE) --no-print-directory dist-cli TIER=ci
+	$(SERVE_VENV)/bin/python -W ignore::ResourceWarning tests/serve/run.py abuse $(SERVE_ABUSE_CLI)
 
 bench-serve: setup-serve-bench ## wrk against flakeid serve beside an axum hello world, TLS, gRPC, bulk
 	CARGO=$(CARGO) bash tests/serve/bench.sh

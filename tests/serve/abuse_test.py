@@ -1,6 +1,6 @@
-"""`flakeid serve` under the three attacks of one unauthenticated client, against a
-release build, each in bounded loops on 127.0.0.1 (docs/service.md, "Memory
-budget"):
+"""`flakeid serve` under the three attacks of one unauthenticated client, against an
+optimised build (make test-serve-abuse: the static CLI users download), each in
+bounded loops on 127.0.0.1 (docs/service.md, "Memory budget"):
 
   1. gRPC request bodies held open: HTTP/2 bodies one byte short, HTTP/1.1 POSTs to
      gRPC paths, a body trickled in;

@@ -11,7 +11,8 @@ the Redis and PostgreSQL of the one test environment (tests/env/testenv.py) for 
 lease tests, started here and stopped on exit. Needs make test-serve's prerequisites
 (setup-serve, setup-lease).
 abuse: tests/serve/abuse_test.py, the memory budget and the probes under attack,
-against BINARY (a release build: make serve-release); no store.
+against BINARY (the static CLI of the release archives: make test-serve-abuse
+builds it with make dist-cli); no store.
 TEST: unittest names, e.g. `Routes` or `Tls.test_bearer_tokens`.
 """
 
