@@ -72,26 +72,28 @@ TIER_CI := $(filter ci release,$(TIER))
 TIER_RELEASE := $(filter release,$(TIER))
 
 # make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
-# the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and
-# fails if it did); `SUITE>SUITE`: the suite runs beside the others, and the run
-# waits for it at its place in CI_SUITES. test-loom, then the fuzz targets' build,
-# run beside make test's suites after test-rust, which leave a core idle most of the
-# time: the loom models only compute (a model checker's verdict cannot depend on
-# timing), and the fuzz build has a workspace of its own. The other builds wait for
-# test-fuzz (beside make test's compiling suites they slowed them: docs/performance.md,
-# "Where the time goes") and run beside the suites that mostly wait, two chains side
-# by side (one chain's single-core fat-LTO tail leaves the other core to the other),
-# in target directories or profiles no foreground cargo locks before their suite;
-# check-ports (compile-only, which no timing can fail: the core for macOS and
-# Windows, the MSRV check, which lint ran in the foreground) follows dist-cli.
-# After test-dist, test-postgres-majors, which mostly waits (servers starting,
-# borrow windows, pg_upgrade), runs at normal priority beside test-windows (not
-# beside test-dist: `make dist` empties dist/, where the extension's packages are
-# written); test-serve-abuse, whose probes must answer within 100 ms, runs after
-# it, alone, on dist-cli's static CLI.
+# the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and fails
+# if it did; its make gets BUILT=BUILD); `SUITE>SUITE`: the suite runs beside the
+# others, and the run waits for it at its place in CI_SUITES. test-loom, then the fuzz
+# targets' build, run beside make test's suites after test-rust, which leave a core idle
+# most of the time: the loom models only compute (a model checker's verdict cannot
+# depend on timing), and the fuzz build has a workspace of its own. The other builds
+# wait for test-fuzz (beside make test's compiling suites they slowed them:
+# docs/performance.md, "Where the time goes") and run beside the suites that mostly
+# wait, two chains side by side (one chain's single-core fat-LTO tail leaves the other
+# core to the other), in target directories or profiles no foreground cargo locks before
+# their suite. deb-postgres's chain starts first, alone beside test-lease: test-postgres
+# waits for it, and test-dist, which waits for dist-cli, comes after test-postgres.
+# check-ports (compile-only, which no timing can fail: the core for macOS and Windows,
+# the MSRV check, which lint ran in the foreground) follows dist-cli. After test-dist,
+# test-postgres-majors, which mostly waits (servers starting, borrow windows,
+# pg_upgrade), runs at normal priority beside test-windows (not beside test-dist:
+# `make dist` empties dist/, where the extension's packages are written);
+# test-serve-abuse, whose probes must answer within 100 ms, runs after it, alone, on
+# dist-cli's static CLI.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
-  @test-fuzz dist-cli>test-dist check-ports>check-ports | \
   @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors | \
+  @test-lease dist-cli>test-dist check-ports>check-ports | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target

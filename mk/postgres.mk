@@ -98,7 +98,12 @@ install-postgres: setup-postgres ## a release build from source into the Postgre
 deb-postgres: setup-postgres ## dist/postgresql-<PG>-flakeid_<version>_<arch>.deb and a pg_config-relative tarball
 	PG_CONFIG=$(PG_CONFIG) bash $(PG_CRATE)/package-deb.sh
 
-test-postgres-deb: deb-postgres ## PG's packages checked, installed (apt for 15, else the tarball), CREATE EXTENSION with no Rust on PATH
+# make ci builds PG's packages in the background (deb-postgres>test-postgres), so
+# test-postgres gets BUILT=deb-postgres (scripts/run-suites.sh) and installs them as
+# built: a second `cargo pgrx package` would wait for the lock of the background's
+# next build (deb-postgres-majors), whose features rebuild the extension's one
+# fingerprint, and then build PG's again.
+test-postgres-deb: $(if $(filter deb-postgres,$(BUILT)),,deb-postgres) ## PG's packages checked, installed (apt for 15, else the tarball), CREATE EXTENSION with no Rust on PATH
 	PG_CONFIG=$(PG_CONFIG) python3 tests/postgres/deb.py
 
 # run.py tests the library the .deb installed (the release build that ships), plus

@@ -10,7 +10,9 @@
 # background, as SCHED_IDLE with idle I/O priority (a CPU only when no test wants
 # one); `|` separates chains that run side by side, each running its targets in
 # turn, started once the suite of its `@SUITE` has passed (or at once, without one).
-# Suite S waits for target B of `B>S` before it starts, and fails when B did. A
+# Suite S waits for target B of `B>S` before it starts, fails when B did, and is run
+# as `make S BUILT='B...'` (the builds it waited for: its recipe need not make them
+# again, which would wait for the locks of the builds still running). A
 # suite in a chain (`S>S`: it runs beside the others) is not run again at its turn:
 # its log is printed there, and its times are its row; it first waits for the builds
 # of other chains it needs (`B>S`). A chain whose first word (after `@SUITE`) is
@@ -97,6 +99,14 @@ wait_background() {
     fi
   done
 }
+# The background builds suite $1 waits for (`B>$1`), as BUILT='B...' for its make.
+built_for() {
+  local step out=()
+  for step in ${BACKGROUND:-}; do
+    [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] && [ "${step%%>*}" != "$1" ] && out+=("${step%%>*}")
+  done
+  [ ${#out[@]} -eq 0 ] || echo "BUILT=${out[*]}"
+}
 any_chain_runs() {
   local pid
   for pid in "${bg_pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
@@ -119,7 +129,8 @@ if [ -n "$in_chain" ]; then
     t0=$SECONDS
     cpu
     c0=$CPU
-    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" >>"$bg_dir/$b.log" 2>&1 </dev/null
+    built=$(built_for "$b")
+    "$make" --no-print-directory -C "$root" "$b" "${tier_args[@]}" ${built:+"$built"} >>"$bg_dir/$b.log" 2>&1 </dev/null
     rc=$?
     cpu
     # Its wall and CPU seconds, in .done or .failed.
@@ -168,7 +179,8 @@ for t in "$@"; do
     read -r wall c < <(cat "$bg_dir/$t.done" "$bg_dir/$t.failed" 2>/dev/null)
     note=", beside the others"
   elif wait_background "$t"; then
-    "$make" --no-print-directory "$t" "${tier_args[@]}"
+    built=$(built_for "$t")
+    "$make" --no-print-directory "$t" "${tier_args[@]}" ${built:+"$built"}
     rc=$?
   else
     rc=1
