@@ -78,14 +78,21 @@ stop_background() {
   done
   return 0
 }
+# The B of each `B>$1` step of BACKGROUND, one a line (`$1>$1`, a suite beside the
+# others, names $1 itself).
+builds_for() {
+  local step
+  for step in ${BACKGROUND:-}; do
+    [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] && echo "${step%%>*}"
+  done
+  return 0
+}
 # Waits for the background builds suite $1 needs; 1 when one failed or its chain ended
 # without it. In a chain (a suite beside the others), the builds of the other chains:
 # the chains are the main script's children, so it waits for their files only.
 wait_background() {
-  local step b t0=$SECONDS
-  for step in ${BACKGROUND:-}; do
-    [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] || continue
-    b=${step%%>*}
+  local b t0=$SECONDS
+  for b in $(builds_for "$1"); do
     [ -z "$in_chain" ] || [ "$b" != "$1" ] || continue
     while [ ! -f "$bg_dir/$b.done" ] && [ ! -f "$bg_dir/$b.failed" ] && { [ -n "$in_chain" ] || any_chain_runs; }; do
       sleep 1
@@ -99,12 +106,10 @@ wait_background() {
     fi
   done
 }
-# The background builds suite $1 waits for (`B>$1`), as BUILT='B...' for its make.
+# The other builds suite $1 waits for, as BUILT='B...' for its make.
 built_for() {
-  local step out=()
-  for step in ${BACKGROUND:-}; do
-    [ "$step" != '|' ] && [ "${step#*>}" = "$1" ] && [ "${step%%>*}" != "$1" ] && out+=("${step%%>*}")
-  done
+  local b out=()
+  for b in $(builds_for "$1"); do [ "$b" = "$1" ] || out+=("$b"); done
   [ ${#out[@]} -eq 0 ] || echo "BUILT=${out[*]}"
 }
 any_chain_runs() {
