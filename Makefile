@@ -31,7 +31,6 @@ TEST_SUITES := \
 
 CI_SUITES := \
   $(TEST_SUITES) \
-  lint-postgres \
   test-loom \
   test-fuzz \
   test-lease \
@@ -45,6 +44,7 @@ CI_SUITES := \
   test-dist \
   test-windows \
   check-ports \
+  lint-postgres \
   test-postgres-majors \
   test-serve-abuse
 
@@ -85,14 +85,16 @@ TIER_RELEASE := $(filter release,$(TIER))
 # their suite. deb-postgres's chain starts first, alone beside test-lease: test-postgres
 # waits for it, and test-dist, which waits for dist-cli, comes after test-postgres.
 # check-ports (compile-only, which no timing can fail: the core for macOS and Windows,
-# the MSRV check, which lint ran in the foreground) follows dist-cli. After test-dist,
+# the MSRV check, which lint ran in the foreground) follows dist-cli, and lint-postgres
+# (the extension's rustfmt and clippy, compile-only too) follows deb-postgres-majors:
+# both end beside test-postgres, which leaves a core idle most of its time. After test-dist,
 # test-postgres-majors, which mostly waits (servers starting, borrow windows,
 # pg_upgrade), runs at normal priority beside test-windows (not beside test-dist:
 # `make dist` empties dist/, where the extension's packages are written);
 # test-serve-abuse, whose probes must answer within 100 ms, runs after it, alone, on
 # dist-cli's static CLI.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
-  @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors | \
+  @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors lint-postgres>lint-postgres | \
   @test-lease dist-cli>test-dist check-ports>check-ports | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
@@ -100,8 +102,9 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
 # directory of its own) ran in the foreground. It runs beside test-python and
 # test-node, which wait on pip and npm and end in a single-core link (beside test-rust's
 # or test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
-# machine"); warm, a no-op.
-TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node
+# machine"); warm, a no-op. Then the wasm package's build (a fat-LTO link on one
+# core, and wasm-opt), in the idle core of test-node's own link.
+TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
 # What each tier installs (scripts/bootstrap.sh TIER = make setup TIER=..., several

@@ -39,8 +39,9 @@ setup-browser: ## Debian's Chromium, for the headless browser test
 wasm: setup-wasm ## the wasm package: bindings/wasm/pkg (node and web builds), wasm-opt'd
 	FLAKEID_WASM_TARGET_DIR=$(WASM_TARGET_DIR) bash $(WASM_DIR)/build.sh
 
-# setup-node (node.mk) installs node/'s npm dependencies, which node/test loads.
-test-wasm-node: wasm setup-node ## build, the Node package's JS suite on it, the wasm-only tests
+# setup-node (node.mk) installs node/'s npm dependencies, which node/test loads. make
+# test builds the package in the background (wasm>test-wasm-node) and passes BUILT=wasm.
+test-wasm-node: $(if $(filter wasm,$(BUILT)),,wasm) setup-node ## build, the Node package's JS suite on it, the wasm-only tests
 	$(NODE_WASM_TEST)
 	cd $(WASM_DIR) && node --test test/*.test.mjs
 
