@@ -87,12 +87,13 @@ TIER_RELEASE := $(filter release,$(TIER))
 # check-ports (compile-only, which no timing can fail: the core for macOS and Windows,
 # the MSRV check, which lint ran in the foreground) follows dist-cli, and lint-postgres
 # (the extension's rustfmt and clippy, compile-only too) follows deb-postgres-majors:
-# both end beside test-postgres, which leaves a core idle most of its time. After test-dist,
-# test-postgres-majors, which mostly waits (servers starting, borrow windows,
-# pg_upgrade), runs at normal priority beside test-windows (not beside test-dist:
-# `make dist` empties dist/, where the extension's packages are written);
-# test-serve-abuse, whose probes must answer within 100 ms, runs after it, alone, on
-# dist-cli's static CLI.
+# both run beside test-postgres, which leaves a core idle most of its time, and end
+# before their places in CI_SUITES (docs/performance.md, "lint-postgres in the
+# background"). After test-dist, test-postgres-majors, which mostly waits (servers
+# starting, borrow windows, pg_upgrade), runs at normal priority beside test-windows
+# (not beside test-dist: `make dist` empties dist/, where the extension's packages are
+# written); test-serve-abuse, whose probes must answer within 100 ms, runs after it,
+# alone, on dist-cli's static CLI.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors lint-postgres>lint-postgres | \
   @test-lease dist-cli>test-dist check-ports>check-ports | \
@@ -103,7 +104,8 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
 # test-node, which wait on pip and npm and end in a single-core link (beside test-rust's
 # or test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
 # machine"); warm, a no-op. Then the wasm package's build (a fat-LTO link on one
-# core, and wasm-opt), in the idle core of test-node's own link.
+# core, and wasm-opt), beside test-node (docs/performance.md, "lint-postgres in the
+# background").
 TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ wasm: setup-wasm ## the wasm package: bindings/wasm/pkg (node and web builds), w
 	FLAKEID_WASM_TARGET_DIR=$(WASM_TARGET_DIR) bash $(WASM_DIR)/build.sh
 
 # setup-node (node.mk) installs node/'s npm dependencies, which node/test loads. make
-# test builds the package in the background (wasm>test-wasm-node) and passes BUILT=wasm.
+# test builds the package in the background (wasm>test-wasm-node), and BUILT names it.
 test-wasm-node: $(if $(filter wasm,$(BUILT)),,wasm) setup-node ## build, the Node package's JS suite on it, the wasm-only tests
 	$(NODE_WASM_TEST)
 	cd $(WASM_DIR) && node --test test/*.test.mjs
