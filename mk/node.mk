@@ -20,17 +20,21 @@ NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 # target directory (NAPI_FORCE_BUILD_FLAKEID_NODE), so the next run rebuilt the addon
 # whatever changed, a second fat-LTO link in a cold make test.
 NODE_MAJOR = $$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-# In node_modules, like mk/faults.mk's venv stamp: gone with it.
+# In node_modules, like mk/faults.mk's venv stamp: gone with it. It holds the dist
+# profile's settings the addon was built with (make test's differ: the Makefile's
+# TIER), so that a make ci after a make test builds the shipped addon again.
 NODE_STAMP := node/node_modules/.flakeid-installed
+NODE_BUILD := lto=$(CARGO_PROFILE_DIST_LTO) codegen-units=$(CARGO_PROFILE_DIST_CODEGEN_UNITS)
 NODE_SRC := $(shell git ls-files bindings/node crates/flakeid-core crates/flakeid-js crates/flakeid-lease-net \
   crates/flakeid-seal 2>/dev/null) node/package.json node/package-lock.json node/index.js node/index.d.ts \
   Cargo.toml Cargo.lock
 setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon) when its inputs changed
 	@command -v npm >/dev/null 2>&1 && [ $(NODE_MAJOR) -ge 18 ] || $(APT_INSTALL) setup-node nodejs npm
 	@[ $(NODE_MAJOR) -ge 18 ] || { echo "setup-node: Node.js >= 18 is required, got $$(node --version)" >&2; exit 1; }
-	@[ -f $(NODE_STAMP) ] && [ -z "$$(find $(NODE_SRC) -newer $(NODE_STAMP) 2>/dev/null | head -n 1)" ] \
+	@[ -f $(NODE_STAMP) ] && [ "$$(cat $(NODE_STAMP))" = "$(NODE_BUILD)" ] \
+	  && [ -z "$$(find $(NODE_SRC) -newer $(NODE_STAMP) 2>/dev/null | head -n 1)" ] \
 	  || { echo "cd node && npm install --no-audit --no-fund"; (cd node && npm install --no-audit --no-fund) \
-	    && touch $(NODE_STAMP); }
+	    && echo "$(NODE_BUILD)" >$(NODE_STAMP); }
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
 # by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).
