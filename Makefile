@@ -71,10 +71,10 @@ endif
 TIER_CI := $(filter ci release,$(TIER))
 TIER_RELEASE := $(filter release,$(TIER))
 # make test builds the bindings' native code (the C library, the wheel, the Node addon:
-# profile dist) without LTO across crates, in cargo's default 16 codegen units: its
-# three fat-LTO links, one core each, were a tenth of a cold make test. make ci and a
-# suite run alone build and test the shipped settings (CONTRIBUTING.md, "The three
-# test tiers"; docs/performance.md, "make test without the dist profile's LTO").
+# profile dist) without LTO across crates, in cargo's default 16 codegen units: each
+# of its three fat-LTO links runs on one core. make ci and a suite run alone build and
+# test the shipped settings (CONTRIBUTING.md, "The three test tiers"; the figures:
+# docs/performance.md, "make test without the dist profile's LTO").
 ifeq ($(TIER),test)
 export CARGO_PROFILE_DIST_LTO := false
 export CARGO_PROFILE_DIST_CODEGEN_UNITS := 16
