@@ -24,9 +24,9 @@ TEST_SUITES := \
   test-c \
   test-python \
   test-node \
-  test-wasm-node \
   test-go \
   test-java \
+  test-wasm-node \
   test-docs
 
 CI_SUITES := \
@@ -109,12 +109,13 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-dist normal test-postgres-majors>test-postgres-majors
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target
-# directory of its own) ran in the foreground. It runs beside test-python and
-# test-node, which wait on pip and npm and end in a single-core link (beside test-rust's
-# or test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
+# directory of its own) ran in the foreground. It runs beside test-python, test-node,
+# test-go and test-java, which wait on pip, npm and Maven (beside test-rust's or
+# test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
 # machine"); warm, a no-op. Then the wasm package's build (a fat-LTO link on one
-# core, and wasm-opt), beside test-node (docs/performance.md, "lint-postgres in the
-# background").
+# core, and wasm-opt). test-wasm-node runs after test-java so that the chain has the
+# four suites' idle core to finish in (docs/performance.md, "make test without the
+# dist profile's LTO"), and test-docs, which loads the package, after it.
 TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
