@@ -110,7 +110,7 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
 # make test's one: in a fresh clone on a fresh machine, make test installs what its
 # suites need as they come, and setup-wasm's build of wasm-bindgen-cli (a target
 # directory of its own) ran in the foreground. It runs beside test-python, test-node,
-# test-go and test-java, which wait on pip, npm and Maven (beside test-rust's or
+# test-go and test-java, which wait on pip, npm, Go and Maven (beside test-rust's or
 # test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
 # machine"); warm, a no-op. Then the wasm package's build (a fat-LTO link on one
 # core, and wasm-opt). test-wasm-node runs after test-java so that the chain has the

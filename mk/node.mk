@@ -18,7 +18,7 @@ NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 # fails. It runs again only when one of its inputs (NODE_SRC, the generated files
 # among them) is newer than its stamp: napi's CLI forces its first build in a fresh
 # target directory (NAPI_FORCE_BUILD_FLAKEID_NODE), so the next run rebuilt the addon
-# whatever changed, a second fat-LTO link in a cold make test.
+# whatever changed, a second link of the addon in a cold run.
 NODE_MAJOR = $$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 # In node_modules, like mk/faults.mk's venv stamp: gone with it. It holds the dist
 # profile's settings the addon was built with (make test's differ: the Makefile's
