@@ -1094,10 +1094,13 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
 
 # The sections that mostly wait (pg_upgrade's servers stopping and starting and its
 # borrow windows passing; lease's servers restarting and leases lapsing after a
-# store is wiped) run in processes of their own, on clusters of their own, started
-# before the first section: they wait beside the others. Each one's output is
-# shown, and its case recorded, at its place in the order.
-APART = ("pg_upgrade", "lease")
+# store is wiped; copies' borrow windows and restores), and options, whose fresh
+# cluster per case needs nothing of the others, run in processes of their own, on
+# clusters of their own, started before the first section: they wait beside the
+# others. Each one's output is shown, and its case recorded, at its place in the
+# order. The clock section stays in the run: its refusals need the standby's clock
+# set back to arrive within about a second.
+APART = ("options", "pg_upgrade", "lease", "copies")
 APART_FAILED = "it ran in a process of its own: its output is above"
 
 
