@@ -1096,7 +1096,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
 # borrow windows passing; lease's servers restarting and leases lapsing after a
 # store is wiped; copies' borrow windows and restores), and options, whose fresh
 # cluster per case needs nothing of the others, run in processes of their own, on
-# clusters of their own, started before the first section: they wait beside the
+# clusters of their own, started before the first section: they run beside the
 # others. Each one's output is shown, and its case recorded, at its place in the
 # order. The clock section stays in the run: its refusals need the standby's clock
 # set back to arrive within about a second.
