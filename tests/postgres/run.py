@@ -4,8 +4,9 @@ into the PostgreSQL under test (Debian's 15, or FLAKEID_PGBIN's: `make
 test-postgres PG=<major>`, tests/postgres/cluster.py). Starts private clusters of the one
 test environment (tests/postgres/cluster.py, tests/env/testenv.py: 127.0.0.1, ports
 below the ephemeral range, temporary directories, every cluster stopped on exit).
-Sections, in this order (pg_upgrade and lease, which mostly wait, run in processes
-of their own beside the others, and are reported at their place):
+Sections (run.py runs crash and clock first, then the others in this order; those
+in APART below run in processes of their own beside them and are reported after
+them):
   basic     preloaded, flakeid.datacenter = 11, flakeid.worker = 21: 8 concurrent
             pgbench clients insert rows with `id bigint DEFAULT flakeid_next()`;
             zero duplicates, every ID with the configured node; the shared vectors
@@ -1094,13 +1095,15 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
 
 # The sections that mostly wait (pg_upgrade's servers stopping and starting and its
 # borrow windows passing; lease's servers restarting and leases lapsing after a
-# store is wiped; copies' borrow windows and restores), and options, whose fresh
-# cluster per case needs nothing of the others, run in processes of their own, on
-# clusters of their own, started before the first section: they run beside the
-# others. Each one's output is shown, and its case recorded, at its place in the
-# order. The clock section stays in the run: its refusals need the standby's clock
-# set back to arrive within about a second.
-APART = ("options", "pg_upgrade", "lease", "copies")
+# store is wiped; copies' borrow windows and restores; convert's pgbench clients
+# beside each conversion), and options, whose fresh cluster per case needs nothing of
+# the others, run in processes of their own, on clusters of their own, beside the
+# other sections; each one's output is shown, and its case recorded, after theirs.
+# FIRST runs before they start: crash's restarted server must come back within its
+# borrowed lead (seconds), and clock's refusals need the clock the test set back to
+# be still behind (about 2 s), so neither runs beside them.
+APART = ("options", "pg_upgrade", "lease", "copies", "convert")
+FIRST = ("crash", "clock")
 APART_FAILED = "it ran in a process of its own: its output is above"
 
 
@@ -1146,14 +1149,20 @@ def main(argv):
         os.execvp(sys.executable, [sys.executable, env_py, "run", "--redis", "--postgres", "--etcd", "--",
                                    sys.executable, os.path.abspath(__file__), *picked])
     print(f"PostgreSQL {MAJOR} ({PGBIN})")
-    apart = {name: start_apart(name) for name in picked if name in APART and len(picked) > 1}
-    # Each section a case (tests/env/cases.py); the first that fails ends the run (its
-    # servers' logs are shown), and the sections after it count as failed, not run.
-    # A section started apart is waited for in any case, and counted as it ended.
+    # FIRST, then the others, then those apart (started once FIRST have run).
+    apart_names = [name for name in picked if name in APART] if len(picked) > 1 else []
+    picked = ([name for name in picked if name in FIRST]
+              + [name for name in picked if name not in FIRST and name not in apart_names] + apart_names)
+    apart, started = {}, False
+    # Each section a case (tests/env/cases.py), in that order; the first that fails ends
+    # the run (its servers' logs are shown), and the sections after it count as failed,
+    # not run. A section started apart is waited for in any case, and counted as it ended.
     cases = Cases("test-postgres")
     failed = None
     with Run("flakeid-postgres.", max_connections=120) as run:
         for name in picked:
+            if not started and name not in FIRST:
+                apart, started = {section: start_apart(section) for section in apart_names}, True
             if name not in apart:
                 SECTIONS[name](run)
                 cases.passed(name)
