@@ -22,9 +22,12 @@ def test_defaults_and_accessors() -> None:
     assert (gen.overflow, gen.clock_backwards) == ("wait", "error")
     assert (gen.max_borrow_ms, gen.max_wait_ms) == (2000, 1000)
     assert gen.last_issued_ms is None
-    before = int(time.time() * 1000)
+    # The ID's time is the clock cache's, which lags the OS clock by the cache
+    # thread's wake-up latency (docs/design.md, "The clock"): 11 ms was seen under make
+    # ci's load, so "now-ish" is checked with a second's slack, as in Java's ApiTest.
+    before = int(time.time() * 1000) - 1000
     parts = flakeid.decompose(gen.next_id())
-    assert before - 5 <= parts.timestamp_ms <= int(time.time() * 1000) + 5
+    assert before <= parts.timestamp_ms <= int(time.time() * 1000) + 5
     assert (parts.datacenter, parts.worker) == (3, 7)
     assert gen.last_issued_ms == parts.timestamp_ms
     assert repr(gen).startswith("Generator(datacenter=3, worker=7, node=103, layout=\"snowflake\"")
