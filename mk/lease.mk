@@ -31,4 +31,4 @@ test-lease-bindings: setup-lease python-venv setup-node lib-c ## the lease URLs 
 	CARGO=$(CARGO) C_LIB_DIR=$(C_LIB_DIR) python3 tests/lease/run.py bindings
 
 bench-lease: ## what the lease check adds to next_id()
-	$(CARGO) bench -p flakeid-core --features lease --bench lease
+	$(CARGO) bench -p flakeid-bench --features lease --bench lease

@@ -36,6 +36,11 @@ check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D 
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
 	bash scripts/msrv.sh check
 
+# The benches (crates/flakeid-bench, the core's) that need the core's features: the
+# workspace's builds turn them on (lint's clippy, test-rust's third build), so that
+# every bench is compiled and run once in those.
+BENCH_FEATURES := --features flakeid-bench/lease,flakeid-bench/uuid7
+
 # Lint: every crate's rustfmt, clippy (-D warnings) and rustdoc, here and nowhere
 # else. The core alone (no features: what wasm builds), then the workspace at once
 # (one feature set: the lease stores on), the lean builds of the bindings and the CLI
@@ -55,8 +60,8 @@ lint: setup-rust lint-help lint-workflows ## [TIER=test: no stubs] rustfmt, clip
 	python3 scripts/check-pointers.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
-	$(CARGO) clippy -p flakeid-core --all-targets -- -D warnings
-	$(CARGO) clippy --workspace --exclude flakeid-wasm --all-targets -- -D warnings
+	$(CARGO) clippy -p flakeid-core -p flakeid-bench --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --exclude flakeid-wasm --all-targets $(BENCH_FEATURES) -- -D warnings
 	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
 	CARGO_TARGET_DIR=$(WASM_TARGET_DIR) $(CARGO) clippy --target wasm32-unknown-unknown -p flakeid-wasm -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p flakeid-core --no-deps --quiet
@@ -97,8 +102,8 @@ grpc-stubs: ## rewrite the committed gRPC stubs from their .proto files (protox,
 # one feature set, so each dependency is compiled once (separate `-p` runs each
 # compiled the lease stack again with other features). Lease tests on Redis,
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
-# The core is built alone first (with flakeid-js, the JS value rules over it): no cargo
-# features, what the wasm build has. The test binaries of the three builds then run
+# The core is built alone first (with flakeid-js, the JS value rules over it, and its
+# benches): no cargo features, what the wasm build has. The test binaries of the three builds then run
 # side by side (scripts/cargo-apart.py --binaries: each whole, with a host guard of its own).
 # Every debug build of the CLI for a suite (serve, leases through the bindings,
 # PostgreSQL, faults, docs) is the same selection with the test targets
@@ -108,10 +113,10 @@ grpc-stubs: ## rewrite the committed gRPC stubs from their .proto files (protox,
 # tower, tonic, hyper-util and fpe on, and compiled them and every crate of the
 # workspace above them again (docs/performance.md, "Where the time goes").
 RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
-  -p flakeid-faults-driver
+  -p flakeid-faults-driver -p flakeid-bench $(BENCH_FEATURES)
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, vectors: unit, property, doc tests
-	CARGO=$(CARGO) python3 scripts/cargo-apart.py --binaries -p flakeid-core -p flakeid-js --all-targets , \
+	CARGO=$(CARGO) python3 scripts/cargo-apart.py --binaries -p flakeid-core -p flakeid-js -p flakeid-bench --all-targets , \
 	  -p flakeid-core --features uuid --test uuid_generator , $(RUST_TEST_PKGS) --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 
@@ -137,8 +142,8 @@ STRESS_SECS ?= 30
 stress: ## the real-clock contention tests for STRESS_SECS (30 s)
 	FLAKEID_STRESS_SECS=$(STRESS_SECS) $(CARGO) test -p flakeid-core --release --test race -- --test-threads 1
 
-bench-rust: ## the core's criterion benches
-	$(CARGO) bench -p flakeid-core
+bench-rust: ## the core's criterion benches (crates/flakeid-bench)
+	$(CARGO) bench -p flakeid-bench
 
 bench-seal: ## seal/unseal ns per ID (criterion)
 	$(CARGO) bench -p flakeid-seal

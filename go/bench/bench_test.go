@@ -1,6 +1,6 @@
 package bench
 
-// Cases (the names of `cargo bench -p flakeid-core` and `make bench-c` where they
+// Cases (the names of `cargo bench -p flakeid-bench` and `make bench-c` where they
 // match):
 //   BelowCap   a layout whose sequence never runs out in a tick (22 sequence bits,
 //              1 ms): what one call costs.

@@ -1,5 +1,5 @@
 /* `make bench-c`: the cost of an ID through the C ABI, to hold against the core's
- * Rust benches (`cargo bench -p flakeid-core`, same cases and names):
+ * Rust benches (`cargo bench -p flakeid-bench`, same cases and names):
  *   strict/next_id            default policy, snowflake: capped at 4,096,000 IDs/s
  *   strict/next_id_below_cap  the same path on a 22-sequence-bit layout (no cap)
  *   borrow/next_id            overflow=borrow, one thread

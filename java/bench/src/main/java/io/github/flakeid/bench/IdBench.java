@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 
 /**
- * flakeid beside CosId, ns per ID (the case names of `cargo bench -p flakeid-core`):
+ * flakeid beside CosId, ns per ID (the case names of `cargo bench -p flakeid-bench`):
  *
  * <ul>
  *   <li>belowCap: a layout whose sequence never runs out in a tick (41 time, 22

@@ -1,4 +1,4 @@
-//! `cargo bench -p flakeid-core` — the generator's costs.
+//! `cargo bench -p flakeid-bench` — the generator's costs.
 //!
 //! * `strict/next_id`: the default policy on the Snowflake layout; its time per ID
 //!   is bounded below by the 4,096,000 IDs/s cap (244 ns), so it shows sustained

@@ -1,4 +1,4 @@
-//! `cargo bench -p flakeid-core --features uuid7 --bench uuid` — the 128-bit
+//! `cargo bench -p flakeid-bench --features uuid7 --bench uuid` — the 128-bit
 //! generator beside the `uuid` crate's `Uuid::now_v7` (its thread-local context:
 //! a 42-bit counter, random bits from `rand`'s thread-local generator), one thread
 //! and four sharing one generator.

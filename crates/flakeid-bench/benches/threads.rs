@@ -1,4 +1,4 @@
-//! `cargo bench -p flakeid-core --bench threads` — threads sharing one generator,
+//! `cargo bench -p flakeid-bench --bench threads` — threads sharing one generator,
 //! in interleaved rounds.
 //!
 //! Each round runs every case once, for `FLAKEID_BENCH_MS` (300) ms of wall time,

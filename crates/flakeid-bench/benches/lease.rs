@@ -1,4 +1,4 @@
-//! `make bench-lease` (`cargo bench -p flakeid-core --features lease --bench lease`)
+//! `make bench-lease` (`cargo bench -p flakeid-bench --features lease --bench lease`)
 //! — what a lease adds to `next_id()`. No store server and no network stack to build.
 //!
 //! All generators use a layout whose sequence never runs out (22 bits), so the

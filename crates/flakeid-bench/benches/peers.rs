@@ -1,4 +1,4 @@
-//! `cargo bench -p flakeid-core --bench peers` — one thread's cost per ID below
+//! `cargo bench -p flakeid-bench --bench peers` — one thread's cost per ID below
 //! the cap, flakeid beside its Rust peers, in interleaved rounds.
 //!
 //! Every generator issues Snowflake IDs (41/10/12: 4,096 per ms). A burst of
