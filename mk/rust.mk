@@ -103,8 +103,9 @@ grpc-stubs: ## rewrite the committed gRPC stubs from their .proto files (protox,
 # compiled the lease stack again with other features). Lease tests on Redis,
 # PostgreSQL and etcd skip here (no FLAKEID_TEST_* URLs); make test-lease runs them.
 # The core is built alone first (with flakeid-js, the JS value rules over it, and its
-# benches): no cargo features, what the wasm build has. The test binaries of the three builds then run
-# side by side (scripts/cargo-apart.py --binaries: each whole, with a host guard of its own).
+# benches): no cargo features, what the wasm build has. The test binaries of the
+# three builds then run side by side (scripts/cargo-apart.py --binaries: each whole,
+# with a host guard of its own).
 # Every debug build of the CLI for a suite (serve, leases through the bindings,
 # PostgreSQL, faults, docs) is the same selection with the test targets
 # (FLAKEID_CARGO_PKGS: --all-targets), so that it resolves the features test-rust's
