@@ -12,14 +12,13 @@
 //! * `threads/{borrow,strict,peer_snowflaked_sync}/N`: N = 1, 2, 4, 8 threads
 //!   sharing one generator, time per ID of all threads together.
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use flakeid_bench::{HOUR_MS, threaded};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 // Every generator here takes `host_guard(false)`: the benches build one per case
 // on the same node id, some far ahead of the clock, and measure the hot path, which
 // the guard is not on.
-use std::time::{Duration, Instant};
-
-const HOUR_MS: u64 = 3_600_000;
+use std::time::Duration;
 
 fn borrowing() -> Generator {
     Generator::builder(Layout::SNOWFLAKE)
@@ -42,13 +41,10 @@ fn strict_snowflake() -> Generator {
 
 /// The default policy on a layout whose sequence never runs out (22 bits).
 fn below_the_cap() -> Generator {
-    let wide = Layout::builder()
-        .time_bits(41)
-        .node_bits(0)
-        .sequence_bits(22)
+    Generator::builder(flakeid_bench::below_the_cap())
+        .host_guard(false)
         .build()
-        .expect("layout");
-    Generator::builder(wide).host_guard(false).build().expect("generator")
+        .expect("generator")
 }
 
 fn strict(c: &mut Criterion) {
@@ -66,22 +62,6 @@ fn strict(c: &mut Criterion) {
         b.iter(|| black_box(peer.generate::<u64>()))
     });
     g.finish();
-}
-
-/// `iters` calls of `next` in total, split over `threads` threads, wall time.
-fn threaded(iters: u64, threads: u64, next: impl Fn() -> u64 + Sync) -> Duration {
-    let per = iters / threads + 1;
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                for _ in 0..per {
-                    black_box(next());
-                }
-            });
-        }
-    });
-    start.elapsed()
 }
 
 fn borrow(c: &mut Criterion) {

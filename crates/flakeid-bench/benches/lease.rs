@@ -14,9 +14,10 @@
 //!
 //! Times are this thread's CPU time per call (`CLOCK_THREAD_CPUTIME_ID`), not wall
 //! time, so that a busy machine's preemptions do not enter the ratio.
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_core::lease::{Acquired, LeaseSpec, LeaseStore};
-use flakeid_core::{Generator, Layout, Result};
+use flakeid_core::{Generator, Result};
 use std::hint::black_box;
 // Every generator here takes `host_guard(false)`: the benches build one per case
 // on the same node id, some far ahead of the clock, and measure the hot path, which
@@ -66,61 +67,43 @@ impl LeaseStore for Expiring {
     }
 }
 
-fn lease(c: &mut Criterion) {
-    let wide = Layout::builder()
-        .time_bits(41)
-        .node_bits(0)
-        .sequence_bits(22)
-        .build()
-        .expect("layout");
-    let mut g = c.benchmark_group("lease");
-    g.throughput(Throughput::Elements(1));
-    let plain = Generator::builder(wide).host_guard(false).build().expect("generator");
-    g.bench_function("unleased/next_id", |b| {
+/// `ids.next_id()` as bench `name` of `g`, timed on this thread's CPU clock.
+fn next_id_on_cpu(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, ids: &Generator) {
+    g.bench_function(name, |b| {
         b.iter_custom(|n| {
             cpu_time(n, || {
-                black_box(plain.next_id().expect("id"));
+                black_box(ids.next_id().expect("id"));
             })
         })
     });
+}
+
+fn lease(c: &mut Criterion) {
+    let wide = flakeid_bench::below_the_cap();
+    let mut g = c.benchmark_group("lease");
+    g.throughput(Throughput::Elements(1));
+    let plain = Generator::builder(wide).host_guard(false).build().expect("generator");
+    next_id_on_cpu(&mut g, "unleased/next_id", &plain);
     let dir = std::env::temp_dir().join(format!("flakeid-lease-bench-{}", std::process::id()));
     let leased = Generator::builder(wide)
         .host_guard(false)
         .lease_url(&format!("file://{}", dir.display()))
         .build()
         .expect("leased generator");
-    g.bench_function("leased/file/next_id", |b| {
-        b.iter_custom(|n| {
-            cpu_time(n, || {
-                black_box(leased.next_id().expect("id"));
-            })
-        })
-    });
+    next_id_on_cpu(&mut g, "leased/file/next_id", &leased);
     let expiring = Generator::builder(wide)
         .host_guard(false)
         .lease(LeaseSpec::custom(|| Ok(Box::new(Expiring))))
         .build()
         .expect("leased generator");
-    g.bench_function("leased/expiring/next_id", |b| {
-        b.iter_custom(|n| {
-            cpu_time(n, || {
-                black_box(expiring.next_id().expect("id"));
-            })
-        })
-    });
+    next_id_on_cpu(&mut g, "leased/expiring/next_id", &expiring);
     // The option `state` (docs/state.md): the file lease's gate, a fixed node id.
     let state = Generator::builder(wide)
         .host_guard(false)
         .state(dir.join("bench.state").to_str().expect("a UTF-8 path"))
         .build()
         .expect("generator with a state file");
-    g.bench_function("state/next_id", |b| {
-        b.iter_custom(|n| {
-            cpu_time(n, || {
-                black_box(state.next_id().expect("id"));
-            })
-        })
-    });
+    next_id_on_cpu(&mut g, "state/next_id", &state);
     g.finish();
     drop(state);
     drop(leased);

@@ -25,29 +25,13 @@
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
+use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow, precise_now_ms};
 use std::hint::black_box;
 use std::time::Instant;
 
 const BURST: usize = 1024;
 const BURSTS: usize = 64;
-const HOUR_MS: u64 = 3_600_000;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// The median of `v` (sorted in place).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// What a case is run for.
 #[derive(Clone, Copy)]
 enum Mode {

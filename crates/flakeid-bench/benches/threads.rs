@@ -16,6 +16,7 @@
 //! code path without the cap), and the peer `snowflaked` (`sync::Generator`, the
 //! Snowflake split, strict), each with 1, 2, 4 and 8 threads on one generator.
 //! `FLAKEID_BENCH_KINDS=borrow` runs one kind (and the peer).
+use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -27,12 +28,6 @@ use std::time::{Duration, Instant};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
 const KINDS: [&str; 4] = ["borrow", "strict", "strict<cap", "snowflaked"];
-const HOUR_MS: u64 = 3_600_000;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// The process's CPU time (all threads; the timing thread sleeps).
 fn process_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -104,29 +99,16 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
             rate(threads, run, &|| g.next_id().expect("id"))
         }
         "strict<cap" => {
-            let wide = Layout::builder()
-                .time_bits(41)
-                .node_bits(0)
-                .sequence_bits(22)
+            let g = Generator::builder(flakeid_bench::below_the_cap())
+                .host_guard(false)
                 .build()
-                .expect("layout");
-            let g = Generator::builder(wide).host_guard(false).build().expect("generator");
+                .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
         }
         _ => {
             let peer = snowflaked::sync::Generator::new(1);
             rate(threads, run, &|| peer.generate::<u64>())
         }
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -176,12 +158,22 @@ fn main() {
     for &kind in &kinds {
         for &t in &THREADS {
             let c = at(kind, t);
-            let m = median(rates.iter().map(|row| row[c].per_s).collect());
-            let cpu = median(rates.iter().map(|row| row[c].cpu_ns).collect());
+            let m = median(&mut rates.iter().map(|row| row[c].per_s).collect::<Vec<_>>());
+            let cpu = median(&mut rates.iter().map(|row| row[c].cpu_ns).collect::<Vec<_>>());
             let one = at(kind, 1);
-            let vs_one = median(rates.iter().map(|row| row[c].per_s / row[one].per_s).collect());
+            let vs_one = median(
+                &mut rates
+                    .iter()
+                    .map(|row| row[c].per_s / row[one].per_s)
+                    .collect::<Vec<_>>(),
+            );
             let peer = at("snowflaked", t);
-            let vs_peer = median(rates.iter().map(|row| row[c].per_s / row[peer].per_s).collect());
+            let vs_peer = median(
+                &mut rates
+                    .iter()
+                    .map(|row| row[c].per_s / row[peer].per_s)
+                    .collect::<Vec<_>>(),
+            );
             println!(
                 "{kind:<11} {t:>7} {:>10.2} {:>9.2} {cpu:>11.2} {vs_one:>12.2} {vs_peer:>12.2}",
                 m / 1e6,

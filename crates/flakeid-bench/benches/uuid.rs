@@ -9,9 +9,10 @@
 //! * `uuid7/peer_uuid_now_v7_string`: the same, as text.
 //! * `uuid7_threads/*/4`: four threads, time per ID of all together.
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use flakeid_bench::threaded;
 use flakeid_core::UuidGenerator;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn one_thread(c: &mut Criterion) {
     let mut g = c.benchmark_group("uuid7");
@@ -30,21 +31,6 @@ fn one_thread(c: &mut Criterion) {
         b.iter(|| black_box(uuid::Uuid::now_v7().to_string()))
     });
     g.finish();
-}
-
-fn threaded(iters: u64, threads: u64, next: impl Fn() -> u128 + Sync) -> Duration {
-    let per = iters.div_ceil(threads);
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                for _ in 0..per {
-                    black_box(next());
-                }
-            });
-        }
-    });
-    start.elapsed()
 }
 
 fn threads(c: &mut Criterion) {
