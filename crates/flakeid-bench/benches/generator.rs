@@ -15,9 +15,10 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use flakeid_bench::{HOUR_MS, threaded};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
-// Every generator here takes `host_guard(false)`: the benches build one per case
-// on the same node id, some far ahead of the clock, and measure the hot path, which
-// the guard is not on.
+// Every generator here takes `host_guard(false)` (the hot path, which the guard is
+// not on); borrowing ones run far ahead of the clock on node 1, strict ones on node
+// 2: generators of one process on one node id share its counter, and a strict call
+// waits for the clock to pass what a borrowing one reserved.
 use std::time::Duration;
 
 fn borrowing() -> Generator {
@@ -34,7 +35,7 @@ fn borrowing() -> Generator {
 fn strict_snowflake() -> Generator {
     Generator::builder(Layout::SNOWFLAKE)
         .host_guard(false)
-        .node(1)
+        .node(2)
         .build()
         .expect("generator")
 }
@@ -91,7 +92,7 @@ fn threads(c: &mut Criterion) {
         });
         let strict = Generator::builder(Layout::SNOWFLAKE)
             .host_guard(false)
-            .node(1)
+            .node(2)
             .build()
             .expect("generator");
         g.bench_with_input(BenchmarkId::new("strict", n), &n, |b, &n| {

@@ -21,9 +21,10 @@ use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-// Every generator here takes `host_guard(false)`: the benches build one per case
-// on the same node id, some far ahead of the clock, and measure the hot path, which
-// the guard is not on.
+// Every generator here takes `host_guard(false)` (the hot path, which the guard is
+// not on); borrowing ones run far ahead of the clock on node 1, strict ones on node
+// 2: generators of one process on one node id share its counter, and a strict call
+// waits for the clock to pass what a borrowing one reserved.
 use std::time::{Duration, Instant};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
@@ -93,7 +94,7 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
         "strict" => {
             let g = Generator::builder(Layout::SNOWFLAKE)
                 .host_guard(false)
-                .node(1)
+                .node(2)
                 .build()
                 .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
