@@ -121,9 +121,31 @@ fn local(c: &mut Criterion) {
     g.finish();
 }
 
+/// Building a generator and closing it again in one process, with the host guard
+/// (node 3, in `FLAKEID_HOST_GUARD` or /tmp): the process's counter of the node id
+/// is kept, so a rebuild takes the guard file again and waits for nothing. Beside
+/// it, a build while another generator on the node id lives (no guard to take).
+fn lifecycle(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lifecycle");
+    let build = || Generator::builder(Layout::SNOWFLAKE).node(3).build().expect("generator");
+    g.bench_function("build_next_close", |b| {
+        b.iter(|| {
+            let one = build();
+            black_box(one.next_id().expect("id"));
+            one.close();
+        })
+    });
+    let held = build();
+    g.bench_function("build_next_drop_beside_another", |b| {
+        b.iter(|| black_box(build().next_id().expect("id")))
+    });
+    drop(held);
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = strict, borrow, local, threads
+    targets = strict, borrow, local, threads, lifecycle
 }
 criterion_main!(benches);
