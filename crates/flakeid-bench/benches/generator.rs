@@ -127,7 +127,12 @@ fn local(c: &mut Criterion) {
 /// it, a build while another generator on the node id lives (no guard to take).
 fn lifecycle(c: &mut Criterion) {
     let mut g = c.benchmark_group("lifecycle");
-    let build = || Generator::builder(Layout::SNOWFLAKE).node(3).build().expect("generator");
+    let build = || {
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(3)
+            .build()
+            .expect("generator")
+    };
     g.bench_function("build_next_close", |b| {
         b.iter(|| {
             let one = build();

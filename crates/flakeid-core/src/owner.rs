@@ -473,6 +473,8 @@ pub(crate) fn watch_once() {
                 owner.node
             ),
             Watched::Lost(by) => {
+                // Reported once: the file is the other process's now.
+                live.guard = None;
                 owner.lost.store(true, Ordering::Release);
                 // Every call leaves the fast path, which the lost node id refuses.
                 owner.counter.0.store(u64::MAX, Ordering::Release);

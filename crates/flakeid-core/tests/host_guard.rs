@@ -542,3 +542,58 @@ fn a_removed_guard_file_is_taken_again() {
     g.next_id().unwrap();
     say("ok");
 }
+
+/// A child of the scenario below: removes node 16's guard file and builds node 16
+/// at once (a cleaner and a newcomer, before the holder's watcher looks), then
+/// reports its first ID.
+#[test]
+fn take_node_16() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    std::fs::remove_file(std::env::var(OUT).unwrap()).unwrap();
+    match node(16) {
+        Ok(g) => say(g.next_id().unwrap()),
+        Err(e) => say(format!("refused: {e}")),
+    }
+}
+
+/// A guard file removed while its holder issues, and another process takes the
+/// path before the holder's watcher does: the holder stops issuing (reported),
+/// and the newcomer, after its wait, starts above every ID the holder issued.
+#[test]
+fn a_removed_guard_file_taken_by_another_process_stops_the_holder() {
+    if !scenario("a_removed_guard_file_taken_by_another_process_stops_the_holder", "lost") {
+        return;
+    }
+    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    let g = node(16).unwrap();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("node-16."))
+        .unwrap();
+    // The newcomer removes the file and creates the path at once (its fresh-file
+    // wait outlasts our watcher's period); meanwhile this process goes on issuing,
+    // one ID a millisecond (a call that never waits: only the watcher can stop it).
+    let (mut c, _i, mut out) = run_child("take_node_16", dir.to_str().unwrap(), &[(OUT, file.to_str().unwrap())]);
+    let mut last = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let stopped = loop {
+        match g.next_id() {
+            Ok(id) => last = id,
+            Err(Error::Config { field: "node", message }) => break message,
+            Err(e) => panic!("{e}"),
+        }
+        assert!(std::time::Instant::now() < deadline, "the holder never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert!(stopped.contains("was taken by another process"), "{stopped}");
+    let first: u64 = report(&mut out).parse().unwrap();
+    assert!(
+        first > last,
+        "the newcomer's first ID {first} is not above the holder's last {last}"
+    );
+    assert!(c.wait().unwrap().success());
+    say("ok");
+}
