@@ -51,7 +51,7 @@ pub(crate) const WATCH_MS: u64 = 100;
 const FRESH_WAIT_MS: u64 = 2 * WATCH_MS + 50;
 
 /// A held guard on (ID space, node id); let go when dropped, released (its floor
-/// written) by [`HostGuard::release`], dropped by the system when the process ends.
+/// written) when its owner lets go (`crate::owner`), dropped by the system when the process ends.
 #[derive(Debug)]
 pub struct HostGuard {
     file: Option<File>,
