@@ -45,7 +45,7 @@ mod requests;
 mod slots;
 mod watchdog;
 
-pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Streams, Tracked};
+pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Shares, Streams, Tracked};
 use requests::ConnService;
 pub(crate) use requests::Peer;
 pub(crate) use slots::{Active, Conns, Slot, SlotState};
@@ -195,6 +195,8 @@ async fn drive<I>(
     let streams = Arc::new(Streams::new(
         budgets.connection_response,
         peer.svc.responses.clone(),
+        peer.svc.shares.clone(),
+        limits.reserve_timeout,
         state.clone(),
     ));
     let addr = peer.addr;

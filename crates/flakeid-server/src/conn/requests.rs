@@ -194,7 +194,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let grpc = is_grpc(req.uri().path());
         let mut tracked = route.is_streamed() || grpc;
         let mut tracked_flow = None;
-        let method = crate::metrics::MethodLabel::of(req.method());
+        let method = crate::metrics::MethodLabel::of(route, req.method());
         let entry = self.peer.svc.access.as_ref().map(|log| {
             Box::new(crate::access::Entry {
                 request_id: log.request_id(req.headers().get("x-request-id")),
@@ -210,6 +210,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                 },
             })
         });
+        let mut token = None;
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
@@ -217,10 +218,12 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             // Not a gRPC call: counted as an HTTP request only.
             tracked = false;
             Answer::Ready(Some(http2_required()))
-        } else if let Some(auth) = &self.auth
-            && let Some(r) = auth.refuse(req.uri().path(), req.headers())
+        } else if let Some(refused) = self
+            .auth
+            .as_ref()
+            .and_then(|auth| auth.refuse(req.uri().path(), req.headers()).map(|t| token = t).err())
         {
-            Answer::Ready(Some(r))
+            Answer::Ready(Some(*refused))
         } else if route == crate::metrics::Route::ID
             && !self.probes
             && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
@@ -248,14 +251,14 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             // Only the routes that stream a response or reserve room for one read
             // it: the others skip the allocation of an extension map.
             if tracked {
-                let flow = self.streams.open();
+                let flow = self.streams.open(token);
                 req.extensions_mut().insert(flow.clone());
                 tracked_flow = Some(flow);
             }
             Answer::Route(tower_service::Service::call(&mut app, req))
         };
         if tracked && tracked_flow.is_none() {
-            tracked_flow = Some(self.streams.open());
+            tracked_flow = Some(self.streams.open(None));
         }
         ConnFuture {
             answer,

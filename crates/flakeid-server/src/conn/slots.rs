@@ -57,6 +57,14 @@ pub struct Limits {
     pub response_memory: Option<usize>,
     /// The same, per connection. `None`: 4 MiB, or the largest response if more.
     pub connection_response_memory: Option<usize>,
+    /// The same, per client: a client address, or a bearer token when tokens are
+    /// on, over all its connections. `None`: a quarter of the server's budget, or
+    /// the connection's if more.
+    pub client_response_memory: Option<usize>,
+    /// How long a response may wait for room in those budgets before it is
+    /// refused: `503` with `Retry-After` (gRPC `RESOURCE_EXHAUSTED`); a chunk of a
+    /// streamed response that finds none ends its response. Default 2 s.
+    pub reserve_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -74,6 +82,8 @@ impl Default for Limits {
             request_memory: None,
             response_memory: None,
             connection_response_memory: None,
+            client_response_memory: None,
+            reserve_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -104,6 +114,7 @@ impl Limits {
             ("idle_timeout", self.idle_timeout),
             ("stream_idle_timeout", self.stream_idle_timeout),
             ("body_timeout", self.body_timeout),
+            ("reserve_timeout", self.reserve_timeout),
         ] {
             if t.is_zero() {
                 return Err(format!("{name} must be positive (at least 1 ms), got 0"));
@@ -226,7 +237,7 @@ impl ConnsInner {
 #[derive(Debug)]
 pub(crate) struct SlotState {
     id: u64,
-    ip: IpAddr,
+    pub(super) ip: IpAddr,
     /// When it was accepted, in ns since [`Conns::epoch`].
     admitted: u64,
     pub(super) served: AtomicBool,
@@ -397,8 +408,15 @@ mod tests {
         let slot = conns.admit(ip(1)).unwrap();
         let all = 1 << 20;
         let total = Arc::new(tokio::sync::Semaphore::new(all));
-        let streams = Arc::new(Streams::new(all, total.clone(), slot.state.clone()));
-        let flow = streams.open();
+        let shares = Arc::new(crate::conn::Shares::new(all));
+        let streams = Arc::new(Streams::new(
+            all,
+            total.clone(),
+            shares,
+            Duration::from_secs(1),
+            slot.state.clone(),
+        ));
+        let flow = streams.open(None);
         let r = flow.reserve(100_000).await.unwrap();
         flow.made(r);
         let mut body = Tracked {
