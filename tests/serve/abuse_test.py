@@ -542,6 +542,53 @@ class HeldSlots(unittest.TestCase):
         finally:
             s.stop()
 
+    def test_probes_answer_while_every_slot_has_a_call_in_flight(self):
+        # 40 clients for 32 slots, each with a gRPC health Watch in flight (a call that
+        # waits: it answers only when readiness changes), reconnecting when closed:
+        # every slot has a request in flight, so none can be evicted; the probes get
+        # the probe slots (slots.rs, PROBE_SLOTS) and are answered within 1 s.
+        conns = 32
+        s = Server("--node", "1", "--max-connections", str(conns), "--max-connections-per-client", str(2 * conns),
+                   "--idle-timeout-ms", "120000")
+        stop = threading.Event()
+        try:
+            held = []
+            path = b"/grpc.health.v1.Health/Watch"
+            block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+                     + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+
+            def watcher():
+                while not stop.is_set():
+                    try:
+                        c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
+                        c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                                  + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                        c.settimeout(0.5)
+                        while not stop.is_set():
+                            try:
+                                if c.recv(65536) == b"":
+                                    break
+                                held.append(1)
+                            except socket.timeout:
+                                pass
+                        c.close()
+                    except OSError:
+                        stop.wait(0.05)
+            threads = [threading.Thread(target=watcher, daemon=True) for _ in range(conns + 8)]
+            for t in threads:
+                t.start()
+            time.sleep(2)
+            w = Watch(s, budget(conns + 16), within=1.0)  # the cap and the probe slots
+            time.sleep(5)
+            w.finish(self)
+            stop.set()
+            for t in threads:
+                t.join(5)
+            self.assertGreater(len(held), conns, "the watchers did not hold the slots")
+        finally:
+            stop.set()
+            s.stop()
+
     def test_one_client_address_holds_at_most_its_limit(self):
         s = Server("--node", "1", "--max-connections", "64", "--max-connections-per-client", "8")
         try:

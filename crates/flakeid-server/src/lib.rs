@@ -26,7 +26,7 @@ mod routes;
 mod service;
 
 pub use config::{Budgets, CHUNK, Config, DEFAULT_MAX_BATCH, MAX_BATCH_CEILING, MAX_MEMORY};
-pub use conn::{Limits, PER_CONNECTION};
+pub use conn::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 pub use formats::JS_SAFE_BITS;
 pub use lease::{Supervision, supervise};
 use routes::probe_router;
@@ -81,7 +81,7 @@ pub async fn serve_with_probes(
         Some(l) => {
             let app = probe_router(service.clone());
             let plain = security::Security::load(security::SecurityFiles::default())?;
-            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS);
+            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS, 0);
             let stop = async move {
                 let _ = probes_stop.await;
             };
@@ -97,7 +97,11 @@ pub async fn serve_with_probes(
             )))
         }
     };
-    let conns = conn::Conns::new(limits.connection_cap(), limits.max_connections_per_client);
+    let conns = conn::Conns::new(
+        limits.connection_cap(),
+        limits.max_connections_per_client,
+        conn::PROBE_SLOTS,
+    );
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
     let shutdown = async move {

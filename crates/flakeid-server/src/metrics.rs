@@ -119,6 +119,8 @@ impl Route {
     /// `/v1/id`, `/v1/ids`, `/flakeid.v1.Flakeid/Stream`, `/v1/decode/{id}`,
     /// `/v1/unseal/{id}` and `other`: their places in [`ROUTES`].
     pub(crate) const ID: Route = Route(0);
+    pub(crate) const HEALTHZ: Route = Route(3);
+    pub(crate) const READYZ: Route = Route(4);
     const IDS: Route = Route(1);
     const STREAM: Route = Route(11);
     /// The first and last gRPC method in [`ROUTES`].
@@ -622,6 +624,8 @@ mod tests {
             assert_eq!(Route::of(r).is_streamed(), streamed, "{r}");
         }
         assert_eq!(Route::ID.name(), "/v1/id");
+        assert_eq!(Route::HEALTHZ.name(), "/healthz");
+        assert_eq!(Route::READYZ.name(), "/readyz");
         assert_eq!(Route::IDS.name(), "/v1/ids");
         assert_eq!(Route::STREAM.name(), "/flakeid.v1.Flakeid/Stream");
         assert_eq!(Route::DECODE.name(), "/v1/decode/{id}");

@@ -49,7 +49,7 @@ pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Shares, Streams, T
 use requests::ConnService;
 pub(crate) use requests::Peer;
 pub(crate) use slots::{Active, Conns, Slot, SlotState};
-pub use slots::{Limits, PER_CONNECTION, SEND_BUFFER};
+pub use slots::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT, SEND_BUFFER};
 use watchdog::{AbortOnDrop, Ctl, Watchdog, WatchdogTimer};
 
 use axum::Router;

@@ -213,6 +213,14 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let mut token = None;
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
+        } else if self.slot.state.probe_only
+            && route != crate::metrics::Route::HEALTHZ
+            && route != crate::metrics::Route::READYZ
+        {
+            // A probe slot (slots.rs, PROBE_SLOTS): every other slot has a request in
+            // flight. Not a gRPC call's answer: counted as an HTTP request only.
+            tracked = false;
+            Answer::Ready(Some(slots_full()))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
             // gRPC is HTTP/2 only: an HTTP/1.1 body to a gRPC path is never read.
             // Not a gRPC call: counted as an HTTP request only.
@@ -271,6 +279,21 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             tracked: tracked_flow,
         }
     }
+}
+
+/// The answer to anything but a probe in a probe slot: 503 with `Retry-After`,
+/// and over HTTP/1.1 the connection closed after it.
+fn slots_full() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = crate::error::ApiError::busy(
+        "every connection slot has a request in flight (--max-connections): retry later".into(),
+    )
+    .into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so
