@@ -1149,6 +1149,65 @@ class Shutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 s.get("/healthz")
 
+    def test_a_drain_finishes_a_slow_readers_body_answers_503_on_open_connections_then_releases(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        # sonyflake makes 25 600 IDs a second: 50 000 are in flight for about 2 s, and
+        # the reader takes 16 KiB every 20 ms (about 0.8 MB/s: 1.1 MB of text, 1.4 s).
+        s = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        node = s.json("/v1/layout")[1]["node"]
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        slow.connect(("127.0.0.1", s.port))
+        slow.sendall(b"GET /v1/ids?n=50000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)  # keep-alive, served once
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200 "))
+        body = slow.recv(16384)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        # On a connection already open: /readyz 503, and the connection closed after it.
+        idle.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = b""
+        while chunk := idle.recv(4096):
+            answer += chunk
+        self.assertTrue(answer.startswith(b"HTTP/1.1 503 "), answer)
+        self.assertIn(b"connection: close", answer.lower())
+        with self.assertRaises(OSError):  # no new connection
+            socket.create_connection(("127.0.0.1", s.port), timeout=1)
+        slow.settimeout(10)
+        while chunk := slow.recv(16384):
+            body += chunk
+            time.sleep(0.02)
+        self.assertTrue(body.endswith(b"\r\n0\r\n\r\n"), body[-40:])  # the chunked body's end
+        ids = json.loads(b"".join(body.split(b"\r\n\r\n", 1)[1].split(b"\r\n")[1::2]))
+        self.assertEqual(len(set(ids)), 50000)
+        self.assertEqual(s.stop(), 0, s.logs())
+        self.assertIn("drained; lease released; stopped", s.logs())
+        # Released: a successor gets the node id at once.
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)
+        self.assertEqual(b.stop(), 0)
+
+    def test_the_drain_limit_resets_what_is_still_in_flight(self):
+        # A reader that stops: its body cannot finish within the drain limit (10 s),
+        # so its connection is reset, never ended as if the body were whole.
+        s = Server("--node", "1", "--max-batch", "1000000")
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(("127.0.0.1", s.port))
+        stuck.sendall(b"GET /v1/ids?n=1000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        stuck.recv(100)  # the response has begun
+        t0 = time.monotonic()
+        s.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(s.proc.wait(20), 0, s.logs())
+        self.assertGreaterEqual(time.monotonic() - t0, 10)
+        self.assertIn("cutting 1 responses short", s.logs())
+        stuck.settimeout(5)
+        with self.assertRaises(ConnectionResetError):
+            while stuck.recv(1 << 20):
+                pass
+        stuck.close()
+
     def test_sighup_reloads_and_keeps_serving(self):
         # SIGHUP is `systemctl reload`: the TLS and token files are read again and the
         # service goes on (a unit with Restart=on-failure would not restart a drain).

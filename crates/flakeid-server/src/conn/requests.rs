@@ -82,6 +82,8 @@ pub(crate) struct ConnFuture {
     active: Option<Active>,
     /// A gRPC or streamed route: its response body is [`Tracked`].
     tracked: Option<Arc<Flow>>,
+    /// Over HTTP/1.x: while draining, the connection closes after the answer.
+    http1: bool,
 }
 
 impl std::future::Future for ConnFuture {
@@ -104,6 +106,10 @@ impl std::future::Future for ConnFuture {
         }
         if let Some(flow) = this.tracked.take() {
             resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
+        }
+        if this.http1 && this.peer.svc.is_draining() {
+            let close = axum::http::HeaderValue::from_static("close");
+            resp.headers_mut().insert(axum::http::header::CONNECTION, close);
         }
         Poll::Ready(Ok(resp))
     }
@@ -190,6 +196,10 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let started = std::time::Instant::now();
         let active = self.slot.request(started);
+        let http1 = req.version() < axum::http::Version::HTTP_2;
+        if http1 {
+            self.slot.state.http1.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let route = crate::metrics::Route::of(req.uri().path());
         let grpc = is_grpc(req.uri().path());
         let mut tracked = route.is_streamed() || grpc;
@@ -277,6 +287,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             entry,
             active: Some(active),
             tracked: tracked_flow,
+            http1,
         }
     }
 }

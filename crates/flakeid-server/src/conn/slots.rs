@@ -293,6 +293,9 @@ pub(crate) struct SlotState {
     pub(super) progress: AtomicU64,
     /// In a probe slot ([`PROBE_SLOTS`]): `/healthz` and `/readyz` only.
     pub(crate) probe_only: bool,
+    /// Its requests come over HTTP/1.x: a drain leaves it open to answer the next
+    /// one (`/readyz`: 503) with `Connection: close`, rather than closing it idle.
+    pub(super) http1: AtomicBool,
 }
 
 impl SlotState {
@@ -385,6 +388,7 @@ impl Conns {
             last_active: AtomicU64::new(0),
             progress: AtomicU64::new(0),
             probe_only,
+            http1: AtomicBool::new(false),
         });
         inner.live.insert(id, state.clone());
         if probe_only {
@@ -398,6 +402,23 @@ impl Conns {
             conns: self.clone(),
             state,
         })
+    }
+
+    /// Connections with a request in flight now, and those requests.
+    pub(super) fn in_flight(&self) -> (usize, usize) {
+        let inner = self.lock();
+        let counts = inner
+            .live
+            .values()
+            .map(|s| s.in_flight.load(Ordering::Acquire) as usize);
+        counts.fold((0, 0), |(c, r), n| (c + usize::from(n > 0), r + n))
+    }
+
+    /// Until no connection has a request in flight (checked every 20 ms).
+    pub(super) async fn wait_quiet(&self) {
+        while self.in_flight().0 > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     pub(super) async fn wait_empty(&self) {
