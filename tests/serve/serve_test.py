@@ -360,6 +360,17 @@ class Routes(unittest.TestCase):
         status, _, _ = grpc_call(self.s.port, "Batch", b"\x08\xff\xff")
         self.assertEqual(status, 3)
         self.assertEqual(calls("Batch", 3), before + 1)
+        # n past 32 bits (2^32 + 5, once read as 5): refused naming the value sent.
+        status, _, out = grpc_call(self.s.port, "Batch", b"\x08\x85\x80\x80\x80\x10")
+        self.assertEqual(status, 3)
+        self.assertIn("got%204294967301", out)
+        # Two request messages to a method that takes one: INTERNAL, not an answer
+        # to the first.
+        for method, msg in (("Batch", b"\x08\x01"), ("Next", b""), ("Stream", b"\x08\x01")):
+            status, reply, out = grpc_call(self.s.port, method, msg, messages=2)
+            self.assertEqual(status, 13, (method, out))
+            self.assertEqual(reply, b"", method)
+        self.assertEqual(grpc_call(self.s.port, "Batch", b"\x08\x01")[0], 0)
         # A message over the largest real request (Unseal of --max-batch 1000 IDs):
         # refused before it is read, and counted.
         before = calls("Unseal", 11)
@@ -745,18 +756,19 @@ SEAL_KEY = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
 SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "seal.json")
 
 
-def grpc_call(port, method, message=b""):
+def grpc_call(port, method, message=b"", messages=1):
     """One unary gRPC call over h2c with curl: the response message, or the
     grpc-status and grpc-message trailers of a refusal."""
-    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message)
+    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message, messages)
 
 
-def grpc_path(port, path, message=b""):
+def grpc_path(port, path, message=b"", messages=1):
     """One gRPC call (unary, or a stream of one request) to `path` over h2c with
-    curl: (grpc-status, the first response message, the headers and trailers)."""
+    curl, `message` sent `messages` times: (grpc-status, the first response
+    message, the headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
-        f.write(b"\0" + struct.pack(">I", len(message)) + message)
+        f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
     out = subprocess.run(
         ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
          "-H", "content-type: application/grpc", "-H", "te: trailers",

@@ -189,11 +189,14 @@ impl Flakeid for Grpc {
     }
 
     async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
-        let n = request.get_ref().n as usize;
         let max = self.svc.config.max_batch;
-        if !(1..=max).contains(&n) {
-            return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
-        }
+        let n = match usize::try_from(request.get_ref().n) {
+            Ok(n) if (1..=max).contains(&n) => n,
+            _ => {
+                let n = request.get_ref().n;
+                return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
+            }
+        };
         self.reserve(request.extensions(), n).await?;
         let svc = self.svc.clone();
         tokio::task::spawn_blocking(move || {
@@ -252,10 +255,11 @@ impl Grpc {
         flow: Option<Arc<crate::conn::Flow>>,
     ) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
-        let chunk = match req.chunk as usize {
+        let chunk = match usize::try_from(req.chunk).unwrap_or(usize::MAX) {
             0 => DEFAULT_CHUNK.min(max),
             c if c <= max => c,
-            c => {
+            _ => {
+                let c = req.chunk;
                 return Err(Status::invalid_argument(format!(
                     "chunk: must be in 0..={max}, got {c}"
                 )));

@@ -326,6 +326,53 @@ pub(crate) struct RequestBody {
     pub(super) budget: Arc<Budget>,
     pub(super) held: usize,
     pub(super) slot: Arc<SlotState>,
+    /// `Some` for a method that takes one request message (every method but
+    /// reflection's): where the body is in gRPC's message framing.
+    pub(super) single: Option<Messages>,
+}
+
+/// Where a gRPC request body is in its messages (each a 1-byte flag, a 4-byte
+/// big-endian length, then that many bytes), to refuse a second message to a
+/// method that takes one. tonic answers a unary call from its first message and
+/// drops the rest unread; gRPC implementations answer it `INTERNAL` (grpc-java's
+/// "Too many requests"), as here.
+#[derive(Debug, Default)]
+pub(crate) struct Messages {
+    /// Bytes of the current message's prefix seen (0..5), and the prefix.
+    prefix: ([u8; 5], usize),
+    /// Bytes of the current message's payload still to come.
+    left: u64,
+    count: u32,
+}
+
+impl Messages {
+    /// Follows `data`; whether the body still holds at most one message.
+    fn read(&mut self, mut data: &[u8]) -> bool {
+        while !data.is_empty() {
+            if self.left > 0 {
+                let k = data.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+                self.left -= k as u64;
+                data = &data[k..];
+                continue;
+            }
+            let (prefix, seen) = &mut self.prefix;
+            if *seen == 0 {
+                self.count += 1;
+                if self.count > 1 {
+                    return false;
+                }
+            }
+            let k = data.len().min(5 - *seen);
+            prefix[*seen..*seen + k].copy_from_slice(&data[..k]);
+            *seen += k;
+            data = &data[k..];
+            if *seen == 5 {
+                self.left = u64::from(u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]));
+                *seen = 0;
+            }
+        }
+        true
+    }
 }
 
 impl std::fmt::Debug for RequestBody {
@@ -387,6 +434,12 @@ impl hyper::body::Body for RequestBody {
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
+                    if let Some(m) = &mut this.single
+                        && !m.read(data)
+                    {
+                        let s = tonic::Status::internal("more than one request message: this method takes exactly one");
+                        return Poll::Ready(Some(Err(Box::new(s))));
+                    }
                     if !this.budget.take(data.len()) {
                         let s = tonic::Status::resource_exhausted(
                             "the server's request memory (--request-memory) is in use: retry later",
@@ -520,5 +573,31 @@ impl hyper::body::Body for Tracked {
         }
         out.set_lower(h.lower() + n);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Messages;
+
+    /// One message, however its bytes are split into frames, passes; the first
+    /// byte of a second one does not.
+    #[test]
+    fn a_second_request_message_is_seen_wherever_the_frames_split() {
+        let one = [&[0u8, 0, 0, 0, 3][..], &[8, 1, 2]].concat();
+        let two = [&one[..], &one[..]].concat();
+        for split in 0..=two.len() {
+            let mut m = Messages::default();
+            let (a, b) = two.split_at(split);
+            let ok = m.read(a) && m.read(b);
+            assert!(!ok, "split at {split}");
+            let mut m = Messages::default();
+            let (a, b) = one.split_at(split.min(one.len()));
+            assert!(m.read(a) && m.read(b) && m.read(&[]), "one message, split at {split}");
+        }
+        // An empty message (length 0), then a second: refused.
+        let mut m = Messages::default();
+        assert!(m.read(&[0, 0, 0, 0, 0]));
+        assert!(!m.read(&[0]));
     }
 }

@@ -253,6 +253,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
+            // Reflection's calls stream requests; every other method takes one message.
+            let single = !req.uri().path().starts_with("/grpc.reflection.");
             let mut req = if grpc {
                 req.map(|inner| {
                     Body::new(RequestBody {
@@ -261,6 +263,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                         budget: self.requests.clone(),
                         held: 0,
                         slot: self.slot.state.clone(),
+                        single: single.then(super::budgets::Messages::default),
                     })
                 })
             } else {
