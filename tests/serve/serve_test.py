@@ -7,6 +7,7 @@ run.py runs these tests (make test-serve): it sets BIN, the `flakeid` under test
 
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -826,6 +827,102 @@ def packed_ids(ids):
         varint += bytes([n & 0x7F | 0x80])
         n >>= 7
     return b"\x0a" + varint + payload
+
+
+class CallOrder(unittest.TestCase):
+    """A request sent after another request's answer arrived gets larger IDs: 8
+    client processes (threads under one GIL seldom overlap their requests), each
+    sending its next request only once its last answer arrived and after reading
+    the largest ID any client has received (shared memory under a lock), over the
+    routes of one generator at a time, so that they contend: /v1/id, /v1/ids, gRPC
+    Next and Batch share the 64-bit generator; /v1/uuid, /v1/ulid and gRPC
+    NextUuid the 128-bit one. A stress test: a generator that breaks the order
+    under contention fails it most runs, one that keeps it never."""
+
+    CLIENTS = 8
+    ROUNDS = 2500  # per client: about 19 000 HTTP requests and 8 x 119 gRPC calls a run
+
+    def check(self, routes, grpc, *args):
+        s = Server("--node", "3", *args)
+        ctx = multiprocessing.get_context("fork")
+        lock = ctx.Lock()
+        latest = ctx.Array("Q", 4, lock=False)  # the 64-bit family's largest; the 128-bit's, high and low
+        bad = ctx.Queue()
+
+        def parse(route, body):
+            if route == "/v1/id":
+                return 0, [int(body)]
+            if route == "/v1/ids?n=3":
+                return 0, [int(i) for i in json.loads(body)]
+            if route == "/v1/uuid":
+                return 1, [int(body.decode().strip().replace("-", ""), 16)]
+            return 1, [int.from_bytes(base32_crockford(body.decode().strip()), "big")]
+
+        def client(k):
+            c = s.conn()
+            for i in range(self.ROUNDS):
+                with lock:  # every answer that had arrived before this request
+                    floor = [latest[0], latest[2] << 64 | latest[3]]
+                if i % 21 == 20:  # a gRPC call
+                    method, msg = grpc[i // 21 % len(grpc)]
+                    status, reply, out = grpc_call(s.port, method, msg)
+                    assert status == 0, out
+                    route = f"gRPC {method}"
+                    family, got = (1, [int.from_bytes(reply[2:18], "big")]) if method == "NextUuid" \
+                        else (0, fixed64s(reply))
+                else:
+                    route = routes[(i + k) % len(routes)]
+                    c.request("GET", route)
+                    r = c.getresponse()
+                    body = r.read()
+                    assert r.status == 200, body
+                    family, got = parse(route, body)
+                if got != sorted(set(got)) or got[0] <= floor[family]:
+                    bad.put((route, got[0], floor[family]))
+                with lock:
+                    if family == 0:
+                        latest[0] = max(latest[0], got[-1])
+                    else:
+                        m = max(latest[2] << 64 | latest[3], got[-1])
+                        latest[2], latest[3] = m >> 64, m & (2**64 - 1)
+            c.close()
+            bad.put(None)
+
+        procs = [ctx.Process(target=client, args=(k,)) for k in range(self.CLIENTS)]
+        found, done = [], 0
+        try:
+            for p in procs:
+                p.start()
+            while done < len(procs):
+                item = bad.get(timeout=120)
+                if item is None:
+                    done += 1
+                else:
+                    found.append(item)
+            for p in procs:
+                p.join(10)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.kill()
+            self.assertEqual(s.stop(), 0, s.logs())
+        by_route = {}
+        for route, _, _ in found:
+            by_route[route] = by_route.get(route, 0) + 1
+        self.assertEqual(by_route, {}, f"answers below one that had already arrived, e.g. {found[:3]}")
+
+    ID_ROUTES = (["/v1/id", "/v1/ids?n=3"], [("Next", b""), ("Batch", b"\x08\x03")])
+
+    def test_64_bit_routes_waiting(self):
+        self.check(*self.ID_ROUTES)
+
+    def test_64_bit_routes_borrowing(self):
+        # sonyflake: 256 IDs a 10 ms tick, which these clients use up: they borrow.
+        self.check(*self.ID_ROUTES, "--layout", "sonyflake", "--overflow", "borrow")
+
+    def test_128_bit_routes(self):
+        self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
 
 
 class Sealing(unittest.TestCase):
