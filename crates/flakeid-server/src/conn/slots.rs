@@ -172,7 +172,7 @@ pub(super) fn fd_limit() -> Option<u64> {
 pub const UNSERVED_GRACE: Duration = Duration::from_secs(1);
 
 /// Connections admitted beyond the cap when every other connection has a request
-/// in flight ([`Conns::admit`]): each may be answered `/healthz` and `/readyz` only
+/// in flight (`Conns::admit`): each may be answered `/healthz` and `/readyz` only
 /// (anything else: `503` with `Retry-After`, and the connection closed), so that
 /// probes are answered while callers that wait hold every slot. The memory budget
 /// counts them as connections.
