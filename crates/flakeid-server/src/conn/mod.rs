@@ -11,7 +11,8 @@
 //!   the served connection with no request in flight that started its last request
 //!   longest ago (a client that holds a slot with a request now and then), else the
 //!   oldest that has sent none yet; only when every connection has a request in
-//!   flight is the new connection closed at once. So a fresh client — a `/healthz`
+//!   flight does the new connection take a probe slot ([`PROBE_SLOTS`]: `/healthz`
+//!   and `/readyz` only), or, with those full, get closed at once. So a fresh client — a `/healthz`
 //!   probe — is served while every slot is held, even by clients that reconnect as
 //!   soon as they are evicted.
 //! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
@@ -27,8 +28,9 @@
 //!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
 //!   and [`Limits::connection_window`] per connection.
 //! - **Responses**: what a response holds until HTTP/2 has written it to the socket
-//!   is reserved first, from its connection's budget and the server's
-//!   ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
+//!   is reserved first, from its connection's budget, its client's share
+//!   ([`Shares`]) and the server's budget, within [`Limits::reserve_timeout`] (else
+//!   `503`, gRPC `RESOURCE_EXHAUSTED`) ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
 //!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
 //!   ([`crate::service::IdChunks`]); the data frame that holds it carries the reservation
 //!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
