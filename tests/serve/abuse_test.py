@@ -34,15 +34,17 @@ import h2.settings  # noqa: E402
 
 MIB = 1024 * 1024
 # The budget of docs/service.md: FIXED + --request-memory + --response-memory +
-# --max-connections x PER_CONNECTION (the defaults of the two budgets: 32 and 64 MiB).
+# (--max-connections + PROBE_SLOTS) x PER_CONNECTION (the defaults of the two budgets:
+# 32 and 64 MiB).
 FIXED = 40 * MIB
 PER_CONNECTION = 384 * 1024
+PROBE_SLOTS = 16
 REQUEST_MEMORY = 32 * MIB
 RESPONSE_MEMORY = 64 * MIB
 
 
 def budget(max_connections):
-    return FIXED + REQUEST_MEMORY + RESPONSE_MEMORY + max_connections * PER_CONNECTION
+    return FIXED + REQUEST_MEMORY + RESPONSE_MEMORY + (max_connections + PROBE_SLOTS) * PER_CONNECTION
 
 
 PROBE_FROM = "127.0.0.2"  # another client address than the attacker's 127.0.0.1
@@ -341,12 +343,12 @@ class UnreadAnswers(unittest.TestCase):
 
 class ShutWindow:
     """One HTTP/2 connection of the h2 library that opens no window: it sets
-    SETTINGS_INITIAL_WINDOW_SIZE to 1, starts `calls` gRPC `Batch(n=100000)` calls,
-    then sends only PINGs and reads nothing: each answer waits in the server for a
-    window that never opens."""
+    SETTINGS_INITIAL_WINDOW_SIZE to 1, starts `calls` gRPC `Batch(n=100000)` calls
+    (or GETs of `path`), then sends only PINGs and reads nothing: each answer waits
+    in the server for a window that never opens."""
 
-    def __init__(self, port, calls=32):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    def __init__(self, port, calls=32, path=None, source="127.0.0.1"):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
         self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
         self.h2.local_settings = h2.settings.Settings(
             client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1})
@@ -354,6 +356,10 @@ class ShutWindow:
         msg = b"\x08" + bytes([0xA0, 0x8D, 0x06])  # BatchRequest { n: 100000 }
         for _ in range(calls):
             sid = self.h2.get_next_available_stream_id()
+            if path is not None:  # an HTTP GET of `path`
+                self.h2.send_headers(sid, [(":method", "GET"), (":scheme", "http"), (":authority", "127.0.0.1"),
+                                           (":path", path)], end_stream=True)
+                continue
             self.h2.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
                                        (":path", "/flakeid.v1.Flakeid/Batch"),
                                        ("content-type", "application/grpc"), ("te", "trailers")])
@@ -538,6 +544,53 @@ class HeldSlots(unittest.TestCase):
         finally:
             s.stop()
 
+    def test_probes_answer_while_every_slot_has_a_call_in_flight(self):
+        # 40 clients for 32 slots, each with a gRPC health Watch in flight (a call that
+        # waits: it answers only when readiness changes), reconnecting when closed:
+        # every slot has a request in flight, so none can be evicted; the probes get
+        # the probe slots (slots.rs, PROBE_SLOTS) and are answered within 1 s.
+        conns = 32
+        s = Server("--node", "1", "--max-connections", str(conns), "--max-connections-per-client", str(2 * conns),
+                   "--idle-timeout-ms", "120000")
+        stop = threading.Event()
+        try:
+            held = []
+            path = b"/grpc.health.v1.Health/Watch"
+            block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+                     + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+
+            def watcher():
+                while not stop.is_set():
+                    try:
+                        c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
+                        c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                                  + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                        c.settimeout(0.5)
+                        while not stop.is_set():
+                            try:
+                                if c.recv(65536) == b"":
+                                    break
+                                held.append(1)
+                            except socket.timeout:
+                                pass
+                        c.close()
+                    except OSError:
+                        stop.wait(0.05)
+            threads = [threading.Thread(target=watcher, daemon=True) for _ in range(conns + 8)]
+            for t in threads:
+                t.start()
+            time.sleep(2)
+            w = Watch(s, budget(conns), within=1.0)
+            time.sleep(5)
+            w.finish(self)
+            stop.set()
+            for t in threads:
+                t.join(5)
+            self.assertGreater(len(held), conns, "the watchers did not hold the slots")
+        finally:
+            stop.set()
+            s.stop()
+
     def test_one_client_address_holds_at_most_its_limit(self):
         s = Server("--node", "1", "--max-connections", "64", "--max-connections-per-client", "8")
         try:
@@ -559,3 +612,205 @@ class HeldSlots(unittest.TestCase):
                 c.close()
         finally:
             s.stop()
+
+
+class UnreadMetrics(unittest.TestCase):
+    def test_unread_metrics_share_one_rendering_whatever_the_labels(self):
+        # /metrics made larger first with every path and method a scanner tries (the
+        # label set is the router's: they fold into `other`), then 100 connections
+        # from one address with a 1-byte window, each with 32 /metrics it never
+        # reads, for 8 s: the answers share a few renderings (metrics.rs,
+        # MAX_RENDERINGS), so RSS stays in the budget (a copy per answer: 100 x 32 x
+        # the body, 211 KB each when the labels grew with the scan).
+        cap = 128
+        s = Server("--node", "1", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--idle-timeout-ms", "120000", "--stream-idle-timeout-ms", "60000")
+        try:
+            methods = [b"GET", b"HEAD", b"POST", b"PUT", b"DELETE", b"OPTIONS", b"PATCH", b"BREW"]
+            paths = [b"/v1/id", b"/v1/ids?n=2", b"/v1/layout", b"/metrics", b"/openapi.json", b"/healthz",
+                     b"/readyz", b"/v1/uuid", b"/v1/decode/1", b"/nope", b"/a/b", b"/wp-admin", b"/.env", b"/x"]
+
+            def scan(paths, methods):
+                c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+                c.sendall(b"".join(m + b" " + p + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                                   for p in paths for m in methods))
+                data, t0 = b"", time.monotonic()
+                while data.count(b"HTTP/1.1 ") < len(paths) * len(methods) and time.monotonic() - t0 < 10:
+                    data += c.recv(1 << 20)
+                c.close()
+                text = s.get("/metrics")[2]
+                return len(text), sorted(re.findall(rb"(?m)^(flakeid_http_request\S*)\{(.*)\} ", text))
+
+            before, series = scan(paths, methods)
+            # Other unknown paths and methods add no series.
+            _, again = scan([b"/scan/%d" % i for i in range(40)], [b"GET", b"HEAD", b"X%d" % 1, b"DELETE"])
+            self.assertEqual({s for s in again}, {s for s in series}, "unknown paths or methods grew /metrics")
+            # The probes' bound is 1 s here, not PROBE_WITHIN: 3 200 requests arrive in
+            # about a second on the runtime's two workers, and a probe that lands behind
+            # them on a machine at a load of 3 to 10 took up to 0.26 s (a probe in a
+            # process of its own: 0.10 s), never more in 6 runs.
+            w = Watch(s, budget(cap), within=1.0)
+            clients = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 8 and not w.stop.is_set():
+                if len(clients) < 100:
+                    clients.append(ShutWindow(s.port, path="/metrics"))
+                else:
+                    for h in clients:
+                        h.ping()
+                    time.sleep(0.25)
+            w.finish(self)
+            for h in clients:
+                h.close()
+            print(f"  /metrics {before} bytes after the scan; {len(clients)} connections x 32 unread",
+                  file=sys.stderr)
+        finally:
+            s.stop(timeout=15)
+
+
+def honest_ids(port, n=100000):
+    """One `GET /v1/ids?n=N` on a fresh HTTP/1.1 connection from PROBE_FROM, read
+    whole: (seconds until the head arrived, status, Retry-After, whether a 200's
+    chunked body arrived whole)."""
+    t0 = time.monotonic()
+    c = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
+    c.sendall(b"GET /v1/ids?n=%d&format=octets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % n)
+    data, head_at = b"", None
+    try:
+        while True:
+            chunk = c.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+            if head_at is None and b"\r\n\r\n" in data:
+                head_at = time.monotonic() - t0
+    except OSError:
+        pass
+    c.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/1.1 ") else repr(head[:40])
+    retry = re.search(rb"(?im)^retry-after: *(\d+)", head)
+    whole = body.endswith(b"0\r\n\r\n") and len(body) > 8 * n
+    return head_at, status, retry and int(retry.group(1)), whole
+
+
+def varint(n):
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
+
+
+def honest_batch(port, n=1):
+    """One gRPC `Batch(n)` on a fresh h2c connection from PROBE_FROM, answers read:
+    (seconds until its status arrived, grpc-status)."""
+    t0 = time.monotonic()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
+                            (":path", "/flakeid.v1.Flakeid/Batch"), ("content-type", "application/grpc"),
+                            ("te", "trailers")])
+    msg = b"\x08" + varint(n)
+    conn.send_data(sid, b"\0" + struct.pack(">I", len(msg)) + msg, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    status = None
+    try:
+        while status is None:
+            data = sock.recv(1 << 16)
+            if not data:
+                break
+            for ev in conn.receive_data(data):
+                headers = getattr(ev, "headers", None) or []
+                for k, v in headers:
+                    if k in (b"grpc-status", "grpc-status"):
+                        status = int(v)
+                if hasattr(ev, "flow_controlled_length"):
+                    conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            sock.sendall(conn.data_to_send())
+    except OSError:
+        pass
+    sock.close()
+    return time.monotonic() - t0, status
+
+
+RESOURCE_EXHAUSTED = 8
+# How soon an honest request is answered, or told to retry, while attackers hold the
+# response budget: --reserve-timeout-ms (2 s) and a second for a loaded machine.
+ANSWERED_WITHIN = 3.0
+
+
+class FairShares(unittest.TestCase):
+    """Attackers that leave `Batch(n=100000)` answers unread (1-byte windows) hold
+    what they can of the response budget; an honest client from another address is
+    answered, or refused with 503 / RESOURCE_EXHAUSTED and Retry-After, within the
+    reserve timeout, never left waiting behind them."""
+
+    def attack(self, sources, conns_each, stream_idle, rounds=5):
+        cap = 256
+        s = Server("--node", "1", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--stream-idle-timeout-ms", str(int(stream_idle * 1000)), "--idle-timeout-ms", "120000")
+        try:
+            w = Watch(s, budget(cap), within=2.0)
+            clients = [ShutWindow(s.port, source=src) for src in sources for _ in range(conns_each)]
+            t0 = time.monotonic()
+            time.sleep(2)  # the attackers' answers are made and hold their room
+            answers = []
+            for _ in range(rounds):
+                answers.append(("ids",) + honest_ids(s.port))
+                answers.append(("batch",) + honest_batch(s.port))
+                answers.append(("batch",) + honest_batch(s.port, 100000))
+            closed_at = {}
+            last_ping = 0.0
+            while time.monotonic() - t0 < stream_idle + 30 and len(closed_at) < len(clients):
+                ping = time.monotonic() - last_ping >= 1
+                if ping:
+                    last_ping = time.monotonic()
+                for h in clients:
+                    if h not in closed_at:
+                        if h.poll_closed():
+                            closed_at[h] = time.monotonic() - t0
+                        elif ping:
+                            h.ping()
+                time.sleep(0.05)
+            w.finish(self)
+            for h in clients:
+                h.close()
+            print(f"  honest: {[(a[0], round(a[1] or -1, 2), a[2]) for a in answers]}; "
+                  f"{len(closed_at)} of {len(clients)} attackers closed after "
+                  f"{min(closed_at.values(), default=0):.1f}-{max(closed_at.values(), default=0):.1f} s",
+                  file=sys.stderr)
+            for a in answers:
+                self.assertIsNotNone(a[1], f"{a}: no answer")
+                self.assertLessEqual(a[1], ANSWERED_WITHIN, f"{a}: answered too late")
+            for kind, _, status, *rest in answers:
+                if kind == "ids":
+                    retry, whole = rest
+                    self.assertIn(status, ("200", "503"))
+                    self.assertTrue(whole if status == "200" else retry == 1, (kind, status, rest))
+                else:
+                    self.assertIn(status, (0, RESOURCE_EXHAUSTED))
+            # Connections whose calls only waited for room are stalled too.
+            self.assertEqual(len(closed_at), len(clients), "attackers' connections kept open")
+            return answers
+        finally:
+            s.stop(timeout=15)
+
+    def test_one_address_holds_its_share_and_no_more(self):
+        # 40 connections from one address: its share (16 MiB, 10 answers) is taken,
+        # the rest of the budget is the others': the honest client is served.
+        answers = self.attack(["127.0.0.1"], 40, stream_idle=3)
+        self.assertEqual([a[2] for a in answers], ["200", 0, 0] * 5)
+
+    def test_a_full_budget_refuses_in_time(self):
+        # 8 addresses x 5 connections: their shares pass the server's budget (64 MiB,
+        # 40 answers), which they fill but for less than one answer: the honest
+        # client's small answers fit, its Batch(n=100000) is refused within the
+        # reserve timeout, told to retry.
+        # Their answers hold the budget for the stream-idle time (10 s), past the
+        # honest calls' first rounds.
+        answers = self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5, stream_idle=10)
+        self.assertIn(RESOURCE_EXHAUSTED, [a[2] for a in answers])

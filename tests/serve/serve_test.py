@@ -7,6 +7,7 @@ run.py runs these tests (make test-serve): it sets BIN, the `flakeid` under test
 
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -360,6 +361,17 @@ class Routes(unittest.TestCase):
         status, _, _ = grpc_call(self.s.port, "Batch", b"\x08\xff\xff")
         self.assertEqual(status, 3)
         self.assertEqual(calls("Batch", 3), before + 1)
+        # n past 32 bits (2^32 + 5, once read as 5): refused naming the value sent.
+        status, _, out = grpc_call(self.s.port, "Batch", b"\x08\x85\x80\x80\x80\x10")
+        self.assertEqual(status, 3)
+        self.assertIn("got%204294967301", out)
+        # Two request messages to a method that takes one: INTERNAL, not an answer
+        # to the first.
+        for method, msg in (("Batch", b"\x08\x01"), ("Next", b""), ("Stream", b"\x08\x01")):
+            status, reply, out = grpc_call(self.s.port, method, msg, messages=2)
+            self.assertEqual(status, 13, (method, out))
+            self.assertEqual(reply, b"", method)
+        self.assertEqual(grpc_call(self.s.port, "Batch", b"\x08\x01")[0], 0)
         # A message over the largest real request (Unseal of --max-batch 1000 IDs):
         # refused before it is read, and counted.
         before = calls("Unseal", 11)
@@ -430,6 +442,8 @@ class MetricCounts(unittest.TestCase):
             want, classes = {}, {}
             for method, path, _, n, status in calls:
                 r = route.get(path, path.split("?")[0])
+                # A method the route does not serve, and any on route `other`: `other`.
+                method = method if r != "other" and method in ("GET", "HEAD") else "other"
                 want[(r, method, str(status))] = want.get((r, method, str(status)), 0) + n
                 key = (r, method, f"{status // 100}xx")
                 classes[key] = classes.get(key, 0) + n
@@ -745,18 +759,19 @@ SEAL_KEY = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
 SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "seal.json")
 
 
-def grpc_call(port, method, message=b""):
+def grpc_call(port, method, message=b"", messages=1):
     """One unary gRPC call over h2c with curl: the response message, or the
     grpc-status and grpc-message trailers of a refusal."""
-    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message)
+    return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message, messages)
 
 
-def grpc_path(port, path, message=b""):
+def grpc_path(port, path, message=b"", messages=1):
     """One gRPC call (unary, or a stream of one request) to `path` over h2c with
-    curl: (grpc-status, the first response message, the headers and trailers)."""
+    curl, `message` sent `messages` times: (grpc-status, the first response
+    message, the headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
-        f.write(b"\0" + struct.pack(">I", len(message)) + message)
+        f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
     out = subprocess.run(
         ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
          "-H", "content-type: application/grpc", "-H", "te: trailers",
@@ -814,6 +829,102 @@ def packed_ids(ids):
         varint += bytes([n & 0x7F | 0x80])
         n >>= 7
     return b"\x0a" + varint + payload
+
+
+class CallOrder(unittest.TestCase):
+    """A request sent after another request's answer arrived gets larger IDs: 8
+    client processes (threads under one GIL seldom overlap their requests), each
+    sending its next request only once its last answer arrived and after reading
+    the largest ID any client has received (shared memory under a lock), over the
+    routes of one generator at a time, so that they contend: /v1/id, /v1/ids, gRPC
+    Next and Batch share the 64-bit generator; /v1/uuid, /v1/ulid and gRPC
+    NextUuid the 128-bit one. A stress test: a generator that breaks the order
+    under contention fails it most runs, one that keeps it never."""
+
+    CLIENTS = 8
+    ROUNDS = 2500  # per client: about 19 000 HTTP requests and 8 x 119 gRPC calls a run
+
+    def check(self, routes, grpc, *args):
+        s = Server("--node", "3", *args)
+        ctx = multiprocessing.get_context("fork")
+        lock = ctx.Lock()
+        latest = ctx.Array("Q", 4, lock=False)  # the 64-bit family's largest; the 128-bit's, high and low
+        bad = ctx.Queue()
+
+        def parse(route, body):
+            if route == "/v1/id":
+                return 0, [int(body)]
+            if route == "/v1/ids?n=3":
+                return 0, [int(i) for i in json.loads(body)]
+            if route == "/v1/uuid":
+                return 1, [int(body.decode().strip().replace("-", ""), 16)]
+            return 1, [int.from_bytes(base32_crockford(body.decode().strip()), "big")]
+
+        def client(k):
+            c = s.conn()
+            for i in range(self.ROUNDS):
+                with lock:  # every answer that had arrived before this request
+                    floor = [latest[0], latest[2] << 64 | latest[3]]
+                if i % 21 == 20:  # a gRPC call
+                    method, msg = grpc[i // 21 % len(grpc)]
+                    status, reply, out = grpc_call(s.port, method, msg)
+                    assert status == 0, out
+                    route = f"gRPC {method}"
+                    family, got = (1, [int.from_bytes(reply[2:18], "big")]) if method == "NextUuid" \
+                        else (0, fixed64s(reply))
+                else:
+                    route = routes[(i + k) % len(routes)]
+                    c.request("GET", route)
+                    r = c.getresponse()
+                    body = r.read()
+                    assert r.status == 200, body
+                    family, got = parse(route, body)
+                if got != sorted(set(got)) or got[0] <= floor[family]:
+                    bad.put((route, got[0], floor[family]))
+                with lock:
+                    if family == 0:
+                        latest[0] = max(latest[0], got[-1])
+                    else:
+                        m = max(latest[2] << 64 | latest[3], got[-1])
+                        latest[2], latest[3] = m >> 64, m & (2**64 - 1)
+            c.close()
+            bad.put(None)
+
+        procs = [ctx.Process(target=client, args=(k,)) for k in range(self.CLIENTS)]
+        found, done = [], 0
+        try:
+            for p in procs:
+                p.start()
+            while done < len(procs):
+                item = bad.get(timeout=120)
+                if item is None:
+                    done += 1
+                else:
+                    found.append(item)
+            for p in procs:
+                p.join(10)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.kill()
+            self.assertEqual(s.stop(), 0, s.logs())
+        by_route = {}
+        for route, _, _ in found:
+            by_route[route] = by_route.get(route, 0) + 1
+        self.assertEqual(by_route, {}, f"answers below one that had already arrived, e.g. {found[:3]}")
+
+    ID_ROUTES = (["/v1/id", "/v1/ids?n=3"], [("Next", b""), ("Batch", b"\x08\x03")])
+
+    def test_64_bit_routes_waiting(self):
+        self.check(*self.ID_ROUTES)
+
+    def test_64_bit_routes_borrowing(self):
+        # sonyflake: 256 IDs a 10 ms tick, which these clients use up: they borrow.
+        self.check(*self.ID_ROUTES, "--layout", "sonyflake", "--overflow", "borrow")
+
+    def test_128_bit_routes(self):
+        self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
 
 
 class Sealing(unittest.TestCase):
@@ -1148,6 +1259,65 @@ class Shutdown(unittest.TestCase):
             # A new connection after shutdown is refused.
             with self.assertRaises(OSError):
                 s.get("/healthz")
+
+    def test_a_drain_finishes_a_slow_readers_body_answers_503_on_open_connections_then_releases(self):
+        d = tempfile.mkdtemp(dir=WORK)
+        # sonyflake makes 25 600 IDs a second: 50 000 are in flight for about 2 s, and
+        # the reader takes 16 KiB every 20 ms (about 0.8 MB/s: 1.1 MB of text, 1.4 s).
+        s = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        node = s.json("/v1/layout")[1]["node"]
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        slow.connect(("127.0.0.1", s.port))
+        slow.sendall(b"GET /v1/ids?n=50000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)  # keep-alive, served once
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200 "))
+        body = slow.recv(16384)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        # On a connection already open: /readyz 503, and the connection closed after it.
+        idle.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = b""
+        while chunk := idle.recv(4096):
+            answer += chunk
+        self.assertTrue(answer.startswith(b"HTTP/1.1 503 "), answer)
+        self.assertIn(b"connection: close", answer.lower())
+        with self.assertRaises(OSError):  # no new connection
+            socket.create_connection(("127.0.0.1", s.port), timeout=1)
+        slow.settimeout(10)
+        while chunk := slow.recv(16384):
+            body += chunk
+            time.sleep(0.02)
+        self.assertTrue(body.endswith(b"\r\n0\r\n\r\n"), body[-40:])  # the chunked body's end
+        ids = json.loads(b"".join(body.split(b"\r\n\r\n", 1)[1].split(b"\r\n")[1::2]))
+        self.assertEqual(len(set(ids)), 50000)
+        self.assertEqual(s.stop(), 0, s.logs())
+        self.assertIn("drained; lease released; stopped", s.logs())
+        # Released: a successor gets the node id at once.
+        b = Server("--lease", f"file://{d}", "--layout", "sonyflake")
+        self.assertEqual(b.json("/v1/layout")[1]["node"], node)
+        self.assertEqual(b.stop(), 0)
+
+    def test_the_drain_limit_resets_what_is_still_in_flight(self):
+        # A reader that stops: its body cannot finish within the drain limit (10 s),
+        # so its connection is reset, never ended as if the body were whole.
+        s = Server("--node", "1", "--max-batch", "1000000")
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(("127.0.0.1", s.port))
+        stuck.sendall(b"GET /v1/ids?n=1000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        stuck.recv(100)  # the response has begun
+        t0 = time.monotonic()
+        s.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(s.proc.wait(20), 0, s.logs())
+        self.assertGreaterEqual(time.monotonic() - t0, 10)
+        self.assertIn("cutting 1 responses short", s.logs())
+        stuck.settimeout(5)
+        with self.assertRaises(ConnectionResetError):
+            while stuck.recv(1 << 20):
+                pass
+        stuck.close()
 
     def test_sighup_reloads_and_keeps_serving(self):
         # SIGHUP is `systemctl reload`: the TLS and token files are read again and the

@@ -334,6 +334,12 @@ pub struct ServeArgs {
     /// The same per connection (default 4 MiB, or the largest response)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub connection_response_memory: Option<u64>,
+    /// The same per client address, or per bearer token when tokens are on (default a quarter of --response-memory)
+    #[arg(long, value_name = "BYTES", value_parser = uint)]
+    pub client_response_memory: Option<u64>,
+    /// A response that finds no room in those within this long is refused: 503 with Retry-After, gRPC RESOURCE_EXHAUSTED (default 2000)
+    #[arg(long, value_name = "MS", value_parser = uint)]
+    pub reserve_timeout_ms: Option<u64>,
     /// Also answer /healthz and /readyz here, plain HTTP with no client certificate or token
     #[arg(long, value_name = "ADDR:PORT")]
     pub probe_listen: Option<String>,

@@ -243,6 +243,8 @@ fn limits(args: &ServeArgs) -> Limits {
         request_memory: args.request_memory.map(size),
         response_memory: args.response_memory.map(size),
         connection_response_memory: args.connection_response_memory.map(size),
+        client_response_memory: args.client_response_memory.map(size),
+        reserve_timeout: args.reserve_timeout_ms.map_or(d.reserve_timeout, Duration::from_millis),
     }
 }
 

@@ -11,7 +11,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let url = args.next().ok_or("usage: grpc_stream_bench URL [total] [chunk]")?;
     let total: u64 = args.next().map_or(Ok(50_000_000), |s| s.parse())?;
-    let chunk: u32 = args.next().map_or(Ok(65_536), |s| s.parse())?;
+    let chunk: u64 = args.next().map_or(Ok(65_536), |s| s.parse())?;
     let channel = tonic::transport::Channel::from_shared(url)?.connect().await?;
     let mut client = FlakeidClient::new(channel).max_decoding_message_size(64 << 20);
     let t = Instant::now();

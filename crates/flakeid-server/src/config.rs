@@ -81,10 +81,16 @@ impl Config {
                 "the largest response (a Batch of max_batch IDs)",
             ),
             (
-                "response_memory",
-                l.response_memory,
+                "client_response_memory",
+                l.client_response_memory,
                 b.connection_response,
                 "connection_response_memory",
+            ),
+            (
+                "response_memory",
+                l.response_memory,
+                b.client_response,
+                "client_response_memory",
             ),
         ] {
             if let Some(given) = given
@@ -117,12 +123,20 @@ impl Config {
         let connection_response = l
             .connection_response_memory
             .unwrap_or((4 * MIB).max(largest_reservation));
+        let response = l.response_memory.unwrap_or(
+            (64 * MIB)
+                .max(connection_response)
+                .max(l.client_response_memory.unwrap_or(0)),
+        );
         Budgets {
             max_request_message,
             max_response_message,
             largest_reservation,
             request: l.request_memory.unwrap_or((32 * MIB).max(max_request_message)),
-            response: l.response_memory.unwrap_or((64 * MIB).max(connection_response)),
+            response,
+            client_response: l
+                .client_response_memory
+                .unwrap_or((response / 4).max(connection_response)),
             connection_response,
         }
     }
@@ -147,6 +161,8 @@ pub struct Budgets {
     pub request: usize,
     /// Responses made and not yet sent, over every connection.
     pub response: usize,
+    /// The same, per client (an address, or a bearer token).
+    pub client_response: usize,
     /// The same, per connection.
     pub connection_response: usize,
 }
@@ -165,13 +181,17 @@ mod tests {
         assert_eq!(b.max_request_message, 900_064);
         assert_eq!(b.largest_reservation, 1_600_064);
         assert_eq!(
-            (b.request, b.response, b.connection_response),
-            (32 << 20, 64 << 20, 4 << 20)
+            (b.request, b.response, b.client_response, b.connection_response),
+            (32 << 20, 64 << 20, 16 << 20, 4 << 20)
         );
         c.max_batch = 10_000_000;
         let b = c.budgets();
         assert_eq!(b.connection_response, b.largest_reservation);
-        assert!(b.response >= b.connection_response && b.request >= b.max_request_message);
+        assert_eq!(b.client_response, b.connection_response);
+        assert!(b.response >= b.client_response && b.request >= b.max_request_message);
+        c.limits.client_response_memory = Some(1 << 30);
+        assert_eq!((c.budgets().client_response, c.budgets().response), (1 << 30, 1 << 30));
+        c.limits.client_response_memory = None;
         c.max_batch = 100_000;
         c.limits.connection_response_memory = Some(1_000_000);
         let e = c.validate().unwrap_err().to_string();

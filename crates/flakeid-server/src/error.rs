@@ -31,7 +31,15 @@ impl ApiError {
             message,
         }
     }
+    /// No room in the response budgets within the wait allowed (`503`, kind
+    /// [`BUSY`], with `Retry-After`; gRPC `RESOURCE_EXHAUSTED`).
+    pub(crate) fn busy(message: String) -> ApiError {
+        ApiError::unavailable(BUSY, message)
+    }
 }
+
+/// The kind of [`ApiError::busy`].
+pub(crate) const BUSY: &str = "busy";
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
@@ -64,7 +72,7 @@ impl IntoResponse for ApiError {
         )
             .into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            // Not ready (lease, drain) or refused by the generator: both pass.
+            // Not ready (lease, drain), busy, or refused by the generator: all pass.
             r.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }

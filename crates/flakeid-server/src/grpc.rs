@@ -141,6 +141,7 @@ impl From<ApiError> for Status {
             400 => Status::invalid_argument(text),
             // sealing_not_configured: the call is fine, the server lacks a key.
             409 => Status::failed_precondition(text),
+            503 if e.kind == crate::error::BUSY => Status::resource_exhausted(text),
             503 => Status::unavailable(text),
             _ => Status::internal(text),
         }
@@ -164,13 +165,14 @@ impl Grpc {
 
     /// Room for an answer of `n` IDs (the IDs and their encoding, 16 bytes an ID),
     /// reserved before it is made, from the call's flow (conn/budgets.rs): its answer's
-    /// data frame carries it until HTTP/2 has written it to the socket.
-    async fn reserve(&self, ext: &tonic::Extensions, n: usize) {
-        if let Some(flow) = ext.get::<Arc<crate::conn::Flow>>()
-            && let Some(r) = flow.reserve(n * 16 + RESERVE_OVERHEAD).await
-        {
-            flow.made(r);
+    /// data frame carries it until HTTP/2 has written it to the socket. No room in
+    /// time: `RESOURCE_EXHAUSTED`.
+    async fn reserve(&self, ext: &tonic::Extensions, n: usize) -> Result<(), Status> {
+        if let Some(flow) = ext.get::<Arc<crate::conn::Flow>>() {
+            let r = flow.reserve(n * 16 + RESERVE_OVERHEAD).await;
+            flow.made(r.ok_or_else(crate::service::no_room)?);
         }
+        Ok(())
     }
 }
 
@@ -187,12 +189,15 @@ impl Flakeid for Grpc {
     }
 
     async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
-        let n = request.get_ref().n as usize;
         let max = self.svc.config.max_batch;
-        if !(1..=max).contains(&n) {
-            return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
-        }
-        self.reserve(request.extensions(), n).await;
+        let n = match usize::try_from(request.get_ref().n) {
+            Ok(n) if (1..=max).contains(&n) => n,
+            _ => {
+                let n = request.get_ref().n;
+                return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
+            }
+        };
+        self.reserve(request.extensions(), n).await?;
         let svc = self.svc.clone();
         tokio::task::spawn_blocking(move || {
             let mut ids = vec![0u64; n];
@@ -208,13 +213,13 @@ impl Flakeid for Grpc {
 
     async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
         let flow = request.extensions().get::<Arc<crate::conn::Flow>>().cloned();
-        self.start_stream(request.into_inner(), flow)
+        self.start_stream(request.into_inner(), flow).await
     }
 
     async fn unseal(&self, request: Request<UnsealRequest>) -> Result<Response<UnsealResponse>, Status> {
         let n = request.get_ref().ids.len();
         if n <= self.svc.config.max_batch {
-            self.reserve(request.extensions(), n).await;
+            self.reserve(request.extensions(), n).await?;
         }
         self.unseal_ids(request.into_inner().ids)
     }
@@ -244,16 +249,17 @@ impl Grpc {
         Ok(Response::new(UnsealResponse { ids }))
     }
 
-    fn start_stream(
+    async fn start_stream(
         &self,
         req: StreamRequest,
         flow: Option<Arc<crate::conn::Flow>>,
     ) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
-        let chunk = match req.chunk as usize {
+        let chunk = match usize::try_from(req.chunk).unwrap_or(usize::MAX) {
             0 => DEFAULT_CHUNK.min(max),
             c if c <= max => c,
-            c => {
+            _ => {
+                let c = req.chunk;
                 return Err(Status::invalid_argument(format!(
                     "chunk: must be in 0..={max}, got {c}"
                 )));
@@ -264,7 +270,8 @@ impl Grpc {
         }
         let total = (req.n != 0).then_some(req.n);
         // Each chunk: its IDs, and as many bytes again encoded.
-        let chunks = IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
+        let mut chunks = IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
+        chunks.reserve_first().await?;
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {
                 let mut bytes = Vec::with_capacity(ids.len() * 8);

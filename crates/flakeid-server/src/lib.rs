@@ -26,7 +26,7 @@ mod routes;
 mod service;
 
 pub use config::{Budgets, CHUNK, Config, DEFAULT_MAX_BATCH, MAX_BATCH_CEILING, MAX_MEMORY};
-pub use conn::{Limits, PER_CONNECTION};
+pub use conn::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 pub use formats::JS_SAFE_BITS;
 pub use lease::{Supervision, supervise};
 use routes::probe_router;
@@ -40,7 +40,9 @@ pub use service::Service;
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
-/// drains in-flight requests (at most [`DRAIN_TIMEOUT`]) and releases the lease.
+/// drains in-flight requests and streamed bodies (at most [`DRAIN_TIMEOUT`]; then
+/// the connections still open are reset, and the log says how many responses that
+/// cut) and releases the lease.
 /// Connections are bounded by the service's [`Limits`] (conn/slots.rs).
 pub async fn serve(
     listener: tokio::net::TcpListener,
@@ -81,7 +83,7 @@ pub async fn serve_with_probes(
         Some(l) => {
             let app = probe_router(service.clone());
             let plain = security::Security::load(security::SecurityFiles::default())?;
-            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS);
+            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS, 0);
             let stop = async move {
                 let _ = probes_stop.await;
             };
@@ -97,7 +99,11 @@ pub async fn serve_with_probes(
             )))
         }
     };
-    let conns = conn::Conns::new(limits.connection_cap(), limits.max_connections_per_client);
+    let conns = conn::Conns::new(
+        limits.connection_cap(),
+        limits.max_connections_per_client,
+        conn::PROBE_SLOTS,
+    );
     *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
     let draining = service.clone();
     let shutdown = async move {
@@ -105,7 +111,7 @@ pub async fn serve_with_probes(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    if !conn::accept_loop(
+    let drained = conn::accept_loop(
         listener,
         app,
         service.clone(),
@@ -115,15 +121,16 @@ pub async fn serve_with_probes(
         DRAIN_TIMEOUT,
         false,
     )
-    .await
-    {
-        tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}: closing them");
-    }
+    .await;
     let _ = probes_done.send(());
     if let Some(task) = probe_loop {
         let _ = task.await;
     }
+    // The lease last: every answer that carried its IDs has been sent or cut.
     service.shutdown();
-    tracing::info!("lease released; stopped");
+    match drained {
+        true => tracing::info!("drained; lease released; stopped"),
+        false => tracing::warn!("lease released; stopped, with responses cut at the drain limit"),
+    }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! only grows for the life of the process.
 
 use crate::Service;
+use axum::body::Bytes;
 use flakeid_core::{Generator, LeaseState, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -19,7 +20,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
-use std::sync::{Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The upper bounds of the latency histogram's buckets, in seconds: 50 µs
 /// doubling to about 1.6 s (16 buckets, and `+Inf`).
@@ -118,8 +119,12 @@ impl Route {
     /// `/v1/id`, `/v1/ids`, `/flakeid.v1.Flakeid/Stream`, `/v1/decode/{id}`,
     /// `/v1/unseal/{id}` and `other`: their places in [`ROUTES`].
     pub(crate) const ID: Route = Route(0);
+    pub(crate) const HEALTHZ: Route = Route(3);
+    pub(crate) const READYZ: Route = Route(4);
     const IDS: Route = Route(1);
     const STREAM: Route = Route(11);
+    /// The first and last gRPC method in [`ROUTES`].
+    const GRPC: std::ops::RangeInclusive<u8> = 9..=17;
     const DECODE: Route = Route(EXACT_ROUTES as u8);
     const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
     const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);
@@ -135,6 +140,11 @@ impl Route {
         self.name().strip_prefix("/flakeid.v1.Flakeid/")
     }
 
+    /// Whether the route is a gRPC method's (served by `POST` only).
+    pub(crate) fn is_grpc(self) -> bool {
+        Route::GRPC.contains(&self.0)
+    }
+
     /// Whether the route may stream its response (a large `/v1/ids`, gRPC
     /// `Stream`): its handler needs its [`crate::conn::Flow`].
     pub fn is_streamed(self) -> bool {
@@ -142,23 +152,29 @@ impl Route {
     }
 }
 
-/// The `method` labels: the methods HTTP defines, and `other`.
-const METHODS: [&str; 10] = [
-    "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "other",
-];
+/// The `method` labels: the methods the routes serve, and `other` for every other
+/// method and for any method on a route that does not serve it (a client must not
+/// grow the metrics: a label is a series per route and status).
+const METHODS: [&str; 4] = ["GET", "HEAD", "POST", "other"];
 
 /// The method label of a request: an index into [`METHODS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MethodLabel(u8);
 
 impl MethodLabel {
-    /// The label of `m`: its name when HTTP defines it, else `other`.
-    pub fn of(m: &axum::http::Method) -> MethodLabel {
-        let i = METHODS[..METHODS.len() - 1]
-            .iter()
-            .position(|n| *n == m.as_str())
-            .unwrap_or(METHODS.len() - 1);
-        MethodLabel(i as u8)
+    const OTHER: MethodLabel = MethodLabel(3);
+
+    /// The label of `m` on `route`: its name when the route serves it (`GET` and
+    /// `HEAD` for the HTTP routes, `POST` for the gRPC methods), else `other`.
+    pub fn of(route: Route, m: &axum::http::Method) -> MethodLabel {
+        use axum::http::Method;
+        match (route.is_grpc(), m) {
+            _ if route == Route::OTHER => MethodLabel::OTHER,
+            (false, &Method::GET) => MethodLabel(0),
+            (false, &Method::HEAD) => MethodLabel(1),
+            (true, &Method::POST) => MethodLabel(2),
+            _ => MethodLabel::OTHER,
+        }
     }
 
     /// The label.
@@ -194,6 +210,50 @@ pub(crate) struct Metrics {
     handles: Box<[OnceLock<Handles>]>,
     /// The counters of generators replaced after a lost lease.
     pub retired: Mutex<Stats>,
+    /// The last rendering of `/metrics` and when it was made, alive while an
+    /// answer holds it ([`Metrics::scrape`]).
+    rendered: Mutex<Option<(std::time::Instant, Weak<Rendered>)>>,
+    /// Renderings alive ([`MAX_RENDERINGS`]).
+    renderings: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// How long one rendering of `/metrics` is served to every scrape
+/// ([`Metrics::scrape`]).
+pub const METRICS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Renderings of `/metrics` alive at once at most: while answers left unread hold
+/// this many, scrapes get the newest of them again rather than a new one.
+pub const MAX_RENDERINGS: usize = 4;
+
+/// One rendering of `/metrics`, shared by every answer made from it (each holds an
+/// `Arc` of it) and counted in [`Metrics::renderings`] until the last of them is
+/// written or dropped.
+#[derive(Debug)]
+struct Rendered {
+    text: Vec<u8>,
+    alive: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Drop for Rendered {
+    fn drop(&mut self) {
+        self.alive.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// An answer's hold on a [`Rendered`].
+#[derive(Debug)]
+struct Answer(Arc<Rendered>);
+
+impl AsRef<[u8]> for Answer {
+    fn as_ref(&self) -> &[u8] {
+        &self.0.text
+    }
+}
+
+impl AsRef<[u8]> for Rendered {
+    fn as_ref(&self) -> &[u8] {
+        &self.text
+    }
 }
 
 impl Metrics {
@@ -244,7 +304,35 @@ impl Metrics {
                 .map(|_| OnceLock::new())
                 .collect(),
             retired: Mutex::new(Stats::default()),
+            rendered: Mutex::new(None),
+            renderings: Arc::default(),
         }
+    }
+
+    /// The body of `/metrics`, fresh unless answers not yet written hold the last
+    /// rendering: then that one is shared (one immutable buffer, so N answers left
+    /// unread hold one copy) for [`METRICS_INTERVAL`], and, while [`MAX_RENDERINGS`]
+    /// are held, for as long as they are. So `/metrics` holds at most
+    /// `MAX_RENDERINGS` x its largest rendering, whatever its clients leave unread
+    /// (docs/service.md, "Memory budget").
+    pub(crate) fn scrape(&self) -> Result<Bytes, std::fmt::Error> {
+        use std::sync::atomic::Ordering;
+        let mut last = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, held)) = last.as_ref()
+            && let Some(r) = held.upgrade()
+            && (at.elapsed() < METRICS_INTERVAL || self.renderings.load(Ordering::Acquire) >= MAX_RENDERINGS)
+        {
+            return Ok(Bytes::from_owner(Answer(r)));
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        self.renderings.fetch_add(1, Ordering::AcqRel);
+        let r = Arc::new(Rendered {
+            text: text.into_bytes(),
+            alive: self.renderings.clone(),
+        });
+        *last = Some((std::time::Instant::now(), Arc::downgrade(&r)));
+        Ok(Bytes::from_owner(Answer(r)))
     }
 
     /// Keeps the counters of `old`, a generator being replaced.
@@ -494,6 +582,12 @@ impl Collector for Live {
 mod tests {
     use super::*;
 
+    /// The most bytes one rendering of `/metrics` can hold: its series are bounded by
+    /// the routes, methods and statuses, not by what clients send
+    /// (`clients_cannot_grow_the_metrics` renders every route and method with more
+    /// statuses than the server answers with: 509 KiB).
+    const MAX_SCRAPE: usize = 768 * 1024;
+
     fn text(m: &Metrics) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &m.registry).unwrap();
@@ -530,6 +624,8 @@ mod tests {
             assert_eq!(Route::of(r).is_streamed(), streamed, "{r}");
         }
         assert_eq!(Route::ID.name(), "/v1/id");
+        assert_eq!(Route::HEALTHZ.name(), "/healthz");
+        assert_eq!(Route::READYZ.name(), "/readyz");
         assert_eq!(Route::IDS.name(), "/v1/ids");
         assert_eq!(Route::STREAM.name(), "/flakeid.v1.Flakeid/Stream");
         assert_eq!(Route::DECODE.name(), "/v1/decode/{id}");
@@ -537,16 +633,97 @@ mod tests {
         assert_eq!(Route::OTHER.name(), "other");
         assert_eq!(ROUTES.len(), EXACT_ROUTES + 3);
         use axum::http::Method;
-        for (m, label) in [
-            (Method::GET, "GET"),
-            (Method::HEAD, "HEAD"),
-            (Method::POST, "POST"),
-            (Method::CONNECT, "CONNECT"),
-            (Method::from_bytes(b"BREW").unwrap(), "other"),
-            (Method::from_bytes(b"other").unwrap(), "other"),
+        let brew = Method::from_bytes(b"BREW").unwrap();
+        for (route, m, label) in [
+            ("/v1/id", Method::GET, "GET"),
+            ("/v1/ids", Method::HEAD, "HEAD"),
+            ("/v1/id", Method::POST, "other"),
+            ("/v1/id", Method::CONNECT, "other"),
+            ("/v1/id", brew.clone(), "other"),
+            ("/v1/id", Method::from_bytes(b"other").unwrap(), "other"),
+            ("/flakeid.v1.Flakeid/Batch", Method::POST, "POST"),
+            ("/flakeid.v1.Flakeid/Batch", Method::GET, "other"),
+            ("/nope", Method::GET, "other"),
+            ("/nope", brew, "other"),
         ] {
-            assert_eq!(MethodLabel::of(&m).name(), label);
+            assert_eq!(MethodLabel::of(Route::of(route), &m).name(), label, "{route} {m}");
         }
+    }
+
+    /// A scrape while no answer holds the last rendering is fresh; scrapes while
+    /// one does share it for an interval; renderings held by unread answers are at
+    /// most [`MAX_RENDERINGS`], and go with their answers.
+    #[test]
+    fn scrapes_share_a_few_renderings() {
+        use std::sync::atomic::Ordering;
+        let m = Metrics::new(Weak::new());
+        let age = |m: &Metrics| {
+            let mut r = m.rendered.lock().unwrap();
+            let at = &mut r.as_mut().unwrap().0;
+            *at = at.checked_sub(METRICS_INTERVAL).unwrap();
+        };
+        let first = m.scrape().unwrap();
+        let again = m.scrape().unwrap();
+        assert_eq!(first.as_ptr(), again.as_ptr());
+        let mut held = vec![first, again];
+        for _ in 0..10 {
+            age(&m);
+            held.push(m.scrape().unwrap());
+        }
+        let distinct: std::collections::HashSet<_> = held.iter().map(|b| b.as_ptr()).collect();
+        assert_eq!(distinct.len(), MAX_RENDERINGS);
+        assert_eq!(m.renderings.load(Ordering::Acquire), MAX_RENDERINGS);
+        drop(held);
+        assert_eq!(m.renderings.load(Ordering::Acquire), 0);
+        // Nothing holds one: each scrape is fresh.
+        m.issued.inc();
+        let one = m.scrape().unwrap();
+        let text = std::str::from_utf8(&one).unwrap().to_owned();
+        drop(one);
+        m.issued.inc();
+        let two = m.scrape().unwrap();
+        assert_eq!(value(&text, "flakeid_ids_issued_total"), Some(1.0));
+        assert_eq!(
+            value(std::str::from_utf8(&two).unwrap(), "flakeid_ids_issued_total"),
+            Some(2.0)
+        );
+    }
+
+    /// Whatever paths and methods clients send, the series of the request families
+    /// are the routes' own: every route, with every method HTTP defines and a few
+    /// others, and every status the server answers with, renders at most
+    /// [`MAX_SCRAPE`] bytes.
+    #[test]
+    fn clients_cannot_grow_the_metrics() {
+        use axum::http::Method;
+        let m = Metrics::new(Weak::new());
+        let mut methods = [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT",
+        ]
+        .map(|n| Method::from_bytes(n.as_bytes()).unwrap())
+        .to_vec();
+        methods.extend((0..20).map(|i| Method::from_bytes(format!("X{i}").as_bytes()).unwrap()));
+        let paths = ROUTES
+            .iter()
+            .map(|r| r.replace("{id}", "1"))
+            .chain((0..50).map(|i| format!("/scan/{i}")));
+        for path in paths {
+            for method in &methods {
+                for status in STATUSES.iter().copied().chain([201, 302, 413, 418, 429, 502, 505]) {
+                    m.observe(
+                        Route::of(&path),
+                        MethodLabel::of(Route::of(&path), method),
+                        status,
+                        0.01,
+                    );
+                }
+            }
+        }
+        let t = text(&m);
+        let series = t.matches("\nflakeid_http_requests_total{").count();
+        // 11 HTTP routes x (GET, HEAD, other), 9 gRPC x (POST, other), other x other.
+        assert_eq!(series, (11 * 3 + 9 * 2 + 1) * (STATUSES.len() + 7), "{t}");
+        assert!(t.len() <= MAX_SCRAPE, "{} bytes", t.len());
     }
 
     /// Every (route, method, status) is counted in its own series, through the
@@ -557,9 +734,9 @@ mod tests {
         let id = Route::of("/v1/id");
         let ids = Route::of("/v1/ids");
         let (get, head, post) = (
-            MethodLabel::of(&axum::http::Method::GET),
-            MethodLabel::of(&axum::http::Method::HEAD),
-            MethodLabel::of(&axum::http::Method::POST),
+            MethodLabel::of(id, &axum::http::Method::GET),
+            MethodLabel::of(id, &axum::http::Method::HEAD),
+            MethodLabel::of(id, &axum::http::Method::POST),
         );
         let calls = [
             (id, get, 200, 3, 0.001),
@@ -590,7 +767,7 @@ mod tests {
             ("/v1/id", "GET", "2xx", 3.0, 0.003),
             ("/v1/id", "HEAD", "2xx", 2.0, 0.004),
             ("/v1/id", "GET", "4xx", 1.0, 0.004),
-            ("/v1/id", "POST", "4xx", 1.0, 0.008),
+            ("/v1/id", "other", "4xx", 1.0, 0.008),
             ("/v1/ids", "GET", "2xx", 4.0, 2.0),
             ("/v1/ids", "GET", "4xx", 3.0, 0.625),
         ] {

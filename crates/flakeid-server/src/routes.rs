@@ -191,10 +191,9 @@ async fn many_ids_inner(
     let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
         // Room for it until it is written, as for a chunk (conn/budgets.rs, `Flow`).
-        if let Some(flow) = &flow
-            && let Some(r) = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await
-        {
-            flow.made(r);
+        if let Some(flow) = &flow {
+            let r = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await;
+            flow.made(r.ok_or_else(crate::service::no_room)?);
         }
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
@@ -208,7 +207,8 @@ async fn many_ids_inner(
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
+    let mut chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
+    chunks.reserve_first().await?;
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
         r.map(|ids| {
@@ -390,17 +390,16 @@ async fn readyz(State(svc): State<Shared>) -> Response {
 }
 
 async fn metrics(State(svc): State<Shared>) -> Response {
-    let mut body = String::new();
-    if let Err(e) = prometheus_client::encoding::text::encode(&mut body, &svc.metrics.registry) {
-        return finish(
+    match svc.metrics.scrape() {
+        Ok(body) => typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body),
+        Err(e) => finish(
             &svc,
             Err(ApiError::unavailable(
                 "internal",
                 format!("metrics encoding failed: {e}"),
             )),
-        );
+        ),
     }
-    typed("application/openmetrics-text; version=1.0.0; charset=utf-8", body)
 }
 
 async fn openapi(State(svc): State<Shared>) -> Response {

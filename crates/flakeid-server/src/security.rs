@@ -216,17 +216,19 @@ impl Security {
         }
     }
 
-    /// Whether a request to `path` may pass: open paths always; `/v1/*` and gRPC
-    /// only with one of the tokens. `Some` is the refusal to send.
-    pub(crate) fn refuse(&self, path: &str, headers: &HeaderMap) -> Option<Response> {
+    /// Whether a request to `path` may pass: open paths always (`Ok(None)`);
+    /// `/v1/*` and gRPC only with one of the tokens (`Ok(Some(i))`: the `i`th, whose
+    /// share of the response budget the request reserves from). `Err` is the
+    /// refusal to send.
+    pub(crate) fn refuse(&self, path: &str, headers: &HeaderMap) -> Result<Option<usize>, Box<Response>> {
         let tokens = match &*self.tokens.read().unwrap_or_else(|e| e.into_inner()) {
-            None => return None,
+            None => return Ok(None),
             Some(t) => t.clone(),
         };
         let grpc = path.starts_with("/flakeid.v1.");
         let metrics = self.files.metrics_auth && path == "/metrics";
         if !grpc && !metrics && !path.starts_with("/v1/") {
-            return None;
+            return Ok(None);
         }
         let given = headers
             .get(header::AUTHORIZATION)
@@ -235,16 +237,23 @@ impl Security {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, t)| t.trim().as_bytes());
         // Every token compared, none skipped: the time says nothing about which.
-        let ok = given.is_some_and(|g| tokens.iter().fold(0u8, |acc, t| acc | g.ct_eq(t).unwrap_u8()) == 1);
-        if ok {
-            return None;
+        if let Some(g) = given {
+            let (mut ok, mut which) = (0u8, 0usize);
+            for (i, t) in tokens.iter().enumerate() {
+                let eq = g.ct_eq(t).unwrap_u8();
+                ok |= eq;
+                which |= i * usize::from(eq);
+            }
+            if ok == 1 {
+                return Ok(Some(which));
+            }
         }
         let why = if given.is_some() {
             "the bearer token is not one of the service's tokens"
         } else {
             "this route needs Authorization: Bearer <token>"
         };
-        Some(if grpc {
+        Err(Box::new(if grpc {
             let mut r = StatusCode::OK.into_response();
             let h = r.headers_mut();
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
@@ -258,6 +267,6 @@ impl Security {
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             r
-        })
+        }))
     }
 }

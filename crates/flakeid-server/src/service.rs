@@ -36,6 +36,8 @@ pub struct Service {
     pub(crate) budgets: Budgets,
     pub(crate) requests: Arc<conn::Budget>,
     pub(crate) responses: Arc<tokio::sync::Semaphore>,
+    /// Each client's share of `responses` ([`Budgets::client_response`]).
+    pub(crate) shares: Arc<conn::Shares>,
     /// The TLS and token files, once serving (for a reload on SIGHUP).
     pub(crate) security: std::sync::Mutex<Option<Arc<security::Security>>>,
     /// [`Service::openapi`], made once: every answer shares it, so the answers a
@@ -96,6 +98,7 @@ impl Service {
                 budgets,
                 requests: Arc::new(conn::Budget::new(budgets.request)),
                 responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
+                shares: Arc::new(conn::Shares::new(budgets.client_response)),
                 security: std::sync::Mutex::new(None),
                 generator: std::sync::RwLock::new(Arc::new(generator)),
                 lease: lease::Watch::default(),
@@ -317,6 +320,32 @@ impl IdChunks {
     }
 }
 
+impl IdChunks {
+    /// Reserves the first chunk's room now, before the response's head is sent, so
+    /// that a response that finds no room is refused whole (`503`, gRPC
+    /// `RESOURCE_EXHAUSTED`) rather than started and cut.
+    pub(crate) async fn reserve_first(&mut self) -> Result<(), ApiError> {
+        let Some(flow) = &self.flow else { return Ok(()) };
+        let len = self
+            .left
+            .map_or(self.chunk, |left| left.min(self.chunk as u64) as usize);
+        self.reserved = Some(
+            flow.reserve(len * self.bytes_per_id + RESERVE_OVERHEAD)
+                .await
+                .ok_or_else(no_room)?,
+        );
+        Ok(())
+    }
+}
+
+/// The refusal of a response that found no room in the response budgets within
+/// `--reserve-timeout-ms`.
+pub(crate) fn no_room() -> ApiError {
+    ApiError::busy(
+        "no room in the response memory (--response-memory, --client-response-memory, --connection-response-memory) in time: retry later".into(),
+    )
+}
+
 impl tokio_stream::Stream for IdChunks {
     type Item = Result<Vec<u64>, ApiError>;
 
@@ -335,7 +364,9 @@ impl tokio_stream::Stream for IdChunks {
                 Some(left) => left.min(this.chunk as u64) as usize,
                 None => this.chunk,
             };
-            if let Some(flow) = &this.flow {
+            if let Some(flow) = &this.flow
+                && this.reserved.is_none()
+            {
                 if this.reserving.is_none() {
                     let (flow, bytes) = (flow.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
                     this.reserving = Some(Box::pin(async move { flow.reserve(bytes).await }));
@@ -343,6 +374,11 @@ impl tokio_stream::Stream for IdChunks {
                 if let Some(r) = this.reserving.as_mut() {
                     this.reserved = std::task::ready!(r.as_mut().poll(cx));
                     this.reserving = None;
+                    if this.reserved.is_none() {
+                        this.failed = true;
+                        tracing::info!("response cut short: no room for its next chunk in time");
+                        return Poll::Ready(Some(Err(no_room())));
+                    }
                 }
             }
             if let Some(left) = &mut this.left {

@@ -23,7 +23,59 @@ pub(crate) struct Streams {
     inner: Mutex<(u64, HashMap<u64, Watched>)>,
     budget: Arc<tokio::sync::Semaphore>,
     total: Arc<tokio::sync::Semaphore>,
+    /// The share of the connection's client address ([`Shares`]); a request with a
+    /// bearer token reserves from its token's instead.
+    client: Arc<tokio::sync::Semaphore>,
+    shares: Arc<Shares>,
+    /// How long a reservation may wait for room ([`Limits::reserve_timeout`]).
+    wait: Duration,
+    /// Since when this connection's requests have found no room, with no progress
+    /// since ([`Streams::longest_wait`]).
+    starved: Mutex<Option<std::time::Instant>>,
     slot: Arc<SlotState>,
+}
+
+/// Who a share of the response budget belongs to ([`Shares`]): a client address,
+/// or, when bearer tokens are on, the token a request carries (its place in the
+/// token file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Client {
+    Addr(std::net::IpAddr),
+    Token(usize),
+}
+
+/// Each client's share of the server's response budget
+/// ([`crate::Budgets::client_response`]): the most one client, over all its
+/// connections, can hold of it. A share lives while a connection or request of its
+/// client holds it; the map forgets the others as it grows.
+#[derive(Debug)]
+pub(crate) struct Shares {
+    size: usize,
+    inner: Mutex<(HashMap<Client, std::sync::Weak<tokio::sync::Semaphore>>, usize)>,
+}
+
+impl Shares {
+    pub(crate) fn new(size: usize) -> Shares {
+        Shares {
+            size,
+            inner: Mutex::new((HashMap::new(), 64)),
+        }
+    }
+
+    /// The share of `client`.
+    pub(crate) fn of(&self, client: Client) -> Arc<tokio::sync::Semaphore> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = inner.0.get(&client).and_then(std::sync::Weak::upgrade) {
+            return s;
+        }
+        let s = Arc::new(tokio::sync::Semaphore::new(self.size));
+        inner.0.insert(client, Arc::downgrade(&s));
+        if inner.0.len() > inner.1 {
+            inner.0.retain(|_, w| w.strong_count() > 0);
+            inner.1 = (2 * inner.0.len()).max(64);
+        }
+        s
+    }
 }
 
 /// What the watchdog knows of one [`Flow`]: its counts, how many bytes the client
@@ -55,6 +107,7 @@ pub const MIN_TAKEN: usize = 16 * 1024;
 #[derive(Debug)]
 pub(crate) struct Reserved {
     conn: tokio::sync::OwnedSemaphorePermit,
+    client: tokio::sync::OwnedSemaphorePermit,
     total: tokio::sync::OwnedSemaphorePermit,
 }
 
@@ -62,16 +115,27 @@ impl Reserved {
     /// One reservation of both.
     pub(super) fn merge(&mut self, other: Reserved) {
         self.conn.merge(other.conn);
+        self.client.merge(other.client);
         self.total.merge(other.total);
     }
 }
 
 impl Streams {
-    pub(super) fn new(budget: usize, total: Arc<tokio::sync::Semaphore>, slot: Arc<SlotState>) -> Streams {
+    pub(super) fn new(
+        budget: usize,
+        total: Arc<tokio::sync::Semaphore>,
+        shares: Arc<Shares>,
+        wait: Duration,
+        slot: Arc<SlotState>,
+    ) -> Streams {
         Streams {
             inner: Mutex::default(),
             budget: Arc::new(tokio::sync::Semaphore::new(budget)),
             total,
+            client: shares.of(Client::Addr(slot.ip)),
+            shares,
+            wait,
+            starved: Mutex::new(None),
             slot,
         }
     }
@@ -80,17 +144,37 @@ impl Streams {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Room for `bytes` of response, from this connection's budget and then the
-    /// server's, waiting for it (first come, first served) if need be. Each budget
-    /// is at least the largest reservation ([`crate::Config::validate`]), so the
-    /// wait ends once earlier responses are written to their sockets or their
-    /// connections close (the stream-idle and idle timeouts). `None`: never (the
-    /// budgets are never closed).
-    pub(super) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
+    fn starved(&self) -> MutexGuard<'_, Option<std::time::Instant>> {
+        self.starved.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Room for `bytes` of response, from this connection's budget, its client's
+    /// share ([`Shares`]) and the server's budget, waiting for it (first come, first
+    /// served) at most [`Limits::reserve_timeout`] in all. Each budget is at least
+    /// the largest reservation ([`crate::Config::validate`]). `None`: no room in
+    /// time; the caller answers `503` with `Retry-After` (gRPC
+    /// `RESOURCE_EXHAUSTED`), and the connection counts as stalled from then until
+    /// one of its reservations succeeds or its client takes bytes
+    /// ([`Streams::longest_wait`]): a connection whose requests only wait for room
+    /// is closed by the stream-idle rule too.
+    async fn reserve(&self, bytes: usize, client: &Arc<tokio::sync::Semaphore>) -> Option<Reserved> {
         let n = u32::try_from(bytes).unwrap_or(u32::MAX);
-        let conn = self.budget.clone().acquire_many_owned(n).await.ok()?;
-        let total = self.total.clone().acquire_many_owned(n).await.ok()?;
-        Some(Reserved { conn, total })
+        let all = async {
+            let conn = self.budget.clone().acquire_many_owned(n).await.ok()?;
+            let client = client.clone().acquire_many_owned(n).await.ok()?;
+            let total = self.total.clone().acquire_many_owned(n).await.ok()?;
+            Some(Reserved { conn, client, total })
+        };
+        match tokio::time::timeout(self.wait, all).await {
+            Ok(Some(r)) => {
+                *self.starved() = None;
+                Some(r)
+            }
+            _ => {
+                self.starved().get_or_insert_with(std::time::Instant::now);
+                None
+            }
+        }
     }
 
     /// Something moved on the connection (a body frame), for the idle timeout.
@@ -98,8 +182,14 @@ impl Streams {
         self.slot.moved();
     }
 
-    /// A new tracked response on this connection.
-    pub(super) fn open(self: &Arc<Self>) -> Arc<Flow> {
+    /// A new tracked response on this connection, reserving from the share of
+    /// `token` (the bearer token it carries, when tokens are on) or else of the
+    /// connection's client address.
+    pub(super) fn open(self: &Arc<Self>, token: Option<usize>) -> Arc<Flow> {
+        let client = match token {
+            Some(t) => self.shares.of(Client::Token(t)),
+            None => self.client.clone(),
+        };
         let sent = Arc::new(Sent::default());
         let mut inner = self.lock();
         let id = inner.0;
@@ -115,6 +205,7 @@ impl Streams {
         drop(inner);
         Arc::new(Flow {
             streams: self.clone(),
+            client,
             id,
             sent,
             made: Mutex::new(None),
@@ -126,12 +217,16 @@ impl Streams {
     /// HTTP/2 holds bytes of it and its client takes fewer than [`MIN_TAKEN`] of them.
     /// Called on each watchdog tick, which is when a wait is first seen: a tick late
     /// at most.
+    /// A connection whose reservations found no room counts as waiting since the
+    /// first of them, until a reservation succeeds or its client takes bytes.
     pub(super) fn longest_wait(&self) -> Duration {
         let now = std::time::Instant::now();
         let mut longest = Duration::ZERO;
+        let mut progress = false;
         for w in self.lock().1.values_mut() {
             let gone = w.sent.gone.load(Ordering::Acquire);
             let held = w.sent.handed.load(Ordering::Acquire).saturating_sub(gone);
+            progress |= gone.wrapping_sub(w.taken) >= MIN_TAKEN;
             if held == 0 {
                 (w.taken, w.since) = (gone, None);
             } else if gone.wrapping_sub(w.taken) >= MIN_TAKEN || w.since.is_none() {
@@ -139,6 +234,13 @@ impl Streams {
             } else if let Some(t) = w.since {
                 longest = longest.max(now.saturating_duration_since(t));
             }
+        }
+        let mut starved = self.starved();
+        if progress {
+            *starved = None;
+        }
+        if let Some(t) = *starved {
+            longest = longest.max(now.saturating_duration_since(t));
         }
         longest
     }
@@ -154,15 +256,17 @@ impl Streams {
 #[derive(Debug)]
 pub(crate) struct Flow {
     streams: Arc<Streams>,
+    /// The share it reserves from ([`Streams::open`]).
+    client: Arc<tokio::sync::Semaphore>,
     id: u64,
     sent: Arc<Sent>,
     made: Mutex<Option<Reserved>>,
 }
 
 impl Flow {
-    /// Room for `bytes` of response ([`Streams::reserve`]).
+    /// Room for `bytes` of response ([`Streams::reserve`]); `None`: none in time.
     pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
-        self.streams.reserve(bytes).await
+        self.streams.reserve(bytes, &self.client).await
     }
 
     /// The bytes `r` is for are made: the next data frame carries `r`.
@@ -222,6 +326,53 @@ pub(crate) struct RequestBody {
     pub(super) budget: Arc<Budget>,
     pub(super) held: usize,
     pub(super) slot: Arc<SlotState>,
+    /// `Some` for a method that takes one request message (every method but
+    /// reflection's): where the body is in gRPC's message framing.
+    pub(super) single: Option<Messages>,
+}
+
+/// Where a gRPC request body is in its messages (each a 1-byte flag, a 4-byte
+/// big-endian length, then that many bytes), to refuse a second message to a
+/// method that takes one. tonic answers a unary call from its first message and
+/// drops the rest unread; gRPC implementations answer it `INTERNAL` (grpc-java's
+/// "Too many requests"), as here.
+#[derive(Debug, Default)]
+pub(crate) struct Messages {
+    /// Bytes of the current message's prefix seen (0..5), and the prefix.
+    prefix: ([u8; 5], usize),
+    /// Bytes of the current message's payload still to come.
+    left: u64,
+    count: u32,
+}
+
+impl Messages {
+    /// Follows `data`; whether the body still holds at most one message.
+    fn read(&mut self, mut data: &[u8]) -> bool {
+        while !data.is_empty() {
+            if self.left > 0 {
+                let k = data.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+                self.left -= k as u64;
+                data = &data[k..];
+                continue;
+            }
+            let (prefix, seen) = &mut self.prefix;
+            if *seen == 0 {
+                self.count += 1;
+                if self.count > 1 {
+                    return false;
+                }
+            }
+            let k = data.len().min(5 - *seen);
+            prefix[*seen..*seen + k].copy_from_slice(&data[..k]);
+            *seen += k;
+            data = &data[k..];
+            if *seen == 5 {
+                self.left = u64::from(u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]));
+                *seen = 0;
+            }
+        }
+        true
+    }
 }
 
 impl std::fmt::Debug for RequestBody {
@@ -283,6 +434,12 @@ impl hyper::body::Body for RequestBody {
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
+                    if let Some(m) = &mut this.single
+                        && !m.read(data)
+                    {
+                        let s = tonic::Status::internal("more than one request message: this method takes exactly one");
+                        return Poll::Ready(Some(Err(Box::new(s))));
+                    }
                     if !this.budget.take(data.len()) {
                         let s = tonic::Status::resource_exhausted(
                             "the server's request memory (--request-memory) is in use: retry later",
@@ -416,5 +573,31 @@ impl hyper::body::Body for Tracked {
         }
         out.set_lower(h.lower() + n);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Messages;
+
+    /// One message, however its bytes are split into frames, passes; the first
+    /// byte of a second one does not.
+    #[test]
+    fn a_second_request_message_is_seen_wherever_the_frames_split() {
+        let one = [&[0u8, 0, 0, 0, 3][..], &[8, 1, 2]].concat();
+        let two = [&one[..], &one[..]].concat();
+        for split in 0..=two.len() {
+            let mut m = Messages::default();
+            let (a, b) = two.split_at(split);
+            let ok = m.read(a) && m.read(b);
+            assert!(!ok, "split at {split}");
+            let mut m = Messages::default();
+            let (a, b) = one.split_at(split.min(one.len()));
+            assert!(m.read(a) && m.read(b) && m.read(&[]), "one message, split at {split}");
+        }
+        // An empty message (length 0), then a second: refused.
+        let mut m = Messages::default();
+        assert!(m.read(&[0, 0, 0, 0, 0]));
+        assert!(!m.read(&[0]));
     }
 }

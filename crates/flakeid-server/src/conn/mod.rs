@@ -11,7 +11,8 @@
 //!   the served connection with no request in flight that started its last request
 //!   longest ago (a client that holds a slot with a request now and then), else the
 //!   oldest that has sent none yet; only when every connection has a request in
-//!   flight is the new connection closed at once. So a fresh client — a `/healthz`
+//!   flight does the new connection take a probe slot ([`PROBE_SLOTS`]: `/healthz`
+//!   and `/readyz` only), or, with those full, get closed at once. So a fresh client — a `/healthz`
 //!   probe — is served while every slot is held, even by clients that reconnect as
 //!   soon as they are evicted.
 //! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
@@ -27,8 +28,9 @@
 //!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
 //!   and [`Limits::connection_window`] per connection.
 //! - **Responses**: what a response holds until HTTP/2 has written it to the socket
-//!   is reserved first, from its connection's budget and the server's
-//!   ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
+//!   is reserved first, from its connection's budget, its client's share
+//!   ([`Shares`]) and the server's budget, within [`Limits::reserve_timeout`] (else
+//!   `503`, gRPC `RESOURCE_EXHAUSTED`) ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
 //!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
 //!   ([`crate::service::IdChunks`]); the data frame that holds it carries the reservation
 //!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
@@ -45,11 +47,11 @@ mod requests;
 mod slots;
 mod watchdog;
 
-pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Streams, Tracked};
+pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Shares, Streams, Tracked};
 use requests::ConnService;
 pub(crate) use requests::Peer;
 pub(crate) use slots::{Active, Conns, Slot, SlotState};
-pub use slots::{Limits, PER_CONNECTION, SEND_BUFFER};
+pub use slots::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT, SEND_BUFFER};
 use watchdog::{AbortOnDrop, Ctl, Watchdog, WatchdogTimer};
 
 use axum::Router;
@@ -81,9 +83,26 @@ pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
     b
 }
 
-/// Accepts connections until `shutdown` completes, then asks every connection to
-/// finish (HTTP/2 GOAWAY, HTTP/1.1 close after the response in flight) and waits
-/// up to `drain` for them. Returns whether every connection finished in time.
+/// The phases of a shutdown, as the connections' watchdogs see them
+/// ([`accept_loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stop {
+    Serving,
+    /// Not accepting: HTTP/2 connections get a GOAWAY (their streams finish),
+    /// HTTP/1.1 ones answer their next request with `Connection: close`.
+    Draining,
+    /// Nothing in flight, or the drain limit: every connection finishes what it has
+    /// in flight and closes.
+    Closing,
+    /// Past the limit: the connections still open are reset (TCP RST), so that a
+    /// response cut short is never taken for a whole one.
+    Cut,
+}
+
+/// Accepts connections until `shutdown` completes, then drains: stops accepting,
+/// lets the requests in flight finish (streamed bodies included) for up to `drain`,
+/// closes the connections, and resets those still open a second later, logging
+/// how many requests that cut. Returns whether none was cut.
 /// `probes`: the probe listener's loop (its router alone answers).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn accept_loop(
@@ -98,7 +117,7 @@ pub(crate) async fn accept_loop(
 ) -> bool {
     let limits = svc.config.limits.clone();
     let builder = Arc::new(builder(&limits));
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(Stop::Serving);
     let mut last_accept_warning: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
@@ -139,9 +158,68 @@ pub(crate) async fn accept_loop(
         ));
     }
     drop(listener);
-    let _ = stop_tx.send(true);
-    tokio::time::timeout(drain, conns.wait_empty()).await.is_ok()
+    let _ = stop_tx.send(Stop::Draining);
+    let started = Instant::now();
+    let quiet = tokio::time::timeout(drain, conns.wait_quiet()).await.is_ok();
+    let _ = stop_tx.send(Stop::Closing);
+    if tokio::time::timeout(Duration::from_secs(1), conns.wait_empty())
+        .await
+        .is_ok()
+    {
+        return true;
+    }
+    let (cut, requests) = conns.in_flight();
+    if !probes {
+        tracing::warn!(
+            connections = cut,
+            requests,
+            "drain limit ({drain:?}) reached after {:?}{}: resetting the connections still open, cutting {requests} responses short",
+            started.elapsed(),
+            if quiet { "" } else { " with requests in flight" },
+        );
+    }
+    let _ = stop_tx.send(Stop::Cut);
+    let _ = tokio::time::timeout(Duration::from_secs(1), conns.wait_empty()).await;
+    requests == 0
 }
+
+/// The raw socket of a connection, to reset it at [`Stop::Cut`].
+#[cfg(unix)]
+type RawSocket = std::os::fd::RawFd;
+#[cfg(not(unix))]
+type RawSocket = ();
+
+#[cfg(unix)]
+fn raw_socket(tcp: &TcpStream) -> RawSocket {
+    use std::os::fd::AsRawFd;
+    tcp.as_raw_fd()
+}
+#[cfg(not(unix))]
+fn raw_socket(_: &TcpStream) -> RawSocket {}
+
+/// Makes the close of `fd` a reset (`SO_LINGER` 0): what was not sent is dropped
+/// and the client sees `ECONNRESET`, never an end that looks like a whole answer.
+/// Called by the connection's own task, which owns the socket until it returns.
+#[cfg(unix)]
+fn reset_on_close(fd: RawSocket) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `fd` is the connection's socket, open until this task drops it;
+    // setsockopt reads one `linger` through a valid pointer.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+#[cfg(not(unix))]
+fn reset_on_close(_: RawSocket) {}
 
 #[allow(clippy::too_many_arguments)]
 async fn serve_conn(
@@ -152,11 +230,12 @@ async fn serve_conn(
     tcp: TcpStream,
     slot: Slot,
     limits: Limits,
-    stop: watch::Receiver<bool>,
+    stop: watch::Receiver<Stop>,
 ) {
     let auth = security.has_tokens().then(|| security.clone());
+    let raw = raw_socket(&tcp);
     let Some(tls) = security.tls() else {
-        return drive(builder, app, peer, auth, TokioIo::new(tcp), slot, limits, stop).await;
+        return drive(builder, app, peer, auth, TokioIo::new(tcp), raw, slot, limits, stop).await;
     };
     // The handshake counts against the header-read timeout; eviction ends it too.
     let started = tokio::time::Instant::now();
@@ -173,7 +252,7 @@ async fn serve_conn(
         },
         () = state.evict.notified() => return,
     };
-    drive(builder, app, peer, auth, TokioIo::new(io), slot, limits, stop).await;
+    drive(builder, app, peer, auth, TokioIo::new(io), raw, slot, limits, stop).await;
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -183,9 +262,10 @@ async fn drive<I>(
     peer: Peer,
     auth: Option<Arc<crate::security::Security>>,
     io: TokioIo<I>,
+    raw: RawSocket,
     slot: Slot,
     limits: Limits,
-    stop: watch::Receiver<bool>,
+    stop: watch::Receiver<Stop>,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -195,6 +275,8 @@ async fn drive<I>(
     let streams = Arc::new(Streams::new(
         budgets.connection_response,
         peer.svc.responses.clone(),
+        peer.svc.shares.clone(),
+        limits.reserve_timeout,
         state.clone(),
     ));
     let addr = peer.addr;
@@ -230,6 +312,10 @@ async fn drive<I>(
         }
         ctl.waker.register(cx.waker());
         let cmd = ctl.cmd.load(Ordering::Acquire);
+        if cmd & Ctl::RESET != 0 {
+            reset_on_close(raw);
+            return Poll::Ready(());
+        }
         if cmd & Ctl::CLOSE != 0 {
             return Poll::Ready(());
         }

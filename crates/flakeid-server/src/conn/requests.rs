@@ -82,6 +82,8 @@ pub(crate) struct ConnFuture {
     active: Option<Active>,
     /// A gRPC or streamed route: its response body is [`Tracked`].
     tracked: Option<Arc<Flow>>,
+    /// Over HTTP/1.x: while draining, the connection closes after the answer.
+    http1: bool,
 }
 
 impl std::future::Future for ConnFuture {
@@ -104,6 +106,10 @@ impl std::future::Future for ConnFuture {
         }
         if let Some(flow) = this.tracked.take() {
             resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
+        }
+        if this.http1 && this.peer.svc.is_draining() {
+            let close = axum::http::HeaderValue::from_static("close");
+            resp.headers_mut().insert(axum::http::header::CONNECTION, close);
         }
         Poll::Ready(Ok(resp))
     }
@@ -190,11 +196,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let started = std::time::Instant::now();
         let active = self.slot.request(started);
+        let http1 = req.version() < axum::http::Version::HTTP_2;
+        if http1 {
+            self.slot.state.http1.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let route = crate::metrics::Route::of(req.uri().path());
         let grpc = is_grpc(req.uri().path());
         let mut tracked = route.is_streamed() || grpc;
         let mut tracked_flow = None;
-        let method = crate::metrics::MethodLabel::of(req.method());
+        let method = crate::metrics::MethodLabel::of(route, req.method());
         let entry = self.peer.svc.access.as_ref().map(|log| {
             Box::new(crate::access::Entry {
                 request_id: log.request_id(req.headers().get("x-request-id")),
@@ -210,17 +220,28 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                 },
             })
         });
+        let mut token = None;
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
+        } else if self.slot.state.probe_only
+            && route != crate::metrics::Route::HEALTHZ
+            && route != crate::metrics::Route::READYZ
+        {
+            // A probe slot (slots.rs, PROBE_SLOTS): every other slot has a request in
+            // flight. Not a gRPC call's answer: counted as an HTTP request only.
+            tracked = false;
+            Answer::Ready(Some(slots_full()))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
             // gRPC is HTTP/2 only: an HTTP/1.1 body to a gRPC path is never read.
             // Not a gRPC call: counted as an HTTP request only.
             tracked = false;
             Answer::Ready(Some(http2_required()))
-        } else if let Some(auth) = &self.auth
-            && let Some(r) = auth.refuse(req.uri().path(), req.headers())
+        } else if let Some(refused) = self
+            .auth
+            .as_ref()
+            .and_then(|auth| auth.refuse(req.uri().path(), req.headers()).map(|t| token = t).err())
         {
-            Answer::Ready(Some(r))
+            Answer::Ready(Some(*refused))
         } else if route == crate::metrics::Route::ID
             && !self.probes
             && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
@@ -232,6 +253,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
+            // Reflection's calls stream requests; every other method takes one message.
+            let single = !req.uri().path().starts_with("/grpc.reflection.");
             let mut req = if grpc {
                 req.map(|inner| {
                     Body::new(RequestBody {
@@ -240,6 +263,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                         budget: self.requests.clone(),
                         held: 0,
                         slot: self.slot.state.clone(),
+                        single: single.then(super::budgets::Messages::default),
                     })
                 })
             } else {
@@ -248,14 +272,14 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             // Only the routes that stream a response or reserve room for one read
             // it: the others skip the allocation of an extension map.
             if tracked {
-                let flow = self.streams.open();
+                let flow = self.streams.open(token);
                 req.extensions_mut().insert(flow.clone());
                 tracked_flow = Some(flow);
             }
             Answer::Route(tower_service::Service::call(&mut app, req))
         };
         if tracked && tracked_flow.is_none() {
-            tracked_flow = Some(self.streams.open());
+            tracked_flow = Some(self.streams.open(None));
         }
         ConnFuture {
             answer,
@@ -266,8 +290,24 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             entry,
             active: Some(active),
             tracked: tracked_flow,
+            http1,
         }
     }
+}
+
+/// The answer to anything but a probe in a probe slot: 503 with `Retry-After`,
+/// and over HTTP/1.1 the connection closed after it.
+fn slots_full() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = crate::error::ApiError::busy(
+        "every connection slot has a request in flight (--max-connections): retry later".into(),
+    )
+    .into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so

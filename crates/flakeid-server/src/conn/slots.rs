@@ -57,6 +57,14 @@ pub struct Limits {
     pub response_memory: Option<usize>,
     /// The same, per connection. `None`: 4 MiB, or the largest response if more.
     pub connection_response_memory: Option<usize>,
+    /// The same, per client: a client address, or a bearer token when tokens are
+    /// on, over all its connections. `None`: a quarter of the server's budget, or
+    /// the connection's if more.
+    pub client_response_memory: Option<usize>,
+    /// How long a response may wait for room in those budgets before it is
+    /// refused: `503` with `Retry-After` (gRPC `RESOURCE_EXHAUSTED`); a chunk of a
+    /// streamed response that finds none ends its response. Default 2 s.
+    pub reserve_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -74,6 +82,8 @@ impl Default for Limits {
             request_memory: None,
             response_memory: None,
             connection_response_memory: None,
+            client_response_memory: None,
+            reserve_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -104,6 +114,7 @@ impl Limits {
             ("idle_timeout", self.idle_timeout),
             ("stream_idle_timeout", self.stream_idle_timeout),
             ("body_timeout", self.body_timeout),
+            ("reserve_timeout", self.reserve_timeout),
         ] {
             if t.is_zero() {
                 return Err(format!("{name} must be positive (at least 1 ms), got 0"));
@@ -160,6 +171,15 @@ pub(super) fn fd_limit() -> Option<u64> {
 /// Silent connections older than this still go first.
 pub const UNSERVED_GRACE: Duration = Duration::from_secs(1);
 
+/// Connections admitted beyond the cap when every other connection has a request
+/// in flight (`Conns::admit`): each may be answered `/healthz` and `/readyz` only
+/// (anything else: `503` with `Retry-After`, and the connection closed), so that
+/// probes are answered while callers that wait hold every slot. The memory budget
+/// counts them as connections.
+pub const PROBE_SLOTS: usize = 16;
+/// Of the [`PROBE_SLOTS`], at most this many from one client address.
+pub const PROBE_SLOTS_PER_CLIENT: usize = 4;
+
 /// The open connections: which have not sent a request yet (evicted first once
 /// [`UNSERVED_GRACE`] old), how many each client address holds, and a signal for
 /// when the last one closes.
@@ -169,6 +189,8 @@ pub(crate) struct Conns {
     per_client: usize,
     /// [`UNSERVED_GRACE`], in ns (the unit tests set their own).
     grace_ns: u64,
+    /// [`PROBE_SLOTS`], or 0 (the probe listener: every slot is a probe's).
+    probe_slots: usize,
     inner: Mutex<ConnsInner>,
     empty: Notify,
     /// What [`SlotState::last_active`] counts from.
@@ -185,6 +207,9 @@ pub(super) struct ConnsInner {
     waiting: BTreeSet<u64>,
     /// Open connections per client address.
     clients: HashMap<IpAddr, usize>,
+    /// Connections in the probe slots, oldest first, and per client address.
+    probe_slots: BTreeSet<u64>,
+    probe_clients: HashMap<IpAddr, usize>,
 }
 
 impl ConnsInner {
@@ -203,7 +228,9 @@ impl ConnsInner {
         }
         self.live
             .values()
-            .filter(|s| mine(s) && s.served.load(Ordering::Acquire) && s.in_flight.load(Ordering::Acquire) == 0)
+            .filter(|s| {
+                mine(s) && !s.probe_only && s.served.load(Ordering::Acquire) && s.in_flight.load(Ordering::Acquire) == 0
+            })
             .min_by_key(|s| s.last_active.load(Ordering::Relaxed))
             .or(unserved)
             .map(|s| s.id)
@@ -212,21 +239,47 @@ impl ConnsInner {
     /// Forgets connection `id`; whether it was open.
     pub(super) fn remove(&mut self, id: u64) -> Option<Arc<SlotState>> {
         self.waiting.remove(&id);
+        self.probe_slots.remove(&id);
         let state = self.live.remove(&id)?;
-        if let Some(n) = self.clients.get_mut(&state.ip) {
+        let clients = match state.probe_only {
+            true => &mut self.probe_clients,
+            false => &mut self.clients,
+        };
+        if let Some(n) = clients.get_mut(&state.ip) {
             *n -= 1;
             if *n == 0 {
-                self.clients.remove(&state.ip);
+                clients.remove(&state.ip);
             }
         }
         Some(state)
+    }
+
+    /// A probe slot for `ip` ([`PROBE_SLOTS`]): free, or taken from the oldest
+    /// connection in one (of `ip`'s, at its limit) accepted more than `grace_ns`
+    /// ago (a probe is answered in milliseconds). `None`: none.
+    fn probe_slot(&mut self, ip: IpAddr, slots: usize, now: u64, grace_ns: u64) -> Option<Option<Arc<SlotState>>> {
+        let full = if self.probe_clients.get(&ip).copied().unwrap_or(0) >= PROBE_SLOTS_PER_CLIENT.min(slots) {
+            Some(Some(ip))
+        } else if self.probe_slots.len() >= slots {
+            Some(None)
+        } else {
+            None
+        };
+        let Some(of) = full else { return Some(None) };
+        let victim = self
+            .probe_slots
+            .iter()
+            .filter_map(|id| self.live.get(id))
+            .find(|s| of.is_none_or(|ip| s.ip == ip) && now.saturating_sub(s.admitted) >= grace_ns)?
+            .id;
+        Some(self.remove(victim))
     }
 }
 
 #[derive(Debug)]
 pub(crate) struct SlotState {
     id: u64,
-    ip: IpAddr,
+    pub(super) ip: IpAddr,
     /// When it was accepted, in ns since [`Conns::epoch`].
     admitted: u64,
     pub(super) served: AtomicBool,
@@ -238,6 +291,11 @@ pub(crate) struct SlotState {
     last_active: AtomicU64,
     /// Counts requests started and body frames moved, for the idle timeout.
     pub(super) progress: AtomicU64,
+    /// In a probe slot ([`PROBE_SLOTS`]): `/healthz` and `/readyz` only.
+    pub(crate) probe_only: bool,
+    /// Its requests come over HTTP/1.x: a drain leaves it open to answer the next
+    /// one (`/readyz`: 503) with `Connection: close`, rather than closing it idle.
+    pub(super) http1: AtomicBool,
 }
 
 impl SlotState {
@@ -255,14 +313,16 @@ pub(crate) struct Slot {
 }
 
 impl Conns {
-    pub(crate) fn new(cap: usize, per_client: usize) -> Arc<Conns> {
-        Conns::with_grace(cap, per_client, UNSERVED_GRACE)
+    /// `probe_slots`: [`PROBE_SLOTS`] beyond the cap, or 0.
+    pub(crate) fn new(cap: usize, per_client: usize, probe_slots: usize) -> Arc<Conns> {
+        Conns::with_grace(cap, per_client, probe_slots, UNSERVED_GRACE)
     }
 
-    pub(super) fn with_grace(cap: usize, per_client: usize, grace: Duration) -> Arc<Conns> {
+    pub(super) fn with_grace(cap: usize, per_client: usize, probe_slots: usize, grace: Duration) -> Arc<Conns> {
         Arc::new(Conns {
             cap,
             per_client: per_client.min(cap).max(1),
+            probe_slots,
             grace_ns: u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX),
             inner: Mutex::new(ConnsInner::default()),
             empty: Notify::new(),
@@ -282,29 +342,38 @@ impl Conns {
     }
 
     /// A place for a new connection from `ip`: free, or taken from the connection
-    /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); `None`
-    /// when every candidate has a request in flight.
+    /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); when
+    /// every candidate has a request in flight, a probe slot ([`PROBE_SLOTS`]);
+    /// `None` when there is none either.
     pub(super) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
         let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let mut inner = self.lock();
         let full = if inner.clients.get(&ip).copied().unwrap_or(0) >= self.per_client {
             Some(Some(ip))
-        } else if inner.live.len() >= self.cap {
+        } else if inner.live.len() - inner.probe_slots.len() >= self.cap {
             Some(None)
         } else {
             None
         };
+        let mut probe_only = false;
         if let Some(of) = full {
             let victim = inner.victim(of, now, self.grace_ns).and_then(|id| inner.remove(id));
-            match victim {
-                Some(victim) => {
-                    victim.evict.notify_one();
-                    self.evicted.fetch_add(1, Ordering::Relaxed);
-                }
-                None => {
-                    self.refused.fetch_add(1, Ordering::Relaxed);
-                    return None;
-                }
+            let victim = match victim {
+                Some(v) => Some(v),
+                None => match inner.probe_slot(ip, self.probe_slots, now, self.grace_ns) {
+                    Some(v) => {
+                        probe_only = true;
+                        v
+                    }
+                    None => {
+                        self.refused.fetch_add(1, Ordering::Relaxed);
+                        return None;
+                    }
+                },
+            };
+            if let Some(victim) = victim {
+                victim.evict.notify_one();
+                self.evicted.fetch_add(1, Ordering::Relaxed);
             }
         }
         let id = inner.next;
@@ -318,14 +387,38 @@ impl Conns {
             in_flight: AtomicU32::new(0),
             last_active: AtomicU64::new(0),
             progress: AtomicU64::new(0),
+            probe_only,
+            http1: AtomicBool::new(false),
         });
         inner.live.insert(id, state.clone());
-        inner.waiting.insert(id);
-        *inner.clients.entry(ip).or_insert(0) += 1;
+        if probe_only {
+            inner.probe_slots.insert(id);
+            *inner.probe_clients.entry(ip).or_insert(0) += 1;
+        } else {
+            inner.waiting.insert(id);
+            *inner.clients.entry(ip).or_insert(0) += 1;
+        }
         Some(Slot {
             conns: self.clone(),
             state,
         })
+    }
+
+    /// Connections with a request in flight now, and those requests.
+    pub(super) fn in_flight(&self) -> (usize, usize) {
+        let inner = self.lock();
+        let counts = inner
+            .live
+            .values()
+            .map(|s| s.in_flight.load(Ordering::Acquire) as usize);
+        counts.fold((0, 0), |(c, r), n| (c + usize::from(n > 0), r + n))
+    }
+
+    /// Until no connection has a request in flight (checked every 20 ms).
+    pub(super) async fn wait_quiet(&self) {
+        while self.in_flight().0 > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     pub(super) async fn wait_empty(&self) {
@@ -393,12 +486,19 @@ mod tests {
     #[tokio::test]
     async fn a_frame_holds_its_reservation_until_written_and_waits_for_its_client() {
         use hyper::body::{Body as _, Buf as _};
-        let conns = Conns::with_grace(1, 1, Duration::ZERO);
+        let conns = Conns::with_grace(1, 1, 0, Duration::ZERO);
         let slot = conns.admit(ip(1)).unwrap();
         let all = 1 << 20;
         let total = Arc::new(tokio::sync::Semaphore::new(all));
-        let streams = Arc::new(Streams::new(all, total.clone(), slot.state.clone()));
-        let flow = streams.open();
+        let shares = Arc::new(crate::conn::Shares::new(all));
+        let streams = Arc::new(Streams::new(
+            all,
+            total.clone(),
+            shares,
+            Duration::from_secs(1),
+            slot.state.clone(),
+        ));
+        let flow = streams.open(None);
         let r = flow.reserve(100_000).await.unwrap();
         flow.made(r);
         let mut body = Tracked {
@@ -435,7 +535,7 @@ mod tests {
 
     #[test]
     fn at_the_cap_the_unserved_go_first_then_the_idle_served_longest_ago() {
-        let conns = Conns::with_grace(3, 3, Duration::ZERO);
+        let conns = Conns::with_grace(3, 3, 0, Duration::ZERO);
         let t = std::time::Instant::now();
         let a = conns.admit(ip(1)).unwrap();
         let b = conns.admit(ip(1)).unwrap();
@@ -458,8 +558,36 @@ mod tests {
     }
 
     #[test]
+    fn when_every_slot_is_in_flight_the_probe_slots_take_newcomers() {
+        let conns = Conns::with_grace(2, 2, 3, Duration::from_millis(20));
+        let t = std::time::Instant::now();
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(2)).unwrap();
+        let (_a, _b) = (a.request(t), b.request(t));
+        // Both busy: newcomers get probe slots.
+        let p1 = conns.admit(ip(3)).unwrap();
+        let p2 = conns.admit(ip(3)).unwrap();
+        let p3 = conns.admit(ip(4)).unwrap();
+        assert!(p1.state.probe_only && p2.state.probe_only && p3.state.probe_only);
+        assert!(!a.state.probe_only);
+        // Full, and every one in them younger than the grace: refused.
+        assert!(conns.admit(ip(5)).is_none());
+        // A probe slot held past the grace goes to a newcomer (a probe is answered
+        // in milliseconds), the oldest first, whatever it does.
+        let _p3_busy = p3.request(t);
+        std::thread::sleep(Duration::from_millis(40));
+        let p4 = conns.admit(ip(5)).unwrap();
+        assert!(p4.state.probe_only && !open(&conns, &p1) && open(&conns, &p2));
+        drop((p1, p2, p3, p4));
+        assert_eq!(conns.open(), 2);
+        let inner = conns.lock();
+        assert!(inner.probe_slots.is_empty() && inner.probe_clients.is_empty());
+        assert_eq!(inner.clients.len(), 2);
+    }
+
+    #[test]
     fn one_address_is_held_to_its_limit_by_its_own_connections() {
-        let conns = Conns::with_grace(10, 2, Duration::ZERO);
+        let conns = Conns::with_grace(10, 2, 0, Duration::ZERO);
         let t = std::time::Instant::now();
         let a = conns.admit(ip(1)).unwrap();
         let b = conns.admit(ip(1)).unwrap();
@@ -477,7 +605,7 @@ mod tests {
 
     #[test]
     fn a_new_connection_keeps_its_place_until_its_grace_ends() {
-        let conns = Conns::with_grace(2, 2, Duration::from_secs(3600));
+        let conns = Conns::with_grace(2, 2, 0, Duration::from_secs(3600));
         let t = std::time::Instant::now();
         let served = conns.admit(ip(1)).unwrap();
         drop(served.request(t));
@@ -489,7 +617,7 @@ mod tests {
         let last = conns.admit(ip(4)).unwrap();
         assert!(!open(&conns, &probe) && open(&conns, &next) && open(&conns, &last));
         // Past its grace, an unserved one goes before an idle served one.
-        let conns = Conns::with_grace(2, 2, Duration::from_millis(20));
+        let conns = Conns::with_grace(2, 2, 0, Duration::from_millis(20));
         let served = conns.admit(ip(1)).unwrap();
         drop(served.request(t));
         let silent = conns.admit(ip(2)).unwrap();

@@ -25,6 +25,8 @@ impl Ctl {
     pub(super) const SHUT_DOWN: u8 = 1;
     /// Close now.
     pub(super) const CLOSE: u8 = 2;
+    /// Close now with a reset ([`super::Stop::Cut`]).
+    pub(super) const RESET: u8 = 4;
 
     pub(super) fn send(&self, cmd: u8) {
         self.cmd.fetch_or(cmd, Ordering::AcqRel);
@@ -51,7 +53,7 @@ pub(super) struct Watchdog {
     pub(super) state: Arc<SlotState>,
     pub(super) streams: Arc<Streams>,
     pub(super) limits: Limits,
-    pub(super) stop: watch::Receiver<bool>,
+    pub(super) stop: watch::Receiver<super::Stop>,
     pub(super) addr: std::net::SocketAddr,
 }
 
@@ -64,18 +66,25 @@ impl Watchdog {
         let mut stalled: Option<Instant> = None;
         let mut last_progress = (0u64, started);
         let mut closing: Option<Instant> = None;
-        let mut stopping = *self.stop.borrow();
-        if stopping {
-            self.ctl.send(Ctl::SHUT_DOWN);
-        }
+        let mut stopped = false;
+        self.stop.mark_changed();
         let mut next = started + tick;
         loop {
             tokio::select! {
                 () = self.state.evict.notified() => return self.ctl.send(Ctl::CLOSE),
-                r = self.stop.changed(), if !stopping => {
-                    stopping = true;
-                    if r.is_ok() {
-                        self.ctl.send(Ctl::SHUT_DOWN);
+                r = self.stop.changed(), if !stopped => {
+                    let Ok(()) = r else {
+                        stopped = true;
+                        continue;
+                    };
+                    use super::Stop;
+                    match *self.stop.borrow_and_update() {
+                        Stop::Serving => {}
+                        // An HTTP/1.1 connection answers its next request (`/readyz`:
+                        // 503) with `Connection: close` (requests.rs).
+                        Stop::Draining if self.state.http1.load(Ordering::Acquire) => {}
+                        Stop::Draining | Stop::Closing => self.ctl.send(Ctl::SHUT_DOWN),
+                        Stop::Cut => return self.ctl.send(Ctl::RESET),
                     }
                 }
                 () = tokio::time::sleep_until(next) => {

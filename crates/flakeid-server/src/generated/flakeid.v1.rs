@@ -8,8 +8,12 @@ pub struct NextResponse {
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct BatchRequest {
-    #[prost(uint32, tag = "1")]
-    pub n: u32,
+    /// uint64, once uint32: the same varint on the wire, so either side of the change
+    /// reads the other's messages; a value past 2^32 - 1 now reaches the server,
+    /// which refuses it (INVALID_ARGUMENT naming it) rather than reading its low 32
+    /// bits.
+    #[prost(uint64, tag = "1")]
+    pub n: u64,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct BatchResponse {
@@ -20,8 +24,9 @@ pub struct BatchResponse {
 pub struct StreamRequest {
     #[prost(uint64, tag = "1")]
     pub n: u64,
-    #[prost(uint32, tag = "2")]
-    pub chunk: u32,
+    /// uint64, once uint32, as BatchRequest.n.
+    #[prost(uint64, tag = "2")]
+    pub chunk: u64,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Chunk {
