@@ -125,6 +125,7 @@ TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # (cargo install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node
 # (the addon's build). setup-dist and setup-windows read TIER too.
 SETUP_test := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint \
+  setup-ruff setup-eslint \
   setup-postgres-fixture
 SETUP_ci := setup-postgres $(SETUP_test) setup-lease setup-serve setup-browser setup-fuzz \
   setup-faults setup-dist setup-windows setup-ports

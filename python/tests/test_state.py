@@ -51,7 +51,9 @@ def test_refusals_name_state(tmp_path: pathlib.Path) -> None:
     first = flakeid.Generator(node=5, state=path)
     # The host guard refuses a second live generator on node 5 before its state file
     # is opened (the file's own lock, beneath it, is the core's tests/file_locks.rs).
-    with pytest.raises(flakeid.ConfigError, match="node id 5 of this layout is already in use") as e:
+    with pytest.raises(
+        flakeid.ConfigError, match="node id 5 of this layout is already in use"
+    ) as e:
         flakeid.Generator(node=5, state=path)
     assert e.value.field == "node"
     with pytest.raises(flakeid.ConfigError) as e:
