@@ -46,8 +46,10 @@ setup-eslint: ## eslint (pinned, npm) in scripts/lint-js
 	  && [ -z "$$(find $(LINT_JS)/package.json $(LINT_JS)/package-lock.json -newer $(LINT_JS)/node_modules/.package-lock.json 2>/dev/null)" ] \
 	  || { echo "cd $(LINT_JS) && npm ci --no-audit --no-fund"; cd $(LINT_JS) && npm ci --no-audit --no-fund; }
 
+# The files git tracks (eslint reads no .gitignore: python/.venv holds Django's JS).
 lint-js: setup-eslint ## eslint (its recommended rules) over the repository's JS
-	$(LINT_JS)/node_modules/.bin/eslint --config $(LINT_JS)/eslint.config.mjs .
+	$(LINT_JS)/node_modules/.bin/eslint --config $(LINT_JS)/eslint.config.mjs --no-warn-ignored \
+	  $$(git ls-files '*.js' '*.mjs' '*.cjs')
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
 # by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).
