@@ -1,7 +1,7 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
 use crate::errors::{batch_size, opt_uint, to_py, type_name, uint};
-use crate::layout::{PyLayout, layout_arg, pymethods_with_getters};
+use crate::layout::{PyLayout, layout_arg, pymethods_with_getters, stats_dict};
 use flakeid_core::{
     GENERATOR_OPTIONS, Generator, GeneratorBuilder, GeneratorOption, Layout, ManualClock, OPTION_NAMES, OptionKind,
     OptionValue, to_bytes, unknown_option,
@@ -270,17 +270,16 @@ pymethods_with_getters! { PyGenerator.inner {
     /// lease_state and lease_remaining_ms (None without a lease). The core's
     /// `Stats`; the keys are its field names.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = py.detach(|| self.inner.stats());
-        let d = PyDict::new(py);
-        d.set_item("ids_issued", s.ids_issued)?;
-        d.set_item("tick_waits", s.tick_waits)?;
-        d.set_item("tick_wait_us", s.tick_wait_us)?;
-        d.set_item("lead_ms", s.lead_ms)?;
-        d.set_item("clock_rollbacks", s.clock_rollbacks)?;
-        d.set_item("max_rollback_ms", s.max_rollback_ms)?;
-        d.set_item("lease_state", s.lease_state)?;
-        d.set_item("lease_remaining_ms", s.lease_remaining_ms)?;
-        Ok(d)
+        stats_dict!(py, py.detach(|| self.inner.stats()), [
+            ids_issued,
+            tick_waits,
+            tick_wait_us,
+            lead_ms,
+            clock_rollbacks,
+            max_rollback_ms,
+            lease_state,
+            lease_remaining_ms,
+        ])
     }
 
     /// Stops issuing IDs and gives the leased node id back now (also done when the
