@@ -134,6 +134,16 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def assert_each_worker_on_its_own_node(ids: list[int], nodes: dict[int, set[int]]) -> None:
+    """hammer()'s IDs, every one issued once, each worker on one node id of its own."""
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
+        f"{len(ids) - len(set(ids))} IDs issued twice"
+    )
+    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
+    owners = [next(iter(n)) for n in nodes.values()]
+    assert len(owners) == len(set(owners)), dict(nodes)
+
+
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
 def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_path: Path) -> None:
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
@@ -167,13 +177,7 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(
     finally:
         stop(proc)
     assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
-        f"{len(ids) - len(set(ids))} IDs issued twice"
-    )
-    # Each worker on one node id of its own.
-    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
-    owners = [next(iter(n)) for n in nodes.values()]
-    assert len(owners) == len(set(owners)), dict(nodes)
+    assert_each_worker_on_its_own_node(ids, nodes)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
@@ -276,12 +280,7 @@ def test_uvicorn_with_a_file_lease_every_worker_issues_on_its_own_node(tmp_path:
         stop(proc)
     assert [str(i) for i in exact] == seen_by_js  # flakeid.pydantic.FlakeId: strings
     assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
-        f"{len(ids) - len(set(ids))} IDs issued twice"
-    )
-    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
-    owners = [next(iter(n)) for n in nodes.values()]
-    assert len(owners) == len(set(owners)), dict(nodes)
+    assert_each_worker_on_its_own_node(ids, nodes)
 
 
 def _pool_ids(_: int) -> tuple[int, list[int] | str]:

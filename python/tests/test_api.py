@@ -57,15 +57,8 @@ def test_layout_reprs_and_defaults() -> None:
     assert "custom (41 time" in str(custom)
     assert custom != flakeid.Layout.preset("snowflake")
     assert len({flakeid.Layout.preset("snowflake"), flakeid.Layout.preset("SNOWFLAKE")}) == 1
-    assert [layout.name for layout in flakeid.Layout.presets()] == [
-        "snowflake",
-        "flake",
-        "discord",
-        "sonyflake",
-        "baidu",
-        "instagram",
-        "js53",
-    ]
+    presets = "snowflake flake discord sonyflake baidu instagram js53".split()
+    assert [layout.name for layout in flakeid.Layout.presets()] == presets
     flake = flakeid.Layout.preset("flake")
     assert flake.total_bits == 64 and flake.signed_until_ms < flake.last_timestamp_ms
 
