@@ -74,7 +74,7 @@ TIER_RELEASE := $(filter release,$(TIER))
 # profile dist) without LTO across crates, in cargo's default 16 codegen units: each
 # of its three fat-LTO links runs on one core. make ci and a suite run alone build and
 # test the shipped settings (CONTRIBUTING.md, "The three test tiers"; the figures:
-# docs/performance.md, "make test without the dist profile's LTO").
+# docs/performance.md, "make test on a fresh machine").
 ifeq ($(TIER),test)
 export CARGO_PROFILE_DIST_LTO := false
 export CARGO_PROFILE_DIST_CODEGEN_UNITS := 16
@@ -94,12 +94,12 @@ endif
 # their suite. deb-postgres's chain starts first, alone beside test-lease: test-postgres
 # waits for it, and test-dist, which waits for dist-cli, comes after test-postgres.
 # check-ports (compile-only, which no timing can fail: the core for macOS and Windows,
-# the MSRV check, which lint ran in the foreground) follows dist-cli, and lint-postgres
-# (the extension's rustfmt and clippy, compile-only too) follows deb-postgres-majors:
-# both run beside test-postgres, which leaves a core idle most of its time, and end
-# before their places in CI_SUITES (docs/performance.md, "lint-postgres in the
-# background"). After test-dist, test-postgres-majors, which mostly waits (servers
-# starting, borrow windows, pg_upgrade), runs at normal priority beside test-windows
+# the MSRV check) follows dist-cli, and lint-postgres (the extension's rustfmt and
+# clippy, compile-only too) follows deb-postgres-majors: both run beside
+# test-postgres, which leaves a core idle most of its time, and end before their
+# places in CI_SUITES (docs/performance.md, "Where the time goes"). After test-dist,
+# test-postgres-majors, which mostly waits (servers starting, borrow windows,
+# pg_upgrade), runs at normal priority beside test-windows
 # (not beside test-dist: `make dist` empties dist/, where the extension's packages are
 # written); test-serve-abuse, whose probes must answer within 100 ms, runs after it,
 # alone, on dist-cli's static CLI.
@@ -114,8 +114,8 @@ CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
 # test-c's compiles it slowed them: docs/performance.md, "make test on a fresh
 # machine"); warm, a no-op. Then the wasm package's build (a fat-LTO link on one
 # core, and wasm-opt). test-wasm-node runs after test-java so that the chain has the
-# four suites' idle core to finish in (docs/performance.md, "make test without the
-# dist profile's LTO"), and test-docs, which loads the package, after it.
+# four suites' idle core to finish in (docs/performance.md, "make test on a fresh
+# machine"), and test-docs, which loads the package, after it.
 TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # ---------------------------------------------------------------------------------
 
@@ -125,6 +125,7 @@ TEST_BACKGROUND := @test-c setup-wasm>test-wasm-node wasm>test-wasm-node
 # (cargo install cargo-pgrx), setup-wasm (cargo install wasm-bindgen-cli), setup-node
 # (the addon's build). setup-dist and setup-windows read TIER too.
 SETUP_test := setup-rust setup-wasm setup-node setup-c setup-python setup-go setup-java setup-actionlint \
+  setup-ruff setup-eslint \
   setup-postgres-fixture
 SETUP_ci := setup-postgres $(SETUP_test) setup-lease setup-serve setup-browser setup-fuzz \
   setup-faults setup-dist setup-windows setup-ports

@@ -1,9 +1,6 @@
 package flakeid
 
 import (
-	"errors"
-	"runtime"
-	"sync"
 	"time"
 )
 
@@ -73,25 +70,19 @@ func (o *Options) Set(name, text string) error {
 // OptionNames lists the names Options.Set takes, in the core's order.
 func OptionNames() []string { return cOptionNames() }
 
-// ErrClosed is returned by the methods of a Generator or a Sealer after Close.
-var ErrClosed = errors.New("flakeid: used after Close")
-
 // Generator issues IDs. It is safe for any number of goroutines: no ID repeats,
 // and each goroutine sees its own IDs strictly increase. Close it to release a
 // lease; one that is dropped unclosed is freed by the garbage collector.
 type Generator struct {
-	// mu guards p against Close: calls hold it for reading, Close for writing.
-	mu sync.RWMutex
-	p  genHandle // nil once closed
+	handle[genHandle]
 	// locals counts live per-thread handles (Local), which borrow the C generator:
 	// while there are any it is not freed. Closed with handles live, it is closed
 	// in the library (they then fail) and kept in orphan for the last one to free.
 	// Both guarded by mu (written under its write lock).
-	locals  int
-	orphan  genHandle
-	node    uint64
-	layout  Layout
-	cleanup runtime.Cleanup
+	locals int
+	orphan genHandle
+	node   uint64
+	layout Layout
 }
 
 // New builds a generator. Out-of-range options are ErrConfig naming the option;
@@ -106,21 +97,14 @@ func New(o Options) (*Generator, error) {
 		cGeneratorFree(p)
 		return nil, err
 	}
-	g := &Generator{p: p, node: node, layout: layout}
-	g.cleanup = runtime.AddCleanup(g, cGeneratorFree, p)
+	g := &Generator{node: node, layout: layout}
+	own(g, &g.handle, p, cGeneratorFree)
 	return g, nil
 }
 
 // Next issues one ID: one call into the library (go/README.md, "Goroutines, and
 // what a call costs").
-func (g *Generator) Next() (ID, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return 0, ErrClosed
-	}
-	return cNextID(g.p)
-}
+func (g *Generator) Next() (ID, error) { return call(&g.handle, cNextID) }
 
 // NextN issues n IDs, increasing, in one call into the library (runs of IDs are
 // reserved at once).
@@ -138,12 +122,8 @@ func (g *Generator) NextN(n int) ([]ID, error) {
 // Fill writes fresh IDs into every element of ids, increasing, in one call into
 // the library. On failure ids is zeroed: it holds no ID.
 func (g *Generator) Fill(ids []ID) error {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return ErrClosed
-	}
-	return cNextIDs(g.p, ids)
+	_, err := call(&g.handle, func(p genHandle) (struct{}, error) { return struct{}{}, cNextIDs(p, ids) })
+	return err
 }
 
 // Stats is what a generator has done since it was built (Generator.Stats).
@@ -172,14 +152,7 @@ type Stats struct {
 
 // Stats returns a snapshot of the generator's statistics (the core's, one call
 // into the library: for monitoring, not for every ID).
-func (g *Generator) Stats() (Stats, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return Stats{}, ErrClosed
-	}
-	return cGeneratorStats(g.p)
-}
+func (g *Generator) Stats() (Stats, error) { return call(&g.handle, cGeneratorStats) }
 
 // Node is the generator's node id (datacenter << worker_bits | worker).
 func (g *Generator) Node() uint64 { return g.node }
@@ -193,19 +166,13 @@ func (g *Generator) Layout() Layout { return g.layout }
 // then fail with the library's ErrConfig naming generator) and lets the node id
 // go at once; the memory is freed when the last handle is closed.
 func (g *Generator) Close() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.p == nil {
-		return nil
-	}
-	var err error
-	if g.locals > 0 {
-		err = cGeneratorClose(g.p)
-		g.orphan = g.p
-	} else {
+	return g.close(func(p genHandle) error {
+		if g.locals > 0 {
+			g.orphan = p
+			return cGeneratorClose(p)
+		}
 		g.cleanup.Stop()
-		cGeneratorFree(g.p)
-	}
-	g.p = nil
-	return err
+		cGeneratorFree(p)
+		return nil
+	})
 }

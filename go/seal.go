@@ -1,9 +1,7 @@
 package flakeid
 
 import (
-	"runtime"
 	"strconv"
-	"sync"
 )
 
 // SealerOptions configure a Sealer.
@@ -26,11 +24,8 @@ type SealerOptions struct {
 // one that is dropped unclosed is freed (and wiped) by the garbage collector. The
 // key never appears in an error or in String.
 type Sealer struct {
-	// mu guards p against Close: calls hold it for reading, Close for writing.
-	mu      sync.RWMutex
-	p       sealHandle
-	bits    uint32
-	cleanup runtime.Cleanup
+	handle[sealHandle]
+	bits uint32
 }
 
 // NewSealer makes a sealer from a key of 16, 24 or 32 bytes (AES-128, -192 or
@@ -42,8 +37,8 @@ func NewSealer(key []byte, o SealerOptions) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sealer{p: p, bits: o.Layout.orDefault().limits.TotalBits}
-	s.cleanup = runtime.AddCleanup(s, cSealerFree, p)
+	s := &Sealer{bits: o.Layout.orDefault().limits.TotalBits}
+	own(s, &s.handle, p, cSealerFree)
 	return s, nil
 }
 
@@ -57,12 +52,7 @@ func (s *Sealer) Unseal(id ID) (ID, error) { return s.call(cUnseal, id) }
 
 // call runs f under the read lock that keeps Close from freeing the sealer.
 func (s *Sealer) call(f func(sealHandle, ID) (ID, error), id ID) (ID, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.p == nil {
-		return 0, ErrClosed
-	}
-	return f(s.p, id)
+	return call(&s.handle, func(p sealHandle) (ID, error) { return f(p, id) })
 }
 
 // Bits is the width of the IDs sealed: the layout's total bits.
@@ -76,12 +66,9 @@ func (s *Sealer) String() string {
 // Close wipes and frees the sealer's key. It waits for calls in progress; later
 // calls return ErrClosed. Closing twice is a no-op.
 func (s *Sealer) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.p != nil {
+	return s.close(func(p sealHandle) error {
 		s.cleanup.Stop()
-		cSealerFree(s.p)
-		s.p = nil
-	}
-	return nil
+		cSealerFree(p)
+		return nil
+	})
 }

@@ -3,8 +3,6 @@ package flakeid
 import (
 	"database/sql/driver"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 )
 
@@ -146,9 +144,7 @@ func UUIDOptionNames() []string { return cUUIDOptionNames() }
 // goroutines: every ID it returns is greater than every ID it returned before.
 // Close it when done; one dropped unclosed is freed by the garbage collector.
 type UUIDGenerator struct {
-	mu      sync.RWMutex
-	p       uuidHandle
-	cleanup runtime.Cleanup
+	handle[uuidHandle]
 }
 
 // NewUUIDGenerator builds a 128-bit generator; an out-of-range option is
@@ -158,28 +154,16 @@ func NewUUIDGenerator(o UUIDOptions) (*UUIDGenerator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &UUIDGenerator{p: p}
-	g.cleanup = runtime.AddCleanup(g, cUUIDGeneratorFree, p)
+	g := &UUIDGenerator{}
+	own(g, &g.handle, p, cUUIDGeneratorFree)
 	return g, nil
 }
 
 // Next issues one UUIDv7: one call into the library.
-func (g *UUIDGenerator) Next() (UUID, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return UUID{}, ErrClosed
-	}
-	return cUUIDNext(g.p)
-}
+func (g *UUIDGenerator) Next() (UUID, error) { return call(&g.handle, cUUIDNext) }
 
 func (g *UUIDGenerator) text(form int, prefix string) (string, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return "", ErrClosed
-	}
-	return cUUIDText(g.p, form, prefix)
+	return call(&g.handle, func(p uuidHandle) (string, error) { return cUUIDText(p, form, prefix) })
 }
 
 // NextString issues one UUIDv7 as its 8-4-4-4-12 text.
@@ -210,26 +194,15 @@ type UUIDStats struct {
 }
 
 // Stats returns a snapshot of the generator's statistics.
-func (g *UUIDGenerator) Stats() (UUIDStats, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.p == nil {
-		return UUIDStats{}, ErrClosed
-	}
-	return cUUIDStats(g.p)
-}
+func (g *UUIDGenerator) Stats() (UUIDStats, error) { return call(&g.handle, cUUIDStats) }
 
 // Close releases the generator. It waits for calls in progress; later calls
 // return ErrClosed. Closing twice is a no-op.
 func (g *UUIDGenerator) Close() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.p != nil {
+	return g.close(func(p uuidHandle) error {
 		g.cleanup.Stop()
-		err := cUUIDClose(g.p)
-		cUUIDGeneratorFree(g.p)
-		g.p = nil
+		err := cUUIDClose(p)
+		cUUIDGeneratorFree(p)
 		return err
-	}
-	return nil
+	})
 }

@@ -7,7 +7,7 @@ NODE_TESTS := test/*.test.mjs
 NODE_WASM_TEST = cd node && FLAKEID_BACKEND=wasm node --test $(NODE_TESTS)
 
 
-.PHONY: setup-node test-node test-node-wasm bench-node
+.PHONY: setup-node setup-eslint lint-js test-node test-node-wasm bench-node
 
 ##@ Node: node/ (@flakeid/node), napi-rs
 # Node.js >= 18 with npm (Debian's when missing), then the package's own install:
@@ -35,6 +35,21 @@ setup-node: ## Node.js >= 18 and npm; npm install in node/ (builds the addon) wh
 	  && [ -z "$$(find $(NODE_SRC) -newer $(NODE_STAMP) 2>/dev/null | head -n 1)" ] \
 	  || { echo "cd node && npm install --no-audit --no-fund"; (cd node && npm install --no-audit --no-fund) \
 	    && echo "$(NODE_BUILD)" >$(NODE_STAMP); }
+
+# eslint, pinned in scripts/lint-js/package-lock.json (with its recommended rules and the
+# globals package), installed there by `npm ci` when its lock file is newer than its
+# install (not in node/: make lint builds no addon). Its settings: eslint.config.mjs there.
+LINT_JS := scripts/lint-js
+setup-eslint: ## eslint (pinned, npm) in scripts/lint-js
+	@command -v npm >/dev/null 2>&1 && [ $(NODE_MAJOR) -ge 18 ] || $(APT_INSTALL) setup-eslint nodejs npm
+	@[ -x $(LINT_JS)/node_modules/.bin/eslint ] \
+	  && [ -z "$$(find $(LINT_JS)/package.json $(LINT_JS)/package-lock.json -newer $(LINT_JS)/node_modules/.package-lock.json 2>/dev/null)" ] \
+	  || { echo "cd $(LINT_JS) && npm ci --no-audit --no-fund"; cd $(LINT_JS) && npm ci --no-audit --no-fund; }
+
+# The files git tracks (eslint reads no .gitignore: python/.venv holds Django's JS).
+lint-js: setup-eslint ## eslint (its recommended rules) over the repository's JS
+	$(LINT_JS)/node_modules/.bin/eslint --config $(LINT_JS)/eslint.config.mjs --no-warn-ignored \
+	  $$(git ls-files '*.js' '*.mjs' '*.cjs')
 
 # The ORMs and pg are node/'s devDependencies (pinned in package-lock.json, installed
 # by setup-node); they run on the fixture's PostgreSQL (setup-postgres-fixture).

@@ -5,7 +5,7 @@ PYTHON ?= python3
 PY_VENV := python/.venv
 PY_BIN := $(CURDIR)/$(PY_VENV)/bin
 
-.PHONY: setup-python test-python bench-python python-venv
+.PHONY: setup-python setup-ruff lint-python test-python bench-python python-venv
 
 ##@ Python: python/ (flakeid-engine), pyo3
 # A Python >= 3.9 with venv and pip (Debian's when missing); maturin, pytest and mypy
@@ -17,6 +17,20 @@ setup-python: ## a Python >= 3.9 with venv and pip
 
 python-venv: setup-python
 	test -x $(PY_BIN)/python || $(PYTHON) -m venv $(PY_VENV)
+
+# ruff, pinned, from PyPI into a tools venv of its own (not python/.venv: make lint
+# builds no wheel); its settings are ruff.toml's, at the root.
+RUFF_VERSION := 0.17.5
+PY_TOOLS := $(CURDIR)/target/py-tools
+setup-ruff: setup-python ## ruff (pinned, PyPI) in target/py-tools
+	@$(PY_TOOLS)/bin/ruff --version 2>/dev/null | grep -qx 'ruff $(RUFF_VERSION)' || { \
+	  echo "setup-ruff: installing ruff $(RUFF_VERSION)"; \
+	  [ -x $(PY_TOOLS)/bin/pip ] || $(PYTHON) -m venv $(PY_TOOLS); \
+	  $(PY_TOOLS)/bin/pip install --quiet --disable-pip-version-check ruff==$(RUFF_VERSION); }
+
+lint-python: setup-ruff ## ruff over the repository's Python: pycodestyle and pyflakes at 100 columns, and its format
+	$(PY_TOOLS)/bin/ruff check .
+	$(PY_TOOLS)/bin/ruff format --check .
 
 # pip always rebuilds and reinstalls a local folder, so the tests see the current source.
 # Then the framework adapters (python/tests-frameworks: Django, SQLAlchemy sync and

@@ -40,5 +40,6 @@ try {
 }
 module.exports = binding
 // Never runs: tells Node's ESM loader (cjs-module-lexer) the named exports, so that
-// `import { Generator } from '@flakeid/node'` works.
+// `import { Generator } from '@flakeid/node'` works. It is the lexer's own idiom.
+// eslint-disable-next-line no-constant-binary-expression -- never runs, on purpose
 0 && (module.exports = require('./index.js'))

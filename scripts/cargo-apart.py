@@ -25,6 +25,7 @@ binary gets a guard directory of its own under FLAKEID_HOST_GUARD (docs/design.m
 A failing test's (or binary's) output is printed whole; everything runs, also after
 one failed, and the exit status is 1 when any did.
 """
+
 import collections
 import functools
 import json
@@ -44,25 +45,38 @@ def executables(cargo_args):
     """(source, executable, package directory) of each test executable `cargo test ARGS`
     builds; source is its source file's path in the repository."""
     cargo = os.environ.get("CARGO", "cargo")
-    build = subprocess.run([cargo, "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args],
-                           stdout=subprocess.PIPE, text=True)
+    build = subprocess.run(
+        [cargo, "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     if build.returncode != 0:
         sys.exit(build.returncode)
     for line in build.stdout.splitlines():
         msg = json.loads(line)
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
+        if (
+            msg.get("reason") == "compiler-artifact"
+            and msg.get("executable")
+            and msg["profile"]["test"]
+        ):
             src = os.path.relpath(msg["target"]["src_path"], ROOT)
             yield src, msg["executable"], os.path.dirname(msg["manifest_path"])
 
 
 def tests_of(exe):
-    listed = subprocess.run([exe, "--list", "--format", "terse"], stdout=subprocess.PIPE, text=True, check=True)
-    return [line[: -len(": test")] for line in listed.stdout.splitlines() if line.endswith(": test")]
+    listed = subprocess.run(
+        [exe, "--list", "--format", "terse"], stdout=subprocess.PIPE, text=True, check=True
+    )
+    return [
+        line[: -len(": test")] for line in listed.stdout.splitlines() if line.endswith(": test")
+    ]
 
 
 def run(cmd, env=None, cwd=None):
     started = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
+    p = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd
+    )
     return p.returncode, time.monotonic() - started, p.stdout
 
 
@@ -78,7 +92,12 @@ def run_binary(guard, src, exe, package_dir, build=None):
     label = src if "/tests/" in src or "/benches/" in src else f"{src} (unit tests)"
     if build:
         label += f" (build {build})"
-    return label, rc, secs, f"{said}, {secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}"
+    return (
+        label,
+        rc,
+        secs,
+        f"{said}, {secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}",
+    )
 
 
 def main():
@@ -94,10 +113,15 @@ def main():
         jobs = [(*job, i + 1) for i, g in enumerate(groups) for job in executables(g)]
         # A binary that more than one build makes is named with its build's number.
         made = collections.Counter(src for src, *_ in jobs)
-        jobs = [(src, exe, package_dir, build if made[src] > 1 else None) for src, exe, package_dir, build in jobs]
+        jobs = [
+            (src, exe, package_dir, build if made[src] > 1 else None)
+            for src, exe, package_dir, build in jobs
+        ]
         # The guards' parent: FLAKEID_HOST_GUARD (make's target/host-guard), else a new
         # directory (the default guard, one per host, is the one that would be shared).
-        guard = os.environ.get("FLAKEID_HOST_GUARD") or tempfile.mkdtemp(prefix="flakeid-apart-guard-")
+        guard = os.environ.get("FLAKEID_HOST_GUARD") or tempfile.mkdtemp(
+            prefix="flakeid-apart-guard-"
+        )
         runner, title = functools.partial(run_binary, guard), "cargo-apart --binaries"
     else:
         jobs = [(exe, name) for _, exe, _ in executables(args) for name in tests_of(exe)]
@@ -105,6 +129,7 @@ def main():
         def runner(exe, name):
             rc, secs, out = run([exe, "--exact", name, "--test-threads", "1"])
             return name, rc, secs, f"{secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}"
+
         title = "cargo-apart " + " ".join(args)
     if not jobs:
         sys.exit("cargo-apart: no tests found for: " + " ".join(args))

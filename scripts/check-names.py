@@ -24,17 +24,31 @@ PLACEHOLDER = re.compile(
 
 ALLOWED = [
     # RFC 2606 names used as test data, never as a home:
-    ("python/tests/test_generator.py", "db-12.example.com", "a host name whose ordinal host_ordinal reads"),
-    ("python/tests-frameworks/djangoproject/orders/tests.py", "admin@example.com", "the Django admin user's address"),
+    (
+        "python/tests/test_generator.py",
+        "db-12.example.com",
+        "a host name whose ordinal host_ordinal reads",
+    ),
+    (
+        "python/tests-frameworks/djangoproject/orders/tests.py",
+        "admin@example.com",
+        "the Django admin user's address",
+    ),
 ]
 
 
 def main() -> int:
     root = Path(__file__).resolve().parent.parent
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root, check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     me = Path(__file__).resolve().relative_to(root).as_posix()
     used = set()
     bad = []
@@ -60,12 +74,15 @@ def main() -> int:
     if bad:
         print(
             "check-names: a placeholder host above: use the real names (RELEASING.md, "
-            "\"Names\"), or add a reasoned allowance to scripts/check-names.py",
+            '"Names"), or add a reasoned allowance to scripts/check-names.py',
             file=sys.stderr,
         )
     stale = [a for i, a in enumerate(ALLOWED) if i not in used]
     for apath, text, _why in stale:
-        print(f"check-names: the allowance for {text!r} in {apath} matches nothing: delete it", file=sys.stderr)
+        print(
+            f"check-names: the allowance for {text!r} in {apath} matches nothing: delete it",
+            file=sys.stderr,
+        )
     return 1 if bad or stale else 0
 
 

@@ -12,6 +12,7 @@ docs/performance.md, which says when and how each was measured), and no cell of
 CONTRIBUTING.md's tier tables longer than MAX_CELL characters (the reasons stay short;
 the numbers are in docs/performance.md). Exits 1 with each stale pointer's place.
 """
+
 import re
 import subprocess
 import sys
@@ -19,21 +20,42 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCOPE = ["Makefile", "mk", "scripts", "tests", ".ci", ".github"]
-TOP = ("crates", "bindings", "scripts", "tests", "mk", "docs", "go", "java", "node",
-       "python", "examples", "include", "fuzz", ".github", ".ci")
+TOP = (
+    "crates",
+    "bindings",
+    "scripts",
+    "tests",
+    "mk",
+    "docs",
+    "go",
+    "java",
+    "node",
+    "python",
+    "examples",
+    "include",
+    "fuzz",
+    ".github",
+    ".ci",
+)
 TOP_FILES = {p.name for p in ROOT.iterdir() if p.is_file()}
 
 # A path: a top-level directory and what follows, or a top-level file's name.
 PATH_RE = re.compile(
     r"(?<![\w./$-])((?:%s)/[\w./*-]*[\w*]|(?:%s))(?![\w-])"
-    % ("|".join(re.escape(t) for t in TOP), "|".join(re.escape(f) for f in sorted(TOP_FILES, key=len, reverse=True))))
+    % (
+        "|".join(re.escape(t) for t in TOP),
+        "|".join(re.escape(f) for f in sorted(TOP_FILES, key=len, reverse=True)),
+    )
+)
 SECTION_RE = re.compile(r'([\w./-]+\.md),\s+"([^"]+)"')
 ANCHOR_RE = re.compile(r"([\w./-]+\.md)#([\w-]+)")
 UNQUOTED_RE = re.compile(r"([\w./-]+\.md),\s+([A-Z][a-z]+(?: [a-zA-Z]+)*)")
 # A commit hash (7 to 12 hex digits, letters and digits both), not a pinned 40-digit one.
 COMMIT_RE = re.compile(r"(?<![\w@])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,12}(?![\w])")
 # A measured time: CPU seconds, "instead of N s", "N s cold/warm/wall", "~N s/min".
-TIMING_RE = re.compile(r"CPU-s\b|instead of [\d,.]+ ?s\b|\b\d[\d,.]* ?s (of )?(cold|warm|wall)\b|~[\d.]+ ?(s|min)\b")
+TIMING_RE = re.compile(
+    r"CPU-s\b|instead of [\d,.]+ ?s\b|\b\d[\d,.]* ?s (of )?(cold|warm|wall)\b|~[\d.]+ ?(s|min)\b"
+)
 MAX_CELL = 200
 # A list of targets and what each does, in a comment: the `## ` line says it, once.
 TARGET_LIST_RE = re.compile(r"^#\s+make [a-z][\w-]*( [A-Z_]+=\S*)*\s{3,}\S")
@@ -55,7 +77,7 @@ def comments(path, text):
         elif slash and (s.startswith("//") or s.startswith("/*") or s.startswith("*")):
             yield n, s
         elif not slash and HASH_COMMENT.search(line):
-            yield n, line[HASH_COMMENT.search(line).start():]
+            yield n, line[HASH_COMMENT.search(line).start() :]
 
 
 def slug(heading):
@@ -67,16 +89,22 @@ def headings(md, cache={}):
     if md not in cache:
         p = ROOT / md
         text = p.read_text() if p.is_file() else ""
-        cache[md] = [re.sub(r"^#+\s*", "", h).strip() for h in re.findall(r"^#{1,6} .*$", text, re.M)]
+        cache[md] = [
+            re.sub(r"^#+\s*", "", h).strip() for h in re.findall(r"^#{1,6} .*$", text, re.M)
+        ]
     return cache[md]
 
 
 def main():
-    tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                                 check=True).stdout.split())
+    tracked = set(
+        subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     dirs = {str(p) for f in tracked for p in Path(f).parents}
-    files = subprocess.run(["git", "ls-files", "--", *SCOPE], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "--", *SCOPE], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     stale = []
 
     def exists(p):
@@ -86,8 +114,10 @@ def main():
         if p in tracked or p in dirs:
             return True
         # Written by the build (git-ignored: python/.venv, bindings/postgres/target ...).
-        return any(subprocess.run(["git", "check-ignore", "-q", "--no-index", q], cwd=ROOT).returncode == 0
-                   for q in (p, p + "/x"))
+        return any(
+            subprocess.run(["git", "check-ignore", "-q", "--no-index", q], cwd=ROOT).returncode == 0
+            for q in (p, p + "/x")
+        )
 
     for f in files:
         path = ROOT / f
@@ -100,7 +130,10 @@ def main():
         for n, c in comments(path, text):
             where = f"{f}:{n}"
             if (f == "Makefile" or f.startswith("mk/")) and TARGET_LIST_RE.match(c):
-                stale.append(f"{where}: a target described in a comment list: say it on the target's `## ` line")
+                stale.append(
+                    f"{where}: a target described in a comment list: "
+                    "say it on the target's `## ` line"
+                )
             for md, sec in SECTION_RE.findall(c):
                 if not any(h.lower().startswith(sec.lower()) for h in headings(md)):
                     stale.append(f'{where}: {md} has no section "{sec}"')
@@ -110,8 +143,10 @@ def main():
             for md, words in UNQUOTED_RE.findall(c):
                 stale.append(f'{where}: quote the section: {md}, "{words}"')
             for m in COMMIT_RE.findall(c) + [m.group(0) for m in TIMING_RE.finditer(c)]:
-                stale.append(f"{where}: a commit hash or a timing in a comment ({m}): "
-                             "it belongs in docs/performance.md or the commit message")
+                stale.append(
+                    f"{where}: a commit hash or a timing in a comment ({m}): "
+                    "it belongs in docs/performance.md or the commit message"
+                )
             for p in PATH_RE.findall(c):
                 if any(ch in p for ch in "<{$") or "..." in p:
                     continue
@@ -123,15 +158,20 @@ def main():
         if tiers and line.startswith("|"):
             for cell in line.strip("|").split(" | "):
                 if len(cell) > MAX_CELL:
-                    stale.append(f"CONTRIBUTING.md:{n}: a tier table cell of {len(cell)} characters "
-                                 f"(at most {MAX_CELL}; the numbers go to docs/performance.md)")
+                    stale.append(
+                        f"CONTRIBUTING.md:{n}: a tier table cell of {len(cell)} characters "
+                        f"(at most {MAX_CELL}; the numbers go to docs/performance.md)"
+                    )
                 for m in COMMIT_RE.findall(cell):
                     stale.append(f"CONTRIBUTING.md:{n}: a commit hash in the tier table ({m})")
     for s in stale:
         print(s)
     if stale:
-        print(f"check-pointers: {len(stale)} stale pointer(s) in comments above "
-              "(a file or a section that moved: point to where it is now)", file=sys.stderr)
+        print(
+            f"check-pointers: {len(stale)} stale pointer(s) in comments above "
+            "(a file or a section that moved: point to where it is now)",
+            file=sys.stderr,
+        )
         return 1
     print(f"check-pointers: every pointer in the comments of {len(files)} build files resolves")
     return 0

@@ -2,6 +2,7 @@
 """Summarises `go test -bench -count N` output (make bench-go): per case, the median
 and the fastest of the N runs, in ns per ID (Fill cases report their per-ID figure,
 ns/ID). On a shared machine the fastest run is the steadier figure."""
+
 import re
 import statistics
 import sys

@@ -4,6 +4,7 @@ staged folder, and a GOPROXY file tree serving it.
 
 usage: modzip.py STAGE MODULE VERSION PROXY_DIR ZIP_OUT
 """
+
 import json
 import os
 import shutil
@@ -35,6 +36,8 @@ os.makedirs(at)
 shutil.copy(out, os.path.join(at, f"{version}.zip"))
 shutil.copy(os.path.join(stage, "go.mod"), os.path.join(at, f"{version}.mod"))
 with open(os.path.join(at, f"{version}.info"), "w") as f:
-    json.dump({"Version": version, "Time": os.environ.get("FLAKEID_GO_TIME", "1980-01-01T00:00:00Z")}, f)
+    json.dump(
+        {"Version": version, "Time": os.environ.get("FLAKEID_GO_TIME", "1980-01-01T00:00:00Z")}, f
+    )
 with open(os.path.join(at, "list"), "w") as f:
     f.write(version + "\n")

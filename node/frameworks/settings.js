@@ -6,27 +6,52 @@
 
 const binding = require('../loader.js')
 
+/** The process's generator, built by the first configure() (or first use). */
 let shared = null
-let sharedWith = null
-const shown = (options) => JSON.stringify(options, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))
+/** The options it was built with, as describe() writes them. */
+let sharedOptions = null
 
-/** The process's generator from `options` (those of `new Generator`); again only with the same ones. */
+/** `options` as text, to compare by value: keys sorted, bigints as `123n` (JSON has none). */
+function describe(options) {
+  const sorted = Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b)))
+  return JSON.stringify(sorted, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value))
+}
+
+/** The process's generator from `options` (those of `new Generator`); again only with equal ones. */
 function configure(options = {}) {
-  if (shared && shown(options) !== sharedWith) binding.configuredTwice(sharedWith, shown(options))
-  if (!shared) [shared, sharedWith] = [new binding.Generator(options), shown(options)]
+  const given = describe(options)
+  if (shared === null) {
+    shared = new binding.Generator(options)
+    sharedOptions = given
+  } else if (given !== sharedOptions) {
+    binding.configuredTwice(sharedOptions, given) // throws the engine's error
+  }
   return shared
 }
 
 /** The process's generator: configure()'s, or one from the environment on first use. */
-const sharedGenerator = () => shared || configure(settingsFromEnv())
+function sharedGenerator() {
+  return shared ?? configure(settingsFromEnv())
+}
 
 /** The `new Generator` options the FLAKEID_* variables give; unset ones are left out. */
-const settingsFromEnv = (env = process.env) => binding.optionsFromEnv(env)
+function settingsFromEnv(env = process.env) {
+  return binding.optionsFromEnv(env)
+}
 
 /** Forgets the shared generator (releasing its lease): tests, and a clean shutdown. */
 function reset() {
-  if (shared && typeof shared.releaseLease === 'function') shared.releaseLease()
-  shared = sharedWith = null
+  if (shared !== null && typeof shared.releaseLease === 'function') {
+    shared.releaseLease()
+  }
+  shared = null
+  sharedOptions = null
 }
 
-module.exports = { configure, sharedGenerator, settingsFromEnv, settingsOptions: binding.settingsOptions, reset }
+module.exports = {
+  configure,
+  sharedGenerator,
+  settingsFromEnv,
+  settingsOptions: binding.settingsOptions,
+  reset,
+}

@@ -78,7 +78,7 @@ export const {
   settingsOptions,
   configuredTwice,
   version,
-  // The 128-bit family (issue 59).
+  // The 128-bit family.
   UuidGenerator,
   uuid7,
   ulid,

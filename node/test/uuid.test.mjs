@@ -1,4 +1,4 @@
-// The 128-bit family from JS (issue 59): UuidGenerator's forms, its options and
+// The 128-bit family from JS: UuidGenerator's forms, its options and
 // errors (the core's), monotonic within a millisecond, the process's shared
 // generator, IDs through JSON as text, and a real `cluster` whose workers never
 // repeat one another. The shared vectors (tests/vectors/uuid.json): vectors.test.mjs.

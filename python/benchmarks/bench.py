@@ -71,13 +71,20 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     strict = flakeid.Generator(1, 1)
     s = per_call(strict.next_id, CAP, runs)  # ~1 s of IDs per run
-    rows.append(row("flakeid next_id() strict (overflow=wait)", s, f"{1 / s / CAP:.1%} of the 4.096M/s cap"))
+    rows.append(
+        row("flakeid next_id() strict (overflow=wait)", s, f"{1 / s / CAP:.1%} of the 4.096M/s cap")
+    )
 
     # The same strict path where the sequence never runs out: the per-call cost.
     wide = flakeid.Layout(time_bits=41, node_bits=0, sequence_bits=22)
     unthrottled = flakeid.Generator(layout=wide)
-    rows.append(row("flakeid next_id() strict, below the cap", per_call(unthrottled.next_id, n, runs),
-                    "per-call cost (22-bit sequence: never waits)"))
+    rows.append(
+        row(
+            "flakeid next_id() strict, below the cap",
+            per_call(unthrottled.next_id, n, runs),
+            "per-call cost (22-bit sequence: never waits)",
+        )
+    )
 
     borrow = flakeid.Generator(1, 2, overflow="borrow")
     rows.append(row("flakeid next_id() borrow", per_call(borrow.next_id, n, runs)))
@@ -110,16 +117,37 @@ def main(argv: Optional[list[str]] = None) -> int:
         arr = batch_gen.next_ids_array(1_000_000)
         arrays.append((time.perf_counter_ns() - t0) / len(arr) / 1e9)
         del arr
-    rows.append(row("flakeid next_ids(1_000_000) borrow", statistics.median(batch), "per ID, list[int] included"))
-    rows.append(row("flakeid next_ids_array(1_000_000) borrow", statistics.median(arrays), "per ID, array('Q'): no int per ID"))
+    rows.append(
+        row(
+            "flakeid next_ids(1_000_000) borrow",
+            statistics.median(batch),
+            "per ID, list[int] included",
+        )
+    )
+    rows.append(
+        row(
+            "flakeid next_ids_array(1_000_000) borrow",
+            statistics.median(arrays),
+            "per ID, array('Q'): no int per ID",
+        )
+    )
 
     # Sealed IDs (docs/sealing.md): against `cargo bench -p flakeid-seal` (seal/aes128).
     sealer = flakeid.Sealer(bytes(range(16)))
     seal_n = n // 10
-    rows.append(row("flakeid Sealer.seal(id) aes128", per_call(lambda: sealer.seal(910499571847892992), seal_n, runs),
-                    "per sealed ID, not an ID made"))
-    rows.append(row("flakeid Sealer.unseal(id) aes128",
-                    per_call(lambda: sealer.unseal(575246358720680725), seal_n, runs)))
+    rows.append(
+        row(
+            "flakeid Sealer.seal(id) aes128",
+            per_call(lambda: sealer.seal(910499571847892992), seal_n, runs),
+            "per sealed ID, not an ID made",
+        )
+    )
+    rows.append(
+        row(
+            "flakeid Sealer.unseal(id) aes128",
+            per_call(lambda: sealer.unseal(575246358720680725), seal_n, runs),
+        )
+    )
 
     try:
         from snowflake import SnowflakeGenerator  # snowflake-id
@@ -134,14 +162,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     uuids = flakeid.UuidGenerator()
     rows.append(row("flakeid UuidGenerator.uuid7()", per_call(uuids.uuid7, n, runs), "uuid.UUID"))
     rows.append(row("flakeid UuidGenerator.uuid7_int()", per_call(uuids.uuid7_int, n, runs), "int"))
-    rows.append(row("flakeid UuidGenerator.uuid7_bytes()", per_call(uuids.uuid7_bytes, n, runs), "16 bytes"))
-    rows.append(row("flakeid uuid7() (process-wide)", per_call(flakeid.uuid7, n, runs), "uuid.UUID"))
+    rows.append(
+        row("flakeid UuidGenerator.uuid7_bytes()", per_call(uuids.uuid7_bytes, n, runs), "16 bytes")
+    )
+    rows.append(
+        row("flakeid uuid7() (process-wide)", per_call(flakeid.uuid7, n, runs), "uuid.UUID")
+    )
     try:
         import uuid_utils
         import uuid_utils.compat
 
-        rows.append(row("uuid-utils uuid7()", per_call(uuid_utils.uuid7, n, runs), "128-bit, uuid_utils.UUID"))
-        rows.append(row("uuid-utils compat.uuid7()", per_call(uuid_utils.compat.uuid7, n, runs), "uuid.UUID"))
+        rows.append(
+            row(
+                "uuid-utils uuid7()",
+                per_call(uuid_utils.uuid7, n, runs),
+                "128-bit, uuid_utils.UUID",
+            )
+        )
+        rows.append(
+            row(
+                "uuid-utils compat.uuid7()", per_call(uuid_utils.compat.uuid7, n, runs), "uuid.UUID"
+            )
+        )
     except ImportError:
         rows.append(("uuid-utils uuid7()", "-", "-", "not installed (pip install uuid-utils)"))
     rows.append(row("uuid.uuid4() (stdlib)", per_call(uuid.uuid4, n // 4, runs), "128-bit, random"))

@@ -34,7 +34,10 @@ def alternate(cases: list) -> None:
             times[k].append(one_round(fn))
     for (case, _), ts in zip(cases, times):
         us = sorted(ts)[ROUNDS // 2]
-        print(json.dumps({"lang": "python", "case": case, "us_per_insert": round(us, 1), "n": N}), flush=True)
+        print(
+            json.dumps({"lang": "python", "case": case, "us_per_insert": round(us, 1), "n": N}),
+            flush=True,
+        )
 
 
 def django_bench() -> None:
@@ -44,8 +47,16 @@ def django_bench() -> None:
     db = urlsplit(URL)
     settings.configure(
         INSTALLED_APPS=["flakeid.django"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.postgresql", "NAME": db.path[1:], "USER": db.username,
-                               "PASSWORD": db.password, "HOST": db.hostname, "PORT": db.port}},
+        DATABASES={
+            "default": {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": db.path[1:],
+                "USER": db.username,
+                "PASSWORD": db.password,
+                "HOST": db.hostname,
+                "PORT": db.port,
+            }
+        },
         FLAKEID={"NODE": 1},
     )
     django.setup()
@@ -73,8 +84,12 @@ def django_bench() -> None:
         for m in (Flake, Auto):
             ed.execute(f"DROP TABLE IF EXISTS {m._meta.db_table}")
             ed.create_model(m)
-    alternate([("django FlakeIdField", lambda n: Flake.objects.create(n=n)),
-               ("django BigAutoField (identity)", lambda n: Auto.objects.create(n=n))])
+    alternate(
+        [
+            ("django FlakeIdField", lambda n: Flake.objects.create(n=n)),
+            ("django BigAutoField (identity)", lambda n: Auto.objects.create(n=n)),
+        ]
+    )
     with connection.schema_editor() as ed:
         ed.delete_model(Flake)
         ed.delete_model(Auto)
@@ -107,13 +122,17 @@ def sqlalchemy_bench() -> None:
     Base.metadata.drop_all(engine)
     Base.metadata.create_all(engine)
     with Session(engine) as s:
+
         def add(model: type) -> Callable[[int], None]:
             def one(n: int) -> None:
                 s.add(model(n=n))
                 s.commit()
+
             return one
 
-        alternate([("sqlalchemy FlakeId + next_id", add(Flake)), ("sqlalchemy Identity()", add(Ident))])
+        alternate(
+            [("sqlalchemy FlakeId + next_id", add(Flake)), ("sqlalchemy Identity()", add(Ident))]
+        )
     Base.metadata.drop_all(engine)
     engine.dispose()
 

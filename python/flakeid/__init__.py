@@ -9,6 +9,7 @@
 The engine is Rust (``flakeid-core``); this package is a thin, typed binding.
 """
 
+from flakeid import _shared
 from flakeid._flakeid import (
     ClockMovedBackwardsError,
     ConfigError,
@@ -62,34 +63,20 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-_uuids = None
-_uuids_lock = __import__("threading").Lock()
-
-
-def _uuid_generator():
-    """The process's shared UuidGenerator, made on first use (a forked child
-    goes on with it: UUIDs need no node id)."""
-    global _uuids
-    if _uuids is None:
-        with _uuids_lock:
-            if _uuids is None:
-                _uuids = UuidGenerator()
-    return _uuids
-
 
 def uuid7():
     """The next UUIDv7 of the process's shared generator, a ``uuid.UUID``."""
-    return _uuid_generator().uuid7()
+    return _shared.uuid_generator().uuid7()
 
 
 def ulid():
     """The next ULID of the process's shared generator."""
-    return _uuid_generator().ulid()
+    return _shared.uuid_generator().ulid()
 
 
 def typeid(prefix):
     """The next TypeID with ``prefix`` from the process's shared generator."""
-    return _uuid_generator().typeid(prefix)
+    return _shared.uuid_generator().typeid(prefix)
 
 
 __all__ = [

@@ -1,59 +1,136 @@
-"""One generator per process for the framework adapters, built on first use in each process from
-the framework's settings, configure() or else FLAKEID_* (no node id: a free one on this host);
-a second, different configuration is refused. Names, values, errors: the engine's."""
+"""The process's shared generators: one module for every one of them.
 
-import os, threading, time  # noqa: E401
-from typing import Any, Mapping, Optional, cast
+* The 64-bit generator of the framework adapters (Django, SQLAlchemy, Pydantic): built on
+  first use in each process from the framework's settings, configure()'s, or else the
+  FLAKEID_* variables (no node id: a free one on this host, across hosts give one). A second
+  configuration is refused unless it equals the first by value. A forked child builds its
+  own on first use; the parent's is kept alive in the child, unused.
+* The UuidGenerator of flakeid.uuid7(), ulid() and typeid(): made on first use; a forked
+  child goes on with it (UUIDs need no node id; its random generator reseeds there).
 
-from flakeid._flakeid import ConfigError, Generator, ManualClock, configured_twice, options_from_env, settings_options
+Names, values, checks and errors are the engine's.
+"""
 
-_lock, _pid, _seen = threading.Lock(), 0, cast(object, None)
-_shared, _options = cast(Optional[Generator], None), cast(Optional[dict[str, Any]], None)
-_inherited: list[Optional[Generator]] = []  # a forked child keeps its parent's alive
-getattr(os, "register_at_fork", lambda **_: None)(after_in_child=lambda: after_fork())
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from flakeid._flakeid import (
+    Generator,
+    check_options,
+    configured_twice,
+    options_from_env,
+    settings_options,
+)
+
+if TYPE_CHECKING:
+    from flakeid._flakeid import UuidGenerator
+
+_lock = threading.Lock()
+# The process's settings as Generator keywords (checked), once configured or first used.
+_options: Optional[dict[str, Any]] = None
+# The settings mapping they came from: a framework asking again with equal settings
+# gets the generator without converting them again.
+_settings: Optional[dict[str, Any]] = None
+# The 64-bit generator, and the process that built it.
+_generator: Optional[Generator] = None
+_pid = 0
+# Generators a forked child inherited from its parent: dropping one there would release
+# the parent's lease, so the child keeps them, unused.
+_inherited: list[Generator] = []
+_uuids: Optional[UuidGenerator] = None
 
 
-def after_fork() -> None:
-    """In a forked child (uWSGI: call it @postfork): the next use builds anew; the parent's is kept."""
-    global _lock, _shared
-    _inherited.append(_shared)
-    _lock, _shared = threading.Lock(), None  # another thread may have held the lock
-
-
-def check(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """`settings` (else FLAKEID_*) as Generator keywords, checked by the engine without taking a node id."""
-    options = settings_options(settings) if settings else options_from_env()
-    if "lease" not in options and "state" not in options:
-        Generator(**options, clock=ManualClock(int(time.time() * 1000)))
+def check(settings: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """`settings` (else the FLAKEID_* variables) as Generator keywords, checked by the engine
+    without taking a node id, a lease or a state file."""
+    if settings:
+        options = settings_options(settings)
+    else:
+        options = options_from_env()
+    check_options(**options)
     return options
 
 
-def generator(settings: Optional[Mapping[str, Any]] = None, build: bool = True) -> Generator:
-    """The process's generator: from `settings`, else configure()'s, else the environment (each checked)."""
-    global _shared, _options, _seen, _pid
-    if _shared is not None and _pid == os.getpid() and build and (not settings or settings is _seen):
-        return _shared
-    with _lock:
-        options = check(settings) if settings else _options or check({})
-        if _options not in (None, options):
-            raise configured_twice(repr(_options), repr(options))
-        if build and (_shared is None or _pid != os.getpid()):
-            _shared, _pid = Generator(**options), os.getpid()
-        _options, _seen = options, settings  # once built (or checked, by configure)
-        return _shared  # type: ignore[return-value]
+def _adopt(options: dict[str, Any], settings: Optional[Mapping[str, Any]]) -> None:
+    """Makes `options` the process's, or refuses them when it has other ones (_lock held)."""
+    global _options, _settings
+    if _options is not None and _options != options:
+        raise configured_twice(repr(_options), repr(options))
+    _options = options
+    _settings = dict(settings) if settings else None
 
 
 def configure(settings: Mapping[str, Any]) -> None:
     """Sets the process's settings, checked now; the generator is built on first use."""
-    generator(check(settings), build=False)
+    options = check(settings)
+    with _lock:
+        _adopt(options, settings)
+
+
+def generator(settings: Optional[Mapping[str, Any]] = None) -> Generator:
+    """The process's generator: from `settings`, else configure()'s, else the environment."""
+    global _generator, _pid
+    built = _generator
+    if built is not None and _pid == os.getpid() and (not settings or settings == _settings):
+        return built
+    with _lock:
+        if settings:
+            _adopt(check(settings), settings)
+        elif _options is None:
+            _adopt(check(None), None)
+        if _generator is None or _pid != os.getpid():
+            _generator = Generator(**(_options or {}))
+            _pid = os.getpid()
+        return _generator
 
 
 def layout(settings: Optional[Mapping[str, Any]] = None) -> Any:
-    """The layout of the process's IDs: `settings`', configure()'s or FLAKEID_*'s (None: the engine's default)."""
-    return (settings_options(settings) if settings else _options or options_from_env()).get("layout")
+    """The layout of the process's IDs: `settings`', configure()'s or the FLAKEID_*
+    variables' (None: the engine's default)."""
+    if settings:
+        options = settings_options(settings)
+    elif _options is not None:
+        options = _options
+    else:
+        options = options_from_env()
+    return options.get("layout")
+
+
+def uuid_generator() -> UuidGenerator:
+    """The process's shared UuidGenerator, made on first use."""
+    global _uuids
+    if _uuids is None:
+        with _lock:
+            if _uuids is None:
+                # Imported here: a lean build (the binding's `uuid7` feature off) has none.
+                from flakeid._flakeid import UuidGenerator
+
+                _uuids = UuidGenerator()
+    return _uuids
+
+
+def after_fork() -> None:
+    """In a forked child (uWSGI: call it from @postfork): the next use builds the child's
+    own generator. Registered with os.register_at_fork where there is one."""
+    global _lock, _generator
+    if _generator is not None:
+        _inherited.append(_generator)
+    _generator = None
+    _lock = threading.Lock()  # another thread of the parent may have held it
 
 
 def reset() -> None:
-    """Forgets the settings and the generator (tests; a lease is released when dropped)."""
-    global _shared, _options, _seen
-    _shared = _options = _seen = None
+    """Forgets the settings and the 64-bit generator (tests; a lease is released when the
+    generator is dropped)."""
+    global _options, _settings, _generator
+    with _lock:
+        _options = None
+        _settings = None
+        _generator = None
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows does not fork
+    os.register_at_fork(after_in_child=after_fork)

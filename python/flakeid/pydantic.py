@@ -34,7 +34,9 @@ __all__ = ["FlakeId", "Uuid7", "flakeid_type"]
 def _validator(layout: Layout) -> Any:
     def check(value: Any) -> int:
         try:
-            return parse_id(value, layout)  # the engine's rule: int, decimal text or 8 bytes in range
+            return parse_id(
+                value, layout
+            )  # the engine's rule: int, decimal text or 8 bytes in range
         except ParseError as err:
             raise ValueError(str(err)) from err
 
@@ -49,7 +51,9 @@ def flakeid_type(layout: Layout | str = "snowflake") -> Any:
         int,
         BeforeValidator(_validator(lay)),
         PlainSerializer(lambda v: str(v), return_type=str, when_used="json"),
-        WithJsonSchema({"type": "string", "pattern": "^[0-9]{1,20}$", "description": f"a flakeid ID ({name})"}),
+        WithJsonSchema(
+            {"type": "string", "pattern": "^[0-9]{1,20}$", "description": f"a flakeid ID ({name})"}
+        ),
     ]
 
 

@@ -4,7 +4,8 @@ without a node source it refuses, never running as node 0)::
 
     from flakeid.sqlalchemy import FlakeId, configure, next_id
 
-    configure({"lease": "file:///var/lib/flakeid"})   # or FLAKEID_LEASE / FLAKEID_NODE in the environment
+    # or FLAKEID_LEASE / FLAKEID_NODE in the environment
+    configure({"lease": "file:///var/lib/flakeid"})
 
     class Order(Base):
         __tablename__ = "orders"
@@ -31,7 +32,15 @@ from sqlalchemy.types import TypeDecorator
 from flakeid import _shared
 from flakeid._flakeid import Generator, from_bigint, parse_id, to_bigint
 
-__all__ = ["FlakeId", "after_fork", "configure", "generator", "next_id", "server_default", "uuid_server_default"]
+__all__ = [
+    "FlakeId",
+    "after_fork",
+    "configure",
+    "generator",
+    "next_id",
+    "server_default",
+    "uuid_server_default",
+]
 
 after_fork = _shared.after_fork
 

@@ -14,10 +14,23 @@ import pytest
 PROJECT = Path(__file__).parent / "djangoproject"
 
 
-def django(*args: str, db: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "settings", "FLAKEID_DJANGO_DB": db, **(extra_env or {})}
-    return subprocess.run([sys.executable, "-m", "django", *args], cwd=PROJECT, env=env,
-                          capture_output=True, text=True, timeout=300)
+def django(
+    *args: str, db: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "settings",
+        "FLAKEID_DJANGO_DB": db,
+        **(extra_env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("db", ["sqlite", "postgres"])
@@ -28,7 +41,13 @@ def test_django_suite(db: str) -> None:
 
 
 def test_a_project_without_a_node_refuses_to_start(tmp_path: Path) -> None:
-    (tmp_path / "nonode.py").write_text("from settings import *\nFLAKEID = {'LAYOUT': 'snowflake'}\n")
-    r = django("check", db="sqlite", extra_env={"DJANGO_SETTINGS_MODULE": "nonode", "PYTHONPATH": f"{tmp_path}:{PROJECT}"})
+    (tmp_path / "nonode.py").write_text(
+        "from settings import *\nFLAKEID = {'LAYOUT': 'snowflake'}\n"
+    )
+    r = django(
+        "check",
+        db="sqlite",
+        extra_env={"DJANGO_SETTINGS_MODULE": "nonode", "PYTHONPATH": f"{tmp_path}:{PROJECT}"},
+    )
     assert r.returncode != 0
     assert "ConfigError" in r.stderr and "node 0" in r.stderr, r.stderr

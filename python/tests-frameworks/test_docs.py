@@ -26,6 +26,17 @@ def test_there_are_blocks() -> None:
 def test_block_runs(block: B.Block, tmp_path: Path) -> None:
     script = tmp_path / "block.py"
     script.write_text("\n" * block.line + block.code)  # tracebacks point into the doc
-    env = {**os.environ, "DATABASE_URL": os.environ["FLAKEID_TEST_POSTGRES_URL"], "FLAKEID_NODE": "7"}
-    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "DATABASE_URL": os.environ["FLAKEID_TEST_POSTGRES_URL"],
+        "FLAKEID_NODE": "7",
+    }
+    r = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, f"{block.id}:\n{r.stdout}{r.stderr}"

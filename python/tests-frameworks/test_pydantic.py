@@ -61,5 +61,7 @@ def test_uuid7_defaults_validates_and_writes_text() -> None:
     assert a.model_dump_json() == f'{{"id":"{a.id}"}}'
     # The A.6 vector of RFC 9562 (tests/vectors/uuid.json) passes; a v4 does not.
     assert Document(id="017f22e2-79b0-7cc3-98c4-dc0c0c07398f").id.version == 7
-    with pytest.raises(ValidationError, match=r"not a UUIDv7: its version field \(bits 48-51\) is 4"):
+    with pytest.raises(
+        ValidationError, match=r"not a UUIDv7: its version field \(bits 48-51\) is 4"
+    ):
         Document(id=uuid.uuid4())

@@ -29,8 +29,13 @@ VECTORS = json.loads((Path(__file__).parents[2] / "tests/vectors/options.json").
 def test_settings_names_are_the_tables() -> None:
     """The names a settings mapping takes and the FLAKEID_* variables: the core's table."""
     rows = [o for o in VECTORS["options"] if o["setting"]]
-    assert flakeid.settings_options({o["name"].upper(): None for o in rows}) == {}  # all known; None left out
-    assert flakeid.settings_options({"NODE": 3, "layout": "discord", "LEASE": None}) == {"node": 3, "layout": "discord"}
+    assert (
+        flakeid.settings_options({o["name"].upper(): None for o in rows}) == {}
+    )  # all known; None left out
+    assert flakeid.settings_options({"NODE": 3, "layout": "discord", "LEASE": None}) == {
+        "node": 3,
+        "layout": "discord",
+    }
     assert flakeid.options_from_env({o["env"]: "" for o in rows}) == {}
     for case in VECTORS["settings_cases"]:
         if "error" in case:
@@ -51,7 +56,9 @@ def test_environment_vectors(case: dict, monkeypatch: pytest.MonkeyPatch) -> Non
     try:  # a malformed number is refused as it is read, the rest as the generator is built
         options = flakeid.options_from_env()
         assert sorted(options) == sorted(case["options"])
-        flakeid.Generator(**options, require_node=True, clock=flakeid.ManualClock(1_700_000_000_000))
+        flakeid.Generator(
+            **options, require_node=True, clock=flakeid.ManualClock(1_700_000_000_000)
+        )
     except flakeid.ConfigError as err:
         assert (case.get("error"), case.get("field")) == ("config", err.field), err  # type: ignore[attr-defined]
     else:
@@ -81,9 +88,36 @@ def test_configured_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _shared.generator({"node": 7}).node == 7
 
 
+def test_settings_are_compared_by_value() -> None:
+    """Equal settings in other spellings are the same configuration; a settings mapping
+    changed in place after first use is another one, refused (not the first one's
+    generator handed out again)."""
+    _shared.configure({"node": 15, "layout": "snowflake"})
+    _shared.configure({"LAYOUT": "snowflake", "NODE": 15})
+    settings = {"NODE": 15, "LAYOUT": "snowflake"}
+    gen = _shared.generator(settings)
+    assert _shared.generator(dict(settings)) is gen
+    settings["NODE"] = 16
+    with pytest.raises(flakeid.ConfigError, match="configured already"):
+        _shared.generator(settings)
+
+
+def test_checking_takes_nothing(tmp_path: Path) -> None:
+    """configure() checks through the engine and takes no lease (the first use, in each
+    worker, takes one); a bad value is refused there and then, before any use."""
+    _shared.configure({"lease": f"file://{tmp_path}"})
+    assert not any(tmp_path.iterdir()), list(tmp_path.iterdir())
+    assert _shared.generator().next_id() > 0
+    assert any(tmp_path.iterdir())
+    _shared.reset()
+    with pytest.raises(flakeid.ConfigError, match="max_borrow_ms"):
+        _shared.configure({"node": 17, "max_borrow_ms": 1 << 62})
+
+
 @pytest.mark.parametrize("settings", ["node", "lease"])
-def test_first_use_from_many_threads_builds_one_generator(settings: str, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_use_from_many_threads_builds_one_generator(
+    settings: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A threaded server's first requests (FastAPI's sync endpoints, gunicorn gthread)
     arrive together: the process still builds one generator, on one node id. Each
     build takes 50 ms here (a lease's first acquire can take longer), so that the
@@ -112,4 +146,6 @@ def test_first_use_from_many_threads_builds_one_generator(settings: str, tmp_pat
     for t in threads:
         t.join()
     assert not [g for g in got if isinstance(g, Exception)], got
-    assert len({id(g) for g in got}) == 1, f"{len({id(g) for g in got})} generators built in one process"
+    assert len({id(g) for g in got}) == 1, (
+        f"{len({id(g) for g in got})} generators built in one process"
+    )

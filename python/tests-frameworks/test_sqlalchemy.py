@@ -85,10 +85,16 @@ def test_a_64_bit_layouts_ids_fill_the_bigint(db: str) -> None:
             s.add_all([Wide(id=(1 << 64) - 1), Wide(id=1 << 63), Wide(id=str(7))])
             s.commit()
             assert sorted(s.scalars(select(Wide.id)).all()) == [7, 1 << 63, (1 << 64) - 1]
-            assert sorted(s.execute(text("SELECT id FROM sa_wide")).scalars().all()) == [-(1 << 63), -1, 7]
+            assert sorted(s.execute(text("SELECT id FROM sa_wide")).scalars().all()) == [
+                -(1 << 63),
+                -1,
+                7,
+            ]
         with Session(engine) as s:
             s.add(Wide(id=1 << 64))
-            with pytest.raises(StatementError, match=r"an ID of this layout is in 0\.\.=18446744073709551615"):
+            with pytest.raises(
+                StatementError, match=r"an ID of this layout is in 0\.\.=18446744073709551615"
+            ):
                 s.flush()
     finally:
         Base.metadata.drop_all(engine)
@@ -115,7 +121,10 @@ def test_sync(db: str) -> None:
             assert ids[0] > c.id
         with Session(engine) as s:
             s.add(Customer(id=-1, name="bad"))
-            with pytest.raises(StatementError, match=r"an ID of this layout is in 0\.\.=9223372036854775807, got -1"):
+            with pytest.raises(
+                StatementError,
+                match=r"an ID of this layout is in 0\.\.=9223372036854775807, got -1",
+            ):
                 s.flush()
     finally:
         Base.metadata.drop_all(engine)
@@ -169,11 +178,19 @@ def test_server_default_is_the_extensions_function() -> None:
 
     from flakeid.sqlalchemy import server_default
 
-    events = Table("events", MetaData(), Column("id", BigInteger, primary_key=True, server_default=server_default()))
+    events = Table(
+        "events",
+        MetaData(),
+        Column("id", BigInteger, primary_key=True, server_default=server_default()),
+    )
     ddl = str(CreateTable(events).compile(dialect=postgresql.dialect()))
     assert "id BIGINT DEFAULT flakeid_next() NOT NULL" in ddl, ddl
     from flakeid.sqlalchemy import uuid_server_default
 
-    docs = Table("docs", MetaData(), Column("id", Uuid, primary_key=True, server_default=uuid_server_default()))
+    docs = Table(
+        "docs",
+        MetaData(),
+        Column("id", Uuid, primary_key=True, server_default=uuid_server_default()),
+    )
     ddl = str(CreateTable(docs).compile(dialect=postgresql.dialect()))
     assert "id UUID DEFAULT flakeid_uuidv7() NOT NULL" in ddl, ddl

@@ -1,7 +1,7 @@
 """Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
 without `--preload` serving djangoproject, `uvicorn --workers 4` serving a FastAPI
-app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a `multiprocessing` pool (Celery's
-prefork pool forks the same way). With no node id configured, every worker takes a
+app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a
+`multiprocessing` pool (Celery's prefork pool forks the same way). With no node id configured, every worker takes a
 free one on the host and issues: 0 errors, 0 IDs twice. With one fixed node id, one
 worker issues and every other is refused by the host guard, naming flakeid: 0 IDs
 twice. With a `file://` lease, every worker issues, each on its own node id: 0 IDs
@@ -38,17 +38,45 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
 
 def serve(port: int, env: dict[str, str], preload: bool, log: Path) -> subprocess.Popen[bytes]:
-    args = [str(GUNICORN), "-w", "4", "-b", f"127.0.0.1:{port}", "--chdir", str(PROJECT), "--timeout", "60"]
+    args = [
+        str(GUNICORN),
+        "-w",
+        "4",
+        "-b",
+        f"127.0.0.1:{port}",
+        "--chdir",
+        str(PROJECT),
+        "--timeout",
+        "60",
+    ]
     if preload:
         args.append("--preload")
-    return subprocess.Popen([*args, "wsgi:application"], env={**os.environ, "FLAKEID_DJANGO_DB": "sqlite", **env},
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [*args, "wsgi:application"],
+        env={**os.environ, "FLAKEID_DJANGO_DB": "sqlite", **env},
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def serve_uvicorn(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "uvicorn", "main:app", "--workers", "4", "--host", "127.0.0.1",
-            "--port", str(port), "--app-dir", str(FASTAPI_APP)]
-    return subprocess.Popen(args, env={**os.environ, **env}, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    args = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "main:app",
+        "--workers",
+        "4",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--app-dir",
+        str(FASTAPI_APP),
+    ]
+    return subprocess.Popen(
+        args, env={**os.environ, **env}, stdout=log.open("wb"), stderr=subprocess.STDOUT
+    )
 
 
 def get(port: int, n: int) -> tuple[int, Any]:
@@ -59,7 +87,9 @@ def get(port: int, n: int) -> tuple[int, Any]:
         return e.code, None
 
 
-def hammer(port: int, clients: int = 8, requests: int = 60, n: int = 50) -> tuple[list[int], dict[int, set[int]], int]:
+def hammer(
+    port: int, clients: int = 8, requests: int = 60, n: int = 50
+) -> tuple[list[int], dict[int, set[int]], int]:
     """`clients` threads, `requests` each: the IDs, pid → node ids seen, errors."""
     ids: list[int] = []
     nodes: dict[int, set[int]] = collections.defaultdict(set)
@@ -105,6 +135,16 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def assert_each_worker_on_its_own_node(ids: list[int], nodes: dict[int, set[int]]) -> None:
+    """hammer()'s IDs, every one issued once, each worker on one node id of its own."""
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
+        f"{len(ids) - len(set(ids))} IDs issued twice"
+    )
+    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
+    owners = [next(iter(n)) for n in nodes.values()]
+    assert len(owners) == len(set(owners)), dict(nodes)
+
+
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
 def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_path: Path) -> None:
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
@@ -119,20 +159,28 @@ def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_pa
     assert set().union(*nodes.values()) == {5}
     text = log.read_text()
     if errors:  # the kernel spread the requests to the other workers too: each refused
-        assert "node id 5 of this layout is already in use on this host by process" in text, text[-3000:]
+        assert "node id 5 of this layout is already in use on this host by process" in text, text[
+            -3000:
+        ]
     assert "ForkError" not in text, text[-3000:]
 
 
-def each_on_its_own_node(ids: list[int], nodes: dict[int, set[int]], errors: int, log: Path) -> None:
+def each_on_its_own_node(
+    ids: list[int], nodes: dict[int, set[int]], errors: int, log: Path
+) -> None:
     assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
+        f"{len(ids) - len(set(ids))} IDs issued twice"
+    )
     assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
     owners = [next(iter(n)) for n in nodes.values()]
     assert len(owners) == len(set(owners)), dict(nodes)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(preload: bool, tmp_path: Path) -> None:
+def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
+    preload: bool, tmp_path: Path
+) -> None:
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
     proc = serve(port, {"FLAKEID_DJANGO_NODE": "none", **guard}, preload, log)
@@ -147,7 +195,9 @@ def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(preload: b
 
 def test_uvicorn_with_no_node_id_every_worker_issues_on_its_own_node(tmp_path: Path) -> None:
     port, log = testenv.free_port(), tmp_path / "uvicorn.log"
-    proc = serve_uvicorn(port, {"FLAKEID_TEST_NODE": "none", "FLAKEID_HOST_GUARD": str(tmp_path / "guard")}, log)
+    proc = serve_uvicorn(
+        port, {"FLAKEID_TEST_NODE": "none", "FLAKEID_HOST_GUARD": str(tmp_path / "guard")}, log
+    )
     try:
         up(port, proc, log)
         ids, nodes, errors = hammer(port)
@@ -157,7 +207,9 @@ def test_uvicorn_with_no_node_id_every_worker_issues_on_its_own_node(tmp_path: P
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(preload: bool, tmp_path: Path) -> None:
+def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(
+    preload: bool, tmp_path: Path
+) -> None:
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     lease = f"file://{tmp_path}/leases"
     proc = serve(port, {"FLAKEID_DJANGO_LEASE": lease}, preload, log)
@@ -167,11 +219,7 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(preload:
     finally:
         stop(proc)
     assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
-    # Each worker on one node id of its own.
-    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
-    owners = [next(iter(n)) for n in nodes.values()]
-    assert len(owners) == len(set(owners)), dict(nodes)
+    assert_each_worker_on_its_own_node(ids, nodes)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
@@ -180,7 +228,9 @@ def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_
     that built its generator first, with --preload), 0 repeats across workers,
     each response's increasing, and JSON.parse reads each one exactly."""
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    proc = serve(port, {"FLAKEID_DJANGO_NODE": "5", "FLAKEID_TEST_UUID_AT_IMPORT": "1"}, preload, log)
+    proc = serve(
+        port, {"FLAKEID_DJANGO_NODE": "5", "FLAKEID_TEST_UUID_AT_IMPORT": "1"}, preload, log
+    )
     by_pid: dict[int, list[list[str]]] = collections.defaultdict(list)
     errors, lock = 0, threading.Lock()
 
@@ -188,7 +238,9 @@ def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_
         nonlocal errors
         for _ in range(40):
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/uuids?n=100", timeout=30) as r:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/uuids?n=100", timeout=30
+                ) as r:
                     body = json.loads(r.read())
             except urllib.error.HTTPError:
                 with lock:
@@ -207,13 +259,20 @@ def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/uuids?n=200", timeout=30) as r:
             body = r.read()
         js = "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8')).ids.join(' '))"
-        seen_by_js = subprocess.run(["node", "-e", js], input=body, capture_output=True, timeout=60,
-                                    check=True).stdout.decode().split()
+        seen_by_js = (
+            subprocess.run(
+                ["node", "-e", js], input=body, capture_output=True, timeout=60, check=True
+            )
+            .stdout.decode()
+            .split()
+        )
     finally:
         stop(proc)
     assert errors == 0, log.read_text()[-3000:]
     ids = [i for bodies in by_pid.values() for got in bodies for i in got]
-    assert len(ids) == 8 * 40 * 100 and len(set(ids)) == len(ids), f"{len(ids) - len(set(ids))} UUIDs issued twice"
+    assert len(ids) == 8 * 40 * 100 and len(set(ids)) == len(ids), (
+        f"{len(ids) - len(set(ids))} UUIDs issued twice"
+    )
     assert len(by_pid) >= 2, f"one worker served every request: {list(by_pid)}"
     for got in (got for bodies in by_pid.values() for got in bodies):  # each response's, in order
         assert [uuid.UUID(i) for i in got] == sorted(uuid.UUID(i) for i in got)
@@ -233,15 +292,22 @@ def test_uvicorn_one_fixed_node_id_serves_from_one_worker(tmp_path: Path) -> Non
     assert len(nodes) == 1, f"more than one worker issued on node 5: {dict(nodes)}"
     assert set().union(*nodes.values()) == {5}
     if errors:  # the kernel spread the requests to the other workers too: each refused
-        assert "node id 5 of this layout is already in use on this host by process" in log.read_text(), log.read_text()[-3000:]
+        assert (
+            "node id 5 of this layout is already in use on this host by process" in log.read_text()
+        ), log.read_text()[-3000:]
 
 
 def js_read_ids(port: int, n: int) -> tuple[list[int], list[str]]:
     """/ids?n=`n` as Python reads it and as a plain JSON.parse (node) prints each ID."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
         body = r.read()
-    js = "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8')).ids.map(String).join(' '))"
-    out = subprocess.run(["node", "-e", js], input=body, capture_output=True, timeout=60, check=True).stdout
+    js = (
+        "process.stdout.write(JSON.parse(require('fs').readFileSync(0, 'utf8'))"
+        ".ids.map(String).join(' '))"
+    )
+    out = subprocess.run(
+        ["node", "-e", js], input=body, capture_output=True, timeout=60, check=True
+    ).stdout
     return [int(i) for i in json.loads(body)["ids"]], out.decode().split()
 
 
@@ -256,10 +322,7 @@ def test_uvicorn_with_a_file_lease_every_worker_issues_on_its_own_node(tmp_path:
         stop(proc)
     assert [str(i) for i in exact] == seen_by_js  # flakeid.pydantic.FlakeId: strings
     assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
-    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
-    owners = [next(iter(n)) for n in nodes.values()]
-    assert len(owners) == len(set(owners)), dict(nodes)
+    assert_each_worker_on_its_own_node(ids, nodes)
 
 
 def _pool_ids(_: int) -> tuple[int, list[int] | str]:
@@ -315,7 +378,10 @@ def test_a_forked_child_builds_its_own_generator(tmp_path: Path) -> None:
     """The parent's generator, built before the fork, is not used in the child (no
     ForkError); the child's own, on the parent's fixed node id, is refused while
     the parent lives; on a lease it takes another node id."""
-    for settings, expect in [({"node": 7}, "refused"), ({"lease": f"file://{tmp_path}"}, "own node")]:
+    for settings, expect in [
+        ({"node": 7}, "refused"),
+        ({"lease": f"file://{tmp_path}"}, "own node"),
+    ]:
         _shared.reset()
         _shared.configure(settings)
         parent_node = flakeid.decompose(_shared.generator().next_id()).node

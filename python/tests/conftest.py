@@ -10,7 +10,9 @@ from typing import Any, Union
 
 import flakeid
 
-VECTORS = Path(os.environ.get("FLAKEID_VECTORS", Path(__file__).resolve().parents[2] / "tests" / "vectors"))
+VECTORS = Path(
+    os.environ.get("FLAKEID_VECTORS", Path(__file__).resolve().parents[2] / "tests" / "vectors")
+)
 
 ERRORS: dict[str, type[flakeid.FlakeIdError]] = {
     "config": flakeid.ConfigError,

@@ -14,15 +14,27 @@ def test_public_names() -> None:
         assert hasattr(flakeid, name), name
     assert flakeid.__version__.count(".") == 2
     # the seed vector from the product contract
-    assert flakeid.Layout.preset("snowflake").compose_parts(1505914988849, 17, 25, 0) == 910499571847892992
+    assert (
+        flakeid.Layout.preset("snowflake").compose_parts(1505914988849, 17, 25, 0)
+        == 910499571847892992
+    )
 
 
 def test_decompose_seed_vector_and_datetime() -> None:
     p = flakeid.decompose(910499571847892992)
-    assert (p.timestamp_ms, p.datacenter, p.worker, p.node, p.sequence) == (1505914988849, 17, 25, 17 << 5 | 25, 0)
+    assert (p.timestamp_ms, p.datacenter, p.worker, p.node, p.sequence) == (
+        1505914988849,
+        17,
+        25,
+        17 << 5 | 25,
+        0,
+    )
     assert p.datetime == dt.datetime(2017, 9, 20, 13, 43, 8, 849000, tzinfo=dt.timezone.utc)
     assert p.datetime.tzinfo is dt.timezone.utc
-    assert repr(p) == "Parts(timestamp_ms=1505914988849, datacenter=17, worker=25, node=569, sequence=0)"
+    assert (
+        repr(p)
+        == "Parts(timestamp_ms=1505914988849, datacenter=17, worker=25, node=569, sequence=0)"
+    )
     assert p == flakeid.decompose(910499571847892992, flakeid.Layout.preset("snowflake"))
     assert hash(p) == hash(flakeid.decompose(910499571847892992))
 
@@ -39,15 +51,14 @@ def test_layout_reprs_and_defaults() -> None:
     custom = flakeid.Layout(sequence_bits=10)
     assert custom.time_bits == 41 and custom.datacenter_bits == 5 and custom.sequence_bits == 10
     assert repr(custom) == (
-        'Layout(time_bits=41, datacenter_bits=5, worker_bits=5, sequence_bits=10, tick_ms=1, '
+        "Layout(time_bits=41, datacenter_bits=5, worker_bits=5, sequence_bits=10, tick_ms=1, "
         'epoch_ms=1288834974657, order="time|node|seq")'
     )
     assert "custom (41 time" in str(custom)
     assert custom != flakeid.Layout.preset("snowflake")
     assert len({flakeid.Layout.preset("snowflake"), flakeid.Layout.preset("SNOWFLAKE")}) == 1
-    assert [layout.name for layout in flakeid.Layout.presets()] == [
-        "snowflake", "flake", "discord", "sonyflake", "baidu", "instagram", "js53"
-    ]
+    presets = "snowflake flake discord sonyflake baidu instagram js53".split()
+    assert [layout.name for layout in flakeid.Layout.presets()] == presets
     flake = flakeid.Layout.preset("flake")
     assert flake.total_bits == 64 and flake.signed_until_ms < flake.last_timestamp_ms
 

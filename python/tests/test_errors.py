@@ -75,7 +75,12 @@ def test_hierarchy() -> None:
     assert issubclass(flakeid.FlakeIdError, Exception)
     assert issubclass(flakeid.ConfigError, ValueError)
     assert issubclass(flakeid.ParseError, ValueError)
-    for cls in (flakeid.ClockMovedBackwardsError, flakeid.TimeExhaustedError, flakeid.ForkError, flakeid.LeaseError):
+    for cls in (
+        flakeid.ClockMovedBackwardsError,
+        flakeid.TimeExhaustedError,
+        flakeid.ForkError,
+        flakeid.LeaseError,
+    ):
         assert not issubclass(cls, ValueError)
 
 
@@ -146,17 +151,35 @@ def test_wrong_python_types() -> None:
     ("call", "field", "text"),
     [
         (lambda: flakeid.Generator(worker=-1), "worker", "worker must be in 0..=31, got -1"),
-        (lambda: flakeid.Generator(datacenter=2**64), "datacenter", "0..=31, got 18446744073709551616"),
-        (lambda: flakeid.Generator(node=-5, layout="sonyflake"), "node", "node must be in 0..=65535, got -5"),
-        (lambda: flakeid.Generator(max_wait_ms=-1), "max_wait_ms", "max_wait_ms must be in 0..=86400000"),
+        (
+            lambda: flakeid.Generator(datacenter=2**64),
+            "datacenter",
+            "0..=31, got 18446744073709551616",
+        ),
+        (
+            lambda: flakeid.Generator(node=-5, layout="sonyflake"),
+            "node",
+            "node must be in 0..=65535, got -5",
+        ),
+        (
+            lambda: flakeid.Generator(max_wait_ms=-1),
+            "max_wait_ms",
+            "max_wait_ms must be in 0..=86400000",
+        ),
         (lambda: flakeid.decompose(-1), "id", "id must be in 0..=18446744073709551615, got -1"),
         (lambda: flakeid.encode(2**64, "hex"), "id", "got 18446744073709551616"),
         (lambda: flakeid.to_bytes(-2), "id", "got -2"),
-        (lambda: flakeid.Layout.preset("snowflake").compose(T0, -1), "node", "node must be in 0..=1023"),
+        (
+            lambda: flakeid.Layout.preset("snowflake").compose(T0, -1),
+            "node",
+            "node must be in 0..=1023",
+        ),
         (lambda: flakeid.Layout.preset("snowflake").compose(T0, 0, 2**70), "sequence", "0..=4095"),
     ],
 )
-def test_ints_no_u64_holds_are_config_errors_naming_field_and_range(call, field: str, text: str) -> None:
+def test_ints_no_u64_holds_are_config_errors_naming_field_and_range(
+    call, field: str, text: str
+) -> None:
     # pyo3 alone would raise a bare OverflowError naming neither.
     with pytest.raises(flakeid.ConfigError) as excinfo:
         call()
@@ -168,4 +191,6 @@ def test_ints_no_u64_holds_are_config_errors_naming_field_and_range(call, field:
 def test_non_ints_are_type_errors() -> None:
     with pytest.raises(TypeError, match="worker must be an int"):
         flakeid.Generator(worker="3")  # type: ignore[arg-type]
-    assert flakeid.Layout.preset("snowflake").compose(T0, 5) == flakeid.Layout.preset("snowflake").compose(T0, 5, 0)
+    assert flakeid.Layout.preset("snowflake").compose(T0, 5) == flakeid.Layout.preset(
+        "snowflake"
+    ).compose(T0, 5, 0)

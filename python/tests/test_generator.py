@@ -29,7 +29,7 @@ def test_defaults_and_accessors() -> None:
     assert before <= parts.timestamp_ms <= int(time.time() * 1000) + 5
     assert (parts.datacenter, parts.worker) == (3, 7)
     assert gen.last_issued_ms == parts.timestamp_ms
-    assert repr(gen).startswith("Generator(datacenter=3, worker=7, node=103, layout=\"snowflake\"")
+    assert repr(gen).startswith('Generator(datacenter=3, worker=7, node=103, layout="snowflake"')
 
 
 def test_ids_increase_and_decode() -> None:
@@ -44,7 +44,12 @@ def test_ids_increase_and_decode() -> None:
 
 def test_layout_object_and_node_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     sony = flakeid.Layout(
-        time_bits=39, node_bits=16, sequence_bits=8, tick_ms=10, epoch_ms=1409529600000, order="time|seq|node"
+        time_bits=39,
+        node_bits=16,
+        sequence_bits=8,
+        tick_ms=10,
+        epoch_ms=1409529600000,
+        order="time|seq|node",
     )
     gen = flakeid.Generator(worker=513, layout=sony)
     assert (gen.datacenter, gen.worker, gen.node) == (0, 513, 513)
@@ -85,7 +90,9 @@ def test_manual_clock() -> None:
     clock.set(T0)
     gen = flakeid.Generator(node=1, clock=clock, layout=flakeid.Layout(sequence_bits=2))
     ids = gen.next_ids(9)  # 4 per tick: waits twice, the clock advancing itself
-    assert [flakeid.decompose(i, gen.layout).timestamp_ms for i in ids] == [T0] * 4 + [T0 + 1] * 4 + [T0 + 2]
+    assert [flakeid.decompose(i, gen.layout).timestamp_ms for i in ids] == [T0] * 4 + [
+        T0 + 1
+    ] * 4 + [T0 + 2]
     assert clock.now_ms() == T0 + 2
     assert repr(clock) == f"ManualClock({T0 + 2}, auto_advance_ms=1)"
 
@@ -186,7 +193,7 @@ def test_next_ids_array_is_the_same_run_without_ints() -> None:
     assert isinstance(arr, array.array) and arr.typecode == "Q" and len(arr) == 5000
     ids = arr.tolist()
     assert ids == sorted(set(ids)) and ids[0] > first[-1]
-    assert all(flakeid.decompose(i).node == gen.node for i in ids[:: 997])
+    assert all(flakeid.decompose(i).node == gen.node for i in ids[::997])
     assert gen.next_id() > ids[-1]
     assert len(gen.next_ids_array(0)) == 0
 
@@ -195,8 +202,14 @@ def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
     clock = flakeid.ManualClock(T0, auto_advance_ms=1)
     gen = flakeid.Generator(node=1, max_sequence=3, clock=clock)
     assert gen.stats() == {
-        "ids_issued": 0, "tick_waits": 0, "tick_wait_us": 0, "lead_ms": 0,
-        "clock_rollbacks": 0, "max_rollback_ms": 0, "lease_state": None, "lease_remaining_ms": None,
+        "ids_issued": 0,
+        "tick_waits": 0,
+        "tick_wait_us": 0,
+        "lead_ms": 0,
+        "clock_rollbacks": 0,
+        "max_rollback_ms": 0,
+        "lease_state": None,
+        "lease_remaining_ms": None,
     }
     gen.next_ids(5)  # 4 per tick: the fifth waits out a tick
     clock.set(T0 - 100)
@@ -206,7 +219,9 @@ def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
     assert (s["ids_issued"], s["tick_waits"], s["clock_rollbacks"]) == (5, 1, 1)
     assert s["max_rollback_ms"] >= 100
 
-    borrow = flakeid.Generator(node=1, max_sequence=3, overflow="borrow", clock=flakeid.ManualClock(T0))
+    borrow = flakeid.Generator(
+        node=1, max_sequence=3, overflow="borrow", clock=flakeid.ManualClock(T0)
+    )
     borrow.next_ids(4 * 11)
     assert borrow.stats()["lead_ms"] == 10 and borrow.stats()["ids_issued"] == 44
 

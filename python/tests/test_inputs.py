@@ -52,7 +52,9 @@ def test_bad_numbers_name_their_field(make, field: str) -> None:  # type: ignore
 
 
 def test_lease_ttl_range_is_the_real_one() -> None:
-    with pytest.raises(flakeid.ConfigError, match=r"lease_ttl_ms must be in 1000\.\.=3600000, got -1"):
+    with pytest.raises(
+        flakeid.ConfigError, match=r"lease_ttl_ms must be in 1000\.\.=3600000, got -1"
+    ):
         flakeid.Generator(lease="file:///tmp/x", lease_ttl_ms=-1)
 
 
@@ -124,7 +126,9 @@ def test_ctrl_c_interrupts_a_long_wait(tmp_path) -> None:  # type: ignore[no-unt
         "    sys.exit(3)\n"
     )
     # From outside python/, so the child imports the installed package.
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "waiting"
     time.sleep(0.3)

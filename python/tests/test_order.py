@@ -35,4 +35,3 @@ def test_a_shared_borrowing_generator_keeps_call_order() -> None:
     g = flakeid.Generator(overflow="borrow")
     n = iter(range(10**9))
     assert violations(lambda: g.next_ids(2000) if next(n) % 2 else [g.next_id()]) == 0
-

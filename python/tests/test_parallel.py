@@ -18,11 +18,29 @@ HERE = Path(__file__).parent
 def test_pytest_xdist_workers_with_default_generators(tmp_path: Path) -> None:
     out = tmp_path / "ids"
     out.mkdir()
-    env = {**os.environ, "FLAKEID_TEST_OUT": str(out), "FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    env = {
+        **os.environ,
+        "FLAKEID_TEST_OUT": str(out),
+        "FLAKEID_HOST_GUARD": str(tmp_path / "guard"),
+    }
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "4", "-q", "-p", "no:cacheprovider", "-o", "python_files=case_*.py",
-         str(HERE / "parallel")],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "4",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "python_files=case_*.py",
+            str(HERE / "parallel"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     assert "72 passed" in r.stdout, r.stdout[-2000:]

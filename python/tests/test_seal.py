@@ -17,7 +17,10 @@ import flakeid
 
 KEY = bytes(range(16))
 # FLAKEID_DOCS: the repository's docs/ when the tests run from a copy (tests/dist/run.py).
-DOCS = Path(os.environ.get("FLAKEID_DOCS", Path(__file__).resolve().parents[2] / "docs")) / "sealing.md"
+DOCS = (
+    Path(os.environ.get("FLAKEID_DOCS", Path(__file__).resolve().parents[2] / "docs"))
+    / "sealing.md"
+)
 
 
 def test_round_trip_and_range() -> None:
@@ -32,7 +35,11 @@ def test_round_trip_and_range() -> None:
     assert flakeid.Sealer(KEY, layout=flakeid.Layout.preset("discord")).bits == 64
     # A tweak gives another permutation; None is the empty tweak.
     assert flakeid.Sealer(KEY, tweak=b"orders").seal(id_) != public
-    assert flakeid.Sealer(KEY, tweak=None).seal(id_) == flakeid.Sealer(KEY, tweak=b"").seal(id_) == public
+    assert (
+        flakeid.Sealer(KEY, tweak=None).seal(id_)
+        == flakeid.Sealer(KEY, tweak=b"").seal(id_)
+        == public
+    )
 
 
 @pytest.mark.parametrize("key", [b"", KEY[:15], KEY + b"\0", bytes(33)])
@@ -60,8 +67,12 @@ def test_small_layout_is_refused_naming_layout() -> None:
     assert e.value.field == "layout"  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [({"key": KEY.hex()}, "key"), ({"key": KEY, "tweak": "orders"}, "tweak")])
-def test_wrong_types_are_type_errors_naming_the_argument(kwargs: dict[str, object], field: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "field"), [({"key": KEY.hex()}, "key"), ({"key": KEY, "tweak": "orders"}, "tweak")]
+)
+def test_wrong_types_are_type_errors_naming_the_argument(
+    kwargs: dict[str, object], field: str
+) -> None:
     with pytest.raises(TypeError, match=f"^{field} must be bytes"):
         flakeid.Sealer(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="^id must be an int"):

@@ -95,7 +95,9 @@ def test_prefix_errors_cost_no_id(case: dict[str, Any]) -> None:
 def test_ranges_are_between_bounds() -> None:
     for c in cases("uuid", "ranges"):
         first, last = uuid.UUID(c["first"]), uuid.UUID(c["last"])
-        assert flakeid.uuid7_timestamp_ms(flakeid.compose_uuid7(c["start_ms"], 0, 0)) == c["start_ms"]
+        assert (
+            flakeid.uuid7_timestamp_ms(flakeid.compose_uuid7(c["start_ms"], 0, 0)) == c["start_ms"]
+        )
         assert first.int >> 80 == c["start_ms"] and last.int >> 80 == c["end_ms"]
 
 

@@ -15,15 +15,26 @@ from conftest import ERRORS, cases, layout_of, load
 
 def test_every_vector_file_is_consumed() -> None:
     files = {p.stem for p in __import__("conftest").VECTORS.glob("*.json")}
-    # decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
-    assert files == {"layouts", "compose", "encodings", "timelines", "seal", "options", "decode_auto", "uuid"}
+    # decode_auto.json: run by the core, the CLI and the service only (no auto-detecting
+    # decode here).
+    assert files == {
+        "layouts",
+        "compose",
+        "encodings",
+        "timelines",
+        "seal",
+        "options",
+        "decode_auto",
+        "uuid",
+    }
     consumed = {
         "layouts": {"presets", "invalid_layouts", "invalid_generators"},
         "compose": {"cases", "compose_errors", "decompose_errors", "ranges"},
         "encodings": {"cases", "decode_aliases", "bad"},
         "timelines": {"timelines"},
         "seal": {"groups", "invalid"},
-        # env_cases, settings_cases: through the adapters' shared generator (python/tests-frameworks/test_shared.py).
+        # env_cases, settings_cases: through the adapters' shared generator
+        # (python/tests-frameworks/test_shared.py).
         "options": {"options", "cases", "env_cases", "settings_cases"},
         "uuid": {
             "uuid7",
@@ -38,7 +49,9 @@ def test_every_vector_file_is_consumed() -> None:
         },
     }
     for name, keys in consumed.items():
-        assert set(load(name)) - {"_comment"} == keys, f"{name}.json has sections this suite does not run"
+        assert set(load(name)) - {"_comment"} == keys, (
+            f"{name}.json has sections this suite does not run"
+        )
 
 
 def check_error(excinfo: pytest.ExceptionInfo[flakeid.FlakeIdError], case: dict[str, Any]) -> None:
@@ -60,7 +73,15 @@ def test_preset(case: dict[str, Any]) -> None:
     layout = flakeid.Layout.preset(case["name"])
     assert layout == flakeid.Layout.preset(case["name"].upper())
     assert layout.name == case["name"]
-    for field in ("time_bits", "datacenter_bits", "worker_bits", "node_bits", "sequence_bits", "tick_ms", "epoch_ms"):
+    for field in (
+        "time_bits",
+        "datacenter_bits",
+        "worker_bits",
+        "node_bits",
+        "sequence_bits",
+        "tick_ms",
+        "epoch_ms",
+    ):
         assert getattr(layout, field) == case[field], field
     assert layout.order == case["order"]
     assert layout.last_timestamp_ms == case["last_timestamp_ms"]
@@ -75,7 +96,9 @@ def test_invalid_layout(case: dict[str, Any]) -> None:
     check_error(excinfo, case)
 
 
-@pytest.mark.parametrize("case", cases("layouts", "invalid_generators"), ids=lambda c: f"{c['layout']}-{c['field']}")
+@pytest.mark.parametrize(
+    "case", cases("layouts", "invalid_generators"), ids=lambda c: f"{c['layout']}-{c['field']}"
+)
 def test_invalid_generator(case: dict[str, Any]) -> None:
     with pytest.raises(flakeid.FlakeIdError) as excinfo:
         flakeid.Generator(layout=layout_of(case["layout"]), **case["options"])
@@ -85,20 +108,33 @@ def test_invalid_generator(case: dict[str, Any]) -> None:
 # --- compose.json -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", cases("compose", "cases"), ids=lambda c: f"{c['layout']}-{c['id']}")
+@pytest.mark.parametrize(
+    "case", cases("compose", "cases"), ids=lambda c: f"{c['layout']}-{c['id']}"
+)
 def test_compose_and_decompose(case: dict[str, Any]) -> None:
     layout = layout_of(case["layout"])
     obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
     want = int(case["id"])
     assert obj.compose(case["timestamp_ms"], case["node"], case["sequence"]) == want
-    assert obj.compose_parts(case["timestamp_ms"], case["datacenter"], case["worker"], case["sequence"]) == want
+    assert (
+        obj.compose_parts(
+            case["timestamp_ms"], case["datacenter"], case["worker"], case["sequence"]
+        )
+        == want
+    )
     for parts in (flakeid.decompose(want, layout), obj.decompose(want)):
         assert (parts.timestamp_ms, parts.ticks) == (case["timestamp_ms"], case["ticks"])
-        assert (parts.datacenter, parts.worker, parts.node) == (case["datacenter"], case["worker"], case["node"])
+        assert (parts.datacenter, parts.worker, parts.node) == (
+            case["datacenter"],
+            case["worker"],
+            case["node"],
+        )
         assert parts.sequence == case["sequence"]
 
 
-@pytest.mark.parametrize("case", cases("compose", "compose_errors"), ids=lambda c: f"{c['layout']}-{c['error']}")
+@pytest.mark.parametrize(
+    "case", cases("compose", "compose_errors"), ids=lambda c: f"{c['layout']}-{c['error']}"
+)
 def test_compose_error(case: dict[str, Any]) -> None:
     layout = layout_of(case["layout"])
     obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
@@ -107,14 +143,18 @@ def test_compose_error(case: dict[str, Any]) -> None:
     check_error(excinfo, case)
 
 
-@pytest.mark.parametrize("case", cases("compose", "decompose_errors"), ids=lambda c: f"{c['layout']}-{c['id']}")
+@pytest.mark.parametrize(
+    "case", cases("compose", "decompose_errors"), ids=lambda c: f"{c['layout']}-{c['id']}"
+)
 def test_decompose_error(case: dict[str, Any]) -> None:
     with pytest.raises(flakeid.FlakeIdError) as excinfo:
         flakeid.decompose(int(case["id"]), layout_of(case["layout"]))
     check_error(excinfo, case)
 
 
-@pytest.mark.parametrize("case", cases("compose", "ranges"), ids=lambda c: f"{c['layout']}-{c['start_ms']}")
+@pytest.mark.parametrize(
+    "case", cases("compose", "ranges"), ids=lambda c: f"{c['layout']}-{c['start_ms']}"
+)
 def test_id_range(case: dict[str, Any]) -> None:
     layout = layout_of(case["layout"])
     obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
@@ -147,7 +187,9 @@ def test_decode_alias(case: dict[str, Any]) -> None:
     assert flakeid.decode(case["text"], case["encoding"]) == int(case["id"])
 
 
-@pytest.mark.parametrize("case", cases("encodings", "bad"), ids=lambda c: f"{c['encoding']}-{c['text']!r}")
+@pytest.mark.parametrize(
+    "case", cases("encodings", "bad"), ids=lambda c: f"{c['encoding']}-{c['text']!r}"
+)
 def test_bad_text(case: dict[str, Any]) -> None:
     with pytest.raises(flakeid.FlakeIdError) as excinfo:
         flakeid.decode(case["text"], case["encoding"])
@@ -194,12 +236,16 @@ def test_timeline(timeline: dict[str, Any]) -> None:
 
 def sealer_of(case: dict[str, Any]) -> flakeid.Sealer:
     return flakeid.Sealer(
-        bytes.fromhex(case["key"]), layout=layout_of(case["layout"]), tweak=bytes.fromhex(case.get("tweak", ""))
+        bytes.fromhex(case["key"]),
+        layout=layout_of(case["layout"]),
+        tweak=bytes.fromhex(case.get("tweak", "")),
     )
 
 
 @pytest.mark.parametrize(
-    "group", cases("seal", "groups"), ids=lambda g: f"{g['bits']}-{len(g['key']) * 4}-{len(g['tweak']) // 2}"
+    "group",
+    cases("seal", "groups"),
+    ids=lambda g: f"{g['bits']}-{len(g['key']) * 4}-{len(g['tweak']) // 2}",
 )
 def test_seal_group(group: dict[str, Any]) -> None:
     sealer = sealer_of(group)
@@ -242,19 +288,30 @@ def test_stub_lists_the_options_with_their_defaults() -> None:
     cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Generator")
     new = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__new__")
     a = new.args
-    params = [*zip([p.arg for p in a.args[-len(a.defaults) :]], a.defaults), *zip([p.arg for p in a.kwonlyargs], a.kw_defaults)]
+    params = [
+        *zip([p.arg for p in a.args[-len(a.defaults) :]], a.defaults),
+        *zip([p.arg for p in a.kwonlyargs], a.kw_defaults),
+    ]
     got = {name: ast.literal_eval(d) if d is not None else None for name, d in params}
     want = {}
     for o in load("options")["options"]:
         d = o["default"] or None
-        want[o["name"]] = int(d) if d is not None and o["kind"] == "uint" else d == "true" if o["kind"] == "bool" else d
+        want[o["name"]] = (
+            int(d)
+            if d is not None and o["kind"] == "uint"
+            else d == "true"
+            if o["kind"] == "bool"
+            else d
+        )
     if got.get("datacenter") is None and got.get("worker") is None:
         # Positional, None: "not given" (node 0 unless another option says otherwise).
         want["datacenter"] = want["worker"] = None
     assert got == want
 
 
-@pytest.mark.parametrize("case", cases("options", "cases"), ids=lambda c: f"{c['layout']}-{sorted(c['options'])}")
+@pytest.mark.parametrize(
+    "case", cases("options", "cases"), ids=lambda c: f"{c['layout']}-{sorted(c['options'])}"
+)
 def test_option_case(case: dict[str, Any]) -> None:
     build = lambda: flakeid.Generator(layout=layout_of(case["layout"]), **case["options"])  # noqa: E731
     if "error" not in case:

@@ -6,6 +6,7 @@ check_docs() (make test-docs): every artifact name a doc mentions is one of thes
 list cannot drift from what dist.sh (and maturin, napi, npm pack) really write.
 A doc may write <v> for the version, `*` or `…` for any text, {a,b} for either.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -53,10 +54,20 @@ NAMES += CROSS
 # Made by other targets into dist/ as well (make dist-go, make dist-java, the Go proxy).
 OTHERS = ["flakeid-go-<v>.zip", "flakeid-java-<v>.jar", "flakeid-java-<v>.pom", "goproxy"]
 
-DOCS = ["README.md", "RELEASING.md", "python/README.md", "node/README.md", "bindings/c/README.md",
-        "bindings/wasm/README.md", "go/README.md", "java/README.md"]
+DOCS = [
+    "README.md",
+    "RELEASING.md",
+    "python/README.md",
+    "node/README.md",
+    "bindings/c/README.md",
+    "bindings/wasm/README.md",
+    "go/README.md",
+    "java/README.md",
+]
 # (A name inside a longer one, as in postgresql-17-flakeid-…, is not a mention of its tail.)
-MENTION = re.compile(r"(?:(?<![\w-])flakeid|flakeid_engine|postgresql-[0-9]+-flakeid)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|\.zip|\.jar|\.pom|unknown-linux-musl\b)")
+MENTION = re.compile(
+    r"(?:(?<![\w-])flakeid|flakeid_engine|postgresql-[0-9]+-flakeid)[-_][A-Za-z0-9_.<>*{},…-]*?(?:\.whl|\.tgz|\.tar\.gz|\.zip|\.jar|\.pom|unknown-linux-musl\b)"
+)
 
 
 def version() -> str:
@@ -78,21 +89,29 @@ def expand(pattern: str) -> list[str]:
     m = re.search(r"\{([^{}]*)\}", pattern)
     if not m:
         return [pattern]
-    return [x for alt in m.group(1).split(",") for x in expand(pattern[: m.start()] + alt + pattern[m.end():])]
+    return [
+        x
+        for alt in m.group(1).split(",")
+        for x in expand(pattern[: m.start()] + alt + pattern[m.end() :])
+    ]
 
 
 def check_docs() -> list[str]:
     v = version()
     names = [n.replace("<v>", v) for n in NAMES + OTHERS] + postgres_tarballs()
     errors = []
-    for doc in DOCS + sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")):
+    for doc in DOCS + sorted(
+        "docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")
+    ):
         for i, line in enumerate(open(os.path.join(ROOT, doc), encoding="utf-8"), 1):
             for m in MENTION.finditer(line):
                 mention = m.group(0)
                 for concrete in expand(mention.replace("<v>", v).replace("…", "*")):
                     if not any(fnmatch.fnmatchcase(n, concrete) for n in names):
-                        errors.append(f"{doc}:{i}: {mention!r} is not an artifact make dist writes "
-                                      f"(tests/docs/artifacts.py NAMES)")
+                        errors.append(
+                            f"{doc}:{i}: {mention!r} is not an artifact make dist writes "
+                            f"(tests/docs/artifacts.py NAMES)"
+                        )
     return errors
 
 
@@ -100,9 +119,15 @@ def check_docs() -> list[str]:
 # this machine's artifacts only, no cross builds.
 # The wheel is built for the host there, not with zig for glibc 2.17: its tag is the
 # manylinux policy of this machine's glibc (tests/dist/run.py checks it with auditwheel).
-HOST = {n.replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "manylinux_2_*_x86_64")
-        for n in NAMES if "aarch64" not in n and "arm64" not in n and "musllinux" not in n
-        and "x64-musl" not in n and n not in CROSS}
+HOST = {
+    n.replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "manylinux_2_*_x86_64")
+    for n in NAMES
+    if "aarch64" not in n
+    and "arm64" not in n
+    and "musllinux" not in n
+    and "x64-musl" not in n
+    and n not in CROSS
+}
 
 
 def check_dist(dist: str, host_only: bool = False) -> list[str]:
@@ -113,8 +138,9 @@ def check_dist(dist: str, host_only: bool = False) -> list[str]:
     # (fnmatch: the host wheel's tag is a pattern; every other name matches only itself)
     extra = {h for h in have - others if not any(fnmatch.fnmatchcase(h, w) for w in want)}
     lacking = {w for w in want if not any(fnmatch.fnmatchcase(h, w) for h in have)}
-    return ([f"dist/ lacks {n} (tests/docs/artifacts.py NAMES)" for n in sorted(lacking)]
-            + [f"dist/ has {n}, unknown to tests/docs/artifacts.py NAMES" for n in sorted(extra)])
+    return [f"dist/ lacks {n} (tests/docs/artifacts.py NAMES)" for n in sorted(lacking)] + [
+        f"dist/ has {n}, unknown to tests/docs/artifacts.py NAMES" for n in sorted(extra)
+    ]
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ library only.
 writes each block of LANG that runs to DIR/NNN.LANG, DIR/index.tsv (a line per block:
 file, doc path, line of the opening fence) and DIR/seal.key (SEAL_KEY).
 
-The rule (CONTRIBUTING.md, "Docs: every code block runs"): every fenced block runs, unless its info string says
-it does not. The first word is the language; further words are flags:
+The rule (CONTRIBUTING.md, "Docs: every code block runs"): every fenced block runs, unless its
+info string says it does not. The first word is the language; further words are flags:
   no_run   never run (a command that installs, builds or needs a cluster; an outline)
   browser  JS for browsers only (the headless-Chromium test of make test-wasm covers it)
   frameworks  needs a framework and a database (docs/frameworks.md): run by its
@@ -20,6 +20,7 @@ it does not. The first word is the language; further words are flags:
            framework installed and DATABASE_URL naming the fixture's PostgreSQL
 Languages that are never run: text, ini, yaml, toml, json, diff, xml, console output.
 """
+
 from __future__ import annotations
 
 import glob
@@ -55,8 +56,27 @@ RUNNERS = {
     "go": "go test (go/docblocks_test.go), as written",
     "java": "the Java suite (DocBlocksTest), as written",
 }
-ALIASES = {"bash": "sh", "shell": "sh", "javascript": "js", "mjs": "js", "cjs": "js", "py": "python"}
-NEVER_RUN = {"text", "ini", "yaml", "yml", "toml", "json", "diff", "xml", "console", "output", "proto"}
+ALIASES = {
+    "bash": "sh",
+    "shell": "sh",
+    "javascript": "js",
+    "mjs": "js",
+    "cjs": "js",
+    "py": "python",
+}
+NEVER_RUN = {
+    "text",
+    "ini",
+    "yaml",
+    "yml",
+    "toml",
+    "json",
+    "diff",
+    "xml",
+    "console",
+    "output",
+    "proto",
+}
 FLAGS = {"no_run", "browser", "frameworks"}
 
 
@@ -106,7 +126,7 @@ def parse(path: str) -> list[Block]:
             raise ValueError(f"{path}:{i + 1}: unclosed code fence")
         words = re.split(r"[\s,]+", info) if info else [""]
         lang = ALIASES.get(words[0].lower(), words[0].lower())
-        body = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[i + 1 : j]]
+        body = [ln[len(indent) :] if ln.startswith(indent) else ln for ln in lines[i + 1 : j]]
         out.append(Block(path, i + 1, lang, set(w for w in words[1:] if w), "\n".join(body) + "\n"))
         i = j + 1
     return out
@@ -121,9 +141,13 @@ def check_info_strings(blocks: list[Block]) -> list[str]:
     errors = []
     for b in blocks:
         if not b.lang:
-            errors.append(f"{b.id}: a fence without a language: use ```text for output, or the language")
+            errors.append(
+                f"{b.id}: a fence without a language: use ```text for output, or the language"
+            )
         elif b.lang not in RUNNERS and b.lang not in NEVER_RUN:
-            errors.append(f"{b.id}: unknown language {b.lang!r} (tests/docs/blocks.py RUNNERS / NEVER_RUN)")
+            errors.append(
+                f"{b.id}: unknown language {b.lang!r} (tests/docs/blocks.py RUNNERS / NEVER_RUN)"
+            )
         unknown = {f for f in b.flags if f not in FLAGS and not (b.lang == "rust")}
         if unknown:
             errors.append(f"{b.id}: unknown flag(s) {sorted(unknown)} (known: {sorted(FLAGS)})")

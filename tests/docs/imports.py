@@ -13,7 +13,9 @@ import os
 import re
 import sys
 
-ROOT = os.environ.get("FLAKEID_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.environ.get("FLAKEID_ROOT") or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 CRATES = [
     "crates/flakeid-core",
     "crates/flakeid-js",
@@ -94,7 +96,11 @@ def graph(crate: str) -> dict[str, set[str]]:
             else:
                 continue
             # A module's own children and parents are its inside, not a floor.
-            if target != mod and not mod.startswith(target + "::") and not (mod and target.startswith(mod + "::")):
+            if (
+                target != mod
+                and not mod.startswith(target + "::")
+                and not (mod and target.startswith(mod + "::"))
+            ):
                 edges[mod].add(target)
     return edges
 
@@ -146,7 +152,10 @@ def main() -> int:
             failed = True
             print(f"{crate}: import circle among {', '.join(comp)}", file=sys.stderr)
     if failed:
-        print("imports.py: a module uses one that uses it back; move what both need one floor down", file=sys.stderr)
+        print(
+            "imports.py: a module uses one that uses it back; move what both need one floor down",
+            file=sys.stderr,
+        )
         return 1
     print("imports.py: no import circle in", len(args or CRATES), "crates")
     return 0

@@ -11,6 +11,7 @@ is not in the repository. A Markdown link is relative to its file's folder (a le
 to the repository's root. Anchors are not checked; URLs (any `scheme:`) are not read.
 Standard library only.
 """
+
 from __future__ import annotations
 
 import glob
@@ -32,13 +33,16 @@ HEADER_PATH = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.*-]+\.[A-Za-z]{1,5})(?!
 
 def tracked(root: str) -> list[str]:
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True, text=True
+        ).stdout
         return [p for p in out.split("\0") if p]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: walk it
         files = []
         for d, dirs, names in os.walk(root):
-            dirs[:] = [x for x in dirs if not x.startswith(".") and x not in ("target", "node_modules")]
+            dirs[:] = [
+                x for x in dirs if not x.startswith(".") and x not in ("target", "node_modules")
+            ]
             files += [os.path.relpath(os.path.join(d, n), root) for n in names]
         return files
 
@@ -52,7 +56,11 @@ def markdown_targets(text: str):
             mark = m.group(1)
             if fence is None:
                 fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):].strip():
+            elif (
+                mark[0] == fence[0]
+                and len(mark) >= len(fence)
+                and not line.strip()[len(mark) :].strip()
+            ):
                 fence = None
             continue
         if fence is not None:
@@ -69,8 +77,11 @@ def resolves(root: str, base: str, target: str) -> bool:
     target = target.strip("<>").split("#", 1)[0].split("?", 1)[0]
     if not target:
         return True  # an anchor in the same file
-    path = os.path.normpath(os.path.join(root, target.lstrip("/")) if target.startswith("/")
-                            else os.path.join(root, base, target))
+    path = os.path.normpath(
+        os.path.join(root, target.lstrip("/"))
+        if target.startswith("/")
+        else os.path.join(root, base, target)
+    )
     if os.path.commonpath([path, root]) != root:
         return False  # outside the repository
     return bool(glob.glob(path)) if "*" in path else os.path.exists(path)
@@ -102,24 +113,30 @@ def check(root: str) -> list[str]:
                         parts.append(rest if end < 0 else rest[:end])
                         if end < 0:
                             break
-                        in_comment, rest = False, rest[end + 2:]
+                        in_comment, rest = False, rest[end + 2 :]
                     else:
                         start, slash = rest.find("/*"), rest.find("//")
                         if slash >= 0 and (start < 0 or slash < start):
-                            parts.append(rest[slash + 2:])
+                            parts.append(rest[slash + 2 :])
                             break
                         if start < 0:
                             break
-                        in_comment, rest = True, rest[start + 2:]
+                        in_comment, rest = True, rest[start + 2 :]
                 for part in parts:
                     for m in HEADER_PATH.finditer(part):
                         if not resolves(root, "", m.group(1)):
-                            bad.append(f"{HEADER}:{n}: cites {m.group(1)}, which is not in the repository")
+                            bad.append(
+                                f"{HEADER}:{n}: cites {m.group(1)}, which is not in the repository"
+                            )
     return bad
 
 
 def main() -> int:
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    root = (
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    )
     bad = check(root)
     for b in bad:
         print(b, file=sys.stderr)

@@ -13,6 +13,7 @@ SQL, Go and Java blocks run in their own suites (`blocks.py extract`); --list sh
 every block and what runs it. The rule for blocks that do not run:
 tests/docs/blocks.py, CONTRIBUTING.md (Docs: every code block runs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,16 @@ TIMEOUT_S = 60
 
 
 def run(cmd, cwd, env=None, timeout=TIMEOUT_S, stdin=None):
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                         start_new_session=True, text=True)
+    p = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
     try:
         out, _ = p.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -81,13 +89,34 @@ def run_c(b, work, env, lib):
         # A fragment: its #includes on top, the rest in main (the fragment may `return 1`).
         inc = [ln for ln in code.splitlines() if ln.startswith("#include")]
         body = [ln for ln in code.splitlines() if not ln.startswith("#include")]
-        code = ("\n".join(["#include <stdio.h>", "#include <stdint.h>", *inc])
-                + "\nint main(void) {\n" + "\n".join(body) + "\n  return 0;\n}\n")
+        code = (
+            "\n".join(["#include <stdio.h>", "#include <stdint.h>", *inc])
+            + "\nint main(void) {\n"
+            + "\n".join(body)
+            + "\n  return 0;\n}\n"
+        )
     src = os.path.join(work, "block.c")
     open(src, "w").write(code)
     exe = os.path.join(work, "block")
-    rc, out = run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Werror", "-I", os.path.join(B.ROOT, "include"),
-                   src, "-L", lib, "-lflakeid", f"-Wl,-rpath,{lib}", "-o", exe], work, env)
+    rc, out = run(
+        [
+            os.environ.get("CC", "cc"),
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-I",
+            os.path.join(B.ROOT, "include"),
+            src,
+            "-L",
+            lib,
+            "-lflakeid",
+            f"-Wl,-rpath,{lib}",
+            "-o",
+            exe,
+        ],
+        work,
+        env,
+    )
     if rc:
         return rc, out
     return run([exe], work, env)
@@ -100,8 +129,12 @@ def rust_included() -> set[str]:
         for fn in files:
             if fn.endswith(".rs"):
                 p = os.path.join(dirpath, fn)
-                for m in re.finditer(r'include_str!\("([^"]+\.md)"\)', open(p, encoding="utf-8").read()):
-                    found.add(os.path.relpath(os.path.normpath(os.path.join(dirpath, m.group(1))), B.ROOT))
+                for m in re.finditer(
+                    r'include_str!\("([^"]+\.md)"\)', open(p, encoding="utf-8").read()
+                ):
+                    found.add(
+                        os.path.relpath(os.path.normpath(os.path.join(dirpath, m.group(1))), B.ROOT)
+                    )
     return found
 
 
@@ -118,13 +151,17 @@ def main() -> int:
     failures = B.check_info_strings(blocks) + artifacts.check_docs()
     if a.list:
         for b in blocks:
-            print(f"{b.id:32} {b.lang:8} {' '.join(sorted(b.flags)) or ('runs' if b.runs else '-')}")
+            print(
+                f"{b.id:32} {b.lang:8} {' '.join(sorted(b.flags)) or ('runs' if b.runs else '-')}"
+            )
         return 0
 
     included = rust_included()
     for b in blocks:
         if b.lang == "rust" and b.path not in included:
-            failures.append(f"{b.id}: a rust block in a file no crate includes as doc-tests (include_str!)")
+            failures.append(
+                f"{b.id}: a rust block in a file no crate includes as doc-tests (include_str!)"
+            )
 
     env = dict(os.environ)
     if a.cli:
@@ -132,14 +169,19 @@ def main() -> int:
     nm = tempfile.mkdtemp(prefix="flakeid-docs-")
     os.makedirs(os.path.join(nm, "node_modules", "@flakeid"))
     os.symlink(os.path.join(B.ROOT, "node"), os.path.join(nm, "node_modules", "@flakeid", "node"))
-    os.symlink(os.path.join(B.ROOT, "bindings", "wasm", "pkg"), os.path.join(nm, "node_modules", "@flakeid", "wasm"))
+    os.symlink(
+        os.path.join(B.ROOT, "bindings", "wasm", "pkg"),
+        os.path.join(nm, "node_modules", "@flakeid", "wasm"),
+    )
     ran, not_run = Counter(), Counter()
     for b in blocks:
         if not b.runs or b.lang in ("python", "rust", "sql", "go", "java"):
             if b.flags == {"frameworks"}:
                 not_run[f"{b.lang} frameworks (its language's suite)"] += 1
             else:
-                not_run[b.lang if b.runs else "not run (" + (" ".join(sorted(b.flags)) or b.lang) + ")"] += 1
+                not_run[
+                    b.lang if b.runs else "not run (" + (" ".join(sorted(b.flags)) or b.lang) + ")"
+                ] += 1
             continue
         if a.only and b.lang not in a.only:
             continue
@@ -152,7 +194,9 @@ def main() -> int:
                 continue
             rc, out = run_sh(b, work, env)
         elif b.lang == "js":
-            if "@flakeid/wasm" in b.code and not os.path.isdir(os.path.join(B.ROOT, "bindings/wasm/pkg/node")):
+            if "@flakeid/wasm" in b.code and not os.path.isdir(
+                os.path.join(B.ROOT, "bindings/wasm/pkg/node")
+            ):
                 failures.append(f"{b.id}: needs bindings/wasm/pkg (bash bindings/wasm/build.sh)")
                 continue
             rc, out = run_js(b, work, env)
@@ -164,10 +208,16 @@ def main() -> int:
         else:
             continue
         ran[b.lang] += 1
-        cases.record(f"{b.id} ({b.lang})", rc == 0, "" if rc == 0 else f"exit {rc}:\n{out.rstrip()}")
+        cases.record(
+            f"{b.id} ({b.lang})", rc == 0, "" if rc == 0 else f"exit {rc}:\n{out.rstrip()}"
+        )
     shutil.rmtree(nm, ignore_errors=True)
-    print("test-docs: ran " + ", ".join(f"{n} {k}" for k, n in sorted(ran.items()))
-          + "; elsewhere or not run: " + ", ".join(f"{n} {k}" for k, n in sorted(not_run.items())))
+    print(
+        "test-docs: ran "
+        + ", ".join(f"{n} {k}" for k, n in sorted(ran.items()))
+        + "; elsewhere or not run: "
+        + ", ".join(f"{n} {k}" for k, n in sorted(not_run.items()))
+    )
     # Each problem found without running a block (an info string, an artifact name, a
     # block that cannot run here) is a failed case named by its block.
     for f in failures:

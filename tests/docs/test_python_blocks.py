@@ -3,6 +3,7 @@
 make test-docs runs this file with python/.venv's pytest: `import flakeid` is the
 package `pip install ./python` installed, not the source folder.
 """
+
 import os
 import sys
 

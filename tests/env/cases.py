@@ -71,7 +71,11 @@ def unittest_result(cases):
     one case."""
 
     def name(test):
-        return f"{type(test).__name__}.{test._testMethodName}" if hasattr(test, "_testMethodName") else str(test)
+        return (
+            f"{type(test).__name__}.{test._testMethodName}"
+            if hasattr(test, "_testMethodName")
+            else str(test)
+        )
 
     class Result(unittest.TestResult):
         def startTest(self, test):
@@ -93,7 +97,9 @@ def unittest_result(cases):
         def addSubTest(self, test, subtest, err):
             super().addSubTest(test, subtest, err)
             if err is not None:  # the test then counts no success of its own
-                cases.failed(f"{name(test)} {subtest._subDescription()}", self._exc_info_to_string(err, test))
+                cases.failed(
+                    f"{name(test)} {subtest._subDescription()}", self._exc_info_to_string(err, test)
+                )
 
         def addSkip(self, test, reason):
             super().addSkip(test, reason)

@@ -113,7 +113,11 @@ def as_postgres(cmd):
     """PostgreSQL refuses to run as root: run its programs as the postgres user.
     setpriv execs (runuser forks), so a server started this way has the pid Popen
     returns."""
-    return ["setpriv", "--reuid", "postgres", "--regid", "postgres", "--init-groups", "--", *cmd] if IS_ROOT else cmd
+    return (
+        ["setpriv", "--reuid", "postgres", "--regid", "postgres", "--init-groups", "--", *cmd]
+        if IS_ROOT
+        else cmd
+    )
 
 
 def chown_postgres(path):
@@ -172,19 +176,54 @@ def make_certs(d, ip="127.0.0.1"):
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
     def ssl(*args):
-        subprocess.run(["openssl", *args], cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["openssl", *args],
+            cwd=d,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     for ca in ("ca", "other-ca"):
-        ssl("req", "-x509", *ec, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "2",
-            "-subj", f"/CN=flakeid test {ca}", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        ssl(
+            "req",
+            "-x509",
+            *ec,
+            "-keyout",
+            f"{ca}.key",
+            "-out",
+            f"{ca}.pem",
+            "-days",
+            "2",
+            "-subj",
+            f"/CN=flakeid test {ca}",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        )
 
     def leaf(name, cn, ext):
         ssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={cn}")
         with open(os.path.join(d, f"{name}.ext"), "w") as f:
             f.write(f"{ext}\nbasicConstraints=CA:FALSE\n")
-        ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext")
+        ssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            f"{name}.pem",
+            "-extfile",
+            f"{name}.ext",
+        )
 
     leaf("server", ip, f"subjectAltName=IP:{ip}")
     leaf("client", "flakeid_cert", "extendedKeyUsage=clientAuth")
@@ -223,8 +262,9 @@ class Server:
 
     def spawn(self):
         with open(self.log, "a") as out:
-            self.proc = subprocess.Popen([*self.prefix, *self.command()], stdout=out, stderr=out,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [*self.prefix, *self.command()], stdout=out, stderr=out, start_new_session=True
+            )
         self.pid = self.proc.pid
 
     def alive(self):
@@ -239,15 +279,22 @@ class Server:
             since = os.path.getsize(self.log) if os.path.exists(self.log) else 0
             self.spawn()
             try:
-                wait_for(lambda: not self.alive() or self.ready(), self.start_timeout,
-                         f"{what} on {self.host}:{self.port}", self.log)
+                wait_for(
+                    lambda: not self.alive() or self.ready(),
+                    self.start_timeout,
+                    f"{what} on {self.host}:{self.port}",
+                    self.log,
+                )
             except EnvError:
                 self.stop()
                 raise
             if self.alive():
                 break
             said = log_tail(self.log, since)
-            if len(self.given_ports) == len(self.port_names) or "address already in use" not in said.lower():
+            if (
+                len(self.given_ports) == len(self.port_names)
+                or "address already in use" not in said.lower()
+            ):
                 raise EnvError(f"{what} exited at start (see {self.log}):{said}")
             # Lost a race for a port (another process bound it since the check).
             for n in self.port_names:
@@ -280,36 +327,77 @@ class Redis(Server):
 
     start_timeout = 10
 
-    def __init__(self, work, name="redis", certs=None, persistent=False, extra=(), host="127.0.0.1", port=None,
-                 tls_port=None, prefix=()):
+    def __init__(
+        self,
+        work,
+        name="redis",
+        certs=None,
+        persistent=False,
+        extra=(),
+        host="127.0.0.1",
+        port=None,
+        tls_port=None,
+        prefix=(),
+    ):
         self.certs, self.persistent, self.extra = certs, persistent, list(extra)
         self.port, self.tls_port = port, tls_port
         self.port_names = ("port", "tls_port") if certs else ("port",)
         super().__init__(os.path.join(work, name), host, prefix)
 
     def cli(self, *args, check=True, timeout=None):
-        r = subprocess.run([*self.prefix, "redis-cli", "-h", self.host, "-p", str(self.port), *args],
-                           capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(
+            [*self.prefix, "redis-cli", "-h", self.host, "-p", str(self.port), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and r.returncode != 0:
             raise EnvError(f"redis-cli {' '.join(args)}: {r.stderr.strip()}")
         return r.stdout
 
     def command(self):
-        cmd = ["redis-server", "--port", str(self.port), "--bind", self.host, "--save", "",
-               "--dir", self.dir, "--logfile", self.log]
-        cmd += ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        cmd = [
+            "redis-server",
+            "--port",
+            str(self.port),
+            "--bind",
+            self.host,
+            "--save",
+            "",
+            "--dir",
+            self.dir,
+            "--logfile",
+            self.log,
+        ]
+        cmd += (
+            ["--appendonly", "yes", "--appendfsync", "always"]
+            if self.persistent
+            else ["--appendonly", "no"]
+        )
         if self.certs:
             c = self.certs
-            cmd += ["--tls-port", str(self.tls_port), "--tls-cert-file", f"{c}/server.pem",
-                    "--tls-key-file", f"{c}/server.key", "--tls-ca-cert-file", f"{c}/ca.pem",
-                    "--tls-auth-clients", "optional"]
+            cmd += [
+                "--tls-port",
+                str(self.tls_port),
+                "--tls-cert-file",
+                f"{c}/server.pem",
+                "--tls-key-file",
+                f"{c}/server.key",
+                "--tls-ca-cert-file",
+                f"{c}/ca.pem",
+                "--tls-auth-clients",
+                "optional",
+            ]
         return cmd + self.extra
 
     def ready(self):
         # The server on the port says it is this process (INFO works while it
         # loads), not merely something that accepts there.
         try:
-            return f"process_id:{self.pid}" in self.cli("INFO", "server", check=False, timeout=2).split()
+            return (
+                f"process_id:{self.pid}"
+                in self.cli("INFO", "server", check=False, timeout=2).split()
+            )
         except subprocess.TimeoutExpired:
             return False
 
@@ -334,8 +422,10 @@ class Redis(Server):
     @property
     def tls_url(self):
         c = self.certs
-        return (f"rediss://flakeid:s3cret@{self.host}:{self.tls_port}/0"
-                f"?ca={c}/ca.pem&cert={c}/client.pem&key={c}/client.key")
+        return (
+            f"rediss://flakeid:s3cret@{self.host}:{self.tls_port}/0"
+            f"?ca={c}/ca.pem&cert={c}/client.pem&key={c}/client.key"
+        )
 
     def env(self):
         e = {"FLAKEID_TEST_REDIS_URL": self.url, "FLAKEID_TEST_REDIS_PID": str(self.pid)}
@@ -357,18 +447,56 @@ class Postgres(Server):
 
     start_timeout = 60
 
-    def __init__(self, work, name="pg", certs=None, conf=(), max_connections=200, host="127.0.0.1", port=None,
-                 prefix=None, trust=False):
-        self.certs, self.conf, self.max_connections, self.trust = certs, list(conf), max_connections, trust
+    def __init__(
+        self,
+        work,
+        name="pg",
+        certs=None,
+        conf=(),
+        max_connections=200,
+        host="127.0.0.1",
+        port=None,
+        prefix=None,
+        trust=False,
+    ):
+        self.certs, self.conf, self.max_connections, self.trust = (
+            certs,
+            list(conf),
+            max_connections,
+            trust,
+        )
         self.port = port
-        super().__init__(os.path.join(work, name), host, as_postgres([]) if prefix is None else prefix)
+        super().__init__(
+            os.path.join(work, name), host, as_postgres([]) if prefix is None else prefix
+        )
         self.data = os.path.join(self.dir, "data")
         self.started = False
 
     def psql(self, sql, db="postgres", check=True, timeout=None):
-        r = subprocess.run([*self.prefix, f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres",
-                            "-d", db, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
-                           capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(
+            [
+                *self.prefix,
+                f"{PGBIN}/psql",
+                "-h",
+                self.dir,
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-X",
+                "-q",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and r.returncode != 0:
             raise EnvError(f"psql: {r.stderr.strip()}")
         return r.stdout
@@ -380,8 +508,11 @@ class Postgres(Server):
             return [f"host all all {net} trust", f"host replication all {net} trust"]
         hba = [f"host all flakeid_trust {net} trust"]
         if self.certs:
-            hba += [f"host all flakeid_md5 {net} md5", f"host all flakeid_password {net} password",
-                    f"hostssl all flakeid_cert {net} cert"]
+            hba += [
+                f"host all flakeid_md5 {net} md5",
+                f"host all flakeid_password {net} password",
+                f"hostssl all flakeid_cert {net} cert",
+            ]
         return hba + [f"host all all {net} scram-sha-256"]
 
     def init(self):
@@ -391,18 +522,41 @@ class Postgres(Server):
         with open(pw, "w") as f:
             f.write("secret\n")
         chown_postgres(pw)
-        subprocess.run([*self.prefix, f"{PGBIN}/initdb", "-D", self.data, "-U", "postgres", f"--pwfile={pw}",
-                        "-E", "UTF8", "--no-sync", "--auth-local=trust", "--auth-host=scram-sha-256"],
-                       check=True, stdout=subprocess.DEVNULL)
-        conf = [f"listen_addresses = '{self.host}'", f"unix_socket_directories = '{self.dir}'", "fsync = off",
-                f"max_connections = {self.max_connections}"]
+        subprocess.run(
+            [
+                *self.prefix,
+                f"{PGBIN}/initdb",
+                "-D",
+                self.data,
+                "-U",
+                "postgres",
+                f"--pwfile={pw}",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        conf = [
+            f"listen_addresses = '{self.host}'",
+            f"unix_socket_directories = '{self.dir}'",
+            "fsync = off",
+            f"max_connections = {self.max_connections}",
+        ]
         if self.certs:
             for f in ("server.pem", "server.key", "ca.pem"):
                 shutil.copy(os.path.join(self.certs, f), os.path.join(self.dir, f))
                 chown_postgres(os.path.join(self.dir, f))
             os.chmod(os.path.join(self.dir, "server.key"), 0o600)
-            conf += ["ssl = on", f"ssl_cert_file = '{self.dir}/server.pem'",
-                     f"ssl_key_file = '{self.dir}/server.key'", f"ssl_ca_file = '{self.dir}/ca.pem'"]
+            conf += [
+                "ssl = on",
+                f"ssl_cert_file = '{self.dir}/server.pem'",
+                f"ssl_key_file = '{self.dir}/server.key'",
+                f"ssl_ca_file = '{self.dir}/ca.pem'",
+            ]
         with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
             f.write("\n".join(["local all all trust", *self.hba()]) + "\n")
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
@@ -429,10 +583,12 @@ class Postgres(Server):
         if not getattr(self, "_roles", False):
             roles = ["CREATE ROLE flakeid_trust LOGIN SUPERUSER"]
             if self.certs:
-                roles += ["CREATE ROLE flakeid_cert LOGIN SUPERUSER",
-                          "CREATE ROLE flakeid_password LOGIN SUPERUSER PASSWORD 'plain-pw'",
-                          "SET password_encryption = 'md5'",
-                          "CREATE ROLE flakeid_md5 LOGIN SUPERUSER PASSWORD 'md5-pw'"]
+                roles += [
+                    "CREATE ROLE flakeid_cert LOGIN SUPERUSER",
+                    "CREATE ROLE flakeid_password LOGIN SUPERUSER PASSWORD 'plain-pw'",
+                    "SET password_encryption = 'md5'",
+                    "CREATE ROLE flakeid_md5 LOGIN SUPERUSER PASSWORD 'md5-pw'",
+                ]
             for sql in roles:
                 self.psql(sql)
             self._roles = True
@@ -441,8 +597,11 @@ class Postgres(Server):
         # pg_ctl, not our pid: a test may have restarted the cluster (another postmaster).
         if self.started and os.path.exists(os.path.join(self.data, "postmaster.pid")):
             self.pause(False)  # a frozen server cannot stop
-            subprocess.run([*self.prefix, f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [*self.prefix, f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         self.kill9()
         self.started = False
 
@@ -451,13 +610,18 @@ class Postgres(Server):
         return f"postgres://postgres:secret@{self.host}:{self.port}/postgres"
 
     def env(self):
-        e = {"FLAKEID_TEST_POSTGRES_URL": self.url,
-             "FLAKEID_TEST_POSTGRES_TRUST_URL": f"postgres://flakeid_trust@{self.host}:{self.port}/postgres",
-             "FLAKEID_TEST_POSTGRES_PORT": str(self.port), "FLAKEID_TEST_PG_DATA": self.data,
-             "FLAKEID_TEST_PG_PID": str(self.pid)}
+        e = {
+            "FLAKEID_TEST_POSTGRES_URL": self.url,
+            "FLAKEID_TEST_POSTGRES_TRUST_URL": f"postgres://flakeid_trust@{self.host}:{self.port}/postgres",
+            "FLAKEID_TEST_POSTGRES_PORT": str(self.port),
+            "FLAKEID_TEST_PG_DATA": self.data,
+            "FLAKEID_TEST_PG_PID": str(self.pid),
+        }
         if self.certs:
-            e["FLAKEID_TEST_POSTGRES_TLS_URL"] = (f"{self.url}?sslmode=verify-full&sslrootcert={self.certs}/ca.pem"
-                                                   "&channel_binding=require")
+            e["FLAKEID_TEST_POSTGRES_TLS_URL"] = (
+                f"{self.url}?sslmode=verify-full&sslrootcert={self.certs}/ca.pem"
+                "&channel_binding=require"
+            )
         return e
 
 
@@ -470,8 +634,19 @@ class Etcd(Server):
 
     port_names = ("port", "peer_port")
 
-    def __init__(self, work, name, certs=None, host="127.0.0.1", port=None, peer_port=None, prefix=(), data=None,
-                 cluster=None, auth=True):
+    def __init__(
+        self,
+        work,
+        name,
+        certs=None,
+        host="127.0.0.1",
+        port=None,
+        peer_port=None,
+        prefix=(),
+        data=None,
+        cluster=None,
+        auth=True,
+    ):
         self.name, self.certs, self.cluster, self.auth = name, certs, cluster, auth
         self.port, self.peer_port = port, peer_port
         super().__init__(os.path.join(work, f"etcd-{name}"), host, prefix)
@@ -488,25 +663,66 @@ class Etcd(Server):
         ep = ["--endpoints", self.client_url]
         if self.certs:
             c = self.certs
-            ep += ["--cacert", f"{c}/ca.pem", "--cert", f"{c}/client.pem", "--key", f"{c}/client.key"]
-        r = subprocess.run([*self.prefix, "etcdctl", *ep, "--dial-timeout", "1s", "--command-timeout", "2s", *args],
-                           capture_output=True, text=True, env={**os.environ, "ETCDCTL_API": "3"}, timeout=timeout)
+            ep += [
+                "--cacert",
+                f"{c}/ca.pem",
+                "--cert",
+                f"{c}/client.pem",
+                "--key",
+                f"{c}/client.key",
+            ]
+        r = subprocess.run(
+            [
+                *self.prefix,
+                "etcdctl",
+                *ep,
+                "--dial-timeout",
+                "1s",
+                "--command-timeout",
+                "2s",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ETCDCTL_API": "3"},
+            timeout=timeout,
+        )
         if check and r.returncode != 0:
             raise EnvError(f"etcdctl {' '.join(args)}: {r.stderr.strip()}")
         return r
 
     def command(self):
         peer = f"http://127.0.0.1:{self.peer_port}"
-        cmd = ["etcd", "--name", self.name, "--data-dir", self.data,
-               "--listen-client-urls", self.client_url, "--advertise-client-urls", self.client_url,
-               "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-               "--initial-cluster", self.cluster or f"{self.name}={peer}"]
+        cmd = [
+            "etcd",
+            "--name",
+            self.name,
+            "--data-dir",
+            self.data,
+            "--listen-client-urls",
+            self.client_url,
+            "--advertise-client-urls",
+            self.client_url,
+            "--listen-peer-urls",
+            peer,
+            "--initial-advertise-peer-urls",
+            peer,
+            "--initial-cluster",
+            self.cluster or f"{self.name}={peer}",
+        ]
         if self.certs:
             c = self.certs
             # --trusted-ca-file alone makes etcd 3.4 demand client certificates:
             # with --client-cert-auth it is the intended mTLS setup.
-            cmd += ["--cert-file", f"{c}/server.pem", "--key-file", f"{c}/server.key",
-                    "--client-cert-auth", "--trusted-ca-file", f"{c}/ca.pem"]
+            cmd += [
+                "--cert-file",
+                f"{c}/server.pem",
+                "--key-file",
+                f"{c}/server.key",
+                "--client-cert-auth",
+                "--trusted-ca-file",
+                f"{c}/ca.pem",
+            ]
         return cmd
 
     def ready(self):
@@ -542,11 +758,16 @@ class Etcd(Server):
     def env(self):
         if self.certs:
             c = self.certs
-            return {"FLAKEID_TEST_ETCDS_URL": f"etcds://{self.host}:{self.port}/?ca={c}/ca.pem&cert={c}/client.pem"
-                                              f"&key={c}/client.key",
-                    "FLAKEID_TEST_ETCDS_PID": str(self.pid), "FLAKEID_TEST_ETCDS_DIR": self.dir}
-        return {"FLAKEID_TEST_ETCD_URL": f"etcd://root:etcd-pw@{self.host}:{self.port}/",
-                "FLAKEID_TEST_ETCD_PID": str(self.pid)}
+            return {
+                "FLAKEID_TEST_ETCDS_URL": f"etcds://{self.host}:{self.port}/?ca={c}/ca.pem&cert={c}/client.pem"
+                f"&key={c}/client.key",
+                "FLAKEID_TEST_ETCDS_PID": str(self.pid),
+                "FLAKEID_TEST_ETCDS_DIR": self.dir,
+            }
+        return {
+            "FLAKEID_TEST_ETCD_URL": f"etcd://root:etcd-pw@{self.host}:{self.port}/",
+            "FLAKEID_TEST_ETCD_PID": str(self.pid),
+        }
 
 
 class Stack:
@@ -574,17 +795,28 @@ class Stack:
         if any(self.want.values()):
             self.certs = make_certs(os.path.join(self.work, "certs"))
         if self.want["redis"]:
-            self._add("redis-server", lambda: Redis(self.work, certs=self.certs).start(), "redis-server")
+            self._add(
+                "redis-server", lambda: Redis(self.work, certs=self.certs).start(), "redis-server"
+            )
         if self.want["postgres"]:
-            self._add("PostgreSQL 15", lambda: Postgres(self.work, certs=self.certs, conf=self.pg_conf).start(), f"{PGBIN}/initdb")
+            self._add(
+                "PostgreSQL 15",
+                lambda: Postgres(self.work, certs=self.certs, conf=self.pg_conf).start(),
+                f"{PGBIN}/initdb",
+            )
         if self.want["etcd"]:
             self._add("etcd", lambda: Etcd(self.work, "plain").start(), "etcd")
-            self._add("etcd (TLS)", lambda: Etcd(self.work, "tls", certs=self.certs).start(), "etcd")
+            self._add(
+                "etcd (TLS)", lambda: Etcd(self.work, "tls", certs=self.certs).start(), "etcd"
+            )
         return self
 
     def _add(self, what, start, binary):
         if shutil.which(binary) is None and not os.access(binary, os.X_OK):
-            print(f"SKIP: {what} is not installed (make setup-lease): its tests are skipped", file=sys.stderr)
+            print(
+                f"SKIP: {what} is not installed (make setup-lease): its tests are skipped",
+                file=sys.stderr,
+            )
             self.skipped.append(what)
             return
         server = start()
@@ -622,7 +854,9 @@ class EtcdPair:
     takes one away (the other then has no quorum) and brings it back."""
 
     def __init__(self, work):
-        self.members = [Etcd(work, n, port=free_port(), peer_port=free_port(), auth=False) for n in ("a", "b")]
+        self.members = [
+            Etcd(work, n, port=free_port(), peer_port=free_port(), auth=False) for n in ("a", "b")
+        ]
         cluster = ",".join(f"{m.name}=http://127.0.0.1:{m.peer_port}" for m in self.members)
         for m in self.members:
             m.cluster = cluster
@@ -632,7 +866,12 @@ class EtcdPair:
         for m in self.members:
             m.spawn()
         for m in self.members:
-            wait_for(lambda m=m: not m.alive() or m.ready(), m.start_timeout, f"etcd member {m.name}", m.log)
+            wait_for(
+                lambda m=m: not m.alive() or m.ready(),
+                m.start_timeout,
+                f"etcd member {m.name}",
+                m.log,
+            )
             if not m.alive():
                 raise EnvError(f"etcd member {m.name} exited at start:{log_tail(m.log)}")
         return self
@@ -642,7 +881,12 @@ class EtcdPair:
         accepts (it may not have a leader yet)."""
         m = self.members[i]
         m.spawn()
-        wait_for(lambda: not m.alive() or port_open(m.port), m.start_timeout, f"etcd member {m.name}", m.log)
+        wait_for(
+            lambda: not m.alive() or port_open(m.port),
+            m.start_timeout,
+            f"etcd member {m.name}",
+            m.log,
+        )
         if not m.alive():
             raise EnvError(f"etcd member {m.name} exited at start:{log_tail(m.log)}")
 
@@ -702,12 +946,23 @@ def control(kind, persistent=False):
                     # command with LOADING for about KEYS * DELAY_US (Redis 7 delays
                     # RDB loads only, not AOF ones; between keys it answers clients).
                     keys, delay_us = int(args[0]), int(args[1])
-                    server.cli("EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, "
-                               "string.rep('x', 200)) end", "0", str(keys))
+                    server.cli(
+                        "EVAL",
+                        "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, "
+                        "string.rep('x', 200)) end",
+                        "0",
+                        str(keys),
+                    )
                     server.cli("SAVE")
                     server.kill9()
-                    server.extra = ["--appendonly", "no", "--key-load-delay", str(delay_us),
-                                    "--loading-process-events-interval-bytes", "1024"]
+                    server.extra = [
+                        "--appendonly",
+                        "no",
+                        "--key-load-delay",
+                        str(delay_us),
+                        "--loading-process-events-interval-bytes",
+                        "1024",
+                    ]
                     server.start()
                     say(f"ok pid={server.pid}")
                 elif kind == "etcd-pair" and cmd in ("kill", "start"):
@@ -735,12 +990,19 @@ def main(argv):
         for server in ("redis", "postgres", "etcd"):
             s.add_argument(f"--{server}", action="store_true")
         s.add_argument("--all", action="store_true")
-        s.add_argument("--pg-conf", action="append", default=[], metavar="LINE",
-                       help="a line for PostgreSQL's postgresql.conf (repeatable)")
+        s.add_argument(
+            "--pg-conf",
+            action="append",
+            default=[],
+            metavar="LINE",
+            help="a line for PostgreSQL's postgresql.conf (repeatable)",
+        )
         if name == "run":
             s.add_argument("command", nargs=argparse.REMAINDER)
     sub.add_parser("port").add_argument("--not", nargs="*", type=int, default=[], dest="taken")
-    s = sub.add_parser("control", help="one server for a test in another language, driven over stdin (control())")
+    s = sub.add_parser(
+        "control", help="one server for a test in another language, driven over stdin (control())"
+    )
     s.add_argument("kind", choices=["redis", "etcd-pair", "ports"])
     s.add_argument("--persistent", action="store_true", help="redis: AOF, fsync always")
     s = sub.add_parser("initdb")
@@ -757,13 +1019,22 @@ def main(argv):
     if a.cmd == "initdb":
         d = os.path.abspath(a.dir)
         try:
-            print(Postgres(os.path.dirname(d), os.path.basename(d), conf=a.conf, trust=a.trust).init().data)
+            print(
+                Postgres(os.path.dirname(d), os.path.basename(d), conf=a.conf, trust=a.trust)
+                .init()
+                .data
+            )
         except subprocess.CalledProcessError as err:
             print(f"testenv: {err}", file=sys.stderr)
             return 1
         return 0
     every = a.all
-    stack = Stack(redis=a.redis or every, postgres=a.postgres or every, etcd=a.etcd or every, pg_conf=a.pg_conf)
+    stack = Stack(
+        redis=a.redis or every,
+        postgres=a.postgres or every,
+        etcd=a.etcd or every,
+        pg_conf=a.pg_conf,
+    )
     try:
         stack.start()
     except (EnvError, subprocess.CalledProcessError) as err:

@@ -38,8 +38,14 @@ from stores import STORES, make_certs  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 from cases import Cases  # noqa: E402
 
-LAYOUT = {"name": "snowflake", "time_bits": 41, "node_bits": 10, "sequence_bits": 12, "tick_ms": 1,
-          "epoch_ms": 1288834974657}
+LAYOUT = {
+    "name": "snowflake",
+    "time_bits": 41,
+    "node_bits": 10,
+    "sequence_bits": 12,
+    "tick_ms": 1,
+    "epoch_ms": 1288834974657,
+}
 KINDS = ["serve", "python", "node", "rust"]
 MODES = {
     # warm-up (first lease: the lock delay of a new namespace), faults, quiet end
@@ -73,7 +79,14 @@ class Recorder:
 
 class Scenario:
     def __init__(self, run, topo, work, out, store_name, seed, mode, certs, kinds, timing, opts):
-        self.run, self.topo, self.mode, self.kinds, self.timing, self.opts = run, topo, mode, kinds, timing, opts
+        self.run, self.topo, self.mode, self.kinds, self.timing, self.opts = (
+            run,
+            topo,
+            mode,
+            kinds,
+            timing,
+            opts,
+        )
         self.name, self.seed = store_name, seed
         self.dir = os.path.join(out, store_name)
         os.makedirs(os.path.join(self.dir, "slots"), exist_ok=True)
@@ -91,8 +104,12 @@ class Scenario:
     # --- helper processes in the store's namespace
     def helper(self, name, argv):
         out = open(os.path.join(self.dir, f"{name}.log"), "ab")
-        p = subprocess.Popen(netns.exec_prefix(self.topo.store) + argv, stdout=out, stderr=out,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            netns.exec_prefix(self.topo.store) + argv,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
         out.close()
         self.procs.append((name, p))
         return p
@@ -116,7 +133,12 @@ class Scenario:
 
     def supervise_store(self):
         s = self.store
-        if self.store_should_run and not self.store_paused and not s.alive() and time.monotonic() >= self.store_restart_at:
+        if (
+            self.store_should_run
+            and not self.store_paused
+            and not s.alive()
+            and time.monotonic() >= self.store_restart_at
+        ):
             if s.proc is not None:
                 self.log("store", what="exited", rc=s.proc.returncode)
             s.spawn_again()
@@ -168,7 +190,10 @@ class Scenario:
             self.topo.loss(i, f["percent"]) if phase == "start" else self.topo.heal(i)
         elif kind == "delay":
             if phase == "start":
-                self.delays[netns.gen_ip(i)] = {"delay_ms": f["delay_ms"], "jitter_ms": f["jitter_ms"]}
+                self.delays[netns.gen_ip(i)] = {
+                    "delay_ms": f["delay_ms"],
+                    "jitter_ms": f["jitter_ms"],
+                }
             else:
                 self.delays.pop(netns.gen_ip(i), None)
             self.write_proxy_conf()
@@ -196,33 +221,76 @@ class Scenario:
                 faults = json.load(f)
         elif self.opts.suspend:
             shimmed = [i for i, k in enumerate(self.kinds, 1) if k in ("rust", "serve")]
-            faults = nemesis.suspend_schedule(self.seed, shimmed, m["warm"], m["warm"] + m["faults"], TTL_MS / 1000)
+            faults = nemesis.suspend_schedule(
+                self.seed, shimmed, m["warm"], m["warm"] + m["faults"], TTL_MS / 1000
+            )
         else:
-            faults = nemesis.schedule(self.seed, len(self.kinds), m["warm"], m["warm"] + m["faults"], TTL_MS / 1000,
-                                      self.store.loses_data_on_restart, self.opts.unsafe_clock)
+            faults = nemesis.schedule(
+                self.seed,
+                len(self.kinds),
+                m["warm"],
+                m["warm"] + m["faults"],
+                TTL_MS / 1000,
+                self.store.loses_data_on_restart,
+                self.opts.unsafe_clock,
+            )
         with open(os.path.join(self.dir, "schedule.json"), "w") as f:
             json.dump(faults, f, indent=0)
         self.write_proxy_conf()
         self.store.start()
         self.store_should_run = True
         self.log("store", what="start", pid=self.store.pid)
-        self.helper("proxy", ["python3", os.path.join(HERE, "harness", "proxy.py"),
-                              "--listen", f"{netns.STORE_IP}:{self.store.gen_port}",
-                              "--upstream", f"{netns.STORE_IP}:{self.store.upstream_port}",
-                              "--control", self.proxy_conf])
+        self.helper(
+            "proxy",
+            [
+                "python3",
+                os.path.join(HERE, "harness", "proxy.py"),
+                "--listen",
+                f"{netns.STORE_IP}:{self.store.gen_port}",
+                "--upstream",
+                f"{netns.STORE_IP}:{self.store.upstream_port}",
+                "--control",
+                self.proxy_conf,
+            ],
+        )
         self.wait_for_line("proxy", "listening")
-        self.helper("poller", ["python3", os.path.join(HERE, "harness", "poller.py"), *self.store.poller_args(),
-                               "--namespace", self.store.namespace, "--out", os.path.join(self.dir, "polls.jsonl")])
+        self.helper(
+            "poller",
+            [
+                "python3",
+                os.path.join(HERE, "harness", "poller.py"),
+                *self.store.poller_args(),
+                "--namespace",
+                self.store.namespace,
+                "--out",
+                os.path.join(self.dir, "polls.jsonl"),
+            ],
+        )
         url = self.store.gen_url()
         if self.opts.no_proxy:
             url = url.replace(f":{self.store.gen_port}/", f":{self.store.upstream_port}/")
-        self.slots = [Slot(i, kind, self.topo.gens[i - 1], os.path.join(self.dir, "slots", f"g{i}"), url, TTL_MS,
-                           self.opts.rate, self.seed * 10 + i, self.log, self.opts.shim)
-                      for i, kind in enumerate(self.kinds, 1)]
+        self.slots = [
+            Slot(
+                i,
+                kind,
+                self.topo.gens[i - 1],
+                os.path.join(self.dir, "slots", f"g{i}"),
+                url,
+                TTL_MS,
+                self.opts.rate,
+                self.seed * 10 + i,
+                self.log,
+                self.opts.shim,
+            )
+            for i, kind in enumerate(self.kinds, 1)
+        ]
         t_start = mono()
         self.log("scenario", what="start", seed=self.seed, store=self.name)
-        actions = sorted([(f["at"], 0, "start", f) for f in faults] + [(f["heal"], 1, "heal", f) for f in faults],
-                         key=lambda a: (a[0], a[1]))
+        actions = sorted(
+            [(f["at"], 0, "start", f) for f in faults]
+            + [(f["heal"], 1, "heal", f) for f in faults],
+            key=lambda a: (a[0], a[1]),
+        )
         end = m["warm"] + m["faults"] + m["quiet"]
         quiet_logged = False
         while True:
@@ -241,13 +309,26 @@ class Scenario:
                 s.supervise(time.monotonic())
             for name, p in self.procs:
                 if p.poll() is not None:
-                    raise RuntimeError(f"the harness's {name} exited ({p.returncode}): see {self.dir}/{name}.log")
+                    raise RuntimeError(
+                        f"the harness's {name} exited ({p.returncode}): see {self.dir}/{name}.log"
+                    )
             time.sleep(0.02)
         t_end = mono()
         self.log("scenario", what="end")
-        sc = {"name": self.name, "store": self.name, "seed": self.seed, "mode": self.mode, "layout": LAYOUT,
-              "ttl_ms": TTL_MS, "rate": self.opts.rate, "t_start": t_start, "t_quiet": t_quiet, "t_end": t_end,
-              "slots": [{"name": s.name, "kind": s.kind} for s in self.slots], "faults": len(faults)}
+        sc = {
+            "name": self.name,
+            "store": self.name,
+            "seed": self.seed,
+            "mode": self.mode,
+            "layout": LAYOUT,
+            "ttl_ms": TTL_MS,
+            "rate": self.opts.rate,
+            "t_start": t_start,
+            "t_quiet": t_quiet,
+            "t_end": t_end,
+            "slots": [{"name": s.name, "kind": s.kind} for s in self.slots],
+            "faults": len(faults),
+        }
         with open(os.path.join(self.dir, "scenario.json"), "w") as f:
             json.dump(sc, f, indent=1)
 
@@ -278,7 +359,11 @@ def check(sdir):
         with open(os.path.join(sdir, "result.json")) as f:
             return json.load(f)
     except OSError:
-        return {"scenario": os.path.basename(sdir), "pass": False, "error": f"checker exited {r.returncode}"}
+        return {
+            "scenario": os.path.basename(sdir),
+            "pass": False,
+            "error": f"checker exited {r.returncode}",
+        }
 
 
 def fmt_ms(v):
@@ -286,12 +371,16 @@ def fmt_ms(v):
 
 
 def markdown(results, meta):
-    lines = [f"Run `{meta['run']}`, {meta['mode']}, seed **{meta['seed']}** "
-             f"(replay: `{meta['replay']}`), {meta['date']}, {meta['wall_s']:.0f} s wall, "
-             f"commit {meta['commit']}.", "",
-             "| scenario | IDs checked | duplicates | other violations | faults | unavailability p50 / max "
-             "| recovery p50 / max | availability (serve/py/node/rust) | IDs/s while up (min) |",
-             "|---|---:|---:|---|---:|---|---|---|---:|"]
+    lines = [
+        f"Run `{meta['run']}`, {meta['mode']}, seed **{meta['seed']}** "
+        f"(replay: `{meta['replay']}`), {meta['date']}, {meta['wall_s']:.0f} s wall, "
+        f"commit {meta['commit']}.",
+        "",
+        "| scenario | IDs checked | duplicates | other violations | faults "
+        "| unavailability p50 / max | recovery p50 / max "
+        "| availability (serve/py/node/rust) | IDs/s while up (min) |",
+        "|---|---:|---:|---|---:|---|---|---|---:|",
+    ]
     for r in results:
         if "violations" not in r:
             lines.append(f"| {r['scenario']} | — | — | {r.get('error', 'failed')} | | | | | |")
@@ -299,16 +388,23 @@ def markdown(results, meta):
         v = r["violations"]
         other = ", ".join(f"{k} {n}" for k, n in v.items() if k != "duplicates" and n) or "none"
         u, rc = r["unavailability_ms"], r["recovery_ms"]
-        av = "/".join(f"{s['availability']:.2f}" if s.get("availability") is not None else "—"
-                      for s in r["slots"].values())
+        av = "/".join(
+            f"{s['availability']:.2f}" if s.get("availability") is not None else "—"
+            for s in r["slots"].values()
+        )
         rate = min((s.get("rate_while_up", 0) for s in r["slots"].values()), default=0)
-        lines.append(f"| {r['scenario']} | {r['ids_checked']:,} | {v['duplicates']} | {other} | {r['faults']} "
-                     f"| {fmt_ms(u['p50'])} / {fmt_ms(u['max'])} | {fmt_ms(rc['p50'])} / {fmt_ms(rc['max'])} "
-                     f"| {av} | {rate:,} |")
+        lines.append(
+            f"| {r['scenario']} | {r['ids_checked']:,} | {v['duplicates']} | {other} "
+            f"| {r['faults']} | {fmt_ms(u['p50'])} / {fmt_ms(u['max'])} "
+            f"| {fmt_ms(rc['p50'])} / {fmt_ms(rc['max'])} | {av} | {rate:,} |"
+        )
     total = sum(r.get("ids_checked", 0) for r in results)
     dups = sum(r.get("violations", {}).get("duplicates", 0) for r in results)
-    lines += ["", f"Total: **{total:,} IDs checked, {dups} duplicates**; "
-              f"{'PASS' if all(r.get('pass') for r in results) else 'FAIL'}."]
+    lines += [
+        "",
+        f"Total: **{total:,} IDs checked, {dups} duplicates**; "
+        f"{'PASS' if all(r.get('pass') for r in results) else 'FAIL'}.",
+    ]
     return "\n".join(lines)
 
 
@@ -360,25 +456,63 @@ def main():
     p.add_argument("--kinds", default=",".join(KINDS), help="generator per slot (development)")
     p.add_argument("--faults-s", type=float, help="seconds of faults per scenario (development)")
     p.add_argument("--keep", action="store_true", help="keep the raw IDs of passing scenarios")
-    p.add_argument("--no-doc", action="store_true", help="do not write the table into docs/faults.md")
-    p.add_argument("--unsafe-clock", action="store_true",
-                   help="allow clock steps next to data loss (beyond the lease design's assumption)")
-    p.add_argument("--suspend", action="store_true",
-                   help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and takeovers only")
+    p.add_argument(
+        "--no-doc", action="store_true", help="do not write the table into docs/faults.md"
+    )
+    p.add_argument(
+        "--unsafe-clock",
+        action="store_true",
+        help="allow clock steps next to data loss (beyond the lease design's assumption)",
+    )
+    p.add_argument(
+        "--suspend",
+        action="store_true",
+        help="the lease-deadline-clock experiment: host suspends (suspend_shim.c) and "
+        "takeovers only",
+    )
     p.add_argument("--rate", type=int, default=RATE, help="IDs/s each generator is asked for")
-    p.add_argument("--rust-threads", type=int, default=gens.RUST_THREADS,
-                   help="threads sharing each Rust driver's generator (each its own IDs file)")
-    p.add_argument("--rust-singles-pct", type=int, default=30,
-                   help="percent (in tens) of a Rust driver's calls that are runs of next_id, the rest batches")
-    p.add_argument("--rust-handles", choices=sorted(gens.HANDLES), default=gens.RUST_HANDLES,
-                   help="which Rust driver threads issue through a per-thread handle (Generator::local()): "
-                   "none, all, or mixed (the odd-numbered; the others call the shared generator)")
-    p.add_argument("--bin-dir", help="the flakeid CLI and Rust driver to use (default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)")
-    p.add_argument("--schedule", help="faults from this JSON file (a scenario's schedule.json) instead of the seed's")
-    p.add_argument("--no-proxy", action="store_true", help="generators connect to the store directly (no delay)")
-    p.add_argument("--jobs", type=int, help="scenarios run at once, each in a topology of its own "
-                   "(default: 2 short, 1 long)")
-    p.add_argument("--part-of", metavar="DIR", help=argparse.SUPPRESS)  # a --jobs child: its results go to DIR
+    p.add_argument(
+        "--rust-threads",
+        type=int,
+        default=gens.RUST_THREADS,
+        help="threads sharing each Rust driver's generator (each its own IDs file)",
+    )
+    p.add_argument(
+        "--rust-singles-pct",
+        type=int,
+        default=30,
+        help="percent (in tens) of a Rust driver's calls that are runs of next_id, "
+        "the rest batches",
+    )
+    p.add_argument(
+        "--rust-handles",
+        choices=sorted(gens.HANDLES),
+        default=gens.RUST_HANDLES,
+        help="which Rust driver threads issue through a per-thread handle (Generator::local()): "
+        "none, all, or mixed (the odd-numbered; the others call the shared generator)",
+    )
+    p.add_argument(
+        "--bin-dir",
+        help="the flakeid CLI and Rust driver to use "
+        "(default: debug/ in cargo's target directory, $CARGO_TARGET_DIR when set)",
+    )
+    p.add_argument(
+        "--schedule",
+        help="faults from this JSON file (a scenario's schedule.json) instead of the seed's",
+    )
+    p.add_argument(
+        "--no-proxy",
+        action="store_true",
+        help="generators connect to the store directly (no delay)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        help="scenarios run at once, each in a topology of its own (default: 2 short, 1 long)",
+    )
+    p.add_argument(
+        "--part-of", metavar="DIR", help=argparse.SUPPRESS
+    )  # a --jobs child: its results go to DIR
     a = p.parse_args()
     if a.mode == "recheck":
         return recheck(a)
@@ -393,8 +527,11 @@ def main():
         gens.BIN_DIR = os.path.abspath(a.bin_dir)
     absent = gens.missing(a.kinds.split(",")) + ([] if os.access(VENV_PY, os.X_OK) else [VENV_PY])
     if absent:
-        print(f"faults: not built: {', '.join(absent)} (make faults-build: setup-faults, "
-              "the generators with the same CARGO_TARGET_DIR; or --bin-dir)", file=sys.stderr)
+        print(
+            f"faults: not built: {', '.join(absent)} (make faults-build: setup-faults, "
+            "the generators with the same CARGO_TARGET_DIR; or --bin-dir)",
+            file=sys.stderr,
+        )
         return 2
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
@@ -409,8 +546,11 @@ def main():
     if a.part_of:
         print(f"faults: part {run} of the run in {out}: stores {', '.join(stores)}", flush=True)
     else:
-        print(f"faults: run {run}, {a.mode}, seed {seed} (replay: {replay}); stores {', '.join(stores)}; "
-              f"{jobs} at once; results in {out}", flush=True)
+        print(
+            f"faults: run {run}, {a.mode}, seed {seed} (replay: {replay}); "
+            f"stores {', '.join(stores)}; {jobs} at once; results in {out}",
+            flush=True,
+        )
     started = time.monotonic()
     if jobs > 1:
         results = run_parts(a, seed, out, stores, jobs)
@@ -426,8 +566,19 @@ def main():
     a.shim = None
     if a.suspend:
         a.shim = os.path.join(ROOT, "target", "faults", "suspend_shim.so")
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", a.shim,
-                        os.path.join(HERE, "suspend", "suspend_shim.c"), "-ldl"], check=True)
+        subprocess.run(
+            [
+                "cc",
+                "-O2",
+                "-shared",
+                "-fPIC",
+                "-o",
+                a.shim,
+                os.path.join(HERE, "suspend", "suspend_shim.c"),
+                "-ldl",
+            ],
+            check=True,
+        )
     timing = dict(MODES[a.mode])
     if a.faults_s is not None:
         timing["faults"] = a.faults_s
@@ -478,9 +629,25 @@ def run_parts(a, seed, out, stores, jobs):
     parts = [stores[i::jobs] for i in range(jobs)]
     # The child gets this run's arguments with the part's stores (the last
     # occurrence of an option wins).
-    children = [subprocess.Popen([sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--seed", str(seed),
-                                  "--stores", ",".join(part), "--jobs", "1", "--part-of", out, "--no-doc"])
-                for part in parts]
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                *sys.argv[1:],
+                "--seed",
+                str(seed),
+                "--stores",
+                ",".join(part),
+                "--jobs",
+                "1",
+                "--part-of",
+                out,
+                "--no-doc",
+            ]
+        )
+        for part in parts
+    ]
     try:
         for c in children:
             c.wait()
@@ -506,10 +673,18 @@ def run_parts(a, seed, out, stores, jobs):
 
 def finish(a, run, seed, replay, out, stores, results, started):
     wall = time.monotonic() - started
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    meta = {"run": run, "mode": a.mode, "seed": seed, "replay": replay, "wall_s": wall, "commit": commit,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    commit = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    meta = {
+        "run": run,
+        "mode": a.mode,
+        "seed": seed,
+        "replay": replay,
+        "wall_s": wall,
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
     print(write_results(out, meta, results, not a.no_doc))
     ok = all(r.get("pass") for r in results) and len(results) == len(stores)
     print(f"faults: {'PASS' if ok else 'FAIL'} in {wall:.0f} s (seed {seed}; {out})")
@@ -529,7 +704,9 @@ def tally(results, scenarios):
             cases.passed(name)
         else:
             v = {k: n for k, n in r.get("violations", {}).items() if n}
-            cases.failed(name, r.get("error") or ", ".join(f"{k} {n}" for k, n in v.items()) or "failed")
+            cases.failed(
+                name, r.get("error") or ", ".join(f"{k} {n}" for k, n in v.items()) or "failed"
+            )
     return cases.finish()
 
 

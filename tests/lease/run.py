@@ -62,14 +62,22 @@ def executables(cargo_args):
     """Builds the tests; {target: (executable, package directory)} of the test binaries
     and libraries' unit tests built, or None when the build failed."""
     cargo = os.environ.get("CARGO", "cargo")
-    out = subprocess.run([cargo, "test", *cargo_args, "--no-run", "--message-format=json-render-diagnostics"],
-                         stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [cargo, "test", *cargo_args, "--no-run", "--message-format=json-render-diagnostics"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     if out.returncode != 0:
         return None
     found = {}
     for line in out.stdout.splitlines():
         msg = json.loads(line)
-        if msg.get("reason") != "compiler-artifact" or not msg.get("executable") or not msg["profile"]["test"]:
+        if (
+            msg.get("reason") != "compiler-artifact"
+            or not msg.get("executable")
+            or not msg["profile"]["test"]
+        ):
             continue
         t = msg["target"]
         if "test" in t["kind"]:
@@ -89,7 +97,9 @@ LIBTEST_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.M)
 def panic_of(test, output):
     """Where and why a failed test panicked, from libtest's `---- TEST stdout ----`
     section, or a pointer to the output."""
-    m = re.search(rf"^---- {re.escape(test)} stdout ----\n(?:.*\n)*?.*panicked at (\S+):\n(.*)", output, re.M)
+    m = re.search(
+        rf"^---- {re.escape(test)} stdout ----\n(?:.*\n)*?.*panicked at (\S+):\n(.*)", output, re.M
+    )
     return f"{m.group(1)} {m.group(2)}" if m else "see its output above"
 
 
@@ -101,7 +111,9 @@ def group_cases(cases, name, rc, output):
         if how == "ignored":
             print(f"SKIP {name}: {test}: ignored")
         else:
-            cases.record(f"{name}: {test}", how == "ok", "" if how == "ok" else panic_of(test, output))
+            cases.record(
+                f"{name}: {test}", how == "ok", "" if how == "ok" else panic_of(test, output)
+            )
     if rc != 0 and not any(how == "FAILED" for _test, how in seen):
         cases.failed(name, f"exit {rc}, and no failing test named (see its output above)")
     elif rc == 0 and not seen:
@@ -120,20 +132,30 @@ def stores(argv):
     stray = sorted(t for t in built if not t.startswith("lib:") and t not in wanted)
     missing = sorted(wanted - set(built))
     if stray or missing:
-        cases.failed("groups", f"test targets built but in no group: {stray}; in a group but not built: {missing} "
-                     "(tests/lease/run.py GROUPS)")
+        cases.failed(
+            "groups",
+            f"test targets built but in no group: {stray}; in a group but not built: {missing} "
+            "(tests/lease/run.py GROUPS)",
+        )
         return cases.finish()
     running = {}
     for name, (servers, targets) in GROUPS.items():
         # One shell line per group: each executable from its package's directory, as
         # cargo runs it, stopping at the first that fails.
         steps = " && ".join(
-            f"(cd {q(built[t][1])} && {q(built[t][0])} {' '.join(q(a) for a in args)})" for t, args in targets)
+            f"(cd {q(built[t][1])} && {q(built[t][0])} {' '.join(q(a) for a in args)})"
+            for t, args in targets
+        )
         log = tempfile.TemporaryFile(mode="w+")
         # A process group per group: stopping it reaches the test binaries and what
         # they started, not only the test environment.
-        proc = subprocess.Popen([sys.executable, TESTENV, "run", *servers, "--", "bash", "-c", steps],
-                                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, TESTENV, "run", *servers, "--", "bash", "-c", steps],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
         running[name] = (proc, log, time.monotonic())
     results = []
     try:
@@ -145,7 +167,9 @@ def stores(argv):
                 took = time.monotonic() - started
                 log.seek(0)
                 output = log.read()
-                print(f"== test-lease group {name} ({took:.0f} s, exit {proc.returncode})", flush=True)
+                print(
+                    f"== test-lease group {name} ({took:.0f} s, exit {proc.returncode})", flush=True
+                )
                 sys.stdout.write(output)
                 sys.stdout.flush()
                 results.append((name, took, proc.returncode, output))
@@ -190,8 +214,12 @@ try {
 } catch (e) { console.log("ERROR", e.code, e.message); }
 """
 BINDINGS = ("cli", "python", "node", "c")
-URL_VARS = ("FLAKEID_TEST_ETCD_URL", "FLAKEID_TEST_ETCDS_URL", "FLAKEID_TEST_REDISS_URL",
-            "FLAKEID_TEST_POSTGRES_TLS_URL")
+URL_VARS = (
+    "FLAKEID_TEST_ETCD_URL",
+    "FLAKEID_TEST_ETCDS_URL",
+    "FLAKEID_TEST_REDISS_URL",
+    "FLAKEID_TEST_POSTGRES_TLS_URL",
+)
 # Far past a lease's wait (its lock delay on a new namespace): a binding that hangs
 # fails its case instead of the run.
 BINDING_TIMEOUT_S = 120
@@ -201,8 +229,15 @@ def lease_once(cmd, env):
     """What one binding printed for one URL (stdout and stderr), the CLI's bare ID
     said as the others say it."""
     try:
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env,
-                           timeout=BINDING_TIMEOUT_S)
+        r = subprocess.run(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=BINDING_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         return f"no answer in {BINDING_TIMEOUT_S} s"
     out = r.stdout.rstrip("\n")
@@ -234,17 +269,45 @@ def bindings(argv):
         return 2
     lib_dir = os.environ.get("C_LIB_DIR")
     if not lib_dir:
-        print("run.py bindings: C_LIB_DIR, where libflakeid.a is: make test-lease-bindings sets it (mk/c.mk)",
-              file=sys.stderr)
+        print(
+            "run.py bindings: C_LIB_DIR, where libflakeid.a is: "
+            "make test-lease-bindings sets it (mk/c.mk)",
+            file=sys.stderr,
+        )
         return 2
     cargo = os.environ.get("CARGO", "cargo")
     # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
-    subprocess.run([cargo, "build", "-q", *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")],
-                   check=True, cwd=ROOT)
+    subprocess.run(
+        [
+            cargo,
+            "build",
+            "-q",
+            *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli"),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
     c_prog = os.path.join(ROOT, "target", "lease_url_c")
-    subprocess.run(["cc", "-std=c11", "-Iinclude", "tests/lease/lease_url.c", os.path.join(lib_dir, "libflakeid.a"),
-                    "-lpthread", "-ldl", "-lm", "-lrt", "-o", c_prog], check=True, cwd=ROOT)
-    cli = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid")
+    subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-Iinclude",
+            "tests/lease/lease_url.c",
+            os.path.join(lib_dir, "libflakeid.a"),
+            "-lpthread",
+            "-ldl",
+            "-lm",
+            "-lrt",
+            "-o",
+            c_prog,
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    cli = os.path.join(
+        os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid"
+    )
     py = os.environ.get("PY") or os.path.join(ROOT, "python", ".venv", "bin", "python")
     stack = testenv.Stack(redis=True, postgres=True, etcd=True)
     cases = Cases("test-lease-bindings")
@@ -257,9 +320,12 @@ def bindings(argv):
             return cases.finish()
 
         def command(who, url):
-            return {"cli": [cli, "generate", "-n", "1", "--lease", url, "--lease-ttl-ms", "2000"],
-                    "python": [py, "-c", PY_PROG, url], "node": ["node", "-e", NODE_PROG, url],
-                    "c": [c_prog, url]}[who]
+            return {
+                "cli": [cli, "generate", "-n", "1", "--lease", url, "--lease-ttl-ms", "2000"],
+                "python": [py, "-c", PY_PROG, url],
+                "node": ["node", "-e", NODE_PROG, url],
+                "c": [c_prog, url],
+            }[who]
 
         # Each check mostly waits (a lease on a new namespace, its lock delay): every
         # binding's checks of every URL run at once, each in a namespace of its own,
@@ -272,7 +338,12 @@ def bindings(argv):
             # Over TLS: the same URL with a CA that did not sign the server's certificate.
             if "ca.pem" in base or "sslrootcert" in base:
                 bad = good.replace("/ca.pem", "/other-ca.pem")
-                done.append((f"{who} {redacted}, a wrong CA", *judge(lease_once(command(who, bad), env), "unknown CA")))
+                done.append(
+                    (
+                        f"{who} {redacted}, a wrong CA",
+                        *judge(lease_once(command(who, bad), env), "unknown CA"),
+                    )
+                )
             return done
 
         jobs = [(n, base, who) for n, base in enumerate(urls, 1) for who in BINDINGS]

@@ -13,6 +13,7 @@ a failure too (testenv sets FLAKEID_LEASE_REQUIRE=1 when every server started: n
 skips itself). EXIT_STATUS, the run's: nonzero with no failed test (a build, vet, gofmt,
 the fixture) is one failure more.
 """
+
 import json
 import re
 import sys
@@ -39,7 +40,11 @@ def main(tempdir, rc):
     for t, how in sorted(ended.items()):
         top = t.split("/")[0]
         mine = [line for u, ls in lines.items() if u == t or u.startswith(t + "/") for line in ls]
-        if how == "fail" and top in tempdir and all(CLEANUP.search(x) for x in mine if ERROR.match(x)):
+        if (
+            how == "fail"
+            and top in tempdir
+            and all(CLEANUP.search(x) for x in mine if ERROR.match(x))
+        ):
             print(f"--- PASS: {t} (but Wine 8's t.TempDir cleanup)", file=sys.stderr)
             how = "pass"
         if how == "fail":

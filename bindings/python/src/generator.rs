@@ -1,10 +1,10 @@
 //! `flakeid.Generator` and `flakeid.ManualClock`: the core's generator, converted.
 
 use crate::errors::{batch_size, opt_uint, to_py, type_name, uint};
-use crate::layout::{PyLayout, layout_arg, pymethods_with_getters};
+use crate::layout::{PyLayout, layout_arg, pymethods_with_getters, stats_dict};
 use flakeid_core::{
-    GENERATOR_OPTIONS, Generator, GeneratorOption, Layout, ManualClock, OPTION_NAMES, OptionKind, OptionValue,
-    to_bytes, unknown_option,
+    GENERATOR_OPTIONS, Generator, GeneratorBuilder, GeneratorOption, Layout, ManualClock, OPTION_NAMES, OptionKind,
+    OptionValue, to_bytes, unknown_option,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -100,6 +100,82 @@ fn wrong_type(option: &GeneratorOption, value: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("{} must be {wants}, got {}", option.name, type_name(value)))
 }
 
+/// `**options` as (name, value) pairs (Python makes sure the keys are str).
+fn keywords<'py>(options: Option<&Bound<'py, PyDict>>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+    options
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| Ok((k.extract()?, v)))
+        .collect()
+}
+
+/// The core's builder from `Generator` keywords: the layout first (node ids are read
+/// against it, and it may be a `Layout`), then every other option by name
+/// (`GeneratorBuilder::set`, which checks its value).
+fn builder_from(given: &[(String, Bound<'_, PyAny>)]) -> PyResult<(GeneratorBuilder, Layout)> {
+    let layout = layout_arg(given.iter().find(|(k, _)| k == "layout").map(|(_, v)| v))?;
+    let mut b = Generator::builder(layout);
+    for (key, value) in given {
+        let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == key) else {
+            return Err(PyTypeError::new_err(unknown_option(key, &OPTION_NAMES).to_string()));
+        };
+        if value.is_none() || option.kind == OptionKind::Layout {
+            continue;
+        }
+        b = match option.kind {
+            OptionKind::Clock => {
+                let clock = value.cast::<PyManualClock>().map_err(|_| wrong_type(option, value))?;
+                b.clock(clock.get().0.clone())
+            }
+            kind => {
+                let text;
+                let v = match kind {
+                    OptionKind::Path => {
+                        text = state_path(value)?;
+                        OptionValue::Text(&text)
+                    }
+                    OptionKind::Bool if value.is_instance_of::<PyBool>() => {
+                        OptionValue::Uint(u64::from(value.is_truthy()?))
+                    }
+                    _ if value.is_instance_of::<PyInt>() && matches!(kind, OptionKind::Uint | OptionKind::Node) => {
+                        OptionValue::Uint(uint(value, option.name, node_max(option.name, &layout))?)
+                    }
+                    OptionKind::Uint => return Err(wrong_type(option, value)),
+                    _ => {
+                        text = value.extract::<String>().map_err(|_| wrong_type(option, value))?;
+                        OptionValue::Text(&text)
+                    }
+                };
+                b.set(option.name, v).map_err(to_py)?
+            }
+        };
+    }
+    Ok((b, layout))
+}
+
+/// Checks `Generator` keywords as `Generator(**options)` does, and raises its error,
+/// without taking anything a generator holds: no node id on this host (a manual
+/// clock at the current time keeps the host guard out), no lease and no state file
+/// (with one of those, each value is checked, and the store is first reached when
+/// the generator is built). The framework adapters check their settings so at
+/// start-up, in a process that may fork its workers afterwards.
+#[pyfunction]
+#[pyo3(signature = (**options))]
+pub(crate) fn check_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    let given = keywords(options)?;
+    let (b, _) = builder_from(&given)?;
+    let holds_a_store = given
+        .iter()
+        .any(|(k, v)| (k == "lease" || k == "state") && !v.is_none());
+    if holds_a_store {
+        return Ok(());
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    b.clock(ManualClock::new(now_ms)).build().map(drop).map_err(to_py)
+}
+
 pymethods_with_getters! { PyGenerator.inner {
     node: u64, datacenter: u64, worker: u64, max_borrow_ms: u64, max_wait_ms: u64, last_issued_ms: Option<u64>,
 }
@@ -113,50 +189,12 @@ pymethods_with_getters! { PyGenerator.inner {
         worker: Option<&Bound<'_, PyAny>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        // `**options`' keys are str (Python makes sure of it).
         let mut given: Vec<(String, Bound<'_, PyAny>)> = [("datacenter", datacenter), ("worker", worker)]
             .into_iter()
             .filter_map(|(k, v)| Some((k.to_string(), v?.clone())))
             .collect();
-        for (k, v) in options.into_iter().flatten() {
-            given.push((k.extract()?, v));
-        }
-        // The layout first: node ids are read against it, and it may be a `Layout`.
-        let layout = layout_arg(given.iter().find(|(k, _)| k == "layout").map(|(_, v)| v))?;
-        let mut b = Generator::builder(layout);
-        for (key, value) in &given {
-            let Some(option) = GENERATOR_OPTIONS.iter().find(|o| o.name == key) else {
-                return Err(PyTypeError::new_err(unknown_option(key, &OPTION_NAMES).to_string()));
-            };
-            if value.is_none() || option.kind == OptionKind::Layout {
-                continue;
-            }
-            b = match option.kind {
-                OptionKind::Clock => {
-                    let clock = value.cast::<PyManualClock>().map_err(|_| wrong_type(option, value))?;
-                    b.clock(clock.get().0.clone())
-                }
-                kind => {
-                    let text;
-                    let v = match kind {
-                        OptionKind::Path => {
-                            text = state_path(value)?;
-                            OptionValue::Text(&text)
-                        }
-                        OptionKind::Bool if value.is_instance_of::<PyBool>() => OptionValue::Uint(u64::from(value.is_truthy()?)),
-                        _ if value.is_instance_of::<PyInt>() && matches!(kind, OptionKind::Uint | OptionKind::Node) => {
-                            OptionValue::Uint(uint(value, option.name, node_max(option.name, &layout))?)
-                        }
-                        OptionKind::Uint => return Err(wrong_type(option, value)),
-                        _ => {
-                            text = value.extract::<String>().map_err(|_| wrong_type(option, value))?;
-                            OptionValue::Text(&text)
-                        }
-                    };
-                    b.set(option.name, v).map_err(to_py)?
-                }
-            };
-        }
+        given.extend(keywords(options)?);
+        let (mut b, layout) = builder_from(&given)?;
         // Long waits (a clock waited out, a frozen clock) let Python's signal
         // handlers run every 10 ms: Ctrl-C interrupts them with KeyboardInterrupt.
         b = b.wait_hook(std::sync::Arc::new(check_signals));
@@ -231,17 +269,16 @@ pymethods_with_getters! { PyGenerator.inner {
     /// lease_state and lease_remaining_ms (None without a lease). The core's
     /// `Stats`; the keys are its field names.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = py.detach(|| self.inner.stats());
-        let d = PyDict::new(py);
-        d.set_item("ids_issued", s.ids_issued)?;
-        d.set_item("tick_waits", s.tick_waits)?;
-        d.set_item("tick_wait_us", s.tick_wait_us)?;
-        d.set_item("lead_ms", s.lead_ms)?;
-        d.set_item("clock_rollbacks", s.clock_rollbacks)?;
-        d.set_item("max_rollback_ms", s.max_rollback_ms)?;
-        d.set_item("lease_state", s.lease_state)?;
-        d.set_item("lease_remaining_ms", s.lease_remaining_ms)?;
-        Ok(d)
+        stats_dict!(py, py.detach(|| self.inner.stats()), [
+            ids_issued,
+            tick_waits,
+            tick_wait_us,
+            lead_ms,
+            clock_rollbacks,
+            max_rollback_ms,
+            lease_state,
+            lease_remaining_ms,
+        ])
     }
 
     /// Stops issuing IDs and gives the leased node id back now (also done when the

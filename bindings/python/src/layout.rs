@@ -49,6 +49,18 @@ macro_rules! pymethods_with_getters {
 }
 pub(crate) use pymethods_with_getters;
 
+/// A core stats struct as a dict keyed by its field names: the one conversion of every
+/// handle kind's `stats()` (the 64-bit generator's, the UUID generator's).
+macro_rules! stats_dict {
+    ($py:expr, $stats:expr, [$($field:ident),* $(,)?]) => {{
+        let stats = $stats;
+        let dict = pyo3::types::PyDict::new($py);
+        $(dict.set_item(stringify!($field), stats.$field)?;)*
+        Ok(dict)
+    }};
+}
+pub(crate) use stats_dict;
+
 pymethods_with_getters! { PyLayout.0 {
     name: Option<&'static str>, time_bits: u32, datacenter_bits: u32, worker_bits: u32, node_bits: u32,
     sequence_bits: u32, tick_ms: u64, epoch_ms: u64, total_bits: u32, max_node: u64, max_datacenter: u64,

@@ -5,6 +5,7 @@
 
 use crate::errors::{to_py, type_name, uint};
 use crate::generator::PyManualClock;
+use crate::layout::stats_dict;
 use flakeid_core::{UUID_GENERATOR_OPTIONS, UuidGenerator, unknown_option};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -153,15 +154,18 @@ impl PyUuidGenerator {
     }
     /// The engine's counters (`reseeds`: forked children that went on).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.stats();
-        let d = PyDict::new(py);
-        d.set_item("ids_issued", s.ids_issued)?;
-        d.set_item("tick_waits", s.tick_waits)?;
-        d.set_item("lead_ms", s.lead_ms)?;
-        d.set_item("clock_rollbacks", s.clock_rollbacks)?;
-        d.set_item("max_rollback_ms", s.max_rollback_ms)?;
-        d.set_item("reseeds", s.reseeds)?;
-        Ok(d)
+        stats_dict!(
+            py,
+            self.inner.stats(),
+            [
+                ids_issued,
+                tick_waits,
+                lead_ms,
+                clock_rollbacks,
+                max_rollback_ms,
+                reseeds,
+            ]
+        )
     }
     /// Stops issuing; later calls raise `ConfigError` (field `generator`).
     fn close(&self) {

@@ -157,13 +157,17 @@ after(async () => {
     const pgid = browser.pid
     try {
       process.kill(-pgid, 'SIGTERM')
-    } catch {}
+    } catch {
+      // the group has exited already
+    }
     const start = Date.now()
     while (groupAlive(pgid)) {
       if (Date.now() - start > 5000) {
         try {
           process.kill(-pgid, 'SIGKILL')
-        } catch {}
+        } catch {
+          // the group has exited meanwhile
+        }
       }
       if (Date.now() - start > 15000) throw new Error(`chromium's processes (group ${pgid}) did not exit`)
       await new Promise((r) => setTimeout(r, 50))

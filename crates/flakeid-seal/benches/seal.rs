@@ -12,8 +12,8 @@
 //!
 //! Where a seal's time goes (`valgrind --tool=callgrind` on this bench,
 //! `--bench seal/seal/aes128 --profile-time 2`, instructions per `Sealer::run`
-//! call, 2026-11-24): 4,890 with a 16-byte key (4,990 with a 32-byte one), down
-//! from 5,460 (5,700) when each call expanded its own key schedule:
+//! call): 4,890 with a 16-byte key (4,990 with a 32-byte one); expanding the key
+//! schedule in each call would add about 570 (700):
 //! * fpe's PRF feeding, `Prf::update`: 2,550 for its 33 calls, of which the 11
 //!   AES-NI block encryptions are 430 and a `memcpy` per call 465;
 //! * fpe's `generate_s` iterator, folded by numeral.rs: 1,130 (10 rounds);

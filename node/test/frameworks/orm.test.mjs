@@ -121,6 +121,15 @@ describe('drizzle', () => {
     assert.equal(settings.configure({ node: 9 }), settings.sharedGenerator()) // the same options: the same one
     assert.throws(() => settings.configure({ node: 10 }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'settings' && /configured already/.test(e.message))
   })
+
+  test('options are compared by value: equal ones in another order are the same configuration', () => {
+    settings.reset()
+    const first = settings.configure({ node: 14, layout: 'snowflake', overflow: 'borrow' })
+    assert.equal(settings.configure({ overflow: 'borrow', layout: 'snowflake', node: 14 }), first)
+    assert.throws(() => settings.configure({ node: 14, layout: 'snowflake', overflow: 'wait' }),
+      (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'settings')
+    settings.reset()
+  })
 })
 
 describe('drizzle uuid', () => {

@@ -45,7 +45,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from flakeid import _shared
-from flakeid._flakeid import Generator, ParseError, from_bigint, parse_id, to_bigint
+from flakeid._flakeid import ConfigError, Generator, ParseError, from_bigint, parse_id, to_bigint
 
 __all__ = ["FlakeId", "FlakeIdField", "FlakeIdJSONEncoder", "after_fork", "generator", "next_id"]
 
@@ -132,14 +132,19 @@ class FlakeIdField(models.BigIntegerField):
         if value is None or type(value) is FlakeId:
             return value
         try:
-            return FlakeId(parse_id(value, _layout()))  # the engine's rule: an int or decimal text, in the layout's range
+            return FlakeId(
+                parse_id(value, _layout())
+            )  # the engine's rule: an int or decimal text, in the layout's range
         except ParseError as err:
-            raise exceptions.ValidationError("%(field)s: %(error)s", code="invalid",
-                                             params={"field": self.name, "error": err}) from err
+            raise exceptions.ValidationError(
+                "%(field)s: %(error)s", code="invalid", params={"field": self.name, "error": err}
+            ) from err
 
     def get_prep_value(self, value: Any) -> Any:
         out = self.to_python(super().get_prep_value(value))
-        return None if out is None else to_bigint(out, _layout())  # the signed BIGINT the database holds
+        return (
+            None if out is None else to_bigint(out, _layout())
+        )  # the signed BIGINT the database holds
 
     def value_to_string(self, obj: Any) -> str:
         value = self.value_from_object(obj)
@@ -154,6 +159,6 @@ def _check_settings() -> list[checks.CheckMessage]:
 
     try:
         _shared.check(getattr(settings, "FLAKEID", None) or {})
-    except _shared.ConfigError as err:
+    except ConfigError as err:
         return [checks.Error(str(err), hint="see docs/frameworks.md (Django)", id="flakeid.E001")]
     return []

@@ -7,6 +7,8 @@ installed, it maps FlakeIdField to a string field in every ModelSerializer
 
 from __future__ import annotations
 
+import importlib.util
+
 from django.apps import AppConfig
 
 
@@ -21,9 +23,7 @@ class FlakeIdConfig(AppConfig):
         from flakeid import _shared
 
         _shared.check(getattr(settings, "FLAKEID", None) or {})
-        try:
-            import rest_framework  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("rest_framework") is None:
             return
         from flakeid.django import rest
 

@@ -38,9 +38,15 @@ class FlakeIdSerializerField(fields.ModelField):
         kwargs.pop("max_value", None)
         kwargs.pop("min_value", None)
         if model_field is not None and model_field.primary_key and "read_only" not in kwargs:
-            kwargs = {k: v for k, v in kwargs.items() if k not in ("required", "default", "validators", "allow_null")}
+            kwargs = {
+                k: v
+                for k, v in kwargs.items()
+                if k not in ("required", "default", "validators", "allow_null")
+            }
             kwargs["read_only"] = True
-        super().__init__(model_field if isinstance(model_field, FlakeIdField) else FlakeIdField(), **kwargs)
+        super().__init__(
+            model_field if isinstance(model_field, FlakeIdField) else FlakeIdField(), **kwargs
+        )
 
     def get_attribute(self, instance: Any) -> Any:
         return fields.Field.get_attribute(self, instance)  # the value, not the row (ModelField's)
@@ -52,7 +58,8 @@ class FlakeIdSerializerField(fields.ModelField):
         if isinstance(data, float):  # a float has already lost an ID's last digits
             self.fail("invalid")
         try:
-            return self.model_field.to_python(data)  # type: ignore[no-any-return]
+            value: FlakeId = self.model_field.to_python(data)
+            return value
         except exceptions.ValidationError as err:
             raise serializers.ValidationError(err.messages) from None
 

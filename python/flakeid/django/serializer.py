@@ -15,7 +15,9 @@ Deserializer = django_json.Deserializer
 
 
 def _is_flakeid(field: Any) -> bool:
-    return isinstance(field, FlakeIdField) or isinstance(getattr(field, "target_field", None), FlakeIdField)
+    return isinstance(field, FlakeIdField) or isinstance(
+        getattr(field, "target_field", None), FlakeIdField
+    )
 
 
 class Serializer(django_json.Serializer):

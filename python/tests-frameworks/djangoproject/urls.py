@@ -20,4 +20,9 @@ def uuids(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"pid": os.getpid(), "ids": [flakeid.uuid7() for _ in range(n)]})
 
 
-urlpatterns = [path("admin/", admin.site.urls), path("ids", ids), path("uuids", uuids), path("api/", include("orders.api"))]
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("ids", ids),
+    path("uuids", uuids),
+    path("api/", include("orders.api")),
+]

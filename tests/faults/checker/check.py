@@ -67,12 +67,12 @@ def read_ids(path):
     heads, chunks = [], []
     pos, size = 0, len(data)
     while pos + HEAD.itemsize <= size:
-        h = data[pos:pos + HEAD.itemsize].view(HEAD)[0]
+        h = data[pos : pos + HEAD.itemsize].view(HEAD)[0]
         end = pos + HEAD.itemsize + 8 * int(h["n"])
         if end > size:
             break
         heads.append((int(h["t0"]), int(h["t1"]), int(h["n"]), int(h["op"])))
-        chunks.append(data[pos + HEAD.itemsize:end].view("<u8"))
+        chunks.append(data[pos + HEAD.itemsize : end].view("<u8"))
         pos = end
     recs = np.array(heads, dtype=[("t0", "i8"), ("t1", "i8"), ("n", "i8"), ("op", "i8")])
     ids = np.concatenate(chunks) if chunks else np.zeros(0, dtype="<u8")
@@ -130,7 +130,9 @@ def main(sdir):
                 attempts.setdefault(key, [])
             elif e["what"] in ("kill9", "exit", "term", "stopping"):
                 may_release.setdefault(key, []).append(e["t"])
-        elif e.get("ev") == "fault" and e.get("phase") == "start" and e["fault"] in ("term", "kill"):
+        elif (
+            e.get("ev") == "fault" and e.get("phase") == "start" and e["fault"] in ("term", "kill")
+        ):
             # Logged before the harness signals the process.
             if e["target"] in current:
                 may_release.setdefault((e["target"], current[e["target"]]), []).append(e["t"])
@@ -148,10 +150,16 @@ def main(sdir):
                 if e["ev"] == "acquired":
                     # When the store may have granted it: from the attempt's start (a
                     # serve process's start) on; the log says so only at the end.
-                    began = started.get(key, 0) if slot["kind"] == "serve" else (
-                        attempts[key][-1][0] if attempts.get(key) else 0)
-                    incs[(slot["name"], tag, int(e.get("inc", 0)))] = {"node": int(e["node"]), "t_acq": e["t"],
-                                                                       "t_began": began}
+                    began = (
+                        started.get(key, 0)
+                        if slot["kind"] == "serve"
+                        else (attempts[key][-1][0] if attempts.get(key) else 0)
+                    )
+                    incs[(slot["name"], tag, int(e.get("inc", 0)))] = {
+                        "node": int(e["node"]),
+                        "t_acq": e["t"],
+                        "t_began": began,
+                    }
                     acquired_by.setdefault(key, []).append((e["t"], int(e["node"])))
                     if slot["kind"] == "serve":
                         attempts[key] = [(0, True)]  # one build per process
@@ -203,7 +211,9 @@ def main(sdir):
             bad = np.nonzero(ids[1:] <= ids[:-1])[0]
             order_bad += len(bad)
             for b in bad[:3]:
-                order_examples.append({"inc": list(map(str, key)), "prev": str(ids[b]), "next": str(ids[b + 1])})
+                order_examples.append(
+                    {"inc": list(map(str, key)), "prev": str(ids[b]), "next": str(ids[b + 1])}
+                )
             nodes = lay.node(ids)
             if info is None:
                 node_bad += len(ids)
@@ -212,24 +222,39 @@ def main(sdir):
                 wrong = np.nonzero(nodes != np.uint64(info["node"]))[0]
                 node_bad += len(wrong)
                 for w in wrong[:3]:
-                    node_examples.append({"inc": list(map(str, key)), "id": str(ids[w]), "node": int(nodes[w]),
-                                          "reported": info["node"]})
+                    node_examples.append(
+                        {
+                            "inc": list(map(str, key)),
+                            "id": str(ids[w]),
+                            "node": int(nodes[w]),
+                            "reported": info["node"],
+                        }
+                    )
             ticks = lay.ticks(ids)
             seen = per_inc.get(key)
-            per_inc[key] = {"n": int(len(ids)), "nodes": np.unique(nodes).tolist(),
-                            "min_tick": int(ticks.min()), "max_tick": int(ticks.max()),
-                            "first_t": int(recs["t0"].min()), "last_t": int(recs["t1"].max())}
+            per_inc[key] = {
+                "n": int(len(ids)),
+                "nodes": np.unique(nodes).tolist(),
+                "min_tick": int(ticks.min()),
+                "max_tick": int(ticks.max()),
+                "first_t": int(recs["t0"].min()),
+                "last_t": int(recs["t1"].max()),
+            }
             if seen is not None:  # another thread's file of the same incarnation
-                per_inc[key] = {"n": seen["n"] + per_inc[key]["n"],
-                                "nodes": sorted(set(seen["nodes"]) | set(per_inc[key]["nodes"])),
-                                "min_tick": min(seen["min_tick"], per_inc[key]["min_tick"]),
-                                "max_tick": max(seen["max_tick"], per_inc[key]["max_tick"]),
-                                "first_t": min(seen["first_t"], per_inc[key]["first_t"]),
-                                "last_t": max(seen["last_t"], per_inc[key]["last_t"])}
+                per_inc[key] = {
+                    "n": seen["n"] + per_inc[key]["n"],
+                    "nodes": sorted(set(seen["nodes"]) | set(per_inc[key]["nodes"])),
+                    "min_tick": min(seen["min_tick"], per_inc[key]["min_tick"]),
+                    "max_tick": max(seen["max_tick"], per_inc[key]["max_tick"]),
+                    "first_t": min(seen["first_t"], per_inc[key]["first_t"]),
+                    "last_t": max(seen["last_t"], per_inc[key]["last_t"]),
+                }
             all_ids.append(ids)
             owners.append(np.full(len(ids), idx, dtype=np.int32))
             slot_success[slot["name"]].extend(zip(recs["t1"].tolist(), recs["n"].tolist()))
-            rec_node = lay.node(ids[np.cumsum(recs["n"]) - 1]).astype(np.int64)  # each record's last ID's node
+            rec_node = lay.node(ids[np.cumsum(recs["n"]) - 1]).astype(
+                np.int64
+            )  # each record's last ID's node
             rec_tables.append((key, recs, rec_node))
     keys_by_idx = {v: k for k, v in inc_index.items()}
 
@@ -243,7 +268,12 @@ def main(sdir):
     dup_examples = []
     for p in dup_pos[:5]:
         a, b = own[order[p]], own[order[p + 1]]
-        dup_examples.append({"id": str(sids[p]), "by": [list(map(str, keys_by_idx[a])), list(map(str, keys_by_idx[b]))]})
+        dup_examples.append(
+            {
+                "id": str(sids[p]),
+                "by": [list(map(str, keys_by_idx[a])), list(map(str, keys_by_idx[b]))],
+            }
+        )
 
     # --- per node: incarnations' IDs must not overlap in time (the fence)
     fence_bad, fence_examples = 0, []
@@ -256,8 +286,15 @@ def main(sdir):
         for (a0, a1, ka), (b0, b1, kb) in zip(lst, lst[1:]):
             if b0 <= a1:
                 fence_bad += 1
-                fence_examples.append({"node": n, "earlier": list(map(str, ka)), "later": list(map(str, kb)),
-                                       "earlier_last_tick": a1, "later_first_tick": b0})
+                fence_examples.append(
+                    {
+                        "node": n,
+                        "earlier": list(map(str, ka)),
+                        "later": list(map(str, kb)),
+                        "earlier_last_tick": a1,
+                        "later_first_tick": b0,
+                    }
+                )
 
     # --- the store's records: who held which node when
     # Data losses as (begun, done): the harness logs before it wipes and after.
@@ -303,8 +340,11 @@ def main(sdir):
         for t, node in events_of_host:
             j = bisect.bisect_left(sent, t)
             if j < len(answered):
-                confirmed.update(token for n, token, _rem in answered[j][1]
-                                 if int(n) == node and (token or "").startswith(prefix))
+                confirmed.update(
+                    token
+                    for n, token, _rem in answered[j][1]
+                    if int(n) == node and (token or "").startswith(prefix)
+                )
 
     def from_failed_attempt(host, token):
         """Whether the store's token belongs to a build attempt that failed: the
@@ -346,8 +386,11 @@ def main(sdir):
             if end > b:
                 raw.setdefault(int(node), []).append((b, end, host))
     seen_in_store = {(node, h) for node, ivs in raw.items() for _s, _e, h in ivs}
-    never_seen = sorted("-".join(map(str, k)) for k in per_inc
-                        if k in incs and (incs[k]["node"], (k[0], k[1])) not in seen_in_store)
+    never_seen = sorted(
+        "-".join(map(str, k))
+        for k in per_inc
+        if k in incs and (incs[k]["node"], (k[0], k[1])) not in seen_in_store
+    )
     attested = {}  # node -> (starts, ends, hosts) disjoint and sorted
     store_conflicts = []
     for node, ivs in raw.items():
@@ -359,13 +402,18 @@ def main(sdir):
             elif merged and merged[-1][2] != h and s < merged[-1][1]:
                 # Two holders attested at once: the store contradicts itself (or a
                 # release/loss the harness did not see). Keep neither overlap.
-                store_conflicts.append({"node": node, "a": "-".join(merged[-1][2]), "b": "-".join(h)})
+                store_conflicts.append(
+                    {"node": node, "a": "-".join(merged[-1][2]), "b": "-".join(h)}
+                )
                 merged[-1][1] = s
                 merged.append([s, e, h])
             else:
                 merged.append([s, e, h])
-        attested[node] = (np.array([m[0] for m in merged], dtype=np.int64),
-                          np.array([m[1] for m in merged], dtype=np.int64), [m[2] for m in merged])
+        attested[node] = (
+            np.array([m[0] for m in merged], dtype=np.int64),
+            np.array([m[1] for m in merged], dtype=np.int64),
+            [m[2] for m in merged],
+        )
 
     # After a data loss the store's records say nothing about holders from before
     # it: the store forgot them, and such a holder may go on issuing until its
@@ -406,8 +454,15 @@ def main(sdir):
             foreign_recs += int(bad.sum())
             foreign_ids += int(r["n"][bad].sum())
             for j in np.nonzero(bad)[0][:3]:
-                foreign_examples.append({"inc": list(map(str, key)), "node": int(n), "t0": int(r["t0"][j]),
-                                         "t1": int(r["t1"][j]), "store_holder": "-".join(hosts[i[j]])})
+                foreign_examples.append(
+                    {
+                        "inc": list(map(str, key)),
+                        "node": int(n),
+                        "t0": int(r["t0"][j]),
+                        "t1": int(r["t1"][j]),
+                        "store_holder": "-".join(hosts[i[j]]),
+                    }
+                )
 
     # --- availability, outages, recovery
     # An outage of a slot runs from its last successful call before a failure mark
@@ -419,7 +474,11 @@ def main(sdir):
     for e in events:
         if e.get("ev") == "proc" and e["what"] in ("kill9", "term", "exit"):
             marks[e["slot"]].append(e["t"])
-        elif e.get("ev") == "fault" and e.get("phase") == "start" and e["fault"] in ("pause", "suspend"):
+        elif (
+            e.get("ev") == "fault"
+            and e.get("phase") == "start"
+            and e["fault"] in ("pause", "suspend")
+        ):
             marks[e["target"]].append(e["t"])
     for slot in sc["slots"]:
         sd = os.path.join(sdir, "slots", slot["name"])
@@ -475,36 +534,63 @@ def main(sdir):
         if not np.any((t1s >= t_quiet) & (t1s <= t_end)):
             stuck.append(name)
         slots_out[name] = {
-            "kind": s["kind"], "ids": n_ids,
+            "kind": s["kind"],
+            "ids": n_ids,
             "first_id_ms": round((first - t_start) / 1e6, 1),
             "availability": round(1 - down / window, 4) if window > 0 else None,
             "rate_while_up": round(n_ids / max((window - down) / 1e9, 1e-9)),
-            "outages": len(outages), "outage_max_ms": round(max(durations, default=0) / 1e6, 1),
+            "outages": len(outages),
+            "outage_max_ms": round(max(durations, default=0) / 1e6, 1),
             "unrecovered_heals": unrecovered,
         }
 
     result = {
-        "scenario": sc["name"], "store": sc["store"], "seed": sc["seed"],
+        "scenario": sc["name"],
+        "store": sc["store"],
+        "seed": sc["seed"],
         "duration_s": round((t_end - t_start) / 1e9, 1),
         "ids_checked": int(len(ids)),
         "incarnations": len(per_inc),
-        "violations": {"duplicates": duplicates, "order": int(order_bad), "node": int(node_bad),
-                       "foreign": int(foreign_ids), "fence": fence_bad, "stuck": len(stuck),
-                       "crashes": len(crashes)},
-        "examples": {"duplicates": dup_examples, "order": order_examples[:5], "node": node_examples[:5],
-                     "foreign": foreign_examples[:5], "fence": fence_examples[:5], "stuck": stuck,
-                     "crashes": crashes[:5]},
+        "violations": {
+            "duplicates": duplicates,
+            "order": int(order_bad),
+            "node": int(node_bad),
+            "foreign": int(foreign_ids),
+            "fence": fence_bad,
+            "stuck": len(stuck),
+            "crashes": len(crashes),
+        },
+        "examples": {
+            "duplicates": dup_examples,
+            "order": order_examples[:5],
+            "node": node_examples[:5],
+            "foreign": foreign_examples[:5],
+            "fence": fence_examples[:5],
+            "stuck": stuck,
+            "crashes": crashes[:5],
+        },
         "issued_after_store_forgot": forgotten_ids,
         "incarnations_never_seen_in_store": never_seen,
         "attested_fraction": round(covered_ids / total_ids, 4) if total_ids else None,
         "store_self_conflicts": store_conflicts[:5],
         "unparsed_store_tokens": unparsed,
         "store_records_of_failed_builds": failed_attempt_records,
-        "polls": len(polls), "polls_failed": sum(1 for p in polls if "err" in p),
-        "unavailability_ms": {"count": len(outages_all), "p50": pct(outages_all, 50), "max": max(outages_all, default=None)},
-        "recovery_ms": {"count": len(recover_all), "p50": pct(recover_all, 50), "max": max(recover_all, default=None),
-                        "by_fault": {k: {"n": len(v), "p50": pct(v, 50), "max": max(v)}
-                                     for k, v in sorted(recover_by_fault.items())}},
+        "polls": len(polls),
+        "polls_failed": sum(1 for p in polls if "err" in p),
+        "unavailability_ms": {
+            "count": len(outages_all),
+            "p50": pct(outages_all, 50),
+            "max": max(outages_all, default=None),
+        },
+        "recovery_ms": {
+            "count": len(recover_all),
+            "p50": pct(recover_all, 50),
+            "max": max(recover_all, default=None),
+            "by_fault": {
+                k: {"n": len(v), "p50": pct(v, 50), "max": max(v)}
+                for k, v in sorted(recover_by_fault.items())
+            },
+        },
         "faults": sum(1 for e in events if e.get("ev") == "fault" and e.get("phase") == "start"),
         "slots": slots_out,
     }
@@ -512,10 +598,13 @@ def main(sdir):
     with open(os.path.join(sdir, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
     v = result["violations"]
-    print(f"check {sc['name']}: {result['ids_checked']} IDs, {result['incarnations']} incarnations, "
-          f"duplicates {v['duplicates']}, order {v['order']}, node {v['node']}, foreign {v['foreign']}, "
-          f"fence {v['fence']}, stuck {v['stuck']}, crashes {v['crashes']}; attested {result['attested_fraction']}: "
-          f"{'PASS' if result['pass'] else 'FAIL'}")
+    print(
+        f"check {sc['name']}: {result['ids_checked']} IDs, {result['incarnations']} incarnations, "
+        f"duplicates {v['duplicates']}, order {v['order']}, node {v['node']}, "
+        f"foreign {v['foreign']}, fence {v['fence']}, stuck {v['stuck']}, "
+        f"crashes {v['crashes']}; attested {result['attested_fraction']}: "
+        f"{'PASS' if result['pass'] else 'FAIL'}"
+    )
     return 0 if result["pass"] else 1
 
 

@@ -45,7 +45,9 @@ def scenario(tmp, extra_client_events=()):
     with open(os.path.join(sdir, "slots", "g1", "client.events.jsonl"), "a") as f:
         for e in extra_client_events:
             f.write(json.dumps(e) + "\n")
-    with contextlib.redirect_stdout(io.StringIO()):  # its summary line: every slot but g4 is "stuck"
+    with contextlib.redirect_stdout(
+        io.StringIO()
+    ):  # its summary line: every slot but g4 is "stuck"
         check.main(sdir)
     return json.load(open(os.path.join(sdir, "result.json")))
 
@@ -63,12 +65,21 @@ def main():
         assert r["violations"]["foreign"] == 0, r["examples"]["foreign"]
         assert r["store_self_conflicts"] == [], r["store_self_conflicts"]
 
-    with cases.case("IDs under a node the store shows held by a confirmed other holder are foreign"):
+    with cases.case(
+        "IDs under a node the store shows held by a confirmed other holder are foreign"
+    ):
         # The same store records, had the serve's client reported node 0 while the
         # first token held it: that token is then believed up to its TTL, so g4-p1's
         # first four calls (123 IDs) fall inside it; its fifth came after the store
         # showed g4-p1's own token.
-        held = {"t": t_start + 10_700_000_000, "ev": "acquired", "tag": "p0", "inc": 1, "node": 0, "lease": "held"}
+        held = {
+            "t": t_start + 10_700_000_000,
+            "ev": "acquired",
+            "tag": "p0",
+            "inc": 1,
+            "node": 0,
+            "lease": "held",
+        }
         with tempfile.TemporaryDirectory() as tmp:
             r = scenario(tmp, [held])
         assert r["violations"]["foreign"] == 123, (r["violations"], r["examples"]["foreign"])

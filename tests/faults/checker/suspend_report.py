@@ -21,7 +21,11 @@ def main(dirs):
         sc = json.load(open(os.path.join(d, "scenario.json")))
         kinds = {s["name"]: s["kind"] for s in sc["slots"]}
         events = jsonl(os.path.join(d, "events.jsonl"))
-        wakes = [(e["t"], e["target"]) for e in events if e.get("fault") == "suspend" and e["phase"] == "heal"]
+        wakes = [
+            (e["t"], e["target"])
+            for e in events
+            if e.get("fault") == "suspend" and e["phase"] == "heal"
+        ]
         # Who the store says holds each node, poll by poll.
         polls = [p for p in jsonl(os.path.join(d, "polls.jsonl")) if "recs" in p]
         rounds = hit = 0
@@ -41,7 +45,11 @@ def main(dirs):
                     t0, t1 = int(recs["t0"][j]), int(recs["t1"][j])
                     me = f"{slot}-{os.path.basename(path).split('-')[0]}"
                     # The store's holder of `node` at the polls around the call.
-                    around = [p for p in polls if p["b"] <= t0 + 150_000_000 and p["a"] >= t0 - 150_000_000]
+                    around = [
+                        p
+                        for p in polls
+                        if p["b"] <= t0 + 150_000_000 and p["a"] >= t0 - 150_000_000
+                    ]
                     others = {r[1].split("/")[0] for p in around for r in p["recs"] if r[0] == node}
                     if others and me not in others:
                         foreign += int(recs["n"][j])
@@ -50,9 +58,15 @@ def main(dirs):
                 hit += 1
                 total += foreign
                 worst_ms = max(worst_ms, (last - tw) / 1e6)
-            print(f"{sc['name']:12} resume of {slot} ({kinds[slot]:5}): {foreign:6} IDs under a node held by another"
-                  + (f", the last {(last - tw) / 1e6:.2f} ms after the resume" if foreign else ""))
-        print(f"{sc['name']}: {hit} of {rounds} resumes gave {total} such IDs; at most {worst_ms:.2f} ms after a resume")
+            print(
+                f"{sc['name']:12} resume of {slot} ({kinds[slot]:5}): "
+                f"{foreign:6} IDs under a node held by another"
+                + (f", the last {(last - tw) / 1e6:.2f} ms after the resume" if foreign else "")
+            )
+        print(
+            f"{sc['name']}: {hit} of {rounds} resumes gave {total} such IDs; "
+            f"at most {worst_ms:.2f} ms after a resume"
+        )
 
 
 if __name__ == "__main__":

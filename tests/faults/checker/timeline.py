@@ -23,8 +23,12 @@ def jsonl(path):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
-    p.add_argument("--slot", action="append", help="only this generator (and the store); repeatable")
-    p.add_argument("--node", type=int, help="also the store's records of this node id (changes only)")
+    p.add_argument(
+        "--slot", action="append", help="only this generator (and the store); repeatable"
+    )
+    p.add_argument(
+        "--node", type=int, help="also the store's records of this node id (changes only)"
+    )
     p.add_argument("--from", dest="lo", type=float, default=-1e9)
     p.add_argument("--to", dest="hi", type=float, default=1e9)
     a = p.parse_args()
@@ -58,7 +62,11 @@ def main():
                 last = now
     for t, src, who, e in sorted(rows, key=lambda r: r[0]):
         if a.lo <= rel(t) <= a.hi:
-            rest = {k: (v[:140] if isinstance(v, str) else v) for k, v in e.items() if k not in ("t", "ev")}
+            rest = {
+                k: (v[:140] if isinstance(v, str) else v)
+                for k, v in e.items()
+                if k not in ("t", "ev")
+            }
             print(f"{rel(t):9.3f} {who:5} {src:8} {e['ev']} {json.dumps(rest) if rest else ''}")
 
 

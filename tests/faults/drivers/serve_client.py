@@ -52,7 +52,11 @@ class Client:
     def __init__(self, a):
         self.a = a
         self.rng = random.Random(a.seed)
-        self.fd = os.open(os.path.join(a.dir, "client.events.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = os.open(
+            os.path.join(a.dir, "client.events.jsonl"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+            0o644,
+        )
         self.conn = None
         self.tag = None
         self.ids = None
@@ -65,7 +69,9 @@ class Client:
         self.suspect = False
 
     def log(self, ev, **fields):
-        os.write(self.fd, (json.dumps({"t": time.monotonic_ns(), "ev": ev, **fields}) + "\n").encode())
+        os.write(
+            self.fd, (json.dumps({"t": time.monotonic_ns(), "ev": ev, **fields}) + "\n").encode()
+        )
 
     def read_tag(self):
         try:
@@ -119,7 +125,9 @@ class Client:
         elif info.get("lease_epoch", 0) != self.epoch or info["node"] != self.node:
             self.inc += 1
             self.set_lease(info)
-        self.ids = open(os.path.join(self.a.dir, f"{before}-{self.inc}.ids"), "ab", buffering=1 << 16)
+        self.ids = open(
+            os.path.join(self.a.dir, f"{before}-{self.inc}.ids"), "ab", buffering=1 << 16
+        )
         self.suspect = False
         return True
 
@@ -140,7 +148,9 @@ class Client:
             self.ids.close()
             self.inc += 1
             self.set_lease(info)
-            self.ids = open(os.path.join(self.a.dir, f"{self.tag}-{self.inc}.ids"), "ab", buffering=1 << 16)
+            self.ids = open(
+                os.path.join(self.a.dir, f"{self.tag}-{self.inc}.ids"), "ab", buffering=1 << 16
+            )
         self.suspect = False
         return True
 
@@ -167,7 +177,9 @@ class Client:
                     got.append(int(body))
             else:
                 bits = self.a.max_batch.bit_length()
-                n = min(1 + self.rng.randrange(1 << (1 + self.rng.randrange(bits))), self.a.max_batch)
+                n = min(
+                    1 + self.rng.randrange(1 << (1 + self.rng.randrange(bits))), self.a.max_batch
+                )
                 status, body = self.get(f"/v1/ids?n={n}&format=octet-stream")
                 if status != 200:
                     error = (status, body)

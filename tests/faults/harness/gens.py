@@ -30,12 +30,17 @@ import time
 from netns import exec_prefix
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-FAKETIME_LIB = (glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob("/usr/lib/faketime/libfaketime.so.1")
-                + [""])[0]
+FAKETIME_LIB = (
+    glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
+    + glob.glob("/usr/lib/faketime/libfaketime.so.1")
+    + [""]
+)[0]
 SERVE_PORT = 7676
 # Where the CLI and the Rust driver are: cargo's debug output, under $CARGO_TARGET_DIR
 # when set (a build with a patched core for an experiment: run.py --bin-dir).
-BIN_DIR = os.path.join(os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")), "debug")
+BIN_DIR = os.path.join(
+    os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")), "debug"
+)
 # Threads sharing each Rust driver's generator, and the percentage of its calls that
 # are runs of singles rather than batches, and which threads issue through a
 # per-thread handle (run.py --rust-threads, --rust-singles-pct, --rust-handles).
@@ -47,20 +52,57 @@ HANDLES = {"none": "0", "all": "1", "mixed": "2"}
 
 def commands(kind, url, ttl_ms, rate, slot_dir, tag, seed):
     d = os.path.join(ROOT, "tests", "faults", "drivers")
-    common = ["--dir", slot_dir, "--tag", tag, "--ttl-ms", str(ttl_ms), "--rate", str(rate), "--seed", str(seed)]
+    common = [
+        "--dir",
+        slot_dir,
+        "--tag",
+        tag,
+        "--ttl-ms",
+        str(ttl_ms),
+        "--rate",
+        str(rate),
+        "--seed",
+        str(seed),
+    ]
     if kind == "serve":
-        return [os.path.join(BIN_DIR, "flakeid"), "serve", "--listen", f"127.0.0.1:{SERVE_PORT}",
-                "--lease", url, "--lease-ttl-ms", str(ttl_ms)]
+        return [
+            os.path.join(BIN_DIR, "flakeid"),
+            "serve",
+            "--listen",
+            f"127.0.0.1:{SERVE_PORT}",
+            "--lease",
+            url,
+            "--lease-ttl-ms",
+            str(ttl_ms),
+        ]
     if kind == "python":
-        return [os.path.join(ROOT, "target", "faults", "venv", "bin", "python"), os.path.join(d, "py_driver.py"),
-                "--url", url, *common]
+        return [
+            os.path.join(ROOT, "target", "faults", "venv", "bin", "python"),
+            os.path.join(d, "py_driver.py"),
+            "--url",
+            url,
+            *common,
+        ]
     if kind == "node":
         return ["node", os.path.join(d, "node_driver.mjs"), "--url", url, *common]
     if kind == "rust":
         # Borrowing: the fence then carries the borrow allowance (ahead_ms).
-        return [os.path.join(BIN_DIR, "flakeid-faults-driver"), "--url", url, *common,
-                "--overflow", "borrow", "--max-batch", "8192", "--threads", str(RUST_THREADS),
-                "--singles-pct", str(RUST_SINGLES_PCT), "--handles", HANDLES[RUST_HANDLES]]
+        return [
+            os.path.join(BIN_DIR, "flakeid-faults-driver"),
+            "--url",
+            url,
+            *common,
+            "--overflow",
+            "borrow",
+            "--max-batch",
+            "8192",
+            "--threads",
+            str(RUST_THREADS),
+            "--singles-pct",
+            str(RUST_SINGLES_PCT),
+            "--handles",
+            HANDLES[RUST_HANDLES],
+        ]
     raise ValueError(kind)
 
 
@@ -98,8 +140,13 @@ class Slot:
     def env(self):
         e = dict(os.environ)
         if FAKETIME_LIB:
-            e.update(LD_PRELOAD=FAKETIME_LIB, FAKETIME_TIMESTAMP_FILE=self.ft, FAKETIME_NO_CACHE="1",
-                     FAKETIME_DONT_FAKE_MONOTONIC="1", FAKETIME_DONT_RESET="1")
+            e.update(
+                LD_PRELOAD=FAKETIME_LIB,
+                FAKETIME_TIMESTAMP_FILE=self.ft,
+                FAKETIME_NO_CACHE="1",
+                FAKETIME_DONT_FAKE_MONOTONIC="1",
+                FAKETIME_DONT_RESET="1",
+            )
         if self.shim:
             e["LD_PRELOAD"] = f"{self.shim} {e.get('LD_PRELOAD', '')}".strip()
             e["FLAKEID_FAULTS_SUSPEND_FILE"] = self.suspend_file
@@ -109,8 +156,15 @@ class Slot:
     def start(self):
         tag = f"p{self.spawns}"
         self.spawns += 1
-        argv = commands(self.kind, self.url, self.ttl_ms, self.rate, self.dir, tag,
-                        self.seed * 1000 + self.spawns)
+        argv = commands(
+            self.kind,
+            self.url,
+            self.ttl_ms,
+            self.rate,
+            self.dir,
+            tag,
+            self.seed * 1000 + self.spawns,
+        )
         if self.kind == "serve":
             # The client attributes what it is given to this tag: written before the
             # process exists, and only after the previous one has exited.
@@ -118,17 +172,33 @@ class Slot:
                 f.write(tag)
             os.replace(os.path.join(self.dir, "serve.tag.tmp"), os.path.join(self.dir, "serve.tag"))
         out = open(os.path.join(self.dir, f"{tag}.log"), "ab")
-        self.proc = subprocess.Popen(exec_prefix(self.ns, hostname=f"{self.name}-{tag}") + argv, env=self.env(),
-                                     stdout=out, stderr=out, start_new_session=True)
+        self.proc = subprocess.Popen(
+            exec_prefix(self.ns, hostname=f"{self.name}-{tag}") + argv,
+            env=self.env(),
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
         out.close()
         self.tag = tag
         self.log("proc", slot=self.name, what="start", tag=tag, pid=self.proc.pid, kind=self.kind)
         if self.kind == "serve" and (self.client is None or self.client.poll() is not None):
             out = open(os.path.join(self.dir, "client.log"), "ab")
-            cmd = ["python3", os.path.join(ROOT, "tests", "faults", "drivers", "serve_client.py"), "--port",
-                   str(SERVE_PORT), "--dir", self.dir, "--rate", str(self.rate), "--seed", str(self.seed)]
-            self.client = subprocess.Popen(exec_prefix(self.ns) + cmd, stdout=out, stderr=out,
-                                           start_new_session=True)
+            cmd = [
+                "python3",
+                os.path.join(ROOT, "tests", "faults", "drivers", "serve_client.py"),
+                "--port",
+                str(SERVE_PORT),
+                "--dir",
+                self.dir,
+                "--rate",
+                str(self.rate),
+                "--seed",
+                str(self.seed),
+            ]
+            self.client = subprocess.Popen(
+                exec_prefix(self.ns) + cmd, stdout=out, stderr=out, start_new_session=True
+            )
             out.close()
 
     def alive(self):
@@ -165,6 +235,17 @@ class Slot:
             self.proc = None
         self.down_until = time.monotonic() + down_s
 
+    def log_term(self):
+        """The event of the slot's process having ended, with its exit status."""
+        self.log(
+            "proc",
+            slot=self.name,
+            what="term",
+            tag=self.tag,
+            pid=self.proc.pid,
+            rc=self.proc.returncode,
+        )
+
     def terminate(self, down_s):
         """A clean stop (the lease released), then a start after `down_s`."""
         if self.alive():
@@ -177,7 +258,7 @@ class Slot:
             except subprocess.TimeoutExpired:
                 self.signal(signal.SIGKILL)
                 self.proc.wait()
-            self.log("proc", slot=self.name, what="term", tag=self.tag, pid=self.proc.pid, rc=self.proc.returncode)
+            self.log_term()
             self.proc = None
         self.down_until = time.monotonic() + down_s
 
@@ -233,5 +314,5 @@ class Slot:
                 p.kill()
                 p.wait()
         if self.proc is not None:
-            self.log("proc", slot=self.name, what="term", tag=self.tag, pid=self.proc.pid, rc=self.proc.returncode)
+            self.log_term()
         self.proc = None

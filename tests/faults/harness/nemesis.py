@@ -20,14 +20,22 @@ import random
 
 # Durations in seconds; weights are relative.
 GEN_FAULTS = {
-    "partition": 4, "pause": 3, "kill": 3, "term": 1, "clock": 3, "delay": 2, "loss": 2,
+    "partition": 4,
+    "pause": 3,
+    "kill": 3,
+    "term": 1,
+    "clock": 3,
+    "delay": 2,
+    "loss": 2,
 }
 STORE_FAULTS = {"store-pause": 3, "store-kill": 3, "store-loss": 3}
 
 
 def draw_gen_fault(rng, kind, ttl_s):
     if kind == "partition":
-        return {"direction": rng.choice(["both", "both", "out", "in"])}, rng.uniform(1.2, 2.5) * ttl_s
+        return {"direction": rng.choice(["both", "both", "out", "in"])}, rng.uniform(
+            1.2, 2.5
+        ) * ttl_s
     if kind == "pause":
         return {}, rng.uniform(1.2, 2.5) * ttl_s
     if kind == "kill":
@@ -68,7 +76,9 @@ def schedule(seed, n_slots, start_s, end_s, ttl_s, store_loses_on_restart, unsaf
         args, d = draw_store_fault(rng, kind, ttl_s)
         if t + d > end_s:
             break
-        faults.append({"at": round(t, 3), "heal": round(t + d, 3), "fault": kind, "target": "store", **args})
+        faults.append(
+            {"at": round(t, 3), "heal": round(t + d, 3), "fault": kind, "target": "store", **args}
+        )
         loses = kind == "store-loss" or (kind == "store-kill" and store_loses_on_restart)
         if loses:
             loss_windows.append((t, t + d))
@@ -94,7 +104,15 @@ def schedule(seed, n_slots, start_s, end_s, ttl_s, store_loses_on_restart, unsaf
                 kind, args, d = "pause", {}, 1.5 * ttl_s
             if t + d > end_s:
                 break
-            faults.append({"at": round(t, 3), "heal": round(t + d, 3), "fault": kind, "target": f"g{i}", **args})
+            faults.append(
+                {
+                    "at": round(t, 3),
+                    "heal": round(t + d, 3),
+                    "fault": kind,
+                    "target": f"g{i}",
+                    **args,
+                }
+            )
             t += d + rng.uniform(0.5, 1.5) * ttl_s
     faults.sort(key=lambda f: (f["at"], f["target"]))
     return faults
@@ -119,9 +137,13 @@ def suspend_schedule(seed, slots, start_s, end_s, ttl_s):
         d = rng.uniform(1.5, 2.5) * ttl_s
         if t + d > end_s:
             break
-        faults.append({"at": round(t, 3), "heal": round(t + d, 3), "fault": "suspend", "target": f"g{x}"})
+        faults.append(
+            {"at": round(t, 3), "heal": round(t + d, 3), "fault": "suspend", "target": f"g{x}"}
+        )
         k = t + ttl_s + 0.3
-        faults.append({"at": round(k, 3), "heal": round(k + 0.2, 3), "fault": "kill", "target": f"g{y}"})
+        faults.append(
+            {"at": round(k, 3), "heal": round(k + 0.2, 3), "fault": "kill", "target": f"g{y}"}
+        )
         t += d + 2.0 * ttl_s
     faults.sort(key=lambda f: (f["at"], f["target"]))
     return faults

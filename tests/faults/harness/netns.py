@@ -138,8 +138,16 @@ class Topology:
     def _ns_base(self, ns):
         sh("ip", "netns", "add", ns)
         sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.route_localnet=1",
-           "net.ipv4.conf.default.route_localnet=1")
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-qw",
+            "net.ipv4.conf.all.route_localnet=1",
+            "net.ipv4.conf.default.route_localnet=1",
+        )
         # Keep 127.0.0.1 on lo; the rest of 127/8 is routed like any other subnet.
         sh("ip", "-n", ns, "route", "del", "local", "127.0.0.0/8", "dev", "lo", "table", "local")
         sh("ip", "-n", ns, "route", "replace", "local", "127.0.0.1", "dev", "lo", "table", "local")
@@ -152,14 +160,31 @@ class Topology:
         sh("ip", "-n", self.store, "link", "set", "br0", "up")
         for i, ns in enumerate(self.gens, 1):
             self._ns_base(ns)
-            sh("ip", "-n", self.store, "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            sh(
+                "ip",
+                "-n",
+                self.store,
+                "link",
+                "add",
+                f"v{i}",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                ns,
+            )
             sh("ip", "-n", self.store, "link", "set", f"v{i}", "master", "br0")
             sh("ip", "-n", self.store, "link", "set", f"v{i}", "up")
             sh("ip", "-n", ns, "addr", "add", f"{gen_ip(i)}/24", "dev", "eth0")
             sh("ip", "-n", ns, "link", "set", "eth0", "up")
-            nft(ns, "add table inet fz\n"
-                    "add chain inet fz in { type filter hook input priority 0; policy accept; }\n"
-                    "add chain inet fz out { type filter hook output priority 0; policy accept; }\n")
+            nft(
+                ns,
+                "add table inet fz\n"
+                "add chain inet fz in { type filter hook input priority 0; policy accept; }\n"
+                "add chain inet fz out { type filter hook output priority 0; policy accept; }\n",
+            )
 
     def destroy(self):
         for ns in self.all():
@@ -181,8 +206,11 @@ class Topology:
 
     def loss(self, i, percent):
         ns = self.gens[i - 1]
-        nft(ns, f"add rule inet fz out ip daddr {STORE_IP} numgen random mod 100 < {percent} drop\n"
-                f"add rule inet fz in ip saddr {STORE_IP} numgen random mod 100 < {percent} drop\n")
+        nft(
+            ns,
+            f"add rule inet fz out ip daddr {STORE_IP} numgen random mod 100 < {percent} drop\n"
+            f"add rule inet fz in ip saddr {STORE_IP} numgen random mod 100 < {percent} drop\n",
+        )
 
     def heal(self, i):
         ns = self.gens[i - 1]

@@ -73,7 +73,7 @@ class Redis:
                 if not chunk:
                     raise OSError("closed")
                 self.buf += chunk
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            data, self.buf = self.buf[:n], self.buf[n + 2 :]
             return data.decode()
         if t == b"*":
             return [self._reply() for _ in range(int(rest))]
@@ -132,9 +132,12 @@ class Postgres:
         if self.s is None:
             self._connect()
         ns = self.a.namespace.replace("'", "''")
-        q = ("SELECT node_id, holder, floor(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint "
-             f"FROM flakeid_worker_node WHERE namespace = '{ns}' AND node_id >= 0 AND holder IS NOT NULL "
-             "AND expires_at > clock_timestamp()").encode() + b"\0"
+        q = (
+            "SELECT node_id, holder, "
+            "floor(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint "
+            f"FROM flakeid_worker_node WHERE namespace = '{ns}' AND node_id >= 0 "
+            "AND holder IS NOT NULL AND expires_at > clock_timestamp()"
+        ).encode() + b"\0"
         self.s.sendall(b"Q" + struct.pack("!I", 4 + len(q)) + q)
         rows, err = [], None
         while True:
@@ -143,9 +146,9 @@ class Postgres:
                 (ncol,) = struct.unpack("!H", body[:2])
                 pos, cols = 2, []
                 for _ in range(ncol):
-                    (ln,) = struct.unpack("!i", body[pos:pos + 4])
+                    (ln,) = struct.unpack("!i", body[pos : pos + 4])
                     pos += 4
-                    cols.append(None if ln < 0 else body[pos:pos + ln].decode())
+                    cols.append(None if ln < 0 else body[pos : pos + ln].decode())
                     pos += max(ln, 0)
                 rows.append([int(cols[0]), cols[1], int(cols[2])])
             elif t == b"E":
@@ -182,15 +185,22 @@ class Etcd:
             if self.a.ca:
                 ctx = ssl.create_default_context(cafile=self.a.ca)
                 ctx.load_cert_chain(self.a.cert, self.a.key)
-                self.c = http.client.HTTPSConnection(self.a.host, self.a.port, timeout=1, context=ctx)
+                self.c = http.client.HTTPSConnection(
+                    self.a.host, self.a.port, timeout=1, context=ctx
+                )
             else:
                 self.c = http.client.HTTPConnection(self.a.host, self.a.port, timeout=1)
-        b64 = lambda b: base64.b64encode(b).decode()
+
+        def b64(b):
+            return base64.b64encode(b).decode()
+
         end = self.prefix[:-1] + bytes([self.prefix[-1] + 1])
-        kvs = self._post("/v3/kv/range", {"key": b64(self.prefix), "range_end": b64(end)}).get("kvs", [])
+        kvs = self._post("/v3/kv/range", {"key": b64(self.prefix), "range_end": b64(end)}).get(
+            "kvs", []
+        )
         recs = []
         for kv in kvs:
-            node = int(base64.b64decode(kv["key"])[len(self.prefix):])
+            node = int(base64.b64decode(kv["key"])[len(self.prefix) :])
             token = base64.b64decode(kv.get("value", "")).decode()
             lease = kv.get("lease")
             if not lease:

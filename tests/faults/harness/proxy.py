@@ -88,7 +88,10 @@ async def handle(cr, cw, upstream):
         cw.close()
         return
     done = asyncio.Event()
-    tasks = [asyncio.create_task(pump(cr, uw, ip, done)), asyncio.create_task(pump(ur, cw, ip, done))]
+    tasks = [
+        asyncio.create_task(pump(cr, uw, ip, done)),
+        asyncio.create_task(pump(ur, cw, ip, done)),
+    ]
     await done.wait()
     # One side ended: close both, as the store's own socket would be.
     for t in tasks:
@@ -110,7 +113,9 @@ async def main():
     lh, lp = a.listen.rsplit(":", 1)
     uh, up = a.upstream.rsplit(":", 1)
     reload(a.control)
-    server = await asyncio.start_server(lambda r, w: handle(r, w, (uh, int(up))), lh, int(lp), reuse_address=True)
+    server = await asyncio.start_server(
+        lambda r, w: handle(r, w, (uh, int(up))), lh, int(lp), reuse_address=True
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for s in (signal.SIGTERM, signal.SIGINT):

@@ -87,8 +87,17 @@ class Redis(Store, testenv.Redis):
     def __init__(self, ns, work, certs, tls, namespace, run):
         Store.__init__(self, ns, tls, namespace, run)
         # No password: protected mode would refuse every address but 127.0.0.1.
-        testenv.Redis.__init__(self, work, self.name, certs=certs if tls else None, host=STORE_IP, port=6379,
-                               tls_port=6380, prefix=exec_prefix(ns), extra=["--protected-mode", "no"])
+        testenv.Redis.__init__(
+            self,
+            work,
+            self.name,
+            certs=certs if tls else None,
+            host=STORE_IP,
+            port=6379,
+            tls_port=6380,
+            prefix=exec_prefix(ns),
+            extra=["--protected-mode", "no"],
+        )
 
     @property
     def gen_port(self):
@@ -101,8 +110,10 @@ class Redis(Store, testenv.Redis):
     def gen_url(self):
         if self.tls:
             c = self.certs
-            return self.with_ns(f"rediss://{STORE_IP}:{self.gen_port}/0?ca={c}/ca.pem&cert={c}/client.pem"
-                                f"&key={c}/client.key")
+            return self.with_ns(
+                f"rediss://{STORE_IP}:{self.gen_port}/0?ca={c}/ca.pem&cert={c}/client.pem"
+                f"&key={c}/client.key"
+            )
         return self.with_ns(f"redis://{STORE_IP}:{self.gen_port}/0")
 
     def poller_args(self):
@@ -125,9 +136,16 @@ class Postgres(Store, testenv.Postgres):
         # again without waiting. (After a kill -9 the old backends may hold the
         # shared memory a moment: the server then exits at once, and the harness
         # starts it again.)
-        testenv.Postgres.__init__(self, work, self.name, certs=certs if tls else None, max_connections=100,
-                                  host=STORE_IP, port=5432,
-                                  prefix=exec_prefix(ns, user="postgres" if testenv.IS_ROOT else None))
+        testenv.Postgres.__init__(
+            self,
+            work,
+            self.name,
+            certs=certs if tls else None,
+            max_connections=100,
+            host=STORE_IP,
+            port=5432,
+            prefix=exec_prefix(ns, user="postgres" if testenv.IS_ROOT else None),
+        )
 
     def hba(self):
         # Plain: password over TCP. TLS: the same, but only over TLS (hostssl).
@@ -162,7 +180,9 @@ class PostgresPair(Postgres):
     safety work it depends on has not landed (see docs/faults.md)."""
 
     def start(self):
-        raise NotImplementedError("PostgreSQL primary/standby failover: follow-up, see docs/faults.md")
+        raise NotImplementedError(
+            "PostgreSQL primary/standby failover: follow-up, see docs/faults.md"
+        )
 
 
 class Etcd(Store, testenv.Etcd):
@@ -177,15 +197,25 @@ class Etcd(Store, testenv.Etcd):
         # On tmpfs (etcd fsyncs every write), named for the run: netns.sweep_stale
         # removes it if this run is killed.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") else work
-        testenv.Etcd.__init__(self, work, self.name, certs=certs if tls else None, host=STORE_IP, port=2379,
-                              peer_port=2380, prefix=exec_prefix(ns),
-                              data=os.path.join(shm, f"fz{run}-{self.name}-etcd"))
+        testenv.Etcd.__init__(
+            self,
+            work,
+            self.name,
+            certs=certs if tls else None,
+            host=STORE_IP,
+            port=2379,
+            peer_port=2380,
+            prefix=exec_prefix(ns),
+            data=os.path.join(shm, f"fz{run}-{self.name}-etcd"),
+        )
 
     def gen_url(self):
         if self.tls:
             c = self.certs
-            return self.with_ns(f"etcds://{STORE_IP}:{self.gen_port}/?ca={c}/ca.pem&cert={c}/client.pem"
-                                f"&key={c}/client.key")
+            return self.with_ns(
+                f"etcds://{STORE_IP}:{self.gen_port}/?ca={c}/ca.pem&cert={c}/client.pem"
+                f"&key={c}/client.key"
+            )
         return self.with_ns(f"etcd://{STORE_IP}:{self.gen_port}/")
 
     def poller_args(self):
@@ -204,7 +234,10 @@ class Etcd(Store, testenv.Etcd):
 
 
 STORES = {
-    "redis": (Redis, False), "redis-tls": (Redis, True),
-    "postgres": (Postgres, False), "postgres-tls": (Postgres, True),
-    "etcd": (Etcd, False), "etcd-tls": (Etcd, True),
+    "redis": (Redis, False),
+    "redis-tls": (Redis, True),
+    "postgres": (Postgres, False),
+    "postgres-tls": (Postgres, True),
+    "etcd": (Etcd, False),
+    "etcd-tls": (Etcd, True),
 }

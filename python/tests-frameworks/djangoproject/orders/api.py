@@ -35,8 +35,10 @@ class Customers(generics.ListAPIView):
 
 def orders_json(request: HttpRequest) -> JsonResponse:
     rows = [model_to_dict(o) for o in Order.objects.order_by("id")]
-    return JsonResponse({"orders": rows, "ids": list(Order.objects.order_by("id").values_list("id", flat=True))},
-                        encoder=FlakeIdJSONEncoder)
+    return JsonResponse(
+        {"orders": rows, "ids": list(Order.objects.order_by("id").values_list("id", flat=True))},
+        encoder=FlakeIdJSONEncoder,
+    )
 
 
 urlpatterns = [

@@ -31,7 +31,9 @@ JS_READ = (
 
 
 def js_read(body: bytes):
-    r = subprocess.run(["node", "-e", JS_READ], input=body, capture_output=True, timeout=60, check=True)
+    r = subprocess.run(
+        ["node", "-e", JS_READ], input=body, capture_output=True, timeout=60, check=True
+    )
     return json.loads(r.stdout)
 
 
@@ -61,7 +63,9 @@ class FieldTests(TestCase):
             for pk in ((1 << 64) - 1, 1 << 63, 7):
                 Customer.objects.create(id=pk, name=str(pk))
             self.assertEqual(Customer.objects.get(pk=(1 << 64) - 1).name, str((1 << 64) - 1))
-            self.assertEqual(sorted(Customer.objects.values_list("id", flat=True)), [7, 1 << 63, (1 << 64) - 1])
+            self.assertEqual(
+                sorted(Customer.objects.values_list("id", flat=True)), [7, 1 << 63, (1 << 64) - 1]
+            )
             with connection.cursor() as cur:
                 cur.execute("SELECT id FROM orders_customer WHERE name = %s", [str((1 << 64) - 1)])
                 self.assertEqual(cur.fetchone()[0], -1)
@@ -70,8 +74,14 @@ class FieldTests(TestCase):
 
     def test_bad_ids_name_the_field_and_range(self):
         field = Customer._meta.get_field("id")
-        # One code, "invalid": the engine's ParseError says which rule (range or form) in the message.
-        for bad, code in [(-1, "invalid"), (1 << 63, "invalid"), ("12x", "invalid"), (1.5, "invalid")]:
+        # One code, "invalid": the engine's ParseError says which rule (range or form) in the
+        # message.
+        for bad, code in [
+            (-1, "invalid"),
+            (1 << 63, "invalid"),
+            ("12x", "invalid"),
+            (1.5, "invalid"),
+        ]:
             with self.assertRaises(ValidationError) as caught:
                 field.to_python(bad)
             self.assertEqual(caught.exception.code, code)
@@ -176,8 +186,12 @@ class JsonWireTests(LiveServerTestCase):
         return json.loads(body), js_read(body)
 
     def post(self, path, data):
-        req = urllib.request.Request(self.live_server_url + path, data=json.dumps(data).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            self.live_server_url + path,
+            data=json.dumps(data).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             return js_read(r.read())
 
@@ -187,29 +201,49 @@ class JsonWireTests(LiveServerTestCase):
             Order.objects.create(customer=customers[i % 3], total=i)
         orders = list(Order.objects.order_by("id"))
         self.assertTrue(all(o.id > 2**53 for o in orders))
-        want = [{"id": str(o.id), "customer": str(o.customer_id), "reference": str(o.reference)} for o in orders]
+        want = [
+            {"id": str(o.id), "customer": str(o.customer_id), "reference": str(o.reference)}
+            for o in orders
+        ]
 
         def wrong(rows):  # IDs read wrong (id, customer, reference of each row)
             self.assertEqual(len(rows), len(want))
             return sum(r[k] != w[k] for r, w in zip(rows, want) for k in w)
 
         _, drf = self.get("/api/orders")
-        self.assertEqual(wrong(drf), 0, f"DRF ModelSerializer: {wrong(drf)} of {3 * len(want)} IDs read wrong")
+        self.assertEqual(
+            wrong(drf), 0, f"DRF ModelSerializer: {wrong(drf)} of {3 * len(want)} IDs read wrong"
+        )
         _, plain = self.get("/api/orders.json")
-        self.assertEqual(wrong(plain["orders"]), 0, f"JsonResponse: {wrong(plain['orders'])} of {3 * len(want)} IDs read wrong")
+        self.assertEqual(
+            wrong(plain["orders"]),
+            0,
+            f"JsonResponse: {wrong(plain['orders'])} of {3 * len(want)} IDs read wrong",
+        )
         self.assertEqual(plain["ids"], [w["id"] for w in want])
         _, cs = self.get("/api/customers")
-        self.assertEqual([c["id"] for c in cs], [str(c.id) for c in sorted(customers, key=lambda c: c.id)])
+        self.assertEqual(
+            [c["id"] for c in cs], [str(c.id) for c in sorted(customers, key=lambda c: c.id)]
+        )
         for c in cs:
-            self.assertEqual(sorted(c["orders"]), sorted(w["id"] for w in want if w["customer"] == c["id"]))
+            self.assertEqual(
+                sorted(c["orders"]), sorted(w["id"] for w in want if w["customer"] == c["id"])
+            )
 
         # DRF reads an ID as a string or a number; the key is read-only.
         ref = 2**60 + 12345
-        made = self.post("/api/orders", {"id": "1", "customer": str(customers[0].id), "total": 1, "reference": str(ref)})
+        made = self.post(
+            "/api/orders",
+            {"id": "1", "customer": str(customers[0].id), "total": 1, "reference": str(ref)},
+        )
         self.assertEqual((made["customer"], made["reference"]), (str(customers[0].id), str(ref)))
         self.assertNotEqual(made["id"], "1")
-        made = self.post("/api/orders", {"customer": customers[1].id, "total": 2, "reference": ref + 1})
-        self.assertEqual((made["customer"], made["reference"]), (str(customers[1].id), str(ref + 1)))
+        made = self.post(
+            "/api/orders", {"customer": customers[1].id, "total": 2, "reference": ref + 1}
+        )
+        self.assertEqual(
+            (made["customer"], made["reference"]), (str(customers[1].id), str(ref + 1))
+        )
         self.assertEqual(Order.objects.get(pk=int(made["id"])).reference, ref + 1)
 
 

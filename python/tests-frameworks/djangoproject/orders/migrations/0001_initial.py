@@ -6,27 +6,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Customer',
+            name="Customer",
             fields=[
-                ('id', flakeid.django.FlakeIdField(primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=100)),
+                ("id", flakeid.django.FlakeIdField(primary_key=True, serialize=False)),
+                ("name", models.CharField(max_length=100)),
             ],
         ),
         migrations.CreateModel(
-            name='Order',
+            name="Order",
             fields=[
-                ('id', flakeid.django.FlakeIdField(primary_key=True, serialize=False)),
-                ('total', models.IntegerField(default=0)),
-                ('reference', flakeid.django.FlakeIdField(unique=True)),
-                ('customer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='orders', to='orders.customer')),
+                ("id", flakeid.django.FlakeIdField(primary_key=True, serialize=False)),
+                ("total", models.IntegerField(default=0)),
+                ("reference", flakeid.django.FlakeIdField(unique=True)),
+                (
+                    "customer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="orders",
+                        to="orders.customer",
+                    ),
+                ),
             ],
         ),
     ]

@@ -5,17 +5,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('orders', '0001_initial'),
+        ("orders", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.UUIDField(default=flakeid.uuid7, editable=False, primary_key=True, serialize=False)),
-                ('title', models.CharField(max_length=100)),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=flakeid.uuid7, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("title", models.CharField(max_length=100)),
             ],
         ),
     ]

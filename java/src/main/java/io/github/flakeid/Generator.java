@@ -7,7 +7,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
-import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,20 +24,11 @@ import java.util.Optional;
  * }
  * }</pre>
  */
-public final class Generator implements AutoCloseable {
-  private static final Cleaner CLEANER = Cleaner.create();
+public final class Generator extends NativeHandle {
   private static final long UNSET = -1L; // FLAKEID_UNSET, UINT64_MAX
 
-  /**
-   * Owns the C generator: closing it frees the generator (and gives its lease back).
-   * Shared, so that a call in progress keeps it open: {@link #close} waits for those.
-   */
-  private final Arena arena;
-  private final MemorySegment handle;
   private final long node;
   private final Layout layout;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
 
   /**
    * Guards {@link #locals} and the close: the open per-thread handles ({@link
@@ -49,46 +39,46 @@ public final class Generator implements AutoCloseable {
   private int locals;
 
   private Generator(Builder b) {
-    Arena arena = Arena.ofShared();
+    super("generator", (call, out) -> make(call, out, b), Generator::free);
     try (Arena call = Arena.ofConfined()) {
-      MemorySegment o = (MemorySegment) Native.OPTIONS_DEFAULT.invokeExact((SegmentAllocator) call);
-      if (b.layout != null) {
-        o.asSlice(Native.offset(Native.OPTIONS, "layout"), Native.LAYOUT).copyFrom(b.layout.segment);
-      }
-      put(o, "node", b.node);
-      put(o, "datacenter", b.datacenter);
-      put(o, "worker", b.worker);
-      if (b.nodeSource != null) o.set(ADDRESS, off("node_source"), call.allocateFrom(b.nodeSource));
-      if (b.lease != null) o.set(ADDRESS, off("lease_url"), call.allocateFrom(b.lease));
-      if (b.overflow != null) o.set(JAVA_INT, off("overflow"), b.overflow.value);
-      if (b.clockBackwards != null) o.set(JAVA_INT, off("clock_backwards"), b.clockBackwards.value);
-      if (b.maxBorrow != null) o.set(JAVA_LONG, off("max_borrow_ms"), millis(b.maxBorrow));
-      if (b.maxWait != null) o.set(JAVA_LONG, off("max_wait_ms"), millis(b.maxWait));
-      if (b.clock != null) o.set(ADDRESS, off("clock"), b.clock.handle());
-      if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
-      put(o, "max_sequence", b.maxSequence);
-      if (b.state != null) o.set(ADDRESS, off("state"), call.allocateFrom(b.state));
-      if (b.requireNode) o.set(JAVA_INT, off("require_node"), 1);
-      // set(name, text)'s settings, by name through the library (after the fields: they win;
-      // the call arena keeps their text until the build).
-      for (Map.Entry<String, String> e : b.settings) setOption(o, call, e.getKey(), e.getValue());
-      MemorySegment out = call.allocate(ADDRESS);
-      Native.check((int) Native.GENERATOR_NEW.invokeExact(o, out));
-      MemorySegment raw = out.get(ADDRESS, 0);
-      this.handle = raw.reinterpret(arena, Generator::free);
-      this.arena = arena;
       MemorySegment n = call.allocate(JAVA_LONG);
       Native.check((int) Native.GENERATOR_NODE.invokeExact(handle, n));
       this.node = n.get(JAVA_LONG, 0);
       MemorySegment l = call.allocate(Native.LAYOUT);
       Native.check((int) Native.GENERATOR_LAYOUT.invokeExact(handle, l));
       this.layout = Layout.of(l);
-      if (b.clock != null) b.clock.keepAlive();
     } catch (Throwable t) {
-      arena.close();
+      close();
       throw Native.rethrow(t);
     }
-    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
+  }
+
+  /** The C generator from the builder's fields, then its by-name settings (which win). */
+  private static int make(Arena call, MemorySegment out, Builder b) throws Throwable {
+    MemorySegment o = (MemorySegment) Native.OPTIONS_DEFAULT.invokeExact((SegmentAllocator) call);
+    if (b.layout != null) {
+      o.asSlice(Native.offset(Native.OPTIONS, "layout"), Native.LAYOUT).copyFrom(b.layout.segment);
+    }
+    put(o, "node", b.node);
+    put(o, "datacenter", b.datacenter);
+    put(o, "worker", b.worker);
+    if (b.nodeSource != null) o.set(ADDRESS, off("node_source"), call.allocateFrom(b.nodeSource));
+    if (b.lease != null) o.set(ADDRESS, off("lease_url"), call.allocateFrom(b.lease));
+    if (b.overflow != null) o.set(JAVA_INT, off("overflow"), b.overflow.value);
+    if (b.clockBackwards != null) o.set(JAVA_INT, off("clock_backwards"), b.clockBackwards.value);
+    if (b.maxBorrow != null) o.set(JAVA_LONG, off("max_borrow_ms"), millis(b.maxBorrow));
+    if (b.maxWait != null) o.set(JAVA_LONG, off("max_wait_ms"), millis(b.maxWait));
+    if (b.clock != null) o.set(ADDRESS, off("clock"), b.clock.handle());
+    if (b.leaseTtl != null) o.set(JAVA_LONG, off("lease_ttl_ms"), leaseTtlMillis(b.leaseTtl));
+    put(o, "max_sequence", b.maxSequence);
+    if (b.state != null) o.set(ADDRESS, off("state"), call.allocateFrom(b.state));
+    if (b.requireNode) o.set(JAVA_INT, off("require_node"), 1);
+    // set(name, text)'s settings, by name through the library (after the fields: they win;
+    // the call arena keeps their text until the build).
+    for (Map.Entry<String, String> e : b.settings) setOption(o, call, e.getKey(), e.getValue());
+    int status = (int) Native.GENERATOR_NEW.invokeExact(o, out);
+    if (b.clock != null) b.clock.keepAlive();
+    return status;
   }
 
   private static void setOption(MemorySegment o, Arena call, String name, String text) throws Throwable {
@@ -161,17 +151,8 @@ public final class Generator implements AutoCloseable {
 
   /** The next ID: one call into the library (java/README.md, "Threads, and what a call costs"). */
   public long nextId() {
-    if (closed) throw closedError();
     MemorySegment out = Native.scratch();
-    int status;
-    try {
-      status = (int) Native.NEXT_ID.invokeExact(handle, out);
-    } catch (IllegalStateException e) {
-      throw closedError(); // closed between the check and the call
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
-    Native.check(status);
+    call(h -> (int) Native.NEXT_ID.invokeExact(h, out));
     return out.get(JAVA_LONG, 0);
   }
 
@@ -185,34 +166,18 @@ public final class Generator implements AutoCloseable {
 
   /** Fills {@code ids} with fresh IDs, increasing, in one call into the library. */
   public void fill(long[] ids) {
-    if (closed) throw closedError();
     try (Arena call = Arena.ofConfined()) {
       MemorySegment buf = ids.length == 0 ? MemorySegment.NULL : call.allocate(JAVA_LONG, ids.length);
-      int status;
-      try {
-        status = (int) Native.NEXT_IDS.invokeExact(handle, buf, (long) ids.length);
-      } catch (IllegalStateException e) {
-        throw closedError();
-      }
-      Native.check(status);
+      call(h -> (int) Native.NEXT_IDS.invokeExact(h, buf, (long) ids.length));
       MemorySegment.copy(buf, JAVA_LONG, 0, ids, 0, ids.length);
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
     }
   }
 
   /** A snapshot of what this generator has done since it was built (for monitoring). */
   public Stats stats() {
-    if (closed) throw closedError();
     try (Arena call = Arena.ofConfined()) {
       MemorySegment out = call.allocate(Native.STATS);
-      int status;
-      try {
-        status = (int) Native.GENERATOR_STATS.invokeExact(handle, out, Native.STATS.byteSize());
-      } catch (IllegalStateException e) {
-        throw closedError();
-      }
-      Native.check(status);
+      call(h -> (int) Native.GENERATOR_STATS.invokeExact(h, out, Native.STATS.byteSize()));
       long remaining = field(out, "lease_remaining_ms");
       MemorySegment state = out.get(ADDRESS, Native.offset(Native.STATS, "lease_state"));
       boolean leased = !state.equals(MemorySegment.NULL);
@@ -225,8 +190,6 @@ public final class Generator implements AutoCloseable {
           Duration.ofMillis(field(out, "max_rollback_ms")),
           leased ? Optional.of(state.reinterpret(16).getString(0)) : Optional.empty(),
           leased ? Optional.of(Duration.ofMillis(remaining)) : Optional.empty());
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
     }
   }
 
@@ -251,7 +214,7 @@ public final class Generator implements AutoCloseable {
    */
   public LocalGenerator local() {
     synchronized (lock) {
-      if (closed) throw closedError();
+      if (isClosed()) throw closedError();
       try (Arena call = Arena.ofConfined()) {
         MemorySegment out = call.allocate(ADDRESS);
         Native.check((int) Native.LOCAL_NEW.invokeExact(handle, out));
@@ -264,18 +227,13 @@ public final class Generator implements AutoCloseable {
     }
   }
 
-  /** Whether the C generator was freed (tests: a closed generator waits for its handles). */
-  boolean freed() {
-    return !arena.scope().isAlive();
-  }
-
   /** A handle's C side was freed: the generator goes too when it was closed and this was its last. */
   void localFreed() {
     boolean free;
     synchronized (lock) {
-      free = --locals == 0 && closed;
+      free = --locals == 0 && isClosed();
     }
-    if (free) cleanable.clean();
+    if (free) free();
   }
 
   /**
@@ -288,7 +246,7 @@ public final class Generator implements AutoCloseable {
   @Override
   public void close() {
     synchronized (lock) {
-      closed = true;
+      markClosed();
       if (locals > 0) {
         try {
           Native.check((int) Native.GENERATOR_CLOSE.invokeExact(handle));
@@ -298,11 +256,7 @@ public final class Generator implements AutoCloseable {
         return;
       }
     }
-    cleanable.clean();
-  }
-
-  private static IllegalStateException closedError() {
-    return new IllegalStateException("flakeid: the generator is closed");
+    free();
   }
 
   /**

@@ -1,13 +1,11 @@
 package io.github.flakeid;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.lang.ref.Cleaner;
 
 /**
  * Sealed IDs (docs/sealing.md): a keyed, reversible map from IDs to IDs of the same
@@ -26,41 +24,29 @@ import java.lang.ref.Cleaner;
  * closed is freed (and wiped) once it is garbage. The key never appears in {@link
  * #toString} or an exception.
  */
-public final class Sealer implements AutoCloseable {
-  private static final Cleaner CLEANER = Cleaner.create();
-
-  /** Owns the C sealer. Shared, so that a call in progress keeps it open: close waits. */
-  private final Arena arena;
-  private final MemorySegment handle;
+public final class Sealer extends NativeHandle {
   private final int bits;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
 
   private Sealer(byte[] key, Layout layout, byte[] tweak) {
-    Layout l = layout == null ? Layout.SNOWFLAKE : layout;
-    Arena arena = Arena.ofShared();
-    try (Arena call = Arena.ofConfined()) {
-      // The key's bytes live in native memory only for this call, zeroed before the
-      // confined arena frees them: the library keeps (and later wipes) its own copy.
-      MemorySegment k = call.allocate(Math.max(key.length, 1));
-      MemorySegment.copy(key, 0, k, JAVA_BYTE, 0, key.length);
-      MemorySegment t = tweak.length == 0 ? MemorySegment.NULL : call.allocateFrom(JAVA_BYTE, tweak);
-      MemorySegment out = call.allocate(ADDRESS);
-      int status;
-      try {
-        status = (int) Native.SEALER_NEW.invokeExact(k, (long) key.length, l.segment, t, (long) tweak.length, out);
-      } finally {
-        k.fill((byte) 0);
-      }
-      Native.check(status);
-      this.handle = out.get(ADDRESS, 0).reinterpret(arena, Sealer::free);
-      this.arena = arena;
-    } catch (Throwable e) {
-      arena.close();
-      throw Native.rethrow(e);
+    super("sealer", (call, out) -> make(call, out, key, orSnowflake(layout), tweak), Sealer::free);
+    this.bits = orSnowflake(layout).totalBits();
+  }
+
+  private static Layout orSnowflake(Layout layout) {
+    return layout == null ? Layout.SNOWFLAKE : layout;
+  }
+
+  private static int make(Arena call, MemorySegment out, byte[] key, Layout l, byte[] tweak) throws Throwable {
+    // The key's bytes live in native memory only for this call, zeroed before the
+    // confined arena frees them: the library keeps (and later wipes) its own copy.
+    MemorySegment k = call.allocate(Math.max(key.length, 1));
+    MemorySegment.copy(key, 0, k, JAVA_BYTE, 0, key.length);
+    MemorySegment t = tweak.length == 0 ? MemorySegment.NULL : call.allocateFrom(JAVA_BYTE, tweak);
+    try {
+      return (int) Native.SEALER_NEW.invokeExact(k, (long) key.length, l.segment, t, (long) tweak.length, out);
+    } finally {
+      k.fill((byte) 0);
     }
-    this.bits = l.totalBits();
-    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
   }
 
   /** A sealer for Snowflake IDs, without a tweak. */
@@ -100,17 +86,8 @@ public final class Sealer implements AutoCloseable {
   }
 
   private long call(MethodHandle f, long id) {
-    if (closed) throw closedError();
     MemorySegment out = Native.scratch();
-    int status;
-    try {
-      status = (int) f.invokeExact(handle, id, out);
-    } catch (IllegalStateException e) {
-      throw closedError(); // closed between the check and the call
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
-    Native.check(status);
+    call(h -> (int) f.invokeExact(h, id, out));
     return out.get(JAVA_LONG, 0);
   }
 
@@ -122,16 +99,11 @@ public final class Sealer implements AutoCloseable {
   /** Frees the sealer and wipes its key. Calls in progress finish first. */
   @Override
   public void close() {
-    closed = true;
-    cleanable.clean();
+    super.close();
   }
 
   @Override
   public String toString() {
     return "Sealer[bits=" + bits + "]";
-  }
-
-  private static IllegalStateException closedError() {
-    return new IllegalStateException("flakeid: the sealer is closed");
   }
 }

@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,36 +23,24 @@ import java.util.UUID;
  * }
  * }</pre>
  */
-public final class UuidGenerator implements AutoCloseable {
-  private static final Cleaner CLEANER = Cleaner.create();
-
-  private final Arena arena;
-  private final MemorySegment handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
-
+public final class UuidGenerator extends NativeHandle {
   private UuidGenerator(Builder b) {
-    Arena arena = Arena.ofShared();
-    try (Arena call = Arena.ofConfined()) {
-      MemorySegment opts = options(call);
-      try {
-        for (Map.Entry<String, String> e : b.settings) setOption(opts, call, e.getKey(), e.getValue());
-        if (b.clock != null) {
-          Native.check((int) Native.UUID_OPTIONS_SET_CLOCK.invokeExact(opts, b.clock.handle()));
-        }
-        MemorySegment out = call.allocate(ADDRESS);
-        Native.check((int) Native.UUID_GENERATOR_NEW.invokeExact(opts, out));
-        this.handle = out.get(ADDRESS, 0).reinterpret(arena, UuidGenerator::free);
-        if (b.clock != null) b.clock.keepAlive();
-      } finally {
-        Native.UUID_OPTIONS_FREE.invokeExact(opts);
+    super("generator", (call, out) -> make(call, out, b), UuidGenerator::free);
+  }
+
+  private static int make(Arena call, MemorySegment out, Builder b) throws Throwable {
+    MemorySegment opts = options(call);
+    try {
+      for (Map.Entry<String, String> e : b.settings) setOption(opts, call, e.getKey(), e.getValue());
+      if (b.clock != null) {
+        Native.check((int) Native.UUID_OPTIONS_SET_CLOCK.invokeExact(opts, b.clock.handle()));
       }
-      this.arena = arena;
-    } catch (Throwable t) {
-      arena.close();
-      throw Native.rethrow(t);
+      int status = (int) Native.UUID_GENERATOR_NEW.invokeExact(opts, out);
+      if (b.clock != null) b.clock.keepAlive();
+      return status;
+    } finally {
+      Native.UUID_OPTIONS_FREE.invokeExact(opts);
     }
-    this.cleanable = CLEANER.register(this, new ArenaRelease(arena));
   }
 
   private static MemorySegment options(Arena call) throws Throwable {
@@ -98,17 +85,8 @@ public final class UuidGenerator implements AutoCloseable {
 
   /** The next UUIDv7: one call into the library. */
   public UUID nextUuid() {
-    if (closed) throw closedError();
     MemorySegment out = SCRATCH.get();
-    int status;
-    try {
-      status = (int) Native.UUID_NEXT.invokeExact(handle, out, (long) Native.UUID_LEN);
-    } catch (IllegalStateException e) {
-      throw closedError(); // closed between the check and the call
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
-    }
-    Native.check(status);
+    call(h -> (int) Native.UUID_NEXT.invokeExact(h, out, (long) Native.UUID_LEN));
     return Uuids.uuid(out);
   }
 
@@ -124,37 +102,24 @@ public final class UuidGenerator implements AutoCloseable {
   }
 
   private String text(String prefix) {
-    if (closed) throw closedError();
     try (Arena call = Arena.ofConfined()) {
       MemorySegment buf = call.allocate(Native.TEXT_BUFFER);
       long len = Native.TEXT_BUFFER;
-      int status;
-      try {
-        status = prefix == null
-            ? (int) Native.ULID_NEXT.invokeExact(handle, buf, len, MemorySegment.NULL)
-            : (int) Native.TYPEID_NEXT.invokeExact(handle, call.allocateFrom(prefix), buf, len, MemorySegment.NULL);
-      } catch (IllegalStateException e) {
-        throw closedError();
+      if (prefix == null) {
+        call(h -> (int) Native.ULID_NEXT.invokeExact(h, buf, len, MemorySegment.NULL));
+      } else {
+        MemorySegment p = call.allocateFrom(prefix);
+        call(h -> (int) Native.TYPEID_NEXT.invokeExact(h, p, buf, len, MemorySegment.NULL));
       }
-      Native.check(status);
       return buf.getString(0);
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
     }
   }
 
   /** A snapshot of the generator's statistics. */
   public UuidStats stats() {
-    if (closed) throw closedError();
     try (Arena call = Arena.ofConfined()) {
       MemorySegment out = call.allocate(Native.UUID_STATS);
-      int status;
-      try {
-        status = (int) Native.UUID_GENERATOR_STATS.invokeExact(handle, out, Native.UUID_STATS.byteSize());
-      } catch (IllegalStateException e) {
-        throw closedError();
-      }
-      Native.check(status);
+      call(h -> (int) Native.UUID_GENERATOR_STATS.invokeExact(h, out, Native.UUID_STATS.byteSize()));
       return new UuidStats(
           field(out, "ids_issued"),
           field(out, "tick_waits"),
@@ -162,8 +127,6 @@ public final class UuidGenerator implements AutoCloseable {
           field(out, "clock_rollbacks"),
           Duration.ofMillis(field(out, "max_rollback_ms")),
           field(out, "reseeds"));
-    } catch (Throwable t) {
-      throw Native.rethrow(t);
     }
   }
 
@@ -174,12 +137,7 @@ public final class UuidGenerator implements AutoCloseable {
   /** Releases the generator; later calls throw {@link IllegalStateException}. Idempotent. */
   @Override
   public void close() {
-    closed = true;
-    cleanable.clean();
-  }
-
-  private static IllegalStateException closedError() {
-    return new IllegalStateException("flakeid: the generator is closed");
+    super.close();
   }
 
   /** The options of a {@link UuidGenerator}. */

@@ -49,6 +49,8 @@ class ApiTest {
     gen.close(); // twice is fine
     assertThrows(IllegalStateException.class, gen::nextId);
     assertThrows(IllegalStateException.class, () -> gen.nextIds(2));
+    // flakeid's own refusal, not the arena's: the check comes before the call.
+    assertEquals("flakeid: the generator is closed", assertThrows(IllegalStateException.class, gen::stats).getMessage());
   }
 
   @Test

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The docs' Java blocks (java/README.md, docs/*.md), each compiled and run as written (issue
- * 28). tests/docs/blocks.py finds them, the one parser of fences and flags for every language
+ * The docs' Java blocks (java/README.md, docs/*.md), each compiled and run as written.
+ * tests/docs/blocks.py finds them, the one parser of fences and flags for every language
  * ({@code blocks.py extract java DIR}); a block fenced {@code java no_run} is not run.
  *
  * <p>A block that declares a class is compiled as it is; any other is the body of {@code main}

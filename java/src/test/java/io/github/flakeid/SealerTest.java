@@ -83,7 +83,7 @@ class SealerTest {
     s.close();
     for (Thread th : threads) th.join();
     if (failure.get() != null) throw new AssertionError(failure.get());
-    assertThrows(IllegalStateException.class, () -> s.seal(1));
+    assertEquals("flakeid: the sealer is closed", assertThrows(IllegalStateException.class, () -> s.seal(1)).getMessage());
     s.close(); // twice: a no-op
   }
 }

@@ -118,7 +118,7 @@ class UuidGeneratorTest {
     g.nextUuid();
     g.close();
     g.close();
-    assertThrows(IllegalStateException.class, g::nextUuid);
+    assertEquals("flakeid: the generator is closed", assertThrows(IllegalStateException.class, g::nextUuid).getMessage());
     assertThrows(IllegalStateException.class, g::nextUlid);
     assertThrows(IllegalStateException.class, g::stats);
     assertFalse(UuidGenerator.optionNames().isEmpty());

@@ -6,52 +6,44 @@ import java.util.Map;
 
 /**
  * The persistence unit's {@code flakeid.*} properties ({@link #names}) and the one generator per process
- * they configure, through {@link Generator.Builder#set}: names, values and errors are the engine's, and
- * it requires a node source (without one every replica would run as node 0 and repeat IDs). */
+ * they configure, through {@link Generator.Builder#set}: names, values and errors are the engine's; with
+ * no node id, a free one on this host (across hosts, give one or a lease). */
 public final class FlakeIdSettings {
   static final String PREFIX = "flakeid.";
-  private static Generator shared;
-  private static Map<String, String> sharedSettings;
+  private static final SharedSettings<Generator> SETTINGS = new SharedSettings<>(
+      PREFIX, FlakeUuidSettings.PREFIX.substring(PREFIX.length()), Generator::optionNames,
+      FlakeIdSettings::fromSettings, Generator::close);
+
   private FlakeIdSettings() {}
+
+  private static Generator fromSettings(Map<String, String> settings) {
+    Generator.Builder b = Generator.builder();
+    settings.forEach(b::set);
+    return b.build();
+  }
 
   /** The property names this reads, without the prefix: the engine's, in Spring's kebab case. */
   public static List<String> names() {
-    return Generator.optionNames().stream().map(n -> n.replace('_', '-')).toList();
-  }
-
-  /** The {@code flakeid.*} entries of {@code properties}, without the prefix (less {@code flakeid.uuid.*}). */
-  static Map<String, String> of(Map<String, ?> properties) {
-    Map<String, String> out = FlakeUuidSettings.entries(PREFIX, properties);
-    out.keySet().removeIf(k -> k.startsWith("uuid."));
-    return out;
+    return SETTINGS.names();
   }
 
   /** A generator from {@code flakeid.*} properties, not shared (an application then {@link #install installs} it). */
   public static Generator build(Map<String, ?> properties) {
-    Generator.Builder b = Generator.builder();
-    of(properties).forEach(b::set);
-    return b.build();
+    return SETTINGS.build(properties);
   }
 
   /** The process's generator: built on first use; another unit must give the same settings. */
-  public static synchronized Generator shared(Map<String, ?> properties) {
-    Map<String, String> s = of(properties);
-    if (shared == null) install(build(properties), properties);
-    else if (!s.isEmpty() && !sharedSettings.equals(s)) throw Generator.configuredTwice(sharedSettings.toString(), s.toString());
-    return shared;
+  public static Generator shared(Map<String, ?> properties) {
+    return SETTINGS.shared(properties);
   }
 
   /** Makes {@code generator}, built from {@code properties}, the process's (Spring's bean); another is refused. */
-  public static synchronized void install(Generator generator, Map<String, ?> properties) {
-    if (shared != null && shared != generator) throw Generator.configuredTwice(sharedSettings.toString(), of(properties).toString());
-    shared = generator;
-    sharedSettings = of(properties);
+  public static void install(Generator generator, Map<String, ?> properties) {
+    SETTINGS.install(generator, properties);
   }
 
   /** Closes the shared generator (giving its lease back): at shutdown, and in tests. */
-  public static synchronized void close() {
-    if (shared != null) shared.close();
-    shared = null;
-    sharedSettings = null;
+  public static void close() {
+    SETTINGS.close();
   }
 }
