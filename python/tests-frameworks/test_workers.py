@@ -1,11 +1,12 @@
 """Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
 without `--preload` serving djangoproject, `uvicorn --workers 4` serving a FastAPI
 app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a
-`multiprocessing` pool (Celery's prefork pool forks the same way). With no node id configured, every worker takes a
-free one on the host and issues: 0 errors, 0 IDs twice. With one fixed node id, one
-worker issues and every other is refused by the host guard, naming flakeid: 0 IDs
-twice. With a `file://` lease, every worker issues, each on its own node id: 0 IDs
-twice. The IDs travel as JSON strings and are read back exactly."""
+`multiprocessing` pool (Celery's prefork pool forks the same way). With no node id
+configured, every worker takes a free one on the host and issues: 0 errors, 0 IDs
+twice. With one fixed node id, one worker issues and every other is refused by the
+host guard, naming flakeid: 0 IDs twice. With a `file://` lease, every worker
+issues, each on its own node id: 0 IDs twice. The IDs travel as JSON strings and are
+read back exactly."""
 
 from __future__ import annotations
 

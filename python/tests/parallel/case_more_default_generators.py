@@ -1,6 +1,7 @@
 """A second module of ordinary tests as users write them, for test_parallel.py to run under
-`pytest -n 4` (case_*.py: the suite itself leaves them out): each builds generators with no node id (or a module-level one), none closed, and
-leaves its IDs in FLAKEID_TEST_OUT for the parent to compare."""
+`pytest -n 4` (case_*.py: the suite itself leaves them out). Each builds generators
+with no node id (or a module-level one), none closed, and leaves its IDs in
+FLAKEID_TEST_OUT for the parent to compare."""
 
 import os
 from pathlib import Path
