@@ -386,14 +386,16 @@ impl GeneratorBuilder {
         self.check_state_file()?;
         let lease = self.lease_choice()?;
         let node = self.given_node()?;
-        // `sb` is the sequence width of the counter; the ID keeps the layout's field.
-        let sb = layout.counter_sequence_bits(self.max_sequence)?;
+        // The counter counts the layout's sequence; `max_sequence` caps what a call
+        // of this generator takes in a tick.
+        let sb = layout.sequence_bits();
+        let seq_cap = (1u64 << layout.counter_sequence_bits(self.max_sequence)?) - 1;
         let ahead = match self.overflow {
             Overflow::Wait => 0,
             Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
         };
         #[cfg(all(any(unix, windows), not(loom)))]
-        let (share, node, resume_after_ms) = self.share_owner(own, node, sb, ahead)?;
+        let (share, node, resume_after_ms) = self.share_owner(own, node, ahead)?;
         #[cfg(not(all(any(unix, windows), not(loom))))]
         let resume_after_ms = {
             let _ = own;
@@ -405,7 +407,7 @@ impl GeneratorBuilder {
         // it): its first slot counts as issued, so the counter's last tick is that one.
         let monotonic = hold.after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
         let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
-        let slots = layout.slots(hold.node, sb, ahead);
+        let slots = layout.slots(hold.node, seq_cap, ahead);
         fork::register();
         #[cfg(all(any(unix, windows), not(loom)))]
         let shared = share.as_ref().map(|s| &s.owner.counter);
@@ -420,7 +422,7 @@ impl GeneratorBuilder {
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 lone: !self.forks_continue,
-                run: MAX_RUN.min((1 << sb) / 16).max(2),
+                run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
@@ -542,13 +544,7 @@ impl GeneratorBuilder {
     /// as this generator cannot borrow past it. Returns the share, the node id and
     /// where the counter resumes.
     #[cfg(all(any(unix, windows), not(loom)))]
-    fn share_owner(
-        &self,
-        own: bool,
-        node: u64,
-        sb: u32,
-        ahead: u64,
-    ) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
+    fn share_owner(&self, own: bool, node: u64, ahead: u64) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
         let joins = own
             && self.clock.is_none()
             && !self.forks_continue
@@ -560,7 +556,6 @@ impl GeneratorBuilder {
         let share = crate::owner::join(&crate::owner::Ask {
             layout: &self.layout,
             node: (!matches!(self.node, NodeChoice::Unset)).then_some(node),
-            sb,
             ahead_ticks: ahead,
             state: self.state.as_deref(),
             guard: self.host_guard,

@@ -368,7 +368,9 @@ impl<C: CounterStorage> Generator<C> {
         let start = cur.max(t << self.slots.sb);
         // Within the first slot's tick: a run never holds the next tick's slots,
         // which `last_issued_ms` and the lead would count before any is issued.
-        let in_tick = self.slots.seq_mask - (start & self.slots.seq_mask) + 1;
+        let in_tick = (self.slots.seq_cap + 1)
+            .saturating_sub(start & self.slots.seq_mask)
+            .max(1);
         match self.claim_from(cur, t, want.min(in_tick)) {
             Claim::Won(first, count) => {
                 self.keep_run(first + 1, first + count, want);
@@ -841,12 +843,20 @@ impl<C: CounterStorage> Generator<C> {
     /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
     #[inline(always)]
     fn claim_from(&self, cur: u64, t: u64, n: u64) -> Claim {
-        let start = cur.max(t << self.slots.sb);
+        let mut start = cur.max(t << self.slots.sb);
+        let capped = self.slots.seq_cap < self.slots.seq_mask;
+        if capped && start & self.slots.seq_mask > self.slots.seq_cap {
+            // This generator's share of the tick is used up: the next tick's first.
+            start = ((start >> self.slots.sb) + 1) << self.slots.sb;
+        }
         let limit = self.limit(t);
         if start >= limit {
             return Claim::Blocked(cur);
         }
-        let count = n.min(limit - start);
+        let mut count = n.min(limit - start);
+        if capped {
+            count = count.min(self.slots.seq_cap + 1 - (start & self.slots.seq_mask));
+        }
         if self.swap(cur, start + count) {
             // The run starts a tick (a new tick's first slot, after a jump over
             // unused slots or not) or runs into the next one: once per tick, tell
@@ -1025,11 +1035,12 @@ impl<C: CounterStorage> Generator<C> {
                     }
                 }
                 ClockBackwards::Monotonic => {
-                    if cur_tick == last_tick {
+                    let room = (self.slots.seq_cap + 1).saturating_sub(cur & self.slots.seq_mask);
+                    if cur_tick == last_tick && room > 0 {
                         // Room left in the last tick: keep using it, `behind` slots
                         // at most (a run takes one: its rest would be past the
                         // window of its next call's reading, and passed over).
-                        let count = n.min(behind).min(((last_tick + 1) << self.slots.sb) - cur);
+                        let count = n.min(behind).min(room);
                         if self.swap(cur, cur + count) {
                             return Ok(Ok((cur, count)));
                         }

@@ -131,9 +131,14 @@ const fn preset(
 /// read on every call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slots {
-    /// The counter's sequence width: the layout's, or fewer under `max_sequence`.
+    /// The counter's sequence width: the layout's.
     pub(crate) sb: u32,
     pub(crate) seq_mask: u64,
+    /// The largest sequence a call of this generator takes in a tick: the layout's
+    /// `seq_mask`, or less under `max_sequence` (then a tick is full for this
+    /// generator past it, and its next slot is the next tick's first). A per-call
+    /// rule, so generators with other `max_sequence`s share one counter.
+    pub(crate) seq_cap: u64,
     pub(crate) time_shift: u32,
     pub(crate) seq_shift: u32,
     pub(crate) node: u64,
@@ -147,10 +152,11 @@ pub(crate) struct Slots {
 }
 
 impl Layout {
-    /// The slots of a generator on `node` whose counter's sequence is `sb` bits wide
-    /// ([`Layout::counter_sequence_bits`]) and which may run `ahead` ticks ahead of
+    /// The slots of a generator on `node` that takes sequences up to `seq_cap` in a
+    /// tick ([`Layout::counter_sequence_bits`]) and may run `ahead` ticks ahead of
     /// its clock.
-    pub(crate) fn slots(&self, node: u64, sb: u32, ahead: u64) -> Slots {
+    pub(crate) fn slots(&self, node: u64, seq_cap: u64, ahead: u64) -> Slots {
+        let sb = self.sequence_bits();
         let (node_shift, seq_shift) = match self.order() {
             Order::TimeNodeSeq => (self.sequence_bits(), 0),
             Order::TimeSeqNode => (0, self.node_bits()),
@@ -158,6 +164,7 @@ impl Layout {
         Slots {
             sb,
             seq_mask: mask(sb),
+            seq_cap,
             time_shift: self.node_bits() + self.sequence_bits(),
             seq_shift,
             node,

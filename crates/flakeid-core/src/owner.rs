@@ -109,6 +109,8 @@ pub(crate) struct Owner {
     max_ahead: StdAtomicU64,
     tick_ms: u64,
     epoch_ms: u64,
+    /// The counter's sequence width: the layout's.
+    sb: u32,
     /// The host guard was lost to another process: every call refuses.
     lost: AtomicBool,
     live: Mutex<Live>,
@@ -117,9 +119,6 @@ pub(crate) struct Owner {
 struct Live {
     handles: usize,
     guard: Option<HostGuard>,
-    /// The counter's sequence width (`max_sequence`): the live generators on one
-    /// counter agree on it.
-    sb: u32,
     /// The state file the live generators keep (`state`), if any: one for all or
     /// none.
     state: Option<String>,
@@ -130,7 +129,6 @@ pub(crate) struct Ask<'a> {
     pub(crate) layout: &'a Layout,
     /// `None`: pick a free node id on the host.
     pub(crate) node: Option<u64>,
-    pub(crate) sb: u32,
     pub(crate) ahead_ticks: u64,
     pub(crate) state: Option<&'a str>,
     /// Whether to take the cross-process guard (off: `host_guard(false)`).
@@ -215,7 +213,7 @@ impl Owner {
             } else {
                 let counter = &self.counter.0;
                 let taken = counter.swap(u64::MAX, Ordering::AcqRel);
-                let last_tick = taken.saturating_sub(1) >> live.sb;
+                let last_tick = taken.saturating_sub(1) >> self.sb;
                 guard.release(self.epoch_ms.saturating_add(last_tick.saturating_mul(self.tick_ms)));
                 counter.store(taken, Ordering::Release);
             }
@@ -339,11 +337,11 @@ fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Ow
         max_ahead: StdAtomicU64::new(0),
         tick_ms: ask.layout.tick_ms(),
         epoch_ms: ask.layout.epoch_ms(),
+        sb: ask.layout.sequence_bits(),
         lost: AtomicBool::new(false),
         live: Mutex::new(Live {
             handles: 0,
             guard: None,
-            sb: ask.sb,
             state: ask.state.map(str::to_string),
         }),
     }))
@@ -387,26 +385,7 @@ fn enter(owner: &'static Owner, ask: &Ask<'_>, floor_ms: Option<u64>) -> Result<
     }
     let mut live = lock(&owner.live);
     if live.handles == 0 {
-        if live.sb != ask.sb {
-            // The counter counts slots of `sb` bits a tick: go on at the next tick.
-            let counter = &owner.counter.0;
-            let next = counter.load(Ordering::Acquire);
-            let tick = next.div_ceil(1 << live.sb);
-            counter.store(tick << ask.sb, Ordering::Release);
-            live.sb = ask.sb;
-        }
         live.state = ask.state.map(str::to_string);
-    }
-    if live.sb != ask.sb {
-        return Err(Error::config(
-            "max_sequence",
-            format!(
-                "a generator on node id {} of this layout in this process uses {} sequence bits of each tick and \
-                 this one {}: generators on one node id share one counter, so give them the same max_sequence \
-                 (or another node id)",
-                owner.node, live.sb, ask.sb
-            ),
-        ));
     }
     if live.state.as_deref() != ask.state {
         let name = |s: Option<&str>| s.map_or("no state file".to_string(), |p| format!("state file {p:?}"));
