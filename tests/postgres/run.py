@@ -214,6 +214,7 @@ def host_guard(run):
     expect(parent_pid(holder), first.postmaster_pid(), "the guard's holder is a process of the first server")
     check(second.status().startswith("host guard: refusing: node id 7 of this layout is already in use"),
           f"the refused server's flakeid_status(): {second.status()}")
+    expect(second.one("SELECT refusals FROM flakeid_stats()"), "1", "the refused call in flakeid_stats().refusals")
     first.stop_ctl()
     expect(int(c_node(second)), 7, "after the first stopped, the second takes node 7 without a restart")
     expect(second.status(), "ready", "flakeid_status() once the guard is taken")

@@ -122,7 +122,8 @@ CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
 	"clock_rollbacks" bigint,  /* i64 */
 	"max_rollback_ms" bigint,  /* i64 */
 	"lease_state" TEXT,  /* Option < String > */
-	"lease_remaining_ms" bigint  /* Option < i64 > */
+	"lease_remaining_ms" bigint,  /* Option < i64 > */
+	"refusals" bigint  /* i64 */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */

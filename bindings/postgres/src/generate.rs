@@ -231,6 +231,7 @@ fn flakeid_stats() -> TableIterator<
         name!(max_rollback_ms, i64),
         name!(lease_state, Option<String>),
         name!(lease_remaining_ms, Option<i64>),
+        name!(refusals, i64),
     ),
 > {
     let f = SqlFn("flakeid_stats");
@@ -266,6 +267,7 @@ fn flakeid_stats() -> TableIterator<
         big(t.max_rollback_ms.load(Ordering::Relaxed)),
         lease_state,
         lease_remaining_ms,
+        big(t.refusals.load(Ordering::Relaxed)),
     ))
 }
 

@@ -140,13 +140,13 @@ pub fn require(f: SqlFn) {
                 format!("{f}: flakeid's launcher has not taken the host guard in {} s", WORKER_WAIT.as_secs()),
             )
             .hint("see the server log; the launcher needs a free slot of max_worker_processes")
-            .raise(f),
+            .refuse(f),
             GuardState::Refused => {
                 let after = ask_again();
                 if matches!(after.state, GuardState::Held | GuardState::NotNeeded) {
                     return;
                 }
-                refusal(&after, f).raise(f);
+                refusal(&after, f).refuse(f);
             }
         }
     }

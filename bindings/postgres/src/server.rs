@@ -122,7 +122,7 @@ fn build(f: SqlFn) -> &'static Backend {
     refuse_unless_writable(f);
     let builder = match settings::builder() {
         Ok(b) => b,
-        Err(report) => report.raise(f),
+        Err(report) => report.refuse(f),
     };
     let resume_after_ms = wait_for_verdict(f);
     host_guard::require(f);
@@ -273,7 +273,7 @@ impl Backend {
                 AfterRefusal::Refused => {}
             }
         }
-        lease::refusal(f).raise(f)
+        lease::refusal(f).refuse(f)
     }
 
     #[inline(always)]
@@ -332,9 +332,9 @@ impl Backend {
                 show_ms(precise_now_ms()),
             ))
             .hint("flakeid.clock_backwards = 'wait' waits up to flakeid.max_wait_ms for the clock")
-            .raise(f),
-            Error::Config { .. } => settings::setting_report(err).raise(f),
-            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).raise(f),
+            .refuse(f),
+            Error::Config { .. } => settings::setting_report(err).refuse(f),
+            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).refuse(f),
         }
     }
 }

@@ -48,6 +48,13 @@ pub fn preloaded() -> bool {
     PRELOADED.load(Ordering::Relaxed)
 }
 
+/// Counts a call refused for the server's state (see [`Totals::refusals`]).
+pub fn count_refusal() {
+    if preloaded() {
+        TOTALS.get().refusals.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// How long a call waits for a background worker's first report (the start-up
 /// check's verdict, the server's first lease) before it gives up.
 pub const WORKER_WAIT: Duration = Duration::from_secs(10);
@@ -345,6 +352,9 @@ pub struct Totals {
     pub tick_wait_us: AtomicU64,
     pub clock_rollbacks: AtomicU64,
     pub max_rollback_ms: AtomicU64,
+    /// Calls refused for the server's state (start-up check, host guard, lease,
+    /// clock, settings): `flakeid_stats().refusals`.
+    pub refusals: AtomicU64,
 }
 
 // SAFETY: atomics only, no pointers.

@@ -130,7 +130,7 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
                 .hint(format!(
                     "retry in {left} ms; see flakeid_status() and docs/postgres.md, Copies, restores and upgrades"
                 ))
-                .raise(f)
+                .refuse(f)
             }
             Verdict::Checking if started.elapsed() < WORKER_WAIT => shmem::pause(),
             Verdict::Checking => Report::new(
@@ -142,10 +142,10 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
             )
             .detail("Its background workers (\"flakeid start-up check launcher\" and \"flakeid start-up check\") read the high-water mark and check this server's node id after every start and promotion.")
             .hint("see the server log; the worker needs a free slot of max_worker_processes")
-            .raise(f),
-            Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => refusal(&s, f).raise(f),
+            .refuse(f),
+            Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => refusal(&s, f).refuse(f),
             Verdict::Settings => match settings::builder().and_then(|b| b.build().map_err(settings::setting_report)) {
-                Err(report) => report.raise(f),
+                Err(report) => report.refuse(f),
                 // The worker saw settings this backend can use: not expected (both
                 // have the postmaster's); say so rather than guess.
                 Ok(_) => Report::new(
@@ -153,14 +153,14 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
                     format!("{f}: flakeid's start-up check found no usable node id in the flakeid.* settings"),
                 )
                 .hint("see the server log")
-                .raise(f),
+                .refuse(f),
             },
             Verdict::Failed => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!("{f}: flakeid's start-up check failed: {}", s.failure()),
             )
             .hint("fix the cause and restart the server")
-            .raise(f),
+            .refuse(f),
         }
     }
 }
