@@ -412,9 +412,7 @@ unsafe fn build(o: &flakeid_options) -> Result<Generator, Fail> {
     // SDK). The C API has no init call: registering is idempotent and cheap.
     #[cfg(feature = "net-leases")]
     flakeid_lease_net::install();
-    // No per-thread runs: a Go goroutine or a Java virtual thread calls from one
-    // OS thread and then another, and its IDs must still increase.
-    let mut b = Generator::builder(layout_in(&o.layout)?).thread_runs(false);
+    let mut b = Generator::builder(layout_in(&o.layout)?);
     // By the core's option names, in its table's order (which of two conflicting
     // options an error names is then every binding's); FLAKEID_UNSET and NULL are "not given".
     for (name, v) in [("datacenter", o.datacenter), ("worker", o.worker), ("node", o.node)] {

@@ -210,9 +210,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_new(
 ) -> flakeid_status {
     guard(|| {
         let dst = out(out_generator, "out_generator")?;
-        // No per-thread runs, as for the 64-bit generator (flakeid_generator_new): a Go
-        // goroutine or a Java virtual thread calls from one OS thread and then another.
-        let mut b = UuidGenerator::builder().thread_runs(false);
+        let mut b = UuidGenerator::builder();
         if let Some(o) = unsafe { options.as_ref() } {
             for (name, value) in &o.settings {
                 b = b.set_text(name, value)?;

@@ -14,7 +14,7 @@ use crate::node_id::NodeSource;
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Hook, Overflow, WaitHook};
 use crate::stats::Counters;
-use crate::sync::{AtomicBool, AtomicU64};
+use crate::sync::AtomicU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
 
@@ -69,7 +69,6 @@ pub struct GeneratorBuilder {
     require_node: bool,
     host_guard: bool,
     forks_continue: bool,
-    thread_runs: bool,
 }
 
 impl GeneratorBuilder {
@@ -144,9 +143,10 @@ impl GeneratorBuilder {
         self
     }
     /// Refuse to build without a node source (`node`, `worker`, `node_source` or a
-    /// lease) instead of running as node 0. A library generator defaults to node 0;
-    /// a process that may run as one replica of several (the ID service, a database
-    /// server) must not: two replicas on node 0 issue the same IDs.
+    /// lease) instead of taking a free node id on this host. A library generator
+    /// takes one (processes on one host never share it); a process that may run as
+    /// one replica of several across hosts (the ID service, a database server)
+    /// must not: replicas on two hosts may pick the same.
     pub fn require_node(mut self) -> Self {
         self.require_node = true;
         self
@@ -223,27 +223,16 @@ impl GeneratorBuilder {
         self
     }
 
-    /// Whether a fixed node id takes the host guard (default: yes): while this
-    /// generator lives, no other generator on this host, in this process or
-    /// another, can be built on its layout and node id. Turn it off only where
-    /// something else already keeps them apart (for every binding, the
-    /// `FLAKEID_HOST_GUARD=off` variable does the same). See docs/design.md, "The host guard".
+    /// Whether the node id's host guard is taken (default: yes): while a generator
+    /// of this process lives on the node id, no other process on this host can
+    /// build one on it, and the next process that does starts above this one's
+    /// IDs. Off, the generator still shares its node id's counter with every
+    /// generator of this process on it (the in-process rule), and with no node id
+    /// given it runs as node 0. Turn it off only where something else keeps
+    /// processes apart (for every binding, `FLAKEID_HOST_GUARD=off` does the same).
+    /// See docs/design.md, "Who owns a node id".
     pub fn host_guard(mut self, on: bool) -> Self {
         self.host_guard = on;
-        self
-    }
-
-    /// Whether a borrowing thread that loses a race for the counter keeps a run of
-    /// slots for its next calls (default on: under contention, threads touch the
-    /// counter once per run instead of once per ID). A run belongs to an OS thread,
-    /// so turn it off where a caller moves between threads between its calls — Go's
-    /// goroutines, Java's virtual threads, tasks of a work-stealing async runtime:
-    /// a caller that took an ID on one thread and comes back to a thread holding an
-    /// older run would otherwise get a smaller ID than its last. Off, each ID is one
-    /// compare-and-swap, and each caller's IDs increase wherever it runs. The C
-    /// library turns it off (its callers include Go and Java).
-    pub fn thread_runs(mut self, on: bool) -> Self {
-        self.thread_runs = on;
         self
     }
 
@@ -350,9 +339,20 @@ impl GeneratorBuilder {
         Ok(())
     }
 
-    /// Checks every option against the layout and builds the generator (with a lease: takes one, which may wait out the lock delay).
+    /// Checks every option against the layout and builds the generator (with a
+    /// lease: takes one, which may wait out the lock delay). On the system clock
+    /// without a lease it issues from this process's counter of its node id, shared
+    /// with every other generator built here on that node id and layout; with no
+    /// node id given it takes the one this process already has for the layout, or a
+    /// free one on this host (docs/design.md, "Who owns a node id").
     pub fn build(self) -> Result<Generator> {
-        self.build_with(true, |initial| OwnCounter(Padded(AtomicU64::new(initial))))
+        self.build_with(true, |initial, shared| match shared {
+            Some(counter) => {
+                counter.0.fetch_max(initial, Ordering::AcqRel);
+                OwnCounter(counter.clone())
+            }
+            None => OwnCounter(Arc::new(Padded(AtomicU64::new(initial)))),
+        })
     }
 
     /// Builds a generator whose whole state — the next free `(tick, sequence)`
@@ -366,14 +366,21 @@ impl GeneratorBuilder {
     pub fn build_shared(self, counter: &'static AtomicU64) -> Result<Generator<SharedCounter>> {
         // No host guard: generators over one shared word are one sequence by design
         // (the PostgreSQL extension's backends); whoever shares the word guards it.
-        self.build_with(false, |initial| {
+        self.build_with(false, |initial, _| {
             // Others may be issuing from it already: only ever move it forward.
             counter.fetch_max(initial, Ordering::AcqRel);
             SharedCounter(counter)
         })
     }
 
-    fn build_with<C: CounterStorage>(self, host_guard: bool, storage: impl FnOnce(u64) -> C) -> Result<Generator<C>> {
+    /// Builds over the counter `storage` makes from the counter's first value and,
+    /// for a generator of this process's counter of its node id (`own`), that
+    /// counter.
+    fn build_with<C: CounterStorage>(
+        self,
+        own: bool,
+        storage: impl FnOnce(u64, Option<&Arc<Padded>>) -> C,
+    ) -> Result<Generator<C>> {
         let layout = self.layout;
         self.check_options()?;
         self.check_state_file()?;
@@ -386,10 +393,10 @@ impl GeneratorBuilder {
             Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
         };
         #[cfg(all(any(unix, windows), not(loom)))]
-        let (host_guard, resume_after_ms) = self.guard_host(host_guard, node)?;
+        let (share, node, resume_after_ms) = self.share_owner(own, node, sb, ahead)?;
         #[cfg(not(all(any(unix, windows), not(loom))))]
         let resume_after_ms = {
-            let _ = host_guard;
+            let _ = own;
             self.resume_after_ms
         };
         let hold = self.hold(&lease, node, resume_after_ms, ahead * layout.tick_ms())?;
@@ -400,12 +407,18 @@ impl GeneratorBuilder {
         let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
         let slots = layout.slots(hold.node, sb, ahead);
         fork::register();
+        #[cfg(all(any(unix, windows), not(loom)))]
+        let shared = share.as_ref().map(|s| &s.owner.counter);
+        #[cfg(not(all(any(unix, windows), not(loom))))]
+        let shared = None;
+        let state = storage(initial, shared);
+        // Another generator on the counter may have moved it past `initial`.
+        let initial = state.get().load(Ordering::Acquire);
         Ok(Generator {
-            state: storage(initial),
+            state,
             slots,
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-                kept_runs: AtomicBool::new(false),
                 lone: !self.forks_continue,
                 run: MAX_RUN.min((1 << sb) / 16).max(2),
             },
@@ -424,7 +437,6 @@ impl GeneratorBuilder {
                 max_wait_ms: self.max_wait_ms,
                 wait_hook: self.wait_hook.map(|h| h.0),
                 forks_continue: self.forks_continue,
-                thread_runs: self.thread_runs,
             },
             guards: Guards {
                 #[cfg(feature = "lease")]
@@ -432,7 +444,7 @@ impl GeneratorBuilder {
                 #[cfg(feature = "lease")]
                 lease: hold.lease,
                 #[cfg(all(any(unix, windows), not(loom)))]
-                host_guard: std::sync::Mutex::new(host_guard),
+                owner: std::sync::Mutex::new(share.map(crate::owner::Share::keep)),
             },
         })
     }
@@ -519,31 +531,47 @@ impl GeneratorBuilder {
         })
     }
 
-    /// A fixed node id on the system clock is guarded against a second live
-    /// generator on this host (crate::host_guard); a lease coordinates by itself,
-    /// and an injected clock issues a test's IDs, not the host's. This process's
-    /// last generator on the node id may have issued this very ms: the new one
-    /// starts after that ms, waited out here when it is near (a rebuild right after
-    /// a drop or close), else a rollback for the clock_backwards policy. Returns the
-    /// guard and where the counter resumes.
+    /// A generator on the system clock without a lease issues from this process's
+    /// counter of its node id (crate::owner), given or picked on the host (no node
+    /// id given), and the process holds the node id's host guard meanwhile; an
+    /// injected clock issues a test's IDs, not the host's, and the 128-bit engine
+    /// needs no node id. The previous owner of the node id on the host may have
+    /// issued up to a floor: the counter starts after it, waited out here as far
+    /// as this generator cannot borrow past it. Returns the share, the node id and
+    /// where the counter resumes.
     #[cfg(all(any(unix, windows), not(loom)))]
-    fn guard_host(&self, host_guard: bool, node: u64) -> Result<(Option<crate::host_guard::HostGuard>, Option<u64>)> {
-        let guard = match &self.node {
-            #[cfg(feature = "lease")]
-            NodeChoice::Lease(_) => None,
-            NodeChoice::LeaseUrl(_) => None,
-            _ if !host_guard || !self.host_guard || self.clock.is_some() => None,
-            _ => crate::host_guard::HostGuard::acquire(&self.layout, node)?,
-        };
-        Ok(match guard {
-            Some((guard, floor)) => {
-                if let Some(floor) = floor {
-                    wait_past(floor, self.max_wait_ms);
-                }
-                (Some(guard), self.resume_after_ms.max(floor))
-            }
-            None => (None, self.resume_after_ms),
-        })
+    fn share_owner(
+        &self,
+        own: bool,
+        node: u64,
+        sb: u32,
+        ahead: u64,
+    ) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
+        let joins = own
+            && self.clock.is_none()
+            && !self.forks_continue
+            && !matches!(self.node, NodeChoice::LeaseUrl(_))
+            && !self.is_set("lease");
+        if !joins {
+            return Ok((None, node, self.resume_after_ms));
+        }
+        let share = crate::owner::join(&crate::owner::Ask {
+            layout: &self.layout,
+            node: (!matches!(self.node, NodeChoice::Unset)).then_some(node),
+            sb,
+            ahead_ticks: ahead,
+            state: self.state.as_deref(),
+            guard: self.host_guard,
+        })?;
+        let node = share.owner.node();
+        if let Some(floor) = share.floor_ms {
+            wait_past(
+                floor.saturating_sub(ahead * self.layout.tick_ms()),
+                self.max_wait_ms.max(floor_wait_ms(floor)),
+            );
+        }
+        let resume_after_ms = self.resume_after_ms.max(share.floor_ms);
+        Ok((Some(share), node, resume_after_ms))
     }
 
     /// Takes the lease, or the state file, when asked: last, once every other option
@@ -649,9 +677,16 @@ impl Generator {
             require_node: false,
             host_guard: true,
             forks_continue: false,
-            thread_runs: true,
         }
     }
+}
+
+/// How long a start may wait for a floor left by the node id's previous owner: up
+/// to it, 10 s at most (past that the first calls meet the `clock_backwards`
+/// policy, as after any clock behind IDs already issued).
+#[cfg(all(any(unix, windows), not(loom)))]
+fn floor_wait_ms(floor_ms: u64) -> u64 {
+    floor_ms.saturating_sub(crate::clock::precise_now_ms()).min(10_000) + 1
 }
 
 /// Sleeps until the system clock is past `floor_ms`, for at most `max_wait_ms`.

@@ -97,7 +97,7 @@ pub fn precise_now_ms() -> u64 {
     ms
 }
 
-fn precise_now_ns() -> u64 {
+pub(crate) fn precise_now_ns() -> u64 {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
         Err(_) => 0,

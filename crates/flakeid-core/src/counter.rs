@@ -3,6 +3,7 @@
 
 use crate::sync::AtomicU64;
 use std::fmt;
+use std::sync::Arc;
 
 /// The counter on a cache line of its own (128 bytes: two lines, for adjacent-line
 /// prefetchers), so threads hammering it do not also contend on the generator's
@@ -26,8 +27,10 @@ pub trait CounterStorage: Send + Sync + sealed::Sealed {
     const SHARED: bool = false;
 }
 
-/// The counter inside the generator, on its own cache line.
-pub struct OwnCounter(pub(crate) Padded);
+/// The process's counter of the generator's node id, on its own cache line: shared
+/// by every generator built in this process on that node id and layout (a
+/// generator on an injected clock, or with a lease, has one of its own).
+pub struct OwnCounter(pub(crate) Arc<Padded>);
 
 /// A counter word the caller owns and shares ([`GeneratorBuilder::build_shared`](crate::GeneratorBuilder::build_shared)).
 #[derive(Debug)]

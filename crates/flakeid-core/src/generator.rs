@@ -21,7 +21,6 @@ use crate::layout::{Layout, Slots};
 use crate::lease::{self, Gate, LeaseGuard, LeaseState};
 use crate::policy::{ClockBackwards, Overflow, WaitHook};
 use crate::stats::{Counters, Episode, Stats};
-use crate::sync::AtomicBool;
 use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
@@ -30,9 +29,10 @@ use std::sync::atomic::Ordering;
 mod local;
 pub use local::LocalGenerator;
 
-/// Most slots a borrowing thread reserves at once after it lost a race for the
-/// counter: a run. Fewer (a 16th of a tick, at least 2) when a tick has fewer than
-/// 2048 slots, so that threads holding runs at low rates do not take whole ticks.
+/// Most slots a run reserves at once: a thread's lone run, or a per-thread
+/// handle's ([`Generator::local`]). Fewer (a 16th of a tick, at least 2) when a
+/// tick has fewer than 2048 slots, so that runs held at low rates do not take
+/// whole ticks.
 pub(crate) const MAX_RUN: u64 = 128;
 
 /// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
@@ -40,11 +40,9 @@ const CLOSED: u64 = u64::MAX;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
 const WAIT_HOOK_EVERY_MS: u64 = 10;
 
-/// A thread's run of one generator's slots: `(generator uid, next, end, want)`.
-/// `want > 0`: a *lone* run (the slots the thread's next run asks for), served only
-/// while the counter still reads `end`, i.e. while no reservation came after it;
-/// `want == 0`: a run taken after a lost race (borrowing, `thread_runs`), served
-/// without that check. `next == end`: no slot left.
+/// A thread's lone run of one generator's slots: `(generator uid, next, end, want)`,
+/// served only while the counter still reads `end`, i.e. while no reservation came
+/// after it; `want` is the size its next run asks for. `next == end`: no slot left.
 type Entry = (u64, u64, u64, u64);
 
 #[cfg(not(loom))]
@@ -92,9 +90,6 @@ impl Pending {
 enum Run {
     /// A slot of the thread's run.
     Slot(u64),
-    /// The thread takes runs from this generator, and its run is used up (or out
-    /// of the clock's range): it reserves the next.
-    Spent,
     /// The thread's lone run is used up, out of the clock's range, or no longer
     /// the counter's last reservation: the next asks for this many slots.
     Lone(u64),
@@ -163,9 +158,11 @@ impl ClockRef {
     }
 }
 
-/// Issues IDs. `Send + Sync`: share one per node id (e.g. in an `Arc`); a second
-/// live generator on the same node id and layout is refused on this host (the
-/// host guard, docs/design.md).
+/// Issues IDs. `Send + Sync`, and linearizable: shared by threads (e.g. in an
+/// `Arc`), a call that starts after another call returned gets the larger ID.
+/// Generators built in one process on the same node id and layout issue from one
+/// counter, and the node id is this process's on the host until the last of them
+/// is closed or dropped (docs/design.md, "Who owns a node id").
 ///
 /// ```
 /// use flakeid_core::{Generator, Layout};
@@ -205,10 +202,6 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
 pub(crate) struct Runs {
     /// Identifies the generator in the per-thread table of runs; never reused.
     pub(crate) uid: u64,
-    /// Whether any thread ever kept a run after a lost race; until then (and
-    /// without lone runs) no thread-local lookup is needed. Written once, then
-    /// only read.
-    pub(crate) kept_runs: AtomicBool,
     /// Whether threads keep lone runs (see `next_id`): all but generators that go
     /// on in a forked child, whose thread-local runs the child would inherit.
     pub(crate) lone: bool,
@@ -225,65 +218,76 @@ pub(crate) struct Policy {
     pub(crate) wait_hook: Option<WaitHook>,
     /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
     pub(crate) forks_continue: bool,
-    /// Keep runs of slots per thread ([`crate::GeneratorBuilder::thread_runs`]).
-    pub(crate) thread_runs: bool,
 }
 
-/// What keeps a generator's node id its own: its lease, its host guard.
+/// What keeps a generator's node id its own: its lease, or its process's owner of
+/// the node id (the shared counter and the host guard).
 pub(crate) struct Guards {
     /// Set for leased generators: the validity window the heartbeat publishes.
     #[cfg(feature = "lease")]
     pub(crate) lease_gate: Option<Arc<Gate>>,
     #[cfg(feature = "lease")]
     pub(crate) lease: Option<LeaseGuard>,
-    /// Held for the generator's life (or until `close()`): no second live
-    /// generator on this host takes its node id.
+    /// The process's owner of the node id, whose counter this generator issues
+    /// from, until `close()` or drop: while any generator is on it, the process
+    /// holds the node id's host guard.
     #[cfg(all(any(unix, windows), not(loom)))]
-    pub(crate) host_guard: std::sync::Mutex<Option<crate::host_guard::HostGuard>>,
+    pub(crate) owner: std::sync::Mutex<Option<&'static crate::owner::Owner>>,
 }
 
 impl<C: CounterStorage> Generator<C> {
-    /// The next ID.
+    /// The next ID, above every ID of this generator (and of every generator on its
+    /// counter) returned before the call began.
     ///
     /// A thread serves its calls from a *lone run*: slots it reserved with one CAS,
     /// used while the counter still reads the run's end (one load), that is while
     /// no reservation came after it. Every ID issued elsewhere since is then above
     /// the run, so the generator's IDs keep the order of the calls that issued them,
-    /// as with one CAS per ID (docs/design.md, "A thread alone: lone runs"). A
-    /// borrowing thread that loses a race for the counter takes runs without that
-    /// check instead (up to 128 slots, `thread_runs`): the shared line is then touched
-    /// once per run, and only each thread's IDs keep their order.
+    /// as with one CAS per ID (docs/design.md, "A thread alone: lone runs"). Under
+    /// contention each call takes one slot with one CAS; per-thread runs without
+    /// that check are [`Generator::local`]'s.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
         let t = self.checked_tick()?;
-        if self.runs.lone || self.runs.kept_runs.load(Ordering::Relaxed) {
+        if self.runs.lone {
             match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(self.id_of(slot)),
-                Run::Spent => return self.next_run(t),
                 Run::Lone(want) => return self.next_lone_run(t, want),
                 Run::Absent => {}
             }
         }
-        match self.claim(t, 1) {
-            Claim::Won(start, _) => {
+        match self.claim_one(t) {
+            Some(start) => {
                 if self.runs.lone {
                     // Remembered with no slot: the next call asks for a run.
                     self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
                 }
                 Ok(self.id_of(start))
             }
-            // Contended while borrowing: from now on this thread takes runs.
-            Claim::Raced if self.slots.ahead > 0 => self.next_run(t),
-            Claim::Raced | Claim::Blocked(_) => {
+            None => {
                 let (first, _) = self.reserve_slow(1, 1)?;
                 Ok(self.id_of(first))
             }
         }
     }
 
-    /// The next slot of this thread's run, if it has one the clock allows
-    /// (`floor`..`limit`: the current tick's first slot, the window's end) and, for
-    /// a lone run, the counter still reads its end.
+    /// One slot on the cached reading of tick `t`, retrying lost races (each retry
+    /// loads the counter afresh); `None` when the clock allows none (a verdict for
+    /// a precise reading).
+    #[inline(always)]
+    fn claim_one(&self, t: u64) -> Option<u64> {
+        loop {
+            match self.claim(t, 1) {
+                Claim::Won(start, _) => return Some(start),
+                Claim::Raced => std::hint::spin_loop(),
+                Claim::Blocked(_) => return None,
+            }
+        }
+    }
+
+    /// The next slot of this thread's lone run, if it has one the clock allows
+    /// (`floor`..`limit`: the current tick's first slot, the window's end) and the
+    /// counter still reads its end.
     #[inline]
     fn take_from_run(&self, floor: u64, limit: u64) -> Run {
         RUNS.with(|runs| {
@@ -291,30 +295,14 @@ impl<C: CounterStorage> Generator<C> {
                 let (uid, next, end, want) = c.get();
                 if uid == self.runs.uid {
                     let slot = next.max(floor);
-                    if slot < end && slot < limit && (want == 0 || self.state.get().load(Ordering::Relaxed) == end) {
+                    if slot < end && slot < limit && self.state.get().load(Ordering::Relaxed) == end {
                         if slot > next {
                             self.counters.skip(slot - next);
                         }
                         c.set((uid, slot + 1, end, want));
                         return Run::Slot(slot);
                     }
-                    if want > 0 {
-                        return match self.end_lone_run(c, (uid, next, end, want)) {
-                            // Another thread reserved since, on a borrowing generator
-                            // that keeps runs: contended, as after a lost race, so
-                            // from now on this thread takes runs.
-                            None if self.slots.ahead > 0 && self.policy.thread_runs => {
-                                c.set((uid, 0, 0, 0));
-                                Run::Spent
-                            }
-                            want => Run::Lone(want.unwrap_or(1)),
-                        };
-                    }
-                    // The rest (if any) is older than the clock or past the window:
-                    // never issued.
-                    self.counters.skip(end.saturating_sub(next));
-                    c.set((uid, 0, 0, 0));
-                    return Run::Spent;
+                    return Run::Lone(self.end_lone_run(c, (uid, next, end, want)).unwrap_or(1));
                 }
             }
             Run::Absent
@@ -383,111 +371,28 @@ impl<C: CounterStorage> Generator<C> {
                 self.keep_run(first + 1, first + count, want);
                 Ok(self.id_of(first))
             }
-            Claim::Raced if self.slots.ahead > 0 => self.next_run(t),
-            Claim::Raced | Claim::Blocked(_) => {
-                let (first, _) = self.reserve_slow(1, 1)?;
-                Ok(self.id_of(first))
-            }
-        }
-    }
-
-    /// A new run for this thread, reserved while the clock reads tick `t`; its first
-    /// slot is the ID returned. Kept even when it is that one slot: the thread stays
-    /// with runs.
-    #[inline(never)]
-    fn next_run(&self, t: u64) -> Result<u64> {
-        if !self.policy.thread_runs {
-            // Callers move between threads: one slot, and no run kept.
-            let (first, _) = self.reserve_slow(1, 1)?;
-            return Ok(self.id_of(first));
-        }
-        let (first, count) = match self.claim(t, self.runs.run) {
-            Claim::Won(first, count) => (first, count),
-            // Behind the clock (a monotonic rollback), one slot: a run never holds
-            // slots past what the clock allows, which its next call would pass over.
-            Claim::Raced | Claim::Blocked(_) => self.reserve_slow(self.runs.run, 1)?,
-        };
-        self.keep_run(first + 1, first + count, 0);
-        Ok(self.id_of(first))
-    }
-
-    /// [`next_run`](Self::next_run) that never waits: `None` where it would.
-    #[inline(never)]
-    fn try_next_run(&self, t: u64) -> Result<Option<u64>> {
-        if !self.policy.thread_runs {
-            return Ok(self.try_reserve_now(1, 1)?.map(|(first, _)| self.id_of(first)));
-        }
-        let (first, count) = match self.claim(t, self.runs.run) {
-            Claim::Won(first, count) => (first, count),
-            Claim::Raced | Claim::Blocked(_) => match self.try_reserve_now(self.runs.run, 1)? {
-                Some(run) => run,
-                None => return Ok(None),
+            Claim::Raced => match self.claim_one(t) {
+                Some(first) => Ok(self.id_of(first)),
+                None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
             },
-        };
-        self.keep_run(first + 1, first + count, 0);
-        Ok(Some(self.id_of(first)))
-    }
-
-    /// `want` slots of this thread's run that the clock allows (`floor`..`limit`):
-    /// the first; `None` when it has no run of this generator or its run cannot give
-    /// them all, which then drops the run (its rest passed over), so that the
-    /// caller's slots, from the counter, lie above it.
-    fn take_span_from_run(&self, floor: u64, limit: u64, want: u64) -> Option<u64> {
-        RUNS.with(|runs| {
-            for c in runs {
-                let (uid, next, end, lone) = c.get();
-                if uid == self.runs.uid {
-                    let first = next.max(floor);
-                    if end.min(limit).saturating_sub(first) >= want
-                        && (lone == 0 || self.state.get().load(Ordering::Relaxed) == end)
-                    {
-                        self.counters.skip(first - next);
-                        c.set((uid, first + want, end, lone));
-                        return Some(first);
-                    }
-                    self.counters.skip(end.saturating_sub(next));
-                    c.set((uid, 0, 0, lone));
-                    return None;
-                }
-            }
-            None
-        })
-    }
-
-    /// `out` filled from this thread's run, if it can give all of `out` (else the run
-    /// is dropped): whether it did. The fork and lease checks come first, on the
-    /// call's own reading, as for every slot.
-    fn fill_from_run(&self, out: &mut [u64]) -> Result<bool> {
-        if self.slots.ahead == 0 || out.is_empty() || !self.runs.kept_runs.load(Ordering::Relaxed) {
-            return Ok(false);
+            Claim::Blocked(_) => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
         }
-        let t = self.checked_tick()?;
-        let Some(first) = self.take_span_from_run(t << self.slots.sb, self.limit(t), out.len() as u64) else {
-            return Ok(false);
-        };
-        for (i, slot) in out.iter_mut().enumerate() {
-            *slot = self.id_of(first + i as u64);
-        }
-        Ok(true)
     }
 
-    /// Takes a run of slots for the calling thread, as a thread that lost a race for
-    /// the counter does, and returns the ID of its first slot: for tests and the loom
-    /// model, which need a thread holding a run without staging a race.
+    /// Takes a lone run of the generator's full run size for the calling thread and
+    /// returns the ID of its first slot: for tests and the loom model, which need a
+    /// thread holding a run with slots left.
     #[cfg(any(test, loom))]
     #[doc(hidden)]
     pub fn take_run_for_test(&self) -> Result<u64> {
         let t = self.ticks(self.clock.now_ms())?;
-        self.next_run(t)
+        self.end_own_lone_run();
+        self.next_lone_run(t, self.runs.run)
     }
 
-    /// Keeps `next..end` as this thread's run of this generator: a lone run asking
-    /// `want` slots next, or (`want == 0`) a run after a lost race.
+    /// Keeps `next..end` as this thread's lone run of this generator, asking `want`
+    /// slots next.
     fn keep_run(&self, next: u64, end: u64, want: u64) {
-        // Set before the run is stored: this thread then always looks for its run.
-        if want == 0 && !self.runs.kept_runs.load(Ordering::Relaxed) {
-            self.runs.kept_runs.store(true, Ordering::Relaxed);
-        }
         RUNS.with(|runs| {
             // This generator's cell (one per generator), else a free one, else one
             // by the uid: a run evicted from it is passed over (counted as issued).
@@ -531,7 +436,7 @@ impl<C: CounterStorage> Generator<C> {
     /// (`lease::SharedGateCheck`) calls it after a refusal, so that its retry takes
     /// fresh slots instead of the rest of a run that the gate would refuse as well.
     pub fn drop_run(&self) {
-        if !self.runs.lone && !self.runs.kept_runs.load(Ordering::Relaxed) {
+        if !self.runs.lone {
             return;
         }
         RUNS.with(|runs| {
@@ -545,20 +450,13 @@ impl<C: CounterStorage> Generator<C> {
         });
     }
 
-    /// Fills `out` with fresh IDs, increasing. Runs of slots are reserved with one
-    /// atomic step each (a whole tick's worth at a time, or more when borrowing).
-    /// On error the slots written so far hold valid, unique IDs.
-    ///
-    /// On a thread that keeps a run of slots (a borrowing generator under
-    /// contention), a batch the run can give whole comes from it; a larger one drops
-    /// the run and comes from the counter. Never a mix: the IDs of one call are of
-    /// one run, or all reserved during the call, so a gate that checks a batch's last
-    /// ID (`lease::SharedGateCheck`, as the PostgreSQL
-    /// extension does) has checked the reservation of every one.
+    /// Fills `out` with fresh IDs, increasing and above every ID returned before the
+    /// call began. Runs of slots are reserved with one atomic step each (a whole
+    /// tick's worth at a time, or more when borrowing), all during the call, so a
+    /// gate that checks a batch's last ID (`lease::SharedGateCheck`, as the
+    /// PostgreSQL extension does) has checked the reservation of every one. On
+    /// error the slots written so far hold valid, unique IDs.
     pub fn fill(&self, out: &mut [u64]) -> Result<()> {
-        if self.fill_from_run(out)? {
-            return Ok(());
-        }
         self.end_own_lone_run();
         let mut done = 0usize;
         while done < out.len() {
@@ -575,28 +473,24 @@ impl<C: CounterStorage> Generator<C> {
     /// [`Generator::next_id`] that never waits: `Ok(None)` where `next_id` would wait
     /// (the tick's sequence is used up, or a rollback policy would wait for the
     /// clock). flake-idgen's synchronous `next()` throws there; callers retry later.
-    ///
-    /// A borrowing generator keeps runs of slots here as `next_id` does: a thread
-    /// holding a run is served from it, and one that loses a race takes runs.
+    /// A thread's lone run serves it as it serves `next_id`.
     pub fn try_next_id(&self) -> Result<Option<u64>> {
         let t = self.checked_tick()?;
-        if self.runs.lone || self.runs.kept_runs.load(Ordering::Relaxed) {
+        if self.runs.lone {
             match self.take_from_run(t << self.slots.sb, self.limit(t)) {
                 Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
-                Run::Spent => return self.try_next_run(t),
                 Run::Lone(_) | Run::Absent => {}
             }
         }
-        match self.claim(t, 1) {
-            Claim::Won(start, _) => Ok(Some(self.id_of(start))),
-            Claim::Raced if self.slots.ahead > 0 => self.try_next_run(t),
-            Claim::Raced | Claim::Blocked(_) => Ok(self.try_reserve_now(1, 1)?.map(|(start, _)| self.id_of(start))),
+        match self.claim_one(t) {
+            Some(start) => Ok(Some(self.id_of(start))),
+            None => Ok(self.try_reserve_now(1, 1)?.map(|(start, _)| self.id_of(start))),
         }
     }
 
     /// The slots left in the calling thread's run of this generator.
     fn own_run_left(&self) -> u64 {
-        if !self.runs.lone && !self.runs.kept_runs.load(Ordering::Relaxed) {
+        if !self.runs.lone {
             return 0;
         }
         RUNS.with(|runs| {
@@ -783,19 +677,22 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Stops issuing IDs and lets go of the node id now rather than when the
     /// generator is dropped (in a garbage-collected binding, collected): its lease
-    /// ([`release_lease`](Self::release_lease)) and its host guard, so that another
-    /// generator can be built on that node id at once; this process's next one on
-    /// it starts after the last ms this one may have issued at. Idempotent; every
-    /// later call is a `Config` error on `generator`.
+    /// ([`release_lease`](Self::release_lease)), or its share of the process's
+    /// counter of the node id; the last generator of the process on it lets the
+    /// host guard go, so that another process can take the node id at once, above
+    /// every ID issued here. Idempotent; every later call is a `Config` error on
+    /// `generator`.
     pub fn close(&self) {
         self.fork_generation.store(CLOSED, Ordering::SeqCst);
         self.release_lease();
+        self.leave_owner();
+    }
+
+    /// Gives up this generator's share of its node id's owner (crate::owner).
+    fn leave_owner(&self) {
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(guard) = self.guards.host_guard.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            // As in release_lease: a thread past its check may still take a slot,
-            // within a tick (and the borrow window) of the clock now.
-            let by_clock = self.clock.now_ms_precise() + (self.slots.ahead + 1) * self.slots.tick_ms;
-            guard.release(self.last_issued_ms().unwrap_or(0).max(by_clock));
+        if let Some(owner) = self.guards.owner.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            owner.leave();
         }
     }
 
@@ -1070,6 +967,7 @@ impl<C: CounterStorage> Generator<C> {
     fn reserve_now(&self, n: u64, behind: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
         loop {
             self.check_alive()?;
+            self.check_owner()?;
             let cur = self.state.get().load(Ordering::Acquire);
             let now = self.clock.now_ms_precise();
             self.check_lease(now)?;
@@ -1082,7 +980,12 @@ impl<C: CounterStorage> Generator<C> {
             // Blocked: every slot the clock allows is taken. `cur >= limit > 0`.
             let last_tick = (cur - 1) >> self.slots.sb;
             let cur_tick = cur >> self.slots.sb;
-            let window_end = t.saturating_add(self.slots.ahead).min(self.slots.max_ticks);
+            // A borrowing generator on the same counter may have reserved ahead of
+            // the clock: a stricter call waits for the clock to reach that, as it
+            // waits for a new tick, rather than reading it as a clock gone back.
+            let window_end = t
+                .saturating_add(self.slots.ahead.max(self.siblings_ahead()))
+                .min(self.slots.max_ticks);
             if last_tick <= window_end {
                 // The window's last tick is used up: wait for the next one.
                 if cur_tick > self.slots.max_ticks {
@@ -1126,6 +1029,26 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
+    /// The largest borrow window (ticks) of the generators on this counter.
+    fn siblings_ahead(&self) -> u64 {
+        #[cfg(all(any(unix, windows), not(loom)))]
+        if let Some(owner) = *self.guards.owner.lock().unwrap_or_else(|e| e.into_inner()) {
+            return owner.max_ahead();
+        }
+        0
+    }
+
+    /// Refuses once the node id's host guard was lost to another process.
+    fn check_owner(&self) -> Result<()> {
+        #[cfg(all(any(unix, windows), not(loom)))]
+        if let Some(owner) = *self.guards.owner.lock().unwrap_or_else(|e| e.into_inner())
+            && owner.is_lost()
+        {
+            return Err(owner.lost_error());
+        }
+        Ok(())
+    }
+
     /// Milliseconds until the clock allows issuing at `tick`.
     fn ms_until_allowed(&self, tick: u64, now: u64) -> u64 {
         self.layout
@@ -1161,16 +1084,7 @@ impl<C: CounterStorage> Drop for Generator<C> {
         if let Some(lease) = &self.guards.lease {
             lease.release(self.last_issued_ms().unwrap_or(0));
         }
-        #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(guard) = self
-            .guards
-            .host_guard
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            guard.release(self.last_issued_ms().unwrap_or(0));
-        }
+        self.leave_owner();
     }
 }
 
@@ -1267,19 +1181,23 @@ mod tests {
 
     const T: u64 = 1_800_000_000_000;
 
-    /// A borrowing generator whose calling thread holds a run, as after a lost race
-    /// (the run's first slot already issued).
-    fn holding_a_run(clock: &ManualClock, policy: ClockBackwards) -> (Generator, u64) {
+    /// A borrowing generator whose calling thread holds a lone run with slots left:
+    /// four IDs issued (sequences 0 to 3), slots 4 to 6 of tick `T` in the run.
+    fn holding_a_run(clock: &ManualClock, policy: ClockBackwards) -> Generator {
         let g = Generator::builder(Layout::SNOWFLAKE)
             .node(1)
+            .host_guard(false)
             .overflow(Overflow::Borrow)
             .max_borrow_ms(1)
             .clock_backwards(policy)
             .clock(clock.clone())
             .build()
             .unwrap();
-        let first = g.next_run(g.ticks(clock.now_ms()).unwrap()).unwrap();
-        (g, first)
+        let seqs: Vec<u64> = (0..4).map(|_| seq_and_ms(g.next_id().unwrap()).0).collect();
+        assert_eq!(seqs, [0, 1, 2, 3]);
+        let (next, end, _) = lone_run(&g);
+        assert_eq!((next & g.slots.seq_mask, end & g.slots.seq_mask), (4, 7));
+        g
     }
 
     fn seq_and_ms(id: u64) -> (u64, u64) {
@@ -1288,151 +1206,71 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_serves_its_run_then_takes_the_next() {
+    fn a_run_older_than_the_clock_goes_back_to_the_counter() {
         let clock = ManualClock::new(T);
-        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
-        assert_eq!(seq_and_ms(first), (0, T));
-        let ids: Vec<u64> = (0..MAX_RUN).map(|_| g.next_id().unwrap()).collect();
-        let want: Vec<(u64, u64)> = (1..=MAX_RUN).map(|s| (s, T)).collect();
-        assert_eq!(ids.iter().map(|&id| seq_and_ms(id)).collect::<Vec<_>>(), want);
-        // Asked on the thread holding it, the second run's unused slots do not
-        // count: exactly the IDs issued.
-        assert_eq!(g.stats().ids_issued, MAX_RUN + 1);
-    }
-
-    #[test]
-    fn without_thread_runs_a_caller_back_on_its_first_thread_gets_a_larger_id() {
-        // A caller (a goroutine) loses a race on this thread, takes an ID on
-        // another thread, then calls from this one again: with runs, this thread's
-        // run gives it a smaller ID than the one it took elsewhere.
-        for runs in [true, false] {
-            let clock = ManualClock::new(T);
-            let g = Generator::builder(Layout::SNOWFLAKE)
-                .node(1)
-                .host_guard(false)
-                .overflow(Overflow::Borrow)
-                .clock(clock.clone())
-                .thread_runs(runs)
-                .build()
-                .unwrap();
-            let first = g.next_run(g.ticks(clock.now_ms()).unwrap()).unwrap();
-            let there = std::thread::scope(|s| s.spawn(|| g.next_id().unwrap()).join().unwrap());
-            let back = g.next_id().unwrap();
-            assert!(there > first);
-            assert_eq!(
-                back > there,
-                !runs,
-                "thread_runs({runs}): {first}, then {there} elsewhere, then {back}"
-            );
-            assert_eq!(g.runs.kept_runs.load(Ordering::Relaxed), runs);
-        }
-    }
-
-    #[test]
-    fn a_run_older_than_the_clock_is_passed_over() {
-        let clock = ManualClock::new(T);
-        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        let g = holding_a_run(&clock, ClockBackwards::Error);
         clock.advance(1);
         assert_eq!(seq_and_ms(g.next_id().unwrap()), (0, T + 1));
-        // The old run's rest and the new run's rest: neither counts.
-        assert_eq!(g.stats().ids_issued, 2);
+        // The old run's rest went back to the counter, then the new tick began.
+        assert_eq!(g.stats().ids_issued, 5);
     }
 
     #[test]
     fn a_run_past_the_window_the_clock_allows_is_not_issued() {
         let clock = ManualClock::new(T);
-        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        let g = holding_a_run(&clock, ClockBackwards::Error);
         // Back 2 ms: the window (T - 2 ..= T - 1) ends below the run.
         clock.set(T - 2);
         assert!(matches!(g.next_id(), Err(Error::ClockMovedBackwards { .. })));
-        // Back 1 ms: inside the window again; the run was dropped, so the next slot
-        // is the counter's.
+        // Back 1 ms: inside the window again; the run's rest went back to the
+        // counter, so the next slot is the one after the last ID.
         clock.set(T - 1);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()), (MAX_RUN, T));
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (4, T));
     }
 
-    /// `ids_issued` counts slots reserved: the unused rest of a run whose thread
-    /// exited stays counted (thread churn makes it grow, as docs/stats.md says).
+    /// A batch on a thread holding a lone run follows the thread's last ID (the run's
+    /// rest goes back to the counter first), and so does the next ID.
     #[test]
-    fn ids_issued_counts_the_runs_of_exited_threads() {
+    fn a_batch_follows_the_threads_last_id() {
         let clock = ManualClock::new(T);
-        let g = Arc::new(
-            Generator::builder(Layout::SNOWFLAKE)
-                .node(1)
-                .overflow(Overflow::Borrow)
-                .clock(clock.clone())
-                .build()
-                .unwrap(),
-        );
-        for _ in 0..10 {
-            let g = g.clone();
-            std::thread::spawn(move || {
-                g.take_run_for_test().unwrap();
-                g.next_id().unwrap();
-            })
-            .join()
-            .unwrap();
-        }
-        // 20 IDs returned, 10 runs of MAX_RUN slots reserved.
-        assert_eq!(g.stats().ids_issued, 10 * MAX_RUN);
-    }
-
-    /// A batch on a thread holding a run comes from the run when it fits, else from
-    /// the counter with the run dropped: the thread's IDs keep increasing, and a batch
-    /// is never part run, part counter.
-    #[test]
-    fn a_batch_takes_the_run_when_it_fits_so_the_thread_keeps_increasing() {
-        let clock = ManualClock::new(T);
-        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
-        let mut ids = vec![first];
-        ids.extend(g.next_ids(2).unwrap());
+        let g = holding_a_run(&clock, ClockBackwards::Error);
+        let mut ids = g.next_ids(2).unwrap();
         ids.push(g.next_id().unwrap());
-        let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, [0, 1, 2, 3], "from the run, in order");
-        // 124 slots left: a batch of MAX_RUN drops them and takes the counter's.
-        let batch = g.next_ids(MAX_RUN as usize).unwrap();
-        let seqs: Vec<u64> = batch.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, (MAX_RUN..2 * MAX_RUN).collect::<Vec<_>>());
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, 2 * MAX_RUN, "the run was dropped");
         let mut out = [0u64; 3];
         g.fill(&mut out).unwrap();
-        assert_eq!(seq_and_ms(out[0]).0, 2 * MAX_RUN + 1, "the next run serves the batch");
+        ids.extend(out);
+        let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
+        assert_eq!(seqs, [4, 5, 6, 7, 8, 9], "in order, none passed over");
     }
 
-    /// `try_next_id` on a thread holding a run is served from it, like `next_id`:
-    /// the thread's IDs keep increasing, and the run is kept.
+    /// `try_next_id` on a thread holding a lone run is served from it, like `next_id`.
     #[test]
     fn try_next_id_on_a_thread_holding_a_run_takes_its_slots() {
         let clock = ManualClock::new(T);
-        let (g, first) = holding_a_run(&clock, ClockBackwards::Error);
-        let mut ids = vec![first];
-        for i in 0..6 {
-            ids.push(if i % 2 == 0 {
-                g.try_next_id().unwrap().unwrap()
-            } else {
-                g.next_id().unwrap()
-            });
-        }
+        let g = holding_a_run(&clock, ClockBackwards::Error);
+        let ids: Vec<u64> = (0..8)
+            .map(|i| {
+                if i % 2 == 0 {
+                    g.try_next_id().unwrap().unwrap()
+                } else {
+                    g.next_id().unwrap()
+                }
+            })
+            .collect();
         let seqs: Vec<u64> = ids.iter().map(|&id| seq_and_ms(id).0).collect();
-        assert_eq!(seqs, (0..7).collect::<Vec<_>>(), "in order, none passed over");
-        // Spent, it is renewed by try_next_id too.
-        for _ in 7..MAX_RUN {
-            g.try_next_id().unwrap().unwrap();
-        }
-        let renewed = g.try_next_id().unwrap().unwrap();
-        assert_eq!(seq_and_ms(renewed).0, MAX_RUN);
-        assert_eq!(seq_and_ms(g.next_id().unwrap()).0, MAX_RUN + 1);
-        assert_eq!(g.stats().ids_issued, MAX_RUN + 2, "the second run's rest not counted");
+        assert_eq!(seqs, (4..12).collect::<Vec<_>>(), "in order, none passed over");
+        assert_eq!(g.stats().ids_issued, 12);
     }
 
     /// `clock_backwards = monotonic` on a thread holding a run: while the clock is
     /// behind, every slot left in the last tick is issued, one per call, none of them
     /// held in a run that its next call would pass over.
     #[test]
-    fn a_monotonic_rollback_with_runs_keeps_the_last_ticks_slots() {
+    fn a_monotonic_rollback_with_a_run_keeps_the_last_ticks_slots() {
         let clock = ManualClock::new(T);
         let g = Generator::builder(Layout::SNOWFLAKE)
             .node(1)
+            .host_guard(false)
             .overflow(Overflow::Borrow)
             .max_borrow_ms(1)
             .clock_backwards(ClockBackwards::Monotonic)
@@ -1440,7 +1278,8 @@ mod tests {
             .clock(clock.clone())
             .build()
             .unwrap();
-        g.take_run_for_test().unwrap();
+        let first = g.take_run_for_test().unwrap();
+        assert_eq!(seq_and_ms(first), (0, T));
         clock.set(T - 5);
         let mut behind = Vec::new();
         let err = loop {
@@ -1450,8 +1289,8 @@ mod tests {
             }
         };
         assert!(matches!(err, Error::ClockMovedBackwards { by_ms: 5 }), "{err}");
-        // The run's rest (127 slots) was past the window of the behind clock.
-        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - MAX_RUN;
+        // The run's rest went back to the counter: every other slot of the tick.
+        let left = (1 << Layout::SNOWFLAKE.sequence_bits()) - 1;
         assert_eq!(behind.len() as u64, left, "slots of the last tick issued while behind");
         assert!(behind.iter().all(|&id| seq_and_ms(id).1 == T));
         assert!(behind.windows(2).all(|w| w[1] == w[0] + 1));
@@ -1466,7 +1305,7 @@ mod tests {
     #[test]
     fn a_forked_child_holding_a_run_refuses_to_issue() {
         let clock = ManualClock::new(T);
-        let (g, _) = holding_a_run(&clock, ClockBackwards::Error);
+        let g = holding_a_run(&clock, ClockBackwards::Error);
         // SAFETY: the child only calls into the generator (atomics, a thread-local)
         // and _exit.
         let pid = unsafe { libc::fork() };
@@ -1494,7 +1333,7 @@ mod tests {
             0,
             "the child issued from the run: 1 = next_id, 2 = try_next_id, 3 = next_ids"
         );
-        assert_eq!(seq_and_ms(g.next_id().unwrap()), (1, T), "the parent keeps its run");
+        assert_eq!(seq_and_ms(g.next_id().unwrap()), (4, T), "the parent keeps its run");
     }
 
     /// A lease that ends (here: released) while a thread holds a run: no slot of the
@@ -1610,32 +1449,26 @@ mod tests {
 
     /// Another thread's reservation ends a lone run: the thread's next ID is above
     /// the other thread's (the generator's IDs keep the order of their calls), its
-    /// run's rest is passed over, and its next run is one slot.
+    /// run's rest is passed over, and its next run is one slot, strict or borrowing.
     #[test]
     fn a_reservation_by_another_thread_ends_a_lone_run() {
-        let clock = ManualClock::new(T);
-        let g = alone(&clock, Overflow::Wait);
-        let ((_, end, _), there, _) = another_thread_between(&g);
+        for overflow in [Overflow::Wait, Overflow::Borrow] {
+            let clock = ManualClock::new(T);
+            let g = alone(&clock, overflow);
+            another_thread_ends_the_run(&g);
+        }
+    }
+
+    fn another_thread_ends_the_run(g: &Generator) {
+        let ((_, end, _), there, _) = another_thread_between(g);
         assert_eq!(
             seq_and_ms(there).0,
             end & g.slots.seq_mask,
             "the other thread takes the slot after the run"
         );
-        assert_eq!(lone_run(&g).2, 1, "the next run is one slot");
+        assert_eq!(lone_run(g).2, 1, "the next run is one slot");
         // 301 IDs here and one there; the passed-over rest does not count (the
         // other thread's empty run holds nothing).
         assert_eq!(g.stats().ids_issued, 302);
-    }
-
-    /// Borrowing with runs kept (the default), another thread's reservation after a
-    /// lone run is contention, as a lost race is: the thread takes runs from then on.
-    #[test]
-    fn borrowing_a_lone_run_ended_by_another_thread_turns_to_runs() {
-        let clock = ManualClock::new(T);
-        let g = alone(&clock, Overflow::Borrow);
-        another_thread_between(&g);
-        let (next, end, want) = lone_run(&g);
-        assert_eq!((want, end - next), (0, MAX_RUN - 1), "a run as after a lost race");
-        assert!(g.runs.kept_runs.load(Ordering::Relaxed));
     }
 }

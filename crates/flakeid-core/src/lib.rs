@@ -30,6 +30,8 @@ mod layout;
 pub mod lease;
 mod node_id;
 mod options;
+#[cfg(all(any(unix, windows), not(loom)))]
+mod owner;
 mod policy;
 mod stats;
 mod sync;

@@ -3,9 +3,9 @@
 //! the protocol makes, and std's otherwise (no cost, no dependency).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64};
+pub(crate) use loom::sync::atomic::AtomicU64;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64};
+pub(crate) use std::sync::atomic::AtomicU64;
 
 /// Real elapsed time in ms on a monotonic clock, for bounding waits whatever the
 /// generator's own [`Clock`](crate::Clock) says (a frozen or stepped test clock

@@ -74,8 +74,6 @@ pub struct UuidGeneratorBuilder {
     clock_backwards: Option<ClockBackwards>,
     max_wait_ms: Option<u64>,
     wait_hook: Option<WaitHook>,
-    /// `Some(false)`: no per-thread runs ([`GeneratorBuilder::thread_runs`]).
-    thread_runs: Option<bool>,
 }
 
 impl std::fmt::Debug for UuidGeneratorBuilder {
@@ -86,7 +84,6 @@ impl std::fmt::Debug for UuidGeneratorBuilder {
             .field("clock_backwards", &self.clock_backwards)
             .field("max_wait_ms", &self.max_wait_ms)
             .field("custom_clock", &self.clock.is_some())
-            .field("thread_runs", &self.thread_runs)
             .finish_non_exhaustive()
     }
 }
@@ -127,15 +124,6 @@ impl UuidGeneratorBuilder {
         self.wait_hook = Some(hook);
         self
     }
-    /// Per-thread runs of slots under contention (on by default), as the 64-bit
-    /// generator's [`GeneratorBuilder::thread_runs`]: off for callers that move
-    /// between OS threads (Go's goroutines, Java's virtual threads), whose UUIDs
-    /// must still increase wherever they run.
-    pub fn thread_runs(mut self, on: bool) -> Self {
-        self.thread_runs = Some(on);
-        self
-    }
-
     /// Sets an option by its name in the 64-bit table (`GENERATOR_OPTIONS`), from
     /// text: only the clock policies apply ([`UUID_GENERATOR_OPTIONS`]); a node,
     /// layout or lease option is a `Config` error naming it (a UUID needs no node).
@@ -199,9 +187,6 @@ impl UuidGeneratorBuilder {
         }
         if let Some(h) = self.wait_hook {
             b = b.wait_hook(h);
-        }
-        if let Some(on) = self.thread_runs {
-            b = b.thread_runs(on);
         }
         Ok(b)
     }
@@ -298,20 +283,5 @@ impl<C: CounterStorage> UuidGenerator<C> {
     /// Stops issuing (idempotent); later calls are a `Config` error on `generator`.
     pub fn close(&self) {
         self.engine.close();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::UuidGenerator;
-
-    /// The engine's per-thread runs follow the builder (the C library turns them off:
-    /// a goroutine's UUIDs went backwards within a millisecond with them on; the
-    /// 64-bit generator's unit tests show what runs do to a caller that moves).
-    #[test]
-    fn thread_runs_reach_the_engine() {
-        assert!(UuidGenerator::builder().build().unwrap().engine.policy.thread_runs);
-        let off = UuidGenerator::builder().thread_runs(false).build().unwrap();
-        assert!(!off.engine.policy.thread_runs);
     }
 }

@@ -1,21 +1,25 @@
-//! The host guard (src/host_guard.rs): a second live generator on one layout and
-//! node id is refused on this host, in this process or another; the kernel frees
-//! the guard when its holder ends, `kill -9` included; a forked child neither
-//! keeps nor takes over its parent's guard.
+//! One owner per node id (src/owner.rs, src/host_guard.rs): generators of one
+//! process on one node id share its counter; another live process on the host is
+//! refused that node id; the next owner, after a close, an exit or `kill -9`,
+//! starts above every ID the last one issued; no node id given takes a free one;
+//! the guard never stops a start and never lapses silently.
 //!
-//! Each scenario runs in a child process of its own (this binary again, running
-//! one test with `FLAKEID_GUARD_CHILD` set) with `FLAKEID_HOST_GUARD` pointed at a
-//! fresh directory: nothing else on the machine meets these guards, and the fork
-//! scenario forks a single-threaded process.
+//! Each scenario runs in processes of its own (this binary again, running one
+//! test with `FLAKEID_GUARD_CHILD` set) with `FLAKEID_HOST_GUARD` pointed at a
+//! fresh directory: nothing else on the machine meets these guards.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{Error, Generator, HOST_GUARD_ENV, Layout, ManualClock};
+use flakeid_core::{Error, Generator, HOST_GUARD_ENV, Layout, ManualClock, Overflow};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const CHILD: &str = "FLAKEID_GUARD_CHILD";
+/// What a child of the hand-over scenario does: `close`, `exit` or `hold`.
+const HOW: &str = "FLAKEID_GUARD_HOW";
+const OUT: &str = "FLAKEID_GUARD_OUT";
 
 fn node(n: u64) -> Result<Generator, Error> {
     Generator::builder(Layout::SNOWFLAKE).node(n).build()
@@ -36,11 +40,12 @@ fn fresh_dir(name: &str) -> PathBuf {
 }
 
 /// Runs `test` of this binary in a child with the guard in `dir` (or `off`).
-fn run_child(test: &str, guard: &str) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+fn run_child(test: &str, guard: &str, env: &[(&str, &str)]) -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut c = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads=1", "-q"])
         .env(CHILD, "1")
         .env(HOST_GUARD_ENV, guard)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -74,51 +79,95 @@ fn scenario(test: &str, dir: &str) -> bool {
     if std::env::var_os(CHILD).is_some() {
         return true;
     }
-    let (mut c, _stdin, mut out) = run_child(test, fresh_dir(dir).to_str().unwrap());
+    let (mut c, _stdin, mut out) = run_child(test, fresh_dir(dir).to_str().unwrap(), &[]);
     assert_eq!(report(&mut out), "ok");
     assert!(c.wait().unwrap().success());
     false
 }
 
 #[test]
-fn a_second_generator_in_this_process_is_refused_until_the_first_is_dropped() {
-    if !scenario(
-        "a_second_generator_in_this_process_is_refused_until_the_first_is_dropped",
-        "inproc",
-    ) {
+fn generators_of_one_process_on_one_node_id_share_its_counter() {
+    if !scenario("generators_of_one_process_on_one_node_id_share_its_counter", "inproc") {
         return;
     }
     let a = node(5).unwrap();
-    let message = refusal(node(5));
-    let pid = std::process::id();
-    assert!(message.contains(&format!("this process (pid {pid})")), "{message}");
-    assert!(
-        message.starts_with("node id 5 of this layout is already in use"),
-        "{message}"
-    );
-    assert!(
-        message.contains("lease") && message.contains("FLAKEID_HOST_GUARD=off"),
-        "{message}"
-    );
-    // datacenter + worker name the same node id; another node id or ID space is free.
-    refusal(Generator::builder(Layout::SNOWFLAKE).datacenter(0).worker(5).build());
-    let other_node = node(6).unwrap();
-    let other_space = Generator::builder(Layout::DISCORD).node(5).build().unwrap();
-    // An injected clock issues a test's IDs, not the host's; a lease coordinates itself.
+    // datacenter + worker name the same node id: the same counter.
+    let b = Generator::builder(Layout::SNOWFLAKE)
+        .datacenter(0)
+        .worker(5)
+        .overflow(Overflow::Borrow)
+        .build()
+        .unwrap();
+    let mut seen = HashSet::new();
+    let mut last = 0;
+    for i in 0..20_000 {
+        let id = if i % 2 == 0 { a.next_id() } else { b.next_id() }.unwrap();
+        assert!(id > last, "{id} after {last}");
+        assert!(seen.insert(id));
+        last = id;
+    }
+    // A strict one waits past what a borrowing one reserved ahead of the clock.
+    let ahead = b.next_ids(50_000).unwrap();
+    let after = a.next_id().unwrap();
+    assert!(after > *ahead.last().unwrap());
+    // Settings that cannot share a counter are refused, naming both.
+    match Generator::builder(Layout::SNOWFLAKE).node(5).max_sequence(255).build() {
+        Err(Error::Config {
+            field: "max_sequence",
+            message,
+        }) => assert!(
+            message.contains("12 sequence bits") && message.contains("this one 8"),
+            "{message}"
+        ),
+        other => panic!("two sequence widths on one counter: {other:?}"),
+    }
+    // An injected clock issues a test's IDs, not the host's: a counter of its own.
     let manual = Generator::builder(Layout::SNOWFLAKE)
         .node(5)
         .clock(ManualClock::new(1_700_000_000_000))
         .build()
         .unwrap();
-    let unguarded = Generator::builder(Layout::SNOWFLAKE)
+    assert_eq!(Layout::SNOWFLAKE.decompose(manual.next_id().unwrap()).sequence, 0);
+    // Close and rebuild, drop and rebuild: the counter goes on, no ID again.
+    drop((a, b));
+    for _ in 0..1_000 {
+        let g = node(5).unwrap();
+        let id = g.next_id().unwrap();
+        assert!(id > last, "{id} after {last}");
+        last = id;
+        if last % 2 == 0 {
+            g.close();
+        }
+    }
+    // Turned off, the cross-process check goes, never the in-process counter.
+    let off = Generator::builder(Layout::SNOWFLAKE)
         .node(5)
         .host_guard(false)
         .build()
         .unwrap();
-    drop((other_node, other_space, manual, unguarded));
-    drop(a);
-    node(5).unwrap().next_id().unwrap();
+    let id = off.next_id().unwrap();
+    assert!(id > last);
     say("ok");
+}
+
+/// `FLAKEID_HOST_GUARD=off`: close and rebuild in one process still repeats nothing.
+#[test]
+fn off_keeps_the_in_process_counter() {
+    if std::env::var_os(CHILD).is_some() {
+        let mut last = 0;
+        for _ in 0..2_000 {
+            let g = node(3).unwrap();
+            let id = g.next_id().unwrap();
+            assert!(id > last, "{id} after {last}");
+            last = id;
+            g.close();
+        }
+        say("ok");
+        return;
+    }
+    let (mut c, _i, mut out) = run_child("off_keeps_the_in_process_counter", "off", &[]);
+    assert_eq!(report(&mut out), "ok");
+    assert!(c.wait().unwrap().success());
 }
 
 #[test]
@@ -133,22 +182,22 @@ fn another_process_holds_it_until_it_is_killed() {
     }
     let dir = fresh_dir("xproc");
     let guard = dir.to_str().unwrap();
-    let (mut holder, _stdin, mut out) = run_child("another_process_holds_it_until_it_is_killed", guard);
+    let (mut holder, _stdin, mut out) = run_child("another_process_holds_it_until_it_is_killed", guard, &[]);
     assert_eq!(report(&mut out), "held");
-    // This process, on the same directory, is refused with the holder's pid.
-    let (mut probe, _i, mut pout) = run_child("probe_node_7", guard);
+    // Another process, on the same directory, is refused with the holder's pid.
+    let (mut probe, _i, mut pout) = run_child("probe_node_7", guard, &[]);
     assert_eq!(report(&mut pout), format!("refused by process {}", holder.id()));
     probe.wait().unwrap();
     // kill -9: the kernel frees the guard with the process.
     holder.kill().unwrap();
     holder.wait().unwrap();
-    let (mut probe, _i, mut pout) = run_child("probe_node_7", guard);
+    let (mut probe, _i, mut pout) = run_child("probe_node_7", guard, &[]);
     assert_eq!(report(&mut pout), "took it");
     probe.wait().unwrap();
     // Turned off, nothing is refused.
-    let (mut holder, _stdin, mut out) = run_child("another_process_holds_it_until_it_is_killed", guard);
+    let (mut holder, _stdin, mut out) = run_child("another_process_holds_it_until_it_is_killed", guard, &[]);
     assert_eq!(report(&mut out), "held");
-    let (mut probe, _i, mut pout) = run_child("probe_node_7", "off");
+    let (mut probe, _i, mut pout) = run_child("probe_node_7", "off", &[]);
     assert_eq!(report(&mut pout), "took it");
     probe.wait().unwrap();
     holder.kill().unwrap();
@@ -164,6 +213,10 @@ fn probe_node_7() {
     match node(7) {
         Ok(_) => say("took it"),
         Err(Error::Config { field: "node", message }) => {
+            assert!(
+                message.contains("Fixes, in order") && message.contains("leave the node id unset"),
+                "{message}"
+            );
             let pid = message
                 .split("by process ")
                 .nth(1)
@@ -172,6 +225,137 @@ fn probe_node_7() {
             say(format!("refused by process {pid}"));
         }
         Err(e) => say(format!("unexpected: {e}")),
+    }
+}
+
+/// One turn on node 7 (a child of the hand-over scenario): builds as soon as the
+/// node id is free, issues a burst while borrowing ahead of the clock, writes its
+/// first and last ID (its IDs increase), then closes, exits holding it, or holds
+/// it until killed.
+#[test]
+fn take_a_turn_on_node_7() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let g = loop {
+        match Generator::builder(Layout::SNOWFLAKE)
+            .node(7)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(500)
+            .build()
+        {
+            Ok(g) => break g,
+            Err(Error::Config { field: "node", .. }) => std::hint::spin_loop(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    // About 370 ms of IDs at the layout's cap: borrowed ahead of the clock.
+    let ids = g.next_ids(1_500_000).unwrap();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let text = format!("{} {}\n", ids[0], ids[ids.len() - 1]);
+    std::fs::write(std::env::var(OUT).unwrap(), text).unwrap();
+    match std::env::var(HOW).unwrap().as_str() {
+        "close" => {
+            g.close();
+            say("done");
+        }
+        "exit" => {
+            say("done");
+            // Ends without dropping the generator (a crash's record).
+            std::process::exit(0);
+        }
+        _ => {
+            say("done");
+            std::thread::sleep(std::time::Duration::from_secs(120));
+        }
+    }
+}
+
+/// A turn's first and last ID.
+fn read_ids(path: &Path) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut words = text.split_whitespace().map(|w| w.parse().unwrap());
+    (words.next().unwrap(), words.next().unwrap())
+}
+
+/// Processes taking turns on one node id, each starting the moment the last lets
+/// go (a close, an exit without one, `kill -9`) and borrowing ahead of the clock:
+/// every process's IDs lie above every ID of the one before, so none repeats.
+#[test]
+fn the_next_owner_starts_above_the_last_ones_ids() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = fresh_dir("handover");
+    let guard = dir.to_str().unwrap();
+    let mut last_max = 0;
+    let mut before = "nothing";
+    for (round, how) in ["close", "exit", "kill", "close", "kill", "exit", "close", "kill"]
+        .iter()
+        .enumerate()
+    {
+        let out = dir.join(format!("turn-{round}"));
+        let out = out.to_str().unwrap();
+        let mode = if *how == "kill" { "hold" } else { how };
+        let (mut turn, _i, mut r) = run_child("take_a_turn_on_node_7", guard, &[(HOW, mode), (OUT, out)]);
+        assert_eq!(report(&mut r), "done");
+        if *how == "kill" {
+            turn.kill().unwrap();
+        }
+        turn.wait().unwrap();
+        let (min, max) = read_ids(Path::new(out));
+        assert!(
+            min > last_max,
+            "turn {round} ({before} before it) starts at {min}, below {last_max}"
+        );
+        last_max = max;
+        before = how;
+    }
+}
+
+/// No node id given: each process takes a free one on the host; generators of one
+/// process take the same one (one counter).
+#[test]
+fn no_node_id_takes_a_free_one_on_this_host() {
+    if std::env::var_os(CHILD).is_some() {
+        if std::env::var(HOW).as_deref() == Ok("unset") {
+            let a = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+            let b = Generator::builder(Layout::SNOWFLAKE)
+                .overflow(Overflow::Borrow)
+                .build()
+                .unwrap();
+            assert_eq!(a.node(), b.node());
+            say(a.node());
+            std::thread::sleep(std::time::Duration::from_secs(120));
+        }
+        return;
+    }
+    let dir = fresh_dir("pick");
+    let guard = dir.to_str().unwrap();
+    let mut nodes = Vec::new();
+    let mut children = Vec::new();
+    for _ in 0..4 {
+        let (c, i, mut out) = run_child("no_node_id_takes_a_free_one_on_this_host", guard, &[(HOW, "unset")]);
+        nodes.push(report(&mut out).parse::<u64>().unwrap());
+        children.push((c, i));
+    }
+    assert_eq!(nodes, [0, 1, 2, 3]);
+    // require_node keeps refusing it.
+    match Generator::builder(Layout::SNOWFLAKE).require_node().build() {
+        Err(Error::Config { field: "node", .. }) => {}
+        other => panic!("require_node without a node id: {other:?}"),
+    }
+    // A process that ends frees its node id for the next.
+    let (mut first, _) = children.remove(0);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let (mut c, _i, mut out) = run_child("no_node_id_takes_a_free_one_on_this_host", guard, &[(HOW, "unset")]);
+    assert_eq!(report(&mut out), "0");
+    c.kill().unwrap();
+    c.wait().unwrap();
+    for (mut c, _) in children {
+        c.kill().unwrap();
+        c.wait().unwrap();
     }
 }
 
@@ -210,15 +394,16 @@ fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
         let (r, w) = pipe();
         (w, r)
     };
-    // SAFETY: this process runs one test on one thread (spawned with
-    // --test-threads=1); the child builds generators and ends with _exit.
+    // SAFETY: this process runs one test (spawned with --test-threads=1); the
+    // child builds generators and ends with _exit.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0);
     if pid == 0 {
         // SAFETY: closing the parent's ends, so that a failed parent is seen as an end.
         unsafe { libc::close(to_child) };
         unsafe { libc::close(from_child) };
-        // The parent's generator came along, but its guard is not the child's.
+        // The parent's generator came along, but neither its counter nor its
+        // guard is the child's.
         let refused = matches!(node(9), Err(Error::Config { message, .. }) if message.contains(&format!("by process {parent_pid}")));
         send(to_parent);
         receive(from_parent); // the parent dropped its generator
@@ -236,7 +421,6 @@ fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
     // SAFETY: the child's ends.
     unsafe { libc::close(from_parent) };
     unsafe { libc::close(to_parent) };
-    refusal(node(9));
     receive(from_child); // the child has probed: only now may the parent let go
     drop(parent);
     send(to_child);
@@ -258,9 +442,12 @@ fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
     say("ok");
 }
 
+/// A directory the guard cannot use (a planted link, read-only, another user's)
+/// never stops a start: the generator is built and the process keeps the
+/// in-process rule.
 #[test]
-fn links_and_foreign_directories_are_refused() {
-    if !scenario("links_and_foreign_directories_are_refused", "links") {
+fn a_guard_it_cannot_use_never_stops_a_start() {
+    if !scenario("a_guard_it_cannot_use_never_stops_a_start", "links") {
         return;
     }
     let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
@@ -272,13 +459,9 @@ fn links_and_foreign_directories_are_refused() {
         Layout::SNOWFLAKE.epoch_ms()
     );
     std::os::unix::fs::symlink(&target, dir.join(name)).unwrap();
-    match node(11) {
-        Err(Error::Config {
-            field: "host_guard",
-            message,
-        }) => assert!(message.contains("cannot be used"), "{message}"),
-        other => panic!("a linked guard file: {other:?}"),
-    }
+    let g = node(11).unwrap();
+    let again = node(11).unwrap();
+    assert!(again.next_id().unwrap() > g.next_id().unwrap() || g.next_id().unwrap() > 0);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
     say("ok");
 }
@@ -294,28 +477,68 @@ fn a_relative_directory_is_refused() {
         }
         return;
     }
-    let (mut c, _i, mut out) = run_child("a_relative_directory_is_refused", "relative/dir");
+    let (mut c, _i, mut out) = run_child("a_relative_directory_is_refused", "relative/dir", &[]);
     assert_eq!(report(&mut out), "ok");
     c.wait().unwrap();
 }
 
+/// A read-only guard directory (`readOnlyRootFilesystem`): every generator still
+/// builds, warned once on stderr.
 #[test]
-fn a_rebuilt_generator_starts_after_the_last_one() {
-    if !scenario("a_rebuilt_generator_starts_after_the_last_one", "rebuild") {
+fn a_read_only_guard_directory_warns_and_builds() {
+    if std::env::var_os(CHILD).is_some() {
+        node(14).unwrap().next_id().unwrap();
+        Generator::builder(Layout::SNOWFLAKE)
+            .build()
+            .unwrap()
+            .next_id()
+            .unwrap();
+        say("ok");
         return;
     }
-    for _ in 0..200 {
-        let a = node(13).unwrap();
-        let last = *a.next_ids(3000).unwrap().last().unwrap();
-        drop(a);
-        let b = node(13).unwrap();
-        let first = b.next_id().unwrap();
-        assert!(first > last, "{first} after {last}");
-        // close() lets go as dropping does, and refuses every later call.
-        b.close();
-        assert!(matches!(b.next_id(), Err(Error::Config { field: "generator", .. })));
-        let c = node(13).unwrap();
-        assert!(c.next_id().unwrap() > first);
+    // /proc is never writable, even by root.
+    let c = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_read_only_guard_directory_warns_and_builds",
+            "--nocapture",
+            "-q",
+        ])
+        .env(CHILD, "1")
+        .env(HOST_GUARD_ENV, "/proc/flakeid-host-guard")
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
+    assert!(out.contains("@ok"), "{out}\n{err}");
+    assert_eq!(err.matches("cannot be used").count(), 1, "{err}");
+    assert!(err.contains("FLAKEID_HOST_GUARD"), "{err}");
+}
+
+#[test]
+fn a_removed_guard_file_is_taken_again() {
+    if !scenario("a_removed_guard_file_is_taken_again", "removed") {
+        return;
     }
+    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    let g = node(15).unwrap();
+    g.next_id().unwrap();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("node-15."))
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    // The watcher notices within its period and takes the path again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the removed guard file was not taken again"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("held "), "{text}");
+    g.next_id().unwrap();
     say("ok");
 }

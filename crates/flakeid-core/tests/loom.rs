@@ -1,13 +1,15 @@
 //! Model check of the generator's counter protocol with loom: every interleaving
 //! (up to loom's preemption bound) of 2–3 threads issuing from one generator while
-//! the clock moves, in strict, borrow (with runs of slots renewed as threads spend
-//! them) and monotonic modes. The generator is the
+//! the clock moves, in strict, borrow (contended: one slot per call) and monotonic
+//! modes, and through per-thread handles. The generator is the
 //! real one: built with `--cfg loom`, its counter and thread-local runs are loom's.
 //!
 //! Run: `make test-loom` (RUSTFLAGS="--cfg loom" cargo test --release --test loom).
 //!
 //! Asserted in every interleaving: no ID issued twice, every ID of the generator's
-//! node id, each thread's IDs strictly increasing, none stamped past the latest clock reading plus the borrow window,
+//! node id, each thread's IDs strictly increasing, every ID of a call on the shared
+//! generator above every ID returned (by any thread, handles included) before the
+//! call began, none stamped past the latest clock reading plus the borrow window,
 //! and — while the clock never goes back — no `ClockMovedBackwards`.
 //! `ClockStalled` is allowed: the model's real-time clock advances on every look,
 //! so a schedule that starves the thread moving the clock is a stalled clock.
@@ -172,12 +174,14 @@ fn check(case: Case) {
                 .build()
                 .unwrap(),
         );
+        // The largest ID returned so far, published after each call returned.
+        let latest = Arc::new(AtomicU64::new(0));
         let issuers: Vec<_> = case
             .per_thread
             .iter()
             .enumerate()
             .map(|(thread_no, &n)| {
-                let g = g.clone();
+                let (g, latest) = (g.clone(), latest.clone());
                 thread::spawn(move || {
                     let mut handle = match case.calls {
                         Calls::Local if thread_no == 0 => Some(g.local()),
@@ -192,6 +196,8 @@ fn check(case: Case) {
                     };
                     let calls: Vec<usize> = if n > 1 { vec![n, 1] } else { vec![1; case.singles] };
                     for (i, k) in calls.into_iter().enumerate() {
+                        let seen = latest.load(Ordering::Acquire);
+                        let shared = handle.is_none();
                         call_begins();
                         let got = match (k, handle.as_mut(), case.calls) {
                             (1, Some(h), Calls::Locals) if i % 2 == 1 => h.next_ids(2),
@@ -206,7 +212,17 @@ fn check(case: Case) {
                             (_, None, _) => g.next_ids(k),
                         };
                         match got {
-                            Ok(ids) => push(&ids),
+                            Ok(ids) => {
+                                if shared {
+                                    for &id in &ids {
+                                        assert!(id > seen, "{id} issued after {seen} returned ({case:?})");
+                                    }
+                                }
+                                if let Some(&last) = ids.last() {
+                                    latest.fetch_max(last, Ordering::AcqRel);
+                                }
+                                push(&ids)
+                            }
                             Err(e) => return (out, Some(e)),
                         }
                     }
@@ -355,10 +371,11 @@ fn wait_policy_through_a_rollback() {
     });
 }
 
-/// Threads that lost a race take runs of slots (2 on this layout: a tick) and renew
-/// them as they spend them, while the clock moves and the window (2 ticks) fills.
+/// Borrowing threads contending for the counter, one slot per call, while the
+/// clock moves and the window (2 ticks) fills: each call above every ID returned
+/// before it began.
 #[test]
-fn borrow_runs_renewed_clock_moving() {
+fn borrow_contended_clock_moving() {
     check(Case {
         overflow: Overflow::Borrow,
         max_borrow_ms: 1,
@@ -371,10 +388,10 @@ fn borrow_runs_renewed_clock_moving() {
     });
 }
 
-/// Runs of slots held while the clock goes back: a run's slots past the window
-/// the clock now allows are not issued, and the verdict is the counter's.
+/// Borrowing threads while the clock goes back (monotonic): the verdict is the
+/// counter's, and call order holds through it.
 #[test]
-fn borrow_runs_through_a_rollback() {
+fn borrow_contended_through_a_rollback() {
     check(Case {
         overflow: Overflow::Borrow,
         max_borrow_ms: 1,
@@ -387,10 +404,10 @@ fn borrow_runs_through_a_rollback() {
     });
 }
 
-/// The same with the error policy: a run's slots past the window the clock now
-/// allows are never issued (the call's own reading bounds its ID).
+/// The same with the error policy: no slot past the window the call's own reading
+/// allows is issued.
 #[test]
-fn borrow_runs_through_a_rollback_refused() {
+fn borrow_contended_through_a_rollback_refused() {
     check(Case {
         overflow: Overflow::Borrow,
         max_borrow_ms: 1,
@@ -403,9 +420,9 @@ fn borrow_runs_through_a_rollback_refused() {
     });
 }
 
-/// Threads on runs mixing in `try_next_id`: each thread's IDs still increase.
+/// Borrowing threads mixing in `try_next_id`.
 #[test]
-fn borrow_runs_with_try_next_id() {
+fn borrow_contended_with_try_next_id() {
     check(Case {
         overflow: Overflow::Borrow,
         max_borrow_ms: 1,
@@ -418,9 +435,9 @@ fn borrow_runs_with_try_next_id() {
     });
 }
 
-/// Threads on runs mixing in batches of one.
+/// Borrowing threads mixing in batches of one.
 #[test]
-fn borrow_runs_with_batches() {
+fn borrow_contended_with_batches() {
     check(Case {
         overflow: Overflow::Borrow,
         max_borrow_ms: 1,
@@ -484,10 +501,9 @@ fn two_handles_through_a_rollback() {
 /// Lone runs keep the order of the calls: each thread, before each call, reads
 /// the other's last ID (Acquire; the other published it with Release after its
 /// call returned), and its ID must be above it. A thread alone holds a lone run
-/// (2 slots here) that another thread's reservation ends; runs taken
-/// without that check (after a lost race while borrowing) would fail it. Strict
-/// and, with `thread_runs(false)` as the C library builds it, borrowing; the clock
-/// moves meanwhile, and one thread mixes in batches.
+/// (2 slots here) that another thread's reservation ends; a run served without
+/// that check would fail it. Strict and borrowing; the clock moves meanwhile, and
+/// one thread mixes in batches.
 fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
     model(move || {
         let clock = Arc::new(ModelClock::new(T0));
@@ -498,7 +514,6 @@ fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
                 .node(1)
                 .overflow(overflow)
                 .max_borrow_ms(max_borrow_ms)
-                .thread_runs(false)
                 .max_wait_ms(4)
                 .clock(Handle(clock.clone()))
                 .build()

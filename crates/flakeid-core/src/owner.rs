@@ -1,0 +1,412 @@
+//! One owner per node id in a process: every generator built here on the same ID
+//! space and node id (on the system clock, without a lease) issues from one
+//! counter, which outlives its last generator for the life of the process. So a
+//! second generator is never an error, close-and-rebuild starts where the last one
+//! stopped without a wait, and none of them repeats another's IDs. While any of
+//! them lives, the process holds the node id's host guard (`crate::host_guard`),
+//! so no other process on the host takes it; the last one to go writes the floor
+//! the next owner starts above.
+//!
+//! With no node id configured, a generator takes the node id this process already
+//! picked for the ID space, or picks a free one on the host: the lowest whose
+//! guard no live process holds.
+
+use crate::counter::Padded;
+use crate::error::{Error, Result};
+use crate::host_guard::{self, HostGuard, Refused, Watched};
+use crate::layout::Layout;
+use crate::sync::AtomicU64;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Every owner this process made (owners of a parent process, in a forked child's
+/// copy of the table, are told apart by their pid). Never shrinks: an owner's
+/// counter is kept for the life of the process.
+static OWNERS: Mutex<Vec<&'static Owner>> = Mutex::new(Vec::new());
+
+/// A node id's counter in this process, and what keeps the node id ours.
+pub(crate) struct Owner {
+    pid: u32,
+    space: String,
+    node: u64,
+    /// Picked on the host (no node id configured) rather than given.
+    picked: AtomicBool,
+    pub(crate) counter: Arc<Padded>,
+    /// The largest borrow window (ticks) of its generators: a call of a stricter
+    /// one waits past what a borrowing one reserved, as for a new tick.
+    max_ahead: StdAtomicU64,
+    tick_ms: u64,
+    epoch_ms: u64,
+    /// The host guard was lost to another process: every call refuses.
+    lost: AtomicBool,
+    live: Mutex<Live>,
+}
+
+struct Live {
+    handles: usize,
+    guard: Option<HostGuard>,
+    /// The counter's sequence width (`max_sequence`): the live generators on one
+    /// counter agree on it.
+    sb: u32,
+    /// The state file the live generators keep (`state`), if any: one for all or
+    /// none.
+    state: Option<String>,
+}
+
+/// What a generator's build asks of the owner table.
+pub(crate) struct Ask<'a> {
+    pub(crate) layout: &'a Layout,
+    /// `None`: pick a free node id on the host.
+    pub(crate) node: Option<u64>,
+    pub(crate) sb: u32,
+    pub(crate) ahead_ticks: u64,
+    pub(crate) state: Option<&'a str>,
+    /// Whether to take the cross-process guard (off: `host_guard(false)`).
+    pub(crate) guard: bool,
+}
+
+/// A build's share of an owner: given up when dropped, unless the generator built
+/// keeps it ([`Share::keep`]; then its drop or `close` gives it up).
+pub(crate) struct Share {
+    pub(crate) owner: &'static Owner,
+    /// The floor the node id's previous owner on the host left, if above anything.
+    pub(crate) floor_ms: Option<u64>,
+    kept: bool,
+}
+
+impl Share {
+    /// The owner, for a generator built on it.
+    pub(crate) fn keep(mut self) -> &'static Owner {
+        self.kept = true;
+        self.owner
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.owner.leave();
+        }
+    }
+}
+
+impl Owner {
+    pub(crate) fn node(&self) -> u64 {
+        self.node
+    }
+
+    /// The largest borrow window, in ticks, of the generators on this counter.
+    pub(crate) fn max_ahead(&self) -> u64 {
+        self.max_ahead.load(Ordering::Relaxed)
+    }
+
+    fn is_picked(&self) -> bool {
+        self.picked.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Why every call on a lost node id refuses.
+    #[cold]
+    pub(crate) fn lost_error(&self) -> Error {
+        Error::config(
+            "node",
+            format!(
+                "node id {} was taken by another process on this host after its host guard file was removed: \
+                 this process's generators on it stop issuing (build a new one to take a free node id, or \
+                 keep the guard directory from being cleaned)",
+                self.node
+            ),
+        )
+    }
+
+    /// One generator on this counter goes. The last one lets the host guard go,
+    /// leaving for the next owner the last ms of any slot taken: the counter is
+    /// closed for the moment it is read, so that a call still under way on a
+    /// closed generator takes no slot after it (it meets the closed check
+    /// instead), then reopened for this process's next generator.
+    pub(crate) fn leave(&self) {
+        let mut live = lock(&self.live);
+        live.handles = live.handles.saturating_sub(1);
+        if live.handles == 0
+            && let Some(guard) = live.guard.take()
+        {
+            if self.is_lost() {
+                drop(guard);
+            } else {
+                let counter = &self.counter.0;
+                let taken = counter.swap(u64::MAX, Ordering::AcqRel);
+                let last_tick = taken.saturating_sub(1) >> live.sb;
+                guard.release(self.epoch_ms.saturating_add(last_tick.saturating_mul(self.tick_ms)));
+                counter.store(taken, Ordering::Release);
+            }
+        }
+    }
+
+    fn lead_ms(&self) -> u64 {
+        self.max_ahead().saturating_mul(self.tick_ms)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Joins (or makes) the owner of the asked node id, or of a free one picked on
+/// the host, taking its host guard when this process holds none.
+pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
+    let dir = if ask.guard { host_guard::guard_dir()? } else { None };
+    let space = host_guard::space(ask.layout);
+    let pid = std::process::id();
+    let mut owners = lock(&OWNERS);
+    let mine = |o: &&&Owner| o.pid == pid && o.space == space;
+    let node = match ask.node {
+        Some(node) => node,
+        // The node id this process picked, while a generator still uses it.
+        None => match owners
+            .iter()
+            .filter(mine)
+            .find(|o| o.is_picked() && lock(&o.live).handles > 0)
+        {
+            Some(o) => o.node,
+            None => return pick(&mut owners, ask, dir, &space),
+        },
+    };
+    let owner = match owners.iter().filter(mine).find(|o| o.node == node) {
+        Some(o) => *o,
+        None => {
+            let o = new_owner(ask, &space, node, ask.node.is_none());
+            owners.push(o);
+            o
+        }
+    };
+    let taken = match &dir {
+        Some(dir) => take_for(owner, dir, ask).map_err(|e| match e {
+            PickRefused::Other(e) => e,
+            PickRefused::Held(pid) => host_guard::refusal(node, pid, &dir.join(host_guard::key(ask.layout, node))),
+        })?,
+        None => None,
+    };
+    enter(owner, ask, taken)
+}
+
+/// Picks a free node id for this process on the host: the one it picked last if
+/// it is free, else the lowest free one; node 0 when there is no guard to ask.
+fn pick(owners: &mut Vec<&'static Owner>, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> Result<Share> {
+    let pid = std::process::id();
+    let mine = |node: u64| {
+        owners
+            .iter()
+            .copied()
+            .find(|o| o.pid == pid && o.space == space && o.node == node)
+    };
+    let Some(dir) = dir else {
+        let owner = mine(0).unwrap_or_else(|| {
+            let o = new_owner(ask, space, 0, true);
+            owners.push(o);
+            o
+        });
+        return enter(owner, ask, None);
+    };
+    let last = owners
+        .iter()
+        .rev()
+        .find(|o| o.pid == pid && o.space == space && o.is_picked())
+        .map(|o| o.node);
+    let max_node = ask.layout.max_node();
+    let mut held_by = None;
+    for node in last.into_iter().chain(0..=max_node) {
+        let existing = mine(node);
+        if existing.is_some_and(|o| lock(&o.live).handles > 0 || o.is_lost()) {
+            continue;
+        }
+        let owner = existing.unwrap_or_else(|| new_owner(ask, space, node, true));
+        match take_for(owner, &dir, ask) {
+            Ok(taken) => {
+                if existing.is_none() {
+                    owners.push(owner);
+                }
+                owner.picked.store(true, Ordering::Relaxed);
+                return enter(owner, ask, taken);
+            }
+            Err(PickRefused::Held(pid)) => held_by = held_by.or(pid),
+            Err(PickRefused::Other(e)) => return Err(e),
+        }
+    }
+    Err(Error::config(
+        "node",
+        format!(
+            "no node id given, and all {} node ids of this layout are in use on this host (e.g. by process {}): \
+             give each process its own node id, or a lease",
+            max_node + 1,
+            held_by.map_or("?".to_string(), |p| p.to_string())
+        ),
+    ))
+}
+
+/// Why a pick passes over a node id (another process holds it), or gives up.
+enum PickRefused {
+    Held(Option<u32>),
+    Other(Error),
+}
+
+fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Owner {
+    Box::leak(Box::new(Owner {
+        pid: std::process::id(),
+        space: space.to_string(),
+        node,
+        picked: AtomicBool::new(picked),
+        counter: Arc::new(Padded(AtomicU64::new(0))),
+        max_ahead: StdAtomicU64::new(0),
+        tick_ms: ask.layout.tick_ms(),
+        epoch_ms: ask.layout.epoch_ms(),
+        lost: AtomicBool::new(false),
+        live: Mutex::new(Live {
+            handles: 0,
+            guard: None,
+            sb: ask.sb,
+            state: ask.state.map(str::to_string),
+        }),
+    }))
+}
+
+/// Takes the owner's host guard if this process holds none for it now.
+fn take_for(
+    owner: &'static Owner,
+    dir: &std::path::Path,
+    ask: &Ask<'_>,
+) -> std::result::Result<Option<u64>, PickRefused> {
+    let mut live = lock(&owner.live);
+    if live.handles > 0 || live.guard.is_some() {
+        return Ok(None);
+    }
+    let ahead_ms = owner.lead_ms().max(ask.ahead_ticks * owner.tick_ms);
+    match host_guard::take(dir, ask.layout, owner.node, ahead_ms) {
+        Ok(taken) => {
+            live.guard = Some(taken.guard);
+            watch_from_now();
+            Ok(taken.floor_ms)
+        }
+        Err(Refused::Held(pid)) if ask.node.is_none() => Err(PickRefused::Held(pid)),
+        Err(Refused::Held(pid)) => Err(PickRefused::Other(host_guard::refusal(
+            owner.node,
+            pid,
+            &dir.join(host_guard::key(ask.layout, owner.node)),
+        ))),
+        Err(Refused::Unusable(e)) => {
+            host_guard::warn_unusable(dir, &e);
+            Ok(None)
+        }
+    }
+}
+
+/// Adds a generator to `owner` once its settings agree with the live ones' (the
+/// first generator after none sets them).
+fn enter(owner: &'static Owner, ask: &Ask<'_>, floor_ms: Option<u64>) -> Result<Share> {
+    if owner.is_lost() {
+        return Err(owner.lost_error());
+    }
+    let mut live = lock(&owner.live);
+    if live.handles == 0 {
+        if live.sb != ask.sb {
+            // The counter counts slots of `sb` bits a tick: go on at the next tick.
+            let counter = &owner.counter.0;
+            let next = counter.load(Ordering::Acquire);
+            let tick = next.div_ceil(1 << live.sb);
+            counter.store(tick << ask.sb, Ordering::Release);
+            live.sb = ask.sb;
+        }
+        live.state = ask.state.map(str::to_string);
+    }
+    if live.sb != ask.sb {
+        return Err(Error::config(
+            "max_sequence",
+            format!(
+                "a generator on node id {} of this layout in this process uses {} sequence bits of each tick and \
+                 this one {}: generators on one node id share one counter, so give them the same max_sequence \
+                 (or another node id)",
+                owner.node, live.sb, ask.sb
+            ),
+        ));
+    }
+    if live.state.as_deref() != ask.state {
+        let name = |s: Option<&str>| s.map_or("no state file".to_string(), |p| format!("state file {p:?}"));
+        return Err(Error::config(
+            "state",
+            format!(
+                "a generator on node id {} of this layout in this process keeps {} and this one {}: generators \
+                 on one node id share one counter and one state, so give them the same state (or another node id)",
+                owner.node,
+                name(live.state.as_deref()),
+                name(ask.state)
+            ),
+        ));
+    }
+    let before = owner.max_ahead.fetch_max(ask.ahead_ticks, Ordering::Relaxed);
+    if ask.ahead_ticks > before
+        && let Some(guard) = &mut live.guard
+    {
+        guard.set_ahead(ask.ahead_ticks * owner.tick_ms);
+    }
+    live.handles += 1;
+    Ok(Share {
+        owner,
+        floor_ms,
+        kept: false,
+    })
+}
+
+/// Starts this process's watcher of held guard files, once per process (a forked
+/// child starts its own).
+fn watch_from_now() {
+    static STARTED_BY: StdAtomicU64 = StdAtomicU64::new(0);
+    let pid = u64::from(std::process::id());
+    if STARTED_BY.swap(pid, Ordering::AcqRel) == pid {
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("flakeid-host-guard".into()).spawn(|| {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(host_guard::WATCH_MS));
+            watch_once();
+        }
+    });
+    if spawned.is_err() {
+        STARTED_BY.store(0, Ordering::Release);
+    }
+}
+
+/// Checks every guard this process holds (see `HostGuard::watch`).
+pub(crate) fn watch_once() {
+    let pid = std::process::id();
+    let owners: Vec<&'static Owner> = lock(&OWNERS).iter().copied().filter(|o| o.pid == pid).collect();
+    for owner in owners {
+        let mut live = lock(&owner.live);
+        let lead = owner.lead_ms();
+        let Some(guard) = &mut live.guard else {
+            continue;
+        };
+        let floor = || crate::clock::precise_now_ms() + lead + owner.tick_ms;
+        match guard.watch(lead, floor) {
+            Watched::Same => {}
+            Watched::Retaken => eprintln!(
+                "flakeid: warning: the host guard file of node id {} was removed or replaced while this process \
+                 held it; it is held again",
+                owner.node
+            ),
+            Watched::Lost(by) => {
+                owner.lost.store(true, Ordering::Release);
+                // Every call leaves the fast path, which the lost node id refuses.
+                owner.counter.0.store(u64::MAX, Ordering::Release);
+                eprintln!(
+                    "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
+                     held it, and {} took the node id: this process's generators on it stop issuing",
+                    owner.node,
+                    by.map_or("another process".to_string(), |p| format!("process {p}"))
+                );
+            }
+        }
+    }
+}
