@@ -209,12 +209,15 @@ def host_guard(run):
         c.sql("CREATE EXTENSION flakeid")
     expect(int(c_node(first)), 7, "the first server issues on node 7")
     out = second.expect_error("SELECT flakeid_next()", "55000",
-                              r"node id 7 of this layout is already in use on this host by process [0-9]+")
+                              r"node id 7 of this layout is in use on this host by process [0-9]+")
     holder = int(re.search(r"by process ([0-9]+)", out).group(1))
     expect(parent_pid(holder), first.postmaster_pid(), "the guard's holder is a process of the first server")
-    check(second.status().startswith("host guard: refusing: node id 7 of this layout is already in use"),
+    check(second.status().startswith("host guard: refusing: node id 7 of this layout is in use on this host"),
           f"the refused server's flakeid_status(): {second.status()}")
     expect(second.one("SELECT refusals FROM flakeid_stats()"), "1", "the refused call in flakeid_stats().refusals")
+    confirmed = second.one("SELECT flakeid_confirm_node(7)")
+    check("but no ID is issued while the host guard is refused: node id 7" in confirmed,
+          f"flakeid_confirm_node() on a server the host guard refuses: {confirmed}")
     first.stop_ctl()
     expect(int(c_node(second)), 7, "after the first stopped, the second takes node 7 without a restart")
     expect(second.status(), "ready", "flakeid_status() once the guard is taken")
@@ -243,7 +246,7 @@ def host_guard(run):
     expect(standby.status(), "ready", "flakeid_status() after a clean same-host failover")
     standby.sql("INSERT INTO ids SELECT flakeid_next() FROM generate_series(1, 20)")
     expect(standby.one("SELECT count(*), count(DISTINCT id) FROM ids"), "1040 1040", "IDs after the failover")
-    check("already in use on this host" not in standby.log_text() and f"process {old_pid}" not in standby.log_text(),
+    check("in use on this host" not in standby.log_text() and f"process {old_pid}" not in standby.log_text(),
           "the promoted server's log names the stopped old primary")
     print("  a clean same-host failover: confirmed, ready, 20 IDs; nothing names the stopped old primary")
     standby.stop_ctl()
@@ -370,13 +373,14 @@ def section_functions(run):
     expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
             WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
-                             'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid', 'flakeid_typeid') THEN 'v'
+                             'flakeid_resume_after', 'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid',
+                             'flakeid_typeid') THEN 'v'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             -- The 128-bit family's readers: no layout, the arguments alone decide.
             WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "39"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "40"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")
@@ -405,6 +409,23 @@ def section_functions(run):
     confirmed = c.one("SELECT flakeid_confirm_node(103)")
     check(confirmed.startswith("node id 103 may issue IDs on timeline 1") and "borrowed" not in confirmed, confirmed)
     expect(c.one("SELECT count(*) FROM flakeid_next_many(1000)"), "1000", "a backend started after the confirmation")
+
+    # flakeid_resume_after(id): every later ID above `id`, in every session; refused
+    # for a negative ID, one far ahead of the clock, a read-only transaction and a
+    # plain user.
+    ahead = c.one("SELECT flakeid_compose(clock_timestamp() + interval '300 ms', 103, 5)")
+    c.one(f"SELECT flakeid_resume_after({ahead})")
+    expect(c.one(f"SELECT flakeid_next() > {ahead}, (SELECT min(id) FROM flakeid_next_many(100) id) > {ahead}"),
+           "t t", "IDs after flakeid_resume_after()")
+    expect(failure("SELECT flakeid_resume_after(-5)")[:49], "22003: invalid value for argument \"id\": a flakeid",
+           "flakeid_resume_after() of a negative ID")
+    check(failure("SELECT flakeid_resume_after(flakeid_compose(now() + interval '1 day', 103, 0))").startswith(
+        "22023: invalid value for argument \"id\": "), "flakeid_resume_after() of an ID a day ahead")
+    expect(c.sql("SELECT t.read_only($q$SELECT flakeid_resume_after(1)$q$)", fields=True),
+           "25006: cannot execute flakeid_resume_after() in a read-only transaction", "flakeid_resume_after() read-only")
+    expect(c.sql("BEGIN", "CREATE ROLE flakeid_restorer", "SET LOCAL ROLE flakeid_restorer",
+                 "SELECT t.failure($q$SELECT flakeid_resume_after(1)$q$)", "ROLLBACK", fields=True)[:6],
+           "42501:", "flakeid_resume_after() by a plain user")
 
     expect(c.row(f"""SELECT flakeid_seal(910499571847892992, {KEY}), flakeid_seal(910499571847892992, {KEY}, '', 'snowflake'),
                             flakeid_unseal(575246358720680725, {KEY}),

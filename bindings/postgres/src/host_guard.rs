@@ -137,7 +137,10 @@ pub fn require(f: SqlFn) {
             GuardState::Pending if started.elapsed() < WORKER_WAIT => shmem::pause(),
             GuardState::Pending => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!("{f}: flakeid's launcher has not taken the host guard in {} s", WORKER_WAIT.as_secs()),
+                format!(
+                    "{f}: flakeid's launcher has not taken the host guard in {} s",
+                    WORKER_WAIT.as_secs()
+                ),
             )
             .hint("see the server log; the launcher needs a free slot of max_worker_processes")
             .refuse(f),

@@ -19,10 +19,9 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
-use crate::{host_guard, lease};
 use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, lease_gate, preloaded};
 use crate::startup::wait_for_verdict;
-use crate::{mark, settings};
+use crate::{host_guard, lease, mark, settings};
 use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck as Check};
 use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, precise_now_ms};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};

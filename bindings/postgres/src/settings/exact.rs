@@ -109,7 +109,9 @@ fn check_value(option: &str, text: &str) {
     if decimal(text) {
         return;
     }
-    let layout = super::files::Pending::now().layout.unwrap_or_else(|| "snowflake".to_string());
+    let layout = super::files::Pending::now()
+        .layout
+        .unwrap_or_else(|| "snowflake".to_string());
     Report::new(
         PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         format!(

@@ -242,7 +242,11 @@ pub fn define(preloading: bool) {
 /// the file and the line, not "no node id" or another node's IDs.
 fn note_refused_values() {
     let layout = text(&LAYOUT);
-    let layout = if layout.is_empty() { "snowflake".to_string() } else { layout };
+    let layout = if layout.is_empty() {
+        "snowflake".to_string()
+    } else {
+        layout
+    };
     for g in GUCS.iter().filter(|g| matches!(g.value, Value::Int(_))) {
         let applied = files::guc_origin(g.option).map(|(source, _)| source);
         // The command line's value is not in the files.
