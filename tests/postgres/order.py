@@ -73,12 +73,17 @@ def happens_before(c, sql, as_int):
     return SESSIONS * CALLS, len(bad), bad[:1]
 
 
+def uuid_int(text):
+    """A UUID's 128 bits as a number (UUIDs compare as their bytes do)."""
+    return int(text.replace("-", ""), 16)
+
+
 def section_order(run):
     print(f"== order: {SESSIONS} sessions, each call after the latest value returned: larger than all before it")
     c = run.cluster("order", PRELOAD, "flakeid.node = 9").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     failed = []
-    for sql, as_int in (("SELECT flakeid_next()", int), ("SELECT flakeid_uuidv7()", lambda u: int(u.replace("-", ""), 16))):
+    for sql, as_int in (("SELECT flakeid_next()", int), ("SELECT flakeid_uuidv7()", uuid_int)):
         calls, bad, first = happens_before(c, sql, as_int)
         print(f"  {sql}: {bad} of {calls} calls below a value returned before they began"
               + (f" (first: {first[0][1]:#x} after {first[0][0]:#x})" if first else ""))
