@@ -49,8 +49,8 @@ type Options struct {
 	// writes the last timestamp and unlocks it.
 	State string
 	// RequireNode refuses to build without a node source (Node, Datacenter and
-	// Worker, NodeSource or Lease) instead of running as node 0: for a process
-	// that runs as one replica of several.
+	// Worker, NodeSource or Lease) instead of taking a free node id on this
+	// host: for a process that runs as one replica of several across hosts.
 	RequireNode bool
 	// settings are Set's, by name, applied after the fields above.
 	settings [][2]string

@@ -437,7 +437,8 @@ typedef struct flakeid_options {
   const char *state;
   /**
    * 1: refuse to build without a node source (`node`, `worker`, `node_source`
-   * or `lease_url`) instead of running as node 0; 0 (the default): node 0.
+   * or `lease_url`) instead of taking a free node id on this host; 0 (the
+   * default): a free node id on this host.
    * (Appended in 0.1: a struct without it reads as 0.)
    */
   uint32_t require_node;

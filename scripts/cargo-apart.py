@@ -20,7 +20,7 @@ The groups of cargo arguments, separated by a `,` word, are built in turn (each 
 `cargo test`'s feature resolution). A binary that runs a generator takes the host
 guard, which would refuse a node id another binary holds at the same moment: each
 binary gets a guard directory of its own under FLAKEID_HOST_GUARD (docs/design.md,
-"The host guard"), as two hosts would.
+"Who owns a node id"), as two hosts would.
 
 A failing test's (or binary's) output is printed whole; everything runs, also after
 one failed, and the exit status is 1 when any did.

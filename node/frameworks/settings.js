@@ -1,6 +1,6 @@
 // One generator per process for the ORM helpers (./drizzle, ./kysely): configure()'s or, when
 // the application never calls it, the FLAKEID_* variables' (the engine's list: optionsFromEnv),
-// always with requireNode (replicas on node 0 repeat IDs). Configuring again with other options
+// with no node id a free one on this host (the engine's default). Configuring again with other options
 // is refused. Names, values and errors are the engine's.
 'use strict'
 
@@ -13,7 +13,7 @@ const shown = (options) => JSON.stringify(options, (_, v) => (typeof v === 'bigi
 /** The process's generator from `options` (those of `new Generator`); again only with the same ones. */
 function configure(options = {}) {
   if (shared && shown(options) !== sharedWith) binding.configuredTwice(sharedWith, shown(options))
-  if (!shared) [shared, sharedWith] = [new binding.Generator({ ...options, requireNode: true }), shown(options)]
+  if (!shared) [shared, sharedWith] = [new binding.Generator(options), shown(options)]
   return shared
 }
 

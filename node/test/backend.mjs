@@ -16,11 +16,12 @@ import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
 
-// The suite builds hundreds of generators, most on node 0, and leaves them to the
-// garbage collector, as it tests the API and not lifetimes: the host guard would
-// refuse each until the last one is collected. guard.test.mjs (its own process,
-// like every test file) turns it back on and tests it; the variable is the process's
-// own environment, which the engine reads when a generator is built.
+// The suite's files run side by side, each in a process of its own, and many of
+// their tests decode a generator built without a node id as node 0: with the host
+// guard each process would take a free node id of its own. Off, every generator
+// without one is node 0, and those of one process still share its counter.
+// guard.test.mjs (its own process) turns it back on and tests it; the variable is
+// the process's own environment, which the engine reads when a generator is built.
 process.env.FLAKEID_HOST_GUARD = 'off'
 
 export const BACKEND = process.env.FLAKEID_BACKEND || 'native'

@@ -1,6 +1,6 @@
 """One generator per process for the framework adapters, built on first use in each process from
-the framework's settings, configure() or else FLAKEID_*, with require_node (replicas on node 0
-repeat IDs); a second, different configuration is refused. Names, values, errors: the engine's."""
+the framework's settings, configure() or else FLAKEID_* (no node id: a free one on this host);
+a second, different configuration is refused. Names, values, errors: the engine's."""
 
 import os, threading, time  # noqa: E401
 from typing import Any, Mapping, Optional, cast
@@ -21,9 +21,8 @@ def after_fork() -> None:
 
 
 def check(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """`settings` (else FLAKEID_*) as Generator keywords with require_node, checked by the engine without
-    taking a node id."""
-    options = {**(settings_options(settings) if settings else options_from_env()), "require_node": True}
+    """`settings` (else FLAKEID_*) as Generator keywords, checked by the engine without taking a node id."""
+    options = settings_options(settings) if settings else options_from_env()
     if "lease" not in options and "state" not in options:
         Generator(**options, clock=ManualClock(int(time.time() * 1000)))
     return options

@@ -1,10 +1,11 @@
 """Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
 without `--preload` serving djangoproject, `uvicorn --workers 4` serving a FastAPI
 app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a `multiprocessing` pool (Celery's
-prefork pool forks the same way). With one fixed node id, one worker issues and
-every other is refused by the host guard, naming flakeid: 0 IDs twice. With a
-`file://` lease, every worker issues, each on its own node id: 0 IDs twice. The IDs
-travel as JSON strings and are read back exactly."""
+prefork pool forks the same way). With no node id configured, every worker takes a
+free one on the host and issues: 0 errors, 0 IDs twice. With one fixed node id, one
+worker issues and every other is refused by the host guard, naming flakeid: 0 IDs
+twice. With a `file://` lease, every worker issues, each on its own node id: 0 IDs
+twice. The IDs travel as JSON strings and are read back exactly."""
 
 from __future__ import annotations
 
@@ -120,6 +121,39 @@ def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_pa
     if errors:  # the kernel spread the requests to the other workers too: each refused
         assert "node id 5 of this layout is already in use on this host by process" in text, text[-3000:]
     assert "ForkError" not in text, text[-3000:]
+
+
+def each_on_its_own_node(ids: list[int], nodes: dict[int, set[int]], errors: int, log: Path) -> None:
+    assert errors == 0, log.read_text()[-3000:]
+    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
+    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
+    owners = [next(iter(n)) for n in nodes.values()]
+    assert len(owners) == len(set(owners)), dict(nodes)
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
+def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(preload: bool, tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    proc = serve(port, {"FLAKEID_DJANGO_NODE": "none", **guard}, preload, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    each_on_its_own_node(ids, nodes, errors, log)
+    assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
+
+
+def test_uvicorn_with_no_node_id_every_worker_issues_on_its_own_node(tmp_path: Path) -> None:
+    port, log = testenv.free_port(), tmp_path / "uvicorn.log"
+    proc = serve_uvicorn(port, {"FLAKEID_TEST_NODE": "none", "FLAKEID_HOST_GUARD": str(tmp_path / "guard")}, log)
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    each_on_its_own_node(ids, nodes, errors, log)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
@@ -252,6 +286,17 @@ def test_pool_with_one_fixed_node_id_issues_from_one_process() -> None:
     # The parent only configured (one child could take node 6); its children are
     # gone now, and the guard with them.
     assert flakeid.decompose(_shared.generator().next_id()).node == 6
+
+
+def test_pool_with_no_node_id_gives_each_process_its_own_node() -> None:
+    results = _pool({"layout": "snowflake"})
+    assert all(isinstance(got, list) for _, got in results), results
+    ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
+    assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
+    by_pid: dict[int, set[int]] = collections.defaultdict(set)
+    for pid, got in results:
+        by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid), by_pid
 
 
 def test_pool_with_a_file_lease_gives_each_process_its_own_node(tmp_path: Path) -> None:

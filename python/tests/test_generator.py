@@ -212,16 +212,38 @@ def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
     assert borrow.stats()["lead_ms"] == 10 and borrow.stats()["ids_issued"] == 44
 
 
-def test_close_lets_go_of_the_node_id() -> None:
-    """The host guard: a second live generator on a node id is refused; close() (or
-    leaving a with block) lets go at once, and the next one starts after it."""
+def test_generators_on_one_node_id_share_its_counter() -> None:
+    """Generators of one process on one node id issue from one counter: a second one
+    is no error, close() (or leaving a with block) ends only its own, and a rebuild
+    (a notebook cell run again, a generator per request, one left to the collector)
+    goes on above every ID issued, without waiting."""
     with flakeid.Generator(node=901) as a:
-        last = a.next_id()
-        with pytest.raises(flakeid.ConfigError, match="node id 901 of this layout is already in use"):
-            flakeid.Generator(node=901)
+        b = flakeid.Generator(node=901, overflow="borrow")
+        ids = [g.next_id() for _ in range(1000) for g in (a, b)]
+        assert ids == sorted(set(ids))
     with pytest.raises(flakeid.ConfigError) as e:
         a.next_id()
     assert e.value.field == "generator"  # type: ignore[attr-defined]
-    b = flakeid.Generator(node=901)
-    assert b.next_id() > last
+    last = b.next_id()
+    assert last > ids[-1]
     b.close()
+    for i in range(2000):
+        g = flakeid.Generator(node=901)
+        got = g.next_id()
+        assert got > last
+        last = got
+        if i % 2:
+            g.close()
+    with pytest.raises(flakeid.ConfigError, match="max_sequence"):
+        g2 = flakeid.Generator(node=901)
+        flakeid.Generator(node=901, max_sequence=255)
+    del g2
+
+
+def test_no_node_id_takes_one_for_the_process() -> None:
+    """With no node id, every generator of this process takes the same one, picked
+    on the host: one counter, no repeats."""
+    a, b = flakeid.Generator(), flakeid.Generator()
+    assert a.node == b.node
+    ids = [g.next_id() for _ in range(500) for g in (a, b)]
+    assert ids == sorted(set(ids))

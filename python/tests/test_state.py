@@ -49,11 +49,14 @@ def test_refusals_name_state(tmp_path: pathlib.Path) -> None:
     assert e.value.field == "state"
     path.unlink()
     first = flakeid.Generator(node=5, state=path)
-    # The host guard refuses a second live generator on node 5 before its state file
-    # is opened (the file's own lock, beneath it, is the core's tests/file_locks.rs).
-    with pytest.raises(flakeid.ConfigError, match="node id 5 of this layout is already in use") as e:
-        flakeid.Generator(node=5, state=path)
-    assert e.value.field == "node"
+    # Generators on node 5 share its counter, and so its state: one without the
+    # state file, or with another one, is refused naming both.
+    with pytest.raises(flakeid.ConfigError, match="keeps state file") as e:
+        flakeid.Generator(node=5, state=tmp_path / "other")
+    assert e.value.field == "state"
+    with pytest.raises(flakeid.ConfigError, match="no state file") as e:
+        flakeid.Generator(node=5)
+    assert e.value.field == "state"
     with pytest.raises(flakeid.ConfigError) as e:
         flakeid.Generator(lease=f"file://{tmp_path}", state=tmp_path / "other")
     assert e.value.field == "state"

@@ -95,7 +95,8 @@ pub struct flakeid_options {
     /// `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
     pub state: *const c_char,
     /// 1: refuse to build without a node source (`node`, `worker`, `node_source`
-    /// or `lease_url`) instead of running as node 0; 0 (the default): node 0.
+    /// or `lease_url`) instead of taking a free node id on this host; 0 (the
+    /// default): a free node id on this host.
     /// (Appended in 0.1: a struct without it reads as 0.)
     pub require_node: u32,
     /// Options with no field above, set by name (`flakeid_options_set`): slot `i`

@@ -169,9 +169,8 @@ pymethods_with_getters! { PyGenerator.inner {
     }
 
     /// The next ID. Waiting for the clock (a used-up tick, a rollback policy)
-    /// happens with the GIL released. `try_next_id` keeps a thread's run of slots
-    /// as `next_id` does (a borrowing generator whose threads contend: a
-    /// free-threaded build, or threads beside Python's), so this path keeps runs too.
+    /// happens with the GIL released; `try_next_id` is served as `next_id` is (a
+    /// thread's lone run included), so this path keeps call order too.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         match self.inner.try_next_id() {
             Ok(Some(id)) => Ok(id),

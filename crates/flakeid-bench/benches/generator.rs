@@ -15,9 +15,10 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use flakeid_bench::{HOUR_MS, threaded};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
-// Every generator here takes `host_guard(false)`: the benches build one per case
-// on the same node id, some far ahead of the clock, and measure the hot path, which
-// the guard is not on.
+// Every generator here takes `host_guard(false)` (the hot path, which the guard is
+// not on); borrowing ones run far ahead of the clock on node 1, strict ones on node
+// 2: generators of one process on one node id share its counter, and a strict call
+// waits for the clock to pass what a borrowing one reserved.
 use std::time::Duration;
 
 fn borrowing() -> Generator {
@@ -34,7 +35,7 @@ fn borrowing() -> Generator {
 fn strict_snowflake() -> Generator {
     Generator::builder(Layout::SNOWFLAKE)
         .host_guard(false)
-        .node(1)
+        .node(2)
         .build()
         .expect("generator")
 }
@@ -91,7 +92,7 @@ fn threads(c: &mut Criterion) {
         });
         let strict = Generator::builder(Layout::SNOWFLAKE)
             .host_guard(false)
-            .node(1)
+            .node(2)
             .build()
             .expect("generator");
         g.bench_with_input(BenchmarkId::new("strict", n), &n, |b, &n| {
@@ -120,9 +121,31 @@ fn local(c: &mut Criterion) {
     g.finish();
 }
 
+/// Building a generator and closing it again in one process, with the host guard
+/// (node 3, in `FLAKEID_HOST_GUARD` or /tmp): the process's counter of the node id
+/// is kept, so a rebuild takes the guard file again and waits for nothing. Beside
+/// it, a build while another generator on the node id lives (no guard to take).
+fn lifecycle(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lifecycle");
+    let build = || Generator::builder(Layout::SNOWFLAKE).node(3).build().expect("generator");
+    g.bench_function("build_next_close", |b| {
+        b.iter(|| {
+            let one = build();
+            black_box(one.next_id().expect("id"));
+            one.close();
+        })
+    });
+    let held = build();
+    g.bench_function("build_next_drop_beside_another", |b| {
+        b.iter(|| black_box(build().next_id().expect("id")))
+    });
+    drop(held);
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
-    targets = strict, borrow, local, threads
+    targets = strict, borrow, local, threads, lifecycle
 }
 criterion_main!(benches);

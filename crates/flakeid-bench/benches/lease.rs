@@ -84,6 +84,8 @@ fn lease(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let plain = Generator::builder(wide).host_guard(false).build().expect("generator");
     next_id_on_cpu(&mut g, "unleased/next_id", &plain);
+    // Gone before `state` takes its node id (one counter, one state file).
+    drop(plain);
     let dir = std::env::temp_dir().join(format!("flakeid-lease-bench-{}", std::process::id()));
     let leased = Generator::builder(wide)
         .host_guard(false)

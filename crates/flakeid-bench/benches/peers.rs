@@ -88,9 +88,11 @@ fn bursts(mut next: impl FnMut() -> u64) -> f64 {
 }
 
 fn flakeid(overflow: Overflow) -> Generator {
+    // A node id per policy: generators of one process on one node id share its
+    // counter, and a strict call waits for the clock to pass a borrowing one's lead.
     Generator::builder(Layout::SNOWFLAKE)
         .host_guard(false)
-        .node(1)
+        .node(if overflow == Overflow::Borrow { 1 } else { 2 })
         .overflow(overflow)
         .max_borrow_ms(HOUR_MS)
         .build()

@@ -13,21 +13,24 @@
 //!
 //! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `strict` (the default
 //! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
-//! code path without the cap), and the peer `snowflaked` (`sync::Generator`, the
-//! Snowflake split, strict), each with 1, 2, 4 and 8 threads on one generator.
+//! code path without the cap), and the peers `ferroid-atomic` (ferroid's
+//! `AtomicSnowflakeGenerator`: one CAS per ID, strict) and `snowflaked`
+//! (`sync::Generator`, the Snowflake split, strict), each with 1, 2, 4 and 8
+//! threads on one generator.
 //! `FLAKEID_BENCH_KINDS=borrow` runs one kind (and the peer).
 use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-// Every generator here takes `host_guard(false)`: the benches build one per case
-// on the same node id, some far ahead of the clock, and measure the hot path, which
-// the guard is not on.
+// Every generator here takes `host_guard(false)` (the hot path, which the guard is
+// not on); borrowing ones run far ahead of the clock on node 1, strict ones on node
+// 2: generators of one process on one node id share its counter, and a strict call
+// waits for the clock to pass what a borrowing one reserved.
 use std::time::{Duration, Instant};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
-const KINDS: [&str; 4] = ["borrow", "strict", "strict<cap", "snowflaked"];
+const KINDS: [&str; 5] = ["borrow", "strict", "strict<cap", "ferroid-atomic", "snowflaked"];
 /// The process's CPU time (all threads; the timing thread sleeps).
 fn process_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -93,7 +96,7 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
         "strict" => {
             let g = Generator::builder(Layout::SNOWFLAKE)
                 .host_guard(false)
-                .node(1)
+                .node(2)
                 .build()
                 .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
@@ -104,6 +107,18 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
                 .build()
                 .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        "ferroid-atomic" => {
+            // ferroid's `AtomicSnowflakeGenerator` (one CAS per ID, `Sync`), the
+            // Snowflake split and epoch: the linearizable peer.
+            use ferroid::generator::AtomicSnowflakeGenerator;
+            use ferroid::id::SnowflakeTwitterId;
+            use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
+            let peer = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
+                1,
+                MonotonicClock::<1>::with_epoch(TWITTER_EPOCH),
+            );
+            rate(threads, run, &|| peer.next_id(|_| std::thread::yield_now()).to_raw())
         }
         _ => {
             let peer = snowflaked::sync::Generator::new(1);

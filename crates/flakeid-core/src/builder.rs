@@ -444,7 +444,9 @@ impl GeneratorBuilder {
                 #[cfg(feature = "lease")]
                 lease: hold.lease,
                 #[cfg(all(any(unix, windows), not(loom)))]
-                owner: std::sync::Mutex::new(share.map(crate::owner::Share::keep)),
+                owner: share.map(crate::owner::Share::keep),
+                #[cfg(all(any(unix, windows), not(loom)))]
+                left: std::sync::atomic::AtomicBool::new(false),
             },
         })
     }

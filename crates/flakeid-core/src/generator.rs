@@ -229,10 +229,13 @@ pub(crate) struct Guards {
     #[cfg(feature = "lease")]
     pub(crate) lease: Option<LeaseGuard>,
     /// The process's owner of the node id, whose counter this generator issues
-    /// from, until `close()` or drop: while any generator is on it, the process
-    /// holds the node id's host guard.
+    /// from: while any generator is on it, the process holds the node id's host
+    /// guard.
     #[cfg(all(any(unix, windows), not(loom)))]
-    pub(crate) owner: std::sync::Mutex<Option<&'static crate::owner::Owner>>,
+    pub(crate) owner: Option<&'static crate::owner::Owner>,
+    /// Whether this generator gave its share of the owner up (`close()`, drop).
+    #[cfg(all(any(unix, windows), not(loom)))]
+    pub(crate) left: std::sync::atomic::AtomicBool,
 }
 
 impl<C: CounterStorage> Generator<C> {
@@ -690,8 +693,13 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Gives up this generator's share of its node id's owner (crate::owner).
     fn leave_owner(&self) {
+        // A forked child's copy of a parent's generator leaves the parent's owner
+        // alone (it is not the child's, and its locks may have been held at the fork).
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(owner) = self.guards.owner.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(owner) = self.guards.owner
+            && owner.is_mine()
+            && !self.guards.left.swap(true, Ordering::AcqRel)
+        {
             owner.leave();
         }
     }
@@ -982,10 +990,17 @@ impl<C: CounterStorage> Generator<C> {
             let cur_tick = cur >> self.slots.sb;
             // A borrowing generator on the same counter may have reserved ahead of
             // the clock: a stricter call waits for the clock to reach that, as it
-            // waits for a new tick, rather than reading it as a clock gone back.
-            let window_end = t
-                .saturating_add(self.slots.ahead.max(self.siblings_ahead()))
-                .min(self.slots.max_ticks);
+            // waits for a new tick (up to `max_wait_ms`; past that its policy
+            // decides, as for a clock behind IDs already issued).
+            let own_end = t.saturating_add(self.slots.ahead);
+            let siblings_end = t.saturating_add(self.siblings_ahead());
+            let wait_ms = last_tick.saturating_sub(own_end).saturating_mul(self.slots.tick_ms);
+            let window_end = if last_tick <= siblings_end && wait_ms <= self.policy.max_wait_ms {
+                siblings_end
+            } else {
+                own_end
+            }
+            .min(self.slots.max_ticks);
             if last_tick <= window_end {
                 // The window's last tick is used up: wait for the next one.
                 if cur_tick > self.slots.max_ticks {
@@ -1032,7 +1047,7 @@ impl<C: CounterStorage> Generator<C> {
     /// The largest borrow window (ticks) of the generators on this counter.
     fn siblings_ahead(&self) -> u64 {
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(owner) = *self.guards.owner.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(owner) = self.guards.owner {
             return owner.max_ahead();
         }
         0
@@ -1041,7 +1056,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Refuses once the node id's host guard was lost to another process.
     fn check_owner(&self) -> Result<()> {
         #[cfg(all(any(unix, windows), not(loom)))]
-        if let Some(owner) = *self.guards.owner.lock().unwrap_or_else(|e| e.into_inner())
+        if let Some(owner) = self.guards.owner
             && owner.is_lost()
         {
             return Err(owner.lost_error());

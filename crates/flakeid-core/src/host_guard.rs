@@ -321,7 +321,7 @@ pub(crate) fn refusal(node: u64, holder: Option<u32>, path: &Path) -> Error {
     Error::config(
         "node",
         format!(
-            "node id {node} of this layout is in use on this host by {who} (host guard {}): two processes on one \
+            "node id {node} of this layout is already in use on this host by {who} (host guard {}): two processes on one \
              node id would issue the same IDs. Fixes, in order: in one process, build generators freely (they share \
              one counter) or close the other process's; give each worker process its own node id; leave the node id \
              unset, so that each process takes a free one on this host (test runners' workers too); across hosts, a \

@@ -6,10 +6,11 @@
 //!
 //! ```
 //! use flakeid_core::{Generator, Layout, Overflow, encode, Encoding};
-//! let generator = Generator::builder(Layout::SNOWFLAKE).node(7).overflow(Overflow::Borrow).build()?;
+//! // No node id: a free one on this host (across hosts, give one, or a lease).
+//! let generator = Generator::builder(Layout::SNOWFLAKE).overflow(Overflow::Borrow).build()?;
 //! let id = generator.next_id()?;
 //! let parts = Layout::SNOWFLAKE.decompose(id);
-//! assert_eq!(parts.node, 7);
+//! assert_eq!(parts.node, generator.node());
 //! assert_eq!(encode(id, Encoding::Base62).len(), 11);
 //! # Ok::<(), flakeid_core::Error>(())
 //! ```

@@ -126,7 +126,7 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
     opt("state", "state", "state", OptionKind::Path, "", NONE, None,
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
     opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
-        "refuse to start without a node source (node, worker or lease) instead of running as node 0"),
+        "refuse to start without a node source (node, worker or lease) instead of taking a free node id on this host"),
 ];
 
 const _: () = {

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::host_guard::{self, HostGuard, Refused, Watched};
 use crate::layout::Layout;
 use crate::sync::AtomicU64;
+use std::cell::UnsafeCell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,7 +24,77 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Every owner this process made (owners of a parent process, in a forked child's
 /// copy of the table, are told apart by their pid). Never shrinks: an owner's
 /// counter is kept for the life of the process.
-static OWNERS: Mutex<Vec<&'static Owner>> = Mutex::new(Vec::new());
+static OWNERS: Table = Table {
+    busy: AtomicBool::new(false),
+    owners: UnsafeCell::new(Vec::new()),
+};
+
+/// The owner table behind a flag rather than a `Mutex`: a fork copies a lock that
+/// another thread holds into a child where that thread does not exist, so the
+/// at-fork handlers take the flag before every fork and let it go on both sides
+/// (the child's copy is then whole and free).
+struct Table {
+    busy: AtomicBool,
+    owners: UnsafeCell<Vec<&'static Owner>>,
+}
+
+// SAFETY: `owners` is reached only through a `Held`, of which there is one at a
+// time (the `busy` flag, taken with Acquire and let go with Release).
+unsafe impl Sync for Table {}
+
+/// The table, held.
+struct Held;
+
+impl std::ops::Deref for Held {
+    type Target = Vec<&'static Owner>;
+    fn deref(&self) -> &Self::Target {
+        // SAFETY: this `Held` is the one holder (see `Table`).
+        unsafe { &*OWNERS.owners.get() }
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        // SAFETY: as above.
+        unsafe { &mut *OWNERS.owners.get() }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        OWNERS.busy.store(false, Ordering::Release);
+    }
+}
+
+fn take_table() {
+    while OWNERS
+        .busy
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+}
+
+/// Holds the owner table (the at-fork handlers installed on first use).
+fn table() -> Held {
+    static HANDLERS: std::sync::Once = std::sync::Once::new();
+    HANDLERS.call_once(|| {
+        #[cfg(unix)]
+        {
+            extern "C" fn before() {
+                take_table();
+            }
+            extern "C" fn after() {
+                OWNERS.busy.store(false, Ordering::Release);
+            }
+            // SAFETY: handlers that only touch an atomic flag.
+            unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+        }
+    });
+    take_table();
+    Held
+}
 
 /// A node id's counter in this process, and what keeps the node id ours.
 pub(crate) struct Owner {
@@ -96,6 +167,11 @@ impl Owner {
         self.node
     }
 
+    /// Whether this process made the owner (not a parent, in a forked child).
+    pub(crate) fn is_mine(&self) -> bool {
+        self.pid == std::process::id()
+    }
+
     /// The largest borrow window, in ticks, of the generators on this counter.
     pub(crate) fn max_ahead(&self) -> u64 {
         self.max_ahead.load(Ordering::Relaxed)
@@ -161,7 +237,7 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
     let dir = if ask.guard { host_guard::guard_dir()? } else { None };
     let space = host_guard::space(ask.layout);
     let pid = std::process::id();
-    let mut owners = lock(&OWNERS);
+    let mut owners = table();
     let mine = |o: &&&Owner| o.pid == pid && o.space == space;
     let node = match ask.node {
         Some(node) => node,
@@ -195,7 +271,7 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
 
 /// Picks a free node id for this process on the host: the one it picked last if
 /// it is free, else the lowest free one; node 0 when there is no guard to ask.
-fn pick(owners: &mut Vec<&'static Owner>, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> Result<Share> {
+fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> Result<Share> {
     let pid = std::process::id();
     let mine = |node: u64| {
         owners
@@ -381,7 +457,7 @@ fn watch_from_now() {
 /// Checks every guard this process holds (see `HostGuard::watch`).
 pub(crate) fn watch_once() {
     let pid = std::process::id();
-    let owners: Vec<&'static Owner> = lock(&OWNERS).iter().copied().filter(|o| o.pid == pid).collect();
+    let owners: Vec<&'static Owner> = table().iter().copied().filter(|o| o.pid == pid).collect();
     for owner in owners {
         let mut live = lock(&owner.live);
         let lead = owner.lead_ms();

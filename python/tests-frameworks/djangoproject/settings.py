@@ -44,9 +44,12 @@ TEMPLATES = [
 ]
 
 # test_workers.py serves this project from gunicorn with FLAKEID_DJANGO_LEASE (a
-# file:// URL) or FLAKEID_DJANGO_NODE in place of the node id below.
+# file:// URL) or FLAKEID_DJANGO_NODE (a number, or "none": no node id, each worker
+# takes a free one on the host) in place of the node id below.
 if os.environ.get("FLAKEID_DJANGO_LEASE"):
     FLAKEID = {"LEASE": os.environ["FLAKEID_DJANGO_LEASE"], "LAYOUT": "snowflake"}
+elif os.environ.get("FLAKEID_DJANGO_NODE") == "none":
+    FLAKEID = {"LAYOUT": "snowflake"}
 else:
     FLAKEID = {"NODE": int(os.environ.get("FLAKEID_DJANGO_NODE", "5")), "LAYOUT": "snowflake"}
 SERIALIZATION_MODULES = {"json": "flakeid.django.serializer"}

@@ -1,8 +1,9 @@
 """The FastAPI app test_workers.py serves from `uvicorn --workers 4`: IDs from
 flakeid.sqlalchemy's shared generator (configure() at import, as the docs show; the
 node id is taken on first use, in each worker), written by flakeid.pydantic.FlakeId
-as JSON strings. FLAKEID_TEST_LEASE (a file:// URL) or FLAKEID_TEST_NODE picks the
-settings. With the lease each worker takes its node id at boot (the lifespan); with
+as JSON strings. FLAKEID_TEST_LEASE (a file:// URL) or FLAKEID_TEST_NODE (a number, or
+"none": no node id) picks the settings. With the lease or no node id each worker takes
+its node id at boot (the lifespan); with
 a fixed node id a refused worker must not fail its boot (uvicorn would restart it
 forever), so the generator is built on first use there.
 
@@ -21,6 +22,8 @@ from flakeid.sqlalchemy import configure, generator, next_id
 
 if os.environ.get("FLAKEID_TEST_LEASE"):
     configure({"lease": os.environ["FLAKEID_TEST_LEASE"]})
+elif os.environ.get("FLAKEID_TEST_NODE") == "none":
+    configure({"layout": "snowflake"})
 else:
     configure({"node": int(os.environ.get("FLAKEID_TEST_NODE", "5"))})
 
@@ -32,7 +35,7 @@ class Ids(BaseModel):
 
 @asynccontextmanager
 async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-    if os.environ.get("FLAKEID_TEST_LEASE"):
+    if os.environ.get("FLAKEID_TEST_LEASE") or os.environ.get("FLAKEID_TEST_NODE") == "none":
         generator()  # this worker's node id, taken at boot
     yield
 

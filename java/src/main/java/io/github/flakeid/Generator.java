@@ -326,8 +326,8 @@ public final class Generator implements AutoCloseable {
 
     /**
      * Refuse to build without a node source ({@link #node}, {@link #worker}, {@link
-     * #nodeSource} or {@link #lease}) instead of running as node 0: for a process that
-     * runs as one replica of several.
+     * #nodeSource} or {@link #lease}) instead of taking a free node id on this host: for a
+     * process that runs as one replica of several across hosts.
      */
     public Builder requireNode(boolean require) {
       this.requireNode = require;

@@ -28,7 +28,7 @@ public final class FlakeIdSettings {
 
   /** A generator from {@code flakeid.*} properties, not shared (an application then {@link #install installs} it). */
   public static Generator build(Map<String, ?> properties) {
-    Generator.Builder b = Generator.builder().requireNode(true);
+    Generator.Builder b = Generator.builder();
     of(properties).forEach(b::set);
     return b.build();
   }

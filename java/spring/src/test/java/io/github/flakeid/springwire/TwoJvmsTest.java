@@ -132,8 +132,18 @@ class TwoJvmsTest {
   void withAFileLeaseBothRunOnTheirOwnNodeIds(@TempDir Path dir) throws Exception {
     String lease = "flakeid.lease=file://" + dir.resolve("leases");
     Files.createDirectories(dir.resolve("leases"));
-    Child a = start(lease, "test.out=" + dir.resolve("a"));
-    Child b = start(lease, "test.out=" + dir.resolve("b"));
+    bothRunOnTheirOwnNodeIds(dir, lease);
+  }
+
+  /** No node id configured: each JVM takes a free one on the host. */
+  @Test
+  void withNoNodeIdBothRunOnTheirOwnNodeIds(@TempDir Path dir) throws Exception {
+    bothRunOnTheirOwnNodeIds(dir, "test.none=1");
+  }
+
+  static void bothRunOnTheirOwnNodeIds(Path dir, String setting) throws Exception {
+    Child a = start(setting, "test.out=" + dir.resolve("a"));
+    Child b = start(setting, "test.out=" + dir.resolve("b"));
     try {
       assertThat(a.first()).startsWith("READY ");
       assertThat(b.first()).startsWith("READY ").isNotEqualTo(a.first());
