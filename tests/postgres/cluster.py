@@ -248,7 +248,8 @@ class Cluster(testenv.Postgres):
         """The state once the start-up check has reported: it runs in a background
         worker after the server accepts connections, so a state read straight after
         a start may still be 'checking'."""
-        wait_until(lambda: self.status() != "checking", timeout, f"{self.name}: the start-up check's verdict")
+        wait_until(lambda: not self.status().startswith("checking"), timeout,
+                   f"{self.name}: the start-up check's verdict")
         return self.status()
 
     def copy_from(self, source, standby=False):

@@ -15,6 +15,10 @@ it recognised copies (docs/postgres.md, "Copies, restores and upgrades").
             refuses on timeline 2, then after flakeid_confirm_node() repeats none
   upgrade   pg_upgrade (within the major) of a borrowing server: the empty mark starts after
             every ID the old cluster could have issued, no operator step
+  restore   a borrowing server's rows (5 s ahead) dumped with pg_dump and restored with
+            pg_restore onto a new server with the same node id and no borrow
+            settings: after SELECT flakeid_resume_after(max(id)) FROM ids, none of
+            its 2,000 new IDs repeats (without it, all 2,000 did)
   kill      kill -9 of the postmaster, three times, with flakeid.node and with a
             lease: every process of the old server exits, and pg_ctl start succeeds
   secrets   a lease URL with a password in the userinfo and in ?password= (and an
@@ -27,6 +31,7 @@ usage: tests/postgres/copies.py [SCENARIO...]   (run.py's section "copies" runs 
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -205,6 +210,30 @@ def scenario_upgrade(run):
     c.stop()
 
 
+def scenario_restore(run):
+    print("== restore: a borrowing server's rows, pg_dump and pg_restore onto a new server with the same node id")
+    a = borrowing_server(run, "restore-a")
+    a.sql("INSERT INTO ids SELECT flakeid_next_many(5000), 'old'")
+    lead = lead_s(a)
+    issued = a.ids()
+    dump = os.path.join(run.work, "restore.dump")
+    b = run.cluster("restore-b", PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0").start()
+    for cmd in ([f"{PGBIN}/pg_dump", *tcp(a), "-Fc", "-f", dump, "postgres"],
+                [f"{PGBIN}/pg_restore", *tcp(b), "-d", "postgres", "--exit-on-error", dump]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"{os.path.basename(cmd[0])} failed: {r.stdout}{r.stderr}")
+    a.stop()
+    check(sorted(b.ids()) == sorted(issued), "the rows were not restored")
+    resumed = b.one("SELECT flakeid_resume_after(max(id)) FROM ids")
+    no_duplicates("after the restore", f"restored {len(issued)} IDs, the last {lead:.1f} s ahead; resumed after "
+                  f"{resumed}", issued, new_ids(b))
+    b.stop()
+
+
+def tcp(c):
+    return ["-h", "127.0.0.1", "-p", str(c.port), "-U", "postgres"]
+
+
 def is_gone(pid):
     """Whether `pid` has exited (a zombie has: it holds no memory; it is reaped here
     when this process is its subreaper)."""
@@ -317,7 +346,8 @@ def scenario_secrets(run):
 
 
 SCENARIOS = {"clone": scenario_clone, "unsignal": scenario_unsignal, "pitr": scenario_pitr,
-             "upgrade": scenario_upgrade, "kill": scenario_kill, "secrets": scenario_secrets}
+             "upgrade": scenario_upgrade, "restore": scenario_restore, "kill": scenario_kill,
+             "secrets": scenario_secrets}
 
 
 def main(argv):

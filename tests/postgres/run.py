@@ -59,6 +59,9 @@ them):
             shared vectors, one increasing sequence per server under 8 pgbench
             clients with no node id set, time bounds as index conditions, and on 18
             agreement with uuid_extract_timestamp and uuid_extract_version
+  order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
+            flakeid_uuidv7() made after reading the latest value any session got:
+            each result above every value returned before its call began
   docs      every ```sql block of README.md and docs/*.md, as written: each
             in a database of its own on a server set up as the README says (preloaded,
             flakeid.node = 1), with the extension created unless the block creates it;
@@ -83,6 +86,7 @@ from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, 
                      require_installed, wait_until)
 from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
+from order import section_order
 from wide import section_uuid
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
@@ -190,9 +194,11 @@ def section_plain(run):
 
 
 def host_guard(run):
-    """Two servers on one host and one flakeid.node: the postmaster that loads the
-    library second is refused the host guard, and so is every call of its backends,
-    naming the first postmaster; once that one stops, a restart takes it."""
+    """The host guard on one host, held by each server's launcher from when it can
+    issue: two servers on one flakeid.node, the second refused (its status says so)
+    until the first stops, then issuing without a restart; a same-host standby started
+    before its primary, which takes no guard and logs nothing of it; a clean failover
+    to it, after which nothing names the stopped old primary."""
     guard = os.path.join(run.work, "host-guard")
     os.makedirs(guard, mode=0o1777)
     os.chmod(guard, 0o1777)
@@ -202,13 +208,53 @@ def host_guard(run):
     for c in (first, second):
         c.sql("CREATE EXTENSION flakeid")
     expect(int(c_node(first)), 7, "the first server issues on node 7")
-    second.expect_error("SELECT flakeid_next()", "55000",
-                        rf"node id 7 of this layout is already in use on this host by process {first.postmaster_pid()}")
+    out = second.expect_error("SELECT flakeid_next()", "55000",
+                              r"node id 7 of this layout is (already )?in use on this host by process [0-9]+")
+    holder = int(re.search(r"by process ([0-9]+)", out).group(1))
+    expect(parent_pid(holder), first.postmaster_pid(), "the guard's holder is a process of the first server")
+    check(re.match(r"host guard: refusing: node id 7 of this layout is (already )?in use on this host", second.status()),
+          f"the refused server's flakeid_status(): {second.status()}")
+    expect(second.one("SELECT refusals FROM flakeid_stats()"), "1", "the refused call in flakeid_stats().refusals")
+    confirmed = second.one("SELECT flakeid_confirm_node(7)")
+    check("but no ID is issued while the host guard is refused: node id 7" in confirmed,
+          f"flakeid_confirm_node() on a server the host guard refuses: {confirmed}")
     first.stop_ctl()
+    expect(int(c_node(second)), 7, "after the first stopped, the second takes node 7 without a restart")
+    expect(second.status(), "ready", "flakeid_status() once the guard is taken")
+    print("  refused while another server held node 7; issued once it stopped, without a restart")
     second.stop_ctl()
-    second.start_ctl(env=env)
-    expect(int(c_node(second)), 7, "after the first stopped, the second takes node 7")
-    second.stop_ctl()
+
+    primary = run.cluster("guard-primary", PRELOAD, "flakeid.node = 8").start_ctl(env=env)
+    primary.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next())",
+                "INSERT INTO ids SELECT flakeid_next() FROM generate_series(1, 1000)")
+    standby = run.cluster("guard-standby").copy_from(primary, standby=True)
+    primary.stop_ctl()
+    standby.start_ctl(env=env)
+    primary.start_ctl(env=env)
+    primary.sql("INSERT INTO ids SELECT flakeid_next() FROM generate_series(1, 20)")
+    expect(primary.status(), "ready", "the primary started after its same-host standby")
+    standby.wait_replayed(primary)
+    alarming = [line for line in standby.log_text().splitlines() if "flakeid" in line and "WARNING" in line]
+    expect(alarming, [], "the same-host standby's warnings")
+    print("  a same-host standby started first: its primary issues, the standby logs no warning")
+    old_pid = primary.postmaster_pid()
+    primary.stop_ctl()
+    standby.promote()
+    standby.expect_error("SELECT flakeid_next()", "55000", r"this server was promoted")
+    confirmed = standby.one("SELECT flakeid_confirm_node(8)")
+    check("host guard" not in confirmed, f"flakeid_confirm_node() after a clean failover: {confirmed}")
+    expect(standby.status(), "ready", "flakeid_status() after a clean same-host failover")
+    standby.sql("INSERT INTO ids SELECT flakeid_next() FROM generate_series(1, 20)")
+    expect(standby.one("SELECT count(*), count(DISTINCT id) FROM ids"), "1040 1040", "IDs after the failover")
+    check("in use on this host" not in standby.log_text() and f"process {old_pid}" not in standby.log_text(),
+          "the promoted server's log names the stopped old primary")
+    print("  a clean same-host failover: confirmed, ready, 20 IDs; nothing names the stopped old primary")
+    standby.stop_ctl()
+
+
+def parent_pid(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 def c_node(c):
@@ -327,13 +373,14 @@ def section_functions(run):
     expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
             WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
-                             'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid', 'flakeid_typeid') THEN 'v'
+                             'flakeid_resume_after', 'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid',
+                             'flakeid_typeid') THEN 'v'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             -- The 128-bit family's readers: no layout, the arguments alone decide.
             WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "39"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "40"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")
@@ -362,6 +409,23 @@ def section_functions(run):
     confirmed = c.one("SELECT flakeid_confirm_node(103)")
     check(confirmed.startswith("node id 103 may issue IDs on timeline 1") and "borrowed" not in confirmed, confirmed)
     expect(c.one("SELECT count(*) FROM flakeid_next_many(1000)"), "1000", "a backend started after the confirmation")
+
+    # flakeid_resume_after(id): every later ID above `id`, in every session; refused
+    # for a negative ID, one far ahead of the clock, a read-only transaction and a
+    # plain user.
+    ahead = c.one("SELECT flakeid_compose(clock_timestamp() + interval '300 ms', 103, 5)")
+    c.one(f"SELECT flakeid_resume_after({ahead})")
+    expect(c.one(f"SELECT flakeid_next() > {ahead}, (SELECT min(id) FROM flakeid_next_many(100) id) > {ahead}"),
+           "t t", "IDs after flakeid_resume_after()")
+    expect(failure("SELECT flakeid_resume_after(-5)")[:49], "22003: invalid value for argument \"id\": a flakeid",
+           "flakeid_resume_after() of a negative ID")
+    check(failure("SELECT flakeid_resume_after(flakeid_compose(now() + interval '1 day', 103, 0))").startswith(
+        "22023: invalid value for argument \"id\": "), "flakeid_resume_after() of an ID a day ahead")
+    expect(c.sql("SELECT t.read_only($q$SELECT flakeid_resume_after(1)$q$)", fields=True),
+           "25006: cannot execute flakeid_resume_after() in a read-only transaction", "flakeid_resume_after() read-only")
+    expect(c.sql("BEGIN", "CREATE ROLE flakeid_restorer", "SET LOCAL ROLE flakeid_restorer",
+                 "SELECT t.failure($q$SELECT flakeid_resume_after(1)$q$)", "ROLLBACK", fields=True)[:6],
+           "42501:", "flakeid_resume_after() by a plain user")
 
     expect(c.row(f"""SELECT flakeid_seal(910499571847892992, {KEY}), flakeid_seal(910499571847892992, {KEY}, '', 'snowflake'),
                             flakeid_unseal(575246358720680725, {KEY}),
@@ -539,8 +603,35 @@ def section_settings(run):
         f.write("flakeid.node = 'abc'\n")
     c.start_ctl()
     c.expect_error("SELECT flakeid_next()", "22023",
-                   r'invalid value for parameter "flakeid.node": "abc" is not an integer(.|\n)*'
+                   r'invalid value for parameter "flakeid.node": node must be a number, "env:VAR", "hostname", '
+                   r'"mac" or "ipv4", got "abc"(.|\n)*'
                    rf"flakeid.node = abc \({data}/postgresql.auto.conf line 1\) was refused when the server started")
+    # Integer settings take decimal integers only: alone, PostgreSQL reads 1.5 and 2.5 as
+    # 2, 0x10 as 16 and 010 as 8 without a word, and refuses 99999999999 as no integer.
+    # Refused by ALTER SYSTEM, and in a file at start by every call, in the engine's
+    # words, naming the value, the file and the line.
+    not_node = r'node must be a number, "env:VAR", "hostname", "mac" or "ipv4", got "{}"'
+    for typed, value, reason in [("1.5", "1.5", not_node.format(r"1\.5")), ("'2.5'", "2.5", not_node.format(r"2\.5")),
+                                 ("'0x10'", "0x10", not_node.format("0x10")),
+                                 ("'010'", "010", r'node must be a whole number in 0\.\.=[0-9]+, got "010" '
+                                                  r"\(PostgreSQL reads a leading 0 as octal\)"),
+                                 ("99999999999", "99999999999", r"node must be in 0\.\.=1023, got 99999999999")]:
+        c.expect_error(f"ALTER SYSTEM SET flakeid.node = {typed}", "22023",
+                       rf'invalid value for parameter "flakeid.node": {reason}')
+        c.stop_ctl()
+        with open(auto, "w") as f:
+            f.write(f"flakeid.node = '{value}'\n")
+        c.start_ctl()
+        c.expect_error("SELECT flakeid_next()", "22023",
+                       rf'invalid value for parameter "flakeid.node": {reason}(.|\n)*flakeid.node = {re.escape(value)} '
+                       rf"\({data}/postgresql.auto.conf line 1\) was refused when the server started")
+    c.expect_error("ALTER SYSTEM SET flakeid.max_wait_ms = 1.5", "22023",
+                   r'invalid value for parameter "flakeid.max_wait_ms": max_wait_ms must be a whole number in '
+                   r'0\.\.=86400000, got "1\.5"')
+    c.expect_error("ALTER SYSTEM SET flakeid.max_borrow_ms = '0x10'", "22023",
+                   r'invalid value for parameter "flakeid.max_borrow_ms": max_borrow_ms must be a whole number in '
+                   r'0\.\.=86400000, got "0x10"')
+    c.sql("ALTER SYSTEM SET flakeid.max_wait_ms = 1500", "ALTER SYSTEM RESET flakeid.max_wait_ms")
 
     # No node at all: an error, never node 0.
     c.stop_ctl()
@@ -1089,7 +1180,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "pg_upgrade": section_pg_upgrade,
-            "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
+            "lease": section_lease, "convert": section_convert, "uuid": section_uuid, "order": section_order,
             "docs": section_docs}
 
 

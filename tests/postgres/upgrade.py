@@ -14,7 +14,9 @@ must be installed in both (make test-postgres-upgrade does: PG_FROM=16 PG=18).
   revert   then the target issues while borrowing, is stopped, and the source (copy
            mode: untouched) is started again: it resumes after the target's IDs
   config   a target whose configuration lacks the source's flakeid.overflow = 'borrow'
-           and max_borrow_ms: it waits out the source's recorded window, then issues
+           and max_borrow_ms: it waits out the source's recorded window (its
+           flakeid_status() saying how many ms are left; a call made meanwhile waits
+           and gets its ID), then issues
   plain    a new target with the source's borrow settings, never started before
            (run.py's pg_upgrade section leaves it to copies.py's upgrade scenario)
 
@@ -23,11 +25,12 @@ usage: tests/postgres/upgrade.py [SCENARIO...]   (smoke and revert run together)
 
 import contextlib
 import os
+import re
 import sys
 import time
 
 import cluster
-from cluster import PRELOAD, Fail, Run, check, chosen, run_pg
+from cluster import PRELOAD, Fail, Run, check, chosen, run_pg, wait_until
 import testenv  # noqa: E402
 from testenv import chown_postgres  # noqa: E402
 
@@ -167,9 +170,22 @@ def scenario_config(run):
     print(f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s")
     t0 = time.monotonic()
     t.start_ctl()
+    # While it waits, flakeid_status() says how long is left; a call made then waits
+    # it out (it ends within the call's 10 s) and gets its ID.
+    waiting = []
+
+    def says_left():
+        waiting[:] = [t.status()]
+        return not waiting[0].startswith("checking") or "no ID for another" in waiting[0]
+
+    wait_until(says_left, 30, "the target's state during its wait")
+    left = re.search(r"^checking: the first start after pg_upgrade: no ID for another ([0-9]+) ms \(before ", waiting[0])
+    check(left and 0 < int(left.group(1)) <= WINDOW_MS, f"the waiting target's flakeid_status(): {waiting[0]}")
+    first = int(t.one("SELECT flakeid_next()"))
+    print(f"  while it waited: {waiting[0]}; a call then got its ID when the wait ended")
     state = t.verdict(timeout=3 * WINDOW_MS / 1000)
     check(state == "ready", f"the upgraded target: {state}")
-    new = [int(x) for x in t.one("SELECT flakeid_next_many(2000)").split()]
+    new = [first] + [int(x) for x in t.one("SELECT flakeid_next_many(2000)").split()]
     why = resumed(t)
     print(f"  the target: ready {time.monotonic() - t0:.1f} s after its start; {why}")
     n = report(f"target without borrow settings {major_of(FROM)}->{major_of(TO)}", old, new)

@@ -39,6 +39,16 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_confirm_node_wrapper';
 REVOKE ALL ON FUNCTION @extschema@.flakeid_confirm_node(bigint) FROM PUBLIC;
 
+-- Restores and logical copies: IDs continue above the largest one restored
+-- (superusers only).
+CREATE  FUNCTION @extschema@."flakeid_resume_after"(
+	"id" bigint /* i64 */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_resume_after_wrapper';
+REVOKE ALL ON FUNCTION @extschema@.flakeid_resume_after(bigint) FROM PUBLIC;
+
 CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"state" TEXT,  /* String */
 	"node" bigint,  /* Option < i64 > */
@@ -112,7 +122,8 @@ CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
 	"clock_rollbacks" bigint,  /* i64 */
 	"max_rollback_ms" bigint,  /* i64 */
 	"lease_state" TEXT,  /* Option < String > */
-	"lease_remaining_ms" bigint  /* Option < i64 > */
+	"lease_remaining_ms" bigint,  /* Option < i64 > */
+	"refusals" bigint  /* i64 */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
@@ -120,7 +131,7 @@ AS 'MODULE_PATHNAME', 'flakeid_stats_wrapper';
 
 -- New in 0.2.0: the way in for an existing table (src/convert_sequence.rs holds the
 -- same body; run.py's upgrade section compares them).
-CREATE FUNCTION @extschema@.convert_sequence_to_flakeid(tbl regclass, col name) RETURNS bigint
+CREATE FUNCTION @extschema@.convert_sequence_to_flakeid(tbl regclass, col name, lock_wait interval DEFAULT '2s') RETURNS bigint
 LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     num int2;
@@ -133,6 +144,8 @@ DECLARE
     narrow text;
     alters text;
     others text;
+    caller_lock_timeout text := current_setting('lock_timeout');
+    holders text;
 BEGIN
     SELECT a.attnum, a.atttypid, a.attidentity, pg_get_expr(d.adbin, d.adrelid) INTO num, typ, ident, def
       FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -178,7 +191,27 @@ BEGIN
     -- The lock the ALTERs below end with, taken first: a lock taken weaker and
     -- raised later deadlocks with a transaction that read the table and then
     -- writes to it. Readers and writers wait until this transaction ends.
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    -- Queued for it, the lock holds up every later reader and writer of the table:
+    -- wait at most lock_wait (0: as long as it takes), then name who holds the table.
+    PERFORM set_config('lock_timeout', (extract(epoch FROM lock_wait) * 1000)::bigint::text, true);
+    BEGIN
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXCEPTION WHEN lock_not_available THEN
+        SELECT string_agg(format('pid %s (%s, its query started %s: %s)', a.pid, a.state, a.query_start,
+                                 left(regexp_replace(a.query, '\s+', ' ', 'g'), 60)), '; ' ORDER BY a.pid)
+          INTO holders
+          FROM pg_stat_activity a
+         WHERE a.pid IN (SELECT l.pid FROM pg_locks l
+                          WHERE l.granted AND l.pid <> pg_backend_pid() AND l.locktype = 'relation'
+                            AND (l.relation = tbl OR l.relation IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = tbl)));
+        PERFORM set_config('lock_timeout', caller_lock_timeout, true);
+        RAISE EXCEPTION 'convert_sequence_to_flakeid: % was not locked within % (lock_wait): held by %', tbl, lock_wait,
+            coalesce(holders, 'sessions that have finished since')
+            USING ERRCODE = 'lock_not_available',
+                  DETAIL = 'Waiting longer would hold up every reader and writer of the table behind the conversion.',
+                  HINT = format('Retry once those transactions end, or wait longer: SELECT convert_sequence_to_flakeid(%L, %L, %L).', tbl, col, '30s');
+    END;
+    PERFORM set_config('lock_timeout', caller_lock_timeout, true);
     EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
     -- The sequence the column owns (serial, bigserial, IDENTITY): a value it handed
     -- out that no row holds yet counts too.
@@ -223,8 +256,8 @@ BEGIN
     RETURN top;
 END
 $$;
-COMMENT ON FUNCTION @extschema@.convert_sequence_to_flakeid(regclass, name) IS
-    'moves a bigint column from its sequence or IDENTITY BY DEFAULT to DEFAULT flakeid_next() under an ACCESS EXCLUSIVE lock taken first, refused unless every new ID is above every existing one and every referencing column is bigint; returns the highest ID the column holds or its sequence gave';
+COMMENT ON FUNCTION @extschema@.convert_sequence_to_flakeid(regclass, name, interval) IS
+    'moves a bigint column from its sequence or IDENTITY BY DEFAULT to DEFAULT flakeid_next() under an ACCESS EXCLUSIVE lock taken first (waiting at most lock_wait), refused unless every new ID is above every existing one and every referencing column is bigint; returns the highest ID the column holds or its sequence gave';
 
 -- The 128-bit family (docs/postgres.md, "UUIDv7, ULID and TypeID"): one increasing
 -- sequence of UUIDs per server, the extract functions, conversions and time bounds.

@@ -18,7 +18,7 @@
 
 pgrx::extension_sql!(
     r#"
-CREATE FUNCTION convert_sequence_to_flakeid(tbl regclass, col name) RETURNS bigint
+CREATE FUNCTION convert_sequence_to_flakeid(tbl regclass, col name, lock_wait interval DEFAULT '2s') RETURNS bigint
 LANGUAGE plpgsql VOLATILE STRICT SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     num int2;
@@ -31,6 +31,8 @@ DECLARE
     narrow text;
     alters text;
     others text;
+    caller_lock_timeout text := current_setting('lock_timeout');
+    holders text;
 BEGIN
     SELECT a.attnum, a.atttypid, a.attidentity, pg_get_expr(d.adbin, d.adrelid) INTO num, typ, ident, def
       FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -76,7 +78,27 @@ BEGIN
     -- The lock the ALTERs below end with, taken first: a lock taken weaker and
     -- raised later deadlocks with a transaction that read the table and then
     -- writes to it. Readers and writers wait until this transaction ends.
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    -- Queued for it, the lock holds up every later reader and writer of the table:
+    -- wait at most lock_wait (0: as long as it takes), then name who holds the table.
+    PERFORM set_config('lock_timeout', (extract(epoch FROM lock_wait) * 1000)::bigint::text, true);
+    BEGIN
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXCEPTION WHEN lock_not_available THEN
+        SELECT string_agg(format('pid %s (%s, its query started %s: %s)', a.pid, a.state, a.query_start,
+                                 left(regexp_replace(a.query, '\s+', ' ', 'g'), 60)), '; ' ORDER BY a.pid)
+          INTO holders
+          FROM pg_stat_activity a
+         WHERE a.pid IN (SELECT l.pid FROM pg_locks l
+                          WHERE l.granted AND l.pid <> pg_backend_pid() AND l.locktype = 'relation'
+                            AND (l.relation = tbl OR l.relation IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = tbl)));
+        PERFORM set_config('lock_timeout', caller_lock_timeout, true);
+        RAISE EXCEPTION 'convert_sequence_to_flakeid: % was not locked within % (lock_wait): held by %', tbl, lock_wait,
+            coalesce(holders, 'sessions that have finished since')
+            USING ERRCODE = 'lock_not_available',
+                  DETAIL = 'Waiting longer would hold up every reader and writer of the table behind the conversion.',
+                  HINT = format('Retry once those transactions end, or wait longer: SELECT convert_sequence_to_flakeid(%L, %L, %L).', tbl, col, '30s');
+    END;
+    PERFORM set_config('lock_timeout', caller_lock_timeout, true);
     EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
     -- The sequence the column owns (serial, bigserial, IDENTITY): a value it handed
     -- out that no row holds yet counts too.
@@ -121,8 +143,8 @@ BEGIN
     RETURN top;
 END
 $$;
-COMMENT ON FUNCTION convert_sequence_to_flakeid(regclass, name) IS
-    'moves a bigint column from its sequence or IDENTITY BY DEFAULT to DEFAULT flakeid_next() under an ACCESS EXCLUSIVE lock taken first, refused unless every new ID is above every existing one and every referencing column is bigint; returns the highest ID the column holds or its sequence gave';
+COMMENT ON FUNCTION convert_sequence_to_flakeid(regclass, name, interval) IS
+    'moves a bigint column from its sequence or IDENTITY BY DEFAULT to DEFAULT flakeid_next() under an ACCESS EXCLUSIVE lock taken first (waiting at most lock_wait), refused unless every new ID is above every existing one and every referencing column is bigint; returns the highest ID the column holds or its sequence gave';
 "#,
     name = "convert_sequence_to_flakeid",
     requires = [time_range::flakeid_first_at_server, generate::flakeid_next],

@@ -71,6 +71,14 @@ impl Report {
         self
     }
 
+    /// Raises this report as an ERROR of `func` that refuses an ID for the server's
+    /// state, counted in `flakeid_stats().refusals`.
+    #[track_caller]
+    pub fn refuse(self, func: SqlFn) -> ! {
+        crate::shmem::count_refusal();
+        self.raise(func)
+    }
+
     /// Raises this report as an ERROR of `func`.
     #[track_caller]
     pub fn raise(self, func: SqlFn) -> ! {

@@ -4,8 +4,8 @@
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::shmem::{LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
-use crate::{mark, server, settings, startup};
+use crate::shmem::{GuardState, LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
+use crate::{host_guard, mark, server, settings, startup};
 use flakeid_core::{check_batch, precise_now_ms};
 use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
@@ -89,6 +89,8 @@ fn flakeid_confirm_node(node: i64) -> String {
         .raise(f);
     }
     let (before, after) = startup::confirm(configured, f);
+    // A guard another process held may be free now (a same-host failover).
+    let guard = host_guard::ask_again();
     let was = match before.verdict {
         Verdict::Ready => "it was already cleared",
         Verdict::Promoted => "it was refusing since its promotion",
@@ -104,12 +106,19 @@ fn flakeid_confirm_node(node: i64) -> String {
     } else {
         String::new()
     };
-    format!(
+    let confirmed = format!(
         "node id {} may issue IDs on timeline {} ({was}); they resume after the high-water mark {}{borrowed}",
         after.node,
         after.timeline,
         crate::convert::show_ms(after.start_mark_ms)
-    )
+    );
+    if guard.state == GuardState::Refused {
+        return format!(
+            "{confirmed}; but no ID is issued while the host guard is refused: {}",
+            guard.message()
+        );
+    }
+    confirmed
 }
 
 // Only superusers: who may issue under a node id is the operator's call (the
@@ -152,8 +161,13 @@ fn flakeid_status() -> TableIterator<
         "standby: refusing".to_string()
     } else {
         match s.verdict {
+            Verdict::Checking if s.resumed == Resumed::Upgrade => format!(
+                "checking: the first start after pg_upgrade: no ID for another {} ms (before {})",
+                startup::upgrade_wait_left_ms(&s),
+                crate::convert::show_ms(startup::upgrade_ready_at(&s))
+            ),
             Verdict::Checking => "checking".to_string(),
-            Verdict::Ready => "ready".to_string(),
+            Verdict::Ready => host_guard::refused_state().unwrap_or_else(|| "ready".to_string()),
             Verdict::Promoted => "promoted: refusing until the node id is changed or confirmed".to_string(),
             Verdict::Unrecorded => "no owner record: refusing until the node id is confirmed".to_string(),
             Verdict::Copied => "copied: refusing until the node id is changed or confirmed".to_string(),
@@ -217,6 +231,7 @@ fn flakeid_stats() -> TableIterator<
         name!(max_rollback_ms, i64),
         name!(lease_state, Option<String>),
         name!(lease_remaining_ms, Option<i64>),
+        name!(refusals, i64),
     ),
 > {
     let f = SqlFn("flakeid_stats");
@@ -252,6 +267,7 @@ fn flakeid_stats() -> TableIterator<
         big(t.max_rollback_ms.load(Ordering::Relaxed)),
         lease_state,
         lease_remaining_ms,
+        big(t.refusals.load(Ordering::Relaxed)),
     ))
 }
 

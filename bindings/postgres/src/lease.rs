@@ -67,7 +67,7 @@ pub fn published(f: SqlFn) -> u64 {
         // A failed attempt (the store unreachable) is retried in the background:
         // refuse now rather than hold every new session for the whole wait.
         if started.elapsed() >= WORKER_WAIT || STATUS.share().state == State::Failed {
-            refusal(f).raise(f);
+            refusal(f).refuse(f);
         }
         shmem::pause();
     }

@@ -7,7 +7,7 @@
 //! converts SQL types, maps errors to SQLSTATEs, and keeps the server's promise
 //! across its own events: a WAL-logged high-water mark ([`mark`]), standbys and
 //! read-only transactions refused, a promotion or a copied data directory detected
-//! ([`startup`], [`identity`]), and with
+//! ([`startup`], [`identity`]), one server per node id on a host ([`host_guard`]), and with
 //! `flakeid.lease` its node id leased and fenced like every other generator's
 //! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
@@ -15,11 +15,13 @@ mod convert;
 mod convert_sequence;
 mod error;
 mod generate;
+mod host_guard;
 mod identity;
 mod lease;
 mod majors;
 mod mark;
 mod parts;
+mod restore;
 mod seal;
 mod server;
 mod settings;
@@ -46,6 +48,5 @@ pub extern "C-unwind" fn _PG_init() {
     if preloading {
         shmem::init();
         startup::register();
-        settings::hold_host_guard();
     }
 }

@@ -6,6 +6,8 @@
 //!   `nextval()`): a standby has its primary's node id but not its latest IDs.
 //! - Not before the start-up check ([`crate::startup`]) cleared this server: after a
 //!   promotion the node id is refused until it is changed or confirmed.
+//! - Not while another process on the host holds the node id's host guard
+//!   ([`crate::host_guard`]).
 //! - With `flakeid.lease`: only while the server holds its node-id lease
 //!   ([`crate::lease`]), checked after each reservation against the window the
 //!   lease's holder publishes.
@@ -17,10 +19,9 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
-use crate::lease;
 use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, lease_gate, preloaded};
 use crate::startup::wait_for_verdict;
-use crate::{mark, settings};
+use crate::{host_guard, lease, mark, settings};
 use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck as Check};
 use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, precise_now_ms};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
@@ -118,19 +119,12 @@ pub fn refuse_unless_preloaded(f: SqlFn, why: &str) {
 fn build(f: SqlFn) -> &'static Backend {
     refuse_unless_preloaded(f, "its generator lives in shared memory, one per server");
     refuse_unless_writable(f);
-    if let Some(refused) = settings::HOST_GUARD_REFUSED.get() {
-        Report::new(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("{f}: {refused}"),
-        )
-        .hint("give this server its own flakeid.node, or flakeid.lease, and restart it")
-        .raise(f);
-    }
     let builder = match settings::builder() {
         Ok(b) => b,
-        Err(report) => report.raise(f),
+        Err(report) => report.refuse(f),
     };
     let resume_after_ms = wait_for_verdict(f);
+    host_guard::require(f);
     let (builder, lease) = if settings::lease().is_some() {
         let word = lease::published(f);
         (builder.node(SharedGate::node_of(word)), Some(lease_gate().check(word)))
@@ -278,7 +272,7 @@ impl Backend {
                 AfterRefusal::Refused => {}
             }
         }
-        lease::refusal(f).raise(f)
+        lease::refusal(f).refuse(f)
     }
 
     #[inline(always)]
@@ -337,9 +331,9 @@ impl Backend {
                 show_ms(precise_now_ms()),
             ))
             .hint("flakeid.clock_backwards = 'wait' waits up to flakeid.max_wait_ms for the clock")
-            .raise(f),
-            Error::Config { .. } => settings::setting_report(err).raise(f),
-            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).raise(f),
+            .refuse(f),
+            Error::Config { .. } => settings::setting_report(err).refuse(f),
+            other => Report::new(crate::error::sqlstate(other.kind()), format!("{f}: {other}")).refuse(f),
         }
     }
 }

@@ -22,6 +22,8 @@ pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup
 static LEASE_GATE: PgAtomic<LeaseGate> = unsafe { PgAtomic::new(c"flakeid_lease_window") };
 /// Where the lease stands, as its holder last saw it (held briefly).
 pub static LEASE_STATUS: PgLwLock<LeaseStatus> = unsafe { PgLwLock::new(c"flakeid_lease_status") };
+/// Where the server's host guard stands ([`crate::host_guard`]; held briefly).
+pub static GUARD: PgLwLock<GuardStatus> = unsafe { PgLwLock::new(c"flakeid_host_guard") };
 /// The server's `flakeid_stats()` totals.
 pub static TOTALS: PgAtomic<Totals> = unsafe { PgAtomic::new(c"flakeid_stats") };
 
@@ -37,12 +39,20 @@ pub fn init() {
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);
+    pg_shmem_init!(GUARD);
     pg_shmem_init!(TOTALS);
     PRELOADED.store(true, Ordering::Relaxed);
 }
 
 pub fn preloaded() -> bool {
     PRELOADED.load(Ordering::Relaxed)
+}
+
+/// Counts a call refused for the server's state (see [`Totals::refusals`]).
+pub fn count_refusal() {
+    if preloaded() {
+        TOTALS.get().refusals.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// How long a call waits for a background worker's first report (the start-up
@@ -277,6 +287,60 @@ impl LeaseStatus {
 }
 
 // ---------------------------------------------------------------------------------
+// The host guard ([`crate::host_guard`])
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum GuardState {
+    /// Not tried yet: the server is a standby, or its launcher has not started.
+    #[default]
+    Pending,
+    Held,
+    /// `FLAKEID_HOST_GUARD=off`, a lease, or settings that give no node id (the
+    /// calls report those themselves): nothing to hold.
+    NotNeeded,
+    /// Another process on this host holds it (`message` says which); retried.
+    Refused,
+}
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct GuardStatus {
+    pub state: GuardState,
+    /// The process that takes and holds it (the start-up check's launcher; 0: none yet).
+    pub holder_pid: i32,
+    /// Attempts made so far: a call that asked for one waits for this to move.
+    pub attempts: u64,
+    message_len: u16,
+    message: [u8; 480],
+}
+
+impl Default for GuardStatus {
+    fn default() -> Self {
+        GuardStatus {
+            state: GuardState::Pending,
+            holder_pid: 0,
+            attempts: 0,
+            message_len: 0,
+            message: [0; 480],
+        }
+    }
+}
+
+// SAFETY: plain old data, no pointers.
+unsafe impl PGRXSharedMemory for GuardStatus {}
+
+impl GuardStatus {
+    pub fn set_message(&mut self, message: &str) {
+        self.message_len = store_text(&mut self.message, message);
+    }
+    /// Why it was refused (the core's message, naming the holder).
+    pub fn message(&self) -> &str {
+        stored_text(&self.message, self.message_len)
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // The statistics ([`crate::server`])
 
 /// The server's totals, since it started.
@@ -288,6 +352,9 @@ pub struct Totals {
     pub tick_wait_us: AtomicU64,
     pub clock_rollbacks: AtomicU64,
     pub max_rollback_ms: AtomicU64,
+    /// Calls refused for the server's state (start-up check, host guard, lease,
+    /// clock, settings): `flakeid_stats().refusals`.
+    pub refusals: AtomicU64,
 }
 
 // SAFETY: atomics only, no pointers.

@@ -30,16 +30,17 @@
 //! idle without holding one open, and is started again after a crash restart) runs
 //! the check itself in a short-lived dynamic worker connected to template1 (the
 //! origins' catalog needs a database to be opened from), retrying every few seconds
-//! until one reports. Every wait of these loops ends the process when the postmaster
-//! dies: an orphan would keep the old shared memory attached, and PostgreSQL refuses
-//! to start again while any process is attached to it.
+//! until one reports. The launcher holds the host guard ([`crate::host_guard`]) and,
+//! with `flakeid.lease`, the lease. Every wait of these loops ends the process when
+//! the postmaster dies: an orphan would keep the old shared memory attached, and
+//! PostgreSQL refuses to start again while any process is attached to it.
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
 use crate::identity::{self, Difference};
 use crate::mark::{self, Owner};
 use crate::shmem::{self, Resumed, STARTUP, Startup, Verdict, WORKER_WAIT, shutting_down, wait};
-use crate::{lease, settings, upgrade};
+use crate::{host_guard, lease, settings, upgrade};
 use flakeid_core::precise_now_ms;
 use pgrx::bgworkers::{
     BackgroundWorker, BackgroundWorkerBuilder, BackgroundWorkerStatus, BgWorkerStartTime, SignalWakeFlags,
@@ -103,21 +104,35 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
         let s = *STARTUP.share();
         match s.verdict {
             Verdict::Ready => return s.resume_after_ms,
+            // After pg_upgrade: wait it out when it ends within the call's wait, so a
+            // retrying script gets its first ID as soon as it can; else say how long.
+            Verdict::Checking if s.resumed == Resumed::Upgrade => {
+                let left = upgrade_wait_left_ms(&s);
+                if u128::from(left) + started.elapsed().as_millis() <= WORKER_WAIT.as_millis() {
+                    shmem::pause();
+                    continue;
+                }
+                Report::new(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!(
+                        "{f}: this server took part in pg_upgrade and issues no ID for another {left} ms (before {}): \
+                         the clusters recorded a borrow window of {} ms, more than this server may borrow ahead of its \
+                         clock ({} ms: flakeid.overflow and flakeid.max_borrow_ms)",
+                        show_ms(upgrade_ready_at(&s)),
+                        s.window_ms,
+                        upgrade::configured_window()
+                    ),
+                )
+                .detail(
+                    "The other cluster of the upgrade may have issued IDs that far ahead of the clock: no ID before \
+                     the start + the larger window, less what this server may borrow.",
+                )
+                .hint(format!(
+                    "retry in {left} ms; see flakeid_status() and docs/postgres.md, Copies, restores and upgrades"
+                ))
+                .refuse(f)
+            }
             Verdict::Checking if started.elapsed() < WORKER_WAIT => shmem::pause(),
-            Verdict::Checking if s.resumed == Resumed::Upgrade => Report::new(
-                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
-                    "{f}: this server took part in pg_upgrade and issues no ID before {}: the clusters recorded a \
-                     borrow window of {} ms, more than this server may borrow ahead of its clock ({} ms: \
-                     flakeid.overflow and flakeid.max_borrow_ms)",
-                    show_ms(s.resume_after_ms.saturating_sub(upgrade::configured_window())),
-                    s.window_ms,
-                    upgrade::configured_window()
-                ),
-            )
-            .detail("The other cluster of the upgrade may have issued IDs that far ahead of the clock.")
-            .hint("retry then; see flakeid_status() and docs/postgres.md, Copies, restores and upgrades")
-            .raise(f),
             Verdict::Checking => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!(
@@ -127,10 +142,10 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
             )
             .detail("Its background workers (\"flakeid start-up check launcher\" and \"flakeid start-up check\") read the high-water mark and check this server's node id after every start and promotion.")
             .hint("see the server log; the worker needs a free slot of max_worker_processes")
-            .raise(f),
-            Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => refusal(&s, f).raise(f),
+            .refuse(f),
+            Verdict::Promoted | Verdict::Unrecorded | Verdict::Copied => refusal(&s, f).refuse(f),
             Verdict::Settings => match settings::builder().and_then(|b| b.build().map_err(settings::setting_report)) {
-                Err(report) => report.raise(f),
+                Err(report) => report.refuse(f),
                 // The worker saw settings this backend can use: not expected (both
                 // have the postmaster's); say so rather than guess.
                 Ok(_) => Report::new(
@@ -138,16 +153,27 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
                     format!("{f}: flakeid's start-up check found no usable node id in the flakeid.* settings"),
                 )
                 .hint("see the server log")
-                .raise(f),
+                .refuse(f),
             },
             Verdict::Failed => Report::new(
                 PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                 format!("{f}: flakeid's start-up check failed: {}", s.failure()),
             )
             .hint("fix the cause and restart the server")
-            .raise(f),
+            .refuse(f),
         }
     }
+}
+
+/// After `pg_upgrade`: when the server may issue (Unix ms): the resume point, less
+/// what its configuration may borrow ahead of the clock.
+pub fn upgrade_ready_at(s: &Startup) -> u64 {
+    s.resume_after_ms.saturating_sub(upgrade::configured_window())
+}
+
+/// After `pg_upgrade`: how many ms are left before the server may issue.
+pub fn upgrade_wait_left_ms(s: &Startup) -> u64 {
+    upgrade_ready_at(s).saturating_sub(precise_now_ms())
 }
 
 /// Why a promoted, restored or copied server refuses, and the ways out.
@@ -374,7 +400,7 @@ fn check() -> Startup {
 /// resume point, so a restart before any ID still resumes after it, and removes
 /// the marker. Outside any transaction while it waits.
 fn resume_after_upgrade(s: &mut Startup) {
-    let ready_at = s.resume_after_ms.saturating_sub(upgrade::configured_window());
+    let ready_at = upgrade_ready_at(s);
     if precise_now_ms() < ready_at {
         *STARTUP.exclusive() = Startup {
             verdict: Verdict::Checking,
@@ -473,9 +499,13 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     // The postmaster tells a launcher that its worker stopped with SIGUSR1, which a
     // worker without a database ignores unless it asks: PostgreSQL's own handler
-    // sets the latch WaitForBackgroundWorkerShutdown() waits on.
+    // sets the latch WaitForBackgroundWorkerShutdown() waits on (and a call refused
+    // by the host guard asks for a retry with it).
     // SAFETY: installing PostgreSQL's handler, as its own processes do.
     unsafe { crate::majors::pqsignal(pg_sys::SIGUSR1 as i32, Some(on_sigusr1)) };
+    // This process starts when the server can issue IDs, and holds the host guard
+    // from then on.
+    let mut guard = host_guard::Holder::start();
     // Refused here, before any call: PostgreSQL would otherwise refuse the mark's
     // first move of every call ("could not find free replication state slot").
     let (setting, limit) = crate::majors::origin_limit();
@@ -511,6 +541,7 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
         if STARTUP.share().verdict == Verdict::Checking && !shutting_down() {
             wait(Some(RETRY));
         }
+        guard.attempt();
     }
     // With flakeid.lease, this process holds the server's lease from now on.
     if STARTUP.share().verdict == Verdict::Ready
@@ -519,7 +550,8 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
         lease::hold(lease, STARTUP.share().resume_after_ms);
     }
     while !shutting_down() {
-        wait(None);
+        guard.attempt();
+        wait(guard.refused().then_some(host_guard::RETRY));
     }
 }
 

@@ -120,7 +120,7 @@ fn check_max_sequence_value(value: i32) -> Result<(), String> {
         .map_err(|err| format!("{} (flakeid.layout is {layout})", reason(err)))
 }
 
-fn reason(err: Error) -> String {
+pub(super) fn reason(err: Error) -> String {
     match err {
         Error::Config { message, .. } => message,
         other => other.to_string(),

@@ -12,6 +12,7 @@
 //! includes, then postgresql.auto.conf): what the next start will apply.
 
 mod check;
+mod exact;
 mod files;
 
 use crate::error::{Report, SqlFn};
@@ -227,33 +228,43 @@ pub fn define(preloading: bool) {
     // 15; 14 only warns: crate::majors).
     // SAFETY: after the definitions.
     unsafe { crate::majors::reserve_guc_prefix(c"flakeid") };
+    exact::install();
     if preloading {
-        note_refused_by_postgres();
+        note_refused_values();
     }
 }
 
-/// Integer values PostgreSQL refused at server start before any check hook saw them
-/// (not an integer, outside the setting's range): it warns and keeps the default, so
-/// they are remembered as the hooks' refusals are, and every call's error names the
-/// value, the file and the line, not "no node id".
-fn note_refused_by_postgres() {
+/// Integer values of the configuration files that PostgreSQL refused at server start
+/// before any check hook saw them (outside the setting's range, or not a number:
+/// it warns and keeps the default), or read as another number than written (`1.5`,
+/// `0x10`, `010`: it says nothing). Each is remembered as the hooks' refusals are,
+/// in the engine's words ([`exact::refusal`]), so every call's error names the value,
+/// the file and the line, not "no node id" or another node's IDs.
+fn note_refused_values() {
+    let layout = text(&LAYOUT);
+    let layout = if layout.is_empty() {
+        "snowflake".to_string()
+    } else {
+        layout
+    };
     for g in GUCS.iter().filter(|g| matches!(g.value, Value::Int(_))) {
-        if is_set(g.option) {
+        let applied = files::guc_origin(g.option).map(|(source, _)| source);
+        // The command line's value is not in the files.
+        if applied == Some(pg_sys::GucSource::PGC_S_ARGV) {
             continue;
         }
-        let (Some(value), Some(o)) = (files::file_value(g.option), flakeid_core::generator_option(g.option)) else {
+        let Some(value) = files::file_value(g.option) else {
             continue;
         };
-        let min = if g.unset {
-            -1
-        } else {
-            i64::try_from(o.min).unwrap_or(i64::MAX)
-        };
-        let max = i64::try_from(o.max).unwrap_or(i64::MAX).min(i64::from(i32::MAX));
-        let reason = match files::parse_int(&value) {
-            None => format!("\"{value}\" is not an integer"),
-            Some(v) => format!("{v} is outside {min}..={max}"),
-        };
+        let taken = applied.is_some_and(|source| source != pg_sys::GucSource::PGC_S_DEFAULT);
+        if taken && exact::decimal(&value) {
+            continue;
+        }
+        let reason = exact::refusal(g.option, &value, &layout);
+        if taken {
+            // PostgreSQL took it without a word: say so as a refused value is said.
+            pgrx::warning!("invalid value for parameter \"{}\": {reason}", guc_name(g.option));
+        }
         if let Ok(mut refused) = REFUSED_AT_START.lock() {
             refused.push(Refusal {
                 option: g.option,
@@ -309,10 +320,17 @@ fn refused_at_start(only: Option<&str>) -> Option<Report> {
     )
 }
 
+/// Whether a value was refused at server start (then the backends report it: their
+/// report reads the files and the caller's privileges, which only a backend in a
+/// transaction may).
+pub fn refused_at_server_start() -> bool {
+    REFUSED_AT_START.lock().map_or(true, |r| !r.is_empty())
+}
+
 /// A generator builder from the settings. Refuses while any setting was refused at
 /// start; a node source is required (an unset node is an error, not node 0). It
 /// takes no host guard: the backends' generators share one counter, and the
-/// postmaster holds the server's guard for them all (`hold_host_guard`).
+/// launcher holds the server's guard for them all ([`crate::host_guard`]).
 pub fn builder() -> Result<GeneratorBuilder, Report> {
     if let Some(report) = refused_at_start(None) {
         return Err(report);
@@ -357,39 +375,6 @@ pub fn builder() -> Result<GeneratorBuilder, Report> {
     }
     Ok(b.wait_hook(interrupt_hook()).host_guard(false))
 }
-
-/// The host guard of the server's fixed node id (docs/design.md, "The host guard"),
-/// taken by the postmaster while it loads the library and held for its life: a
-/// second server, or any other flakeid generator, on the same node id and layout on
-/// this host is refused. Its backends, forked from the postmaster, inherit the
-/// refusal (`HOST_GUARD_REFUSED`). Nothing with a lease or unusable settings (the
-/// backends report those).
-pub fn hold_host_guard() {
-    static HELD: OnceLock<Option<flakeid_core::HostGuard>> = OnceLock::new();
-    // A setting refused at start: the backends report it (where_in_files, which that
-    // report reads, is not for the postmaster while it loads libraries).
-    if lease().is_some() || REFUSED_AT_START.lock().map_or(true, |r| !r.is_empty()) {
-        return;
-    }
-    let Ok(b) = builder() else {
-        return;
-    };
-    let Ok(g) = b.clock(flakeid_core::ManualClock::new(precise_now_ms())).build() else {
-        return;
-    };
-    match flakeid_core::HostGuard::hold(g.layout(), g.node()) {
-        Ok(guard) => {
-            let _ = HELD.set(guard);
-        }
-        Err(e) => {
-            pgrx::warning!("flakeid: {e}");
-            let _ = HOST_GUARD_REFUSED.set(e.to_string());
-        }
-    }
-}
-
-/// Why the postmaster could not take the host guard: every call refuses with it.
-pub static HOST_GUARD_REFUSED: OnceLock<String> = OnceLock::new();
 
 /// Whether option `option`'s GUC was given a value (in a file, on the command line,
 /// by SET), rather than left at its default.

@@ -1,0 +1,93 @@
+//! `flakeid_resume_after(id)`: the server's IDs continue above an ID it did not
+//! issue itself — rows restored with pg_restore, copied logically, or written by
+//! another server given the same node id by mistake. The start-up check covers
+//! physical copies (the WAL-logged mark travels with them); a logical copy carries
+//! rows, not the mark, so the operator points the server at the largest one:
+//! `SELECT flakeid_resume_after(max(id)) FROM t` (docs/postgres.md, "Copies,
+//! restores and upgrades").
+//!
+//! The engine moves the floor: a generator built over the server's counter with
+//! `resume_after_ms` at the ID's time only ever moves the shared word forward
+//! (`build_shared`), so every backend's next ID is in a later tick. The durable mark
+//! is moved there too, so a restart before the next ID resumes above it as well.
+
+use crate::convert::{show_ms, timestamptz};
+use crate::error::{Report, SqlFn, from_bigint};
+use crate::server::{refuse_unless_preloaded, refuse_unless_writable};
+use crate::shmem::{self, COUNTER, lease_gate};
+use crate::{mark, settings, upgrade};
+use flakeid_core::lease::SharedGate;
+use flakeid_core::precise_now_ms;
+use pgrx::PgSqlErrorCode;
+use pgrx::datum::TimestampWithTimeZone;
+use pgrx::prelude::*;
+use std::time::Duration;
+
+/// How far ahead of the clock (past what this server may borrow) an ID may be:
+/// further, and it is not an ID of this server's layout, or its clock is wrong.
+const MAX_AHEAD_MS: u64 = 60_000;
+
+/// Moves the server's generator past `id` (an ID of the server's layout): every ID
+/// issued from now on, by any session and after a restart, is larger. Returns the
+/// time IDs resume after. Waits (interruptibly) while `id` is ahead of the clock by
+/// more than the server may borrow.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn flakeid_resume_after(id: i64) -> TimestampWithTimeZone {
+    let f = SqlFn("flakeid_resume_after");
+    refuse_unless_preloaded(f, "its generator lives in shared memory, one per server");
+    refuse_unless_writable(f);
+    let id = from_bigint(id, "id");
+    let layout = settings::server_layout();
+    let at_ms = layout.decompose(id).timestamp_ms;
+    let window = upgrade::configured_window();
+    let ready_at = at_ms.saturating_add(layout.tick_ms()).saturating_sub(window);
+    let now = precise_now_ms();
+    if ready_at > now.saturating_add(MAX_AHEAD_MS) {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "invalid value for argument \"id\": {id} is from {}, more than {} s ahead of the clock ({})",
+                show_ms(at_ms),
+                MAX_AHEAD_MS / 1000,
+                show_ms(now)
+            ),
+        )
+        .hint(format!(
+            "pass an ID of this server's layout (flakeid.layout = {}); no server issues that far ahead of its clock",
+            layout.display_name()
+        ))
+        .raise(f);
+    }
+    // The counter word holds (tick, sequence), whatever the node id: with a lease,
+    // the one held (or none yet) does.
+    let builder = match settings::lease() {
+        Some(_) => settings::builder().map(|b| b.node(SharedGate::node_of(lease_gate().lease()))),
+        None => settings::builder(),
+    };
+    let built = builder.and_then(|b| {
+        b.resume_after_ms(at_ms)
+            .build_shared(COUNTER.get())
+            .map_err(settings::setting_report)
+    });
+    if let Err(report) = built {
+        report.raise(f);
+    }
+    if let Err(report) = mark::advance(|| Some(at_ms)) {
+        report.raise(f);
+    }
+    // The next ID is above `id`: wait until the clock (and what the server may
+    // borrow) reaches it, so that the caller's next ID does not meet a clock "behind".
+    while precise_now_ms() < ready_at {
+        shmem::wait(Some(Duration::from_millis(
+            ready_at.saturating_sub(precise_now_ms()).clamp(1, 100),
+        )));
+        pgrx::check_for_interrupts!();
+    }
+    timestamptz(at_ms)
+}
+
+pgrx::extension_sql!(
+    "REVOKE ALL ON FUNCTION flakeid_resume_after(bigint) FROM PUBLIC;",
+    name = "flakeid_resume_after_revoke",
+    requires = [flakeid_resume_after],
+);
