@@ -40,14 +40,16 @@ def test_django_suite(db: str) -> None:
     assert "OK" in r.stderr
 
 
-def test_a_project_without_a_node_refuses_to_start(tmp_path: Path) -> None:
+def test_a_project_without_a_node_starts_and_refuses_only_when_required(tmp_path: Path) -> None:
     (tmp_path / "nonode.py").write_text(
         "from settings import *\nFLAKEID = {'LAYOUT': 'snowflake'}\n"
     )
-    r = django(
-        "check",
-        db="sqlite",
-        extra_env={"DJANGO_SETTINGS_MODULE": "nonode", "PYTHONPATH": f"{tmp_path}:{PROJECT}"},
+    (tmp_path / "required.py").write_text(
+        "from settings import *\nFLAKEID = {'LAYOUT': 'snowflake', 'REQUIRE_NODE': True}\n"
     )
+    env = {"PYTHONPATH": f"{tmp_path}:{PROJECT}"}
+    r = django("check", db="sqlite", extra_env={"DJANGO_SETTINGS_MODULE": "nonode", **env})
+    assert r.returncode == 0, r.stderr
+    r = django("check", db="sqlite", extra_env={"DJANGO_SETTINGS_MODULE": "required", **env})
     assert r.returncode != 0
-    assert "ConfigError" in r.stderr and "node 0" in r.stderr, r.stderr
+    assert "ConfigError" in r.stderr and "no node id given" in r.stderr, r.stderr

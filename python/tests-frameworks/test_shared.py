@@ -13,12 +13,16 @@ import flakeid
 from flakeid import _shared
 
 
-def test_no_node_source_is_refused_never_node_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(flakeid.ConfigError, match="node 0") as caught:
-        _shared.generator().next_id()
+def test_no_node_source_takes_a_free_one_and_require_node_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    g = _shared.generator()
+    assert flakeid.decompose(g.next_id()).node == g.node
+    _shared.reset()
+    with pytest.raises(flakeid.ConfigError, match="no node id given") as caught:
+        _shared.configure({"require_node": True, "layout": "snowflake"})
     assert caught.value.field == "node"  # type: ignore[attr-defined]
-    with pytest.raises(flakeid.ConfigError, match="node 0"):
-        _shared.configure({"datacenter": 1, "layout": "snowflake"})
+    _shared.reset()
     monkeypatch.setenv("FLAKEID_NODE", "12")
     assert flakeid.decompose(_shared.generator().next_id()).node == 12
 

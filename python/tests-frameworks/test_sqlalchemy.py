@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import flakeid
+from flakeid import _shared
 from flakeid.sqlalchemy import FlakeId, configure, next_id
 
 PG = os.environ["FLAKEID_TEST_POSTGRES_URL"].replace("postgres://", "postgresql+psycopg://", 1)
@@ -157,11 +158,20 @@ def test_async(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(set(ids)) == 4 and all(flakeid.decompose(i).node == 13 for i in ids)
 
 
-def test_refuses_without_a_node() -> None:
+def test_without_a_node_takes_a_free_one_and_require_node_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     engine = create_engine("sqlite://")
     Base.metadata.create_all(engine)
     with Session(engine) as s:
-        s.add(Customer(name="x"))
+        c = Customer(name="x")
+        s.add(c)
+        s.flush()
+        assert flakeid.decompose(c.id).node == _shared.generator().node
+    _shared.reset()
+    monkeypatch.setenv("FLAKEID_REQUIRE_NODE", "true")
+    with Session(engine) as s:
+        s.add(Customer(name="y"))
         with pytest.raises(StatementError, match="FLAKEID_NODE") as caught:
             s.flush()
     assert isinstance(caught.value.orig, flakeid.ConfigError)

@@ -1,4 +1,4 @@
-module example.com/twopkgs
+module twopkgs
 
 go 1.24
 

@@ -40,11 +40,13 @@ after(async () => {
 })
 
 describe('settings', () => {
-  test('no node source is refused, never node 0', () => {
+  test('no node source takes a free node id on the host; requireNode refuses it', () => {
     settings.reset()
-    assert.throws(() => settings.configure({ layout: 'snowflake' }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' && /node 0/.test(e.message))
-    assert.throws(() => settings.configure({ datacenter: 1 }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node')
-    assert.throws(() => settings.sharedGenerator(), (e) => e.code === 'FLAKEID_CONFIG' && /FLAKEID_NODE/.test(e.message))
+    const g = settings.configure({ layout: 'snowflake' })
+    assert.equal(g.node, settings.sharedGenerator().node)
+    settings.reset()
+    assert.throws(() => settings.configure({ layout: 'snowflake', requireNode: true }), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' && /no node id given/.test(e.message))
+    settings.reset()
   })
 
   test('FLAKEID_* variables; bad values name the field and its range', () => {

@@ -134,13 +134,16 @@ class AdminTests(TestCase):
 
 
 class SettingsTests(TestCase):
-    def test_the_check_refuses_a_missing_node(self):
+    def test_the_check_refuses_a_missing_node_only_when_required(self):
         from flakeid.django import _check_settings
 
+        # No node id: each process takes a free one on the host.
         with self.settings(FLAKEID={"LAYOUT": "snowflake"}):
+            self.assertEqual(_check_settings(), [])
+        with self.settings(FLAKEID={"LAYOUT": "snowflake", "REQUIRE_NODE": True}):
             errors = _check_settings()
         self.assertEqual([e.id for e in errors], ["flakeid.E001"])
-        self.assertIn("node 0", errors[0].msg)
+        self.assertIn("no node id given", errors[0].msg)
         with self.settings(FLAKEID={"NODES": 1}):
             self.assertIn('unknown setting "NODES"', _check_settings()[0].msg)
         self.assertEqual(_check_settings(), [])

@@ -75,11 +75,12 @@ class FlakeIdHibernateTest {
   }
 
   @Test
-  void noNodeSourceRefusesToStart() {
-    Exception e = assertThrows(Exception.class, () -> config("h2").buildSessionFactory().close());
-    Throwable root = e;
-    while (root.getCause() != null) root = root.getCause();
-    assertTrue(root.getMessage().contains("node 0"), root.getMessage());
+  void noNodeSourceTakesAFreeNodeIdAndRequireNodeRefuses() {
+    config("h2").buildSessionFactory().close();
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> FlakeIdSettings.build(Map.of("flakeid.require-node", "true")));
+    assertEquals("node", e.field());
+    assertTrue(e.getMessage().contains("no node id given"), e.getMessage());
   }
 
   @Test

@@ -49,10 +49,11 @@ class FlakeIdAutoConfigurationTest {
   }
 
   @Test
-  void noNodeSourceStopsTheContext() {
-    runner.run(ctx -> {
+  void noNodeSourceTakesAFreeNodeIdRequireNodeStopsTheContext() {
+    runner.run(ctx -> assertThat(ctx).hasNotFailed());
+    runner.withPropertyValues("flakeid.require-node=true").run(ctx -> {
       assertThat(ctx).hasFailed();
-      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("node 0").hasMessageContaining("FLAKEID_NODE");
+      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("no node id given").hasMessageContaining("FLAKEID_NODE");
     });
     runner.withPropertyValues("flakeid.worker=32").run(ctx ->
         assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("worker must be in 0..=31"));
