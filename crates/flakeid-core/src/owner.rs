@@ -8,8 +8,8 @@
 //! the next owner starts above.
 //!
 //! With no node id configured, a generator takes the node id this process already
-//! picked for the ID space, or picks a free one on the host: the lowest whose
-//! guard no live process holds.
+//! picked for the ID space, or picks a free one on the host: the highest whose
+//! guard no live process holds (fixed node ids are mostly small ones).
 
 use crate::counter::Padded;
 use crate::error::{Error, Result};
@@ -268,7 +268,7 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
 }
 
 /// Picks a free node id for this process on the host: the one it picked last if
-/// it is free, else the lowest free one; node 0 when there is no guard to ask.
+/// it is free, else the highest free one; node 0 when there is no guard to ask.
 fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> Result<Share> {
     let pid = std::process::id();
     let mine = |node: u64| {
@@ -292,7 +292,9 @@ fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> 
         .map(|o| o.node);
     let max_node = ask.layout.max_node();
     let mut held_by = None;
-    for node in last.into_iter().chain(0..=max_node) {
+    // From the top of the range down: fixed node ids are mostly small ones, and a
+    // picked one should not take the node id a fixed generator is about to ask for.
+    for node in last.into_iter().chain((0..=max_node).rev()) {
         let existing = mine(node);
         if existing.is_some_and(|o| lock(&o.live).handles > 0 || o.is_lost()) {
             continue;
