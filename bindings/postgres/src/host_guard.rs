@@ -1,4 +1,4 @@
-//! The server's host guard (docs/design.md, "The host guard"): one server per fixed
+//! The server's host guard (docs/design.md, "Who owns a node id"): one server per fixed
 //! node id and layout on a host.
 //!
 //! The engine's guard is a lock the kernel drops when its process ends, so the
