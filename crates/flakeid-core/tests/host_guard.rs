@@ -296,10 +296,13 @@ fn the_next_owner_starts_above_the_last_ones_ids() {
     let guard = dir.to_str().unwrap();
     let mut last_max = 0;
     let mut before = "nothing";
-    for (round, how) in ["close", "exit", "kill", "close", "kill", "exit", "close", "kill"]
-        .iter()
-        .enumerate()
-    {
+    // FLAKEID_HANDOVER_ROUNDS: more rounds by hand (the modes in turn).
+    let rounds: usize = std::env::var("FLAKEID_HANDOVER_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(8);
+    let modes = ["close", "exit", "kill", "close", "kill", "exit", "close", "kill"];
+    for (round, how) in modes.iter().cycle().take(rounds).enumerate() {
         let out = dir.join(format!("turn-{round}"));
         let out = out.to_str().unwrap();
         let mode = if *how == "kill" { "hold" } else { how };
