@@ -506,8 +506,8 @@ impl GeneratorBuilder {
                     "node",
                     "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
                      datacenter and worker, or lease (in the environment: FLAKEID_NODE, FLAKEID_DATACENTER \
-                     and FLAKEID_WORKER, or FLAKEID_LEASE); without one every replica would run as node 0 \
-                     and issue the same IDs",
+                     and FLAKEID_WORKER, or FLAKEID_LEASE); require_node does not take a free node id on \
+                     this host, which a process on another host may take as well",
                 ));
             }
             NodeChoice::Unset => 0,
