@@ -357,7 +357,10 @@ fn serve_requires_a_node_source() {
             .unwrap();
         assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("no node id given") && err.contains("another host"), "{err}");
+        assert!(
+            err.contains("no node id given") && err.contains("another host"),
+            "{err}"
+        );
     }
     // An empty FLAKEID_NODE / FLAKEID_LEASE is no node source either.
     let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))

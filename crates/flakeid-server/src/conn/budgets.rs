@@ -4,7 +4,6 @@
 //! by their data frames until written ([`Piece`]), and the responses the
 //! stream-idle rule watches ([`Tracked`]).
 
-use super::requests::grpc_status;
 use super::slots::{Active, SlotState};
 use axum::body::Body;
 use hyper::body::Incoming;
@@ -14,6 +13,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+/// The `grpc-status` of a response's head (a trailers-only answer) or trailers.
+pub(super) fn grpc_status(headers: &axum::http::HeaderMap) -> Option<u16> {
+    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
 
 /// The tracked responses of one connection ([`Flow`]), for the stream-idle rule
 /// ([`Limits::stream_idle_timeout`]); the connection's response budget and the

@@ -13,11 +13,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// The `grpc-status` of a response's head (a trailers-only answer) or trailers.
-pub(super) fn grpc_status(headers: &axum::http::HeaderMap) -> Option<u16> {
-    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
-}
-
 /// Whether `path` is a gRPC method's (served over HTTP/2 only).
 pub(crate) fn is_grpc(path: &str) -> bool {
     path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
@@ -130,7 +125,7 @@ fn track(
     active: Option<Active>,
 ) -> axum::response::Response {
     let mut rpc = route.rpc().map(|name| (name, svc.clone()));
-    if let Some(code) = grpc_status(resp.headers()) {
+    if let Some(code) = super::budgets::grpc_status(resp.headers()) {
         let code = if code == tonic::Code::Internal as u16
             && resp
                 .headers()
