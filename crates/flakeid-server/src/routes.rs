@@ -1,8 +1,11 @@
 //! The HTTP routes and their handlers.
 
-use crate::config::*;
+use crate::config::{CHUNK, RESERVE_OVERHEAD};
 use crate::error::{ApiError, finish};
-use crate::formats::*;
+use crate::formats::{
+    APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
+    one_id_response, typed, wants_json,
+};
 use crate::service::{IdChunks, Shared};
 use crate::{Service, conn, grpc};
 use axum::Router;

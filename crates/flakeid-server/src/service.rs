@@ -1,7 +1,7 @@
 //! One running service ([`Service`]): the generator in use, readiness, and issuing,
 //! and the IDs of a large response made as they are sent ([`IdChunks`]).
 
-use crate::config::*;
+use crate::config::{Budgets, Config, RESERVE_OVERHEAD};
 use crate::error::ApiError;
 use crate::{access, conn, grpc, lease, metrics, security};
 use axum::http::StatusCode;
