@@ -273,7 +273,7 @@ def linux(cases):
                 # Only the wheel: --no-index, so pip cannot fall back to building from source.
                 as_user([*pip, "--no-index", wheels["gnu_x64"]])
                 if py == "3.9":
-                    test_deps = ["pytest==8.4.2", "hypothesis==6.141.1"]
+                    test_deps = ["pytest==8.4.2", "pytest-xdist==3.8.0", "hypothesis==6.141.1"]
                 else:
                     line = re.search(r"^test = \[(.*)\]", open(os.path.join(ROOT, "python", "pyproject.toml")).read(),
                                      re.M).group(1)
