@@ -166,18 +166,6 @@ def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_pa
     assert "ForkError" not in text, text[-3000:]
 
 
-def each_on_its_own_node(
-    ids: list[int], nodes: dict[int, set[int]], errors: int, log: Path
-) -> None:
-    assert errors == 0, log.read_text()[-3000:]
-    assert len(ids) == 8 * 60 * 50 and len(ids) == len(set(ids)), (
-        f"{len(ids) - len(set(ids))} IDs issued twice"
-    )
-    assert all(len(n) == 1 for n in nodes.values()), dict(nodes)
-    owners = [next(iter(n)) for n in nodes.values()]
-    assert len(owners) == len(set(owners)), dict(nodes)
-
-
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
 def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     preload: bool, tmp_path: Path
@@ -190,7 +178,8 @@ def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
         ids, nodes, errors = hammer(port)
     finally:
         stop(proc)
-    each_on_its_own_node(ids, nodes, errors, log)
+    assert errors == 0, log.read_text()[-3000:]
+    assert_each_worker_on_its_own_node(ids, nodes)
     assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
 
 
@@ -204,7 +193,8 @@ def test_uvicorn_with_no_node_id_every_worker_issues_on_its_own_node(tmp_path: P
         ids, nodes, errors = hammer(port)
     finally:
         stop(proc)
-    each_on_its_own_node(ids, nodes, errors, log)
+    assert errors == 0, log.read_text()[-3000:]
+    assert_each_worker_on_its_own_node(ids, nodes)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
