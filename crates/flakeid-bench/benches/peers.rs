@@ -2,8 +2,10 @@
 //! the cap, flakeid beside its Rust peers, in interleaved rounds.
 //!
 //! Every generator issues Snowflake IDs (41/10/12: 4,096 per ms). A burst of
-//! 1,024 IDs started right after a millisecond tick of the system clock stays
-//! below that cap, so it measures what one call costs, not the cap. Each round
+//! 1,024 IDs (`FLAKEID_PEERS_BURST`) started right after a millisecond tick of the
+//! system clock stays below that cap, so it measures what one call costs, not the
+//! cap, and what each millisecond's first call costs shows, as it does for an
+//! application that issues in bursts. Each round
 //! runs 64 bursts of every case, the cases in a different order each round;
 //! `FLAKEID_BENCH_ROUNDS` (5) rounds. The table gives each case's median over the
 //! rounds of its per-round median ns/ID, and that median ÷ ferroid Basic's and ÷
@@ -75,14 +77,15 @@ fn measured_burst(n: usize, next: &mut impl FnMut() -> u64) {
 /// The median ns/ID of `BURSTS` bursts of `BURST` calls of `next`, each burst
 /// started right after the system clock's millisecond changes.
 fn bursts(mut next: impl FnMut() -> u64) -> f64 {
+    let burst = env("FLAKEID_PEERS_BURST", BURST as u64) as usize;
     let mut per_id = Vec::with_capacity(BURSTS);
     for _ in 0..BURSTS {
         after_a_tick();
         let start = Instant::now();
-        for _ in 0..BURST {
+        for _ in 0..burst {
             black_box(next());
         }
-        per_id.push(start.elapsed().as_nanos() as f64 / BURST as f64);
+        per_id.push(start.elapsed().as_nanos() as f64 / burst as f64);
     }
     median(&mut per_id)
 }

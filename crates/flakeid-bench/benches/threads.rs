@@ -11,7 +11,8 @@
 //! against the peer with as many threads. On a machine shared with other work,
 //! quote the ratios.
 //!
-//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `strict` (the default
+//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `handles` (the same
+//! generator, each thread through its own `Generator::local()`), `strict` (the default
 //! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
 //! code path without the cap), and the peers `ferroid-atomic` (ferroid's
 //! `AtomicSnowflakeGenerator`: one CAS per ID, strict) and `snowflaked`
@@ -30,7 +31,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
-const KINDS: [&str; 5] = ["borrow", "strict", "strict<cap", "ferroid-atomic", "snowflaked"];
+const KINDS: [&str; 6] = [
+    "borrow",
+    "handles",
+    "strict",
+    "strict<cap",
+    "ferroid-atomic",
+    "snowflaked",
+];
 /// The process's CPU time (all threads; the timing thread sleeps).
 fn process_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -48,12 +56,18 @@ struct Run {
 
 /// `threads` threads calling `next` for `run`.
 fn rate(threads: usize, run: Duration, next: &(dyn Fn() -> u64 + Sync)) -> Run {
+    rate_each(threads, run, &|| Box::new(next))
+}
+
+/// `threads` threads, each calling a caller of its own (from `each`) for `run`.
+fn rate_each<'a>(threads: usize, run: Duration, each: &(dyn Fn() -> Box<dyn FnMut() -> u64 + 'a> + Sync)) -> Run {
     let stop = AtomicBool::new(false);
     let total = AtomicU64::new(0);
     let go = Barrier::new(threads + 1);
     let elapsed = std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
+                let mut next = each();
                 go.wait();
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
@@ -92,6 +106,20 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
                 .build()
                 .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        "handles" => {
+            // One `Generator::local()` per thread on one borrowing generator.
+            let g = Generator::builder(Layout::SNOWFLAKE)
+                .host_guard(false)
+                .node(3)
+                .overflow(Overflow::Borrow)
+                .max_borrow_ms(24 * HOUR_MS)
+                .build()
+                .expect("generator");
+            rate_each(threads, run, &|| {
+                let mut local = g.local();
+                Box::new(move || local.next_id().expect("id"))
+            })
         }
         "strict" => {
             let g = Generator::builder(Layout::SNOWFLAKE)

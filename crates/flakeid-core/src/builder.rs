@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{ClockRef, Generator, Guards, MAX_RUN, Policy, Runs};
+use crate::generator::{ClockRef, Generator, Guards, MAX_HANDLE_RUN, MAX_RUN, Policy, Runs};
 use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
@@ -423,6 +423,7 @@ impl GeneratorBuilder {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 lone: !self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
+                handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,

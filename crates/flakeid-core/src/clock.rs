@@ -140,6 +140,13 @@ pub(crate) fn cached_now_ms_untouched() -> u64 {
 #[inline]
 pub(crate) fn touch() {}
 
+/// No cache here: 0, which no fast state's millisecond matches.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+#[inline(always)]
+pub(crate) fn cached_raw() -> u64 {
+    0
+}
+
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 #[inline]
 fn cached_now_ms() -> u64 {
@@ -166,6 +173,14 @@ pub(crate) fn cached_now_ms_untouched() -> u64 {
         return cached;
     }
     start_ticker_and_read()
+}
+
+/// The cache as it is: the ms of the ticker's last update, or 0 (no ticker), for
+/// a per-thread handle's fast path to compare with the ms it last served.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[inline(always)]
+pub(crate) fn cached_raw() -> u64 {
+    CACHE.load(Ordering::Relaxed)
 }
 
 /// Tells the ticker that the cache is read (see [`cached_now_ms_untouched`]).

@@ -6,6 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Once, OnceLock};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Moves on every event after which a per-thread handle must not serve from its
+/// run without the full checks: a fork (in the child), a `close()`, a node id lost.
+/// A handle's fast path compares it with its copy (one relaxed load for all three).
+static HANDLE_EPOCH: AtomicU64 = AtomicU64::new(0);
 static REGISTER: Once = Once::new();
 /// What else a forked child must undo, named by the module that needs it (the
 /// clock: its ticker thread did not survive the fork), so that this floor knows
@@ -16,6 +20,18 @@ static ON_CHILD: OnceLock<fn()> = OnceLock::new();
 #[inline]
 pub(crate) fn generation() -> u64 {
     GENERATION.load(Ordering::Relaxed)
+}
+
+/// The handles' epoch (see `HANDLE_EPOCH`).
+#[inline(always)]
+pub(crate) fn handle_epoch() -> u64 {
+    HANDLE_EPOCH.load(Ordering::Acquire)
+}
+
+/// Sends every per-thread handle's next call through its full checks: after a
+/// `close()` or a lost node id (a fork moves the epoch in the child by itself).
+pub(crate) fn end_handle_epoch() {
+    HANDLE_EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
 /// Install the at-fork handler (idempotent, cheap after the first call).
@@ -36,6 +52,7 @@ pub(crate) fn register_with(hook: fn()) {
 fn install() {
     extern "C" fn in_child() {
         GENERATION.fetch_add(1, Ordering::Relaxed);
+        HANDLE_EPOCH.fetch_add(1, Ordering::Relaxed);
         if let Some(hook) = ON_CHILD.get() {
             hook();
         }

@@ -35,6 +35,16 @@ pub use local::LocalGenerator;
 /// whole ticks.
 pub(crate) const MAX_RUN: u64 = 128;
 
+/// Most slots a per-thread handle's run ([`Generator::local`]) reserves at once:
+/// fewer (a quarter of a tick, at least 2) when a tick has fewer than 4096 slots.
+/// A handle asked for per-thread speed, and each run costs a compare-and-swap
+/// and the checks of a new clock reading, which take as long as a hundred calls
+/// of the fast path when the counter's or the clock's cache line comes from
+/// another core (docs/performance.md, the peers bench). A handle that stops
+/// within a tick leaves the rest of its run unissued (passed over): at most a
+/// quarter of that tick's slots, and its next run is halved.
+pub(crate) const MAX_HANDLE_RUN: u64 = 1024;
+
 /// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
 const CLOSED: u64 = u64::MAX;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
@@ -129,6 +139,11 @@ impl ClockRef {
             ClockRef::Custom(c) => c.now_ms(),
         }
     }
+    /// Whether this is the system clock (whose cache a handle's fast path reads).
+    #[inline(always)]
+    fn is_system(&self) -> bool {
+        matches!(self, ClockRef::System)
+    }
     #[inline(always)]
     fn touch(&self) {
         if let ClockRef::System = self {
@@ -207,6 +222,8 @@ pub(crate) struct Runs {
     pub(crate) lone: bool,
     /// Slots in a thread's run ([`MAX_RUN`] or fewer).
     pub(crate) run: u64,
+    /// Most slots in a per-thread handle's run ([`MAX_HANDLE_RUN`] or fewer).
+    pub(crate) handle_run: u64,
 }
 
 /// The builder's policies, as a call reads them.
@@ -689,6 +706,7 @@ impl<C: CounterStorage> Generator<C> {
     /// `generator`.
     pub fn close(&self) {
         self.fork_generation.store(CLOSED, Ordering::SeqCst);
+        fork::end_handle_epoch();
         self.release_lease();
         self.leave_owner();
     }

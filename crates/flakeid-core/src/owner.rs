@@ -459,6 +459,7 @@ pub(crate) fn watch_once() {
                 owner.lost.store(true, Ordering::Release);
                 // Every call leaves the fast path, which the lost node id refuses.
                 owner.counter.0.store(u64::MAX, Ordering::Release);
+                crate::fork::end_handle_epoch();
                 eprintln!(
                     "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
                      held it, and {} took the node id: this process's generators on it stop issuing",

@@ -211,6 +211,65 @@ fn a_closed_generators_handle_refuses() {
     assert!(refused(h.next_ids(1).map(drop)), "next_ids issued from the run");
 }
 
+/// On the system clock, whose cached reading the handle's fast path compares
+/// without any other check: a generator closed between two calls in one
+/// millisecond refuses the second (many rounds, nearly all within one ms).
+#[test]
+fn a_closed_generators_handle_refuses_on_its_fast_path() {
+    for round in 0..200 {
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .host_guard(false)
+            .node(900)
+            .overflow(Overflow::Borrow)
+            .build()
+            .unwrap();
+        let mut h = g.local();
+        // Runs of 2, 4 and 8 slots: the call after the 10th is in the run of 8.
+        for _ in 0..10 {
+            h.next_id().unwrap();
+        }
+        g.close();
+        assert!(
+            matches!(h.next_id(), Err(Error::Config { field: "generator", .. })),
+            "round {round}: the handle issued after close()"
+        );
+    }
+}
+
+/// On the system clock: a forked child's handle refuses from its fast path too
+/// (many forks, most within the millisecond of the parent's last call).
+#[cfg(unix)]
+#[test]
+fn a_forked_childs_handle_refuses_on_its_fast_path() {
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .host_guard(false)
+        .node(901)
+        .overflow(Overflow::Borrow)
+        .max_borrow_ms(60_000)
+        .build()
+        .unwrap();
+    let mut h = g.local();
+    for round in 0..20 {
+        // Runs of 2, 4 and 8 slots, then larger: the next call has its run.
+        for _ in 0..10 {
+            h.next_id().unwrap();
+        }
+        // SAFETY: the child only calls into the handle (atomics, plain memory) and _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let code = i32::from(!matches!(h.next_id(), Err(Error::Fork)));
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0, "round {round}: the child's handle issued");
+    }
+}
+
 /// A forked child's handle refuses, though it holds a run of the parent's.
 #[cfg(unix)]
 #[test]

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 /// Slots the first run of a handle asks for; each run spent whole doubles it
-/// (up to the generator's run size), each run passed over halves it.
+/// (up to the generator's handle run size), each run passed over halves it.
 const FIRST_RUN: u64 = 2;
 
 /// A per-thread handle on a [`Generator`], from [`Generator::local`]: it reserves
@@ -54,6 +54,9 @@ pub struct LocalGenerator<'g, C: CounterStorage = OwnCounter> {
     /// `id < id_stop`. `id_base` is the ID of slot `next` when the fast state was
     /// set: [`settle`](Self::settle) brings `next` up to date from it.
     seen_ms: u64,
+    /// The clock reading the fast state is for, of any clock (`seen_ms` only of
+    /// the system clock's cache, which the inline fast path reads).
+    fast_ms: u64,
     id: u64,
     id_stop: u64,
     id_base: u64,
@@ -62,6 +65,8 @@ pub struct LocalGenerator<'g, C: CounterStorage = OwnCounter> {
     /// The generator's fork generation when this handle last checked it: a fork or
     /// a `close()` changes one of the two loads compared with it.
     born: u64,
+    /// The handles' epoch when this handle last made every check (`checked_now`).
+    epoch: u64,
     /// Not `Sync`: the run is plain memory.
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -77,12 +82,14 @@ impl<C: CounterStorage> Generator<C> {
             end: 0,
             want: FIRST_RUN / 2,
             seen_ms: u64::MAX,
+            fast_ms: u64::MAX,
             id: 0,
             id_stop: 0,
             id_base: 0,
             step: 1 << self.slots.seq_shift,
             shift: self.slots.seq_shift,
             born: self.fork_generation.load(Ordering::Relaxed),
+            epoch: fork::handle_epoch().wrapping_sub(1),
             _not_sync: PhantomData,
         }
     }
@@ -96,20 +103,38 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
 
     /// The next ID: from the handle's run when the clock allows its next slot,
     /// else from a new run (which may wait, as [`Generator::next_id`] does).
+    ///
+    /// The fast path is three comparisons: the handles' epoch (which a fork, a
+    /// `close()` or a lost node id moves, see `fork::end_handle_epoch`) with the
+    /// handle's copy, the system clock's cached reading with the fast state's
+    /// millisecond (a custom clock never has a fast state), and the next ID with
+    /// the fast state's end; plus the lease's check at that reading.
     #[inline]
     pub fn next_id(&mut self) -> Result<u64> {
+        if fork::handle_epoch() == self.epoch {
+            let now = crate::clock::cached_raw();
+            if now == self.seen_ms && self.id < self.id_stop {
+                self.generator.check_lease(now)?;
+                let id = self.id;
+                self.id = id + self.step;
+                return Ok(id);
+            }
+        }
+        self.next_id_slow()
+    }
+
+    /// [`next_id`](Self::next_id) at a new clock reading, past the run's end, or
+    /// after the epoch moved: every check, then the run or a new one.
+    #[inline(never)]
+    fn next_id_slow(&mut self) -> Result<u64> {
         let now = self.checked_now()?;
-        if now == self.seen_ms && self.id < self.id_stop {
+        // The fast state on the call's own reading: a custom clock's, or the
+        // system clock's after the epoch moved.
+        if now == self.fast_ms && self.id < self.id_stop {
             let id = self.id;
             self.id = id + self.step;
             return Ok(id);
         }
-        self.next_id_at(now)
-    }
-
-    /// [`next_id`](Self::next_id) at a new clock reading, or past the run's end.
-    #[inline(never)]
-    fn next_id_at(&mut self, now: u64) -> Result<u64> {
         // The fast path reads the clock without telling the ticker; every new
         // reading comes here at least once.
         self.generator.clock.touch();
@@ -151,7 +176,10 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
             // left to this path.
             let stop = stop.min(((slot >> g.slots.sb) + 1) << g.slots.sb);
             let last = g.id_of(stop - 1);
-            self.seen_ms = now;
+            // The fast path reads the system clock's cache: a custom clock's
+            // reading is never compared there (u64::MAX matches no cache).
+            self.seen_ms = if g.clock.is_system() { now } else { u64::MAX };
+            self.fast_ms = now;
             self.id = g.id_of(slot) + self.step;
             self.id_base = self.id;
             self.id_stop = last.checked_add(self.step).unwrap_or(last).max(self.id);
@@ -233,10 +261,12 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
 
     /// The call's reading of the cached clock, after the checks every ID passes:
     /// not forked nor closed (two relaxed loads against the handle's copy), the
-    /// lease valid at that reading.
+    /// lease valid at that reading. The handles' epoch is read first: an event
+    /// after these checks moves it again, and the next call checks again.
     #[inline(always)]
     fn checked_now(&mut self) -> Result<u64> {
         let g = self.generator;
+        self.epoch = fork::handle_epoch();
         let generation = g.fork_generation.load(Ordering::Relaxed);
         if generation != self.born || fork::generation() != generation {
             self.reborn()?;
@@ -299,7 +329,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         let g = self.generator;
         let rest = self.end.saturating_sub(self.next);
         self.want = if rest == 0 {
-            (self.want * 2).min(g.runs.run)
+            (self.want * 2).min(g.runs.handle_run)
         } else {
             (self.want / 2).max(1)
         };
