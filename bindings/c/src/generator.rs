@@ -2,7 +2,7 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
-use crate::{arg, c_enum, free_handle, out, text, write};
+use crate::{Close, arg, c_enum, close_handle, free_handle, new_handle, out, text, write};
 use flakeid_core::OptionValue::{Text, Uint};
 use flakeid_core::{
     DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, GeneratorBuilder, Layout, ManualClock, NodeSource,
@@ -465,7 +465,7 @@ pub unsafe extern "C" fn flakeid_generator_new(
     options: *const flakeid_options,
     out_generator: *mut *mut flakeid_generator,
 ) -> flakeid_status {
-    guard(|| {
+    new_handle(out_generator, "out_generator", || {
         // `struct_size` first: it says how much of the struct may be read.
         let size = unsafe { arg(options.cast::<usize>(), "options") }?;
         options_size(*size)?;
@@ -476,10 +476,9 @@ pub unsafe extern "C" fn flakeid_generator_new(
         // most `size_of::<flakeid_options>()` (options_size).
         unsafe { std::ptr::copy_nonoverlapping(options.cast::<u8>(), (&raw mut o).cast::<u8>(), *size) };
         o.struct_size = *size;
-        let dst = out(out_generator, "out_generator")?;
-        let inner = unsafe { build(&o) }?;
-        write(dst, Box::into_raw(Box::new(flakeid_generator { inner })));
-        Ok(())
+        Ok(flakeid_generator {
+            inner: unsafe { build(&o) }?,
+        })
     })
 }
 
@@ -496,10 +495,13 @@ pub unsafe extern "C" fn flakeid_generator_free(generator: *mut flakeid_generato
 /// closes here and frees once the last handle is freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_generator_close(generator: *const flakeid_generator) -> flakeid_status {
-    guard(|| {
-        unsafe { arg(generator, "generator") }?.inner.close();
-        Ok(())
-    })
+    unsafe { close_handle(generator) }
+}
+
+impl Close for flakeid_generator {
+    fn close(&self) {
+        self.inner.close();
+    }
 }
 
 /// The next ID. Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
@@ -583,11 +585,10 @@ pub unsafe extern "C" fn flakeid_manual_clock_new(
     auto_advance_ms: u64,
     out_clock: *mut *mut flakeid_manual_clock,
 ) -> flakeid_status {
-    guard(|| {
-        let dst = out(out_clock, "out_clock")?;
-        let clock = ManualClock::new(start_ms).with_auto_advance(auto_advance_ms);
-        write(dst, Box::into_raw(Box::new(flakeid_manual_clock { clock })));
-        Ok(())
+    new_handle(out_clock, "out_clock", || {
+        Ok(flakeid_manual_clock {
+            clock: ManualClock::new(start_ms).with_auto_advance(auto_advance_ms),
+        })
     })
 }
 

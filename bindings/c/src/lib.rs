@@ -59,6 +59,37 @@ fn write<T>(dst: NonNull<T>, value: T) {
     unsafe { dst.as_ptr().write(value) }
 }
 
+/// The one body of every `_new`: the out-parameter checked for NULL before any
+/// work, then the handle `make` builds, boxed and written to it (each handle's
+/// `_free` is [`free_handle`]).
+fn new_handle<T>(
+    out_handle: *mut *mut T,
+    name: &'static str,
+    make: impl FnOnce() -> Result<T, Fail>,
+) -> error::flakeid_status {
+    error::guard(|| {
+        let dst = out(out_handle, name)?;
+        write(dst, Box::into_raw(Box::new(make()?)));
+        Ok(())
+    })
+}
+
+/// A handle that stops issuing on `close()` and frees nothing (the generators).
+trait Close {
+    fn close(&self);
+}
+
+/// The one body of every `_close`: stops the handle (idempotent), frees nothing.
+///
+/// # Safety
+/// `p` is NULL or a live handle of this type.
+unsafe fn close_handle<T: Close>(p: *const T) -> error::flakeid_status {
+    error::guard(|| {
+        unsafe { arg(p, "generator") }?.close();
+        Ok(())
+    })
+}
+
 /// Frees a handle that a `_new` call made with `Box::into_raw`; NULL is a no-op.
 ///
 /// # Safety

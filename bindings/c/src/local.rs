@@ -2,7 +2,7 @@
 //! handle"): `flakeid_local_*`. Conversion only.
 
 use crate::error::{Fail, guard};
-use crate::{arg, flakeid_generator, flakeid_status, out, write};
+use crate::{arg, flakeid_generator, flakeid_status, new_handle, out, write};
 use flakeid_core::LocalGenerator;
 use std::ptr::NonNull;
 
@@ -30,11 +30,9 @@ pub unsafe extern "C" fn flakeid_local_new(
     generator: *const flakeid_generator,
     out_local: *mut *mut flakeid_local,
 ) -> flakeid_status {
-    guard(|| {
+    new_handle(out_local, "out_local", || {
         let g: &'static flakeid_generator = unsafe { arg(generator, "generator") }?;
-        let dst = out(out_local, "out_local")?;
-        write(dst, Box::into_raw(Box::new(flakeid_local { inner: g.inner.local() })));
-        Ok(())
+        Ok(flakeid_local { inner: g.inner.local() })
     })
 }
 

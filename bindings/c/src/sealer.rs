@@ -2,7 +2,7 @@
 
 use crate::error::{flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in};
-use crate::{arg, free_handle, out, write};
+use crate::{arg, free_handle, new_handle, out, write};
 use flakeid_seal::Sealer;
 
 /// Seals and unseals one layout's IDs with one key and tweak: FF1 (NIST SP
@@ -42,14 +42,13 @@ pub unsafe extern "C" fn flakeid_sealer_new(
     tweak_len: usize,
     out_sealer: *mut *mut flakeid_sealer,
 ) -> flakeid_status {
-    guard(|| {
+    new_handle(out_sealer, "out_sealer", || {
         let key = unsafe { bytes(key, key_len, "key") }?;
         let layout = layout_in(unsafe { arg(layout, "layout") }?)?;
         let tweak = unsafe { bytes(tweak, tweak_len, "tweak") }?;
-        let dst = out(out_sealer, "out_sealer")?;
-        let inner = Sealer::new(key, &layout)?.tweak(tweak);
-        write(dst, Box::into_raw(Box::new(flakeid_sealer { inner })));
-        Ok(())
+        Ok(flakeid_sealer {
+            inner: Sealer::new(key, &layout)?.tweak(tweak),
+        })
     })
 }
 

@@ -8,7 +8,7 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::generator::flakeid_manual_clock;
-use crate::{arg, free_handle, out, text, write};
+use crate::{Close, arg, close_handle, free_handle, new_handle, out, text, write};
 use flakeid_core::{
     ManualClock, TYPEID_PREFIX_MAX, ULID_TEXT_LEN, UUID_GENERATOR_OPTIONS, UUID_TEXT_LEN, UuidGenerator,
 };
@@ -132,11 +132,7 @@ fn text_out(text: &str, dst: &mut [u8], out_len: *mut usize) {
 /// Creates empty options (every option at the core's default, the system clock).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_options_new(out_options: *mut *mut flakeid_uuid_options) -> flakeid_status {
-    guard(|| {
-        let dst = out(out_options, "out_options")?;
-        write(dst, Box::into_raw(Box::default()));
-        Ok(())
-    })
+    new_handle(out_options, "out_options", || Ok(flakeid_uuid_options::default()))
 }
 
 /// Sets the option `name` from text, by the core's names and rules
@@ -208,8 +204,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_new(
     options: *const flakeid_uuid_options,
     out_generator: *mut *mut flakeid_uuid_generator,
 ) -> flakeid_status {
-    guard(|| {
-        let dst = out(out_generator, "out_generator")?;
+    new_handle(out_generator, "out_generator", || {
         let mut b = UuidGenerator::builder();
         if let Some(o) = unsafe { options.as_ref() } {
             for (name, value) in &o.settings {
@@ -219,9 +214,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_new(
                 b = b.clock(c.clone());
             }
         }
-        let inner = b.build()?;
-        write(dst, Box::into_raw(Box::new(flakeid_uuid_generator { inner })));
-        Ok(())
+        Ok(flakeid_uuid_generator { inner: b.build()? })
     })
 }
 
@@ -235,10 +228,13 @@ pub unsafe extern "C" fn flakeid_uuid_generator_free(generator: *mut flakeid_uui
 /// naming `generator`. Frees nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_generator_close(generator: *const flakeid_uuid_generator) -> flakeid_status {
-    guard(|| {
-        unsafe { arg(generator, "generator") }?.inner.close();
-        Ok(())
-    })
+    unsafe { close_handle(generator) }
+}
+
+impl Close for flakeid_uuid_generator {
+    fn close(&self) {
+        self.inner.close();
+    }
 }
 
 /// The next UUIDv7 into `out` (16 bytes, big-endian; `out_len` at least
