@@ -215,6 +215,7 @@ FGO(typeid_next, (const flakeid_uuid_generator *g, const char *prefix, char *buf
 FGO(uuid7_compose, (uint64_t ms, uint32_t a, uint64_t b, uint8_t *out), (ms, a, b, out, FLAKEID_UUID_LEN))
 FGO(uuid7_decompose, (const uint8_t *u, uint64_t *ms, uint32_t *a, uint64_t *b), (u, FLAKEID_UUID_LEN, ms, a, b))
 FGO(uuid7_timestamp_ms, (const uint8_t *u, uint64_t *ms), (u, FLAKEID_UUID_LEN, ms))
+FGO(ulid_timestamp_ms, (const uint8_t *u, uint64_t *ms), (u, FLAKEID_UUID_LEN, ms))
 FGO(uuid7_range, (uint64_t a, uint64_t b, uint8_t *first, uint8_t *last), (a, b, first, last, FLAKEID_UUID_LEN))
 FGO(uuid_version, (const uint8_t *u, uint32_t *out), (u, FLAKEID_UUID_LEN, out))
 FGO(typeid_parse, (const char *t, size_t len, char *prefix, size_t plen, size_t *pn, uint8_t *out),
@@ -843,6 +844,14 @@ func cUUID7TimestampMs(u UUID) (uint64, error) {
 	var m C.uint64_t
 	err := errOf(C.fgo_uuid7_timestamp_ms(u8(&u), &m))
 	return uint64(m), err
+}
+
+func cULIDTimestampMs(u UUID) uint64 {
+	var m C.uint64_t
+	if err := errOf(C.fgo_ulid_timestamp_ms(u8(&u), &m)); err != nil {
+		panic(err) // 16 bytes always have a first 48 bits
+	}
+	return uint64(m)
 }
 
 func cUUIDVersion(u UUID) int {

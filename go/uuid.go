@@ -30,6 +30,10 @@ func (u UUID) Version() int { return cUUIDVersion(u) }
 // is ErrParse.
 func (u UUID) TimestampMs() (uint64, error) { return cUUID7TimestampMs(u) }
 
+// ULIDTimestampMs is the Unix millisecond in the first 48 bits, a ULID's time
+// whatever the other bits (a UUIDv7's too; TimestampMs refuses other versions).
+func (u UUID) ULIDTimestampMs() uint64 { return cULIDTimestampMs(u) }
+
 // Time is TimestampMs as a time.Time (UTC).
 func (u UUID) Time() (time.Time, error) {
 	ms, err := u.TimestampMs()

@@ -10,8 +10,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,6 +67,9 @@ func uuid7Case(t *testing.T, c obj) {
 	gotMs, a, b, err := u.Decompose()
 	if err != nil || gotMs != ms || uint64(a) != randA || b != randB {
 		t.Fatalf("decompose: %d %d %d %v", gotMs, a, b, err)
+	}
+	if u.ULIDTimestampMs() != ms {
+		t.Fatalf("ULIDTimestampMs: %d", u.ULIDTimestampMs())
 	}
 	if ts, err := u.TimestampMs(); err != nil || ts != ms {
 		t.Fatalf("timestamp %d %v", ts, err)
@@ -144,6 +153,50 @@ func uuidRangeCase(t *testing.T, c obj) {
 	first, last, err := UUID7Range(num(t, c, "start_ms"), num(t, c, "end_ms"))
 	if err != nil || first.String() != str(t, c, "first") || last.String() != str(t, c, "last") {
 		t.Fatalf("%s %s %v", first, last, err)
+	}
+}
+
+// --- wide.json ---
+
+// The package's exported functions and UUID's methods, read from its source once.
+var goExports = sync.OnceValues(func() (map[string]bool, error) {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, f := range pkgs["flakeid"].Files {
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.IsExported() && fn.Recv == nil {
+				names[fn.Name.Name] = true
+			}
+		}
+	}
+	for i := 0; i < reflect.TypeOf(UUID{}).NumMethod(); i++ {
+		names["UUID."+reflect.TypeOf(UUID{}).Method(i).Name] = true
+	}
+	return names, nil
+})
+
+// The core's table of the 128-bit family's functions: the go column names an
+// exported function of this package, or a method of UUID (nil: the note says
+// what does it here).
+func wideFunctionCase(t *testing.T, c obj) {
+	name, ok := c["go"].(string)
+	if !ok {
+		if c["go"] != nil || str(t, c, "note") == "" {
+			t.Fatalf("%v: no Go name and no note", c)
+		}
+		return
+	}
+	names, err := goExports()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !names[name] {
+		t.Fatalf("%s (%s) is not exported", name, str(t, c, "what"))
 	}
 }
 

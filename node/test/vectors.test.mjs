@@ -7,7 +7,7 @@ import {
   Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
   layoutOf, loadVectors, optionsOf, optionsFromEnv, settingsOptions, configuredTwice, toBytes, vectorFiles, BACKEND,
   UuidGenerator, composeUuid7, formatTypeid, formatUlid, formatUuid, parseTypeid, parseUlid, parseUuid, ulidToUuid,
-  uuid7Range, uuid7TimestampMs, uuidToUlid, uuidVersion,
+  uuid7Range, uuid7TimestampMs, uuidToUlid, uuidVersion, api,
 } from './backend.mjs'
 
 const specName = (spec) => (typeof spec === 'string' ? spec : JSON.stringify(spec))
@@ -346,6 +346,17 @@ describe('js/refusals.json', () => {
   }
 })
 
+describe('wide.json', () => {
+  // The core's table of the 128-bit family's functions: the node column names an
+  // export of this package (and of the wasm package: the same suite runs on both).
+  for (const f of loadVectors('wide').functions) {
+    test(`128-bit: ${f.what}: ${f.node ?? `none (${f.note})`}`, () => {
+      if (f.node === null) return assert.ok(f.note)
+      assert.equal(typeof api[f.node], 'function', `${f.node} is not exported`)
+    })
+  }
+})
+
 test('every vector file, and every section of it, is run here', () => {
   const sections = {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
@@ -356,6 +367,7 @@ test('every vector file, and every section of it, is run here', () => {
     timelines: ['timelines'],
     uuid: ['bad', 'compose_errors', 'conversions', 'prefix_errors', 'ranges', 'text_aliases', 'typeid_invalid',
       'typeid_valid', 'uuid7'],
+    wide: ['functions'],
   }
   // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
   assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto'), Object.keys(sections))

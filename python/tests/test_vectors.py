@@ -26,6 +26,7 @@ def test_every_vector_file_is_consumed() -> None:
         "options",
         "decode_auto",
         "uuid",
+        "wide",
     }
     consumed = {
         "layouts": {"presets", "invalid_layouts", "invalid_generators"},
@@ -47,6 +48,7 @@ def test_every_vector_file_is_consumed() -> None:
             "prefix_errors",
             "ranges",
         },
+        "wide": {"functions"},
     }
     for name, keys in consumed.items():
         assert set(load(name)) - {"_comment"} == keys, (
@@ -265,6 +267,20 @@ def test_seal_invalid(case: dict[str, Any]) -> None:
         else:
             getattr(sealer_of(case), case["op"])(int(case["id"]))
     check_error(excinfo, case)
+
+
+# --- wide.json ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", cases("wide", "functions"), ids=lambda f: f["what"])
+def test_the_128_bit_table_names_this_modules_functions(function: dict[str, Any]) -> None:
+    # The core's table of the 128-bit family's functions: the Python column names a
+    # function of the flakeid module (None: the note says what does it here).
+    name = function["python"]
+    if name is None:
+        assert function["note"], function
+        return
+    assert callable(getattr(flakeid, name, None)), f"flakeid.{name} ({function['what']}) is missing"
 
 
 # --- options.json -------------------------------------------------------------

@@ -642,6 +642,32 @@ static void uuid_range_case(const json_value *c) {
   CHECK(memcmp(first, want_first, 16) == 0 && memcmp(last, want_last, 16) == 0, "%s: range", where);
 }
 
+/* ---- wide.json ---- */
+
+static const char *vectors_dir = ".";
+
+/* The core's table of the 128-bit family's functions: the c column names a
+   function the committed header declares (NULL: the note says what does it). */
+static void wide_function_case(const json_value *c) {
+  const json_value *name = json_get(c, "c");
+  CHECK(name != NULL, "%s: no c column", where);
+  if (name->type == JSON_NULL) {
+    CHECK(strlen(str(c, "note")) > 0, "%s: no C function and no note", where);
+    return;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/../../include/flakeid.h", vectors_dir);
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL, "%s: %s: %s", where, path, strerror(errno));
+  static char header[1 << 20];
+  size_t n = fread(header, 1, sizeof header - 1, f);
+  fclose(f);
+  header[n] = 0;
+  char call[256];
+  snprintf(call, sizeof call, " %s(", name->string);
+  CHECK(strstr(header, call) != NULL, "%s: include/flakeid.h declares no %s", where, name->string);
+}
+
 /* ---- driver ---- */
 
 typedef struct {
@@ -680,11 +706,13 @@ static const vector_file FILES[] = {
       {"typeid_invalid", typeid_invalid_case},
       {"prefix_errors", prefix_error_case},
       {"ranges", uuid_range_case}}},
+    {"wide.json", {{"functions", wide_function_case}}},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 
 void test_vectors(const char *dir) {
   long total = 0;
+  vectors_dir = dir;
   for (size_t f = 0; f < NFILES; f++) {
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/%s", dir, FILES[f].file);

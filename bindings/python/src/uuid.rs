@@ -72,10 +72,9 @@ fn value_of(obj: &Bound<'_, PyAny>, field: &str, any_form: bool) -> PyResult<u12
     }
     if let Ok(s) = obj.cast::<PyString>() {
         let text: PyBackedStr = s.extract()?;
-        return match flakeid_core::decode_wide(&text) {
-            Some(r) if any_form => r.map(|(u, _)| u).map_err(to_py),
-            _ => flakeid_core::parse_uuid(&text).map_err(to_py),
-        };
+        return flakeid_core::Wide::from_text(&text, any_form)
+            .map(u128::from)
+            .map_err(to_py);
     }
     Err(PyTypeError::new_err(format!(
         "{field} must be a uuid.UUID, an int, 16 bytes or UUID/ULID/TypeID text, got {}",
@@ -228,11 +227,8 @@ pub(crate) fn uuid_to_ulid(value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// ULID / TypeID text; a UUID of another version is a `ParseError`).
 #[pyfunction]
 pub(crate) fn uuid7_timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    if let Ok(s) = value.extract::<PyBackedStr>()
-        && let Some(read) = flakeid_core::decode_wide(&s)
-    {
-        let (u, form) = read.map_err(to_py)?;
-        return form.timestamp_ms(u).map_err(to_py);
+    if let Ok(s) = value.extract::<PyBackedStr>() {
+        return flakeid_core::Wide::timestamp_ms_of_text(&s).map_err(to_py);
     }
     flakeid_core::uuid7_timestamp_ms(value_of(value, "value", true)?).map_err(to_py)
 }

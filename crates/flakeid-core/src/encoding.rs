@@ -82,7 +82,8 @@ impl fmt::Display for Encoding {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
-const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/// Crockford's base32 alphabet (upper case): the 64-bit `base32` form and ULIDs.
+pub(crate) const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// The longest encoded form (decimal `u64::MAX` has 20 digits).

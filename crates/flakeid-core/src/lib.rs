@@ -1,8 +1,10 @@
 //! # flakeid-core
 //!
-//! The engine behind flakeid: k-ordered, collision-free, decodable 64-bit IDs of
-//! the Snowflake family. Every rule lives here; the Python, Node, WebAssembly and
-//! C bindings only convert types and errors.
+//! The engine behind flakeid: k-ordered, collision-free, decodable IDs — 64-bit
+//! IDs of the Snowflake family ([`Generator`]) and the 128-bit family: UUIDv7,
+//! ULID and TypeID (`UuidGenerator`, with the `uuid7` feature; [`Wide`] and the
+//! text functions without). Every rule lives here; the Python, Node, WebAssembly,
+//! C, Go and Java bindings only convert types and errors.
 //!
 //! ```
 //! use flakeid_core::{Generator, Layout, Overflow, encode, Encoding};
@@ -41,6 +43,7 @@ mod time_range;
 mod uuid7;
 #[cfg(feature = "uuid7")]
 mod uuid_generator;
+mod wide;
 
 pub use builder::GeneratorBuilder;
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
@@ -73,6 +76,7 @@ pub use uuid7::{
     parse_typeid, parse_ulid, parse_uuid, rfc_uuid_version, ulid_timestamp_ms, ulid_to_uuid, uuid_from_bytes,
     uuid_to_bytes, uuid_to_ulid, uuid_version, uuid7_range, uuid7_timestamp_ms,
 };
+pub use wide::{WIDE_FUNCTIONS, Wide, WideFunction};
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

@@ -14,7 +14,7 @@
 //! lowercase only and has no aliases (the spec refuses them). Every refusal is an
 //! [`Error::Parse`] naming the 0-based position.
 
-use crate::encoding::shown;
+use crate::encoding::{CROCKFORD, shown};
 use crate::error::{Error, Result};
 
 /// The largest Unix millisecond a UUIDv7 holds (48 bits: the year 10889).
@@ -27,7 +27,18 @@ pub const UUID7_RAND_B_BITS: u32 = 62;
 const VERSION_7: u128 = 0x7 << 76;
 const VARIANT_10: u128 = 0b10 << 62;
 const HEX: &[u8; 16] = b"0123456789abcdef";
-const CROCKFORD_LOWER: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+/// Crockford's alphabet in lower case (TypeID suffixes, and reading any case).
+const CROCKFORD_LOWER: &[u8; 32] = &lower(CROCKFORD);
+
+const fn lower(upper: &[u8; 32]) -> [u8; 32] {
+    let mut out = *upper;
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = out[i].to_ascii_lowercase();
+        i += 1;
+    }
+    out
+}
 /// The longest TypeID prefix (spec v0.3).
 pub const TYPEID_PREFIX_MAX: usize = 63;
 /// Characters in a UUID's hyphenated text.
@@ -195,7 +206,7 @@ fn crockford_upper(bits: u128, out: &mut [u8; ULID_TEXT_LEN], alphabet: &[u8; 32
 /// Upper-case Crockford base32, 26 characters (ulid/spec).
 pub fn format_ulid(ulid: u128) -> String {
     let mut out = [0u8; ULID_TEXT_LEN];
-    crockford_upper(ulid, &mut out, b"0123456789ABCDEFGHJKMNPQRSTVWXYZ");
+    crockford_upper(ulid, &mut out, CROCKFORD);
     out.iter().map(|&b| b as char).collect()
 }
 

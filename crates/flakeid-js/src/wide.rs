@@ -4,7 +4,7 @@
 use crate::{JS_MAX_SAFE, JsArg, config, js_uint};
 #[cfg(feature = "uuid7")]
 use crate::{JsOption, js_generator_options};
-use flakeid_core::{Result, decode_wide, parse_uuid, uuid_from_bytes, uuid7_timestamp_ms};
+use flakeid_core::{Result, Wide, uuid_from_bytes, uuid7_timestamp_ms};
 
 /// A 128-bit value as a binding reads it: what [`JsArg`] cannot hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,10 +30,7 @@ pub enum JsWide<'a> {
 /// configuration error naming `field`.
 pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Result<u128> {
     match *value {
-        JsWide::Text(text) => match decode_wide(text) {
-            Some(r) if any_form => r.map(|(u, _)| u),
-            _ => parse_uuid(text),
-        },
+        JsWide::Text(text) => Wide::from_text(text, any_form).map(u128::from),
         JsWide::Bytes(b) => uuid_from_bytes(b),
         JsWide::BigInt {
             negative: false,
@@ -65,11 +62,8 @@ pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Resul
 /// first 48 bits, whatever its other bits; a UUID of another version is the core's
 /// parse error.
 pub fn js_wide_timestamp_ms(value: &JsWide<'_>) -> Result<u64> {
-    if let JsWide::Text(text) = value
-        && let Some(read) = decode_wide(text)
-    {
-        let (u, form) = read?;
-        return form.timestamp_ms(u);
+    if let JsWide::Text(text) = value {
+        return Wide::timestamp_ms_of_text(text);
     }
     uuid7_timestamp_ms(js_wide("value", value, true)?)
 }

@@ -57,7 +57,29 @@ class VectorsTest {
               "options", VectorsTest::optionEntry, "cases", VectorsTest::option,
               "env_cases", VectorsTest::optionEnv, "settings_cases", VectorsTest::optionSettings),
           "seal.json", Map.of("groups", VectorsTest::sealGroup, "invalid", VectorsTest::sealInvalid),
-          "uuid.json", UuidVectors.SECTIONS);
+          "uuid.json", UuidVectors.SECTIONS,
+          "wide.json", Map.of("functions", VectorsTest::wideFunction));
+
+  /**
+   * The core's table of the 128-bit family's functions: the java column names a public
+   * method, {@code Class.method} (null: the note says what does it here).
+   */
+  static void wideFunction(JsonNode c) {
+    if (c.get("java").isNull()) {
+      assertTrue(!str(c, "note").isEmpty(), "no Java method and no note: " + c);
+      return;
+    }
+    String[] name = str(c, "java").split("\\.");
+    Class<?> cls;
+    try {
+      cls = Class.forName("io.github.flakeid." + name[0]);
+    } catch (ClassNotFoundException e) {
+      throw new AssertionError(str(c, "java") + ": no class " + name[0], e);
+    }
+    assertTrue(
+        java.util.Arrays.stream(cls.getMethods()).anyMatch(m -> m.getName().equals(name[1])),
+        str(c, "java") + " (" + str(c, "what") + ") is not a public method");
+  }
 
   /** Files the C ABI cannot run, and why. */
   static final Map<String, String> NOT_IN_C_ABI =

@@ -1,0 +1,392 @@
+//! The 128-bit family's value, [`Wide`]: the 128 bits that a UUIDv7, a ULID and a
+//! TypeID share, read from any of their text forms (or bytes), with its time,
+//! version and forms out; and [`WIDE_FUNCTIONS`], the one table of the family's
+//! functions with each runtime's spelling of them (`tests/vectors/wide.json`,
+//! which every runtime's 128-bit test checks its exports against).
+
+use crate::error::Result;
+use crate::uuid7::{
+    WideForm, decode_wide, decompose_uuid7, format_typeid, format_ulid, format_uuid, parse_uuid, rfc_uuid_version,
+    ulid_timestamp_ms, uuid_from_bytes, uuid_to_bytes, uuid_version, uuid7_timestamp_ms,
+};
+use std::fmt;
+use std::str::FromStr;
+
+/// A 128-bit ID of the family: the same bits as a UUID (of any version; a UUIDv7
+/// when it came from a generator), a ULID, or a TypeID's suffix. Ordered as the
+/// unsigned integer (so by time first, for the family's IDs).
+///
+/// ```
+/// use flakeid_core::{Wide, WideForm};
+/// let (w, form) = Wide::parse("user_01h455vb4pex5vsknk084sn02q")?;
+/// assert_eq!(form, WideForm::TypeId("user".into()));
+/// assert_eq!(w.to_ulid(), "01H455VB4PEX5VSKNK084SN02Q");
+/// assert_eq!(w.timestamp_ms(), 1_688_096_058_518);
+/// assert_eq!(w.to_string(), "01890a5d-ac96-774b-bcce-b302099a8057");
+/// assert_eq!("01890a5d-ac96-774b-bcce-b302099a8057".parse::<Wide>()?, w);
+/// # Ok::<(), flakeid_core::Error>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Wide(pub u128);
+
+impl Wide {
+    /// Reads a UUID (8-4-4-4-12 or 32 hex digits, any case), a ULID (26 Crockford
+    /// characters, any case) or a TypeID, saying which form it was; text of none of
+    /// their shapes is read as a UUID, whose parse error names the position.
+    pub fn parse(text: &str) -> Result<(Wide, WideForm)> {
+        match decode_wide(text) {
+            Some(read) => read.map(|(bits, form)| (Wide(bits), form)),
+            None => parse_uuid(text).map(|bits| (Wide(bits), WideForm::Uuid)),
+        }
+    }
+
+    /// Reads text as a binding's argument does: with `any_form`, a UUID, ULID or
+    /// TypeID ([`parse`](Self::parse)); without, UUID text only.
+    pub fn from_text(text: &str, any_form: bool) -> Result<Wide> {
+        if any_form {
+            Self::parse(text).map(|(w, _)| w)
+        } else {
+            parse_uuid(text).map(Wide)
+        }
+    }
+
+    /// The Unix millisecond that text of any form carries: a ULID's and a TypeID's
+    /// first 48 bits always (their specs make them the time); a UUID's only when it
+    /// is a UUIDv7 (another version is a parse error saying which).
+    pub fn timestamp_ms_of_text(text: &str) -> Result<u64> {
+        let (w, form) = Self::parse(text)?;
+        form.timestamp_ms(w.0)
+    }
+
+    /// Reads 16 big-endian bytes (a `Parse` error for another length).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Wide> {
+        uuid_from_bytes(bytes).map(Wide)
+    }
+
+    /// The 16 big-endian bytes.
+    pub fn to_bytes(self) -> [u8; 16] {
+        uuid_to_bytes(self.0)
+    }
+
+    /// The first 48 bits as a Unix millisecond: a ULID's time, and a UUIDv7's.
+    pub fn timestamp_ms(self) -> u64 {
+        ulid_timestamp_ms(self.0)
+    }
+
+    /// The Unix millisecond of a UUIDv7 (another version is a `Parse` error).
+    pub fn uuid7_timestamp_ms(self) -> Result<u64> {
+        uuid7_timestamp_ms(self.0)
+    }
+
+    /// The version nibble (bits 48–51), whatever the variant.
+    pub fn version(self) -> u8 {
+        uuid_version(self.0)
+    }
+
+    /// The version, for an RFC 9562 variant (`10`) only.
+    pub fn rfc_version(self) -> Option<u8> {
+        rfc_uuid_version(self.0)
+    }
+
+    /// A UUIDv7's parts: `(unix_ms, rand_a, rand_b)` (another version is a `Parse` error).
+    pub fn decompose_uuid7(self) -> Result<(u64, u16, u64)> {
+        decompose_uuid7(self.0)
+    }
+
+    /// The lowercase 8-4-4-4-12 text (also [`Display`](fmt::Display)).
+    pub fn to_uuid(self) -> String {
+        format_uuid(self.0)
+    }
+
+    /// The upper-case ULID text (26 characters).
+    pub fn to_ulid(self) -> String {
+        format_ulid(self.0)
+    }
+
+    /// The TypeID with `prefix` (checked: a `Config` error names `prefix`).
+    pub fn to_typeid(self, prefix: &str) -> Result<String> {
+        format_typeid(prefix, self.0)
+    }
+}
+
+impl From<u128> for Wide {
+    fn from(bits: u128) -> Self {
+        Wide(bits)
+    }
+}
+
+impl From<Wide> for u128 {
+    fn from(w: Wide) -> Self {
+        w.0
+    }
+}
+
+impl From<[u8; 16]> for Wide {
+    fn from(bytes: [u8; 16]) -> Self {
+        Wide(u128::from_be_bytes(bytes))
+    }
+}
+
+/// The UUID text.
+impl fmt::Display for Wide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_uuid())
+    }
+}
+
+/// The UUID text, as `Wide(…)`.
+impl fmt::Debug for Wide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Wide({})", self.to_uuid())
+    }
+}
+
+/// Any of the three text forms ([`Wide::parse`]).
+impl FromStr for Wide {
+    type Err = crate::Error;
+    fn from_str(text: &str) -> Result<Wide> {
+        Wide::parse(text).map(|(w, _)| w)
+    }
+}
+
+/// One function of the 128-bit family, as each runtime spells it; `None` where a
+/// runtime has no such function (the reason is in `note`).
+#[derive(Debug, Clone, Copy)]
+pub struct WideFunction {
+    /// What it does (snake_case, the Rust name's meaning).
+    pub what: &'static str,
+    /// The Rust function of this crate.
+    pub rust: Option<&'static str>,
+    /// The `flakeid` module's function.
+    pub python: Option<&'static str>,
+    /// The Node package's and the wasm package's export.
+    pub node: Option<&'static str>,
+    /// The C library's function (`include/flakeid.h`).
+    pub c: Option<&'static str>,
+    /// The Go package's function, or `UUID.Method`.
+    pub go: Option<&'static str>,
+    /// The Java method, `Class.method`.
+    pub java: Option<&'static str>,
+    /// The PostgreSQL extension's function.
+    pub sql: Option<&'static str>,
+    /// Where a runtime has none, why (its own type does it, or it is not there yet).
+    pub note: &'static str,
+}
+
+/// The 128-bit family's functions (that make no ID), with each runtime's name:
+/// one row per function, the same order everywhere.
+pub const WIDE_FUNCTIONS: &[WideFunction] = &[
+    WideFunction {
+        what: "parse UUID text",
+        rust: Some("parse_uuid"),
+        python: None,
+        node: Some("parseUuid"),
+        c: Some("flakeid_uuid_parse"),
+        go: Some("ParseUUID"),
+        java: Some("Uuids.parseUuid"),
+        sql: None,
+        note: "Python: uuid.UUID(text); SQL: a text::uuid cast",
+    },
+    WideFunction {
+        what: "parse ULID text",
+        rust: Some("parse_ulid"),
+        python: None,
+        node: Some("parseUlid"),
+        c: Some("flakeid_ulid_parse"),
+        go: Some("ParseULID"),
+        java: Some("Uuids.parseUlid"),
+        sql: Some("flakeid_ulid_to_uuid"),
+        note: "Python: ulid_to_uuid(text)",
+    },
+    WideFunction {
+        what: "parse TypeID text into prefix and bits",
+        rust: Some("parse_typeid"),
+        python: Some("parse_typeid"),
+        node: Some("parseTypeid"),
+        c: Some("flakeid_typeid_parse"),
+        go: Some("ParseTypeID"),
+        java: Some("Uuids.parseTypeId"),
+        sql: Some("flakeid_typeid_parse"),
+        note: "",
+    },
+    WideFunction {
+        what: "format as UUID text",
+        rust: Some("format_uuid"),
+        python: None,
+        node: Some("formatUuid"),
+        c: Some("flakeid_uuid_format"),
+        go: Some("UUID.String"),
+        java: Some("Uuids.formatUuid"),
+        sql: None,
+        note: "Python: str(uuid.UUID); SQL: a uuid::text cast",
+    },
+    WideFunction {
+        what: "format as ULID text",
+        rust: Some("format_ulid"),
+        python: Some("uuid_to_ulid"),
+        node: Some("formatUlid"),
+        c: Some("flakeid_ulid_format"),
+        go: Some("UUID.ULID"),
+        java: Some("Uuids.formatUlid"),
+        sql: Some("flakeid_uuid_to_ulid"),
+        note: "",
+    },
+    WideFunction {
+        what: "format as TypeID text with a prefix",
+        rust: Some("format_typeid"),
+        python: Some("format_typeid"),
+        node: Some("formatTypeid"),
+        c: Some("flakeid_typeid_format"),
+        go: Some("UUID.TypeID"),
+        java: Some("Uuids.formatTypeId"),
+        sql: Some("flakeid_typeid_format"),
+        note: "",
+    },
+    WideFunction {
+        what: "UUID text to ULID text",
+        rust: Some("uuid_to_ulid"),
+        python: Some("uuid_to_ulid"),
+        node: Some("uuidToUlid"),
+        c: None,
+        go: None,
+        java: None,
+        sql: Some("flakeid_uuid_to_ulid"),
+        note: "C, Go, Java: parse, then format",
+    },
+    WideFunction {
+        what: "ULID text to UUID text",
+        rust: Some("ulid_to_uuid"),
+        python: Some("ulid_to_uuid"),
+        node: Some("ulidToUuid"),
+        c: None,
+        go: None,
+        java: None,
+        sql: Some("flakeid_ulid_to_uuid"),
+        note: "C, Go, Java: parse, then format",
+    },
+    WideFunction {
+        what: "compose a UUIDv7 from ms, rand_a and rand_b",
+        rust: Some("compose_uuid7"),
+        python: Some("compose_uuid7"),
+        node: Some("composeUuid7"),
+        c: Some("flakeid_uuid7_compose"),
+        go: Some("ComposeUUID7"),
+        java: Some("Uuids.composeUuid7"),
+        sql: None,
+        note: "SQL: none (tests and vectors compose in the client)",
+    },
+    WideFunction {
+        what: "a UUIDv7's ms, rand_a and rand_b",
+        rust: Some("decompose_uuid7"),
+        python: None,
+        node: None,
+        c: Some("flakeid_uuid7_decompose"),
+        go: Some("UUID.Decompose"),
+        java: Some("Uuids.decomposeUuid7"),
+        sql: None,
+        note: "Python, Node, SQL: the time alone (uuid7_timestamp_ms)",
+    },
+    WideFunction {
+        what: "a UUIDv7's Unix ms (ULID or TypeID text: its first 48 bits)",
+        rust: Some("uuid7_timestamp_ms"),
+        python: Some("uuid7_timestamp_ms"),
+        node: Some("uuid7TimestampMs"),
+        c: Some("flakeid_uuid7_timestamp_ms"),
+        go: Some("UUID.TimestampMs"),
+        java: Some("Uuids.timestampMs"),
+        sql: Some("flakeid_uuid_timestamp"),
+        note: "",
+    },
+    WideFunction {
+        what: "a ULID's Unix ms (the first 48 bits, whatever the version)",
+        rust: Some("ulid_timestamp_ms"),
+        python: None,
+        node: None,
+        c: Some("flakeid_ulid_timestamp_ms"),
+        go: Some("UUID.ULIDTimestampMs"),
+        java: Some("Uuids.ulidTimestampMs"),
+        sql: Some("flakeid_ulid_timestamp"),
+        note: "Python, Node: uuid7_timestamp_ms / uuid7TimestampMs of the ULID text",
+    },
+    WideFunction {
+        what: "the version nibble",
+        rust: Some("uuid_version"),
+        python: None,
+        node: Some("uuidVersion"),
+        c: Some("flakeid_uuid_version"),
+        go: Some("UUID.Version"),
+        java: None,
+        sql: Some("flakeid_uuid_version"),
+        note: "Python: uuid.UUID.version; Java: java.util.UUID.version()",
+    },
+    WideFunction {
+        what: "the first and last value of a time range",
+        rust: Some("uuid7_range"),
+        python: None,
+        node: Some("uuid7Range"),
+        c: Some("flakeid_uuid7_range"),
+        go: Some("UUID7Range"),
+        java: Some("Uuids.range"),
+        sql: Some("flakeid_uuidv7_first_at"),
+        note: "Python: not yet (compose_uuid7 with the range's ends)",
+    },
+    WideFunction {
+        what: "read any form: UUID, ULID or TypeID text",
+        rust: Some("Wide::parse"),
+        python: None,
+        node: Some("decode"),
+        c: None,
+        go: None,
+        java: None,
+        sql: None,
+        note: "Python, C, Go, Java, SQL: the form's own parse",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_reads_to_the_same_bits() {
+        let w = Wide(0x0189_0a5d_ac96_774b_bcce_b302_099a_8057);
+        for text in [
+            w.to_uuid(),
+            w.to_ulid(),
+            w.to_typeid("user").unwrap(),
+            w.to_ulid().to_lowercase(),
+        ] {
+            assert_eq!(Wide::parse(&text).unwrap().0, w, "{text}");
+            assert_eq!(text.parse::<Wide>().unwrap(), w, "{text}");
+        }
+        assert_eq!(Wide::from_bytes(&w.to_bytes()).unwrap(), w);
+        assert_eq!(Wide::from(w.to_bytes()), w);
+        assert_eq!(w.version(), 7);
+        assert_eq!(w.uuid7_timestamp_ms().unwrap(), w.timestamp_ms());
+        assert!(Wide::from_text(&w.to_ulid(), false).is_err(), "UUID text only");
+        assert_eq!(Wide::timestamp_ms_of_text(&w.to_ulid()).unwrap(), w.timestamp_ms());
+    }
+
+    #[test]
+    fn a_version_4_uuid_has_no_uuid7_time_but_a_ulid_time() {
+        let v4 = Wide(0x0189_0a5d_ac96_474b_bcce_b302_099a_8057);
+        assert!(v4.uuid7_timestamp_ms().is_err());
+        assert!(Wide::timestamp_ms_of_text(&v4.to_uuid()).is_err());
+        assert_eq!(Wide::timestamp_ms_of_text(&v4.to_ulid()).unwrap(), v4.timestamp_ms());
+    }
+
+    #[test]
+    fn the_table_names_each_rust_function_once() {
+        let mut seen = std::collections::HashSet::new();
+        for f in WIDE_FUNCTIONS {
+            assert!(seen.insert(f.what), "{} twice", f.what);
+            let none = [f.python, f.node, f.c, f.go, f.java, f.sql].iter().any(Option::is_none);
+            assert_eq!(
+                none,
+                !f.note.is_empty(),
+                "{}: a runtime without it needs a note, and only then",
+                f.what
+            );
+        }
+    }
+}
