@@ -424,6 +424,7 @@ impl GeneratorBuilder {
                 lone: !self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
+                contended: std::sync::atomic::AtomicU64::new(0),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,

@@ -224,6 +224,9 @@ pub(crate) struct Runs {
     pub(crate) run: u64,
     /// Most slots in a per-thread handle's run ([`MAX_HANDLE_RUN`] or fewer).
     pub(crate) handle_run: u64,
+    /// One more than the last tick in which threads were seen contending
+    /// (`contended`); 0: never.
+    pub(crate) contended: std::sync::atomic::AtomicU64,
 }
 
 /// The builder's policies, as a call reads them.
@@ -299,10 +302,27 @@ impl<C: CounterStorage> Generator<C> {
         loop {
             match self.claim(t, 1) {
                 Claim::Won(start, _) => return Some(start),
-                Claim::Raced => std::hint::spin_loop(),
+                Claim::Raced => {
+                    self.contended(t);
+                    std::hint::spin_loop()
+                }
                 Claim::Blocked(_) => return None,
             }
         }
+    }
+
+    /// Notes that threads contend in tick `t` (a lost race, a lone run passed by
+    /// another thread's reservation): lone runs then take one slot until the tick
+    /// after next ([`next_lone_run`](Self::next_lone_run)). One store per tick at
+    /// most. Not under loom, whose models explore lone runs under contention.
+    #[inline(always)]
+    fn contended(&self, t: u64) {
+        #[cfg(not(loom))]
+        if self.runs.contended.load(Ordering::Relaxed) <= t {
+            self.runs.contended.store(t.saturating_add(1), Ordering::Relaxed);
+        }
+        #[cfg(loom)]
+        let _ = t;
     }
 
     /// The next slot of this thread's lone run, if it has one the clock allows
@@ -322,7 +342,11 @@ impl<C: CounterStorage> Generator<C> {
                         c.set((uid, slot + 1, end, want));
                         return Run::Slot(slot);
                     }
-                    return Run::Lone(self.end_lone_run(c, (uid, next, end, want)).unwrap_or(1));
+                    let next_run = self.end_lone_run(c, (uid, next, end, want));
+                    if next_run.is_none() {
+                        self.contended(floor >> self.slots.sb);
+                    }
+                    return Run::Lone(next_run.unwrap_or(1));
                 }
             }
             Run::Absent
@@ -381,6 +405,11 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn next_lone_run(&self, t: u64, want: u64) -> Result<u64> {
+        // Threads contended in this tick or the last: a run's rest would likely be
+        // passed over by another thread's next slot, slots that a strict
+        // generator's cap needs (one slot, as the contended path takes).
+        let contended = self.runs.contended.load(Ordering::Relaxed);
+        let want = if contended != 0 && contended >= t { 1 } else { want };
         let cur = self.state.get().load(Ordering::Relaxed);
         let start = cur.max(t << self.slots.sb);
         // Within the first slot's tick: a run never holds the next tick's slots,
@@ -393,10 +422,13 @@ impl<C: CounterStorage> Generator<C> {
                 self.keep_run(first + 1, first + count, want);
                 Ok(self.id_of(first))
             }
-            Claim::Raced => match self.claim_one(t) {
-                Some(first) => Ok(self.id_of(first)),
-                None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
-            },
+            Claim::Raced => {
+                self.contended(t);
+                match self.claim_one(t) {
+                    Some(first) => Ok(self.id_of(first)),
+                    None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
+                }
+            }
             Claim::Blocked(_) => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
         }
     }
