@@ -209,7 +209,7 @@ export declare function encode(id: bigint | string | number, encoding?: 'decimal
 export declare function errorCodes(): Record<string, string>
 
 /** The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`). */
-export declare function formatTypeid(prefix: string, value: string | Uint8Array | bigint): string
+export declare function formatTypeId(prefix: string, value: string | Uint8Array | bigint): string
 
 /** A UUID's 128 bits (text, 16 bytes or a `bigint`) as a ULID: a byte copy. */
 export declare function formatUlid(value: string | Uint8Array | bigint): string
@@ -298,7 +298,7 @@ export declare function optionsFromEnv(vars: Record<string, string | undefined>)
 export declare function parseId(value: bigint | string | number | Uint8Array, layout?: Layout | string | LayoutOptions): bigint
 
 /** `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only). */
-export declare function parseTypeid(text: string): TypeId
+export declare function parseTypeId(text: string): TypeId
 
 /** The 16 bytes of ULID text (case-insensitive; the core's aliases). */
 export declare function parseUlid(text: string): Uint8Array

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import {
-  ManualClock, UuidGenerator, expectError, formatUuid, nativeOnly, parseTypeid, parseUuid, pkgDir, typeid, ulid, ulidToUuid,
+  ManualClock, UuidGenerator, expectError, formatUuid, nativeOnly, parseTypeId, parseUuid, pkgDir, typeid, ulid, ulidToUuid,
   uuid7, uuid7TimestampMs, uuidToUlid, uuidVersion,
 } from './backend.mjs'
 
@@ -32,8 +32,8 @@ describe('UuidGenerator', () => {
     assert.match(u, /^[0-9A-HJKMNP-TV-Z]{26}$/)
     assert.ok(ulidToUuid(u) > formatUuid(big))
     const t = g.typeid('order')
-    assert.equal(parseTypeid(t).prefix, 'order')
-    assert.ok(parseTypeid(t).uuid > ulidToUuid(u))
+    assert.equal(parseTypeId(t).prefix, 'order')
+    assert.ok(parseTypeId(t).uuid > ulidToUuid(u))
     assert.equal(g.uuid7 === g.uuid7, true)
     const s = g.stats()
     assert.equal(s.idsIssued, 70_004)
@@ -108,7 +108,7 @@ describe('the process\'s shared generator', () => {
     const b = ulid()
     const c = typeid('user')
     assert.match(a, UUID)
-    assert.ok(a < ulidToUuid(b) && ulidToUuid(b) < parseTypeid(c).uuid)
+    assert.ok(a < ulidToUuid(b) && ulidToUuid(b) < parseTypeId(c).uuid)
     assert.equal(uuidToUlid(a).length, 26)
     expectError(() => typeid('User'), 'config', { field: 'prefix' })
   })
@@ -122,7 +122,7 @@ test('IDs leave through JSON as text and come back with plain JSON.parse', () =>
   assert.equal(typeof back.id, 'string')
   assert.equal(formatUuid(back.id), row.id)
   // The TypeID's time is its UUID's; made after `id`, it may be a millisecond later.
-  assert.equal(uuid7TimestampMs(back.ref), uuid7TimestampMs(parseTypeid(row.ref).uuid))
+  assert.equal(uuid7TimestampMs(back.ref), uuid7TimestampMs(parseTypeId(row.ref).uuid))
   assert.ok(uuid7TimestampMs(back.ref) >= uuid7TimestampMs(back.id))
   assert.throws(() => JSON.stringify({ id: g.uuid7BigInt() }), TypeError, 'a bigint does not go through JSON')
 })

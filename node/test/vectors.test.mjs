@@ -6,7 +6,7 @@ import { describe, test } from 'node:test'
 import {
   Generator, Layout, ManualClock, Sealer, codeOf, compose, decode, decompose, encode, expectError, fromBytes, idRange,
   layoutOf, loadVectors, optionsOf, optionsFromEnv, settingsOptions, configuredTwice, toBytes, vectorFiles, BACKEND,
-  UuidGenerator, composeUuid7, formatTypeid, formatUlid, formatUuid, parseTypeid, parseUlid, parseUuid, ulidToUuid,
+  UuidGenerator, composeUuid7, formatTypeId, formatUlid, formatUuid, parseTypeId, parseUlid, parseUuid, ulidToUuid,
   uuid7Range, uuid7TimestampMs, uuidToUlid, uuidVersion, api,
 } from './backend.mjs'
 
@@ -254,8 +254,8 @@ describe('uuid.json', () => {
       assert.equal(formatUlid(u), c.ulid)
       assert.equal(ulidToUuid(c.ulid), c.uuid)
       assert.equal(hex(parseUlid(c.ulid)), c.bytes)
-      assert.equal(formatTypeid('user', u), c.typeid)
-      assert.deepEqual({ ...parseTypeid(c.typeid) }, { prefix: 'user', uuid: c.uuid })
+      assert.equal(formatTypeId('user', u), c.typeid)
+      assert.deepEqual({ ...parseTypeId(c.typeid) }, { prefix: 'user', uuid: c.uuid })
       assert.equal(uuidVersion(u), 7)
       for (const form of [u, bytesOf(c.bytes), BigInt(`0x${c.bytes}`), c.ulid, c.typeid]) {
         assert.equal(uuid7TimestampMs(form), c.ms, String(form))
@@ -289,18 +289,18 @@ describe('uuid.json', () => {
   }
   for (const c of v.typeid_valid) {
     test(`TypeID valid: ${c.name}`, () => {
-      assert.deepEqual({ ...parseTypeid(c.typeid) }, { prefix: c.prefix, uuid: c.uuid })
-      assert.equal(formatTypeid(c.prefix, c.uuid), c.typeid)
+      assert.deepEqual({ ...parseTypeId(c.typeid) }, { prefix: c.prefix, uuid: c.uuid })
+      assert.equal(formatTypeId(c.prefix, c.uuid), c.typeid)
     })
   }
   for (const c of v.typeid_invalid) {
     test(`TypeID invalid: ${c.name}`, () => {
-      expectError(() => parseTypeid(c.typeid), c.error, { position: c.position })
+      expectError(() => parseTypeId(c.typeid), c.error, { position: c.position })
     })
   }
   for (const c of v.prefix_errors) {
     test(`TypeID prefix refused: ${c.prefix.slice(0, 12)}`, () => {
-      expectError(() => formatTypeid(c.prefix, '00000000-0000-7000-8000-000000000000'), c.error, { field: c.field })
+      expectError(() => formatTypeId(c.prefix, '00000000-0000-7000-8000-000000000000'), c.error, { field: c.field })
       const g = new UuidGenerator()
       expectError(() => g.typeid(c.prefix), c.error, { field: c.field })
       assert.equal(g.stats().idsIssued, 0, 'a bad prefix cost an ID')

@@ -230,7 +230,7 @@ pub struct TypeId {
 }
 
 /// `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only).
-#[napi(ts_args_type = "text: string")]
+#[napi(js_name = "parseTypeId", ts_args_type = "text: string")]
 pub fn parse_typeid(env: &Env, text: Arg) -> napi::Result<TypeId> {
     let t = self::text(env, "text", text)?;
     let (prefix, u) = fc::parse_typeid(&t).or_throw(env)?;
@@ -253,7 +253,7 @@ pub fn format_ulid(env: &Env, value: Unknown<'_>) -> napi::Result<String> {
 }
 
 /// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
-#[napi(ts_args_type = "prefix: string, value: string | Uint8Array | bigint")]
+#[napi(js_name = "formatTypeId", ts_args_type = "prefix: string, value: string | Uint8Array | bigint")]
 pub fn format_typeid(env: &Env, prefix: Arg, value: Unknown<'_>) -> napi::Result<String> {
     let prefix = text(env, "prefix", prefix)?;
     fc::format_typeid(&prefix, wide(env, "value", &value, false)?).or_throw(env)

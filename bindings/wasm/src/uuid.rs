@@ -210,7 +210,7 @@ pub fn parse_ulid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue
 }
 
 /// `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only).
-#[wasm_bindgen(js_name = parseTypeid, unchecked_return_type = "TypeId")]
+#[wasm_bindgen(js_name = parseTypeId, unchecked_return_type = "TypeId")]
 pub fn parse_typeid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Object, JsValue> {
     let t = convert::string(&text, "text")?;
     let (prefix, u) = flakeid_core::parse_typeid(&t).map_err(js_error)?;
@@ -237,7 +237,7 @@ pub fn format_ulid(
 }
 
 /// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
-#[wasm_bindgen(js_name = formatTypeid)]
+#[wasm_bindgen(js_name = formatTypeId)]
 pub fn format_typeid(
     #[wasm_bindgen(unchecked_param_type = "string")] prefix: JsValue,
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
