@@ -253,7 +253,10 @@ pub fn format_ulid(env: &Env, value: Unknown<'_>) -> napi::Result<String> {
 }
 
 /// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
-#[napi(js_name = "formatTypeId", ts_args_type = "prefix: string, value: string | Uint8Array | bigint")]
+#[napi(
+    js_name = "formatTypeId",
+    ts_args_type = "prefix: string, value: string | Uint8Array | bigint"
+)]
 pub fn format_typeid(env: &Env, prefix: Arg, value: Unknown<'_>) -> napi::Result<String> {
     let prefix = text(env, "prefix", prefix)?;
     fc::format_typeid(&prefix, wide(env, "value", &value, false)?).or_throw(env)
