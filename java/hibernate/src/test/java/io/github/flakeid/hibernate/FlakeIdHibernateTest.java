@@ -115,13 +115,19 @@ class FlakeIdHibernateTest {
    * setting), and an unknown key is the engine's error, field and message.
    */
   @Test
-  void settingsCasesOfTheVectors() throws Exception {
+  void settingsCasesOfTheVectors(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     var cases = new com.fasterxml.jackson.databind.ObjectMapper()
         .readTree(java.nio.file.Path.of("../../tests/vectors/options.json").toFile()).get("settings_cases");
     assertTrue(cases.size() >= 5, cases.toString());
     for (var c : cases) {
       Map<String, String> props = new java.util.LinkedHashMap<>();
-      c.get("keys").forEach(k -> props.put(FlakeIdSettings.PREFIX + k.asText(), "1"));
+      // "1" for each (a state file's path in a temporary folder, not the working one).
+      c.get("keys")
+          .forEach(
+              k ->
+                  props.put(
+                      FlakeIdSettings.PREFIX + k.asText(),
+                      k.asText().equalsIgnoreCase("state") ? dir.resolve("state").toString() : "1"));
       if (!c.has("error")) {
         for (var e : props.entrySet()) {
           try {
