@@ -275,6 +275,28 @@ impl<C: CounterStorage> UuidGenerator<C> {
         format_typeid(prefix, self.next_uuid7()?)
     }
 
+    /// Fills `out` with fresh UUIDv7s, increasing and in call order with the
+    /// generator's other IDs: the engine's batch (one reservation while the
+    /// window allows), each with fresh random bits.
+    pub fn fill_uuid7(&self, out: &mut [u128]) -> Result<()> {
+        let mut pairs = vec![0u64; out.len()];
+        self.engine.fill(&mut pairs)?;
+        for (slot, pair) in out.iter_mut().zip(pairs) {
+            *slot = uuid_of(pair)?;
+        }
+        Ok(())
+    }
+
+    /// `n` fresh UUIDv7s, increasing ([`fill_uuid7`](Self::fill_uuid7)); `n` at
+    /// most [`MAX_BATCH`](crate::MAX_BATCH), as for 64-bit batches (the same
+    /// `Config` error on `n`).
+    pub fn next_uuid7s(&self, n: usize) -> Result<Vec<u128>> {
+        crate::check_batch(n as i128)?;
+        let mut v = vec![0u128; n];
+        self.fill_uuid7(&mut v)?;
+        Ok(v)
+    }
+
     /// The engine's counters, and `reseeds`: the forked children that went on.
     pub fn stats(&self) -> Stats {
         self.engine.stats()

@@ -280,3 +280,27 @@ fn generators_over_one_shared_word_strictly_increase_together() {
         );
     }
 }
+
+/// A batch: strictly increasing, in order with the single calls around it, each a
+/// UUIDv7 with bits of its own; the 64-bit batches' limit and error on `n`.
+#[test]
+fn a_batch_follows_the_calls_before_it_and_precedes_those_after() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder().clock(clock.clone()).max_borrow_ms(10).build().unwrap();
+    let before = g.next_uuid7().unwrap();
+    let batch = g.next_uuid7s(70_000).unwrap();
+    let after = g.next_uuid7().unwrap();
+    assert!(before < batch[0] && batch[batch.len() - 1] < after);
+    assert!(batch.windows(2).all(|w| w[0] < w[1]), "the batch increases");
+    assert!(batch.iter().all(|&u| uuid_version(u) == 7 && u >> 62 & 0b11 == 0b10));
+    // Across a millisecond: the counter starts again in the next one.
+    assert_eq!(uuid7_timestamp_ms(batch[69_999]).unwrap(), T + 1);
+    assert_eq!(g.stats().ids_issued, 70_002);
+    assert!(g.next_uuid7s(0).unwrap().is_empty());
+    let over = flakeid_core::MAX_BATCH + 1;
+    match g.next_uuid7s(over) {
+        Err(Error::Config { field, .. }) => assert_eq!(field, "n"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(g.stats().ids_issued, 70_002, "a refused batch costs no ID");
+}
