@@ -160,6 +160,7 @@ static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint6
   return fgo_check(flakeid_parse_id(NULL, kind, v, len, out));
 }
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
+FGO(uuid_next_many, (const flakeid_uuid_generator *g, uint8_t *out, size_t n), (g, out, n * FLAKEID_UUID_LEN, n))
 FGO(generator_close, (const flakeid_generator *g), (g))
 FGO(local_new, (const flakeid_generator *g, flakeid_local **out), (g, out))
 FGO(local_next_ids, (flakeid_local *l, uint64_t *ids, size_t n), (l, ids, n))
@@ -570,6 +571,13 @@ func cNextIDs(p genHandle, ids []ID) error {
 		return errOf(C.fgo_next_ids(p, nil, 0))
 	}
 	return errOf(C.fgo_next_ids(p, (*C.uint64_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids))))
+}
+
+func cUUIDNextMany(p uuidHandle, us []UUID) error {
+	if len(us) == 0 {
+		return errOf(C.fgo_uuid_next_many(p, nil, 0))
+	}
+	return errOf(C.fgo_uuid_next_many(p, u8(&us[0]), C.size_t(len(us))))
 }
 
 // cGeneratorClose is the core's close: the generator and its handles stop issuing,

@@ -166,6 +166,27 @@ func NewUUIDGenerator(o UUIDOptions) (*UUIDGenerator, error) {
 // Next issues one UUIDv7: one call into the library.
 func (g *UUIDGenerator) Next() (UUID, error) { return call(&g.handle, cUUIDNext) }
 
+// NextN issues n UUIDv7s, increasing and in call order with the generator's other
+// IDs, in one call into the library; n past the batch limit is ErrConfig naming
+// n, as for Generator.NextN.
+func (g *UUIDGenerator) NextN(n int) ([]UUID, error) {
+	if err := cCheckBatch(n); err != nil { // the core's range, before allocating
+		return nil, err
+	}
+	us := make([]UUID, n)
+	if err := g.Fill(us); err != nil {
+		return nil, err
+	}
+	return us, nil
+}
+
+// Fill writes fresh UUIDv7s into every element of us, increasing, in one call
+// into the library. On failure us is zeroed: it holds no ID.
+func (g *UUIDGenerator) Fill(us []UUID) error {
+	_, err := call(&g.handle, func(p uuidHandle) (struct{}, error) { return struct{}{}, cUUIDNextMany(p, us) })
+	return err
+}
+
 func (g *UUIDGenerator) text(form int, prefix string) (string, error) {
 	return call(&g.handle, func(p uuidHandle) (string, error) { return cUUIDText(p, form, prefix) })
 }

@@ -1021,6 +1021,18 @@ void flakeid_uuid_generator_free(struct flakeid_uuid_generator *generator);
 flakeid_status flakeid_uuid_generator_close(const struct flakeid_uuid_generator *generator);
 
 /**
+ * `n` fresh UUIDv7s, increasing and in call order with the generator's other
+ * IDs, into `out_uuids`: `n` × 16 bytes, big-endian (`out_len` at least
+ * `n * FLAKEID_UUID_LEN`; `out_uuids` may be NULL when `n` is 0). `n` above
+ * the batch limit is `FLAKEID_ERR_CONFIG` naming `n` (as `flakeid_next_ids`).
+ * On failure the buffer is zeroed: it holds no ID.
+ */
+flakeid_status flakeid_uuid_next_many(const struct flakeid_uuid_generator *generator,
+                                      uint8_t *out_uuids,
+                                      size_t out_len,
+                                      size_t n);
+
+/**
  * The next UUIDv7 into `out` (16 bytes, big-endian; `out_len` at least
  * `FLAKEID_UUID_LEN`). Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
  * `FLAKEID_ERR_TIME_EXHAUSTED` or `FLAKEID_ERR_CONFIG` (closed); `out` is

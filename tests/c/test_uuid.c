@@ -250,7 +250,35 @@ static void test_fork_goes_on(void) {
 }
 #endif
 
+/* A batch: increasing, between the single calls around it; the 64-bit batches'
+   limit and error on n; a short buffer is refused and costs no ID. */
+static void test_batch(void) {
+  flakeid_manual_clock *clock = NULL;
+  flakeid_uuid_generator *g = generator_at(&clock, "10");
+  enum { N = 70000 };
+  uint8_t before[16], after[16];
+  uint8_t(*ids)[16] = malloc(sizeof *ids * N);
+  if (ids == NULL) return;
+  CHECK_OK(flakeid_uuid_next(g, before, 16));
+  CHECK_OK(flakeid_uuid_next_many(g, ids[0], sizeof *ids * N, N));
+  CHECK_OK(flakeid_uuid_next(g, after, 16));
+  int increasing = memcmp(before, ids[0], 16) < 0 && memcmp(ids[N - 1], after, 16) < 0;
+  for (size_t i = 1; i < N; i++) increasing &= memcmp(ids[i - 1], ids[i], 16) < 0;
+  CHECK(increasing, "a batch of 70,000 increases, between the calls around it");
+  CHECK_OK(flakeid_uuid_next_many(g, NULL, 0, 0));
+  CHECK_STATUS(flakeid_uuid_next_many(g, ids[0], 16, 2), FLAKEID_ERR_BUFFER_TOO_SMALL);
+  CHECK_STATUS(flakeid_uuid_next_many(g, ids[0], sizeof *ids * N, (size_t)1 << 40), FLAKEID_ERR_CONFIG);
+  CHECK(strcmp(flakeid_last_error_field(), "n") == 0, "field %s", flakeid_last_error_field());
+  flakeid_uuid_stats s;
+  CHECK_OK(flakeid_uuid_generator_stats(g, &s, sizeof s));
+  CHECK(s.ids_issued == N + 2, "refusals cost no ID: %llu issued", (unsigned long long)s.ids_issued);
+  free(ids);
+  flakeid_uuid_generator_free(g);
+  flakeid_manual_clock_free(clock);
+}
+
 void test_uuid(void) {
+  test_batch();
   test_monotonic_in_one_millisecond();
   test_options_by_name();
   test_null_and_short_buffers();

@@ -237,6 +237,34 @@ impl Close for flakeid_uuid_generator {
     }
 }
 
+/// `n` fresh UUIDv7s, increasing and in call order with the generator's other
+/// IDs, into `out_uuids`: `n` × 16 bytes, big-endian (`out_len` at least
+/// `n * FLAKEID_UUID_LEN`; `out_uuids` may be NULL when `n` is 0). `n` above
+/// the batch limit is `FLAKEID_ERR_CONFIG` naming `n` (as `flakeid_next_ids`).
+/// On failure the buffer is zeroed: it holds no ID.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_uuid_next_many(
+    generator: *const flakeid_uuid_generator,
+    out_uuids: *mut u8,
+    out_len: usize,
+    n: usize,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        let n = flakeid_core::check_batch(n as i128)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let dst = buf_out(out_uuids, out_len, n * FLAKEID_UUID_LEN, "out_uuids")?;
+        let mut values = vec![0u128; n];
+        g.inner.fill_uuid7(&mut values).inspect_err(|_| dst.fill(0))?;
+        for (chunk, value) in dst.chunks_exact_mut(FLAKEID_UUID_LEN).zip(values) {
+            uuid_out(value, chunk);
+        }
+        Ok(())
+    })
+}
+
 /// The next UUIDv7 into `out` (16 bytes, big-endian; `out_len` at least
 /// `FLAKEID_UUID_LEN`). Fails with `FLAKEID_ERR_CLOCK_BACKWARDS`,
 /// `FLAKEID_ERR_TIME_EXHAUSTED` or `FLAKEID_ERR_CONFIG` (closed); `out` is

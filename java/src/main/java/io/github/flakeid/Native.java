@@ -220,6 +220,8 @@ final class Native {
   static final MethodHandle UUID_GENERATOR_NEW = fn("flakeid_uuid_generator_new", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle UUID_GENERATOR_FREE = fn("flakeid_uuid_generator_free", null, ADDRESS);
   static final MethodHandle UUID_NEXT = fn("flakeid_uuid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID_NEXT_MANY =
+      fn("flakeid_uuid_next_many", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG);
   static final MethodHandle ULID_NEXT = fn("flakeid_ulid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle TYPEID_NEXT =
       fn("flakeid_typeid_next", JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);

@@ -90,6 +90,24 @@ public final class UuidGenerator extends NativeHandle {
     return Uuids.uuid(out);
   }
 
+  /**
+   * {@code n} fresh UUIDv7s, increasing and in call order with this generator's other IDs, in one
+   * call into the library; {@code n} past the batch limit is a {@link ConfigException} naming
+   * {@code n}, as for {@link Generator#nextIds}.
+   */
+  public UUID[] nextUuids(int n) {
+    Native.checkBatch(n); // the core's range, before allocating
+    UUID[] out = new UUID[n];
+    if (n == 0) return out;
+    try (Arena call = Arena.ofConfined()) {
+      long bytes = (long) n * Native.UUID_LEN;
+      MemorySegment buf = call.allocate(bytes);
+      call(h -> (int) Native.UUID_NEXT_MANY.invokeExact(h, buf, bytes, (long) n));
+      for (int i = 0; i < n; i++) out[i] = Uuids.uuid(buf.asSlice((long) i * Native.UUID_LEN));
+    }
+    return out;
+  }
+
   /** The next ID as a ULID (the same bits as {@link #nextUuid}'s). */
   public String nextUlid() {
     return text(null);

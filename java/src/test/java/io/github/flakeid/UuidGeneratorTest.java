@@ -50,6 +50,27 @@ class UuidGeneratorTest {
   }
 
   @Test
+  void aBatchFollowsTheCallsAroundIt() {
+    try (ManualClock clock = ManualClock.create(T0, 0);
+        UuidGenerator g = UuidGenerator.builder().clock(clock).set("max_borrow_ms", "10").build()) {
+      UUID before = g.nextUuid();
+      UUID[] batch = g.nextUuids(70_000);
+      UUID after = g.nextUuid();
+      UUID prev = before;
+      for (UUID u : batch) {
+        assertTrue(compare(prev, u) < 0, u + " after " + prev);
+        assertEquals(7, u.version());
+        prev = u;
+      }
+      assertTrue(compare(prev, after) < 0);
+      assertEquals(0, g.nextUuids(0).length);
+      ConfigException e = assertThrows(ConfigException.class, () -> g.nextUuids(Integer.MAX_VALUE));
+      assertEquals("n", e.field());
+      assertEquals(70_002, g.stats().idsIssued());
+    }
+  }
+
+  @Test
   void optionsAreTheEngines() {
     assertEquals(List.of("overflow", "clock_backwards", "max_borrow_ms", "max_wait_ms"), UuidGenerator.optionNames());
     UuidGenerator.Builder b = UuidGenerator.builder();
