@@ -174,15 +174,19 @@ var goExports = sync.OnceValues(func() (map[string]bool, error) {
 			}
 		}
 	}
-	for i := 0; i < reflect.TypeOf(UUID{}).NumMethod(); i++ {
-		names["UUID."+reflect.TypeOf(UUID{}).Method(i).Name] = true
+	for prefix, typ := range map[string]reflect.Type{
+		"UUID.": reflect.TypeOf(UUID{}), "UUIDGenerator.": reflect.TypeOf(&UUIDGenerator{}),
+	} {
+		for i := 0; i < typ.NumMethod(); i++ {
+			names[prefix+typ.Method(i).Name] = true
+		}
 	}
 	return names, nil
 })
 
 // The core's table of the 128-bit family's functions: the go column names an
-// exported function of this package, or a method of UUID (nil: the note says
-// what does it here).
+// exported function of this package, or a method of UUID or UUIDGenerator (nil:
+// the note says what does it here).
 func wideFunctionCase(t *testing.T, c obj) {
 	name, ok := c["go"].(string)
 	if !ok {
@@ -380,5 +384,37 @@ func TestUUIDForms(t *testing.T) {
 	ids := []UUID{mustUUID(t, "00000000-0000-7000-8000-000000000001"), u}
 	if !sort.SliceIsSorted(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 }) {
 		t.Fatal("order")
+	}
+}
+
+func TestUUIDBatchFollowsTheCallsAroundIt(t *testing.T) {
+	clock, err := NewManualClock(time.UnixMilli(1_764_000_000_000), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clock.Close()
+	o := UUIDOptions{Clock: clock}
+	if err := o.Set("max_borrow_ms", "10"); err != nil {
+		t.Fatal(err)
+	}
+	g := newUUIDGen(t, o)
+	before, _ := g.Next()
+	batch, err := g.NextN(70_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := g.Next()
+	prev := before
+	for i, u := range append(batch, after) {
+		if bytes.Compare(prev[:], u[:]) >= 0 {
+			t.Fatalf("ID %d (%s) is not above %s", i, u, prev)
+		}
+		prev = u
+	}
+	if _, err := g.NextN(1 << 40); !errors.Is(err, ErrConfig) {
+		t.Fatalf("an oversized batch: %v", err)
+	}
+	if s, _ := g.Stats(); s.IDsIssued != 70_002 {
+		t.Fatalf("issued %d", s.IDsIssued)
 	}
 }

@@ -348,11 +348,15 @@ describe('js/refusals.json', () => {
 
 describe('wide.json', () => {
   // The core's table of the 128-bit family's functions: the node column names an
-  // export of this package (and of the wasm package: the same suite runs on both).
+  // export of this package, or Class.method (and of the wasm package: the same suite
+  // runs on both).
   for (const f of loadVectors('wide').functions) {
     test(`128-bit: ${f.what}: ${f.node ?? `none (${f.note})`}`, () => {
       if (f.node === null) return assert.ok(f.note)
-      assert.equal(typeof api[f.node], 'function', `${f.node} is not exported`)
+      // A function, or Class.method (a method of the class's prototype).
+      const [name, method] = f.node.split('.')
+      const found = method === undefined ? api[name] : api[name]?.prototype?.[method]
+      assert.equal(typeof found, 'function', `${f.node} is not exported`)
     })
   }
 })

@@ -275,12 +275,16 @@ def test_seal_invalid(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("function", cases("wide", "functions"), ids=lambda f: f["what"])
 def test_the_128_bit_table_names_this_modules_functions(function: dict[str, Any]) -> None:
     # The core's table of the 128-bit family's functions: the Python column names a
-    # function of the flakeid module (None: the note says what does it here).
+    # function of the flakeid module, or Class.method (None: the note says what does
+    # it here).
     name = function["python"]
     if name is None:
         assert function["note"], function
         return
-    assert callable(getattr(flakeid, name, None)), f"flakeid.{name} ({function['what']}) is missing"
+    found: Any = flakeid
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    assert callable(found), f"flakeid.{name} ({function['what']}) is missing"
 
 
 # --- options.json -------------------------------------------------------------
@@ -294,6 +298,22 @@ def test_every_option_is_a_keyword(option: dict[str, Any]) -> None:
     with pytest.raises((TypeError, flakeid.FlakeIdError)) as excinfo:
         flakeid.Generator(**{option["name"]: object()})
     assert "unexpected keyword" not in str(excinfo.value), excinfo.value
+
+
+@pytest.mark.parametrize("option", cases("options", "options"), ids=lambda o: o["name"])
+def test_the_128_bit_generator_takes_the_clock_policies(option: dict[str, Any]) -> None:
+    # The table's applies_128 column: UuidGenerator takes those options (at their
+    # defaults) and refuses every other keyword, naming it.
+    d = option["default"]
+    if not option["setting"] or d == "":
+        return
+    value = int(d) if option["kind"] == "uint" else d
+    if option["applies_128"]:
+        flakeid.UuidGenerator(**{option["name"]: value}).close()
+    else:
+        with pytest.raises(TypeError) as excinfo:
+            flakeid.UuidGenerator(**{option["name"]: value})
+        assert f'"{option["name"]}"' in str(excinfo.value), excinfo.value
 
 
 def test_stub_lists_the_options_with_their_defaults() -> None:

@@ -2,7 +2,6 @@
 //! uses ([`GeneratorBuilder::set`]), and `build`, which checks every option against
 //! the layout, takes a lease or state file if asked, and assembles the generator.
 
-use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
@@ -12,7 +11,7 @@ use crate::layout::Layout;
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
 use crate::node_id::NodeSource;
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
-use crate::policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Hook, Overflow, WaitHook};
+use crate::policy::{ClockBackwards, ClockPolicy, Overflow, clock_setters};
 use crate::stats::Counters;
 use crate::sync::AtomicU64;
 use std::sync::Arc;
@@ -56,16 +55,11 @@ enum NodeChoice {
 pub struct GeneratorBuilder {
     layout: Layout,
     node: NodeChoice,
-    clock: Option<Arc<dyn Clock>>,
-    overflow: Overflow,
-    max_borrow_ms: u64,
-    clock_backwards: ClockBackwards,
-    max_wait_ms: u64,
+    policy: ClockPolicy,
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
     state: Option<String>,
-    wait_hook: Option<Hook>,
     require_node: bool,
     host_guard: bool,
     forks_continue: bool,
@@ -169,36 +163,8 @@ impl GeneratorBuilder {
         self.state = Some(path.to_string());
         self
     }
-    /// Time source; the system clock when not set.
-    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
-        self.clock = Some(Arc::new(clock));
-        self
-    }
-    /// Time source, shared: the same clock behind several generators.
-    pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = Some(clock);
-        self
-    }
-    /// What to do when a tick's sequence is used up: wait (default) or borrow.
-    pub fn overflow(mut self, overflow: Overflow) -> Self {
-        self.overflow = overflow;
-        self
-    }
-    /// How far a borrowing generator may run ahead of the clock (default 2000 ms).
-    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
-        self.max_borrow_ms = ms;
-        self
-    }
-    /// What to do when the clock goes back: error (default), wait or monotonic.
-    pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
-        self.clock_backwards = policy;
-        self
-    }
-    /// How long the wait policies wait for the clock (default 1000 ms).
-    pub fn max_wait_ms(mut self, ms: u64) -> Self {
-        self.max_wait_ms = ms;
-        self
-    }
+    clock_setters!();
+
     /// IDs up to and including this Unix-ms time were already issued under this
     /// node id (by an earlier holder): start after it. A clock behind it is then
     /// handled by the `clock_backwards` policy like any rollback.
@@ -211,15 +177,6 @@ impl GeneratorBuilder {
     /// larger than the layout's sequence field allows. The ID layout is unchanged.
     pub fn max_sequence(mut self, max_sequence: u64) -> Self {
         self.max_sequence = Some(max_sequence);
-        self
-    }
-
-    /// Runs `hook` about every 10 ms of real time while a call waits for the clock
-    /// (a used-up tick, a full borrow window, a clock being waited out). An `Err`
-    /// ends the wait and is what the call returns; no ID is issued. Bindings use it
-    /// to let signal handlers run (Python's Ctrl-C) during long waits.
-    pub fn wait_hook(mut self, hook: WaitHook) -> Self {
-        self.wait_hook = Some(Hook(hook));
         self
     }
 
@@ -244,6 +201,13 @@ impl GeneratorBuilder {
         self
     }
 
+    /// Every clock policy at once (the 128-bit generator's builder hands its own).
+    #[cfg_attr(not(feature = "uuid7"), allow(dead_code))]
+    pub(crate) fn clock_policy(mut self, policy: ClockPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
     /// Sets the option `name` (snake_case, camelCase or flag spelling; see
     /// [`GENERATOR_OPTIONS`](crate::GENERATOR_OPTIONS)) from a binding's converted
     /// value: the one path by which bindings whose options arrive by name (the CLI,
@@ -253,6 +217,10 @@ impl GeneratorBuilder {
         let Some(option) = generator_option(name) else {
             return Err(options::unknown_option(name, &options::NAMES));
         };
+        if let Some(set) = self.policy.set(option.name, value) {
+            set?;
+            return Ok(self);
+        }
         use OptionValue::{Text, Uint};
         Ok(match (option.name, value) {
             ("datacenter", Uint(v)) => self.datacenter(v),
@@ -266,10 +234,6 @@ impl GeneratorBuilder {
                 self.layout = Layout::preset(s)?;
                 self
             }
-            ("overflow", Text(s)) => self.overflow(s.parse()?),
-            ("clock_backwards", Text(s)) => self.clock_backwards(s.parse()?),
-            ("max_borrow_ms", Uint(v)) => self.max_borrow_ms(v),
-            ("max_wait_ms", Uint(v)) => self.max_wait_ms(v),
             ("lease", Text(s)) => self.lease_url(s),
             ("lease_ttl_ms", Uint(v)) => self.lease_ttl_ms(v),
             ("max_sequence", Uint(v)) => self.max_sequence(v),
@@ -295,8 +259,8 @@ impl GeneratorBuilder {
     /// The value of a numeric option, where it is set.
     fn uint_option(&self, name: &str) -> Option<u64> {
         match name {
-            "max_borrow_ms" => Some(self.max_borrow_ms),
-            "max_wait_ms" => Some(self.max_wait_ms),
+            "max_borrow_ms" => Some(self.policy.max_borrow_ms),
+            "max_wait_ms" => Some(self.policy.max_wait_ms),
             "lease_ttl_ms" => self.lease_ttl_ms,
             _ => None,
         }
@@ -390,9 +354,9 @@ impl GeneratorBuilder {
         // of this generator takes in a tick.
         let sb = layout.sequence_bits();
         let seq_cap = (1u64 << layout.counter_sequence_bits(self.max_sequence)?) - 1;
-        let ahead = match self.overflow {
+        let ahead = match self.policy.overflow {
             Overflow::Wait => 0,
-            Overflow::Borrow => self.max_borrow_ms / layout.tick_ms(),
+            Overflow::Borrow => self.policy.max_borrow_ms / layout.tick_ms(),
         };
         #[cfg(all(any(unix, windows), not(loom)))]
         let (share, node, resume_after_ms) = self.share_owner(own, node, ahead)?;
@@ -405,7 +369,7 @@ impl GeneratorBuilder {
         // Monotonic keeps issuing in its last tick while the clock is behind. After a
         // state file's mark that is the tick after the mark (the file's fences cover
         // it): its first slot counts as issued, so the counter's last tick is that one.
-        let monotonic = hold.after_state_mark && self.clock_backwards == ClockBackwards::Monotonic;
+        let monotonic = hold.after_state_mark && self.policy.clock_backwards == ClockBackwards::Monotonic;
         let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
         let slots = layout.slots(hold.node, seq_cap, ahead);
         fork::register();
@@ -428,18 +392,18 @@ impl GeneratorBuilder {
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
-            clock: match self.clock {
+            clock: match self.policy.clock {
                 None => ClockRef::System,
                 Some(c) => ClockRef::Custom(c),
             },
             fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
             layout,
             policy: Policy {
-                overflow: self.overflow,
-                max_borrow_ms: self.max_borrow_ms,
-                clock_backwards: self.clock_backwards,
-                max_wait_ms: self.max_wait_ms,
-                wait_hook: self.wait_hook.map(|h| h.0),
+                overflow: self.policy.overflow,
+                max_borrow_ms: self.policy.max_borrow_ms,
+                clock_backwards: self.policy.clock_backwards,
+                max_wait_ms: self.policy.max_wait_ms,
+                wait_hook: self.policy.wait_hook.map(|h| h.0),
                 forks_continue: self.forks_continue,
             },
             guards: Guards {
@@ -548,7 +512,7 @@ impl GeneratorBuilder {
     #[cfg(all(any(unix, windows), not(loom)))]
     fn share_owner(&self, own: bool, node: u64, ahead: u64) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
         let joins = own
-            && self.clock.is_none()
+            && self.policy.clock.is_none()
             && !self.forks_continue
             && !matches!(self.node, NodeChoice::LeaseUrl(_))
             && !self.is_set("lease");
@@ -566,7 +530,7 @@ impl GeneratorBuilder {
         if let Some(floor) = share.floor_ms {
             wait_past(
                 floor.saturating_sub(ahead * self.layout.tick_ms()),
-                self.max_wait_ms.max(floor_wait_ms(floor)),
+                self.policy.max_wait_ms.max(floor_wait_ms(floor)),
             );
         }
         let resume_after_ms = self.resume_after_ms.max(share.floor_ms);
@@ -584,9 +548,9 @@ impl GeneratorBuilder {
                 spec,
                 ttl_ms,
                 layout: &self.layout,
-                clock: self.clock.clone(),
+                clock: self.policy.clock.clone(),
                 ahead_ms,
-                max_wait_ms: self.max_wait_ms,
+                max_wait_ms: self.policy.max_wait_ms,
             })
         };
         let mut hold = Hold {
@@ -663,16 +627,11 @@ impl Generator {
         GeneratorBuilder {
             layout,
             node: NodeChoice::Unset,
-            clock: None,
-            overflow: Overflow::Wait,
-            max_borrow_ms: DEFAULT_MAX_BORROW_MS,
-            clock_backwards: ClockBackwards::Error,
-            max_wait_ms: DEFAULT_MAX_WAIT_MS,
+            policy: ClockPolicy::new(),
             resume_after_ms: None,
             lease_ttl_ms: None,
             state: None,
             max_sequence: None,
-            wait_hook: None,
             require_node: false,
             host_guard: true,
             forks_continue: false,

@@ -63,13 +63,13 @@ pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, Leas
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
-    OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, closest_option, configured_twice, generator_option,
-    not_settings, option_value, options_from_env, setting_option, unknown_option,
+    OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, UUID_GENERATOR_OPTIONS, closest_option, configured_twice,
+    generator_option, not_settings, option_value, options_from_env, setting_option, unknown_option,
 };
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
 pub use stats::Stats;
 #[cfg(feature = "uuid7")]
-pub use uuid_generator::{UUID_GENERATOR_OPTIONS, UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};
+pub use uuid_generator::{UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};
 pub use uuid7::{
     TYPEID_PREFIX_MAX, ULID_TEXT_LEN, UUID_TEXT_LEN, UUID7_MAX_MS, UUID7_RAND_A_BITS, UUID7_RAND_B_BITS, WideForm,
     check_typeid_prefix, compose_uuid7, decode_wide, decompose_uuid7, format_typeid, format_ulid, format_uuid,

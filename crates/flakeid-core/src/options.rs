@@ -69,6 +69,9 @@ pub struct GeneratorOption {
     pub requires: Option<&'static str>,
     /// One line for help texts.
     pub doc: &'static str,
+    /// Whether the 128-bit generator reads it too: the clock policies, which both
+    /// builders hold as one struct (`ClockPolicy`).
+    pub applies_128: bool,
 }
 
 #[allow(clippy::too_many_arguments)] // one row of the table
@@ -92,6 +95,15 @@ const fn opt(
         max: range.1,
         requires,
         doc,
+        applies_128: false,
+    }
+}
+
+/// A row of the clock policies: the 128-bit generator reads it too.
+const fn clock(row: GeneratorOption) -> GeneratorOption {
+    GeneratorOption {
+        applies_128: true,
+        ..row
     }
 }
 
@@ -108,21 +120,21 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
     opt("node", "node", "node", OptionKind::Node, "", NODE, None,
         "the whole node id, or env:VAR, hostname, mac, ipv4"),
     opt("layout", "layout", "layout", OptionKind::Layout, "snowflake", NONE, None, "a preset name or a custom layout"),
-    opt("overflow", "overflow", "overflow", OptionKind::Choice(&["wait", "borrow"]), "wait", NONE, None,
-        "when a tick's sequence is used up: wait for the next tick, or borrow from the future"),
-    opt("clock_backwards", "clockBackwards", "clock-backwards", OptionKind::Choice(&["error", "wait", "monotonic"]),
-        "error", NONE, None, "when the clock reads earlier than IDs issued"),
-    opt("max_borrow_ms", "maxBorrowMs", "max-borrow-ms", OptionKind::Uint, "2000", (0, MAX_POLICY_MS), None,
-        "how far overflow=borrow may run ahead of the clock"),
-    opt("max_wait_ms", "maxWaitMs", "max-wait-ms", OptionKind::Uint, "1000", (0, MAX_POLICY_MS), None,
-        "how long clock_backwards=wait (or monotonic) waits for the clock"),
+    clock(opt("overflow", "overflow", "overflow", OptionKind::Choice(&["wait", "borrow"]), "wait", NONE, None,
+        "when a tick's sequence is used up: wait for the next tick, or borrow from the future")),
+    clock(opt("clock_backwards", "clockBackwards", "clock-backwards", OptionKind::Choice(&["error", "wait", "monotonic"]),
+        "error", NONE, None, "when the clock reads earlier than IDs issued")),
+    clock(opt("max_borrow_ms", "maxBorrowMs", "max-borrow-ms", OptionKind::Uint, "2000", (0, MAX_POLICY_MS), None,
+        "how far overflow=borrow may run ahead of the clock")),
+    clock(opt("max_wait_ms", "maxWaitMs", "max-wait-ms", OptionKind::Uint, "1000", (0, MAX_POLICY_MS), None,
+        "how long clock_backwards=wait (or monotonic) waits for the clock")),
     opt("lease", "lease", "lease", OptionKind::LeaseUrl, "", NONE, None,
         "lease the node id from a store: file:///dir, redis://, postgres://, etcd://"),
     opt("lease_ttl_ms", "leaseTtlMs", "lease-ttl-ms", OptionKind::Uint, "10000", (MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS),
         Some("lease"), "the lease's time-to-live"),
     opt("max_sequence", "maxSequence", "max-sequence", OptionKind::Uint, "", (0, u64::MAX), None,
         "at most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)"),
-    opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests"),
+    clock(opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests")),
     opt("state", "state", "state", OptionKind::Path, "", NONE, None,
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
     opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
@@ -132,6 +144,34 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
 const _: () = {
     // The defaults above are the engine's constants, spelled as text.
     assert!(DEFAULT_MAX_BORROW_MS == 2000 && DEFAULT_MAX_WAIT_MS == 1000 && DEFAULT_LEASE_TTL_MS == 10_000);
+};
+
+const UUID_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < GENERATOR_OPTIONS.len() {
+        if GENERATOR_OPTIONS[i].applies_128 && GENERATOR_OPTIONS[i].from_outside() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The options a `UuidGenerator` takes by name, in the table's order: the rows
+/// marked `applies_128` (the clock policies), but the test clock, which is given
+/// as a value.
+pub const UUID_GENERATOR_OPTIONS: [&str; UUID_COUNT] = {
+    let mut names = [""; UUID_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < GENERATOR_OPTIONS.len() {
+        if GENERATOR_OPTIONS[i].applies_128 && GENERATOR_OPTIONS[i].from_outside() {
+            names[n] = GENERATOR_OPTIONS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    names
 };
 
 /// The options' snake_case names, in the table's order: the list an unknown

@@ -27,14 +27,13 @@
 //! field holds 48 bits.
 
 use crate::builder::GeneratorBuilder;
-use crate::clock::Clock;
 use crate::counter::{CounterStorage, OwnCounter, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::generator::Generator;
 use crate::layout::Layout;
-use crate::options::{OptionValue, generator_option, option_value, unknown_option, wrong_value};
-use crate::policy::{ClockBackwards, Overflow, WaitHook};
+use crate::options::{UUID_GENERATOR_OPTIONS, generator_option, option_value, unknown_option, wrong_value};
+use crate::policy::{ClockPolicy, clock_setters};
 use crate::stats::Stats;
 use crate::uuid7::check_typeid_prefix;
 use crate::uuid7::{compose_uuid7, format_typeid, format_ulid, format_uuid};
@@ -42,15 +41,11 @@ use rand::SeedableRng;
 use rand::rngs::{StdRng, SysRng};
 use rand_core::Rng;
 use std::cell::RefCell;
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 /// The engine under the UUIDs: 47 bits of Unix ms, a 16-bit counter, no node.
 pub const UUID7_COUNTER_LAYOUT: (u32, u32, u64, u64) = (47, 16, 1, 0);
 const RANDOM_BITS: u32 = 58;
-
-/// The options of the 64-bit table a [`UuidGenerator`] reads: the clock policies.
-pub const UUID_GENERATOR_OPTIONS: [&str; 4] = ["overflow", "clock_backwards", "max_borrow_ms", "max_wait_ms"];
 
 fn counter_layout() -> Result<Layout> {
     let (time_bits, sequence_bits, tick_ms, epoch_ms) = UUID7_COUNTER_LAYOUT;
@@ -65,69 +60,29 @@ fn counter_layout() -> Result<Layout> {
         .build_at(epoch_ms)
 }
 
-/// Options of a [`UuidGenerator`]: the clock policies of the 64-bit generator.
-#[derive(Default)]
+/// Options of a [`UuidGenerator`]: the clock policies of the 64-bit generator
+/// (one struct both builders hold; the option table's rows marked
+/// `applies_128`), borrowing by default.
+#[derive(Debug)]
 pub struct UuidGeneratorBuilder {
-    clock: Option<Arc<dyn Clock>>,
-    overflow: Option<Overflow>,
-    max_borrow_ms: Option<u64>,
-    clock_backwards: Option<ClockBackwards>,
-    max_wait_ms: Option<u64>,
-    wait_hook: Option<WaitHook>,
+    policy: ClockPolicy,
 }
 
-impl std::fmt::Debug for UuidGeneratorBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UuidGeneratorBuilder")
-            .field("overflow", &self.overflow)
-            .field("max_borrow_ms", &self.max_borrow_ms)
-            .field("clock_backwards", &self.clock_backwards)
-            .field("max_wait_ms", &self.max_wait_ms)
-            .field("custom_clock", &self.clock.is_some())
-            .finish_non_exhaustive()
+impl Default for UuidGeneratorBuilder {
+    fn default() -> Self {
+        UuidGeneratorBuilder {
+            policy: ClockPolicy::borrowing(),
+        }
     }
 }
 
 impl UuidGeneratorBuilder {
-    /// The clock (a [`crate::ManualClock`] in tests).
-    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
-        self.clock = Some(Arc::new(clock));
-        self
-    }
-    /// A shared clock.
-    pub fn clock_arc(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = Some(clock);
-        self
-    }
-    /// When a millisecond's 65,536 are used: borrow (the default) or wait.
-    pub fn overflow(mut self, overflow: Overflow) -> Self {
-        self.overflow = Some(overflow);
-        self
-    }
-    /// How far ahead of the clock a borrowing generator may run.
-    pub fn max_borrow_ms(mut self, ms: u64) -> Self {
-        self.max_borrow_ms = Some(ms);
-        self
-    }
-    /// What a clock behind the last ID does: `error`, `wait` or `monotonic`.
-    pub fn clock_backwards(mut self, policy: ClockBackwards) -> Self {
-        self.clock_backwards = Some(policy);
-        self
-    }
-    /// The longest wait for the clock.
-    pub fn max_wait_ms(mut self, ms: u64) -> Self {
-        self.max_wait_ms = Some(ms);
-        self
-    }
-    /// Called about every 10 ms while a call waits.
-    pub fn wait_hook(mut self, hook: WaitHook) -> Self {
-        self.wait_hook = Some(hook);
-        self
-    }
+    clock_setters!();
+
     /// Sets an option by its name in the 64-bit table (`GENERATOR_OPTIONS`), from
     /// text: only the clock policies apply ([`UUID_GENERATOR_OPTIONS`]); a node,
     /// layout or lease option is a `Config` error naming it (a UUID needs no node).
-    pub fn set_text(self, name: &str, text: &str) -> Result<Self> {
+    pub fn set_text(mut self, name: &str, text: &str) -> Result<Self> {
         let Some(option) = generator_option(name) else {
             return Err(unknown_option(name, &UUID_GENERATOR_OPTIONS));
         };
@@ -141,13 +96,12 @@ impl UuidGeneratorBuilder {
                 ),
             ));
         }
-        Ok(match (option.name, option_value(option, text)?) {
-            ("overflow", OptionValue::Text(s)) => self.overflow(s.parse()?),
-            ("clock_backwards", OptionValue::Text(s)) => self.clock_backwards(s.parse()?),
-            ("max_borrow_ms", OptionValue::Uint(v)) => self.max_borrow_ms(v),
-            ("max_wait_ms", OptionValue::Uint(v)) => self.max_wait_ms(v),
-            (_, value) => return Err(wrong_value(option, value)),
-        })
+        let value = option_value(option, text)?;
+        match self.policy.set(option.name, value) {
+            Some(set) => set?,
+            None => return Err(wrong_value(option, value)),
+        }
+        Ok(self)
     }
 
     /// Builds the generator (a bad option is a `Config` error naming it).
@@ -168,27 +122,11 @@ impl UuidGeneratorBuilder {
     }
 
     fn engine(self) -> Result<GeneratorBuilder> {
-        let mut b: GeneratorBuilder = Generator::builder(counter_layout()?)
+        Ok(Generator::builder(counter_layout()?)
             .node(0)
             .host_guard(false)
             .forks_continue()
-            .overflow(self.overflow.unwrap_or(Overflow::Borrow));
-        if let Some(c) = self.clock {
-            b = b.clock_arc(c);
-        }
-        if let Some(ms) = self.max_borrow_ms {
-            b = b.max_borrow_ms(ms);
-        }
-        if let Some(p) = self.clock_backwards {
-            b = b.clock_backwards(p);
-        }
-        if let Some(ms) = self.max_wait_ms {
-            b = b.max_wait_ms(ms);
-        }
-        if let Some(h) = self.wait_hook {
-            b = b.wait_hook(h);
-        }
-        Ok(b)
+            .clock_policy(self.policy))
     }
 }
 

@@ -173,9 +173,66 @@ pub struct WideFunction {
     pub note: &'static str,
 }
 
-/// The 128-bit family's functions (that make no ID), with each runtime's name:
-/// one row per function, the same order everywhere.
+/// The 128-bit family's functions with each runtime's name: first the calls that
+/// issue IDs (a generator's, then the process's shortcuts), then those that make
+/// none; one row per function, the same order everywhere. A name `Type.method` (or
+/// Rust's `Type::method`) is a method of that runtime's type.
 pub const WIDE_FUNCTIONS: &[WideFunction] = &[
+    WideFunction {
+        what: "a generator's next UUIDv7",
+        rust: Some("UuidGenerator::next_uuid7"),
+        python: Some("UuidGenerator.uuid7"),
+        node: Some("UuidGenerator.uuid7"),
+        c: Some("flakeid_uuid_next"),
+        go: Some("UUIDGenerator.Next"),
+        java: Some("UuidGenerator.nextUuid"),
+        sql: Some("flakeid_uuidv7"),
+        note: "",
+    },
+    WideFunction {
+        what: "a generator's next ULID",
+        rust: Some("UuidGenerator::next_ulid"),
+        python: Some("UuidGenerator.ulid"),
+        node: Some("UuidGenerator.ulid"),
+        c: Some("flakeid_ulid_next"),
+        go: Some("UUIDGenerator.NextULID"),
+        java: Some("UuidGenerator.nextUlid"),
+        sql: Some("flakeid_ulid"),
+        note: "",
+    },
+    WideFunction {
+        what: "a generator's next TypeID with a prefix",
+        rust: Some("UuidGenerator::next_typeid"),
+        python: Some("UuidGenerator.typeid"),
+        node: Some("UuidGenerator.typeid"),
+        c: Some("flakeid_typeid_next"),
+        go: Some("UUIDGenerator.NextTypeID"),
+        java: Some("UuidGenerator.nextTypeId"),
+        sql: Some("flakeid_typeid"),
+        note: "",
+    },
+    WideFunction {
+        what: "a batch of a generator's UUIDv7s",
+        rust: Some("UuidGenerator::next_uuid7s"),
+        python: None,
+        node: None,
+        c: Some("flakeid_uuid_next_many"),
+        go: Some("UUIDGenerator.NextN"),
+        java: Some("UuidGenerator.nextUuids"),
+        sql: None,
+        note: "Python, Node, SQL: not yet",
+    },
+    WideFunction {
+        what: "the process's next UUIDv7 (one generator per process)",
+        rust: None,
+        python: Some("uuid7"),
+        node: Some("uuid7"),
+        c: None,
+        go: None,
+        java: None,
+        sql: Some("flakeid_uuidv7"),
+        note: "Rust, C, Go, Java: a generator of one's own, shared",
+    },
     WideFunction {
         what: "parse UUID text",
         rust: Some("parse_uuid"),
@@ -380,7 +437,9 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for f in WIDE_FUNCTIONS {
             assert!(seen.insert(f.what), "{} twice", f.what);
-            let none = [f.python, f.node, f.c, f.go, f.java, f.sql].iter().any(Option::is_none);
+            let none = [f.rust, f.python, f.node, f.c, f.go, f.java, f.sql]
+                .iter()
+                .any(Option::is_none);
             assert_eq!(
                 none,
                 !f.note.is_empty(),

@@ -286,7 +286,11 @@ fn generators_over_one_shared_word_strictly_increase_together() {
 #[test]
 fn a_batch_follows_the_calls_before_it_and_precedes_those_after() {
     let clock = ManualClock::new(T);
-    let g = UuidGenerator::builder().clock(clock.clone()).max_borrow_ms(10).build().unwrap();
+    let g = UuidGenerator::builder()
+        .clock(clock.clone())
+        .max_borrow_ms(10)
+        .build()
+        .unwrap();
     let before = g.next_uuid7().unwrap();
     let batch = g.next_uuid7s(70_000).unwrap();
     let after = g.next_uuid7().unwrap();
