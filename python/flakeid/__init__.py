@@ -69,6 +69,16 @@ def uuid7():
     return _shared.uuid_generator().uuid7()
 
 
+def uuid7_int():
+    """The next UUIDv7 of the process's shared generator, as an int."""
+    return _shared.uuid_generator().uuid7_int()
+
+
+def uuid7_bytes():
+    """The next UUIDv7 of the process's shared generator, as 16 big-endian bytes."""
+    return _shared.uuid_generator().uuid7_bytes()
+
+
 def ulid():
     """The next ULID of the process's shared generator."""
     return _shared.uuid_generator().ulid()
@@ -117,6 +127,8 @@ __all__ = [
     "ulid",
     "ulid_to_uuid",
     "uuid7",
+    "uuid7_bytes",
+    "uuid7_int",
     "uuid7_timestamp_ms",
     "uuid_to_ulid",
 ]

@@ -177,3 +177,28 @@ def test_a_forked_child_goes_on_with_its_own_random_bits() -> None:
     assert min(child_ids) > before[-1]
     assert child_ids[0] >> 58 == parent[0] >> 58, "same clock, same counter from the fork on"
     assert not set(child_ids) & set(parent), "the child repeated the parent's random bits"
+
+
+def test_a_batch_follows_the_calls_around_it() -> None:
+    clock = flakeid.ManualClock(1_764_000_000_000)
+    g = flakeid.UuidGenerator(clock=clock, max_borrow_ms=10)
+    before = g.uuid7()
+    batch = g.uuid7s(70_000)
+    after = g.uuid7()
+    ints = [u.int for u in [before, *batch, after]]
+    assert ints == sorted(set(ints)), "strictly increasing, between the calls around it"
+    assert all(u.version == 7 for u in batch)
+    assert g.uuid7s(0) == []
+    with pytest.raises(flakeid.ConfigError) as excinfo:
+        g.uuid7s(2**27 + 1)
+    assert excinfo.value.field == "n"
+    assert g.stats()["ids_issued"] == 70_002
+
+
+def test_the_process_generator_in_every_form() -> None:
+    a = flakeid.uuid7()
+    b = flakeid.uuid7_int()
+    c = flakeid.uuid7_bytes()
+    d = flakeid.uuid7()
+    assert a.int < b < int.from_bytes(c, "big") < d.int, "one generator, in call order"
+    assert len(c) == 16 and uuid.UUID(bytes=c).version == 7

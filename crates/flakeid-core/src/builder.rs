@@ -2,6 +2,7 @@
 //! uses ([`GeneratorBuilder::set`]), and `build`, which checks every option against
 //! the layout, takes a lease or state file if asked, and assembles the generator.
 
+use crate::clock_policy::{ClockPolicy, clock_setters};
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
@@ -11,7 +12,7 @@ use crate::layout::Layout;
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
 use crate::node_id::NodeSource;
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
-use crate::policy::{ClockBackwards, ClockPolicy, Overflow, clock_setters};
+use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::Counters;
 use crate::sync::AtomicU64;
 use std::sync::Arc;

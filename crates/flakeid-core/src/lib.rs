@@ -20,6 +20,7 @@
 
 mod builder;
 mod clock;
+mod clock_policy;
 mod column;
 mod counter;
 mod encoding;

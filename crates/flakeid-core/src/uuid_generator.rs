@@ -27,13 +27,13 @@
 //! field holds 48 bits.
 
 use crate::builder::GeneratorBuilder;
+use crate::clock_policy::{ClockPolicy, clock_setters};
 use crate::counter::{CounterStorage, OwnCounter, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
 use crate::generator::Generator;
 use crate::layout::Layout;
 use crate::options::{UUID_GENERATOR_OPTIONS, generator_option, option_value, unknown_option, wrong_value};
-use crate::policy::{ClockPolicy, clock_setters};
 use crate::stats::Stats;
 use crate::uuid7::check_typeid_prefix;
 use crate::uuid7::{compose_uuid7, format_typeid, format_ulid, format_uuid};

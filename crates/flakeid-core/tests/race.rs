@@ -396,6 +396,9 @@ fn contending_threads_lose_at_most_a_run_each_of_a_strict_tick() {
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap()).sum()
         });
-        assert!(issued >= 4096 - 256, "round {round}: {issued} of the tick's 4096 slots issued");
+        assert!(
+            issued >= 4096 - 256,
+            "round {round}: {issued} of the tick's 4096 slots issued"
+        );
     }
 }
