@@ -1,18 +1,20 @@
 //! The HTTP routes and their handlers.
 
+use crate::budget::Flow;
 use crate::config::{CHUNK, RESERVE_OVERHEAD};
-use crate::error::{ApiError, finish};
+use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
     one_id_response, typed, wants_json,
 };
-use crate::service::{IdChunks, Shared};
-use crate::{Service, conn, grpc};
+use crate::grpc::{Grpc, Health, reflection};
+use crate::metrics::{KindLabels, Route};
+use crate::service::{IdChunks, Service, Shared, no_room};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use flakeid_core::{Generator, text};
 use std::collections::HashMap;
@@ -21,11 +23,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
-/// `grpc.health.v1` and server reflection.
-pub fn router(service: Arc<Service>) -> Router {
+/// `grpc.health.v1` (answered from `health`) and server reflection.
+pub(crate) fn router(service: Arc<Service>, health: &Health) -> Router {
     let app = Router::new()
-        .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
-        .route_service("/grpc.health.v1.Health/{*method}", service.health.1.clone())
+        .route_service("/flakeid.v1.Flakeid/{*method}", Grpc::server(service.clone()))
+        .route_service("/grpc.health.v1.Health/{*method}", health.server())
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode/{id}", get(decode_id))
@@ -40,7 +42,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(service);
-    match grpc::reflection() {
+    match reflection() {
         Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
         None => app,
     }
@@ -54,6 +56,47 @@ pub(crate) fn probe_router(service: Arc<Service>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(service)
+}
+
+/// Whether `path` is a gRPC method's (served over HTTP/2 only).
+pub(crate) fn is_grpc(path: &str) -> bool {
+    path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
+}
+
+/// Whether the gRPC method at `path` takes one request message (reflection's
+/// calls stream requests; every other method takes one).
+pub(crate) fn single_message(path: &str) -> bool {
+    !path.starts_with("/grpc.reflection.")
+}
+
+/// Whether a probe slot answers `route`: `/healthz` and `/readyz` only.
+pub(crate) fn is_probe(route: Route) -> bool {
+    route == Route::HEALTHZ || route == Route::READYZ
+}
+
+/// The answers made without the router: `GET` and `HEAD /v1/id`, the hot route
+/// (the router would only match the path, insert its empty parameters, box the
+/// body and add content-length). `None`: the router answers.
+#[inline]
+pub(crate) fn answer_now(
+    svc: &Service,
+    route: Route,
+    req: &axum::http::Request<hyper::body::Incoming>,
+) -> Option<Response> {
+    (route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD))
+        .then(|| one_id_answer(svc, req.method(), req.uri(), req.headers()))
+}
+
+/// Records an error response in the metrics (requests and their latency are
+/// counted for every route in conn/requests.rs) and turns the result into a response.
+pub(crate) fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
+    match result {
+        Ok(r) => r,
+        Err(e) => {
+            svc.metrics.errors.get_or_create(&KindLabels { kind: e.kind }).inc();
+            e.into_response()
+        }
+    }
 }
 
 fn query_params(
@@ -113,7 +156,7 @@ async fn many_ids(
     State(svc): State<Shared>,
     method: Method,
     headers: HeaderMap,
-    flow: Option<axum::Extension<Arc<conn::Flow>>>,
+    flow: Option<axum::Extension<Arc<Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let result = many_ids_inner(&svc, method == Method::HEAD, &headers, flow.map(|e| e.0), q).await;
@@ -124,7 +167,7 @@ async fn many_ids_inner(
     svc: &Shared,
     head: bool,
     headers: &HeaderMap,
-    flow: Option<Arc<conn::Flow>>,
+    flow: Option<Arc<Flow>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
@@ -193,10 +236,10 @@ async fn many_ids_inner(
     // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
     let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
-        // Room for it until it is written, as for a chunk (conn/budgets.rs, `Flow`).
+        // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
         if let Some(flow) = &flow {
             let r = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await;
-            flow.made(r.ok_or_else(crate::service::no_room)?);
+            flow.made(r.ok_or_else(no_room)?);
         }
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;

@@ -1,9 +1,13 @@
 //! One running service ([`Service`]): the generator in use, readiness, and issuing,
 //! and the IDs of a large response made as they are sent ([`IdChunks`]).
 
-use crate::config::{Budgets, Config, RESERVE_OVERHEAD};
+use crate::access::AccessLog;
+use crate::budget::{Flow, Memory, Reserved};
+use crate::config::{Config, RESERVE_OVERHEAD};
 use crate::error::ApiError;
-use crate::{access, conn, grpc, lease, metrics, security};
+use crate::liveness::Watch;
+use crate::metrics::{Metrics, Snapshot};
+use crate::security::Security;
 use axum::http::StatusCode;
 use flakeid_core::{Error, Generator, LeaseState};
 use flakeid_seal::Sealer;
@@ -23,23 +27,15 @@ pub struct Service {
     pub(crate) generator: std::sync::RwLock<Arc<Generator>>,
     pub(crate) config: Config,
     /// The lease supervisor's record (lease.rs): how long without a held lease.
-    pub(crate) lease: lease::Watch,
-    pub(crate) metrics: metrics::Metrics,
+    pub(crate) lease: Watch,
+    pub(crate) metrics: Arc<Metrics>,
     pub(crate) draining: AtomicBool,
-    /// The open connections, once serving (for the metrics).
-    pub(crate) conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
-    /// `grpc.health.v1`: the statuses, and the service that answers them.
-    pub(crate) health: (tonic_health::server::HealthReporter, grpc::HealthServer),
     /// The access log, when on ([`Config::access_log`]).
-    pub(crate) access: Option<access::AccessLog>,
-    /// [`Config::budgets`], and the server-wide request and response budgets.
-    pub(crate) budgets: Budgets,
-    pub(crate) requests: Arc<conn::Budget>,
-    pub(crate) responses: Arc<tokio::sync::Semaphore>,
-    /// Each client's share of `responses` ([`Budgets::client_response`]).
-    pub(crate) shares: Arc<conn::Shares>,
+    pub(crate) access: Option<AccessLog>,
+    /// The server-wide request and response budgets ([`Config::budgets`]).
+    pub(crate) memory: Memory,
     /// The TLS and token files, once serving (for a reload on SIGHUP).
-    pub(crate) security: std::sync::Mutex<Option<Arc<security::Security>>>,
+    pub(crate) security: std::sync::Mutex<Option<Arc<Security>>>,
     /// [`Service::openapi`], made once: every answer shares it, so the answers a
     /// client leaves unread hold no copy of it (docs/service.md, "Memory budget").
     pub(crate) openapi: axum::body::Bytes,
@@ -81,7 +77,7 @@ impl Service {
         }
         let access = match config.access_log {
             false => None,
-            true => Some(access::AccessLog::start().map_err(|e| Error::Config {
+            true => Some(AccessLog::start().map_err(|e| Error::Config {
                 field: "access_log",
                 message: format!("cannot start the access log's writer: {e}"),
             })?),
@@ -91,22 +87,19 @@ impl Service {
         let openapi = OPENAPI
             .replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", config.max_batch), 1)
             .into();
-        Ok(Arc::new_cyclic(|me| {
-            let metrics = metrics::Metrics::new(me.clone());
+        Ok(Arc::new_cyclic(|me: &std::sync::Weak<Service>| {
+            let metrics = Metrics::new();
             metrics.sealing.set(i64::from(config.sealer.is_some()));
+            let me = me.clone();
+            metrics.set_source(move || me.upgrade().map(|svc| svc.snapshot()));
             Service {
-                budgets,
-                requests: Arc::new(conn::Budget::new(budgets.request)),
-                responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
-                shares: Arc::new(conn::Shares::new(budgets.client_response)),
+                memory: Memory::new(budgets),
                 security: std::sync::Mutex::new(None),
                 generator: std::sync::RwLock::new(Arc::new(generator)),
-                lease: lease::Watch::default(),
+                lease: Watch::default(),
                 config,
-                metrics,
+                metrics: Arc::new(metrics),
                 draining: AtomicBool::new(false),
-                conns: std::sync::Mutex::new(None),
-                health: grpc::health(),
                 access,
                 openapi,
                 uuids,
@@ -208,8 +201,22 @@ impl Service {
     /// watch, which runs on glibc only).
     #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
     pub(crate) fn memory_in_use(&self) -> usize {
-        let free = self.responses.available_permits();
-        self.requests.held() + self.budgets.response.saturating_sub(free)
+        self.memory.requests.held() + self.memory.responses_in_use()
+    }
+
+    /// What `/metrics` reads of the service at scrape time.
+    fn snapshot(&self) -> Snapshot {
+        let g = self.generator();
+        Snapshot {
+            stats: g.stats(),
+            lease_held: matches!(g.lease_state(), None | Some(LeaseState::Held)),
+            lease_renew_latency_us: g.lease_renew_latency_us(),
+            lease_reacquired: self.lease.releases.load(Ordering::Relaxed),
+            access_log_dropped: self.access.as_ref().map(|log| log.dropped.load(Ordering::Relaxed)),
+            request_memory: self.memory.requests.held(),
+            request_memory_refused: self.memory.requests.refused.load(Ordering::Relaxed),
+            response_memory: self.memory.responses_in_use(),
+        }
     }
 
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
@@ -266,7 +273,7 @@ impl Service {
 /// The IDs of one large response, made one chunk at a time when the body is
 /// polled, each chunk on the blocking pool (the wait policy may sleep until the
 /// next tick). Each chunk's room is reserved from the connection's and the server's
-/// response budgets before it is made ([`conn::Flow::reserve`]), and handed to its
+/// response budgets before it is made ([`Flow::reserve`]), and handed to its
 /// data frame once made, which holds it until HTTP/2 has written it: a client that
 /// reads nothing stops the issuing once its connection's budget is used. The caller
 /// checks readiness before the first chunk.
@@ -280,10 +287,10 @@ pub(crate) struct IdChunks {
     failed: bool,
     /// The response's flow (its connection's budgets), and what one ID of a chunk
     /// holds until it is written (the IDs and their encoding).
-    flow: Option<Arc<conn::Flow>>,
+    flow: Option<Arc<Flow>>,
     bytes_per_id: usize,
-    reserving: Option<Pin<Box<dyn Future<Output = Option<conn::Reserved>> + Send>>>,
-    reserved: Option<conn::Reserved>,
+    reserving: Option<Pin<Box<dyn Future<Output = Option<Reserved>> + Send>>>,
+    reserved: Option<Reserved>,
 }
 
 impl std::fmt::Debug for IdChunks {
@@ -302,7 +309,7 @@ impl IdChunks {
         svc: Arc<Service>,
         total: Option<u64>,
         chunk: usize,
-        flow: Option<Arc<conn::Flow>>,
+        flow: Option<Arc<Flow>>,
         bytes_per_id: usize,
     ) -> IdChunks {
         IdChunks {
