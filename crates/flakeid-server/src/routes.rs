@@ -15,33 +15,59 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodRouter, get};
 use flakeid_core::{Generator, text};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// The HTTP routes: each path and its handler, written once. [`router`] and
+/// [`probe_router`] are built from it, and their 404 answers name its paths.
+fn http_routes() -> [(&'static str, MethodRouter<Shared>); 12] {
+    [
+        ("/v1/id", get(one_id)),
+        ("/v1/ids", get(many_ids)),
+        ("/v1/uuid", get(one_uuid)),
+        ("/v1/ulid", get(one_ulid)),
+        ("/v1/typeid", get(one_typeid)),
+        ("/v1/decode/{id}", get(decode_id)),
+        ("/v1/unseal/{id}", get(unseal_id)),
+        ("/v1/layout", get(layout_info)),
+        ("/healthz", get(healthz)),
+        ("/readyz", get(readyz)),
+        ("/metrics", get(metrics)),
+        ("/openapi.json", get(openapi)),
+    ]
+}
+
+/// The paths of the probe listener's routes (a subset of [`http_routes`]).
+const PROBE_PATHS: [&str; 2] = ["/healthz", "/readyz"];
+
+/// `routes` on a router whose 404 answer names their paths, and whose 405 says
+/// which methods are served.
+fn serving(
+    app: Router<Shared>,
+    routes: impl IntoIterator<Item = (&'static str, MethodRouter<Shared>)>,
+) -> Router<Shared> {
+    let mut app = app;
+    let mut paths = Vec::new();
+    for (path, handler) in routes {
+        app = app.route(path, handler);
+        paths.push(path);
+    }
+    let message: Arc<str> = format!("no such route (try {})", paths.join(", ")).into();
+    app.fallback(move |State(svc): State<Shared>| not_found(svc, message.clone()))
+        .method_not_allowed_fallback(not_allowed)
+}
+
 /// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
 /// `grpc.health.v1` (answered from `health`) and server reflection.
 pub(crate) fn router(service: Arc<Service>, health: &Health) -> Router {
-    let app = Router::new()
+    let grpc = Router::new()
         .route_service("/flakeid.v1.Flakeid/{*method}", Grpc::server(service.clone()))
-        .route_service("/grpc.health.v1.Health/{*method}", health.server())
-        .route("/v1/id", get(one_id))
-        .route("/v1/ids", get(many_ids))
-        .route("/v1/decode/{id}", get(decode_id))
-        .route("/v1/unseal/{id}", get(unseal_id))
-        .route("/v1/layout", get(layout_info))
-        .route("/v1/uuid", get(one_uuid))
-        .route("/v1/ulid", get(one_ulid))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .route("/openapi.json", get(openapi))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_allowed)
-        .with_state(service);
+        .route_service("/grpc.health.v1.Health/{*method}", health.server());
+    let app = serving(grpc, http_routes()).with_state(service);
     match reflection() {
         Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
         None => app,
@@ -50,12 +76,8 @@ pub(crate) fn router(service: Arc<Service>, health: &Health) -> Router {
 
 /// The routes of the probe listener: `/healthz` and `/readyz`.
 pub(crate) fn probe_router(service: Arc<Service>) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_allowed)
-        .with_state(service)
+    let probes = http_routes().into_iter().filter(|(path, _)| PROBE_PATHS.contains(path));
+    serving(Router::new(), probes).with_state(service)
 }
 
 /// Whether `path` is a gRPC method's (served over HTTP/2 only).
@@ -304,10 +326,26 @@ async fn decode_id(
                 ));
             }
         };
+        let Path(given) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+        // A UUID, ULID or TypeID (their shapes are no 64-bit form's), read as the
+        // CLI's `decode` reads it, answered with its JSON.
+        if !params.contains_key("from")
+            && let Some(wide) = flakeid_core::decode_wide(&given)
+        {
+            if sealed {
+                return Err(ApiError::bad(
+                    "sealed",
+                    "a UUID, ULID or TypeID is never sealed: only 64-bit IDs are".into(),
+                ));
+            }
+            let (u, form) = wide.map_err(|e| ApiError::bad("id", e.to_string()))?;
+            let body = text::wide_json(u, &form).map_err(|e| ApiError::bad("id", e.to_string()))?;
+            return Ok(typed("application/json", format!("{body}\n")));
+        }
         if sealed {
             svc.sealer()?;
         }
-        let mut id = path_id(path, &params)?;
+        let mut id = path_id(Ok(Path(given)), &params)?;
         if sealed {
             id = svc.unseal(id)?;
         }
@@ -390,6 +428,32 @@ fn wide_answer(
     finish(svc, result)
 }
 
+/// `GET /v1/typeid?prefix=P`: the same 128 bits as a TypeID (`P_` and the
+/// lowercase ULID; no prefix: the bare suffix), as text or `{"typeid":"…"}`.
+async fn one_typeid(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["prefix", "format"])?;
+        let prefix = params.get("prefix").map_or("", String::as_str);
+        flakeid_core::check_typeid_prefix(prefix).map_err(|e| ApiError::bad("prefix", e.to_string()))?;
+        let json = wants_json(params.get("format").map(String::as_str), &headers)?;
+        let u = svc.issue_uuid7()?;
+        let text = flakeid_core::format_typeid(prefix, u)?;
+        Ok(if json {
+            ids_response(
+                APPLICATION_JSON,
+                format!("{{\"typeid\":{}}}\n", text::json_string(&text)),
+            )
+        } else {
+            ids_response(TEXT_PLAIN, format!("{text}\n"))
+        })
+    })();
+    finish(&svc, result)
+}
+
 fn lease_text(g: &Generator) -> String {
     g.lease_state().map_or("none", |s| s.as_str()).into()
 }
@@ -452,13 +516,13 @@ async fn openapi(State(svc): State<Shared>) -> Response {
     typed("application/json", svc.openapi.clone())
 }
 
-async fn not_found(State(svc): State<Shared>) -> Response {
+/// The 404 answer: `message` names the router's routes ([`serving`]).
+async fn not_found(svc: Shared, message: Arc<str>) -> Response {
     let e = ApiError {
         status: StatusCode::NOT_FOUND,
         kind: "not_found",
         parameter: Some("path"),
-        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics, /openapi.json)"
-            .into(),
+        message: message.to_string(),
     };
     finish(&svc, Err(e))
 }
