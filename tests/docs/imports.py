@@ -37,7 +37,8 @@ PATH = re.compile(rf"(?<![\w:])({IDENT}(?:\s*::\s*{IDENT})+)")
 
 
 def crates() -> list[str]:
-    """Every Rust crate of the workspace: its members, and crates/* and bindings/* with a Cargo.toml."""
+    """Every Rust crate of the workspace: its members, and crates/* and bindings/*
+    with a Cargo.toml."""
     with open(os.path.join(ROOT, "Cargo.toml"), "rb") as f:
         members = tomllib.load(f).get("workspace", {}).get("members", [])
     found = set(members)
@@ -311,7 +312,8 @@ def main() -> int:
         )
         return 1
     print(
-        f"imports.py: the fixture's {len(FIXTURE_CIRCLES)} circles seen; no import circle in {len(todo)} crates"
+        f"imports.py: the fixture's {len(FIXTURE_CIRCLES)} circles seen;"
+        f" no import circle in {len(todo)} crates"
     )
     return 0
 
