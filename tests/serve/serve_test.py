@@ -997,6 +997,64 @@ class CallOrder(unittest.TestCase):
         self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
 
 
+class NoNode(unittest.TestCase):
+    """Started with no generator option at all (no node id, also with empty
+    FLAKEID_NODE and FLAKEID_LEASE): 128-bit IDs only. The 128-bit routes and gRPC
+    NextUuid serve; every 64-bit route answers 409 `no_node_id` (gRPC
+    FAILED_PRECONDITION) saying how to serve them; /healthz names the families;
+    an option for 64-bit IDs without a node id is still refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server(env={"FLAKEID_NODE": "", "FLAKEID_LEASE": ""})
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def test_128_bit_routes_serve(self):
+        for path in ["/v1/uuid", "/v1/ulid", "/v1/typeid?prefix=user", "/readyz"]:
+            st, _, body = self.s.get(path)
+            self.assertEqual(st, 200, (path, body))
+        st, _, body = self.s.get("/healthz")
+        self.assertEqual((st, body), (200, b"ok: 128-bit IDs only (no node id)\n"))
+        u = self.s.get("/v1/uuid")[2].decode().strip()
+        st, parts = self.s.json(f"/v1/decode/{u}")
+        self.assertEqual((st, parts["uuid"], parts["version"]), (200, u, 7))
+        status, reply, _ = grpc_call(self.s.port, "NextUuid")
+        self.assertEqual((status, len(reply)), (0, 18))
+        self.assertEqual(self.s.get("/metrics")[0], 200)
+        self.assertEqual(health(self.s.port), (0, 1))
+
+    def test_64_bit_routes_refuse_saying_why(self):
+        for path in ["/v1/id", "/v1/id?format=json", "/v1/ids?n=3", "/v1/ids?n=5000", "/v1/layout",
+                     "/v1/decode/123"]:
+            st, ct, body = self.s.get(path)
+            self.assertEqual((st, ct), (409, "application/json"), path)
+            err = json.loads(body)
+            self.assertEqual(err["error"], "no_node_id", path)
+            self.assertIn("--node", err["message"])
+        for method, message in [("Next", b""), ("Batch", b"\x08\x03"), ("Stream", b"\x08\x03")]:
+            status, _, trailers = grpc_call(self.s.port, method, message)
+            self.assertEqual(status, 9, (method, trailers))  # FAILED_PRECONDITION
+            self.assertIn("--node", trailers)
+        self.assertIn('flakeid_errors_total{kind="no_node_id"}', self.s.get("/metrics")[2].decode())
+
+    def test_options_for_64_bit_ids_still_need_a_node_id(self):
+        for args in (["--layout", "sonyflake"], ["--datacenter", "1"]):
+            r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", *args], capture_output=True, text=True,
+                               timeout=20, env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+            self.assertEqual(r.returncode, 1, (args, r.stderr))
+            self.assertIn("no node id given", r.stderr)
+        with open(os.path.join(WORK, "no-node-seal.key"), "w") as f:
+            f.write(SEAL_KEY + "\n")
+        r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--seal-key-file",
+                            os.path.join(WORK, "no-node-seal.key")], capture_output=True, text=True, timeout=20,
+                           env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+        self.assertNotEqual(r.returncode, 0, r.stderr)
+        self.assertIn("sealing is of 64-bit IDs: it needs a node id", r.stderr)
+
+
 class Sealing(unittest.TestCase):
     """`serve --seal-key-file`: sealed IDs that `flakeid unseal` reads with the
     same key; /v1/unseal, ?sealed=1, gRPC Unseal; the key in no output."""

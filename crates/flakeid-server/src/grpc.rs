@@ -282,12 +282,13 @@ impl Grpc {
                 )));
             }
         };
-        if let Some(why) = self.svc.not_ready() {
+        let g = self.svc.generator64()?;
+        if let Some(why) = self.svc.not_ready_with(&g) {
             return Err(Status::unavailable(why));
         }
         let total = (req.n != 0).then_some(req.n);
         // Each chunk: its IDs, and as many bytes again encoded.
-        let mut chunks = IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
+        let mut chunks = IdChunks::new(self.svc.clone(), g, total, chunk, flow, 16);
         chunks.reserve_first().await?;
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {

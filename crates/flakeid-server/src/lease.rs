@@ -69,7 +69,7 @@ pub async fn supervise<F>(svc: Arc<Service>, rebuild: F, opts: Supervision)
 where
     F: Fn() -> Result<Generator, Error> + Send + Sync + 'static,
 {
-    if !svc.generator().is_leased() {
+    if !svc.generator().is_some_and(|g| g.is_leased()) {
         return;
     }
     svc.lease.set_liveness_timeout(opts.liveness_timeout);
@@ -81,7 +81,7 @@ where
         if svc.is_draining() {
             return;
         }
-        let g = svc.generator();
+        let Some(g) = svc.generator() else { return };
         let Some(state) = g.lease_state() else { return };
         let now = kind(&state);
         if now != last {

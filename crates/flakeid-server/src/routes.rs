@@ -207,6 +207,7 @@ async fn many_ids_inner(
             }
         },
     };
+    let g = svc.generator64()?;
     let format = match params.get("format").map(String::as_str) {
         Some("json") => BatchFormat::Json,
         Some("ndjson") => BatchFormat::Ndjson,
@@ -220,7 +221,7 @@ async fn many_ids_inner(
         }
         None => {
             // JSON numbers only where every ID is an exact JavaScript number.
-            let bits = svc.generator().layout().total_bits();
+            let bits = g.layout().total_bits();
             let numbers = bits <= JS_SAFE_BITS;
             let all = [
                 BatchFormat::Json,
@@ -238,7 +239,7 @@ async fn many_ids_inner(
             match negotiate(headers, &offers[..served]) {
                 Ok(i) => all[i],
                 Err(_) if !numbers && asks_for_numbers(headers) => {
-                    let name = svc.generator().layout().display_name();
+                    let name = g.layout().display_name();
                     return Err(ApiError {
                         status: StatusCode::NOT_ACCEPTABLE,
                         kind: "not_acceptable",
@@ -271,11 +272,11 @@ async fn many_ids_inner(
     }
     // Larger batches are made as the client reads, one chunk at a time: a client
     // that stops reading stops the issuing, and no whole batch sits in memory.
-    if let Some(why) = svc.not_ready() {
+    if let Some(why) = svc.not_ready_with(&g) {
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let mut chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
+    let mut chunks = IdChunks::new(svc.clone(), g, Some(n as u64), CHUNK, flow, bytes_per_id);
     chunks.reserve_first().await?;
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
@@ -349,7 +350,7 @@ async fn decode_id(
         if sealed {
             id = svc.unseal(id)?;
         }
-        let g = svc.generator();
+        let g = svc.generator64()?;
         let layout = g.layout();
         let p = layout
             .try_decompose(id)
@@ -459,15 +460,16 @@ fn lease_text(g: &Generator) -> String {
 }
 
 async fn layout_info(State(svc): State<Shared>) -> Response {
-    let body = layout_body(&svc);
-    finish(&svc, Ok(typed("application/json", body)))
+    let result = svc
+        .generator64()
+        .map(|g| typed("application/json", layout_body(&svc, &g)));
+    finish(&svc, result)
 }
 
 /// `/v1/layout`'s body: the layout as the core shows it everywhere
 /// ([`text::layout_json`], what `flakeid layouts --json` prints), then this
 /// service's own fields: its node id, its lease and its largest batch.
-fn layout_body(svc: &Service) -> String {
-    let g = &*svc.generator();
+fn layout_body(svc: &Service, g: &Generator) -> String {
     let layout = text::layout_json(g.layout());
     let mut body = layout.strip_suffix('}').unwrap_or(&layout).to_owned();
     let _ = writeln!(
@@ -485,7 +487,7 @@ fn layout_body(svc: &Service) -> String {
 
 async fn healthz(State(svc): State<Shared>) -> Response {
     let result = match svc.not_live() {
-        None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
+        None => Ok(typed("text/plain; charset=utf-8", format!("ok: {}\n", svc.families()))),
         Some(why) => Err(ApiError::unavailable("not_live", why)),
     };
     finish(&svc, result)
@@ -560,7 +562,7 @@ mod tests {
             .build()
             .unwrap();
         let svc = crate::Service::new(g, crate::Config::default()).unwrap();
-        let body = super::layout_body(&svc);
+        let body = super::layout_body(&svc, &svc.generator().unwrap());
         let layout = layout_json(&Layout::SNOWFLAKE);
         assert!(body.starts_with(layout.strip_suffix('}').unwrap()), "{body}");
         assert_eq!(

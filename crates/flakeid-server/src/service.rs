@@ -19,12 +19,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Why a draining service issues nothing.
 const SHUTTING_DOWN: &str = "shutting down";
 
+/// Why a service without a node id issues no 64-bit ID.
+const NO_NODE_ID: &str = "this service issues 128-bit IDs only (/v1/uuid, /v1/ulid, /v1/typeid, gRPC NextUuid): it was started without a node id; start it with --node (or --datacenter and --worker, or --lease) to serve 64-bit IDs";
+
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
     /// The generator in use: replaced by the lease supervisor (lease.rs) when a
     /// lost lease is taken again.
-    pub(crate) generator: std::sync::RwLock<Arc<Generator>>,
+    /// `None`: a service without a node id, which issues 128-bit IDs only
+    /// ([`Service::wide`]).
+    pub(crate) generator: std::sync::RwLock<Option<Arc<Generator>>>,
     pub(crate) config: Config,
     /// The lease supervisor's record (lease.rs): how long without a held lease.
     pub(crate) lease: Watch,
@@ -62,18 +67,38 @@ impl Service {
     /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer whose
     /// width is not the layout's (`seal_key_file`).
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
+        Service::build(Some(generator), config)
+    }
+
+    /// A service without a node id: it issues 128-bit IDs only (`/v1/uuid`,
+    /// `/v1/ulid`, `/v1/typeid`, gRPC `NextUuid`), and its 64-bit routes answer
+    /// 409 `no_node_id` (gRPC `FAILED_PRECONDITION`), saying why.
+    ///
+    /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer
+    /// (`seal_key_file`: sealing is of 64-bit IDs).
+    pub fn wide(config: Config) -> Result<Arc<Service>, Error> {
+        Service::build(None, config)
+    }
+
+    fn build(generator: Option<Generator>, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
-        let bits = generator.layout().total_bits();
-        if let Some(sealer) = &config.sealer
-            && sealer.bits() != bits
-        {
-            return Err(Error::Config {
-                field: "seal_key_file",
-                message: format!(
-                    "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
-                    sealer.bits()
-                ),
-            });
+        if let Some(sealer) = &config.sealer {
+            let Some(g) = &generator else {
+                return Err(Error::Config {
+                    field: "seal_key_file",
+                    message: "sealing is of 64-bit IDs: it needs a node id (--node, or a lease)".into(),
+                });
+            };
+            let bits = g.layout().total_bits();
+            if sealer.bits() != bits {
+                return Err(Error::Config {
+                    field: "seal_key_file",
+                    message: format!(
+                        "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
+                        sealer.bits()
+                    ),
+                });
+            }
         }
         let access = match config.access_log {
             false => None,
@@ -95,7 +120,7 @@ impl Service {
             Service {
                 memory: Memory::new(budgets),
                 security: std::sync::Mutex::new(None),
-                generator: std::sync::RwLock::new(Arc::new(generator)),
+                generator: std::sync::RwLock::new(generator.map(Arc::new)),
                 lease: Watch::default(),
                 config,
                 metrics: Arc::new(metrics),
@@ -142,15 +167,39 @@ impl Service {
         self.metrics.issued.get()
     }
 
-    /// The generator in use now (a lost lease is replaced by a new one).
-    pub fn generator(&self) -> Arc<Generator> {
+    /// The generator of 64-bit IDs in use now (a lost lease is replaced by a new
+    /// one); `None` for a service without a node id ([`Service::wide`]).
+    pub fn generator(&self) -> Option<Arc<Generator>> {
         self.generator.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The generator in use, or the `no_node_id` refusal of the 64-bit routes of a
+    /// service without a node id.
+    pub(crate) fn generator64(&self) -> Result<Arc<Generator>, ApiError> {
+        self.generator().ok_or_else(|| ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "no_node_id",
+            parameter: None,
+            message: NO_NODE_ID.into(),
+        })
+    }
+
+    /// The ID families this service issues, as `/healthz` names them.
+    pub fn families(&self) -> &'static str {
+        match self.generator.read().unwrap_or_else(|e| e.into_inner()).is_some() {
+            true => "64-bit and 128-bit IDs",
+            false => "128-bit IDs only (no node id)",
+        }
     }
 
     /// Why the service may not issue now (`None` when it may): shutting down, or a
     /// leased node id that is not provably held.
     pub fn not_ready(&self) -> Option<String> {
-        self.not_ready_with(&self.generator())
+        match self.generator() {
+            Some(g) => self.not_ready_with(&g),
+            None if self.is_draining() => Some(SHUTTING_DOWN.into()),
+            None => None,
+        }
     }
 
     /// [`Service::not_ready`], of the generator `g` already in hand.
@@ -172,10 +221,10 @@ impl Service {
     /// old one; gives `new` back when the service is draining.
     pub(crate) fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
         let mut g = self.generator.write().unwrap_or_else(|e| e.into_inner());
-        if self.is_draining() {
+        let Some(held) = g.as_mut().filter(|_| !self.is_draining()) else {
             return Err(new);
-        }
-        let old = std::mem::replace(&mut *g, new);
+        };
+        let old = std::mem::replace(held, new);
         self.metrics.retire(&old);
         Ok(old)
     }
@@ -208,9 +257,11 @@ impl Service {
     fn snapshot(&self) -> Snapshot {
         let g = self.generator();
         Snapshot {
-            stats: g.stats(),
-            lease_held: matches!(g.lease_state(), None | Some(LeaseState::Held)),
-            lease_renew_latency_us: g.lease_renew_latency_us(),
+            stats: g.as_ref().map(|g| g.stats()).unwrap_or_default(),
+            lease_held: g
+                .as_ref()
+                .is_none_or(|g| matches!(g.lease_state(), None | Some(LeaseState::Held))),
+            lease_renew_latency_us: g.as_ref().and_then(|g| g.lease_renew_latency_us()),
             lease_reacquired: self.lease.releases.load(Ordering::Relaxed),
             access_log_dropped: self.access.as_ref().map(|log| log.dropped.load(Ordering::Relaxed)),
             request_memory: self.memory.requests.held(),
@@ -231,7 +282,9 @@ impl Service {
         // either in place now (and released here) or sees the drain and releases
         // itself (lease.rs).
         let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
-        g.release_lease();
+        if let Some(g) = &*g {
+            g.release_lease();
+        }
     }
 
     /// The next UUIDv7 unless the service is shutting down: a UUID needs no node id,
@@ -246,7 +299,7 @@ impl Service {
     /// Issues when ready, from the generator whose readiness was checked (one
     /// read of the generator in use per request).
     pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        let g = self.generator();
+        let g = self.generator64()?;
         if let Some(why) = self.not_ready_with(&g) {
             return Err(ApiError::unavailable("not_ready", why));
         }
@@ -307,13 +360,14 @@ impl IdChunks {
     /// `bytes_per_id`: what one ID holds until it is written.
     pub(crate) fn new(
         svc: Arc<Service>,
+        generator: Arc<Generator>,
         total: Option<u64>,
         chunk: usize,
         flow: Option<Arc<Flow>>,
         bytes_per_id: usize,
     ) -> IdChunks {
         IdChunks {
-            generator: svc.generator(),
+            generator,
             svc,
             left: total,
             chunk: chunk.max(1),
