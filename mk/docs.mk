@@ -17,7 +17,11 @@
 # and checks that every artifact name a doc mentions is one make dist writes
 # (tests/docs/artifacts.py; tests/dist/run.py holds the list against dist/), and that
 # every relative link of a tracked Markdown file and every path cited in
-# include/flakeid.h is a file of the repository (tests/docs/links.py).
+# include/flakeid.h is a file of the repository (tests/docs/links.py), and that no
+# Rust crate of the workspace has a module import circle (tests/docs/imports.py: grouped
+# `use` lists, globs, `self::`/`super::` paths and names re-exported by `pub use`
+# resolve to the module that defines them; it first reads the fixture crate
+# tests/docs/imports_fixture and fails unless it sees that crate's known circles).
 # In `make test` it runs last, after the suites that build those packages.
 DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 

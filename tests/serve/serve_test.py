@@ -177,6 +177,73 @@ class Routes(unittest.TestCase):
         st, _, body = self.s.get("/v1/uuid?n=2")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
 
+    def test_typeid(self):
+        """`/v1/typeid?prefix=P`: `P_` and 26 lowercase base32 characters (the bare
+        suffix without a prefix), in the sequence of `/v1/uuid`; a bad prefix is a
+        400 naming `prefix`; the JSON form holds a string, which the CLI decodes."""
+        ids = []
+        for i in range(60):
+            path = ["/v1/typeid?prefix=user", "/v1/uuid", "/v1/typeid?format=json&prefix=user_group"][i % 3]
+            st, ct, body = self.s.get(path)
+            self.assertEqual(st, 200, body)
+            if path == "/v1/uuid":
+                ids.append(uuid.UUID(body.decode().strip()).int)
+                continue
+            if "json" in path:
+                self.assertEqual(ct, "application/json")
+                text = json.loads(body)["typeid"]
+                self.assertIsInstance(text, str)
+                prefix, suffix = text.rsplit("_", 1)
+                self.assertEqual(prefix, "user_group")
+            else:
+                self.assertEqual(ct, "text/plain; charset=utf-8")
+                prefix, suffix = body.decode().strip().split("_")
+                self.assertEqual(prefix, "user")
+            self.assertEqual((len(suffix), suffix), (26, suffix.lower()))
+            u = uuid.UUID(int=int.from_bytes(base32_crockford(suffix.upper()), "big"))
+            self.assertEqual(u.version, 7)
+            ids.append(u.int)
+        self.assertEqual(ids, sorted(set(ids)), "not strictly increasing")
+        st, _, body = self.s.get("/v1/typeid")
+        self.assertEqual(st, 200)
+        self.assertRegex(body.decode(), r"^[0-7][0-9a-hjkmnp-tv-z]{25}\n$")
+        _, _, body = self.s.get("/v1/typeid?prefix=u&format=json")
+        out = subprocess.run([BIN, "decode", "--json", json.loads(body)["typeid"]], capture_output=True, text=True,
+                             check=True)
+        self.assertEqual(json.loads(out.stdout)["version"], 7)
+        for bad in ["User", "_user", "a" * 64, "us%20er"]:
+            st, _, body = self.s.get(f"/v1/typeid?prefix={bad}")
+            self.assertEqual((st, json.loads(body)["parameter"]), (400, "prefix"), bad)
+        st, _, body = self.s.get("/v1/typeid?n=2")
+        self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
+
+    def test_decode_uuid_ulid_and_typeid_as_the_cli_does(self):
+        """`/v1/decode/{id}` reads a UUID, a ULID and a TypeID (any version of UUID)
+        and answers exactly the JSON `flakeid decode --json` prints; a 64-bit ID
+        still decodes to its parts, `sealed=1` is refused for a 128-bit one, and a
+        malformed one is a 400 naming `id`."""
+        _, _, u = self.s.get("/v1/uuid")
+        _, _, l = self.s.get("/v1/ulid")
+        _, _, t = self.s.get("/v1/typeid?prefix=order")
+        forms = [u.decode().strip(), l.decode().strip(), t.decode().strip(),
+                 u.decode().strip().replace("-", "").upper(), str(uuid.uuid4()), "00000000-0000-0000-0000-000000000000"]
+        for text in forms:
+            st, ct, body = self.s.get(f"/v1/decode/{text}")
+            self.assertEqual((st, ct), (200, "application/json"), (text, body))
+            cli = subprocess.run([BIN, "decode", "--json", text], capture_output=True, check=True).stdout
+            self.assertEqual(body, cli, text)
+        st, got = self.s.json(f"/v1/decode/{forms[2]}")
+        self.assertEqual(got["typeid"], forms[2])
+        self.assertIsInstance(got["timestamp_ms"], int)
+        st, _, body = self.s.get(f"/v1/decode/{forms[0]}?sealed=1")
+        self.assertEqual((st, json.loads(body)["parameter"]), (400, "sealed"))
+        for bad in ["017f22e2-79b0-7cc3-98c4-dc0c0c07398g", "8" + "0" * 25, "order_" + "8" * 26]:
+            st, _, body = self.s.get(f"/v1/decode/{bad}")
+            self.assertEqual((st, json.loads(body)["parameter"]), (400, "id"), bad)
+        _, _, body = self.s.get("/v1/id")
+        st, parts = self.s.json(f"/v1/decode/{int(body)}")
+        self.assertEqual((st, parts["node"]), (200, 7))
+
     def test_no_clock_cache_thread(self):
         # serve turns the core's clock cache off (SystemClock::disable_cache): its
         # thread's wake-ups cost the request path more than the cache saved.
@@ -243,6 +310,9 @@ class Routes(unittest.TestCase):
         st, _, body = self.s.get("/nope")
         self.assertEqual(st, 404)
         self.assertEqual(json.loads(body)["error"], "not_found")
+        # The 404 names every route the router serves, and only those.
+        named = re.findall(r"/[^,)\s]+", json.loads(body)["message"])
+        self.assertEqual(sorted(named), sorted(ROUTES))
         c = self.s.conn()
         c.request("POST", "/v1/id")
         r = c.getresponse()
@@ -408,7 +478,7 @@ def base32_crockford(text):
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout", "/v1/uuid", "/v1/ulid",
-          "/healthz", "/readyz", "/metrics", "/openapi.json"]
+          "/v1/typeid", "/healthz", "/readyz", "/metrics", "/openapi.json"]
 
 
 class MetricCounts(unittest.TestCase):
@@ -925,6 +995,64 @@ class CallOrder(unittest.TestCase):
 
     def test_128_bit_routes(self):
         self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
+
+
+class NoNode(unittest.TestCase):
+    """Started with no generator option at all (no node id, also with empty
+    FLAKEID_NODE and FLAKEID_LEASE): 128-bit IDs only. The 128-bit routes and gRPC
+    NextUuid serve; every 64-bit route answers 409 `no_node_id` (gRPC
+    FAILED_PRECONDITION) saying how to serve them; /healthz names the families;
+    an option for 64-bit IDs without a node id is still refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server(env={"FLAKEID_NODE": "", "FLAKEID_LEASE": ""})
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.s.stop() == 0, cls.s.logs()
+
+    def test_128_bit_routes_serve(self):
+        for path in ["/v1/uuid", "/v1/ulid", "/v1/typeid?prefix=user", "/readyz"]:
+            st, _, body = self.s.get(path)
+            self.assertEqual(st, 200, (path, body))
+        st, _, body = self.s.get("/healthz")
+        self.assertEqual((st, body), (200, b"ok: 128-bit IDs only (no node id)\n"))
+        u = self.s.get("/v1/uuid")[2].decode().strip()
+        st, parts = self.s.json(f"/v1/decode/{u}")
+        self.assertEqual((st, parts["uuid"], parts["version"]), (200, u, 7))
+        status, reply, _ = grpc_call(self.s.port, "NextUuid")
+        self.assertEqual((status, len(reply)), (0, 18))
+        self.assertEqual(self.s.get("/metrics")[0], 200)
+        self.assertEqual(health(self.s.port), (0, 1))
+
+    def test_64_bit_routes_refuse_saying_why(self):
+        for path in ["/v1/id", "/v1/id?format=json", "/v1/ids?n=3", "/v1/ids?n=5000", "/v1/layout",
+                     "/v1/decode/123"]:
+            st, ct, body = self.s.get(path)
+            self.assertEqual((st, ct), (409, "application/json"), path)
+            err = json.loads(body)
+            self.assertEqual(err["error"], "no_node_id", path)
+            self.assertIn("--node", err["message"])
+        for method, message in [("Next", b""), ("Batch", b"\x08\x03"), ("Stream", b"\x08\x03")]:
+            status, _, trailers = grpc_call(self.s.port, method, message)
+            self.assertEqual(status, 9, (method, trailers))  # FAILED_PRECONDITION
+            self.assertIn("--node", trailers)
+        self.assertIn('flakeid_errors_total{kind="no_node_id"}', self.s.get("/metrics")[2].decode())
+
+    def test_options_for_64_bit_ids_still_need_a_node_id(self):
+        for args in (["--layout", "sonyflake"], ["--datacenter", "1"]):
+            r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", *args], capture_output=True, text=True,
+                               timeout=20, env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+            self.assertEqual(r.returncode, 1, (args, r.stderr))
+            self.assertIn("no node id given", r.stderr)
+        with open(os.path.join(WORK, "no-node-seal.key"), "w") as f:
+            f.write(SEAL_KEY + "\n")
+        r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--seal-key-file",
+                            os.path.join(WORK, "no-node-seal.key")], capture_output=True, text=True, timeout=20,
+                           env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+        self.assertNotEqual(r.returncode, 0, r.stderr)
+        self.assertIn("sealing is of 64-bit IDs: it needs a node id", r.stderr)
 
 
 class Sealing(unittest.TestCase):

@@ -36,7 +36,7 @@ Environment (an empty variable counts as unset; the command line wins):
 * FLAKEID_LISTEN: serve's address, as --listen
 * FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
 
-Node ids: without --node, --datacenter/--worker or --lease, generate takes a free node id on this host (across hosts, give one or a lease); serve refuses to start without one.";
+Node ids: without --node, --datacenter/--worker or --lease, generate takes a free node id on this host (across hosts, give one or a lease); serve without one issues 128-bit IDs only (and refuses any option for 64-bit IDs).";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -14,7 +14,7 @@ mod seal;
 #[cfg(feature = "serve")]
 mod serve;
 
-use flakeid_core::text::{iso8601, json_string, layout_json, parts_json};
+use flakeid_core::text::{iso8601, layout_json, parts_json};
 
 use args::{Cli, Command, DecodeArgs, GenerateArgs, GeneratorArgs};
 use clap::{CommandFactory, Parser};
@@ -291,18 +291,7 @@ fn write_wide(out: &mut impl Write, u: u128, form: &WideForm, json: bool) -> Res
         _ => None,
     };
     if json {
-        let mut fields = vec![
-            format!("\"uuid\":\"{}\"", format_uuid(u)),
-            format!("\"ulid\":\"{}\"", format_ulid(u)),
-            format!("\"version\":{version}"),
-        ];
-        if let Some(p) = prefix {
-            fields.push(format!("\"typeid\":{}", json_string(&format_typeid(p, u)?)));
-        }
-        if let Some(ms) = ms {
-            fields.push(format!("\"timestamp_ms\":{ms},\"time\":\"{}\"", iso8601(ms)));
-        }
-        writeln!(out, "{{{}}}", fields.join(","))?;
+        writeln!(out, "{}", flakeid_core::text::wide_json(u, form)?)?;
         return Ok(());
     }
     writeln!(out, "uuid        {}", format_uuid(u))?;

@@ -53,7 +53,10 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let max_connections = config.limits.connection_cap();
     let args_tls = config.security.tls_cert.is_some();
     // A service is run as replicas: node 0 by default would give every replica the
-    // same IDs, so a node source is required (the core refuses to build without).
+    // same IDs, so 64-bit IDs need a node source (the core refuses to build without).
+    // Given no generator option at all, the service issues 128-bit IDs only, which
+    // need none; anything given for 64-bit IDs without a node source is refused.
+    let wide_only = args.generator.given.is_empty();
     let builder = crate::generator_options(&args.generator)?.require_node();
     // A request costs microseconds: the clock cache's thread, waking every
     // millisecond, took more from the request path than it saved (core: SystemClock).
@@ -87,19 +90,24 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         let probe_local = probes.as_ref().and_then(|l| l.local_addr().ok());
         // Acquire the node id (a lease may take a network round trip) only once the
         // port is ours, so a busy port never holds a lease.
-        let first = builder.clone();
-        let generator = tokio::task::spawn_blocking(move || first.build())
-            .await
-            .map_err(|e| Failure::Io(std::io::Error::other(e)))??;
-        let service = Service::new(generator, config)?;
+        let service = if wide_only {
+            Service::wide(config)?
+        } else {
+            let first = builder.clone();
+            let generator = tokio::task::spawn_blocking(move || first.build())
+                .await
+                .map_err(|e| Failure::Io(std::io::Error::other(e)))??;
+            Service::new(generator, config)?
+        };
         let local = listener.local_addr()?;
         let g = service.generator();
         tracing::info!(
             listen = %local,
             probes = probe_local.map(|a| a.to_string()),
-            node = g.node(),
-            leased = g.is_leased(),
-            state = g.has_state(),
+            node = g.as_ref().map(|g| g.node()),
+            leased = g.as_ref().is_some_and(|g| g.is_leased()),
+            state = g.as_ref().is_some_and(|g| g.has_state()),
+            families = service.families(),
             max_connections,
             tls = args_tls,
             sealed = service.is_sealing(),

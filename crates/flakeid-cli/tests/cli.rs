@@ -342,33 +342,30 @@ fn serve_rejects_bad_options() {
 }
 
 /// Two replicas started without a node source would both be node 0 and issue the
-/// same IDs: `serve` refuses to start, and says why.
+/// same 64-bit IDs: `serve` given any option for 64-bit IDs but no node source
+/// refuses to start, and says why (with no generator option at all it serves
+/// 128-bit IDs only: tests/serve, `NoNode`).
 #[test]
 fn serve_requires_a_node_source() {
     for args in [
-        &["serve", "--listen", "127.0.0.1:0"][..],
+        &["serve", "--listen", "127.0.0.1:0", "--layout", "sonyflake"][..],
         &["serve", "--listen", "127.0.0.1:0", "--datacenter", "1"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-            .args(args)
-            .env_remove("FLAKEID_NODE")
-            .env_remove("FLAKEID_LEASE")
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("no node id given") && err.contains("another host"),
-            "{err}"
-        );
+        for empty in [false, true] {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_flakeid"));
+            c.args(args);
+            // An empty FLAKEID_NODE / FLAKEID_LEASE is no node source either.
+            match empty {
+                true => c.env("FLAKEID_NODE", "").env("FLAKEID_LEASE", ""),
+                false => c.env_remove("FLAKEID_NODE").env_remove("FLAKEID_LEASE"),
+            };
+            let o = c.output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("no node id given") && err.contains("another host"),
+                "{err}"
+            );
+        }
     }
-    // An empty FLAKEID_NODE / FLAKEID_LEASE is no node source either.
-    let o = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("FLAKEID_NODE", "")
-        .env("FLAKEID_LEASE", "")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no node id given"), "{o:?}");
 }

@@ -1,6 +1,6 @@
-//! The JSON error answers ([`ApiError`]) and their count in the metrics.
+//! The JSON error answers ([`ApiError`]). Plain data: their count in the metrics
+//! is the handlers' (routes.rs, `finish`).
 
-use crate::{Service, metrics};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use flakeid_core::{Error, ErrorKind};
@@ -89,21 +89,6 @@ impl ApiError {
             kind,
             parameter: Some(parameter),
             message,
-        }
-    }
-}
-
-/// Records an error response in the metrics (requests and their latency are
-/// counted for every route in conn/requests.rs) and turns the result into a response.
-pub(crate) fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
-    match result {
-        Ok(r) => r,
-        Err(e) => {
-            svc.metrics
-                .errors
-                .get_or_create(&metrics::KindLabels { kind: e.kind })
-                .inc();
-            e.into_response()
         }
     }
 }

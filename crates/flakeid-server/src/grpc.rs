@@ -9,15 +9,15 @@
 //! Memory: a request message is at most the largest real one (an `Unseal` of
 //! `--max-batch` IDs; [`crate::Budgets::max_request_message`]); `Batch` and
 //! `Unseal` reserve their answer's room before they make it, and `Stream` each
-//! chunk's ([`crate::conn::Flow::reserve`]). Calls are counted in
-//! `flakeid_grpc_calls_total` as they end (conn/budgets.rs, `Tracked`), so that the
+//! chunk's ([`crate::budget::Flow::reserve`]). Calls are counted in
+//! `flakeid_grpc_calls_total` as they end (conn/bodies.rs, `Tracked`), so that the
 //! refusals made before a handler runs (a bad or oversized message, a body over
 //! budget or late) are counted too.
 
-use crate::Service;
-use crate::config::RESERVE_OVERHEAD;
-use crate::error::ApiError;
-use crate::service::IdChunks;
+use crate::budget::Flow;
+use crate::config::{CHUNK, RESERVE_OVERHEAD};
+use crate::error::{ApiError, BUSY};
+use crate::service::{IdChunks, Service, no_room};
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::Stream;
@@ -45,24 +45,70 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/flakeid.fds.bin
 /// ID service. Both follow readiness ([`Service::not_ready`]).
 pub const HEALTH_NAMES: [&str; 2] = ["", "flakeid.v1.Flakeid"];
 
-/// `grpc.health.v1.Health`: tonic-health's service, fed by [`watch_health`].
+/// `grpc.health.v1.Health`: tonic-health's service, fed by [`Health::watch`].
 pub type HealthServer = tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>;
 
-/// A health reporter and the service that answers from it.
-pub(crate) fn health() -> (tonic_health::server::HealthReporter, HealthServer) {
-    let reporter = tonic_health::server::HealthReporter::new();
-    let server = tonic_health::pb::health_server::HealthServer::new(
-        tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
-    )
-    .max_decoding_message_size(SMALL_MESSAGE);
-    (reporter, server)
+/// `grpc.health.v1`: the statuses ([`Health::set`], [`Health::watch`]) and the
+/// service that answers them ([`Health::server`]).
+#[derive(Clone)]
+pub(crate) struct Health {
+    reporter: tonic_health::server::HealthReporter,
+    server: HealthServer,
+}
+
+impl std::fmt::Debug for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Health").finish_non_exhaustive()
+    }
+}
+
+impl Health {
+    /// A health reporter and the service that answers from it.
+    pub(crate) fn new() -> Health {
+        let reporter = tonic_health::server::HealthReporter::new();
+        let server = tonic_health::pb::health_server::HealthServer::new(
+            tonic_health::server::HealthService::from_health_reporter(reporter.clone()),
+        )
+        .max_decoding_message_size(SMALL_MESSAGE);
+        Health { reporter, server }
+    }
+
+    /// The service that answers `grpc.health.v1` (routes.rs).
+    pub(crate) fn server(&self) -> HealthServer {
+        self.server.clone()
+    }
+
+    /// Sets the statuses from `svc`'s readiness now: `SERVING` exactly while
+    /// `/readyz` answers 200 (a held lease, not draining), `NOT_SERVING` otherwise.
+    /// Returns whether the service is ready.
+    pub(crate) async fn set(&self, svc: &Service) -> bool {
+        let ready = svc.not_ready().is_none();
+        for name in HEALTH_NAMES {
+            self.reporter.set_service_status(name, serving(ready)).await;
+        }
+        ready
+    }
+
+    /// Follows readiness every [`HEALTH_POLL`] (from `was`, what [`Health::set`]
+    /// last set) until the service is dropped.
+    pub(crate) async fn watch(self, svc: std::sync::Weak<Service>, mut was: bool) {
+        loop {
+            tokio::time::sleep(HEALTH_POLL).await;
+            let Some(svc) = svc.upgrade() else { return };
+            let ready = svc.not_ready().is_none();
+            if ready != was {
+                self.set(&svc).await;
+                was = ready;
+            }
+        }
+    }
 }
 
 /// The largest request message of the health and reflection services: a service
 /// or symbol name.
 pub const SMALL_MESSAGE: usize = 64 * 1024;
 
-/// How often [`watch_health`] looks at readiness (a lease lost, a drain begun).
+/// How often [`Health::watch`] looks at readiness (a lease lost, a drain begun).
 pub const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 fn serving(ready: bool) -> tonic_health::ServingStatus {
@@ -70,31 +116,6 @@ fn serving(ready: bool) -> tonic_health::ServingStatus {
         tonic_health::ServingStatus::Serving
     } else {
         tonic_health::ServingStatus::NotServing
-    }
-}
-
-/// Sets the health statuses from readiness now: `SERVING` exactly while
-/// `/readyz` answers 200 (a held lease, not draining), `NOT_SERVING` otherwise.
-/// Returns whether the service is ready.
-pub(crate) async fn set_health(svc: &Service) -> bool {
-    let ready = svc.not_ready().is_none();
-    for name in HEALTH_NAMES {
-        svc.health.0.set_service_status(name, serving(ready)).await;
-    }
-    ready
-}
-
-/// Follows readiness every [`HEALTH_POLL`] (from `was`, what [`set_health`] last
-/// set) until the service is dropped.
-pub(crate) async fn watch_health(svc: std::sync::Weak<Service>, mut was: bool) {
-    loop {
-        tokio::time::sleep(HEALTH_POLL).await;
-        let Some(svc) = svc.upgrade() else { return };
-        let ready = svc.not_ready().is_none();
-        if ready != was {
-            set_health(&svc).await;
-            was = ready;
-        }
     }
 }
 
@@ -129,7 +150,7 @@ pub(crate) fn reflection() -> Option<(axum::Router, axum::Router)> {
 }
 
 /// Chunk size of `Stream` when the request says 0.
-pub const DEFAULT_CHUNK: usize = crate::CHUNK;
+pub const DEFAULT_CHUNK: usize = CHUNK;
 
 impl From<ApiError> for Status {
     fn from(e: ApiError) -> Status {
@@ -141,7 +162,7 @@ impl From<ApiError> for Status {
             400 => Status::invalid_argument(text),
             // sealing_not_configured: the call is fine, the server lacks a key.
             409 => Status::failed_precondition(text),
-            503 if e.kind == crate::error::BUSY => Status::resource_exhausted(text),
+            503 if e.kind == BUSY => Status::resource_exhausted(text),
             503 => Status::unavailable(text),
             _ => Status::internal(text),
         }
@@ -157,20 +178,20 @@ pub struct Grpc {
 impl Grpc {
     /// The tonic service for `svc`, to be served by axum beside the HTTP routes.
     pub fn server(svc: Arc<Service>) -> FlakeidServer<Grpc> {
-        let b = svc.budgets;
+        let b = svc.memory.budgets;
         FlakeidServer::new(Grpc { svc })
             .max_decoding_message_size(b.max_request_message)
             .max_encoding_message_size(b.max_response_message)
     }
 
     /// Room for an answer of `n` IDs (the IDs and their encoding, 16 bytes an ID),
-    /// reserved before it is made, from the call's flow (conn/budgets.rs): its answer's
+    /// reserved before it is made, from the call's flow (budget.rs): its answer's
     /// data frame carries it until HTTP/2 has written it to the socket. No room in
     /// time: `RESOURCE_EXHAUSTED`.
     async fn reserve(&self, ext: &tonic::Extensions, n: usize) -> Result<(), Status> {
-        if let Some(flow) = ext.get::<Arc<crate::conn::Flow>>() {
+        if let Some(flow) = ext.get::<Arc<Flow>>() {
             let r = flow.reserve(n * 16 + RESERVE_OVERHEAD).await;
-            flow.made(r.ok_or_else(crate::service::no_room)?);
+            flow.made(r.ok_or_else(no_room)?);
         }
         Ok(())
     }
@@ -212,7 +233,7 @@ impl Flakeid for Grpc {
     type StreamStream = ChunkStream;
 
     async fn stream(&self, request: Request<StreamRequest>) -> Result<Response<ChunkStream>, Status> {
-        let flow = request.extensions().get::<Arc<crate::conn::Flow>>().cloned();
+        let flow = request.extensions().get::<Arc<Flow>>().cloned();
         self.start_stream(request.into_inner(), flow).await
     }
 
@@ -249,11 +270,7 @@ impl Grpc {
         Ok(Response::new(UnsealResponse { ids }))
     }
 
-    async fn start_stream(
-        &self,
-        req: StreamRequest,
-        flow: Option<Arc<crate::conn::Flow>>,
-    ) -> Result<Response<ChunkStream>, Status> {
+    async fn start_stream(&self, req: StreamRequest, flow: Option<Arc<Flow>>) -> Result<Response<ChunkStream>, Status> {
         let max = self.svc.config.max_batch;
         let chunk = match usize::try_from(req.chunk).unwrap_or(usize::MAX) {
             0 => DEFAULT_CHUNK.min(max),
@@ -265,12 +282,13 @@ impl Grpc {
                 )));
             }
         };
-        if let Some(why) = self.svc.not_ready() {
+        let g = self.svc.generator64()?;
+        if let Some(why) = self.svc.not_ready_with(&g) {
             return Err(Status::unavailable(why));
         }
         let total = (req.n != 0).then_some(req.n);
         // Each chunk: its IDs, and as many bytes again encoded.
-        let mut chunks = IdChunks::new(self.svc.clone(), total, chunk, flow, 16);
+        let mut chunks = IdChunks::new(self.svc.clone(), g, total, chunk, flow, 16);
         chunks.reserve_first().await?;
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {

@@ -14,8 +14,8 @@
 use crate::Service;
 use flakeid_core::{Error, Generator, LeaseState};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// How the supervisor polls, backs off and reports.
 #[derive(Debug, Clone)]
@@ -37,60 +37,6 @@ impl Default for Supervision {
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
         }
-    }
-}
-
-/// What `/healthz` and `/v1/layout` read of the supervisor's state.
-#[derive(Debug)]
-pub(crate) struct Watch {
-    base: Instant,
-    /// Milliseconds since `base` + 1 at which the lease stopped being held; 0 while
-    /// it is held (or there is no lease).
-    unleased_since: AtomicU64,
-    /// The liveness timeout in ms; 0: no liveness failure (no supervisor).
-    liveness_ms: AtomicU64,
-    /// Leases taken again after a loss.
-    pub(crate) releases: AtomicU64,
-}
-
-impl Default for Watch {
-    fn default() -> Self {
-        Watch {
-            base: Instant::now(),
-            unleased_since: AtomicU64::new(0),
-            liveness_ms: AtomicU64::new(0),
-            releases: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Watch {
-    fn now_ms(&self) -> u64 {
-        self.base.elapsed().as_millis() as u64 + 1
-    }
-
-    fn held(&self) {
-        self.unleased_since.store(0, Ordering::Relaxed);
-    }
-
-    fn not_held(&self) {
-        let now = self.now_ms();
-        let _ = self
-            .unleased_since
-            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
-    }
-
-    /// Why the process counts as not live: no lease held for longer than the
-    /// liveness timeout.
-    pub(crate) fn liveness_failure(&self) -> Option<String> {
-        let limit = self.liveness_ms.load(Ordering::Relaxed);
-        let since = self.unleased_since.load(Ordering::Relaxed);
-        if limit == 0 || since == 0 {
-            return None;
-        }
-        let without = self.now_ms().saturating_sub(since);
-        (without >= limit)
-            .then(|| format!("no node-id lease held for {without} ms (the liveness timeout is {limit} ms)"))
     }
 }
 
@@ -123,12 +69,10 @@ pub async fn supervise<F>(svc: Arc<Service>, rebuild: F, opts: Supervision)
 where
     F: Fn() -> Result<Generator, Error> + Send + Sync + 'static,
 {
-    if !svc.generator().is_leased() {
+    if !svc.generator().is_some_and(|g| g.is_leased()) {
         return;
     }
-    svc.lease
-        .liveness_ms
-        .store(opts.liveness_timeout.as_millis() as u64, Ordering::Relaxed);
+    svc.lease.set_liveness_timeout(opts.liveness_timeout);
     let rebuild = Arc::new(rebuild);
     let mut last = "held";
     let mut reported_liveness = false;
@@ -137,7 +81,7 @@ where
         if svc.is_draining() {
             return;
         }
-        let g = svc.generator();
+        let Some(g) = svc.generator() else { return };
         let Some(state) = g.lease_state() else { return };
         let now = kind(&state);
         if now != last {

@@ -7,33 +7,111 @@
 //! well before the store could give its node id to another holder.
 #![warn(missing_docs)]
 
+//!
+//! The modules stand in floors, each using only those below it (tests/docs/imports.py
+//! fails on a circle):
+//! 1. plain data: `config` (the settings, limits, budgets and security files),
+//!    `error`, `formats`, `access`, `liveness`;
+//! 2. `metrics` (the figures of a snapshot handed in), `security`, `budget` (the
+//!    memory budgets: `Budget`, `Flow`, `Streams`);
+//! 3. `service`: the issuing state;
+//! 4. the handlers: `grpc`, `routes`, and beside them `lease` (the supervisor) and
+//!    `trim`;
+//! 5. the transport: `conn` (connections, their limits and bodies), given a router
+//!    and a [`conn::Handler`], naming no route;
+//! 6. the wiring: this file.
+
+// 1. plain data
 mod access;
-mod conn;
-mod lease;
+mod config;
+mod error;
+mod formats;
+mod liveness;
+// 2.
+mod budget;
 mod metrics;
 mod security;
+// 3.
+mod service;
+// 4. handlers
+pub mod grpc;
+mod lease;
+mod routes;
 mod trim;
+// 5. transport
+mod conn;
 
+use axum::Router;
+use axum::http::Request;
+use axum::response::Response;
+use hyper::body::Incoming;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod config;
-mod error;
-mod formats;
-pub mod grpc;
-mod routes;
-mod service;
-
-pub use config::{Budgets, CHUNK, Config, DEFAULT_MAX_BATCH, MAX_BATCH_CEILING, MAX_MEMORY};
-pub use conn::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
+pub use config::{
+    Budgets, CHUNK, Config, DEFAULT_MAX_BATCH, Limits, MAX_BATCH_CEILING, MAX_MEMORY, PER_CONNECTION, SecurityFiles,
+};
+pub use conn::{PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 pub use formats::JS_SAFE_BITS;
 pub use lease::{Supervision, supervise};
-use routes::probe_router;
-pub use routes::router;
-pub use security::SecurityFiles;
-pub use service::OPENAPI;
-pub use service::Service;
+pub use service::{OPENAPI, Service};
+
+/// The HTTP routes and the gRPC services of `service` (what [`serve`] answers
+/// with): `/flakeid.v1.Flakeid/*`, `grpc.health.v1` and server reflection. The
+/// health statuses follow readiness under [`serve`] only.
+pub fn router(service: Arc<Service>) -> Router {
+    routes::router(service, &grpc::Health::new())
+}
+
+/// The transport's questions, answered by the handlers (routes.rs) and the
+/// service: one static dispatch per question, inlined.
+impl conn::Handler for Service {
+    #[inline]
+    fn route(&self, path: &str) -> metrics::Route {
+        metrics::Route::of(path)
+    }
+    #[inline]
+    fn is_grpc(&self, path: &str) -> bool {
+        routes::is_grpc(path)
+    }
+    #[inline]
+    fn single_message(&self, path: &str) -> bool {
+        routes::single_message(path)
+    }
+    #[inline]
+    fn streamed(&self, route: metrics::Route) -> bool {
+        route.is_streamed()
+    }
+    #[inline]
+    fn probe(&self, route: metrics::Route) -> bool {
+        routes::is_probe(route)
+    }
+    #[inline]
+    fn answer(&self, route: metrics::Route, req: &Request<Incoming>) -> Option<Response> {
+        routes::answer_now(self, route, req)
+    }
+    #[inline]
+    fn metrics(&self) -> &Arc<metrics::Metrics> {
+        &self.metrics
+    }
+    #[inline]
+    fn access(&self) -> Option<&access::AccessLog> {
+        self.access.as_ref()
+    }
+    #[inline]
+    fn is_draining(&self) -> bool {
+        Service::is_draining(self)
+    }
+    #[inline]
+    fn memory(&self) -> &budget::Memory {
+        &self.memory
+    }
+    #[inline]
+    fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+}
 
 /// How long a shutdown waits for in-flight requests and streams before it closes
 /// the remaining connections anyway.
@@ -43,7 +121,7 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// drains in-flight requests and streamed bodies (at most [`DRAIN_TIMEOUT`]; then
 /// the connections still open are reset, and the log says how many responses that
 /// cut) and releases the lease.
-/// Connections are bounded by the service's [`Limits`] (conn/slots.rs).
+/// Connections are bounded by the service's [`Limits`] (config/limits.rs).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<Service>,
@@ -66,7 +144,8 @@ pub async fn serve_with_probes(
     service: Arc<Service>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = router(service.clone());
+    let health = grpc::Health::new();
+    let app = routes::router(service.clone(), &health);
     let security = security::Security::load(service.config.security.clone())?;
     *service.security.lock().unwrap_or_else(|e| e.into_inner()) = Some(security.clone());
     let s = &service.config.security;
@@ -74,15 +153,15 @@ pub async fn serve_with_probes(
         tokio::spawn(security.clone().watch());
     }
     let limits = service.config.limits.clone();
-    let ready = grpc::set_health(&service).await;
-    tokio::spawn(grpc::watch_health(Arc::downgrade(&service), ready));
+    let ready = health.set(&service).await;
+    tokio::spawn(health.watch(Arc::downgrade(&service), ready));
     tokio::spawn(trim::run(Arc::downgrade(&service)));
     let (probes_done, probes_stop) = tokio::sync::oneshot::channel::<()>();
     let probe_loop = match probes {
         None => None,
         Some(l) => {
-            let app = probe_router(service.clone());
-            let plain = security::Security::load(security::SecurityFiles::default())?;
+            let app = routes::probe_router(service.clone());
+            let plain = security::Security::load(SecurityFiles::default())?;
             let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS, 0);
             let stop = async move {
                 let _ = probes_stop.await;
@@ -104,7 +183,7 @@ pub async fn serve_with_probes(
         limits.max_connections_per_client,
         conn::PROBE_SLOTS,
     );
-    *service.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns.clone());
+    service.metrics.set_conns(conns.clone());
     let draining = service.clone();
     let shutdown = async move {
         shutdown.await;

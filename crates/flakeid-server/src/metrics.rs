@@ -8,9 +8,8 @@
 //! the generators retired that way are kept and added, so that every `_total`
 //! only grows for the life of the process.
 
-use crate::Service;
 use axum::body::Bytes;
-use flakeid_core::{Generator, LeaseState, Stats};
+use flakeid_core::{Generator, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -21,6 +20,53 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// What `/metrics` reads of the service at scrape time ([`Metrics::set_source`]):
+/// handed in by the service, so that the metrics know no service.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Snapshot {
+    /// The generator in use: its stats, whether its lease is held (always without
+    /// one) and its lease's last renewal round trip.
+    pub stats: Stats,
+    pub lease_held: bool,
+    pub lease_renew_latency_us: Option<u64>,
+    /// Leases taken again after one was lost.
+    pub lease_reacquired: u64,
+    /// Access-log lines dropped (`None`: no access log).
+    pub access_log_dropped: Option<u64>,
+    /// Bytes of the request budget held, requests it refused, and bytes of the
+    /// response budget reserved.
+    pub request_memory: usize,
+    pub request_memory_refused: u64,
+    pub response_memory: usize,
+}
+
+/// The connections' figures (conn/slots.rs, `Conns`), once serving.
+pub(crate) trait ConnGauges: Send + Sync + std::fmt::Debug {
+    /// Open client connections.
+    fn open(&self) -> usize;
+    /// Connections closed to make room.
+    fn evicted(&self) -> u64;
+    /// Connections closed at once at a cap.
+    fn refused(&self) -> u64;
+}
+
+type Source = Box<dyn Fn() -> Option<Snapshot> + Send + Sync>;
+
+/// Where [`Live`] reads from: the service's snapshot, and the connections.
+#[derive(Default)]
+struct Sources {
+    snapshot: OnceLock<Source>,
+    conns: Mutex<Option<Arc<dyn ConnGauges>>>,
+    /// The counters of generators replaced after a lost lease.
+    retired: Mutex<Stats>,
+}
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sources").finish_non_exhaustive()
+    }
+}
 
 /// The upper bounds of the latency histogram's buckets, in seconds: 50 µs
 /// doubling to about 1.6 s (16 buckets, and `+Inf`).
@@ -73,7 +119,7 @@ type HistogramFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
 /// The `route` labels: each route's pattern, each gRPC method's path, and `other`
 /// for every unknown path (a scanner must not grow the metrics). Listed once;
 /// [`Route`] is an index into it.
-const ROUTES: [&str; 21] = [
+const ROUTES: [&str; 22] = [
     "/v1/id",
     "/v1/ids",
     "/v1/layout",
@@ -83,6 +129,7 @@ const ROUTES: [&str; 21] = [
     "/openapi.json",
     "/v1/uuid",
     "/v1/ulid",
+    "/v1/typeid",
     "/flakeid.v1.Flakeid/Next",
     "/flakeid.v1.Flakeid/Batch",
     "/flakeid.v1.Flakeid/Stream",
@@ -97,7 +144,7 @@ const ROUTES: [&str; 21] = [
     "other",
 ];
 /// The routes matched by their exact path; the others are patterns.
-const EXACT_ROUTES: usize = 18;
+const EXACT_ROUTES: usize = 19;
 
 /// The route label of a request: an index into [`ROUTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,9 +169,9 @@ impl Route {
     pub(crate) const HEALTHZ: Route = Route(3);
     pub(crate) const READYZ: Route = Route(4);
     const IDS: Route = Route(1);
-    const STREAM: Route = Route(11);
+    const STREAM: Route = Route(12);
     /// The first and last gRPC method in [`ROUTES`].
-    const GRPC: std::ops::RangeInclusive<u8> = 9..=17;
+    const GRPC: std::ops::RangeInclusive<u8> = 10..=18;
     const DECODE: Route = Route(EXACT_ROUTES as u8);
     const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
     const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);
@@ -208,13 +255,13 @@ pub(crate) struct Metrics {
     /// used: recording a request is then a counter add and a histogram observe, with
     /// no label hashing and no family lock.
     handles: Box<[OnceLock<Handles>]>,
-    /// The counters of generators replaced after a lost lease.
-    pub retired: Mutex<Stats>,
     /// The last rendering of `/metrics` and when it was made, alive while an
     /// answer holds it ([`Metrics::scrape`]).
     rendered: Mutex<Option<(std::time::Instant, Weak<Rendered>)>>,
     /// Renderings alive ([`MAX_RENDERINGS`]).
     renderings: Arc<std::sync::atomic::AtomicUsize>,
+    /// What the figures read at scrape time come from.
+    sources: Arc<Sources>,
 }
 
 /// How long one rendering of `/metrics` is served to every scrape
@@ -257,7 +304,8 @@ impl AsRef<[u8]> for Rendered {
 }
 
 impl Metrics {
-    pub fn new(svc: Weak<Service>) -> Metrics {
+    pub fn new() -> Metrics {
+        let sources = Arc::new(Sources::default());
         let mut registry = Registry::with_prefix("flakeid");
         let issued = Counter::default();
         let requests = Family::<RouteLabels, Counter>::default();
@@ -291,7 +339,7 @@ impl Metrics {
             "1 when issued IDs are sealed (--seal-key-file), else 0",
             sealing.clone(),
         );
-        registry.register_collector(Box::new(Live(svc)));
+        registry.register_collector(Box::new(Live(sources.clone())));
         Metrics {
             registry,
             issued,
@@ -303,10 +351,22 @@ impl Metrics {
             handles: (0..ROUTES.len() * METHODS.len() * STATUSES.len())
                 .map(|_| OnceLock::new())
                 .collect(),
-            retired: Mutex::new(Stats::default()),
             rendered: Mutex::new(None),
             renderings: Arc::default(),
+            sources,
         }
+    }
+
+    /// Where the figures read at scrape time come from: `source` gives them, or
+    /// `None` once the service is gone (then they are left out). Set once; a second
+    /// call changes nothing.
+    pub fn set_source(&self, source: impl Fn() -> Option<Snapshot> + Send + Sync + 'static) {
+        let _ = self.sources.snapshot.set(Box::new(source));
+    }
+
+    /// The open connections, counted from now on (`connections_*`).
+    pub fn set_conns(&self, conns: Arc<dyn ConnGauges>) {
+        *self.sources.conns.lock().unwrap_or_else(|e| e.into_inner()) = Some(conns);
     }
 
     /// The body of `/metrics`, fresh unless answers not yet written hold the last
@@ -338,7 +398,7 @@ impl Metrics {
     /// Keeps the counters of `old`, a generator being replaced.
     pub fn retire(&self, old: &Generator) {
         let s = old.stats();
-        let mut r = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        let mut r = self.sources.retired.lock().unwrap_or_else(|e| e.into_inner());
         r.ids_issued += s.ids_issued;
         r.tick_waits += s.tick_waits;
         r.tick_wait_us += s.tick_wait_us;
@@ -346,7 +406,7 @@ impl Metrics {
         r.max_rollback_ms = r.max_rollback_ms.max(s.max_rollback_ms);
     }
 
-    /// Counts one `flakeid.v1.Flakeid` call by the status it ended with (conn/budgets.rs,
+    /// Counts one `flakeid.v1.Flakeid` call by the status it ended with (conn/bodies.rs,
     /// `Tracked`: every call, refusals made before its handler included).
     pub fn count_rpc(&self, rpc: &'static str, code: u16) {
         self.grpc.get_or_create(&RpcLabels { rpc, code }).inc();
@@ -404,9 +464,9 @@ pub(crate) fn status_class(status: u16) -> &'static str {
 }
 
 /// The figures read at scrape time: the generator's stats, the lease, the
-/// connections.
+/// budgets ([`Snapshot`]), and the connections.
 #[derive(Debug)]
-struct Live(Weak<Service>);
+struct Live(Arc<Sources>);
 
 fn seconds_ms(ms: u64) -> f64 {
     ms as f64 / 1e3
@@ -440,12 +500,11 @@ const LEASE_STATES: [&str; 5] = ["none", "held", "unreachable", "lost", "release
 
 impl Collector for Live {
     fn encode(&self, mut e: DescriptorEncoder) -> Fmt {
-        let Some(svc) = self.0.upgrade() else {
+        let Some(snap) = self.0.snapshot.get().and_then(|source| source()) else {
             return Ok(());
         };
-        let g = svc.generator();
-        let s = g.stats();
-        let r = *svc.metrics.retired.lock().unwrap_or_else(|e| e.into_inner());
+        let s = snap.stats;
+        let r = *self.0.retired.lock().unwrap_or_else(|e| e.into_inner());
         let secs = Some(&Unit::Seconds);
         counter_u64(
             &mut e,
@@ -500,7 +559,7 @@ impl Collector for Live {
                 v.encode(fam.encode_family(&StateLabels { state: name })?)?;
             }
         }
-        let held = matches!(g.lease_state(), None | Some(LeaseState::Held));
+        let held = snap.lease_held;
         gauge_i64(
             &mut e,
             "lease_held",
@@ -519,42 +578,42 @@ impl Collector for Live {
             "lease_renew_latency",
             "Round trip of the lease's last confirmed renewal (0 without a lease)",
             secs,
-            g.lease_renew_latency_us().unwrap_or(0) as f64 / 1e6,
+            snap.lease_renew_latency_us.unwrap_or(0) as f64 / 1e6,
         )?;
         counter_u64(
             &mut e,
             "lease_reacquired",
             "Leases taken again after one was lost",
-            svc.lease.releases.load(std::sync::atomic::Ordering::Relaxed),
+            snap.lease_reacquired,
         )?;
-        if let Some(log) = &svc.access {
+        if let Some(dropped) = snap.access_log_dropped {
             counter_u64(
                 &mut e,
                 "access_log_dropped",
                 "Access-log lines dropped because the writer fell behind (--access-log)",
-                log.dropped.load(std::sync::atomic::Ordering::Relaxed),
+                dropped,
             )?;
         }
         gauge_i64(
             &mut e,
             "request_memory_bytes",
             "Bytes of gRPC request bodies buffered now (at most --request-memory)",
-            i64::try_from(svc.requests.held()).unwrap_or(i64::MAX),
+            i64::try_from(snap.request_memory).unwrap_or(i64::MAX),
         )?;
         counter_u64(
             &mut e,
             "request_memory_refused",
             "gRPC requests refused (RESOURCE_EXHAUSTED) because --request-memory was in use",
-            svc.requests.refused.load(std::sync::atomic::Ordering::Relaxed),
+            snap.request_memory_refused,
         )?;
-        let free = svc.responses.available_permits();
         gauge_i64(
             &mut e,
             "response_memory_bytes",
             "Bytes reserved for responses not yet sent to their clients (at most --response-memory)",
-            i64::try_from(svc.budgets.response.saturating_sub(free)).unwrap_or(i64::MAX),
+            i64::try_from(snap.response_memory).unwrap_or(i64::MAX),
         )?;
-        if let Some(c) = svc.conns.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        let conns = self.0.conns.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(c) = conns {
             gauge_i64(
                 &mut e,
                 "connections_open",
@@ -565,13 +624,13 @@ impl Collector for Live {
                 &mut e,
                 "connections_evicted",
                 "Connections closed to make room: unserved, or served with no request in flight",
-                c.evicted.load(std::sync::atomic::Ordering::Relaxed),
+                c.evicted(),
             )?;
             counter_u64(
                 &mut e,
                 "connections_refused",
                 "Connections closed at once: at a cap, every other connection had a request in flight",
-                c.refused.load(std::sync::atomic::Ordering::Relaxed),
+                c.refused(),
             )?;
         }
         Ok(())
@@ -585,7 +644,7 @@ mod tests {
     /// The most bytes one rendering of `/metrics` can hold: its series are bounded by
     /// the routes, methods and statuses, not by what clients send
     /// (`clients_cannot_grow_the_metrics` renders every route and method with more
-    /// statuses than the server answers with: 509 KiB).
+    /// statuses than the server answers with: 536 KiB).
     const MAX_SCRAPE: usize = 768 * 1024;
 
     fn text(m: &Metrics) -> String {
@@ -656,7 +715,7 @@ mod tests {
     #[test]
     fn scrapes_share_a_few_renderings() {
         use std::sync::atomic::Ordering;
-        let m = Metrics::new(Weak::new());
+        let m = Metrics::new();
         let age = |m: &Metrics| {
             let mut r = m.rendered.lock().unwrap();
             let at = &mut r.as_mut().unwrap().0;
@@ -696,7 +755,7 @@ mod tests {
     #[test]
     fn clients_cannot_grow_the_metrics() {
         use axum::http::Method;
-        let m = Metrics::new(Weak::new());
+        let m = Metrics::new();
         let mut methods = [
             "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT",
         ]
@@ -721,8 +780,8 @@ mod tests {
         }
         let t = text(&m);
         let series = t.matches("\nflakeid_http_requests_total{").count();
-        // 11 HTTP routes x (GET, HEAD, other), 9 gRPC x (POST, other), other x other.
-        assert_eq!(series, (11 * 3 + 9 * 2 + 1) * (STATUSES.len() + 7), "{t}");
+        // 12 HTTP routes x (GET, HEAD, other), 9 gRPC x (POST, other), other x other.
+        assert_eq!(series, (12 * 3 + 9 * 2 + 1) * (STATUSES.len() + 7), "{t}");
         assert!(t.len() <= MAX_SCRAPE, "{} bytes", t.len());
     }
 
@@ -730,7 +789,7 @@ mod tests {
     /// handle table and through the lookups alike (418 has no place in the table).
     #[test]
     fn each_request_is_counted_in_its_route_method_and_status() {
-        let m = Metrics::new(Weak::new());
+        let m = Metrics::new();
         let id = Route::of("/v1/id");
         let ids = Route::of("/v1/ids");
         let (get, head, post) = (

@@ -1,46 +1,74 @@
 //! The HTTP routes and their handlers.
 
+use crate::budget::Flow;
 use crate::config::{CHUNK, RESERVE_OVERHEAD};
-use crate::error::{ApiError, finish};
+use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
     one_id_response, typed, wants_json,
 };
-use crate::service::{IdChunks, Shared};
-use crate::{Service, conn, grpc};
+use crate::grpc::{Grpc, Health, reflection};
+use crate::metrics::{KindLabels, Route};
+use crate::service::{IdChunks, Service, Shared, no_room};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::Response;
-use axum::routing::get;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
 use flakeid_core::{Generator, text};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
-/// `grpc.health.v1` and server reflection.
-pub fn router(service: Arc<Service>) -> Router {
-    let app = Router::new()
-        .route_service("/flakeid.v1.Flakeid/{*method}", grpc::Grpc::server(service.clone()))
-        .route_service("/grpc.health.v1.Health/{*method}", service.health.1.clone())
-        .route("/v1/id", get(one_id))
-        .route("/v1/ids", get(many_ids))
-        .route("/v1/decode/{id}", get(decode_id))
-        .route("/v1/unseal/{id}", get(unseal_id))
-        .route("/v1/layout", get(layout_info))
-        .route("/v1/uuid", get(one_uuid))
-        .route("/v1/ulid", get(one_ulid))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .route("/openapi.json", get(openapi))
-        .fallback(not_found)
+/// The HTTP routes: each path and its handler, written once. [`router`] and
+/// [`probe_router`] are built from it, and their 404 answers name its paths.
+fn http_routes() -> [(&'static str, MethodRouter<Shared>); 12] {
+    [
+        ("/v1/id", get(one_id)),
+        ("/v1/ids", get(many_ids)),
+        ("/v1/uuid", get(one_uuid)),
+        ("/v1/ulid", get(one_ulid)),
+        ("/v1/typeid", get(one_typeid)),
+        ("/v1/decode/{id}", get(decode_id)),
+        ("/v1/unseal/{id}", get(unseal_id)),
+        ("/v1/layout", get(layout_info)),
+        ("/healthz", get(healthz)),
+        ("/readyz", get(readyz)),
+        ("/metrics", get(metrics)),
+        ("/openapi.json", get(openapi)),
+    ]
+}
+
+/// The paths of the probe listener's routes (a subset of [`http_routes`]).
+const PROBE_PATHS: [&str; 2] = ["/healthz", "/readyz"];
+
+/// `routes` on a router whose 404 answer names their paths, and whose 405 says
+/// which methods are served.
+fn serving(
+    app: Router<Shared>,
+    routes: impl IntoIterator<Item = (&'static str, MethodRouter<Shared>)>,
+) -> Router<Shared> {
+    let mut app = app;
+    let mut paths = Vec::new();
+    for (path, handler) in routes {
+        app = app.route(path, handler);
+        paths.push(path);
+    }
+    let message: Arc<str> = format!("no such route (try {})", paths.join(", ")).into();
+    app.fallback(move |State(svc): State<Shared>| not_found(svc, message.clone()))
         .method_not_allowed_fallback(not_allowed)
-        .with_state(service);
-    match grpc::reflection() {
+}
+
+/// The HTTP routes and the gRPC services of a service: `/flakeid.v1.Flakeid/*`,
+/// `grpc.health.v1` (answered from `health`) and server reflection.
+pub(crate) fn router(service: Arc<Service>, health: &Health) -> Router {
+    let grpc = Router::new()
+        .route_service("/flakeid.v1.Flakeid/{*method}", Grpc::server(service.clone()))
+        .route_service("/grpc.health.v1.Health/{*method}", health.server());
+    let app = serving(grpc, http_routes()).with_state(service);
+    match reflection() {
         Some((v1, v1alpha)) => app.merge(v1).merge(v1alpha),
         None => app,
     }
@@ -48,12 +76,49 @@ pub fn router(service: Arc<Service>) -> Router {
 
 /// The routes of the probe listener: `/healthz` and `/readyz`.
 pub(crate) fn probe_router(service: Arc<Service>) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_allowed)
-        .with_state(service)
+    let probes = http_routes().into_iter().filter(|(path, _)| PROBE_PATHS.contains(path));
+    serving(Router::new(), probes).with_state(service)
+}
+
+/// Whether `path` is a gRPC method's (served over HTTP/2 only).
+pub(crate) fn is_grpc(path: &str) -> bool {
+    path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
+}
+
+/// Whether the gRPC method at `path` takes one request message (reflection's
+/// calls stream requests; every other method takes one).
+pub(crate) fn single_message(path: &str) -> bool {
+    !path.starts_with("/grpc.reflection.")
+}
+
+/// Whether a probe slot answers `route`: `/healthz` and `/readyz` only.
+pub(crate) fn is_probe(route: Route) -> bool {
+    route == Route::HEALTHZ || route == Route::READYZ
+}
+
+/// The answers made without the router: `GET` and `HEAD /v1/id`, the hot route
+/// (the router would only match the path, insert its empty parameters, box the
+/// body and add content-length). `None`: the router answers.
+#[inline]
+pub(crate) fn answer_now(
+    svc: &Service,
+    route: Route,
+    req: &axum::http::Request<hyper::body::Incoming>,
+) -> Option<Response> {
+    (route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD))
+        .then(|| one_id_answer(svc, req.method(), req.uri(), req.headers()))
+}
+
+/// Records an error response in the metrics (requests and their latency are
+/// counted for every route in conn/requests.rs) and turns the result into a response.
+pub(crate) fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
+    match result {
+        Ok(r) => r,
+        Err(e) => {
+            svc.metrics.errors.get_or_create(&KindLabels { kind: e.kind }).inc();
+            e.into_response()
+        }
+    }
 }
 
 fn query_params(
@@ -113,7 +178,7 @@ async fn many_ids(
     State(svc): State<Shared>,
     method: Method,
     headers: HeaderMap,
-    flow: Option<axum::Extension<Arc<conn::Flow>>>,
+    flow: Option<axum::Extension<Arc<Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let result = many_ids_inner(&svc, method == Method::HEAD, &headers, flow.map(|e| e.0), q).await;
@@ -124,7 +189,7 @@ async fn many_ids_inner(
     svc: &Shared,
     head: bool,
     headers: &HeaderMap,
-    flow: Option<Arc<conn::Flow>>,
+    flow: Option<Arc<Flow>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
@@ -142,6 +207,7 @@ async fn many_ids_inner(
             }
         },
     };
+    let g = svc.generator64()?;
     let format = match params.get("format").map(String::as_str) {
         Some("json") => BatchFormat::Json,
         Some("ndjson") => BatchFormat::Ndjson,
@@ -155,7 +221,7 @@ async fn many_ids_inner(
         }
         None => {
             // JSON numbers only where every ID is an exact JavaScript number.
-            let bits = svc.generator().layout().total_bits();
+            let bits = g.layout().total_bits();
             let numbers = bits <= JS_SAFE_BITS;
             let all = [
                 BatchFormat::Json,
@@ -173,7 +239,7 @@ async fn many_ids_inner(
             match negotiate(headers, &offers[..served]) {
                 Ok(i) => all[i],
                 Err(_) if !numbers && asks_for_numbers(headers) => {
-                    let name = svc.generator().layout().display_name();
+                    let name = g.layout().display_name();
                     return Err(ApiError {
                         status: StatusCode::NOT_ACCEPTABLE,
                         kind: "not_acceptable",
@@ -193,10 +259,10 @@ async fn many_ids_inner(
     // Octets: 8 bytes an ID and the IDs themselves; text: at most 23 and the IDs.
     let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
-        // Room for it until it is written, as for a chunk (conn/budgets.rs, `Flow`).
+        // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
         if let Some(flow) = &flow {
             let r = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await;
-            flow.made(r.ok_or_else(crate::service::no_room)?);
+            flow.made(r.ok_or_else(no_room)?);
         }
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
@@ -206,11 +272,11 @@ async fn many_ids_inner(
     }
     // Larger batches are made as the client reads, one chunk at a time: a client
     // that stops reading stops the issuing, and no whole batch sits in memory.
-    if let Some(why) = svc.not_ready() {
+    if let Some(why) = svc.not_ready_with(&g) {
         return Err(ApiError::unavailable("not_ready", why));
     }
     let mut first = true;
-    let mut chunks = IdChunks::new(svc.clone(), Some(n as u64), CHUNK, flow, bytes_per_id);
+    let mut chunks = IdChunks::new(svc.clone(), g, Some(n as u64), CHUNK, flow, bytes_per_id);
     chunks.reserve_first().await?;
     let mut left = n;
     let body = tokio_stream::StreamExt::map(chunks, move |r| {
@@ -261,14 +327,30 @@ async fn decode_id(
                 ));
             }
         };
+        let Path(given) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
+        // A UUID, ULID or TypeID (their shapes are no 64-bit form's), read as the
+        // CLI's `decode` reads it, answered with its JSON.
+        if !params.contains_key("from")
+            && let Some(wide) = flakeid_core::decode_wide(&given)
+        {
+            if sealed {
+                return Err(ApiError::bad(
+                    "sealed",
+                    "a UUID, ULID or TypeID is never sealed: only 64-bit IDs are".into(),
+                ));
+            }
+            let (u, form) = wide.map_err(|e| ApiError::bad("id", e.to_string()))?;
+            let body = text::wide_json(u, &form).map_err(|e| ApiError::bad("id", e.to_string()))?;
+            return Ok(typed("application/json", format!("{body}\n")));
+        }
         if sealed {
             svc.sealer()?;
         }
-        let mut id = path_id(path, &params)?;
+        let mut id = path_id(Ok(Path(given)), &params)?;
         if sealed {
             id = svc.unseal(id)?;
         }
-        let g = svc.generator();
+        let g = svc.generator64()?;
         let layout = g.layout();
         let p = layout
             .try_decompose(id)
@@ -347,20 +429,47 @@ fn wide_answer(
     finish(svc, result)
 }
 
+/// `GET /v1/typeid?prefix=P`: the same 128 bits as a TypeID (`P_` and the
+/// lowercase ULID; no prefix: the bare suffix), as text or `{"typeid":"…"}`.
+async fn one_typeid(
+    State(svc): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let params = query_params(q, &["prefix", "format"])?;
+        let prefix = params.get("prefix").map_or("", String::as_str);
+        flakeid_core::check_typeid_prefix(prefix).map_err(|e| ApiError::bad("prefix", e.to_string()))?;
+        let json = wants_json(params.get("format").map(String::as_str), &headers)?;
+        let u = svc.issue_uuid7()?;
+        let text = flakeid_core::format_typeid(prefix, u)?;
+        Ok(if json {
+            ids_response(
+                APPLICATION_JSON,
+                format!("{{\"typeid\":{}}}\n", text::json_string(&text)),
+            )
+        } else {
+            ids_response(TEXT_PLAIN, format!("{text}\n"))
+        })
+    })();
+    finish(&svc, result)
+}
+
 fn lease_text(g: &Generator) -> String {
     g.lease_state().map_or("none", |s| s.as_str()).into()
 }
 
 async fn layout_info(State(svc): State<Shared>) -> Response {
-    let body = layout_body(&svc);
-    finish(&svc, Ok(typed("application/json", body)))
+    let result = svc
+        .generator64()
+        .map(|g| typed("application/json", layout_body(&svc, &g)));
+    finish(&svc, result)
 }
 
 /// `/v1/layout`'s body: the layout as the core shows it everywhere
 /// ([`text::layout_json`], what `flakeid layouts --json` prints), then this
 /// service's own fields: its node id, its lease and its largest batch.
-fn layout_body(svc: &Service) -> String {
-    let g = &*svc.generator();
+fn layout_body(svc: &Service, g: &Generator) -> String {
     let layout = text::layout_json(g.layout());
     let mut body = layout.strip_suffix('}').unwrap_or(&layout).to_owned();
     let _ = writeln!(
@@ -378,7 +487,7 @@ fn layout_body(svc: &Service) -> String {
 
 async fn healthz(State(svc): State<Shared>) -> Response {
     let result = match svc.not_live() {
-        None => Ok(typed("text/plain; charset=utf-8", "ok\n")),
+        None => Ok(typed("text/plain; charset=utf-8", format!("ok: {}\n", svc.families()))),
         Some(why) => Err(ApiError::unavailable("not_live", why)),
     };
     finish(&svc, result)
@@ -409,13 +518,13 @@ async fn openapi(State(svc): State<Shared>) -> Response {
     typed("application/json", svc.openapi.clone())
 }
 
-async fn not_found(State(svc): State<Shared>) -> Response {
+/// The 404 answer: `message` names the router's routes ([`serving`]).
+async fn not_found(svc: Shared, message: Arc<str>) -> Response {
     let e = ApiError {
         status: StatusCode::NOT_FOUND,
         kind: "not_found",
         parameter: Some("path"),
-        message: "no such route (try /v1/id, /v1/ids?n=N, /v1/decode/{id}, /v1/unseal/{id}, /v1/layout, /healthz, /readyz, /metrics, /openapi.json)"
-            .into(),
+        message: message.to_string(),
     };
     finish(&svc, Err(e))
 }
@@ -453,7 +562,7 @@ mod tests {
             .build()
             .unwrap();
         let svc = crate::Service::new(g, crate::Config::default()).unwrap();
-        let body = super::layout_body(&svc);
+        let body = super::layout_body(&svc, &svc.generator().unwrap());
         let layout = layout_json(&Layout::SNOWFLAKE);
         assert!(body.starts_with(layout.strip_suffix('}').unwrap()), "{body}");
         assert_eq!(

@@ -14,30 +14,15 @@
 //!   certificate, key, CA or token file is loaded for new connections and requests
 //!   (a file that does not load is logged and the previous one kept).
 
+use crate::config::SecurityFiles;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 use subtle::ConstantTimeEq;
-
-/// The files of TLS and token authentication; `None`s leave them off.
-#[derive(Debug, Clone, Default)]
-pub struct SecurityFiles {
-    /// `--tls-cert`: the server's certificate chain (PEM), reloaded when it changes.
-    pub tls_cert: Option<PathBuf>,
-    /// `--tls-key`: its private key (PEM).
-    pub tls_key: Option<PathBuf>,
-    /// `--tls-client-ca`: require client certificates signed by this CA (mTLS).
-    pub tls_client_ca: Option<PathBuf>,
-    /// `--auth-token-file`: bearer tokens, one per line, for `/v1/*` and gRPC.
-    pub auth_token_file: Option<PathBuf>,
-    /// `--metrics-auth`: `/metrics` needs a token too (needs `auth_token_file`).
-    pub metrics_auth: bool,
-}
 
 impl SecurityFiles {
     /// Loads and checks every file (certificate chain, key, client CA, tokens) as

@@ -1,9 +1,13 @@
 //! One running service ([`Service`]): the generator in use, readiness, and issuing,
 //! and the IDs of a large response made as they are sent ([`IdChunks`]).
 
-use crate::config::{Budgets, Config, RESERVE_OVERHEAD};
+use crate::access::AccessLog;
+use crate::budget::{Flow, Memory, Reserved};
+use crate::config::{Config, RESERVE_OVERHEAD};
 use crate::error::ApiError;
-use crate::{access, conn, grpc, lease, metrics, security};
+use crate::liveness::Watch;
+use crate::metrics::{Metrics, Snapshot};
+use crate::security::Security;
 use axum::http::StatusCode;
 use flakeid_core::{Error, Generator, LeaseState};
 use flakeid_seal::Sealer;
@@ -15,31 +19,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Why a draining service issues nothing.
 const SHUTTING_DOWN: &str = "shutting down";
 
+/// Why a service without a node id issues no 64-bit ID.
+const NO_NODE_ID: &str = "this service issues 128-bit IDs only (/v1/uuid, /v1/ulid, /v1/typeid, gRPC NextUuid): it was started without a node id; start it with --node (or --datacenter and --worker, or --lease) to serve 64-bit IDs";
+
 /// One running service: a generator shared by every request.
 #[derive(Debug)]
 pub struct Service {
     /// The generator in use: replaced by the lease supervisor (lease.rs) when a
     /// lost lease is taken again.
-    pub(crate) generator: std::sync::RwLock<Arc<Generator>>,
+    /// `None`: a service without a node id, which issues 128-bit IDs only
+    /// ([`Service::wide`]).
+    pub(crate) generator: std::sync::RwLock<Option<Arc<Generator>>>,
     pub(crate) config: Config,
     /// The lease supervisor's record (lease.rs): how long without a held lease.
-    pub(crate) lease: lease::Watch,
-    pub(crate) metrics: metrics::Metrics,
+    pub(crate) lease: Watch,
+    pub(crate) metrics: Arc<Metrics>,
     pub(crate) draining: AtomicBool,
-    /// The open connections, once serving (for the metrics).
-    pub(crate) conns: std::sync::Mutex<Option<Arc<conn::Conns>>>,
-    /// `grpc.health.v1`: the statuses, and the service that answers them.
-    pub(crate) health: (tonic_health::server::HealthReporter, grpc::HealthServer),
     /// The access log, when on ([`Config::access_log`]).
-    pub(crate) access: Option<access::AccessLog>,
-    /// [`Config::budgets`], and the server-wide request and response budgets.
-    pub(crate) budgets: Budgets,
-    pub(crate) requests: Arc<conn::Budget>,
-    pub(crate) responses: Arc<tokio::sync::Semaphore>,
-    /// Each client's share of `responses` ([`Budgets::client_response`]).
-    pub(crate) shares: Arc<conn::Shares>,
+    pub(crate) access: Option<AccessLog>,
+    /// The server-wide request and response budgets ([`Config::budgets`]).
+    pub(crate) memory: Memory,
     /// The TLS and token files, once serving (for a reload on SIGHUP).
-    pub(crate) security: std::sync::Mutex<Option<Arc<security::Security>>>,
+    pub(crate) security: std::sync::Mutex<Option<Arc<Security>>>,
     /// [`Service::openapi`], made once: every answer shares it, so the answers a
     /// client leaves unread hold no copy of it (docs/service.md, "Memory budget").
     pub(crate) openapi: axum::body::Bytes,
@@ -66,22 +67,42 @@ impl Service {
     /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer whose
     /// width is not the layout's (`seal_key_file`).
     pub fn new(generator: Generator, config: Config) -> Result<Arc<Service>, Error> {
+        Service::build(Some(generator), config)
+    }
+
+    /// A service without a node id: it issues 128-bit IDs only (`/v1/uuid`,
+    /// `/v1/ulid`, `/v1/typeid`, gRPC `NextUuid`), and its 64-bit routes answer
+    /// 409 `no_node_id` (gRPC `FAILED_PRECONDITION`), saying why.
+    ///
+    /// Errors ([`Error::Config`]): those of [`Config::validate`]; a sealer
+    /// (`seal_key_file`: sealing is of 64-bit IDs).
+    pub fn wide(config: Config) -> Result<Arc<Service>, Error> {
+        Service::build(None, config)
+    }
+
+    fn build(generator: Option<Generator>, config: Config) -> Result<Arc<Service>, Error> {
         config.validate()?;
-        let bits = generator.layout().total_bits();
-        if let Some(sealer) = &config.sealer
-            && sealer.bits() != bits
-        {
-            return Err(Error::Config {
-                field: "seal_key_file",
-                message: format!(
-                    "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
-                    sealer.bits()
-                ),
-            });
+        if let Some(sealer) = &config.sealer {
+            let Some(g) = &generator else {
+                return Err(Error::Config {
+                    field: "seal_key_file",
+                    message: "sealing is of 64-bit IDs: it needs a node id (--node, or a lease)".into(),
+                });
+            };
+            let bits = g.layout().total_bits();
+            if sealer.bits() != bits {
+                return Err(Error::Config {
+                    field: "seal_key_file",
+                    message: format!(
+                        "the sealer seals {}-bit IDs, but the generator's layout has {bits} bits",
+                        sealer.bits()
+                    ),
+                });
+            }
         }
         let access = match config.access_log {
             false => None,
-            true => Some(access::AccessLog::start().map_err(|e| Error::Config {
+            true => Some(AccessLog::start().map_err(|e| Error::Config {
                 field: "access_log",
                 message: format!("cannot start the access log's writer: {e}"),
             })?),
@@ -91,22 +112,19 @@ impl Service {
         let openapi = OPENAPI
             .replacen(OPENAPI_MAX_BATCH, &format!("\"maximum\": {}", config.max_batch), 1)
             .into();
-        Ok(Arc::new_cyclic(|me| {
-            let metrics = metrics::Metrics::new(me.clone());
+        Ok(Arc::new_cyclic(|me: &std::sync::Weak<Service>| {
+            let metrics = Metrics::new();
             metrics.sealing.set(i64::from(config.sealer.is_some()));
+            let me = me.clone();
+            metrics.set_source(move || me.upgrade().map(|svc| svc.snapshot()));
             Service {
-                budgets,
-                requests: Arc::new(conn::Budget::new(budgets.request)),
-                responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
-                shares: Arc::new(conn::Shares::new(budgets.client_response)),
+                memory: Memory::new(budgets),
                 security: std::sync::Mutex::new(None),
-                generator: std::sync::RwLock::new(Arc::new(generator)),
-                lease: lease::Watch::default(),
+                generator: std::sync::RwLock::new(generator.map(Arc::new)),
+                lease: Watch::default(),
                 config,
-                metrics,
+                metrics: Arc::new(metrics),
                 draining: AtomicBool::new(false),
-                conns: std::sync::Mutex::new(None),
-                health: grpc::health(),
                 access,
                 openapi,
                 uuids,
@@ -149,15 +167,39 @@ impl Service {
         self.metrics.issued.get()
     }
 
-    /// The generator in use now (a lost lease is replaced by a new one).
-    pub fn generator(&self) -> Arc<Generator> {
+    /// The generator of 64-bit IDs in use now (a lost lease is replaced by a new
+    /// one); `None` for a service without a node id ([`Service::wide`]).
+    pub fn generator(&self) -> Option<Arc<Generator>> {
         self.generator.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The generator in use, or the `no_node_id` refusal of the 64-bit routes of a
+    /// service without a node id.
+    pub(crate) fn generator64(&self) -> Result<Arc<Generator>, ApiError> {
+        self.generator().ok_or_else(|| ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "no_node_id",
+            parameter: None,
+            message: NO_NODE_ID.into(),
+        })
+    }
+
+    /// The ID families this service issues, as `/healthz` names them.
+    pub fn families(&self) -> &'static str {
+        match self.generator.read().unwrap_or_else(|e| e.into_inner()).is_some() {
+            true => "64-bit and 128-bit IDs",
+            false => "128-bit IDs only (no node id)",
+        }
     }
 
     /// Why the service may not issue now (`None` when it may): shutting down, or a
     /// leased node id that is not provably held.
     pub fn not_ready(&self) -> Option<String> {
-        self.not_ready_with(&self.generator())
+        match self.generator() {
+            Some(g) => self.not_ready_with(&g),
+            None if self.is_draining() => Some(SHUTTING_DOWN.into()),
+            None => None,
+        }
     }
 
     /// [`Service::not_ready`], of the generator `g` already in hand.
@@ -179,10 +221,10 @@ impl Service {
     /// old one; gives `new` back when the service is draining.
     pub(crate) fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
         let mut g = self.generator.write().unwrap_or_else(|e| e.into_inner());
-        if self.is_draining() {
+        let Some(held) = g.as_mut().filter(|_| !self.is_draining()) else {
             return Err(new);
-        }
-        let old = std::mem::replace(&mut *g, new);
+        };
+        let old = std::mem::replace(held, new);
         self.metrics.retire(&old);
         Ok(old)
     }
@@ -208,8 +250,24 @@ impl Service {
     /// watch, which runs on glibc only).
     #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
     pub(crate) fn memory_in_use(&self) -> usize {
-        let free = self.responses.available_permits();
-        self.requests.held() + self.budgets.response.saturating_sub(free)
+        self.memory.requests.held() + self.memory.responses_in_use()
+    }
+
+    /// What `/metrics` reads of the service at scrape time.
+    fn snapshot(&self) -> Snapshot {
+        let g = self.generator();
+        Snapshot {
+            stats: g.as_ref().map(|g| g.stats()).unwrap_or_default(),
+            lease_held: g
+                .as_ref()
+                .is_none_or(|g| matches!(g.lease_state(), None | Some(LeaseState::Held))),
+            lease_renew_latency_us: g.as_ref().and_then(|g| g.lease_renew_latency_us()),
+            lease_reacquired: self.lease.releases.load(Ordering::Relaxed),
+            access_log_dropped: self.access.as_ref().map(|log| log.dropped.load(Ordering::Relaxed)),
+            request_memory: self.memory.requests.held(),
+            request_memory_refused: self.memory.requests.refused.load(Ordering::Relaxed),
+            response_memory: self.memory.responses_in_use(),
+        }
     }
 
     /// Marks the service as draining: `/readyz` turns 503 and no more IDs are issued.
@@ -224,7 +282,9 @@ impl Service {
         // either in place now (and released here) or sees the drain and releases
         // itself (lease.rs).
         let g = self.generator.write().unwrap_or_else(|e| e.into_inner());
-        g.release_lease();
+        if let Some(g) = &*g {
+            g.release_lease();
+        }
     }
 
     /// The next UUIDv7 unless the service is shutting down: a UUID needs no node id,
@@ -239,7 +299,7 @@ impl Service {
     /// Issues when ready, from the generator whose readiness was checked (one
     /// read of the generator in use per request).
     pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        let g = self.generator();
+        let g = self.generator64()?;
         if let Some(why) = self.not_ready_with(&g) {
             return Err(ApiError::unavailable("not_ready", why));
         }
@@ -266,7 +326,7 @@ impl Service {
 /// The IDs of one large response, made one chunk at a time when the body is
 /// polled, each chunk on the blocking pool (the wait policy may sleep until the
 /// next tick). Each chunk's room is reserved from the connection's and the server's
-/// response budgets before it is made ([`conn::Flow::reserve`]), and handed to its
+/// response budgets before it is made ([`Flow::reserve`]), and handed to its
 /// data frame once made, which holds it until HTTP/2 has written it: a client that
 /// reads nothing stops the issuing once its connection's budget is used. The caller
 /// checks readiness before the first chunk.
@@ -280,10 +340,10 @@ pub(crate) struct IdChunks {
     failed: bool,
     /// The response's flow (its connection's budgets), and what one ID of a chunk
     /// holds until it is written (the IDs and their encoding).
-    flow: Option<Arc<conn::Flow>>,
+    flow: Option<Arc<Flow>>,
     bytes_per_id: usize,
-    reserving: Option<Pin<Box<dyn Future<Output = Option<conn::Reserved>> + Send>>>,
-    reserved: Option<conn::Reserved>,
+    reserving: Option<Pin<Box<dyn Future<Output = Option<Reserved>> + Send>>>,
+    reserved: Option<Reserved>,
 }
 
 impl std::fmt::Debug for IdChunks {
@@ -300,13 +360,14 @@ impl IdChunks {
     /// `bytes_per_id`: what one ID holds until it is written.
     pub(crate) fn new(
         svc: Arc<Service>,
+        generator: Arc<Generator>,
         total: Option<u64>,
         chunk: usize,
-        flow: Option<Arc<conn::Flow>>,
+        flow: Option<Arc<Flow>>,
         bytes_per_id: usize,
     ) -> IdChunks {
         IdChunks {
-            generator: svc.generator(),
+            generator,
             svc,
             left: total,
             chunk: chunk.max(1),

@@ -3,9 +3,9 @@
 //! can make the server hold is bounded by configuration (docs/service.md,
 //! "Memory budget").
 //!
-//! - **Connections** are capped ([`Limits::max_connections`], and on Unix always
-//!   below the process's file-descriptor limit minus [`FD_HEADROOM`]), and so are
-//!   those of one client address ([`Limits::max_connections_per_client`]). At a cap, a new
+//! - **Connections** are capped ([`crate::config::Limits::max_connections`], and on Unix always
+//!   below the process's file-descriptor limit minus [`FD_HEADROOM`](crate::config::Limits::connection_cap)), and so are
+//!   those of one client address ([`crate::config::Limits::max_connections_per_client`]). At a cap, a new
 //!   connection evicts the oldest connection that has not sent a complete request
 //!   within [`UNSERVED_GRACE`] of its accept (a slowloris or silent client), else
 //!   the served connection with no request in flight that started its last request
@@ -15,46 +15,51 @@
 //!   and `/readyz` only), or, with those full, get closed at once. So a fresh client — a `/healthz`
 //!   probe — is served while every slot is held, even by clients that reconnect as
 //!   soon as they are evicted.
-//! - **A request head** must arrive within [`Limits::header_read_timeout`] of the
+//! - **A request head** must arrive within [`crate::config::Limits::header_read_timeout`] of the
 //!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in;
-//!   **a gRPC request body** within [`Limits::body_timeout`] of its head, and its
-//!   bytes count against one budget for the whole server ([`RequestBody`]). gRPC
+//!   **a gRPC request body** within [`crate::config::Limits::body_timeout`] of its head, and its
+//!   bytes count against one budget for the whole server (bodies.rs, `RequestBody`). gRPC
 //!   over HTTP/1.1 is refused before its body is read.
 //! - **An idle connection** — no request started and no body frame moved for
-//!   [`Limits::idle_timeout`] — is shut down gracefully (HTTP/2 GOAWAY), then
+//!   [`crate::config::Limits::idle_timeout`] — is shut down gracefully (HTTP/2 GOAWAY), then
 //!   closed. PINGs and other control frames are not progress: they do not keep a
 //!   connection whose requests make no progress open.
-//! - **HTTP/2** (and so gRPC): at most [`Limits::max_streams`] streams per
-//!   connection, flow-control windows of [`Limits::stream_window`] bytes per stream
-//!   and [`Limits::connection_window`] per connection.
+//! - **HTTP/2** (and so gRPC): at most [`crate::config::Limits::max_streams`] streams per
+//!   connection, flow-control windows of [`crate::config::Limits::stream_window`] bytes per stream
+//!   and [`crate::config::Limits::connection_window`] per connection.
 //! - **Responses**: what a response holds until HTTP/2 has written it to the socket
 //!   is reserved first, from its connection's budget, its client's share
-//!   ([`Shares`]) and the server's budget, within [`Limits::reserve_timeout`] (else
-//!   `503`, gRPC `RESOURCE_EXHAUSTED`) ([`Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
+//!   ([`crate::budget::Shares`]) and the server's budget, within [`crate::config::Limits::reserve_timeout`] (else
+//!   `503`, gRPC `RESOURCE_EXHAUSTED`) ([`crate::budget::Flow::reserve`]): a gRPC `Batch` or `Unseal` answer before it is made, each
 //!   chunk of a large `/v1/ids` or a gRPC `Stream` before it is made
-//!   ([`crate::service::IdChunks`]); the data frame that holds it carries the reservation
-//!   ([`Piece`]). Every gRPC and streamed response ([`Tracked`]) counts toward the
+//!   (service.rs, `IdChunks`); the data frame that holds it carries the reservation
+//!   (bodies.rs, `Piece`). Every gRPC and streamed response (bodies.rs, `Tracked`) counts toward the
 //!   stream-idle rule: one of whose bytes held for sending its client takes fewer
-//!   than [`MIN_TAKEN`] in [`Limits::stream_idle_timeout`] (a window kept shut or
+//!   than [`crate::budget::MIN_TAKEN`] in [`crate::config::Limits::stream_idle_timeout`] (a window kept shut or
 //!   near zero, PINGs or not) closes its connection, unary answers included.
 //!
 //! The timeouts are checked by each connection's watchdog task, every quarter of
 //! the shortest one (at least every 50 ms), so a timeout ends its connection at
 //! most that much late; nothing of them runs per request (docs/performance.md).
 
-mod budgets;
+mod bodies;
 mod requests;
 mod slots;
 mod watchdog;
 
-pub(crate) use budgets::{Budget, Flow, RequestBody, Reserved, Shares, Streams, Tracked};
-use requests::ConnService;
-pub(crate) use requests::Peer;
-pub(crate) use slots::{Active, Conns, Slot, SlotState};
-pub use slots::{Limits, PER_CONNECTION, PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT, SEND_BUFFER};
+use requests::{ConnService, Peer};
+pub(crate) use slots::Conns;
+use slots::{Active, Slot, SlotState};
+pub use slots::{PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 use watchdog::{AbortOnDrop, Ctl, Watchdog, WatchdogTimer};
 
+use crate::access::AccessLog;
+use crate::budget::{Memory, Streams};
+use crate::config::{Limits, SEND_BUFFER};
+use crate::metrics::{Metrics, Route};
+use crate::security::Security;
 use axum::Router;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use std::sync::Arc;
@@ -65,6 +70,36 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+/// What the transport asks of the service it carries, answered by the floors
+/// below it (lib.rs implements it for the service): the transport names no route
+/// and no handler; it classifies each request, counts and times its answer, and
+/// hands it to the router unless [`Handler::answer`] has answered it.
+pub(crate) trait Handler: Send + Sync + std::fmt::Debug + 'static {
+    /// The route label of a path (metrics.rs).
+    fn route(&self, path: &str) -> Route;
+    /// Whether `path` is a gRPC method's (served over HTTP/2 only).
+    fn is_grpc(&self, path: &str) -> bool;
+    /// Whether the gRPC method at `path` takes exactly one request message.
+    fn single_message(&self, path: &str) -> bool;
+    /// Whether `route`'s response may stream (its handler needs its
+    /// [`crate::budget::Flow`]).
+    fn streamed(&self, route: Route) -> bool;
+    /// Whether a probe slot ([`PROBE_SLOTS`]) answers `route`.
+    fn probe(&self, route: Route) -> bool;
+    /// The answer to `req` made without the router (the hot route), or `None`.
+    fn answer(&self, route: Route, req: &axum::http::Request<Incoming>) -> Option<axum::response::Response>;
+    /// Where answered requests and gRPC calls are counted.
+    fn metrics(&self) -> &Arc<Metrics>;
+    /// The access log, when on.
+    fn access(&self) -> Option<&AccessLog>;
+    /// Whether the service is draining (HTTP/1.1 answers then close their connection).
+    fn is_draining(&self) -> bool;
+    /// The server-wide memory budgets.
+    fn memory(&self) -> &Memory;
+    /// The connections' limits.
+    fn limits(&self) -> &Limits;
+}
 
 /// The HTTP/1.1 + HTTP/2 connection settings from `limits`.
 pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
@@ -105,17 +140,17 @@ pub(super) enum Stop {
 /// how many requests that cut. Returns whether none was cut.
 /// `probes`: the probe listener's loop (its router alone answers).
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn accept_loop(
+pub(crate) async fn accept_loop<H: Handler>(
     listener: tokio::net::TcpListener,
     app: Router,
-    svc: Arc<crate::Service>,
-    security: Arc<crate::security::Security>,
+    svc: Arc<H>,
+    security: Arc<Security>,
     conns: Arc<Conns>,
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
     probes: bool,
 ) -> bool {
-    let limits = svc.config.limits.clone();
+    let limits = svc.limits().clone();
     let builder = Arc::new(builder(&limits));
     let (stop_tx, stop_rx) = watch::channel(Stop::Serving);
     let mut last_accept_warning: Option<Instant> = None;
@@ -222,11 +257,11 @@ fn reset_on_close(fd: RawSocket) {
 fn reset_on_close(_: RawSocket) {}
 
 #[allow(clippy::too_many_arguments)]
-async fn serve_conn(
+async fn serve_conn<H: Handler>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
-    peer: Peer,
-    security: Arc<crate::security::Security>,
+    peer: Peer<H>,
+    security: Arc<Security>,
     tcp: TcpStream,
     slot: Slot,
     limits: Limits,
@@ -256,11 +291,11 @@ async fn serve_conn(
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn drive<I>(
+async fn drive<H: Handler, I>(
     builder: Arc<auto::Builder<TokioExecutor>>,
     app: Router,
-    peer: Peer,
-    auth: Option<Arc<crate::security::Security>>,
+    peer: Peer<H>,
+    auth: Option<Arc<Security>>,
     io: TokioIo<I>,
     raw: RawSocket,
     slot: Slot,
@@ -271,12 +306,13 @@ async fn drive<I>(
 {
     let slot = Arc::new(slot);
     let state = slot.state.clone();
-    let budgets = &peer.svc.budgets;
+    let memory = peer.svc.memory();
     let streams = Arc::new(Streams::new(
-        budgets.connection_response,
-        peer.svc.responses.clone(),
-        peer.svc.shares.clone(),
+        memory.budgets.connection_response,
+        memory.responses.clone(),
+        memory.shares.clone(),
         limits.reserve_timeout,
+        state.ip,
         state.clone(),
     ));
     let addr = peer.addr;
@@ -284,7 +320,7 @@ async fn drive<I>(
         app,
         slot,
         auth,
-        requests: peer.svc.requests.clone(),
+        requests: memory.requests.clone(),
         body_timeout: limits.body_timeout,
         probes: peer.probes,
         peer: Arc::new(peer),

@@ -2,7 +2,12 @@
 //! routing (the size of its head, gRPC over HTTP/2 only, bearer tokens, the request
 //! budget), then to the router, counted and timed when its answer is ready.
 
-use super::{Active, Budget, Flow, RequestBody, Slot, Streams, Tracked};
+use super::bodies::{Messages, RequestBody, Tracked, grpc_status};
+use super::{Active, Handler, Slot};
+use crate::budget::{Budget, Flow, Streams};
+use crate::error::ApiError;
+use crate::metrics::{MethodLabel, Route};
+use crate::security::Security;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -13,22 +18,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// Whether `path` is a gRPC method's (served over HTTP/2 only).
-pub(crate) fn is_grpc(path: &str) -> bool {
-    path.starts_with("/flakeid.v1.") || path.starts_with("/grpc.")
-}
-
 /// The router as a hyper service that marks its connection as served.
-#[derive(Debug, Clone)]
-pub(super) struct ConnService {
+#[derive(Debug)]
+pub(super) struct ConnService<H> {
     pub(super) app: Router,
     pub(super) slot: Arc<Slot>,
     /// Bearer tokens are configured: check them (security.rs).
-    pub(super) auth: Option<Arc<crate::security::Security>>,
+    pub(super) auth: Option<Arc<Security>>,
     /// Where each answered request is counted and timed (metrics.rs). One per
     /// connection: cloning it for each request touches no count shared with other
     /// connections.
-    pub(super) peer: Arc<Peer>,
+    pub(super) peer: Arc<Peer<H>>,
     /// The connection's tracked responses and response budget (each gRPC or
     /// streamed request gets its [`Flow`] in its extensions).
     pub(super) streams: Arc<Streams>,
@@ -39,10 +39,26 @@ pub(super) struct ConnService {
     pub(super) probes: bool,
 }
 
+// By hand: a derive would ask `H: Clone`, and only the `Arc` is cloned.
+impl<H> Clone for ConnService<H> {
+    fn clone(&self) -> Self {
+        ConnService {
+            app: self.app.clone(),
+            slot: self.slot.clone(),
+            auth: self.auth.clone(),
+            peer: self.peer.clone(),
+            streams: self.streams.clone(),
+            requests: self.requests.clone(),
+            body_timeout: self.body_timeout,
+            probes: self.probes,
+        }
+    }
+}
+
 /// The service and the client of one connection, for the metrics.
-#[derive(Debug, Clone)]
-pub(crate) struct Peer {
-    pub svc: Arc<crate::Service>,
+#[derive(Debug)]
+pub(crate) struct Peer<H> {
+    pub svc: Arc<H>,
     pub addr: std::net::SocketAddr,
     /// A connection of the probe listener.
     pub probes: bool,
@@ -65,12 +81,12 @@ enum Answer {
 /// An answer being made, timed from the request's head to the response's head,
 /// and counted when it is ready.
 #[allow(missing_debug_implementations)]
-pub(crate) struct ConnFuture {
+pub(crate) struct ConnFuture<H> {
     answer: Answer,
     started: std::time::Instant,
-    route: crate::metrics::Route,
-    method: crate::metrics::MethodLabel,
-    peer: Arc<Peer>,
+    route: Route,
+    method: MethodLabel,
+    peer: Arc<Peer<H>>,
     /// What the access log says of the request, when it is on.
     entry: Option<Box<crate::access::Entry>>,
     /// The request in flight on its connection, until its response is handed over.
@@ -81,7 +97,7 @@ pub(crate) struct ConnFuture {
     http1: bool,
 }
 
-impl std::future::Future for ConnFuture {
+impl<H: Handler> std::future::Future for ConnFuture<H> {
     type Output = Result<axum::response::Response, Infallible>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -92,15 +108,15 @@ impl std::future::Future for ConnFuture {
         let Ok(mut resp) = r;
         let took = this.started.elapsed().as_secs_f64();
         let status = resp.status().as_u16();
-        this.peer.svc.metrics.observe(this.route, this.method, status, took);
-        if let (Some(log), Some(e)) = (&this.peer.svc.access, &this.entry) {
+        this.peer.svc.metrics().observe(this.route, this.method, status, took);
+        if let (Some(log), Some(e)) = (this.peer.svc.access(), &this.entry) {
             log.log(e, this.peer.addr, status, took, this.route.name());
             if let Ok(v) = axum::http::HeaderValue::from_str(&e.request_id) {
                 resp.headers_mut().insert("x-request-id", v);
             }
         }
         if let Some(flow) = this.tracked.take() {
-            resp = track(resp, flow, this.route, &this.peer.svc, this.active.take());
+            resp = track(resp, flow, this.route, this.peer.svc.metrics(), this.active.take());
         }
         if this.http1 && this.peer.svc.is_draining() {
             let close = axum::http::HeaderValue::from_static("close");
@@ -120,12 +136,12 @@ const DECODE_ERROR: &str = "failed%20to%20decode%20Protobuf%20message";
 fn track(
     mut resp: axum::response::Response,
     flow: Arc<Flow>,
-    route: crate::metrics::Route,
-    svc: &Arc<crate::Service>,
+    route: Route,
+    metrics: &Arc<crate::metrics::Metrics>,
     active: Option<Active>,
 ) -> axum::response::Response {
-    let mut rpc = route.rpc().map(|name| (name, svc.clone()));
-    if let Some(code) = super::budgets::grpc_status(resp.headers()) {
+    let mut rpc = route.rpc().map(|name| (name, metrics.clone()));
+    if let Some(code) = grpc_status(resp.headers()) {
         let code = if code == tonic::Code::Internal as u16
             && resp
                 .headers()
@@ -141,8 +157,8 @@ fn track(
         } else {
             code
         };
-        if let Some((name, svc)) = rpc.take() {
-            svc.metrics.count_rpc(name, code);
+        if let Some((name, metrics)) = rpc.take() {
+            metrics.count_rpc(name, code);
         }
     }
     resp.map(|inner| {
@@ -162,7 +178,7 @@ fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
     use axum::response::IntoResponse;
     let uri = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if uri > MAX_URI {
-        let e = crate::error::ApiError::plain(
+        let e = ApiError::plain(
             StatusCode::URI_TOO_LONG,
             "uri_too_long",
             "path",
@@ -172,7 +188,7 @@ fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
     }
     let headers: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
     if headers > MAX_HEADER_BYTES {
-        let e = crate::error::ApiError::plain(
+        let e = ApiError::plain(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             "headers_too_large",
             "headers",
@@ -183,10 +199,10 @@ fn oversized(req: &Request<Incoming>) -> Option<axum::response::Response> {
     None
 }
 
-impl hyper::service::Service<Request<Incoming>> for ConnService {
+impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
     type Response = axum::response::Response;
     type Error = Infallible;
-    type Future = ConnFuture;
+    type Future = ConnFuture<H>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let started = std::time::Instant::now();
@@ -195,12 +211,13 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         if http1 {
             self.slot.state.http1.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let route = crate::metrics::Route::of(req.uri().path());
-        let grpc = is_grpc(req.uri().path());
-        let mut tracked = route.is_streamed() || grpc;
+        let svc = &*self.peer.svc;
+        let route = svc.route(req.uri().path());
+        let grpc = svc.is_grpc(req.uri().path());
+        let mut tracked = svc.streamed(route) || grpc;
         let mut tracked_flow = None;
-        let method = crate::metrics::MethodLabel::of(route, req.method());
-        let entry = self.peer.svc.access.as_ref().map(|log| {
+        let method = MethodLabel::of(route, req.method());
+        let entry = svc.access().map(|log| {
             Box::new(crate::access::Entry {
                 request_id: log.request_id(req.headers().get("x-request-id")),
                 method: req.method().as_str().to_owned(),
@@ -218,10 +235,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let mut token = None;
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
-        } else if self.slot.state.probe_only
-            && route != crate::metrics::Route::HEALTHZ
-            && route != crate::metrics::Route::READYZ
-        {
+        } else if self.slot.state.probe_only && !svc.probe(route) {
             // A probe slot (slots.rs, PROBE_SLOTS): every other slot has a request in
             // flight. Not a gRPC call's answer: counted as an HTTP request only.
             tracked = false;
@@ -237,19 +251,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             .and_then(|auth| auth.refuse(req.uri().path(), req.headers()).map(|t| token = t).err())
         {
             Answer::Ready(Some(*refused))
-        } else if route == crate::metrics::Route::ID
-            && !self.probes
-            && (req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD)
-        {
-            // The hot route, answered here: the router would only match the path,
-            // insert its (empty) parameters, box the body and add content-length.
+        } else if let Some(r) = (!self.probes).then(|| svc.answer(route, &req)).flatten() {
+            // The hot route, answered without the router, which would only match the
+            // path, insert its (empty) parameters, box the body and add content-length.
             let head = req.method() == axum::http::Method::HEAD;
-            let r = crate::routes::one_id_answer(&self.peer.svc, req.method(), req.uri(), req.headers());
             Answer::Ready(Some(as_routed(r, head)))
         } else {
             let mut app = self.app.clone();
             // Reflection's calls stream requests; every other method takes one message.
-            let single = !req.uri().path().starts_with("/grpc.reflection.");
+            let single = svc.single_message(req.uri().path());
             let mut req = if grpc {
                 req.map(|inner| {
                     Body::new(RequestBody {
@@ -258,7 +268,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                         budget: self.requests.clone(),
                         held: 0,
                         slot: self.slot.state.clone(),
-                        single: single.then(super::budgets::Messages::default),
+                        single: single.then(Messages::default),
                     })
                 })
             } else {
@@ -294,10 +304,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 /// and over HTTP/1.1 the connection closed after it.
 fn slots_full() -> axum::response::Response {
     use axum::response::IntoResponse;
-    let mut r = crate::error::ApiError::busy(
-        "every connection slot has a request in flight (--max-connections): retry later".into(),
-    )
-    .into_response();
+    let mut r = ApiError::busy("every connection slot has a request in flight (--max-connections): retry later".into())
+        .into_response();
     r.headers_mut().insert(
         axum::http::header::CONNECTION,
         axum::http::HeaderValue::from_static("close"),
@@ -309,7 +317,7 @@ fn slots_full() -> axum::response::Response {
 /// that hyper reads none of the body.
 fn http2_required() -> axum::response::Response {
     use axum::response::IntoResponse;
-    let mut r = crate::error::ApiError::plain(
+    let mut r = ApiError::plain(
         axum::http::StatusCode::HTTP_VERSION_NOT_SUPPORTED,
         "http2_required",
         "version",

@@ -2,7 +2,9 @@
 //! idleness, stalled streams), eviction and the server's shutdown, checked every
 //! quarter of the shortest timeout.
 
-use super::{Limits, SlotState, Streams};
+use super::SlotState;
+use crate::budget::Streams;
+use crate::config::Limits;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,9 +1,31 @@
-//! The settings of a service beyond its generator ([`Config`]) and the memory
-//! budgets that follow from them ([`Budgets`]).
+//! The settings of a service beyond its generator ([`Config`]): its limits
+//! ([`Limits`]), its TLS and token files ([`SecurityFiles`]), and the memory
+//! budgets that follow from them ([`Budgets`]). Plain data: the floor every other
+//! module of the service stands on.
 
-use crate::{Limits, SecurityFiles};
+mod limits;
+
+pub use limits::{Limits, PER_CONNECTION, SEND_BUFFER};
+
 use flakeid_core::Error;
 use flakeid_seal::Sealer;
+use std::path::PathBuf;
+
+/// The files of TLS and token authentication; `None`s leave them off. Loaded and
+/// checked by security.rs (`SecurityFiles::check`).
+#[derive(Debug, Clone, Default)]
+pub struct SecurityFiles {
+    /// `--tls-cert`: the server's certificate chain (PEM), reloaded when it changes.
+    pub tls_cert: Option<PathBuf>,
+    /// `--tls-key`: its private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// `--tls-client-ca`: require client certificates signed by this CA (mTLS).
+    pub tls_client_ca: Option<PathBuf>,
+    /// `--auth-token-file`: bearer tokens, one per line, for `/v1/*` and gRPC.
+    pub auth_token_file: Option<PathBuf>,
+    /// `--metrics-auth`: `/metrics` needs a token too (needs `auth_token_file`).
+    pub metrics_auth: bool,
+}
 
 /// The default and the hard ceiling of `n` for one `/v1/ids` request. The ceiling
 /// bounds the memory one request can make the server allocate (8 bytes per ID plus
@@ -18,7 +40,7 @@ pub(crate) const BLOCKING_BATCH: usize = 4096;
 
 /// How many IDs one lazily made chunk of a large `/v1/ids` body or of a gRPC
 /// `Stream` (chunk 0) holds: what is issued and not yet sent to a client is at
-/// most its connection's response budget (conn/budgets.rs, `Flow`).
+/// most its connection's response budget (budget.rs, `Flow`).
 pub const CHUNK: usize = BLOCKING_BATCH;
 
 /// Settings of one service beyond its generator.
@@ -26,7 +48,7 @@ pub const CHUNK: usize = BLOCKING_BATCH;
 pub struct Config {
     /// The largest `n` one `/v1/ids` request may ask for.
     pub max_batch: usize,
-    /// Timeouts, the connection cap and the HTTP/2 limits (conn/slots.rs).
+    /// Timeouts, the connection cap and the HTTP/2 limits (config/limits.rs).
     pub limits: Limits,
     /// TLS, client certificates and bearer tokens (security.rs); all off by default.
     pub security: SecurityFiles,

@@ -1,0 +1,3 @@
+use crate::{beta::{gamma::Gamma}};
+
+pub struct Alpha(pub Gamma);

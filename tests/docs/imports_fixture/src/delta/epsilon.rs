@@ -1,0 +1,3 @@
+use super::super::zeta::*;
+
+pub struct Epsilon(pub Zeta);

@@ -1,0 +1,3 @@
+mod epsilon;
+
+pub use epsilon::Epsilon;

@@ -1,0 +1,6 @@
+mod alpha;
+mod beta;
+mod delta;
+mod zeta;
+
+pub use alpha::Alpha;
