@@ -311,14 +311,18 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
-    /// Notes that threads contend in tick `t` (a lost race, a lone run passed by
-    /// another thread's reservation): lone runs then take one slot until the tick
-    /// after next ([`next_lone_run`](Self::next_lone_run)). One store per tick at
-    /// most. Not under loom, whose models explore lone runs under contention.
+    /// Notes that threads of a strict generator contend in tick `t` (a lost race, a
+    /// lone run passed by another thread's reservation): lone runs then take at
+    /// most a 4096th of what the tick has left until the tick after next
+    /// ([`next_lone_run`](Self::next_lone_run)), so that the cap's slots are not
+    /// passed over. One store per tick at most. Not
+    /// under loom, whose models explore lone runs under contention.
     #[inline(always)]
     fn contended(&self, t: u64) {
+        // A borrowing generator's passed-over slots cost lead, not IDs of the tick:
+        // its threads keep their lone runs (twice the contended rate, measured).
         #[cfg(not(loom))]
-        if self.runs.contended.load(Ordering::Relaxed) <= t {
+        if self.slots.ahead == 0 && self.runs.contended.load(Ordering::Relaxed) <= t {
             self.runs.contended.store(t.saturating_add(1), Ordering::Relaxed);
         }
         #[cfg(loom)]
@@ -405,11 +409,6 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn next_lone_run(&self, t: u64, want: u64) -> Result<u64> {
-        // Threads contended in this tick or the last: a run's rest would likely be
-        // passed over by another thread's next slot, slots that a strict
-        // generator's cap needs (one slot, as the contended path takes).
-        let contended = self.runs.contended.load(Ordering::Relaxed);
-        let want = if contended != 0 && contended >= t { 1 } else { want };
         let cur = self.state.get().load(Ordering::Relaxed);
         let start = cur.max(t << self.slots.sb);
         // Within the first slot's tick: a run never holds the next tick's slots,
@@ -417,6 +416,16 @@ impl<C: CounterStorage> Generator<C> {
         let in_tick = (self.slots.seq_cap + 1)
             .saturating_sub(start & self.slots.seq_mask)
             .max(1);
+        // Threads of a strict generator contended in this tick or the last: a run's
+        // rest would likely be passed over by another thread's next slot, slots
+        // the tick's cap needs. At most a 4096th of what the tick has left: one slot
+        // on small ticks (as the contended path takes), no limit on wide ones.
+        let contended = self.runs.contended.load(Ordering::Relaxed);
+        let want = if contended != 0 && contended >= t {
+            want.min((in_tick >> 12).max(1))
+        } else {
+            want
+        };
         match self.claim_from(cur, t, want.min(in_tick)) {
             Claim::Won(first, count) => {
                 self.keep_run(first + 1, first + count, want);
