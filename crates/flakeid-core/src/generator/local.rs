@@ -107,8 +107,9 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// The fast path is three comparisons: the handles' epoch (which a fork, a
     /// `close()` or a lost node id moves, see `fork::end_handle_epoch`) with the
     /// handle's copy, the system clock's cached reading with the fast state's
-    /// millisecond (a custom clock never has a fast state), and the next ID with
-    /// the fast state's end; plus the lease's check at that reading.
+    /// millisecond, and the next ID with the fast state's end; plus the lease's
+    /// check at that reading. A custom clock's fast state is served after the full
+    /// checks (its reading is a call, not a load).
     #[inline]
     pub fn next_id(&mut self) -> Result<u64> {
         if fork::handle_epoch() == self.epoch {
