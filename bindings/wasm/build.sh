@@ -44,16 +44,28 @@ if [ -f "$pkg/package.json" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inpu
 fi
 rm -f "$stamp"
 rm -rf "$pkg"
-wasm-bindgen "$wasm" --target nodejs --out-dir "$pkg/node" --out-name index
+# One .wasm for both builds: with the same --out-name the two targets write the same
+# module byte for byte (its imports are named for the out-name), so the Node glue
+# loads web/flakeid_bg.wasm and the package carries the module once (the tarball's
+# budget, tests/dist/run.py, counts it once).
+wasm-bindgen "$wasm" --target nodejs --out-dir "$pkg/node" --out-name flakeid
 wasm-bindgen "$wasm" --target web --out-dir "$pkg/web" --out-name flakeid
+cmp -s "$pkg/node/flakeid_bg.wasm" "$pkg/web/flakeid_bg.wasm" \
+  || { echo "build.sh: wasm-bindgen wrote different modules for nodejs and web" >&2; exit 1; }
+# shellcheck disable=SC2016 # the glue's JS template literal, not a shell expansion
+load='${__dirname}/flakeid_bg.wasm'
+[ "$(grep -cF "$load" "$pkg/node/flakeid.js")" = 1 ] \
+  || { echo "build.sh: the Node glue's wasm path ($load) is not there once: wasm-bindgen changed" >&2; exit 1; }
+sed "s|\${__dirname}/flakeid_bg.wasm|\${__dirname}/../web/flakeid_bg.wasm|" "$pkg/node/flakeid.js" > "$pkg/node/index.js"
+mv "$pkg/node/flakeid.d.ts" "$pkg/node/index.d.ts"
+rm "$pkg/node/flakeid.js" "$pkg/node/flakeid_bg.wasm" "$pkg/node/flakeid_bg.wasm.d.ts"
 
 # The features rustc enables by default for wasm32 (multivalue: Result returns).
 opt_features=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue)
-for f in "$pkg/node/index_bg.wasm" "$pkg/web/flakeid_bg.wasm"; do
-  "$here/node_modules/.bin/wasm-opt" -O3 "${opt_features[@]}" --strip-debug --strip-producers "$f" -o "$f.opt"
-  mv "$f.opt" "$f"
-done
+f="$pkg/web/flakeid_bg.wasm"
+"$here/node_modules/.bin/wasm-opt" -O3 "${opt_features[@]}" --strip-debug --strip-producers "$f" -o "$f.opt"
+mv "$f.opt" "$f"
 echo '{ "type": "module" }' > "$pkg/web/package.json"
 cp "$here/README.md" "$pkg/README.md"
 cp "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$pkg/"

@@ -118,7 +118,7 @@ def budget_of(name, version):
         (f"flakeid_engine-{version}.tar.gz", 2000000),  # the sdist: the crates' sources
         (f"flakeid-node-{version}.tgz", 300000),  # JS glue and types only
         ("flakeid-node-linux-*", 2400000),  # one .node addon
-        ("flakeid-wasm-*", 400000),  # the .wasm (its own budget: mk/wasm.mk) and glue
+        ("flakeid-wasm-*", 150000),  # one .wasm (its own budget: bindings/wasm/test) for Node and web, glue, types
         (f"flakeid-{version}-*-linux-gnu.tar.gz", 8300000),  # C SDK: .so, trimmed .a, header, pkg-config, CMake
         (f"flakeid-{version}-*-linux-musl", 9300000),  # the static CLI with the service
         ("SHA256SUMS", 10000),

@@ -28,7 +28,7 @@ describe('the package', () => {
     assert.equal(meta.name, '@flakeid/wasm')
     assert.equal(meta.exports['.'].node.default, './node/index.js')
     assert.equal(meta.exports['.'].default.default, './web/flakeid.js')
-    for (const f of ['node/index.js', 'node/index.d.ts', 'node/index_bg.wasm', 'web/flakeid.js', 'web/flakeid.d.ts']) {
+    for (const f of ['node/index.js', 'node/index.d.ts', 'web/flakeid_bg.wasm', 'web/flakeid.js', 'web/flakeid.d.ts']) {
       assert.ok(statSync(`${pkg}${f}`).size > 0, f)
     }
     const dts = readFileSync(`${pkg}node/index.d.ts`, 'utf8')
