@@ -296,6 +296,15 @@ impl Service {
         Ok(self.uuids.next_uuid7()?)
     }
 
+    /// Fills `out` with fresh UUIDv7s, increasing, unless the service is shutting
+    /// down (the batch form of [`issue_uuid7`](Self::issue_uuid7)).
+    pub(crate) fn issue_uuid7s(&self, out: &mut [u128]) -> Result<(), ApiError> {
+        if self.is_draining() {
+            return Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()));
+        }
+        Ok(self.uuids.fill_uuid7(out)?)
+    }
+
     /// Issues when ready, from the generator whose readiness was checked (one
     /// read of the generator in use per request).
     pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
