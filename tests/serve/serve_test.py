@@ -174,7 +174,7 @@ class Routes(unittest.TestCase):
         self.assertEqual(uuid.UUID(out.stdout.decode()).version, 7)
         st, _, body = self.s.get("/v1/ulid?format=xml")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "format"))
-        st, _, body = self.s.get("/v1/uuid?n=2")
+        st, _, body = self.s.get("/v1/uuid?count=2")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
 
     def test_typeid(self):
@@ -214,8 +214,60 @@ class Routes(unittest.TestCase):
         for bad in ["User", "_user", "a" * 64, "us%20er"]:
             st, _, body = self.s.get(f"/v1/typeid?prefix={bad}")
             self.assertEqual((st, json.loads(body)["parameter"]), (400, "prefix"), bad)
-        st, _, body = self.s.get("/v1/typeid?n=2")
+        st, _, body = self.s.get("/v1/typeid?count=2")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
+
+    def test_128_bit_batches_in_every_format(self):
+        """`/v1/uuid?n=`, `/v1/ulid?n=`, `/v1/typeid?prefix=&n=`: the formats of
+        `/v1/ids` (a JSON array of strings, NDJSON, octets), each read back by plain
+        JSON parsing; every batch strictly increasing and in order with single calls
+        between them; `n` and `prefix` checked as for the 64-bit batches."""
+        c = self.s.conn()
+
+        def one():
+            return uuid.UUID(self.s.get("/v1/uuid", conn=c)[2].decode().strip()).int
+
+        def of_ulid(text):
+            return int.from_bytes(base32_crockford(text), "big")
+
+        seen = [one()]
+        for path, headers, ct, read in [
+            ("/v1/uuid?n=1000", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
+            ("/v1/ulid?n=700&format=ndjson", {}, "application/x-ndjson",
+             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
+            ("/v1/ulid?n=300", {"Accept": "application/x-ndjson"}, "application/x-ndjson",
+             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
+            ("/v1/typeid?prefix=user&n=500", {}, "application/json",
+             lambda b: [of_ulid(x.split("_")[1].upper()) for x in json.loads(b)]),
+            ("/v1/typeid?n=3", {}, "application/json", lambda b: [of_ulid(x.upper()) for x in json.loads(b)]),
+            ("/v1/uuid?n=1000&format=octet-stream", {}, "application/octet-stream",
+             lambda b: [int.from_bytes(b[i:i + 16], "big") for i in range(0, len(b), 16)]),
+            ("/v1/uuid?n=1", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
+        ]:
+            st, got_ct, body = self.s.get(path, headers, conn=c)
+            self.assertEqual((st, got_ct), (200, ct), (path, body[:200]))
+            batch = read(body)
+            want = int(path.split("n=")[1].split("&")[0])
+            self.assertEqual(len(batch), want, path)
+            self.assertTrue(all(uuid.UUID(int=u).version == 7 for u in batch), path)
+            self.assertEqual(batch, sorted(set(batch)), f"{path}: not strictly increasing")
+            seen += batch
+            seen.append(one())  # a single call after the batch comes after all of it
+        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the single calls around it")
+        # A browser's JSON.parse reads the array of strings.
+        _, _, body = self.s.get("/v1/ulid?n=5", conn=c)
+        out = subprocess.run(["node", "-e", "const s=require('fs').readFileSync(0,'utf8');"
+                              "process.stdout.write(JSON.parse(s).join(' '))"],
+                             input=body, capture_output=True, check=True)
+        self.assertEqual(len(out.stdout.split()), 5)
+        for path, param in [("/v1/uuid?n=0", "n"), ("/v1/ulid?n=1001", "n"), ("/v1/typeid?prefix=u&n=-1", "n"),
+                            ("/v1/uuid?n=abc", "n"), ("/v1/uuid?n=3&format=xml", "format"),
+                            ("/v1/typeid?prefix=User&n=3", "prefix"), ("/v1/typeid?prefix=_u&n=3", "prefix")]:
+            st, _, body = self.s.get(path, conn=c)
+            self.assertEqual((st, json.loads(body)["parameter"]), (400, param), path)
+        st, _, body = self.s.get("/v1/uuid?n=1001", conn=c)
+        self.assertIn("1..=1000", json.loads(body)["message"])
+        c.close()
 
     def test_decode_uuid_ulid_and_typeid_as_the_cli_does(self):
         """`/v1/decode/{id}` reads a UUID, a ULID and a TypeID (any version of UUID)

@@ -344,8 +344,11 @@ async fn wide_batch(
     } else {
         16 + prefix.len() + 48
     };
+    // Chunks no larger than a 64-bit batch's largest reservation (the budgets'
+    // floor in the configuration's check): a long prefix makes smaller chunks.
+    let chunk = (32 * CHUNK / bytes_per_id).max(1);
     let text = move |u: u128| render(&prefix, u);
-    if n < CHUNK {
+    if n <= chunk {
         reserve_room(&flow, n * bytes_per_id).await?;
         let mut ids = vec![0u128; n];
         svc.issue_uuid7s(&mut ids)?;
@@ -353,13 +356,13 @@ async fn wide_batch(
         format.write_wide(&ids, &text, true, true, &mut body);
         return Ok(ids_response(format.content_type(), body));
     }
-    reserve_room(&flow, CHUNK * bytes_per_id).await?;
+    reserve_room(&flow, chunk * bytes_per_id).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(1);
     let svc = svc.clone();
     tokio::spawn(async move {
         let (mut left, mut first) = (n, true);
         while left > 0 {
-            let len = left.min(CHUNK);
+            let len = left.min(chunk);
             if !first && let Err(e) = reserve_room(&flow, len * bytes_per_id).await {
                 let _ = tx.send(Err(std::io::Error::other(e.message))).await;
                 return;
