@@ -658,7 +658,10 @@ class OpenApi(unittest.TestCase):
             doc = json.loads(body)
             self.assertTrue(doc["openapi"].startswith("3."))
             self.assertEqual(sorted(doc["paths"]), sorted(ROUTES))
-            n = doc["paths"]["/v1/ids"]["get"]["parameters"][0]
+            for path in ["/v1/ids", "/v1/uuid", "/v1/ulid", "/v1/typeid"]:
+                ref = [p["$ref"] for p in doc["paths"][path]["get"]["parameters"] if "$ref" in p]
+                self.assertEqual(ref, ["#/components/parameters/BatchN"], path)
+            n = doc["components"]["parameters"]["BatchN"]
             self.assertEqual((n["name"], n["schema"]["maximum"]), ("n", 777))  # this server's --max-batch
             for path in ROUTES:
                 self.assertNotEqual(s.get(path.replace("{id}", "1"))[0], 404, path)
