@@ -269,6 +269,31 @@ class Routes(unittest.TestCase):
         self.assertIn("1..=1000", json.loads(body)["message"])
         c.close()
 
+    def test_grpc_batch_uuid(self):
+        """gRPC `BatchUuid`: a stream of chunks of 16-byte UUIDv7s, strictly
+        increasing, in order with `NextUuid` calls around it; `n` outside
+        1..=--max-batch is INVALID_ARGUMENT naming `n`."""
+        def next_uuid():
+            status, reply, _ = grpc_call(self.s.port, "NextUuid")
+            self.assertEqual(status, 0)
+            return int.from_bytes(proto_bytes_field(reply), "big")
+
+        seen = [next_uuid()]
+        for n in (1, 999, 1000):
+            status, raw, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n), raw=True)
+            self.assertEqual(status, 0, (n, out))
+            packed = b"".join(proto_bytes_field(m) for m in grpc_messages(raw))
+            batch = [int.from_bytes(packed[i:i + 16], "big") for i in range(0, len(packed), 16)]
+            self.assertEqual(len(batch), n)
+            self.assertTrue(all(uuid.UUID(int=u).version == 7 for u in batch))
+            self.assertEqual(batch, sorted(set(batch)), f"n={n}: not strictly increasing")
+            seen += batch + [next_uuid()]
+        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the NextUuid calls around it")
+        for n in (0, 1001, 1 << 40):
+            status, _, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n))
+            self.assertEqual(status, 3, out)
+            self.assertIn("grpc-message: n:%20must%20be%20in%201..=1000", out)
+
     def test_decode_uuid_ulid_and_typeid_as_the_cli_does(self):
         """`/v1/decode/{id}` reads a UUID, a ULID and a TypeID (any version of UUID)
         and answers exactly the JSON `flakeid decode --json` prints; a 64-bit ID
@@ -890,10 +915,11 @@ def grpc_call(port, method, message=b"", messages=1):
     return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message, messages)
 
 
-def grpc_path(port, path, message=b"", messages=1):
+def grpc_path(port, path, message=b"", messages=1, raw=False):
     """One gRPC call (unary, or a stream of one request) to `path` over h2c with
     curl, `message` sent `messages` times: (grpc-status, the first response
-    message, the headers and trailers)."""
+    message (`raw`: every response message, each with its 5-byte prefix), the
+    headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
         f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
@@ -906,7 +932,42 @@ def grpc_path(port, path, message=b"", messages=1):
     status = int(re.search(r"grpc-status: (\d+)", out).group(1))
     with open(body + ".out", "rb") as f:
         reply = f.read()
-    return status, reply[5:], out
+    return status, reply if raw else reply[5:], out
+
+
+def grpc_messages(raw):
+    """The messages of a gRPC response body, each unprefixed."""
+    out = []
+    while raw:
+        n = struct.unpack(">I", raw[1:5])[0]
+        out.append(raw[5:5 + n])
+        raw = raw[5 + n:]
+    return out
+
+
+def proto_bytes_field(msg):
+    """Field 1 of a message holding one length-delimited field (tag 0x0a); empty
+    when absent."""
+    if not msg:
+        return b""
+    assert msg[0] == 0x0A, msg[:4]
+    n, shift, i = 0, 0, 1
+    while True:
+        n |= (msg[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not msg[i - 1] & 0x80:
+            break
+    return msg[i:i + n]
+
+
+def varint(n):
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
 
 
 def health(port, service=""):

@@ -1,7 +1,7 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
-use crate::config::{CHUNK, RESERVE_OVERHEAD};
+use crate::config::CHUNK;
 use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
@@ -9,7 +9,7 @@ use crate::formats::{
 };
 use crate::grpc::{Grpc, Health, reflection};
 use crate::metrics::{KindLabels, Route};
-use crate::service::{IdChunks, Service, Shared, no_room};
+use crate::service::{IdChunks, Service, Shared, reserve_room, uuid7_chunks};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -238,7 +238,7 @@ async fn many_ids_inner(
     let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
         // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
-        reserve_room(&flow, n * bytes_per_id).await?;
+        reserve_room(flow.as_ref(), n * bytes_per_id).await?;
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
         let mut body = Vec::new();
@@ -303,16 +303,6 @@ fn batch_format(params: &HashMap<String, String>) -> Result<Option<BatchFormat>,
     }))
 }
 
-/// Room for `bytes` of a response in its flow's budgets, counted as made (the
-/// next data frame carries it), as `/v1/ids` reserves before it issues.
-async fn reserve_room(flow: &Option<Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
-    if let Some(flow) = flow {
-        let r = flow.reserve(bytes + RESERVE_OVERHEAD).await;
-        flow.made(r.ok_or_else(no_room)?);
-    }
-    Ok(())
-}
-
 /// A batch of `n` 128-bit IDs (the service's `UuidGenerator`), each as `render`
 /// writes it, in the formats of `/v1/ids` (JSON strings, NDJSON, octets: 16 bytes
 /// an ID). Made one chunk at a time as the client reads, each chunk's room
@@ -348,44 +338,28 @@ async fn wide_batch(
     // floor in the configuration's check): a long prefix makes smaller chunks.
     let chunk = (32 * CHUNK / bytes_per_id).max(1);
     let text = move |u: u128| render(&prefix, u);
+    let mut chunks = uuid7_chunks(svc.clone(), n, chunk, flow, bytes_per_id).await?;
     if n <= chunk {
-        reserve_room(&flow, n * bytes_per_id).await?;
-        let mut ids = vec![0u128; n];
-        svc.issue_uuid7s(&mut ids)?;
+        let ids = match tokio_stream::StreamExt::next(&mut chunks).await {
+            Some(r) => r?,
+            None => Vec::new(),
+        };
         let mut body = Vec::new();
         format.write_wide(&ids, &text, true, true, &mut body);
         return Ok(ids_response(format.content_type(), body));
     }
-    reserve_room(&flow, chunk * bytes_per_id).await?;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(1);
-    let svc = svc.clone();
-    tokio::spawn(async move {
-        let (mut left, mut first) = (n, true);
-        while left > 0 {
-            let len = left.min(chunk);
-            if !first && let Err(e) = reserve_room(&flow, len * bytes_per_id).await {
-                let _ = tx.send(Err(std::io::Error::other(e.message))).await;
-                return;
-            }
-            let mut ids = vec![0u128; len];
-            if let Err(e) = svc.issue_uuid7s(&mut ids) {
-                let _ = tx.send(Err(std::io::Error::other(e.message))).await;
-                return;
-            }
-            left -= len;
+    let (mut first, mut left) = (true, n);
+    let body = tokio_stream::StreamExt::map(chunks, move |r| {
+        r.map(|ids| {
+            left -= ids.len();
             let mut out = Vec::new();
             format.write_wide(&ids, &text, first, left == 0, &mut out);
             first = false;
-            // A client that went away: its body is dropped, and the issuing stops.
-            if tx.send(Ok(axum::body::Bytes::from(out))).await.is_err() {
-                return;
-            }
-        }
+            axum::body::Bytes::from(out)
+        })
+        .map_err(|e| std::io::Error::other(e.message))
     });
-    Ok(ids_response(
-        format.content_type(),
-        axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx)),
-    ))
+    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
 }
 
 /// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core

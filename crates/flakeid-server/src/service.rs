@@ -408,6 +408,52 @@ impl IdChunks {
     }
 }
 
+/// Room for `bytes` of a response in its flow's budgets (none: no budget), counted
+/// as made: the next data frame carries it until HTTP/2 has written it. Every
+/// response reserves through here before it issues.
+pub(crate) async fn reserve_room(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
+    if let Some(flow) = flow {
+        let r = flow.reserve(bytes + RESERVE_OVERHEAD).await;
+        flow.made(r.ok_or_else(no_room)?);
+    }
+    Ok(())
+}
+
+/// `n` fresh UUIDv7s in chunks of at most `chunk`, each made only when the reader
+/// took the one before and its room (`bytes_per_id` an ID) is reserved; the first
+/// chunk's room is reserved before this returns, so that a batch that finds no room
+/// is refused whole. A reader that goes away stops the issuing.
+pub(crate) async fn uuid7_chunks(
+    svc: Arc<Service>,
+    n: usize,
+    chunk: usize,
+    flow: Option<Arc<Flow>>,
+    bytes_per_id: usize,
+) -> Result<tokio_stream::wrappers::ReceiverStream<Result<Vec<u128>, ApiError>>, ApiError> {
+    let chunk = chunk.max(1);
+    reserve_room(flow.as_ref(), n.min(chunk) * bytes_per_id).await?;
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        let (mut left, mut first) = (n, true);
+        while left > 0 {
+            let len = left.min(chunk);
+            if !first && let Err(e) = reserve_room(flow.as_ref(), len * bytes_per_id).await {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+            first = false;
+            let mut ids = vec![0u128; len];
+            let made = svc.issue_uuid7s(&mut ids).map(|()| ids);
+            let failed = made.is_err();
+            left -= len;
+            if tx.send(made).await.is_err() || failed {
+                return;
+            }
+        }
+    });
+    Ok(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
 /// The refusal of a response that found no room in the response budgets within
 /// `--reserve-timeout-ms`.
 pub(crate) fn no_room() -> ApiError {
