@@ -668,13 +668,13 @@ class UnreadMetrics(unittest.TestCase):
             s.stop(timeout=15)
 
 
-def honest_ids(port, n=100000):
-    """One `GET /v1/ids?n=N` on a fresh HTTP/1.1 connection from PROBE_FROM, read
+def honest_ids(port, n=100000, path=b"/v1/ids"):
+    """One `GET <path>?n=N` (`/v1/ids`, or a 128-bit batch route) on a fresh HTTP/1.1 connection from PROBE_FROM, read
     whole: (seconds until the head arrived, status, Retry-After, whether a 200's
     chunked body arrived whole)."""
     t0 = time.monotonic()
     c = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
-    c.sendall(b"GET /v1/ids?n=%d&format=octets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % n)
+    c.sendall(b"GET %s?n=%d&format=octets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (path, n))
     data, head_at = b"", None
     try:
         while True:
@@ -763,6 +763,7 @@ class FairShares(unittest.TestCase):
                 answers.append(("ids",) + honest_ids(s.port))
                 answers.append(("batch",) + honest_batch(s.port))
                 answers.append(("batch",) + honest_batch(s.port, 100000))
+                answers.append(("ids",) + honest_ids(s.port, path=b"/v1/uuid"))
             closed_at = {}
             last_ping = 0.0
             while time.monotonic() - t0 < stream_idle + 30 and len(closed_at) < len(clients):
@@ -803,7 +804,7 @@ class FairShares(unittest.TestCase):
         # 40 connections from one address: its share (16 MiB, 10 answers) is taken,
         # the rest of the budget is the others': the honest client is served.
         answers = self.attack(["127.0.0.1"], 40, stream_idle=3)
-        self.assertEqual([a[2] for a in answers], ["200", 0, 0] * 5)
+        self.assertEqual([a[2] for a in answers], ["200", 0, 0, "200"] * 5)
 
     def test_a_full_budget_refuses_in_time(self):
         # 8 addresses x 5 connections: their shares pass the server's budget (64 MiB,

@@ -174,7 +174,7 @@ class Routes(unittest.TestCase):
         self.assertEqual(uuid.UUID(out.stdout.decode()).version, 7)
         st, _, body = self.s.get("/v1/ulid?format=xml")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "format"))
-        st, _, body = self.s.get("/v1/uuid?n=2")
+        st, _, body = self.s.get("/v1/uuid?count=2")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
 
     def test_typeid(self):
@@ -214,8 +214,85 @@ class Routes(unittest.TestCase):
         for bad in ["User", "_user", "a" * 64, "us%20er"]:
             st, _, body = self.s.get(f"/v1/typeid?prefix={bad}")
             self.assertEqual((st, json.loads(body)["parameter"]), (400, "prefix"), bad)
-        st, _, body = self.s.get("/v1/typeid?n=2")
+        st, _, body = self.s.get("/v1/typeid?count=2")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "query"))
+
+    def test_128_bit_batches_in_every_format(self):
+        """`/v1/uuid?n=`, `/v1/ulid?n=`, `/v1/typeid?prefix=&n=`: the formats of
+        `/v1/ids` (a JSON array of strings, NDJSON, octets), each read back by plain
+        JSON parsing; every batch strictly increasing and in order with single calls
+        between them; `n` and `prefix` checked as for the 64-bit batches."""
+        c = self.s.conn()
+
+        def one():
+            return uuid.UUID(self.s.get("/v1/uuid", conn=c)[2].decode().strip()).int
+
+        def of_ulid(text):
+            return int.from_bytes(base32_crockford(text), "big")
+
+        seen = [one()]
+        for path, headers, ct, read in [
+            ("/v1/uuid?n=1000", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
+            ("/v1/ulid?n=700&format=ndjson", {}, "application/x-ndjson",
+             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
+            ("/v1/ulid?n=300", {"Accept": "application/x-ndjson"}, "application/x-ndjson",
+             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
+            ("/v1/typeid?prefix=user&n=500", {}, "application/json",
+             lambda b: [of_ulid(x.split("_")[1].upper()) for x in json.loads(b)]),
+            ("/v1/typeid?n=3", {}, "application/json", lambda b: [of_ulid(x.upper()) for x in json.loads(b)]),
+            ("/v1/uuid?n=1000&format=octet-stream", {}, "application/octet-stream",
+             lambda b: [int.from_bytes(b[i:i + 16], "big") for i in range(0, len(b), 16)]),
+            ("/v1/uuid?n=1", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
+        ]:
+            st, got_ct, body = self.s.get(path, headers, conn=c)
+            self.assertEqual((st, got_ct), (200, ct), (path, body[:200]))
+            batch = read(body)
+            want = int(path.split("n=")[1].split("&")[0])
+            self.assertEqual(len(batch), want, path)
+            self.assertTrue(all(uuid.UUID(int=u).version == 7 for u in batch), path)
+            self.assertEqual(batch, sorted(set(batch)), f"{path}: not strictly increasing")
+            seen += batch
+            seen.append(one())  # a single call after the batch comes after all of it
+        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the single calls around it")
+        # A browser's JSON.parse reads the array of strings.
+        _, _, body = self.s.get("/v1/ulid?n=5", conn=c)
+        out = subprocess.run(["node", "-e", "const s=require('fs').readFileSync(0,'utf8');"
+                              "process.stdout.write(JSON.parse(s).join(' '))"],
+                             input=body, capture_output=True, check=True)
+        self.assertEqual(len(out.stdout.split()), 5)
+        for path, param in [("/v1/uuid?n=0", "n"), ("/v1/ulid?n=1001", "n"), ("/v1/typeid?prefix=u&n=-1", "n"),
+                            ("/v1/uuid?n=abc", "n"), ("/v1/uuid?n=3&format=xml", "format"),
+                            ("/v1/typeid?prefix=User&n=3", "prefix"), ("/v1/typeid?prefix=_u&n=3", "prefix")]:
+            st, _, body = self.s.get(path, conn=c)
+            self.assertEqual((st, json.loads(body)["parameter"]), (400, param), path)
+        st, _, body = self.s.get("/v1/uuid?n=1001", conn=c)
+        self.assertIn("1..=1000", json.loads(body)["message"])
+        c.close()
+
+    def test_grpc_batch_uuid(self):
+        """gRPC `BatchUuid`: a stream of chunks of 16-byte UUIDv7s, strictly
+        increasing, in order with `NextUuid` calls around it; `n` outside
+        1..=--max-batch is INVALID_ARGUMENT naming `n`."""
+        def next_uuid():
+            status, reply, _ = grpc_call(self.s.port, "NextUuid")
+            self.assertEqual(status, 0)
+            return int.from_bytes(proto_bytes_field(reply), "big")
+
+        seen = [next_uuid()]
+        for n in (1, 999, 1000):
+            status, raw, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n), raw=True)
+            self.assertEqual(status, 0, (n, out))
+            packed = b"".join(proto_bytes_field(m) for m in grpc_messages(raw))
+            batch = [int.from_bytes(packed[i:i + 16], "big") for i in range(0, len(packed), 16)]
+            self.assertEqual(len(batch), n)
+            self.assertTrue(all(uuid.UUID(int=u).version == 7 for u in batch))
+            self.assertEqual(batch, sorted(set(batch)), f"n={n}: not strictly increasing")
+            seen += batch + [next_uuid()]
+        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the NextUuid calls around it")
+        for n in (0, 1001, 1 << 40):
+            status, _, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n))
+            self.assertEqual(status, 3, out)
+            self.assertIn("grpc-message: n:%20must%20be%20in%201..=1000", out)
 
     def test_decode_uuid_ulid_and_typeid_as_the_cli_does(self):
         """`/v1/decode/{id}` reads a UUID, a ULID and a TypeID (any version of UUID)
@@ -606,7 +683,10 @@ class OpenApi(unittest.TestCase):
             doc = json.loads(body)
             self.assertTrue(doc["openapi"].startswith("3."))
             self.assertEqual(sorted(doc["paths"]), sorted(ROUTES))
-            n = doc["paths"]["/v1/ids"]["get"]["parameters"][0]
+            for path in ["/v1/ids", "/v1/uuid", "/v1/ulid", "/v1/typeid"]:
+                ref = [p["$ref"] for p in doc["paths"][path]["get"]["parameters"] if "$ref" in p]
+                self.assertEqual(ref, ["#/components/parameters/BatchN"], path)
+            n = doc["components"]["parameters"]["BatchN"]
             self.assertEqual((n["name"], n["schema"]["maximum"]), ("n", 777))  # this server's --max-batch
             for path in ROUTES:
                 self.assertNotEqual(s.get(path.replace("{id}", "1"))[0], 404, path)
@@ -835,10 +915,11 @@ def grpc_call(port, method, message=b"", messages=1):
     return grpc_path(port, f"/flakeid.v1.Flakeid/{method}", message, messages)
 
 
-def grpc_path(port, path, message=b"", messages=1):
+def grpc_path(port, path, message=b"", messages=1, raw=False):
     """One gRPC call (unary, or a stream of one request) to `path` over h2c with
     curl, `message` sent `messages` times: (grpc-status, the first response
-    message, the headers and trailers)."""
+    message (`raw`: every response message, each with its 5-byte prefix), the
+    headers and trailers)."""
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
         f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
@@ -851,7 +932,42 @@ def grpc_path(port, path, message=b"", messages=1):
     status = int(re.search(r"grpc-status: (\d+)", out).group(1))
     with open(body + ".out", "rb") as f:
         reply = f.read()
-    return status, reply[5:], out
+    return status, reply if raw else reply[5:], out
+
+
+def grpc_messages(raw):
+    """The messages of a gRPC response body, each unprefixed."""
+    out = []
+    while raw:
+        n = struct.unpack(">I", raw[1:5])[0]
+        out.append(raw[5:5 + n])
+        raw = raw[5 + n:]
+    return out
+
+
+def proto_bytes_field(msg):
+    """Field 1 of a message holding one length-delimited field (tag 0x0a); empty
+    when absent."""
+    if not msg:
+        return b""
+    assert msg[0] == 0x0A, msg[:4]
+    n, shift, i = 0, 0, 1
+    while True:
+        n |= (msg[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not msg[i - 1] & 0x80:
+            break
+    return msg[i:i + n]
+
+
+def varint(n):
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
 
 
 def health(port, service=""):

@@ -235,6 +235,49 @@ impl BatchFormat {
     }
 }
 
+impl BatchFormat {
+    /// Appends 128-bit `ids` in this format, each as `text` renders it (a JSON
+    /// string; octets: its 16 bytes, big-endian); `first` and `last` as for
+    /// [`write`](Self::write).
+    pub(crate) fn write_wide(
+        self,
+        ids: &[u128],
+        text: &dyn Fn(u128) -> String,
+        first: bool,
+        last: bool,
+        out: &mut Vec<u8>,
+    ) {
+        match self {
+            BatchFormat::Octets => {
+                out.reserve(ids.len() * 16);
+                for id in ids {
+                    out.extend_from_slice(&id.to_be_bytes());
+                }
+            }
+            BatchFormat::Json | BatchFormat::JsonNumbers => {
+                if first {
+                    out.push(b'[');
+                }
+                for (i, id) in ids.iter().enumerate() {
+                    if !(first && i == 0) {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(flakeid_core::text::json_string(&text(*id)).as_bytes());
+                }
+                if last {
+                    out.extend_from_slice(b"]\n");
+                }
+            }
+            BatchFormat::Ndjson => {
+                for id in ids {
+                    out.extend_from_slice(flakeid_core::text::json_string(&text(*id)).as_bytes());
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// `/v1/id`'s bodies, written by hand, say what `format!` says.

@@ -17,7 +17,7 @@
 use crate::budget::Flow;
 use crate::config::{CHUNK, RESERVE_OVERHEAD};
 use crate::error::{ApiError, BUSY};
-use crate::service::{IdChunks, Service, no_room};
+use crate::service::{IdChunks, Service, no_room, uuid7_chunks};
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::Stream;
@@ -33,8 +33,8 @@ pub mod proto {
 
 use proto::flakeid_server::{Flakeid, FlakeidServer};
 use proto::{
-    BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, NextUuidRequest, NextUuidResponse, StreamRequest,
-    UnsealRequest, UnsealResponse,
+    BatchRequest, BatchResponse, BatchUuidRequest, Chunk, NextRequest, NextResponse, NextUuidRequest, NextUuidResponse,
+    StreamRequest, UnsealRequest, UnsealResponse, UuidChunk,
 };
 
 /// The encoded descriptors of `proto/flakeid.proto`, for server reflection
@@ -243,6 +243,36 @@ impl Flakeid for Grpc {
             self.reserve(request.extensions(), n).await?;
         }
         self.unseal_ids(request.into_inner().ids)
+    }
+
+    type BatchUuidStream = Pin<Box<dyn Stream<Item = Result<UuidChunk, Status>> + Send>>;
+
+    async fn batch_uuid(&self, request: Request<BatchUuidRequest>) -> Result<Response<Self::BatchUuidStream>, Status> {
+        let max = self.svc.config.max_batch;
+        let n = match usize::try_from(request.get_ref().n) {
+            Ok(n) if (1..=max).contains(&n) => n,
+            _ => {
+                let n = request.get_ref().n;
+                return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
+            }
+        };
+        let flow = request.extensions().get::<Arc<Flow>>().cloned();
+        // A chunk's message stays within the largest answer (a Batch of --max-batch
+        // 8-byte IDs): at most half as many 16-byte UUIDs. Each chunk holds its
+        // IDs (16 bytes each), and as many bytes again encoded.
+        let chunk = CHUNK.min(max / 2).max(1);
+        let chunks = uuid7_chunks(self.svc.clone(), n, chunk, flow, 32).await?;
+        let stream = tokio_stream::StreamExt::map(chunks, |r| {
+            r.map(|ids| {
+                let mut uuids = Vec::with_capacity(ids.len() * 16);
+                for u in &ids {
+                    uuids.extend_from_slice(&u.to_be_bytes());
+                }
+                UuidChunk { uuids }
+            })
+            .map_err(Status::from)
+        });
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn next_uuid(&self, _request: Request<NextUuidRequest>) -> Result<Response<NextUuidResponse>, Status> {

@@ -1,7 +1,7 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
-use crate::config::{CHUNK, RESERVE_OVERHEAD};
+use crate::config::CHUNK;
 use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
@@ -9,7 +9,7 @@ use crate::formats::{
 };
 use crate::grpc::{Grpc, Health, reflection};
 use crate::metrics::{KindLabels, Route};
-use crate::service::{IdChunks, Service, Shared, no_room};
+use crate::service::{IdChunks, Service, Shared, reserve_room, uuid7_chunks};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -193,32 +193,10 @@ async fn many_ids_inner(
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let params = query_params(q, &["n", "format"])?;
-    let max = svc.config.max_batch;
-    let n: usize = match params.get("n") {
-        None => 1,
-        Some(text) => match text.parse::<usize>() {
-            Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') => n,
-            _ => {
-                let shown: String = text.chars().take(32).collect();
-                return Err(ApiError::bad(
-                    "n",
-                    format!("n must be an integer in 1..={max}, got {shown:?}"),
-                ));
-            }
-        },
-    };
+    let n = batch_n(svc, &params)?.unwrap_or(1);
     let g = svc.generator64()?;
-    let format = match params.get("format").map(String::as_str) {
-        Some("json") => BatchFormat::Json,
-        Some("ndjson") => BatchFormat::Ndjson,
-        Some("octet-stream") | Some("octets") | Some("binary") => BatchFormat::Octets,
-        Some(other) => {
-            let shown: String = other.chars().take(32).collect();
-            return Err(ApiError::bad(
-                "format",
-                format!("format must be json, ndjson or octet-stream, got {shown:?}"),
-            ));
-        }
+    let format = match batch_format(&params)? {
+        Some(f) => f,
         None => {
             // JSON numbers only where every ID is an exact JavaScript number.
             let bits = g.layout().total_bits();
@@ -260,10 +238,7 @@ async fn many_ids_inner(
     let bytes_per_id = if format == BatchFormat::Octets { 16 } else { 32 };
     if n < CHUNK {
         // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
-        if let Some(flow) = &flow {
-            let r = flow.reserve(n * bytes_per_id + RESERVE_OVERHEAD).await;
-            flow.made(r.ok_or_else(no_room)?);
-        }
+        reserve_room(flow.as_ref(), n * bytes_per_id).await?;
         let mut ids = vec![0u64; n];
         svc.issue(&mut ids)?;
         let mut body = Vec::new();
@@ -284,6 +259,101 @@ async fn many_ids_inner(
             left -= ids.len();
             let mut out = Vec::new();
             format.write(&ids, first, left == 0, &mut out);
+            first = false;
+            axum::body::Bytes::from(out)
+        })
+        .map_err(|e| std::io::Error::other(e.message))
+    });
+    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+/// A batch's `n` (`None`: not given): an integer in 1..=`--max-batch` (at most the
+/// core's batch limit, `flakeid_core::check_batch`), for every batch route.
+fn batch_n(svc: &Service, params: &HashMap<String, String>) -> Result<Option<usize>, ApiError> {
+    let max = svc.config.max_batch;
+    let Some(text) = params.get("n") else { return Ok(None) };
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') && flakeid_core::check_batch(n as i128).is_ok() => {
+            Ok(Some(n))
+        }
+        _ => {
+            let shown: String = text.chars().take(32).collect();
+            Err(ApiError::bad(
+                "n",
+                format!("n must be an integer in 1..={max}, got {shown:?}"),
+            ))
+        }
+    }
+}
+
+/// A batch's `format=` (`None`: not given, the `Accept` header decides).
+fn batch_format(params: &HashMap<String, String>) -> Result<Option<BatchFormat>, ApiError> {
+    Ok(Some(match params.get("format").map(String::as_str) {
+        Some("json") => BatchFormat::Json,
+        Some("ndjson") => BatchFormat::Ndjson,
+        Some("octet-stream") | Some("octets") | Some("binary") => BatchFormat::Octets,
+        Some(other) => {
+            let shown: String = other.chars().take(32).collect();
+            return Err(ApiError::bad(
+                "format",
+                format!("format must be json, ndjson or octet-stream, got {shown:?}"),
+            ));
+        }
+        None => return Ok(None),
+    }))
+}
+
+/// A batch of `n` 128-bit IDs (the service's `UuidGenerator`), each as `render`
+/// writes it, in the formats of `/v1/ids` (JSON strings, NDJSON, octets: 16 bytes
+/// an ID). Made one chunk at a time as the client reads, each chunk's room
+/// reserved from the response budgets first ([`Flow::reserve`]); the first chunk's
+/// before the head is sent, so that a batch that finds no room is refused whole.
+async fn wide_batch(
+    svc: &Shared,
+    headers: &HeaderMap,
+    params: &HashMap<String, String>,
+    flow: Option<Arc<Flow>>,
+    n: usize,
+    render: fn(&str, u128) -> String,
+    prefix: String,
+) -> Result<Response, ApiError> {
+    let format = match batch_format(params)? {
+        Some(f) => f,
+        None => {
+            let all = [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets];
+            all[negotiate(
+                headers,
+                &["application/json", "application/x-ndjson", "application/octet-stream"],
+            )?]
+        }
+    };
+    // Octets: 16 bytes an ID and the IDs; text: at most 64 + 1 + 26 and quotes,
+    // comma, and the IDs.
+    let bytes_per_id = if format == BatchFormat::Octets {
+        32
+    } else {
+        16 + prefix.len() + 48
+    };
+    // Chunks no larger than a 64-bit batch's largest reservation (the budgets'
+    // floor in the configuration's check): a long prefix makes smaller chunks.
+    let chunk = (32 * CHUNK / bytes_per_id).max(1);
+    let text = move |u: u128| render(&prefix, u);
+    let mut chunks = uuid7_chunks(svc.clone(), n, chunk, flow, bytes_per_id).await?;
+    if n <= chunk {
+        let ids = match tokio_stream::StreamExt::next(&mut chunks).await {
+            Some(r) => r?,
+            None => Vec::new(),
+        };
+        let mut body = Vec::new();
+        format.write_wide(&ids, &text, true, true, &mut body);
+        return Ok(ids_response(format.content_type(), body));
+    }
+    let (mut first, mut left) = (true, n);
+    let body = tokio_stream::StreamExt::map(chunks, move |r| {
+        r.map(|ids| {
+            left -= ids.len();
+            let mut out = Vec::new();
+            format.write_wide(&ids, &text, first, left == 0, &mut out);
             first = false;
             axum::body::Bytes::from(out)
         })
@@ -387,33 +457,54 @@ async fn unseal_id(
     finish(&svc, result)
 }
 
-/// `GET /v1/uuid`: one UUIDv7 as text or `{"uuid":"…"}`.
+/// `GET /v1/uuid`: one UUIDv7 as text or `{"uuid":"…"}`; `?n=N`: a batch, as
+/// `/v1/ids` answers one.
 async fn one_uuid(
     State(svc): State<Shared>,
     headers: HeaderMap,
+    flow: Option<axum::Extension<Arc<Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
-    wide_answer(&svc, &headers, q, "uuid")
+    wide_answer(&svc, &headers, flow.map(|e| e.0), q, "uuid").await
 }
 
-/// `GET /v1/ulid`: the same 128 bits as a ULID, as text or `{"ulid":"…"}`.
+/// `GET /v1/ulid`: the same 128 bits as a ULID, as text or `{"ulid":"…"}`; `?n=N`:
+/// a batch, as `/v1/ids` answers one.
 async fn one_ulid(
     State(svc): State<Shared>,
     headers: HeaderMap,
+    flow: Option<axum::Extension<Arc<Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
-    wide_answer(&svc, &headers, q, "ulid")
+    wide_answer(&svc, &headers, flow.map(|e| e.0), q, "ulid").await
 }
 
-/// One 128-bit ID (the service's `UuidGenerator`), in the forms of `/v1/id`.
-fn wide_answer(
-    svc: &Service,
+/// One 128-bit ID (the service's `UuidGenerator`), in the forms of `/v1/id`, or
+/// with `n` a batch of them.
+async fn wide_answer(
+    svc: &Shared,
     headers: &HeaderMap,
+    flow: Option<Arc<Flow>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
     key: &'static str,
 ) -> Response {
+    let params = match query_params(q, &["n", "format"]) {
+        Ok(p) => p,
+        Err(e) => return finish(svc, Err(e)),
+    };
+    match batch_n(svc, &params) {
+        Err(e) => return finish(svc, Err(e)),
+        Ok(Some(n)) => {
+            let render: fn(&str, u128) -> String = match key {
+                "ulid" => |_, u| flakeid_core::format_ulid(u),
+                _ => |_, u| flakeid_core::format_uuid(u),
+            };
+            let r = wide_batch(svc, headers, &params, flow, n, render, String::new()).await;
+            return finish(svc, r);
+        }
+        Ok(None) => {}
+    }
     let result = (|| {
-        let params = query_params(q, &["format"])?;
         let json = wants_json(params.get("format").map(String::as_str), headers)?;
         let u = svc.issue_uuid7()?;
         let text = match key {
@@ -434,12 +525,27 @@ fn wide_answer(
 async fn one_typeid(
     State(svc): State<Shared>,
     headers: HeaderMap,
+    flow: Option<axum::Extension<Arc<Flow>>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
+    let params = match query_params(q, &["prefix", "n", "format"]) {
+        Ok(p) => p,
+        Err(e) => return finish(&svc, Err(e)),
+    };
+    let prefix = params.get("prefix").map_or("", String::as_str);
+    if let Err(e) = flakeid_core::check_typeid_prefix(prefix) {
+        return finish(&svc, Err(ApiError::bad("prefix", e.to_string())));
+    }
+    match batch_n(&svc, &params) {
+        Err(e) => return finish(&svc, Err(e)),
+        Ok(Some(n)) => {
+            let render: fn(&str, u128) -> String = |p, u| flakeid_core::format_typeid(p, u).unwrap_or_default();
+            let r = wide_batch(&svc, &headers, &params, flow.map(|e| e.0), n, render, prefix.to_owned()).await;
+            return finish(&svc, r);
+        }
+        Ok(None) => {}
+    }
     let result = (|| {
-        let params = query_params(q, &["prefix", "format"])?;
-        let prefix = params.get("prefix").map_or("", String::as_str);
-        flakeid_core::check_typeid_prefix(prefix).map_err(|e| ApiError::bad("prefix", e.to_string()))?;
         let json = wants_json(params.get("format").map(String::as_str), &headers)?;
         let u = svc.issue_uuid7()?;
         let text = flakeid_core::format_typeid(prefix, u)?;

@@ -296,6 +296,15 @@ impl Service {
         Ok(self.uuids.next_uuid7()?)
     }
 
+    /// Fills `out` with fresh UUIDv7s, increasing, unless the service is shutting
+    /// down (the batch form of [`issue_uuid7`](Self::issue_uuid7)).
+    pub(crate) fn issue_uuid7s(&self, out: &mut [u128]) -> Result<(), ApiError> {
+        if self.is_draining() {
+            return Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()));
+        }
+        Ok(self.uuids.fill_uuid7(out)?)
+    }
+
     /// Issues when ready, from the generator whose readiness was checked (one
     /// read of the generator in use per request).
     pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
@@ -397,6 +406,52 @@ impl IdChunks {
         );
         Ok(())
     }
+}
+
+/// Room for `bytes` of a response in its flow's budgets (none: no budget), counted
+/// as made: the next data frame carries it until HTTP/2 has written it. Every
+/// response reserves through here before it issues.
+pub(crate) async fn reserve_room(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
+    if let Some(flow) = flow {
+        let r = flow.reserve(bytes + RESERVE_OVERHEAD).await;
+        flow.made(r.ok_or_else(no_room)?);
+    }
+    Ok(())
+}
+
+/// `n` fresh UUIDv7s in chunks of at most `chunk`, each made only when the reader
+/// took the one before and its room (`bytes_per_id` an ID) is reserved; the first
+/// chunk's room is reserved before this returns, so that a batch that finds no room
+/// is refused whole. A reader that goes away stops the issuing.
+pub(crate) async fn uuid7_chunks(
+    svc: Arc<Service>,
+    n: usize,
+    chunk: usize,
+    flow: Option<Arc<Flow>>,
+    bytes_per_id: usize,
+) -> Result<tokio_stream::wrappers::ReceiverStream<Result<Vec<u128>, ApiError>>, ApiError> {
+    let chunk = chunk.max(1);
+    reserve_room(flow.as_ref(), n.min(chunk) * bytes_per_id).await?;
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        let (mut left, mut first) = (n, true);
+        while left > 0 {
+            let len = left.min(chunk);
+            if !first && let Err(e) = reserve_room(flow.as_ref(), len * bytes_per_id).await {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+            first = false;
+            let mut ids = vec![0u128; len];
+            let made = svc.issue_uuid7s(&mut ids).map(|()| ids);
+            let failed = made.is_err();
+            left -= len;
+            if tx.send(made).await.is_err() || failed {
+                return;
+            }
+        }
+    });
+    Ok(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
 
 /// The refusal of a response that found no room in the response budgets within

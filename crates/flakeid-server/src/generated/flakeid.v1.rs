@@ -52,6 +52,17 @@ pub struct NextUuidResponse {
     #[prost(bytes = "vec", tag = "1")]
     pub uuid: ::prost::alloc::vec::Vec<u8>,
 }
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct BatchUuidRequest {
+    #[prost(uint64, tag = "1")]
+    pub n: u64,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UuidChunk {
+    /// 16 bytes an ID, big-endian (the UUID's byte order).
+    #[prost(bytes = "vec", tag = "1")]
+    pub uuids: ::prost::alloc::vec::Vec<u8>,
+}
 /// Generated client implementations.
 pub mod flakeid_client {
     #![allow(
@@ -247,6 +258,35 @@ pub mod flakeid_client {
                 .insert(GrpcMethod::new("flakeid.v1.Flakeid", "NextUuid"));
             self.inner.unary(req, path, codec).await
         }
+        /// `n` UUIDv7s (1 ≤ n ≤ the server's --max-batch), strictly increasing and in
+        /// order with every UUID this server issues, in chunks of at most 4096 (and at
+        /// most half --max-batch), each packed as 16-byte big-endian UUIDs. Each chunk is made only when the client
+        /// has room for it; the first chunk's room is reserved before the answer starts
+        /// (none in time: RESOURCE_EXHAUSTED).
+        pub async fn batch_uuid(
+            &mut self,
+            request: impl tonic::IntoRequest<super::BatchUuidRequest>,
+        ) -> std::result::Result<
+            tonic::Response<tonic::codec::Streaming<super::UuidChunk>>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/flakeid.v1.Flakeid/BatchUuid",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("flakeid.v1.Flakeid", "BatchUuid"));
+            self.inner.server_streaming(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -303,6 +343,21 @@ pub mod flakeid_server {
             tonic::Response<super::NextUuidResponse>,
             tonic::Status,
         >;
+        /// Server streaming response type for the BatchUuid method.
+        type BatchUuidStream: tonic::codegen::tokio_stream::Stream<
+                Item = std::result::Result<super::UuidChunk, tonic::Status>,
+            >
+            + std::marker::Send
+            + 'static;
+        /// `n` UUIDv7s (1 ≤ n ≤ the server's --max-batch), strictly increasing and in
+        /// order with every UUID this server issues, in chunks of at most 4096 (and at
+        /// most half --max-batch), each packed as 16-byte big-endian UUIDs. Each chunk is made only when the client
+        /// has room for it; the first chunk's room is reserved before the answer starts
+        /// (none in time: RESOURCE_EXHAUSTED).
+        async fn batch_uuid(
+            &self,
+            request: tonic::Request<super::BatchUuidRequest>,
+        ) -> std::result::Result<tonic::Response<Self::BatchUuidStream>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct FlakeidServer<T> {
@@ -594,6 +649,52 @@ pub mod flakeid_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/flakeid.v1.Flakeid/BatchUuid" => {
+                    #[allow(non_camel_case_types)]
+                    struct BatchUuidSvc<T: Flakeid>(pub Arc<T>);
+                    impl<
+                        T: Flakeid,
+                    > tonic::server::ServerStreamingService<super::BatchUuidRequest>
+                    for BatchUuidSvc<T> {
+                        type Response = super::UuidChunk;
+                        type ResponseStream = T::BatchUuidStream;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::BatchUuidRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Flakeid>::batch_uuid(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = BatchUuidSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.server_streaming(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)
