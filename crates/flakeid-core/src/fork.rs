@@ -22,10 +22,17 @@ pub(crate) fn generation() -> u64 {
     GENERATION.load(Ordering::Relaxed)
 }
 
-/// The handles' epoch (see `HANDLE_EPOCH`).
+/// The handles' epoch (see `HANDLE_EPOCH`), read before the checks it stands for:
+/// what an event stored before moving it is seen by the checks after this load.
 #[inline(always)]
 pub(crate) fn handle_epoch() -> u64 {
     HANDLE_EPOCH.load(Ordering::Acquire)
+}
+
+/// The handles' epoch for the fast path's compare alone (no check follows it).
+#[inline(always)]
+pub(crate) fn handle_epoch_unchanged(seen: u64) -> bool {
+    HANDLE_EPOCH.load(Ordering::Relaxed) == seen
 }
 
 /// Sends every per-thread handle's next call through its full checks: after a

@@ -1124,7 +1124,7 @@ impl<C: CounterStorage> Generator<C> {
     }
 
     /// Refuses once the node id's host guard was lost to another process.
-    fn check_owner(&self) -> Result<()> {
+    pub(super) fn check_owner(&self) -> Result<()> {
         #[cfg(all(any(unix, windows), not(loom)))]
         if let Some(owner) = self.guards.owner
             && owner.is_lost()
@@ -1191,6 +1191,39 @@ impl<C: CounterStorage> fmt::Debug for Generator<C> {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+
+    /// A node id lost to another process (the host guard's watcher, `Owner::lose`)
+    /// stops a per-thread handle at once, though it holds slots of the tick: the
+    /// handles' epoch sends its next call to the full checks, which ask the owner.
+    #[cfg(all(any(unix, windows), not(loom)))]
+    #[test]
+    fn a_lost_node_id_stops_a_handle_holding_a_run() {
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .host_guard(false)
+            .node(1001)
+            .build()
+            .unwrap();
+        // The clock's ticker running (the fast path compares its cache).
+        g.next_id().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let mut h = g.local();
+        // Runs of 2, 4 and 8 slots (the system clock: a custom clock's generator
+        // keeps no owner), in one tick but for a tick's turn within these calls: 4
+        // left after the 10th.
+        for _ in 0..10 {
+            h.next_id().unwrap();
+        }
+        g.guards
+            .owner
+            .expect("every generator on a node id has its owner")
+            .lose();
+        let lost = |r: Result<u64>| matches!(r, Err(Error::Config { field: "node", .. }));
+        assert!(
+            lost(h.next_id()),
+            "the handle issued from its run after the node id was lost"
+        );
+        assert!(lost(g.next_id()));
+    }
 
     /// Each policy's name reads back as the policy (`FromStr`, what clap and the
     /// bindings use); an unknown name is the configuration error it always was.

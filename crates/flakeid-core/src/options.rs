@@ -146,33 +146,43 @@ const _: () = {
     assert!(DEFAULT_MAX_BORROW_MS == 2000 && DEFAULT_MAX_WAIT_MS == 1000 && DEFAULT_LEASE_TTL_MS == 10_000);
 };
 
-const UUID_COUNT: usize = {
-    let mut n = 0;
-    let mut i = 0;
-    while i < GENERATOR_OPTIONS.len() {
-        if GENERATOR_OPTIONS[i].applies_128 && GENERATOR_OPTIONS[i].from_outside() {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
-};
-
-/// The options a `UuidGenerator` takes by name, in the table's order: the rows
-/// marked `applies_128` (the clock policies), but the test clock, which is given
-/// as a value.
-pub const UUID_GENERATOR_OPTIONS: [&str; UUID_COUNT] = {
-    let mut names = [""; UUID_COUNT];
+/// The names of the table's rows that may come from outside the program, and, with
+/// `only_128`, that the 128-bit generator reads too: the one filter behind
+/// [`SETTING_NAMES`] and [`UUID_GENERATOR_OPTIONS`] (`N` is [`names_count`]'s).
+const fn names_where<const N: usize>(only_128: bool) -> [&'static str; N] {
+    let mut names = [""; N];
     let (mut i, mut n) = (0, 0);
     while i < GENERATOR_OPTIONS.len() {
-        if GENERATOR_OPTIONS[i].applies_128 && GENERATOR_OPTIONS[i].from_outside() {
+        if picked(&GENERATOR_OPTIONS[i], only_128) {
             names[n] = GENERATOR_OPTIONS[i].name;
             n += 1;
         }
         i += 1;
     }
     names
-};
+}
+
+/// Whether [`names_where`] names the row `o`.
+const fn picked(o: &GeneratorOption, only_128: bool) -> bool {
+    o.from_outside() && (o.applies_128 || !only_128)
+}
+
+/// How many names [`names_where`] gives.
+const fn names_count(only_128: bool) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < GENERATOR_OPTIONS.len() {
+        if picked(&GENERATOR_OPTIONS[i], only_128) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The options a `UuidGenerator` takes by name, in the table's order: the rows
+/// marked `applies_128` (the clock policies), but the test clock, which is given
+/// as a value.
+pub const UUID_GENERATOR_OPTIONS: [&str; names_count(true)] = names_where(true);
 
 /// The options' snake_case names, in the table's order: the list an unknown
 /// keyword is refused against (`unknown_option(key, &OPTION_NAMES)`).
@@ -210,32 +220,9 @@ impl GeneratorOption {
 /// What every environment variable of a generator option starts with.
 pub const ENV_PREFIX: &str = "FLAKEID_";
 
-const OUTSIDE_COUNT: usize = {
-    let mut n = 0;
-    let mut i = 0;
-    while i < GENERATOR_OPTIONS.len() {
-        if GENERATOR_OPTIONS[i].from_outside() {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
-};
-
 /// The options a settings mapping or the environment may give, in the table's
 /// order (every one but the test clock): the list every adapter accepts.
-pub const SETTING_NAMES: [&str; OUTSIDE_COUNT] = {
-    let mut names = [""; OUTSIDE_COUNT];
-    let (mut i, mut n) = (0, 0);
-    while i < GENERATOR_OPTIONS.len() {
-        if GENERATOR_OPTIONS[i].from_outside() {
-            names[n] = GENERATOR_OPTIONS[i].name;
-            n += 1;
-        }
-        i += 1;
-    }
-    names
-};
+pub const SETTING_NAMES: [&str; names_count(false)] = names_where(false);
 
 /// The option a settings key names: its snake_case name or flag spelling, in any
 /// case (`NODE`, `clock-backwards`, `lease_ttl_ms`); an unknown key (or the test

@@ -183,6 +183,15 @@ impl Owner {
         self.lost.load(Ordering::Acquire)
     }
 
+    /// Marks the node id lost to another process: every call of its generators
+    /// leaves the fast path (a poisoned counter; the handles' epoch moved) for the
+    /// full checks, which refuse ([`lost_error`](Self::lost_error)).
+    pub(crate) fn lose(&self) {
+        self.lost.store(true, Ordering::Release);
+        self.counter.0.store(u64::MAX, Ordering::Release);
+        crate::fork::end_handle_epoch();
+    }
+
     /// Why every call on a lost node id refuses.
     #[cold]
     pub(crate) fn lost_error(&self) -> Error {
@@ -456,10 +465,7 @@ pub(crate) fn watch_once() {
             Watched::Lost(by) => {
                 // Reported once: the file is the other process's now.
                 live.guard = None;
-                owner.lost.store(true, Ordering::Release);
-                // Every call leaves the fast path, which the lost node id refuses.
-                owner.counter.0.store(u64::MAX, Ordering::Release);
-                crate::fork::end_handle_epoch();
+                owner.lose();
                 eprintln!(
                     "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
                      held it, and {} took the node id: this process's generators on it stop issuing",

@@ -586,13 +586,30 @@ fn a_removed_guard_file_taken_by_another_process_stops_the_holder() {
     // The newcomer removes the file and creates the path at once (its fresh-file
     // wait outlasts our watcher's period); meanwhile this process goes on issuing,
     // one ID a millisecond (a call that never waits: only the watcher can stop it).
+    // A per-thread handle beside it issues a few IDs a millisecond from its runs
+    // (slots it holds in the current tick) and must stop with the generator.
     let (mut c, _i, mut out) = run_child("take_node_16", dir.to_str().unwrap(), &[(OUT, file.to_str().unwrap())]);
+    let mut h = g.local();
     let mut last = 0;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let stopped = loop {
+        for _ in 0..20 {
+            match h.next_id() {
+                Ok(id) => last = last.max(id),
+                Err(Error::Config { field: "node", .. }) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
         match g.next_id() {
-            Ok(id) => last = id,
-            Err(Error::Config { field: "node", message }) => break message,
+            Ok(id) => last = last.max(id),
+            Err(Error::Config { field: "node", message }) => {
+                // The handle holds slots of this tick: it refuses them too.
+                assert!(
+                    matches!(h.next_id(), Err(Error::Config { field: "node", .. })),
+                    "the handle issued after its node id was lost"
+                );
+                break message;
+            }
             Err(e) => panic!("{e}"),
         }
         assert!(std::time::Instant::now() < deadline, "the holder never stopped");

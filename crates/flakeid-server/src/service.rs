@@ -419,8 +419,9 @@ pub(crate) async fn reserve_room(flow: Option<&Arc<Flow>>, bytes: usize) -> Resu
     Ok(())
 }
 
-/// `n` fresh UUIDv7s in chunks of at most `chunk`, each made only when the reader
-/// took the one before and its room (`bytes_per_id` an ID) is reserved; the first
+/// `n` fresh UUIDv7s in chunks of at most `chunk`, each made on the blocking pool
+/// only when the reader took the one before and its room (`bytes_per_id` an ID)
+/// is reserved; the first
 /// chunk's room is reserved before this returns, so that a batch that finds no room
 /// is refused whole. A reader that goes away stops the issuing.
 pub(crate) async fn uuid7_chunks(
@@ -442,8 +443,16 @@ pub(crate) async fn uuid7_chunks(
                 return;
             }
             first = false;
-            let mut ids = vec![0u128; len];
-            let made = svc.issue_uuid7s(&mut ids).map(|()| ids);
+            // On the blocking pool, as IdChunks' chunks: past the borrow window the
+            // clock policy may wait for the clock.
+            let svc = svc.clone();
+            let made = tokio::task::spawn_blocking(move || {
+                let mut ids = vec![0u128; len];
+                svc.issue_uuid7s(&mut ids).map(|()| ids)
+            })
+            .await
+            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
+            .and_then(|r| r);
             let failed = made.is_err();
             left -= len;
             if tx.send(made).await.is_err() || failed {

@@ -112,7 +112,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// checks (its reading is a call, not a load).
     #[inline]
     pub fn next_id(&mut self) -> Result<u64> {
-        if fork::handle_epoch() == self.epoch {
+        if fork::handle_epoch_unchanged(self.epoch) {
             let now = crate::clock::cached_raw();
             if now == self.seen_ms && self.id < self.id_stop {
                 self.generator.check_lease(now)?;
@@ -262,7 +262,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
 
     /// The call's reading of the cached clock, after the checks every ID passes:
     /// not forked nor closed (two relaxed loads against the handle's copy), the
-    /// lease valid at that reading. The handles' epoch is read first: an event
+    /// node id not lost, the lease valid at that reading. The handles' epoch is read first: an event
     /// after these checks moves it again, and the next call checks again.
     #[inline(always)]
     fn checked_now(&mut self) -> Result<u64> {
@@ -272,6 +272,8 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         if generation != self.born || fork::generation() != generation {
             self.reborn()?;
         }
+        // A node id lost to another process: the run's slots are refused too.
+        g.check_owner()?;
         let now = g.clock.now_ms_untouched();
         g.check_lease(now)?;
         Ok(now)
