@@ -210,14 +210,7 @@ impl Flakeid for Grpc {
     }
 
     async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
-        let max = self.svc.config.max_batch;
-        let n = match usize::try_from(request.get_ref().n) {
-            Ok(n) if (1..=max).contains(&n) => n,
-            _ => {
-                let n = request.get_ref().n;
-                return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
-            }
-        };
+        let n = self.batch_n(request.get_ref().n)?;
         self.reserve(request.extensions(), n).await?;
         let svc = self.svc.clone();
         tokio::task::spawn_blocking(move || {
@@ -248,14 +241,8 @@ impl Flakeid for Grpc {
     type BatchUuidStream = Pin<Box<dyn Stream<Item = Result<UuidChunk, Status>> + Send>>;
 
     async fn batch_uuid(&self, request: Request<BatchUuidRequest>) -> Result<Response<Self::BatchUuidStream>, Status> {
+        let n = self.batch_n(request.get_ref().n)?;
         let max = self.svc.config.max_batch;
-        let n = match usize::try_from(request.get_ref().n) {
-            Ok(n) if (1..=max).contains(&n) => n,
-            _ => {
-                let n = request.get_ref().n;
-                return Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}")));
-            }
-        };
         let flow = request.extensions().get::<Arc<Flow>>().cloned();
         // A chunk's message stays within the largest answer (a Batch of --max-batch
         // 8-byte IDs): at most half as many 16-byte UUIDs. Each chunk holds its
@@ -284,6 +271,16 @@ impl Flakeid for Grpc {
 }
 
 impl Grpc {
+    /// A batch's `n` in `1..=--max-batch` (`Batch`, `BatchUuid`), or `INVALID_ARGUMENT`
+    /// naming it.
+    fn batch_n(&self, n: u64) -> Result<usize, Status> {
+        let max = self.svc.config.max_batch;
+        match usize::try_from(n) {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(Status::invalid_argument(format!("n: must be in 1..={max}, got {n}"))),
+        }
+    }
+
     fn unseal_ids(&self, ids: Vec<u64>) -> Result<Response<UnsealResponse>, Status> {
         self.svc.sealer()?;
         let max = self.svc.config.max_batch;
