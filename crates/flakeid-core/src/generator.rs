@@ -775,6 +775,20 @@ impl<C: CounterStorage> Generator<C> {
         self.ticks(now)
     }
 
+    /// The generator's clock now (its precise reading), for a caller outside the
+    /// sequence (the 128-bit family's shifted "now"), after the same checks as a
+    /// call that issues: refused when closed or, for a generator that must not,
+    /// in a forked child.
+    pub(crate) fn checked_now_ms(&self) -> Result<u64> {
+        self.check_alive()?;
+        Ok(self.clock.now_ms_precise())
+    }
+
+    /// Refused when closed, or in a forked child for a generator that must not go on.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        self.check_alive()
+    }
+
     /// Refuses in a forked child and after `close()` (one relaxed load).
     #[inline(always)]
     fn check_alive(&self) -> Result<()> {

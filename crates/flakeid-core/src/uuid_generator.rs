@@ -36,7 +36,9 @@ use crate::layout::Layout;
 use crate::options::{UUID_GENERATOR_OPTIONS, generator_option, option_value, unknown_option, wrong_value};
 use crate::stats::Stats;
 use crate::uuid7::check_typeid_prefix;
-use crate::uuid7::{compose_uuid7, format_typeid, format_ulid, format_uuid};
+use crate::uuid7::{
+    UUID7_MAX_MS, UUID7_RAND_A_BITS, UUID7_RAND_B_BITS, compose_uuid7, format_typeid, format_ulid, format_uuid,
+};
 use rand::SeedableRng;
 use rand::rngs::{StdRng, SysRng};
 use rand_core::Rng;
@@ -66,18 +68,29 @@ fn counter_layout() -> Result<Layout> {
 #[derive(Debug)]
 pub struct UuidGeneratorBuilder {
     policy: ClockPolicy,
+    resume_after_ms: Option<u64>,
 }
 
 impl Default for UuidGeneratorBuilder {
     fn default() -> Self {
         UuidGeneratorBuilder {
             policy: ClockPolicy::borrowing(),
+            resume_after_ms: None,
         }
     }
 }
 
 impl UuidGeneratorBuilder {
     clock_setters!();
+
+    /// UUIDs of times up to and including this Unix ms were already issued (by an
+    /// earlier process over the same sequence: a server before its restart): the
+    /// UUIDs start after it, as the 64-bit builder's `resume_after_ms`. A clock
+    /// behind it is then handled by the `clock_backwards` policy like any rollback.
+    pub fn resume_after_ms(mut self, unix_ms: u64) -> Self {
+        self.resume_after_ms = Some(unix_ms);
+        self
+    }
 
     /// Sets an option by its name in the 64-bit table (`GENERATOR_OPTIONS`), from
     /// text: only the clock policies apply ([`UUID_GENERATOR_OPTIONS`]); a node,
@@ -122,11 +135,15 @@ impl UuidGeneratorBuilder {
     }
 
     fn engine(self) -> Result<GeneratorBuilder> {
-        Ok(Generator::builder(counter_layout()?)
+        let builder = Generator::builder(counter_layout()?)
             .node(0)
             .host_guard(false)
             .forks_continue()
-            .clock_policy(self.policy))
+            .clock_policy(self.policy);
+        Ok(match self.resume_after_ms {
+            Some(ms) => builder.resume_after_ms(ms),
+            None => builder,
+        })
     }
 }
 
@@ -141,7 +158,7 @@ thread_local! {
     static RNG: RefCell<Option<(u64, StdRng)>> = const { RefCell::new(None) };
 }
 
-fn random_bits() -> Result<u64> {
+fn random_u64() -> Result<u64> {
     RNG.with(|cell| {
         let mut slot = cell.borrow_mut();
         let generation = fork::generation();
@@ -151,8 +168,26 @@ fn random_bits() -> Result<u64> {
             *slot = Some((generation, rng));
         }
         let (_, rng) = slot.as_mut().expect("seeded above");
-        Ok(rng.next_u64() >> (64 - RANDOM_BITS))
+        Ok(rng.next_u64())
     })
+}
+
+/// The 58 random bits after a UUID's counter.
+fn random_bits() -> Result<u64> {
+    Ok(random_u64()? >> (64 - RANDOM_BITS))
+}
+
+/// A UUIDv7 of `ms` with all 74 of its other bits random.
+fn uuid_at(ms: u64) -> Result<u128> {
+    if ms > UUID7_MAX_MS {
+        return Err(Error::out_of_range("unix_ms", 0, UUID7_MAX_MS, ms));
+    }
+    let (a, b) = (random_u64()?, random_u64()?);
+    compose_uuid7(
+        ms,
+        (a >> (64 - UUID7_RAND_A_BITS)) as u16,
+        b >> (64 - UUID7_RAND_B_BITS),
+    )
 }
 
 /// The UUID of one (ms, counter) pair of the engine, with fresh random bits.
@@ -233,6 +268,36 @@ impl<C: CounterStorage> UuidGenerator<C> {
         let mut v = vec![0u128; n];
         self.fill_uuid7(&mut v)?;
         Ok(v)
+    }
+
+    /// A UUIDv7 of the Unix millisecond `unix_ms` (0..=2^48 − 1, else a `Config`
+    /// error on `unix_ms`) and 74 random bits: an explicit time, **outside the
+    /// generator's sequence** (RFC 9562 §6.2 orders the UUIDs a generator makes of
+    /// its own clock). It is not ordered after the generator's earlier UUIDs, nor
+    /// among others of the same millisecond; any two are kept apart by their 74
+    /// random bits, as two UUIDv7 generators' are. For backfills and imports:
+    /// rows that carry their original creation time.
+    pub fn uuid7_at(&self, unix_ms: u64) -> Result<u128> {
+        self.engine.check_open()?;
+        uuid_at(unix_ms)
+    }
+
+    /// A UUIDv7 of the generator's clock now shifted by `shift_ms` (negative: into
+    /// the past), as PostgreSQL 18's `uuidv7(shift)`: a `Config` error on
+    /// `shift_ms` when the shifted time is outside 0..=2^48 − 1 ms. Outside the
+    /// sequence, as [`Self::uuid7_at`].
+    pub fn uuid7_shifted(&self, shift_ms: i64) -> Result<u128> {
+        let now = self.engine.checked_now_ms()?;
+        let at = i128::from(now) + i128::from(shift_ms);
+        match u64::try_from(at) {
+            Ok(ms) if ms <= UUID7_MAX_MS => uuid_at(ms),
+            _ => Err(Error::config(
+                "shift_ms",
+                format!(
+                    "shift_ms must keep the time in 0..={UUID7_MAX_MS} ms; the clock reads {now}, shifted by {shift_ms} it is {at}"
+                ),
+            )),
+        }
     }
 
     /// The engine's counters, and `reseeds`: the forked children that went on.

@@ -308,3 +308,97 @@ fn a_batch_follows_the_calls_before_it_and_precedes_those_after() {
     }
     assert_eq!(g.stats().ids_issued, 70_002, "a refused batch costs no ID");
 }
+
+/// An explicit time: the UUID carries it, its other 74 bits are random, and it is
+/// outside the sequence (no ID counted, the next call still follows the last).
+#[test]
+fn an_explicit_time_is_carried_and_stays_outside_the_sequence() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder().clock(clock.clone()).build().unwrap();
+    let first = g.next_uuid7().unwrap();
+    let past: Vec<u128> = (0..1_000).map(|_| g.uuid7_at(1_000).unwrap()).collect();
+    assert!(
+        past.iter()
+            .all(|&u| uuid7_timestamp_ms(u).unwrap() == 1_000 && uuid_version(u) == 7)
+    );
+    assert!(past.iter().all(|&u| u >> 62 & 0b11 == 0b10), "RFC 9562's variant");
+    assert_eq!(past.iter().collect::<HashSet<_>>().len(), 1_000);
+    // 74 random bits: every one of them is set in some UUID and clear in another.
+    let (or, and) = past.iter().fold((0u128, !0u128), |(o, a), &u| (o | u, a & u));
+    assert_eq!((or ^ and) & !(!0u128 << 80), (0xfff << 64) | ((1 << 62) - 1));
+    let second = g.next_uuid7().unwrap();
+    assert!(first < second, "the sequence goes on past the explicit times");
+    assert_eq!(
+        g.stats().ids_issued,
+        2,
+        "an explicit time is not one of the sequence's IDs"
+    );
+    let last = (1u64 << 48) - 1;
+    assert_eq!(uuid7_timestamp_ms(g.uuid7_at(last).unwrap()).unwrap(), last);
+    match g.uuid7_at(last + 1) {
+        Err(Error::Config { field, message }) => {
+            assert_eq!(field, "unix_ms");
+            assert!(message.contains("0..=281474976710655"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A shifted now: the generator's clock plus the shift, refused past either end of
+/// the 48-bit field naming `shift_ms`; a closed generator refuses both forms.
+#[test]
+fn a_shift_moves_the_generators_clock_and_is_bounded() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder().clock(clock.clone()).build().unwrap();
+    let day = 86_400_000;
+    assert_eq!(
+        uuid7_timestamp_ms(g.uuid7_shifted(-day).unwrap()).unwrap(),
+        T - day as u64
+    );
+    assert_eq!(
+        uuid7_timestamp_ms(g.uuid7_shifted(day).unwrap()).unwrap(),
+        T + day as u64
+    );
+    assert_eq!(uuid7_timestamp_ms(g.uuid7_shifted(0).unwrap()).unwrap(), T);
+    for shift in [-(T as i64) - 1, i64::MIN, i64::MAX, (1i64 << 48) - T as i64] {
+        match g.uuid7_shifted(shift) {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "shift_ms"),
+            other => panic!("{shift}: {other:?}"),
+        }
+    }
+    g.close();
+    for result in [g.uuid7_at(T), g.uuid7_shifted(0)] {
+        match result {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "generator"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// A floor from an earlier process: the UUIDs start after it, with a clock behind
+/// it handled by the `clock_backwards` policy.
+#[test]
+fn a_resumed_generator_starts_after_its_floor() {
+    let clock = ManualClock::new(T);
+    let g = UuidGenerator::builder()
+        .clock(clock.clone())
+        .resume_after_ms(T + 5)
+        .clock_backwards(ClockBackwards::Wait)
+        .max_wait_ms(1_000)
+        .build()
+        .unwrap();
+    let waiter = {
+        let clock = clock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            clock.set(T + 6);
+        })
+    };
+    let u = g.next_uuid7().unwrap();
+    waiter.join().unwrap();
+    assert!(
+        uuid7_timestamp_ms(u).unwrap() > T + 5,
+        "{}",
+        uuid7_timestamp_ms(u).unwrap()
+    );
+}
