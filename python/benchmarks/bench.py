@@ -168,6 +168,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows.append(
         row("flakeid uuid7() (process-wide)", per_call(flakeid.uuid7, n, runs), "uuid.UUID")
     )
+    rows.append(
+        row("flakeid uuid7_int() (process-wide)", per_call(flakeid.uuid7_int, n, runs), "int")
+    )
     try:
         import uuid_utils
         import uuid_utils.compat

@@ -9,7 +9,6 @@
 The engine is Rust (``flakeid-core``); this package is a thin, typed binding.
 """
 
-from flakeid import _shared
 from flakeid._flakeid import (
     ClockMovedBackwardsError,
     ConfigError,
@@ -49,7 +48,12 @@ try:
         compose_uuid7,
         format_typeid,
         parse_typeid,
+        typeid,
+        ulid,
         ulid_to_uuid,
+        uuid7,
+        uuid7_bytes,
+        uuid7_int,
         uuid7_timestamp_ms,
         uuid_to_ulid,
     )
@@ -62,31 +66,6 @@ try:
     from flakeid._flakeid import Sealer
 except ImportError:  # pragma: no cover
     pass
-
-
-def uuid7():
-    """The next UUIDv7 of the process's shared generator, a ``uuid.UUID``."""
-    return _shared.uuid_generator().uuid7()
-
-
-def uuid7_int():
-    """The next UUIDv7 of the process's shared generator, as an int."""
-    return _shared.uuid_generator().uuid7_int()
-
-
-def uuid7_bytes():
-    """The next UUIDv7 of the process's shared generator, as 16 big-endian bytes."""
-    return _shared.uuid_generator().uuid7_bytes()
-
-
-def ulid():
-    """The next ULID of the process's shared generator."""
-    return _shared.uuid_generator().ulid()
-
-
-def typeid(prefix):
-    """The next TypeID with ``prefix`` from the process's shared generator."""
-    return _shared.uuid_generator().typeid(prefix)
 
 
 __all__ = [

@@ -5,8 +5,8 @@
   FLAKEID_* variables (no node id: a free one on this host, across hosts give one). A second
   configuration is refused unless it equals the first by value. A forked child builds its
   own on first use; the parent's is kept alive in the child, unused.
-* The UuidGenerator of flakeid.uuid7(), ulid() and typeid(): made on first use; a forked
-  child goes on with it (UUIDs need no node id; its random generator reseeds there).
+* (The UuidGenerator of flakeid.uuid7(), ulid() and typeid() is the native module's: one per
+  process, which a forked child goes on with.)
 
 Names, values, checks and errors are the engine's.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from flakeid._flakeid import (
     Generator,
@@ -24,9 +24,6 @@ from flakeid._flakeid import (
     options_from_env,
     settings_options,
 )
-
-if TYPE_CHECKING:
-    from flakeid._flakeid import UuidGenerator
 
 _lock = threading.Lock()
 # The process's settings as Generator keywords (checked), once configured or first used.
@@ -40,7 +37,6 @@ _pid = 0
 # Generators a forked child inherited from its parent: dropping one there would release
 # the parent's lease, so the child keeps them, unused.
 _inherited: list[Generator] = []
-_uuids: Optional[UuidGenerator] = None
 
 
 def check(settings: Optional[Mapping[str, Any]]) -> dict[str, Any]:
@@ -97,19 +93,6 @@ def layout(settings: Optional[Mapping[str, Any]] = None) -> Any:
     else:
         options = options_from_env()
     return options.get("layout")
-
-
-def uuid_generator() -> UuidGenerator:
-    """The process's shared UuidGenerator, made on first use."""
-    global _uuids
-    if _uuids is None:
-        with _lock:
-            if _uuids is None:
-                # Imported here: a lean build (the binding's `uuid7` feature off) has none.
-                from flakeid._flakeid import UuidGenerator
-
-                _uuids = UuidGenerator()
-    return _uuids
 
 
 def after_fork() -> None:

@@ -4,6 +4,7 @@ that goes on (gunicorn --preload, multiprocessing "fork")."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import threading
 import uuid
@@ -15,6 +16,7 @@ import flakeid
 from conftest import ERRORS, cases
 
 T = 1_764_000_000_000
+UTC = dt.timezone.utc
 
 
 def check_error(exc: BaseException, case: dict[str, Any]) -> None:
@@ -202,3 +204,49 @@ def test_the_process_generator_in_every_form() -> None:
     d = flakeid.uuid7()
     assert a.int < b < int.from_bytes(c, "big") < d.int, "one generator, in call order"
     assert len(c) == 16 and uuid.UUID(bytes=c).version == 7
+
+
+def test_an_explicit_time_in_every_spelling() -> None:
+    g = flakeid.UuidGenerator(clock=flakeid.ManualClock(T))
+    first = g.uuid7()
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    ms = (when - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+    for u in (
+        g.uuid7_at(when),
+        g.uuid7_at(ms),
+        g.uuid7(when),
+        g.uuid7(ms // 1000, nanos=123_456_789),
+        flakeid.uuid7(timestamp=ms // 1000, nanos=123_999_999),
+        flakeid.uuid7(when),
+    ):
+        assert type(u) is uuid.UUID and u.version == 7
+        assert flakeid.uuid7_timestamp_ms(u) == ms
+    # Outside the sequence: the next call follows the one before them.
+    assert first < g.uuid7() and g.stats()["ids_issued"] == 2
+    assert flakeid.uuid7_timestamp_ms(g.uuid7_shifted(dt.timedelta(days=-1))) == T - 86_400_000
+    assert flakeid.uuid7_timestamp_ms(g.uuid7_shifted(-1)) == T - 1
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "field"),
+    [
+        (lambda g: g.uuid7(nanos=5), flakeid.ConfigError, "nanos"),
+        (lambda g: g.uuid7(1, nanos=10**9), flakeid.ConfigError, "nanos"),
+        (lambda g: g.uuid7(-1), flakeid.ConfigError, "timestamp"),
+        (lambda g: g.uuid7(2**48), flakeid.ConfigError, "unix_ms"),
+        (lambda g: g.uuid7_at(-5), flakeid.ConfigError, "unix_ms"),
+        (lambda g: g.uuid7_at(dt.datetime(2024, 1, 1)), flakeid.ConfigError, "unix_ms"),
+        (lambda g: g.uuid7_at(dt.datetime(1960, 1, 1, tzinfo=UTC)), flakeid.ConfigError, "unix_ms"),
+        (lambda g: g.uuid7_shifted(2**70), flakeid.ConfigError, "shift_ms"),
+        (lambda g: g.uuid7_shifted(-(2**62)), flakeid.ConfigError, "shift_ms"),
+        (lambda g: g.uuid7_at("2024-01-01"), TypeError, None),
+        (lambda g: g.uuid7_shifted(1.5), TypeError, None),
+    ],
+)
+def test_explicit_times_out_of_range_name_their_field(call: Any, error: type, field: Any) -> None:
+    g = flakeid.UuidGenerator()
+    with pytest.raises(error) as excinfo:
+        call(g)
+    if field is not None:
+        assert excinfo.value.field == field, str(excinfo.value)
+    assert g.stats()["ids_issued"] == 0

@@ -4,6 +4,8 @@ reads exactly the IDs every other language does."""
 from __future__ import annotations
 
 import ast
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,7 @@ def test_every_vector_file_is_consumed() -> None:
             "prefix_errors",
             "ranges",
         },
-        "wide": {"functions"},
+        "wide": {"functions", "explicit_times", "shifts"},
     }
     for name, keys in consumed.items():
         assert set(load(name)) - {"_comment"} == keys, (
@@ -285,6 +287,37 @@ def test_the_128_bit_table_names_this_modules_functions(function: dict[str, Any]
     for part in name.split("."):
         found = getattr(found, part, None)
     assert callable(found), f"flakeid.{name} ({function['what']}) is missing"
+
+
+@pytest.mark.parametrize(
+    "case", load("wide")["explicit_times"]["cases"], ids=lambda c: str(c["unix_ms"])
+)
+def test_an_explicit_time(case: dict[str, Any]) -> None:
+    g = flakeid.UuidGenerator()
+    if "error" in case:
+        with pytest.raises(flakeid.FlakeIdError) as excinfo:
+            g.uuid7_at(case["unix_ms"])
+        check_error(excinfo, case)
+        return
+    seconds, ms = divmod(case["unix_ms"], 1000)
+    for u in (g.uuid7_at(case["unix_ms"]), g.uuid7(seconds, ms * 10**6)):
+        assert u.hex[:12] == case["time_hex"]
+        assert u.version == 7 and u.variant == uuid.RFC_4122
+
+
+@pytest.mark.parametrize("case", load("wide")["shifts"]["cases"], ids=lambda c: str(c["shift_ms"]))
+def test_a_shifted_now(case: dict[str, Any]) -> None:
+    g = flakeid.UuidGenerator()
+    if "error" in case:
+        with pytest.raises(flakeid.FlakeIdError) as excinfo:
+            g.uuid7_shifted(case["shift_ms"])
+        check_error(excinfo, case)
+        return
+    before = time.time_ns() // 10**6
+    u = g.uuid7_shifted(case["shift_ms"])
+    after = time.time_ns() // 10**6
+    assert before + case["shift_ms"] <= flakeid.uuid7_timestamp_ms(u) <= after + case["shift_ms"]
+    assert u.version == 7 and u.variant == uuid.RFC_4122
 
 
 # --- options.json -------------------------------------------------------------

@@ -144,6 +144,11 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(uuid::ulid_to_uuid, m)?)?;
         m.add_function(wrap_pyfunction!(uuid::uuid_to_ulid, m)?)?;
         m.add_function(wrap_pyfunction!(uuid::uuid7_timestamp_ms, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::process_uuid7, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::process_uuid7_int, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::process_uuid7_bytes, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::process_ulid, m)?)?;
+        m.add_function(wrap_pyfunction!(uuid::process_typeid, m)?)?;
     }
     m.add_function(wrap_pyfunction!(settings::options_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(settings::settings_options, m)?)?;

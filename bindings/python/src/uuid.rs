@@ -2,21 +2,24 @@
 //! `UuidGenerator`, `parse_typeid` and friends, converted. A UUID goes out as the
 //! standard library's `uuid.UUID` (Django's `UUIDField` takes it), made without
 //! parsing: `UUID.__new__` and its two slots set, as `uuid.UUID(int=...)` would.
+//! The module's `uuid7()`, `uuid7_int()`, `uuid7_bytes()`, `ulid()` and
+//! `typeid()` use one generator per process, here.
 
 use crate::errors::{to_py, type_name, uint};
 use crate::generator::PyManualClock;
 use crate::layout::stats_dict;
-use flakeid_core::{UUID_GENERATOR_OPTIONS, UuidGenerator, unknown_option};
+use flakeid_core::{Error, UUID_GENERATOR_OPTIONS, UUID7_MAX_MS, UuidGenerator, unknown_option};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDateTime, PyDelta, PyDict, PyInt, PyList, PyString, PyTuple, PyTzInfo};
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 struct UuidType {
     class: Py<PyAny>,
     new: Py<PyAny>,
-    set: Py<PyAny>,
     unknown: Py<PyAny>,
 }
 
@@ -29,24 +32,29 @@ fn uuid_type(py: Python<'_>) -> PyResult<&UuidType> {
         Ok(UuidType {
             new: class.getattr("__new__")?.unbind(),
             class: class.unbind(),
-            set: py
-                .import("builtins")?
-                .getattr("object")?
-                .getattr("__setattr__")?
-                .unbind(),
             unknown: m.getattr("SafeUUID")?.getattr("unknown")?.unbind(),
         })
     })
 }
 
-/// A `uuid.UUID` of the value.
+/// A `uuid.UUID` of the value: `UUID.__new__(UUID)` and its two slots set as
+/// `object.__setattr__` would (`PyObject_GenericSetAttr`: the class's own
+/// `__setattr__` refuses, the slots' descriptors do not).
 fn to_uuid(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
     let t = uuid_type(py)?;
     let obj = t.new.bind(py).call1((t.class.bind(py),))?;
-    let set = t.set.bind(py);
-    set.call1((&obj, "int", int_of(py, value)?))?;
-    set.call1((&obj, "is_safe", t.unknown.bind(py)))?;
+    generic_set(&obj, pyo3::intern!(py, "int"), &int_of(py, value)?)?;
+    generic_set(&obj, pyo3::intern!(py, "is_safe"), t.unknown.bind(py))?;
     Ok(obj)
+}
+
+fn generic_set(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    // SAFETY: three live objects, the GIL held (`obj.py()`); -1 sets a Python error.
+    if unsafe { pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(obj.py()))
+    }
 }
 
 /// A 128-bit value from a `uuid.UUID`, an int, 16 bytes, or text: UUID text, or
@@ -129,10 +137,28 @@ impl PyUuidGenerator {
         })
     }
 
-    /// The next UUIDv7, a `uuid.UUID`.
-    fn uuid7<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = self.next(py)?;
-        to_uuid(py, u)
+    /// The next UUIDv7, a `uuid.UUID`; with `timestamp` (and `nanos`), as
+    /// uuid-utils' `uuid7(timestamp, nanos)`, one at that time ([`uuid7_at`]).
+    #[pyo3(signature = (timestamp=None, nanos=None))]
+    fn uuid7<'py>(
+        &self,
+        py: Python<'py>,
+        timestamp: Option<&Bound<'py, PyAny>>,
+        nanos: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        uuid7_of(py, &self.inner, timestamp, nanos)
+    }
+    /// A UUIDv7 at `when` (Unix ms, an int, or an aware `datetime`): outside the
+    /// generator's sequence (not ordered after its earlier UUIDs, nor among
+    /// others of the same ms), 74 random bits.
+    fn uuid7_at<'py>(&self, py: Python<'py>, when: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        to_uuid(py, self.inner.uuid7_at(unix_ms_of(when)?).map_err(to_py)?)
+    }
+    /// A UUIDv7 of the generator's clock now shifted by `shift` (a
+    /// `datetime.timedelta` or ms, an int; negative: the past), as PostgreSQL 18's
+    /// `uuidv7(shift)`; outside the sequence as `uuid7_at`.
+    fn uuid7_shifted<'py>(&self, py: Python<'py>, shift: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        to_uuid(py, self.inner.uuid7_shifted(shift_ms_of(shift)?).map_err(to_py)?)
     }
     /// `n` fresh UUIDv7s (`uuid.UUID`), increasing and in call order with this
     /// generator's other IDs: one reservation, the interpreter's lock released
@@ -148,20 +174,19 @@ impl PyUuidGenerator {
     }
     /// The next UUIDv7 as an int.
     fn uuid7_int<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        int_of(py, self.next(py)?)
+        int_of(py, next(py, &self.inner)?)
     }
     /// The next UUIDv7 as 16 big-endian bytes.
     fn uuid7_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.next(py)?.to_be_bytes()))
+        Ok(PyBytes::new(py, &next(py, &self.inner)?.to_be_bytes()))
     }
     /// The next ID as a ULID (upper-case Crockford base32).
     fn ulid(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(flakeid_core::format_ulid(self.next(py)?))
+        Ok(flakeid_core::format_ulid(next(py, &self.inner)?))
     }
     /// The next ID as a TypeID with `prefix` (checked first: a bad one costs no ID).
     fn typeid(&self, py: Python<'_>, prefix: PyBackedStr) -> PyResult<String> {
-        flakeid_core::check_typeid_prefix(&prefix).map_err(to_py)?;
-        flakeid_core::format_typeid(&prefix, self.next(py)?).map_err(to_py)
+        typeid_of(py, &self.inner, &prefix)
     }
     /// The engine's counters (`reseeds`: forked children that went on).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -184,15 +209,148 @@ impl PyUuidGenerator {
     }
 }
 
-impl PyUuidGenerator {
-    /// The next value; a wait for the clock releases the GIL.
-    fn next(&self, py: Python<'_>) -> PyResult<u128> {
-        match self.inner.try_next_uuid7() {
-            Ok(Some(u)) => Ok(u),
-            Ok(None) => py.detach(|| self.inner.next_uuid7()).map_err(to_py),
-            Err(e) => Err(to_py(e)),
-        }
+/// The next value; a wait for the clock releases the GIL.
+fn next(py: Python<'_>, g: &UuidGenerator) -> PyResult<u128> {
+    match g.try_next_uuid7() {
+        Ok(Some(u)) => Ok(u),
+        Ok(None) => py.detach(|| g.next_uuid7()).map_err(to_py),
+        Err(e) => Err(to_py(e)),
     }
+}
+
+fn typeid_of(py: Python<'_>, g: &UuidGenerator, prefix: &str) -> PyResult<String> {
+    flakeid_core::check_typeid_prefix(prefix).map_err(to_py)?;
+    flakeid_core::format_typeid(prefix, next(py, g)?).map_err(to_py)
+}
+
+/// `uuid7(timestamp=None, nanos=None)`: the next UUIDv7, or, as uuid-utils'
+/// keywords, one at `timestamp` (Unix seconds, an int, or an aware `datetime`)
+/// plus `nanos` (0..=999999999, with an int `timestamp` only).
+fn uuid7_of<'py>(
+    py: Python<'py>,
+    g: &UuidGenerator,
+    timestamp: Option<&Bound<'py, PyAny>>,
+    nanos: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let timestamp = timestamp.filter(|t| !t.is_none());
+    let nanos = nanos.filter(|n| !n.is_none());
+    let Some(timestamp) = timestamp else {
+        if nanos.is_some() {
+            return Err(to_py(Error::config(
+                "nanos",
+                "nanos is the sub-second part of timestamp: pass timestamp too",
+            )));
+        }
+        return to_uuid(py, next(py, g)?);
+    };
+    let ms = if timestamp.is_instance_of::<PyInt>() {
+        let seconds = uint(timestamp, "timestamp", UUID7_MAX_MS / 1000)?;
+        let nanos = crate::errors::opt_uint(nanos, "nanos", 999_999_999)?.unwrap_or(0);
+        if nanos > 999_999_999 {
+            return Err(to_py(Error::out_of_range("nanos", 0, 999_999_999, nanos)));
+        }
+        seconds.saturating_mul(1000).saturating_add(nanos / 1_000_000)
+    } else {
+        if nanos.is_some() {
+            return Err(to_py(Error::config(
+                "nanos",
+                "nanos goes with an int timestamp: a datetime carries its own microseconds",
+            )));
+        }
+        unix_ms_of(timestamp)?
+    };
+    to_uuid(py, g.uuid7_at(ms).map_err(to_py)?)
+}
+
+/// Unix ms from an int (ms) or an aware `datetime` (floored to its millisecond).
+fn unix_ms_of(when: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if when.is_instance_of::<PyInt>() {
+        return uint(when, "unix_ms", UUID7_MAX_MS);
+    }
+    let py = when.py();
+    if !when.is_instance_of::<PyDateTime>() {
+        return Err(PyTypeError::new_err(format!(
+            "unix_ms must be an int (Unix ms) or a datetime, got {}",
+            type_name(when)
+        )));
+    }
+    if when.call_method0("utcoffset")?.is_none() {
+        return Err(to_py(Error::config(
+            "unix_ms",
+            "a naive datetime has no time zone: pass an aware one (tzinfo=datetime.timezone.utc)",
+        )));
+    }
+    let epoch = PyDateTime::from_timestamp(py, 0.0, Some(&PyTzInfo::utc(py)?.to_owned()))?;
+    let ms: i128 = when.sub(epoch)?.floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?.extract()?;
+    u64::try_from(ms).map_err(|_| to_py(Error::out_of_range("unix_ms", 0, UUID7_MAX_MS, ms)))
+}
+
+/// Signed ms from an int or a `datetime.timedelta` (floored to its millisecond).
+fn shift_ms_of(shift: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let py = shift.py();
+    let ms: i128 = if shift.is_instance_of::<PyInt>() {
+        shift.extract().unwrap_or(i128::MAX)
+    } else if shift.is_instance_of::<PyDelta>() {
+        shift.floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?.extract()?
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "shift_ms must be an int (ms) or a datetime.timedelta, got {}",
+            type_name(shift)
+        )));
+    };
+    i64::try_from(ms).map_err(|_| {
+        to_py(Error::config(
+            "shift_ms",
+            format!("shift_ms must be in -2^63..=2^63-1 ms, got {ms}"),
+        ))
+    })
+}
+
+/// The process's UuidGenerator (`flakeid.uuid7()` and its siblings): one for the
+/// process, made on first use; a forked child goes on with it (new random bits).
+fn process() -> PyResult<&'static UuidGenerator> {
+    static PROCESS: OnceLock<UuidGenerator> = OnceLock::new();
+    if let Some(g) = PROCESS.get() {
+        return Ok(g);
+    }
+    let built = UuidGenerator::builder().build().map_err(to_py)?;
+    Ok(PROCESS.get_or_init(|| built))
+}
+
+/// The next UUIDv7 of the process's generator, a `uuid.UUID`; with `timestamp`
+/// (and `nanos`), one at that time, as `UuidGenerator.uuid7`.
+#[pyfunction(name = "uuid7")]
+#[pyo3(signature = (timestamp=None, nanos=None))]
+pub(crate) fn process_uuid7<'py>(
+    py: Python<'py>,
+    timestamp: Option<&Bound<'py, PyAny>>,
+    nanos: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    uuid7_of(py, process()?, timestamp, nanos)
+}
+
+/// The next UUIDv7 of the process's generator, as an int.
+#[pyfunction(name = "uuid7_int")]
+pub(crate) fn process_uuid7_int(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    int_of(py, next(py, process()?)?)
+}
+
+/// The next UUIDv7 of the process's generator, as 16 big-endian bytes.
+#[pyfunction(name = "uuid7_bytes")]
+pub(crate) fn process_uuid7_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
+    Ok(PyBytes::new(py, &next(py, process()?)?.to_be_bytes()))
+}
+
+/// The next ULID of the process's generator.
+#[pyfunction(name = "ulid")]
+pub(crate) fn process_ulid(py: Python<'_>) -> PyResult<String> {
+    Ok(flakeid_core::format_ulid(next(py, process()?)?))
+}
+
+/// The next TypeID with `prefix` from the process's generator.
+#[pyfunction(name = "typeid")]
+pub(crate) fn process_typeid(py: Python<'_>, prefix: PyBackedStr) -> PyResult<String> {
+    typeid_of(py, process()?, &prefix)
 }
 
 /// The UUIDv7 of Unix millisecond `ms` with `rand_a` (12 bits) and `rand_b` (62).
@@ -245,15 +403,31 @@ pub(crate) fn uuid7_timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     flakeid_core::uuid7_timestamp_ms(value_of(value, "value", true)?).map_err(to_py)
 }
 
-/// A Python int of 128 bits from two 64-bit halves: under the stable ABI pyo3
-/// converts a `u128` through `int.from_bytes` (a method call); `hi << 64 | lo` is
-/// three C calls.
+thread_local! {
+    /// The last high half's `hi << 64` and `hi`: consecutive UUIDs share it (the
+    /// millisecond, the version and the counter's top 12 bits: 16 IDs in a row).
+    static HIGH: RefCell<Option<(u64, Py<PyAny>)>> = const { RefCell::new(None) };
+}
+
+/// A Python int of 128 bits: `hi << 64` (kept from the last call while `hi` is
+/// the same) plus `lo`. Under the stable ABI pyo3 converts a `u128` through
+/// `int.from_bytes` (a method call), and `hi << 64 | lo` makes four objects;
+/// with the high half kept this makes two.
 fn int_of(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
-    let lo = ((value as u64).into_pyobject(py)?).into_any();
-    let hi = (value >> 64) as u64;
+    let (hi, lo) = ((value >> 64) as u64, value as u64);
     if hi == 0 {
-        return Ok(lo);
+        return Ok(lo.into_pyobject(py)?.into_any());
     }
-    let hi = hi.into_pyobject(py)?.into_any();
-    hi.lshift(64)?.bitor(lo)
+    let high = HIGH.with(|cell| -> PyResult<Py<PyAny>> {
+        let mut kept = cell.borrow_mut();
+        if let Some((h, shifted)) = kept.as_ref()
+            && *h == hi
+        {
+            return Ok(shifted.clone_ref(py));
+        }
+        let shifted = hi.into_pyobject(py)?.lshift(64)?.unbind();
+        *kept = Some((hi, shifted.clone_ref(py)));
+        Ok(shifted)
+    })?;
+    high.bind(py).add(lo.into_pyobject(py)?)
 }

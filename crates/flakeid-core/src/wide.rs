@@ -225,7 +225,7 @@ pub const WIDE_FUNCTIONS: &[WideFunction] = &[
     WideFunction {
         what: "a UUIDv7 at a given time (outside the generator's sequence)",
         rust: Some("UuidGenerator::uuid7_at"),
-        python: None,
+        python: Some("UuidGenerator.uuid7_at"),
         node: None,
         c: None,
         go: None,
@@ -236,7 +236,7 @@ pub const WIDE_FUNCTIONS: &[WideFunction] = &[
     WideFunction {
         what: "a UUIDv7 of the clock now shifted (outside the generator's sequence)",
         rust: Some("UuidGenerator::uuid7_shifted"),
-        python: None,
+        python: Some("UuidGenerator.uuid7_shifted"),
         node: None,
         c: None,
         go: None,
