@@ -161,6 +161,8 @@ static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint6
 }
 FGO(next_ids, (const flakeid_generator *g, uint64_t *ids, size_t n), (g, ids, n))
 FGO(uuid_next_many, (const flakeid_uuid_generator *g, uint8_t *out, size_t n), (g, out, n * FLAKEID_UUID_LEN, n))
+FGO(uuid_at, (const flakeid_uuid_generator *g, int64_t ms, uint8_t *out), (g, ms, out, FLAKEID_UUID_LEN))
+FGO(uuid_shifted, (const flakeid_uuid_generator *g, int64_t ms, uint8_t *out), (g, ms, out, FLAKEID_UUID_LEN))
 FGO(generator_close, (const flakeid_generator *g), (g))
 FGO(local_new, (const flakeid_generator *g, flakeid_local **out), (g, out))
 FGO(local_next_ids, (flakeid_local *l, uint64_t *ids, size_t n), (l, ids, n))
@@ -578,6 +580,20 @@ func cUUIDNextMany(p uuidHandle, us []UUID) error {
 		return errOf(C.fgo_uuid_next_many(p, nil, 0))
 	}
 	return errOf(C.fgo_uuid_next_many(p, u8(&us[0]), C.size_t(len(us))))
+}
+
+// cUUIDAt is a UUIDv7 of Unix ms `ms` (outside the sequence).
+func cUUIDAt(p uuidHandle, ms int64) (UUID, error) {
+	var u UUID
+	err := errOf(C.fgo_uuid_at(p, C.int64_t(ms), u8(&u)))
+	return u, err
+}
+
+// cUUIDShifted is a UUIDv7 of the generator's clock shifted by `ms`.
+func cUUIDShifted(p uuidHandle, ms int64) (UUID, error) {
+	var u UUID
+	err := errOf(C.fgo_uuid_shifted(p, C.int64_t(ms), u8(&u)))
+	return u, err
 }
 
 // cGeneratorClose is the core's close: the generator and its handles stop issuing,

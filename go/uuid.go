@@ -187,6 +187,30 @@ func (g *UUIDGenerator) Fill(us []UUID) error {
 	return err
 }
 
+// At makes a UUIDv7 of t's Unix millisecond (floored) and 74 random bits: an
+// explicit time, outside the generator's sequence (not ordered after its earlier
+// UUIDs, nor among others of that millisecond). A time before 1970 or past the
+// 48-bit field is ErrConfig naming unix_ms.
+func (g *UUIDGenerator) At(t time.Time) (UUID, error) {
+	ms := t.UnixMilli()
+	if t.Before(time.UnixMilli(ms)) {
+		ms-- // UnixMilli truncates toward zero; a time before 1970 floors below it
+	}
+	return call(&g.handle, func(p uuidHandle) (UUID, error) { return cUUIDAt(p, ms) })
+}
+
+// Shifted makes a UUIDv7 of the generator's clock now shifted by d (negative: the
+// past; whole milliseconds, floored), as PostgreSQL 18's uuidv7(shift): outside
+// the sequence, as At. A shifted time outside the 48-bit field is ErrConfig
+// naming shift_ms.
+func (g *UUIDGenerator) Shifted(d time.Duration) (UUID, error) {
+	ms := d.Milliseconds()
+	if d < 0 && d%time.Millisecond != 0 {
+		ms--
+	}
+	return call(&g.handle, func(p uuidHandle) (UUID, error) { return cUUIDShifted(p, ms) })
+}
+
 func (g *UUIDGenerator) text(form int, prefix string) (string, error) {
 	return call(&g.handle, func(p uuidHandle) (string, error) { return cUUIDText(p, form, prefix) })
 }

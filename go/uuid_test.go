@@ -14,6 +14,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -201,6 +202,90 @@ func wideFunctionCase(t *testing.T, c obj) {
 	}
 	if !names[name] {
 		t.Fatalf("%s (%s) is not exported", name, str(t, c, "what"))
+	}
+}
+
+// An explicit time (UUIDGenerator.At): the UUID's first 12 hex digits, version 7
+// and RFC 9562's variant, no slot of the sequence taken; or the refusal.
+func explicitTimeCase(t *testing.T, c obj) {
+	g := newUUIDGen(t, UUIDOptions{})
+	ms := num(t, c, "unix_ms")
+	if ms > math.MaxInt64 {
+		return // past a time.Time's milliseconds
+	}
+	u, err := g.At(time.UnixMilli(int64(ms)))
+	if _, ok := c["error"]; ok {
+		expectError(t, err, c)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(u[:6]); got != str(t, c, "time_hex") || u.Version() != 7 || u[8]>>6 != 2 {
+		t.Fatalf("At(%d) = %v", ms, u)
+	}
+	if s, _ := g.Stats(); s.IDsIssued != 0 {
+		t.Fatalf("an explicit time took %d slots of the sequence", s.IDsIssued)
+	}
+}
+
+// A shifted now (UUIDGenerator.Shifted): within [clock before, clock after] + the
+// shift; or the refusal.
+func shiftCase(t *testing.T, c obj) {
+	g := newUUIDGen(t, UUIDOptions{})
+	shift, err := strconv.ParseInt(c["shift_ms"].(json.Number).String(), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UnixMilli()
+	u, err := g.Shifted(time.Duration(shift) * time.Millisecond)
+	after := time.Now().UnixMilli()
+	if shift > math.MaxInt64/int64(time.Millisecond) || shift < math.MinInt64/int64(time.Millisecond) {
+		return // past a time.Duration's range: Go cannot ask for it
+	}
+	if _, ok := c["error"]; ok {
+		expectError(t, err, c)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := int64(u.ULIDTimestampMs())
+	if ms < before+shift || ms > after+shift {
+		t.Fatalf("Shifted(%d ms) = %d ms, not within [%d, %d] + shift", shift, ms, before, after)
+	}
+}
+
+func TestAnExplicitTimeStaysOutsideTheSequence(t *testing.T) {
+	const t0 = 1_764_000_000_000
+	clock, err := NewManualClock(time.UnixMilli(t0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newUUIDGen(t, UUIDOptions{Clock: clock})
+	first, _ := g.Next()
+	past, err := g.At(time.Date(1999, 12, 31, 23, 59, 59, 999_999_999, time.UTC))
+	if err != nil || past.ULIDTimestampMs() != 946_684_799_999 {
+		t.Fatalf("At(1999-12-31T23:59:59.999999999Z) = %d, %v", past.ULIDTimestampMs(), err)
+	}
+	day, err := g.Shifted(-24 * time.Hour)
+	if err != nil || day.ULIDTimestampMs() != t0-86_400_000 {
+		t.Fatalf("Shifted(-24h) = %d, %v", day.ULIDTimestampMs(), err)
+	}
+	second, _ := g.Next()
+	if bytes.Compare(first[:], second[:]) >= 0 {
+		t.Fatal("an explicit time moved the sequence back")
+	}
+	for _, bad := range []time.Time{time.UnixMilli(-1), time.Date(1969, 12, 31, 23, 59, 59, 999_999_999, time.UTC)} {
+		_, err := g.At(bad)
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Kind != ErrConfig || fe.Field != "unix_ms" {
+			t.Fatalf("At(%v) = %v, want ErrConfig naming unix_ms", bad, err)
+		}
+	}
+	g.Close()
+	if _, err := g.At(time.Now()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("At after Close = %v, want ErrClosed", err)
 	}
 }
 

@@ -50,7 +50,7 @@ var vectorFiles = map[string]map[string]func(t *testing.T, c obj){
 		"text_aliases": uuidAliasCase, "bad": uuidBadCase, "typeid_valid": typeIDValidCase,
 		"typeid_invalid": typeIDInvalidCase, "prefix_errors": typeIDPrefixErrorCase, "ranges": uuidRangeCase,
 	},
-	"wide.json": {"functions": wideFunctionCase},
+	"wide.json": {"functions": wideFunctionCase, "explicit_times": explicitTimeCase, "shifts": shiftCase},
 }
 
 // Files the C ABI cannot run yet, with the reason: the test fails if one appears

@@ -1043,6 +1043,29 @@ flakeid_status flakeid_uuid_next(const struct flakeid_uuid_generator *generator,
                                  size_t out_len);
 
 /**
+ * A UUIDv7 of the Unix millisecond `unix_ms` and 74 random bits into `out` (16
+ * bytes, big-endian): outside the generator's sequence (not ordered after its
+ * earlier UUIDs, nor among others of that millisecond). `unix_ms` before 1970 or
+ * past the 48-bit field is `FLAKEID_ERR_CONFIG` naming `unix_ms`; closed: naming
+ * `generator`.
+ */
+flakeid_status flakeid_uuid_at(const struct flakeid_uuid_generator *generator,
+                               int64_t unix_ms,
+                               uint8_t *out_uuid,
+                               size_t out_len);
+
+/**
+ * A UUIDv7 of the generator's clock now shifted by `shift_ms` (negative: the
+ * past), as PostgreSQL 18's `uuidv7(shift)`, into `out` (16 bytes): outside the
+ * sequence, as `flakeid_uuid_at`. A shifted time outside the 48-bit field is
+ * `FLAKEID_ERR_CONFIG` naming `shift_ms`.
+ */
+flakeid_status flakeid_uuid_shifted(const struct flakeid_uuid_generator *generator,
+                                    int64_t shift_ms,
+                                    uint8_t *out_uuid,
+                                    size_t out_len);
+
+/**
  * The next UUIDv7 as lowercase `8-4-4-4-12` text and a NUL (`buf_len` at least
  * `FLAKEID_UUID_TEXT_LEN + 1`). `out_len` (may be NULL) gets 36.
  */

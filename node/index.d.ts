@@ -150,8 +150,28 @@ export declare class Sealer {
  */
 export declare class UuidGenerator {
   constructor(options?: UuidGeneratorOptions)
-  /** The next UUIDv7, lowercase `8-4-4-4-12` text. */
-  uuid7(): string
+  /**
+   * The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
+   * package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
+   * refused, naming it). The instance's own `uuid7` (fast.rs) is this, bound.
+   */
+  uuid7(options?: { msecs?: number }): string
+  /**
+   * `n` fresh UUIDv7s (text), increasing and in call order with this generator's
+   * other IDs: one reservation; `n` as `Generator.nextIds` takes it.
+   */
+  uuid7S(n: number): Array<string>
+  /**
+   * A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
+   * generator's sequence (not ordered after its earlier UUIDs, nor among others
+   * of that millisecond).
+   */
+  uuid7At(ms: number): string
+  /**
+   * A UUIDv7 of the generator's clock now shifted by `ms` (negative: the past), as
+   * PostgreSQL 18's `uuidv7(shift)`; outside the sequence, as `uuid7At`.
+   */
+  uuid7Shifted(ms: number): string
   /** The next UUIDv7 as 16 big-endian bytes. */
   uuid7Bytes(): Uint8Array
   /** The next UUIDv7 as a `bigint` (its 128 bits). */
@@ -383,8 +403,11 @@ export declare function ulid(): string
 /** The UUID (text) of a ULID: a byte copy, no bit changed. */
 export declare function ulidToUuid(ulid: string): string
 
-/** The next UUIDv7 of the process's shared generator (lowercase text). */
-export declare function uuid7(): string
+/**
+ * The next UUIDv7 of the process's shared generator (lowercase text); with
+ * `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
+ */
+export declare function uuid7(options?: { msecs?: number }): string
 
 /**
  * `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to

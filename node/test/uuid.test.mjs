@@ -148,3 +148,18 @@ test('cluster: each worker\'s generator, even at the same millisecond, never rep
   const all = workers.flatMap((w) => [...w.manual, ...w.shared])
   assert.equal(new Set(all).size, all.length, 'a UUID issued twice')
 })
+
+test('a batch follows the calls before it and precedes those after, as JSON.parse reads it back', () => {
+  const clock = new ManualClock(1_764_000_000_000)
+  const g = new UuidGenerator({ clock, maxBorrowMs: 10 })
+  const before = g.uuid7()
+  const batch = JSON.parse(JSON.stringify(g.uuid7s(70_000)))
+  const after = g.uuid7()
+  const all = [before, ...batch, after]
+  for (let i = 1; i < all.length; i++) assert.ok(all[i - 1] < all[i], `not increasing at ${i}`)
+  assert.ok(batch.every((u) => uuidVersion(u) === 7))
+  assert.deepEqual(g.uuid7s(0), [])
+  expectError(() => g.uuid7s(2 ** 27 + 1), 'config', { field: 'n' })
+  expectError(() => g.uuid7s(-1), 'config', { field: 'n' })
+  assert.equal(g.stats().idsIssued, 70_002, 'a refused batch costs no ID')
+})

@@ -361,6 +361,54 @@ describe('wide.json', () => {
   }
 })
 
+describe('wide.json explicit times and shifts', () => {
+  // JSON.parse cannot hold the rows past 2^53 exactly: they are for 64-bit runtimes.
+  const exact = (n) => Number.isSafeInteger(n)
+  for (const c of loadVectors('wide').explicit_times.filter((c) => exact(c.unix_ms))) {
+    test(`uuid7At(${c.unix_ms})`, () => {
+      const g = new UuidGenerator()
+      if (c.error) {
+        expectError(() => g.uuid7At(c.unix_ms), c.error, { field: c.field })
+        return
+      }
+      for (const u of [g.uuid7At(c.unix_ms), g.uuid7({ msecs: c.unix_ms })]) {
+        const hex = u.replaceAll('-', '')
+        assert.equal(hex.slice(0, 12), c.time_hex)
+        assert.ok(hex[12] === '7' && '89ab'.includes(hex[16]), u)
+      }
+      assert.equal(g.stats().idsIssued, 0, 'an explicit time took a slot of the sequence')
+    })
+  }
+  for (const c of loadVectors('wide').shifts.filter((c) => exact(c.shift_ms))) {
+    test(`uuid7Shifted(${c.shift_ms})`, () => {
+      const g = new UuidGenerator()
+      if (c.error) {
+        expectError(() => g.uuid7Shifted(c.shift_ms), c.error, { field: c.field })
+        return
+      }
+      const before = Date.now()
+      const u = g.uuid7Shifted(c.shift_ms)
+      const after = Date.now()
+      const ms = uuid7TimestampMs(u)
+      assert.ok(ms >= before + c.shift_ms && ms <= after + c.shift_ms, `${ms} not in [${before}, ${after}] + shift`)
+    })
+  }
+  test('uuid7(options) takes msecs and refuses every other option (none ignored)', () => {
+    const g = new UuidGenerator()
+    for (const call of [(o) => g.uuid7(o), (o) => api.uuid7(o)]) {
+      assert.equal(uuid7TimestampMs(call({ msecs: 1_700_000_000_000 })), 1_700_000_000_000)
+      assert.equal(uuid7TimestampMs(call({ msecs: undefined })) > 1_700_000_000_000, true)
+      expectError(() => call({ seq: 1 }), 'config', { field: 'options' })
+      expectError(() => call({ msecs: 1.5 }), 'config', { field: 'msecs' })
+      expectError(() => call({ msecs: -1 }), 'config', { field: 'msecs' })
+      expectError(() => call(5), 'config', {})
+    }
+    const a = g.uuid7()
+    g.uuid7At(0)
+    assert.ok(g.uuid7() > a, 'an explicit time moved the sequence')
+  })
+})
+
 test('every vector file, and every section of it, is run here', () => {
   const sections = {
     compose: ['cases', 'compose_errors', 'decompose_errors', 'ranges'],
@@ -371,7 +419,7 @@ test('every vector file, and every section of it, is run here', () => {
     timelines: ['timelines'],
     uuid: ['bad', 'compose_errors', 'conversions', 'prefix_errors', 'ranges', 'text_aliases', 'typeid_invalid',
       'typeid_valid', 'uuid7'],
-    wide: ['functions'],
+    wide: ['explicit_times', 'functions', 'shifts'],
   }
   // decode_auto.json: run by the core, the CLI and the service only (no auto-detecting decode here).
   assert.deepEqual(vectorFiles().filter((f) => f !== 'decode_auto'), Object.keys(sections))

@@ -289,9 +289,7 @@ def test_the_128_bit_table_names_this_modules_functions(function: dict[str, Any]
     assert callable(found), f"flakeid.{name} ({function['what']}) is missing"
 
 
-@pytest.mark.parametrize(
-    "case", load("wide")["explicit_times"]["cases"], ids=lambda c: str(c["unix_ms"])
-)
+@pytest.mark.parametrize("case", cases("wide", "explicit_times"), ids=lambda c: str(c["unix_ms"]))
 def test_an_explicit_time(case: dict[str, Any]) -> None:
     g = flakeid.UuidGenerator()
     if "error" in case:
@@ -305,7 +303,7 @@ def test_an_explicit_time(case: dict[str, Any]) -> None:
         assert u.version == 7 and u.variant == uuid.RFC_4122
 
 
-@pytest.mark.parametrize("case", load("wide")["shifts"]["cases"], ids=lambda c: str(c["shift_ms"]))
+@pytest.mark.parametrize("case", cases("wide", "shifts"), ids=lambda c: str(c["shift_ms"]))
 def test_a_shifted_now(case: dict[str, Any]) -> None:
     g = flakeid.UuidGenerator()
     if "error" in case:

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "json.h"
@@ -668,6 +669,53 @@ static void wide_function_case(const json_value *c) {
   CHECK(strstr(header, call) != NULL, "%s: include/flakeid.h declares no %s", where, name->string);
 }
 
+/* An explicit time: the UUID's first 12 hex digits (its 48-bit ms), version 7 and
+   RFC 9562's variant; or the error's kind and field. */
+static void explicit_time_case(const json_value *c) {
+  flakeid_uuid_generator *g = NULL;
+  CHECK_OK(flakeid_uuid_generator_new(NULL, &g));
+  uint8_t out[16];
+  uint64_t ms = num(c, "unix_ms");
+  flakeid_status st = flakeid_uuid_at(g, ms > INT64_MAX ? -1 : (int64_t)ms, out, sizeof out);
+  if (json_get(c, "error") != NULL) {
+    expect_error(st, c);
+  } else {
+    CHECK_OK(st);
+    char hex[13];
+    for (int i = 0; i < 6; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    CHECK(strcmp(hex, str(c, "time_hex")) == 0, "%s: time %s", where, hex);
+    CHECK(out[6] >> 4 == 7 && out[8] >> 6 == 2, "%s: version or variant", where);
+  }
+  flakeid_uuid_stats s;
+  CHECK_OK(flakeid_uuid_generator_stats(g, &s, sizeof s));
+  CHECK(s.ids_issued == 0, "%s: an explicit time took a slot of the sequence", where);
+  flakeid_uuid_generator_free(g);
+}
+
+/* A shifted now: within [clock before + shift, clock after + shift] (the clock in
+   whole seconds here: C's portable time()); or the error. */
+static void shift_case(const json_value *c) {
+  const json_value *v = need(c, "shift_ms", JSON_INT);
+  int64_t shift = v->negative ? (int64_t)(0 - v->integer) : (int64_t)v->integer;
+  flakeid_uuid_generator *g = NULL;
+  CHECK_OK(flakeid_uuid_generator_new(NULL, &g));
+  uint8_t out[16];
+  uint64_t before = (uint64_t)time(NULL) * 1000;
+  flakeid_status st = flakeid_uuid_shifted(g, shift, out, sizeof out);
+  uint64_t after = ((uint64_t)time(NULL) + 1) * 1000;
+  if (json_get(c, "error") != NULL) {
+    expect_error(st, c);
+  } else {
+    CHECK_OK(st);
+    uint64_t ms = 0;
+    for (int i = 0; i < 6; i++) ms = ms << 8 | out[i];
+    CHECK((int64_t)ms >= (int64_t)before + shift - 1 && (int64_t)ms <= (int64_t)after + shift + 1,
+          "%s: %llu not within [%llu, %llu] + %lld", where, (unsigned long long)ms, (unsigned long long)before,
+          (unsigned long long)after, (long long)shift);
+  }
+  flakeid_uuid_generator_free(g);
+}
+
 /* ---- driver ---- */
 
 typedef struct {
@@ -706,7 +754,7 @@ static const vector_file FILES[] = {
       {"typeid_invalid", typeid_invalid_case},
       {"prefix_errors", prefix_error_case},
       {"ranges", uuid_range_case}}},
-    {"wide.json", {{"functions", wide_function_case}}},
+    {"wide.json", {{"functions", wide_function_case}, {"explicit_times", explicit_time_case}, {"shifts", shift_case}}},
 };
 #define NFILES (sizeof FILES / sizeof FILES[0])
 

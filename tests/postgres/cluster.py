@@ -28,6 +28,24 @@ import testenv  # noqa: E402
 from testenv import PGBIN, as_postgres, chown_postgres  # noqa: E402
 
 PRELOAD = "shared_preload_libraries = 'flakeid'"
+# A server started with these in its environment reads its wall clock as the real one
+# plus the offset in `clockfile` ("+0", "-5": seconds), re-read on every call
+# (libfaketime; make setup-postgres installs it). PostgreSQL's timeouts use the
+# monotonic clock, which stays real.
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+
+def faketime_env(clockfile):
+    return {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clockfile, "FAKETIME_NO_CACHE": "1",
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
+def set_clock(clockfile, offset):
+    """Sets a faketime clock's offset; rewritten by rename (never half-written)."""
+    with open(clockfile + ".tmp", "w") as f:
+        f.write(offset + "\n")
+    os.chmod(clockfile + ".tmp", 0o644)
+    os.replace(clockfile + ".tmp", clockfile)
 
 # The clusters of a run stand for servers on different hosts (a copy, a standby, a
 # pg_upgrade's old and new cluster, each on the same node id): the host guard, which

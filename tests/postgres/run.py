@@ -57,8 +57,13 @@ them):
             and its refusals
   uuid      tests/postgres/wide.py: the 128-bit family (UUIDv7, ULID, TypeID): the
             shared vectors, one increasing sequence per server under 8 pgbench
-            clients with no node id set, time bounds as index conditions, and on 18
-            agreement with uuid_extract_timestamp and uuid_extract_version
+            clients with no node id set, time bounds as index conditions, explicit
+            times, shifts and batches, and on 18 agreement with uuid_extract_timestamp,
+            uuid_extract_version and uuidv7(shift)
+  uuidfloor tests/postgres/wide.py: flakeid_uuidv7() above every UUID issued before a
+            restart onto a clock 5 s behind, a failover to a standby whose clock is
+            behind (a session that called before the promotion included), and rows
+            restored from a server whose clock ran ahead, after flakeid_resume_after(uuid)
   order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
             flakeid_uuidv7() made after reading the latest value any session got:
             each result above every value returned before its call began
@@ -81,16 +86,16 @@ import sys
 import tempfile
 import time
 
+import cluster
 import crosscheck
-from cluster import (MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect, load_vectors, pg_config,
-                     require_installed, wait_until)
+from cluster import (FAKETIME_LIB, MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench_done, check, chosen, expect,
+                     load_vectors, pg_config, require_installed, wait_until)
 from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
 from order import section_order
-from wide import section_uuid
+from wide import section_uuid, section_uuidfloor
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 def burst(c, node, layout):
@@ -944,19 +949,14 @@ def section_clock(run):
     clockfile = os.path.join(run.work, "clock.faketime")
 
     def set_clock(offset):
-        # Rewritten by rename: libfaketime re-reads it on every call (never half-written).
-        with open(clockfile + ".tmp", "w") as f:
-            f.write(offset + "\n")
-        os.chmod(clockfile + ".tmp", 0o644)
-        os.replace(clockfile + ".tmp", clockfile)
+        cluster.set_clock(clockfile, offset)
 
     old = run.cluster("old", PRELOAD, "flakeid.node = 9").start_ctl()
     old.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT flakeid_next(), side text)")
     new = run.cluster("new").copy_from(old, standby=True)
     set_clock("+0")
     # Only the wall clock is stepped (PostgreSQL's timeouts use the monotonic one).
-    new.start_ctl(env={"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clockfile, "FAKETIME_NO_CACHE": "1",
-                       "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+    new.start_ctl(env=cluster.faketime_env(clockfile))
     t0 = time.time()
     old.pgbench("INSERT INTO ids (side) VALUES ($$old$$);", "-c", "8", "-j", "2", "-T", "4")
     new.wait_replayed(old)
@@ -1180,7 +1180,8 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "schema": section_schema, "upgrade": section_upgrade, "standby": section_standby,
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "pg_upgrade": section_pg_upgrade,
-            "lease": section_lease, "convert": section_convert, "uuid": section_uuid, "order": section_order,
+            "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
+            "uuidfloor": section_uuidfloor, "order": section_order,
             "docs": section_docs}
 
 

@@ -6,13 +6,20 @@
     increasing sequence per server, not per backend), each session's IDs increasing
   - `WHERE id BETWEEN flakeid_uuidv7_first_at(a) AND flakeid_uuidv7_last_at(b)` is an
     index condition
+  - tests/vectors/wide.json's explicit times and shifts through flakeid_uuidv7_at(ts)
+    and flakeid_uuidv7(shift interval); flakeid_uuidv7_many(n) strictly increasing
+    between the single calls around it, `n` refused as flakeid_next_many's
   - PostgreSQL 18 and later: flakeid_uuid_timestamp and flakeid_uuid_version agree
     with uuid_extract_timestamp and uuid_extract_version on our IDs, on uuidv7()'s and
-    on gen_random_uuid()'s
+    on gen_random_uuid()'s; flakeid_uuidv7(shift) and uuidv7(shift) carry the same time
+section_uuidfloor (its own section: clusters on faketime clocks): the sequence goes on
+above every UUID issued before a restart, a failover and a restore.
 """
+import os
 import re
+import time
 
-from cluster import MAJOR, PRELOAD, check, expect, load_vectors
+from cluster import FAKETIME_LIB, MAJOR, PRELOAD, check, expect, faketime_env, load_vectors, set_clock
 
 SECS = "3"
 # The SQLSTATE each expected error kind maps to (bindings/postgres/src/error.rs).
@@ -118,7 +125,20 @@ def section_uuid(run):
                    "AND flakeid_uuidv7_last_at(clock_timestamp() + interval '1 s')")
     check(within == rows, f"{within} of {rows} rows within the last hour's bounds")
     print("  BETWEEN flakeid_uuidv7_first_at(a) AND flakeid_uuidv7_last_at(b): an index condition, every row found")
+    explicit_times(c)
+    batches(c)
     if MAJOR >= 18:
+        # The same calendar arithmetic as 18's uuidv7(shift): the two times within the
+        # statement's few milliseconds, for shifts of days, months and years.
+        for shift in ("-1 day", "1 hour", "-1 month 3 days", "-30 years", "0"):
+            ours, theirs, same = c.row(
+                f"""SELECT (extract(epoch FROM flakeid_uuid_timestamp(a)) * 1000)::bigint,
+                           (extract(epoch FROM uuid_extract_timestamp(b)) * 1000)::bigint,
+                           uuid_extract_version(a) = uuid_extract_version(b)
+                      FROM (SELECT flakeid_uuidv7(interval {q(shift)}) AS a, uuidv7(interval {q(shift)}) AS b) s""")
+            check(same == "t" and abs(int(ours) - int(theirs)) < 1000,
+                  f"flakeid_uuidv7({shift!r}) at {ours} ms, PostgreSQL {MAJOR}'s uuidv7 at {theirs} ms")
+        print(f"  PostgreSQL {MAJOR}: flakeid_uuidv7(shift) and uuidv7(shift) carry the same time for 5 shifts")
         agree = c.one("""SELECT count(*) FILTER (WHERE flakeid_uuid_timestamp(x) IS NOT DISTINCT FROM uuid_extract_timestamp(x)
                                                AND flakeid_uuid_version(x) IS NOT DISTINCT FROM uuid_extract_version(x)),
                                 count(*)
@@ -130,3 +150,129 @@ def section_uuid(run):
         check(same == n, f"flakeid_uuid_timestamp/version disagree with PostgreSQL {MAJOR}'s on {int(n) - int(same)} of {n}")
         print(f"  PostgreSQL {MAJOR}: uuid_extract_timestamp and uuid_extract_version agree on {n} UUIDs")
     c.stop_ctl()
+
+
+def explicit_times(c):
+    """tests/vectors/wide.json's explicit times and shifts, through SQL (the cases a
+    timestamptz and an interval can hold)."""
+    v = load_vectors("wide.json")
+    ran = 0
+    for case in v["explicit_times"]:
+        ms = case["unix_ms"]
+        if ms >= 2**53:
+            continue  # past timestamptz's range: PostgreSQL refuses it before the call
+        sql = f"SELECT replace(flakeid_uuidv7_at('epoch'::timestamptz + {ms} * interval '1 ms')::text, '-', '')"
+        if "error" in case:
+            c.expect_error(sql, SQLSTATE[case["error"]], r'invalid value for argument "ts"')
+        else:
+            u = c.one(sql)
+            check(u[:12] == case["time_hex"] and u[12] == "7" and u[16] in "89ab", f"{sql} gave {u}")
+        ran += 1
+    for case in v["shifts"]:
+        shift = case["shift_ms"]
+        if abs(shift) >= 2**53:
+            continue  # past an interval's range
+        sql = f"flakeid_uuidv7({shift} * interval '1 ms')"
+        if "error" in case:
+            c.expect_error(f"SELECT {sql}", SQLSTATE[case["error"]], r'invalid value for argument "ts"')
+        else:
+            before, at, after = c.row(
+                f"SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, "
+                f"(extract(epoch FROM flakeid_uuid_timestamp({sql})) * 1000)::bigint, "
+                f"(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+            check(int(before) + shift - 1 <= int(at) <= int(after) + shift + 1,
+                  f"{sql}: {at} ms, not between {before} and {after} shifted by {shift}")
+        ran += 1
+    # Outside the sequence: the next UUID still follows the last one.
+    a, b, c2 = c.row("SELECT flakeid_uuidv7(), flakeid_uuidv7_at('2000-01-01'), flakeid_uuidv7()")
+    check(a < c2 and b < a, f"an explicit time moved the sequence: {a} {b} {c2}")
+    print(f"  tests/vectors/wide.json: {ran} explicit times and shifts through SQL")
+
+
+def batches(c):
+    """flakeid_uuidv7_many(n): strictly increasing, in order with the calls around it."""
+    c.sql("CREATE TABLE ub (k serial, id uuid)",
+          "INSERT INTO ub (id) SELECT flakeid_uuidv7()",
+          "INSERT INTO ub (id) SELECT flakeid_uuidv7_many(10000)",
+          "INSERT INTO ub (id) SELECT flakeid_uuidv7()")
+    rows, distinct, back, v7 = c.row("""SELECT count(*), count(DISTINCT id),
+                                               count(*) FILTER (WHERE id <= prev),
+                                               count(*) FILTER (WHERE flakeid_uuid_version(id) = 7)
+                                          FROM (SELECT id, lag(id) OVER (ORDER BY k) AS prev FROM ub) s""")
+    check(rows == distinct == v7 == "10002" and back == "0",
+          f"flakeid_uuidv7_many: {rows} rows, {distinct} distinct, {back} not above the one before, {v7} v7")
+    expect(c.one("SELECT count(*) FROM flakeid_uuidv7_many(0)"), "0", "flakeid_uuidv7_many(0)")
+    c.expect_error("SELECT flakeid_uuidv7_many(-1)", "22023", r'invalid value for argument "n"')
+    print("  flakeid_uuidv7_many(10000) between two single calls: 10,002 strictly increasing")
+
+
+def section_uuidfloor(run):
+    print("== uuidfloor: flakeid_uuidv7() above every UUID issued before a restart, a failover and a restore")
+    check(os.path.exists(FAKETIME_LIB), "libfaketime is not installed (make setup-postgres installs faketime)")
+    clock_a = os.path.join(run.work, "uuid-a.faketime")
+    clock_b = os.path.join(run.work, "uuid-b.faketime")
+    set_clock(clock_a, "+0")
+    set_clock(clock_b, "-5")
+    a = run.cluster("ua", PRELOAD).start_ctl(env=faketime_env(clock_a))
+    a.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY, side text)")
+    a.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'first' FROM generate_series(1, 20000)")
+
+    def below(c, table, side, before):
+        """How many of `side`'s UUIDs are not above every one of `before`'s."""
+        # No max(uuid) before PostgreSQL 18: the largest by the index.
+        return c.one(f"SELECT count(*) FROM {table} WHERE side = '{side}' "
+                     f"AND id <= (SELECT id FROM {table} WHERE side = '{before}' ORDER BY id DESC LIMIT 1)")
+
+    # A restart onto a clock 5 s behind: the sequence goes on above the mark.
+    a.stop_ctl()
+    set_clock(clock_a, "-5")
+    a.start_ctl(env=faketime_env(clock_a))
+    a.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'restart' FROM generate_series(1, 10000)",
+          "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'restart'")
+    n = below(a, "u", "restart", "first")
+    check(n == "0", f"{n} of 20,000 UUIDs after a restart onto a clock 5 s behind below the ones before it")
+    print("  restart onto a clock 5 s behind: 0 of 20,000 new UUIDs below the 20,000 before it")
+
+    # A failover to a standby whose clock is 5 s behind. A session on the standby
+    # calls before the old primary's last UUIDs and again after the promotion.
+    set_clock(clock_a, "+0")
+    b = run.cluster("ub").copy_from(a, standby=True).start_ctl(env=faketime_env(clock_b))
+    b.wait_replayed(a)
+    waits = "DO $$ BEGIN WHILE pg_is_in_recovery() LOOP PERFORM pg_sleep(0.05); END LOOP; END $$"
+    stale = b.session("INSERT INTO u SELECT flakeid_uuidv7(), 'stale' FROM generate_series(1, 1000)",
+                      "-c", "SELECT flakeid_uuidv7()", "-c", waits)
+    deadline = time.time() + 30
+    while b.one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'DO $$ BEGIN WHILE%'") != "1":
+        check(time.time() < deadline, "the standby's session did not start")
+        time.sleep(0.05)
+    a.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'primary' FROM generate_series(1, 20000)")
+    b.wait_replayed(a)
+    a.stop_ctl()
+    b.promote()
+    b.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'promoted' FROM generate_series(1, 20000)")
+    out, err = stale.communicate(timeout=60)
+    check(stale.returncode == 0, f"the standby's session failed: {out}{err}")
+    for side in ("promoted", "stale"):
+        n = below(b, "u", side, "primary")
+        check(n == "0", f"{n} UUIDs of the {side} session after the failover below the old primary's")
+    print("  failover to a standby 5 s behind: 0 of 21,000 new UUIDs (1,000 from a session that called "
+          "before the promotion) below the old primary's")
+
+    # Rows restored from a server whose clock ran 30 s ahead: below them until
+    # flakeid_resume_after(its largest id), above them after.
+    b.sql("CREATE TABLE r (id uuid PRIMARY KEY, side text)",
+          "INSERT INTO r SELECT flakeid_uuidv7_at(clock_timestamp() + interval '30 s'), 'restored' "
+          "FROM generate_series(1, 5000)",
+          "INSERT INTO r SELECT flakeid_uuidv7(), 'unaware' FROM generate_series(1, 100)")
+    n = below(b, "r", "unaware", "restored")
+    check(n == "100", f"{n} of 100: the restore scenario does not put new UUIDs below the restored rows")
+    resumed = b.one("SELECT flakeid_resume_after(id) FROM r WHERE side = 'restored' ORDER BY id DESC LIMIT 1")
+    b.sql("INSERT INTO r SELECT flakeid_uuidv7(), 'after' FROM generate_series(1, 5000)",
+          "INSERT INTO r SELECT flakeid_uuidv7_many(5000), 'after'")
+    n = below(b, "r", "after", "restored")
+    check(n == "0", f"{n} of 10,000 UUIDs after flakeid_resume_after(uuid) below the restored rows")
+    rc, out = b.attempt("SELECT flakeid_resume_after(gen_random_uuid())")
+    check(rc != 0 and "22" in out, f"flakeid_resume_after(a v4 UUID) was taken: {out}")
+    print(f"  rows restored from a clock 30 s ahead: 100 of 100 below them, then after flakeid_resume_after "
+          f"(resumes after {resumed}) 0 of 10,000")
+    b.stop_ctl()

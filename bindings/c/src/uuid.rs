@@ -283,6 +283,47 @@ pub unsafe extern "C" fn flakeid_uuid_next(
     })
 }
 
+/// A UUIDv7 of the Unix millisecond `unix_ms` and 74 random bits into `out` (16
+/// bytes, big-endian): outside the generator's sequence (not ordered after its
+/// earlier UUIDs, nor among others of that millisecond). `unix_ms` before 1970 or
+/// past the 48-bit field is `FLAKEID_ERR_CONFIG` naming `unix_ms`; closed: naming
+/// `generator`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_uuid_at(
+    generator: *const flakeid_uuid_generator,
+    unix_ms: i64,
+    out_uuid: *mut u8,
+    out_len: usize,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
+        let ms = u64::try_from(unix_ms)
+            .map_err(|_| flakeid_core::Error::out_of_range("unix_ms", 0, flakeid_core::UUID7_MAX_MS, unix_ms))?;
+        uuid_out(g.inner.uuid7_at(ms)?, dst);
+        Ok(())
+    })
+}
+
+/// A UUIDv7 of the generator's clock now shifted by `shift_ms` (negative: the
+/// past), as PostgreSQL 18's `uuidv7(shift)`, into `out` (16 bytes): outside the
+/// sequence, as `flakeid_uuid_at`. A shifted time outside the 48-bit field is
+/// `FLAKEID_ERR_CONFIG` naming `shift_ms`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_uuid_shifted(
+    generator: *const flakeid_uuid_generator,
+    shift_ms: i64,
+    out_uuid: *mut u8,
+    out_len: usize,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
+        uuid_out(g.inner.uuid7_shifted(shift_ms)?, dst);
+        Ok(())
+    })
+}
+
 /// The next UUIDv7 as lowercase `8-4-4-4-12` text and a NUL (`buf_len` at least
 /// `FLAKEID_UUID_TEXT_LEN + 1`). `out_len` (may be NULL) gets 36.
 #[unsafe(no_mangle)]

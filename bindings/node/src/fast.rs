@@ -189,6 +189,11 @@ unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) ->
     // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
     // the function's finalizer, which cannot run while the function is being called.
     let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
+    if argc > 0 {
+        // `uuid7(options)`: the slow path reads the options (never ignored).
+        // SAFETY: valid env/info of this call.
+        return unsafe { uuid7_options(env, info, g) };
+    }
     match g.next_uuid7_string() {
         Ok(text) => {
             let mut out = ptr::null_mut();
@@ -198,6 +203,38 @@ unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) ->
             out
         }
         Err(e) => fail(env, e),
+    }
+}
+
+/// `uuid7(options)` on the bound function: its first argument, read as
+/// `UuidGenerator.uuid7` reads it.
+unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &fc::UuidGenerator) -> sys::napi_value {
+    let mut argc = 1usize;
+    let mut argv = [ptr::null_mut(); 1];
+    // SAFETY: valid env/info; `argv` holds `argc` values.
+    let status =
+        unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
+    if status != sys::Status::napi_ok {
+        return ptr::null_mut();
+    }
+    let e = Env::from_raw(env);
+    // SAFETY: a live value of this call.
+    let options = unsafe { napi::bindgen_prelude::Unknown::from_raw_unchecked(env, argv[0]) };
+    let result = crate::uuid::uuid7_with(&e, g, Some(options));
+    match result {
+        Ok(text) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: as in `uuid7`.
+            unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
+            out
+        }
+        Err(err) => {
+            if err.status != napi::Status::PendingException {
+                // SAFETY: valid env; nothing is pending.
+                unsafe { napi::JsError::from(err).throw_into(env) };
+            }
+            ptr::null_mut()
+        }
     }
 }
 

@@ -78,10 +78,35 @@ impl UuidGenerator {
         Ok(UuidGenerator { inner })
     }
 
-    /// The next UUIDv7, lowercase `8-4-4-4-12` text.
+    /// The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
+    /// package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
+    /// refused, naming it). The instance's own `uuid7` (fast.rs) is this, bound.
+    #[napi(ts_args_type = "options?: { msecs?: number }")]
+    pub fn uuid7(&self, env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
+        uuid7_with(env, &self.inner, options)
+    }
+    /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
+    /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
     #[napi]
-    pub fn uuid7(&self, env: &Env) -> napi::Result<String> {
-        self.inner.next_uuid7_string().or_throw(env)
+    pub fn uuid7s(&self, env: &Env, #[napi(ts_arg_type = "number")] n: Arg) -> napi::Result<Vec<String>> {
+        let n = js::js_batch(&n.0).or_throw(env)?;
+        let values = self.inner.next_uuid7s(n).or_throw(env)?;
+        Ok(values.into_iter().map(fc::format_uuid).collect())
+    }
+    /// A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
+    /// generator's sequence (not ordered after its earlier UUIDs, nor among others
+    /// of that millisecond).
+    #[napi(js_name = "uuid7At")]
+    pub fn uuid7_at(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: Arg) -> napi::Result<String> {
+        let ms = js::js_unix_ms("unix_ms", &ms.0).or_throw(env)?;
+        Ok(fc::format_uuid(self.inner.uuid7_at(ms).or_throw(env)?))
+    }
+    /// A UUIDv7 of the generator's clock now shifted by `ms` (negative: the past), as
+    /// PostgreSQL 18's `uuidv7(shift)`; outside the sequence, as `uuid7At`.
+    #[napi(js_name = "uuid7Shifted")]
+    pub fn uuid7_shifted(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: Arg) -> napi::Result<String> {
+        let ms = js::js_shift_ms(&ms.0).or_throw(env)?;
+        Ok(fc::format_uuid(self.inner.uuid7_shifted(ms).or_throw(env)?))
     }
     /// The next UUIDv7 as 16 big-endian bytes.
     #[napi(ts_return_type = "Uint8Array")]
@@ -134,10 +159,27 @@ fn shared(env: &Env) -> napi::Result<&'static fc::UuidGenerator> {
     Ok(SHARED.get_or_init(|| g))
 }
 
-/// The next UUIDv7 of the process's shared generator (lowercase text).
-#[napi(js_name = "uuid7")]
-pub fn shared_uuid7(env: &Env) -> napi::Result<String> {
-    shared(env)?.next_uuid7_string().or_throw(env)
+/// The next UUIDv7 of the process's shared generator (lowercase text); with
+/// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
+#[napi(js_name = "uuid7", ts_args_type = "options?: { msecs?: number }")]
+pub fn shared_uuid7(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
+    uuid7_with(env, shared(env)?, options)
+}
+
+/// `uuid7(options?)`: the next UUID, or one at `options.msecs` (flakeid-js's rule).
+pub(crate) fn uuid7_with(env: &Env, g: &fc::UuidGenerator, options: Option<Unknown<'_>>) -> napi::Result<String> {
+    let Some(obj) = crate::options_object(env, options)? else {
+        return g.next_uuid7_string().or_throw(env);
+    };
+    let mut members = Vec::new();
+    for key in crate::keys(&obj)? {
+        let v = obj.get_named_property::<Unknown>(&key)?;
+        members.push((key, crate::arg(&v)?));
+    }
+    match js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).or_throw(env)? {
+        Some(ms) => Ok(fc::format_uuid(g.uuid7_at(ms).or_throw(env)?)),
+        None => g.next_uuid7_string().or_throw(env),
+    }
 }
 
 /// The next ULID of the process's shared generator.

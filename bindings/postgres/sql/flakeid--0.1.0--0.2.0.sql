@@ -333,3 +333,31 @@ CREATE  FUNCTION @extschema@."flakeid_uuidv7_last_at"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_uuidv7_last_at_wrapper';
+
+-- The 128-bit family's batch, explicit time and shifted now; restores of UUID
+-- columns (superusers only).
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_many"(
+	"n" INT /* i32 */
+) RETURNS SETOF uuid /* Uuid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_many_wrapper';
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_at_wrapper';
+CREATE FUNCTION @extschema@.flakeid_uuidv7(shift interval) RETURNS uuid
+LANGUAGE sql VOLATILE STRICT PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_at(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) shift)
+$$;
+COMMENT ON FUNCTION @extschema@.flakeid_uuidv7(interval) IS
+    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): flakeid_uuidv7_at(clock_timestamp() + shift), outside the server''s sequence';
+CREATE  FUNCTION @extschema@."flakeid_resume_after"(
+	"id" uuid /* pgrx::datum::Uuid */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_resume_after_uuid_wrapper';
+REVOKE ALL ON FUNCTION @extschema@.flakeid_resume_after(uuid) FROM PUBLIC;

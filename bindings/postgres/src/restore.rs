@@ -25,7 +25,7 @@ use std::time::Duration;
 
 /// How far ahead of the clock (past what this server may borrow) an ID may be:
 /// further, and it is not an ID of this server's layout, or its clock is wrong.
-const MAX_AHEAD_MS: u64 = 60_000;
+pub const MAX_AHEAD_MS: u64 = 60_000;
 
 /// Moves the server's generator past `id` (an ID of the server's layout): every ID
 /// issued from now on, by any session and after a restart, is larger. Returns the
@@ -90,4 +90,41 @@ pgrx::extension_sql!(
     "REVOKE ALL ON FUNCTION flakeid_resume_after(bigint) FROM PUBLIC;",
     name = "flakeid_resume_after_revoke",
     requires = [flakeid_resume_after],
+);
+
+/// Moves the server's UUIDs past `id` (a UUIDv7 it did not issue itself: rows
+/// restored, copied or made elsewhere): every `flakeid_uuidv7()` from now on, by any
+/// session and after a restart, is larger. Returns the time UUIDs resume after.
+#[pg_extern(volatile, strict, parallel_unsafe, name = "flakeid_resume_after")]
+fn flakeid_resume_after_uuid(id: pgrx::datum::Uuid) -> TimestampWithTimeZone {
+    let f = SqlFn("flakeid_resume_after");
+    refuse_unless_preloaded(f, "its UUIDs are one increasing sequence per server, in shared memory");
+    refuse_unless_writable(f);
+    let value = u128::from_be_bytes(*id.as_bytes());
+    let at_ms = match flakeid_core::uuid7_timestamp_ms(value) {
+        Ok(ms) => ms,
+        Err(err) => crate::error::raise_argument(err, "id"),
+    };
+    let now = precise_now_ms();
+    if at_ms > now.saturating_add(MAX_AHEAD_MS) {
+        Report::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "invalid value for argument \"id\": {id} is from {}, more than {} s ahead of the clock ({})",
+                show_ms(at_ms),
+                MAX_AHEAD_MS / 1000,
+                show_ms(now)
+            ),
+        )
+        .hint("no server issues UUIDs that far ahead of its clock")
+        .raise(f);
+    }
+    crate::uuid::resume_after(at_ms, f);
+    timestamptz(at_ms)
+}
+
+pgrx::extension_sql!(
+    "REVOKE ALL ON FUNCTION flakeid_resume_after(uuid) FROM PUBLIC;",
+    name = "flakeid_resume_after_uuid_revoke",
+    requires = [flakeid_resume_after_uuid],
 );

@@ -16,6 +16,12 @@ pub static COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_count
 pub static UUID_COUNTER: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_counter") };
 /// Ticks below this are covered by the durable high-water mark (0: none yet).
 pub static COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_covered") };
+/// UUIDs of a Unix ms below this are covered by the durable mark (0: none yet).
+pub static UUID_COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_covered") };
+/// A UUID returned on a primary is of this Unix ms or later: 1 + the durable mark
+/// as it was when this server first issued as a primary (0: not yet; a standby
+/// never sets it, so a promoted one reads the mark it replayed) (crate::uuid).
+pub static UUID_FLOOR: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_floor") };
 /// The start-up check's findings (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
 /// The lease's window as every backend checks it ([`lease_gate`]).
@@ -36,6 +42,8 @@ pub fn init() {
     pg_shmem_init!(COUNTER);
     pg_shmem_init!(COVERED);
     pg_shmem_init!(UUID_COUNTER);
+    pg_shmem_init!(UUID_COVERED);
+    pg_shmem_init!(UUID_FLOOR);
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);

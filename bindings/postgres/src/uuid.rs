@@ -1,29 +1,51 @@
-//! The 128-bit family in SQL: `flakeid_uuidv7()`, `flakeid_ulid()`,
-//! `flakeid_typeid(prefix)`, the extract functions, the conversions, and the first
-//! and last UUID of a time for `WHERE id BETWEEN`.
+//! The 128-bit family in SQL: `flakeid_uuidv7()` (and its batch, an explicit time
+//! and a shifted now), `flakeid_ulid()`, `flakeid_typeid(prefix)`, the extract
+//! functions, the conversions, and the first and last UUID of a time for
+//! `WHERE id BETWEEN`.
 //!
 //! One sequence per server: every backend's [`UuidGenerator`] runs over one word
 //! in shared memory ([`UUID_COUNTER`]), so the UUIDs of all sessions strictly
 //! increase together (PostgreSQL 18's own `uuidv7()` promises that per backend
 //! only). A UUID needs no node id: a standby, a copied data directory or a restored
 //! backup issues them too, kept apart from every other server's by their 58
-//! random bits, as any two UUIDv7 generators' are. A restart starts the word over
-//! from the clock.
+//! random bits, as any two UUIDv7 generators' are.
+//!
+//! **Across restarts and failovers** the sequence goes on above the server's
+//! WAL-logged high-water mark (crate::mark), the one the 64-bit generator keeps:
+//! on a primary, a UUID of a millisecond the mark does not cover moves the mark
+//! past it first (once per [`RESERVE_AHEAD_MS`]: one relaxed compare per call
+//! otherwise), and the shared word starts above the mark after a restart, and
+//! above the mark it replayed on a promoted standby. A clock behind the mark is
+//! borrowed past ([`MAX_AHEAD_MS`], as a restore's floor): the UUIDs stay above the
+//! mark and the clock catches up. A standby writes no WAL: it issues as a primary
+//! does, from the mark it had replayed when its first session called.
 
 use crate::convert::{ok, timestamptz, unix_ms};
-use crate::error::SqlFn;
-use crate::server::refuse_unless_preloaded;
-use crate::shmem::UUID_COUNTER;
+use crate::error::{Report, SqlFn, raise_argument};
+use crate::mark;
+use crate::restore::MAX_AHEAD_MS;
+use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
+use crate::shmem::{self, UUID_COUNTER, UUID_COVERED, UUID_FLOOR};
 use flakeid_core::{
-    SharedCounter, UuidGenerator, format_typeid, format_ulid, parse_typeid, parse_ulid, rfc_uuid_version,
-    ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
+    SharedCounter, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid, precise_now_ms,
+    rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
 };
 use pgrx::datum::{TimestampWithTimeZone, Uuid};
 use pgrx::prelude::*;
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 
 /// This backend's generator over the server's word (built at its first call).
 static GENERATOR: OnceLock<UuidGenerator<SharedCounter>> = OnceLock::new();
+
+/// A generator over the server's word that starts after `floor_ms` (building one
+/// moves the word there: it only ever moves forward).
+fn over_word(floor_ms: u64) -> Result<UuidGenerator<SharedCounter>, flakeid_core::Error> {
+    UuidGenerator::builder()
+        .max_borrow_ms(MAX_AHEAD_MS)
+        .resume_after_ms(floor_ms)
+        .build_shared(UUID_COUNTER.get())
+}
 
 #[track_caller]
 fn generator(f: SqlFn) -> &'static UuidGenerator<SharedCounter> {
@@ -31,8 +53,27 @@ fn generator(f: SqlFn) -> &'static UuidGenerator<SharedCounter> {
         return g;
     }
     refuse_unless_preloaded(f, "its UUIDs are one increasing sequence per server, in shared memory");
-    let built = ok(UuidGenerator::builder().build_shared(UUID_COUNTER.get()), "uuid");
+    let built = ok(over_word(durable_mark_ms(f)), "uuid");
     GENERATOR.get_or_init(|| built)
+}
+
+/// The WAL-logged mark.
+fn durable_mark_ms(f: SqlFn) -> u64 {
+    with_origins(f, || mark::read().map(|durable| durable.mark_ms))
+}
+
+/// `op` on flakeid's replication origins, which the start-up worker creates at the
+/// server's first start: retried while they are missing, for as long as a call
+/// waits for a worker's first report ([`shmem::WORKER_WAIT`]).
+fn with_origins<T>(f: SqlFn, mut op: impl FnMut() -> Result<T, Report>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        match op() {
+            Ok(v) => return v,
+            Err(_) if started.elapsed() < shmem::WORKER_WAIT => shmem::pause(),
+            Err(report) => report.raise(f),
+        }
+    }
 }
 
 fn value(id: Uuid) -> u128 {
@@ -43,22 +84,153 @@ fn uuid(value: u128) -> Uuid {
     Uuid::from_bytes(value.to_be_bytes())
 }
 
+fn ms_of(u: u128) -> u64 {
+    (u >> 80) as u64
+}
+
+/// Whether UUIDs `first..=last` are above the floor and covered by the mark (two
+/// loads: the floor is set before the bound, which is read first).
+#[inline(always)]
+fn covered(first: u128, last: u128) -> bool {
+    ms_of(last) < UUID_COVERED.get().load(Ordering::Acquire) && ms_of(first) >= UUID_FLOOR.get().load(Ordering::Relaxed)
+}
+
+/// What `draw` makes (one UUID, or a batch whose `bounds` are its first and last),
+/// returned only once it may leave the server: on a primary, above the floor (the
+/// first call since the start or a promotion sets the floor from the mark and moves
+/// the word above it: what was drawn before is drawn again) and covered by the mark
+/// (moved past it first when it is not); on a standby, as it is.
+#[inline]
+fn settled<T>(f: SqlFn, mut draw: impl FnMut() -> T, bounds: impl Fn(&T) -> Option<(u128, u128)>) -> T {
+    let mut value = draw();
+    loop {
+        let Some((first, last)) = bounds(&value) else { return value };
+        if covered(first, last) || !settle(f, first, last) {
+            return value;
+        }
+        value = draw();
+    }
+}
+
+/// The slow half of [`settled`]: true when the values must be drawn again.
+#[cold]
+#[inline(never)]
+fn settle(f: SqlFn, first: u128, last: u128) -> bool {
+    // SAFETY: a PostgreSQL function without arguments.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        return false;
+    }
+    if UUID_FLOOR.get().load(Ordering::Acquire) == 0 {
+        let mark_ms = durable_mark_ms(f);
+        ok(over_word(mark_ms), "uuid");
+        UUID_FLOOR.get().fetch_max(mark_ms + 1, Ordering::Release);
+    }
+    if ms_of(first) < UUID_FLOOR.get().load(Ordering::Acquire) {
+        return true;
+    }
+    cover(ms_of(last), f);
+    false
+}
+
+/// Moves the durable mark past `ms` (and the clock) by [`RESERVE_AHEAD_MS`], as the
+/// 64-bit generator's reservation; UUIDs up to the new mark are then covered.
+fn cover(ms: u64, f: SqlFn) {
+    let bound = UUID_COVERED.get();
+    let moved = with_origins(f, || {
+        mark::advance(|| {
+            (ms >= bound.load(Ordering::Acquire)).then(|| ms.max(precise_now_ms()).saturating_add(RESERVE_AHEAD_MS))
+        })
+    });
+    if let Some(mark_ms) = moved {
+        bound.fetch_max(mark_ms + 1, Ordering::Release);
+    }
+}
+
+/// `flakeid_resume_after(uuid)`: the word and the mark past `at_ms`, and the floor
+/// with them (UUIDs drawn below it meanwhile are drawn again).
+pub fn resume_after(at_ms: u64, f: SqlFn) {
+    ok(over_word(at_ms), "id");
+    with_origins(f, || mark::advance(|| Some(at_ms)));
+    UUID_FLOOR.get().fetch_max(at_ms + 1, Ordering::Release);
+}
+
+/// The next UUID of the server's sequence, as it may leave the server.
+#[inline]
+fn next(f: SqlFn) -> u128 {
+    let g = generator(f);
+    settled(f, || ok(g.next_uuid7(), "uuid"), |u| Some((*u, *u)))
+}
+
 /// The next UUIDv7 (RFC 9562), above every UUID this server issued since it started.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_uuidv7() -> Uuid {
-    uuid(ok(generator(SqlFn::UUIDV7).next_uuid7(), "uuid"))
+    uuid(next(SqlFn::UUIDV7))
 }
+
+/// UUIDs a `flakeid_uuidv7_many` call makes at once.
+const MANY_CHUNK: usize = 4096;
+
+/// `n` UUIDv7s, increasing and in call order with the server's other UUIDs, made in
+/// runs of [`MANY_CHUNK`] as rows are consumed; `n` as `flakeid_next_many(n)`.
+#[pg_extern(volatile, parallel_safe)]
+fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
+    let f = SqlFn("flakeid_uuidv7_many");
+    let n = match check_batch(i128::from(n)) {
+        Ok(n) => n,
+        Err(err) => raise_argument(err, "n"),
+    };
+    let g = generator(f);
+    let runs = (0..n).step_by(MANY_CHUNK).map(move |start| {
+        let len = MANY_CHUNK.min(n - start);
+        let run = settled(
+            f,
+            || ok(g.next_uuid7s(len), "n"),
+            |v| v.first().zip(v.last()).map(|(a, b)| (*a, *b)),
+        );
+        run.into_iter().map(uuid)
+    });
+    SetOfIterator::new(runs.flatten())
+}
+
+/// A UUIDv7 of `ts`'s millisecond and 74 random bits: outside the server's
+/// sequence (not ordered after its other UUIDs, nor among others of that
+/// millisecond), for rows that keep their original creation time.
+#[pg_extern(volatile, parallel_safe, strict)]
+fn flakeid_uuidv7_at(ts: TimestampWithTimeZone) -> Uuid {
+    let f = SqlFn("flakeid_uuidv7_at");
+    match generator(f).uuid7_at(unix_ms(ts)) {
+        Ok(u) => uuid(u),
+        Err(flakeid_core::Error::Config { message, .. }) => {
+            raise_argument(flakeid_core::Error::config("ts", message), "ts")
+        }
+        Err(err) => raise_argument(err, "ts"),
+    }
+}
+
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION flakeid_uuidv7(shift interval) RETURNS uuid
+LANGUAGE sql VOLATILE STRICT PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_at(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) shift)
+$$;
+COMMENT ON FUNCTION flakeid_uuidv7(interval) IS
+    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): flakeid_uuidv7_at(clock_timestamp() + shift), outside the server''s sequence';
+"#,
+    name = "flakeid_uuidv7_shift",
+    requires = [flakeid_uuidv7_at],
+);
 
 /// The next ID as a ULID (the bits of `flakeid_uuidv7()`, in Crockford base32).
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_ulid() -> String {
-    format_ulid(ok(generator(SqlFn::ULID).next_uuid7(), "uuid"))
+    format_ulid(next(SqlFn::ULID))
 }
 
 /// The next ID as a TypeID: `prefix` (checked first), `_`, its ULID in lower case.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_typeid(prefix: &str) -> String {
-    ok(generator(SqlFn::TYPEID).next_typeid(prefix), "prefix")
+    ok(flakeid_core::check_typeid_prefix(prefix), "prefix");
+    ok(format_typeid(prefix, next(SqlFn::TYPEID)), "prefix")
 }
 
 /// The time of a UUIDv7; NULL for a UUID of another version or variant (as

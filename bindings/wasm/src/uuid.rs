@@ -79,9 +79,39 @@ impl UuidGenerator {
         b.build().map(|inner| UuidGenerator { inner }).map_err(js_error)
     }
 
-    /// The next UUIDv7, lowercase `8-4-4-4-12` text.
-    pub fn uuid7(&self) -> Result<String, JsValue> {
-        self.inner.next_uuid7_string().map_err(js_error)
+    /// The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
+    /// package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
+    /// refused, naming it).
+    pub fn uuid7(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ msecs?: number }")] options: Option<JsValue>,
+    ) -> Result<String, JsValue> {
+        uuid7_with(&self.inner, options)
+    }
+    /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
+    /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
+    pub fn uuid7s(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<String>, JsValue> {
+        let n = flakeid_js::js_batch(&convert::arg(&n)).map_err(js_error)?;
+        let values = self.inner.next_uuid7s(n).map_err(js_error)?;
+        Ok(values.into_iter().map(flakeid_core::format_uuid).collect())
+    }
+    /// A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
+    /// generator's sequence (not ordered after its earlier UUIDs, nor among others
+    /// of that millisecond).
+    #[wasm_bindgen(js_name = uuid7At)]
+    pub fn uuid7_at(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<String, JsValue> {
+        let ms = flakeid_js::js_unix_ms("unix_ms", &convert::arg(&ms)).map_err(js_error)?;
+        self.inner.uuid7_at(ms).map(flakeid_core::format_uuid).map_err(js_error)
+    }
+    /// A UUIDv7 of the generator's clock now shifted by `ms` (negative: the past), as
+    /// PostgreSQL 18's `uuidv7(shift)`; outside the sequence, as `uuid7At`.
+    #[wasm_bindgen(js_name = uuid7Shifted)]
+    pub fn uuid7_shifted(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue,
+    ) -> Result<String, JsValue> {
+        let ms = flakeid_js::js_shift_ms(&convert::arg(&ms)).map_err(js_error)?;
+        self.inner.uuid7_shifted(ms).map(flakeid_core::format_uuid).map_err(js_error)
     }
     /// The next UUIDv7 as 16 big-endian bytes.
     #[wasm_bindgen(js_name = uuid7Bytes)]
@@ -140,10 +170,39 @@ fn with_shared<T>(f: impl FnOnce(&flakeid_core::UuidGenerator) -> flakeid_core::
     })
 }
 
-/// The next UUIDv7 of the module's shared generator (lowercase text).
+/// The next UUIDv7 of the module's shared generator (lowercase text); with
+/// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
 #[wasm_bindgen(js_name = uuid7)]
-pub fn shared_uuid7() -> Result<String, JsValue> {
-    with_shared(|g| g.next_uuid7_string())
+pub fn shared_uuid7(
+    #[wasm_bindgen(unchecked_optional_param_type = "{ msecs?: number }")] options: Option<JsValue>,
+) -> Result<String, JsValue> {
+    let msecs = uuid7_options(options)?;
+    with_shared(|g| match msecs {
+        Some(ms) => g.uuid7_at(ms).map(flakeid_core::format_uuid),
+        None => g.next_uuid7_string(),
+    })
+}
+
+/// `uuid7(options?)`'s explicit time, if any (flakeid-js's rule).
+fn uuid7_options(options: Option<JsValue>) -> Result<Option<u64>, JsValue> {
+    let options = options.unwrap_or_default();
+    if !flakeid_js::js_options(&convert::arg(&options)).map_err(js_error)? {
+        return Ok(None);
+    }
+    let mut members = Vec::new();
+    for key in Object::keys(options.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        let v = convert::member(&options, &key)?;
+        members.push((key, convert::arg(&v)));
+    }
+    flakeid_js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).map_err(js_error)
+}
+
+fn uuid7_with(g: &flakeid_core::UuidGenerator, options: Option<JsValue>) -> Result<String, JsValue> {
+    match uuid7_options(options)? {
+        Some(ms) => g.uuid7_at(ms).map(flakeid_core::format_uuid).map_err(js_error),
+        None => g.next_uuid7_string().map_err(js_error),
+    }
 }
 
 /// The next ULID of the module's shared generator.

@@ -43,10 +43,10 @@ describe('the package', () => {
   // size in docs/performance.md ("WebAssembly"). build.sh builds aes, fpe and
   // flakeid-seal at opt-level "s" because LLVM unrolls the software AES key schedules
   // at -O3 (20 KB).
-  test('the optimized .wasm is within the 218 KB budget', () => {
+  test('the optimized .wasm is within the 224 KB budget', () => {
     const wasm = readFileSync(`${pkg}web/flakeid_bg.wasm`)
     assert.ok(WebAssembly.validate(wasm))
-    assert.ok(wasm.length <= 218 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${218 * 1024}`)
+    assert.ok(wasm.length <= 224 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${224 * 1024}`)
   })
 
   test('the web build runs in Node too (initSync), with the same answers', async () => {

@@ -15,7 +15,7 @@
 mod wide;
 #[cfg(feature = "uuid7")]
 pub use wide::js_uuid_generator_options;
-pub use wide::{JsWide, js_rand_a, js_wide, js_wide_timestamp_ms};
+pub use wide::{JsWide, js_rand_a, js_shift_ms, js_unix_ms, js_uuid7_options, js_wide, js_wide_timestamp_ms};
 
 use flakeid_core::{
     Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,
@@ -119,7 +119,7 @@ fn bigint_text(negative: bool, magnitude: Option<u64>) -> String {
 /// A number as JS writes it (`NaN`, `Infinity`, `1.5`, `4294967296`), for
 /// messages. Without Rust's float formatting: it would add about 30 KB to the
 /// WebAssembly package, whose numbers reach here.
-fn js_number_text(v: f64) -> String {
+pub(crate) fn js_number_text(v: f64) -> String {
     if v.is_nan() {
         return "NaN".into();
     }

@@ -74,6 +74,44 @@ pub fn js_rand_a(value: &JsArg) -> Result<u16> {
     u16::try_from(v).map_err(|_| flakeid_core::Error::out_of_range("rand_a", 0, 0xfff, v))
 }
 
+/// The Unix ms of `uuid7At(ms)` and of `uuid7({ msecs })`: a whole `number` (the
+/// core checks the UUID's 48-bit field).
+pub fn js_unix_ms(field: &'static str, value: &JsArg) -> Result<u64> {
+    js_uint(field, value, JS_MAX_SAFE)
+}
+
+/// The shift of `uuid7Shifted(ms)`: a whole `number`, negative for the past.
+pub fn js_shift_ms(value: &JsArg) -> Result<i64> {
+    match *value {
+        JsArg::Number(v) if v.fract() == 0.0 && v.abs() <= JS_MAX_SAFE as f64 => Ok(v as i64),
+        ref other => Err(config(
+            "shift_ms",
+            format!(
+                "shift_ms must be a whole number in -{JS_MAX_SAFE}..={JS_MAX_SAFE}, got {}",
+                match other {
+                    JsArg::Number(v) => crate::js_number_text(*v),
+                    other => other.type_name().to_string(),
+                }
+            ),
+        )),
+    }
+}
+
+/// The options of `uuid7(options)`, the npm `uuid` package's `v7(options)`: `msecs`
+/// (an explicit time, [`js_unix_ms`]); any other member (`seq`, `random`, `rng`, a
+/// typo) is refused naming it, never ignored. `None`: the generator's next UUID.
+pub fn js_uuid7_options<'a>(members: impl IntoIterator<Item = (&'a str, &'a JsArg)>) -> Result<Option<u64>> {
+    let mut msecs = None;
+    for (key, value) in members {
+        match key {
+            "msecs" if !matches!(value, JsArg::Undefined) => msecs = Some(js_unix_ms("msecs", value)?),
+            "msecs" => {}
+            other => return Err(flakeid_core::unknown_option(other, &["msecs"])),
+        }
+    }
+    Ok(msecs)
+}
+
 /// The options of `new UuidGenerator({...})`: the members of a generator-options
 /// object, read by [`js_generator_options`], set by name through the core's
 /// [`UuidGeneratorBuilder::set_text`](flakeid_core::UuidGeneratorBuilder::set_text)

@@ -222,6 +222,9 @@ final class Native {
   static final MethodHandle UUID_NEXT = fn("flakeid_uuid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle UUID_NEXT_MANY =
       fn("flakeid_uuid_next_many", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG);
+  static final MethodHandle UUID_AT = fn("flakeid_uuid_at", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG);
+  static final MethodHandle UUID_SHIFTED =
+      fn("flakeid_uuid_shifted", JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG);
   static final MethodHandle ULID_NEXT = fn("flakeid_ulid_next", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle TYPEID_NEXT =
       fn("flakeid_typeid_next", JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);

@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -106,6 +107,46 @@ public final class UuidGenerator extends NativeHandle {
       for (int i = 0; i < n; i++) out[i] = Uuids.uuid(buf.asSlice((long) i * Native.UUID_LEN));
     }
     return out;
+  }
+
+  /**
+   * A UUIDv7 of the Unix millisecond {@code unixMs} and 74 random bits: an explicit time, outside
+   * the generator's sequence (not ordered after its earlier UUIDs, nor among others of that
+   * millisecond). A time before 1970 or past the 48-bit field is a {@link ConfigException} naming
+   * {@code unix_ms}.
+   */
+  public UUID uuidAt(long unixMs) {
+    MemorySegment out = SCRATCH.get();
+    call(h -> (int) Native.UUID_AT.invokeExact(h, unixMs, out, (long) Native.UUID_LEN));
+    return Uuids.uuid(out);
+  }
+
+  /** {@link #uuidAt(long)} of an instant's millisecond (floored). */
+  public UUID uuidAt(Instant at) {
+    return uuidAt(millis(at.getEpochSecond(), at.getNano()));
+  }
+
+  /**
+   * A UUIDv7 of the generator's clock now shifted by {@code shift} (negative: the past; whole
+   * milliseconds, floored), as PostgreSQL 18's {@code uuidv7(shift)}: outside the sequence, as
+   * {@link #uuidAt(long)}. A shifted time outside the 48-bit field is a {@link ConfigException}
+   * naming {@code shift_ms}.
+   */
+  public UUID uuidShifted(Duration shift) {
+    long ms = millis(shift.getSeconds(), shift.getNano());
+    MemorySegment out = SCRATCH.get();
+    call(h -> (int) Native.UUID_SHIFTED.invokeExact(h, ms, out, (long) Native.UUID_LEN));
+    return Uuids.uuid(out);
+  }
+
+  /**
+   * Seconds and nanoseconds (0..999,999,999, as {@link Instant} and {@link Duration} keep them)
+   * in whole milliseconds, floored; seconds held within ±2^53 (far past the 48-bit field either
+   * way, so the engine still refuses them).
+   */
+  private static long millis(long seconds, int nanos) {
+    long s = Math.max(-(1L << 53), Math.min(1L << 53, seconds));
+    return s * 1000 + nanos / 1_000_000;
   }
 
   /** The next ID as a ULID (the same bits as {@link #nextUuid}'s). */

@@ -58,7 +58,11 @@ class VectorsTest {
               "env_cases", VectorsTest::optionEnv, "settings_cases", VectorsTest::optionSettings),
           "seal.json", Map.of("groups", VectorsTest::sealGroup, "invalid", VectorsTest::sealInvalid),
           "uuid.json", UuidVectors.SECTIONS,
-          "wide.json", Map.of("functions", VectorsTest::wideFunction));
+          "wide.json",
+          Map.of(
+              "functions", VectorsTest::wideFunction,
+              "explicit_times", VectorsTest::explicitTime,
+              "shifts", VectorsTest::shift));
 
   /**
    * The core's table of the 128-bit family's functions: the java column names a public
@@ -79,6 +83,41 @@ class VectorsTest {
     assertTrue(
         java.util.Arrays.stream(cls.getMethods()).anyMatch(m -> m.getName().equals(name[1])),
         str(c, "java") + " (" + str(c, "what") + ") is not a public method");
+  }
+
+  /**
+   * An explicit time ({@link UuidGenerator#uuidAt(long)}): the UUID's first 12 hex digits, version
+   * 7 and RFC 9562's variant, no slot of the sequence taken; or the refusal.
+   */
+  static void explicitTime(JsonNode c) {
+    JsonNode v = c.get("unix_ms");
+    if (!v.canConvertToLong()) return; // past a long: Java cannot ask for it
+    try (UuidGenerator g = UuidGenerator.builder().build()) {
+      if (c.has("error")) {
+        expectError(c, () -> g.uuidAt(v.asLong()));
+        return;
+      }
+      java.util.UUID u = g.uuidAt(v.asLong());
+      assertEquals(str(c, "time_hex"), String.format("%012x", u.getMostSignificantBits() >>> 16));
+      assertTrue(u.version() == 7 && u.variant() == 2, u.toString());
+      assertEquals(0, g.stats().idsIssued(), "an explicit time took a slot of the sequence");
+    }
+  }
+
+  /** A shifted now: within [clock before, clock after] + the shift; or the refusal. */
+  static void shift(JsonNode c) {
+    long shift = num(c, "shift_ms");
+    try (UuidGenerator g = UuidGenerator.builder().build()) {
+      if (c.has("error")) {
+        expectError(c, () -> g.uuidShifted(Duration.ofMillis(shift)));
+        return;
+      }
+      long before = System.currentTimeMillis();
+      java.util.UUID u = g.uuidShifted(Duration.ofMillis(shift));
+      long after = System.currentTimeMillis();
+      long ms = u.getMostSignificantBits() >>> 16;
+      assertTrue(ms >= before + shift && ms <= after + shift, ms + " not in [" + before + ", " + after + "] + " + shift);
+    }
   }
 
   /** Files the C ABI cannot run, and why. */
