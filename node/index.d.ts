@@ -160,7 +160,7 @@ export declare class UuidGenerator {
    * `n` fresh UUIDv7s (text), increasing and in call order with this generator's
    * other IDs: one reservation; `n` as `Generator.nextIds` takes it.
    */
-  uuid7S(n: number): Array<string>
+  uuid7s(n: number): Array<string>
   /**
    * A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
    * generator's sequence (not ordered after its earlier UUIDs, nor among others

@@ -212,8 +212,16 @@ unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &f
     let mut argc = 1usize;
     let mut argv = [ptr::null_mut(); 1];
     // SAFETY: valid env/info; `argv` holds `argc` values.
-    let status =
-        unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if status != sys::Status::napi_ok {
         return ptr::null_mut();
     }

@@ -219,16 +219,10 @@ impl Generator {
     #[napi]
     pub fn stats(&self) -> Stats {
         let s = self.inner.stats();
-        Stats {
-            ids_issued: s.ids_issued as f64,
-            tick_waits: s.tick_waits as f64,
-            tick_wait_us: s.tick_wait_us as f64,
-            lead_ms: s.lead_ms as f64,
-            clock_rollbacks: s.clock_rollbacks as f64,
-            max_rollback_ms: s.max_rollback_ms as f64,
+        crate::stats_object!(s => Stats { ids_issued, tick_waits, tick_wait_us, lead_ms, clock_rollbacks, max_rollback_ms } + {
             lease_state: s.lease_state.map(str::to_string),
             lease_remaining_ms: s.lease_remaining_ms.map(|ms| ms as f64),
-        }
+        })
     }
 
     /// The next ID as 8 bytes, big-endian (flake-idgen's format).

@@ -2,6 +2,16 @@
 //! policies, encodings) lives in `flakeid-core`. IDs cross as `bigint` (`u64`),
 //! never as a JS `number`; incoming IDs are range-checked here.
 
+/// The core's `Stats` as one of the package's stats objects (`Stats`,
+/// `UuidStats`): each named counter a JS number, then the other members given.
+/// The package's one stats conversion.
+macro_rules! stats_object {
+    ($s:ident => $ty:ident { $($count:ident),* $(,)? } $(+ { $($member:ident: $value:expr),* $(,)? })?) => {
+        $ty { $($count: $s.$count as f64,)* $($($member: $value,)*)? }
+    };
+}
+pub(crate) use stats_object;
+
 mod fast;
 mod generator;
 mod layout;

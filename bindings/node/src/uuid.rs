@@ -87,7 +87,7 @@ impl UuidGenerator {
     }
     /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
     /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
-    #[napi]
+    #[napi(js_name = "uuid7s")]
     pub fn uuid7s(&self, env: &Env, #[napi(ts_arg_type = "number")] n: Arg) -> napi::Result<Vec<String>> {
         let n = js::js_batch(&n.0).or_throw(env)?;
         let values = self.inner.next_uuid7s(n).or_throw(env)?;
@@ -133,14 +133,7 @@ impl UuidGenerator {
     #[napi]
     pub fn stats(&self) -> UuidStats {
         let s = self.inner.stats();
-        UuidStats {
-            ids_issued: s.ids_issued as f64,
-            tick_waits: s.tick_waits as f64,
-            lead_ms: s.lead_ms as f64,
-            clock_rollbacks: s.clock_rollbacks as f64,
-            max_rollback_ms: s.max_rollback_ms as f64,
-            reseeds: s.reseeds as f64,
-        }
+        crate::stats_object!(s => UuidStats { ids_issued, tick_waits, lead_ms, clock_rollbacks, max_rollback_ms, reseeds })
     }
     /// Stops issuing (idempotent); later calls throw `FLAKEID_CONFIG` (field `generator`).
     #[napi]

@@ -104,7 +104,9 @@ fn covered(first: u128, last: u128) -> bool {
 fn settled<T>(f: SqlFn, mut draw: impl FnMut() -> T, bounds: impl Fn(&T) -> Option<(u128, u128)>) -> T {
     let mut value = draw();
     loop {
-        let Some((first, last)) = bounds(&value) else { return value };
+        let Some((first, last)) = bounds(&value) else {
+            return value;
+        };
         if covered(first, last) || !settle(f, first, last) {
             return value;
         }

@@ -281,7 +281,10 @@ fn unix_ms_of(when: &Bound<'_, PyAny>) -> PyResult<u64> {
         )));
     }
     let epoch = PyDateTime::from_timestamp(py, 0.0, Some(&PyTzInfo::utc(py)?.to_owned()))?;
-    let ms: i128 = when.sub(epoch)?.floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?.extract()?;
+    let ms: i128 = when
+        .sub(epoch)?
+        .floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?
+        .extract()?;
     u64::try_from(ms).map_err(|_| to_py(Error::out_of_range("unix_ms", 0, UUID7_MAX_MS, ms)))
 }
 

@@ -111,7 +111,10 @@ impl UuidGenerator {
         #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue,
     ) -> Result<String, JsValue> {
         let ms = flakeid_js::js_shift_ms(&convert::arg(&ms)).map_err(js_error)?;
-        self.inner.uuid7_shifted(ms).map(flakeid_core::format_uuid).map_err(js_error)
+        self.inner
+            .uuid7_shifted(ms)
+            .map(flakeid_core::format_uuid)
+            .map_err(js_error)
     }
     /// The next UUIDv7 as 16 big-endian bytes.
     #[wasm_bindgen(js_name = uuid7Bytes)]
