@@ -379,13 +379,13 @@ def section_functions(run):
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
             WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
                              'flakeid_resume_after', 'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid',
-                             'flakeid_typeid') THEN 'v'
+                             'flakeid_typeid', 'flakeid_uuidv7_many', 'flakeid_uuidv7_at') THEN 'v'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             -- The 128-bit family's readers: no layout, the arguments alone decide.
             WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "40"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "44"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")

@@ -10,8 +10,9 @@
 //! like bound methods (`const next = gen.nextId` works). The `#[napi]` methods on
 //! the prototype stay the typed definitions and behave the same.
 
-use crate::throw;
+use crate::{OrThrow, throw};
 use flakeid_core as fc;
+use napi::bindgen_prelude::{JsObjectValue, Unknown};
 use napi::{Env, sys};
 use std::ffi::{CStr, c_void};
 use std::ptr;
@@ -227,8 +228,8 @@ unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &f
     }
     let e = Env::from_raw(env);
     // SAFETY: a live value of this call.
-    let options = unsafe { napi::bindgen_prelude::Unknown::from_raw_unchecked(env, argv[0]) };
-    let result = crate::uuid::uuid7_with(&e, g, Some(options));
+    let options = unsafe { Unknown::from_raw_unchecked(env, argv[0]) };
+    let result = uuid7_with(&e, g, Some(options));
     match result {
         Ok(text) => {
             let mut out = ptr::null_mut();
@@ -246,18 +247,119 @@ unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &f
     }
 }
 
+/// `uuid7(options?)`: the next UUID, or one at `options.msecs` (flakeid-js's rule).
+pub(crate) fn uuid7_with(env: &Env, g: &fc::UuidGenerator, options: Option<Unknown<'_>>) -> napi::Result<String> {
+    let Some(obj) = crate::options_object(env, options)? else {
+        return g.next_uuid7_string().or_throw(env);
+    };
+    let mut members = Vec::new();
+    for key in crate::keys(&obj)? {
+        let v = obj.get_named_property::<Unknown>(&key)?;
+        members.push((key, crate::arg(&v)?));
+    }
+    match flakeid_js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).or_throw(env)? {
+        Some(ms) => Ok(fc::format_uuid(g.uuid7_at(ms).or_throw(env)?)),
+        None => g.next_uuid7_string().or_throw(env),
+    }
+}
+
 unsafe extern "C" fn release_uuid(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the `Arc::into_raw` that `bind_uuid` attached to this function.
     drop(unsafe { Arc::from_raw(data.cast::<fc::UuidGenerator>()) });
 }
 
-/// Defines a non-enumerable own `uuid7` on `this`, bound to `generator` (the text
-/// form, the hot path; the other forms stay prototype methods).
+/// What the native half of `uuid7Bytes` writes with: the generator, and the 16
+/// bytes of the ArrayBuffer its JS half copies out of.
+struct BytesSlot {
+    generator: Arc<fc::UuidGenerator>,
+    out: *mut u8,
+}
+
+/// The native half of `uuid7Bytes`: the next UUIDv7 into the slot's 16 bytes; no
+/// object made here (a `Uint8Array` made in native code costs ~1 µs).
+unsafe extern "C" fn uuid7_into_slot(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 0usize;
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: `bind_uuid` set `data` to a `BytesSlot` that lives until the
+    // function's finalizer; its `out` is the 16 bytes of the ArrayBuffer that the JS
+    // half (the only holder of this function) keeps alive.
+    let slot = unsafe { &*data.cast::<BytesSlot>() };
+    match slot.generator.next_uuid7_bytes() {
+        Ok(bytes) => {
+            // SAFETY: as above: 16 writable bytes nothing else writes meanwhile (one JS thread).
+            unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), slot.out, 16) };
+            ptr::null_mut()
+        }
+        Err(e) => fail(env, e),
+    }
+}
+
+unsafe extern "C" fn release_slot(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the `Box::into_raw` that `bind_uuid` attached to this function.
+    drop(unsafe { Box::from_raw(data.cast::<BytesSlot>()) });
+}
+
+/// `uuid7Bytes`, made in JS around the native [`uuid7_into_slot`]: V8 makes the
+/// 16-byte `Uint8Array` and copies the slot into it (the bytes come from the engine).
+fn js_uuid7_bytes(env: sys::napi_env, fill: sys::napi_value, slot: sys::napi_value) -> napi::Result<sys::napi_value> {
+    const FACTORY: &str = "(function (fill, slot) { const view = new Uint8Array(slot); \
+        return function uuid7Bytes() { fill(); return view.slice(); }; })";
+    let (mut source, mut factory, mut global, mut func) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let args = [fill, slot];
+    // SAFETY: as in `js_next_buffer`.
+    unsafe {
+        napi::check_status!(sys::napi_create_string_utf8(
+            env,
+            FACTORY.as_ptr().cast(),
+            FACTORY.len() as isize,
+            &mut source
+        ))?;
+        napi::check_status!(sys::napi_run_script(env, source, &mut factory))?;
+        napi::check_status!(sys::napi_get_global(env, &mut global))?;
+        napi::check_status!(sys::napi_call_function(
+            env,
+            global,
+            factory,
+            2,
+            args.as_ptr(),
+            &mut func
+        ))?;
+    }
+    Ok(func)
+}
+
+/// Defines non-enumerable own `uuid7` (the text form, the hot path) and
+/// `uuid7Bytes` on `this`, bound to `generator`; the other forms stay prototype
+/// methods.
 pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::UuidGenerator>) -> napi::Result<()> {
     let env = env.raw();
     let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
     let func = function(env, c"uuid7", Some(uuid7), data, release_uuid)?;
-    define(env, this, c"uuid7", func)
+    define(env, this, c"uuid7", func)?;
+    let (mut buffer, mut out) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: valid env; live out-pointers.
+    napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, 16, &mut out, &mut buffer) })?;
+    if out.is_null() {
+        return Err(napi::Error::from_reason("napi_create_arraybuffer gave no memory"));
+    }
+    let slot = Box::new(BytesSlot {
+        generator: Arc::clone(generator),
+        out: out.cast::<u8>(),
+    });
+    let fill = function(
+        env,
+        c"uuid7IntoSlot",
+        Some(uuid7_into_slot),
+        Box::into_raw(slot).cast(),
+        release_slot,
+    )?;
+    define(env, this, c"uuid7Bytes", js_uuid7_bytes(env, fill, buffer)?)
 }
 
 /// A native function `name` calling `cb` with `data`, which `free` releases when the

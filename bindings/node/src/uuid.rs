@@ -83,7 +83,7 @@ impl UuidGenerator {
     /// refused, naming it). The instance's own `uuid7` (fast.rs) is this, bound.
     #[napi(ts_args_type = "options?: { msecs?: number }")]
     pub fn uuid7(&self, env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
-        uuid7_with(env, &self.inner, options)
+        crate::fast::uuid7_with(env, &self.inner, options)
     }
     /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
     /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
@@ -156,23 +156,7 @@ fn shared(env: &Env) -> napi::Result<&'static fc::UuidGenerator> {
 /// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
 #[napi(js_name = "uuid7", ts_args_type = "options?: { msecs?: number }")]
 pub fn shared_uuid7(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
-    uuid7_with(env, shared(env)?, options)
-}
-
-/// `uuid7(options?)`: the next UUID, or one at `options.msecs` (flakeid-js's rule).
-pub(crate) fn uuid7_with(env: &Env, g: &fc::UuidGenerator, options: Option<Unknown<'_>>) -> napi::Result<String> {
-    let Some(obj) = crate::options_object(env, options)? else {
-        return g.next_uuid7_string().or_throw(env);
-    };
-    let mut members = Vec::new();
-    for key in crate::keys(&obj)? {
-        let v = obj.get_named_property::<Unknown>(&key)?;
-        members.push((key, crate::arg(&v)?));
-    }
-    match js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).or_throw(env)? {
-        Some(ms) => Ok(fc::format_uuid(g.uuid7_at(ms).or_throw(env)?)),
-        None => g.next_uuid7_string().or_throw(env),
-    }
+    crate::fast::uuid7_with(env, shared(env)?, options)
 }
 
 /// The next ULID of the process's shared generator.

@@ -13,7 +13,7 @@
 
 use crate::convert::{show_ms, timestamptz};
 use crate::error::{Report, SqlFn, from_bigint};
-use crate::server::{refuse_unless_preloaded, refuse_unless_writable};
+use crate::server::{MAX_AHEAD_MS, refuse_unless_preloaded, refuse_unless_writable};
 use crate::shmem::{self, COUNTER, lease_gate};
 use crate::{mark, settings, upgrade};
 use flakeid_core::lease::SharedGate;
@@ -22,10 +22,6 @@ use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
 use std::time::Duration;
-
-/// How far ahead of the clock (past what this server may borrow) an ID may be:
-/// further, and it is not an ID of this server's layout, or its clock is wrong.
-pub const MAX_AHEAD_MS: u64 = 60_000;
 
 /// Moves the server's generator past `id` (an ID of the server's layout): every ID
 /// issued from now on, by any session and after a restart, is larger. Returns the

@@ -34,6 +34,11 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 /// and one flush.
 pub const RESERVE_AHEAD_MS: u64 = 100;
 
+/// How far ahead of the clock (past what this server may borrow) an ID may be
+/// (`flakeid_resume_after`), and a UUID (its borrow: crate::uuid):
+/// further, and it is not an ID of this server's layout, or its clock is wrong.
+pub const MAX_AHEAD_MS: u64 = 60_000;
+
 /// This backend's generator, built on first use (and again when a new lease has
 /// another node id: the old one is leaked, since a running `flakeid_next_many`
 /// may still hold it; that happens once per lease, not per call).

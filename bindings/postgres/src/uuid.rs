@@ -23,8 +23,7 @@
 use crate::convert::{ok, timestamptz, unix_ms};
 use crate::error::{Report, SqlFn, raise_argument};
 use crate::mark;
-use crate::restore::MAX_AHEAD_MS;
-use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
+use crate::server::{MAX_AHEAD_MS, RESERVE_AHEAD_MS, refuse_unless_preloaded};
 use crate::shmem::{self, UUID_COUNTER, UUID_COVERED, UUID_FLOOR};
 use flakeid_core::{
     SharedCounter, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid, precise_now_ms,

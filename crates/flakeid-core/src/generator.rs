@@ -779,12 +779,14 @@ impl<C: CounterStorage> Generator<C> {
     /// sequence (the 128-bit family's shifted "now"), after the same checks as a
     /// call that issues: refused when closed or, for a generator that must not,
     /// in a forked child.
+    #[cfg(feature = "uuid7")]
     pub(crate) fn checked_now_ms(&self) -> Result<u64> {
         self.check_alive()?;
         Ok(self.clock.now_ms_precise())
     }
 
     /// Refused when closed, or in a forked child for a generator that must not go on.
+    #[cfg(feature = "uuid7")]
     pub(crate) fn check_open(&self) -> Result<()> {
         self.check_alive()
     }
