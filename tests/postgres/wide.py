@@ -249,9 +249,11 @@ def section_uuidfloor(run):
     b.wait_replayed(a)
     a.stop_ctl()
     b.promote()
-    b.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'promoted' FROM generate_series(1, 20000)")
+    # The old session calls first after the promotion (a new one's generator is built
+    # above the mark it reads, which would move the shared word for it).
     out, err = stale.communicate(timeout=60)
     check(stale.returncode == 0, f"the standby's session failed: {out}{err}")
+    b.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'promoted' FROM generate_series(1, 20000)")
     for side in ("promoted", "stale"):
         n = below(b, "u", side, "primary")
         check(n == "0", f"{n} UUIDs of the {side} session after the failover below the old primary's")

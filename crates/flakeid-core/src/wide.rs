@@ -220,7 +220,7 @@ pub const WIDE_FUNCTIONS: &[WideFunction] = &[
         go: Some("UUIDGenerator.NextN"),
         java: Some("UuidGenerator.nextUuids"),
         sql: Some("flakeid_uuidv7_many"),
-        note: "Node and wasm: lowercase text, as their uuid7()",
+        note: "",
     },
     WideFunction {
         what: "a UUIDv7 at a given time (outside the generator's sequence)",
@@ -231,7 +231,7 @@ pub const WIDE_FUNCTIONS: &[WideFunction] = &[
         go: Some("UUIDGenerator.At"),
         java: Some("UuidGenerator.uuidAt"),
         sql: Some("flakeid_uuidv7_at"),
-        note: "Python: also uuid7(timestamp=, nanos=), uuid-utils' keywords; Node and wasm: also uuid7({ msecs }), the npm uuid package's option",
+        note: "",
     },
     WideFunction {
         what: "a UUIDv7 of the clock now shifted (outside the generator's sequence)",
@@ -242,7 +242,7 @@ pub const WIDE_FUNCTIONS: &[WideFunction] = &[
         go: Some("UUIDGenerator.Shifted"),
         java: Some("UuidGenerator.uuidShifted"),
         sql: Some("flakeid_uuidv7"),
-        note: "SQL: flakeid_uuidv7(shift interval), as PostgreSQL 18's uuidv7(shift)",
+        note: "",
     },
     WideFunction {
         what: "the process's next UUIDv7 (one generator per process)",
