@@ -163,3 +163,18 @@ test('a batch follows the calls before it and precedes those after, as JSON.pars
   expectError(() => g.uuid7s(-1), 'config', { field: 'n' })
   assert.equal(g.stats().idsIssued, 70_002, 'a refused batch costs no ID')
 })
+
+test('uuid7Bytes() gives a new array each call, increasing with the text form around it', () => {
+  const g = new UuidGenerator()
+  const a = g.uuid7()
+  const b = g.uuid7Bytes()
+  const c = g.uuid7Bytes()
+  const d = g.uuid7()
+  assert.ok(b instanceof Uint8Array && b.length === 16 && b !== c)
+  const text = (bytes) => formatUuid(bytes)
+  assert.ok(a < text(b) && text(b) < text(c) && text(c) < d, `${a} ${text(b)} ${text(c)} ${d}`)
+  const kept = text(b)
+  b.fill(0)
+  assert.equal(text(c) > kept, true, 'writing one array changes no other')
+  assert.equal(uuidVersion(g.uuid7Bytes()), 7)
+})

@@ -309,29 +309,7 @@ unsafe extern "C" fn release_slot(_env: sys::napi_env, data: *mut c_void, _hint:
 fn js_uuid7_bytes(env: sys::napi_env, fill: sys::napi_value, slot: sys::napi_value) -> napi::Result<sys::napi_value> {
     const FACTORY: &str = "(function (fill, slot) { const view = new Uint8Array(slot); \
         return function uuid7Bytes() { fill(); return view.slice(); }; })";
-    let (mut source, mut factory, mut global, mut func) =
-        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    let args = [fill, slot];
-    // SAFETY: as in `js_next_buffer`.
-    unsafe {
-        napi::check_status!(sys::napi_create_string_utf8(
-            env,
-            FACTORY.as_ptr().cast(),
-            FACTORY.len() as isize,
-            &mut source
-        ))?;
-        napi::check_status!(sys::napi_run_script(env, source, &mut factory))?;
-        napi::check_status!(sys::napi_get_global(env, &mut global))?;
-        napi::check_status!(sys::napi_call_function(
-            env,
-            global,
-            factory,
-            2,
-            args.as_ptr(),
-            &mut func
-        ))?;
-    }
-    Ok(func)
+    js_made(env, FACTORY, &[fill, slot])
 }
 
 /// Defines non-enumerable own `uuid7` (the text form, the hot path) and
@@ -413,20 +391,34 @@ fn define(env: sys::napi_env, this: sys::napi_value, name: &CStr, value: sys::na
 fn js_next_buffer(env: sys::napi_env, next_id: sys::napi_value) -> napi::Result<sys::napi_value> {
     const FACTORY: &str = "(function (nextId) { return function nextBuffer() { \
         const b = Buffer.allocUnsafe(8); b.writeBigUInt64BE(nextId()); return b; }; })";
+    js_made(env, FACTORY, &[next_id])
+}
+
+/// The function that the JS `factory` (a function expression's source) returns
+/// when called with `args`.
+fn js_made(env: sys::napi_env, factory_source: &str, args: &[sys::napi_value]) -> napi::Result<sys::napi_value> {
     let (mut source, mut factory, mut global, mut func) =
         (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    // SAFETY: valid env; the source is valid UTF-8 of the given length; every out
-    // pointer is live; on failure an exception is pending and the status says so.
+    // SAFETY: valid env; the source is valid UTF-8 of the given length; `args` holds
+    // its length of live values; every out pointer is live; on failure an exception
+    // is pending and the status says so.
     unsafe {
         napi::check_status!(sys::napi_create_string_utf8(
             env,
-            FACTORY.as_ptr().cast(),
-            FACTORY.len() as isize,
+            factory_source.as_ptr().cast(),
+            factory_source.len() as isize,
             &mut source
         ))?;
         napi::check_status!(sys::napi_run_script(env, source, &mut factory))?;
         napi::check_status!(sys::napi_get_global(env, &mut global))?;
-        napi::check_status!(sys::napi_call_function(env, global, factory, 1, &next_id, &mut func))?;
+        napi::check_status!(sys::napi_call_function(
+            env,
+            global,
+            factory,
+            args.len(),
+            args.as_ptr(),
+            &mut func
+        ))?;
     }
     Ok(func)
 }
