@@ -39,16 +39,7 @@ fn flakeid_resume_after(id: i64) -> TimestampWithTimeZone {
     let ready_at = at_ms.saturating_add(layout.tick_ms()).saturating_sub(window);
     let now = precise_now_ms();
     if ready_at > now.saturating_add(MAX_AHEAD_MS) {
-        Report::new(
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "invalid value for argument \"id\": {id} is from {}, more than {} s ahead of the clock ({})",
-                show_ms(at_ms),
-                MAX_AHEAD_MS / 1000,
-                show_ms(now)
-            ),
-        )
-        .hint(format!(
+        too_far_ahead(&id, at_ms, now).hint(format!(
             "pass an ID of this server's layout (flakeid.layout = {}); no server issues that far ahead of its clock",
             layout.display_name()
         ))
@@ -103,20 +94,26 @@ fn flakeid_resume_after_uuid(id: pgrx::datum::Uuid) -> TimestampWithTimeZone {
     };
     let now = precise_now_ms();
     if at_ms > now.saturating_add(MAX_AHEAD_MS) {
-        Report::new(
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "invalid value for argument \"id\": {id} is from {}, more than {} s ahead of the clock ({})",
-                show_ms(at_ms),
-                MAX_AHEAD_MS / 1000,
-                show_ms(now)
-            ),
-        )
-        .hint("no server issues UUIDs that far ahead of its clock")
-        .raise(f);
+        too_far_ahead(&id, at_ms, now)
+            .hint("no server issues UUIDs that far ahead of its clock")
+            .raise(f);
     }
     crate::uuid::resume_after(at_ms, f);
     timestamptz(at_ms)
+}
+
+/// The refusal of an `id` (of either family) from more than [`MAX_AHEAD_MS`] ahead
+/// of the clock; the caller adds the hint of its family.
+fn too_far_ahead(id: &dyn std::fmt::Display, at_ms: u64, now: u64) -> Report {
+    Report::new(
+        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        format!(
+            "invalid value for argument \"id\": {id} is from {}, more than {} s ahead of the clock ({})",
+            show_ms(at_ms),
+            MAX_AHEAD_MS / 1000,
+            show_ms(now)
+        ),
+    )
 }
 
 pgrx::extension_sql!(
