@@ -415,6 +415,23 @@ def section_functions(run):
     check(confirmed.startswith("node id 103 may issue IDs on timeline 1") and "borrowed" not in confirmed, confirmed)
     expect(c.one("SELECT count(*) FROM flakeid_next_many(1000)"), "1000", "a backend started after the confirmation")
 
+    # Rows written elsewhere (a restore, another server with this node id) that hold the
+    # IDs a default issues next: PostgreSQL's duplicate-key error, with a HINT naming the
+    # table and flakeid_resume_after. An ID the application inserts again, in a later
+    # command of the same transaction, is its own duplicate: no such HINT.
+    c.sql("CREATE TABLE restored (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
+          """INSERT INTO restored SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'restored'
+               FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i, generate_series(0, 15) s""")
+    c.expect_error("INSERT INTO restored (note) SELECT 'new' FROM generate_series(1, 10)", "23505",
+                   r'duplicate key value violates unique constraint "restored_pkey"(.|\n)*'
+                   r"HINT:  This server issued [0-9]+ in this statement, and a row of public\.restored already holds "
+                   r"it(.|\n)* SELECT flakeid_resume_after\(max\(id\)\) FROM public\.restored;")
+    c.sql("CREATE TABLE own (id bigint PRIMARY KEY)")
+    out = c.expect_error("""DO $$DECLARE i bigint := flakeid_next();
+                            BEGIN INSERT INTO own VALUES (i); INSERT INTO own VALUES (i); END $$""",
+                         "23505", r'duplicate key value violates unique constraint "own_pkey"')
+    check("HINT" not in out, f"an ID inserted twice by the application got the restore HINT:\n{out}")
+
     # flakeid_resume_after(id): every later ID above `id`, in every session; refused
     # for a negative ID, one far ahead of the clock, a read-only transaction and a
     # plain user.
@@ -575,7 +592,8 @@ def section_settings(run):
     with open(conf) as f:
         original = f.read()
     with open(conf, "a") as f:
-        f.write("flakeid.worker = 3\n")
+        f.write("flakeid.worker = 3\nflakeid.max_wait_ms = 0x10\n")
+    lines = original.count("\n") + 2
     c.sql("SELECT pg_reload_conf()")
     bad = 'invalid value for parameter "flakeid.worker"'
     wait_until(lambda: bad in c.log_text(), 30, "the reload did not report flakeid.worker")
@@ -583,6 +601,11 @@ def section_settings(run):
     print("  reload: " + re.sub(r"^.*LOG: *", "", reported))
     check("flakeid.worker = 3 cannot be set while flakeid.node = 60000" in c.log_text(),
           "the reload did not report flakeid.worker")
+    # A reload reads the text too: PostgreSQL alone would read 0x10 as 16.
+    check(re.search(r'invalid value for parameter "flakeid.max_wait_ms": max_wait_ms must be a whole number in '
+                    r'0\.\.=86400000, got "0x10"\n.*HINT:  flakeid.max_wait_ms = 0x10 is set in '
+                    rf"{data}/postgresql.conf line {lines}; integer settings take decimal integers only",
+                    c.log_text()), f"the reload did not report flakeid.max_wait_ms = 0x10:\n{c.log_text()[-3000:]}")
     with open(conf, "w") as f:
         f.write(original)
     # The two-step change applies at the next start.
@@ -630,6 +653,15 @@ def section_settings(run):
         c.expect_error("SELECT flakeid_next()", "22023",
                        rf'invalid value for parameter "flakeid.node": {reason}(.|\n)*flakeid.node = {re.escape(value)} '
                        rf"\({data}/postgresql.auto.conf line 1\) was refused when the server started")
+    if MAJOR >= 16:
+        # From 16 the SQL parser reads these unquoted as numbers before any hook sees them.
+        for typed in ("0x10", "0o20", "0b1", "1_000", "- 0x10"):
+            c.expect_error(f"ALTER SYSTEM SET flakeid.node = {typed}", "22023",
+                           r'invalid value for parameter "flakeid.node": node must be '
+                           rf'(a number, .*|in 0\.\.=1023, )got "{re.escape(typed.replace(" ", ""))}"')
+        c.expect_error("ALTER SYSTEM SET flakeid.max_borrow_ms = 0x10", "22023",
+                       r'invalid value for parameter "flakeid.max_borrow_ms": max_borrow_ms must be a whole number '
+                       r'in 0\.\.=86400000, got "0x10"')
     c.expect_error("ALTER SYSTEM SET flakeid.max_wait_ms = 1.5", "22023",
                    r'invalid value for parameter "flakeid.max_wait_ms": max_wait_ms must be a whole number in '
                    r'0\.\.=86400000, got "1\.5"')

@@ -9,8 +9,10 @@
 //! read-only transactions refused, a promotion or a copied data directory detected
 //! ([`startup`], [`identity`]), one server per node id on a host ([`host_guard`]), and with
 //! `flakeid.lease` its node id leased and fenced like every other generator's
-//! ([`lease`]). Sealed IDs ([`seal`]) are flakeid-seal's.
+//! ([`lease`]), and a duplicate key on an ID it just issued advises moving its floor
+//! ([`conflict`]). Sealed IDs ([`seal`]) are flakeid-seal's.
 
+mod conflict;
 mod convert;
 mod convert_sequence;
 mod error;
@@ -48,5 +50,6 @@ pub extern "C-unwind" fn _PG_init() {
     if preloading {
         shmem::init();
         startup::register();
+        conflict::install();
     }
 }

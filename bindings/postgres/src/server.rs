@@ -21,7 +21,7 @@ use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
 use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, lease_gate, preloaded};
 use crate::startup::wait_for_verdict;
-use crate::{host_guard, lease, mark, settings};
+use crate::{conflict, host_guard, lease, mark, settings};
 use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck as Check};
 use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, precise_now_ms};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
@@ -218,6 +218,7 @@ impl Backend {
         }
         self.cover(id, f);
         self.local.issued(1);
+        conflict::issued(id, id);
         id
     }
 
@@ -240,6 +241,7 @@ impl Backend {
         }
         self.cover(last, f);
         self.local.issued(out.len() as u64);
+        conflict::issued(out[0], last);
     }
 
     /// An ID the lease's window refused: the backend to retry with (a new lease

@@ -30,11 +30,28 @@ const _: () = assert!(GUC_COUNT <= HOOKS.len(), "more settings than check hooks"
 unsafe extern "C-unwind" fn int_hook<const ROW: usize>(
     newval: *mut i32,
     _extra: *mut *mut c_void,
-    _source: pg_sys::GucSource::Type,
+    source: pg_sys::GucSource::Type,
 ) -> bool {
     // SAFETY: PostgreSQL passes a valid pointer to the candidate.
     let value = unsafe { *newval };
-    GUCS.get(ROW).is_none_or(|guc| check(guc.option, &value.to_string()))
+    let Some(guc) = GUCS.get(ROW) else { return true };
+    // A reload reads the files again: their text, not only the number read from it
+    // (at server start, super::note_refused_values does, after every definition).
+    if source == pg_sys::GucSource::PGC_S_FILE
+        && !preloading()
+        && let Some((reason, text, at)) = super::exact::file_text_refusal(guc.option, value)
+    {
+        return refuse(
+            guc.option,
+            &text,
+            reason,
+            &format!(
+                "{} = {text} is set in {at}; integer settings take decimal integers only",
+                guc_name(guc.option)
+            ),
+        );
+    }
+    check(guc.option, &value.to_string())
 }
 
 #[pg_guard]
@@ -72,6 +89,21 @@ fn check(option: &'static str, value: &str) -> bool {
         _ => Ok(()),
     };
     let Err(reason) = result else { return true };
+    let hint = match option {
+        "node" | "datacenter" | "worker" => {
+            "-1 leaves it unset; flakeid_next() needs flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease"
+        }
+        "lease" => {
+            "a lease URL: redis[s]://, postgres[ql]://, etcd[s]:// or file:// (docs/leases.md); '' leaves it unset"
+        }
+        _ => "",
+    };
+    refuse(option, value, reason, hint)
+}
+
+/// Reports `option`'s `value` refused for `reason` the way PostgreSQL shows a
+/// hook's refusal, remembered when the server starts; false.
+fn refuse(option: &'static str, value: &str, reason: String, hint: &str) -> bool {
     // A lease URL is remembered and shown without its password.
     let value = match option {
         "lease" => flakeid_core::lease::redact_passwords(value),
@@ -87,15 +119,6 @@ fn check(option: &'static str, value: &str) -> bool {
         });
     }
     let message = format!("invalid value for parameter \"{}\": {reason}", guc_name(option));
-    let hint = match option {
-        "node" | "datacenter" | "worker" => {
-            "-1 leaves it unset; flakeid_next() needs flakeid.node, flakeid.datacenter and flakeid.worker, or flakeid.lease"
-        }
-        "lease" => {
-            "a lease URL: redis[s]://, postgres[ql]://, etcd[s]:// or file:// (docs/leases.md); '' leaves it unset"
-        }
-        _ => "",
-    };
     let error = GucCheckError::new(message);
     let error = if hint.is_empty() { error } else { error.with_hint(hint) };
     // SAFETY: we are inside a GUC check hook.

@@ -4,7 +4,9 @@
 //! `flakeid.node = 1.5`, `2.5`, `0x10` and `010` would silently be nodes 2, 2, 16
 //! and 8, and the check hooks only ever see the number. So the text itself is
 //! checked where it can be seen: the configuration files' lines at server start
-//! ([`super::note_refused_values`]) and `ALTER SYSTEM`'s value ([`install`]). A value
+//! ([`super::note_refused_values`]) and at a reload ([`file_text_refusal`]), and
+//! `ALTER SYSTEM`'s value as the statement wrote it ([`install`]: from 16 the SQL
+//! parser itself reads an unquoted `0x10`, `0o20` or `1_000` as a number). A value
 //! that is not a plain decimal integer is refused in the engine's words, as the
 //! engine refuses that text for its option.
 
@@ -13,6 +15,7 @@ use super::{GUCS, Value, guc_name, set_options};
 use crate::error::{Report, SqlFn};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
 use std::ffi::{CStr, c_char};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether `text` is a decimal integer that PostgreSQL reads as written: an optional
 /// `-`, no leading zero, within a 32-bit setting.
@@ -58,6 +61,27 @@ fn is_int(option: &str) -> bool {
 
 static mut PREVIOUS: pg_sys::ProcessUtility_hook_type = None;
 
+/// Set while this backend runs `ALTER SYSTEM` on a `flakeid.*` integer setting:
+/// its check hook then sees the files' old text, which is not the value being set.
+static IN_ALTER_SYSTEM: AtomicBool = AtomicBool::new(false);
+
+/// At a reload: the text the configuration files give integer setting `option`,
+/// why it is refused, and its `file line N` (`None`: a decimal integer, or not
+/// `value`, the number PostgreSQL read and the check hook was given).
+pub(super) fn file_text_refusal(option: &str, value: i32) -> Option<(String, String, String)> {
+    if IN_ALTER_SYSTEM.load(Ordering::Relaxed) {
+        return None;
+    }
+    let (text, at) = super::files::file_value_at(option)?;
+    if decimal(&text) || super::files::parse_int(&text) != Some(value) {
+        return None;
+    }
+    let layout = super::files::Pending::now()
+        .layout
+        .unwrap_or_else(|| "snowflake".to_string());
+    Some((refusal(option, &text, &layout), text, at))
+}
+
 /// Checks the value of `ALTER SYSTEM SET flakeid.<integer setting>` as written,
 /// before PostgreSQL reads it as a number.
 pub fn install() {
@@ -94,14 +118,45 @@ unsafe extern "C-unwind" fn alter_system_hook(
                     if !text.is_null() {
                         check_value(option, &CStr::from_ptr(text).to_string_lossy());
                     }
+                    if !query.is_null() {
+                        let query = CStr::from_ptr(query).to_string_lossy();
+                        for arg in pgrx::PgList::<pg_sys::Node>::from_pg((*set).args).iter_ptr() {
+                            if !arg.is_null() && (*arg).type_ == pg_sys::NodeTag::T_A_Const {
+                                let at = (*arg.cast::<pg_sys::A_Const>()).location;
+                                if let Some(written) = usize::try_from(at).ok().and_then(|at| number_at(&query, at)) {
+                                    check_value(option, &written);
+                                }
+                            }
+                        }
+                    }
+                    IN_ALTER_SYSTEM.store(true, Ordering::Relaxed);
                 }
             }
         }
-        match PREVIOUS {
+        let run = || match PREVIOUS {
             Some(previous) => previous(pstmt, query, read_only_tree, context, params, env, dest, qc),
             None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
-        }
+        };
+        pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(run))
+            .finally(|| IN_ALTER_SYSTEM.store(false, Ordering::Relaxed))
+            .execute();
     }
+}
+
+/// The unquoted number written at byte `at` of `query` (a sign, then digits with
+/// whatever letters, `_` and `.` follow them), as the statement wrote it; `None`
+/// for a quoted string or a name.
+fn number_at(query: &str, at: usize) -> Option<String> {
+    let rest = query.get(at..)?;
+    let sign = if rest.starts_with('-') { "-" } else { "" };
+    let body = rest.trim_start_matches(['+', '-']).trim_start();
+    if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(body.len());
+    Some(format!("{sign}{}", &body[..end]))
 }
 
 /// Refuses `ALTER SYSTEM SET flakeid.<option> = text` unless `text` is [`decimal`].

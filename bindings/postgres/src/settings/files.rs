@@ -190,10 +190,15 @@ fn config_file_values() -> Vec<FileValue> {
 
 /// The value the configuration files give `option` (the last line that sets it).
 pub(super) fn file_value(option: &str) -> Option<String> {
+    file_value_at(option).map(|(value, _)| value)
+}
+
+/// The value the configuration files give `option`, and its `file line N`.
+pub(super) fn file_value_at(option: &str) -> Option<(String, String)> {
     config_file_values()
         .into_iter()
         .find(|f| f.name == guc_name(option))
-        .map(|f| f.value)
+        .map(|f| (f.value.clone(), f.at()))
 }
 
 pub(super) fn parse_int(text: &str) -> Option<i32> {
