@@ -426,6 +426,9 @@ def section_functions(run):
                    r'duplicate key value violates unique constraint "restored_pkey"(.|\n)*'
                    r"HINT:  This server issued [0-9]+ in this statement, and a row of public\.restored already holds "
                    r"it(.|\n)* SELECT flakeid_resume_after\(max\(id\)\) FROM public\.restored;")
+    # COPY's defaults, issued for its buffered rows before they are inserted.
+    c.expect_error("COPY restored (note) FROM PROGRAM 'seq 1 100'", "23505",
+                   r"HINT:  This server issued [0-9]+ in this statement, and a row of public\.restored already holds")
     c.sql("CREATE TABLE own (id bigint PRIMARY KEY)")
     out = c.expect_error("""DO $$DECLARE i bigint := flakeid_next();
                             BEGIN INSERT INTO own VALUES (i); INSERT INTO own VALUES (i); END $$""",

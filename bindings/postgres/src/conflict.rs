@@ -7,77 +7,108 @@
 //! "Copies, restores and upgrades"). Its SQLSTATE (23505) and message stay
 //! PostgreSQL's, so an application's handling of duplicate keys is unchanged.
 //!
-//! Each backend keeps the range of IDs it issued in its current SQL command, stamped
-//! with the transaction and command (a column default, a trigger, `COPY`'s buffered
-//! rows and `flakeid_next_many` all issue within the command that inserts). The
-//! error hook reads the key from PostgreSQL's DETAIL (`Key (id)=(…) already
-//! exists.`: its values are not translated) and adds the HINT only when a value is
-//! in that range: an ID the application inserts again in a later statement is its
-//! own duplicate, and gets no advice. No DETAIL (no SELECT right on the key's
-//! columns), or an error a PL/pgSQL block catches, gets none either.
+//! Each backend keeps the range of IDs it issued in its current command: a count of
+//! the commands it starts (each executor start and each utility statement, such as
+//! `COPY` or `DO`) tags the range, so the per-ID cost is a load and two stores. A
+//! column default, `COPY`'s buffered rows and `flakeid_next_many` all issue within
+//! the command that inserts. The error hook reads the key from PostgreSQL's DETAIL
+//! (`Key (id)=(…) already exists.`: its values are not translated) and adds the
+//! HINT only when a value is in that range: an ID the application inserts again in
+//! a later command is its own duplicate, and gets no advice. No DETAIL (no SELECT
+//! right on the key's columns), an error a PL/pgSQL block catches, or a BEFORE
+//! trigger that runs a query between the default and the insert gets none either.
 
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
-use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The IDs this backend issued in its latest command: `[lo, hi]` and the command's
-/// stamp. Atomics only for `static`: a backend is one thread.
+/// Commands this backend has started (atomics only for `static`: a backend is one
+/// thread).
+static COMMANDS: AtomicU64 = AtomicU64::new(1);
+
+/// The IDs this backend issued in command `command`: `lo..=hi`.
 struct Issued {
     lo: AtomicU64,
     hi: AtomicU64,
-    xact: AtomicI64,
-    cid: AtomicU32,
+    command: AtomicU64,
 }
 
 static ISSUED: Issued = Issued {
     lo: AtomicU64::new(0),
     hi: AtomicU64::new(0),
-    xact: AtomicI64::new(i64::MIN),
-    cid: AtomicU32::new(0),
+    command: AtomicU64::new(0),
 };
-
-/// The current transaction's start and command: a stamp no other command of this
-/// backend has (a transaction starts at least a microsecond after the last began).
-#[inline]
-fn stamp() -> (i64, u32) {
-    // SAFETY: two reads of the backend's transaction state; neither marks the
-    // command id used.
-    unsafe {
-        (
-            pg_sys::GetCurrentTransactionStartTimestamp(),
-            pg_sys::GetCurrentCommandId(false),
-        )
-    }
-}
 
 /// Records IDs `lo..=hi`, just issued by this backend (increasing over a command).
 #[inline]
 pub fn issued(lo: u64, hi: u64) {
-    let (xact, cid) = stamp();
-    if ISSUED.xact.load(Relaxed) != xact || ISSUED.cid.load(Relaxed) != cid {
+    let command = COMMANDS.load(Relaxed);
+    if ISSUED.command.load(Relaxed) != command {
         ISSUED.lo.store(lo, Relaxed);
-        ISSUED.xact.store(xact, Relaxed);
-        ISSUED.cid.store(cid, Relaxed);
+        ISSUED.command.store(command, Relaxed);
     }
     ISSUED.hi.store(hi, Relaxed);
 }
 
 /// Whether this backend issued `id` in the command now running.
 fn issued_now(id: u64) -> bool {
-    let (xact, cid) = stamp();
-    ISSUED.xact.load(Relaxed) == xact
-        && ISSUED.cid.load(Relaxed) == cid
+    ISSUED.command.load(Relaxed) == COMMANDS.load(Relaxed)
         && (ISSUED.lo.load(Relaxed)..=ISSUED.hi.load(Relaxed)).contains(&id)
+}
+
+fn next_command() {
+    COMMANDS.store(COMMANDS.load(Relaxed).wrapping_add(1), Relaxed);
+}
+
+static mut PREVIOUS_START: pg_sys::ExecutorStart_hook_type = None;
+static mut PREVIOUS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
+
+#[pg_guard]
+unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags: c_int) {
+    next_command();
+    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    unsafe {
+        match PREVIOUS_START {
+            Some(previous) => previous(query, eflags),
+            None => pg_sys::standard_ExecutorStart(query, eflags),
+        }
+    }
+}
+
+#[pg_guard]
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C-unwind" fn utility(
+    pstmt: *mut pg_sys::PlannedStmt,
+    query: *const c_char,
+    read_only_tree: bool,
+    context: pg_sys::ProcessUtilityContext::Type,
+    params: pg_sys::ParamListInfo,
+    env: *mut pg_sys::QueryEnvironment,
+    dest: *mut pg_sys::DestReceiver,
+    qc: *mut pg_sys::QueryCompletion,
+) {
+    next_command();
+    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    unsafe {
+        match PREVIOUS_UTILITY {
+            Some(previous) => previous(pstmt, query, read_only_tree, context, params, env, dest, qc),
+            None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
+        }
+    }
 }
 
 static mut PREVIOUS: pg_sys::emit_log_hook_type = None;
 
-/// Installs the hook (once, while the library loads).
+/// Installs the hooks (once, while the library loads).
 pub fn install() {
     // SAFETY: hooks are installed while the library loads, single-threaded.
     unsafe {
         PREVIOUS = pg_sys::emit_log_hook;
         pg_sys::emit_log_hook = Some(advise);
+        PREVIOUS_START = pg_sys::ExecutorStart_hook;
+        pg_sys::ExecutorStart_hook = Some(executor_start);
+        PREVIOUS_UTILITY = pg_sys::ProcessUtility_hook;
+        pg_sys::ProcessUtility_hook = Some(utility);
     }
 }
 
@@ -109,7 +140,7 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
 }
 
 /// An identifier of the error, quoted as SQL needs it.
-unsafe fn name(ptr: *const std::ffi::c_char) -> Option<String> {
+unsafe fn name(ptr: *const c_char) -> Option<String> {
     // SAFETY: NULL or a NUL-terminated string; quote_identifier only reads the
     // keyword list, and returns its argument or a palloc'd copy.
     unsafe {
