@@ -6,7 +6,7 @@
 //! setting it checks, so the hook is instantiated per row ([`HOOKS`]).
 
 use super::files::{Entry, Pending};
-use super::{BackendClock, GUC_COUNT, GUCS, REFUSED_AT_START, Refusal, guc_name, preloading};
+use super::{BackendClock, GUC_COUNT, GUCS, REFUSED_AT_START, Refusal, guc_name, preloading, reason};
 use flakeid_core::{Error, Generator, Layout, LeaseSpec};
 use pgrx::guc::GucCheckError;
 use pgrx::{pg_guard, pg_sys};
@@ -141,13 +141,6 @@ fn check_max_sequence_value(value: i32) -> Result<(), String> {
         .and_then(|b| b.node(0).build())
         .map(drop)
         .map_err(|err| format!("{} (flakeid.layout is {layout})", reason(err)))
-}
-
-pub(super) fn reason(err: Error) -> String {
-    match err {
-        Error::Config { message, .. } => message,
-        other => other.to_string(),
-    }
 }
 
 /// Through the core's table (field `layout`), then the preset it names, which the

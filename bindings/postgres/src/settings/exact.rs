@@ -10,8 +10,7 @@
 //! that is not a plain decimal integer is refused in the engine's words, as the
 //! engine refuses that text for its option.
 
-use super::check::reason;
-use super::{GUCS, Value, guc_name, set_options};
+use super::{GUCS, Value, guc_name, reason, set_options};
 use crate::error::{Report, SqlFn};
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
 use std::ffi::{CStr, c_char};

@@ -104,6 +104,14 @@ impl Guc {
     }
 }
 
+/// The engine's refusal of a setting's value, as a hook's message says it.
+fn reason(err: Error) -> String {
+    match err {
+        Error::Config { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
 /// `flakeid.<option>`.
 fn guc_name(option: &str) -> String {
     format!("flakeid.{option}")
