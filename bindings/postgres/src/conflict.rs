@@ -69,7 +69,7 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
     // SAFETY: PostgreSQL's arguments, passed on as they came.
     unsafe {
         match PREVIOUS_START {
-            Some(previous) => previous(query, eflags),
+            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, eflags)),
             None => pg_sys::standard_ExecutorStart(query, eflags),
         }
     }
@@ -91,7 +91,9 @@ unsafe extern "C-unwind" fn utility(
     // SAFETY: PostgreSQL's arguments, passed on as they came.
     unsafe {
         match PREVIOUS_UTILITY {
-            Some(previous) => previous(pstmt, query, read_only_tree, context, params, env, dest, qc),
+            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| {
+                previous(pstmt, query, read_only_tree, context, params, env, dest, qc)
+            }),
             None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
         }
     }
@@ -134,7 +136,7 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
             e.hint = pg_sys::pstrdup(hint.as_ptr());
         }
         if let Some(previous) = PREVIOUS {
-            previous(edata);
+            pg_sys::ffi::pg_guard_ffi_boundary(|| previous(edata));
         }
     }
 }

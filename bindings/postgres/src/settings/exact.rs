@@ -133,7 +133,9 @@ unsafe extern "C-unwind" fn alter_system_hook(
             }
         }
         let run = || match PREVIOUS {
-            Some(previous) => previous(pstmt, query, read_only_tree, context, params, env, dest, qc),
+            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| {
+                previous(pstmt, query, read_only_tree, context, params, env, dest, qc)
+            }),
             None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
         };
         pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(run))
