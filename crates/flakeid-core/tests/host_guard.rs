@@ -538,17 +538,21 @@ fn a_removed_guard_file_is_taken_again() {
         .find(|p| p.to_string_lossy().contains("node-15."))
         .unwrap();
     std::fs::remove_file(&file).unwrap();
-    // The watcher notices within its period and takes the path again.
+    // The watcher notices within its period and takes the path again: it creates
+    // the file, locks it, then writes its record (read here without the lock, so
+    // the file may be seen empty in between).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !file.exists() {
+    loop {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.starts_with("held ") {
+            break;
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "the removed guard file was not taken again"
+            "the removed guard file was not taken again: {text:?}"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.starts_with("held "), "{text}");
     g.next_id().unwrap();
     say("ok");
 }
