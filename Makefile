@@ -31,10 +31,10 @@ TEST_SUITES := \
 
 CI_SUITES := \
   $(TEST_SUITES) \
+  test-loom \
   test-fuzz \
   test-lease \
   test-lease-bindings \
-  test-loom \
   test-serve \
   test-wasm-browser \
   test-go-stores \
@@ -83,12 +83,10 @@ endif
 # make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
 # the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and fails
 # if it did; its make gets BUILT=BUILD); `SUITE>SUITE`: the suite runs beside the
-# others, and the run waits for it at its place in CI_SUITES. The fuzz targets' build,
-# then test-loom, run beside make test's suites after test-rust, which leave a core idle
-# most of the time: the fuzz build has a workspace of its own, and the loom models only
-# compute (a model checker's verdict cannot depend on timing). test-fuzz follows make
-# test's suites; test-loom's place is after test-lease and test-lease-bindings, which
-# mostly wait: the models take longer than make test's suites leave them. The other builds
+# others, and the run waits for it at its place in CI_SUITES. test-loom, then the fuzz
+# targets' build, run beside make test's suites after test-rust, which leave a core idle
+# most of the time: the loom models only compute (a model checker's verdict cannot
+# depend on timing), and the fuzz build has a workspace of its own. The other builds
 # wait for test-fuzz (beside make test's compiling suites they slowed them:
 # docs/performance.md, "Where the time goes") and run beside the suites that mostly
 # wait, two chains side by side (one chain's single-core fat-LTO tail leaves the other
@@ -105,7 +103,7 @@ endif
 # (not beside test-dist: `make dist` empties dist/, where the extension's packages are
 # written); test-serve-abuse, whose probes must answer within 100 ms, runs after it,
 # alone, on dist-cli's static CLI.
-CI_BACKGROUND := @test-rust fuzz-build>test-fuzz test-loom>test-loom | \
+CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | \
   @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors lint-postgres>lint-postgres | \
   @test-lease dist-cli>test-dist check-ports>check-ports | \
   @test-dist normal test-postgres-majors>test-postgres-majors
