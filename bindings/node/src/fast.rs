@@ -8,7 +8,8 @@
 //! generator (released by a finalizer when the function is collected): a call is
 //! one `napi_get_cb_info`, the engine call, and the `bigint`. They ignore `this`
 //! like bound methods (`const next = gen.nextId` works). The `#[napi]` methods on
-//! the prototype stay the typed definitions and behave the same.
+//! the prototype stay the typed definitions and behave the same. The module's
+//! `uuid7()` on the shared generator is such a function too ([`export_shared_uuid7`]).
 
 use crate::{OrThrow, throw};
 use flakeid_core as fc;
@@ -16,7 +17,7 @@ use napi::bindgen_prelude::{JsObjectValue, Unknown};
 use napi::{Env, sys};
 use std::ffi::{CStr, c_void};
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The generator a bound function was created for.
 ///
@@ -190,6 +191,69 @@ unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) ->
     // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
     // the function's finalizer, which cannot run while the function is being called.
     let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
+    // SAFETY: Node's env/info of this call.
+    unsafe { uuid7_of(env, info, g, argc) }
+}
+
+/// The process's shared UUID generator (the module's `uuid7`, `ulid`, `typeid`),
+/// made on first use (default options).
+pub(crate) fn shared(env: &Env) -> napi::Result<&'static fc::UuidGenerator> {
+    static SHARED: OnceLock<fc::UuidGenerator> = OnceLock::new();
+    if let Some(g) = SHARED.get() {
+        return Ok(g);
+    }
+    let g = fc::UuidGenerator::builder().build().or_throw(env)?;
+    Ok(SHARED.get_or_init(|| g))
+}
+
+/// The module's `uuid7()`: the bound functions' path on the process's shared
+/// generator (napi-derive's glue for a plain function costs more than the UUID).
+unsafe extern "C" fn shared_uuid7(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 0usize;
+    // SAFETY: valid env/info; no argument is read.
+    let status =
+        unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) };
+    if status != sys::Status::napi_ok {
+        return ptr::null_mut();
+    }
+    match shared(&Env::from_raw(env)) {
+        // SAFETY: Node's env/info of this call.
+        Ok(g) => unsafe { uuid7_of(env, info, g, argc) },
+        // The exception is pending (`shared` threw it).
+        Err(_) => ptr::null_mut(),
+    }
+}
+
+/// Replaces the module's `uuid7` export (the typed `#[napi]` definition, which
+/// behaves the same) with [`shared_uuid7`].
+pub(crate) fn export_shared_uuid7(env: &Env, exports: sys::napi_value) -> napi::Result<()> {
+    let env = env.raw();
+    let mut func = ptr::null_mut();
+    // SAFETY: valid env; the name is NUL-terminated; no callback data.
+    napi::check_status!(unsafe {
+        sys::napi_create_function(
+            env,
+            c"uuid7".as_ptr(),
+            5,
+            Some(shared_uuid7),
+            ptr::null_mut(),
+            &mut func,
+        )
+    })?;
+    // SAFETY: valid env and values; the name is NUL-terminated.
+    napi::check_status!(unsafe { sys::napi_set_named_property(env, exports, c"uuid7".as_ptr(), func) })
+}
+
+/// `uuid7()` or `uuid7(options)` of `g`, for a callback given `argc` arguments.
+///
+/// # Safety
+/// `env`/`info` must be those of the callback's call.
+unsafe fn uuid7_of(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    g: &fc::UuidGenerator,
+    argc: usize,
+) -> sys::napi_value {
     if argc > 0 {
         // `uuid7(options)`: the slow path reads the options (never ignored).
         // SAFETY: valid env/info of this call.

@@ -11,7 +11,7 @@ use napi::bindgen_prelude::{
     BigInt, ClassInstance, FromNapiValue, JsObjectValue, JsValue, Object, This, Uint8Array, Unknown,
 };
 use napi_derive::napi;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Options of `new UuidGenerator(...)`: the 64-bit generator's clock options.
 #[napi(object, object_to_js = false)]
@@ -142,34 +142,31 @@ impl UuidGenerator {
     }
 }
 
-/// The process's shared generator, made on first use (default options).
-fn shared(env: &Env) -> napi::Result<&'static fc::UuidGenerator> {
-    static SHARED: OnceLock<fc::UuidGenerator> = OnceLock::new();
-    if let Some(g) = SHARED.get() {
-        return Ok(g);
-    }
-    let g = fc::UuidGenerator::builder().build().or_throw(env)?;
-    Ok(SHARED.get_or_init(|| g))
-}
-
 /// The next UUIDv7 of the process's shared generator (lowercase text); with
 /// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
 #[napi(js_name = "uuid7", ts_args_type = "options?: { msecs?: number }")]
 pub fn shared_uuid7(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
-    crate::fast::uuid7_with(env, shared(env)?, options)
+    crate::fast::uuid7_with(env, crate::fast::shared(env)?, options)
+}
+
+/// The module's `uuid7` as a raw Node-API function (`crate::fast`), in place of
+/// the export above once every `#[napi]` export is defined.
+#[napi(module_exports)]
+pub fn fast_module_exports(exports: Object, env: Env) -> napi::Result<()> {
+    crate::fast::export_shared_uuid7(&env, exports.raw())
 }
 
 /// The next ULID of the process's shared generator.
 #[napi(js_name = "ulid")]
 pub fn shared_ulid(env: &Env) -> napi::Result<String> {
-    shared(env)?.next_ulid().or_throw(env)
+    crate::fast::shared(env)?.next_ulid().or_throw(env)
 }
 
 /// The next TypeID with `prefix` from the process's shared generator.
 #[napi(js_name = "typeid")]
 pub fn shared_typeid(env: &Env, #[napi(ts_arg_type = "string")] prefix: Arg) -> napi::Result<String> {
     let prefix = text(env, "prefix", prefix)?;
-    shared(env)?.next_typeid(&prefix).or_throw(env)
+    crate::fast::shared(env)?.next_typeid(&prefix).or_throw(env)
 }
 
 /// A `bigint` of 128 bits.
