@@ -434,6 +434,14 @@ def section_functions(run):
                             BEGIN INSERT INTO own VALUES (i); INSERT INTO own VALUES (i); END $$""",
                          "23505", r'duplicate key value violates unique constraint "own_pkey"')
     check("HINT" not in out, f"an ID inserted twice by the application got the restore HINT:\n{out}")
+    # The same through COPY in one session (which starts no executor: a command of its
+    # own all the same).
+    r = subprocess.run(c.tcp_args("-v", "VERBOSITY=verbose", "-v", "ON_ERROR_STOP=1"), capture_output=True, text=True,
+                       input="SELECT flakeid_next() AS own \\gset\n\\set cmd 'echo ' :own\n"
+                             "COPY own FROM PROGRAM :'cmd';\nCOPY own FROM PROGRAM :'cmd';\n", timeout=60)
+    out = r.stdout + r.stderr
+    check(r.returncode != 0 and "ERROR:  23505" in out, f"COPY of one ID twice did not fail:\n{out}")
+    check("HINT" not in out, f"an ID copied in twice by the application got the restore HINT:\n{out}")
 
     # flakeid_resume_after(id): every later ID above `id`, in every session; refused
     # for a negative ID, one far ahead of the clock, a read-only transaction and a

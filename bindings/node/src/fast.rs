@@ -227,21 +227,21 @@ unsafe extern "C" fn shared_uuid7(env: sys::napi_env, info: sys::napi_callback_i
 /// Replaces the module's `uuid7` export (the typed `#[napi]` definition, which
 /// behaves the same) with [`shared_uuid7`].
 pub(crate) fn export_shared_uuid7(env: &Env, exports: sys::napi_value) -> napi::Result<()> {
-    let env = env.raw();
+    let (env, name) = (env.raw(), c"uuid7");
     let mut func = ptr::null_mut();
     // SAFETY: valid env; the name is NUL-terminated; no callback data.
     napi::check_status!(unsafe {
         sys::napi_create_function(
             env,
-            c"uuid7".as_ptr(),
-            5,
+            name.as_ptr(),
+            name.to_bytes().len() as isize,
             Some(shared_uuid7),
             ptr::null_mut(),
             &mut func,
         )
     })?;
     // SAFETY: valid env and values; the name is NUL-terminated.
-    napi::check_status!(unsafe { sys::napi_set_named_property(env, exports, c"uuid7".as_ptr(), func) })
+    napi::check_status!(unsafe { sys::napi_set_named_property(env, exports, name.as_ptr(), func) })
 }
 
 /// `uuid7()` or `uuid7(options)` of `g`, for a callback given `argc` arguments.

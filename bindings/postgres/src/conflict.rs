@@ -8,8 +8,9 @@
 //! PostgreSQL's, so an application's handling of duplicate keys is unchanged.
 //!
 //! Each backend keeps the range of IDs it issued in its current command: a count of
-//! the commands it starts (each executor start and each utility statement, such as
-//! `COPY` or `DO`) tags the range, so the per-ID cost is a load and two stores. A
+//! the commands it starts (each executor start, and each utility statement such as
+//! `COPY` or `DO`: the settings' `ProcessUtility` hook counts those) tags the range,
+//! so the per-ID cost is a load and two stores. A
 //! column default, `COPY`'s buffered rows and `flakeid_next_many` all issue within
 //! the command that inserts. The error hook reads the key from PostgreSQL's DETAIL
 //! (`Key (id)=(…) already exists.`: its values are not translated) and adds the
@@ -56,12 +57,13 @@ fn issued_now(id: u64) -> bool {
         && (ISSUED.lo.load(Relaxed)..=ISSUED.hi.load(Relaxed)).contains(&id)
 }
 
-fn next_command() {
+/// Counts a command: each executor start (below) and each utility statement (the
+/// extension's one `ProcessUtility` hook, `crate::settings`'s).
+pub(crate) fn next_command() {
     COMMANDS.store(COMMANDS.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
 static mut PREVIOUS_START: pg_sys::ExecutorStart_hook_type = None;
-static mut PREVIOUS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
 
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags: c_int) {
@@ -71,30 +73,6 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
         match PREVIOUS_START {
             Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, eflags)),
             None => pg_sys::standard_ExecutorStart(query, eflags),
-        }
-    }
-}
-
-#[pg_guard]
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C-unwind" fn utility(
-    pstmt: *mut pg_sys::PlannedStmt,
-    query: *const c_char,
-    read_only_tree: bool,
-    context: pg_sys::ProcessUtilityContext::Type,
-    params: pg_sys::ParamListInfo,
-    env: *mut pg_sys::QueryEnvironment,
-    dest: *mut pg_sys::DestReceiver,
-    qc: *mut pg_sys::QueryCompletion,
-) {
-    next_command();
-    // SAFETY: PostgreSQL's arguments, passed on as they came.
-    unsafe {
-        match PREVIOUS_UTILITY {
-            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| {
-                previous(pstmt, query, read_only_tree, context, params, env, dest, qc)
-            }),
-            None => pg_sys::standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc),
         }
     }
 }
@@ -109,8 +87,6 @@ pub fn install() {
         pg_sys::emit_log_hook = Some(advise);
         PREVIOUS_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
-        PREVIOUS_UTILITY = pg_sys::ProcessUtility_hook;
-        pg_sys::ProcessUtility_hook = Some(utility);
     }
 }
 

@@ -81,8 +81,9 @@ pub(super) fn file_text_refusal(option: &str, value: i32) -> Option<(String, Str
     Some((refusal(option, &text, &layout), text, at))
 }
 
-/// Checks the value of `ALTER SYSTEM SET flakeid.<integer setting>` as written,
-/// before PostgreSQL reads it as a number.
+/// The extension's one `ProcessUtility` hook: checks the value of `ALTER SYSTEM SET
+/// flakeid.<integer setting>` as written, before PostgreSQL reads it as a number,
+/// and counts the statement as a command for [`crate::conflict`].
 pub fn install() {
     // SAFETY: hooks are installed while the library loads, single-threaded.
     unsafe {
@@ -103,6 +104,7 @@ unsafe extern "C-unwind" fn alter_system_hook(
     dest: *mut pg_sys::DestReceiver,
     qc: *mut pg_sys::QueryCompletion,
 ) {
+    crate::conflict::next_command();
     // SAFETY: PostgreSQL passes a valid statement; an AlterSystemStmt's setstmt and
     // its name are valid, and ExtractSetVariableArgs flattens its arguments as
     // ALTER SYSTEM itself does (NULL for RESET).
