@@ -1,7 +1,7 @@
 //! # flakeid-lease-net
 //!
 //! The network node-id lease stores of flakeid — Redis, PostgreSQL and etcd, plain
-//! and over TLS — behind the core's [`LeaseStore`] seam. The lease machinery
+//! and over TLS, and Kubernetes Lease objects — behind the core's [`LeaseStore`] seam. The lease machinery
 //! (heartbeat, fence, lock delay; `docs/leases.md`) and the `file://` store stay in
 //! `flakeid-core`, which has no dependencies; everything that needs a runtime, a TLS
 //! stack or a protocol client is here.
@@ -10,7 +10,7 @@
 //!
 //! * [`install()`] once at start-up: from then on `LeaseSpec::parse` and
 //!   `GeneratorBuilder::lease_url` anywhere in the process accept `redis://`,
-//!   `rediss://`, `postgres://`, `postgresql://`, `etcd://` and `etcds://` URLs (the
+//!   `rediss://`, `postgres://`, `postgresql://`, `etcd://`, `etcds://` and `k8s://` URLs (the
 //!   bindings and the CLI do this when built with their `net-leases` feature);
 //! * [`lease_spec`] to turn one URL into a [`LeaseSpec`] without touching
 //!   process-wide state.
@@ -26,12 +26,14 @@
 //!
 //! Clients: redis-rs (synchronous), tokio-postgres and etcd's own gRPC API (stubs
 //! generated from its `.proto` files and committed, so nothing here runs `protoc`),
-//! each with rustls (ring) for TLS; the two async clients run on a current-thread
-//! tokio runtime of each store's own.
+//! each with rustls (ring) for TLS; Kubernetes's REST API over hyper's HTTP/2 with
+//! serde_json. The async clients run on a current-thread tokio runtime of each
+//! store's own.
 #![warn(missing_docs)]
 
 mod block;
 mod etcd;
+mod k8s;
 mod postgres;
 mod redis;
 mod tls;
@@ -43,11 +45,12 @@ use std::time::{Duration, Instant};
 use url::LeaseUrl;
 
 pub use etcd::EtcdStore;
+pub use k8s::{K8sStore, RBAC_YAML, rbac_for};
 pub use postgres::{DEFAULT_TABLE, PostgresStore};
 pub use redis::RedisStore;
 
 /// The schemes this crate provides, as registered by [`install()`].
-pub const SCHEMES: [&str; 6] = ["redis", "rediss", "postgres", "postgresql", "etcd", "etcds"];
+pub const SCHEMES: [&str; 7] = ["redis", "rediss", "postgres", "postgresql", "etcd", "etcds", "k8s"];
 
 static REGISTRATION: LeaseSchemes = LeaseSchemes {
     provider: "flakeid-lease-net",
@@ -90,6 +93,10 @@ fn parse(url: &str) -> Result<LeaseSpec> {
         "etcd" | "etcds" => {
             EtcdStore::check_url(&u)?;
             |u| Ok(Box::new(EtcdStore::from_url(u)?))
+        }
+        "k8s" => {
+            K8sStore::check_url(&u)?;
+            |u| Ok(Box::new(K8sStore::from_url(u)?))
         }
         other => {
             return Err(url::config(format!(

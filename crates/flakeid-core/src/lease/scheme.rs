@@ -26,7 +26,7 @@ pub struct LeaseSchemes {
 
 /// The schemes `flakeid-lease-net` provides: named in the error a build without it
 /// gives for them.
-const NETWORK_SCHEMES: [&str; 6] = ["redis", "rediss", "postgres", "postgresql", "etcd", "etcds"];
+const NETWORK_SCHEMES: [&str; 7] = ["redis", "rediss", "postgres", "postgresql", "etcd", "etcds", "k8s"];
 
 static REGISTRY: Mutex<Vec<&'static LeaseSchemes>> = Mutex::new(Vec::new());
 
