@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""The one test environment: real Redis, PostgreSQL 15 and etcd servers for tests
-and benches, on 127.0.0.1, each on a free port below the kernel's ephemeral range,
-with a per-run CA and TLS, stopped on exit or on a signal.
+"""The one test environment: real Redis, PostgreSQL 15 and etcd servers and a
+kube-apiserver for tests and benches, on 127.0.0.1, each on a free port below the
+kernel's ephemeral range, with a per-run CA and TLS, stopped on exit or on a signal.
 
 Every suite and bench that needs a server uses this file, either as a command:
 
-    testenv.py run [--redis] [--postgres] [--etcd] [--all] [--pg-conf LINE...] -- CMD ARG...
+    testenv.py run [--redis] [--postgres] [--etcd] [--kube] [--all] [--pg-conf LINE...] -- CMD...
         start the servers, run CMD with their URLs in FLAKEID_TEST_* variables,
         stop them (on CMD's exit, or on SIGINT/SIGTERM/SIGHUP), exit with CMD's status;
         each --pg-conf LINE is appended to PostgreSQL's postgresql.conf
-    testenv.py up [--redis] [--postgres] [--etcd] [--all] [--pg-conf LINE...]
-        start them, print `export FLAKEID_TEST_...=...` lines, wait for a signal
+    testenv.py up [--redis] [--postgres] [--etcd] [--kube] [--all] [--pg-conf LINE...]
+        start them, print `export FLAKEID_TEST_...=...` lines, wait for a signal;
+        --all is every server but --kube (a kube-apiserver on an etcd of its own,
+        built by `make kube-apiserver`: KubeApiserver)
     testenv.py port [--not PORT...]
         print one free port below the ephemeral range (none of the ports named:
         a script that starts several servers passes those it already has)
+    testenv.py kube-api METHOD PATH [JSON]
+        one request as the admin of the kube-apiserver that `run --kube` started
+        (its FLAKEID_TEST_KUBE_* variables), printing `STATUS JSON`
     testenv.py initdb DIR [--conf LINE...] [--trust]
         make a PostgreSQL cluster in DIR/data as `run` would (DIR its socket
         directory, no TLS), with --trust every login over TCP trusted, and print
@@ -21,7 +26,8 @@ Every suite and bench that needs a server uses this file, either as a command:
 
 or as a module (`sys.path.insert(0, "tests/env"); import testenv`), for a test that
 kills, freezes or restarts its own server: `Redis(work).start()`, `Postgres(work,
-name, conf=...)`, `Etcd(work, name)`, `make_certs(dir)`, `free_port()`, `Stack`.
+name, conf=...)`, `Etcd(work, name)`, `KubeApiserver(work, etcd, certs)`, `make_certs(dir)`,
+`free_port()`, `Stack`.
 Each server also takes a bind `host`, fixed ports and an exec `prefix` for its
 programs (its server and client tools), and `spawn()`s without waiting: the fault
 suite (tests/faults/harness/stores.py) runs them in a network namespace that way.
@@ -770,17 +776,268 @@ class Etcd(Server):
         }
 
 
+# kube-apiserver: built from the Go module proxy's k8s.io/kubernetes by `make
+# kube-apiserver` (mk/lease.mk) into a cache directory keyed by the version that
+# tests/env/kube/go.mod requires.
+KUBE_GO_MOD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kube", "go.mod")
+KUBE_NAMESPACE = "flakeid-test"
+RBAC_EXAMPLE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "examples",
+    "kubernetes",
+    "rbac.yaml",
+)
+
+
+def kube_version():
+    with open(KUBE_GO_MOD) as f:
+        for line in f:
+            if line.startswith("require k8s.io/kubernetes "):
+                return line.split()[2]
+    raise EnvError(f"{KUBE_GO_MOD} requires no k8s.io/kubernetes")
+
+
+def kube_request(server, ca, token, method, path, body=None, yaml=False, timeout=10):
+    """(status, parsed JSON body) of one request to a kube-apiserver; `body` is
+    sent as JSON, or as the YAML text it is with `yaml`."""
+    import json
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    ctx = ssl.create_default_context(cafile=ca)
+    data = None
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if body is not None:
+        data = body.encode() if yaml else json.dumps(body).encode()
+        headers["Content-Type"] = "application/yaml" if yaml else "application/json"
+    req = urllib.request.Request(server + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=timeout) as r:
+            status, raw = r.status, r.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    try:
+        return status, json.loads(raw or b"null")
+    except ValueError:
+        return status, raw.decode(errors="replace")
+
+
+def kube_api_command(method, path, body):
+    """`testenv.py kube-api METHOD PATH [JSON]`: one request as the admin of the
+    kube-apiserver named by FLAKEID_TEST_KUBE_* (a test's own changes under a
+    holder: delete its Lease, update it); prints `STATUS JSON` on one line, status 0
+    when the server does not answer."""
+    import json
+
+    with open(os.environ["FLAKEID_TEST_KUBE_ADMIN_TOKEN_FILE"]) as f:
+        token = f.read().strip()
+    try:
+        status, got = kube_request(
+            os.environ["FLAKEID_TEST_KUBE_SERVER"],
+            os.environ["FLAKEID_TEST_KUBE_CA"],
+            token,
+            method,
+            path,
+            None if body is None else json.loads(body),
+        )
+    except OSError as err:  # not answering (yet): status 0
+        status, got = 0, str(err)
+    print(status, json.dumps(got))
+    return 0
+
+
+def kube_apiserver_binary():
+    """FLAKEID_KUBE_APISERVER, or where `make kube-apiserver` caches it."""
+    given = os.environ.get("FLAKEID_KUBE_APISERVER")
+    if given:
+        return given
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "flakeid", f"kube-apiserver-{kube_version()}", "kube-apiserver")
+
+
+class KubeApiserver(Server):
+    """A kube-apiserver on its own etcd (no authentication: the API server's etcd
+    client takes none), TLS with the run's CA (`certs`), RBAC, and three identities:
+    an admin (a static token, group system:masters) that sets up, and two service
+    accounts of namespace flakeid-test with tokens from the TokenRequest API:
+    `flakeid-pod`, bound by examples/kubernetes/rbac.yaml's Role and RoleBinding
+    (applied as the YAML it is), and `flakeid-denied`, bound to nothing. No
+    controller manager: Leases need none. `env()` names the URL, CA, token files and
+    namespace (FLAKEID_TEST_KUBE_*)."""
+
+    start_timeout = 90
+
+    def __init__(self, work, etcd, certs, host="127.0.0.1", port=None, prefix=()):
+        self.etcd, self.certs, self.port = etcd, certs, port
+        super().__init__(os.path.join(work, "kube"), host, prefix)
+        self.admin_token = os.urandom(16).hex()
+        self.tokens = {}
+        with open(self.file("admin.token"), "w") as f:
+            f.write(self.admin_token)
+        with open(self.file("tokens.csv"), "w") as f:
+            f.write(f'{self.admin_token},flakeid-admin,flakeid-admin,"system:masters"\n')
+        subprocess.run(
+            [
+                "openssl",
+                "ecparam",
+                "-name",
+                "prime256v1",
+                "-genkey",
+                "-noout",
+                "-out",
+                self.file("sa.key"),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        subprocess.run(
+            ["openssl", "ec", "-in", self.file("sa.key"), "-pubout", "-out", self.file("sa.pub")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def file(self, name):
+        return os.path.join(self.dir, name)
+
+    def stop(self):
+        """Kills it, and any API server a test started again with its command line
+        (another pid, which this object never knew: the restart tests)."""
+        self.kill9()
+        mine = f"--cert-dir={self.dir}".encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if mine in args:
+                signal_tree(int(entry), signal.SIGCONT)
+                signal_tree(int(entry), signal.SIGKILL)
+
+    @property
+    def server(self):
+        return f"https://{self.host}:{self.port}"
+
+    def command(self):
+        c = self.certs
+        return [
+            kube_apiserver_binary(),
+            f"--etcd-servers={self.etcd.client_url}",
+            f"--bind-address={self.host}",
+            f"--advertise-address={self.host}",
+            f"--secure-port={self.port}",
+            f"--tls-cert-file={c}/server.pem",
+            f"--tls-private-key-file={c}/server.key",
+            f"--cert-dir={self.dir}",
+            f"--token-auth-file={self.file('tokens.csv')}",
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={self.file('sa.pub')}",
+            f"--service-account-signing-key-file={self.file('sa.key')}",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            # One API server, no controllers: less work at start, nothing to balance.
+            "--endpoint-reconciler-type=none",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            "--v=1",
+        ]
+
+    def api(self, method, path, body=None, token=None, yaml=False, timeout=10):
+        """(status, parsed JSON body) of one request, as the admin by default."""
+        return kube_request(
+            self.server,
+            f"{self.certs}/ca.pem",
+            token or self.admin_token,
+            method,
+            path,
+            body,
+            yaml,
+            timeout,
+        )
+
+    def ready(self):
+        try:
+            return self.api("GET", "/readyz", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def must(self, want, method, path, body=None, **kw):
+        status, got = self.api(method, path, body, **kw)
+        if status not in want:
+            raise EnvError(f"kube-apiserver: {method} {path}: {status} {got}")
+        return got
+
+    def setup(self):
+        if self.tokens:
+            return  # a restart on the same etcd: everything is there
+        ns = KUBE_NAMESPACE
+        self.must((201, 409), "POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+        for sa in ("flakeid-pod", "flakeid-denied"):
+            self.must(
+                (201, 409),
+                "POST",
+                f"/api/v1/namespaces/{ns}/serviceaccounts",
+                {"metadata": {"name": sa}},
+            )
+        with open(RBAC_EXAMPLE) as f:
+            manifest = (
+                f.read().replace("my-namespace", ns).replace("my-service-account", "flakeid-pod")
+            )
+        for doc, kind in zip(manifest.split("\n---\n"), ("roles", "rolebindings")):
+            self.must(
+                (201,),
+                "POST",
+                f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/{kind}",
+                doc,
+                yaml=True,
+            )
+        for sa in ("flakeid-pod", "flakeid-denied"):
+            got = self.must(
+                (201,),
+                "POST",
+                f"/api/v1/namespaces/{ns}/serviceaccounts/{sa}/token",
+                {
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "kind": "TokenRequest",
+                    "spec": {"expirationSeconds": 86400},
+                },
+            )
+            path = self.file(f"{sa}.token")
+            with open(path, "w") as f:
+                f.write(got["status"]["token"])
+            self.tokens[sa] = path
+
+    def env(self):
+        ca, pod = f"{self.certs}/ca.pem", self.tokens["flakeid-pod"]
+        return {
+            "FLAKEID_TEST_KUBE_URL": f"k8s://{self.host}:{self.port}/{KUBE_NAMESPACE}?token_file={pod}&ca={ca}",
+            "FLAKEID_TEST_KUBE_SERVER": self.server,
+            "FLAKEID_TEST_KUBE_CA": ca,
+            "FLAKEID_TEST_KUBE_NAMESPACE": KUBE_NAMESPACE,
+            "FLAKEID_TEST_KUBE_TOKEN_FILE": pod,
+            "FLAKEID_TEST_KUBE_DENIED_TOKEN_FILE": self.tokens["flakeid-denied"],
+            "FLAKEID_TEST_KUBE_ADMIN_TOKEN_FILE": self.file("admin.token"),
+            "FLAKEID_TEST_KUBE_PID": str(self.pid),
+            "FLAKEID_TEST_KUBE_DIR": self.dir,
+        }
+
+
 class Stack:
     """The servers of one run: a work directory, a CA, and each server asked for,
     plain and TLS. `env()` is every FLAKEID_TEST_* variable; `stop()` (also run at
     exit and on SIGINT/SIGTERM/SIGHUP) stops every server and removes the files."""
 
-    def __init__(self, redis=False, postgres=False, etcd=False, pg_conf=()):
+    def __init__(self, redis=False, postgres=False, etcd=False, pg_conf=(), kube=False):
         self.work = tempfile.mkdtemp(prefix="flakeid-testenv.")
         os.chmod(self.work, 0o755)
         self.servers = []
         self.skipped = []
-        self.want = {"redis": redis, "postgres": postgres, "etcd": etcd}
+        self.want = {"redis": redis, "postgres": postgres, "etcd": etcd, "kube": kube}
         self.certs = None
         self.pg_conf = list(pg_conf)
         atexit.register(self.stop)
@@ -809,12 +1066,20 @@ class Stack:
             self._add(
                 "etcd (TLS)", lambda: Etcd(self.work, "tls", certs=self.certs).start(), "etcd"
             )
+        if self.want["kube"]:
+
+            def kube():
+                etcd = Etcd(self.work, "kube", auth=False).start()
+                self.servers.append(etcd)
+                return KubeApiserver(self.work, etcd, self.certs).start()
+
+            self._add("kube-apiserver", kube, kube_apiserver_binary(), "make kube-apiserver")
         return self
 
-    def _add(self, what, start, binary):
+    def _add(self, what, start, binary, install="make setup-lease"):
         if shutil.which(binary) is None and not os.access(binary, os.X_OK):
             print(
-                f"SKIP: {what} is not installed (make setup-lease): its tests are skipped",
+                f"SKIP: {what} is not installed ({install}): its tests are skipped",
                 file=sys.stderr,
             )
             self.skipped.append(what)
@@ -987,7 +1252,7 @@ def main(argv):
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("run", "up"):
         s = sub.add_parser(name)
-        for server in ("redis", "postgres", "etcd"):
+        for server in ("redis", "postgres", "etcd", "kube"):
             s.add_argument(f"--{server}", action="store_true")
         s.add_argument("--all", action="store_true")
         s.add_argument(
@@ -1005,6 +1270,10 @@ def main(argv):
     )
     s.add_argument("kind", choices=["redis", "etcd-pair", "ports"])
     s.add_argument("--persistent", action="store_true", help="redis: AOF, fsync always")
+    s = sub.add_parser("kube-api", help="one request as the admin of --kube's API server")
+    s.add_argument("method")
+    s.add_argument("path")
+    s.add_argument("body", nargs="?")
     s = sub.add_parser("initdb")
     s.add_argument("dir")
     s.add_argument("--conf", action="append", default=[], metavar="LINE")
@@ -1012,6 +1281,8 @@ def main(argv):
     a = p.parse_args(argv)
     if a.cmd == "control":
         return control(a.kind, a.persistent)
+    if a.cmd == "kube-api":
+        return kube_api_command(a.method, a.path, a.body)
     if a.cmd == "port":
         _handed_out.update(a.taken)
         print(free_port())
@@ -1034,6 +1305,7 @@ def main(argv):
         postgres=a.postgres or every,
         etcd=a.etcd or every,
         pg_conf=a.pg_conf,
+        kube=a.kube,
     )
     try:
         stack.start()
