@@ -18,9 +18,10 @@ failed with no failing test named (a build, a server, a crash) is a failed case.
 
 bindings: the lease URLs through every binding and the CLI, after the Python package
 (python/.venv, or $PY), the Node addon and libflakeid ($C_LIB_DIR) were built: each
-builds a generator on the etcd://, etcds://, rediss:// and postgres:// (sslmode
-verify-full) URLs of the servers started here, and its ID must carry the leased node
-id; over TLS, a wrong CA must come back as that binding's lease error naming the cause.
+builds a generator on the etcd://, etcds://, rediss://, postgres:// (sslmode
+verify-full) and k8s:// URLs of the servers started here, and its ID must carry the
+leased node id; over TLS, a wrong CA must come back as that binding's lease error
+naming the cause.
 """
 
 import json
@@ -55,6 +56,9 @@ GROUPS = {
     # that need a store: flakeid-lease-net's etcd forced interleaving.
     "etcd": (["--etcd"], [("lease_etcd", ["--skip", "etcds_"]), ("lib:flakeid_lease_net", [])]),
     "etcds": (["--etcd"], [("lease_etcd", ["etcds_"])]),
+    # Kubernetes Leases on a kube-apiserver (and its etcd), which its restart tests
+    # kill and start again.
+    "k8s": (["--kube"], [("lease_k8s", [])]),
 }
 
 
@@ -219,6 +223,7 @@ URL_VARS = (
     "FLAKEID_TEST_ETCDS_URL",
     "FLAKEID_TEST_REDISS_URL",
     "FLAKEID_TEST_POSTGRES_TLS_URL",
+    "FLAKEID_TEST_KUBE_URL",
 )
 # Far past a lease's wait (its lock delay on a new namespace): a binding that hangs
 # fails its case instead of the run.
@@ -309,7 +314,7 @@ def bindings(argv):
         os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid"
     )
     py = os.environ.get("PY") or os.path.join(ROOT, "python", ".venv", "bin", "python")
-    stack = testenv.Stack(redis=True, postgres=True, etcd=True)
+    stack = testenv.Stack(redis=True, postgres=True, etcd=True, kube=True)
     cases = Cases("test-lease-bindings")
     try:
         stack.start()

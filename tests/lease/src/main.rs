@@ -1,4 +1,9 @@
 //! `flakeid-lease-holder --url URL [--ttl-ms N] [--node-bits B] [--interval-ms I]`
+//! `flakeid-lease-holder --url URL --builds N [--ttl-ms N]`
+//!
+//! With `--builds N`: builds a leased generator and drops it (releasing the lease)
+//! N times in a row in this process, printing `BUILD <i> <ms> <lock delay ms>
+//! <node>` for each, and exits: what a build costs, first and again.
 //!
 //! Builds a leased generator and reports, one line each on stdout:
 //! `ACQUIRED <node> <mono_ms>` (or `ERROR <kind> <message>` and exit 2), then
@@ -42,6 +47,7 @@ fn main() {
     let ttl = num("--ttl-ms", 1500);
     let node_bits = num("--node-bits", 10) as u32;
     let interval = num("--interval-ms", 20);
+    let builds = num("--builds", 0);
 
     let layout = match Layout::builder()
         .time_bits(41)
@@ -56,6 +62,24 @@ fn main() {
             std::process::exit(2);
         }
     };
+    for i in 1..=builds {
+        let started = std::time::Instant::now();
+        match Generator::builder(layout).lease_url(&url).lease_ttl_ms(ttl).build() {
+            Ok(g) => out(&format!(
+                "BUILD {i} {:.1} {} {}",
+                started.elapsed().as_secs_f64() * 1000.0,
+                g.lease_lock_delay_ms().unwrap_or(0),
+                g.node()
+            )),
+            Err(e) => {
+                out(&format!("ERROR {} {e}", e.kind().name()));
+                std::process::exit(2);
+            }
+        }
+    }
+    if builds > 0 {
+        return;
+    }
     let generator = match Generator::builder(layout).lease_url(&url).lease_ttl_ms(ttl).build() {
         Ok(g) => g,
         Err(e) => {

@@ -134,6 +134,16 @@ fn spec_str<'a>(lease: &'a Value, key: &str) -> Option<&'a str> {
     lease.pointer("/spec")?.get(key)?.as_str()
 }
 
+/// `lease` without `metadata.managedFields`, which an update may leave out (the
+/// API server keeps them): half of a renewal's bytes.
+fn without_managed_fields(lease: &Value) -> Value {
+    let mut slim = lease.clone();
+    if let Some(meta) = slim.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    slim
+}
+
 /// The fence recorded in a Lease (0 if none).
 fn last_ms(lease: &Value) -> u64 {
     ann(lease, ANN_LAST).and_then(|v| v.parse().ok()).unwrap_or(0)
@@ -416,7 +426,7 @@ impl K8sStore {
     /// gone (404).
     fn update(&mut self, what: &str, changed: &Value, until: Instant) -> Result<Option<Value>> {
         let path = self.put_path(changed);
-        let reply = self.call(what, Method::PUT, &path, Some(changed), until)?;
+        let reply = self.call(what, Method::PUT, &path, Some(&without_managed_fields(changed)), until)?;
         match reply.status {
             StatusCode::OK => Ok(Some(reply.body)),
             StatusCode::CONFLICT | StatusCode::NOT_FOUND => Ok(None),
@@ -530,7 +540,13 @@ impl LeaseStore for K8sStore {
                         taken["spec"]["renewTime"] = json!(now);
                         taken["spec"]["leaseTransitions"] = json!(transitions.unwrap_or(0) + 1);
                         let path = self.put_path(&taken);
-                        self.call("acquire", Method::PUT, &path, Some(&taken), until)?
+                        self.call(
+                            "acquire",
+                            Method::PUT,
+                            &path,
+                            Some(&without_managed_fields(&taken)),
+                            until,
+                        )?
                     }
                 };
                 match reply.status {

@@ -330,7 +330,13 @@ pub fn exhaustion(base: &str, ttl_ms: u64) {
 /// (or, with `instant_reuse`, is free at once), and is handed out after; the new
 /// holder's IDs come after the dead one's.
 pub fn killed_holder(base: &str, ttl_ms: u64, instant_reuse: bool) {
-    let url = with_ns(base, &fresh_ns("kill"));
+    killed_holder_in(&with_ns(base, &fresh_ns("kill")), ttl_ms, instant_reuse);
+}
+
+/// [`killed_holder`] in the namespace of `url`, where the probes may need ids
+/// 0 and 1 ready (a store whose ids pay the lock delay each at first use).
+pub fn killed_holder_in(url: &str, ttl_ms: u64, instant_reuse: bool) {
+    let url = url.to_string();
     let renew_ms = ttl_ms / 3;
     let mut a = Holder::spawn(&url, ttl_ms, 10, 10);
     let node = a.acquired().unwrap();
