@@ -33,6 +33,7 @@
 
 mod block;
 mod etcd;
+mod h2;
 mod k8s;
 mod postgres;
 mod redis;

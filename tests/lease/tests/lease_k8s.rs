@@ -11,8 +11,11 @@ use common::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Leases last whole seconds (leaseDurationSeconds).
-const TTL_MS: u64 = 2000;
+/// Leases last whole seconds (leaseDurationSeconds). 3 s, not etcd's 2: each
+/// renewal goes through the API server to its etcd, and 16 holders building at
+/// once beside the other groups of make test-lease on 2 cores missed 667 ms
+/// renewal deadlines ("(renew): timed out" at build).
+const TTL_MS: u64 = 3000;
 
 fn url() -> Option<String> {
     store_url("FLAKEID_TEST_KUBE_URL")
@@ -155,7 +158,7 @@ fn k8s_acquire_renew_release_and_the_floor_carried_to_the_next_holder() {
         holder.contains(&format!("/{}/", a.pid())),
         "holderIdentity names host and pid: {holder}"
     );
-    assert_eq!(first["spec"]["leaseDurationSeconds"], 2);
+    assert_eq!(first["spec"]["leaseDurationSeconds"], 3);
     std::thread::sleep(Duration::from_millis(TTL_MS));
     let later = lease_of(&ns, node);
     assert_ne!(first["spec"]["renewTime"], later["spec"]["renewTime"], "renewed");
@@ -301,7 +304,7 @@ fn k8s_in_cluster_address_from_the_environment() {
     let (host, port) = host_port.split_once(':').unwrap();
     let in_pod = format!("k8s:///{}", rest);
     let out = Command::new(HOLDER)
-        .args(["--url", &with_ns(&in_pod, &fresh_ns("inpod")), "--ttl-ms", "2000"])
+        .args(["--url", &with_ns(&in_pod, &fresh_ns("inpod")), "--ttl-ms", "3000"])
         .env("KUBERNETES_SERVICE_HOST", host)
         .env("KUBERNETES_SERVICE_PORT", port)
         .stdin(Stdio::null())

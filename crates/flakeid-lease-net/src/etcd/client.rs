@@ -8,12 +8,10 @@ use crate::tls::{self, TlsFiles, Verify};
 use flakeid_core::Result;
 use http::{HeaderValue, Uri};
 use hyper::client::conn::http2::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tonic::body::Body;
 
@@ -156,19 +154,7 @@ async fn handshake<I>(io: I) -> std::result::Result<SendRequest<Body>, EtcdError
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (send, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        // A dead connection shows within a call's deadline, not at the OS's TCP timeout.
-        .keep_alive_interval(Duration::from_secs(5))
-        .keep_alive_timeout(Duration::from_secs(3))
-        .handshake(TokioIo::new(io))
-        .await
-        .map_err(EtcdError::Http2)?;
-    // Drives the connection while the store's runtime runs (a call); ends with it.
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(send)
+    crate::h2::handshake(io).await.map_err(EtcdError::Http2)
 }
 
 impl Client {

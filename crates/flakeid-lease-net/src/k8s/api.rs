@@ -10,9 +10,7 @@ use flakeid_core::Result;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http2::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Where the API server is and how to log in.
 #[derive(Clone)]
@@ -125,17 +123,7 @@ pub(crate) async fn connect(target: &Target) -> std::result::Result<Conn, ApiErr
              server?",
         )));
     }
-    let (send, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        // A dead connection shows within a call's deadline, not at the OS's TCP timeout.
-        .keep_alive_interval(Duration::from_secs(5))
-        .keep_alive_timeout(Duration::from_secs(3))
-        .handshake(TokioIo::new(stream))
-        .await
-        .map_err(ApiError::Http)?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    let send = crate::h2::handshake(stream).await.map_err(ApiError::Http)?;
     Ok(send)
 }
 

@@ -1,8 +1,7 @@
 //! The Kubernetes API's times: `MicroTime` (`renewTime`, `acquireTime`:
 //! `2006-01-02T15:04:05.000000Z`) written, and RFC 3339 times in UTC read
-//! (`creationTimestamp` in whole seconds, `MicroTime`s with a fraction). The
-//! conversions between a Unix day count and the proleptic Gregorian calendar are
-//! Howard Hinnant's `days_from_civil` / `civil_from_days`.
+//! (`creationTimestamp` in whole seconds, `MicroTime`s with a fraction). Reading
+//! uses Howard Hinnant's `days_from_civil`; writing, the core's ISO-8601 text.
 
 /// Days since 1970-01-01 of `y-m-d`.
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -15,31 +14,11 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `(y, m, d)` of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// A `MicroTime` for Unix time `us` (microseconds).
+/// A `MicroTime` for Unix time `us` (microseconds): the core's ISO-8601 form of
+/// the millisecond with the microseconds after it.
 pub(crate) fn micro_time(us: u64) -> String {
-    let secs = (us / 1_000_000) as i64;
-    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
-    let s = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z",
-        s / 3600,
-        s / 60 % 60,
-        s % 60,
-        us % 1_000_000
-    )
+    let ms = flakeid_core::text::iso8601(us / 1000);
+    format!("{}{:03}Z", ms.trim_end_matches('Z'), us % 1000)
 }
 
 /// Unix ms of an RFC 3339 time in UTC (`Z`) as the API server writes them, with
