@@ -26,7 +26,7 @@ setup-lease: setup-postgres-fixture ## Redis, etcd, openssl and the fixture's Po
 # Go module proxy's k8s.io/kubernetes (tests/env/kube/go.mod: its staging modules
 # replaced by their published releases) once per version into the cache directory
 # the fixture reads (testenv.py kube_apiserver_binary); cached, a no-op. Cold: 117 MB
-# of modules, 14 CPU-min, 1.7 GB of memory at its peak, a 98 MB binary
+# of modules, 14-15 CPU-min, 1.7 GB of memory at its peak, a 102 MB binary
 # (docs/leases.md, "Kubernetes lease costs").
 KUBE_VERSION = $(shell sed -n 's|^require k8s.io/kubernetes ||p' tests/env/kube/go.mod)
 KUBE_APISERVER = $${XDG_CACHE_HOME:-$$HOME/.cache}/flakeid/kube-apiserver-$(KUBE_VERSION)/kube-apiserver
