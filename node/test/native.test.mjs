@@ -30,7 +30,7 @@ describe('native addon', { skip: nativeOnly }, () => {
   })
 
   test('nextIds() memory is V8-allocated, so the GC accounts for it', async () => {
-    const g = new Generator({ overflow: 'borrow' })
+    const g = new Generator({ node: 0, overflow: 'borrow' })
     // The 8 MB allocation may start a GC that frees ArrayBuffers earlier tests left
     // as garbage, which made the difference below fall short (seen once in
     // test-dist). So collect them first, let their backing stores be freed (a task
@@ -49,7 +49,7 @@ describe('native addon', { skip: nativeOnly }, () => {
 
   test('tryNextId() returns null instead of waiting for the next tick', () => {
     const clock = new ManualClock(1_700_000_000_000)
-    const g = new Generator({ layout: 'sonyflake', clock })
+    const g = new Generator({ node: 0, layout: 'sonyflake', clock })
     const ids = []
     for (let i = 0; i < 300; i++) {
       const id = g.tryNextId()
@@ -62,7 +62,7 @@ describe('native addon', { skip: nativeOnly }, () => {
   })
 
   test('hot methods are bound: they work detached and ignore `this`', () => {
-    const g = new Generator({ overflow: 'borrow' })
+    const g = new Generator({ node: 0, overflow: 'borrow' })
     const { nextId, nextBuffer, tryNextId } = g
     const a = nextId()
     assert.ok(nextBuffer.call({}).readBigUInt64BE(0) > a)

@@ -154,19 +154,27 @@ impl Surroundings {
             guard_built: cfg!(all(any(unix, windows), not(loom))),
             guard,
             kubernetes: var(KUBERNETES_ENV).is_some(),
-            container: container_signal(
-                |name| std::env::var_os(name).is_some(),
-                // A marker file may exist and be unreadable: it counts all the same.
-                |path| {
-                    std::fs::read_to_string(path)
-                        .ok()
-                        .or_else(|| std::path::Path::new(path).exists().then(String::new))
-                },
-            ),
+            // The environment is read at every build (a test sets it); the files
+            // once per process (a build per request must not read /proc each time).
+            container: container_signal(|name| std::env::var_os(name).is_some(), |_| None).or_else(|| {
+                CONTAINER_FILES
+                    .get_or_init(|| container_signal(|_| false, read_marker))
+                    .clone()
+            }),
             single_instance: switch(SINGLE_INSTANCE_ENV, "single_instance", var(SINGLE_INSTANCE_ENV))?,
             require_node: switch(REQUIRE_NODE_ENV, "require_node", var(REQUIRE_NODE_ENV))?,
         })
     }
+}
+
+/// What the container files say, read once per process.
+static CONTAINER_FILES: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// A file's text; a marker file that exists but cannot be read counts all the same.
+fn read_marker(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .or_else(|| std::path::Path::new(path).exists().then(String::new))
 }
 
 /// A true/false variable: unset is false.

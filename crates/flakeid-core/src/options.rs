@@ -138,7 +138,7 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 15] = [
     opt("state", "state", "state", OptionKind::Path, "", NONE, None,
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
     opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
-        "refuse to start without a node source (node, worker or lease) instead of taking a free node id on this host"),
+        "refuse to start without a node source (node, worker or lease) instead of taking one from Kubernetes or this host"),
     opt("single_instance", "singleInstance", "single-instance", OptionKind::Bool, "false", NONE, None,
         "the only instance of the app: with no node id, take a free one on this host even in a container"),
 ];
