@@ -727,6 +727,13 @@ fn initial_counter(layout: &Layout, sb: u32, resume_after_ms: Option<u64>, monot
     })
 }
 
+impl<C: CounterStorage> Generator<C> {
+    /// Where this generator's node id came from (API.md §10): the builder's decision.
+    pub fn node_origin(&self) -> NodeOrigin {
+        self.origin
+    }
+}
+
 impl Generator {
     /// A builder for a generator of `layout`'s IDs. With no node id or lease, the
     /// node id comes from the platform's coordinator (a Kubernetes pod), else a free

@@ -74,13 +74,6 @@ impl std::str::FromStr for NodeOrigin {
     }
 }
 
-impl<C: crate::CounterStorage> crate::Generator<C> {
-    /// Where this generator's node id came from (API.md §10).
-    pub fn node_origin(&self) -> NodeOrigin {
-        self.origin
-    }
-}
-
 /// What the builder was given for the node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Given {
