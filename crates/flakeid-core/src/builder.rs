@@ -545,15 +545,8 @@ impl GeneratorBuilder {
     fn given_node(&self) -> Result<u64> {
         let layout = &self.layout;
         Ok(match &self.node {
-            NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
-                return Err(Error::config(
-                    "node",
-                    "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
-                     datacenter and worker, or lease (in the environment: FLAKEID_NODE, FLAKEID_DATACENTER \
-                     and FLAKEID_WORKER, or FLAKEID_LEASE); require_node does not take a free node id on \
-                     this host, which a process on another host may take as well",
-                ));
-            }
+            // A datacenter alone is no node id either (with none at all, the origin's decision refuses).
+            NodeChoice::Parts { worker: None, .. } if self.require_node => return Err(node_origin::required()),
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
                 layout.check_node(*n)?;

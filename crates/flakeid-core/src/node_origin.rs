@@ -258,7 +258,7 @@ const FIXES: &str = "Fixes: a node id per replica (node, or FLAKEID_NODE, e.g. a
                      (UuidGenerator: UUIDv7, ULID, TypeID), which needs no node id";
 
 /// The refusal of `require_node` with no node id.
-fn required() -> Error {
+pub(crate) fn required() -> Error {
     Error::config(
         "node",
         format!(
@@ -294,6 +294,10 @@ pub(crate) fn unseen(why: &str) -> Error {
 /// The refusal in a Kubernetes pod when this build cannot lease from the API
 /// server (`cause`: why `k8s://` did not parse).
 pub(crate) fn no_coordinator(cause: &Error) -> Error {
+    let cause = match cause {
+        Error::Config { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
     Error::config(
         "lease",
         format!(
