@@ -263,7 +263,7 @@ pymethods_with_getters! { PyGenerator.inner {
     /// The core's `Stats`; the keys are its field names.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let stats = py.detach(|| self.inner.stats());
-        let dict: Bound<'py, PyDict> = stats_dict!(py, stats, [
+        let dict: PyResult<Bound<'py, PyDict>> = stats_dict!(py, stats, [
             ids_issued,
             tick_waits,
             tick_wait_us,
@@ -272,7 +272,8 @@ pymethods_with_getters! { PyGenerator.inner {
             max_rollback_ms,
             lease_state,
             lease_remaining_ms,
-        ])?;
+        ]);
+        let dict = dict?;
         dict.set_item("node_origin", stats.node_origin.as_str())?;
         Ok(dict)
     }
