@@ -93,7 +93,7 @@ def test_env_values_are_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_waits_on_a_frozen_clock_end(kwargs: dict[str, object], rollback: bool) -> None:
     clock = flakeid.ManualClock(1_700_000_000_100)
-    gen = flakeid.Generator(clock=clock, **kwargs)  # type: ignore[arg-type]
+    gen = flakeid.Generator(node=0, clock=clock, **kwargs)  # type: ignore[arg-type]
     gen.next_ids(4096)
     if rollback:
         clock.set(1_700_000_000_050)
