@@ -14,6 +14,17 @@ import { Worker } from 'node:worker_threads'
 import { FROM_PACKAGE, Generator, ManualClock, decompose, fromBytes, nativeOnly, pkgDir, toBytes } from './backend.mjs'
 
 describe('native addon', { skip: nativeOnly }, () => {
+  test('FLAKEID_REQUIRE_NODE=true refuses a generator with no node id (the engine reads it)', () => {
+    process.env.FLAKEID_REQUIRE_NODE = 'true'
+    try {
+      assert.throws(() => new Generator(), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' &&
+        /require_node/.test(e.message) && /FLAKEID_NODE/.test(e.message))
+      new Generator({ node: 3 }).close()
+    } finally {
+      delete process.env.FLAKEID_REQUIRE_NODE
+    }
+  })
+
   test('nextBuffer() is an 8-byte big-endian Buffer of the next ID', () => {
     const clock = new ManualClock(1_700_000_000_000)
     const g = new Generator({ worker: 3, clock })
