@@ -336,7 +336,7 @@ describe('stats', () => {
     const g = new Generator({ node: 1, maxSequence: 3, clock })
     assert.deepEqual(g.stats(), {
       idsIssued: 0, tickWaits: 0, tickWaitUs: 0, leadMs: 0, clockRollbacks: 0, maxRollbackMs: 0,
-      leaseState: null, leaseRemainingMs: null,
+      leaseState: null, leaseRemainingMs: null, nodeOrigin: 'explicit',
     })
     g.nextIds(5) // 4 per tick: the fifth waits out a tick
     clock.set(1_699_999_999_900)
