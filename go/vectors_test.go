@@ -390,7 +390,7 @@ func TestSetEveryOptionByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer clock.Close()
-	o := Options{Clock: clock, NodeSource: "0"} // a test's clock says its node id
+	o := Options{Clock: clock}
 	set := 0
 	for _, row := range load(t, filepath.Join(vectorDir(t), "options.json"))["options"].([]any) {
 		r := row.(obj)

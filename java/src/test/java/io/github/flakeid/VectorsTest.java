@@ -334,7 +334,7 @@ class VectorsTest {
   void setEveryOptionByName() throws IOException {
     JsonNode rows = new ObjectMapper().readTree(DIR.resolve("options.json").toFile()).get("options");
     try (ManualClock clock = ManualClock.create(1_700_000_000_000L, 0)) {
-      Generator.Builder b = Generator.builder().node(0).clock(clock); // a test's clock says its node id
+      Generator.Builder b = Generator.builder().clock(clock);
       int set = 0;
       for (JsonNode r : rows) {
         // Not from outside a program, no default text (node, lease, state), or needs another.
