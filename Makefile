@@ -12,7 +12,9 @@ CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 # The host guard (docs/design.md) in a directory of this checkout's: the suites see
 # each other's generators (they run in turn) but not another checkout's run or an
-# app on the machine; a suite's own servers and workers inherit it.
+# app on the machine; a suite's own servers and workers inherit it. Set explicitly,
+# it is also what lets a generator with no node id pick one inside a container (CI,
+# a docker shell), where the default directory would be refused.
 export FLAKEID_HOST_GUARD ?= $(CURDIR)/target/host-guard
 
 # ---------------------------------------------------------------------------------

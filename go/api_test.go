@@ -322,3 +322,19 @@ func TestIDRefusalsAreTheCores(t *testing.T) {
 		t.Fatalf("Scan(-x): %v", err)
 	}
 }
+
+// TestRequireNodeFromTheEnvironment: FLAKEID_REQUIRE_NODE=true is the engine's to
+// read, so a plain New honours it as the CLI and the adapters do.
+func TestRequireNodeFromTheEnvironment(t *testing.T) {
+	t.Setenv("FLAKEID_REQUIRE_NODE", "true")
+	var fe *Error
+	if _, err := New(Options{}); !errors.As(err, &fe) || fe.Field != "node" ||
+		!strings.Contains(fe.Message, "require_node") || !strings.Contains(fe.Message, "FLAKEID_NODE") {
+		t.Fatalf("New without a node id under FLAKEID_REQUIRE_NODE=true: %v", err)
+	}
+	g, err := New(Options{Node: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+}

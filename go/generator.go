@@ -4,12 +4,16 @@ import (
 	"time"
 )
 
-// Options configure a Generator. The zero value is the Snowflake layout on node 0,
-// waiting when a tick's sequence is used up, failing when the clock goes back.
+// Options configure a Generator. The zero value is the Snowflake layout with no
+// node id, waiting when a tick's sequence is used up, failing when the clock goes
+// back.
 //
 // Give the node id one way: Node, or Datacenter and Worker (0 for a part not
 // given), or NodeSource, or Lease. A zero Node, Datacenter or Worker is "not
-// given"; all not given means node 0.
+// given" (NodeSource "0" gives node 0). With none: in a Kubernetes pod, a Lease
+// from the API server; on a host, a free node id the host guard keeps; in a
+// container or with the guard off, ErrConfig naming the fixes (docs/design.md,
+// "A node id across a fleet").
 type Options struct {
 	Layout     Layout // zero: Snowflake
 	Node       uint64 // the whole node id (datacenter << worker_bits | worker)

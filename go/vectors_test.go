@@ -673,7 +673,7 @@ func timelineCase(t *testing.T, tl obj) {
 	defer clock.Close()
 	o := Options{
 		Layout:         layoutOK(t, tl),
-		Node:           num(t, tl, "node"), // 0: not given, which is node 0
+		NodeSource:     fmt.Sprint(num(t, tl, "node")), // as text: a zero Node is "not given"
 		Overflow:       overflowOf(str(t, tl, "overflow")),
 		ClockBackwards: clockBackwardsOf(str(t, tl, "clock_backwards")),
 		MaxWait:        time.Duration(nonZero(t, tl, "max_wait_ms")) * time.Millisecond,

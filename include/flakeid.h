@@ -377,7 +377,10 @@ typedef struct flakeid_options {
   /**
    * The whole node id, or `FLAKEID_UNSET`. Give either `node` or
    * `datacenter`/`worker` (an unset part is 0), or `node_source`, or
-   * `lease_url`; all unset means node 0.
+   * `lease_url`. All unset: in a Kubernetes pod, a lease from the API server;
+   * on a host, a free node id the host guard keeps; in a container or with the
+   * guard off, `FLAKEID_ERR_CONFIG` naming the fixes (docs/design.md, "A node id
+   * across a fleet").
    */
   uint64_t node;
   uint64_t datacenter;
@@ -437,8 +440,8 @@ typedef struct flakeid_options {
   const char *state;
   /**
    * 1: refuse to build without a node source (`node`, `worker`, `node_source`
-   * or `lease_url`) instead of taking a free node id on this host; 0 (the
-   * default): a free node id on this host.
+   * or `lease_url`) instead of taking one from Kubernetes or this host; 0 (the
+   * default): see `node` (`FLAKEID_REQUIRE_NODE=true` refuses too).
    * (Appended in 0.1: a struct without it reads as 0.)
    */
   uint32_t require_node;
@@ -641,7 +644,7 @@ size_t flakeid_last_error_position(void);
 const char *flakeid_status_name(uint32_t status);
 
 /**
- * The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,
+ * The defaults: snowflake layout, no node id (see `node`), overflow WAIT, clock_backwards ERROR,
  * `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock, no lease (`lease_ttl_ms`
  * unset), the whole sequence field (`max_sequence` unset); `struct_size` is this
  * header's `sizeof(flakeid_options)`. Returned by value: for programs that run

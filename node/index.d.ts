@@ -37,6 +37,8 @@ export declare class Generator {
   get clockBackwards(): 'error' | 'wait' | 'monotonic'
   /** Whether the node id comes from a lease. */
   get leased(): boolean
+  /** Where the node id came from: `'explicit'`, `'leased'`, `'coordinator'` or `'host'`. */
+  get nodeOrigin(): 'explicit' | 'leased' | 'coordinator' | 'host'
   /**
    * Lets go of the node id now rather than when the generator is garbage-collected
    * (its lease, or the host guard of a fixed node id, so another generator can be
@@ -243,7 +245,8 @@ export declare function fromBytes(bytes: Uint8Array): bigint
 /**
  * Options of `new Generator(...)`. Give `node`, or `datacenter` + `worker`
  * (each 0 when absent); `node` may also be a source: `'env:VAR'`, `'hostname'`,
- * `'mac'` or `'ipv4'`.
+ * `'mac'` or `'ipv4'`. With none (and no `lease`): Kubernetes' Lease in a pod, a
+ * free node id on this host elsewhere, refused in a container (docs/design.md).
  */
 export interface GeneratorOptions {
   datacenter?: number
@@ -278,9 +281,15 @@ export interface GeneratorOptions {
   state?: string
   /**
    * Refuse to start without a node source (`node`, `worker` or `lease`) instead
-   * of running as node 0 (default `false`).
+   * of taking one from Kubernetes or a free one on this host (default `false`;
+   * `FLAKEID_REQUIRE_NODE=true` for every generator of the process).
    */
   requireNode?: boolean
+  /**
+   * The only instance of the app: with no node id, take a free one on this host
+   * even in a container (default `false`; `FLAKEID_SINGLE_INSTANCE=true`).
+   */
+  singleInstance?: boolean
 }
 
 /**
@@ -383,6 +392,8 @@ export interface Stats {
   leaseState: string | null
   /** ms until the lease's window closes unless renewed; `null` without a lease. */
   leaseRemainingMs: number | null
+  /** Where the node id came from: `explicit`, `leased`, `coordinator` or `host`. */
+  nodeOrigin: 'explicit' | 'leased' | 'coordinator' | 'host'
 }
 
 /** The 8-byte big-endian form (flake-idgen's `Buffer`). */

@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url'
 const require = createRequire(import.meta.url)
 
 // The suite's files run side by side, each in a process of its own, and many of
-// their tests decode a generator built without a node id as node 0: with the host
-// guard each process would take a free node id of its own. Off, every generator
-// without one is node 0, and those of one process still share its counter.
+// their tests build on node 0: with the host guard each process would be refused
+// the node id another holds. Off, those of one process still share its counter,
+// and a generator without a node id is refused (nothing keeps processes apart).
 // guard.test.mjs (its own process) turns it back on and tests it; the variable is
 // the process's own environment, which the engine reads when a generator is built.
 process.env.FLAKEID_HOST_GUARD = 'off'

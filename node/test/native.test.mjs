@@ -14,6 +14,17 @@ import { Worker } from 'node:worker_threads'
 import { FROM_PACKAGE, Generator, ManualClock, decompose, fromBytes, nativeOnly, pkgDir, toBytes } from './backend.mjs'
 
 describe('native addon', { skip: nativeOnly }, () => {
+  test('FLAKEID_REQUIRE_NODE=true refuses a generator with no node id (the engine reads it)', () => {
+    process.env.FLAKEID_REQUIRE_NODE = 'true'
+    try {
+      assert.throws(() => new Generator(), (e) => e.code === 'FLAKEID_CONFIG' && e.field === 'node' &&
+        /require_node/.test(e.message) && /FLAKEID_NODE/.test(e.message))
+      new Generator({ node: 3 }).close()
+    } finally {
+      delete process.env.FLAKEID_REQUIRE_NODE
+    }
+  })
+
   test('nextBuffer() is an 8-byte big-endian Buffer of the next ID', () => {
     const clock = new ManualClock(1_700_000_000_000)
     const g = new Generator({ worker: 3, clock })
@@ -30,7 +41,7 @@ describe('native addon', { skip: nativeOnly }, () => {
   })
 
   test('nextIds() memory is V8-allocated, so the GC accounts for it', async () => {
-    const g = new Generator({ overflow: 'borrow' })
+    const g = new Generator({ node: 0, overflow: 'borrow' })
     // The 8 MB allocation may start a GC that frees ArrayBuffers earlier tests left
     // as garbage, which made the difference below fall short (seen once in
     // test-dist). So collect them first, let their backing stores be freed (a task
@@ -49,7 +60,7 @@ describe('native addon', { skip: nativeOnly }, () => {
 
   test('tryNextId() returns null instead of waiting for the next tick', () => {
     const clock = new ManualClock(1_700_000_000_000)
-    const g = new Generator({ layout: 'sonyflake', clock })
+    const g = new Generator({ node: 0, layout: 'sonyflake', clock })
     const ids = []
     for (let i = 0; i < 300; i++) {
       const id = g.tryNextId()
@@ -62,7 +73,7 @@ describe('native addon', { skip: nativeOnly }, () => {
   })
 
   test('hot methods are bound: they work detached and ignore `this`', () => {
-    const g = new Generator({ overflow: 'borrow' })
+    const g = new Generator({ node: 0, overflow: 'borrow' })
     const { nextId, nextBuffer, tryNextId } = g
     const a = nextId()
     assert.ok(nextBuffer.call({}).readBigUInt64BE(0) > a)
@@ -107,7 +118,7 @@ describe('leases', { skip: nativeOnly }, () => {
       assert.throws(() => a.nextId(), { code: 'FLAKEID_LEASE' })
       const c = new Generator({ lease, layout: 'instagram' })
       assert.equal(c.node, 0, 'a released id is free again')
-      assert.equal(new Generator().leased, false)
+      assert.equal(new Generator({ node: 3 }).leased, false)
       assert.throws(() => new Generator({ lease: 'nope://x' }), { code: 'FLAKEID_CONFIG', field: 'lease' })
       assert.throws(() => new Generator({ lease, node: 3 }), { code: 'FLAKEID_CONFIG', field: 'lease' })
       assert.throws(() => new Generator({ lease, leaseTtlMs: 5 }), { code: 'FLAKEID_CONFIG' })
@@ -178,7 +189,7 @@ describe('package', { skip: nativeOnly }, () => {
       const req = createRequire(join(app, 'app.js'))
       const flakeid = req('@flakeid/node')
       const FlakeId = req('@flakeid/node/flake-idgen')
-      assert.equal(typeof new flakeid.Generator().nextId(), 'bigint')
+      assert.equal(typeof new flakeid.Generator({ node: 0 }).nextId(), 'bigint')
       assert.ok(Buffer.isBuffer(new FlakeId({ id: 1 }).next()))
       assert.throws(() => req('@flakeid/node/flake-idgen.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' })
     } finally {

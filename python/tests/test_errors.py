@@ -30,12 +30,12 @@ def _fail(name: str, tmp_path: Path) -> None:
         flakeid.Generator(worker=32)
     elif name == "clock_backwards":
         clock = flakeid.ManualClock(T0)
-        gen = flakeid.Generator(clock=clock)
+        gen = flakeid.Generator(node=0, clock=clock)
         gen.next_id()
         clock.set(T0 - 7)
         gen.next_id()
     elif name == "time_exhausted":
-        flakeid.Generator(clock=flakeid.ManualClock(1_000)).next_id()
+        flakeid.Generator(node=0, clock=flakeid.ManualClock(1_000)).next_id()
     elif name == "parse":
         flakeid.decode("000g", "hex")
     elif name == "lease":
@@ -105,7 +105,7 @@ def test_config_error_names_field_and_range() -> None:
 
 def test_clock_moved_backwards_has_by_ms() -> None:
     clock = flakeid.ManualClock(T0)
-    gen = flakeid.Generator(clock=clock)
+    gen = flakeid.Generator(node=0, clock=clock)
     gen.next_id()
     clock.set(T0 - 25)
     with pytest.raises(flakeid.ClockMovedBackwardsError, match="by 25 ms") as excinfo:
@@ -116,7 +116,7 @@ def test_clock_moved_backwards_has_by_ms() -> None:
 
 
 def test_time_exhausted() -> None:
-    gen = flakeid.Generator(clock=flakeid.ManualClock(1_000))  # before the 2010 epoch
+    gen = flakeid.Generator(node=0, clock=flakeid.ManualClock(1_000))  # before the 2010 epoch
     with pytest.raises(flakeid.TimeExhaustedError, match="epoch"):
         gen.next_id()
     with pytest.raises(flakeid.TimeExhaustedError):

@@ -210,6 +210,7 @@ def test_stats_count_ids_waits_rollbacks_and_lead() -> None:
         "max_rollback_ms": 0,
         "lease_state": None,
         "lease_remaining_ms": None,
+        "node_origin": "explicit",
     }
     gen.next_ids(5)  # 4 per tick: the fifth waits out a tick
     clock.set(T0 - 100)

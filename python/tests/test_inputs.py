@@ -24,7 +24,7 @@ ENCODINGS = ["decimal", "hex", "base32", "base62"]
 def test_batch_sizes_are_config_errors(method: str, n: int) -> None:
     # pytest.raises keeps this frame, and so the generator, alive past the test:
     # an injected clock keeps the next one clear of the host guard.
-    gen = flakeid.Generator(clock=flakeid.ManualClock(1_700_000_000_000))
+    gen = flakeid.Generator(node=0, clock=flakeid.ManualClock(1_700_000_000_000))
     with pytest.raises(flakeid.ConfigError) as e:
         getattr(gen, method)(n)
     assert e.value.field == "n"  # type: ignore[attr-defined]
@@ -93,7 +93,7 @@ def test_env_values_are_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_waits_on_a_frozen_clock_end(kwargs: dict[str, object], rollback: bool) -> None:
     clock = flakeid.ManualClock(1_700_000_000_100)
-    gen = flakeid.Generator(clock=clock, **kwargs)  # type: ignore[arg-type]
+    gen = flakeid.Generator(node=0, clock=clock, **kwargs)  # type: ignore[arg-type]
     gen.next_ids(4096)
     if rollback:
         clock.set(1_700_000_000_050)
@@ -115,7 +115,7 @@ def test_ctrl_c_interrupts_a_long_wait(tmp_path) -> None:  # type: ignore[no-unt
         "import flakeid, signal, sys\n"
         "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "c = flakeid.ManualClock(1_700_000_000_100)\n"
-        "g = flakeid.Generator(clock=c, clock_backwards='wait', max_wait_ms=60000)\n"
+        "g = flakeid.Generator(node=0, clock=c, clock_backwards='wait', max_wait_ms=60000)\n"
         "g.next_ids(4096)\n"
         "c.set(1_700_000_000_090)\n"
         "print('waiting', flush=True)\n"

@@ -557,7 +557,24 @@ static void by_name_slots(void) {
   flakeid_manual_clock_free(clock);
 }
 
+/* FLAKEID_REQUIRE_NODE=true is the engine's to read: a generator with no node id is
+ * refused, naming the fixes, as the CLI and the adapters refuse it. */
+static void require_node_from_the_environment(void) {
+  flakeid_options o = flakeid_options_default();
+  flakeid_generator *g = NULL;
+  CHECK(setenv("FLAKEID_REQUIRE_NODE", "true", 1) == 0, "setenv");
+  CHECK_STATUS(flakeid_generator_new(&o, &g), FLAKEID_ERR_CONFIG);
+  CHECK(contains(flakeid_last_error_message(), "require_node") &&
+            contains(flakeid_last_error_message(), "FLAKEID_NODE"),
+        "%s", flakeid_last_error_message());
+  o.node = 3;
+  CHECK_OK(flakeid_generator_new(&o, &g));
+  flakeid_generator_free(g);
+  CHECK(unsetenv("FLAKEID_REQUIRE_NODE") == 0, "unsetenv");
+}
+
 void test_api(void) {
+  require_node_from_the_environment();
   layouts();
   encodings();
   generators();

@@ -57,7 +57,10 @@ pub struct flakeid_options {
     pub layout: flakeid_layout,
     /// The whole node id, or `FLAKEID_UNSET`. Give either `node` or
     /// `datacenter`/`worker` (an unset part is 0), or `node_source`, or
-    /// `lease_url`; all unset means node 0.
+    /// `lease_url`. All unset: in a Kubernetes pod, a lease from the API server;
+    /// on a host, a free node id the host guard keeps; in a container or with the
+    /// guard off, `FLAKEID_ERR_CONFIG` naming the fixes (docs/design.md, "A node id
+    /// across a fleet").
     pub node: u64,
     pub datacenter: u64,
     pub worker: u64,
@@ -95,8 +98,8 @@ pub struct flakeid_options {
     /// `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
     pub state: *const c_char,
     /// 1: refuse to build without a node source (`node`, `worker`, `node_source`
-    /// or `lease_url`) instead of taking a free node id on this host; 0 (the
-    /// default): a free node id on this host.
+    /// or `lease_url`) instead of taking one from Kubernetes or this host; 0 (the
+    /// default): see `node` (`FLAKEID_REQUIRE_NODE=true` refuses too).
     /// (Appended in 0.1: a struct without it reads as 0.)
     pub require_node: u32,
     /// Options with no field above, set by name (`flakeid_options_set`): slot `i`
@@ -130,7 +133,7 @@ pub struct flakeid_generator {
     pub(crate) inner: Generator,
 }
 
-/// The defaults: snowflake layout, node 0, overflow WAIT, clock_backwards ERROR,
+/// The defaults: snowflake layout, no node id (see `node`), overflow WAIT, clock_backwards ERROR,
 /// `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock, no lease (`lease_ttl_ms`
 /// unset), the whole sequence field (`max_sequence` unset); `struct_size` is this
 /// header's `sizeof(flakeid_options)`. Returned by value: for programs that run
@@ -658,6 +661,8 @@ mod tests {
                 "clock" => (!o.clock.is_null()).then(String::new),
                 "state" => ptr(o.state),
                 "require_node" => Some((if o.require_node == 1 { "true" } else { "false" }).to_string()),
+                // Set by name (`by_name`): NULL, not given, in the defaults.
+                other if !HAS_FIELD.contains(&other) => None,
                 other => panic!("option {other} of the core's table has no field in flakeid_options"),
             };
             if let Some(value) = set {

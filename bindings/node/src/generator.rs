@@ -63,7 +63,8 @@ impl ManualClock {
 
 /// Options of `new Generator(...)`. Give `node`, or `datacenter` + `worker`
 /// (each 0 when absent); `node` may also be a source: `'env:VAR'`, `'hostname'`,
-/// `'mac'` or `'ipv4'`.
+/// `'mac'` or `'ipv4'`. With none (and no `lease`): Kubernetes' Lease in a pod, a
+/// free node id on this host elsewhere, refused in a container (docs/design.md).
 #[napi(object, object_to_js = false)]
 // The shape for index.d.ts (it holds JS handles: no Debug). The constructor reads
 // the object member by member through the core's rules (Generator::build).
@@ -99,8 +100,12 @@ pub struct GeneratorOptions<'a> {
     /// A missing file is a fresh start; not with `lease`.
     pub state: Option<String>,
     /// Refuse to start without a node source (`node`, `worker` or `lease`) instead
-    /// of running as node 0 (default `false`).
+    /// of taking one from Kubernetes or a free one on this host (default `false`;
+    /// `FLAKEID_REQUIRE_NODE=true` for every generator of the process).
     pub require_node: Option<bool>,
+    /// The only instance of the app: with no node id, take a free one on this host
+    /// even in a container (default `false`; `FLAKEID_SINGLE_INSTANCE=true`).
+    pub single_instance: Option<bool>,
 }
 
 /// Issues IDs as `bigint`. One generator per node id; safe to share between calls.
@@ -124,6 +129,9 @@ pub struct Stats {
     pub lease_state: Option<String>,
     /// ms until the lease's window closes unless renewed; `null` without a lease.
     pub lease_remaining_ms: Option<f64>,
+    /// Where the node id came from: `explicit`, `leased`, `coordinator` or `host`.
+    #[napi(ts_type = "'explicit' | 'leased' | 'coordinator' | 'host'")]
+    pub node_origin: String,
 }
 
 #[napi]
@@ -222,6 +230,7 @@ impl Generator {
         crate::stats_object!(s => Stats { ids_issued, tick_waits, tick_wait_us, lead_ms, clock_rollbacks, max_rollback_ms } + {
             lease_state: s.lease_state.map(str::to_string),
             lease_remaining_ms: s.lease_remaining_ms.map(|ms| ms as f64),
+            node_origin: s.node_origin.as_str().to_string(),
         })
     }
 
@@ -250,6 +259,11 @@ impl Generator {
     #[napi(getter)]
     pub fn leased(&self) -> bool {
         self.inner.is_leased()
+    }
+    /// Where the node id came from: `'explicit'`, `'leased'`, `'coordinator'` or `'host'`.
+    #[napi(getter, ts_return_type = "'explicit' | 'leased' | 'coordinator' | 'host'")]
+    pub fn node_origin(&self) -> &'static str {
+        self.inner.node_origin().as_str()
     }
     /// Lets go of the node id now rather than when the generator is garbage-collected
     /// (its lease, or the host guard of a fixed node id, so another generator can be

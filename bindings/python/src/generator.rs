@@ -154,26 +154,14 @@ fn builder_from(given: &[(String, Bound<'_, PyAny>)]) -> PyResult<(GeneratorBuil
 }
 
 /// Checks `Generator` keywords as `Generator(**options)` does, and raises its error,
-/// without taking anything a generator holds: no node id on this host (a manual
-/// clock at the current time keeps the host guard out), no lease and no state file
-/// (with one of those, each value is checked, and the store is first reached when
-/// the generator is built). The framework adapters check their settings so at
-/// start-up, in a process that may fork its workers afterwards.
+/// without taking anything a generator holds (no node id on this host, no lease,
+/// no state file: `GeneratorBuilder::check`). The framework adapters check their
+/// settings so at start-up, in a process that may fork its workers afterwards.
 #[pyfunction]
 #[pyo3(signature = (**options))]
 pub(crate) fn check_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-    let given = keywords(options)?;
-    let (b, _) = builder_from(&given)?;
-    let holds_a_store = given
-        .iter()
-        .any(|(k, v)| (k == "lease" || k == "state") && !v.is_none());
-    if holds_a_store {
-        return Ok(());
-    }
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    b.clock(ManualClock::new(now_ms)).build().map(drop).map_err(to_py)
+    let (b, _) = builder_from(&keywords(options)?)?;
+    b.check().map(drop).map_err(to_py)
 }
 
 pymethods_with_getters! { PyGenerator.inner {
@@ -264,12 +252,18 @@ pymethods_with_getters! { PyGenerator.inner {
     fn lease_state(&self) -> Option<&'static str> {
         self.inner.lease_state().map(|s| s.as_str())
     }
+    /// Where the node id came from: "explicit", "leased", "coordinator" or "host".
+    #[getter]
+    fn node_origin(&self) -> &'static str {
+        self.inner.node_origin().as_str()
+    }
     /// What this generator has done since it was built, as a dict: ids_issued,
     /// tick_waits, tick_wait_us, lead_ms, clock_rollbacks, max_rollback_ms,
-    /// lease_state and lease_remaining_ms (None without a lease). The core's
-    /// `Stats`; the keys are its field names.
+    /// lease_state and lease_remaining_ms (None without a lease), node_origin.
+    /// The core's `Stats`; the keys are its field names.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        stats_dict!(py, py.detach(|| self.inner.stats()), [
+        let stats = py.detach(|| self.inner.stats());
+        let dict: PyResult<Bound<'py, PyDict>> = stats_dict!(py, stats, [
             ids_issued,
             tick_waits,
             tick_wait_us,
@@ -278,7 +272,10 @@ pymethods_with_getters! { PyGenerator.inner {
             max_rollback_ms,
             lease_state,
             lease_remaining_ms,
-        ])
+        ]);
+        let dict = dict?;
+        dict.set_item("node_origin", stats.node_origin.as_str())?;
+        Ok(dict)
     }
 
     /// Stops issuing IDs and gives the leased node id back now (also done when the

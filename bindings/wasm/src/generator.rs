@@ -44,6 +44,8 @@ export interface Stats {
   /** "held", "unreachable", "lost" or "released"; null without a lease. */
   leaseState: string | null;
   leaseRemainingMs: number | null;
+  /** Where the node id came from: always "explicit" here (no guard, no leases). */
+  nodeOrigin: 'explicit' | 'leased' | 'coordinator' | 'host';
 }
 "#;
 
@@ -180,7 +182,8 @@ impl Generator {
 
     /// What this generator has done since it was built (docs/stats.md): an object
     /// with `idsIssued`, `tickWaits`, `tickWaitUs`, `leadMs`, `clockRollbacks`,
-    /// `maxRollbackMs`, `leaseState` and `leaseRemainingMs` (`null`: no lease).
+    /// `maxRollbackMs`, `leaseState` and `leaseRemainingMs` (`null`: no lease),
+    /// `nodeOrigin`.
     #[wasm_bindgen(unchecked_return_type = "Stats")]
     pub fn stats(&self) -> Object {
         let s = self.inner.stats();
@@ -198,6 +201,7 @@ impl Generator {
             &s.lease_state.map_or(JsValue::NULL, JsValue::from_str),
         );
         convert::set(&o, "leaseRemainingMs", &s.lease_remaining_ms.map_or(JsValue::NULL, n));
+        convert::set(&o, "nodeOrigin", &JsValue::from_str(s.node_origin.as_str()));
         o
     }
 

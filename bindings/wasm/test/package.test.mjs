@@ -84,12 +84,12 @@ describe('the boundary', () => {
 
   test('odd inputs throw Errors (never a trap), and the module keeps working', () => {
     const odd = [undefined, null, {}, [], 'x', '', -0, NaN, Infinity, -Infinity, 2 ** 53, 2 ** 64, Symbol('s'), () => 1, true]
-    const g = new Generator({})
+    const g = new Generator({ node: 1 })
     const l = Layout.preset('snowflake')
     const calls = [
       (v) => new Generator(v),
       (v) => new Generator({ layout: v }),
-      (v) => new Generator({ clock: v }),
+      (v) => new Generator({ node: 0, clock: v }),
       (v) => new Generator({ node: v }),
       (v) => new Generator({ overflow: v }),
       (v) => new Layout(v),
@@ -124,7 +124,7 @@ describe('the boundary', () => {
 
   test('tryNextId() returns null instead of waiting; nextIds caps n by the core rule, as @flakeid/node does', () => {
     const clock = new ManualClock(1_700_000_000_000)
-    const g = new Generator({ layout: 'sonyflake', clock })
+    const g = new Generator({ node: 0, layout: 'sonyflake', clock })
     let n = 0
     while (g.tryNextId() !== null) n++
     assert.equal(n, 256, 'one 10 ms tick of sonyflake')
@@ -152,7 +152,7 @@ describe('the host clock', () => {
   }
 
   test('IDs carry the current time across tasks', async () => {
-    const g = new Generator({})
+    const g = new Generator({ node: 1 })
     const a = decompose(g.nextId()).timestampMs
     await new Promise((r) => setTimeout(r, 30))
     const before = Date.now()
@@ -161,7 +161,7 @@ describe('the host clock', () => {
   })
 
   test('within one synchronous task the cached time is re-read at least every 64 IDs', () => {
-    const g = new Generator({})
+    const g = new Generator({ node: 1 })
     g.nextId()
     spin(20)
     const before = Date.now()

@@ -43,6 +43,7 @@ fn strict_snowflake() -> Generator {
 /// The default policy on a layout whose sequence never runs out (22 bits).
 fn below_the_cap() -> Generator {
     Generator::builder(flakeid_bench::below_the_cap())
+        .node(0)
         .host_guard(false)
         .build()
         .expect("generator")

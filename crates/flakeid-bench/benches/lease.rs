@@ -82,7 +82,11 @@ fn lease(c: &mut Criterion) {
     let wide = flakeid_bench::below_the_cap();
     let mut g = c.benchmark_group("lease");
     g.throughput(Throughput::Elements(1));
-    let plain = Generator::builder(wide).host_guard(false).build().expect("generator");
+    let plain = Generator::builder(wide)
+        .node(0)
+        .host_guard(false)
+        .build()
+        .expect("generator");
     next_id_on_cpu(&mut g, "unleased/next_id", &plain);
     // Gone before `state` takes its node id (one counter, one state file).
     drop(plain);
@@ -101,6 +105,7 @@ fn lease(c: &mut Criterion) {
     next_id_on_cpu(&mut g, "leased/expiring/next_id", &expiring);
     // The option `state` (docs/state.md): the file lease's gate, a fixed node id.
     let state = Generator::builder(wide)
+        .node(0)
         .host_guard(false)
         .state(dir.join("bench.state").to_str().expect("a UTF-8 path"))
         .build()

@@ -131,6 +131,7 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
         }
         "strict<cap" => {
             let g = Generator::builder(flakeid_bench::below_the_cap())
+                .node(0)
                 .host_guard(false)
                 .build()
                 .expect("generator");

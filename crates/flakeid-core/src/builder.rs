@@ -11,6 +11,7 @@ use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
 use crate::node_id::NodeSource;
+use crate::node_origin::{self, Asked, Given, NodeOrigin, Surroundings};
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::Counters;
@@ -62,6 +63,7 @@ pub struct GeneratorBuilder {
     lease_ttl_ms: Option<u64>,
     state: Option<String>,
     require_node: bool,
+    single_instance: bool,
     host_guard: bool,
     forks_continue: bool,
 }
@@ -138,12 +140,21 @@ impl GeneratorBuilder {
         self
     }
     /// Refuse to build without a node source (`node`, `worker`, `node_source` or a
-    /// lease) instead of taking a free node id on this host. A library generator
-    /// takes one (processes on one host never share it); a process that may run as
-    /// one replica of several across hosts (the ID service, a database server)
-    /// must not: replicas on two hosts may pick the same.
+    /// lease) instead of taking one from the platform's coordinator or a free one on
+    /// this host. A library generator takes one (processes on one host never share
+    /// it); a process that may run as one replica of several across hosts (the ID
+    /// service, a database server) must not: replicas on two hosts may pick the
+    /// same. `FLAKEID_REQUIRE_NODE=true` turns it on for every build of the process.
     pub fn require_node(mut self) -> Self {
         self.require_node = true;
+        self
+    }
+    /// Declares this process the only instance of its app, so that with no node id
+    /// it takes a free one on this host even in a container, whose `/tmp` (the
+    /// host guard's directory) its replicas would not share
+    /// (`FLAKEID_SINGLE_INSTANCE=true` does the same for every build).
+    pub fn single_instance(mut self, on: bool) -> Self {
+        self.single_instance = on;
         self
     }
     /// The lease's time-to-live (`DEFAULT_LEASE_TTL_MS`, 10 s, when not set): it is
@@ -185,10 +196,11 @@ impl GeneratorBuilder {
     /// of this process lives on the node id, no other process on this host can
     /// build one on it, and the next process that does starts above this one's
     /// IDs. Off, the generator still shares its node id's counter with every
-    /// generator of this process on it (the in-process rule), and with no node id
-    /// given it runs as node 0. Turn it off only where something else keeps
-    /// processes apart (for every binding, `FLAKEID_HOST_GUARD=off` does the same).
-    /// See docs/design.md, "Who owns a node id".
+    /// generator of this process on it (the in-process rule), and a build with no
+    /// node id or lease is refused: nothing would keep two processes apart. Turn it
+    /// off only where something else keeps processes apart (for every binding,
+    /// `FLAKEID_HOST_GUARD=off` does the same). See docs/design.md, "Who owns a
+    /// node id".
     pub fn host_guard(mut self, on: bool) -> Self {
         self.host_guard = on;
         self
@@ -243,7 +255,8 @@ impl GeneratorBuilder {
                 require_node: v == 1,
                 ..self
             },
-            ("require_node", Text(s)) => return self.set_text(option.name, s),
+            ("single_instance", Uint(v @ (0 | 1))) => self.single_instance(v == 1),
+            ("require_node" | "single_instance", Text(s)) => return self.set_text(option.name, s),
             _ => return Err(options::wrong_value(option, value)),
         })
     }
@@ -347,10 +360,7 @@ impl GeneratorBuilder {
         storage: impl FnOnce(u64, Option<&Arc<Padded>>) -> C,
     ) -> Result<Generator<C>> {
         let layout = self.layout;
-        self.check_options()?;
-        self.check_state_file()?;
-        let lease = self.lease_choice()?;
-        let node = self.given_node()?;
+        let Plan { origin, node, lease } = self.plan(own)?;
         // The counter counts the layout's sequence; `max_sequence` caps what a call
         // of this generator takes in a tick.
         let sb = layout.sequence_bits();
@@ -360,12 +370,9 @@ impl GeneratorBuilder {
             Overflow::Borrow => self.policy.max_borrow_ms / layout.tick_ms(),
         };
         #[cfg(all(any(unix, windows), not(loom)))]
-        let (share, node, resume_after_ms) = self.share_owner(own, node, ahead)?;
+        let (share, node, resume_after_ms) = self.share_owner(own, origin, node, ahead)?;
         #[cfg(not(all(any(unix, windows), not(loom))))]
-        let resume_after_ms = {
-            let _ = own;
-            self.resume_after_ms
-        };
+        let resume_after_ms = self.resume_after_ms;
         let hold = self.hold(&lease, node, resume_after_ms, ahead * layout.tick_ms())?;
         // Monotonic keeps issuing in its last tick while the clock is behind. After a
         // state file's mark that is the tick after the mark (the file's fences cover
@@ -399,6 +406,7 @@ impl GeneratorBuilder {
             },
             fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
             layout,
+            origin,
             policy: Policy {
                 overflow: self.policy.overflow,
                 max_borrow_ms: self.policy.max_borrow_ms,
@@ -418,6 +426,75 @@ impl GeneratorBuilder {
                 left: std::sync::atomic::AtomicBool::new(false),
             },
         })
+    }
+
+    /// Runs every check `build` runs before it takes anything (a lease, a state
+    /// file, a node id on this host, the host guard), and returns the node id's
+    /// origin: the bindings' and adapters' check of options at start-up, in a
+    /// process that may fork its workers afterwards.
+    ///
+    /// ```
+    /// use flakeid_core::{Generator, Layout, NodeOrigin};
+    /// let b = Generator::builder(Layout::SNOWFLAKE).node(3);
+    /// assert_eq!(b.check()?, NodeOrigin::Explicit);
+    /// assert!(Generator::builder(Layout::SNOWFLAKE).worker(32).check().is_err());
+    /// # Ok::<(), flakeid_core::Error>(())
+    /// ```
+    pub fn check(&self) -> Result<NodeOrigin> {
+        self.plan(true).map(|plan| plan.origin)
+    }
+
+    /// What a build is to do, every option checked: the node id's origin, the node
+    /// id given (0 when a lease or the host will choose it) and the lease to take.
+    fn plan(&self, own: bool) -> Result<Plan> {
+        self.check_options()?;
+        self.check_state_file()?;
+        let lease = self.lease_choice()?;
+        let node = self.given_node()?;
+        self.layout.counter_sequence_bits(self.max_sequence)?;
+        let asked = self.asked();
+        let around = match asked.given {
+            Given::Nothing if asked.needs_node => Surroundings::read()?,
+            _ => Surroundings::default(),
+        };
+        let origin = node_origin::decide(&asked, &around)?;
+        // A host pick is this process's counter of a node id the guard keeps: the
+        // host's clock, one counter per node id.
+        if origin == NodeOrigin::Host && self.policy.clock.is_some() {
+            return Err(node_origin::on_injected_clock());
+        }
+        if origin == NodeOrigin::Host && !own {
+            return Err(Error::config(
+                "node",
+                "no node id given for a generator over a shared counter: give the node id its sharers agree on",
+            ));
+        }
+        let lease = match origin {
+            NodeOrigin::Coordinator => coordinator()?,
+            _ => lease,
+        };
+        #[cfg(feature = "lease")]
+        if lease.is_some() {
+            lease::LeaseTiming::for_ttl(self.lease_ttl_ms.unwrap_or(DEFAULT_LEASE_TTL_MS))?;
+        }
+        Ok(Plan { origin, node, lease })
+    }
+
+    /// The decision's inputs from this builder.
+    fn asked(&self) -> Asked {
+        Asked {
+            given: match self.node {
+                NodeChoice::Unset => Given::Nothing,
+                NodeChoice::LeaseUrl(_) => Given::Lease,
+                #[cfg(feature = "lease")]
+                NodeChoice::Lease(_) => Given::Lease,
+                _ => Given::NodeId,
+            },
+            needs_node: !self.forks_continue,
+            require_node: self.require_node,
+            single_instance: self.single_instance,
+            host_guard: self.host_guard,
+        }
     }
 
     /// A state file is refused beside a lease (which keeps the last timestamp in its
@@ -468,15 +545,8 @@ impl GeneratorBuilder {
     fn given_node(&self) -> Result<u64> {
         let layout = &self.layout;
         Ok(match &self.node {
-            NodeChoice::Unset | NodeChoice::Parts { worker: None, .. } if self.require_node => {
-                return Err(Error::config(
-                    "node",
-                    "no node id given: set node (a number, env:VAR, hostname, mac or ipv4), \
-                     datacenter and worker, or lease (in the environment: FLAKEID_NODE, FLAKEID_DATACENTER \
-                     and FLAKEID_WORKER, or FLAKEID_LEASE); require_node does not take a free node id on \
-                     this host, which a process on another host may take as well",
-                ));
-            }
+            // A datacenter alone is no node id either (with none at all, the origin's decision refuses).
+            NodeChoice::Parts { worker: None, .. } if self.require_node => return Err(node_origin::required()),
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
                 layout.check_node(*n)?;
@@ -502,27 +572,29 @@ impl GeneratorBuilder {
         })
     }
 
-    /// A generator on the system clock without a lease issues from this process's
-    /// counter of its node id (crate::owner), given or picked on the host (no node
-    /// id given), and the process holds the node id's host guard meanwhile; an
-    /// injected clock issues a test's IDs, not the host's, and the 128-bit engine
-    /// needs no node id. The previous owner of the node id on the host may have
+    /// A generator whose node id is given or picked on the host issues from this
+    /// process's counter of its node id (crate::owner), and the process holds the
+    /// node id's host guard meanwhile; on an injected clock it issues a test's IDs,
+    /// whose ticks are not the host's, from a counter of its own. A leased one is
+    /// kept by its lease, and the 128-bit engine needs no node id. The previous owner of the node id on the host may have
     /// issued up to a floor: the counter starts after it, waited out here as far
     /// as this generator cannot borrow past it. Returns the share, the node id and
     /// where the counter resumes.
     #[cfg(all(any(unix, windows), not(loom)))]
-    fn share_owner(&self, own: bool, node: u64, ahead: u64) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
-        let joins = own
-            && self.policy.clock.is_none()
-            && !self.forks_continue
-            && !matches!(self.node, NodeChoice::LeaseUrl(_))
-            && !self.is_set("lease");
+    fn share_owner(
+        &self,
+        own: bool,
+        origin: NodeOrigin,
+        node: u64,
+        ahead: u64,
+    ) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
+        let joins = own && matches!(origin, NodeOrigin::Explicit | NodeOrigin::Host) && self.policy.clock.is_none();
         if !joins {
             return Ok((None, node, self.resume_after_ms));
         }
         let share = crate::owner::join(&crate::owner::Ask {
             layout: &self.layout,
-            node: (!matches!(self.node, NodeChoice::Unset)).then_some(node),
+            node: (origin == NodeOrigin::Explicit).then_some(node),
             ahead_ticks: ahead,
             state: self.state.as_deref(),
             guard: self.host_guard,
@@ -589,6 +661,32 @@ impl GeneratorBuilder {
     }
 }
 
+/// What a build is to do ([`GeneratorBuilder::plan`]).
+struct Plan {
+    origin: NodeOrigin,
+    node: u64,
+    lease: LeaseChoice,
+}
+
+/// The platform's coordinator: in a Kubernetes pod, the `k8s://` Lease store
+/// (flakeid-lease-net registers it); a build without it refuses, naming the fixes,
+/// rather than falling back to a pick that the pod's replicas would all make.
+#[cfg(feature = "lease")]
+fn coordinator() -> Result<LeaseChoice> {
+    LeaseSpec::parse("k8s://")
+        .map(Some)
+        .map_err(|e| node_origin::no_coordinator(&e))
+}
+
+/// Builds without leases cannot lease from a coordinator.
+#[cfg(not(feature = "lease"))]
+fn coordinator() -> Result<LeaseChoice> {
+    Err(node_origin::no_coordinator(&Error::config(
+        "lease",
+        "leases are not compiled into this build of flakeid",
+    )))
+}
+
 /// The lease a build takes, if any ([`GeneratorBuilder::lease_choice`]).
 #[cfg(feature = "lease")]
 type LeaseChoice = Option<LeaseSpec>;
@@ -622,8 +720,20 @@ fn initial_counter(layout: &Layout, sb: u32, resume_after_ms: Option<u64>, monot
     })
 }
 
+impl<C: CounterStorage> Generator<C> {
+    /// Where this generator's node id came from (API.md §10): the builder's decision.
+    pub fn node_origin(&self) -> NodeOrigin {
+        self.origin
+    }
+}
+
 impl Generator {
-    /// A builder for a generator of `layout`'s IDs. Without a node id it is node 0: right for one process, wrong for two.
+    /// A builder for a generator of `layout`'s IDs. With no node id or lease, the
+    /// node id comes from the platform's coordinator (a Kubernetes pod), else a free
+    /// one on this host where the host guard sees every process that may share it;
+    /// elsewhere (a container, the guard off) the build is refused, naming the fixes
+    /// (docs/design.md, "A node id across a fleet"). [`Generator::node_origin`] says
+    /// which.
     pub fn builder(layout: Layout) -> GeneratorBuilder {
         GeneratorBuilder {
             layout,
@@ -634,6 +744,7 @@ impl Generator {
             state: None,
             max_sequence: None,
             require_node: false,
+            single_instance: false,
             host_guard: true,
             forks_continue: false,
         }

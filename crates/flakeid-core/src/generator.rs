@@ -205,6 +205,8 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     /// generator in a forked child or after `close()` refuses on the same check.
     pub(crate) fork_generation: std::sync::atomic::AtomicU64,
     pub(crate) layout: Layout,
+    /// Where the node id came from ([`Generator::node_origin`]).
+    pub(crate) origin: crate::NodeOrigin,
     /// What a call does when a tick is full or the clock goes back.
     pub(crate) policy: Policy,
     /// What keeps the node id this generator's ([`Guards`]); empty in builds with
@@ -650,8 +652,13 @@ impl<C: CounterStorage> Generator<C> {
         };
         #[cfg(not(feature = "lease"))]
         let (lease_state, lease_remaining_ms) = (None, None);
-        self.counters
-            .snapshot(ids_issued, lead_ms, lease_state, lease_remaining_ms)
+        let stats = self
+            .counters
+            .snapshot(ids_issued, lead_ms, lease_state, lease_remaining_ms);
+        Stats {
+            node_origin: self.origin,
+            ..stats
+        }
     }
 
     /// Whether the node id is still ours (always, without a lease). One predictable
@@ -1500,6 +1507,7 @@ mod tests {
     fn try_next_id_returns_none_instead_of_waiting() {
         let clock = ManualClock::new(5_000);
         let g = Generator::builder(Layout::FLAKE)
+            .node(0)
             .max_sequence(1)
             .clock(clock.clone())
             .build()

@@ -18,8 +18,9 @@
 //! why a process opens each guard file once (its owner holds it) and why a forked
 //! child never closes the descriptors it inherited.
 //!
-//! The guard never stops a start: a directory that cannot be used (read-only, not
-//! ours) is warned about once and the process keeps the in-process rule. It never
+//! A directory that cannot be used (read-only, not ours, full) is warned about once
+//! for a fixed node id, which keeps the in-process rule; a build with no node id is
+//! refused there (`crate::owner`, `crate::node_origin`). The guard never
 //! lapses silently: a watcher thread checks every held file's identity every
 //! [`WATCH_MS`]; a file removed or replaced under its holder is taken again, or,
 //! when another process took the node id meanwhile, reported and the holder's
@@ -338,8 +339,8 @@ pub(crate) fn warn_unusable(dir: &Path, err: &io::Error) {
     WARNED.get_or_init(|| {
         eprintln!(
             "flakeid: warning: the host guard directory {} cannot be used ({err}): generators on a fixed node id \
-             are not checked against other processes on this host, and a generator with no node id runs as node 0; \
-             set {HOST_GUARD_ENV} to a writable directory of your own",
+             are not checked against other processes on this host (one with no node id is refused); set \
+             {HOST_GUARD_ENV} to a writable directory of your own",
             dir.display()
         );
     });

@@ -33,6 +33,7 @@ mod layout;
 #[cfg(feature = "lease")]
 pub mod lease;
 mod node_id;
+mod node_origin;
 mod options;
 #[cfg(all(any(unix, windows), not(loom)))]
 mod owner;
@@ -62,6 +63,7 @@ pub use layout::{
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
+pub use node_origin::NodeOrigin;
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
     OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, UUID_GENERATOR_OPTIONS, closest_option, configured_twice,

@@ -113,7 +113,7 @@ const NODE: (u64, u64) = (0, u64::MAX);
 
 /// Every option of a generator, in the order the API lists them.
 #[rustfmt::skip]
-pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
+pub const GENERATOR_OPTIONS: [GeneratorOption; 15] = [
     opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
         "the datacenter part of the node id (layouts with datacenter bits)"),
     opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
@@ -138,7 +138,9 @@ pub const GENERATOR_OPTIONS: [GeneratorOption; 14] = [
     opt("state", "state", "state", OptionKind::Path, "", NONE, None,
         "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
     opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
-        "refuse to start without a node source (node, worker or lease) instead of taking a free node id on this host"),
+        "refuse to start without a node source (node, worker or lease) instead of taking one from Kubernetes or this host"),
+    opt("single_instance", "singleInstance", "single-instance", OptionKind::Bool, "false", NONE, None,
+        "the only instance of the app: with no node id, take a free one on this host even in a container"),
 ];
 
 const _: () = {
@@ -475,10 +477,12 @@ mod tests {
     #[test]
     fn require_node_by_name() {
         use crate::{Generator, Layout};
+        // The guard off: a build with no node id is refused either way, by require_node or for the guard.
         let b = || Generator::builder(Layout::SNOWFLAKE).host_guard(false);
-        for (v, refused) in [("true", true), ("1", true), ("false", false), ("0", false)] {
-            let r = b().set_text("require_node", v).and_then(|b| b.build());
-            assert_eq!(r.is_err(), refused, "{v}");
+        for (v, required) in [("true", true), ("1", true), ("false", false), ("0", false)] {
+            let r = b().set_text("require_node", v).and_then(|b| b.check());
+            let message = r.err().map(|e| e.to_string()).unwrap_or_default();
+            assert_eq!(message.contains("require_node"), required, "{v}: {message}");
         }
         let r = b().set("requireNode", OptionValue::Uint(1)).and_then(|b| b.build());
         assert!(r.err().is_some_and(|e| e.to_string().contains("no node id given")));

@@ -269,6 +269,7 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
     let taken = match &dir {
         Some(dir) => take_for(owner, dir, ask).map_err(|e| match e {
             PickRefused::Other(e) => e,
+            PickRefused::Unusable(e) => unusable(dir, &e),
             PickRefused::Held(pid) => host_guard::refusal(node, pid, &dir.join(host_guard::key(ask.layout, node))),
         })?,
         None => None,
@@ -277,7 +278,8 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
 }
 
 /// Picks a free node id for this process on the host: the one it picked last if
-/// it is free, else the highest free one; node 0 when there is no guard to ask.
+/// it is free, else the highest free one. With no guard to ask, none (the builder
+/// refuses that first: crate::node_origin).
 fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> Result<Share> {
     let pid = std::process::id();
     let mine = |node: u64| {
@@ -287,12 +289,7 @@ fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> 
             .find(|o| o.pid == pid && o.space == space && o.node == node)
     };
     let Some(dir) = dir else {
-        let owner = mine(0).unwrap_or_else(|| {
-            let o = new_owner(ask, space, 0, true);
-            owners.push(o);
-            o
-        });
-        return enter(owner, ask, None);
+        return Err(crate::node_origin::unseen("the host guard is off"));
     };
     let last = owners
         .iter()
@@ -301,6 +298,7 @@ fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> 
         .map(|o| o.node);
     let max_node = ask.layout.max_node();
     let mut held_by = None;
+    let mut unusable_by = None;
     // From the top of the range down: fixed node ids are mostly small ones, and a
     // picked one should not take the node id a fixed generator is about to ask for.
     for node in last.into_iter().chain((0..=max_node).rev()) {
@@ -318,8 +316,12 @@ fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> 
                 return enter(owner, ask, taken);
             }
             Err(PickRefused::Held(pid)) => held_by = held_by.or(pid),
+            Err(PickRefused::Unusable(e)) => unusable_by = unusable_by.or(Some(e)),
             Err(PickRefused::Other(e)) => return Err(e),
         }
+    }
+    if let Some(e) = unusable_by {
+        return Err(unusable(&dir, &e));
     }
     Err(Error::config(
         "node",
@@ -332,9 +334,21 @@ fn pick(owners: &mut Held, ask: &Ask<'_>, dir: Option<PathBuf>, space: &str) -> 
     ))
 }
 
-/// Why a pick passes over a node id (another process holds it), or gives up.
+/// The refusal of a pick where no node id's guard file could be used (read-only,
+/// owned by another user, full): none of them could be kept from another process.
+fn unusable(dir: &std::path::Path, e: &std::io::Error) -> Error {
+    crate::node_origin::unseen(&format!(
+        "the host guard directory {} cannot be used ({e}; set {} to a writable directory of your own)",
+        dir.display(),
+        host_guard::HOST_GUARD_ENV
+    ))
+}
+
+/// Why a pick passes over a node id (another process holds it, or its guard file
+/// cannot be used), or gives up.
 enum PickRefused {
     Held(Option<u32>),
+    Unusable(std::io::Error),
     Other(Error),
 }
 
@@ -381,6 +395,8 @@ fn take_for(
             pid,
             &dir.join(host_guard::key(ask.layout, owner.node)),
         ))),
+        // A pick the guard cannot check could be any process's: passed over.
+        Err(Refused::Unusable(e)) if ask.node.is_none() => Err(PickRefused::Unusable(e)),
         Err(Refused::Unusable(e)) => {
             host_guard::warn_unusable(dir, &e);
             Ok(None)

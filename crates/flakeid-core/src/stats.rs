@@ -5,6 +5,7 @@
 //! when a new tick starts, which happens at most once per tick); waits and clock
 //! rollbacks are counted on the slow path that handles them.
 
+use crate::node_origin::NodeOrigin;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of a generator's counters since it was built.
@@ -60,6 +61,9 @@ pub struct Stats {
     /// Milliseconds until the lease's current window closes unless renewed (0 once
     /// it has); `None` without a lease.
     pub lease_remaining_ms: Option<u64>,
+    /// Where the node id came from ([`NodeOrigin::as_str`]: `explicit`, `leased`,
+    /// `coordinator`, `host`, or `none` for the 128-bit generator).
+    pub node_origin: NodeOrigin,
 }
 
 /// How long `Counters::issued` waits for a thread to finish a tick change (about
@@ -179,6 +183,7 @@ impl Counters {
             reseeds: self.reseeds.load(Ordering::Relaxed),
             lease_state,
             lease_remaining_ms,
+            node_origin: NodeOrigin::NotNeeded,
         }
     }
 

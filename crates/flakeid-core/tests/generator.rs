@@ -104,6 +104,7 @@ fn sparse_calls_get_fresh_timestamps() {
 fn borrow_runs_ahead_but_within_its_window() {
     let clock = ManualClock::new(1_700_000_000_000);
     let g = Generator::builder(Layout::SNOWFLAKE)
+        .node(0)
         .overflow(Overflow::Borrow)
         .max_borrow_ms(10)
         .clock(clock.clone())
@@ -127,6 +128,7 @@ fn strict_wait_spins_until_a_real_clock_moves() {
     let clock = ManualClock::new(1_700_000_000_000);
     let g = Arc::new(
         Generator::builder(Layout::SNOWFLAKE)
+            .node(0)
             .clock(clock.clone())
             .build()
             .unwrap(),
@@ -146,6 +148,7 @@ fn clock_wait_policy_catches_up_with_a_real_thread() {
     let clock = ManualClock::new(1_700_000_000_100);
     let g = Arc::new(
         Generator::builder(Layout::SNOWFLAKE)
+            .node(0)
             .clock(clock.clone())
             .clock_backwards(ClockBackwards::Wait)
             // The 20 ms rollback is within the bound; the bound is also how long
@@ -171,6 +174,7 @@ fn clock_wait_policy_catches_up_with_a_real_thread() {
 fn resume_after_starts_past_a_previous_holder() {
     let clock = ManualClock::new(1_700_000_000_000);
     let g = Generator::builder(Layout::SNOWFLAKE)
+        .node(0)
         .clock(clock.clone())
         .resume_after_ms(1_700_000_000_005)
         .build()
@@ -307,6 +311,7 @@ fn waits_on_a_frozen_clock_end_in_real_time() {
     for (name, overflow, borrow, policy, rollback) in cases {
         let clock = ManualClock::new(1_700_000_000_100);
         let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(0)
             .clock(clock.clone())
             .overflow(overflow)
             .max_borrow_ms(borrow)
@@ -349,6 +354,7 @@ fn the_wait_hook_interrupts_a_wait() {
     let seen = Arc::clone(&calls);
     let clock = ManualClock::new(1_700_000_000_000);
     let g = Generator::builder(Layout::SNOWFLAKE)
+        .node(0)
         .clock(clock.clone())
         .max_wait_ms(60_000)
         .wait_hook(Arc::new(move || {
@@ -401,12 +407,14 @@ fn generators_sharing_a_counter_never_repeat() {
     let before = load();
     let ahead = precise_now_ms() + 60_000;
     let _g = Generator::builder(Layout::SNOWFLAKE)
+        .node(4)
         .resume_after_ms(ahead)
         .build_shared(&COUNTER)
         .unwrap();
     let moved = load();
     assert!(moved > before);
     let _h = Generator::builder(Layout::SNOWFLAKE)
+        .node(4)
         .resume_after_ms(0)
         .build_shared(&COUNTER)
         .unwrap();

@@ -498,11 +498,12 @@ fn a_relative_directory_is_refused() {
 fn a_read_only_guard_directory_warns_and_builds() {
     if std::env::var_os(CHILD).is_some() {
         node(14).unwrap().next_id().unwrap();
-        Generator::builder(Layout::SNOWFLAKE)
-            .build()
-            .unwrap()
-            .next_id()
-            .unwrap();
+        // With no node id, a pick the guard cannot keep is refused, naming the fixes.
+        let refused = Generator::builder(Layout::SNOWFLAKE).build().unwrap_err().to_string();
+        assert!(
+            refused.contains("cannot be used") && refused.contains("FLAKEID_NODE"),
+            "{refused}"
+        );
         say("ok");
         return;
     }

@@ -37,6 +37,7 @@ fn auto_detection_never_misreads_an_id() {
     // reads back as that ID or as an error that asks which form was meant.
     let clock = ManualClock::new(Layout::INSTAGRAM.epoch_ms() + 1);
     let g = Generator::builder(Layout::INSTAGRAM)
+        .node(0)
         .clock(clock.clone())
         .build()
         .unwrap();

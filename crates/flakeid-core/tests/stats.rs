@@ -41,6 +41,7 @@ fn each_full_tick_is_one_wait() {
     // 4 IDs per tick; the clock moves 1 ms per turn of the wait loop.
     let clock = ManualClock::new(T0).with_auto_advance(1);
     let g = Generator::builder(Layout::FLAKE)
+        .node(0)
         .max_sequence(3)
         .clock(clock.clone())
         .build()
@@ -62,7 +63,11 @@ fn each_full_tick_is_one_wait() {
 #[test]
 fn rollbacks_are_counted_once_per_call_with_the_largest() {
     let clock = ManualClock::new(T0);
-    let g = Generator::builder(Layout::FLAKE).clock(clock.clone()).build().unwrap();
+    let g = Generator::builder(Layout::FLAKE)
+        .node(0)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     g.next_id().unwrap();
     clock.set(T0 - 250);
     assert!(g.next_id().is_err()); // the default policy refuses
@@ -75,6 +80,7 @@ fn rollbacks_are_counted_once_per_call_with_the_largest() {
     // Monotonic keeps issuing from the last tick: a rollback seen, IDs counted.
     let clock = ManualClock::new(T0);
     let g = Generator::builder(Layout::FLAKE)
+        .node(0)
         .clock_backwards(ClockBackwards::Monotonic)
         .clock(clock.clone())
         .build()
@@ -90,6 +96,7 @@ fn rollbacks_are_counted_once_per_call_with_the_largest() {
 fn a_borrowing_generator_reports_its_lead() {
     let clock = ManualClock::new(T0);
     let g = Generator::builder(Layout::FLAKE)
+        .node(0)
         .max_sequence(3)
         .overflow(Overflow::Borrow)
         .max_borrow_ms(50)

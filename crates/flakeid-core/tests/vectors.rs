@@ -627,14 +627,16 @@ fn options_json() -> Value {
     let ok = |o: Value| json!({"layout": "snowflake", "options": o});
     let bad = |o: Value, field: &str| json!({"layout": "snowflake", "options": o, "error": "config", "field": field});
     let bad_in = |layout: &str, o: Value, field: &str| json!({"layout": layout, "options": o, "error": "config", "field": field});
+    // A case that builds gives a node id: with none, whether a build may take one
+    // depends on where it runs (node_origin.rs), not on the options.
     let cases = vec![
-        ok(json!({})),
+        ok(json!({"node": 1})),
         ok(json!({"datacenter": 31, "worker": 31})),
         ok(json!({"node": 1023})),
-        ok(json!({"overflow": "borrow", "max_borrow_ms": 86_400_000u64})),
-        ok(json!({"clock_backwards": "monotonic", "max_wait_ms": 0})),
-        ok(json!({"max_sequence": 0})),
-        ok(json!({"max_sequence": 4095})),
+        ok(json!({"node": 1, "overflow": "borrow", "max_borrow_ms": 86_400_000u64})),
+        ok(json!({"node": 1, "clock_backwards": "monotonic", "max_wait_ms": 0})),
+        ok(json!({"node": 1, "max_sequence": 0})),
+        ok(json!({"node": 1, "max_sequence": 4095})),
         bad(json!({"lease_ttl_ms": 10_000}), "lease_ttl_ms"),
         bad(json!({"lease_ttl_ms": 5}), "lease_ttl_ms"),
         bad(json!({"node": 3, "lease_ttl_ms": 10_000}), "lease_ttl_ms"),
@@ -658,7 +660,8 @@ fn options_json() -> Value {
         bad_in("sonyflake", json!({"datacenter": 1}), "datacenter"),
         bad_in("sonyflake", json!({"max_sequence": 511}), "max_sequence"),
         bad_in("baidu", json!({"worker": 4_194_304}), "worker"),
-        ok(json!({"require_node": false})),
+        ok(json!({"node": 1, "require_node": false})),
+        ok(json!({"node": 1, "single_instance": true})),
         ok(json!({"require_node": true, "worker": 30})),
         bad(json!({"require_node": true}), "node"),
         bad(json!({"require_node": true, "datacenter": 1}), "node"),

@@ -236,6 +236,11 @@ fn check_node_settings(layout: Layout, pending: &Pending, changed: &str) -> Resu
             _ => {}
         }
     }
+    // No node id at all: no range to check (the server's start refuses it, by
+    // require_node; the engine refuses a build with none on this clock).
+    if node.value < 0 && dc.value < 0 && worker.value < 0 {
+        return Ok(());
+    }
     // The ranges, by the engine's rule; a conflict is reported above, so here the
     // node id is taken from one source only.
     let mut b = Generator::builder(layout).clock(BackendClock);

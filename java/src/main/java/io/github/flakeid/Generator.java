@@ -262,7 +262,10 @@ public final class Generator extends NativeHandle {
   /**
    * Options for a generator. Give the node id one way: {@link #node}, or {@link
    * #datacenter} and {@link #worker} (a part not given is 0), or {@link #nodeSource},
-   * or {@link #lease}; none means node 0. Unset options keep the library's defaults.
+   * or {@link #lease}. With none: in a Kubernetes pod, a lease from the API server; on a
+   * host, a free node id the host guard keeps; in a container or with the guard off, a {@link
+   * ConfigException} naming the fixes (docs/design.md, "A node id across a fleet"). Unset
+   * options keep the library's defaults.
    */
   public static final class Builder {
     private Layout layout;
