@@ -111,14 +111,19 @@ pub(crate) struct Owner {
     epoch_ms: u64,
     /// The counter's sequence width: the layout's.
     sb: u32,
-    /// The host guard was lost to another process: every call refuses.
+    /// The host guard was lost to another process: every call refuses until the
+    /// watcher takes it back ([`recover`]).
     lost: AtomicBool,
+    /// The counter when the node id was lost (it is poisoned meanwhile).
+    lost_at: StdAtomicU64,
     live: Mutex<Live>,
 }
 
 struct Live {
     handles: usize,
     guard: Option<HostGuard>,
+    /// The guard file's path, once taken: where a lost node id is taken back.
+    path: Option<PathBuf>,
     /// The state file the live generators keep (`state`), if any: one for all or
     /// none.
     state: Option<String>,
@@ -188,8 +193,23 @@ impl Owner {
     /// full checks, which refuse ([`lost_error`](Self::lost_error)).
     pub(crate) fn lose(&self) {
         self.lost.store(true, Ordering::Release);
-        self.counter.0.store(u64::MAX, Ordering::Release);
+        let at = self.counter.0.swap(u64::MAX, Ordering::AcqRel);
+        if at != u64::MAX {
+            self.lost_at.store(at, Ordering::Release);
+        }
         crate::fork::end_handle_epoch();
+    }
+
+    /// The counter's first slot in the tick after `floor_ms`.
+    fn slot_after(&self, floor_ms: u64) -> u64 {
+        let ticks = floor_ms.saturating_sub(self.epoch_ms) / self.tick_ms.max(1);
+        ticks.saturating_add(1).checked_shl(self.sb).unwrap_or(u64::MAX)
+    }
+
+    /// Raises the counter past `floor_ms` (a floor another process left in a guard
+    /// file this one took back): no slot at or below it is taken after this.
+    fn raise_past(&self, floor_ms: u64) {
+        self.counter.0.fetch_max(self.slot_after(floor_ms), Ordering::AcqRel);
     }
 
     /// Why every call on a lost node id refuses.
@@ -199,8 +219,8 @@ impl Owner {
             "node",
             format!(
                 "node id {} was taken by another process on this host after its host guard file was removed: \
-                 this process's generators on it stop issuing (build a new one to take a free node id, or \
-                 keep the guard directory from being cleaned)",
+                 this process's generators on it stop issuing until that process lets it go (or build one \
+                 on a free node id; keep the guard directory from being cleaned)",
                 self.node
             ),
         )
@@ -231,6 +251,15 @@ impl Owner {
 
     fn lead_ms(&self) -> u64 {
         self.max_ahead().saturating_mul(self.tick_ms)
+    }
+
+    /// The guard's numbers for a holder running up to `ahead_ms` ahead.
+    fn lead(&self, ahead_ms: u64) -> host_guard::Lead {
+        host_guard::Lead {
+            tick_ms: self.tick_ms,
+            ahead_ms,
+            max_ms: crate::policy::MAX_POLICY_MS,
+        }
     }
 }
 
@@ -364,37 +393,39 @@ fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Ow
         epoch_ms: ask.layout.epoch_ms(),
         sb: ask.layout.sequence_bits(),
         lost: AtomicBool::new(false),
+        lost_at: StdAtomicU64::new(0),
         live: Mutex::new(Live {
             handles: 0,
             guard: None,
+            path: None,
             state: ask.state.map(str::to_string),
         }),
     }))
 }
 
-/// Takes the owner's host guard if this process holds none for it now.
+/// Takes the owner's host guard if this process holds none for it now (or takes
+/// back one it lost, [`recover`]).
 fn take_for(
     owner: &'static Owner,
     dir: &std::path::Path,
     ask: &Ask<'_>,
 ) -> std::result::Result<Option<u64>, PickRefused> {
     let mut live = lock(&owner.live);
-    if live.handles > 0 || live.guard.is_some() {
+    if live.guard.is_some() || (live.handles > 0 && !owner.is_lost()) {
         return Ok(None);
     }
+    let path = dir.join(host_guard::key(ask.layout, owner.node));
     let ahead_ms = owner.lead_ms().max(ask.ahead_ticks * owner.tick_ms);
-    match host_guard::take(dir, ask.layout, owner.node, ahead_ms) {
+    match host_guard::take(&path, owner.node, owner.lead(ahead_ms)) {
         Ok(taken) => {
             live.guard = Some(taken.guard);
+            live.path = Some(path);
+            recover(owner, taken.floor_ms);
             watch_from_now();
             Ok(taken.floor_ms)
         }
         Err(Refused::Held(pid)) if ask.node.is_none() => Err(PickRefused::Held(pid)),
-        Err(Refused::Held(pid)) => Err(PickRefused::Other(host_guard::refusal(
-            owner.node,
-            pid,
-            &dir.join(host_guard::key(ask.layout, owner.node)),
-        ))),
+        Err(Refused::Held(pid)) => Err(PickRefused::Other(host_guard::refusal(owner.node, pid, &path))),
         // A pick the guard cannot check could be any process's: passed over.
         Err(Refused::Unusable(e)) if ask.node.is_none() => Err(PickRefused::Unusable(e)),
         Err(Refused::Unusable(e)) => {
@@ -402,6 +433,22 @@ fn take_for(
             Ok(None)
         }
     }
+}
+
+/// A lost node id's guard taken back: the counter goes on from where it stopped,
+/// or past the floor the process that held the node id meanwhile left, whichever
+/// is higher, and its generators issue again. Nothing for an owner not lost.
+fn recover(owner: &Owner, floor_ms: Option<u64>) {
+    if !owner.is_lost() {
+        return;
+    }
+    let from = owner.lost_at.load(Ordering::Acquire);
+    let past = floor_ms.map_or(0, |f| owner.slot_after(f));
+    // The counter first, then the flag: a call that sees the flag down (Acquire)
+    // sees the counter's new value.
+    owner.counter.0.store(from.max(past), Ordering::Release);
+    owner.lost.store(false, Ordering::Release);
+    crate::fork::end_handle_epoch();
 }
 
 /// Adds a generator to `owner` once its settings agree with the live ones' (the
@@ -460,7 +507,8 @@ fn watch_from_now() {
     }
 }
 
-/// Checks every guard this process holds (see `HostGuard::watch`).
+/// Checks every guard this process holds (see `HostGuard::watch`), and takes back
+/// any it lost once the process that took it lets go.
 pub(crate) fn watch_once() {
     let pid = std::process::id();
     let owners: Vec<&'static Owner> = table().iter().copied().filter(|o| o.pid == pid).collect();
@@ -468,27 +516,53 @@ pub(crate) fn watch_once() {
         let mut live = lock(&owner.live);
         let lead = owner.lead_ms();
         let Some(guard) = &mut live.guard else {
+            if owner.is_lost() && live.handles > 0 {
+                take_back(owner, &mut live);
+            }
             continue;
         };
         let floor = || crate::clock::precise_now_ms() + lead + owner.tick_ms;
         match guard.watch(lead, floor) {
             Watched::Same => {}
-            Watched::Retaken => eprintln!(
-                "flakeid: warning: the host guard file of node id {} was removed or replaced while this process \
-                 held it; it is held again",
-                owner.node
-            ),
+            Watched::Retaken(floor) => {
+                if let Some(floor) = floor {
+                    owner.raise_past(floor);
+                }
+                eprintln!(
+                    "flakeid: warning: the host guard file of node id {} was removed or replaced while this process \
+                     held it; it is held again",
+                    owner.node
+                );
+            }
             Watched::Lost(by) => {
                 // Reported once: the file is the other process's now.
                 live.guard = None;
                 owner.lose();
                 eprintln!(
                     "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
-                     held it, and {} took the node id: this process's generators on it stop issuing",
+                     held it, and {} took the node id: this process's generators on it stop issuing until that \
+                     process lets it go",
                     owner.node,
                     by.map_or("another process".to_string(), |p| format!("process {p}"))
                 );
             }
         }
+    }
+}
+
+/// One attempt to take back a lost node id's guard file (the watcher's, every
+/// period while generators on it live).
+fn take_back(owner: &Owner, live: &mut Live) {
+    let Some(path) = live.path.clone() else {
+        return;
+    };
+    if let Ok(taken) = host_guard::take(&path, owner.node, owner.lead(owner.lead_ms())) {
+        live.guard = Some(taken.guard);
+        recover(owner, taken.floor_ms);
+        eprintln!(
+            "flakeid: warning: node id {} is this process's again (its host guard file was let go): its \
+             generators issue again, above the other process's IDs",
+            owner.node
+        );
     }
 }
