@@ -219,8 +219,8 @@ impl Owner {
             "node",
             format!(
                 "node id {} was taken by another process on this host after its host guard file was removed: \
-                 this process's generators on it stop issuing until that process lets it go (or build one \
-                 on a free node id; keep the guard directory from being cleaned)",
+                 this process's generators on it stop issuing until that process lets it go and the clock \
+                 passes its IDs (or build one on a free node id; keep the guard directory from being cleaned)",
                 self.node
             ),
         )
@@ -420,7 +420,7 @@ fn take_for(
         Ok(taken) => {
             live.guard = Some(taken.guard);
             live.path = Some(path);
-            recover(owner, taken.floor_ms);
+            recover(owner, taken.floor_ms, true);
             watch_from_now();
             Ok(taken.floor_ms)
         }
@@ -437,16 +437,25 @@ fn take_for(
 
 /// A lost node id's guard taken back: the counter goes on from where it stopped,
 /// or past the floor the process that held the node id meanwhile left, whichever
-/// is higher, and its generators issue again. Nothing for an owner not lost.
-fn recover(owner: &Owner, floor_ms: Option<u64>) {
+/// is higher. Its generators issue again at once when `now` (a build, which waits
+/// out the floor itself), else once the clock is within their lead of that point
+/// (until then they refuse as lost, never as a clock gone back); the watcher asks
+/// again every period. Nothing for an owner not lost.
+fn recover(owner: &Owner, floor_ms: Option<u64>, now: bool) {
     if !owner.is_lost() {
         return;
     }
+    if let Some(floor) = floor_ms {
+        owner.lost_at.fetch_max(owner.slot_after(floor), Ordering::AcqRel);
+    }
     let from = owner.lost_at.load(Ordering::Acquire);
-    let past = floor_ms.map_or(0, |f| owner.slot_after(f));
+    let last_ms = owner.epoch_ms + (from.saturating_sub(1) >> owner.sb).saturating_mul(owner.tick_ms);
+    if !now && last_ms > crate::clock::precise_now_ms().saturating_add(owner.lead_ms()) {
+        return;
+    }
     // The counter first, then the flag: a call that sees the flag down (Acquire)
     // sees the counter's new value.
-    owner.counter.0.store(from.max(past), Ordering::Release);
+    owner.counter.0.store(from, Ordering::Release);
     owner.lost.store(false, Ordering::Release);
     crate::fork::end_handle_epoch();
 }
@@ -521,6 +530,8 @@ pub(crate) fn watch_once() {
             }
             continue;
         };
+        // Taken back, waiting for the clock to reach the other process's floor.
+        recover(owner, None, false);
         let floor = || crate::clock::precise_now_ms() + lead + owner.tick_ms;
         match guard.watch(lead, floor) {
             Watched::Same => {}
@@ -558,10 +569,10 @@ fn take_back(owner: &Owner, live: &mut Live) {
     };
     if let Ok(taken) = host_guard::take(&path, owner.node, owner.lead(owner.lead_ms())) {
         live.guard = Some(taken.guard);
-        recover(owner, taken.floor_ms);
+        recover(owner, taken.floor_ms, false);
         eprintln!(
             "flakeid: warning: node id {} is this process's again (its host guard file was let go): its \
-             generators issue again, above the other process's IDs",
+             generators issue again above the other process's IDs (once the clock reaches them)",
             owner.node
         );
     }

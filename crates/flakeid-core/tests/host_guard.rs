@@ -629,3 +629,347 @@ fn a_removed_guard_file_taken_by_another_process_stops_the_holder() {
     assert!(c.wait().unwrap().success());
     say("ok");
 }
+
+/// The node id of [`probe_node`] and [`hold_node`].
+const NODE: &str = "FLAKEID_GUARD_NODE";
+/// A guard file [`probe_node`] removes first.
+const REMOVE: &str = "FLAKEID_GUARD_REMOVE";
+
+fn node_of_env() -> u64 {
+    std::env::var(NODE).unwrap().parse().unwrap()
+}
+
+/// A child's step: builds on the node id `FLAKEID_GUARD_NODE` and says whether it
+/// took it (then, with `FLAKEID_GUARD_OUT`, writes its first ID there and exits)
+/// or who refused it (nothing when run by itself).
+#[test]
+fn probe_node() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    if let Ok(path) = std::env::var(REMOVE) {
+        // A cleaner, then this newcomer at once (before the holder's watcher looks).
+        std::fs::remove_file(path).unwrap();
+    }
+    let borrow = std::env::var(HOW).as_deref() == Ok("borrow");
+    let built = if borrow {
+        Generator::builder(Layout::SNOWFLAKE)
+            .node(node_of_env())
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(500)
+            .build()
+    } else {
+        node(node_of_env())
+    };
+    match built {
+        Ok(g) => {
+            if let Ok(out) = std::env::var(OUT) {
+                // Borrowing: a burst ahead of the clock, its last ID written.
+                let last = if borrow {
+                    *g.next_ids(1_500_000).unwrap().last().unwrap()
+                } else {
+                    g.next_id().unwrap()
+                };
+                std::fs::write(out, format!("{last}\n")).unwrap();
+            }
+            say("took it");
+        }
+        Err(Error::Config { field: "node", message }) => {
+            let pid = message
+                .split("by process ")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .unwrap_or("?");
+            say(format!("refused by process {pid}"));
+        }
+        Err(e) => say(format!("unexpected: {e}")),
+    }
+}
+
+/// Asks a new process for `node` on `guard`: its answer.
+fn probe(guard: &str, node: u64, env: &[(&str, &str)]) -> String {
+    let n = node.to_string();
+    let mut all = vec![(NODE, n.as_str())];
+    all.extend_from_slice(env);
+    let (mut c, _i, mut out) = run_child("probe_node", guard, &all);
+    let answer = report(&mut out);
+    c.wait().unwrap();
+    answer
+}
+
+/// The guard file of `node` in `dir`.
+fn guard_file(dir: &Path, node: u64) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("node-{node}.")))
+        .unwrap()
+}
+
+/// A child's step: holds `FLAKEID_GUARD_NODE`, then, as `FLAKEID_GUARD_HOW` says,
+/// opens and closes its own guard file (`touch`) or forks a child that outlives it
+/// (`fork`: the child's pid is reported), and waits to be killed.
+#[test]
+fn hold_node() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let n = node_of_env();
+    let g = node(n).unwrap();
+    g.next_id().unwrap();
+    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    let file = guard_file(&dir, n);
+    match std::env::var(HOW).as_deref() {
+        Ok("touch") => {
+            // What a library, a log rotation or a backup in the holder's process may
+            // do: open the file, read or write it, close it.
+            drop(std::fs::File::open(&file).unwrap());
+            drop(std::fs::OpenOptions::new().append(true).open(&file).unwrap());
+            let _ = std::fs::read_to_string(&file).unwrap();
+            say("held");
+        }
+        Ok("fork") => {
+            // SAFETY: the child only sleeps until it is killed.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                loop {
+                    // SAFETY: waits for a signal.
+                    unsafe { libc::pause() };
+                }
+            }
+            say(pid);
+        }
+        _ => say("held"),
+    }
+    std::thread::sleep(std::time::Duration::from_secs(120));
+    drop(g);
+}
+
+/// Code in the holder's own process that opens and closes the guard file (a
+/// library, a log rotation) leaves the guard held: another process is refused.
+#[test]
+fn the_holders_own_open_and_close_keeps_the_guard() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = fresh_dir("touch");
+    let guard = dir.to_str().unwrap();
+    let (mut holder, _i, mut out) = run_child("hold_node", guard, &[(NODE, "20"), (HOW, "touch")]);
+    assert_eq!(report(&mut out), "held");
+    assert_eq!(probe(guard, 20, &[]), format!("refused by process {}", holder.id()));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(probe(guard, 20, &[]), "took it");
+}
+
+/// A forked child that outlives its parent (never execs, never closes anything)
+/// does not keep the parent's guard: once the parent is killed, the node id is free.
+#[test]
+fn a_forked_child_does_not_keep_a_dead_parents_guard() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = fresh_dir("orphan");
+    let guard = dir.to_str().unwrap();
+    let (mut holder, _i, mut out) = run_child("hold_node", guard, &[(NODE, "21"), (HOW, "fork")]);
+    let orphan: i32 = report(&mut out).parse().unwrap();
+    assert_eq!(probe(guard, 21, &[]), format!("refused by process {}", holder.id()));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let answer = probe(guard, 21, &[]);
+    // SAFETY: ending the grandchild this test made (its parent is gone).
+    unsafe { libc::kill(orphan, libc::SIGKILL) };
+    assert_eq!(answer, "took it", "the parent's forked child kept its guard");
+}
+
+/// A child of the crash chain: builds strict on node 7, waiting out the floor
+/// its dead predecessor left, and is killed meanwhile.
+#[test]
+fn wait_on_node_7() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let g = node(7).unwrap();
+    say("built");
+    std::thread::sleep(std::time::Duration::from_secs(120));
+    drop(g);
+}
+
+/// The crash chain: A borrows ahead of the clock and is killed; B takes the node
+/// id, writes its record and is killed while it waits out A's floor; C starts
+/// above every ID of A's all the same (B's record carries A's floor).
+#[test]
+fn a_crash_while_waiting_out_a_floor_keeps_the_floor() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = fresh_dir("chain");
+    let guard = dir.to_str().unwrap();
+    // FLAKEID_CHAIN_ROUNDS: more rounds by hand.
+    let rounds: usize = std::env::var("FLAKEID_CHAIN_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(2);
+    let mut last_max = 0;
+    for round in 0..rounds {
+        let a_out = dir.join(format!("a-{round}"));
+        let c_out = dir.join(format!("c-{round}"));
+        let (mut a, _ai, mut ar) = run_child(
+            "take_a_turn_on_node_7",
+            guard,
+            &[(HOW, "hold"), (OUT, a_out.to_str().unwrap())],
+        );
+        assert_eq!(report(&mut ar), "done");
+        a.kill().unwrap();
+        a.wait().unwrap();
+        let (a_min, a_max) = read_ids(&a_out);
+        assert!(a_min > last_max, "round {round}: A starts at {a_min}, below {last_max}");
+        // B: killed as soon as its record is in the file (it is waiting out A's floor).
+        let (mut b, _bi, _br) = run_child("wait_on_node_7", guard, &[]);
+        let file = guard_file(&dir, 7);
+        let held_by_b = format!("held {}.", b.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !std::fs::read_to_string(&file).unwrap_or_default().starts_with(&held_by_b) {
+            assert!(std::time::Instant::now() < deadline, "B never took the node id");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        b.kill().unwrap();
+        b.wait().unwrap();
+        let (mut c, _ci, mut cr) = run_child(
+            "take_a_turn_on_node_7",
+            guard,
+            &[(HOW, "close"), (OUT, c_out.to_str().unwrap())],
+        );
+        assert_eq!(report(&mut cr), "done");
+        c.wait().unwrap();
+        let (c_min, c_max) = read_ids(&c_out);
+        assert!(
+            c_min > a_max,
+            "round {round}: C starts at {c_min}, below A's last ID {a_max} (B killed while waiting)"
+        );
+        last_max = c_max;
+    }
+}
+
+/// Another user can neither write a node id's guard file (a record that lowers a
+/// floor) nor take the node id from its holder, nor after it let go (it could leave
+/// no floor in a file it cannot write). Run as root: the other user is `nobody`,
+/// in a forked child; the record's own rejection is the unit tests'.
+#[test]
+fn another_user_cannot_write_the_record_nor_take_the_node_id() {
+    if !scenario("another_user_cannot_write_the_record_nor_take_the_node_id", "user") {
+        return;
+    }
+    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    let g = node(22).unwrap();
+    g.next_id().unwrap();
+    let file = guard_file(&dir, 22);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777, 0o644);
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        say("ok");
+        return;
+    }
+    let as_nobody = |released: bool| {
+        // SAFETY: this process runs one test; the child ends with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: dropping to nobody in the child.
+            let dropped = unsafe { libc::setgid(65534) == 0 && libc::setuid(65534) == 0 };
+            let writes = std::fs::OpenOptions::new().write(true).open(&file).is_ok()
+                || std::fs::OpenOptions::new().append(true).open(&file).is_ok();
+            let built = node(22).is_ok();
+            let code = u8::from(!dropped) | u8::from(writes) << 1 | u8::from(built) << 2;
+            // SAFETY: ending the child without the parent's destructors.
+            unsafe { libc::_exit(i32::from(code)) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "released: {released}; bit 0: not nobody; bit 1: nobody could write the record; bit 2: nobody took node 22"
+        );
+    };
+    as_nobody(false);
+    let before = std::fs::read_to_string(&file).unwrap();
+    g.close();
+    as_nobody(true);
+    assert_ne!(std::fs::read_to_string(&file).unwrap(), before);
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with("released "));
+    say("ok");
+}
+
+/// A cleaner removes a holder's guard file and a one-shot process takes the node
+/// id, borrowing ahead of the clock, and exits: the holder stops issuing meanwhile,
+/// then issues again on its own (the watcher takes the file back), above the
+/// one-shot's last ID, without a restart.
+#[test]
+fn a_lost_node_id_issues_again_once_the_other_lets_go() {
+    if !scenario("a_lost_node_id_issues_again_once_the_other_lets_go", "recover") {
+        return;
+    }
+    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    let g = node(23).unwrap();
+    let mut h = g.local();
+    let mut before = vec![g.next_id().unwrap()];
+    let file = guard_file(&dir, 23);
+    let once = dir.join("once");
+    let (mut c, _i, mut out) = run_child(
+        "probe_node",
+        dir.to_str().unwrap(),
+        &[
+            (NODE, "23"),
+            (REMOVE, file.to_str().unwrap()),
+            (OUT, once.to_str().unwrap()),
+            (HOW, "borrow"),
+        ],
+    );
+    // Issue while the other process runs (what the holder issues before its watcher
+    // sees the file gone, and nothing after).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(report(&mut out));
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+    });
+    let answer = loop {
+        if let Ok(a) = rx.try_recv() {
+            break a;
+        }
+        for id in [g.next_id(), h.next_id()].into_iter().flatten() {
+            before.push(id);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert_eq!(answer, "took it");
+    assert!(c.wait().unwrap().success());
+    let theirs: u64 = std::fs::read_to_string(&once).unwrap().trim().parse().unwrap();
+    // The one-shot started above everything the holder issued (its lost floor).
+    assert!(before.iter().all(|&id| id < theirs));
+    // The other process let go: the holder issues again, above its ID.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let again = loop {
+        match g.next_id() {
+            Ok(id) => break id,
+            Err(Error::Config { field: "node", .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        assert!(std::time::Instant::now() < deadline, "the holder never issued again");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert!(again > theirs, "{again} after the other process's {theirs}");
+    let handle = loop {
+        match h.next_id() {
+            Ok(id) => break id,
+            Err(Error::Config { field: "node", .. }) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(handle > theirs && handle != again);
+    // It holds the file again: another process is refused.
+    let probe = probe(dir.to_str().unwrap(), 23, &[]);
+    assert_eq!(probe, format!("refused by process {}", std::process::id()));
+    say("ok");
+}
