@@ -249,6 +249,13 @@ fn ticker_loop() {
     }
 }
 
+/// Sets the cache as a ticker would: for a test that must read a given
+/// millisecond from it (in a forked child, where no ticker runs to overwrite it).
+#[cfg(all(test, unix))]
+pub(crate) fn set_cache_for_test(ms: u64) {
+    CACHE.store(ms, Ordering::Relaxed);
+}
+
 /// Called in a forked child: the parent's ticker thread does not exist here.
 #[cfg_attr(not(unix), allow(dead_code))] // no fork (e.g. wasm32): nothing calls it
 pub(crate) fn forget_ticker_after_fork() {

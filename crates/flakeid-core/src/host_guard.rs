@@ -89,10 +89,8 @@ pub struct HostGuard {
     pid: u32,
     /// The highest floor any record read so far left: written on in every record.
     carried_ms: u64,
-    /// The ms of a tick, and the largest lead a record that is not well formed is
-    /// read with.
-    tick_ms: u64,
-    max_lead_ms: u64,
+    /// The numbers records are read with.
+    lead: Lead,
 }
 
 /// What taking a guard found: the guard, and the floor its previous owner left.
@@ -125,12 +123,15 @@ pub(crate) enum Watched {
 }
 
 /// What a guard's numbers are: the ms of one tick, how far its holder's IDs may run
-/// ahead of the clock, and the most any holder's may (a record not well formed).
+/// ahead of the clock, the most any holder's may (a record not well formed), and
+/// the last ms an ID of the space can carry (no floor is above it: nothing was
+/// issued past it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lead {
     pub(crate) tick_ms: u64,
     pub(crate) ahead_ms: u64,
     pub(crate) max_ms: u64,
+    pub(crate) last_ms: u64,
 }
 
 impl HostGuard {
@@ -147,6 +148,7 @@ impl HostGuard {
             tick_ms: layout.tick_ms(),
             ahead_ms: 0,
             max_ms: crate::policy::MAX_POLICY_MS,
+            last_ms: layout.last_timestamp_ms(),
         };
         let path = dir.join(key(layout, node));
         match take(&path, node, lead) {
@@ -195,7 +197,7 @@ impl HostGuard {
         }
         match sys::lock(&self.path) {
             Ok(mut file) => {
-                let read = Record::read(&mut file, self.tick_ms, self.max_lead_ms);
+                let read = Record::read(&mut file, self.lead);
                 self.carried_ms = self.carried_ms.max(read.carried_ms);
                 let _ = write_record(&mut file, &held_line(ahead_ms), self.carried_ms);
                 self.id = sys::file_identity(&file).unwrap_or_default();
@@ -236,13 +238,13 @@ impl Drop for HostGuard {
 /// Takes the guard file at `path` (of `node`) and reads what its last owner left.
 pub(crate) fn take(path: &Path, node: u64, lead: Lead) -> std::result::Result<Taken, Refused> {
     let mut file = sys::lock(path)?;
-    let mut record = Record::read(&mut file, lead.tick_ms, lead.max_ms);
+    let mut record = Record::read(&mut file, lead);
     write_record(&mut file, &held_line(lead.ahead_ms), record.carried_ms).map_err(Refused::Unusable)?;
     if record.fresh {
         // A holder of a removed file at this path stops within a watch period and
         // leaves its floor here.
         std::thread::sleep(std::time::Duration::from_millis(FRESH_WAIT_MS));
-        let again = Record::read(&mut file, lead.tick_ms, lead.max_ms);
+        let again = Record::read(&mut file, lead);
         record.floor_ms = record.floor_ms.max(again.floor_ms);
         record.carried_ms = record.carried_ms.max(again.carried_ms);
         write_record(&mut file, &held_line(lead.ahead_ms), record.carried_ms).map_err(Refused::Unusable)?;
@@ -256,8 +258,7 @@ pub(crate) fn take(path: &Path, node: u64, lead: Lead) -> std::result::Result<Ta
             node,
             pid: std::process::id(),
             carried_ms: record.carried_ms,
-            tick_ms: lead.tick_ms,
-            max_lead_ms: lead.max_ms,
+            lead,
         },
         floor_ms: record.floor_ms,
     })
@@ -276,13 +277,16 @@ struct Record {
 }
 
 impl Record {
-    fn read(file: &mut File, tick_ms: u64, max_lead_ms: u64) -> Record {
+    fn read(file: &mut File, lead: Lead) -> Record {
         let text = match read_text(file) {
             Ok(text) => text,
             // Unreadable: not well formed.
             Err(_) => "\u{0}".to_string(),
         };
-        Record::parse(&text, tick_ms, max_lead_ms)
+        let mut record = Record::parse(&text, lead.tick_ms, lead.max_ms);
+        record.floor_ms = record.floor_ms.map(|f| f.min(lead.last_ms));
+        record.carried_ms = record.carried_ms.min(lead.last_ms);
+        record
     }
 
     /// A record is a `held` or `released` line, then `floor` and `lost` lines.
@@ -858,6 +862,16 @@ mod tests {
         let r = Record::parse(&text, 1, 1);
         assert_eq!(r.carried_ms, 9.max(r.floor_ms.unwrap()));
         assert_eq!(holder_of(&text), Some(3));
+        // No floor past the last ms the space can carry (a layout whose time ran
+        // out): nothing was issued there.
+        let lead = Lead {
+            tick_ms: 1000,
+            ahead_ms: 0,
+            max_ms: 86_400_000,
+            last_ms: 1_000,
+        };
+        let read = Record::read(&mut file, lead);
+        assert_eq!((read.floor_ms, read.carried_ms), (Some(1_000), 1_000));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

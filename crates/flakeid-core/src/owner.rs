@@ -109,6 +109,8 @@ pub(crate) struct Owner {
     max_ahead: StdAtomicU64,
     tick_ms: u64,
     epoch_ms: u64,
+    /// The last ms an ID of the space can carry.
+    last_ms: u64,
     /// The counter's sequence width: the layout's.
     sb: u32,
     /// The host guard was lost to another process: every call refuses until the
@@ -259,6 +261,7 @@ impl Owner {
             tick_ms: self.tick_ms,
             ahead_ms,
             max_ms: crate::policy::MAX_POLICY_MS,
+            last_ms: self.last_ms,
         }
     }
 }
@@ -391,6 +394,7 @@ fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Ow
         max_ahead: StdAtomicU64::new(0),
         tick_ms: ask.layout.tick_ms(),
         epoch_ms: ask.layout.epoch_ms(),
+        last_ms: ask.layout.last_timestamp_ms(),
         sb: ask.layout.sequence_bits(),
         lost: AtomicBool::new(false),
         lost_at: StdAtomicU64::new(0),

@@ -372,3 +372,56 @@ impl<C: CounterStorage> fmt::Debug for LocalGenerator<'_, C> {
             .finish()
     }
 }
+
+#[cfg(all(test, unix, not(loom)))]
+mod tests {
+    use crate::{Error, Generator, Layout, Overflow};
+
+    /// A forked child whose cached clock reads the very millisecond its copy of a
+    /// handle last served (set here, as the child's ticker would once started) calls
+    /// that handle: the fork moved the handles' epoch, so the call takes the full
+    /// checks and refuses, never serving the parent's next IDs from the fast state.
+    /// The child only touches atomics and plain memory before `_exit`, as a child of
+    /// a threaded process must.
+    #[test]
+    fn a_forked_childs_handle_at_the_parents_millisecond_refuses() {
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .host_guard(false)
+            .node(902)
+            .overflow(Overflow::Borrow)
+            .max_borrow_ms(60_000)
+            .build()
+            .unwrap();
+        let mut h = g.local();
+        // Until the handle has a fast state on the system clock with IDs left in it.
+        let mut calls = 0;
+        while !(h.id < h.id_stop && h.seen_ms == h.fast_ms && h.seen_ms != u64::MAX) {
+            h.next_id().unwrap();
+            calls += 1;
+            assert!(calls < 100_000, "the handle never kept a fast state");
+        }
+        let seen = h.seen_ms;
+        // SAFETY: the child touches atomics and the handle's memory, then _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            crate::clock::set_cache_for_test(seen);
+            let code = match h.next_id() {
+                Err(Error::Fork) => 0,
+                Ok(_) => 1,
+                Err(_) => 2,
+            };
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "1: the child was served from the parent's fast state; 2: another error"
+        );
+    }
+}
