@@ -309,7 +309,10 @@ impl Record {
         // none in a file just created that a holder which lost its file wrote to.
         let (mine, first) = match lines.peek().map(Vec::as_slice) {
             Some(["released", who, ms]) if is_tag(who) => (*who == me, number(ms)),
-            Some(["held", who, ahead]) if is_tag(who) => (*who == me, number(ahead).map(dead)),
+            // This very process holds it (read again after the fresh-file wait): alive,
+            // its lead no floor.
+            Some(["held", who, ahead]) if *who == me => (true, number(ahead).map(|_| 0)),
+            Some(["held", who, ahead]) if is_tag(who) => (false, number(ahead).map(dead)),
             Some(["lost", _]) => (false, Some(0)),
             _ => (false, None),
         };
@@ -810,6 +813,9 @@ mod tests {
         assert_eq!(waiting.floor_ms, Some(now + 9_000));
         assert_eq!(waiting.carried_ms, now + 9_000);
         assert_eq!(parse(&format!("held {me} 0\nfloor 0\nlost 900\n")).floor_ms, Some(900));
+        // This process's own held record, read again: its lead is no floor.
+        let own = parse(&format!("held {me} 3600000\nfloor 70\n"));
+        assert_eq!((own.floor_ms, own.carried_ms), (None, 70));
         // A file just created, where a holder that lost its file left its floor.
         let lost = parse("lost 900\nlost 800\n");
         assert!(lost.fresh);
