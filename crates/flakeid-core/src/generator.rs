@@ -571,7 +571,7 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     fn try_reserve_now(&self, n: u64, behind: u64) -> Result<Option<(u64, u64)>> {
         let mut ep = Episode::default();
-        let r = self.reserve_now(n, behind, &mut ep);
+        let r = self.reserve_now(n, behind, &mut ep, None);
         self.counters.record(ep, 0);
         Ok(r?.ok())
     }
@@ -892,7 +892,13 @@ impl<C: CounterStorage> Generator<C> {
     /// Exclusive end of the slots that may be issued while the clock reads tick `t`.
     #[inline(always)]
     fn limit(&self, t: u64) -> u64 {
-        (t.saturating_add(self.slots.ahead).min(self.slots.max_ticks) + 1) << self.slots.sb
+        self.limit_at(t.saturating_add(self.slots.ahead))
+    }
+
+    /// The first slot past tick `end` (the layout's last tick at most).
+    #[inline(always)]
+    fn limit_at(&self, end: u64) -> u64 {
+        (end.min(self.slots.max_ticks) + 1) << self.slots.sb
     }
 
     /// Reserves up to `n` consecutive slots: `(first, count)` with `count >= 1`.
@@ -925,13 +931,19 @@ impl<C: CounterStorage> Generator<C> {
     /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
     #[inline(always)]
     fn claim_from(&self, cur: u64, t: u64, n: u64) -> Claim {
+        self.claim_below(cur, t, n, self.limit(t))
+    }
+
+    /// [`claim_from`](Self::claim_from) below `limit` (an exclusive slot), rather
+    /// than this generator's own window's end.
+    #[inline(always)]
+    fn claim_below(&self, cur: u64, t: u64, n: u64, limit: u64) -> Claim {
         let mut start = cur.max(t << self.slots.sb);
         let capped = self.slots.seq_cap < self.slots.seq_mask;
         if capped && start & self.slots.seq_mask > self.slots.seq_cap {
             // This generator's share of the tick is used up: the next tick's first.
             start = ((start >> self.slots.sb) + 1) << self.slots.sb;
         }
-        let limit = self.limit(t);
         if start >= limit {
             return Claim::Blocked(cur);
         }
@@ -1008,7 +1020,9 @@ impl<C: CounterStorage> Generator<C> {
             // Real time is read *before* the verdict's clock reading: a thread
             // preempted between the two must not count the preemption as a wait.
             let mono = self.clock.monotonic_ms();
-            let pending = match self.reserve_now(n, behind, ep)? {
+            let mut early = false;
+            let pending = match self.reserve_now(n, behind, ep, Some(&mut early))? {
+                Ok(run) if early => return self.when_due(run, started, &mut hook_at, ep),
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
@@ -1064,7 +1078,21 @@ impl<C: CounterStorage> Generator<C> {
     /// closes; see docs/design.md).
     #[cold]
     #[inline(never)]
-    fn reserve_now(&self, n: u64, behind: u64, ep: &mut Episode) -> Result<Result<(u64, u64), Pending>> {
+    ///
+    /// `early` (a caller that may wait): a stricter call that finds the slots its
+    /// own window allows taken by a borrowing generator on the same counter, ahead
+    /// of the clock by no more than its `max_wait_ms`, takes the next slot in the
+    /// siblings' window at once (and says so in `early`), and its caller returns it
+    /// once the clock gets there ([`when_due`](Self::when_due)): waiting for free
+    /// slots instead would leave it none for as long as the borrowing one keeps its
+    /// window full.
+    fn reserve_now(
+        &self,
+        n: u64,
+        behind: u64,
+        ep: &mut Episode,
+        mut early: Option<&mut bool>,
+    ) -> Result<Result<(u64, u64), Pending>> {
         loop {
             self.check_alive()?;
             self.check_owner()?;
@@ -1094,6 +1122,19 @@ impl<C: CounterStorage> Generator<C> {
             }
             .min(self.slots.max_ticks);
             if last_tick <= window_end {
+                if let Some(early) = early.as_deref_mut()
+                    && last_tick > own_end
+                {
+                    // A borrowing sibling's slots: the next one in its window, if any.
+                    match self.claim_below(cur, t, n, self.limit_at(window_end)) {
+                        Claim::Won(start, count) => {
+                            *early = true;
+                            return Ok(Ok((start, count)));
+                        }
+                        Claim::Raced => continue,
+                        Claim::Blocked(_) => {}
+                    }
+                }
                 // The window's last tick is used up: wait for the next one.
                 if cur_tick > self.slots.max_ticks {
                     return Err(Error::TimeExhausted {
@@ -1144,6 +1185,43 @@ impl<C: CounterStorage> Generator<C> {
             return owner.max_ahead();
         }
         0
+    }
+
+    /// Returns `run` once the clock allows its first slot's tick in this
+    /// generator's own window: at once, but for a run a stricter call took ahead of
+    /// it in a borrowing sibling's window (`reserve_now`), which was within its
+    /// `max_wait_ms` when taken. A wait like any other: bounded in real time, with
+    /// the wait hook (whose error drops the run, passed over).
+    fn when_due(&self, run: (u64, u64), started: u64, hook_at: &mut u64, ep: &mut Episode) -> Result<(u64, u64)> {
+        let tick = run.0 >> self.slots.sb;
+        let mut from = None;
+        loop {
+            let t = self.ticks(self.clock.now_ms_precise())?;
+            if tick <= t.saturating_add(self.slots.ahead) {
+                return Ok(run);
+            }
+            let mono = self.clock.monotonic_ms();
+            let since = *from.get_or_insert(mono);
+            if ep.wait_started_us.is_none() {
+                ep.wait_started_us = Some(self.wait_clock_us());
+            }
+            if mono.saturating_sub(since) > self.slots.tick_ms.saturating_add(self.policy.max_wait_ms).saturating_add(2) {
+                // The clock stopped or went back meanwhile: the run is the sibling
+                // window's, which a borrowing generator issues as it is.
+                return Ok(run);
+            }
+            if let Some(hook) = &self.policy.wait_hook {
+                let waited = mono.saturating_sub(started);
+                if waited >= *hook_at {
+                    if let Err(e) = hook() {
+                        self.counters.skip(run.1);
+                        return Err(e);
+                    }
+                    *hook_at = waited + WAIT_HOOK_EVERY_MS;
+                }
+            }
+            self.clock.pause();
+        }
     }
 
     /// Refuses once the node id's host guard was lost to another process.
