@@ -931,24 +931,36 @@ impl<C: CounterStorage> Generator<C> {
     /// [`claim`](Self::claim) from a counter value `cur` the caller already loaded.
     #[inline(always)]
     fn claim_from(&self, cur: u64, t: u64, n: u64) -> Claim {
-        self.claim_below(cur, t, n, self.limit(t))
+        let start = self.first_free(cur, t);
+        self.claim_span(cur, start, self.limit(t), n)
     }
 
     /// [`claim_from`](Self::claim_from) below `limit` (an exclusive slot), rather
     /// than this generator's own window's end.
     #[inline(always)]
     fn claim_below(&self, cur: u64, t: u64, n: u64, limit: u64) -> Claim {
-        let mut start = cur.max(t << self.slots.sb);
-        let capped = self.slots.seq_cap < self.slots.seq_mask;
-        if capped && start & self.slots.seq_mask > self.slots.seq_cap {
+        self.claim_span(cur, self.first_free(cur, t), limit, n)
+    }
+
+    /// The first slot a claim at counter `cur` may take while the clock reads tick `t`.
+    #[inline(always)]
+    fn first_free(&self, cur: u64, t: u64) -> u64 {
+        let start = cur.max(t << self.slots.sb);
+        if self.slots.seq_cap < self.slots.seq_mask && start & self.slots.seq_mask > self.slots.seq_cap {
             // This generator's share of the tick is used up: the next tick's first.
-            start = ((start >> self.slots.sb) + 1) << self.slots.sb;
+            return ((start >> self.slots.sb) + 1) << self.slots.sb;
         }
+        start
+    }
+
+    /// Takes up to `n` slots from `start`, below `limit`, if the counter still reads `cur`.
+    #[inline(always)]
+    fn claim_span(&self, cur: u64, start: u64, limit: u64, n: u64) -> Claim {
         if start >= limit {
             return Claim::Blocked(cur);
         }
         let mut count = n.min(limit - start);
-        if capped {
+        if self.slots.seq_cap < self.slots.seq_mask {
             count = count.min(self.slots.seq_cap + 1 - (start & self.slots.seq_mask));
         }
         if self.swap(cur, start + count) {
@@ -1192,6 +1204,8 @@ impl<C: CounterStorage> Generator<C> {
     /// it in a borrowing sibling's window (`reserve_now`), which was within its
     /// `max_wait_ms` when taken. A wait like any other: bounded in real time, with
     /// the wait hook (whose error drops the run, passed over).
+    #[cold]
+    #[inline(never)]
     fn when_due(&self, run: (u64, u64), started: u64, hook_at: &mut u64, ep: &mut Episode) -> Result<(u64, u64)> {
         let tick = run.0 >> self.slots.sb;
         let mut from = None;
