@@ -1219,7 +1219,13 @@ impl<C: CounterStorage> Generator<C> {
             if ep.wait_started_us.is_none() {
                 ep.wait_started_us = Some(self.wait_clock_us());
             }
-            if mono.saturating_sub(since) > self.slots.tick_ms.saturating_add(self.policy.max_wait_ms).saturating_add(2) {
+            if mono.saturating_sub(since)
+                > self
+                    .slots
+                    .tick_ms
+                    .saturating_add(self.policy.max_wait_ms)
+                    .saturating_add(2)
+            {
                 // The clock stopped or went back meanwhile: the run is the sibling
                 // window's, which a borrowing generator issues as it is.
                 return Ok(run);

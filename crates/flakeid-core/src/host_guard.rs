@@ -303,7 +303,10 @@ impl Record {
         let now = crate::clock::precise_now_ms();
         let dead = |ahead: u64| now.saturating_add(ahead).saturating_add(tick_ms);
         let me = process_tag();
-        let mut lines = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).peekable();
+        let mut lines = text
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .peekable();
         let mut well_formed = true;
         // The first line: whose, and its floor (a dead holder's, or a release's);
         // none in a file just created that a holder which lost its file wrote to.
@@ -332,7 +335,11 @@ impl Record {
             }
         }
         let worst = (!well_formed).then(|| dead(max_lead_ms));
-        let others = if mine { None } else { first.max(Some(carried).filter(|&c| c > 0)) };
+        let others = if mine {
+            None
+        } else {
+            first.max(Some(carried).filter(|&c| c > 0))
+        };
         let floor_ms = others.max(lost).max(worst);
         Record {
             fresh: fresh && well_formed,
@@ -343,7 +350,10 @@ impl Record {
 }
 
 fn number(word: &str) -> Option<u64> {
-    word.bytes().all(|b| b.is_ascii_digit()).then(|| word.parse().ok()).flatten()
+    word.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| word.parse().ok())
+        .flatten()
 }
 
 /// A process tag: `PID.NS`.
@@ -859,7 +869,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flakeid-record-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
         let path = dir.join("r");
-        let mut file = File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
         write_record(&mut file, "released 1.2 18446744073709551615", 7).unwrap();
         file.write_all(b"lost 9\n").unwrap();
         write_record(&mut file, "held 3.4 0", 9).unwrap();

@@ -702,7 +702,12 @@ fn guard_file(dir: &Path, node: u64) -> PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("node-{node}.")))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("node-{node}."))
+        })
         .unwrap()
 }
 
@@ -829,7 +834,10 @@ fn a_crash_while_waiting_out_a_floor_keeps_the_floor() {
         let file = guard_file(&dir, 7);
         let held_by_b = format!("held {}.", b.id());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !std::fs::read_to_string(&file).unwrap_or_default().starts_with(&held_by_b) {
+        while !std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .starts_with(&held_by_b)
+        {
             assert!(std::time::Instant::now() < deadline, "B never took the node id");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

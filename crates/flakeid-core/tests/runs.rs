@@ -153,7 +153,12 @@ fn a_run_ahead_of_the_cached_clock_ends_at_its_end() {
 /// issued, so the lead `stats()` reports is always the last ID's.
 #[test]
 fn a_lone_run_stays_in_its_first_slots_tick() {
-    let layout = Layout::builder().time_bits(41).node_bits(16).sequence_bits(6).build().unwrap();
+    let layout = Layout::builder()
+        .time_bits(41)
+        .node_bits(16)
+        .sequence_bits(6)
+        .build()
+        .unwrap();
     let clock = ManualClock::new(T);
     let g = Generator::builder(layout)
         .host_guard(false)

@@ -60,7 +60,10 @@ fn a_strict_generator_beside_a_borrowing_one_is_never_starved() {
             // Each call meets the borrowing one ahead of the clock.
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
             while strict.last_issued_ms().unwrap_or(0) <= precise_now_ms() + 5 {
-                assert!(std::time::Instant::now() < deadline, "the borrowing thread never ran ahead");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the borrowing thread never ran ahead"
+                );
                 std::thread::yield_now();
             }
             hooks.store(0, Ordering::Relaxed);
@@ -82,6 +85,9 @@ fn a_strict_generator_beside_a_borrowing_one_is_never_starved() {
         // The borrowing window (40 ms) is within max_wait_ms: every call issues.
         assert_eq!(ok, 100);
         // Each call within its max_wait_ms: the hook runs every 10 ms of a wait.
-        assert!(most <= max_wait_ms / 10 + 2, "a strict call ran its wait hook {most} times");
+        assert!(
+            most <= max_wait_ms / 10 + 2,
+            "a strict call ran its wait hook {most} times"
+        );
     });
 }
