@@ -19,7 +19,7 @@ fn main() {
             .overflow(overflow)
             .max_borrow_ms(max_borrow_ms)
             .build()
-            .unwrap()
+            .expect("generator")
     };
     let borrowing = build(Overflow::Borrow);
     let strict = build(Overflow::Wait);
@@ -57,10 +57,10 @@ fn main() {
         std::thread::sleep(Duration::from_secs(secs));
         stop.store(true, Ordering::Relaxed);
         for (i, h) in fast.into_iter().enumerate() {
-            println!("borrowing thread {i}: {} IDs", h.join().unwrap());
+            println!("borrowing thread {i}: {} IDs", h.join().expect("thread"));
         }
         for (i, h) in slow.into_iter().enumerate() {
-            let (n, errors, worst) = h.join().unwrap();
+            let (n, errors, worst) = h.join().expect("thread");
             println!("strict thread {i}: {n} IDs, {errors} errors, slowest call {worst:?}");
         }
     });
