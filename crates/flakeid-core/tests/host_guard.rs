@@ -750,6 +750,21 @@ fn hold_node() {
     drop(g);
 }
 
+/// Holds `node` in a child of its own (as `how` says: [`hold_node`]), asks another
+/// process for it, kills the holder and asks again: the holder's pid, what it
+/// reported, and the two answers.
+fn hold_ask_kill(name: &str, node: u64, how: &str) -> (u32, String, String, String) {
+    let dir = fresh_dir(name);
+    let guard = dir.to_str().unwrap();
+    let n = node.to_string();
+    let (mut holder, _i, mut out) = run_child("hold_node", guard, &[(NODE, n.as_str()), (HOW, how)]);
+    let said = report(&mut out);
+    let before = probe(guard, node, &[]);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    (holder.id(), said, before, probe(guard, node, &[]))
+}
+
 /// Code in the holder's own process that opens and closes the guard file (a
 /// library, a log rotation) leaves the guard held: another process is refused.
 #[test]
@@ -757,14 +772,10 @@ fn the_holders_own_open_and_close_keeps_the_guard() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let dir = fresh_dir("touch");
-    let guard = dir.to_str().unwrap();
-    let (mut holder, _i, mut out) = run_child("hold_node", guard, &[(NODE, "20"), (HOW, "touch")]);
-    assert_eq!(report(&mut out), "held");
-    assert_eq!(probe(guard, 20, &[]), format!("refused by process {}", holder.id()));
-    holder.kill().unwrap();
-    holder.wait().unwrap();
-    assert_eq!(probe(guard, 20, &[]), "took it");
+    let (holder, said, before, after) = hold_ask_kill("touch", 20, "touch");
+    assert_eq!(said, "held");
+    assert_eq!(before, format!("refused by process {holder}"));
+    assert_eq!(after, "took it");
 }
 
 /// A forked child that outlives its parent (never execs, never closes anything)
@@ -774,17 +785,11 @@ fn a_forked_child_does_not_keep_a_dead_parents_guard() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let dir = fresh_dir("orphan");
-    let guard = dir.to_str().unwrap();
-    let (mut holder, _i, mut out) = run_child("hold_node", guard, &[(NODE, "21"), (HOW, "fork")]);
-    let orphan: i32 = report(&mut out).parse().unwrap();
-    assert_eq!(probe(guard, 21, &[]), format!("refused by process {}", holder.id()));
-    holder.kill().unwrap();
-    holder.wait().unwrap();
-    let answer = probe(guard, 21, &[]);
+    let (holder, orphan, before, after) = hold_ask_kill("orphan", 21, "fork");
     // SAFETY: ending the grandchild this test made (its parent is gone).
-    unsafe { libc::kill(orphan, libc::SIGKILL) };
-    assert_eq!(answer, "took it", "the parent's forked child kept its guard");
+    unsafe { libc::kill(orphan.parse().unwrap(), libc::SIGKILL) };
+    assert_eq!(before, format!("refused by process {holder}"));
+    assert_eq!(after, "took it", "the parent's forked child kept its guard");
 }
 
 /// A child of the crash chain: builds strict on node 7, waiting out the floor
