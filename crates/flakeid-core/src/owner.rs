@@ -116,8 +116,9 @@ pub(crate) struct Owner {
     /// The host guard was lost to another process: every call refuses until the
     /// watcher takes it back ([`recover`]).
     lost: AtomicBool,
-    /// The counter when the node id was lost (it is poisoned meanwhile).
-    lost_at: StdAtomicU64,
+    /// The counter's value while it is closed to calls (`u64::MAX`): since the
+    /// node id was lost, or since its last generator let the host guard go.
+    parked: StdAtomicU64,
     live: Mutex<Live>,
 }
 
@@ -197,7 +198,7 @@ impl Owner {
         self.lost.store(true, Ordering::Release);
         let at = self.counter.0.swap(u64::MAX, Ordering::AcqRel);
         if at != u64::MAX {
-            self.lost_at.store(at, Ordering::Release);
+            self.parked.store(at, Ordering::Release);
         }
         crate::fork::end_handle_epoch();
     }
@@ -230,9 +231,11 @@ impl Owner {
 
     /// One generator on this counter goes. The last one lets the host guard go,
     /// leaving for the next owner the last ms of any slot taken: the counter is
-    /// closed for the moment it is read, so that a call still under way on a
-    /// closed generator takes no slot after it (it meets the closed check
-    /// instead), then reopened for this process's next generator.
+    /// closed (`u64::MAX`) when it is read and stays closed until this process's
+    /// next generator on it ([`enter`]), so that a call still under way on a
+    /// closed generator takes no slot after it, however late it comes to the
+    /// counter: its compare-and-swap fails, and its retry meets the closed check
+    /// (docs/design.md, "Who owns a node id").
     pub(crate) fn leave(&self) {
         let mut live = lock(&self.live);
         live.handles = live.handles.saturating_sub(1);
@@ -244,9 +247,9 @@ impl Owner {
             } else {
                 let counter = &self.counter.0;
                 let taken = counter.swap(u64::MAX, Ordering::AcqRel);
+                self.parked.store(taken, Ordering::Release);
                 let last_tick = taken.saturating_sub(1) >> self.sb;
                 guard.release(self.epoch_ms.saturating_add(last_tick.saturating_mul(self.tick_ms)));
-                counter.store(taken, Ordering::Release);
             }
         }
     }
@@ -397,7 +400,7 @@ fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Ow
         last_ms: ask.layout.last_timestamp_ms(),
         sb: ask.layout.sequence_bits(),
         lost: AtomicBool::new(false),
-        lost_at: StdAtomicU64::new(0),
+        parked: StdAtomicU64::new(0),
         live: Mutex::new(Live {
             handles: 0,
             guard: None,
@@ -450,9 +453,9 @@ fn recover(owner: &Owner, floor_ms: Option<u64>, now: bool) {
         return;
     }
     if let Some(floor) = floor_ms {
-        owner.lost_at.fetch_max(owner.slot_after(floor), Ordering::AcqRel);
+        owner.parked.fetch_max(owner.slot_after(floor), Ordering::AcqRel);
     }
-    let from = owner.lost_at.load(Ordering::Acquire);
+    let from = owner.parked.load(Ordering::Acquire);
     let last_ms = owner.epoch_ms + (from.saturating_sub(1) >> owner.sb).saturating_mul(owner.tick_ms);
     if !now && last_ms > crate::clock::precise_now_ms().saturating_add(owner.lead_ms()) {
         return;
@@ -473,6 +476,12 @@ fn enter(owner: &'static Owner, ask: &Ask<'_>, floor_ms: Option<u64>) -> Result<
     let mut live = lock(&owner.live);
     if live.handles == 0 {
         live.state = ask.state.map(str::to_string);
+        // Closed since the last generator let the guard go (`Owner::leave`): open.
+        let parked = owner.parked.load(Ordering::Acquire);
+        let _ = owner
+            .counter
+            .0
+            .compare_exchange(u64::MAX, parked, Ordering::AcqRel, Ordering::Relaxed);
     }
     if live.state.as_deref() != ask.state {
         let name = |s: Option<&str>| s.map_or("no state file".to_string(), |p| format!("state file {p:?}"));
