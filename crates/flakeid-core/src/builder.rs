@@ -546,7 +546,14 @@ impl GeneratorBuilder {
         let layout = &self.layout;
         Ok(match &self.node {
             // A datacenter alone is no node id either (with none at all, the origin's decision refuses).
-            NodeChoice::Parts { worker: None, .. } if self.require_node => return Err(node_origin::required()),
+            // An out-of-range datacenter is named as such first.
+            NodeChoice::Parts {
+                datacenter,
+                worker: None,
+            } if self.require_node => {
+                layout.node_of(datacenter.unwrap_or(0), 0)?;
+                return Err(node_origin::required());
+            }
             NodeChoice::Unset => 0,
             NodeChoice::Node(n) => {
                 layout.check_node(*n)?;
