@@ -226,6 +226,11 @@ impl Generator {
     pub fn clock_backwards(&self) -> String {
         self.inner.clock_backwards().as_str().to_owned()
     }
+    /// Where the node id came from (`explicit`, `leased`, …), as the native addon's.
+    #[wasm_bindgen(getter, js_name = nodeOrigin)]
+    pub fn node_origin(&self) -> String {
+        self.inner.node_origin().as_str().to_owned()
+    }
 }
 
 /// A clock that moves only when told to, for deterministic tests:

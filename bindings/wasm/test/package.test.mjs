@@ -43,10 +43,10 @@ describe('the package', () => {
   // size in docs/performance.md ("WebAssembly"). build.sh builds aes, fpe and
   // flakeid-seal at opt-level "s" because LLVM unrolls the software AES key schedules
   // at -O3 (20 KB).
-  test('the optimized .wasm is within the 224 KB budget', () => {
+  test('the optimized .wasm is within the 232 KB budget', () => {
     const wasm = readFileSync(`${pkg}web/flakeid_bg.wasm`)
     assert.ok(WebAssembly.validate(wasm))
-    assert.ok(wasm.length <= 224 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${224 * 1024}`)
+    assert.ok(wasm.length <= 232 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${232 * 1024}`)
   })
 
   test('the web build runs in Node too (initSync), with the same answers', async () => {
@@ -172,14 +172,14 @@ describe('the host clock', () => {
 
   test('overflow "wait" holds the layout cap; "borrow" runs ahead within maxBorrowMs', () => {
     const tiny = new Layout({ timeBits: 41, nodeBits: 10, sequenceBits: 2, epochMs: 1_600_000_000_000 })
-    const wait = new Generator({ layout: tiny })
+    const wait = new Generator({ node: 0, layout: tiny })
     const ids = wait.nextIds(40) // 4 per ms: ten ticks, at least 9 ms apart
     const ms = [...ids].map((id) => tiny.decompose(id).timestampMs)
     // Measured on the IDs' own ticks: the generator's clock is Date.now() cached within
     // the current task (js/clock.js), so its first tick may be a ms before a fresh read.
     assert.ok(ms[39] - ms[0] >= 9 && Date.now() >= ms[39], 'waited for later ticks')
     assert.ok(ms.every((m, i) => i < 4 || m > ms[i - 4]), 'at most 4 IDs per ms')
-    const borrow = new Generator({ layout: tiny, overflow: 'borrow', maxBorrowMs: 50 })
+    const borrow = new Generator({ node: 0, layout: tiny, overflow: 'borrow', maxBorrowMs: 50 })
     const t1 = Date.now()
     const b = borrow.nextIds(100)
     assert.ok(Date.now() - t1 < 25, 'borrowing does not wait')
