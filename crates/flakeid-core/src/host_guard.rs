@@ -363,6 +363,7 @@ fn is_tag(word: &str) -> bool {
 }
 
 /// The pid of the process a record says holds the file.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn holder_of(text: &str) -> Option<u32> {
     match text.split_whitespace().take(3).collect::<Vec<_>>().as_slice() {
         ["held", who, _] => who.split_once('.').and_then(|(pid, _)| pid.parse().ok()),
@@ -657,7 +658,7 @@ mod sys {
     const FLAGS: libc::c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
 
     /// An exclusive (`F_WRLCK`) lock on the whole file.
-    fn whole_file(kind: libc::c_int) -> libc::flock {
+    fn whole_file(kind: impl Into<libc::c_int>) -> libc::flock {
         // SAFETY: flock is plain data; zero is a valid value of every field (and
         // `l_pid` must be 0 for an open-file-description lock).
         let mut lock: libc::flock = unsafe { std::mem::zeroed() };
