@@ -521,7 +521,8 @@ def section_functions(run):
     # each either way.
     not_settings = {"clock": "a manual clock for tests: a handle, not a value; the server reads the OS clock",
                     "state": "a file for one process's high-water mark: the server keeps its own, WAL-logged",
-                    "require_node": "the server always requires a node source"}
+                    "require_node": "the server always requires a node source",
+                    "single_instance": "the server always requires a node source: it never picks one on the host"}
     options = [o["name"] for o in load_vectors("options.json")["options"]]
     with open(os.path.join(ROOT, "docs", "postgres.md")) as f:
         docs = f.read()
