@@ -260,6 +260,11 @@ class Server:
     def command(self):
         raise NotImplementedError
 
+    def server_env(self):
+        """The server process's environment: this process's (a subclass may add to
+        it; `env()` is what a server exports to the tests)."""
+        return dict(os.environ)
+
     def ready(self):
         raise NotImplementedError
 
@@ -269,7 +274,11 @@ class Server:
     def spawn(self):
         with open(self.log, "a") as out:
             self.proc = subprocess.Popen(
-                [*self.prefix, *self.command()], stdout=out, stderr=out, start_new_session=True
+                [*self.prefix, *self.command()],
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                env=self.server_env(),
             )
         self.pid = self.proc.pid
 
@@ -449,7 +458,10 @@ class Postgres(Server):
     `trust`, every login over TCP is trusted, replication too. `conf` lines are
     appended to postgresql.conf (e.g. shared_preload_libraries). `prefix`
     runs every program of the cluster (server, initdb, psql, pg_ctl) and must run it
-    as the postgres user when root (default: setpriv, see as_postgres)."""
+    as the postgres user when root (default: setpriv, see as_postgres). The server's
+    host guard (a flakeid extension it loads) is DIR/host-guard, unless this process
+    has FLAKEID_HOST_GUARD=off: never the machine's /tmp/flakeid-host-guard, which a
+    server running as postgres would own and every other user's build refuse."""
 
     start_timeout = 60
 
@@ -571,6 +583,15 @@ class Postgres(Server):
 
     def command(self):
         return [f"{PGBIN}/postgres", "-D", self.data, "-p", str(self.port)]
+
+    def server_env(self):
+        env = super().server_env()
+        if env.get("FLAKEID_HOST_GUARD") != "off":
+            guard = os.path.join(self.dir, "host-guard")
+            os.makedirs(guard, exist_ok=True)
+            chown_postgres(guard)
+            env["FLAKEID_HOST_GUARD"] = guard
+        return env
 
     def ready(self):
         try:
