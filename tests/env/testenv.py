@@ -174,6 +174,23 @@ def signal_tree(pid, sig):
             pass
 
 
+def kill_every(matches):
+    """SIGKILLs (after a SIGCONT, for a stopped one) every process, with its
+    children, whose argv (a list of bytes) `matches`: a server a test started again
+    on the same files, whose pid the object that started the first never knew."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if matches(args):
+            signal_tree(int(entry), signal.SIGCONT)
+            signal_tree(int(entry), signal.SIGKILL)
+
+
 def make_certs(d, ip="127.0.0.1"):
     """A CA, another CA (for "wrong CA" tests), a server certificate for IP `ip`
     only (so `localhost` is a name mismatch), and a client certificate with CN
@@ -767,19 +784,9 @@ class Etcd(Server):
     def remove(self):
         """Kills it and removes its data directory."""
         self.kill9()
-        # A test may have restarted etcd on this data directory (another pid, which
-        # this object never knew): stop every etcd that serves it.
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    args = f.read().split(b"\0")
-            except OSError:
-                continue
-            if args[:1] and os.path.basename(args[0]) == b"etcd" and self.data.encode() in args:
-                signal_tree(int(entry), signal.SIGCONT)
-                signal_tree(int(entry), signal.SIGKILL)
+        # A test may have restarted etcd on this data directory: every etcd serving it.
+        data = self.data.encode()
+        kill_every(lambda args: args[:1] and os.path.basename(args[0]) == b"etcd" and data in args)
         shutil.rmtree(self.data, ignore_errors=True)
 
     def env(self):
@@ -928,17 +935,7 @@ class KubeApiserver(Server):
         (another pid, which this object never knew: the restart tests)."""
         self.kill9()
         mine = f"--cert-dir={self.dir}".encode()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    args = f.read().split(b"\0")
-            except OSError:
-                continue
-            if mine in args:
-                signal_tree(int(entry), signal.SIGCONT)
-                signal_tree(int(entry), signal.SIGKILL)
+        kill_every(lambda args: mine in args)
 
     @property
     def server(self):
