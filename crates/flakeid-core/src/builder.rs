@@ -329,7 +329,7 @@ impl GeneratorBuilder {
                 counter.0.fetch_max(initial, Ordering::AcqRel);
                 OwnCounter(counter.clone())
             }
-            None => OwnCounter(Arc::new(Padded(AtomicU64::new(initial)))),
+            None => OwnCounter(Arc::new(Padded::new(initial))),
         })
     }
 

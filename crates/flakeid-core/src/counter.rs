@@ -9,8 +9,20 @@ use std::sync::Arc;
 /// prefetchers), so threads hammering it do not also contend on the generator's
 /// read-only fields. Not on wasm32-unknown-unknown: single-threaded there, and a
 /// 128-aligned allocation per generator made creating many of them superlinear.
+///
+/// Beside it, on the same line, the host guard's bound (`crate::owner`): the first
+/// slot no claim may take until the node id's guard file is confirmed again, so
+/// that a process paused past it (`SIGSTOP`, a frozen VM) takes no new tick on
+/// resuming before it has looked at its file; `u64::MAX` where no guard is held.
 #[cfg_attr(not(all(target_family = "wasm", target_os = "unknown")), repr(align(128)))]
-pub(crate) struct Padded(pub(crate) AtomicU64);
+pub(crate) struct Padded(pub(crate) AtomicU64, pub(crate) AtomicU64);
+
+impl Padded {
+    /// A counter at `first`, with no guard's bound.
+    pub(crate) fn new(first: u64) -> Padded {
+        Padded(AtomicU64::new(first), AtomicU64::new(u64::MAX))
+    }
+}
 
 mod sealed {
     pub trait Sealed {}
@@ -25,6 +37,13 @@ pub trait CounterStorage: Send + Sync + sealed::Sealed {
     /// its own IDs from theirs: [`Stats::ids_issued`](crate::Stats::ids_issued) is 0).
     #[doc(hidden)]
     const SHARED: bool = false;
+    /// The first slot a claim may not take until the host guard is confirmed
+    /// again (`u64::MAX`: no bound).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn guard_end(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// The process's counter of the generator's node id, on its own cache line: shared
@@ -43,6 +62,11 @@ impl CounterStorage for OwnCounter {
     #[inline(always)]
     fn get(&self) -> &AtomicU64 {
         &self.0.0
+    }
+
+    #[inline(always)]
+    fn guard_end(&self) -> u64 {
+        self.0.1.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -953,9 +953,12 @@ impl<C: CounterStorage> Generator<C> {
         start
     }
 
-    /// Takes up to `n` slots from `start`, below `limit`, if the counter still reads `cur`.
+    /// Takes up to `n` slots from `start`, below `limit` and the host guard's bound
+    /// (one load, on the counter's line: a run claimed here bounds every slot
+    /// later served from it), if the counter still reads `cur`.
     #[inline(always)]
     fn claim_span(&self, cur: u64, start: u64, limit: u64, n: u64) -> Claim {
+        let limit = limit.min(self.state.guard_end());
         if start >= limit {
             return Claim::Blocked(cur);
         }
@@ -1115,9 +1118,16 @@ impl<C: CounterStorage> Generator<C> {
             let cur = match self.claim_from(cur, t, n) {
                 Claim::Won(start, count) => return Ok(Ok((start, count))),
                 Claim::Raced => continue,
+                Claim::Blocked(cur) if self.confirm_guard(cur, t) => continue,
                 Claim::Blocked(cur) => cur,
             };
             // Blocked: every slot the clock allows is taken. `cur >= limit > 0`.
+            // A counter closed under this call (a node id being lost, the
+            // generator closed): the refusal, not a verdict on the clock.
+            if cur == u64::MAX {
+                self.check_alive()?;
+                self.check_owner()?;
+            }
             let last_tick = (cur - 1) >> self.slots.sb;
             let cur_tick = cur >> self.slots.sb;
             // A borrowing generator on the same counter may have reserved ahead of
@@ -1188,6 +1198,26 @@ impl<C: CounterStorage> Generator<C> {
             }
             return Ok(Err(Pending::Behind { t, by_ms }));
         }
+    }
+
+    /// A claim held back by the host guard's bound alone (the guard not confirmed
+    /// lately: its watcher late, or this process resumed from a pause): the guard
+    /// file is looked at now, on this thread (`crate::owner`); whether the bound
+    /// moved past the claim's slot. A file lost meanwhile stops the node id, which
+    /// the next check refuses.
+    #[cold]
+    #[inline(never)]
+    fn confirm_guard(&self, cur: u64, t: u64) -> bool {
+        #[cfg(all(any(unix, windows), not(loom)))]
+        if let Some(owner) = self.guards.owner {
+            let start = self.first_free(cur, t);
+            if start < self.limit(t) && start >= self.state.guard_end() {
+                owner.confirm_now(start);
+                return start < self.state.guard_end();
+            }
+        }
+        let _ = (cur, t);
+        false
     }
 
     /// The largest borrow window (ticks) of the generators on this counter.

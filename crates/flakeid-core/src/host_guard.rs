@@ -44,9 +44,12 @@
 //! [`WATCH_MS`]; a file removed or replaced under its holder is taken again, or,
 //! when another process took the node id meanwhile, reported and the holder's
 //! generators stop issuing until that process lets go (the watcher then takes the
-//! file again and the counter goes on above the other's floor). A newcomer that
-//! finds no file (a fresh one) waits out two of those periods before its first ID,
-//! so such a holder has stopped first.
+//! file again and the counter goes on above the other's floor). Each look that
+//! finds the file the holder's lets its generators claim ticks up to
+//! [`CONFIRMED_MS`] (plus their lead) past it; a claim beyond looks at the file
+//! itself first, so a holder whose watcher did not run (a paused process) takes no
+//! new tick before it has looked. A newcomer that finds no file (a fresh one)
+//! waits longer than that before its first ID, so such a holder has stopped first.
 //!
 //! Where: `FLAKEID_HOST_GUARD` names the directory (an absolute path), or `off`
 //! turns the cross-process check off (never the in-process one); unset,
@@ -68,9 +71,20 @@ pub const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
 /// its path.
 pub(crate) const WATCH_MS: u64 = 100;
 
-/// How long a newcomer that created a guard file waits before it issues: a holder
-/// of a removed file notices within one watch period and stops.
-const FRESH_WAIT_MS: u64 = 2 * WATCH_MS + 50;
+/// How far past the time its file was last found its own a holder's generators
+/// may issue (the ticks up to then, plus their lead) before they look at the file
+/// again themselves (`crate::owner`): the watcher looks every [`WATCH_MS`], and a
+/// holder whose watcher did not run (the process paused, `SIGSTOP`, a frozen VM)
+/// takes no new tick before it has looked.
+pub(crate) const CONFIRMED_MS: u64 = 2 * WATCH_MS;
+
+/// How long a newcomer that created a guard file waits before it issues: longer
+/// than a holder of a removed file may issue past its last look at it (a tick
+/// more, whose IDs all carry that tick's ms), so the newcomer's first tick is
+/// past the holder's last, paused or not.
+fn fresh_wait_ms(tick_ms: u64) -> u64 {
+    CONFIRMED_MS + tick_ms + 50
+}
 
 /// The length every record is written at (spaces pad its floor line): one write
 /// replaces the whole of the last record, so a writer killed before it cuts the
@@ -243,7 +257,7 @@ pub(crate) fn take(path: &Path, node: u64, lead: Lead) -> std::result::Result<Ta
     if record.fresh {
         // A holder of a removed file at this path stops within a watch period and
         // leaves its floor here.
-        std::thread::sleep(std::time::Duration::from_millis(FRESH_WAIT_MS));
+        std::thread::sleep(std::time::Duration::from_millis(fresh_wait_ms(lead.tick_ms)));
         let again = Record::read(&mut file, lead);
         record.floor_ms = record.floor_ms.max(again.floor_ms);
         record.carried_ms = record.carried_ms.max(again.carried_ms);

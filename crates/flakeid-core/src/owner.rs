@@ -15,7 +15,6 @@ use crate::counter::Padded;
 use crate::error::{Error, Result};
 use crate::host_guard::{self, HostGuard, Refused, Watched};
 use crate::layout::Layout;
-use crate::sync::AtomicU64;
 use std::cell::UnsafeCell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
@@ -194,19 +193,46 @@ impl Owner {
     /// Marks the node id lost to another process: every call of its generators
     /// leaves the fast path (a poisoned counter; the handles' epoch moved) for the
     /// full checks, which refuse ([`lost_error`](Self::lost_error)).
+    ///
+    /// The counter is closed and the handles' epoch moved *before* the flag goes
+    /// up: a thread that sees the flag (and refuses) then finds its handles' runs
+    /// closed too, never served on from their fast path.
     pub(crate) fn lose(&self) {
-        self.lost.store(true, Ordering::Release);
         let at = self.counter.0.swap(u64::MAX, Ordering::AcqRel);
         if at != u64::MAX {
             self.parked.store(at, Ordering::Release);
         }
         crate::fork::end_handle_epoch();
+        self.lost.store(true, Ordering::Release);
     }
 
     /// The counter's first slot in the tick after `floor_ms`.
     fn slot_after(&self, floor_ms: u64) -> u64 {
         let ticks = floor_ms.saturating_sub(self.epoch_ms) / self.tick_ms.max(1);
         ticks.saturating_add(1).checked_shl(self.sb).unwrap_or(u64::MAX)
+    }
+
+    /// Moves the host guard's bound (`counter.1`) to cover the ticks up to
+    /// `at_ms`, the time before the guard file was last found this process's,
+    /// plus [`host_guard::CONFIRMED_MS`] and the generators' lead: claims past it
+    /// wait for the next look at the file. A newcomer that creates the file anew
+    /// waits longer than that before its first ID (`host_guard::take`), so a
+    /// holder paused while its file was removed issues nothing the newcomer does.
+    fn confirm(&self, at_ms: u64) {
+        let end = at_ms
+            .saturating_add(host_guard::CONFIRMED_MS)
+            .saturating_add(self.lead_ms());
+        self.counter.1.fetch_max(self.slot_after(end), Ordering::AcqRel);
+    }
+
+    /// Looks at the guard file now (a claim met the bound, [`confirm`](Self::confirm)):
+    /// at most one thread at a time, and none once the bound passed `slot`.
+    pub(crate) fn confirm_now(&self, slot: u64) {
+        let mut live = lock(&self.live);
+        if self.counter.1.load(Ordering::Acquire) > slot {
+            return;
+        }
+        check(self, &mut live);
     }
 
     /// Raises the counter past `floor_ms` (a floor another process left in a guard
@@ -393,7 +419,7 @@ fn new_owner(ask: &Ask<'_>, space: &str, node: u64, picked: bool) -> &'static Ow
         space: space.to_string(),
         node,
         picked: AtomicBool::new(picked),
-        counter: Arc::new(Padded(AtomicU64::new(0))),
+        counter: Arc::new(Padded::new(0)),
         max_ahead: StdAtomicU64::new(0),
         tick_ms: ask.layout.tick_ms(),
         epoch_ms: ask.layout.epoch_ms(),
@@ -460,6 +486,8 @@ fn recover(owner: &Owner, floor_ms: Option<u64>, now: bool) {
     if !now && last_ms > crate::clock::precise_now_ms().saturating_add(owner.lead_ms()) {
         return;
     }
+    // The guard was just found this process's (taken, or taken back).
+    owner.confirm(crate::clock::precise_now_ms());
     // The counter first, then the flag: a call that sees the flag down (Acquire)
     // sees the counter's new value.
     owner.counter.0.store(from, Ordering::Release);
@@ -476,6 +504,8 @@ fn enter(owner: &'static Owner, ask: &Ask<'_>, floor_ms: Option<u64>) -> Result<
     let mut live = lock(&owner.live);
     if live.handles == 0 {
         live.state = ask.state.map(str::to_string);
+        // The guard's bound is set below, from this guard (or none).
+        owner.counter.1.store(0, Ordering::Release);
         // Closed since the last generator let the guard go (`Owner::leave`): open.
         let parked = owner.parked.load(Ordering::Acquire);
         let _ = owner
@@ -501,6 +531,13 @@ fn enter(owner: &'static Owner, ask: &Ask<'_>, floor_ms: Option<u64>) -> Result<
         && let Some(guard) = &mut live.guard
     {
         guard.set_ahead(ask.ahead_ticks * owner.tick_ms);
+    }
+    // The guard's bound: from the guard just read (and the lead, which may have
+    // grown); none where no guard is held (off, or a directory it cannot use).
+    if live.guard.is_some() {
+        owner.confirm(crate::clock::precise_now_ms());
+    } else {
+        owner.counter.1.store(u64::MAX, Ordering::Release);
     }
     live.handles += 1;
     Ok(Share {
@@ -535,41 +572,50 @@ pub(crate) fn watch_once() {
     let pid = std::process::id();
     let owners: Vec<&'static Owner> = table().iter().copied().filter(|o| o.pid == pid).collect();
     for owner in owners {
-        let mut live = lock(&owner.live);
-        let lead = owner.lead_ms();
-        let Some(guard) = &mut live.guard else {
-            if owner.is_lost() && live.handles > 0 {
-                take_back(owner, &mut live);
+        check(owner, &mut lock(&owner.live));
+    }
+}
+
+/// Checks one owner's guard file (the watcher's look, or a claim's that met the
+/// guard's bound): still this process's, the bound moves on; removed or replaced,
+/// taken again, or the node id stops.
+fn check(owner: &Owner, live: &mut Live) {
+    let lead = owner.lead_ms();
+    let Some(guard) = &mut live.guard else {
+        if owner.is_lost() && live.handles > 0 {
+            take_back(owner, live);
+        }
+        return;
+    };
+    // Taken back, waiting for the clock to reach the other process's floor.
+    recover(owner, None, false);
+    // Read before the look: the file was this process's at least until then.
+    let at = crate::clock::precise_now_ms();
+    let floor = || crate::clock::precise_now_ms() + lead + owner.tick_ms;
+    match guard.watch(lead, floor) {
+        Watched::Same => owner.confirm(at),
+        Watched::Retaken(floor) => {
+            if let Some(floor) = floor {
+                owner.raise_past(floor);
             }
-            continue;
-        };
-        // Taken back, waiting for the clock to reach the other process's floor.
-        recover(owner, None, false);
-        let floor = || crate::clock::precise_now_ms() + lead + owner.tick_ms;
-        match guard.watch(lead, floor) {
-            Watched::Same => {}
-            Watched::Retaken(floor) => {
-                if let Some(floor) = floor {
-                    owner.raise_past(floor);
-                }
-                eprintln!(
-                    "flakeid: warning: the host guard file of node id {} was removed or replaced while this process \
-                     held it; it is held again",
-                    owner.node
-                );
-            }
-            Watched::Lost(by) => {
-                // Reported once: the file is the other process's now.
-                live.guard = None;
-                owner.lose();
-                eprintln!(
-                    "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
-                     held it, and {} took the node id: this process's generators on it stop issuing until that \
-                     process lets it go",
-                    owner.node,
-                    by.map_or("another process".to_string(), |p| format!("process {p}"))
-                );
-            }
+            owner.confirm(at);
+            eprintln!(
+                "flakeid: warning: the host guard file of node id {} was removed or replaced while this process \
+                 held it; it is held again",
+                owner.node
+            );
+        }
+        Watched::Lost(by) => {
+            // Reported once: the file is the other process's now.
+            live.guard = None;
+            owner.lose();
+            eprintln!(
+                "flakeid: error: the host guard file of node id {} was removed or replaced while this process \
+                 held it, and {} took the node id: this process's generators on it stop issuing until that \
+                 process lets it go",
+                owner.node,
+                by.map_or("another process".to_string(), |p| format!("process {p}"))
+            );
         }
     }
 }

@@ -74,22 +74,33 @@ fn say(what: impl std::fmt::Display) {
     std::io::stdout().flush().unwrap();
 }
 
-/// A scenario in a child of its own: returns whether this process is that child.
-fn scenario(test: &str, dir: &str) -> bool {
+/// Reports a refusal with the pid of the holder it names.
+fn say_refused(message: &str) {
+    let pid = message
+        .split("by process ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or("?");
+    say(format!("refused by process {pid}"));
+}
+
+/// A scenario in a child of its own (in a fresh guard directory): in that child,
+/// the directory; here, once the child reported ok, None.
+fn scenario(test: &str, dir: &str) -> Option<PathBuf> {
     if std::env::var_os(CHILD).is_some() {
-        return true;
+        return Some(PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap()));
     }
     let (mut c, _stdin, mut out) = run_child(test, fresh_dir(dir).to_str().unwrap(), &[]);
     assert_eq!(report(&mut out), "ok");
     assert!(c.wait().unwrap().success());
-    false
+    None
 }
 
 #[test]
 fn generators_of_one_process_on_one_node_id_share_its_counter() {
-    if !scenario("generators_of_one_process_on_one_node_id_share_its_counter", "inproc") {
+    let Some(_) = scenario("generators_of_one_process_on_one_node_id_share_its_counter", "inproc") else {
         return;
-    }
+    };
     let a = node(5).unwrap();
     // datacenter + worker name the same node id: the same counter.
     let b = Generator::builder(Layout::SNOWFLAKE)
@@ -223,12 +234,7 @@ fn probe_node_7() {
                 message.contains("Fixes, in order") && message.contains("leave the node id unset"),
                 "{message}"
             );
-            let pid = message
-                .split("by process ")
-                .nth(1)
-                .and_then(|s| s.split(' ').next())
-                .unwrap_or("?");
-            say(format!("refused by process {pid}"));
+            say_refused(&message);
         }
         Err(e) => say(format!("unexpected: {e}")),
     }
@@ -391,9 +397,9 @@ fn receive(fd: i32) {
 
 #[test]
 fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
-    if !scenario("a_forked_child_neither_keeps_nor_takes_its_parents_guard", "fork") {
+    let Some(_) = scenario("a_forked_child_neither_keeps_nor_takes_its_parents_guard", "fork") else {
         return;
-    }
+    };
     let parent = node(9).unwrap();
     let parent_pid = std::process::id();
     let (to_child, from_parent) = {
@@ -457,10 +463,9 @@ fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
 /// in-process rule.
 #[test]
 fn a_guard_it_cannot_use_never_stops_a_start() {
-    if !scenario("a_guard_it_cannot_use_never_stops_a_start", "links") {
+    let Some(dir) = scenario("a_guard_it_cannot_use_never_stops_a_start", "links") else {
         return;
-    }
-    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    };
     // A guard file planted as a link to another file is never followed.
     let target = dir.join("victim");
     std::fs::write(&target, "keep me").unwrap();
@@ -527,10 +532,9 @@ fn a_read_only_guard_directory_warns_and_builds() {
 
 #[test]
 fn a_removed_guard_file_is_taken_again() {
-    if !scenario("a_removed_guard_file_is_taken_again", "removed") {
+    let Some(dir) = scenario("a_removed_guard_file_is_taken_again", "removed") else {
         return;
-    }
-    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    };
     let g = node(15).unwrap();
     g.next_id().unwrap();
     let file = std::fs::read_dir(&dir)
@@ -578,10 +582,9 @@ fn take_node_16() {
 /// and the newcomer, after its wait, starts above every ID the holder issued.
 #[test]
 fn a_removed_guard_file_taken_by_another_process_stops_the_holder() {
-    if !scenario("a_removed_guard_file_taken_by_another_process_stops_the_holder", "lost") {
+    let Some(dir) = scenario("a_removed_guard_file_taken_by_another_process_stops_the_holder", "lost") else {
         return;
-    }
-    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    };
     let g = node(16).unwrap();
     let file = std::fs::read_dir(&dir)
         .unwrap()
@@ -675,12 +678,7 @@ fn probe_node() {
             say("took it");
         }
         Err(Error::Config { field: "node", message }) => {
-            let pid = message
-                .split("by process ")
-                .nth(1)
-                .and_then(|s| s.split(' ').next())
-                .unwrap_or("?");
-            say(format!("refused by process {pid}"));
+            say_refused(&message);
         }
         Err(e) => say(format!("unexpected: {e}")),
     }
@@ -870,10 +868,9 @@ fn a_crash_while_waiting_out_a_floor_keeps_the_floor() {
 /// in a forked child; the record's own rejection is the unit tests'.
 #[test]
 fn another_user_cannot_write_the_record_nor_take_the_node_id() {
-    if !scenario("another_user_cannot_write_the_record_nor_take_the_node_id", "user") {
+    let Some(dir) = scenario("another_user_cannot_write_the_record_nor_take_the_node_id", "user") else {
         return;
-    }
-    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    };
     let g = node(22).unwrap();
     g.next_id().unwrap();
     let file = guard_file(&dir, 22);
@@ -921,10 +918,9 @@ fn another_user_cannot_write_the_record_nor_take_the_node_id() {
 /// one-shot's last ID, without a restart.
 #[test]
 fn a_lost_node_id_issues_again_once_the_other_lets_go() {
-    if !scenario("a_lost_node_id_issues_again_once_the_other_lets_go", "recover") {
+    let Some(dir) = scenario("a_lost_node_id_issues_again_once_the_other_lets_go", "recover") else {
         return;
-    }
-    let dir = PathBuf::from(std::env::var_os(HOST_GUARD_ENV).unwrap());
+    };
     let g = node(23).unwrap();
     let mut h = g.local();
     let mut before = vec![g.next_id().unwrap()];
@@ -985,4 +981,130 @@ fn a_lost_node_id_issues_again_once_the_other_lets_go() {
     let probe = probe(dir.to_str().unwrap(), 23, &[]);
     assert_eq!(probe, format!("refused by process {}", std::process::id()));
     say("ok");
+}
+
+/// How long [`stream_node`] issues after its first ID (unset: until its stdin ends).
+const FOR_MS: &str = "FLAKEID_GUARD_FOR_MS";
+
+/// A child's step: builds on `FLAKEID_GUARD_NODE` (says `built`) and issues from
+/// two threads (the shared path and a handle) until its stdin ends or for
+/// `FLAKEID_GUARD_FOR_MS`, refusals counted; then writes every ID it issued to
+/// `FLAKEID_GUARD_OUT` (little-endian u64s) and says `done IDS REFUSALS`.
+#[test]
+fn stream_node() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let g = node(node_of_env()).unwrap();
+    say("built");
+    let stop = AtomicBool::new(false);
+    let refused = AtomicU64::new(0);
+    let for_ms = std::env::var(FOR_MS).ok().map(|v| v.parse::<u64>().unwrap());
+    let ids: Vec<u64> = std::thread::scope(|s| {
+        let workers: Vec<_> = [false, true]
+            .into_iter()
+            .map(|handle| {
+                let (g, stop, refused) = (&g, &stop, &refused);
+                s.spawn(move || {
+                    let mut h = g.local();
+                    let mut ids = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..64 {
+                            match if handle { h.next_id() } else { g.next_id() } {
+                                Ok(id) => ids.push(id),
+                                Err(Error::Config { field: "node", .. }) => {
+                                    refused.fetch_add(1, Ordering::Relaxed);
+                                }
+                                Err(e) => panic!("{e}"),
+                            }
+                        }
+                        // A pace the test can keep every ID of.
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                    }
+                    ids
+                })
+            })
+            .collect();
+        match for_ms {
+            Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+            None => {
+                let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    });
+    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+    std::fs::write(std::env::var(OUT).unwrap(), bytes).unwrap();
+    say(format!("done {} {}", ids.len(), refused.load(Ordering::Relaxed)));
+}
+
+fn read_all_ids(path: &Path) -> Vec<u64> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The paused holder: a holder stopped (`SIGSTOP`) while a cleaner removes its
+/// guard file and a newcomer takes the node id and issues; resumed while the
+/// newcomer still issues, it takes no new tick before it has looked at its file
+/// (the guard's bound), so it stops, then issues again above the newcomer's IDs
+/// once the newcomer let go. Not one ID is issued by both.
+#[test]
+fn a_paused_holder_whose_file_was_removed_issues_nothing_twice() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = fresh_dir("paused");
+    let guard = dir.to_str().unwrap();
+    // FLAKEID_PAUSE_ROUNDS: more rounds by hand.
+    let rounds: usize = std::env::var("FLAKEID_PAUSE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(2);
+    let signal = |pid: u32, sig| {
+        // SAFETY: signals our own child.
+        assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+    };
+    let mut resumed_refusals = 0;
+    for round in 0..rounds {
+        let (h_out, k_out) = (dir.join(format!("h-{round}")), dir.join(format!("k-{round}")));
+        let (mut h, h_in, mut hr) = run_child("stream_node", guard, &[(NODE, "24"), (OUT, h_out.to_str().unwrap())]);
+        assert_eq!(report(&mut hr), "built");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        signal(h.id(), libc::SIGSTOP);
+        std::fs::remove_file(guard_file(&dir, 24)).unwrap();
+        let (mut k, _ki, mut kr) = run_child(
+            "stream_node",
+            guard,
+            &[(NODE, "24"), (OUT, k_out.to_str().unwrap()), (FOR_MS, "300")],
+        );
+        assert_eq!(report(&mut kr), "built", "round {round}: the newcomer was refused");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        signal(h.id(), libc::SIGCONT);
+        let k_said = report(&mut kr);
+        assert!(k.wait().unwrap().success());
+        // The holder goes on after the newcomer let go, then stops.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(h_in);
+        let h_said = report(&mut hr);
+        assert!(h.wait().unwrap().success());
+        let (held, newcomer) = (read_all_ids(&h_out), read_all_ids(&k_out));
+        let mut seen = HashSet::new();
+        let twice = held.iter().chain(&newcomer).filter(|id| !seen.insert(**id)).count();
+        assert_eq!(
+            twice, 0,
+            "round {round}: {twice} IDs issued twice (holder: {h_said}; newcomer: {k_said})"
+        );
+        let k_max = *newcomer.iter().max().unwrap();
+        assert!(
+            held.iter().any(|&id| id > k_max),
+            "round {round}: the holder never issued again ({h_said})"
+        );
+        resumed_refusals += h_said.split(' ').nth(2).unwrap().parse::<u64>().unwrap();
+    }
+    eprintln!("{rounds} rounds: 0 IDs twice; the resumed holder refused {resumed_refusals} calls in all");
 }
