@@ -51,21 +51,16 @@
 //! new tick before it has looked. A newcomer that finds no file (a fresh one)
 //! waits longer than that before its first ID, so such a holder has stopped first.
 //!
-//! Where: `FLAKEID_HOST_GUARD` names the directory (an absolute path), or `off`
-//! turns the cross-process check off (never the in-process one); unset,
-//! `/tmp/flakeid-host-guard` (unix) or the temporary directory (Windows). What it
-//! cannot see: other hosts, and containers or services with a private `/tmp`
-//! (docs/design.md, "Who owns a node id").
+//! A leaf: it takes a file's path and the numbers its records are read with
+//! ([`Lead`]), and answers [`Taken`], [`Refused`] or [`Watched`]; `crate::owner`
+//! names the path (`FLAKEID_HOST_GUARD`, the ID space's key) and words every
+//! refusal and warning. What it cannot see: other hosts, and containers or
+//! services with a private `/tmp` (docs/design.md, "Who owns a node id").
 
-use crate::error::{Error, Result};
-use crate::layout::{Layout, Order};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// The variable that moves or turns off the guard.
-pub const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
 
 /// How often the watcher checks that every held guard file is still the one at
 /// its path.
@@ -149,32 +144,6 @@ pub(crate) struct Lead {
 }
 
 impl HostGuard {
-    /// Holds the guard of `node` in `layout`'s ID space for as long as the value
-    /// lives: the PostgreSQL extension's postmaster holds it for its backends, whose
-    /// generators over one shared counter take none. `None` when the guard is
-    /// turned off or its directory cannot be used (warned once); a refusal naming
-    /// the holder when another process holds it.
-    pub fn hold(layout: &Layout, node: u64) -> Result<Option<HostGuard>> {
-        let Some(dir) = guard_dir()? else {
-            return Ok(None);
-        };
-        let lead = Lead {
-            tick_ms: layout.tick_ms(),
-            ahead_ms: 0,
-            max_ms: crate::policy::MAX_POLICY_MS,
-            last_ms: layout.last_timestamp_ms(),
-        };
-        let path = dir.join(key(layout, node));
-        match take(&path, node, lead) {
-            Ok(taken) => Ok(Some(taken.guard)),
-            Err(Refused::Held(pid)) => Err(refusal(node, pid, &path)),
-            Err(Refused::Unusable(e)) => {
-                warn_unusable(&dir, &e);
-                Ok(None)
-            }
-        }
-    }
-
     /// The node id this guard is of.
     pub fn node(&self) -> u64 {
         self.node
@@ -419,93 +388,6 @@ fn write_record(file: &mut File, first: &str, floor_ms: u64) -> io::Result<()> {
     file.seek(SeekFrom::Start(0))?;
     file.write_all(text.as_bytes())?;
     file.set_len(text.len() as u64)
-}
-
-/// The file name of (ID space, node id): every field that makes two layouts' IDs
-/// one space, so equal layouts meet whatever they are called.
-pub(crate) fn key(layout: &Layout, node: u64) -> String {
-    format!("node-{node}.{}.lock", space(layout))
-}
-
-/// The ID space of a layout: bits, tick, epoch and order.
-pub(crate) fn space(layout: &Layout) -> String {
-    let order = match layout.order() {
-        Order::TimeNodeSeq => "tns",
-        Order::TimeSeqNode => "tsn",
-    };
-    format!(
-        "t{}d{}w{}s{}.tick{}.epoch{}.{order}",
-        layout.time_bits(),
-        layout.datacenter_bits(),
-        layout.worker_bits(),
-        layout.sequence_bits(),
-        layout.tick_ms(),
-        layout.epoch_ms(),
-    )
-}
-
-/// The guard directory (`None`: turned off).
-pub(crate) fn guard_dir() -> Result<Option<PathBuf>> {
-    match std::env::var_os(HOST_GUARD_ENV) {
-        Some(v) if v == "off" => Ok(None),
-        Some(v) if !v.is_empty() => {
-            let dir = PathBuf::from(&v);
-            if !dir.is_absolute() {
-                return Err(Error::config(
-                    "host_guard",
-                    format!(
-                        "{HOST_GUARD_ENV} must be an absolute directory or off, got {:?}",
-                        v.to_string_lossy()
-                    ),
-                ));
-            }
-            Ok(Some(dir))
-        }
-        _ => Ok(Some(default_dir())),
-    }
-}
-
-#[cfg(unix)]
-fn default_dir() -> PathBuf {
-    PathBuf::from("/tmp/flakeid-host-guard")
-}
-
-#[cfg(not(unix))]
-fn default_dir() -> PathBuf {
-    std::env::temp_dir().join("flakeid-host-guard")
-}
-
-/// The refusal of a fixed node id that another live process on this host holds.
-pub(crate) fn refusal(node: u64, holder: Option<u32>, path: &Path) -> Error {
-    let who = match holder {
-        Some(pid) => format!("process {pid}"),
-        None => "another process".to_string(),
-    };
-    Error::config(
-        "node",
-        format!(
-            "node id {node} of this layout is already in use on this host by {who} (host guard {}): two processes on one \
-             node id would issue the same IDs. Fixes, in order: in one process, build generators freely (they share \
-             one counter) or close the other process's; give each worker process its own node id; leave the node id \
-             unset, so that each process takes a free one on this host (test runners' workers too); across hosts, a \
-             lease (a Redis, PostgreSQL or etcd URL)",
-            path.display()
-        ),
-    )
-}
-
-/// Says once per process that the guard directory cannot be used, and what that
-/// means; the generator is built all the same.
-pub(crate) fn warn_unusable(dir: &Path, err: &io::Error) {
-    static WARNED: OnceLock<()> = OnceLock::new();
-    WARNED.get_or_init(|| {
-        eprintln!(
-            "flakeid: warning: the host guard directory {} cannot be used ({err}): generators on a fixed node id \
-             are not checked against other processes on this host (one with no node id is refused); set \
-             {HOST_GUARD_ENV} to a writable directory of your own",
-            dir.display()
-        );
-    });
 }
 
 #[cfg(unix)]
@@ -806,14 +688,6 @@ mod sys {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_name_the_space_not_the_preset_name() {
-        let custom = Layout::builder().build().unwrap();
-        assert_eq!(key(&Layout::SNOWFLAKE, 5), key(&custom, 5));
-        assert_ne!(key(&Layout::SNOWFLAKE, 5), key(&Layout::SNOWFLAKE, 6));
-        assert_ne!(key(&Layout::SNOWFLAKE, 5), key(&Layout::SONYFLAKE, 5));
-    }
 
     fn parse(text: &str) -> Record {
         Record::parse(text, 1, 86_400_000)

@@ -55,7 +55,7 @@ pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encod
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
 pub use generator::{Generator, LocalGenerator, MAX_BATCH, check_batch};
 #[cfg(all(any(unix, windows), not(loom)))]
-pub use host_guard::{HOST_GUARD_ENV, HostGuard};
+pub use host_guard::HostGuard;
 pub use layout::{
     LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, LAYOUT_NUMBERS, Layout, LayoutBuilder, LayoutField, LayoutNumber, Order, Parts,
     layout_field,
@@ -63,7 +63,7 @@ pub use layout::{
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
-pub use node_origin::NodeOrigin;
+pub use node_origin::{HOST_GUARD_ENV, NodeOrigin};
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
     OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, UUID_GENERATOR_OPTIONS, closest_option, configured_twice,

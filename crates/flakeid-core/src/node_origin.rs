@@ -130,7 +130,8 @@ pub(crate) struct Surroundings {
 pub(crate) const SINGLE_INSTANCE_ENV: &str = "FLAKEID_SINGLE_INSTANCE";
 /// The variable that makes every build without a node id or lease refuse.
 pub(crate) const REQUIRE_NODE_ENV: &str = "FLAKEID_REQUIRE_NODE";
-const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
+/// The variable that moves the host guard's directory or turns the guard off.
+pub const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
 const KUBERNETES_ENV: &str = "KUBERNETES_SERVICE_HOST";
 
 impl Surroundings {

@@ -7,6 +7,12 @@
 //! so no other process on the host takes it; the last one to go writes the floor
 //! the next owner starts above.
 //!
+//! Where the guard files are, and what a refusal says, is decided here:
+//! `FLAKEID_HOST_GUARD` names the directory (an absolute path), or `off` turns the
+//! cross-process check off (never the in-process one); unset,
+//! `/tmp/flakeid-host-guard` (unix) or the temporary directory (Windows).
+//! `crate::host_guard` only takes, watches and releases the file at a path.
+//!
 //! With no node id configured, a generator takes the node id this process already
 //! picked for the ID space, or picks a free one on the host: the highest whose
 //! guard no live process holds (fixed node ids are mostly small ones).
@@ -14,9 +20,12 @@
 use crate::counter::Padded;
 use crate::error::{Error, Result};
 use crate::host_guard::{self, HostGuard, Refused, Watched};
-use crate::layout::Layout;
+use crate::layout::{Layout, Order};
+use crate::node_origin::HOST_GUARD_ENV;
 use std::cell::UnsafeCell;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdAtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -295,6 +304,121 @@ impl Owner {
     }
 }
 
+impl HostGuard {
+    /// Holds the guard of `node` in `layout`'s ID space for as long as the value
+    /// lives: the PostgreSQL extension's postmaster holds it for its backends, whose
+    /// generators over one shared counter take none. `None` when the guard is
+    /// turned off or its directory cannot be used (warned once); a refusal naming
+    /// the holder when another process holds it.
+    pub fn hold(layout: &Layout, node: u64) -> Result<Option<HostGuard>> {
+        let Some(dir) = guard_dir()? else {
+            return Ok(None);
+        };
+        let lead = host_guard::Lead {
+            tick_ms: layout.tick_ms(),
+            ahead_ms: 0,
+            max_ms: crate::policy::MAX_POLICY_MS,
+            last_ms: layout.last_timestamp_ms(),
+        };
+        let path = dir.join(key(layout, node));
+        match host_guard::take(&path, node, lead) {
+            Ok(taken) => Ok(Some(taken.guard)),
+            Err(Refused::Held(pid)) => Err(refusal(node, pid, &path)),
+            Err(Refused::Unusable(e)) => {
+                warn_unusable(&dir, &e);
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The file name of (ID space, node id): every field that makes two layouts' IDs
+/// one space, so equal layouts meet whatever they are called.
+fn key(layout: &Layout, node: u64) -> String {
+    format!("node-{node}.{}.lock", space(layout))
+}
+
+/// The ID space of a layout: bits, tick, epoch and order.
+fn space(layout: &Layout) -> String {
+    let order = match layout.order() {
+        Order::TimeNodeSeq => "tns",
+        Order::TimeSeqNode => "tsn",
+    };
+    format!(
+        "t{}d{}w{}s{}.tick{}.epoch{}.{order}",
+        layout.time_bits(),
+        layout.datacenter_bits(),
+        layout.worker_bits(),
+        layout.sequence_bits(),
+        layout.tick_ms(),
+        layout.epoch_ms(),
+    )
+}
+
+/// The guard directory (`None`: turned off).
+fn guard_dir() -> Result<Option<PathBuf>> {
+    match std::env::var_os(HOST_GUARD_ENV) {
+        Some(v) if v == "off" => Ok(None),
+        Some(v) if !v.is_empty() => {
+            let dir = PathBuf::from(&v);
+            if !dir.is_absolute() {
+                return Err(Error::config(
+                    "host_guard",
+                    format!(
+                        "{HOST_GUARD_ENV} must be an absolute directory or off, got {:?}",
+                        v.to_string_lossy()
+                    ),
+                ));
+            }
+            Ok(Some(dir))
+        }
+        _ => Ok(Some(default_dir())),
+    }
+}
+
+#[cfg(unix)]
+fn default_dir() -> PathBuf {
+    PathBuf::from("/tmp/flakeid-host-guard")
+}
+
+#[cfg(not(unix))]
+fn default_dir() -> PathBuf {
+    std::env::temp_dir().join("flakeid-host-guard")
+}
+
+/// The refusal of a fixed node id that another live process on this host holds.
+fn refusal(node: u64, holder: Option<u32>, path: &Path) -> Error {
+    let who = match holder {
+        Some(pid) => format!("process {pid}"),
+        None => "another process".to_string(),
+    };
+    Error::config(
+        "node",
+        format!(
+            "node id {node} of this layout is already in use on this host by {who} (host guard {}): two processes on one \
+             node id would issue the same IDs. Fixes, in order: in one process, build generators freely (they share \
+             one counter) or close the other process's; give each worker process its own node id; leave the node id \
+             unset, so that each process takes a free one on this host (test runners' workers too); across hosts, a \
+             lease (a Redis, PostgreSQL or etcd URL)",
+            path.display()
+        ),
+    )
+}
+
+/// Says once per process that the guard directory cannot be used, and what that
+/// means; the generator is built all the same.
+fn warn_unusable(dir: &Path, err: &io::Error) {
+    static WARNED: OnceLock<()> = OnceLock::new();
+    WARNED.get_or_init(|| {
+        eprintln!(
+            "flakeid: warning: the host guard directory {} cannot be used ({err}): generators on a fixed node id \
+             are not checked against other processes on this host (one with no node id is refused); set \
+             {HOST_GUARD_ENV} to a writable directory of your own",
+            dir.display()
+        );
+    });
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -302,8 +426,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Joins (or makes) the owner of the asked node id, or of a free one picked on
 /// the host, taking its host guard when this process holds none.
 pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
-    let dir = if ask.guard { host_guard::guard_dir()? } else { None };
-    let space = host_guard::space(ask.layout);
+    let dir = if ask.guard { guard_dir()? } else { None };
+    let space = space(ask.layout);
     let pid = std::process::id();
     let mut owners = table();
     let mine = |o: &&&Owner| o.pid == pid && o.space == space;
@@ -331,7 +455,7 @@ pub(crate) fn join(ask: &Ask<'_>) -> Result<Share> {
         Some(dir) => take_for(owner, dir, ask).map_err(|e| match e {
             PickRefused::Other(e) => e,
             PickRefused::Unusable(e) => unusable(dir, &e),
-            PickRefused::Held(pid) => host_guard::refusal(node, pid, &dir.join(host_guard::key(ask.layout, node))),
+            PickRefused::Held(pid) => refusal(node, pid, &dir.join(key(ask.layout, node))),
         })?,
         None => None,
     };
@@ -401,7 +525,7 @@ fn unusable(dir: &std::path::Path, e: &std::io::Error) -> Error {
     crate::node_origin::unseen(&format!(
         "the host guard directory {} cannot be used ({e}; set {} to a writable directory of your own)",
         dir.display(),
-        host_guard::HOST_GUARD_ENV
+        HOST_GUARD_ENV
     ))
 }
 
@@ -447,7 +571,7 @@ fn take_for(
     if live.guard.is_some() || (live.handles > 0 && !owner.is_lost()) {
         return Ok(None);
     }
-    let path = dir.join(host_guard::key(ask.layout, owner.node));
+    let path = dir.join(key(ask.layout, owner.node));
     let ahead_ms = owner.lead_ms().max(ask.ahead_ticks * owner.tick_ms);
     match host_guard::take(&path, owner.node, owner.lead(ahead_ms)) {
         Ok(taken) => {
@@ -458,11 +582,11 @@ fn take_for(
             Ok(taken.floor_ms)
         }
         Err(Refused::Held(pid)) if ask.node.is_none() => Err(PickRefused::Held(pid)),
-        Err(Refused::Held(pid)) => Err(PickRefused::Other(host_guard::refusal(owner.node, pid, &path))),
+        Err(Refused::Held(pid)) => Err(PickRefused::Other(refusal(owner.node, pid, &path))),
         // A pick the guard cannot check could be any process's: passed over.
         Err(Refused::Unusable(e)) if ask.node.is_none() => Err(PickRefused::Unusable(e)),
         Err(Refused::Unusable(e)) => {
-            host_guard::warn_unusable(dir, &e);
+            warn_unusable(dir, &e);
             Ok(None)
         }
     }
@@ -634,5 +758,18 @@ fn take_back(owner: &Owner, live: &mut Live) {
              generators issue again above the other process's IDs (once the clock reaches them)",
             owner.node
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_the_space_not_the_preset_name() {
+        let custom = Layout::builder().build().unwrap();
+        assert_eq!(key(&Layout::SNOWFLAKE, 5), key(&custom, 5));
+        assert_ne!(key(&Layout::SNOWFLAKE, 5), key(&Layout::SNOWFLAKE, 6));
+        assert_ne!(key(&Layout::SNOWFLAKE, 5), key(&Layout::SONYFLAKE, 5));
     }
 }
