@@ -592,9 +592,15 @@ mod sys {
         }
         // SAFETY: geteuid cannot fail.
         let me = unsafe { libc::geteuid() };
-        if meta.uid() != me && meta.uid() != 0 {
+        // Another user's directory with the sticky bit (as the default one is, made
+        // by whichever user came first: a database server, an app) is shared: only
+        // a file's owner, the directory's and root remove files there, and a file
+        // removed under its holder is taken again or stops the holder, paused or
+        // not (the watcher, the guard's bound), never issued on by two processes.
+        // Without the bit, any user could.
+        if meta.uid() != me && meta.uid() != 0 && meta.mode() & u32::from(libc::S_ISVTX) == 0 {
             return Err(io::Error::other(format!(
-                "owned by uid {}, who could remove the guard files",
+                "owned by uid {} without the sticky bit: other users could remove the guard files",
                 meta.uid()
             )));
         }

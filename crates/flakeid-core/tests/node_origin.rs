@@ -173,6 +173,28 @@ fn a_guard_directory_owned_by_another_user_is_refused() {
     );
 }
 
+/// The default directory as another user made it first (a database server's, an
+/// app's): sticky and writable by all, it is shared, and a build with no node id
+/// picks there.
+#[test]
+fn another_users_shared_sticky_directory_is_used() {
+    if is_child() {
+        let g = Generator::builder(Layout::SNOWFLAKE).build().unwrap();
+        assert_eq!(g.node_origin(), NodeOrigin::Host);
+        return done();
+    }
+    let dir = fresh_dir("sticky");
+    if std::os::unix::fs::chown(&dir, Some(4242), Some(4242)).is_err() {
+        eprintln!("not root: another user's directory cannot be made");
+        return;
+    }
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    child(
+        "another_users_shared_sticky_directory_is_used",
+        &[("FLAKEID_HOST_GUARD", &dir)],
+    );
+}
+
 #[test]
 fn a_pod_without_the_kubernetes_store_is_refused_not_picked() {
     if is_child() {
