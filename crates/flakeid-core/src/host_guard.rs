@@ -113,9 +113,13 @@ pub(crate) struct Taken {
 
 /// Why a guard file could not be taken.
 pub(crate) enum Refused {
-    /// Another process holds it (its pid where the record or the system says), or
-    /// another user's file that this user cannot hold left a floor.
+    /// Another process holds it (its pid where the record or the system says).
     Held(Option<u32>),
+    /// Another user's file (uid), which no process holds now: left by a process
+    /// that ended, with a floor this user can read but never rewrite, so it
+    /// cannot take the node id.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Left(u32),
     /// Something else went wrong: the directory cannot be used.
     Unusable(io::Error),
 }
@@ -194,7 +198,7 @@ impl HostGuard {
                 let _ = sys::append_lost(&self.path, floor_ms());
                 Watched::Lost(pid)
             }
-            Err(Refused::Unusable(_)) => Watched::Lost(None),
+            Err(Refused::Left(_) | Refused::Unusable(_)) => Watched::Lost(None),
         }
     }
 
@@ -523,13 +527,24 @@ mod sys {
     }
 
     /// Another user's guard file, which this one may read but not hold: refused
-    /// (its holder named) whether or not it is held now, since this process could
-    /// neither lock it nor leave a floor in it.
+    /// whether or not it is held now, since this process could neither lock it nor
+    /// leave a floor in it; held, its holder named, else its owner.
     fn foreign(path: &Path) -> Refused {
-        match OpenOptions::new().read(true).custom_flags(FLAGS).open(path) {
-            Ok(file) => Refused::Held(holder(file)),
-            Err(e) => Refused::Unusable(e),
+        let file = match OpenOptions::new().read(true).custom_flags(FLAGS).open(path) {
+            Ok(file) => file,
+            Err(e) => return Refused::Unusable(e),
+        };
+        let uid = match file.metadata() {
+            Ok(meta) => meta.uid(),
+            Err(e) => return Refused::Unusable(e),
+        };
+        let mut lock = whole_file(libc::F_WRLCK);
+        // SAFETY: F_GETLK writes into `lock`, which this function owns.
+        let rc = unsafe { libc::fcntl(file.as_raw_fd(), GET_LOCK, &mut lock) };
+        if rc == 0 && lock.l_type == short(libc::F_UNLCK) {
+            return Refused::Left(uid);
         }
+        Refused::Held(holder(file))
     }
 
     /// The identity (device, inode) of the file at `path`, not following a link.
@@ -575,6 +590,9 @@ mod sys {
     /// generators meet there and none can remove another's files. One owned by
     /// another user who is not root is not trusted: its owner can remove any file
     /// in it, sticky or not.
+    /// `S_ISVTX`, the sticky bit (`mode_t` is 16 bits wide on macOS, 32 on Linux).
+    const STICKY: u32 = 0o1000;
+
     fn ready_dir(dir: &Path) -> io::Result<()> {
         let meta = match fs::symlink_metadata(dir) {
             Ok(meta) => meta,
@@ -598,7 +616,7 @@ mod sys {
         // removed under its holder is taken again or stops the holder, paused or
         // not (the watcher, the guard's bound), never issued on by two processes.
         // Without the bit, any user could.
-        if meta.uid() != me && meta.uid() != 0 && meta.mode() & u32::from(libc::S_ISVTX) == 0 {
+        if meta.uid() != me && meta.uid() != 0 && meta.mode() & STICKY == 0 {
             return Err(io::Error::other(format!(
                 "owned by uid {} without the sticky bit: other users could remove the guard files",
                 meta.uid()

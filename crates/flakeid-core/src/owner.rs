@@ -324,6 +324,7 @@ impl HostGuard {
         match host_guard::take(&path, node, lead) {
             Ok(taken) => Ok(Some(taken.guard)),
             Err(Refused::Held(pid)) => Err(refusal(node, pid, &path)),
+            Err(Refused::Left(uid)) => Err(left_refusal(node, uid, &path)),
             Err(Refused::Unusable(e)) => {
                 warn_unusable(&dir, &e);
                 Ok(None)
@@ -400,6 +401,21 @@ fn refusal(node: u64, holder: Option<u32>, path: &Path) -> Error {
              one counter) or close the other process's; give each worker process its own node id; leave the node id \
              unset, so that each process takes a free one on this host (test runners' workers too); across hosts, a \
              lease (a Redis, PostgreSQL or etcd URL)",
+            path.display()
+        ),
+    )
+}
+
+/// The refusal of a fixed node id whose guard file another user's process left
+/// when it ended: this user could neither hold the file nor write its floor.
+fn left_refusal(node: u64, uid: u32, path: &Path) -> Error {
+    Error::config(
+        "node",
+        format!(
+            "node id {node} of this layout was last used on this host by a process of uid {uid}, which has ended; \
+             its host guard file {} is that user's, so this user can neither hold it nor leave a floor in it. \
+             Fixes: run this process as uid {uid}; or give it another node id (or none, to take a free one); or, \
+             once nothing of uid {uid} uses node id {node}, remove the file (as uid {uid} or root)",
             path.display()
         ),
     )
@@ -583,6 +599,8 @@ fn take_for(
         }
         Err(Refused::Held(pid)) if ask.node.is_none() => Err(PickRefused::Held(pid)),
         Err(Refused::Held(pid)) => Err(PickRefused::Other(refusal(owner.node, pid, &path))),
+        Err(Refused::Left(_)) if ask.node.is_none() => Err(PickRefused::Held(None)),
+        Err(Refused::Left(uid)) => Err(PickRefused::Other(left_refusal(owner.node, uid, &path))),
         // A pick the guard cannot check could be any process's: passed over.
         Err(Refused::Unusable(e)) if ask.node.is_none() => Err(PickRefused::Unusable(e)),
         Err(Refused::Unusable(e)) => {

@@ -889,8 +889,17 @@ fn another_user_cannot_write_the_record_nor_take_the_node_id() {
             let dropped = unsafe { libc::setgid(65534) == 0 && libc::setuid(65534) == 0 };
             let writes = std::fs::OpenOptions::new().write(true).open(&file).is_ok()
                 || std::fs::OpenOptions::new().append(true).open(&file).is_ok();
-            let built = node(22).is_ok();
-            let code = u8::from(!dropped) | u8::from(writes) << 1 | u8::from(built) << 2;
+            let built = node(22);
+            // Held: its holder named; released: its owner, whose process ended.
+            let named = built.as_ref().err().is_some_and(|e| {
+                e.to_string().contains(if released {
+                    "last used on this host by a process of uid 0, which has ended"
+                } else {
+                    "already in use on this host by process"
+                })
+            });
+            let code =
+                u8::from(!dropped) | u8::from(writes) << 1 | u8::from(built.is_ok()) << 2 | u8::from(!named) << 3;
             // SAFETY: ending the child without the parent's destructors.
             unsafe { libc::_exit(i32::from(code)) };
         }
@@ -900,7 +909,8 @@ fn another_user_cannot_write_the_record_nor_take_the_node_id() {
         assert_eq!(
             libc::WEXITSTATUS(status),
             0,
-            "released: {released}; bit 0: not nobody; bit 1: nobody could write the record; bit 2: nobody took node 22"
+            "released: {released}; bit 0: not nobody; bit 1: nobody could write the record; bit 2: nobody took node 22; \
+             bit 3: the refusal named neither the live holder nor the ended owner"
         );
     };
     as_nobody(false);
