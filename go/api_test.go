@@ -338,3 +338,26 @@ func TestRequireNodeFromTheEnvironment(t *testing.T) {
 	}
 	g.Close()
 }
+
+// TestNodeOriginIsTheEngines: where the node id came from, as the engine decided
+// it: a node id given, then none (a free one on this host, in a guard directory
+// named explicitly: the one line a container needs).
+func TestNodeOriginIsTheEngines(t *testing.T) {
+	t.Setenv("FLAKEID_HOST_GUARD", t.TempDir())
+	g, err := New(Options{Node: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if g.NodeOrigin() != "explicit" {
+		t.Fatalf("a node id given: %q", g.NodeOrigin())
+	}
+	h, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if h.NodeOrigin() != "host" {
+		t.Fatalf("no node id: %q", h.NodeOrigin())
+	}
+}

@@ -86,6 +86,7 @@ type Generator struct {
 	locals int
 	orphan genHandle
 	node   uint64
+	origin string
 	layout Layout
 }
 
@@ -96,12 +97,12 @@ func New(o Options) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, layout, err := cGeneratorInfo(p)
+	node, origin, layout, err := cGeneratorInfo(p)
 	if err != nil {
 		cGeneratorFree(p)
 		return nil, err
 	}
-	g := &Generator{node: node, layout: layout}
+	g := &Generator{node: node, origin: origin, layout: layout}
 	own(g, &g.handle, p, cGeneratorFree)
 	return g, nil
 }
@@ -160,6 +161,10 @@ func (g *Generator) Stats() (Stats, error) { return call(&g.handle, cGeneratorSt
 
 // Node is the generator's node id (datacenter << worker_bits | worker).
 func (g *Generator) Node() uint64 { return g.node }
+
+// NodeOrigin says where the node id came from: "explicit", "leased",
+// "coordinator", "host" or "none" (docs/design.md, "Who owns a node id").
+func (g *Generator) NodeOrigin() string { return g.origin }
 
 // Layout is the generator's layout.
 func (g *Generator) Layout() Layout { return g.layout }

@@ -39,6 +39,8 @@ package flakeid
 #cgo nocallback fgo_generator_node
 #cgo noescape fgo_generator_layout
 #cgo nocallback fgo_generator_layout
+#cgo noescape fgo_generator_node_origin
+#cgo nocallback fgo_generator_node_origin
 #cgo noescape fgo_layout_preset
 #cgo nocallback fgo_layout_preset
 #cgo noescape fgo_layout_custom
@@ -168,6 +170,7 @@ FGO(local_new, (const flakeid_generator *g, flakeid_local **out), (g, out))
 FGO(local_next_ids, (flakeid_local *l, uint64_t *ids, size_t n), (l, ids, n))
 FGO(generator_node, (const flakeid_generator *g, uint64_t *out), (g, out))
 FGO(generator_layout, (const flakeid_generator *g, flakeid_layout *out), (g, out))
+FGO(generator_node_origin, (const flakeid_generator *g, const char **out), (g, out))
 FGO(generator_stats, (const flakeid_generator *g, flakeid_stats *out, size_t size), (g, out, size))
 FGO(layout_preset, (const char *name, flakeid_layout *out), (name, out))
 FGO(layout_custom,
@@ -479,17 +482,21 @@ func cGeneratorNew(o *Options) (genHandle, error) {
 	return p, err
 }
 
-func cGeneratorInfo(p genHandle) (node uint64, layout Layout, err error) {
+func cGeneratorInfo(p genHandle) (node uint64, origin string, layout Layout, err error) {
 	var n C.uint64_t
+	var o *C.char
 	var l C.flakeid_layout
 	if err = errOf(C.fgo_generator_node(p, &n)); err != nil {
-		return 0, Layout{}, err
+		return 0, "", Layout{}, err
+	}
+	if err = errOf(C.fgo_generator_node_origin(p, &o)); err != nil {
+		return 0, "", Layout{}, err
 	}
 	if err = errOf(C.fgo_generator_layout(p, &l)); err != nil {
-		return 0, Layout{}, err
+		return 0, "", Layout{}, err
 	}
 	layout, err = layoutFromC(&l)
-	return uint64(n), layout, err
+	return uint64(n), C.GoString(o), layout, err
 }
 
 func cGeneratorStats(p genHandle) (Stats, error) {

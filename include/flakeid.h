@@ -765,6 +765,14 @@ flakeid_status flakeid_generator_node(const struct flakeid_generator *generator,
                                       uint64_t *out_node);
 
 /**
+ * Where the generator's node id came from, as a static string: `"explicit"`,
+ * `"leased"`, `"coordinator"`, `"host"` or `"none"` (docs/design.md, "Who owns a
+ * node id").
+ */
+flakeid_status flakeid_generator_node_origin(const struct flakeid_generator *generator,
+                                             const char **out_origin);
+
+/**
  * The generator's layout.
  */
 flakeid_status flakeid_generator_layout(const struct flakeid_generator *generator,

@@ -566,6 +566,40 @@ pub unsafe extern "C" fn flakeid_generator_node(
     })
 }
 
+/// Where the generator's node id came from, as a static string: `"explicit"`,
+/// `"leased"`, `"coordinator"`, `"host"` or `"none"` (docs/design.md, "Who owns a
+/// node id").
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_generator_node_origin(
+    generator: *const flakeid_generator,
+    out_origin: *mut *const c_char,
+) -> flakeid_status {
+    guard(|| {
+        let g = unsafe { arg(generator, "generator") }?;
+        write(
+            out(out_origin, "out_origin")?,
+            origin_name(g.inner.node_origin()).as_ptr(),
+        );
+        Ok(())
+    })
+}
+
+/// The C string of a node origin's name (the core's `NodeOrigin::as_str`).
+fn origin_name(origin: flakeid_core::NodeOrigin) -> &'static std::ffi::CStr {
+    static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        flakeid_core::NodeOrigin::ALL
+            .iter()
+            .filter_map(|o| std::ffi::CString::new(o.as_str()).ok())
+            .collect()
+    });
+    flakeid_core::NodeOrigin::ALL
+        .iter()
+        .position(|o| *o == origin)
+        .and_then(|i| names.get(i))
+        .map_or(c"unknown", |n| n.as_c_str())
+}
+
 /// The generator's layout.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_generator_layout(
@@ -636,6 +670,13 @@ pub unsafe extern "C" fn flakeid_manual_clock_free(clock: *mut flakeid_manual_cl
 mod tests {
     use super::*;
     use flakeid_core::GENERATOR_OPTIONS;
+
+    #[test]
+    fn every_node_origin_has_its_c_name() {
+        for o in flakeid_core::NodeOrigin::ALL {
+            assert_eq!(origin_name(o).to_str().unwrap(), o.as_str());
+        }
+    }
 
     /// `flakeid_options_default()` agrees with the core's option table: every option
     /// has its field, and a field the defaults set holds the table's default (an unset

@@ -28,6 +28,7 @@ public final class Generator extends NativeHandle {
   private static final long UNSET = -1L; // FLAKEID_UNSET, UINT64_MAX
 
   private final long node;
+  private final String nodeOrigin;
   private final Layout layout;
 
   /**
@@ -44,6 +45,9 @@ public final class Generator extends NativeHandle {
       MemorySegment n = call.allocate(JAVA_LONG);
       Native.check((int) Native.GENERATOR_NODE.invokeExact(handle, n));
       this.node = n.get(JAVA_LONG, 0);
+      MemorySegment o = call.allocate(ADDRESS);
+      Native.check((int) Native.GENERATOR_NODE_ORIGIN.invokeExact(handle, o));
+      this.nodeOrigin = o.get(ADDRESS, 0).reinterpret(16).getString(0);
       MemorySegment l = call.allocate(Native.LAYOUT);
       Native.check((int) Native.GENERATOR_LAYOUT.invokeExact(handle, l));
       this.layout = Layout.of(l);
@@ -200,6 +204,14 @@ public final class Generator extends NativeHandle {
   /** The node id ({@code datacenter << workerBits | worker}), given or leased. */
   public long node() {
     return node;
+  }
+
+  /**
+   * Where the node id came from: {@code "explicit"}, {@code "leased"}, {@code "coordinator"},
+   * {@code "host"} or {@code "none"} (docs/design.md, "Who owns a node id").
+   */
+  public String nodeOrigin() {
+    return nodeOrigin;
   }
 
   public Layout layout() {

@@ -166,6 +166,8 @@ final class Native {
   static final MethodHandle OPTION_NAME = fn("flakeid_option_name", ADDRESS, JAVA_LONG);
   static final MethodHandle CONFIGURED_TWICE = fn("flakeid_configured_twice", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle GENERATOR_NODE = fn("flakeid_generator_node", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle GENERATOR_NODE_ORIGIN =
+      fn("flakeid_generator_node_origin", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle GENERATOR_STATS =
       fn("flakeid_generator_stats", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
   static final MethodHandle GENERATOR_LAYOUT =
