@@ -37,6 +37,7 @@ CI_SUITES := \
   test-fuzz \
   test-lease \
   test-lease-bindings \
+  test-fleet \
   test-serve \
   test-wasm-browser \
   test-go-stores \
