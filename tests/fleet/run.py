@@ -37,7 +37,7 @@ the group's variables: no node id, no lease, no FLAKEID_HOST_GUARD unless said.
   and FLAKEID_HOST_GUARD=off.
 
 Without the kube-apiserver (make kube-apiserver), the pod groups fail, or are skipped
-when FLAKEID_LEASE_REQUIRE=0. The CLI is $FLAKEID_CLI (target/debug/flakeid by default),
+when FLAKEID_LEASE_REQUIRE=0. The CLI is $FLAKEID_CLI (the debug build's `flakeid` by default),
 the Python $PY (python/.venv/bin/python). Standard library only.
 """
 
@@ -56,7 +56,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 import testenv  # noqa: E402
 from cases import Cases  # noqa: E402
 
-CLI = os.environ.get("FLAKEID_CLI") or os.path.join(ROOT, "target", "debug", "flakeid")
+CLI = os.environ.get("FLAKEID_CLI") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid"
+)
 PY = os.environ.get("PY") or os.path.join(ROOT, "python", ".venv", "bin", "python")
 COUNT = int(os.environ.get("FLAKEID_FLEET_IDS") or 300_000)
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
