@@ -9,7 +9,7 @@
 #include "flakeid.h"
 
 #ifdef _WIN32
-/* The two POSIX calls the suite uses that mingw-w64's C runtime lacks
+/* The POSIX calls the suite uses that mingw-w64's C runtime lacks
  * (make test-windows builds it for Windows). */
 #include <direct.h>
 #include <stdlib.h>
@@ -17,6 +17,10 @@
 static inline int setenv(const char *name, const char *value, int overwrite) {
   (void)overwrite;
   return _putenv_s(name, value);
+}
+static inline int unsetenv(const char *name) {
+  /* An empty value removes the variable (_putenv_s). */
+  return _putenv_s(name, "");
 }
 static inline char *mkdtemp(char *tmpl) {
   return _mktemp_s(tmpl, strlen(tmpl) + 1) == 0 && _mkdir(tmpl) == 0 ? tmpl : NULL;

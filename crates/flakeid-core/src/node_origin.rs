@@ -149,10 +149,12 @@ impl Surroundings {
             guard,
             kubernetes: var(KUBERNETES_ENV).is_some(),
             // The environment is read at every build (a test sets it); the files
-            // once per process (a build per request must not read /proc each time).
+            // once per process (a build per request must not read /proc each time),
+            // and on unix only: they are Linux's signals (on Windows `/.dockerenv`
+            // would be a path on the current drive).
             container: container_signal(|name| std::env::var_os(name).is_some(), |_| None).or_else(|| {
                 CONTAINER_FILES
-                    .get_or_init(|| container_signal(|_| false, read_marker))
+                    .get_or_init(|| cfg!(unix).then(|| container_signal(|_| false, read_marker)).flatten())
                     .clone()
             }),
             single_instance: switch(SINGLE_INSTANCE_ENV, "single_instance", var(SINGLE_INSTANCE_ENV))?,
