@@ -157,6 +157,8 @@ static void fgo_free_error(fgo_error *e) {
 FGO(generator_new, (const flakeid_options *o, flakeid_generator **out), (o, out))
 FGO(options_set, (flakeid_options *o, const char *name, const char *value), (o, name, value))
 
+FGO(database_lease, (const char *lease, const char *const *keys, const char *const *values, size_t n, char *buf,
+    size_t len, size_t *out_len), (lease, keys, values, n, buf, len, out_len))
 static fgo_error fgo_check_batch(int64_t n) { return fgo_check(flakeid_check_batch(n)); }
 static fgo_error fgo_parse_id(uint32_t kind, const uint8_t *v, size_t len, uint64_t *out) {
   return fgo_check(flakeid_parse_id(NULL, kind, v, len, out));
@@ -551,6 +553,42 @@ func cOptionNames() []string {
 			return names
 		}
 		names = append(names, C.GoString(n))
+	}
+}
+
+// cDatabaseLease is the engine's lease for the setting lease: itself, or for
+// "database" the URL of the app's PostgreSQL from parts (key, value pairs).
+func cDatabaseLease(lease string, parts [][2]string) (string, error) {
+	cs := make([]*C.char, 0, 2*len(parts)+1)
+	defer func() {
+		for _, c := range cs {
+			C.free(unsafe.Pointer(c))
+		}
+	}()
+	cLease := C.CString(lease)
+	cs = append(cs, cLease)
+	keys := (*[1 << 20]*C.char)(C.malloc(C.size_t(len(parts)+1) * C.size_t(unsafe.Sizeof(cLease))))[: len(parts)+1 : len(parts)+1]
+	values := (*[1 << 20]*C.char)(C.malloc(C.size_t(len(parts)+1) * C.size_t(unsafe.Sizeof(cLease))))[: len(parts)+1 : len(parts)+1]
+	defer C.free(unsafe.Pointer(&keys[0]))
+	defer C.free(unsafe.Pointer(&values[0]))
+	for i, kv := range parts {
+		keys[i], values[i] = C.CString(kv[0]), C.CString(kv[1])
+		cs = append(cs, keys[i], values[i])
+	}
+	for size := C.size_t(256); ; {
+		buf := (*C.char)(C.malloc(size))
+		var n C.size_t
+		err := errOf(C.fgo_database_lease(cLease, &keys[0], &values[0], C.size_t(len(parts)), buf, size, &n))
+		out := ""
+		if err == nil {
+			out = C.GoString(buf)
+		}
+		C.free(unsafe.Pointer(buf))
+		if e, ok := err.(*Error); ok && e.Kind == Kind(C.FLAKEID_ERR_BUFFER_TOO_SMALL) && n+1 > size {
+			size = n + 1
+			continue
+		}
+		return out, err
 	}
 }
 

@@ -58,3 +58,28 @@ func (id *ID) scanText(s string) error {
 	}
 	return err
 }
+
+// DatabaseLease is the Lease for the lease setting lease: lease itself, or for
+// "database" the postgres:// URL of the app's own PostgreSQL, made by the engine
+// from the connection string the app already opens its database with (dsn: a
+// postgres:// URL or pgx's key=value form, as GORM's postgres.Open and
+// database/sql's "pgx" driver take it) and the driver's name (vendor: GORM's
+// db.Dialector.Name(), or "" when dsn says it). No URL or password is written
+// twice:
+//
+//	db, err := gorm.Open(postgres.Open(dsn))
+//	lease, err := flakeid.DatabaseLease("database", db.Dialector.Name(), dsn)
+//	gen, err := flakeid.New(flakeid.Options{Lease: lease})
+//
+// A database other than PostgreSQL is ErrConfig on field "lease", naming what is
+// supported (docs/leases.md, "The app's own database").
+func DatabaseLease(lease, vendor, dsn string) (string, error) {
+	var parts [][2]string
+	if vendor != "" {
+		parts = append(parts, [2]string{"vendor", vendor})
+	}
+	if dsn != "" {
+		parts = append(parts, [2]string{"url", dsn})
+	}
+	return cDatabaseLease(lease, parts)
+}

@@ -680,6 +680,23 @@ flakeid_status flakeid_options_set(struct flakeid_options *options,
 const char *flakeid_option_name(size_t index);
 
 /**
+ * The lease a generator takes for the `lease` setting `lease`: `lease` itself, or for
+ * `"database"` the `postgres://` URL of the app's own PostgreSQL, made from the `n`
+ * connection settings a framework adapter holds, `keys[i]` = `values[i]` (a NULL
+ * value is left out; docs/leases.md, "The app's own database"). Writes it and a NUL
+ * into `buf` (`buf_len` bytes); `out_len` (may be NULL) receives its length without
+ * the NUL, also when the buffer is too small (`FLAKEID_ERR_BUFFER_TOO_SMALL`, `buf`
+ * untouched). A database other than PostgreSQL is `FLAKEID_ERR_CONFIG`, field `lease`.
+ */
+flakeid_status flakeid_database_lease(const char *lease,
+                                      const char *const *keys,
+                                      const char *const *values,
+                                      size_t n,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
+
+/**
  * Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
  * second, different configuration of a process's one generator: for framework
  * adapters that keep one (Hibernate's, Spring's), so that the words are the

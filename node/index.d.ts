@@ -210,6 +210,15 @@ export declare function composeUuid7(ms: number, randA: number, randB: bigint | 
  */
 export declare function configuredTwice(first: string, second: string): never
 
+/**
+ * The lease a generator takes for the `lease` option `lease`: `lease` itself, or for
+ * `'database'` the `postgres://` URL of the app's own PostgreSQL, from the connection
+ * settings a framework holds (`parts`, for `@flakeid/node/settings`: strings, numbers
+ * and booleans as their text; other values left out). `FLAKEID_CONFIG` on `lease` for a
+ * database other than PostgreSQL (flakeid_lease_net::database_lease).
+ */
+export declare function databaseLease(lease: string, parts: Record<string, unknown>): string
+
 /** Parses `encode`'s text back; a bad character is a `FLAKEID_PARSE` error with its `position`. */
 export declare function decode(text: string, encoding?: 'decimal' | 'hex' | 'base32' | 'base62'): bigint
 

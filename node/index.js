@@ -844,6 +844,7 @@ module.exports.checkTables = nativeBinding.checkTables
 module.exports.compose = nativeBinding.compose
 module.exports.composeUuid7 = nativeBinding.composeUuid7
 module.exports.configuredTwice = nativeBinding.configuredTwice
+module.exports.databaseLease = nativeBinding.databaseLease
 module.exports.decode = nativeBinding.decode
 module.exports.decompose = nativeBinding.decompose
 module.exports.encode = nativeBinding.encode

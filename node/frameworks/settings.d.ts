@@ -1,7 +1,9 @@
 import type { Generator, GeneratorOptions } from '../index'
 
-/** Sets the process's generator, with requireNode (a node source: node, worker or lease); again only with the same options. */
-export declare function configure(options?: GeneratorOptions): Generator
+/** The app's own PostgreSQL, for `lease: 'database'`: a pg Pool or Client, a Drizzle database over one, a pg config, or a connection string. */
+export type Database = string | { $client?: unknown; options?: object; connectionParameters?: object } | Record<string, unknown>
+/** Sets the process's generator, with requireNode (a node source: node, worker or lease); again only with the same options. `database`: the connection `lease: 'database'` leases from. */
+export declare function configure(options?: GeneratorOptions, context?: { database?: Database }): Generator
 /** configure()'s generator, or one from the FLAKEID_* variables on first use. */
 export declare function sharedGenerator(): Generator
 /** The options the FLAKEID_<NAME> variables give (the engine's list: every option of `new Generator` but `clock`). */

@@ -1,7 +1,8 @@
 // One generator per process for the ORM helpers (./drizzle, ./kysely): configure()'s or, when
 // the application never calls it, the FLAKEID_* variables' (the engine's list: optionsFromEnv),
 // with no node id a free one on this host (the engine's default). Configuring again with other options
-// is refused. Names, values and errors are the engine's.
+// is refused. `lease: 'database'` with the app's pg Pool (configure's `database`): the engine
+// turns the pool's settings into its lease URL. Names, values and errors are the engine's.
 'use strict'
 
 const binding = require('../loader.js')
@@ -17,8 +18,30 @@ function describe(options) {
   return JSON.stringify(sorted, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value))
 }
 
-/** The process's generator from `options` (those of `new Generator`); again only with equal ones. */
-function configure(options = {}) {
+/**
+ * The connection settings of `database` (a pg Pool or Client, a Drizzle database over
+ * one, a pg config object or a connection string), by the names the engine reads for
+ * `lease: 'database'`. pg keeps the password out of its objects' enumerable keys, so
+ * each setting is read by name.
+ */
+function connectionOf(database) {
+  if (typeof database === 'string') return { url: database }
+  const db = (database && database.$client) || database || {}
+  const o = db.options || db.connectionParameters || db
+  // pg's `ssl`: true, or TLS options (verified unless rejectUnauthorized is false).
+  const tls = o.ssl !== null && typeof o.ssl === 'object' ? { ssl: o.ssl.rejectUnauthorized !== false } : { ssl: o.ssl }
+  if (tls.ssl === false && typeof o.ssl === 'object') Object.assign(tls, { ssl: undefined, sslmode: 'require' })
+  return { url: o.connectionString, host: o.host, port: o.port, user: o.user, password: o.password, database: o.database, ...tls }
+}
+
+/**
+ * The process's generator from `options` (those of `new Generator`); again only with
+ * equal ones. `database` is the app's own PostgreSQL for `lease: 'database'`.
+ */
+function configure(options = {}, { database } = {}) {
+  if (database !== undefined && typeof options.lease === 'string') {
+    options = { ...options, lease: binding.databaseLease(options.lease, connectionOf(database)) }
+  }
   const given = describe(options)
   if (shared === null) {
     shared = new binding.Generator(options)

@@ -5,6 +5,8 @@
   FLAKEID_* variables (no node id: a free one on this host, across hosts give one). A second
   configuration is refused unless it equals the first by value. A forked child builds its
   own on first use; the parent's is kept alive in the child, unused.
+* `lease = "database"`: an adapter passes `database`, a callable giving the app's database
+  connection settings; the engine turns the word into that database's lease URL.
 * (The UuidGenerator of flakeid.uuid7(), ulid() and typeid() is the native module's: one per
   process, which a forked child goes on with.)
 
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from flakeid._flakeid import (
     Generator,
     check_options,
     configured_twice,
+    database_lease,
     options_from_env,
     settings_options,
 )
@@ -34,18 +37,24 @@ _settings: Optional[dict[str, Any]] = None
 # The 64-bit generator, and the process that built it.
 _generator: Optional[Generator] = None
 _pid = 0
+# What an adapter gives for `lease = "database"`: the app's database connection settings.
+Database = Optional[Callable[[], Mapping[str, Any]]]
 # Generators a forked child inherited from its parent: dropping one there would release
 # the parent's lease, so the child keeps them, unused.
 _inherited: list[Generator] = []
 
 
-def check(settings: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+def check(settings: Optional[Mapping[str, Any]], database: Database = None) -> dict[str, Any]:
     """`settings` (else the FLAKEID_* variables) as Generator keywords, checked by the engine
-    without taking a node id, a lease or a state file."""
+    without taking a node id, a lease or a state file; with `database`, the lease "database"
+    becomes the URL of the app's own PostgreSQL."""
     if settings:
         options = settings_options(settings)
     else:
         options = options_from_env()
+    lease = options.get("lease")
+    if database is not None and isinstance(lease, str):
+        options["lease"] = database_lease(lease, database())
     check_options(**options)
     return options
 
@@ -59,14 +68,14 @@ def _adopt(options: dict[str, Any], settings: Optional[Mapping[str, Any]]) -> No
     _settings = dict(settings) if settings else None
 
 
-def configure(settings: Mapping[str, Any]) -> None:
+def configure(settings: Mapping[str, Any], database: Database = None) -> None:
     """Sets the process's settings, checked now; the generator is built on first use."""
-    options = check(settings)
+    options = check(settings, database)
     with _lock:
         _adopt(options, settings)
 
 
-def generator(settings: Optional[Mapping[str, Any]] = None) -> Generator:
+def generator(settings: Optional[Mapping[str, Any]] = None, database: Database = None) -> Generator:
     """The process's generator: from `settings`, else configure()'s, else the environment."""
     global _generator, _pid
     built = _generator
@@ -74,9 +83,9 @@ def generator(settings: Optional[Mapping[str, Any]] = None) -> Generator:
         return built
     with _lock:
         if settings:
-            _adopt(check(settings), settings)
+            _adopt(check(settings, database), settings)
         elif _options is None:
-            _adopt(check(None), None)
+            _adopt(check(None, database), None)
         if _generator is None or _pid != os.getpid():
             _generator = Generator(**(_options or {}))
             _pid = os.getpid()

@@ -11,6 +11,11 @@ without a node source it refuses, never running as node 0)::
         __tablename__ = "orders"
         id: Mapped[int] = mapped_column(FlakeId, primary_key=True, default=next_id)
 
+``configure({"lease": "database"}, engine=engine)`` leases the node id from the app's
+own PostgreSQL, the engine's (its URL: host, port, user, password, database and TLS
+query), the setting for replicas outside Kubernetes; another database is a
+``ConfigError``.
+
 Sync and async engines alike: the default is a plain Python callable. With the
 PostgreSQL extension installed, ``server_default=flakeid_next()`` lets the database
 make the ID instead (``server_default()`` below).
@@ -45,21 +50,38 @@ __all__ = [
 after_fork = _shared.after_fork
 
 
-def configure(settings: Mapping[str, Any]) -> None:
+def configure(settings: Mapping[str, Any], engine: Any = None) -> None:
     """Sets the process's generator settings, Generator keywords (node or datacenter +
     worker or lease; layout, overflow, ...), checked now. Once per process; each
-    process (a forked worker too) builds its own generator on first use."""
-    _shared.configure(settings)
+    process (a forked worker too) builds its own generator on first use. `engine` (an
+    Engine or AsyncEngine) is the database of ``"lease": "database"``."""
+    global _engine
+    _engine = engine
+    _shared.configure(settings, _database)
+
+
+# configure()'s engine: the database of `lease = "database"`.
+_engine: Any = None
+
+
+def _database() -> dict[str, Any]:
+    """configure()'s engine's connection settings (none without an engine)."""
+    if _engine is None:
+        return {}
+    return {
+        "vendor": _engine.dialect.name,
+        "url": _engine.url.render_as_string(hide_password=False),
+    }
 
 
 def generator() -> Generator:
     """configure()'s generator, or the FLAKEID_* variables' on first use."""
-    return _shared.generator()
+    return _shared.generator(None, _database)
 
 
 def next_id() -> int:
     """The next ID of the process's generator: a column default."""
-    return _shared.generator().next_id()
+    return _shared.generator(None, _database).next_id()
 
 
 def server_default() -> Any:

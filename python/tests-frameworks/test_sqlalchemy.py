@@ -4,6 +4,7 @@ SQLite (the embedded default) and the fixture's PostgreSQL (psycopg 3)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
 
@@ -14,6 +15,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import flakeid
+import flakeid.sqlalchemy
 from flakeid import _shared
 from flakeid.sqlalchemy import FlakeId, configure, next_id
 
@@ -204,3 +206,64 @@ def test_server_default_is_the_extensions_function() -> None:
     )
     ddl = str(CreateTable(docs).compile(dialect=postgresql.dialect()))
     assert "id UUID DEFAULT flakeid_uuidv7() NOT NULL" in ddl, ddl
+
+
+# A second app instance: the same settings and engine, its node id printed while it
+# holds it, until its stdin closes.
+_INSTANCE = """
+import json, sys
+from sqlalchemy import create_engine
+from flakeid.sqlalchemy import configure, generator
+configure({"lease": "database"}, engine=create_engine(sys.argv[1]))
+g = generator()
+print(json.dumps([g.node, g.node_origin, g.next_id()]), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_lease_database_is_the_engines_postgresql() -> None:
+    """`lease = "database"`: the node id leased from the engine's PostgreSQL, no URL
+    written twice; a second instance holds another node id; IDs are inserted."""
+    import subprocess
+    import sys
+
+    engine = create_engine(PG)
+    configure({"lease": "database"}, engine=engine)
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    other = subprocess.Popen(
+        [sys.executable, "-c", _INSTANCE, PG],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        g = flakeid.sqlalchemy.generator()
+        assert g.node_origin == "leased" and g.stats()["node_origin"] == "leased"
+        with Session(engine) as s:
+            s.add_all([Customer(name=f"c{i}") for i in range(5)])
+            s.commit()
+            ids = s.scalars(select(Customer.id)).all()
+        assert len(set(ids)) == 5 and {flakeid.decompose(i).node for i in ids} == {g.node}
+        assert other.stdout is not None
+        node, origin, first = json.loads(other.stdout.readline())
+        assert origin == "leased" and node != g.node and flakeid.decompose(first).node == node
+    finally:
+        other.communicate("\n", timeout=60)
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+    assert other.returncode == 0
+
+
+def test_lease_database_needs_postgresql_and_an_engine() -> None:
+    for engine in [create_engine("sqlite://"), create_async_engine("sqlite+aiosqlite://")]:
+        with pytest.raises(flakeid.ConfigError, match="only PostgreSQL") as caught:
+            configure({"lease": "database"}, engine=engine)
+        assert caught.value.field == "lease" and '"sqlite"' in str(caught.value)  # type: ignore[attr-defined]
+    with pytest.raises(flakeid.ConfigError, match="no database connection"):
+        configure({"lease": "database"})
+    # The engine's password is in no message.
+    secret = create_engine("postgresql+psycopg://app:hunter2@/shop?host=/run/postgresql")
+    with pytest.raises(flakeid.ConfigError, match="TCP") as caught:
+        configure({"lease": "database"}, engine=secret)
+    assert "hunter2" not in str(caught.value)

@@ -286,6 +286,65 @@ pub extern "C" fn flakeid_option_name(index: usize) -> *const c_char {
     names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
 }
 
+/// The lease a generator takes for the `lease` setting `lease`: `lease` itself, or for
+/// `"database"` the `postgres://` URL of the app's own PostgreSQL, made from the `n`
+/// connection settings a framework adapter holds, `keys[i]` = `values[i]` (a NULL
+/// value is left out; docs/leases.md, "The app's own database"). Writes it and a NUL
+/// into `buf` (`buf_len` bytes); `out_len` (may be NULL) receives its length without
+/// the NUL, also when the buffer is too small (`FLAKEID_ERR_BUFFER_TOO_SMALL`, `buf`
+/// untouched). A database other than PostgreSQL is `FLAKEID_ERR_CONFIG`, field `lease`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn flakeid_database_lease(
+    lease: *const c_char,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    buf: *mut c_char,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> flakeid_status {
+    guard(|| {
+        let lease = unsafe { text(lease) }.ok_or(Fail::Null("lease"))?;
+        let mut parts = Vec::with_capacity(n);
+        if n > 0 {
+            let (keys, values) = (out(keys.cast_mut(), "keys")?, out(values.cast_mut(), "values")?);
+            // SAFETY: the caller promises `n` pointers in each array.
+            let (keys, values) = unsafe {
+                (
+                    std::slice::from_raw_parts(keys.as_ptr(), n),
+                    std::slice::from_raw_parts(values.as_ptr(), n),
+                )
+            };
+            for (&k, &v) in keys.iter().zip(values) {
+                let key = unsafe { text(k) }.ok_or(Fail::Null("keys"))?;
+                if let Some(value) = unsafe { text(v) } {
+                    parts.push((key.into_owned(), value.into_owned()));
+                }
+            }
+        }
+        #[cfg(feature = "net-leases")]
+        let url = flakeid_lease_net::database_lease(&lease, &parts)?;
+        // The lean build: the word is refused as any postgres:// URL would be.
+        #[cfg(not(feature = "net-leases"))]
+        let url = flakeid_core::lease::LeaseSpec::parse(&lease).map(|_| lease.into_owned())?;
+        if let Some(len_dst) = std::ptr::NonNull::new(out_len) {
+            write(len_dst, url.len());
+        }
+        let dst = out(buf, "buf")?;
+        if buf_len < url.len() + 1 {
+            return Err(Fail::BufferTooSmall {
+                needed: url.len() + 1,
+                given: buf_len,
+            });
+        }
+        // SAFETY: the caller promises `buf` holds `buf_len >= len + 1` bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr().cast::<u8>(), url.len() + 1) };
+        dst[..url.len()].copy_from_slice(url.as_bytes());
+        dst[url.len()] = 0;
+        Ok(())
+    })
+}
+
 /// Always `FLAKEID_ERR_CONFIG` (field `settings`), with the core's refusal of a
 /// second, different configuration of a process's one generator: for framework
 /// adapters that keep one (Hibernate's, Spring's), so that the words are the

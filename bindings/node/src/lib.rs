@@ -371,6 +371,30 @@ pub fn configured_twice(env: &Env, first: String, second: String) -> napi::Resul
     Err(fc::configured_twice(&first, &second)).or_throw(env)
 }
 
+/// The lease a generator takes for the `lease` option `lease`: `lease` itself, or for
+/// `'database'` the `postgres://` URL of the app's own PostgreSQL, from the connection
+/// settings a framework holds (`parts`, for `@flakeid/node/settings`: strings, numbers
+/// and booleans as their text; other values left out). `FLAKEID_CONFIG` on `lease` for a
+/// database other than PostgreSQL (flakeid_lease_net::database_lease).
+#[napi(ts_args_type = "lease: string, parts: Record<string, unknown>")]
+pub fn database_lease(env: &Env, lease: String, parts: Object<'_>) -> napi::Result<String> {
+    let mut texts = Vec::new();
+    for key in keys(&parts)? {
+        let text = match arg(&parts.get_named_property::<Unknown>(&key)?)? {
+            js::JsArg::String(s) => s,
+            js::JsArg::Number(n) => n.to_string(),
+            js::JsArg::Bool(b) => b.to_string(),
+            _ => continue,
+        };
+        texts.push((key, text));
+    }
+    #[cfg(feature = "net-leases")]
+    return flakeid_lease_net::database_lease(&lease, &texts).or_throw(env);
+    // The lean build: the word is refused as any postgres:// URL would be.
+    #[cfg(not(feature = "net-leases"))]
+    return fc::lease::LeaseSpec::parse(&lease).map(|_| lease).or_throw(env);
+}
+
 /// Checks an ORM plugin's `tables` (`@flakeid/node/kysely`): an object mapping at
 /// least one table to its ID column, else `FLAKEID_CONFIG` naming `tables`.
 #[napi(ts_args_type = "tables: unknown")]

@@ -156,6 +156,7 @@ fn _flakeid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(settings::to_bigint, m)?)?;
     m.add_function(wrap_pyfunction!(settings::from_bigint, m)?)?;
     m.add_function(wrap_pyfunction!(settings::configured_twice, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::database_lease, m)?)?;
     m.add_function(wrap_pyfunction!(generator::check_options, m)?)?;
     let classes = errors::classes(py)?;
     m.add("FlakeIdError", classes.base.clone_ref(py))?;

@@ -130,3 +130,26 @@ pub(crate) fn from_bigint(stored: i64, layout: Option<&Bound<'_, PyAny>>) -> PyR
 pub(crate) fn configured_twice(first: &str, second: &str) -> PyErr {
     to_py(flakeid_core::configured_twice(first, second))
 }
+
+/// The lease a generator takes for the `lease` setting `lease`: `lease` itself, or
+/// for `"database"` the `postgres://` URL of the app's own PostgreSQL, from the
+/// connection settings a framework holds (`parts`: names to values; `None` values
+/// are left out, the others taken as their text). A ConfigError on `lease` for a
+/// database other than PostgreSQL (flakeid_lease_net::database_lease).
+#[pyfunction]
+pub(crate) fn database_lease(lease: &str, parts: &Bound<'_, PyMapping>) -> PyResult<String> {
+    let mut texts = Vec::new();
+    for item in parts.items()?.iter() {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        if !value.is_none() {
+            texts.push((key.str()?.to_cow()?.into_owned(), value.str()?.to_cow()?.into_owned()));
+        }
+    }
+    #[cfg(feature = "net-leases")]
+    return flakeid_lease_net::database_lease(lease, &texts).map_err(to_py);
+    // The lean build: the word is refused as any postgres:// URL would be.
+    #[cfg(not(feature = "net-leases"))]
+    return flakeid_core::lease::LeaseSpec::parse(lease)
+        .map(|_| lease.to_string())
+        .map_err(to_py);
+}

@@ -242,6 +242,13 @@ pub fn setting_option(key: &str) -> Result<&'static GeneratorOption, Error> {
 /// (the framework adapters' shared generator): two generators on one node id would
 /// issue the same IDs. `first` and `second` are the settings as the adapter shows them.
 pub fn configured_twice(first: &str, second: &str) -> Error {
+    // The settings may hold a lease URL with its password (the adapters' `lease =
+    // "database"` makes one from the app's database settings).
+    #[cfg(feature = "lease")]
+    let (first, second) = (
+        &crate::lease::redact_passwords(first),
+        &crate::lease::redact_passwords(second),
+    );
     Error::config(
         "settings",
         format!(
@@ -429,6 +436,18 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[cfg(feature = "lease")]
+    #[test]
+    fn configured_twice_shows_no_password() {
+        let e = configured_twice(
+            "{'lease': 'postgres://app:hunter2@db/shop'}",
+            "{'node': 3, 'lease': 'redis://:hunter3@r/0'}",
+        )
+        .to_string();
+        assert!(!e.contains("hunter2") && !e.contains("hunter3"), "{e}");
+        assert!(e.contains("postgres://app:***@db/shop"), "{e}");
     }
 
     #[test]

@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 mod block;
+mod database;
 mod etcd;
 mod h2;
 mod k8s;
@@ -45,6 +46,7 @@ use flakeid_core::{Error, Result};
 use std::time::{Duration, Instant};
 use url::LeaseUrl;
 
+pub use database::database_lease;
 pub use etcd::EtcdStore;
 pub use k8s::{K8sStore, RBAC_YAML, rbac_for};
 pub use postgres::{DEFAULT_TABLE, PostgresStore};

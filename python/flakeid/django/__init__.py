@@ -11,6 +11,9 @@ the process's one generator, configured by ``settings.FLAKEID``::
 ``FLAKEID`` takes the ``flakeid.Generator`` keywords (``NODE`` or ``DATACENTER`` +
 ``WORKER`` or ``LEASE``, ``LAYOUT``, ``OVERFLOW``, ...); without a node source the
 app refuses to start (a ``ConfigError`` naming ``node``), never running as node 0.
+``"LEASE": "database"`` leases the node id from the app's own PostgreSQL
+(``DATABASES["default"]``: its host, port, user, password, name and TLS ``OPTIONS``),
+the setting for replicas outside Kubernetes; another database is a ``ConfigError``.
 Each process builds its own generator on first use (gunicorn ``--preload`` and
 forked workers included). Several workers need a lease: a fixed ``NODE`` serves one
 process per host, and the host guard refuses the others.
@@ -56,7 +59,38 @@ def generator() -> Generator:
     """The process's generator: built from settings.FLAKEID on first use."""
     from django.conf import settings
 
-    return _shared.generator(getattr(settings, "FLAKEID", None) or {})
+    return _shared.generator(getattr(settings, "FLAKEID", None) or {}, _database)
+
+
+# The default database's connection settings as the app started with them.
+_started_with: dict[str, Any] = {}
+
+
+def _database() -> dict[str, Any]:
+    """The default database's connection settings, for ``"LEASE": "database"``: Django's
+    names as libpq's, and the driver's ``OPTIONS`` (the engine keeps the ones it uses).
+    Read once, when the app starts (the app's check): Django's test runner then swaps
+    in a test database, which it drops at the end, and the lease's connection would
+    keep it from being dropped; the lease stays in the database the app was started
+    with."""
+    from django.db import DEFAULT_DB_ALIAS, connections
+
+    if _started_with:
+        return _started_with
+    connection = connections[DEFAULT_DB_ALIAS]
+    db = connection.settings_dict
+    _started_with.update(
+        {
+            **(db.get("OPTIONS") or {}),
+            "vendor": connection.vendor,
+            "host": db.get("HOST"),
+            "port": db.get("PORT"),
+            "user": db.get("USER"),
+            "password": db.get("PASSWORD"),
+            "dbname": db.get("NAME"),
+        }
+    )
+    return _started_with
 
 
 def _layout() -> Any:
@@ -158,7 +192,7 @@ def _check_settings() -> list[checks.CheckMessage]:
     from django.conf import settings
 
     try:
-        _shared.check(getattr(settings, "FLAKEID", None) or {})
+        _shared.check(getattr(settings, "FLAKEID", None) or {}, _database)
     except ConfigError as err:
         return [checks.Error(str(err), hint="see docs/frameworks.md (Django)", id="flakeid.E001")]
     return []

@@ -21,8 +21,9 @@ class FlakeIdConfig(AppConfig):
         from django.conf import settings
 
         from flakeid import _shared
+        from flakeid.django import _database
 
-        _shared.check(getattr(settings, "FLAKEID", None) or {})
+        _shared.check(getattr(settings, "FLAKEID", None) or {}, _database)
         if importlib.util.find_spec("rest_framework") is None:
             return
         from flakeid.django import rest

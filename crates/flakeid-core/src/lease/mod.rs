@@ -76,7 +76,7 @@ fn file_options() -> std::fs::OpenOptions {
 }
 pub use scheme::{LeaseSchemes, LeaseUrlParser, register_lease_schemes};
 pub use shared::{AfterRefusal, SharedGate, SharedGateCheck};
-pub use url::{check_namespace, is_secret_param, redact_error, redact_passwords};
+pub use url::{DATABASE_LEASE, check_namespace, is_secret_param, redact_error, redact_passwords};
 
 // The TTL's default and range are options (crate::options), known without leases
 // too: `lease_ttl_ms` without `lease` is refused by every build.

@@ -5,6 +5,11 @@
 
 use crate::error::{Error, Result};
 
+/// The value of the `lease` setting that means the app's own database: the
+/// framework adapters turn it into the database's `postgres://` URL
+/// (`flakeid_lease_net::database_lease`); anywhere else it is refused.
+pub const DATABASE_LEASE: &str = "database";
+
 /// A lease URL error as users see it: every password redacted, then at most 400
 /// characters (redacting first, so a cut cannot expose part of a password).
 /// [`LeaseSpec::parse`](super::LeaseSpec::parse) applies it to every scheme's
@@ -140,6 +145,16 @@ fn bad(url: &str, why: impl std::fmt::Display) -> Error {
 
 /// The scheme of a lease URL, lower-cased: the text before `://`.
 pub(crate) fn scheme_of(url: &str) -> Result<String> {
+    if url.trim() == DATABASE_LEASE {
+        return Err(Error::config(
+            "lease",
+            format!(
+                "lease = \"{DATABASE_LEASE}\" means the app's own PostgreSQL, which a framework adapter reads \
+                 from the framework's settings (Django, SQLAlchemy, Drizzle, Kysely, GORM, Spring Boot); \
+                 elsewhere give the database's postgres:// URL (docs/leases.md)"
+            ),
+        ));
+    }
     match url.trim().split_once("://") {
         Some((scheme, _))
             if !scheme.is_empty()
@@ -296,6 +311,9 @@ mod tests {
         for bad_url in ["redis//x", "://x", "not a url", "a b://c"] {
             assert!(scheme_of(bad_url).is_err(), "{bad_url}");
         }
+        // The adapters' word, reaching a generator unconverted: said what it means.
+        let e = scheme_of("database").unwrap_err().to_string();
+        assert!(e.contains("framework adapter") && e.contains("postgres://"), "{e}");
     }
 
     #[test]

@@ -118,6 +118,41 @@ public final class Generator extends NativeHandle {
     }
   }
 
+  /**
+   * The lease for the lease setting {@code lease}: {@code lease} itself, or for {@code "database"}
+   * the {@code postgres://} URL of the app's own PostgreSQL, made by the engine from the connection
+   * settings a framework holds ({@code parts}: {@code url} a JDBC URL, {@code user}, {@code
+   * password}; null values left out). Another database is a {@link ConfigException} naming {@code
+   * lease} (docs/leases.md, "The app's own database").
+   */
+  public static String databaseLease(String lease, Map<String, String> parts) {
+    try (Arena call = Arena.ofConfined()) {
+      List<Map.Entry<String, String>> given =
+          parts.entrySet().stream().filter(e -> e.getKey() != null && e.getValue() != null).toList();
+      MemorySegment keys = call.allocate(ADDRESS, Math.max(1, given.size()));
+      MemorySegment values = call.allocate(ADDRESS, Math.max(1, given.size()));
+      for (int i = 0; i < given.size(); i++) {
+        keys.setAtIndex(ADDRESS, i, call.allocateFrom(given.get(i).getKey()));
+        values.setAtIndex(ADDRESS, i, call.allocateFrom(given.get(i).getValue()));
+      }
+      MemorySegment len = call.allocate(JAVA_LONG);
+      for (long size = 256; ; ) {
+        MemorySegment buf = call.allocate(size);
+        int st = (int) Native.DATABASE_LEASE.invokeExact(call.allocateFrom(lease), keys, values,
+            (long) given.size(), buf, size, len);
+        long needed = len.get(JAVA_LONG, 0) + 1;
+        if (st != 0 && needed > size) {
+          size = needed;
+          continue;
+        }
+        Native.check(st);
+        return buf.getString(0);
+      }
+    } catch (Throwable t) {
+      throw Native.rethrow(t);
+    }
+  }
+
   private static long off(String field) {
     return Native.offset(Native.OPTIONS, field);
   }

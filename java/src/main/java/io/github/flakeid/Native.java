@@ -165,6 +165,8 @@ final class Native {
   static final MethodHandle OPTIONS_SET = fn("flakeid_options_set", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
   static final MethodHandle OPTION_NAME = fn("flakeid_option_name", ADDRESS, JAVA_LONG);
   static final MethodHandle CONFIGURED_TWICE = fn("flakeid_configured_twice", JAVA_INT, ADDRESS, ADDRESS);
+  static final MethodHandle DATABASE_LEASE = fn("flakeid_database_lease", JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
+      JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS);
   static final MethodHandle GENERATOR_NODE = fn("flakeid_generator_node", JAVA_INT, ADDRESS, ADDRESS);
   static final MethodHandle GENERATOR_NODE_ORIGIN =
       fn("flakeid_generator_node_origin", JAVA_INT, ADDRESS, ADDRESS);

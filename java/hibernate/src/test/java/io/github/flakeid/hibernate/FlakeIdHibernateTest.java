@@ -74,6 +74,40 @@ class FlakeIdHibernateTest {
     }
   }
 
+  /**
+   * flakeid.lease=database: the node id leased from the unit's own PostgreSQL (its JDBC URL, no
+   * URL written twice); a second holder gets another node id; another database is refused.
+   */
+  @Test
+  void leaseDatabaseIsTheUnitsPostgreSQL() {
+    try (SessionFactory sf = config("postgres").setProperty("flakeid.lease", "database").buildSessionFactory()) {
+      List<Long> ids = new ArrayList<>();
+      sf.inTransaction(s -> {
+        for (int i = 0; i < 3; i++) {
+          Order o = new Order(i);
+          s.persist(o);
+          ids.add(o.id);
+        }
+      });
+      io.github.flakeid.Generator g = FlakeIdSettings.shared(Map.of());
+      assertEquals("leased", g.nodeOrigin());
+      for (long id : ids) assertEquals(g.node(), io.github.flakeid.FlakeId.decompose(id).node());
+      io.github.flakeid.Generator other = FlakeIdSettings.build(
+          Map.of("flakeid.lease", "database", "hibernate.connection.url", TestDb.jdbcUrl()));
+      try {
+        assertEquals("leased", other.nodeOrigin());
+        assertTrue(other.node() != g.node(), "two holders share node " + g.node());
+      } finally {
+        other.close();
+      }
+    }
+    ConfigException e = assertThrows(ConfigException.class, () -> FlakeIdSettings.build(Map.of(
+        "flakeid.lease", "database", "hibernate.connection.url", "jdbc:mysql://db/shop",
+        "hibernate.connection.password", "hunter2")));
+    assertEquals("lease", e.field(), e.getMessage());
+    assertTrue(e.getMessage().contains("only PostgreSQL") && !e.getMessage().contains("hunter2"), e.getMessage());
+  }
+
   @Test
   void noNodeSourceTakesAFreeNodeIdAndRequireNodeRefuses() {
     config("h2").buildSessionFactory().close();

@@ -56,6 +56,8 @@ public class FlakeIdAutoConfiguration {
   @ConditionalOnMissingBean
   public Generator flakeIdGenerator(Environment env) {
     Map<String, String> props = properties(env);
+    // The app's DataSource, for flakeid.lease=database (FlakeIdSettings reads it).
+    props.putAll(properties(env, "spring.datasource.", List.of("url", "username", "password")));
     Generator generator = FlakeIdSettings.build(props);
     FlakeIdSettings.install(generator, props);
     return generator;

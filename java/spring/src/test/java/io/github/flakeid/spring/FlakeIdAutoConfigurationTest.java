@@ -37,6 +37,39 @@ class FlakeIdAutoConfigurationTest {
         assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("overflow").hasMessageContaining("later"));
   }
 
+  /**
+   * flakeid.lease=database: the node id leased from the app's DataSource (spring.datasource.*, the
+   * fixture's PostgreSQL); two contexts at once hold two node ids; H2 is refused at start-up.
+   */
+  @Test
+  void leaseDatabaseIsTheDataSourcesPostgreSQL() {
+    String url = System.getenv("FLAKEID_TEST_POSTGRES_URL");
+    assertThat(url).as("run through make test-java (tests/env/testenv.py)").isNotNull();
+    java.net.URI u = java.net.URI.create(url);
+    String[] login = u.getUserInfo().split(":", 2);
+    String[] props = {"flakeid.lease=database",
+        "spring.datasource.url=jdbc:postgresql://" + u.getHost() + ":" + u.getPort() + u.getPath(),
+        "spring.datasource.username=" + login[0], "spring.datasource.password=" + login[1]};
+    runner.withPropertyValues(props).run(ctx -> {
+      Generator gen = ctx.getBean(Generator.class);
+      assertThat(gen.nodeOrigin()).isEqualTo("leased");
+      assertThat(FlakeId.decompose(gen.nextId()).node()).isEqualTo(gen.node());
+      // Another app instance's generator, from the same properties, beside this one.
+      Map<String, String> same = new java.util.HashMap<>();
+      for (String p : props) same.put(p.substring(0, p.indexOf('=')), p.substring(p.indexOf('=') + 1));
+      try (Generator second = FlakeIdSettings.build(same)) {
+        assertThat(second.nodeOrigin()).isEqualTo("leased");
+        assertThat(second.node()).isNotEqualTo(gen.node());
+      }
+    });
+    runner.withPropertyValues("flakeid.lease=database", "spring.datasource.url=jdbc:h2:mem:x",
+        "spring.datasource.password=hunter2").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("only PostgreSQL")
+          .hasMessageNotContaining("hunter2");
+    });
+  }
+
   @Test
   void oneGeneratorFromTheProperties() {
     runner.withPropertyValues("flakeid.node=5", "flakeid.layout=discord", "flakeid.overflow=borrow").run(ctx -> {
