@@ -367,7 +367,7 @@ console.log(decompose(id).worker, new FlakeId({ id: 3 }).next().length)""", "--i
             warned = node("""
 require('@flakeid/node'); require('@flakeid/node/flake-idgen'); require('@flakeid/node')
 const { Generator } = require('@flakeid/node')
-console.log(typeof new Generator().nextId())""")
+console.log(typeof new Generator({ node: 1 }).nextId())""")
             has(warned, "bigint", "the fallback issues IDs")
             assert warned.count("FLAKEID_WASM_FALLBACK") == 1, f"the fallback warning is not printed exactly once: {warned}"
         with cases.case("node: the suite on the @flakeid/wasm fallback"):
