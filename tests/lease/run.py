@@ -58,8 +58,9 @@ GROUPS = {
     "etcd": (["--etcd"], [("lease_etcd", ["--skip", "etcds_"]), ("lib:flakeid_lease_net", [])]),
     "etcds": (["--etcd"], [("lease_etcd", ["etcds_"])]),
     # Kubernetes Leases on a kube-apiserver (and its etcd), which its restart tests
-    # kill and start again. Run after the others, alone (AFTER): beside six groups'
-    # crowds of holders on 2 cores, the restarted API server was not ready in 90 s.
+    # kill and start again. Run after the others, alone (AFTER): a restart waits for
+    # the API server's caches, which beside six groups' crowds of holders on 2 cores
+    # is the slowest step of the suite.
     "k8s": (["--kube"], [("lease_k8s", [])]),
 }
 AFTER = {"k8s"}

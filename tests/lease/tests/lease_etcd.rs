@@ -56,9 +56,8 @@ fn etcds_restarted_store_stops_ids_then_leases_again() {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     let child = std::sync::Mutex::new(None::<std::process::Child>);
-    let stop = || signal(pid("FLAKEID_TEST_ETCDS_PID"), libc::SIGKILL);
+    let stop = || kill9_and_wait(pid("FLAKEID_TEST_ETCDS_PID"));
     let start = || {
-        std::thread::sleep(std::time::Duration::from_millis(200));
         let c = Command::new(&cmdline[0])
             .args(&cmdline[1..])
             .stdout(Stdio::null())

@@ -9,7 +9,7 @@
 mod common;
 use common::*;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Leases last whole seconds (leaseDurationSeconds). 3 s, not etcd's 2: each
 /// renewal goes through the API server to its etcd, and 16 holders building at
@@ -70,18 +70,15 @@ fn lease_of(ns: &str, node: u64) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no Lease for {ns} node {node} in {list}"))
 }
 
-/// Waits until the API server answers /readyz (it serves before its caches, RBAC's
-/// among them, are filled: a request then may be refused).
-fn wait_ready() {
-    let end = Instant::now() + Duration::from_secs(90);
-    while kube_api("GET", "/readyz", None).0 != 200 {
-        assert!(Instant::now() < end, "kube-apiserver not ready within 90 s");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// The API server answers /readyz (it serves before its caches, RBAC's among them,
+/// are filled: a request then may be refused).
+fn ready() -> bool {
+    kube_api("GET", "/readyz", None).0 == 200
 }
 
-/// kill -9 the API server, and a function that starts it again on its etcd and
-/// waits until it is ready, handing its new pid on (FLAKEID_TEST_KUBE_PID).
+/// kill -9 the API server (and wait until it has exited), and a function that
+/// starts it again on its etcd and waits until it is ready, handing its new pid on
+/// (FLAKEID_TEST_KUBE_PID).
 fn restarter() -> (impl Fn(), impl Fn()) {
     let cmdline: Vec<String> = std::fs::read(format!("/proc/{}/cmdline", pid()))
         .unwrap()
@@ -89,18 +86,19 @@ fn restarter() -> (impl Fn(), impl Fn()) {
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let stop = || signal(pid(), libc::SIGKILL);
+    let stop = || kill9_and_wait(pid());
     let start = move || {
-        let c = Command::new(&cmdline[0])
+        let log = format!("{}/log.restarted", env("FLAKEID_TEST_KUBE_DIR"));
+        let mut c = Command::new(&cmdline[0])
             .args(&cmdline[1..])
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(format!("{}/log.restarted", env("FLAKEID_TEST_KUBE_DIR"))).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
         // SAFETY: setenv in a test process; tests that read it take `serial()` first.
         unsafe { std::env::set_var("FLAKEID_TEST_KUBE_PID", c.id().to_string()) };
+        wait_restarted(&mut c, &log, "the restarted kube-apiserver", &ready);
         std::mem::forget(c); // stays up for the tests after this one
-        wait_ready();
     };
     (stop, start)
 }

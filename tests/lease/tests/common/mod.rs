@@ -614,6 +614,46 @@ pub fn run(cmd: &mut Command) {
 }
 
 /// Waits (up to 10 s) until something accepts connections on 127.0.0.1:`port`.
+/// `kill -9` a server this test did not start as a `Child` (the fixture's, or one a
+/// restart test forgot), and waits until it has exited: its sockets closed, so a
+/// server started again on its ports can bind them. The kill is asynchronous: a
+/// server's threads and memory are torn down after kill(2) returns, and on a loaded
+/// machine a new server could reach bind(2) first ("address already in use").
+/// An exited process this test cannot reap stays a zombie (state `Z`), which holds
+/// no socket.
+pub fn kill9_and_wait(pid: i32) {
+    signal(pid, libc::SIGKILL);
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return };
+        // pid (comm) STATE ...: comm may hold spaces and parentheses.
+        if stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with(['Z', 'X'])) {
+            return;
+        }
+        assert!(Instant::now() < end, "pid {pid} still running 30 s after SIGKILL: {stat}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A server started again by a restart test: waits until `ready()` says so, and
+/// panics with the server's exit status and the end of its log if it exits first or
+/// is not ready within 90 s.
+pub fn wait_restarted(child: &mut std::process::Child, log: &str, what: &str, ready: &dyn Fn() -> bool) {
+    let end = Instant::now() + Duration::from_secs(90);
+    let tail = || {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    };
+    while !ready() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{what} exited with {status} before it was ready; the end of {log}:\n{}", tail());
+        }
+        assert!(Instant::now() < end, "{what} not ready within 90 s; the end of {log}:\n{}", tail());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 pub fn wait_for_port(port: u16, what: &str) {
     let end = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
