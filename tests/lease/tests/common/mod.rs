@@ -625,12 +625,20 @@ pub fn kill9_and_wait(pid: i32) {
     signal(pid, libc::SIGKILL);
     let end = Instant::now() + Duration::from_secs(30);
     loop {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return;
+        };
         // pid (comm) STATE ...: comm may hold spaces and parentheses.
-        if stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with(['Z', 'X'])) {
+        if stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with(['Z', 'X']))
+        {
             return;
         }
-        assert!(Instant::now() < end, "pid {pid} still running 30 s after SIGKILL: {stat}");
+        assert!(
+            Instant::now() < end,
+            "pid {pid} still running 30 s after SIGKILL: {stat}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -647,9 +655,16 @@ pub fn wait_restarted(child: &mut std::process::Child, log: &str, what: &str, re
     };
     while !ready() {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("{what} exited with {status} before it was ready; the end of {log}:\n{}", tail());
+            panic!(
+                "{what} exited with {status} before it was ready; the end of {log}:\n{}",
+                tail()
+            );
         }
-        assert!(Instant::now() < end, "{what} not ready within 90 s; the end of {log}:\n{}", tail());
+        assert!(
+            Instant::now() < end,
+            "{what} not ready within 90 s; the end of {log}:\n{}",
+            tail()
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
