@@ -615,29 +615,36 @@ pub fn run(cmd: &mut Command) {
 
 /// Waits (up to 10 s) until something accepts connections on 127.0.0.1:`port`.
 /// `kill -9` a server this test did not start as a `Child` (the fixture's, or one a
-/// restart test forgot), and waits until it has exited: its sockets closed, so a
-/// server started again on its ports can bind them. The kill is asynchronous: a
-/// server's threads and memory are torn down after kill(2) returns, and on a loaded
-/// machine a new server could reach bind(2) first ("address already in use").
-/// An exited process this test cannot reap stays a zombie (state `Z`), which holds
-/// no socket.
+/// restart test forgot), and waits until every thread of it has exited: its sockets
+/// closed, so a server started again on its ports can bind them. The kill is
+/// asynchronous: kill(2) returns before the threads are torn down, and a process's
+/// files are closed only when its last thread exits. The thread group's leader may
+/// be a zombie (state `Z`) while its other threads still hold the listening socket:
+/// a restarted kube-apiserver (Go, many threads) reached bind(2) then, "address
+/// already in use". An exited process this test cannot reap stays a zombie, which
+/// holds no socket.
 pub fn kill9_and_wait(pid: i32) {
     signal(pid, libc::SIGKILL);
     let end = Instant::now() + Duration::from_secs(30);
+    let exited = |stat: &str| {
+        // pid (comm) STATE ...: comm may hold spaces and parentheses.
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with(['Z', 'X']))
+    };
     loop {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             return;
         };
-        // pid (comm) STATE ...: comm may hold spaces and parentheses.
-        if stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with(['Z', 'X']))
-        {
+        let running: Vec<String> = threads
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("stat")).ok())
+            .filter(|stat| !exited(stat))
+            .collect();
+        if running.is_empty() {
             return;
         }
         assert!(
             Instant::now() < end,
-            "pid {pid} still running 30 s after SIGKILL: {stat}"
+            "pid {pid} still running 30 s after SIGKILL: {running:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
