@@ -44,19 +44,25 @@ def _fail(name: str, tmp_path: Path) -> None:
         gen.next_id()
     elif name == "fork":
         # The child's ForkError, pickled back by multiprocessing.
-        with multiprocessing.get_context("fork").Pool(1) as pool:
-            pool.apply(_next_in_child)
+        _FORKED[:] = [flakeid.Generator(3, 3)]
+        try:
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                pool.apply(_next_in_child)
+        finally:
+            _FORKED.clear()
     else:
         # A wait ended by a signal handler re-raises the handler's own exception
         # (KeyboardInterrupt): no Python call ends in the bare kind.
         pytest.skip(f"no call fails with {name} alone")
 
 
-_FORKED = flakeid.Generator(3, 3)
+# Made in the parent by the test that forks (not at import: under `pytest -n`, every
+# worker imports this module, and a fixed node id is one process's on a host).
+_FORKED: list[flakeid.Generator] = []
 
 
 def _next_in_child() -> int:
-    return _FORKED.next_id()
+    return _FORKED[0].next_id()
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))

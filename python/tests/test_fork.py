@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,26 +14,41 @@ import flakeid
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
-GEN = flakeid.Generator(4, 4)
+# Each test's generator, made in the parent before it forks (not at import: under
+# `pytest -n`, every worker imports this module, and a fixed node id is one process's
+# on a host). A node id per test: two workers may run two of them at once.
+_GEN: list[flakeid.Generator] = []
+WORKERS = {
+    "test_os_fork_child_gets_fork_error": 4,
+    "test_multiprocessing_fork_pool": 5,
+    "test_fork_error_crosses_multiprocessing": 6,
+}
+
+
+@pytest.fixture
+def gen(request: pytest.FixtureRequest) -> Iterator[flakeid.Generator]:
+    _GEN[:] = [flakeid.Generator(4, WORKERS[request.node.name])]
+    yield _GEN[0]
+    _GEN.clear()
 
 
 def _use_inherited() -> str:
     try:
-        GEN.next_id()
+        _GEN[0].next_id()
     except flakeid.ForkError as e:
         return f"ForkError: {e}"
     return "issued an ID"
 
 
-def test_os_fork_child_gets_fork_error() -> None:
-    parent_id = GEN.next_id()
+def test_os_fork_child_gets_fork_error(gen: flakeid.Generator) -> None:
+    parent_id = gen.next_id()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: report through the pipe, never run pytest machinery
         try:
             msg = _use_inherited()
             try:
-                GEN.next_ids(10)
+                gen.next_ids(10)
                 msg += " | batch issued"
             except flakeid.ForkError:
                 msg += " | batch refused"
@@ -46,22 +62,23 @@ def test_os_fork_child_gets_fork_error() -> None:
     assert msg.startswith("ForkError: "), msg
     assert "own node id" in msg and "lease" in msg, msg
     assert msg.endswith("| batch refused"), msg
-    assert GEN.next_id() > parent_id  # the parent is unaffected
+    assert gen.next_id() > parent_id  # the parent is unaffected
 
 
-def test_multiprocessing_fork_pool() -> None:
-    GEN.next_id()
+def test_multiprocessing_fork_pool(gen: flakeid.Generator) -> None:
+    gen.next_id()
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(2) as pool:
         results = pool.starmap(_use_inherited, [()] * 4)
     assert all(r.startswith("ForkError: ") for r in results), results
-    GEN.next_id()
+    gen.next_id()
 
 
 def _raise_in_child() -> int:
-    return GEN.next_id()
+    return _GEN[0].next_id()
 
 
+@pytest.mark.usefixtures("gen")
 def test_fork_error_crosses_multiprocessing() -> None:
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:
