@@ -683,4 +683,114 @@ mod tests {
             )
         );
     }
+
+    use axum::http::StatusCode;
+    use std::sync::Arc;
+
+    #[derive(Debug)]
+    struct Still;
+    impl crate::budget::Activity for Still {
+        fn moved(&self) {}
+    }
+
+    /// A flow of its own budgets, each `room` bytes, that waits for none
+    /// (the budgets' server-wide semaphore, to read what is reserved).
+    fn flow(room: usize) -> (Arc<super::Flow>, Arc<tokio::sync::Semaphore>) {
+        let total = Arc::new(tokio::sync::Semaphore::new(room));
+        let shares = Arc::new(crate::budget::Shares::new(room));
+        let ip = std::net::IpAddr::from([127, 0, 0, 1]);
+        let streams = crate::budget::Streams::new(
+            room,
+            total.clone(),
+            shares,
+            std::time::Duration::ZERO,
+            ip,
+            Arc::new(Still),
+        );
+        (Arc::new(streams).open(None), total)
+    }
+
+    /// Every body an HTTP route makes is budgeted as the route table says
+    /// (metrics.rs, `ROUTES`), asked for its largest answers: one over
+    /// `SMALL_BODY` comes from a `Reserved` route whose every byte was reserved
+    /// before it was made (none in its flow: refused 503), or from a `Shared` one
+    /// whose answers share one buffer. A route that makes a body and is not
+    /// budgeted fails here.
+    #[tokio::test]
+    async fn every_body_is_budgeted_as_the_route_table_says() {
+        use crate::metrics::{BodyBudget, Route};
+        // The most bytes a `BodyBudget::Small` body holds.
+        const SMALL_BODY: usize = 4 * 1024;
+        use flakeid_core::{Generator, Layout};
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(7)
+            .host_guard(false)
+            .build()
+            .unwrap();
+        let max = 10_000;
+        let config = crate::Config {
+            max_batch: max,
+            ..crate::Config::default()
+        };
+        let svc = crate::Service::new(g, config).unwrap();
+        let prefix = "p".repeat(63);
+        let queries = [
+            String::new(),
+            format!("?n={max}"),
+            format!("?n={max}&format=json"),
+            format!("?n={max}&format=ndjson"),
+            format!("?n={max}&format=octets"),
+            format!("?n={max}&prefix={prefix}"),
+            format!("?n={max}&prefix={prefix}&format=json"),
+            format!("?n={max}&prefix={prefix}&format=ndjson"),
+            "?format=json".into(),
+        ];
+        let answer = |uri: String, flow: Option<Arc<super::Flow>>| {
+            let mut app = crate::router(svc.clone());
+            async move {
+                let mut req = axum::http::Request::get(uri).body(axum::body::Body::empty()).unwrap();
+                if let Some(f) = flow {
+                    req.extensions_mut().insert(f);
+                }
+                let r = tower_service::Service::call(&mut app, req).await.unwrap();
+                let status = r.status();
+                (status, axum::body::to_bytes(r.into_body(), usize::MAX).await.unwrap())
+            }
+        };
+        let mut large = Vec::new();
+        for (pattern, _) in super::http_routes() {
+            let path = pattern.replace("{id}", "1");
+            let route = Route::of(&path);
+            assert_eq!(route.name(), pattern, "{pattern} is not in the route table");
+            for q in &queries {
+                let uri = format!("{path}{q}");
+                let room = 1 << 30;
+                let (f, total) = flow(room);
+                let reserved = route.is_streamed().then_some(f.clone());
+                let (status, body) = answer(uri.clone(), reserved).await;
+                if body.len() <= SMALL_BODY {
+                    continue;
+                }
+                large.push(pattern);
+                match route.body() {
+                    BodyBudget::Small => panic!("{uri}: {status}, {} bytes, from a route not budgeted", body.len()),
+                    BodyBudget::Reserved => {
+                        let held = room - total.available_permits();
+                        assert!(held >= body.len(), "{uri}: {} bytes made, {held} reserved", body.len());
+                        let (refused, _) = answer(uri.clone(), Some(flow(0).0)).await;
+                        assert_eq!(refused, StatusCode::SERVICE_UNAVAILABLE, "{uri}: made with no room");
+                    }
+                    BodyBudget::Shared => {
+                        let (_, again) = answer(uri.clone(), None).await;
+                        assert_eq!(body.as_ptr(), again.as_ptr(), "{uri}: a copy an answer");
+                    }
+                }
+            }
+        }
+        large.dedup();
+        assert_eq!(
+            large,
+            ["/v1/ids", "/v1/uuid", "/v1/ulid", "/v1/typeid", "/openapi.json"]
+        );
+    }
 }
