@@ -1948,3 +1948,26 @@ class Postgres(unittest.TestCase):
 def cleanup():
     """Removes the servers' logs and files (run.py, after the tests)."""
     shutil.rmtree(WORK, ignore_errors=True)
+
+
+# ---- servebudget (issue 90): budgets, shares and tokens ----------------------------
+
+
+class TokenFileLines(unittest.TestCase):
+    def test_a_token_listed_twice_is_refused_at_start_naming_the_file_and_lines(self):
+        # x, B, B, C: with the duplicate, B's requests took C's share (places ORed).
+        d = tempfile.mkdtemp(dir=WORK)
+        tokens = os.path.join(d, "tokens")
+        with open(tokens, "w") as f:
+            f.write("x\nB\nB\nC\n")
+        leases = tempfile.mkdtemp(dir=WORK)
+        out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}",
+                              "--auth-token-file", tokens], capture_output=True, text=True, timeout=20)
+        self.assertNotEqual(out.returncode, 0, out.stderr)
+        self.assertIn(tokens, out.stderr)
+        self.assertIn("lines 2 and 3", out.stderr)
+        self.assertNotIn("listening", out.stderr)
+        self.assertEqual(os.listdir(leases), [], ("a lease was taken", out.stderr))
+
+
+# ---- end of servebudget's block ----------------------------------------------------
