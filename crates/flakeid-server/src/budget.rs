@@ -150,6 +150,21 @@ impl Reserved {
         self.client.merge(other.client);
         self.total.merge(other.total);
     }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.conn.num_permits()
+    }
+
+    /// `bytes` of this reservation (at most all of it) as a reservation of their own.
+    fn split(&mut self, bytes: usize) -> Option<Reserved> {
+        let n = bytes.min(self.bytes());
+        Some(Reserved {
+            conn: self.conn.split(n)?,
+            client: self.client.split(n)?,
+            total: self.total.split(n)?,
+        })
+    }
 }
 
 impl Streams {
@@ -242,6 +257,7 @@ impl Streams {
             id,
             sent,
             made: Mutex::new(None),
+            ahead: Mutex::new(None),
         })
     }
 
@@ -294,12 +310,43 @@ pub(crate) struct Flow {
     id: u64,
     sent: Arc<Sent>,
     made: Mutex<Option<Reserved>>,
+    /// Room reserved for the whole response and not yet drawn ([`Flow::reserve_whole`]).
+    ahead: Mutex<Option<Reserved>>,
 }
 
 impl Flow {
-    /// Room for `bytes` of response ([`Streams::reserve`]); `None`: none in time.
+    /// Room for `bytes` of response: drawn from what [`Flow::reserve_whole`] holds,
+    /// at once, else reserved ([`Streams::reserve`]); `None`: none in time.
     pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
-        self.streams.reserve(bytes, &self.client).await
+        let drawn = {
+            let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.as_mut().and_then(|a| a.split(bytes))
+        };
+        match drawn {
+            Some(r) if r.bytes() >= bytes => Some(r),
+            Some(mut r) => {
+                r.merge(self.streams.reserve(bytes - r.bytes(), &self.client).await?);
+                Some(r)
+            }
+            None => self.streams.reserve(bytes, &self.client).await,
+        }
+    }
+
+    /// Room for a whole response of `bytes`, reserved now (waiting as
+    /// [`Streams::reserve`] does) and drawn by its parts' [`Flow::reserve`]s as they
+    /// are made: a response that has its room sends its head and then finishes,
+    /// never waiting for room again; one that finds none is refused whole. `false`:
+    /// none in time.
+    pub(crate) async fn reserve_whole(&self, bytes: usize) -> bool {
+        let Some(r) = self.streams.reserve(bytes, &self.client).await else {
+            return false;
+        };
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        match ahead.as_mut() {
+            Some(a) => a.merge(r),
+            None => *ahead = Some(r),
+        }
+        true
     }
 
     /// The bytes `r` is for are made: the next data frame carries `r`.

@@ -1,7 +1,7 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
-use crate::config::CHUNK;
+use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
 use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
@@ -250,6 +250,7 @@ async fn many_ids_inner(
     if let Some(why) = svc.not_ready_with(&g) {
         return Err(ApiError::unavailable("not_ready", why));
     }
+    reserve_whole(flow.as_ref(), whole_reservation(n, CHUNK, bytes_per_id)).await?;
     let mut first = true;
     let mut chunks = IdChunks::new(svc.clone(), g, Some(n as u64), CHUNK, flow, bytes_per_id);
     chunks.reserve_first().await?;
@@ -265,6 +266,16 @@ async fn many_ids_inner(
         .map_err(|e| std::io::Error::other(e.message))
     });
     Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+/// Room for the whole body of a batch made in chunks, reserved before its head is
+/// sent: its chunks draw from it, so once answered `200` it finishes; without room
+/// in time it is refused whole (`503` with `Retry-After`).
+pub(crate) async fn reserve_whole(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
+    match flow {
+        Some(f) if !f.reserve_whole(bytes).await => Err(crate::service::no_room()),
+        _ => Ok(()),
+    }
 }
 
 /// A batch's `n` (`None`: not given): an integer in 1..=`--max-batch` (at most the
@@ -327,16 +338,15 @@ async fn wide_batch(
             )?]
         }
     };
-    // Octets: 16 bytes an ID and the IDs; text: at most 64 + 1 + 26 and quotes,
-    // comma, and the IDs.
-    let bytes_per_id = if format == BatchFormat::Octets {
-        32
+    // Octets: 16 bytes an ID and the IDs; text: the IDs and their text.
+    let (bytes_per_id, chunk) = if format == BatchFormat::Octets {
+        (32, CHUNK)
     } else {
-        16 + prefix.len() + 48
+        (wide_text_per_id(prefix.len()), wide_text_chunk(prefix.len()))
     };
-    // Chunks no larger than a 64-bit batch's largest reservation (the budgets'
-    // floor in the configuration's check): a long prefix makes smaller chunks.
-    let chunk = (32 * CHUNK / bytes_per_id).max(1);
+    if n > chunk {
+        reserve_whole(flow.as_ref(), whole_reservation(n, chunk, bytes_per_id)).await?;
+    }
     let text = move |u: u128| render(&prefix, u);
     let mut chunks = uuid7_chunks(svc.clone(), n, chunk, flow, bytes_per_id).await?;
     if n <= chunk {
@@ -792,5 +802,54 @@ mod tests {
             large,
             ["/v1/ids", "/v1/uuid", "/v1/ulid", "/v1/typeid", "/openapi.json"]
         );
+    }
+
+    /// A batch made in chunks has its whole body's room before its head: with one
+    /// byte less than that, it is refused whole (`503`), never answered `200` and
+    /// cut; with that much, it is made whole without waiting for room again (the
+    /// flow waits for none).
+    #[tokio::test]
+    async fn a_batch_is_refused_whole_or_made_whole() {
+        use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
+        use flakeid_core::{Generator, Layout};
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(8)
+            .host_guard(false)
+            .build()
+            .unwrap();
+        let svc = crate::Service::new(g, crate::Config::default()).unwrap();
+        let n = 20_000;
+        let prefix = "p".repeat(63);
+        for (uri, whole) in [
+            (format!("/v1/ids?n={n}"), whole_reservation(n, CHUNK, 32)),
+            (
+                format!("/v1/uuid?n={n}"),
+                whole_reservation(n, wide_text_chunk(0), wide_text_per_id(0)),
+            ),
+            (format!("/v1/ulid?n={n}&format=octets"), whole_reservation(n, CHUNK, 32)),
+            (
+                format!("/v1/typeid?n={n}&prefix={prefix}"),
+                whole_reservation(n, wide_text_chunk(63), wide_text_per_id(63)),
+            ),
+        ] {
+            for room in [whole - 1, whole] {
+                let mut app = crate::router(svc.clone());
+                let mut req = axum::http::Request::get(&uri).body(axum::body::Body::empty()).unwrap();
+                req.extensions_mut().insert(flow(room).0);
+                let r = tower_service::Service::call(&mut app, req).await.unwrap();
+                let status = r.status();
+                let body = axum::body::to_bytes(r.into_body(), usize::MAX).await;
+                if room < whole {
+                    assert_eq!(
+                        status,
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "{uri} with {room} bytes of room"
+                    );
+                } else {
+                    assert_eq!(status, StatusCode::OK, "{uri}");
+                    assert!(body.is_ok_and(|b| b.len() >= 16 * n), "{uri}: cut after its head");
+                }
+            }
+        }
     }
 }
