@@ -87,6 +87,13 @@ impl Config {
             field: "limits",
             message,
         })?;
+        let p = self.limits.client_ipv6_prefix;
+        if !(1..=128).contains(&p) {
+            return Err(Error::Config {
+                field: "client_ipv6_prefix",
+                message: format!("client_ipv6_prefix must be in 1..=128 bits, got {p}"),
+            });
+        }
         let b = self.budgets();
         let l = &self.limits;
         for (field, given, least, what) in [
@@ -166,6 +173,7 @@ impl Config {
                 .client_response_memory
                 .unwrap_or((response / 4).max(connection_response)),
             connection_response,
+            client_ipv6_prefix: l.client_ipv6_prefix,
         }
     }
 }
@@ -193,6 +201,9 @@ pub struct Budgets {
     pub client_response: usize,
     /// The same, per connection.
     pub connection_response: usize,
+    /// The leading bits of an IPv6 address that make one client
+    /// ([`crate::Limits::client_ipv6_prefix`]).
+    pub client_ipv6_prefix: u32,
 }
 
 /// Bytes reserved for a response beyond its IDs' (framing, headers).
@@ -255,6 +266,13 @@ mod tests {
             "{e}"
         );
         c.limits.connection_response_memory = None;
+        for p in [0, 129] {
+            c.limits.client_ipv6_prefix = p;
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("client_ipv6_prefix must be in 1..=128 bits"), "{e}");
+        }
+        c.limits.client_ipv6_prefix = 48;
+        c.validate().unwrap();
         c.limits.request_memory = Some(usize::MAX);
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("request_memory must be in 900064..=1099511627776"), "{e}");
