@@ -815,3 +815,142 @@ class FairShares(unittest.TestCase):
         # honest calls' first rounds.
         answers = self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5, stream_idle=10)
         self.assertIn(RESOURCE_EXHAUSTED, [a[2] for a in answers])
+
+
+# ---- servebudget (issue 90): the 128-bit batches in the budgets --------------------
+
+# The 128-bit batch routes with their largest answers: 100,000 UUIDs, and 100,000
+# TypeIDs of the longest prefix (63 characters: 94 bytes an ID as JSON).
+WIDE_ATTACKS = [b"/v1/uuid?n=100000", b"/v1/typeid?n=100000&prefix=" + b"p" * 63]
+
+
+class UnreadWideBatches(unittest.TestCase):
+    """`/v1/ids`' attacks on the 128-bit batches: 100 connections from one address x
+    32 unread `GET /v1/uuid?n=100000` (or `/v1/typeid` with a 63-character prefix),
+    windows of one byte, a PING every second. Their answers reserve their room (the
+    gauge shows it), RSS stays in the documented budget, and every connection is
+    closed by the stream-idle rule, PINGs or not."""
+
+    def attack(self, path):
+        cap = 128
+        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--stream-idle-timeout-ms", "3000", "--idle-timeout-ms", "120000")
+        try:
+            w = Watch(s, budget(cap), within=2.0)
+            clients = [ShutWindow(s.port, path=path.decode()) for _ in range(100)]
+            t0 = time.monotonic()
+            closed_at, gauge, last_ping = {}, 0, 0.0
+            while time.monotonic() - t0 < 60 and len(closed_at) < len(clients) and not w.stop.is_set():
+                ping = time.monotonic() - last_ping >= 1
+                if ping:
+                    last_ping = time.monotonic()
+                    gauge = max(gauge, s.metric("flakeid_response_memory_bytes"))
+                for h in clients:
+                    if h not in closed_at:
+                        if h.poll_closed():
+                            closed_at[h] = time.monotonic() - t0
+                        elif ping:
+                            h.ping()
+                time.sleep(0.05)
+            w.finish(self)
+            for h in clients:
+                h.close()
+            print(f"  {path.decode()[:24]}: response memory up to {gauge / MIB:.1f} MiB; {len(closed_at)} of "
+                  f"{len(clients)} closed after {min(closed_at.values(), default=0):.1f}-"
+                  f"{max(closed_at.values(), default=0):.1f} s", file=sys.stderr)
+            # The answers waiting for a window hold their reservations: at least one
+            # client share (16 MiB) is in use while they wait.
+            self.assertGreaterEqual(gauge, 8 * MIB, "the gauge does not show the answers' bytes")
+            self.assertEqual(len(closed_at), len(clients), "connections with unread answers kept open")
+        finally:
+            s.stop(timeout=15)
+
+    def test_unread_uuid_batches(self):
+        self.attack(WIDE_ATTACKS[0])
+
+    def test_unread_typeid_batches_of_the_longest_prefix(self):
+        self.attack(WIDE_ATTACKS[1])
+
+
+class FairWideShares(unittest.TestCase):
+    """FairShares' attack with the 128-bit batches: 40 connections from one address
+    leave 32 `/v1/uuid?n=100000` (or 63-character `/v1/typeid`) answers each unread;
+    they hold their address's share and no more, so an honest client from another
+    address gets whole batches of every route at once."""
+
+    def attack(self, path):
+        cap = 256
+        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--stream-idle-timeout-ms", "3000", "--idle-timeout-ms", "120000")
+        try:
+            w = Watch(s, budget(cap), within=2.0)
+            clients = [ShutWindow(s.port, path=path.decode()) for _ in range(40)]
+            time.sleep(2)  # the attackers' answers are made and hold their room
+            answers = []
+            for _ in range(3):
+                for route in (b"/v1/ids", b"/v1/uuid", b"/v1/ulid", b"/v1/typeid"):
+                    answers.append((route,) + honest_ids(s.port, path=route))
+            w.finish(self)
+            for h in clients:
+                h.close()
+            print(f"  honest: {[(a[0].decode(), round(a[1] or -1, 2), a[2]) for a in answers]}", file=sys.stderr)
+            for a in answers:
+                self.assertIsNotNone(a[1], f"{a}: no answer")
+                self.assertLessEqual(a[1], ANSWERED_WITHIN, f"{a}: answered too late")
+                self.assertEqual((a[2], a[4]), ("200", True), f"{a}: not answered whole")
+        finally:
+            s.stop(timeout=15)
+
+    def test_uuid_attackers_hold_their_share_and_no_more(self):
+        self.attack(WIDE_ATTACKS[0])
+
+    def test_typeid_attackers_hold_their_share_and_no_more(self):
+        self.attack(WIDE_ATTACKS[1])
+
+
+class HonestBatchesWhole(unittest.TestCase):
+    """Attackers that leave answers unread (1-byte windows) hold what they can of the
+    response budget; an honest 100,000-ID batch from another address is answered
+    whole within 5 s, or refused with 503 and Retry-After before any byte: a batch
+    reserves its whole body before its head, so it is never cut after a 200."""
+
+    def attack(self, sources, conns_each, path=None):
+        cap = 256
+        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--stream-idle-timeout-ms", "10000", "--idle-timeout-ms", "120000")
+        try:
+            w = Watch(s, budget(cap), within=2.0)
+            clients = [ShutWindow(s.port, path=path, source=src) for src in sources for _ in range(conns_each)]
+            time.sleep(2)  # the attackers' answers are made and hold their room
+            answers = []
+            for _ in range(3):
+                for route in (b"/v1/ids", b"/v1/uuid", b"/v1/typeid"):
+                    t0 = time.monotonic()
+                    head_at, status, retry, whole = honest_ids(s.port, path=route)
+                    answers.append((route.decode(), head_at, time.monotonic() - t0, status, retry, whole))
+            w.finish(self)
+            for h in clients:
+                h.close()
+            print(f"  honest: {[(a[0], round(a[2], 2), a[3]) for a in answers]}", file=sys.stderr)
+            for route, head_at, took, status, retry, whole in answers:
+                self.assertIn(status, ("200", "503"), (route, status))
+                if status == "200":
+                    self.assertTrue(whole, f"{route}: cut after a 200")
+                    self.assertLessEqual(took, 5.0, f"{route}: whole after {took:.1f} s")
+                else:
+                    self.assertEqual(retry, 1, f"{route}: 503 without Retry-After")
+                    self.assertLessEqual(head_at, ANSWERED_WITHIN, f"{route}: refused after {head_at:.1f} s")
+        finally:
+            s.stop(timeout=15)
+
+    def test_batch_attackers_on_one_address(self):
+        self.attack(["127.0.0.1"], 40)
+
+    def test_batch_attackers_on_eight_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5)
+
+    def test_uuid_attackers_on_eight_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5, path=WIDE_ATTACKS[0].decode())
+
+
+# ---- end of servebudget's block ----------------------------------------------------

@@ -1948,3 +1948,45 @@ class Postgres(unittest.TestCase):
 def cleanup():
     """Removes the servers' logs and files (run.py, after the tests)."""
     shutil.rmtree(WORK, ignore_errors=True)
+
+
+# ---- servebudget (issue 90): budgets, shares and tokens ----------------------------
+
+
+class TokenFileLines(unittest.TestCase):
+    def test_a_token_listed_twice_is_refused_at_start_naming_the_file_and_lines(self):
+        # x, B, B, C: with the duplicate, B's requests took C's share (places ORed).
+        d = tempfile.mkdtemp(dir=WORK)
+        tokens = os.path.join(d, "tokens")
+        with open(tokens, "w") as f:
+            f.write("x\nB\nB\nC\n")
+        leases = tempfile.mkdtemp(dir=WORK)
+        out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}",
+                              "--auth-token-file", tokens], capture_output=True, text=True, timeout=20)
+        self.assertNotEqual(out.returncode, 0, out.stderr)
+        self.assertIn(tokens, out.stderr)
+        self.assertIn("lines 2 and 3", out.stderr)
+        self.assertNotIn("listening", out.stderr)
+        self.assertEqual(os.listdir(leases), [], ("a lease was taken", out.stderr))
+
+
+class ClientIpv6Prefix(unittest.TestCase):
+    def test_a_prefix_out_of_range_is_refused_naming_the_setting_and_range(self):
+        for bits in ("0", "129", "99999999999"):
+            leases = tempfile.mkdtemp(dir=WORK)
+            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}",
+                                  "--client-ipv6-prefix", bits], capture_output=True, text=True, timeout=20)
+            self.assertNotEqual(out.returncode, 0, out.stderr)
+            self.assertIn("client_ipv6_prefix must be in 1..=128", out.stderr)
+            self.assertNotIn("listening", out.stderr)
+            self.assertEqual(os.listdir(leases), [], ("a lease was taken", out.stderr))
+
+    def test_a_prefix_in_range_serves(self):
+        s = Server("--node", "1", "--client-ipv6-prefix", "56")
+        try:
+            self.assertEqual(s.get("/v1/uuid?n=5000&format=octets")[0], 200)
+        finally:
+            s.stop()
+
+
+# ---- end of servebudget's block ----------------------------------------------------

@@ -337,6 +337,9 @@ pub struct ServeArgs {
     /// The same per client address, or per bearer token when tokens are on (default a quarter of --response-memory)
     #[arg(long, value_name = "BYTES", value_parser = uint)]
     pub client_response_memory: Option<u64>,
+    /// IPv6 clients are grouped by this many leading bits for those shares, as an IPv4 client is one address (1..=128, default 64)
+    #[arg(long, value_name = "BITS", value_parser = uint)]
+    pub client_ipv6_prefix: Option<u64>,
     /// A response that finds no room in those within this long is refused: 503 with Retry-After, gRPC RESOURCE_EXHAUSTED (default 2000)
     #[arg(long, value_name = "MS", value_parser = uint)]
     pub reserve_timeout_ms: Option<u64>,

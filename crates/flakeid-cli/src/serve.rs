@@ -252,6 +252,9 @@ fn limits(args: &ServeArgs) -> Limits {
         response_memory: args.response_memory.map(size),
         connection_response_memory: args.connection_response_memory.map(size),
         client_response_memory: args.client_response_memory.map(size),
+        client_ipv6_prefix: args
+            .client_ipv6_prefix
+            .map_or(d.client_ipv6_prefix, |p| u32::try_from(p).unwrap_or(u32::MAX)),
         reserve_timeout: args.reserve_timeout_ms.map_or(d.reserve_timeout, Duration::from_millis),
     }
 }

@@ -29,7 +29,7 @@ impl Memory {
             budgets,
             requests: Arc::new(Budget::new(budgets.request)),
             responses: Arc::new(tokio::sync::Semaphore::new(budgets.response)),
-            shares: Arc::new(Shares::new(budgets.client_response)),
+            shares: Arc::new(Shares::grouped(budgets.client_response, budgets.client_ipv6_prefix)),
         }
     }
 
@@ -78,24 +78,51 @@ pub(crate) enum Client {
 
 /// Each client's share of the server's response budget
 /// ([`crate::Budgets::client_response`]): the most one client, over all its
-/// connections, can hold of it. A share lives while a connection or request of its
-/// client holds it; the map forgets the others as it grows.
+/// connections, can hold of it. A client is an IPv4 address, an IPv6 prefix
+/// ([`crate::Limits::client_ipv6_prefix`]: a host with a /64 has as many addresses
+/// as it likes, and one address would be one client no longer than it pleases), or
+/// a bearer token. A share lives while a connection or request of its client holds
+/// it; the map forgets the others as it grows.
 #[derive(Debug)]
 pub(crate) struct Shares {
     size: usize,
+    /// The IPv6 addresses' bits that are kept (the others cleared).
+    ipv6_mask: u128,
     inner: Mutex<(HashMap<Client, std::sync::Weak<tokio::sync::Semaphore>>, usize)>,
 }
 
 impl Shares {
+    /// Shares of `size` bytes, IPv6 clients grouped by /64.
+    #[cfg(test)]
     pub(crate) fn new(size: usize) -> Shares {
+        Shares::grouped(size, 64)
+    }
+
+    /// Shares of `size` bytes, IPv6 clients grouped by their first `ipv6_prefix`
+    /// bits (1..=128, [`crate::Config::validate`]).
+    pub(crate) fn grouped(size: usize, ipv6_prefix: u32) -> Shares {
         Shares {
             size,
+            ipv6_mask: u128::MAX.checked_shl(128 - ipv6_prefix.min(128)).unwrap_or(0),
             inner: Mutex::new((HashMap::new(), 64)),
+        }
+    }
+
+    /// The client an address belongs to: an IPv4 address (also written as an
+    /// IPv4-mapped IPv6 one, as a dual-stack listener sees it), or its IPv6 prefix.
+    fn client_of(&self, ip: std::net::IpAddr) -> Client {
+        match ip.to_canonical() {
+            std::net::IpAddr::V6(v6) => Client::Addr(std::net::Ipv6Addr::from(u128::from(v6) & self.ipv6_mask).into()),
+            v4 => Client::Addr(v4),
         }
     }
 
     /// The share of `client`.
     pub(crate) fn of(&self, client: Client) -> Arc<tokio::sync::Semaphore> {
+        let client = match client {
+            Client::Addr(ip) => self.client_of(ip),
+            token => token,
+        };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = inner.0.get(&client).and_then(std::sync::Weak::upgrade) {
             return s;
@@ -149,6 +176,21 @@ impl Reserved {
         self.conn.merge(other.conn);
         self.client.merge(other.client);
         self.total.merge(other.total);
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.conn.num_permits()
+    }
+
+    /// `bytes` of this reservation (at most all of it) as a reservation of their own.
+    fn split(&mut self, bytes: usize) -> Option<Reserved> {
+        let n = bytes.min(self.bytes());
+        Some(Reserved {
+            conn: self.conn.split(n)?,
+            client: self.client.split(n)?,
+            total: self.total.split(n)?,
+        })
     }
 }
 
@@ -242,6 +284,7 @@ impl Streams {
             id,
             sent,
             made: Mutex::new(None),
+            ahead: Mutex::new(None),
         })
     }
 
@@ -294,12 +337,43 @@ pub(crate) struct Flow {
     id: u64,
     sent: Arc<Sent>,
     made: Mutex<Option<Reserved>>,
+    /// Room reserved for the whole response and not yet drawn ([`Flow::reserve_whole`]).
+    ahead: Mutex<Option<Reserved>>,
 }
 
 impl Flow {
-    /// Room for `bytes` of response ([`Streams::reserve`]); `None`: none in time.
+    /// Room for `bytes` of response: drawn from what [`Flow::reserve_whole`] holds,
+    /// at once, else reserved ([`Streams::reserve`]); `None`: none in time.
     pub(crate) async fn reserve(&self, bytes: usize) -> Option<Reserved> {
-        self.streams.reserve(bytes, &self.client).await
+        let drawn = {
+            let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead.as_mut().and_then(|a| a.split(bytes))
+        };
+        match drawn {
+            Some(r) if r.bytes() >= bytes => Some(r),
+            Some(mut r) => {
+                r.merge(self.streams.reserve(bytes - r.bytes(), &self.client).await?);
+                Some(r)
+            }
+            None => self.streams.reserve(bytes, &self.client).await,
+        }
+    }
+
+    /// Room for a whole response of `bytes`, reserved now (waiting as
+    /// [`Streams::reserve`] does) and drawn by its parts' [`Flow::reserve`]s as they
+    /// are made: a response that has its room sends its head and then finishes,
+    /// never waiting for room again; one that finds none is refused whole. `false`:
+    /// none in time.
+    pub(crate) async fn reserve_whole(&self, bytes: usize) -> bool {
+        let Some(r) = self.streams.reserve(bytes, &self.client).await else {
+            return false;
+        };
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        match ahead.as_mut() {
+            Some(a) => a.merge(r),
+            None => *ahead = Some(r),
+        }
+        true
     }
 
     /// The bytes `r` is for are made: the next data frame carries `r`.
@@ -370,5 +444,37 @@ impl Budget {
             return false;
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Client, Shares};
+    use std::sync::Arc;
+
+    fn addr(s: &str) -> Client {
+        Client::Addr(s.parse().unwrap())
+    }
+
+    /// IPv6 addresses of one prefix share one share, as one IPv4 address does; an
+    /// IPv4-mapped address is its IPv4 client; tokens are their own.
+    #[test]
+    fn ipv6_clients_are_grouped_by_their_prefix() {
+        let s = Shares::new(100);
+        let same = |a: &str, b: &str| Arc::ptr_eq(&s.of(addr(a)), &s.of(addr(b)));
+        assert!(same("2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:fffe"));
+        assert!(!same("2001:db8:1:2::1", "2001:db8:1:3::1"));
+        assert!(same("192.0.2.7", "::ffff:192.0.2.7"));
+        assert!(!same("192.0.2.7", "192.0.2.8"));
+        assert!(!same("::ffff:192.0.2.7", "::ffff:192.0.2.8"));
+        assert!(!Arc::ptr_eq(&s.of(Client::Token(0)), &s.of(Client::Token(1))));
+        let s = Shares::grouped(100, 48);
+        let same = |a: &str, b: &str| Arc::ptr_eq(&s.of(addr(a)), &s.of(addr(b)));
+        assert!(same("2001:db8:1:2::1", "2001:db8:1:3::1"));
+        assert!(!same("2001:db8:1::1", "2001:db8:2::1"));
+        let s = Shares::grouped(100, 128);
+        let same = |a: &str, b: &str| Arc::ptr_eq(&s.of(addr(a)), &s.of(addr(b)));
+        assert!(!same("2001:db8::1", "2001:db8::2"));
+        assert!(same("2001:db8::1", "2001:db8::1"));
     }
 }

@@ -248,6 +248,12 @@ impl Flakeid for Grpc {
         // 8-byte IDs): at most half as many 16-byte UUIDs. Each chunk holds its
         // IDs (16 bytes each), and as many bytes again encoded.
         let chunk = CHUNK.min(max / 2).max(1);
+        // The whole answer's room first (routes.rs): once started, it finishes.
+        if let Some(f) = &flow
+            && !f.reserve_whole(crate::config::whole_reservation(n, chunk, 32)).await
+        {
+            return Err(no_room().into());
+        }
         let chunks = uuid7_chunks(self.svc.clone(), n, chunk, flow, 32).await?;
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
             r.map(|ids| {

@@ -116,35 +116,57 @@ fn new_histogram() -> Histogram {
 
 type HistogramFamily = Family<LatencyLabels, Histogram, fn() -> Histogram>;
 
-/// The `route` labels: each route's pattern, each gRPC method's path, and `other`
-/// for every unknown path (a scanner must not grow the metrics). Listed once;
-/// [`Route`] is an index into it.
-const ROUTES: [&str; 22] = [
-    "/v1/id",
-    "/v1/ids",
-    "/v1/layout",
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-    "/v1/uuid",
-    "/v1/ulid",
-    "/v1/typeid",
-    "/flakeid.v1.Flakeid/Next",
-    "/flakeid.v1.Flakeid/Batch",
-    "/flakeid.v1.Flakeid/Stream",
-    "/flakeid.v1.Flakeid/Unseal",
-    "/flakeid.v1.Flakeid/NextUuid",
-    "/grpc.health.v1.Health/Check",
-    "/grpc.health.v1.Health/Watch",
-    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
-    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-    "/v1/decode/{id}",
-    "/v1/unseal/{id}",
-    "other",
-];
+/// How a route's response bodies are held to the response budgets (budget.rs):
+/// said once for each route, in [`ROUTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyBudget {
+    /// At most 4 KiB whatever the request (one ID, a probe, an
+    /// error): counted in what each connection holds beyond the budgets
+    /// ([`crate::config::PER_CONNECTION`]), reserving nothing.
+    Small,
+    /// Made only into room its handler reserved from the connection's, the client's
+    /// and the server's response budgets first (budget.rs, `Flow::reserve`): the
+    /// transport gives each request of the route its `Flow`.
+    Reserved,
+    /// One immutable buffer shared by every answer (`/metrics`' renderings, at
+    /// most [`MAX_RENDERINGS`]; `/openapi.json`, made once): unread answers hold no
+    /// copy of their own.
+    Shared,
+}
+
+/// The route table: each route's `route` label (its pattern, a gRPC method's path,
+/// and `other` for every unknown path: a scanner must not grow the metrics) and how
+/// its bodies are budgeted. Listed once; [`Route`] is an index into it.
+const ROUTES: [(&str, BodyBudget); 23] = {
+    use BodyBudget::{Reserved, Shared, Small};
+    [
+        ("/v1/id", Small),
+        ("/v1/ids", Reserved),
+        ("/v1/layout", Small),
+        ("/healthz", Small),
+        ("/readyz", Small),
+        ("/metrics", Shared),
+        ("/openapi.json", Shared),
+        ("/v1/uuid", Reserved),
+        ("/v1/ulid", Reserved),
+        ("/v1/typeid", Reserved),
+        ("/flakeid.v1.Flakeid/Next", Small),
+        ("/flakeid.v1.Flakeid/Batch", Reserved),
+        ("/flakeid.v1.Flakeid/Stream", Reserved),
+        ("/flakeid.v1.Flakeid/Unseal", Reserved),
+        ("/flakeid.v1.Flakeid/NextUuid", Small),
+        ("/flakeid.v1.Flakeid/BatchUuid", Reserved),
+        ("/grpc.health.v1.Health/Check", Small),
+        ("/grpc.health.v1.Health/Watch", Small),
+        ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Small),
+        ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Small),
+        ("/v1/decode/{id}", Small),
+        ("/v1/unseal/{id}", Small),
+        ("other", Small),
+    ]
+};
 /// The routes matched by their exact path; the others are patterns.
-const EXACT_ROUTES: usize = 19;
+const EXACT_ROUTES: usize = 20;
 
 /// The route label of a request: an index into [`ROUTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,7 +175,7 @@ pub(crate) struct Route(u8);
 impl Route {
     /// The route of a path: the route's pattern, a gRPC method's path, or `other`.
     pub fn of(path: &str) -> Route {
-        if let Some(i) = ROUTES[..EXACT_ROUTES].iter().position(|r| *r == path) {
+        if let Some(i) = ROUTES[..EXACT_ROUTES].iter().position(|r| r.0 == path) {
             return Route(i as u8);
         }
         match path.rsplit_once('/') {
@@ -168,17 +190,24 @@ impl Route {
     pub(crate) const ID: Route = Route(0);
     pub(crate) const HEALTHZ: Route = Route(3);
     pub(crate) const READYZ: Route = Route(4);
+    #[cfg(test)]
     const IDS: Route = Route(1);
+    #[cfg(test)]
     const STREAM: Route = Route(12);
     /// The first and last gRPC method in [`ROUTES`].
-    const GRPC: std::ops::RangeInclusive<u8> = 10..=18;
+    const GRPC: std::ops::RangeInclusive<u8> = 10..=19;
     const DECODE: Route = Route(EXACT_ROUTES as u8);
     const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
     const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);
 
     /// The label.
     pub fn name(self) -> &'static str {
-        ROUTES[usize::from(self.0)]
+        ROUTES[usize::from(self.0)].0
+    }
+
+    /// How the route's bodies are budgeted.
+    pub(crate) fn body(self) -> BodyBudget {
+        ROUTES[usize::from(self.0)].1
     }
 
     /// The method's name of a `flakeid.v1.Flakeid` call (the `rpc` label of
@@ -192,10 +221,10 @@ impl Route {
         Route::GRPC.contains(&self.0)
     }
 
-    /// Whether the route may stream its response (a large `/v1/ids`, gRPC
-    /// `Stream`): its handler needs its [`crate::conn::Flow`].
+    /// Whether the route's handler reserves its bodies' room
+    /// ([`BodyBudget::Reserved`]): it needs its [`crate::budget::Flow`].
     pub fn is_streamed(self) -> bool {
-        self == Route::IDS || self == Route::STREAM
+        self.body() == BodyBudget::Reserved
     }
 }
 
@@ -644,7 +673,7 @@ mod tests {
     /// The most bytes one rendering of `/metrics` can hold: its series are bounded by
     /// the routes, methods and statuses, not by what clients send
     /// (`clients_cannot_grow_the_metrics` renders every route and method with more
-    /// statuses than the server answers with: 536 KiB).
+    /// statuses than the server answers with: 557 KiB).
     const MAX_SCRAPE: usize = 768 * 1024;
 
     fn text(m: &Metrics) -> String {
@@ -677,10 +706,10 @@ mod tests {
         ] {
             assert_eq!(Route::of(path).name(), label, "{path}");
         }
-        for r in ROUTES {
+        for (r, body) in ROUTES {
             assert_eq!(Route::of(r).name(), r);
-            let streamed = matches!(r, "/v1/ids" | "/flakeid.v1.Flakeid/Stream");
-            assert_eq!(Route::of(r).is_streamed(), streamed, "{r}");
+            assert_eq!(Route::of(r).body(), body, "{r}");
+            assert_eq!(Route::of(r).is_streamed(), body == BodyBudget::Reserved, "{r}");
         }
         assert_eq!(Route::ID.name(), "/v1/id");
         assert_eq!(Route::HEALTHZ.name(), "/healthz");
@@ -764,7 +793,7 @@ mod tests {
         methods.extend((0..20).map(|i| Method::from_bytes(format!("X{i}").as_bytes()).unwrap()));
         let paths = ROUTES
             .iter()
-            .map(|r| r.replace("{id}", "1"))
+            .map(|r| r.0.replace("{id}", "1"))
             .chain((0..50).map(|i| format!("/scan/{i}")));
         for path in paths {
             for method in &methods {
@@ -780,8 +809,8 @@ mod tests {
         }
         let t = text(&m);
         let series = t.matches("\nflakeid_http_requests_total{").count();
-        // 12 HTTP routes x (GET, HEAD, other), 9 gRPC x (POST, other), other x other.
-        assert_eq!(series, (12 * 3 + 9 * 2 + 1) * (STATUSES.len() + 7), "{t}");
+        // 12 HTTP routes x (GET, HEAD, other), 10 gRPC x (POST, other), other x other.
+        assert_eq!(series, (12 * 3 + 10 * 2 + 1) * (STATUSES.len() + 7), "{t}");
         assert!(t.len() <= MAX_SCRAPE, "{} bytes", t.len());
     }
 

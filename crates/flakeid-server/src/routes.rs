@@ -1,7 +1,7 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
-use crate::config::CHUNK;
+use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
 use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
@@ -250,6 +250,7 @@ async fn many_ids_inner(
     if let Some(why) = svc.not_ready_with(&g) {
         return Err(ApiError::unavailable("not_ready", why));
     }
+    reserve_whole(flow.as_ref(), whole_reservation(n, CHUNK, bytes_per_id)).await?;
     let mut first = true;
     let mut chunks = IdChunks::new(svc.clone(), g, Some(n as u64), CHUNK, flow, bytes_per_id);
     chunks.reserve_first().await?;
@@ -265,6 +266,16 @@ async fn many_ids_inner(
         .map_err(|e| std::io::Error::other(e.message))
     });
     Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
+}
+
+/// Room for the whole body of a batch made in chunks, reserved before its head is
+/// sent: its chunks draw from it, so once answered `200` it finishes; without room
+/// in time it is refused whole (`503` with `Retry-After`).
+pub(crate) async fn reserve_whole(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
+    match flow {
+        Some(f) if !f.reserve_whole(bytes).await => Err(crate::service::no_room()),
+        _ => Ok(()),
+    }
 }
 
 /// A batch's `n` (`None`: not given): an integer in 1..=`--max-batch` (at most the
@@ -327,16 +338,15 @@ async fn wide_batch(
             )?]
         }
     };
-    // Octets: 16 bytes an ID and the IDs; text: at most 64 + 1 + 26 and quotes,
-    // comma, and the IDs.
-    let bytes_per_id = if format == BatchFormat::Octets {
-        32
+    // Octets: 16 bytes an ID and the IDs; text: the IDs and their text.
+    let (bytes_per_id, chunk) = if format == BatchFormat::Octets {
+        (32, CHUNK)
     } else {
-        16 + prefix.len() + 48
+        (wide_text_per_id(prefix.len()), wide_text_chunk(prefix.len()))
     };
-    // Chunks no larger than a 64-bit batch's largest reservation (the budgets'
-    // floor in the configuration's check): a long prefix makes smaller chunks.
-    let chunk = (32 * CHUNK / bytes_per_id).max(1);
+    if n > chunk {
+        reserve_whole(flow.as_ref(), whole_reservation(n, chunk, bytes_per_id)).await?;
+    }
     let text = move |u: u128| render(&prefix, u);
     let mut chunks = uuid7_chunks(svc.clone(), n, chunk, flow, bytes_per_id).await?;
     if n <= chunk {
@@ -682,5 +692,164 @@ mod tests {
                 "\n"
             )
         );
+    }
+
+    use axum::http::StatusCode;
+    use std::sync::Arc;
+
+    #[derive(Debug)]
+    struct Still;
+    impl crate::budget::Activity for Still {
+        fn moved(&self) {}
+    }
+
+    /// A flow of its own budgets, each `room` bytes, that waits for none
+    /// (the budgets' server-wide semaphore, to read what is reserved).
+    fn flow(room: usize) -> (Arc<super::Flow>, Arc<tokio::sync::Semaphore>) {
+        let total = Arc::new(tokio::sync::Semaphore::new(room));
+        let shares = Arc::new(crate::budget::Shares::new(room));
+        let ip = std::net::IpAddr::from([127, 0, 0, 1]);
+        let streams = crate::budget::Streams::new(
+            room,
+            total.clone(),
+            shares,
+            std::time::Duration::ZERO,
+            ip,
+            Arc::new(Still),
+        );
+        (Arc::new(streams).open(None), total)
+    }
+
+    /// Every body an HTTP route makes is budgeted as the route table says
+    /// (metrics.rs, `ROUTES`), asked for its largest answers: one over
+    /// `SMALL_BODY` comes from a `Reserved` route whose every byte was reserved
+    /// before it was made (none in its flow: refused 503), or from a `Shared` one
+    /// whose answers share one buffer. A route that makes a body and is not
+    /// budgeted fails here.
+    #[tokio::test]
+    async fn every_body_is_budgeted_as_the_route_table_says() {
+        use crate::metrics::{BodyBudget, Route};
+        // The most bytes a `BodyBudget::Small` body holds.
+        const SMALL_BODY: usize = 4 * 1024;
+        use flakeid_core::{Generator, Layout};
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(7)
+            .host_guard(false)
+            .build()
+            .unwrap();
+        let max = 10_000;
+        let config = crate::Config {
+            max_batch: max,
+            ..crate::Config::default()
+        };
+        let svc = crate::Service::new(g, config).unwrap();
+        let prefix = "p".repeat(63);
+        let queries = [
+            String::new(),
+            format!("?n={max}"),
+            format!("?n={max}&format=json"),
+            format!("?n={max}&format=ndjson"),
+            format!("?n={max}&format=octets"),
+            format!("?n={max}&prefix={prefix}"),
+            format!("?n={max}&prefix={prefix}&format=json"),
+            format!("?n={max}&prefix={prefix}&format=ndjson"),
+            "?format=json".into(),
+        ];
+        let answer = |uri: String, flow: Option<Arc<super::Flow>>| {
+            let mut app = crate::router(svc.clone());
+            async move {
+                let mut req = axum::http::Request::get(uri).body(axum::body::Body::empty()).unwrap();
+                if let Some(f) = flow {
+                    req.extensions_mut().insert(f);
+                }
+                let r = tower_service::Service::call(&mut app, req).await.unwrap();
+                let status = r.status();
+                (status, axum::body::to_bytes(r.into_body(), usize::MAX).await.unwrap())
+            }
+        };
+        let mut large = Vec::new();
+        for (pattern, _) in super::http_routes() {
+            let path = pattern.replace("{id}", "1");
+            let route = Route::of(&path);
+            assert_eq!(route.name(), pattern, "{pattern} is not in the route table");
+            for q in &queries {
+                let uri = format!("{path}{q}");
+                let room = 1 << 30;
+                let (f, total) = flow(room);
+                let reserved = route.is_streamed().then_some(f.clone());
+                let (status, body) = answer(uri.clone(), reserved).await;
+                if body.len() <= SMALL_BODY {
+                    continue;
+                }
+                large.push(pattern);
+                match route.body() {
+                    BodyBudget::Small => panic!("{uri}: {status}, {} bytes, from a route not budgeted", body.len()),
+                    BodyBudget::Reserved => {
+                        let held = room - total.available_permits();
+                        assert!(held >= body.len(), "{uri}: {} bytes made, {held} reserved", body.len());
+                        let (refused, _) = answer(uri.clone(), Some(flow(0).0)).await;
+                        assert_eq!(refused, StatusCode::SERVICE_UNAVAILABLE, "{uri}: made with no room");
+                    }
+                    BodyBudget::Shared => {
+                        let (_, again) = answer(uri.clone(), None).await;
+                        assert_eq!(body.as_ptr(), again.as_ptr(), "{uri}: a copy an answer");
+                    }
+                }
+            }
+        }
+        large.dedup();
+        assert_eq!(
+            large,
+            ["/v1/ids", "/v1/uuid", "/v1/ulid", "/v1/typeid", "/openapi.json"]
+        );
+    }
+
+    /// A batch made in chunks has its whole body's room before its head: with one
+    /// byte less than that, it is refused whole (`503`), never answered `200` and
+    /// cut; with that much, it is made whole without waiting for room again (the
+    /// flow waits for none).
+    #[tokio::test]
+    async fn a_batch_is_refused_whole_or_made_whole() {
+        use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
+        use flakeid_core::{Generator, Layout};
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(8)
+            .host_guard(false)
+            .build()
+            .unwrap();
+        let svc = crate::Service::new(g, crate::Config::default()).unwrap();
+        let n = 20_000;
+        let prefix = "p".repeat(63);
+        for (uri, whole) in [
+            (format!("/v1/ids?n={n}"), whole_reservation(n, CHUNK, 32)),
+            (
+                format!("/v1/uuid?n={n}"),
+                whole_reservation(n, wide_text_chunk(0), wide_text_per_id(0)),
+            ),
+            (format!("/v1/ulid?n={n}&format=octets"), whole_reservation(n, CHUNK, 32)),
+            (
+                format!("/v1/typeid?n={n}&prefix={prefix}"),
+                whole_reservation(n, wide_text_chunk(63), wide_text_per_id(63)),
+            ),
+        ] {
+            for room in [whole - 1, whole] {
+                let mut app = crate::router(svc.clone());
+                let mut req = axum::http::Request::get(&uri).body(axum::body::Body::empty()).unwrap();
+                req.extensions_mut().insert(flow(room).0);
+                let r = tower_service::Service::call(&mut app, req).await.unwrap();
+                let status = r.status();
+                let body = axum::body::to_bytes(r.into_body(), usize::MAX).await;
+                if room < whole {
+                    assert_eq!(
+                        status,
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "{uri} with {room} bytes of room"
+                    );
+                } else {
+                    assert_eq!(status, StatusCode::OK, "{uri}");
+                    assert!(body.is_ok_and(|b| b.len() >= 16 * n), "{uri}: cut after its head");
+                }
+            }
+        }
     }
 }

@@ -108,16 +108,38 @@ fn load_tokens(files: &SecurityFiles) -> std::io::Result<Option<Arc<Vec<Vec<u8>>
         return Ok(None);
     };
     let text = std::fs::read_to_string(path).map_err(|e| io_err("cannot read the token file", path, e))?;
-    let tokens: Vec<Vec<u8>> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| l.as_bytes().to_vec())
-        .collect();
+    let tokens = tokens_of(&text).map_err(|(a, b)| {
+        io_err(
+            "a token is listed twice in",
+            path,
+            format!("lines {a} and {b} are the same token: list each token once (each is its own client share)"),
+        )
+    })?;
     if tokens.is_empty() {
         return Err(io_err("no token in", path, "every line is blank or a comment"));
     }
     Ok(Some(Arc::new(tokens)))
+}
+
+/// The tokens of a token file's text, one a line (blank lines and `#` comments
+/// skipped). A token listed twice is refused with its two line numbers: a token's
+/// place in the file is its share of the response budget (budget.rs, `Client`), and
+/// [`Security::refuse`] finds it by ORing the places of the tokens it matches, so
+/// one token on two lines would take a third token's share.
+fn tokens_of(text: &str) -> Result<Vec<Vec<u8>>, (usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    let mut tokens = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(first) = seen.insert(t, n + 1) {
+            return Err((first, n + 1));
+        }
+        tokens.push(t.as_bytes().to_vec());
+    }
+    Ok(tokens)
 }
 
 fn stamps(files: &SecurityFiles) -> Vec<Option<SystemTime>> {
@@ -253,5 +275,18 @@ impl Security {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             r
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A token on two lines is refused, naming both; each other token is read once,
+    /// in order (its place: its share).
+    #[test]
+    fn a_token_listed_twice_is_refused_naming_its_lines() {
+        assert_eq!(super::tokens_of("x\nB\n\n# c\nB\nC\n"), Err((2, 5)));
+        assert_eq!(super::tokens_of("x\n B \nB\nC"), Err((2, 3)));
+        let t = super::tokens_of("x\n# B\nB\n\nC\n").unwrap();
+        assert_eq!(t, [b"x".to_vec(), b"B".to_vec(), b"C".to_vec()]);
     }
 }

@@ -55,6 +55,11 @@ pub struct Limits {
     /// on, over all its connections. `None`: a quarter of the server's budget, or
     /// the connection's if more.
     pub client_response_memory: Option<usize>,
+    /// How many leading bits of an IPv6 client address make one client, for its
+    /// share of the response budget ([`Limits::client_response_memory`]): one
+    /// host's addresses are usually one /64, as an IPv4 client is one address.
+    /// In 1..=128; default 64.
+    pub client_ipv6_prefix: u32,
     /// How long a response may wait for room in those budgets before it is
     /// refused: `503` with `Retry-After` (gRPC `RESOURCE_EXHAUSTED`); a chunk of a
     /// streamed response that finds none ends its response. Default 2 s.
@@ -77,6 +82,7 @@ impl Default for Limits {
             response_memory: None,
             connection_response_memory: None,
             client_response_memory: None,
+            client_ipv6_prefix: 64,
             reserve_timeout: Duration::from_secs(2),
         }
     }

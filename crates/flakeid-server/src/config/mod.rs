@@ -87,6 +87,13 @@ impl Config {
             field: "limits",
             message,
         })?;
+        let p = self.limits.client_ipv6_prefix;
+        if !(1..=128).contains(&p) {
+            return Err(Error::Config {
+                field: "client_ipv6_prefix",
+                message: format!("client_ipv6_prefix must be in 1..=128 bits, got {p}"),
+            });
+        }
         let b = self.budgets();
         let l = &self.limits;
         for (field, given, least, what) in [
@@ -100,7 +107,7 @@ impl Config {
                 "connection_response_memory",
                 l.connection_response_memory,
                 b.largest_reservation,
-                "the largest response (a Batch of max_batch IDs)",
+                "the largest response (max_batch TypeIDs of a 63-character prefix as text)",
             ),
             (
                 "client_response_memory",
@@ -139,8 +146,14 @@ impl Config {
         let max_request_message = n.saturating_mul(9).saturating_add(RESERVE_OVERHEAD);
         let max_response_message = n.saturating_mul(8).saturating_add(RESERVE_OVERHEAD);
         // A Batch or Unseal answer holds its IDs and their encoding (16 bytes an
-        // ID); a chunk of /v1/ids its IDs and their text (32).
-        let largest_reservation = n.saturating_mul(16).max(32 * CHUNK).saturating_add(RESERVE_OVERHEAD);
+        // ID); a batch over HTTP reserves its whole body first, the largest of
+        // them a 128-bit batch as text of the longest TypeID prefix.
+        let largest_reservation = whole_reservation(
+            n,
+            wide_text_chunk(MAX_TYPEID_PREFIX),
+            wide_text_per_id(MAX_TYPEID_PREFIX),
+        )
+        .max(n.saturating_mul(16).saturating_add(RESERVE_OVERHEAD));
         let l = &self.limits;
         let connection_response = l
             .connection_response_memory
@@ -160,6 +173,7 @@ impl Config {
                 .client_response_memory
                 .unwrap_or((response / 4).max(connection_response)),
             connection_response,
+            client_ipv6_prefix: l.client_ipv6_prefix,
         }
     }
 }
@@ -187,10 +201,38 @@ pub struct Budgets {
     pub client_response: usize,
     /// The same, per connection.
     pub connection_response: usize,
+    /// The leading bits of an IPv6 address that make one client
+    /// ([`crate::Limits::client_ipv6_prefix`]).
+    pub client_ipv6_prefix: u32,
 }
 
 /// Bytes reserved for a response beyond its IDs' (framing, headers).
 pub(crate) const RESERVE_OVERHEAD: usize = 64;
+
+/// The longest TypeID prefix (`flakeid_core::check_typeid_prefix`).
+pub(crate) const MAX_TYPEID_PREFIX: usize = 63;
+
+/// What one 128-bit ID of a text batch holds until it is written, with a TypeID
+/// prefix of `prefix` bytes: the ID (16 bytes), and its text (at most 36, or the
+/// prefix, `_` and 26), quotes and a separator.
+pub(crate) const fn wide_text_per_id(prefix: usize) -> usize {
+    16 + prefix + 48
+}
+
+/// How many 128-bit IDs one chunk of a text batch holds: no more bytes than a
+/// chunk of `/v1/ids` (a long prefix makes smaller chunks).
+pub(crate) const fn wide_text_chunk(prefix: usize) -> usize {
+    let c = 32 * CHUNK / wide_text_per_id(prefix);
+    if c == 0 { 1 } else { c }
+}
+
+/// The room a batch of `n` IDs made in chunks of `chunk` reserves for its whole
+/// body before its head is sent (budget.rs, `Flow::reserve_whole`): `bytes_per_id`
+/// an ID, and each chunk's overhead, as its chunks draw it.
+pub(crate) fn whole_reservation(n: usize, chunk: usize, bytes_per_id: usize) -> usize {
+    n.saturating_mul(bytes_per_id)
+        .saturating_add(n.div_ceil(chunk.max(1)).saturating_mul(RESERVE_OVERHEAD))
+}
 
 #[cfg(test)]
 mod tests {
@@ -201,24 +243,36 @@ mod tests {
         let mut c = crate::Config::default();
         let b = c.budgets();
         assert_eq!(b.max_request_message, 900_064);
-        assert_eq!(b.largest_reservation, 1_600_064);
+        // 100 000 TypeIDs of the longest prefix as text (127 bytes an ID), in 97
+        // chunks: a connection's default budget is the largest body, not 4 MiB.
+        assert_eq!(b.largest_reservation, 12_706_208);
         assert_eq!(
             (b.request, b.response, b.client_response, b.connection_response),
-            (32 << 20, 64 << 20, 16 << 20, 4 << 20)
+            (32 << 20, 64 << 20, 16 << 20, 12_706_208)
         );
         c.max_batch = 10_000_000;
         let b = c.budgets();
         assert_eq!(b.connection_response, b.largest_reservation);
         assert_eq!(b.client_response, b.connection_response);
         assert!(b.response >= b.client_response && b.request >= b.max_request_message);
-        c.limits.client_response_memory = Some(1 << 30);
-        assert_eq!((c.budgets().client_response, c.budgets().response), (1 << 30, 1 << 30));
+        c.limits.client_response_memory = Some(2 << 30);
+        assert_eq!((c.budgets().client_response, c.budgets().response), (2 << 30, 2 << 30));
         c.limits.client_response_memory = None;
         c.max_batch = 100_000;
         c.limits.connection_response_memory = Some(1_000_000);
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("connection_response_memory") && e.contains("1600064"), "{e}");
+        assert!(
+            e.contains("connection_response_memory") && e.contains("12706208"),
+            "{e}"
+        );
         c.limits.connection_response_memory = None;
+        for p in [0, 129] {
+            c.limits.client_ipv6_prefix = p;
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("client_ipv6_prefix must be in 1..=128 bits"), "{e}");
+        }
+        c.limits.client_ipv6_prefix = 48;
+        c.validate().unwrap();
         c.limits.request_memory = Some(usize::MAX);
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("request_memory must be in 900064..=1099511627776"), "{e}");
