@@ -815,3 +815,180 @@ class FairShares(unittest.TestCase):
         # honest calls' first rounds.
         answers = self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5, stream_idle=10)
         self.assertIn(RESOURCE_EXHAUSTED, [a[2] for a in answers])
+
+
+# ---------------------------------------------------------------------------------
+# serveprobes (issue 90): long-lived calls hold no probe slot; a drain that finishes
+# or cuts, and says which, on every protocol.
+# ---------------------------------------------------------------------------------
+
+HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
+
+
+def grpc_block(path):
+    """A request HEADERS block (HPACK, no Huffman): POST `path`, gRPC."""
+    return (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+            + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+
+
+def h2_frames(data):
+    """The complete frames at the start of `data`, as (kind, flags, stream, payload), and the rest."""
+    out = []
+    while len(data) >= 9:
+        n = int.from_bytes(data[:3], "big")
+        if len(data) < 9 + n:
+            break
+        out.append((data[3], data[4], int.from_bytes(data[5:9], "big") & 0x7FFFFFFF, data[9:9 + n]))
+        data = data[9 + n:]
+    return out, data
+
+
+SERVING = b"\0\0\0\0\x02\x08\x01"  # a HealthCheckResponse { status: SERVING } message
+
+
+class Watchers:
+    """`count` connections from `sources` (round robin), each with one gRPC health
+    `Watch` (no token: it needs none), reconnecting at once when the server closes the
+    connection or refuses the call (a trailers-only answer): the attack of issue 90.
+    Its threads run in a process of their own: 300 threads in the test's process would
+    hold its GIL, and its probes would measure their own wait (over a second)."""
+
+    def __init__(self, port, count, sources):
+        import multiprocessing
+
+        mp = multiprocessing.get_context("fork")
+        self.port, self.stop = port, mp.Event()
+        self.counts = mp.Array("q", 4)  # held, now, most, refused
+        self.proc = mp.Process(target=self.main, args=(count, sources), daemon=True)
+        self.proc.start()
+
+    @property
+    def held(self):  # calls answered SERVING and kept open
+        return self.counts[0]
+
+    @property
+    def most(self):  # calls held at once, at most
+        return self.counts[2]
+
+    @property
+    def refused(self):  # calls ended at once
+        return self.counts[3]
+
+    def main(self, count, sources):
+        threads = [threading.Thread(target=self.run, args=(sources[i % len(sources)],), daemon=True)
+                   for i in range(count)]
+        for t in threads:
+            t.start()
+        self.stop.wait()
+        for t in threads:
+            t.join(5)
+
+    def count(self, held=0, now=0, refused=0):
+        with self.counts.get_lock():
+            c = self.counts
+            c[0] += held
+            c[1] += now
+            c[2] = max(c[2], c[1])
+            c[3] += refused
+
+    def run(self, source):
+        while not self.stop.is_set():
+            try:
+                c = socket.create_connection(("127.0.0.1", self.port), timeout=2, source_address=(source, 0))
+                c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                          + frame(1, 0x4, 1, grpc_block(HEALTH_WATCH)) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                c.settimeout(0.5)
+                buf, counted = b"", False
+                while not self.stop.is_set():
+                    try:
+                        data = c.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    frames, buf = h2_frames(buf + data)
+                    if any(k == 1 and f & 1 and sid == 1 for k, f, sid, _ in frames):
+                        self.count(refused=1)
+                        break  # refused: again, at once
+                    if not counted and any(k == 0 and sid == 1 and p == SERVING for k, _, sid, p in frames):
+                        counted = True
+                        self.count(held=1, now=1)
+                c.close()
+                if counted:
+                    self.count(now=-1)
+            except OSError:
+                self.stop.wait(0.01)
+
+    def finish(self):
+        self.stop.set()
+        self.proc.join(10)
+
+
+def fresh_get(port, path):
+    """`GET path` on a fresh HTTP/1.1 connection from PROBE_FROM: the status, or the error."""
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=(PROBE_FROM, 0))
+        c.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        c.close()
+        return data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/1.1 ") else repr(data[:40])
+    except OSError as e:
+        return f"{type(e).__name__}: {e}"
+
+
+class LongCallsHoldNoProbeSlot(unittest.TestCase):
+    """300 health `Watch` connections for 256 slots (issue 90: /healthz 4 of 120 from 8
+    addresses before): long-lived calls count against a limit of their own (half the
+    slots, slots.rs LONG_CALLS_DIVISOR), so they never hold every slot; /healthz and
+    fresh ordinary clients from another address are answered."""
+
+    def attack(self, sources):
+        cap = 256
+        s = Server("--node", "1", "--max-connections", str(cap), "--idle-timeout-ms", "120000")
+        watchers = None
+        try:
+            watchers = Watchers(s.port, 300, sources)
+            time.sleep(2)
+            w = Watch(s, budget(cap), within=1.0)
+            fresh = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 6:
+                fresh.append(fresh_get(s.port, b"/v1/id"))
+                time.sleep(0.05)
+            w.stop.set()
+            w.t.join()
+            watchers.finish()
+            answered = w.probes - len(w.slow)
+            ok = fresh.count("200")
+            print(f"\n  {len(sources)} addresses: /healthz {answered} of {w.probes} (slowest "
+                  f"{w.worst * 1000:.0f} ms); fresh /v1/id {ok} of {len(fresh)}; watches held "
+                  f"{watchers.held} ({watchers.most} at once), refused {watchers.refused}; max RSS {w.max_rss / MIB:.1f} MiB",
+                  file=sys.stderr)
+            self.assertLessEqual(w.max_rss, budget(cap))
+            self.assertGreater(w.probes, 50)
+            self.assertGreaterEqual(answered, 0.99 * w.probes, f"/healthz not answered within 1 s: {w.slow[:5]}")
+            self.assertGreaterEqual(ok, 0.99 * len(fresh), f"fresh clients refused: {[f for f in fresh if f != '200'][:5]}")
+            # The watches held what their limit allows, and no more.
+            # Counted by the clients: one whose call ended is counted out only when its
+            # thread sees it, maybe after another took the place (a few more at once).
+            self.assertLessEqual(watchers.most, cap // 2 + 4, "long-lived calls held past their limit")
+            self.assertGreaterEqual(watchers.most, cap // 4, "the watches did not take their places")
+            self.assertGreater(watchers.refused, 0)
+        finally:
+            if watchers:
+                watchers.finish()
+            s.stop(timeout=15)
+
+    def test_one_address(self):
+        self.attack(["127.0.0.1"])
+
+    def test_four_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 7)])
+
+    def test_eight_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 11)])

@@ -88,6 +88,10 @@ impl conn::Handler for Service {
         routes::is_probe(route)
     }
     #[inline]
+    fn long_lived(&self, route: metrics::Route) -> bool {
+        route.is_long_lived()
+    }
+    #[inline]
     fn answer(&self, route: metrics::Route, req: &Request<Incoming>) -> Option<Response> {
         routes::answer_now(self, route, req)
     }

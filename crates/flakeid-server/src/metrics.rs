@@ -170,6 +170,8 @@ impl Route {
     pub(crate) const READYZ: Route = Route(4);
     const IDS: Route = Route(1);
     const STREAM: Route = Route(12);
+    /// Health `Watch`, then reflection's two: the last gRPC methods.
+    const WATCH: Route = Route(16);
     /// The first and last gRPC method in [`ROUTES`].
     const GRPC: std::ops::RangeInclusive<u8> = 10..=18;
     const DECODE: Route = Route(EXACT_ROUTES as u8);
@@ -196,6 +198,13 @@ impl Route {
     /// `Stream`): its handler needs its [`crate::conn::Flow`].
     pub fn is_streamed(self) -> bool {
         self == Route::IDS || self == Route::STREAM
+    }
+
+    /// Whether the route's calls may stay in flight for as long as their client
+    /// likes: gRPC `Stream`, health `Watch` and reflection's (conn/slots.rs,
+    /// `LONG_CALLS_DIVISOR`).
+    pub(crate) fn is_long_lived(self) -> bool {
+        self == Route::STREAM || (Route::WATCH.0..=*Route::GRPC.end()).contains(&self.0)
     }
 }
 

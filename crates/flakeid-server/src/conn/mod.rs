@@ -87,6 +87,9 @@ pub(crate) trait Handler: Send + Sync + std::fmt::Debug + 'static {
     fn streamed(&self, route: Route) -> bool;
     /// Whether a probe slot ([`PROBE_SLOTS`]) answers `route`.
     fn probe(&self, route: Route) -> bool;
+    /// Whether `route`'s calls may stay in flight for as long as their client
+    /// likes: they count against a limit of their own (slots.rs, `LONG_CALLS_DIVISOR`).
+    fn long_lived(&self, route: Route) -> bool;
     /// The answer to `req` made without the router (the hot route), or `None`.
     fn answer(&self, route: Route, req: &axum::http::Request<Incoming>) -> Option<axum::response::Response>;
     /// Where answered requests and gRPC calls are counted.

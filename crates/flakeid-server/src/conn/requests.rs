@@ -95,6 +95,8 @@ pub(crate) struct ConnFuture<H> {
     tracked: Option<Arc<Flow>>,
     /// Over HTTP/1.x: while draining, the connection closes after the answer.
     http1: bool,
+    /// In a probe slot: the connection closes after the answer.
+    last: bool,
 }
 
 impl<H: Handler> std::future::Future for ConnFuture<H> {
@@ -118,7 +120,7 @@ impl<H: Handler> std::future::Future for ConnFuture<H> {
         if let Some(flow) = this.tracked.take() {
             resp = track(resp, flow, this.route, this.peer.svc.metrics(), this.active.take());
         }
-        if this.http1 && this.peer.svc.is_draining() {
+        if this.http1 && (this.last || this.peer.svc.is_draining()) {
             let close = axum::http::HeaderValue::from_static("close");
             resp.headers_mut().insert(axum::http::header::CONNECTION, close);
         }
@@ -206,7 +208,7 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let started = std::time::Instant::now();
-        let active = self.slot.request(started);
+        let mut active = self.slot.request(started);
         let http1 = req.version() < axum::http::Version::HTTP_2;
         if http1 {
             self.slot.state.http1.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -233,11 +235,17 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             })
         });
         let mut token = None;
+        let last = self.slot.state.probe_only;
+        if last {
+            // A probe slot (slots.rs, PROBE_SLOTS) answers one request, then closes:
+            // its place is free for the next probe at once.
+            self.slot.state.done.notify_one();
+        }
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
-        } else if self.slot.state.probe_only && !svc.probe(route) {
-            // A probe slot (slots.rs, PROBE_SLOTS): every other slot has a request in
-            // flight. Not a gRPC call's answer: counted as an HTTP request only.
+        } else if last && !svc.probe(route) {
+            // Every other slot has a request in flight. Not a gRPC call's answer:
+            // counted as an HTTP request only.
             tracked = false;
             Answer::Ready(Some(slots_full()))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
@@ -251,6 +259,10 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             .and_then(|auth| auth.refuse(req.uri().path(), req.headers()).map(|t| token = t).err())
         {
             Answer::Ready(Some(*refused))
+        } else if grpc && svc.long_lived(route) && self.slot.long_call().map(|long| active.hold(long)).is_none() {
+            // A call that may stay in flight for ever holds a place of its own
+            // (slots.rs, LONG_CALLS_DIVISOR) until it ends; none free: refused now.
+            Answer::Ready(Some(long_calls_full(self.slot.long_limits())))
         } else if let Some(r) = (!self.probes).then(|| svc.answer(route, &req)).flatten() {
             // The hot route, answered without the router, which would only match the
             // path, insert its (empty) parameters, box the body and add content-length.
@@ -296,6 +308,7 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             active: Some(active),
             tracked: tracked_flow,
             http1,
+            last,
         }
     }
 }
@@ -311,6 +324,17 @@ fn slots_full() -> axum::response::Response {
         axum::http::HeaderValue::from_static("close"),
     );
     r
+}
+
+/// The answer to a long-lived call (gRPC `Stream`, health `Watch`, reflection)
+/// past their limit (`(in all, per client address)`, slots.rs,
+/// `LONG_CALLS_DIVISOR`): `RESOURCE_EXHAUSTED` at once, in the head.
+fn long_calls_full((all, per_client): (usize, usize)) -> axum::response::Response {
+    tonic::Status::resource_exhausted(format!(
+        "too many long-lived calls (Stream, health Watch, reflection) in flight: at most {all}, and {per_client} \
+         from one client address (half of --max-connections and of --max-connections-per-client): retry later"
+    ))
+    .into_http()
 }
 
 /// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so
