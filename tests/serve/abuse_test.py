@@ -822,6 +822,8 @@ class FairShares(unittest.TestCase):
 # or cuts, and says which, on every protocol.
 # ---------------------------------------------------------------------------------
 
+import signal  # noqa: E402
+
 HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
 
 
@@ -992,3 +994,172 @@ class LongCallsHoldNoProbeSlot(unittest.TestCase):
 
     def test_eight_addresses(self):
         self.attack([f"127.0.0.{i}" for i in range(3, 11)])
+
+
+class SlowReader:
+    """One HTTP/2 request whose answer is read at about `rate` bytes a second (0:
+    nothing past the first window, `window` bytes), in a thread of its own, over raw
+    frames (hpack for the headers): unlike the h2 library, it goes on reading its
+    stream after a GOAWAY, as HTTP/2 clients do. What arrived, and how the answer
+    ended: `ended` (END_STREAM), `reset` (RST_STREAM), or neither (the connection
+    closed or reset first)."""
+
+    def __init__(self, port, path, rate, grpc_message=None, window=16384):
+        import hpack
+
+        self.decoder = hpack.Decoder()
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        head = [(":method", "GET" if grpc_message is None else "POST"), (":scheme", "http"),
+                (":authority", "127.0.0.1"), (":path", path)]
+        if grpc_message is not None:
+            head += [("content-type", "application/grpc"), ("te", "trailers")]
+        out = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, struct.pack(">HI", 4, window))
+               + frame(1, 0x4 | (0x1 if grpc_message is None else 0), 1, hpack.Encoder().encode(head)))
+        if grpc_message is not None:
+            out += frame(0, 0x1, 1, b"\0" + struct.pack(">I", len(grpc_message)) + grpc_message)
+        self.sock.sendall(out)
+        self.rate, self.body, self.headers = rate, b"", {}
+        self.ended = self.reset = self.goaway = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        buf = b""
+        try:
+            while not (self.ended or self.reset):
+                data = self.sock.recv(65536)
+                if not data:
+                    return
+                frames, buf = h2_frames(buf + data)
+                for kind, flags, sid, payload in frames:
+                    if kind == 4 and not flags & 1:
+                        self.sock.sendall(frame(4, 1, 0, b""))
+                    elif kind == 1:
+                        if flags & 0x8:  # PADDED
+                            payload = payload[1:len(payload) - payload[0]]
+                        if flags & 0x20:  # PRIORITY
+                            payload = payload[5:]
+                        self.headers.update(dict(self.decoder.decode(payload, raw=True)))
+                    elif kind == 0 and sid == 1:
+                        n = len(payload)
+                        if flags & 0x8:
+                            payload = payload[1:len(payload) - payload[0]]
+                        self.body += payload
+                        if self.rate and n:
+                            time.sleep(n / self.rate)
+                            inc = struct.pack(">I", n)
+                            self.sock.sendall(frame(8, 0, 0, inc) + frame(8, 0, 1, inc))
+                    elif kind == 3 and sid == 1:
+                        self.reset = True
+                    elif kind == 7:
+                        self.goaway = True
+                    if kind in (0, 1) and sid == 1 and flags & 1:
+                        self.ended = True
+        except OSError:
+            pass
+
+    def status(self):
+        return self.headers.get(b":status")
+
+    def grpc_status(self):
+        v = self.headers.get(b"grpc-status")
+        return None if v is None else int(v)
+
+    def join(self, timeout):
+        self.t.join(timeout)
+        self.sock.close()
+
+
+def readyz_on(conn):
+    """`GET /readyz` on an open HTTP/1.1 connection: the answer's head, until the server closes."""
+    conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = b""
+    try:
+        while chunk := conn.recv(4096):
+            answer += chunk
+    except OSError:
+        pass
+    return answer
+
+
+class DrainFinishesOrSaysSo(unittest.TestCase):
+    """SIGTERM: HTTP/2 and gRPC bodies finish within the drain limit (10 s) or are cut,
+    and the log and the exit status say how many were cut (issue 90: HTTP/2 bodies cut
+    after 1 s, the log saying 0 and the exit 0)."""
+
+    def test_slow_http2_bodies_finish_and_open_connections_answer_503(self):
+        s = Server("--node", "1")
+        try:
+            idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)  # keep-alive, served once
+            idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200 "))
+            # 40 000 IDs as octets (320 kB) read at 100 kB/s: about 3 s, well within
+            # the drain limit, and far longer than HTTP/2 takes to be handed the body.
+            readers = [SlowReader(s.port, "/v1/ids?n=40000&format=octets", 100_000) for _ in range(2)]
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            answer = readyz_on(idle)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            for r in readers:
+                r.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; bodies {[len(r.body) for r in readers]}", file=sys.stderr)
+            self.assertTrue(answer.startswith(b"HTTP/1.1 503 "), answer[:60])
+            self.assertIn(b"connection: close", answer.lower())
+            for r in readers:
+                self.assertEqual((r.status(), r.ended, len(r.body)), (b"200", True, 320_000))
+                self.assertEqual(len(set(struct.unpack(">40000Q", r.body))), 40000)
+            self.assertEqual(code, 0, s.logs())
+            self.assertIn("drained; lease released; stopped", s.logs())
+        finally:
+            s.stop()
+
+    def test_a_body_not_read_is_cut_at_the_limit_counted_and_the_exit_says_so(self):
+        s = Server("--node", "1", "--stream-idle-timeout-ms", "60000", "--idle-timeout-ms", "60000")
+        try:
+            stuck = SlowReader(s.port, "/v1/ids?n=100000&format=octets", 0)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            stuck.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; {len(stuck.body)} bytes read", file=sys.stderr)
+            self.assertEqual(code, 1, s.logs())
+            self.assertGreaterEqual(took, 10)
+            self.assertIn("cutting 1 responses short", s.logs())
+            self.assertIn("the drain limit (10s) cut 1 responses short", s.logs())
+            self.assertFalse(stuck.ended, "a cut body ended as if whole")
+            self.assertLess(len(stuck.body), 800_000)
+        finally:
+            s.stop()
+
+    def test_endless_grpc_streams_and_health_watches_end_with_a_status(self):
+        # An endless Stream read slowly, and health Watch calls: nothing of theirs to
+        # finish, so the drain ends them at once with UNAVAILABLE in their trailers
+        # (Watch after it has said NOT_SERVING) instead of waiting for the limit.
+        s = Server("--node", "1")
+        try:
+            stream = SlowReader(s.port, "/flakeid.v1.Flakeid/Stream", 50_000, grpc_message=b"")
+            watches = [SlowReader(s.port, "/grpc.health.v1.Health/Watch", 50_000, grpc_message=b"")
+                       for _ in range(20)]
+            time.sleep(1)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            for r in [stream] + watches:
+                r.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; Stream {stream.grpc_status()} after {len(stream.body)} "
+                  f"bytes; Watch {sorted({w.grpc_status() for w in watches}, key=str)}", file=sys.stderr)
+            self.assertEqual(code, 0, s.logs())
+            self.assertLess(took, 5)
+            self.assertEqual((stream.ended, stream.grpc_status()), (True, 14))
+            for w in watches:
+                self.assertEqual((w.ended, w.grpc_status()), (True, 14))
+                # SERVING, then NOT_SERVING before the end.
+                self.assertTrue(w.body.endswith(b"\0\0\0\0\x02\x08\x02"), w.body)
+        finally:
+            s.stop()

@@ -157,9 +157,16 @@ pub(crate) struct SlotState {
     /// Its requests come over HTTP/1.x: a drain leaves it open to answer the next
     /// one (`/readyz`: 503) with `Connection: close`, rather than closing it idle.
     pub(super) http1: AtomicBool,
+    /// Of [`SlotState::in_flight`], the requests whose response is tracked: they
+    /// stay unfinished until the last of their bytes is written, which their flows
+    /// tell ([`Conns::unfinished`]).
+    tracked: AtomicU32,
     /// The connection answers the requests it has and takes no more (HTTP/2:
     /// GOAWAY): a probe slot after its first request (conn/watchdog.rs).
     pub(super) done: Notify,
+    /// The connection's tracked responses ([`Conns::unfinished`]), set once it is
+    /// served.
+    pub(super) streams: std::sync::OnceLock<std::sync::Weak<crate::budget::Streams>>,
 }
 
 impl SlotState {
@@ -273,7 +280,9 @@ impl Conns {
             progress: AtomicU64::new(0),
             probe_only,
             http1: AtomicBool::new(false),
+            tracked: AtomicU32::new(0),
             done: Notify::new(),
+            streams: std::sync::OnceLock::new(),
         });
         inner.live.insert(id, state.clone());
         if probe_only {
@@ -289,19 +298,27 @@ impl Conns {
         })
     }
 
-    /// Connections with a request in flight now, and those requests.
-    pub(super) fn in_flight(&self) -> (usize, usize) {
+    /// Connections with a response unfinished now, and those responses: a request
+    /// in flight, or a tracked response (a gRPC call, a streamed body) whose last
+    /// bytes are not written yet — HTTP/2 holds a body's bytes after the body has
+    /// ended, until its client makes room for them.
+    pub(super) fn unfinished(&self) -> (usize, usize) {
         let inner = self.lock();
-        let counts = inner
-            .live
-            .values()
-            .map(|s| s.in_flight.load(Ordering::Acquire) as usize);
+        let counts = inner.live.values().map(|s| {
+            let untracked = (s.in_flight.load(Ordering::Acquire)).saturating_sub(s.tracked.load(Ordering::Acquire));
+            let flows = s
+                .streams
+                .get()
+                .and_then(std::sync::Weak::upgrade)
+                .map_or(0, |streams| streams.lock().1.len());
+            untracked as usize + flows
+        });
         counts.fold((0, 0), |(c, r), n| (c + usize::from(n > 0), r + n))
     }
 
-    /// Until no connection has a request in flight (checked every 20 ms).
+    /// Until no connection has a response unfinished (checked every 20 ms).
     pub(super) async fn wait_quiet(&self) {
-        while self.in_flight().0 > 0 {
+        while self.unfinished().0 > 0 {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
@@ -332,6 +349,7 @@ impl Slot {
         s.moved();
         Active {
             state: self.state.clone(),
+            tracked: false,
             _long: None,
         }
     }
@@ -394,10 +412,18 @@ impl Drop for Slot {
 #[derive(Debug)]
 pub(crate) struct Active {
     state: Arc<SlotState>,
+    tracked: bool,
     _long: Option<LongCall>,
 }
 
 impl Active {
+    /// Its response is tracked: its flow says when it is finished.
+    pub(super) fn tracked(&mut self) {
+        if !std::mem::replace(&mut self.tracked, true) {
+            self.state.tracked.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// It holds `long` until it ends.
     pub(super) fn hold(&mut self, long: LongCall) {
         self._long = Some(long);
@@ -406,6 +432,9 @@ impl Active {
 
 impl Drop for Active {
     fn drop(&mut self) {
+        if self.tracked {
+            self.state.tracked.fetch_sub(1, Ordering::AcqRel);
+        }
         self.state.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
