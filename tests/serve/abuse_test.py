@@ -19,6 +19,7 @@ tests/serve/run.py runs these tests (make test-serve-abuse: `run.py abuse BINARY
 import os
 import re
 import select
+import signal
 import socket
 import struct
 import sys
@@ -817,7 +818,7 @@ class FairShares(unittest.TestCase):
         self.assertIn(RESOURCE_EXHAUSTED, [a[2] for a in answers])
 
 
-# ---- servebudget (issue 90): the 128-bit batches in the budgets --------------------
+# ---- the 128-bit batches in the budgets -------------------------------------------
 
 # The 128-bit batch routes with their largest answers: 100,000 UUIDs, and 100,000
 # TypeIDs of the longest prefix (63 characters: 94 bytes an ID as JSON).
@@ -953,4 +954,343 @@ class HonestBatchesWhole(unittest.TestCase):
         self.attack([f"127.0.0.{i}" for i in range(3, 11)], 5, path=WIDE_ATTACKS[0].decode())
 
 
-# ---- end of servebudget's block ----------------------------------------------------
+# ---- long-lived calls hold no probe slot; a drain that finishes or cuts, and says
+# which, on every protocol ------------------------------------------------------------
+
+HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
+
+
+def grpc_block(path):
+    """A request HEADERS block (HPACK, no Huffman): POST `path`, gRPC."""
+    return (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
+            + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+
+
+def h2_frames(data):
+    """The complete frames at the start of `data`, as (kind, flags, stream, payload), and the rest."""
+    out = []
+    while len(data) >= 9:
+        n = int.from_bytes(data[:3], "big")
+        if len(data) < 9 + n:
+            break
+        out.append((data[3], data[4], int.from_bytes(data[5:9], "big") & 0x7FFFFFFF, data[9:9 + n]))
+        data = data[9 + n:]
+    return out, data
+
+
+SERVING = b"\0\0\0\0\x02\x08\x01"  # a HealthCheckResponse { status: SERVING } message
+
+
+class Watchers:
+    """`count` connections from `sources` (round robin), each with one gRPC health
+    `Watch` (no token: it needs none), reconnecting at once when the server closes the
+    connection or refuses the call (a trailers-only answer).
+    Its threads run in a process of their own: 300 threads in the test's process would
+    hold its GIL, and its probes would measure their own wait (over a second)."""
+
+    def __init__(self, port, count, sources):
+        import multiprocessing
+
+        mp = multiprocessing.get_context("fork")
+        self.port, self.stop = port, mp.Event()
+        self.counts = mp.Array("q", 4)  # held, now, most, refused
+        self.proc = mp.Process(target=self.main, args=(count, sources), daemon=True)
+        self.proc.start()
+
+    @property
+    def held(self):  # calls answered SERVING and kept open
+        return self.counts[0]
+
+    @property
+    def most(self):  # calls held at once, at most
+        return self.counts[2]
+
+    @property
+    def refused(self):  # calls ended at once
+        return self.counts[3]
+
+    def main(self, count, sources):
+        threads = [threading.Thread(target=self.run, args=(sources[i % len(sources)],), daemon=True)
+                   for i in range(count)]
+        for t in threads:
+            t.start()
+        self.stop.wait()
+        for t in threads:
+            t.join(5)
+
+    def count(self, held=0, now=0, refused=0):
+        with self.counts.get_lock():
+            c = self.counts
+            c[0] += held
+            c[1] += now
+            c[2] = max(c[2], c[1])
+            c[3] += refused
+
+    def run(self, source):
+        while not self.stop.is_set():
+            try:
+                c = socket.create_connection(("127.0.0.1", self.port), timeout=2, source_address=(source, 0))
+                c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                          + frame(1, 0x4, 1, grpc_block(HEALTH_WATCH)) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                c.settimeout(0.5)
+                buf, counted = b"", False
+                while not self.stop.is_set():
+                    try:
+                        data = c.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    frames, buf = h2_frames(buf + data)
+                    if any(k == 1 and f & 1 and sid == 1 for k, f, sid, _ in frames):
+                        self.count(refused=1)
+                        break  # refused: again, at once
+                    if not counted and any(k == 0 and sid == 1 and p == SERVING for k, _, sid, p in frames):
+                        counted = True
+                        self.count(held=1, now=1)
+                c.close()
+                if counted:
+                    self.count(now=-1)
+            except OSError:
+                self.stop.wait(0.01)
+
+    def finish(self):
+        self.stop.set()
+        self.proc.join(10)
+
+
+def fresh_get(port, path):
+    """`GET path` on a fresh HTTP/1.1 connection from PROBE_FROM: the status, or the error."""
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=(PROBE_FROM, 0))
+        c.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        c.close()
+        return data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/1.1 ") else repr(data[:40])
+    except OSError as e:
+        return f"{type(e).__name__}: {e}"
+
+
+class LongCallsHoldNoProbeSlot(unittest.TestCase):
+    """300 health `Watch` connections for 256 slots: long-lived calls count against a limit of their own (half the
+    slots, slots.rs LONG_CALLS_DIVISOR), so they never hold every slot; /healthz and
+    fresh ordinary clients from another address are answered."""
+
+    def attack(self, sources):
+        cap = 256
+        s = Server("--node", "1", "--max-connections", str(cap), "--idle-timeout-ms", "120000")
+        watchers = None
+        try:
+            watchers = Watchers(s.port, 300, sources)
+            time.sleep(2)
+            w = Watch(s, budget(cap), within=1.0)
+            fresh = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 6:
+                fresh.append(fresh_get(s.port, b"/v1/id"))
+                time.sleep(0.05)
+            w.stop.set()
+            w.t.join()
+            watchers.finish()
+            answered = w.probes - len(w.slow)
+            ok = fresh.count("200")
+            print(f"\n  {len(sources)} addresses: /healthz {answered} of {w.probes} (slowest "
+                  f"{w.worst * 1000:.0f} ms); fresh /v1/id {ok} of {len(fresh)}; watches held "
+                  f"{watchers.held} ({watchers.most} at once), refused {watchers.refused}; max RSS {w.max_rss / MIB:.1f} MiB",
+                  file=sys.stderr)
+            self.assertLessEqual(w.max_rss, budget(cap))
+            self.assertGreater(w.probes, 50)
+            self.assertGreaterEqual(answered, 0.99 * w.probes, f"/healthz not answered within 1 s: {w.slow[:5]}")
+            self.assertGreaterEqual(ok, 0.99 * len(fresh), f"fresh clients refused: {[f for f in fresh if f != '200'][:5]}")
+            # The watches held what their limit allows, and no more.
+            # Counted by the clients: one whose call ended is counted out only when its
+            # thread sees it, maybe after another took the place (a few more at once).
+            self.assertLessEqual(watchers.most, cap // 2 + 4, "long-lived calls held past their limit")
+            self.assertGreaterEqual(watchers.most, cap // 4, "the watches did not take their places")
+            self.assertGreater(watchers.refused, 0)
+        finally:
+            if watchers:
+                watchers.finish()
+            s.stop(timeout=15)
+
+    def test_one_address(self):
+        self.attack(["127.0.0.1"])
+
+    def test_four_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 7)])
+
+    def test_eight_addresses(self):
+        self.attack([f"127.0.0.{i}" for i in range(3, 11)])
+
+
+class SlowReader:
+    """One HTTP/2 request whose answer is read at about `rate` bytes a second (0:
+    nothing past the first window, `window` bytes), in a thread of its own, over raw
+    frames (hpack for the headers): unlike the h2 library, it goes on reading its
+    stream after a GOAWAY, as HTTP/2 clients do. What arrived, and how the answer
+    ended: `ended` (END_STREAM), `reset` (RST_STREAM), or neither (the connection
+    closed or reset first)."""
+
+    def __init__(self, port, path, rate, grpc_message=None, window=16384):
+        import hpack
+
+        self.decoder = hpack.Decoder()
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        head = [(":method", "GET" if grpc_message is None else "POST"), (":scheme", "http"),
+                (":authority", "127.0.0.1"), (":path", path)]
+        if grpc_message is not None:
+            head += [("content-type", "application/grpc"), ("te", "trailers")]
+        out = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, struct.pack(">HI", 4, window))
+               + frame(1, 0x4 | (0x1 if grpc_message is None else 0), 1, hpack.Encoder().encode(head)))
+        if grpc_message is not None:
+            out += frame(0, 0x1, 1, b"\0" + struct.pack(">I", len(grpc_message)) + grpc_message)
+        self.sock.sendall(out)
+        self.rate, self.body, self.headers = rate, b"", {}
+        self.ended = self.reset = self.goaway = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        buf = b""
+        try:
+            while not (self.ended or self.reset):
+                data = self.sock.recv(65536)
+                if not data:
+                    return
+                frames, buf = h2_frames(buf + data)
+                for kind, flags, sid, payload in frames:
+                    if kind == 4 and not flags & 1:
+                        self.sock.sendall(frame(4, 1, 0, b""))
+                    elif kind == 1:
+                        if flags & 0x8:  # PADDED
+                            payload = payload[1:len(payload) - payload[0]]
+                        if flags & 0x20:  # PRIORITY
+                            payload = payload[5:]
+                        self.headers.update(dict(self.decoder.decode(payload, raw=True)))
+                    elif kind == 0 and sid == 1:
+                        n = len(payload)
+                        if flags & 0x8:
+                            payload = payload[1:len(payload) - payload[0]]
+                        self.body += payload
+                        if self.rate and n:
+                            time.sleep(n / self.rate)
+                            inc = struct.pack(">I", n)
+                            self.sock.sendall(frame(8, 0, 0, inc) + frame(8, 0, 1, inc))
+                    elif kind == 3 and sid == 1:
+                        self.reset = True
+                    elif kind == 7:
+                        self.goaway = True
+                    if kind in (0, 1) and sid == 1 and flags & 1:
+                        self.ended = True
+        except OSError:
+            pass
+
+    def status(self):
+        return self.headers.get(b":status")
+
+    def grpc_status(self):
+        v = self.headers.get(b"grpc-status")
+        return None if v is None else int(v)
+
+    def join(self, timeout):
+        self.t.join(timeout)
+        self.sock.close()
+
+
+def readyz_on(conn):
+    """`GET /readyz` on an open HTTP/1.1 connection: the answer's head, until the server closes."""
+    conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = b""
+    try:
+        while chunk := conn.recv(4096):
+            answer += chunk
+    except OSError:
+        pass
+    return answer
+
+
+class DrainFinishesOrSaysSo(unittest.TestCase):
+    """SIGTERM: HTTP/2 and gRPC bodies finish within the drain limit (10 s) or are cut,
+    and the log and the exit status say how many were cut."""
+
+    def test_slow_http2_bodies_finish_and_open_connections_answer_503(self):
+        s = Server("--node", "1")
+        try:
+            idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)  # keep-alive, served once
+            idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200 "))
+            # 40 000 IDs as octets (320 kB) read at 100 kB/s: about 3 s, well within
+            # the drain limit, and far longer than HTTP/2 takes to be handed the body.
+            readers = [SlowReader(s.port, "/v1/ids?n=40000&format=octets", 100_000) for _ in range(2)]
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            answer = readyz_on(idle)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            for r in readers:
+                r.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; bodies {[len(r.body) for r in readers]}", file=sys.stderr)
+            self.assertTrue(answer.startswith(b"HTTP/1.1 503 "), answer[:60])
+            self.assertIn(b"connection: close", answer.lower())
+            for r in readers:
+                self.assertEqual((r.status(), r.ended, len(r.body)), (b"200", True, 320_000))
+                self.assertEqual(len(set(struct.unpack(">40000Q", r.body))), 40000)
+            self.assertEqual(code, 0, s.logs())
+            self.assertIn("drained; lease released; stopped", s.logs())
+        finally:
+            s.stop()
+
+    def test_a_body_not_read_is_cut_at_the_limit_counted_and_the_exit_says_so(self):
+        s = Server("--node", "1", "--stream-idle-timeout-ms", "60000", "--idle-timeout-ms", "60000")
+        try:
+            stuck = SlowReader(s.port, "/v1/ids?n=100000&format=octets", 0)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            stuck.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; {len(stuck.body)} bytes read", file=sys.stderr)
+            self.assertEqual(code, 1, s.logs())
+            self.assertGreaterEqual(took, 10)
+            self.assertIn("cutting 1 responses short", s.logs())
+            self.assertIn("the drain limit (10s) cut 1 responses short", s.logs())
+            self.assertFalse(stuck.ended, "a cut body ended as if whole")
+            self.assertLess(len(stuck.body), 800_000)
+        finally:
+            s.stop()
+
+    def test_endless_grpc_streams_and_health_watches_end_with_a_status(self):
+        # An endless Stream read slowly, and health Watch calls: nothing of theirs to
+        # finish, so the drain ends them at once with UNAVAILABLE in their trailers
+        # (Watch after it has said NOT_SERVING) instead of waiting for the limit.
+        s = Server("--node", "1")
+        try:
+            stream = SlowReader(s.port, "/flakeid.v1.Flakeid/Stream", 50_000, grpc_message=b"")
+            watches = [SlowReader(s.port, "/grpc.health.v1.Health/Watch", 50_000, grpc_message=b"")
+                       for _ in range(20)]
+            time.sleep(1)
+            t0 = time.monotonic()
+            s.proc.send_signal(signal.SIGTERM)
+            code = s.proc.wait(20)
+            took = time.monotonic() - t0
+            for r in [stream] + watches:
+                r.join(5)
+            print(f"\n  exit {code} after {took:.1f} s; Stream {stream.grpc_status()} after {len(stream.body)} "
+                  f"bytes; Watch {sorted({w.grpc_status() for w in watches}, key=str)}", file=sys.stderr)
+            self.assertEqual(code, 0, s.logs())
+            self.assertLess(took, 5)
+            self.assertEqual((stream.ended, stream.grpc_status()), (True, 14))
+            for w in watches:
+                self.assertEqual((w.ended, w.grpc_status()), (True, 14))
+                # SERVING, then NOT_SERVING before the end.
+                self.assertTrue(w.body.endswith(b"\0\0\0\0\x02\x08\x02"), w.body)
+        finally:
+            s.stop()

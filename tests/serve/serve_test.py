@@ -1554,7 +1554,7 @@ class Shutdown(unittest.TestCase):
         stuck.recv(100)  # the response has begun
         t0 = time.monotonic()
         s.proc.send_signal(signal.SIGTERM)
-        self.assertEqual(s.proc.wait(20), 0, s.logs())
+        self.assertEqual(s.proc.wait(20), 1, s.logs())  # a response cut: not a clean exit
         self.assertGreaterEqual(time.monotonic() - t0, 10)
         self.assertIn("cutting 1 responses short", s.logs())
         stuck.settimeout(5)
@@ -1950,7 +1950,7 @@ def cleanup():
     shutil.rmtree(WORK, ignore_errors=True)
 
 
-# ---- servebudget (issue 90): budgets, shares and tokens ----------------------------
+# ---- budgets, shares and tokens -----------------------------------------------------
 
 
 class TokenFileLines(unittest.TestCase):
@@ -1989,4 +1989,3 @@ class ClientIpv6Prefix(unittest.TestCase):
             s.stop()
 
 
-# ---- end of servebudget's block ----------------------------------------------------

@@ -281,7 +281,7 @@ pub struct DecodeArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "HTTP: GET /v1/id, /v1/ids?n=N, /v1/decode/ID, /v1/unseal/ID, /v1/layout, /healthz, /readyz, /metrics, \
-/openapi.json; gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal, grpc.health.v1 and reflection. SIGTERM/SIGINT drains, releases the lease and exits 0; \
+/openapi.json; gRPC flakeid.v1.Flakeid Next, Batch, Stream, Unseal, grpc.health.v1 and reflection. SIGTERM/SIGINT drains, releases the lease and exits 0 (1 when the drain limit cut a response); \
 SIGHUP reloads the TLS and token files. A lost lease is leased again in place (503 meanwhile); /healthz fails after --liveness-timeout-ms without one. \
 Memory is bounded by --max-connections, --request-memory and --response-memory (docs/service.md, \"Memory budget\")."
 )]

@@ -88,6 +88,10 @@ impl conn::Handler for Service {
         routes::is_probe(route)
     }
     #[inline]
+    fn long_lived(&self, route: metrics::Route) -> bool {
+        route.is_long_lived()
+    }
+    #[inline]
     fn answer(&self, route: metrics::Route, req: &Request<Incoming>) -> Option<Response> {
         routes::answer_now(self, route, req)
     }
@@ -118,10 +122,14 @@ impl conn::Handler for Service {
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting,
-/// drains in-flight requests and streamed bodies (at most [`DRAIN_TIMEOUT`]; then
-/// the connections still open are reset, and the log says how many responses that
-/// cut) and releases the lease.
+/// drains in-flight requests and streamed bodies to their last byte written (at
+/// most [`DRAIN_TIMEOUT`]; then the connections still open are reset, and the log
+/// says how many responses that cut) and releases the lease.
 /// Connections are bounded by the service's [`Limits`] (config/limits.rs).
+///
+/// Errors: the TLS or token files do not load; after the lease is released, a
+/// drain that cut responses short ([`std::io::ErrorKind::TimedOut`], saying how
+/// many), so that the process's exit says so.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<Service>,
@@ -190,7 +198,7 @@ pub async fn serve_with_probes(
         tracing::info!("shutting down: draining in-flight requests");
         draining.start_draining();
     };
-    let drained = conn::accept_loop(
+    let cut = conn::accept_loop(
         listener,
         app,
         service.clone(),
@@ -207,9 +215,13 @@ pub async fn serve_with_probes(
     }
     // The lease last: every answer that carried its IDs has been sent or cut.
     service.shutdown();
-    match drained {
-        true => tracing::info!("drained; lease released; stopped"),
-        false => tracing::warn!("lease released; stopped, with responses cut at the drain limit"),
+    if cut == 0 {
+        tracing::info!("drained; lease released; stopped");
+        return Ok(());
     }
-    Ok(())
+    tracing::warn!("lease released; stopped, with {cut} responses cut at the drain limit");
+    Err(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("the drain limit ({DRAIN_TIMEOUT:?}) cut {cut} responses short"),
+    ))
 }

@@ -194,6 +194,8 @@ impl Route {
     const IDS: Route = Route(1);
     #[cfg(test)]
     const STREAM: Route = Route(12);
+    /// Health `Watch`, then reflection's two: the last gRPC methods.
+    const WATCH: Route = Route(16);
     /// The first and last gRPC method in [`ROUTES`].
     const GRPC: std::ops::RangeInclusive<u8> = 10..=19;
     const DECODE: Route = Route(EXACT_ROUTES as u8);
@@ -225,6 +227,13 @@ impl Route {
     /// ([`BodyBudget::Reserved`]): it needs its [`crate::budget::Flow`].
     pub fn is_streamed(self) -> bool {
         self.body() == BodyBudget::Reserved
+    }
+
+    /// Whether the route's calls may stay in flight for as long as their client
+    /// likes: gRPC `Stream`, health `Watch` and reflection's (conn/slots.rs,
+    /// `LONG_CALLS_DIVISOR`).
+    pub(crate) fn is_long_lived(self) -> bool {
+        self == Route::STREAM || (Route::WATCH.0..=*Route::GRPC.end()).contains(&self.0)
     }
 }
 

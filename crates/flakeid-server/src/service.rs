@@ -484,6 +484,12 @@ impl tokio_stream::Stream for IdChunks {
             return Poll::Ready(None);
         }
         if this.pending.is_none() {
+            if this.left.is_none() && this.svc.is_draining() {
+                // An endless stream has nothing to finish: it ends now, saying why,
+                // so that the drain does not wait for its client.
+                this.failed = true;
+                return Poll::Ready(Some(Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()))));
+            }
             let len = match this.left {
                 Some(0) => return Poll::Ready(None),
                 Some(left) => left.min(this.chunk as u64) as usize,

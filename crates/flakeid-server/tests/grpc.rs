@@ -184,9 +184,10 @@ async fn not_ready_is_unavailable() {
     assert_eq!(svc.issued(), 0);
 }
 
-/// 128 `Stream` calls that never read (over 4 connections) neither take
+/// 124 `Stream` calls that never read (over 4 connections) neither take
 /// the slots of other clients nor make the server issue far ahead of them: each
 /// stream is at most about a chunk ahead, and a fresh client's stream is served.
+/// (One address holds at most 128 long-lived calls: half its connection limit.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_reading_streams_do_not_starve_others() {
     let (svc, _c, _stop, addr) = start_at(100_000).await;
@@ -202,7 +203,7 @@ async fn non_reading_streams_do_not_starve_others() {
             .await
             .unwrap();
         let mut c = FlakeidClient::new(channel);
-        for _ in 0..32 {
+        for _ in 0..31 {
             let s = c.stream(StreamRequest { n: 0, chunk: 0 }).await.unwrap().into_inner();
             streams.push(s);
         }
@@ -212,8 +213,8 @@ async fn non_reading_streams_do_not_starve_others() {
     let issued = svc.issued();
     // Each stream at most two chunks ahead, plus the client's connection window.
     assert!(
-        issued < 128 * 2 * 4096 + 4 * 8192,
-        "{issued} IDs issued for 128 streams that read nothing"
+        issued < 124 * 2 * 4096 + 4 * 8192,
+        "{issued} IDs issued for 124 streams that read nothing"
     );
     let mut fresh = FlakeidClient::new(
         Channel::from_shared(format!("http://{addr}"))

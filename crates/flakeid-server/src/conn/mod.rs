@@ -87,6 +87,9 @@ pub(crate) trait Handler: Send + Sync + std::fmt::Debug + 'static {
     fn streamed(&self, route: Route) -> bool;
     /// Whether a probe slot ([`PROBE_SLOTS`]) answers `route`.
     fn probe(&self, route: Route) -> bool;
+    /// Whether `route`'s calls may stay in flight for as long as their client
+    /// likes: they count against a limit of their own (slots.rs, `LONG_CALLS_DIVISOR`).
+    fn long_lived(&self, route: Route) -> bool;
     /// The answer to `req` made without the router (the hot route), or `None`.
     fn answer(&self, route: Route, req: &axum::http::Request<Incoming>) -> Option<axum::response::Response>;
     /// Where answered requests and gRPC calls are counted.
@@ -135,9 +138,9 @@ pub(super) enum Stop {
 }
 
 /// Accepts connections until `shutdown` completes, then drains: stops accepting,
-/// lets the requests in flight finish (streamed bodies included) for up to `drain`,
-/// closes the connections, and resets those still open a second later, logging
-/// how many requests that cut. Returns whether none was cut.
+/// lets the responses unfinished finish (streamed bodies included, to their last
+/// byte written) for up to `drain`, closes the connections, and resets those still
+/// open a second later, logging how many responses that cut. Returns that number.
 /// `probes`: the probe listener's loop (its router alone answers).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn accept_loop<H: Handler>(
@@ -149,7 +152,7 @@ pub(crate) async fn accept_loop<H: Handler>(
     shutdown: impl std::future::Future<Output = ()>,
     drain: Duration,
     probes: bool,
-) -> bool {
+) -> usize {
     let limits = svc.limits().clone();
     let builder = Arc::new(builder(&limits));
     let (stop_tx, stop_rx) = watch::channel(Stop::Serving);
@@ -201,21 +204,25 @@ pub(crate) async fn accept_loop<H: Handler>(
         .await
         .is_ok()
     {
-        return true;
+        return 0;
     }
-    let (cut, requests) = conns.in_flight();
+    // What is still unfinished now is cut: each response whose last bytes are not
+    // written (a request in flight, or a body HTTP/2 still holds).
+    let (cut, responses) = conns.unfinished();
+    let open = conns.open();
     if !probes {
         tracing::warn!(
-            connections = cut,
-            requests,
-            "drain limit ({drain:?}) reached after {:?}{}: resetting the connections still open, cutting {requests} responses short",
+            connections = open,
+            unfinished = cut,
+            responses,
+            "drain limit ({drain:?}) reached after {:?}{}: resetting the {open} connections still open, cutting {responses} responses short",
             started.elapsed(),
-            if quiet { "" } else { " with requests in flight" },
+            if quiet { "" } else { " with responses unfinished" },
         );
     }
     let _ = stop_tx.send(Stop::Cut);
     let _ = tokio::time::timeout(Duration::from_secs(1), conns.wait_empty()).await;
-    requests == 0
+    responses
 }
 
 /// The raw socket of a connection, to reset it at [`Stop::Cut`].
@@ -315,6 +322,7 @@ async fn drive<H: Handler, I>(
         state.ip,
         state.clone(),
     ));
+    let _ = state.streams.set(Arc::downgrade(&streams));
     let addr = peer.addr;
     let service = ConnService {
         app,
@@ -325,6 +333,7 @@ async fn drive<H: Handler, I>(
         probes: peer.probes,
         peer: Arc::new(peer),
         streams: streams.clone(),
+        stop: stop.clone(),
     };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);

@@ -37,6 +37,9 @@ pub(super) struct ConnService<H> {
     pub(super) body_timeout: Duration,
     /// The probe listener's: every request goes to its router.
     pub(super) probes: bool,
+    /// The server's shutdown: calls that wait for ever end when it drains
+    /// ([`UntilDrain`]).
+    pub(super) stop: tokio::sync::watch::Receiver<super::Stop>,
 }
 
 // By hand: a derive would ask `H: Clone`, and only the `Arc` is cloned.
@@ -51,6 +54,7 @@ impl<H> Clone for ConnService<H> {
             requests: self.requests.clone(),
             body_timeout: self.body_timeout,
             probes: self.probes,
+            stop: self.stop.clone(),
         }
     }
 }
@@ -95,6 +99,11 @@ pub(crate) struct ConnFuture<H> {
     tracked: Option<Arc<Flow>>,
     /// Over HTTP/1.x: while draining, the connection closes after the answer.
     http1: bool,
+    /// In a probe slot: the connection closes after the answer.
+    last: bool,
+    /// A call that waits for ever (health `Watch`, reflection): ends when the
+    /// server drains ([`UntilDrain`]).
+    until_drain: Option<tokio::sync::watch::Receiver<super::Stop>>,
 }
 
 impl<H: Handler> std::future::Future for ConnFuture<H> {
@@ -115,10 +124,13 @@ impl<H: Handler> std::future::Future for ConnFuture<H> {
                 resp.headers_mut().insert("x-request-id", v);
             }
         }
+        if let Some(stop) = this.until_drain.take() {
+            resp = resp.map(|inner| Body::new(UntilDrain::new(inner, stop)));
+        }
         if let Some(flow) = this.tracked.take() {
             resp = track(resp, flow, this.route, this.peer.svc.metrics(), this.active.take());
         }
-        if this.http1 && this.peer.svc.is_draining() {
+        if this.http1 && (this.last || this.peer.svc.is_draining()) {
             let close = axum::http::HeaderValue::from_static("close");
             resp.headers_mut().insert(axum::http::header::CONNECTION, close);
         }
@@ -206,7 +218,7 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         let started = std::time::Instant::now();
-        let active = self.slot.request(started);
+        let mut active = self.slot.request(started);
         let http1 = req.version() < axum::http::Version::HTTP_2;
         if http1 {
             self.slot.state.http1.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -233,11 +245,17 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             })
         });
         let mut token = None;
+        let last = self.slot.state.probe_only;
+        if last {
+            // A probe slot (slots.rs, PROBE_SLOTS) answers one request, then closes:
+            // its place is free for the next probe at once.
+            self.slot.state.done.notify_one();
+        }
         let answer = if let Some(r) = oversized(&req) {
             Answer::Ready(Some(r))
-        } else if self.slot.state.probe_only && !svc.probe(route) {
-            // A probe slot (slots.rs, PROBE_SLOTS): every other slot has a request in
-            // flight. Not a gRPC call's answer: counted as an HTTP request only.
+        } else if last && !svc.probe(route) {
+            // Every other slot has a request in flight. Not a gRPC call's answer:
+            // counted as an HTTP request only.
             tracked = false;
             Answer::Ready(Some(slots_full()))
         } else if grpc && req.version() != axum::http::Version::HTTP_2 {
@@ -251,6 +269,10 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             .and_then(|auth| auth.refuse(req.uri().path(), req.headers()).map(|t| token = t).err())
         {
             Answer::Ready(Some(*refused))
+        } else if grpc && svc.long_lived(route) && self.slot.long_call().map(|long| active.hold(long)).is_none() {
+            // A call that may stay in flight for ever holds a place of its own
+            // (slots.rs, LONG_CALLS_DIVISOR) until it ends; none free: refused now.
+            Answer::Ready(Some(long_calls_full(self.slot.long_limits())))
         } else if let Some(r) = (!self.probes).then(|| svc.answer(route, &req)).flatten() {
             // The hot route, answered without the router, which would only match the
             // path, insert its (empty) parameters, box the body and add content-length.
@@ -286,6 +308,9 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
         if tracked && tracked_flow.is_none() {
             tracked_flow = Some(self.streams.open(None));
         }
+        if tracked {
+            active.tracked();
+        }
         ConnFuture {
             answer,
             started,
@@ -296,6 +321,10 @@ impl<H: Handler> hyper::service::Service<Request<Incoming>> for ConnService<H> {
             active: Some(active),
             tracked: tracked_flow,
             http1,
+            last,
+            // The long-lived calls that are not the ID service's (its Stream ends
+            // at the drain by itself: service.rs, IdChunks).
+            until_drain: (grpc && svc.long_lived(route) && route.rpc().is_none()).then(|| self.stop.clone()),
         }
     }
 }
@@ -311,6 +340,82 @@ fn slots_full() -> axum::response::Response {
         axum::http::HeaderValue::from_static("close"),
     );
     r
+}
+
+/// How long a call that waits for ever has, once the server drains, to say so
+/// before it is ended ([`UntilDrain`]): health `Watch` sends `NOT_SERVING` within
+/// [`crate::grpc::HEALTH_POLL`].
+const DRAIN_GRACE: std::time::Duration =
+    std::time::Duration::from_millis(2 * crate::grpc::HEALTH_POLL.as_millis() as u64);
+
+/// The body of a call that waits for ever for something to say (health `Watch`,
+/// reflection): once the server drains and [`DRAIN_GRACE`] has passed, when it has
+/// nothing to send, it ends with `UNAVAILABLE` in its trailers, so that the drain
+/// waits for no such call and its client knows to go elsewhere.
+struct UntilDrain {
+    inner: Body,
+    drained: Option<Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    ended: bool,
+}
+
+impl UntilDrain {
+    fn new(inner: Body, mut stop: tokio::sync::watch::Receiver<super::Stop>) -> UntilDrain {
+        let drained = async move {
+            let _ = stop.wait_for(|s| *s != super::Stop::Serving).await;
+            tokio::time::sleep(DRAIN_GRACE).await;
+        };
+        UntilDrain {
+            inner,
+            drained: Some(Box::pin(drained)),
+            ended: false,
+        }
+    }
+}
+
+impl hyper::body::Body for UntilDrain {
+    type Data = hyper::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(r) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(r);
+        }
+        let Some(drained) = this.drained.as_mut() else {
+            return Poll::Pending;
+        };
+        std::task::ready!(drained.as_mut().poll(cx));
+        this.drained = None;
+        this.ended = true;
+        let mut trailers = axum::http::HeaderMap::new();
+        trailers.insert(
+            "grpc-status",
+            axum::http::HeaderValue::from(tonic::Code::Unavailable as u16),
+        );
+        trailers.insert("grpc-message", axum::http::HeaderValue::from_static("shutting%20down"));
+        Poll::Ready(Some(Ok(hyper::body::Frame::trailers(trailers))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.is_end_stream()
+    }
+}
+
+/// The answer to a long-lived call (gRPC `Stream`, health `Watch`, reflection)
+/// past their limit (`(in all, per client address)`, slots.rs,
+/// `LONG_CALLS_DIVISOR`): `RESOURCE_EXHAUSTED` at once, in the head.
+fn long_calls_full((all, per_client): (usize, usize)) -> axum::response::Response {
+    tonic::Status::resource_exhausted(format!(
+        "too many long-lived calls (Stream, health Watch, reflection) in flight: at most {all}, and {per_client} \
+         from one client address (half of --max-connections and of --max-connections-per-client): retry later"
+    ))
+    .into_http()
 }
 
 /// The answer to gRPC over HTTP/1.x: 505, and the connection closed after it, so

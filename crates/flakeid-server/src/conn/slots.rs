@@ -25,6 +25,15 @@ pub const PROBE_SLOTS: usize = 16;
 /// Of the [`PROBE_SLOTS`], at most this many from one client address.
 pub const PROBE_SLOTS_PER_CLIENT: usize = 4;
 
+/// Long-lived calls (gRPC `Stream`, health `Watch`, reflection: calls that stay in
+/// flight for as long as their client likes, and keep their connection from being
+/// evicted) in flight at once: at most the connection cap divided by this, and of
+/// one client address at most its connection limit divided by this. Past it a call
+/// is refused at once (`RESOURCE_EXHAUSTED`) instead of held, so that such calls
+/// never hold every slot: the others stay evictable, and probes and fresh clients
+/// take their places rather than the probe slots.
+pub const LONG_CALLS_DIVISOR: usize = 2;
+
 /// The open connections: which have not sent a request yet (evicted first once
 /// [`UNSERVED_GRACE`] old), how many each client address holds, and a signal for
 /// when the last one closes.
@@ -42,6 +51,10 @@ pub(crate) struct Conns {
     epoch: std::time::Instant,
     pub(crate) evicted: AtomicU64,
     pub(crate) refused: AtomicU64,
+    /// Long-lived calls in flight at most, in all and per client address
+    /// ([`LONG_CALLS_DIVISOR`]).
+    long_cap: usize,
+    long_per_client: usize,
 }
 
 #[derive(Debug, Default)]
@@ -55,6 +68,9 @@ pub(super) struct ConnsInner {
     /// Connections in the probe slots, oldest first, and per client address.
     probe_slots: BTreeSet<u64>,
     probe_clients: HashMap<IpAddr, usize>,
+    /// Long-lived calls in flight, in all and per client address.
+    long_calls: usize,
+    long_clients: HashMap<IpAddr, usize>,
 }
 
 impl ConnsInner {
@@ -141,6 +157,16 @@ pub(crate) struct SlotState {
     /// Its requests come over HTTP/1.x: a drain leaves it open to answer the next
     /// one (`/readyz`: 503) with `Connection: close`, rather than closing it idle.
     pub(super) http1: AtomicBool,
+    /// Of [`SlotState::in_flight`], the requests whose response is tracked: they
+    /// stay unfinished until the last of their bytes is written, which their flows
+    /// tell ([`Conns::unfinished`]).
+    tracked: AtomicU32,
+    /// The connection answers the requests it has and takes no more (HTTP/2:
+    /// GOAWAY): a probe slot after its first request (conn/watchdog.rs).
+    pub(super) done: Notify,
+    /// The connection's tracked responses ([`Conns::unfinished`]), set once it is
+    /// served.
+    pub(super) streams: std::sync::OnceLock<std::sync::Weak<crate::budget::Streams>>,
 }
 
 impl SlotState {
@@ -192,6 +218,8 @@ impl Conns {
             epoch: std::time::Instant::now(),
             evicted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            long_cap: (cap / LONG_CALLS_DIVISOR).max(1),
+            long_per_client: (per_client.min(cap) / LONG_CALLS_DIVISOR).max(1),
         })
     }
 
@@ -252,6 +280,9 @@ impl Conns {
             progress: AtomicU64::new(0),
             probe_only,
             http1: AtomicBool::new(false),
+            tracked: AtomicU32::new(0),
+            done: Notify::new(),
+            streams: std::sync::OnceLock::new(),
         });
         inner.live.insert(id, state.clone());
         if probe_only {
@@ -267,19 +298,27 @@ impl Conns {
         })
     }
 
-    /// Connections with a request in flight now, and those requests.
-    pub(super) fn in_flight(&self) -> (usize, usize) {
+    /// Connections with a response unfinished now, and those responses: a request
+    /// in flight, or a tracked response (a gRPC call, a streamed body) whose last
+    /// bytes are not written yet — HTTP/2 holds a body's bytes after the body has
+    /// ended, until its client makes room for them.
+    pub(super) fn unfinished(&self) -> (usize, usize) {
         let inner = self.lock();
-        let counts = inner
-            .live
-            .values()
-            .map(|s| s.in_flight.load(Ordering::Acquire) as usize);
+        let counts = inner.live.values().map(|s| {
+            let untracked = (s.in_flight.load(Ordering::Acquire)).saturating_sub(s.tracked.load(Ordering::Acquire));
+            let flows = s
+                .streams
+                .get()
+                .and_then(std::sync::Weak::upgrade)
+                .map_or(0, |streams| streams.lock().1.len());
+            untracked as usize + flows
+        });
         counts.fold((0, 0), |(c, r), n| (c + usize::from(n > 0), r + n))
     }
 
-    /// Until no connection has a request in flight (checked every 20 ms).
+    /// Until no connection has a response unfinished (checked every 20 ms).
     pub(super) async fn wait_quiet(&self) {
-        while self.in_flight().0 > 0 {
+        while self.unfinished().0 > 0 {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
@@ -308,7 +347,54 @@ impl Slot {
         s.last_active
             .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
         s.moved();
-        Active(self.state.clone())
+        Active {
+            state: self.state.clone(),
+            tracked: false,
+            _long: None,
+        }
+    }
+
+    /// A place for a long-lived call ([`LONG_CALLS_DIVISOR`]) of this connection's
+    /// client, held until dropped; `None`: the server's or the client's are all
+    /// taken. Refused on a probe slot.
+    pub(super) fn long_call(&self) -> Option<LongCall> {
+        let ip = self.state.ip;
+        let mut inner = self.conns.lock();
+        let mine = inner.long_clients.get(&ip).copied().unwrap_or(0);
+        if self.state.probe_only || inner.long_calls >= self.conns.long_cap || mine >= self.conns.long_per_client {
+            return None;
+        }
+        inner.long_calls += 1;
+        *inner.long_clients.entry(ip).or_insert(0) += 1;
+        Some(LongCall {
+            conns: self.conns.clone(),
+            ip,
+        })
+    }
+
+    /// The most long-lived calls in flight: in all, and from one client address.
+    pub(super) fn long_limits(&self) -> (usize, usize) {
+        (self.conns.long_cap, self.conns.long_per_client)
+    }
+}
+
+/// A long-lived call's place ([`Slot::long_call`]), until dropped.
+#[derive(Debug)]
+pub(crate) struct LongCall {
+    conns: Arc<Conns>,
+    ip: IpAddr,
+}
+
+impl Drop for LongCall {
+    fn drop(&mut self) {
+        let mut inner = self.conns.lock();
+        inner.long_calls -= 1;
+        if let Some(n) = inner.long_clients.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                inner.long_clients.remove(&self.ip);
+            }
+        }
     }
 }
 
@@ -321,13 +407,35 @@ impl Drop for Slot {
     }
 }
 
-/// A request in flight on its connection (see [`Slot::request`]), until dropped.
+/// A request in flight on its connection (see [`Slot::request`]), until dropped;
+/// and a long-lived call's place, when it is one.
 #[derive(Debug)]
-pub(crate) struct Active(Arc<SlotState>);
+pub(crate) struct Active {
+    state: Arc<SlotState>,
+    tracked: bool,
+    _long: Option<LongCall>,
+}
+
+impl Active {
+    /// Its response is tracked: its flow says when it is finished.
+    pub(super) fn tracked(&mut self) {
+        if !std::mem::replace(&mut self.tracked, true) {
+            self.state.tracked.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// It holds `long` until it ends.
+    pub(super) fn hold(&mut self, long: LongCall) {
+        self._long = Some(long);
+    }
+}
 
 impl Drop for Active {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if self.tracked {
+            self.state.tracked.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.state.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -448,6 +556,52 @@ mod tests {
         let inner = conns.lock();
         assert!(inner.probe_slots.is_empty() && inner.probe_clients.is_empty());
         assert_eq!(inner.clients.len(), 2);
+    }
+
+    #[test]
+    fn long_lived_calls_take_half_the_slots_and_none_of_the_probe_slots() {
+        use crate::metrics::Route;
+        let long: Vec<&str> = [
+            "/flakeid.v1.Flakeid/Stream",
+            "/grpc.health.v1.Health/Watch",
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        ]
+        .into();
+        for path in [
+            "/v1/id",
+            "/v1/ids",
+            "/healthz",
+            "/flakeid.v1.Flakeid/Batch",
+            "/grpc.health.v1.Health/Check",
+        ] {
+            assert!(!Route::of(path).is_long_lived(), "{path}");
+        }
+        assert!(long.iter().all(|p| Route::of(p).is_long_lived()));
+        // 8 slots (4 per address): 4 long calls at most, 2 from one address.
+        let conns = Conns::with_grace(8, 4, 2, Duration::ZERO);
+        let a = conns.admit(ip(1)).unwrap();
+        let b = conns.admit(ip(2)).unwrap();
+        let c = conns.admit(ip(3)).unwrap();
+        let (a1, a2) = (a.long_call().unwrap(), a.long_call().unwrap());
+        assert!(a.long_call().is_none(), "one address past its half");
+        let b2 = (b.long_call().unwrap(), b.long_call().unwrap());
+        assert!(c.long_call().is_none(), "the server past its half");
+        drop(a1);
+        let c1 = c.long_call().unwrap();
+        assert!(a.long_call().is_none());
+        drop((a2, c1));
+        assert!(a.long_call().is_some());
+        // A probe slot takes none.
+        let t = std::time::Instant::now();
+        let busy: Vec<_> = (0..8)
+            .map(|i| conns.admit(ip(10 + i)).map(|s| (s.request(t), s)))
+            .collect();
+        let probe = conns.admit(ip(30)).unwrap();
+        assert!(probe.state.probe_only && probe.long_call().is_none());
+        drop((busy, b2));
+        assert_eq!(conns.lock().long_calls, 0);
+        assert!(conns.lock().long_clients.is_empty());
     }
 
     #[test]

@@ -69,11 +69,17 @@ impl Watchdog {
         let mut last_progress = (0u64, started);
         let mut closing: Option<Instant> = None;
         let mut stopped = false;
+        let mut done = false;
         self.stop.mark_changed();
         let mut next = started + tick;
         loop {
             tokio::select! {
                 () = self.state.evict.notified() => return self.ctl.send(Ctl::CLOSE),
+                // A probe slot's request: finish it, take no more (HTTP/2: GOAWAY).
+                () = self.state.done.notified(), if !done => {
+                    done = true;
+                    self.ctl.send(Ctl::SHUT_DOWN);
+                }
                 r = self.stop.changed(), if !stopped => {
                     let Ok(()) = r else {
                         stopped = true;
