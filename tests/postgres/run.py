@@ -61,9 +61,12 @@ them):
             times, shifts and batches, and on 18 agreement with uuid_extract_timestamp,
             uuid_extract_version and uuidv7(shift)
   uuidfloor tests/postgres/wide.py: flakeid_uuidv7() above every UUID issued before a
-            restart onto a clock 5 s behind, a failover to a standby whose clock is
-            behind (a session that called before the promotion included), and rows
-            restored from a server whose clock ran ahead, after flakeid_resume_after(uuid)
+            restart onto a clock 5 s and 120 s behind (never refused, its lead in
+            flakeid_status()), a failover to a standby whose clock is behind (a session
+            that called before the promotion included), and rows restored from a
+            server whose clock ran ahead, after flakeid_resume_after(uuid); with
+            flakeid.max_borrow_ms 30 s, 120 s and 600 s, after a start and a restart,
+            either family first: 0 UUID calls refused, none stamped ahead
   order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
             flakeid_uuidv7() made after reading the latest value any session got:
             each result above every value returned before its call began
@@ -552,24 +555,24 @@ def section_borrow(run):
 
 
 def origins(run):
-    """flakeid's 3 replication origins, against the setting each major counts them by
+    """flakeid's 4 replication origins, against the setting each major counts them by
     (17 and older: max_replication_slots; 18: max_active_replication_origins): too
     few refuses the server at start, naming the setting; on 18 no slot is needed."""
     setting = "max_active_replication_origins" if MAJOR >= 18 else "max_replication_slots"
-    print(f"== settings: the origins need {setting} >= 3 on PostgreSQL {MAJOR}")
-    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 2").start_ctl()
+    print(f"== settings: the origins need {setting} >= 4 on PostgreSQL {MAJOR}")
+    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 3").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     state = c.verdict()
-    check(state.startswith("failed: ") and f"need {setting} >= 3 (it is 2" in state,
-          f"the start-up check with {setting} = 2: {state}")
-    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 3 \(it is 2")
+    check(state.startswith("failed: ") and f"need {setting} >= 4 (it is 3" in state,
+          f"the start-up check with {setting} = 3: {state}")
+    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 4 \(it is 3")
     c.stop_ctl()
     if MAJOR >= 18:
-        c.append_conf(f"{setting} = 3", "max_replication_slots = 0", "max_wal_senders = 0")
+        c.append_conf(f"{setting} = 4", "max_replication_slots = 0", "max_wal_senders = 0")
         c.start_ctl()
-        expect(c.verdict(), "ready", f"{setting} = 3 and max_replication_slots = 0")
+        expect(c.verdict(), "ready", f"{setting} = 4 and max_replication_slots = 0")
         c.sql("SELECT flakeid_next_many(1000)")
-        print("  max_replication_slots = 0, max_active_replication_origins = 3: ready, 1000 IDs")
+        print("  max_replication_slots = 0, max_active_replication_origins = 4: ready, 1000 IDs")
         c.stop_ctl()
 
 

@@ -60,7 +60,9 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"lease_state" TEXT,  /* Option < String > */
 	"lease_valid_until" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
 	"resumed_after" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
-	"resumed_because" TEXT  /* Option < String > */
+	"resumed_because" TEXT,  /* Option < String > */
+	"uuid_high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"uuid_lead_ms" bigint  /* Option < i64 > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */

@@ -146,6 +146,8 @@ fn flakeid_status() -> TableIterator<
         name!(lease_valid_until, Option<TimestampWithTimeZone>),
         name!(resumed_after, Option<TimestampWithTimeZone>),
         name!(resumed_because, Option<String>),
+        name!(uuid_high_water_mark, Option<TimestampWithTimeZone>),
+        name!(uuid_lead_ms, Option<i64>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -214,6 +216,8 @@ fn flakeid_status() -> TableIterator<
         held.filter(|h| h.wall_end_ms > 0).map(|h| timestamptz(h.wall_end_ms)),
         (s.resumed != Resumed::Unknown && !in_recovery).then(|| timestamptz(s.resume_after_ms)),
         (!in_recovery).then(|| startup::resumed_because(&s)).flatten(),
+        mark::read_uuid().ok().filter(|&ms| ms > 1).map(timestamptz),
+        preloaded().then(|| i64::try_from(crate::uuid::lead_ms()).unwrap_or(i64::MAX)),
     ))
 }
 

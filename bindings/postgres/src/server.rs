@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub const RESERVE_AHEAD_MS: u64 = 100;
 
 /// How far ahead of the clock (past what this server may borrow) an ID may be
-/// (`flakeid_resume_after`), and a UUID (its borrow: crate::uuid):
+/// (`flakeid_resume_after`, of either family):
 /// further, and it is not an ID of this server's layout, or its clock is wrong.
 pub const MAX_AHEAD_MS: u64 = 60_000;
 

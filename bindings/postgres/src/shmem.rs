@@ -22,6 +22,8 @@ pub static UUID_COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_
 /// as it was when this server first issued as a primary (0: not yet; a standby
 /// never sets it, so a promoted one reads the mark it replayed) (crate::uuid).
 pub static UUID_FLOOR: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_floor") };
+/// 1 once this start's check has set the UUID mark if it was not (crate::mark::init_uuid).
+pub static UUID_MARK_READY: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_mark_ready") };
 /// The start-up check's findings (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
 /// The lease's window as every backend checks it ([`lease_gate`]).
@@ -44,6 +46,7 @@ pub fn init() {
     pg_shmem_init!(UUID_COUNTER);
     pg_shmem_init!(UUID_COVERED);
     pg_shmem_init!(UUID_FLOOR);
+    pg_shmem_init!(UUID_MARK_READY);
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);

@@ -11,20 +11,28 @@
 //! random bits, as any two UUIDv7 generators' are.
 //!
 //! **Across restarts and failovers** the sequence goes on above the server's
-//! WAL-logged high-water mark (crate::mark), the one the 64-bit generator keeps:
-//! on a primary, a UUID of a millisecond the mark does not cover moves the mark
-//! past it first (once per [`RESERVE_AHEAD_MS`]: one relaxed compare per call
-//! otherwise), and the shared word starts above the mark after a restart, and
-//! above the mark it replayed on a promoted standby. A clock behind the mark is
-//! borrowed past ([`MAX_AHEAD_MS`], as a restore's floor): the UUIDs stay above the
-//! mark and the clock catches up. A standby writes no WAL: it issues as a primary
-//! does, from the mark it had replayed when its first session called.
+//! WAL-logged UUID high-water mark (crate::mark's [`mark::UUID_MARK_ORIGIN`]), the
+//! 128-bit family's own: on a primary, a UUID of a millisecond the mark does not
+//! cover moves the mark past it first (once per [`RESERVE_AHEAD_MS`]: one relaxed
+//! compare per call otherwise), and the shared word starts above the mark after a
+//! restart, and above the mark it replayed on a promoted standby. The 64-bit
+//! family's mark, which its settings move ahead of the clock (`max_borrow_ms`, a new
+//! owner's window), is not the UUIDs' floor: no 64-bit setting delays or refuses a
+//! UUID. A standby writes no WAL: it issues as a primary does, from the mark it had
+//! replayed when its first session called.
+//!
+//! **A clock behind the floor** (a restart onto a slower clock, a clock set back)
+//! never refuses a UUID: as PostgreSQL 18's `uuidv7()`, the sequence goes on above
+//! the floor, its timestamp field advancing from there (one millisecond per 65,536
+//! UUIDs) until the clock catches up: the generator borrows up to a day ahead
+//! ([`UUID_BORROW_MS`]). How far the newest UUID is ahead of the clock is
+//! `flakeid_status().uuid_lead_ms`.
 
 use crate::convert::{ok, timestamptz, unix_ms};
 use crate::error::{Report, SqlFn, raise_argument};
 use crate::mark;
-use crate::server::{MAX_AHEAD_MS, RESERVE_AHEAD_MS, refuse_unless_preloaded};
-use crate::shmem::{self, UUID_COUNTER, UUID_COVERED, UUID_FLOOR};
+use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
+use crate::shmem::{self, STARTUP, UUID_COUNTER, UUID_COVERED, UUID_FLOOR, UUID_MARK_READY, Verdict};
 use flakeid_core::{
     SharedCounter, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid, precise_now_ms,
     rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
@@ -37,11 +45,18 @@ use std::sync::atomic::Ordering;
 /// This backend's generator over the server's word (built at its first call).
 static GENERATOR: OnceLock<UuidGenerator<SharedCounter>> = OnceLock::new();
 
+/// The UUIDs' borrow window: the longest the engine takes (a day), so a clock behind
+/// the floor is no refusal (the floor is the clock's stand-in until it catches up)
+/// unless it is more than a day behind, a clock no server should run on. Only a
+/// clock behind the floor puts UUIDs ahead of it: 65,536 UUIDs per millisecond are
+/// more than SQL calls make.
+pub const UUID_BORROW_MS: u64 = flakeid_core::MAX_POLICY_MS;
+
 /// A generator over the server's word that starts after `floor_ms` (building one
 /// moves the word there: it only ever moves forward).
 fn over_word(floor_ms: u64) -> Result<UuidGenerator<SharedCounter>, flakeid_core::Error> {
     UuidGenerator::builder()
-        .max_borrow_ms(MAX_AHEAD_MS)
+        .max_borrow_ms(UUID_BORROW_MS)
         .resume_after_ms(floor_ms)
         .build_shared(UUID_COUNTER.get())
 }
@@ -56,9 +71,32 @@ fn generator(f: SqlFn) -> &'static UuidGenerator<SharedCounter> {
     GENERATOR.get_or_init(|| built)
 }
 
-/// The WAL-logged mark.
+/// The WAL-logged UUID mark.
 fn durable_mark_ms(f: SqlFn) -> u64 {
-    with_origins(f, || mark::read().map(|durable| durable.mark_ms))
+    with_origins(f, mark::read_uuid)
+}
+
+/// Waits (bounded, as for the origins) for the start-up check to set the UUID mark
+/// from the 64-bit one if it was not (crate::mark::init_uuid): before it, the floor
+/// would be the 64-bit mark, which that family's window may have moved ahead. Not
+/// for a check that gave up before it (its verdict says so).
+fn wait_for_check() {
+    let started = std::time::Instant::now();
+    while UUID_MARK_READY.get().load(Ordering::Acquire) == 0
+        && STARTUP.share().verdict == Verdict::Checking
+        && started.elapsed() < shmem::WORKER_WAIT
+    {
+        shmem::pause();
+    }
+}
+
+/// How far the server's newest UUID is ahead of the clock (ms; 0: not ahead, or none yet).
+pub fn lead_ms() -> u64 {
+    let next = UUID_COUNTER.get().load(Ordering::Acquire);
+    if next == 0 {
+        return 0;
+    }
+    ((next - 1) >> 16).saturating_sub(precise_now_ms())
 }
 
 /// `op` on flakeid's replication origins, which the start-up worker creates at the
@@ -122,6 +160,7 @@ fn settle(f: SqlFn, first: u128, last: u128) -> bool {
         return false;
     }
     if UUID_FLOOR.get().load(Ordering::Acquire) == 0 {
+        wait_for_check();
         let mark_ms = durable_mark_ms(f);
         ok(over_word(mark_ms), "uuid");
         UUID_FLOOR.get().fetch_max(mark_ms + 1, Ordering::Release);
@@ -133,12 +172,12 @@ fn settle(f: SqlFn, first: u128, last: u128) -> bool {
     false
 }
 
-/// Moves the durable mark past `ms` (and the clock) by [`RESERVE_AHEAD_MS`], as the
-/// 64-bit generator's reservation; UUIDs up to the new mark are then covered.
+/// Moves the durable UUID mark past `ms` (and the clock) by [`RESERVE_AHEAD_MS`], as
+/// the 64-bit generator's reservation; UUIDs up to the new mark are then covered.
 fn cover(ms: u64, f: SqlFn) {
     let bound = UUID_COVERED.get();
     let moved = with_origins(f, || {
-        mark::advance(|| {
+        mark::advance_uuid(|| {
             (ms >= bound.load(Ordering::Acquire)).then(|| ms.max(precise_now_ms()).saturating_add(RESERVE_AHEAD_MS))
         })
     });
@@ -147,11 +186,11 @@ fn cover(ms: u64, f: SqlFn) {
     }
 }
 
-/// `flakeid_resume_after(uuid)`: the word and the mark past `at_ms`, and the floor
-/// with them (UUIDs drawn below it meanwhile are drawn again).
+/// `flakeid_resume_after(uuid)`: the word and the UUID mark past `at_ms`, and the
+/// floor with them (UUIDs drawn below it meanwhile are drawn again).
 pub fn resume_after(at_ms: u64, f: SqlFn) {
     ok(over_word(at_ms), "id");
-    with_origins(f, || mark::advance(|| Some(at_ms)));
+    with_origins(f, || mark::advance_uuid(|| Some(at_ms)));
     UUID_FLOOR.get().fetch_max(at_ms + 1, Ordering::Release);
 }
 
