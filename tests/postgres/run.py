@@ -67,6 +67,10 @@ them):
             server whose clock ran ahead, after flakeid_resume_after(uuid); with
             flakeid.max_borrow_ms 30 s, 120 s and 600 s, after a start and a restart,
             either family first: 0 UUID calls refused, none stamped ahead
+  repair    tests/postgres/repair.py: under each flakeid.clock_backwards, 4 pgbench
+            clients insert through flakeid_resume_after(id) 20 s and 40 s ahead: 0
+            failed inserts, the waits counted; refusals of either family counted in
+            flakeid_stats() and named in flakeid_status()
   order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
             flakeid_uuidv7() made after reading the latest value any session got:
             each result above every value returned before its call began
@@ -96,6 +100,7 @@ from cluster import (FAKETIME_LIB, MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench
 from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
 from order import section_order
+from repair import section_repair
 from wide import section_uuid, section_uuidfloor
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
@@ -1230,11 +1235,12 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "pg_upgrade": section_pg_upgrade,
             "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
-            "uuidfloor": section_uuidfloor, "order": section_order,
+            "uuidfloor": section_uuidfloor, "order": section_order, "repair": section_repair,
             "docs": section_docs}
 
 
-# The sections that mostly wait (pg_upgrade's servers stopping and starting and its
+# The sections that mostly wait (repair's writers waiting out its repairs,
+# pg_upgrade's servers stopping and starting and its
 # borrow windows passing; lease's servers restarting and leases lapsing after a
 # store is wiped; copies' borrow windows and restores; convert's pgbench clients
 # beside each conversion), and options, whose fresh cluster per case needs nothing of
@@ -1243,7 +1249,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
 # FIRST runs before they start: crash's restarted server must come back within its
 # borrowed lead (seconds), and clock's refusals need the clock the test set back to
 # be still behind (about 2 s), so neither runs beside them.
-APART = ("options", "pg_upgrade", "lease", "copies", "convert")
+APART = ("options", "pg_upgrade", "lease", "copies", "convert", "repair")
 FIRST = ("crash", "clock")
 APART_FAILED = "it ran in a process of its own: its output is above"
 

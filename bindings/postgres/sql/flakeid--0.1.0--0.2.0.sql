@@ -62,7 +62,9 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"resumed_after" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
 	"resumed_because" TEXT,  /* Option < String > */
 	"uuid_high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
-	"uuid_lead_ms" bigint  /* Option < i64 > */
+	"uuid_lead_ms" bigint,  /* Option < i64 > */
+	"last_refusal" TEXT,  /* Option < String > */
+	"uuid_last_refusal" TEXT  /* Option < String > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
@@ -125,7 +127,11 @@ CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
 	"max_rollback_ms" bigint,  /* i64 */
 	"lease_state" TEXT,  /* Option < String > */
 	"lease_remaining_ms" bigint,  /* Option < i64 > */
-	"refusals" bigint  /* i64 */
+	"refusals" bigint,  /* i64 */
+	"uuid_refusals" bigint,  /* i64 */
+	"uuid_lead_ms" bigint,  /* i64 */
+	"repair_waits" bigint,  /* i64 */
+	"repair_wait_us" bigint  /* i64 */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */

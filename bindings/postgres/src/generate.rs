@@ -4,7 +4,7 @@
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::shmem::{GuardState, LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
+use crate::shmem::{GuardState, LAST_REFUSAL, LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
 use crate::{host_guard, mark, server, settings, startup};
 use flakeid_core::{check_batch, precise_now_ms};
 use pgrx::PgSqlErrorCode;
@@ -148,6 +148,8 @@ fn flakeid_status() -> TableIterator<
         name!(resumed_because, Option<String>),
         name!(uuid_high_water_mark, Option<TimestampWithTimeZone>),
         name!(uuid_lead_ms, Option<i64>),
+        name!(last_refusal, Option<String>),
+        name!(uuid_last_refusal, Option<String>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -218,7 +220,19 @@ fn flakeid_status() -> TableIterator<
         (!in_recovery).then(|| startup::resumed_because(&s)).flatten(),
         mark::read_uuid().ok().filter(|&ms| ms > 1).map(timestamptz),
         preloaded().then(|| i64::try_from(crate::uuid::lead_ms()).unwrap_or(i64::MAX)),
+        last_refusal(0),
+        last_refusal(1),
     ))
+}
+
+/// A family's last refusal since the server started (0: the 64-bit family, 1: the
+/// 128-bit one), with its time; NULL when none.
+fn last_refusal(family: usize) -> Option<String> {
+    if !preloaded() {
+        return None;
+    }
+    let r = LAST_REFUSAL.share().0[family];
+    (r.at_ms > 0).then(|| format!("{}: {}", crate::convert::show_ms(r.at_ms), r.message()))
 }
 
 /// What the server's generator has done since the server started.
@@ -236,6 +250,10 @@ fn flakeid_stats() -> TableIterator<
         name!(lease_state, Option<String>),
         name!(lease_remaining_ms, Option<i64>),
         name!(refusals, i64),
+        name!(uuid_refusals, i64),
+        name!(uuid_lead_ms, i64),
+        name!(repair_waits, i64),
+        name!(repair_wait_us, i64),
     ),
 > {
     let f = SqlFn("flakeid_stats");
@@ -272,6 +290,10 @@ fn flakeid_stats() -> TableIterator<
         lease_state,
         lease_remaining_ms,
         big(t.refusals.load(Ordering::Relaxed)),
+        big(t.uuid_refusals.load(Ordering::Relaxed)),
+        big(crate::uuid::lead_ms()),
+        big(t.repair_waits.load(Ordering::Relaxed)),
+        big(t.repair_wait_us.load(Ordering::Relaxed)),
     ))
 }
 

@@ -108,9 +108,31 @@ fn with_origins<T>(f: SqlFn, mut op: impl FnMut() -> Result<T, Report>) -> T {
         match op() {
             Ok(v) => return v,
             Err(_) if started.elapsed() < shmem::WORKER_WAIT => shmem::pause(),
-            Err(report) => report.raise(f),
+            Err(report) => report.refuse(f),
         }
     }
+}
+
+/// What the generator drew, or the call refused (counted in
+/// `flakeid_stats().uuid_refusals`): the engine's errors here are the server's state
+/// (its time range, a cancel), never an argument's.
+#[inline(always)]
+#[track_caller]
+fn drawn<T>(result: Result<T, flakeid_core::Error>, f: SqlFn) -> T {
+    match result {
+        Ok(v) => v,
+        Err(err) => refuse_drawing(err, f),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn refuse_drawing(err: flakeid_core::Error, f: SqlFn) -> ! {
+    if err.kind() == flakeid_core::ErrorKind::Interrupted {
+        pgrx::check_for_interrupts!();
+    }
+    Report::new(crate::error::sqlstate(err.kind()), format!("{f}: {err}")).refuse(f)
 }
 
 fn value(id: Uuid) -> u128 {
@@ -198,7 +220,7 @@ pub fn resume_after(at_ms: u64, f: SqlFn) {
 #[inline]
 fn next(f: SqlFn) -> u128 {
     let g = generator(f);
-    settled(f, || ok(g.next_uuid7(), "uuid"), |u| Some((*u, *u)))
+    settled(f, || drawn(g.next_uuid7(), f), |u| Some((*u, *u)))
 }
 
 /// The next UUIDv7 (RFC 9562), above every UUID this server issued since it started.
@@ -214,7 +236,7 @@ const MANY_CHUNK: usize = 4096;
 /// runs of [`MANY_CHUNK`] as rows are consumed; `n` as `flakeid_next_many(n)`.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
-    let f = SqlFn("flakeid_uuidv7_many");
+    let f = SqlFn::UUIDV7_MANY;
     let n = match check_batch(i128::from(n)) {
         Ok(n) => n,
         Err(err) => raise_argument(err, "n"),
@@ -224,7 +246,7 @@ fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
         let len = MANY_CHUNK.min(n - start);
         let run = settled(
             f,
-            || ok(g.next_uuid7s(len), "n"),
+            || drawn(g.next_uuid7s(len), f),
             |v| v.first().zip(v.last()).map(|(a, b)| (*a, *b)),
         );
         run.into_iter().map(uuid)
