@@ -306,6 +306,16 @@ def section_functions(run):
                            (SELECT count(DISTINCT id) FROM flakeid_next_many(10000) AS id),
                            (SELECT count(*) FROM flakeid_next_many(0))"""),
            ["50000", "10000", "0"], "flakeid_next_many(): increasing, distinct, none for 0")
+    # A LIMIT stops it, in FROM too: one run of 4,096 made, not 10,000,000 (which would
+    # also spill past temp_file_limit with work_mem 64kB).
+    issued = "SELECT ids_issued FROM flakeid_stats()"
+    before = int(c.one(issued))
+    got = c.sql("SET work_mem = '64kB'", "SET temp_file_limit = '1MB'",
+                "SELECT count(*) FROM (SELECT * FROM flakeid_next_many(10000000) LIMIT 5) s",
+                "SELECT count(*) FROM (SELECT flakeid_next_many(10000000) LIMIT 5) s", fields=True)
+    made = int(c.one(issued)) - before
+    check(got.split() == ["5", "5"] and made <= 2 * 4096,
+          f"LIMIT 5 of flakeid_next_many(10000000): {got.split()} rows, {made} IDs made")
 
     # flakeid_stats(), read by another session: every ID of the sessions between counted
     # (a backend adds its counts as its transaction ends); overflow = wait: never ahead
@@ -385,15 +395,18 @@ def section_functions(run):
     # all); STABLE when flakeid.layout does; VOLATILE for the generator.
     expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
-            WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
+            WHEN proname IN ('flakeid_next', 'flakeid_next_many_rows', 'flakeid_next_sealed', 'flakeid_confirm_node',
                              'flakeid_resume_after', 'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid',
-                             'flakeid_typeid', 'flakeid_uuidv7_many', 'flakeid_uuidv7_at') THEN 'v'
+                             'flakeid_typeid', 'flakeid_uuidv7_many_rows', 'flakeid_uuidv7_at') THEN 'v'
+            -- SQL wrappers PostgreSQL inlines (so a LIMIT stops them) only when not
+            -- VOLATILE: they call the VOLATILE _rows functions (src/generate.rs).
+            WHEN proname IN ('flakeid_next_many', 'flakeid_uuidv7_many') THEN 's'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             -- The 128-bit family's readers: no layout, the arguments alone decide.
             WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "44"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "46"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")

@@ -208,6 +208,13 @@ def batches(c):
     expect(c.one("SELECT count(*) FROM flakeid_uuidv7_many(0)"), "0", "flakeid_uuidv7_many(0)")
     c.expect_error("SELECT flakeid_uuidv7_many(-1)", "22023", r'invalid value for argument "n"')
     print("  flakeid_uuidv7_many(10000) between two single calls: 10,002 strictly increasing")
+    # A LIMIT stops it, in FROM too: 10,000,000 UUIDs made whole would spill past
+    # temp_file_limit (work_mem 64kB), and the sequence would move 152 ms.
+    got = c.sql("SET work_mem = '64kB'", "SET temp_file_limit = '1MB'",
+                "SELECT count(*) FROM (SELECT * FROM flakeid_uuidv7_many(10000000) LIMIT 5) s",
+                "SELECT count(*) FROM (SELECT flakeid_uuidv7_many(10000000) LIMIT 5) s", fields=True)
+    expect(got.split(), ["5", "5"], "LIMIT 5 of flakeid_uuidv7_many(10000000) in FROM and in a select list")
+    print("  LIMIT 5 of flakeid_uuidv7_many(10000000), in FROM and in a select list: 5 rows, no temporary file")
 
 
 def section_uuidfloor(run):

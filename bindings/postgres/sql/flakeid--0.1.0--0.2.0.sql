@@ -344,12 +344,18 @@ AS 'MODULE_PATHNAME', 'flakeid_uuidv7_last_at_wrapper';
 
 -- The 128-bit family's batch, explicit time and shifted now; restores of UUID
 -- columns (superusers only).
-CREATE  FUNCTION @extschema@."flakeid_uuidv7_many"(
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_many_rows"(
 	"n" INT /* i32 */
 ) RETURNS SETOF uuid /* Uuid */
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_uuidv7_many_wrapper';
+CREATE FUNCTION @extschema@.flakeid_uuidv7_many(n integer) RETURNS SETOF uuid
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_many_rows(n)
+$$;
+COMMENT ON FUNCTION @extschema@.flakeid_uuidv7_many(integer) IS
+    'n UUIDv7s of the server''s sequence, increasing; made as they are read (a LIMIT stops it), in FROM too';
 CREATE  FUNCTION @extschema@."flakeid_uuidv7_at"(
 	"ts" timestamp with time zone /* TimestampWithTimeZone */
 ) RETURNS uuid /* Uuid */
@@ -369,3 +375,19 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_resume_after_uuid_wrapper';
 REVOKE ALL ON FUNCTION @extschema@.flakeid_resume_after(uuid) FROM PUBLIC;
+
+-- flakeid_next_many(n) made as its rows are read, in FROM too: an SQL function the
+-- planner inlines (so a LIMIT stops it) over the C function's rows
+-- (src/generate.rs says why it is STABLE).
+CREATE  FUNCTION @extschema@."flakeid_next_many_rows"(
+	"n" INT /* i32 */
+) RETURNS SETOF bigint /* i64 */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_next_many_wrapper';
+CREATE OR REPLACE FUNCTION @extschema@.flakeid_next_many(n integer) RETURNS SETOF bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_next_many_rows(n)
+$$;
+COMMENT ON FUNCTION @extschema@.flakeid_next_many(integer) IS
+    'n IDs from the server''s generator, increasing; made as they are read (a LIMIT stops it), in FROM too';

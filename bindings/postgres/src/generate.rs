@@ -21,9 +21,11 @@ fn flakeid_next() -> i64 {
 /// IDs a `flakeid_next_many` call reserves at once (a tick's worth for snowflake).
 const MANY_CHUNK: usize = 4096;
 
-/// `n` IDs, increasing. Made in runs of [`MANY_CHUNK`] as rows are consumed, so a
-/// large `n` never holds gigabytes outside PostgreSQL's memory accounting.
-#[pg_extern(volatile, parallel_safe)]
+/// `n` IDs, increasing, one row per call (pgrx's value-per-call protocol). Made in
+/// runs of [`MANY_CHUNK`] as rows are consumed, so a large `n` never holds gigabytes
+/// outside PostgreSQL's memory accounting. SQL's `flakeid_next_many(n)` is the
+/// wrapper below; this is `flakeid_next_many_rows(n)`.
+#[pg_extern(volatile, parallel_safe, name = "flakeid_next_many_rows")]
 fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
     let f = SqlFn::NEXT_MANY;
     let n = match check_batch(i128::from(n)) {
@@ -38,6 +40,28 @@ fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
     });
     SetOfIterator::new(runs.flatten())
 }
+
+// `flakeid_next_many(n)` as an SQL function of one SELECT, so that in `FROM` the
+// planner inlines it (as a subquery whose select list calls the rows function) and a
+// `LIMIT` stops it after the rows it reads: a C function in `FROM` is run to its end
+// into a tuplestore first (ExecMakeTableFunctionResult), whatever its protocol, and
+// `LIMIT 5` of 10,000,000 wrote hundreds of MB of temporary files. PostgreSQL inlines
+// only a function that is not VOLATILE (nor STRICT): the wrapper is STABLE, and the
+// call it inlines to is the VOLATILE rows function, so the query it lands in is
+// planned as volatile all the same. In a select list the wrapper runs lazily (one
+// row per call) too.
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION flakeid_next_many(n integer) RETURNS SETOF bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_next_many_rows(n)
+$$;
+COMMENT ON FUNCTION flakeid_next_many(integer) IS
+    'n IDs from the server''s generator, increasing; made as they are read (a LIMIT stops it), in FROM too';
+"#,
+    name = "flakeid_next_many_inlined",
+    requires = [flakeid_next_many],
+);
 
 /// A superuser's confirmation, after a promotion or a restore, that this server may
 /// issue IDs under its node id: no other server can issue under it any more (the

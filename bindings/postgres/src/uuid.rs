@@ -233,8 +233,10 @@ fn flakeid_uuidv7() -> Uuid {
 const MANY_CHUNK: usize = 4096;
 
 /// `n` UUIDv7s, increasing and in call order with the server's other UUIDs, made in
-/// runs of [`MANY_CHUNK`] as rows are consumed; `n` as `flakeid_next_many(n)`.
-#[pg_extern(volatile, parallel_safe)]
+/// runs of [`MANY_CHUNK`] as rows are consumed, one row per call; `n` as
+/// `flakeid_next_many(n)`. SQL's `flakeid_uuidv7_many(n)` is the wrapper below (why:
+/// `flakeid_next_many`'s, crate::generate); this is `flakeid_uuidv7_many_rows(n)`.
+#[pg_extern(volatile, parallel_safe, name = "flakeid_uuidv7_many_rows")]
 fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
     let f = SqlFn::UUIDV7_MANY;
     let n = match check_batch(i128::from(n)) {
@@ -253,6 +255,19 @@ fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
     });
     SetOfIterator::new(runs.flatten())
 }
+
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION flakeid_uuidv7_many(n integer) RETURNS SETOF uuid
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_many_rows(n)
+$$;
+COMMENT ON FUNCTION flakeid_uuidv7_many(integer) IS
+    'n UUIDv7s of the server''s sequence, increasing; made as they are read (a LIMIT stops it), in FROM too';
+"#,
+    name = "flakeid_uuidv7_many_inlined",
+    requires = [flakeid_uuidv7_many],
+);
 
 /// A UUIDv7 of `ts`'s millisecond and 74 random bits: outside the server's
 /// sequence (not ordered after its other UUIDs, nor among others of that
