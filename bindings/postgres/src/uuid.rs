@@ -67,6 +67,10 @@ fn generator(f: SqlFn) -> &'static UuidGenerator<SharedCounter> {
         return g;
     }
     refuse_unless_preloaded(f, "its UUIDs are one increasing sequence per server, in shared memory");
+    // SAFETY: a PostgreSQL function without arguments.
+    if !unsafe { pg_sys::RecoveryInProgress() } {
+        wait_for_check();
+    }
     let built = ok(over_word(durable_mark_ms(f)), "uuid");
     GENERATOR.get_or_init(|| built)
 }
@@ -76,15 +80,20 @@ fn durable_mark_ms(f: SqlFn) -> u64 {
     with_origins(f, mark::read_uuid)
 }
 
-/// Waits (bounded, as for the origins) for the start-up check to set the UUID mark
-/// from the 64-bit one if it was not (crate::mark::init_uuid): before it, the floor
-/// would be the 64-bit mark, which that family's window may have moved ahead. Not
-/// for a check that gave up before it (its verdict says so).
+/// How long a primary's first UUID call waits for the start-up check: it creates
+/// flakeid's origins on a new cluster, and a loaded host may start its worker late
+/// (about 11 s was seen); a call then waits, rather than fail on a missing origin.
+const CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits (bounded: [`CHECK_WAIT`]) for the start-up check to create the origins and
+/// set the UUID mark from the 64-bit one if it was not (crate::mark::init_uuid):
+/// before it, the floor would be the 64-bit mark, which that family's window may
+/// have moved ahead. Not for a check that gave up before it (its verdict says so).
 fn wait_for_check() {
     let started = std::time::Instant::now();
     while UUID_MARK_READY.get().load(Ordering::Acquire) == 0
         && STARTUP.share().verdict == Verdict::Checking
-        && started.elapsed() < shmem::WORKER_WAIT
+        && started.elapsed() < CHECK_WAIT
     {
         shmem::pause();
     }
