@@ -61,9 +61,16 @@ them):
             times, shifts and batches, and on 18 agreement with uuid_extract_timestamp,
             uuid_extract_version and uuidv7(shift)
   uuidfloor tests/postgres/wide.py: flakeid_uuidv7() above every UUID issued before a
-            restart onto a clock 5 s behind, a failover to a standby whose clock is
-            behind (a session that called before the promotion included), and rows
-            restored from a server whose clock ran ahead, after flakeid_resume_after(uuid)
+            restart onto a clock 5 s and 120 s behind (never refused, its lead in
+            flakeid_status()), a failover to a standby whose clock is behind (a session
+            that called before the promotion included), and rows restored from a
+            server whose clock ran ahead, after flakeid_resume_after(uuid); with
+            flakeid.max_borrow_ms 30 s, 120 s and 600 s, after a start and a restart,
+            either family first: 0 UUID calls refused, none stamped ahead
+  repair    tests/postgres/repair.py: under each flakeid.clock_backwards, 4 pgbench
+            clients insert through flakeid_resume_after(id) 20 s and 40 s ahead: 0
+            failed inserts, the waits counted; refusals of either family counted in
+            flakeid_stats() and named in flakeid_status()
   order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
             flakeid_uuidv7() made after reading the latest value any session got:
             each result above every value returned before its call began
@@ -93,6 +100,7 @@ from cluster import (FAKETIME_LIB, MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench
 from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
 from order import section_order
+from repair import section_repair
 from wide import section_uuid, section_uuidfloor
 
 SECS = os.environ.get("PGBENCH_SECS", "4")
@@ -298,6 +306,16 @@ def section_functions(run):
                            (SELECT count(DISTINCT id) FROM flakeid_next_many(10000) AS id),
                            (SELECT count(*) FROM flakeid_next_many(0))"""),
            ["50000", "10000", "0"], "flakeid_next_many(): increasing, distinct, none for 0")
+    # A LIMIT stops it, in FROM too: one run of 4,096 made, not 10,000,000 (which would
+    # also spill past temp_file_limit with work_mem 64kB).
+    issued = "SELECT ids_issued FROM flakeid_stats()"
+    before = int(c.one(issued))
+    got = c.sql("SET work_mem = '64kB'", "SET temp_file_limit = '1MB'",
+                "SELECT count(*) FROM (SELECT * FROM flakeid_next_many(10000000) LIMIT 5) s",
+                "SELECT count(*) FROM (SELECT flakeid_next_many(10000000) LIMIT 5) s", fields=True)
+    made = int(c.one(issued)) - before
+    check(got.split() == ["5", "5"] and made <= 2 * 4096,
+          f"LIMIT 5 of flakeid_next_many(10000000): {got.split()} rows, {made} IDs made")
 
     # flakeid_stats(), read by another session: every ID of the sessions between counted
     # (a backend adds its counts as its transaction ends); overflow = wait: never ahead
@@ -377,15 +395,18 @@ def section_functions(run):
     # all); STABLE when flakeid.layout does; VOLATILE for the generator.
     expect(c.row(r"""SELECT coalesce(string_agg(format('%s(%s) is %s', proname, pg_get_function_identity_arguments(oid),
                                                   provolatile), ', ') FILTER (WHERE provolatile <> CASE
-            WHEN proname IN ('flakeid_next', 'flakeid_next_many', 'flakeid_next_sealed', 'flakeid_confirm_node',
+            WHEN proname IN ('flakeid_next', 'flakeid_next_many_rows', 'flakeid_next_sealed', 'flakeid_confirm_node',
                              'flakeid_resume_after', 'flakeid_status', 'flakeid_stats', 'flakeid_uuidv7', 'flakeid_ulid',
-                             'flakeid_typeid', 'flakeid_uuidv7_many', 'flakeid_uuidv7_at') THEN 'v'
+                             'flakeid_typeid', 'flakeid_uuidv7_many_rows', 'flakeid_uuidv7_at') THEN 'v'
+            -- SQL wrappers PostgreSQL inlines (so a LIMIT stops them) only when not
+            -- VOLATILE: they call the VOLATILE _rows functions (src/generate.rs).
+            WHEN proname IN ('flakeid_next_many', 'flakeid_uuidv7_many') THEN 's'
             WHEN proname IN ('flakeid_encode', 'flakeid_decode') THEN 'i'
             -- The 128-bit family's readers: no layout, the arguments alone decide.
             WHEN proname ~ '^flakeid_(uuid|ulid|typeid)' THEN 'i'
             WHEN 'layout' = ANY (proargnames) THEN 'i'
             ELSE 's' END), 'right'), count(*)
-          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "44"],
+          FROM pg_proc WHERE proname LIKE 'flakeid\_%'""", sep="|"), ["right", "46"],
            "the functions' volatility")
     expect(c.one("SELECT string_agg(provolatile::text, '') FROM pg_proc WHERE proname = 'convert_sequence_to_flakeid'"),
            "v", "convert_sequence_to_flakeid() is VOLATILE")
@@ -552,24 +573,24 @@ def section_borrow(run):
 
 
 def origins(run):
-    """flakeid's 3 replication origins, against the setting each major counts them by
+    """flakeid's 4 replication origins, against the setting each major counts them by
     (17 and older: max_replication_slots; 18: max_active_replication_origins): too
     few refuses the server at start, naming the setting; on 18 no slot is needed."""
     setting = "max_active_replication_origins" if MAJOR >= 18 else "max_replication_slots"
-    print(f"== settings: the origins need {setting} >= 3 on PostgreSQL {MAJOR}")
-    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 2").start_ctl()
+    print(f"== settings: the origins need {setting} >= 4 on PostgreSQL {MAJOR}")
+    c = run.cluster("origins", PRELOAD, "flakeid.node = 5", f"{setting} = 3").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     state = c.verdict()
-    check(state.startswith("failed: ") and f"need {setting} >= 3 (it is 2" in state,
-          f"the start-up check with {setting} = 2: {state}")
-    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 3 \(it is 2")
+    check(state.startswith("failed: ") and f"need {setting} >= 4 (it is 3" in state,
+          f"the start-up check with {setting} = 3: {state}")
+    c.expect_error("SELECT flakeid_next()", "55000", rf"start-up check failed: .*need {setting} >= 4 \(it is 3")
     c.stop_ctl()
     if MAJOR >= 18:
-        c.append_conf(f"{setting} = 3", "max_replication_slots = 0", "max_wal_senders = 0")
+        c.append_conf(f"{setting} = 4", "max_replication_slots = 0", "max_wal_senders = 0")
         c.start_ctl()
-        expect(c.verdict(), "ready", f"{setting} = 3 and max_replication_slots = 0")
+        expect(c.verdict(), "ready", f"{setting} = 4 and max_replication_slots = 0")
         c.sql("SELECT flakeid_next_many(1000)")
-        print("  max_replication_slots = 0, max_active_replication_origins = 3: ready, 1000 IDs")
+        print("  max_replication_slots = 0, max_active_replication_origins = 4: ready, 1000 IDs")
         c.stop_ctl()
 
 
@@ -1227,11 +1248,12 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "promote": section_promote, "crash": section_crash, "clock": section_clock, "copies": section_copies,
             "pg_upgrade": section_pg_upgrade,
             "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
-            "uuidfloor": section_uuidfloor, "order": section_order,
+            "uuidfloor": section_uuidfloor, "order": section_order, "repair": section_repair,
             "docs": section_docs}
 
 
-# The sections that mostly wait (pg_upgrade's servers stopping and starting and its
+# The sections that mostly wait (repair's writers waiting out its repairs,
+# pg_upgrade's servers stopping and starting and its
 # borrow windows passing; lease's servers restarting and leases lapsing after a
 # store is wiped; copies' borrow windows and restores; convert's pgbench clients
 # beside each conversion), and options, whose fresh cluster per case needs nothing of
@@ -1240,7 +1262,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
 # FIRST runs before they start: crash's restarted server must come back within its
 # borrowed lead (seconds), and clock's refusals need the clock the test set back to
 # be still behind (about 2 s), so neither runs beside them.
-APART = ("options", "pg_upgrade", "lease", "copies", "convert")
+APART = ("options", "pg_upgrade", "lease", "copies", "convert", "repair")
 FIRST = ("crash", "clock")
 APART_FAILED = "it ran in a process of its own: its output is above"
 

@@ -13,7 +13,11 @@
     with uuid_extract_timestamp and uuid_extract_version on our IDs, on uuidv7()'s and
     on gen_random_uuid()'s; flakeid_uuidv7(shift) and uuidv7(shift) carry the same time
 section_uuidfloor (its own section: clusters on faketime clocks): the sequence goes on
-above every UUID issued before a restart, a failover and a restore.
+above every UUID issued before a restart, a restart onto a clock 120 s behind (never
+refused: the timestamp advances from the floor, the lead in flakeid_status()), a
+failover and a restore; with flakeid.max_borrow_ms 30 s, 120 s and 600 s, after a
+start and a restart, with either family called first: 0 UUID calls refused, none
+stamped ahead of a clock that did not move.
 """
 import os
 import re
@@ -204,6 +208,13 @@ def batches(c):
     expect(c.one("SELECT count(*) FROM flakeid_uuidv7_many(0)"), "0", "flakeid_uuidv7_many(0)")
     c.expect_error("SELECT flakeid_uuidv7_many(-1)", "22023", r'invalid value for argument "n"')
     print("  flakeid_uuidv7_many(10000) between two single calls: 10,002 strictly increasing")
+    # A LIMIT stops it, in FROM too: 10,000,000 UUIDs made whole would spill past
+    # temp_file_limit (work_mem 64kB), and the sequence would move 152 ms.
+    got = c.sql("SET work_mem = '64kB'", "SET temp_file_limit = '1MB'",
+                "SELECT count(*) FROM (SELECT * FROM flakeid_uuidv7_many(10000000) LIMIT 5) s",
+                "SELECT count(*) FROM (SELECT flakeid_uuidv7_many(10000000) LIMIT 5) s", fields=True)
+    expect(got.split(), ["5", "5"], "LIMIT 5 of flakeid_uuidv7_many(10000000) in FROM and in a select list")
+    print("  LIMIT 5 of flakeid_uuidv7_many(10000000), in FROM and in a select list: 5 rows, no temporary file")
 
 
 def section_uuidfloor(run):
@@ -232,6 +243,20 @@ def section_uuidfloor(run):
     n = below(a, "u", "restart", "first")
     check(n == "0", f"{n} of 20,000 UUIDs after a restart onto a clock 5 s behind below the ones before it")
     print("  restart onto a clock 5 s behind: 0 of 20,000 new UUIDs below the 20,000 before it")
+
+    # A restart onto a clock 120 s behind the floor: never refused; the sequence goes
+    # on above the floor (its timestamps advancing from there), the lead stated.
+    a.stop_ctl()
+    set_clock(clock_a, "-120")
+    a.start_ctl(env=faketime_env(clock_a))
+    a.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'far' FROM generate_series(1, 10000)",
+          "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'far'")
+    n = below(a, "u", "far", "restart")
+    check(n == "0", f"{n} of 20,000 UUIDs after a restart onto a clock 120 s behind below the ones before it")
+    lead = int(a.one("SELECT uuid_lead_ms FROM flakeid_status()"))
+    check(100_000 <= lead <= 125_000, f"flakeid_status().uuid_lead_ms {lead} on a clock 120 s behind the floor")
+    print(f"  restart onto a clock 120 s behind: 0 of 20,000 new UUIDs below the ones before it, 0 refused; "
+          f"uuid_lead_ms {lead}")
 
     # A failover to a standby whose clock is 5 s behind. A session on the standby
     # calls before the old primary's last UUIDs and again after the promotion.
@@ -278,3 +303,40 @@ def section_uuidfloor(run):
     print(f"  rows restored from a clock 30 s ahead: 100 of 100 below them, then after flakeid_resume_after "
           f"(resumes after {resumed}) 0 of 10,000")
     b.stop_ctl()
+    uuids_beside_borrowing(run)
+
+
+def uuids_beside_borrowing(run):
+    """flakeid.max_borrow_ms of 30 s, 120 s and 600 s (a new cluster's 64-bit IDs start
+    that far ahead, and its 64-bit mark with them), after a start and after a
+    restart, with either family called first: every UUID call issues, and no UUID is
+    stamped ahead of a clock that did not move (its own mark, not the 64-bit one)."""
+    calls = {"uuid": "SELECT count(*) FROM (SELECT flakeid_uuidv7() FROM generate_series(1, 500)) s",
+             "next": "SELECT count(*) FROM (SELECT flakeid_next() FROM generate_series(1, 500)) s"}
+    for secs in (30, 120, 600):
+        for first in ("next", "uuid"):
+            c = run.cluster(f"ub{secs}{first}", PRELOAD, "flakeid.node = 3", "flakeid.overflow = 'borrow'",
+                            f"flakeid.max_borrow_ms = {secs * 1000}",
+                            "flakeid.clock_backwards = 'wait'", "flakeid.max_wait_ms = 5000").start_ctl()
+            c.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY)")
+            for when in ("start", "restart"):
+                if when == "restart":
+                    c.stop_ctl()
+                    c.start_ctl()
+                order = [first, "uuid" if first == "next" else "next"]
+                for name in order:
+                    rc, out = c.attempt(calls[name])
+                    check(rc == 0, f"max_borrow_ms {secs} s, after a {when}, {name} called "
+                                   f"{'first' if name == first else 'second'}: {out}")
+                c.sql("INSERT INTO u SELECT flakeid_uuidv7() FROM generate_series(1, 1000)",
+                      "INSERT INTO u SELECT flakeid_uuidv7_many(1000)")
+                # How far the newest UUID is ahead of the clock, read after it.
+                ahead = float(c.one("SELECT extract(epoch FROM flakeid_uuid_timestamp(id) - clock_timestamp()) "
+                                    "FROM u ORDER BY id DESC LIMIT 1"))
+                lead = int(c.one("SELECT uuid_lead_ms FROM flakeid_status()"))
+                check(ahead < 1 and lead < 1000,
+                      f"max_borrow_ms {secs} s, after a {when}, {first} first: the newest UUID {ahead:.1f} s "
+                      f"ahead of the clock, uuid_lead_ms {lead}")
+            c.stop_ctl()
+    print("  max_borrow_ms 30 s, 120 s, 600 s; after a start and a restart; either family first: "
+          "0 UUID calls refused, none stamped ahead of the clock")

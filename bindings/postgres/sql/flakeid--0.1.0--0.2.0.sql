@@ -60,7 +60,11 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"lease_state" TEXT,  /* Option < String > */
 	"lease_valid_until" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
 	"resumed_after" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
-	"resumed_because" TEXT  /* Option < String > */
+	"resumed_because" TEXT,  /* Option < String > */
+	"uuid_high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"uuid_lead_ms" bigint,  /* Option < i64 > */
+	"last_refusal" TEXT,  /* Option < String > */
+	"uuid_last_refusal" TEXT  /* Option < String > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
@@ -123,7 +127,11 @@ CREATE  FUNCTION @extschema@."flakeid_stats"() RETURNS TABLE (
 	"max_rollback_ms" bigint,  /* i64 */
 	"lease_state" TEXT,  /* Option < String > */
 	"lease_remaining_ms" bigint,  /* Option < i64 > */
-	"refusals" bigint  /* i64 */
+	"refusals" bigint,  /* i64 */
+	"uuid_refusals" bigint,  /* i64 */
+	"uuid_lead_ms" bigint,  /* i64 */
+	"repair_waits" bigint,  /* i64 */
+	"repair_wait_us" bigint  /* i64 */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
@@ -336,12 +344,18 @@ AS 'MODULE_PATHNAME', 'flakeid_uuidv7_last_at_wrapper';
 
 -- The 128-bit family's batch, explicit time and shifted now; restores of UUID
 -- columns (superusers only).
-CREATE  FUNCTION @extschema@."flakeid_uuidv7_many"(
+CREATE  FUNCTION @extschema@."flakeid_uuidv7_many_rows"(
 	"n" INT /* i32 */
 ) RETURNS SETOF uuid /* Uuid */
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_uuidv7_many_wrapper';
+CREATE FUNCTION @extschema@.flakeid_uuidv7_many(n integer) RETURNS SETOF uuid
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_many_rows(n)
+$$;
+COMMENT ON FUNCTION @extschema@.flakeid_uuidv7_many(integer) IS
+    'n UUIDv7s of the server''s sequence, increasing; made as they are read (a LIMIT stops it), in FROM too';
 CREATE  FUNCTION @extschema@."flakeid_uuidv7_at"(
 	"ts" timestamp with time zone /* TimestampWithTimeZone */
 ) RETURNS uuid /* Uuid */
@@ -361,3 +375,19 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_resume_after_uuid_wrapper';
 REVOKE ALL ON FUNCTION @extschema@.flakeid_resume_after(uuid) FROM PUBLIC;
+
+-- flakeid_next_many(n) made as its rows are read, in FROM too: an SQL function the
+-- planner inlines (so a LIMIT stops it) over the C function's rows
+-- (src/generate.rs says why it is STABLE).
+CREATE  FUNCTION @extschema@."flakeid_next_many_rows"(
+	"n" INT /* i32 */
+) RETURNS SETOF bigint /* i64 */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_next_many_wrapper';
+CREATE OR REPLACE FUNCTION @extschema@.flakeid_next_many(n integer) RETURNS SETOF bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_next_many_rows(n)
+$$;
+COMMENT ON FUNCTION @extschema@.flakeid_next_many(integer) IS
+    'n IDs from the server''s generator, increasing; made as they are read (a LIMIT stops it), in FROM too';

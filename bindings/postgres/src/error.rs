@@ -22,8 +22,14 @@ impl SqlFn {
     pub const UUIDV7: SqlFn = SqlFn("flakeid_uuidv7");
     pub const ULID: SqlFn = SqlFn("flakeid_ulid");
     pub const TYPEID: SqlFn = SqlFn("flakeid_typeid");
+    pub const UUIDV7_MANY: SqlFn = SqlFn("flakeid_uuidv7_many");
     /// The functions that read or take an ID apart (no generator involved).
     pub const PURE: SqlFn = SqlFn("flakeid");
+
+    /// Whether this is a function of the 128-bit family's sequence.
+    pub fn is_uuid(self) -> bool {
+        [SqlFn::UUIDV7, SqlFn::UUIDV7_MANY, SqlFn::ULID, SqlFn::TYPEID].contains(&self)
+    }
 }
 
 impl std::fmt::Display for SqlFn {
@@ -72,10 +78,24 @@ impl Report {
     }
 
     /// Raises this report as an ERROR of `func` that refuses an ID for the server's
-    /// state, counted in `flakeid_stats().refusals`.
+    /// state, counted in `flakeid_stats().refusals` (a UUID function's in
+    /// `uuid_refusals`) and named in `flakeid_status().last_refusal`.
     #[track_caller]
     pub fn refuse(self, func: SqlFn) -> ! {
-        crate::shmem::count_refusal();
+        let family = if func.is_uuid() {
+            crate::shmem::Family::Bits128
+        } else {
+            crate::shmem::Family::Bits64
+        };
+        let named = self.message.starts_with(func.0);
+        crate::shmem::count_refusal(
+            family,
+            &if named {
+                self.message.clone()
+            } else {
+                format!("{func}: {}", self.message)
+            },
+        );
         self.raise(func)
     }
 

@@ -4,7 +4,7 @@
 
 use crate::convert::timestamptz;
 use crate::error::{Report, SqlFn, raise_argument, to_bigint};
-use crate::shmem::{GuardState, LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
+use crate::shmem::{GuardState, LAST_REFUSAL, LEASE_STATUS, LeaseState, Resumed, STARTUP, TOTALS, Verdict, preloaded};
 use crate::{host_guard, mark, server, settings, startup};
 use flakeid_core::{check_batch, precise_now_ms};
 use pgrx::PgSqlErrorCode;
@@ -21,9 +21,11 @@ fn flakeid_next() -> i64 {
 /// IDs a `flakeid_next_many` call reserves at once (a tick's worth for snowflake).
 const MANY_CHUNK: usize = 4096;
 
-/// `n` IDs, increasing. Made in runs of [`MANY_CHUNK`] as rows are consumed, so a
-/// large `n` never holds gigabytes outside PostgreSQL's memory accounting.
-#[pg_extern(volatile, parallel_safe)]
+/// `n` IDs, increasing, one row per call (pgrx's value-per-call protocol). Made in
+/// runs of [`MANY_CHUNK`] as rows are consumed, so a large `n` never holds gigabytes
+/// outside PostgreSQL's memory accounting. SQL's `flakeid_next_many(n)` is the
+/// wrapper below; this is `flakeid_next_many_rows(n)`.
+#[pg_extern(volatile, parallel_safe, name = "flakeid_next_many_rows")]
 fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
     let f = SqlFn::NEXT_MANY;
     let n = match check_batch(i128::from(n)) {
@@ -38,6 +40,28 @@ fn flakeid_next_many(n: i32) -> SetOfIterator<'static, i64> {
     });
     SetOfIterator::new(runs.flatten())
 }
+
+// `flakeid_next_many(n)` as an SQL function of one SELECT, so that in `FROM` the
+// planner inlines it (as a subquery whose select list calls the rows function) and a
+// `LIMIT` stops it after the rows it reads: a C function in `FROM` is run to its end
+// into a tuplestore first (ExecMakeTableFunctionResult), whatever its protocol, and
+// `LIMIT 5` of 10,000,000 wrote hundreds of MB of temporary files. PostgreSQL inlines
+// only a function that is not VOLATILE (nor STRICT): the wrapper is STABLE, and the
+// call it inlines to is the VOLATILE rows function, so the query it lands in is
+// planned as volatile all the same. In a select list the wrapper runs lazily (one
+// row per call) too.
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION flakeid_next_many(n integer) RETURNS SETOF bigint
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_next_many_rows(n)
+$$;
+COMMENT ON FUNCTION flakeid_next_many(integer) IS
+    'n IDs from the server''s generator, increasing; made as they are read (a LIMIT stops it), in FROM too';
+"#,
+    name = "flakeid_next_many_inlined",
+    requires = [flakeid_next_many],
+);
 
 /// A superuser's confirmation, after a promotion or a restore, that this server may
 /// issue IDs under its node id: no other server can issue under it any more (the
@@ -146,6 +170,10 @@ fn flakeid_status() -> TableIterator<
         name!(lease_valid_until, Option<TimestampWithTimeZone>),
         name!(resumed_after, Option<TimestampWithTimeZone>),
         name!(resumed_because, Option<String>),
+        name!(uuid_high_water_mark, Option<TimestampWithTimeZone>),
+        name!(uuid_lead_ms, Option<i64>),
+        name!(last_refusal, Option<String>),
+        name!(uuid_last_refusal, Option<String>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -214,7 +242,21 @@ fn flakeid_status() -> TableIterator<
         held.filter(|h| h.wall_end_ms > 0).map(|h| timestamptz(h.wall_end_ms)),
         (s.resumed != Resumed::Unknown && !in_recovery).then(|| timestamptz(s.resume_after_ms)),
         (!in_recovery).then(|| startup::resumed_because(&s)).flatten(),
+        mark::read_uuid().ok().filter(|&ms| ms > 1).map(timestamptz),
+        preloaded().then(|| i64::try_from(crate::uuid::lead_ms()).unwrap_or(i64::MAX)),
+        last_refusal(0),
+        last_refusal(1),
     ))
+}
+
+/// A family's last refusal since the server started (0: the 64-bit family, 1: the
+/// 128-bit one), with its time; NULL when none.
+fn last_refusal(family: usize) -> Option<String> {
+    if !preloaded() {
+        return None;
+    }
+    let r = LAST_REFUSAL.share().0[family];
+    (r.at_ms > 0).then(|| format!("{}: {}", crate::convert::show_ms(r.at_ms), r.message()))
 }
 
 /// What the server's generator has done since the server started.
@@ -232,6 +274,10 @@ fn flakeid_stats() -> TableIterator<
         name!(lease_state, Option<String>),
         name!(lease_remaining_ms, Option<i64>),
         name!(refusals, i64),
+        name!(uuid_refusals, i64),
+        name!(uuid_lead_ms, i64),
+        name!(repair_waits, i64),
+        name!(repair_wait_us, i64),
     ),
 > {
     let f = SqlFn("flakeid_stats");
@@ -268,6 +314,10 @@ fn flakeid_stats() -> TableIterator<
         lease_state,
         lease_remaining_ms,
         big(t.refusals.load(Ordering::Relaxed)),
+        big(t.uuid_refusals.load(Ordering::Relaxed)),
+        big(crate::uuid::lead_ms()),
+        big(t.repair_waits.load(Ordering::Relaxed)),
+        big(t.repair_wait_us.load(Ordering::Relaxed)),
     ))
 }
 

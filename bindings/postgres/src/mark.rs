@@ -25,8 +25,14 @@ use std::ffi::CStr;
 pub const MARK_ORIGIN: &CStr = c"flakeid_high_water_mark";
 pub const OWNER_ORIGIN: &CStr = c"flakeid_node_owner";
 pub const IDENTITY_ORIGIN: &CStr = c"flakeid_owner_identity";
+/// The 128-bit family's own mark (crate::uuid): UUIDs up to this Unix ms may have
+/// been issued. Apart from the 64-bit mark, which that family's settings move ahead
+/// of the clock (its borrow window, a new owner's window): a UUID floor there would
+/// put UUIDs that far ahead, or refuse them. 0: not set yet (the start-up check
+/// sets it from the 64-bit mark, which covered UUIDs before this origin existed).
+pub const UUID_MARK_ORIGIN: &CStr = c"flakeid_uuid_mark";
 /// How many origins flakeid keeps (each takes one of [`crate::majors::origin_limit`]).
-pub const ORIGINS: i32 = 3;
+pub const ORIGINS: i32 = 4;
 
 /// The node id cleared to issue IDs, and the timeline it was cleared on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +67,7 @@ pub struct Durable {
 /// Creates the origins if they are missing (in the caller's transaction, which
 /// must commit before either progress is set).
 pub fn ensure_origins() {
-    for name in [MARK_ORIGIN, OWNER_ORIGIN, IDENTITY_ORIGIN] {
+    for name in [MARK_ORIGIN, OWNER_ORIGIN, IDENTITY_ORIGIN, UUID_MARK_ORIGIN] {
         // SAFETY: catalog functions called inside a transaction.
         unsafe {
             if pg_sys::replorigin_by_name(name.as_ptr(), true) == pg_sys::InvalidRepOriginId as pg_sys::RepOriginId {
@@ -83,18 +89,44 @@ fn missing(name: &CStr) -> Report {
     .hint("restart the server to recreate it (do not drop flakeid's replication origins)")
 }
 
+fn progress(name: &CStr) -> Result<u64, Report> {
+    // SAFETY: catalog lookup and a read of the origin's shared progress.
+    unsafe {
+        let id = pg_sys::replorigin_by_name(name.as_ptr(), true);
+        if id == pg_sys::InvalidRepOriginId as pg_sys::RepOriginId {
+            return Err(missing(name));
+        }
+        Ok(pg_sys::replorigin_get_progress(id, false))
+    }
+}
+
+/// The 128-bit family's durable mark: its own once set, else (a server whose
+/// start-up check has not set it yet: UUIDs were covered by the 64-bit mark until
+/// this origin existed) the 64-bit mark, which is never below it.
+pub fn read_uuid() -> Result<u64, Report> {
+    match progress(UUID_MARK_ORIGIN) {
+        Ok(ms) if ms > 0 => Ok(ms),
+        _ => progress(MARK_ORIGIN),
+    }
+}
+
+/// Raises the 128-bit family's mark as [`advance`] raises the 64-bit one.
+pub fn advance_uuid(next: impl FnOnce() -> Option<u64>) -> Result<Option<u64>, Report> {
+    set(UUID_MARK_ORIGIN, false, next)
+}
+
+/// Sets the 128-bit family's mark from the 64-bit one (`mark_ms`, read before this
+/// server issued anything) when it is not set yet; at least 1, so that it reads as
+/// set from now on (a new cluster's UUIDs then owe nothing to the 64-bit mark).
+pub fn init_uuid(mark_ms: u64) -> Result<(), Report> {
+    set(UUID_MARK_ORIGIN, false, || {
+        (progress(UUID_MARK_ORIGIN).ok() == Some(0)).then_some(mark_ms.max(1))
+    })
+    .map(drop)
+}
+
 /// The durable mark, owner and its writer (any server state, a standby's included).
 pub fn read() -> Result<Durable, Report> {
-    let progress = |name: &CStr| -> Result<u64, Report> {
-        // SAFETY: catalog lookup and a read of the origin's shared progress.
-        unsafe {
-            let id = pg_sys::replorigin_by_name(name.as_ptr(), true);
-            if id == pg_sys::InvalidRepOriginId as pg_sys::RepOriginId {
-                return Err(missing(name));
-            }
-            Ok(pg_sys::replorigin_get_progress(id, false))
-        }
-    };
     Ok(Durable {
         mark_ms: progress(MARK_ORIGIN)?,
         owner: Owner::decode(progress(OWNER_ORIGIN)?),

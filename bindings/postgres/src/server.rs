@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub const RESERVE_AHEAD_MS: u64 = 100;
 
 /// How far ahead of the clock (past what this server may borrow) an ID may be
-/// (`flakeid_resume_after`), and a UUID (its borrow: crate::uuid):
+/// (`flakeid_resume_after`, of either family):
 /// further, and it is not an ID of this server's layout, or its clock is wrong.
 pub const MAX_AHEAD_MS: u64 = 60_000;
 
@@ -209,7 +209,10 @@ impl Backend {
         let under = self.lease.as_ref().map_or(0, Check::begin);
         let id = match self.generator.next_id() {
             Ok(id) => id,
-            Err(err) => self.error(err, f),
+            Err(err) => {
+                self.unless_repair(err, f);
+                return self.issue(f, tries);
+            }
         };
         if let Some(l) = &self.lease
             && !l.allows(under, id >> self.time_shift)
@@ -231,7 +234,8 @@ impl Backend {
     fn fill_with(&self, out: &mut [u64], f: SqlFn, tries: u32) {
         let under = self.lease.as_ref().map_or(0, Check::begin);
         if let Err(err) = self.generator.fill(out) {
-            self.error(err, f);
+            self.unless_repair(err, f);
+            return self.fill_with(out, f, tries);
         }
         let Some(&last) = out.last() else { return };
         if let Some(l) = &self.lease
@@ -311,6 +315,18 @@ impl Backend {
             }
             Ok(None) => {}
             Err(report) => report.raise(f),
+        }
+    }
+
+    /// Returns (for the caller to draw again) once a clock behind the server's IDs
+    /// because of a `flakeid_resume_after(id)` has caught up
+    /// ([`crate::restore::wait_for_repair`]); any other error is raised.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn unless_repair(&self, err: Error, f: SqlFn) {
+        if !(matches!(err, Error::ClockMovedBackwards { .. }) && crate::restore::wait_for_repair()) {
+            self.error(err, f)
         }
     }
 

@@ -22,6 +22,14 @@ pub static UUID_COVERED: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_
 /// as it was when this server first issued as a primary (0: not yet; a standby
 /// never sets it, so a promoted one reads the mark it replayed) (crate::uuid).
 pub static UUID_FLOOR: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_floor") };
+/// The Unix ms until which a `flakeid_resume_after(id)` keeps the server's 64-bit
+/// IDs ahead of what its clock allows (crate::restore): a call that finds the clock
+/// behind before then waits for it instead of failing (0: none).
+pub static REPAIR_READY_AT: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_repair_ready_at") };
+/// The last refusal of each family, named (`flakeid_status().last_refusal`; held briefly).
+pub static LAST_REFUSAL: PgLwLock<LastRefusals> = unsafe { PgLwLock::new(c"flakeid_last_refusal") };
+/// 1 once this start's check has set the UUID mark if it was not (crate::mark::init_uuid).
+pub static UUID_MARK_READY: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_mark_ready") };
 /// The start-up check's findings (its lock is only ever held briefly).
 pub static STARTUP: PgLwLock<Startup> = unsafe { PgLwLock::new(c"flakeid_startup") };
 /// The lease's window as every backend checks it ([`lease_gate`]).
@@ -44,11 +52,14 @@ pub fn init() {
     pg_shmem_init!(UUID_COUNTER);
     pg_shmem_init!(UUID_COVERED);
     pg_shmem_init!(UUID_FLOOR);
+    pg_shmem_init!(UUID_MARK_READY);
     pg_shmem_init!(STARTUP);
     pg_shmem_init!(LEASE_GATE);
     pg_shmem_init!(LEASE_STATUS);
     pg_shmem_init!(GUARD);
     pg_shmem_init!(TOTALS);
+    pg_shmem_init!(REPAIR_READY_AT);
+    pg_shmem_init!(LAST_REFUSAL);
     PRELOADED.store(true, Ordering::Relaxed);
 }
 
@@ -56,10 +67,29 @@ pub fn preloaded() -> bool {
     PRELOADED.load(Ordering::Relaxed)
 }
 
-/// Counts a call refused for the server's state (see [`Totals::refusals`]).
-pub fn count_refusal() {
+/// Which family a refused call belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `flakeid_next()` and the other 64-bit functions.
+    Bits64,
+    /// `flakeid_uuidv7()`, `flakeid_ulid()`, `flakeid_typeid()`.
+    Bits128,
+}
+
+/// Counts a call refused for the server's state (see [`Totals::refusals`] and
+/// [`Totals::uuid_refusals`]) and keeps its message as its family's last.
+pub fn count_refusal(family: Family, message: &str) {
     if preloaded() {
-        TOTALS.get().refusals.fetch_add(1, Ordering::Relaxed);
+        let t = TOTALS.get();
+        let (count, last) = match family {
+            Family::Bits64 => (&t.refusals, 0),
+            Family::Bits128 => (&t.uuid_refusals, 1),
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+        let mut l = LAST_REFUSAL.exclusive();
+        let r = &mut l.0[last];
+        r.at_ms = flakeid_core::precise_now_ms();
+        r.len = store_text(&mut r.text, message);
     }
 }
 
@@ -363,7 +393,47 @@ pub struct Totals {
     /// Calls refused for the server's state (start-up check, host guard, lease,
     /// clock, settings): `flakeid_stats().refusals`.
     pub refusals: AtomicU64,
+    /// UUID calls refused (flakeid's origins missing, the engine's own errors):
+    /// `flakeid_stats().uuid_refusals`.
+    pub uuid_refusals: AtomicU64,
+    /// Calls that found the clock behind a `flakeid_resume_after(id)` and waited for
+    /// it (crate::restore), and their total time in µs.
+    pub repair_waits: AtomicU64,
+    pub repair_wait_us: AtomicU64,
 }
+
+/// A family's last refusal: when, and its message.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct LastRefusal {
+    pub at_ms: u64,
+    len: u16,
+    text: [u8; 480],
+}
+
+impl Default for LastRefusal {
+    fn default() -> Self {
+        LastRefusal {
+            at_ms: 0,
+            len: 0,
+            text: [0; 480],
+        }
+    }
+}
+
+impl LastRefusal {
+    pub fn message(&self) -> &str {
+        stored_text(&self.text, self.len)
+    }
+}
+
+/// The 64-bit family's last refusal, then the 128-bit family's.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct LastRefusals(pub [LastRefusal; 2]);
+
+// SAFETY: plain old data, no pointers.
+unsafe impl PGRXSharedMemory for LastRefusals {}
 
 // SAFETY: atomics only, no pointers.
 unsafe impl PGRXSharedMemory for Totals {}

@@ -511,7 +511,7 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     let (setting, limit) = crate::majors::origin_limit();
     if limit < mark::ORIGINS {
         let failed = Startup::failed(&format!(
-            "flakeid keeps its high-water mark, node owner and owner identity in {} replication origins, \
+            "flakeid keeps its two high-water marks, node owner and owner identity in {} replication origins, \
              which need {setting} >= {} (it is {limit}; set it in postgresql.conf and restart)",
             mark::ORIGINS,
             mark::ORIGINS
@@ -564,6 +564,14 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
     // SAFETY: a worker connecting once, as BackgroundWorker::connect_* do.
     unsafe { crate::majors::connect_to_template1(pg_sys::BGWORKER_BYPASS_ALLOWCONN) };
     BackgroundWorker::transaction(mark::ensure_origins);
+    // Before any ID of this start: the 64-bit mark still covers only what was issued
+    // before it (UUIDs wait for the verdict on a primary, crate::uuid).
+    if let Err(report) = BackgroundWorker::transaction(|| mark::read().and_then(|d| mark::init_uuid(d.mark_ms))) {
+        warning!("flakeid: the UUID high-water mark was not set: {}", report.message);
+    }
+    shmem::UUID_MARK_READY
+        .get()
+        .store(1, std::sync::atomic::Ordering::Release);
     let mut verdict = BackgroundWorker::transaction(check);
     if verdict.verdict == Verdict::Ready && verdict.resumed == Resumed::Upgrade {
         resume_after_upgrade(&mut verdict);

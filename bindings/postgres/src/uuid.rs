@@ -11,20 +11,28 @@
 //! random bits, as any two UUIDv7 generators' are.
 //!
 //! **Across restarts and failovers** the sequence goes on above the server's
-//! WAL-logged high-water mark (crate::mark), the one the 64-bit generator keeps:
-//! on a primary, a UUID of a millisecond the mark does not cover moves the mark
-//! past it first (once per [`RESERVE_AHEAD_MS`]: one relaxed compare per call
-//! otherwise), and the shared word starts above the mark after a restart, and
-//! above the mark it replayed on a promoted standby. A clock behind the mark is
-//! borrowed past ([`MAX_AHEAD_MS`], as a restore's floor): the UUIDs stay above the
-//! mark and the clock catches up. A standby writes no WAL: it issues as a primary
-//! does, from the mark it had replayed when its first session called.
+//! WAL-logged UUID high-water mark (crate::mark's [`mark::UUID_MARK_ORIGIN`]), the
+//! 128-bit family's own: on a primary, a UUID of a millisecond the mark does not
+//! cover moves the mark past it first (once per [`RESERVE_AHEAD_MS`]: one relaxed
+//! compare per call otherwise), and the shared word starts above the mark after a
+//! restart, and above the mark it replayed on a promoted standby. The 64-bit
+//! family's mark, which its settings move ahead of the clock (`max_borrow_ms`, a new
+//! owner's window), is not the UUIDs' floor: no 64-bit setting delays or refuses a
+//! UUID. A standby writes no WAL: it issues as a primary does, from the mark it had
+//! replayed when its first session called.
+//!
+//! **A clock behind the floor** (a restart onto a slower clock, a clock set back)
+//! never refuses a UUID: as PostgreSQL 18's `uuidv7()`, the sequence goes on above
+//! the floor, its timestamp field advancing from there (one millisecond per 65,536
+//! UUIDs) until the clock catches up: the generator borrows up to a day ahead
+//! ([`UUID_BORROW_MS`]). How far the newest UUID is ahead of the clock is
+//! `flakeid_status().uuid_lead_ms`.
 
 use crate::convert::{ok, timestamptz, unix_ms};
 use crate::error::{Report, SqlFn, raise_argument};
 use crate::mark;
-use crate::server::{MAX_AHEAD_MS, RESERVE_AHEAD_MS, refuse_unless_preloaded};
-use crate::shmem::{self, UUID_COUNTER, UUID_COVERED, UUID_FLOOR};
+use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
+use crate::shmem::{self, STARTUP, UUID_COUNTER, UUID_COVERED, UUID_FLOOR, UUID_MARK_READY, Verdict};
 use flakeid_core::{
     SharedCounter, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid, precise_now_ms,
     rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
@@ -37,11 +45,18 @@ use std::sync::atomic::Ordering;
 /// This backend's generator over the server's word (built at its first call).
 static GENERATOR: OnceLock<UuidGenerator<SharedCounter>> = OnceLock::new();
 
+/// The UUIDs' borrow window: the longest the engine takes (a day), so a clock behind
+/// the floor is no refusal (the floor is the clock's stand-in until it catches up)
+/// unless it is more than a day behind, a clock no server should run on. Only a
+/// clock behind the floor puts UUIDs ahead of it: 65,536 UUIDs per millisecond are
+/// more than SQL calls make.
+pub const UUID_BORROW_MS: u64 = flakeid_core::MAX_POLICY_MS;
+
 /// A generator over the server's word that starts after `floor_ms` (building one
 /// moves the word there: it only ever moves forward).
 fn over_word(floor_ms: u64) -> Result<UuidGenerator<SharedCounter>, flakeid_core::Error> {
     UuidGenerator::builder()
-        .max_borrow_ms(MAX_AHEAD_MS)
+        .max_borrow_ms(UUID_BORROW_MS)
         .resume_after_ms(floor_ms)
         .build_shared(UUID_COUNTER.get())
 }
@@ -52,13 +67,45 @@ fn generator(f: SqlFn) -> &'static UuidGenerator<SharedCounter> {
         return g;
     }
     refuse_unless_preloaded(f, "its UUIDs are one increasing sequence per server, in shared memory");
+    // SAFETY: a PostgreSQL function without arguments.
+    if !unsafe { pg_sys::RecoveryInProgress() } {
+        wait_for_check();
+    }
     let built = ok(over_word(durable_mark_ms(f)), "uuid");
     GENERATOR.get_or_init(|| built)
 }
 
-/// The WAL-logged mark.
+/// The WAL-logged UUID mark.
 fn durable_mark_ms(f: SqlFn) -> u64 {
-    with_origins(f, || mark::read().map(|durable| durable.mark_ms))
+    with_origins(f, mark::read_uuid)
+}
+
+/// How long a primary's first UUID call waits for the start-up check: it creates
+/// flakeid's origins on a new cluster, and a loaded host may start its worker late
+/// (about 11 s was seen); a call then waits, rather than fail on a missing origin.
+const CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits (bounded: [`CHECK_WAIT`]) for the start-up check to create the origins and
+/// set the UUID mark from the 64-bit one if it was not (crate::mark::init_uuid):
+/// before it, the floor would be the 64-bit mark, which that family's window may
+/// have moved ahead. Not for a check that gave up before it (its verdict says so).
+fn wait_for_check() {
+    let started = std::time::Instant::now();
+    while UUID_MARK_READY.get().load(Ordering::Acquire) == 0
+        && STARTUP.share().verdict == Verdict::Checking
+        && started.elapsed() < CHECK_WAIT
+    {
+        shmem::pause();
+    }
+}
+
+/// How far the server's newest UUID is ahead of the clock (ms; 0: not ahead, or none yet).
+pub fn lead_ms() -> u64 {
+    let next = UUID_COUNTER.get().load(Ordering::Acquire);
+    if next == 0 {
+        return 0;
+    }
+    ((next - 1) >> 16).saturating_sub(precise_now_ms())
 }
 
 /// `op` on flakeid's replication origins, which the start-up worker creates at the
@@ -70,9 +117,31 @@ fn with_origins<T>(f: SqlFn, mut op: impl FnMut() -> Result<T, Report>) -> T {
         match op() {
             Ok(v) => return v,
             Err(_) if started.elapsed() < shmem::WORKER_WAIT => shmem::pause(),
-            Err(report) => report.raise(f),
+            Err(report) => report.refuse(f),
         }
     }
+}
+
+/// What the generator drew, or the call refused (counted in
+/// `flakeid_stats().uuid_refusals`): the engine's errors here are the server's state
+/// (its time range, a cancel), never an argument's.
+#[inline(always)]
+#[track_caller]
+fn drawn<T>(result: Result<T, flakeid_core::Error>, f: SqlFn) -> T {
+    match result {
+        Ok(v) => v,
+        Err(err) => refuse_drawing(err, f),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn refuse_drawing(err: flakeid_core::Error, f: SqlFn) -> ! {
+    if err.kind() == flakeid_core::ErrorKind::Interrupted {
+        pgrx::check_for_interrupts!();
+    }
+    Report::new(crate::error::sqlstate(err.kind()), format!("{f}: {err}")).refuse(f)
 }
 
 fn value(id: Uuid) -> u128 {
@@ -122,6 +191,7 @@ fn settle(f: SqlFn, first: u128, last: u128) -> bool {
         return false;
     }
     if UUID_FLOOR.get().load(Ordering::Acquire) == 0 {
+        wait_for_check();
         let mark_ms = durable_mark_ms(f);
         ok(over_word(mark_ms), "uuid");
         UUID_FLOOR.get().fetch_max(mark_ms + 1, Ordering::Release);
@@ -133,12 +203,12 @@ fn settle(f: SqlFn, first: u128, last: u128) -> bool {
     false
 }
 
-/// Moves the durable mark past `ms` (and the clock) by [`RESERVE_AHEAD_MS`], as the
-/// 64-bit generator's reservation; UUIDs up to the new mark are then covered.
+/// Moves the durable UUID mark past `ms` (and the clock) by [`RESERVE_AHEAD_MS`], as
+/// the 64-bit generator's reservation; UUIDs up to the new mark are then covered.
 fn cover(ms: u64, f: SqlFn) {
     let bound = UUID_COVERED.get();
     let moved = with_origins(f, || {
-        mark::advance(|| {
+        mark::advance_uuid(|| {
             (ms >= bound.load(Ordering::Acquire)).then(|| ms.max(precise_now_ms()).saturating_add(RESERVE_AHEAD_MS))
         })
     });
@@ -147,11 +217,11 @@ fn cover(ms: u64, f: SqlFn) {
     }
 }
 
-/// `flakeid_resume_after(uuid)`: the word and the mark past `at_ms`, and the floor
-/// with them (UUIDs drawn below it meanwhile are drawn again).
+/// `flakeid_resume_after(uuid)`: the word and the UUID mark past `at_ms`, and the
+/// floor with them (UUIDs drawn below it meanwhile are drawn again).
 pub fn resume_after(at_ms: u64, f: SqlFn) {
     ok(over_word(at_ms), "id");
-    with_origins(f, || mark::advance(|| Some(at_ms)));
+    with_origins(f, || mark::advance_uuid(|| Some(at_ms)));
     UUID_FLOOR.get().fetch_max(at_ms + 1, Ordering::Release);
 }
 
@@ -159,7 +229,7 @@ pub fn resume_after(at_ms: u64, f: SqlFn) {
 #[inline]
 fn next(f: SqlFn) -> u128 {
     let g = generator(f);
-    settled(f, || ok(g.next_uuid7(), "uuid"), |u| Some((*u, *u)))
+    settled(f, || drawn(g.next_uuid7(), f), |u| Some((*u, *u)))
 }
 
 /// The next UUIDv7 (RFC 9562), above every UUID this server issued since it started.
@@ -172,10 +242,12 @@ fn flakeid_uuidv7() -> Uuid {
 const MANY_CHUNK: usize = 4096;
 
 /// `n` UUIDv7s, increasing and in call order with the server's other UUIDs, made in
-/// runs of [`MANY_CHUNK`] as rows are consumed; `n` as `flakeid_next_many(n)`.
-#[pg_extern(volatile, parallel_safe)]
+/// runs of [`MANY_CHUNK`] as rows are consumed, one row per call; `n` as
+/// `flakeid_next_many(n)`. SQL's `flakeid_uuidv7_many(n)` is the wrapper below (why:
+/// `flakeid_next_many`'s, crate::generate); this is `flakeid_uuidv7_many_rows(n)`.
+#[pg_extern(volatile, parallel_safe, name = "flakeid_uuidv7_many_rows")]
 fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
-    let f = SqlFn("flakeid_uuidv7_many");
+    let f = SqlFn::UUIDV7_MANY;
     let n = match check_batch(i128::from(n)) {
         Ok(n) => n,
         Err(err) => raise_argument(err, "n"),
@@ -185,13 +257,26 @@ fn flakeid_uuidv7_many(n: i32) -> SetOfIterator<'static, Uuid> {
         let len = MANY_CHUNK.min(n - start);
         let run = settled(
             f,
-            || ok(g.next_uuid7s(len), "n"),
+            || drawn(g.next_uuid7s(len), f),
             |v| v.first().zip(v.last()).map(|(a, b)| (*a, *b)),
         );
         run.into_iter().map(uuid)
     });
     SetOfIterator::new(runs.flatten())
 }
+
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION flakeid_uuidv7_many(n integer) RETURNS SETOF uuid
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT @extschema@.flakeid_uuidv7_many_rows(n)
+$$;
+COMMENT ON FUNCTION flakeid_uuidv7_many(integer) IS
+    'n UUIDv7s of the server''s sequence, increasing; made as they are read (a LIMIT stops it), in FROM too';
+"#,
+    name = "flakeid_uuidv7_many_inlined",
+    requires = [flakeid_uuidv7_many],
+);
 
 /// A UUIDv7 of `ts`'s millisecond and 74 random bits: outside the server's
 /// sequence (not ordered after its other UUIDs, nor among others of that
