@@ -106,9 +106,16 @@ pub fn wait_for_verdict(f: SqlFn) -> u64 {
             Verdict::Ready => return s.resume_after_ms,
             // After pg_upgrade: wait it out when it ends within the call's wait, so a
             // retrying script gets its first ID as soon as it can; else say how long.
+            // Once the window has passed, the worker still writes the mark past it and
+            // clears the upgrade's marker (a WAL-logged transaction) before it says
+            // ready: a call that waited out the window waits for that too, for as long
+            // as a call waits for a worker.
             Verdict::Checking if s.resumed == Resumed::Upgrade => {
                 let left = upgrade_wait_left_ms(&s);
-                if u128::from(left) + started.elapsed().as_millis() <= WORKER_WAIT.as_millis() {
+                let waited = started.elapsed().as_millis();
+                if u128::from(left) + waited <= WORKER_WAIT.as_millis()
+                    || (left == 0 && waited <= 2 * WORKER_WAIT.as_millis())
+                {
                     shmem::pause();
                     continue;
                 }
