@@ -14,14 +14,14 @@
 //! **Writers go on.** Until the clock reaches the ID (less what the server may
 //! borrow), every backend's next ID is ahead of what its clock allows: the caller
 //! waits for that, as documented, and so does any other session's call that finds
-//! the clock behind meanwhile ([`wait_for_repair`]; bounded by the same wait, at
+//! the clock behind meanwhile ([`crate::server::wait_for_repair`]; bounded by the same wait, at
 //! most [`MAX_AHEAD_MS`]), whatever `flakeid.clock_backwards` says: a repair is
 //! not a clock that went back, and no writer fails for it.
 
 use crate::convert::{show_ms, timestamptz};
 use crate::error::{Report, SqlFn, from_bigint};
-use crate::server::{MAX_AHEAD_MS, refuse_unless_preloaded, refuse_unless_writable};
-use crate::shmem::{self, COUNTER, REPAIR_READY_AT, TOTALS, lease_gate};
+use crate::server::{MAX_AHEAD_MS, refuse_unless_preloaded, refuse_unless_writable, wait_until};
+use crate::shmem::{COUNTER, REPAIR_READY_AT, lease_gate};
 use crate::{mark, settings, upgrade};
 use flakeid_core::lease::SharedGate;
 use flakeid_core::precise_now_ms;
@@ -29,7 +29,6 @@ use pgrx::PgSqlErrorCode;
 use pgrx::datum::TimestampWithTimeZone;
 use pgrx::prelude::*;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 /// Moves the server's generator past `id` (an ID of the server's layout): every ID
 /// issued from now on, by any session and after a restart, is larger. Returns the
@@ -76,38 +75,6 @@ fn flakeid_resume_after(id: i64) -> TimestampWithTimeZone {
     // borrow) reaches it, so that the caller's next ID does not meet a clock "behind".
     wait_until(ready_at);
     timestamptz(at_ms)
-}
-
-/// Waits (interruptibly) until the clock reads `ready_at`.
-fn wait_until(ready_at: u64) {
-    while precise_now_ms() < ready_at {
-        shmem::wait(Some(Duration::from_millis(
-            ready_at.saturating_sub(precise_now_ms()).clamp(1, 100),
-        )));
-        pgrx::check_for_interrupts!();
-    }
-}
-
-/// A call that found the clock behind the server's IDs: true when a
-/// `flakeid_resume_after(id)` put them there and the call waited for the clock to
-/// reach what it allows (counted in `flakeid_stats().repair_waits`): the caller
-/// draws again. False when no repair is pending: the clock went back.
-#[cold]
-#[inline(never)]
-pub fn wait_for_repair() -> bool {
-    let ready_at = REPAIR_READY_AT.get().load(Ordering::Acquire);
-    if precise_now_ms() >= ready_at {
-        return false;
-    }
-    let started = Instant::now();
-    wait_until(ready_at);
-    let t = TOTALS.get();
-    t.repair_waits.fetch_add(1, Ordering::Relaxed);
-    t.repair_wait_us.fetch_add(
-        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-        Ordering::Relaxed,
-    );
-    true
 }
 
 pgrx::extension_sql!(

@@ -19,7 +19,7 @@
 
 use crate::convert::show_ms;
 use crate::error::{Report, SqlFn};
-use crate::shmem::{COUNTER, COVERED, STARTUP, TOTALS, lease_gate, preloaded};
+use crate::shmem::{COUNTER, COVERED, REPAIR_READY_AT, STARTUP, TOTALS, lease_gate, preloaded};
 use crate::startup::wait_for_verdict;
 use crate::{conflict, host_guard, lease, mark, settings};
 use flakeid_core::lease::{AfterRefusal, SharedGate, SharedGateCheck as Check};
@@ -27,6 +27,7 @@ use flakeid_core::{Error, ErrorKind, Generator, Layout, SharedCounter, Stats, pr
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// How far the high-water mark is reserved ahead of the newest ID (and of the clock).
 /// Small, because a server restarted within this time of its last reservation finds
@@ -320,12 +321,12 @@ impl Backend {
 
     /// Returns (for the caller to draw again) once a clock behind the server's IDs
     /// because of a `flakeid_resume_after(id)` has caught up
-    /// ([`crate::restore::wait_for_repair`]); any other error is raised.
+    /// ([`wait_for_repair`]); any other error is raised.
     #[cold]
     #[inline(never)]
     #[track_caller]
     fn unless_repair(&self, err: Error, f: SqlFn) {
-        if !(matches!(err, Error::ClockMovedBackwards { .. }) && crate::restore::wait_for_repair()) {
+        if !(matches!(err, Error::ClockMovedBackwards { .. }) && wait_for_repair()) {
             self.error(err, f)
         }
     }
@@ -437,4 +438,36 @@ unsafe extern "C-unwind" fn at_end_of_transaction(event: pg_sys::XactEvent::Type
     ) {
         add_to_totals();
     }
+}
+
+/// Waits (interruptibly) until the clock reads `ready_at`.
+pub fn wait_until(ready_at: u64) {
+    while precise_now_ms() < ready_at {
+        crate::shmem::wait(Some(Duration::from_millis(
+            ready_at.saturating_sub(precise_now_ms()).clamp(1, 100),
+        )));
+        pgrx::check_for_interrupts!();
+    }
+}
+
+/// A call that found the clock behind the server's IDs: true when a
+/// `flakeid_resume_after(id)` (crate::restore) put them there and the call waited
+/// for the clock to reach what it allows (counted in `flakeid_stats().repair_waits`):
+/// the caller draws again. False when no repair is pending: the clock went back.
+#[cold]
+#[inline(never)]
+pub fn wait_for_repair() -> bool {
+    let ready_at = REPAIR_READY_AT.get().load(Ordering::Acquire);
+    if precise_now_ms() >= ready_at {
+        return false;
+    }
+    let started = Instant::now();
+    wait_until(ready_at);
+    let t = TOTALS.get();
+    t.repair_waits.fetch_add(1, Ordering::Relaxed);
+    t.repair_wait_us.fetch_add(
+        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+    true
 }
