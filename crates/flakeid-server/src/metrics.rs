@@ -165,8 +165,8 @@ const ROUTES: [(&str, BodyBudget); 23] = {
         ("other", Small),
     ]
 };
-/// The routes matched by their exact path; the others are patterns.
-const EXACT_ROUTES: usize = 20;
+/// The routes matched by their exact path: those before the first pattern.
+const EXACT_ROUTES: usize = Route::DECODE.0 as usize;
 
 /// The route label of a request: an index into [`ROUTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,9 +216,9 @@ impl Route {
     /// The first and last gRPC method in [`ROUTES`].
     const GRPC: std::ops::RangeInclusive<u8> = Route::named("/flakeid.v1.Flakeid/Next").0
         ..=Route::named("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo").0;
-    const DECODE: Route = Route(EXACT_ROUTES as u8);
-    const UNSEAL: Route = Route(EXACT_ROUTES as u8 + 1);
-    const OTHER: Route = Route(EXACT_ROUTES as u8 + 2);
+    const DECODE: Route = Route::named("/v1/decode/{id}");
+    const UNSEAL: Route = Route::named("/v1/unseal/{id}");
+    const OTHER: Route = Route::named("other");
 
     /// The label.
     pub fn name(self) -> &'static str {
