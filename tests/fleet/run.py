@@ -25,12 +25,15 @@ the group's variables: no node id, no lease, no FLAKEID_HOST_GUARD unless said.
   node id exists), 0 IDs repeated across them, each app's IDs increasing.
 * pods denied: the same with `flakeid-denied`, bound to nothing: every app refused
   with the Role and RoleBinding to apply, 0 IDs.
-* containers: no Kubernetes. A private /tmp alone (no container marker: the control)
-  takes a node id on the host; with a marker each is refused, naming it, 0 IDs: the
-  variable `container`, podman's /run/.containerenv, systemd's PrivateTmp (a /tmp bound
-  from `systemd-private-*`); with FLAKEID_HOST_GUARD set it takes one on the host (the
-  documented line for a test runner in a CI container: docs/design.md, "CI in a
-  container").
+* containers: no Kubernetes. Three pods whose /tmp is a tmpfs of their own and that
+  carry no container marker (as `unshare`, bwrap or firejail make them) are each refused,
+  naming that /tmp, 0 IDs; so is a pod with a marker, naming it: the variable
+  `container`, podman's /run/.containerenv, systemd's PrivateTmp (a /tmp bound from
+  `systemd-private-*`). Two pods whose /tmp is one directory of the machine, propagated
+  into their namespaces (`--propagation slave`, as systemd's hardened services get it)
+  take distinct node ids on the host, 0 repeats; with FLAKEID_HOST_GUARD set a marked pod
+  takes one on the host (the documented line for a test runner in a CI container:
+  docs/design.md, "CI in a container").
 * guard: an unusable host guard directory and no node id, each refused, 0 IDs: a
   read-only /tmp, a directory another account made (the app runs as nobody), a full
   tmpfs, the default directory on a read-only /tmp with FLAKEID_SINGLE_INSTANCE=true,
@@ -122,7 +125,10 @@ def pod_main(spec_file):
             f.write(spec["namespace"])
     tmp, kind = f"{root}/tmp", spec.get("tmp", "private")
     opts = {"read-only": "ro,mode=1777", "full": "size=64k,mode=1777"}.get(kind, "mode=1777")
-    sh("mount", "-t", "tmpfs", "-o", opts, "tmp", tmp)
+    if kind == "machine's":
+        sh("mount", "--bind", spec["shared"], tmp)
+    else:
+        sh("mount", "-t", "tmpfs", "-o", opts, "tmp", tmp)
     if kind == "full":
         try:
             with open(f"{tmp}/filler", "wb") as f:
@@ -225,7 +231,8 @@ def run_group(work, group, pods):
             procs[name] = (
                 out,
                 subprocess.Popen(
-                    ["unshare", "--mount", "--uts", "--pid", "--fork", "--propagation", "private"]
+                    ["unshare", "--mount", "--uts", "--pid", "--fork"]
+                    + ["--propagation", spec.get("propagation", "private")]
                     + [sys.executable, os.path.abspath(__file__), "pod", out + ".json"]
                 ),
             )
@@ -343,8 +350,24 @@ def kube_pods(cases, work, env):
 
 
 def containers(cases, work):
+    # One directory of the machine, a shared mount: pods started with `--propagation
+    # slave` see it as `master:N`, as a hardened systemd service sees the host's /tmp.
+    shared = os.path.join(work, "machine-tmp")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    sh("mount", "--bind", shared, shared)
+    try:
+        sh("mount", "--make-shared", shared)
+        containers_with(cases, work, shared)
+    finally:
+        subprocess.run(["umount", shared], check=False)
+
+
+def containers_with(cases, work, shared):
+    machines = {"tmp": "machine's", "shared": shared, "propagation": "slave"}
     pods = {
-        "control": {},
+        **{f"own-tmp-{i}": {} for i in range(3)},
+        **{f"machine-tmp-{i}": machines for i in range(2)},
         "podman": {"env": {"container": "podman"}},
         "containerenv": {"containerenv": True},
         "private-tmp": {"tmp": "systemd-private"},
@@ -354,19 +377,30 @@ def containers(cases, work):
     by = {a.name: a for a in apps}
     # The machine's own container signs that no pod hides (a cgroup): then every
     # pod is refused for it, and no refusal can name the pod's own sign.
-    control = by["control/python"]
+    control = by["machine-tmp-0/python"]
     machine = control.rc != 0 and "runs in a container (" in (control.refusal or "")
     if machine:
         print(f"     containers: the machine itself is seen as a container: {control!r}")
     else:
-        for app in ("python", "cli"):
-            a = by[f"control/{app}"]
+        hosts = [by[f"machine-tmp-{i}/{app}"] for i in range(2) for app in ("python", "cli")]
+        for a in hosts:
             cases.record(
-                f"containers: {a.name} (a private /tmp, no marker) took a node id on the host",
-                a.rc == 0 and len(a.ids) == COUNT and a.info.get("origin", "host") == "host",
+                f"containers: {a.name} (the machine's /tmp, propagated) took a node id on the host",
+                a.rc == 0
+                and len(a.ids) == COUNT
+                and a.increasing()
+                and a.info.get("origin", "host") == "host",
                 repr(a),
             )
+        nodes = [sorted(a.nodes()) for a in hosts]
+        cases.record(
+            "containers: the machine's /tmp apps: four node ids, 0 repeats",
+            len({n for ns in nodes for n in ns}) == 4 and repeats(hosts) == 0,
+            f"nodes {nodes}, {repeats(hosts)} repeated",
+        )
+    own = "its /tmp is a mount of its own mount namespace that no other namespace shares"
     for pod, sign in (
+        *((f"own-tmp-{i}", own) for i in range(3)),
         ("podman", "the variable container is set"),
         ("containerenv", "/run/.containerenv exists"),
         ("private-tmp", "/tmp is systemd's PrivateTmp"),
@@ -440,7 +474,7 @@ def main(argv):
             print("skip pods: no kube-apiserver (FLAKEID_LEASE_REQUIRE=0)", flush=True)
         else:
             cases.failed("pods", "no kube-apiserver: run under testenv.py run --kube")
-        with cases.case("containers: five processes ran"):
+        with cases.case("containers: nine pods ran"):
             containers(cases, work)
         with cases.case("guard: five processes ran"):
             guards(cases, work)

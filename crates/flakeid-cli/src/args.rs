@@ -36,7 +36,7 @@ Environment (an empty variable counts as unset; the command line wins):
 * FLAKEID_LISTEN: serve's address, as --listen
 * FLAKEID_LOG: serve's log filter, a level (info by default) or target=level directives
 
-Node ids: without --node, --datacenter/--worker or --lease, generate takes a free node id on this host (across hosts, give one or a lease); serve without one issues 128-bit IDs only (and refuses any option for 64-bit IDs).";
+Node ids: without --node, --datacenter/--worker or --lease, generate leases one from the API server in a Kubernetes pod (KUBERNETES_SERVICE_HOST), takes a free node id on a host, and refuses in a container outside Kubernetes (or with a /tmp of its own) unless FLAKEID_HOST_GUARD names a directory its replicas share or FLAKEID_SINGLE_INSTANCE=true; across hosts, give a node id or a lease. serve without one issues 128-bit IDs only (and refuses any option for 64-bit IDs).";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -167,7 +167,11 @@ impl Surroundings {
 static CONTAINER_FILES: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// A file's text; a marker file that exists but cannot be read counts all the same.
+/// A namespace's link (`/proc/…/ns/…`) reads as its target, such as `mnt:[4026531832]`.
 fn read_marker(path: &str) -> Option<String> {
+    if path.contains("/ns/") {
+        return std::fs::read_link(path).ok().map(|t| t.to_string_lossy().into_owned());
+    }
     std::fs::read_to_string(path)
         .ok()
         .or_else(|| std::path::Path::new(path).exists().then(String::new))
@@ -207,14 +211,85 @@ pub(crate) fn container_signal(exists: impl Fn(&str) -> bool, read: impl Fn(&str
     {
         return Some(format!("/proc/self/cgroup names {word}"));
     }
-    let private_tmp = read("/proc/self/mountinfo").is_some_and(|m| {
-        m.lines().any(|line| {
-            let mut fields = line.split(' ');
-            let root = fields.nth(3).unwrap_or("");
-            fields.next() == Some("/tmp") && root.contains("systemd-private-")
-        })
+    let mountinfo = read("/proc/self/mountinfo")?;
+    let private_tmp = mountinfo.lines().any(|line| {
+        let mut fields = line.split(' ');
+        let root = fields.nth(3).unwrap_or("");
+        fields.next() == Some("/tmp") && root.contains("systemd-private-")
     });
-    private_tmp.then(|| "/tmp is systemd's PrivateTmp".to_string())
+    if private_tmp {
+        return Some("/tmp is systemd's PrivateTmp".to_string());
+    }
+    (own_mount_namespace(&read) && !propagated(&mountinfo, DEFAULT_GUARD_DIR)).then(|| {
+        "its /tmp is a mount of its own mount namespace that no other namespace shares \
+         (unshare, bwrap, firejail)"
+            .to_string()
+    })
+}
+
+/// The host guard's directory when `FLAKEID_HOST_GUARD` names none (unix).
+pub(crate) const DEFAULT_GUARD_DIR: &str = "/tmp/flakeid-host-guard";
+
+/// Namespace inode numbers below this are the initial namespaces' (fixed numbers,
+/// the kernel's include/linux/proc_ns.h); every other namespace is numbered from it
+/// up. The initial PID and user namespaces have had fixed numbers since Linux 3.8,
+/// the initial mount namespace only on recent kernels (6.18 here).
+const PROC_DYNAMIC_FIRST: u64 = 0xF000_0000;
+
+/// A namespace link's inode number (`mnt:[4026531832]` → 4026531832).
+fn ns_inode(read: &impl Fn(&str) -> Option<String>, link: &str) -> Option<u64> {
+    let text = read(link)?;
+    text.trim().split_once(":[")?.1.strip_suffix(']')?.parse().ok()
+}
+
+/// Whether this process has a mount namespace of its own rather than the host's,
+/// where that can be told: a fixed-number mount namespace is the host's; a PID or
+/// user namespace of its own means a sandbox (unshare, bwrap, firejail), whose mount
+/// namespace is its own too; otherwise it is compared with PID 1's, when that can
+/// be read. Unknown counts as the host's: a process whose surroundings cannot be
+/// read is not refused on a guess.
+fn own_mount_namespace(read: &impl Fn(&str) -> Option<String>) -> bool {
+    let Some(mnt) = ns_inode(read, "/proc/self/ns/mnt") else {
+        return false;
+    };
+    if mnt < PROC_DYNAMIC_FIRST {
+        return false;
+    }
+    let sandboxed = ["/proc/self/ns/pid", "/proc/self/ns/user"]
+        .into_iter()
+        .any(|link| ns_inode(read, link).is_some_and(|ino| ino >= PROC_DYNAMIC_FIRST));
+    sandboxed || ns_inode(read, "/proc/1/ns/mnt").is_some_and(|init| init != mnt)
+}
+
+/// Whether the mount that holds `dir` (the last mount listed at the longest mount
+/// point above it) is propagated to or from another mount namespace (`shared:` or
+/// `master:` in /proc/self/mountinfo), so that its files are the host's. A mount of
+/// a namespace's own (a tmpfs mounted on /tmp after `unshare --mount`) has neither.
+fn propagated(mountinfo: &str, dir: &str) -> bool {
+    let mut best: Option<(usize, bool)> = None;
+    for line in mountinfo.lines() {
+        let Some((head, _)) = line.split_once(" - ") else {
+            continue;
+        };
+        let fields: Vec<&str> = head.split(' ').collect();
+        let Some(point) = fields.get(4).map(|p| p.replace("\\040", " ")) else {
+            continue;
+        };
+        let under = dir == point
+            || point == "/"
+            || dir
+                .strip_prefix(point.as_str())
+                .is_some_and(|rest| rest.starts_with('/'));
+        if under && best.is_none_or(|(len, _)| point.len() >= len) {
+            let tagged = fields
+                .get(6..)
+                .unwrap_or_default()
+                .iter()
+                .any(|f| f.starts_with("shared:") || f.starts_with("master:"));
+            best = Some((point.len(), tagged));
+        }
+    }
+    best.is_some_and(|(_, tagged)| tagged)
 }
 
 /// The node id's origin, or the refusal that names the fixes.
@@ -472,6 +547,86 @@ mod tests {
             container_signal(|_| false, read).as_deref(),
             Some("/tmp is systemd's PrivateTmp")
         );
+    }
+
+    /// A /tmp of a mount namespace's own, with no marker: the namespaces' links and the
+    /// mount table decide. Namespace numbers: 0xEFFFFFF8 = 4026531832 (the initial mount
+    /// namespace's fixed number on recent kernels), 0xEFFFFFFC = 4026531836 (the initial
+    /// PID namespace's), 4026531840 and up (any other).
+    #[test]
+    fn a_tmp_no_other_namespace_shares_is_a_sign() {
+        let own_tmp = "25 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw\n\
+                       90 25 0:50 / /tmp rw - tmpfs tmp rw\n";
+        let hosts_tmp = "25 1 8:1 / / rw master:1 - ext4 /dev/sda1 rw\n\
+                         90 25 0:31 / /tmp rw master:7 - tmpfs tmpfs rw\n";
+        // /tmp not a mount of its own: the root's (untagged in a fresh namespace).
+        let under_root = "25 1 8:1 / / rw - ext4 /dev/sda1 rw\n";
+        let read = |table: &'static str, links: &'static [(&'static str, &'static str)]| {
+            move |p: &str| {
+                if p == "/proc/self/mountinfo" {
+                    return Some(table.to_string());
+                }
+                links.iter().find(|(l, _)| *l == p).map(|(_, t)| t.to_string())
+            }
+        };
+        let sign = Some(
+            "its /tmp is a mount of its own mount namespace that no other namespace shares (unshare, bwrap, firejail)",
+        );
+        // unshare --mount --pid (any kernel): its own PID namespace.
+        let own_pid: &[_] = &[
+            ("/proc/self/ns/mnt", "mnt:[4026532301]"),
+            ("/proc/self/ns/pid", "pid:[4026532302]"),
+        ];
+        assert_eq!(container_signal(|_| false, read(own_tmp, own_pid)).as_deref(), sign);
+        assert_eq!(container_signal(|_| false, read(under_root, own_pid)).as_deref(), sign);
+        // unshare --mount alone, as root: PID 1's mount namespace differs.
+        let own_mnt: &[_] = &[
+            ("/proc/self/ns/mnt", "mnt:[4026532301]"),
+            ("/proc/self/ns/pid", "pid:[4026531836]"),
+            ("/proc/1/ns/mnt", "mnt:[4026531840]"),
+        ];
+        assert_eq!(container_signal(|_| false, read(own_tmp, own_mnt)).as_deref(), sign);
+        // A namespace of its own whose /tmp is the host's, propagated (systemd's
+        // ProtectSystem= without PrivateTmp): its guard sees the host's processes.
+        assert_eq!(container_signal(|_| false, read(hosts_tmp, own_pid)), None);
+        assert_eq!(container_signal(|_| false, read(hosts_tmp, own_mnt)), None);
+        // The host's own mount namespace, by its fixed number or as PID 1's, even with
+        // nothing propagated (a host without systemd).
+        let host_new_kernel: &[_] = &[
+            ("/proc/self/ns/mnt", "mnt:[4026531832]"),
+            ("/proc/self/ns/pid", "pid:[4026532302]"),
+        ];
+        assert_eq!(container_signal(|_| false, read(own_tmp, host_new_kernel)), None);
+        let host_old_kernel: &[_] = &[
+            ("/proc/self/ns/mnt", "mnt:[4026531840]"),
+            ("/proc/self/ns/pid", "pid:[4026531836]"),
+            ("/proc/1/ns/mnt", "mnt:[4026531840]"),
+        ];
+        assert_eq!(container_signal(|_| false, read(under_root, host_old_kernel)), None);
+        // What cannot be read is not a sign: PID 1's namespace hidden (not root).
+        let unreadable: &[_] = &[
+            ("/proc/self/ns/mnt", "mnt:[4026532301]"),
+            ("/proc/self/ns/pid", "pid:[4026531836]"),
+        ];
+        assert_eq!(container_signal(|_| false, read(own_tmp, unreadable)), None);
+        // The mount that holds the directory is the last one at the longest point;
+        // a point is a whole path component, and spaces are escaped.
+        assert!(propagated(
+            "1 0 8:1 / / rw shared:1 - ext4 a rw\n2 1 0:5 / /tmp rw - tmpfs t rw\n3 1 0:6 / /tmp rw shared:4 - tmpfs t rw\n",
+            DEFAULT_GUARD_DIR
+        ));
+        assert!(!propagated(
+            "1 0 8:1 / / rw shared:1 - ext4 a rw\n2 1 0:5 / /tmp rw - tmpfs t rw\n",
+            DEFAULT_GUARD_DIR
+        ));
+        assert!(propagated(
+            "1 0 8:1 / / rw shared:1 - ext4 a rw\n2 1 0:5 / /tm rw - tmpfs t rw\n",
+            DEFAULT_GUARD_DIR
+        ));
+        assert!(!propagated(
+            "1 0 8:1 / / rw shared:1 - ext4 a rw\n2 1 0:5 / /tmp/flakeid\\040guard rw - tmpfs t rw\n",
+            "/tmp/flakeid guard"
+        ));
     }
 
     #[test]

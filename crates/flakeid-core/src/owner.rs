@@ -379,7 +379,7 @@ fn guard_dir() -> Result<Option<PathBuf>> {
 
 #[cfg(unix)]
 fn default_dir() -> PathBuf {
-    PathBuf::from("/tmp/flakeid-host-guard")
+    PathBuf::from(crate::node_origin::DEFAULT_GUARD_DIR)
 }
 
 #[cfg(not(unix))]
