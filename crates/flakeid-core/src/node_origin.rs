@@ -221,9 +221,7 @@ pub(crate) fn container_signal(exists: impl Fn(&str) -> bool, read: impl Fn(&str
         return Some("/tmp is systemd's PrivateTmp".to_string());
     }
     (own_mount_namespace(&read) && !propagated(&mountinfo, DEFAULT_GUARD_DIR)).then(|| {
-        "its /tmp is a mount of its own mount namespace that no other namespace shares \
-         (unshare, bwrap, firejail)"
-            .to_string()
+        "its /tmp is a mount no other mount namespace shares, as unshare, bwrap and firejail make it".to_string()
     })
 }
 
@@ -569,9 +567,7 @@ mod tests {
                 links.iter().find(|(l, _)| *l == p).map(|(_, t)| t.to_string())
             }
         };
-        let sign = Some(
-            "its /tmp is a mount of its own mount namespace that no other namespace shares (unshare, bwrap, firejail)",
-        );
+        let sign = Some("its /tmp is a mount no other mount namespace shares, as unshare, bwrap and firejail make it");
         // unshare --mount --pid (any kernel): its own PID namespace.
         let own_pid: &[_] = &[
             ("/proc/self/ns/mnt", "mnt:[4026532301]"),
