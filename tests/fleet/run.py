@@ -378,7 +378,7 @@ def containers_with(cases, work, shared):
     # The machine's own container signs that no pod hides (a cgroup): then every
     # pod is refused for it, and no refusal can name the pod's own sign.
     control = by["machine-tmp-0/python"]
-    machine = control.rc != 0 and "runs in a container (" in (control.refusal or "")
+    machine = control.rc != 0 and "container (/proc/self/cgroup" in (control.refusal or "")
     if machine:
         print(f"     containers: the machine itself is seen as a container: {control!r}")
     else:
@@ -397,7 +397,8 @@ def containers_with(cases, work, shared):
         # so the node ids need not differ), and no ID is issued twice.
         nodes = {n for a in hosts for n in a.nodes()}
         guard = os.path.join(shared, "flakeid-host-guard")
-        files = {int(f.split(".")[0].removeprefix("node-")) for f in os.listdir(guard)}
+        names = os.listdir(guard) if os.path.isdir(guard) else []
+        files = {int(f.split(".")[0].removeprefix("node-")) for f in names}
         cases.record(
             "containers: the machine's /tmp apps: their node ids' files there, 0 repeats",
             nodes <= files and repeats(hosts) == 0,
