@@ -404,7 +404,10 @@ def containers_with(cases, work, shared):
             nodes <= files and repeats(hosts) == 0,
             f"nodes {sorted(nodes)}, files {sorted(files)}, {repeats(hosts)} repeated",
         )
-    own = "its /tmp is a mount no other mount namespace shares, as unshare, bwrap and firejail make"
+    own = (
+        "its /tmp is a mount no other mount namespace shares,"
+        " as unshare, bwrap and firejail make it"
+    )
     for pod, sign in (
         *((f"own-tmp-{i}", own) for i in range(3)),
         ("podman", "the variable container is set"),
