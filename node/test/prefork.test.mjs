@@ -64,30 +64,29 @@ describe('cluster: a fixed node id fails at start', { skip: BACKEND === 'wasm' &
     })
   }
 
-  test('kysely, drizzle: with no node id every worker serves IDs of its own node id, none twice', async () => {
-    for (const adapter of ['drizzle', 'kysely']) {
-      const { child, port, out, ended } = serve(adapter, {})
-      try {
-        const deadline = Date.now() + 30_000
-        while (!out.text.includes('listening\n') && Date.now() < deadline) {
-          assert.equal(child.exitCode, null, out.text)
-          await new Promise((resolve) => setTimeout(resolve, 50))
-        }
-        assert.ok(out.text.includes('listening\n'), out.text)
-        const bodies = await Promise.all(Array.from({ length: 40 }, () => get(port, 100)))
-        assert.ok(bodies.every((r) => r && r.status === 200), JSON.stringify(bodies.find((r) => !r || r.status !== 200)))
-        const replies = bodies.map((r) => JSON.parse(r.body))
-        const ids = replies.flatMap((r) => r.ids)
-        assert.equal(new Set(ids).size, 4000, `${4000 - new Set(ids).size} IDs issued twice`)
-        const nodes = new Map()
-        for (const r of replies) for (const id of r.ids) nodes.set(r.pid, (nodes.get(r.pid) || new Set()).add(decompose(BigInt(id)).node))
-        assert.ok([...nodes.values()].every((n) => n.size === 1), 'a worker on two node ids')
-        const owners = [...nodes.values()].map((n) => [...n][0])
-        assert.equal(new Set(owners).size, owners.length, 'two workers on one node id')
-      } finally {
-        child.kill('SIGTERM')
-        await ended
+  // The adapters share buildAtStart: one of them is enough here.
+  test('kysely: with no node id every worker serves IDs of its own node id, none twice', async () => {
+    const { child, port, out, ended } = serve('kysely', {})
+    try {
+      const deadline = Date.now() + 30_000
+      while (!out.text.includes('listening\n') && Date.now() < deadline) {
+        assert.equal(child.exitCode, null, out.text)
+        await new Promise((resolve) => setTimeout(resolve, 50))
       }
+      assert.ok(out.text.includes('listening\n'), out.text)
+      const bodies = await Promise.all(Array.from({ length: 40 }, () => get(port, 100)))
+      assert.ok(bodies.every((r) => r && r.status === 200), JSON.stringify(bodies.find((r) => !r || r.status !== 200)))
+      const replies = bodies.map((r) => JSON.parse(r.body))
+      const ids = replies.flatMap((r) => r.ids)
+      assert.equal(new Set(ids).size, 4000, `${4000 - new Set(ids).size} IDs issued twice`)
+      const nodes = new Map()
+      for (const r of replies) for (const id of r.ids) nodes.set(r.pid, (nodes.get(r.pid) || new Set()).add(decompose(BigInt(id)).node))
+      assert.ok([...nodes.values()].every((n) => n.size === 1), 'a worker on two node ids')
+      const owners = [...nodes.values()].map((n) => [...n][0])
+      assert.equal(new Set(owners).size, owners.length, 'two workers on one node id')
+    } finally {
+      child.kill('SIGTERM')
+      await ended
     }
   })
 
