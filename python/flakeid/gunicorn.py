@@ -17,12 +17,29 @@ else the FLAKEID_* variables). gunicorn calls it in its workers only: other proc
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from flakeid import _shared
+from flakeid._flakeid import ConfigError
 
 
 def post_worker_init(worker: Any) -> None:
     """gunicorn's hook: this worker's generator, built now (the engine's ConfigError
-    when its node id is refused)."""
-    _shared.boot()
+    when its node id is refused). A worker that replaces another (a HUP reload boots
+    the new workers before the old ones finish their requests) waits for the node id
+    up to gunicorn's graceful timeout; the first workers never wait."""
+    replacing = worker.age > worker.cfg.workers
+    deadline = time.monotonic() + worker.cfg.graceful_timeout
+    waiting = False
+    while True:
+        try:
+            _shared.boot()
+            return
+        except ConfigError as err:
+            if not replacing or err.field != "node" or time.monotonic() >= deadline:
+                raise
+            if not waiting:
+                worker.log.info("flakeid: waiting for the worker this one replaces: %s", err)
+                waiting = True
+            time.sleep(0.1)

@@ -17,6 +17,7 @@ import collections
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -49,13 +50,14 @@ def serve(
     log: Path,
     app: str = "django",
     hook: bool = True,
+    workers: int = 4,
 ) -> subprocess.Popen[bytes]:
-    """gunicorn -w 4 serving djangoproject (`app` "django") or wsgiapp ("wsgi"), with
-    flakeid.gunicorn's hook unless `hook` is False."""
+    """gunicorn -w `workers` serving djangoproject (`app` "django") or wsgiapp ("wsgi"),
+    with flakeid.gunicorn's hook unless `hook` is False."""
     args = [
         str(GUNICORN),
         "-w",
-        "4",
+        str(workers),
         "-b",
         f"127.0.0.1:{port}",
         "--chdir",
@@ -95,9 +97,10 @@ def serve_uvicorn(port: int, env: dict[str, str], log: Path) -> subprocess.Popen
     )
 
 
-def get(port: int, n: int) -> tuple[int, Any]:
+def get(port: int, n: int, sleep: float = 0) -> tuple[int, Any]:
+    url = f"http://127.0.0.1:{port}/ids?n={n}" + (f"&sleep={sleep}" if sleep else "")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
+        with urllib.request.urlopen(url, timeout=30) as r:
             return r.status, json.loads(r.read())  # a plain JSON parse: the IDs are strings
     except urllib.error.HTTPError as e:
         return e.code, None
@@ -207,6 +210,36 @@ def test_gunicorn_with_one_fixed_node_id_does_not_start(
     # gunicorn's WORKER_BOOT_ERROR ("Worker failed to boot.", in gunicorn's log unless
     # the app's LOGGING turned gunicorn's loggers off, as djangoproject's does)
     assert assert_stops_at_boot(proc, port, log) == 3
+
+
+def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) -> None:
+    """A HUP boots the new worker while the old one finishes a request on node 5: the
+    new one waits for it (no boot failure, no stop), then issues on node 5 above it."""
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    proc = serve(port, {**node_env("wsgi", "5"), **guard}, True, log, "wsgi", workers=1)
+    slow: list[tuple[int, Any]] = []
+    try:
+        up(port, proc, log)
+        before = get(port, 10)
+        in_flight = threading.Thread(target=lambda: slow.append(get(port, 10, sleep=3)))
+        in_flight.start()
+        time.sleep(0.5)  # the old worker is in the request
+        proc.send_signal(signal.SIGHUP)
+        in_flight.join(60)
+        deadline, after = time.monotonic() + 30, before
+        while after[1]["pid"] == before[1]["pid"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+            assert proc.poll() is None, log.read_text()[-3000:]  # not stopped by the reload
+            after = get(port, 10)
+    finally:
+        stop(proc)
+    assert "flakeid: waiting for the worker this one replaces" in log.read_text()
+    assert [before[0], slow[0][0], after[0]] == [200, 200, 200], log.read_text()[-3000:]
+    assert after[1]["pid"] != before[1]["pid"], "the old worker never left"
+    ids = [int(i) for body in (before[1], slow[0][1], after[1]) for i in body["ids"]]
+    assert len(set(ids)) == 30 and {flakeid.decompose(i).node for i in ids} == {5}
+    assert max(int(i) for i in after[1]["ids"]) > max(ids[:20])
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])

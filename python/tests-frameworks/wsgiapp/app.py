@@ -1,10 +1,12 @@
 """The plain WSGI app test_workers.py serves from gunicorn: each request inserts `n`
 rows into this worker's SQLite table through flakeid.sqlalchemy's column default and
-answers their IDs as JSON strings. FLAKEID_TEST_NODE (a number, or "none": no node
-id) picks configure()'s settings, at import, as the docs show."""
+answers their IDs as JSON strings (after `sleep` seconds, if given). FLAKEID_TEST_NODE
+(a number, or "none": no node id) picks configure()'s settings, at import, as the docs
+show."""
 
 import json
 import os
+import time
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs
 
@@ -38,7 +40,9 @@ def _engine() -> Any:
 
 
 def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-    n = int(parse_qs(environ.get("QUERY_STRING", "")).get("n", ["1"])[0])
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    time.sleep(float(query.get("sleep", ["0"])[0]))  # a request in flight through a reload
+    n = int(query.get("n", ["1"])[0])
     with _engine().begin() as conn:
         ids = [
             conn.execute(insert(orders).values(total=i)).inserted_primary_key[0] for i in range(n)
