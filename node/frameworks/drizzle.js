@@ -9,7 +9,7 @@
 'use strict'
 
 const { bigint, uuid } = require('./peer.js').peer('drizzle-orm/pg-core')
-const { sharedGenerator } = require('./settings.js')
+const { buildAtStart, sharedGenerator } = require('./settings.js')
 const binding = require('../loader.js')
 
 /** `[name, options]` of `column('id', options)` or `column(options)`. */
@@ -25,6 +25,7 @@ function flakeId(name, options) {
   ;[name, options] = args(name, options)
   const given = options && options.generator
   const column = name === undefined ? bigint({ mode: 'bigint' }) : bigint(name, { mode: 'bigint' })
+  if (!given) buildAtStart()
   return column.$defaultFn(() => (given || sharedGenerator()).nextId())
 }
 

@@ -5,7 +5,7 @@
 'use strict'
 
 const { ColumnNode, PrimitiveValueListNode, ValueListNode, ValueNode, ValuesNode, DefaultInsertValueNode } = require('./peer.js').peer('kysely')
-const { sharedGenerator } = require('./settings.js')
+const { buildAtStart, sharedGenerator } = require('./settings.js')
 const binding = require('../loader.js')
 
 class FlakeIdPlugin {
@@ -19,6 +19,7 @@ class FlakeIdPlugin {
     binding.checkTables(tables) // the engine's rule and words (FLAKEID_CONFIG, field tables)
     this.tables = new Map(Object.entries(tables))
     this.generator = options.generator || null
+    if (!this.generator) buildAtStart()
   }
 
   transformQuery({ node }) {

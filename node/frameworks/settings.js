@@ -2,9 +2,11 @@
 // the application never calls it, the FLAKEID_* variables' (the engine's list: optionsFromEnv),
 // with no node id a free one on this host (the engine's default). Configuring again with other options
 // is refused. `lease: 'database'` with the app's pg Pool (configure's `database`): the engine
-// turns the pool's settings into its lease URL. Names, values and errors are the engine's.
+// turns the pool's settings into its lease URL. In a `cluster` worker the generator is built
+// as the worker starts (buildAtStart). Names, values and errors are the engine's.
 'use strict'
 
+const cluster = require('node:cluster')
 const binding = require('../loader.js')
 
 /** The process's generator, built by the first configure() (or first use). */
@@ -57,6 +59,24 @@ function sharedGenerator() {
   return shared ?? configure(settingsFromEnv())
 }
 
+/**
+ * Called by the adapters as they are set up (a Drizzle column, the Kysely plugin). In a
+ * `cluster` worker the process's generator is built once the worker's synchronous start-up
+ * code has run (configure()'s, else the environment's), in a nextTick: before the worker's
+ * listen() asks the primary for the socket (itself a nextTick). A node id the engine
+ * refuses (a fixed one held by another worker on this host) then throws there, uncaught,
+ * so the worker exits before it listens and the primary sees its 'exit', instead of
+ * failing every insert.
+ * Elsewhere (a single process, a script, drizzle-kit, a test runner) it is built on first
+ * use.
+ */
+function buildAtStart() {
+  if (!cluster.isWorker || startScheduled) return
+  startScheduled = true
+  process.nextTick(sharedGenerator)
+}
+let startScheduled = false
+
 /** The `new Generator` options the FLAKEID_* variables give; unset ones are left out. */
 function settingsFromEnv(env = process.env) {
   return binding.optionsFromEnv(env)
@@ -72,6 +92,7 @@ function reset() {
 }
 
 module.exports = {
+  buildAtStart,
   configure,
   sharedGenerator,
   settingsFromEnv,

@@ -4,7 +4,8 @@
   first use in each process from the framework's settings, configure()'s, or else the
   FLAKEID_* variables (no node id: a free one on this host, across hosts give one). A second
   configuration is refused unless it equals the first by value. A forked child builds its
-  own on first use; the parent's is kept alive in the child, unused.
+  own on first use; the parent's is kept alive in the child, unused. A server's boot hook
+  (flakeid.gunicorn) builds it as the worker starts instead: boot().
 * `lease = "database"`: an adapter passes `database`, a callable giving the app's database
   connection settings; the engine turns the word into that database's lease URL.
 * (The UuidGenerator of flakeid.uuid7(), ulid() and typeid() is the native module's: one per
@@ -39,6 +40,9 @@ _generator: Optional[Generator] = None
 _pid = 0
 # What an adapter gives for `lease = "database"`: the app's database connection settings.
 Database = Optional[Callable[[], Mapping[str, Any]]]
+# How the adapter in use builds the process's generator (Django: from settings.FLAKEID), for
+# boot(); None: configure()'s settings or the environment's.
+_builder: Optional[Callable[[], Generator]] = None
 # Generators a forked child inherited from its parent: dropping one there would release
 # the parent's lease, so the child keeps them, unused.
 _inherited: list[Generator] = []
@@ -90,6 +94,20 @@ def generator(settings: Optional[Mapping[str, Any]] = None, database: Database =
             _generator = Generator(**(_options or {}))
             _pid = os.getpid()
         return _generator
+
+
+def built_by(build: Callable[[], Generator]) -> None:
+    """Names how the adapter in use builds the process's generator (its app's start calls
+    this; nothing is built)."""
+    global _builder
+    _builder = build
+
+
+def boot() -> Generator:
+    """Builds this process's generator now, from the adapter's settings: a server's hook
+    after the fork, so that a node id the engine refuses (one already held on this host)
+    stops the worker as it boots, not each request. Raises the engine's ConfigError."""
+    return _builder() if _builder is not None else generator()
 
 
 def layout(settings: Optional[Mapping[str, Any]] = None) -> Any:

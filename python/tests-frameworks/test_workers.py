@@ -1,12 +1,15 @@
 """Several workers on one host, the way users deploy them: gunicorn `-w 4` with and
-without `--preload` serving djangoproject, `uvicorn --workers 4` serving a FastAPI
-app (fastapiapp/: flakeid.sqlalchemy.configure, flakeid.pydantic), and a
-`multiprocessing` pool (Celery's prefork pool forks the same way). With no node id
-configured, every worker takes a free one on the host and issues: 0 errors, 0 IDs
-twice. With one fixed node id, one worker issues and every other is refused by the
-host guard, naming flakeid: 0 IDs twice. With a `file://` lease, every worker
-issues, each on its own node id: 0 IDs twice. The IDs travel as JSON strings and are
-read back exactly."""
+without `--preload` (with flakeid.gunicorn's hook, as the docs say) serving
+djangoproject and a plain WSGI app over flakeid.sqlalchemy (wsgiapp/), `uvicorn
+--workers 4` serving a FastAPI app (fastapiapp/: flakeid.sqlalchemy.configure,
+flakeid.pydantic; the node id taken in its lifespan), and a `multiprocessing` pool
+(Celery's prefork pool forks the same way). With no node id configured, every worker
+takes a free one on the host and issues: 0 errors, 0 IDs twice. With one fixed node
+id, the server does not start: a worker refused by the host guard fails its boot with
+the engine's refusal, the server stops within 30 s and answers no request with a 500;
+in a pool (no boot hook) one process issues and every other is refused at its first
+ID: 0 IDs twice. With a `file://` lease, every worker issues, each on its own node id:
+0 IDs twice. The IDs travel as JSON strings and are read back exactly."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import collections
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -33,27 +37,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "env"))
 import testenv  # noqa: E402  (the one fixture: ports below the ephemeral range)
 
 PROJECT = Path(__file__).parent / "djangoproject"
+WSGI_APP = Path(__file__).parent / "wsgiapp"
 GUNICORN = Path(sys.executable).parent / "gunicorn"
 FASTAPI_APP = Path(__file__).parent / "fastapiapp"
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
 
-def serve(port: int, env: dict[str, str], preload: bool, log: Path) -> subprocess.Popen[bytes]:
+def serve(
+    port: int,
+    env: dict[str, str],
+    preload: bool,
+    log: Path,
+    app: str = "django",
+    hook: bool = True,
+    workers: int = 4,
+) -> subprocess.Popen[bytes]:
+    """gunicorn -w `workers` serving djangoproject (`app` "django") or wsgiapp ("wsgi"),
+    with flakeid.gunicorn's hook unless `hook` is False."""
     args = [
         str(GUNICORN),
         "-w",
-        "4",
+        str(workers),
         "-b",
         f"127.0.0.1:{port}",
         "--chdir",
-        str(PROJECT),
+        str(PROJECT if app == "django" else WSGI_APP),
         "--timeout",
         "60",
     ]
+    if hook:
+        args += ["-c", "python:flakeid.gunicorn"]
     if preload:
         args.append("--preload")
     return subprocess.Popen(
-        [*args, "wsgi:application"],
+        [*args, "wsgi:application" if app == "django" else "app:application"],
         env={**os.environ, "FLAKEID_DJANGO_DB": "sqlite", **env},
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -80,9 +97,10 @@ def serve_uvicorn(port: int, env: dict[str, str], log: Path) -> subprocess.Popen
     )
 
 
-def get(port: int, n: int) -> tuple[int, Any]:
+def get(port: int, n: int, sleep: float = 0) -> tuple[int, Any]:
+    url = f"http://127.0.0.1:{port}/ids?n={n}" + (f"&sleep={sleep}" if sleep else "")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n={n}", timeout=30) as r:
+        with urllib.request.urlopen(url, timeout=30) as r:
             return r.status, json.loads(r.read())  # a plain JSON parse: the IDs are strings
     except urllib.error.HTTPError as e:
         return e.code, None
@@ -146,33 +164,93 @@ def assert_each_worker_on_its_own_node(ids: list[int], nodes: dict[int, set[int]
     assert len(owners) == len(set(owners)), dict(nodes)
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-def test_gunicorn_one_fixed_node_id_serves_from_one_worker(preload: bool, tmp_path: Path) -> None:
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    proc = serve(port, {"FLAKEID_DJANGO_NODE": "5"}, preload, log)
+def status(port: int) -> int | None:
+    """The HTTP status of one GET /ids, or None when nothing answered."""
     try:
-        up(port, proc, log)
-        ids, nodes, errors = hammer(port)
-    finally:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ids?n=1", timeout=5) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:  # refused, reset, timed out: no answer
+        return None
+
+
+def assert_stops_at_boot(proc: subprocess.Popen[bytes], port: int, log: Path) -> int:
+    """The server stops by itself within 30 s, its log carrying the engine's refusal of
+    node 5, having answered no request with a 500 meanwhile; its exit status."""
+    statuses: list[int | None] = []
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        statuses.append(status(port))
+        time.sleep(0.05)
+    if proc.poll() is None:
         stop(proc)
-    assert len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
-    assert len(nodes) == 1, f"more than one worker issued on node 5: {dict(nodes)}"
-    assert set().union(*nodes.values()) == {5}
+        raise AssertionError("still running after 30 s: " + log.read_text()[-3000:])
     text = log.read_text()
-    if errors:  # the kernel spread the requests to the other workers too: each refused
-        assert "node id 5 of this layout is already in use on this host by process" in text, text[
-            -3000:
-        ]
-    assert "ForkError" not in text, text[-3000:]
+    assert "node id 5 of this layout is already in use on this host by process" in text, text[
+        -3000:
+    ]
+    assert 500 not in statuses, f"{statuses.count(500)} requests answered 500"
+    return proc.returncode
+
+
+def node_env(app: str, node: str) -> dict[str, str]:
+    """The variable by which `app`'s settings get the node id `node` (or "none")."""
+    return {"FLAKEID_DJANGO_NODE" if app == "django" else "FLAKEID_TEST_NODE": node}
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
-    preload: bool, tmp_path: Path
+@pytest.mark.parametrize("app", ["django", "wsgi"])
+def test_gunicorn_with_one_fixed_node_id_does_not_start(
+    app: str, preload: bool, tmp_path: Path
 ) -> None:
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {"FLAKEID_DJANGO_NODE": "none", **guard}, preload, log)
+    proc = serve(port, {**node_env(app, "5"), **guard}, preload, log, app)
+    # gunicorn's WORKER_BOOT_ERROR, 3; or 1, when its halt reaps a second worker that
+    # failed to boot and raises again ("Worker failed to boot." is in gunicorn's log
+    # unless the app's LOGGING turned gunicorn's loggers off, as djangoproject's does)
+    assert assert_stops_at_boot(proc, port, log) in (1, 3)
+
+
+def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) -> None:
+    """A HUP boots the new worker while the old one finishes a request on node 5: the
+    new one waits for it (no boot failure, no stop), then issues on node 5 above it."""
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    proc = serve(port, {**node_env("wsgi", "5"), **guard}, True, log, "wsgi", workers=1)
+    slow: list[tuple[int, Any]] = []
+    try:
+        up(port, proc, log)
+        before = get(port, 10)
+        in_flight = threading.Thread(target=lambda: slow.append(get(port, 10, sleep=3)))
+        in_flight.start()
+        time.sleep(0.5)  # the old worker is in the request
+        proc.send_signal(signal.SIGHUP)
+        in_flight.join(60)
+        deadline, after = time.monotonic() + 30, before
+        while after[1]["pid"] == before[1]["pid"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+            assert proc.poll() is None, log.read_text()[-3000:]  # not stopped by the reload
+            after = get(port, 10)
+    finally:
+        stop(proc)
+    assert "flakeid: waiting for the worker this one replaces" in log.read_text()
+    assert [before[0], slow[0][0], after[0]] == [200, 200, 200], log.read_text()[-3000:]
+    assert after[1]["pid"] != before[1]["pid"], "the old worker never left"
+    ids = [int(i) for body in (before[1], slow[0][1], after[1]) for i in body["ids"]]
+    assert len(set(ids)) == 30 and {flakeid.decompose(i).node for i in ids} == {5}
+    assert max(int(i) for i in after[1]["ids"]) > max(ids[:20])
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
+@pytest.mark.parametrize("app", ["django", "wsgi"])
+def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
+    app: str, preload: bool, tmp_path: Path
+) -> None:
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    proc = serve(port, {**node_env(app, "none"), **guard}, preload, log, app)
     try:
         up(port, proc, log)
         ids, nodes, errors = hammer(port)
@@ -217,10 +295,16 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(
 def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_path: Path) -> None:
     """UUIDv7s need no node id: all four workers issue them (forked from a parent
     that built its generator first, with --preload), 0 repeats across workers,
-    each response's increasing, and JSON.parse reads each one exactly."""
+    each response's increasing, and JSON.parse reads each one exactly. No
+    flakeid.gunicorn hook: it builds the 64-bit generator, which NODE 5 gives one
+    worker only."""
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     proc = serve(
-        port, {"FLAKEID_DJANGO_NODE": "5", "FLAKEID_TEST_UUID_AT_IMPORT": "1"}, preload, log
+        port,
+        {"FLAKEID_DJANGO_NODE": "5", "FLAKEID_TEST_UUID_AT_IMPORT": "1"},
+        preload,
+        log,
+        hook=False,
     )
     by_pid: dict[int, list[list[str]]] = collections.defaultdict(list)
     errors, lock = 0, threading.Lock()
@@ -271,21 +355,12 @@ def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_
     assert "ForkError" not in log.read_text()
 
 
-def test_uvicorn_one_fixed_node_id_serves_from_one_worker(tmp_path: Path) -> None:
+def test_uvicorn_with_one_fixed_node_id_does_not_start(tmp_path: Path) -> None:
     port, log = testenv.free_port(), tmp_path / "uvicorn.log"
-    proc = serve_uvicorn(port, {"FLAKEID_TEST_NODE": "5"}, log)
-    try:
-        up(port, proc, log)
-        ids, nodes, errors = hammer(port)
-    finally:
-        stop(proc)
-    assert ids and len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice"
-    assert len(nodes) == 1, f"more than one worker issued on node 5: {dict(nodes)}"
-    assert set().union(*nodes.values()) == {5}
-    if errors:  # the kernel spread the requests to the other workers too: each refused
-        assert (
-            "node id 5 of this layout is already in use on this host by process" in log.read_text()
-        ), log.read_text()[-3000:]
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    proc = serve_uvicorn(port, {"FLAKEID_TEST_NODE": "5", **guard}, log)
+    assert_stops_at_boot(proc, port, log)  # its status is uvicorn's: 0 with --workers
+    assert "failed to start, stopping the parent process" in log.read_text()
 
 
 def js_read_ids(port: int, n: int) -> tuple[list[int], list[str]]:

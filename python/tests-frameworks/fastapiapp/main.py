@@ -1,11 +1,9 @@
 """The FastAPI app test_workers.py serves from `uvicorn --workers 4`: IDs from
-flakeid.sqlalchemy's shared generator (configure() at import, as the docs show; the
-node id is taken on first use, in each worker), written by flakeid.pydantic.FlakeId
-as JSON strings. FLAKEID_TEST_LEASE (a file:// URL) or FLAKEID_TEST_NODE (a number, or
-"none": no node id) picks the settings. With the lease or no node id each worker takes
-its node id at boot (the lifespan); with
-a fixed node id a refused worker must not fail its boot (uvicorn would restart it
-forever), so the generator is built on first use there.
+flakeid.sqlalchemy's shared generator (configure() at import, as the docs show),
+written by flakeid.pydantic.FlakeId as JSON strings. FLAKEID_TEST_LEASE (a file://
+URL) or FLAKEID_TEST_NODE (a number, or "none": no node id) picks the settings. Each
+worker takes its node id at boot, in the lifespan (docs/frameworks.md): a refused one
+fails the worker's startup, on which uvicorn stops.
 
 (First use from several threads at once is covered by test_shared.py's
 test_first_use_from_many_threads_builds_one_generator.)"""
@@ -35,8 +33,7 @@ class Ids(BaseModel):
 
 @asynccontextmanager
 async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-    if os.environ.get("FLAKEID_TEST_LEASE") or os.environ.get("FLAKEID_TEST_NODE") == "none":
-        generator()  # this worker's node id, taken at boot
+    generator()  # this worker's node id, taken at boot
     yield
 
 
