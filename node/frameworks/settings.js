@@ -45,6 +45,13 @@ function configure(options = {}, { database } = {}) {
     options = { ...options, lease: binding.databaseLease(options.lease, connectionOf(database)) }
   }
   const given = describe(options)
+  if (shared !== null && provisional && given !== sharedOptions) {
+    // buildAtStart's, from the environment, no ID made: this configure() (after an await
+    // in the worker's start) decides instead.
+    shared.close()
+    reset()
+  }
+  provisional = false
   if (shared === null) {
     shared = new binding.Generator(options)
     sharedOptions = given
@@ -56,6 +63,7 @@ function configure(options = {}, { database } = {}) {
 
 /** The process's generator: configure()'s, or one from the environment on first use. */
 function sharedGenerator() {
+  provisional = false
   return shared ?? configure(settingsFromEnv())
 }
 
@@ -73,9 +81,19 @@ function sharedGenerator() {
 function buildAtStart() {
   if (!cluster.isWorker || startScheduled) return
   startScheduled = true
-  process.nextTick(sharedGenerator)
+  process.nextTick(() => {
+    if (shared !== null) return
+    configure(settingsFromEnv())
+    provisional = true
+  })
 }
 let startScheduled = false
+/**
+ * The generator is buildAtStart's and has made no ID: a configure() with other options
+ * (one that came after an await in the worker's start) replaces it rather than being
+ * refused as configured twice.
+ */
+let provisional = false
 
 /** The `new Generator` options the FLAKEID_* variables give; unset ones are left out. */
 function settingsFromEnv(env = process.env) {
@@ -89,6 +107,7 @@ function reset() {
   }
   shared = null
   sharedOptions = null
+  provisional = false
 }
 
 module.exports = {

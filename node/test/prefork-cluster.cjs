@@ -29,13 +29,25 @@ if (cluster.isPrimary) {
     })
   }
 } else {
-  const insert = adapter === 'drizzle' ? drizzle() : kysely()
+  const insert = adapter.startsWith('drizzle') ? drizzle() : kysely()
+  // `-late`: the worker configures after an await in its start (as one that first
+  // opens its database pool does), with options of its own.
+  const settings = require('../frameworks/settings.js')
+  const started = adapter.endsWith('-late')
+    ? new Promise((resolve) => setTimeout(resolve, 20)).then(() => settings.configure({ maxWaitMs: 500 }))
+    : Promise.resolve()
+  started.then(() => listen(insert, settings))
+}
+
+/** Serves GET /ids?n= from `insert`, with the worker's pid and its generator's maxWaitMs. */
+function listen(insert, settings) {
   http
     .createServer((req, res) => {
       const n = Number(new URL(req.url, 'http://x').searchParams.get('n') || '1')
       try {
         const ids = Array.from({ length: n }, () => String(insert()))
-        res.end(JSON.stringify({ pid: process.pid, ids }))
+        const { maxWaitMs } = settings.sharedGenerator()
+        res.end(JSON.stringify({ pid: process.pid, ids, maxWaitMs }))
       } catch (e) {
         res.statusCode = 500
         res.end(e.message)

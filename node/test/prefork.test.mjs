@@ -64,9 +64,11 @@ describe('cluster: a fixed node id fails at start', { skip: BACKEND === 'wasm' &
     })
   }
 
-  // The adapters share buildAtStart: one of them is enough here.
-  test('kysely: with no node id every worker serves IDs of its own node id, none twice', async () => {
-    const { child, port, out, ended } = serve('kysely', {})
+  // The adapters share buildAtStart: one of them is enough here. `kysely-late`: each
+  // worker calls configure() with options of its own after an await: it replaces the
+  // generator built at start (no ID made yet) instead of being refused as configured twice.
+  for (const [adapter, maxWaitMs] of [['kysely', 1000], ['kysely-late', 500]]) test(`${adapter}: with no node id every worker serves IDs of its own node id, none twice`, async () => {
+    const { child, port, out, ended } = serve(adapter, {})
     try {
       const deadline = Date.now() + 30_000
       while (!out.text.includes('listening\n') && Date.now() < deadline) {
@@ -77,6 +79,7 @@ describe('cluster: a fixed node id fails at start', { skip: BACKEND === 'wasm' &
       const bodies = await Promise.all(Array.from({ length: 40 }, () => get(port, 100)))
       assert.ok(bodies.every((r) => r && r.status === 200), JSON.stringify(bodies.find((r) => !r || r.status !== 200)))
       const replies = bodies.map((r) => JSON.parse(r.body))
+      assert.deepEqual([...new Set(replies.map((r) => r.maxWaitMs))], [maxWaitMs])
       const ids = replies.flatMap((r) => r.ids)
       assert.equal(new Set(ids).size, 4000, `${4000 - new Set(ids).size} IDs issued twice`)
       const nodes = new Map()
