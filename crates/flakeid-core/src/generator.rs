@@ -26,6 +26,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+#[cfg(test)]
+mod budget_tests;
 mod local;
 pub use local::LocalGenerator;
 
@@ -94,6 +96,16 @@ impl Pending {
             Pending::NextTick { t } | Pending::Behind { t, .. } => t,
         }
     }
+}
+
+/// What a call that may wait brings to a verdict ([`Generator::reserve_now`]), and
+/// what it takes back.
+struct Wait {
+    /// What is left of the call's `max_wait_ms` (real time since its entry).
+    left_ms: u64,
+    /// Set when the slots won are a borrowing sibling's, ahead of this
+    /// generator's window: the caller returns them when the clock gets there.
+    early: bool,
 }
 
 /// What a thread's run table gave for a generator.
@@ -1035,9 +1047,15 @@ impl<C: CounterStorage> Generator<C> {
             // Real time is read *before* the verdict's clock reading: a thread
             // preempted between the two must not count the preemption as a wait.
             let mono = self.clock.monotonic_ms();
-            let mut early = false;
-            let pending = match self.reserve_now(n, behind, ep, Some(&mut early))? {
-                Ok(run) if early => return self.when_due(run, started, &mut hook_at, ep),
+            // A wait for a borrowing sibling's slots counts from the call's entry,
+            // not from the last move of the tick it waits for: the sibling moves
+            // that tick at every new ms.
+            let mut wait = Wait {
+                left_ms: self.policy.max_wait_ms.saturating_sub(mono.saturating_sub(started)),
+                early: false,
+            };
+            let pending = match self.reserve_now(n, behind, ep, Some(&mut wait))? {
+                Ok(run) if wait.early => return self.when_due(run, started, &mut hook_at, ep),
                 Ok(run) => return Ok(run),
                 Err(pending) => pending,
             };
@@ -1091,23 +1109,29 @@ impl<C: CounterStorage> Generator<C> {
     /// mean the clock really went back — never that another thread read a newer
     /// clock between our reading and our look at the counter (the race this order
     /// closes; see docs/design.md).
+    ///
+    /// `wait` (a caller that may wait): a stricter call that finds the slots its
+    /// own window allows taken by a borrowing generator on the same counter takes
+    /// the next slot in the siblings' window at once (and says so in `wait.early`),
+    /// and its caller returns it once the clock gets there
+    /// ([`when_due`](Self::when_due)): waiting for free slots instead would leave
+    /// it none for as long as the borrowing one keeps its window full. It takes
+    /// only a slot the clock reaches within `wait.left_ms`; once the siblings'
+    /// slots are taken up to there, no later slot can be in time either (the
+    /// counter only moves up), and its `clock_backwards` policy decides at once,
+    /// as for a clock behind IDs already issued. So the call's whole wait is at
+    /// most its `max_wait_ms`, however often the borrowing one moves the tick.
     #[cold]
     #[inline(never)]
-    ///
-    /// `early` (a caller that may wait): a stricter call that finds the slots its
-    /// own window allows taken by a borrowing generator on the same counter, ahead
-    /// of the clock by no more than its `max_wait_ms`, takes the next slot in the
-    /// siblings' window at once (and says so in `early`), and its caller returns it
-    /// once the clock gets there ([`when_due`](Self::when_due)): waiting for free
-    /// slots instead would leave it none for as long as the borrowing one keeps its
-    /// window full.
     fn reserve_now(
         &self,
         n: u64,
         behind: u64,
         ep: &mut Episode,
-        mut early: Option<&mut bool>,
+        mut wait: Option<&mut Wait>,
     ) -> Result<Result<(u64, u64), Pending>> {
+        // A call that never waits (`try_next_id`) decides on the whole max_wait_ms.
+        let left_ms = wait.as_ref().map_or(self.policy.max_wait_ms, |w| w.left_ms);
         loop {
             self.check_alive()?;
             self.check_owner()?;
@@ -1132,32 +1156,35 @@ impl<C: CounterStorage> Generator<C> {
             let cur_tick = cur >> self.slots.sb;
             // A borrowing generator on the same counter may have reserved ahead of
             // the clock: a stricter call waits for the clock to reach that, as it
-            // waits for a new tick (up to `max_wait_ms`; past that its policy
-            // decides, as for a clock behind IDs already issued).
+            // waits for a new tick, up to the last tick it could still return
+            // within `left_ms` (`due_end`; past that its policy decides, as for a
+            // clock behind IDs already issued).
             let own_end = t.saturating_add(self.slots.ahead);
             let siblings_end = t.saturating_add(self.siblings_ahead());
-            let wait_ms = last_tick.saturating_sub(own_end).saturating_mul(self.slots.tick_ms);
-            let window_end = if last_tick <= siblings_end && wait_ms <= self.policy.max_wait_ms {
-                siblings_end
+            let due_end = ((now - self.slots.epoch_ms).saturating_add(left_ms) / self.slots.tick_ms)
+                .saturating_add(self.slots.ahead);
+            let reach = siblings_end.min(due_end);
+            let window_end = if last_tick <= reach {
+                reach.max(own_end)
             } else {
                 own_end
             }
             .min(self.slots.max_ticks);
+            let siblings = last_tick > own_end;
             if last_tick <= window_end {
-                if let Some(early) = early.as_deref_mut()
-                    && last_tick > own_end
-                {
-                    // A borrowing sibling's slots: the next one in its window, if any.
+                if siblings && let Some(wait) = wait.as_deref_mut() {
+                    // A borrowing sibling's slots: the next one in its window that
+                    // is due in time, if any.
                     match self.claim_below(cur, t, n, self.limit_at(window_end)) {
                         Claim::Won(start, count) => {
-                            *early = true;
+                            wait.early = true;
                             return Ok(Ok((start, count)));
                         }
                         Claim::Raced => continue,
                         Claim::Blocked(_) => {}
                     }
                 }
-                // The window's last tick is used up: wait for the next one.
+                // The window's last tick is used up.
                 if cur_tick > self.slots.max_ticks {
                     return Err(Error::TimeExhausted {
                         message: format!(
@@ -1166,16 +1193,29 @@ impl<C: CounterStorage> Generator<C> {
                         ),
                     });
                 }
-                return Ok(Err(Pending::NextTick { t }));
+                // Wait for the next tick, unless the siblings' slots are taken up
+                // to the last tick due in time: then none the call may still take
+                // can be (its policy decides, below).
+                if !(siblings && wait.is_some() && due_end <= siblings_end) {
+                    return Ok(Err(Pending::NextTick { t }));
+                }
             }
-            // The clock is behind IDs already issued.
+            // The clock is behind IDs already issued: a sibling's lead, which the
+            // call waits out only within what is left of its max_wait_ms (the
+            // sibling moves it on at every ms), or a rolled-back clock, waited out
+            // up to max_wait_ms as the clock moves.
+            let wait_ms = if last_tick <= siblings_end {
+                left_ms
+            } else {
+                self.policy.max_wait_ms
+            };
             let by_ms = self.layout.timestamp_of_ticks(last_tick).saturating_sub(now).max(1);
             ep.behind_ms = ep.behind_ms.max(by_ms);
             match self.policy.clock_backwards {
                 ClockBackwards::Error => return Err(Error::ClockMovedBackwards { by_ms }),
                 ClockBackwards::Wait => {
                     let need = self.ms_until_allowed(last_tick, now);
-                    if need > self.policy.max_wait_ms {
+                    if need > wait_ms {
                         return Err(Error::ClockMovedBackwards { by_ms });
                     }
                 }
@@ -1191,7 +1231,7 @@ impl<C: CounterStorage> Generator<C> {
                         }
                         continue;
                     }
-                    if self.ms_until_allowed(cur_tick, now) > self.policy.max_wait_ms {
+                    if self.ms_until_allowed(cur_tick, now) > wait_ms {
                         return Err(Error::ClockMovedBackwards { by_ms });
                     }
                 }
@@ -1231,25 +1271,24 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Returns `run` once the clock allows its first slot's tick in this
     /// generator's own window: at once, but for a run a stricter call took ahead of
-    /// it in a borrowing sibling's window (`reserve_now`), which was within its
-    /// `max_wait_ms` when taken. A wait like any other: bounded in real time, with
-    /// the wait hook (whose error drops the run, passed over).
+    /// it in a borrowing sibling's window (`reserve_now`), which was due within
+    /// what was left of its `max_wait_ms` when taken. A wait like any other:
+    /// bounded in real time from the call's entry (`started`), with the wait hook
+    /// (whose error drops the run, passed over).
     #[cold]
     #[inline(never)]
     fn when_due(&self, run: (u64, u64), started: u64, hook_at: &mut u64, ep: &mut Episode) -> Result<(u64, u64)> {
         let tick = run.0 >> self.slots.sb;
-        let mut from = None;
         loop {
             let t = self.ticks(self.clock.now_ms_precise())?;
             if tick <= t.saturating_add(self.slots.ahead) {
                 return Ok(run);
             }
             let mono = self.clock.monotonic_ms();
-            let since = *from.get_or_insert(mono);
             if ep.wait_started_us.is_none() {
                 ep.wait_started_us = Some(self.wait_clock_us());
             }
-            if mono.saturating_sub(since)
+            if mono.saturating_sub(started)
                 > self
                     .slots
                     .tick_ms

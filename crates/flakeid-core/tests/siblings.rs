@@ -1,9 +1,11 @@
 //! A strict generator beside a borrowing one on the same node id in one process
-//! (one counter, crate::owner): each strict call gets its ID, however busy the
-//! borrowing one keeps its window, never starved. The bound is the wait hook's
-//! count (it runs every 10 ms of a call's wait), not a timing: a call that waited
-//! out what it found takes the next slot at its next look, however late the
-//! scheduler lets it look.
+//! (one counter, crate::owner): each strict call returns its ID or its documented
+//! error within its `max_wait_ms`, however busy the borrowing one keeps its window,
+//! never starved. The bound is the wait hook's count (it runs every 10 ms of a
+//! call's wait, counted from the call's entry), not a timing: however late the
+//! scheduler lets a call look, a look past its `max_wait_ms` returns without running
+//! the hook. The deterministic twin, on a scripted clock:
+//! `src/generator/budget_tests.rs`.
 #![cfg(any(unix, windows))]
 #![allow(clippy::unwrap_used)]
 
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[test]
-fn a_strict_generator_beside_a_borrowing_one_is_never_starved() {
+fn a_strict_generator_beside_a_borrowing_one_returns_within_max_wait_ms() {
     let borrowing = Generator::builder(Layout::SNOWFLAKE)
         .node(41)
         .host_guard(false)
@@ -82,10 +84,13 @@ fn a_strict_generator_beside_a_borrowing_one_is_never_starved() {
         }
         stop.store(true, Ordering::Relaxed);
         assert!(busy.join().unwrap() > 0);
-        // The borrowing window (40 ms) is within max_wait_ms: every call issues,
-        // none starved (the hook's 100th run, a second of waiting, ends a call).
-        // The wait's bound restarts when the pending tick moves, so a call on a
-        // loaded machine may run the hook more than max_wait_ms / 10 times.
-        assert_eq!(ok, 100, "the most hook runs in one call: {most}");
+        // Every call returned within its max_wait_ms: the hook runs only while a
+        // call is within its bound, counted from its entry (max_wait_ms, and
+        // tick_ms + 2 ms of rounding for a slot taken and returned when due), at
+        // least 10 ms of waiting apart, so a look the scheduler delayed adds none.
+        assert!(
+            most <= max_wait_ms / 10 + 1,
+            "{most} hook runs in one call ({ok} of 100 calls issued)"
+        );
     });
 }
