@@ -390,11 +390,12 @@ class ShutWindow:
 
 
 class Ids:
-    """A legitimate client on its own keep-alive connection from PROBE_FROM: GET /v1/id
-    in a loop, each request timed, until stopped."""
+    """A legitimate client on its own keep-alive connection from `source`
+    (PROBE_FROM unless told): GET /v1/id every `every` seconds (PROBE_EVERY unless
+    told), each request timed, until stopped."""
 
-    def __init__(self, port):
-        self.port, self.times, self.failed = port, [], []
+    def __init__(self, port, source=PROBE_FROM, every=PROBE_EVERY):
+        self.port, self.source, self.every, self.times, self.failed = port, source, every, [], []
         self.stop = threading.Event()
         self.t = threading.Thread(target=self.run, daemon=True)
         self.t.start()
@@ -405,7 +406,7 @@ class Ids:
             t0 = time.monotonic()
             try:
                 if c is None:
-                    c = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(PROBE_FROM, 0))
+                    c = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(self.source, 0))
                 c.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
                 data = b""
                 while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
@@ -420,7 +421,7 @@ class Ids:
                 self.failed.append(f"{type(e).__name__}: {e}")
                 c = None
             self.times.append(time.monotonic() - t0)
-            self.stop.wait(PROBE_EVERY)
+            self.stop.wait(self.every)
 
     def p99(self):
         """The 99th percentile of the request times so far, in ms, and clears them."""
@@ -1294,3 +1295,93 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
                 self.assertTrue(w.body.endswith(b"\0\0\0\0\x02\x08\x02"), w.body)
         finally:
             s.stop()
+
+
+# --- Connection churn, descriptors running out, probe slots ---------------------------
+
+
+class Churner(Watchers):
+    """Connections from `sources` opened and closed as fast as they go, by `count`
+    threads in a process of their own (Watchers': the test's clients must not wait
+    for its GIL): half close at once, half after up to 0.3 s of silence (within the
+    1 s grace of a new connection, slots.rs UNSERVED_GRACE), so that more are open
+    than the cap. `held` counts the connections opened."""
+
+    def run(self, source):
+        import random
+
+        opened = 0
+        while not self.stop.is_set():
+            try:
+                c = socket.create_connection(("127.0.0.1", self.port), timeout=2, source_address=(source, 0))
+                opened += 1
+                if random.random() < 0.5:
+                    self.stop.wait(random.uniform(0, 0.3))
+                c.close()
+            except OSError:
+                self.stop.wait(0.01)
+        self.count(held=opened)
+
+
+def read_answer(c):
+    """One HTTP/1.1 answer with a Content-Length from socket `c`: (head, body), or
+    None when the connection closed first."""
+    data = b""
+    while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
+            re.search(rb"(?im)^content-length: *(\d+)", data).group(1)):
+        chunk = c.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return data.split(b"\r\n\r\n", 1)
+
+
+class ChurnKeepsKeepAlive(unittest.TestCase):
+    """Four keep-alive clients (an address each) asking for an ID every 50 ms (or 1.5 s) while
+    connections are opened and closed past the cap: at the cap the client holding
+    the most connections gives one up, and of clients holding as many a new
+    connection goes before one in use (slots.rs, ConnsInner::victim), so the
+    keep-alive clients are the last to go: every request answered."""
+
+    def churn(self, sources, every=PROBE_EVERY):
+        cap = 32
+        s = Server("--node", "1", "--max-connections", str(cap))
+        churner = None
+        try:
+            clients = [Ids(s.port, source=f"127.0.0.{i}", every=every) for i in range(3, 7)]
+            time.sleep(0.5)
+            churner = Churner(s.port, 64, sources)
+            time.sleep(6)
+            churner.finish()
+            opened = churner.held
+            for c in clients:
+                c.finish()
+            asked = sum(len(c.times) for c in clients)
+            failed = [f for c in clients for f in c.failed]
+            evicted = s.metric("flakeid_connections_evicted_total")
+            print(f"\n  {len(sources)} churning addresses: {opened} connections opened, {evicted} evicted; "
+                  f"keep-alive /v1/id {asked - len(failed)} of {asked} answered", file=sys.stderr)
+            self.assertGreater(evicted, 100, "the churn did not pass the cap")
+            self.assertGreaterEqual(asked, 2 * int(6 / every))
+            self.assertGreaterEqual(asked - len(failed), 0.99 * asked)
+            self.assertEqual(failed, [], "keep-alive clients disconnected or refused")
+        finally:
+            if churner:
+                churner.finish()
+            s.stop()
+
+    def test_churn_from_one_address(self):
+        self.churn(["127.0.0.1"])
+
+    def test_churn_from_eight_addresses(self):
+        self.churn([f"127.0.0.{i}" for i in range(10, 18)])
+
+    def test_churn_from_eight_addresses_past_idle_keep_alive_clients(self):
+        # Clients that ask every 1.5 s, idle past the 1 s grace between requests: the
+        # churning addresses hold more connections, and close theirs.
+        self.churn([f"127.0.0.{i}" for i in range(10, 18)], every=1.5)
+
+    def test_churn_from_an_address_a_thread(self):
+        # 64 churning addresses, one connection at a time each, as each keep-alive
+        # client holds one: a new connection goes before one in use.
+        self.churn([f"127.0.0.{i}" for i in range(10, 74)])

@@ -76,18 +76,46 @@ pub(crate) enum Client {
     Token(usize),
 }
 
+/// Which addresses make one client, for the shares and the connection limits
+/// (conn/slots.rs, `Conns`): an IPv4 address (also written as an IPv4-mapped IPv6
+/// one, as a dual-stack listener sees it), or an IPv6 address's first
+/// [`crate::Limits::client_ipv6_prefix`] bits (a host with a /64 has as many
+/// addresses as it likes, and one address would be one client no longer than it
+/// pleases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Grouping {
+    /// The IPv6 addresses' bits that are kept (the others cleared).
+    ipv6_mask: u128,
+}
+
+impl Grouping {
+    /// IPv6 clients grouped by their first `ipv6_prefix` bits (1..=128,
+    /// [`crate::Config::validate`]).
+    pub(crate) fn new(ipv6_prefix: u32) -> Grouping {
+        Grouping {
+            ipv6_mask: u128::MAX.checked_shl(128 - ipv6_prefix.min(128)).unwrap_or(0),
+        }
+    }
+
+    /// The client `ip` belongs to, as an address: itself (IPv4), or its prefix
+    /// with the other bits cleared (IPv6).
+    pub(crate) fn client(self, ip: std::net::IpAddr) -> std::net::IpAddr {
+        match ip.to_canonical() {
+            std::net::IpAddr::V6(v6) => std::net::Ipv6Addr::from(u128::from(v6) & self.ipv6_mask).into(),
+            v4 => v4,
+        }
+    }
+}
+
 /// Each client's share of the server's response budget
 /// ([`crate::Budgets::client_response`]): the most one client, over all its
-/// connections, can hold of it. A client is an IPv4 address, an IPv6 prefix
-/// ([`crate::Limits::client_ipv6_prefix`]: a host with a /64 has as many addresses
-/// as it likes, and one address would be one client no longer than it pleases), or
-/// a bearer token. A share lives while a connection or request of its client holds
+/// connections, can hold of it. A client is an IPv4 address or an IPv6 prefix
+/// ([`Grouping`]), or a bearer token. A share lives while a connection or request of its client holds
 /// it; the map forgets the others as it grows.
 #[derive(Debug)]
 pub(crate) struct Shares {
     size: usize,
-    /// The IPv6 addresses' bits that are kept (the others cleared).
-    ipv6_mask: u128,
+    grouping: Grouping,
     inner: Mutex<(HashMap<Client, std::sync::Weak<tokio::sync::Semaphore>>, usize)>,
 }
 
@@ -103,24 +131,15 @@ impl Shares {
     pub(crate) fn grouped(size: usize, ipv6_prefix: u32) -> Shares {
         Shares {
             size,
-            ipv6_mask: u128::MAX.checked_shl(128 - ipv6_prefix.min(128)).unwrap_or(0),
+            grouping: Grouping::new(ipv6_prefix),
             inner: Mutex::new((HashMap::new(), 64)),
-        }
-    }
-
-    /// The client an address belongs to: an IPv4 address (also written as an
-    /// IPv4-mapped IPv6 one, as a dual-stack listener sees it), or its IPv6 prefix.
-    fn client_of(&self, ip: std::net::IpAddr) -> Client {
-        match ip.to_canonical() {
-            std::net::IpAddr::V6(v6) => Client::Addr(std::net::Ipv6Addr::from(u128::from(v6) & self.ipv6_mask).into()),
-            v4 => Client::Addr(v4),
         }
     }
 
     /// The share of `client`.
     pub(crate) fn of(&self, client: Client) -> Arc<tokio::sync::Semaphore> {
         let client = match client {
-            Client::Addr(ip) => self.client_of(ip),
+            Client::Addr(ip) => Client::Addr(self.grouping.client(ip)),
             token => token,
         };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());

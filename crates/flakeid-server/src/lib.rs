@@ -170,7 +170,12 @@ pub async fn serve_with_probes(
         Some(l) => {
             let app = routes::probe_router(service.clone());
             let plain = security::Security::load(SecurityFiles::default())?;
-            let conns = conn::Conns::new(PROBE_CONNECTIONS, PROBE_CONNECTIONS, 0);
+            let conns = conn::Conns::new(
+                PROBE_CONNECTIONS,
+                PROBE_CONNECTIONS,
+                0,
+                budget::Grouping::new(limits.client_ipv6_prefix),
+            );
             let stop = async move {
                 let _ = probes_stop.await;
             };
@@ -190,6 +195,7 @@ pub async fn serve_with_probes(
         limits.connection_cap(),
         limits.max_connections_per_client,
         conn::PROBE_SLOTS,
+        budget::Grouping::new(limits.client_ipv6_prefix),
     );
     service.metrics.set_conns(conns.clone());
     let draining = service.clone();

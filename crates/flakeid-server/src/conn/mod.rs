@@ -5,14 +5,17 @@
 //!
 //! - **Connections** are capped ([`crate::config::Limits::max_connections`], and on Unix always
 //!   below the process's file-descriptor limit minus [`FD_HEADROOM`](crate::config::Limits::connection_cap)), and so are
-//!   those of one client address ([`crate::config::Limits::max_connections_per_client`]). At a cap, a new
+//!   those of one client ([`crate::config::Limits::max_connections_per_client`]; an IPv4
+//!   address or an IPv6 prefix, [`crate::budget::Grouping`]). At a cap, a new
 //!   connection evicts the oldest connection that has not sent a complete request
 //!   within [`UNSERVED_GRACE`] of its accept (a slowloris or silent client), else
-//!   the served connection with no request in flight that started its last request
-//!   longest ago (a client that holds a slot with a request now and then), else the
-//!   oldest that has sent none yet; only when every connection has a request in
-//!   flight does the new connection take a probe slot ([`PROBE_SLOTS`]: `/healthz`
-//!   and `/readyz` only), or, with those full, get closed at once. So a fresh client — a `/healthz`
+//!   one of the client holding the most connections: of those with no request in
+//!   flight, a served one idle for the grace, else a new one, else the served one
+//!   whose last request started longest ago (slots.rs, `ConnsInner::victim`). So
+//!   churn evicts the churner's own connections and keep-alive clients in use go
+//!   last. Only when every connection has a request in flight does the new
+//!   connection take a probe slot ([`PROBE_SLOTS`]: `/healthz` and `/readyz` only),
+//!   or, with those full, get closed at once. So a fresh client — a `/healthz`
 //!   probe — is served while every slot is held, even by clients that reconnect as
 //!   soon as they are evicted.
 //! - **A request head** must arrive within [`crate::config::Limits::header_read_timeout`] of the

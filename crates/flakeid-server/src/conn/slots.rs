@@ -1,6 +1,7 @@
 //! Connection slots: the caps on connections (all, and per client address) and
 //! which connection a newcomer evicts at a cap ([`crate::config::Limits`]).
 
+use crate::budget::Grouping;
 use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -9,11 +10,11 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 /// How long a new connection has to send its first request before, at a cap, it is
-/// evicted ahead of the idle served ones. A fresh client (a probe) has sent no
+/// evicted ahead of every other; and how long since its last request a served one
+/// counts as in use ([`ConnsInner::victim`]). A fresh client (a probe) has sent no
 /// request for the milliseconds between its accept and its request: without this,
 /// under churn (clients that reconnect as soon as they are evicted) it is the oldest
 /// unserved connection and the next newcomer takes its place before it is served.
-/// Silent connections older than this still go first.
 pub const UNSERVED_GRACE: Duration = Duration::from_secs(1);
 
 /// Connections admitted beyond the cap when every other connection has a request
@@ -35,8 +36,8 @@ pub const PROBE_SLOTS_PER_CLIENT: usize = 4;
 pub const LONG_CALLS_DIVISOR: usize = 2;
 
 /// The open connections: which have not sent a request yet (evicted first once
-/// [`UNSERVED_GRACE`] old), how many each client address holds, and a signal for
-/// when the last one closes.
+/// [`UNSERVED_GRACE`] old), how many each client holds (an IPv4 address or an IPv6
+/// prefix, [`Grouping`]), and a signal for when the last one closes.
 #[derive(Debug)]
 pub(crate) struct Conns {
     cap: usize,
@@ -45,6 +46,8 @@ pub(crate) struct Conns {
     grace_ns: u64,
     /// [`PROBE_SLOTS`], or 0 (the probe listener: every slot is a probe's).
     probe_slots: usize,
+    /// Which addresses are one client, for `per_client` and the eviction's choice.
+    grouping: Grouping,
     inner: Mutex<ConnsInner>,
     empty: Notify,
     /// What [`SlotState::last_active`] counts from.
@@ -63,24 +66,29 @@ pub(super) struct ConnsInner {
     live: HashMap<u64, Arc<SlotState>>,
     /// Connections without a complete request yet, oldest first.
     waiting: BTreeSet<u64>,
-    /// Open connections per client address.
+    /// Open connections per client ([`Grouping::client`]).
     clients: HashMap<IpAddr, usize>,
-    /// Connections in the probe slots, oldest first, and per client address.
+    /// Connections in the probe slots, oldest first, and per client.
     probe_slots: BTreeSet<u64>,
     probe_clients: HashMap<IpAddr, usize>,
-    /// Long-lived calls in flight, in all and per client address.
+    /// Long-lived calls in flight, in all and per client.
     long_calls: usize,
     long_clients: HashMap<IpAddr, usize>,
 }
 
 impl ConnsInner {
-    /// The connection to close to make room (of `ip`'s only, when given), at `now`
-    /// (ns since [`Conns::epoch`]): the oldest that has sent no request within
-    /// `grace_ns` of its accept; else the served one with no request in flight whose
-    /// last request started longest ago; else the oldest that has sent no request
-    /// yet, however new.
+    /// The connection to close to make room (of client `ip`'s only, when given), at
+    /// `now` (ns since [`Conns::epoch`]): the oldest that has sent no request within
+    /// `grace_ns` of its accept; else one of the client that holds the most
+    /// connections (of those with one that may go: none in a probe slot or with a
+    /// request in flight). Of that client's (or of clients holding as many): a served
+    /// one whose last request started `grace_ns` ago or more, longest ago first;
+    /// else one that has sent none yet (within its grace), oldest first; else the
+    /// served one whose last request started longest ago. So a client that opens
+    /// connections past the cap (churn: connect, close, connect) closes its own,
+    /// and clients that keep a few connections and use them are the last to go.
     pub(super) fn victim(&self, ip: Option<IpAddr>, now: u64, grace_ns: u64) -> Option<u64> {
-        let mine = |s: &SlotState| ip.is_none_or(|ip| s.ip == ip);
+        let mine = |s: &SlotState| ip.is_none_or(|ip| s.client == ip);
         let unserved = self.waiting.iter().filter_map(|id| self.live.get(id)).find(|s| mine(s));
         if let Some(s) = unserved
             && now.saturating_sub(s.admitted) >= grace_ns
@@ -89,11 +97,22 @@ impl ConnsInner {
         }
         self.live
             .values()
-            .filter(|s| {
-                mine(s) && !s.probe_only && s.served.load(Ordering::Acquire) && s.in_flight.load(Ordering::Acquire) == 0
+            .filter(|s| mine(s) && !s.probe_only && s.in_flight.load(Ordering::Acquire) == 0)
+            .max_by_key(|s| {
+                let held = self.clients.get(&s.client).copied().unwrap_or(0);
+                let (idle, since) = match s.served.load(Ordering::Acquire) {
+                    false => (Idle::New, s.admitted),
+                    true => {
+                        let last = s.last_active.load(Ordering::Relaxed);
+                        let idle = match now.saturating_sub(last) >= grace_ns {
+                            true => Idle::Stale,
+                            false => Idle::Active,
+                        };
+                        (idle, last)
+                    }
+                };
+                (held, idle, std::cmp::Reverse((since, s.id)))
             })
-            .min_by_key(|s| s.last_active.load(Ordering::Relaxed))
-            .or(unserved)
             .map(|s| s.id)
     }
 
@@ -106,10 +125,10 @@ impl ConnsInner {
             true => &mut self.probe_clients,
             false => &mut self.clients,
         };
-        if let Some(n) = clients.get_mut(&state.ip) {
+        if let Some(n) = clients.get_mut(&state.client) {
             *n -= 1;
             if *n == 0 {
-                clients.remove(&state.ip);
+                clients.remove(&state.client);
             }
         }
         Some(state)
@@ -131,16 +150,30 @@ impl ConnsInner {
             .probe_slots
             .iter()
             .filter_map(|id| self.live.get(id))
-            .find(|s| of.is_none_or(|ip| s.ip == ip) && now.saturating_sub(s.admitted) >= grace_ns)?
+            .find(|s| of.is_none_or(|ip| s.client == ip) && now.saturating_sub(s.admitted) >= grace_ns)?
             .id;
         Some(self.remove(victim))
     }
+}
+
+/// Of a connection that may be evicted, how it is idle, in the order they go
+/// (the last goes first, [`ConnsInner::victim`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Idle {
+    /// Served, and its last request started within the grace: a client using it.
+    Active,
+    /// Sent no request yet, within its grace: a probe or a fresh client on its way.
+    New,
+    /// Served, and its last request started the grace ago or more.
+    Stale,
 }
 
 #[derive(Debug)]
 pub(crate) struct SlotState {
     id: u64,
     pub(super) ip: IpAddr,
+    /// The client it counts for ([`Grouping::client`] of `ip`).
+    client: IpAddr,
     /// When it was accepted, in ns since [`Conns::epoch`].
     admitted: u64,
     pub(super) served: AtomicBool,
@@ -203,15 +236,22 @@ pub(crate) struct Slot {
 
 impl Conns {
     /// `probe_slots`: [`PROBE_SLOTS`] beyond the cap, or 0.
-    pub(crate) fn new(cap: usize, per_client: usize, probe_slots: usize) -> Arc<Conns> {
-        Conns::with_grace(cap, per_client, probe_slots, UNSERVED_GRACE)
+    pub(crate) fn new(cap: usize, per_client: usize, probe_slots: usize, grouping: Grouping) -> Arc<Conns> {
+        Conns::build(cap, per_client, probe_slots, UNSERVED_GRACE, grouping)
     }
 
+    /// IPv6 clients by /64, and a grace of the tests' choosing.
+    #[cfg(test)]
     pub(super) fn with_grace(cap: usize, per_client: usize, probe_slots: usize, grace: Duration) -> Arc<Conns> {
+        Conns::build(cap, per_client, probe_slots, grace, Grouping::new(64))
+    }
+
+    fn build(cap: usize, per_client: usize, probe_slots: usize, grace: Duration, grouping: Grouping) -> Arc<Conns> {
         Arc::new(Conns {
             cap,
             per_client: per_client.min(cap).max(1),
             probe_slots,
+            grouping,
             grace_ns: u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX),
             inner: Mutex::new(ConnsInner::default()),
             empty: Notify::new(),
@@ -233,14 +273,15 @@ impl Conns {
     }
 
     /// A place for a new connection from `ip`: free, or taken from the connection
-    /// [`ConnsInner::victim`] names (`ip`'s own at its per-client limit); when
-    /// every candidate has a request in flight, a probe slot ([`PROBE_SLOTS`]);
-    /// `None` when there is none either.
+    /// [`ConnsInner::victim`] names (its client's own at the per-client limit);
+    /// when every candidate has a request in flight, a probe slot
+    /// ([`PROBE_SLOTS`]); `None` when there is none either.
     pub(super) fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
         let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let client = self.grouping.client(ip);
         let mut inner = self.lock();
-        let full = if inner.clients.get(&ip).copied().unwrap_or(0) >= self.per_client {
-            Some(Some(ip))
+        let full = if inner.clients.get(&client).copied().unwrap_or(0) >= self.per_client {
+            Some(Some(client))
         } else if inner.live.len() - inner.probe_slots.len() >= self.cap {
             Some(None)
         } else {
@@ -251,7 +292,7 @@ impl Conns {
             let victim = inner.victim(of, now, self.grace_ns).and_then(|id| inner.remove(id));
             let victim = match victim {
                 Some(v) => Some(v),
-                None => match inner.probe_slot(ip, self.probe_slots, now, self.grace_ns) {
+                None => match inner.probe_slot(client, self.probe_slots, now, self.grace_ns) {
                     Some(v) => {
                         probe_only = true;
                         v
@@ -272,6 +313,7 @@ impl Conns {
         let state = Arc::new(SlotState {
             id,
             ip,
+            client,
             admitted: now,
             served: AtomicBool::new(false),
             evict: Notify::new(),
@@ -287,10 +329,10 @@ impl Conns {
         inner.live.insert(id, state.clone());
         if probe_only {
             inner.probe_slots.insert(id);
-            *inner.probe_clients.entry(ip).or_insert(0) += 1;
+            *inner.probe_clients.entry(client).or_insert(0) += 1;
         } else {
             inner.waiting.insert(id);
-            *inner.clients.entry(ip).or_insert(0) += 1;
+            *inner.clients.entry(client).or_insert(0) += 1;
         }
         Some(Slot {
             conns: self.clone(),
@@ -358,7 +400,7 @@ impl Slot {
     /// client, held until dropped; `None`: the server's or the client's are all
     /// taken. Refused on a probe slot.
     pub(super) fn long_call(&self) -> Option<LongCall> {
-        let ip = self.state.ip;
+        let ip = self.state.client;
         let mut inner = self.conns.lock();
         let mine = inner.long_clients.get(&ip).copied().unwrap_or(0);
         if self.state.probe_only || inner.long_calls >= self.conns.long_cap || mine >= self.conns.long_per_client {
@@ -623,26 +665,93 @@ mod tests {
     }
 
     #[test]
-    fn a_new_connection_keeps_its_place_until_its_grace_ends() {
-        let conns = Conns::with_grace(2, 2, 0, Duration::from_secs(3600));
+    fn at_the_cap_the_client_holding_the_most_connections_gives_one_up() {
+        let conns = Conns::with_grace(5, 5, 0, Duration::from_secs(3600));
         let t = std::time::Instant::now();
+        // Two keep-alive clients, served and idle between requests.
+        let k1 = conns.admit(ip(1)).unwrap();
+        let k2 = conns.admit(ip(2)).unwrap();
+        drop((k1.request(t), k2.request(t)));
+        // A client that connects and says nothing (within its grace), again and again:
+        // each newcomer closes one of its own, never a keep-alive client's.
+        let mut churn: Vec<_> = (0..3).map(|_| conns.admit(ip(3)).unwrap()).collect();
+        for _ in 0..10 {
+            churn.push(conns.admit(ip(3)).unwrap());
+            assert!(open(&conns, &k1) && open(&conns, &k2));
+        }
+        assert!(!open(&conns, &churn[0]) && open(&conns, &churn[12]));
+        // A newcomer from another address closes the churner's too.
+        let other = conns.admit(ip(4)).unwrap();
+        assert!(open(&conns, &k1) && open(&conns, &k2) && open(&conns, &other));
+        // Each holding one: the new ones go before the served ones in use, oldest
+        // first.
+        drop(churn);
+        let probe = conns.admit(ip(5)).unwrap();
+        let newcomers: Vec<_> = (6..9).map(|i| conns.admit(ip(i)).unwrap()).collect();
+        assert!(open(&conns, &k1) && open(&conns, &k2) && !open(&conns, &other) && !open(&conns, &probe));
+        assert!(newcomers.iter().all(|c| open(&conns, c)));
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 13);
+    }
+
+    #[test]
+    fn an_ipv6_prefix_is_one_client_for_the_connection_limits() {
+        let conns = Conns::build(100, 2, 0, Duration::ZERO, Grouping::new(64));
+        let v6 = |s: &str| s.parse::<IpAddr>().unwrap();
+        let t = std::time::Instant::now();
+        let a = conns.admit(v6("2001:db8:0:1::a")).unwrap();
+        let b = conns.admit(v6("2001:db8:0:1::b")).unwrap();
+        let (_a, _b) = (a.request(t), b.request(t));
+        // A third address of the same /64 is the same client, at its limit.
+        assert!(conns.admit(v6("2001:db8:0:1:ffff::c")).is_none());
+        // Another /64 is another client; an IPv4 client seen through a dual-stack
+        // listener is its IPv4 address.
+        assert!(conns.admit(v6("2001:db8:0:2::a")).is_some());
+        let mapped = conns.admit(v6("::ffff:10.0.0.1")).unwrap();
+        let _mapped = mapped.request(t);
+        let v4 = conns.admit(IpAddr::from([10, 0, 0, 1])).unwrap();
+        let _v4 = v4.request(t);
+        assert!(conns.admit(IpAddr::from([10, 0, 0, 1])).is_none());
+        // /128: each address is its own client.
+        let conns = Conns::build(100, 1, 0, Duration::ZERO, Grouping::new(128));
+        let a = conns.admit(v6("2001:db8:0:1::a")).unwrap();
+        let _a = a.request(t);
+        assert!(conns.admit(v6("2001:db8:0:1::b")).is_some());
+    }
+
+    #[test]
+    fn the_client_holding_more_gives_one_up_before_another_clients_stale_one() {
+        let grace = Duration::from_secs(1);
+        let g = u64::try_from(grace.as_nanos()).unwrap();
+        let conns = Conns::with_grace(10, 10, 0, grace);
+        // A keep-alive client between requests, its last one long ago.
+        let idle = conns.admit(ip(1)).unwrap();
+        drop(idle.request(conns.epoch));
+        // Another client's two new connections, within their grace.
+        let churn = [conns.admit(ip(2)).unwrap(), conns.admit(ip(2)).unwrap()];
+        let now = churn[0].state.admitted + g - 1;
+        assert!(now >= g, "the keep-alive one is stale at `now`");
+        assert_eq!(conns.lock().victim(None, now, g), Some(churn[0].state.id));
+    }
+
+    #[test]
+    fn of_clients_holding_as_many_a_stale_served_one_goes_then_a_new_one_then_one_in_use() {
+        let grace = Duration::from_secs(1);
+        let g = u64::try_from(grace.as_nanos()).unwrap();
+        let conns = Conns::with_grace(10, 10, 0, grace);
         let served = conns.admit(ip(1)).unwrap();
-        drop(served.request(t));
-        let probe = conns.admit(ip(2)).unwrap();
-        // The probe has sent nothing yet, but is new: the idle served one goes.
-        let next = conns.admit(ip(3)).unwrap();
-        assert!(!open(&conns, &served) && open(&conns, &probe) && open(&conns, &next));
-        // Only new unserved ones left: the oldest of them goes, not the newcomer.
-        let last = conns.admit(ip(4)).unwrap();
-        assert!(!open(&conns, &probe) && open(&conns, &next) && open(&conns, &last));
-        // Past its grace, an unserved one goes before an idle served one.
-        let conns = Conns::with_grace(2, 2, 0, Duration::from_millis(20));
-        let served = conns.admit(ip(1)).unwrap();
-        drop(served.request(t));
-        let silent = conns.admit(ip(2)).unwrap();
-        std::thread::sleep(Duration::from_millis(40));
-        let fresh = conns.admit(ip(3)).unwrap();
-        assert!(open(&conns, &served) && !open(&conns, &silent) && open(&conns, &fresh));
-        assert_eq!(conns.evicted.load(Ordering::Relaxed), 1);
+        drop(served.request(conns.epoch));
+        let fresh = conns.admit(ip(2)).unwrap();
+        let inner = conns.lock();
+        // At `now`, the fresh one is within its grace by a nanosecond (it was
+        // accepted after the epoch).
+        let now = fresh.state.admitted + g - 1;
+        assert!(fresh.state.admitted > 0);
+        // The served one's last request started at the epoch: the grace ago or more.
+        assert_eq!(inner.victim(None, now, g), Some(served.state.id));
+        // Its last request started within the grace: in use; the fresh one goes.
+        served.state.last_active.store(fresh.state.admitted, Ordering::Relaxed);
+        assert_eq!(inner.victim(None, now, g), Some(fresh.state.id));
+        // The fresh one past its grace goes first whatever the others do.
+        assert_eq!(inner.victim(None, now + 1, g), Some(fresh.state.id));
     }
 }
