@@ -1385,3 +1385,63 @@ class ChurnKeepsKeepAlive(unittest.TestCase):
         # 64 churning addresses, one connection at a time each, as each keep-alive
         # client holds one: a new connection goes before one in use.
         self.churn([f"127.0.0.{i}" for i in range(10, 74)])
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of process `pid` so far, in seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class AcceptFailures(unittest.TestCase):
+    def test_out_of_descriptors_accept_backs_off_is_counted_and_recovers(self):
+        # The server's descriptor limit lowered under it (prlimit) to 8 more than it
+        # holds, then 40 connections: accept fails (EMFILE) with them in the backlog.
+        # The listener backs off instead of retrying at once, counts the failures in
+        # /metrics (asked on a connection opened before), warns at most once a second,
+        # and accepts again once descriptors are free (the pause is at most 1 s).
+        import resource
+
+        s = Server("--node", "1", "--max-connections", "256")
+        try:
+            keep = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0))
+            keep.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertTrue(read_answer(keep)[0].startswith(b"HTTP/1.1 200 "))
+            pid = s.proc.pid
+            held = len(os.listdir(f"/proc/{pid}/fd"))
+            hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)[1]
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (held + 8, hard))
+            t0 = time.monotonic()
+            socks = [socket.create_connection(("127.0.0.1", s.port), timeout=5) for _ in range(40)]
+            time.sleep(2)
+            cpu0, w0 = cpu_seconds(pid), time.monotonic()
+            time.sleep(1)
+            busy = (cpu_seconds(pid) - cpu0) / (time.monotonic() - w0)
+            keep.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            text = read_answer(keep)[1].decode()
+            m = re.search(r"^flakeid_connections_accept_failed_total (\d+)$", text, re.M)
+            failed = int(m.group(1)) if m else None
+            warnings = s.logs().count("accept failed")
+            took = time.monotonic() - t0
+            for c in socks:
+                c.close()
+            served = None
+            deadline = time.monotonic() + 10
+            while served != "200" and time.monotonic() < deadline:
+                served = fresh_get(s.port, b"/healthz")
+                if served != "200":
+                    time.sleep(0.1)
+            print(f"\n  out of descriptors: server CPU {busy * 100:.0f} % of a core; {failed} accept failures "
+                  f"counted, {warnings} warnings in {took:.1f} s; afterwards /healthz {served}", file=sys.stderr)
+            self.assertLess(busy, 0.5, "the accept loop spins")
+            self.assertIsNotNone(failed, "no flakeid_connections_accept_failed_total in /metrics")
+            self.assertGreater(failed, 0)
+            # Doubling from 5 ms to 1 s: about 8 failures, then one a second (a fixed
+            # 5 ms pause: some 600 in these 3 s).
+            self.assertLess(failed, 40, "accept retried without backing off")
+            self.assertLessEqual(warnings, took + 2, "accept failures flood the log")
+            self.assertEqual(served, "200", "not served again once descriptors were free")
+            keep.close()
+        finally:
+            s.stop()

@@ -49,6 +49,8 @@ pub(crate) trait ConnGauges: Send + Sync + std::fmt::Debug {
     fn evicted(&self) -> u64;
     /// Connections closed at once at a cap.
     fn refused(&self) -> u64;
+    /// `accept` calls that failed (out of descriptors).
+    fn accept_failed(&self) -> u64;
 }
 
 type Source = Box<dyn Fn() -> Option<Snapshot> + Send + Sync>;
@@ -687,6 +689,12 @@ impl Collector for Live {
                 "connections_refused",
                 "Connections closed at once: at a cap, every other connection had a request in flight",
                 c.refused(),
+            )?;
+            counter_u64(
+                &mut e,
+                "connections_accept_failed",
+                "accept calls that failed (out of file descriptors): the listener backed off, up to 1 s",
+                c.accept_failed(),
             )?;
         }
         Ok(())

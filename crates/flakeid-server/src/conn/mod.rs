@@ -17,7 +17,8 @@
 //!   connection take a probe slot ([`PROBE_SLOTS`]: `/healthz` and `/readyz` only),
 //!   or, with those full, get closed at once. So a fresh client — a `/healthz`
 //!   probe — is served while every slot is held, even by clients that reconnect as
-//!   soon as they are evicted.
+//!   soon as they are evicted. An `accept` that fails (out of descriptors) pauses
+//!   the listener, longer while it fails (`AcceptBackoff`), and is counted.
 //! - **A request head** must arrive within [`crate::config::Limits::header_read_timeout`] of the
 //!   connection (HTTP/1.1: of each request), however slowly its bytes trickle in;
 //!   **a gRPC request body** within [`crate::config::Limits::body_timeout`] of its head, and its
@@ -159,22 +160,29 @@ pub(crate) async fn accept_loop<H: Handler>(
     let limits = svc.limits().clone();
     let builder = Arc::new(builder(&limits));
     let (stop_tx, stop_rx) = watch::channel(Stop::Serving);
-    let mut last_accept_warning: Option<Instant> = None;
+    let mut backoff = AcceptBackoff::default();
     tokio::pin!(shutdown);
     loop {
         let (tcp, addr) = tokio::select! {
             () = &mut shutdown => break,
             r = listener.accept() => match r {
-                Ok((tcp, addr)) => (tcp, addr),
+                Ok((tcp, addr)) => {
+                    backoff.reset();
+                    (tcp, addr)
+                }
                 Err(e) => {
-                    // Out of descriptors (or another transient error): keep serving
-                    // the open connections and retry shortly; warn at most once a second.
-                    if last_accept_warning.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                        tracing::warn!(open = conns.open(), "accept failed: {e}");
-                        last_accept_warning = Some(Instant::now());
+                    // Out of descriptors (or another transient error): the connection
+                    // stays in the backlog and accept fails again at once, so keep
+                    // serving the open connections and retry after a pause that grows
+                    // while it fails; counted, and warned at most once a second.
+                    conns.accept_failed.fetch_add(1, Ordering::Relaxed);
+                    let pause = backoff.failed(|failures| {
+                        tracing::warn!(open = conns.open(), failures, "accept failed: {e}");
+                    });
+                    tokio::select! {
+                        () = &mut shutdown => break,
+                        () = tokio::time::sleep(pause) => continue,
                     }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                    continue;
                 }
             }
         };
@@ -226,6 +234,39 @@ pub(crate) async fn accept_loop<H: Handler>(
     let _ = stop_tx.send(Stop::Cut);
     let _ = tokio::time::timeout(Duration::from_secs(1), conns.wait_empty()).await;
     responses
+}
+
+/// The pause after a failed `accept`: [`AcceptBackoff::FIRST`], doubled at each
+/// failure in a row up to [`AcceptBackoff::MOST`], and back to the first after a
+/// success; and the warnings' pace (one a second, with the failures since the last).
+#[derive(Debug, Default)]
+struct AcceptBackoff {
+    pause: Duration,
+    failures: u64,
+    warned: Option<Instant>,
+}
+
+impl AcceptBackoff {
+    const FIRST: Duration = Duration::from_millis(5);
+    /// A descriptor freed waits at most this long to be used: the open
+    /// connections are served meanwhile.
+    const MOST: Duration = Duration::from_secs(1);
+
+    /// A failure: how long to pause; `warn` is called with the failures since the
+    /// last warning, at most once a second.
+    fn failed(&mut self, warn: impl FnOnce(u64)) -> Duration {
+        self.failures += 1;
+        if self.warned.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            warn(std::mem::take(&mut self.failures));
+            self.warned = Some(Instant::now());
+        }
+        self.pause = (self.pause * 2).clamp(Self::FIRST, Self::MOST);
+        self.pause
+    }
+
+    fn reset(&mut self) {
+        self.pause = Duration::ZERO;
+    }
 }
 
 /// The raw socket of a connection, to reset it at [`Stop::Cut`].

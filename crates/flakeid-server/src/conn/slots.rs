@@ -54,6 +54,8 @@ pub(crate) struct Conns {
     epoch: std::time::Instant,
     pub(crate) evicted: AtomicU64,
     pub(crate) refused: AtomicU64,
+    /// `accept` calls that failed (out of descriptors): the accept loop backs off.
+    pub(crate) accept_failed: AtomicU64,
     /// Long-lived calls in flight at most, in all and per client address
     /// ([`LONG_CALLS_DIVISOR`]).
     long_cap: usize,
@@ -225,6 +227,9 @@ impl crate::metrics::ConnGauges for Conns {
     fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
     }
+    fn accept_failed(&self) -> u64 {
+        self.accept_failed.load(Ordering::Relaxed)
+    }
 }
 
 /// One admitted connection; dropping it frees its place.
@@ -258,6 +263,7 @@ impl Conns {
             epoch: std::time::Instant::now(),
             evicted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            accept_failed: AtomicU64::new(0),
             long_cap: (cap / LONG_CALLS_DIVISOR).max(1),
             long_per_client: (per_client.min(cap) / LONG_CALLS_DIVISOR).max(1),
         })
