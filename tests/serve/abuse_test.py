@@ -1445,3 +1445,74 @@ class AcceptFailures(unittest.TestCase):
             keep.close()
         finally:
             s.stop()
+
+
+class ProbeSlotAnswersOnce(unittest.TestCase):
+    """Both slots have a request in flight (unread Batch answers, 1-byte windows): a
+    newcomer gets a probe slot (slots.rs, PROBE_SLOTS), which answers its /healthz
+    and closes: over HTTP/1.1 saying `Connection: close`, over HTTP/2 with a GOAWAY
+    once its client has acknowledged the server's PING."""
+
+    def probe_slot(self, ask):
+        s = Server("--node", "1", "--max-connections", "2")
+        holders = []
+        try:
+            holders = [ShutWindow(s.port, calls=4, source=f"127.0.0.{i}") for i in (3, 4)]
+            time.sleep(0.5)
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0))
+            try:
+                ask(c)
+            finally:
+                c.close()
+            for h in holders:
+                self.assertFalse(h.poll_closed(), "a holder was evicted: the newcomer took its slot")
+        finally:
+            for h in holders:
+                h.close()
+            s.stop()
+
+    def test_over_http1(self):
+        def ask(c):
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            first = read_answer(c)
+            self.assertIsNotNone(first, "the probe slot closed before answering")
+            self.assertTrue(first[0].startswith(b"HTTP/1.1 200 "), first[0])
+            self.assertIn(b"\r\nconnection: close", first[0].lower())
+            c.settimeout(3)
+            try:
+                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                second = read_answer(c)
+            except socket.timeout:
+                second = "still open after 3 s"
+            except OSError:
+                second = None
+            self.assertIsNone(second, "a probe slot answered a second request or stayed open")
+        self.probe_slot(ask)
+
+    def test_over_http2(self):
+        def ask(c):
+            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                      + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost"))
+            c.settimeout(3)
+            buf, seen, ended = b"", [], False
+            try:
+                while True:
+                    data = c.recv(65536)
+                    if not data:
+                        ended = True
+                        break
+                    frames, buf = h2_frames(buf + data)
+                    seen += [(k, sid, p) for k, _, sid, p in frames]
+                    # As a client does: SETTINGS and PINGs acknowledged (a graceful
+                    # close waits for its PING's).
+                    c.sendall(b"".join(frame(k, 0x1, 0, p if k == 6 else b"") for k, f, _, p in frames
+                                       if k in (4, 6) and not f & 0x1))
+            except socket.timeout:
+                pass
+            except OSError:
+                ended = True
+            # :status 200 (HPACK index 8) on stream 1, then a GOAWAY, then the close.
+            self.assertTrue(any(k == 1 and sid == 1 and p[:1] == b"\x88" for k, sid, p in seen), seen)
+            self.assertTrue(any(k == 7 for k, _, _ in seen), "no GOAWAY after the probe's answer")
+            self.assertTrue(ended, "a probe slot stayed open after its answer")
+        self.probe_slot(ask)
