@@ -31,9 +31,9 @@ the group's variables: no node id, no lease, no FLAKEID_HOST_GUARD unless said.
   `container`, podman's /run/.containerenv, systemd's PrivateTmp (a /tmp bound from
   `systemd-private-*`). Two pods whose /tmp is one directory of the machine, propagated
   into their namespaces (`--propagation slave`, as systemd's hardened services get it)
-  take distinct node ids on the host, 0 repeats; with FLAKEID_HOST_GUARD set a marked pod
-  takes one on the host (the documented line for a test runner in a CI container:
-  docs/design.md, "CI in a container").
+  take node ids on the host, from that directory, 0 repeats; with FLAKEID_HOST_GUARD set
+  a marked pod takes one on the host (the documented line for a test runner in a CI container:
+  docs/design.md, "Who owns a node id").
 * guard: an unusable host guard directory and no node id, each refused, 0 IDs: a
   read-only /tmp, a directory another account made (the app runs as nobody), a full
   tmpfs, the default directory on a read-only /tmp with FLAKEID_SINGLE_INSTANCE=true,
