@@ -383,6 +383,11 @@ fn read_text(file: &mut File) -> io::Result<String> {
     Ok(text)
 }
 
+/// How long a refusal waits for the record of a file locked but still empty (its
+/// holder made it and has not written it yet) to name the holder.
+#[cfg_attr(not(unix), allow(dead_code))]
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Writes `first` and the floor line, padded to [`RECORD_LEN`], in one write.
 fn write_record(file: &mut File, first: &str, floor_ms: u64) -> io::Result<()> {
     let mut text = format!("{first}\nfloor {floor_ms}");
@@ -523,7 +528,16 @@ mod sys {
         if lock.l_pid > 0 {
             return Some(lock.l_pid as u32);
         }
-        read_text(&mut file).ok().as_deref().and_then(holder_of)
+        // A holder writes its record just after it locks the file it made: a file
+        // still empty is read again for a while (a refusal's cost, not a call's).
+        let deadline = std::time::Instant::now() + super::RECORD_WAIT;
+        loop {
+            let text = read_text(&mut file).ok()?;
+            if !text.is_empty() || std::time::Instant::now() >= deadline {
+                return holder_of(&text);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Another user's guard file, which this one may read but not hold: refused
@@ -807,6 +821,34 @@ mod tests {
         };
         let read = Record::read(&mut file, lead);
         assert_eq!((read.floor_ms, read.carried_ms), (Some(1_000), 1_000));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A file locked and still empty (its holder made it and writes its record next):
+    /// the refusal names the holder once the record is there, not "another process".
+    /// With open-file-description locks (Linux) the lock names no process; two
+    /// descriptions in one process stand for two processes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_refusal_names_the_holder_that_has_not_written_its_record_yet() {
+        let dir = std::env::temp_dir().join(format!("flakeid-unwritten-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("node-1.lock");
+        let mut held = sys::lock(&path).map_err(|_| "lock").unwrap();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            write_record(&mut held, "held 4242.1 0", 0).unwrap();
+            held
+        });
+        let refused = sys::lock(&path).err();
+        let held = writer.join().unwrap();
+        let said = match refused {
+            Some(Refused::Held(pid)) => format!("held by {pid:?}"),
+            Some(_) => "refused otherwise".to_string(),
+            None => "taken".to_string(),
+        };
+        assert_eq!(said, "held by Some(4242)");
+        sys::close(held);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
