@@ -45,13 +45,15 @@ function configure(options = {}, { database } = {}) {
     options = { ...options, lease: binding.databaseLease(options.lease, connectionOf(database)) }
   }
   const given = describe(options)
-  if (shared !== null && provisional && given !== sharedOptions) {
-    // buildAtStart's, from the environment, no ID made: this configure() (after an await
-    // in the worker's start) decides instead.
-    shared.close()
-    reset()
+  if (atStart !== null) {
+    // buildAtStart's, from the environment, no ID made yet: kept when these are its
+    // options, else closed, and this configure() (after an await in the worker's start)
+    // decides instead.
+    const started = atStart
+    atStart = null
+    if (started.options === given) [shared, sharedOptions] = [started.generator, given]
+    else started.generator.close()
   }
-  provisional = false
   if (shared === null) {
     shared = new binding.Generator(options)
     sharedOptions = given
@@ -63,7 +65,6 @@ function configure(options = {}, { database } = {}) {
 
 /** The process's generator: configure()'s, or one from the environment on first use. */
 function sharedGenerator() {
-  provisional = false
   return shared ?? configure(settingsFromEnv())
 }
 
@@ -83,17 +84,19 @@ function buildAtStart() {
   startScheduled = true
   process.nextTick(() => {
     if (shared !== null) return
-    configure(settingsFromEnv())
-    provisional = true
+    const generator = configure(settingsFromEnv())
+    atStart = { generator, options: sharedOptions }
+    shared = null
+    sharedOptions = null
   })
 }
 let startScheduled = false
 /**
- * The generator is buildAtStart's and has made no ID: a configure() with other options
- * (one that came after an await in the worker's start) replaces it rather than being
- * refused as configured twice.
+ * buildAtStart's generator and its options, until the first ID or configure() adopts it:
+ * a configure() with other options (one that came after an await in the worker's start)
+ * replaces it rather than being refused as configured twice.
  */
-let provisional = false
+let atStart = null
 
 /** The `new Generator` options the FLAKEID_* variables give; unset ones are left out. */
 function settingsFromEnv(env = process.env) {
@@ -107,7 +110,8 @@ function reset() {
   }
   shared = null
   sharedOptions = null
-  provisional = false
+  if (atStart !== null) atStart.generator.close()
+  atStart = null
 }
 
 module.exports = {
