@@ -15,8 +15,10 @@
 section_uuidfloor (its own section: clusters on faketime clocks): the sequence goes on
 above every UUID issued before a restart, a restart onto a clock 120 s behind (never
 refused: the timestamp advances from the floor, the lead in flakeid_status()), a
-failover and a restore; with flakeid.max_borrow_ms 30 s, 120 s and 600 s, after a
-start and a restart, with either family called first: 0 UUID calls refused, none
+failover and a restore; a restart onto a clock 3,600 s behind (20,000 UUIDs above
+the floor, 0 refused, the lead in flakeid_status()); with flakeid.max_borrow_ms 30 s,
+120 s and 600 s, after a start and a restart, and with 120 s after a failover and
+flakeid_confirm_node(), with either family called first: 0 UUID calls refused, none
 stamped ahead of a clock that did not move.
 """
 import os
@@ -178,7 +180,9 @@ def explicit_times(c):
             continue  # past an interval's range
         sql = f"flakeid_uuidv7({shift} * interval '1 ms')"
         if "error" in case:
-            c.expect_error(f"SELECT {sql}", SQLSTATE[case["error"]], r'invalid value for argument "ts"')
+            c.expect_error(f"SELECT {sql}", SQLSTATE[case["error"]],
+                           r'invalid value for argument "shift": clock_timestamp\(\) \+ shift is .*, outside a '
+                           r"UUIDv7's times: 1970-01-01 .* to 10889-08-02 ")
         else:
             before, at, after = c.row(
                 f"SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, "
@@ -186,6 +190,13 @@ def explicit_times(c):
                 f"(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
             check(int(before) + shift - 1 <= int(at) <= int(after) + shift + 1,
                   f"{sql}: {at} ms, not between {before} and {after} shifted by {shift}")
+        ran += 1
+    # Before 1970, through either argument: refused naming it and a UUIDv7's range.
+    for sql, arg in (("flakeid_uuidv7_at('1969-12-31 23:59:59.999+00')", "ts"),
+                     ("flakeid_uuidv7(- (clock_timestamp() - '1969-12-31 23:00+00'))", "shift"),
+                     ("flakeid_uuidv7_first_at('1960-01-01')", "ts"), ("flakeid_uuidv7_last_at('10889-08-03')", "ts")):
+        c.expect_error(f"SELECT {sql}", "22023",
+                       rf'invalid value for argument "{arg}": .* is .*, outside a UUIDv7\'s times: 1970-01-01 ')
         ran += 1
     # Outside the sequence: the next UUID still follows the last one.
     a, b, c2 = c.row("SELECT flakeid_uuidv7(), flakeid_uuidv7_at('2000-01-01'), flakeid_uuidv7()")
@@ -258,6 +269,21 @@ def section_uuidfloor(run):
     print(f"  restart onto a clock 120 s behind: 0 of 20,000 new UUIDs below the ones before it, 0 refused; "
           f"uuid_lead_ms {lead}")
 
+    # A restart onto a clock an hour behind the floor: the same, never an hour's outage.
+    a.stop_ctl()
+    set_clock(clock_a, "-3600")
+    a.start_ctl(env=faketime_env(clock_a))
+    a.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'hour' FROM generate_series(1, 10000)",
+          "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'hour'")
+    n = below(a, "u", "hour", "far")
+    refused = a.one("SELECT uuid_refusals FROM flakeid_stats()")
+    lead = int(a.one("SELECT uuid_lead_ms FROM flakeid_status()"))
+    check(n == "0" and refused == "0" and 3_500_000 <= lead <= 3_700_000,
+          f"a restart onto a clock 3,600 s behind: {n} of 20,000 new UUIDs below the ones before it, "
+          f"{refused} refused, uuid_lead_ms {lead}")
+    print(f"  restart onto a clock 3,600 s behind: 0 of 20,000 new UUIDs below the ones before it, 0 refused; "
+          f"uuid_lead_ms {lead}")
+
     # A failover to a standby whose clock is 5 s behind. A session on the standby
     # calls before the old primary's last UUIDs and again after the promotion.
     set_clock(clock_a, "+0")
@@ -323,16 +349,10 @@ def uuids_beside_borrowing(run):
                 if when == "restart":
                     c.stop_ctl()
                     c.start_ctl()
-                order = [first, "uuid" if first == "next" else "next"]
-                for name in order:
-                    rc, out = c.attempt(calls[name])
-                    check(rc == 0, f"max_borrow_ms {secs} s, after a {when}, {name} called "
-                                   f"{'first' if name == first else 'second'}: {out}")
+                both_families(c, calls, first, f"max_borrow_ms {secs} s, after a {when}")
                 c.sql("INSERT INTO u SELECT flakeid_uuidv7() FROM generate_series(1, 1000)",
                       "INSERT INTO u SELECT flakeid_uuidv7_many(1000)")
-                # How far the newest UUID is ahead of the clock, read after it.
-                ahead = float(c.one("SELECT extract(epoch FROM flakeid_uuid_timestamp(id) - clock_timestamp()) "
-                                    "FROM u ORDER BY id DESC LIMIT 1"))
+                ahead = newest_ahead(c)
                 lead = int(c.one("SELECT uuid_lead_ms FROM flakeid_status()"))
                 check(ahead < 1 and lead < 1000,
                       f"max_borrow_ms {secs} s, after a {when}, {first} first: the newest UUID {ahead:.1f} s "
@@ -340,3 +360,50 @@ def uuids_beside_borrowing(run):
             c.stop_ctl()
     print("  max_borrow_ms 30 s, 120 s, 600 s; after a start and a restart; either family first: "
           "0 UUID calls refused, none stamped ahead of the clock")
+    failover_beside_borrowing(run, calls)
+
+
+def both_families(c, calls, first, what):
+    """Each family's calls, `first` first: neither refused."""
+    for name in (first, "uuid" if first == "next" else "next"):
+        rc, out = c.attempt(calls[name])
+        check(rc == 0, f"{what}, {name} called {'first' if name == first else 'second'}: {out}")
+
+
+def newest_ahead(c):
+    """How far the newest UUID of table u is ahead of the clock (s), read after it."""
+    return float(c.one("SELECT extract(epoch FROM flakeid_uuid_timestamp(id) - clock_timestamp()) "
+                       "FROM u ORDER BY id DESC LIMIT 1"))
+
+
+def failover_beside_borrowing(run, calls):
+    """A failover and flakeid_confirm_node() with max_borrow_ms 120 s (the confirmed
+    64-bit family resumes 120 s ahead of the clock): with either family called first,
+    0 UUID calls refused, none below the old primary's, none stamped ahead."""
+    for first in ("next", "uuid"):
+        p = run.cluster(f"ufp{first}", PRELOAD, "flakeid.node = 4", "flakeid.overflow = 'borrow'",
+                        "flakeid.max_borrow_ms = 120000", "flakeid.clock_backwards = 'wait'",
+                        "flakeid.max_wait_ms = 5000").start_ctl()
+        p.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY, side text)",
+              "INSERT INTO u SELECT flakeid_uuidv7(), 'primary' FROM generate_series(1, 1000)",
+              "SELECT flakeid_next()")
+        s = run.cluster(f"ufs{first}").copy_from(p, standby=True).start_ctl()
+        s.wait_replayed(p)
+        p.stop_ctl()
+        s.promote()
+        confirmed = s.one("SELECT flakeid_confirm_node(4)")
+        both_families(s, calls, first, "after a failover and flakeid_confirm_node() (max_borrow_ms 120 s)")
+        s.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'promoted' FROM generate_series(1, 1000)",
+              "INSERT INTO u SELECT flakeid_uuidv7_many(1000), 'promoted'")
+        below, refused, lead = s.row(
+            "SELECT count(*) FILTER (WHERE side = 'promoted' AND id <= (SELECT id FROM u WHERE side = 'primary' "
+            "ORDER BY id DESC LIMIT 1)), (SELECT uuid_refusals FROM flakeid_stats()), "
+            "(SELECT uuid_lead_ms FROM flakeid_status()) FROM u")
+        ahead = newest_ahead(s)
+        check(below == "0" and refused == "0" and int(lead) < 1000 and ahead < 1,
+              f"after a failover and flakeid_confirm_node() (max_borrow_ms 120 s), {first} first: {below} of "
+              f"2,000 UUIDs below the old primary's, {refused} refused, uuid_lead_ms {lead}, the newest "
+              f"{ahead:.1f} s ahead of the clock ({confirmed})")
+        s.stop_ctl()
+    print("  failover + flakeid_confirm_node() with max_borrow_ms 120 s, either family first: 0 UUID calls "
+          "refused, 0 of 2,000 below the old primary's, none stamped ahead of the clock, uuid_lead_ms < 1000")
