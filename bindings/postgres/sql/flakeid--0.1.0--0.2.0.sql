@@ -362,12 +362,14 @@ CREATE  FUNCTION @extschema@."flakeid_uuidv7_at"(
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'flakeid_uuidv7_at_wrapper';
-CREATE FUNCTION @extschema@.flakeid_uuidv7(shift interval) RETURNS uuid
-LANGUAGE sql VOLATILE STRICT PARALLEL SAFE AS $$
-    SELECT @extschema@.flakeid_uuidv7_at(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) shift)
-$$;
+CREATE  FUNCTION @extschema@."flakeid_uuidv7"(
+	"shift" Interval /* pgrx::datum::Interval */
+) RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'flakeid_uuidv7_shifted_wrapper';
 COMMENT ON FUNCTION @extschema@.flakeid_uuidv7(interval) IS
-    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): flakeid_uuidv7_at(clock_timestamp() + shift), outside the server''s sequence';
+    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): clock_timestamp() + shift, outside the server''s sequence';
 CREATE  FUNCTION @extschema@."flakeid_resume_after"(
 	"id" uuid /* pgrx::datum::Uuid */
 ) RETURNS timestamp with time zone /* TimestampWithTimeZone */

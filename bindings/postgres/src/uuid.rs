@@ -28,16 +28,16 @@
 //! ([`UUID_BORROW_MS`]). How far the newest UUID is ahead of the clock is
 //! `flakeid_status().uuid_lead_ms`.
 
-use crate::convert::{ok, timestamptz, unix_ms};
+use crate::convert::{ok, timestamptz, unix_ms, unix_us};
 use crate::error::{Report, SqlFn, raise_argument};
 use crate::mark;
 use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
 use crate::shmem::{self, STARTUP, UUID_COUNTER, UUID_COVERED, UUID_FLOOR, UUID_MARK_READY, Verdict};
 use flakeid_core::{
-    SharedCounter, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid, precise_now_ms,
-    rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
+    SharedCounter, UUID7_MAX_MS, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid,
+    precise_now_ms, rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
 };
-use pgrx::datum::{TimestampWithTimeZone, Uuid};
+use pgrx::datum::{Interval, TimestampWithTimeZone, Uuid};
 use pgrx::prelude::*;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
@@ -283,28 +283,92 @@ COMMENT ON FUNCTION flakeid_uuidv7_many(integer) IS
 /// millisecond), for rows that keep their original creation time.
 #[pg_extern(volatile, parallel_safe, strict)]
 fn flakeid_uuidv7_at(ts: TimestampWithTimeZone) -> Uuid {
-    let f = SqlFn("flakeid_uuidv7_at");
-    match generator(f).uuid7_at(unix_ms(ts)) {
-        Ok(u) => uuid(u),
-        Err(flakeid_core::Error::Config { message, .. }) => {
-            raise_argument(flakeid_core::Error::config("ts", message), "ts")
-        }
-        Err(err) => raise_argument(err, "ts"),
-    }
+    uuid_at(SqlFn("flakeid_uuidv7_at"), uuid_ms(ts, "ts", "ts"))
+}
+
+/// A UUIDv7 of the clock shifted by `shift`, as PostgreSQL 18's `uuidv7(shift)`:
+/// `clock_timestamp() + shift` with PostgreSQL's own calendar arithmetic
+/// (`timestamptz + interval`), outside the server's sequence as
+/// `flakeid_uuidv7_at`. A function of its own, not SQL over `flakeid_uuidv7_at`,
+/// so that a shifted time outside a UUIDv7's range is refused naming `shift`, the
+/// argument the caller passed.
+#[pg_extern(volatile, parallel_safe, strict, name = "flakeid_uuidv7")]
+fn flakeid_uuidv7_shifted(shift: Interval) -> Uuid {
+    // SAFETY: clock_timestamp()'s reading, and PostgreSQL's `timestamptz + interval`
+    // on two non-NULL values (it raises its own error past timestamptz's range).
+    let at = unsafe {
+        pgrx::direct_function_call::<TimestampWithTimeZone>(
+            pg_sys::timestamptz_pl_interval,
+            &[pg_sys::GetCurrentTimestamp().into_datum(), shift.into_datum()],
+        )
+    };
+    let Some(at) = at else {
+        raise_argument(
+            flakeid_core::Error::config("shift", "clock_timestamp() + shift is NULL"),
+            "shift",
+        )
+    };
+    uuid_at(
+        SqlFn("flakeid_uuidv7"),
+        uuid_ms(at, "shift", "clock_timestamp() + shift"),
+    )
 }
 
 pgrx::extension_sql!(
     r#"
-CREATE FUNCTION flakeid_uuidv7(shift interval) RETURNS uuid
-LANGUAGE sql VOLATILE STRICT PARALLEL SAFE AS $$
-    SELECT @extschema@.flakeid_uuidv7_at(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) shift)
-$$;
 COMMENT ON FUNCTION flakeid_uuidv7(interval) IS
-    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): flakeid_uuidv7_at(clock_timestamp() + shift), outside the server''s sequence';
+    'a UUIDv7 of the clock shifted by shift, as PostgreSQL 18''s uuidv7(shift): clock_timestamp() + shift, outside the server''s sequence';
 "#,
-    name = "flakeid_uuidv7_shift",
-    requires = [flakeid_uuidv7_at],
+    name = "flakeid_uuidv7_shift_comment",
+    requires = [flakeid_uuidv7_shifted],
 );
+
+/// A UUIDv7 of `ms` outside the sequence (`ms` already checked: [`uuid_ms`]).
+fn uuid_at(f: SqlFn, ms: u64) -> Uuid {
+    match generator(f).uuid7_at(ms) {
+        Ok(u) => uuid(u),
+        Err(err) => raise_argument(err, "ts"),
+    }
+}
+
+/// `ts` as the Unix millisecond of a UUIDv7 (floored), or 22023 naming `arg`, the
+/// argument the caller passed, and a UUIDv7's range: `shown` is what the time is
+/// to the caller (`ts`, `clock_timestamp() + shift`). ±infinity as every time
+/// argument's refusal (crate::convert::unix_ms).
+#[track_caller]
+fn uuid_ms(ts: TimestampWithTimeZone, arg: &'static str, shown: &str) -> u64 {
+    let Some(us) = unix_us(ts) else {
+        return unix_ms(ts);
+    };
+    match u64::try_from(us.div_euclid(1000)) {
+        Ok(ms) if ms <= UUID7_MAX_MS => ms,
+        _ => raise_argument(
+            flakeid_core::Error::config(
+                arg,
+                format!(
+                    "{shown} is {}, outside a UUIDv7's times: {} to {} (48 bits of Unix milliseconds)",
+                    show_us(ts),
+                    show_ms_or_epoch(0),
+                    show_ms_or_epoch(UUID7_MAX_MS)
+                ),
+            ),
+            arg,
+        ),
+    }
+}
+
+/// A time as PostgreSQL prints a timestamptz.
+fn show_us(ts: TimestampWithTimeZone) -> String {
+    // SAFETY: formats into a static buffer, copied out at once.
+    unsafe { std::ffi::CStr::from_ptr(pg_sys::timestamptz_to_str(pg_sys::TimestampTz::from(ts))) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A Unix ms as PostgreSQL prints a timestamptz (0 included: the epoch).
+fn show_ms_or_epoch(unix_ms: u64) -> String {
+    show_us(timestamptz(unix_ms))
+}
 
 /// The next ID as a ULID (the bits of `flakeid_uuidv7()`, in Crockford base32).
 #[pg_extern(volatile, parallel_safe)]
@@ -367,13 +431,13 @@ fn flakeid_typeid_parse(typeid: &str) -> TableIterator<'static, (name!(prefix, S
 /// The smallest UUID of `ts`'s millisecond: `id >= flakeid_uuidv7_first_at(ts)`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuidv7_first_at(ts: TimestampWithTimeZone) -> Uuid {
-    let ms = unix_ms(ts);
+    let ms = uuid_ms(ts, "ts", "ts");
     uuid(ok(uuid7_range(ms, ms), "ts").0)
 }
 
 /// The largest UUID of `ts`'s millisecond: `id <= flakeid_uuidv7_last_at(ts)`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuidv7_last_at(ts: TimestampWithTimeZone) -> Uuid {
-    let ms = unix_ms(ts);
+    let ms = uuid_ms(ts, "ts", "ts");
     uuid(ok(uuid7_range(ms, ms), "ts").1)
 }
