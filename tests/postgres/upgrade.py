@@ -19,6 +19,9 @@ must be installed in both (make test-postgres-upgrade does: PG_FROM=16 PG=18).
            and gets its ID), then issues
   plain    a new target with the source's borrow settings, never started before
            (run.py's pg_upgrade section leaves it to copies.py's upgrade scenario)
+  uuid     a source whose clock ran 30 s ahead, restarted onto the right clock (its
+           UUIDs go on above the floor, 30 s ahead), upgraded: 0 of 20,000 new UUIDs
+           below its largest (the UUID mark carried by its file, flakeid_uuid_mark)
 
 usage: tests/postgres/upgrade.py [SCENARIO...]   (smoke and revert run together)
 """
@@ -215,7 +218,38 @@ def scenario_plain(run):
     t.stop_ctl()
 
 
-SCENARIOS = {"smoke": scenario_smoke, "config": scenario_config, "plain": scenario_plain}
+def scenario_uuid(run):
+    print(f"== uuid: pg_upgrade {major_of(FROM)} -> {major_of(TO)} of a UUID table whose last UUIDs lead the clock")
+    clock = os.path.join(run.work, "uuid-from.faketime")
+    # Its clock 30 s ahead, then set right: a restart onto it goes on above the floor,
+    # its UUIDs 30 s ahead of the clock the upgraded cluster reads.
+    cluster.set_clock(clock, "+30")
+    with binaries(FROM):
+        s = run.cluster("uuid-from", PRELOAD, "flakeid.node = 1").start_ctl(env=cluster.faketime_env(clock))
+        s.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY, side text NOT NULL)",
+              "INSERT INTO u SELECT flakeid_uuidv7(), 'old' FROM generate_series(1, 10000)")
+        s.stop_ctl()
+        cluster.set_clock(clock, "+0")
+        s.start_ctl(env=cluster.faketime_env(clock))
+        s.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'old' FROM generate_series(1, 10000)")
+        lead = s.one("SELECT uuid_lead_ms FROM flakeid_status()")
+        s.stop_ctl()
+    t = target(run, "uuid-to", PRELOAD, "flakeid.node = 1")
+    took = upgrade(run, s, t)
+    print(f"  the source: 20,000 UUIDs, uuid_lead_ms {lead}; pg_upgrade took {took:.1f} s")
+    t.start_ctl()
+    state = t.verdict(timeout=30)
+    check(state == "ready", f"the upgraded target: {state}")
+    t.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'new' FROM generate_series(1, 10000)",
+          "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'new'")
+    below = t.one("SELECT count(*) FROM u WHERE side = 'new' "
+                  "AND id <= (SELECT id FROM u WHERE side = 'old' ORDER BY id DESC LIMIT 1)")
+    print(f"  RESULT uuid order {major_of(FROM)}->{major_of(TO)}: {below} of 20,000 new UUIDs below the old largest")
+    check(below == "0", f"{below} of 20,000 new UUIDs after pg_upgrade below the old largest")
+    t.stop_ctl()
+
+
+SCENARIOS = {"smoke": scenario_smoke, "config": scenario_config, "plain": scenario_plain, "uuid": scenario_uuid}
 
 
 def main(argv):

@@ -485,6 +485,11 @@ pub fn register() {
         }
         return;
     }
+    // SAFETY: hooks are installed while the postmaster loads the library.
+    unsafe {
+        PREVIOUS_SHMEM_STARTUP = pg_sys::shmem_startup_hook;
+        pg_sys::shmem_startup_hook = Some(shmem_startup);
+    }
     BackgroundWorkerBuilder::new("flakeid start-up check launcher")
         .set_type("flakeid")
         .set_library("flakeid")
@@ -562,6 +567,64 @@ pub extern "C-unwind" fn flakeid_launcher_main(_arg: pg_sys::Datum) {
     }
 }
 
+/// The UUID mark and its file (crate::upgrade::UUID_FILE) brought level: the mark
+/// moved up to the file (a `pg_upgrade`'s target, whose origins are new), the file
+/// up to the mark.
+fn carry_uuid_mark() {
+    let file = match upgrade::recorded_uuid_mark() {
+        Ok(ms) => ms,
+        Err(message) => {
+            warning!("flakeid: {message}");
+            0
+        }
+    };
+    let durable = BackgroundWorker::transaction(|| {
+        if file > 0 {
+            mark::advance_uuid(|| Some(file))?;
+        }
+        mark::read_uuid()
+    });
+    match durable {
+        Ok(ms) => {
+            if let Err(message) = upgrade::raise_uuid_mark(ms) {
+                warning!("flakeid: {message}");
+            }
+        }
+        Err(report) => warning!("flakeid: the UUID high-water mark was not carried: {}", report.message),
+    }
+}
+
+static mut PREVIOUS_SHMEM_STARTUP: pg_sys::shmem_startup_hook_type = None;
+
+/// Runs in the postmaster each time it makes shared memory (its start, and again
+/// after a crash of a child, when its exit callbacks were run and cleared): the exit
+/// callback below, registered to run before shared memory is detached (an
+/// `on_proc_exit` callback runs after). Children drop it when they start
+/// (on_exit_reset).
+#[pg_guard]
+unsafe extern "C-unwind" fn shmem_startup() {
+    // SAFETY: PostgreSQL's hook chain, and its callback list, in the postmaster.
+    unsafe {
+        if let Some(previous) = PREVIOUS_SHMEM_STARTUP {
+            pg_sys::ffi::pg_guard_ffi_boundary(|| previous());
+        }
+        if !pg_sys::IsUnderPostmaster {
+            pg_sys::before_shmem_exit(Some(at_postmaster_exit), pg_sys::Datum::from(0));
+        }
+    }
+}
+
+/// At the postmaster's exit (every other process of the server gone), or its reset
+/// after a child's crash: the UUID mark this start covered, into its file.
+unsafe extern "C-unwind" fn at_postmaster_exit(_code: std::ffi::c_int, _arg: pg_sys::Datum) {
+    let covered = shmem::UUID_COVERED.get().load(std::sync::atomic::Ordering::Acquire);
+    if covered > 0
+        && let Err(message) = upgrade::raise_uuid_mark(covered - 1)
+    {
+        eprintln!("flakeid: {message}");
+    }
+}
+
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
@@ -576,6 +639,7 @@ pub extern "C-unwind" fn flakeid_check_main(_arg: pg_sys::Datum) {
     if let Err(report) = BackgroundWorker::transaction(|| mark::read().and_then(|d| mark::init_uuid(d.mark_ms))) {
         warning!("flakeid: the UUID high-water mark was not set: {}", report.message);
     }
+    carry_uuid_mark();
     shmem::UUID_MARK_READY
         .get()
         .store(1, std::sync::atomic::Ordering::Release);

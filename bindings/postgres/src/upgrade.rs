@@ -42,6 +42,14 @@ pub const WINDOW_FILE: &str = "flakeid_borrow_window";
 pub const MARKER_FILE: &str = "flakeid_pg_upgrade";
 /// In `pg_upgrade`'s socket directory: `<window ms>\t<unix ms written>\t<data directory>` lines.
 pub const HANDOFF_FILE: &str = "flakeid_pg_upgrade.clusters";
+/// In the data directory: the 128-bit family's mark (Unix ms) beside its replication
+/// origin, which `pg_upgrade` does not carry either: without it the upgraded
+/// cluster's UUIDs would start at its clock, below every UUID its source issued ahead
+/// of the clock (a lead after a restart onto a slower clock). Raised (never lowered)
+/// by the start-up check to the mark it reads, and at the postmaster's exit to the
+/// mark this start covered; a binary-upgrade start raises it to the largest of every
+/// cluster the handoff lists, and the next normal start moves the UUID mark to it.
+pub const UUID_FILE: &str = "flakeid_uuid_mark";
 /// Handoff lines older than this are another upgrade's (a `pg_upgrade` runs its
 /// servers within hours of each other).
 const HANDOFF_MAX_AGE_MS: u64 = 7 * 24 * 3_600_000;
@@ -115,6 +123,30 @@ pub fn record_window() -> Result<(), String> {
             "{window}\n# the largest flakeid.max_borrow_ms this server issued under (flakeid; docs/postgres.md)\n"
         ),
     )
+}
+
+/// Raises [`UUID_FILE`] in `dir` to `ms` (never lowers it).
+fn raise_uuid_mark_in(dir: &Path, ms: u64) -> Result<(), String> {
+    let path = dir.join(UUID_FILE);
+    if ms == 0 || ms <= read_ms(&path)?.unwrap_or(0) {
+        return Ok(());
+    }
+    write_durably(
+        &path,
+        &format!(
+            "{ms}\n# flakeid's UUID high-water mark (Unix ms), which pg_upgrade does not carry (docs/postgres.md)\n"
+        ),
+    )
+}
+
+/// Raises this data directory's [`UUID_FILE`] to `ms`.
+pub fn raise_uuid_mark(ms: u64) -> Result<(), String> {
+    raise_uuid_mark_in(&data_dir(), ms)
+}
+
+/// This data directory's [`UUID_FILE`] (0: none).
+pub fn recorded_uuid_mark() -> Result<u64, String> {
+    Ok(read_ms(&data_dir().join(UUID_FILE))?.unwrap_or(0))
 }
 
 /// The window of a pending `pg_upgrade` marker: this server took part in one and
@@ -202,6 +234,13 @@ pub fn in_binary_upgrade() -> Result<(), String> {
         .collect();
     write_durably(&handoff, &listed)?;
     mark_upgraded(&me, window)?;
+    // The UUID mark of every cluster listed (the source's, seen by the target).
+    let uuid_mark = clusters
+        .iter()
+        .map(|c| read_ms(&c.2.join(UUID_FILE)).ok().flatten().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    raise_uuid_mark_in(&me, uuid_mark)?;
     for (_, _, dir) in clusters.iter().filter(|c| c.2 != me) {
         // Another cluster of this upgrade (the source, seen by the target): its
         // next start, a revert, must clear what this one may borrow.
