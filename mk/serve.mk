@@ -7,8 +7,9 @@
 # p99 at half the peak, TLS vs plaintext, pysnowflake, bulk and gRPC (not in make ci).
 .PHONY: setup-serve setup-serve-bench test-serve test-serve-abuse bench-serve
 ##@ flakeid serve
-# curl (the h2c test) and a venv with schemathesis, pinned, for the OpenAPI check
-# (tests/serve/serve_test.py runs it), and h2, pinned, the HTTP/2 client of the abuse
+# curl (the h2c test), ip (iproute2: the IPv6 clients' network namespace of
+# serve_test.py's Ipv6ClientsGrouped) and a venv with schemathesis, pinned, for the
+# OpenAPI check (tests/serve/serve_test.py runs it), and h2, pinned, the HTTP/2 client of the abuse
 # suite's window attack (tests/serve/abuse_test.py); for the bench also wrk, openssl
 # (the TLS run's certificate) and a venv with pysnowflake 0.1.3. Installs only,
 # starts nothing.
@@ -17,7 +18,7 @@ H2 := 4.4.1
 SERVE_VENV = $${FLAKEID_SERVE_VENV:-target/serve-venv}
 SERVE_BENCH_VENV = $${FLAKEID_BENCH_VENV:-target/bench-serve-venv}
 setup-serve: ## curl; schemathesis and h2 (pinned) in target/serve-venv
-	@$(APT_INSTALL) setup-serve $(call need,curl,curl) $(need-venv)
+	@$(APT_INSTALL) setup-serve $(call need,curl,curl) $(call need,ip,iproute2) $(need-venv)
 	@[ "$$($(SERVE_VENV)/bin/schemathesis --version 2>/dev/null)" = "schemathesis, version $(SCHEMATHESIS)" ] \
 	  && [ "$$($(SERVE_VENV)/bin/python -c 'import h2; print(h2.__version__)' 2>/dev/null)" = "$(H2)" ] \
 	  || { python3 -m venv $(SERVE_VENV) && $(SERVE_VENV)/bin/pip install -q schemathesis==$(SCHEMATHESIS) h2==$(H2); }

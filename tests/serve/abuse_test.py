@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_test import Server, frame  # noqa: E402
 import h2.config  # noqa: E402  (make setup-serve installs h2 in the suite's venv)
 import h2.connection  # noqa: E402
+import h2.events  # noqa: E402
 import h2.settings  # noqa: E402
 
 MIB = 1024 * 1024
@@ -344,17 +345,17 @@ class UnreadAnswers(unittest.TestCase):
 
 class ShutWindow:
     """One HTTP/2 connection of the h2 library that opens no window: it sets
-    SETTINGS_INITIAL_WINDOW_SIZE to 1, starts `calls` gRPC `Batch(n=100000)` calls
+    SETTINGS_INITIAL_WINDOW_SIZE to 1, starts `calls` gRPC `Batch(n)` calls (100,000 unless told)
     (or GETs of `path`), then sends only PINGs and reads nothing: each answer waits
     in the server for a window that never opens."""
 
-    def __init__(self, port, calls=32, path=None, source="127.0.0.1"):
+    def __init__(self, port, calls=32, path=None, source="127.0.0.1", n=100000):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
         self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
         self.h2.local_settings = h2.settings.Settings(
             client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1})
         self.h2.initiate_connection()
-        msg = b"\x08" + bytes([0xA0, 0x8D, 0x06])  # BatchRequest { n: 100000 }
+        msg = b"\x08" + varint(n)  # BatchRequest { n }
         for _ in range(calls):
             sid = self.h2.get_next_available_stream_id()
             if path is not None:  # an HTTP GET of `path`
@@ -1516,3 +1517,123 @@ class ProbeSlotAnswersOnce(unittest.TestCase):
             self.assertTrue(any(k == 7 for k, _, _ in seen), "no GOAWAY after the probe's answer")
             self.assertTrue(ended, "a probe slot stayed open after its answer")
         self.probe_slot(ask)
+
+
+# ---- once answered, finished: the room of a whole answer reserved before its head --
+
+class WholeAfterTheHead:
+    """One honest call on a fresh h2c connection from PROBE_FROM, with HTTP/2's
+    default windows: its head is read, then nothing (the server can send no more
+    than the 64 KiB window) while `meanwhile` runs, then the rest, acknowledged as it
+    comes. (status, grpc-status, DATA bytes, whether the stream ended cleanly,
+    seconds from the reading again to the end)."""
+
+    def __init__(self, port, headers, body=None):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.h2.initiate_connection()
+        self.sid = self.h2.get_next_available_stream_id()
+        self.h2.send_headers(self.sid, [(":scheme", "http"), (":authority", "127.0.0.1")] + headers,
+                             end_stream=body is None)
+        if body is not None:
+            self.h2.send_data(self.sid, b"\0" + struct.pack(">I", len(body)) + body, end_stream=True)
+        self.sock.sendall(self.h2.data_to_send())
+        self.status = self.grpc_status = None
+        self.data, self.ended, self.pending = 0, False, 0
+
+    def read(self, until_head):
+        while not self.ended and not (until_head and self.status is not None):
+            data = self.sock.recv(1 << 16)
+            if not data:
+                return
+            for ev in self.h2.receive_data(data):
+                for k, v in getattr(ev, "headers", None) or []:
+                    k, v = (x.decode() if isinstance(x, bytes) else x for x in (k, v))
+                    if k == ":status":
+                        self.status = v
+                    elif k == "grpc-status":
+                        self.grpc_status = int(v)
+                if isinstance(ev, h2.events.DataReceived):
+                    self.data += len(ev.data)
+                    if not until_head:  # before the pause nothing is acknowledged
+                        self.h2.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    else:
+                        self.pending += ev.flow_controlled_length
+                if isinstance(ev, h2.events.StreamEnded):
+                    self.ended = True
+                if isinstance(ev, (h2.events.StreamReset, h2.events.ConnectionTerminated)):
+                    return
+            self.sock.sendall(self.h2.data_to_send())
+
+    def run(self, meanwhile):
+        self.read(until_head=True)
+        meanwhile()
+        t0 = time.monotonic()
+        if self.pending:
+            self.h2.acknowledge_received_data(self.pending, self.sid)
+            self.sock.sendall(self.h2.data_to_send())
+        try:
+            self.read(until_head=False)
+        except OSError:
+            pass
+        self.sock.close()
+        return self.status, self.grpc_status, self.data, self.ended, time.monotonic() - t0
+
+
+class FinishedOnceAnswered(unittest.TestCase):
+    """An honest 100,000-ID batch (`/v1/ids` over HTTP/2, a gRPC `Stream(n=100000)`)
+    gets its head while the budget is free; then, before it has read its body,
+    attackers on 8 addresses fill the server's response budget to the last chunk's
+    room (`Batch(n=4000)` answers, 1-byte windows, 64 KiB each: 80 MB asked of 64
+    MiB), and keep asking for more (a new connection of 32 calls every 0.3 s), so that
+    calls always wait for room. It was answered 200, so it finishes, whole, within
+    5 s: its whole room was reserved before its head. A call that reserved chunk by
+    chunk would wait behind them for each next chunk's room, and be cut after 2 s."""
+
+    def attack(self, headers, body, whole_bytes):
+        cap = 256
+        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
+                   "--stream-idle-timeout-ms", "15000", "--idle-timeout-ms", "120000")
+        clients = []
+        try:
+            w = Watch(s, budget(cap), within=2.0)
+            honest = WholeAfterTheHead(s.port, headers, body)
+
+            stop = threading.Event()
+
+            def queue():  # a new connection of 32 calls every 0.3 s: calls always wait for room
+                for k in range(1000):
+                    if stop.wait(0.3):
+                        return
+                    clients.append(ShutWindow(s.port, n=4000, source=f"127.0.0.{3 + k % 8}"))
+
+            def fill():
+                clients.extend(ShutWindow(s.port, n=4000, source=f"127.0.0.{i}")
+                               for i in range(3, 11) for _ in range(5))
+                time.sleep(3)  # their answers are made and hold the budget
+                threading.Thread(target=queue, daemon=True).start()
+                time.sleep(1)
+
+            try:
+                status, grpc_status, data, ended, took = honest.run(fill)
+            finally:
+                stop.set()
+            w.finish(self)
+            print(f"  honest: {status} grpc-status {grpc_status}, {data} bytes, "
+                  f"ended {ended}, {took:.2f} s after reading again", file=sys.stderr)
+            self.assertEqual(status, "200")
+            self.assertTrue(ended and grpc_status in (None, 0) and data >= whole_bytes,
+                            f"cut after its head: {data} bytes, grpc-status {grpc_status}")
+            self.assertLessEqual(took, 5.0, f"whole after {took:.1f} s")
+        finally:
+            for h in clients:
+                h.close()
+            s.stop(timeout=15)
+
+    def test_ids_over_http2(self):
+        self.attack([(":method", "GET"), (":path", "/v1/ids?n=100000&format=octets")], None, 800000)
+
+    def test_grpc_stream(self):
+        self.attack([(":method", "POST"), (":path", "/flakeid.v1.Flakeid/Stream"),
+                     ("content-type", "application/grpc"), ("te", "trailers")],
+                    b"\x08" + varint(100000), 800000)

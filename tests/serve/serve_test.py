@@ -34,14 +34,14 @@ WORK = tempfile.mkdtemp(prefix="flakeid-serve-test.")
 class Server:
     """One `flakeid serve` process; its port is read from its startup log line."""
 
-    def __init__(self, *args, env=None, nofile=None):
+    def __init__(self, *args, env=None, nofile=None, listen="127.0.0.1:0"):
         self.log_path = os.path.join(WORK, f"serve-{time.monotonic_ns()}.log")
         self.log = open(self.log_path, "w")
         self.out_path = self.log_path + ".out"
         self.out = open(self.out_path, "w")
         full_env = dict(os.environ, **(env or {}))
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", *args],
+            [BIN, "serve", "--listen", listen, *args],
             stdout=self.out,
             stderr=self.log,
             env=full_env,
@@ -51,7 +51,7 @@ class Server:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             with open(self.log_path) as f:
-                m = re.search(r"listen=127\.0\.0\.1:(\d+)", f.read())
+                m = re.search(rf"listen={re.escape(listen.rsplit(':', 1)[0])}:(\d+)", f.read())
             if m:
                 self.port = int(m.group(1))
                 break
@@ -1989,3 +1989,82 @@ class ClientIpv6Prefix(unittest.TestCase):
             s.stop()
 
 
+
+
+def in_new_netns(addresses, fn):
+    """`fn()`'s result (JSON), run in a child process in a network namespace of its
+    own (unshare(CLONE_NEWNET): root, as CI runs) whose loopback carries `addresses`
+    (IPv6, each a /128): the one way to connect from several addresses of one IPv6
+    prefix on one machine, without touching the machine's own interfaces."""
+    import ctypes
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        out = {}
+        try:
+            if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0:  # CLONE_NEWNET
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
+            subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+            for a in addresses:
+                subprocess.run(["ip", "-6", "addr", "add", f"{a}/128", "dev", "lo", "nodad"], check=True)
+            out = {"result": fn()}
+        except BaseException as e:  # noqa: BLE001  (reported to the parent, which fails)
+            out = {"error": repr(e)}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    out = json.loads(data or b'{"error": "the child said nothing"}')
+    if "error" in out:
+        raise AssertionError(f"in the network namespace: {out['error']}")
+    return out["result"]
+
+
+class Ipv6ClientsGrouped(unittest.TestCase):
+    """Real sockets from several IPv6 addresses (a network namespace's loopback): the
+    addresses of one /64 are one client for `--max-connections-per-client`, as one
+    IPv4 address is; with `--client-ipv6-prefix 128` each address is its own. 12
+    keep-alive connections, round robin from 3 addresses of fd00:1::/64, each
+    answered once and left idle; then `/metrics` from another /64 counts the open ones."""
+
+    ONE_PREFIX = ["fd00:1::1", "fd00:1::2", "fd00:1:0:0:ffff::3"]
+    OTHER = "fd00:2::1"
+
+    def open_after(self, *args):
+        def run():
+            s = Server("--node", "1", "--max-connections", "64", "--max-connections-per-client", "4", *args,
+                       listen="[::]:0")
+            socks = []
+            try:
+                for i in range(12):
+                    c = socket.create_connection(("::1", s.port), timeout=5,
+                                                 source_address=(self.ONE_PREFIX[i % 3], 0))
+                    socks.append(c)
+                    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    c.recv(65536)
+                time.sleep(0.5)
+                c = socket.create_connection(("::1", s.port), timeout=5, source_address=(self.OTHER, 0))
+                c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                text = b""
+                while chunk := c.recv(65536):
+                    text += chunk
+                c.close()
+                return int(re.search(rb"^flakeid_connections_open (\d+)", text, re.M).group(1))
+            finally:
+                for c in socks:
+                    c.close()
+                s.stop()
+
+        return in_new_netns(self.ONE_PREFIX + [self.OTHER], run)
+
+    def test_one_slash_64_is_one_client(self):
+        # The prefix's 4 and the /metrics connection.
+        self.assertLessEqual(self.open_after(), 4 + 1)
+
+    def test_a_slash_128_prefix_makes_each_address_a_client(self):
+        self.assertEqual(self.open_after("--client-ipv6-prefix", "128"), 12 + 1)

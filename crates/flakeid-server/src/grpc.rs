@@ -8,8 +8,9 @@
 //!
 //! Memory: a request message is at most the largest real one (an `Unseal` of
 //! `--max-batch` IDs; [`crate::Budgets::max_request_message`]); `Batch` and
-//! `Unseal` reserve their answer's room before they make it, and `Stream` each
-//! chunk's ([`crate::budget::Flow::reserve`]). Calls are counted in
+//! `Unseal` reserve their answer's room before they make it; a `Stream` of `n`
+//! its whole answer's when it fits a connection's budget, else each chunk's
+//! ([`crate::budget::Flow::reserve`]). Calls are counted in
 //! `flakeid_grpc_calls_total` as they end (conn/bodies.rs, `Tracked`), so that the
 //! refusals made before a handler runs (a bad or oversized message, a body over
 //! budget or late) are counted too.
@@ -320,7 +321,16 @@ impl Grpc {
             return Err(Status::unavailable(why));
         }
         let total = (req.n != 0).then_some(req.n);
-        // Each chunk: its IDs, and as many bytes again encoded.
+        // Each chunk: its IDs, and as many bytes again encoded. A stream of `n`
+        // whose whole answer fits one connection's budget reserves it before its
+        // head, as a batch does (routes.rs): once started it finishes. An endless
+        // or longer one can hold no such room, and reserves each chunk's.
+        if let (Some(f), Some(n)) = (&flow, total.and_then(|n| usize::try_from(n).ok())) {
+            let whole = crate::config::whole_reservation(n, chunk, 16);
+            if whole <= self.svc.memory.budgets.connection_response && !f.reserve_whole(whole).await {
+                return Err(no_room().into());
+            }
+        }
         let mut chunks = IdChunks::new(self.svc.clone(), g, total, chunk, flow, 16);
         chunks.reserve_first().await?;
         let stream = tokio_stream::StreamExt::map(chunks, |r| {
