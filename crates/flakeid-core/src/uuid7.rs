@@ -144,13 +144,21 @@ pub fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
 
 /// Lowercase `8-4-4-4-12` text.
 pub fn format_uuid(uuid: u128) -> String {
-    let mut out = String::with_capacity(UUID_TEXT_LEN);
+    uuid_text(uuid).iter().map(|&b| b as char).collect()
+}
+
+/// [`format_uuid`]'s 36 ASCII bytes, with no allocation: for a binding that
+/// writes a batch's text into one buffer.
+pub fn uuid_text(uuid: u128) -> [u8; UUID_TEXT_LEN] {
+    let mut out = [b'-'; UUID_TEXT_LEN];
+    let mut at = 0;
     for (i, b) in uuid.to_be_bytes().iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
+            at += 1;
         }
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 0xf)] as char);
+        out[at] = HEX[usize::from(b >> 4)];
+        out[at + 1] = HEX[usize::from(b & 0xf)];
+        at += 2;
     }
     out
 }
@@ -389,7 +397,8 @@ impl WideForm {
 /// a `_`), which no 64-bit text form has (they are at most 20 characters: a shorter
 /// text with a `_` is a bad 64-bit ID, and `decode_auto` says where).
 pub fn decode_wide(text: &str) -> Option<Result<(u128, WideForm)>> {
-    let text = text.trim();
+    // No trimming: the TypeID spec refuses spaces around an ID, as the libraries'
+    // parsers do; the CLI and the service read it the same.
     let n = text.chars().count();
     if text.contains('_') && n > ULID_TEXT_LEN {
         Some(parse_typeid(text).map(|(prefix, u)| (u, WideForm::TypeId(prefix))))
@@ -496,6 +505,15 @@ mod tests {
         }
         assert!(decode_wide("user_01FWHE4YDGFK1SHH6W1G60EECF").unwrap().is_err());
         assert!(decode_wide("0000000000_").is_none(), "a bad base62 ID, for decode_auto");
+        // The TypeID spec's prefix-spaces and suffix-spaces: refused, as parse_typeid does.
+        for text in [
+            "  prefix_00000000000000000000000000",
+            "prefix_1234567890123456789012345 ",
+            " 017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+        ] {
+            assert!(!matches!(decode_wide(text), Some(Ok(_))), "{text:?}");
+            assert!(crate::Wide::parse(text).is_err(), "{text:?}");
+        }
     }
 
     #[test]
