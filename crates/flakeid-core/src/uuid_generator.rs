@@ -191,6 +191,10 @@ fn uuid_at(ms: u64) -> Result<u128> {
 }
 
 /// The UUID of one (ms, counter) pair of the engine, with fresh random bits.
+/// IDs [`UuidGenerator::fill_uuid7`] reserves at once: its counter pairs on the
+/// stack (8 KiB), not a second allocation the size of the batch.
+const FILL_CHUNK: usize = 1024;
+
 fn uuid_of(pair: u64) -> Result<u128> {
     let (ms, counter) = (pair >> 16, pair & 0xffff);
     compose_uuid7(
@@ -249,13 +253,18 @@ impl<C: CounterStorage> UuidGenerator<C> {
     }
 
     /// Fills `out` with fresh UUIDv7s, increasing and in call order with the
-    /// generator's other IDs: the engine's batch (one reservation while the
-    /// window allows), each with fresh random bits.
+    /// generator's other IDs: the engine's batch (one reservation per
+    /// [`FILL_CHUNK`] IDs while the window allows), each with fresh random bits.
+    /// It allocates nothing: a binding that reserved `out` fallibly reports an
+    /// allocation failure as its runtime's own error, never an abort.
     pub fn fill_uuid7(&self, out: &mut [u128]) -> Result<()> {
-        let mut pairs = vec![0u64; out.len()];
-        self.engine.fill(&mut pairs)?;
-        for (slot, pair) in out.iter_mut().zip(pairs) {
-            *slot = uuid_of(pair)?;
+        let mut pairs = [0u64; FILL_CHUNK];
+        for chunk in out.chunks_mut(FILL_CHUNK) {
+            let pairs = &mut pairs[..chunk.len()];
+            self.engine.fill(pairs)?;
+            for (slot, &pair) in chunk.iter_mut().zip(pairs.iter()) {
+                *slot = uuid_of(pair)?;
+            }
         }
         Ok(())
     }

@@ -12,6 +12,44 @@ use crate::uuid7::{
 use std::fmt;
 use std::str::FromStr;
 
+/// Most UUIDv7s one batch call returns where each ID becomes an object of the
+/// runtime (Python's `uuid7s`, a list of `uuid.UUID`; Node's and wasm's, an array of
+/// strings): 2^20, about 140 MiB of Python objects and 60 MiB of JS strings, so
+/// that a batch fits a constrained process (a container, `--max-old-space-size`)
+/// and one beyond it is refused before anything is allocated, where
+/// [`MAX_BATCH`](crate::MAX_BATCH) (2^27, 16-byte values the caller holds) would
+/// take 17 GiB of Python objects. Larger runs: call again, or fill a buffer
+/// (`fill_uuid7`, C's `flakeid_uuid_next_many`).
+pub const MAX_UUID7_BATCH: usize = 1 << 20;
+
+/// The one rule for a batch of UUIDv7 objects or text (`uuid7s(n)` in Python, Node
+/// and wasm): `n` in `0..=`[`MAX_UUID7_BATCH`], a `Config` error on `n` naming the
+/// limit and the form otherwise, whatever integer the binding received.
+pub fn check_uuid7_batch(n: i128) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n <= MAX_UUID7_BATCH => Ok(n),
+        _ => Err(uuid7_batch_error(n)),
+    }
+}
+
+#[cold]
+fn uuid7_batch_error(n: i128) -> crate::Error {
+    // 64-bit formatting only: i128's would add kilobytes to the wasm build.
+    let got = match (i64::try_from(n), u64::try_from(n)) {
+        (Ok(v), _) => v.to_string(),
+        (_, Ok(v)) => v.to_string(),
+        _ if n < 0 => "a number below -2^63".to_string(),
+        _ => "a number of 2^64 or more".to_string(),
+    };
+    crate::Error::config(
+        "n",
+        format!(
+            "n must be in 0..={MAX_UUID7_BATCH} for a batch of UUIDv7 objects or text (one object per ID); \
+             call again for more, got {got}"
+        ),
+    )
+}
+
 /// A 128-bit ID of the family: the same bits as a UUID (of any version; a UUIDv7
 /// when it came from a generator), a ULID, or a TypeID's suffix. Ordered as the
 /// unsigned integer (so by time first, for the family's IDs).

@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use flakeid_core::{
-    Encoding, Error, Generator, Layout, MAX_BATCH, ManualClock, NodeSource, check_batch, decode, decode_auto, encode,
+    Encoding, Error, Generator, Layout, MAX_BATCH, MAX_UUID7_BATCH, ManualClock, NodeSource, check_batch,
+    check_uuid7_batch, decode, decode_auto, encode,
 };
 
 fn config_field(e: Error) -> &'static str {
@@ -28,6 +29,23 @@ fn batch_sizes_are_one_rule() {
     }
     assert_eq!(check_batch(0).unwrap(), 0);
     assert_eq!(g.next_ids(0).unwrap(), Vec::<u64>::new());
+}
+
+/// A batch of UUIDv7 objects or text has its own, lower limit (what a runtime makes
+/// one object per ID for), named with its form in the error.
+#[test]
+fn uuid7_object_batches_have_their_own_limit() {
+    assert_eq!(check_uuid7_batch(MAX_UUID7_BATCH as i128).unwrap(), 1 << 20);
+    assert_eq!(check_uuid7_batch(0).unwrap(), 0);
+    let e = check_uuid7_batch(1 << 27).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid configuration: n must be in 0..=1048576 for a batch of UUIDv7 objects or text \
+         (one object per ID); call again for more, got 134217728"
+    );
+    for n in [MAX_UUID7_BATCH as i128 + 1, -1, 1 << 63, i128::from(u64::MAX) + 1] {
+        assert_eq!(config_field(check_uuid7_batch(n).unwrap_err()), "n", "{n}");
+    }
 }
 
 #[test]
