@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
+import sys
 import threading
 import uuid
 from typing import Any
@@ -192,9 +194,53 @@ def test_a_batch_follows_the_calls_around_it() -> None:
     assert all(u.version == 7 for u in batch)
     assert g.uuid7s(0) == []
     with pytest.raises(flakeid.ConfigError) as excinfo:
-        g.uuid7s(2**27 + 1)
+        g.uuid7s(2**20 + 1)
     assert excinfo.value.field == "n"
+    assert "0..=1048576" in str(excinfo.value), "the limit of a batch of UUID objects"
     assert g.stats()["ids_issued"] == 70_002
+
+
+# A child that caps its own address space (RLIMIT_AS) a little above what it uses,
+# then asks for a batch: `print`s what it raised. Rust's infallible allocation would
+# abort the interpreter there (rc 134), which is what these tests catch.
+CAPPED_BATCH = """
+import resource, sys
+import flakeid
+g = flakeid.UuidGenerator()
+g.uuid7s(10)
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + int(sys.argv[2]), resource.RLIM_INFINITY))
+try:
+    g.uuid7s(int(sys.argv[1]))
+    print("made")
+except (flakeid.ConfigError, MemoryError) as e:
+    print(type(e).__name__, getattr(e, "field", ""), e)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc")
+@pytest.mark.parametrize(
+    ("n", "headroom", "raised"),
+    [
+        # Refused by the rule before anything is allocated (2**27 would need ~17 GiB).
+        (2**27, 1 << 20, "ConfigError n"),
+        # Within the rule, but the 16 MiB of the batch's values do not fit: MemoryError.
+        (2**20, 4 << 20, "MemoryError"),
+    ],
+)
+def test_a_batch_that_cannot_fit_raises_and_never_aborts(
+    n: int, headroom: int, raised: str
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", CAPPED_BATCH, str(n), str(headroom)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.startswith(raised), run.stdout
 
 
 def test_the_process_generator_in_every_form() -> None:
@@ -228,12 +274,45 @@ def test_an_explicit_time_in_every_spelling() -> None:
 
 
 @pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (
+            lambda g: g.uuid7(timestamp=1.5),
+            "timestamp must be an int (Unix seconds) or a datetime, got float",
+        ),
+        (
+            lambda g: flakeid.uuid7(timestamp="1"),
+            "timestamp must be an int (Unix seconds) or a datetime, got str",
+        ),
+        (lambda g: g.uuid7(nanoseconds=1.5), "nanoseconds must be an int (Unix ns), got float"),
+        (lambda g: g.uuid7_at(1.5), "unix_ms must be an int (Unix ms) or a datetime, got float"),
+    ],
+)
+def test_a_wrong_type_is_named_in_the_callers_unit(call: Any, words: str) -> None:
+    with pytest.raises(TypeError) as excinfo:
+        call(flakeid.UuidGenerator())
+    assert str(excinfo.value) == words
+
+
+def test_uuid_utils_1x_nanoseconds_is_the_whole_unix_time() -> None:
+    # uuid-utils 1.x: uuid7(*, nanoseconds=None), the Unix time in ns.
+    g = flakeid.UuidGenerator(clock=flakeid.ManualClock(T))
+    for u in (g.uuid7(nanoseconds=T * 10**6 + 999_999), flakeid.uuid7(nanoseconds=T * 10**6)):
+        assert u.version == 7 and flakeid.uuid7_timestamp_ms(u) == T
+    assert g.stats()["ids_issued"] == 0, "outside the sequence, as uuid7_at"
+
+
+@pytest.mark.parametrize(
     ("call", "error", "field"),
     [
         (lambda g: g.uuid7(nanos=5), flakeid.ConfigError, "nanos"),
         (lambda g: g.uuid7(1, nanos=10**9), flakeid.ConfigError, "nanos"),
         (lambda g: g.uuid7(-1), flakeid.ConfigError, "timestamp"),
-        (lambda g: g.uuid7(2**48), flakeid.ConfigError, "unix_ms"),
+        (lambda g: g.uuid7(2**48), flakeid.ConfigError, "timestamp"),
+        (lambda g: g.uuid7(nanoseconds=-1), flakeid.ConfigError, "nanoseconds"),
+        (lambda g: g.uuid7(nanoseconds=2**48 * 10**6), flakeid.ConfigError, "nanoseconds"),
+        (lambda g: g.uuid7(1, nanoseconds=5), flakeid.ConfigError, "nanoseconds"),
+        (lambda g: g.uuid7(nanos=5, nanoseconds=5), flakeid.ConfigError, "nanoseconds"),
         (lambda g: g.uuid7_at(-5), flakeid.ConfigError, "unix_ms"),
         (lambda g: g.uuid7_at(dt.datetime(2024, 1, 1)), flakeid.ConfigError, "unix_ms"),
         (lambda g: g.uuid7_at(dt.datetime(1960, 1, 1, tzinfo=UTC)), flakeid.ConfigError, "unix_ms"),

@@ -150,12 +150,32 @@ fn not_int(field: &str, obj: &Bound<'_, PyAny>) -> PyErr {
 /// `0..=MAX_BATCH`), so `next_ids(10**12)` or `next_ids(-1)` is a `ConfigError`,
 /// not an aborted interpreter or a bare `OverflowError`.
 pub(crate) fn batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let n: i128 = match obj.extract::<i128>() {
-        Ok(n) => n,
-        Err(_) if obj.is_instance_of::<pyo3::types::PyInt>() => i128::MAX,
-        Err(_) => return Err(not_int("n", obj)),
-    };
-    flakeid_core::check_batch(n).map_err(to_py)
+    flakeid_core::check_batch(batch_int(obj)?).map_err(to_py)
+}
+
+/// A batch size of `uuid7s`: the core's rule for a batch of UUIDv7 objects
+/// (`n` in `0..=MAX_UUID7_BATCH`, what a list of `uuid.UUID` holds in a
+/// constrained process).
+pub(crate) fn uuid7_batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    flakeid_core::check_uuid7_batch(batch_int(obj)?).map_err(to_py)
+}
+
+fn batch_int(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
+    match obj.extract::<i128>() {
+        Ok(n) => Ok(n),
+        Err(_) if obj.is_instance_of::<pyo3::types::PyInt>() => Ok(i128::MAX),
+        Err(_) => Err(not_int("n", obj)),
+    }
+}
+
+/// An empty `Vec` with room for `n`, or a `MemoryError` when the allocator has
+/// none: a batch that does not fit raises, as CPython's own lists do, instead of
+/// aborting the interpreter.
+pub(crate) fn try_vec<T>(n: usize) -> PyResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|e| pyo3::exceptions::PyMemoryError::new_err(format!("a batch of {n}: {e}")))?;
+    Ok(v)
 }
 
 /// [`uint`] for an optional argument (`None` stays `None`).

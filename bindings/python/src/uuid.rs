@@ -139,14 +139,15 @@ impl PyUuidGenerator {
 
     /// The next UUIDv7, a `uuid.UUID`; with `timestamp` (and `nanos`), as
     /// uuid-utils' `uuid7(timestamp, nanos)`, one at that time ([`uuid7_at`]).
-    #[pyo3(signature = (timestamp=None, nanos=None))]
+    #[pyo3(signature = (timestamp=None, nanos=None, *, nanoseconds=None))]
     fn uuid7<'py>(
         &self,
         py: Python<'py>,
         timestamp: Option<&Bound<'py, PyAny>>,
         nanos: Option<&Bound<'py, PyAny>>,
+        nanoseconds: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        uuid7_of(py, &self.inner, timestamp, nanos)
+        uuid7_of(py, &self.inner, timestamp, nanos, nanoseconds)
     }
     /// A UUIDv7 at `when` (Unix ms, an int, or an aware `datetime`): outside the
     /// generator's sequence (not ordered after its earlier UUIDs, nor among
@@ -162,14 +163,18 @@ impl PyUuidGenerator {
     }
     /// `n` fresh UUIDv7s (`uuid.UUID`), increasing and in call order with this
     /// generator's other IDs: one reservation, the interpreter's lock released
-    /// while it is made; `n` as `Generator.next_ids` takes it (at most 2^27).
+    /// while it is made; `n` at most 2^20 (the core's `MAX_UUID7_BATCH`, a
+    /// `ConfigError` beyond it, before anything is allocated); memory that runs
+    /// out is a `MemoryError`.
     fn uuid7s<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let n = crate::errors::batch_size(n)?;
-        let values = py.detach(|| self.inner.next_uuid7s(n)).map_err(to_py)?;
-        let uuids = values
-            .into_iter()
-            .map(|u| to_uuid(py, u))
-            .collect::<PyResult<Vec<_>>>()?;
+        let n = crate::errors::uuid7_batch_size(n)?;
+        let mut values = crate::errors::try_vec::<u128>(n)?;
+        values.resize(n, 0);
+        py.detach(|| self.inner.fill_uuid7(&mut values)).map_err(to_py)?;
+        let mut uuids = crate::errors::try_vec(n)?;
+        for u in values {
+            uuids.push(to_uuid(py, u)?);
+        }
         PyList::new(py, uuids)
     }
     /// The next UUIDv7 as an int.
@@ -223,17 +228,47 @@ fn typeid_of(py: Python<'_>, g: &UuidGenerator, prefix: &str) -> PyResult<String
     flakeid_core::format_typeid(prefix, next(py, g)?).map_err(to_py)
 }
 
-/// `uuid7(timestamp=None, nanos=None)`: the next UUIDv7, or, as uuid-utils'
-/// keywords, one at `timestamp` (Unix seconds, an int, or an aware `datetime`)
-/// plus `nanos` (0..=999999999, with an int `timestamp` only).
+/// `uuid7(timestamp=None, nanos=None, *, nanoseconds=None)`: the next UUIDv7, or
+/// one at a time given as uuid-utils takes it: 0.x's `timestamp` (Unix seconds, an
+/// int, or an aware `datetime`) plus `nanos` (0..=999999999, with an int
+/// `timestamp` only), or 1.x's `nanoseconds` (the whole Unix time in ns, an int,
+/// alone). Each error names the keyword given, in its unit.
 fn uuid7_of<'py>(
     py: Python<'py>,
     g: &UuidGenerator,
     timestamp: Option<&Bound<'py, PyAny>>,
     nanos: Option<&Bound<'py, PyAny>>,
+    nanoseconds: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let timestamp = timestamp.filter(|t| !t.is_none());
     let nanos = nanos.filter(|n| !n.is_none());
+    if let Some(ns) = nanoseconds.filter(|n| !n.is_none()) {
+        if timestamp.is_some() || nanos.is_some() {
+            return Err(to_py(Error::config(
+                "nanoseconds",
+                "nanoseconds is the whole Unix time in ns (uuid-utils 1.x): give it alone, \
+                 not with timestamp or nanos (uuid-utils 0.x)",
+            )));
+        }
+        // Past u64: 2^48 ms is about 2.8 * 10^20 ns.
+        const MAX_NS: u128 = UUID7_MAX_MS as u128 * 1_000_000 + 999_999;
+        if !ns.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "nanoseconds must be an int (Unix ns), got {}",
+                type_name(ns)
+            )));
+        }
+        let ns = match ns.extract::<u128>() {
+            Ok(v) if v <= MAX_NS => v,
+            _ => {
+                return Err(to_py(Error::config(
+                    "nanoseconds",
+                    format!("nanoseconds must be in 0..={MAX_NS} (Unix ns), got {}", ns.str()?),
+                )));
+            }
+        };
+        return to_uuid(py, g.uuid7_at((ns / 1_000_000) as u64).map_err(to_py)?);
+    }
     let Some(timestamp) = timestamp else {
         if nanos.is_some() {
             return Err(to_py(Error::config(
@@ -244,12 +279,19 @@ fn uuid7_of<'py>(
         return to_uuid(py, next(py, g)?);
     };
     let ms = if timestamp.is_instance_of::<PyInt>() {
-        let seconds = uint(timestamp, "timestamp", UUID7_MAX_MS / 1000)?;
+        const MAX_S: u64 = UUID7_MAX_MS / 1000;
+        let seconds = uint(timestamp, "timestamp", MAX_S)?;
+        if seconds > MAX_S {
+            return Err(to_py(Error::config(
+                "timestamp",
+                format!("timestamp must be in 0..={MAX_S} (Unix seconds), got {seconds}"),
+            )));
+        }
         let nanos = crate::errors::opt_uint(nanos, "nanos", 999_999_999)?.unwrap_or(0);
         if nanos > 999_999_999 {
             return Err(to_py(Error::out_of_range("nanos", 0, 999_999_999, nanos)));
         }
-        seconds.saturating_mul(1000).saturating_add(nanos / 1_000_000)
+        seconds * 1000 + nanos / 1_000_000
     } else {
         if nanos.is_some() {
             return Err(to_py(Error::config(
@@ -257,7 +299,7 @@ fn uuid7_of<'py>(
                 "nanos goes with an int timestamp: a datetime carries its own microseconds",
             )));
         }
-        unix_ms_of(timestamp)?
+        ms_of(timestamp, "timestamp", "Unix seconds")?
     };
     to_uuid(py, g.uuid7_at(ms).map_err(to_py)?)
 }
@@ -267,16 +309,22 @@ fn unix_ms_of(when: &Bound<'_, PyAny>) -> PyResult<u64> {
     if when.is_instance_of::<PyInt>() {
         return uint(when, "unix_ms", UUID7_MAX_MS);
     }
+    ms_of(when, "unix_ms", "Unix ms")
+}
+
+/// Unix ms from an aware `datetime`; anything else is a `TypeError` naming the
+/// argument `field` the caller gave and the `unit` an int there is in.
+fn ms_of(when: &Bound<'_, PyAny>, field: &'static str, unit: &str) -> PyResult<u64> {
     let py = when.py();
     if !when.is_instance_of::<PyDateTime>() {
         return Err(PyTypeError::new_err(format!(
-            "unix_ms must be an int (Unix ms) or a datetime, got {}",
+            "{field} must be an int ({unit}) or a datetime, got {}",
             type_name(when)
         )));
     }
     if when.call_method0("utcoffset")?.is_none() {
         return Err(to_py(Error::config(
-            "unix_ms",
+            field,
             "a naive datetime has no time zone: pass an aware one (tzinfo=datetime.timezone.utc)",
         )));
     }
@@ -285,7 +333,7 @@ fn unix_ms_of(when: &Bound<'_, PyAny>) -> PyResult<u64> {
         .sub(epoch)?
         .floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?
         .extract()?;
-    u64::try_from(ms).map_err(|_| to_py(Error::out_of_range("unix_ms", 0, UUID7_MAX_MS, ms)))
+    u64::try_from(ms).map_err(|_| to_py(Error::out_of_range(field, 0, UUID7_MAX_MS, ms)))
 }
 
 /// Signed ms from an int or a `datetime.timedelta` (floored to its millisecond).
@@ -321,15 +369,16 @@ fn process() -> PyResult<&'static UuidGenerator> {
 }
 
 /// The next UUIDv7 of the process's generator, a `uuid.UUID`; with `timestamp`
-/// (and `nanos`), one at that time, as `UuidGenerator.uuid7`.
+/// (and `nanos`) or `nanoseconds`, one at that time, as `UuidGenerator.uuid7`.
 #[pyfunction(name = "uuid7")]
-#[pyo3(signature = (timestamp=None, nanos=None))]
+#[pyo3(signature = (timestamp=None, nanos=None, *, nanoseconds=None))]
 pub(crate) fn process_uuid7<'py>(
     py: Python<'py>,
     timestamp: Option<&Bound<'py, PyAny>>,
     nanos: Option<&Bound<'py, PyAny>>,
+    nanoseconds: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    uuid7_of(py, process()?, timestamp, nanos)
+    uuid7_of(py, process()?, timestamp, nanos, nanoseconds)
 }
 
 /// The next UUIDv7 of the process's generator, as an int.
