@@ -155,12 +155,19 @@ export declare class UuidGenerator {
   /**
    * The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
    * package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
-   * refused, naming it). The instance's own `uuid7` (fast.rs) is this, bound.
+   * refused, naming it: `seq` points to `composeUuid7`). Given `buf` (a
+   * `Uint8Array` or `Buffer`), as npm `uuid`'s `v7(options, buf, offset)`: the 16
+   * bytes written at `offset` (default 0; `0..=buf.length - 16`, else
+   * `FLAKEID_CONFIG` naming `offset` and that range, before an ID is taken) and
+   * `buf` returned. The instance's own `uuid7` (fast.rs) is this, bound.
    */
-  uuid7(options?: { msecs?: number }): string
+  uuid7<T extends Uint8Array | undefined = undefined>(options?: { msecs?: number } | null, buf?: T, offset?: number): T extends Uint8Array ? T : string
   /**
    * `n` fresh UUIDv7s (text), increasing and in call order with this generator's
-   * other IDs: one reservation; `n` as `Generator.nextIds` takes it.
+   * other IDs: one reservation per 1024; `n` a whole number in `0..=2**20` (the
+   * core's limit for a batch of UUID text: `FLAKEID_CONFIG` naming `n` beyond it,
+   * before anything is allocated; memory that runs out is a `RangeError`). The
+   * instance's own `uuid7s` (fast.rs) is this, bound.
    */
   uuid7s(n: number): Array<string>
   /**
@@ -425,9 +432,10 @@ export declare function ulidToUuid(ulid: string): string
 
 /**
  * The next UUIDv7 of the process's shared generator (lowercase text); with
- * `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
+ * `{ msecs }`, one at that time; with `buf`, its 16 bytes written there
+ * (`UuidGenerator.uuid7`).
  */
-export declare function uuid7(options?: { msecs?: number }): string
+export declare function uuid7<T extends Uint8Array | undefined = undefined>(options?: { msecs?: number } | null, buf?: T, offset?: number): T extends Uint8Array ? T : string
 
 /**
  * `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to

@@ -78,6 +78,7 @@ const rows = [
   ['@sapphire/snowflake generate()', plain(() => sapphire.generate()), ''],
   ['flakeid UuidGenerator uuid7() (text)', plain(() => uuids.uuid7()), '>= 3x uuid v7()'],
   ['flakeid uuid7() (shared generator, text)', plain(() => uuid7()), '>= 3x uuid v7()'],
+  ['flakeid UuidGenerator uuid7s(1000) (per ID)', (batch) => uuids.uuid7s(batch).length, '<= uuid7() per ID', 1000],
   ['flakeid UuidGenerator uuid7Bytes()', plain(() => uuids.uuid7Bytes()), ''],
   ['uuid v7()', plain(() => uuidv7()), ''],
   ['crypto.randomUUID()', plain(() => randomUUID()), ''],

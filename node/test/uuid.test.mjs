@@ -159,9 +159,76 @@ test('a batch follows the calls before it and precedes those after, as JSON.pars
   for (let i = 1; i < all.length; i++) assert.ok(all[i - 1] < all[i], `not increasing at ${i}`)
   assert.ok(batch.every((u) => uuidVersion(u) === 7))
   assert.deepEqual(g.uuid7s(0), [])
-  expectError(() => g.uuid7s(2 ** 27 + 1), 'config', { field: 'n' })
+  const over = expectError(() => g.uuid7s(2 ** 20 + 1), 'config', { field: 'n' })
+  assert.match(over.message, /0\.\.=1048576 for a batch of UUIDv7 objects or text/)
   expectError(() => g.uuid7s(-1), 'config', { field: 'n' })
   assert.equal(g.stats().idsIssued, 70_002, 'a refused batch costs no ID')
+  // The prototype's typed method is the same batch.
+  const typed = UuidGenerator.prototype.uuid7s.call(g, 3)
+  assert.ok(typed.length === 3 && g.uuid7() > typed[2] && typed[0] > after)
+})
+
+// A 256 MiB heap: the largest batch fits, a larger one is refused by name before
+// anything is allocated (V8 ends a process whose heap runs out: no error to catch).
+test('a batch under a small heap: the limit fits, beyond it is refused, never a dead process', () => {
+  const backend = new URL('./backend.mjs', import.meta.url).href
+  const code = `import { UuidGenerator } from ${JSON.stringify(backend)}
+    const g = new UuidGenerator()
+    const made = g.uuid7s(2 ** 20)
+    let refused
+    try { g.uuid7s(2 ** 23) } catch (e) { refused = { code: e.code, field: e.field } }
+    console.log(JSON.stringify({ made: made.length, last: made.at(-1) < g.uuid7(), refused }))`
+  const r = spawnSync(process.execPath, ['--max-old-space-size=256', '--input-type=module', '-e', code], {
+    cwd: pkgDir, encoding: 'utf8', timeout: 120_000, env: { ...process.env },
+  })
+  assert.equal(r.status, 0, r.stderr.slice(-2000))
+  assert.deepEqual(JSON.parse(r.stdout), {
+    made: 2 ** 20, last: true, refused: { code: 'FLAKEID_CONFIG', field: 'n' },
+  })
+})
+
+describe('uuid7(options, buf, offset), as npm uuid\'s v7', () => {
+  const forms = {
+    'an instance': (g) => g.uuid7.bind(g),
+    'the prototype': (g) => (...a) => UuidGenerator.prototype.uuid7.apply(g, a),
+    'the module (shared)': () => uuid7,
+  }
+  for (const [name, of] of Object.entries(forms)) {
+    test(`${name}: the 16 bytes at offset, buf returned, the rest untouched, in order`, () => {
+      const g = new UuidGenerator()
+      const call = of(g)
+      const before = call()
+      const buf = new Uint8Array(40).fill(0xee)
+      assert.equal(call(undefined, buf, 20), buf)
+      assert.ok(buf.subarray(0, 20).every((b) => b === 0xee) && buf.subarray(36).every((b) => b === 0xee))
+      const text = formatUuid(buf.subarray(20, 36))
+      assert.ok(UUID.test(text) && before < text && text < call(), `${before} ${text}`)
+      const b = Buffer.alloc(16)
+      assert.equal(call({ msecs: T }, b), b, 'a Buffer, offset 0 by default')
+      assert.equal(uuid7TimestampMs(formatUuid(b)), T)
+      assert.equal(typeof call(null, undefined), 'string', 'no buf: the text')
+    })
+  }
+
+  test('a buf or offset that cannot hold the UUID is refused by name before an ID is taken', () => {
+    const g = new UuidGenerator()
+    const buf = new Uint8Array(48)
+    const err = expectError(() => g.uuid7(undefined, buf, 33), 'config', { field: 'offset' })
+    assert.match(err.message, /0\.\.=32 \(16 bytes in a buf of 48\), got 33/)
+    for (const offset of [-1, 1.5, '2', 2n]) expectError(() => g.uuid7({}, buf, offset), 'config', { field: 'offset' })
+    for (const bad of [[], {}, 'x', new Uint16Array(16), new Uint8Array(15)]) {
+      expectError(() => g.uuid7(undefined, bad), 'config', { field: 'buf' })
+    }
+    expectError(() => uuid7(undefined, new Uint8Array(8)), 'config', { field: 'buf' })
+    assert.ok(buf.every((b) => b === 0), 'nothing written')
+    assert.equal(g.stats().idsIssued, 0, 'a refused call costs no ID')
+  })
+
+  test('seq (npm uuid\'s counter) is refused, pointing to composeUuid7', () => {
+    const err = expectError(() => new UuidGenerator().uuid7({ seq: 1 }), 'config', { field: 'options' })
+    assert.match(err.message, /composeUuid7/)
+    expectError(() => uuid7({ seq: 1 }, new Uint8Array(16)), 'config', { field: 'options' })
+  })
 })
 
 test('uuid7Bytes() gives a new array each call, increasing with the text form around it', () => {

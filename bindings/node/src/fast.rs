@@ -13,7 +13,7 @@
 
 use crate::{OrThrow, throw};
 use flakeid_core as fc;
-use napi::bindgen_prelude::{JsObjectValue, Unknown};
+use napi::bindgen_prelude::{JsObjectValue, JsValue, Unknown};
 use napi::{Env, sys};
 use std::ffi::{CStr, c_void};
 use std::ptr;
@@ -259,23 +259,30 @@ unsafe fn uuid7_of(
         // SAFETY: valid env/info of this call.
         return unsafe { uuid7_options(env, info, g) };
     }
-    match g.next_uuid7_string() {
-        Ok(text) => {
-            let mut out = ptr::null_mut();
-            // SAFETY: valid env; `text` is ASCII of the given length; on failure an
-            // exception is pending.
-            unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
-            out
-        }
+    match g.next_uuid7() {
+        // SAFETY: valid env.
+        Ok(uuid) => unsafe { latin1(env, &fc::uuid_text(uuid)) },
         Err(e) => fail(env, e),
     }
 }
 
-/// `uuid7(options)` on the bound function: its first argument, read as
-/// `UuidGenerator.uuid7` reads it.
+/// A JS string of ASCII `text` (NULL with an exception pending when V8 cannot make it).
+///
+/// # Safety
+/// `env` must be the current call's.
+unsafe fn latin1(env: sys::napi_env, text: &[u8]) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: valid env; `text` is ASCII of the given length; on failure an
+    // exception is pending and `out` stays NULL.
+    unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
+    out
+}
+
+/// `uuid7(options, buf, offset)` on the bound function: its arguments, read as
+/// `UuidGenerator.uuid7` reads them.
 unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &fc::UuidGenerator) -> sys::napi_value {
-    let mut argc = 1usize;
-    let mut argv = [ptr::null_mut(); 1];
+    let mut argc = 3usize;
+    let mut argv = [ptr::null_mut(); 3];
     // SAFETY: valid env/info; `argv` holds `argc` values.
     let status = unsafe {
         sys::napi_get_cb_info(
@@ -291,16 +298,10 @@ unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &f
         return ptr::null_mut();
     }
     let e = Env::from_raw(env);
-    // SAFETY: a live value of this call.
-    let options = unsafe { Unknown::from_raw_unchecked(env, argv[0]) };
-    let result = uuid7_with(&e, g, Some(options));
-    match result {
-        Ok(text) => {
-            let mut out = ptr::null_mut();
-            // SAFETY: as in `uuid7`.
-            unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out) };
-            out
-        }
+    // SAFETY: live values of this call (Node fills the ones not passed with `undefined`).
+    let [options, buf, offset] = argv.map(|v| unsafe { Unknown::from_raw_unchecked(env, v) });
+    match uuid7_call(&e, g, Some(options), Some(buf), Some(offset)) {
+        Ok(out) => out,
         Err(err) => {
             if err.status != napi::Status::PendingException {
                 // SAFETY: valid env; nothing is pending.
@@ -311,20 +312,104 @@ unsafe fn uuid7_options(env: sys::napi_env, info: sys::napi_callback_info, g: &f
     }
 }
 
-/// `uuid7(options?)`: the next UUID, or one at `options.msecs` (flakeid-js's rule).
-pub(crate) fn uuid7_with(env: &Env, g: &fc::UuidGenerator, options: Option<Unknown<'_>>) -> napi::Result<String> {
+/// `uuid7(options?, buf?, offset?)`, as npm `uuid`'s `v7(options, buf, offset)`:
+/// the next UUID, or one at `options.msecs` (flakeid-js's rule); as text, or, given
+/// a `buf` (a `Uint8Array`), its 16 bytes written at `offset` and `buf` returned.
+/// The options, `buf` and `offset` are checked before an ID is taken.
+pub(crate) fn uuid7_call(
+    env: &Env,
+    g: &fc::UuidGenerator,
+    options: Option<Unknown<'_>>,
+    buf: Option<Unknown<'_>>,
+    offset: Option<Unknown<'_>>,
+) -> napi::Result<sys::napi_value> {
+    let msecs = uuid7_msecs(env, options)?;
+    let target = match buf {
+        Some(b) if !matches!(crate::arg(&b)?, flakeid_js::JsArg::Undefined | flakeid_js::JsArg::Null) => {
+            let (data, len) = uint8_array(env, &b)?;
+            let offset = match offset {
+                Some(o) => crate::arg(&o)?,
+                None => flakeid_js::JsArg::Undefined,
+            };
+            let at = flakeid_js::js_buffer_offset(len, &offset).or_throw(env)?;
+            Some((b.raw(), data, at))
+        }
+        _ => None,
+    };
+    let uuid = match msecs {
+        Some(ms) => g.uuid7_at(ms),
+        None => g.next_uuid7(),
+    }
+    .or_throw(env)?;
+    match target {
+        Some((buf, data, at)) => {
+            // SAFETY: `uint8_array` gave `len` bytes at `data`, the view's own, and
+            // `at + 16 <= len` (flakeid-js's rule); one JS thread writes them.
+            unsafe { ptr::copy_nonoverlapping(uuid.to_be_bytes().as_ptr(), data.add(at), 16) };
+            Ok(buf)
+        }
+        // SAFETY: this call's env.
+        None => match unsafe { latin1(env.raw(), &fc::uuid_text(uuid)) } {
+            out if out.is_null() => Err(napi::Error::from_status(napi::Status::PendingException)),
+            out => Ok(out),
+        },
+    }
+}
+
+/// A `Uint8Array`'s (or `Buffer`'s) bytes: where its view starts, and its length;
+/// anything else is refused naming `buf`.
+fn uint8_array(env: &Env, value: &Unknown<'_>) -> napi::Result<(*mut u8, usize)> {
+    let (raw_env, raw) = (env.raw(), value.raw());
+    let mut is_typed = false;
+    // SAFETY: valid env and value; live out-pointer.
+    napi::check_status!(unsafe { sys::napi_is_typedarray(raw_env, raw, &mut is_typed) })?;
+    let (mut kind, mut len, mut data, mut buffer, mut byte_offset) = (
+        sys::TypedarrayType::int8_array,
+        0usize,
+        ptr::null_mut(),
+        ptr::null_mut(),
+        0usize,
+    );
+    if is_typed {
+        // SAFETY: valid env; `raw` is a typed array; live out-pointers.
+        napi::check_status!(unsafe {
+            sys::napi_get_typedarray_info(
+                raw_env,
+                raw,
+                &mut kind,
+                &mut len,
+                &mut data,
+                &mut buffer,
+                &mut byte_offset,
+            )
+        })?;
+    }
+    if !is_typed || kind != sys::TypedarrayType::uint8_array {
+        let name = if is_typed {
+            "another typed array"
+        } else {
+            crate::arg(value)?.type_name()
+        };
+        return Err(crate::throw(env, flakeid_js::js_not_a_buffer(name)));
+    }
+    // A detached buffer's view has no bytes (and no data pointer).
+    if data.is_null() {
+        len = 0;
+    }
+    Ok((data.cast::<u8>(), len))
+}
+
+/// `options.msecs`, if given (flakeid-js's rule: any other member is refused).
+fn uuid7_msecs(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<Option<u64>> {
     let Some(obj) = crate::options_object(env, options)? else {
-        return g.next_uuid7_string().or_throw(env);
+        return Ok(None);
     };
     let mut members = Vec::new();
     for key in crate::keys(&obj)? {
         let v = obj.get_named_property::<Unknown>(&key)?;
         members.push((key, crate::arg(&v)?));
     }
-    match flakeid_js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).or_throw(env)? {
-        Some(ms) => Ok(fc::format_uuid(g.uuid7_at(ms).or_throw(env)?)),
-        None => g.next_uuid7_string().or_throw(env),
-    }
+    flakeid_js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).or_throw(env)
 }
 
 unsafe extern "C" fn release_uuid(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
@@ -376,7 +461,82 @@ fn js_uuid7_bytes(env: sys::napi_env, fill: sys::napi_value, slot: sys::napi_val
     js_made(env, FACTORY, &[fill, slot])
 }
 
-/// Defines non-enumerable own `uuid7` (the text form, the hot path) and
+/// The text of `uuid7s(n)`: `n` UUIDs' 36 characters each, end to end (flakeid-js's
+/// rule for `n`, checked before anything is allocated). An allocation that fails is
+/// a `RangeError`, as V8's own are, never an abort.
+pub(crate) fn uuid7s_text(env: &Env, g: &fc::UuidGenerator, n: &flakeid_js::JsArg) -> napi::Result<Vec<u8>> {
+    let n = flakeid_js::js_uuid7_batch(n).or_throw(env)?;
+    let out_of_memory = |what: &str| {
+        let message = format!("uuid7s({n}): {what} could not be allocated");
+        // The message is ours: it has no NUL.
+        let message = std::ffi::CString::new(message).unwrap_or_default();
+        // SAFETY: valid env; a NUL-terminated message; no code (NULL).
+        unsafe { sys::napi_throw_range_error(env.raw(), ptr::null(), message.as_ptr()) };
+        napi::Error::from_status(napi::Status::PendingException)
+    };
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(n)
+        .map_err(|_| out_of_memory("its 16-byte values"))?;
+    values.resize(n, 0u128);
+    g.fill_uuid7(&mut values).or_throw(env)?;
+    let mut text = Vec::new();
+    text.try_reserve_exact(n * fc::UUID_TEXT_LEN)
+        .map_err(|_| out_of_memory("its text"))?;
+    for &uuid in &values {
+        text.extend_from_slice(&fc::uuid_text(uuid));
+    }
+    Ok(text)
+}
+
+/// The native half of an instance's `uuid7s`: the batch's text as one string (one
+/// V8 string instead of `n`, each made through Node-API: that was most of a batch's
+/// cost per ID).
+unsafe extern "C" fn uuid7s_joined(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 1usize;
+    let mut arg = ptr::null_mut();
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: valid env/info; out-pointers are live locals (room for one argument).
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, &mut arg, ptr::null_mut(), &mut data) };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return ptr::null_mut();
+    }
+    if argc == 0 || arg.is_null() {
+        // SAFETY: valid env, live out-pointer.
+        unsafe { sys::napi_get_undefined(env, &mut arg) };
+    }
+    // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
+    // the function's finalizer, which cannot run while the function is being called.
+    let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
+    let e = Env::from_raw(env);
+    // SAFETY: a live value of this call.
+    let read = unsafe { crate::read(env, arg) };
+    match read.and_then(|n| uuid7s_text(&e, g, &n)) {
+        // SAFETY: this call's env.
+        Ok(text) => unsafe { latin1(env, &text) },
+        Err(err) => {
+            if err.status != napi::Status::PendingException {
+                // SAFETY: valid env; nothing is pending.
+                unsafe { napi::JsError::from(err).throw_into(env) };
+            }
+            ptr::null_mut()
+        }
+    }
+}
+
+/// `uuid7s`, made in JS around the native [`uuid7s_joined`]: V8 cuts the one string
+/// into the UUIDs (a substring costs ~15 ns in JS, a string made through Node-API
+/// several times that). Each is a slice of the batch's text, which stays in memory
+/// while any of them does (36 bytes per ID of the batch).
+fn js_uuid7s(env: sys::napi_env, joined: sys::napi_value) -> napi::Result<sys::napi_value> {
+    const FACTORY: &str = "(function (joined) { return function uuid7s(n) { \
+        const text = joined(n); const out = new Array(text.length / 36); \
+        for (let i = 0, at = 0; i < out.length; i++, at += 36) out[i] = text.slice(at, at + 36); \
+        return out; }; })";
+    js_made(env, FACTORY, &[joined])
+}
+
+/// Defines non-enumerable own `uuid7` (the text form, the hot path), `uuid7s` and
 /// `uuid7Bytes` on `this`, bound to `generator`; the other forms stay prototype
 /// methods.
 pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::UuidGenerator>) -> napi::Result<()> {
@@ -384,6 +544,9 @@ pub(crate) fn bind_uuid(env: &Env, this: sys::napi_value, generator: &Arc<fc::Uu
     let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
     let func = function(env, c"uuid7", Some(uuid7), data, release_uuid)?;
     define(env, this, c"uuid7", func)?;
+    let data = Arc::into_raw(Arc::clone(generator)).cast_mut().cast::<c_void>();
+    let joined = function(env, c"uuid7sJoined", Some(uuid7s_joined), data, release_uuid)?;
+    define(env, this, c"uuid7s", js_uuid7s(env, joined)?)?;
     let (mut buffer, mut out) = (ptr::null_mut(), ptr::null_mut());
     // SAFETY: valid env; live out-pointers.
     napi::check_status!(unsafe { sys::napi_create_arraybuffer(env, 16, &mut out, &mut buffer) })?;

@@ -80,18 +80,37 @@ impl UuidGenerator {
 
     /// The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
     /// package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
-    /// refused, naming it). The instance's own `uuid7` (fast.rs) is this, bound.
-    #[napi(ts_args_type = "options?: { msecs?: number }")]
-    pub fn uuid7(&self, env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
-        crate::fast::uuid7_with(env, &self.inner, options)
+    /// refused, naming it: `seq` points to `composeUuid7`). Given `buf` (a
+    /// `Uint8Array` or `Buffer`), as npm `uuid`'s `v7(options, buf, offset)`: the 16
+    /// bytes written at `offset` (default 0; `0..=buf.length - 16`, else
+    /// `FLAKEID_CONFIG` naming `offset` and that range, before an ID is taken) and
+    /// `buf` returned. The instance's own `uuid7` (fast.rs) is this, bound.
+    #[napi(
+        ts_generic_types = "T extends Uint8Array | undefined = undefined",
+        ts_args_type = "options?: { msecs?: number } | null, buf?: T, offset?: number",
+        ts_return_type = "T extends Uint8Array ? T : string"
+    )]
+    pub fn uuid7(
+        &self,
+        env: &Env,
+        options: Option<Unknown<'_>>,
+        buf: Option<Unknown<'_>>,
+        offset: Option<Unknown<'_>>,
+    ) -> napi::Result<napi::sys::napi_value> {
+        crate::fast::uuid7_call(env, &self.inner, options, buf, offset)
     }
     /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
-    /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
+    /// other IDs: one reservation per 1024; `n` a whole number in `0..=2**20` (the
+    /// core's limit for a batch of UUID text: `FLAKEID_CONFIG` naming `n` beyond it,
+    /// before anything is allocated; memory that runs out is a `RangeError`). The
+    /// instance's own `uuid7s` (fast.rs) is this, bound.
     #[napi(js_name = "uuid7s")]
     pub fn uuid7s(&self, env: &Env, #[napi(ts_arg_type = "number")] n: Arg) -> napi::Result<Vec<String>> {
-        let n = js::js_batch(&n.0).or_throw(env)?;
-        let values = self.inner.next_uuid7s(n).or_throw(env)?;
-        Ok(values.into_iter().map(fc::format_uuid).collect())
+        let text = crate::fast::uuid7s_text(env, &self.inner, &n.0)?;
+        Ok(text
+            .chunks(fc::UUID_TEXT_LEN)
+            .map(|t| t.iter().map(|&b| b as char).collect())
+            .collect())
     }
     /// A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
     /// generator's sequence (not ordered after its earlier UUIDs, nor among others
@@ -143,10 +162,21 @@ impl UuidGenerator {
 }
 
 /// The next UUIDv7 of the process's shared generator (lowercase text); with
-/// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
-#[napi(js_name = "uuid7", ts_args_type = "options?: { msecs?: number }")]
-pub fn shared_uuid7(env: &Env, options: Option<Unknown<'_>>) -> napi::Result<String> {
-    crate::fast::uuid7_with(env, crate::fast::shared(env)?, options)
+/// `{ msecs }`, one at that time; with `buf`, its 16 bytes written there
+/// (`UuidGenerator.uuid7`).
+#[napi(
+    js_name = "uuid7",
+    ts_generic_types = "T extends Uint8Array | undefined = undefined",
+    ts_args_type = "options?: { msecs?: number } | null, buf?: T, offset?: number",
+    ts_return_type = "T extends Uint8Array ? T : string"
+)]
+pub fn shared_uuid7(
+    env: &Env,
+    options: Option<Unknown<'_>>,
+    buf: Option<Unknown<'_>>,
+    offset: Option<Unknown<'_>>,
+) -> napi::Result<napi::sys::napi_value> {
+    crate::fast::uuid7_call(env, crate::fast::shared(env)?, options, buf, offset)
 }
 
 /// The module's `uuid7` as a raw Node-API function (`crate::fast`), in place of

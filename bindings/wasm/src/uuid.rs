@@ -81,17 +81,22 @@ impl UuidGenerator {
 
     /// The next UUIDv7, lowercase `8-4-4-4-12` text; with `{ msecs }` (the npm `uuid`
     /// package's `v7` option) one at that Unix ms, as `uuid7At` (any other option is
-    /// refused, naming it).
+    /// refused, naming it); given `buf`, its 16 bytes written at `offset` and `buf`
+    /// returned, as npm `uuid`'s `v7(options, buf, offset)` (typed in `TS_UUID7`).
+    #[wasm_bindgen(skip_typescript)]
     pub fn uuid7(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "{ msecs?: number }")] options: Option<JsValue>,
-    ) -> Result<String, JsValue> {
-        uuid7_with(&self.inner, options)
+        options: Option<JsValue>,
+        buf: Option<JsValue>,
+        offset: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        uuid7_call(&self.inner, options, buf, offset)
     }
     /// `n` fresh UUIDv7s (text), increasing and in call order with this generator's
-    /// other IDs: one reservation; `n` as `Generator.nextIds` takes it.
+    /// other IDs: `n` a whole number in `0..=2**20` (the core's limit for a batch of
+    /// UUID text, `FLAKEID_CONFIG` naming `n` beyond it).
     pub fn uuid7s(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<String>, JsValue> {
-        let n = flakeid_js::js_batch(&convert::arg(&n)).map_err(js_error)?;
+        let n = flakeid_js::js_uuid7_batch(&convert::arg(&n)).map_err(js_error)?;
         let values = self.inner.next_uuid7s(n).map_err(js_error)?;
         Ok(values.into_iter().map(flakeid_core::format_uuid).collect())
     }
@@ -161,6 +166,10 @@ thread_local! {
 }
 
 fn with_shared<T>(f: impl FnOnce(&flakeid_core::UuidGenerator) -> flakeid_core::Result<T>) -> Result<T, JsValue> {
+    with_shared_js(|g| f(g).map_err(js_error))
+}
+
+fn with_shared_js<T>(f: impl FnOnce(&flakeid_core::UuidGenerator) -> Result<T, JsValue>) -> Result<T, JsValue> {
     SHARED.with(|cell| {
         if cell.get().is_none() {
             let g = flakeid_core::UuidGenerator::builder()
@@ -169,20 +178,66 @@ fn with_shared<T>(f: impl FnOnce(&flakeid_core::UuidGenerator) -> flakeid_core::
                 .map_err(js_error)?;
             let _ = cell.set(g);
         }
-        f(cell.get().expect("set above")).map_err(js_error)
+        f(cell.get().expect("set above"))
     })
 }
 
 /// The next UUIDv7 of the module's shared generator (lowercase text); with
-/// `{ msecs }`, one at that time (`UuidGenerator.uuid7`).
-#[wasm_bindgen(js_name = uuid7)]
+/// `{ msecs }`, one at that time; with `buf`, its bytes there (`UuidGenerator.uuid7`).
+#[wasm_bindgen(js_name = uuid7, skip_typescript)]
 pub fn shared_uuid7(
-    #[wasm_bindgen(unchecked_optional_param_type = "{ msecs?: number }")] options: Option<JsValue>,
-) -> Result<String, JsValue> {
+    options: Option<JsValue>,
+    buf: Option<JsValue>,
+    offset: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    with_shared_js(|g| uuid7_call(g, options, buf, offset))
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_UUID7: &str = r#"
+/** The next UUIDv7 (text); `{ msecs }`: one at that Unix ms. Given `buf`, as npm uuid's
+ * `v7(options, buf, offset)`: its 16 bytes written at `offset` (default 0), `buf` returned. */
+export function uuid7(options?: { msecs?: number } | null): string;
+export function uuid7<T extends Uint8Array>(options: { msecs?: number } | null | undefined, buf: T, offset?: number): T;
+export interface UuidGenerator {
+  /** The next UUIDv7 (text); `{ msecs }`: one at that Unix ms. Given `buf`, as npm uuid's
+   * `v7(options, buf, offset)`: its 16 bytes written at `offset` (default 0), `buf` returned. */
+  uuid7(options?: { msecs?: number } | null): string;
+  uuid7<T extends Uint8Array>(options: { msecs?: number } | null | undefined, buf: T, offset?: number): T;
+}
+"#;
+
+/// `uuid7(options?, buf?, offset?)` of `g`: the options, `buf` and `offset` checked
+/// (flakeid-js's rules) before an ID is taken.
+fn uuid7_call(
+    g: &flakeid_core::UuidGenerator,
+    options: Option<JsValue>,
+    buf: Option<JsValue>,
+    offset: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
     let msecs = uuid7_options(options)?;
-    with_shared(|g| match msecs {
-        Some(ms) => g.uuid7_at(ms).map(flakeid_core::format_uuid),
-        None => g.next_uuid7_string(),
+    let target = match buf.filter(|b| !b.is_undefined() && !b.is_null()) {
+        Some(b) => {
+            let Some(array) = b.dyn_ref::<Uint8Array>() else {
+                return Err(js_error(flakeid_js::js_not_a_buffer(convert::arg(&b).type_name())));
+            };
+            let offset = convert::arg(&offset.unwrap_or_default());
+            let at = flakeid_js::js_buffer_offset(array.length() as usize, &offset).map_err(js_error)?;
+            Some((array.clone(), at as u32))
+        }
+        None => None,
+    };
+    let uuid = match msecs {
+        Some(ms) => g.uuid7_at(ms),
+        None => g.next_uuid7(),
+    }
+    .map_err(js_error)?;
+    Ok(match target {
+        Some((array, at)) => {
+            array.subarray(at, at + 16).copy_from(&uuid.to_be_bytes());
+            array.into()
+        }
+        None => flakeid_core::format_uuid(uuid).into(),
     })
 }
 
@@ -199,13 +254,6 @@ fn uuid7_options(options: Option<JsValue>) -> Result<Option<u64>, JsValue> {
         members.push((key, convert::arg(&v)));
     }
     flakeid_js::js_uuid7_options(members.iter().map(|(k, v)| (k.as_str(), v))).map_err(js_error)
-}
-
-fn uuid7_with(g: &flakeid_core::UuidGenerator, options: Option<JsValue>) -> Result<String, JsValue> {
-    match uuid7_options(options)? {
-        Some(ms) => g.uuid7_at(ms).map(flakeid_core::format_uuid).map_err(js_error),
-        None => g.next_uuid7_string().map_err(js_error),
-    }
 }
 
 /// The next ULID of the module's shared generator.

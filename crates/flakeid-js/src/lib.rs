@@ -15,7 +15,10 @@
 mod wide;
 #[cfg(feature = "uuid7")]
 pub use wide::js_uuid_generator_options;
-pub use wide::{JsWide, js_rand_a, js_shift_ms, js_unix_ms, js_uuid7_options, js_wide, js_wide_timestamp_ms};
+pub use wide::{
+    JsWide, js_buffer_offset, js_not_a_buffer, js_rand_a, js_shift_ms, js_unix_ms, js_uuid7_batch, js_uuid7_options,
+    js_wide, js_wide_timestamp_ms,
+};
 
 use flakeid_core::{
     Encoding, Error, GENERATOR_OPTIONS, GeneratorOption, LAYOUT_FIELDS, Layout, LayoutBuilder, OptionKind, OptionValue,

@@ -80,6 +80,12 @@ pub fn js_unix_ms(field: &'static str, value: &JsArg) -> Result<u64> {
     js_uint(field, value, JS_MAX_SAFE)
 }
 
+/// The `n` of `uuid7s(n)`: a whole `number`, then the core's rule for a batch of
+/// UUIDv7 text (`n` in `0..=MAX_UUID7_BATCH`), one string per ID.
+pub fn js_uuid7_batch(value: &JsArg) -> Result<usize> {
+    flakeid_core::check_uuid7_batch(i128::from(js_uint("n", value, JS_MAX_SAFE)?))
+}
+
 /// The shift of `uuid7Shifted(ms)`: a whole `number`, negative for the past.
 pub fn js_shift_ms(value: &JsArg) -> Result<i64> {
     match *value {
@@ -106,10 +112,59 @@ pub fn js_uuid7_options<'a>(members: impl IntoIterator<Item = (&'a str, &'a JsAr
         match key {
             "msecs" if !matches!(value, JsArg::Undefined) => msecs = Some(js_unix_ms("msecs", value)?),
             "msecs" => {}
+            // npm `uuid`'s own counter: flakeid's counter is the generator's, and an
+            // explicit one is composeUuid7's field.
+            "seq" => {
+                // Field `options`, as every option refused here.
+                return Err(config(
+                    "options",
+                    "seq is npm uuid's counter; a flakeid generator keeps its own: to set the \
+                     bits yourself, call composeUuid7(ms, randA, randB)"
+                        .into(),
+                ));
+            }
             other => return Err(flakeid_core::unknown_option(other, &["msecs"])),
         }
     }
     Ok(msecs)
+}
+
+/// Where `uuid7(options, buf, offset)` (npm `uuid`'s `v7(options, buf, offset)`)
+/// writes the UUID's 16 bytes in a `buf` of `buf_len` bytes: `offset`, `0` when
+/// `undefined`, a whole `number` in `0..=buf_len - 16`; a shorter `buf` is
+/// refused naming `buf`, a bad `offset` naming `offset` and that range (npm `uuid`
+/// throws a `RangeError` there).
+pub fn js_buffer_offset(buf_len: usize, offset: &JsArg) -> Result<usize> {
+    let Some(max) = buf_len.checked_sub(16) else {
+        return Err(config(
+            "buf",
+            format!("buf must have room for the UUID's 16 bytes, got a Uint8Array of {buf_len}"),
+        ));
+    };
+    if matches!(offset, JsArg::Undefined) {
+        return Ok(0);
+    }
+    let at = js_uint("offset", offset, max as u64).map_err(|_| {
+        config(
+            "offset",
+            format!(
+                "offset must be a whole number in 0..={max} (16 bytes in a buf of {buf_len}), got {}",
+                match offset {
+                    JsArg::Number(v) => crate::js_number_text(*v),
+                    other => other.type_name().to_string(),
+                }
+            ),
+        )
+    })?;
+    Ok(at as usize)
+}
+
+/// A `uuid7(options, buf)` `buf` that is not a `Uint8Array`: refused naming it.
+pub fn js_not_a_buffer(type_name: &str) -> flakeid_core::Error {
+    config(
+        "buf",
+        format!("buf must be a Uint8Array (or a Buffer) for the UUID's 16 bytes, got {type_name}"),
+    )
 }
 
 /// The options of `new UuidGenerator({...})`: the members of a generator-options
@@ -149,4 +204,52 @@ pub fn js_uuid_generator_options<'a>(
         }
     }
     Ok((b, clock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flakeid_core::Error;
+
+    fn field<T: std::fmt::Debug>(r: Result<T>) -> (&'static str, String) {
+        match r {
+            Err(Error::Config { field, message }) => (field, message),
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_buffers_offset_is_checked_against_its_length() {
+        assert_eq!(js_buffer_offset(16, &JsArg::Undefined).ok(), Some(0));
+        assert_eq!(js_buffer_offset(48, &JsArg::Number(32.0)).ok(), Some(32));
+        assert_eq!(
+            field(js_buffer_offset(48, &JsArg::Number(33.0))),
+            (
+                "offset",
+                "offset must be a whole number in 0..=32 (16 bytes in a buf of 48), got 33".into()
+            )
+        );
+        for bad in [JsArg::Number(-1.0), JsArg::Number(1.5), JsArg::String("1".into())] {
+            assert_eq!(field(js_buffer_offset(48, &bad)).0, "offset", "{bad:?}");
+        }
+        assert_eq!(field(js_buffer_offset(15, &JsArg::Undefined)).0, "buf");
+    }
+
+    #[test]
+    fn npm_uuids_seq_points_to_compose_uuid7() {
+        let seq = JsArg::Number(5.0);
+        let (name, message) = field(js_uuid7_options([("seq", &seq)]));
+        assert_eq!(name, "options");
+        assert!(message.contains("composeUuid7"), "{message}");
+        assert_eq!(js_uuid7_options([("msecs", &seq)]).ok(), Some(Some(5)));
+    }
+
+    #[test]
+    fn a_batch_of_uuid_text_has_the_cores_limit() {
+        let limit = flakeid_core::MAX_UUID7_BATCH as f64;
+        assert_eq!(js_uuid7_batch(&JsArg::Number(limit)).ok(), Some(1 << 20));
+        let (name, message) = field(js_uuid7_batch(&JsArg::Number(limit + 1.0)));
+        assert_eq!(name, "n");
+        assert!(message.contains("0..=1048576"), "{message}");
+    }
 }
