@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn decode_wide_says_the_form_and_leaves_64_bit_text_alone() {
-        let (u, form) = decode_wide(" 017f22e2-79b0-7cc3-98c4-dc0c0c07398f\n").unwrap().unwrap();
+        let (u, form) = decode_wide("017f22e2-79b0-7cc3-98c4-dc0c0c07398f").unwrap().unwrap();
         assert_eq!(
             (format_ulid(u), form),
             ("01FWHE4YDGFK1SHH6W1G60EECF".into(), WideForm::Uuid)
