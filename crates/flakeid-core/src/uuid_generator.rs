@@ -254,7 +254,7 @@ impl<C: CounterStorage> UuidGenerator<C> {
 
     /// Fills `out` with fresh UUIDv7s, increasing and in call order with the
     /// generator's other IDs: the engine's batch (one reservation per
-    /// [`FILL_CHUNK`] IDs while the window allows), each with fresh random bits.
+    /// 1024 IDs while the window allows), each with fresh random bits.
     /// It allocates nothing: a binding that reserved `out` fallibly reports an
     /// allocation failure as its runtime's own error, never an abort.
     pub fn fill_uuid7(&self, out: &mut [u128]) -> Result<()> {
