@@ -32,7 +32,7 @@ describe('the package', () => {
       assert.ok(statSync(`${pkg}${f}`).size > 0, f)
     }
     const dts = readFileSync(`${pkg}node/index.d.ts`, 'utf8')
-    for (const decl of ['nextId(): bigint', 'nextIds(n: number): BigUint64Array', 'tryNextId(): bigint | null', 'decompose(id: bigint | string | number, layout?: LayoutLike): Parts', 'interface GeneratorOptions', 'export class ManualClock', 'export class Sealer', 'interface SealerOptions', 'export class UuidGenerator', 'uuid7(options?: { msecs?: number }): string', 'interface UuidGeneratorOptions']) {
+    for (const decl of ['nextId(): bigint', 'nextIds(n: number): BigUint64Array', 'tryNextId(): bigint | null', 'decompose(id: bigint | string | number, layout?: LayoutLike): Parts', 'interface GeneratorOptions', 'export class ManualClock', 'export class Sealer', 'interface SealerOptions', 'export class UuidGenerator', 'uuid7(options?: { msecs?: number } | null): string', 'uuid7<T extends Uint8Array>(options: { msecs?: number } | null | undefined, buf: T, offset?: number): T', 'interface UuidGeneratorOptions']) {
       assert.ok(dts.includes(decl), `index.d.ts declares ${decl}`)
     }
   })
@@ -43,10 +43,10 @@ describe('the package', () => {
   // size in docs/performance.md ("WebAssembly"). build.sh builds aes, fpe and
   // flakeid-seal at opt-level "s" because LLVM unrolls the software AES key schedules
   // at -O3 (20 KB).
-  test('the optimized .wasm is within the 232 KB budget', () => {
+  test('the optimized .wasm is within the 236 KB budget', () => {
     const wasm = readFileSync(`${pkg}web/flakeid_bg.wasm`)
     assert.ok(WebAssembly.validate(wasm))
-    assert.ok(wasm.length <= 232 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${232 * 1024}`)
+    assert.ok(wasm.length <= 236 * 1024, `optimized .wasm is ${wasm.length} bytes, over ${236 * 1024}`)
   })
 
   test('the web build runs in Node too (initSync), with the same answers', async () => {
