@@ -156,6 +156,7 @@ pub(crate) fn batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// A batch size of `uuid7s`: the core's rule for a batch of UUIDv7 objects
 /// (`n` in `0..=MAX_UUID7_BATCH`, what a list of `uuid.UUID` holds in a
 /// constrained process).
+#[cfg(feature = "uuid7")]
 pub(crate) fn uuid7_batch_size(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     flakeid_core::check_uuid7_batch(batch_int(obj)?).map_err(to_py)
 }
@@ -171,6 +172,7 @@ fn batch_int(obj: &Bound<'_, PyAny>) -> PyResult<i128> {
 /// An empty `Vec` with room for `n`, or a `MemoryError` when the allocator has
 /// none: a batch that does not fit raises, as CPython's own lists do, instead of
 /// aborting the interpreter.
+#[cfg(feature = "uuid7")]
 pub(crate) fn try_vec<T>(n: usize) -> PyResult<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
