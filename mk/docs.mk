@@ -34,7 +34,7 @@ test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifac
 	python3 tests/docs/links.py
 	python3 tests/docs/imports.py
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
-	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
+	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test,peers]'
 	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)
 	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
 	@# The Rust blocks are doctests of the crates that include their files, run with

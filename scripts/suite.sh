@@ -63,6 +63,8 @@ case $lang in
     test -z "$(gofmt -l .)" || { echo "gofmt: $(gofmt -l .)" >&2; exit 1; }
     go vet ./...
     (cd bench && go vet ./...)
+    # docs/migrating.md's Go tables, bit for bit against bwmarrin/snowflake and sonyflake
+    (cd bench && go test -count=1 -run '^TestPeers' .)
     # shellcheck disable=SC2086 # flags
     go test ${GO_TEST_FLAGS:-} -count=1 ./...
     if [ -n "$frameworks" ]; then
