@@ -113,7 +113,7 @@ grpc-stubs: ## rewrite the committed gRPC stubs from their .proto files (protox,
 # build did, dev-dependencies included, and finds it built: a plain `cargo build` of
 # these packages leaves the dev-dependencies out, turns fewer features of serde,
 # tower, tonic, hyper-util and fpe on, and compiled them and every crate of the
-# workspace above them again (docs/performance.md, "Where the time goes").
+# workspace above them again (docs/development.md, "Where the time goes").
 RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
   -p flakeid-faults-driver -p flakeid-bench $(BENCH_FEATURES)
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One language's suite, the same command on Linux, macOS and Windows (Git Bash):
-# what `make test-<lang>` runs and what the workflow's native jobs run (CONTRIBUTING.md,
+# what `make test-<lang>` runs and what the workflow's native jobs run (docs/development.md,
 # "The three test tiers", says which to type). It installs no system package: the
 # toolchains are the caller's (make's setup targets, actions/setup-* in the workflow,
 # your own elsewhere), and the C library and Node addon are built before it.
