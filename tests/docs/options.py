@@ -10,7 +10,8 @@ of its doc comment is written from the table's row: what it is (`doc`), its choi
 range, its default or what leaving it unset means (`unset`), and the option it needs,
 each named as that binding names it. What follows a blank comment line is the
 binding's own (its types, its units). The sites: the Node addon's `GeneratorOptions`
-(node/index.d.ts is generated from it), the C `flakeid_options` (include/flakeid.h is
+(node/index.d.ts is generated from it), WebAssembly's TypeScript `GeneratorOptions`, the
+C `flakeid_options` (include/flakeid.h is
 generated from it), Go's `Options`, Java's `Generator.Builder`, and the docstrings of
 Python's `Generator` and `UuidGenerator` (python/flakeid/_flakeid.pyi). Standard
 library only.
@@ -128,12 +129,17 @@ class LineComments(Site):
 
 
 class Javadoc(Site):
-    """Builder methods documented by a Javadoc comment above them."""
+    """Members documented by a `/** … */` comment above them: Java's Builder methods
+    (paragraphs after the first start with <p>), a TypeScript interface's fields."""
+
+    def __init__(self, path, member, para, names, choice, boolean, only=None):
+        super().__init__(path, names, choice, boolean, only)
+        self.member, self.para = member, para
 
     def rewrite(self, lines: list[str], adopt: bool) -> list[str]:
         for o in self.options():
-            m = self.names[o["name"]]
-            at = next(i for i, ln in enumerate(lines) if re.match(rf"\s*public Builder {m}\(", ln))
+            m = re.escape(self.names[o["name"]])
+            at = next(i for i, ln in enumerate(lines) if re.match(self.member.format(m), ln))
             end = at - 1
             k = end
             if not lines[end].strip().endswith("*/"):  # none yet
@@ -149,14 +155,14 @@ class Javadoc(Site):
                 body.pop()
             body = [b.strip() for b in body]
             first, rest = ([], body) if adopt else paragraphs(body)
-            if rest and rest[0].startswith("<p>"):
-                rest[0] = rest[0][3:]
+            if rest and self.para and rest[0].startswith(self.para):
+                rest[0] = rest[0][len(self.para) :]
             indent = re.match(r"\s*", lines[at]).group(0)
             new = [indent + "/**"] + wrap(self.text(o), indent + " * ")
             if rest:
                 new += [indent + " *"]
                 new += [
-                    indent + " * " + ("<p>" if n == 0 else "") + r if r else indent + " *"
+                    indent + " * " + (self.para if n == 0 else "") + r if r else indent + " *"
                     for n, r in enumerate(rest)
                 ]
             new += [indent + " */"]
@@ -202,6 +208,11 @@ GO.pop("single_instance")  # Set("single_instance", …): no field
 JAVA = CAMEL | {"max_borrow_ms": "maxBorrow", "max_wait_ms": "maxWait", "lease_ttl_ms": "leaseTtl"}
 JAVA.pop("single_instance")  # set("single_instance", …): no method
 C = {k: v for k, v in SNAKE.items() if k != "single_instance"} | {"lease": "lease_url"}
+# WebAssembly's GeneratorOptions (a TypeScript block): no leases, no state file; its
+# leaseTtlMs (always refused there) keeps its own comment.
+WASM = {
+    k: v for k, v in CAMEL.items() if k not in ("lease", "lease_ttl_ms", "state", "single_instance")
+}
 
 SITES = [
     LineComments(
@@ -233,9 +244,19 @@ SITES = [
     ),
     Javadoc(
         "java/src/main/java/io/github/flakeid/Generator.java",
+        r"\s*public Builder {}\(",
+        "<p>",
         JAVA,
         lambda o, w: f"{{@link {pascal(o)}#{w.upper()}}}",
         lambda b: f"{{@code {b}}}",
+    ),
+    Javadoc(
+        "bindings/wasm/src/generator.rs",
+        r"\s*{}\?:",
+        "",
+        WASM,
+        lambda o, w: f'"{w}"',
+        lambda b: f"`{b}`",
     ),
     Docstring(
         "python/flakeid/_flakeid.pyi",
