@@ -443,7 +443,11 @@ mod tests {
         let (narrow, wide) = (ClockPolicy::new(), ClockPolicy::borrowing());
         for o in GENERATOR_OPTIONS.iter().filter(|o| o.applies_128 && o.from_outside()) {
             assert_eq!(of(&narrow, o.name), o.default, "{}", o.name);
-            let d128 = if o.default_128.is_empty() { o.default } else { o.default_128 };
+            let d128 = if o.default_128.is_empty() {
+                o.default
+            } else {
+                o.default_128
+            };
             assert_eq!(of(&wide, o.name), d128, "{} (128-bit)", o.name);
         }
     }

@@ -68,6 +68,7 @@ fn counter_layout() -> Result<Layout> {
 #[derive(Debug)]
 pub struct UuidGeneratorBuilder {
     policy: ClockPolicy,
+    clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
     resume_after_ms: Option<u64>,
 }
 
@@ -75,6 +76,7 @@ impl Default for UuidGeneratorBuilder {
     fn default() -> Self {
         UuidGeneratorBuilder {
             policy: ClockPolicy::borrowing(),
+            clock: None,
             resume_after_ms: None,
         }
     }
@@ -139,7 +141,7 @@ impl UuidGeneratorBuilder {
             .node(0)
             .host_guard(false)
             .forks_continue()
-            .clock_policy(self.policy);
+            .clock_policy(self.policy, self.clock);
         Ok(match self.resume_after_ms {
             Some(ms) => builder.resume_after_ms(ms),
             None => builder,
