@@ -38,6 +38,8 @@ mod options;
 #[cfg(host_guard)]
 mod owner;
 mod policy;
+#[cfg(feature = "serde")]
+pub mod serde;
 mod stats;
 mod sync;
 pub mod text;
