@@ -29,7 +29,9 @@ use std::sync::atomic::Ordering;
 #[cfg(test)]
 mod budget_tests;
 mod local;
+mod not_blocking;
 pub use local::LocalGenerator;
+pub use not_blocking::AsyncSleep;
 
 /// Most slots a run reserves at once: a thread's lone run, or a per-thread
 /// handle's ([`Generator::local`]). Fewer (a 16th of a tick, at least 2) when a
@@ -303,27 +305,34 @@ impl<C: CounterStorage> Generator<C> {
     /// that check are [`Generator::local`]'s.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        let t = self.checked_tick()?;
-        if self.runs.lone {
-            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
-                Take::Slot(slot) => return Ok(self.id_of(slot)),
-                Take::Lone(want) => return self.next_lone_run(t, want),
-                Take::Absent => {}
-            }
-        }
-        match self.claim_one(t) {
-            Some(start) => {
-                if self.runs.lone {
-                    // Remembered with no slot: the next call asks for a run.
-                    self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
-                }
-                Ok(self.id_of(start))
-            }
+        match self.next_id_unless_waiting()? {
+            Some(id) => Ok(id),
             None => {
                 let (first, _) = self.reserve_slow(1, 1)?;
                 Ok(self.id_of(first))
             }
         }
+    }
+
+    /// [`next_id`](Self::next_id) up to where it would decide on a precise reading
+    /// (and maybe wait): `None` there. The blocking and the async call share it.
+    #[inline(always)]
+    fn next_id_unless_waiting(&self) -> Result<Option<u64>> {
+        let t = self.checked_tick()?;
+        if self.runs.lone {
+            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
+                Take::Slot(slot) => return Ok(Some(self.id_of(slot))),
+                Take::Lone(want) => return Ok(self.next_lone_run(t, want)),
+                Take::Absent => {}
+            }
+        }
+        Ok(self.claim_one(t).map(|start| {
+            if self.runs.lone {
+                // Remembered with no slot: the next call asks for a run.
+                self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
+            }
+            self.id_of(start)
+        }))
     }
 
     /// One slot on the cached reading of tick `t`, retrying lost races (each retry
@@ -442,10 +451,11 @@ impl<C: CounterStorage> Generator<C> {
 
     /// A new lone run of up to `want` slots in one tick, reserved while the clock
     /// reads tick `t`; its first slot is the ID returned. A lost race or a full
-    /// window goes the way of a single slot.
+    /// window goes the way of a single slot: `None` where that needs a decision on a
+    /// precise reading (the caller's `reserve_slow`, or its async call's).
     #[cold]
     #[inline(never)]
-    fn next_lone_run(&self, t: u64, want: u64) -> Result<u64> {
+    fn next_lone_run(&self, t: u64, want: u64) -> Option<u64> {
         let cur = self.state.get().load(Ordering::Relaxed);
         let start = cur.max(t << self.slots.sb);
         // Within the first slot's tick: a run never holds the next tick's slots,
@@ -466,16 +476,13 @@ impl<C: CounterStorage> Generator<C> {
         match self.claim_from(cur, t, want.min(in_tick)) {
             Claim::Won(first, count) => {
                 self.keep_run(first + 1, first + count, want);
-                Ok(self.id_of(first))
+                Some(self.id_of(first))
             }
             Claim::Raced => {
                 self.contended(t);
-                match self.claim_one(t) {
-                    Some(first) => Ok(self.id_of(first)),
-                    None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
-                }
+                self.claim_one(t).map(|first| self.id_of(first))
             }
-            Claim::Blocked(_) => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
+            Claim::Blocked(_) => None,
         }
     }
 
@@ -487,7 +494,10 @@ impl<C: CounterStorage> Generator<C> {
     pub fn take_run_for_test(&self) -> Result<u64> {
         let t = self.ticks(self.clock.now_ms())?;
         self.end_own_lone_run();
-        self.next_lone_run(t, self.runs.run)
+        match self.next_lone_run(t, self.runs.run) {
+            Some(id) => Ok(id),
+            None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
+        }
     }
 
     /// Keeps `next..end` as this thread's lone run of this generator, asking `want`
@@ -1097,28 +1107,8 @@ impl<C: CounterStorage> Generator<C> {
             {
                 ep.wait_started_us = Some(self.wait_clock_us());
             }
-            let since = match seen {
-                Some((tick, since)) if tick >= pending.tick() => since,
-                _ => {
-                    seen = Some((pending.tick(), mono));
-                    mono
-                }
-            };
-            let stalled = mono.saturating_sub(since);
-            // A healthy clock reaches the next tick within `tick_ms` of real time and
-            // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
-            // clocks in whole milliseconds.
-            if stalled
-                > self
-                    .slots
-                    .tick_ms
-                    .saturating_add(self.policy.max_wait_ms)
-                    .saturating_add(2)
-            {
-                return Err(match pending {
-                    Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
-                    Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
-                });
+            if let Some(e) = self.waited_out(pending, &mut seen, mono) {
+                return Err(e);
             }
             if let Some(crate::policy::Hook(hook)) = &self.policy.wait_hook {
                 let waited = mono.saturating_sub(started);
@@ -1129,6 +1119,34 @@ impl<C: CounterStorage> Generator<C> {
             }
             self.clock.pause();
         }
+    }
+
+    /// The bound on a wait for the clock (`pending`, at real time `mono`): the error
+    /// the call returns once the clock has not moved past the tick it waits on for
+    /// `tick_ms + max_wait_ms` of real time. `seen` is the call's memory of that tick
+    /// and when it was first read: the bound is on the clock not *moving*, so a call
+    /// that keeps losing the races for new ticks to other threads is not stalled.
+    fn waited_out(&self, pending: Pending, seen: &mut Option<(u64, u64)>, mono: u64) -> Option<Error> {
+        let since = match *seen {
+            Some((tick, since)) if tick >= pending.tick() => since,
+            _ => {
+                *seen = Some((pending.tick(), mono));
+                mono
+            }
+        };
+        let stalled = mono.saturating_sub(since);
+        // A healthy clock reaches the next tick within `tick_ms` of real time and
+        // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
+        // clocks in whole milliseconds.
+        let bound = self
+            .slots
+            .tick_ms
+            .saturating_add(self.policy.max_wait_ms)
+            .saturating_add(2);
+        (stalled > bound).then_some(match pending {
+            Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
+            Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
+        })
     }
 
     /// One decision on a precise reading: `Reserve::Wait(why)` when the caller must wait.

@@ -55,7 +55,7 @@ pub use column::{IdValue, from_bigint, parse_id, to_bigint};
 pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
-pub use generator::{Generator, LocalGenerator, MAX_BATCH, check_batch};
+pub use generator::{AsyncSleep, Generator, LocalGenerator, MAX_BATCH, check_batch};
 #[cfg(host_guard)]
 pub use host_guard::HostGuard;
 pub use layout::{

@@ -215,6 +215,12 @@ impl<C: CounterStorage> UuidGenerator<C> {
         self.engine.next_id().and_then(uuid_of)
     }
 
+    /// [`next_uuid7`](Self::next_uuid7) for async code: a wait for the clock awaits
+    /// `sleep` instead of holding the thread ([`Generator::next_id_async`]).
+    pub async fn next_uuid7_async(&self, sleep: &impl crate::AsyncSleep) -> Result<u128> {
+        uuid_of(self.engine.next_id_async(sleep).await?)
+    }
+
     /// The next UUIDv7 if one can be had without waiting for the clock; `None`
     /// where [`Self::next_uuid7`] would wait (a binding then waits without its
     /// interpreter's lock).
