@@ -41,6 +41,16 @@ impl<C: CounterStorage> Generator<C> {
     /// instead of holding the thread. Without a wait it returns at once, having
     /// done what `next_id` does (a thread's lone run serves it too). Call order holds across tasks as across threads:
     /// a call that starts after another returned gets a larger ID.
+    ///
+    /// ```
+    /// use flakeid_core::{Generator, Layout};
+    ///
+    /// let ids = Generator::builder(Layout::SNOWFLAKE).node(5).host_guard(false).build()?;
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let id = rt.block_on(ids.next_id_async(&|d| tokio::time::sleep(d)))?;
+    /// assert_eq!(Layout::SNOWFLAKE.decompose(id).node, 5);
+    /// # Ok::<(), flakeid_core::Error>(())
+    /// ```
     pub async fn next_id_async(&self, sleep: &impl AsyncSleep) -> Result<u64> {
         if let Some(id) = self.next_id_unless_waiting()? {
             return Ok(id);
