@@ -377,17 +377,24 @@ impl<C: CounterStorage> Generator<C> {
     fn take_from_run(&self, floor: u64, limit: u64) -> Take {
         RUNS.with(|runs| {
             for c in runs {
-                let run = c.get();
-                if run.uid == self.runs.uid {
-                    let slot = run.next.max(floor);
-                    if slot < run.end && slot < limit && self.state.get().load(Ordering::Relaxed) == run.end {
-                        if slot > run.next {
-                            self.counters.skip(slot - run.next);
+                // Taken apart at once (not kept whole): the uid's compare then reads
+                // the thread-local cell in place, as the fast path wants.
+                let Run { uid, next, end, want } = c.get();
+                if uid == self.runs.uid {
+                    let slot = next.max(floor);
+                    if slot < end && slot < limit && self.state.get().load(Ordering::Relaxed) == end {
+                        if slot > next {
+                            self.counters.skip(slot - next);
                         }
-                        c.set(Run { next: slot + 1, ..run });
+                        c.set(Run {
+                            uid,
+                            next: slot + 1,
+                            end,
+                            want,
+                        });
                         return Take::Slot(slot);
                     }
-                    let next_run = self.end_lone_run(c, run);
+                    let next_run = self.end_lone_run(c, Run { uid, next, end, want });
                     if next_run.is_none() {
                         self.contended(floor >> self.slots.sb);
                     }
