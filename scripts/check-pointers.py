@@ -160,7 +160,7 @@ def main():
                 if len(cell) > MAX_CELL:
                     stale.append(
                         f"docs/development.md:{n}: a tier table cell of {len(cell)} characters "
-                        f"(at most {MAX_CELL}; the numbers go to its \"The tiers' figures\")"
+                        f'(at most {MAX_CELL}; the numbers go to its "The tiers\' figures")'
                     )
                 for m in COMMIT_RE.findall(cell):
                     stale.append(f"docs/development.md:{n}: a commit hash in the tier table ({m})")
