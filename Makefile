@@ -76,8 +76,8 @@ TIER_RELEASE := $(filter release,$(TIER))
 # make test builds the bindings' native code (the C library, the wheel, the Node addon:
 # profile dist) without LTO across crates, in cargo's default 16 codegen units: each
 # of its three fat-LTO links runs on one core. make ci and a suite run alone build and
-# test the shipped settings (CONTRIBUTING.md, "The three test tiers"; the figures:
-# docs/performance.md, "make test on a fresh machine").
+# test the shipped settings (docs/development.md, "The three test tiers"; the figures:
+# docs/development.md, "make test on a fresh machine").
 ifeq ($(TIER),test)
 export CARGO_PROFILE_DIST_LTO := false
 export CARGO_PROFILE_DIST_CODEGEN_UNITS := 16
@@ -91,7 +91,7 @@ endif
 # most of the time: the loom models only compute (a model checker's verdict cannot
 # depend on timing), and the fuzz build has a workspace of its own. The other builds
 # wait for test-fuzz (beside make test's compiling suites they slowed them:
-# docs/performance.md, "Where the time goes") and run beside the suites that mostly
+# docs/development.md, "Where the time goes") and run beside the suites that mostly
 # wait, two chains side by side (one chain's single-core fat-LTO tail leaves the other
 # core to the other), in target directories or profiles no foreground cargo locks before
 # their suite. deb-postgres's chain starts first, alone beside test-lease: test-postgres
@@ -100,7 +100,7 @@ endif
 # the MSRV check) follows dist-cli, and lint-postgres (the extension's rustfmt and
 # clippy, compile-only too) follows deb-postgres-majors: both run beside
 # test-postgres, which leaves a core idle most of its time, and end before their
-# places in CI_SUITES (docs/performance.md, "Where the time goes"). After test-dist,
+# places in CI_SUITES (docs/development.md, "Where the time goes"). After test-dist,
 # test-postgres-majors, which mostly waits (servers starting, borrow windows,
 # pg_upgrade), runs at normal priority beside test-windows
 # (not beside test-dist: `make dist` empties dist/, where the extension's packages are
@@ -191,7 +191,7 @@ lint-help:
 # library, the Python module: profile dist, LTO across crates) all name this machine's
 # target explicitly, as napi-rs always does (target/<host>/dist): each LTO build of a
 # cdylib then reuses the others' dependencies (bitcode only), instead of compiling the
-# network stack once per binding (docs/performance.md, "Where the time goes").
+# network stack once per binding (docs/development.md, "Where the time goes").
 HOST_TRIPLE := $(or $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p'),no-rustc-on-PATH)
 # Cargo's output directory, as cargo picks it: $$CARGO_TARGET_DIR when set, else
 # target/. Made absolute and exported, so that a relative value means the same in

@@ -15,43 +15,70 @@ import (
 // container or with the guard off, ErrConfig naming the fixes (docs/design.md,
 // "A node id across a fleet").
 type Options struct {
-	Layout     Layout // zero: Snowflake
-	Node       uint64 // the whole node id (datacenter << worker_bits | worker)
+	// A preset name or a custom layout. Default snowflake.
+	Layout Layout // the zero Layout is Snowflake
+	// The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range. Unset:
+	// with no node source given (nor a lease): in a Kubernetes pod, a lease from the API
+	// server; on a host, a free node id the host guard keeps; in a container or with the guard
+	// off, refused, naming the fixes.
+	Node uint64 // datacenter << worker_bits | worker
+	// The datacenter part of the node id (layouts with datacenter bits). Within the layout's
+	// range. Unset: 0 when the other part is given; with no node source at all, as the node
+	// option says.
 	Datacenter uint64
-	Worker     uint64
+	// The worker part of the node id. Within the layout's range. Unset: 0 when the other part
+	// is given; with no node source at all, as the node option says.
+	Worker uint64
 	// NodeSource reads the node id: "env:VAR", "hostname" (its trailing ordinal:
 	// web-3 is 3), "mac", "ipv4", or a decimal number.
 	NodeSource string
-	// Lease leases the lowest free node id from a store: "file:///dir",
-	// "redis://host:port/db", "postgres://user:password@host:port/db",
-	// "etcd://host:2379/" (TLS forms and ?namespace=NAME in docs/leases.md). The
-	// lease is renewed in the background and released by Close; once it may have
-	// expired, Next fails with ErrLease.
-	Lease          string
-	Overflow       Overflow       // zero: OverflowWait
+	// Lease the node id from a store: file:///dir, redis://, postgres://, etcd://. Unset: no
+	// lease.
+	//
+	// The lowest free node id is leased: "file:///dir", "redis://host:port/db",
+	// "postgres://user:password@host:port/db", "etcd://host:2379/" (TLS forms and
+	// ?namespace=NAME in docs/leases.md). The lease is renewed in the background and
+	// released by Close; once it may have expired, Next fails with ErrLease.
+	Lease string
+	// When a tick's sequence is used up: wait for the next tick, or borrow from the future.
+	// One of OverflowWait, OverflowBorrow; default OverflowWait.
+	Overflow Overflow // zero: OverflowWait
+	// When the clock reads earlier than IDs issued. One of ClockBackwardsError,
+	// ClockBackwardsWait, ClockBackwardsMonotonic; default ClockBackwardsError.
 	ClockBackwards ClockBackwards // zero: ClockBackwardsError
-	// MaxBorrow is how far a borrowing generator may run ahead of the clock
-	// (zero: 2 s). MaxWait is how long ClockBackwardsWait and Monotonic wait for
-	// the clock (zero: 1 s). Both are whole milliseconds, rounded up.
-	MaxBorrow, MaxWait time.Duration
-	// Clock is a manual clock for deterministic tests; nil is the system clock.
+	// How far a borrowing generator may run ahead of the clock. 0 to 86400000 ms; default 2000
+	// ms.
+	//
+	// Whole milliseconds, rounded up; zero is the default.
+	MaxBorrow time.Duration
+	// How long the wait and monotonic clock policies wait for the clock. 0 to 86400000 ms;
+	// default 1000 ms.
+	//
+	// Whole milliseconds, rounded up; zero is the default.
+	MaxWait time.Duration
+	// A manual clock for tests. Unset: the system clock.
 	Clock *ManualClock
-	// LeaseTTL is the lease's time-to-live (zero: 10 s), whole milliseconds
-	// rounded up, 1 s to 1 h. It needs Lease: set without one it is ErrConfig
-	// (field lease_ttl_ms), as in every binding.
+	// The lease's time-to-live. 1000 to 3600000 ms; default 10000 ms. Needs Lease.
+	//
+	// Whole milliseconds, rounded up; zero is the default. Set without Lease, it is
+	// ErrConfig (field lease_ttl_ms).
 	LeaseTTL time.Duration
-	// MaxSequence, when not nil, issues at most *MaxSequence + 1 IDs per tick
-	// (2^k - 1, flake-idgen's seqMask); nil: the layout's whole sequence field.
+	// At most MaxSequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask). Unset: the
+	// layout's whole sequence field.
+	//
+	// nil when not given.
 	MaxSequence *uint64
-	// State is a file keeping a high-water timestamp across restarts, for a fixed
-	// node id (docs/state.md): a restart with the clock behind it meets
-	// ClockBackwards. A missing file is a fresh start; a corrupt one, or one
-	// another process holds, is ErrConfig (field state). Not with Lease; Close
-	// writes the last timestamp and unlocks it.
+	// A file keeping a high-water timestamp across restarts, for fixed node ids
+	// (docs/state.md). Unset: no state file.
+	//
+	// A restart with the clock behind it meets ClockBackwards. A missing file is a fresh
+	// start; a corrupt one, or one another process holds, is ErrConfig (field state). Not
+	// with Lease; Close writes the last timestamp and unlocks it.
 	State string
-	// RequireNode refuses to build without a node source (Node, Datacenter and
-	// Worker, NodeSource or Lease) instead of taking a free node id on this
-	// host: for a process that runs as one replica of several across hosts.
+	// Refuse to start without a node source (node, worker or lease) instead of taking one from
+	// Kubernetes or this host. Default false.
+	//
+	// For a process that runs as one replica of several across hosts.
 	RequireNode bool
 	// settings are Set's, by name, applied after the fields above.
 	settings [][2]string

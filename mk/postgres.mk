@@ -39,7 +39,7 @@ PG_PROFILE ?= --release
 # setup-wasm builds wasm-bindgen-cli): it only drives cargo and reads the built
 # library's schema section, its own run time is small next to the builds it starts,
 # and an unoptimised build of its crates takes far less CPU time
-# (docs/performance.md, "Where the time goes").
+# (docs/development.md, "Where the time goes").
 PG_TOOLCHAIN := 1.96.0
 PGRX_VERSION := 0.19.3
 PG_CLANG_DEV = $(shell dpkg-query -W -f='$${Status}' libclang-dev 2>/dev/null | grep 'install ok installed')
@@ -125,12 +125,11 @@ test-postgres: setup-postgres setup-lease ## the .deb, then tests/postgres on pr
 # packages). TIER=release (and alone): every major but Debian's, the whole suite on
 # each; then pg_upgrade from one major to another and back (test-postgres-upgrade,
 # whose packages the loop installed). TIER=ci: make ci's share (its budget:
-# CONTRIBUTING.md, "The three test tiers"), PG_CI_SECTIONS of the suite on
+# docs/development.md, "The three test tiers"), PG_CI_SECTIONS of the suite on
 # PG_CI_MAJORS, one of 14, 16, 17 and 18, which rotates with the commit count (so a
 # rerun of a commit tests the same major, and four commits in a row test them all).
-# repair is among them: its sessions wait about 240 s in all, but side by side, in
-# about 95 s of wall time (PostgreSQL 18 here), in a process of its own beside
-# pg_upgrade's (about 95 s on 15).
+# repair is among them: its sessions wait side by side, in a process of its own
+# beside pg_upgrade's (its figures: docs/development.md, "The tiers' figures").
 PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
 PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_OTHER_MAJORS)) + 1 ))),$(PG_OTHER_MAJORS))
 PG_CI_MAJORS ?= $(PG_ROTATING)

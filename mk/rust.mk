@@ -17,8 +17,8 @@ setup-rust: ## rustfmt, clippy, the wasm32 target, libfaketime
 # - the core for macOS (x86_64, arm64) and for Windows the way users build it (its
 #   tests run under Wine: test-windows): clippy -D warnings of the library, bare,
 #   with `lease`, with `lease` and `uuid7`, so every per-OS cfg (the boot clock, file
-#   locks, node sources) compiles warning-free. The core has no build script and no C,
-#   so no SDK or linker is needed;
+#   locks, node sources) compiles warning-free. The core's build script only sets a
+#   cfg (host_guard) and it has no C, so no SDK or linker is needed;
 # - flakeid-core, -lease-net, -server and -cli on the toolchain of their rust-version
 #   (scripts/msrv.sh check; the toolchains: minimal profile, each installed once).
 # Target directories of their own: make ci runs it in the background (the Makefile's
@@ -38,8 +38,9 @@ check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D 
 
 # The benches (crates/flakeid-bench, the core's) that need the core's features: the
 # workspace's builds turn them on (lint's clippy, test-rust's third build), so that
-# every bench is compiled and run once in those.
-BENCH_FEATURES := --features flakeid-bench/lease,flakeid-bench/uuid7
+# every bench is compiled and run once in those; and the core's serde feature, for its
+# tests (crates/flakeid-core/tests/serde.rs) and doc example.
+BENCH_FEATURES := --features flakeid-bench/lease,flakeid-bench/uuid7,flakeid-core/serde
 
 # Lint: every crate's rustfmt, clippy (-D warnings) and rustdoc, here and nowhere
 # else. The core alone (no features: what wasm builds), then the workspace at once
@@ -113,7 +114,7 @@ grpc-stubs: ## rewrite the committed gRPC stubs from their .proto files (protox,
 # build did, dev-dependencies included, and finds it built: a plain `cargo build` of
 # these packages leaves the dev-dependencies out, turns fewer features of serde,
 # tower, tonic, hyper-util and fpe on, and compiled them and every crate of the
-# workspace above them again (docs/performance.md, "Where the time goes").
+# workspace above them again (docs/development.md, "Where the time goes").
 RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid-server -p flakeid-seal -p flakeid-c -p flakeid-lease-tests \
   -p flakeid-faults-driver -p flakeid-bench $(BENCH_FEATURES)
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets

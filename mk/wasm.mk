@@ -19,9 +19,9 @@ WASM_WS_FLAG = $(shell node -e "process.stdout.write(typeof WebSocket === 'funct
 # dependency of the locked set is missing from the registry mirror); --debug:
 # unoptimised, it compiles in less than half the CPU time (a cold bootstrap's cost)
 # and writes the same files (bindings/wasm/build.sh's two runs, byte for byte)
-# (docs/performance.md, "Where the time goes"); without debug info and with the one
+# (docs/development.md, "Where the time goes"); without debug info and with the one
 # binary the build runs (not the test runner's), a fifth less again
-# (docs/performance.md, "make test on a fresh machine").
+# (docs/development.md, "make test on a fresh machine").
 WASM_BINDGEN_VERSION = $(shell sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
 setup-wasm: setup-rust ## wasm-bindgen-cli (pinned), npm's wasm-opt
 	@[ -n "$(WASM_BINDGEN_VERSION)" ] || { echo "setup-wasm: no wasm-bindgen pin in Cargo.toml" >&2; exit 1; }

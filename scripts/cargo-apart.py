@@ -11,7 +11,7 @@ thread a coroutine stack of its own, mapped and unmapped for each of the model's
 executions, so a model spends most of its time in mmap, munmap and page faults. Two
 models in one process queue on that process's memory-map lock; in two processes they
 run side by side, and the suite takes about half the time for the same CPU time
-(docs/performance.md, "Where the time goes").
+(docs/development.md, "Where the time goes").
 
 `--binaries`: for make test-rust. Each test binary runs whole, its tests in one
 process as `cargo test` runs them, but the binaries run side by side, not one after

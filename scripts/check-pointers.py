@@ -4,7 +4,7 @@
 A comment in the Makefile, mk/, scripts/, tests/, .ci/ or .github/ that names a
 file of the repository (`scripts/dist.sh`, `docs/performance.md`) names one that is
 tracked (or one the build writes: a git-ignored path); one that names a section
-(`docs/performance.md, "Where the time goes"` or `FILE#anchor`) names a heading that
+(`docs/development.md, "Where the time goes"` or `FILE#anchor`) names a heading that
 FILE has. A section named without quotes (a Markdown file, a comma and a bare
 title) is refused: quoted, the check can read it. And comments that rot in another way:
 no commit hash and no measured time in those comments (timings live in
@@ -145,7 +145,7 @@ def main():
             for m in COMMIT_RE.findall(c) + [m.group(0) for m in TIMING_RE.finditer(c)]:
                 stale.append(
                     f"{where}: a commit hash or a timing in a comment ({m}): "
-                    "it belongs in docs/performance.md or the commit message"
+                    "it belongs in docs/development.md, docs/performance.md or the commit message"
                 )
             for p in PATH_RE.findall(c):
                 if any(ch in p for ch in "<{$") or "..." in p:
@@ -153,17 +153,17 @@ def main():
                 if not exists(p):
                     stale.append(f"{where}: no such file: {p}")
     tiers = False
-    for n, line in enumerate((ROOT / "CONTRIBUTING.md").read_text().splitlines(), 1):
+    for n, line in enumerate((ROOT / "docs" / "development.md").read_text().splitlines(), 1):
         tiers = line.startswith("## The three test tiers") or (tiers and not line.startswith("## "))
         if tiers and line.startswith("|"):
             for cell in line.strip("|").split(" | "):
                 if len(cell) > MAX_CELL:
                     stale.append(
-                        f"CONTRIBUTING.md:{n}: a tier table cell of {len(cell)} characters "
-                        f"(at most {MAX_CELL}; the numbers go to docs/performance.md)"
+                        f"docs/development.md:{n}: a tier table cell of {len(cell)} characters "
+                        f'(at most {MAX_CELL}; the numbers go to its "The tiers\' figures")'
                     )
                 for m in COMMIT_RE.findall(cell):
-                    stale.append(f"CONTRIBUTING.md:{n}: a commit hash in the tier table ({m})")
+                    stale.append(f"docs/development.md:{n}: a commit hash in the tier table ({m})")
     for s in stale:
         print(s)
     if stale:

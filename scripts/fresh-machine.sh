@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fresh machine, for measuring `make test` the way a newcomer meets it, on a machine
-# that has run the project before (docs/performance.md, "make test on a fresh machine").
+# that has run the project before (docs/development.md, "make test on a fresh machine").
 #   sudo scripts/fresh-machine.sh SINCE [DIR] [COMMAND...]
 # SINCE is when this machine's own start-up work ended, after boot (the platform
 # installs and updates some tools then: apt's history and the ctime of

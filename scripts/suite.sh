@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One language's suite, the same command on Linux, macOS and Windows (Git Bash):
-# what `make test-<lang>` runs and what the workflow's native jobs run (CONTRIBUTING.md,
+# what `make test-<lang>` runs and what the workflow's native jobs run (docs/development.md,
 # "The three test tiers", says which to type). It installs no system package: the
 # toolchains are the caller's (make's setup targets, actions/setup-* in the workflow,
 # your own elsewhere), and the C library and Node addon are built before it.
@@ -63,6 +63,8 @@ case $lang in
     test -z "$(gofmt -l .)" || { echo "gofmt: $(gofmt -l .)" >&2; exit 1; }
     go vet ./...
     (cd bench && go vet ./...)
+    # docs/migrating.md's Go tables, bit for bit against bwmarrin/snowflake and sonyflake
+    (cd bench && go test -count=1 -run '^TestPeers' .)
     # shellcheck disable=SC2086 # flags
     go test ${GO_TEST_FLAGS:-} -count=1 ./...
     if [ -n "$frameworks" ]; then

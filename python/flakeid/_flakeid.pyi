@@ -193,7 +193,55 @@ class Generator:
         state: str | os.PathLike[str] | None = None,
         require_node: bool | str | None = False,
         single_instance: bool | str | None = False,
-    ) -> Generator: ...
+    ) -> Generator:
+        """Keyword options:
+
+        datacenter: The datacenter part of the node id (layouts with datacenter bits).
+        Within the layout's range. Unset: 0 when the other part is given; with no node
+        source at all, as the node option says.
+
+        worker: The worker part of the node id. Within the layout's range. Unset: 0 when the
+        other part is given; with no node source at all, as the node option says.
+
+        node: The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range.
+        Unset: with no node source given (nor a lease): in a Kubernetes pod, a lease from
+        the API server; on a host, a free node id the host guard keeps; in a container or
+        with the guard off, refused, naming the fixes.
+
+        layout: A preset name or a custom layout. Default snowflake.
+
+        overflow: When a tick's sequence is used up: wait for the next tick, or borrow from
+        the future. One of "wait", "borrow"; default "wait".
+
+        clock_backwards: When the clock reads earlier than IDs issued. One of "error",
+        "wait", "monotonic"; default "error".
+
+        max_borrow_ms: How far a borrowing generator may run ahead of the clock. 0 to
+        86400000 ms; default 2000 ms.
+
+        max_wait_ms: How long the wait and monotonic clock policies wait for the clock. 0 to
+        86400000 ms; default 1000 ms.
+
+        lease: Lease the node id from a store: file:///dir, redis://, postgres://, etcd://.
+        Unset: no lease.
+
+        lease_ttl_ms: The lease's time-to-live. 1000 to 3600000 ms; default 10000 ms. Needs
+        lease.
+
+        max_sequence: At most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's
+        seqMask). Unset: the layout's whole sequence field.
+
+        clock: A manual clock for tests. Unset: the system clock.
+
+        state: A file keeping a high-water timestamp across restarts, for fixed node ids
+        (docs/state.md). Unset: no state file.
+
+        require_node: Refuse to start without a node source (node, worker or lease) instead
+        of taking one from Kubernetes or this host. Default False.
+
+        single_instance: The only instance of the app: with no node id, take a free one on
+        this host even in a container. Default False.
+        """
     def next_id(self) -> int: ...
     def next_ids(self, n: int) -> list[int]: ...
     def next_ids_array(self, n: int) -> array.array[int]: ...
@@ -261,7 +309,23 @@ class UuidGenerator:
         max_borrow_ms: int | None = ...,
         max_wait_ms: int | None = ...,
         clock: ManualClock | None = ...,
-    ) -> UuidGenerator: ...
+    ) -> UuidGenerator:
+        """Keyword options:
+
+        overflow: When a tick's sequence is used up: wait for the next tick, or borrow from
+        the future. One of "wait", "borrow"; default "borrow".
+
+        clock_backwards: When the clock reads earlier than IDs issued. One of "error",
+        "wait", "monotonic"; default "error".
+
+        max_borrow_ms: How far a borrowing generator may run ahead of the clock. 0 to
+        86400000 ms; default 2000 ms.
+
+        max_wait_ms: How long the wait and monotonic clock policies wait for the clock. 0 to
+        86400000 ms; default 1000 ms.
+
+        clock: A manual clock for tests. Unset: the system clock.
+        """
     def uuid7(
         self,
         timestamp: int | _dt.datetime | None = None,

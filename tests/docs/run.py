@@ -173,6 +173,11 @@ def main() -> int:
         os.path.join(B.ROOT, "bindings", "wasm", "pkg"),
         os.path.join(nm, "node_modules", "@flakeid", "wasm"),
     )
+    # The peers docs/migrating.md's JS blocks run against: node/'s devDependencies.
+    peers = os.path.join(B.ROOT, "node", "node_modules")
+    for name in sorted(os.listdir(peers)) if os.path.isdir(peers) else []:
+        if not name.startswith(".") and name != "@flakeid":
+            os.symlink(os.path.join(peers, name), os.path.join(nm, "node_modules", name))
     ran, not_run = Counter(), Counter()
     for b in blocks:
         if not b.runs or b.lang in ("python", "rust", "sql", "go", "java"):

@@ -12,7 +12,7 @@ every group below at once (those in AFTER alone, after the others), each in its 
 test environment: a group may freeze, kill or restart its servers (`serial()` in
 tests/lease/tests/common/mod.rs orders that within a test binary), and no other
 group's test sees it. The tests spend their time
-waiting out TTLs, not computing (docs/performance.md, "Where the time goes"). Each
+waiting out TTLs, not computing (docs/development.md, "Where the time goes"). Each
 group's output is printed whole when it ends, then a line per group: its wall seconds
 and how it ended. Each test libtest ran is a case (`group: test`); a group that
 failed with no failing test named (a build, a server, a crash) is a failed case.

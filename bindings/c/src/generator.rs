@@ -53,53 +53,82 @@ pub struct flakeid_options {
     /// `sizeof(flakeid_options)`, set by the caller (`flakeid_options_init` and
     /// `flakeid_options_default` set it). Always the first field.
     pub struct_size: usize,
-    /// Default: the snowflake preset.
+    /// A preset name or a custom layout. Default snowflake.
     pub layout: flakeid_layout,
-    /// The whole node id, or `FLAKEID_UNSET`. Give either `node` or
-    /// `datacenter`/`worker` (an unset part is 0), or `node_source`, or
-    /// `lease_url`. All unset: in a Kubernetes pod, a lease from the API server;
-    /// on a host, a free node id the host guard keeps; in a container or with the
-    /// guard off, `FLAKEID_ERR_CONFIG` naming the fixes (docs/design.md, "A node id
-    /// across a fleet").
+    /// The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range.
+    /// Unset: with no node source given (nor a lease): in a Kubernetes pod, a lease from
+    /// the API server; on a host, a free node id the host guard keeps; in a container or
+    /// with the guard off, refused, naming the fixes.
+    ///
+    /// `FLAKEID_UNSET` when not given. Give either `node` or `datacenter`/`worker`, or
+    /// `node_source`, or `lease_url`; the refusal is `FLAKEID_ERR_CONFIG`
+    /// (docs/design.md, "A node id across a fleet").
     pub node: u64,
+    /// The datacenter part of the node id (layouts with datacenter bits). Within the
+    /// layout's range. Unset: 0 when the other part is given; with no node source at all,
+    /// as the node option says.
     pub datacenter: u64,
+    /// The worker part of the node id. Within the layout's range. Unset: 0 when the other
+    /// part is given; with no node source at all, as the node option says.
     pub worker: u64,
     /// Where to read the node id, or NULL: `"env:VAR"`, `"hostname"` (trailing
     /// ordinal, `web-3` is 3), `"mac"`, `"ipv4"`, or a decimal number.
     pub node_source: *const c_char,
-    /// Lease the node id from a store, or NULL: `"file:///dir"`,
+    /// Lease the node id from a store: file:///dir, redis://, postgres://, etcd://. Unset:
+    /// no lease.
+    ///
+    /// NULL when not given: `"file:///dir"`,
     /// `"redis[s]://host:port/db"`, `"postgres://user:password@host:port/dbname"`,
     /// `"etcd[s]://host:2379/"` (each with an optional `?namespace=NAME`; TLS
     /// settings in docs/leases.md). The generator takes the lowest
     /// free node id, renews the lease in the background, releases it when freed,
     /// and fails with `FLAKEID_ERR_LEASE` once the lease may have expired.
     pub lease_url: *const c_char,
+    /// When a tick's sequence is used up: wait for the next tick, or borrow from the
+    /// future. One of `FLAKEID_OVERFLOW_WAIT`, `FLAKEID_OVERFLOW_BORROW`; default
+    /// `FLAKEID_OVERFLOW_WAIT`.
+    ///
     /// A `flakeid_overflow` value.
     pub overflow: u32,
+    /// When the clock reads earlier than IDs issued. One of
+    /// `FLAKEID_CLOCK_BACKWARDS_ERROR`, `FLAKEID_CLOCK_BACKWARDS_WAIT`,
+    /// `FLAKEID_CLOCK_BACKWARDS_MONOTONIC`; default `FLAKEID_CLOCK_BACKWARDS_ERROR`.
+    ///
     /// A `flakeid_clock_backwards` value.
     pub clock_backwards: u32,
-    /// How far a borrowing generator may run ahead of the clock (default 2000).
+    /// How far a borrowing generator may run ahead of the clock. 0 to 86400000 ms; default
+    /// 2000 ms.
     pub max_borrow_ms: u64,
-    /// How long the WAIT and MONOTONIC policies wait for the clock (default 1000).
+    /// How long the wait and monotonic clock policies wait for the clock. 0 to 86400000 ms;
+    /// default 1000 ms.
     pub max_wait_ms: u64,
-    /// A manual clock, or NULL for the system clock. The generator shares the
-    /// clock's time; the handle may be freed before the generator.
+    /// A manual clock for tests. Unset: the system clock.
+    ///
+    /// NULL when not given. The generator shares the clock's time; the handle may be
+    /// freed before the generator.
     pub clock: *const flakeid_manual_clock,
-    /// The lease's time-to-live in ms (1000..=3600000), or `FLAKEID_UNSET` (10000).
-    /// Needs `lease_url`: set without one, it is refused (`FLAKEID_ERR_CONFIG`).
+    /// The lease's time-to-live. 1000 to 3600000 ms; default 10000 ms. Needs lease_url.
+    ///
+    /// `FLAKEID_UNSET` when not given. Set without `lease_url`, it is refused
+    /// (`FLAKEID_ERR_CONFIG`).
     pub lease_ttl_ms: u64,
-    /// Issue at most `max_sequence + 1` IDs per tick (`2^k - 1`, flake-idgen's
-    /// `seqMask`), or `FLAKEID_UNSET` (the layout's whole sequence field).
+    /// At most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask). Unset: the
+    /// layout's whole sequence field.
+    ///
+    /// `FLAKEID_UNSET` when not given.
     pub max_sequence: u64,
-    /// A file keeping a high-water timestamp across restarts, or NULL: for a fixed
-    /// node id (docs/state.md). A restart with the clock behind the saved mark
+    /// A file keeping a high-water timestamp across restarts, for fixed node ids
+    /// (docs/state.md). Unset: no state file.
+    ///
+    /// NULL when not given. A restart with the clock behind the saved mark
     /// meets `clock_backwards`; a missing file is a fresh start; a corrupt one, or
     /// one another process holds, is `FLAKEID_ERR_CONFIG` naming `state`. Not with
     /// `lease_url`. (Appended in 0.1: a struct without it reads as NULL.)
     pub state: *const c_char,
-    /// 1: refuse to build without a node source (`node`, `worker`, `node_source`
-    /// or `lease_url`) instead of taking one from Kubernetes or this host; 0 (the
-    /// default): see `node` (`FLAKEID_REQUIRE_NODE=true` refuses too).
+    /// Refuse to start without a node source (node, worker or lease) instead of taking one
+    /// from Kubernetes or this host. Default 0.
+    ///
+    /// `FLAKEID_REQUIRE_NODE=true` refuses too.
     /// (Appended in 0.1: a struct without it reads as 0.)
     pub require_node: u32,
     /// Options with no field above, set by name (`flakeid_options_set`): slot `i`

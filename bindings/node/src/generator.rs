@@ -70,41 +70,68 @@ impl ManualClock {
 // the object member by member through the core's rules (Generator::build).
 #[allow(missing_debug_implementations, dead_code)]
 pub struct GeneratorOptions<'a> {
+    /// The datacenter part of the node id (layouts with datacenter bits). Within the
+    /// layout's range. Unset: 0 when the other part is given; with no node source at all,
+    /// as the node option says.
     pub datacenter: Option<f64>,
+    /// The worker part of the node id. Within the layout's range. Unset: 0 when the other
+    /// part is given; with no node source at all, as the node option says.
     pub worker: Option<f64>,
+    /// The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range.
+    /// Unset: with no node source given (nor a lease): in a Kubernetes pod, a lease from
+    /// the API server; on a host, a free node id the host guard keeps; in a container or
+    /// with the guard off, refused, naming the fixes.
     pub node: Option<Either<f64, String>>,
-    /// A `Layout`, a preset name (default `'snowflake'`) or a `LayoutOptions` object.
+    /// A preset name or a custom layout. Default snowflake.
+    ///
+    /// A `Layout`, a preset name or a `LayoutOptions` object.
     #[napi(ts_type = "Layout | string | LayoutOptions")]
     pub layout: Option<Either<String, ClassInstance<'a, Layout>>>,
-    /// `'wait'` (default: spin to the next tick) or `'borrow'` (run ahead of the clock).
+    /// When a tick's sequence is used up: wait for the next tick, or borrow from the
+    /// future. One of `'wait'`, `'borrow'`; default `'wait'`.
     #[napi(ts_type = "'wait' | 'borrow'")]
     pub overflow: Option<String>,
-    /// `'error'` (default), `'wait'` or `'monotonic'`.
+    /// When the clock reads earlier than IDs issued. One of `'error'`, `'wait'`,
+    /// `'monotonic'`; default `'error'`.
     #[napi(ts_type = "'error' | 'wait' | 'monotonic'")]
     pub clock_backwards: Option<String>,
+    /// How far a borrowing generator may run ahead of the clock. 0 to 86400000 ms; default
+    /// 2000 ms.
     pub max_borrow_ms: Option<f64>,
+    /// How long the wait and monotonic clock policies wait for the clock. 0 to 86400000 ms;
+    /// default 1000 ms.
     pub max_wait_ms: Option<f64>,
-    /// Lease the node id from a store instead: `file:///dir`, `redis[s]://host:port/db`,
-    /// `postgres://user:password@host:port/db` or `etcd[s]://host:2379/` (each with
-    /// `?namespace=NAME`; TLS settings in docs/leases.md). The
-    /// constructor blocks until the lease is acquired (at most 10 s).
+    /// Lease the node id from a store: file:///dir, redis://, postgres://, etcd://. Unset:
+    /// no lease.
+    ///
+    /// `redis[s]://host:port/db`, `postgres://user:password@host:port/db` or
+    /// `etcd[s]://host:2379/`, each with `?namespace=NAME`; TLS settings in
+    /// docs/leases.md. The constructor blocks until the lease is acquired (at most 10 s).
     pub lease: Option<String>,
-    /// The lease's time-to-live (default 10 000 ms).
+    /// The lease's time-to-live. 1000 to 3600000 ms; default 10000 ms. Needs lease.
     pub lease_ttl_ms: Option<f64>,
-    /// Issue at most `maxSequence + 1` IDs per tick; `2^k - 1` (flake-idgen's `seqMask`).
+    /// At most maxSequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask). Unset: the
+    /// layout's whole sequence field.
     pub max_sequence: Option<f64>,
-    /// A `ManualClock` for deterministic tests; the system clock when absent.
+    /// A manual clock for tests. Unset: the system clock.
+    ///
+    /// A `ManualClock`.
     pub clock: Option<ClassInstance<'a, ManualClock>>,
-    /// A file keeping a high-water timestamp across restarts, for a fixed node id
-    /// (docs/state.md): a restart with the clock behind it meets `clockBackwards`.
-    /// A missing file is a fresh start; not with `lease`.
+    /// A file keeping a high-water timestamp across restarts, for fixed node ids
+    /// (docs/state.md). Unset: no state file.
+    ///
+    /// A restart with the clock behind it meets `clockBackwards`; a missing file is a
+    /// fresh start; not with `lease`.
     pub state: Option<String>,
-    /// Refuse to start without a node source (`node`, `worker` or `lease`) instead
-    /// of taking one from Kubernetes or a free one on this host (default `false`;
-    /// `FLAKEID_REQUIRE_NODE=true` for every generator of the process).
+    /// Refuse to start without a node source (node, worker or lease) instead of taking one
+    /// from Kubernetes or this host. Default `false`.
+    ///
+    /// `FLAKEID_REQUIRE_NODE=true` sets it for every generator of the process.
     pub require_node: Option<bool>,
-    /// The only instance of the app: with no node id, take a free one on this host
-    /// even in a container (default `false`; `FLAKEID_SINGLE_INSTANCE=true`).
+    /// The only instance of the app: with no node id, take a free one on this host even in
+    /// a container. Default `false`.
+    ///
+    /// `FLAKEID_SINGLE_INSTANCE=true` sets it for every generator of the process.
     pub single_instance: Option<bool>,
 }
 

@@ -11,25 +11,70 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(typescript_custom_section)]
 const TS_GENERATOR: &str = r#"
 export interface GeneratorOptions {
-  /** A preset name (default "snowflake"), a Layout, or a custom split. */
+  /**
+   * A preset name or a custom layout. Default snowflake.
+   *
+   * A preset name, a Layout, or a custom split.
+   */
   layout?: LayoutLike;
+  /**
+   * The datacenter part of the node id (layouts with datacenter bits). Within the layout's
+   * range. Unset: 0 when the other part is given; with no node source at all, as the node
+   * option says.
+   */
   datacenter?: number | bigint;
+  /**
+   * The worker part of the node id. Within the layout's range. Unset: 0 when the other part
+   * is given; with no node source at all, as the node option says.
+   */
   worker?: number | bigint;
-  /** The whole node id, or "env:VAR" (where the runtime has an environment). */
+  /**
+   * The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range. Unset:
+   * with no node source given (nor a lease): in a Kubernetes pod, a lease from the API
+   * server; on a host, a free node id the host guard keeps; in a container or with the
+   * guard off, refused, naming the fixes.
+   *
+   * "env:VAR" where the runtime has an environment. This build has no host guard: with
+   * no node id, it is refused.
+   */
   node?: number | bigint | string;
-  /** "wait" (default) or "borrow". */
+  /**
+   * When a tick's sequence is used up: wait for the next tick, or borrow from the future.
+   * One of "wait", "borrow"; default "wait".
+   */
   overflow?: "wait" | "borrow";
-  /** "error" (default), "wait" or "monotonic". */
+  /**
+   * When the clock reads earlier than IDs issued. One of "error", "wait", "monotonic";
+   * default "error".
+   */
   clockBackwards?: "error" | "wait" | "monotonic";
+  /**
+   * How far a borrowing generator may run ahead of the clock. 0 to 86400000 ms; default
+   * 2000 ms.
+   */
   maxBorrowMs?: number;
+  /**
+   * How long the wait and monotonic clock policies wait for the clock. 0 to 86400000 ms;
+   * default 1000 ms.
+   */
   maxWaitMs?: number;
-  /** Issue at most `maxSequence + 1` IDs per tick; `2^k - 1` (flake-idgen's `seqMask`). */
+  /**
+   * At most maxSequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask). Unset: the
+   * layout's whole sequence field.
+   */
   maxSequence?: number;
   /** A lease's TTL: this build has no leases, so it is always refused (as without `lease` everywhere). */
   leaseTtlMs?: number;
-  /** A ManualClock for deterministic tests; Date.now() when absent. */
+  /**
+   * A manual clock for tests. Unset: the system clock.
+   *
+   * A ManualClock; the system clock is Date.now().
+   */
   clock?: ManualClock;
-  /** Refuse to start without a node source (node, worker) instead of running as node 0 (default false). */
+  /**
+   * Refuse to start without a node source (node, worker or lease) instead of taking one
+   * from Kubernetes or this host. Default `false`.
+   */
   requireNode?: boolean;
 }
 

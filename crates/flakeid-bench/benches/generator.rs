@@ -14,6 +14,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use flakeid_bench::{HOUR_MS, threaded};
 use flakeid_core::{Generator, Layout, Overflow};
+use std::future::Future;
 use std::hint::black_box;
 // Every generator here takes `host_guard(false)` (the hot path, which the guard is
 // not on); borrowing ones run far ahead of the clock on node 1, strict ones on node
@@ -57,6 +58,18 @@ fn strict(c: &mut Criterion) {
     let gen_wide = below_the_cap();
     g.bench_function("next_id_below_cap", |b| {
         b.iter(|| black_box(gen_wide.next_id().expect("id")))
+    });
+    // The async call where no wait is needed, polled once with a no-op waker: what
+    // it costs beside the blocking call above (the same generator, below the cap).
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let no_sleep = |_: std::time::Duration| std::future::ready(());
+    g.bench_function("next_id_async_below_cap", |b| {
+        b.iter(
+            || match std::pin::pin!(gen_wide.next_id_async(&no_sleep)).poll(&mut cx) {
+                std::task::Poll::Ready(id) => black_box(id.expect("id")),
+                std::task::Poll::Pending => unreachable!("below the cap no call waits"),
+            },
+        )
     });
     // The peer: snowflaked's thread-safe generator (same 41/10/12 split, system clock).
     let peer = snowflaked::sync::Generator::new(1);

@@ -4,6 +4,12 @@
 //! dev-dependencies. This library holds what several benches use.
 
 use flakeid_core::Layout;
+
+/// docs/migrating.md's Rust blocks, run by `cargo test --doc` beside the peers they
+/// name (ferroid and the `uuid` crate are this crate's dev-dependencies).
+#[cfg(all(doctest, feature = "uuid7"))]
+#[doc = include_str!("../../../docs/migrating.md")]
+pub struct MigratingDoctests;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

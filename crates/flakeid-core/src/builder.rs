@@ -6,7 +6,7 @@ use crate::clock_policy::{ClockPolicy, clock_setters};
 use crate::counter::{CounterStorage, OwnCounter, Padded, SharedCounter};
 use crate::error::{Error, Result};
 use crate::fork;
-use crate::generator::{ClockRef, Generator, Guards, MAX_HANDLE_RUN, MAX_RUN, Policy, Runs};
+use crate::generator::{ClockRef, Generator, Guards, MAX_HANDLE_RUN, MAX_RUN, Runs};
 use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
@@ -58,6 +58,8 @@ pub struct GeneratorBuilder {
     layout: Layout,
     node: NodeChoice,
     policy: ClockPolicy,
+    /// The time source; the system clock when `None`.
+    clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
@@ -214,10 +216,16 @@ impl GeneratorBuilder {
         self
     }
 
-    /// Every clock policy at once (the 128-bit generator's builder hands its own).
+    /// Every clock policy and the clock at once (the 128-bit generator's builder
+    /// hands its own).
     #[cfg_attr(not(feature = "uuid7"), allow(dead_code))]
-    pub(crate) fn clock_policy(mut self, policy: ClockPolicy) -> Self {
+    pub(crate) fn clock_policy(
+        mut self,
+        policy: ClockPolicy,
+        clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
+    ) -> Self {
         self.policy = policy;
+        self.clock = clock;
         self
     }
 
@@ -369,9 +377,9 @@ impl GeneratorBuilder {
             Overflow::Wait => 0,
             Overflow::Borrow => self.policy.max_borrow_ms / layout.tick_ms(),
         };
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         let (share, node, resume_after_ms) = self.share_owner(own, origin, node, ahead)?;
-        #[cfg(not(all(any(unix, windows), not(loom))))]
+        #[cfg(not(host_guard))]
         let resume_after_ms = self.resume_after_ms;
         let hold = self.hold(&lease, node, resume_after_ms, ahead * layout.tick_ms())?;
         // Monotonic keeps issuing in its last tick while the clock is behind. After a
@@ -381,9 +389,9 @@ impl GeneratorBuilder {
         let initial = initial_counter(&layout, sb, hold.resume_after_ms, monotonic)?;
         let slots = layout.slots(hold.node, seq_cap, ahead);
         fork::register();
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         let shared = share.as_ref().map(|s| &s.owner.counter);
-        #[cfg(not(all(any(unix, windows), not(loom))))]
+        #[cfg(not(host_guard))]
         let shared = None;
         let state = storage(initial, shared);
         // Another generator on the counter may have moved it past `initial`.
@@ -394,35 +402,29 @@ impl GeneratorBuilder {
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 lone: !self.forks_continue,
+                forks_continue: self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
                 contended: std::sync::atomic::AtomicU64::new(0),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
-            clock: match self.policy.clock {
+            clock: match self.clock {
                 None => ClockRef::System,
                 Some(c) => ClockRef::Custom(c),
             },
             fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
             layout,
             origin,
-            policy: Policy {
-                overflow: self.policy.overflow,
-                max_borrow_ms: self.policy.max_borrow_ms,
-                clock_backwards: self.policy.clock_backwards,
-                max_wait_ms: self.policy.max_wait_ms,
-                wait_hook: self.policy.wait_hook.map(|h| h.0),
-                forks_continue: self.forks_continue,
-            },
+            policy: self.policy,
             guards: Guards {
                 #[cfg(feature = "lease")]
                 lease_gate: hold.lease.as_ref().map(LeaseGuard::gate),
                 #[cfg(feature = "lease")]
                 lease: hold.lease,
-                #[cfg(all(any(unix, windows), not(loom)))]
+                #[cfg(host_guard)]
                 owner: share.map(crate::owner::Share::keep),
-                #[cfg(all(any(unix, windows), not(loom)))]
+                #[cfg(host_guard)]
                 left: std::sync::atomic::AtomicBool::new(false),
             },
         })
@@ -460,7 +462,7 @@ impl GeneratorBuilder {
         let origin = node_origin::decide(&asked, &around)?;
         // A host pick is this process's counter of a node id the guard keeps: the
         // host's clock, one counter per node id.
-        if origin == NodeOrigin::Host && self.policy.clock.is_some() {
+        if origin == NodeOrigin::Host && self.clock.is_some() {
             return Err(node_origin::on_injected_clock());
         }
         if origin == NodeOrigin::Host && !own {
@@ -587,7 +589,7 @@ impl GeneratorBuilder {
     /// issued up to a floor: the counter starts after it, waited out here as far
     /// as this generator cannot borrow past it. Returns the share, the node id and
     /// where the counter resumes.
-    #[cfg(all(any(unix, windows), not(loom)))]
+    #[cfg(host_guard)]
     fn share_owner(
         &self,
         own: bool,
@@ -595,7 +597,7 @@ impl GeneratorBuilder {
         node: u64,
         ahead: u64,
     ) -> Result<(Option<crate::owner::Share>, u64, Option<u64>)> {
-        let joins = own && matches!(origin, NodeOrigin::Explicit | NodeOrigin::Host) && self.policy.clock.is_none();
+        let joins = own && matches!(origin, NodeOrigin::Explicit | NodeOrigin::Host) && self.clock.is_none();
         if !joins {
             return Ok((None, node, self.resume_after_ms));
         }
@@ -628,7 +630,7 @@ impl GeneratorBuilder {
                 spec,
                 ttl_ms,
                 layout: &self.layout,
-                clock: self.policy.clock.clone(),
+                clock: self.clock.clone(),
                 ahead_ms,
                 max_wait_ms: self.policy.max_wait_ms,
             })
@@ -746,6 +748,7 @@ impl Generator {
             layout,
             node: NodeChoice::Unset,
             policy: ClockPolicy::new(),
+            clock: None,
             resume_after_ms: None,
             lease_ttl_ms: None,
             state: None,
@@ -761,13 +764,13 @@ impl Generator {
 /// How long a start may wait for a floor left by the node id's previous owner: up
 /// to it, 10 s at most (past that the first calls meet the `clock_backwards`
 /// policy, as after any clock behind IDs already issued).
-#[cfg(all(any(unix, windows), not(loom)))]
+#[cfg(host_guard)]
 fn floor_wait_ms(floor_ms: u64) -> u64 {
     floor_ms.saturating_sub(crate::clock::precise_now_ms()).min(10_000) + 1
 }
 
 /// Sleeps until the system clock is past `floor_ms`, for at most `max_wait_ms`.
-#[cfg(all(any(unix, windows), not(loom)))]
+#[cfg(host_guard)]
 fn wait_past(floor_ms: u64, max_wait_ms: u64) {
     let now = crate::clock::precise_now_ms();
     if now > floor_ms || floor_ms - now >= max_wait_ms {

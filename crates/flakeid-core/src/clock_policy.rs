@@ -4,9 +4,8 @@
 
 use crate::error::Result;
 use crate::policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Hook, Overflow};
-use std::sync::Arc;
 
-/// The clock policies, one struct that both builders hold: the clock, what a
+/// The clock policies, one struct that both builders and the generator hold: what a
 /// used-up tick does (`overflow`, `max_borrow_ms`), what a clock behind the last
 /// ID does (`clock_backwards`, `max_wait_ms`) and the hook a waiting call runs.
 /// The options it reads are the option table's rows marked `applies_128`
@@ -14,7 +13,6 @@ use std::sync::Arc;
 /// both builders.
 #[derive(Clone, Debug)]
 pub(crate) struct ClockPolicy {
-    pub(crate) clock: Option<Arc<dyn crate::clock::Clock>>,
     pub(crate) overflow: Overflow,
     pub(crate) max_borrow_ms: u64,
     pub(crate) clock_backwards: ClockBackwards,
@@ -24,10 +22,9 @@ pub(crate) struct ClockPolicy {
 
 impl ClockPolicy {
     /// The option table's defaults (the 64-bit generator's): wait, 2000 ms, error,
-    /// 1000 ms, the system clock.
+    /// 1000 ms.
     pub(crate) fn new() -> Self {
         ClockPolicy {
-            clock: None,
             overflow: Overflow::Wait,
             max_borrow_ms: DEFAULT_MAX_BORROW_MS,
             clock_backwards: ClockBackwards::Error,
@@ -66,18 +63,19 @@ impl ClockPolicy {
 }
 
 /// The clock policies' typed setters, written once and expanded into both
-/// builders' `impl` blocks (each holds its [`ClockPolicy`] as `policy`).
+/// builders' `impl` blocks (each holds its [`ClockPolicy`] as `policy`, and its clock
+/// as `clock`).
 macro_rules! clock_setters {
     () => {
         /// Time source (a [`ManualClock`](crate::ManualClock) in tests); the
         /// system clock when not set.
         pub fn clock(mut self, clock: impl crate::clock::Clock + 'static) -> Self {
-            self.policy.clock = Some(std::sync::Arc::new(clock));
+            self.clock = Some(std::sync::Arc::new(clock));
             self
         }
         /// Time source, shared: the same clock behind several generators.
         pub fn clock_arc(mut self, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Self {
-            self.policy.clock = Some(clock);
+            self.clock = Some(clock);
             self
         }
         /// What to do when a tick's sequence is used up: wait for the next tick,

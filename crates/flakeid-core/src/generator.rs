@@ -19,7 +19,7 @@ use crate::fork;
 use crate::layout::{Layout, Slots};
 #[cfg(feature = "lease")]
 use crate::lease::{self, Gate, LeaseGuard, LeaseState};
-use crate::policy::{ClockBackwards, Overflow, WaitHook};
+use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::{Counters, Episode, Stats};
 use std::cell::Cell;
 use std::fmt;
@@ -29,7 +29,9 @@ use std::sync::atomic::Ordering;
 #[cfg(test)]
 mod budget_tests;
 mod local;
+mod not_blocking;
 pub use local::LocalGenerator;
+pub use not_blocking::AsyncSleep;
 
 /// Most slots a run reserves at once: a thread's lone run, or a per-thread
 /// handle's ([`Generator::local`]). Fewer (a 16th of a tick, at least 2) when a
@@ -52,20 +54,39 @@ const CLOSED: u64 = u64::MAX;
 /// How often (ms of real time) a waiting call runs the builder's wait hook.
 const WAIT_HOOK_EVERY_MS: u64 = 10;
 
-/// A thread's lone run of one generator's slots: `(generator uid, next, end, want)`,
-/// served only while the counter still reads `end`, i.e. while no reservation came
-/// after it; `want` is the size its next run asks for. `next == end`: no slot left.
-type Entry = (u64, u64, u64, u64);
+/// A thread's lone run of one generator's slots, served only while the counter
+/// still reads `end`, i.e. while no reservation came after it.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    /// The generator's uid (`Runs::uid`); 0: a free cell.
+    uid: u64,
+    /// The next slot to issue; `next == end`: no slot left.
+    next: u64,
+    /// One past the run's last slot: what the counter reads while the run is its last.
+    end: u64,
+    /// The size the thread's next run asks for.
+    want: u64,
+}
+
+impl Run {
+    /// A free cell of the table.
+    const FREE: Run = Run {
+        uid: 0,
+        next: 0,
+        end: 0,
+        want: 0,
+    };
+}
 
 #[cfg(not(loom))]
 thread_local! {
     /// Per-thread runs of reserved slots, one entry per generator, four generators
     /// at most (see `next_id`).
-    static RUNS: [Cell<Entry>; 4] = const { [const { Cell::new((0, 0, 0, 0)) }; 4] };
+    static RUNS: [Cell<Run>; 4] = const { [const { Cell::new(Run::FREE) }; 4] };
 }
 #[cfg(loom)]
 loom::thread_local! {
-    static RUNS: [Cell<Entry>; 4] = [const { Cell::new((0, 0, 0, 0)) }; 4];
+    static RUNS: [Cell<Run>; 4] = [const { Cell::new(Run::FREE) }; 4];
 }
 
 /// Slots the first lone run of a thread asks for (after its first ID, taken alone);
@@ -98,6 +119,14 @@ impl Pending {
     }
 }
 
+/// What one decision on a precise reading ([`Generator::reserve_now`]) gave.
+enum Reserve {
+    /// `count` slots from `first` are the caller's.
+    Won { first: u64, count: u64 },
+    /// No slot yet: the caller waits (or, never waiting, gives up), and why.
+    Wait(Pending),
+}
+
 /// What a call that may wait brings to a verdict ([`Generator::reserve_now`]), and
 /// what it takes back.
 struct Wait {
@@ -109,7 +138,7 @@ struct Wait {
 }
 
 /// What a thread's run table gave for a generator.
-enum Run {
+enum Take {
     /// A slot of the thread's run.
     Slot(u64),
     /// The thread's lone run is used up, out of the clock's range, or no longer
@@ -219,11 +248,11 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) layout: Layout,
     /// Where the node id came from ([`Generator::node_origin`]).
     pub(crate) origin: crate::NodeOrigin,
-    /// What a call does when a tick is full or the clock goes back.
-    pub(crate) policy: Policy,
+    /// What a call does when a tick is full or the clock goes back (the builder's).
+    pub(crate) policy: crate::clock_policy::ClockPolicy,
     /// What keeps the node id this generator's ([`Guards`]); empty in builds with
     /// neither leases nor the host guard (WebAssembly).
-    #[cfg_attr(not(any(feature = "lease", all(any(unix, windows), not(loom)))), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "lease", host_guard)), allow(dead_code))]
     pub(crate) guards: Guards,
 }
 
@@ -234,6 +263,8 @@ pub(crate) struct Runs {
     /// Whether threads keep lone runs (see `next_id`): all but generators that go
     /// on in a forked child, whose thread-local runs the child would inherit.
     pub(crate) lone: bool,
+    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
+    pub(crate) forks_continue: bool,
     /// Slots in a thread's run ([`MAX_RUN`] or fewer).
     pub(crate) run: u64,
     /// Most slots in a per-thread handle's run ([`MAX_HANDLE_RUN`] or fewer).
@@ -241,17 +272,6 @@ pub(crate) struct Runs {
     /// One more than the last tick in which threads were seen contending
     /// (`contended`); 0: never.
     pub(crate) contended: std::sync::atomic::AtomicU64,
-}
-
-/// The builder's policies, as a call reads them.
-pub(crate) struct Policy {
-    pub(crate) overflow: Overflow,
-    pub(crate) max_borrow_ms: u64,
-    pub(crate) clock_backwards: ClockBackwards,
-    pub(crate) max_wait_ms: u64,
-    pub(crate) wait_hook: Option<WaitHook>,
-    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
-    pub(crate) forks_continue: bool,
 }
 
 /// What keeps a generator's node id its own: its lease, or its process's owner of
@@ -265,10 +285,10 @@ pub(crate) struct Guards {
     /// The process's owner of the node id, whose counter this generator issues
     /// from: while any generator is on it, the process holds the node id's host
     /// guard.
-    #[cfg(all(any(unix, windows), not(loom)))]
+    #[cfg(host_guard)]
     pub(crate) owner: Option<&'static crate::owner::Owner>,
     /// Whether this generator gave its share of the owner up (`close()`, drop).
-    #[cfg(all(any(unix, windows), not(loom)))]
+    #[cfg(host_guard)]
     pub(crate) left: std::sync::atomic::AtomicBool,
 }
 
@@ -285,27 +305,34 @@ impl<C: CounterStorage> Generator<C> {
     /// that check are [`Generator::local`]'s.
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        let t = self.checked_tick()?;
-        if self.runs.lone {
-            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
-                Run::Slot(slot) => return Ok(self.id_of(slot)),
-                Run::Lone(want) => return self.next_lone_run(t, want),
-                Run::Absent => {}
-            }
-        }
-        match self.claim_one(t) {
-            Some(start) => {
-                if self.runs.lone {
-                    // Remembered with no slot: the next call asks for a run.
-                    self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
-                }
-                Ok(self.id_of(start))
-            }
+        match self.next_id_unless_waiting()? {
+            Some(id) => Ok(id),
             None => {
                 let (first, _) = self.reserve_slow(1, 1)?;
                 Ok(self.id_of(first))
             }
         }
+    }
+
+    /// [`next_id`](Self::next_id) up to where it would decide on a precise reading
+    /// (and maybe wait): `None` there. The blocking and the async call share it.
+    #[inline(always)]
+    fn next_id_unless_waiting(&self) -> Result<Option<u64>> {
+        let t = self.checked_tick()?;
+        if self.runs.lone {
+            match self.take_from_run(t << self.slots.sb, self.limit(t)) {
+                Take::Slot(slot) => return Ok(Some(self.id_of(slot))),
+                Take::Lone(want) => return Ok(self.next_lone_run(t, want)),
+                Take::Absent => {}
+            }
+        }
+        Ok(self.claim_one(t).map(|start| {
+            if self.runs.lone {
+                // Remembered with no slot: the next call asks for a run.
+                self.keep_run(start + 1, start + 1, FIRST_LONE_RUN / 2);
+            }
+            self.id_of(start)
+        }))
     }
 
     /// One slot on the cached reading of tick `t`, retrying lost races (each retry
@@ -347,31 +374,38 @@ impl<C: CounterStorage> Generator<C> {
     /// (`floor`..`limit`: the current tick's first slot, the window's end) and the
     /// counter still reads its end.
     #[inline]
-    fn take_from_run(&self, floor: u64, limit: u64) -> Run {
+    fn take_from_run(&self, floor: u64, limit: u64) -> Take {
         RUNS.with(|runs| {
             for c in runs {
-                let (uid, next, end, want) = c.get();
+                // Taken apart at once (not kept whole): the uid's compare then reads
+                // the thread-local cell in place, as the fast path wants.
+                let Run { uid, next, end, want } = c.get();
                 if uid == self.runs.uid {
                     let slot = next.max(floor);
                     if slot < end && slot < limit && self.state.get().load(Ordering::Relaxed) == end {
                         if slot > next {
                             self.counters.skip(slot - next);
                         }
-                        c.set((uid, slot + 1, end, want));
-                        return Run::Slot(slot);
+                        c.set(Run {
+                            uid,
+                            next: slot + 1,
+                            end,
+                            want,
+                        });
+                        return Take::Slot(slot);
                     }
-                    let next_run = self.end_lone_run(c, (uid, next, end, want));
+                    let next_run = self.end_lone_run(c, Run { uid, next, end, want });
                     if next_run.is_none() {
                         self.contended(floor >> self.slots.sb);
                     }
-                    return Run::Lone(next_run.unwrap_or(1));
+                    return Take::Lone(next_run.unwrap_or(1));
                 }
             }
-            Run::Absent
+            Take::Absent
         })
     }
 
-    /// Ends this thread's lone run `(uid, next, end, want)`, kept in `c`, and
+    /// Ends this thread's lone run `run`, kept in `c`, and
     /// returns the size of its next one (`None`: one slot, because another thread
     /// reserved after it). If no reservation came after it, its
     /// unused rest goes back to the counter (no slot lost: single-threaded output
@@ -380,7 +414,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Otherwise another thread reserved since: the rest is passed over, and the
     /// next run is one slot, grown again only while the thread finds itself alone.
     #[inline(never)]
-    fn end_lone_run(&self, c: &Cell<Entry>, (uid, next, end, want): Entry) -> Option<u64> {
+    fn end_lone_run(&self, c: &Cell<Run>, Run { uid, next, end, want }: Run) -> Option<u64> {
         let counter = self.state.get();
         let rest = end.saturating_sub(next);
         let alone = counter.load(Ordering::Relaxed) == end
@@ -396,7 +430,12 @@ impl<C: CounterStorage> Generator<C> {
                 None
             }
         };
-        c.set((uid, 0, 0, want.unwrap_or(1)));
+        c.set(Run {
+            uid,
+            next: 0,
+            end: 0,
+            want: want.unwrap_or(1),
+        });
         want
     }
 
@@ -409,9 +448,9 @@ impl<C: CounterStorage> Generator<C> {
         }
         RUNS.with(|runs| {
             for c in runs {
-                let e = c.get();
-                if e.0 == self.runs.uid && e.3 > 0 {
-                    self.end_lone_run(c, e);
+                let run = c.get();
+                if run.uid == self.runs.uid && run.want > 0 {
+                    self.end_lone_run(c, run);
                 }
             }
         });
@@ -419,10 +458,11 @@ impl<C: CounterStorage> Generator<C> {
 
     /// A new lone run of up to `want` slots in one tick, reserved while the clock
     /// reads tick `t`; its first slot is the ID returned. A lost race or a full
-    /// window goes the way of a single slot.
+    /// window goes the way of a single slot: `None` where that needs a decision on a
+    /// precise reading (the caller's `reserve_slow`, or its async call's).
     #[cold]
     #[inline(never)]
-    fn next_lone_run(&self, t: u64, want: u64) -> Result<u64> {
+    fn next_lone_run(&self, t: u64, want: u64) -> Option<u64> {
         let cur = self.state.get().load(Ordering::Relaxed);
         let start = cur.max(t << self.slots.sb);
         // Within the first slot's tick: a run never holds the next tick's slots,
@@ -443,16 +483,13 @@ impl<C: CounterStorage> Generator<C> {
         match self.claim_from(cur, t, want.min(in_tick)) {
             Claim::Won(first, count) => {
                 self.keep_run(first + 1, first + count, want);
-                Ok(self.id_of(first))
+                Some(self.id_of(first))
             }
             Claim::Raced => {
                 self.contended(t);
-                match self.claim_one(t) {
-                    Some(first) => Ok(self.id_of(first)),
-                    None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
-                }
+                self.claim_one(t).map(|first| self.id_of(first))
             }
-            Claim::Blocked(_) => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
+            Claim::Blocked(_) => None,
         }
     }
 
@@ -464,7 +501,10 @@ impl<C: CounterStorage> Generator<C> {
     pub fn take_run_for_test(&self) -> Result<u64> {
         let t = self.ticks(self.clock.now_ms())?;
         self.end_own_lone_run();
-        self.next_lone_run(t, self.runs.run)
+        match self.next_lone_run(t, self.runs.run) {
+            Some(id) => Ok(id),
+            None => Ok(self.id_of(self.reserve_slow(1, 1)?.0)),
+        }
     }
 
     /// Keeps `next..end` as this thread's lone run of this generator, asking `want`
@@ -473,12 +513,17 @@ impl<C: CounterStorage> Generator<C> {
         RUNS.with(|runs| {
             // This generator's cell (one per generator), else a free one, else one
             // by the uid: a run evicted from it is passed over (counted as issued).
-            let own = runs.iter().position(|c| c.get().0 == self.runs.uid);
-            let free = || runs.iter().position(|c| c.get().0 == 0);
+            let own = runs.iter().position(|c| c.get().uid == self.runs.uid);
+            let free = || runs.iter().position(|c| c.get().uid == 0);
             let i = own
                 .or_else(free)
                 .unwrap_or((self.runs.uid % runs.len() as u64) as usize);
-            runs[i].set((self.runs.uid, next, end, want));
+            runs[i].set(Run {
+                uid: self.runs.uid,
+                next,
+                end,
+                want,
+            });
         });
     }
 
@@ -518,10 +563,10 @@ impl<C: CounterStorage> Generator<C> {
         }
         RUNS.with(|runs| {
             for c in runs {
-                let (uid, next, end, _) = c.get();
-                if uid == self.runs.uid {
-                    self.counters.skip(end.saturating_sub(next));
-                    c.set((0, 0, 0, 0));
+                let run = c.get();
+                if run.uid == self.runs.uid {
+                    self.counters.skip(run.end.saturating_sub(run.next));
+                    c.set(Run::FREE);
                 }
             }
         });
@@ -555,8 +600,8 @@ impl<C: CounterStorage> Generator<C> {
         let t = self.checked_tick()?;
         if self.runs.lone {
             match self.take_from_run(t << self.slots.sb, self.limit(t)) {
-                Run::Slot(slot) => return Ok(Some(self.id_of(slot))),
-                Run::Lone(_) | Run::Absent => {}
+                Take::Slot(slot) => return Ok(Some(self.id_of(slot))),
+                Take::Lone(_) | Take::Absent => {}
             }
         }
         match self.claim_one(t) {
@@ -573,8 +618,8 @@ impl<C: CounterStorage> Generator<C> {
         RUNS.with(|runs| {
             runs.iter()
                 .map(Cell::get)
-                .find(|e| e.0 == self.runs.uid)
-                .map_or(0, |(_, next, end, _)| end.saturating_sub(next))
+                .find(|run| run.uid == self.runs.uid)
+                .map_or(0, |run| run.end.saturating_sub(run.next))
         })
     }
 
@@ -585,7 +630,10 @@ impl<C: CounterStorage> Generator<C> {
         let mut ep = Episode::default();
         let r = self.reserve_now(n, behind, &mut ep, None);
         self.counters.record(ep, 0);
-        Ok(r?.ok())
+        Ok(match r? {
+            Reserve::Won { first, count } => Some((first, count)),
+            Reserve::Wait(_) => None,
+        })
     }
 
     /// `n` fresh IDs, increasing; `n` at most [`MAX_BATCH`].
@@ -775,7 +823,7 @@ impl<C: CounterStorage> Generator<C> {
     fn leave_owner(&self) {
         // A forked child's copy of a parent's generator leaves the parent's owner
         // alone (it is not the child's, and its locks may have been held at the fork).
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         if let Some(owner) = self.guards.owner
             && owner.is_mine()
             && !self.guards.left.swap(true, Ordering::AcqRel)
@@ -825,7 +873,7 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(never)]
     fn forked(&self) -> Result<()> {
         let was = self.fork_generation.load(Ordering::Relaxed);
-        if !self.policy.forks_continue || was == CLOSED {
+        if !self.runs.forks_continue || was == CLOSED {
             return Err(self.gone());
         }
         let now = fork::generation();
@@ -1055,39 +1103,21 @@ impl<C: CounterStorage> Generator<C> {
                 early: false,
             };
             let pending = match self.reserve_now(n, behind, ep, Some(&mut wait))? {
-                Ok(run) if wait.early => return self.when_due(run, started, &mut hook_at, ep),
-                Ok(run) => return Ok(run),
-                Err(pending) => pending,
+                Reserve::Won { first, count } if wait.early => {
+                    return self.when_due((first, count), started, &mut hook_at, ep);
+                }
+                Reserve::Won { first, count } => return Ok((first, count)),
+                Reserve::Wait(pending) => pending,
             };
             if let Pending::NextTick { .. } = pending
                 && ep.wait_started_us.is_none()
             {
                 ep.wait_started_us = Some(self.wait_clock_us());
             }
-            let since = match seen {
-                Some((tick, since)) if tick >= pending.tick() => since,
-                _ => {
-                    seen = Some((pending.tick(), mono));
-                    mono
-                }
-            };
-            let stalled = mono.saturating_sub(since);
-            // A healthy clock reaches the next tick within `tick_ms` of real time and
-            // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
-            // clocks in whole milliseconds.
-            if stalled
-                > self
-                    .slots
-                    .tick_ms
-                    .saturating_add(self.policy.max_wait_ms)
-                    .saturating_add(2)
-            {
-                return Err(match pending {
-                    Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
-                    Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
-                });
+            if let Some(e) = self.waited_out(pending, &mut seen, mono) {
+                return Err(e);
             }
-            if let Some(hook) = &self.policy.wait_hook {
+            if let Some(crate::policy::Hook(hook)) = &self.policy.wait_hook {
                 let waited = mono.saturating_sub(started);
                 if waited >= hook_at {
                     hook()?;
@@ -1098,7 +1128,35 @@ impl<C: CounterStorage> Generator<C> {
         }
     }
 
-    /// One decision on a precise reading: `Ok(Err(why))` when the caller must wait.
+    /// The bound on a wait for the clock (`pending`, at real time `mono`): the error
+    /// the call returns once the clock has not moved past the tick it waits on for
+    /// `tick_ms + max_wait_ms` of real time. `seen` is the call's memory of that tick
+    /// and when it was first read: the bound is on the clock not *moving*, so a call
+    /// that keeps losing the races for new ticks to other threads is not stalled.
+    fn waited_out(&self, pending: Pending, seen: &mut Option<(u64, u64)>, mono: u64) -> Option<Error> {
+        let since = match *seen {
+            Some((tick, since)) if tick >= pending.tick() => since,
+            _ => {
+                *seen = Some((pending.tick(), mono));
+                mono
+            }
+        };
+        let stalled = mono.saturating_sub(since);
+        // A healthy clock reaches the next tick within `tick_ms` of real time and
+        // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
+        // clocks in whole milliseconds.
+        let bound = self
+            .slots
+            .tick_ms
+            .saturating_add(self.policy.max_wait_ms)
+            .saturating_add(2);
+        (stalled > bound).then_some(match pending {
+            Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
+            Pending::NextTick { .. } => Error::ClockStalled { waited_ms: stalled },
+        })
+    }
+
+    /// One decision on a precise reading: `Reserve::Wait(why)` when the caller must wait.
     /// While the clock is behind IDs already issued and the policy is monotonic, it
     /// takes `behind` slots at most (of up to `n`) from the last tick.
     ///
@@ -1123,13 +1181,7 @@ impl<C: CounterStorage> Generator<C> {
     /// most its `max_wait_ms`, however often the borrowing one moves the tick.
     #[cold]
     #[inline(never)]
-    fn reserve_now(
-        &self,
-        n: u64,
-        behind: u64,
-        ep: &mut Episode,
-        mut wait: Option<&mut Wait>,
-    ) -> Result<Result<(u64, u64), Pending>> {
+    fn reserve_now(&self, n: u64, behind: u64, ep: &mut Episode, mut wait: Option<&mut Wait>) -> Result<Reserve> {
         // A call that never waits (`try_next_id`) decides on the whole max_wait_ms.
         let left_ms = wait.as_ref().map_or(self.policy.max_wait_ms, |w| w.left_ms);
         loop {
@@ -1140,7 +1192,7 @@ impl<C: CounterStorage> Generator<C> {
             self.check_lease(now)?;
             let t = self.ticks(now)?;
             let cur = match self.claim_from(cur, t, n) {
-                Claim::Won(start, count) => return Ok(Ok((start, count))),
+                Claim::Won(start, count) => return Ok(Reserve::Won { first: start, count }),
                 Claim::Raced => continue,
                 Claim::Blocked(cur) if self.confirm_guard(cur, t) => continue,
                 Claim::Blocked(cur) => cur,
@@ -1178,7 +1230,7 @@ impl<C: CounterStorage> Generator<C> {
                     match self.claim_below(cur, t, n, self.limit_at(window_end)) {
                         Claim::Won(start, count) => {
                             wait.early = true;
-                            return Ok(Ok((start, count)));
+                            return Ok(Reserve::Won { first: start, count });
                         }
                         Claim::Raced => continue,
                         Claim::Blocked(_) => {}
@@ -1197,7 +1249,7 @@ impl<C: CounterStorage> Generator<C> {
                 // to the last tick due in time: then none the call may still take
                 // can be (its policy decides, below).
                 if !(siblings && wait.is_some() && due_end <= siblings_end) {
-                    return Ok(Err(Pending::NextTick { t }));
+                    return Ok(Reserve::Wait(Pending::NextTick { t }));
                 }
             }
             // The clock is behind IDs already issued: a sibling's lead, which the
@@ -1227,7 +1279,7 @@ impl<C: CounterStorage> Generator<C> {
                         // window of its next call's reading, and passed over).
                         let count = n.min(behind).min(room);
                         if self.swap(cur, cur + count) {
-                            return Ok(Ok((cur, count)));
+                            return Ok(Reserve::Won { first: cur, count });
                         }
                         continue;
                     }
@@ -1236,7 +1288,7 @@ impl<C: CounterStorage> Generator<C> {
                     }
                 }
             }
-            return Ok(Err(Pending::Behind { t, by_ms }));
+            return Ok(Reserve::Wait(Pending::Behind { t, by_ms }));
         }
     }
 
@@ -1248,7 +1300,7 @@ impl<C: CounterStorage> Generator<C> {
     #[cold]
     #[inline(never)]
     fn confirm_guard(&self, cur: u64, t: u64) -> bool {
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         if let Some(owner) = self.guards.owner {
             let start = self.first_free(cur, t);
             if start < self.limit(t) && start >= self.state.guard_end() {
@@ -1262,7 +1314,7 @@ impl<C: CounterStorage> Generator<C> {
 
     /// The largest borrow window (ticks) of the generators on this counter.
     fn siblings_ahead(&self) -> u64 {
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         if let Some(owner) = self.guards.owner {
             return owner.max_ahead();
         }
@@ -1299,7 +1351,7 @@ impl<C: CounterStorage> Generator<C> {
                 // window's, which a borrowing generator issues as it is.
                 return Ok(run);
             }
-            if let Some(hook) = &self.policy.wait_hook {
+            if let Some(crate::policy::Hook(hook)) = &self.policy.wait_hook {
                 let waited = mono.saturating_sub(started);
                 if waited >= *hook_at {
                     if let Err(e) = hook() {
@@ -1315,7 +1367,7 @@ impl<C: CounterStorage> Generator<C> {
 
     /// Refuses once the node id's host guard was lost to another process.
     pub(super) fn check_owner(&self) -> Result<()> {
-        #[cfg(all(any(unix, windows), not(loom)))]
+        #[cfg(host_guard)]
         if let Some(owner) = self.guards.owner
             && owner.is_lost()
         {
@@ -1385,7 +1437,7 @@ mod tests {
     /// A node id lost to another process (the host guard's watcher, `Owner::lose`)
     /// stops a per-thread handle at once, though it holds slots of the tick: the
     /// handles' epoch sends its next call to the full checks, which ask the owner.
-    #[cfg(all(any(unix, windows), not(loom)))]
+    #[cfg(host_guard)]
     #[test]
     fn a_lost_node_id_stops_a_handle_holding_a_run() {
         let g = Generator::builder(Layout::SNOWFLAKE)
@@ -1720,8 +1772,8 @@ mod tests {
     /// The lone run's state on this thread: `(next, end, want)`.
     fn lone_run(g: &Generator) -> (u64, u64, u64) {
         RUNS.with(|runs| {
-            let e = runs.iter().map(Cell::get).find(|e| e.0 == g.runs.uid).unwrap();
-            (e.1, e.2, e.3)
+            let run = runs.iter().map(Cell::get).find(|run| run.uid == g.runs.uid).unwrap();
+            (run.next, run.end, run.want)
         })
     }
 

@@ -27,7 +27,7 @@ mod encoding;
 mod error;
 mod fork;
 mod generator;
-#[cfg(all(any(unix, windows), not(loom)))]
+#[cfg(host_guard)]
 mod host_guard;
 mod layout;
 #[cfg(feature = "lease")]
@@ -35,9 +35,11 @@ pub mod lease;
 mod node_id;
 mod node_origin;
 mod options;
-#[cfg(all(any(unix, windows), not(loom)))]
+#[cfg(host_guard)]
 mod owner;
 mod policy;
+#[cfg(feature = "serde")]
+pub mod serde;
 mod stats;
 mod sync;
 pub mod text;
@@ -53,8 +55,8 @@ pub use column::{IdValue, from_bigint, parse_id, to_bigint};
 pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
-pub use generator::{Generator, LocalGenerator, MAX_BATCH, check_batch};
-#[cfg(all(any(unix, windows), not(loom)))]
+pub use generator::{AsyncSleep, Generator, LocalGenerator, MAX_BATCH, check_batch};
+#[cfg(host_guard)]
 pub use host_guard::HostGuard;
 pub use layout::{
     LAYOUT_FIELD_NAMES, LAYOUT_FIELDS, LAYOUT_NUMBERS, Layout, LayoutBuilder, LayoutField, LayoutNumber, Order, Parts,

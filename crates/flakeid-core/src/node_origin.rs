@@ -145,7 +145,7 @@ impl Surroundings {
             Some(_) => GuardSetting::Directory,
         };
         Ok(Surroundings {
-            guard_built: cfg!(all(any(unix, windows), not(loom))),
+            guard_built: cfg!(host_guard),
             guard,
             kubernetes: var(KUBERNETES_ENV).is_some(),
             // The environment is read at every build (a test sets it); the files

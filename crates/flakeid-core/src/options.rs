@@ -69,9 +69,16 @@ pub struct GeneratorOption {
     pub requires: Option<&'static str>,
     /// One line for help texts.
     pub doc: &'static str,
+    /// What leaving it unset means, for an option with no default (`""`: nothing
+    /// beyond "not set"). Every binding's documentation of the option says it
+    /// (tests/docs/options.py writes them from this table).
+    pub unset: &'static str,
     /// Whether the 128-bit generator reads it too: the clock policies, which both
     /// builders hold as one struct (`ClockPolicy`).
     pub applies_128: bool,
+    /// The 128-bit generator's default where it differs from `default` (`""`: the
+    /// same): it borrows by default, having no node id to keep apart.
+    pub default_128: &'static str,
 }
 
 #[allow(clippy::too_many_arguments)] // one row of the table
@@ -95,8 +102,15 @@ const fn opt(
         max: range.1,
         requires,
         doc,
+        unset: "",
         applies_128: false,
+        default_128: "",
     }
+}
+
+/// A row whose unset value means something a reader must know.
+const fn unset(row: GeneratorOption, unset: &'static str) -> GeneratorOption {
+    GeneratorOption { unset, ..row }
 }
 
 /// A row of the clock policies: the 128-bit generator reads it too.
@@ -114,29 +128,36 @@ const NODE: (u64, u64) = (0, u64::MAX);
 /// Every option of a generator, in the order the API lists them.
 #[rustfmt::skip]
 pub const GENERATOR_OPTIONS: [GeneratorOption; 15] = [
-    opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
+    unset(opt("datacenter", "datacenter", "datacenter", OptionKind::Uint, "0", NODE, None,
         "the datacenter part of the node id (layouts with datacenter bits)"),
-    opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
-    opt("node", "node", "node", OptionKind::Node, "", NODE, None,
+        "0 when the other part is given; with no node source at all, as the node option says"),
+    unset(opt("worker", "worker", "worker", OptionKind::Uint, "0", NODE, None, "the worker part of the node id"),
+        "0 when the other part is given; with no node source at all, as the node option says"),
+    unset(opt("node", "node", "node", OptionKind::Node, "", NODE, None,
         "the whole node id, or env:VAR, hostname, mac, ipv4"),
+        "with no node source given (nor a lease): in a Kubernetes pod, a lease from the API server; \
+         on a host, a free node id the host guard keeps; in a container or with the guard off, \
+         refused, naming the fixes"),
     opt("layout", "layout", "layout", OptionKind::Layout, "snowflake", NONE, None, "a preset name or a custom layout"),
-    clock(opt("overflow", "overflow", "overflow", OptionKind::Choice(&["wait", "borrow"]), "wait", NONE, None,
-        "when a tick's sequence is used up: wait for the next tick, or borrow from the future")),
+    GeneratorOption { default_128: "borrow", ..clock(opt("overflow", "overflow", "overflow",
+        OptionKind::Choice(&["wait", "borrow"]), "wait", NONE, None,
+        "when a tick's sequence is used up: wait for the next tick, or borrow from the future")) },
     clock(opt("clock_backwards", "clockBackwards", "clock-backwards", OptionKind::Choice(&["error", "wait", "monotonic"]),
         "error", NONE, None, "when the clock reads earlier than IDs issued")),
     clock(opt("max_borrow_ms", "maxBorrowMs", "max-borrow-ms", OptionKind::Uint, "2000", (0, MAX_POLICY_MS), None,
-        "how far overflow=borrow may run ahead of the clock")),
+        "how far a borrowing generator may run ahead of the clock")),
     clock(opt("max_wait_ms", "maxWaitMs", "max-wait-ms", OptionKind::Uint, "1000", (0, MAX_POLICY_MS), None,
-        "how long clock_backwards=wait (or monotonic) waits for the clock")),
-    opt("lease", "lease", "lease", OptionKind::LeaseUrl, "", NONE, None,
-        "lease the node id from a store: file:///dir, redis://, postgres://, etcd://"),
+        "how long the wait and monotonic clock policies wait for the clock")),
+    unset(opt("lease", "lease", "lease", OptionKind::LeaseUrl, "", NONE, None,
+        "lease the node id from a store: file:///dir, redis://, postgres://, etcd://"), "no lease"),
     opt("lease_ttl_ms", "leaseTtlMs", "lease-ttl-ms", OptionKind::Uint, "10000", (MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS),
         Some("lease"), "the lease's time-to-live"),
-    opt("max_sequence", "maxSequence", "max-sequence", OptionKind::Uint, "", (0, u64::MAX), None,
-        "at most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)"),
-    clock(opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests")),
-    opt("state", "state", "state", OptionKind::Path, "", NONE, None,
-        "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"),
+    unset(opt("max_sequence", "maxSequence", "max-sequence", OptionKind::Uint, "", (0, u64::MAX), None,
+        "at most max_sequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask)"), "the layout's whole sequence field"),
+    clock(unset(opt("clock", "clock", "clock", OptionKind::Clock, "", NONE, None, "a manual clock for tests"),
+        "the system clock")),
+    unset(opt("state", "state", "state", OptionKind::Path, "", NONE, None,
+        "a file keeping a high-water timestamp across restarts, for fixed node ids (docs/state.md)"), "no state file"),
     opt("require_node", "requireNode", "require-node", OptionKind::Bool, "false", NONE, None,
         "refuse to start without a node source (node, worker or lease) instead of taking one from Kubernetes or this host"),
     opt("single_instance", "singleInstance", "single-instance", OptionKind::Bool, "false", NONE, None,
@@ -406,6 +427,30 @@ fn unknown_name(noun: &str, field: &'static str, key: &str, known: &[&'static st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table's defaults (the bindings' docs are written from them) are the
+    /// builders' own, the 128-bit one's too.
+    #[test]
+    fn the_clock_defaults_are_the_builders() {
+        use crate::clock_policy::ClockPolicy;
+        let of = |p: &ClockPolicy, name: &str| match name {
+            "overflow" => p.overflow.as_str().to_string(),
+            "clock_backwards" => p.clock_backwards.as_str().to_string(),
+            "max_borrow_ms" => p.max_borrow_ms.to_string(),
+            "max_wait_ms" => p.max_wait_ms.to_string(),
+            other => panic!("a clock option the test does not know: {other}"),
+        };
+        let (narrow, wide) = (ClockPolicy::new(), ClockPolicy::borrowing());
+        for o in GENERATOR_OPTIONS.iter().filter(|o| o.applies_128 && o.from_outside()) {
+            assert_eq!(of(&narrow, o.name), o.default, "{}", o.name);
+            let d128 = if o.default_128.is_empty() {
+                o.default
+            } else {
+                o.default_128
+            };
+            assert_eq!(of(&wide, o.name), d128, "{} (128-bit)", o.name);
+        }
+    }
 
     #[test]
     fn names_are_unique_and_spelled_alike() {

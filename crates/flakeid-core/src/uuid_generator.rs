@@ -68,6 +68,7 @@ fn counter_layout() -> Result<Layout> {
 #[derive(Debug)]
 pub struct UuidGeneratorBuilder {
     policy: ClockPolicy,
+    clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
     resume_after_ms: Option<u64>,
 }
 
@@ -75,6 +76,7 @@ impl Default for UuidGeneratorBuilder {
     fn default() -> Self {
         UuidGeneratorBuilder {
             policy: ClockPolicy::borrowing(),
+            clock: None,
             resume_after_ms: None,
         }
     }
@@ -139,7 +141,7 @@ impl UuidGeneratorBuilder {
             .node(0)
             .host_guard(false)
             .forks_continue()
-            .clock_policy(self.policy);
+            .clock_policy(self.policy, self.clock);
         Ok(match self.resume_after_ms {
             Some(ms) => builder.resume_after_ms(ms),
             None => builder,
@@ -215,6 +217,12 @@ impl<C: CounterStorage> UuidGenerator<C> {
     /// The next UUIDv7 as its 128-bit value.
     pub fn next_uuid7(&self) -> Result<u128> {
         self.engine.next_id().and_then(uuid_of)
+    }
+
+    /// [`next_uuid7`](Self::next_uuid7) for async code: a wait for the clock awaits
+    /// `sleep` instead of holding the thread ([`Generator::next_id_async`]).
+    pub async fn next_uuid7_async(&self, sleep: &impl crate::AsyncSleep) -> Result<u128> {
+        uuid_of(self.engine.next_id_async(sleep).await?)
     }
 
     /// The next UUIDv7 if one can be had without waiting for the clock; `None`

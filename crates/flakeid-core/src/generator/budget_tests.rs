@@ -8,7 +8,7 @@
 //! again, up to its new end, as busy borrowing threads do between two looks of a
 //! waiting thread. The call's "real" time is the scripted clock's, so the wait is
 //! counted in the clock's ms: no timing, one thread, the same turns every run.
-#![cfg(all(any(unix, windows), not(loom)))]
+#![cfg(host_guard)]
 
 use super::*;
 use crate::clock::ManualClock;

@@ -329,9 +329,11 @@ public final class Generator extends NativeHandle {
     private Builder() {}
 
     /**
-     * Refuse to build without a node source ({@link #node}, {@link #worker}, {@link
-     * #nodeSource} or {@link #lease}) instead of taking a free node id on this host: for a
-     * process that runs as one replica of several across hosts.
+     * Refuse to start without a node source (node, worker or lease) instead of taking one
+     * from Kubernetes or this host. Default {@code false}.
+     *
+     * <p>The node sources: {@link #node}, {@link #worker}, {@link #nodeSource} or {@link
+     * #lease}. For a process that runs as one replica of several across hosts.
      */
     public Builder requireNode(boolean require) {
       this.requireNode = require;
@@ -357,23 +359,39 @@ public final class Generator extends NativeHandle {
       return this;
     }
 
-    /** Default: {@link Layout#SNOWFLAKE}. */
+    /**
+     * A preset name or a custom layout. Default snowflake.
+     */
     public Builder layout(Layout layout) {
       this.layout = layout;
       return this;
     }
 
-    /** The whole node id. */
+    /**
+     * The whole node id, or env:VAR, hostname, mac, ipv4. Within the layout's range. Unset:
+     * with no node source given (nor a lease): in a Kubernetes pod, a lease from the API
+     * server; on a host, a free node id the host guard keeps; in a container or with the
+     * guard off, refused, naming the fixes.
+     */
     public Builder node(long node) {
       this.node = node;
       return this;
     }
 
+    /**
+     * The datacenter part of the node id (layouts with datacenter bits). Within the
+     * layout's range. Unset: 0 when the other part is given; with no node source at all, as
+     * the node option says.
+     */
     public Builder datacenter(long datacenter) {
       this.datacenter = datacenter;
       return this;
     }
 
+    /**
+     * The worker part of the node id. Within the layout's range. Unset: 0 when the other
+     * part is given; with no node source at all, as the node option says.
+     */
     public Builder worker(long worker) {
       this.worker = worker;
       return this;
@@ -386,7 +404,10 @@ public final class Generator extends NativeHandle {
     }
 
     /**
-     * Leases the lowest free node id from a store: {@code file:///dir}, {@code
+     * Lease the node id from a store: file:///dir, redis://, postgres://, etcd://. Unset:
+     * no lease.
+     *
+     * <p>The lowest free node id is leased: {@code file:///dir}, {@code
      * redis://host:port/db}, {@code postgres://user:password@host:port/db}, {@code
      * etcd://host:2379/} (TLS forms and {@code ?namespace=NAME}: docs/leases.md). The
      * lease is renewed in the background; once it may have expired, calls throw
@@ -397,34 +418,52 @@ public final class Generator extends NativeHandle {
       return this;
     }
 
-    /** Default: {@link Overflow#WAIT}. */
+    /**
+     * When a tick's sequence is used up: wait for the next tick, or borrow from the future.
+     * One of {@link Overflow#WAIT}, {@link Overflow#BORROW}; default {@link Overflow#WAIT}.
+     */
     public Builder overflow(Overflow overflow) {
       this.overflow = overflow;
       return this;
     }
 
-    /** Default: {@link ClockBackwards#ERROR}. */
+    /**
+     * When the clock reads earlier than IDs issued. One of {@link ClockBackwards#ERROR},
+     * {@link ClockBackwards#WAIT}, {@link ClockBackwards#MONOTONIC}; default {@link
+     * ClockBackwards#ERROR}.
+     */
     public Builder clockBackwards(ClockBackwards clockBackwards) {
       this.clockBackwards = clockBackwards;
       return this;
     }
 
-    /** How far a borrowing generator may run ahead of the clock (default 2 s; whole ms, rounded up). */
+    /**
+     * How far a borrowing generator may run ahead of the clock. 0 to 86400000 ms; default
+     * 2000 ms.
+     *
+     * <p>Whole milliseconds, rounded up.
+     */
     public Builder maxBorrow(Duration maxBorrow) {
       this.maxBorrow = maxBorrow;
       return this;
     }
 
-    /** How long the WAIT and MONOTONIC policies wait for the clock (default 1 s). */
+    /**
+     * How long the wait and monotonic clock policies wait for the clock. 0 to 86400000 ms;
+     * default 1000 ms.
+     *
+     * <p>Whole milliseconds, rounded up.
+     */
     public Builder maxWait(Duration maxWait) {
       this.maxWait = maxWait;
       return this;
     }
 
     /**
-     * The lease's time-to-live (default 10 s; 1 s to 1 h, whole ms rounded up). Needs
-     * {@link #lease}: without one, {@link #build} throws a {@link ConfigException}
-     * naming {@code lease_ttl_ms}, as every binding does.
+     * The lease's time-to-live. 1000 to 3600000 ms; default 10000 ms. Needs lease.
+     *
+     * <p>Whole milliseconds, rounded up. Without {@link #lease}, {@link #build} throws a
+     * {@link ConfigException} naming {@code lease_ttl_ms}.
      */
     public Builder leaseTtl(Duration leaseTtl) {
       this.leaseTtl = leaseTtl;
@@ -432,8 +471,8 @@ public final class Generator extends NativeHandle {
     }
 
     /**
-     * Issues at most {@code maxSequence + 1} IDs per tick ({@code 2^k - 1},
-     * flake-idgen's {@code seqMask}); default: the layout's whole sequence field.
+     * At most maxSequence + 1 IDs per tick, 2^k - 1 (flake-idgen's seqMask). Unset: the
+     * layout's whole sequence field.
      */
     public Builder maxSequence(long maxSequence) {
       this.maxSequence = maxSequence;
@@ -441,18 +480,22 @@ public final class Generator extends NativeHandle {
     }
 
     /**
-     * A file keeping a high-water timestamp across restarts, for a fixed node id
-     * (docs/state.md): a restart with the clock behind it meets {@link
-     * #clockBackwards}. A missing file is a fresh start; a corrupt one, or one another
-     * process holds, is a {@link ConfigException} naming {@code state}. Not with {@link
-     * #lease}; {@link Generator#close} writes the last timestamp and unlocks it.
+     * A file keeping a high-water timestamp across restarts, for fixed node ids
+     * (docs/state.md). Unset: no state file.
+     *
+     * <p>A restart with the clock behind it meets {@link #clockBackwards}. A missing file is
+     * a fresh start; a corrupt one, or one another process holds, is a {@link
+     * ConfigException} naming {@code state}. Not with {@link #lease}; {@link
+     * Generator#close} writes the last timestamp and unlocks it.
      */
     public Builder state(String path) {
       this.state = path;
       return this;
     }
 
-    /** A manual clock, for deterministic tests (default: the system clock). */
+    /**
+     * A manual clock for tests. Unset: the system clock.
+     */
     public Builder clock(ManualClock clock) {
       this.clock = clock;
       return this;

@@ -1,0 +1,218 @@
+//! The async calls never hold a runtime's thread: at a used-up tick, or with the
+//! clock behind under `clock_backwards = "wait"`, they await the runtime's timer, so
+//! the other tasks on the same thread (here: the one that moves the clock) run.
+//! A call that blocked its thread would starve that task, the clock would never
+//! move, and the call would end in `ClockStalled` after its bound.
+
+#![allow(clippy::unwrap_used)]
+
+use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, UuidGenerator};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+const T: u64 = 1_800_000_000_000;
+
+fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(d)
+}
+
+/// Moves `clock` 1 ms for every 1 ms of the runtime's timer until `done`.
+fn ticker(clock: ManualClock, done: Arc<AtomicBool>) -> tokio::task::JoinHandle<u64> {
+    tokio::spawn(async move {
+        let mut ticks = 0;
+        while !done.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            clock.advance(1);
+            ticks += 1;
+        }
+        ticks
+    })
+}
+
+/// 64 tasks on one runtime thread ask a strict generator for three ticks' worth of
+/// IDs beyond its cap (4,096 a ms): every call gets its ID, unique, and each task's
+/// increase; the clock moved because the ticker ran between the waits.
+#[test]
+fn a_strict_generator_at_its_cap_waits_on_the_timer() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let clock = ManualClock::new(T);
+        let g = Arc::new(
+            Generator::builder(Layout::SNOWFLAKE)
+                .node(1)
+                .host_guard(false)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        let done = Arc::new(AtomicBool::new(false));
+        let tick = ticker(clock.clone(), done.clone());
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let g = g.clone();
+                tokio::spawn(async move {
+                    let mut ids = Vec::with_capacity(256);
+                    for _ in 0..256 {
+                        ids.push(g.next_id_async(&tokio_sleep).await.unwrap());
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            let ids = t.await.unwrap();
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
+            all.extend(ids);
+        }
+        done.store(true, Ordering::Relaxed);
+        let ticks = tick.await.unwrap();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "unique");
+        assert_eq!(n, 64 * 256);
+        assert!(
+            clock.get() >= T + 3,
+            "the clock moved {} ms ({ticks} ticks)",
+            clock.get() - T
+        );
+        assert!(g.stats().tick_waits > 0);
+    });
+}
+
+/// A batch beyond the cap, and the 128-bit generator strict at its cap, the same way.
+#[test]
+fn batches_and_uuids_wait_on_the_timer() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let clock = ManualClock::new(T);
+        let done = Arc::new(AtomicBool::new(false));
+        let tick = ticker(clock.clone(), done.clone());
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(2)
+            .host_guard(false)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let ids = g.next_ids_async(3 * 4096 + 5, &tokio_sleep).await.unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let u = UuidGenerator::builder()
+            .overflow(flakeid_core::Overflow::Wait)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let mut last = 0u128;
+        for _ in 0..70_000 {
+            let v = u.next_uuid7_async(&tokio_sleep).await.unwrap();
+            assert!(v > last);
+            last = v;
+        }
+        done.store(true, Ordering::Relaxed);
+        tick.await.unwrap();
+        assert!(clock.get() > T, "the 128-bit generator waited for the clock");
+    });
+}
+
+/// A clock behind the IDs under `clock_backwards = "wait"`: the call awaits until the
+/// ticker brings the clock back past them; with no ticker it ends in the blocking
+/// call's error after `max_wait_ms`.
+#[test]
+fn a_clock_behind_is_waited_out_on_the_timer() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let clock = ManualClock::new(T);
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(3)
+            .host_guard(false)
+            .clock(clock.clone())
+            .clock_backwards(ClockBackwards::Wait)
+            .max_wait_ms(100)
+            .build()
+            .unwrap();
+        let before = g.next_id_async(&tokio_sleep).await.unwrap();
+        clock.set(T - 20);
+        let done = Arc::new(AtomicBool::new(false));
+        let tick = ticker(clock.clone(), done.clone());
+        let after = g.next_id_async(&tokio_sleep).await.unwrap();
+        done.store(true, Ordering::Relaxed);
+        tick.await.unwrap();
+        assert!(after > before);
+        assert!(clock.get() >= T);
+
+        clock.set(clock.get() - 50);
+        let e = g.next_id_async(&tokio_sleep).await.unwrap_err();
+        assert!(matches!(e, Error::ClockMovedBackwards { .. }), "{e:?}");
+    });
+}
+
+/// On a multi-thread runtime, tasks hop workers between calls: a call that starts
+/// after another returned gets a larger ID (checked over every pair through a
+/// global sequence of starts and ends).
+#[test]
+fn call_order_holds_across_tasks_on_a_multi_thread_runtime() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let g = Arc::new(
+            Generator::builder(Layout::SNOWFLAKE)
+                .node(4)
+                .host_guard(false)
+                .max_sequence(63) // 64 a ms: most calls wait for the next tick
+                .build()
+                .unwrap(),
+        );
+        let seq = Arc::new(AtomicU64::new(0));
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let (g, seq) = (g.clone(), seq.clone());
+                tokio::spawn(async move {
+                    let mut calls = Vec::new();
+                    for _ in 0..64 {
+                        let start = seq.fetch_add(1, Ordering::SeqCst);
+                        let id = g.next_id_async(&tokio_sleep).await.unwrap();
+                        let end = seq.fetch_add(1, Ordering::SeqCst);
+                        calls.push((start, end, id));
+                        tokio::task::yield_now().await;
+                    }
+                    calls
+                })
+            })
+            .collect();
+        let mut calls = Vec::new();
+        for t in tasks {
+            calls.extend(t.await.unwrap());
+        }
+        calls.sort_unstable_by_key(|c| c.1);
+        // The largest ID returned by calls that ended before each point.
+        let ends: Vec<u64> = calls.iter().map(|c| c.1).collect();
+        let mut best = Vec::with_capacity(calls.len());
+        let mut m = 0;
+        for c in &calls {
+            m = m.max(c.2);
+            best.push(m);
+        }
+        for &(start, _, id) in &calls {
+            let before = ends.partition_point(|&e| e < start);
+            if before > 0 {
+                assert!(
+                    id > best[before - 1],
+                    "a call started at {start} got {id}, below an earlier call's"
+                );
+            }
+        }
+    });
+}
