@@ -92,7 +92,12 @@ fn wide_is_read_from_every_text_form() {
         let w: Wide = serde_json::from_value(serde_json::json!(text)).unwrap();
         assert_eq!(w.to_uuid(), UUID, "{text}");
     }
-    for bad in ["", "not a uuid", "01890a5d-ac96-774b-bcce-b302099a80"] {
+    for bad in [
+        "",
+        "not a uuid",
+        "01890a5d-ac96-774b-bcce-b302099a80",
+        " 01890a5d-ac96-774b-bcce-b302099a8057",
+    ] {
         let e = serde_json::from_value::<Wide>(serde_json::json!(bad))
             .unwrap_err()
             .to_string();
