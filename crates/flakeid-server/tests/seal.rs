@@ -408,3 +408,35 @@ fn a_sealer_of_another_width_is_refused() {
         "{err}"
     );
 }
+
+/// `/v1/decode/{id}` reads TypeIDs as the libraries' `parse_typeid` does: every case
+/// of the TypeID spec's valid file gives its UUID, every case of its invalid file
+/// (spaces around the ID included) is refused (tests/vectors/uuid.json).
+#[tokio::test]
+async fn decode_reads_typeids_as_the_spec_says() {
+    let r = start(None).await;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/uuid.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    // Every byte but the unreserved ones percent-encoded, spaces too.
+    let escaped = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    for c in v["typeid_valid"].as_array().unwrap() {
+        let text = c["typeid"].as_str().unwrap();
+        let (st, _, body) = get(r.addr, &format!("/v1/decode/{}", escaped(text)), None).await;
+        assert_eq!(st, 200, "{text:?}: {}", self::text(&body));
+        assert_eq!(json(&body)["uuid"], c["uuid"], "{}", c["name"]);
+    }
+    for c in v["typeid_invalid"].as_array().unwrap() {
+        let text = c["typeid"].as_str().unwrap();
+        let (st, _, body) = get(r.addr, &format!("/v1/decode/{}", escaped(text)), None).await;
+        // The empty one leaves no ID in the path: no such route.
+        let want = if text.is_empty() { 404 } else { 400 };
+        assert_eq!(st, want, "{text:?} ({}): {}", c["name"], self::text(&body));
+    }
+}
