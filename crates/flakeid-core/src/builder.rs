@@ -402,7 +402,6 @@ impl GeneratorBuilder {
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 lone: !self.forks_continue,
-                forks_continue: self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
                 contended: std::sync::atomic::AtomicU64::new(0),

@@ -261,10 +261,10 @@ pub(crate) struct Runs {
     /// Identifies the generator in the per-thread table of runs; never reused.
     pub(crate) uid: u64,
     /// Whether threads keep lone runs (see `next_id`): all but generators that go
-    /// on in a forked child, whose thread-local runs the child would inherit.
+    /// on in a forked child (the 128-bit engine: no node id to keep apart), whose
+    /// thread-local runs the child would inherit. So `!lone` is also "goes on in a
+    /// forked child" (`forked`).
     pub(crate) lone: bool,
-    /// Go on in a forked child (the 128-bit engine: no node id to keep apart).
-    pub(crate) forks_continue: bool,
     /// Slots in a thread's run ([`MAX_RUN`] or fewer).
     pub(crate) run: u64,
     /// Most slots in a per-thread handle's run ([`MAX_HANDLE_RUN`] or fewer).
@@ -873,7 +873,8 @@ impl<C: CounterStorage> Generator<C> {
     #[inline(never)]
     fn forked(&self) -> Result<()> {
         let was = self.fork_generation.load(Ordering::Relaxed);
-        if !self.runs.forks_continue || was == CLOSED {
+        // `lone`: a generator that stops in a forked child (see `Runs::lone`).
+        if self.runs.lone || was == CLOSED {
             return Err(self.gone());
         }
         let now = fork::generation();
