@@ -17,17 +17,51 @@ fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
     tokio::time::sleep(d)
 }
 
-/// Moves `clock` 1 ms for every 1 ms of the runtime's timer until `done`.
-fn ticker(clock: ManualClock, done: Arc<AtomicBool>) -> tokio::task::JoinHandle<u64> {
-    tokio::spawn(async move {
-        let mut ticks = 0;
-        while !done.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            clock.advance(1);
-            ticks += 1;
-        }
-        ticks
-    })
+/// A runtime of one thread, its timer on: where a call that held its thread would
+/// starve every other task.
+fn one_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// A generator on node `node` reading `clock` (the host guard aside: each test
+/// has its own node id and clock).
+fn on_clock(clock: &ManualClock, node: u64) -> flakeid_core::GeneratorBuilder {
+    Generator::builder(Layout::SNOWFLAKE)
+        .node(node)
+        .host_guard(false)
+        .clock(clock.clone())
+}
+
+/// A task that moves a manual clock 1 ms for every 1 ms of the runtime's timer,
+/// from `start` until `stop`, which returns how many times it moved it.
+struct Ticker {
+    done: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<u64>,
+}
+
+impl Ticker {
+    fn start(clock: &ManualClock) -> Ticker {
+        let (clock, done) = (clock.clone(), Arc::new(AtomicBool::new(false)));
+        let stop = done.clone();
+        let task = tokio::spawn(async move {
+            let mut ticks = 0;
+            while !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                clock.advance(1);
+                ticks += 1;
+            }
+            ticks
+        });
+        Ticker { done, task }
+    }
+
+    async fn stop(self) -> u64 {
+        self.done.store(true, Ordering::Relaxed);
+        self.task.await.unwrap()
+    }
 }
 
 /// 64 tasks on one runtime thread ask a strict generator for three ticks' worth of
@@ -35,22 +69,11 @@ fn ticker(clock: ManualClock, done: Arc<AtomicBool>) -> tokio::task::JoinHandle<
 /// increase; the clock moved because the ticker ran between the waits.
 #[test]
 fn a_strict_generator_at_its_cap_waits_on_the_timer() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = one_thread();
     rt.block_on(async {
         let clock = ManualClock::new(T);
-        let g = Arc::new(
-            Generator::builder(Layout::SNOWFLAKE)
-                .node(1)
-                .host_guard(false)
-                .clock(clock.clone())
-                .build()
-                .unwrap(),
-        );
-        let done = Arc::new(AtomicBool::new(false));
-        let tick = ticker(clock.clone(), done.clone());
+        let g = Arc::new(on_clock(&clock, 1).build().unwrap());
+        let tick = Ticker::start(&clock);
         let tasks: Vec<_> = (0..64)
             .map(|_| {
                 let g = g.clone();
@@ -69,8 +92,7 @@ fn a_strict_generator_at_its_cap_waits_on_the_timer() {
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
             all.extend(ids);
         }
-        done.store(true, Ordering::Relaxed);
-        let ticks = tick.await.unwrap();
+        let ticks = tick.stop().await;
         let n = all.len();
         all.sort_unstable();
         all.dedup();
@@ -88,20 +110,11 @@ fn a_strict_generator_at_its_cap_waits_on_the_timer() {
 /// A batch beyond the cap, and the 128-bit generator strict at its cap, the same way.
 #[test]
 fn batches_and_uuids_wait_on_the_timer() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = one_thread();
     rt.block_on(async {
         let clock = ManualClock::new(T);
-        let done = Arc::new(AtomicBool::new(false));
-        let tick = ticker(clock.clone(), done.clone());
-        let g = Generator::builder(Layout::SNOWFLAKE)
-            .node(2)
-            .host_guard(false)
-            .clock(clock.clone())
-            .build()
-            .unwrap();
+        let tick = Ticker::start(&clock);
+        let g = on_clock(&clock, 2).build().unwrap();
         let ids = g.next_ids_async(3 * 4096 + 5, &tokio_sleep).await.unwrap();
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
         let u = UuidGenerator::builder()
@@ -115,8 +128,7 @@ fn batches_and_uuids_wait_on_the_timer() {
             assert!(v > last);
             last = v;
         }
-        done.store(true, Ordering::Relaxed);
-        tick.await.unwrap();
+        tick.stop().await;
         assert!(clock.get() > T, "the 128-bit generator waited for the clock");
     });
 }
@@ -126,27 +138,19 @@ fn batches_and_uuids_wait_on_the_timer() {
 /// call's error after `max_wait_ms`.
 #[test]
 fn a_clock_behind_is_waited_out_on_the_timer() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let rt = one_thread();
     rt.block_on(async {
         let clock = ManualClock::new(T);
-        let g = Generator::builder(Layout::SNOWFLAKE)
-            .node(3)
-            .host_guard(false)
-            .clock(clock.clone())
+        let g = on_clock(&clock, 3)
             .clock_backwards(ClockBackwards::Wait)
             .max_wait_ms(100)
             .build()
             .unwrap();
         let before = g.next_id_async(&tokio_sleep).await.unwrap();
         clock.set(T - 20);
-        let done = Arc::new(AtomicBool::new(false));
-        let tick = ticker(clock.clone(), done.clone());
+        let tick = Ticker::start(&clock);
         let after = g.next_id_async(&tokio_sleep).await.unwrap();
-        done.store(true, Ordering::Relaxed);
-        tick.await.unwrap();
+        tick.stop().await;
         assert!(after > before);
         assert!(clock.get() >= T);
 
