@@ -438,18 +438,32 @@ def section_functions(run):
 
     # Rows written elsewhere (a restore, another server with this node id) that hold the
     # IDs a default issues next: PostgreSQL's duplicate-key error, with a HINT naming the
-    # table and flakeid_resume_after. An ID the application inserts again, in a later
-    # command of the same transaction, is its own duplicate: no such HINT.
+    # table and flakeid_resume_after. Within one statement such a row cannot be told
+    # from the statement's own second insert of an ID it was given once (a CTE, a
+    # batch used twice): the hook sees the key alone, so the HINT names both and the
+    # query that tells them apart once the statement has rolled back. An ID the
+    # application inserts again in a later command is its own duplicate: no HINT.
+    both = (r"HINT:  This server issued (?P<key>[0-9]+) in this statement, and a row of public\.{t} already holds "
+            r"it\. Either the statement inserted (?P=key) twice itself(.|\n)* SELECT id FROM public\.{t} WHERE id = "
+            r"(?P=key); finds the row only in the second case(.|\n)* SELECT flakeid_resume_after\(max\(id\)\) FROM public\.{t};")
     c.sql("CREATE TABLE restored (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
           """INSERT INTO restored SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'restored'
                FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i, generate_series(0, 15) s""")
-    c.expect_error("INSERT INTO restored (note) SELECT 'new' FROM generate_series(1, 10)", "23505",
-                   r'duplicate key value violates unique constraint "restored_pkey"(.|\n)*'
-                   r"HINT:  This server issued [0-9]+ in this statement, and a row of public\.restored already holds "
-                   r"it(.|\n)* SELECT flakeid_resume_after\(max\(id\)\) FROM public\.restored;")
+    out = c.expect_error("INSERT INTO restored (note) SELECT 'new' FROM generate_series(1, 10)", "23505",
+                         r'duplicate key value violates unique constraint "restored_pkey"(.|\n)*' + both.format(t="restored"))
+    key = re.search(r"HINT:  This server issued ([0-9]+)", out).group(1)
+    expect(c.one(f"SELECT count(*) FROM public.restored WHERE id = {key}"), "1", "the HINT's query after a restore")
     # COPY's defaults, issued for its buffered rows before they are inserted.
-    c.expect_error("COPY restored (note) FROM PROGRAM 'seq 1 100'", "23505",
-                   r"HINT:  This server issued [0-9]+ in this statement, and a row of public\.restored already holds")
+    c.expect_error("COPY restored (note) FROM PROGRAM 'seq 1 100'", "23505", both.format(t="restored"))
+    # The statement's own duplicates: the HINT says both, and its query finds no row.
+    c.sql("CREATE TABLE mine (id bigint PRIMARY KEY)")
+    for how, sql in (("a CTE", "WITH one AS (SELECT flakeid_next() AS id) "
+                               "INSERT INTO mine SELECT id FROM one UNION ALL SELECT id FROM one"),
+                     ("a batch used twice", "WITH b AS MATERIALIZED (SELECT flakeid_next_many(3) AS id) "
+                                            "INSERT INTO mine SELECT id FROM b UNION ALL SELECT id FROM b")):
+        out = c.expect_error(sql, "23505", both.format(t="mine"))
+        key = re.search(r"HINT:  This server issued ([0-9]+)", out).group(1)
+        expect(c.one(f"SELECT count(*) FROM public.mine WHERE id = {key}"), "0", f"the HINT's query after {how}")
     c.sql("CREATE TABLE own (id bigint PRIMARY KEY)")
     out = c.expect_error("""DO $$DECLARE i bigint := flakeid_next();
                             BEGIN INSERT INTO own VALUES (i); INSERT INTO own VALUES (i); END $$""",

@@ -15,7 +15,13 @@
 //! the command that inserts. The error hook reads the key from PostgreSQL's DETAIL
 //! (`Key (id)=(…) already exists.`: its values are not translated) and adds the
 //! HINT only when a value is in that range: an ID the application inserts again in
-//! a later command is its own duplicate, and gets no advice. No DETAIL (no SELECT
+//! a later command is its own duplicate, and gets no advice. Within the command the
+//! hook cannot tell a row written elsewhere from the statement's own second insert
+//! of one ID (a CTE, a batch used twice): in both this backend issued the key once,
+//! in this command, and PostgreSQL hands the hook the key's text, not the row that
+//! holds it (reading the index from an error hook is not safe). So the HINT names
+//! both, with the query that tells them apart once the statement has rolled back
+//! (its own rows are gone then; a restored row is not). No DETAIL (no SELECT
 //! right on the key's columns), an error a PL/pgSQL block catches, or a BEFORE
 //! trigger that runs a query between the default and the insert gets none either.
 
@@ -102,11 +108,11 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
             && e.sqlerrcode == PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION as i32
             && e.hint.is_null()
             && !e.detail.is_null()
-            && let Some(hint) = hint(
-                &CStr::from_ptr(e.detail).to_string_lossy(),
-                name(e.schema_name).as_deref(),
-                name(e.table_name).as_deref(),
-            )
+            && let Some(hint) = {
+                let detail = CStr::from_ptr(e.detail).to_string_lossy();
+                let (schema, table) = (name(e.schema_name), name(e.table_name));
+                hint(&detail, schema.as_deref(), table.as_deref())
+            }
             && let Ok(hint) = CString::new(hint)
         {
             e.hint = pg_sys::pstrdup(hint.as_ptr());
@@ -130,6 +136,15 @@ unsafe fn name(ptr: *const c_char) -> Option<String> {
     }
 }
 
+/// `schema.table`, or what stands for it when the error names none.
+fn qualified(schema: Option<&str>, table: Option<&str>) -> String {
+    match (schema, table) {
+        (Some(schema), Some(table)) => format!("{schema}.{table}"),
+        (None, Some(table)) => table.to_string(),
+        _ => "<table>".to_string(),
+    }
+}
+
 /// The HINT for a duplicate key whose DETAIL is `detail`, or `None` when no value
 /// of the key is an ID issued in the current command.
 fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
@@ -142,16 +157,14 @@ fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<Strin
     } else {
         "<id column>"
     };
-    let table = match (schema, table) {
-        (Some(schema), Some(table)) => format!("{schema}.{table}"),
-        (None, Some(table)) => table.to_string(),
-        _ => "<table>".to_string(),
-    };
+    let table = qualified(schema, table);
     Some(format!(
-        "This server issued {id} in this statement, and a row of {table} already holds it: rows written \
-         elsewhere (pg_restore, a logical copy, another server with this node id) lie above this server's \
-         floor. A superuser moves every later ID past them with SELECT flakeid_resume_after(max({column})) \
-         FROM {table}; (docs/postgres.md, \"Copies, restores and upgrades\").",
+        "This server issued {id} in this statement, and a row of {table} already holds it. Either the statement \
+         inserted {id} twice itself (one flakeid_next() value or flakeid_next_many() result used twice), or rows \
+         written elsewhere (pg_restore, a logical copy, another server with this node id) lie above this server's \
+         floor. Which: once this transaction has rolled back, SELECT {column} FROM {table} WHERE {column} = {id}; \
+         finds the row only in the second case, and then a superuser moves every later ID past them with SELECT \
+         flakeid_resume_after(max({column})) FROM {table}; (docs/postgres.md, \"Copies, restores and upgrades\").",
         id = values[at],
     ))
 }
