@@ -71,6 +71,12 @@ them):
             clients insert through flakeid_resume_after(id) 20 s and 40 s ahead: 0
             failed inserts, the waits counted; refusals of either family counted in
             flakeid_stats() and named in flakeid_status()
+  logical   tests/postgres/peers.py: two primaries on one node id with logical
+            replication: the apply worker's duplicate key carries the HINT naming the
+            cause and the check, flakeid_status().peer_node names it; another node
+            id's duplicate gets none
+  firstuuid tests/postgres/peers.py: three new clusters' first flakeid_uuidv7(), at
+            once, on a busy host: none fails on a missing replication origin
   order     tests/postgres/order.py: 8 sessions, each call of flakeid_next() and
             flakeid_uuidv7() made after reading the latest value any session got:
             each result above every value returned before its call began
@@ -100,6 +106,7 @@ from cluster import (FAKETIME_LIB, MAJOR, PGBIN, PRELOAD, ROOT, Fail, Run, bench
 from cases import Cases  # noqa: E402  (tests/env, on the path cluster.py set)
 from convert import section_convert
 from order import section_order
+from peers import section_firstuuid, section_logical
 from repair import section_repair
 from wide import section_uuid, section_uuidfloor
 
@@ -1265,6 +1272,7 @@ SECTIONS = {"basic": section_basic, "plain": section_plain, "functions": section
             "pg_upgrade": section_pg_upgrade,
             "lease": section_lease, "convert": section_convert, "uuid": section_uuid,
             "uuidfloor": section_uuidfloor, "order": section_order, "repair": section_repair,
+            "logical": section_logical, "firstuuid": section_firstuuid,
             "docs": section_docs}
 
 

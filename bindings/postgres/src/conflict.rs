@@ -112,6 +112,7 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
                 let detail = CStr::from_ptr(e.detail).to_string_lossy();
                 let (schema, table) = (name(e.schema_name), name(e.table_name));
                 hint(&detail, schema.as_deref(), table.as_deref())
+                    .or_else(|| applied(&detail, schema.as_deref(), table.as_deref()))
             }
             && let Ok(hint) = CString::new(hint)
         {
@@ -143,6 +144,58 @@ fn qualified(schema: Option<&str>, table: Option<&str>) -> String {
         (None, Some(table)) => table.to_string(),
         _ => "<table>".to_string(),
     }
+}
+
+/// The HINT for a duplicate key met while applying a replication peer's rows (a
+/// logical replication apply worker, or any session with a replication origin set
+/// up), when a value of the key is an ID with this server's node id in its layout:
+/// that peer issued it (this server issues none twice), so two primaries issue under
+/// one node id. Also kept for `flakeid_status().peer_node`. `None` otherwise.
+fn applied(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
+    // SAFETY: a backend-local variable PostgreSQL sets while a session replays a
+    // replication origin's changes (an apply worker does for its whole life).
+    let origin = unsafe { pg_sys::replorigin_session_origin } as u32;
+    if origin == pg_sys::InvalidRepOriginId || origin == pg_sys::DoNotReplicateId {
+        return None;
+    }
+    let layout = crate::settings::server_layout_quiet()?;
+    let node = own_node()?;
+    let (_, values) = key(detail)?;
+    let id = values
+        .split(", ")
+        .filter_map(|v| v.parse::<u64>().ok())
+        .find(|&v| v <= i64::MAX as u64 && layout.decompose(v).node == node)?;
+    // SAFETY: NULL outside a background worker; else its registration, whose name
+    // is NUL-terminated (an apply worker's names its subscription's OID).
+    let who = unsafe {
+        pg_sys::MyBgworkerEntry
+            .as_ref()
+            .map(|w| CStr::from_ptr(w.bgw_name.as_ptr()).to_string_lossy().into_owned())
+    }
+    .unwrap_or_else(|| format!("a session replaying replication origin {origin}"));
+    let table = qualified(schema, table);
+    crate::shmem::note_peer_node(&format!(
+        "{who} applied {id} into {table}, an ID with this server's node id {node}"
+    ));
+    Some(format!(
+        "{who} received {id} from a replication peer, an ID with this server's node id {node}, and a row of \
+         {table} already holds it: another primary of the setup issues IDs under node id {node}, so the two \
+         issue the same IDs for different rows. Check: SELECT node FROM flakeid_status(); on every primary \
+         (each must differ; flakeid_status().peer_node names this conflict). Renumber one and restart it, then \
+         reconcile the rows that share an ID (docs/postgres.md, \"Logical replication between primaries\")."
+    ))
+}
+
+/// This server's node id (the lease's, when it leases one); `None` when it has none.
+fn own_node() -> Option<u64> {
+    if crate::settings::lease().is_some() {
+        if !crate::shmem::preloaded() {
+            return None;
+        }
+        let held = *crate::shmem::LEASE_STATUS.share();
+        return (held.acquired > 0).then_some(held.node);
+    }
+    crate::settings::node_id().ok()
 }
 
 /// The HINT for a duplicate key whose DETAIL is `detail`, or `None` when no value
