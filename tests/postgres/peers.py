@@ -59,13 +59,7 @@ def section_logical(run):
     # Each issues the same ID for a different row (one node id on both: B's row is
     # written with the value A issued, as B's own flakeid_next() would have).
     same = a.one("SELECT flakeid_next()")
-    b.sql(f"INSERT INTO orders VALUES ({same}, 'b')")
-    a.sql(f"INSERT INTO orders VALUES ({same}, 'a')")
-    wait_until(
-        lambda: f"Key (id)=({same}) already exists" in b.log_text(),
-        30,
-        "B's apply worker met no duplicate",
-    )
+    written_on_both(a, b, same)
     wait_until(lambda: HINT in b.log_text(), 10, "the apply worker's duplicate key has no HINT")
     said = next(line for line in b.log_text().splitlines() if HINT in line)
     print(f"  {said.strip()[:220]}...")
@@ -91,13 +85,7 @@ def section_logical(run):
         "the apply did not resume",
     )
     other = b.one("SELECT flakeid_compose(clock_timestamp(), 8, 0)")
-    b.sql(f"INSERT INTO orders VALUES ({other}, 'b')")
-    a.sql(f"INSERT INTO orders VALUES ({other}, 'a')")
-    wait_until(
-        lambda: f"Key (id)=({other}) already exists" in b.log_text(),
-        30,
-        "no duplicate of node 8's ID",
-    )
+    written_on_both(a, b, other)
     log = b.log_text()
     after = log[log.index(f"Key (id)=({other}) already exists") :].splitlines()
     check(
@@ -107,6 +95,17 @@ def section_logical(run):
     b.sql("DROP SUBSCRIPTION from_a")
     a.stop()
     b.stop()
+
+
+def written_on_both(a, b, id):
+    """`id` written on B, then on A: waits until B's apply worker meets it."""
+    b.sql(f"INSERT INTO orders VALUES ({id}, 'b')")
+    a.sql(f"INSERT INTO orders VALUES ({id}, 'a')")
+    wait_until(
+        lambda: f"Key (id)=({id}) already exists" in b.log_text(),
+        30,
+        f"B's apply worker met no duplicate of {id}",
+    )
 
 
 def busy():
