@@ -111,8 +111,20 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
             && let Some(hint) = {
                 let detail = CStr::from_ptr(e.detail).to_string_lossy();
                 let (schema, table) = (name(e.schema_name), name(e.table_name));
-                hint(&detail, schema.as_deref(), table.as_deref())
-                    .or_else(|| applied(&detail, schema.as_deref(), table.as_deref()))
+                hint(&detail, schema.as_deref(), table.as_deref()).or_else(|| {
+                    // 18's apply conflicts name no table in the error's fields;
+                    // their message does ("… on relation \"schema.table\" …").
+                    let quoted = (!e.message.is_null() && table.is_none())
+                        .then(|| {
+                            CStr::from_ptr(e.message)
+                                .to_string_lossy()
+                                .split('"')
+                                .nth(1)
+                                .map(String::from)
+                        })
+                        .flatten();
+                    applied(&detail, schema.as_deref(), table.as_deref().or(quoted.as_deref()))
+                })
             }
             && let Ok(hint) = CString::new(hint)
         {
@@ -152,12 +164,7 @@ fn qualified(schema: Option<&str>, table: Option<&str>) -> String {
 /// that peer issued it (this server issues none twice), so two primaries issue under
 /// one node id. Also kept for `flakeid_status().peer_node`. `None` otherwise.
 fn applied(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
-    // SAFETY: a backend-local variable PostgreSQL sets while a session replays a
-    // replication origin's changes (an apply worker does for its whole life).
-    let origin = unsafe { pg_sys::replorigin_session_origin } as u32;
-    if origin == pg_sys::InvalidRepOriginId || origin == pg_sys::DoNotReplicateId {
-        return None;
-    }
+    let who = replaying()?;
     let layout = crate::settings::server_layout_quiet()?;
     let node = own_node()?;
     let (_, values) = key(detail)?;
@@ -165,14 +172,6 @@ fn applied(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<St
         .split(", ")
         .filter_map(|v| v.parse::<u64>().ok())
         .find(|&v| v <= i64::MAX as u64 && layout.decompose(v).node == node)?;
-    // SAFETY: NULL outside a background worker; else its registration, whose name
-    // is NUL-terminated (an apply worker's names its subscription's OID).
-    let who = unsafe {
-        pg_sys::MyBgworkerEntry
-            .as_ref()
-            .map(|w| CStr::from_ptr(w.bgw_name.as_ptr()).to_string_lossy().into_owned())
-    }
-    .unwrap_or_else(|| format!("a session replaying replication origin {origin}"));
     let table = qualified(schema, table);
     crate::shmem::note_peer_node(&format!(
         "{who} applied {id} into {table}, an ID with this server's node id {node}"
@@ -184,6 +183,30 @@ fn applied(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<St
          (each must differ; flakeid_status().peer_node names this conflict). Renumber one and restart it, then \
          reconcile the rows that share an ID (docs/postgres.md, \"Logical replication between primaries\")."
     ))
+}
+
+/// Who applies a replication peer's rows in this process: a logical replication
+/// worker (its registration's name, naming its subscription's OID), or a session
+/// with a replication origin set up; `None` for any other. The worker is told by its
+/// type, not by its origin: PostgreSQL resets the session's origin when an apply
+/// fails (16 and later, before the error is reported).
+fn replaying() -> Option<String> {
+    // SAFETY: NULL outside a background worker; else its registration, whose name
+    // and type are NUL-terminated.
+    let worker = unsafe {
+        pg_sys::MyBgworkerEntry.as_ref().and_then(|w| {
+            CStr::from_ptr(w.bgw_type.as_ptr())
+                .to_bytes()
+                .starts_with(b"logical replication")
+                .then(|| CStr::from_ptr(w.bgw_name.as_ptr()).to_string_lossy().into_owned())
+        })
+    };
+    // SAFETY: a backend-local variable, set while a session replays an origin.
+    let origin = unsafe { pg_sys::replorigin_session_origin } as u32;
+    worker.or_else(|| {
+        (origin != pg_sys::InvalidRepOriginId && origin != pg_sys::DoNotReplicateId)
+            .then(|| format!("a session replaying replication origin {origin}"))
+    })
 }
 
 /// This server's node id (the lease's, when it leases one); `None` when it has none.
@@ -222,10 +245,15 @@ fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<Strin
     ))
 }
 
-/// The columns and values of `Key (<columns>)=(<values>) already exists.`
+/// The columns and values of `Key (<columns>)=(<values>) already exists.`, or of
+/// PostgreSQL 18's apply conflicts, `… Key (<columns>)=(<values>); existing local
+/// row (…); remote row (…).`
 fn key(detail: &str) -> Option<(&str, &str)> {
     let eq = detail.find(")=(")?;
-    let open = detail[..eq].find('(')?;
-    let close = detail.rfind(')')?;
-    (close > eq + 2).then(|| (&detail[open + 1..eq], &detail[eq + 3..close]))
+    let open = detail[..eq].rfind("Key (")? + "Key ".len();
+    let values = &detail[eq + 3..];
+    let close = values
+        .rfind(") already exists")
+        .or_else(|| values.find("); existing local row"))?;
+    Some((&detail[open + 1..eq], &values[..close]))
 }
