@@ -133,7 +133,7 @@ test-postgres: setup-postgres setup-lease ## the .deb, then tests/postgres on pr
 PG_OTHER_MAJORS := $(filter-out $(PG_DEBIAN_MAJOR),$(PG_MAJORS))
 PG_ROTATING = $(word $(shell echo $$(( $$(git rev-list --count HEAD 2>/dev/null || echo 0) % $(words $(PG_OTHER_MAJORS)) + 1 ))),$(PG_OTHER_MAJORS))
 PG_CI_MAJORS ?= $(PG_ROTATING)
-PG_CI_SECTIONS ?= plain settings upgrade standby convert pg_upgrade uuid uuidfloor repair
+PG_CI_SECTIONS ?= plain settings upgrade standby convert pg_upgrade uuid uuidfloor repair logical
 PG_TIER_MAJORS = $(if $(TIER_RELEASE),$(PG_OTHER_MAJORS),$(PG_CI_MAJORS))
 PG_TIER_SECTIONS = $(if $(TIER_RELEASE),,$(PG_CI_SECTIONS))
 test-postgres-majors: ## [TIER=ci: one, rotating, a part of the suite] test-postgres on 14, 16, 17 and 18 (PostgreSQL from PyPI), with their packages; pg_upgrade 16 to 18

@@ -24,16 +24,35 @@ import sys
 
 from cluster import PGBIN, Run, pg_config, require_installed
 
-N, ROUNDS, CLIENTS, SECS, IROUNDS, INSERTS = (int(os.environ.get(k, d)) for k, d in (
-    ("N", 1000000), ("ROUNDS", 5), ("CLIENTS", 8), ("SECS", 4), ("IROUNDS", 5), ("INSERTS", 1)))
+N, ROUNDS, CLIENTS, SECS, IROUNDS, INSERTS = (
+    int(os.environ.get(k, d))
+    for k, d in (
+        ("N", 1000000),
+        ("ROUNDS", 5),
+        ("CLIENTS", 8),
+        ("SECS", 4),
+        ("IROUNDS", 5),
+        ("INSERTS", 1),
+    )
+)
 STAT = os.environ.get("STAT", "median")
 # The sealed expressions use flakeid.seal_key (below): tests/vectors/seal.json's AES-256 key.
 SEAL_HEX = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
-EXPRS = os.environ.get("EXPRS", "flakeid_next();flakeid_next_sealed();"
-                       f"flakeid_seal(flakeid_next(), '\\x{SEAL_HEX}'::bytea);nextval('bench_seq');"
-                       "gen_random_uuid();insta_next_id();flakeid_uuidv7()").split(";")
-CONF = ["synchronous_commit = off", "full_page_writes = off", "shared_buffers = 256MB", "max_wal_size = 4GB",
-        "shared_preload_libraries = 'flakeid'", "flakeid.node = 1", f"flakeid.seal_key = '{SEAL_HEX}'"]
+EXPRS = os.environ.get(
+    "EXPRS",
+    "flakeid_next();flakeid_next_sealed();"
+    f"flakeid_seal(flakeid_next(), '\\x{SEAL_HEX}'::bytea);nextval('bench_seq');"
+    "gen_random_uuid();insta_next_id();flakeid_uuidv7()",
+).split(";")
+CONF = [
+    "synchronous_commit = off",
+    "full_page_writes = off",
+    "shared_buffers = 256MB",
+    "max_wal_size = 4GB",
+    "shared_preload_libraries = 'flakeid'",
+    "flakeid.node = 1",
+    f"flakeid.seal_key = '{SEAL_HEX}'",
+]
 TABLES = ["flakeid", "bigserial", "uuid", "instagram", "flakeid_uuidv7"]
 # PostgreSQL 18's uuidv7(), beside flakeid_uuidv7(), where the server has it.
 MAJOR = int(pg_config("--version").split()[1].split(".")[0])
@@ -83,33 +102,54 @@ def stat(xs):
 
 def per_call(c, label):
     base = f"{stat([float(c.one(f'SELECT bench_ns($$1$$, {N})')) for _ in range(ROUNDS)]):.1f}"
-    print(f"  {f'[per call, {label}]':<34} {'':>8} ns/row (baseline: count(1) = {base} ns/row)", flush=True)
+    print(
+        f"  {f'[per call, {label}]':<34} {'':>8} ns/row (baseline: count(1) = {base} ns/row)",
+        flush=True,
+    )
     for expr in EXPRS:
-        ns = stat([float(c.one(f"SELECT bench_ns($${expr}$$, {N}) - {base}")) for _ in range(ROUNDS)])
+        ns = stat(
+            [float(c.one(f"SELECT bench_ns($${expr}$$, {N}) - {base}")) for _ in range(ROUNDS)]
+        )
         print(f"  {expr:<34} {ns:8.1f} ns/call", flush=True)
 
 
 def inserts(c, label):
-    print(f"  [single-row INSERT, {CLIENTS} clients, {SECS} s x {IROUNDS} rounds, {label}]", flush=True)
+    print(
+        f"  [single-row INSERT, {CLIENTS} clients, {SECS} s x {IROUNDS} rounds, {label}]",
+        flush=True,
+    )
     tps, ratios, wide = {t: [] for t in TABLES}, [], []
     for rnd in range(1, IROUNDS + 1):
         # Every other round in reverse order, so a drifting machine favours no key.
         this = {}
         for t in TABLES if rnd % 2 else TABLES[::-1]:
             c.sql(f"TRUNCATE k_{t}", "CHECKPOINT")
-            out = c.pgbench(f"INSERT INTO k_{t} (v) VALUES (1);", "-c", str(CLIENTS), "-j", "2", "-T", str(SECS))
+            out = c.pgbench(
+                f"INSERT INTO k_{t} (v) VALUES (1);", "-c", str(CLIENTS), "-j", "2", "-T", str(SECS)
+            )
             this[t] = next(line.split()[2] for line in out.splitlines() if line.startswith("tps"))
             tps[t].append(this[t])
         ratios.append(f"{float(this['flakeid']) / float(this['bigserial']):.3f}")
         if "uuidv7" in this:
             wide.append(f"{float(this['flakeid_uuidv7']) / float(this['uuidv7']):.3f}")
     for t in TABLES:
-        print(f"  {'k_' + t:<34} {statistics.median(map(float, tps[t])):10.1f} tps   (rounds: {' '.join(tps[t])})")
-    print(f"  {'flakeid / bigserial, same round':<34} {statistics.median(map(float, ratios)):10.3f}       "
-          f"(rounds: {' '.join(ratios)})", flush=True)
+        print(
+            f"  {'k_' + t:<34} {statistics.median(map(float, tps[t])):10.1f} tps   (rounds: "
+            f"{' '.join(tps[t])})"
+        )
+    print(
+        f"  {'flakeid / bigserial, same round':<34} {statistics.median(map(float, ratios)):10.3f}  "
+        "     "
+        f"(rounds: {' '.join(ratios)})",
+        flush=True,
+    )
     if wide:
-        print(f"  {'flakeid_uuidv7 / uuidv7, same round':<34} {statistics.median(map(float, wide)):10.3f}       "
-              f"(rounds: {' '.join(wide)})", flush=True)
+        print(
+            f"  {'flakeid_uuidv7 / uuidv7, same round':<34} "
+            f"{statistics.median(map(float, wide)):10.3f}       "
+            f"(rounds: {' '.join(wide)})",
+            flush=True,
+        )
 
 
 def bench(run, name, header, label, *conf):
@@ -127,13 +167,28 @@ def bench(run, name, header, label, *conf):
 def main():
     require_installed()
     version = pg_config("--version").split()[1]
-    print(f"PostgreSQL {version} ({PGBIN}), {os.cpu_count()} cores, N = {N} rows, {STAT} of {ROUNDS}")
+    print(
+        f"PostgreSQL {version} ({PGBIN}), {os.cpu_count()} cores, N = {N} rows, {STAT} of {ROUNDS}"
+    )
     with Run("flakeid-pgbench.") as run:
         bench(run, "wait", "flakeid.overflow = wait (default)", "overflow = wait")
-        bench(run, "borrow", "flakeid.overflow = borrow", "overflow = borrow", "flakeid.overflow = borrow")
+        bench(
+            run,
+            "borrow",
+            "flakeid.overflow = borrow",
+            "overflow = borrow",
+            "flakeid.overflow = borrow",
+        )
         if os.environ.get("LEASE_URL"):
-            bench(run, "lease", "flakeid.overflow = borrow, flakeid.lease", "borrow, leased", "flakeid.overflow = borrow",
-                  "flakeid.node = -1", f"flakeid.lease = '{os.environ['LEASE_URL']}'")
+            bench(
+                run,
+                "lease",
+                "flakeid.overflow = borrow, flakeid.lease",
+                "borrow, leased",
+                "flakeid.overflow = borrow",
+                "flakeid.node = -1",
+                f"flakeid.lease = '{os.environ['LEASE_URL']}'",
+            )
     return run.rc
 
 

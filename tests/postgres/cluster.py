@@ -36,8 +36,12 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 def faketime_env(clockfile):
-    return {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clockfile, "FAKETIME_NO_CACHE": "1",
-            "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    return {
+        "LD_PRELOAD": FAKETIME_LIB,
+        "FAKETIME_TIMESTAMP_FILE": clockfile,
+        "FAKETIME_NO_CACHE": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
 
 
 def set_clock(clockfile, offset):
@@ -46,6 +50,7 @@ def set_clock(clockfile, offset):
         f.write(offset + "\n")
     os.chmod(clockfile + ".tmp", 0o644)
     os.replace(clockfile + ".tmp", clockfile)
+
 
 # The clusters of a run stand for servers on different hosts (a copy, a standby, a
 # pg_upgrade's old and new cluster, each on the same node id): the host guard, which
@@ -62,7 +67,9 @@ def load_vectors(name):
 
 def pg_config(*args):
     """What PGBIN's pg_config says (e.g. `--pkglibdir`)."""
-    return subprocess.run([f"{PGBIN}/pg_config", *args], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [f"{PGBIN}/pg_config", *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 # The major under test: the few checks whose expected result differs by major read it.
@@ -72,7 +79,10 @@ MAJOR = int(re.match(r"PostgreSQL (\d+)", pg_config("--version")).group(1))
 def require_installed():
     """Exits (1) unless the PostgreSQL under test has flakeid.so installed."""
     if not os.path.exists(os.path.join(pg_config("--pkglibdir"), "flakeid.so")):
-        sys.exit(f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make install-postgres")
+        sys.exit(
+            f"flakeid.so is not installed in PostgreSQL {MAJOR} ({PGBIN}): run make "
+            "install-postgres"
+        )
 
 
 # What no client may see in an error: a Rust backtrace, or a location in error.rs.
@@ -100,7 +110,10 @@ def chosen(argv, table, noun):
     names = argv or list(table)
     unknown = [n for n in names if n not in table]
     if unknown:
-        print(f"FAIL: unknown {noun} {' '.join(unknown)} ({noun}s: {' '.join(table)})", file=sys.stderr)
+        print(
+            f"FAIL: unknown {noun} {' '.join(unknown)} ({noun}s: {' '.join(table)})",
+            file=sys.stderr,
+        )
         return None
     return names
 
@@ -141,20 +154,42 @@ class Cluster(testenv.Postgres):
     def tcp_args(self, *args, db="postgres", user="postgres"):
         """psql over TCP as this process's user (every TCP login is trusted): it can
         read and write the run's files (\\copy)."""
-        return [f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", user, "-d", db,
-                "-X", "-q", "-v", "ON_ERROR_STOP=1", *args]
+        return [
+            f"{PGBIN}/psql",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            user,
+            "-d",
+            db,
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            *args,
+        ]
 
     def session(self, sql, *args):
         """psql running `sql` in the background (`args`: psql options); its Popen, with
         stdout and stderr piped."""
-        return subprocess.Popen(self.tcp_args(*args, "-c", sql), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(
+            self.tcp_args(*args, "-c", sql),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def attempt(self, sql, db="postgres", user="postgres"):
         """Runs `sql` (verbose errors: SQLSTATE, DETAIL, HINT, CONTEXT and LOCATION),
         succeed or fail: (psql's exit code, its whole output)."""
-        r = subprocess.run(self.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", sql, db=db, user=user),
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            self.tcp_args("-At", "-v", "VERBOSITY=verbose", "-c", sql, db=db, user=user),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         return r.returncode, r.stdout + r.stderr
 
     def sql(self, *commands, db="postgres", stdin=None, fields=False):
@@ -164,9 +199,14 @@ class Cluster(testenv.Postgres):
         args = [a for c in commands for a in ("-c", c)]
         if fields:
             args = ["-At", "-F", fields if isinstance(fields, str) else " ", *args]
-        r = subprocess.run(self.tcp_args(*args, db=db), input=stdin, capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            self.tcp_args(*args, db=db), input=stdin, capture_output=True, text=True, timeout=600
+        )
         if r.returncode != 0:
-            raise Fail(f"psql on {self.name} failed: {' / '.join(commands) or 'a script'}\n{r.stdout}{r.stderr}")
+            raise Fail(
+                f"psql on {self.name} failed: "
+                f"{' / '.join(commands) or 'a script'}\n{r.stdout}{r.stderr}"
+            )
         return r.stdout.strip()
 
     def row(self, sql, db="postgres", sep=" "):
@@ -192,12 +232,17 @@ class Cluster(testenv.Postgres):
         code, out = self.error(sql, db=db)
         check(code == sqlstate, f"not SQLSTATE {sqlstate}: {sql}\n{out}")
         check(re.search(pattern, out, re.M), f"message does not match /{pattern}/: {sql}\n{out}")
-        check(not BACKTRACE.search(out), f"a Rust backtrace or error.rs location reached the client: {sql}\n{out}")
+        check(
+            not BACKTRACE.search(out),
+            f"a Rust backtrace or error.rs location reached the client: {sql}\n{out}",
+        )
         print("  refused: " + next(line for line in out.splitlines() if "ERROR:" in line))
         return out
 
     def ids(self, where="true"):
-        return [int(x) for x in self.one(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT").split()]
+        return [
+            int(x) for x in self.one(f"COPY (SELECT id FROM ids WHERE {where}) TO STDOUT").split()
+        ]
 
     def pgbench(self, script, *args, background=False):
         """pgbench running `script` (written to DIR/NAME.sql) with `args`; with
@@ -205,15 +250,29 @@ class Cluster(testenv.Postgres):
         path = os.path.join(self.dir, f"{len(os.listdir(self.dir))}.pgbench.sql")
         with open(path, "w") as f:
             f.write(script + "\n")
-        cmd = [f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-n", *args, "-f", path,
-               "postgres"]
+        cmd = [
+            f"{PGBIN}/pgbench",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-n",
+            *args,
+            "-f",
+            path,
+            "postgres",
+        ]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return p if background else bench_done(p, timeout=600)
 
     # --- the server ----------------------------------------------------------
 
     def pg_ctl(self, *args, check_rc=True, timeout=120):
-        return run_pg([f"{PGBIN}/pg_ctl", "-D", self.data, *args], check_rc=check_rc, timeout=timeout)
+        return run_pg(
+            [f"{PGBIN}/pg_ctl", "-D", self.data, *args], check_rc=check_rc, timeout=timeout
+        )
 
     def start_ctl(self, env=None, log=None):
         """pg_ctl start on this cluster's port (a free one the first time), initdb'd
@@ -226,8 +285,23 @@ class Cluster(testenv.Postgres):
         if self.port is None:
             self.port = testenv.free_port()
         extra = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
-        r = run_pg([*extra, f"{PGBIN}/pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", log or self.log,
-                    "-o", f"-p {self.port}", "start"], check_rc=False)
+        r = run_pg(
+            [
+                *extra,
+                f"{PGBIN}/pg_ctl",
+                "-D",
+                self.data,
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                log or self.log,
+                "-o",
+                f"-p {self.port}",
+                "start",
+            ],
+            check_rc=False,
+        )
         check(r.returncode == 0, f"{self.name}: pg_ctl start failed: {r.stdout}{r.stderr}")
         self.started = True
         return self
@@ -266,16 +340,34 @@ class Cluster(testenv.Postgres):
         """The state once the start-up check has reported: it runs in a background
         worker after the server accepts connections, so a state read straight after
         a start may still be 'checking'."""
-        wait_until(lambda: not self.status().startswith("checking"), timeout,
-                   f"{self.name}: the start-up check's verdict")
+        wait_until(
+            lambda: not self.status().startswith("checking"),
+            timeout,
+            f"{self.name}: the start-up check's verdict",
+        )
         return self.status()
 
     def copy_from(self, source, standby=False):
         """This cluster's data directory, a pg_basebackup of `source` (-R: a standby)."""
         os.chmod(self.dir, 0o755)
         chown_postgres(self.dir)
-        run_pg([f"{PGBIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(source.port), "-U", "postgres",
-                "-D", self.data, "-X", "stream", "--no-sync", *(["-R"] if standby else [])])
+        run_pg(
+            [
+                f"{PGBIN}/pg_basebackup",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(source.port),
+                "-U",
+                "postgres",
+                "-D",
+                self.data,
+                "-X",
+                "stream",
+                "--no-sync",
+                *(["-R"] if standby else []),
+            ]
+        )
         self.append_conf(f"unix_socket_directories = '{self.dir}'")
         return self
 
@@ -286,8 +378,11 @@ class Cluster(testenv.Postgres):
     def wait_replayed(self, primary, timeout=30):
         """Until this standby has replayed all `primary` wrote so far."""
         lsn = primary.one("SELECT pg_current_wal_lsn()")
-        wait_until(lambda: self.one(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'") == "t", timeout,
-                   f"the standby {self.name} did not replay up to {lsn}")
+        wait_until(
+            lambda: self.one(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'") == "t",
+            timeout,
+            f"the standby {self.name} did not replay up to {lsn}",
+        )
 
     def wait_lease(self):
         """Until the server holds its lease; its node id."""
@@ -295,7 +390,9 @@ class Cluster(testenv.Postgres):
 
         def held():
             try:
-                seen[:] = self.row("SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()")
+                seen[:] = self.row(
+                    "SELECT coalesce(lease_state, '-'), coalesce(node, -1) FROM flakeid_status()"
+                )
             except Fail as err:
                 seen[:] = [str(err).splitlines()[-1], ""]
             return seen[0] == "held"
@@ -304,7 +401,9 @@ class Cluster(testenv.Postgres):
         return seen[1]
 
     def accepting(self):
-        r = subprocess.run(self.tcp_args("-At", "-c", "SELECT 1"), capture_output=True, text=True, timeout=30)
+        r = subprocess.run(
+            self.tcp_args("-At", "-c", "SELECT 1"), capture_output=True, text=True, timeout=30
+        )
         return r.returncode == 0 and r.stdout.strip() == "1"
 
 
@@ -324,7 +423,12 @@ class Run:
     the failure."""
 
     def __init__(self, prefix, log_lines=25, max_connections=40):
-        self.prefix, self.log_lines, self.max_connections, self.rc = prefix, log_lines, max_connections, 0
+        self.prefix, self.log_lines, self.max_connections, self.rc = (
+            prefix,
+            log_lines,
+            max_connections,
+            0,
+        )
         self.error = None
         self.clusters = []
 
@@ -341,13 +445,18 @@ class Run:
         return self
 
     def __exit__(self, kind, err, _tb):
-        failed = kind is not None and issubclass(kind, (Fail, testenv.EnvError, subprocess.SubprocessError))
+        failed = kind is not None and issubclass(
+            kind, (Fail, testenv.EnvError, subprocess.SubprocessError)
+        )
         if failed:
             for c in self.clusters:
                 for log in (c.log, os.path.join(c.dir, "pg_ctl.log")):
                     if os.path.exists(log):
-                        print(f"--- {log} (last {self.log_lines} lines)"
-                              + testenv.log_tail(log, lines=self.log_lines), file=sys.stderr)
+                        print(
+                            f"--- {log} (last {self.log_lines} lines)"
+                            + testenv.log_tail(log, lines=self.log_lines),
+                            file=sys.stderr,
+                        )
         for c in self.clusters:
             try:
                 c.stop()

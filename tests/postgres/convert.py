@@ -42,32 +42,60 @@ NODE = 6
 
 
 def default_of(c, table):
-    return c.one(f"SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = '{table}'::regclass AND adnum = 1")
+    return c.one(
+        f"SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = '{table}'::regclass "
+        "AND adnum = 1"
+    )
 
 
 def live(c):
     print("== live: a bigserial table under 4 inserting clients")
-    c.sql("CREATE TABLE orders (id bigserial PRIMARY KEY, body text NOT NULL)",
-          "INSERT INTO orders (body) SELECT 'old' FROM generate_series(1, 20000)")
-    bench = c.pgbench("INSERT INTO orders (body) VALUES ('during');", "-c", "4", "-j", "2", "-T", "4",
-                      background=True)
+    c.sql(
+        "CREATE TABLE orders (id bigserial PRIMARY KEY, body text NOT NULL)",
+        "INSERT INTO orders (body) SELECT 'old' FROM generate_series(1, 20000)",
+    )
+    bench = c.pgbench(
+        "INSERT INTO orders (body) VALUES ('during');",
+        "-c",
+        "4",
+        "-j",
+        "2",
+        "-T",
+        "4",
+        background=True,
+    )
     # Let the clients run on the sequence for a while, then switch under them.
     c.sql("SELECT pg_sleep(1)")
     top = c.one("SELECT convert_sequence_to_flakeid('orders', 'id')")
     out = bench_done(bench)
     failed = [line for line in out.splitlines() if "failed" in line]
-    n, distinct, seq_ids, new_ids, new_other_node, below = c.row(f"""SELECT count(*), count(DISTINCT id),
+    n, distinct, seq_ids, new_ids, new_other_node, below = (
+        c.row(f"""SELECT count(*), count(DISTINCT id),
         count(*) FILTER (WHERE id <= {top}), count(*) FILTER (WHERE id > {top}),
         count(*) FILTER (WHERE id > {top} AND (flakeid_decompose(id)).node <> {NODE}),
-        count(*) FILTER (WHERE id > {top} AND id < flakeid_first_at(now() - interval '1 hour')) FROM orders""")
-    print(f"  converted at ID {top}: {n} rows, {distinct} distinct; {seq_ids} from the sequence, {new_ids} from "
-          f"flakeid_next(); default now {default_of(c, 'orders')}; pgbench: {' '.join(failed) or 'ok'}")
+        count(*) FILTER (WHERE id > {top} AND id < flakeid_first_at(now() - interval '1 hour'))
+            FROM orders""")
+    )
+    print(
+        f"  converted at ID {top}: {n} rows, {distinct} distinct; {seq_ids} from the sequence, "
+        f"{new_ids} from "
+        f"flakeid_next(); default now {default_of(c, 'orders')}; pgbench: "
+        f"{' '.join(failed) or 'ok'}"
+    )
     check(int(top) > 20000, "no insert ran on the sequence during the test")
     check(n == distinct, f"{int(n) - int(distinct)} IDs repeat")
     check(int(new_ids) > 0, "no insert after the switch")
-    expect((new_other_node, below), ("0", "0"), "IDs after the switch not the server's, or not above the sequence's")
+    expect(
+        (new_other_node, below),
+        ("0", "0"),
+        "IDs after the switch not the server's, or not above the sequence's",
+    )
     expect(default_of(c, "orders"), "flakeid_next()", "the default")
-    expect(c.one("SELECT count(*) FROM pg_class WHERE relname = 'orders_id_seq'"), "0", "the owned sequence")
+    expect(
+        c.one("SELECT count(*) FROM pg_class WHERE relname = 'orders_id_seq'"),
+        "0",
+        "the owned sequence",
+    )
     check(all(" 0 (0.000%)" in line for line in failed) or not failed, f"inserts failed:\n{out}")
 
 
@@ -90,58 +118,97 @@ def readers(c):
     conversions = transactions = 0
     for n in range(3):
         table = f"accounts{n}"
-        c.sql(f"CREATE TABLE {table} (id bigserial PRIMARY KEY, body text NOT NULL)",
-              f"INSERT INTO {table} (body) SELECT 'old' FROM generate_series(1, 20000)")
-        bench = c.pgbench(READ_THEN_INSERT.format(table=table), "-c", "4", "-j", "2", "-T", "2", background=True)
+        c.sql(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, body text NOT NULL)",
+            f"INSERT INTO {table} (body) SELECT 'old' FROM generate_series(1, 20000)",
+        )
+        bench = c.pgbench(
+            READ_THEN_INSERT.format(table=table), "-c", "4", "-j", "2", "-T", "2", background=True
+        )
         c.sql("SELECT pg_sleep(0.5)")
         rc, out = c.attempt(f"SELECT convert_sequence_to_flakeid('{table}', 'id')")
         bench_out, _ = bench.communicate(timeout=120)
         failed = failed_transactions(bench_out) + (bench.returncode != 0)
-        after = c.one(f"SELECT count(*) FROM {table} WHERE id > 20000 AND body = 'during' "
-                      f"AND (flakeid_decompose(id)).node = {NODE}")
-        print(f"  round {n + 1}: conversion {'ok' if rc == 0 else 'FAILED: ' + out.strip().splitlines()[0]}; "
-              f"{failed} application transactions failed; {after} inserts after the switch")
+        after = c.one(
+            f"SELECT count(*) FROM {table} WHERE id > 20000 AND body = 'during' "
+            f"AND (flakeid_decompose(id)).node = {NODE}"
+        )
+        print(
+            f"  round {n + 1}: conversion "
+            f"{'ok' if rc == 0 else 'FAILED: ' + out.strip().splitlines()[0]}; "
+            f"{failed} application transactions failed; {after} inserts after the switch"
+        )
         conversions += rc != 0
         transactions += failed
-    check(conversions == 0 and transactions == 0,
-          f"beside transactions that read then insert: {conversions} conversions and {transactions} "
-          "application transactions failed")
+    check(
+        conversions == 0 and transactions == 0,
+        f"beside transactions that read then insert: {conversions} conversions and {transactions} "
+        "application transactions failed",
+    )
 
 
 HOLD_S = 15
 
 
 def bounded(c):
-    print(f"== bounded: the default call beside a transaction holding the table for {HOLD_S} s, and a reader")
-    c.sql("CREATE TABLE held (id bigserial PRIMARY KEY, body text)", "INSERT INTO held (body) VALUES ('old')")
+    print(
+        f"== bounded: the default call beside a transaction holding the table for {HOLD_S} s, and "
+        "a reader"
+    )
+    c.sql(
+        "CREATE TABLE held (id bigserial PRIMARY KEY, body text)",
+        "INSERT INTO held (body) VALUES ('old')",
+    )
     holder = c.session(f"BEGIN; SELECT count(*) FROM held; SELECT pg_sleep({HOLD_S}); COMMIT")
     pid = []
 
     def holding():
-        pid[:] = c.one("""SELECT l.pid FROM pg_locks l WHERE l.relation = 'held'::regclass AND l.granted
+        pid[:] = (
+            c.one("""SELECT l.pid FROM pg_locks l WHERE l.relation = 'held'::regclass AND l.granted
                            AND l.pid <> pg_backend_pid()""").split()
+        )
         return bool(pid)
 
     wait_until(holding, 10, "the holder did not lock the table")
-    conversion = c.session("SELECT convert_sequence_to_flakeid('held', 'id')", "-v", "VERBOSITY=verbose")
-    wait_until(lambda: c.one("""SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-                                 AND query LIKE 'SELECT convert_sequence_to_flakeid%'""") == "1",
-               10, "the conversion is not waiting for its lock")
+    conversion = c.session(
+        "SELECT convert_sequence_to_flakeid('held', 'id')", "-v", "VERBOSITY=verbose"
+    )
+    wait_until(
+        lambda: (
+            c.one("""SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+                                 AND query LIKE 'SELECT convert_sequence_to_flakeid%'""")
+            == "1"
+        ),
+        10,
+        "the conversion is not waiting for its lock",
+    )
     # Queued behind the conversion's request: it goes on once the conversion gives up,
     # while the holder still holds the table.
     reader = c.session("SELECT count(*) FROM held", "-At")
     out, err = reader.communicate(timeout=HOLD_S + 30)
     check(reader.returncode == 0 and out.strip() == "1", f"the reader: {out}{err}")
-    check(holder.poll() is None, f"the reader waited for the {HOLD_S} s holder, not for the conversion's bound")
+    check(
+        holder.poll() is None,
+        f"the reader waited for the {HOLD_S} s holder, not for the conversion's bound",
+    )
     _, err = conversion.communicate(timeout=30)
     check(conversion.returncode != 0 and "55P03" in err, f"the conversion did not give up: {err}")
-    check(re.search(rf"held was not locked within 00:00:02 \(lock_wait\): held by pid {pid[0]} \(idle in "
-                    rf"transaction, its query started [0-9-]+ [0-9:.+]+: SELECT pg_sleep\({HOLD_S}\)\)", err)
-          or re.search(rf"held by pid {pid[0]} \(active, its query started", err),
-          f"the conversion's refusal does not name the holder {pid[0]}: {err}")
+    check(
+        re.search(
+            rf"held was not locked within 00:00:02 \(lock_wait\): held by pid {pid[0]} \(idle in "
+            rf"transaction, its query started [0-9-]+ [0-9:.+]+: SELECT pg_sleep\({HOLD_S}\)\)",
+            err,
+        )
+        or re.search(rf"held by pid {pid[0]} \(active, its query started", err),
+        f"the conversion's refusal does not name the holder {pid[0]}: {err}",
+    )
     print("  " + next(line for line in err.splitlines() if "ERROR" in line))
     print("  the reader went on after the conversion's 2 s, while the holder still held the table")
-    expect(default_of(c, "held"), "nextval('held_id_seq'::regclass)", "the default after the conversion gave up")
+    expect(
+        default_of(c, "held"),
+        "nextval('held_id_seq'::regclass)",
+        "the default after the conversion gave up",
+    )
     holder.communicate(timeout=HOLD_S + 30)
     top = c.one("SELECT convert_sequence_to_flakeid('held', 'id')")
     expect((top, default_of(c, "held")), ("1", "flakeid_next()"), "converted once the holder ended")
@@ -149,38 +216,76 @@ def bounded(c):
 
 def identity(c):
     print("== identity: GENERATED BY DEFAULT AS IDENTITY; GENERATED ALWAYS refused")
-    c.sql("CREATE TABLE always_items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text)")
-    out = c.expect_error("SELECT convert_sequence_to_flakeid('always_items', 'id')", "55000",
-                         r"always_items\.id is GENERATED ALWAYS AS IDENTITY, which refuses explicit values")
-    check("ALTER TABLE public.always_items ALTER COLUMN id SET GENERATED BY DEFAULT" in out, f"no way out: {out}")
-    expect(c.one("SELECT attidentity FROM pg_attribute WHERE attrelid = 'always_items'::regclass AND attname = 'id'"),
-           "a", "the identity of a refused table")
-    c.sql("CREATE TABLE items (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, body text)",
-          "INSERT INTO items (body) SELECT 'old' FROM generate_series(1, 500)")
+    c.sql(
+        "CREATE TABLE always_items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text)"
+    )
+    out = c.expect_error(
+        "SELECT convert_sequence_to_flakeid('always_items', 'id')",
+        "55000",
+        r"always_items\.id is GENERATED ALWAYS AS IDENTITY, which refuses explicit values",
+    )
+    check(
+        "ALTER TABLE public.always_items ALTER COLUMN id SET GENERATED BY DEFAULT" in out,
+        f"no way out: {out}",
+    )
+    expect(
+        c.one(
+            "SELECT attidentity FROM pg_attribute WHERE attrelid = 'always_items'::regclass AND "
+            "attname = 'id'"
+        ),
+        "a",
+        "the identity of a refused table",
+    )
+    c.sql(
+        "CREATE TABLE items (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, body text)",
+        "INSERT INTO items (body) SELECT 'old' FROM generate_series(1, 500)",
+    )
     top = c.one("SELECT convert_sequence_to_flakeid('items', 'id')")
     c.sql("INSERT INTO items (body) SELECT 'new' FROM generate_series(1, 500)")
-    ident, n, above = c.row("""SELECT (SELECT attidentity = '' FROM pg_attribute WHERE attrelid = 'items'::regclass
-        AND attname = 'id'), count(DISTINCT id), count(*) FILTER (WHERE body = 'new' AND id > 500) FROM items""")
-    print(f"  converted at ID {top}: identity dropped {ident}, {n} distinct IDs, {above} new ones above it")
+    ident, n, above = c.row("""SELECT (SELECT attidentity = '' FROM pg_attribute WHERE attrelid =
+                      'items'::regclass
+        AND attname = 'id'), count(DISTINCT id), count(*) FILTER (WHERE body = 'new' AND id > 500)
+            FROM items""")
+    print(
+        f"  converted at ID {top}: identity dropped {ident}, {n} distinct IDs, {above} new ones "
+        "above it"
+    )
     expect((top, ident, n, above), ("500", "t", "1000", "500"), "the identity column converted")
     expect(default_of(c, "items"), "flakeid_next()", "the default")
 
 
 def fk(c):
     print("== fk: a parent referenced by an integer column")
-    c.sql("CREATE TABLE parents (id bigserial PRIMARY KEY)", "INSERT INTO parents DEFAULT VALUES",
-          "CREATE TABLE children (id bigserial PRIMARY KEY, parent_id integer REFERENCES parents)",
-          "CREATE TABLE others (id bigserial PRIMARY KEY, parent bigint REFERENCES parents)",
-          "INSERT INTO children (parent_id) VALUES (1)")
-    out = c.expect_error("SELECT convert_sequence_to_flakeid('parents', 'id')", "42804",
-                         r"parents\.id is referenced by columns narrower than bigint, which could not hold its new IDs: "
-                         r"public\.children\.parent_id \(integer\)$")
-    check("ALTER TABLE public.children ALTER COLUMN parent_id TYPE bigint;" in out and "others" not in out,
-          f"the hint: {out}")
-    expect(default_of(c, "parents"), "nextval('parents_id_seq'::regclass)", "the default of a refused table")
+    c.sql(
+        "CREATE TABLE parents (id bigserial PRIMARY KEY)",
+        "INSERT INTO parents DEFAULT VALUES",
+        "CREATE TABLE children (id bigserial PRIMARY KEY, parent_id integer REFERENCES parents)",
+        "CREATE TABLE others (id bigserial PRIMARY KEY, parent bigint REFERENCES parents)",
+        "INSERT INTO children (parent_id) VALUES (1)",
+    )
+    out = c.expect_error(
+        "SELECT convert_sequence_to_flakeid('parents', 'id')",
+        "42804",
+        r"parents\.id is referenced by columns narrower than bigint, which could not hold its new "
+        r"IDs: "
+        r"public\.children\.parent_id \(integer\)$",
+    )
+    check(
+        "ALTER TABLE public.children ALTER COLUMN parent_id TYPE bigint;" in out
+        and "others" not in out,
+        f"the hint: {out}",
+    )
+    expect(
+        default_of(c, "parents"),
+        "nextval('parents_id_seq'::regclass)",
+        "the default of a refused table",
+    )
     c.sql("ALTER TABLE children ALTER COLUMN parent_id TYPE bigint")
     c.sql("SELECT convert_sequence_to_flakeid('parents', 'id')")
-    c.sql("WITH p AS (INSERT INTO parents DEFAULT VALUES RETURNING id) INSERT INTO children (parent_id) SELECT id FROM p")
+    c.sql(
+        "WITH p AS (INSERT INTO parents DEFAULT VALUES RETURNING id) INSERT INTO children "
+        "(parent_id) SELECT id FROM p"
+    )
     newest = c.one("SELECT max(parent_id) FROM children")
     print(f"  converted after the ALTER; a child of a new parent: parent_id {newest}")
     check(int(newest) > 2**31, f"the new parent's ID {newest} is not a flakeid ID")
@@ -188,18 +293,38 @@ def fk(c):
 
 def shared(c):
     print("== shared: a sequence one column owns and another table's default uses")
-    c.sql("CREATE TABLE owner_t (id bigserial PRIMARY KEY)",
-          "CREATE TABLE user_t (id bigint PRIMARY KEY DEFAULT nextval('owner_t_id_seq'))",
-          "INSERT INTO owner_t DEFAULT VALUES", "INSERT INTO user_t DEFAULT VALUES")
-    out = c.expect_error("SELECT convert_sequence_to_flakeid('owner_t', 'id')", "2BP01",
-                         r"owner_t\.id owns the sequence public\.owner_t_id_seq, which the defaults of public\.user_t\.id use too")
-    check("CASCADE" not in out and "ALTER SEQUENCE public.owner_t_id_seq OWNED BY NONE" in out, f"the hint: {out}")
-    expect((default_of(c, "owner_t"), default_of(c, "user_t")),
-           ("nextval('owner_t_id_seq'::regclass)",) * 2, "the defaults after the refusal")
-    c.sql("ALTER SEQUENCE owner_t_id_seq OWNED BY NONE", "SELECT convert_sequence_to_flakeid('owner_t', 'id')",
-          "INSERT INTO owner_t DEFAULT VALUES", "INSERT INTO user_t DEFAULT VALUES")
-    expect((default_of(c, "owner_t"), default_of(c, "user_t"), c.one("SELECT max(id) FROM user_t")),
-           ("flakeid_next()", "nextval('owner_t_id_seq'::regclass)", "3"), "after OWNED BY NONE")
+    c.sql(
+        "CREATE TABLE owner_t (id bigserial PRIMARY KEY)",
+        "CREATE TABLE user_t (id bigint PRIMARY KEY DEFAULT nextval('owner_t_id_seq'))",
+        "INSERT INTO owner_t DEFAULT VALUES",
+        "INSERT INTO user_t DEFAULT VALUES",
+    )
+    out = c.expect_error(
+        "SELECT convert_sequence_to_flakeid('owner_t', 'id')",
+        "2BP01",
+        r"owner_t\.id owns the sequence public\.owner_t_id_seq, which the defaults of "
+        r"public\.user_t\.id use too",
+    )
+    check(
+        "CASCADE" not in out and "ALTER SEQUENCE public.owner_t_id_seq OWNED BY NONE" in out,
+        f"the hint: {out}",
+    )
+    expect(
+        (default_of(c, "owner_t"), default_of(c, "user_t")),
+        ("nextval('owner_t_id_seq'::regclass)",) * 2,
+        "the defaults after the refusal",
+    )
+    c.sql(
+        "ALTER SEQUENCE owner_t_id_seq OWNED BY NONE",
+        "SELECT convert_sequence_to_flakeid('owner_t', 'id')",
+        "INSERT INTO owner_t DEFAULT VALUES",
+        "INSERT INTO user_t DEFAULT VALUES",
+    )
+    expect(
+        (default_of(c, "owner_t"), default_of(c, "user_t"), c.one("SELECT max(id) FROM user_t")),
+        ("flakeid_next()", "nextval('owner_t_id_seq'::regclass)", "3"),
+        "after OWNED BY NONE",
+    )
 
 
 def rollback(c):
@@ -207,32 +332,66 @@ def rollback(c):
     c.sql("CREATE TABLE notes (id bigserial PRIMARY KEY)", "INSERT INTO notes DEFAULT VALUES")
     c.sql("BEGIN", "SELECT convert_sequence_to_flakeid('notes', 'id')", "ROLLBACK")
     c.sql("INSERT INTO notes DEFAULT VALUES")
-    default, ids = default_of(c, "notes"), c.one("SELECT string_agg(id::text, ',' ORDER BY id) FROM notes")
+    default, ids = (
+        default_of(c, "notes"),
+        c.one("SELECT string_agg(id::text, ',' ORDER BY id) FROM notes"),
+    )
     print(f"  after ROLLBACK: default {default}, IDs {ids}")
-    expect((default, ids), ("nextval('notes_id_seq'::regclass)", "1,2"), "the sequence after a rolled-back conversion")
+    expect(
+        (default, ids),
+        ("nextval('notes_id_seq'::regclass)", "1,2"),
+        "the sequence after a rolled-back conversion",
+    )
 
 
 def refused(c):
     print("== refused: not bigint, no sequence, IDs above what the layout issues now")
-    c.sql("CREATE TABLE small (id serial PRIMARY KEY)",
-          "CREATE TABLE plain (id bigint PRIMARY KEY)",
-          "CREATE TABLE ahead (id bigserial PRIMARY KEY)",
-          "INSERT INTO ahead VALUES (flakeid_first_at(now() + interval '1 day'))",
-          "CREATE TABLE handed (id bigserial PRIMARY KEY)",
-          "SELECT setval('handed_id_seq', flakeid_first_at(now() + interval '1 day'))",
-          "CREATE SEQUENCE shared_seq",
-          "CREATE TABLE shares (id bigint PRIMARY KEY DEFAULT nextval('shared_seq'))",
-          "INSERT INTO shares DEFAULT VALUES")
-    c.expect_error("SELECT convert_sequence_to_flakeid('small', 'id')", "42804", r"small\.id is integer, and flakeid IDs need bigint")
-    c.expect_error("SELECT convert_sequence_to_flakeid('plain', 'id')", "55000", r"plain\.id has no sequence or IDENTITY default")
-    c.expect_error("SELECT convert_sequence_to_flakeid('plain', 'nope')", "42703", r"plain has no column nope")
-    c.expect_error("SELECT convert_sequence_to_flakeid('ahead', 'id')", "55000",
-                   r"ahead\.id holds or was given IDs up to [0-9]+, and flakeid_next\(\) issues IDs from")
+    c.sql(
+        "CREATE TABLE small (id serial PRIMARY KEY)",
+        "CREATE TABLE plain (id bigint PRIMARY KEY)",
+        "CREATE TABLE ahead (id bigserial PRIMARY KEY)",
+        "INSERT INTO ahead VALUES (flakeid_first_at(now() + interval '1 day'))",
+        "CREATE TABLE handed (id bigserial PRIMARY KEY)",
+        "SELECT setval('handed_id_seq', flakeid_first_at(now() + interval '1 day'))",
+        "CREATE SEQUENCE shared_seq",
+        "CREATE TABLE shares (id bigint PRIMARY KEY DEFAULT nextval('shared_seq'))",
+        "INSERT INTO shares DEFAULT VALUES",
+    )
+    c.expect_error(
+        "SELECT convert_sequence_to_flakeid('small', 'id')",
+        "42804",
+        r"small\.id is integer, and flakeid IDs need bigint",
+    )
+    c.expect_error(
+        "SELECT convert_sequence_to_flakeid('plain', 'id')",
+        "55000",
+        r"plain\.id has no sequence or IDENTITY default",
+    )
+    c.expect_error(
+        "SELECT convert_sequence_to_flakeid('plain', 'nope')", "42703", r"plain has no column nope"
+    )
+    c.expect_error(
+        "SELECT convert_sequence_to_flakeid('ahead', 'id')",
+        "55000",
+        r"ahead\.id holds or was given IDs up to [0-9]+, and flakeid_next\(\) issues IDs from",
+    )
     # A value the sequence handed out, though no row holds it (yet), counts.
-    c.expect_error("SELECT convert_sequence_to_flakeid('handed', 'id')", "55000", r"handed\.id holds or was given IDs up to")
-    expect(default_of(c, "ahead"), "nextval('ahead_id_seq'::regclass)", "the default of a refused table")
+    c.expect_error(
+        "SELECT convert_sequence_to_flakeid('handed', 'id')",
+        "55000",
+        r"handed\.id holds or was given IDs up to",
+    )
+    expect(
+        default_of(c, "ahead"),
+        "nextval('ahead_id_seq'::regclass)",
+        "the default of a refused table",
+    )
     c.sql("SELECT convert_sequence_to_flakeid('shares', 'id')")
-    expect(c.one("SELECT count(*) FROM pg_class WHERE relname = 'shared_seq'"), "1", "a sequence the column does not own")
+    expect(
+        c.one("SELECT count(*) FROM pg_class WHERE relname = 'shared_seq'"),
+        "1",
+        "a sequence the column does not own",
+    )
 
 
 def section_convert(run):

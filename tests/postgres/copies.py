@@ -70,7 +70,10 @@ END $$;
 def take_at_once(servers, secs=1.0):
     """Each server takes IDs for `secs` seconds, all at the same time: per server, the
     number taken or the ERROR it refused with."""
-    procs = [(s, s.session(f"SELECT take({secs}, '{s.name}')", "-At", "-v", "VERBOSITY=verbose")) for s in servers]
+    procs = [
+        (s, s.session(f"SELECT take({secs}, '{s.name}')", "-At", "-v", "VERBOSITY=verbose"))
+        for s in servers
+    ]
     out = {}
     for s, p in procs:
         o, e = p.communicate(timeout=120)
@@ -82,7 +85,9 @@ def primary_taking(run, name):
     """A started primary with flakeid.node = 5 and take() (TAKE), 1,000 IDs taken
     'before'."""
     a = run.cluster(name, PRELOAD, "flakeid.node = 5").start()
-    a.sql("CREATE EXTENSION flakeid", TAKE, "INSERT INTO ids SELECT flakeid_next_many(1000), 'before'")
+    a.sql(
+        "CREATE EXTENSION flakeid", TAKE, "INSERT INTO ids SELECT flakeid_next_many(1000), 'before'"
+    )
     return a
 
 
@@ -91,10 +96,19 @@ def two_primaries(a, b, how):
     state = b.verdict()
     took = take_at_once([a, b])
     no_duplicates(how, f"both running: {took}", a.ids(), b.ids("side <> 'before'"))
-    check(isinstance(took[b.name], str) and "55000" in took[b.name], f"{how}: the copy issued IDs: {took}")
-    check(state == "copied: refusing until the node id is changed or confirmed", f"{how}: the copy's state is {state!r}")
+    check(
+        isinstance(took[b.name], str) and "55000" in took[b.name],
+        f"{how}: the copy issued IDs: {took}",
+    )
+    check(
+        state == "copied: refusing until the node id is changed or confirmed",
+        f"{how}: the copy's state is {state!r}",
+    )
     err = b.expect_error("SELECT flakeid_next()", "55000", "is a copy of another server's")
-    check("flakeid_confirm_node(5)" in err and "flakeid.lease" in err, f"{how}: the copy's refusal: {err}")
+    check(
+        "flakeid_confirm_node(5)" in err and "flakeid.lease" in err,
+        f"{how}: the copy's refusal: {err}",
+    )
 
 
 def scenario_clone(run):
@@ -109,8 +123,12 @@ def scenario_clone(run):
     state = b.verdict()
     check(state == "ready", f"the renumbered copy: {state}")
     took = take_at_once([a, b])
-    no_duplicates("after renumbering", f"renumbered to node 6, both running: {took}",
-                  a.ids(), b.ids("side <> 'before'"))
+    no_duplicates(
+        "after renumbering",
+        f"renumbered to node 6, both running: {took}",
+        a.ids(),
+        b.ids("side <> 'before'"),
+    )
     check(all(isinstance(v, int) and v > 0 for v in took.values()), f"after renumbering: {took}")
     a.stop()
     b.stop()
@@ -147,13 +165,19 @@ def borrowing_server(run, name, *extra):
     window, records a mark, and restarts with 60 s: a plain restart resumes right
     after the mark, with the whole window to borrow."""
     s = run.cluster(name, *BORROWING, "flakeid.max_borrow_ms = 100", *extra).start()
-    s.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY, side text NOT NULL)",
-          "INSERT INTO ids VALUES (flakeid_next(), 'first')", "ALTER SYSTEM SET flakeid.max_borrow_ms = 60000")
+    s.sql(
+        "CREATE EXTENSION flakeid",
+        "CREATE TABLE ids (id bigint PRIMARY KEY, side text NOT NULL)",
+        "INSERT INTO ids VALUES (flakeid_next(), 'first')",
+        "ALTER SYSTEM SET flakeid.max_borrow_ms = 60000",
+    )
     return s.restart()
 
 
 def lead_s(s):
-    return float(s.one("SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) FROM ids"))
+    return float(
+        s.one("SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) FROM ids")
+    )
 
 
 def new_ids(s):
@@ -165,18 +189,29 @@ def scenario_pitr(run):
     archive = os.path.join(run.work, "archive")
     os.makedirs(archive)
     chown_postgres(archive)
-    a = borrowing_server(run, "pitr-a", "archive_mode = on", f"archive_command = 'cp %p {archive}/%f'")
+    a = borrowing_server(
+        run, "pitr-a", "archive_mode = on", f"archive_command = 'cp %p {archive}/%f'"
+    )
     b = run.cluster("pitr-b").copy_from(a)
-    a.sql("INSERT INTO ids SELECT flakeid_next_many(10000), 'before'", "SELECT pg_create_restore_point('before')",
-          "INSERT INTO ids SELECT flakeid_next_many(20000), 'after'")
+    a.sql(
+        "INSERT INTO ids SELECT flakeid_next_many(10000), 'before'",
+        "SELECT pg_create_restore_point('before')",
+        "INSERT INTO ids SELECT flakeid_next_many(20000), 'after'",
+    )
     lead = lead_s(a)
     segment = a.one("SELECT pg_walfile_name(pg_switch_wal())")
-    wait_until(lambda: os.path.exists(os.path.join(archive, segment)), 30, f"{segment} was not archived")
+    wait_until(
+        lambda: os.path.exists(os.path.join(archive, segment)), 30, f"{segment} was not archived"
+    )
     issued = a.ids()
     a.stop_ctl()
     print(f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead of the clock; stopped")
-    b.append_conf(f"restore_command = 'cp {archive}/%f %p'", "recovery_target_name = 'before'",
-                  "recovery_target_action = 'promote'", "archive_mode = off")
+    b.append_conf(
+        f"restore_command = 'cp {archive}/%f %p'",
+        "recovery_target_name = 'before'",
+        "recovery_target_action = 'promote'",
+        "archive_mode = off",
+    )
     open(os.path.join(b.data, "recovery.signal"), "w").close()
     chown_postgres(os.path.join(b.data, "recovery.signal"))
     b.start()
@@ -200,33 +235,70 @@ def scenario_upgrade(run):
     os.makedirs(cwd)
     chown_postgres(cwd)
     t0 = time.monotonic()
-    run_pg([f"{PGBIN}/pg_upgrade", "-b", PGBIN, "-B", PGBIN, "-d", a.data, "-D", c.data, "-U", "postgres",
-            "-p", str(testenv.free_port()), "-P", str(testenv.free_port()), "-s", cwd], cwd=cwd, timeout=300)
-    print(f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {time.monotonic() - t0:.1f} s")
+    run_pg(
+        [
+            f"{PGBIN}/pg_upgrade",
+            "-b",
+            PGBIN,
+            "-B",
+            PGBIN,
+            "-d",
+            a.data,
+            "-D",
+            c.data,
+            "-U",
+            "postgres",
+            "-p",
+            str(testenv.free_port()),
+            "-P",
+            str(testenv.free_port()),
+            "-s",
+            cwd,
+        ],
+        cwd=cwd,
+        timeout=300,
+    )
+    print(
+        f"  the old server: {len(issued)} IDs, its last {lead:.1f} s ahead; pg_upgrade took "
+        f"{time.monotonic() - t0:.1f} s"
+    )
     c.start()
     c.verdict()
-    state, mark = c.row("SELECT state, coalesce(high_water_mark::text, 'none') FROM flakeid_status()", sep="|")
-    no_duplicates("after pg_upgrade", f"upgraded: {state}, high-water mark {mark}", issued, new_ids(c))
+    state, mark = c.row(
+        "SELECT state, coalesce(high_water_mark::text, 'none') FROM flakeid_status()", sep="|"
+    )
+    no_duplicates(
+        "after pg_upgrade", f"upgraded: {state}, high-water mark {mark}", issued, new_ids(c)
+    )
     c.stop()
 
 
 def scenario_restore(run):
-    print("== restore: a borrowing server's rows, pg_dump and pg_restore onto a new server with the same node id")
+    print(
+        "== restore: a borrowing server's rows, pg_dump and pg_restore onto a new server with the "
+        "same node id"
+    )
     a = borrowing_server(run, "restore-a")
     a.sql("INSERT INTO ids SELECT flakeid_next_many(5000), 'old'")
     lead = lead_s(a)
     issued = a.ids()
     dump = os.path.join(run.work, "restore.dump")
     b = run.cluster("restore-b", PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0").start()
-    for cmd in ([f"{PGBIN}/pg_dump", *tcp(a), "-Fc", "-f", dump, "postgres"],
-                [f"{PGBIN}/pg_restore", *tcp(b), "-d", "postgres", "--exit-on-error", dump]):
+    for cmd in (
+        [f"{PGBIN}/pg_dump", *tcp(a), "-Fc", "-f", dump, "postgres"],
+        [f"{PGBIN}/pg_restore", *tcp(b), "-d", "postgres", "--exit-on-error", dump],
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         check(r.returncode == 0, f"{os.path.basename(cmd[0])} failed: {r.stdout}{r.stderr}")
     a.stop()
     check(sorted(b.ids()) == sorted(issued), "the rows were not restored")
     resumed = b.one("SELECT flakeid_resume_after(max(id)) FROM ids")
-    no_duplicates("after the restore", f"restored {len(issued)} IDs, the last {lead:.1f} s ahead; resumed after "
-                  f"{resumed}", issued, new_ids(b))
+    no_duplicates(
+        "after the restore",
+        f"restored {len(issued)} IDs, the last {lead:.1f} s ahead; resumed after {resumed}",
+        issued,
+        new_ids(b),
+    )
     b.stop()
 
 
@@ -271,22 +343,33 @@ def scenario_kill(run):
     leases = os.path.join(run.work, "leases")
     os.makedirs(leases)
     chown_postgres(leases)
-    for how, conf in [("flakeid.node", ["flakeid.node = 8"]),
-                      ("flakeid.lease", [f"flakeid.lease = 'file://{leases}?namespace=kill'",
-                                         "flakeid.lease_ttl_ms = 1000"])]:
+    for how, conf in [
+        ("flakeid.node", ["flakeid.node = 8"]),
+        (
+            "flakeid.lease",
+            [f"flakeid.lease = 'file://{leases}?namespace=kill'", "flakeid.lease_ttl_ms = 1000"],
+        ),
+    ]:
         k = run.cluster(f"kill-{how.split('.')[1]}", PRELOAD, *conf).start()
         k.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint PRIMARY KEY)")
 
         def take_1000():
-            wait_until(lambda: k.one("SELECT coalesce(lease_state, 'held') FROM flakeid_status()") == "held", 20,
-                       "no lease held")
+            wait_until(
+                lambda: (
+                    k.one("SELECT coalesce(lease_state, 'held') FROM flakeid_status()") == "held"
+                ),
+                20,
+                "no lease held",
+            )
             k.sql("INSERT INTO ids SELECT flakeid_next_many(1000)")
 
         for round in range(1, 4):
             take_1000()
             pm = k.postmaster_pid()
             kids = children(pm)
-            check(any("flakeid" in n for n in names(kids)), f"no flakeid process among {names(kids)}")
+            check(
+                any("flakeid" in n for n in names(kids)), f"no flakeid process among {names(kids)}"
+            )
             os.kill(pm, signal.SIGKILL)
             if k.proc is not None:
                 k.proc.wait(timeout=10)
@@ -295,18 +378,30 @@ def scenario_kill(run):
                 wait_until(lambda: is_gone(pm), 10, "the postmaster did not die")
             t0 = time.monotonic()
             try:
-                wait_until(lambda: all(is_gone(p) for p in kids), 10, "processes of the killed postmaster still run")
+                wait_until(
+                    lambda: all(is_gone(p) for p in kids),
+                    10,
+                    "processes of the killed postmaster still run",
+                )
             except Fail:
                 left = [p for p in kids if not is_gone(p)]
                 stuck = names(left)
                 for p in left:
                     os.kill(p, signal.SIGKILL)
-                wait_until(lambda: all(is_gone(p) for p in left), 10, "orphans did not die of SIGKILL")
-                raise Fail(f"{how}, round {round}: still running 10 s after kill -9 of the postmaster: {stuck}")
+                wait_until(
+                    lambda: all(is_gone(p) for p in left), 10, "orphans did not die of SIGKILL"
+                )
+                raise Fail(
+                    f"{how}, round {round}: still running 10 s after kill -9 of the postmaster: "
+                    f"{stuck}"
+                )
             gone = time.monotonic() - t0
             # (Its own log: DIR/log is this process's, written by the first start.)
             k.start_ctl(log=os.path.join(k.dir, "pg_ctl.log"))
-            print(f"  {how}, round {round}: {len(kids)} processes gone {gone:.2f} s after kill -9; pg_ctl start: ok")
+            print(
+                f"  {how}, round {round}: {len(kids)} processes gone {gone:.2f} s after kill -9; "
+                "pg_ctl start: ok"
+            )
         take_1000()
         check(k.one("SELECT count(*) FROM ids") == "4000", "IDs after the restarts")
         k.stop_ctl()
@@ -315,9 +410,13 @@ def scenario_kill(run):
 def scenario_secrets(run):
     print("== secrets: passwords in a lease URL, in the userinfo and in the query")
     dead_port = testenv.free_port()  # reserved, so nothing listens on it
-    url = (f"postgres://flakeid:hunter-in-userinfo@127.0.0.1:{dead_port}/postgres"
-           "?password=hunter-in-query&namespace=secrets")
-    p = run.cluster("secrets", PRELOAD, f"flakeid.lease = '{url}'", "flakeid.lease_ttl_ms = 1000").start()
+    url = (
+        f"postgres://flakeid:hunter-in-userinfo@127.0.0.1:{dead_port}/postgres"
+        "?password=hunter-in-query&namespace=secrets"
+    )
+    p = run.cluster(
+        "secrets", PRELOAD, f"flakeid.lease = '{url}'", "flakeid.lease_ttl_ms = 1000"
+    ).start()
     p.sql("CREATE EXTENSION flakeid")
 
     def warnings():
@@ -329,25 +428,43 @@ def scenario_secrets(run):
     print(f"  flakeid_status().lease: {lease}")
     # An unknown parameter named like a secret: refused at start, shown masked.
     p.stop_ctl()
-    p.append_conf(f"flakeid.lease = 'postgres://u:hunter-again@127.0.0.1:{dead_port}/db?sslpassword=hunter-ssl'")
+    p.append_conf(
+        "flakeid.lease = "
+        f"'postgres://u:hunter-again@127.0.0.1:{dead_port}/db?sslpassword=hunter-ssl'"
+    )
     p.start()
     code, unknown = p.error("SELECT flakeid_next()")
     log = p.log_text()
     leaked = [line for line in log.splitlines() if "hunter" in line]
-    shown = {"server log": log, "flakeid_status()": lease + lease_state, "flakeid_next()": refused + unknown}
+    shown = {
+        "server log": log,
+        "flakeid_status()": lease + lease_state,
+        "flakeid_next()": refused + unknown,
+    }
     leaks = [where for where, text in shown.items() if "hunter" in text]
-    print(f"  {warnings()} lease warnings logged, {len(leaked)} log lines with a password; "
-          f"passwords shown in: {', '.join(leaks) or 'none'}")
+    print(
+        f"  {warnings()} lease warnings logged, {len(leaked)} log lines with a password; "
+        f"passwords shown in: {', '.join(leaks) or 'none'}"
+    )
     check(not leaks, f"a password in: {leaks}")
-    check(lease == f"postgres://flakeid:***@127.0.0.1:{dead_port}/postgres?password=***&namespace=secrets",
-          f"flakeid_status().lease: {lease}")
+    check(
+        lease
+        == f"postgres://flakeid:***@127.0.0.1:{dead_port}/postgres?password=***&namespace=secrets",
+        f"flakeid_status().lease: {lease}",
+    )
     check(code == "22023" and "sslpassword=***" in unknown, f"the refused URL: {unknown}")
     p.stop()
 
 
-SCENARIOS = {"clone": scenario_clone, "unsignal": scenario_unsignal, "pitr": scenario_pitr,
-             "upgrade": scenario_upgrade, "restore": scenario_restore, "kill": scenario_kill,
-             "secrets": scenario_secrets}
+SCENARIOS = {
+    "clone": scenario_clone,
+    "unsignal": scenario_unsignal,
+    "pitr": scenario_pitr,
+    "upgrade": scenario_upgrade,
+    "restore": scenario_restore,
+    "kill": scenario_kill,
+    "secrets": scenario_secrets,
+}
 
 
 def main(argv):

@@ -50,17 +50,34 @@ def packages():
 
     lib, ext = f"usr/lib/postgresql/{major}/lib", f"usr/share/postgresql/{major}/extension"
     scripts = ["flakeid.control", f"flakeid--{version}.sql", f"flakeid--0.1.0--{version}.sql"]
-    want = sorted([f"{lib}/flakeid.so", *(f"{ext}/{s}" for s in scripts),
-                   *(f"usr/share/doc/{name}/LICENSE-{k}" for k in ("APACHE", "MIT"))])
-    listing = subprocess.run(f"dpkg-deb --fsys-tarfile '{deb}' | tar -t", shell=True, capture_output=True,
-                             text=True, check=True).stdout.split()
+    want = sorted(
+        [
+            f"{lib}/flakeid.so",
+            *(f"{ext}/{s}" for s in scripts),
+            *(f"usr/share/doc/{name}/LICENSE-{k}" for k in ("APACHE", "MIT")),
+        ]
+    )
+    listing = subprocess.run(
+        f"dpkg-deb --fsys-tarfile '{deb}' | tar -t",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     got = sorted(p.removeprefix("./") for p in listing if not p.endswith("/"))
     if got != want:
         fail(f"{deb} holds {got}, expected {want}")
     if not re.search(rf"(^|, )postgresql-{major}(,|$)", out("dpkg-deb", "-f", deb, "Depends")):
         fail(f"{deb} does not depend on postgresql-{major}")
-    want = sorted([f"{top}/install.sh", f"{top}/pkglibdir/flakeid.so", *(f"{top}/sharedir/extension/{s}" for s in scripts),
-                   f"{top}/LICENSE-APACHE", f"{top}/LICENSE-MIT"])
+    want = sorted(
+        [
+            f"{top}/install.sh",
+            f"{top}/pkglibdir/flakeid.so",
+            *(f"{top}/sharedir/extension/{s}" for s in scripts),
+            f"{top}/LICENSE-APACHE",
+            f"{top}/LICENSE-MIT",
+        ]
+    )
     with tarfile.open(tarball) as t:
         got = sorted(m.name for m in t.getmembers() if not m.isdir())
     if got != want:
@@ -71,36 +88,74 @@ def packages():
         so = f"{unpacked}/{top}/pkglibdir/flakeid.so"
         if not filecmp.cmp(f"{unpacked}/deb/{lib}/flakeid.so", so, shallow=False):
             fail("the .deb's and the tarball's flakeid.so differ")
-        print(f"test-postgres-deb: {os.path.basename(deb)} and {os.path.basename(tarball)}: contents as expected")
+        print(
+            f"test-postgres-deb: {os.path.basename(deb)} and {os.path.basename(tarball)}: contents "
+            "as expected"
+        )
         # install.sh refuses a pg_config it cannot run, and one of another major, saying which.
-        for pgc, said in ((f"{unpacked}/no-such-pg_config", "cannot run"),
-                          ("/bin/echo", f"not a PostgreSQL version: set PG_CONFIG to the pg_config of PostgreSQL {major}")):
-            r = subprocess.run(["sh", f"{unpacked}/{top}/install.sh"], env={**os.environ, "PG_CONFIG": pgc},
-                               capture_output=True, text=True)
+        for pgc, said in (
+            (f"{unpacked}/no-such-pg_config", "cannot run"),
+            (
+                "/bin/echo",
+                f"not a PostgreSQL version: set PG_CONFIG to the pg_config of PostgreSQL {major}",
+            ),
+        ):
+            r = subprocess.run(
+                ["sh", f"{unpacked}/{top}/install.sh"],
+                env={**os.environ, "PG_CONFIG": pgc},
+                capture_output=True,
+                text=True,
+            )
             if r.returncode == 0 or said not in r.stderr:
                 fail(f"install.sh with PG_CONFIG={pgc}: exit {r.returncode}, {r.stderr.strip()!r}")
         if pg_config == f"/usr/lib/postgresql/{major}/bin/pg_config":
             # --reinstall: the same version rebuilt from changed sources is still installed.
-            subprocess.run(["bash", "scripts/apt-install.sh", "test-postgres-deb", "--reinstall", deb], check=True)
-            if out("dpkg-query", "-W", "-f=${Status} ${Version}", name) != f"install ok installed {version}":
+            subprocess.run(
+                ["bash", "scripts/apt-install.sh", "test-postgres-deb", "--reinstall", deb],
+                check=True,
+            )
+            if (
+                out("dpkg-query", "-W", "-f=${Status} ${Version}", name)
+                != f"install ok installed {version}"
+            ):
                 fail(f"dpkg does not list {name} {version} as installed")
             share = out(pg_config, "--sharedir")
-            for f in (f"{out(pg_config, '--pkglibdir')}/flakeid.so", *(f"{share}/extension/{s}" for s in scripts[:2])):
+            for f in (
+                f"{out(pg_config, '--pkglibdir')}/flakeid.so",
+                *(f"{share}/extension/{s}" for s in scripts[:2]),
+            ):
                 if subprocess.run(["dpkg", "-S", f], capture_output=True).returncode != 0:
                     fail(f"{f} is not the package's")
         else:
-            subprocess.run(["sh", f"{unpacked}/{top}/install.sh"], env={**os.environ, "PG_CONFIG": pg_config},
-                           check=True)
+            subprocess.run(
+                ["sh", f"{unpacked}/{top}/install.sh"],
+                env={**os.environ, "PG_CONFIG": pg_config},
+                check=True,
+            )
             if not filecmp.cmp(f"{out(pg_config, '--pkglibdir')}/flakeid.so", so, shallow=False):
                 fail("install.sh did not install the tarball's flakeid.so")
 
     # A user's PATH: no ~/.cargo/bin, no rustup; then this file again, as a user would run it.
     for tool in ("cargo", "rustc", "rustup"):
-        if subprocess.run(["bash", "-c", f"command -v {tool}"], env={"PATH": USER_PATH}, capture_output=True).returncode == 0:
+        if (
+            subprocess.run(
+                ["bash", "-c", f"command -v {tool}"], env={"PATH": USER_PATH}, capture_output=True
+            ).returncode
+            == 0
+        ):
             fail(f"{tool} is on the user's PATH")
-    env = {"PATH": USER_PATH, "HOME": "/nonexistent", "LANG": "C.UTF-8",
-           "FLAKEID_PGBIN": os.path.dirname(pg_config)}
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--create", version], env=env, cwd=ROOT, check=True)
+    env = {
+        "PATH": USER_PATH,
+        "HOME": "/nonexistent",
+        "LANG": "C.UTF-8",
+        "FLAKEID_PGBIN": os.path.dirname(pg_config),
+    }
+    subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--create", version],
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
 
 
 def create(version):
@@ -109,7 +164,9 @@ def create(version):
     import testenv
 
     stack = testenv.Stack()  # its work directory is removed at exit, and on a signal
-    pg = testenv.Postgres(stack.work, conf=["shared_preload_libraries = 'flakeid'", "flakeid.node = 77"])
+    pg = testenv.Postgres(
+        stack.work, conf=["shared_preload_libraries = 'flakeid'", "flakeid.node = 77"]
+    )
     stack.servers.append(pg)
     pg.start()
     pg.psql("CREATE EXTENSION flakeid")
@@ -122,8 +179,11 @@ def create(version):
     node = pg.psql(f"SELECT (flakeid_decompose({ids[-1]})).node").strip()
     if node != "77":
         fail(f"node {node}, expected 77")
-    print(f"test-postgres-deb: CREATE EXTENSION flakeid {version} on a fresh PostgreSQL {testenv.PGBIN} cluster "
-          "(no Rust on PATH): 1000 increasing IDs with node 77")
+    print(
+        f"test-postgres-deb: CREATE EXTENSION flakeid {version} on a fresh PostgreSQL "
+        f"{testenv.PGBIN} cluster "
+        "(no Rust on PATH): 1000 increasing IDs with node 77"
+    )
 
 
 if __name__ == "__main__":

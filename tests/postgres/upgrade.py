@@ -78,9 +78,12 @@ def source(run, name):
     restarted with the whole window to borrow."""
     with binaries(FROM):
         s = run.cluster(name, *BORROWING, "flakeid.max_borrow_ms = 100").start_ctl()
-        s.sql("CREATE EXTENSION flakeid", "CREATE TABLE ids (id bigint NOT NULL, side text NOT NULL)",
-              "INSERT INTO ids VALUES (flakeid_next(), 'first')",
-              f"ALTER SYSTEM SET flakeid.max_borrow_ms = {WINDOW_MS}")
+        s.sql(
+            "CREATE EXTENSION flakeid",
+            "CREATE TABLE ids (id bigint NOT NULL, side text NOT NULL)",
+            "INSERT INTO ids VALUES (flakeid_next(), 'first')",
+            f"ALTER SYSTEM SET flakeid.max_borrow_ms = {WINDOW_MS}",
+        )
         s.restart_ctl()
     return s
 
@@ -88,8 +91,12 @@ def source(run, name):
 def borrow(s, side):
     """AHEAD IDs at once (AHEAD ms ahead of the clock); how far ahead the last is (s)."""
     s.sql(f"INSERT INTO ids SELECT flakeid_next_many({AHEAD}), '{side}'")
-    return float(s.one(f"SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) "
-                       f"FROM ids WHERE side = '{side}'"))
+    return float(
+        s.one(
+            f"SELECT extract(epoch FROM flakeid_timestamp(max(id)) - clock_timestamp()) "
+            f"FROM ids WHERE side = '{side}'"
+        )
+    )
 
 
 def target(run, name, *conf):
@@ -107,8 +114,29 @@ def upgrade(run, s, t):
     os.makedirs(cwd)
     chown_postgres(cwd)
     t0 = time.monotonic()
-    run_pg([f"{TO}/pg_upgrade", "-b", FROM, "-B", TO, "-d", s.data, "-D", t.data, "-U", "postgres",
-            "-p", str(testenv.free_port()), "-P", str(testenv.free_port()), "-s", cwd], cwd=cwd, timeout=600)
+    run_pg(
+        [
+            f"{TO}/pg_upgrade",
+            "-b",
+            FROM,
+            "-B",
+            TO,
+            "-d",
+            s.data,
+            "-D",
+            t.data,
+            "-U",
+            "postgres",
+            "-p",
+            str(testenv.free_port()),
+            "-P",
+            str(testenv.free_port()),
+            "-s",
+            cwd,
+        ],
+        cwd=cwd,
+        timeout=600,
+    )
     return time.monotonic() - t0
 
 
@@ -122,8 +150,11 @@ def resumed(c):
 
 
 def scenario_smoke(run):
-    print(f"== smoke + revert: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a smoke-tested target, "
-          f"then back to the source")
+    print(
+        f"== smoke + revert: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a smoke-tested "
+        "target, "
+        f"then back to the source"
+    )
     s = source(run, "smoke-from")
     # The DBA's smoke test of the new cluster, before the old one's last IDs.
     t = target(run, "smoke-to", *BORROWING, "flakeid.max_borrow_ms = 100").start_ctl()
@@ -136,7 +167,9 @@ def scenario_smoke(run):
     with binaries(FROM):
         s.stop_ctl()
     took = upgrade(run, s, t)
-    print(f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s")
+    print(
+        f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s"
+    )
     t.start_ctl()
     state = t.verdict(timeout=3 * WINDOW_MS / 1000)
     check(state == "ready", f"the upgraded target: {state}")
@@ -156,13 +189,21 @@ def scenario_smoke(run):
         print(f"  the source again: {len(again)} IDs; {why}")
         revert = report(f"revert {major_of(TO)}->{major_of(FROM)}", old, new, again)
         s.stop_ctl()
-    check(smoke == 0 and revert == 0,
-          f"IDs repeated: {smoke} after pg_upgrade, {revert} across it and the revert")
-    check("pg_upgrade" in why[1], f"the reverted source does not say it resumed after pg_upgrade: {why}")
+    check(
+        smoke == 0 and revert == 0,
+        f"IDs repeated: {smoke} after pg_upgrade, {revert} across it and the revert",
+    )
+    check(
+        "pg_upgrade" in why[1],
+        f"the reverted source does not say it resumed after pg_upgrade: {why}",
+    )
 
 
 def scenario_config(run):
-    print(f"== config: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a target without flakeid.overflow = 'borrow'")
+    print(
+        f"== config: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a target without "
+        "flakeid.overflow = 'borrow'"
+    )
     s = source(run, "config-from")
     lead = borrow(s, "old")
     old = s.ids()
@@ -170,7 +211,9 @@ def scenario_config(run):
         s.stop_ctl()
     t = target(run, "config-to", PRELOAD, "flakeid.node = 1", "flakeid.max_sequence = 0")
     took = upgrade(run, s, t)
-    print(f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s")
+    print(
+        f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s"
+    )
     t0 = time.monotonic()
     t.start_ctl()
     # While it waits, flakeid_status() says how long is left; a call made then waits
@@ -182,8 +225,14 @@ def scenario_config(run):
         return not waiting[0].startswith("checking") or "no ID for another" in waiting[0]
 
     wait_until(says_left, 30, "the target's state during its wait")
-    left = re.search(r"^checking: the first start after pg_upgrade: no ID for another ([0-9]+) ms \(before ", waiting[0])
-    check(left and 0 < int(left.group(1)) <= WINDOW_MS, f"the waiting target's flakeid_status(): {waiting[0]}")
+    left = re.search(
+        r"^checking: the first start after pg_upgrade: no ID for another ([0-9]+) ms \(before ",
+        waiting[0],
+    )
+    check(
+        left and 0 < int(left.group(1)) <= WINDOW_MS,
+        f"the waiting target's flakeid_status(): {waiting[0]}",
+    )
     first = int(t.one("SELECT flakeid_next()"))
     print(f"  while it waited: {waiting[0]}; a call then got its ID when the wait ended")
     state = t.verdict(timeout=3 * WINDOW_MS / 1000)
@@ -193,13 +242,18 @@ def scenario_config(run):
     print(f"  the target: ready {time.monotonic() - t0:.1f} s after its start; {why}")
     n = report(f"target without borrow settings {major_of(FROM)}->{major_of(TO)}", old, new)
     check(n == 0, f"{n} IDs repeated after pg_upgrade")
-    check("pg_upgrade" in why[1] and f"{WINDOW_MS} ms" in why[1],
-          f"the target does not say it resumed after the source's window: {why}")
+    check(
+        "pg_upgrade" in why[1] and f"{WINDOW_MS} ms" in why[1],
+        f"the target does not say it resumed after the source's window: {why}",
+    )
     t.stop_ctl()
 
 
 def scenario_plain(run):
-    print(f"== plain: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a new target with the same borrow settings")
+    print(
+        f"== plain: pg_upgrade {major_of(FROM)} -> {major_of(TO)} into a new target with the same "
+        "borrow settings"
+    )
     s = source(run, "plain-from")
     lead = borrow(s, "old")
     old = s.ids()
@@ -207,7 +261,9 @@ def scenario_plain(run):
         s.stop_ctl()
     t = target(run, "plain-to", *BORROWING, f"flakeid.max_borrow_ms = {WINDOW_MS}")
     took = upgrade(run, s, t)
-    print(f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s")
+    print(
+        f"  the source: {len(old)} IDs, its last {lead:.1f} s ahead; pg_upgrade took {took:.1f} s"
+    )
     t.start_ctl()
     state = t.verdict(timeout=3 * WINDOW_MS / 1000)
     check(state == "ready", f"the upgraded target: {state}")
@@ -219,15 +275,23 @@ def scenario_plain(run):
 
 
 def scenario_uuid(run):
-    print(f"== uuid: pg_upgrade {major_of(FROM)} -> {major_of(TO)} of a UUID table whose last UUIDs lead the clock")
+    print(
+        f"== uuid: pg_upgrade {major_of(FROM)} -> {major_of(TO)} of a UUID table whose last UUIDs "
+        "lead the clock"
+    )
     clock = os.path.join(run.work, "uuid-from.faketime")
     # Its clock 30 s ahead, then set right: a restart onto it goes on above the floor,
     # its UUIDs 30 s ahead of the clock the upgraded cluster reads.
     cluster.set_clock(clock, "+30")
     with binaries(FROM):
-        s = run.cluster("uuid-from", PRELOAD, "flakeid.node = 1").start_ctl(env=cluster.faketime_env(clock))
-        s.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY, side text NOT NULL)",
-              "INSERT INTO u SELECT flakeid_uuidv7(), 'old' FROM generate_series(1, 10000)")
+        s = run.cluster("uuid-from", PRELOAD, "flakeid.node = 1").start_ctl(
+            env=cluster.faketime_env(clock)
+        )
+        s.sql(
+            "CREATE EXTENSION flakeid",
+            "CREATE TABLE u (id uuid PRIMARY KEY, side text NOT NULL)",
+            "INSERT INTO u SELECT flakeid_uuidv7(), 'old' FROM generate_series(1, 10000)",
+        )
         s.stop_ctl()
         cluster.set_clock(clock, "+0")
         s.start_ctl(env=cluster.faketime_env(clock))
@@ -240,16 +304,28 @@ def scenario_uuid(run):
     t.start_ctl()
     state = t.verdict(timeout=30)
     check(state == "ready", f"the upgraded target: {state}")
-    t.sql("INSERT INTO u SELECT flakeid_uuidv7(), 'new' FROM generate_series(1, 10000)",
-          "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'new'")
-    below = t.one("SELECT count(*) FROM u WHERE side = 'new' "
-                  "AND id <= (SELECT id FROM u WHERE side = 'old' ORDER BY id DESC LIMIT 1)")
-    print(f"  RESULT uuid order {major_of(FROM)}->{major_of(TO)}: {below} of 20,000 new UUIDs below the old largest")
+    t.sql(
+        "INSERT INTO u SELECT flakeid_uuidv7(), 'new' FROM generate_series(1, 10000)",
+        "INSERT INTO u SELECT flakeid_uuidv7_many(10000), 'new'",
+    )
+    below = t.one(
+        "SELECT count(*) FROM u WHERE side = 'new' "
+        "AND id <= (SELECT id FROM u WHERE side = 'old' ORDER BY id DESC LIMIT 1)"
+    )
+    print(
+        f"  RESULT uuid order {major_of(FROM)}->{major_of(TO)}: {below} of 20,000 new UUIDs below "
+        "the old largest"
+    )
     check(below == "0", f"{below} of 20,000 new UUIDs after pg_upgrade below the old largest")
     t.stop_ctl()
 
 
-SCENARIOS = {"smoke": scenario_smoke, "config": scenario_config, "plain": scenario_plain, "uuid": scenario_uuid}
+SCENARIOS = {
+    "smoke": scenario_smoke,
+    "config": scenario_config,
+    "plain": scenario_plain,
+    "uuid": scenario_uuid,
+}
 
 
 def main(argv):
@@ -257,8 +333,9 @@ def main(argv):
     if picked is None:
         return 2
     for pgbin in {FROM, TO}:
-        if not os.path.exists(os.path.join(run_pg([f"{pgbin}/pg_config", "--pkglibdir"]).stdout.strip(),
-                                           "flakeid.so")):
+        if not os.path.exists(
+            os.path.join(run_pg([f"{pgbin}/pg_config", "--pkglibdir"]).stdout.strip(), "flakeid.so")
+        ):
             print(f"FAIL: flakeid.so is not installed in {pgbin}'s PostgreSQL", file=sys.stderr)
             return 1
     print(f"pg_upgrade from PostgreSQL {major_of(FROM)} ({FROM}) to {major_of(TO)} ({TO})")

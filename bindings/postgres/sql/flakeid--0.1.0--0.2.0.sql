@@ -64,7 +64,8 @@ CREATE  FUNCTION @extschema@."flakeid_status"() RETURNS TABLE (
 	"uuid_high_water_mark" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
 	"uuid_lead_ms" bigint,  /* Option < i64 > */
 	"last_refusal" TEXT,  /* Option < String > */
-	"uuid_last_refusal" TEXT  /* Option < String > */
+	"uuid_last_refusal" TEXT,  /* Option < String > */
+	"peer_node" TEXT  /* Option < String > */
 )
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */

@@ -15,7 +15,13 @@
 //! the command that inserts. The error hook reads the key from PostgreSQL's DETAIL
 //! (`Key (id)=(…) already exists.`: its values are not translated) and adds the
 //! HINT only when a value is in that range: an ID the application inserts again in
-//! a later command is its own duplicate, and gets no advice. No DETAIL (no SELECT
+//! a later command is its own duplicate, and gets no advice. Within the command the
+//! hook cannot tell a row written elsewhere from the statement's own second insert
+//! of one ID (a CTE, a batch used twice): in both this backend issued the key once,
+//! in this command, and PostgreSQL hands the hook the key's text, not the row that
+//! holds it (reading the index from an error hook is not safe). So the HINT names
+//! both, with the query that tells them apart once the statement has rolled back
+//! (its own rows are gone then; a restored row is not). No DETAIL (no SELECT
 //! right on the key's columns), an error a PL/pgSQL block catches, or a BEFORE
 //! trigger that runs a query between the default and the insert gets none either.
 
@@ -102,11 +108,24 @@ unsafe extern "C-unwind" fn advise(edata: *mut pg_sys::ErrorData) {
             && e.sqlerrcode == PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION as i32
             && e.hint.is_null()
             && !e.detail.is_null()
-            && let Some(hint) = hint(
-                &CStr::from_ptr(e.detail).to_string_lossy(),
-                name(e.schema_name).as_deref(),
-                name(e.table_name).as_deref(),
-            )
+            && let Some(hint) = {
+                let detail = CStr::from_ptr(e.detail).to_string_lossy();
+                let (schema, table) = (name(e.schema_name), name(e.table_name));
+                hint(&detail, schema.as_deref(), table.as_deref()).or_else(|| {
+                    // 18's apply conflicts name no table in the error's fields;
+                    // their message does ("… on relation \"schema.table\" …").
+                    let quoted = (!e.message.is_null() && table.is_none())
+                        .then(|| {
+                            CStr::from_ptr(e.message)
+                                .to_string_lossy()
+                                .split('"')
+                                .nth(1)
+                                .map(String::from)
+                        })
+                        .flatten();
+                    applied(&detail, schema.as_deref(), table.as_deref().or(quoted.as_deref()))
+                })
+            }
             && let Ok(hint) = CString::new(hint)
         {
             e.hint = pg_sys::pstrdup(hint.as_ptr());
@@ -130,6 +149,78 @@ unsafe fn name(ptr: *const c_char) -> Option<String> {
     }
 }
 
+/// `schema.table`, or what stands for it when the error names none.
+fn qualified(schema: Option<&str>, table: Option<&str>) -> String {
+    match (schema, table) {
+        (Some(schema), Some(table)) => format!("{schema}.{table}"),
+        (None, Some(table)) => table.to_string(),
+        _ => "<table>".to_string(),
+    }
+}
+
+/// The HINT for a duplicate key met while applying a replication peer's rows (a
+/// logical replication apply worker, or any session with a replication origin set
+/// up), when a value of the key is an ID with this server's node id in its layout:
+/// that peer issued it (this server issues none twice), so two primaries issue under
+/// one node id. Also kept for `flakeid_status().peer_node`. `None` otherwise.
+fn applied(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
+    let who = replaying()?;
+    let layout = crate::settings::server_layout_quiet()?;
+    let node = own_node()?;
+    let (_, values) = key(detail)?;
+    let id = values
+        .split(", ")
+        .filter_map(|v| v.parse::<u64>().ok())
+        .find(|&v| v <= i64::MAX as u64 && layout.decompose(v).node == node)?;
+    let table = qualified(schema, table);
+    crate::shmem::note_peer_node(&format!(
+        "{who} applied {id} into {table}, an ID with this server's node id {node}"
+    ));
+    Some(format!(
+        "{who} received {id} from a replication peer, an ID with this server's node id {node}, and a row of \
+         {table} already holds it: another primary of the setup issues IDs under node id {node}, so the two \
+         issue the same IDs for different rows. Check: SELECT node FROM flakeid_status(); on every primary \
+         (each must differ; flakeid_status().peer_node names this conflict). Renumber one and restart it, then \
+         reconcile the rows that share an ID (docs/postgres.md, \"Logical replication between primaries\")."
+    ))
+}
+
+/// Who applies a replication peer's rows in this process: a logical replication
+/// worker (its registration's name, naming its subscription's OID), or a session
+/// with a replication origin set up; `None` for any other. The worker is told by its
+/// type, not by its origin: PostgreSQL resets the session's origin when an apply
+/// fails (16 and later, before the error is reported).
+fn replaying() -> Option<String> {
+    // SAFETY: NULL outside a background worker; else its registration, whose name
+    // and type are NUL-terminated.
+    let worker = unsafe {
+        pg_sys::MyBgworkerEntry.as_ref().and_then(|w| {
+            CStr::from_ptr(w.bgw_type.as_ptr())
+                .to_bytes()
+                .starts_with(b"logical replication")
+                .then(|| CStr::from_ptr(w.bgw_name.as_ptr()).to_string_lossy().into_owned())
+        })
+    };
+    // SAFETY: a backend-local variable, set while a session replays an origin.
+    let origin = unsafe { pg_sys::replorigin_session_origin } as u32;
+    worker.or_else(|| {
+        (origin != pg_sys::InvalidRepOriginId && origin != pg_sys::DoNotReplicateId)
+            .then(|| format!("a session replaying replication origin {origin}"))
+    })
+}
+
+/// This server's node id (the lease's, when it leases one); `None` when it has none.
+fn own_node() -> Option<u64> {
+    if crate::settings::lease().is_some() {
+        if !crate::shmem::preloaded() {
+            return None;
+        }
+        let held = *crate::shmem::LEASE_STATUS.share();
+        return (held.acquired > 0).then_some(held.node);
+    }
+    crate::settings::node_id().ok()
+}
+
 /// The HINT for a duplicate key whose DETAIL is `detail`, or `None` when no value
 /// of the key is an ID issued in the current command.
 fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
@@ -142,24 +233,27 @@ fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<Strin
     } else {
         "<id column>"
     };
-    let table = match (schema, table) {
-        (Some(schema), Some(table)) => format!("{schema}.{table}"),
-        (None, Some(table)) => table.to_string(),
-        _ => "<table>".to_string(),
-    };
+    let table = qualified(schema, table);
     Some(format!(
-        "This server issued {id} in this statement, and a row of {table} already holds it: rows written \
-         elsewhere (pg_restore, a logical copy, another server with this node id) lie above this server's \
-         floor. A superuser moves every later ID past them with SELECT flakeid_resume_after(max({column})) \
-         FROM {table}; (docs/postgres.md, \"Copies, restores and upgrades\").",
+        "This server issued {id} in this statement, and a row of {table} already holds it. Either the statement \
+         inserted {id} twice itself (one flakeid_next() value or flakeid_next_many() result used twice), or rows \
+         written elsewhere (pg_restore, a logical copy, another server with this node id) lie above this server's \
+         floor. Which: once this transaction has rolled back, SELECT {column} FROM {table} WHERE {column} = {id}; \
+         finds the row only in the second case, and then a superuser moves every later ID past them with SELECT \
+         flakeid_resume_after(max({column})) FROM {table}; (docs/postgres.md, \"Copies, restores and upgrades\").",
         id = values[at],
     ))
 }
 
-/// The columns and values of `Key (<columns>)=(<values>) already exists.`
+/// The columns and values of `Key (<columns>)=(<values>) already exists.`, or of
+/// PostgreSQL 18's apply conflicts, `… Key (<columns>)=(<values>); existing local
+/// row (…); remote row (…).`
 fn key(detail: &str) -> Option<(&str, &str)> {
     let eq = detail.find(")=(")?;
-    let open = detail[..eq].find('(')?;
-    let close = detail.rfind(')')?;
-    (close > eq + 2).then(|| (&detail[open + 1..eq], &detail[eq + 3..close]))
+    let open = detail[..eq].rfind("Key (")? + "Key ".len();
+    let values = &detail[eq + 3..];
+    let close = values
+        .rfind(") already exists")
+        .or_else(|| values.find("); existing local row"))?;
+    Some((&detail[open + 1..eq], &values[..close]))
 }

@@ -174,6 +174,7 @@ fn flakeid_status() -> TableIterator<
         name!(uuid_lead_ms, Option<i64>),
         name!(last_refusal, Option<String>),
         name!(uuid_last_refusal, Option<String>),
+        name!(peer_node, Option<String>),
     ),
 > {
     // SAFETY: PostgreSQL functions without arguments.
@@ -246,11 +247,13 @@ fn flakeid_status() -> TableIterator<
         preloaded().then(|| i64::try_from(crate::uuid::lead_ms()).unwrap_or(i64::MAX)),
         last_refusal(0),
         last_refusal(1),
+        last_refusal(2),
     ))
 }
 
 /// A family's last refusal since the server started (0: the 64-bit family, 1: the
-/// 128-bit one), with its time; NULL when none.
+/// 128-bit one; 2: the last duplicate key applied from a replication peer on this
+/// server's node id), with its time; NULL when none.
 fn last_refusal(family: usize) -> Option<String> {
     if !preloaded() {
         return None;

@@ -26,7 +26,8 @@ pub static UUID_FLOOR: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uu
 /// IDs ahead of what its clock allows (crate::restore): a call that finds the clock
 /// behind before then waits for it instead of failing (0: none).
 pub static REPAIR_READY_AT: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_repair_ready_at") };
-/// The last refusal of each family, named (`flakeid_status().last_refusal`; held briefly).
+/// The last refusal of each family, named (`flakeid_status().last_refusal`), and the
+/// last duplicate key applied from a peer on this server's node id (`peer_node`); held briefly.
 pub static LAST_REFUSAL: PgLwLock<LastRefusals> = unsafe { PgLwLock::new(c"flakeid_last_refusal") };
 /// 1 once this start's check has set the UUID mark if it was not (crate::mark::init_uuid).
 pub static UUID_MARK_READY: PgAtomic<AtomicU64> = unsafe { PgAtomic::new(c"flakeid_uuid_mark_ready") };
@@ -88,6 +89,18 @@ pub fn count_refusal(family: Family, message: &str) {
         count.fetch_add(1, Ordering::Relaxed);
         let mut l = LAST_REFUSAL.exclusive();
         let r = &mut l.0[last];
+        r.at_ms = flakeid_core::precise_now_ms();
+        r.len = store_text(&mut r.text, message);
+    }
+}
+
+/// Keeps `message` as the last duplicate key met while applying rows from a
+/// replication peer on an ID with this server's node id
+/// (`flakeid_status().peer_node`).
+pub fn note_peer_node(message: &str) {
+    if preloaded() {
+        let mut l = LAST_REFUSAL.exclusive();
+        let r = &mut l.0[2];
         r.at_ms = flakeid_core::precise_now_ms();
         r.len = store_text(&mut r.text, message);
     }
@@ -427,10 +440,12 @@ impl LastRefusal {
     }
 }
 
-/// The 64-bit family's last refusal, then the 128-bit family's.
+/// The 64-bit family's last refusal, then the 128-bit family's, then the last
+/// duplicate key a replication apply worker met on an ID of this server's node id
+/// ([`note_peer_node`]).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
-pub struct LastRefusals(pub [LastRefusal; 2]);
+pub struct LastRefusals(pub [LastRefusal; 3]);
 
 // SAFETY: plain old data, no pointers.
 unsafe impl PGRXSharedMemory for LastRefusals {}

@@ -527,6 +527,18 @@ pub fn setting_report(err: Error) -> Report {
 
 /// The layout of `flakeid.layout` (for the functions called without a layout name).
 #[track_caller]
+/// The server's layout, or `None` where [`server_layout`] would refuse: for callers
+/// that must not raise (an error hook).
+pub fn server_layout_quiet() -> Option<Layout> {
+    if let Some(layout) = SERVER_LAYOUT.get() {
+        return Some(*layout);
+    }
+    if refused_at_start(Some("layout")).is_some() {
+        return None;
+    }
+    Layout::preset(&text(&LAYOUT)).ok()
+}
+
 pub fn server_layout() -> Layout {
     if let Some(layout) = SERVER_LAYOUT.get() {
         return *layout;
