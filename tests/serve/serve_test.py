@@ -1340,6 +1340,77 @@ class CallOrder(unittest.TestCase):
         self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
 
 
+class WaitOnTheTimer(unittest.TestCase):
+    """A generator that must wait for the clock (a state file whose mark is 3 s
+    ahead, `--clock-backwards wait`) waits on tokio's timer, not on its worker: with
+    one worker thread, /healthz, /v1/uuid and the other waiting requests are answered
+    while `/v1/id`, `/v1/ids?n=3` and gRPC `Next` wait, and each then gets an ID past
+    the mark."""
+
+    def test_a_clock_wait_stalls_no_other_request_on_the_worker(self):
+        state = os.path.join(WORK, f"wait-{time.monotonic_ns()}.state")
+        mark = int(time.time() * 1000) + 3000
+        with open(state, "w") as f:
+            f.write(f"flakeid-state 1\nhigh_water_ms {mark}\nnode 1\n")
+        s = Server(
+            "--node",
+            "1",
+            "--state",
+            state,
+            "--clock-backwards",
+            "wait",
+            "--max-wait-ms",
+            "10000",
+            env={"TOKIO_WORKER_THREADS": "1"},
+        )
+        try:
+            done = []  # (what, status, body) in the order answered
+            lock = threading.Lock()
+
+            def ask(path):
+                status, _, body = s.get(path)
+                with lock:
+                    done.append((path, status, body))
+
+            def grpc_next():
+                status, reply, out = grpc_call(s.port, "Next", b"")
+                with lock:
+                    done.append(("Next", 200 if status == 0 else status, reply))
+
+            waiting = [threading.Thread(target=ask, args=(p,)) for p in ("/v1/id", "/v1/ids?n=3")]
+            waiting.append(threading.Thread(target=grpc_next))
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)  # the three are waiting for the clock
+            for path in ("/healthz", "/v1/uuid", "/healthz"):
+                ask(path)
+            for t in waiting:
+                t.join()
+            order = [d[0] for d in done]
+            # Answered while the ID requests waited: before any of them.
+            self.assertEqual(order[:3], ["/healthz", "/v1/uuid", "/healthz"], order)
+            self.assertTrue(all(status == 200 for _, status, _ in done), done)
+            layout = s.json("/v1/layout")[1]
+            shift = layout["datacenter_bits"] + layout["worker_bits"] + layout["sequence_bits"]
+            for what, _, body in done[3:]:
+                ids = (
+                    fixed64s(body)
+                    if what == "Next"
+                    else json.loads(body)
+                    if what.startswith("/v1/ids")
+                    else [int(body)]
+                )
+                self.assertTrue(ids, (what, body))
+                for i in ids:
+                    self.assertGreaterEqual(
+                        (int(i) >> shift) + layout["epoch_ms"],
+                        mark,
+                        f"{what}: an ID before the state's mark",
+                    )
+        finally:
+            s.stop()
+
+
 class NoNode(unittest.TestCase):
     """Started with no generator option at all (no node id, also with empty
     FLAKEID_NODE and FLAKEID_LEASE): 128-bit IDs only. The 128-bit routes and gRPC

@@ -29,6 +29,7 @@ mod formats;
 mod liveness;
 // 2.
 mod budget;
+mod chunks;
 mod metrics;
 mod security;
 // 3.
@@ -163,7 +164,8 @@ pub async fn serve_with_probes(
     let limits = service.config.limits.clone();
     let ready = health.set(&service).await;
     tokio::spawn(health.watch(Arc::downgrade(&service), ready));
-    tokio::spawn(trim::run(Arc::downgrade(&service)));
+    let weak = Arc::downgrade(&service);
+    tokio::spawn(trim::run(move || weak.upgrade().map(|s| s.memory_in_use())));
     let (probes_done, probes_stop) = tokio::sync::oneshot::channel::<()>();
     let probe_loop = match probes {
         None => None,

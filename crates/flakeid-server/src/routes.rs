@@ -1,6 +1,7 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
+use crate::chunks::{IdChunks, reserve_room, uuid7_chunks};
 use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
 use crate::error::ApiError;
 use crate::formats::{
@@ -9,7 +10,7 @@ use crate::formats::{
 };
 use crate::grpc::{Grpc, Health, reflection};
 use crate::metrics::{KindLabels, Route};
-use crate::service::{IdChunks, Service, Shared, reserve_room, uuid7_chunks};
+use crate::service::{Service, Shared};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -105,8 +106,11 @@ pub(crate) fn answer_now(
     route: Route,
     req: &axum::http::Request<hyper::body::Incoming>,
 ) -> Option<Response> {
-    (route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD))
-        .then(|| one_id_answer(svc, req.method(), req.uri(), req.headers()))
+    if route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD) {
+        one_id_answer(svc, req.method(), req.uri(), req.headers())
+    } else {
+        None
+    }
 }
 
 /// Records an error response in the metrics (requests and their latency are
@@ -146,32 +150,50 @@ fn query_params(
 /// `GET /v1/id` through the router. It takes the request whole, to read its
 /// method, headers and query in place: the `HeaderMap` extractor would copy the
 /// headers on every call. The connection's service (conn/requests.rs) answers GET and HEAD
-/// of `/v1/id` itself, through [`one_id_answer`], without the router.
+/// of `/v1/id` itself, through [`one_id_answer`], without the router, unless the
+/// generator must wait for the clock: then the router's answer awaits it here.
 async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Response {
-    one_id_answer(&svc, req.method(), req.uri(), req.headers())
+    if let Some(r) = one_id_answer(&svc, req.method(), req.uri(), req.headers()) {
+        return r;
+    }
+    let result = match one_id_json(req.uri(), req.headers()) {
+        Ok(json) => svc.issue_async(1).await.map(|ids| one_id_response(json, ids[0])),
+        Err(e) => Err(e),
+    };
+    finish(&svc, result)
 }
 
-/// The answer to `GET` or `HEAD /v1/id`.
-pub(crate) fn one_id_answer(svc: &Service, method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> Response {
+/// Whether `GET /v1/id` answers in JSON (`?format=json`, or the Accept header).
+fn one_id_json(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<bool, ApiError> {
+    // No query string (the usual request): nothing to parse.
+    match uri.query() {
+        None => wants_json(None, headers),
+        Some(_) => {
+            let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
+            let params = query_params(q, &["format"])?;
+            wants_json(params.get("format").map(String::as_str), headers)
+        }
+    }
+}
+
+/// The answer to `GET` or `HEAD /v1/id` made at once; `None` where the generator
+/// would wait for the clock (its tick used up), which the caller awaits on tokio's
+/// timer ([`one_id`]) instead of holding the worker.
+pub(crate) fn one_id_answer(
+    svc: &Service,
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+) -> Option<Response> {
     let result = (|| {
-        // No query string (the usual request): nothing to parse.
-        let json = match uri.query() {
-            None => wants_json(None, headers)?,
-            Some(_) => {
-                let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
-                let params = query_params(q, &["format"])?;
-                wants_json(params.get("format").map(String::as_str), headers)?
-            }
-        };
+        let json = one_id_json(uri, headers)?;
         if method == Method::HEAD {
             let ct = if json { APPLICATION_JSON } else { TEXT_PLAIN };
-            return Ok(ids_response(ct, head_body()));
+            return Ok(Some(ids_response(ct, head_body())));
         }
-        let mut id = [0u64; 1];
-        svc.issue(&mut id)?;
-        Ok(one_id_response(json, id[0]))
+        Ok(svc.try_issue_one()?.map(|id| one_id_response(json, id)))
     })();
-    finish(svc, result)
+    result.transpose().map(|r| finish(svc, r))
 }
 
 async fn many_ids(
@@ -239,8 +261,7 @@ async fn many_ids_inner(
     if n < CHUNK {
         // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
         reserve_room(flow.as_ref(), n * bytes_per_id).await?;
-        let mut ids = vec![0u64; n];
-        svc.issue(&mut ids)?;
+        let ids = svc.issue_async(n).await?;
         let mut body = Vec::new();
         format.write(&ids, true, true, &mut body);
         return Ok(ids_response(format.content_type(), body));
@@ -273,7 +294,7 @@ async fn many_ids_inner(
 /// in time it is refused whole (`503` with `Retry-After`).
 pub(crate) async fn reserve_whole(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
     match flow {
-        Some(f) if !f.reserve_whole(bytes).await => Err(crate::service::no_room()),
+        Some(f) if !f.reserve_whole(bytes).await => Err(crate::chunks::no_room()),
         _ => Ok(()),
     }
 }
@@ -514,9 +535,9 @@ async fn wide_answer(
         }
         Ok(None) => {}
     }
-    let result = (|| {
+    let result: Result<Response, ApiError> = async {
         let json = wants_json(params.get("format").map(String::as_str), headers)?;
-        let u = svc.issue_uuid7()?;
+        let u = svc.issue_uuid7().await?;
         let text = match key {
             "ulid" => flakeid_core::format_ulid(u),
             _ => flakeid_core::format_uuid(u),
@@ -526,7 +547,8 @@ async fn wide_answer(
         } else {
             ids_response(TEXT_PLAIN, format!("{text}\n"))
         })
-    })();
+    }
+    .await;
     finish(svc, result)
 }
 
@@ -555,9 +577,9 @@ async fn one_typeid(
         }
         Ok(None) => {}
     }
-    let result = (|| {
+    let result: Result<Response, ApiError> = async {
         let json = wants_json(params.get("format").map(String::as_str), &headers)?;
-        let u = svc.issue_uuid7()?;
+        let u = svc.issue_uuid7().await?;
         let text = flakeid_core::format_typeid(prefix, u)?;
         Ok(if json {
             ids_response(
@@ -567,7 +589,8 @@ async fn one_typeid(
         } else {
             ids_response(TEXT_PLAIN, format!("{text}\n"))
         })
-    })();
+    }
+    .await;
     finish(&svc, result)
 }
 
