@@ -31,14 +31,17 @@ mod liveness;
 mod budget;
 mod chunks;
 mod metrics;
+mod scrape;
 mod security;
 // 3.
 mod service;
 // 4. handlers
 pub mod grpc;
 mod lease;
+mod params;
 mod routes;
 mod trim;
+mod wide_routes;
 // 5. transport
 mod conn;
 
@@ -55,7 +58,8 @@ pub use config::{
 };
 pub use conn::{PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 pub use formats::JS_SAFE_BITS;
-pub use lease::{Supervision, supervise};
+pub use lease::Supervision;
+pub use service::supervise;
 pub use service::{OPENAPI, Service};
 
 /// The HTTP routes and the gRPC services of `service` (what [`serve`] answers

@@ -6,7 +6,8 @@ use crate::budget::Memory;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::liveness::Watch;
-use crate::metrics::{Metrics, Snapshot};
+use crate::metrics::Metrics;
+use crate::scrape::Snapshot;
 use crate::security::Security;
 use axum::http::StatusCode;
 use flakeid_core::{Error, Generator, LeaseState};
@@ -233,7 +234,7 @@ impl Service {
     }
 
     /// Why the process counts as not live (`/healthz` 503): a leased service that
-    /// has held no lease for longer than its liveness timeout ([`lease::supervise`]).
+    /// has held no lease for longer than its liveness timeout ([`supervise`]).
     pub fn not_live(&self) -> Option<String> {
         self.lease.liveness_failure()
     }
@@ -376,4 +377,30 @@ impl Service {
         self.metrics.issued.inc_by(out.len() as u64);
         Ok(())
     }
+}
+
+impl crate::lease::Supervised for Service {
+    fn generator(&self) -> Option<Arc<Generator>> {
+        Service::generator(self)
+    }
+    fn is_draining(&self) -> bool {
+        Service::is_draining(self)
+    }
+    fn lease(&self) -> &Watch {
+        &self.lease
+    }
+    fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
+        Service::replace_generator(self, new)
+    }
+}
+
+/// Watches the service's lease until the service drains: logs each state change,
+/// leases again after a loss (calling `rebuild` on the blocking pool, with
+/// backoff), and keeps the liveness record (lease.rs). Returns at once for a
+/// service without a lease.
+pub async fn supervise<F>(svc: Arc<Service>, rebuild: F, opts: crate::Supervision)
+where
+    F: Fn() -> Result<Generator, Error> + Send + Sync + 'static,
+{
+    crate::lease::supervise(svc, rebuild, opts).await;
 }
