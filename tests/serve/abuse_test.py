@@ -1992,3 +1992,65 @@ class FinishedOnceAnswered(unittest.TestCase):
             b"\x08" + varint(100000),
             800000,
         )
+
+
+# ---- memory given back after an attack -----------------------------------------------
+
+# RSS 30 s after the attacker leaves, against RSS before it came: at most this much
+# above it. What stays is a fixed amount, whatever the attack's size: the workers'
+# jemalloc thread caches (an idle thread never flushes its own) and the allocator's
+# and tokio's metadata, about 2 MiB measured (docs/service.md, "Memory budget").
+RETURNED_WITHIN = 4 * MIB
+RETURNED_AFTER = 30
+
+
+class MemoryReturned(unittest.TestCase):
+    """100 connections from 8 addresses leave 32 unread `Batch(n=100000)` answers
+    each (1-byte windows) until the response budget is full, then leave; 30 s later
+    the server's RSS is back within RETURNED_WITHIN of what it was before they came."""
+
+    def test_rss_back_30_s_after_the_attack(self):
+        cap = 256
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "10000",
+            "--idle-timeout-ms",
+            "120000",
+        )
+        try:
+            # The figure before: a server that has answered its first requests.
+            for _ in range(3):
+                honest_ids(s.port, n=100)
+            time.sleep(1)
+            before = s.rss_kb() * 1024
+            w = Watch(s, budget(cap), within=2.0)
+            sources = [f"127.0.0.{i}" for i in range(3, 11)]
+            clients = [ShutWindow(s.port, source=sources[i % 8]) for i in range(100)]
+            time.sleep(4)  # the attackers' answers are made and hold their room
+            gauge = s.metric("flakeid_response_memory_bytes")
+            w.finish(self)
+            for h in clients:
+                h.close()
+            time.sleep(RETURNED_AFTER)
+            after = s.rss_kb() * 1024
+            print(
+                f"  RSS {before / MIB:.1f} MiB before, {w.max_rss / MIB:.1f} at the peak "
+                f"(response memory "
+                f"{gauge / MIB:.1f}), {after / MIB:.1f} {RETURNED_AFTER} s after",
+                file=sys.stderr,
+            )
+            self.assertGreaterEqual(gauge, 32 * MIB, "the attack did not fill the response budget")
+            self.assertLessEqual(
+                after,
+                before + RETURNED_WITHIN,
+                f"RSS {after / MIB:.1f} MiB {RETURNED_AFTER} s after the attack, "
+                f"{before / MIB:.1f} before",
+            )
+        finally:
+            s.stop(timeout=15)
