@@ -46,7 +46,9 @@ RESPONSE_MEMORY = 64 * MIB
 
 
 def budget(max_connections):
-    return FIXED + REQUEST_MEMORY + RESPONSE_MEMORY + (max_connections + PROBE_SLOTS) * PER_CONNECTION
+    return (
+        FIXED + REQUEST_MEMORY + RESPONSE_MEMORY + (max_connections + PROBE_SLOTS) * PER_CONNECTION
+    )
 
 
 PROBE_FROM = "127.0.0.2"  # another client address than the attacker's 127.0.0.1
@@ -72,8 +74,11 @@ class Watch:
     def probe(self):
         t0 = time.monotonic()
         try:
-            c = socket.create_connection(("127.0.0.1", self.s.port), timeout=max(1, 2 * self.within),
-                                         source_address=(PROBE_FROM, 0))
+            c = socket.create_connection(
+                ("127.0.0.1", self.s.port),
+                timeout=max(1, 2 * self.within),
+                source_address=(PROBE_FROM, 0),
+            )
             c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             data = b""
             while b"\r\n\r\n" not in data:
@@ -82,7 +87,11 @@ class Watch:
                     break
                 data += chunk
             c.close()
-            status = data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/1.1 ") else repr(data[:40])
+            status = (
+                data.split(b" ", 2)[1].decode()
+                if data.startswith(b"HTTP/1.1 ")
+                else repr(data[:40])
+            )
         except OSError as e:
             status = f"{type(e).__name__}: {e}"
         took = time.monotonic() - t0
@@ -105,11 +114,18 @@ class Watch:
     def finish(self, test):
         self.stop.set()
         self.t.join()
-        print(f"\n  max RSS {self.max_rss / MIB:.1f} MiB (bound {self.bound / MIB:.1f}); "
-              f"{self.probes} probes, slowest {self.worst * 1000:.1f} ms", file=sys.stderr)
-        test.assertLessEqual(self.max_rss, self.bound, f"RSS {self.max_rss / MIB:.1f} MiB over the budget")
+        print(
+            f"\n  max RSS {self.max_rss / MIB:.1f} MiB (bound {self.bound / MIB:.1f}); "
+            f"{self.probes} probes, slowest {self.worst * 1000:.1f} ms",
+            file=sys.stderr,
+        )
+        test.assertLessEqual(
+            self.max_rss, self.bound, f"RSS {self.max_rss / MIB:.1f} MiB over the budget"
+        )
         test.assertGreater(self.probes, 10)
-        test.assertEqual(self.slow, [], f"/healthz slower than {self.within * 1000:.0f} ms or refused")
+        test.assertEqual(
+            self.slow, [], f"/healthz slower than {self.within * 1000:.0f} ms or refused"
+        )
 
 
 class H2:
@@ -131,8 +147,14 @@ class H2:
     def start(self, path, end=False):
         sid = self.next_id
         self.next_id += 2
-        block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
-                 + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+        block = (
+            b"\x83\x86\x04"
+            + bytes([len(path)])
+            + path
+            + b"\x01\x09localhost"
+            + b"\x0f\x10\x10application/grpc"
+            + b"\x00\x02te\x08trailers"
+        )
         self.c.sendall(frame(1, 0x4 | (0x1 if end else 0), sid, block))
         self.windows[sid] = self.stream_init
         return sid
@@ -155,7 +177,11 @@ class H2:
             n = int.from_bytes(self.buf[:3], "big")
             if len(self.buf) < 9 + n:
                 break
-            kind, flags, sid = self.buf[3], self.buf[4], int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
+            kind, flags, sid = (
+                self.buf[3],
+                self.buf[4],
+                int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF,
+            )
             payload, self.buf = self.buf[9 : 9 + n], self.buf[9 + n :]
             if kind == 4 and not flags & 1:  # SETTINGS
                 for i in range(0, len(payload), 6):
@@ -207,8 +233,16 @@ BATCH = b"/flakeid.v1.Flakeid/Batch"
 class RequestBodies(unittest.TestCase):
     def test_bodies_one_byte_short_and_http1_posts_stay_in_the_budget(self):
         conns = 64
-        s = Server("--node", "1", "--max-connections", str(conns), "--header-timeout-ms", "1000",
-                   "--idle-timeout-ms", "2000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(conns),
+            "--header-timeout-ms",
+            "1000",
+            "--idle-timeout-ms",
+            "2000",
+        )
         try:
             start_rss = s.rss_kb() * 1024
             w = Watch(s, budget(conns))
@@ -219,11 +253,16 @@ class RequestBodies(unittest.TestCase):
                 try:
                     c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
                     h1.append(c)
-                    c.sendall(b"POST /flakeid.v1.Flakeid/Unseal HTTP/1.1\r\nHost: x\r\n"
-                              b"Content-Type: application/grpc\r\nContent-Length: 4194304\r\n\r\n"
-                              + b"\0" + struct.pack(">I", 4194299) + b"\x0a" * (4194304 - 6))
+                    c.sendall(
+                        b"POST /flakeid.v1.Flakeid/Unseal HTTP/1.1\r\nHost: x\r\n"
+                        b"Content-Type: application/grpc\r\nContent-Length: 4194304\r\n\r\n"
+                        + b"\0"
+                        + struct.pack(">I", 4194299)
+                        + b"\x0a" * (4194304 - 6)
+                    )
                 except OSError:
                     pass  # refused and closed before the body was read: the point
+
             posts = [threading.Thread(target=post, daemon=True) for _ in range(12)]
             for t in posts:
                 t.start()
@@ -267,8 +306,11 @@ class RequestBodies(unittest.TestCase):
             deadline = time.monotonic() + 4
             while time.monotonic() < deadline and s.rss_kb() * 1024 > start_rss + 24 * MIB:
                 time.sleep(0.1)
-            self.assertLessEqual(s.rss_kb() * 1024, start_rss + 24 * MIB,
-                                 f"RSS {s.rss_kb() // 1024} MiB 4 s after the burst (started at {start_rss // MIB})")
+            self.assertLessEqual(
+                s.rss_kb() * 1024,
+                start_rss + 24 * MIB,
+                f"RSS {s.rss_kb() // 1024} MiB 4 s after the burst (started at {start_rss // MIB})",
+            )
         finally:
             s.stop(timeout=15)
 
@@ -285,7 +327,9 @@ class RequestBodies(unittest.TestCase):
                 h.pump(0.1)
             took = time.monotonic() - t0
             h.close()
-            self.assertTrue(sid in h.done or h.closed, "a body trickled for 4 s was still being read")
+            self.assertTrue(
+                sid in h.done or h.closed, "a body trickled for 4 s was still being read"
+            )
             self.assertLess(took, 2.5)
         finally:
             s.stop()
@@ -294,8 +338,16 @@ class RequestBodies(unittest.TestCase):
 class UnreadAnswers(unittest.TestCase):
     def test_unread_batches_with_pings_stay_in_the_budget_and_are_closed(self):
         conns = 64
-        s = Server("--node", "1", "--max-connections", str(conns), "--idle-timeout-ms", "3000",
-                   "--stream-idle-timeout-ms", "1000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(conns),
+            "--idle-timeout-ms",
+            "3000",
+            "--stream-idle-timeout-ms",
+            "1000",
+        )
         try:
             w = Watch(s, budget(conns))
             # 16 connections x 32 Batch(n=100000), nothing read, a PING every 0.2 s.
@@ -316,8 +368,9 @@ class UnreadAnswers(unittest.TestCase):
             # how soon depends on how fast the server generates the answers (51 M IDs:
             # CPU time that a loaded machine stretches), so no bound on how soon
             # (3.2-3.8 s on an idle machine).
-            while (time.monotonic() - t0 < 30 and len(closed_at) < len(clients)
-                   and not w.stop.is_set()):
+            while (
+                time.monotonic() - t0 < 30 and len(closed_at) < len(clients) and not w.stop.is_set()
+            ):
                 for h in clients:
                     if h.closed:
                         closed_at.setdefault(h, time.monotonic() - t0)
@@ -336,9 +389,14 @@ class UnreadAnswers(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
-            print(f"  closed after {min(closed_at.values(), default=0):.1f}-"
-                  f"{max(closed_at.values(), default=0):.1f} s", file=sys.stderr)
-            self.assertEqual(len(closed_at), len(clients), "connections with unread answers kept open by PINGs")
+            print(
+                f"  closed after {min(closed_at.values(), default=0):.1f}-"
+                f"{max(closed_at.values(), default=0):.1f} s",
+                file=sys.stderr,
+            )
+            self.assertEqual(
+                len(closed_at), len(clients), "connections with unread answers kept open by PINGs"
+            )
         finally:
             s.stop()
 
@@ -350,21 +408,40 @@ class ShutWindow:
     in the server for a window that never opens."""
 
     def __init__(self, port, calls=32, path=None, source="127.0.0.1", n=100000):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), timeout=5, source_address=(source, 0)
+        )
         self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
         self.h2.local_settings = h2.settings.Settings(
-            client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1})
+            client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1}
+        )
         self.h2.initiate_connection()
         msg = b"\x08" + varint(n)  # BatchRequest { n }
         for _ in range(calls):
             sid = self.h2.get_next_available_stream_id()
             if path is not None:  # an HTTP GET of `path`
-                self.h2.send_headers(sid, [(":method", "GET"), (":scheme", "http"), (":authority", "127.0.0.1"),
-                                           (":path", path)], end_stream=True)
+                self.h2.send_headers(
+                    sid,
+                    [
+                        (":method", "GET"),
+                        (":scheme", "http"),
+                        (":authority", "127.0.0.1"),
+                        (":path", path),
+                    ],
+                    end_stream=True,
+                )
                 continue
-            self.h2.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
-                                       (":path", "/flakeid.v1.Flakeid/Batch"),
-                                       ("content-type", "application/grpc"), ("te", "trailers")])
+            self.h2.send_headers(
+                sid,
+                [
+                    (":method", "POST"),
+                    (":scheme", "http"),
+                    (":authority", "127.0.0.1"),
+                    (":path", "/flakeid.v1.Flakeid/Batch"),
+                    ("content-type", "application/grpc"),
+                    ("te", "trailers"),
+                ],
+            )
             self.h2.send_data(sid, b"\0" + struct.pack(">I", len(msg)) + msg, end_stream=True)
         self.sock.sendall(self.h2.data_to_send())
         self.closed = False
@@ -383,7 +460,9 @@ class ShutWindow:
         if not self.closed:
             p = select.poll()
             p.register(self.sock, select.POLLRDHUP)
-            self.closed = any(ev & (select.POLLRDHUP | select.POLLHUP | select.POLLERR) for _, ev in p.poll(0))
+            self.closed = any(
+                ev & (select.POLLRDHUP | select.POLLHUP | select.POLLERR) for _, ev in p.poll(0)
+            )
         return self.closed
 
     def close(self):
@@ -407,11 +486,14 @@ class Ids:
             t0 = time.monotonic()
             try:
                 if c is None:
-                    c = socket.create_connection(("127.0.0.1", self.port), timeout=5, source_address=(self.source, 0))
+                    c = socket.create_connection(
+                        ("127.0.0.1", self.port), timeout=5, source_address=(self.source, 0)
+                    )
                 c.sendall(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
                 data = b""
                 while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
-                        re.search(rb"(?im)^content-length: *(\d+)", data).group(1)):
+                    re.search(rb"(?im)^content-length: *(\d+)", data).group(1)
+                ):
                     chunk = c.recv(4096)
                     if not chunk:
                         raise OSError("closed")
@@ -444,8 +526,16 @@ class ShutWindows(unittest.TestCase):
         # A cap above the attack (its connections, the probes, the legitimate client):
         # the budget the test holds the server to is the one these settings document.
         cap = 128
-        s = Server("--node", "1", "--max-connections", str(cap), "--stream-idle-timeout-ms",
-                   str(int(stream_idle * 1000)), "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            str(int(stream_idle * 1000)),
+            "--idle-timeout-ms",
+            "120000",
+        )
         try:
             ids = Ids(s.port)
             time.sleep(2)
@@ -461,8 +551,11 @@ class ShutWindows(unittest.TestCase):
             t0 = time.monotonic()
             closed_at = {}
             last_ping = 0.0
-            while (time.monotonic() - t0 < limit and len(closed_at) < len(clients)
-                   and not w.stop.is_set()):
+            while (
+                time.monotonic() - t0 < limit
+                and len(closed_at) < len(clients)
+                and not w.stop.is_set()
+            ):
                 ping = time.monotonic() - last_ping >= 1
                 if ping:
                     last_ping = time.monotonic()
@@ -479,9 +572,13 @@ class ShutWindows(unittest.TestCase):
             ids.finish()
             for h in clients:
                 h.close()
-            print(f"  {len(closed_at)} of {conns} connections closed after "
-                  f"{min(closed_at.values(), default=0):.1f}-{max(closed_at.values(), default=0):.1f} s; "
-                  f"GET /v1/id p99 {idle_p99:.1f} ms idle, {attack_p99:.1f} ms under the attack", file=sys.stderr)
+            print(
+                f"  {len(closed_at)} of {conns} connections closed after "
+                f"{min(closed_at.values(), default=0):.1f}-"
+                f"{max(closed_at.values(), default=0):.1f} s; "
+                f"GET /v1/id p99 {idle_p99:.1f} ms idle, {attack_p99:.1f} ms under the attack",
+                file=sys.stderr,
+            )
             self.assertEqual(len(closed_at), conns, "connections with shut windows kept open")
             self.assertEqual(ids.failed, [], "a legitimate client refused during the attack")
         finally:
@@ -522,8 +619,11 @@ class HeldSlots(unittest.TestCase):
                     try:
                         c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
                         if h2:
-                            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
-                                      + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost"))
+                            c.sendall(
+                                b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                + frame(4, 0, 0, b"")
+                                + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost")
+                            )
                         while not stop.is_set():
                             if h2:
                                 c.sendall(frame(6, 0, 0, b"\0" * 8))
@@ -536,7 +636,11 @@ class HeldSlots(unittest.TestCase):
                         c.close()
                     except OSError:
                         stop.wait(0.05)
-            threads = [threading.Thread(target=holder, args=(i % 2 == 1,), daemon=True) for i in range(conns + 8)]
+
+            threads = [
+                threading.Thread(target=holder, args=(i % 2 == 1,), daemon=True)
+                for i in range(conns + 8)
+            ]
             for t in threads:
                 t.start()
             time.sleep(5)
@@ -553,21 +657,39 @@ class HeldSlots(unittest.TestCase):
         # every slot has a request in flight, so none can be evicted; the probes get
         # the probe slots (slots.rs, PROBE_SLOTS) and are answered within 1 s.
         conns = 32
-        s = Server("--node", "1", "--max-connections", str(conns), "--max-connections-per-client", str(2 * conns),
-                   "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(conns),
+            "--max-connections-per-client",
+            str(2 * conns),
+            "--idle-timeout-ms",
+            "120000",
+        )
         stop = threading.Event()
         try:
             held = []
             path = b"/grpc.health.v1.Health/Watch"
-            block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
-                     + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+            block = (
+                b"\x83\x86\x04"
+                + bytes([len(path)])
+                + path
+                + b"\x01\x09localhost"
+                + b"\x0f\x10\x10application/grpc"
+                + b"\x00\x02te\x08trailers"
+            )
 
             def watcher():
                 while not stop.is_set():
                     try:
                         c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
-                        c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
-                                  + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                        c.sendall(
+                            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                            + frame(4, 0, 0, b"")
+                            + frame(1, 0x4, 1, block)
+                            + frame(0, 0x1, 1, b"\0\0\0\0\0")
+                        )
                         c.settimeout(0.5)
                         while not stop.is_set():
                             try:
@@ -579,6 +701,7 @@ class HeldSlots(unittest.TestCase):
                         c.close()
                     except OSError:
                         stop.wait(0.05)
+
             threads = [threading.Thread(target=watcher, daemon=True) for _ in range(conns + 8)]
             for t in threads:
                 t.start()
@@ -601,7 +724,9 @@ class HeldSlots(unittest.TestCase):
             for c in socks:
                 c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             time.sleep(0.5)
-            c = socket.create_connection(("127.0.0.1", s.port), timeout=2, source_address=(PROBE_FROM, 0))
+            c = socket.create_connection(
+                ("127.0.0.1", s.port), timeout=2, source_address=(PROBE_FROM, 0)
+            )
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             text = b""
             while True:
@@ -626,28 +751,66 @@ class UnreadMetrics(unittest.TestCase):
         # MAX_RENDERINGS), so RSS stays in the budget (a copy per answer: 100 x 32 x
         # the body, 211 KB each when the labels grew with the scan).
         cap = 128
-        s = Server("--node", "1", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--idle-timeout-ms", "120000", "--stream-idle-timeout-ms", "60000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--idle-timeout-ms",
+            "120000",
+            "--stream-idle-timeout-ms",
+            "60000",
+        )
         try:
             methods = [b"GET", b"HEAD", b"POST", b"PUT", b"DELETE", b"OPTIONS", b"PATCH", b"BREW"]
-            paths = [b"/v1/id", b"/v1/ids?n=2", b"/v1/layout", b"/metrics", b"/openapi.json", b"/healthz",
-                     b"/readyz", b"/v1/uuid", b"/v1/decode/1", b"/nope", b"/a/b", b"/wp-admin", b"/.env", b"/x"]
+            paths = [
+                b"/v1/id",
+                b"/v1/ids?n=2",
+                b"/v1/layout",
+                b"/metrics",
+                b"/openapi.json",
+                b"/healthz",
+                b"/readyz",
+                b"/v1/uuid",
+                b"/v1/decode/1",
+                b"/nope",
+                b"/a/b",
+                b"/wp-admin",
+                b"/.env",
+                b"/x",
+            ]
 
             def scan(paths, methods):
                 c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
-                c.sendall(b"".join(m + b" " + p + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
-                                   for p in paths for m in methods))
+                c.sendall(
+                    b"".join(
+                        m + b" " + p + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                        for p in paths
+                        for m in methods
+                    )
+                )
                 data, t0 = b"", time.monotonic()
-                while data.count(b"HTTP/1.1 ") < len(paths) * len(methods) and time.monotonic() - t0 < 10:
+                while (
+                    data.count(b"HTTP/1.1 ") < len(paths) * len(methods)
+                    and time.monotonic() - t0 < 10
+                ):
                     data += c.recv(1 << 20)
                 c.close()
                 text = s.get("/metrics")[2]
-                return len(text), sorted(re.findall(rb"(?m)^(flakeid_http_request\S*)\{(.*)\} ", text))
+                return len(text), sorted(
+                    re.findall(rb"(?m)^(flakeid_http_request\S*)\{(.*)\} ", text)
+                )
 
             before, series = scan(paths, methods)
             # Other unknown paths and methods add no series.
-            _, again = scan([b"/scan/%d" % i for i in range(40)], [b"GET", b"HEAD", b"X%d" % 1, b"DELETE"])
-            self.assertEqual({s for s in again}, {s for s in series}, "unknown paths or methods grew /metrics")
+            _, again = scan(
+                [b"/scan/%d" % i for i in range(40)], [b"GET", b"HEAD", b"X%d" % 1, b"DELETE"]
+            )
+            self.assertEqual(
+                {s for s in again}, {s for s in series}, "unknown paths or methods grew /metrics"
+            )
             # The probes' bound is 1 s here, not PROBE_WITHIN: 3 200 requests arrive in
             # about a second on the runtime's two workers, and a probe that lands behind
             # them on a machine at a load of 3 to 10 took up to 0.26 s (a probe in a
@@ -665,19 +828,24 @@ class UnreadMetrics(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
-            print(f"  /metrics {before} bytes after the scan; {len(clients)} connections x 32 unread",
-                  file=sys.stderr)
+            print(
+                f"  /metrics {before} bytes after the scan; {len(clients)} connections x 32 unread",
+                file=sys.stderr,
+            )
         finally:
             s.stop(timeout=15)
 
 
 def honest_ids(port, n=100000, path=b"/v1/ids"):
-    """One `GET <path>?n=N` (`/v1/ids`, or a 128-bit batch route) on a fresh HTTP/1.1 connection from PROBE_FROM, read
+    """One `GET <path>?n=N` (`/v1/ids`, or a 128-bit batch route) on a fresh HTTP/1.1
+    connection from PROBE_FROM, read
     whole: (seconds until the head arrived, status, Retry-After, whether a 200's
     chunked body arrived whole)."""
     t0 = time.monotonic()
     c = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
-    c.sendall(b"GET %s?n=%d&format=octets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (path, n))
+    c.sendall(
+        b"GET %s?n=%d&format=octets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (path, n)
+    )
     data, head_at = b"", None
     try:
         while True:
@@ -714,9 +882,17 @@ def honest_batch(port, n=1):
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     conn.initiate_connection()
     sid = conn.get_next_available_stream_id()
-    conn.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
-                            (":path", "/flakeid.v1.Flakeid/Batch"), ("content-type", "application/grpc"),
-                            ("te", "trailers")])
+    conn.send_headers(
+        sid,
+        [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":authority", "127.0.0.1"),
+            (":path", "/flakeid.v1.Flakeid/Batch"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ],
+    )
     msg = b"\x08" + varint(n)
     conn.send_data(sid, b"\0" + struct.pack(">I", len(msg)) + msg, end_stream=True)
     sock.sendall(conn.data_to_send())
@@ -754,8 +930,18 @@ class FairShares(unittest.TestCase):
 
     def attack(self, sources, conns_each, stream_idle, rounds=5):
         cap = 256
-        s = Server("--node", "1", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--stream-idle-timeout-ms", str(int(stream_idle * 1000)), "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            str(int(stream_idle * 1000)),
+            "--idle-timeout-ms",
+            "120000",
+        )
         try:
             w = Watch(s, budget(cap), within=2.0)
             clients = [ShutWindow(s.port, source=src) for src in sources for _ in range(conns_each)]
@@ -783,10 +969,13 @@ class FairShares(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
-            print(f"  honest: {[(a[0], round(a[1] or -1, 2), a[2]) for a in answers]}; "
-                  f"{len(closed_at)} of {len(clients)} attackers closed after "
-                  f"{min(closed_at.values(), default=0):.1f}-{max(closed_at.values(), default=0):.1f} s",
-                  file=sys.stderr)
+            print(
+                f"  honest: {[(a[0], round(a[1] or -1, 2), a[2]) for a in answers]}; "
+                f"{len(closed_at)} of {len(clients)} attackers closed after "
+                f"{min(closed_at.values(), default=0):.1f}-"
+                f"{max(closed_at.values(), default=0):.1f} s",
+                file=sys.stderr,
+            )
             for a in answers:
                 self.assertIsNotNone(a[1], f"{a}: no answer")
                 self.assertLessEqual(a[1], ANSWERED_WITHIN, f"{a}: answered too late")
@@ -836,14 +1025,26 @@ class UnreadWideBatches(unittest.TestCase):
 
     def attack(self, path):
         cap = 128
-        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--stream-idle-timeout-ms", "3000", "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "77",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "3000",
+            "--idle-timeout-ms",
+            "120000",
+        )
         try:
             w = Watch(s, budget(cap), within=2.0)
             clients = [ShutWindow(s.port, path=path.decode()) for _ in range(100)]
             t0 = time.monotonic()
             closed_at, gauge, last_ping = {}, 0, 0.0
-            while time.monotonic() - t0 < 60 and len(closed_at) < len(clients) and not w.stop.is_set():
+            while (
+                time.monotonic() - t0 < 60 and len(closed_at) < len(clients) and not w.stop.is_set()
+            ):
                 ping = time.monotonic() - last_ping >= 1
                 if ping:
                     last_ping = time.monotonic()
@@ -858,13 +1059,19 @@ class UnreadWideBatches(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
-            print(f"  {path.decode()[:24]}: response memory up to {gauge / MIB:.1f} MiB; {len(closed_at)} of "
-                  f"{len(clients)} closed after {min(closed_at.values(), default=0):.1f}-"
-                  f"{max(closed_at.values(), default=0):.1f} s", file=sys.stderr)
+            print(
+                f"  {path.decode()[:24]}: response memory up to {gauge / MIB:.1f} MiB; "
+                f"{len(closed_at)} of "
+                f"{len(clients)} closed after {min(closed_at.values(), default=0):.1f}-"
+                f"{max(closed_at.values(), default=0):.1f} s",
+                file=sys.stderr,
+            )
             # The answers waiting for a window hold their reservations: at least one
             # client share (16 MiB) is in use while they wait.
             self.assertGreaterEqual(gauge, 8 * MIB, "the gauge does not show the answers' bytes")
-            self.assertEqual(len(closed_at), len(clients), "connections with unread answers kept open")
+            self.assertEqual(
+                len(closed_at), len(clients), "connections with unread answers kept open"
+            )
         finally:
             s.stop(timeout=15)
 
@@ -883,8 +1090,18 @@ class FairWideShares(unittest.TestCase):
 
     def attack(self, path):
         cap = 256
-        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--stream-idle-timeout-ms", "3000", "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "77",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "3000",
+            "--idle-timeout-ms",
+            "120000",
+        )
         try:
             w = Watch(s, budget(cap), within=2.0)
             clients = [ShutWindow(s.port, path=path.decode()) for _ in range(40)]
@@ -896,7 +1113,10 @@ class FairWideShares(unittest.TestCase):
             w.finish(self)
             for h in clients:
                 h.close()
-            print(f"  honest: {[(a[0].decode(), round(a[1] or -1, 2), a[2]) for a in answers]}", file=sys.stderr)
+            print(
+                f"  honest: {[(a[0].decode(), round(a[1] or -1, 2), a[2]) for a in answers]}",
+                file=sys.stderr,
+            )
             for a in answers:
                 self.assertIsNotNone(a[1], f"{a}: no answer")
                 self.assertLessEqual(a[1], ANSWERED_WITHIN, f"{a}: answered too late")
@@ -919,18 +1139,34 @@ class HonestBatchesWhole(unittest.TestCase):
 
     def attack(self, sources, conns_each, path=None):
         cap = 256
-        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--stream-idle-timeout-ms", "10000", "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "77",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "10000",
+            "--idle-timeout-ms",
+            "120000",
+        )
         try:
             w = Watch(s, budget(cap), within=2.0)
-            clients = [ShutWindow(s.port, path=path, source=src) for src in sources for _ in range(conns_each)]
+            clients = [
+                ShutWindow(s.port, path=path, source=src)
+                for src in sources
+                for _ in range(conns_each)
+            ]
             time.sleep(2)  # the attackers' answers are made and hold their room
             answers = []
             for _ in range(3):
                 for route in (b"/v1/ids", b"/v1/uuid", b"/v1/typeid"):
                     t0 = time.monotonic()
                     head_at, status, retry, whole = honest_ids(s.port, path=route)
-                    answers.append((route.decode(), head_at, time.monotonic() - t0, status, retry, whole))
+                    answers.append(
+                        (route.decode(), head_at, time.monotonic() - t0, status, retry, whole)
+                    )
             w.finish(self)
             for h in clients:
                 h.close()
@@ -942,7 +1178,9 @@ class HonestBatchesWhole(unittest.TestCase):
                     self.assertLessEqual(took, 5.0, f"{route}: whole after {took:.1f} s")
                 else:
                     self.assertEqual(retry, 1, f"{route}: 503 without Retry-After")
-                    self.assertLessEqual(head_at, ANSWERED_WITHIN, f"{route}: refused after {head_at:.1f} s")
+                    self.assertLessEqual(
+                        head_at, ANSWERED_WITHIN, f"{route}: refused after {head_at:.1f} s"
+                    )
         finally:
             s.stop(timeout=15)
 
@@ -964,19 +1202,28 @@ HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
 
 def grpc_block(path):
     """A request HEADERS block (HPACK, no Huffman): POST `path`, gRPC."""
-    return (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
-            + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+    return (
+        b"\x83\x86\x04"
+        + bytes([len(path)])
+        + path
+        + b"\x01\x09localhost"
+        + b"\x0f\x10\x10application/grpc"
+        + b"\x00\x02te\x08trailers"
+    )
 
 
 def h2_frames(data):
-    """The complete frames at the start of `data`, as (kind, flags, stream, payload), and the rest."""
+    """The complete frames at the start of `data`, as (kind, flags, stream, payload),
+    and the rest."""
     out = []
     while len(data) >= 9:
         n = int.from_bytes(data[:3], "big")
         if len(data) < 9 + n:
             break
-        out.append((data[3], data[4], int.from_bytes(data[5:9], "big") & 0x7FFFFFFF, data[9:9 + n]))
-        data = data[9 + n:]
+        out.append(
+            (data[3], data[4], int.from_bytes(data[5:9], "big") & 0x7FFFFFFF, data[9 : 9 + n])
+        )
+        data = data[9 + n :]
     return out, data
 
 
@@ -1012,8 +1259,10 @@ class Watchers:
         return self.counts[3]
 
     def main(self, count, sources):
-        threads = [threading.Thread(target=self.run, args=(sources[i % len(sources)],), daemon=True)
-                   for i in range(count)]
+        threads = [
+            threading.Thread(target=self.run, args=(sources[i % len(sources)],), daemon=True)
+            for i in range(count)
+        ]
         for t in threads:
             t.start()
         self.stop.wait()
@@ -1031,9 +1280,15 @@ class Watchers:
     def run(self, source):
         while not self.stop.is_set():
             try:
-                c = socket.create_connection(("127.0.0.1", self.port), timeout=2, source_address=(source, 0))
-                c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
-                          + frame(1, 0x4, 1, grpc_block(HEALTH_WATCH)) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
+                c = socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=2, source_address=(source, 0)
+                )
+                c.sendall(
+                    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                    + frame(4, 0, 0, b"")
+                    + frame(1, 0x4, 1, grpc_block(HEALTH_WATCH))
+                    + frame(0, 0x1, 1, b"\0\0\0\0\0")
+                )
                 c.settimeout(0.5)
                 buf, counted = b"", False
                 while not self.stop.is_set():
@@ -1047,7 +1302,9 @@ class Watchers:
                     if any(k == 1 and f & 1 and sid == 1 for k, f, sid, _ in frames):
                         self.count(refused=1)
                         break  # refused: again, at once
-                    if not counted and any(k == 0 and sid == 1 and p == SERVING for k, _, sid, p in frames):
+                    if not counted and any(
+                        k == 0 and sid == 1 and p == SERVING for k, _, sid, p in frames
+                    ):
                         counted = True
                         self.count(held=1, now=1)
                 c.close()
@@ -1079,7 +1336,8 @@ def fresh_get(port, path):
 
 
 class LongCallsHoldNoProbeSlot(unittest.TestCase):
-    """300 health `Watch` connections for 256 slots: long-lived calls count against a limit of their own (half the
+    """300 health `Watch` connections for 256 slots: long-lived calls count against a
+    limit of their own (half the
     slots, slots.rs LONG_CALLS_DIVISOR), so they never hold every slot; /healthz and
     fresh ordinary clients from another address are answered."""
 
@@ -1101,19 +1359,32 @@ class LongCallsHoldNoProbeSlot(unittest.TestCase):
             watchers.finish()
             answered = w.probes - len(w.slow)
             ok = fresh.count("200")
-            print(f"\n  {len(sources)} addresses: /healthz {answered} of {w.probes} (slowest "
-                  f"{w.worst * 1000:.0f} ms); fresh /v1/id {ok} of {len(fresh)}; watches held "
-                  f"{watchers.held} ({watchers.most} at once), refused {watchers.refused}; max RSS {w.max_rss / MIB:.1f} MiB",
-                  file=sys.stderr)
+            print(
+                f"\n  {len(sources)} addresses: /healthz {answered} of {w.probes} (slowest "
+                f"{w.worst * 1000:.0f} ms); fresh /v1/id {ok} of {len(fresh)}; watches held "
+                f"{watchers.held} ({watchers.most} at once), refused {watchers.refused}; "
+                f"max RSS {w.max_rss / MIB:.1f} MiB",
+                file=sys.stderr,
+            )
             self.assertLessEqual(w.max_rss, budget(cap))
             self.assertGreater(w.probes, 50)
-            self.assertGreaterEqual(answered, 0.99 * w.probes, f"/healthz not answered within 1 s: {w.slow[:5]}")
-            self.assertGreaterEqual(ok, 0.99 * len(fresh), f"fresh clients refused: {[f for f in fresh if f != '200'][:5]}")
+            self.assertGreaterEqual(
+                answered, 0.99 * w.probes, f"/healthz not answered within 1 s: {w.slow[:5]}"
+            )
+            self.assertGreaterEqual(
+                ok,
+                0.99 * len(fresh),
+                f"fresh clients refused: {[f for f in fresh if f != '200'][:5]}",
+            )
             # The watches held what their limit allows, and no more.
             # Counted by the clients: one whose call ended is counted out only when its
             # thread sees it, maybe after another took the place (a few more at once).
-            self.assertLessEqual(watchers.most, cap // 2 + 4, "long-lived calls held past their limit")
-            self.assertGreaterEqual(watchers.most, cap // 4, "the watches did not take their places")
+            self.assertLessEqual(
+                watchers.most, cap // 2 + 4, "long-lived calls held past their limit"
+            )
+            self.assertGreaterEqual(
+                watchers.most, cap // 4, "the watches did not take their places"
+            )
             self.assertGreater(watchers.refused, 0)
         finally:
             if watchers:
@@ -1143,12 +1414,19 @@ class SlowReader:
 
         self.decoder = hpack.Decoder()
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        head = [(":method", "GET" if grpc_message is None else "POST"), (":scheme", "http"),
-                (":authority", "127.0.0.1"), (":path", path)]
+        head = [
+            (":method", "GET" if grpc_message is None else "POST"),
+            (":scheme", "http"),
+            (":authority", "127.0.0.1"),
+            (":path", path),
+        ]
         if grpc_message is not None:
             head += [("content-type", "application/grpc"), ("te", "trailers")]
-        out = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, struct.pack(">HI", 4, window))
-               + frame(1, 0x4 | (0x1 if grpc_message is None else 0), 1, hpack.Encoder().encode(head)))
+        out = (
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+            + frame(4, 0, 0, struct.pack(">HI", 4, window))
+            + frame(1, 0x4 | (0x1 if grpc_message is None else 0), 1, hpack.Encoder().encode(head))
+        )
         if grpc_message is not None:
             out += frame(0, 0x1, 1, b"\0" + struct.pack(">I", len(grpc_message)) + grpc_message)
         self.sock.sendall(out)
@@ -1170,14 +1448,14 @@ class SlowReader:
                         self.sock.sendall(frame(4, 1, 0, b""))
                     elif kind == 1:
                         if flags & 0x8:  # PADDED
-                            payload = payload[1:len(payload) - payload[0]]
+                            payload = payload[1 : len(payload) - payload[0]]
                         if flags & 0x20:  # PRIORITY
                             payload = payload[5:]
                         self.headers.update(dict(self.decoder.decode(payload, raw=True)))
                     elif kind == 0 and sid == 1:
                         n = len(payload)
                         if flags & 0x8:
-                            payload = payload[1:len(payload) - payload[0]]
+                            payload = payload[1 : len(payload) - payload[0]]
                         self.body += payload
                         if self.rate and n:
                             time.sleep(n / self.rate)
@@ -1223,12 +1501,16 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
     def test_slow_http2_bodies_finish_and_open_connections_answer_503(self):
         s = Server("--node", "1")
         try:
-            idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)  # keep-alive, served once
+            idle = socket.create_connection(
+                ("127.0.0.1", s.port), timeout=5
+            )  # keep-alive, served once
             idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             self.assertTrue(idle.recv(4096).startswith(b"HTTP/1.1 200 "))
             # 40 000 IDs as octets (320 kB) read at 100 kB/s: about 3 s, well within
             # the drain limit, and far longer than HTTP/2 takes to be handed the body.
-            readers = [SlowReader(s.port, "/v1/ids?n=40000&format=octets", 100_000) for _ in range(2)]
+            readers = [
+                SlowReader(s.port, "/v1/ids?n=40000&format=octets", 100_000) for _ in range(2)
+            ]
             time.sleep(0.5)
             t0 = time.monotonic()
             s.proc.send_signal(signal.SIGTERM)
@@ -1238,7 +1520,10 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
             took = time.monotonic() - t0
             for r in readers:
                 r.join(5)
-            print(f"\n  exit {code} after {took:.1f} s; bodies {[len(r.body) for r in readers]}", file=sys.stderr)
+            print(
+                f"\n  exit {code} after {took:.1f} s; bodies {[len(r.body) for r in readers]}",
+                file=sys.stderr,
+            )
             self.assertTrue(answer.startswith(b"HTTP/1.1 503 "), answer[:60])
             self.assertIn(b"connection: close", answer.lower())
             for r in readers:
@@ -1259,7 +1544,9 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
             code = s.proc.wait(20)
             took = time.monotonic() - t0
             stuck.join(5)
-            print(f"\n  exit {code} after {took:.1f} s; {len(stuck.body)} bytes read", file=sys.stderr)
+            print(
+                f"\n  exit {code} after {took:.1f} s; {len(stuck.body)} bytes read", file=sys.stderr
+            )
             self.assertEqual(code, 1, s.logs())
             self.assertGreaterEqual(took, 10)
             self.assertIn("cutting 1 responses short", s.logs())
@@ -1276,8 +1563,10 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
         s = Server("--node", "1")
         try:
             stream = SlowReader(s.port, "/flakeid.v1.Flakeid/Stream", 50_000, grpc_message=b"")
-            watches = [SlowReader(s.port, "/grpc.health.v1.Health/Watch", 50_000, grpc_message=b"")
-                       for _ in range(20)]
+            watches = [
+                SlowReader(s.port, "/grpc.health.v1.Health/Watch", 50_000, grpc_message=b"")
+                for _ in range(20)
+            ]
             time.sleep(1)
             t0 = time.monotonic()
             s.proc.send_signal(signal.SIGTERM)
@@ -1285,8 +1574,12 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
             took = time.monotonic() - t0
             for r in [stream] + watches:
                 r.join(5)
-            print(f"\n  exit {code} after {took:.1f} s; Stream {stream.grpc_status()} after {len(stream.body)} "
-                  f"bytes; Watch {sorted({w.grpc_status() for w in watches}, key=str)}", file=sys.stderr)
+            print(
+                f"\n  exit {code} after {took:.1f} s; Stream {stream.grpc_status()} "
+                f"after {len(stream.body)} "
+                f"bytes; Watch {sorted({w.grpc_status() for w in watches}, key=str)}",
+                file=sys.stderr,
+            )
             self.assertEqual(code, 0, s.logs())
             self.assertLess(took, 5)
             self.assertEqual((stream.ended, stream.grpc_status()), (True, 14))
@@ -1314,7 +1607,9 @@ class Churner(Watchers):
         opened = 0
         while not self.stop.is_set():
             try:
-                c = socket.create_connection(("127.0.0.1", self.port), timeout=2, source_address=(source, 0))
+                c = socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=2, source_address=(source, 0)
+                )
                 opened += 1
                 if random.random() < 0.5:
                     self.stop.wait(random.uniform(0, 0.3))
@@ -1329,7 +1624,8 @@ def read_answer(c):
     None when the connection closed first."""
     data = b""
     while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
-            re.search(rb"(?im)^content-length: *(\d+)", data).group(1)):
+        re.search(rb"(?im)^content-length: *(\d+)", data).group(1)
+    ):
         chunk = c.recv(65536)
         if not chunk:
             return None
@@ -1360,8 +1656,12 @@ class ChurnKeepsKeepAlive(unittest.TestCase):
             asked = sum(len(c.times) for c in clients)
             failed = [f for c in clients for f in c.failed]
             evicted = s.metric("flakeid_connections_evicted_total")
-            print(f"\n  {len(sources)} churning addresses: {opened} connections opened, {evicted} evicted; "
-                  f"keep-alive /v1/id {asked - len(failed)} of {asked} answered", file=sys.stderr)
+            print(
+                f"\n  {len(sources)} churning addresses: {opened} connections opened, "
+                f"{evicted} evicted; "
+                f"keep-alive /v1/id {asked - len(failed)} of {asked} answered",
+                file=sys.stderr,
+            )
             self.assertGreater(evicted, 100, "the churn did not pass the cap")
             self.assertGreaterEqual(asked, 2 * int(6 / every))
             self.assertGreaterEqual(asked - len(failed), 0.99 * asked)
@@ -1406,7 +1706,9 @@ class AcceptFailures(unittest.TestCase):
 
         s = Server("--node", "1", "--max-connections", "256")
         try:
-            keep = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0))
+            keep = socket.create_connection(
+                ("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0)
+            )
             keep.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             self.assertTrue(read_answer(keep)[0].startswith(b"HTTP/1.1 200 "))
             pid = s.proc.pid
@@ -1433,8 +1735,12 @@ class AcceptFailures(unittest.TestCase):
                 served = fresh_get(s.port, b"/healthz")
                 if served != "200":
                     time.sleep(0.1)
-            print(f"\n  out of descriptors: server CPU {busy * 100:.0f} % of a core; {failed} accept failures "
-                  f"counted, {warnings} warnings in {took:.1f} s; afterwards /healthz {served}", file=sys.stderr)
+            print(
+                f"\n  out of descriptors: server CPU {busy * 100:.0f} % of a core; "
+                f"{failed} accept failures "
+                f"counted, {warnings} warnings in {took:.1f} s; afterwards /healthz {served}",
+                file=sys.stderr,
+            )
             self.assertLess(busy, 0.5, "the accept loop spins")
             self.assertIsNotNone(failed, "no flakeid_connections_accept_failed_total in /metrics")
             self.assertGreater(failed, 0)
@@ -1460,13 +1766,17 @@ class ProbeSlotAnswersOnce(unittest.TestCase):
         try:
             holders = [ShutWindow(s.port, calls=4, source=f"127.0.0.{i}") for i in (3, 4)]
             time.sleep(0.5)
-            c = socket.create_connection(("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0))
+            c = socket.create_connection(
+                ("127.0.0.1", s.port), timeout=5, source_address=(PROBE_FROM, 0)
+            )
             try:
                 ask(c)
             finally:
                 c.close()
             for h in holders:
-                self.assertFalse(h.poll_closed(), "a holder was evicted: the newcomer took its slot")
+                self.assertFalse(
+                    h.poll_closed(), "a holder was evicted: the newcomer took its slot"
+                )
         finally:
             for h in holders:
                 h.close()
@@ -1488,12 +1798,16 @@ class ProbeSlotAnswersOnce(unittest.TestCase):
             except OSError:
                 second = None
             self.assertIsNone(second, "a probe slot answered a second request or stayed open")
+
         self.probe_slot(ask)
 
     def test_over_http2(self):
         def ask(c):
-            c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
-                      + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost"))
+            c.sendall(
+                b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                + frame(4, 0, 0, b"")
+                + frame(1, 0x5, 1, b"\x82\x86\x04\x08/healthz\x01\x09localhost")
+            )
             c.settimeout(3)
             buf, seen, ended = b"", [], False
             try:
@@ -1506,20 +1820,29 @@ class ProbeSlotAnswersOnce(unittest.TestCase):
                     seen += [(k, sid, p) for k, _, sid, p in frames]
                     # As a client does: SETTINGS and PINGs acknowledged (a graceful
                     # close waits for its PING's).
-                    c.sendall(b"".join(frame(k, 0x1, 0, p if k == 6 else b"") for k, f, _, p in frames
-                                       if k in (4, 6) and not f & 0x1))
+                    c.sendall(
+                        b"".join(
+                            frame(k, 0x1, 0, p if k == 6 else b"")
+                            for k, f, _, p in frames
+                            if k in (4, 6) and not f & 0x1
+                        )
+                    )
             except socket.timeout:
                 pass
             except OSError:
                 ended = True
             # :status 200 (HPACK index 8) on stream 1, then a GOAWAY, then the close.
-            self.assertTrue(any(k == 1 and sid == 1 and p[:1] == b"\x88" for k, sid, p in seen), seen)
+            self.assertTrue(
+                any(k == 1 and sid == 1 and p[:1] == b"\x88" for k, sid, p in seen), seen
+            )
             self.assertTrue(any(k == 7 for k, _, _ in seen), "no GOAWAY after the probe's answer")
             self.assertTrue(ended, "a probe slot stayed open after its answer")
+
         self.probe_slot(ask)
 
 
 # ---- once answered, finished: the room of a whole answer reserved before its head --
+
 
 class WholeAfterTheHead:
     """One honest call on a fresh h2c connection from PROBE_FROM, with HTTP/2's
@@ -1529,14 +1852,21 @@ class WholeAfterTheHead:
     seconds from the reading again to the end)."""
 
     def __init__(self, port, headers, body=None):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0))
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), timeout=30, source_address=(PROBE_FROM, 0)
+        )
         self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
         self.h2.initiate_connection()
         self.sid = self.h2.get_next_available_stream_id()
-        self.h2.send_headers(self.sid, [(":scheme", "http"), (":authority", "127.0.0.1")] + headers,
-                             end_stream=body is None)
+        self.h2.send_headers(
+            self.sid,
+            [(":scheme", "http"), (":authority", "127.0.0.1")] + headers,
+            end_stream=body is None,
+        )
         if body is not None:
-            self.h2.send_data(self.sid, b"\0" + struct.pack(">I", len(body)) + body, end_stream=True)
+            self.h2.send_data(
+                self.sid, b"\0" + struct.pack(">I", len(body)) + body, end_stream=True
+            )
         self.sock.sendall(self.h2.data_to_send())
         self.status = self.grpc_status = None
         self.data, self.ended, self.pending = 0, False, 0
@@ -1592,8 +1922,18 @@ class FinishedOnceAnswered(unittest.TestCase):
 
     def attack(self, headers, body, whole_bytes):
         cap = 256
-        s = Server("--node", "77", "--max-connections", str(cap), "--max-connections-per-client", str(cap),
-                   "--stream-idle-timeout-ms", "15000", "--idle-timeout-ms", "120000")
+        s = Server(
+            "--node",
+            "77",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "15000",
+            "--idle-timeout-ms",
+            "120000",
+        )
         clients = []
         try:
             w = Watch(s, budget(cap), within=2.0)
@@ -1608,8 +1948,11 @@ class FinishedOnceAnswered(unittest.TestCase):
                     clients.append(ShutWindow(s.port, n=4000, source=f"127.0.0.{3 + k % 8}"))
 
             def fill():
-                clients.extend(ShutWindow(s.port, n=4000, source=f"127.0.0.{i}")
-                               for i in range(3, 11) for _ in range(5))
+                clients.extend(
+                    ShutWindow(s.port, n=4000, source=f"127.0.0.{i}")
+                    for i in range(3, 11)
+                    for _ in range(5)
+                )
                 time.sleep(3)  # their answers are made and hold the budget
                 threading.Thread(target=queue, daemon=True).start()
                 time.sleep(1)
@@ -1619,11 +1962,16 @@ class FinishedOnceAnswered(unittest.TestCase):
             finally:
                 stop.set()
             w.finish(self)
-            print(f"  honest: {status} grpc-status {grpc_status}, {data} bytes, "
-                  f"ended {ended}, {took:.2f} s after reading again", file=sys.stderr)
+            print(
+                f"  honest: {status} grpc-status {grpc_status}, {data} bytes, "
+                f"ended {ended}, {took:.2f} s after reading again",
+                file=sys.stderr,
+            )
             self.assertEqual(status, "200")
-            self.assertTrue(ended and grpc_status in (None, 0) and data >= whole_bytes,
-                            f"cut after its head: {data} bytes, grpc-status {grpc_status}")
+            self.assertTrue(
+                ended and grpc_status in (None, 0) and data >= whole_bytes,
+                f"cut after its head: {data} bytes, grpc-status {grpc_status}",
+            )
             self.assertLessEqual(took, 5.0, f"whole after {took:.1f} s")
         finally:
             for h in clients:
@@ -1634,6 +1982,75 @@ class FinishedOnceAnswered(unittest.TestCase):
         self.attack([(":method", "GET"), (":path", "/v1/ids?n=100000&format=octets")], None, 800000)
 
     def test_grpc_stream(self):
-        self.attack([(":method", "POST"), (":path", "/flakeid.v1.Flakeid/Stream"),
-                     ("content-type", "application/grpc"), ("te", "trailers")],
-                    b"\x08" + varint(100000), 800000)
+        self.attack(
+            [
+                (":method", "POST"),
+                (":path", "/flakeid.v1.Flakeid/Stream"),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+            ],
+            b"\x08" + varint(100000),
+            800000,
+        )
+
+
+# ---- memory given back after an attack -----------------------------------------------
+
+# RSS 30 s after the attacker leaves, against RSS before it came: at most this much
+# above it. What stays is a fixed amount, whatever the attack's size: the workers'
+# jemalloc thread caches (an idle thread never flushes its own) and the allocator's
+# and tokio's metadata, about 2 MiB measured (docs/service.md, "Memory budget").
+RETURNED_WITHIN = 4 * MIB
+RETURNED_AFTER = 30
+
+
+class MemoryReturned(unittest.TestCase):
+    """100 connections from 8 addresses leave 32 unread `Batch(n=100000)` answers
+    each (1-byte windows) until the response budget is full, then leave; 30 s later
+    the server's RSS is back within RETURNED_WITHIN of what it was before they came."""
+
+    def test_rss_back_30_s_after_the_attack(self):
+        cap = 256
+        s = Server(
+            "--node",
+            "1",
+            "--max-connections",
+            str(cap),
+            "--max-connections-per-client",
+            str(cap),
+            "--stream-idle-timeout-ms",
+            "10000",
+            "--idle-timeout-ms",
+            "120000",
+        )
+        try:
+            # The figure before: a server that has answered its first requests.
+            for _ in range(3):
+                honest_ids(s.port, n=100)
+            time.sleep(1)
+            before = s.rss_kb() * 1024
+            w = Watch(s, budget(cap), within=2.0)
+            sources = [f"127.0.0.{i}" for i in range(3, 11)]
+            clients = [ShutWindow(s.port, source=sources[i % 8]) for i in range(100)]
+            time.sleep(4)  # the attackers' answers are made and hold their room
+            gauge = s.metric("flakeid_response_memory_bytes")
+            w.finish(self)
+            for h in clients:
+                h.close()
+            time.sleep(RETURNED_AFTER)
+            after = s.rss_kb() * 1024
+            print(
+                f"  RSS {before / MIB:.1f} MiB before, {w.max_rss / MIB:.1f} at the peak "
+                f"(response memory "
+                f"{gauge / MIB:.1f}), {after / MIB:.1f} {RETURNED_AFTER} s after",
+                file=sys.stderr,
+            )
+            self.assertGreaterEqual(gauge, 32 * MIB, "the attack did not fill the response budget")
+            self.assertLessEqual(
+                after,
+                before + RETURNED_WITHIN,
+                f"RSS {after / MIB:.1f} MiB {RETURNED_AFTER} s after the attack, "
+                f"{before / MIB:.1f} before",
+            )
+        finally:
+            s.stop(timeout=15)

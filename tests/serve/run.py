@@ -35,7 +35,9 @@ def run_tests(suite, module, names):
     import serve_test
 
     loader = unittest.TestLoader()
-    tests = loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
+    tests = (
+        loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
+    )
     cases = Cases(suite)
     try:
         tests.run(unittest_result(cases)())
@@ -47,10 +49,20 @@ def run_tests(suite, module, names):
 def serve(names):
     # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
     cargo = os.environ.get("CARGO", "cargo")
-    subprocess.run([cargo, "build", "-q", *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")],
-                   check=True, cwd=ROOT)
+    subprocess.run(
+        [
+            cargo,
+            "build",
+            "-q",
+            *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli"),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
-    os.environ.setdefault("FLAKEID_SERVE_VENV", os.path.join(ROOT, "target", "serve-venv"))  # make setup-serve
+    os.environ.setdefault(
+        "FLAKEID_SERVE_VENV", os.path.join(ROOT, "target", "serve-venv")
+    )  # make setup-serve
     stack = testenv.Stack(redis=True, postgres=True)
     try:
         stack.start()

@@ -45,7 +45,9 @@ class Server:
             stdout=self.out,
             stderr=self.log,
             env=full_env,
-            preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None,
+            preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+            if nofile
+            else None,
         )
         self.port = None
         deadline = time.monotonic() + 20
@@ -112,7 +114,7 @@ def parse_metrics(text):
             _, _, name, typ = line.split(" ", 3)
             cur = fams.setdefault(name, (typ, []))
         elif line and not line.startswith("#"):
-            m = re.match(r'^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)', line)
+            m = re.match(r"^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)", line)
             labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
             v = m.group(3)
             cur[1].append((m.group(1), labels, float(v) if v not in ("+Inf",) else float("inf")))
@@ -168,9 +170,17 @@ class Routes(unittest.TestCase):
             ids.append(u.int)
         self.assertEqual(ids, sorted(set(ids)), "not strictly increasing")
         st, _, body = self.s.get("/v1/uuid", {"Accept": "application/json"})
-        out = subprocess.run(["node", "-e", "const s=require('fs').readFileSync(0,'utf8');"
-                              "process.stdout.write(JSON.parse(s).uuid)"],
-                             input=body, capture_output=True, check=True)
+        out = subprocess.run(
+            [
+                "node",
+                "-e",
+                "const s=require('fs').readFileSync(0,'utf8');"
+                "process.stdout.write(JSON.parse(s).uuid)",
+            ],
+            input=body,
+            capture_output=True,
+            check=True,
+        )
         self.assertEqual(uuid.UUID(out.stdout.decode()).version, 7)
         st, _, body = self.s.get("/v1/ulid?format=xml")
         self.assertEqual((st, json.loads(body)["parameter"]), (400, "format"))
@@ -183,7 +193,11 @@ class Routes(unittest.TestCase):
         400 naming `prefix`; the JSON form holds a string, which the CLI decodes."""
         ids = []
         for i in range(60):
-            path = ["/v1/typeid?prefix=user", "/v1/uuid", "/v1/typeid?format=json&prefix=user_group"][i % 3]
+            path = [
+                "/v1/typeid?prefix=user",
+                "/v1/uuid",
+                "/v1/typeid?format=json&prefix=user_group",
+            ][i % 3]
             st, ct, body = self.s.get(path)
             self.assertEqual(st, 200, body)
             if path == "/v1/uuid":
@@ -208,8 +222,12 @@ class Routes(unittest.TestCase):
         self.assertEqual(st, 200)
         self.assertRegex(body.decode(), r"^[0-7][0-9a-hjkmnp-tv-z]{25}\n$")
         _, _, body = self.s.get("/v1/typeid?prefix=u&format=json")
-        out = subprocess.run([BIN, "decode", "--json", json.loads(body)["typeid"]], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [BIN, "decode", "--json", json.loads(body)["typeid"]],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         self.assertEqual(json.loads(out.stdout)["version"], 7)
         for bad in ["User", "_user", "a" * 64, "us%20er"]:
             st, _, body = self.s.get(f"/v1/typeid?prefix={bad}")
@@ -232,17 +250,48 @@ class Routes(unittest.TestCase):
 
         seen = [one()]
         for path, headers, ct, read in [
-            ("/v1/uuid?n=1000", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
-            ("/v1/ulid?n=700&format=ndjson", {}, "application/x-ndjson",
-             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
-            ("/v1/ulid?n=300", {"Accept": "application/x-ndjson"}, "application/x-ndjson",
-             lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()]),
-            ("/v1/typeid?prefix=user&n=500", {}, "application/json",
-             lambda b: [of_ulid(x.split("_")[1].upper()) for x in json.loads(b)]),
-            ("/v1/typeid?n=3", {}, "application/json", lambda b: [of_ulid(x.upper()) for x in json.loads(b)]),
-            ("/v1/uuid?n=1000&format=octet-stream", {}, "application/octet-stream",
-             lambda b: [int.from_bytes(b[i:i + 16], "big") for i in range(0, len(b), 16)]),
-            ("/v1/uuid?n=1", {}, "application/json", lambda b: [uuid.UUID(x).int for x in json.loads(b)]),
+            (
+                "/v1/uuid?n=1000",
+                {},
+                "application/json",
+                lambda b: [uuid.UUID(x).int for x in json.loads(b)],
+            ),
+            (
+                "/v1/ulid?n=700&format=ndjson",
+                {},
+                "application/x-ndjson",
+                lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()],
+            ),
+            (
+                "/v1/ulid?n=300",
+                {"Accept": "application/x-ndjson"},
+                "application/x-ndjson",
+                lambda b: [of_ulid(json.loads(line)) for line in b.splitlines()],
+            ),
+            (
+                "/v1/typeid?prefix=user&n=500",
+                {},
+                "application/json",
+                lambda b: [of_ulid(x.split("_")[1].upper()) for x in json.loads(b)],
+            ),
+            (
+                "/v1/typeid?n=3",
+                {},
+                "application/json",
+                lambda b: [of_ulid(x.upper()) for x in json.loads(b)],
+            ),
+            (
+                "/v1/uuid?n=1000&format=octet-stream",
+                {},
+                "application/octet-stream",
+                lambda b: [int.from_bytes(b[i : i + 16], "big") for i in range(0, len(b), 16)],
+            ),
+            (
+                "/v1/uuid?n=1",
+                {},
+                "application/json",
+                lambda b: [uuid.UUID(x).int for x in json.loads(b)],
+            ),
         ]:
             st, got_ct, body = self.s.get(path, headers, conn=c)
             self.assertEqual((st, got_ct), (200, ct), (path, body[:200]))
@@ -253,16 +302,32 @@ class Routes(unittest.TestCase):
             self.assertEqual(batch, sorted(set(batch)), f"{path}: not strictly increasing")
             seen += batch
             seen.append(one())  # a single call after the batch comes after all of it
-        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the single calls around it")
+        self.assertEqual(
+            seen, sorted(set(seen)), "a batch out of order with the single calls around it"
+        )
         # A browser's JSON.parse reads the array of strings.
         _, _, body = self.s.get("/v1/ulid?n=5", conn=c)
-        out = subprocess.run(["node", "-e", "const s=require('fs').readFileSync(0,'utf8');"
-                              "process.stdout.write(JSON.parse(s).join(' '))"],
-                             input=body, capture_output=True, check=True)
+        out = subprocess.run(
+            [
+                "node",
+                "-e",
+                "const s=require('fs').readFileSync(0,'utf8');"
+                "process.stdout.write(JSON.parse(s).join(' '))",
+            ],
+            input=body,
+            capture_output=True,
+            check=True,
+        )
         self.assertEqual(len(out.stdout.split()), 5)
-        for path, param in [("/v1/uuid?n=0", "n"), ("/v1/ulid?n=1001", "n"), ("/v1/typeid?prefix=u&n=-1", "n"),
-                            ("/v1/uuid?n=abc", "n"), ("/v1/uuid?n=3&format=xml", "format"),
-                            ("/v1/typeid?prefix=User&n=3", "prefix"), ("/v1/typeid?prefix=_u&n=3", "prefix")]:
+        for path, param in [
+            ("/v1/uuid?n=0", "n"),
+            ("/v1/ulid?n=1001", "n"),
+            ("/v1/typeid?prefix=u&n=-1", "n"),
+            ("/v1/uuid?n=abc", "n"),
+            ("/v1/uuid?n=3&format=xml", "format"),
+            ("/v1/typeid?prefix=User&n=3", "prefix"),
+            ("/v1/typeid?prefix=_u&n=3", "prefix"),
+        ]:
             st, _, body = self.s.get(path, conn=c)
             self.assertEqual((st, json.loads(body)["parameter"]), (400, param), path)
         st, _, body = self.s.get("/v1/uuid?n=1001", conn=c)
@@ -273,6 +338,7 @@ class Routes(unittest.TestCase):
         """gRPC `BatchUuid`: a stream of chunks of 16-byte UUIDv7s, strictly
         increasing, in order with `NextUuid` calls around it; `n` outside
         1..=--max-batch is INVALID_ARGUMENT naming `n`."""
+
         def next_uuid():
             status, reply, _ = grpc_call(self.s.port, "NextUuid")
             self.assertEqual(status, 0)
@@ -280,17 +346,23 @@ class Routes(unittest.TestCase):
 
         seen = [next_uuid()]
         for n in (1, 999, 1000):
-            status, raw, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n), raw=True)
+            status, raw, out = grpc_path(
+                self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n), raw=True
+            )
             self.assertEqual(status, 0, (n, out))
             packed = b"".join(proto_bytes_field(m) for m in grpc_messages(raw))
-            batch = [int.from_bytes(packed[i:i + 16], "big") for i in range(0, len(packed), 16)]
+            batch = [int.from_bytes(packed[i : i + 16], "big") for i in range(0, len(packed), 16)]
             self.assertEqual(len(batch), n)
             self.assertTrue(all(uuid.UUID(int=u).version == 7 for u in batch))
             self.assertEqual(batch, sorted(set(batch)), f"n={n}: not strictly increasing")
             seen += batch + [next_uuid()]
-        self.assertEqual(seen, sorted(set(seen)), "a batch out of order with the NextUuid calls around it")
+        self.assertEqual(
+            seen, sorted(set(seen)), "a batch out of order with the NextUuid calls around it"
+        )
         for n in (0, 1001, 1 << 40):
-            status, _, out = grpc_path(self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n))
+            status, _, out = grpc_path(
+                self.s.port, "/flakeid.v1.Flakeid/BatchUuid", b"\x08" + varint(n)
+            )
             self.assertEqual(status, 3, out)
             self.assertIn("grpc-message: n:%20must%20be%20in%201..=1000", out)
 
@@ -300,14 +372,22 @@ class Routes(unittest.TestCase):
         still decodes to its parts, `sealed=1` is refused for a 128-bit one, and a
         malformed one is a 400 naming `id`."""
         _, _, u = self.s.get("/v1/uuid")
-        _, _, l = self.s.get("/v1/ulid")
+        _, _, ulid = self.s.get("/v1/ulid")
         _, _, t = self.s.get("/v1/typeid?prefix=order")
-        forms = [u.decode().strip(), l.decode().strip(), t.decode().strip(),
-                 u.decode().strip().replace("-", "").upper(), str(uuid.uuid4()), "00000000-0000-0000-0000-000000000000"]
+        forms = [
+            u.decode().strip(),
+            ulid.decode().strip(),
+            t.decode().strip(),
+            u.decode().strip().replace("-", "").upper(),
+            str(uuid.uuid4()),
+            "00000000-0000-0000-0000-000000000000",
+        ]
         for text in forms:
             st, ct, body = self.s.get(f"/v1/decode/{text}")
             self.assertEqual((st, ct), (200, "application/json"), (text, body))
-            cli = subprocess.run([BIN, "decode", "--json", text], capture_output=True, check=True).stdout
+            cli = subprocess.run(
+                [BIN, "decode", "--json", text], capture_output=True, check=True
+            ).stdout
             self.assertEqual(body, cli, text)
         st, got = self.s.json(f"/v1/decode/{forms[2]}")
         self.assertEqual(got["typeid"], forms[2])
@@ -409,9 +489,12 @@ class Routes(unittest.TestCase):
             self.assertEqual((st, again["id"]), (200, str(id_)), form)
 
     def test_layout_health_ready_metrics(self):
-        st, l = self.s.json("/v1/layout")
+        st, lay = self.s.json("/v1/layout")
         self.assertEqual(st, 200)
-        self.assertEqual((l["name"], l["node"], l["lease"], l["max_batch"]), ("snowflake", 7, "none", 1000))
+        self.assertEqual(
+            (lay["name"], lay["node"], lay["lease"], lay["max_batch"]),
+            ("snowflake", 7, "none", 1000),
+        )
         self.assertEqual(self.s.get("/healthz")[0], 200)
         self.assertEqual(self.s.get("/readyz")[0], 200)
         self.s.get("/v1/ids?n=5")
@@ -421,13 +504,22 @@ class Routes(unittest.TestCase):
         text = body.decode()
         issued = int(re.search(r"^flakeid_ids_issued_total (\d+)$", text, re.M).group(1))
         self.assertGreaterEqual(issued, 5)
-        self.assertIn('flakeid_http_requests_total{route="/v1/ids",method="GET",status="200"}', text)
+        self.assertIn(
+            'flakeid_http_requests_total{route="/v1/ids",method="GET",status="200"}', text
+        )
         self.assertIn("flakeid_lease_held 1", text)
         self.assertIn("flakeid_lease_renew_latency_seconds 0.0", text)  # no lease
 
     def test_metrics_follow_prometheus_conventions(self):
         c = self.s.conn()
-        for path in ["/v1/ids?n=3", "/v1/id", "/v1/ids?n=0", "/v1/decode/1", "/nope/at/all", "/v1/id?x=1"]:
+        for path in [
+            "/v1/ids?n=3",
+            "/v1/id",
+            "/v1/ids?n=0",
+            "/v1/decode/1",
+            "/nope/at/all",
+            "/v1/id?x=1",
+        ]:
             self.s.get(path, conn=c)
         c.close()
         text = self.s.get("/metrics")[2].decode()
@@ -436,7 +528,9 @@ class Routes(unittest.TestCase):
         for fam, (typ, samples) in m.items():
             self.assertNotRegex(fam, r"_(us|ms|micros|millis)$", fam)
             if typ == "counter":
-                self.assertTrue(all(n == fam + "_total" or n == fam + "_created" for n, _, _ in samples), fam)
+                self.assertTrue(
+                    all(n == fam + "_total" or n == fam + "_created" for n, _, _ in samples), fam
+                )
         helps = re.findall(r"^# HELP (\S+)", text, re.M)
         types = re.findall(r"^# TYPE (\S+)", text, re.M)
         self.assertEqual(len(helps), len(set(helps)), helps)
@@ -446,24 +540,33 @@ class Routes(unittest.TestCase):
         # The latency histogram, in seconds, per route, method and status class.
         typ, samples = m["flakeid_http_request_duration_seconds"]
         self.assertEqual(typ, "histogram")
+
         def sample(name, **labels):
-            for n, l, v in samples:
-                if n == name and all(l.get(k) == v2 for k, v2 in labels.items()):
-                    yield l, v
+            for n, labels, v in samples:
+                if n == name and all(labels.get(k) == v2 for k, v2 in labels.items()):
+                    yield labels, v
+
         ok = dict(route="/v1/ids", method="GET", **{"class": "2xx"})
         bad = dict(route="/v1/ids", method="GET", **{"class": "4xx"})
-        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **ok))[1], 1)
-        self.assertGreaterEqual(next(sample("flakeid_http_request_duration_seconds_count", **bad))[1], 1)
-        buckets = sorted(float(l["le"]) for l, _ in sample("flakeid_http_request_duration_seconds_bucket", **ok))
+        self.assertGreaterEqual(
+            next(sample("flakeid_http_request_duration_seconds_count", **ok))[1], 1
+        )
+        self.assertGreaterEqual(
+            next(sample("flakeid_http_request_duration_seconds_count", **bad))[1], 1
+        )
+        buckets = sorted(
+            float(labels["le"])
+            for labels, _ in sample("flakeid_http_request_duration_seconds_bucket", **ok)
+        )
         self.assertEqual(buckets[0], 0.00005)
         self.assertEqual(buckets[-1], float("inf"))
         total = next(sample("flakeid_http_request_duration_seconds_sum", **ok))[1]
         self.assertGreater(total, 0)
         self.assertLess(total, 10)  # seconds, not µs
         # Unknown paths share one label: a scanner does not grow the metrics.
-        self.assertTrue(any(l.get("route") == "other" for _, l, _ in samples))
-        self.assertFalse(any("nope" in l.get("route", "") for _, l, _ in samples))
-        self.assertTrue(any(l.get("route") == "/v1/decode/{id}" for _, l, _ in samples))
+        self.assertTrue(any(labels.get("route") == "other" for _, labels, _ in samples))
+        self.assertFalse(any("nope" in labels.get("route", "") for _, labels, _ in samples))
+        self.assertTrue(any(labels.get("route") == "/v1/decode/{id}" for _, labels, _ in samples))
         # The generator's stats.
         self.assertGreaterEqual(m["flakeid_generator_ids_issued"][1][0][2], 4)
         for fam, typ in [
@@ -476,7 +579,7 @@ class Routes(unittest.TestCase):
             ("flakeid_lease_state", "gauge"),
         ]:
             self.assertEqual(m[fam][0], typ, fam)
-        states = {l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}
+        states = {labels["state"]: v for _, labels, v in m["flakeid_lease_state"][1]}
         self.assertEqual(states, {"none": 1, "held": 0, "unreachable": 0, "lost": 0, "released": 0})
 
     def test_grpc_health_and_reflection(self):
@@ -485,24 +588,34 @@ class Routes(unittest.TestCase):
         self.assertEqual(health(self.s.port, "no.such.Service")[0], 5)  # NOT_FOUND
         # ServerReflectionInfo, v1 and v1alpha: list_services (field 7) names them all.
         for v in ("v1", "v1alpha"):
-            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
-                                         b"\x3a\x00")
+            status, reply, _ = grpc_path(
+                self.s.port,
+                f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                b"\x3a\x00",
+            )
             self.assertEqual(status, 0, v)
             for name in (b"flakeid.v1.Flakeid", b"grpc.health.v1.Health"):
                 self.assertIn(name, reply, v)
             # file_containing_symbol (field 4): the descriptor of flakeid.proto.
             sym = b"flakeid.v1.Flakeid"
-            status, reply, _ = grpc_path(self.s.port, f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
-                                         b"\x22" + bytes([len(sym)]) + sym)
+            status, reply, _ = grpc_path(
+                self.s.port,
+                f"/grpc.reflection.{v}.ServerReflection/ServerReflectionInfo",
+                b"\x22" + bytes([len(sym)]) + sym,
+            )
             self.assertEqual(status, 0, v)
             self.assertIn(b"flakeid.proto", reply, v)
             self.assertIn(b"StreamRequest", reply, v)
 
     def test_grpc_refusals_are_counted_with_their_codes(self):
         def calls(rpc, code):
-            m = re.search(rf'^flakeid_grpc_calls_total{{rpc="{rpc}",code="{code}"}} (\d+)$',
-                          self.s.get("/metrics")[2].decode(), re.M)
+            m = re.search(
+                rf'^flakeid_grpc_calls_total{{rpc="{rpc}",code="{code}"}} (\d+)$',
+                self.s.get("/metrics")[2].decode(),
+                re.M,
+            )
             return int(m.group(1)) if m else 0
+
         # Not protobuf: INVALID_ARGUMENT, as any bad argument.
         before = calls("Batch", 3)
         status, _, _ = grpc_call(self.s.port, "Batch", b"\x08\xff\xff")
@@ -527,7 +640,12 @@ class Routes(unittest.TestCase):
         self.assertEqual(calls("Unseal", 11), before + 1)
         # gRPC over HTTP/1.1: 505 before the body is read, and the connection closed.
         c = self.s.conn()
-        c.request("POST", "/flakeid.v1.Flakeid/Next", body=b"\0" * 5, headers={"Content-Type": "application/grpc"})
+        c.request(
+            "POST",
+            "/flakeid.v1.Flakeid/Next",
+            body=b"\0" * 5,
+            headers={"Content-Type": "application/grpc"},
+        )
         r = c.getresponse()
         self.assertEqual((r.status, json.loads(r.read())["parameter"]), (505, "version"))
         self.assertEqual(r.getheader("Connection"), "close")
@@ -536,9 +654,17 @@ class Routes(unittest.TestCase):
     @unittest.skipUnless(shutil.which("curl"), "curl not installed")
     def test_h2c(self):
         out = subprocess.run(
-            ["curl", "-sS", "--http2-prior-knowledge", "-w", "\n%{http_version}",
-             f"http://127.0.0.1:{self.s.port}/v1/id"],
-            capture_output=True, text=True, check=True,
+            [
+                "curl",
+                "-sS",
+                "--http2-prior-knowledge",
+                "-w",
+                "\n%{http_version}",
+                f"http://127.0.0.1:{self.s.port}/v1/id",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split("\n")
         self.assertEqual(out[-1], "2")
         self.assertEqual(self.node_of(int(out[0])), 7)
@@ -554,8 +680,20 @@ def base32_crockford(text):
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROUTES = ["/v1/id", "/v1/ids", "/v1/decode/{id}", "/v1/unseal/{id}", "/v1/layout", "/v1/uuid", "/v1/ulid",
-          "/v1/typeid", "/healthz", "/readyz", "/metrics", "/openapi.json"]
+ROUTES = [
+    "/v1/id",
+    "/v1/ids",
+    "/v1/decode/{id}",
+    "/v1/unseal/{id}",
+    "/v1/layout",
+    "/v1/uuid",
+    "/v1/ulid",
+    "/v1/typeid",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+]
 
 
 class MetricCounts(unittest.TestCase):
@@ -595,13 +733,13 @@ class MetricCounts(unittest.TestCase):
                 key = (r, method, f"{status // 100}xx")
                 classes[key] = classes.get(key, 0) + n
             got = {
-                (l["route"], l["method"], l["status"]): v
-                for _, l, v in fams["flakeid_http_requests"][1]
+                (labels["route"], labels["method"], labels["status"]): v
+                for _, labels, v in fams["flakeid_http_requests"][1]
             }
             self.assertEqual(got, want)
             counts = {
-                (l["route"], l["method"], l["class"]): v
-                for n, l, v in fams["flakeid_http_request_duration_seconds"][1]
+                (labels["route"], labels["method"], labels["class"]): v
+                for n, labels, v in fams["flakeid_http_request_duration_seconds"][1]
                 if n.endswith("_count")
             }
             self.assertEqual(counts, classes)
@@ -625,16 +763,28 @@ class AccessLog(unittest.TestCase):
             made = r.getheader("X-Request-Id")
             local = c.sock.getsockname()
             c.close()
-            out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null",
-                                  f"http://127.0.0.1:{s.port}/v1/id"], capture_output=True, check=True)
+            subprocess.run(
+                [
+                    "curl",
+                    "-sS",
+                    "--http2-prior-knowledge",
+                    "-o",
+                    "/dev/null",
+                    f"http://127.0.0.1:{s.port}/v1/id",
+                ],
+                capture_output=True,
+                check=True,
+            )
             deadline = time.monotonic() + 5
             while s.stdout().count("\n") < 3 and time.monotonic() < deadline:
                 time.sleep(0.02)
-            lines = [json.loads(l) for l in s.stdout().splitlines()]
+            lines = [json.loads(line) for line in s.stdout().splitlines()]
             self.assertEqual(len(lines), 3, lines)
             a, b, h2 = lines
-            self.assertEqual((a["method"], a["path"], a["query"], a["status"], a["route"], a["version"]),
-                             ("GET", "/v1/ids", "n=3", 200, "/v1/ids", "HTTP/1.1"))
+            self.assertEqual(
+                (a["method"], a["path"], a["query"], a["status"], a["route"], a["version"]),
+                ("GET", "/v1/ids", "n=3", 200, "/v1/ids", "HTTP/1.1"),
+            )
             self.assertEqual(a["peer"], f"{local[0]}:{local[1]}")
             self.assertGreater(a["duration_seconds"], 0)
             self.assertLess(a["duration_seconds"], 5)
@@ -664,11 +814,22 @@ class OpenApi(unittest.TestCase):
     and sealed (where /v1/unseal answers 200)."""
 
     def schemathesis(self, s):
-        venv = os.environ.get("FLAKEID_SERVE_VENV", os.path.join(HERE, "..", "..", "target", "serve-venv"))
+        venv = os.environ.get(
+            "FLAKEID_SERVE_VENV", os.path.join(HERE, "..", "..", "target", "serve-venv")
+        )
         out = subprocess.run(
-            [os.path.join(venv, "bin", "schemathesis"), "--config-file", os.path.join(HERE, "schemathesis.toml"),
-             "--no-color", "run", f"http://127.0.0.1:{s.port}/openapi.json"],
-            capture_output=True, text=True, timeout=600, cwd=WORK,  # its .schemathesis/ cache too
+            [
+                os.path.join(venv, "bin", "schemathesis"),
+                "--config-file",
+                os.path.join(HERE, "schemathesis.toml"),
+                "--no-color",
+                "run",
+                f"http://127.0.0.1:{s.port}/openapi.json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=WORK,  # its .schemathesis/ cache too
         )
         self.assertEqual(out.returncode, 0, out.stdout[-6000:] + out.stderr[-2000:])
         # Every operation but /openapi.json itself, which schemathesis leaves out.
@@ -687,7 +848,9 @@ class OpenApi(unittest.TestCase):
                 ref = [p["$ref"] for p in doc["paths"][path]["get"]["parameters"] if "$ref" in p]
                 self.assertEqual(ref, ["#/components/parameters/BatchN"], path)
             n = doc["components"]["parameters"]["BatchN"]
-            self.assertEqual((n["name"], n["schema"]["maximum"]), ("n", 777))  # this server's --max-batch
+            self.assertEqual(
+                (n["name"], n["schema"]["maximum"]), ("n", 777)
+            )  # this server's --max-batch
             for path in ROUTES:
                 self.assertNotEqual(s.get(path.replace("{id}", "1"))[0], 404, path)
         finally:
@@ -731,7 +894,9 @@ class Semantics(unittest.TestCase):
         return r, body
 
     def assert_json_error(self, r, body, status, kind):
-        self.assertEqual((r.status, r.getheader("Content-Type")), (status, "application/json"), body)
+        self.assertEqual(
+            (r.status, r.getheader("Content-Type")), (status, "application/json"), body
+        )
         self.assertEqual(json.loads(body)["error"], kind, body)
 
     def test_head_issues_nothing(self):
@@ -773,7 +938,9 @@ class Semantics(unittest.TestCase):
     def test_id_responses_are_not_cached_and_vary_on_accept(self):
         for path in ("/v1/id", "/v1/ids?n=3", "/v1/ids?n=5000&format=octets"):
             r, _ = self.req("GET", path)
-            self.assertEqual((r.getheader("Cache-Control"), r.getheader("Vary")), ("no-store", "Accept"), path)
+            self.assertEqual(
+                (r.getheader("Cache-Control"), r.getheader("Vary")), ("no-store", "Accept"), path
+            )
 
     def test_accept_by_q_value_case_insensitive_406(self):
         def ct(path, accept):
@@ -781,12 +948,22 @@ class Semantics(unittest.TestCase):
             return r.status, r.getheader("Content-Type"), body
 
         self.assertEqual(ct("/v1/id", "APPLICATION/JSON")[1], "application/json")
-        self.assertEqual(ct("/v1/id", "application/json;q=0, text/plain")[1], "text/plain; charset=utf-8")
-        self.assertEqual(ct("/v1/id", "application/json;q=0.5, text/*;q=0.4")[1], "application/json")
+        self.assertEqual(
+            ct("/v1/id", "application/json;q=0, text/plain")[1], "text/plain; charset=utf-8"
+        )
+        self.assertEqual(
+            ct("/v1/id", "application/json;q=0.5, text/*;q=0.4")[1], "application/json"
+        )
         self.assertEqual(ct("/v1/id", "text/html, */*;q=0.8")[1], "text/plain; charset=utf-8")
         self.assertEqual(
-            ct("/v1/ids?n=2", "application/octet-stream;q=0.1, Application/X-NDJSON;Q=0.3")[1], "application/x-ndjson")
-        for path, accept in (("/v1/id", "image/png"), ("/v1/ids", "*/*;q=0"), ("/v1/id", "application/json;q=0")):
+            ct("/v1/ids?n=2", "application/octet-stream;q=0.1, Application/X-NDJSON;Q=0.3")[1],
+            "application/x-ndjson",
+        )
+        for path, accept in (
+            ("/v1/id", "image/png"),
+            ("/v1/ids", "*/*;q=0"),
+            ("/v1/id", "application/json;q=0"),
+        ):
             st, ctype, body = ct(path, accept)
             self.assertEqual((st, ctype), (406, "application/json"), accept)
             self.assertIn("application/json", json.loads(body)["message"])
@@ -808,8 +985,11 @@ class Semantics(unittest.TestCase):
         # js53 (53 bits) answers numbers when asked; strings stay the default.
         js = Server("--node", "3", "--layout", "js53")
         try:
-            for accept in ("application/json; ids=number", "Application/JSON;IDS=\"number\"",
-                           "application/json;ids=number, application/json;q=0.5"):
+            for accept in (
+                "application/json; ids=number",
+                'Application/JSON;IDS="number"',
+                "application/json;ids=number, application/json;q=0.5",
+            ):
                 st, ct, body = js.get("/v1/ids?n=5", {"Accept": accept})
                 self.assertEqual((st, ct), (200, "application/json; ids=number"), accept)
                 ids = json.loads(body)
@@ -832,13 +1012,19 @@ class Semantics(unittest.TestCase):
         self.assertEqual((st, err["error"], err["parameter"]), (406, "not_acceptable", "accept"))
         self.assertIn("snowflake", err["message"])
         self.assertIn("63 bits", err["message"])
-        st, ct, body = self.s.get("/v1/ids?n=3", {"Accept": "application/json;ids=number, application/json;q=0.1"})
+        st, ct, body = self.s.get(
+            "/v1/ids?n=3", {"Accept": "application/json;ids=number, application/json;q=0.1"}
+        )
         self.assertEqual((st, ct), (200, "application/json"))
         self.assertTrue(all(type(i) is str for i in json.loads(body)))
 
     def test_decode_zero_padded_asks_for_from(self):
         # tests/vectors/decode_auto.json: one rule with the core and the CLI.
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "decode_auto.json")) as f:
+        with open(
+            os.path.join(
+                os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "decode_auto.json"
+            )
+        ) as f:
             cases = json.load(f)["cases"]
         texts = {c["text"] for c in cases}
         for text in ("0000000000000042", "042", "00000000000000000042", "1000000000000000"):
@@ -852,8 +1038,12 @@ class Semantics(unittest.TestCase):
                 # An empty path segment is no ID at all: the route is not matched.
                 self.assertEqual((st, body["error"]), (404, "not_found"), c)
             else:
-                self.assertEqual((st, body["error"], body["parameter"]), (400, "bad_request", "id"), c)
-                self.assertIn(f"position {c['position']}" if c["position"] else "", body["message"], c)
+                self.assertEqual(
+                    (st, body["error"], body["parameter"]), (400, "bad_request", "id"), c
+                )
+                self.assertIn(
+                    f"position {c['position']}" if c["position"] else "", body["message"], c
+                )
                 if c["ambiguous"]:
                     self.assertIn("ambiguous", body["message"], c)
                     self.assertIn("from=", body["message"], c)
@@ -866,17 +1056,27 @@ class Semantics(unittest.TestCase):
         self.assertEqual((st, body["parameter"]), (400, "from"))
 
     def test_messages(self):
-        r = subprocess.run([BIN, "serve", "--listen", f"127.0.0.1:{self.s.port}", "--node", "1"],
-                           capture_output=True, text=True, timeout=10)
+        r = subprocess.run(
+            [BIN, "serve", "--listen", f"127.0.0.1:{self.s.port}", "--node", "1"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn(f"127.0.0.1:{self.s.port}", r.stderr)
         self.assertIn("in use", r.stderr)
-        r = subprocess.run([BIN, "serve", "--node", "-1"], capture_output=True, text=True, timeout=10)
+        r = subprocess.run(
+            [BIN, "serve", "--node", "-1"], capture_output=True, text=True, timeout=10
+        )
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("non-negative", r.stderr)
         self.assertNotIn("unexpected argument", r.stderr)
-        r = subprocess.run([BIN, "serve", "--node", "99999999999999999999999"], capture_output=True, text=True,
-                           timeout=10)
+        r = subprocess.run(
+            [BIN, "serve", "--node", "99999999999999999999999"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         self.assertIn("too large", r.stderr)
         self.assertNotIn("no sign", r.stderr)
 
@@ -906,7 +1106,9 @@ class Semantics(unittest.TestCase):
 
 # tests/vectors/seal.json's AES-256 key (NIST's FF1 sample key) and a tweak of its.
 SEAL_KEY = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94"
-SEAL_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "seal.json")
+SEAL_VECTORS = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "seal.json"
+)
 
 
 def grpc_call(port, method, message=b"", messages=1):
@@ -923,12 +1125,30 @@ def grpc_path(port, path, message=b"", messages=1, raw=False):
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
         f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
-    out = subprocess.run(
-        ["curl", "-sS", "--http2-prior-knowledge", "-D", "-", "-o", body + ".out",
-         "-H", "content-type: application/grpc", "-H", "te: trailers",
-         "--data-binary", "@" + body, f"http://127.0.0.1:{port}{path}"],
-        capture_output=True, check=True,
-    ).stdout.decode().lower()
+    out = (
+        subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--http2-prior-knowledge",
+                "-D",
+                "-",
+                "-o",
+                body + ".out",
+                "-H",
+                "content-type: application/grpc",
+                "-H",
+                "te: trailers",
+                "--data-binary",
+                "@" + body,
+                f"http://127.0.0.1:{port}{path}",
+            ],
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .lower()
+    )
     status = int(re.search(r"grpc-status: (\d+)", out).group(1))
     with open(body + ".out", "rb") as f:
         reply = f.read()
@@ -940,8 +1160,8 @@ def grpc_messages(raw):
     out = []
     while raw:
         n = struct.unpack(">I", raw[1:5])[0]
-        out.append(raw[5:5 + n])
-        raw = raw[5 + n:]
+        out.append(raw[5 : 5 + n])
+        raw = raw[5 + n :]
     return out
 
 
@@ -958,7 +1178,7 @@ def proto_bytes_field(msg):
         i += 1
         if not msg[i - 1] & 0x80:
             break
-    return msg[i:i + n]
+    return msg[i : i + n]
 
 
 def varint(n):
@@ -1034,7 +1254,9 @@ class CallOrder(unittest.TestCase):
         s = Server("--node", "3", *args)
         ctx = multiprocessing.get_context("fork")
         lock = ctx.Lock()
-        latest = ctx.Array("Q", 4, lock=False)  # the 64-bit family's largest; the 128-bit's, high and low
+        latest = ctx.Array(
+            "Q", 4, lock=False
+        )  # the 64-bit family's largest; the 128-bit's, high and low
         bad = ctx.Queue()
 
         def parse(route, body):
@@ -1056,8 +1278,11 @@ class CallOrder(unittest.TestCase):
                     status, reply, out = grpc_call(s.port, method, msg)
                     assert status == 0, out
                     route = f"gRPC {method}"
-                    family, got = (1, [int.from_bytes(reply[2:18], "big")]) if method == "NextUuid" \
+                    family, got = (
+                        (1, [int.from_bytes(reply[2:18], "big")])
+                        if method == "NextUuid"
                         else (0, fixed64s(reply))
+                    )
                 else:
                     route = routes[(i + k) % len(routes)]
                     c.request("GET", route)
@@ -1098,7 +1323,9 @@ class CallOrder(unittest.TestCase):
         by_route = {}
         for route, _, _ in found:
             by_route[route] = by_route.get(route, 0) + 1
-        self.assertEqual(by_route, {}, f"answers below one that had already arrived, e.g. {found[:3]}")
+        self.assertEqual(
+            by_route, {}, f"answers below one that had already arrived, e.g. {found[:3]}"
+        )
 
     ID_ROUTES = (["/v1/id", "/v1/ids?n=3"], [("Next", b""), ("Batch", b"\x08\x03")])
 
@@ -1111,6 +1338,77 @@ class CallOrder(unittest.TestCase):
 
     def test_128_bit_routes(self):
         self.check(["/v1/uuid", "/v1/ulid"], [("NextUuid", b"")])
+
+
+class WaitOnTheTimer(unittest.TestCase):
+    """A generator that must wait for the clock (a state file whose mark is 3 s
+    ahead, `--clock-backwards wait`) waits on tokio's timer, not on its worker: with
+    one worker thread, /healthz, /v1/uuid and the other waiting requests are answered
+    while `/v1/id`, `/v1/ids?n=3` and gRPC `Next` wait, and each then gets an ID past
+    the mark."""
+
+    def test_a_clock_wait_stalls_no_other_request_on_the_worker(self):
+        state = os.path.join(WORK, f"wait-{time.monotonic_ns()}.state")
+        mark = int(time.time() * 1000) + 3000
+        with open(state, "w") as f:
+            f.write(f"flakeid-state 1\nhigh_water_ms {mark}\nnode 1\n")
+        s = Server(
+            "--node",
+            "1",
+            "--state",
+            state,
+            "--clock-backwards",
+            "wait",
+            "--max-wait-ms",
+            "10000",
+            env={"TOKIO_WORKER_THREADS": "1"},
+        )
+        try:
+            done = []  # (what, status, body) in the order answered
+            lock = threading.Lock()
+
+            def ask(path):
+                status, _, body = s.get(path)
+                with lock:
+                    done.append((path, status, body))
+
+            def grpc_next():
+                status, reply, out = grpc_call(s.port, "Next", b"")
+                with lock:
+                    done.append(("Next", 200 if status == 0 else status, reply))
+
+            waiting = [threading.Thread(target=ask, args=(p,)) for p in ("/v1/id", "/v1/ids?n=3")]
+            waiting.append(threading.Thread(target=grpc_next))
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)  # the three are waiting for the clock
+            for path in ("/healthz", "/v1/uuid", "/healthz"):
+                ask(path)
+            for t in waiting:
+                t.join()
+            order = [d[0] for d in done]
+            # Answered while the ID requests waited: before any of them.
+            self.assertEqual(order[:3], ["/healthz", "/v1/uuid", "/healthz"], order)
+            self.assertTrue(all(status == 200 for _, status, _ in done), done)
+            layout = s.json("/v1/layout")[1]
+            shift = layout["datacenter_bits"] + layout["worker_bits"] + layout["sequence_bits"]
+            for what, _, body in done[3:]:
+                ids = (
+                    fixed64s(body)
+                    if what == "Next"
+                    else json.loads(body)
+                    if what.startswith("/v1/ids")
+                    else [int(body)]
+                )
+                self.assertTrue(ids, (what, body))
+                for i in ids:
+                    self.assertGreaterEqual(
+                        (int(i) >> shift) + layout["epoch_ms"],
+                        mark,
+                        f"{what}: an ID before the state's mark",
+                    )
+        finally:
+            s.stop()
 
 
 class NoNode(unittest.TestCase):
@@ -1143,8 +1441,14 @@ class NoNode(unittest.TestCase):
         self.assertEqual(health(self.s.port), (0, 1))
 
     def test_64_bit_routes_refuse_saying_why(self):
-        for path in ["/v1/id", "/v1/id?format=json", "/v1/ids?n=3", "/v1/ids?n=5000", "/v1/layout",
-                     "/v1/decode/123"]:
+        for path in [
+            "/v1/id",
+            "/v1/id?format=json",
+            "/v1/ids?n=3",
+            "/v1/ids?n=5000",
+            "/v1/layout",
+            "/v1/decode/123",
+        ]:
             st, ct, body = self.s.get(path)
             self.assertEqual((st, ct), (409, "application/json"), path)
             err = json.loads(body)
@@ -1158,15 +1462,31 @@ class NoNode(unittest.TestCase):
 
     def test_options_for_64_bit_ids_still_need_a_node_id(self):
         for args in (["--layout", "sonyflake"], ["--datacenter", "1"]):
-            r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", *args], capture_output=True, text=True,
-                               timeout=20, env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+            r = subprocess.run(
+                [BIN, "serve", "--listen", "127.0.0.1:0", *args],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""),
+            )
             self.assertEqual(r.returncode, 1, (args, r.stderr))
             self.assertIn("no node id given", r.stderr)
         with open(os.path.join(WORK, "no-node-seal.key"), "w") as f:
             f.write(SEAL_KEY + "\n")
-        r = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--seal-key-file",
-                            os.path.join(WORK, "no-node-seal.key")], capture_output=True, text=True, timeout=20,
-                           env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""))
+        r = subprocess.run(
+            [
+                BIN,
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--seal-key-file",
+                os.path.join(WORK, "no-node-seal.key"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""),
+        )
         self.assertNotEqual(r.returncode, 0, r.stderr)
         self.assertIn("sealing is of 64-bit IDs: it needs a node id", r.stderr)
 
@@ -1181,8 +1501,17 @@ class Sealing(unittest.TestCase):
         with open(cls.key_file, "w") as f:
             f.write(SEAL_KEY[:32] + "\n" + SEAL_KEY[32:] + "\n")  # whitespace ignored
         # trace: every event the service can log, so that none may carry the key.
-        cls.s = Server("--node", "7", "--max-batch", "10000", "--seal-key-file", cls.key_file,
-                       "--seal-tweak", "orders", env={"FLAKEID_LOG": "trace"})
+        cls.s = Server(
+            "--node",
+            "7",
+            "--max-batch",
+            "10000",
+            "--seal-key-file",
+            cls.key_file,
+            "--seal-tweak",
+            "orders",
+            env={"FLAKEID_LOG": "trace"},
+        )
 
     @classmethod
     def tearDownClass(cls):
@@ -1190,9 +1519,13 @@ class Sealing(unittest.TestCase):
 
     def cli_unseal(self, ids):
         # --from int: a sealed ID of 16 decimal digits also reads as hex.
-        out = subprocess.run([BIN, "unseal", "--key-file", self.key_file, "--tweak", "orders", "--from", "int"],
-                             input="\n".join(map(str, ids)) + "\n",
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [BIN, "unseal", "--key-file", self.key_file, "--tweak", "orders", "--from", "int"],
+            input="\n".join(map(str, ids)) + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return [int(x) for x in out.stdout.split()]
 
     def assert_sealed(self, sealed):
@@ -1209,7 +1542,10 @@ class Sealing(unittest.TestCase):
         ids = [int(self.s.get("/v1/id", conn=c)[2])]
         ids.append(int(json.loads(self.s.get("/v1/id?format=json", conn=c)[2])["id"]))
         ids += [int(x) for x in json.loads(self.s.get("/v1/ids?n=100", conn=c)[2])]
-        ids += [int(json.loads(line)) for line in self.s.get("/v1/ids?n=50&format=ndjson", conn=c)[2].splitlines()]
+        ids += [
+            int(json.loads(line))
+            for line in self.s.get("/v1/ids?n=50&format=ndjson", conn=c)[2].splitlines()
+        ]
         ids += ids_of(self.s.get("/v1/ids?n=5000&format=octet-stream", conn=c)[2])
         c.close()
         self.assertEqual(len(ids), 5152)
@@ -1226,9 +1562,22 @@ class Sealing(unittest.TestCase):
         self.assertEqual((st, parts["id"], parts["node"]), (200, str(plain), 7))
         # Any encoding of a sealed ID, as the CLI prints them.
         for fmt in ["hex", "base32", "base62"]:
-            text = subprocess.run([BIN, "seal", "--key-file", self.key_file, "--tweak", "orders",
-                                   "--format", fmt, str(plain)], capture_output=True, text=True,
-                                  check=True).stdout.strip()
+            text = subprocess.run(
+                [
+                    BIN,
+                    "seal",
+                    "--key-file",
+                    self.key_file,
+                    "--tweak",
+                    "orders",
+                    "--format",
+                    fmt,
+                    str(plain),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
             st, _, body = self.s.get(f"/v1/unseal/{text}?from={fmt}&format=json")
             self.assertEqual((st, json.loads(body)["id"]), (200, str(plain)), fmt)
         st, err = self.s.json("/v1/unseal/9223372036854775808")
@@ -1248,8 +1597,11 @@ class Sealing(unittest.TestCase):
 
     def test_vectors_unseal_through_a_service(self):
         with open(SEAL_VECTORS) as f:
-            groups = [g for g in json.load(f)["groups"]
-                      if g["layout"] == "snowflake" and g["tweak"] in ("", "6f7264657273")]
+            groups = [
+                g
+                for g in json.load(f)["groups"]
+                if g["layout"] == "snowflake" and g["tweak"] in ("", "6f7264657273")
+            ]
         for g in groups:
             key_file = os.path.join(WORK, f"vector-{len(g['key'])}-{g['tweak']}.key")
             with open(key_file, "w") as f:
@@ -1279,10 +1631,16 @@ class Sealing(unittest.TestCase):
         bad = os.path.join(WORK, "bad.key")
         with open(bad, "w") as f:
             f.write(secret)
-        for path, want in [(bad, "key must be 32, 48 or 64 hex digits"),
-                           (os.path.join(WORK, "missing.key"), "missing.key")]:
-            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1",
-                                  "--seal-key-file", path], capture_output=True, text=True, timeout=20)
+        for path, want in [
+            (bad, "key must be 32, 48 or 64 hex digits"),
+            (os.path.join(WORK, "missing.key"), "missing.key"),
+        ]:
+            out = subprocess.run(
+                [BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--seal-key-file", path],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             self.assertEqual(out.returncode, 1, out.stderr)
             self.assertIn(want, out.stderr)
             self.assertNotIn("abcdef", out.stderr)
@@ -1319,19 +1677,68 @@ class Unsealed(unittest.TestCase):
 def make_pki(d, name):
     """A CA (`name`-ca.pem) and a certificate it signed for 127.0.0.1 (`name`.pem,
     `name`.key), made by openssl."""
+
     def run(*args):
         subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
     with open(os.path.join(d, "ca.ext"), "w") as f:
         f.write("basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
     with open(os.path.join(d, "leaf.ext"), "w") as f:
-        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
-    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-        "-subj", f"/CN={name}-ca", "-keyout", f"{name}-ca.key", "-out", f"{name}-ca.pem",
-        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={name}",
-        "-keyout", f"{name}.key", "-out", f"{name}.csr")
-    run("x509", "-req", "-in", f"{name}.csr", "-CA", f"{name}-ca.pem", "-CAkey", f"{name}-ca.key",
-        "-CAcreateserial", "-days", "2", "-extfile", "leaf.ext", "-out", f"{name}.pem")
+        f.write(
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n"
+        )
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        f"/CN={name}-ca",
+        "-keyout",
+        f"{name}-ca.key",
+        "-out",
+        f"{name}-ca.pem",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    )
+    run(
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        f"/CN={name}",
+        "-keyout",
+        f"{name}.key",
+        "-out",
+        f"{name}.csr",
+    )
+    run(
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        f"{name}-ca.pem",
+        "-CAkey",
+        f"{name}-ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        f"{name}.pem",
+    )
     return tuple(os.path.join(d, f) for f in (f"{name}-ca.pem", f"{name}.pem", f"{name}.key"))
 
 
@@ -1341,6 +1748,7 @@ class Tls(unittest.TestCase):
 
     def setUp(self):
         import ssl
+
         self.ssl = ssl
         self.d = tempfile.mkdtemp(dir=WORK)
         self.ca, self.cert, self.key = make_pki(self.d, "server")
@@ -1373,8 +1781,12 @@ class Tls(unittest.TestCase):
             (["--auth-token-file", empty], empty),
         ]:
             leases = tempfile.mkdtemp(dir=WORK)
-            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}", *args],
-                                 capture_output=True, text=True, timeout=20)
+            out = subprocess.run(
+                [BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}", *args],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             self.assertNotEqual(out.returncode, 0, (args, out.stderr))
             if named:
                 self.assertIn(named, out.stderr, args)
@@ -1388,8 +1800,20 @@ class Tls(unittest.TestCase):
             self.assertEqual(st, 200)
             with self.assertRaises(self.ssl.SSLCertVerificationError):
                 self.https(s, "/v1/id", ca=self.other_ca)
-            out = subprocess.run(["curl", "-sS", "--http2", "--cacert", self.ca, "-w", "\n%{http_version}",
-                                  f"https://127.0.0.1:{s.port}/v1/id"], capture_output=True, text=True)
+            out = subprocess.run(
+                [
+                    "curl",
+                    "-sS",
+                    "--http2",
+                    "--cacert",
+                    self.ca,
+                    "-w",
+                    "\n%{http_version}",
+                    f"https://127.0.0.1:{s.port}/v1/id",
+                ],
+                capture_output=True,
+                text=True,
+            )
             self.assertEqual(out.stdout.split("\n")[-1], "2", out.stderr)
             # Replace the certificate (same CA, new key): new connections get it.
             _, cert2, key2 = make_pki(tempfile.mkdtemp(dir=WORK), "server")
@@ -1398,7 +1822,9 @@ class Tls(unittest.TestCase):
             deadline = time.monotonic() + 8
             while time.monotonic() < deadline:
                 try:
-                    st2, _, peer2 = self.https(s, "/v1/id", ca=os.path.join(os.path.dirname(cert2), "server-ca.pem"))
+                    st2, _, peer2 = self.https(
+                        s, "/v1/id", ca=os.path.join(os.path.dirname(cert2), "server-ca.pem")
+                    )
                     if peer2 != peer:
                         break
                 except self.ssl.SSLError:
@@ -1411,21 +1837,47 @@ class Tls(unittest.TestCase):
             self.assertEqual(s.stop(), 0, s.logs())
 
     def test_mtls_refuses_no_or_foreign_client_certificates(self):
-        s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", self.ca)
+        s = Server(
+            "--node",
+            "1",
+            "--tls-cert",
+            self.cert,
+            "--tls-key",
+            self.key,
+            "--tls-client-ca",
+            self.ca,
+        )
         try:
             self.assertEqual(self.https(s, "/v1/id", client=(self.cert, self.key))[0], 200)
             for client in (None, (self.other_cert, self.other_key)):
-                with self.assertRaises((self.ssl.SSLError, ConnectionError, http.client.HTTPException)):
+                with self.assertRaises(
+                    (self.ssl.SSLError, ConnectionError, http.client.HTTPException)
+                ):
                     self.https(s, "/v1/id", client=client)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
     def test_probe_listener_answers_without_a_client_certificate(self):
         probe_port = free_port()
-        s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", self.ca,
-                   "--probe-listen", f"127.0.0.1:{probe_port}")
+        s = Server(
+            "--node",
+            "1",
+            "--tls-cert",
+            self.cert,
+            "--tls-key",
+            self.key,
+            "--tls-client-ca",
+            self.ca,
+            "--probe-listen",
+            f"127.0.0.1:{probe_port}",
+        )
         try:
-            for path, want in (("/healthz", 200), ("/readyz", 200), ("/v1/id", 404), ("/metrics", 404)):
+            for path, want in (
+                ("/healthz", 200),
+                ("/readyz", 200),
+                ("/v1/id", 404),
+                ("/metrics", 404),
+            ):
                 c = http.client.HTTPConnection("127.0.0.1", probe_port, timeout=5)
                 c.request("GET", path)
                 r = c.getresponse()
@@ -1444,12 +1896,18 @@ class Tls(unittest.TestCase):
         s = Server("--node", "1", "--auth-token-file", tokens, "--metrics-auth")
         try:
             self.assertEqual(s.get("/metrics")[0], 401)
-            self.assertEqual(s.get("/metrics", headers={"Authorization": "Bearer scrape-token"})[0], 200)
+            self.assertEqual(
+                s.get("/metrics", headers={"Authorization": "Bearer scrape-token"})[0], 200
+            )
             self.assertEqual(s.get("/healthz")[0], 200)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
-        out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--metrics-auth"],
-                             capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            [BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--metrics-auth"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         self.assertEqual(out.returncode, 2, out.stderr)
         self.assertIn("--auth-token-file", out.stderr)
 
@@ -1461,20 +1919,45 @@ class Tls(unittest.TestCase):
         try:
             self.assertEqual(s.get("/healthz")[0], 200)
             self.assertEqual(s.get("/metrics")[0], 200)
-            for h in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic alpha-token"}):
+            for h in (
+                {},
+                {"Authorization": "Bearer wrong"},
+                {"Authorization": "Basic alpha-token"},
+            ):
                 st, ct, body = s.get("/v1/id", headers=h)
-                self.assertEqual((st, ct, json.loads(body)["error"]), (401, "application/json", "unauthorized"), h)
+                self.assertEqual(
+                    (st, ct, json.loads(body)["error"]),
+                    (401, "application/json", "unauthorized"),
+                    h,
+                )
             for t in ("alpha-token", "beta-token"):
                 self.assertEqual(s.get("/v1/id", headers={"Authorization": f"Bearer {t}"})[0], 200)
             # gRPC: UNAUTHENTICATED (16) without a token, decided on the headers alone. The
             # request has no body: with one, the server's early answer (and its reset of
             # the stream it no longer reads) could reach curl while it was still sending,
             # and curl then printed nothing (seen once in a `make ci`).
-            out = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-X", "POST", "-D", "-", "-o", "/dev/null",
-                                  "-H", "content-type: application/grpc", "-H", "te: trailers",
-                                  f"http://127.0.0.1:{s.port}/flakeid.v1.Flakeid/Next"],
-                                 capture_output=True)
-            self.assertIn(b"grpc-status: 16", out.stdout.lower(), (out.returncode, out.stderr, s.logs()))
+            out = subprocess.run(
+                [
+                    "curl",
+                    "-sS",
+                    "--http2-prior-knowledge",
+                    "-X",
+                    "POST",
+                    "-D",
+                    "-",
+                    "-o",
+                    "/dev/null",
+                    "-H",
+                    "content-type: application/grpc",
+                    "-H",
+                    "te: trailers",
+                    f"http://127.0.0.1:{s.port}/flakeid.v1.Flakeid/Next",
+                ],
+                capture_output=True,
+            )
+            self.assertIn(
+                b"grpc-status: 16", out.stdout.lower(), (out.returncode, out.stderr, s.logs())
+            )
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
@@ -1493,7 +1976,6 @@ class Shutdown(unittest.TestCase):
             t = threading.Thread(target=fetch)
             t.start()
             time.sleep(0.3)
-            t0 = time.monotonic()
             self.assertEqual(s.stop(sig), 0, s.logs())
             t.join()
             st, _, body = result["r"]
@@ -1504,7 +1986,9 @@ class Shutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 s.get("/healthz")
 
-    def test_a_drain_finishes_a_slow_readers_body_answers_503_on_open_connections_then_releases(self):
+    def test_a_drain_finishes_a_slow_readers_body_answers_503_on_open_connections_then_releases(
+        self,
+    ):
         d = tempfile.mkdtemp(dir=WORK)
         # sonyflake makes 25 600 IDs a second: 50 000 are in flight for about 2 s, and
         # the reader takes 16 KiB every 20 ms (about 0.8 MB/s: 1.1 MB of text, 1.4 s).
@@ -1571,17 +2055,26 @@ class Shutdown(unittest.TestCase):
             f.write("first-token\n")
         a = Server("--node", "5", "--auth-token-file", tokens)
         try:
-            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 200)
+            self.assertEqual(
+                a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 200
+            )
             with open(tokens, "w") as f:
                 f.write("second-token\n")
             a.proc.send_signal(signal.SIGHUP)
             deadline = time.monotonic() + 5
-            while "SIGHUP: TLS and token files reloaded" not in a.logs() and time.monotonic() < deadline:
+            while (
+                "SIGHUP: TLS and token files reloaded" not in a.logs()
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.02)
             self.assertIn("SIGHUP: TLS and token files reloaded", a.logs())
             self.assertIsNone(a.proc.poll())
-            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer second-token"})[0], 200)
-            self.assertEqual(a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 401)
+            self.assertEqual(
+                a.get("/v1/id", headers={"Authorization": "Bearer second-token"})[0], 200
+            )
+            self.assertEqual(
+                a.get("/v1/id", headers={"Authorization": "Bearer first-token"})[0], 401
+            )
             self.assertEqual(a.get("/readyz")[0], 200)
         finally:
             self.assertEqual(a.stop(), 0, a.logs())
@@ -1638,7 +2131,9 @@ def h2_silent(port, paths):
 
 
 def frame(kind, flags, stream, payload):
-    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+    return (
+        len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+    )
 
 
 def h2_grpc_stream_then_ping(port, seconds):
@@ -1649,8 +2144,14 @@ def h2_grpc_stream_then_ping(port, seconds):
     c = socket.create_connection(("127.0.0.1", port), timeout=5)
     c.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
     path = b"/flakeid.v1.Flakeid/Stream"
-    block = (b"\x83\x86\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
-             + b"\x0f\x10\x10application/grpc" + b"\x00\x02te\x08trailers")
+    block = (
+        b"\x83\x86\x04"
+        + bytes([len(path)])
+        + path
+        + b"\x01\x09localhost"
+        + b"\x0f\x10\x10application/grpc"
+        + b"\x00\x02te\x08trailers"
+    )
     c.sendall(frame(4, 1, 0, b"") + frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"\0\0\0\0\0"))
     c.settimeout(0.1)
     t0 = time.monotonic()
@@ -1706,7 +2207,9 @@ class Limits(unittest.TestCase):
                         closed += 1
                 self.assert_served(s)
                 time.sleep(0.2)
-            self.assertEqual(closed, len(socks), "slow clients still open 4 s after a 1 s header timeout")
+            self.assertEqual(
+                closed, len(socks), "slow clients still open 4 s after a 1 s header timeout"
+            )
             self.assertLess(time.monotonic() - t0, 3.5)
             for c in socks:
                 c.close()
@@ -1737,7 +2240,9 @@ class Limits(unittest.TestCase):
                     closed = time.monotonic() - t0
                     break
             c.close()
-            self.assertIsNotNone(closed, "a trickled second request head kept its connection 4 s past a 1 s timeout")
+            self.assertIsNotNone(
+                closed, "a trickled second request head kept its connection 4 s past a 1 s timeout"
+            )
             self.assertGreater(closed, 0.9)
             self.assertLess(closed, 2.5)
         finally:
@@ -1783,7 +2288,9 @@ class Limits(unittest.TestCase):
         s = Server("--node", "1", "--idle-timeout-ms", "60000", "--stream-idle-timeout-ms", "1000")
         try:
             took, data = h2_grpc_stream_then_ping(s.port, 6)
-            self.assertIsNotNone(took, "a stalled gRPC stream kept its busy connection open for 6 s")
+            self.assertIsNotNone(
+                took, "a stalled gRPC stream kept its busy connection open for 6 s"
+            )
             self.assertGreater(took, 0.9)
             self.assertLess(took, 4)
             self.assertGreater(len(data), 60_000)  # the stream did flow until the window ran out
@@ -1871,11 +2378,15 @@ def frozen_store(test, url, pid):
         test.assertEqual(s.get("/v1/id")[0], 200)
         # The store's round trip, from the last confirmed renewal: a real, positive time.
         text = s.get("/metrics")[2].decode()
-        renew_s = float(re.search(r"^flakeid_lease_renew_latency_seconds (\S+)$", text, re.M).group(1))
+        renew_s = float(
+            re.search(r"^flakeid_lease_renew_latency_seconds (\S+)$", text, re.M).group(1)
+        )
         test.assertGreater(renew_s, 0, text)
         test.assertLess(renew_s, ttl / 1000)
         m = parse_metrics(text)
-        test.assertEqual({l["state"]: v for _, l, v in m["flakeid_lease_state"][1]}["held"], 1)
+        test.assertEqual(
+            {labels["state"]: v for _, labels, v in m["flakeid_lease_state"][1]}["held"], 1
+        )
         remaining = m["flakeid_lease_remaining_seconds"][1][0][2]
         test.assertGreater(remaining, 0)
         test.assertLessEqual(remaining, ttl / 1000)
@@ -1928,7 +2439,9 @@ class Redis(unittest.TestCase):
         scale_out(self, self.url.replace("/0", "/1") + "?namespace=serve-scale")
 
     def test_frozen_store(self):
-        frozen_store(self, self.url + "?namespace=serve-frozen", int(os.environ["FLAKEID_TEST_REDIS_PID"]))
+        frozen_store(
+            self, self.url + "?namespace=serve-frozen", int(os.environ["FLAKEID_TEST_REDIS_PID"])
+        )
 
 
 class Postgres(unittest.TestCase):
@@ -1942,7 +2455,9 @@ class Postgres(unittest.TestCase):
         scale_out(self, self.url + "?namespace=serve_scale")
 
     def test_frozen_store(self):
-        frozen_store(self, self.url + "?namespace=serve_frozen", int(os.environ["FLAKEID_TEST_PG_PID"]))
+        frozen_store(
+            self, self.url + "?namespace=serve_frozen", int(os.environ["FLAKEID_TEST_PG_PID"])
+        )
 
 
 def cleanup():
@@ -1961,8 +2476,21 @@ class TokenFileLines(unittest.TestCase):
         with open(tokens, "w") as f:
             f.write("x\nB\nB\nC\n")
         leases = tempfile.mkdtemp(dir=WORK)
-        out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}",
-                              "--auth-token-file", tokens], capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            [
+                BIN,
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--lease",
+                f"file://{leases}",
+                "--auth-token-file",
+                tokens,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         self.assertNotEqual(out.returncode, 0, out.stderr)
         self.assertIn(tokens, out.stderr)
         self.assertIn("lines 2 and 3", out.stderr)
@@ -1974,8 +2502,21 @@ class ClientIpv6Prefix(unittest.TestCase):
     def test_a_prefix_out_of_range_is_refused_naming_the_setting_and_range(self):
         for bits in ("0", "129", "99999999999"):
             leases = tempfile.mkdtemp(dir=WORK)
-            out = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}",
-                                  "--client-ipv6-prefix", bits], capture_output=True, text=True, timeout=20)
+            out = subprocess.run(
+                [
+                    BIN,
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--lease",
+                    f"file://{leases}",
+                    "--client-ipv6-prefix",
+                    bits,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             self.assertNotEqual(out.returncode, 0, out.stderr)
             self.assertIn("client_ipv6_prefix must be in 1..=128", out.stderr)
             self.assertNotIn("listening", out.stderr)
@@ -1987,8 +2528,6 @@ class ClientIpv6Prefix(unittest.TestCase):
             self.assertEqual(s.get("/v1/uuid?n=5000&format=octets")[0], 200)
         finally:
             s.stop()
-
-
 
 
 def in_new_netns(addresses, fn):
@@ -2007,7 +2546,9 @@ def in_new_netns(addresses, fn):
                 raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
             subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
             for a in addresses:
-                subprocess.run(["ip", "-6", "addr", "add", f"{a}/128", "dev", "lo", "nodad"], check=True)
+                subprocess.run(
+                    ["ip", "-6", "addr", "add", f"{a}/128", "dev", "lo", "nodad"], check=True
+                )
             out = {"result": fn()}
         except BaseException as e:  # noqa: BLE001  (reported to the parent, which fails)
             out = {"error": repr(e)}
@@ -2037,18 +2578,29 @@ class Ipv6ClientsGrouped(unittest.TestCase):
 
     def open_after(self, *args):
         def run():
-            s = Server("--node", "1", "--max-connections", "64", "--max-connections-per-client", "4", *args,
-                       listen="[::]:0")
+            s = Server(
+                "--node",
+                "1",
+                "--max-connections",
+                "64",
+                "--max-connections-per-client",
+                "4",
+                *args,
+                listen="[::]:0",
+            )
             socks = []
             try:
                 for i in range(12):
-                    c = socket.create_connection(("::1", s.port), timeout=5,
-                                                 source_address=(self.ONE_PREFIX[i % 3], 0))
+                    c = socket.create_connection(
+                        ("::1", s.port), timeout=5, source_address=(self.ONE_PREFIX[i % 3], 0)
+                    )
                     socks.append(c)
                     c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
                     c.recv(65536)
                 time.sleep(0.5)
-                c = socket.create_connection(("::1", s.port), timeout=5, source_address=(self.OTHER, 0))
+                c = socket.create_connection(
+                    ("::1", s.port), timeout=5, source_address=(self.OTHER, 0)
+                )
                 c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 text = b""
                 while chunk := c.recv(65536):

@@ -16,9 +16,10 @@
 //! budget or late) are counted too.
 
 use crate::budget::Flow;
+use crate::chunks::{IdChunks, no_room, uuid7_chunks};
 use crate::config::{CHUNK, RESERVE_OVERHEAD};
 use crate::error::{ApiError, BUSY};
-use crate::service::{IdChunks, Service, no_room, uuid7_chunks};
+use crate::service::Service;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::Stream;
@@ -203,11 +204,8 @@ type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, Status>> + Send>>;
 #[tonic::async_trait]
 impl Flakeid for Grpc {
     async fn next(&self, _request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
-        let mut id = [0u64; 1];
-        self.svc
-            .issue(&mut id)
-            .map(|()| Response::new(NextResponse { id: id[0] }))
-            .map_err(Status::from)
+        let ids = self.svc.issue_async(1).await?;
+        Ok(Response::new(NextResponse { id: ids[0] }))
     }
 
     async fn batch(&self, request: Request<BatchRequest>) -> Result<Response<BatchResponse>, Status> {
@@ -270,7 +268,7 @@ impl Flakeid for Grpc {
     }
 
     async fn next_uuid(&self, _request: Request<NextUuidRequest>) -> Result<Response<NextUuidResponse>, Status> {
-        let u = self.svc.issue_uuid7()?;
+        let u = self.svc.issue_uuid7().await?;
         Ok(Response::new(NextUuidResponse {
             uuid: u.to_be_bytes().to_vec(),
         }))

@@ -11,7 +11,7 @@
 //! Requests already holding the old generator are refused by it (its gate is shut);
 //! new requests use the new one.
 
-use crate::Service;
+use crate::liveness::Watch;
 use flakeid_core::{Error, Generator, LeaseState};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -61,18 +61,32 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(0.75 + frac / 2.0)
 }
 
+/// What the supervisor reads and changes of the service it watches (service.rs
+/// implements it, so the supervisor knows no service).
+pub(crate) trait Supervised: Send + Sync + 'static {
+    /// The generator in use (`None`: no node id).
+    fn generator(&self) -> Option<Arc<Generator>>;
+    /// Whether the service drains (the supervisor then stops).
+    fn is_draining(&self) -> bool;
+    /// The liveness record the supervisor keeps.
+    fn lease(&self) -> &Watch;
+    /// Swaps `new` in, giving back the generator it replaced; refused (`new` back)
+    /// once the service drains.
+    fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>>;
+}
+
 /// Watches the service's lease until the service drains: logs each state change,
 /// leases again after a loss (calling `rebuild` on the blocking pool, with
 /// backoff), and keeps the liveness record. Returns at once for a service without
 /// a lease.
-pub async fn supervise<F>(svc: Arc<Service>, rebuild: F, opts: Supervision)
+pub(crate) async fn supervise<S: Supervised, F>(svc: Arc<S>, rebuild: F, opts: Supervision)
 where
     F: Fn() -> Result<Generator, Error> + Send + Sync + 'static,
 {
     if !svc.generator().is_some_and(|g| g.is_leased()) {
         return;
     }
-    svc.lease.set_liveness_timeout(opts.liveness_timeout);
+    svc.lease().set_liveness_timeout(opts.liveness_timeout);
     let rebuild = Arc::new(rebuild);
     let mut last = "held";
     let mut reported_liveness = false;
@@ -92,12 +106,12 @@ where
             last = now;
         }
         if matches!(state, LeaseState::Held) {
-            svc.lease.held();
+            svc.lease().held();
             reported_liveness = false;
             continue;
         }
-        svc.lease.not_held();
-        if let Some(why) = svc.lease.liveness_failure()
+        svc.lease().not_held();
+        if let Some(why) = svc.lease().liveness_failure()
             && !reported_liveness
         {
             tracing::error!("liveness failure: {why}; /healthz answers 503");
@@ -131,8 +145,8 @@ where
                             // The lost generator refuses already; dropping it may
                             // talk to the store.
                             tokio::task::spawn_blocking(move || drop(old));
-                            svc.lease.releases.fetch_add(1, Ordering::Relaxed);
-                            svc.lease.held();
+                            svc.lease().releases.fetch_add(1, Ordering::Relaxed);
+                            svc.lease().held();
                             tracing::info!(node, "node-id lease taken again: issuing as node {node}");
                             last = "held";
                             reported_liveness = false;
@@ -155,7 +169,7 @@ where
                         if svc.is_draining() {
                             return;
                         }
-                        if let Some(why) = svc.lease.liveness_failure()
+                        if let Some(why) = svc.lease().liveness_failure()
                             && !reported_liveness
                         {
                             tracing::error!("liveness failure: {why}; /healthz answers 503");

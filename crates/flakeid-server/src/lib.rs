@@ -29,15 +29,19 @@ mod formats;
 mod liveness;
 // 2.
 mod budget;
+mod chunks;
 mod metrics;
+mod scrape;
 mod security;
 // 3.
 mod service;
 // 4. handlers
 pub mod grpc;
 mod lease;
+mod params;
 mod routes;
 mod trim;
+mod wide_routes;
 // 5. transport
 mod conn;
 
@@ -54,7 +58,8 @@ pub use config::{
 };
 pub use conn::{PROBE_SLOTS, PROBE_SLOTS_PER_CLIENT};
 pub use formats::JS_SAFE_BITS;
-pub use lease::{Supervision, supervise};
+pub use lease::Supervision;
+pub use service::supervise;
 pub use service::{OPENAPI, Service};
 
 /// The HTTP routes and the gRPC services of `service` (what [`serve`] answers
@@ -163,7 +168,8 @@ pub async fn serve_with_probes(
     let limits = service.config.limits.clone();
     let ready = health.set(&service).await;
     tokio::spawn(health.watch(Arc::downgrade(&service), ready));
-    tokio::spawn(trim::run(Arc::downgrade(&service)));
+    let weak = Arc::downgrade(&service);
+    tokio::spawn(trim::run(move || weak.upgrade().map(|s| s.memory_in_use())));
     let (probes_done, probes_stop) = tokio::sync::oneshot::channel::<()>();
     let probe_loop = match probes {
         None => None,

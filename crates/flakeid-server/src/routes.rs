@@ -1,23 +1,25 @@
 //! The HTTP routes and their handlers.
 
 use crate::budget::Flow;
-use crate::config::{CHUNK, whole_reservation, wide_text_chunk, wide_text_per_id};
+use crate::chunks::{IdChunks, reserve_room};
+use crate::config::{CHUNK, whole_reservation};
 use crate::error::ApiError;
 use crate::formats::{
     APPLICATION_JSON, BatchFormat, JS_SAFE_BITS, TEXT_PLAIN, asks_for_numbers, head_body, ids_response, negotiate,
     one_id_response, typed, wants_json,
 };
 use crate::grpc::{Grpc, Health, reflection};
-use crate::metrics::{KindLabels, Route};
-use crate::service::{IdChunks, Service, Shared, reserve_room, uuid7_chunks};
+use crate::metrics::Route;
+use crate::params::{batch_format, batch_n, finish, path_id, query_params, reserve_whole};
+use crate::service::{Service, Shared};
+use crate::wide_routes::{one_typeid, one_ulid, one_uuid};
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{MethodRouter, get};
 use flakeid_core::{Generator, text};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -105,73 +107,60 @@ pub(crate) fn answer_now(
     route: Route,
     req: &axum::http::Request<hyper::body::Incoming>,
 ) -> Option<Response> {
-    (route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD))
-        .then(|| one_id_answer(svc, req.method(), req.uri(), req.headers()))
-}
-
-/// Records an error response in the metrics (requests and their latency are
-/// counted for every route in conn/requests.rs) and turns the result into a response.
-pub(crate) fn finish(svc: &Service, result: Result<Response, ApiError>) -> Response {
-    match result {
-        Ok(r) => r,
-        Err(e) => {
-            svc.metrics.errors.get_or_create(&KindLabels { kind: e.kind }).inc();
-            e.into_response()
-        }
+    if route == Route::ID && (req.method() == Method::GET || req.method() == Method::HEAD) {
+        one_id_answer(svc, req.method(), req.uri(), req.headers())
+    } else {
+        None
     }
-}
-
-fn query_params(
-    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    allowed: &[&'static str],
-) -> Result<HashMap<String, String>, ApiError> {
-    let Query(pairs) = q.map_err(|e| ApiError::bad("query", format!("unreadable query string: {e}")))?;
-    let mut map = HashMap::with_capacity(pairs.len());
-    for (k, v) in pairs {
-        let Some(name) = allowed.iter().find(|a| **a == k) else {
-            let shown: String = k.chars().take(32).collect();
-            return Err(ApiError::bad(
-                "query",
-                format!("unknown parameter {shown:?} (allowed: {})", allowed.join(", ")),
-            ));
-        };
-        if map.insert(k, v).is_some() {
-            // Which one a client meant is not ours to guess.
-            return Err(ApiError::bad(name, format!("{name} is given more than once")));
-        }
-    }
-    Ok(map)
 }
 
 /// `GET /v1/id` through the router. It takes the request whole, to read its
 /// method, headers and query in place: the `HeaderMap` extractor would copy the
 /// headers on every call. The connection's service (conn/requests.rs) answers GET and HEAD
-/// of `/v1/id` itself, through [`one_id_answer`], without the router.
+/// of `/v1/id` itself, through [`one_id_answer`], without the router, unless the
+/// generator must wait for the clock: then the router's answer awaits it here.
 async fn one_id(State(svc): State<Shared>, req: axum::extract::Request) -> Response {
-    one_id_answer(&svc, req.method(), req.uri(), req.headers())
+    if let Some(r) = one_id_answer(&svc, req.method(), req.uri(), req.headers()) {
+        return r;
+    }
+    let result = match one_id_json(req.uri(), req.headers()) {
+        Ok(json) => svc.issue_async(1).await.map(|ids| one_id_response(json, ids[0])),
+        Err(e) => Err(e),
+    };
+    finish(&svc, result)
 }
 
-/// The answer to `GET` or `HEAD /v1/id`.
-pub(crate) fn one_id_answer(svc: &Service, method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> Response {
+/// Whether `GET /v1/id` answers in JSON (`?format=json`, or the Accept header).
+fn one_id_json(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<bool, ApiError> {
+    // No query string (the usual request): nothing to parse.
+    match uri.query() {
+        None => wants_json(None, headers),
+        Some(_) => {
+            let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
+            let params = query_params(q, &["format"])?;
+            wants_json(params.get("format").map(String::as_str), headers)
+        }
+    }
+}
+
+/// The answer to `GET` or `HEAD /v1/id` made at once; `None` where the generator
+/// would wait for the clock (its tick used up), which the caller awaits on tokio's
+/// timer ([`one_id`]) instead of holding the worker.
+pub(crate) fn one_id_answer(
+    svc: &Service,
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+) -> Option<Response> {
     let result = (|| {
-        // No query string (the usual request): nothing to parse.
-        let json = match uri.query() {
-            None => wants_json(None, headers)?,
-            Some(_) => {
-                let q = Query::<Vec<(String, String)>>::try_from_uri(uri);
-                let params = query_params(q, &["format"])?;
-                wants_json(params.get("format").map(String::as_str), headers)?
-            }
-        };
+        let json = one_id_json(uri, headers)?;
         if method == Method::HEAD {
             let ct = if json { APPLICATION_JSON } else { TEXT_PLAIN };
-            return Ok(ids_response(ct, head_body()));
+            return Ok(Some(ids_response(ct, head_body())));
         }
-        let mut id = [0u64; 1];
-        svc.issue(&mut id)?;
-        Ok(one_id_response(json, id[0]))
+        Ok(svc.try_issue_one()?.map(|id| one_id_response(json, id)))
     })();
-    finish(svc, result)
+    result.transpose().map(|r| finish(svc, r))
 }
 
 async fn many_ids(
@@ -239,8 +228,7 @@ async fn many_ids_inner(
     if n < CHUNK {
         // Room for it until it is written, as for a chunk (budget.rs, `Flow`).
         reserve_room(flow.as_ref(), n * bytes_per_id).await?;
-        let mut ids = vec![0u64; n];
-        svc.issue(&mut ids)?;
+        let ids = svc.issue_async(n).await?;
         let mut body = Vec::new();
         format.write(&ids, true, true, &mut body);
         return Ok(ids_response(format.content_type(), body));
@@ -266,127 +254,6 @@ async fn many_ids_inner(
         .map_err(|e| std::io::Error::other(e.message))
     });
     Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
-}
-
-/// Room for the whole body of a batch made in chunks, reserved before its head is
-/// sent: its chunks draw from it, so once answered `200` it finishes; without room
-/// in time it is refused whole (`503` with `Retry-After`).
-pub(crate) async fn reserve_whole(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
-    match flow {
-        Some(f) if !f.reserve_whole(bytes).await => Err(crate::service::no_room()),
-        _ => Ok(()),
-    }
-}
-
-/// A batch's `n` (`None`: not given): an integer in 1..=`--max-batch` (at most the
-/// core's batch limit, `flakeid_core::check_batch`), for every batch route.
-fn batch_n(svc: &Service, params: &HashMap<String, String>) -> Result<Option<usize>, ApiError> {
-    let max = svc.config.max_batch;
-    let Some(text) = params.get("n") else { return Ok(None) };
-    match text.parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') && flakeid_core::check_batch(n as i128).is_ok() => {
-            Ok(Some(n))
-        }
-        _ => {
-            let shown: String = text.chars().take(32).collect();
-            Err(ApiError::bad(
-                "n",
-                format!("n must be an integer in 1..={max}, got {shown:?}"),
-            ))
-        }
-    }
-}
-
-/// A batch's `format=` (`None`: not given, the `Accept` header decides).
-fn batch_format(params: &HashMap<String, String>) -> Result<Option<BatchFormat>, ApiError> {
-    Ok(Some(match params.get("format").map(String::as_str) {
-        Some("json") => BatchFormat::Json,
-        Some("ndjson") => BatchFormat::Ndjson,
-        Some("octet-stream") | Some("octets") | Some("binary") => BatchFormat::Octets,
-        Some(other) => {
-            let shown: String = other.chars().take(32).collect();
-            return Err(ApiError::bad(
-                "format",
-                format!("format must be json, ndjson or octet-stream, got {shown:?}"),
-            ));
-        }
-        None => return Ok(None),
-    }))
-}
-
-/// A batch of `n` 128-bit IDs (the service's `UuidGenerator`), each as `render`
-/// writes it, in the formats of `/v1/ids` (JSON strings, NDJSON, octets: 16 bytes
-/// an ID). Made one chunk at a time as the client reads, each chunk's room
-/// reserved from the response budgets first ([`Flow::reserve`]); the first chunk's
-/// before the head is sent, so that a batch that finds no room is refused whole.
-async fn wide_batch(
-    svc: &Shared,
-    headers: &HeaderMap,
-    params: &HashMap<String, String>,
-    flow: Option<Arc<Flow>>,
-    n: usize,
-    render: fn(&str, u128) -> String,
-    prefix: String,
-) -> Result<Response, ApiError> {
-    let format = match batch_format(params)? {
-        Some(f) => f,
-        None => {
-            let all = [BatchFormat::Json, BatchFormat::Ndjson, BatchFormat::Octets];
-            all[negotiate(
-                headers,
-                &["application/json", "application/x-ndjson", "application/octet-stream"],
-            )?]
-        }
-    };
-    // Octets: 16 bytes an ID and the IDs; text: the IDs and their text.
-    let (bytes_per_id, chunk) = if format == BatchFormat::Octets {
-        (32, CHUNK)
-    } else {
-        (wide_text_per_id(prefix.len()), wide_text_chunk(prefix.len()))
-    };
-    if n > chunk {
-        reserve_whole(flow.as_ref(), whole_reservation(n, chunk, bytes_per_id)).await?;
-    }
-    let text = move |u: u128| render(&prefix, u);
-    let mut chunks = uuid7_chunks(svc.clone(), n, chunk, flow, bytes_per_id).await?;
-    if n <= chunk {
-        let ids = match tokio_stream::StreamExt::next(&mut chunks).await {
-            Some(r) => r?,
-            None => Vec::new(),
-        };
-        let mut body = Vec::new();
-        format.write_wide(&ids, &text, true, true, &mut body);
-        return Ok(ids_response(format.content_type(), body));
-    }
-    let (mut first, mut left) = (true, n);
-    let body = tokio_stream::StreamExt::map(chunks, move |r| {
-        r.map(|ids| {
-            left -= ids.len();
-            let mut out = Vec::new();
-            format.write_wide(&ids, &text, first, left == 0, &mut out);
-            first = false;
-            axum::body::Bytes::from(out)
-        })
-        .map_err(|e| std::io::Error::other(e.message))
-    });
-    Ok(ids_response(format.content_type(), axum::body::Body::from_stream(body)))
-}
-
-/// The ID in a path (`/v1/decode/{id}`, `/v1/unseal/{id}`). One rule with the core
-/// and the CLI: `from=` reads exactly that form; without it, zero-padded or
-/// otherwise ambiguous text is refused, asking.
-fn path_id(path: Result<Path<String>, PathRejection>, params: &HashMap<String, String>) -> Result<u64, ApiError> {
-    let Path(text) = path.map_err(|e| ApiError::bad("id", format!("unreadable id in the path: {e}")))?;
-    match params.get("from") {
-        Some(from) => {
-            let enc = from
-                .parse::<flakeid_core::Encoding>()
-                .map_err(|e| ApiError::bad("from", e.to_string()))?;
-            flakeid_core::decode(&text, enc)
-        }
-        None => flakeid_core::decode_auto(&text).map(|(id, _)| id),
-    }
-    .map_err(|e| ApiError::bad("id", e.to_string()))
 }
 
 async fn decode_id(
@@ -463,110 +330,6 @@ async fn unseal_id(
         };
         r.headers_mut().insert(header::VARY, HeaderValue::from_static("Accept"));
         Ok(r)
-    })();
-    finish(&svc, result)
-}
-
-/// `GET /v1/uuid`: one UUIDv7 as text or `{"uuid":"…"}`; `?n=N`: a batch, as
-/// `/v1/ids` answers one.
-async fn one_uuid(
-    State(svc): State<Shared>,
-    headers: HeaderMap,
-    flow: Option<axum::Extension<Arc<Flow>>>,
-    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Response {
-    wide_answer(&svc, &headers, flow.map(|e| e.0), q, "uuid").await
-}
-
-/// `GET /v1/ulid`: the same 128 bits as a ULID, as text or `{"ulid":"…"}`; `?n=N`:
-/// a batch, as `/v1/ids` answers one.
-async fn one_ulid(
-    State(svc): State<Shared>,
-    headers: HeaderMap,
-    flow: Option<axum::Extension<Arc<Flow>>>,
-    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Response {
-    wide_answer(&svc, &headers, flow.map(|e| e.0), q, "ulid").await
-}
-
-/// One 128-bit ID (the service's `UuidGenerator`), in the forms of `/v1/id`, or
-/// with `n` a batch of them.
-async fn wide_answer(
-    svc: &Shared,
-    headers: &HeaderMap,
-    flow: Option<Arc<Flow>>,
-    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    key: &'static str,
-) -> Response {
-    let params = match query_params(q, &["n", "format"]) {
-        Ok(p) => p,
-        Err(e) => return finish(svc, Err(e)),
-    };
-    match batch_n(svc, &params) {
-        Err(e) => return finish(svc, Err(e)),
-        Ok(Some(n)) => {
-            let render: fn(&str, u128) -> String = match key {
-                "ulid" => |_, u| flakeid_core::format_ulid(u),
-                _ => |_, u| flakeid_core::format_uuid(u),
-            };
-            let r = wide_batch(svc, headers, &params, flow, n, render, String::new()).await;
-            return finish(svc, r);
-        }
-        Ok(None) => {}
-    }
-    let result = (|| {
-        let json = wants_json(params.get("format").map(String::as_str), headers)?;
-        let u = svc.issue_uuid7()?;
-        let text = match key {
-            "ulid" => flakeid_core::format_ulid(u),
-            _ => flakeid_core::format_uuid(u),
-        };
-        Ok(if json {
-            ids_response(APPLICATION_JSON, format!("{{\"{key}\":\"{text}\"}}\n"))
-        } else {
-            ids_response(TEXT_PLAIN, format!("{text}\n"))
-        })
-    })();
-    finish(svc, result)
-}
-
-/// `GET /v1/typeid?prefix=P`: the same 128 bits as a TypeID (`P_` and the
-/// lowercase ULID; no prefix: the bare suffix), as text or `{"typeid":"…"}`.
-async fn one_typeid(
-    State(svc): State<Shared>,
-    headers: HeaderMap,
-    flow: Option<axum::Extension<Arc<Flow>>>,
-    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Response {
-    let params = match query_params(q, &["prefix", "n", "format"]) {
-        Ok(p) => p,
-        Err(e) => return finish(&svc, Err(e)),
-    };
-    let prefix = params.get("prefix").map_or("", String::as_str);
-    if let Err(e) = flakeid_core::check_typeid_prefix(prefix) {
-        return finish(&svc, Err(ApiError::bad("prefix", e.to_string())));
-    }
-    match batch_n(&svc, &params) {
-        Err(e) => return finish(&svc, Err(e)),
-        Ok(Some(n)) => {
-            let render: fn(&str, u128) -> String = |p, u| flakeid_core::format_typeid(p, u).unwrap_or_default();
-            let r = wide_batch(&svc, &headers, &params, flow.map(|e| e.0), n, render, prefix.to_owned()).await;
-            return finish(&svc, r);
-        }
-        Ok(None) => {}
-    }
-    let result = (|| {
-        let json = wants_json(params.get("format").map(String::as_str), &headers)?;
-        let u = svc.issue_uuid7()?;
-        let text = flakeid_core::format_typeid(prefix, u)?;
-        Ok(if json {
-            ids_response(
-                APPLICATION_JSON,
-                format!("{{\"typeid\":{}}}\n", text::json_string(&text)),
-            )
-        } else {
-            ids_response(TEXT_PLAIN, format!("{text}\n"))
-        })
     })();
     finish(&svc, result)
 }

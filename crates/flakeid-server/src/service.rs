@@ -1,23 +1,27 @@
-//! One running service ([`Service`]): the generator in use, readiness, and issuing,
-//! and the IDs of a large response made as they are sent ([`IdChunks`]).
+//! One running service ([`Service`]): the generator in use, readiness, and issuing
+//! (the IDs of a large response, made as they are sent: chunks.rs).
 
 use crate::access::AccessLog;
-use crate::budget::{Flow, Memory, Reserved};
-use crate::config::{Config, RESERVE_OVERHEAD};
+use crate::budget::Memory;
+use crate::config::Config;
 use crate::error::ApiError;
 use crate::liveness::Watch;
-use crate::metrics::{Metrics, Snapshot};
+use crate::metrics::Metrics;
+use crate::scrape::Snapshot;
 use crate::security::Security;
 use axum::http::StatusCode;
 use flakeid_core::{Error, Generator, LeaseState};
 use flakeid_seal::Sealer;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Why a draining service issues nothing.
-const SHUTTING_DOWN: &str = "shutting down";
+pub(crate) const SHUTTING_DOWN: &str = "shutting down";
+
+/// tokio's timer, for the generators' async calls ([`flakeid_core::AsyncSleep`]).
+fn tokio_sleep(d: std::time::Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(d)
+}
 
 /// Why a service without a node id issues no 64-bit ID.
 const NO_NODE_ID: &str = "this service issues 128-bit IDs only (/v1/uuid, /v1/ulid, /v1/typeid, gRPC NextUuid): it was started without a node id; start it with --node (or --datacenter and --worker, or --lease) to serve 64-bit IDs";
@@ -230,7 +234,7 @@ impl Service {
     }
 
     /// Why the process counts as not live (`/healthz` 503): a leased service that
-    /// has held no lease for longer than its liveness timeout ([`lease::supervise`]).
+    /// has held no lease for longer than its liveness timeout ([`supervise`]).
     pub fn not_live(&self) -> Option<String> {
         self.lease.liveness_failure()
     }
@@ -288,12 +292,13 @@ impl Service {
     }
 
     /// The next UUIDv7 unless the service is shutting down: a UUID needs no node id,
-    /// so no lease decides whether it may issue.
-    pub(crate) fn issue_uuid7(&self) -> Result<u128, ApiError> {
+    /// so no lease decides whether it may issue. A wait for the clock (past the
+    /// borrow window) awaits tokio's timer, never holding the worker.
+    pub(crate) async fn issue_uuid7(&self) -> Result<u128, ApiError> {
         if self.is_draining() {
             return Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()));
         }
-        Ok(self.uuids.next_uuid7()?)
+        Ok(self.uuids.next_uuid7_async(&tokio_sleep).await?)
     }
 
     /// Fills `out` with fresh UUIDv7s, increasing, unless the service is shutting
@@ -306,13 +311,49 @@ impl Service {
     }
 
     /// Issues when ready, from the generator whose readiness was checked (one
-    /// read of the generator in use per request).
+    /// read of the generator in use per request). For the blocking pool: the
+    /// generator may wait for the clock here.
     pub(crate) fn issue(&self, out: &mut [u64]) -> Result<(), ApiError> {
-        let g = self.generator64()?;
-        if let Some(why) = self.not_ready_with(&g) {
-            return Err(ApiError::unavailable("not_ready", why));
-        }
+        let g = self.ready_generator()?;
         self.issue_from(&g, out)
+    }
+
+    /// The generator in use, when it is ready to issue.
+    fn ready_generator(&self) -> Result<Arc<Generator>, ApiError> {
+        let g = self.generator64()?;
+        match self.not_ready_with(&g) {
+            Some(why) => Err(ApiError::unavailable("not_ready", why)),
+            None => Ok(g),
+        }
+    }
+
+    /// One ID when ready, if the generator has one without waiting for the clock;
+    /// `Ok(None)` where it would wait (its tick used up, a clock behind its IDs):
+    /// the caller then awaits [`issue_async`](Self::issue_async).
+    pub(crate) fn try_issue_one(&self) -> Result<Option<u64>, ApiError> {
+        let g = self.ready_generator()?;
+        match g.try_next_id()? {
+            Some(id) => {
+                let mut one = [id];
+                self.seal_and_count(&mut one)?;
+                Ok(Some(one[0]))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// `n` IDs when ready, increasing; a wait for the clock awaits tokio's timer
+    /// instead of holding the worker, whose other tasks (probes, other requests)
+    /// go on meanwhile.
+    pub(crate) async fn issue_async(&self, n: usize) -> Result<Vec<u64>, ApiError> {
+        let g = self.ready_generator()?;
+        let mut ids = if n == 1 {
+            vec![g.next_id_async(&tokio_sleep).await?]
+        } else {
+            g.next_ids_async(n, &tokio_sleep).await?
+        };
+        self.seal_and_count(&mut ids)?;
+        Ok(ids)
     }
 
     /// Issues from `g`: the generator a multi-chunk response started with, so that
@@ -320,6 +361,12 @@ impl Service {
     /// streamed chunks) comes through here, so with a sealer no plain ID leaves.
     pub(crate) fn issue_from(&self, g: &Generator, out: &mut [u64]) -> Result<(), ApiError> {
         g.fill(out).map_err(ApiError::from)?;
+        self.seal_and_count(out)
+    }
+
+    /// Seals `out` in place when the service seals, and counts it as issued: every
+    /// issuing path comes through here, so with a sealer no plain ID leaves.
+    fn seal_and_count(&self, out: &mut [u64]) -> Result<(), ApiError> {
         if let Some(sealer) = &self.config.sealer {
             for id in out.iter_mut() {
                 // The generator's IDs are within its layout, the sealer's width:
@@ -332,219 +379,28 @@ impl Service {
     }
 }
 
-/// The IDs of one large response, made one chunk at a time when the body is
-/// polled, each chunk on the blocking pool (the wait policy may sleep until the
-/// next tick). Each chunk's room is reserved from the connection's and the server's
-/// response budgets before it is made ([`Flow::reserve`]), and handed to its
-/// data frame once made, which holds it until HTTP/2 has written it: a client that
-/// reads nothing stops the issuing once its connection's budget is used. The caller
-/// checks readiness before the first chunk.
-pub(crate) struct IdChunks {
-    svc: Arc<Service>,
-    generator: Arc<Generator>,
-    /// IDs still to make; `None`: endless (a gRPC `Stream` with `n` 0).
-    left: Option<u64>,
-    chunk: usize,
-    pending: Option<tokio::task::JoinHandle<Result<Vec<u64>, ApiError>>>,
-    failed: bool,
-    /// The response's flow (its connection's budgets), and what one ID of a chunk
-    /// holds until it is written (the IDs and their encoding).
-    flow: Option<Arc<Flow>>,
-    bytes_per_id: usize,
-    reserving: Option<Pin<Box<dyn Future<Output = Option<Reserved>> + Send>>>,
-    reserved: Option<Reserved>,
-}
-
-impl std::fmt::Debug for IdChunks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IdChunks")
-            .field("left", &self.left)
-            .field("chunk", &self.chunk)
-            .finish_non_exhaustive()
+impl crate::lease::Supervised for Service {
+    fn generator(&self) -> Option<Arc<Generator>> {
+        Service::generator(self)
+    }
+    fn is_draining(&self) -> bool {
+        Service::is_draining(self)
+    }
+    fn lease(&self) -> &Watch {
+        &self.lease
+    }
+    fn replace_generator(&self, new: Arc<Generator>) -> Result<Arc<Generator>, Arc<Generator>> {
+        Service::replace_generator(self, new)
     }
 }
 
-impl IdChunks {
-    /// `flow`: the response's flow (the request's extension);
-    /// `bytes_per_id`: what one ID holds until it is written.
-    pub(crate) fn new(
-        svc: Arc<Service>,
-        generator: Arc<Generator>,
-        total: Option<u64>,
-        chunk: usize,
-        flow: Option<Arc<Flow>>,
-        bytes_per_id: usize,
-    ) -> IdChunks {
-        IdChunks {
-            generator,
-            svc,
-            left: total,
-            chunk: chunk.max(1),
-            pending: None,
-            failed: false,
-            flow,
-            bytes_per_id,
-            reserving: None,
-            reserved: None,
-        }
-    }
-}
-
-impl IdChunks {
-    /// Reserves the first chunk's room now, before the response's head is sent, so
-    /// that a response that finds no room is refused whole (`503`, gRPC
-    /// `RESOURCE_EXHAUSTED`) rather than started and cut.
-    pub(crate) async fn reserve_first(&mut self) -> Result<(), ApiError> {
-        let Some(flow) = &self.flow else { return Ok(()) };
-        let len = self
-            .left
-            .map_or(self.chunk, |left| left.min(self.chunk as u64) as usize);
-        self.reserved = Some(
-            flow.reserve(len * self.bytes_per_id + RESERVE_OVERHEAD)
-                .await
-                .ok_or_else(no_room)?,
-        );
-        Ok(())
-    }
-}
-
-/// Room for `bytes` of a response in its flow's budgets (none: no budget), counted
-/// as made: the next data frame carries it until HTTP/2 has written it. Every
-/// response reserves through here before it issues.
-pub(crate) async fn reserve_room(flow: Option<&Arc<Flow>>, bytes: usize) -> Result<(), ApiError> {
-    if let Some(flow) = flow {
-        let r = flow.reserve(bytes + RESERVE_OVERHEAD).await;
-        flow.made(r.ok_or_else(no_room)?);
-    }
-    Ok(())
-}
-
-/// `n` fresh UUIDv7s in chunks of at most `chunk`, each made on the blocking pool
-/// only when the reader took the one before and its room (`bytes_per_id` an ID)
-/// is reserved; the first
-/// chunk's room is reserved before this returns, so that a batch that finds no room
-/// is refused whole. A reader that goes away stops the issuing.
-pub(crate) async fn uuid7_chunks(
-    svc: Arc<Service>,
-    n: usize,
-    chunk: usize,
-    flow: Option<Arc<Flow>>,
-    bytes_per_id: usize,
-) -> Result<tokio_stream::wrappers::ReceiverStream<Result<Vec<u128>, ApiError>>, ApiError> {
-    let chunk = chunk.max(1);
-    reserve_room(flow.as_ref(), n.min(chunk) * bytes_per_id).await?;
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
-    tokio::spawn(async move {
-        let (mut left, mut first) = (n, true);
-        while left > 0 {
-            let len = left.min(chunk);
-            if !first && let Err(e) = reserve_room(flow.as_ref(), len * bytes_per_id).await {
-                let _ = tx.send(Err(e)).await;
-                return;
-            }
-            first = false;
-            // On the blocking pool, as IdChunks' chunks: past the borrow window the
-            // clock policy may wait for the clock.
-            let svc = svc.clone();
-            let made = tokio::task::spawn_blocking(move || {
-                let mut ids = vec![0u128; len];
-                svc.issue_uuid7s(&mut ids).map(|()| ids)
-            })
-            .await
-            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
-            .and_then(|r| r);
-            let failed = made.is_err();
-            left -= len;
-            if tx.send(made).await.is_err() || failed {
-                return;
-            }
-        }
-    });
-    Ok(tokio_stream::wrappers::ReceiverStream::new(rx))
-}
-
-/// The refusal of a response that found no room in the response budgets within
-/// `--reserve-timeout-ms`.
-pub(crate) fn no_room() -> ApiError {
-    ApiError::busy(
-        "no room in the response memory (--response-memory, --client-response-memory, --connection-response-memory) in time: retry later".into(),
-    )
-}
-
-impl tokio_stream::Stream for IdChunks {
-    type Item = Result<Vec<u64>, ApiError>;
-
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Self::Item>> {
-        use std::task::Poll;
-        let this = &mut *self;
-        if this.failed {
-            return Poll::Ready(None);
-        }
-        if this.pending.is_none() {
-            if this.left.is_none() && this.svc.is_draining() {
-                // An endless stream has nothing to finish: it ends now, saying why,
-                // so that the drain does not wait for its client.
-                this.failed = true;
-                return Poll::Ready(Some(Err(ApiError::unavailable("not_ready", SHUTTING_DOWN.into()))));
-            }
-            let len = match this.left {
-                Some(0) => return Poll::Ready(None),
-                Some(left) => left.min(this.chunk as u64) as usize,
-                None => this.chunk,
-            };
-            if let Some(flow) = &this.flow
-                && this.reserved.is_none()
-            {
-                if this.reserving.is_none() {
-                    let (flow, bytes) = (flow.clone(), len * this.bytes_per_id + RESERVE_OVERHEAD);
-                    this.reserving = Some(Box::pin(async move { flow.reserve(bytes).await }));
-                }
-                if let Some(r) = this.reserving.as_mut() {
-                    this.reserved = std::task::ready!(r.as_mut().poll(cx));
-                    this.reserving = None;
-                    if this.reserved.is_none() {
-                        this.failed = true;
-                        tracing::info!("response cut short: no room for its next chunk in time");
-                        return Poll::Ready(Some(Err(no_room())));
-                    }
-                }
-            }
-            if let Some(left) = &mut this.left {
-                *left -= len as u64;
-            }
-            let (svc, g) = (this.svc.clone(), this.generator.clone());
-            this.pending = Some(tokio::task::spawn_blocking(move || {
-                let mut ids = vec![0u64; len];
-                svc.issue_from(&g, &mut ids).map(|()| ids)
-            }));
-        }
-        let Some(task) = this.pending.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let done = std::task::ready!(std::pin::Pin::new(task).poll(cx));
-        this.pending = None;
-        // Made: its data frame carries its room from now on.
-        if let (Some(flow), Some(r)) = (&this.flow, this.reserved.take()) {
-            flow.made(r);
-        }
-        let item = done
-            .map_err(|e| ApiError::unavailable("internal", format!("chunk task failed: {e}")))
-            .and_then(|r| r);
-        this.failed = item.is_err();
-        if let Err(e) = &item {
-            tracing::warn!("response cut short: {}", e.message);
-        }
-        Poll::Ready(Some(item))
-    }
-}
-
-impl Drop for IdChunks {
-    fn drop(&mut self) {
-        if let Some(task) = &self.pending {
-            task.abort();
-        }
-    }
+/// Watches the service's lease until the service drains: logs each state change,
+/// leases again after a loss (calling `rebuild` on the blocking pool, with
+/// backoff), and keeps the liveness record (lease.rs). Returns at once for a
+/// service without a lease.
+pub async fn supervise<F>(svc: Arc<Service>, rebuild: F, opts: crate::Supervision)
+where
+    F: Fn() -> Result<Generator, Error> + Send + Sync + 'static,
+{
+    crate::lease::supervise(svc, rebuild, opts).await;
 }

@@ -10,8 +10,6 @@
 //! trims, once. A steady load never trims; an idle server never does. Other C
 //! libraries (musl) return freed memory by themselves: nothing runs.
 
-use std::sync::Weak;
-
 // The watch runs on glibc only; elsewhere these are unused.
 /// Budgets in use above this: busy; below: quiet.
 #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
@@ -20,17 +18,16 @@ pub const BUSY: usize = 1024 * 1024;
 #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
 pub const SLACK: usize = 16 * 1024 * 1024;
 
-/// Watches and trims until the service is dropped.
-pub(crate) async fn run(svc: Weak<crate::Service>) {
+/// Watches and trims until `in_use` says the service is gone (`None`); `in_use`
+/// reads the bytes of the budgets in use now.
+pub(crate) async fn run(in_use: impl Fn() -> Option<usize> + Send + 'static) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let mut armed = false;
         let mut floor = rss().unwrap_or(0);
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            let Some(s) = svc.upgrade() else { return };
-            let used = s.memory_in_use();
-            drop(s);
+            let Some(used) = in_use() else { return };
             let now = rss().unwrap_or(0);
             if used > BUSY || now > floor.saturating_add(SLACK) {
                 armed = true;
@@ -50,7 +47,7 @@ pub(crate) async fn run(svc: Weak<crate::Service>) {
         }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    drop(svc);
+    drop(in_use);
 }
 
 /// The process's resident set, in bytes (`/proc/self/statm`).

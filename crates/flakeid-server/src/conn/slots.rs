@@ -217,7 +217,7 @@ impl crate::budget::Activity for SlotState {
     }
 }
 
-impl crate::metrics::ConnGauges for Conns {
+impl crate::scrape::ConnGauges for Conns {
     fn open(&self) -> usize {
         Conns::open(self)
     }
