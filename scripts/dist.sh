@@ -250,11 +250,14 @@ c_dist() {
 # built a second time), and make ci builds the x86_64 one in the background
 # (the Makefile's CI_BACKGROUND: make dist-cli) while suites in the foreground use target/'s locks.
 cli_dist() {
-  local t
+  local t features
   for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
     [ "$host_only" = 1 ] && [ "$t" != x86_64-unknown-linux-musl ] && continue
     log "CLI $t"
-    CARGO_TARGET_DIR="$target_dir/static-cli" cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t"
+    # jemalloc on x86_64 only (crates/flakeid-cli/Cargo.toml says why).
+    features=()
+    [ "$t" = x86_64-unknown-linux-musl ] && features=(--features jemalloc)
+    CARGO_TARGET_DIR="$target_dir/static-cli" cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t" "${features[@]}"
     cp "$target_dir/static-cli/$t/$profile/flakeid" "$out/flakeid-$version-$t"
   done
 }

@@ -11,12 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// The allocator of a CLI built with `serve`, on x86_64 Linux: jemalloc with its background
-/// thread, which hands freed pages back to the system a second after they were
-/// freed (`dirty_decay_ms`), with no call needed on the service's side. musl's malloc
-/// keeps freed memory in its heap and glibc's in its arenas: after an attack that
-/// filled the response budget, half the peak stayed resident for good.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+/// The allocator of a CLI built with `jemalloc` (the release archives'), on x86_64
+/// Linux: jemalloc with its background thread, which hands freed pages back to the
+/// system a second after they were freed (`dirty_decay_ms`), with no call needed on
+/// the service's side. musl's malloc keeps freed memory in its heap and glibc's in its
+/// arenas: after an attack that filled the response budget, half the peak stayed
+/// resident for good.
+#[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -26,7 +27,7 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// worker never flushes its cache, so the defaults (32 KiB, 200 a size) kept 5 MiB
 /// after an attack; these keep under 2, at the same instructions per `GET /v1/id`
 /// (docs/service.md, "Memory budget").
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 pub static malloc_conf: &[u8; 103] =
