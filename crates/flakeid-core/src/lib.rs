@@ -76,7 +76,7 @@ pub use stats::Stats;
 #[cfg(feature = "uuid7")]
 pub use uuid_generator::{UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};
 pub use uuid7::WideForm;
-pub use wide::{MAX_UUID7_BATCH, WIDE_FUNCTIONS, Wide, WideFunction, check_uuid7_batch};
+pub use wide::{MAX_UUID7_BATCH, Wide, check_uuid7_batch};
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]
