@@ -8,7 +8,7 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::generator::flakeid_manual_clock;
-use crate::{Close, arg, close_handle, free_handle, new_handle, out, text, write};
+use crate::{Close, bytes_in, close_handle, free_handle, new_handle, out, text, with_handle, write};
 use flakeid_core::{ManualClock, UUID_GENERATOR_OPTIONS, UuidGenerator, Wide};
 use std::borrow::Cow;
 use std::ffi::c_char;
@@ -37,6 +37,8 @@ pub struct flakeid_uuid_options {
     clock: Option<ManualClock>,
 }
 
+handle!(flakeid_uuid_options, "options");
+
 /// Makes UUIDv7s, and ULIDs and TypeIDs of the same bits: strictly increasing
 /// across every thread sharing it (RFC 9562 §6.2 method 1, a 16-bit counter;
 /// docs/design.md). Thread-safe. Unlike `flakeid_generator` it goes on in a child
@@ -46,6 +48,8 @@ pub struct flakeid_uuid_options {
 pub struct flakeid_uuid_generator {
     inner: UuidGenerator,
 }
+
+handle!(flakeid_uuid_generator, "generator");
 
 /// What a `flakeid_uuid_generator` has done (`flakeid_uuid_generator_stats()`).
 /// Grows only by appending fields; `struct_size` as for `flakeid_stats`.
@@ -68,19 +72,6 @@ pub struct flakeid_uuid_stats {
     pub max_rollback_ms: u64,
     /// Forked children in which the generator went on with reseeded random bits.
     pub reseeds: u64,
-}
-
-/// The bytes behind a (pointer, length) pair; NULL is allowed for length 0.
-///
-/// # Safety
-/// `p` is NULL or valid for reads of `len` bytes for the duration of the call.
-unsafe fn bytes_in<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], Fail> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    let first = unsafe { arg(p, name) }?;
-    // SAFETY: the caller promises `len` readable bytes at `p`.
-    Ok(unsafe { std::slice::from_raw_parts(first, len) })
 }
 
 /// Text of `len` bytes (no NUL needed); bytes that are not UTF-8 read as U+FFFD,
@@ -130,7 +121,7 @@ fn text_out(text: &str, dst: &mut [u8], out_len: *mut usize) {
 /// Creates empty options (every option at the core's default, the system clock).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_options_new(out_options: *mut *mut flakeid_uuid_options) -> flakeid_status {
-    new_handle(out_options, "out_options", || Ok(flakeid_uuid_options::default()))
+    new_handle(out_options, || Ok(flakeid_uuid_options::default()))
 }
 
 /// Sets the option `name` from text, by the core's names and rules
@@ -202,7 +193,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_new(
     options: *const flakeid_uuid_options,
     out_generator: *mut *mut flakeid_uuid_generator,
 ) -> flakeid_status {
-    new_handle(out_generator, "out_generator", || {
+    new_handle(out_generator, || {
         let mut b = UuidGenerator::builder();
         if let Some(o) = unsafe { options.as_ref() } {
             for (name, value) in &o.settings {
@@ -226,7 +217,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_free(generator: *mut flakeid_uui
 /// naming `generator`. Frees nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_generator_close(generator: *const flakeid_uuid_generator) -> flakeid_status {
-    unsafe { close_handle(generator) }
+    close_handle(generator)
 }
 
 impl Close for flakeid_uuid_generator {
@@ -247,8 +238,7 @@ pub unsafe extern "C" fn flakeid_uuid_next_many(
     out_len: usize,
     n: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let n = flakeid_core::check_batch(n as i128)?;
         if n == 0 {
             return Ok(());
@@ -273,10 +263,20 @@ pub unsafe extern "C" fn flakeid_uuid_next(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    issue_uuid(generator, out_uuid, out_len, |g| Ok(g.next_uuid7()?))
+}
+
+/// The one body of the calls that issue a UUIDv7 into 16 bytes: the handle, then
+/// the buffer checked, then `issue`.
+fn issue_uuid(
+    generator: *const flakeid_uuid_generator,
+    out_uuid: *mut u8,
+    out_len: usize,
+    issue: impl FnOnce(&UuidGenerator) -> Result<u128, Fail>,
+) -> flakeid_status {
+    with_handle(generator, |g| {
         let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
-        uuid_out(g.inner.next_uuid7()?, dst);
+        uuid_out(issue(&g.inner)?, dst);
         Ok(())
     })
 }
@@ -293,13 +293,10 @@ pub unsafe extern "C" fn flakeid_uuid_at(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
+    issue_uuid(generator, out_uuid, out_len, |g| {
         let ms = u64::try_from(unix_ms)
             .map_err(|_| flakeid_core::Error::out_of_range("unix_ms", 0, Wide::MAX_MS, unix_ms))?;
-        uuid_out(g.inner.uuid7_at(ms)?, dst);
-        Ok(())
+        Ok(g.uuid7_at(ms)?)
     })
 }
 
@@ -314,12 +311,7 @@ pub unsafe extern "C" fn flakeid_uuid_shifted(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
-        uuid_out(g.inner.uuid7_shifted(shift_ms)?, dst);
-        Ok(())
-    })
+    issue_uuid(generator, out_uuid, out_len, |g| Ok(g.uuid7_shifted(shift_ms)?))
 }
 
 /// The next UUIDv7 as lowercase `8-4-4-4-12` text and a NUL (`buf_len` at least
@@ -331,10 +323,29 @@ pub unsafe extern "C" fn flakeid_uuid_next_string(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(buf.cast::<u8>(), buf_len, FLAKEID_UUID_TEXT_LEN + 1, "buf")?;
-        text_out(&g.inner.next_uuid7_string()?, dst, out_len);
+    issue_text(
+        generator,
+        buf,
+        buf_len,
+        out_len,
+        FLAKEID_UUID_TEXT_LEN,
+        UuidGenerator::next_uuid7_string,
+    )
+}
+
+/// The one body of the calls that issue one ID as text of `len` characters: the
+/// handle, then the buffer checked (`len` and a NUL), then `issue`.
+fn issue_text(
+    generator: *const flakeid_uuid_generator,
+    buf: *mut c_char,
+    buf_len: usize,
+    out_len: *mut usize,
+    len: usize,
+    issue: impl FnOnce(&UuidGenerator) -> flakeid_core::Result<String>,
+) -> flakeid_status {
+    with_handle(generator, |g| {
+        let dst = buf_out(buf.cast::<u8>(), buf_len, len + 1, "buf")?;
+        text_out(&issue(&g.inner)?, dst, out_len);
         Ok(())
     })
 }
@@ -348,12 +359,14 @@ pub unsafe extern "C" fn flakeid_ulid_next(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(buf.cast::<u8>(), buf_len, FLAKEID_ULID_TEXT_LEN + 1, "buf")?;
-        text_out(&g.inner.next_ulid()?, dst, out_len);
-        Ok(())
-    })
+    issue_text(
+        generator,
+        buf,
+        buf_len,
+        out_len,
+        FLAKEID_ULID_TEXT_LEN,
+        UuidGenerator::next_ulid,
+    )
 }
 
 /// The length of the TypeID text of `prefix` (without the NUL).
@@ -377,8 +390,7 @@ pub unsafe extern "C" fn flakeid_typeid_next(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let prefix = unsafe { text(prefix) }.ok_or(Fail::Null("prefix"))?;
         Wide::check_typeid_prefix(&prefix)?;
         let dst = buf_out(buf.cast::<u8>(), buf_len, typeid_len(&prefix) + 1, "buf")?;
@@ -396,8 +408,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_stats(
     out_stats: *mut flakeid_uuid_stats,
     struct_size: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let dst = out(out_stats, "out_stats")?;
         let ours = std::mem::size_of::<flakeid_uuid_stats>();
         if struct_size < ours {
