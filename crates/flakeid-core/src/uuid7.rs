@@ -1,8 +1,8 @@
 //! The 128-bit family's bits and text: UUIDv7 (RFC 9562 §5.7), ULID (ulid/spec)
 //! and TypeID (jetify-com/typeid, spec v0.3). These functions make no IDs; they
 //! compose, take apart, convert and read them, the same in every runtime (the
-//! shared vectors, `tests/vectors/uuid.json`, pin each one); [`Wide`]'s methods are
-//! their one public surface.
+//! shared vectors, `tests/vectors/uuid.json`, pin each one);
+//! [`Wide`](crate::Wide)'s methods are their one public surface.
 //!
 //! A ULID and a UUID are the same 128 bits: reading one form and writing the other
 //! changes the text only (no bit is fixed up). A TypeID is a prefix, `_`, and the
@@ -15,7 +15,6 @@
 //! lowercase only and has no aliases (the spec refuses them). Every refusal is an
 //! [`Error::Parse`] naming the 0-based position.
 
-use crate::Wide;
 use crate::encoding::{CROCKFORD, shown};
 use crate::error::{Error, Result};
 
@@ -361,7 +360,8 @@ pub(crate) fn parse_typeid(text: &str) -> Result<(String, u128)> {
     Ok((prefix.to_string(), bits))
 }
 
-/// Which text form a 128-bit ID was read from ([`Wide::parse`], [`Wide::recognize`]).
+/// Which text form a 128-bit ID was read from ([`Wide::parse`](crate::Wide::parse),
+/// [`Wide::recognize`](crate::Wide::recognize)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WideForm {
     /// `8-4-4-4-12` or 32 hex digits.
@@ -370,18 +370,6 @@ pub enum WideForm {
     Ulid,
     /// A TypeID, with its prefix (empty for a bare lowercase suffix read as a TypeID).
     TypeId(String),
-}
-
-impl WideForm {
-    /// The Unix millisecond a value read in this form carries: a ULID's and a
-    /// TypeID's first 48 bits always (their specs make them the time); a UUID's
-    /// only when it is a UUIDv7 (another version is a parse error saying which).
-    pub fn timestamp_ms(&self, value: Wide) -> Result<u64> {
-        match self {
-            WideForm::Uuid => value.uuid7_timestamp_ms(),
-            WideForm::Ulid | WideForm::TypeId(_) => Ok(value.timestamp_ms()),
-        }
-    }
 }
 
 /// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
@@ -424,12 +412,12 @@ mod tests {
         // ulid/javascript's vector: its bits are a version-13 UUID's, yet a ULID's
         // first 48 bits are its time; read as a UUID they are no time.
         let (u, form) = decode_wide("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap().unwrap();
-        assert_eq!(form.timestamp_ms(Wide(u)).unwrap(), 1_469_918_176_385);
+        assert_eq!(form.timestamp_ms(crate::Wide(u)).unwrap(), 1_469_918_176_385);
         let (u, form) = decode_wide("01563df3-6481-d676-4c61-efb99302bd5b").unwrap().unwrap();
         assert_eq!(form, WideForm::Uuid);
-        assert!(form.timestamp_ms(Wide(u)).is_err());
+        assert!(form.timestamp_ms(crate::Wide(u)).is_err());
         let (u, form) = decode_wide("user_01fwhe4ydgfk1shh6w1g60eecf").unwrap().unwrap();
-        assert_eq!(form.timestamp_ms(Wide(u)).unwrap(), 1_645_557_742_000);
+        assert_eq!(form.timestamp_ms(crate::Wide(u)).unwrap(), 1_645_557_742_000);
         // PostgreSQL 18's uuid_extract_version: NULL unless the variant is RFC 9562's.
         assert_eq!(rfc_uuid_version(u), Some(7));
         assert_eq!(rfc_uuid_version(0), None);

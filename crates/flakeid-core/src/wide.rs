@@ -210,6 +210,18 @@ impl Wide {
     }
 }
 
+impl WideForm {
+    /// The Unix millisecond a value read in this form carries: a ULID's and a
+    /// TypeID's first 48 bits always (their specs make them the time); a UUID's
+    /// only when it is a UUIDv7 (another version is a parse error saying which).
+    pub fn timestamp_ms(&self, value: Wide) -> Result<u64> {
+        match self {
+            WideForm::Uuid => value.uuid7_timestamp_ms(),
+            WideForm::Ulid | WideForm::TypeId(_) => Ok(value.timestamp_ms()),
+        }
+    }
+}
+
 impl From<u128> for Wide {
     fn from(bits: u128) -> Self {
         Wide(bits)
