@@ -144,6 +144,9 @@ pub(crate) fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
 }
 
 /// Lowercase `8-4-4-4-12` text.
+// The formatters stay out of line: each binding call site is `Wide(u).to_uuid()`
+// (and ulid, typeid), and inlined into every one they grew the wasm module by 10 KB.
+#[inline(never)]
 pub(crate) fn format_uuid(uuid: u128) -> String {
     uuid_text(uuid).iter().map(|&b| b as char).collect()
 }
@@ -217,6 +220,7 @@ fn crockford_upper(bits: u128, out: &mut [u8; ULID_TEXT_LEN], alphabet: &[u8; 32
 }
 
 /// Upper-case Crockford base32, 26 characters (ulid/spec).
+#[inline(never)]
 pub(crate) fn format_ulid(ulid: u128) -> String {
     let mut out = [0u8; ULID_TEXT_LEN];
     crockford_upper(ulid, &mut out, CROCKFORD);
@@ -323,6 +327,7 @@ fn typeid_prefix_fault(prefix: &str) -> Option<usize> {
 
 /// `prefix_` and the lowercase ULID text of `uuid` (just the text when `prefix`
 /// is empty). The prefix is checked ([`check_typeid_prefix`]).
+#[inline(never)]
 pub(crate) fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
     check_typeid_prefix(prefix)?;
     let mut suffix = [0u8; ULID_TEXT_LEN];
