@@ -5,7 +5,7 @@
 #   layout       layout construction from arbitrary numbers
 #   lease_url    lease URL parsing (errors never show a password)
 #   c_buffers    the C ABI's buffer functions
-#   wide         the 128-bit parsers (UUID, ULID, TypeID) and decode_wide
+#   wide         the 128-bit parsers (UUID, ULID, TypeID) and Wide::recognize
 # `make fuzz` runs each for FUZZ_SECS, optimized (cargo fuzz's release build: debug
 # assertions, overflow checks and ASan on); `make ci` (test-fuzz) runs each for
 # FUZZ_TEST_SECS, built with `--dev` (the same checks and ASan, unoptimized: a smoke

@@ -1,8 +1,8 @@
-//! The 128-bit family's three parsers (UUID, ULID, TypeID) and `decode_wide`: a
+//! The 128-bit family's three parsers (UUID, ULID, TypeID) and `Wide::recognize`: a
 //! value or a typed `Parse` error (position within the text, a short message), and
 //! each form read back is the value written.
 #![no_main]
-use flakeid_core::{Error, decode_wide, format_typeid, format_ulid, format_uuid, parse_typeid, parse_ulid, parse_uuid};
+use flakeid_core::{Error, Wide};
 use libfuzzer_sys::fuzz_target;
 
 fn parse_error_ok<T>(r: Result<T, Error>, text: &str) -> Option<T> {
@@ -19,29 +19,29 @@ fn parse_error_ok<T>(r: Result<T, Error>, text: &str) -> Option<T> {
 
 fuzz_target!(|data: &[u8]| {
     if let Some(head) = data.get(..16) {
-        let u = u128::from_le_bytes(head.try_into().expect("16 bytes"));
-        assert_eq!(parse_uuid(&format_uuid(u)), Ok(u));
-        assert_eq!(parse_ulid(&format_ulid(u)), Ok(u));
+        let u = Wide(u128::from_le_bytes(head.try_into().expect("16 bytes")));
+        assert_eq!(Wide::parse_uuid(&u.to_uuid()), Ok(u));
+        assert_eq!(Wide::parse_ulid(&u.to_ulid()), Ok(u));
         assert_eq!(
-            parse_typeid(&format_typeid("fuzz_me", u).expect("a valid prefix")),
+            Wide::parse_typeid(&u.to_typeid("fuzz_me").expect("a valid prefix")),
             Ok(("fuzz_me".into(), u))
         );
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Some(u) = parse_error_ok(parse_uuid(text), text) {
-        assert_eq!(parse_uuid(&format_uuid(u)), Ok(u));
+    if let Some(u) = parse_error_ok(Wide::parse_uuid(text), text) {
+        assert_eq!(Wide::parse_uuid(&u.to_uuid()), Ok(u));
     }
-    if let Some(u) = parse_error_ok(parse_ulid(text), text) {
-        assert_eq!(parse_ulid(&format_ulid(u)), Ok(u));
+    if let Some(u) = parse_error_ok(Wide::parse_ulid(text), text) {
+        assert_eq!(Wide::parse_ulid(&u.to_ulid()), Ok(u));
     }
-    if let Some((prefix, u)) = parse_error_ok(parse_typeid(text), text) {
+    if let Some((prefix, u)) = parse_error_ok(Wide::parse_typeid(text), text) {
         assert_eq!(
-            format_typeid(&prefix, u).as_deref(),
+            u.to_typeid(&prefix).as_deref(),
             Ok(text),
             "a TypeID reads one way only"
         );
     }
-    if let Some(r) = decode_wide(text) {
+    if let Some(r) = Wide::recognize(text) {
         parse_error_ok(r, text.trim());
     }
 });

@@ -2,7 +2,7 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
-use crate::{Close, arg, c_enum, close_handle, free_handle, new_handle, out, text, write};
+use crate::{Close, arg, c_enum, close_handle, free_handle, new_handle, out, text, with_handle, write};
 use flakeid_core::OptionValue::{Text, Uint};
 use flakeid_core::{
     DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, GeneratorBuilder, Layout, ManualClock, NodeSource,
@@ -155,12 +155,16 @@ pub struct flakeid_manual_clock {
     pub(crate) clock: ManualClock,
 }
 
+handle!(flakeid_manual_clock, "clock");
+
 /// Issues IDs. Thread-safe: share one per node id between any number of threads;
 /// no ID repeats and each thread sees its own IDs strictly increase.
 #[derive(Debug)]
 pub struct flakeid_generator {
     pub(crate) inner: Generator,
 }
+
+handle!(flakeid_generator, "generator");
 
 /// The defaults: snowflake layout, no node id (see `node`), overflow WAIT, clock_backwards ERROR,
 /// `max_borrow_ms` 2000, `max_wait_ms` 1000, system clock, no lease (`lease_ttl_ms`
@@ -556,7 +560,7 @@ pub unsafe extern "C" fn flakeid_generator_new(
     options: *const flakeid_options,
     out_generator: *mut *mut flakeid_generator,
 ) -> flakeid_status {
-    new_handle(out_generator, "out_generator", || {
+    new_handle(out_generator, || {
         // `struct_size` first: it says how much of the struct may be read.
         let size = unsafe { arg(options.cast::<usize>(), "options") }?;
         options_size(*size)?;
@@ -586,7 +590,7 @@ pub unsafe extern "C" fn flakeid_generator_free(generator: *mut flakeid_generato
 /// closes here and frees once the last handle is freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_generator_close(generator: *const flakeid_generator) -> flakeid_status {
-    unsafe { close_handle(generator) }
+    close_handle(generator)
 }
 
 impl Close for flakeid_generator {
@@ -600,8 +604,7 @@ impl Close for flakeid_generator {
 /// `FLAKEID_ERR_FORK`; `*out_id` is written only on success.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_next_id(generator: *const flakeid_generator, out_id: *mut u64) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let dst = out(out_id, "out_id")?;
         write(dst, g.inner.next_id()?);
         Ok(())
@@ -616,8 +619,7 @@ pub unsafe extern "C" fn flakeid_next_ids(
     ids: *mut u64,
     n: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         if n == 0 {
             return Ok(());
         }
@@ -647,8 +649,7 @@ pub unsafe extern "C" fn flakeid_generator_node(
     generator: *const flakeid_generator,
     out_node: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         write(out(out_node, "out_node")?, g.inner.node());
         Ok(())
     })
@@ -662,8 +663,7 @@ pub unsafe extern "C" fn flakeid_generator_node_origin(
     generator: *const flakeid_generator,
     out_origin: *mut *const c_char,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         write(
             out(out_origin, "out_origin")?,
             origin_name(g.inner.node_origin()).as_ptr(),
@@ -694,8 +694,7 @@ pub unsafe extern "C" fn flakeid_generator_layout(
     generator: *const flakeid_generator,
     out_layout: *mut flakeid_layout,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         write(out(out_layout, "out_layout")?, layout_out(g.inner.layout()));
         Ok(())
     })
@@ -710,7 +709,7 @@ pub unsafe extern "C" fn flakeid_manual_clock_new(
     auto_advance_ms: u64,
     out_clock: *mut *mut flakeid_manual_clock,
 ) -> flakeid_status {
-    new_handle(out_clock, "out_clock", || {
+    new_handle(out_clock, || {
         Ok(flakeid_manual_clock {
             clock: ManualClock::new(start_ms).with_auto_advance(auto_advance_ms),
         })
@@ -720,8 +719,8 @@ pub unsafe extern "C" fn flakeid_manual_clock_new(
 /// Sets the clock (it may move backwards, to test rollback policies).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_manual_clock_set(clock: *const flakeid_manual_clock, unix_ms: u64) -> flakeid_status {
-    guard(|| {
-        unsafe { arg(clock, "clock") }?.clock.set(unix_ms);
+    with_handle(clock, |c| {
+        c.clock.set(unix_ms);
         Ok(())
     })
 }
@@ -729,8 +728,8 @@ pub unsafe extern "C" fn flakeid_manual_clock_set(clock: *const flakeid_manual_c
 /// Moves the clock forward by `ms`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_manual_clock_advance(clock: *const flakeid_manual_clock, ms: u64) -> flakeid_status {
-    guard(|| {
-        unsafe { arg(clock, "clock") }?.clock.advance(ms);
+    with_handle(clock, |c| {
+        c.clock.advance(ms);
         Ok(())
     })
 }
@@ -741,8 +740,7 @@ pub unsafe extern "C" fn flakeid_manual_clock_get(
     clock: *const flakeid_manual_clock,
     out_ms: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let c = unsafe { arg(clock, "clock") }?;
+    with_handle(clock, |c| {
         write(out(out_ms, "out_ms")?, c.clock.get());
         Ok(())
     })

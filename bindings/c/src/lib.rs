@@ -13,6 +13,17 @@
 // required) or valid for the access and length its documentation describes.
 #![allow(clippy::missing_safety_doc)]
 
+/// `handle!(flakeid_generator, "generator")`: a [`Handle`] whose NULL is refused
+/// naming `generator`, and whose `_new` writes `out_generator`.
+macro_rules! handle {
+    ($ty:ty, $arg:literal) => {
+        impl $crate::Handle for $ty {
+            const ARG: &'static str = $arg;
+            const OUT: &'static str = concat!("out_", $arg);
+        }
+    };
+}
+
 mod error;
 mod generator;
 mod layout;
@@ -59,33 +70,54 @@ fn write<T>(dst: NonNull<T>, value: T) {
     unsafe { dst.as_ptr().write(value) }
 }
 
+/// A handle type of the C API: a Rust value C holds by pointer, boxed by its `_new`
+/// and dropped by its `_free` (rustls-ffi's `Castable` with box ownership; here
+/// the pointer's type is the value's, so the cast is the identity). Each handle
+/// states once the names its exports refuse a NULL with, and every export reads it
+/// through [`handle`] or [`with_handle`].
+trait Handle: Sized {
+    /// The parameter a NULL handle is refused with (`FLAKEID_ERR_NULL`).
+    const ARG: &'static str;
+    /// Its `_new` call's out-parameter.
+    const OUT: &'static str;
+}
+
+/// The handle behind `p`, or `FLAKEID_ERR_NULL` naming [`Handle::ARG`].
+///
+/// # Safety
+/// `p` is NULL or a live handle of this type for the duration of `'a`.
+unsafe fn handle<'a, H: Handle>(p: *const H) -> Result<&'a H, Fail> {
+    unsafe { arg(p, H::ARG) }
+}
+
+/// The one body of an export on a handle: the handle read (NULL refused, before
+/// any out-parameter is checked), then `body`, behind the panic boundary.
+#[inline(always)]
+fn with_handle<H: Handle>(p: *const H, body: impl FnOnce(&H) -> Result<(), Fail>) -> error::flakeid_status {
+    // SAFETY: C callers pass a handle that is NULL or live (documented ABI), as for `write`.
+    error::guard(|| body(unsafe { handle(p) }?))
+}
+
 /// The one body of every `_new`: the out-parameter checked for NULL before any
 /// work, then the handle `make` builds, boxed and written to it (each handle's
 /// `_free` is [`free_handle`]).
-fn new_handle<T>(
-    out_handle: *mut *mut T,
-    name: &'static str,
-    make: impl FnOnce() -> Result<T, Fail>,
-) -> error::flakeid_status {
+fn new_handle<H: Handle>(out_handle: *mut *mut H, make: impl FnOnce() -> Result<H, Fail>) -> error::flakeid_status {
     error::guard(|| {
-        let dst = out(out_handle, name)?;
+        let dst = out(out_handle, H::OUT)?;
         write(dst, Box::into_raw(Box::new(make()?)));
         Ok(())
     })
 }
 
 /// A handle that stops issuing on `close()` and frees nothing (the generators).
-trait Close {
+trait Close: Handle {
     fn close(&self);
 }
 
 /// The one body of every `_close`: stops the handle (idempotent), frees nothing.
-///
-/// # Safety
-/// `p` is NULL or a live handle of this type.
-unsafe fn close_handle<T: Close>(p: *const T) -> error::flakeid_status {
-    error::guard(|| {
-        unsafe { arg(p, "generator") }?.close();
+fn close_handle<H: Close>(p: *const H) -> error::flakeid_status {
+    with_handle(p, |h| {
+        h.close();
         Ok(())
     })
 }
@@ -94,13 +126,26 @@ unsafe fn close_handle<T: Close>(p: *const T) -> error::flakeid_status {
 ///
 /// # Safety
 /// `p` is NULL or a handle of this type that no other thread is still using.
-unsafe fn free_handle<T>(p: *mut T) {
+unsafe fn free_handle<H: Handle>(p: *mut H) {
     let _ = error::guard(|| {
         if !p.is_null() {
             drop(unsafe { Box::from_raw(p) });
         }
         Ok(())
     });
+}
+
+/// The bytes behind a (pointer, length) pair; NULL is allowed for length 0.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `len` bytes for the duration of the call.
+unsafe fn bytes_in<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    let first = unsafe { arg(p, name) }?;
+    // SAFETY: the caller promises `len` readable bytes at `p`.
+    Ok(unsafe { std::slice::from_raw_parts(first, len) })
 }
 
 /// A NUL-terminated string argument, or `None` for NULL.

@@ -2,7 +2,7 @@
 //! handle"): `flakeid_local_*`. Conversion only.
 
 use crate::error::{Fail, guard};
-use crate::{arg, flakeid_generator, flakeid_status, new_handle, out, write};
+use crate::{Handle, flakeid_generator, flakeid_status, new_handle, out, write};
 use flakeid_core::LocalGenerator;
 use std::ptr::NonNull;
 
@@ -23,6 +23,8 @@ pub struct flakeid_local {
     inner: LocalGenerator<'static>,
 }
 
+handle!(flakeid_local, "local");
+
 /// A per-thread handle on `generator`, written to `*out_local`. The generator must
 /// outlive it: free every handle (`flakeid_local_free`) before the generator.
 #[unsafe(no_mangle)]
@@ -30,8 +32,8 @@ pub unsafe extern "C" fn flakeid_local_new(
     generator: *const flakeid_generator,
     out_local: *mut *mut flakeid_local,
 ) -> flakeid_status {
-    new_handle(out_local, "out_local", || {
-        let g: &'static flakeid_generator = unsafe { arg(generator, "generator") }?;
+    new_handle(out_local, || {
+        let g: &'static flakeid_generator = unsafe { crate::handle(generator) }?;
         Ok(flakeid_local { inner: g.inner.local() })
     })
 }
@@ -50,7 +52,7 @@ pub unsafe extern "C" fn flakeid_local_free(local: *mut flakeid_local) {
 unsafe fn handle<'a>(p: *mut flakeid_local) -> Result<&'a mut flakeid_local, Fail> {
     NonNull::new(p)
         .map(|mut p| unsafe { p.as_mut() })
-        .ok_or(Fail::Null("local"))
+        .ok_or(Fail::Null(flakeid_local::ARG))
 }
 
 /// The next ID, as `flakeid_next_id` gives it (the same failures, and

@@ -1,8 +1,8 @@
 //! Sealed IDs (docs/sealing.md): an opaque `flakeid_sealer` over `flakeid_seal::Sealer`.
 
-use crate::error::{flakeid_status, guard};
+use crate::error::flakeid_status;
 use crate::layout::{flakeid_layout, layout_in};
-use crate::{arg, free_handle, new_handle, out, write};
+use crate::{arg, bytes_in, free_handle, new_handle, out, with_handle, write};
 use flakeid_seal::Sealer;
 
 /// Seals and unseals one layout's IDs with one key and tweak: FF1 (NIST SP
@@ -13,18 +13,7 @@ pub struct flakeid_sealer {
     inner: Sealer,
 }
 
-/// The bytes behind a (pointer, length) pair; NULL is allowed for length 0.
-///
-/// # Safety
-/// `p` is NULL or valid for reads of `len` bytes for the duration of the call.
-unsafe fn bytes<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], crate::error::Fail> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    let first = unsafe { arg(p, name) }?;
-    // SAFETY: the caller promises `len` readable bytes at `p`.
-    Ok(unsafe { std::slice::from_raw_parts(first, len) })
-}
+handle!(flakeid_sealer, "sealer");
 
 /// Creates a sealer for `layout`'s IDs from `key_len` bytes of `key` (16, 24 or 32:
 /// AES-128, -192 or -256) and an optional tweak (`tweak` may be NULL when
@@ -42,10 +31,10 @@ pub unsafe extern "C" fn flakeid_sealer_new(
     tweak_len: usize,
     out_sealer: *mut *mut flakeid_sealer,
 ) -> flakeid_status {
-    new_handle(out_sealer, "out_sealer", || {
-        let key = unsafe { bytes(key, key_len, "key") }?;
+    new_handle(out_sealer, || {
+        let key = unsafe { bytes_in(key, key_len, "key") }?;
         let layout = layout_in(unsafe { arg(layout, "layout") }?)?;
-        let tweak = unsafe { bytes(tweak, tweak_len, "tweak") }?;
+        let tweak = unsafe { bytes_in(tweak, tweak_len, "tweak") }?;
         Ok(flakeid_sealer {
             inner: Sealer::new(key, &layout)?.tweak(tweak),
         })
@@ -60,8 +49,7 @@ pub unsafe extern "C" fn flakeid_sealer_seal(
     id: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let s = unsafe { arg(sealer, "sealer") }?;
+    with_handle(sealer, |s| {
         let dst = out(out_id, "out_id")?;
         write(dst, s.inner.seal(id)?);
         Ok(())
@@ -77,8 +65,7 @@ pub unsafe extern "C" fn flakeid_sealer_unseal(
     id: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let s = unsafe { arg(sealer, "sealer") }?;
+    with_handle(sealer, |s| {
         let dst = out(out_id, "out_id")?;
         write(dst, s.inner.unseal(id)?);
         Ok(())

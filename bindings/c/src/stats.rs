@@ -1,8 +1,8 @@
 //! `flakeid_generator_stats`: the core's `Stats`, converted.
 
-use crate::error::{Fail, flakeid_status, guard};
+use crate::error::{Fail, flakeid_status};
 use crate::generator::{FLAKEID_UNSET, flakeid_generator};
-use crate::{arg, out};
+use crate::{out, with_handle};
 use flakeid_core::Error;
 use std::ffi::{CStr, c_char};
 
@@ -48,8 +48,7 @@ pub unsafe extern "C" fn flakeid_generator_stats(
     out_stats: *mut flakeid_stats,
     struct_size: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let dst = out(out_stats, "out_stats")?;
         let ours = std::mem::size_of::<flakeid_stats>();
         if struct_size < ours {

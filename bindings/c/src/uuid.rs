@@ -8,10 +8,8 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::generator::flakeid_manual_clock;
-use crate::{Close, arg, close_handle, free_handle, new_handle, out, text, write};
-use flakeid_core::{
-    ManualClock, TYPEID_PREFIX_MAX, ULID_TEXT_LEN, UUID_GENERATOR_OPTIONS, UUID_TEXT_LEN, UuidGenerator,
-};
+use crate::{Close, bytes_in, close_handle, free_handle, new_handle, out, text, with_handle, write};
+use flakeid_core::{ManualClock, UUID_GENERATOR_OPTIONS, UuidGenerator, Wide};
 use std::borrow::Cow;
 use std::ffi::c_char;
 
@@ -25,9 +23,9 @@ pub const FLAKEID_ULID_TEXT_LEN: usize = 26;
 pub const FLAKEID_TYPEID_PREFIX_MAX: usize = 63;
 /// The longest TypeID text: a prefix, `_` and the suffix (without the NUL).
 pub const FLAKEID_TYPEID_MAX_LEN: usize = 90;
-const _: () = assert!(FLAKEID_UUID_TEXT_LEN == UUID_TEXT_LEN && FLAKEID_ULID_TEXT_LEN == ULID_TEXT_LEN);
-const _: () = assert!(FLAKEID_TYPEID_PREFIX_MAX == TYPEID_PREFIX_MAX);
-const _: () = assert!(FLAKEID_TYPEID_MAX_LEN == TYPEID_PREFIX_MAX + 1 + ULID_TEXT_LEN);
+const _: () = assert!(FLAKEID_UUID_TEXT_LEN == Wide::UUID_TEXT_LEN && FLAKEID_ULID_TEXT_LEN == Wide::ULID_TEXT_LEN);
+const _: () = assert!(FLAKEID_TYPEID_PREFIX_MAX == Wide::TYPEID_PREFIX_MAX);
+const _: () = assert!(FLAKEID_TYPEID_MAX_LEN == Wide::TYPEID_PREFIX_MAX + 1 + Wide::ULID_TEXT_LEN);
 
 /// The options of a `flakeid_uuid_generator`, set by name: the core's clock
 /// options (`flakeid_uuid_option_name` lists them) and a manual clock. Made by
@@ -39,6 +37,8 @@ pub struct flakeid_uuid_options {
     clock: Option<ManualClock>,
 }
 
+handle!(flakeid_uuid_options, "options");
+
 /// Makes UUIDv7s, and ULIDs and TypeIDs of the same bits: strictly increasing
 /// across every thread sharing it (RFC 9562 §6.2 method 1, a 16-bit counter;
 /// docs/design.md). Thread-safe. Unlike `flakeid_generator` it goes on in a child
@@ -48,6 +48,8 @@ pub struct flakeid_uuid_options {
 pub struct flakeid_uuid_generator {
     inner: UuidGenerator,
 }
+
+handle!(flakeid_uuid_generator, "generator");
 
 /// What a `flakeid_uuid_generator` has done (`flakeid_uuid_generator_stats()`).
 /// Grows only by appending fields; `struct_size` as for `flakeid_stats`.
@@ -72,19 +74,6 @@ pub struct flakeid_uuid_stats {
     pub reseeds: u64,
 }
 
-/// The bytes behind a (pointer, length) pair; NULL is allowed for length 0.
-///
-/// # Safety
-/// `p` is NULL or valid for reads of `len` bytes for the duration of the call.
-unsafe fn bytes_in<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], Fail> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    let first = unsafe { arg(p, name) }?;
-    // SAFETY: the caller promises `len` readable bytes at `p`.
-    Ok(unsafe { std::slice::from_raw_parts(first, len) })
-}
-
 /// Text of `len` bytes (no NUL needed); bytes that are not UTF-8 read as U+FFFD,
 /// which every parser refuses at that character's position.
 ///
@@ -100,8 +89,8 @@ unsafe fn text_in<'a>(p: *const c_char, len: usize) -> Result<Cow<'a, str>, Fail
 ///
 /// # Safety
 /// As [`bytes_in`].
-unsafe fn uuid_in(p: *const u8, len: usize) -> Result<u128, Fail> {
-    Ok(flakeid_core::uuid_from_bytes(unsafe { bytes_in(p, len, "uuid") }?)?)
+unsafe fn uuid_in(p: *const u8, len: usize) -> Result<Wide, Fail> {
+    Ok(Wide::from_slice(unsafe { bytes_in(p, len, "uuid") }?)?)
 }
 
 /// A checked output buffer of `len` bytes that must hold `needed`.
@@ -115,8 +104,8 @@ fn buf_out<'a>(p: *mut u8, len: usize, needed: usize, name: &'static str) -> Res
 }
 
 /// Writes `value`'s 16 bytes into a checked buffer.
-fn uuid_out(value: u128, dst: &mut [u8]) {
-    dst.copy_from_slice(&value.to_be_bytes());
+fn uuid_out(value: impl Into<Wide>, dst: &mut [u8]) {
+    dst.copy_from_slice(&value.into().to_bytes());
 }
 
 /// Writes `text` and a NUL into a checked buffer; `out_len` (may be NULL) gets the
@@ -132,7 +121,7 @@ fn text_out(text: &str, dst: &mut [u8], out_len: *mut usize) {
 /// Creates empty options (every option at the core's default, the system clock).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_options_new(out_options: *mut *mut flakeid_uuid_options) -> flakeid_status {
-    new_handle(out_options, "out_options", || Ok(flakeid_uuid_options::default()))
+    new_handle(out_options, || Ok(flakeid_uuid_options::default()))
 }
 
 /// Sets the option `name` from text, by the core's names and rules
@@ -204,7 +193,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_new(
     options: *const flakeid_uuid_options,
     out_generator: *mut *mut flakeid_uuid_generator,
 ) -> flakeid_status {
-    new_handle(out_generator, "out_generator", || {
+    new_handle(out_generator, || {
         let mut b = UuidGenerator::builder();
         if let Some(o) = unsafe { options.as_ref() } {
             for (name, value) in &o.settings {
@@ -228,7 +217,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_free(generator: *mut flakeid_uui
 /// naming `generator`. Frees nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_uuid_generator_close(generator: *const flakeid_uuid_generator) -> flakeid_status {
-    unsafe { close_handle(generator) }
+    close_handle(generator)
 }
 
 impl Close for flakeid_uuid_generator {
@@ -249,8 +238,7 @@ pub unsafe extern "C" fn flakeid_uuid_next_many(
     out_len: usize,
     n: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let n = flakeid_core::check_batch(n as i128)?;
         if n == 0 {
             return Ok(());
@@ -275,10 +263,20 @@ pub unsafe extern "C" fn flakeid_uuid_next(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    issue_uuid(generator, out_uuid, out_len, |g| Ok(g.next_uuid7()?))
+}
+
+/// The one body of the calls that issue a UUIDv7 into 16 bytes: the handle, then
+/// the buffer checked, then `issue`.
+fn issue_uuid(
+    generator: *const flakeid_uuid_generator,
+    out_uuid: *mut u8,
+    out_len: usize,
+    issue: impl FnOnce(&UuidGenerator) -> Result<u128, Fail>,
+) -> flakeid_status {
+    with_handle(generator, |g| {
         let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
-        uuid_out(g.inner.next_uuid7()?, dst);
+        uuid_out(issue(&g.inner)?, dst);
         Ok(())
     })
 }
@@ -295,13 +293,10 @@ pub unsafe extern "C" fn flakeid_uuid_at(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
+    issue_uuid(generator, out_uuid, out_len, |g| {
         let ms = u64::try_from(unix_ms)
-            .map_err(|_| flakeid_core::Error::out_of_range("unix_ms", 0, flakeid_core::UUID7_MAX_MS, unix_ms))?;
-        uuid_out(g.inner.uuid7_at(ms)?, dst);
-        Ok(())
+            .map_err(|_| flakeid_core::Error::out_of_range("unix_ms", 0, Wide::MAX_MS, unix_ms))?;
+        Ok(g.uuid7_at(ms)?)
     })
 }
 
@@ -316,12 +311,7 @@ pub unsafe extern "C" fn flakeid_uuid_shifted(
     out_uuid: *mut u8,
     out_len: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
-        uuid_out(g.inner.uuid7_shifted(shift_ms)?, dst);
-        Ok(())
-    })
+    issue_uuid(generator, out_uuid, out_len, |g| Ok(g.uuid7_shifted(shift_ms)?))
 }
 
 /// The next UUIDv7 as lowercase `8-4-4-4-12` text and a NUL (`buf_len` at least
@@ -333,10 +323,29 @@ pub unsafe extern "C" fn flakeid_uuid_next_string(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(buf.cast::<u8>(), buf_len, FLAKEID_UUID_TEXT_LEN + 1, "buf")?;
-        text_out(&g.inner.next_uuid7_string()?, dst, out_len);
+    issue_text(
+        generator,
+        buf,
+        buf_len,
+        out_len,
+        FLAKEID_UUID_TEXT_LEN,
+        UuidGenerator::next_uuid7_string,
+    )
+}
+
+/// The one body of the calls that issue one ID as text of `len` characters: the
+/// handle, then the buffer checked (`len` and a NUL), then `issue`.
+fn issue_text(
+    generator: *const flakeid_uuid_generator,
+    buf: *mut c_char,
+    buf_len: usize,
+    out_len: *mut usize,
+    len: usize,
+    issue: impl FnOnce(&UuidGenerator) -> flakeid_core::Result<String>,
+) -> flakeid_status {
+    with_handle(generator, |g| {
+        let dst = buf_out(buf.cast::<u8>(), buf_len, len + 1, "buf")?;
+        text_out(&issue(&g.inner)?, dst, out_len);
         Ok(())
     })
 }
@@ -350,12 +359,14 @@ pub unsafe extern "C" fn flakeid_ulid_next(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
-        let dst = buf_out(buf.cast::<u8>(), buf_len, FLAKEID_ULID_TEXT_LEN + 1, "buf")?;
-        text_out(&g.inner.next_ulid()?, dst, out_len);
-        Ok(())
-    })
+    issue_text(
+        generator,
+        buf,
+        buf_len,
+        out_len,
+        FLAKEID_ULID_TEXT_LEN,
+        UuidGenerator::next_ulid,
+    )
 }
 
 /// The length of the TypeID text of `prefix` (without the NUL).
@@ -379,10 +390,9 @@ pub unsafe extern "C" fn flakeid_typeid_next(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let prefix = unsafe { text(prefix) }.ok_or(Fail::Null("prefix"))?;
-        flakeid_core::check_typeid_prefix(&prefix)?;
+        Wide::check_typeid_prefix(&prefix)?;
         let dst = buf_out(buf.cast::<u8>(), buf_len, typeid_len(&prefix) + 1, "buf")?;
         text_out(&g.inner.next_typeid(&prefix)?, dst, out_len);
         Ok(())
@@ -398,8 +408,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_stats(
     out_stats: *mut flakeid_uuid_stats,
     struct_size: usize,
 ) -> flakeid_status {
-    guard(|| {
-        let g = unsafe { arg(generator, "generator") }?;
+    with_handle(generator, |g| {
         let dst = out(out_stats, "out_stats")?;
         let ours = std::mem::size_of::<flakeid_uuid_stats>();
         if struct_size < ours {
@@ -442,7 +451,7 @@ pub unsafe extern "C" fn flakeid_uuid7_compose(
     guard(|| {
         let dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
         let a = u16::try_from(rand_a).map_err(|_| flakeid_core::Error::out_of_range("rand_a", 0, 0xfff, rand_a))?;
-        uuid_out(flakeid_core::compose_uuid7(ms, a, rand_b)?, dst);
+        uuid_out(Wide::compose_uuid7(ms, a, rand_b)?, dst);
         Ok(())
     })
 }
@@ -464,7 +473,7 @@ pub unsafe extern "C" fn flakeid_uuid7_decompose(
             out(out_rand_a, "out_rand_a")?,
             out(out_rand_b, "out_rand_b")?,
         );
-        let (m, ra, rb) = flakeid_core::decompose_uuid7(value)?;
+        let (m, ra, rb) = value.decompose_uuid7()?;
         write(ms, m);
         write(a, u32::from(ra));
         write(b, rb);
@@ -481,10 +490,7 @@ pub unsafe extern "C" fn flakeid_uuid_version(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(
-            out(out_version, "out_version")?,
-            u32::from(flakeid_core::uuid_version(value)),
-        );
+        write(out(out_version, "out_version")?, u32::from(value.version()));
         Ok(())
     })
 }
@@ -500,7 +506,7 @@ pub unsafe extern "C" fn flakeid_uuid7_timestamp_ms(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(out(out_ms, "out_ms")?, flakeid_core::uuid7_timestamp_ms(value)?);
+        write(out(out_ms, "out_ms")?, value.uuid7_timestamp_ms()?);
         Ok(())
     })
 }
@@ -514,7 +520,7 @@ pub unsafe extern "C" fn flakeid_ulid_timestamp_ms(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(out(out_ms, "out_ms")?, flakeid_core::ulid_timestamp_ms(value));
+        write(out(out_ms, "out_ms")?, value.timestamp_ms());
         Ok(())
     })
 }
@@ -532,7 +538,7 @@ pub unsafe extern "C" fn flakeid_uuid7_range(
     guard(|| {
         let first = buf_out(out_first, out_len, FLAKEID_UUID_LEN, "out_first")?;
         let last = buf_out(out_last, out_len, FLAKEID_UUID_LEN, "out_last")?;
-        let (a, b) = flakeid_core::uuid7_range(start_ms, end_ms)?;
+        let (a, b) = Wide::uuid7_range(start_ms, end_ms)?;
         uuid_out(a, first);
         uuid_out(b, last);
         Ok(())
@@ -540,10 +546,10 @@ pub unsafe extern "C" fn flakeid_uuid7_range(
 }
 
 /// Which text a `flakeid_*_parse` reads.
-fn parse_kind(kind: &'static str, text: &str) -> Result<u128, flakeid_core::Error> {
+fn parse_kind(kind: &'static str, text: &str) -> Result<Wide, flakeid_core::Error> {
     match kind {
-        "uuid" => flakeid_core::parse_uuid(text),
-        _ => flakeid_core::parse_ulid(text),
+        "uuid" => Wide::parse_uuid(text),
+        _ => Wide::parse_ulid(text),
     }
 }
 
@@ -608,7 +614,7 @@ pub unsafe extern "C" fn flakeid_typeid_parse(
 ) -> flakeid_status {
     guard(|| {
         let text = unsafe { text_in(text, text_len) }?;
-        let (prefix, value) = flakeid_core::parse_typeid(&text)?;
+        let (prefix, value) = Wide::parse_typeid(&text)?;
         let uuid_dst = buf_out(out_uuid, out_len, FLAKEID_UUID_LEN, "out_uuid")?;
         let prefix_dst = buf_out(prefix_buf.cast::<u8>(), prefix_buf_len, prefix.len() + 1, "prefix_buf")?;
         uuid_out(value, uuid_dst);
@@ -627,7 +633,7 @@ unsafe fn format_into(
     buf: *mut c_char,
     buf_len: usize,
     out_len: *mut usize,
-    format: impl FnOnce(u128) -> Result<String, flakeid_core::Error>,
+    format: impl FnOnce(Wide) -> Result<String, flakeid_core::Error>,
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
@@ -647,11 +653,7 @@ pub unsafe extern "C" fn flakeid_uuid_format(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    unsafe {
-        format_into(uuid, uuid_len, buf, buf_len, out_len, |v| {
-            Ok(flakeid_core::format_uuid(v))
-        })
-    }
+    unsafe { format_into(uuid, uuid_len, buf, buf_len, out_len, |v| Ok(v.to_uuid())) }
 }
 
 /// The ULID text (upper-case Crockford base32) of 16 bytes and a NUL (`buf_len`
@@ -664,11 +666,7 @@ pub unsafe extern "C" fn flakeid_ulid_format(
     buf_len: usize,
     out_len: *mut usize,
 ) -> flakeid_status {
-    unsafe {
-        format_into(uuid, uuid_len, buf, buf_len, out_len, |v| {
-            Ok(flakeid_core::format_ulid(v))
-        })
-    }
+    unsafe { format_into(uuid, uuid_len, buf, buf_len, out_len, |v| Ok(v.to_ulid())) }
 }
 
 /// The TypeID of `prefix` (NUL-terminated, `""` for none; checked:
@@ -686,11 +684,7 @@ pub unsafe extern "C" fn flakeid_typeid_format(
     let Some(prefix) = (unsafe { text(prefix) }) else {
         return guard(|| Err(Fail::Null("prefix")));
     };
-    unsafe {
-        format_into(uuid, uuid_len, buf, buf_len, out_len, |v| {
-            flakeid_core::format_typeid(&prefix, v)
-        })
-    }
+    unsafe { format_into(uuid, uuid_len, buf, buf_len, out_len, |v| v.to_typeid(&prefix)) }
 }
 
 #[cfg(test)]

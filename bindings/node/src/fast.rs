@@ -261,7 +261,7 @@ unsafe fn uuid7_of(
     }
     match g.next_uuid7() {
         // SAFETY: valid env.
-        Ok(uuid) => unsafe { latin1(env, &fc::uuid_text(uuid)) },
+        Ok(uuid) => unsafe { latin1(env, &fc::Wide(uuid).to_uuid_ascii()) },
         Err(e) => fail(env, e),
     }
 }
@@ -349,7 +349,7 @@ pub(crate) fn uuid7_call(
             Ok(buf)
         }
         // SAFETY: this call's env.
-        None => match unsafe { latin1(env.raw(), &fc::uuid_text(uuid)) } {
+        None => match unsafe { latin1(env.raw(), &fc::Wide(uuid).to_uuid_ascii()) } {
             out if out.is_null() => Err(napi::Error::from_status(napi::Status::PendingException)),
             out => Ok(out),
         },
@@ -481,10 +481,10 @@ pub(crate) fn uuid7s_text(env: &Env, g: &fc::UuidGenerator, n: &flakeid_js::JsAr
     values.resize(n, 0u128);
     g.fill_uuid7(&mut values).or_throw(env)?;
     let mut text = Vec::new();
-    text.try_reserve_exact(n * fc::UUID_TEXT_LEN)
+    text.try_reserve_exact(n * fc::Wide::UUID_TEXT_LEN)
         .map_err(|_| out_of_memory("its text"))?;
     for &uuid in &values {
-        text.extend_from_slice(&fc::uuid_text(uuid));
+        text.extend_from_slice(&fc::Wide(uuid).to_uuid_ascii());
     }
     Ok(text)
 }

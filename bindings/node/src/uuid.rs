@@ -108,7 +108,7 @@ impl UuidGenerator {
     pub fn uuid7s(&self, env: &Env, #[napi(ts_arg_type = "number")] n: Arg) -> napi::Result<Vec<String>> {
         let text = crate::fast::uuid7s_text(env, &self.inner, &n.0)?;
         Ok(text
-            .chunks(fc::UUID_TEXT_LEN)
+            .chunks(fc::Wide::UUID_TEXT_LEN)
             .map(|t| t.iter().map(|&b| b as char).collect())
             .collect())
     }
@@ -118,14 +118,14 @@ impl UuidGenerator {
     #[napi(js_name = "uuid7At")]
     pub fn uuid7_at(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: Arg) -> napi::Result<String> {
         let ms = js::js_unix_ms("unix_ms", &ms.0).or_throw(env)?;
-        Ok(fc::format_uuid(self.inner.uuid7_at(ms).or_throw(env)?))
+        Ok(fc::Wide(self.inner.uuid7_at(ms).or_throw(env)?).to_uuid())
     }
     /// A UUIDv7 of the generator's clock now shifted by `ms` (negative: the past), as
     /// PostgreSQL 18's `uuidv7(shift)`; outside the sequence, as `uuid7At`.
     #[napi(js_name = "uuid7Shifted")]
     pub fn uuid7_shifted(&self, env: &Env, #[napi(ts_arg_type = "number")] ms: Arg) -> napi::Result<String> {
         let ms = js::js_shift_ms(&ms.0).or_throw(env)?;
-        Ok(fc::format_uuid(self.inner.uuid7_shifted(ms).or_throw(env)?))
+        Ok(fc::Wide(self.inner.uuid7_shifted(ms).or_throw(env)?).to_uuid())
     }
     /// The next UUIDv7 as 16 big-endian bytes.
     #[napi(ts_return_type = "Uint8Array")]
@@ -209,7 +209,7 @@ fn big(v: u128) -> BigInt {
 
 /// A 128-bit argument: text, a `Uint8Array` (or `Buffer`) or a `bigint`; read, then
 /// flakeid-js's rule (`js_wide`).
-fn wide(env: &Env, field: &'static str, value: &Unknown<'_>, any_form: bool) -> napi::Result<u128> {
+fn wide(env: &Env, field: &'static str, value: &Unknown<'_>, any_form: bool) -> napi::Result<fc::Wide> {
     let (e, v) = (env.raw(), value.raw());
     let r = match crate::arg(value)? {
         js::JsArg::String(s) => js::js_wide(field, &js::JsWide::Text(&s), any_form),
@@ -249,7 +249,7 @@ pub fn compose_uuid7(env: &Env, ms: Arg, rand_a: Arg, rand_b: Arg) -> napi::Resu
     let ms = js::js_uint("ms", &ms.0, js::JS_MAX_SAFE).or_throw(env)?;
     let a = js::js_rand_a(&rand_a.0).or_throw(env)?;
     let b = js::js_id("rand_b", &rand_b.0, js::JsNumberIds::Refused).or_throw(env)?;
-    Ok(fc::format_uuid(fc::compose_uuid7(ms, a, b).or_throw(env)?))
+    Ok(fc::Wide::compose_uuid7(ms, a, b).or_throw(env)?.to_uuid())
 }
 
 /// The 16 bytes of UUID text (`8-4-4-4-12` or 32 hex digits, any case); a bad
@@ -257,14 +257,14 @@ pub fn compose_uuid7(env: &Env, ms: Arg, rand_a: Arg, rand_b: Arg) -> napi::Resu
 #[napi(ts_args_type = "text: string", ts_return_type = "Uint8Array")]
 pub fn parse_uuid(env: &Env, text: Arg) -> napi::Result<napi::sys::napi_value> {
     let t = self::text(env, "text", text)?;
-    crate::fast::bytes16(env.raw(), fc::uuid_to_bytes(fc::parse_uuid(&t).or_throw(env)?))
+    crate::fast::bytes16(env.raw(), fc::Wide::parse_uuid(&t).or_throw(env)?.to_bytes())
 }
 
 /// The 16 bytes of ULID text (case-insensitive; the core's aliases).
 #[napi(ts_args_type = "text: string", ts_return_type = "Uint8Array")]
 pub fn parse_ulid(env: &Env, text: Arg) -> napi::Result<napi::sys::napi_value> {
     let t = self::text(env, "text", text)?;
-    crate::fast::bytes16(env.raw(), fc::uuid_to_bytes(fc::parse_ulid(&t).or_throw(env)?))
+    crate::fast::bytes16(env.raw(), fc::Wide::parse_ulid(&t).or_throw(env)?.to_bytes())
 }
 
 /// A TypeID's prefix and its UUID (text).
@@ -279,23 +279,23 @@ pub struct TypeId {
 #[napi(js_name = "parseTypeId", ts_args_type = "text: string")]
 pub fn parse_typeid(env: &Env, text: Arg) -> napi::Result<TypeId> {
     let t = self::text(env, "text", text)?;
-    let (prefix, u) = fc::parse_typeid(&t).or_throw(env)?;
+    let (prefix, u) = fc::Wide::parse_typeid(&t).or_throw(env)?;
     Ok(TypeId {
         prefix,
-        uuid: fc::format_uuid(u),
+        uuid: u.to_uuid(),
     })
 }
 
 /// A UUID (text, 16 bytes or a `bigint`) as lowercase `8-4-4-4-12` text.
 #[napi(ts_args_type = "value: string | Uint8Array | bigint")]
 pub fn format_uuid(env: &Env, value: Unknown<'_>) -> napi::Result<String> {
-    Ok(fc::format_uuid(wide(env, "value", &value, false)?))
+    Ok(wide(env, "value", &value, false)?.to_uuid())
 }
 
 /// A UUID's 128 bits (text, 16 bytes or a `bigint`) as a ULID: a byte copy.
 #[napi(ts_args_type = "value: string | Uint8Array | bigint")]
 pub fn format_ulid(env: &Env, value: Unknown<'_>) -> napi::Result<String> {
-    Ok(fc::format_ulid(wide(env, "value", &value, false)?))
+    Ok(wide(env, "value", &value, false)?.to_ulid())
 }
 
 /// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
@@ -305,21 +305,21 @@ pub fn format_ulid(env: &Env, value: Unknown<'_>) -> napi::Result<String> {
 )]
 pub fn format_typeid(env: &Env, prefix: Arg, value: Unknown<'_>) -> napi::Result<String> {
     let prefix = text(env, "prefix", prefix)?;
-    fc::format_typeid(&prefix, wide(env, "value", &value, false)?).or_throw(env)
+    wide(env, "value", &value, false)?.to_typeid(&prefix).or_throw(env)
 }
 
 /// The ULID of UUID text: a byte copy, no bit changed.
 #[napi(ts_args_type = "uuid: string")]
 pub fn uuid_to_ulid(env: &Env, uuid: Arg) -> napi::Result<String> {
     let t = text(env, "uuid", uuid)?;
-    fc::uuid_to_ulid(&t).or_throw(env)
+    fc::Wide::parse_uuid(&t).map(fc::Wide::to_ulid).or_throw(env)
 }
 
 /// The UUID (text) of a ULID: a byte copy, no bit changed.
 #[napi(ts_args_type = "ulid: string")]
 pub fn ulid_to_uuid(env: &Env, ulid: Arg) -> napi::Result<String> {
     let t = text(env, "ulid", ulid)?;
-    fc::ulid_to_uuid(&t).or_throw(env)
+    fc::Wide::parse_ulid(&t).map(fc::Wide::to_uuid).or_throw(env)
 }
 
 /// The Unix millisecond of a UUIDv7 (text, 16 bytes or a `bigint`), a ULID or a
@@ -328,7 +328,7 @@ pub fn ulid_to_uuid(env: &Env, ulid: Arg) -> napi::Result<String> {
 pub fn uuid7_timestamp_ms(env: &Env, value: Unknown<'_>) -> napi::Result<f64> {
     let t = match crate::arg(&value)? {
         js::JsArg::String(s) => js::js_wide_timestamp_ms(&js::JsWide::Text(&s)),
-        _ => fc::uuid7_timestamp_ms(wide(env, "value", &value, true)?),
+        _ => wide(env, "value", &value, true)?.uuid7_timestamp_ms(),
     };
     Ok(t.or_throw(env)? as f64)
 }
@@ -336,7 +336,7 @@ pub fn uuid7_timestamp_ms(env: &Env, value: Unknown<'_>) -> napi::Result<f64> {
 /// The version field of any UUID (7 for ours).
 #[napi(ts_args_type = "value: string | Uint8Array | bigint")]
 pub fn uuid_version(env: &Env, value: Unknown<'_>) -> napi::Result<u32> {
-    Ok(u32::from(fc::uuid_version(wide(env, "value", &value, false)?)))
+    Ok(u32::from(wide(env, "value", &value, false)?.version()))
 }
 
 /// `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to
@@ -345,6 +345,6 @@ pub fn uuid_version(env: &Env, value: Unknown<'_>) -> napi::Result<u32> {
 pub fn uuid7_range(env: &Env, start_ms: Arg, end_ms: Arg) -> napi::Result<Vec<String>> {
     let s = js::js_uint("start_ms", &start_ms.0, js::JS_MAX_SAFE).or_throw(env)?;
     let e = js::js_uint("end_ms", &end_ms.0, js::JS_MAX_SAFE).or_throw(env)?;
-    let (first, last) = fc::uuid7_range(s, e).or_throw(env)?;
-    Ok(vec![fc::format_uuid(first), fc::format_uuid(last)])
+    let (first, last) = fc::Wide::uuid7_range(s, e).or_throw(env)?;
+    Ok(vec![first.to_uuid(), last.to_uuid()])
 }

@@ -92,7 +92,7 @@ fn flakeid_resume_after_uuid(id: pgrx::datum::Uuid) -> TimestampWithTimeZone {
     refuse_unless_preloaded(f, "its UUIDs are one increasing sequence per server, in shared memory");
     refuse_unless_writable(f);
     let value = u128::from_be_bytes(*id.as_bytes());
-    let at_ms = match flakeid_core::uuid7_timestamp_ms(value) {
+    let at_ms = match flakeid_core::Wide(value).uuid7_timestamp_ms() {
         Ok(ms) => ms,
         Err(err) => crate::error::raise_argument(err, "id"),
     };

@@ -33,10 +33,7 @@ use crate::error::{Report, SqlFn, raise_argument};
 use crate::mark;
 use crate::server::{RESERVE_AHEAD_MS, refuse_unless_preloaded};
 use crate::shmem::{self, STARTUP, UUID_COUNTER, UUID_COVERED, UUID_FLOOR, UUID_MARK_READY, Verdict};
-use flakeid_core::{
-    SharedCounter, UUID7_MAX_MS, UuidGenerator, check_batch, format_typeid, format_ulid, parse_typeid, parse_ulid,
-    precise_now_ms, rfc_uuid_version, ulid_timestamp_ms, uuid7_range, uuid7_timestamp_ms,
-};
+use flakeid_core::{SharedCounter, UuidGenerator, Wide, check_batch, precise_now_ms};
 use pgrx::datum::{Interval, TimestampWithTimeZone, Uuid};
 use pgrx::prelude::*;
 use std::sync::OnceLock;
@@ -341,7 +338,7 @@ fn uuid_ms(ts: TimestampWithTimeZone, arg: &'static str, shown: &str) -> u64 {
         return unix_ms(ts);
     };
     match u64::try_from(us.div_euclid(1000)) {
-        Ok(ms) if ms <= UUID7_MAX_MS => ms,
+        Ok(ms) if ms <= Wide::MAX_MS => ms,
         _ => raise_argument(
             flakeid_core::Error::config(
                 arg,
@@ -349,7 +346,7 @@ fn uuid_ms(ts: TimestampWithTimeZone, arg: &'static str, shown: &str) -> u64 {
                     "{shown} is {}, outside a UUIDv7's times: {} to {} (48 bits of Unix milliseconds)",
                     show_us(ts),
                     show_ms_or_epoch(0),
-                    show_ms_or_epoch(UUID7_MAX_MS)
+                    show_ms_or_epoch(Wide::MAX_MS)
                 ),
             ),
             arg,
@@ -373,71 +370,71 @@ fn show_ms_or_epoch(unix_ms: u64) -> String {
 /// The next ID as a ULID (the bits of `flakeid_uuidv7()`, in Crockford base32).
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_ulid() -> String {
-    format_ulid(next(SqlFn::ULID))
+    Wide(next(SqlFn::ULID)).to_ulid()
 }
 
 /// The next ID as a TypeID: `prefix` (checked first), `_`, its ULID in lower case.
 #[pg_extern(volatile, parallel_safe)]
 fn flakeid_typeid(prefix: &str) -> String {
-    ok(flakeid_core::check_typeid_prefix(prefix), "prefix");
-    ok(format_typeid(prefix, next(SqlFn::TYPEID)), "prefix")
+    ok(Wide::check_typeid_prefix(prefix), "prefix");
+    ok(Wide(next(SqlFn::TYPEID)).to_typeid(prefix), "prefix")
 }
 
 /// The time of a UUIDv7; NULL for a UUID of another version or variant (as
 /// PostgreSQL 18's `uuid_extract_timestamp` for everything but versions 1 and 7).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuid_timestamp(id: Uuid) -> Option<TimestampWithTimeZone> {
-    uuid7_timestamp_ms(value(id)).ok().map(timestamptz)
+    Wide(value(id)).uuid7_timestamp_ms().ok().map(timestamptz)
 }
 
 /// The version of an RFC 9562 UUID; NULL for another variant (as PostgreSQL 18's
 /// `uuid_extract_version`).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuid_version(id: Uuid) -> Option<i16> {
-    rfc_uuid_version(value(id)).map(i16::from)
+    Wide(value(id)).rfc_version().map(i16::from)
 }
 
 /// The time in a ULID's first 48 bits (any ULID; case-insensitive).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
-    timestamptz(ulid_timestamp_ms(ok(parse_ulid(ulid), "ulid")))
+    timestamptz(ok(Wide::parse_ulid(ulid), "ulid").timestamp_ms())
 }
 
 /// A UUID's 128 bits as a ULID (a byte copy: no bit changes).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuid_to_ulid(id: Uuid) -> String {
-    format_ulid(value(id))
+    Wide(value(id)).to_ulid()
 }
 
 /// A ULID's 128 bits as a UUID (a byte copy: no bit changes).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_ulid_to_uuid(ulid: &str) -> Uuid {
-    uuid(ok(parse_ulid(ulid), "ulid"))
+    uuid(ok(Wide::parse_ulid(ulid), "ulid").0)
 }
 
 /// A TypeID of `prefix` and `id`'s bits.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_typeid_format(prefix: &str, id: Uuid) -> String {
-    ok(format_typeid(prefix, value(id)), "prefix")
+    ok(Wide(value(id)).to_typeid(prefix), "prefix")
 }
 
 /// A TypeID's prefix and UUID: `(flakeid_typeid_parse(t)).id`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_typeid_parse(typeid: &str) -> TableIterator<'static, (name!(prefix, String), name!(id, Uuid))> {
-    let (prefix, bits) = ok(parse_typeid(typeid), "typeid");
-    TableIterator::once((prefix, uuid(bits)))
+    let (prefix, bits) = ok(Wide::parse_typeid(typeid), "typeid");
+    TableIterator::once((prefix, uuid(bits.0)))
 }
 
 /// The smallest UUID of `ts`'s millisecond: `id >= flakeid_uuidv7_first_at(ts)`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuidv7_first_at(ts: TimestampWithTimeZone) -> Uuid {
     let ms = uuid_ms(ts, "ts", "ts");
-    uuid(ok(uuid7_range(ms, ms), "ts").0)
+    uuid(ok(Wide::uuid7_range(ms, ms), "ts").0.0)
 }
 
 /// The largest UUID of `ts`'s millisecond: `id <= flakeid_uuidv7_last_at(ts)`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn flakeid_uuidv7_last_at(ts: TimestampWithTimeZone) -> Uuid {
     let ms = uuid_ms(ts, "ts", "ts");
-    uuid(ok(uuid7_range(ms, ms), "ts").1)
+    uuid(ok(Wide::uuid7_range(ms, ms), "ts").1.0)
 }

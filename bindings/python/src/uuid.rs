@@ -8,7 +8,7 @@
 use crate::errors::{to_py, type_name, uint};
 use crate::generator::PyManualClock;
 use crate::layout::stats_dict;
-use flakeid_core::{Error, UUID_GENERATOR_OPTIONS, UUID7_MAX_MS, UuidGenerator, unknown_option};
+use flakeid_core::{Error, UUID_GENERATOR_OPTIONS, UuidGenerator, Wide, unknown_option};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -76,13 +76,16 @@ fn value_of(obj: &Bound<'_, PyAny>, field: &str, any_form: bool) -> PyResult<u12
         });
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return flakeid_core::uuid_from_bytes(b.as_bytes()).map_err(to_py);
+        return Wide::from_slice(b.as_bytes()).map(u128::from).map_err(to_py);
     }
     if let Ok(s) = obj.cast::<PyString>() {
         let text: PyBackedStr = s.extract()?;
-        return flakeid_core::Wide::from_text(&text, any_form)
-            .map(u128::from)
-            .map_err(to_py);
+        let read = if any_form {
+            Wide::parse_any(&text)
+        } else {
+            Wide::parse_uuid(&text)
+        };
+        return read.map(u128::from).map_err(to_py);
     }
     Err(PyTypeError::new_err(format!(
         "{field} must be a uuid.UUID, an int, 16 bytes or UUID/ULID/TypeID text, got {}",
@@ -187,7 +190,7 @@ impl PyUuidGenerator {
     }
     /// The next ID as a ULID (upper-case Crockford base32).
     fn ulid(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(flakeid_core::format_ulid(next(py, &self.inner)?))
+        Ok(Wide(next(py, &self.inner)?).to_ulid())
     }
     /// The next ID as a TypeID with `prefix` (checked first: a bad one costs no ID).
     fn typeid(&self, py: Python<'_>, prefix: PyBackedStr) -> PyResult<String> {
@@ -224,8 +227,8 @@ fn next(py: Python<'_>, g: &UuidGenerator) -> PyResult<u128> {
 }
 
 fn typeid_of(py: Python<'_>, g: &UuidGenerator, prefix: &str) -> PyResult<String> {
-    flakeid_core::check_typeid_prefix(prefix).map_err(to_py)?;
-    flakeid_core::format_typeid(prefix, next(py, g)?).map_err(to_py)
+    Wide::check_typeid_prefix(prefix).map_err(to_py)?;
+    Wide(next(py, g)?).to_typeid(prefix).map_err(to_py)
 }
 
 /// `uuid7(timestamp=None, nanos=None, *, nanoseconds=None)`: the next UUIDv7, or
@@ -251,7 +254,7 @@ fn uuid7_of<'py>(
             )));
         }
         // Past u64: 2^48 ms is about 2.8 * 10^20 ns.
-        const MAX_NS: u128 = UUID7_MAX_MS as u128 * 1_000_000 + 999_999;
+        const MAX_NS: u128 = Wide::MAX_MS as u128 * 1_000_000 + 999_999;
         if !ns.is_instance_of::<PyInt>() {
             return Err(PyTypeError::new_err(format!(
                 "nanoseconds must be an int (Unix ns), got {}",
@@ -279,7 +282,7 @@ fn uuid7_of<'py>(
         return to_uuid(py, next(py, g)?);
     };
     let ms = if timestamp.is_instance_of::<PyInt>() {
-        const MAX_S: u64 = UUID7_MAX_MS / 1000;
+        const MAX_S: u64 = Wide::MAX_MS / 1000;
         let seconds = uint(timestamp, "timestamp", MAX_S)?;
         if seconds > MAX_S {
             return Err(to_py(Error::config(
@@ -307,7 +310,7 @@ fn uuid7_of<'py>(
 /// Unix ms from an int (ms) or an aware `datetime` (floored to its millisecond).
 fn unix_ms_of(when: &Bound<'_, PyAny>) -> PyResult<u64> {
     if when.is_instance_of::<PyInt>() {
-        return uint(when, "unix_ms", UUID7_MAX_MS);
+        return uint(when, "unix_ms", Wide::MAX_MS);
     }
     ms_of(when, "unix_ms", "Unix ms")
 }
@@ -333,7 +336,7 @@ fn ms_of(when: &Bound<'_, PyAny>, field: &'static str, unit: &str) -> PyResult<u
         .sub(epoch)?
         .floor_div(PyDelta::new(py, 0, 0, 1000, false)?)?
         .extract()?;
-    u64::try_from(ms).map_err(|_| to_py(Error::out_of_range(field, 0, UUID7_MAX_MS, ms)))
+    u64::try_from(ms).map_err(|_| to_py(Error::out_of_range(field, 0, Wide::MAX_MS, ms)))
 }
 
 /// Signed ms from an int or a `datetime.timedelta` (floored to its millisecond).
@@ -396,7 +399,7 @@ pub(crate) fn process_uuid7_bytes(py: Python<'_>) -> PyResult<Bound<'_, PyBytes>
 /// The next ULID of the process's generator.
 #[pyfunction(name = "ulid")]
 pub(crate) fn process_ulid(py: Python<'_>) -> PyResult<String> {
-    Ok(flakeid_core::format_ulid(next(py, process()?)?))
+    Ok(Wide(next(py, process()?)?).to_ulid())
 }
 
 /// The next TypeID with `prefix` from the process's generator.
@@ -415,34 +418,33 @@ pub(crate) fn compose_uuid7<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let a = uint(rand_a, "rand_a", 0xfff)?;
     let a = u16::try_from(a).map_err(|_| to_py(flakeid_core::Error::out_of_range("rand_a", 0, 0xfff, a)))?;
-    let u =
-        flakeid_core::compose_uuid7(uint(ms, "ms", u64::MAX)?, a, uint(rand_b, "rand_b", u64::MAX)?).map_err(to_py)?;
-    to_uuid(py, u)
+    let u = Wide::compose_uuid7(uint(ms, "ms", u64::MAX)?, a, uint(rand_b, "rand_b", u64::MAX)?).map_err(to_py)?;
+    to_uuid(py, u.0)
 }
 
 /// `(prefix, uuid.UUID)` of a TypeID; `ParseError` names the position.
 #[pyfunction]
 pub(crate) fn parse_typeid<'py>(py: Python<'py>, text: PyBackedStr) -> PyResult<Bound<'py, PyTuple>> {
-    let (prefix, u) = flakeid_core::parse_typeid(&text).map_err(to_py)?;
-    (prefix, to_uuid(py, u)?).into_pyobject(py)
+    let (prefix, u) = Wide::parse_typeid(&text).map_err(to_py)?;
+    (prefix, to_uuid(py, u.0)?).into_pyobject(py)
 }
 
 /// The TypeID of `prefix` and a UUID (a `uuid.UUID`, int, 16 bytes or text).
 #[pyfunction]
 pub(crate) fn format_typeid(prefix: PyBackedStr, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    flakeid_core::format_typeid(&prefix, value_of(value, "value", false)?).map_err(to_py)
+    Wide(value_of(value, "value", false)?).to_typeid(&prefix).map_err(to_py)
 }
 
 /// The UUID (text) of a ULID's 128 bits: a byte copy.
 #[pyfunction]
 pub(crate) fn ulid_to_uuid<'py>(py: Python<'py>, ulid: PyBackedStr) -> PyResult<Bound<'py, PyAny>> {
-    to_uuid(py, flakeid_core::parse_ulid(&ulid).map_err(to_py)?)
+    to_uuid(py, Wide::parse_ulid(&ulid).map_err(to_py)?.0)
 }
 
 /// The ULID of a UUID's 128 bits (a `uuid.UUID`, int, 16 bytes or text): a byte copy.
 #[pyfunction]
 pub(crate) fn uuid_to_ulid(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(flakeid_core::format_ulid(value_of(value, "value", false)?))
+    Ok(Wide(value_of(value, "value", false)?).to_ulid())
 }
 
 /// The Unix millisecond a UUIDv7 carries (a `uuid.UUID`, int, bytes, or UUID /
@@ -450,9 +452,11 @@ pub(crate) fn uuid_to_ulid(value: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pyfunction]
 pub(crate) fn uuid7_timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if let Ok(s) = value.extract::<PyBackedStr>() {
-        return flakeid_core::Wide::timestamp_ms_of_text(&s).map_err(to_py);
+        return Wide::timestamp_ms_of_text(&s).map_err(to_py);
     }
-    flakeid_core::uuid7_timestamp_ms(value_of(value, "value", true)?).map_err(to_py)
+    Wide(value_of(value, "value", true)?)
+        .uuid7_timestamp_ms()
+        .map_err(to_py)
 }
 
 thread_local! {

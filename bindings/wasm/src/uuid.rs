@@ -6,6 +6,7 @@
 
 use crate::convert::{self, Shared, js_error};
 use crate::generator::HostClock;
+use flakeid_core::Wide;
 use flakeid_js::{JsArg, JsWide};
 use js_sys::{Object, Uint8Array};
 use std::cell::OnceCell;
@@ -98,7 +99,7 @@ impl UuidGenerator {
     pub fn uuid7s(&self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> Result<Vec<String>, JsValue> {
         let n = flakeid_js::js_uuid7_batch(&convert::arg(&n)).map_err(js_error)?;
         let values = self.inner.next_uuid7s(n).map_err(js_error)?;
-        Ok(values.into_iter().map(flakeid_core::format_uuid).collect())
+        Ok(values.into_iter().map(|u| Wide(u).to_uuid()).collect())
     }
     /// A UUIDv7 at Unix ms `ms` (a whole number) with 74 random bits: outside the
     /// generator's sequence (not ordered after its earlier UUIDs, nor among others
@@ -106,7 +107,7 @@ impl UuidGenerator {
     #[wasm_bindgen(js_name = uuid7At)]
     pub fn uuid7_at(&self, #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue) -> Result<String, JsValue> {
         let ms = flakeid_js::js_unix_ms("unix_ms", &convert::arg(&ms)).map_err(js_error)?;
-        self.inner.uuid7_at(ms).map(flakeid_core::format_uuid).map_err(js_error)
+        self.inner.uuid7_at(ms).map(|u| Wide(u).to_uuid()).map_err(js_error)
     }
     /// A UUIDv7 of the generator's clock now shifted by `ms` (negative: the past), as
     /// PostgreSQL 18's `uuidv7(shift)`; outside the sequence, as `uuid7At`.
@@ -118,7 +119,7 @@ impl UuidGenerator {
         let ms = flakeid_js::js_shift_ms(&convert::arg(&ms)).map_err(js_error)?;
         self.inner
             .uuid7_shifted(ms)
-            .map(flakeid_core::format_uuid)
+            .map(|u| Wide(u).to_uuid())
             .map_err(js_error)
     }
     /// The next UUIDv7 as 16 big-endian bytes.
@@ -237,7 +238,7 @@ fn uuid7_call(
             array.subarray(at, at + 16).copy_from(&uuid.to_be_bytes());
             array.into()
         }
-        None => flakeid_core::format_uuid(uuid).into(),
+        None => Wide(uuid).to_uuid().into(),
     })
 }
 
@@ -270,7 +271,7 @@ pub fn shared_typeid(#[wasm_bindgen(unchecked_param_type = "string")] prefix: Js
 }
 
 /// A 128-bit argument: text, a `Uint8Array` or a `bigint`; flakeid-js's rule.
-fn wide(value: &JsValue, field: &'static str, any_form: bool) -> Result<u128, JsValue> {
+fn wide(value: &JsValue, field: &'static str, any_form: bool) -> Result<Wide, JsValue> {
     let r = match convert::arg(value) {
         JsArg::String(s) => flakeid_js::js_wide(field, &JsWide::Text(&s), any_form),
         JsArg::BigInt { negative, .. } => {
@@ -285,8 +286,8 @@ fn wide(value: &JsValue, field: &'static str, any_form: bool) -> Result<u128, Js
     r.map_err(js_error)
 }
 
-fn bytes(v: u128) -> Uint8Array {
-    Uint8Array::from(&flakeid_core::uuid_to_bytes(v)[..])
+fn bytes(v: Wide) -> Uint8Array {
+    Uint8Array::from(&v.to_bytes()[..])
 }
 
 /// The UUIDv7 of Unix millisecond `ms` with `randA` (12 bits) and `randB` (62 bits:
@@ -300,33 +301,31 @@ pub fn compose_uuid7(
     let ms = convert::uint(&ms, "ms")?;
     let a = flakeid_js::js_rand_a(&convert::arg(&rand_a)).map_err(js_error)?;
     let b = convert::id(&rand_b, "rand_b")?;
-    Ok(flakeid_core::format_uuid(
-        flakeid_core::compose_uuid7(ms, a, b).map_err(js_error)?,
-    ))
+    Ok(Wide::compose_uuid7(ms, a, b).map_err(js_error)?.to_uuid())
 }
 
 /// The 16 bytes of UUID text (`8-4-4-4-12` or 32 hex digits, any case).
 #[wasm_bindgen(js_name = parseUuid)]
 pub fn parse_uuid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Uint8Array, JsValue> {
     let t = convert::string(&text, "text")?;
-    Ok(bytes(flakeid_core::parse_uuid(&t).map_err(js_error)?))
+    Ok(bytes(Wide::parse_uuid(&t).map_err(js_error)?))
 }
 
 /// The 16 bytes of ULID text (case-insensitive; the core's aliases).
 #[wasm_bindgen(js_name = parseUlid)]
 pub fn parse_ulid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Uint8Array, JsValue> {
     let t = convert::string(&text, "text")?;
-    Ok(bytes(flakeid_core::parse_ulid(&t).map_err(js_error)?))
+    Ok(bytes(Wide::parse_ulid(&t).map_err(js_error)?))
 }
 
 /// `{ prefix, uuid }` of a TypeID (v0.3; the suffix is lowercase only).
 #[wasm_bindgen(js_name = parseTypeId, unchecked_return_type = "TypeId")]
 pub fn parse_typeid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Object, JsValue> {
     let t = convert::string(&text, "text")?;
-    let (prefix, u) = flakeid_core::parse_typeid(&t).map_err(js_error)?;
+    let (prefix, u) = Wide::parse_typeid(&t).map_err(js_error)?;
     let o = Object::new();
     convert::set(&o, "prefix", &prefix.into());
-    convert::set(&o, "uuid", &flakeid_core::format_uuid(u).into());
+    convert::set(&o, "uuid", &u.to_uuid().into());
     Ok(o)
 }
 
@@ -335,7 +334,7 @@ pub fn parse_typeid(#[wasm_bindgen(unchecked_param_type = "string")] text: JsVal
 pub fn format_uuid(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
 ) -> Result<String, JsValue> {
-    Ok(flakeid_core::format_uuid(wide(&value, "value", false)?))
+    Ok(wide(&value, "value", false)?.to_uuid())
 }
 
 /// A UUID's 128 bits (text, 16 bytes or a `bigint`) as a ULID: a byte copy.
@@ -343,7 +342,7 @@ pub fn format_uuid(
 pub fn format_ulid(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
 ) -> Result<String, JsValue> {
-    Ok(flakeid_core::format_ulid(wide(&value, "value", false)?))
+    Ok(wide(&value, "value", false)?.to_ulid())
 }
 
 /// The TypeID of `prefix` and a UUID (text, 16 bytes or a `bigint`).
@@ -353,19 +352,23 @@ pub fn format_typeid(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
 ) -> Result<String, JsValue> {
     let prefix = convert::string(&prefix, "prefix")?;
-    flakeid_core::format_typeid(&prefix, wide(&value, "value", false)?).map_err(js_error)
+    wide(&value, "value", false)?.to_typeid(&prefix).map_err(js_error)
 }
 
 /// The ULID of UUID text: a byte copy, no bit changed.
 #[wasm_bindgen(js_name = uuidToUlid)]
 pub fn uuid_to_ulid(#[wasm_bindgen(unchecked_param_type = "string")] uuid: JsValue) -> Result<String, JsValue> {
-    flakeid_core::uuid_to_ulid(&convert::string(&uuid, "uuid")?).map_err(js_error)
+    Wide::parse_uuid(&convert::string(&uuid, "uuid")?)
+        .map(Wide::to_ulid)
+        .map_err(js_error)
 }
 
 /// The UUID (text) of a ULID: a byte copy, no bit changed.
 #[wasm_bindgen(js_name = ulidToUuid)]
 pub fn ulid_to_uuid(#[wasm_bindgen(unchecked_param_type = "string")] ulid: JsValue) -> Result<String, JsValue> {
-    flakeid_core::ulid_to_uuid(&convert::string(&ulid, "ulid")?).map_err(js_error)
+    Wide::parse_ulid(&convert::string(&ulid, "ulid")?)
+        .map(Wide::to_uuid)
+        .map_err(js_error)
 }
 
 /// The Unix millisecond of a UUIDv7 (text, 16 bytes or a `bigint`), a ULID or a
@@ -376,7 +379,7 @@ pub fn uuid7_timestamp_ms(
 ) -> Result<f64, JsValue> {
     let t = match value.as_string() {
         Some(s) => flakeid_js::js_wide_timestamp_ms(&JsWide::Text(&s)),
-        None => flakeid_core::uuid7_timestamp_ms(wide(&value, "value", true)?),
+        None => wide(&value, "value", true)?.uuid7_timestamp_ms(),
     };
     Ok(t.map_err(js_error)? as f64)
 }
@@ -386,7 +389,7 @@ pub fn uuid7_timestamp_ms(
 pub fn uuid_version(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | bigint")] value: JsValue,
 ) -> Result<u32, JsValue> {
-    Ok(u32::from(flakeid_core::uuid_version(wide(&value, "value", false)?)))
+    Ok(u32::from(wide(&value, "value", false)?.version()))
 }
 
 /// `[first, last]` (text): every UUIDv7 or ULID of a millisecond from `startMs` to
@@ -398,9 +401,6 @@ pub fn uuid7_range(
 ) -> Result<js_sys::Array, JsValue> {
     let s = convert::uint(&start_ms, "start_ms")?;
     let e = convert::uint(&end_ms, "end_ms")?;
-    let (first, last) = flakeid_core::uuid7_range(s, e).map_err(js_error)?;
-    Ok(js_sys::Array::of2(
-        &flakeid_core::format_uuid(first).into(),
-        &flakeid_core::format_uuid(last).into(),
-    ))
+    let (first, last) = Wide::uuid7_range(s, e).map_err(js_error)?;
+    Ok(js_sys::Array::of2(&first.to_uuid().into(), &last.to_uuid().into()))
 }

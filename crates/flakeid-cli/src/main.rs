@@ -1,8 +1,8 @@
 //! `flakeid` — generate, decode and describe Snowflake-family IDs from a shell.
 
 use flakeid_core::{
-    Encoding, Error, Generator, Layout, Parts, UUID_GENERATOR_OPTIONS, UuidGenerator, WideForm, decode, decode_auto,
-    decode_wide, encode, format_typeid, format_ulid, format_uuid, to_bytes,
+    Encoding, Error, Generator, Layout, Parts, UUID_GENERATOR_OPTIONS, UuidGenerator, Wide, WideForm, decode,
+    decode_auto, encode, to_bytes,
 };
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -229,7 +229,7 @@ fn generate_wide(args: GenerateArgs) -> Result<(), Failure> {
         "uuid7" | "ulid" => None,
         _ => match kind.strip_prefix("typeid:") {
             Some(p) => {
-                flakeid_core::check_typeid_prefix(p)?;
+                Wide::check_typeid_prefix(p)?;
                 Some(p)
             }
             None => {
@@ -259,15 +259,15 @@ fn generate_wide(args: GenerateArgs) -> Result<(), Failure> {
         out.write_all(b"[")?;
     }
     for i in 0..args.count {
-        let u = generator.next_uuid7()?;
+        let u = Wide(generator.next_uuid7()?);
         if format == "bytes" {
-            out.write_all(&u.to_be_bytes())?;
+            out.write_all(&u.to_bytes())?;
             continue;
         }
         let text = match (kind, prefix) {
-            ("ulid", _) => format_ulid(u),
-            (_, Some(p)) => format_typeid(p, u)?,
-            _ => format_uuid(u),
+            ("ulid", _) => u.to_ulid(),
+            (_, Some(p)) => u.to_typeid(p)?,
+            _ => u.to_uuid(),
         };
         if format == "json" {
             write!(out, "{}\"{text}\"", if i == 0 { "" } else { "," })?;
@@ -283,8 +283,8 @@ fn generate_wide(args: GenerateArgs) -> Result<(), Failure> {
 }
 
 /// `decode` of a UUID, ULID or TypeID: its forms, version and time.
-fn write_wide(out: &mut impl Write, u: u128, form: &WideForm, json: bool) -> Result<(), Failure> {
-    let version = flakeid_core::uuid_version(u);
+fn write_wide(out: &mut impl Write, u: Wide, form: &WideForm, json: bool) -> Result<(), Failure> {
+    let version = u.version();
     let ms = form.timestamp_ms(u).ok();
     let prefix = match form {
         WideForm::TypeId(p) => Some(p.as_str()),
@@ -294,10 +294,10 @@ fn write_wide(out: &mut impl Write, u: u128, form: &WideForm, json: bool) -> Res
         writeln!(out, "{}", flakeid_core::text::wide_json(u, form)?)?;
         return Ok(());
     }
-    writeln!(out, "uuid        {}", format_uuid(u))?;
-    writeln!(out, "ulid        {}", format_ulid(u))?;
+    writeln!(out, "uuid        {}", u.to_uuid())?;
+    writeln!(out, "ulid        {}", u.to_ulid())?;
     if let Some(p) = prefix {
-        writeln!(out, "typeid      {}", format_typeid(p, u)?)?;
+        writeln!(out, "typeid      {}", u.to_typeid(p)?)?;
     }
     writeln!(out, "version     {version}")?;
     if let Some(ms) = ms {
@@ -338,7 +338,7 @@ fn decode_cmd(args: DecodeArgs) -> Result<(), Failure> {
     let mut out = BufWriter::new(stdout.lock());
     for (i, text) in texts.iter().enumerate() {
         if from.is_none()
-            && let Some(wide) = decode_wide(text)
+            && let Some(wide) = Wide::recognize(text)
         {
             let (u, form) = wide?;
             if i > 0 && !json {

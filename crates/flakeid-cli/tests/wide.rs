@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{parse_typeid, parse_ulid, parse_uuid, uuid_version};
+use flakeid_core::Wide;
 use std::process::{Command, Output};
 
 fn flakeid(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -25,22 +25,22 @@ fn lines(o: &Output) -> Vec<String> {
 
 #[test]
 fn generate_each_kind() {
-    let uuids: Vec<u128> = lines(&flakeid(&["generate", "--kind", "uuid7", "-n", "70000"], &[]))
+    let uuids: Vec<Wide> = lines(&flakeid(&["generate", "--kind", "uuid7", "-n", "70000"], &[]))
         .iter()
-        .map(|l| parse_uuid(l).unwrap())
+        .map(|l| Wide::parse_uuid(l).unwrap())
         .collect();
     assert_eq!(uuids.len(), 70_000);
     assert!(uuids.windows(2).all(|w| w[0] < w[1]), "uuid7s went down");
-    assert!(uuids.iter().all(|&u| uuid_version(u) == 7));
+    assert!(uuids.iter().all(|u| u.version() == 7));
     let ulids = lines(&flakeid(&["generate", "--kind", "ulid", "-n", "3"], &[]));
     assert!(
         ulids
             .iter()
-            .all(|l| l.len() == 26 && parse_ulid(l).is_ok() && *l == l.to_uppercase())
+            .all(|l| l.len() == 26 && Wide::parse_ulid(l).is_ok() && *l == l.to_uppercase())
     );
     let typeids = lines(&flakeid(&["generate", "--kind", "typeid:user_account", "-n", "3"], &[]));
     for t in &typeids {
-        assert_eq!(parse_typeid(t).unwrap().0, "user_account");
+        assert_eq!(Wide::parse_typeid(t).unwrap().0, "user_account");
     }
     let json = lines(&flakeid(&["generate", "--kind", "ulid", "-n", "2", "-f", "json"], &[]));
     assert!(json[0].starts_with("[\"") && json[0].ends_with("\"]"), "{json:?}");
@@ -90,10 +90,10 @@ fn decode_reads_the_vectors() {
         }
     }
     // The TypeID spec's invalid file, every case (spaces around the ID included):
-    // refused as the libraries' parse_typeid refuses it.
+    // refused as the libraries' Wide::parse_typeid refuses it.
     for c in v["typeid_invalid"].as_array().unwrap() {
         let text = c["typeid"].as_str().unwrap();
-        assert!(parse_typeid(text).is_err(), "{text:?}");
+        assert!(Wide::parse_typeid(text).is_err(), "{text:?}");
         let o = flakeid(&["decode", text], &[]);
         assert!(!o.status.success(), "{text:?}: {o:?}");
     }

@@ -75,13 +75,8 @@ pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX
 pub use stats::Stats;
 #[cfg(feature = "uuid7")]
 pub use uuid_generator::{UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};
-pub use uuid7::{
-    TYPEID_PREFIX_MAX, ULID_TEXT_LEN, UUID_TEXT_LEN, UUID7_MAX_MS, UUID7_RAND_A_BITS, UUID7_RAND_B_BITS, WideForm,
-    check_typeid_prefix, compose_uuid7, decode_wide, decompose_uuid7, format_typeid, format_ulid, format_uuid,
-    parse_typeid, parse_ulid, parse_uuid, rfc_uuid_version, ulid_timestamp_ms, ulid_to_uuid, uuid_from_bytes,
-    uuid_text, uuid_to_bytes, uuid_to_ulid, uuid_version, uuid7_range, uuid7_timestamp_ms,
-};
-pub use wide::{MAX_UUID7_BATCH, WIDE_FUNCTIONS, Wide, WideFunction, check_uuid7_batch};
+pub use uuid7::WideForm;
+pub use wide::{MAX_UUID7_BATCH, Wide, check_uuid7_batch};
 
 /// The README's Rust example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

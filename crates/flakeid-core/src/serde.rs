@@ -64,7 +64,7 @@ impl<'de> Deserialize<'de> for Wide {
                 Wide::parse(text).map(|(w, _)| w).map_err(E::custom)
             }
             fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Wide, E> {
-                Wide::from_bytes(bytes).map_err(E::custom)
+                Wide::from_slice(bytes).map_err(E::custom)
             }
         }
         if d.is_human_readable() {

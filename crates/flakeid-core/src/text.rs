@@ -93,34 +93,30 @@ pub fn parts_json(layout: &Layout, id: u64, p: &Parts) -> String {
     )
 }
 
-/// A UUID, ULID or TypeID read by [`crate::decode_wide`] as one JSON object: its
-/// UUID and ULID forms, its version, its TypeID when it was read as one, and its
-/// time when its form carries one. What `flakeid decode --json` prints for one,
-/// and what the service's `GET /v1/decode/{id}` answers. Errors: those of
-/// [`crate::format_typeid`] (a prefix [`crate::decode_wide`] read is valid).
+/// A UUID, ULID or TypeID read by [`Wide::parse`](crate::Wide::parse) as one JSON
+/// object: its UUID and ULID forms, its version, its TypeID when it was read as
+/// one, and its time when its form carries one. What `flakeid decode --json` prints
+/// for one, and what the service's `GET /v1/decode/{id}` answers. Errors: those of
+/// [`Wide::to_typeid`](crate::Wide::to_typeid) (a prefix `Wide::parse` read is valid).
 ///
 /// ```
-/// use flakeid_core::{decode_wide, text::wide_json};
-/// let (u, form) = decode_wide("017f22e2-79b0-7cc3-98c4-dc0c0c07398f").unwrap()?;
+/// use flakeid_core::{Wide, text::wide_json};
+/// let (w, form) = Wide::parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")?;
 /// assert_eq!(
-///     wide_json(u, &form)?,
+///     wide_json(w, &form)?,
 ///     r#"{"uuid":"017f22e2-79b0-7cc3-98c4-dc0c0c07398f","ulid":"01FWHE4YDGFK1SHH6W1G60EECF","version":7,"timestamp_ms":1645557742000,"time":"2022-02-22T19:22:22.000Z"}"#
 /// );
 /// # Ok::<(), flakeid_core::Error>(())
 /// ```
-pub fn wide_json(value: u128, form: &crate::WideForm) -> crate::Result<String> {
+pub fn wide_json(value: crate::Wide, form: &crate::WideForm) -> crate::Result<String> {
     let mut out = format!(
         "{{\"uuid\":\"{}\",\"ulid\":\"{}\",\"version\":{}",
-        crate::format_uuid(value),
-        crate::format_ulid(value),
-        crate::uuid_version(value)
+        value.to_uuid(),
+        value.to_ulid(),
+        value.version()
     );
     if let crate::WideForm::TypeId(prefix) = form {
-        let _ = write!(
-            out,
-            ",\"typeid\":{}",
-            json_string(&crate::format_typeid(prefix, value)?)
-        );
+        let _ = write!(out, ",\"typeid\":{}", json_string(&value.to_typeid(prefix)?));
     }
     if let Ok(ms) = form.timestamp_ms(value) {
         let _ = write!(out, ",\"timestamp_ms\":{ms},\"time\":\"{}\"", iso8601(ms));

@@ -1,10 +1,11 @@
 //! The 128-bit family's bits and text: UUIDv7 (RFC 9562 §5.7), ULID (ulid/spec)
 //! and TypeID (jetify-com/typeid, spec v0.3). These functions make no IDs; they
 //! compose, take apart, convert and read them, the same in every runtime (the
-//! shared vectors, `tests/vectors/uuid.json`, pin each one).
+//! shared vectors, `tests/vectors/uuid.json`, pin each one);
+//! [`Wide`](crate::Wide)'s methods are their one public surface.
 //!
-//! A ULID and a UUID are the same 128 bits: [`uuid_to_ulid`] and [`ulid_to_uuid`]
-//! change the text only (no bit is fixed up). A TypeID is a prefix, `_`, and the
+//! A ULID and a UUID are the same 128 bits: reading one form and writing the other
+//! changes the text only (no bit is fixed up). A TypeID is a prefix, `_`, and the
 //! 128 bits as lowercase ULID text.
 //!
 //! Text in: a UUID is 36 characters `8-4-4-4-12` (or its 32 hex digits alone), any
@@ -18,11 +19,11 @@ use crate::encoding::{CROCKFORD, shown};
 use crate::error::{Error, Result};
 
 /// The largest Unix millisecond a UUIDv7 holds (48 bits: the year 10889).
-pub const UUID7_MAX_MS: u64 = (1 << 48) - 1;
+pub(crate) const UUID7_MAX_MS: u64 = (1 << 48) - 1;
 /// The width of `rand_a`, the 12 bits after the version.
-pub const UUID7_RAND_A_BITS: u32 = 12;
+pub(crate) const UUID7_RAND_A_BITS: u32 = 12;
 /// The width of `rand_b`, the 62 bits after the variant.
-pub const UUID7_RAND_B_BITS: u32 = 62;
+pub(crate) const UUID7_RAND_B_BITS: u32 = 62;
 
 const VERSION_7: u128 = 0x7 << 76;
 const VARIANT_10: u128 = 0b10 << 62;
@@ -40,16 +41,16 @@ const fn lower(upper: &[u8; 32]) -> [u8; 32] {
     out
 }
 /// The longest TypeID prefix (spec v0.3).
-pub const TYPEID_PREFIX_MAX: usize = 63;
+pub(crate) const TYPEID_PREFIX_MAX: usize = 63;
 /// Characters in a UUID's hyphenated text.
-pub const UUID_TEXT_LEN: usize = 36;
+pub(crate) const UUID_TEXT_LEN: usize = 36;
 /// Characters in a ULID (and a TypeID suffix).
-pub const ULID_TEXT_LEN: usize = 26;
+pub(crate) const ULID_TEXT_LEN: usize = 26;
 
 /// The UUIDv7 of Unix millisecond `ms` with `rand_a` (12 bits) and `rand_b` (62
 /// bits): RFC 9562 §5.7's layout, version 7, variant `10`. Each part is checked
 /// against its width: a `Config` error names the field and its range.
-pub fn compose_uuid7(ms: u64, rand_a: u16, rand_b: u64) -> Result<u128> {
+pub(crate) fn compose_uuid7(ms: u64, rand_a: u16, rand_b: u64) -> Result<u128> {
     if ms > UUID7_MAX_MS {
         return Err(Error::out_of_range("ms", 0, UUID7_MAX_MS, ms));
     }
@@ -64,7 +65,7 @@ pub fn compose_uuid7(ms: u64, rand_a: u16, rand_b: u64) -> Result<u128> {
 
 /// The parts [`compose_uuid7`] took: `(ms, rand_a, rand_b)`. A value that is not
 /// a version-7, variant-`10` UUID is a parse error naming the bit.
-pub fn decompose_uuid7(uuid: u128) -> Result<(u64, u16, u64)> {
+pub(crate) fn decompose_uuid7(uuid: u128) -> Result<(u64, u16, u64)> {
     let version = uuid_version(uuid);
     if version != 7 {
         return Err(Error::parse(
@@ -86,34 +87,34 @@ pub fn decompose_uuid7(uuid: u128) -> Result<(u64, u16, u64)> {
 }
 
 /// The version field of any UUID (bits 48-51): 7 for ours.
-pub fn uuid_version(uuid: u128) -> u8 {
+pub(crate) fn uuid_version(uuid: u128) -> u8 {
     (uuid >> 76) as u8 & 0xf
 }
 
 /// The version of an RFC 9562 UUID (variant `10`), or `None` for a UUID of
 /// another variant (the nil and max UUIDs, Microsoft's GUIDs): what PostgreSQL
 /// 18's `uuid_extract_version` answers.
-pub fn rfc_uuid_version(uuid: u128) -> Option<u8> {
+pub(crate) fn rfc_uuid_version(uuid: u128) -> Option<u8> {
     (uuid >> 62 & 0b11 == 0b10).then(|| uuid_version(uuid))
 }
 
 /// The Unix millisecond a UUIDv7 (or a ULID, or a TypeID's bits) carries in its
 /// first 48 bits. A UUID of another version is a parse error: its first bits are
 /// no time (a ULID's are, whatever its other bits: use [`ulid_timestamp_ms`]).
-pub fn uuid7_timestamp_ms(uuid: u128) -> Result<u64> {
+pub(crate) fn uuid7_timestamp_ms(uuid: u128) -> Result<u64> {
     decompose_uuid7(uuid).map(|(ms, _, _)| ms)
 }
 
 /// The Unix millisecond in a ULID's first 48 bits (any ULID: the spec fixes no
 /// other bit).
-pub fn ulid_timestamp_ms(ulid: u128) -> u64 {
+pub(crate) fn ulid_timestamp_ms(ulid: u128) -> u64 {
     (ulid >> 80) as u64
 }
 
 /// The first and last 128-bit value whose time is within `start_ms..=end_ms`, for
 /// `WHERE id BETWEEN first AND last` (UUIDv7 and ULID alike: the bits after the
 /// time run from all zeros to all ones).
-pub fn uuid7_range(start_ms: u64, end_ms: u64) -> Result<(u128, u128)> {
+pub(crate) fn uuid7_range(start_ms: u64, end_ms: u64) -> Result<(u128, u128)> {
     if start_ms > UUID7_MAX_MS {
         return Err(Error::out_of_range("start_ms", 0, UUID7_MAX_MS, start_ms));
     }
@@ -127,12 +128,12 @@ pub fn uuid7_range(start_ms: u64, end_ms: u64) -> Result<(u128, u128)> {
 }
 
 /// `[u8; 16]` big-endian, as a UUID's bytes are written.
-pub fn uuid_to_bytes(uuid: u128) -> [u8; 16] {
+pub(crate) fn uuid_to_bytes(uuid: u128) -> [u8; 16] {
     uuid.to_be_bytes()
 }
 
 /// The value of 16 big-endian bytes; any other length is a parse error.
-pub fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
+pub(crate) fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
     let arr: [u8; 16] = bytes.try_into().map_err(|_| {
         Error::parse(
             bytes.len().min(16),
@@ -143,13 +144,16 @@ pub fn uuid_from_bytes(bytes: &[u8]) -> Result<u128> {
 }
 
 /// Lowercase `8-4-4-4-12` text.
-pub fn format_uuid(uuid: u128) -> String {
+// The formatters stay out of line: each binding call site is `Wide(u).to_uuid()`
+// (and ulid, typeid), and inlined into every one they grew the wasm module by 10 KB.
+#[inline(never)]
+pub(crate) fn format_uuid(uuid: u128) -> String {
     uuid_text(uuid).iter().map(|&b| b as char).collect()
 }
 
 /// [`format_uuid`]'s 36 ASCII bytes, with no allocation: for a binding that
 /// writes a batch's text into one buffer.
-pub fn uuid_text(uuid: u128) -> [u8; UUID_TEXT_LEN] {
+pub(crate) fn uuid_text(uuid: u128) -> [u8; UUID_TEXT_LEN] {
     let mut out = [b'-'; UUID_TEXT_LEN];
     let mut at = 0;
     for (i, b) in uuid.to_be_bytes().iter().enumerate() {
@@ -164,7 +168,11 @@ pub fn uuid_text(uuid: u128) -> [u8; UUID_TEXT_LEN] {
 }
 
 /// Reads `8-4-4-4-12` text, or its 32 hex digits without hyphens, in any case.
-pub fn parse_uuid(text: &str) -> Result<u128> {
+// Kept out of line: a binding that calls only `Wide::parse_uuid` leaves one caller,
+// and inlined there (the C library's guard closure) the loop ran a third more
+// instructions under callgrind than as its own function.
+#[inline(never)]
+pub(crate) fn parse_uuid(text: &str) -> Result<u128> {
     let hyphenated = match text.len() {
         UUID_TEXT_LEN => true,
         32 => false,
@@ -212,7 +220,8 @@ fn crockford_upper(bits: u128, out: &mut [u8; ULID_TEXT_LEN], alphabet: &[u8; 32
 }
 
 /// Upper-case Crockford base32, 26 characters (ulid/spec).
-pub fn format_ulid(ulid: u128) -> String {
+#[inline(never)]
+pub(crate) fn format_ulid(ulid: u128) -> String {
     let mut out = [0u8; ULID_TEXT_LEN];
     crockford_upper(ulid, &mut out, CROCKFORD);
     out.iter().map(|&b| b as char).collect()
@@ -220,7 +229,7 @@ pub fn format_ulid(ulid: u128) -> String {
 
 /// Reads 26 Crockford base32 characters, any case; `I`/`L` are `1`, `O` is `0`;
 /// `U` and anything else is refused; the first character is at most `7`.
-pub fn parse_ulid(text: &str) -> Result<u128> {
+pub(crate) fn parse_ulid(text: &str) -> Result<u128> {
     decode_128(text, 0, "ULID", |c| {
         let c = match c.to_ascii_lowercase() {
             b'i' | b'l' => b'1',
@@ -276,20 +285,10 @@ fn decode_128(text: &str, offset: usize, what: &str, value: impl Fn(u8) -> Optio
     Ok(acc)
 }
 
-/// The ULID text of a UUID's 128 bits (a byte copy: no bit changes).
-pub fn uuid_to_ulid(uuid: &str) -> Result<String> {
-    parse_uuid(uuid).map(format_ulid)
-}
-
-/// The UUID text of a ULID's 128 bits (a byte copy: no bit changes).
-pub fn ulid_to_uuid(ulid: &str) -> Result<String> {
-    parse_ulid(ulid).map(format_uuid)
-}
-
 /// Checks a TypeID prefix: at most 63 of `a-z` and `_`, starting and ending with
 /// a letter, or empty. The error is a `Config` error on `prefix` (it is a
 /// program's argument, not text read in).
-pub fn check_typeid_prefix(prefix: &str) -> Result<()> {
+pub(crate) fn check_typeid_prefix(prefix: &str) -> Result<()> {
     if let Some(position) = typeid_prefix_fault(prefix) {
         return Err(Error::config(
             "prefix",
@@ -328,7 +327,8 @@ fn typeid_prefix_fault(prefix: &str) -> Option<usize> {
 
 /// `prefix_` and the lowercase ULID text of `uuid` (just the text when `prefix`
 /// is empty). The prefix is checked ([`check_typeid_prefix`]).
-pub fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
+#[inline(never)]
+pub(crate) fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
     check_typeid_prefix(prefix)?;
     let mut suffix = [0u8; ULID_TEXT_LEN];
     crockford_upper(uuid, &mut suffix, CROCKFORD_LOWER);
@@ -343,7 +343,7 @@ pub fn format_typeid(prefix: &str, uuid: u128) -> Result<String> {
 
 /// Splits a TypeID at its last `_` into its prefix and its 128 bits. Positions in
 /// errors count characters of the whole text.
-pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
+pub(crate) fn parse_typeid(text: &str) -> Result<(String, u128)> {
     let (prefix, offset) = match text.rfind('_') {
         Some(i) => {
             let prefix = &text[..i];
@@ -369,7 +369,8 @@ pub fn parse_typeid(text: &str) -> Result<(String, u128)> {
     Ok((prefix.to_string(), bits))
 }
 
-/// Which text form a 128-bit ID was read from ([`decode_wide`]).
+/// Which text form a 128-bit ID was read from ([`Wide::parse`](crate::Wide::parse),
+/// [`Wide::recognize`](crate::Wide::recognize)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WideForm {
     /// `8-4-4-4-12` or 32 hex digits.
@@ -380,23 +381,11 @@ pub enum WideForm {
     TypeId(String),
 }
 
-impl WideForm {
-    /// The Unix millisecond a value read in this form carries: a ULID's and a
-    /// TypeID's first 48 bits always (their specs make them the time); a UUID's
-    /// only when it is a UUIDv7 (another version is a parse error saying which).
-    pub fn timestamp_ms(&self, value: u128) -> Result<u64> {
-        match self {
-            WideForm::Uuid => uuid7_timestamp_ms(value),
-            WideForm::Ulid | WideForm::TypeId(_) => Ok(ulid_timestamp_ms(value)),
-        }
-    }
-}
-
 /// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
 /// their shapes (36 characters, 32 hex digits, 26 characters, or more than 26 with
 /// a `_`), which no 64-bit text form has (they are at most 20 characters: a shorter
 /// text with a `_` is a bad 64-bit ID, and `decode_auto` says where).
-pub fn decode_wide(text: &str) -> Option<Result<(u128, WideForm)>> {
+pub(crate) fn decode_wide(text: &str) -> Option<Result<(u128, WideForm)>> {
     // No trimming: the TypeID spec refuses spaces around an ID, as the libraries'
     // parsers do; the CLI and the service read it the same.
     let n = text.chars().count();
@@ -432,12 +421,12 @@ mod tests {
         // ulid/javascript's vector: its bits are a version-13 UUID's, yet a ULID's
         // first 48 bits are its time; read as a UUID they are no time.
         let (u, form) = decode_wide("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap().unwrap();
-        assert_eq!(form.timestamp_ms(u).unwrap(), 1_469_918_176_385);
+        assert_eq!(form.timestamp_ms(crate::Wide(u)).unwrap(), 1_469_918_176_385);
         let (u, form) = decode_wide("01563df3-6481-d676-4c61-efb99302bd5b").unwrap().unwrap();
         assert_eq!(form, WideForm::Uuid);
-        assert!(form.timestamp_ms(u).is_err());
+        assert!(form.timestamp_ms(crate::Wide(u)).is_err());
         let (u, form) = decode_wide("user_01fwhe4ydgfk1shh6w1g60eecf").unwrap().unwrap();
-        assert_eq!(form.timestamp_ms(u).unwrap(), 1_645_557_742_000);
+        assert_eq!(form.timestamp_ms(crate::Wide(u)).unwrap(), 1_645_557_742_000);
         // PostgreSQL 18's uuid_extract_version: NULL unless the variant is RFC 9562's.
         assert_eq!(rfc_uuid_version(u), Some(7));
         assert_eq!(rfc_uuid_version(0), None);
@@ -447,11 +436,11 @@ mod tests {
     #[test]
     fn ulid_javascript_vector_is_a_byte_copy() {
         assert_eq!(
-            ulid_to_uuid("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap(),
+            format_uuid(parse_ulid("01ARYZ6S41TSV4RRFFQ69G5FAV").unwrap()),
             "01563df3-6481-d676-4c61-efb99302bd5b"
         );
         assert_eq!(
-            uuid_to_ulid("01563df3-6481-d676-4c61-efb99302bd5b").unwrap(),
+            format_ulid(parse_uuid("01563df3-6481-d676-4c61-efb99302bd5b").unwrap()),
             "01ARYZ6S41TSV4RRFFQ69G5FAV"
         );
         assert_eq!(

@@ -1,14 +1,10 @@
 //! The 128-bit family's value, [`Wide`]: the 128 bits that a UUIDv7, a ULID and a
 //! TypeID share, read from any of their text forms (or bytes), with its time,
-//! version and forms out; and [`WIDE_FUNCTIONS`], the one table of the family's
-//! functions with each runtime's spelling of them (`tests/vectors/wide.json`,
-//! which every runtime's 128-bit test checks its exports against).
+//! version and forms out. Each runtime's spelling of the family's functions is the
+//! vectors program's table (`tests/vectors/wide.json`, `tests/vectors/wide.md`).
 
 use crate::error::Result;
-use crate::uuid7::{
-    WideForm, decode_wide, decompose_uuid7, format_typeid, format_ulid, format_uuid, parse_uuid, rfc_uuid_version,
-    ulid_timestamp_ms, uuid_from_bytes, uuid_to_bytes, uuid_version, uuid7_timestamp_ms,
-};
+use crate::uuid7::{self, WideForm};
 use std::fmt;
 use std::str::FromStr;
 
@@ -68,24 +64,60 @@ fn uuid7_batch_error(n: i128) -> crate::Error {
 pub struct Wide(pub u128);
 
 impl Wide {
+    /// The largest Unix millisecond a UUIDv7 (and a ULID) holds: 48 bits, the year 10889.
+    pub const MAX_MS: u64 = uuid7::UUID7_MAX_MS;
+    /// The width of a UUIDv7's `rand_a`, the 12 bits after the version.
+    pub const RAND_A_BITS: u32 = uuid7::UUID7_RAND_A_BITS;
+    /// The width of a UUIDv7's `rand_b`, the 62 bits after the variant.
+    pub const RAND_B_BITS: u32 = uuid7::UUID7_RAND_B_BITS;
+    /// Characters in a UUID's hyphenated text (`8-4-4-4-12`).
+    pub const UUID_TEXT_LEN: usize = uuid7::UUID_TEXT_LEN;
+    /// Characters in a ULID (and a TypeID's suffix).
+    pub const ULID_TEXT_LEN: usize = uuid7::ULID_TEXT_LEN;
+    /// The longest TypeID prefix (spec v0.3).
+    pub const TYPEID_PREFIX_MAX: usize = uuid7::TYPEID_PREFIX_MAX;
+
     /// Reads a UUID (8-4-4-4-12 or 32 hex digits, any case), a ULID (26 Crockford
     /// characters, any case) or a TypeID, saying which form it was; text of none of
     /// their shapes is read as a UUID, whose parse error names the position.
     pub fn parse(text: &str) -> Result<(Wide, WideForm)> {
-        match decode_wide(text) {
-            Some(read) => read.map(|(bits, form)| (Wide(bits), form)),
-            None => parse_uuid(text).map(|bits| (Wide(bits), WideForm::Uuid)),
+        match Self::recognize(text) {
+            Some(read) => read,
+            None => Self::parse_uuid(text).map(|w| (w, WideForm::Uuid)),
         }
     }
 
-    /// Reads text as a binding's argument does: with `any_form`, a UUID, ULID or
-    /// TypeID ([`parse`](Self::parse)); without, UUID text only.
-    pub fn from_text(text: &str, any_form: bool) -> Result<Wide> {
-        if any_form {
-            Self::parse(text).map(|(w, _)| w)
-        } else {
-            parse_uuid(text).map(Wide)
-        }
+    /// Reads a UUID, ULID or TypeID ([`parse`](Self::parse) without the form; also
+    /// [`FromStr`]).
+    pub fn parse_any(text: &str) -> Result<Wide> {
+        Self::parse(text).map(|(w, _)| w)
+    }
+
+    /// Reads UUID text only: `8-4-4-4-12`, or its 32 hex digits without hyphens,
+    /// in any case.
+    pub fn parse_uuid(text: &str) -> Result<Wide> {
+        uuid7::parse_uuid(text).map(Wide)
+    }
+
+    /// Reads ULID text only: 26 Crockford base32 characters, any case; `I`/`L` are
+    /// `1`, `O` is `0`; `U` and anything else is refused; the first character is
+    /// at most `7`.
+    pub fn parse_ulid(text: &str) -> Result<Wide> {
+        uuid7::parse_ulid(text).map(Wide)
+    }
+
+    /// Splits a TypeID at its last `_` into its prefix and its 128 bits. Positions
+    /// in errors count characters of the whole text.
+    pub fn parse_typeid(text: &str) -> Result<(String, Wide)> {
+        uuid7::parse_typeid(text).map(|(prefix, bits)| (prefix, Wide(bits)))
+    }
+
+    /// Reads a UUID, ULID or TypeID, saying which; `None` when the text has none of
+    /// their shapes (36 characters, 32 hex digits, 26 characters, or more than 26
+    /// with a `_`), which no 64-bit text form has (they are at most 20 characters:
+    /// a shorter text with a `_` is a bad 64-bit ID, and `decode_auto` says where).
+    pub fn recognize(text: &str) -> Option<Result<(Wide, WideForm)>> {
+        uuid7::decode_wide(text).map(|read| read.map(|(bits, form)| (Wide(bits), form)))
     }
 
     /// The Unix millisecond that text of any form carries: a ULID's and a TypeID's
@@ -93,57 +125,100 @@ impl Wide {
     /// is a UUIDv7 (another version is a parse error saying which).
     pub fn timestamp_ms_of_text(text: &str) -> Result<u64> {
         let (w, form) = Self::parse(text)?;
-        form.timestamp_ms(w.0)
+        form.timestamp_ms(w)
     }
 
     /// Reads 16 big-endian bytes (a `Parse` error for another length).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Wide> {
-        uuid_from_bytes(bytes).map(Wide)
+    pub fn from_slice(bytes: &[u8]) -> Result<Wide> {
+        uuid7::uuid_from_bytes(bytes).map(Wide)
+    }
+
+    /// The UUIDv7 of Unix millisecond `ms` with `rand_a` (12 bits) and `rand_b` (62
+    /// bits): RFC 9562 §5.7's layout, version 7, variant `10`. Each part is checked
+    /// against its width: a `Config` error names the field and its range.
+    pub fn compose_uuid7(ms: u64, rand_a: u16, rand_b: u64) -> Result<Wide> {
+        uuid7::compose_uuid7(ms, rand_a, rand_b).map(Wide)
+    }
+
+    /// The first and last value whose time is within `start_ms..=end_ms`, for
+    /// `WHERE id BETWEEN first AND last` (UUIDv7 and ULID alike: the bits after the
+    /// time run from all zeros to all ones).
+    pub fn uuid7_range(start_ms: u64, end_ms: u64) -> Result<(Wide, Wide)> {
+        uuid7::uuid7_range(start_ms, end_ms).map(|(first, last)| (Wide(first), Wide(last)))
+    }
+
+    /// Checks a TypeID prefix: at most [`TYPEID_PREFIX_MAX`](Self::TYPEID_PREFIX_MAX)
+    /// of `a-z` and `_`, starting and ending with a letter, or empty. The error is a
+    /// `Config` error on `prefix` (it is a program's argument, not text read in).
+    pub fn check_typeid_prefix(prefix: &str) -> Result<()> {
+        uuid7::check_typeid_prefix(prefix)
     }
 
     /// The 16 big-endian bytes.
     pub fn to_bytes(self) -> [u8; 16] {
-        uuid_to_bytes(self.0)
+        uuid7::uuid_to_bytes(self.0)
     }
 
     /// The first 48 bits as a Unix millisecond: a ULID's time, and a UUIDv7's.
     pub fn timestamp_ms(self) -> u64 {
-        ulid_timestamp_ms(self.0)
+        uuid7::ulid_timestamp_ms(self.0)
     }
 
     /// The Unix millisecond of a UUIDv7 (another version is a `Parse` error).
     pub fn uuid7_timestamp_ms(self) -> Result<u64> {
-        uuid7_timestamp_ms(self.0)
+        uuid7::uuid7_timestamp_ms(self.0)
     }
 
     /// The version nibble (bits 48–51), whatever the variant.
     pub fn version(self) -> u8 {
-        uuid_version(self.0)
+        uuid7::uuid_version(self.0)
     }
 
-    /// The version, for an RFC 9562 variant (`10`) only.
+    /// The version, for an RFC 9562 variant (`10`) only: what PostgreSQL 18's
+    /// `uuid_extract_version` answers (`None` for the nil and max UUIDs, GUIDs).
     pub fn rfc_version(self) -> Option<u8> {
-        rfc_uuid_version(self.0)
+        uuid7::rfc_uuid_version(self.0)
     }
 
-    /// A UUIDv7's parts: `(unix_ms, rand_a, rand_b)` (another version is a `Parse` error).
+    /// A UUIDv7's parts: `(unix_ms, rand_a, rand_b)`, what
+    /// [`compose_uuid7`](Self::compose_uuid7) took (another version is a `Parse`
+    /// error naming the bit).
     pub fn decompose_uuid7(self) -> Result<(u64, u16, u64)> {
-        decompose_uuid7(self.0)
+        uuid7::decompose_uuid7(self.0)
     }
 
     /// The lowercase 8-4-4-4-12 text (also [`Display`](fmt::Display)).
     pub fn to_uuid(self) -> String {
-        format_uuid(self.0)
+        uuid7::format_uuid(self.0)
+    }
+
+    /// [`to_uuid`](Self::to_uuid)'s 36 ASCII bytes, with no allocation: for a
+    /// binding that writes a batch's text into one buffer.
+    pub fn to_uuid_ascii(self) -> [u8; uuid7::UUID_TEXT_LEN] {
+        uuid7::uuid_text(self.0)
     }
 
     /// The upper-case ULID text (26 characters).
     pub fn to_ulid(self) -> String {
-        format_ulid(self.0)
+        uuid7::format_ulid(self.0)
     }
 
-    /// The TypeID with `prefix` (checked: a `Config` error names `prefix`).
+    /// The TypeID with `prefix` (checked: a `Config` error names `prefix`); just the
+    /// lowercase ULID text when `prefix` is empty.
     pub fn to_typeid(self, prefix: &str) -> Result<String> {
-        format_typeid(prefix, self.0)
+        uuid7::format_typeid(prefix, self.0)
+    }
+}
+
+impl WideForm {
+    /// The Unix millisecond a value read in this form carries: a ULID's and a
+    /// TypeID's first 48 bits always (their specs make them the time); a UUID's
+    /// only when it is a UUIDv7 (another version is a parse error saying which).
+    pub fn timestamp_ms(&self, value: Wide) -> Result<u64> {
+        match self {
+            WideForm::Uuid => value.uuid7_timestamp_ms(),
+            WideForm::Ulid | WideForm::TypeId(_) => Ok(value.timestamp_ms()),
+        }
     }
 }
 
@@ -183,304 +258,9 @@ impl fmt::Debug for Wide {
 impl FromStr for Wide {
     type Err = crate::Error;
     fn from_str(text: &str) -> Result<Wide> {
-        Wide::parse(text).map(|(w, _)| w)
+        Wide::parse_any(text)
     }
 }
-
-/// One function of the 128-bit family, as each runtime spells it; `None` where a
-/// runtime has no such function (the reason is in `note`).
-#[derive(Debug, Clone, Copy)]
-pub struct WideFunction {
-    /// What it does (snake_case, the Rust name's meaning).
-    pub what: &'static str,
-    /// The Rust function of this crate.
-    pub rust: Option<&'static str>,
-    /// The `flakeid` module's function.
-    pub python: Option<&'static str>,
-    /// The Node package's and the wasm package's export.
-    pub node: Option<&'static str>,
-    /// The C library's function (`include/flakeid.h`).
-    pub c: Option<&'static str>,
-    /// The Go package's function, or `UUID.Method`.
-    pub go: Option<&'static str>,
-    /// The Java method, `Class.method`.
-    pub java: Option<&'static str>,
-    /// The PostgreSQL extension's function.
-    pub sql: Option<&'static str>,
-    /// Where a runtime has none, why (its own type does it, or it is not there yet).
-    pub note: &'static str,
-}
-
-/// The 128-bit family's functions with each runtime's name: first the calls that
-/// issue IDs (a generator's, then the process's shortcuts), then those that make
-/// none; one row per function, the same order everywhere. A name `Type.method` (or
-/// Rust's `Type::method`) is a method of that runtime's type.
-pub const WIDE_FUNCTIONS: &[WideFunction] = &[
-    WideFunction {
-        what: "a generator's next UUIDv7",
-        rust: Some("UuidGenerator::next_uuid7"),
-        python: Some("UuidGenerator.uuid7"),
-        node: Some("UuidGenerator.uuid7"),
-        c: Some("flakeid_uuid_next"),
-        go: Some("UUIDGenerator.Next"),
-        java: Some("UuidGenerator.nextUuid"),
-        sql: Some("flakeid_uuidv7"),
-        note: "",
-    },
-    WideFunction {
-        what: "a generator's next ULID",
-        rust: Some("UuidGenerator::next_ulid"),
-        python: Some("UuidGenerator.ulid"),
-        node: Some("UuidGenerator.ulid"),
-        c: Some("flakeid_ulid_next"),
-        go: Some("UUIDGenerator.NextULID"),
-        java: Some("UuidGenerator.nextUlid"),
-        sql: Some("flakeid_ulid"),
-        note: "",
-    },
-    WideFunction {
-        what: "a generator's next TypeID with a prefix",
-        rust: Some("UuidGenerator::next_typeid"),
-        python: Some("UuidGenerator.typeid"),
-        node: Some("UuidGenerator.typeid"),
-        c: Some("flakeid_typeid_next"),
-        go: Some("UUIDGenerator.NextTypeID"),
-        java: Some("UuidGenerator.nextTypeId"),
-        sql: Some("flakeid_typeid"),
-        note: "",
-    },
-    WideFunction {
-        what: "a batch of a generator's UUIDv7s",
-        rust: Some("UuidGenerator::next_uuid7s"),
-        python: Some("UuidGenerator.uuid7s"),
-        node: Some("UuidGenerator.uuid7s"),
-        c: Some("flakeid_uuid_next_many"),
-        go: Some("UUIDGenerator.NextN"),
-        java: Some("UuidGenerator.nextUuids"),
-        sql: Some("flakeid_uuidv7_many"),
-        note: "",
-    },
-    WideFunction {
-        what: "a UUIDv7 at a given time (outside the generator's sequence)",
-        rust: Some("UuidGenerator::uuid7_at"),
-        python: Some("UuidGenerator.uuid7_at"),
-        node: Some("UuidGenerator.uuid7At"),
-        c: Some("flakeid_uuid_at"),
-        go: Some("UUIDGenerator.At"),
-        java: Some("UuidGenerator.uuidAt"),
-        sql: Some("flakeid_uuidv7_at"),
-        note: "",
-    },
-    WideFunction {
-        what: "a UUIDv7 of the clock now shifted (outside the generator's sequence)",
-        rust: Some("UuidGenerator::uuid7_shifted"),
-        python: Some("UuidGenerator.uuid7_shifted"),
-        node: Some("UuidGenerator.uuid7Shifted"),
-        c: Some("flakeid_uuid_shifted"),
-        go: Some("UUIDGenerator.Shifted"),
-        java: Some("UuidGenerator.uuidShifted"),
-        sql: Some("flakeid_uuidv7"),
-        note: "",
-    },
-    WideFunction {
-        what: "the process's next UUIDv7 (one generator per process)",
-        rust: None,
-        python: Some("uuid7"),
-        node: Some("uuid7"),
-        c: None,
-        go: None,
-        java: None,
-        sql: Some("flakeid_uuidv7"),
-        note: "Rust, C, Go, Java: a generator of one's own, shared",
-    },
-    WideFunction {
-        what: "the process's next UUIDv7 as an integer",
-        rust: None,
-        python: Some("uuid7_int"),
-        node: None,
-        c: None,
-        go: None,
-        java: None,
-        sql: None,
-        note: "Node: UuidGenerator.uuid7BigInt; the others: a generator's value is the integer or 16 bytes",
-    },
-    WideFunction {
-        what: "the process's next UUIDv7 as 16 bytes",
-        rust: None,
-        python: Some("uuid7_bytes"),
-        node: None,
-        c: None,
-        go: None,
-        java: None,
-        sql: None,
-        note: "Node: UuidGenerator.uuid7Bytes; the others: a generator's value is the integer or 16 bytes",
-    },
-    WideFunction {
-        what: "parse UUID text",
-        rust: Some("parse_uuid"),
-        python: None,
-        node: Some("parseUuid"),
-        c: Some("flakeid_uuid_parse"),
-        go: Some("ParseUUID"),
-        java: Some("Uuids.parseUuid"),
-        sql: None,
-        note: "Python: uuid.UUID(text); SQL: a text::uuid cast",
-    },
-    WideFunction {
-        what: "parse ULID text",
-        rust: Some("parse_ulid"),
-        python: None,
-        node: Some("parseUlid"),
-        c: Some("flakeid_ulid_parse"),
-        go: Some("ParseULID"),
-        java: Some("Uuids.parseUlid"),
-        sql: Some("flakeid_ulid_to_uuid"),
-        note: "Python: ulid_to_uuid(text)",
-    },
-    WideFunction {
-        what: "parse TypeID text into prefix and bits",
-        rust: Some("parse_typeid"),
-        python: Some("parse_typeid"),
-        node: Some("parseTypeId"),
-        c: Some("flakeid_typeid_parse"),
-        go: Some("ParseTypeID"),
-        java: Some("Uuids.parseTypeId"),
-        sql: Some("flakeid_typeid_parse"),
-        note: "",
-    },
-    WideFunction {
-        what: "format as UUID text",
-        rust: Some("format_uuid"),
-        python: None,
-        node: Some("formatUuid"),
-        c: Some("flakeid_uuid_format"),
-        go: Some("UUID.String"),
-        java: Some("Uuids.formatUuid"),
-        sql: None,
-        note: "Python: str(uuid.UUID); SQL: a uuid::text cast",
-    },
-    WideFunction {
-        what: "format as ULID text",
-        rust: Some("format_ulid"),
-        python: Some("uuid_to_ulid"),
-        node: Some("formatUlid"),
-        c: Some("flakeid_ulid_format"),
-        go: Some("UUID.ULID"),
-        java: Some("Uuids.formatUlid"),
-        sql: Some("flakeid_uuid_to_ulid"),
-        note: "",
-    },
-    WideFunction {
-        what: "format as TypeID text with a prefix",
-        rust: Some("format_typeid"),
-        python: Some("format_typeid"),
-        node: Some("formatTypeId"),
-        c: Some("flakeid_typeid_format"),
-        go: Some("UUID.TypeID"),
-        java: Some("Uuids.formatTypeId"),
-        sql: Some("flakeid_typeid_format"),
-        note: "",
-    },
-    WideFunction {
-        what: "UUID text to ULID text",
-        rust: Some("uuid_to_ulid"),
-        python: Some("uuid_to_ulid"),
-        node: Some("uuidToUlid"),
-        c: None,
-        go: None,
-        java: None,
-        sql: Some("flakeid_uuid_to_ulid"),
-        note: "C, Go, Java: parse, then format",
-    },
-    WideFunction {
-        what: "ULID text to UUID text",
-        rust: Some("ulid_to_uuid"),
-        python: Some("ulid_to_uuid"),
-        node: Some("ulidToUuid"),
-        c: None,
-        go: None,
-        java: None,
-        sql: Some("flakeid_ulid_to_uuid"),
-        note: "C, Go, Java: parse, then format",
-    },
-    WideFunction {
-        what: "compose a UUIDv7 from ms, rand_a and rand_b",
-        rust: Some("compose_uuid7"),
-        python: Some("compose_uuid7"),
-        node: Some("composeUuid7"),
-        c: Some("flakeid_uuid7_compose"),
-        go: Some("ComposeUUID7"),
-        java: Some("Uuids.composeUuid7"),
-        sql: None,
-        note: "SQL: none (tests and vectors compose in the client)",
-    },
-    WideFunction {
-        what: "a UUIDv7's ms, rand_a and rand_b",
-        rust: Some("decompose_uuid7"),
-        python: None,
-        node: None,
-        c: Some("flakeid_uuid7_decompose"),
-        go: Some("UUID.Decompose"),
-        java: Some("Uuids.decomposeUuid7"),
-        sql: None,
-        note: "Python, Node, SQL: the time alone (uuid7_timestamp_ms)",
-    },
-    WideFunction {
-        what: "a UUIDv7's Unix ms (ULID or TypeID text: its first 48 bits)",
-        rust: Some("uuid7_timestamp_ms"),
-        python: Some("uuid7_timestamp_ms"),
-        node: Some("uuid7TimestampMs"),
-        c: Some("flakeid_uuid7_timestamp_ms"),
-        go: Some("UUID.TimestampMs"),
-        java: Some("Uuids.timestampMs"),
-        sql: Some("flakeid_uuid_timestamp"),
-        note: "",
-    },
-    WideFunction {
-        what: "a ULID's Unix ms (the first 48 bits, whatever the version)",
-        rust: Some("ulid_timestamp_ms"),
-        python: None,
-        node: None,
-        c: Some("flakeid_ulid_timestamp_ms"),
-        go: Some("UUID.ULIDTimestampMs"),
-        java: Some("Uuids.ulidTimestampMs"),
-        sql: Some("flakeid_ulid_timestamp"),
-        note: "Python, Node: uuid7_timestamp_ms / uuid7TimestampMs of the ULID text",
-    },
-    WideFunction {
-        what: "the version nibble",
-        rust: Some("uuid_version"),
-        python: None,
-        node: Some("uuidVersion"),
-        c: Some("flakeid_uuid_version"),
-        go: Some("UUID.Version"),
-        java: None,
-        sql: Some("flakeid_uuid_version"),
-        note: "Python: uuid.UUID.version; Java: java.util.UUID.version()",
-    },
-    WideFunction {
-        what: "the first and last value of a time range",
-        rust: Some("uuid7_range"),
-        python: None,
-        node: Some("uuid7Range"),
-        c: Some("flakeid_uuid7_range"),
-        go: Some("UUID7Range"),
-        java: Some("Uuids.range"),
-        sql: Some("flakeid_uuidv7_first_at"),
-        note: "Python: not yet (compose_uuid7 with the range's ends)",
-    },
-    WideFunction {
-        what: "read any form: UUID, ULID or TypeID text",
-        rust: Some("Wide::parse"),
-        python: None,
-        node: Some("decode"),
-        c: None,
-        go: None,
-        java: None,
-        sql: None,
-        note: "Python, C, Go, Java, SQL: the form's own parse",
-    },
-];
 
 #[cfg(test)]
 mod tests {
@@ -498,11 +278,12 @@ mod tests {
             assert_eq!(Wide::parse(&text).unwrap().0, w, "{text}");
             assert_eq!(text.parse::<Wide>().unwrap(), w, "{text}");
         }
-        assert_eq!(Wide::from_bytes(&w.to_bytes()).unwrap(), w);
+        assert_eq!(Wide::from_slice(&w.to_bytes()).unwrap(), w);
         assert_eq!(Wide::from(w.to_bytes()), w);
         assert_eq!(w.version(), 7);
         assert_eq!(w.uuid7_timestamp_ms().unwrap(), w.timestamp_ms());
-        assert!(Wide::from_text(&w.to_ulid(), false).is_err(), "UUID text only");
+        assert!(Wide::parse_uuid(&w.to_ulid()).is_err(), "UUID text only");
+        assert_eq!(Wide::parse_any(&w.to_ulid()).unwrap(), w);
         assert_eq!(Wide::timestamp_ms_of_text(&w.to_ulid()).unwrap(), w.timestamp_ms());
     }
 
@@ -512,22 +293,5 @@ mod tests {
         assert!(v4.uuid7_timestamp_ms().is_err());
         assert!(Wide::timestamp_ms_of_text(&v4.to_uuid()).is_err());
         assert_eq!(Wide::timestamp_ms_of_text(&v4.to_ulid()).unwrap(), v4.timestamp_ms());
-    }
-
-    #[test]
-    fn the_table_names_each_rust_function_once() {
-        let mut seen = std::collections::HashSet::new();
-        for f in WIDE_FUNCTIONS {
-            assert!(seen.insert(f.what), "{} twice", f.what);
-            let none = [f.rust, f.python, f.node, f.c, f.go, f.java, f.sql]
-                .iter()
-                .any(Option::is_none);
-            assert_eq!(
-                none,
-                !f.note.is_empty(),
-                "{}: a runtime without it needs a note, and only then",
-                f.what
-            );
-        }
     }
 }

@@ -3,16 +3,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{
-    ClockBackwards, Error, ErrorKind, ManualClock, Overflow, UuidGenerator, decompose_uuid7, parse_typeid, parse_ulid,
-    parse_uuid, uuid_version, uuid7_timestamp_ms,
-};
+use flakeid_core::{ClockBackwards, Error, ErrorKind, ManualClock, Overflow, UuidGenerator, Wide};
 use std::collections::HashSet;
 
 const T: u64 = 1_764_000_000_000;
 
 fn counter_of(u: u128) -> u64 {
-    let (_, rand_a, rand_b) = decompose_uuid7(u).unwrap();
+    let (_, rand_a, rand_b) = Wide(u).decompose_uuid7().unwrap();
     u64::from(rand_a) << 4 | rand_b >> 58
 }
 
@@ -28,10 +25,10 @@ fn a_hundred_thousand_in_one_millisecond_strictly_increase() {
     for i in 0..100_000u64 {
         let u = g.next_uuid7().unwrap();
         assert!(u > last, "ID {i} is not above the one before it");
-        assert_eq!(uuid_version(u), 7);
+        assert_eq!(Wide(u).version(), 7);
         assert_eq!(u >> 62 & 0b11, 0b10, "variant");
         // The counter runs 0..=65535 in each millisecond, then the next one's.
-        let ms = uuid7_timestamp_ms(u).unwrap();
+        let ms = Wide(u).uuid7_timestamp_ms().unwrap();
         assert_eq!((ms, counter_of(u)), (T + i / 65_536, i % 65_536), "ID {i}");
         last = u;
     }
@@ -56,7 +53,7 @@ fn the_borrow_bound_then_waits_or_refuses() {
     let e = g.next_uuid7().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ClockMovedBackwards, "{e}");
     clock.set(T + 2);
-    assert_eq!(uuid7_timestamp_ms(g.next_uuid7().unwrap()).unwrap(), T + 2);
+    assert_eq!(Wide(g.next_uuid7().unwrap()).uuid7_timestamp_ms().unwrap(), T + 2);
 }
 
 #[test]
@@ -69,7 +66,7 @@ fn wait_overflow_never_runs_ahead() {
         .build()
         .unwrap();
     for _ in 0..65_536 {
-        assert_eq!(uuid7_timestamp_ms(g.next_uuid7().unwrap()).unwrap(), T);
+        assert_eq!(Wide(g.next_uuid7().unwrap()).uuid7_timestamp_ms().unwrap(), T);
     }
     assert!(g.next_uuid7().is_err(), "the millisecond is full and the clock frozen");
 }
@@ -82,7 +79,7 @@ fn a_clock_that_goes_back_follows_the_policy() {
     // Borrowing (the default) rides out a rollback within max_borrow_ms (2 s) as
     // a lead; beyond it, clock_backwards decides.
     clock.set(T - 5);
-    assert_eq!(uuid7_timestamp_ms(strict.next_uuid7().unwrap()).unwrap(), T);
+    assert_eq!(Wide(strict.next_uuid7().unwrap()).uuid7_timestamp_ms().unwrap(), T);
     clock.set(T - 5_000);
     let e = strict.next_uuid7().unwrap_err();
     assert!(matches!(e, Error::ClockMovedBackwards { by_ms: 5_000 }), "{e}");
@@ -98,7 +95,7 @@ fn a_clock_that_goes_back_follows_the_policy() {
     clock.set(T - 5_000);
     let b = steady.next_uuid7().unwrap();
     assert!(
-        b > a && uuid7_timestamp_ms(b).unwrap() == T,
+        b > a && Wide(b).uuid7_timestamp_ms().unwrap() == T,
         "monotonic keeps the last millisecond"
     );
     // Two generators are two counters: the same (ms, counter) prefix, random tails apart.
@@ -132,14 +129,14 @@ fn threads_sharing_one_generator_never_repeat_and_each_sees_increase() {
 fn text_forms_are_one_value() {
     let g = UuidGenerator::builder().build().unwrap();
     let text = g.next_uuid7_string().unwrap();
-    let u = parse_uuid(&text).unwrap();
-    assert_eq!(uuid_version(u), 7);
+    let u = Wide::parse_uuid(&text).unwrap();
+    assert_eq!(u.version(), 7);
     let ulid = g.next_ulid().unwrap();
-    assert!(parse_ulid(&ulid).unwrap() > u);
+    assert!(Wide::parse_ulid(&ulid).unwrap() > u);
     let typeid = g.next_typeid("user").unwrap();
-    let (prefix, v) = parse_typeid(&typeid).unwrap();
+    let (prefix, v) = Wide::parse_typeid(&typeid).unwrap();
     assert_eq!(prefix, "user");
-    assert!(v > parse_ulid(&ulid).unwrap());
+    assert!(v > Wide::parse_ulid(&ulid).unwrap());
     let before = g.stats().ids_issued;
     let e = g.next_typeid("User").unwrap_err();
     assert_eq!(e.details().field, Some("prefix"));
@@ -231,7 +228,7 @@ fn the_uuid_crates_type_reads_the_same_bits() {
     let (secs, nanos) = a.get_timestamp().unwrap().to_unix();
     assert_eq!(
         secs * 1000 + u64::from(nanos) / 1_000_000,
-        uuid7_timestamp_ms(a.as_u128()).unwrap()
+        Wide(a.as_u128()).uuid7_timestamp_ms().unwrap()
     );
     assert!(g.next_uuid7().unwrap() > a.as_u128());
 }
@@ -296,9 +293,9 @@ fn a_batch_follows_the_calls_before_it_and_precedes_those_after() {
     let after = g.next_uuid7().unwrap();
     assert!(before < batch[0] && batch[batch.len() - 1] < after);
     assert!(batch.windows(2).all(|w| w[0] < w[1]), "the batch increases");
-    assert!(batch.iter().all(|&u| uuid_version(u) == 7 && u >> 62 & 0b11 == 0b10));
+    assert!(batch.iter().all(|&u| Wide(u).version() == 7 && u >> 62 & 0b11 == 0b10));
     // Across a millisecond: the counter starts again in the next one.
-    assert_eq!(uuid7_timestamp_ms(batch[69_999]).unwrap(), T + 1);
+    assert_eq!(Wide(batch[69_999]).uuid7_timestamp_ms().unwrap(), T + 1);
     assert_eq!(g.stats().ids_issued, 70_002);
     assert!(g.next_uuid7s(0).unwrap().is_empty());
     let over = flakeid_core::MAX_BATCH + 1;
@@ -319,7 +316,7 @@ fn an_explicit_time_is_carried_and_stays_outside_the_sequence() {
     let past: Vec<u128> = (0..1_000).map(|_| g.uuid7_at(1_000).unwrap()).collect();
     assert!(
         past.iter()
-            .all(|&u| uuid7_timestamp_ms(u).unwrap() == 1_000 && uuid_version(u) == 7)
+            .all(|&u| Wide(u).uuid7_timestamp_ms().unwrap() == 1_000 && Wide(u).version() == 7)
     );
     assert!(past.iter().all(|&u| u >> 62 & 0b11 == 0b10), "RFC 9562's variant");
     assert_eq!(past.iter().collect::<HashSet<_>>().len(), 1_000);
@@ -334,7 +331,7 @@ fn an_explicit_time_is_carried_and_stays_outside_the_sequence() {
         "an explicit time is not one of the sequence's IDs"
     );
     let last = (1u64 << 48) - 1;
-    assert_eq!(uuid7_timestamp_ms(g.uuid7_at(last).unwrap()).unwrap(), last);
+    assert_eq!(Wide(g.uuid7_at(last).unwrap()).uuid7_timestamp_ms().unwrap(), last);
     match g.uuid7_at(last + 1) {
         Err(Error::Config { field, message }) => {
             assert_eq!(field, "unix_ms");
@@ -352,14 +349,14 @@ fn a_shift_moves_the_generators_clock_and_is_bounded() {
     let g = UuidGenerator::builder().clock(clock.clone()).build().unwrap();
     let day = 86_400_000;
     assert_eq!(
-        uuid7_timestamp_ms(g.uuid7_shifted(-day).unwrap()).unwrap(),
+        Wide(g.uuid7_shifted(-day).unwrap()).uuid7_timestamp_ms().unwrap(),
         T - day as u64
     );
     assert_eq!(
-        uuid7_timestamp_ms(g.uuid7_shifted(day).unwrap()).unwrap(),
+        Wide(g.uuid7_shifted(day).unwrap()).uuid7_timestamp_ms().unwrap(),
         T + day as u64
     );
-    assert_eq!(uuid7_timestamp_ms(g.uuid7_shifted(0).unwrap()).unwrap(), T);
+    assert_eq!(Wide(g.uuid7_shifted(0).unwrap()).uuid7_timestamp_ms().unwrap(), T);
     for shift in [-(T as i64) - 1, i64::MIN, i64::MAX, (1i64 << 48) - T as i64] {
         match g.uuid7_shifted(shift) {
             Err(Error::Config { field, .. }) => assert_eq!(field, "shift_ms"),
@@ -397,8 +394,8 @@ fn a_resumed_generator_starts_after_its_floor() {
     let u = g.next_uuid7().unwrap();
     waiter.join().unwrap();
     assert!(
-        uuid7_timestamp_ms(u).unwrap() > T + 5,
+        Wide(u).uuid7_timestamp_ms().unwrap() > T + 5,
         "{}",
-        uuid7_timestamp_ms(u).unwrap()
+        Wide(u).uuid7_timestamp_ms().unwrap()
     );
 }

@@ -4,7 +4,7 @@
 use crate::{JS_MAX_SAFE, JsArg, config, js_uint};
 #[cfg(feature = "uuid7")]
 use crate::{JsOption, js_generator_options};
-use flakeid_core::{Result, Wide, uuid_from_bytes, uuid7_timestamp_ms};
+use flakeid_core::{Result, Wide};
 
 /// A 128-bit value as a binding reads it: what [`JsArg`] cannot hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,10 +28,11 @@ pub enum JsWide<'a> {
 /// 16 big-endian bytes or a `bigint` in `0..2^128`: the core's parsers, their
 /// errors (a parse error names the position); a wrong type or range is a
 /// configuration error naming `field`.
-pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Result<u128> {
+pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Result<Wide> {
     match *value {
-        JsWide::Text(text) => Wide::from_text(text, any_form).map(u128::from),
-        JsWide::Bytes(b) => uuid_from_bytes(b),
+        JsWide::Text(text) if any_form => Wide::parse_any(text),
+        JsWide::Text(text) => Wide::parse_uuid(text),
+        JsWide::Bytes(b) => Wide::from_slice(b),
         JsWide::BigInt {
             negative: false,
             magnitude: Some(v),
@@ -39,7 +40,7 @@ pub fn js_wide(field: &'static str, value: &JsWide<'_>, any_form: bool) -> Resul
         | JsWide::BigInt {
             negative: true,
             magnitude: Some(v @ 0),
-        } => Ok(v),
+        } => Ok(Wide(v)),
         JsWide::BigInt { negative, .. } => Err(config(
             field,
             format!(
@@ -65,7 +66,7 @@ pub fn js_wide_timestamp_ms(value: &JsWide<'_>) -> Result<u64> {
     if let JsWide::Text(text) = value {
         return Wide::timestamp_ms_of_text(text);
     }
-    uuid7_timestamp_ms(js_wide("value", value, true)?)
+    js_wide("value", value, true)?.uuid7_timestamp_ms()
 }
 
 /// `rand_a` of `composeUuid7`: a whole `number` (the core checks its 12 bits).

@@ -278,7 +278,7 @@ async fn decode_id(
         // A UUID, ULID or TypeID (their shapes are no 64-bit form's), read as the
         // CLI's `decode` reads it, answered with its JSON.
         if !params.contains_key("from")
-            && let Some(wide) = flakeid_core::decode_wide(&given)
+            && let Some(wide) = flakeid_core::Wide::recognize(&given)
         {
             if sealed {
                 return Err(ApiError::bad(

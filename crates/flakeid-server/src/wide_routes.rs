@@ -113,8 +113,8 @@ async fn wide_answer(
         Err(e) => return finish(svc, Err(e)),
         Ok(Some(n)) => {
             let render: fn(&str, u128) -> String = match key {
-                "ulid" => |_, u| flakeid_core::format_ulid(u),
-                _ => |_, u| flakeid_core::format_uuid(u),
+                "ulid" => |_, u| flakeid_core::Wide(u).to_ulid(),
+                _ => |_, u| flakeid_core::Wide(u).to_uuid(),
             };
             let r = wide_batch(svc, headers, &params, flow, n, render, String::new()).await;
             return finish(svc, r);
@@ -125,8 +125,8 @@ async fn wide_answer(
         let json = wants_json(params.get("format").map(String::as_str), headers)?;
         let u = svc.issue_uuid7().await?;
         let text = match key {
-            "ulid" => flakeid_core::format_ulid(u),
-            _ => flakeid_core::format_uuid(u),
+            "ulid" => flakeid_core::Wide(u).to_ulid(),
+            _ => flakeid_core::Wide(u).to_uuid(),
         };
         Ok(if json {
             ids_response(APPLICATION_JSON, format!("{{\"{key}\":\"{text}\"}}\n"))
@@ -151,13 +151,13 @@ pub(crate) async fn one_typeid(
         Err(e) => return finish(&svc, Err(e)),
     };
     let prefix = params.get("prefix").map_or("", String::as_str);
-    if let Err(e) = flakeid_core::check_typeid_prefix(prefix) {
+    if let Err(e) = flakeid_core::Wide::check_typeid_prefix(prefix) {
         return finish(&svc, Err(ApiError::bad("prefix", e.to_string())));
     }
     match batch_n(&svc, &params) {
         Err(e) => return finish(&svc, Err(e)),
         Ok(Some(n)) => {
-            let render: fn(&str, u128) -> String = |p, u| flakeid_core::format_typeid(p, u).unwrap_or_default();
+            let render: fn(&str, u128) -> String = |p, u| flakeid_core::Wide(u).to_typeid(p).unwrap_or_default();
             let r = wide_batch(&svc, &headers, &params, flow.map(|e| e.0), n, render, prefix.to_owned()).await;
             return finish(&svc, r);
         }
@@ -166,7 +166,7 @@ pub(crate) async fn one_typeid(
     let result: Result<Response, ApiError> = async {
         let json = wants_json(params.get("format").map(String::as_str), &headers)?;
         let u = svc.issue_uuid7().await?;
-        let text = flakeid_core::format_typeid(prefix, u)?;
+        let text = flakeid_core::Wide(u).to_typeid(prefix)?;
         Ok(if json {
             ids_response(
                 APPLICATION_JSON,

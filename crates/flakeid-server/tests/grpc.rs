@@ -98,11 +98,11 @@ async fn next_batch_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_uuid_is_16_bytes_of_an_increasing_uuid7_until_draining() {
     let (svc, mut c, _stop) = start(1000).await;
-    let mut last = 0u128;
+    let mut last = flakeid_core::Wide(0);
     for _ in 0..100 {
         let bytes = c.next_uuid(NextUuidRequest {}).await.unwrap().into_inner().uuid;
-        let u = flakeid_core::uuid_from_bytes(&bytes).unwrap();
-        assert_eq!(flakeid_core::uuid_version(u), 7);
+        let u = flakeid_core::Wide::from_slice(&bytes).unwrap();
+        assert_eq!(u.version(), 7);
         assert!(u > last, "UUIDs went back");
         last = u;
     }

@@ -3,10 +3,7 @@
 //! base32 by repeated division), the TypeID cases are the spec's own files, and
 //! the error positions are written out by hand.
 
-use flakeid_core::{
-    Error, compose_uuid7, format_typeid, format_ulid, format_uuid, parse_typeid, parse_ulid, parse_uuid,
-    ulid_timestamp_ms, ulid_to_uuid, uuid_from_bytes, uuid_to_bytes, uuid_to_ulid, uuid7_range, uuid7_timestamp_ms,
-};
+use flakeid_core::{Error, Wide};
 use serde_json::{Value, json};
 
 /// jetify-com/typeid spec v0.3, spec/valid.json (name, typeid, prefix, uuid).
@@ -211,8 +208,8 @@ fn kind_of(e: &Error) -> &'static str {
     e.kind().name()
 }
 
-fn u128_of(text: &Value) -> u128 {
-    parse_uuid(text.as_str().unwrap()).unwrap()
+fn wide_of(text: &Value) -> Wide {
+    Wide::parse_uuid(text.as_str().unwrap()).unwrap()
 }
 
 pub fn check_uuid(v: &Value) {
@@ -220,49 +217,52 @@ pub fn check_uuid(v: &Value) {
         let ms = c["ms"].as_u64().unwrap();
         let a = u16::try_from(c["rand_a"].as_u64().unwrap()).unwrap();
         let b: u64 = c["rand_b"].as_str().unwrap().parse().unwrap();
-        let u = compose_uuid7(ms, a, b).unwrap();
-        assert_eq!(format_uuid(u), c["uuid"].as_str().unwrap());
-        assert_eq!(format_ulid(u), c["ulid"].as_str().unwrap());
-        assert_eq!(format_typeid("user", u).unwrap(), c["typeid"].as_str().unwrap());
+        let u = Wide::compose_uuid7(ms, a, b).unwrap();
+        assert_eq!(u.to_uuid(), c["uuid"].as_str().unwrap());
+        assert_eq!(u.to_ulid(), c["ulid"].as_str().unwrap());
+        assert_eq!(u.to_typeid("user").unwrap(), c["typeid"].as_str().unwrap());
         assert_eq!(
-            parse_typeid(c["typeid"].as_str().unwrap()).unwrap(),
+            Wide::parse_typeid(c["typeid"].as_str().unwrap()).unwrap(),
             ("user".to_string(), u)
         );
         assert_eq!(
-            format!("{:032x}", u128::from_be_bytes(uuid_to_bytes(u))),
+            format!("{:032x}", u128::from_be_bytes(u.to_bytes())),
             c["bytes"].as_str().unwrap()
         );
-        assert_eq!(uuid_from_bytes(&uuid_to_bytes(u)).unwrap(), u);
-        assert_eq!(uuid7_timestamp_ms(u).unwrap(), ms);
-        assert_eq!(ulid_timestamp_ms(parse_ulid(c["ulid"].as_str().unwrap()).unwrap()), ms);
+        assert_eq!(Wide::from_slice(&u.to_bytes()).unwrap(), u);
+        assert_eq!(u.uuid7_timestamp_ms().unwrap(), ms);
+        assert_eq!(
+            Wide::parse_ulid(c["ulid"].as_str().unwrap()).unwrap().timestamp_ms(),
+            ms
+        );
     }
     for c in v["compose_errors"].as_array().unwrap() {
         let a = u16::try_from(c["rand_a"].as_u64().unwrap()).unwrap();
         let b: u64 = c["rand_b"].as_str().unwrap().parse().unwrap();
-        let e = compose_uuid7(c["ms"].as_u64().unwrap(), a, b).unwrap_err();
+        let e = Wide::compose_uuid7(c["ms"].as_u64().unwrap(), a, b).unwrap_err();
         assert_eq!(kind_of(&e), c["error"].as_str().unwrap());
         assert_eq!(e.details().field, c["field"].as_str(), "{e}");
     }
     for c in v["conversions"].as_array().unwrap() {
         let (ulid, uuid) = (c["ulid"].as_str().unwrap(), c["uuid"].as_str().unwrap());
-        assert_eq!(ulid_to_uuid(ulid).unwrap(), uuid);
-        assert_eq!(uuid_to_ulid(uuid).unwrap(), ulid);
+        assert_eq!(Wide::parse_ulid(ulid).unwrap().to_uuid(), uuid);
+        assert_eq!(Wide::parse_uuid(uuid).unwrap().to_ulid(), ulid);
     }
     for c in v["text_aliases"].as_array().unwrap() {
         let text = c["text"].as_str().unwrap();
         let got = if c["kind"] == "uuid" {
-            parse_uuid(text)
+            Wide::parse_uuid(text)
         } else {
-            parse_ulid(text)
+            Wide::parse_ulid(text)
         };
-        assert_eq!(got.unwrap(), u128_of(&c["uuid"]), "{text}");
+        assert_eq!(got.unwrap(), wide_of(&c["uuid"]), "{text}");
     }
     for c in v["bad"].as_array().unwrap() {
         let text = c["text"].as_str().unwrap();
         let e = if c["kind"] == "uuid" {
-            parse_uuid(text)
+            Wide::parse_uuid(text)
         } else {
-            parse_ulid(text)
+            Wide::parse_ulid(text)
         }
         .unwrap_err();
         assert_eq!(kind_of(&e), "parse", "{text}: {e}");
@@ -273,13 +273,13 @@ pub fn check_uuid(v: &Value) {
         );
     }
     for c in v["typeid_valid"].as_array().unwrap() {
-        let (prefix, u) = parse_typeid(c["typeid"].as_str().unwrap()).unwrap();
+        let (prefix, u) = Wide::parse_typeid(c["typeid"].as_str().unwrap()).unwrap();
         assert_eq!(prefix, c["prefix"].as_str().unwrap(), "{}", c["name"]);
-        assert_eq!(u, u128_of(&c["uuid"]), "{}", c["name"]);
-        assert_eq!(format_typeid(&prefix, u).unwrap(), c["typeid"].as_str().unwrap());
+        assert_eq!(u, wide_of(&c["uuid"]), "{}", c["name"]);
+        assert_eq!(u.to_typeid(&prefix).unwrap(), c["typeid"].as_str().unwrap());
     }
     for c in v["typeid_invalid"].as_array().unwrap() {
-        let e = parse_typeid(c["typeid"].as_str().unwrap()).unwrap_err();
+        let e = Wide::parse_typeid(c["typeid"].as_str().unwrap()).unwrap_err();
         assert_eq!(kind_of(&e), "parse", "{}: {e}", c["name"]);
         assert_eq!(
             e.details().position,
@@ -289,14 +289,14 @@ pub fn check_uuid(v: &Value) {
         );
     }
     for c in v["prefix_errors"].as_array().unwrap() {
-        let e = format_typeid(c["prefix"].as_str().unwrap(), 0).unwrap_err();
+        let e = Wide(0).to_typeid(c["prefix"].as_str().unwrap()).unwrap_err();
         assert_eq!(kind_of(&e), "config", "{e}");
         assert_eq!(e.details().field, Some("prefix"));
     }
     for c in v["ranges"].as_array().unwrap() {
-        let (first, last) = uuid7_range(c["start_ms"].as_u64().unwrap(), c["end_ms"].as_u64().unwrap()).unwrap();
+        let (first, last) = Wide::uuid7_range(c["start_ms"].as_u64().unwrap(), c["end_ms"].as_u64().unwrap()).unwrap();
         assert_eq!(
-            (format_uuid(first), format_uuid(last)),
+            (first.to_uuid(), last.to_uuid()),
             (c["first"].as_str().unwrap().into(), c["last"].as_str().unwrap().into())
         );
     }

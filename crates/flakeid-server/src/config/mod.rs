@@ -209,7 +209,7 @@ pub struct Budgets {
 /// Bytes reserved for a response beyond its IDs' (framing, headers).
 pub(crate) const RESERVE_OVERHEAD: usize = 64;
 
-/// The longest TypeID prefix (`flakeid_core::check_typeid_prefix`).
+/// The longest TypeID prefix (`flakeid_core::Wide::check_typeid_prefix`).
 pub(crate) const MAX_TYPEID_PREFIX: usize = 63;
 
 /// What one 128-bit ID of a text batch holds until it is written, with a TypeID
