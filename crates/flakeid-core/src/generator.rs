@@ -46,7 +46,8 @@ pub(crate) const MAX_RUN: u64 = 128;
 /// of the fast path when the counter's or the clock's cache line comes from
 /// another core (docs/performance.md, the peers bench). A handle that stops
 /// within a tick leaves the rest of its run unissued (passed over): at most a
-/// quarter of that tick's slots, and its next run is halved.
+/// quarter of that tick's slots, and its next run is halved when more than half
+/// of it was left.
 pub(crate) const MAX_HANDLE_RUN: u64 = 1024;
 
 /// `fork_generation` of a closed generator (no process forks 2^64 − 1 times).
