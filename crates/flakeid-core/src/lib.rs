@@ -83,5 +83,11 @@ pub use wide::{MAX_UUID7_BATCH, Wide, check_uuid7_batch};
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// docs/rust.md's examples (the async calls on tokio and smol, serde), run by
+/// `cargo test --doc` with the `serde` feature (make test-rust).
+#[cfg(all(doctest, feature = "serde"))]
+#[doc = include_str!("../../../docs/rust.md")]
+pub struct RustDoctests;
+
 /// The crate version, for bindings to report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
