@@ -56,9 +56,10 @@ fn drive(mode: Mode, next: impl FnMut() -> u64) -> f64 {
         Mode::Bursts(burst) => bursts(burst, next),
         Mode::Calls(n) => {
             let mut next = next;
-            for _ in 0..n / 256 {
+            let burst = calls_burst();
+            for _ in 0..n / burst as u64 {
                 after_a_tick();
-                measured_burst(256, &mut next);
+                measured_burst(burst, &mut next);
             }
             0.0
         }
