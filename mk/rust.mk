@@ -25,15 +25,22 @@ setup-rust: ## rustfmt, clippy, the wasm32 target, libfaketime
 # CI_BACKGROUND), beside suites whose cargo locks $(TARGET).
 PORTS_TARGET_DIR := $(TARGET)/ports
 PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
-setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu) and MSRV toolchains of check-ports
-	@for t in $(PORT_TRIPLES); do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
+# - the core without std (`default-features = false`, bare and with `serde`) for a
+#   no_std + alloc target with no OS (thumbv7em: no 64-bit atomics either) and for
+#   wasm32-unknown-unknown (setup-rust adds it).
+NO_STD_TRIPLES := thumbv7em-none-eabihf wasm32-unknown-unknown
+setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em) and MSRV toolchains of check-ports
+	@for t in $(PORT_TRIPLES) thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
 	@for v in $$(bash scripts/msrv.sh versions); do rustup run "$$v" rustc --version >/dev/null 2>&1 \
 	  || { echo "setup-ports: installing Rust $$v"; $(RUSTUP) toolchain install "$$v" --profile minimal; }; done
 
-check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D warnings, bare, lease, lease and uuid7); the published crates at their rust-version
+check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D warnings, bare, lease, lease and uuid7) and without std; the published crates at their rust-version
 	@for t in $(PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
 	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
+	@for t in $(NO_STD_TRIPLES); do for f in "" "--features serde"; do \
+	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings"; \
+	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings || exit 1; done; done
 	bash scripts/msrv.sh check
 
 # The benches (crates/flakeid-bench, the core's) that need the core's features: the

@@ -1,44 +1,51 @@
 //! `cargo bench -p flakeid-bench --bench peers` — one thread's cost per ID below
 //! the cap, flakeid beside its Rust peers, in interleaved rounds.
 //!
-//! Every generator issues Snowflake IDs (41/10/12: 4,096 per ms). A burst of
-//! 1,024 IDs (`FLAKEID_PEERS_BURST`) started right after a millisecond tick of the
-//! system clock stays below that cap, so it measures what one call costs, not the
-//! cap, and what each millisecond's first call costs shows, as it does for an
-//! application that issues in bursts. Each round
-//! runs 64 bursts of every case, the cases in a different order each round;
-//! `FLAKEID_BENCH_ROUNDS` (5) rounds. The table gives each case's median over the
-//! rounds of its per-round median ns/ID, and that median ÷ ferroid Basic's and ÷
-//! ferroid Atomic's, taken within each round (a neighbour's build slowing one
-//! round down cancels out).
+//! Every generator issues Snowflake IDs (41/10/12: 4,096 per ms). Each case runs in
+//! bursts of 128, 1,024 and 4,000 IDs (`FLAKEID_PEERS_BURST=n`: that one shape),
+//! each burst started right after a millisecond tick of the system clock: below the
+//! cap, so a burst measures what one call costs, not the cap, and what each
+//! millisecond's first call costs shows in the short bursts as it does for an
+//! application that issues in bursts. Each round runs 64 bursts of every case and
+//! shape, the cases in a different order each round; `FLAKEID_BENCH_ROUNDS` (5)
+//! rounds. The table gives, per shape, each case's median over the rounds of its
+//! per-round median ns/ID, and that median ÷ ferroid Basic's and ÷ ferroid Atomic's,
+//! taken within each round (a neighbour's build slowing one round down cancels out).
 //!
 //! Cases: flakeid's `Generator` (default strict, and `Overflow::Borrow`) shared
 //! as it would be (`&Generator`, `Sync`), its per-thread handle
-//! `Generator::local()` (strict, borrow); ferroid 2.0's `BasicSnowflakeGenerator`
-//! (not `Sync`) and `AtomicSnowflakeGenerator` (`Sync`, one CAS per ID), both on
-//! its `MonotonicClock` (a ticker thread); snowflaked's `sync::Generator`;
-//! rs-snowflake's `real_time_generate` (`&mut`, not `Sync`).
+//! `Generator::local()` (strict, borrow), and its `next_id_async` (strict); ferroid
+//! 2.0's `BasicSnowflakeGenerator` (not `Sync`) and `AtomicSnowflakeGenerator`
+//! (`Sync`, one CAS per ID), both on its `MonotonicClock` (a ticker thread), and the
+//! latter's `next_id_async` (tokio's sleep); snowflaked's `sync::Generator`;
+//! rs-snowflake's `real_time_generate` (`&mut`, not `Sync`). The async calls run
+//! each burst in one `block_on` of a tokio current-thread runtime: below the cap
+//! neither waits, so a row is what the future costs beside the blocking call.
 //!
 //! Instructions per ID: `FLAKEID_PEERS_CASE=k FLAKEID_PEERS_CALLS=n` runs case `k`
-//! (the table's row, from 0) alone, `n` calls in bursts of 256 each started right
-//! after a tick, each burst in `measured_burst`; under `valgrind --tool=callgrind
+//! (the table's row, from 0) alone, `n` calls in bursts of 256 (or
+//! `FLAKEID_PEERS_BURST`) each started right after a tick, each burst in `measured_burst`; under `valgrind --tool=callgrind
 //! --toggle-collect='*measured_burst*'` the instructions counted ÷ `n` are what one
 //! call executes below the cap (docs/performance.md has the command).
+use ferroid::futures::SnowflakeGeneratorAsyncTokioExt;
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
 use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow, precise_now_ms};
+use std::future::Future;
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-const BURST: usize = 1024;
+/// The burst shapes: a short burst (each tick's first call weighs), the default
+/// one, and one just below the cap.
+const SHAPES: [usize; 3] = [128, 1024, 4000];
 const BURSTS: usize = 64;
 /// What a case is run for.
 #[derive(Clone, Copy)]
 enum Mode {
-    /// `BURSTS` bursts, each of `BURST` calls.
-    Bursts,
+    /// `BURSTS` bursts, each of this many calls.
+    Bursts(usize),
     /// This many calls, for an instruction count.
     Calls(u64),
 }
@@ -46,16 +53,22 @@ enum Mode {
 /// Runs `next` as `mode` says; for bursts, the median ns/ID.
 fn drive(mode: Mode, next: impl FnMut() -> u64) -> f64 {
     match mode {
-        Mode::Bursts => bursts(next),
+        Mode::Bursts(burst) => bursts(burst, next),
         Mode::Calls(n) => {
             let mut next = next;
-            for _ in 0..n / 256 {
+            let burst = calls_burst();
+            for _ in 0..n / burst as u64 {
                 after_a_tick();
-                measured_burst(256, &mut next);
+                measured_burst(burst, &mut next);
             }
             0.0
         }
     }
+}
+
+/// The burst of an instruction count: `FLAKEID_PEERS_BURST`, else 256.
+fn calls_burst() -> usize {
+    env("FLAKEID_PEERS_BURST", 256) as usize
 }
 
 /// Returns right after the system clock's millisecond changes.
@@ -74,10 +87,9 @@ fn measured_burst(n: usize, next: &mut impl FnMut() -> u64) {
     }
 }
 
-/// The median ns/ID of `BURSTS` bursts of `BURST` calls of `next`, each burst
+/// The median ns/ID of `BURSTS` bursts of `burst` calls of `next`, each burst
 /// started right after the system clock's millisecond changes.
-fn bursts(mut next: impl FnMut() -> u64) -> f64 {
-    let burst = env("FLAKEID_PEERS_BURST", BURST as u64) as usize;
+fn bursts(burst: usize, mut next: impl FnMut() -> u64) -> f64 {
     let mut per_id = Vec::with_capacity(BURSTS);
     for _ in 0..BURSTS {
         after_a_tick();
@@ -88,6 +100,44 @@ fn bursts(mut next: impl FnMut() -> u64) -> f64 {
         per_id.push(start.elapsed().as_nanos() as f64 / burst as f64);
     }
     median(&mut per_id)
+}
+
+/// Runs async calls (`next`'s futures) as `mode` says, each burst one `block_on`
+/// of a tokio current-thread runtime (whose timer a call that must wait awaits):
+/// the median ns/ID of the bursts.
+fn drive_async<F: Future<Output = u64>>(mode: Mode, rt: &tokio::runtime::Runtime, mut next: impl FnMut() -> F) -> f64 {
+    match mode {
+        Mode::Bursts(burst) => {
+            let mut per_id = Vec::with_capacity(BURSTS);
+            for _ in 0..BURSTS {
+                after_a_tick();
+                let start = Instant::now();
+                rt.block_on(measured_burst_async(burst, &mut next));
+                per_id.push(start.elapsed().as_nanos() as f64 / burst as f64);
+            }
+            median(&mut per_id)
+        }
+        Mode::Calls(n) => {
+            let burst = calls_burst();
+            for _ in 0..n / burst as u64 {
+                after_a_tick();
+                rt.block_on(measured_burst_async(burst, &mut next));
+            }
+            0.0
+        }
+    }
+}
+
+/// `n` awaited calls: the only code of an async case an instruction count collects.
+#[inline(never)]
+async fn measured_burst_async<F: Future<Output = u64>>(n: usize, next: &mut impl FnMut() -> F) {
+    for _ in 0..n {
+        black_box(next().await);
+    }
+}
+
+fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(d)
 }
 
 fn flakeid(overflow: Overflow) -> Generator {
@@ -121,6 +171,10 @@ fn main() {
     let atomic = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, clock());
     let snowflaked = snowflaked::sync::Generator::new(1);
     let mut rs = snowflake::SnowflakeIdGenerator::new(0, 1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
 
     let names = [
         "flakeid Generator::local() (strict)",
@@ -131,6 +185,8 @@ fn main() {
         "ferroid AtomicSnowflakeGenerator",
         "snowflaked sync::Generator",
         "rs-snowflake real_time_generate",
+        "flakeid Generator::next_id_async (strict)",
+        "ferroid AtomicSnowflakeGenerator::next_id_async",
     ];
     let mut run = |case: usize, mode: Mode| match case {
         0 => drive(mode, || strict_local.next_id().expect("id")),
@@ -140,7 +196,11 @@ fn main() {
         4 => drive(mode, || strict.next_id().expect("id")),
         5 => drive(mode, || atomic.next_id(|_| std::thread::yield_now()).to_raw()),
         6 => drive(mode, || snowflaked.generate::<u64>()),
-        _ => drive(mode, || rs.real_time_generate() as u64),
+        7 => drive(mode, || rs.real_time_generate() as u64),
+        8 => drive_async(mode, &rt, || async {
+            strict.next_id_async(&tokio_sleep).await.expect("id")
+        }),
+        _ => drive_async(mode, &rt, || async { atomic.next_id_async().await.to_raw() }),
     };
     if let Ok(case) = std::env::var("FLAKEID_PEERS_CASE") {
         let case: usize = case.parse().expect("FLAKEID_PEERS_CASE: a row number");
@@ -149,30 +209,44 @@ fn main() {
     }
     const BASIC: usize = 2;
     const ATOMIC: usize = 5;
-    let mut medians = vec![Vec::new(); names.len()];
-    let mut vs_basic = vec![Vec::new(); names.len()];
-    let mut vs_atomic = vec![Vec::new(); names.len()];
+    let shapes: Vec<usize> = match std::env::var("FLAKEID_PEERS_BURST") {
+        Ok(n) => vec![n.parse().expect("FLAKEID_PEERS_BURST: a burst size")],
+        Err(_) => SHAPES.to_vec(),
+    };
+    // [shape][case]: the per-round figures.
+    let mut medians = vec![vec![Vec::new(); names.len()]; shapes.len()];
+    let mut vs_basic = medians.clone();
+    let mut vs_atomic = medians.clone();
     for round in 0..rounds {
-        let mut got = vec![0.0; names.len()];
-        for k in 0..names.len() {
-            let case = (k + round) % names.len();
-            got[case] = run(case, Mode::Bursts);
-        }
-        for case in 0..names.len() {
-            medians[case].push(got[case]);
-            vs_basic[case].push(got[case] / got[BASIC]);
-            vs_atomic[case].push(got[case] / got[ATOMIC]);
+        for (s, &burst) in shapes.iter().enumerate() {
+            let mut got = vec![0.0; names.len()];
+            for k in 0..names.len() {
+                let case = (k + round) % names.len();
+                got[case] = run(case, Mode::Bursts(burst));
+            }
+            for case in 0..names.len() {
+                medians[s][case].push(got[case]);
+                vs_basic[s][case].push(got[case] / got[BASIC]);
+                vs_atomic[s][case].push(got[case] / got[ATOMIC]);
+            }
         }
     }
-    println!("| generator | ns/ID | ÷ ferroid Basic | ÷ ferroid Atomic |");
-    println!("|---|---:|---:|---:|");
+    let head: Vec<String> = shapes.iter().map(|b| format!("bursts of {b}")).collect();
+    println!("ns/ID (÷ ferroid Basic, ÷ ferroid Atomic), medians:");
+    println!("| generator | {} |", head.join(" | "));
+    println!("|---|{}", "---:|".repeat(shapes.len()));
     for (case, name) in names.iter().enumerate() {
-        println!(
-            "| {name} | {:.2} | {:.2} | {:.2} |",
-            median(&mut medians[case]),
-            median(&mut vs_basic[case]),
-            median(&mut vs_atomic[case])
-        );
+        let cells: Vec<String> = (0..shapes.len())
+            .map(|s| {
+                format!(
+                    "{:.2} ({:.2}, {:.2})",
+                    median(&mut medians[s][case]),
+                    median(&mut vs_basic[s][case]),
+                    median(&mut vs_atomic[s][case])
+                )
+            })
+            .collect();
+        println!("| {name} | {} |", cells.join(" | "));
     }
-    println!("({rounds} rounds of {BURSTS} bursts of {BURST} IDs, medians)");
+    println!("({rounds} rounds of {BURSTS} bursts of each shape)");
 }

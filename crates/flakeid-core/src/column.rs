@@ -16,6 +16,7 @@
 use crate::encoding::shown;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
+use alloc::string::{String, ToString};
 
 /// A program's ID value, before it is checked: what a binding received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

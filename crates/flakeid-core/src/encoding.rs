@@ -2,7 +2,9 @@
 //! are in ASCII order, so sorting the text sorts the IDs.
 
 use crate::error::{Error, Result};
-use std::fmt;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
 
 /// An ID's outward form. The default — what every binding's `encode`/`decode` use
 /// when not told — is `Base62`: compact, fixed-width and sorting like the ID (the
@@ -36,7 +38,7 @@ impl Encoding {
     /// Every encoding, in a fixed order.
     pub const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
 
-    /// The encoding's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    /// The encoding's name, as [`FromStr`](core::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Decimal => "decimal",
@@ -57,7 +59,7 @@ impl Encoding {
     }
 }
 
-impl std::str::FromStr for Encoding {
+impl core::str::FromStr for Encoding {
     type Err = Error;
     /// The encoding named `name` (`decimal`, `hex`, `base32`, `base62`; case and
     /// surrounding spaces ignored); a configuration error naming `encoding` otherwise.

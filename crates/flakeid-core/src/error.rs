@@ -1,7 +1,8 @@
 //! The one error table. Every binding maps [`ErrorKind`] exhaustively: Python
 //! exception classes, JS `Error.code`, C status numbers.
 
-use std::fmt;
+use alloc::string::String;
+use core::fmt;
 
 /// What went wrong, without the details. The discriminants are stable: the C
 /// binding exposes them as `flakeid_status` numbers and they never change
@@ -213,7 +214,7 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}
 
 /// What an [`Error`] says beyond its kind and message ([`Error::details`]). Each
 /// binding converts these fields as they are; which error carries which is decided
@@ -231,4 +232,4 @@ pub struct ErrorDetails {
 }
 
 /// `Result` with flakeid's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = core::result::Result<T, E>;

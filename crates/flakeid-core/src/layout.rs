@@ -1,10 +1,13 @@
 //! How the 64 bits are split. A [`Layout`] is a plain value passed around — never a
 //! mutable global — and every preset is a `const`.
 
+#[cfg(feature = "std")]
 use crate::encoding::shown;
 use crate::error::{Error, Result};
+#[cfg(feature = "std")]
 use crate::options::{OptionValue, unknown_option};
-use std::fmt;
+use alloc::vec::Vec;
+use core::fmt;
 
 /// Where the sequence sits relative to the node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,7 +19,7 @@ pub enum Order {
 }
 
 impl Order {
-    /// The order's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    /// The order's name, as [`FromStr`](core::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
             Order::TimeNodeSeq => "time|node|seq",
@@ -25,7 +28,7 @@ impl Order {
     }
 }
 
-impl std::str::FromStr for Order {
+impl core::str::FromStr for Order {
     type Err = Error;
     /// The order named `s` (`time|node|seq`, `time|seq|node`; `,`, ` `, `-` or `_`
     /// also separate, and `sequence` is `seq`).
@@ -129,6 +132,7 @@ const fn preset(
 /// (`ticks << sb | sequence`) becomes an ID, the time its ticks count from, and how
 /// far the counter may run ahead of the clock. Computed once by [`Layout::slots`],
 /// read on every call.
+#[cfg(feature = "std")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slots {
     /// The counter's sequence width: the layout's.
@@ -155,6 +159,7 @@ impl Layout {
     /// The slots of a generator on `node` that takes sequences up to `seq_cap` in a
     /// tick ([`Layout::counter_sequence_bits`]) and may run `ahead` ticks ahead of
     /// its clock.
+    #[cfg(feature = "std")]
     pub(crate) fn slots(&self, node: u64, seq_cap: u64, ahead: u64) -> Slots {
         let sb = self.sequence_bits();
         let (node_shift, seq_shift) = match self.order() {
@@ -633,7 +638,9 @@ impl LayoutBuilder {
     ///
     /// A preset's numbers are that preset, returned without reading the clock (so
     /// callers that rebuild layouts from plain fields, as the C ABI does on every
-    /// call, pay nothing for presets).
+    /// call, pay nothing for presets). With the `std` feature; without it,
+    /// [`build_at`](Self::build_at) takes the time to check against.
+    #[cfg(feature = "std")]
     pub fn build(self) -> Result<Layout> {
         if let Some(preset) = self.preset() {
             return Ok(preset);
@@ -882,6 +889,7 @@ pub const LAYOUT_NUMBERS: [LayoutNumber; 16] = numbers![
     signed_until_ms / "signedUntilMs",
 ];
 
+#[cfg(feature = "std")]
 impl LayoutBuilder {
     /// Sets the field `name` (snake_case or camelCase; see [`LAYOUT_FIELDS`]) from a
     /// binding's converted value: the one path by which every binding's layout

@@ -16,45 +16,73 @@
 //! assert_eq!(encode(id, Encoding::Base62).len(), 11);
 //! # Ok::<(), flakeid_core::Error>(())
 //! ```
+//!
+//! The `std` feature (on by default) brings the generators, the system clock, the
+//! host guard and node sources; without it the crate is `no_std` + `alloc`, for
+//! reading, writing and checking IDs (layouts, encodings, the 128-bit text forms,
+//! [`Wide`]). docs/rust.md has the features.
 #![warn(missing_docs)]
+#![cfg_attr(not(feature = "std"), no_std)]
 
+// `format!` and `vec!` where there is no std prelude; `String` and `Vec` come from
+// `alloc` by name in each module that takes them.
+#[cfg_attr(not(feature = "std"), macro_use)]
+extern crate alloc;
+
+#[cfg(feature = "std")]
 mod builder;
+#[cfg(feature = "std")]
 mod clock;
+#[cfg(feature = "std")]
 mod clock_policy;
 mod column;
+#[cfg(feature = "std")]
 mod counter;
 mod encoding;
 mod error;
+#[cfg(feature = "std")]
 mod fork;
+#[cfg(feature = "std")]
 mod generator;
 #[cfg(host_guard)]
 mod host_guard;
 mod layout;
 #[cfg(feature = "lease")]
 pub mod lease;
+#[cfg(feature = "std")]
 mod node_id;
+#[cfg(feature = "std")]
 mod node_origin;
+#[cfg(feature = "std")]
 mod options;
 #[cfg(host_guard)]
 mod owner;
+#[cfg(feature = "std")]
 mod policy;
 #[cfg(feature = "serde")]
 pub mod serde;
+#[cfg(feature = "std")]
 mod stats;
+#[cfg(feature = "std")]
 mod sync;
 pub mod text;
+#[cfg(feature = "std")]
 mod time_range;
 mod uuid7;
 #[cfg(feature = "uuid7")]
 mod uuid_generator;
 mod wide;
 
+#[cfg(feature = "std")]
 pub use builder::GeneratorBuilder;
+#[cfg(feature = "std")]
 pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
 pub use column::{IdValue, from_bigint, parse_id, to_bigint};
+#[cfg(feature = "std")]
 pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
+#[cfg(feature = "std")]
 pub use generator::{AsyncSleep, Generator, LocalGenerator, MAX_BATCH, check_batch};
 #[cfg(host_guard)]
 pub use host_guard::HostGuard;
@@ -64,14 +92,19 @@ pub use layout::{
 };
 #[cfg(feature = "lease")]
 pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, LeaseWindow};
+#[cfg(feature = "std")]
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
+#[cfg(feature = "std")]
 pub use node_origin::{HOST_GUARD_ENV, NodeOrigin};
+#[cfg(feature = "std")]
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
     OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, UUID_GENERATOR_OPTIONS, closest_option, configured_twice,
     generator_option, not_settings, option_value, options_from_env, setting_option, unknown_option,
 };
+#[cfg(feature = "std")]
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
+#[cfg(feature = "std")]
 pub use stats::Stats;
 #[cfg(feature = "uuid7")]
 pub use uuid_generator::{UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};
@@ -82,6 +115,12 @@ pub use wide::{MAX_UUID7_BATCH, Wide, check_uuid7_batch};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/rust.md's examples (the async calls on tokio and smol, serde), run by
+/// `cargo test --doc` with the `serde` feature (make test-rust).
+#[cfg(all(doctest, feature = "serde"))]
+#[doc = include_str!("../../../docs/rust.md")]
+pub struct RustDoctests;
 
 /// The crate version, for bindings to report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -40,7 +40,7 @@
 use crate::Wide;
 use ::serde::de::{self, Deserializer, Visitor};
 use ::serde::{Deserialize, Serialize, Serializer};
-use std::fmt;
+use core::fmt;
 
 impl Serialize for Wide {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -9,7 +9,8 @@
 
 use crate::encoding::{Encoding, encode};
 use crate::layout::{Layout, Parts};
-use std::fmt::Write as _;
+use alloc::string::String;
+use core::fmt::Write as _;
 
 /// `2017-09-20T13:43:08.849Z` for Unix milliseconds (UTC, millisecond precision).
 ///

@@ -17,6 +17,8 @@
 
 use crate::encoding::{CROCKFORD, shown};
 use crate::error::{Error, Result};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 /// The largest Unix millisecond a UUIDv7 holds (48 bits: the year 10889).
 pub(crate) const UUID7_MAX_MS: u64 = (1 << 48) - 1;

@@ -5,8 +5,9 @@
 
 use crate::error::Result;
 use crate::uuid7::{self, WideForm};
-use std::fmt;
-use std::str::FromStr;
+use alloc::string::{String, ToString};
+use core::fmt;
+use core::str::FromStr;
 
 /// Most UUIDv7s one batch call returns where each ID becomes an object of the
 /// runtime (Python's `uuid7s`, a list of `uuid.UUID`; Node's and wasm's, an array of

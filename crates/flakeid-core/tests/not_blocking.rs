@@ -2,7 +2,8 @@
 //! clock behind under `clock_backwards = "wait"`, they await the runtime's timer, so
 //! the other tasks on the same thread (here: the one that moves the clock) run.
 //! A call that blocked its thread would starve that task, the clock would never
-//! move, and the call would end in `ClockStalled` after its bound.
+//! move, and the call would end in `ClockStalled` after its bound. Each runtime the
+//! docs name is here: tokio (one thread and several) and smol.
 
 #![allow(clippy::unwrap_used)]
 
@@ -219,4 +220,59 @@ fn call_order_holds_across_tasks_on_a_multi_thread_runtime() {
             }
         }
     });
+}
+
+/// smol's timer (async-io's) as the sleep.
+async fn smol_sleep(d: Duration) {
+    smol::Timer::after(d).await;
+}
+
+/// The same on smol: 64 tasks on one thread's executor (`smol::LocalExecutor`)
+/// ask a strict generator for three ticks' worth of IDs beyond its cap, beside a
+/// task that moves the clock 1 ms per 1 ms of smol's timer. A call that held the
+/// thread would starve that task and end in `ClockStalled`.
+#[test]
+fn on_smol_a_strict_generator_at_its_cap_waits_on_the_timer() {
+    let ex = smol::LocalExecutor::new();
+    smol::block_on(ex.run(async {
+        let clock = ManualClock::new(T);
+        let g = Arc::new(on_clock(&clock, 5).build().unwrap());
+        let done = Arc::new(AtomicBool::new(false));
+        let ticker = {
+            let (clock, done) = (clock.clone(), done.clone());
+            ex.spawn(async move {
+                while !done.load(Ordering::Relaxed) {
+                    smol::Timer::after(Duration::from_millis(1)).await;
+                    clock.advance(1);
+                }
+            })
+        };
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let g = g.clone();
+                ex.spawn(async move {
+                    let mut ids = Vec::with_capacity(256);
+                    for _ in 0..256 {
+                        ids.push(g.next_id_async(&smol_sleep).await.unwrap());
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            let ids = t.await;
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
+            all.extend(ids);
+        }
+        done.store(true, Ordering::Relaxed);
+        ticker.await;
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(n, 64 * 256);
+        assert_eq!(all.len(), n, "unique");
+        assert!(clock.get() >= T + 3, "the clock moved {} ms", clock.get() - T);
+        assert!(g.stats().tick_waits > 0);
+    }));
 }

@@ -13,7 +13,9 @@ use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 /// Slots the first run of a handle asks for; each run spent whole doubles it
-/// (up to the generator's handle run size), each run passed over halves it.
+/// (up to the generator's handle run size), each run passed over with more than
+/// half of it unused halves it (with half or less unused, the next is as large: a
+/// thread issuing the same burst every tick takes one run a tick).
 const FIRST_RUN: u64 = 2;
 
 /// A per-thread handle on a [`Generator`], from [`Generator::local`]: it reserves
@@ -43,6 +45,8 @@ pub struct LocalGenerator<'g, C: CounterStorage = OwnCounter> {
     /// no run).
     next: u64,
     end: u64,
+    /// The run's first slot: its size is `end - run_start`.
+    run_start: u64,
     /// Slots the next run asks for.
     want: u64,
     /// The fast state: the clock reading (ms) the last call served from; the ID
@@ -80,6 +84,7 @@ impl<C: CounterStorage> Generator<C> {
             generator: self,
             next: 0,
             end: 0,
+            run_start: 0,
             want: FIRST_RUN / 2,
             seen_ms: u64::MAX,
             fast_ms: u64::MAX,
@@ -141,7 +146,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         self.generator.clock.touch();
         match self.take(now)? {
             Ok(slot) => Ok(self.generator.id_of(slot)),
-            Err(t) => self.next_run(t),
+            Err(t) => self.next_run(now, t),
         }
     }
 
@@ -296,18 +301,28 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         Ok(())
     }
 
-    /// A new run reserved while the clock reads tick `t` (waiting as
+    /// A new run reserved while the clock reads `now`, tick `t` (waiting as
     /// [`Generator::next_id`] does); its first slot is the ID returned.
     #[cold]
     #[inline(never)]
-    fn next_run(&mut self, t: u64) -> Result<u64> {
-        let run = match self.claim_run(t) {
-            Some(run) => run,
+    fn next_run(&mut self, now: u64, t: u64) -> Result<u64> {
+        match self.claim_run(t) {
+            // Claimed on this reading's tick: served as a run's slots are, which
+            // sets the fast state, so the run's next call takes the fast path.
+            Some(run) => {
+                self.keep(run);
+                self.next = run.0;
+                match self.take(now)? {
+                    Ok(slot) => Ok(self.generator.id_of(slot)),
+                    // Not reached (the run lies in `now`'s tick, below its window's
+                    // end); the run's first slot is still this handle's.
+                    Err(_) => Ok(self.keep(run)),
+                }
+            }
             // Behind the clock (a monotonic rollback), one slot: a run never holds
             // slots past what the clock allows, which the next call would pass over.
-            None => self.generator.reserve_slow(self.want, 1)?,
-        };
-        Ok(self.keep(run))
+            None => Ok(self.keep(self.generator.reserve_slow(self.want, 1)?)),
+        }
     }
 
     /// [`next_run`](Self::next_run) that never waits: `None` where it would.
@@ -331,10 +346,13 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
         self.settle();
         let g = self.generator;
         let rest = self.end.saturating_sub(self.next);
+        let size = self.end.saturating_sub(self.run_start);
         self.want = if rest == 0 {
             (self.want * 2).min(g.runs.handle_run)
-        } else {
+        } else if rest * 2 > size {
             (self.want / 2).max(1)
+        } else {
+            self.want
         };
         self.drop_run();
         match g.claim(t, self.want) {
@@ -346,6 +364,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
     /// Keeps the run `(first, count)` and returns its first slot's ID.
     fn keep(&mut self, (first, count): (u64, u64)) -> u64 {
         self.settle();
+        self.run_start = first;
         self.next = first + 1;
         self.end = first + count;
         self.generator.id_of(first)

@@ -10,7 +10,7 @@
 //! same verdicts and the same bound on a wait, [`Generator::waited_out`]); between
 //! two decisions it awaits the runtime's timer until the clock can have moved.
 
-use super::{Generator, Pending, Reserve};
+use super::{Generator, NEXT_ID_ASYNC, Pending, Reserve};
 use crate::counter::CounterStorage;
 use crate::error::Result;
 use crate::stats::Episode;
@@ -52,7 +52,7 @@ impl<C: CounterStorage> Generator<C> {
     /// # Ok::<(), flakeid_core::Error>(())
     /// ```
     pub async fn next_id_async(&self, sleep: &impl AsyncSleep) -> Result<u64> {
-        if let Some(id) = self.next_id_unless_waiting()? {
+        if let Some(id) = self.next_id_unless_waiting::<NEXT_ID_ASYNC>()? {
             return Ok(id);
         }
         let (first, _) = self.reserve_async(1, 1, sleep).await?;
