@@ -35,11 +35,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(Wide::parse_ulid(&u.to_ulid()), Ok(u));
     }
     if let Some((prefix, u)) = parse_error_ok(Wide::parse_typeid(text), text) {
-        assert_eq!(
-            u.to_typeid(&prefix).as_deref(),
-            Ok(text),
-            "a TypeID reads one way only"
-        );
+        assert_eq!(u.to_typeid(&prefix).as_deref(), Ok(text), "a TypeID reads one way only");
     }
     if let Some(r) = Wide::recognize(text) {
         parse_error_ok(r, text.trim());
