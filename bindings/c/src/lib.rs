@@ -139,6 +139,7 @@ unsafe fn free_handle<H: Handle>(p: *mut H) {
 ///
 /// # Safety
 /// `p` is NULL or valid for reads of `len` bytes for the duration of the call.
+#[cfg(any(feature = "seal", feature = "uuid7"))]
 unsafe fn bytes_in<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], Fail> {
     if len == 0 {
         return Ok(&[]);
