@@ -28,7 +28,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test import Server, frame  # noqa: E402
+from fixture import Server, frame  # noqa: E402
 import h2.config  # noqa: E402  (make setup-serve installs h2 in the suite's venv)
 import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
