@@ -9,7 +9,7 @@ import unittest
 import urllib.parse
 import uuid
 
-from fixture import BIN, SEAL_KEY, SEAL_VECTORS, WORK, OneServer, Server, ids_of
+from fixture import BIN, SEAL_KEY, SEAL_VECTORS, WORK, OneServer, Server, ids_of, serve_refused
 from grpc_client import grpc_call, pb
 
 
@@ -244,15 +244,10 @@ class Sealing(unittest.TestCase):
             (bad, "key must be 32, 48 or 64 hex digits"),
             (os.path.join(WORK, "missing.key"), "missing.key"),
         ]:
-            out = subprocess.run(
-                [BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--seal-key-file", path],
-                capture_output=True,
-                text=True,
-                timeout=20,
-            )
-            self.assertEqual(out.returncode, 1, out.stderr)
-            self.assertIn(want, out.stderr)
-            self.assertNotIn("abcdef", out.stderr)
+            code, err = serve_refused("--node", "1", "--seal-key-file", path)
+            self.assertEqual(code, 1, err)
+            self.assertIn(want, err)
+            self.assertNotIn("abcdef", err)
 
 
 class Unsealed(OneServer, unittest.TestCase):

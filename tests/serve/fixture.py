@@ -157,6 +157,42 @@ def cleanup():
     shutil.rmtree(WORK, ignore_errors=True)
 
 
+def grpc_block(path):
+    """A request HEADERS block (HPACK, no Huffman): POST `path`, gRPC."""
+    return (
+        b"\x83\x86\x04"
+        + bytes([len(path)])
+        + path
+        + b"\x01\x09localhost"
+        + b"\x0f\x10\x10application/grpc"
+        + b"\x00\x02te\x08trailers"
+    )
+
+
+def serve_refused(*args, env=None):
+    """`flakeid serve ARGS` on 127.0.0.1:0, which must exit at start: (its exit code,
+    its stderr)."""
+    out = subprocess.run(
+        [BIN, "serve", "--listen", "127.0.0.1:0", *args],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=env,
+    )
+    return out.returncode, out.stderr
+
+
+def refused_before_a_lease(test, *args):
+    """`flakeid serve ARGS` with a file lease in a new directory is refused before it
+    listens or takes the lease: its stderr."""
+    leases = tempfile.mkdtemp(dir=WORK)
+    code, err = serve_refused("--lease", f"file://{leases}", *args)
+    test.assertNotEqual(code, 0, (args, err))
+    test.assertNotIn("listening", err, args)
+    test.assertEqual(os.listdir(leases), [], (args, "a lease was taken", err))
+    return err
+
+
 def frame(kind, flags, stream, payload):
     """One HTTP/2 frame, for the clients that misbehave on purpose."""
     return (

@@ -124,11 +124,9 @@ def grpc_path(port, path, message=b"", messages=1):
     """One gRPC call (unary, or a stream of one request) to `path` over h2c with curl,
     `message` (a protobuf message, or bytes sent as they are) sent `messages` times:
     (grpc-status, every response message's bytes, the headers and trailers)."""
-    if not isinstance(message, bytes):
-        message = message.SerializeToString()
     body = os.path.join(WORK, f"grpc-{time.monotonic_ns()}")
     with open(body, "wb") as f:
-        f.write((b"\0" + struct.pack(">I", len(message)) + message) * messages)
+        f.write(grpc_frame(message) * messages)
     out = (
         subprocess.run(
             [
@@ -162,6 +160,14 @@ def grpc_path(port, path, message=b"", messages=1):
         replies.append(raw[5 : 5 + n])
         raw = raw[5 + n :]
     return status, replies, out
+
+
+def grpc_frame(message):
+    """`message` (a protobuf message, or bytes as they are) as a gRPC body carries it:
+    uncompressed, after its 4-byte length."""
+    if not isinstance(message, bytes):
+        message = message.SerializeToString()
+    return b"\0" + struct.pack(">I", len(message)) + message
 
 
 def grpc_stream(port, method, request=b"", messages=1):

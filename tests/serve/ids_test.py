@@ -23,7 +23,7 @@ class Ids(OneServer, unittest.TestCase):
     def test_one_id_text_and_json(self):
         st, ct, body = self.s.get("/v1/id")
         self.assertEqual((st, ct), (200, "text/plain; charset=utf-8"))
-        self.assertEqual(self.node_of(int(body)), 7)
+        self.assertEqual(node_of(int(body)), 7)
         st, ct, body = self.s.get("/v1/id", {"Accept": "application/json"})
         self.assertEqual((st, ct), (200, "application/json"))
         self.assertIsInstance(json.loads(body)["id"], str)
@@ -70,7 +70,7 @@ class Ids(OneServer, unittest.TestCase):
         self.assertEqual(len(json.loads(body)), 1)
         self.assertEqual(len(ids), len(set(ids)))
         self.assertEqual(ids, sorted(ids))
-        self.assertTrue(all(self.node_of(i) == 7 for i in ids))
+        self.assertTrue(all(node_of(i) == 7 for i in ids))
         c.close()
 
     def test_bad_batches_name_the_parameter(self):
@@ -125,7 +125,7 @@ class Ids(OneServer, unittest.TestCase):
             check=True,
         ).stdout.split("\n")
         self.assertEqual(out[-1], "2")
-        self.assertEqual(self.node_of(int(out[0])), 7)
+        self.assertEqual(node_of(int(out[0])), 7)
 
 
 class Semantics(OneServer, unittest.TestCase):

@@ -9,7 +9,7 @@ import tempfile
 import time
 import unittest
 
-from fixture import BIN, WORK, Server, free_port
+from fixture import WORK, Server, free_port, refused_before_a_lease, serve_refused
 
 
 def make_pki(d, name):
@@ -92,6 +92,11 @@ class Tls(unittest.TestCase):
         self.ca, self.cert, self.key = make_pki(self.d, "server")
         self.other_ca, self.other_cert, self.other_key = make_pki(self.d, "other")
 
+    def mtls_server(self, *more):
+        """A server with TLS that asks for a client certificate of the server's CA."""
+        tls = ("--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", self.ca)
+        return Server("--node", "1", *tls, *more)
+
     def https(self, s, path, ca=None, client=None, headers=None):
         ctx = self.ssl.create_default_context(cafile=ca or self.ca)
         if client:
@@ -118,18 +123,9 @@ class Tls(unittest.TestCase):
             (["--tls-cert", self.cert, "--tls-key", self.key, "--tls-client-ca", missing], missing),
             (["--auth-token-file", empty], empty),
         ]:
-            leases = tempfile.mkdtemp(dir=WORK)
-            out = subprocess.run(
-                [BIN, "serve", "--listen", "127.0.0.1:0", "--lease", f"file://{leases}", *args],
-                capture_output=True,
-                text=True,
-                timeout=20,
-            )
-            self.assertNotEqual(out.returncode, 0, (args, out.stderr))
+            err = refused_before_a_lease(self, *args)
             if named:
-                self.assertIn(named, out.stderr, args)
-            self.assertNotIn("listening", out.stderr, args)
-            self.assertEqual(os.listdir(leases), [], (args, "a lease was taken", out.stderr))
+                self.assertIn(named, err, args)
 
     def test_tls_wrong_ca_and_hot_reload(self):
         s = Server("--node", "1", "--tls-cert", self.cert, "--tls-key", self.key)
@@ -175,16 +171,7 @@ class Tls(unittest.TestCase):
             self.assertEqual(s.stop(), 0, s.logs())
 
     def test_mtls_refuses_no_or_foreign_client_certificates(self):
-        s = Server(
-            "--node",
-            "1",
-            "--tls-cert",
-            self.cert,
-            "--tls-key",
-            self.key,
-            "--tls-client-ca",
-            self.ca,
-        )
+        s = self.mtls_server()
         try:
             self.assertEqual(self.https(s, "/v1/id", client=(self.cert, self.key))[0], 200)
             for client in (None, (self.other_cert, self.other_key)):
@@ -197,18 +184,7 @@ class Tls(unittest.TestCase):
 
     def test_probe_listener_answers_without_a_client_certificate(self):
         probe_port = free_port()
-        s = Server(
-            "--node",
-            "1",
-            "--tls-cert",
-            self.cert,
-            "--tls-key",
-            self.key,
-            "--tls-client-ca",
-            self.ca,
-            "--probe-listen",
-            f"127.0.0.1:{probe_port}",
-        )
+        s = self.mtls_server("--probe-listen", f"127.0.0.1:{probe_port}")
         try:
             for path, want in (
                 ("/healthz", 200),
@@ -240,14 +216,9 @@ class Tls(unittest.TestCase):
             self.assertEqual(s.get("/healthz")[0], 200)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
-        out = subprocess.run(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--node", "1", "--metrics-auth"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-        self.assertEqual(out.returncode, 2, out.stderr)
-        self.assertIn("--auth-token-file", out.stderr)
+        code, err = serve_refused("--node", "1", "--metrics-auth")
+        self.assertEqual(code, 2, err)
+        self.assertIn("--auth-token-file", err)
 
     def test_bearer_tokens(self):
         tokens = os.path.join(self.d, "tokens")
@@ -307,24 +278,6 @@ class TokenFileLines(unittest.TestCase):
         tokens = os.path.join(d, "tokens")
         with open(tokens, "w") as f:
             f.write("x\nB\nB\nC\n")
-        leases = tempfile.mkdtemp(dir=WORK)
-        out = subprocess.run(
-            [
-                BIN,
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--lease",
-                f"file://{leases}",
-                "--auth-token-file",
-                tokens,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-        self.assertNotEqual(out.returncode, 0, out.stderr)
-        self.assertIn(tokens, out.stderr)
-        self.assertIn("lines 2 and 3", out.stderr)
-        self.assertNotIn("listening", out.stderr)
-        self.assertEqual(os.listdir(leases), [], ("a lease was taken", out.stderr))
+        err = refused_before_a_lease(self, "--auth-token-file", tokens)
+        self.assertIn(tokens, err)
+        self.assertIn("lines 2 and 3", err)

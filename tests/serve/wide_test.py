@@ -7,7 +7,7 @@ import subprocess
 import unittest
 import uuid
 
-from fixture import BIN, SEAL_KEY, WORK, OneServer, Server, base32_crockford
+from fixture import BIN, SEAL_KEY, WORK, OneServer, Server, base32_crockford, serve_refused
 from grpc_client import SERVING, grpc_call, health, pb
 
 
@@ -253,31 +253,14 @@ class NoNode(unittest.TestCase):
         self.assertIn('flakeid_errors_total{kind="no_node_id"}', self.s.get("/metrics")[2].decode())
 
     def test_options_for_64_bit_ids_still_need_a_node_id(self):
+        env = dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE="")
         for args in (["--layout", "sonyflake"], ["--datacenter", "1"]):
-            r = subprocess.run(
-                [BIN, "serve", "--listen", "127.0.0.1:0", *args],
-                capture_output=True,
-                text=True,
-                timeout=20,
-                env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""),
-            )
-            self.assertEqual(r.returncode, 1, (args, r.stderr))
-            self.assertIn("no node id given", r.stderr)
-        with open(os.path.join(WORK, "no-node-seal.key"), "w") as f:
+            code, err = serve_refused(*args, env=env)
+            self.assertEqual(code, 1, (args, err))
+            self.assertIn("no node id given", err)
+        key = os.path.join(WORK, "no-node-seal.key")
+        with open(key, "w") as f:
             f.write(SEAL_KEY + "\n")
-        r = subprocess.run(
-            [
-                BIN,
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--seal-key-file",
-                os.path.join(WORK, "no-node-seal.key"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            env=dict(os.environ, FLAKEID_NODE="", FLAKEID_LEASE=""),
-        )
-        self.assertNotEqual(r.returncode, 0, r.stderr)
-        self.assertIn("sealing is of 64-bit IDs: it needs a node id", r.stderr)
+        code, err = serve_refused("--seal-key-file", key, env=env)
+        self.assertNotEqual(code, 0, err)
+        self.assertIn("sealing is of 64-bit IDs: it needs a node id", err)
