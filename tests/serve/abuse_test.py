@@ -28,13 +28,15 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test import Server, frame  # noqa: E402
+from fixture import Server, frame, grpc_block  # noqa: E402
+from grpc_client import NOT_SERVING, SERVING, grpc_frame, pb  # noqa: E402
 import h2.config  # noqa: E402  (make setup-serve installs h2 in the suite's venv)
 import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
 import h2.settings  # noqa: E402
 
 MIB = 1024 * 1024
+HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
 # The budget of docs/service.md: FIXED + --request-memory + --response-memory +
 # (--max-connections + PROBE_SLOTS) x PER_CONNECTION (the defaults of the two budgets:
 # 32 and 64 MiB).
@@ -147,15 +149,7 @@ class H2:
     def start(self, path, end=False):
         sid = self.next_id
         self.next_id += 2
-        block = (
-            b"\x83\x86\x04"
-            + bytes([len(path)])
-            + path
-            + b"\x01\x09localhost"
-            + b"\x0f\x10\x10application/grpc"
-            + b"\x00\x02te\x08trailers"
-        )
-        self.c.sendall(frame(1, 0x4 | (0x1 if end else 0), sid, block))
+        self.c.sendall(frame(1, 0x4 | (0x1 if end else 0), sid, grpc_block(path)))
         self.windows[sid] = self.stream_init
         return sid
 
@@ -351,13 +345,13 @@ class UnreadAnswers(unittest.TestCase):
         try:
             w = Watch(s, budget(conns))
             # 16 connections x 32 Batch(n=100000), nothing read, a PING every 0.2 s.
-            msg = b"\x08" + bytes([0xA0, 0x8D, 0x06])  # n = 100000
+            msg = pb.BatchRequest(n=100000)
             clients = []
             for _ in range(16):
                 h = H2(s.port)
                 for _ in range(32):
                     sid = h.start(BATCH)
-                    h.c.sendall(frame(0, 1, sid, b"\0" + struct.pack(">I", len(msg)) + msg))
+                    h.c.sendall(frame(0, 1, sid, grpc_frame(msg)))
                 clients.append(h)
             t0 = time.monotonic()
             closed_at = {}
@@ -416,7 +410,7 @@ class ShutWindow:
             client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1}
         )
         self.h2.initiate_connection()
-        msg = b"\x08" + varint(n)  # BatchRequest { n }
+        msg = pb.BatchRequest(n=n)
         for _ in range(calls):
             sid = self.h2.get_next_available_stream_id()
             if path is not None:  # an HTTP GET of `path`
@@ -442,7 +436,7 @@ class ShutWindow:
                     ("te", "trailers"),
                 ],
             )
-            self.h2.send_data(sid, b"\0" + struct.pack(">I", len(msg)) + msg, end_stream=True)
+            self.h2.send_data(sid, grpc_frame(msg), end_stream=True)
         self.sock.sendall(self.h2.data_to_send())
         self.closed = False
         self.pings = 0
@@ -670,15 +664,7 @@ class HeldSlots(unittest.TestCase):
         stop = threading.Event()
         try:
             held = []
-            path = b"/grpc.health.v1.Health/Watch"
-            block = (
-                b"\x83\x86\x04"
-                + bytes([len(path)])
-                + path
-                + b"\x01\x09localhost"
-                + b"\x0f\x10\x10application/grpc"
-                + b"\x00\x02te\x08trailers"
-            )
+            block = grpc_block(HEALTH_WATCH)
 
             def watcher():
                 while not stop.is_set():
@@ -865,15 +851,6 @@ def honest_ids(port, n=100000, path=b"/v1/ids"):
     return head_at, status, retry and int(retry.group(1)), whole
 
 
-def varint(n):
-    out = b""
-    while True:
-        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
-        n >>= 7
-        if not n:
-            return out
-
-
 def honest_batch(port, n=1):
     """One gRPC `Batch(n)` on a fresh h2c connection from PROBE_FROM, answers read:
     (seconds until its status arrived, grpc-status)."""
@@ -893,8 +870,7 @@ def honest_batch(port, n=1):
             ("te", "trailers"),
         ],
     )
-    msg = b"\x08" + varint(n)
-    conn.send_data(sid, b"\0" + struct.pack(">I", len(msg)) + msg, end_stream=True)
+    conn.send_data(sid, grpc_frame(pb.BatchRequest(n=n)), end_stream=True)
     sock.sendall(conn.data_to_send())
     status = None
     try:
@@ -1197,20 +1173,6 @@ class HonestBatchesWhole(unittest.TestCase):
 # ---- long-lived calls hold no probe slot; a drain that finishes or cuts, and says
 # which, on every protocol ------------------------------------------------------------
 
-HEALTH_WATCH = b"/grpc.health.v1.Health/Watch"
-
-
-def grpc_block(path):
-    """A request HEADERS block (HPACK, no Huffman): POST `path`, gRPC."""
-    return (
-        b"\x83\x86\x04"
-        + bytes([len(path)])
-        + path
-        + b"\x01\x09localhost"
-        + b"\x0f\x10\x10application/grpc"
-        + b"\x00\x02te\x08trailers"
-    )
-
 
 def h2_frames(data):
     """The complete frames at the start of `data`, as (kind, flags, stream, payload),
@@ -1227,7 +1189,7 @@ def h2_frames(data):
     return out, data
 
 
-SERVING = b"\0\0\0\0\x02\x08\x01"  # a HealthCheckResponse { status: SERVING } message
+WATCH_SERVING = grpc_frame(pb.HealthCheckResponse(status=SERVING))
 
 
 class Watchers:
@@ -1303,7 +1265,7 @@ class Watchers:
                         self.count(refused=1)
                         break  # refused: again, at once
                     if not counted and any(
-                        k == 0 and sid == 1 and p == SERVING for k, _, sid, p in frames
+                        k == 0 and sid == 1 and p == WATCH_SERVING for k, _, sid, p in frames
                     ):
                         counted = True
                         self.count(held=1, now=1)
@@ -1428,7 +1390,7 @@ class SlowReader:
             + frame(1, 0x4 | (0x1 if grpc_message is None else 0), 1, hpack.Encoder().encode(head))
         )
         if grpc_message is not None:
-            out += frame(0, 0x1, 1, b"\0" + struct.pack(">I", len(grpc_message)) + grpc_message)
+            out += frame(0, 0x1, 1, grpc_frame(grpc_message))
         self.sock.sendall(out)
         self.rate, self.body, self.headers = rate, b"", {}
         self.ended = self.reset = self.goaway = False
@@ -1586,7 +1548,9 @@ class DrainFinishesOrSaysSo(unittest.TestCase):
             for w in watches:
                 self.assertEqual((w.ended, w.grpc_status()), (True, 14))
                 # SERVING, then NOT_SERVING before the end.
-                self.assertTrue(w.body.endswith(b"\0\0\0\0\x02\x08\x02"), w.body)
+                self.assertTrue(
+                    w.body.endswith(grpc_frame(pb.HealthCheckResponse(status=NOT_SERVING))), w.body
+                )
         finally:
             s.stop()
 
@@ -1864,9 +1828,7 @@ class WholeAfterTheHead:
             end_stream=body is None,
         )
         if body is not None:
-            self.h2.send_data(
-                self.sid, b"\0" + struct.pack(">I", len(body)) + body, end_stream=True
-            )
+            self.h2.send_data(self.sid, grpc_frame(body), end_stream=True)
         self.sock.sendall(self.h2.data_to_send())
         self.status = self.grpc_status = None
         self.data, self.ended, self.pending = 0, False, 0
@@ -1989,7 +1951,7 @@ class FinishedOnceAnswered(unittest.TestCase):
                 ("content-type", "application/grpc"),
                 ("te", "trailers"),
             ],
-            b"\x08" + varint(100000),
+            pb.StreamRequest(n=100000),
             800000,
         )
 

@@ -6,16 +6,19 @@ failed.
     run.py [TEST...]                 make test-serve
     run.py abuse BINARY [TEST...]    make test-serve-abuse (in the serve venv: h2)
 
-make test-serve: tests/serve/serve_test.py against a debug build (built here), with
+make test-serve: tests/serve/*_test.py but abuse_test.py (SERVE) against a debug build
+(built here), with
 the Redis and PostgreSQL of the one test environment (tests/env/testenv.py) for the
 lease tests, started here and stopped on exit. Needs make test-serve's prerequisites
 (setup-serve, setup-lease).
 abuse: tests/serve/abuse_test.py, the memory budget and the probes under attack,
 against BINARY (the static CLI of the release archives: make test-serve-abuse
 builds it with make dist-cli); no store.
-TEST: unittest names, e.g. `Routes` or `Tls.test_bearer_tokens`.
+TEST: unittest names, with or without the module, e.g. `Ids` or
+`Tls.test_bearer_tokens` or `tls_test.Tls`.
 """
 
+import importlib
 import os
 import shlex
 import subprocess
@@ -30,19 +33,38 @@ import testenv  # noqa: E402
 from cases import Cases, unittest_result  # noqa: E402
 
 
-def run_tests(suite, module, names):
-    """The tests of `module` (those named, or all), each a case of `suite`."""
-    import serve_test
+# make test-serve's modules, each a family of routes or a concern of the whole server.
+SERVE = [
+    "ids_test",
+    "wide_test",
+    "decode_test",
+    "metrics_test",
+    "grpc_test",
+    "order_test",
+    "tls_test",
+    "lifecycle_test",
+    "limits_test",
+]
+
+
+def run_tests(suite, modules, names):
+    """The tests of `modules` (those named, or all), each a case of `suite`."""
+    import fixture
 
     loader = unittest.TestLoader()
-    tests = (
-        loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
-    )
+    modules = [importlib.import_module(m) for m in modules]
+    tests = unittest.TestSuite()
+    for name in names:
+        # A name of one of the modules' classes, or one with its module.
+        module = next((m for m in modules if hasattr(m, name.split(".")[0])), None)
+        tests.addTest(loader.loadTestsFromName(name, module))
+    for module in modules if not names else []:
+        tests.addTest(loader.loadTestsFromModule(module))
     cases = Cases(suite)
     try:
         tests.run(unittest_result(cases)())
     finally:
-        serve_test.cleanup()
+        fixture.cleanup()
     return cases.finish()
 
 
@@ -72,10 +94,8 @@ def serve(names):
     try:
         # The tests read the servers' FLAKEID_TEST_* variables when their module loads.
         os.environ.update(stack.env())
-        import serve_test
-
-        serve_test.BIN = os.path.join(target, "debug", "flakeid")
-        return run_tests("test-serve", serve_test, names)
+        os.environ["FLAKEID_SERVE_BIN"] = os.path.join(target, "debug", "flakeid")
+        return run_tests("test-serve", SERVE, names)
     finally:
         stack.stop()
 
@@ -84,11 +104,8 @@ def abuse(argv):
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    import abuse_test
-    import serve_test
-
-    serve_test.BIN = os.path.abspath(argv[0])
-    return run_tests("test-serve-abuse", abuse_test, argv[1:])
+    os.environ["FLAKEID_SERVE_BIN"] = os.path.abspath(argv[0])
+    return run_tests("test-serve-abuse", ["abuse_test"], argv[1:])
 
 
 if __name__ == "__main__":
