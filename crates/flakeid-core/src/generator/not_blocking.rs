@@ -14,8 +14,9 @@ use super::{Generator, NEXT_ID_ASYNC, Pending, Reserve};
 use crate::counter::CounterStorage;
 use crate::error::Result;
 use crate::stats::Episode;
-use std::future::Future;
-use std::time::Duration;
+use alloc::vec::Vec;
+use core::future::Future;
+use core::time::Duration;
 
 /// A runtime's timer: what an async call awaits while the clock must move. Any
 /// `Fn(Duration) -> F` where `F: Future<Output = ()> + Send` is one.
@@ -121,6 +122,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Other clocks read whole milliseconds: at least 1.
     fn until_moved(&self, pending: Pending) -> Duration {
         let most = self.policy.max_wait_ms.max(1);
+        #[cfg(feature = "std")]
         if let Pending::NextTick { t } = pending
             && self.clock.is_system()
         {
