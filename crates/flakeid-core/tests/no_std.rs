@@ -144,3 +144,42 @@ fn a_per_thread_handle_serves_runs_without_std() {
     }
     assert!(g.next_id().unwrap() > prev);
 }
+
+#[test]
+fn the_async_call_awaits_the_callers_timer() {
+    // An executor's timer without std (embassy's, say) is any `Fn(Duration) -> Future`;
+    // here it moves the test's clock by what it was asked to sleep.
+    let clock = Arc::new(TickCounter::default());
+    let g = Generator::builder(Layout::SNOWFLAKE)
+        .node(5)
+        .clock_arc(clock.clone())
+        .build()
+        .unwrap();
+    let slept = Arc::new(AtomicU64::new(0));
+    let sleep = |d: core::time::Duration| {
+        let ms = u64::try_from(d.as_millis()).unwrap().max(1);
+        slept.fetch_add(ms, Ordering::Relaxed);
+        clock.0.fetch_add(ms, Ordering::Relaxed);
+        core::future::ready(())
+    };
+    let ids = block_on(g.next_ids_async(10_000, &sleep)).unwrap();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let a = block_on(g.next_id_async(&sleep)).unwrap();
+    assert!(a > ids[ids.len() - 1]);
+    // Batches take whole ticks without waiting; single calls past the cap await.
+    for _ in 0..5_000 {
+        block_on(g.next_id_async(&sleep)).unwrap();
+    }
+    assert!(slept.load(Ordering::Relaxed) > 0);
+}
+
+/// Polls a future to its end on this thread (the futures here never stay pending).
+fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    let mut f = core::pin::pin!(f);
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    loop {
+        if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
