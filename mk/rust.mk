@@ -28,7 +28,7 @@ PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
 # - the core without std (`default-features = false`, bare and with `serde`) for a
 #   no_std + alloc target with no OS (thumbv7em: no 64-bit atomics, so no generator)
 #   and for wasm32-unknown-unknown (setup-rust adds it), whose 64-bit atomics bring
-#   the generators in (test-rust runs them without std: tests/no_std.rs).
+#   the generators in (test-rust runs them without std: crates/flakeid-core/tests/no_std.rs).
 NO_STD_TRIPLES := thumbv7em-none-eabihf wasm32-unknown-unknown
 setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em) and MSRV toolchains of check-ports
 	@for t in $(PORT_TRIPLES) thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done

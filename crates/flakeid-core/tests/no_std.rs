@@ -29,13 +29,18 @@ impl Clock for TickCounter {
     }
 }
 
-#[test]
-fn a_generator_on_the_callers_clock_issues_in_order() {
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(7)
+/// A generator of node `node` on a [`TickCounter`] of its own.
+fn on_timer(node: u64) -> Generator {
+    Generator::builder(Layout::SNOWFLAKE)
+        .node(node)
         .clock(TickCounter::default())
         .build()
-        .unwrap();
+        .expect("a node id and a clock are all it needs")
+}
+
+#[test]
+fn a_generator_on_the_callers_clock_issues_in_order() {
+    let g = on_timer(7);
     assert_eq!(g.node_origin(), NodeOrigin::Explicit);
     let ids: Vec<u64> = (0..10_000).map(|_| g.next_id().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
@@ -96,13 +101,7 @@ fn the_policies_hold_without_std() {
 fn threads_sharing_one_generator_keep_call_order() {
     // Without std the library keeps no thread-locals: every call takes its slot from
     // the counter. The harness's threads share the generator as a host's would.
-    let g = Arc::new(
-        Generator::builder(Layout::SNOWFLAKE)
-            .node(3)
-            .clock(TickCounter::default())
-            .build()
-            .unwrap(),
-    );
+    let g = Arc::new(on_timer(3));
     let last = Arc::new(AtomicU64::new(0));
     let handles: Vec<_> = (0..4)
         .map(|_| {
@@ -130,11 +129,7 @@ fn threads_sharing_one_generator_keep_call_order() {
 
 #[test]
 fn a_per_thread_handle_serves_runs_without_std() {
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(4)
-        .clock(TickCounter::default())
-        .build()
-        .unwrap();
+    let g = on_timer(4);
     let mut h = g.local();
     let mut prev = 0;
     for _ in 0..20_000 {
