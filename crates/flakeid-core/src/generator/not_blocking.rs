@@ -35,6 +35,26 @@ where
     }
 }
 
+/// The step of a runtime's timer (tokio's, async-io's: a millisecond): a wait
+/// shorter than it yields instead (`reserve_async`).
+const TIMER_GRAIN: Duration = Duration::from_millis(1);
+
+/// Returns to the executor once, woken at once: its other ready tasks run, then
+/// this one again (futures-lite's `yield_now`, which needs no runtime).
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+        if self.0 {
+            return core::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        core::task::Poll::Pending
+    }
+}
+
 impl<C: CounterStorage> Generator<C> {
     /// [`next_id`](Generator::next_id) for async code: the same ID and the same
     /// errors, but a wait for the clock (a used-up tick, a full borrow window, a
@@ -98,7 +118,15 @@ impl<C: CounterStorage> Generator<C> {
                 break Err(e);
             }
             let wait = self.until_moved(pending);
-            if !wait.is_zero() {
+            if wait.is_zero() {
+                continue;
+            }
+            if wait < TIMER_GRAIN && self.clock.is_system() {
+                // Inside the last millisecond before the next tick: a runtime's
+                // timer would fire on its own millisecond grid, often a whole tick
+                // late; yield to the runtime's other tasks until the tick comes.
+                YieldNow(false).await;
+            } else {
                 sleep.sleep(wait).await;
             }
         };
