@@ -26,8 +26,9 @@ setup-rust: ## rustfmt, clippy, the wasm32 target, libfaketime
 PORTS_TARGET_DIR := $(TARGET)/ports
 PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
 # - the core without std (`default-features = false`, bare and with `serde`) for a
-#   no_std + alloc target with no OS (thumbv7em: no 64-bit atomics either) and for
-#   wasm32-unknown-unknown (setup-rust adds it).
+#   no_std + alloc target with no OS (thumbv7em: no 64-bit atomics, so no generator)
+#   and for wasm32-unknown-unknown (setup-rust adds it), whose 64-bit atomics bring
+#   the generators in (test-rust runs them without std: crates/flakeid-core/tests/no_std.rs).
 NO_STD_TRIPLES := thumbv7em-none-eabihf wasm32-unknown-unknown
 setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em) and MSRV toolchains of check-ports
 	@for t in $(PORT_TRIPLES) thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
@@ -127,7 +128,8 @@ RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, vectors: unit, property, doc tests
 	CARGO=$(CARGO) python3 scripts/cargo-apart.py --binaries -p flakeid-core -p flakeid-js -p flakeid-bench --all-targets , \
-	  -p flakeid-core --features uuid --test uuid_generator , $(RUST_TEST_PKGS) --all-targets
+	  -p flakeid-core --features uuid --test uuid_generator , -p flakeid-core --no-default-features --test no_std , \
+	  $(RUST_TEST_PKGS) --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 
 # tests/vectors/*.json from the programs in crates/flakeid-core/tests/vectors.rs and

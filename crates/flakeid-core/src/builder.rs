@@ -10,14 +10,16 @@ use crate::generator::{ClockRef, Generator, Guards, MAX_HANDLE_RUN, MAX_RUN, Run
 use crate::layout::Layout;
 #[cfg(feature = "lease")]
 use crate::lease::{self, DEFAULT_LEASE_TTL_MS, LeaseGuard, LeaseSpec};
+#[cfg(feature = "std")]
 use crate::node_id::NodeSource;
 use crate::node_origin::{self, Asked, Given, NodeOrigin, Surroundings};
 use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::Counters;
 use crate::sync::AtomicU64;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
 
 /// Identifies generators in the per-thread table of runs; never reused.
 static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
@@ -30,6 +32,7 @@ enum NodeChoice {
         datacenter: Option<u64>,
         worker: Option<u64>,
     },
+    #[cfg(feature = "std")]
     Source(NodeSource),
     /// A lease URL, parsed at build time (so the builder stays infallible).
     #[cfg_attr(not(feature = "lease"), allow(dead_code))]
@@ -59,7 +62,7 @@ pub struct GeneratorBuilder {
     node: NodeChoice,
     policy: ClockPolicy,
     /// The time source; the system clock when `None`.
-    clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
+    clock: Option<alloc::sync::Arc<dyn crate::clock::Clock>>,
     resume_after_ms: Option<u64>,
     max_sequence: Option<u64>,
     lease_ttl_ms: Option<u64>,
@@ -110,6 +113,7 @@ impl GeneratorBuilder {
         self
     }
     /// Take the node id from an environment variable, the host name, the MAC or IP.
+    #[cfg(feature = "std")]
     pub fn node_source(mut self, source: NodeSource) -> Self {
         self.node = match self.node {
             NodeChoice::Unset => NodeChoice::Source(source),
@@ -222,7 +226,7 @@ impl GeneratorBuilder {
     pub(crate) fn clock_policy(
         mut self,
         policy: ClockPolicy,
-        clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
+        clock: Option<alloc::sync::Arc<dyn crate::clock::Clock>>,
     ) -> Self {
         self.policy = policy;
         self.clock = clock;
@@ -247,6 +251,7 @@ impl GeneratorBuilder {
             ("datacenter", Uint(v)) => self.datacenter(v),
             ("worker", Uint(v)) => self.worker(v),
             ("node", Uint(v)) => self.node(v),
+            #[cfg(feature = "std")]
             ("node", Text(s)) => match s.parse::<NodeSource>()? {
                 NodeSource::Explicit(n) => self.node(n),
                 source => self.node_source(source),
@@ -396,23 +401,28 @@ impl GeneratorBuilder {
         let state = storage(initial, shared);
         // Another generator on the counter may have moved it past `initial`.
         let initial = state.get().load(Ordering::Acquire);
+        let clock = match self.clock {
+            Some(c) => ClockRef::Custom(c),
+            #[cfg(feature = "std")]
+            None => ClockRef::System,
+            #[cfg(not(feature = "std"))]
+            None => return Err(node_origin::no_clock()),
+        };
         Ok(Generator {
             state,
             slots,
             runs: Runs {
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-                lone: !self.forks_continue,
+                // No thread-locals without std: no lone runs.
+                lone: cfg!(feature = "std") && !self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
-                contended: std::sync::atomic::AtomicU64::new(0),
+                contended: core::sync::atomic::AtomicU64::new(0),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
-            clock: match self.clock {
-                None => ClockRef::System,
-                Some(c) => ClockRef::Custom(c),
-            },
-            fork_generation: std::sync::atomic::AtomicU64::new(fork::generation()),
+            clock,
+            fork_generation: core::sync::atomic::AtomicU64::new(fork::generation()),
             layout,
             origin,
             policy: self.policy,
@@ -424,7 +434,7 @@ impl GeneratorBuilder {
                 #[cfg(host_guard)]
                 owner: share.map(crate::owner::Share::keep),
                 #[cfg(host_guard)]
-                left: std::sync::atomic::AtomicBool::new(false),
+                left: core::sync::atomic::AtomicBool::new(false),
             },
         })
     }
@@ -455,6 +465,9 @@ impl GeneratorBuilder {
         self.layout.counter_sequence_bits(self.max_sequence)?;
         let asked = self.asked();
         let around = match asked.given {
+            // Without std the surroundings cannot be read: nothing is known of them,
+            // so a generator with no node id given is refused.
+            #[cfg(feature = "std")]
             Given::Nothing if asked.needs_node => Surroundings::read()?,
             _ => Surroundings::default(),
         };
@@ -561,6 +574,7 @@ impl GeneratorBuilder {
                 *n
             }
             NodeChoice::Parts { datacenter, worker } => layout.node_of(datacenter.unwrap_or(0), worker.unwrap_or(0))?,
+            #[cfg(feature = "std")]
             NodeChoice::Source(src) => src.resolve(layout)?,
             NodeChoice::LeaseUrl(_) => 0,
             #[cfg(feature = "lease")]

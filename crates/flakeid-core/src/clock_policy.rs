@@ -70,11 +70,11 @@ macro_rules! clock_setters {
         /// Time source (a [`ManualClock`](crate::ManualClock) in tests); the
         /// system clock when not set.
         pub fn clock(mut self, clock: impl crate::clock::Clock + 'static) -> Self {
-            self.clock = Some(std::sync::Arc::new(clock));
+            self.clock = Some(alloc::sync::Arc::new(clock));
             self
         }
         /// Time source, shared: the same clock behind several generators.
-        pub fn clock_arc(mut self, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Self {
+        pub fn clock_arc(mut self, clock: alloc::sync::Arc<dyn crate::clock::Clock>) -> Self {
             self.clock = Some(clock);
             self
         }

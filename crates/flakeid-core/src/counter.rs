@@ -2,8 +2,8 @@
 //! caller shares between generators (threads, or processes mapping one segment).
 
 use crate::sync::AtomicU64;
-use std::fmt;
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::fmt;
 
 /// The counter on a cache line of its own (128 bytes: two lines, for adjacent-line
 /// prefetchers), so threads hammering it do not also contend on the generator's
@@ -66,7 +66,7 @@ impl CounterStorage for OwnCounter {
 
     #[inline(always)]
     fn guard_end(&self) -> u64 {
-        self.0.1.load(std::sync::atomic::Ordering::Relaxed)
+        self.0.1.load(core::sync::atomic::Ordering::Relaxed)
     }
 }
 

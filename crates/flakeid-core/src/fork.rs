@@ -2,7 +2,8 @@
 //! bumps a counter, and a generator compares it with the value it was built under
 //! (one relaxed load on the hot path).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "std")]
 use std::sync::{Once, OnceLock};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -10,10 +11,12 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// run without the full checks: a fork (in the child), a `close()`, a node id lost.
 /// A handle's fast path compares it with its copy (one relaxed load for all three).
 static HANDLE_EPOCH: AtomicU64 = AtomicU64::new(0);
+#[cfg(feature = "std")]
 static REGISTER: Once = Once::new();
 /// What else a forked child must undo, named by the module that needs it (the
 /// clock: its ticker thread did not survive the fork), so that this floor knows
 /// nothing above it. Read lock-free in the handler.
+#[cfg(feature = "std")]
 static ON_CHILD: OnceLock<fn()> = OnceLock::new();
 
 /// How many times this process's ancestry has forked since the handler was registered.
@@ -41,13 +44,16 @@ pub(crate) fn end_handle_epoch() {
     HANDLE_EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
-/// Install the at-fork handler (idempotent, cheap after the first call).
+/// Install the at-fork handler (idempotent, cheap after the first call). Without
+/// std there is no process to fork: nothing to install.
 pub(crate) fn register() {
+    #[cfg(feature = "std")]
     REGISTER.call_once(install);
 }
 
 /// [`register`], and run `hook` in every forked child after the generation moves
 /// (one hook: the clock's).
+#[cfg(feature = "std")]
 #[cfg_attr(all(target_family = "wasm", target_os = "unknown"), allow(dead_code))]
 pub(crate) fn register_with(hook: fn()) {
     let first = ON_CHILD.set(hook).is_ok() || ON_CHILD.get() == Some(&hook);
@@ -55,7 +61,7 @@ pub(crate) fn register_with(hook: fn()) {
     register();
 }
 
-#[cfg(unix)]
+#[cfg(all(feature = "std", unix))]
 fn install() {
     extern "C" fn in_child() {
         GENERATION.fetch_add(1, Ordering::Relaxed);
@@ -70,5 +76,5 @@ fn install() {
     debug_assert_eq!(rc, 0, "pthread_atfork failed");
 }
 
-#[cfg(not(unix))]
+#[cfg(all(feature = "std", not(unix)))]
 fn install() {}

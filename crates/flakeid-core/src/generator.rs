@@ -12,7 +12,9 @@
 //! the fast path. Anything that would wait, or report the clock going backwards, is
 //! decided only on a fresh [`Clock::now_ms_precise`] reading.
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::Clock;
+#[cfg(feature = "std")]
+use crate::clock::SystemClock;
 use crate::counter::{CounterStorage, OwnCounter};
 use crate::error::{Error, Result};
 use crate::fork;
@@ -21,10 +23,11 @@ use crate::layout::{Layout, Slots};
 use crate::lease::{self, Gate, LeaseGuard, LeaseState};
 use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::{Counters, Episode, Stats};
-use std::cell::Cell;
-use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::cell::Cell;
+use core::fmt;
+use core::sync::atomic::Ordering;
 
 #[cfg(test)]
 mod budget_tests;
@@ -85,7 +88,7 @@ impl Run {
     };
 }
 
-#[cfg(not(loom))]
+#[cfg(all(feature = "std", not(loom)))]
 thread_local! {
     /// Per-thread runs of reserved slots, one entry per generator, four generators
     /// at most (see `next_id`).
@@ -95,6 +98,20 @@ thread_local! {
 loom::thread_local! {
     static RUNS: [Cell<Run>; 4] = [const { Cell::new(Run::FREE) }; 4];
 }
+
+/// Without std there are no thread-locals, so no lone runs: the builder turns them
+/// off (`Runs::lone`), every call takes its slot from the counter, and this table is
+/// empty.
+#[cfg(not(feature = "std"))]
+struct NoRuns;
+#[cfg(not(feature = "std"))]
+impl NoRuns {
+    fn with<R>(&self, f: impl FnOnce(&[Cell<Run>]) -> R) -> R {
+        f(&[])
+    }
+}
+#[cfg(not(feature = "std"))]
+static RUNS: NoRuns = NoRuns;
 
 /// Slots the first lone run of a thread asks for (after its first ID, taken alone);
 /// each lone run spent whole doubles it, up to the generator's run size, and each
@@ -166,6 +183,8 @@ enum Claim {
 }
 
 pub(crate) enum ClockRef {
+    /// The system clock (std only: without it a generator reads the clock it is given).
+    #[cfg(feature = "std")]
     System,
     Custom(Arc<dyn Clock>),
 }
@@ -174,6 +193,7 @@ impl ClockRef {
     #[inline(always)]
     fn now_ms(&self) -> u64 {
         match self {
+            #[cfg(feature = "std")]
             ClockRef::System => SystemClock.now_ms(),
             ClockRef::Custom(c) => c.now_ms(),
         }
@@ -183,6 +203,7 @@ impl ClockRef {
     #[inline(always)]
     fn now_ms_untouched(&self) -> u64 {
         match self {
+            #[cfg(feature = "std")]
             ClockRef::System => crate::clock::cached_now_ms_untouched(),
             ClockRef::Custom(c) => c.now_ms(),
         }
@@ -190,30 +211,43 @@ impl ClockRef {
     /// Whether this is the system clock (whose cache a handle's fast path reads).
     #[inline(always)]
     fn is_system(&self) -> bool {
-        matches!(self, ClockRef::System)
+        #[cfg(feature = "std")]
+        return matches!(self, ClockRef::System);
+        #[cfg(not(feature = "std"))]
+        false
     }
     #[inline(always)]
     fn touch(&self) {
+        #[cfg(feature = "std")]
         if let ClockRef::System = self {
             crate::clock::touch();
         }
     }
     fn now_ms_precise(&self) -> u64 {
         match self {
+            #[cfg(feature = "std")]
             ClockRef::System => SystemClock.now_ms_precise(),
             ClockRef::Custom(c) => c.now_ms_precise(),
         }
     }
     fn pause(&self) {
         match self {
+            #[cfg(feature = "std")]
             ClockRef::System => SystemClock.pause(),
             ClockRef::Custom(c) => c.pause(),
         }
+    }
+    /// Whether the given clock reads real time of its own (`Clock::monotonic_ms`).
+    #[cfg(not(feature = "std"))]
+    fn has_monotonic(&self) -> bool {
+        let ClockRef::Custom(c) = self;
+        c.monotonic_ms().is_some()
     }
     /// Real elapsed ms for bounding waits: the monotonic clock, or (where the
     /// platform has none) the generator's own clock.
     fn monotonic_ms(&self) -> u64 {
         let mono = match self {
+            #[cfg(feature = "std")]
             ClockRef::System => SystemClock.monotonic_ms(),
             ClockRef::Custom(c) => c.monotonic_ms(),
         };
@@ -251,7 +285,7 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) clock: ClockRef,
     /// The fork generation it was built under, or [`CLOSED`] once closed: a
     /// generator in a forked child or after `close()` refuses on the same check.
-    pub(crate) fork_generation: std::sync::atomic::AtomicU64,
+    pub(crate) fork_generation: core::sync::atomic::AtomicU64,
     pub(crate) layout: Layout,
     /// Where the node id came from ([`Generator::node_origin`]).
     pub(crate) origin: crate::NodeOrigin,
@@ -278,7 +312,7 @@ pub(crate) struct Runs {
     pub(crate) handle_run: u64,
     /// One more than the last tick in which threads were seen contending
     /// (`contended`); 0: never.
-    pub(crate) contended: std::sync::atomic::AtomicU64,
+    pub(crate) contended: core::sync::atomic::AtomicU64,
 }
 
 /// What keeps a generator's node id its own: its lease, or its process's owner of
@@ -296,7 +330,7 @@ pub(crate) struct Guards {
     pub(crate) owner: Option<&'static crate::owner::Owner>,
     /// Whether this generator gave its share of the owner up (`close()`, drop).
     #[cfg(host_guard)]
-    pub(crate) left: std::sync::atomic::AtomicBool,
+    pub(crate) left: core::sync::atomic::AtomicBool,
 }
 
 impl<C: CounterStorage> Generator<C> {
@@ -353,7 +387,7 @@ impl<C: CounterStorage> Generator<C> {
                 Claim::Won(start, _) => return Some(start),
                 Claim::Raced => {
                     self.contended(t);
-                    std::hint::spin_loop()
+                    core::hint::spin_loop()
                 }
                 Claim::Blocked(_) => return None,
             }
@@ -1092,7 +1126,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Real time in µs for [`Stats::tick_wait_us`]: the monotonic clock (in ms
     /// where the platform has no finer one).
     fn wait_clock_us(&self) -> u64 {
-        #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+        #[cfg(all(feature = "std", not(all(target_family = "wasm", target_os = "unknown"))))]
         if let ClockRef::System = self.clock {
             return crate::sync::monotonic_us();
         }
@@ -1157,6 +1191,16 @@ impl<C: CounterStorage> Generator<C> {
             }
         };
         let stalled = mono.saturating_sub(since);
+        // Without std, only the given clock's `monotonic_ms` tells real time; a
+        // clock with none cannot bound a wait (a stopped clock would hold the call
+        // for good), so the call does not wait: the verdict comes at once.
+        #[cfg(not(feature = "std"))]
+        if !self.clock.has_monotonic() {
+            return Some(match pending {
+                Pending::Behind { by_ms, .. } => Error::ClockMovedBackwards { by_ms },
+                Pending::NextTick { .. } => Error::ClockStalled { waited_ms: 0 },
+            });
+        }
         // A healthy clock reaches the next tick within `tick_ms` of real time and
         // a waited-out rollback within `max_wait_ms`; 2 ms covers reading both
         // clocks in whole milliseconds.

@@ -132,7 +132,7 @@ const fn preset(
 /// (`ticks << sb | sequence`) becomes an ID, the time its ticks count from, and how
 /// far the counter may run ahead of the clock. Computed once by [`Layout::slots`],
 /// read on every call.
-#[cfg(feature = "std")]
+#[cfg(generator)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slots {
     /// The counter's sequence width: the layout's.
@@ -159,7 +159,7 @@ impl Layout {
     /// The slots of a generator on `node` that takes sequences up to `seq_cap` in a
     /// tick ([`Layout::counter_sequence_bits`]) and may run `ahead` ticks ahead of
     /// its clock.
-    #[cfg(feature = "std")]
+    #[cfg(generator)]
     pub(crate) fn slots(&self, node: u64, seq_cap: u64, ahead: u64) -> Slots {
         let sb = self.sequence_bits();
         let (node_shift, seq_shift) = match self.order() {

@@ -17,10 +17,11 @@
 //! # Ok::<(), flakeid_core::Error>(())
 //! ```
 //!
-//! The `std` feature (on by default) brings the generators, the system clock, the
-//! host guard and node sources; without it the crate is `no_std` + `alloc`, for
-//! reading, writing and checking IDs (layouts, encodings, the 128-bit text forms,
-//! [`Wide`]). docs/rust.md has the features.
+//! The `std` feature (on by default) brings the system clock, the host guard and
+//! node sources; without it the crate is `no_std` + `alloc`, for reading, writing
+//! and checking IDs (layouts, encodings, the 128-bit text forms, [`Wide`]) and, on
+//! targets with 64-bit atomics, issuing them on a clock the caller gives.
+//! docs/rust.md has the features.
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "std"), no_std)]
 
@@ -29,20 +30,20 @@
 #[cfg_attr(not(feature = "std"), macro_use)]
 extern crate alloc;
 
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod builder;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod clock;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod clock_policy;
 mod column;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod counter;
 mod encoding;
 mod error;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod fork;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod generator;
 #[cfg(host_guard)]
 mod host_guard;
@@ -51,38 +52,40 @@ mod layout;
 pub mod lease;
 #[cfg(feature = "std")]
 mod node_id;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod node_origin;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod options;
 #[cfg(host_guard)]
 mod owner;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod policy;
 #[cfg(feature = "serde")]
 pub mod serde;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod stats;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod sync;
 pub mod text;
-#[cfg(feature = "std")]
+#[cfg(generator)]
 mod time_range;
 mod uuid7;
 #[cfg(feature = "uuid7")]
 mod uuid_generator;
 mod wide;
 
-#[cfg(feature = "std")]
+#[cfg(generator)]
 pub use builder::GeneratorBuilder;
+#[cfg(generator)]
+pub use clock::{Clock, ManualClock};
 #[cfg(feature = "std")]
-pub use clock::{Clock, ManualClock, SystemClock, precise_now_ms};
+pub use clock::{SystemClock, precise_now_ms};
 pub use column::{IdValue, from_bigint, parse_id, to_bigint};
-#[cfg(feature = "std")]
+#[cfg(generator)]
 pub use counter::{CounterStorage, OwnCounter, SharedCounter};
 pub use encoding::{Encoding, MAX_ENCODED_LEN, decode, decode_auto, encode, encode_into, from_bytes, shown, to_bytes};
 pub use error::{Error, ErrorDetails, ErrorKind, Result};
-#[cfg(feature = "std")]
+#[cfg(generator)]
 pub use generator::{AsyncSleep, Generator, LocalGenerator, MAX_BATCH, check_batch};
 #[cfg(host_guard)]
 pub use host_guard::HostGuard;
@@ -95,16 +98,18 @@ pub use lease::{LeaseClock, LeaseSpec, LeaseState, LeaseStore, LeaseTiming, Leas
 #[cfg(feature = "std")]
 pub use node_id::{NodeSource, first_mac, first_private_ipv4, host_ordinal, hostname};
 #[cfg(feature = "std")]
-pub use node_origin::{HOST_GUARD_ENV, NodeOrigin};
-#[cfg(feature = "std")]
+pub use node_origin::HOST_GUARD_ENV;
+#[cfg(generator)]
+pub use node_origin::NodeOrigin;
+#[cfg(generator)]
 pub use options::{
     DEFAULT_LEASE_TTL_MS, ENV_PREFIX, GENERATOR_OPTIONS, GeneratorOption, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS,
     OPTION_NAMES, OptionKind, OptionValue, SETTING_NAMES, UUID_GENERATOR_OPTIONS, closest_option, configured_twice,
     generator_option, not_settings, option_value, options_from_env, setting_option, unknown_option,
 };
-#[cfg(feature = "std")]
+#[cfg(generator)]
 pub use policy::{ClockBackwards, DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS, Overflow, WaitHook};
-#[cfg(feature = "std")]
+#[cfg(generator)]
 pub use stats::Stats;
 #[cfg(feature = "uuid7")]
 pub use uuid_generator::{UUID7_COUNTER_LAYOUT, UuidGenerator, UuidGeneratorBuilder};

@@ -8,7 +8,10 @@
 //! names the fixes. No default gives two live processes of a fleet one node id.
 
 use crate::error::{Error, Result};
-use std::fmt;
+use alloc::string::{String, ToString};
+#[cfg(feature = "std")]
+use alloc::vec::Vec;
+use core::fmt;
 
 /// Where a generator's node id came from: [`Generator::node_origin`](crate::Generator::node_origin),
 /// and `node_origin` in its stats.
@@ -59,7 +62,7 @@ impl fmt::Display for NodeOrigin {
     }
 }
 
-impl std::str::FromStr for NodeOrigin {
+impl core::str::FromStr for NodeOrigin {
     type Err = Error;
     fn from_str(s: &str) -> Result<NodeOrigin> {
         NodeOrigin::ALL.into_iter().find(|o| o.as_str() == s).ok_or_else(|| {
@@ -106,6 +109,7 @@ pub(crate) enum GuardSetting {
     /// `off`.
     Off,
     /// A directory the user chose (a volume every replica on the host mounts).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     Directory,
 }
 
@@ -134,6 +138,7 @@ pub(crate) const REQUIRE_NODE_ENV: &str = "FLAKEID_REQUIRE_NODE";
 pub const HOST_GUARD_ENV: &str = "FLAKEID_HOST_GUARD";
 const KUBERNETES_ENV: &str = "KUBERNETES_SERVICE_HOST";
 
+#[cfg(feature = "std")]
 impl Surroundings {
     /// Reads the environment and the container signals. A switch variable that is
     /// neither true nor false is a config error naming it.
@@ -164,10 +169,12 @@ impl Surroundings {
 }
 
 /// What the container files say, read once per process.
+#[cfg(feature = "std")]
 static CONTAINER_FILES: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// A file's text; a marker file that exists but cannot be read counts all the same.
 /// A namespace's link (`/proc/…/ns/…`) reads as its target, such as `mnt:[4026531832]`.
+#[cfg(feature = "std")]
 fn read_marker(path: &str) -> Option<String> {
     if path.contains("/ns/") {
         return std::fs::read_link(path).ok().map(|t| t.to_string_lossy().into_owned());
@@ -178,6 +185,7 @@ fn read_marker(path: &str) -> Option<String> {
 }
 
 /// A true/false variable: unset is false.
+#[cfg(feature = "std")]
 fn switch(var: &str, field: &'static str, value: Option<String>) -> Result<bool> {
     match value.as_deref().map(str::trim) {
         None | Some("false" | "0") => Ok(false),
@@ -195,6 +203,7 @@ fn switch(var: &str, field: &'static str, value: Option<String>) -> Result<bool>
 /// systemd-nspawn), a docker, containerd, Kubernetes or libpod cgroup, and
 /// systemd's `PrivateTmp` (a `/tmp` mounted from `systemd-private-*`). `exists`
 /// says whether an environment variable is set, `read` reads a file.
+#[cfg(feature = "std")]
 pub(crate) fn container_signal(exists: impl Fn(&str) -> bool, read: impl Fn(&str) -> Option<String>) -> Option<String> {
     for file in ["/.dockerenv", "/run/.containerenv"] {
         if read(file).is_some() {
@@ -226,15 +235,18 @@ pub(crate) fn container_signal(exists: impl Fn(&str) -> bool, read: impl Fn(&str
 }
 
 /// The host guard's directory when `FLAKEID_HOST_GUARD` names none (unix).
+#[cfg(feature = "std")]
 pub(crate) const DEFAULT_GUARD_DIR: &str = "/tmp/flakeid-host-guard";
 
 /// Namespace inode numbers below this are the initial namespaces' (fixed numbers,
 /// the kernel's include/linux/proc_ns.h); every other namespace is numbered from it
 /// up. The initial PID and user namespaces have had fixed numbers since Linux 3.8,
 /// the initial mount namespace only on recent kernels (6.18 here).
+#[cfg(feature = "std")]
 const PROC_DYNAMIC_FIRST: u64 = 0xF000_0000;
 
 /// A namespace link's inode number (`mnt:[4026531832]` → 4026531832).
+#[cfg(feature = "std")]
 fn ns_inode(read: &impl Fn(&str) -> Option<String>, link: &str) -> Option<u64> {
     let text = read(link)?;
     text.trim().split_once(":[")?.1.strip_suffix(']')?.parse().ok()
@@ -246,6 +258,7 @@ fn ns_inode(read: &impl Fn(&str) -> Option<String>, link: &str) -> Option<u64> {
 /// namespace is its own too; otherwise it is compared with PID 1's, when that can
 /// be read. Unknown counts as the host's: a process whose surroundings cannot be
 /// read is not refused on a guess.
+#[cfg(feature = "std")]
 fn own_mount_namespace(read: &impl Fn(&str) -> Option<String>) -> bool {
     let Some(mnt) = ns_inode(read, "/proc/self/ns/mnt") else {
         return false;
@@ -263,6 +276,7 @@ fn own_mount_namespace(read: &impl Fn(&str) -> Option<String>) -> bool {
 /// point above it) is propagated to or from another mount namespace (`shared:` or
 /// `master:` in /proc/self/mountinfo), so that its files are the host's. A mount of
 /// a namespace's own (a tmpfs mounted on /tmp after `unshare --mount`) has neither.
+#[cfg(feature = "std")]
 fn propagated(mountinfo: &str, dir: &str) -> bool {
     let mut best: Option<(usize, bool)> = None;
     for line in mountinfo.lines() {
@@ -346,6 +360,15 @@ pub(crate) fn required() -> Error {
 
 /// The refusal of a host pick for a generator on an injected clock: the host's
 /// node ids and their counters follow the system clock.
+/// Without std there is no system clock: a generator reads the clock it is given.
+#[cfg(not(feature = "std"))]
+pub(crate) fn no_clock() -> Error {
+    Error::config(
+        "clock",
+        "without the std feature a generator has no system clock: give it one (GeneratorBuilder::clock, a Clock of your time source)",
+    )
+}
+
 pub(crate) fn on_injected_clock() -> Error {
     Error::config(
         "node",

@@ -12,6 +12,8 @@
 use crate::encoding::shown;
 use crate::error::Error;
 use crate::policy::{DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, MAX_POLICY_MS};
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// A lease's default time-to-live.
 pub const DEFAULT_LEASE_TTL_MS: u64 = 10_000;

@@ -3,8 +3,8 @@
 //! waiting call runs.
 
 use crate::error::{Error, Result};
-use std::fmt;
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::fmt;
 
 /// Called while a call waits for the clock (see [`GeneratorBuilder::wait_hook`](crate::GeneratorBuilder::wait_hook)).
 pub type WaitHook = Arc<dyn Fn() -> Result<()> + Send + Sync>;
@@ -37,7 +37,7 @@ pub enum Overflow {
 }
 
 impl Overflow {
-    /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    /// The policy's name, as [`FromStr`](core::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
             Overflow::Wait => "wait",
@@ -46,7 +46,7 @@ impl Overflow {
     }
 }
 
-impl std::str::FromStr for Overflow {
+impl core::str::FromStr for Overflow {
     type Err = Error;
     /// The policy named `s` (`wait`, `borrow`; case and surrounding spaces ignored).
     fn from_str(s: &str) -> Result<Overflow> {
@@ -81,7 +81,7 @@ pub enum ClockBackwards {
 }
 
 impl ClockBackwards {
-    /// The policy's name, as [`FromStr`](std::str::FromStr) reads it (also its [`Display`](fmt::Display)).
+    /// The policy's name, as [`FromStr`](core::str::FromStr) reads it (also its [`Display`](fmt::Display)).
     pub fn as_str(self) -> &'static str {
         match self {
             ClockBackwards::Error => "error",
@@ -91,7 +91,7 @@ impl ClockBackwards {
     }
 }
 
-impl std::str::FromStr for ClockBackwards {
+impl core::str::FromStr for ClockBackwards {
     type Err = Error;
     /// The policy named `s` (`error`, `wait`, `monotonic`; case and surrounding spaces ignored).
     fn from_str(s: &str) -> Result<ClockBackwards> {

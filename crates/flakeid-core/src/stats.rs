@@ -6,7 +6,7 @@
 //! rollbacks are counted on the slow path that handles them.
 
 use crate::node_origin::NodeOrigin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of a generator's counters since it was built.
 ///
@@ -158,11 +158,12 @@ impl Counters {
             // instructions, unless it was descheduled there), or the tick changed
             // while we read: look again.
             spins += 1;
+            #[cfg(feature = "std")]
             if spins.is_multiple_of(64) {
                 std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
+                continue;
             }
+            core::hint::spin_loop();
         }
     }
 

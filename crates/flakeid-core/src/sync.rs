@@ -2,21 +2,21 @@
 //! so that the model checker (`tests/loom.rs`, `make test-loom`) sees every access
 //! the protocol makes, and std's otherwise (no cost, no dependency).
 
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::AtomicU64;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicU64;
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::AtomicU64;
 
 /// Real elapsed time in ms on a monotonic clock, for bounding waits whatever the
 /// generator's own [`Clock`](crate::Clock) says (a frozen or stepped test clock
 /// must not turn a bounded wait into a hang).
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[cfg(all(feature = "std", not(all(target_family = "wasm", target_os = "unknown"))))]
 pub(crate) fn monotonic_ms() -> u64 {
     monotonic_us() / 1000
 }
 
 /// The same clock in µs (for the wait statistics).
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[cfg(all(feature = "std", not(all(target_family = "wasm", target_os = "unknown"))))]
 pub(crate) fn monotonic_us() -> u64 {
     use std::sync::OnceLock;
     use std::time::Instant;

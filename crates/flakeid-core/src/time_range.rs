@@ -2,7 +2,7 @@
 //! datetimes hold): the rule behind the PostgreSQL extension's `flakeid_range`.
 
 use crate::layout::Layout;
-use std::ops::Bound;
+use core::ops::Bound;
 
 impl Layout {
     /// The IDs whose time — the start of their tick, as [`Layout::decompose`] gives it
@@ -12,7 +12,7 @@ impl Layout {
     ///
     /// ```
     /// use flakeid_core::Layout;
-    /// use std::ops::Bound::{Excluded, Included};
+    /// use core::ops::Bound::{Excluded, Included};
     /// let day = Layout::SNOWFLAKE.ids_with_time_in(Included(1_700_000_000_000_000), Excluded(1_700_086_400_000_000));
     /// let (first, last) = day.unwrap();
     /// assert_eq!(first, Layout::SNOWFLAKE.first_id_at(1_700_000_000_000)?);
@@ -55,8 +55,8 @@ fn ceil_div(a: i128, b: i128) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ops::Bound::{Excluded, Included, Unbounded};
-    use std::ops::RangeBounds;
+    use core::ops::Bound::{Excluded, Included, Unbounded};
+    use core::ops::RangeBounds;
 
     /// Brute force: the ID of every tick start near the bounds, checked against the range.
     #[test]

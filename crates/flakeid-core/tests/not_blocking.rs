@@ -276,3 +276,51 @@ fn on_smol_a_strict_generator_at_its_cap_waits_on_the_timer() {
         assert!(g.stats().tick_waits > 0);
     }));
 }
+
+/// On the system clock, the last millisecond before the next tick is not slept (a
+/// runtime's timer would often wake a whole tick late): the call yields to the
+/// runtime until the tick comes. Yielding, it still never holds the thread: a
+/// task beside it, which only runs when the caller returns to the runtime, runs
+/// all through the caller's waits. A call that spun in place would leave it
+/// at 0 until the caller's last ID.
+#[test]
+fn on_the_system_clock_the_last_millisecond_is_yielded_not_held() {
+    one_thread().block_on(async {
+        // 16 IDs a millisecond: every tick is used up within it, even on a busy host.
+        let g = Generator::builder(Layout::SNOWFLAKE)
+            .node(6)
+            .host_guard(false)
+            .max_sequence(15)
+            .build()
+            .unwrap();
+        let turns = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let beside = {
+            let (turns, done) = (turns.clone(), done.clone());
+            tokio::spawn(async move {
+                while !done.load(Ordering::Relaxed) {
+                    turns.fetch_add(1, Ordering::Relaxed);
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        // Eight ticks' worth at the cap: waits for the next tick.
+        let (mut last, mut seen_at_waits) = (0, Vec::new());
+        for _ in 0..8 * 16 {
+            let id = g.next_id_async(&tokio_sleep).await.unwrap();
+            assert!(id > last);
+            if Layout::SNOWFLAKE.decompose(id).sequence == 0 {
+                seen_at_waits.push(turns.load(Ordering::Relaxed));
+            }
+            last = id;
+        }
+        done.store(true, Ordering::Relaxed);
+        beside.await.unwrap();
+        assert!(g.stats().tick_waits >= 3, "{:?}", g.stats());
+        // The task beside ran between the ticks the caller waited for.
+        assert!(
+            seen_at_waits.windows(2).filter(|w| w[1] > w[0]).count() >= 2,
+            "turns of the task beside at each new tick: {seen_at_waits:?}"
+        );
+    });
+}

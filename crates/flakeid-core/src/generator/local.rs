@@ -7,10 +7,11 @@ use super::{CLOSED, Claim, Generator, MAX_BATCH, batch_error};
 use crate::counter::{CounterStorage, OwnCounter};
 use crate::error::Result;
 use crate::fork;
-use std::cell::Cell;
-use std::fmt;
-use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
+use alloc::vec::Vec;
+use core::cell::Cell;
+use core::fmt;
+use core::marker::PhantomData;
+use core::sync::atomic::Ordering;
 
 /// Slots the first run of a handle asks for; each run spent whole doubles it
 /// (up to the generator's handle run size), each run passed over with more than
@@ -152,7 +153,7 @@ impl<'g, C: CounterStorage> LocalGenerator<'g, C> {
 
     /// The run's next slot the clock reading `now` allows (the tick's first, or
     /// later, below the window's end), or `Err(tick)` when the run has none.
-    fn take(&mut self, now: u64) -> Result<std::result::Result<u64, u64>> {
+    fn take(&mut self, now: u64) -> Result<core::result::Result<u64, u64>> {
         self.settle();
         let g = self.generator;
         let (mut now, mut t) = (now, g.ticks(now)?);

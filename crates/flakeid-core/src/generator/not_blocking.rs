@@ -14,8 +14,9 @@ use super::{Generator, NEXT_ID_ASYNC, Pending, Reserve};
 use crate::counter::CounterStorage;
 use crate::error::Result;
 use crate::stats::Episode;
-use std::future::Future;
-use std::time::Duration;
+use alloc::vec::Vec;
+use core::future::Future;
+use core::time::Duration;
 
 /// A runtime's timer: what an async call awaits while the clock must move. Any
 /// `Fn(Duration) -> F` where `F: Future<Output = ()> + Send` is one.
@@ -31,6 +32,26 @@ where
 {
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
         self(d)
+    }
+}
+
+/// The step of a runtime's timer (tokio's, async-io's: a millisecond): a wait
+/// shorter than it yields instead (`reserve_async`).
+const TIMER_GRAIN: Duration = Duration::from_millis(1);
+
+/// Returns to the executor once, woken at once: its other ready tasks run, then
+/// this one again (futures-lite's `yield_now`, which needs no runtime).
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+        if self.0 {
+            return core::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        core::task::Poll::Pending
     }
 }
 
@@ -97,7 +118,15 @@ impl<C: CounterStorage> Generator<C> {
                 break Err(e);
             }
             let wait = self.until_moved(pending);
-            if !wait.is_zero() {
+            if wait.is_zero() {
+                continue;
+            }
+            if wait < TIMER_GRAIN && self.clock.is_system() {
+                // Inside the last millisecond before the next tick: a runtime's
+                // timer would fire on its own millisecond grid, often a whole tick
+                // late; yield to the runtime's other tasks until the tick comes.
+                YieldNow(false).await;
+            } else {
                 sleep.sleep(wait).await;
             }
         };
@@ -121,6 +150,7 @@ impl<C: CounterStorage> Generator<C> {
     /// Other clocks read whole milliseconds: at least 1.
     fn until_moved(&self, pending: Pending) -> Duration {
         let most = self.policy.max_wait_ms.max(1);
+        #[cfg(feature = "std")]
         if let Pending::NextTick { t } = pending
             && self.clock.is_system()
         {
