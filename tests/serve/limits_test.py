@@ -5,6 +5,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -144,6 +145,39 @@ class Limits(unittest.TestCase):
             self.assertLess(len(os.listdir(f"/proc/{s.proc.pid}/fd")), 256)
             for c in socks:
                 c.close()
+        finally:
+            self.assertEqual(s.stop(), 0, s.logs())
+
+    def test_a_burst_of_connections_waits_in_the_accept_queue(self):
+        # The listen backlog. With the server stopped (SIGSTOP) the kernel completes
+        # handshakes only up to the accept queue's length and drops the SYNs past it,
+        # which a client sends again only a second later (a probe behind a burst of
+        # connections took 1.1 s). 600 at once all wait in the queue; std's backlog
+        # of 128 let 129 in.
+        s = Server("--node", "1")
+        socks = []
+        try:
+            os.kill(s.proc.pid, signal.SIGSTOP)
+            try:
+                for _ in range(600):
+                    c = socket.socket()
+                    c.setblocking(False)
+                    c.connect_ex(("127.0.0.1", s.port))
+                    socks.append(c)
+                time.sleep(0.5)  # loopback handshakes take microseconds; a dropped SYN, 1 s
+                connected = 0
+                for c in socks:
+                    try:
+                        c.getpeername()
+                        connected += 1
+                    except OSError:
+                        pass
+                self.assertEqual(connected, 600, "handshakes done while the server was stopped")
+            finally:
+                os.kill(s.proc.pid, signal.SIGCONT)
+            for c in socks:
+                c.close()
+            self.assert_served(s)
         finally:
             self.assertEqual(s.stop(), 0, s.logs())
 
