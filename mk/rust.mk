@@ -144,7 +144,9 @@ vectors: ## regenerate tests/vectors/*.json and js/ (the core's, sealing's and f
 # extension's) under the loom model checker: the real code, built with `--cfg loom`
 # so its atomics and thread-locals are loom's, explored over every interleaving up to
 # LOOM_MAX_PREEMPTIONS (default 2) in crates/flakeid-core/tests/loom.rs. Its own target dir: the cfg flag
-# rebuilds everything (the core alone, with its lease feature: quick).
+# rebuilds everything (the core alone, with its lease feature: quick). Each model prints
+# its CPU seconds and executions, and fails over its budget of executions at the default
+# bound (docs/development.md, "The loom models' budget").
 test-loom: ## the generator's counter protocol and the shared lease gate under the loom model checker
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET)/loom CARGO=$(CARGO) python3 scripts/cargo-apart.py \
 	  -p flakeid-core --features lease --release --test loom

@@ -22,8 +22,11 @@ guard, which would refuse a node id another binary holds at the same moment: eac
 binary gets a guard directory of its own under FLAKEID_HOST_GUARD (docs/design.md,
 "Who owns a node id"), as two hosts would.
 
-A failing test's (or binary's) output is printed whole; everything runs, also after
-one failed, and the exit status is 1 when any did.
+Each line says its process's wall and CPU seconds (user and system: what it costs
+whatever else the machine runs), and a line before the closing one their total; a
+loom model's line, the executions it explored (docs/development.md, "The loom
+models' budget"). A failing test's (or binary's) output is printed whole; everything
+runs, also after one failed, and the exit status is 1 when any did.
 """
 
 import collections
@@ -73,11 +76,15 @@ def tests_of(exe):
 
 
 def run(cmd, env=None, cwd=None):
+    """(exit status, wall s, CPU s, output) of `cmd`: its CPU time (user and system,
+    its children's included) is what it costs whatever else the machine runs."""
     started = time.monotonic()
-    p = subprocess.run(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd
-    )
-    return p.returncode, time.monotonic() - started, p.stdout
+    with tempfile.TemporaryFile("w+") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
+        _, status, usage = os.wait4(p.pid, 0)  # reaped here, with its rusage
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return p.returncode, time.monotonic() - started, usage.ru_utime + usage.ru_stime, out.read()
 
 
 def run_binary(guard, src, exe, package_dir, build=None):
@@ -85,19 +92,27 @@ def run_binary(guard, src, exe, package_dir, build=None):
     env = dict(os.environ, CARGO_MANIFEST_DIR=package_dir)
     if guard != "off":
         env["FLAKEID_HOST_GUARD"] = os.path.join(guard, os.path.basename(exe))
-    rc, secs, out = run([exe], env, package_dir)
+    rc, secs, cpu, out = run([exe], env, package_dir)
     summary = [line for line in out.splitlines() if line.startswith("test result:")]
     # `test result: ok. 12 passed; 0 failed; ...; finished in 1.2s` -> `12 passed, 1.2 s`
     said = summary[-1].split(". ", 1)[-1].split(";")[0] if summary else "ran"
     label = src if "/tests/" in src or "/benches/" in src else f"{src} (unit tests)"
     if build:
         label += f" (build {build})"
-    return (
-        label,
-        rc,
-        secs,
-        f"{said}, {secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}",
-    )
+    took = f"{secs:.1f} s, {cpu:.1f} CPU-s"
+    return label, rc, cpu, f"{said}, {took}" if rc == 0 else f"exit {rc}, {took}\n{out}"
+
+
+def run_test(exe, name):
+    """One test alone; a passing test's detail is its times and what it printed
+    (`--nocapture`: the loom models print their executions)."""
+    rc, secs, cpu, out = run([exe, "--exact", name, "--test-threads", "1", "--nocapture"])
+    took = f"{secs:.1f} s, {cpu:.1f} CPU-s"
+    if rc != 0:
+        return name, rc, cpu, f"exit {rc}, {took}\n{out}"
+    # `test NAME ... <what it printed>\nok`: what it printed.
+    printed = out.partition(f"test {name} ... ")[2].rpartition("\nok")[0].strip()
+    return name, rc, cpu, "; ".join([took, *printed.splitlines()])
 
 
 def main():
@@ -125,18 +140,16 @@ def main():
         runner, title = functools.partial(run_binary, guard), "cargo-apart --binaries"
     else:
         jobs = [(exe, name) for _, exe, _ in executables(args) for name in tests_of(exe)]
-
-        def runner(exe, name):
-            rc, secs, out = run([exe, "--exact", name, "--test-threads", "1"])
-            return name, rc, secs, f"{secs:.1f} s" if rc == 0 else f"exit {rc}, {secs:.1f} s\n{out}"
-
-        title = "cargo-apart " + " ".join(args)
+        runner, title = run_test, "cargo-apart " + " ".join(args)
     if not jobs:
         sys.exit("cargo-apart: no tests found for: " + " ".join(args))
     cases = Cases(title)
+    total = 0.0
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for name, rc, secs, detail in pool.map(lambda job: runner(*job), jobs):
+        for name, rc, cpu, detail in pool.map(lambda job: runner(*job), jobs):
             cases.record(name, rc == 0, detail)
+            total += cpu
+    print(f"cargo-apart: {total:.0f} CPU-s in the {len(jobs)} processes")
     sys.exit(cases.finish())
 
 

@@ -119,12 +119,15 @@ struct Case {
     moves: &'static [u64],
     /// IDs each issuing thread asks for (a batch when > 1).
     per_thread: [usize; 2],
-    /// `next_id` calls of a thread without a batch (one after a batch).
-    singles: usize,
+    /// `next_id` calls of each thread without a batch (one after a batch).
+    singles: [usize; 2],
     /// Whether the clock goes back (then ClockMovedBackwards is allowed).
     rollback: bool,
     /// What every second call of a thread without a batch is.
     calls: Calls,
+    /// The executions the model may explore at the default preemption bound
+    /// ([`model`]).
+    budget: usize,
 }
 
 /// The calls a thread without a batch mixes in.
@@ -143,13 +146,31 @@ enum Calls {
     Locals,
 }
 
-/// Explores `f` over every interleaving up to LOOM_MAX_PREEMPTIONS (default 2).
-fn model(f: impl Fn() + Sync + Send + 'static) {
+/// Explores `f` over every interleaving up to LOOM_MAX_PREEMPTIONS (default 2), and
+/// prints how many executions that took. At the default bound a model explores at
+/// most `budget` executions (loom's exploration is deterministic, so this cannot
+/// flake): the models' share of make ci is stated in CPU seconds
+/// (docs/development.md, "The loom models' budget"), and a change that makes a
+/// model explore more fails here instead of growing the suite unseen.
+fn model(budget: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
+    let bounded = builder.preemption_bound.is_none();
+    if bounded {
         builder.preemption_bound = Some(2);
     }
-    builder.check(f);
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = executions.clone();
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    let executions = executions.load(std::sync::atomic::Ordering::Relaxed);
+    println!("loom: {executions} executions (budget {budget})");
+    assert!(
+        !bounded || executions <= budget,
+        "{executions} executions, over the model's budget of {budget}: shrink the model, \
+         or raise its budget and the suite's in docs/development.md"
+    );
 }
 
 /// No ID in `all` twice.
@@ -161,7 +182,7 @@ fn assert_unique(mut all: Vec<u64>, what: impl std::fmt::Debug) {
 }
 
 fn check(case: Case) {
-    model(move || {
+    model(case.budget, move || {
         let clock = Arc::new(ModelClock::new(T0));
         let g = Arc::new(
             Generator::builder(layout())
@@ -194,7 +215,11 @@ fn check(case: Case) {
                         let (lo, hi) = call_readings();
                         out.extend(ids.iter().map(|&id| (id, lo, hi)));
                     };
-                    let calls: Vec<usize> = if n > 1 { vec![n, 1] } else { vec![1; case.singles] };
+                    let calls: Vec<usize> = if n > 1 {
+                        vec![n, 1]
+                    } else {
+                        vec![1; case.singles[thread_no]]
+                    };
                     for (i, k) in calls.into_iter().enumerate() {
                         let seen = latest.load(Ordering::Acquire);
                         let shared = handle.is_none();
@@ -230,15 +255,14 @@ fn check(case: Case) {
                 })
             })
             .collect();
-        let mover = {
-            let clock = clock.clone();
-            thread::spawn(move || {
-                for &ms in case.moves {
-                    clock.set(ms);
-                }
-            })
-        };
-        mover.join().unwrap();
+        // The model's own thread moves the clock while they issue: a thread of its
+        // own costs a coroutine stack per execution. It yields first, as it did
+        // blocked in that thread's join, so that the issuers' running before any
+        // move costs no preemption.
+        thread::yield_now();
+        for &ms in case.moves {
+            clock.set(ms);
+        }
         let mut all = Vec::new();
         let tick = |ms: u64| layout().ticks_at(ms).unwrap();
         for h in issuers {
@@ -295,9 +319,10 @@ fn strict_two_threads_clock_moving() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 2],
         per_thread: [1, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: false,
         calls: Calls::NextId,
+        budget: 25_000,
     });
 }
 
@@ -309,9 +334,10 @@ fn strict_with_a_batch() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 3],
         per_thread: [3, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: false,
         calls: Calls::NextId,
+        budget: 250_000,
     });
 }
 
@@ -323,9 +349,10 @@ fn borrow_two_threads_clock_jumping_past_the_window() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 3],
         per_thread: [3, 2],
-        singles: 2,
+        singles: [2, 2],
         rollback: false,
         calls: Calls::NextId,
+        budget: 15_000,
     });
 }
 
@@ -337,9 +364,10 @@ fn borrow_with_a_batch() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 4],
         per_thread: [3, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: false,
         calls: Calls::NextId,
+        budget: 25_000,
     });
 }
 
@@ -351,9 +379,10 @@ fn monotonic_through_a_rollback() {
         policy: ClockBackwards::Monotonic,
         moves: &[T0 + 2, T0 - 3, T0 + 3],
         per_thread: [1, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: true,
         calls: Calls::NextId,
+        budget: 400_000,
     });
 }
 
@@ -365,9 +394,10 @@ fn wait_policy_through_a_rollback() {
         policy: ClockBackwards::Wait,
         moves: &[T0 + 2, T0 + 1, T0 + 3],
         per_thread: [1, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: true,
         calls: Calls::NextId,
+        budget: 320_000,
     });
 }
 
@@ -382,14 +412,18 @@ fn borrow_contended_clock_moving() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 2],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 3],
         rollback: false,
         calls: Calls::NextId,
+        budget: 60_000,
     });
 }
 
 /// Borrowing threads while the clock goes back (monotonic): the verdict is the
-/// counter's, and call order holds through it.
+/// counter's, and call order holds through it. The first thread's third call is
+/// served from the lone run its second took, which the second thread's calls end
+/// or not: two calls of the second thread reach that, a third multiplies the
+/// executions.
 #[test]
 fn borrow_contended_through_a_rollback() {
     check(Case {
@@ -398,9 +432,10 @@ fn borrow_contended_through_a_rollback() {
         policy: ClockBackwards::Monotonic,
         moves: &[T0 + 2, T0],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 2],
         rollback: true,
         calls: Calls::NextId,
+        budget: 100_000,
     });
 }
 
@@ -414,9 +449,10 @@ fn borrow_contended_through_a_rollback_refused() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 2, T0],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 2],
         rollback: true,
         calls: Calls::NextId,
+        budget: 100_000,
     });
 }
 
@@ -429,9 +465,10 @@ fn borrow_contended_with_try_next_id() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 3],
         rollback: false,
         calls: Calls::TryNextId,
+        budget: 30_000,
     });
 }
 
@@ -444,9 +481,10 @@ fn borrow_contended_with_batches() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 3],
         rollback: false,
         calls: Calls::Batches,
+        budget: 25_000,
     });
 }
 
@@ -460,9 +498,10 @@ fn handle_beside_the_generator_clock_moving() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 2],
         per_thread: [1, 1],
-        singles: 3,
+        singles: [3, 3],
         rollback: false,
         calls: Calls::Local,
+        budget: 60_000,
     });
 }
 
@@ -476,9 +515,10 @@ fn two_handles_strict_with_batches() {
         policy: ClockBackwards::Error,
         moves: &[T0 + 1, T0 + 3],
         per_thread: [1, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: false,
         calls: Calls::Locals,
+        budget: 350_000,
     });
 }
 
@@ -492,9 +532,10 @@ fn two_handles_through_a_rollback() {
         policy: ClockBackwards::Monotonic,
         moves: &[T0 + 2, T0],
         per_thread: [1, 1],
-        singles: 2,
+        singles: [2, 2],
         rollback: true,
         calls: Calls::Locals,
+        budget: 650_000,
     });
 }
 
@@ -504,8 +545,8 @@ fn two_handles_through_a_rollback() {
 /// (2 slots here) that another thread's reservation ends; a run served without
 /// that check would fail it. Strict and borrowing; the clock moves meanwhile, and
 /// one thread mixes in batches.
-fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
-    model(move || {
+fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64, budget: usize) {
+    model(budget, move || {
         let clock = Arc::new(ModelClock::new(T0));
         let g = Arc::new(
             // Four IDs per tick: the six of the model fit in the two ticks the
@@ -549,11 +590,8 @@ fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
                 })
             })
             .collect();
-        let mover = {
-            let clock = clock.clone();
-            thread::spawn(move || clock.set(T0 + 1))
-        };
-        mover.join().unwrap();
+        thread::yield_now();
+        clock.set(T0 + 1);
         let mut all = Vec::new();
         for h in issuers {
             let ids = h.join().unwrap();
@@ -569,12 +607,12 @@ fn lone_runs_in_call_order(overflow: Overflow, max_borrow_ms: u64) {
 
 #[test]
 fn lone_runs_in_call_order_strict() {
-    lone_runs_in_call_order(Overflow::Wait, 0);
+    lone_runs_in_call_order(Overflow::Wait, 0, 75_000);
 }
 
 #[test]
 fn lone_runs_in_call_order_borrowing() {
-    lone_runs_in_call_order(Overflow::Borrow, 1);
+    lone_runs_in_call_order(Overflow::Borrow, 1, 40_000);
 }
 
 /// The lease gate across processes (`flakeid_core::lease::SharedGate`): its holder
@@ -652,8 +690,8 @@ mod shared_gate {
     /// lease's window was closed; under the second lease only IDs of the lease's start
     /// or later pass (never the rest of the run, nor any slot reserved before the
     /// lease began), and the start is past the earlier holder's fence.
-    fn model(second_node: u64) {
-        super::model(move || {
+    fn model(second_node: u64, budget: usize) {
+        super::model(budget, move || {
             let clock = Handle(Arc::new(ModelClock::new(T0)));
             let counter: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
             let gate: &'static SharedGate = Box::leak(Box::new(SharedGate::new()));
@@ -712,11 +750,11 @@ mod shared_gate {
 
     #[test]
     fn a_renewal_on_the_same_node_id() {
-        model(1);
+        model(1, 80_000);
     }
 
     #[test]
     fn a_new_lease_on_another_node_id() {
-        model(2);
+        model(2, 70_000);
     }
 }
