@@ -66,8 +66,15 @@ fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
 }
 
 fn main() {
-    let run = Duration::from_millis(env("FLAKEID_BENCH_MS", 300));
-    let rounds = env("FLAKEID_BENCH_ROUNDS", 7) as usize;
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not: then one
+    // round of 10 ms, to check that every case runs.
+    let bench = std::env::args().any(|a| a == "--bench");
+    let (run, rounds) = if bench {
+        (env("FLAKEID_BENCH_MS", 300), env("FLAKEID_BENCH_ROUNDS", 7) as usize)
+    } else {
+        (10, 1)
+    };
+    let run = Duration::from_millis(run);
     let ours = Generator::builder(Layout::SNOWFLAKE)
         .node(3)
         .host_guard(false)
