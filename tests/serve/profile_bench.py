@@ -24,32 +24,12 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tls_test import make_pki  # noqa: E402  (the suite's openssl PKI)
+
 bins = dict(a.split("=", 1) for a in sys.argv[1:])
 work = tempfile.mkdtemp()
-subprocess.run(
-    [
-        "openssl",
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=bench",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        f"{work}/k",
-        "-out",
-        f"{work}/c",
-    ],
-    check=True,
-    capture_output=True,
-)
+make_pki(work, "bench")  # bench.pem, bench.key: a certificate for 127.0.0.1
 
 
 def free_port():
@@ -94,9 +74,9 @@ for name, b in bins.items():
             "--node",
             "1",
             "--tls-cert",
-            f"{work}/c",
+            f"{work}/bench.pem",
             "--tls-key",
-            f"{work}/k",
+            f"{work}/bench.key",
         ],
         stderr=subprocess.DEVNULL,
         env={**os.environ, "FLAKEID_LOG": "warn"},
