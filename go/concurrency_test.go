@@ -45,42 +45,66 @@ func TestConcurrentNoDuplicates(t *testing.T) {
 			defer g.Close()
 			const workers = 8
 			n := perGoroutine(t, 100_000)
-			got := make([][]ID, workers)
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					ids := make([]ID, 0, n)
-					batch := make([]ID, 1+w*7) // goroutine w mixes in batches of 1+7w
-					for len(ids) < n {
-						if len(ids)%3 == 0 && len(ids)+len(batch) <= n {
-							if err := g.Fill(batch); err != nil {
-								errs <- err
-								return
-							}
-							ids = append(ids, batch...)
-							continue
-						}
-						id, err := g.Next()
-						if err != nil {
-							errs <- err
-							return
-						}
-						ids = append(ids, id)
-					}
-					got[w] = ids
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
+			got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
+				// Goroutine w mixes in batches of 1+7w.
+				return mixed(n, 1+w*7, 3, g.Next, g.Fill, false)
+			})
 			checkEachIncreasesNoneRepeats(t, got, workers*n)
 		})
 	}
+}
+
+// issueAtOnce runs issue on workers goroutines at once (w = 0, 1, ...) and
+// returns what each issued (got[w]), failing the test on the first error.
+func issueAtOnce(t *testing.T, workers int, issue func(w int) ([]ID, error)) [][]ID {
+	t.Helper()
+	got := make([][]ID, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids, err := issue(w)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got[w] = ids
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// mixed takes n IDs from next, with a batch of batchSize from fill in place of
+// every every-th call (order must hold across both); with yield, it lets other
+// goroutines run every 7 IDs, so that it moves between OS threads.
+func mixed(n, batchSize, every int, next func() (ID, error), fill func([]ID) error, yield bool) ([]ID, error) {
+	ids := make([]ID, 0, n)
+	batch := make([]ID, batchSize)
+	for len(ids) < n {
+		if len(ids)%every == 0 && len(ids)+len(batch) <= n {
+			if err := fill(batch); err != nil {
+				return nil, err
+			}
+			ids = append(ids, batch...)
+		} else {
+			id, err := next()
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		if yield && len(ids)%7 == 0 {
+			runtime.Gosched()
+		}
+	}
+	return ids, nil
 }
 
 // checkEachIncreasesNoneRepeats fails unless each goroutine's IDs (got[w])

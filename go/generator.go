@@ -141,14 +141,20 @@ func (g *Generator) Next() (ID, error) { return call(&g.handle, cNextID) }
 // NextN issues n IDs, increasing, in one call into the library (runs of IDs are
 // reserved at once).
 func (g *Generator) NextN(n int) ([]ID, error) {
-	if err := cCheckBatch(n); err != nil { // the core's range, before allocating
+	return nextN(n, g.Fill)
+}
+
+// nextN is the one body of the NextN methods: n checked against the core's batch
+// range before allocating, then a slice of n filled by fill.
+func nextN[T any](n int, fill func([]T) error) ([]T, error) {
+	if err := cCheckBatch(n); err != nil {
 		return nil, err
 	}
-	ids := make([]ID, n)
-	if err := g.Fill(ids); err != nil {
+	out := make([]T, n)
+	if err := fill(out); err != nil {
 		return nil, err
 	}
-	return ids, nil
+	return out, nil
 }
 
 // Fill writes fresh IDs into every element of ids, increasing, in one call into

@@ -103,14 +103,7 @@ func (l *Local) Next() (ID, error) {
 // NextN issues n IDs, increasing and above every ID the handle issued before, in
 // one call into the library.
 func (l *Local) NextN(n int) ([]ID, error) {
-	if err := cCheckBatch(n); err != nil { // the core's range, before allocating
-		return nil, err
-	}
-	ids := make([]ID, n)
-	if err := l.Fill(ids); err != nil {
-		return nil, err
-	}
-	return ids, nil
+	return nextN(n, l.Fill)
 }
 
 // Fill writes fresh IDs into every element of ids, increasing and above every ID

@@ -4,10 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 )
+
+// newLocal is a handle of a new generator of o; the generator is closed when the
+// test ends, the handle is the test's to close.
+func newLocal(t *testing.T, o Options) (*Generator, *Local) {
+	t.Helper()
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	l, err := g.Local()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, l
+}
 
 // Goroutines with a Local each, and goroutines on the generator itself, on
 // GOMAXPROCS 8 and yielding often (so they move between OS threads): no ID twice,
@@ -30,52 +45,17 @@ func TestLocalNoDuplicatesWithTheGenerator(t *testing.T) {
 			defer g.Close()
 			const workers = 8 // 0..5 on a Local of their own, 6 and 7 on g
 			n := perGoroutine(t, 50_000)
-			got := make([][]ID, workers)
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					next, fill := g.Next, g.Fill
-					if w < 6 {
-						l, err := g.Local()
-						if err != nil {
-							errs <- err
-							return
-						}
-						defer l.Close()
-						next, fill = l.Next, l.Fill
-					}
-					ids := make([]ID, 0, n)
-					batch := make([]ID, 1+w*5)
-					for len(ids) < n {
-						if len(ids)%4 == 0 && len(ids)+len(batch) <= n {
-							if err := fill(batch); err != nil {
-								errs <- err
-								return
-							}
-							ids = append(ids, batch...)
-						} else {
-							id, err := next()
-							if err != nil {
-								errs <- err
-								return
-							}
-							ids = append(ids, id)
-						}
-						if len(ids)%7 == 0 {
-							runtime.Gosched()
-						}
-					}
-					got[w] = ids
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
+			got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
+				if w >= 6 {
+					return mixed(n, 1+w*5, 4, g.Next, g.Fill, true)
+				}
+				l, err := g.Local()
+				if err != nil {
+					return nil, err
+				}
+				defer l.Close()
+				return mixed(n, 1+w*5, 4, l.Next, l.Fill, true)
+			})
 			checkEachIncreasesNoneRepeats(t, got, workers*n)
 		})
 	}
@@ -147,15 +127,7 @@ func TestLocalAfterTheGeneratorCloses(t *testing.T) {
 
 // A closed Local returns ErrClosed and issues nothing; its generator goes on.
 func TestLocalUseAfterClose(t *testing.T) {
-	g, err := New(Options{Node: 585})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	l, err := g.Local()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, l := newLocal(t, Options{Node: 585})
 	a, err := l.Next()
 	if err != nil {
 		t.Fatal(err)
@@ -185,15 +157,7 @@ func TestLocalUseAfterClose(t *testing.T) {
 // The batch size is the core's rule, checked before allocating; a handle's batch
 // increases and continues above its single IDs.
 func TestLocalBatches(t *testing.T) {
-	g, err := New(Options{Node: 586, Overflow: OverflowBorrow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	l, err := g.Local()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, l := newLocal(t, Options{Node: 586, Overflow: OverflowBorrow})
 	defer l.Close()
 	var fe *Error
 	for _, n := range []int{-1, 1<<27 + 1} {
@@ -225,15 +189,7 @@ func TestLocalBatches(t *testing.T) {
 // A call while another goroutine's call is in progress is refused with ErrInUse
 // (the state a call in progress sets, set here by hand), and Close waits for it.
 func TestLocalRefusesASecondGoroutine(t *testing.T) {
-	g, err := New(Options{Node: 587})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	l, err := g.Local()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := newLocal(t, Options{Node: 587})
 	l.state.Store(localBusy) // another goroutine's call, in progress
 	if id, err := l.Next(); !errors.Is(err, ErrInUse) || id != 0 {
 		t.Fatalf("Next during another call: %d, %v", id, err)
@@ -262,43 +218,24 @@ func TestLocalRefusesASecondGoroutine(t *testing.T) {
 func TestLocalSharedByMistakeNeverRepeats(t *testing.T) {
 	prev := runtime.GOMAXPROCS(8)
 	defer runtime.GOMAXPROCS(prev)
-	g, err := New(Options{Node: 588, Overflow: OverflowBorrow, MaxBorrow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	l, err := g.Local()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := newLocal(t, Options{Node: 588, Overflow: OverflowBorrow, MaxBorrow: time.Hour})
 	defer l.Close()
 	const workers = 8
 	n := perGoroutine(t, 20_000)
-	got := make([][]ID, workers)
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < n; i++ {
-				id, err := l.Next()
-				switch {
-				case errors.Is(err, ErrInUse):
-				case err != nil:
-					errs <- err
-					return
-				default:
-					got[w] = append(got[w], id)
-				}
+	got := issueAtOnce(t, workers, func(int) ([]ID, error) {
+		var ids []ID
+		for i := 0; i < n; i++ {
+			id, err := l.Next()
+			switch {
+			case errors.Is(err, ErrInUse):
+			case err != nil:
+				return nil, err
+			default:
+				ids = append(ids, id)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return ids, nil
+	})
 	total := 0
 	for _, ids := range got {
 		total += len(ids)

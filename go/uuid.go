@@ -170,14 +170,7 @@ func (g *UUIDGenerator) Next() (UUID, error) { return call(&g.handle, cUUIDNext)
 // IDs, in one call into the library; n past the batch limit is ErrConfig naming
 // n, as for Generator.NextN.
 func (g *UUIDGenerator) NextN(n int) ([]UUID, error) {
-	if err := cCheckBatch(n); err != nil { // the core's range, before allocating
-		return nil, err
-	}
-	us := make([]UUID, n)
-	if err := g.Fill(us); err != nil {
-		return nil, err
-	}
-	return us, nil
+	return nextN(n, g.Fill)
 }
 
 // Fill writes fresh UUIDv7s into every element of us, increasing, in one call

@@ -301,18 +301,26 @@ func newUUIDGen(t *testing.T, o UUIDOptions) *UUIDGenerator {
 	return g
 }
 
-func TestUUIDGeneratorInOneMillisecond(t *testing.T) {
-	const t0 = 1_764_000_000_000
-	clock, err := NewManualClock(time.UnixMilli(t0), 0)
+// borrowingUUIDGen is a generator, and its manual clock at Unix ms ms, that may run
+// 10 ms ahead of it (max_borrow_ms by name, as users set options).
+func borrowingUUIDGen(t *testing.T, ms int64) (*UUIDGenerator, *ManualClock) {
+	t.Helper()
+	clock, err := NewManualClock(time.UnixMilli(ms), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer clock.Close()
+	t.Cleanup(func() { clock.Close() })
 	o := UUIDOptions{Clock: clock}
 	if err := o.Set("max_borrow_ms", "10"); err != nil {
 		t.Fatal(err)
 	}
-	g := newUUIDGen(t, o)
+	return newUUIDGen(t, o), clock
+}
+
+func TestUUIDGeneratorInOneMillisecond(t *testing.T) {
+	const t0 = 1_764_000_000_000
+	g, clock := borrowingUUIDGen(t, t0)
+	var err error
 	ids := make([]UUID, 70_000)
 	for i := range ids {
 		if ids[i], err = g.Next(); err != nil {
@@ -473,16 +481,7 @@ func TestUUIDForms(t *testing.T) {
 }
 
 func TestUUIDBatchFollowsTheCallsAroundIt(t *testing.T) {
-	clock, err := NewManualClock(time.UnixMilli(1_764_000_000_000), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer clock.Close()
-	o := UUIDOptions{Clock: clock}
-	if err := o.Set("max_borrow_ms", "10"); err != nil {
-		t.Fatal(err)
-	}
-	g := newUUIDGen(t, o)
+	g, _ := borrowingUUIDGen(t, 1_764_000_000_000)
 	before, _ := g.Next()
 	batch, err := g.NextN(70_000)
 	if err != nil {

@@ -164,6 +164,21 @@ def assert_each_worker_on_its_own_node(ids: list[int], nodes: dict[int, set[int]
     assert len(owners) == len(set(owners)), dict(nodes)
 
 
+def each_worker_on_its_own_node(
+    port: int, proc: subprocess.Popen[bytes], log: Path
+) -> dict[int, set[int]]:
+    """Waits for the server, hammers it and stops it: no request failed, and
+    assert_each_worker_on_its_own_node holds. Returns pid → node ids seen."""
+    try:
+        up(port, proc, log)
+        ids, nodes, errors = hammer(port)
+    finally:
+        stop(proc)
+    assert errors == 0, log.read_text()[-3000:]
+    assert_each_worker_on_its_own_node(ids, nodes)
+    return nodes
+
+
 def status(port: int) -> int | None:
     """The HTTP status of one GET /ids, or None when nothing answered."""
     try:
@@ -251,13 +266,7 @@ def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
     proc = serve(port, {**node_env(app, "none"), **guard}, preload, log, app)
-    try:
-        up(port, proc, log)
-        ids, nodes, errors = hammer(port)
-    finally:
-        stop(proc)
-    assert errors == 0, log.read_text()[-3000:]
-    assert_each_worker_on_its_own_node(ids, nodes)
+    nodes = each_worker_on_its_own_node(port, proc, log)
     assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
 
 
@@ -266,13 +275,7 @@ def test_uvicorn_with_no_node_id_every_worker_issues_on_its_own_node(tmp_path: P
     proc = serve_uvicorn(
         port, {"FLAKEID_TEST_NODE": "none", "FLAKEID_HOST_GUARD": str(tmp_path / "guard")}, log
     )
-    try:
-        up(port, proc, log)
-        ids, nodes, errors = hammer(port)
-    finally:
-        stop(proc)
-    assert errors == 0, log.read_text()[-3000:]
-    assert_each_worker_on_its_own_node(ids, nodes)
+    each_worker_on_its_own_node(port, proc, log)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
@@ -282,13 +285,7 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     lease = f"file://{tmp_path}/leases"
     proc = serve(port, {"FLAKEID_DJANGO_LEASE": lease}, preload, log)
-    try:
-        up(port, proc, log)
-        ids, nodes, errors = hammer(port)
-    finally:
-        stop(proc)
-    assert errors == 0, log.read_text()[-3000:]
-    assert_each_worker_on_its_own_node(ids, nodes)
+    each_worker_on_its_own_node(port, proc, log)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])

@@ -277,6 +277,16 @@ class Server:
     def command(self):
         raise NotImplementedError
 
+    def run_client(self, argv, what, check, timeout, env=None):
+        """Runs the client tool `argv` through `prefix`, its output captured; with
+        `check`, a failure is an EnvError naming `what` with the tool's stderr."""
+        r = subprocess.run(
+            [*self.prefix, *argv], capture_output=True, text=True, timeout=timeout, env=env
+        )
+        if check and r.returncode != 0:
+            raise EnvError(f"{what}: {r.stderr.strip()}")
+        return r
+
     def server_env(self):
         """The server process's environment: this process's (a subclass may add to
         it; `env()` is what a server exports to the tests)."""
@@ -377,15 +387,8 @@ class Redis(Server):
         super().__init__(os.path.join(work, name), host, prefix)
 
     def cli(self, *args, check=True, timeout=None):
-        r = subprocess.run(
-            [*self.prefix, "redis-cli", "-h", self.host, "-p", str(self.port), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if check and r.returncode != 0:
-            raise EnvError(f"redis-cli {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
+        argv = ["redis-cli", "-h", self.host, "-p", str(self.port), *args]
+        return self.run_client(argv, f"redis-cli {' '.join(args)}", check, timeout).stdout
 
     def command(self):
         cmd = [
@@ -508,33 +511,9 @@ class Postgres(Server):
         self.started = False
 
     def psql(self, sql, db="postgres", check=True, timeout=None):
-        r = subprocess.run(
-            [
-                *self.prefix,
-                f"{PGBIN}/psql",
-                "-h",
-                self.dir,
-                "-p",
-                str(self.port),
-                "-U",
-                "postgres",
-                "-d",
-                db,
-                "-X",
-                "-q",
-                "-At",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-c",
-                sql,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if check and r.returncode != 0:
-            raise EnvError(f"psql: {r.stderr.strip()}")
-        return r.stdout
+        argv = [f"{PGBIN}/psql", "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", db]
+        argv += ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql]
+        return self.run_client(argv, "psql", check, timeout).stdout
 
     def hba(self):
         """pg_hba.conf's lines after `local all all trust`."""
@@ -715,25 +694,9 @@ class Etcd(Server):
                 "--key",
                 f"{c}/client.key",
             ]
-        r = subprocess.run(
-            [
-                *self.prefix,
-                "etcdctl",
-                *ep,
-                "--dial-timeout",
-                "1s",
-                "--command-timeout",
-                "2s",
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "ETCDCTL_API": "3"},
-            timeout=timeout,
-        )
-        if check and r.returncode != 0:
-            raise EnvError(f"etcdctl {' '.join(args)}: {r.stderr.strip()}")
-        return r
+        argv = ["etcdctl", *ep, "--dial-timeout", "1s", "--command-timeout", "2s", *args]
+        env = {**os.environ, "ETCDCTL_API": "3"}
+        return self.run_client(argv, f"etcdctl {' '.join(args)}", check, timeout, env)
 
     def command(self):
         peer = f"http://127.0.0.1:{self.peer_port}"

@@ -211,6 +211,11 @@ class App:
     def increasing(self):
         return all(a < b for a, b in zip(self.ids, self.ids[1:]))
 
+    def took_a_host_node(self):
+        """It issued its COUNT IDs, increasing, on a node id the host picked."""
+        ok = self.rc == 0 and len(self.ids) == COUNT and self.increasing()
+        return ok and self.info.get("origin", "host") == "host"
+
     def __repr__(self):
         said = self.info or (self.err.splitlines() or [""])[0]
         return f"{self.name}: exit {self.rc}, {len(self.ids)} IDs, {str(said)[:200]}"
@@ -386,10 +391,7 @@ def containers_with(cases, work, shared):
         for a in hosts:
             cases.record(
                 f"containers: {a.name} (the machine's /tmp, propagated) took a node id on the host",
-                a.rc == 0
-                and len(a.ids) == COUNT
-                and a.increasing()
-                and a.info.get("origin", "host") == "host",
+                a.took_a_host_node(),
                 repr(a),
             )
         # Their guard is the machine's directory: each node id's file is there (an
@@ -429,10 +431,7 @@ def containers_with(cases, work, shared):
         nodes += sorted(a.nodes())
         cases.record(
             f"containers: {a.name} (FLAKEID_HOST_GUARD set) took a node id on the host",
-            a.rc == 0
-            and len(a.ids) == COUNT
-            and a.increasing()
-            and a.info.get("origin", "host") == "host",
+            a.took_a_host_node(),
             repr(a),
         )
     cases.record("containers: the guarded apps' node ids differ", len(set(nodes)) == 2, f"{nodes}")

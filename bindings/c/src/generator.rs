@@ -2,7 +2,10 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::layout::{flakeid_layout, layout_in, layout_out};
-use crate::{Close, arg, c_enum, close_handle, free_handle, new_handle, out, text, with_handle, write};
+use crate::{
+    Close, arg, c_enum, c_string_at, c_strings, close_handle, fill_ids, free_handle, new_handle, out, put, put_with,
+    text, with_handle, write,
+};
 use flakeid_core::OptionValue::{Text, Uint};
 use flakeid_core::{
     DEFAULT_MAX_BORROW_MS, DEFAULT_MAX_WAIT_MS, Error, Generator, GeneratorBuilder, Layout, ManualClock, NodeSource,
@@ -310,13 +313,7 @@ unsafe fn apply_by_name(mut b: GeneratorBuilder, o: &flakeid_options) -> Result<
 #[unsafe(no_mangle)]
 pub extern "C" fn flakeid_option_name(index: usize) -> *const c_char {
     static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        flakeid_core::SETTING_NAMES
-            .iter()
-            .filter_map(|n| std::ffi::CString::new(*n).ok())
-            .collect()
-    });
-    names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
+    c_string_at(c_strings(&NAMES, flakeid_core::SETTING_NAMES.iter().copied()), index)
 }
 
 /// The lease a generator takes for the `lease` setting `lease`: `lease` itself, or for
@@ -604,11 +601,7 @@ impl Close for flakeid_generator {
 /// `FLAKEID_ERR_FORK`; `*out_id` is written only on success.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flakeid_next_id(generator: *const flakeid_generator, out_id: *mut u64) -> flakeid_status {
-    with_handle(generator, |g| {
-        let dst = out(out_id, "out_id")?;
-        write(dst, g.inner.next_id()?);
-        Ok(())
-    })
+    with_handle(generator, |g| put_with(out_id, "out_id", || g.inner.next_id()))
 }
 
 /// Fills `ids[0..n]` with fresh IDs, increasing (runs of IDs are reserved at once).
@@ -619,16 +612,7 @@ pub unsafe extern "C" fn flakeid_next_ids(
     ids: *mut u64,
     n: usize,
 ) -> flakeid_status {
-    with_handle(generator, |g| {
-        if n == 0 {
-            return Ok(());
-        }
-        let dst = out(ids, "ids")?;
-        // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
-        let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
-        g.inner.fill(slice).inspect_err(|_| slice.fill(0))?;
-        Ok(())
-    })
+    with_handle(generator, |g| fill_ids(ids, n, |slice| g.inner.fill(slice)))
 }
 
 /// The core's rule for a batch size, `n` in `0..=2^27` (`flakeid_next_ids`'
@@ -649,10 +633,7 @@ pub unsafe extern "C" fn flakeid_generator_node(
     generator: *const flakeid_generator,
     out_node: *mut u64,
 ) -> flakeid_status {
-    with_handle(generator, |g| {
-        write(out(out_node, "out_node")?, g.inner.node());
-        Ok(())
-    })
+    with_handle(generator, |g| put(out_node, "out_node", g.inner.node()))
 }
 
 /// Where the generator's node id came from, as a static string: `"explicit"`,
@@ -675,12 +656,7 @@ pub unsafe extern "C" fn flakeid_generator_node_origin(
 /// The C string of a node origin's name (the core's `NodeOrigin::as_str`).
 fn origin_name(origin: flakeid_core::NodeOrigin) -> &'static std::ffi::CStr {
     static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        flakeid_core::NodeOrigin::ALL
-            .iter()
-            .filter_map(|o| std::ffi::CString::new(o.as_str()).ok())
-            .collect()
-    });
+    let names = c_strings(&NAMES, flakeid_core::NodeOrigin::ALL.iter().map(|o| o.as_str()));
     flakeid_core::NodeOrigin::ALL
         .iter()
         .position(|o| *o == origin)
@@ -695,8 +671,7 @@ pub unsafe extern "C" fn flakeid_generator_layout(
     out_layout: *mut flakeid_layout,
 ) -> flakeid_status {
     with_handle(generator, |g| {
-        write(out(out_layout, "out_layout")?, layout_out(g.inner.layout()));
-        Ok(())
+        put(out_layout, "out_layout", layout_out(g.inner.layout()))
     })
 }
 
@@ -740,10 +715,7 @@ pub unsafe extern "C" fn flakeid_manual_clock_get(
     clock: *const flakeid_manual_clock,
     out_ms: *mut u64,
 ) -> flakeid_status {
-    with_handle(clock, |c| {
-        write(out(out_ms, "out_ms")?, c.clock.get());
-        Ok(())
-    })
+    with_handle(clock, |c| put(out_ms, "out_ms", c.clock.get()))
 }
 
 /// Frees the handle. NULL is a no-op. Generators built with it keep its time.

@@ -2,7 +2,7 @@
 //! decompose, ID ranges, text encodings.
 
 use crate::error::{Fail, flakeid_status, guard};
-use crate::{arg, c_enum, out, write};
+use crate::{arg, c_enum, out, put_with, write};
 use flakeid_core::{Encoding, Error, Layout, MAX_ENCODED_LEN, decode, encode_into};
 use std::ffi::{CStr, c_char};
 
@@ -175,8 +175,7 @@ pub unsafe extern "C" fn flakeid_layout_get_limits(
     layout: *const flakeid_layout,
     out_limits: *mut flakeid_layout_limits,
 ) -> flakeid_status {
-    guard(|| {
-        let l = layout_in(unsafe { arg(layout, "layout") }?)?;
+    with_layout(layout, |l| {
         let dst = out(out_limits, "out_limits")?;
         write(
             dst,
@@ -196,6 +195,13 @@ pub unsafe extern "C" fn flakeid_layout_get_limits(
     })
 }
 
+/// The one body of the calls on a layout: the layout read and checked (NULL:
+/// refused naming `layout`), then `body` with it.
+fn with_layout(layout: *const flakeid_layout, body: impl FnOnce(&Layout) -> Result<(), Fail>) -> flakeid_status {
+    // SAFETY: C callers pass a layout that is NULL or valid for reads (documented ABI).
+    guard(|| body(&layout_in(unsafe { arg(layout, "layout") }?)?))
+}
+
 /// Takes an ID apart. An ID with bits set above the layout's width is
 /// `FLAKEID_ERR_PARSE` (it cannot come from this layout).
 #[unsafe(no_mangle)]
@@ -204,8 +210,7 @@ pub unsafe extern "C" fn flakeid_decompose(
     id: u64,
     out_parts: *mut flakeid_parts,
 ) -> flakeid_status {
-    guard(|| {
-        let l = layout_in(unsafe { arg(layout, "layout") }?)?;
+    with_layout(layout, |l| {
         let dst = out(out_parts, "out_parts")?;
         let p = l.try_decompose(id)?;
         #[rustfmt::skip]
@@ -229,11 +234,8 @@ pub unsafe extern "C" fn flakeid_compose(
     sequence: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let l = layout_in(unsafe { arg(layout, "layout") }?)?;
-        let dst = out(out_id, "out_id")?;
-        write(dst, l.compose(timestamp_ms, node, sequence)?);
-        Ok(())
+    with_layout(layout, |l| {
+        put_with(out_id, "out_id", || l.compose(timestamp_ms, node, sequence))
     })
 }
 
@@ -247,11 +249,10 @@ pub unsafe extern "C" fn flakeid_compose_parts(
     sequence: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let l = layout_in(unsafe { arg(layout, "layout") }?)?;
-        let dst = out(out_id, "out_id")?;
-        write(dst, l.compose_parts(timestamp_ms, datacenter, worker, sequence)?);
-        Ok(())
+    with_layout(layout, |l| {
+        put_with(out_id, "out_id", || {
+            l.compose_parts(timestamp_ms, datacenter, worker, sequence)
+        })
     })
 }
 
@@ -265,8 +266,7 @@ pub unsafe extern "C" fn flakeid_id_range(
     out_first: *mut u64,
     out_last: *mut u64,
 ) -> flakeid_status {
-    guard(|| {
-        let l = layout_in(unsafe { arg(layout, "layout") }?)?;
+    with_layout(layout, |l| {
         let (first_dst, last_dst) = (out(out_first, "out_first")?, out(out_last, "out_last")?);
         let (first, last) = l.id_range(start_ms, end_ms)?;
         write(first_dst, first);

@@ -70,6 +70,51 @@ fn write<T>(dst: NonNull<T>, value: T) {
     unsafe { dst.as_ptr().write(value) }
 }
 
+/// Writes `value`, which cannot fail, to the out-parameter `p` (NULL: refused
+/// naming `name`).
+fn put<T>(p: *mut T, name: &'static str, value: T) -> Result<(), Fail> {
+    write(out(p, name)?, value);
+    Ok(())
+}
+
+/// The C strings of `names`, made once into `cell`: what the name lists and
+/// lookups hand out as static strings.
+fn c_strings<'a>(
+    cell: &'static std::sync::OnceLock<Vec<std::ffi::CString>>,
+    names: impl Iterator<Item = &'a str>,
+) -> &'static [std::ffi::CString] {
+    cell.get_or_init(|| names.filter_map(|n| std::ffi::CString::new(n).ok()).collect())
+}
+
+/// The `index`th of `names` as a C string; NULL past the last.
+fn c_string_at(names: &'static [std::ffi::CString], index: usize) -> *const c_char {
+    names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
+}
+
+/// Writes what `value` computes to the out-parameter `p`, which is checked for
+/// NULL (refused naming `name`) before `value` runs.
+fn put_with<T, E>(p: *mut T, name: &'static str, value: impl FnOnce() -> Result<T, E>) -> Result<(), Fail>
+where
+    Fail: From<E>,
+{
+    let dst = out(p, name)?;
+    write(dst, value()?);
+    Ok(())
+}
+
+/// Fills the caller's `ids[0..n]` with `fill`; on failure zeroes it, so that it
+/// holds no ID. `ids` may be NULL when `n` is 0.
+fn fill_ids(ids: *mut u64, n: usize, fill: impl FnOnce(&mut [u64]) -> flakeid_core::Result<()>) -> Result<(), Fail> {
+    if n == 0 {
+        return Ok(());
+    }
+    let dst = out(ids, "ids")?;
+    // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
+    let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
+    fill(slice).inspect_err(|_| slice.fill(0))?;
+    Ok(())
+}
+
 /// A handle type of the C API: a Rust value C holds by pointer, boxed by its `_new`
 /// and dropped by its `_free` (rustls-ffi's `Castable` with box ownership; here
 /// the pointer's type is the value's, so the cast is the identity). Each handle

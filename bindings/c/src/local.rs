@@ -2,7 +2,7 @@
 //! handle"): `flakeid_local_*`. Conversion only.
 
 use crate::error::{Fail, guard};
-use crate::{Handle, flakeid_generator, flakeid_status, new_handle, out, write};
+use crate::{Handle, fill_ids, flakeid_generator, flakeid_status, new_handle, put_with};
 use flakeid_core::LocalGenerator;
 use std::ptr::NonNull;
 
@@ -62,9 +62,7 @@ unsafe fn handle<'a>(p: *mut flakeid_local) -> Result<&'a mut flakeid_local, Fai
 pub unsafe extern "C" fn flakeid_local_next_id(local: *mut flakeid_local, out_id: *mut u64) -> flakeid_status {
     guard(|| {
         let h = unsafe { handle(local) }?;
-        let dst = out(out_id, "out_id")?;
-        write(dst, h.inner.next_id()?);
-        Ok(())
+        put_with(out_id, "out_id", || h.inner.next_id())
     })
 }
 
@@ -75,13 +73,6 @@ pub unsafe extern "C" fn flakeid_local_next_id(local: *mut flakeid_local, out_id
 pub unsafe extern "C" fn flakeid_local_next_ids(local: *mut flakeid_local, ids: *mut u64, n: usize) -> flakeid_status {
     guard(|| {
         let h = unsafe { handle(local) }?;
-        if n == 0 {
-            return Ok(());
-        }
-        let dst = out(ids, "ids")?;
-        // SAFETY: the caller promises `ids` holds `n` writable `uint64_t`s.
-        let slice = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), n) };
-        h.inner.fill(slice).inspect_err(|_| slice.fill(0))?;
-        Ok(())
+        fill_ids(ids, n, |slice| h.inner.fill(slice))
     })
 }

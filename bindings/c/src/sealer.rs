@@ -2,7 +2,7 @@
 
 use crate::error::flakeid_status;
 use crate::layout::{flakeid_layout, layout_in};
-use crate::{arg, bytes_in, free_handle, new_handle, out, with_handle, write};
+use crate::{arg, bytes_in, free_handle, new_handle, put_with, with_handle};
 use flakeid_seal::Sealer;
 
 /// Seals and unseals one layout's IDs with one key and tweak: FF1 (NIST SP
@@ -49,11 +49,7 @@ pub unsafe extern "C" fn flakeid_sealer_seal(
     id: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    with_handle(sealer, |s| {
-        let dst = out(out_id, "out_id")?;
-        write(dst, s.inner.seal(id)?);
-        Ok(())
-    })
+    permute(sealer, id, out_id, Sealer::seal)
 }
 
 /// Unseals `id` (the inverse of `flakeid_sealer_seal()`) into `*out_id`. Every
@@ -65,11 +61,17 @@ pub unsafe extern "C" fn flakeid_sealer_unseal(
     id: u64,
     out_id: *mut u64,
 ) -> flakeid_status {
-    with_handle(sealer, |s| {
-        let dst = out(out_id, "out_id")?;
-        write(dst, s.inner.unseal(id)?);
-        Ok(())
-    })
+    permute(sealer, id, out_id, Sealer::unseal)
+}
+
+/// Seals or unseals (`f`) `id` into `*out_id`, the out-parameter checked first.
+fn permute(
+    sealer: *const flakeid_sealer,
+    id: u64,
+    out_id: *mut u64,
+    f: fn(&Sealer, u64) -> flakeid_core::Result<u64>,
+) -> flakeid_status {
+    with_handle(sealer, |s| put_with(out_id, "out_id", || f(&s.inner, id)))
 }
 
 /// Frees a sealer and wipes its key. NULL is a no-op. No other thread may still be

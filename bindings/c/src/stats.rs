@@ -5,6 +5,7 @@ use crate::generator::{FLAKEID_UNSET, flakeid_generator};
 use crate::{out, with_handle};
 use flakeid_core::Error;
 use std::ffi::{CStr, c_char};
+use std::ptr::NonNull;
 
 /// What a generator has done since it was built (`flakeid_generator_stats()`).
 /// Like `flakeid_options` it grows only by appending fields, and `struct_size`
@@ -39,6 +40,23 @@ pub struct flakeid_stats {
     pub lease_remaining_ms: u64,
 }
 
+/// The caller's stats struct `p` (NULL: refused naming `out_stats`) of
+/// `struct_size` bytes, and the size of ours, `T` (its C name `c_type`). Every
+/// field so far is in the first version: a smaller struct is not one.
+pub(crate) fn stats_out<T>(p: *mut T, struct_size: usize, c_type: &str) -> Result<(NonNull<T>, usize), Fail> {
+    let dst = out(p, "out_stats")?;
+    let ours = std::mem::size_of::<T>();
+    if struct_size < ours {
+        return Err(Fail::from(Error::out_of_range(
+            "struct_size",
+            ours as u64,
+            usize::MAX as u64,
+            format!("{struct_size} (pass sizeof({c_type}))"),
+        )));
+    }
+    Ok((dst, ours))
+}
+
 /// Writes a snapshot of `generator`'s statistics into `out_stats`, of which the
 /// caller's struct holds `struct_size` bytes: pass `sizeof *out_stats`. Sizes
 /// below the first `flakeid_stats` are `FLAKEID_ERR_CONFIG` naming `struct_size`.
@@ -49,17 +67,7 @@ pub unsafe extern "C" fn flakeid_generator_stats(
     struct_size: usize,
 ) -> flakeid_status {
     with_handle(generator, |g| {
-        let dst = out(out_stats, "out_stats")?;
-        let ours = std::mem::size_of::<flakeid_stats>();
-        if struct_size < ours {
-            // Every field so far is in the first version: a smaller struct is not one.
-            return Err(Fail::from(Error::out_of_range(
-                "struct_size",
-                ours as u64,
-                usize::MAX as u64,
-                format!("{struct_size} (pass sizeof(flakeid_stats))"),
-            )));
-        }
+        let (dst, ours) = stats_out(out_stats, struct_size, "flakeid_stats")?;
         let s = g.inner.stats();
         let stats = flakeid_stats {
             struct_size: ours,

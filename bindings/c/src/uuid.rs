@@ -8,7 +8,11 @@
 
 use crate::error::{Fail, flakeid_status, guard};
 use crate::generator::flakeid_manual_clock;
-use crate::{Close, bytes_in, close_handle, free_handle, new_handle, out, text, with_handle, write};
+use crate::stats::stats_out;
+use crate::{
+    Close, bytes_in, c_string_at, c_strings, close_handle, free_handle, new_handle, out, put, put_with, text,
+    with_handle, write,
+};
 use flakeid_core::{ManualClock, UUID_GENERATOR_OPTIONS, UuidGenerator, Wide};
 use std::borrow::Cow;
 use std::ffi::c_char;
@@ -176,13 +180,7 @@ pub unsafe extern "C" fn flakeid_uuid_options_free(options: *mut flakeid_uuid_op
 #[unsafe(no_mangle)]
 pub extern "C" fn flakeid_uuid_option_name(index: usize) -> *const c_char {
     static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        UUID_GENERATOR_OPTIONS
-            .iter()
-            .filter_map(|n| std::ffi::CString::new(*n).ok())
-            .collect()
-    });
-    names.get(index).map_or(std::ptr::null(), |n| n.as_ptr())
+    c_string_at(c_strings(&NAMES, UUID_GENERATOR_OPTIONS.iter().copied()), index)
 }
 
 /// Creates a 128-bit generator from `options` (NULL: the defaults); on success
@@ -409,17 +407,7 @@ pub unsafe extern "C" fn flakeid_uuid_generator_stats(
     struct_size: usize,
 ) -> flakeid_status {
     with_handle(generator, |g| {
-        let dst = out(out_stats, "out_stats")?;
-        let ours = std::mem::size_of::<flakeid_uuid_stats>();
-        if struct_size < ours {
-            return Err(flakeid_core::Error::out_of_range(
-                "struct_size",
-                ours as u64,
-                usize::MAX as u64,
-                format!("{struct_size} (pass sizeof(flakeid_uuid_stats))"),
-            )
-            .into());
-        }
+        let (dst, ours) = stats_out(out_stats, struct_size, "flakeid_uuid_stats")?;
         let s = g.inner.stats();
         write(
             dst,
@@ -490,8 +478,7 @@ pub unsafe extern "C" fn flakeid_uuid_version(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(out(out_version, "out_version")?, u32::from(value.version()));
-        Ok(())
+        put(out_version, "out_version", u32::from(value.version()))
     })
 }
 
@@ -506,8 +493,7 @@ pub unsafe extern "C" fn flakeid_uuid7_timestamp_ms(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(out(out_ms, "out_ms")?, value.uuid7_timestamp_ms()?);
-        Ok(())
+        put_with(out_ms, "out_ms", || value.uuid7_timestamp_ms())
     })
 }
 
@@ -520,8 +506,7 @@ pub unsafe extern "C" fn flakeid_ulid_timestamp_ms(
 ) -> flakeid_status {
     guard(|| {
         let value = unsafe { uuid_in(uuid, uuid_len) }?;
-        write(out(out_ms, "out_ms")?, value.timestamp_ms());
-        Ok(())
+        put(out_ms, "out_ms", value.timestamp_ms())
     })
 }
 

@@ -131,19 +131,24 @@ fn a_file_lease_held_by_another_process() {
     again.next_id().unwrap();
 }
 
+/// A build refused because another generator holds its state file.
+fn refused_in_use(built: Result<Generator, Error>, what: &str) {
+    match built {
+        Err(Error::Config {
+            field: "state",
+            message,
+        }) => assert!(message.contains("is in use"), "{message}"),
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
 #[test]
 fn two_generators_on_one_state_file_in_one_process() {
     let _s = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let d = dir("state-inproc");
     let path = d.join("node7.state");
     let a = with_state(&path).unwrap();
-    match with_state(&path) {
-        Err(Error::Config {
-            field: "state",
-            message,
-        }) => assert!(message.contains("is in use"), "{message}"),
-        other => panic!("a second generator on one state file: {other:?}"),
-    }
+    refused_in_use(with_state(&path), "a second generator on one state file");
     drop(a);
     with_state(&path).unwrap();
 }
@@ -161,13 +166,7 @@ fn a_state_file_held_by_another_process() {
     let path = d.join("node7.state");
     let c = spawn("a_state_file_held_by_another_process", &d);
     assert_eq!(wait_for(&d.join("child.out")), "held\n");
-    match with_state(&path) {
-        Err(Error::Config {
-            field: "state",
-            message,
-        }) => assert!(message.contains("is in use"), "{message}"),
-        other => panic!("two processes on one state file: {other:?}"),
-    }
+    refused_in_use(with_state(&path), "two processes on one state file");
     release(c, &d);
     // The child's mark (written by its heartbeat) is the floor of ours.
     let g = with_state(&path).unwrap();

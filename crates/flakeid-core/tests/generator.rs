@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::*;
 use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, NodeSource, Overflow, precise_now_ms};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -245,10 +247,8 @@ fn a_forked_child_refuses_to_issue() {
     // The clock's ticker thread is running and has filled the cache by now.
     std::thread::sleep(std::time::Duration::from_millis(5));
     SystemClock.now_ms();
-    // SAFETY: the child only calls into the generator (atomics) and _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
+    // The child calls into the generator (atomics) and builds one of its own.
+    let code = in_child(|| {
         let code = match g.next_id() {
             Err(Error::Fork) => 0,
             Ok(_) => 1,
@@ -266,21 +266,16 @@ fn a_forked_child_refuses_to_issue() {
         // (Not stood still: it may lag by the ticker's wake-up latency, far below 100 ms.)
         std::thread::sleep(std::time::Duration::from_millis(200));
         let clock_moves = SystemClock.now_ms() >= before + 100;
-        let code = if !fresh_ok {
+        if !fresh_ok {
             3
         } else if !clock_moves {
             4
         } else {
             code
-        };
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    assert!(libc::WIFEXITED(status));
+        }
+    });
     assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
+        code, 0,
         "child: 1 = issued an ID, 2 = wrong error, 3 = new generator failed, 4 = cached clock stood still"
     );
     assert!(g.next_id().is_ok(), "the parent is unaffected");

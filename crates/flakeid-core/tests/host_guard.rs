@@ -10,6 +10,8 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::*;
 use flakeid_core::{Error, Generator, HOST_GUARD_ENV, Layout, ManualClock, Overflow};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
@@ -302,11 +304,7 @@ fn the_next_owner_starts_above_the_last_ones_ids() {
     let guard = dir.to_str().unwrap();
     let mut last_max = 0;
     let mut before = "nothing";
-    // FLAKEID_HANDOVER_ROUNDS: more rounds by hand (the modes in turn).
-    let rounds: usize = std::env::var("FLAKEID_HANDOVER_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(8);
+    let rounds = rounds("FLAKEID_HANDOVER_ROUNDS", 8); // the modes in turn
     let modes = ["close", "exit", "kill", "close", "kill", "exit", "close", "kill"];
     for (round, how) in modes.iter().cycle().take(rounds).enumerate() {
         let out = dir.join(format!("turn-{round}"));
@@ -445,12 +443,8 @@ fn a_forked_child_neither_keeps_nor_takes_its_parents_guard() {
     let message = refusal(node(9));
     assert!(message.contains(&format!("by process {pid}")), "{message}");
     send(to_child);
-    let mut status = 0;
-    // SAFETY: waiting for our child.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(libc::WIFEXITED(status));
     assert_eq!(
-        libc::WEXITSTATUS(status),
+        exit_code(pid),
         0,
         "bit 0: the child was not refused with its parent's pid; bit 1: the child could not take the node id once free"
     );
@@ -813,11 +807,7 @@ fn a_crash_while_waiting_out_a_floor_keeps_the_floor() {
     }
     let dir = fresh_dir("chain");
     let guard = dir.to_str().unwrap();
-    // FLAKEID_CHAIN_ROUNDS: more rounds by hand.
-    let rounds: usize = std::env::var("FLAKEID_CHAIN_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(2);
+    let rounds = rounds("FLAKEID_CHAIN_ROUNDS", 2);
     let mut last_max = 0;
     for round in 0..rounds {
         let a_out = dir.join(format!("a-{round}"));
@@ -882,9 +872,8 @@ fn another_user_cannot_write_the_record_nor_take_the_node_id() {
         return;
     }
     let as_nobody = |released: bool| {
-        // SAFETY: this process runs one test; the child ends with _exit.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        // This process runs one test: the child is alone with what it touches.
+        let code = in_child(|| {
             // SAFETY: dropping to nobody in the child.
             let dropped = unsafe { libc::setgid(65534) == 0 && libc::setuid(65534) == 0 };
             let writes = std::fs::OpenOptions::new().write(true).open(&file).is_ok()
@@ -900,15 +889,10 @@ fn another_user_cannot_write_the_record_nor_take_the_node_id() {
             });
             let code =
                 u8::from(!dropped) | u8::from(writes) << 1 | u8::from(built.is_ok()) << 2 | u8::from(!named) << 3;
-            // SAFETY: ending the child without the parent's destructors.
-            unsafe { libc::_exit(i32::from(code)) };
-        }
-        let mut status = 0;
-        // SAFETY: waiting for our child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+            i32::from(code)
+        });
         assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
+            code, 0,
             "released: {released}; bit 0: not nobody; bit 1: nobody could write the record; bit 2: nobody took node 22; \
              bit 3: the refusal named neither the live holder nor the ended owner"
         );
@@ -1070,11 +1054,7 @@ fn a_paused_holder_whose_file_was_removed_issues_nothing_twice() {
     }
     let dir = fresh_dir("paused");
     let guard = dir.to_str().unwrap();
-    // FLAKEID_PAUSE_ROUNDS: more rounds by hand.
-    let rounds: usize = std::env::var("FLAKEID_PAUSE_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(2);
+    let rounds = rounds("FLAKEID_PAUSE_ROUNDS", 2);
     let signal = |pid: u32, sig| {
         // SAFETY: signals our own child.
         assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);

@@ -4,6 +4,8 @@
 //! model check in `tests/loom.rs`.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::*;
 use flakeid_core::{Clock, ClockBackwards, Error, Generator, Layout, ManualClock, Overflow, Result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -254,19 +256,8 @@ fn a_forked_childs_handle_refuses_on_its_fast_path() {
         for _ in 0..10 {
             h.next_id().unwrap();
         }
-        // SAFETY: the child only calls into the handle (atomics, plain memory) and _exit.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            let code = i32::from(!matches!(h.next_id(), Err(Error::Fork)));
-            // SAFETY: ends the child without running the parent's destructors.
-            unsafe { libc::_exit(code) };
-        }
-        let mut status = 0;
-        // SAFETY: waits for the child just forked.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert!(libc::WIFEXITED(status));
-        assert_eq!(libc::WEXITSTATUS(status), 0, "round {round}: the child's handle issued");
+        let code = in_child(|| i32::from(!matches!(h.next_id(), Err(Error::Fork))));
+        assert_eq!(code, 0, "round {round}: the child's handle issued");
     }
 }
 
@@ -278,30 +269,16 @@ fn a_forked_childs_handle_refuses() {
     let g = generator(&clock, Overflow::Borrow, ClockBackwards::Error);
     let mut h = g.local();
     let first = h.next_id().unwrap();
-    // SAFETY: the child only calls into the handle (atomics, plain memory) and _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
-        let refused = |r: Result<()>| matches!(r, Err(Error::Fork));
-        let code = if !refused(h.next_id().map(drop)) {
-            1
-        } else if !refused(h.try_next_id().map(drop)) {
-            2
-        } else if !refused(h.next_ids(1).map(drop)) {
-            3
-        } else {
-            0
-        };
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: waits for the child just forked.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    assert!(libc::WIFEXITED(status));
+    let code = in_child(|| {
+        let calls = [
+            h.next_id().map(drop),
+            h.try_next_id().map(drop),
+            h.next_ids(1).map(drop),
+        ];
+        first_not_refused(&calls, |e| matches!(e, Error::Fork))
+    });
     assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
+        code, 0,
         "the child's handle issued: 1 = next_id, 2 = try_next_id, 3 = next_ids"
     );
     assert_eq!(h.next_id().unwrap(), first + 1, "the parent's handle keeps its run");
@@ -311,24 +288,27 @@ fn a_forked_childs_handle_refuses() {
 #[cfg(all(feature = "lease", any(unix, windows)))]
 #[test]
 fn a_lease_that_ends_while_a_handle_holds_a_run_refuses_its_slots() {
-    let dir = std::env::temp_dir().join(format!("flakeid-local-lease-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.to_str().unwrap().replace('\\', "/");
-    let slash = if path.starts_with('/') { "" } else { "/" };
+    let (dir, url) = file_lease("local-lease");
     let g = Generator::builder(Layout::SNOWFLAKE)
         .overflow(Overflow::Borrow)
         .max_borrow_ms(1_000)
-        .lease_url(&format!("file://{slash}{path}"))
+        .lease_url(&url)
         .build()
         .unwrap();
     let mut h = g.local();
     h.next_id().unwrap();
     h.next_id().unwrap();
     g.release_lease();
-    let refused = |r: Result<()>| matches!(r, Err(Error::Lease { .. }));
-    assert!(refused(h.next_id().map(drop)), "next_id issued from the run");
-    assert!(refused(h.try_next_id().map(drop)), "try_next_id issued from the run");
-    assert!(refused(h.next_ids(1).map(drop)), "next_ids issued from the run");
+    let calls = [
+        h.next_id().map(drop),
+        h.try_next_id().map(drop),
+        h.next_ids(1).map(drop),
+    ];
+    let issued = first_not_refused(&calls, |e| matches!(e, Error::Lease { .. }));
+    assert_eq!(
+        issued, 0,
+        "issued from the run: 1 = next_id, 2 = try_next_id, 3 = next_ids"
+    );
     drop(h);
     drop(g);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -340,15 +320,7 @@ fn a_lease_that_ends_while_a_handle_holds_a_run_refuses_its_slots() {
 /// `max_sequence` cap too.
 #[test]
 fn a_handles_ids_are_the_slots_on_every_layout() {
-    let presets = [
-        Layout::SNOWFLAKE,
-        Layout::FLAKE,
-        Layout::DISCORD,
-        Layout::SONYFLAKE,
-        Layout::BAIDU,
-        Layout::INSTAGRAM,
-    ];
-    for layout in presets {
+    for layout in Layout::PRESETS {
         for cap in [None, Some(7)] {
             let clock = ManualClock::new(layout.epoch_ms() + 1_000 * layout.tick_ms());
             let mut b = Generator::builder(layout)
@@ -423,16 +395,4 @@ fn a_run_ahead_of_a_lagging_cached_clock_is_kept() {
     assert_eq!(ids, [(0, T + 1), (1, T + 1), (2, T + 1), (3, T + 1)]);
     drop(h);
     assert_eq!(g.stats().ids_issued, SEQ + 4, "no slot passed over");
-}
-
-#[derive(Debug, Clone)]
-struct Shared(Arc<Lagging>);
-
-impl Clock for Shared {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-    fn now_ms_precise(&self) -> u64 {
-        self.0.now_ms_precise()
-    }
 }

@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::*;
 use flakeid_core::{Clock, ClockBackwards, Generator, Layout, Overflow};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -51,18 +53,6 @@ impl Clock for ParkingClock {
             release.recv().unwrap();
         }
         reading
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Shared(Arc<ParkingClock>);
-
-impl Clock for Shared {
-    fn now_ms(&self) -> u64 {
-        self.0.now_ms()
-    }
-    fn now_ms_precise(&self) -> u64 {
-        self.0.now_ms_precise()
     }
 }
 

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+#[cfg(feature = "lease")]
+use common::file_lease;
 use flakeid_core::{ClockBackwards, Generator, Layout, ManualClock, Overflow};
 use std::sync::Arc;
 
@@ -175,15 +178,8 @@ fn ids_issued_is_exact_under_contention_borrowing() {
 #[cfg(feature = "lease")]
 #[test]
 fn a_leased_generator_reports_its_lease() {
-    let dir = std::env::temp_dir().join(format!("flakeid-stats-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // file:///tmp/x, or on Windows file:///C:/x (RFC 8089's drive letter).
-    let path = dir.to_str().unwrap().replace('\\', "/");
-    let slash = if path.starts_with('/') { "" } else { "/" };
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .lease_url(&format!("file://{slash}{path}"))
-        .build()
-        .unwrap();
+    let (dir, url) = file_lease("stats");
+    let g = Generator::builder(Layout::SNOWFLAKE).lease_url(&url).build().unwrap();
     g.next_id().unwrap();
     let s = g.stats();
     assert_eq!(s.lease_state, Some("held"));

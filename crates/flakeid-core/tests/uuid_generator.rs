@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::*;
 use flakeid_core::{ClockBackwards, Error, ErrorKind, ManualClock, Overflow, UuidGenerator, Wide};
 use std::collections::HashSet;
 
@@ -13,14 +15,15 @@ fn counter_of(u: u128) -> u64 {
     u64::from(rand_a) << 4 | rand_b >> 58
 }
 
+/// A generator on a manual clock at `t` that may run 10 ms ahead of it.
+fn borrowing_at(t: u64) -> UuidGenerator {
+    let clock = ManualClock::new(t);
+    UuidGenerator::builder().clock(clock).max_borrow_ms(10).build().unwrap()
+}
+
 #[test]
 fn a_hundred_thousand_in_one_millisecond_strictly_increase() {
-    let clock = ManualClock::new(T);
-    let g = UuidGenerator::builder()
-        .clock(clock.clone())
-        .max_borrow_ms(10)
-        .build()
-        .unwrap();
+    let g = borrowing_at(T);
     let mut last = 0u128;
     for i in 0..100_000u64 {
         let u = g.next_uuid7().unwrap();
@@ -158,10 +161,8 @@ fn a_forked_child_goes_on_with_random_bits_of_its_own() {
     let mut fds = [0i32; 2];
     // SAFETY: a plain pipe for the child's IDs.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: the child calls into the generator and writes to the pipe, then _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
+    // The child calls into the generator and writes to the pipe.
+    let pid = fork(|| {
         // SAFETY: the child's copy of the pipe's write end.
         let mut w = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
         let mut out = Vec::new();
@@ -179,9 +180,8 @@ fn a_forked_child_goes_on_with_random_bits_of_its_own() {
             code = 3;
         }
         drop(w);
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit(code) };
-    }
+        code
+    });
     // SAFETY: the parent closes its copy of the write end.
     unsafe { libc::close(fds[1]) };
     let after: Vec<u128> = (0..1_000).map(|_| g.next_uuid7().unwrap()).collect();
@@ -189,15 +189,7 @@ fn a_forked_child_goes_on_with_random_bits_of_its_own() {
     let mut r = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]) };
     let mut bytes = Vec::new();
     r.read_to_end(&mut bytes).unwrap();
-    let mut status = 0;
-    // SAFETY: waits for the child just forked.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    assert!(libc::WIFEXITED(status));
-    assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
-        "1: the child refused; 2: stats().reseeds was not 1"
-    );
+    assert_eq!(exit_code(pid), 0, "1: the child refused; 2: stats().reseeds was not 1");
     let child: Vec<u128> = bytes
         .chunks(16)
         .map(|c| u128::from_be_bytes(c.try_into().unwrap()))
@@ -282,12 +274,7 @@ fn generators_over_one_shared_word_strictly_increase_together() {
 /// UUIDv7 with bits of its own; the 64-bit batches' limit and error on `n`.
 #[test]
 fn a_batch_follows_the_calls_before_it_and_precedes_those_after() {
-    let clock = ManualClock::new(T);
-    let g = UuidGenerator::builder()
-        .clock(clock.clone())
-        .max_borrow_ms(10)
-        .build()
-        .unwrap();
+    let g = borrowing_at(T);
     let before = g.next_uuid7().unwrap();
     let batch = g.next_uuid7s(70_000).unwrap();
     let after = g.next_uuid7().unwrap();

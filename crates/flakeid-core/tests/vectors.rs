@@ -405,21 +405,21 @@ impl Script {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn timeline(
-    name: &str,
-    sc: &Script,
-    overflow: &str,
-    backwards: &str,
-    max_borrow_ms: u64,
-    max_wait_ms: u64,
-    start_ms: u64,
-    auto: u64,
-) -> Value {
+/// Every timeline waits at most 5 ms, its clock moving 1 ms on each turn of a wait
+/// loop; a borrowing one may run 2 ms ahead of the clock.
+fn timeline(name: &str, sc: &Script, overflow: &str, backwards: &str, start_ms: u64) -> Value {
+    let max_borrow_ms = if overflow == "borrow" { 2 } else { 0 };
     json!({
         "name": name, "layout": sc.sp.json(), "node": sc.node, "overflow": overflow,
-        "clock_backwards": backwards, "max_borrow_ms": max_borrow_ms, "max_wait_ms": max_wait_ms,
-        "start_ms": start_ms, "auto_advance_ms": auto, "steps": sc.steps,
+        "clock_backwards": backwards, "max_borrow_ms": max_borrow_ms, "max_wait_ms": 5,
+        "start_ms": start_ms, "auto_advance_ms": 1, "steps": sc.steps,
     })
+}
+
+/// A timeline named for its policies (one per overflow x clock_backwards).
+fn policy_timeline(sc: &Script, overflow: &str, backwards: &str, start_ms: u64) -> Value {
+    let name = format!("overflow={overflow}, clock_backwards={backwards}");
+    timeline(&name, sc, overflow, backwards, start_ms)
 }
 
 fn timelines_json() -> Value {
@@ -436,16 +436,7 @@ fn timelines_json() -> Value {
         T0 + 2,
     );
     a.set(T0 + 10).next(T0 + 10, 0, T0 + 10);
-    out.push(timeline(
-        "overflow=wait, clock_backwards=error",
-        &a,
-        "wait",
-        "error",
-        0,
-        5,
-        T0,
-        1,
-    ));
+    out.push(policy_timeline(&a, "wait", "error", T0));
 
     let mut b = Script::new(SMALL, 5);
     b.next(T0 + 10, 0, T0 + 10);
@@ -453,32 +444,14 @@ fn timelines_json() -> Value {
     b.set(T0).backwards(10); // 10 ms behind > 5: refuse at once
     b.set(T0 + 4).backwards(6);
     b.set(T0 + 5).next(T0 + 10, 2, T0 + 10);
-    out.push(timeline(
-        "overflow=wait, clock_backwards=wait",
-        &b,
-        "wait",
-        "wait",
-        0,
-        5,
-        T0 + 10,
-        1,
-    ));
+    out.push(policy_timeline(&b, "wait", "wait", T0 + 10));
 
     let mut c = Script::new(SMALL, 5);
     c.next(T0 + 10, 0, T0 + 10);
     c.set(T0).next(T0 + 10, 1, T0).next(T0 + 10, 2, T0).next(T0 + 10, 3, T0); // keep the last tick
     c.backwards(10); // its sequence is used up and the next tick is 11 ms away (> 5)
     c.set(T0 + 7).next(T0 + 11, 0, T0 + 11); // 4 ms away: wait for it
-    out.push(timeline(
-        "overflow=wait, clock_backwards=monotonic",
-        &c,
-        "wait",
-        "monotonic",
-        0,
-        5,
-        T0 + 10,
-        1,
-    ));
+    out.push(policy_timeline(&c, "wait", "monotonic", T0 + 10));
 
     let mut d = Script::new(SMALL, 5);
     let window: Vec<(u64, u64)> = (0..3).flat_map(|t| (0..4).map(move |q| (T0 + t, q))).collect();
@@ -488,48 +461,21 @@ fn timelines_json() -> Value {
     d.set(T0 - 1).backwards(4);
     d.set(T0).backwards(3);
     d.set(T0 + 1).next(T0 + 3, 2, T0 + 1);
-    out.push(timeline(
-        "overflow=borrow, clock_backwards=error",
-        &d,
-        "borrow",
-        "error",
-        2,
-        5,
-        T0,
-        1,
-    ));
+    out.push(policy_timeline(&d, "borrow", "error", T0));
 
     let mut e = Script::new(SMALL, 5);
     e.next(T0 + 10, 0, T0 + 10);
     e.set(T0 + 9).next(T0 + 10, 1, T0 + 9); // within the borrow window: no rollback at all
     e.set(T0 + 3).next(T0 + 10, 2, T0 + 8); // 5 ms until the window reaches T0+10: wait
     e.set(T0).backwards(10);
-    out.push(timeline(
-        "overflow=borrow, clock_backwards=wait",
-        &e,
-        "borrow",
-        "wait",
-        2,
-        5,
-        T0 + 10,
-        1,
-    ));
+    out.push(policy_timeline(&e, "borrow", "wait", T0 + 10));
 
     let mut f = Script::new(SMALL, 5);
     f.next(T0 + 10, 0, T0 + 10);
     f.set(T0).next(T0 + 10, 1, T0).next(T0 + 10, 2, T0).next(T0 + 10, 3, T0);
     f.backwards(10);
     f.set(T0 + 5).next(T0 + 11, 0, T0 + 9);
-    out.push(timeline(
-        "overflow=borrow, clock_backwards=monotonic",
-        &f,
-        "borrow",
-        "monotonic",
-        2,
-        5,
-        T0 + 10,
-        1,
-    ));
+    out.push(policy_timeline(&f, "borrow", "monotonic", T0 + 10));
 
     let sf = PRESETS[0];
     let mut g = Script::new(sf, 0);
@@ -542,10 +488,7 @@ fn timelines_json() -> Value {
         &g,
         "wait",
         "error",
-        0,
-        5,
         sf.epoch + 1,
-        1,
     ));
 
     let mut h = Script::new(SMALL, 31);
@@ -562,10 +505,7 @@ fn timelines_json() -> Value {
         &h,
         "wait",
         "error",
-        0,
-        5,
         SMALL.epoch - 1,
-        1,
     ));
 
     let sony = PRESETS[3];
@@ -579,10 +519,7 @@ fn timelines_json() -> Value {
         &i,
         "wait",
         "error",
-        0,
-        5,
         T0 + 3,
-        1,
     ));
 
     let baidu = PRESETS[4];
@@ -590,7 +527,7 @@ fn timelines_json() -> Value {
     j.next(T0, 0, T0).next(T0, 1, T0);
     j.set(T0 + 999).next(T0 + 999, 2, T0 + 999);
     j.set(T0 + 1000).next(T0 + 1000, 0, T0 + 1000);
-    out.push(timeline("baidu: one-second ticks", &j, "wait", "error", 0, 5, T0, 1));
+    out.push(timeline("baidu: one-second ticks", &j, "wait", "error", T0));
 
     json!({
         "_comment": "Scripted manual-clock timelines, one per overflow x clock_backwards policy plus edge cases: each step's exact ID or error. The clock advances by auto_advance_ms on every turn of a wait loop, so waits end deterministically; clock_ms is its reading after the step. Generated by crates/flakeid-core/tests/vectors.rs; regenerate with `make vectors`.",

@@ -108,19 +108,20 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify, names: [&str; 3]) 
     let builder = match verify {
         Verify::Full => builder.with_root_certificates(roots(files, names[0])?),
         Verify::ChainOnly => {
-            let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
                 Arc::new(roots(files, names[0])?),
-                provider,
+                provider.clone(),
             )
             .build()
             .map_err(|e| lease_error(format!("TLS setup: {e}")))?;
+            let chain = Some(chain);
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(ChainOnly(inner)))
+                .with_custom_certificate_verifier(Arc::new(Lenient { chain, provider }))
         }
         Verify::None => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerify(provider))),
+            .with_custom_certificate_verifier(Arc::new(Lenient { chain: None, provider })),
     };
     match (&files.cert, &files.key) {
         (Some(cert), Some(key)) => {
@@ -137,11 +138,17 @@ pub(crate) fn client_config(files: &TlsFiles, verify: Verify, names: [&str; 3]) 
     }
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the name is not checked.
+/// `verify-ca` (with `chain`: it must lead to a trusted root; the name is not
+/// checked) and libpq's `require`/`prefer` without a root certificate (no `chain`:
+/// encrypted, not authenticated). Either way the handshake's signature is checked
+/// with the provider's algorithms, as rustls's own verifier does.
 #[derive(Debug)]
-struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+struct Lenient {
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
 
-impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+impl rustls::client::danger::ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -151,12 +158,12 @@ impl rustls::client::danger::ServerCertVerifier for ChainOnly {
         now: UnixTime,
     ) -> std::result::Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
         use rustls::CertificateError::{NotValidForName, NotValidForNameContext};
+        let Some(chain) = &self.chain else {
+            return Ok(rustls::client::danger::ServerCertVerified::assertion());
+        };
         // webpki checks the chain (and validity dates) before the name: a name
         // error means everything else passed.
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(NotValidForName | NotValidForNameContext { .. })) => {
                 Ok(rustls::client::danger::ServerCertVerified::assertion())
             }
@@ -169,7 +176,7 @@ impl rustls::client::danger::ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -177,46 +184,10 @@ impl rustls::client::danger::ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// libpq's `require`/`prefer` without a root certificate: encrypted, not authenticated.
-#[derive(Debug)]
-struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 

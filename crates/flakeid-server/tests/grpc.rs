@@ -3,7 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{Generator, Layout};
+mod common;
+use common::serve_on_loopback;
 use flakeid_server::grpc::proto::flakeid_client::FlakeidClient;
 use flakeid_server::grpc::proto::{BatchRequest, NextRequest, NextUuidRequest, StreamRequest};
 use flakeid_server::{Config, Service};
@@ -27,27 +28,11 @@ async fn start_at(
     tokio::sync::oneshot::Sender<()>,
     std::net::SocketAddr,
 ) {
-    // Every test runs a service on node 9 at once (their IDs are checked for it): the
-    // host guard, which would refuse all but one, is not what these test.
-    let generator = Generator::builder(Layout::SNOWFLAKE)
-        .node(9)
-        .host_guard(false)
-        .build()
-        .unwrap();
-    let svc = Service::new(
-        generator,
-        Config {
-            max_batch,
-            ..Config::default()
-        },
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(flakeid_server::serve(listener, svc.clone(), async move {
-        let _ = stopped.await;
-    }));
+    let config = Config {
+        max_batch,
+        ..Config::default()
+    };
+    let (svc, addr, stop) = serve_on_loopback(9, config).await;
     let channel = Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()

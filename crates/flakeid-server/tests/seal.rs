@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::serve_on_loopback;
 use flakeid_core::{Generator, Layout};
 use flakeid_seal::Sealer;
 use flakeid_server::grpc::proto::flakeid_client::FlakeidClient;
@@ -31,28 +33,12 @@ struct Running {
 }
 
 async fn start(sealer: Option<Sealer>) -> Running {
-    // Every test runs a service on node NODE at once (their IDs are checked for it):
-    // the host guard, which would refuse all but one, is not what these test.
-    let generator = Generator::builder(Layout::SNOWFLAKE)
-        .node(NODE)
-        .host_guard(false)
-        .build()
-        .unwrap();
-    let svc = Service::new(
-        generator,
-        Config {
-            max_batch: 10_000,
-            sealer,
-            ..Config::default()
-        },
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(flakeid_server::serve(listener, svc.clone(), async move {
-        let _ = stopped.await;
-    }));
+    let config = Config {
+        max_batch: 10_000,
+        sealer,
+        ..Config::default()
+    };
+    let (svc, addr, stop) = serve_on_loopback(NODE, config).await;
     Running { svc, addr, _stop: stop }
 }
 

@@ -26,21 +26,15 @@ scenarios! { |u|
     etcd_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
     etcd_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
     etcd_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
-    etcd_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &|on| {
-        signal(pid("FLAKEID_TEST_ETCD_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
-    });
+    etcd_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &|on| freeze_process(pid("FLAKEID_TEST_ETCD_PID"), on));
     etcd_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
     etcds_32_concurrent_holders_get_distinct_ids: tls_url(), serial => concurrent_distinct(&u, 32, TTL_MS);
     etcds_16_ids_for_32_holders_is_a_lease_error: tls_url(), serial => exhaustion(&u, TTL_MS);
     etcds_killed_holder_id_waits_for_the_ttl: tls_url(), serial => killed_holder(&u, TTL_MS, false);
     // Read at the time of each signal: the restart test hands on a new pid.
-    etcds_frozen_store_stops_then_resumes_ids: tls_url(), serial => frozen_store(&u, TTL_MS, &|on| {
-        signal(pid("FLAKEID_TEST_ETCDS_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
-    });
+    etcds_frozen_store_stops_then_resumes_ids: tls_url(), serial => frozen_store(&u, TTL_MS, &|on| freeze_process(pid("FLAKEID_TEST_ETCDS_PID"), on));
     etcds_taken_over_holder_never_issues_again: tls_url(), serial => taken_over(&u, TTL_MS);
-    etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &|on| {
-        signal(pid("FLAKEID_TEST_ETCD_PID"), if on { libc::SIGSTOP } else { libc::SIGCONT })
-    });
+    etcd_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &|on| freeze_process(pid("FLAKEID_TEST_ETCD_PID"), on));
 }
 
 /// kill -9 the TLS etcd and start it again on its data directory (same ports).
@@ -80,9 +74,7 @@ fn etcds_restarted_store_stops_ids_then_leases_again() {
 fn etcd_namespaces_endpoints_and_bad_urls() {
     let Some(u) = url() else { return };
     let _s = serial();
-    let a = probe(&with_ns(&u, &fresh_ns("a")), TTL_MS, 10).unwrap();
-    let b = probe(&with_ns(&u, &fresh_ns("b")), TTL_MS, 10).unwrap();
-    assert_eq!((a.node(), b.node()), (0, 0));
+    namespaces_are_independent(&u, TTL_MS);
     // A dead endpoint listed first: the client uses the live one.
     let dead = free_port();
     let live = u.split('@').nth(1).unwrap().trim_end_matches('/');
@@ -102,31 +94,15 @@ fn etcd_wrong_password_wrong_ca_wrong_host_each_say_so() {
     let (Some(u), Some(t)) = (url(), tls_url()) else { return };
     let e = lease_error_of(&u.replace("etcd-pw", "not-the-pw"), TTL_MS);
     assert!(e.contains("wrong user or password") && !e.contains("not-the-pw"), "{e}");
-    let e = lease_error_of(&t.replace("/ca.pem", "/other-ca.pem"), TTL_MS);
-    assert!(e.contains("unknown CA"), "{e}");
-    let e = lease_error_of(&t.replace("127.0.0.1", "localhost"), TTL_MS);
-    assert!(e.contains("hostname mismatch"), "{e}");
+    wrong_ca_and_wrong_host_say_so(&t, "127.0.0.1", TTL_MS);
 }
 
 #[test]
 fn etcd_namespace_in_use_pays_no_lock_delay() {
     let Some(u) = url() else { return };
-    let u = with_ns(&u, &fresh_ns("warm"));
-    let first = probe(&u, TTL_MS, 10).unwrap();
-    assert!(
-        first.lease_lock_delay_ms().unwrap() >= TTL_MS,
-        "a new namespace waits once"
-    );
     // etcd's lease timer counts whole seconds: the marker's age is known to a
     // second, so a namespace is trusted a second or two after its lock delay.
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    let second = probe(&u, TTL_MS, 10).unwrap();
-    assert_eq!(
-        second.lease_lock_delay_ms(),
-        Some(0),
-        "a store that kept its data is trusted"
-    );
-    assert_ne!(first.node(), second.node());
+    namespace_in_use_pays_no_lock_delay(&u, TTL_MS, std::time::Duration::from_millis(2500));
 }
 
 /// A two-member cluster that loses a member has no quorum: the other member

@@ -64,20 +64,34 @@ fn lease_and_node_conflict_and_ttl_range() {
     );
 }
 
-#[test]
-fn a_clock_behind_the_recorded_timestamp_waits_bounded_or_refuses() {
-    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
-    let _s = serial();
+/// A namespace in a fresh directory whose lease file records an ID issued at
+/// `ahead_ms` past now: its URL, that time and the ID.
+fn recorded_ahead(tag: &str, ns: &str, ahead_ms: u64) -> (String, u64, u64) {
     use flakeid_core::{Generator, ManualClock, precise_now_ms};
-    let url = with_ns(&dir_url("clock"), "c");
-    let ahead = precise_now_ms() + 100_000;
+    let url = with_ns(&dir_url(tag), ns);
+    let ahead = precise_now_ms() + ahead_ms;
     let a = Generator::builder(layout(10))
         .lease_url(&url)
         .clock(ManualClock::new(ahead))
         .build()
         .unwrap();
     let last = a.next_id().unwrap();
-    drop(a);
+    (url, ahead, last)
+}
+
+/// The next holder `b` builds takes node id 0 and starts after `last`.
+fn starts_after(b: flakeid_core::GeneratorBuilder, last: u64) {
+    let g = b.build().unwrap();
+    assert_eq!(g.node(), 0);
+    assert!(g.next_id().unwrap() > last);
+}
+
+#[test]
+fn a_clock_behind_the_recorded_timestamp_waits_bounded_or_refuses() {
+    // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
+    let _s = serial();
+    use flakeid_core::{Generator, ManualClock};
+    let (url, ahead, last) = recorded_ahead("clock", "c", 100_000);
     // 100 s behind, a clock that never moves: refused after max_wait_ms, naming the gap.
     let started = std::time::Instant::now();
     let e = Generator::builder(layout(10))
@@ -93,27 +107,16 @@ fn a_clock_behind_the_recorded_timestamp_waits_bounded_or_refuses() {
     let b = Generator::builder(layout(10))
         .lease_url(&url)
         .clock(ManualClock::new(ahead - 5_000).with_auto_advance(1))
-        .max_wait_ms(10_000)
-        .build()
-        .unwrap();
-    assert_eq!(b.node(), 0);
-    assert!(b.next_id().unwrap() > last);
+        .max_wait_ms(10_000);
+    starts_after(b, last);
 }
 
 #[test]
 fn a_build_that_fails_after_leasing_keeps_the_recorded_timestamp() {
     // Serial: a holder being spawned briefly shares our descriptors (fork before exec).
     let _s = serial();
-    use flakeid_core::{Generator, ManualClock, precise_now_ms};
-    let url = with_ns(&dir_url("fail"), "f");
-    let ahead = precise_now_ms() + 50_000;
-    let a = Generator::builder(layout(10))
-        .lease_url(&url)
-        .clock(ManualClock::new(ahead))
-        .build()
-        .unwrap();
-    let last = a.next_id().unwrap();
-    drop(a);
+    use flakeid_core::{Generator, ManualClock};
+    let (url, ahead, last) = recorded_ahead("fail", "f", 50_000);
     // The lease is taken, then resume_after_ms past the layout's end fails the build.
     let e = Generator::builder(layout(10))
         .lease_url(&url)
@@ -125,11 +128,8 @@ fn a_build_that_fails_after_leasing_keeps_the_recorded_timestamp() {
     // The next holder still starts after `a`'s IDs (its clock at the same time as a's).
     let c = Generator::builder(layout(10))
         .lease_url(&url)
-        .clock(ManualClock::new(ahead).with_auto_advance(1))
-        .build()
-        .unwrap();
-    assert_eq!(c.node(), 0);
-    assert!(c.next_id().unwrap() > last);
+        .clock(ManualClock::new(ahead).with_auto_advance(1));
+    starts_after(c, last);
 }
 
 #[test]

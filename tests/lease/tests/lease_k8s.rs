@@ -106,13 +106,9 @@ fn restarter() -> (impl Fn(), impl Fn()) {
 scenarios! { |u|
     k8s_16_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 16, TTL_MS);
     k8s_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
-    k8s_frozen_api_server_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &|on| {
-        signal(pid(), if on { libc::SIGSTOP } else { libc::SIGCONT })
-    });
+    k8s_frozen_api_server_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &|on| freeze_process(pid(), on));
     k8s_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
-    k8s_frozen_api_server_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &|on| {
-        signal(pid(), if on { libc::SIGSTOP } else { libc::SIGCONT })
-    });
+    k8s_frozen_api_server_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &|on| freeze_process(pid(), on));
     k8s_clock_behind_the_api_server_is_refused_at_build: url(), serial => clock_behind_the_store(&u, TTL_MS, 8000);
 }
 
@@ -285,10 +281,7 @@ fn k8s_rbac_denied_names_the_role_and_binding() {
     );
     let _ = std::fs::remove_file(&dir);
     // The wrong CA and a name the certificate does not carry.
-    let e = lease_error_of(&u.replace("/ca.pem", "/other-ca.pem"), TTL_MS);
-    assert!(e.contains("unknown CA"), "{e}");
-    let e = lease_error_of(&u.replace("127.0.0.1", "localhost"), TTL_MS);
-    assert!(e.contains("hostname mismatch"), "{e}");
+    wrong_ca_and_wrong_host_say_so(&u, "127.0.0.1", TTL_MS);
 }
 
 /// `k8s:///NAMESPACE` reads the API server from KUBERNETES_SERVICE_HOST and

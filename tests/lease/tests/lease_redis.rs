@@ -15,7 +15,7 @@ fn freeze(on: bool) {
         .expect("FLAKEID_TEST_REDIS_PID")
         .parse()
         .unwrap();
-    signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+    freeze_process(pid, on);
 }
 
 scenarios! { |u|
@@ -32,24 +32,28 @@ scenarios! { |u|
 fn redis_namespaces_are_independent_and_bad_urls_are_config_errors() {
     let Some(u) = url() else { return };
     let _s = serial();
-    let a = probe(&with_ns(&u, &fresh_ns("a")), TTL_MS, 10).unwrap();
-    let b = probe(&with_ns(&u, &fresh_ns("b")), TTL_MS, 10).unwrap();
-    assert_eq!((a.node(), b.node()), (0, 0));
+    namespaces_are_independent(&u, TTL_MS);
     let e = probe("redis://127.0.0.1:1/0", TTL_MS, 10).unwrap_err();
     assert_eq!(e.kind(), flakeid_core::ErrorKind::Lease, "{e}");
     let e = probe(&format!("{u}?namespace=no/slash"), TTL_MS, 10).unwrap_err();
     assert_eq!(e.kind(), flakeid_core::ErrorKind::Config, "{e}");
 }
 
+/// A private server (the suite's Redis given) and a namespace on it aged past the
+/// lock delay, as a store in use would be.
+fn private_aged(tag: &str) -> Option<(PrivateRedis, String)> {
+    url()?;
+    let redis = PrivateRedis::start();
+    let u = with_ns(&redis.url(), &fresh_ns(tag));
+    drop(probe(&u, TTL_MS, 10).unwrap());
+    Some((redis, u))
+}
+
 #[test]
 fn redis_restarted_empty_never_gives_two_holders_one_id() {
-    if url().is_none() {
+    let Some((redis, u)) = private_aged("restart") else {
         return;
-    }
-    let redis = PrivateRedis::start();
-    let u = with_ns(&redis.url(), &fresh_ns("restart"));
-    // Age the namespace past the lock delay first, as a store in use would be.
-    drop(probe(&u, TTL_MS, 10).unwrap());
+    };
     let delay = data_loss(&u, TTL_MS, "redis kill -9 + restart empty", &|| redis.restart_empty());
     assert!(
         delay >= TTL_MS,
@@ -59,12 +63,9 @@ fn redis_restarted_empty_never_gives_two_holders_one_id() {
 
 #[test]
 fn redis_flushall_never_gives_two_holders_one_id() {
-    if url().is_none() {
+    let Some((redis, u)) = private_aged("flush") else {
         return;
-    }
-    let redis = PrivateRedis::start();
-    let u = with_ns(&redis.url(), &fresh_ns("flush"));
-    drop(probe(&u, TTL_MS, 10).unwrap());
+    };
     let delay = data_loss(&u, TTL_MS, "redis FLUSHALL", &|| redis.cli(&["FLUSHALL"]));
     assert!(delay >= TTL_MS);
 }
@@ -72,19 +73,7 @@ fn redis_flushall_never_gives_two_holders_one_id() {
 #[test]
 fn redis_namespace_in_use_pays_no_lock_delay() {
     let Some(u) = url() else { return };
-    let u = with_ns(&u, &fresh_ns("warm"));
-    let first = probe(&u, TTL_MS, 10).unwrap();
-    assert!(
-        first.lease_lock_delay_ms().unwrap() >= TTL_MS,
-        "a new namespace waits once"
-    );
-    let second = probe(&u, TTL_MS, 10).unwrap();
-    assert_eq!(
-        second.lease_lock_delay_ms(),
-        Some(0),
-        "a store that kept its data is trusted"
-    );
-    assert_ne!(first.node(), second.node());
+    namespace_in_use_pays_no_lock_delay(&u, TTL_MS, std::time::Duration::ZERO);
 }
 
 /// A server that restarts with a large dataset answers `LOADING` to everything

@@ -212,6 +212,16 @@ fn wide_of(text: &Value) -> Wide {
     Wide::parse_uuid(text.as_str().unwrap()).unwrap()
 }
 
+/// A case's `text` parsed as its `kind`: a UUID, or else a ULID.
+fn parse_as_kind(c: &Value) -> flakeid_core::Result<Wide> {
+    let text = c["text"].as_str().unwrap();
+    if c["kind"] == "uuid" {
+        Wide::parse_uuid(text)
+    } else {
+        Wide::parse_ulid(text)
+    }
+}
+
 pub fn check_uuid(v: &Value) {
     for c in v["uuid7"].as_array().unwrap() {
         let ms = c["ms"].as_u64().unwrap();
@@ -250,21 +260,11 @@ pub fn check_uuid(v: &Value) {
     }
     for c in v["text_aliases"].as_array().unwrap() {
         let text = c["text"].as_str().unwrap();
-        let got = if c["kind"] == "uuid" {
-            Wide::parse_uuid(text)
-        } else {
-            Wide::parse_ulid(text)
-        };
-        assert_eq!(got.unwrap(), wide_of(&c["uuid"]), "{text}");
+        assert_eq!(parse_as_kind(c).unwrap(), wide_of(&c["uuid"]), "{text}");
     }
     for c in v["bad"].as_array().unwrap() {
         let text = c["text"].as_str().unwrap();
-        let e = if c["kind"] == "uuid" {
-            Wide::parse_uuid(text)
-        } else {
-            Wide::parse_ulid(text)
-        }
-        .unwrap_err();
+        let e = parse_as_kind(c).unwrap_err();
         assert_eq!(kind_of(&e), "parse", "{text}: {e}");
         assert_eq!(
             e.details().position,

@@ -254,6 +254,11 @@ pub fn signal(pid: i32, sig: i32) {
     assert_eq!(rc, 0, "kill({pid}, {sig}) failed: {}", std::io::Error::last_os_error());
 }
 
+/// Freezes (SIGSTOP) or thaws (SIGCONT) the store process `pid`: a frozen store.
+pub fn freeze_process(pid: i32, on: bool) {
+    signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
+}
+
 /// `(id, mono_ms)` of an `OK` line.
 pub fn ok_line(l: &str) -> Option<(u64, u64)> {
     let mut it = l.strip_prefix("OK ")?.split(' ');
@@ -371,20 +376,73 @@ pub fn killed_holder_in(url: &str, ttl_ms: u64, instant_reuse: bool) {
     assert!(probes >= 3, "too few probes ({probes}) to mean anything");
     std::thread::sleep(Duration::from_millis((killed + ttl_ms + 200).saturating_sub(mono_ms())));
     // Stores expire leases on a timer of their own (etcd checks every 500 ms).
-    let g = loop {
-        let g = probe(&url, ttl_ms, 10).unwrap();
-        if g.node() == node || mono_ms() > killed + ttl_ms + 1500 {
-            break g;
-        }
-        drop(g);
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let g = probe_until_node(&url, ttl_ms, node, killed + ttl_ms + 1500);
     assert_eq!(g.node(), node, "id {node} is free once the TTL has passed");
     let first = g.next_id().unwrap();
     assert!(
         first > last_id,
         "the new holder starts after the dead one: {first} <= {last_id}"
     );
+}
+
+/// A TLS URL with another CA's file is refused naming the unknown CA, and with
+/// `host` (the certificate's 127.0.0.1, as the URL spells it) as localhost, naming
+/// the hostname mismatch.
+pub fn wrong_ca_and_wrong_host_say_so(url: &str, host: &str, ttl_ms: u64) {
+    let e = lease_error_of(&url.replace("/ca.pem", "/other-ca.pem"), ttl_ms);
+    assert!(e.contains("unknown CA"), "{e}");
+    let e = lease_error_of(&url.replace(host, &host.replace("127.0.0.1", "localhost")), ttl_ms);
+    assert!(e.contains("hostname mismatch"), "{e}");
+}
+
+/// Two fresh namespaces of one store each give their first holder node id 0.
+pub fn namespaces_are_independent(base: &str, ttl_ms: u64) {
+    let a = probe(&with_ns(base, &fresh_ns("a")), ttl_ms, 10).unwrap();
+    let b = probe(&with_ns(base, &fresh_ns("b")), ttl_ms, 10).unwrap();
+    assert_eq!((a.node(), b.node()), (0, 0));
+}
+
+/// Probes until one gets `node` or the monotonic clock passes `until_ms`, and
+/// returns the last probe: stores expire leases on a timer of their own (etcd
+/// checks every 500 ms), so a free id may come a little after its TTL.
+fn probe_until_node(url: &str, ttl_ms: u64, node: u64, until_ms: u64) -> Generator {
+    loop {
+        let g = probe(url, ttl_ms, 10).unwrap();
+        if g.node() == node || mono_ms() > until_ms {
+            return g;
+        }
+        drop(g);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The scenarios every store runs over TLS too: distinct ids for 16 holders,
+/// exhaustion, a killed holder, a taken-over one, a frozen store.
+pub fn tls_scenarios(url: &str, ttl_ms: u64, freeze: &dyn Fn(bool)) {
+    concurrent_distinct(url, 16, ttl_ms);
+    exhaustion(url, ttl_ms);
+    killed_holder(url, ttl_ms, false);
+    taken_over(url, ttl_ms);
+    frozen_store(url, ttl_ms, freeze);
+}
+
+/// A namespace that kept its data is trusted: its first holder waits out the lock
+/// delay once, one `settle` later the next pays none.
+pub fn namespace_in_use_pays_no_lock_delay(base: &str, ttl_ms: u64, settle: Duration) {
+    let u = with_ns(base, &fresh_ns("warm"));
+    let first = probe(&u, ttl_ms, 10).unwrap();
+    assert!(
+        first.lease_lock_delay_ms().unwrap() >= ttl_ms,
+        "a new namespace waits once"
+    );
+    std::thread::sleep(settle);
+    let second = probe(&u, ttl_ms, 10).unwrap();
+    assert_eq!(
+        second.lease_lock_delay_ms(),
+        Some(0),
+        "a store that kept its data is trusted"
+    );
+    assert_ne!(first.node(), second.node());
 }
 
 /// Freeze the store: the holder stops issuing before the TTL passes, and resumes
@@ -439,15 +497,7 @@ pub fn taken_over(base: &str, ttl_ms: u64) {
     signal(a.pid(), libc::SIGSTOP);
     let stopped = mono_ms();
     std::thread::sleep(Duration::from_millis(ttl_ms + 300));
-    // Stores expire leases on a timer of their own (etcd checks every 500 ms).
-    let b = loop {
-        let b = probe(&url, ttl_ms, 10).unwrap();
-        if b.node() == node || mono_ms() > stopped + ttl_ms + 1500 {
-            break b;
-        }
-        drop(b);
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let b = probe_until_node(&url, ttl_ms, node, stopped + ttl_ms + 1500);
     assert_eq!(b.node(), node, "the paused holder's id was taken over");
     let b_first = b.next_id().unwrap();
     signal(a.pid(), libc::SIGCONT);
@@ -550,7 +600,7 @@ pub fn freeze_postgres(on: bool) {
         }
     }
     let sig = if on { libc::SIGSTOP } else { libc::SIGCONT };
-    signal(pm, sig);
+    freeze_process(pm, on);
     for pid in &pids[1..] {
         // A backend listed may have exited since (a zombie the postmaster reaps as
         // soon as it runs): only the postmaster must exist.

@@ -197,10 +197,7 @@ public final class Generator extends NativeHandle {
 
   /** {@code n} fresh IDs, increasing, in one call into the library (runs are reserved at once). */
   public long[] nextIds(int n) {
-    Native.checkBatch(n); // the core's range, before allocating
-    long[] ids = new long[n];
-    fill(ids);
-    return ids;
+    return Native.filled(n, this::fill);
   }
 
   /** Fills {@code ids} with fresh IDs, increasing, in one call into the library. */

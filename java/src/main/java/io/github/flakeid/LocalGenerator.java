@@ -89,10 +89,7 @@ public final class LocalGenerator implements AutoCloseable {
 
   /** {@code n} fresh IDs, increasing and above every ID the handle issued before, in one call. */
   public long[] nextIds(int n) {
-    Native.checkBatch(n); // the core's range, before allocating
-    long[] ids = new long[n];
-    fill(ids);
-    return ids;
+    return Native.filled(n, this::fill);
   }
 
   /** Fills {@code ids} with fresh IDs, increasing and above every ID the handle issued before. */

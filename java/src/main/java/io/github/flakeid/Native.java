@@ -287,6 +287,14 @@ final class Native {
     }
   }
 
+  /** {@code n} IDs that {@code fill} writes, {@code n} checked against the core's range before allocating. */
+  static long[] filled(int n, java.util.function.Consumer<long[]> fill) {
+    checkBatch(n);
+    long[] ids = new long[n];
+    fill.accept(ids);
+    return ids;
+  }
+
   /** The core's range for a batch of {@code n} IDs, checked before allocating it. */
   static void checkBatch(int n) {
     try {

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,53 +26,12 @@ class LocalGeneratorTest {
     long node = overflow == Overflow.WAIT ? 590 : 591;
     try (Generator g =
         Generator.builder().node(node).overflow(overflow).maxBorrow(Duration.ofHours(1)).build()) {
-      long[][] got = new long[THREADS][];
-      AtomicReference<Throwable> failure = new AtomicReference<>();
-      CountDownLatch start = new CountDownLatch(1);
-      Thread[] threads = new Thread[THREADS];
-      for (int w = 0; w < THREADS; w++) {
-        int worker = w;
-        threads[w] = new Thread(() -> {
-          long[] ids = new long[PER_THREAD];
-          long[] batch = new long[1 + 5 * worker];
-          LocalGenerator local = worker < 6 ? g.local() : null;
-          try {
-            start.await();
-            int n = 0;
-            while (n < PER_THREAD) {
-              if (n % 4 == 0 && n + batch.length <= PER_THREAD) {
-                if (local != null) local.fill(batch);
-                else g.fill(batch);
-                System.arraycopy(batch, 0, ids, n, batch.length);
-                n += batch.length;
-              } else {
-                ids[n++] = local != null ? local.nextId() : g.nextId();
-              }
-            }
-            got[worker] = ids;
-          } catch (Throwable t) {
-            failure.set(t);
-          } finally {
-            if (local != null) local.close();
-          }
-        });
-        threads[w].start();
-      }
-      start.countDown();
-      for (Thread t : threads) t.join();
-      if (failure.get() != null) throw new AssertionError(failure.get());
-      long[] all = new long[THREADS * PER_THREAD];
-      for (int w = 0; w < THREADS; w++) {
-        long[] ids = got[w];
-        for (int i = 1; i < ids.length; i++) {
-          if (ids[i] <= ids[i - 1]) fail("thread " + w + ": ids[" + i + "] = " + ids[i] + " after " + ids[i - 1]);
+      long[] all = Threads.issueAtOnce(THREADS, w -> {
+        if (w >= 6) return Threads.mixed(PER_THREAD, 1 + 5 * w, 4, g::nextId, g::fill);
+        try (LocalGenerator local = g.local()) {
+          return Threads.mixed(PER_THREAD, 1 + 5 * w, 4, local::nextId, local::fill);
         }
-        System.arraycopy(ids, 0, all, w * PER_THREAD, PER_THREAD);
-      }
-      Arrays.parallelSort(all);
-      for (int i = 1; i < all.length; i++) {
-        if (all[i] == all[i - 1]) fail("ID " + all[i] + " issued twice");
-      }
+      });
       assertEquals(node, FlakeId.decompose(all[0]).node());
     }
   }
@@ -168,28 +126,10 @@ class LocalGeneratorTest {
     try (Generator g = Generator.builder().node(595).build()) {
       LocalGenerator local = g.local();
       long a = local.nextId();
-      AtomicReference<Throwable> thrown = new AtomicReference<>();
-      Thread other = new Thread(() -> {
-        try {
-          local.nextId();
-        } catch (Throwable t) {
-          thrown.set(t);
-        }
-      });
-      other.start();
-      other.join();
-      assertTrue(thrown.get() instanceof WrongThreadException, String.valueOf(thrown.get()));
-      thrown.set(null);
-      other = new Thread(() -> {
-        try {
-          local.close();
-        } catch (Throwable t) {
-          thrown.set(t);
-        }
-      });
-      other.start();
-      other.join();
-      assertTrue(thrown.get() instanceof WrongThreadException, String.valueOf(thrown.get()));
+      Throwable thrown = Threads.thrownOnAnotherThread(local::nextId);
+      assertTrue(thrown instanceof WrongThreadException, String.valueOf(thrown));
+      thrown = Threads.thrownOnAnotherThread(local::close);
+      assertTrue(thrown instanceof WrongThreadException, String.valueOf(thrown));
       assertTrue(local.nextId() > a);
       local.close();
     }

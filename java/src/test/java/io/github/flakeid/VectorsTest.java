@@ -254,20 +254,35 @@ class VectorsTest {
     expectError(c, () -> layout(c.get("layout")));
   }
 
+  /** Sets option {@code key} to {@code v} through its typed Builder method; false when it has none. */
+  static boolean setTyped(Generator.Builder b, String key, JsonNode v) {
+    switch (key) {
+      case "node" -> {
+        if (v.isTextual()) b.nodeSource(v.asText());
+        else b.node(v.asLong());
+      }
+      case "datacenter" -> b.datacenter(v.asLong());
+      case "worker" -> b.worker(v.asLong());
+      case "overflow" -> b.overflow(overflow(v.asText()));
+      case "clock_backwards" -> b.clockBackwards(clockBackwards(v.asText()));
+      case "max_borrow_ms" -> b.maxBorrow(Duration.ofMillis(v.asLong()));
+      case "max_wait_ms" -> b.maxWait(Duration.ofMillis(v.asLong()));
+      case "lease" -> b.lease(v.asText());
+      case "lease_ttl_ms" -> b.leaseTtl(Duration.ofMillis(v.asLong()));
+      case "max_sequence" -> b.maxSequence(v.asLong());
+      case "state" -> b.state(v.asText());
+      case "require_node" -> b.requireNode(v.asBoolean());
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
   static void invalidGenerator(JsonNode c) {
     Generator.Builder b = Generator.builder().layout(layout(c.get("layout")));
     c.get("options").properties().forEach(e -> {
-      JsonNode v = e.getValue();
-      switch (e.getKey()) {
-        case "node" -> b.node(v.asLong());
-        case "datacenter" -> b.datacenter(v.asLong());
-        case "worker" -> b.worker(v.asLong());
-        case "overflow" -> b.overflow(overflow(v.asText()));
-        case "clock_backwards" -> b.clockBackwards(clockBackwards(v.asText()));
-        case "max_borrow_ms" -> b.maxBorrow(Duration.ofMillis(v.asLong()));
-        case "max_wait_ms" -> b.maxWait(Duration.ofMillis(v.asLong()));
-        default -> fail("unknown option " + e.getKey() + " in the vector");
-      }
+      if (!setTyped(b, e.getKey(), e.getValue())) fail("unknown option " + e.getKey() + " in the vector");
     });
     // Java's enums cannot hold the vectors' out-of-range names: check those by name.
     JsonNode o = c.get("options");
@@ -405,24 +420,8 @@ class VectorsTest {
     Generator.Builder b = Generator.builder().layout(layout(c.get("layout")));
     Map<String, String> byName = new java.util.LinkedHashMap<>();
     c.get("options").properties().forEach(e -> {
-      JsonNode v = e.getValue();
-      switch (e.getKey()) {
-        case "node" -> {
-          if (v.isTextual()) b.nodeSource(v.asText());
-          else b.node(v.asLong());
-        }
-        case "datacenter" -> b.datacenter(v.asLong());
-        case "worker" -> b.worker(v.asLong());
-        case "overflow" -> b.overflow(overflow(v.asText()));
-        case "clock_backwards" -> b.clockBackwards(clockBackwards(v.asText()));
-        case "max_borrow_ms" -> b.maxBorrow(Duration.ofMillis(v.asLong()));
-        case "max_wait_ms" -> b.maxWait(Duration.ofMillis(v.asLong()));
-        case "lease" -> b.lease(v.asText());
-        case "lease_ttl_ms" -> b.leaseTtl(Duration.ofMillis(v.asLong()));
-        case "max_sequence" -> b.maxSequence(v.asLong());
-        case "state" -> b.state(v.asText());
-        case "require_node" -> b.requireNode(v.asBoolean());
-        default -> byName.put(e.getKey(), v.asText()); // no Builder method: by name, as text
+      if (!setTyped(b, e.getKey(), e.getValue())) {
+        byName.put(e.getKey(), e.getValue().asText()); // no Builder method: by name, as text
       }
     });
     JsonNode o = c.get("options");
