@@ -9,6 +9,9 @@
 //! to the blocking call of its kind taken within each round (so that a neighbour's
 //! work slowing one round cancels out). At the cap every case is bounded by the
 //! clock: the blocking rate is the cap, and a wait that ends late loses IDs.
+mod common;
+
+use common::{one_thread, process_cpu, tokio_sleep};
 use ferroid::futures::SnowflakeGeneratorAsyncTokioExt;
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
@@ -17,14 +20,6 @@ use flakeid_bench::{env, median};
 use flakeid_core::{Generator, Layout};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-
-/// The process's CPU time.
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid out-pointer; the clock exists on every unix.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// Calls of `next` in batches of 256 for `run`: (IDs a second, CPU ns an ID).
 fn blocking(run: Duration, mut next: impl FnMut() -> u64) -> (f64, f64) {
@@ -61,10 +56,6 @@ fn in_runtime<F: Future<Output = u64>>(
     (n as f64 / wall.as_secs_f64(), cpu.as_nanos() as f64 / n as f64)
 }
 
-fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep(d)
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not: then one
     // round of 10 ms, to check that every case runs.
@@ -82,10 +73,7 @@ fn main() {
         .expect("generator");
     let theirs =
         AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(3, MonotonicClock::<1>::with_epoch(TWITTER_EPOCH));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let rt = one_thread();
     let names = [
         "flakeid Generator::next_id",
         "flakeid Generator::next_id_async",

@@ -27,6 +27,9 @@
 //! `FLAKEID_PEERS_BURST`) each started right after a tick, each burst in `measured_burst`; under `valgrind --tool=callgrind
 //! --toggle-collect='*measured_burst*'` the instructions counted ÷ `n` are what one
 //! call executes below the cap (docs/performance.md has the command).
+mod common;
+
+use common::{one_thread, tokio_sleep};
 use ferroid::futures::SnowflakeGeneratorAsyncTokioExt;
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
@@ -35,7 +38,7 @@ use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow, precise_now_ms};
 use std::future::Future;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The burst shapes: a short burst (each tick's first call weighs), the default
 /// one, and one just below the cap.
@@ -136,10 +139,6 @@ async fn measured_burst_async<F: Future<Output = u64>>(n: usize, next: &mut impl
     }
 }
 
-fn tokio_sleep(d: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep(d)
-}
-
 fn flakeid(overflow: Overflow) -> Generator {
     // A node id per policy: generators of one process on one node id share its
     // counter, and a strict call waits for the clock to pass a borrowing one's lead.
@@ -171,10 +170,7 @@ fn main() {
     let atomic = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, clock());
     let snowflaked = snowflaked::sync::Generator::new(1);
     let mut rs = snowflake::SnowflakeIdGenerator::new(0, 1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let rt = one_thread();
 
     let names = [
         "flakeid Generator::local() (strict)",

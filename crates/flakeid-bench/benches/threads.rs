@@ -19,6 +19,9 @@
 //! (`sync::Generator`, the Snowflake split, strict), each with 1, 2, 4 and 8
 //! threads on one generator.
 //! `FLAKEID_BENCH_KINDS=borrow` runs one kind (and the peer).
+mod common;
+
+use common::process_cpu;
 use flakeid_bench::{HOUR_MS, env, median};
 use flakeid_core::{Generator, Layout, Overflow};
 use std::hint::black_box;
@@ -39,13 +42,6 @@ const KINDS: [&str; 6] = [
     "ferroid-atomic",
     "snowflaked",
 ];
-/// The process's CPU time (all threads; the timing thread sleeps).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid out-pointer; the clock exists on every unix.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// What one case measured: IDs per second of wall time, and CPU ns per ID.
 #[derive(Clone, Copy, Default)]
