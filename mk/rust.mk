@@ -25,10 +25,12 @@ setup-rust: ## rustfmt, clippy, the wasm32 target, libfaketime
 # CI_BACKGROUND), beside suites whose cargo locks $(TARGET).
 PORTS_TARGET_DIR := $(TARGET)/ports
 PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
-# - the core without std (`default-features = false`, bare and with `serde`) for a
-#   no_std + alloc target with no OS (thumbv7em: no 64-bit atomics, so no generator)
-#   and for wasm32-unknown-unknown (setup-rust adds it), whose 64-bit atomics bring
-#   the generators in (test-rust runs them without std: crates/flakeid-core/tests/no_std.rs).
+# - the core without std (`default-features = false`: bare, with `serde`, with
+#   `portable-atomic`) for a no_std + alloc target with no OS (thumbv7em: no 64-bit
+#   atomics, so its generators come with `portable-atomic` only) and for
+#   wasm32-unknown-unknown (setup-rust adds it), whose 64-bit atomics bring the
+#   generators in (test-rust runs them without std, with `portable-atomic`:
+#   crates/flakeid-core/tests/no_std.rs).
 NO_STD_TRIPLES := thumbv7em-none-eabihf wasm32-unknown-unknown
 setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em) and MSRV toolchains of check-ports
 	@for t in $(PORT_TRIPLES) thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
@@ -39,7 +41,7 @@ check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D 
 	@for t in $(PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
 	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
-	@for t in $(NO_STD_TRIPLES); do for f in "" "--features serde"; do \
+	@for t in $(NO_STD_TRIPLES); do for f in "" "--features serde" "--features portable-atomic"; do \
 	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings || exit 1; done; done
 	bash scripts/msrv.sh check
@@ -128,7 +130,7 @@ RUST_TEST_PKGS := -p flakeid-core -p flakeid-lease-net -p flakeid-cli -p flakeid
 export FLAKEID_CARGO_PKGS := $(RUST_TEST_PKGS) --all-targets
 test-rust: ## core, CLI, server, sealing, the C ABI's Rust side, file leases, vectors: unit, property, doc tests
 	CARGO=$(CARGO) python3 scripts/cargo-apart.py --binaries -p flakeid-core -p flakeid-js -p flakeid-bench --all-targets , \
-	  -p flakeid-core --features uuid --test uuid_generator , -p flakeid-core --no-default-features --test no_std , \
+	  -p flakeid-core --features uuid --test uuid_generator , -p flakeid-core --no-default-features --features portable-atomic --test no_std , \
 	  $(RUST_TEST_PKGS) --all-targets
 	$(CARGO) test $(RUST_TEST_PKGS) --doc
 

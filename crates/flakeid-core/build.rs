@@ -9,9 +9,11 @@ fn main() {
     let os_with_files = family.split(',').any(|f| f == "unix" || f == "windows");
     let std = std::env::var_os("CARGO_FEATURE_STD").is_some();
     // The generators: with std, or without it where the target has 64-bit atomics
-    // (a no_std generator reads a clock the caller gives it).
+    // or the `portable-atomic` feature brings them (a no_std generator reads a clock
+    // the caller gives it).
     let atomics = std::env::var("CARGO_CFG_TARGET_HAS_ATOMIC").unwrap_or_default();
-    if std || atomics.split(',').any(|w| w == "64") {
+    let portable = std::env::var_os("CARGO_FEATURE_PORTABLE_ATOMIC").is_some();
+    if std || portable || atomics.split(',').any(|w| w == "64") {
         println!("cargo::rustc-cfg=generator");
     }
     if std && os_with_files && std::env::var_os("CARGO_CFG_LOOM").is_none() {

@@ -19,7 +19,8 @@ use crate::stats::Counters;
 use crate::sync::AtomicU64;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering};
+use crate::sync::PlainAtomicU64 as StdAtomicU64;
+use core::sync::atomic::Ordering;
 
 /// Identifies generators in the per-thread table of runs; never reused.
 static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
@@ -417,12 +418,12 @@ impl GeneratorBuilder {
                 lone: cfg!(feature = "std") && !self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
-                contended: core::sync::atomic::AtomicU64::new(0),
+                contended: StdAtomicU64::new(0),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
             clock,
-            fork_generation: core::sync::atomic::AtomicU64::new(fork::generation()),
+            fork_generation: StdAtomicU64::new(fork::generation()),
             layout,
             origin,
             policy: self.policy,

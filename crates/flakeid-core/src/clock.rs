@@ -14,7 +14,8 @@
 
 use alloc::sync::Arc;
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::PlainAtomicU64 as AtomicU64;
+use core::sync::atomic::Ordering;
 
 #[cfg(feature = "std")]
 mod system;

@@ -2,7 +2,8 @@
 //! bumps a counter, and a generator compares it with the value it was built under
 //! (one relaxed load on the hot path).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::PlainAtomicU64 as AtomicU64;
+use core::sync::atomic::Ordering;
 #[cfg(feature = "std")]
 use std::sync::{Once, OnceLock};
 

@@ -285,7 +285,7 @@ pub struct Generator<C: CounterStorage = OwnCounter> {
     pub(crate) clock: ClockRef,
     /// The fork generation it was built under, or [`CLOSED`] once closed: a
     /// generator in a forked child or after `close()` refuses on the same check.
-    pub(crate) fork_generation: core::sync::atomic::AtomicU64,
+    pub(crate) fork_generation: crate::sync::PlainAtomicU64,
     pub(crate) layout: Layout,
     /// Where the node id came from ([`Generator::node_origin`]).
     pub(crate) origin: crate::NodeOrigin,
@@ -312,7 +312,7 @@ pub(crate) struct Runs {
     pub(crate) handle_run: u64,
     /// One more than the last tick in which threads were seen contending
     /// (`contended`); 0: never.
-    pub(crate) contended: core::sync::atomic::AtomicU64,
+    pub(crate) contended: crate::sync::PlainAtomicU64,
 }
 
 /// What keeps a generator's node id its own: its lease, or its process's owner of

@@ -20,7 +20,8 @@
 //! The `std` feature (on by default) brings the system clock, the host guard and
 //! node sources; without it the crate is `no_std` + `alloc`, for reading, writing
 //! and checking IDs (layouts, encodings, the 128-bit text forms, [`Wide`]) and, on
-//! targets with 64-bit atomics, issuing them on a clock the caller gives.
+//! targets with 64-bit atomics (or any target, with the `portable-atomic`
+//! feature), issuing them on a clock the caller gives.
 //! docs/rust.md has the features.
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -29,6 +30,10 @@
 // `alloc` by name in each module that takes them.
 #[cfg_attr(not(feature = "std"), macro_use)]
 extern crate alloc;
+
+// The feature's one promise: a generator on every target (build.rs sets the cfg).
+#[cfg(all(feature = "portable-atomic", not(generator)))]
+compile_error!("flakeid-core: the `portable-atomic` feature is on but the generators are not built");
 
 #[cfg(generator)]
 mod builder;

@@ -6,7 +6,8 @@
 //! rollbacks are counted on the slow path that handles them.
 
 use crate::node_origin::NodeOrigin;
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::PlainAtomicU64 as AtomicU64;
+use core::sync::atomic::Ordering;
 
 /// A snapshot of a generator's counters since it was built.
 ///

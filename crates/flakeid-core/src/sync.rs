@@ -1,11 +1,21 @@
 //! The atomics and thread-locals of the counter protocol: loom's under `cfg(loom)`,
 //! so that the model checker (`tests/loom.rs`, `make test-loom`) sees every access
-//! the protocol makes, and std's otherwise (no cost, no dependency).
+//! the protocol makes, and std's otherwise (no cost, no dependency). With the
+//! `portable-atomic` feature the 64-bit atomics are portable-atomic's, which are
+//! core's where the target has them and a lock-based fallback where it does not.
 
-#[cfg(not(loom))]
+#[cfg(all(not(loom), not(feature = "portable-atomic")))]
 pub(crate) use core::sync::atomic::AtomicU64;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicU64;
+#[cfg(all(not(loom), feature = "portable-atomic"))]
+pub(crate) use portable_atomic::AtomicU64;
+
+/// The 64-bit atomic of what the model checker need not see (the statistics).
+#[cfg(not(feature = "portable-atomic"))]
+pub(crate) use core::sync::atomic::AtomicU64 as PlainAtomicU64;
+#[cfg(feature = "portable-atomic")]
+pub(crate) use portable_atomic::AtomicU64 as PlainAtomicU64;
 
 /// Real elapsed time in ms on a monotonic clock, for bounding waits whatever the
 /// generator's own [`Clock`](crate::Clock) says (a frozen or stepped test clock

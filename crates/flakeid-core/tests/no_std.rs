@@ -1,8 +1,10 @@
 //! The generator of a `no_std` build (`default-features = false`): the library is
 //! compiled without std, as for a target with no OS, and driven here by a clock
 //! the caller gives it. Only this build runs these (make test-rust runs
-//! `cargo test -p flakeid-core --no-default-features --test no_std`); check-ports
-//! builds the same code for wasm32-unknown-unknown without std.
+//! `cargo test -p flakeid-core --no-default-features --features portable-atomic
+//! --test no_std`: the counter's atomics through portable-atomic's types, as on a
+//! target without 64-bit atomics, which are core's on this host); check-ports builds
+//! the same code for wasm32-unknown-unknown and thumbv7em-none-eabihf without std.
 #![cfg(not(feature = "std"))]
 
 use flakeid_core::{Clock, ClockBackwards, Error, ErrorKind, Generator, Layout, ManualClock, NodeOrigin, Overflow};
