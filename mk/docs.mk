@@ -9,7 +9,7 @@
 #   sh      bash with $(TARGET)/debug/flakeid first on PATH, each in its own network namespace
 #   c       cc against include/flakeid.h and libflakeid.so (make lib-c), with an rpath
 #   rust    cargo test --doc, test-rust's packages (run.py checks that the file is
-#           include_str!'d by a crate)
+#           include_str!'d by a crate); in make test and make ci, test-rust's run of them
 # and, in their own suites, from the blocks `tests/docs/blocks.py extract LANG DIR` writes:
 #   sql     make test-postgres (tests/postgres/run.py docs), on a private cluster
 #   go      make test-go (go/docblocks_test.go), go run
@@ -32,7 +32,7 @@ DOCS_PY_BIN := $(CURDIR)/python/.venv/bin
 ##@ Docs: every code block runs
 
 # The CLI: test-rust's build (FLAKEID_CARGO_PKGS, the Makefile says why).
-test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifact names, relative links; no module import circle
+test-docs: python-venv setup-node lib-c wasm ## [TIER=test, ci: the Rust blocks in test-rust] every doc's code blocks, artifact names, relative links; no module import circle
 	python3 tests/docs/links.py
 	python3 tests/docs/imports.py
 	python3 tests/docs/options.py
@@ -43,8 +43,9 @@ test-docs: python-venv setup-node lib-c wasm ## every doc's code blocks, artifac
 	@# The Rust blocks are doctests of the crates that include their files, run with
 	@# test-rust's package selection: another selection (the three crates alone)
 	@# resolves other features of tokio, futures-util, hyper, tonic ... and built the
-	@# debug network stack a second time in every cold make test.
-	$(CARGO) test -q --doc $(RUST_TEST_PKGS)
+	@# debug network stack a second time in every cold make test. In the tiers,
+	@# test-rust ran these same doctests before (its last step): only a run alone runs them.
+	$(if $(TIER_RELEASE),$(CARGO) test -q --doc $(RUST_TEST_PKGS))
 
 # docs/cli.md and docs/man/*.1 from the clap declaration (crates/flakeid-cli/src/cli_docs.rs);
 # `cargo test` (make test-rust) fails when the committed ones are stale.
