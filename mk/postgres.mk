@@ -53,7 +53,7 @@ setup-postgres: setup-rust setup-postgres-fixture $(if $(PG_IS_DEBIAN),,setup-po
 	@$(RUSTUP) component add rustfmt clippy --toolchain $(PG_TOOLCHAIN) >/dev/null 2>&1
 	@[ "$$(cargo pgrx --version 2>/dev/null | awk '{print $$2}')" = $(PGRX_VERSION) ] \
 	  || { echo "setup-postgres: installing cargo-pgrx $(PGRX_VERSION)"; \
-	    cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
+	    CARGO_PROFILE_DEV_DEBUG=false cargo +$(PG_TOOLCHAIN) install cargo-pgrx --version $(PGRX_VERSION) --locked --debug; }
 	@grep -q '^pg15 *= *"$(PG_DEBIAN_CONFIG)"' "$${PGRX_HOME:-$$HOME/.pgrx}/config.toml" 2>/dev/null \
 	  || { echo "setup-postgres: cargo pgrx init --pg15 $(PG_DEBIAN_CONFIG)"; cargo +$(PG_TOOLCHAIN) pgrx init --pg15 $(PG_DEBIAN_CONFIG); }
 
