@@ -105,13 +105,7 @@ fn sparse_calls_get_fresh_timestamps() {
 #[test]
 fn borrow_runs_ahead_but_within_its_window() {
     let clock = ManualClock::new(1_700_000_000_000);
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(0)
-        .overflow(Overflow::Borrow)
-        .max_borrow_ms(10)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = borrowing(Layout::SNOWFLAKE, 0, 10, &clock).build().unwrap();
     let ids = g.next_ids(4096 * 11).unwrap();
     let last = Layout::SNOWFLAKE.decompose(*ids.last().unwrap());
     assert_eq!(last.timestamp_ms, 1_700_000_000_010);

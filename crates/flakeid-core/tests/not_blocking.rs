@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, UuidGenerator};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,10 +31,7 @@ fn one_thread() -> tokio::runtime::Runtime {
 /// A generator on node `node` reading `clock` (the host guard aside: each test
 /// has its own node id and clock).
 fn on_clock(clock: &ManualClock, node: u64) -> flakeid_core::GeneratorBuilder {
-    Generator::builder(Layout::SNOWFLAKE)
-        .node(node)
-        .host_guard(false)
-        .clock(clock.clone())
+    common::on_clock(Layout::SNOWFLAKE, node, clock).host_guard(false)
 }
 
 /// A task that moves a manual clock 1 ms for every 1 ms of the runtime's timer,
