@@ -287,22 +287,25 @@ func TestSetByName(t *testing.T) {
 func mustClock(t *testing.T) *ManualClock {
 	t.Helper()
 	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return closedAtEnd(t, c, err)
 }
 
 // newGen is a new generator of o, closed when the test ends.
 func newGen(t *testing.T, o Options) *Generator {
 	t.Helper()
 	g, err := New(o)
+	return closedAtEnd(t, g, err)
+}
+
+// closedAtEnd is v, made with err: the test fails on err, else v is closed when
+// the test ends.
+func closedAtEnd[T interface{ Close() error }](t *testing.T, v T, err error) T {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { g.Close() })
-	return g
+	t.Cleanup(func() { v.Close() })
+	return v
 }
 
 // TestIDRefusalsAreTheCores: the ID refusals of IDFromBytes and Scan are the
