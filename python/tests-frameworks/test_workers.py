@@ -214,14 +214,22 @@ def node_env(app: str, node: str) -> dict[str, str]:
     return {"FLAKEID_DJANGO_NODE" if app == "django" else "FLAKEID_TEST_NODE": node}
 
 
+def serve_on_node(
+    tmp_path: Path, app: str, node: str, preload: bool, **kw: Any
+) -> tuple[int, Path, subprocess.Popen[bytes]]:
+    """`serve` of `app` on node id `node` (or "none") and a free port, with a host
+    guard directory of the test's own: the port, the log and the process."""
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    return port, log, serve(port, {**node_env(app, node), **guard}, preload, log, app, **kw)
+
+
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
 @pytest.mark.parametrize("app", ["django", "wsgi"])
 def test_gunicorn_with_one_fixed_node_id_does_not_start(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env(app, "5"), **guard}, preload, log, app)
+    port, log, proc = serve_on_node(tmp_path, app, "5", preload)
     # gunicorn's WORKER_BOOT_ERROR, 3; or 1, when its halt reaps a second worker that
     # failed to boot and raises again ("Worker failed to boot." is in gunicorn's log
     # unless the app's LOGGING turned gunicorn's loggers off, as djangoproject's does)
@@ -231,9 +239,7 @@ def test_gunicorn_with_one_fixed_node_id_does_not_start(
 def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) -> None:
     """A HUP boots the new worker while the old one finishes a request on node 5: the
     new one waits for it (no boot failure, no stop), then issues on node 5 above it."""
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env("wsgi", "5"), **guard}, True, log, "wsgi", workers=1)
+    port, log, proc = serve_on_node(tmp_path, "wsgi", "5", True, workers=1)
     slow: list[tuple[int, Any]] = []
     try:
         up(port, proc, log)
@@ -263,9 +269,7 @@ def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) 
 def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env(app, "none"), **guard}, preload, log, app)
+    port, log, proc = serve_on_node(tmp_path, app, "none", preload)
     nodes = each_worker_on_its_own_node(port, proc, log)
     assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import flakeid
-from conftest import ERRORS, cases, layout_of, load
+from conftest import ERRORS, cases, layout_obj, layout_of, load
 
 
 def test_every_vector_file_is_consumed() -> None:
@@ -117,7 +117,7 @@ def test_invalid_generator(case: dict[str, Any]) -> None:
 )
 def test_compose_and_decompose(case: dict[str, Any]) -> None:
     layout = layout_of(case["layout"])
-    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    obj = layout_obj(case["layout"])
     want = int(case["id"])
     assert obj.compose(case["timestamp_ms"], case["node"], case["sequence"]) == want
     assert (
@@ -140,8 +140,7 @@ def test_compose_and_decompose(case: dict[str, Any]) -> None:
     "case", cases("compose", "compose_errors"), ids=lambda c: f"{c['layout']}-{c['error']}"
 )
 def test_compose_error(case: dict[str, Any]) -> None:
-    layout = layout_of(case["layout"])
-    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    obj = layout_obj(case["layout"])
     with pytest.raises(flakeid.FlakeIdError) as excinfo:
         obj.compose(case["timestamp_ms"], case["node"], case["sequence"])
     check_error(excinfo, case)
@@ -160,8 +159,7 @@ def test_decompose_error(case: dict[str, Any]) -> None:
     "case", cases("compose", "ranges"), ids=lambda c: f"{c['layout']}-{c['start_ms']}"
 )
 def test_id_range(case: dict[str, Any]) -> None:
-    layout = layout_of(case["layout"])
-    obj = layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+    obj = layout_obj(case["layout"])
     first, last = int(case["first"]), int(case["last"])
     assert obj.id_range(case["start_ms"], case["end_ms"]) == (first, last)
     assert obj.first_id_at(case["start_ms"]) == first
