@@ -67,6 +67,8 @@ mod owner;
 mod policy;
 #[cfg(feature = "serde")]
 pub mod serde;
+#[cfg(host_guard)]
+mod spin_flag;
 #[cfg(generator)]
 mod stats;
 #[cfg(generator)]
