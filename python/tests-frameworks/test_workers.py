@@ -214,6 +214,13 @@ def node_env(app: str, node: str) -> dict[str, str]:
     return {"FLAKEID_DJANGO_NODE" if app == "django" else "FLAKEID_TEST_NODE": node}
 
 
+def each_app_and_mode(test: Any) -> Any:
+    """The test on both apps (djangoproject, wsgiapp), each with workers that load it
+    and with the app preloaded in the arbiter."""
+    test = pytest.mark.parametrize("app", ["django", "wsgi"])(test)
+    return pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])(test)
+
+
 def serve_on_node(
     tmp_path: Path, app: str, node: str, preload: bool, **kw: Any
 ) -> tuple[int, Path, subprocess.Popen[bytes]]:
@@ -224,8 +231,7 @@ def serve_on_node(
     return port, log, serve(port, {**node_env(app, node), **guard}, preload, log, app, **kw)
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-@pytest.mark.parametrize("app", ["django", "wsgi"])
+@each_app_and_mode
 def test_gunicorn_with_one_fixed_node_id_does_not_start(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
@@ -264,8 +270,7 @@ def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) 
     assert max(int(i) for i in after[1]["ids"]) > max(ids[:20])
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-@pytest.mark.parametrize("app", ["django", "wsgi"])
+@each_app_and_mode
 def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
