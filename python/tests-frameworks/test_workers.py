@@ -423,25 +423,25 @@ def test_pool_with_one_fixed_node_id_issues_from_one_process() -> None:
     assert flakeid.decompose(_shared.generator().next_id()).node == 6
 
 
-def test_pool_with_no_node_id_gives_each_process_its_own_node() -> None:
-    results = _pool({"layout": "snowflake"})
+def _nodes_by_pid(results: list[tuple[int, list[int] | str]]) -> dict[int, set[int]]:
+    """The node ids each pool process issued on, once every task is seen to have
+    issued its 2,000 IDs and no ID to be issued twice."""
     assert all(isinstance(got, list) for _, got in results), results
     ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
     assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
     by_pid: dict[int, set[int]] = collections.defaultdict(set)
     for pid, got in results:
         by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    return by_pid
+
+
+def test_pool_with_no_node_id_gives_each_process_its_own_node() -> None:
+    by_pid = _nodes_by_pid(_pool({"layout": "snowflake"}))
     assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid), by_pid
 
 
 def test_pool_with_a_file_lease_gives_each_process_its_own_node(tmp_path: Path) -> None:
-    results = _pool({"lease": f"file://{tmp_path}"})
-    assert all(isinstance(got, list) for _, got in results), results
-    ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
-    assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
-    by_pid: dict[int, set[int]] = collections.defaultdict(set)
-    for pid, got in results:
-        by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    by_pid = _nodes_by_pid(_pool({"lease": f"file://{tmp_path}"}))
     assert all(len(n) == 1 for n in by_pid.values()), by_pid
     assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid)
 
