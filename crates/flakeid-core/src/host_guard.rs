@@ -402,6 +402,7 @@ fn write_record(file: &mut File, first: &str, floor_ms: u64) -> io::Result<()> {
 #[cfg(unix)]
 mod sys {
     use super::{Refused, holder_of, read_text};
+    use crate::spin_flag::SpinFlag;
     use std::cell::UnsafeCell;
     use std::fs::{self, DirBuilder, File, OpenOptions};
     use std::io;
@@ -409,7 +410,6 @@ mod sys {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
     use std::path::Path;
     use std::sync::Once;
-    use crate::spin_flag::SpinFlag;
 
     /// Open-file-description locks where the system has them (see the module doc).
     #[cfg(target_os = "linux")]
