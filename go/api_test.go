@@ -141,11 +141,7 @@ func TestLayoutsAndOptions(t *testing.T) {
 	if (Layout{}).TimeBits() != 41 || (Layout{}).Limits() != Snowflake.Limits() {
 		t.Fatal("the zero Layout is not Snowflake")
 	}
-	g, err := New(Options{Layout: Sonyflake, Node: 0x1234})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := newGen(t, Options{Layout: Sonyflake, Node: 0x1234})
 	id, _ := g.Next()
 	p, err := Sonyflake.Decompose(id)
 	if err != nil || p.Node != 0x1234 || p.Datacenter != 0 || p.Worker != 0x1234 {
@@ -247,11 +243,7 @@ func TestStats(t *testing.T) {
 // TestBatchSizeIsTheCores: NextN asks the library before allocating: a huge or
 // negative n is the core's ErrConfig naming n, with no slice made.
 func TestBatchSizeIsTheCores(t *testing.T) {
-	g, err := New(Options{Node: 901, Clock: mustClock(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := newGen(t, Options{Node: 901, Clock: mustClock(t)})
 	for _, n := range []int{-1, 1<<27 + 1, 1 << 40} {
 		ids, err := g.NextN(n)
 		var fe *Error
@@ -295,11 +287,25 @@ func TestSetByName(t *testing.T) {
 func mustClock(t *testing.T) *ManualClock {
 	t.Helper()
 	c, err := NewManualClock(time.UnixMilli(1_700_000_000_000), 0)
+	return closedAtEnd(t, c, err)
+}
+
+// newGen is a new generator of o, closed when the test ends.
+func newGen(t *testing.T, o Options) *Generator {
+	t.Helper()
+	g, err := New(o)
+	return closedAtEnd(t, g, err)
+}
+
+// closedAtEnd is v, made with err: the test fails on err, else v is closed when
+// the test ends.
+func closedAtEnd[T interface{ Close() error }](t *testing.T, v T, err error) T {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	t.Cleanup(func() { v.Close() })
+	return v
 }
 
 // TestIDRefusalsAreTheCores: the ID refusals of IDFromBytes and Scan are the
@@ -344,11 +350,7 @@ func TestRequireNodeFromTheEnvironment(t *testing.T) {
 // named explicitly: the one line a container needs).
 func TestNodeOriginIsTheEngines(t *testing.T) {
 	t.Setenv("FLAKEID_HOST_GUARD", t.TempDir())
-	g, err := New(Options{Node: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := newGen(t, Options{Node: 3})
 	if g.NodeOrigin() != "explicit" {
 		t.Fatalf("a node id given: %q", g.NodeOrigin())
 	}

@@ -30,27 +30,28 @@ func perGoroutine(t *testing.T, def int) int {
 // 8 goroutines share one generator, mixing Next and Fill: no ID twice, and each
 // goroutine sees its own IDs strictly increase.
 func TestConcurrentNoDuplicates(t *testing.T) {
+	onEachOverflow(t, 5, 5, func(t *testing.T, g *Generator) {
+		const workers = 8
+		n := perGoroutine(t, 100_000)
+		got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
+			// Goroutine w mixes in batches of 1+7w.
+			return mixed(n, 1+w*7, 3, g.Next, g.Fill, false)
+		})
+		checkEachIncreasesNoneRepeats(t, got, workers*n)
+	})
+}
+
+// onEachOverflow runs f as the subtests "strict", on a generator of node strict,
+// and "borrow", on one of node borrow that may borrow up to an hour ahead.
+func onEachOverflow(t *testing.T, strict, borrow uint64, f func(t *testing.T, g *Generator)) {
 	for _, tc := range []struct {
 		name string
 		o    Options
 	}{
-		{"strict", Options{Node: 5}},
-		{"borrow", Options{Node: 5, Overflow: OverflowBorrow, MaxBorrow: time.Hour}},
+		{"strict", Options{Node: strict}},
+		{"borrow", Options{Node: borrow, Overflow: OverflowBorrow, MaxBorrow: time.Hour}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g, err := New(tc.o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
-			const workers = 8
-			n := perGoroutine(t, 100_000)
-			got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
-				// Goroutine w mixes in batches of 1+7w.
-				return mixed(n, 1+w*7, 3, g.Next, g.Fill, false)
-			})
-			checkEachIncreasesNoneRepeats(t, got, workers*n)
-		})
+		t.Run(tc.name, func(t *testing.T) { f(t, newGen(t, tc.o)) })
 	}
 }
 

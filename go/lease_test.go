@@ -157,11 +157,7 @@ func TestStateFile(t *testing.T) {
 		t.Fatalf("a second generator on one file: want ErrConfig naming state, got %v", err)
 	}
 	g.Close()
-	g, err = New(Options{Node: 5, State: path, Clock: clock, ClockBackwards: ClockBackwardsMonotonic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g = newGen(t, Options{Node: 5, State: path, Clock: clock, ClockBackwards: ClockBackwardsMonotonic})
 	id, err := g.Next()
 	if err != nil {
 		t.Fatal(err)

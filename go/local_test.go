@@ -12,11 +12,7 @@ import (
 // test ends, the handle is the test's to close.
 func newLocal(t *testing.T, o Options) (*Generator, *Local) {
 	t.Helper()
-	g, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := newGen(t, o)
 	l, err := g.Local()
 	if err != nil {
 		t.Fatal(err)
@@ -30,35 +26,22 @@ func newLocal(t *testing.T, o Options) (*Generator, *Local) {
 func TestLocalNoDuplicatesWithTheGenerator(t *testing.T) {
 	prev := runtime.GOMAXPROCS(8)
 	defer runtime.GOMAXPROCS(prev)
-	for _, tc := range []struct {
-		name string
-		o    Options
-	}{
-		{"strict", Options{Node: 581}},
-		{"borrow", Options{Node: 582, Overflow: OverflowBorrow, MaxBorrow: time.Hour}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g, err := New(tc.o)
-			if err != nil {
-				t.Fatal(err)
+	onEachOverflow(t, 581, 582, func(t *testing.T, g *Generator) {
+		const workers = 8 // 0..5 on a Local of their own, 6 and 7 on g
+		n := perGoroutine(t, 50_000)
+		got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
+			if w >= 6 {
+				return mixed(n, 1+w*5, 4, g.Next, g.Fill, true)
 			}
-			defer g.Close()
-			const workers = 8 // 0..5 on a Local of their own, 6 and 7 on g
-			n := perGoroutine(t, 50_000)
-			got := issueAtOnce(t, workers, func(w int) ([]ID, error) {
-				if w >= 6 {
-					return mixed(n, 1+w*5, 4, g.Next, g.Fill, true)
-				}
-				l, err := g.Local()
-				if err != nil {
-					return nil, err
-				}
-				defer l.Close()
-				return mixed(n, 1+w*5, 4, l.Next, l.Fill, true)
-			})
-			checkEachIncreasesNoneRepeats(t, got, workers*n)
+			l, err := g.Local()
+			if err != nil {
+				return nil, err
+			}
+			defer l.Close()
+			return mixed(n, 1+w*5, 4, l.Next, l.Fill, true)
 		})
-	}
+		checkEachIncreasesNoneRepeats(t, got, workers*n)
+	})
 }
 
 // A closed generator stops its handles (the library's error, naming generator),

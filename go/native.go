@@ -546,9 +546,15 @@ func cOptionSet(name, value string) error {
 
 // cOptionNames lists the names Options.Set takes (the core's table).
 func cOptionNames() []string {
+	return cNames(func(i C.size_t) *C.char { return C.flakeid_option_name(i) })
+}
+
+// cNames reads a list of the library's names: name(0), name(1), ... up to the
+// first NULL.
+func cNames(name func(C.size_t) *C.char) []string {
 	var names []string
 	for i := C.size_t(0); ; i++ {
-		n := C.flakeid_option_name(i)
+		n := name(i)
 		if n == nil {
 			return names
 		}
@@ -790,14 +796,7 @@ func cUUIDOptionSet(name, value string) error {
 
 // cUUIDOptionNames lists the names UUIDOptions.Set takes (the core's).
 func cUUIDOptionNames() []string {
-	var names []string
-	for i := C.size_t(0); ; i++ {
-		n := C.flakeid_uuid_option_name(i)
-		if n == nil {
-			return names
-		}
-		names = append(names, C.GoString(n))
-	}
+	return cNames(func(i C.size_t) *C.char { return C.flakeid_uuid_option_name(i) })
 }
 
 func cUUIDGeneratorFree(p uuidHandle) { C.flakeid_uuid_generator_free(p) }

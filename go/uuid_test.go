@@ -294,11 +294,7 @@ func TestAnExplicitTimeStaysOutsideTheSequence(t *testing.T) {
 func newUUIDGen(t *testing.T, o UUIDOptions) *UUIDGenerator {
 	t.Helper()
 	g, err := NewUUIDGenerator(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	return g
+	return closedAtEnd(t, g, err)
 }
 
 // borrowingUUIDGen is a generator, and its manual clock at Unix ms ms, that may run
@@ -306,10 +302,7 @@ func newUUIDGen(t *testing.T, o UUIDOptions) *UUIDGenerator {
 func borrowingUUIDGen(t *testing.T, ms int64) (*UUIDGenerator, *ManualClock) {
 	t.Helper()
 	clock, err := NewManualClock(time.UnixMilli(ms), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { clock.Close() })
+	closedAtEnd(t, clock, err)
 	o := UUIDOptions{Clock: clock}
 	if err := o.Set("max_borrow_ms", "10"); err != nil {
 		t.Fatal(err)

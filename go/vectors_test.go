@@ -273,27 +273,9 @@ func invalidLayoutCase(t *testing.T, c obj) {
 }
 
 func invalidGeneratorCase(t *testing.T, c obj) {
-	o := Options{Layout: layoutOK(t, c)}
-	for k, v := range c["options"].(obj) {
-		opts := obj{k: v}
-		switch k {
-		case "node":
-			o.Node = nonZero(t, opts, k)
-		case "datacenter":
-			o.Datacenter = nonZero(t, opts, k)
-		case "worker":
-			o.Worker = nonZero(t, opts, k)
-		case "overflow":
-			o.Overflow = overflowOf(str(t, opts, k))
-		case "clock_backwards":
-			o.ClockBackwards = clockBackwardsOf(str(t, opts, k))
-		case "max_borrow_ms":
-			o.MaxBorrow = time.Duration(nonZero(t, opts, k)) * time.Millisecond
-		case "max_wait_ms":
-			o.MaxWait = time.Duration(nonZero(t, opts, k)) * time.Millisecond
-		default:
-			t.Fatalf("unknown option %q in the vector", k)
-		}
+	o, err := optionsOf(t, c, nonZero)
+	if err != nil {
+		t.Fatalf("an invalid generator's option refused at Set: %v", err)
 	}
 	g, err := New(o)
 	if g != nil {
@@ -453,46 +435,10 @@ func TestOptionsHoldsOnlyTheTable(t *testing.T) {
 // builds fine too.
 func optionCase(t *testing.T, c obj) {
 	optionCaseByName(t, c)
-	o := Options{Layout: layoutOK(t, c)}
-	ms := func(opts obj, k string) time.Duration { return time.Duration(num(t, opts, k)) * time.Millisecond }
-	for k, v := range c["options"].(obj) {
-		opts := obj{k: v}
-		switch k {
-		case "node":
-			if s, ok := v.(string); ok {
-				o.NodeSource = s
-			} else {
-				o.Node = num(t, opts, k)
-			}
-		case "datacenter":
-			o.Datacenter = num(t, opts, k)
-		case "worker":
-			o.Worker = num(t, opts, k)
-		case "overflow":
-			o.Overflow = overflowOf(str(t, opts, k))
-		case "clock_backwards":
-			o.ClockBackwards = clockBackwardsOf(str(t, opts, k))
-		case "max_borrow_ms":
-			o.MaxBorrow = ms(opts, k)
-		case "max_wait_ms":
-			o.MaxWait = ms(opts, k)
-		case "lease":
-			o.Lease = str(t, opts, k)
-		case "lease_ttl_ms":
-			o.LeaseTTL = ms(opts, k)
-		case "max_sequence":
-			n := num(t, opts, k)
-			o.MaxSequence = &n
-		case "state":
-			o.State = str(t, opts, k)
-		case "require_node":
-			o.RequireNode = v.(bool)
-		default: // an option with no field of its own: by name, as its text
-			if err := o.Set(k, fmt.Sprint(v)); err != nil {
-				expectError(t, err, c)
-				return
-			}
-		}
+	o, err := optionsOf(t, c, num)
+	if err != nil {
+		expectError(t, err, c)
+		return
 	}
 	g, err := New(o)
 	if _, bad := c["error"]; !bad {
@@ -522,6 +468,54 @@ func optionCaseByName(t *testing.T, c obj) {
 
 // Options read 0 as "not given" (the library's default): a vector that gives 0
 // cannot be expressed, so it fails here rather than test something else.
+// optionsOf builds Options from a case's layout and options, reading numbers with
+// numOf (num, or nonZero where a 0 would be taken for "not given"). An option with
+// no field of its own goes through Options.Set, as its text: its error is returned.
+func optionsOf(t *testing.T, c obj, numOf func(*testing.T, obj, string) uint64) (Options, error) {
+	t.Helper()
+	o := Options{Layout: layoutOK(t, c)}
+	ms := func(opts obj, k string) time.Duration { return time.Duration(numOf(t, opts, k)) * time.Millisecond }
+	for k, v := range c["options"].(obj) {
+		opts := obj{k: v}
+		switch k {
+		case "node":
+			if s, ok := v.(string); ok {
+				o.NodeSource = s
+			} else {
+				o.Node = numOf(t, opts, k)
+			}
+		case "datacenter":
+			o.Datacenter = numOf(t, opts, k)
+		case "worker":
+			o.Worker = numOf(t, opts, k)
+		case "overflow":
+			o.Overflow = overflowOf(str(t, opts, k))
+		case "clock_backwards":
+			o.ClockBackwards = clockBackwardsOf(str(t, opts, k))
+		case "max_borrow_ms":
+			o.MaxBorrow = ms(opts, k)
+		case "max_wait_ms":
+			o.MaxWait = ms(opts, k)
+		case "lease":
+			o.Lease = str(t, opts, k)
+		case "lease_ttl_ms":
+			o.LeaseTTL = ms(opts, k)
+		case "max_sequence":
+			n := numOf(t, opts, k)
+			o.MaxSequence = &n
+		case "state":
+			o.State = str(t, opts, k)
+		case "require_node":
+			o.RequireNode = v.(bool)
+		default: // an option with no field of its own: by name, as its text
+			if err := o.Set(k, fmt.Sprint(v)); err != nil {
+				return o, err
+			}
+		}
+	}
+	return o, nil
+}
+
 func nonZero(t *testing.T, c obj, key string) uint64 {
 	t.Helper()
 	v := num(t, c, key)

@@ -4,17 +4,15 @@
 use flakeid_core::{Encoding, Error, decode, encode};
 use libfuzzer_sys::fuzz_target;
 
-const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
-
 fuzz_target!(|data: &[u8]| {
     if let Some(head) = data.get(..8) {
         let id = u64::from_le_bytes(head.try_into().expect("8 bytes"));
-        for e in ALL {
+        for e in Encoding::ALL {
             assert_eq!(decode(&encode(id, e), e), Ok(id), "{e}");
         }
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
-    for e in ALL {
+    for e in Encoding::ALL {
         match decode(text, e) {
             Ok(id) => assert_eq!(decode(&encode(id, e), e), Ok(id)),
             Err(Error::Parse { position, message }) => {

@@ -4,12 +4,10 @@
 use flakeid_core::{Encoding, Error, decode, decode_auto, encode};
 use libfuzzer_sys::fuzz_target;
 
-const ALL: [Encoding; 4] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32, Encoding::Base62];
-
 fuzz_target!(|data: &[u8]| {
     if let Some(head) = data.get(..8) {
         let id = u64::from_le_bytes(head.try_into().expect("8 bytes"));
-        for e in ALL {
+        for e in Encoding::ALL {
             let text = encode(id, e);
             match decode_auto(&text) {
                 Ok((got, _)) => assert_eq!(got, id, "{text} ({e}) misread"),

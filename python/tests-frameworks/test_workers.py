@@ -214,14 +214,28 @@ def node_env(app: str, node: str) -> dict[str, str]:
     return {"FLAKEID_DJANGO_NODE" if app == "django" else "FLAKEID_TEST_NODE": node}
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-@pytest.mark.parametrize("app", ["django", "wsgi"])
+def each_app_and_mode(test: Any) -> Any:
+    """The test on both apps (djangoproject, wsgiapp), each with workers that load it
+    and with the app preloaded in the arbiter."""
+    test = pytest.mark.parametrize("app", ["django", "wsgi"])(test)
+    return pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])(test)
+
+
+def serve_on_node(
+    tmp_path: Path, app: str, node: str, preload: bool, **kw: Any
+) -> tuple[int, Path, subprocess.Popen[bytes]]:
+    """`serve` of `app` on node id `node` (or "none") and a free port, with a host
+    guard directory of the test's own: the port, the log and the process."""
+    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
+    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
+    return port, log, serve(port, {**node_env(app, node), **guard}, preload, log, app, **kw)
+
+
+@each_app_and_mode
 def test_gunicorn_with_one_fixed_node_id_does_not_start(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env(app, "5"), **guard}, preload, log, app)
+    port, log, proc = serve_on_node(tmp_path, app, "5", preload)
     # gunicorn's WORKER_BOOT_ERROR, 3; or 1, when its halt reaps a second worker that
     # failed to boot and raises again ("Worker failed to boot." is in gunicorn's log
     # unless the app's LOGGING turned gunicorn's loggers off, as djangoproject's does)
@@ -231,9 +245,7 @@ def test_gunicorn_with_one_fixed_node_id_does_not_start(
 def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) -> None:
     """A HUP boots the new worker while the old one finishes a request on node 5: the
     new one waits for it (no boot failure, no stop), then issues on node 5 above it."""
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env("wsgi", "5"), **guard}, True, log, "wsgi", workers=1)
+    port, log, proc = serve_on_node(tmp_path, "wsgi", "5", True, workers=1)
     slow: list[tuple[int, Any]] = []
     try:
         up(port, proc, log)
@@ -258,14 +270,11 @@ def test_gunicorn_reload_with_one_fixed_node_id_goes_on_serving(tmp_path: Path) 
     assert max(int(i) for i in after[1]["ids"]) > max(ids[:20])
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])
-@pytest.mark.parametrize("app", ["django", "wsgi"])
+@each_app_and_mode
 def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
-    port, log = testenv.free_port(), tmp_path / "gunicorn.log"
-    guard = {"FLAKEID_HOST_GUARD": str(tmp_path / "guard")}
-    proc = serve(port, {**node_env(app, "none"), **guard}, preload, log, app)
+    port, log, proc = serve_on_node(tmp_path, app, "none", preload)
     nodes = each_worker_on_its_own_node(port, proc, log)
     assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
 
@@ -414,25 +423,25 @@ def test_pool_with_one_fixed_node_id_issues_from_one_process() -> None:
     assert flakeid.decompose(_shared.generator().next_id()).node == 6
 
 
-def test_pool_with_no_node_id_gives_each_process_its_own_node() -> None:
-    results = _pool({"layout": "snowflake"})
+def _nodes_by_pid(results: list[tuple[int, list[int] | str]]) -> dict[int, set[int]]:
+    """The node ids each pool process issued on, once every task is seen to have
+    issued its 2,000 IDs and no ID to be issued twice."""
     assert all(isinstance(got, list) for _, got in results), results
     ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
     assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
     by_pid: dict[int, set[int]] = collections.defaultdict(set)
     for pid, got in results:
         by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    return by_pid
+
+
+def test_pool_with_no_node_id_gives_each_process_its_own_node() -> None:
+    by_pid = _nodes_by_pid(_pool({"layout": "snowflake"}))
     assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid), by_pid
 
 
 def test_pool_with_a_file_lease_gives_each_process_its_own_node(tmp_path: Path) -> None:
-    results = _pool({"lease": f"file://{tmp_path}"})
-    assert all(isinstance(got, list) for _, got in results), results
-    ids = [i for _, got in results for i in got]  # type: ignore[union-attr]
-    assert len(ids) == 16 * 2000 and len(ids) == len(set(ids))
-    by_pid: dict[int, set[int]] = collections.defaultdict(set)
-    for pid, got in results:
-        by_pid[pid].update(flakeid.decompose(i).node for i in got)  # type: ignore[union-attr]
+    by_pid = _nodes_by_pid(_pool({"lease": f"file://{tmp_path}"}))
     assert all(len(n) == 1 for n in by_pid.values()), by_pid
     assert len({next(iter(n)) for n in by_pid.values()}) == len(by_pid)
 

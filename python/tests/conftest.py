@@ -47,6 +47,12 @@ def layout_of(spec: Union[str, dict[str, Any]]) -> Union[str, flakeid.Layout]:
     return flakeid.Layout(**spec)
 
 
+def layout_obj(spec: Union[str, dict[str, Any]]) -> flakeid.Layout:
+    """A vector's layout spec as a `Layout` (a preset's through `Layout.preset`)."""
+    layout = layout_of(spec)
+    return layout if isinstance(layout, flakeid.Layout) else flakeid.Layout.preset(layout)
+
+
 def cases(name: str, key: str) -> list[Any]:
     items: list[Any] = load(name)[key]
     assert items, f"{name}.json has no {key}"

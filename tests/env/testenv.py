@@ -42,6 +42,7 @@ import atexit
 import fcntl
 import os
 import random
+import shlex
 import shutil
 import signal
 import socket
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PGBIN = os.environ.get("FLAKEID_PGBIN", "/usr/lib/postgresql/15/bin")
 IS_ROOT = os.geteuid() == 0
 _handed_out = set()
@@ -1091,6 +1093,16 @@ class Stack:
                 print(f"testenv: stopping {type(s).__name__}: {err}", file=sys.stderr)
         self.servers = []
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def build_cli():
+    """Builds the debug CLI with make's package selection (Makefile, RUST_TEST_PKGS: one
+    build of the dependencies) and returns its path."""
+    cargo = os.environ.get("CARGO", "cargo")
+    pkgs = shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli")
+    subprocess.run([cargo, "build", "-q", *pkgs], check=True, cwd=ROOT)
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    return os.path.join(target, "debug", "flakeid")
 
 
 def port_open(port, host="127.0.0.1"):

@@ -28,7 +28,6 @@ naming the cause.
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -293,18 +292,7 @@ def bindings(argv):
             file=sys.stderr,
         )
         return 2
-    cargo = os.environ.get("CARGO", "cargo")
-    # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
-    subprocess.run(
-        [
-            cargo,
-            "build",
-            "-q",
-            *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli"),
-        ],
-        check=True,
-        cwd=ROOT,
-    )
+    cli = testenv.build_cli()
     c_prog = os.path.join(ROOT, "target", "lease_url_c")
     subprocess.run(
         [
@@ -322,9 +310,6 @@ def bindings(argv):
         ],
         check=True,
         cwd=ROOT,
-    )
-    cli = os.path.join(
-        os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "debug", "flakeid"
     )
     py = os.environ.get("PY") or os.path.join(ROOT, "python", ".venv", "bin", "python")
     stack = testenv.Stack(redis=True, postgres=True, etcd=True, kube=True)

@@ -20,7 +20,6 @@ TEST: unittest names, with or without the module, e.g. `Ids` or
 
 import importlib
 import os
-import shlex
 import subprocess
 import sys
 import unittest
@@ -69,19 +68,7 @@ def run_tests(suite, modules, names):
 
 
 def serve(names):
-    # make's package selection (Makefile, RUST_TEST_PKGS): one build of the dependencies.
-    cargo = os.environ.get("CARGO", "cargo")
-    subprocess.run(
-        [
-            cargo,
-            "build",
-            "-q",
-            *shlex.split(os.environ.get("FLAKEID_CARGO_PKGS") or "-p flakeid-cli"),
-        ],
-        check=True,
-        cwd=ROOT,
-    )
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    cli = testenv.build_cli()
     os.environ.setdefault(
         "FLAKEID_SERVE_VENV", os.path.join(ROOT, "target", "serve-venv")
     )  # make setup-serve
@@ -94,7 +81,7 @@ def serve(names):
     try:
         # The tests read the servers' FLAKEID_TEST_* variables when their module loads.
         os.environ.update(stack.env())
-        os.environ["FLAKEID_SERVE_BIN"] = os.path.join(target, "debug", "flakeid")
+        os.environ["FLAKEID_SERVE_BIN"] = cli
         return run_tests("test-serve", SERVE, names)
     finally:
         stack.stop()

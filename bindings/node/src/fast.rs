@@ -180,14 +180,26 @@ pub(crate) fn bind(env: &Env, this: sys::napi_value, generator: &Arc<fc::Generat
     define(env, this, c"nextBuffer", js_next_buffer(env, next_id_func)?)
 }
 
-unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+/// How many arguments a call that reads none was given, and its callback data;
+/// `None` when napi fails or the function has no data.
+///
+/// # Safety
+/// `env` and `info` are Node's, of the call being made.
+#[inline]
+unsafe fn call_data(env: sys::napi_env, info: sys::napi_callback_info) -> Option<(usize, *mut c_void)> {
     let mut argc = 0usize;
     let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
+    // SAFETY: valid env/info (the caller's contract); no argument is read; `data` is a
+    // live out-pointer.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
-    if status != sys::Status::napi_ok || data.is_null() {
+    (status == sys::Status::napi_ok && !data.is_null()).then_some((argc, data))
+}
+
+unsafe extern "C" fn uuid7(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: Node's env/info of this call.
+    let Some((argc, data)) = (unsafe { call_data(env, info) }) else {
         return ptr::null_mut();
-    }
+    };
     // SAFETY: `bind_uuid` set `data` to an `Arc<fc::UuidGenerator>` that lives until
     // the function's finalizer, which cannot run while the function is being called.
     let g = unsafe { &*data.cast::<fc::UuidGenerator>() };
@@ -427,13 +439,10 @@ struct BytesSlot {
 /// The native half of `uuid7Bytes`: the next UUIDv7 into the slot's 16 bytes; no
 /// object made here (a `Uint8Array` made in native code costs ~1 µs).
 unsafe extern "C" fn uuid7_into_slot(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 0usize;
-    let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: valid env/info; no argument is read; `data` is a live out-pointer.
-    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data) };
-    if status != sys::Status::napi_ok || data.is_null() {
+    // SAFETY: Node's env/info of this call.
+    let Some((_, data)) = (unsafe { call_data(env, info) }) else {
         return ptr::null_mut();
-    }
+    };
     // SAFETY: `bind_uuid` set `data` to a `BytesSlot` that lives until the
     // function's finalizer; its `out` is the 16 bytes of the ArrayBuffer that the JS
     // half (the only holder of this function) keeps alive.

@@ -12,6 +12,23 @@ macro_rules! stats_object {
 }
 pub(crate) use stats_object;
 
+/// napi's type name and check for a type read from any JS value (`unknown`): its
+/// `FromNapiValue` never fails, so a wrong type is flakeid-js's refusal, not napi's.
+macro_rules! any_js_value {
+    ($ty:ty) => {
+        impl TypeName for $ty {
+            fn type_name() -> &'static str {
+                "unknown"
+            }
+            fn value_type() -> ValueType {
+                ValueType::Unknown
+            }
+        }
+
+        impl ValidateNapiValue for $ty {}
+    };
+}
+
 mod fast;
 mod generator;
 mod layout;
@@ -86,16 +103,7 @@ impl<T> OrThrow<T> for fc::Result<T> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arg(pub js::JsArg);
 
-impl TypeName for Arg {
-    fn type_name() -> &'static str {
-        "unknown"
-    }
-    fn value_type() -> ValueType {
-        ValueType::Unknown
-    }
-}
-
-impl ValidateNapiValue for Arg {}
+any_js_value!(Arg);
 
 impl FromNapiValue for Arg {
     unsafe fn from_napi_value(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<Self> {
@@ -186,16 +194,7 @@ pub struct LayoutValue(fc::Result<fc::Layout>);
 
 pub type LayoutArg = Option<LayoutValue>;
 
-impl TypeName for LayoutValue {
-    fn type_name() -> &'static str {
-        "unknown"
-    }
-    fn value_type() -> ValueType {
-        ValueType::Unknown
-    }
-}
-
-impl ValidateNapiValue for LayoutValue {}
+any_js_value!(LayoutValue);
 
 impl FromNapiValue for LayoutValue {
     unsafe fn from_napi_value(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<Self> {

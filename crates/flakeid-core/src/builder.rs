@@ -17,9 +17,9 @@ use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::Counters;
 use crate::sync::AtomicU64;
+use crate::sync::PlainAtomicU64 as StdAtomicU64;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
-use crate::sync::PlainAtomicU64 as StdAtomicU64;
 use core::sync::atomic::Ordering;
 
 /// Identifies generators in the per-thread table of runs; never reused.

@@ -12,9 +12,9 @@
 //! The ticker thread starts on first use, stops after a second without readers,
 //! and is forgotten in a forked child (which starts its own on demand).
 
+use crate::sync::PlainAtomicU64 as AtomicU64;
 use alloc::sync::Arc;
 use core::fmt;
-use crate::sync::PlainAtomicU64 as AtomicU64;
 use core::sync::atomic::Ordering;
 
 #[cfg(feature = "std")]

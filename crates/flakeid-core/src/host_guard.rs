@@ -402,6 +402,7 @@ fn write_record(file: &mut File, first: &str, floor_ms: u64) -> io::Result<()> {
 #[cfg(unix)]
 mod sys {
     use super::{Refused, holder_of, read_text};
+    use crate::spin_flag::SpinFlag;
     use std::cell::UnsafeCell;
     use std::fs::{self, DirBuilder, File, OpenOptions};
     use std::io;
@@ -409,7 +410,6 @@ mod sys {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
     use std::path::Path;
     use std::sync::Once;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     /// Open-file-description locks where the system has them (see the module doc).
     #[cfg(target_os = "linux")]
@@ -426,7 +426,7 @@ mod sys {
     /// behind the `busy` flag, which the handler takes before every fork, so a
     /// child's copy of the list names exactly the guard descriptors it inherited.
     struct Held {
-        busy: AtomicBool,
+        busy: SpinFlag,
         fds: UnsafeCell<Vec<RawFd>>,
     }
 
@@ -435,29 +435,19 @@ mod sys {
     unsafe impl Sync for Held {}
 
     static HELD: Held = Held {
-        busy: AtomicBool::new(false),
+        busy: SpinFlag::new(),
         fds: UnsafeCell::new(Vec::new()),
     };
-
-    fn take_flag() {
-        while HELD
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::thread::yield_now();
-        }
-    }
 
     /// Runs `f` on the list of held descriptors, no fork in between.
     fn with_held<R>(f: impl FnOnce(&mut Vec<RawFd>) -> R) -> R {
         static HANDLERS: Once = Once::new();
         HANDLERS.call_once(|| {
             extern "C" fn before() {
-                take_flag();
+                HELD.busy.take();
             }
             extern "C" fn in_parent() {
-                HELD.busy.store(false, Ordering::Release);
+                HELD.busy.give();
             }
             extern "C" fn in_child() {
                 // SAFETY: the flag is this thread's (taken before the fork); close is
@@ -467,15 +457,15 @@ mod sys {
                     unsafe { libc::close(fd) };
                 }
                 fds.clear();
-                HELD.busy.store(false, Ordering::Release);
+                HELD.busy.give();
             }
             // SAFETY: handlers that touch an atomic flag, the list and close().
             unsafe { libc::pthread_atfork(Some(before), Some(in_parent), Some(in_child)) };
         });
-        take_flag();
+        HELD.busy.take();
         // SAFETY: the flag is taken.
         let r = f(unsafe { &mut *HELD.fds.get() });
-        HELD.busy.store(false, Ordering::Release);
+        HELD.busy.give();
         r
     }
 

@@ -830,15 +830,7 @@ pub const LAYOUT_FIELDS: [LayoutField; 8] = [
 ];
 
 /// The fields' snake_case names, for messages.
-pub const LAYOUT_FIELD_NAMES: [&str; LAYOUT_FIELDS.len()] = {
-    let mut names = [""; LAYOUT_FIELDS.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = LAYOUT_FIELDS[i].name;
-        i += 1;
-    }
-    names
-};
+pub const LAYOUT_FIELD_NAMES: [&str; LAYOUT_FIELDS.len()] = column!(LAYOUT_FIELDS, name);
 
 /// The layout field named `name` (snake_case or camelCase).
 pub fn layout_field(name: &str) -> Option<&'static LayoutField> {

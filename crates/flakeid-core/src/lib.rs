@@ -35,6 +35,21 @@ extern crate alloc;
 #[cfg(all(feature = "portable-atomic", not(generator)))]
 compile_error!("flakeid-core: the `portable-atomic` feature is on but the generators are not built");
 
+/// One column of one of the core's tables as a `const` array, `[$table[0].$field,
+/// $table[1].$field, ...]`: the names of its rows that an unknown one is refused
+/// against.
+macro_rules! column {
+    ($table:expr, $field:ident) => {{
+        let mut out = [""; $table.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = $table[i].$field;
+            i += 1;
+        }
+        out
+    }};
+}
+
 #[cfg(generator)]
 mod builder;
 #[cfg(generator)]
@@ -67,6 +82,8 @@ mod owner;
 mod policy;
 #[cfg(feature = "serde")]
 pub mod serde;
+#[cfg(host_guard)]
+mod spin_flag;
 #[cfg(generator)]
 mod stats;
 #[cfg(generator)]

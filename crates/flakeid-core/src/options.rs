@@ -211,15 +211,7 @@ pub const UUID_GENERATOR_OPTIONS: [&str; names_count(true)] = names_where(true);
 
 /// The options' snake_case names, in the table's order: the list an unknown
 /// keyword is refused against (`unknown_option(key, &OPTION_NAMES)`).
-pub const OPTION_NAMES: [&str; GENERATOR_OPTIONS.len()] = {
-    let mut names = [""; GENERATOR_OPTIONS.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = GENERATOR_OPTIONS[i].name;
-        i += 1;
-    }
-    names
-};
+pub const OPTION_NAMES: [&str; GENERATOR_OPTIONS.len()] = column!(GENERATOR_OPTIONS, name);
 pub(crate) use OPTION_NAMES as NAMES;
 
 /// The option named `name`, by its snake_case, camelCase or flag spelling.

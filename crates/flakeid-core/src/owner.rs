@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::host_guard::{self, HostGuard, Refused, Watched};
 use crate::layout::{Layout, Order};
 use crate::node_origin::HOST_GUARD_ENV;
+use crate::spin_flag::SpinFlag;
 use std::cell::UnsafeCell;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// copy of the table, are told apart by their pid). Never shrinks: an owner's
 /// counter is kept for the life of the process.
 static OWNERS: Table = Table {
-    busy: AtomicBool::new(false),
+    busy: SpinFlag::new(),
     owners: UnsafeCell::new(Vec::new()),
 };
 
@@ -42,7 +43,7 @@ static OWNERS: Table = Table {
 /// at-fork handlers take the flag before every fork and let it go on both sides
 /// (the child's copy is then whole and free).
 struct Table {
-    busy: AtomicBool,
+    busy: SpinFlag,
     owners: UnsafeCell<Vec<&'static Owner>>,
 }
 
@@ -70,17 +71,7 @@ impl std::ops::DerefMut for Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        OWNERS.busy.store(false, Ordering::Release);
-    }
-}
-
-fn take_table() {
-    while OWNERS
-        .busy
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::thread::yield_now();
+        OWNERS.busy.give();
     }
 }
 
@@ -91,16 +82,16 @@ fn table() -> Held {
         #[cfg(unix)]
         {
             extern "C" fn before() {
-                take_table();
+                OWNERS.busy.take();
             }
             extern "C" fn after() {
-                OWNERS.busy.store(false, Ordering::Release);
+                OWNERS.busy.give();
             }
             // SAFETY: handlers that only touch an atomic flag.
             unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
         }
     });
-    take_table();
+    OWNERS.busy.take();
     Held
 }
 

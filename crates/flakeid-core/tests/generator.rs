@@ -105,13 +105,7 @@ fn sparse_calls_get_fresh_timestamps() {
 #[test]
 fn borrow_runs_ahead_but_within_its_window() {
     let clock = ManualClock::new(1_700_000_000_000);
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(0)
-        .overflow(Overflow::Borrow)
-        .max_borrow_ms(10)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = borrowing(Layout::SNOWFLAKE, 0, 10, &clock).build().unwrap();
     let ids = g.next_ids(4096 * 11).unwrap();
     let last = Layout::SNOWFLAKE.decompose(*ids.last().unwrap());
     assert_eq!(last.timestamp_ms, 1_700_000_000_010);
@@ -128,13 +122,7 @@ fn borrow_runs_ahead_but_within_its_window() {
 #[test]
 fn strict_wait_spins_until_a_real_clock_moves() {
     let clock = ManualClock::new(1_700_000_000_000);
-    let g = Arc::new(
-        Generator::builder(Layout::SNOWFLAKE)
-            .node(0)
-            .clock(clock.clone())
-            .build()
-            .unwrap(),
-    );
+    let g = Arc::new(on_clock(Layout::SNOWFLAKE, 0, &clock).build().unwrap());
     g.next_ids(4096).unwrap();
     let g2 = Arc::clone(&g);
     let waiter = std::thread::spawn(move || g2.next_id().unwrap());
@@ -149,9 +137,7 @@ fn strict_wait_spins_until_a_real_clock_moves() {
 fn clock_wait_policy_catches_up_with_a_real_thread() {
     let clock = ManualClock::new(1_700_000_000_100);
     let g = Arc::new(
-        Generator::builder(Layout::SNOWFLAKE)
-            .node(0)
-            .clock(clock.clone())
+        on_clock(Layout::SNOWFLAKE, 0, &clock)
             .clock_backwards(ClockBackwards::Wait)
             // The 20 ms rollback is within the bound; the bound is also how long
             // (real time) the waiter waits before refusing, so it must outlast the
@@ -175,9 +161,7 @@ fn clock_wait_policy_catches_up_with_a_real_thread() {
 #[test]
 fn resume_after_starts_past_a_previous_holder() {
     let clock = ManualClock::new(1_700_000_000_000);
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(0)
-        .clock(clock.clone())
+    let g = on_clock(Layout::SNOWFLAKE, 0, &clock)
         .resume_after_ms(1_700_000_000_005)
         .build()
         .unwrap();
@@ -307,9 +291,7 @@ fn waits_on_a_frozen_clock_end_in_real_time() {
     ];
     for (name, overflow, borrow, policy, rollback) in cases {
         let clock = ManualClock::new(1_700_000_000_100);
-        let g = Generator::builder(Layout::SNOWFLAKE)
-            .node(0)
-            .clock(clock.clone())
+        let g = on_clock(Layout::SNOWFLAKE, 0, &clock)
             .overflow(overflow)
             .max_borrow_ms(borrow)
             .clock_backwards(policy)
@@ -350,9 +332,7 @@ fn the_wait_hook_interrupts_a_wait() {
     let calls = Arc::new(AtomicU32::new(0));
     let seen = Arc::clone(&calls);
     let clock = ManualClock::new(1_700_000_000_000);
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(0)
-        .clock(clock.clone())
+    let g = on_clock(Layout::SNOWFLAKE, 0, &clock)
         .max_wait_ms(60_000)
         .wait_hook(Arc::new(move || {
             if seen.fetch_add(1, Ordering::SeqCst) >= 3 {

@@ -7,7 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use flakeid_core::{ClockBackwards, Error, Generator, Layout, ManualClock, UuidGenerator};
+mod common;
+use flakeid_core::{AsyncSleep, ClockBackwards, Error, Generator, Layout, ManualClock, UuidGenerator};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -30,10 +31,32 @@ fn one_thread() -> tokio::runtime::Runtime {
 /// A generator on node `node` reading `clock` (the host guard aside: each test
 /// has its own node id and clock).
 fn on_clock(clock: &ManualClock, node: u64) -> flakeid_core::GeneratorBuilder {
-    Generator::builder(Layout::SNOWFLAKE)
-        .node(node)
-        .host_guard(false)
-        .clock(clock.clone())
+    common::on_clock(Layout::SNOWFLAKE, node, clock).host_guard(false)
+}
+
+/// One task's part of a test at the cap: 256 IDs, one call after another, each
+/// waiting with `sleep`.
+async fn ids_256<S: AsyncSleep>(g: Arc<Generator>, sleep: S) -> Vec<u64> {
+    let mut ids = Vec::with_capacity(256);
+    for _ in 0..256 {
+        ids.push(g.next_id_async(&sleep).await.unwrap());
+    }
+    ids
+}
+
+/// How many IDs the tasks got together, once each task's are seen to go up and
+/// none to be given twice.
+fn unique_rising(runs: Vec<Vec<u64>>) -> usize {
+    let mut all = Vec::new();
+    for ids in runs {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
+        all.extend(ids);
+    }
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "unique");
+    n
 }
 
 /// A task that moves a manual clock 1 ms for every 1 ms of the runtime's timer,
@@ -75,30 +98,13 @@ fn a_strict_generator_at_its_cap_waits_on_the_timer() {
         let clock = ManualClock::new(T);
         let g = Arc::new(on_clock(&clock, 1).build().unwrap());
         let tick = Ticker::start(&clock);
-        let tasks: Vec<_> = (0..64)
-            .map(|_| {
-                let g = g.clone();
-                tokio::spawn(async move {
-                    let mut ids = Vec::with_capacity(256);
-                    for _ in 0..256 {
-                        ids.push(g.next_id_async(&tokio_sleep).await.unwrap());
-                    }
-                    ids
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
+        let tasks: Vec<_> = (0..64).map(|_| tokio::spawn(ids_256(g.clone(), tokio_sleep))).collect();
+        let mut runs = Vec::new();
         for t in tasks {
-            let ids = t.await.unwrap();
-            assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
-            all.extend(ids);
+            runs.push(t.await.unwrap());
         }
         let ticks = tick.stop().await;
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n, "unique");
-        assert_eq!(n, 64 * 256);
+        assert_eq!(unique_rising(runs), 64 * 256);
         assert!(
             clock.get() >= T + 3,
             "the clock moved {} ms ({ticks} ticks)",
@@ -247,31 +253,14 @@ fn on_smol_a_strict_generator_at_its_cap_waits_on_the_timer() {
                 }
             })
         };
-        let tasks: Vec<_> = (0..64)
-            .map(|_| {
-                let g = g.clone();
-                ex.spawn(async move {
-                    let mut ids = Vec::with_capacity(256);
-                    for _ in 0..256 {
-                        ids.push(g.next_id_async(&smol_sleep).await.unwrap());
-                    }
-                    ids
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
+        let tasks: Vec<_> = (0..64).map(|_| ex.spawn(ids_256(g.clone(), smol_sleep))).collect();
+        let mut runs = Vec::new();
         for t in tasks {
-            let ids = t.await;
-            assert!(ids.windows(2).all(|w| w[0] < w[1]), "a task's IDs go up");
-            all.extend(ids);
+            runs.push(t.await);
         }
         done.store(true, Ordering::Relaxed);
         ticker.await;
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(n, 64 * 256);
-        assert_eq!(all.len(), n, "unique");
+        assert_eq!(unique_rising(runs), 64 * 256);
         assert!(clock.get() >= T + 3, "the clock moved {} ms", clock.get() - T);
         assert!(g.stats().tick_waits > 0);
     }));

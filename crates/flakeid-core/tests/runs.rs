@@ -4,6 +4,8 @@
 //! tick beyond what it issued.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+use common::borrowing;
 use flakeid_core::{Clock, Generator, Layout, ManualClock, Overflow};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -160,14 +162,7 @@ fn a_lone_run_stays_in_its_first_slots_tick() {
         .build()
         .unwrap();
     let clock = ManualClock::new(T);
-    let g = Generator::builder(layout)
-        .host_guard(false)
-        .node(33)
-        .overflow(Overflow::Borrow)
-        .max_borrow_ms(10)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = borrowing(layout, 33, 10, &clock).host_guard(false).build().unwrap();
     for k in 1..=600 {
         let id = g.next_id().unwrap();
         let at = layout.decompose(id).timestamp_ms;

@@ -6,6 +6,7 @@
 mod common;
 #[cfg(feature = "lease")]
 use common::file_lease;
+use common::{borrowing, on_clock};
 use flakeid_core::{ClockBackwards, Generator, Layout, ManualClock, Overflow};
 use std::sync::Arc;
 
@@ -14,11 +15,7 @@ const T0: u64 = 1_700_000_000_000;
 #[test]
 fn ids_issued_counts_every_call_and_only_those() {
     let clock = ManualClock::new(T0);
-    let g = Generator::builder(Layout::SNOWFLAKE)
-        .node(1)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = on_clock(Layout::SNOWFLAKE, 1, &clock).build().unwrap();
     assert_eq!(g.stats().ids_issued, 0);
     g.next_id().unwrap();
     assert_eq!(g.stats().ids_issued, 1);
@@ -43,12 +40,7 @@ fn ids_issued_counts_every_call_and_only_those() {
 fn each_full_tick_is_one_wait() {
     // 4 IDs per tick; the clock moves 1 ms per turn of the wait loop.
     let clock = ManualClock::new(T0).with_auto_advance(1);
-    let g = Generator::builder(Layout::FLAKE)
-        .node(0)
-        .max_sequence(3)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = on_clock(Layout::FLAKE, 0, &clock).max_sequence(3).build().unwrap();
     g.next_ids(4).unwrap();
     assert_eq!(g.stats().tick_waits, 0);
     g.next_id().unwrap(); // the tick is used up: waits for the next
@@ -66,11 +58,7 @@ fn each_full_tick_is_one_wait() {
 #[test]
 fn rollbacks_are_counted_once_per_call_with_the_largest() {
     let clock = ManualClock::new(T0);
-    let g = Generator::builder(Layout::FLAKE)
-        .node(0)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = on_clock(Layout::FLAKE, 0, &clock).build().unwrap();
     g.next_id().unwrap();
     clock.set(T0 - 250);
     assert!(g.next_id().is_err()); // the default policy refuses
@@ -82,10 +70,8 @@ fn rollbacks_are_counted_once_per_call_with_the_largest() {
 
     // Monotonic keeps issuing from the last tick: a rollback seen, IDs counted.
     let clock = ManualClock::new(T0);
-    let g = Generator::builder(Layout::FLAKE)
-        .node(0)
+    let g = on_clock(Layout::FLAKE, 0, &clock)
         .clock_backwards(ClockBackwards::Monotonic)
-        .clock(clock.clone())
         .build()
         .unwrap();
     g.next_id().unwrap();
@@ -98,14 +84,7 @@ fn rollbacks_are_counted_once_per_call_with_the_largest() {
 #[test]
 fn a_borrowing_generator_reports_its_lead() {
     let clock = ManualClock::new(T0);
-    let g = Generator::builder(Layout::FLAKE)
-        .node(0)
-        .max_sequence(3)
-        .overflow(Overflow::Borrow)
-        .max_borrow_ms(50)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = borrowing(Layout::FLAKE, 0, 50, &clock).max_sequence(3).build().unwrap();
     g.next_ids(4 * 11).unwrap(); // ticks T0 ..= T0 + 10
     let s = g.stats();
     assert_eq!((s.ids_issued, s.lead_ms, s.tick_waits), (44, 10, 0));

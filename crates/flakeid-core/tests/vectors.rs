@@ -10,16 +10,19 @@
 #![allow(clippy::unwrap_used)]
 
 use flakeid_core::{
-    ClockBackwards, Encoding, Error, GENERATOR_OPTIONS, Generator, Layout, ManualClock, OptionKind, OptionValue, Order,
+    ClockBackwards, Encoding, Error, GENERATOR_OPTIONS, Generator, Layout, ManualClock, OptionKind, OptionValue,
     Overflow, decode, decode_auto, encode, from_bytes, to_bytes,
 };
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
+#[path = "vectors/files.rs"]
+mod files;
 #[path = "vectors/uuid.rs"]
 mod uuid;
 #[path = "vectors/wide.rs"]
 mod wide;
+
+use files::{layout_of, load};
 
 // ---------------------------------------------------------------- the contract table
 
@@ -789,34 +792,13 @@ fn shift_cases() -> Vec<Value> {
         .collect()
 }
 
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors")
-}
-
-fn load(name: &str) -> Value {
-    let path = vectors_dir().join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; regenerate with `make vectors`", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
 #[test]
 fn vectors_are_fresh() {
-    let regenerate = std::env::var_os("FLAKEID_REGENERATE_VECTORS").is_some();
     let json = all_vectors()
         .into_iter()
         .map(|(name, value)| (name, serde_json::to_string_pretty(&value).unwrap() + "\n"));
     for (name, text) in json.chain([("wide.md", wide::functions_markdown())]) {
-        let path = vectors_dir().join(name);
-        if regenerate {
-            std::fs::write(&path, &text).unwrap();
-            continue;
-        }
-        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            on_disk == text,
-            "tests/vectors/{name} is stale: regenerate with `make vectors` (FLAKEID_REGENERATE_VECTORS=1 cargo test -p flakeid-core --test vectors)"
-        );
+        files::check_fresh("flakeid-core", name, &text);
     }
 }
 
@@ -825,22 +807,6 @@ fn vectors_are_fresh() {
 #[test]
 fn uuid_vectors() {
     uuid::check_uuid(&load("uuid.json"));
-}
-
-fn layout_of(v: &Value) -> Result<Layout, Error> {
-    if let Some(name) = v.as_str() {
-        return Layout::preset(name);
-    }
-    let n = |k: &str| v[k].as_u64().unwrap();
-    Layout::builder()
-        .time_bits(n("time_bits") as u32)
-        .datacenter_bits(n("datacenter_bits") as u32)
-        .worker_bits(n("worker_bits") as u32)
-        .sequence_bits(n("sequence_bits") as u32)
-        .tick_ms(n("tick_ms"))
-        .epoch_ms(n("epoch_ms"))
-        .order(v["order"].as_str().unwrap().parse::<Order>()?)
-        .build()
 }
 
 fn id_of(v: &Value) -> u64 {

@@ -6,13 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+#[path = "../../flakeid-core/tests/vectors/files.rs"]
+mod files;
+
 use flakeid_core::{Error, Layout, Result};
 use flakeid_js::{
     JS_CLOCK_WANTS, JsArg, JsOption, js_batch, js_generator_options, js_id_range, js_layout, js_layout_name,
     js_not_bytes, js_options, js_sealer_option, js_string, js_wrong_type,
 };
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 /// A vector's JS value as the bindings read it: `{"$": "object"}` is a plain `{}`,
 /// `{"$": "key"}` a 16-byte `Uint8Array`; other objects are plain objects.
@@ -155,21 +157,8 @@ fn refusals_json() -> Value {
     })
 }
 
-fn vectors_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/js/refusals.json")
-}
-
 #[test]
 fn vectors_are_fresh() {
     let text = serde_json::to_string_pretty(&refusals_json()).unwrap() + "\n";
-    if std::env::var_os("FLAKEID_REGENERATE_VECTORS").is_some() {
-        std::fs::write(vectors_path(), &text).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read_to_string(vectors_path()).unwrap_or_default();
-    assert!(
-        on_disk == text,
-        "tests/vectors/js/refusals.json is stale: regenerate with `make vectors` \
-         (FLAKEID_REGENERATE_VECTORS=1 cargo test -p flakeid-js --test vectors)"
-    );
+    files::check_fresh("flakeid-js", "js/refusals.json", &text);
 }

@@ -8,13 +8,19 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../flakeid-core/tests/vectors/files.rs"]
+mod files;
 mod support;
 
 use flakeid_core::{Error, Layout};
 use flakeid_seal::Sealer;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use support::{hex, layout_of, seal_reference, unhex, unseal_reference};
+use support::{hex, seal_reference, unhex, unseal_reference};
+
+/// A layout spec of the vectors (all of them valid here).
+fn layout_of(v: &Value) -> Layout {
+    files::layout_of(v).unwrap()
+}
 
 // ---------------------------------------------------------------- the inputs
 
@@ -113,29 +119,10 @@ fn seal_json() -> Value {
     })
 }
 
-fn vectors_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/seal.json")
-}
-
-fn load() -> Value {
-    let path = vectors_path();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; regenerate with `make vectors`", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
 #[test]
 fn vectors_are_fresh() {
     let text = serde_json::to_string_pretty(&seal_json()).unwrap() + "\n";
-    if std::env::var_os("FLAKEID_REGENERATE_VECTORS").is_some() {
-        std::fs::write(vectors_path(), &text).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read_to_string(vectors_path()).unwrap_or_default();
-    assert!(
-        on_disk == text,
-        "tests/vectors/seal.json is stale: regenerate with `make vectors` (FLAKEID_REGENERATE_VECTORS=1 cargo test -p flakeid-seal --test vectors)"
-    );
+    files::check_fresh("flakeid-seal", "seal.json", &text);
 }
 
 // ---------------------------------------------------------------- running them
@@ -146,7 +133,7 @@ fn id_of(v: &Value) -> u64 {
 
 #[test]
 fn sealer_matches_the_vectors() {
-    let v = load();
+    let v = files::load("seal.json");
     let mut checked = 0;
     for group in v["groups"].as_array().unwrap() {
         let layout: Layout = layout_of(&group["layout"]);
@@ -166,7 +153,7 @@ fn sealer_matches_the_vectors() {
 
 #[test]
 fn invalid_vectors_are_refused() {
-    let v = load();
+    let v = files::load("seal.json");
     for c in v["invalid"].as_array().unwrap() {
         let built = Sealer::new(&unhex(c["key"].as_str().unwrap()), &layout_of(&c["layout"]));
         let result = match c["op"].as_str().unwrap() {

@@ -9,59 +9,17 @@ the format the Rust driver documents (tests/faults/driver/src/main.rs):
 CLOCK_MONOTONIC. A generator whose lease was lost is dropped and a new one built.
 
 Runs under libfaketime with FAKETIME_DONT_FAKE_MONOTONIC=1, where `time.sleep`
-fails with EINVAL: it sleeps with `select` instead.
+fails with EINVAL: it sleeps with recording.py's `sleep`.
 """
 
 import argparse
 import array
-import json
 import os
 import random
-import select
-import signal
-import struct
 import time
 
 import flakeid
-
-stop = False
-
-
-def on_term(_sig, _frame):
-    global stop
-    stop = True
-
-
-def sleep(seconds):
-    select.select([], [], [], seconds)
-
-
-class Events:
-    def __init__(self, path):
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    def log(self, ev, **fields):
-        line = json.dumps({"t": time.monotonic_ns(), "ev": ev, **fields}) + "\n"
-        os.write(self.fd, line.encode())  # one write per line: whole even if killed
-
-
-HEAD = struct.Struct("<QQII")
-
-
-class Ids:
-    def __init__(self, path):
-        self.f = open(path, "wb", buffering=1 << 16)
-        self.flushed = time.monotonic_ns()
-
-    def record(self, t0, t1, op, ids):
-        self.f.write(HEAD.pack(t0, t1, len(ids), op))
-        self.f.write(ids.tobytes())  # array('Q'): native = little-endian here
-        if t1 - self.flushed > 50_000_000:
-            self.f.flush()
-            self.flushed = t1
-
-    def close(self):
-        self.f.close()
+from recording import Events, Ids, Pace, sleep, stop_on_signals, stopped
 
 
 def code_of(err):
@@ -83,16 +41,10 @@ def batch_size(rng, max_batch):
 
 def issue(g, a, rng, ids, ev):
     """Issues until SIGTERM (False) or until the lease is lost (True)."""
-    burst = a.rate * 0.05
-    budget = 0.0
-    last = time.monotonic_ns()
+    pace = Pace(a.rate)
     failing = None  # (kind, count)
-    while not stop:
-        now = time.monotonic_ns()
-        budget = min(budget + (now - last) * a.rate / 1e9, burst)
-        last = now
-        if budget < 0:
-            sleep(min(max(-budget / a.rate, 0.0002), 0.02))
+    while not stopped():
+        if pace.wait():
             continue
         singles = rng.randrange(10) < 3
         n = 1 + rng.randrange(32) if singles else batch_size(rng, a.max_batch)
@@ -110,7 +62,7 @@ def issue(g, a, rng, ids, ev):
         t1 = time.monotonic_ns()
         if got:
             ids.record(t0, t1, 1 if singles else 2, got)
-            budget -= len(got)
+            pace.spend(len(got))
         if error is None:
             if failing:
                 ev.log("resumed", kind=failing[0], errors=failing[1])
@@ -138,13 +90,12 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-batch", type=int, default=2000)
     a = p.parse_args()
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    stop_on_signals()
     ev = Events(os.path.join(a.dir, f"{a.tag}.events.jsonl"))
     ev.log("start", pid=os.getpid(), kind="python")
     rng = random.Random(a.seed)
     inc = 0
-    while not stop:
+    while not stopped():
         ev.log("build", inc=inc)
         try:
             g = flakeid.Generator(lease=a.url, lease_ttl_ms=a.ttl_ms)

@@ -28,39 +28,19 @@ import http.client
 import json
 import os
 import random
-import select
-import signal
-import struct
 import time
 
-stop = False
-
-
-def on_term(_sig, _frame):
-    global stop
-    stop = True
-
-
-def sleep(seconds):
-    select.select([], [], [], seconds)
-
-
-HEAD = struct.Struct("<QQII")
+from recording import Events, Ids, Pace, sleep, stop_on_signals, stopped
 
 
 class Client:
     def __init__(self, a):
         self.a = a
         self.rng = random.Random(a.seed)
-        self.fd = os.open(
-            os.path.join(a.dir, "client.events.jsonl"),
-            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-            0o644,
-        )
+        self.events = Events(os.path.join(a.dir, "client.events.jsonl"))
         self.conn = None
         self.tag = None
         self.ids = None
-        self.flushed = 0
         self.failing = None
         self.inc = 0
         self.node = None
@@ -69,9 +49,7 @@ class Client:
         self.suspect = False
 
     def log(self, ev, **fields):
-        os.write(
-            self.fd, (json.dumps({"t": time.monotonic_ns(), "ev": ev, **fields}) + "\n").encode()
-        )
+        self.events.log(ev, **fields)
 
     def read_tag(self):
         try:
@@ -125,9 +103,7 @@ class Client:
         elif info.get("lease_epoch", 0) != self.epoch or info["node"] != self.node:
             self.inc += 1
             self.set_lease(info)
-        self.ids = open(
-            os.path.join(self.a.dir, f"{before}-{self.inc}.ids"), "ab", buffering=1 << 16
-        )
+        self.open_ids()
         self.suspect = False
         return True
 
@@ -148,18 +124,13 @@ class Client:
             self.ids.close()
             self.inc += 1
             self.set_lease(info)
-            self.ids = open(
-                os.path.join(self.a.dir, f"{self.tag}-{self.inc}.ids"), "ab", buffering=1 << 16
-            )
+            self.open_ids()
         self.suspect = False
         return True
 
-    def record(self, t0, t1, op, ids):
-        self.ids.write(HEAD.pack(t0, t1, len(ids), op))
-        self.ids.write(ids.tobytes())
-        if t1 - self.flushed > 50_000_000:
-            self.ids.flush()
-            self.flushed = t1
+    def open_ids(self):
+        # Appended to: the same process's incarnation again after a new connection.
+        self.ids = Ids(os.path.join(self.a.dir, f"{self.tag}-{self.inc}.ids"), "ab")
 
     def one_op(self):
         """One run of singles or one batch; returns how many IDs it got."""
@@ -189,7 +160,7 @@ class Client:
         except (OSError, http.client.HTTPException) as e:
             t1 = time.monotonic_ns()
             if got:
-                self.record(t0, t1, 1, got)
+                self.ids.record(t0, t1, 1, got)
             self.close()
             self.fail("conn", f"{type(e).__name__}: {e}")
             return len(got)
@@ -200,7 +171,7 @@ class Client:
             # gave the rest.
             cut = next(i for i, id_ in enumerate(got) if self.node_of(id_) != self.node)
             if cut:
-                self.record(t0, t1, 1, got[:cut])
+                self.ids.record(t0, t1, 1, got[:cut])
                 got = got[cut:]
             try:
                 self.recheck()
@@ -209,7 +180,7 @@ class Client:
                 self.fail("conn", f"{type(e).__name__}: {e}")
                 return len(got)
         if got:
-            self.record(t0, t1, 1 if singles else 2, got)
+            self.ids.record(t0, t1, 1 if singles else 2, got)
         if error is None:
             if self.failing:
                 self.log("resumed", kind=self.failing[0], errors=self.failing[1], tag=self.tag)
@@ -227,10 +198,8 @@ class Client:
         return len(got)
 
     def run(self):
-        burst = self.a.rate * 0.05
-        budget = 0.0
-        last = time.monotonic_ns()
-        while not stop:
+        pace = Pace(self.a.rate)
+        while not stopped():
             if self.conn is None and not self.connect():
                 sleep(0.02)
                 continue
@@ -244,13 +213,9 @@ class Client:
                 if not held:
                     sleep(0.01)
                     continue
-            now = time.monotonic_ns()
-            budget = min(budget + (now - last) * self.a.rate / 1e9, burst)
-            last = now
-            if budget < 0:
-                sleep(min(max(-budget / self.a.rate, 0.0002), 0.02))
+            if pace.wait():
                 continue
-            budget -= self.one_op()
+            pace.spend(self.one_op())
         self.close()
         self.log("exit")
 
@@ -263,8 +228,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-batch", type=int, default=4000)
     a = p.parse_args()
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    stop_on_signals()
     Client(a).run()
 
 

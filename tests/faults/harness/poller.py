@@ -38,7 +38,19 @@ def on_term(_s, _f):
     stop = True
 
 
-class Redis:
+class SocketClient:
+    """A store client over one socket (`s`), connected by its first poll."""
+
+    def __init__(self, a):
+        self.a, self.s = a, None
+
+    def close(self):
+        if self.s:
+            self.s.close()
+        self.s = None
+
+
+class Redis(SocketClient):
     SCRIPT = (
         "local r = {} for i = 0, tonumber(ARGV[2]) do local k = ARGV[1] .. i "
         "local v = redis.call('GET', k) if v then r[#r+1] = i r[#r+1] = v "
@@ -46,7 +58,8 @@ class Redis:
     )
 
     def __init__(self, a):
-        self.a, self.s, self.buf = a, None, b""
+        super().__init__(a)
+        self.buf = b""
 
     def _line(self):
         while b"\r\n" not in self.buf:
@@ -89,16 +102,8 @@ class Redis:
         r = self._reply()
         return [[int(r[i]), r[i + 1], int(r[i + 2])] for i in range(0, len(r), 3)]
 
-    def close(self):
-        if self.s:
-            self.s.close()
-        self.s = None
 
-
-class Postgres:
-    def __init__(self, a):
-        self.a, self.s = a, None
-
+class Postgres(SocketClient):
     def _recv(self, n):
         out = b""
         while len(out) < n:
@@ -160,11 +165,6 @@ class Postgres:
                 return []
             raise RuntimeError(err)
         return rows
-
-    def close(self):
-        if self.s:
-            self.s.close()
-        self.s = None
 
 
 class Etcd:

@@ -12,17 +12,13 @@ fn url() -> Option<String> {
     store_url("FLAKEID_TEST_POSTGRES_URL")
 }
 
-fn freeze(on: bool) {
-    freeze_postgres(on);
-}
-
 scenarios! { |u|
     postgres_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
     postgres_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
     postgres_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
-    postgres_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze);
+    postgres_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze_postgres);
     postgres_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
-    postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze);
+    postgres_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze_postgres);
     postgres_clock_behind_the_store_is_refused_at_build: url() => clock_behind_the_store(&u, TTL_MS, 8_000);
 }
 

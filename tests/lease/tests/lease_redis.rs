@@ -10,21 +10,13 @@ fn url() -> Option<String> {
     store_url("FLAKEID_TEST_REDIS_URL")
 }
 
-fn freeze(on: bool) {
-    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID")
-        .expect("FLAKEID_TEST_REDIS_PID")
-        .parse()
-        .unwrap();
-    freeze_process(pid, on);
-}
-
 scenarios! { |u|
     redis_32_concurrent_holders_get_distinct_ids: url(), serial => concurrent_distinct(&u, 32, TTL_MS);
     redis_16_ids_for_32_holders_is_a_lease_error: url(), serial => exhaustion(&u, TTL_MS);
     redis_killed_holder_id_waits_for_the_ttl: url(), serial => killed_holder(&u, TTL_MS, false);
-    redis_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze);
+    redis_frozen_store_stops_then_resumes_ids: url(), serial => frozen_store(&u, TTL_MS, &freeze_redis);
     redis_taken_over_holder_never_issues_again: url(), serial => taken_over(&u, TTL_MS);
-    redis_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze);
+    redis_frozen_store_at_build_is_a_lease_error_in_bounded_time: url(), serial => frozen_at_build(&u, TTL_MS, &freeze_redis);
     redis_clock_behind_the_store_is_refused_at_build: url() => clock_behind_the_store(&u, TTL_MS, 8_000);
 }
 

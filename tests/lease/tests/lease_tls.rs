@@ -28,8 +28,7 @@ fn pg_port() -> String {
 fn rediss_scenarios() {
     let Some(u) = rediss() else { return };
     let _s = serial();
-    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID").unwrap().parse().unwrap();
-    tls_scenarios(&u, TTL_MS, &|on| freeze_process(pid, on));
+    tls_scenarios(&u, TTL_MS, &freeze_redis);
 }
 
 #[test]
@@ -219,6 +218,5 @@ fn postgres_starting_up_build_waits_for_it() {
 fn rediss_frozen_store_at_build_is_a_lease_error_in_bounded_time() {
     let Some(u) = rediss() else { return };
     let _s = serial();
-    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID").unwrap().parse().unwrap();
-    frozen_at_build(&u, TTL_MS, &|on| freeze_process(pid, on));
+    frozen_at_build(&u, TTL_MS, &freeze_redis);
 }

@@ -1,10 +1,10 @@
-//! What the core's integration tests share: a forked child and its exit code, a
-//! clock the test keeps a hand on, a file lease in a directory of its own, and
+//! What the core's integration tests share: a forked child and its exit code,
+//! generators on a manual clock, a clock the test keeps a hand on, a file lease in a directory of its own, and
 //! the rounds a long test takes by default or by hand. Each test binary includes
 //! this module (`mod common;`) and uses its own part of it.
 #![allow(dead_code)]
 
-use flakeid_core::{Clock, Error, Result};
+use flakeid_core::{Clock, Error, Generator, GeneratorBuilder, Layout, ManualClock, Overflow, Result};
 use std::sync::Arc;
 
 /// Forks; the child runs `child` and exits with the code it returns (101 if it
@@ -47,6 +47,19 @@ pub fn first_not_refused(calls: &[Result<()>], refused: impl Fn(&Error) -> bool)
         .iter()
         .position(|r| !r.as_ref().is_err_and(&refused))
         .map_or(0, |i| i as i32 + 1)
+}
+
+/// The builder of a generator of `layout` on node `node`, on `clock`: the test
+/// keeps its hand on the generator's time.
+pub fn on_clock(layout: Layout, node: u64, clock: &ManualClock) -> GeneratorBuilder {
+    Generator::builder(layout).node(node).clock(clock.clone())
+}
+
+/// [`on_clock`], borrowing up to `max_borrow_ms` ahead of the clock.
+pub fn borrowing(layout: Layout, node: u64, max_borrow_ms: u64, clock: &ManualClock) -> GeneratorBuilder {
+    on_clock(layout, node, clock)
+        .overflow(Overflow::Borrow)
+        .max_borrow_ms(max_borrow_ms)
 }
 
 /// A clock that the test moves while the generator owns a clone of it.

@@ -1,5 +1,5 @@
 //! What the integration tests (and the bench) share: the construction read
-//! literally, through fpe's own `FlexibleNumeralString`, and the vectors' layouts.
+//! literally, through fpe's own `FlexibleNumeralString`, and small custom layouts.
 //!
 //! `seal_reference` is deliberately not `Sealer`: it builds the numeral string one
 //! bit per numeral (X\[0\] = bit n − 1) and lets fpe do all the arithmetic, so the
@@ -9,9 +9,8 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use aes::{Aes128, Aes192, Aes256};
-use flakeid_core::{Layout, Order};
+use flakeid_core::Layout;
 use fpe::ff1::{FF1, FlexibleNumeralString};
-use serde_json::Value;
 
 /// FF1 through fpe's general numeral string: any radix, any key size.
 pub fn ff1_flexible(key: &[u8], radix: u32, tweak: &[u8], numerals: &[u16], decrypt: bool) -> Vec<u16> {
@@ -72,24 +71,6 @@ pub fn small_layout(time_bits: u32) -> Layout {
         .time_bits(time_bits)
         .node_bits(4)
         .sequence_bits(8)
-        .build()
-        .unwrap()
-}
-
-/// A layout spec as tests/vectors/README.md defines it: a preset name or an object.
-pub fn layout_of(v: &Value) -> Layout {
-    if let Some(name) = v.as_str() {
-        return Layout::preset(name).unwrap();
-    }
-    let n = |k: &str| v[k].as_u64().unwrap();
-    Layout::builder()
-        .time_bits(n("time_bits") as u32)
-        .datacenter_bits(n("datacenter_bits") as u32)
-        .worker_bits(n("worker_bits") as u32)
-        .sequence_bits(n("sequence_bits") as u32)
-        .tick_ms(n("tick_ms"))
-        .epoch_ms(n("epoch_ms"))
-        .order(v["order"].as_str().unwrap().parse::<Order>().unwrap())
         .build()
         .unwrap()
 }

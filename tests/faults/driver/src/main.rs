@@ -24,6 +24,7 @@
 //! the driver drops it and builds a new one (the next incarnation). SIGTERM: release
 //! the lease and exit 0. The checker reads the files, never this program.
 
+use flakeid_core::text::json_string;
 use flakeid_core::{Generator, Layout, LeaseState, Overflow};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -73,21 +74,6 @@ impl Rng {
         let b = self.below(bits) + 1;
         (1 + self.below(1 << b)).min(max)
     }
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 struct Events(File);
@@ -236,7 +222,10 @@ fn main() {
                 let kind = e.kind().code();
                 ev.log(
                     "build_failed",
-                    &format!("\"inc\":{inc},\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                    &format!(
+                        "\"inc\":{inc},\"kind\":\"{kind}\",\"msg\":{}",
+                        json_string(&e.to_string())
+                    ),
                 );
                 std::thread::sleep(Duration::from_millis(250));
                 continue;
@@ -369,7 +358,7 @@ fn issue(g: &Generator, o: &Opts, thread: usize, rng: &mut Rng, ids: &mut Ids, e
                     _ => {
                         ev.log(
                             "refused",
-                            &format!("\"kind\":\"{kind}\",\"msg\":{}", json_str(&e.to_string())),
+                            &format!("\"kind\":\"{kind}\",\"msg\":{}", json_string(&e.to_string())),
                         );
                         failing = Some((kind, 1));
                     }

@@ -259,6 +259,16 @@ pub fn freeze_process(pid: i32, on: bool) {
     signal(pid, if on { libc::SIGSTOP } else { libc::SIGCONT });
 }
 
+/// Freezes (SIGSTOP) or thaws the fixture's redis-server (FLAKEID_TEST_REDIS_PID),
+/// which serves both the plain and the TLS URL.
+pub fn freeze_redis(on: bool) {
+    let pid: i32 = std::env::var("FLAKEID_TEST_REDIS_PID")
+        .expect("FLAKEID_TEST_REDIS_PID")
+        .parse()
+        .unwrap();
+    freeze_process(pid, on);
+}
+
 /// `(id, mono_ms)` of an `OK` line.
 pub fn ok_line(l: &str) -> Option<(u64, u64)> {
     let mut it = l.strip_prefix("OK ")?.split(' ');
