@@ -85,7 +85,7 @@ endif
 
 # make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
 # the suite of its `@SUITE` has passed. The kube-apiserver of test-lease and test-fleet, built
-# from source on a fresh machine (about 870 CPU-s: docs/leases.md, "Kubernetes lease
+# from source on a fresh machine (its cost: docs/leases.md, "Kubernetes lease
 # costs"), builds beside make test's suites from test-c on, in the CPU time they
 # leave idle (they wait on pip, npm, Go, Maven and their tests' servers); test-lease
 # waits for what is left of it. `BUILD>SUITE`: SUITE waits for BUILD (and fails
