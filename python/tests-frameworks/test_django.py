@@ -80,6 +80,9 @@ def test_lease_database_is_the_apps_postgresql() -> None:
         "DJANGO_SETTINGS_MODULE": "settings",
         "FLAKEID_DJANGO_DB": "postgres",
         "FLAKEID_DJANGO_LEASE": "database",
+        # A namespace's first use waits out the lock delay (TTL + margin + borrow,
+        # docs/leases.md): the shortest TTL keeps that wait short.
+        "FLAKEID_DJANGO_LEASE_TTL_MS": "1000",
     }
     instances = [
         subprocess.Popen(

@@ -48,6 +48,8 @@ TEMPLATES = [
 # takes a free one on the host) in place of the node id below.
 if os.environ.get("FLAKEID_DJANGO_LEASE"):
     FLAKEID = {"LEASE": os.environ["FLAKEID_DJANGO_LEASE"], "LAYOUT": "snowflake"}
+    if os.environ.get("FLAKEID_DJANGO_LEASE_TTL_MS"):
+        FLAKEID["LEASE_TTL_MS"] = int(os.environ["FLAKEID_DJANGO_LEASE_TTL_MS"])
 elif os.environ.get("FLAKEID_DJANGO_NODE") == "none":
     FLAKEID = {"LAYOUT": "snowflake"}
 else:
