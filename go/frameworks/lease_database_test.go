@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flakeid/flakeid-go"
 	"gorm.io/driver/postgres"
@@ -14,6 +15,10 @@ import (
 // Lease "database" with GORM: the node id leased from the app's own PostgreSQL
 // (the DSN GORM opened, no URL written twice); a second holder gets another node
 // id; rows get IDs of the leased node.
+// A namespace's first use waits out the lock delay (TTL + margin + borrow,
+// docs/leases.md): the shortest TTL keeps that wait short.
+const leaseTTL = time.Second
+
 func TestLeaseDatabaseIsGORMsPostgreSQL(t *testing.T) {
 	dsn := postgresURL(t)
 	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{Logger: logger.Discard})
@@ -24,12 +29,12 @@ func TestLeaseDatabaseIsGORMsPostgreSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := flakeid.New(flakeid.Options{Lease: lease})
+	gen, err := flakeid.New(flakeid.Options{Lease: lease, LeaseTTL: leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gen.Close()
-	other, err := flakeid.New(flakeid.Options{Lease: lease})
+	other, err := flakeid.New(flakeid.Options{Lease: lease, LeaseTTL: leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}

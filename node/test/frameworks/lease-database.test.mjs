@@ -30,12 +30,16 @@ function fields() {
   return { host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1) }
 }
 
+// A namespace's first use waits out the lock delay (TTL + margin + borrow,
+// docs/leases.md): the shortest TTL keeps that wait short.
+const TTL_MS = 1000
+
 /** A second app instance: its node id while it holds it, until its stdin closes. */
 async function instance() {
   const script = `
     const pg = require('pg')
     const settings = require('./frameworks/settings.js')
-    const g = settings.configure({ lease: 'database' }, { database: new pg.Pool({ connectionString: process.env.FLAKEID_TEST_POSTGRES_URL }) })
+    const g = settings.configure({ lease: 'database', leaseTtlMs: ${TTL_MS} }, { database: new pg.Pool({ connectionString: process.env.FLAKEID_TEST_POSTGRES_URL }) })
     console.log(JSON.stringify([g.node, g.nodeOrigin, String(g.nextId())]))
     process.stdin.once('data', () => { settings.reset(); process.exit(0) })`
   const child = spawn(process.execPath, ['-e', script], { cwd: new URL('../..', import.meta.url), stdio: ['pipe', 'pipe', 'inherit'] })
@@ -47,7 +51,7 @@ test('drizzle: lease database is the pool\'s PostgreSQL; a second instance holds
   const pool = new pg.Pool({ ...fields(), max: 1, types })
   const db = drizzle(pool)
   settings.reset()
-  const g = settings.configure({ lease: 'database' }, { database: db })
+  const g = settings.configure({ lease: 'database', leaseTtlMs: TTL_MS }, { database: db })
   const other = await instance()
   try {
     assert.equal(g.nodeOrigin, 'leased')
@@ -70,7 +74,7 @@ test('drizzle: lease database is the pool\'s PostgreSQL; a second instance holds
 test('kysely: the plugin takes the shared generator leased from the pool', async () => {
   const pool = new pg.Pool({ connectionString: PG_URL, max: 1, types })
   settings.reset()
-  const g = settings.configure({ lease: 'database' }, { database: pool })
+  const g = settings.configure({ lease: 'database', leaseTtlMs: TTL_MS }, { database: pool })
   const db = new Kysely({ dialect: new PostgresDialect({ pool }), plugins: [new FlakeIdPlugin({ tables: { js_lease_db: 'id' } })] })
   try {
     assert.equal(g.nodeOrigin, 'leased')
