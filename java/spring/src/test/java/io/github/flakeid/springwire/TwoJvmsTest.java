@@ -100,12 +100,6 @@ class TwoJvmsTest {
     return new Child(p, out, new PrintWriter(p.getOutputStream(), true, StandardCharsets.UTF_8), first);
   }
 
-  static String[] withOut(String[] settings, Path out) {
-    List<String> all = new ArrayList<>(List.of(settings));
-    all.add("test.out=" + out);
-    return all.toArray(String[]::new);
-  }
-
   static List<Long> ids(Path file) throws IOException {
     return Files.readAllLines(file).stream().map(Long::parseLong).toList();
   }
@@ -138,9 +132,7 @@ class TwoJvmsTest {
   void withAFileLeaseBothRunOnTheirOwnNodeIds(@TempDir Path dir) throws Exception {
     String lease = "flakeid.lease=file://" + dir.resolve("leases");
     Files.createDirectories(dir.resolve("leases"));
-    // A namespace's first use waits out the lock delay (TTL + margin + borrow,
-    // docs/leases.md): the shortest TTL keeps that wait short.
-    bothRunOnTheirOwnNodeIds(dir, lease, "flakeid.lease-ttl-ms=1000");
+    bothRunOnTheirOwnNodeIds(dir, lease);
   }
 
   /** No node id configured: each JVM takes a free one on the host. */
@@ -149,9 +141,9 @@ class TwoJvmsTest {
     bothRunOnTheirOwnNodeIds(dir, "test.none=1");
   }
 
-  static void bothRunOnTheirOwnNodeIds(Path dir, String... settings) throws Exception {
-    Child a = start(withOut(settings, dir.resolve("a")));
-    Child b = start(withOut(settings, dir.resolve("b")));
+  static void bothRunOnTheirOwnNodeIds(Path dir, String setting) throws Exception {
+    Child a = start(setting, "test.out=" + dir.resolve("a"));
+    Child b = start(setting, "test.out=" + dir.resolve("b"));
     try {
       assertThat(a.first()).startsWith("READY ");
       assertThat(b.first()).startsWith("READY ").isNotEqualTo(a.first());
