@@ -17,6 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+mod cmdline;
+
 fn mono_ms() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid out-pointer.
@@ -32,13 +34,8 @@ fn out(line: &str) {
 
 fn main() {
     flakeid_lease_net::install();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let args = cmdline::args();
+    let opt = |name: &str| cmdline::value(&args, name);
     let Some(url) = opt("--url") else {
         eprintln!("usage: flakeid-lease-holder --url URL [--ttl-ms N] [--node-bits B] [--interval-ms I]");
         std::process::exit(64);

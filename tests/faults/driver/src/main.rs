@@ -31,6 +31,9 @@ use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+#[path = "../../../lease/src/cmdline.rs"]
+mod cmdline;
+
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_term(_: libc::c_int) {
@@ -141,13 +144,8 @@ struct Opts {
 }
 
 fn parse_args() -> Result<Opts, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let args = cmdline::args();
+    let opt = |name: &str| cmdline::value(&args, name);
     let num = |name: &str, default: u64| -> Result<u64, String> {
         opt(name).map_or(Ok(default), |v| {
             v.parse().map_err(|_| format!("{name}: not a number: {v}"))
