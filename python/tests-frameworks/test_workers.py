@@ -34,7 +34,9 @@ import flakeid
 from flakeid import _shared
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "env"))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
 import testenv  # noqa: E402  (the one fixture: ports below the ephemeral range)
+from forked import in_child  # noqa: E402  (python/tests's)
 
 PROJECT = Path(__file__).parent / "djangoproject"
 WSGI_APP = Path(__file__).parent / "wsgiapp"
@@ -457,23 +459,16 @@ def test_a_forked_child_builds_its_own_generator(tmp_path: Path) -> None:
         _shared.reset()
         _shared.configure(settings)
         parent_node = flakeid.decompose(_shared.generator().next_id()).node
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
+
+        def child() -> str:
             try:
-                try:
-                    node = flakeid.decompose(_shared.generator().next_id()).node
-                    msg = "own node" if node != parent_node else "same node"
-                except flakeid.ConfigError as e:
-                    msg = "refused" if f"by process {os.getppid()}" in str(e) else f"other: {e}"
-                except flakeid.FlakeIdError as e:
-                    msg = f"{type(e).__name__}: {e}"
-                os.write(w, msg.encode())
-            finally:
-                os._exit(0)
-        os.close(w)
-        with os.fdopen(r, "rb") as f:
-            msg = f.read().decode()
-        os.waitpid(pid, 0)
+                node = flakeid.decompose(_shared.generator().next_id()).node
+                return "own node" if node != parent_node else "same node"
+            except flakeid.ConfigError as e:
+                return "refused" if f"by process {os.getppid()}" in str(e) else f"other: {e}"
+            except flakeid.FlakeIdError as e:
+                return f"{type(e).__name__}: {e}"
+
+        msg = in_child(child)
         assert msg == expect, msg
         _shared.generator().next_id()  # the parent goes on

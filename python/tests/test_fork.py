@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 import flakeid
+from forked import in_child
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
@@ -42,23 +43,16 @@ def _use_inherited() -> str:
 
 def test_os_fork_child_gets_fork_error(gen: flakeid.Generator) -> None:
     parent_id = gen.next_id()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: report through the pipe, never run pytest machinery
+
+    def child() -> str:
+        msg = _use_inherited()
         try:
-            msg = _use_inherited()
-            try:
-                gen.next_ids(10)
-                msg += " | batch issued"
-            except flakeid.ForkError:
-                msg += " | batch refused"
-            os.write(w, msg.encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        msg = f.read().decode()
-    os.waitpid(pid, 0)
+            gen.next_ids(10)
+            return msg + " | batch issued"
+        except flakeid.ForkError:
+            return msg + " | batch refused"
+
+    msg = in_child(child)
     assert msg.startswith("ForkError: "), msg
     assert "own node id" in msg and "lease" in msg, msg
     assert msg.endswith("| batch refused"), msg

@@ -16,6 +16,7 @@ import pytest
 
 import flakeid
 from conftest import ERRORS, cases
+from forked import in_child
 
 T = 1_764_000_000_000
 UTC = dt.timezone.utc
@@ -162,21 +163,14 @@ def test_process_wide_shortcuts() -> None:
 def test_a_forked_child_goes_on_with_its_own_random_bits() -> None:
     g = flakeid.UuidGenerator(clock=flakeid.ManualClock(T))
     before = [g.uuid7_int() for _ in range(10)]
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: report through the pipe, never run pytest machinery
-        try:
-            ids = [g.uuid7_int() for _ in range(1000)]
-            line = f"{g.stats()['reseeds']} " + " ".join(map(str, ids))
-            os.write(w, line.encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        reseeds, *child = f.read().decode().split()
-    os.waitpid(pid, 0)
+
+    def child() -> str:
+        ids = [g.uuid7_int() for _ in range(1000)]
+        return f"{g.stats()['reseeds']} " + " ".join(map(str, ids))
+
+    reseeds, *child_out = in_child(child).split()
     parent = [g.uuid7_int() for _ in range(1000)]
-    child_ids = [int(x) for x in child]
+    child_ids = [int(x) for x in child_out]
     assert reseeds == "1" and len(child_ids) == 1000
     assert min(child_ids) > before[-1]
     assert child_ids[0] >> 58 == parent[0] >> 58, "same clock, same counter from the fork on"
