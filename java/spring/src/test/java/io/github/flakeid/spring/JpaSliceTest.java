@@ -72,12 +72,8 @@ class JpaSliceTest {
     assertThat(invoices.findById(b.id)).isPresent();
   }
 
-  @Nested
-  @DirtiesContext // one generator per process: this context's is closed before the next starts
-  @DataJpaTest
-  @ImportAutoConfiguration(FlakeIdAutoConfiguration.class)
-  @TestPropertySource(properties = "flakeid.node=9")
-  class OnH2 {
+  /** The tests each context runs, on its repositories and UuidGenerator bean. */
+  abstract static class Saves {
     @Autowired Invoices invoices;
     @Autowired Receipts receipts;
     @Autowired io.github.flakeid.UuidGenerator uuids;
@@ -96,19 +92,17 @@ class JpaSliceTest {
   @Nested
   @DirtiesContext // one generator per process: this context's is closed before the next starts
   @DataJpaTest
+  @ImportAutoConfiguration(FlakeIdAutoConfiguration.class)
+  @TestPropertySource(properties = "flakeid.node=9")
+  class OnH2 extends Saves {}
+
+  @Nested
+  @DirtiesContext // one generator per process: this context's is closed before the next starts
+  @DataJpaTest
   @AutoConfigureTestDatabase(replace = AutoConfigureTestDatabase.Replace.NONE)
   @ImportAutoConfiguration(FlakeIdAutoConfiguration.class)
   @TestPropertySource(properties = {"flakeid.node=9", "spring.jpa.hibernate.ddl-auto=create-drop"})
-  class OnPostgres {
-    @Autowired Invoices invoices;
-    @Autowired Receipts receipts;
-    @Autowired io.github.flakeid.UuidGenerator uuids;
-
-    @Test
-    void uuidsFromTheSharedGenerator() {
-      savesWithUuids(receipts, uuids);
-    }
-
+  class OnPostgres extends Saves {
     @DynamicPropertySource
     static void postgres(DynamicPropertyRegistry r) {
       String url = System.getenv("FLAKEID_TEST_POSTGRES_URL");
@@ -118,11 +112,6 @@ class JpaSliceTest {
       r.add("spring.datasource.url", () -> "jdbc:postgresql://" + u.getHost() + ":" + u.getPort() + u.getPath());
       r.add("spring.datasource.username", () -> user[0]);
       r.add("spring.datasource.password", () -> user[1]);
-    }
-
-    @Test
-    void idsFromTheSharedGenerator() {
-      savesWithIds(invoices);
     }
   }
 }
