@@ -181,31 +181,23 @@ def test_without_a_node_takes_a_free_one_and_require_node_refuses(
 
 
 def test_server_default_is_the_extensions_function() -> None:
-    """server_default() writes `DEFAULT flakeid_next()` into PostgreSQL's DDL: the
-    extension's function makes the ID (tests/postgres/run.py runs such a column on
-    a server with the extension; this checks what SQLAlchemy emits for it)."""
+    """server_default() writes `DEFAULT flakeid_next()` into PostgreSQL's DDL, and
+    uuid_server_default() `DEFAULT flakeid_uuidv7()`: the extension's function makes
+    the ID (tests/postgres/run.py runs such columns on a server with the extension;
+    this checks what SQLAlchemy emits for them)."""
     from sqlalchemy import BigInteger, Column, MetaData, Table
     from sqlalchemy.dialects import postgresql
     from sqlalchemy.schema import CreateTable
 
-    from flakeid.sqlalchemy import server_default
+    from flakeid.sqlalchemy import server_default, uuid_server_default
 
-    events = Table(
-        "events",
-        MetaData(),
-        Column("id", BigInteger, primary_key=True, server_default=server_default()),
-    )
-    ddl = str(CreateTable(events).compile(dialect=postgresql.dialect()))
-    assert "id BIGINT DEFAULT flakeid_next() NOT NULL" in ddl, ddl
-    from flakeid.sqlalchemy import uuid_server_default
-
-    docs = Table(
-        "docs",
-        MetaData(),
-        Column("id", Uuid, primary_key=True, server_default=uuid_server_default()),
-    )
-    ddl = str(CreateTable(docs).compile(dialect=postgresql.dialect()))
-    assert "id UUID DEFAULT flakeid_uuidv7() NOT NULL" in ddl, ddl
+    for column_type, default, want in [
+        (BigInteger, server_default, "id BIGINT DEFAULT flakeid_next() NOT NULL"),
+        (Uuid, uuid_server_default, "id UUID DEFAULT flakeid_uuidv7() NOT NULL"),
+    ]:
+        column = Column("id", column_type, primary_key=True, server_default=default())
+        ddl = str(CreateTable(Table("t", MetaData(), column)).compile(dialect=postgresql.dialect()))
+        assert want in ddl, ddl
 
 
 # A second app instance: the same settings and engine, its node id printed while it
