@@ -11,6 +11,7 @@ import jakarta.persistence.Table;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
 import org.junit.jupiter.api.AfterEach;
@@ -49,17 +50,22 @@ class FlakeIdHibernateTest {
     return c;
   }
 
+  /** Persists `n` new orders (totals 0 to n - 1), adding the ids they were given to `ids`. */
+  static void persistOrders(Session s, int n, List<Long> ids) {
+    for (int i = 0; i < n; i++) {
+      Order o = new Order(i);
+      s.persist(o);
+      ids.add(o.id);
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"h2", "postgres"})
   void insertsGetIdsFromTheSharedGenerator(String db) {
     try (SessionFactory sf = config(db).setProperty("flakeid.node", "21").buildSessionFactory()) {
       List<Long> ids = new ArrayList<>();
       sf.inTransaction(s -> {
-        for (int i = 0; i < 5; i++) {
-          Order o = new Order(i);
-          s.persist(o);
-          ids.add(o.id);
-        }
+        persistOrders(s, 5, ids);
         Order given = new Order(99);
         given.id = 42L;
         s.persist(given);
@@ -82,13 +88,7 @@ class FlakeIdHibernateTest {
   void leaseDatabaseIsTheUnitsPostgreSQL() {
     try (SessionFactory sf = config("postgres").setProperty("flakeid.lease", "database").buildSessionFactory()) {
       List<Long> ids = new ArrayList<>();
-      sf.inTransaction(s -> {
-        for (int i = 0; i < 3; i++) {
-          Order o = new Order(i);
-          s.persist(o);
-          ids.add(o.id);
-        }
-      });
+      sf.inTransaction(s -> persistOrders(s, 3, ids));
       io.github.flakeid.Generator g = FlakeIdSettings.shared(Map.of());
       assertEquals("leased", g.nodeOrigin());
       for (long id : ids) assertEquals(g.node(), io.github.flakeid.FlakeId.decompose(id).node());
