@@ -77,6 +77,11 @@ class Store:
         sep = "&" if "?" in url else "?"
         return f"{url}{sep}namespace={self.namespace}"
 
+    def client_tls(self):
+        """A TLS URL's query: the run's CA and the client certificate and key."""
+        c = self.certs
+        return f"ca={c}/ca.pem&cert={c}/client.pem&key={c}/client.key"
+
 
 class Redis(Store, testenv.Redis):
     kind = "redis"
@@ -109,11 +114,7 @@ class Redis(Store, testenv.Redis):
 
     def gen_url(self):
         if self.tls:
-            c = self.certs
-            return self.with_ns(
-                f"rediss://{STORE_IP}:{self.gen_port}/0?ca={c}/ca.pem&cert={c}/client.pem"
-                f"&key={c}/client.key"
-            )
+            return self.with_ns(f"rediss://{STORE_IP}:{self.gen_port}/0?{self.client_tls()}")
         return self.with_ns(f"redis://{STORE_IP}:{self.gen_port}/0")
 
     def poller_args(self):
@@ -211,11 +212,7 @@ class Etcd(Store, testenv.Etcd):
 
     def gen_url(self):
         if self.tls:
-            c = self.certs
-            return self.with_ns(
-                f"etcds://{STORE_IP}:{self.gen_port}/?ca={c}/ca.pem&cert={c}/client.pem"
-                f"&key={c}/client.key"
-            )
+            return self.with_ns(f"etcds://{STORE_IP}:{self.gen_port}/?{self.client_tls()}")
         return self.with_ns(f"etcd://{STORE_IP}:{self.gen_port}/")
 
     def poller_args(self):
