@@ -84,16 +84,22 @@ class FlakeIdHibernateTest {
    * flakeid.lease=database: the node id leased from the unit's own PostgreSQL (its JDBC URL, no
    * URL written twice); a second holder gets another node id; another database is refused.
    */
+  // A namespace's first use waits out the lock delay (TTL + margin + borrow,
+  // docs/leases.md): the shortest TTL keeps that wait short.
+  static final String TTL_MS = "1000";
+
   @Test
   void leaseDatabaseIsTheUnitsPostgreSQL() {
-    try (SessionFactory sf = config("postgres").setProperty("flakeid.lease", "database").buildSessionFactory()) {
+    try (SessionFactory sf = config("postgres").setProperty("flakeid.lease", "database")
+        .setProperty("flakeid.lease-ttl-ms", TTL_MS).buildSessionFactory()) {
       List<Long> ids = new ArrayList<>();
       sf.inTransaction(s -> persistOrders(s, 3, ids));
       io.github.flakeid.Generator g = FlakeIdSettings.shared(Map.of());
       assertEquals("leased", g.nodeOrigin());
       for (long id : ids) assertEquals(g.node(), io.github.flakeid.FlakeId.decompose(id).node());
       io.github.flakeid.Generator other = FlakeIdSettings.build(
-          Map.of("flakeid.lease", "database", "hibernate.connection.url", TestDb.jdbcUrl()));
+          Map.of("flakeid.lease", "database", "flakeid.lease-ttl-ms", TTL_MS,
+              "hibernate.connection.url", TestDb.jdbcUrl()));
       try {
         assertEquals("leased", other.nodeOrigin());
         assertTrue(other.node() != g.node(), "two holders share node " + g.node());
