@@ -84,11 +84,7 @@ export CARGO_PROFILE_DIST_CODEGEN_UNITS := 16
 endif
 
 # make ci's background chains (scripts/run-suites.sh), each started as SCHED_IDLE once
-# the suite of its `@SUITE` has passed. The kube-apiserver of test-lease and test-fleet, built
-# from source on a fresh machine (its cost: docs/leases.md, "Kubernetes lease
-# costs"), builds beside make test's suites from test-c on, in the CPU time they
-# leave idle (they wait on pip, npm, Go, Maven and their tests' servers); test-lease
-# waits for what is left of it. `BUILD>SUITE`: SUITE waits for BUILD (and fails
+# the suite of its `@SUITE` has passed. `BUILD>SUITE`: SUITE waits for BUILD (and fails
 # if it did; its make gets BUILT=BUILD); `SUITE>SUITE`: the suite runs beside the
 # others, and the run waits for it at its place in CI_SUITES. test-loom, then the fuzz
 # targets' build, run beside make test's suites after test-rust, which leave a core idle
@@ -109,7 +105,11 @@ endif
 # pg_upgrade), runs at normal priority beside test-windows
 # (not beside test-dist: `make dist` empties dist/, where the extension's packages are
 # written); test-serve-abuse, whose probes must answer within 100 ms, runs after it,
-# alone, on dist-cli's static CLI.
+# alone, on dist-cli's static CLI. The kube-apiserver of test-lease and test-fleet,
+# built from source on a fresh machine (its cost: docs/leases.md, "Kubernetes lease
+# costs"), builds beside make test's suites from test-c on, in the CPU time they
+# leave idle (they wait on pip, npm, Go, Maven and their tests' servers); test-lease
+# waits for what is left of it.
 CI_BACKGROUND := @test-rust test-loom>test-loom fuzz-build>test-fuzz | @test-c kube-apiserver>test-lease | \
   @test-fuzz deb-postgres>test-postgres deb-postgres-majors>test-postgres-majors lint-postgres>lint-postgres | \
   @test-lease dist-cli>test-dist check-ports>check-ports | \
