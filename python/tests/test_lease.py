@@ -17,8 +17,11 @@ def test_generators_on_one_store_get_distinct_nodes(tmp_path: Path) -> None:
     url = f"file://{tmp_path}?namespace=py"
     a = flakeid.Generator(lease=url, lease_ttl_ms=1000)
     b = flakeid.Generator(lease=url, lease_ttl_ms=1000)
-    assert a.leased and b.leased and not flakeid.Generator(1, 1).leased
-    assert a.lease_state == "held" and flakeid.Generator(1, 1).lease_state is None
+    # A fixed node id no other test file takes: under `pytest -n 2` another worker may
+    # hold (1, 1) at this moment, and the host guard refuses it here.
+    fixed = flakeid.Generator(node=931)
+    assert a.leased and b.leased and not fixed.leased
+    assert a.lease_state == "held" and fixed.lease_state is None
     assert a.stats()["lease_state"] == "held" and a.stats()["lease_remaining_ms"] > 0
     assert a.node != b.node
     assert flakeid.decompose(a.next_id()).node == a.node
