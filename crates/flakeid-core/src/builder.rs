@@ -17,13 +17,13 @@ use crate::options::{self, GENERATOR_OPTIONS, OptionValue, generator_option};
 use crate::policy::{ClockBackwards, Overflow};
 use crate::stats::Counters;
 use crate::sync::AtomicU64;
-use crate::sync::PlainAtomicU64 as StdAtomicU64;
+use crate::sync::PlainAtomicU64;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 /// Identifies generators in the per-thread table of runs; never reused.
-static NEXT_UID: StdAtomicU64 = StdAtomicU64::new(1);
+static NEXT_UID: StdAtomicU64 = PlainAtomicU64::new(1);
 
 #[derive(Debug, Clone)]
 enum NodeChoice {
@@ -418,12 +418,12 @@ impl GeneratorBuilder {
                 lone: cfg!(feature = "std") && !self.forks_continue,
                 run: MAX_RUN.min((seq_cap + 1) / 16).max(2),
                 handle_run: MAX_HANDLE_RUN.min((seq_cap + 1) / 4).max(2),
-                contended: StdAtomicU64::new(0),
+                contended: PlainAtomicU64::new(0),
             },
             counters: Counters::new(initial.saturating_sub(1) >> sb),
             initial,
             clock,
-            fork_generation: StdAtomicU64::new(fork::generation()),
+            fork_generation: PlainAtomicU64::new(fork::generation()),
             layout,
             origin,
             policy: self.policy,
