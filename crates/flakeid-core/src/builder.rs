@@ -23,7 +23,7 @@ use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 /// Identifies generators in the per-thread table of runs; never reused.
-static NEXT_UID: StdAtomicU64 = PlainAtomicU64::new(1);
+static NEXT_UID: PlainAtomicU64 = PlainAtomicU64::new(1);
 
 #[derive(Debug, Clone)]
 enum NodeChoice {
