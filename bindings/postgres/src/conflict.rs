@@ -7,60 +7,121 @@
 //! "Copies, restores and upgrades"). Its SQLSTATE (23505) and message stay
 //! PostgreSQL's, so an application's handling of duplicate keys is unchanged.
 //!
-//! Each backend keeps the range of IDs it issued in its current command: a count of
-//! the commands it starts (each executor start, and each utility statement such as
-//! `COPY` or `DO`: the settings' `ProcessUtility` hook counts those) tags the range,
-//! so the per-ID cost is a load and two stores. A
-//! column default, `COPY`'s buffered rows and `flakeid_next_many` all issue within
-//! the command that inserts. The error hook reads the key from PostgreSQL's DETAIL
-//! (`Key (id)=(…) already exists.`: its values are not translated) and adds the
-//! HINT only when a value is in that range: an ID the application inserts again in
-//! a later command is its own duplicate, and gets no advice. Within the command the
-//! hook cannot tell a row written elsewhere from the statement's own second insert
-//! of one ID (a CTE, a batch used twice): in both this backend issued the key once,
-//! in this command, and PostgreSQL hands the hook the key's text, not the row that
-//! holds it (reading the index from an error hook is not safe). So the HINT names
-//! both, with the query that tells them apart once the statement has rolled back
-//! (its own rows are gone then; a restored row is not). No DETAIL (no SELECT
-//! right on the key's columns), an error a PL/pgSQL block catches, or a BEFORE
-//! trigger that runs a query between the default and the insert gets none either.
+//! Each backend keeps the range of IDs it issued since its running statement last
+//! wrote a row: a count of the commands it starts (each executor start, and each
+//! utility statement such as `COPY` or `DO`: the settings' `ProcessUtility` hook
+//! counts those), the executor running its plan and that executor's count of rows
+//! written (`es_processed`) tag the range, so the per-ID cost is a few loads and
+//! stores. A column default issues its ID just before its row is written, as do
+//! `COPY`'s buffered rows and `flakeid_next_many`. The error hook reads the key from
+//! PostgreSQL's DETAIL (`Key (id)=(…) already exists.`: its values are not
+//! translated) and adds the HINT only when a value is in that range and the
+//! statement has written no row since: then the row that holds it is older than the
+//! statement. A statement that inserts one issued ID twice (a CTE, a batch used
+//! twice) wrote the first row after the ID was issued, and an ID the application
+//! inserts again in a later command was issued in another; both are the
+//! application's own duplicates and get no advice. After a subtransaction's abort
+//! inside the statement (a PL/pgSQL `EXCEPTION` block that caught an error) the
+//! executor's count is not known: a duplicate then gets a HINT naming both causes
+//! and the query that tells them apart. No DETAIL (no SELECT right on the key's
+//! columns), an error a PL/pgSQL block catches, a row written by a writable CTE's
+//! inner `INSERT` (it counts no rows) or a BEFORE trigger that runs a query
+//! between the default and the insert gets none either.
 
 use pgrx::{PgSqlErrorCode, pg_guard, pg_sys};
+use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString, c_char, c_int};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
 
 /// Commands this backend has started (atomics only for `static`: a backend is one
 /// thread).
 static COMMANDS: AtomicU64 = AtomicU64::new(1);
 
-/// The IDs this backend issued in command `command`: `lo..=hi`.
+/// The IDs this backend issued in command `command`: `lo..=hi`, all while
+/// `executor` (a stand-in for none) had written `rows` rows.
 struct Issued {
     lo: AtomicU64,
     hi: AtomicU64,
     command: AtomicU64,
+    executor: AtomicPtr<pg_sys::EState>,
+    rows: AtomicU64,
 }
 
 static ISSUED: Issued = Issued {
     lo: AtomicU64::new(0),
     hi: AtomicU64::new(0),
     command: AtomicU64::new(0),
+    executor: AtomicPtr::new(NONE.0.get()),
+    rows: AtomicU64::new(0),
 };
+
+/// The executor running its plan in this backend, innermost first: [`NONE`]'s when
+/// none; [`UNKNOWN`]'s after a subtransaction's abort until the executor it
+/// interrupted returns (its state may be gone). Set around each `ExecutorRun`; left
+/// as it was when the run fails (the error hook reads it before the abort), and reset
+/// by the abort. Never null, so a call reads its count of rows without a branch.
+static RUNNING: AtomicPtr<pg_sys::EState> = AtomicPtr::new(NONE.0.get());
+
+/// An executor's state that stands for none, or for one not known: never written,
+/// its count of rows 0.
+struct Standin(UnsafeCell<pg_sys::EState>);
+
+// SAFETY: never written; a backend is one thread.
+unsafe impl Sync for Standin {}
+
+// SAFETY: an EState of zeros is plain data (integers, null pointers, `None`s).
+static NONE: Standin = Standin(UnsafeCell::new(unsafe { std::mem::zeroed() }));
+// SAFETY: as NONE.
+static UNKNOWN: Standin = Standin(UnsafeCell::new(unsafe { std::mem::zeroed() }));
+
+/// The executor running its plan and the rows it has written.
+#[inline]
+fn running() -> (*mut pg_sys::EState, u64) {
+    let executor = RUNNING.load(Relaxed);
+    // SAFETY: a stand-in, or an executor whose run has not returned and whose
+    // (sub)transaction has not aborted: its state is allocated (see RUNNING).
+    (executor, unsafe { (*executor).es_processed })
+}
 
 /// Records IDs `lo..=hi`, just issued by this backend (increasing over a command).
 #[inline]
 pub fn issued(lo: u64, hi: u64) {
     let command = COMMANDS.load(Relaxed);
-    if ISSUED.command.load(Relaxed) != command {
+    let (executor, rows) = running();
+    if ISSUED.command.load(Relaxed) != command
+        || ISSUED.executor.load(Relaxed) != executor
+        || ISSUED.rows.load(Relaxed) != rows
+    {
         ISSUED.lo.store(lo, Relaxed);
         ISSUED.command.store(command, Relaxed);
+        ISSUED.executor.store(executor, Relaxed);
+        ISSUED.rows.store(rows, Relaxed);
     }
     ISSUED.hi.store(hi, Relaxed);
 }
 
-/// Whether this backend issued `id` in the command now running.
-fn issued_now(id: u64) -> bool {
-    ISSUED.command.load(Relaxed) == COMMANDS.load(Relaxed)
-        && (ISSUED.lo.load(Relaxed)..=ISSUED.hi.load(Relaxed)).contains(&id)
+/// What this backend knows of `id`: issued in the command now running, with no row
+/// written by its executor since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// Issued, and no row written since: a row that holds it is older.
+    Unwritten,
+    /// Issued while the executor's count was unknown: either.
+    Unknown,
+}
+
+fn issued_now(id: u64) -> Option<Known> {
+    let (executor, rows) = running();
+    (ISSUED.command.load(Relaxed) == COMMANDS.load(Relaxed)
+        && ISSUED.executor.load(Relaxed) == executor
+        && ISSUED.rows.load(Relaxed) == rows
+        && (ISSUED.lo.load(Relaxed)..=ISSUED.hi.load(Relaxed)).contains(&id))
+    .then_some(if executor == UNKNOWN.0.get() {
+        Known::Unknown
+    } else {
+        Known::Unwritten
+    })
 }
 
 /// Counts a command: each executor start (below) and each utility statement (the
@@ -83,16 +144,59 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
     }
 }
 
+/// Runs `run` (the previous `ExecutorRun` hook or the standard one) with
+/// [`RUNNING`] set to `query`'s executor, and puts back what it was once the run
+/// returns. A run that fails leaves it set: the error is reported (the hook below
+/// reads it) before the abort resets it.
+///
+/// # Safety
+/// `query` is the executor's, started.
+pub(crate) unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: impl FnOnce()) {
+    let outer = RUNNING.load(Relaxed);
+    // SAFETY: the caller's; a started executor has its state (never null then, and
+    // a stand-in all the same if it were).
+    let executor = unsafe { (*query).estate };
+    RUNNING.store(if executor.is_null() { NONE.0.get() } else { executor }, Relaxed);
+    run();
+    RUNNING.store(outer, Relaxed);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn at_abort(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    if matches!(
+        event,
+        pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+    ) {
+        RUNNING.store(NONE.0.get(), Relaxed);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn at_abort_sub(
+    event: pg_sys::SubXactEvent::Type,
+    _mine: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB && RUNNING.load(Relaxed) != NONE.0.get() {
+        RUNNING.store(UNKNOWN.0.get(), Relaxed);
+    }
+}
+
 static mut PREVIOUS: pg_sys::emit_log_hook_type = None;
 
 /// Installs the hooks (once, while the library loads).
 pub fn install() {
-    // SAFETY: hooks are installed while the library loads, single-threaded.
+    // SAFETY: hooks are installed while the library loads, single-threaded; the
+    // callbacks touch only this module's atomics.
     unsafe {
         PREVIOUS = pg_sys::emit_log_hook;
         pg_sys::emit_log_hook = Some(advise);
         PREVIOUS_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
+        crate::majors::hook_executor_run();
+        pg_sys::RegisterXactCallback(Some(at_abort), null_mut());
+        pg_sys::RegisterSubXactCallback(Some(at_abort_sub), null_mut());
     }
 }
 
@@ -222,27 +326,40 @@ fn own_node() -> Option<u64> {
 }
 
 /// The HINT for a duplicate key whose DETAIL is `detail`, or `None` when no value
-/// of the key is an ID issued in the current command.
+/// of the key is an ID issued in the current command with no row written since.
 fn hint(detail: &str, schema: Option<&str>, table: Option<&str>) -> Option<String> {
     let (columns, values) = key(detail)?;
     let columns: Vec<&str> = columns.split(", ").collect();
     let values: Vec<&str> = values.split(", ").collect();
-    let at = values.iter().position(|v| v.parse::<u64>().is_ok_and(issued_now))?;
+    let (at, known) = values
+        .iter()
+        .enumerate()
+        .find_map(|(at, v)| Some((at, v.parse::<u64>().ok().and_then(issued_now)?)))?;
     let column = if columns.len() == values.len() {
         columns[at]
     } else {
         "<id column>"
     };
     let table = qualified(schema, table);
-    Some(format!(
-        "This server issued {id} in this statement, and a row of {table} already holds it. Either the statement \
-         inserted {id} twice itself (one flakeid_next() value or flakeid_next_many() result used twice), or rows \
-         written elsewhere (pg_restore, a logical copy, another server with this node id) lie above this server's \
-         floor. Which: once this transaction has rolled back, SELECT {column} FROM {table} WHERE {column} = {id}; \
-         finds the row only in the second case, and then a superuser moves every later ID past them with SELECT \
-         flakeid_resume_after(max({column})) FROM {table}; (docs/postgres.md, \"Copies, restores and upgrades\").",
-        id = values[at],
-    ))
+    let id = values[at];
+    let repair = format!(
+        "a superuser moves every later ID past them with SELECT flakeid_resume_after(max({column})) FROM {table}; \
+         (docs/postgres.md, \"Copies, restores and upgrades\")."
+    );
+    Some(match known {
+        Known::Unwritten => format!(
+            "This server issued {id} in this statement, which has written no row since, and a row of {table} \
+             already holds it: rows written elsewhere (pg_restore, a logical copy, another server with this node \
+             id) lie above this server's floor, and {repair}"
+        ),
+        Known::Unknown => format!(
+            "This server issued {id} in this statement, and a row of {table} already holds it. Either the \
+             statement inserted {id} twice itself (one flakeid_next() value or flakeid_next_many() result used \
+             twice), or rows written elsewhere (pg_restore, a logical copy, another server with this node id) lie \
+             above this server's floor. Which: once this transaction has rolled back, SELECT {column} FROM {table} \
+             WHERE {column} = {id}; finds the row only in the second case, and then {repair}"
+        ),
+    })
 }
 
 /// The columns and values of `Key (<columns>)=(<values>) already exists.`, or of

@@ -123,3 +123,51 @@ pub(crate) fn origin_limit() -> (&'static str, i32) {
     });
     limit
 }
+
+/// Puts `crate::conflict`'s `ExecutorRun` hook first: it runs the executor with
+/// `crate::conflict::running_as`. 18 dropped the hook's `execute_once` argument.
+///
+/// # Safety
+/// While the library loads, single-threaded.
+pub(crate) unsafe fn hook_executor_run() {
+    // SAFETY: the caller's.
+    unsafe {
+        PREVIOUS_RUN = pg_sys::ExecutorRun_hook;
+        pg_sys::ExecutorRun_hook = Some(executor_run);
+    }
+}
+
+static mut PREVIOUS_RUN: pg_sys::ExecutorRun_hook_type = None;
+
+#[cfg(not(feature = "pg18"))]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn executor_run(
+    query: *mut pg_sys::QueryDesc,
+    direction: pg_sys::ScanDirection::Type,
+    count: u64,
+    execute_once: bool,
+) {
+    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    unsafe {
+        crate::conflict::running_as(query, || match PREVIOUS_RUN {
+            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, direction, count, execute_once)),
+            None => pg_sys::standard_ExecutorRun(query, direction, count, execute_once),
+        })
+    }
+}
+
+#[cfg(feature = "pg18")]
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn executor_run(
+    query: *mut pg_sys::QueryDesc,
+    direction: pg_sys::ScanDirection::Type,
+    count: u64,
+) {
+    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    unsafe {
+        crate::conflict::running_as(query, || match PREVIOUS_RUN {
+            Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, direction, count)),
+            None => pg_sys::standard_ExecutorRun(query, direction, count),
+        })
+    }
+}
