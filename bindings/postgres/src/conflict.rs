@@ -151,7 +151,7 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
 ///
 /// # Safety
 /// `query` is the executor's, started.
-pub(crate) unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: impl FnOnce()) {
+unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: &mut dyn FnMut()) {
     let outer = RUNNING.load(Relaxed);
     // SAFETY: the caller's; a started executor has its state (never null then, and
     // a stand-in all the same if it were).
@@ -194,7 +194,7 @@ pub fn install() {
         pg_sys::emit_log_hook = Some(advise);
         PREVIOUS_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
-        crate::majors::hook_executor_run();
+        crate::majors::hook_executor_run(running_as);
         pg_sys::RegisterXactCallback(Some(at_abort), null_mut());
         pg_sys::RegisterSubXactCallback(Some(at_abort_sub), null_mut());
     }

@@ -124,19 +124,25 @@ pub(crate) fn origin_limit() -> (&'static str, i32) {
     limit
 }
 
-/// Puts `crate::conflict`'s `ExecutorRun` hook first: it runs the executor with
-/// `crate::conflict::running_as`. 18 dropped the hook's `execute_once` argument.
+/// What an `ExecutorRun` hook runs around the executor: given the query and the run
+/// (the previous hook or the standard one), it calls the run once.
+pub(crate) type AroundRun = unsafe fn(*mut pg_sys::QueryDesc, &mut dyn FnMut());
+
+/// Puts an `ExecutorRun` hook first that runs each executor inside `around`. 18
+/// dropped the hook's `execute_once` argument.
 ///
 /// # Safety
-/// While the library loads, single-threaded.
-pub(crate) unsafe fn hook_executor_run() {
+/// While the library loads, single-threaded; once.
+pub(crate) unsafe fn hook_executor_run(around: AroundRun) {
     // SAFETY: the caller's.
     unsafe {
+        AROUND = Some(around);
         PREVIOUS_RUN = pg_sys::ExecutorRun_hook;
         pg_sys::ExecutorRun_hook = Some(executor_run);
     }
 }
 
+static mut AROUND: Option<AroundRun> = None;
 static mut PREVIOUS_RUN: pg_sys::ExecutorRun_hook_type = None;
 
 #[cfg(not(feature = "pg18"))]
@@ -147,12 +153,17 @@ unsafe extern "C-unwind" fn executor_run(
     count: u64,
     execute_once: bool,
 ) {
-    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    // SAFETY: PostgreSQL's arguments, passed on as they came; AROUND is set before
+    // the hook is.
     unsafe {
-        crate::conflict::running_as(query, || match PREVIOUS_RUN {
+        let mut run = || match PREVIOUS_RUN {
             Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, direction, count, execute_once)),
             None => pg_sys::standard_ExecutorRun(query, direction, count, execute_once),
-        })
+        };
+        match AROUND {
+            Some(around) => around(query, &mut run),
+            None => run(),
+        }
     }
 }
 
@@ -163,11 +174,16 @@ unsafe extern "C-unwind" fn executor_run(
     direction: pg_sys::ScanDirection::Type,
     count: u64,
 ) {
-    // SAFETY: PostgreSQL's arguments, passed on as they came.
+    // SAFETY: PostgreSQL's arguments, passed on as they came; AROUND is set before
+    // the hook is.
     unsafe {
-        crate::conflict::running_as(query, || match PREVIOUS_RUN {
+        let mut run = || match PREVIOUS_RUN {
             Some(previous) => pg_sys::ffi::pg_guard_ffi_boundary(|| previous(query, direction, count)),
             None => pg_sys::standard_ExecutorRun(query, direction, count),
-        })
+        };
+        match AROUND {
+            Some(around) => around(query, &mut run),
+            None => run(),
+        }
     }
 }
