@@ -766,6 +766,30 @@ def section_functions(run):
         r"already holds it\. Either the statement inserted (?P=key) twice itself(.|\n)* SELECT id "
         r"FROM public\.mine WHERE id = (?P=key); finds the row only in the second case",
     )
+    # A caught error in a query no executor runs around (a DO block's own, failing as
+    # it runs: random() is not folded away) leaves the count unknown until its
+    # transaction ends, not after: the next statement's duplicate on a restored row
+    # gets the HINT that names the repair.
+    c.sql(
+        "CREATE TABLE restored_later (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
+        """INSERT INTO restored_later SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'r'
+               FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i,
+                   generate_series(0, 15) s""",
+    )
+    r = subprocess.run(
+        c.tcp_args("-v", "VERBOSITY=verbose"),
+        capture_output=True,
+        text=True,
+        input="DO $$BEGIN BEGIN PERFORM 1 / x FROM (SELECT (random() * 0)::int AS x) v; "
+        "EXCEPTION WHEN division_by_zero THEN END; END $$;\n"
+        "COPY restored_later (note) FROM PROGRAM 'seq 1 100';\n",
+        timeout=60,
+    )
+    out = r.stdout + r.stderr
+    check(
+        re.search(restored.format(t="restored_later"), out) is not None,
+        f"COPY onto restored rows after a DO block's caught error, in its session:\n{out}",
+    )
     c.sql("CREATE TABLE own (id bigint PRIMARY KEY)")
     out = c.expect_error(
         """DO $$DECLARE i bigint := flakeid_next();

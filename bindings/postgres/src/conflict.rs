@@ -58,9 +58,10 @@ static ISSUED: Issued = Issued {
 
 /// The executor running its plan in this backend, innermost first: [`NONE`]'s when
 /// none; [`UNKNOWN`]'s after a subtransaction's abort until the executor it
-/// interrupted returns (its state may be gone). Set around each `ExecutorRun`; left
+/// interrupted returns or the transaction ends (its state may be gone). Set around each `ExecutorRun`; left
 /// as it was when the run fails (the error hook reads it before the abort), and reset
-/// by the abort. Never null, so a call reads its count of rows without a branch.
+/// by the abort and at a transaction's end. Never null, so a call reads its count of
+/// rows without a branch.
 static RUNNING: AtomicPtr<pg_sys::EState> = AtomicPtr::new(NONE.0.get());
 
 /// An executor's state that stands for none, or for one not known: never written,
@@ -161,11 +162,19 @@ unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: &mut dyn FnMut()) {
     RUNNING.store(outer, Relaxed);
 }
 
+/// At a transaction's end no executor runs (PostgreSQL refuses a COMMIT inside
+/// one), and after an abort the one that failed is gone: [`RUNNING`] is none, also
+/// after an unknown one.
 #[pg_guard]
-unsafe extern "C-unwind" fn at_abort(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+unsafe extern "C-unwind" fn at_end(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
     if matches!(
         event,
-        pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+        XACT_EVENT_COMMIT
+            | XACT_EVENT_PARALLEL_COMMIT
+            | XACT_EVENT_PREPARE
+            | XACT_EVENT_ABORT
+            | XACT_EVENT_PARALLEL_ABORT
     ) {
         RUNNING.store(NONE.0.get(), Relaxed);
     }
@@ -195,7 +204,7 @@ pub fn install() {
         PREVIOUS_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
         crate::majors::hook_executor_run(running_as);
-        pg_sys::RegisterXactCallback(Some(at_abort), null_mut());
+        pg_sys::RegisterXactCallback(Some(at_end), null_mut());
         pg_sys::RegisterSubXactCallback(Some(at_abort_sub), null_mut());
     }
 }
