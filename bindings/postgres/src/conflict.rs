@@ -21,9 +21,9 @@
 //! twice) wrote the first row after the ID was issued, and an ID the application
 //! inserts again in a later command was issued in another; both are the
 //! application's own duplicates and get no advice. After a subtransaction's abort
-//! inside the statement (a PL/pgSQL `EXCEPTION` block that caught an error) the
-//! executor's count is not known: a duplicate then gets a HINT naming both causes
-//! and the query that tells them apart. No DETAIL (no SELECT right on the key's
+//! (a PL/pgSQL `EXCEPTION` block that caught an error), until the executor around it
+//! returns or the transaction ends, the executor's count is not known: a duplicate
+//! then gets a HINT naming both causes and the query that tells them apart. No DETAIL (no SELECT right on the key's
 //! columns), an error a PL/pgSQL block catches, a row written by a writable CTE's
 //! inner `INSERT` (it counts no rows) or a BEFORE trigger that runs a query
 //! between the default and the insert gets none either.
