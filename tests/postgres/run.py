@@ -701,12 +701,19 @@ def section_functions(run):
         r"row since, and a row of public\.{t} already holds it: rows written elsewhere "
         r"(.|\n)* SELECT flakeid_resume_after\(max\(id\)\) FROM public\.{t};"
     )
-    c.sql(
-        "CREATE TABLE restored (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
-        """INSERT INTO restored SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'restored'
-               FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i,
-                   generate_series(0, 15) s""",
-    )
+
+    def restored_table(name):
+        """A table whose default is flakeid_next(), holding the IDs node 103 issues in
+        the next 3 s (sequences 0 to 15 of each ms), as a restore would."""
+        c.sql(
+            f"CREATE TABLE {name} (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
+            f"""INSERT INTO {name}
+                   SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'restored'
+                   FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i,
+                       generate_series(0, 15) s""",
+        )
+
+    restored_table("restored")
     out = c.expect_error(
         "INSERT INTO restored (note) SELECT 'new' FROM generate_series(1, 10)",
         "23505",
@@ -770,12 +777,7 @@ def section_functions(run):
     # it runs: random() is not folded away) leaves the count unknown until its
     # transaction ends, not after: the next statement's duplicate on a restored row
     # gets the HINT that names the repair.
-    c.sql(
-        "CREATE TABLE restored_later (id bigint PRIMARY KEY DEFAULT flakeid_next(), note text)",
-        """INSERT INTO restored_later SELECT flakeid_compose(t0 + i * interval '1 ms', 103, s), 'r'
-               FROM (SELECT clock_timestamp() AS t0) t, generate_series(0, 2999) i,
-                   generate_series(0, 15) s""",
-    )
+    restored_table("restored_later")
     r = subprocess.run(
         c.tcp_args("-v", "VERBOSITY=verbose"),
         capture_output=True,

@@ -154,12 +154,25 @@ unsafe extern "C-unwind" fn executor_start(query: *mut pg_sys::QueryDesc, eflags
 /// `query` is the executor's, started.
 unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: &mut dyn FnMut()) {
     let outer = RUNNING.load(Relaxed);
-    // SAFETY: the caller's; a started executor has its state (never null then, and
-    // a stand-in all the same if it were).
-    let executor = unsafe { (*query).estate };
-    RUNNING.store(if executor.is_null() { NONE.0.get() } else { executor }, Relaxed);
+    // SAFETY: the caller's; a started executor has its state (standard_ExecutorRun
+    // reads it first thing).
+    RUNNING.store(unsafe { (*query).estate }, Relaxed);
     run();
     RUNNING.store(outer, Relaxed);
+}
+
+/// Whether a transaction callback's `event` is a transaction's (or a parallel
+/// worker's part of one) end: committed, prepared or aborted.
+pub(crate) fn ends_transaction(event: pg_sys::XactEvent::Type) -> bool {
+    use pg_sys::XactEvent::*;
+    matches!(
+        event,
+        XACT_EVENT_COMMIT
+            | XACT_EVENT_PARALLEL_COMMIT
+            | XACT_EVENT_PREPARE
+            | XACT_EVENT_ABORT
+            | XACT_EVENT_PARALLEL_ABORT
+    )
 }
 
 /// At a transaction's end no executor runs (PostgreSQL refuses a COMMIT inside
@@ -167,15 +180,7 @@ unsafe fn running_as(query: *mut pg_sys::QueryDesc, run: &mut dyn FnMut()) {
 /// after an unknown one.
 #[pg_guard]
 unsafe extern "C-unwind" fn at_end(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    use pg_sys::XactEvent::*;
-    if matches!(
-        event,
-        XACT_EVENT_COMMIT
-            | XACT_EVENT_PARALLEL_COMMIT
-            | XACT_EVENT_PREPARE
-            | XACT_EVENT_ABORT
-            | XACT_EVENT_PARALLEL_ABORT
-    ) {
+    if ends_transaction(event) {
         RUNNING.store(NONE.0.get(), Relaxed);
     }
 }

@@ -427,15 +427,7 @@ fn register_end_of_transaction() {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn at_end_of_transaction(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    use pg_sys::XactEvent::*;
-    if matches!(
-        event,
-        XACT_EVENT_COMMIT
-            | XACT_EVENT_PARALLEL_COMMIT
-            | XACT_EVENT_ABORT
-            | XACT_EVENT_PARALLEL_ABORT
-            | XACT_EVENT_PREPARE
-    ) {
+    if conflict::ends_transaction(event) {
         add_to_totals();
     }
 }
