@@ -15,7 +15,8 @@ run side by side, and the suite takes about half the time for the same CPU time
 
 `--binaries`: for make test-rust. Each test binary runs whole, its tests in one
 process as `cargo test` runs them, but the binaries run side by side, not one after
-another (most of them wait on child processes, leases and clocks, or use one core).
+another, three per CPU (most of them wait on child processes, leases and clocks, or
+use one core).
 The groups of cargo arguments, separated by a `,` word, are built in turn (each is one
 `cargo test`'s feature resolution). A binary that runs a generator takes the host
 guard, which would refuse a node id another binary holds at the same moment: each
@@ -42,6 +43,14 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "env"))
 from cases import Cases  # noqa: E402  (tests/env/cases.py: every runner's report)
+
+
+# Test binaries at once per CPU (`--binaries`). Most of make test-rust's binaries wait
+# on child processes, file locks and the clock, and their spin-and-yield waits yield
+# to a neighbour's work instead of spinning on an idle core: three per CPU take about
+# half the wall time and less CPU time than one (docs/development.md, "Where the time
+# goes").
+BINARIES_PER_CPU = 3
 
 
 def executables(cargo_args):
@@ -138,14 +147,16 @@ def main():
             prefix="flakeid-apart-guard-"
         )
         runner, title = functools.partial(run_binary, guard), "cargo-apart --binaries"
+        workers = BINARIES_PER_CPU * (os.cpu_count() or 1)
     else:
         jobs = [(exe, name) for _, exe, _ in executables(args) for name in tests_of(exe)]
         runner, title = run_test, "cargo-apart " + " ".join(args)
+        workers = os.cpu_count() or 1
     if not jobs:
         sys.exit("cargo-apart: no tests found for: " + " ".join(args))
     cases = Cases(title)
     total = 0.0
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         for name, rc, cpu, detail in pool.map(lambda job: runner(*job), jobs):
             cases.record(name, rc == 0, detail)
             total += cpu
