@@ -96,9 +96,10 @@ endif
 # core to the other), in target directories or profiles no foreground cargo locks before
 # their suite. deb-postgres's chain starts first, alone beside test-lease: test-postgres
 # waits for it, and test-dist, which waits for dist-cli, comes after test-postgres.
-# check-ports (compile-only, which no timing can fail: the core for macOS and Windows,
-# the MSRV check) follows dist-cli, and lint-postgres (the extension's rustfmt and
-# clippy, compile-only too) follows deb-postgres-majors: both run beside
+# check-ports (which no timing can fail: the core compiled for macOS and Windows, the
+# MSRV check, and the core without std run under qemu on a clock the program moves
+# itself) follows dist-cli, and lint-postgres (the extension's rustfmt and clippy,
+# compile-only) follows deb-postgres-majors: both run beside
 # test-postgres, which leaves a core idle most of its time, and end before their
 # places in CI_SUITES (docs/development.md, "Where the time goes"). After test-dist,
 # test-postgres-majors, which mostly waits (servers starting, borrow windows,

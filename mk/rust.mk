@@ -32,12 +32,22 @@ PORT_TRIPLES := x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu
 #   generators in (test-rust runs them without std, with `portable-atomic`:
 #   crates/flakeid-core/tests/no_std.rs).
 NO_STD_TRIPLES := thumbv7em-none-eabihf wasm32-unknown-unknown
-setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em) and MSRV toolchains of check-ports
+# Then the one port that runs: tests/no_std, the core without std (`portable-atomic`)
+# in a program for a Cortex-M4, run by qemu-system-arm (its runner:
+# tests/no_std/.cargo/config.toml, which cargo reads only from that directory, hence
+# the `cd`). It checks a generator on the program's clock and the shared vectors, and
+# exits non-zero on the first failed check; run twice, as firmware builds
+# portable-atomic's 64-bit atomics: its default global locks, then with interrupts off
+# (`--features interrupts`, whose check calls the generator from a SysTick handler).
+# Its own workspace and lock file; clippy -D warnings here, where the target is.
+NO_STD_RUN := cd tests/no_std && CARGO_TARGET_DIR=$(PORTS_TARGET_DIR)/no_std-qemu $(CARGO)
+setup-ports: setup-rust ## the Rust targets (macOS x86_64 and arm64, windows-gnu, thumbv7em), MSRV toolchains and qemu-system-arm of check-ports
 	@for t in $(PORT_TRIPLES) thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || $(RUSTUP) target add $$t; done
+	@$(APT_INSTALL) setup-ports $(call need,qemu-system-arm,qemu-system-arm)
 	@for v in $$(bash scripts/msrv.sh versions); do rustup run "$$v" rustc --version >/dev/null 2>&1 \
 	  || { echo "setup-ports: installing Rust $$v"; $(RUSTUP) toolchain install "$$v" --profile minimal; }; done
 
-check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D warnings, bare, lease, lease and uuid7) and without std; the published crates at their rust-version
+check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D warnings, bare, lease, lease and uuid7) and without std, run on a Cortex-M4 under qemu; the published crates at their rust-version
 	@for t in $(PORT_TRIPLES); do for f in "" "--features lease" "--features lease,uuid7"; do \
 	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib $$f --target $$t -- -D warnings || exit 1; done; done
@@ -45,6 +55,9 @@ check-ports: setup-ports ## the core's library for macOS and Windows (clippy -D 
 	  echo "CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings"; \
 	  CARGO_TARGET_DIR=$(PORTS_TARGET_DIR) $(CARGO) clippy --quiet -p flakeid-core --lib --no-default-features $$f --target $$t -- -D warnings || exit 1; done; done
 	bash scripts/msrv.sh check
+	$(NO_STD_RUN) clippy --quiet --locked --features interrupts -- -D warnings
+	$(NO_STD_RUN) run --quiet --locked
+	$(NO_STD_RUN) run --quiet --locked --features interrupts
 
 # The benches (crates/flakeid-bench, the core's) that need the core's features: the
 # workspace's builds turn them on (lint's clippy, test-rust's third build), so that
@@ -71,6 +84,7 @@ lint: setup-rust lint-help lint-workflows lint-python lint-js ## [TIER=test: no 
 	python3 scripts/check-pointers.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
+	$(CARGO) fmt --manifest-path tests/no_std/Cargo.toml -- --check
 	$(CARGO) clippy -p flakeid-core -p flakeid-bench --all-targets -- -D warnings
 	$(CARGO) clippy --workspace --exclude flakeid-wasm --all-targets $(BENCH_FEATURES) -- -D warnings
 	$(CARGO) clippy -p flakeid-c -p flakeid-python -p flakeid-cli --no-default-features -- -D warnings
@@ -82,7 +96,7 @@ lint: setup-rust lint-help lint-workflows lint-python lint-js ## [TIER=test: no 
 	CARGO=$(CARGO) bash scripts/check-deps.sh
 	@# The other workspaces' lock files are current (a crate they build changed its
 	@# dependencies: `cargo update --workspace` there), here rather than in make ci's builds.
-	for m in fuzz bindings/postgres; do $(CARGO) update -q --workspace --locked --manifest-path $$m/Cargo.toml; done
+	for m in fuzz bindings/postgres tests/no_std; do $(CARGO) update -q --workspace --locked --manifest-path $$m/Cargo.toml; done
 	@# Cargo's outputs are reached through $$(TARGET) or $$CARGO_TARGET_DIR: a fixed
 	@# target/ path is not there when CARGO_TARGET_DIR is set. Caught: a profile's or
 	@# the host's directory under target/ (in Python's path joins too), and a cargo
