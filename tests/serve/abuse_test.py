@@ -1958,18 +1958,24 @@ class FinishedOnceAnswered(unittest.TestCase):
 
 # ---- memory given back after an attack -----------------------------------------------
 
-# RSS 30 s after the attacker leaves, against RSS before it came: at most this much
-# above it. What stays is a fixed amount, whatever the attack's size: the workers'
-# jemalloc thread caches (an idle thread never flushes its own) and the allocator's
-# and tokio's metadata, about 2 MiB measured (docs/service.md, "Memory budget").
-RETURNED_WITHIN = 4 * MIB
+# RSS 30 s after the attacker leaves, against RSS before it came: within the issue's
+# share of it, plus what jemalloc keeps for good, its metadata (the extent records
+# and radix tree pages of the attack's peak; jemalloc never unmaps them). The workers'
+# thread caches are flushed as they go idle (crates/flakeid-cli/src/serve.rs,
+# flush_idle_cache); without that, RSS stays above this bound. Figures in
+# docs/service.md, "Memory budget".
+RETURNED_SHARE = 0.10
+KEPT_METADATA = 1 * MIB
 RETURNED_AFTER = 30
 
 
 class MemoryReturned(unittest.TestCase):
     """100 connections from 8 addresses leave 32 unread `Batch(n=100000)` answers
     each (1-byte windows) until the response budget is full, then leave; 30 s later
-    the server's RSS is back within RETURNED_WITHIN of what it was before they came."""
+    the server's RSS is back within RETURNED_SHARE of what it was before they came,
+    plus KEPT_METADATA. The figure before is a server that has answered each protocol
+    the attack uses, so its code is resident: the file-backed part (the binary's
+    pages) must come back within RETURNED_SHARE by itself."""
 
     def test_rss_back_30_s_after_the_attack(self):
         cap = 256
@@ -1986,11 +1992,15 @@ class MemoryReturned(unittest.TestCase):
             "120000",
         )
         try:
-            # The figure before: a server that has answered its first requests.
+            # The figure before: a server that has answered HTTP/1.1 and one honest
+            # gRPC `Batch(n=100000)` over HTTP/2, read whole, then had the seconds its
+            # allocator takes to purge what those freed.
             for _ in range(3):
                 honest_ids(s.port, n=100)
-            time.sleep(1)
-            before = s.rss_kb() * 1024
+            self.assertEqual(honest_batch(s.port, n=100000)[1], 0)
+            time.sleep(3)
+            anon_before, file_before = s.rss_parts()
+            before = anon_before + file_before
             w = Watch(s, budget(cap), within=2.0)
             sources = [f"127.0.0.{i}" for i in range(3, 11)]
             clients = [ShutWindow(s.port, source=sources[i % 8]) for i in range(100)]
@@ -2000,19 +2010,27 @@ class MemoryReturned(unittest.TestCase):
             for h in clients:
                 h.close()
             time.sleep(RETURNED_AFTER)
-            after = s.rss_kb() * 1024
+            anon_after, file_after = s.rss_parts()
+            after = anon_after + file_after
             print(
-                f"  RSS {before / MIB:.1f} MiB before, {w.max_rss / MIB:.1f} at the peak "
-                f"(response memory "
-                f"{gauge / MIB:.1f}), {after / MIB:.1f} {RETURNED_AFTER} s after",
+                f"  RSS {before / MIB:.2f} MiB before (anonymous {anon_before / MIB:.2f}, "
+                f"file {file_before / MIB:.2f}), {w.max_rss / MIB:.1f} at the peak (response "
+                f"memory {gauge / MIB:.1f}), {after / MIB:.2f} {RETURNED_AFTER} s after "
+                f"(anonymous {anon_after / MIB:.2f}, file {file_after / MIB:.2f})",
                 file=sys.stderr,
             )
             self.assertGreaterEqual(gauge, 32 * MIB, "the attack did not fill the response budget")
             self.assertLessEqual(
+                file_after,
+                file_before * (1 + RETURNED_SHARE),
+                "the binary's pages grew: the figure before missed a code path of the attack",
+            )
+            self.assertLessEqual(
                 after,
-                before + RETURNED_WITHIN,
-                f"RSS {after / MIB:.1f} MiB {RETURNED_AFTER} s after the attack, "
-                f"{before / MIB:.1f} before",
+                before * (1 + RETURNED_SHARE) + KEPT_METADATA,
+                f"RSS {after / MIB:.2f} MiB {RETURNED_AFTER} s after the attack, "
+                f"{before / MIB:.2f} before (anonymous {anon_after / MIB:.2f}, "
+                f"{anon_before / MIB:.2f} before)",
             )
         finally:
             s.stop(timeout=15)

@@ -83,6 +83,15 @@ class Server:
         with open(f"/proc/{self.proc.pid}/status") as f:
             return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
 
+    def rss_parts(self):
+        """The resident set in bytes as (anonymous, file-backed): the heap, the
+        allocator's metadata and the stacks; the binary's pages its code paths faulted
+        in (/proc/PID/status: RssAnon, RssFile + RssShmem)."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            text = f.read()
+        kb = {k: int(v) for k, v in re.findall(r"^(Rss\w+):\s+(\d+) kB", text, re.M)}
+        return kb["RssAnon"] * 1024, (kb["RssFile"] + kb["RssShmem"]) * 1024
+
     def metric(self, name):
         text = self.get("/metrics")[2].decode()
         return int(re.search(rf"^{name} (\d+)$", text, re.M).group(1))

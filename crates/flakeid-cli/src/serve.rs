@@ -24,14 +24,42 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// jemalloc's options, read at its first allocation (`_rjem_` is tikv-jemalloc-sys's
 /// symbol prefix): the purging thread; dirty pages purged after one second and not
 /// kept as muzzy; thread caches of objects up to 1 KiB, 32 of a size at most. An idle
-/// worker never flushes its cache, so the defaults (32 KiB, 200 a size) kept 5 MiB
-/// after an attack; these keep under 2, at the same instructions per `GET /v1/id`
-/// (docs/service.md, "Memory budget").
+/// thread never flushes its own cache (`flush_idle_cache` has the workers do it as they
+/// go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after an attack, these far
+/// less, at the same instructions per `GET /v1/id` (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 pub static malloc_conf: &[u8; 103] =
     b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,tcache_max:1024,tcache_nslots_small_max:32\0";
+
+/// How often a tokio worker going idle flushes its jemalloc thread cache, at most.
+#[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// Run by each tokio worker as it goes idle: flushes its jemalloc thread cache unless
+/// it did so less than [`FLUSH_EVERY`] ago. jemalloc collects a thread's cache only as
+/// that thread allocates, so a worker left idle by an attack's end kept the slabs its
+/// cached objects pinned for good; flushed, they go back to the arena, whose
+/// background thread purges them. A flush at every park would refill the caches at
+/// every request, as a light load parks between requests; once in [`FLUSH_EVERY`]
+/// costs no measurable instructions per request (docs/service.md, "Memory budget").
+#[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
+fn flush_idle_cache() {
+    use std::cell::Cell;
+    use std::time::Instant;
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+    let now = Instant::now();
+    if LAST.get().is_some_and(|t| now.duration_since(t) < FLUSH_EVERY) {
+        return;
+    }
+    LAST.set(Some(now));
+    use std::ptr::null_mut;
+    // SAFETY: a NUL-terminated name; "thread.tcache.flush" reads and writes nothing.
+    unsafe { tikv_jemalloc_sys::mallctl(c"thread.tcache.flush".as_ptr(), null_mut(), null_mut(), null_mut(), 0) };
+}
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let listen = &args.listen;
@@ -90,10 +118,11 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     };
     // The blocking pool makes batches and chunks (and lease round trips): 64
     // threads are plenty, and bound what the threads hold (tokio's default is 512).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(64)
-        .build()?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all().max_blocking_threads(64);
+    #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
+    runtime.on_thread_park(flush_idle_cache);
+    let runtime = runtime.build()?;
     runtime.block_on(async move {
         // Before anything else: SIGHUP must not kill the process (its default).
         let mut signals = Signals::new()?;
