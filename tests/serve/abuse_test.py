@@ -1962,10 +1962,11 @@ class FinishedOnceAnswered(unittest.TestCase):
 # share of it, plus what jemalloc keeps for good, its metadata (the extent records
 # and radix tree pages of the attack's peak; jemalloc never unmaps them). The workers'
 # thread caches are flushed as they go idle (crates/flakeid-cli/src/serve.rs,
-# flush_idle_cache); without that, RSS stays above this bound. Figures in
-# docs/service.md, "Memory budget".
+# flush_idle_cache). The metadata is what jemalloc kept at most, measured, so a run
+# cannot fail on the peak's size; an allocator that keeps the attack's pages fails.
+# Figures in docs/service.md, "Memory budget".
 RETURNED_SHARE = 0.10
-KEPT_METADATA = 1 * MIB
+KEPT_METADATA = 3 * MIB // 2
 RETURNED_AFTER = 30
 
 
