@@ -48,8 +48,8 @@ from cases import Cases  # noqa: E402  (tests/env/cases.py: every runner's repor
 # Test binaries at once per CPU (`--binaries`). Most of make test-rust's binaries wait
 # on child processes, file locks and the clock, and their spin-and-yield waits yield
 # to a neighbour's work instead of spinning on an idle core: three per CPU take about
-# half the wall time and less CPU time than one (docs/development.md, "Where the time
-# goes").
+# half the wall time and less CPU time than one (docs/development.md, "make test on a
+# fresh machine").
 BINARIES_PER_CPU = 3
 
 

@@ -78,8 +78,8 @@ impl<C: CounterStorage> Generator<C> {
             return Ok(id);
         }
         // The wait's state (the runtime's timer, the episode) boxed: in place, it
-        // made every call's future as large as a waiting one's, and the caller's
-        // future carries it (docs/performance.md, "The async call").
+        // would make every call's future as large as a waiting one's, and the
+        // caller's future carries it (docs/performance.md, "The async call").
         let (first, _) = Box::pin(self.reserve_async(1, 1, sleep)).await?;
         Ok(self.id_of(first))
     }
