@@ -11,7 +11,10 @@
 //! against the peer with as many threads. On a machine shared with other work,
 //! quote the ratios.
 //!
-//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `handles` (the same
+//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `fetch-add` (not a
+//! generator: one shared counter's `fetch_add`, the floor of a call that keeps call
+//! order), `cas` (not a generator either: the same counter moved by a load and a
+//! retried CAS), `handles` (the same
 //! generator, each thread through its own `Generator::local()`), `strict` (the default
 //! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
 //! code path without the cap), and the peers `ferroid-atomic` (ferroid's
@@ -34,8 +37,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
-const KINDS: [&str; 6] = [
+const KINDS: [&str; 8] = [
     "borrow",
+    "fetch-add",
+    "cas",
     "handles",
     "strict",
     "strict<cap",
@@ -102,6 +107,29 @@ fn case(kind: &str, threads: usize, run: Duration) -> Run {
                 .build()
                 .expect("generator");
             rate(threads, run, &|| g.next_id().expect("id"))
+        }
+        "fetch-add" => {
+            // Not a generator: one shared counter's fetch-and-add, an atomic step that
+            // cannot fail. Any shared generator that keeps call order takes at least
+            // this step on one cache line per call, so its row with 2 threads bounds
+            // what any such generator can reach.
+            let counter = AtomicU64::new(0);
+            rate(threads, run, &|| counter.fetch_add(1, Ordering::AcqRel))
+        }
+        "cas" => {
+            // Not a generator: one shared counter moved by a load and a CAS, retried
+            // when another thread moved it first (the step a shared generator takes
+            // per call under contention, without its clock and window checks).
+            let counter = AtomicU64::new(0);
+            rate(threads, run, &|| {
+                let mut cur = counter.load(Ordering::Relaxed);
+                loop {
+                    match counter.compare_exchange_weak(cur, cur + 1, Ordering::Release, Ordering::Relaxed) {
+                        Ok(v) => return v,
+                        Err(now) => cur = now,
+                    }
+                }
+            })
         }
         "handles" => {
             // One `Generator::local()` per thread on one borrowing generator.
