@@ -11,10 +11,9 @@
 //! against the peer with as many threads. On a machine shared with other work,
 //! quote the ratios.
 //!
-//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `fetch-add` (not a
-//! generator: one shared counter's `fetch_add`, the floor of a call that keeps call
-//! order), `cas` (not a generator either: the same counter moved by a load and a
-//! retried CAS), `handles` (the same
+//! Cases: `borrow` (Snowflake layout, `overflow = borrow`), `fetch-add` and `cas`
+//! (not generators: one shared counter moved by a bare `fetch_add`, or by a load and
+//! a retried CAS, the least a call on one counter can do), `handles` (the same
 //! generator, each thread through its own `Generator::local()`), `strict` (the default
 //! policy: capped at 4,096,000 IDs/s), `strict<cap` (a 22-bit sequence: the same
 //! code path without the cap), and the peers `ferroid-atomic` (ferroid's
