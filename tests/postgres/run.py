@@ -1598,6 +1598,21 @@ def section_standby(run):
     PAIR.update(primary=p, standby=s)
 
 
+def primary_inserts(primary, secs):
+    """4 sessions inserting into `ids` (side 'primary') for `secs` seconds, in the
+    background (finish with `bench_done`)."""
+    return primary.pgbench(
+        "INSERT INTO ids (side) VALUES ($$primary$$);",
+        "-c",
+        "4",
+        "-j",
+        "2",
+        "-T",
+        str(secs),
+        background=True,
+    )
+
+
 def promoted_beside(primary, promoted, bench, run, node):
     """The promoted server inserts 40,000 IDs (side 'promoted') while `bench` inserts
     on `primary`, its old primary; then its IDs, copied to `primary`: (old primary's
@@ -1623,16 +1638,7 @@ def section_promote(run):
     if not PAIR:
         section_standby(run)
     p, s = PAIR["primary"], PAIR["standby"]
-    bench = p.pgbench(
-        "INSERT INTO ids (side) VALUES ($$primary$$);",
-        "-c",
-        "4",
-        "-j",
-        "2",
-        "-T",
-        "10",
-        background=True,
-    )
+    bench = primary_inserts(p, 10)
     s.promote()
     s.expect_error(
         "SELECT flakeid_next()",
@@ -1995,16 +2001,7 @@ def section_lease(run):
     s.expect_error("SELECT flakeid_next()", "25006", "during recovery")
     keys = [k for k in redis_cli("KEYS", f"flakeid:{ns2}:node:*").splitlines() if k]
     check(len(keys) == 1, f"the standby took a lease: {keys}")
-    bench = a.pgbench(
-        "INSERT INTO ids (side) VALUES ($$primary$$);",
-        "-c",
-        "4",
-        "-j",
-        "2",
-        "-T",
-        "8",
-        background=True,
-    )
+    bench = primary_inserts(a, 8)
     wait_sessions(
         a, "application_name = 'pgbench'", 4, "pgbench on the old primary did not connect"
     )

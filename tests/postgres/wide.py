@@ -494,6 +494,20 @@ def section_uuidfloor(run):
     uuids_beside_borrowing(run)
 
 
+def borrowing_cluster(run, name, node, max_borrow_ms):
+    """A started cluster of node `node` that borrows up to `max_borrow_ms` and waits
+    out a clock stepped back (up to 5 s)."""
+    return run.cluster(
+        name,
+        PRELOAD,
+        f"flakeid.node = {node}",
+        "flakeid.overflow = 'borrow'",
+        f"flakeid.max_borrow_ms = {max_borrow_ms}",
+        "flakeid.clock_backwards = 'wait'",
+        "flakeid.max_wait_ms = 5000",
+    ).start_ctl()
+
+
 def uuids_beside_borrowing(run):
     """flakeid.max_borrow_ms of 30 s, 120 s and 600 s (a new cluster's 64-bit IDs start
     that far ahead, and its 64-bit mark with them), after a start and after a
@@ -505,15 +519,7 @@ def uuids_beside_borrowing(run):
     }
     for secs in (30, 120, 600):
         for first in ("next", "uuid"):
-            c = run.cluster(
-                f"ub{secs}{first}",
-                PRELOAD,
-                "flakeid.node = 3",
-                "flakeid.overflow = 'borrow'",
-                f"flakeid.max_borrow_ms = {secs * 1000}",
-                "flakeid.clock_backwards = 'wait'",
-                "flakeid.max_wait_ms = 5000",
-            ).start_ctl()
+            c = borrowing_cluster(run, f"ub{secs}{first}", 3, secs * 1000)
             c.sql("CREATE EXTENSION flakeid", "CREATE TABLE u (id uuid PRIMARY KEY)")
             for when in ("start", "restart"):
                 if when == "restart":
@@ -562,15 +568,7 @@ def failover_beside_borrowing(run, calls):
     64-bit family resumes 120 s ahead of the clock): with either family called first,
     0 UUID calls refused, none below the old primary's, none stamped ahead."""
     for first in ("next", "uuid"):
-        p = run.cluster(
-            f"ufp{first}",
-            PRELOAD,
-            "flakeid.node = 4",
-            "flakeid.overflow = 'borrow'",
-            "flakeid.max_borrow_ms = 120000",
-            "flakeid.clock_backwards = 'wait'",
-            "flakeid.max_wait_ms = 5000",
-        ).start_ctl()
+        p = borrowing_cluster(run, f"ufp{first}", 4, 120000)
         p.sql(
             "CREATE EXTENSION flakeid",
             "CREATE TABLE u (id uuid PRIMARY KEY, side text)",

@@ -16,6 +16,13 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
+/// A fresh directory `name` and the path of a state file `file` in it.
+fn state_in(name: &str, file: &str) -> (PathBuf, PathBuf) {
+    let d = dir(name);
+    let path = d.join(file);
+    (d, path)
+}
+
 fn mark(path: &Path) -> u64 {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
@@ -68,8 +75,7 @@ fn config_field(r: Result<impl std::fmt::Debug, Error>) -> (&'static str, String
 
 #[test]
 fn a_missing_file_is_a_fresh_start_and_the_file_stays_ahead() {
-    let d = dir("fresh");
-    let path = d.join("node5.state");
+    let (d, path) = state_in("fresh", "node5.state");
     let clock = ManualClock::new(T0);
     let g = gen_at(&path, &clock, ClockBackwards::Error).unwrap();
     assert!(g.has_state() && !g.is_leased() && g.lease_state().is_none());
@@ -95,8 +101,7 @@ fn a_missing_file_is_a_fresh_start_and_the_file_stays_ahead() {
 
 /// A file saved at `T0 + 30 s` (as a killed process leaves it), then a restart at T0.
 fn saved_ahead(name: &str) -> (PathBuf, PathBuf, u64) {
-    let d = dir(name);
-    let path = d.join("s");
+    let (d, path) = state_in(name, "s");
     let saved = T0 + 30_000;
     std::fs::write(&path, format!("flakeid-state 1\nhigh_water_ms {saved}\nnode 5\n")).unwrap();
     (d, path, saved)
@@ -185,8 +190,7 @@ fn corrupt_or_unreadable_files_are_config_errors_naming_state() {
 
 #[test]
 fn one_file_one_generator() {
-    let d = dir("twice");
-    let path = d.join("s");
+    let (d, path) = state_in("twice", "s");
     let clock = ManualClock::new(T0);
     let a = gen_at(&path, &clock, ClockBackwards::Error).unwrap();
     let (field, msg) = config_field(gen_at(&path, &clock, ClockBackwards::Error));
@@ -202,8 +206,7 @@ fn one_file_one_generator() {
 
 #[test]
 fn state_with_a_lease_is_refused_and_by_name() {
-    let d = dir("lease");
-    let path = d.join("s");
+    let (d, path) = state_in("lease", "s");
     let b = Generator::builder(Layout::SNOWFLAKE)
         .lease_url(&format!("file://{}", d.display()))
         .state(path.to_str().unwrap());

@@ -40,25 +40,21 @@ struct Spec {
 
 /// API.md §1, typed in again on purpose.
 const PRESETS: [Spec; 7] = [
-    spec(Some("snowflake"), 41, 5, 5, 12, 1, 1288834974657, false),
-    spec(Some("flake"), 42, 5, 5, 12, 1, 0, false),
-    spec(Some("discord"), 42, 5, 5, 12, 1, 1420070400000, false),
-    spec(Some("sonyflake"), 39, 0, 16, 8, 10, 1409529600000, true),
-    spec(Some("baidu"), 28, 0, 22, 13, 1000, 1463702400000, false),
-    spec(Some("instagram"), 41, 0, 13, 10, 1, 1314220021721, false),
-    spec(Some("js53"), 41, 0, 3, 9, 1, 1577203200000, false),
+    spec(Some("snowflake"), [41, 5, 5, 12], 1, 1288834974657, false),
+    spec(Some("flake"), [42, 5, 5, 12], 1, 0, false),
+    spec(Some("discord"), [42, 5, 5, 12], 1, 1420070400000, false),
+    spec(Some("sonyflake"), [39, 0, 16, 8], 10, 1409529600000, true),
+    spec(Some("baidu"), [28, 0, 22, 13], 1000, 1463702400000, false),
+    spec(Some("instagram"), [41, 0, 13, 10], 1, 1314220021721, false),
+    spec(Some("js53"), [41, 0, 3, 9], 1, 1577203200000, false),
 ];
 
 /// A tiny custom layout (4 IDs per tick) that makes exhaustion easy to script.
-const SMALL: Spec = spec(None, 41, 5, 5, 2, 1, 1288834974657, false);
+const SMALL: Spec = spec(None, [41, 5, 5, 2], 1, 1288834974657, false);
 
-#[allow(clippy::too_many_arguments)]
 const fn spec(
     name: Option<&'static str>,
-    time: u32,
-    dc: u32,
-    worker: u32,
-    seq: u32,
+    [time, dc, worker, seq]: [u32; 4],
     tick: u64,
     epoch: u64,
     time_seq_node: bool,

@@ -31,17 +31,24 @@ GEN_FAULTS = {
 STORE_FAULTS = {"store-pause": 3, "store-kill": 3, "store-loss": 3}
 
 
+# The faults with no arguments: their durations, drawn from these spans (in TTLs).
+SPANS = {
+    "pause": (1.2, 2.5),
+    "kill": (0.1, 1.0),
+    "term": (0.1, 0.5),
+    "store-pause": (1.2, 2.2),
+    "store-kill": (0.25, 1.0),
+    "store-loss": (0.25, 1.0),
+}
+
+
 def draw_gen_fault(rng, kind, ttl_s):
+    if kind in SPANS and kind in GEN_FAULTS:
+        return {}, rng.uniform(*SPANS[kind]) * ttl_s
     if kind == "partition":
         return {"direction": rng.choice(["both", "both", "out", "in"])}, rng.uniform(
             1.2, 2.5
         ) * ttl_s
-    if kind == "pause":
-        return {}, rng.uniform(1.2, 2.5) * ttl_s
-    if kind == "kill":
-        return {}, rng.uniform(0.1, 1.0) * ttl_s
-    if kind == "term":
-        return {}, rng.uniform(0.1, 0.5) * ttl_s
     if kind == "clock":
         mag = rng.choice([rng.uniform(0.05, 0.3), rng.uniform(0.5, 2.0) * ttl_s])
         return {"offset_s": round(rng.choice([-1, 1]) * mag, 3)}, rng.uniform(1.0, 3.0) * ttl_s
@@ -54,13 +61,9 @@ def draw_gen_fault(rng, kind, ttl_s):
 
 
 def draw_store_fault(rng, kind, ttl_s):
-    if kind == "store-pause":
-        return {}, rng.uniform(1.2, 2.2) * ttl_s
-    if kind == "store-kill":
-        return {}, rng.uniform(0.25, 1.0) * ttl_s
-    if kind == "store-loss":
-        return {}, rng.uniform(0.25, 1.0) * ttl_s
-    raise ValueError(kind)
+    if kind not in STORE_FAULTS:
+        raise ValueError(kind)
+    return {}, rng.uniform(*SPANS[kind]) * ttl_s
 
 
 def schedule(seed, n_slots, start_s, end_s, ttl_s, store_loses_on_restart, unsafe_clock=False):

@@ -891,38 +891,29 @@ impl<'a> Taking<'a> {
     /// Opens the gate on the first fence and starts the heartbeat thread, which
     /// holds the lease from now on.
     fn hand_to_heartbeat(self, ready: Ready) -> Result<Acquisition> {
-        let Taking {
-            store,
-            opts,
-            timing,
-            holder,
-            describe,
-            got,
-            confirmed,
-        } = self;
-        let node = got.node;
+        let node = self.got.node;
         let (wall_end, sent_at) = ready.first_fence;
-        let sent = confirmed;
-        ready.gate.open_until(wall_end, sent_at.plus(timing.valid_ms()));
+        let sent = self.confirmed;
+        ready.gate.open_until(wall_end, sent_at.plus(self.timing.valid_ms()));
         let shared = Arc::new(Shared {
             gate: ready.gate,
-            renew_us: AtomicU64::new(micros(confirmed.elapsed())),
+            renew_us: AtomicU64::new(micros(sent.elapsed())),
             control: Mutex::new(Control {
                 stop: None,
                 state: LeaseState::Held,
             }),
             wake: Condvar::new(),
             node,
-            describe,
-            timing,
-            state: opts.spec.is_state(),
+            describe: self.describe,
+            timing: self.timing,
+            state: self.opts.spec.is_state(),
         });
         let beat = Heartbeat {
             shared: shared.clone(),
-            store,
-            holder,
-            clock: opts.clock,
-            ahead_ms: opts.ahead_ms,
+            store: self.store,
+            holder: self.holder,
+            clock: self.opts.clock,
+            ahead_ms: self.opts.ahead_ms,
             fence_floor_ms: ready.fence_floor_ms,
         };
         let spawned = std::thread::Builder::new()
@@ -948,7 +939,7 @@ impl<'a> Taking<'a> {
                 thread: Mutex::new(Some(handle)),
                 steps: Mutex::new(ready.steps),
                 fork_generation: crate::fork::generation(),
-                acquired_last_ms: got.last_ms,
+                acquired_last_ms: self.got.last_ms,
             },
         })
     }
