@@ -254,10 +254,16 @@ cli_dist() {
   for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
     [ "$host_only" = 1 ] && [ "$t" != x86_64-unknown-linux-musl ] && continue
     log "CLI $t"
-    # jemalloc on x86_64 only (crates/flakeid-cli/Cargo.toml says why).
+    # jemalloc on x86_64 only (crates/flakeid-cli/Cargo.toml says why), for 48-bit
+    # addresses: its configure runs a program to read the CPU's address width, which a
+    # cross build cannot, and then assumes 57 bits, with which its radix tree of pages
+    # takes 16 bytes a page in three levels instead of 8 in two (docs/service.md,
+    # "Memory budget"). Linux maps above 47 bits only for a process that asks (an
+    # mmap hint), which neither jemalloc nor musl does.
     features=()
     [ "$t" = x86_64-unknown-linux-musl ] && features=(--features jemalloc)
-    CARGO_TARGET_DIR="$target_dir/static-cli" cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t" "${features[@]}"
+    CARGO_TARGET_DIR="$target_dir/static-cli" JEMALLOC_SYS_WITH_LG_VADDR=48 \
+      cargo zigbuild --quiet --profile "$profile" -p flakeid-cli --bin flakeid --target "$t" "${features[@]}"
     cp "$target_dir/static-cli/$t/$profile/flakeid" "$out/flakeid-$version-$t"
   done
 }

@@ -24,8 +24,8 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// jemalloc's options, read at its first allocation (`_rjem_` is tikv-jemalloc-sys's
 /// symbol prefix): the purging thread; dirty pages purged after one second and not
 /// kept as muzzy; thread caches of objects up to 1 KiB, 32 of a size at most. An idle
-/// thread never flushes its own cache (`flush_idle_cache` has the workers do it as they
-/// go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after an attack, these far
+/// thread never flushes its own cache (`flush_idle_cache` has the workers do it when
+/// they go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after an attack, these far
 /// less, at the same instructions per `GET /v1/id` (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
@@ -33,32 +33,59 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 pub static malloc_conf: &[u8; 103] =
     b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,tcache_max:1024,tcache_nslots_small_max:32\0";
 
-/// How often a tokio worker going idle flushes its jemalloc thread cache, at most.
+/// How many bytes a tokio worker frees between two flushes of its jemalloc thread
+/// cache, at least.
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
-const FLUSH_EVERY: Duration = Duration::from_millis(100);
+const FLUSH_AFTER_FREED: u64 = 64 << 10;
 
-/// Run by each tokio worker as it goes idle: flushes its jemalloc thread cache unless
-/// it did so less than [`FLUSH_EVERY`] ago. jemalloc collects a thread's cache only as
-/// that thread allocates, so a worker left idle by an attack's end kept the slabs its
-/// cached objects pinned for good; flushed, they go back to the arena, whose
-/// background thread purges them. A flush at every park would refill the caches at
-/// every request, as a light load parks between requests; once in [`FLUSH_EVERY`]
-/// costs no measurable instructions per request (docs/service.md, "Memory budget").
+/// Run by each tokio worker as it goes idle: flushes its jemalloc thread cache when
+/// it freed [`FLUSH_AFTER_FREED`] bytes or more since its last flush. jemalloc collects
+/// a thread's cache only as that thread allocates, so a worker left idle by an
+/// attack's end kept the slabs its cached objects pinned for good; flushed, they go
+/// back to the arena, whose background thread purges them. Counted in bytes, not
+/// time: a worker that freed an attack's answers flushes at its next park however
+/// soon it comes, and a light load, which parks between requests, flushes once in
+/// 64 KiB freed rather than at every park, where the caches would refill at every
+/// request. jemalloc counts a thread's freed bytes in any build (`thread.deallocatedp`
+/// gives the counter's address once), so a park reads one number (docs/service.md,
+/// "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 fn flush_idle_cache() {
     use std::cell::Cell;
-    use std::time::Instant;
+    use std::ptr::{null, null_mut};
+    use tikv_jemalloc_sys::mallctl;
     thread_local! {
-        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+        // jemalloc's count of the bytes this thread freed, and its value at the last flush.
+        static FREED: Cell<(*const u64, u64)> = const { Cell::new((null(), 0)) };
     }
-    let now = Instant::now();
-    if LAST.get().is_some_and(|t| now.duration_since(t) < FLUSH_EVERY) {
+    let (mut counter, flushed_at) = FREED.get();
+    if counter.is_null() {
+        let mut len = size_of::<*const u64>();
+        // SAFETY: a NUL-terminated name; "thread.deallocatedp" writes a `uint64_t *`
+        // into `counter`, whose size `len` gives.
+        let failed = unsafe {
+            mallctl(
+                c"thread.deallocatedp".as_ptr(),
+                (&raw mut counter).cast(),
+                &mut len,
+                null_mut(),
+                0,
+            )
+        };
+        if failed != 0 || counter.is_null() {
+            return;
+        }
+    }
+    // SAFETY: the counter is in this thread's jemalloc state, which lives as long as
+    // the thread; only this thread writes it.
+    let freed = unsafe { counter.read() };
+    if freed.wrapping_sub(flushed_at) < FLUSH_AFTER_FREED {
+        FREED.set((counter, flushed_at));
         return;
     }
-    LAST.set(Some(now));
-    use std::ptr::null_mut;
     // SAFETY: a NUL-terminated name; "thread.tcache.flush" reads and writes nothing.
-    unsafe { tikv_jemalloc_sys::mallctl(c"thread.tcache.flush".as_ptr(), null_mut(), null_mut(), null_mut(), 0) };
+    unsafe { mallctl(c"thread.tcache.flush".as_ptr(), null_mut(), null_mut(), null_mut(), 0) };
+    FREED.set((counter, freed));
 }
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
