@@ -63,15 +63,17 @@ mod imp {
         })
     }
 
-    /// `time`'s signature: the vDSO's `__vdso_time`, or [`via_coarse`].
-    pub(crate) type Seconds = unsafe extern "C" fn(*mut libc::time_t) -> libc::time_t;
+    /// The vDSO's `__vdso_time` signature (or [`via_coarse`]'s): the kernel's `time`
+    /// takes and returns a C `long` (`__kernel_old_time_t`), whatever the C library's
+    /// `time_t` is (64 bits on 32-bit musl since 1.2).
+    pub(crate) type Seconds = unsafe extern "C" fn(*mut libc::c_long) -> libc::c_long;
 
     /// `CLOCK_REALTIME_COARSE`'s seconds, from the `clock_gettime` reader.
-    unsafe extern "C" fn via_coarse(_: *mut libc::time_t) -> libc::time_t {
+    unsafe extern "C" fn via_coarse(_: *mut libc::c_long) -> libc::c_long {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: a valid out-pointer.
         unsafe { reader()(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-        ts.tv_sec
+        ts.tv_sec as libc::c_long
     }
 
     /// The vDSO's `time` (x86_64: `__vdso_time`), looked up once: the seconds of
