@@ -17,6 +17,7 @@ import collections
 import json
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -145,6 +146,25 @@ def up(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("the server never listened: " + log.read_text())
+
+
+def loaded(port: int, proc: subprocess.Popen[bytes], log: Path, preload: bool) -> None:
+    """up(), then every one of the 4 workers booted with djangoproject loaded (its
+    wsgi.py prints a line per process that loads it: each worker, or with --preload
+    the master before it forks). The master listens before its workers load the app,
+    and a worker still loading it takes no connection: the first one loaded would
+    serve every request of a short burst."""
+    up(port, proc, log)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        booted = text.count("Booting worker with pid")
+        pids = set(re.findall(r"test app loaded in pid (\d+)", text))
+        if booted >= 4 and (len(pids) >= 1 if preload else len(pids) >= 4):
+            return
+        assert proc.poll() is None, text
+        time.sleep(0.1)
+    raise AssertionError("the workers never all loaded the app: " + log.read_text())
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -333,7 +353,7 @@ def test_gunicorn_every_worker_issues_uuid7s_with_no_node_id(preload: bool, tmp_
                 by_pid[body["pid"]].append(body["ids"])
 
     try:
-        up(port, proc, log)
+        loaded(port, proc, log, preload)
         threads = [threading.Thread(target=client) for _ in range(8)]
         for t in threads:
             t.start()

@@ -6,6 +6,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
 application = get_wsgi_application()
+# The line test_workers.py waits for, one per process that loaded the app.
+print(f"test app loaded in pid {os.getpid()}", flush=True)
 
 if os.environ.get("FLAKEID_TEST_UUID_AT_IMPORT"):
     # With --preload the master makes a UUID before it forks the workers: each
