@@ -45,7 +45,7 @@ const FLUSH_AFTER_FREED: u64 = 64 << 10;
 /// back to the arena, whose background thread purges them. Counted in bytes, not
 /// time: a worker that freed an attack's answers flushes at its next park however
 /// soon it comes, and a light load, which parks between requests, flushes once in
-/// 64 KiB freed rather than at every park, where the caches would refill at every
+/// [`FLUSH_AFTER_FREED`] freed rather than at every park, where the caches would refill at every
 /// request. jemalloc counts a thread's freed bytes in any build (`thread.deallocatedp`
 /// gives the counter's address once), so a park reads one number (docs/service.md,
 /// "Memory budget").

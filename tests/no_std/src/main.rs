@@ -22,8 +22,8 @@ use panic_semihosting as _;
 static HEAP: Heap = Heap::empty();
 
 /// Room for the largest vector file's parsed tree twice over: a growing vector's next
-/// buffer (512 KiB) must find room beside the old one in a heap that earlier checks
-/// fragmented (half the board's 4 MiB of RAM).
+/// buffer (512 KiB) needs room beside the old one and whatever earlier checks left
+/// allocated (half the board's 4 MiB of RAM).
 const HEAP_BYTES: usize = 2 << 20;
 
 /// The checks, each a name and a function that panics on a failure.
