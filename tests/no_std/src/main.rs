@@ -21,10 +21,8 @@ use panic_semihosting as _;
 #[global_allocator]
 static HEAP: Heap = Heap::empty();
 
-/// Room for the largest vector file's parsed tree twice over: a growing vector's next
-/// buffer (512 KiB) needs room beside the old one and whatever earlier checks left
-/// allocated (half the board's 4 MiB of RAM).
-const HEAP_BYTES: usize = 2 << 20;
+/// Room for the largest vector file's parsed tree.
+const HEAP_BYTES: usize = 1 << 20;
 
 /// The checks, each a name and a function that panics on a failure.
 const CHECKS: &[(&str, fn())] = &[
