@@ -149,11 +149,11 @@ def up(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def loaded(port: int, proc: subprocess.Popen[bytes], log: Path, preload: bool) -> None:
-    """up(), then djangoproject loaded by each of the 4 workers, or with --preload by
-    the master before it forks them (its wsgi.py prints a line in each process that
-    loads it). The master listens before its workers load the app, and a worker
-    still loading it takes no connection: the first one loaded would serve every
-    request of a short burst."""
+    """up(), then the test app loaded by each of the 4 workers, or with --preload by
+    the master before it forks them (djangoproject's wsgi.py and wsgiapp's app.py
+    print a line in each process that loads them). The master listens before its
+    workers load the app, and a worker still loading it takes no connection: the
+    first one loaded would serve every request of a short burst."""
     up(port, proc, log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -185,12 +185,16 @@ def assert_each_worker_on_its_own_node(ids: list[int], nodes: dict[int, set[int]
 
 
 def each_worker_on_its_own_node(
-    port: int, proc: subprocess.Popen[bytes], log: Path
+    port: int, proc: subprocess.Popen[bytes], log: Path, preload: bool | None = None
 ) -> dict[int, set[int]]:
-    """Waits for the server, hammers it and stops it: no request failed, and
+    """Waits for the server (with `preload` given, for gunicorn's workers to load the
+    test app: loaded()), hammers it and stops it: no request failed, and
     assert_each_worker_on_its_own_node holds. Returns pid → node ids seen."""
     try:
-        up(port, proc, log)
+        if preload is None:
+            up(port, proc, log)
+        else:
+            loaded(port, proc, log, preload)
         ids, nodes, errors = hammer(port)
     finally:
         stop(proc)
@@ -295,7 +299,7 @@ def test_gunicorn_with_no_node_id_every_worker_issues_on_its_own_node(
     app: str, preload: bool, tmp_path: Path
 ) -> None:
     port, log, proc = serve_on_node(tmp_path, app, "none", preload)
-    nodes = each_worker_on_its_own_node(port, proc, log)
+    nodes = each_worker_on_its_own_node(port, proc, log, preload)
     assert len(nodes) >= 2, f"one worker served every request: {dict(nodes)}"
 
 

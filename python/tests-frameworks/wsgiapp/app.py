@@ -50,3 +50,7 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
     body = json.dumps({"pid": os.getpid(), "ids": [str(i) for i in ids]}).encode()
     start_response("200 OK", [("Content-Type", "application/json")])
     return [body]
+
+
+# The line test_workers.py waits for, one per process that loaded the app.
+print(f"test app loaded in pid {os.getpid()}", flush=True)
