@@ -25,10 +25,11 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// symbol prefix): the purging thread; dirty pages purged after one second and not
 /// kept as muzzy; one arena per CPU, a thread using the one of the CPU it runs on
 /// (jemalloc's default, four per CPU, kept 0.3 MiB more at rest and 0.5 MiB more after
-/// an attack, on two CPUs); thread caches of objects up to 1 KiB, 32 of a size at most. An idle
-/// thread never flushes its own cache (`flush_idle_cache` has the workers do it when
-/// they go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after an attack, these far
-/// less, at the same instructions per `GET /v1/id` (docs/service.md, "Memory budget").
+/// an attack, on two CPUs); thread caches of objects up to 1 KiB, 32 of a size at
+/// most. An idle thread never flushes its own cache (`flush_idle_cache` has the
+/// workers do it when they go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after
+/// an attack, these far less, at the same instructions per `GET /v1/id`
+/// (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
