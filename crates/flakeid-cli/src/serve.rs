@@ -28,7 +28,7 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// an attack, on two CPUs); thread caches of objects up to 1 KiB, 32 of a size at
 /// most. An idle thread never flushes its own cache (`flush_idle_cache` has the
 /// workers do it when they go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after
-/// an attack with no flush, and with it still 0.3 MiB more than these, at the same
+/// an attack with no flush, and with it still 0.4 MiB more than these, at the same
 /// instructions per `GET /v1/id` (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
