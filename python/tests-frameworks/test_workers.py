@@ -44,6 +44,8 @@ WSGI_APP = Path(__file__).parent / "wsgiapp"
 GUNICORN = Path(sys.executable).parent / "gunicorn"
 FASTAPI_APP = Path(__file__).parent / "fastapiapp"
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+# gunicorn's workers in serve() unless a test asks for another count.
+WORKERS = 4
 
 
 def serve(
@@ -53,7 +55,7 @@ def serve(
     log: Path,
     app: str = "django",
     hook: bool = True,
-    workers: int = 4,
+    workers: int = WORKERS,
 ) -> subprocess.Popen[bytes]:
     """gunicorn -w `workers` serving djangoproject (`app` "django") or wsgiapp ("wsgi"),
     with flakeid.gunicorn's hook unless `hook` is False."""
@@ -149,16 +151,16 @@ def up(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def loaded(port: int, proc: subprocess.Popen[bytes], log: Path, preload: bool) -> None:
-    """up(), then the test app loaded by each of the 4 workers, or with --preload by
-    the master before it forks them (djangoproject's wsgi.py and wsgiapp's app.py
-    print a line in each process that loads them). The master listens before its
-    workers load the app, and a worker still loading it takes no connection: the
-    first one loaded would serve every request of a short burst."""
+    """up(), then the test app loaded by each of the WORKERS workers, or with
+    --preload by the master before it forks them (djangoproject's wsgi.py and
+    wsgiapp's app.py print a line in each process that loads them). The master
+    listens before its workers load the app, and a worker still loading it takes no
+    connection: the first one loaded would serve every request of a short burst."""
     up(port, proc, log)
-    deadline = time.monotonic() + 60
+    deadline, want = time.monotonic() + 60, 1 if preload else WORKERS
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
-        if len(set(re.findall(r"test app loaded in pid (\d+)", text))) >= (1 if preload else 4):
+        if len(set(re.findall(r"test app loaded in pid (\d+)", text))) >= want:
             return
         assert proc.poll() is None, text
         time.sleep(0.1)
@@ -318,7 +320,7 @@ def test_gunicorn_with_a_file_lease_every_worker_issues_on_its_own_node(
     port, log = testenv.free_port(), tmp_path / "gunicorn.log"
     lease = f"file://{tmp_path}/leases"
     proc = serve(port, {"FLAKEID_DJANGO_LEASE": lease}, preload, log)
-    each_worker_on_its_own_node(port, proc, log)
+    each_worker_on_its_own_node(port, proc, log, preload)
 
 
 @pytest.mark.parametrize("preload", [False, True], ids=["workers", "preload"])

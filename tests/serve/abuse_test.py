@@ -1965,9 +1965,8 @@ class FinishedOnceAnswered(unittest.TestCase):
 # 0.84-0.88 MiB in all with one arena per CPU (1.05-1.12 with jemalloc's default
 # arenas, four per CPU). A worker's thread cache adds to it unless it is flushed
 # (crates/flakeid-cli/src/serve.rs, flush_idle_cache): without the flush 1.65-2.91 MiB.
-# The binary's pages (file-backed)
-# must come back within RETURNED_SHARE by themselves. Figures in docs/service.md,
-# "Memory budget".
+# The binary's pages (file-backed) must come back within RETURNED_SHARE by themselves.
+# Figures in docs/service.md, "Memory budget".
 RETURNED_SHARE = 0.10
 RETURNED_WITHIN = 1.25 * MIB
 RETURNED_AFTER = 30

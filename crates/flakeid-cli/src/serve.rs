@@ -48,10 +48,10 @@ const FLUSH_AFTER_FREED: u64 = 64 << 10;
 /// back to the arena, whose background thread purges them. Counted in bytes, not
 /// time: a worker that freed an attack's answers flushes at its next park however
 /// soon it comes, and a light load, which parks between requests, flushes once in
-/// [`FLUSH_AFTER_FREED`] freed rather than at every park, where the caches would refill at every
-/// request. jemalloc counts a thread's freed bytes in any build (`thread.deallocatedp`
-/// gives the counter's address once), so a park reads one number (docs/service.md,
-/// "Memory budget").
+/// [`FLUSH_AFTER_FREED`] freed rather than at every park, where the caches would
+/// refill at every request. jemalloc counts a thread's freed bytes in any build
+/// (`thread.deallocatedp` gives the counter's address once), so a park reads one number
+/// (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 fn flush_idle_cache() {
     use std::cell::Cell;
