@@ -29,12 +29,15 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// most. An idle thread never flushes its own cache (`flush_idle_cache` has the
 /// workers do it when they go idle): the defaults (32 KiB, 200 a size) kept 5 MiB after
 /// an attack with no flush, and with it still 0.4 MiB more than these, at the same
-/// instructions per `GET /v1/id` (docs/service.md, "Memory budget").
+/// instructions per `GET /v1/id`. Objects of 2 KiB 16 to a slab of 8 pages instead of
+/// 2 to a page: a gRPC call waiting for room holds one (tonic's call future), and an
+/// attack's thousands of them made an extent for each two, whose records jemalloc keeps
+/// for good (docs/service.md, "Memory budget").
 #[cfg(all(feature = "jemalloc", target_os = "linux", target_arch = "x86_64"))]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &[u8; 123] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,\
-    percpu_arena:percpu,tcache_max:1024,tcache_nslots_small_max:32\0";
+pub static malloc_conf: &[u8; 146] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,\
+    percpu_arena:percpu,tcache_max:1024,tcache_nslots_small_max:32,slab_sizes:1537-2048:8\0";
 
 /// How many bytes a tokio worker frees between two flushes of its jemalloc thread
 /// cache, at least.

@@ -30,6 +30,7 @@ mod liveness;
 // 2.
 mod budget;
 mod chunks;
+mod codec;
 mod metrics;
 mod scrape;
 mod security;

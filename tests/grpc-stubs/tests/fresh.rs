@@ -45,7 +45,12 @@ fn generate(s: &Stubs, dir: &Path) {
         let name = s.protos[0].trim_end_matches(".proto");
         std::fs::write(dir.join(format!("{name}.fds.bin")), prost::Message::encode_to_vec(&fds)).unwrap();
     }
-    tonic_prost_build::configure()
+    let mut config = tonic_prost_build::configure();
+    if s.server {
+        // The server's codec, with buffers sized to its messages (flakeid-server's codec.rs).
+        config = config.codec_path("crate::codec::Codec");
+    }
+    config
         .build_server(s.server)
         .build_client(true)
         // Stubs are generic over the transport: no tonic `channel` feature needed.

@@ -156,7 +156,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/flakeid.v1.Flakeid/Next");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("flakeid.v1.Flakeid", "Next"));
@@ -175,7 +175,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/flakeid.v1.Flakeid/Batch");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("flakeid.v1.Flakeid", "Batch"));
@@ -200,7 +200,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/flakeid.v1.Flakeid/Stream",
             );
@@ -224,7 +224,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/flakeid.v1.Flakeid/Unseal",
             );
@@ -249,7 +249,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/flakeid.v1.Flakeid/NextUuid",
             );
@@ -278,7 +278,7 @@ pub mod flakeid_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/flakeid.v1.Flakeid/BatchUuid",
             );
@@ -463,7 +463,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NextSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -506,7 +506,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = BatchSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -552,7 +552,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = StreamSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -595,7 +595,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = UnsealSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -638,7 +638,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NextUuidSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -684,7 +684,7 @@ pub mod flakeid_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = BatchUuidSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
