@@ -1960,14 +1960,12 @@ class FinishedOnceAnswered(unittest.TestCase):
 
 # RSS 30 s after the attacker leaves, against RSS before it came: at most this much
 # above it. What stays is jemalloc's metadata for the attack's peak, which it never
-# gives back: an extent record (128 bytes) for each of the ~1,600 extents of the peak,
-# the radix-tree pages that mapped them, and slab pages that a few live objects keep:
-# 0.59-0.76 MiB in all (0.84-0.88 with jemalloc's 2 KiB slabs of one page and tonic's
-# codec, whose waiting calls made ~3,000 extents). A worker's thread cache adds to it
-# unless it is flushed (crates/flakeid-cli/src/serve.rs, flush_idle_cache): without the
-# flush 1.65-2.91 MiB.
-# The binary's pages (file-backed) must come back within RETURNED_SHARE by themselves.
-# Figures in docs/service.md, "Memory budget".
+# gives back: an extent record (128 bytes) for each extent of the peak, the radix-tree
+# pages that mapped them, and slab pages that a few live objects keep. A worker's
+# thread cache adds to it unless it is flushed (crates/flakeid-cli/src/serve.rs,
+# flush_idle_cache), which this bound catches. The binary's pages (file-backed) must
+# come back within RETURNED_SHARE by themselves. The figures with and without each
+# setting: docs/service.md, "Memory budget".
 RETURNED_SHARE = 0.10
 RETURNED_WITHIN = 1.0 * MIB
 RETURNED_AFTER = 30
